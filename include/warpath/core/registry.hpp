@@ -1,0 +1,68 @@
+// include/warpath/core/registry.hpp
+//
+// Engine registries.
+//
+// What
+//   Every module (packet parsing, classification, lookup, ...) keeps one table of its engines:
+//   id, priority, an availability probe and a factory. The table is the only place that knows
+//   which engines exist, so the CLI, the tests, the self-test and the benchmarks all enumerate
+//   it and a new engine is tested and measured without further wiring (OVS
+//   dpcls_subtable_lookup_info_t, STYLE.md 8.6).
+//
+// Ids
+//   "<device>.<algorithm>[.<variant>]": ref.* are the deliberately naive oracles, cpu.* CPU
+//   engines, cuda.* CUDA engines. Two pseudo ids are resolved by the module factories:
+//     auto            the available engine with the highest priority;
+//     validate:<id>   <id> and the module's reference engine run side by side on every batch;
+//                     the first mismatch is reported as an error naming the item and both answers.
+//
+// The module catalogue (all_modules()) lets `warpath info` and `warpath selftest` walk every
+// module's engines without knowing their interfaces.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "warpath/core/status.hpp"
+
+namespace warpath {
+
+/// What the module-independent tools need to know about one engine.
+struct EngineInfo {
+  std::string_view id;           ///< "cpu.parse"
+  std::string_view description;  ///< one line
+  int priority = 0;              ///< "auto" picks the highest available
+  bool (*available)() = nullptr;
+};
+
+/// Outcome of one differential check of an engine against its module's reference.
+struct CheckReport {
+  std::string module, engine;
+  uint64_t seed = 0;
+  uint64_t items = 0;            ///< items compared
+  bool skipped = false;          ///< engine not available here
+  std::string detail;            ///< first mismatch or skip reason
+  bool passed() const { return !skipped && detail.empty(); }
+};
+
+/// A module's entry in the catalogue.
+struct ModuleInfo {
+  std::string_view name;  ///< "packet"
+  std::vector<EngineInfo> (*engines)();
+  /// Runs engine `id` against the module's reference on fresh random data of `items` items
+  /// generated from `seed`, at several batch sizes. Never throws.
+  CheckReport (*check)(std::string_view id, uint64_t seed, uint64_t items);
+};
+
+/// Every module of this build, in dependency order.
+const std::vector<ModuleInfo>& all_modules();
+
+/// Shared resolution of "auto": the id of the available engine with the highest priority,
+/// or an error listing the engines when none is available.
+Result<std::string> resolve_auto(const std::vector<EngineInfo>& engines, std::string_view module);
+
+/// "validate:cpu.x" -> "cpu.x"; other ids unchanged. `validating` says which case it was.
+std::string_view strip_validate(std::string_view id, bool& validating);
+
+}  // namespace warpath

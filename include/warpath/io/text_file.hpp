@@ -1,0 +1,39 @@
+// include/warpath/io/text_file.hpp
+//
+// Reading text inputs (rule, trace, route and address files).
+//
+// Files ending in .gz are decompressed with zlib and files ending in .xz with liblzma, so the
+// compressed data sets in ../shared/data are read directly, never unpacked into the repo.
+// LineCursor walks the text line by line and keeps the 1-based line number that every
+// parse error names ("acl1:17: ...").
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "warpath/core/status.hpp"
+
+namespace warpath::io {
+
+/// Whole file as text; kIoError naming the path on failure (missing, unreadable, corrupt .gz).
+Result<std::string> read_text_file(const std::string& path);
+
+/// Iterates the lines of a text; CR before LF is dropped.
+class LineCursor {
+ public:
+  explicit LineCursor(std::string_view text) : text_(text) {}
+  /// Next line (without its newline) into `line`; false at the end.
+  bool next(std::string_view& line);
+  /// 1-based number of the line last returned.
+  uint64_t line_number() const noexcept { return line_no_; }
+
+ private:
+  std::string_view text_;
+  size_t pos_ = 0;
+  uint64_t line_no_ = 0;
+};
+
+/// "name:line: reason" as a kParseError Status.
+Status parse_error(std::string_view name, uint64_t line, std::string_view reason);
+
+}  // namespace warpath::io

@@ -1,0 +1,91 @@
+// include/warpath/packet/batch.hpp
+//
+// Packet batches.
+//
+// What
+//   A PacketBatch holds up to `max_packets` packets in one contiguous buffer of fixed-size cells
+//   (PacketShader's huge packet buffer, section 4.2), plus one compact PacketMeta per packet. A
+//   packet starts at a cell boundary and takes as many consecutive cells as its captured length
+//   needs, so jumbo frames and GSO super-frames fit without a second allocation path. Because
+//   cells and metadata are two flat arrays, a whole batch moves to a GPU in two copies, and a
+//   CUDA thread finds its packet with one load (meta[i].offset).
+//
+// Memory
+//   With MemSpace::kPinned both arrays are page-locked when a CUDA device is present (see
+//   HostBuffer); otherwise ordinary 64-byte-aligned memory.
+//
+// Thread safety
+//   A batch is filled by one thread; afterwards any number of engines may read it.
+#pragma once
+#include <cstdint>
+
+#include "warpath/core/hd.hpp"
+#include "warpath/core/memory.hpp"
+#include "warpath/core/span.hpp"
+#include "warpath/core/status.hpp"
+
+namespace warpath::packet {
+
+/// Per-packet metadata: 24 bytes.
+struct PacketMeta {
+  uint32_t offset;        ///< byte offset of the first byte in the batch buffer
+  uint32_t caplen;        ///< bytes captured (present in the buffer)
+  uint32_t len;           ///< bytes on the wire (>= caplen)
+  uint16_t port;          ///< input port
+  uint16_t flags;         ///< reserved for the pipeline
+  uint64_t timestamp_ns;  ///< nanoseconds since the Unix epoch
+};
+static_assert(sizeof(PacketMeta) == 24, "PacketMeta layout is part of the GPU contract");
+
+/// POD view of a batch, valid on host or device (depending on where the pointers point).
+struct BatchView {
+  const uint8_t* buffer = nullptr;
+  const PacketMeta* metas = nullptr;
+  uint32_t count = 0;
+
+  WARPATH_HD const uint8_t* data(uint32_t i) const { return buffer + metas[i].offset; }
+};
+
+class PacketBatch {
+ public:
+  static constexpr uint32_t kDefaultCellBytes = 2048;
+
+  PacketBatch() = default;
+  /// A batch for up to `max_packets` packets and `buffer_bytes` bytes of cells (default:
+  /// max_packets cells of `cell_bytes`). Fails with kInvalidArgument or kOutOfMemory.
+  static Result<PacketBatch> create(uint32_t max_packets, uint32_t cell_bytes = kDefaultCellBytes,
+                                    size_t buffer_bytes = 0, MemSpace space = MemSpace::kHost);
+
+  /// Appends a copy of `caplen` bytes. Returns false (and changes nothing) when the batch is
+  /// full. `len` is the wire length; it is raised to caplen if smaller.
+  bool append(const uint8_t* bytes, uint32_t caplen, uint32_t len, uint64_t timestamp_ns,
+              uint16_t port = 0);
+  /// Reserves space for a packet of `caplen` bytes and returns where to write it (nullptr when
+  /// full); the generator builds frames in place this way.
+  uint8_t* append_uninitialized(uint32_t caplen, uint32_t len, uint64_t timestamp_ns,
+                                uint16_t port = 0);
+  void clear() noexcept;
+
+  uint32_t size() const noexcept { return count_; }
+  uint32_t max_packets() const noexcept { return max_packets_; }
+  uint32_t cell_bytes() const noexcept { return cell_bytes_; }
+  size_t buffer_bytes() const noexcept { return buffer_.bytes(); }
+  MemSpace space() const noexcept { return buffer_.space(); }
+  const PacketMeta& meta(uint32_t i) const { return metas()[i]; }
+  PacketMeta& meta(uint32_t i) { return metas()[i]; }
+  const uint8_t* data(uint32_t i) const { return buffer_.data() + meta(i).offset; }
+  uint8_t* data(uint32_t i) { return buffer_.data() + meta(i).offset; }
+  BatchView view() const noexcept { return {buffer_.data(), metas(), count_}; }
+
+ private:
+  PacketMeta* metas() const noexcept { return reinterpret_cast<PacketMeta*>(meta_buffer_.data()); }
+
+  HostBuffer buffer_;
+  HostBuffer meta_buffer_;
+  uint32_t max_packets_ = 0;
+  uint32_t cell_bytes_ = kDefaultCellBytes;
+  uint32_t count_ = 0;
+  size_t used_bytes_ = 0;
+};
+
+}  // namespace warpath::packet

@@ -1,0 +1,26 @@
+// include/warpath/packet/format.hpp: text forms of addresses and parse results, shared by the
+// CLI (`warpath parse`), the tests and the demo, so there is one definition of each column.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "warpath/packet/info.hpp"
+
+namespace warpath::packet {
+
+/// "10.0.0.1" from 4 bytes in network order.
+std::string ipv4_to_string(const uint8_t* bytes);
+/// RFC 5952 text: lower case, leading zeros dropped, the longest run (first if tied) of two or
+/// more zero groups compressed to "::"; IPv4-mapped addresses as ::ffff:a.b.c.d.
+std::string ipv6_to_string(const uint8_t* bytes);
+
+/// The CSV header of `warpath parse`.
+inline constexpr const char* kParseCsvHeader =
+    "frame,status,vlan,ip_version,src,dst,proto,sport,dport,frag";
+
+/// One CSV row for frame number `frame` (1-based). Fields that do not apply are empty:
+/// vlan without a tag; ip_version/src/dst/proto/frag without a captured IP header;
+/// sport/dport unless TCP, UDP or SCTP ports were read (unfragmented or first fragment).
+std::string parse_csv_row(uint64_t frame, const PacketInfo& info);
+
+}  // namespace warpath::packet

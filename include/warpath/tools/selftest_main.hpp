@@ -1,0 +1,13 @@
+// include/warpath/tools/selftest_main.hpp: the body of `warpath selftest` and of the
+// dependency-free `warpath-selftest` binary: runs run_selftest(), prints one line per engine
+// and a verdict, writes JSON when asked. Returns the exit code (0 only if nothing failed).
+#pragma once
+#include <string>
+
+#include "warpath/core/selftest.hpp"
+
+namespace warpath {
+
+int selftest_main(const SelftestOptions& options, const std::string& json_path);
+
+}  // namespace warpath

@@ -1,0 +1,18 @@
+// CPU-only builds: no CUDA device, ever.
+#include "core/cuda_host.hpp"
+#include "warpath/core/cuda_device.hpp"
+
+namespace warpath {
+
+int cuda_device_count() noexcept { return 0; }
+std::vector<CudaDeviceInfo> cuda_devices() { return {}; }
+std::string cuda_unavailable_reason() { return "built without CUDA"; }
+std::string cuda_versions() { return {}; }
+bool built_with_cuda() noexcept { return false; }
+
+namespace detail {
+void* cuda_host_alloc(size_t) noexcept { return nullptr; }
+void cuda_host_free(void*) noexcept {}
+}  // namespace detail
+
+}  // namespace warpath

@@ -1,0 +1,140 @@
+// Reading pcap and pcapng through libpcap, keeping nanosecond timestamps.
+#include <pcap/pcap.h>
+
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "warpath/io/pcap_file.hpp"
+
+namespace warpath::io {
+
+struct PcapReader::Impl {
+  pcap_t* handle = nullptr;
+  std::vector<uint8_t> pending;  // a packet read while the batch was full
+  pcap_pkthdr pending_hdr{};
+  bool has_pending = false;
+  ~Impl() {
+    if (handle) pcap_close(handle);
+  }
+};
+
+namespace {
+
+// The file's own timestamp precision and format, from its magic number.
+Result<CaptureInfo> sniff(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return Status(Errc::kIoError, path + ": cannot open: " + std::strerror(errno));
+  uint8_t magic[4] = {};
+  const size_t got = std::fread(magic, 1, 4, f);
+  std::fclose(f);
+  if (got == 0) return Status(Errc::kParseError, path + ": empty file, not a capture");
+  if (got < 4) return Status(Errc::kParseError, path + ": file too short to be a capture");
+  uint32_t le = 0, be = 0;
+  for (int i = 0; i < 4; ++i) {
+    le |= uint32_t(magic[i]) << (8 * i);
+    be = be << 8 | magic[i];
+  }
+  CaptureInfo info;
+  if (le == 0xa1b2c3d4u || be == 0xa1b2c3d4u) {
+    info.precision = TimePrecision::kMicro;
+  } else if (le == 0xa1b23c4du || be == 0xa1b23c4du) {
+    info.precision = TimePrecision::kNano;
+  } else if (le == 0x0a0d0d0au) {
+    info.format = CaptureFormat::kPcapng;
+  } else {
+    return Status(Errc::kParseError, path + ": not a pcap or pcapng file (unknown magic number)");
+  }
+  return info;
+}
+
+uint64_t to_ns(const timeval& ts) {
+  // Opened with PCAP_TSTAMP_PRECISION_NANO, libpcap stores nanoseconds in tv_usec.
+  return uint64_t(ts.tv_sec) * 1'000'000'000ull + uint64_t(ts.tv_usec);
+}
+
+}  // namespace
+
+PcapReader::PcapReader(PcapReader&&) noexcept = default;
+PcapReader& PcapReader::operator=(PcapReader&&) noexcept = default;
+PcapReader::~PcapReader() = default;
+
+Result<PcapReader> PcapReader::open(const std::string& path) {
+  WARPATH_ASSIGN_OR_RETURN(CaptureInfo info, sniff(path));
+  char err[PCAP_ERRBUF_SIZE] = {};
+  pcap_t* h = pcap_open_offline_with_tstamp_precision(path.c_str(), PCAP_TSTAMP_PRECISION_NANO, err);
+  if (!h) return Status(Errc::kParseError, path + ": " + err);
+  PcapReader r;
+  r.impl_ = std::make_unique<Impl>();
+  r.impl_->handle = h;
+  r.path_ = path;
+  info.linktype = pcap_datalink(h);
+  info.snaplen = static_cast<uint32_t>(pcap_snapshot(h));
+  r.info_ = info;
+  return r;
+}
+
+Result<uint32_t> PcapReader::read(packet::PacketBatch& batch, uint16_t port) {
+  uint32_t n = 0;
+  if (impl_->has_pending) {
+    const pcap_pkthdr& h = impl_->pending_hdr;
+    if (!batch.append(impl_->pending.data(), h.caplen, h.len, to_ns(h.ts), port)) {
+      if (batch.size() == 0)
+        return Status(Errc::kCapacity, path_ + ": record " + std::to_string(records_) + " of " +
+                                           std::to_string(h.caplen) + " bytes does not fit in an empty batch");
+      return 0u;
+    }
+    impl_->has_pending = false;
+    ++n;
+  }
+  for (;;) {
+    pcap_pkthdr* hdr = nullptr;
+    const u_char* data = nullptr;
+    const int rc = pcap_next_ex(impl_->handle, &hdr, &data);
+    if (rc == PCAP_ERROR_BREAK) {  // end of file
+      at_end_ = true;
+      return n;
+    }
+    const std::string where = path_ + ": record " + std::to_string(records_ + 1);
+    if (rc != 1) return Status(Errc::kParseError, where + ": " + pcap_geterr(impl_->handle));
+    if (hdr->caplen > info_.snaplen)
+      return Status(Errc::kParseError, where + ": captured length " + std::to_string(hdr->caplen) +
+                                           " exceeds the file's snap length " +
+                                           std::to_string(info_.snaplen));
+    if (hdr->caplen > hdr->len)
+      return Status(Errc::kParseError, where + ": captured length " + std::to_string(hdr->caplen) +
+                                           " exceeds the wire length " + std::to_string(hdr->len));
+    ++records_;
+    if (!batch.append(data, hdr->caplen, hdr->len, to_ns(hdr->ts), port)) {
+      impl_->pending.assign(data, data + hdr->caplen);
+      impl_->pending_hdr = *hdr;
+      impl_->has_pending = true;
+      if (batch.size() == 0)
+        return Status(Errc::kCapacity, where + " of " + std::to_string(hdr->caplen) +
+                                           " bytes does not fit in an empty batch");
+      return n;
+    }
+    ++n;
+  }
+}
+
+Result<packet::PacketBatch> read_capture(const std::string& path, CaptureInfo* info) {
+  WARPATH_ASSIGN_OR_RETURN(PcapReader reader, PcapReader::open(path));
+  if (info) *info = reader.info();
+  // Read into a batch that doubles whenever it fills, so any capture ends up in one batch.
+  WARPATH_ASSIGN_OR_RETURN(auto batch, packet::PacketBatch::create(1024));
+  for (;;) {
+    WARPATH_TRY(reader.read(batch).status());
+    if (reader.at_end()) return batch;
+    const uint32_t packets = batch.max_packets() * 2;
+    const size_t bytes = batch.buffer_bytes() * 2 + (1u << 17);
+    WARPATH_ASSIGN_OR_RETURN(auto bigger, packet::PacketBatch::create(packets, 2048, bytes));
+    for (uint32_t i = 0; i < batch.size(); ++i) {
+      const auto& m = batch.meta(i);
+      bigger.append(batch.data(i), m.caplen, m.len, m.timestamp_ns, m.port);
+    }
+    batch = std::move(bigger);
+  }
+}
+
+}  // namespace warpath::io

@@ -1,0 +1,27 @@
+// src/packet/core/bytes.hpp: bounds-aware big-endian reads for the parsers (host and device).
+#pragma once
+#include <cstdint>
+
+#include "warpath/core/hd.hpp"
+
+namespace warpath::packet::core {
+
+WARPATH_HD uint16_t load_be16(const uint8_t* p) { return uint16_t(uint16_t(p[0]) << 8 | p[1]); }
+WARPATH_HD uint32_t load_be32(const uint8_t* p) {
+  return uint32_t(p[0]) << 24 | uint32_t(p[1]) << 16 | uint32_t(p[2]) << 8 | p[3];
+}
+
+/// One's-complement sum of 16-bit big-endian words (RFC 1071), not yet folded or inverted.
+WARPATH_HD uint32_t ones_sum(const uint8_t* p, uint32_t bytes, uint32_t sum = 0) {
+  uint32_t i = 0;
+  for (; i + 1 < bytes; i += 2) sum += load_be16(p + i);
+  if (i < bytes) sum += uint32_t(p[i]) << 8;
+  return sum;
+}
+
+WARPATH_HD uint16_t fold_checksum(uint32_t sum) {
+  while (sum >> 16) sum = (sum & 0xffffu) + (sum >> 16);
+  return uint16_t(~sum & 0xffffu);
+}
+
+}  // namespace warpath::packet::core

@@ -1,0 +1,182 @@
+// src/packet/core/parse_core.hpp
+//
+// The packet parser: one body for every engine (cpu.parse loops over it, cuda.parse runs it one
+// thread per packet). Includes only hd.hpp-level headers so nvcc and g++ both compile it.
+//
+// Contract (see include/warpath/packet/info.hpp for the fields)
+//   parse_packet(data, caplen, len) reads at most `caplen` bytes of `data`. `len` (the wire
+//   length) bounds the IP datagram. It fills every field of the PacketInfo it returns; fields of
+//   layers that were not reached stay zero. The first problem found sets `status` and stops the
+//   parse; fields found before it are kept.
+//
+// Tested by tests/packet/parser_test.cpp (every engine against ref.parse on generated and real
+// captures, and hand-made packets cut inside every header), fuzz/parse_fuzz.cpp, and
+// tests/cli/test_parse_golden.py (tshark's view of ../shared/data/pcap).
+#pragma once
+#include <cstdint>
+
+#include "packet/core/bytes.hpp"
+#include "warpath/core/hd.hpp"
+#include "warpath/packet/info.hpp"
+
+namespace warpath::packet::core {
+
+inline constexpr uint16_t kEthIpv4 = 0x0800, kEthIpv6 = 0x86dd, kEthArp = 0x0806,
+                          kEthVlan = 0x8100, kEthQinQ = 0x88a8, kEthQinQOld = 0x9100;
+inline constexpr uint8_t kProtoIcmp = 1, kProtoIpInIp = 4, kProtoTcp = 6, kProtoUdp = 17,
+                         kProtoIpv6 = 41, kProtoGre = 47, kProtoIcmpv6 = 58, kProtoSctp = 132;
+inline constexpr uint16_t kVxlanPort = 4789, kGenevePort = 6081;
+
+WARPATH_HD PacketInfo fail(PacketInfo info, ParseStatus status) {
+  info.status = status;
+  return info;
+}
+
+/// Transport layer: ports, TCP flags, ICMP type/code. `end` bounds the datagram (in bytes from
+/// the frame start); `cap` is the captured length.
+WARPATH_HD PacketInfo parse_l4(const uint8_t* p, uint32_t off, uint32_t end, uint32_t cap,
+                               PacketInfo info) {
+  info.l4_offset = uint16_t(off < 0xffffu ? off : 0);
+  const uint8_t proto = info.proto;
+  if (proto == kProtoTcp || proto == kProtoUdp || proto == kProtoSctp) {
+    const uint32_t need = proto == kProtoTcp ? 20u : proto == kProtoUdp ? 8u : 12u;
+    if (off + 4 > end) return fail(info, proto == kProtoTcp   ? ParseStatus::kBadTcpHeader
+                                         : proto == kProtoUdp ? ParseStatus::kBadUdpHeader
+                                                              : ParseStatus::kTruncated);
+    if (off + 4 > cap) return fail(info, ParseStatus::kTruncated);
+    info.sport = load_be16(p + off);
+    info.dport = load_be16(p + off + 2);
+    info.flags |= kHasPorts;
+    if (proto == kProtoUdp && (info.dport == kVxlanPort || info.dport == kGenevePort))
+      info.tunnel = info.dport == kVxlanPort ? Tunnel::kVxlan : Tunnel::kGeneve;
+    if (off + need > end) return fail(info, proto == kProtoTcp   ? ParseStatus::kBadTcpHeader
+                                            : proto == kProtoUdp ? ParseStatus::kBadUdpHeader
+                                                                 : ParseStatus::kTruncated);
+    if (off + need > cap) return fail(info, ParseStatus::kTruncated);
+    if (proto == kProtoTcp) {
+      const uint32_t doff = uint32_t(p[off + 12] >> 4) * 4;
+      info.tcp_flags = p[off + 13];
+      if (doff < 20 || off + doff > end) return fail(info, ParseStatus::kBadTcpHeader);
+      if (off + doff > cap) return fail(info, ParseStatus::kTruncated);
+    } else if (proto == kProtoUdp) {
+      const uint32_t ulen = load_be16(p + off + 4);
+      // Length 0 is legal for IPv6 jumbograms (RFC 2675); otherwise 8..datagram.
+      if (ulen != 0 && (ulen < 8 || off + ulen > end)) return fail(info, ParseStatus::kBadUdpHeader);
+    }
+  } else if (proto == kProtoIcmp || proto == kProtoIcmpv6) {
+    if (off + 2 > cap) return off + 2 > end ? info : fail(info, ParseStatus::kTruncated);
+    info.icmp_type = p[off];
+    info.icmp_code = p[off + 1];
+    info.flags |= kHasIcmp;
+  } else if (proto == kProtoGre) {
+    info.tunnel = Tunnel::kGre;
+  } else if (proto == kProtoIpInIp) {
+    info.tunnel = Tunnel::kIpInIp;
+  } else if (proto == kProtoIpv6) {
+    info.tunnel = Tunnel::kIpv6InIp;
+  }
+  return info;
+}
+
+WARPATH_HD PacketInfo parse_ipv4(const uint8_t* p, uint32_t off, uint32_t cap, uint32_t len,
+                                 PacketInfo info) {
+  info.l3 = L3::kIpv4;
+  info.l3_offset = uint16_t(off);
+  if (off + 1 > cap) return fail(info, ParseStatus::kTruncated);
+  const uint32_t ihl = uint32_t(p[off] & 0x0f) * 4;
+  if ((p[off] >> 4) != 4 || ihl < 20) return fail(info, ParseStatus::kBadIpv4Header);
+  info.ip_version = 4;
+  if (off + 20 > cap) return fail(info, ParseStatus::kTruncated);
+  info.tos = p[off + 1];
+  info.ttl = p[off + 8];
+  info.proto = p[off + 9];
+  for (int i = 0; i < 4; ++i) {
+    info.src[i] = p[off + 12 + i];
+    info.dst[i] = p[off + 16 + i];
+  }
+  info.flags |= kHasAddresses;
+  const uint32_t total = load_be16(p + off + 2);
+  const uint16_t frag = load_be16(p + off + 6);
+  const uint32_t frag_offset = uint32_t(frag & 0x1fff) * 8;
+  if ((frag & 0x2000) || frag_offset) info.flags |= kFragment;
+  if (frag_offset) info.flags |= kLaterFragment;
+  if (ihl > 20) info.flags |= kIpOptions;
+  if (off + ihl > cap) return fail(info, ParseStatus::kTruncated);
+  if (total < ihl || off + total > len) return fail(info, ParseStatus::kBadIpv4Length);
+  // A bad checksum does not stop the parse: the fields stay useful for counters and the slow
+  // path. It is reported unless the transport header has a problem of its own.
+  const bool checksum_ok = fold_checksum(ones_sum(p + off, ihl)) == 0;
+  if (!frag_offset) info = parse_l4(p, off + ihl, off + total, cap, info);
+  if (!checksum_ok && info.status == ParseStatus::kOk) info.status = ParseStatus::kBadIpv4Checksum;
+  return info;
+}
+
+WARPATH_HD bool is_ipv6_ext(uint8_t nh) { return nh == 0 || nh == 43 || nh == 44 || nh == 60; }
+
+WARPATH_HD PacketInfo parse_ipv6(const uint8_t* p, uint32_t off, uint32_t cap, uint32_t len,
+                                 PacketInfo info) {
+  info.l3 = L3::kIpv6;
+  info.l3_offset = uint16_t(off);
+  if (off + 1 > cap) return fail(info, ParseStatus::kTruncated);
+  if ((p[off] >> 4) != 6) return fail(info, ParseStatus::kBadIpv6Header);
+  info.ip_version = 6;
+  if (off + 40 > cap) return fail(info, ParseStatus::kTruncated);
+  info.tos = uint8_t(load_be16(p + off) >> 4);
+  info.ttl = p[off + 7];
+  uint8_t nh = p[off + 6];
+  info.proto = nh;
+  for (int i = 0; i < 16; ++i) {
+    info.src[i] = p[off + 8 + i];
+    info.dst[i] = p[off + 24 + i];
+  }
+  info.flags |= kHasAddresses;
+  const uint32_t payload = load_be16(p + off + 4);
+  // Payload length 0 with a hop-by-hop header is a jumbogram: the frame bounds the datagram.
+  const uint32_t end = (payload == 0 && nh == 0) ? len : off + 40 + payload;
+  if (end > len) return fail(info, ParseStatus::kBadIpv6Length);
+  uint32_t cur = off + 40;
+  // RFC 8200 allows each extension header once (destination options twice); a chain longer
+  // than eight is malformed or hostile, and bounding it keeps device threads uniform.
+  for (int hops = 0; is_ipv6_ext(nh); ++hops) {
+    info.flags |= kIpv6ExtHeaders;
+    if (hops == 8 || cur + 8 > end) return fail(info, ParseStatus::kBadIpv6ExtHeader);
+    if (cur + 8 > cap) return fail(info, ParseStatus::kTruncated);
+    const uint8_t next = p[cur];
+    uint32_t hlen = (uint32_t(p[cur + 1]) + 1) * 8;
+    if (nh == 44) {
+      hlen = 8;
+      info.flags |= kFragment;
+      if (load_be16(p + cur + 2) & 0xfff8) info.flags |= kLaterFragment;
+    }
+    if (cur + hlen > end) return fail(info, ParseStatus::kBadIpv6ExtHeader);
+    nh = next;
+    info.proto = nh;
+    cur += hlen;
+  }
+  if (info.flags & kLaterFragment) return info;
+  return parse_l4(p, cur, end, cap, info);
+}
+
+/// Parses one Ethernet frame.
+WARPATH_HD PacketInfo parse_packet(const uint8_t* p, uint32_t caplen, uint32_t len) {
+  PacketInfo info{};
+  if (len < caplen) len = caplen;
+  if (caplen < 14) return fail(info, ParseStatus::kTruncated);
+  uint32_t off = 12;
+  uint16_t type = load_be16(p + off);
+  while (type == kEthVlan || type == kEthQinQ || type == kEthQinQOld) {
+    if (info.vlan_count == 2) break;  // a third tag: report the ethertype as it stands
+    if (off + 6 > caplen) return fail(info, ParseStatus::kTruncated);
+    info.vlan_tci[info.vlan_count++] = load_be16(p + off + 2);
+    off += 4;
+    type = load_be16(p + off);
+  }
+  info.ethertype = type;
+  off += 2;
+  if (type == kEthIpv4) return parse_ipv4(p, off, caplen, len, info);
+  if (type == kEthIpv6) return parse_ipv6(p, off, caplen, len, info);
+  info.l3 = type == kEthArp ? L3::kArp : L3::kOther;
+  return info;
+}
+
+}  // namespace warpath::packet::core

@@ -1,0 +1,97 @@
+/*
+ * src/packet/cuda/parse_kernel.cu: cuda.parse, batched packet parsing on the GPU.
+ *
+ * Computes   out[i] = core::parse_packet(buffer + metas[i].offset, caplen, len), i in [0, n).
+ * Algorithm  src/packet/core/parse_core.hpp, shared with cpu/parse_cpu.cpp. Do not fork.
+ * Launch     1-D grid-stride; kBlockSize threads per block; grid capped at 8 x SM count.
+ * Memory     the batch buffer and metas are copied to device global memory; results back.
+ * Sync       the engine waits for its stream before returning (synchronous in this release).
+ * Errors     none on device; CUDA API and launch errors become Status (WARPATH_CUDA_TRY).
+ * Tested by  warpath selftest (src/packet/check.cpp: every engine against ref.parse).
+ */
+#include <algorithm>
+#include <mutex>
+
+#include "core/cuda/cuda_check.cuh"
+#include "packet/core/parse_core.hpp"
+#include "packet/engines.hpp"
+
+namespace warpath::packet::detail {
+namespace {
+
+constexpr int kBlockSize = 256;
+
+__global__ void __launch_bounds__(kBlockSize)
+    parse_kernel(const uint8_t* __restrict__ buffer, const PacketMeta* __restrict__ metas,
+                 PacketInfo* __restrict__ out, uint32_t n) {
+  for (uint32_t i = blockIdx.x * kBlockSize + threadIdx.x; i < n; i += gridDim.x * kBlockSize) {
+    const PacketMeta m = metas[i];
+    out[i] = core::parse_packet(buffer + m.offset, m.caplen, m.len);
+  }
+}
+
+// Device memory that grows to the largest batch seen.
+struct DeviceArray {
+  void* ptr = nullptr;
+  size_t bytes = 0;
+  Status reserve(size_t need) {
+    if (need <= bytes) return Status::ok();
+    if (ptr) cudaFree(ptr);
+    ptr = nullptr;
+    bytes = 0;
+    WARPATH_CUDA_TRY(cudaMalloc(&ptr, need));
+    bytes = need;
+    return Status::ok();
+  }
+  ~DeviceArray() {
+    if (ptr) cudaFree(ptr);
+  }
+};
+
+class CudaParser final : public Parser {
+ public:
+  explicit CudaParser(int sm_count) : sm_count_(sm_count) {}
+  std::string_view id() const noexcept override { return "cuda.parse"; }
+
+  Status parse(const BatchView& batch, Span<PacketInfo> out, ExecContext& ctx) const override {
+    if (out.size < batch.count) return Status(Errc::kInvalidArgument, "output span too small");
+    if (batch.count == 0) return Status::ok();
+    size_t used = 0;
+    for (uint32_t i = 0; i < batch.count; ++i)
+      used = std::max(used, size_t(batch.metas[i].offset) + batch.metas[i].caplen);
+    auto stream = static_cast<cudaStream_t>(ctx.stream);
+    std::lock_guard<std::mutex> lock(mutex_);
+    WARPATH_TRY(buffer_.reserve(std::max<size_t>(used, 1)));
+    WARPATH_TRY(metas_.reserve(batch.count * sizeof(PacketMeta)));
+    WARPATH_TRY(infos_.reserve(batch.count * sizeof(PacketInfo)));
+    WARPATH_CUDA_TRY(cudaMemcpyAsync(buffer_.ptr, batch.buffer, used, cudaMemcpyHostToDevice, stream));
+    WARPATH_CUDA_TRY(cudaMemcpyAsync(metas_.ptr, batch.metas, batch.count * sizeof(PacketMeta),
+                                     cudaMemcpyHostToDevice, stream));
+    const uint32_t blocks = std::min<uint32_t>((batch.count + kBlockSize - 1) / kBlockSize,
+                                               uint32_t(8 * sm_count_));
+    parse_kernel<<<blocks, kBlockSize, 0, stream>>>(
+        static_cast<const uint8_t*>(buffer_.ptr), static_cast<const PacketMeta*>(metas_.ptr),
+        static_cast<PacketInfo*>(infos_.ptr), batch.count);
+    WARPATH_CUDA_CHECK_LAUNCH();
+    WARPATH_CUDA_TRY(cudaMemcpyAsync(out.data, infos_.ptr, batch.count * sizeof(PacketInfo),
+                                     cudaMemcpyDeviceToHost, stream));
+    WARPATH_CUDA_TRY(cudaStreamSynchronize(stream));
+    return Status::ok();
+  }
+
+ private:
+  int sm_count_;
+  mutable std::mutex mutex_;
+  mutable DeviceArray buffer_, metas_, infos_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Parser>> make_cuda_parser() {
+  int device = 0, sms = 0;
+  WARPATH_CUDA_TRY(cudaGetDevice(&device));
+  WARPATH_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  return std::unique_ptr<Parser>(std::make_unique<CudaParser>(sms));
+}
+
+}  // namespace warpath::packet::detail

@@ -1,0 +1,71 @@
+#include "warpath/packet/format.hpp"
+
+#include <cstdio>
+
+namespace warpath::packet {
+
+std::string ipv4_to_string(const uint8_t* b) {
+  char text[16];
+  std::snprintf(text, sizeof text, "%u.%u.%u.%u", b[0], b[1], b[2], b[3]);
+  return text;
+}
+
+std::string ipv6_to_string(const uint8_t* b) {
+  uint16_t g[8];
+  for (int i = 0; i < 8; ++i) g[i] = uint16_t(b[2 * i] << 8 | b[2 * i + 1]);
+  // IPv4-mapped (::ffff:0:0/96): RFC 5952 section 5 recommends the dotted form.
+  if (!g[0] && !g[1] && !g[2] && !g[3] && !g[4] && g[5] == 0xffff)
+    return "::ffff:" + ipv4_to_string(b + 12);
+  int best = -1, best_len = 0;
+  for (int i = 0; i < 8;) {
+    if (g[i] != 0) {
+      ++i;
+      continue;
+    }
+    int j = i;
+    while (j < 8 && g[j] == 0) ++j;
+    if (j - i > best_len) {
+      best = i;
+      best_len = j - i;
+    }
+    i = j;
+  }
+  if (best_len < 2) best = -1;
+  std::string out;
+  char group[8];
+  for (int i = 0; i < 8; ++i) {
+    if (i == best) {
+      out += "::";
+      i += best_len - 1;
+      continue;
+    }
+    if (!out.empty() && out.back() != ':') out += ':';
+    std::snprintf(group, sizeof group, "%x", g[i]);
+    out += group;
+  }
+  return out;
+}
+
+std::string parse_csv_row(uint64_t frame, const PacketInfo& info) {
+  std::string row = std::to_string(frame) + "," + parse_status_name(info.status) + ",";
+  if (info.vlan_count) row += std::to_string(info.vlan_tci[0] & 0x0fff);
+  row += ",";
+  const bool ip = (info.flags & kHasAddresses) != 0;
+  if (ip) {
+    const bool v4 = info.ip_version == 4;
+    row += std::to_string(info.ip_version) + ",";
+    row += (v4 ? ipv4_to_string(info.src) : ipv6_to_string(info.src)) + ",";
+    row += (v4 ? ipv4_to_string(info.dst) : ipv6_to_string(info.dst)) + ",";
+    row += std::to_string(info.proto) + ",";
+  } else {
+    row += ",,,,";
+  }
+  if (info.flags & kHasPorts)
+    row += std::to_string(info.sport) + "," + std::to_string(info.dport) + ",";
+  else
+    row += ",,";
+  if (ip) row += (info.flags & kFragment) ? "1" : "0";
+  return row;
+}
+
+}  // namespace warpath::packet

@@ -1,0 +1,103 @@
+// The parser engine registry: the only list of parser engines (see include/warpath/packet/parser.hpp).
+#include <cstdio>
+
+#include "packet/engines.hpp"
+#include "warpath/core/cuda_device.hpp"
+
+namespace warpath::packet {
+namespace {
+
+bool always() { return true; }
+bool have_gpu() { return cuda_device_count() > 0; }
+
+// Runs an engine and the reference on the same batch; fails on the first difference.
+class ValidatingParser final : public Parser {
+ public:
+  ValidatingParser(std::unique_ptr<Parser> engine, std::string id)
+      : engine_(std::move(engine)), ref_(detail::make_ref_parser()), id_(std::move(id)) {}
+  std::string_view id() const noexcept override { return id_; }
+  Status parse(const BatchView& batch, Span<PacketInfo> out, ExecContext& ctx) const override {
+    WARPATH_TRY(engine_->parse(batch, out, ctx));
+    std::vector<PacketInfo> want(batch.count);
+    WARPATH_TRY(ref_->parse(batch, {want.data(), batch.count}, ctx));
+    for (uint32_t i = 0; i < batch.count; ++i)
+      if (!(out[i] == want[i]))
+        return Status(Errc::kInvalidArgument,
+                      std::string(engine_->id()) + " differs from ref.parse at " +
+                          detail::describe_difference(i, out[i], want[i]));
+    return Status::ok();
+  }
+
+ private:
+  std::unique_ptr<Parser> engine_, ref_;
+  std::string id_;
+};
+
+}  // namespace
+
+std::vector<EngineInfo> parser_engines() {
+  std::vector<EngineInfo> engines = {
+      {"ref.parse", "naive byte-by-byte parser (the oracle)", 0, &always},
+      {"cpu.parse", "shared core parser, prefetching batch loop, threads", 10, &always},
+  };
+#if defined(WARPATH_HAVE_CUDA)
+  engines.push_back({"cuda.parse", "shared core parser, one CUDA thread per packet", 5, &have_gpu});
+#else
+  (void)&have_gpu;
+#endif
+  return engines;
+}
+
+Result<std::unique_ptr<Parser>> make_parser(std::string_view requested) {
+  bool validating = false;
+  std::string id(strip_validate(requested, validating));
+  if (id == "auto") {
+    WARPATH_ASSIGN_OR_RETURN(id, resolve_auto(parser_engines(), "parser"));
+  }
+  std::unique_ptr<Parser> engine;
+  if (id == "ref.parse") engine = detail::make_ref_parser();
+  if (id == "cpu.parse") engine = detail::make_cpu_parser();
+  if (id == "cuda.parse") {
+#if defined(WARPATH_HAVE_CUDA)
+    if (!have_gpu())
+      return Status(Errc::kNotSupported, "cuda.parse needs a CUDA device: " + cuda_unavailable_reason());
+    WARPATH_ASSIGN_OR_RETURN(engine, detail::make_cuda_parser());
+#else
+    return Status(Errc::kNotSupported, "cuda.parse is not available: built without CUDA");
+#endif
+  }
+  if (!engine) {
+    std::string known;
+    for (const auto& e : parser_engines()) known += " " + std::string(e.id);
+    return Status(Errc::kNotFound, "unknown parser engine '" + id + "' (engines:" + known +
+                                       ", auto, validate:<engine>)");
+  }
+  if (validating)
+    return std::unique_ptr<Parser>(
+        std::make_unique<ValidatingParser>(std::move(engine), "validate:" + id));
+  return engine;
+}
+
+Result<std::vector<PacketInfo>> parse_batch(const PacketBatch& batch, std::string_view id) {
+  WARPATH_ASSIGN_OR_RETURN(auto parser, make_parser(id));
+  std::vector<PacketInfo> out(batch.size());
+  ExecContext ctx;
+  WARPATH_TRY(parser->parse(batch.view(), {out.data(), batch.size()}, ctx));
+  return out;
+}
+
+namespace detail {
+
+std::string describe_difference(uint32_t index, const PacketInfo& got, const PacketInfo& want) {
+  char text[512];
+  std::snprintf(text, sizeof text,
+                "packet %u: got status=%s proto=%u ports=%u/%u flags=0x%02x l4=%u, "
+                "reference status=%s proto=%u ports=%u/%u flags=0x%02x l4=%u",
+                index, parse_status_name(got.status), got.proto, got.sport, got.dport, got.flags,
+                got.l4_offset, parse_status_name(want.status), want.proto, want.sport,
+                want.dport, want.flags, want.l4_offset);
+  return text;
+}
+
+}  // namespace detail
+}  // namespace warpath::packet

@@ -1,0 +1,79 @@
+#include "warpath/core/selftest.hpp"
+
+#include <chrono>
+#include <cstdio>
+
+#include "warpath/core/cuda_device.hpp"
+#include "warpath/core/version.hpp"
+
+namespace warpath {
+
+namespace {
+std::string escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+}  // namespace
+
+SelftestResult run_selftest(const SelftestOptions& options) {
+  SelftestResult result;
+  result.seed = options.seed ? options.seed
+                             : uint64_t(std::chrono::steady_clock::now().time_since_epoch().count());
+  for (const ModuleInfo& module : all_modules()) {
+    for (const EngineInfo& engine : module.engines()) {
+      const std::string id(engine.id);
+      if (id.rfind("ref.", 0) == 0) continue;
+      if (!options.all && id.rfind("cuda.", 0) != 0) continue;
+      if (!options.filter.empty() && id.find(options.filter) == std::string::npos) continue;
+      CheckReport r = module.check(id, result.seed, options.items);
+      if (r.skipped)
+        ++result.skipped;
+      else if (r.passed())
+        ++result.passed;
+      else
+        ++result.failed;
+      result.reports.push_back(std::move(r));
+    }
+  }
+  return result;
+}
+
+std::string selftest_json(const SelftestResult& result) {
+  std::string j = "{\n  \"version\": \"" + std::string(version()) + "\",\n";
+  j += "  \"commit\": \"" + escape(build_info().git_commit) + "\",\n";
+  j += "  \"seed\": " + std::to_string(result.seed) + ",\n";
+  j += "  \"cuda\": \"" + escape(cuda_versions()) + "\",\n  \"devices\": [";
+  bool first = true;
+  for (const auto& d : cuda_devices()) {
+    j += std::string(first ? "" : ", ") + "{\"name\": \"" + escape(d.name) + "\", \"cc\": \"" +
+         std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor) +
+         "\", \"sms\": " + std::to_string(d.sm_count) + "}";
+    first = false;
+  }
+  j += "],\n  \"passed\": " + std::to_string(result.passed) +
+       ", \"failed\": " + std::to_string(result.failed) +
+       ", \"skipped\": " + std::to_string(result.skipped) + ",\n  \"engines\": [\n";
+  for (size_t i = 0; i < result.reports.size(); ++i) {
+    const auto& r = result.reports[i];
+    const char* verdict = r.skipped ? "skipped" : r.passed() ? "passed" : "failed";
+    j += "    {\"module\": \"" + r.module + "\", \"engine\": \"" + r.engine + "\", \"result\": \"" +
+         verdict + "\", \"items\": " + std::to_string(r.items) + ", \"detail\": \"" +
+         escape(r.detail) + "\"}" + (i + 1 < result.reports.size() ? ",\n" : "\n");
+  }
+  j += "  ]\n}\n";
+  return j;
+}
+
+}  // namespace warpath

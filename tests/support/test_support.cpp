@@ -1,0 +1,51 @@
+#include "support/test_support.hpp"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+namespace warpath::testing {
+
+namespace fs = std::filesystem;
+
+std::string data_dir() {
+  if (const char* env = std::getenv("WARPATH_DATA"); env && *env) return env;
+  if (const char* src = std::getenv("WARPATH_SOURCE_DIR"); src && *src)
+    return (fs::path(src) / ".." / "shared" / "data").lexically_normal().string();
+  return "../shared/data";
+}
+
+std::string data_path(const std::string& relative) { return data_dir() + "/" + relative; }
+
+std::string golden_path(const std::string& relative) {
+  const char* src = std::getenv("WARPATH_SOURCE_DIR");
+  return std::string(src ? src : ".") + "/tests/golden/" + relative;
+}
+
+bool have_data() { return fs::is_directory(data_dir()); }
+
+std::string temp_dir() {
+  std::string templ = (fs::temp_directory_path() / "warpath-test-XXXXXX").string();
+  char* made = mkdtemp(templ.data());
+  return made ? std::string(made) : fs::temp_directory_path().string();
+}
+
+std::vector<uint8_t> read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void write_bytes(const std::string& path, const std::vector<uint8_t>& bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+}
+
+const std::vector<uint32_t>& burst_sizes() {
+  static const std::vector<uint32_t> sizes = {0, 1, 2, 31, 32, 33, 63, 64, 65, 255, 256, 257, 4096};
+  return sizes;
+}
+
+}  // namespace warpath::testing

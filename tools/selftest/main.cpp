@@ -1,0 +1,36 @@
+// warpath-selftest [--seed N] [--items N] [--all] [--engine TEXT] [--json FILE]
+// The same check as `warpath selftest`, with a hand-rolled argument parser so it needs no
+// CLI library (see tools/selftest/CMakeLists.txt).
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "warpath/tools/selftest_main.hpp"
+
+int main(int argc, char** argv) {
+  warpath::SelftestOptions o;
+  std::string json;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&](const char* name) -> const char* {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "warpath-selftest: %s needs a value\n", name);
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--seed") o.seed = std::strtoull(value("--seed"), nullptr, 10);
+    else if (a == "--items") o.items = std::strtoull(value("--items"), nullptr, 10);
+    else if (a == "--engine") o.filter = value("--engine");
+    else if (a == "--json") json = value("--json");
+    else if (a == "--all") o.all = true;
+    else {
+      std::fprintf(stderr, "usage: warpath-selftest [--seed N] [--items N] [--all] "
+                           "[--engine TEXT] [--json FILE]\n");
+      return a == "--help" || a == "-h" ? 0 : 2;
+    }
+  }
+  if (o.items == 0) o.items = 1;
+  return warpath::selftest_main(o, json);
+}

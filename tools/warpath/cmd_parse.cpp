@@ -1,0 +1,105 @@
+// warpath parse: one row per packet of a capture (CSV or JSON), or a summary.
+#include <fmt/core.h>
+
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "summary_print.hpp"
+#include "warpath/io/pcap_file.hpp"
+#include "warpath/packet/format.hpp"
+#include "warpath/packet/parser.hpp"
+
+namespace warpath::cli {
+
+namespace {
+
+struct ParseOptions {
+  std::string in, out, format = "csv", engine = "auto";
+  uint32_t batch = 8192;
+  uint32_t threads = 1;
+};
+
+nlohmann::json row_json(uint64_t frame, const packet::PacketInfo& info) {
+  using namespace packet;
+  nlohmann::json j;
+  j["frame"] = frame;
+  j["status"] = parse_status_name(info.status);
+  j["vlan"] = info.vlan_count ? nlohmann::json(info.vlan_tci[0] & 0x0fff) : nlohmann::json();
+  const bool ip = info.flags & kHasAddresses;
+  const bool v4 = info.ip_version == 4;
+  j["ip_version"] = ip ? nlohmann::json(info.ip_version) : nlohmann::json();
+  j["src"] = ip ? nlohmann::json(v4 ? ipv4_to_string(info.src) : ipv6_to_string(info.src)) : nlohmann::json();
+  j["dst"] = ip ? nlohmann::json(v4 ? ipv4_to_string(info.dst) : ipv6_to_string(info.dst)) : nlohmann::json();
+  j["proto"] = ip ? nlohmann::json(info.proto) : nlohmann::json();
+  const bool ports = info.flags & kHasPorts;
+  j["sport"] = ports ? nlohmann::json(info.sport) : nlohmann::json();
+  j["dport"] = ports ? nlohmann::json(info.dport) : nlohmann::json();
+  j["frag"] = ip ? nlohmann::json(info.flags & kFragment ? 1 : 0) : nlohmann::json();
+  return j;
+}
+
+int run_parse(const ParseOptions& o) {
+  auto reader = io::PcapReader::open(o.in);
+  if (!reader.is_ok()) return fail(reader.status());
+  auto parser = packet::make_parser(o.engine);
+  if (!parser.is_ok()) return fail(parser.status());
+  auto batch = packet::PacketBatch::create(o.batch, 2048, size_t(o.batch) * 2048 + (1u << 17));
+  if (!batch.is_ok()) return fail(batch.status());
+
+  std::FILE* out = stdout;
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> owned(nullptr, &std::fclose);
+  if (!o.out.empty()) {
+    owned.reset(std::fopen(o.out.c_str(), "w"));
+    if (!owned) return fail(o.out + ": cannot create");
+    out = owned.get();
+  }
+  const bool csv = o.format == "csv", json = o.format == "json";
+  if (csv) fmt::print(out, "{}\n", packet::kParseCsvHeader);
+  if (json) fmt::print(out, "[");
+  packet::ParseSummary summary;
+  std::vector<packet::PacketInfo> infos(o.batch);
+  ExecContext ctx;
+  ctx.threads = o.threads;
+  uint64_t frame = 0;
+  for (;;) {
+    batch->clear();
+    auto got = reader->read(*batch);
+    if (!got.is_ok()) return fail(got.status());
+    if (batch->size() == 0 && reader->at_end()) break;
+    Status s = (*parser)->parse(batch->view(), {infos.data(), batch->size()}, ctx);
+    if (!s.is_ok()) return fail(s);
+    for (uint32_t i = 0; i < batch->size(); ++i) {
+      ++frame;
+      summary.add(infos[i], batch->meta(i).len);
+      if (csv) fmt::print(out, "{}\n", packet::parse_csv_row(frame, infos[i]));
+      if (json) fmt::print(out, "{}\n  {}", frame == 1 ? "" : ",", row_json(frame, infos[i]).dump());
+    }
+    if (reader->at_end()) break;
+  }
+  if (json) fmt::print(out, "{}]\n", frame ? "\n" : "");
+  if (o.format == "summary") {
+    fmt::print("{}: {} packets, parsed by {}\n", o.in, frame, (*parser)->id());
+    print_summary(summary);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_parse(CLI::App& app, Runner& run) {
+  auto o = std::make_shared<ParseOptions>();
+  auto* cmd = app.add_subcommand("parse", "Parse a pcap/pcapng capture: one row per packet");
+  cmd->add_option("--in", o->in, "Capture file (pcap or pcapng)")->required();
+  cmd->add_option("--format", o->format, "csv, json or summary")
+      ->check(CLI::IsMember({"csv", "json", "summary"}));
+  cmd->add_option("--engine", o->engine,
+                  "Parser engine: auto, ref.parse, cpu.parse, cuda.parse, validate:<engine>");
+  cmd->add_option("--out", o->out, "Write rows here instead of standard output");
+  cmd->add_option("--batch", o->batch, "Packets per batch")->check(CLI::Range(1u, 1u << 22));
+  cmd->add_option("--threads", o->threads, "CPU threads for cpu.parse")->check(CLI::Range(1u, 1024u));
+  cmd->callback([o, &run] { run = [o] { return run_parse(*o); }; });
+}
+
+}  // namespace warpath::cli

@@ -1,0 +1,26 @@
+// warpath selftest: every CUDA engine (or, with --all, every engine) against its reference.
+#include <fmt/core.h>
+
+#include <fstream>
+#include <memory>
+
+#include "commands.hpp"
+#include "warpath/core/selftest.hpp"
+#include "warpath/tools/selftest_main.hpp"
+
+namespace warpath::cli {
+
+void add_selftest(CLI::App& app, Runner& run) {
+  auto o = std::make_shared<SelftestOptions>();
+  auto json = std::make_shared<std::string>();
+  auto* cmd = app.add_subcommand("selftest",
+                                 "Check engines against their reference on fresh random data");
+  cmd->add_option("--seed", o->seed, "Seed (default: from the clock; printed)");
+  cmd->add_option("--items", o->items, "Items per engine")->check(CLI::Range(uint64_t(1), uint64_t(1) << 26));
+  cmd->add_flag("--all", o->all, "Check CPU engines too (default: CUDA engines only)");
+  cmd->add_option("--engine", o->filter, "Only engines whose id contains this text");
+  cmd->add_option("--json", *json, "Write the result as JSON to this file");
+  cmd->callback([o, json, &run] { run = [o, json] { return selftest_main(*o, *json); }; });
+}
+
+}  // namespace warpath::cli

@@ -1,0 +1,25 @@
+// tools/warpath/commands.hpp: each subcommand registers itself on the CLI11 app and returns
+// the function that runs it. A runner returns the process exit code: 0 success, 1 failure
+// (bad input files, mismatches), 2 usage errors (CLI11 reports those before a runner runs).
+#pragma once
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <string>
+
+#include "warpath/core/status.hpp"
+
+namespace warpath::cli {
+
+using Runner = std::function<int()>;
+
+void add_info(CLI::App& app, Runner& run);
+void add_parse(CLI::App& app, Runner& run);
+void add_gen(CLI::App& app, Runner& run);
+void add_selftest(CLI::App& app, Runner& run);
+void add_demo(CLI::App& app, Runner& run);
+
+/// Prints "warpath: <message>" to stderr and returns 1.
+int fail(const Status& status);
+int fail(const std::string& message);
+
+}  // namespace warpath::cli
