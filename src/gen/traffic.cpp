@@ -22,7 +22,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
+#include <iterator>
 #include <limits>
 #include <string>
 #include <utility>

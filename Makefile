@@ -1,0 +1,50 @@
+# warpath: the two commands of the README, plus a few conveniences.
+#   make demo    set up, build, and run warpath's main job on built-in data
+#   make test    set up, build, and run the whole test suite (ctest + pytest)
+# Other targets: build, setup, gpu-check, format, tidy, clean.  PRESET=cpu builds without CUDA.
+PRESET ?= default
+BUILD_DIR_default := build
+BUILD_DIR_cpu := build-cpu
+BUILD_DIR_asan := build-asan
+BUILD_DIR := $(BUILD_DIR_$(PRESET))
+JOBS ?= $(shell nproc)
+export WARPATH_DATA ?= $(abspath ../shared/data)
+
+.PHONY: all setup build demo test test-cpp test-py gpu-check format tidy clean
+
+all: build
+
+setup: .setup-done
+.setup-done: scripts/setup.sh python/requirements.txt
+	bash scripts/setup.sh
+	@touch $@
+
+$(BUILD_DIR)/build.ninja: | .setup-done
+	cmake --preset $(PRESET)
+
+build: .setup-done $(BUILD_DIR)/build.ninja
+	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+demo: build
+	./$(BUILD_DIR)/warpath demo --out-dir $(BUILD_DIR)/demo
+
+test: build
+	$(MAKE) --no-print-directory test-cpp test-py
+
+test-cpp:
+	ctest --test-dir $(BUILD_DIR) --output-on-failure -j $(JOBS)
+
+test-py:
+	WARPATH_BIN=$(abspath $(BUILD_DIR))/warpath .venv/bin/python -m pytest tests -q
+
+gpu-check:
+	bash scripts/gpu-check.sh
+
+format:
+	find include src tools tests fuzz -name '*.[ch]pp' -o -name '*.cu' -o -name '*.cuh' | xargs clang-format -i
+
+tidy: build
+	find src tools -name '*.cpp' | xargs clang-tidy -p $(BUILD_DIR) --quiet
+
+clean:
+	rm -rf build build-cpu build-asan build-gpu .setup-done
