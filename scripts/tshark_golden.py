@@ -137,8 +137,9 @@ def run_tshark(path, tshark="tshark"):
 def to_int(v):
     if v is None or isinstance(v, Obj):
         return None
+    s = str(v).strip()
     try:
-        return int(str(v), 0)
+        return int(s, 16) if s.lower().startswith("0x") else int(s, 10)
     except ValueError:
         return None
 

@@ -14,6 +14,7 @@
 
 #include "core/cuda/cuda_check.cuh"
 #include "packet/core/parse_core.hpp"
+#include "packet/cuda/parse_launch.hpp"
 #include "packet/engines.hpp"
 
 namespace warpath::packet::detail {
@@ -28,6 +29,13 @@ __global__ void __launch_bounds__(kBlockSize)
     const PacketMeta m = metas[i];
     out[i] = core::parse_packet(buffer + m.offset, m.caplen, m.len);
   }
+}
+
+int sm_count_of_current_device() {
+  int device = 0, sms = 1;
+  if (cudaGetDevice(&device) == cudaSuccess)
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  return sms;
 }
 
 // Device memory that grows to the largest batch seen.
@@ -50,7 +58,6 @@ struct DeviceArray {
 
 class CudaParser final : public Parser {
  public:
-  explicit CudaParser(int sm_count) : sm_count_(sm_count) {}
   std::string_view id() const noexcept override { return "cuda.parse"; }
 
   Status parse(const BatchView& batch, Span<PacketInfo> out, ExecContext& ctx) const override {
@@ -67,12 +74,9 @@ class CudaParser final : public Parser {
     WARPATH_CUDA_TRY(cudaMemcpyAsync(buffer_.ptr, batch.buffer, used, cudaMemcpyHostToDevice, stream));
     WARPATH_CUDA_TRY(cudaMemcpyAsync(metas_.ptr, batch.metas, batch.count * sizeof(PacketMeta),
                                      cudaMemcpyHostToDevice, stream));
-    const uint32_t blocks = std::min<uint32_t>((batch.count + kBlockSize - 1) / kBlockSize,
-                                               uint32_t(8 * sm_count_));
-    parse_kernel<<<blocks, kBlockSize, 0, stream>>>(
-        static_cast<const uint8_t*>(buffer_.ptr), static_cast<const PacketMeta*>(metas_.ptr),
-        static_cast<PacketInfo*>(infos_.ptr), batch.count);
-    WARPATH_CUDA_CHECK_LAUNCH();
+    WARPATH_TRY(launch_parse(static_cast<const uint8_t*>(buffer_.ptr),
+                             static_cast<const PacketMeta*>(metas_.ptr),
+                             static_cast<PacketInfo*>(infos_.ptr), batch.count, stream));
     WARPATH_CUDA_TRY(cudaMemcpyAsync(out.data, infos_.ptr, batch.count * sizeof(PacketInfo),
                                      cudaMemcpyDeviceToHost, stream));
     WARPATH_CUDA_TRY(cudaStreamSynchronize(stream));
@@ -80,18 +84,26 @@ class CudaParser final : public Parser {
   }
 
  private:
-  int sm_count_;
   mutable std::mutex mutex_;
   mutable DeviceArray buffer_, metas_, infos_;
 };
 
 }  // namespace
 
+Status launch_parse(const uint8_t* buffer, const PacketMeta* metas, PacketInfo* out, uint32_t n,
+                    void* stream) {
+  if (n == 0) return Status::ok();
+  static const int sms = sm_count_of_current_device();
+  const uint32_t blocks = std::min<uint32_t>((n + kBlockSize - 1) / kBlockSize, uint32_t(8 * sms));
+  parse_kernel<<<blocks, kBlockSize, 0, static_cast<cudaStream_t>(stream)>>>(buffer, metas, out, n);
+  WARPATH_CUDA_CHECK_LAUNCH();
+  return Status::ok();
+}
+
 Result<std::unique_ptr<Parser>> make_cuda_parser() {
-  int device = 0, sms = 0;
+  int device = 0;
   WARPATH_CUDA_TRY(cudaGetDevice(&device));
-  WARPATH_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  return std::unique_ptr<Parser>(std::make_unique<CudaParser>(sms));
+  return std::unique_ptr<Parser>(std::make_unique<CudaParser>());
 }
 
 }  // namespace warpath::packet::detail

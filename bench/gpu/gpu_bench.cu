@@ -1,0 +1,124 @@
+/*
+ * bench/gpu/gpu_bench.cu: warpath-gpu-bench, the GPU benchmarks that scripts/gpu-check.sh runs.
+ *
+ * Needs only CUDA and the C++ standard library (GPU machines have no extra packages), so it
+ * is a small cudaEvent-timed harness rather than nvbench. It measures, per batch size:
+ *   kernel      the parse kernel alone on device-resident packets (min of several runs)
+ *   end_to_end  cuda.parse as an engine call: H2D copy of cells and metadata from pinned memory,
+ *               kernel, D2H of results, synchronise
+ * and prints one JSON object on stdout.
+ *
+ * Usage: warpath-gpu-bench [--max-batch N] [--repeat N]
+ */
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "core/cuda/cuda_check.cuh"
+#include "packet/cuda/parse_launch.hpp"
+#include "warpath/core/cuda_device.hpp"
+#include "warpath/gen/traffic.hpp"
+#include "warpath/packet/parser.hpp"
+
+namespace {
+
+using namespace warpath;
+
+struct Row {
+  std::string bench;
+  uint32_t batch;
+  double kernel_us, kernel_mpps, e2e_us, e2e_mpps;
+};
+
+Status run(uint32_t max_batch, int repeat, std::vector<Row>& rows) {
+  // Minimum-size frames (64 B on the wire) in 64-byte cells: the worst case for packet rate.
+  gen::TrafficParams params;
+  params.count = max_batch;
+  params.sizes = gen::SizeMix::kFixed;
+  params.min_size = params.max_size = 64;
+  params.ipv6_share = 0.0;
+  params.vlan_share = 0.0;
+  WARPATH_ASSIGN_OR_RETURN(auto batch, packet::PacketBatch::create(max_batch, 128, 0, MemSpace::kPinned));
+  WARPATH_TRY(gen::generate_traffic(params, batch));
+  const auto view = batch.view();
+
+  uint8_t* d_buf = nullptr;
+  packet::PacketMeta* d_meta = nullptr;
+  packet::PacketInfo* d_out = nullptr;
+  WARPATH_CUDA_TRY(cudaMalloc(&d_buf, batch.buffer_bytes()));
+  WARPATH_CUDA_TRY(cudaMalloc(&d_meta, max_batch * sizeof(packet::PacketMeta)));
+  WARPATH_CUDA_TRY(cudaMalloc(&d_out, max_batch * sizeof(packet::PacketInfo)));
+  WARPATH_CUDA_TRY(cudaMemcpy(d_buf, view.buffer, batch.buffer_bytes(), cudaMemcpyHostToDevice));
+  WARPATH_CUDA_TRY(cudaMemcpy(d_meta, view.metas, max_batch * sizeof(packet::PacketMeta),
+                              cudaMemcpyHostToDevice));
+  cudaEvent_t start, stop;
+  WARPATH_CUDA_TRY(cudaEventCreate(&start));
+  WARPATH_CUDA_TRY(cudaEventCreate(&stop));
+
+  WARPATH_ASSIGN_OR_RETURN(auto engine, packet::make_parser("cuda.parse"));
+  std::vector<packet::PacketInfo> host_out(max_batch);
+  ExecContext ctx;
+  for (uint32_t n = 256; n <= max_batch; n *= 4) {
+    float best_kernel = 1e30f;
+    for (int r = 0; r < repeat; ++r) {
+      WARPATH_CUDA_TRY(cudaEventRecord(start));
+      WARPATH_TRY(packet::detail::launch_parse(d_buf, d_meta, d_out, n, nullptr));
+      WARPATH_CUDA_TRY(cudaEventRecord(stop));
+      WARPATH_CUDA_TRY(cudaEventSynchronize(stop));
+      float ms = 0;
+      WARPATH_CUDA_TRY(cudaEventElapsedTime(&ms, start, stop));
+      best_kernel = std::min(best_kernel, ms);
+    }
+    double best_e2e = 1e30;
+    for (int r = 0; r < repeat; ++r) {
+      const auto t0 = std::chrono::steady_clock::now();
+      WARPATH_TRY(engine->parse({view.buffer, view.metas, n}, {host_out.data(), n}, ctx));
+      best_e2e = std::min(best_e2e, std::chrono::duration<double, std::milli>(
+                                        std::chrono::steady_clock::now() - t0).count());
+    }
+    rows.push_back({"parse", n, best_kernel * 1e3, n / (best_kernel * 1e3), best_e2e * 1e3,
+                    n / (best_e2e * 1e3)});
+  }
+  cudaFree(d_buf);
+  cudaFree(d_meta);
+  cudaFree(d_out);
+  return Status::ok();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  uint32_t max_batch = 1u << 22;
+  int repeat = 20;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string a = argv[i];
+    if (a == "--max-batch") max_batch = uint32_t(std::strtoul(argv[i + 1], nullptr, 10));
+    else if (a == "--repeat") repeat = std::atoi(argv[i + 1]);
+  }
+  if (warpath::cuda_device_count() == 0) {
+    std::fprintf(stderr, "warpath-gpu-bench: %s\n", warpath::cuda_unavailable_reason().c_str());
+    return 1;
+  }
+  std::vector<Row> rows;
+  if (warpath::Status s = run(max_batch, repeat, rows); !s.is_ok()) {
+    std::fprintf(stderr, "warpath-gpu-bench: %s\n", s.message().c_str());
+    return 1;
+  }
+  const auto dev = warpath::cuda_devices().front();
+  std::printf("{\"device\": \"%s\", \"cuda\": \"%s\", \"frame_bytes\": 64, \"results\": [\n",
+              dev.name.c_str(), warpath::cuda_versions().c_str());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Row& r = rows[i];
+    std::printf("  {\"bench\": \"%s\", \"batch\": %u, \"kernel_us\": %.2f, \"kernel_mpps\": %.1f, "
+                "\"end_to_end_us\": %.2f, \"end_to_end_mpps\": %.1f}%s\n",
+                r.bench.c_str(), r.batch, r.kernel_us, r.kernel_mpps, r.e2e_us, r.e2e_mpps,
+                i + 1 < rows.size() ? "," : "");
+  }
+  std::printf("]}\n");
+  return 0;
+}
