@@ -2,8 +2,7 @@
 function(warpath_add_test name)
   add_executable(${name} ${ARGN})
   target_link_libraries(${name} PRIVATE warpath_io warpath_testsupport GTest::gtest_main)
-  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60
-    PROPERTIES ENVIRONMENT "WARPATH_DATA=${WARPATH_DATA_DIR};WARPATH_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60)
 endfunction()
 
 # Warnings for our own targets.

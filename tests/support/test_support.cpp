@@ -11,18 +11,22 @@ namespace warpath::testing {
 
 namespace fs = std::filesystem;
 
+namespace {
+std::string source_dir() {
+  if (const char* src = std::getenv("WARPATH_SOURCE_DIR"); src && *src) return src;
+  return WARPATH_TEST_SOURCE_DIR;
+}
+}  // namespace
+
 std::string data_dir() {
   if (const char* env = std::getenv("WARPATH_DATA"); env && *env) return env;
-  if (const char* src = std::getenv("WARPATH_SOURCE_DIR"); src && *src)
-    return (fs::path(src) / ".." / "shared" / "data").lexically_normal().string();
-  return "../shared/data";
+  return WARPATH_TEST_DATA_DIR;
 }
 
 std::string data_path(const std::string& relative) { return data_dir() + "/" + relative; }
 
 std::string golden_path(const std::string& relative) {
-  const char* src = std::getenv("WARPATH_SOURCE_DIR");
-  return std::string(src ? src : ".") + "/tests/golden/" + relative;
+  return source_dir() + "/tests/golden/" + relative;
 }
 
 bool have_data() { return fs::is_directory(data_dir()); }
