@@ -21,7 +21,7 @@ log="$out_dir/gpu-check-$stamp.log"
 } >"$log" 2>&1 || { echo "gpu-check: build failed; see $log" >&2; tail -30 "$log" >&2; exit 1; }
 
 selftest_rc=0
-./build-gpu/warpath-selftest --items 1000000 --json "$out_dir/selftest.tmp.json" | tee -a "$log" || selftest_rc=$?
+./build-gpu/warpath-selftest --require-gpu --items 1000000 --json "$out_dir/selftest.tmp.json" | tee -a "$log" || selftest_rc=$?
 bench_rc=0
 ./build-gpu/warpath-gpu-bench > "$out_dir/bench.tmp.json" 2>>"$log" || bench_rc=$?
 

@@ -38,6 +38,10 @@ SelftestResult run_selftest(const SelftestOptions& options) {
       if (!options.all && id.rfind("cuda.", 0) != 0) continue;
       if (!options.filter.empty() && id.find(options.filter) == std::string::npos) continue;
       CheckReport r = module.check(id, result.seed, options.items);
+      if (r.skipped && options.require_gpu && id.rfind("cuda.", 0) == 0) {
+        r.skipped = false;
+        r.detail = "required but unavailable: " + r.detail;
+      }
       if (r.skipped)
         ++result.skipped;
       else if (r.passed())

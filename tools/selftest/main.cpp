@@ -1,4 +1,4 @@
-// warpath-selftest [--seed N] [--items N] [--all] [--engine TEXT] [--json FILE]
+// warpath-selftest [--seed N] [--items N] [--all] [--require-gpu] [--engine TEXT] [--json FILE]
 // The same check as `warpath selftest`, with a hand-rolled argument parser so it needs no
 // CLI library (see tools/selftest/CMakeLists.txt).
 #include <cstdio>
@@ -25,9 +25,10 @@ int main(int argc, char** argv) {
     else if (a == "--engine") o.filter = value("--engine");
     else if (a == "--json") json = value("--json");
     else if (a == "--all") o.all = true;
+    else if (a == "--require-gpu") o.require_gpu = true;
     else {
       std::fprintf(stderr, "usage: warpath-selftest [--seed N] [--items N] [--all] "
-                           "[--engine TEXT] [--json FILE]\n");
+                           "[--require-gpu] [--engine TEXT] [--json FILE]\n");
       return a == "--help" || a == "-h" ? 0 : 2;
     }
   }

@@ -1,7 +1,6 @@
 // warpath selftest: every CUDA engine (or, with --all, every engine) against its reference.
 #include <fmt/core.h>
 
-#include <fstream>
 #include <memory>
 
 #include "commands.hpp"
@@ -18,6 +17,7 @@ void add_selftest(CLI::App& app, Runner& run) {
   cmd->add_option("--seed", o->seed, "Seed (default: from the clock; printed)");
   cmd->add_option("--items", o->items, "Items per engine")->check(CLI::Range(uint64_t(1), uint64_t(1) << 26));
   cmd->add_flag("--all", o->all, "Check CPU engines too (default: CUDA engines only)");
+  cmd->add_flag("--require-gpu", o->require_gpu, "Fail when a CUDA engine cannot run here");
   cmd->add_option("--engine", o->filter, "Only engines whose id contains this text");
   cmd->add_option("--json", *json, "Write the result as JSON to this file");
   cmd->callback([o, json, &run] { run = [o, json] { return selftest_main(*o, *json); }; });
