@@ -1,6 +1,7 @@
 // Reading pcap and pcapng through libpcap, keeping nanosecond timestamps.
 #include <pcap/pcap.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <vector>
@@ -14,6 +15,10 @@ struct PcapReader::Impl {
   std::vector<uint8_t> pending;  // a packet read while the batch was full
   pcap_pkthdr pending_hdr{};
   bool has_pending = false;
+  // Classic pcap only: the file offset after the last record. libpcap silently cuts a record
+  // whose caplen exceeds the snap length down to the snap length (and skips the rest), so the
+  // stored caplen is recovered from how far the file advanced: 16-byte header plus the data.
+  long record_end = -1;
   ~Impl() {
     if (handle) pcap_close(handle);
   }
@@ -71,6 +76,9 @@ Result<PcapReader> PcapReader::open(const std::string& path) {
   info.linktype = pcap_datalink(h);
   info.snaplen = static_cast<uint32_t>(pcap_snapshot(h));
   r.info_ = info;
+  if (info.format == CaptureFormat::kPcap) {
+    if (std::FILE* f = pcap_file(h)) r.impl_->record_end = std::ftell(f);
+  }
   return r;
 }
 
@@ -97,8 +105,14 @@ Result<uint32_t> PcapReader::read(packet::PacketBatch& batch, uint16_t port) {
     }
     const std::string where = path_ + ": record " + std::to_string(records_ + 1);
     if (rc != 1) return Status(Errc::kParseError, where + ": " + pcap_geterr(impl_->handle));
-    if (hdr->caplen > info_.snaplen)
-      return Status(Errc::kParseError, where + ": captured length " + std::to_string(hdr->caplen) +
+    uint64_t stored_caplen = hdr->caplen;
+    if (impl_->record_end >= 0) {
+      const long end = std::ftell(pcap_file(impl_->handle));
+      if (end >= impl_->record_end + 16) stored_caplen = uint64_t(end - impl_->record_end - 16);
+      impl_->record_end = end;
+    }
+    if (stored_caplen > info_.snaplen)
+      return Status(Errc::kParseError, where + ": captured length " + std::to_string(stored_caplen) +
                                            " exceeds the file's snap length " +
                                            std::to_string(info_.snaplen));
     if (hdr->caplen > hdr->len)

@@ -82,6 +82,7 @@ class PcapngFile {
     for (int i = 0; i < 4; ++i) v.push_back(uint8_t(x >> (8 * i)));
   }
   Status emit(const std::vector<uint8_t>& v) {
+    if (!file_) return Status(Errc::kInvalidArgument, path_ + ": writer is closed");
     if (std::fwrite(v.data(), 1, v.size(), file_) != v.size())
       return Status(Errc::kIoError, path_ + ": write failed: " + std::strerror(errno));
     return Status::ok();

@@ -50,21 +50,19 @@ std::string parse_csv_row(uint64_t frame, const PacketInfo& info) {
   std::string row = std::to_string(frame) + "," + parse_status_name(info.status) + ",";
   if (info.vlan_count) row += std::to_string(info.vlan_tci[0] & 0x0fff);
   row += ",";
-  const bool ip = (info.flags & kHasAddresses) != 0;
-  if (ip) {
-    const bool v4 = info.ip_version == 4;
-    row += std::to_string(info.ip_version) + ",";
-    row += (v4 ? ipv4_to_string(info.src) : ipv6_to_string(info.src)) + ",";
-    row += (v4 ? ipv4_to_string(info.dst) : ipv6_to_string(info.dst)) + ",";
-    row += std::to_string(info.proto) + ",";
-  } else {
-    row += ",,,,";
-  }
+  auto addr = [&](const uint8_t* a) {
+    return info.ip_version == 4 ? ipv4_to_string(a) : ipv6_to_string(a);
+  };
+  const bool ip = info.ip_version != 0;
+  row += ip ? std::to_string(info.ip_version) + "," : ",";
+  row += (info.fields & kFieldSrc) ? addr(info.src) + "," : ",";
+  row += (info.fields & kFieldDst) ? addr(info.dst) + "," : ",";
+  row += (info.fields & kFieldProto) ? std::to_string(info.proto) + "," : ",";
   if (info.flags & kHasPorts)
     row += std::to_string(info.sport) + "," + std::to_string(info.dport) + ",";
   else
     row += ",,";
-  if (ip) row += (info.flags & kFragment) ? "1" : "0";
+  if (ip && (info.fields & kFieldFrag)) row += (info.flags & kFragment) ? "1" : "0";
   return row;
 }
 

@@ -27,16 +27,19 @@ nlohmann::json row_json(uint64_t frame, const packet::PacketInfo& info) {
   j["frame"] = frame;
   j["status"] = parse_status_name(info.status);
   j["vlan"] = info.vlan_count ? nlohmann::json(info.vlan_tci[0] & 0x0fff) : nlohmann::json();
-  const bool ip = info.flags & kHasAddresses;
-  const bool v4 = info.ip_version == 4;
+  const bool ip = info.ip_version != 0;
+  auto addr = [&](const uint8_t* a) {
+    return nlohmann::json(info.ip_version == 4 ? ipv4_to_string(a) : ipv6_to_string(a));
+  };
   j["ip_version"] = ip ? nlohmann::json(info.ip_version) : nlohmann::json();
-  j["src"] = ip ? nlohmann::json(v4 ? ipv4_to_string(info.src) : ipv6_to_string(info.src)) : nlohmann::json();
-  j["dst"] = ip ? nlohmann::json(v4 ? ipv4_to_string(info.dst) : ipv6_to_string(info.dst)) : nlohmann::json();
-  j["proto"] = ip ? nlohmann::json(info.proto) : nlohmann::json();
+  j["src"] = (info.fields & kFieldSrc) ? addr(info.src) : nlohmann::json();
+  j["dst"] = (info.fields & kFieldDst) ? addr(info.dst) : nlohmann::json();
+  j["proto"] = (info.fields & kFieldProto) ? nlohmann::json(info.proto) : nlohmann::json();
   const bool ports = info.flags & kHasPorts;
   j["sport"] = ports ? nlohmann::json(info.sport) : nlohmann::json();
   j["dport"] = ports ? nlohmann::json(info.dport) : nlohmann::json();
-  j["frag"] = ip ? nlohmann::json(info.flags & kFragment ? 1 : 0) : nlohmann::json();
+  j["frag"] = ip && (info.fields & kFieldFrag) ? nlohmann::json(info.flags & kFragment ? 1 : 0)
+                                               : nlohmann::json();
   return j;
 }
 

@@ -24,8 +24,11 @@
 //   needs were captured; one cut inside a header gets kTruncated.
 //
 // Statuses
-//   kOk, or the first problem found. Fields parsed before the problem are kept, so a packet
-//   with a bad IPv4 checksum still reports its addresses, protocol and ports.
+//   kOk, or the first problem found. Fields parsed before the problem are kept (`fields` says
+//   which IP-header fields were captured). Two problems do not stop the parse: a bad IPv4
+//   header checksum, and an IP datagram longer than the frame (bad_ipv4_length /
+//   bad_ipv6_length), whose transport header is still read within the frame; such packets
+//   report their addresses, protocol and ports with the problem as their status.
 #pragma once
 #include <cstdint>
 
@@ -59,7 +62,16 @@ enum InfoFlags : uint8_t {
   kHasIcmp = 1u << 3,        ///< icmp_type/icmp_code are valid
   kIpOptions = 1u << 4,      ///< IPv4 header longer than 20 bytes
   kIpv6ExtHeaders = 1u << 5, ///< at least one IPv6 extension header
-  kHasAddresses = 1u << 6,   ///< the fixed IP header was captured: src, dst, proto, tos, ttl valid
+};
+
+/// PacketInfo::fields bits: which IP-header fields were captured. A packet cut inside its IP
+/// header reports the fields that precede the cut (status kTruncated).
+enum FieldBits : uint8_t {
+  kFieldSrc = 1u << 0,    ///< src valid
+  kFieldDst = 1u << 1,    ///< dst valid
+  kFieldProto = 1u << 2,  ///< proto is the final transport protocol (IPv6: the chain was walked)
+  kFieldFrag = 1u << 3,   ///< fragment flags were read (IPv4 bytes 6-7; always for IPv6)
+  kFieldsAll = kFieldSrc | kFieldDst | kFieldProto | kFieldFrag,
 };
 
 /// Parse result for one packet: 64 bytes, POD, identical on host and device.
@@ -80,7 +92,8 @@ struct PacketInfo {
   uint8_t icmp_type, icmp_code;
   uint8_t tos;           ///< IPv4 TOS / IPv6 traffic class
   uint8_t ttl;           ///< IPv4 TTL / IPv6 hop limit
-  uint8_t pad[6];        ///< zero
+  uint8_t fields;        ///< FieldBits
+  uint8_t pad[5];        ///< zero
   uint8_t src[16];       ///< IPv4: first 4 bytes, network order; IPv6: all 16
   uint8_t dst[16];
 };

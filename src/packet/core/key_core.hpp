@@ -10,9 +10,15 @@
 
 namespace warpath::packet::core {
 
+/// True when the addresses and protocol of the IP header were all captured.
+WARPATH_HD bool has_ip_key(const PacketInfo& in) {
+  constexpr uint8_t kNeed = kFieldSrc | kFieldDst | kFieldProto;
+  return (in.fields & kNeed) == kNeed;
+}
+
 WARPATH_HD bool five_tuple4(const PacketInfo& in, FiveTuple4& key) {
   key = FiveTuple4{};
-  if (in.ip_version != 4 || in.status == ParseStatus::kTruncated) return false;
+  if (in.ip_version != 4 || !has_ip_key(in)) return false;
   key.src = load_be32(in.src);
   key.dst = load_be32(in.dst);
   key.proto = in.proto;
@@ -25,7 +31,7 @@ WARPATH_HD bool five_tuple4(const PacketInfo& in, FiveTuple4& key) {
 
 WARPATH_HD bool five_tuple6(const PacketInfo& in, FiveTuple6& key) {
   key = FiveTuple6{};
-  if (in.ip_version != 6 || in.status == ParseStatus::kTruncated) return false;
+  if (in.ip_version != 6 || !has_ip_key(in)) return false;
   for (int i = 0; i < 16; ++i) {
     key.src[i] = in.src[i];
     key.dst[i] = in.dst[i];
@@ -54,7 +60,7 @@ WARPATH_HD OfTuple of_tuple(const uint8_t* frame, uint32_t caplen, uint16_t in_p
     f.dl_vlan_pcp = uint8_t(in.vlan_tci[0] >> 13);
   }
   f.dl_type = in.ethertype;
-  if (in.ip_version == 4) {
+  if (in.ip_version == 4 && has_ip_key(in)) {
     f.nw_tos = uint8_t(in.tos & 0xfc);
     f.nw_proto = in.proto;
     f.nw_src = load_be32(in.src);

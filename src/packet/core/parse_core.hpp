@@ -86,32 +86,68 @@ WARPATH_HD PacketInfo parse_ipv4(const uint8_t* p, uint32_t off, uint32_t cap, u
   const uint32_t ihl = uint32_t(p[off] & 0x0f) * 4;
   if ((p[off] >> 4) != 4 || ihl < 20) return fail(info, ParseStatus::kBadIpv4Header);
   info.ip_version = 4;
-  if (off + 20 > cap) return fail(info, ParseStatus::kTruncated);
-  info.tos = p[off + 1];
-  info.ttl = p[off + 8];
-  info.proto = p[off + 9];
-  for (int i = 0; i < 4; ++i) {
-    info.src[i] = p[off + 12 + i];
-    info.dst[i] = p[off + 16 + i];
+  // Fields are taken as far as the capture goes, so a cut header still reports what it has.
+  if (off + 2 <= cap) info.tos = p[off + 1];
+  if (off + 8 <= cap) {
+    const uint16_t frag = load_be16(p + off + 6);
+    if ((frag & 0x2000) || (frag & 0x1fff)) info.flags |= kFragment;
+    if (frag & 0x1fff) info.flags |= kLaterFragment;
+    info.fields |= kFieldFrag;
   }
-  info.flags |= kHasAddresses;
-  const uint32_t total = load_be16(p + off + 2);
-  const uint16_t frag = load_be16(p + off + 6);
-  const uint32_t frag_offset = uint32_t(frag & 0x1fff) * 8;
-  if ((frag & 0x2000) || frag_offset) info.flags |= kFragment;
-  if (frag_offset) info.flags |= kLaterFragment;
+  if (off + 10 <= cap) {
+    info.ttl = p[off + 8];
+    info.proto = p[off + 9];
+    info.fields |= kFieldProto;
+  }
+  if (off + 16 <= cap) {
+    for (int i = 0; i < 4; ++i) info.src[i] = p[off + 12 + i];
+    info.fields |= kFieldSrc;
+  }
+  if (off + 20 > cap) return fail(info, ParseStatus::kTruncated);
+  for (int i = 0; i < 4; ++i) info.dst[i] = p[off + 16 + i];
+  info.fields |= kFieldDst;
   if (ihl > 20) info.flags |= kIpOptions;
   if (off + ihl > cap) return fail(info, ParseStatus::kTruncated);
-  if (total < ihl || off + total > len) return fail(info, ParseStatus::kBadIpv4Length);
-  // A bad checksum does not stop the parse: the fields stay useful for counters and the slow
-  // path. It is reported unless the transport header has a problem of its own.
+  const uint32_t total = load_be16(p + off + 2);
+  if (total < ihl) return fail(info, ParseStatus::kBadIpv4Length);
+  // Neither a bad checksum nor a datagram longer than the frame stops the parse: the fields stay
+  // useful for counters and the slow path, and the transport header is read within the frame.
+  const bool too_long = off + total > len;
   const bool checksum_ok = fold_checksum(ones_sum(p + off, ihl)) == 0;
-  if (!frag_offset) info = parse_l4(p, off + ihl, off + total, cap, info);
+  if (!(info.flags & kLaterFragment)) info = parse_l4(p, off + ihl, too_long ? len : off + total, cap, info);
+  if (too_long) info.status = ParseStatus::kBadIpv4Length;
   if (!checksum_ok && info.status == ParseStatus::kOk) info.status = ParseStatus::kBadIpv4Checksum;
   return info;
 }
 
 WARPATH_HD bool is_ipv6_ext(uint8_t nh) { return nh == 0 || nh == 43 || nh == 44 || nh == 60; }
+
+/// The IPv6 header and extension-header chain; `end` is where the datagram ends (the frame's
+/// end when the payload length claims more).
+WARPATH_HD PacketInfo parse_ipv6_chain(const uint8_t* p, uint32_t cur, uint32_t end,
+                                       uint32_t cap, uint8_t nh, PacketInfo info) {
+  // RFC 8200 allows each extension header once (destination options twice); a chain longer
+  // than eight is malformed or hostile, and bounding it keeps device threads uniform.
+  for (int hops = 0; is_ipv6_ext(nh); ++hops) {
+    info.flags |= kIpv6ExtHeaders;
+    if (nh == 44) info.flags |= kFragment;
+    if (hops == 8 || cur + 8 > end) return fail(info, ParseStatus::kBadIpv6ExtHeader);
+    if (cur + 8 > cap) return fail(info, ParseStatus::kTruncated);
+    const uint8_t next = p[cur];
+    uint32_t hlen = (uint32_t(p[cur + 1]) + 1) * 8;
+    if (nh == 44) {
+      hlen = 8;
+      if (load_be16(p + cur + 2) & 0xfff8) info.flags |= kLaterFragment;
+    }
+    if (cur + hlen > end) return fail(info, ParseStatus::kBadIpv6ExtHeader);
+    nh = next;
+    info.proto = nh;
+    cur += hlen;
+  }
+  info.fields |= kFieldProto;
+  if (info.flags & kLaterFragment) return info;
+  return parse_l4(p, cur, end, cap, info);
+}
 
 WARPATH_HD PacketInfo parse_ipv6(const uint8_t* p, uint32_t off, uint32_t cap, uint32_t len,
                                  PacketInfo info) {
@@ -120,41 +156,31 @@ WARPATH_HD PacketInfo parse_ipv6(const uint8_t* p, uint32_t off, uint32_t cap, u
   if (off + 1 > cap) return fail(info, ParseStatus::kTruncated);
   if ((p[off] >> 4) != 6) return fail(info, ParseStatus::kBadIpv6Header);
   info.ip_version = 6;
-  if (off + 40 > cap) return fail(info, ParseStatus::kTruncated);
-  info.tos = uint8_t(load_be16(p + off) >> 4);
-  info.ttl = p[off + 7];
-  uint8_t nh = p[off + 6];
-  info.proto = nh;
-  for (int i = 0; i < 16; ++i) {
-    info.src[i] = p[off + 8 + i];
-    info.dst[i] = p[off + 24 + i];
+  info.fields |= kFieldFrag;  // IPv6 fragments are marked by a header, found or not
+  if (off + 2 <= cap) info.tos = uint8_t(load_be16(p + off) >> 4);
+  uint8_t nh = 0;
+  if (off + 8 <= cap) {
+    nh = p[off + 6];
+    info.ttl = p[off + 7];
+    info.proto = nh;
+    if (nh == 44) info.flags |= kFragment;
+    if (!is_ipv6_ext(nh)) info.fields |= kFieldProto;
   }
-  info.flags |= kHasAddresses;
+  if (off + 24 <= cap) {
+    for (int i = 0; i < 16; ++i) info.src[i] = p[off + 8 + i];
+    info.fields |= kFieldSrc;
+  }
+  if (off + 40 > cap) return fail(info, ParseStatus::kTruncated);
+  for (int i = 0; i < 16; ++i) info.dst[i] = p[off + 24 + i];
+  info.fields |= kFieldDst;
+  info.fields &= uint8_t(~kFieldProto);  // set again once the chain is walked
   const uint32_t payload = load_be16(p + off + 4);
   // Payload length 0 with a hop-by-hop header is a jumbogram: the frame bounds the datagram.
   const uint32_t end = (payload == 0 && nh == 0) ? len : off + 40 + payload;
-  if (end > len) return fail(info, ParseStatus::kBadIpv6Length);
-  uint32_t cur = off + 40;
-  // RFC 8200 allows each extension header once (destination options twice); a chain longer
-  // than eight is malformed or hostile, and bounding it keeps device threads uniform.
-  for (int hops = 0; is_ipv6_ext(nh); ++hops) {
-    info.flags |= kIpv6ExtHeaders;
-    if (hops == 8 || cur + 8 > end) return fail(info, ParseStatus::kBadIpv6ExtHeader);
-    if (cur + 8 > cap) return fail(info, ParseStatus::kTruncated);
-    const uint8_t next = p[cur];
-    uint32_t hlen = (uint32_t(p[cur + 1]) + 1) * 8;
-    if (nh == 44) {
-      hlen = 8;
-      info.flags |= kFragment;
-      if (load_be16(p + cur + 2) & 0xfff8) info.flags |= kLaterFragment;
-    }
-    if (cur + hlen > end) return fail(info, ParseStatus::kBadIpv6ExtHeader);
-    nh = next;
-    info.proto = nh;
-    cur += hlen;
-  }
-  if (info.flags & kLaterFragment) return info;
-  return parse_l4(p, cur, end, cap, info);
+  const bool too_long = end > len;
+  info = parse_ipv6_chain(p, off + 40, too_long ? len : end, cap, nh, info);
+  if (too_long) info.status = ParseStatus::kBadIpv6Length;
+  return info;
 }
 
 /// Parses one Ethernet frame.

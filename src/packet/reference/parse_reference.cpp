@@ -105,29 +105,40 @@ struct Parse {
     const uint64_t ihl = (*first & 0x0f) * 4ull;
     if ((*first >> 4) != 4 || ihl < 20) return stop(ParseStatus::kBadIpv4Header);
     info.ip_version = 4;
-    if (!c.has(at, 20)) return stop(ParseStatus::kTruncated);
-    info.tos = *c.u8(at + 1);
-    info.ttl = *c.u8(at + 8);
-    info.proto = *c.u8(at + 9);
-    for (int i = 0; i < 4; ++i) {
-      info.src[i] = *c.u8(at + 12 + i);
-      info.dst[i] = *c.u8(at + 16 + i);
+    // Each field is reported if its bytes were captured.
+    if (auto tos = c.u8(at + 1)) info.tos = *tos;
+    if (auto frag = c.u16(at + 6)) {
+      const bool more_fragments = (*frag & 0x2000) != 0;
+      const uint64_t offset = (*frag & 0x1fff) * 8ull;
+      if (more_fragments || offset != 0) info.flags |= kFragment;
+      if (offset != 0) info.flags |= kLaterFragment;
+      info.fields |= kFieldFrag;
     }
-    info.flags |= kHasAddresses;
-    const uint64_t total = *c.u16(at + 2);
-    const uint16_t frag = *c.u16(at + 6);
-    const bool more_fragments = (frag & 0x2000) != 0;
-    const uint64_t offset = (frag & 0x1fff) * 8ull;
-    if (more_fragments || offset != 0) info.flags |= kFragment;
-    if (offset != 0) info.flags |= kLaterFragment;
+    if (c.has(at + 8, 2)) {
+      info.ttl = *c.u8(at + 8);
+      info.proto = *c.u8(at + 9);
+      info.fields |= kFieldProto;
+    }
+    if (c.has(at + 12, 4)) {
+      for (int i = 0; i < 4; ++i) info.src[i] = *c.u8(at + 12 + i);
+      info.fields |= kFieldSrc;
+    }
+    if (!c.has(at + 16, 4)) return stop(ParseStatus::kTruncated);
+    for (int i = 0; i < 4; ++i) info.dst[i] = *c.u8(at + 16 + i);
+    info.fields |= kFieldDst;
     if (ihl > 20) info.flags |= kIpOptions;
     if (!c.has(at, ihl)) return stop(ParseStatus::kTruncated);
-    if (total < ihl || at + total > len) return stop(ParseStatus::kBadIpv4Length);
+    const uint64_t total = *c.u16(at + 2);
+    if (total < ihl) return stop(ParseStatus::kBadIpv4Length);
+    const bool longer_than_frame = at + total > len;
     const bool checksum_ok = ipv4_checksum_ok(c.ptr(at), static_cast<uint32_t>(ihl));
-    if (offset == 0) transport(at + ihl, at + total);
+    if (!(info.flags & kLaterFragment)) transport(at + ihl, longer_than_frame ? len : at + total);
+    if (longer_than_frame) info.status = ParseStatus::kBadIpv4Length;
     if (!checksum_ok && info.status == ParseStatus::kOk) info.status = ParseStatus::kBadIpv4Checksum;
     return info;
   }
+
+  static bool extension(uint8_t next) { return next == 0 || next == 43 || next == 44 || next == 60; }
 
   PacketInfo ipv6(uint64_t at) {
     info.l3 = L3::kIpv6;
@@ -136,41 +147,66 @@ struct Parse {
     if (!first) return stop(ParseStatus::kTruncated);
     if ((*first >> 4) != 6) return stop(ParseStatus::kBadIpv6Header);
     info.ip_version = 6;
-    if (!c.has(at, 40)) return stop(ParseStatus::kTruncated);
-    info.tos = static_cast<uint8_t>(((*c.u8(at) & 0x0f) << 4) | (*c.u8(at + 1) >> 4));
-    info.ttl = *c.u8(at + 7);
-    uint8_t next = *c.u8(at + 6);
-    info.proto = next;
-    for (int i = 0; i < 16; ++i) {
-      info.src[i] = *c.u8(at + 8 + i);
-      info.dst[i] = *c.u8(at + 24 + i);
+    info.fields |= kFieldFrag;
+    if (auto second = c.u8(at + 1))
+      info.tos = static_cast<uint8_t>(((*first & 0x0f) << 4) | (*second >> 4));
+    uint8_t next = 0;
+    if (c.has(at + 6, 2)) {
+      next = *c.u8(at + 6);
+      info.ttl = *c.u8(at + 7);
+      info.proto = next;
+      if (next == 44) info.flags |= kFragment;
     }
-    info.flags |= kHasAddresses;
+    if (c.has(at + 8, 16)) {
+      for (int i = 0; i < 16; ++i) info.src[i] = *c.u8(at + 8 + i);
+      info.fields |= kFieldSrc;
+    }
+    if (!c.has(at + 24, 16)) {
+      // The protocol is known only if no extension header has to be walked.
+      if (c.has(at + 6, 2) && !extension(next)) info.fields |= kFieldProto;
+      return stop(ParseStatus::kTruncated);
+    }
+    for (int i = 0; i < 16; ++i) info.dst[i] = *c.u8(at + 24 + i);
+    info.fields |= kFieldDst;
     const uint64_t payload = *c.u16(at + 4);
     const bool jumbo = payload == 0 && next == 0;
-    const uint64_t end = jumbo ? len : at + 40 + payload;
-    if (end > len) return stop(ParseStatus::kBadIpv6Length);
-    uint64_t pos = at + 40;
+    uint64_t end = jumbo ? len : at + 40 + payload;
+    const bool longer_than_frame = end > len;
+    if (longer_than_frame) end = len;
+    walk_chain(at + 40, end, next);
+    if (longer_than_frame) info.status = ParseStatus::kBadIpv6Length;
+    return info;
+  }
+
+  void walk_chain(uint64_t pos, uint64_t end, uint8_t next) {
     int seen = 0;
-    while (next == 0 || next == 43 || next == 44 || next == 60) {
+    while (extension(next)) {
       info.flags |= kIpv6ExtHeaders;
-      if (seen++ == 8) return stop(ParseStatus::kBadIpv6ExtHeader);
-      if (pos + 8 > end) return stop(ParseStatus::kBadIpv6ExtHeader);
-      if (!c.has(pos, 8)) return stop(ParseStatus::kTruncated);
+      if (next == 44) info.flags |= kFragment;
+      if (seen++ == 8 || pos + 8 > end) {
+        stop(ParseStatus::kBadIpv6ExtHeader);
+        return;
+      }
+      if (!c.has(pos, 8)) {
+        stop(ParseStatus::kTruncated);
+        return;
+      }
       const uint8_t following = *c.u8(pos);
       uint64_t size = (*c.u8(pos + 1) + 1ull) * 8;
       if (next == 44) {
         size = 8;
-        info.flags |= kFragment;
         if ((*c.u16(pos + 2) >> 3) != 0) info.flags |= kLaterFragment;
       }
-      if (pos + size > end) return stop(ParseStatus::kBadIpv6ExtHeader);
+      if (pos + size > end) {
+        stop(ParseStatus::kBadIpv6ExtHeader);
+        return;
+      }
       next = following;
       info.proto = next;
       pos += size;
     }
-    if (info.flags & kLaterFragment) return info;
-    return transport(pos, end);
+    info.fields |= kFieldProto;
+    if (!(info.flags & kLaterFragment)) transport(pos, end);
   }
 
   PacketInfo ethernet() {
