@@ -47,7 +47,8 @@ constexpr uint64_t kPlanStream = 2;
 constexpr uint64_t kContentStream = 3;
 
 constexpr uint16_t kTcpPorts[] = {80, 443, 22, 25, 53, 110, 143, 993, 3306, 5432, 6379, 8080};
-constexpr uint16_t kUdpPorts[] = {53, 123, 161, 443, 500, 514, 1900, 4789, 5353};
+// No tunnel ports (VXLAN 4789, Geneve 6081): the payload is filler, not an inner frame.
+constexpr uint16_t kUdpPorts[] = {53, 123, 161, 443, 500, 514, 1900, 4500, 5353};
 
 struct Flow {
   FrameSpec spec;

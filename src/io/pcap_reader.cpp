@@ -19,6 +19,7 @@ struct PcapReader::Impl {
   // whose caplen exceeds the snap length down to the snap length (and skips the rest), so the
   // stored caplen is recovered from how far the file advanced: 16-byte header plus the data.
   long record_end = -1;
+  Status error;  // the first bad record, reported on every read from then on
   ~Impl() {
     if (handle) pcap_close(handle);
   }
@@ -83,7 +84,15 @@ Result<PcapReader> PcapReader::open(const std::string& path) {
 }
 
 Result<uint32_t> PcapReader::read(packet::PacketBatch& batch, uint16_t port) {
+  // A bad record is reported once the packets before it have been handed out, and again on
+  // every later call.
+  if (!impl_->error.is_ok()) return impl_->error;
   uint32_t n = 0;
+  auto fail = [&](Status s) -> Result<uint32_t> {
+    impl_->error = std::move(s);
+    if (n > 0) return n;
+    return impl_->error;
+  };
   if (impl_->has_pending) {
     const pcap_pkthdr& h = impl_->pending_hdr;
     if (!batch.append(impl_->pending.data(), h.caplen, h.len, to_ns(h.ts), port)) {
@@ -96,6 +105,8 @@ Result<uint32_t> PcapReader::read(packet::PacketBatch& batch, uint16_t port) {
     ++n;
   }
   for (;;) {
+    // A batch full by count takes nothing more: stop before reading the next record.
+    if (batch.size() > 0 && batch.size() >= batch.max_packets()) return n;
     pcap_pkthdr* hdr = nullptr;
     const u_char* data = nullptr;
     const int rc = pcap_next_ex(impl_->handle, &hdr, &data);
@@ -104,7 +115,8 @@ Result<uint32_t> PcapReader::read(packet::PacketBatch& batch, uint16_t port) {
       return n;
     }
     const std::string where = path_ + ": record " + std::to_string(records_ + 1);
-    if (rc != 1) return Status(Errc::kParseError, where + ": " + pcap_geterr(impl_->handle));
+    if (rc != 1)
+      return fail(Status(Errc::kParseError, where + ": " + pcap_geterr(impl_->handle)));
     uint64_t stored_caplen = hdr->caplen;
     if (impl_->record_end >= 0) {
       const long end = std::ftell(pcap_file(impl_->handle));
@@ -112,12 +124,13 @@ Result<uint32_t> PcapReader::read(packet::PacketBatch& batch, uint16_t port) {
       impl_->record_end = end;
     }
     if (stored_caplen > info_.snaplen)
-      return Status(Errc::kParseError, where + ": captured length " + std::to_string(stored_caplen) +
-                                           " exceeds the file's snap length " +
-                                           std::to_string(info_.snaplen));
+      return fail(Status(Errc::kParseError,
+                         where + ": captured length " + std::to_string(stored_caplen) +
+                             " exceeds the file's snap length " + std::to_string(info_.snaplen)));
     if (hdr->caplen > hdr->len)
-      return Status(Errc::kParseError, where + ": captured length " + std::to_string(hdr->caplen) +
-                                           " exceeds the wire length " + std::to_string(hdr->len));
+      return fail(Status(Errc::kParseError,
+                         where + ": captured length " + std::to_string(hdr->caplen) +
+                             " exceeds the wire length " + std::to_string(hdr->len)));
     ++records_;
     if (!batch.append(data, hdr->caplen, hdr->len, to_ns(hdr->ts), port)) {
       impl_->pending.assign(data, data + hdr->caplen);

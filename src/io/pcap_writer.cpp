@@ -123,8 +123,12 @@ Result<PcapWriter> PcapWriter::create(const std::string& path, const CaptureInfo
   w.impl_->dead = pcap_open_dead_with_tstamp_precision(info.linktype, int(info.snaplen), precision);
   if (!w.impl_->dead) return Status(Errc::kOutOfMemory, path + ": pcap_open_dead failed");
   w.impl_->dumper = pcap_dump_open(w.impl_->dead, path.c_str());
-  if (!w.impl_->dumper)
-    return Status(Errc::kIoError, path + ": cannot create: " + pcap_geterr(w.impl_->dead));
+  if (!w.impl_->dumper) {
+    // libpcap's message already starts with the path ("out.pcap: No such file or directory").
+    std::string why = pcap_geterr(w.impl_->dead);
+    if (why.rfind(path + ": ", 0) == 0) why.erase(0, path.size() + 2);
+    return Status(Errc::kIoError, path + ": cannot create: " + why);
+  }
   return w;
 }
 

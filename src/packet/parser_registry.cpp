@@ -68,9 +68,9 @@ Result<std::unique_ptr<Parser>> make_parser(std::string_view requested) {
   }
   if (!engine) {
     std::string known;
-    for (const auto& e : parser_engines()) known += " " + std::string(e.id);
-    return Status(Errc::kNotFound, "unknown parser engine '" + id + "' (engines:" + known +
-                                       ", auto, validate:<engine>)");
+    for (const auto& e : parser_engines()) known += std::string(e.id) + ", ";
+    return Status(Errc::kNotFound, "unknown parser engine '" + id + "' (engines: " + known +
+                                       "auto, validate:<engine>)");
   }
   if (validating)
     return std::unique_ptr<Parser>(

@@ -9,6 +9,10 @@ namespace warpath {
 
 int selftest_main(const SelftestOptions& options, const std::string& json_path) {
   const SelftestResult r = run_selftest(options);
+  if (r.reports.empty() && !options.filter.empty()) {
+    std::fprintf(stderr, "warpath: no engine matches '%s'\n", options.filter.c_str());
+    return 2;
+  }
   std::printf("selftest: seed %llu, %llu items per engine, %s\n",
               static_cast<unsigned long long>(r.seed),
               static_cast<unsigned long long>(options.items),

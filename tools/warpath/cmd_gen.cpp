@@ -17,6 +17,7 @@ struct GenTrafficOptions {
   std::string out, sizes = "imix", trace;
   uint32_t size = 0;
   bool pcapng = false, micro = false;
+  bool count_given = false;
 };
 
 // The generator builds one batch in memory; 2 KiB cells make this about 2 GiB at the limit.
@@ -27,6 +28,8 @@ int run_gen_traffic(GenTrafficOptions o) {
   if (!o.trace.empty()) {
     auto trace = io::load_trace(o.trace);
     if (!trace.is_ok()) return fail(trace.status());
+    if (trace->empty()) return fail(o.trace + ": the trace has no lines");
+    if (o.count_given && o.params.count < trace->size()) trace->resize(o.params.count);
     if (trace->size() > kMaxPackets)
       return fail(fmt::format("{}: {} lines; at most {} packets per file", o.trace, trace->size(), kMaxPackets));
     auto b = gen::batch_for(uint32_t(trace->size()));
@@ -71,7 +74,8 @@ void add_gen(CLI::App& app, Runner& run) {
   auto* cmd = gen_cmd->add_subcommand("traffic", "Write a pcap of generated traffic");
   auto& p = o->params;
   cmd->add_option("--out", o->out, "Output capture")->required();
-  cmd->add_option("--count", p.count, "Packets")->check(CLI::Range(1u, kMaxPackets));
+  cmd->add_option("--count", p.count, "Packets (with --trace: at most this many trace lines)")
+      ->check(CLI::Range(1u, kMaxPackets));
   cmd->add_option("--seed", p.seed, "Random seed (same seed, same bytes)");
   cmd->add_option("--flows", p.flows, "Distinct flows")->check(CLI::Range(1u, 1u << 24));
   cmd->add_option("--ipv6-share", p.ipv6_share, "Fraction of IPv6 flows")->check(CLI::Range(0.0, 1.0));
@@ -81,14 +85,19 @@ void add_gen(CLI::App& app, Runner& run) {
   cmd->add_option("--icmp", p.icmp_share, "ICMP weight")->check(CLI::NonNegativeNumber);
   cmd->add_option("--sizes", o->sizes, "Frame sizes: imix, uniform (--min-size..--max-size) or fixed")
       ->check(CLI::IsMember({"imix", "uniform", "fixed"}));
-  cmd->add_option("--min-size", p.min_size, "Smallest frame (bytes, with FCS)");
-  cmd->add_option("--max-size", p.max_size, "Largest frame (bytes, with FCS)");
-  cmd->add_option("--size", o->size, "Fixed frame size (bytes, with FCS)");
+  const auto sizes = CLI::Range(64u, 9018u);
+  cmd->add_option("--min-size", p.min_size, "Smallest frame (bytes, with FCS)")->check(sizes);
+  cmd->add_option("--max-size", p.max_size, "Largest frame (bytes, with FCS)")->check(sizes);
+  cmd->add_option("--size", o->size, "Fixed frame size (bytes, with FCS; grown to fit the headers)")
+      ->check(sizes);
   cmd->add_option("--gap-ns", p.gap_ns, "Time between packets (ns)");
   cmd->add_option("--trace", o->trace, "Build one IPv4 frame per line of this ClassBench trace");
   cmd->add_flag("--pcapng", o->pcapng, "Write pcapng instead of pcap");
   cmd->add_flag("--micro", o->micro, "Microsecond timestamps (default nanosecond)");
-  cmd->callback([o, &run] { run = [o] { return run_gen_traffic(*o); }; });
+  cmd->callback([o, cmd, &run] {
+    o->count_given = cmd->count("--count") > 0;
+    run = [o] { return run_gen_traffic(*o); };
+  });
 }
 
 }  // namespace warpath::cli

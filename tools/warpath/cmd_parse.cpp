@@ -1,7 +1,9 @@
 // warpath parse: one row per packet of a capture (CSV or JSON), or a summary.
 #include <fmt/core.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -43,21 +45,38 @@ nlohmann::json row_json(uint64_t frame, const packet::PacketInfo& info) {
   return j;
 }
 
+int parse_to(const ParseOptions& o, std::FILE* out);
+
+// Writes to --out through a temporary name, so a failed run leaves no partial file behind.
 int run_parse(const ParseOptions& o) {
+  if (o.out.empty()) return parse_to(o, stdout);
+  const std::string tmp = o.out + ".partial";
+  std::FILE* f = std::fopen(tmp.c_str(), "w");
+  if (!f) return fail(o.out + ": cannot create: " + std::strerror(errno));
+  const int rc = parse_to(o, f);
+  const bool closed = std::fclose(f) == 0;
+  if (rc != 0 || !closed) {
+    std::remove(tmp.c_str());
+    return rc != 0 ? rc : fail(o.out + ": write failed");
+  }
+  if (std::rename(tmp.c_str(), o.out.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    return fail(o.out + ": cannot create: " + std::strerror(errno));
+  }
+  return 0;
+}
+
+int parse_to(const ParseOptions& o, std::FILE* out) {
   auto reader = io::PcapReader::open(o.in);
   if (!reader.is_ok()) return fail(reader.status());
+  if (reader->info().linktype != 1)  // DLT_EN10MB
+    return fail(fmt::format("{}: link type {} is not supported (Ethernet captures only)", o.in,
+                            reader->info().linktype));
   auto parser = packet::make_parser(o.engine);
   if (!parser.is_ok()) return fail(parser.status());
   auto batch = packet::PacketBatch::create(o.batch, 2048, size_t(o.batch) * 2048 + (1u << 17));
   if (!batch.is_ok()) return fail(batch.status());
 
-  std::FILE* out = stdout;
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> owned(nullptr, &std::fclose);
-  if (!o.out.empty()) {
-    owned.reset(std::fopen(o.out.c_str(), "w"));
-    if (!owned) return fail(o.out + ": cannot create");
-    out = owned.get();
-  }
   const bool csv = o.format == "csv", json = o.format == "json";
   if (csv) fmt::print(out, "{}\n", packet::kParseCsvHeader);
   if (json) fmt::print(out, "[");
@@ -83,8 +102,8 @@ int run_parse(const ParseOptions& o) {
   }
   if (json) fmt::print(out, "{}]\n", frame ? "\n" : "");
   if (o.format == "summary") {
-    fmt::print("{}: {} packets, parsed by {}\n", o.in, frame, (*parser)->id());
-    print_summary(summary);
+    fmt::print(out, "{}: {} packets, parsed by {}\n", o.in, frame, (*parser)->id());
+    print_summary(summary, out);
   }
   return 0;
 }

@@ -1,4 +1,5 @@
 // warpath: the command-line front end. Subcommands live in cmd_<name>.cpp.
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 
@@ -7,7 +8,11 @@
 
 namespace warpath::cli {
 
-int fail(const Status& status) { return fail(status.message()); }
+int fail(const Status& status) {
+  fail(status.message());
+  // An unknown engine id is a usage error, like a bad flag.
+  return status.code() == Errc::kNotFound ? 2 : 1;
+}
 int fail(const std::string& message) {
   std::fprintf(stderr, "warpath: %s\n", message.c_str());
   return 1;
@@ -27,6 +32,16 @@ int main(int argc, char** argv) {
   add_parse(app, run);
   add_gen(app, run);
   add_selftest(app, run);
+  // CLI11 reports a mistyped command as "a subcommand is required"; name it instead.
+  const auto known = app.get_subcommands([](CLI::App*) { return true; });
+  const bool is_command =
+      argc > 1 && std::any_of(known.begin(), known.end(),
+                              [&](CLI::App* c) { return c->check_name(argv[1]); });
+  if (argc > 1 && argv[1][0] != '-' && !is_command) {
+    std::fprintf(stderr, "warpath: unknown command '%s'\nRun 'warpath --help' for the commands.\n",
+                 argv[1]);
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -8,10 +8,10 @@ namespace {
 double pct(uint64_t part, uint64_t whole) { return whole ? 100.0 * double(part) / double(whole) : 0.0; }
 }  // namespace
 
-void print_summary(const packet::ParseSummary& s) {
-  fmt::print("{:<22} {:>10} {:>7}\n", "", "packets", "share");
+void print_summary(const packet::ParseSummary& s, std::FILE* out) {
+  fmt::print(out, "{:<22} {:>10} {:>7}\n", "", "packets", "share");
   auto row = [&](const char* name, uint64_t n) {
-    fmt::print("{:<22} {:>10} {:>6.1f}%\n", name, n, pct(n, s.packets));
+    fmt::print(out, "{:<22} {:>10} {:>6.1f}%\n", name, n, pct(n, s.packets));
   };
   row("total", s.packets);
   row("  IPv4", s.ipv4);
@@ -34,7 +34,7 @@ void print_summary(const packet::ParseSummary& s) {
     if (s.by_status[i])
       row(fmt::format("  status {}", packet::parse_status_name(packet::ParseStatus(i))).c_str(),
           s.by_status[i]);
-  fmt::print("{:<22} {:>10}\n", "wire bytes", s.bytes);
+  fmt::print(out, "{:<22} {:>10}\n", "wire bytes", s.bytes);
 }
 
 nlohmann::json summary_json(const packet::ParseSummary& s) {

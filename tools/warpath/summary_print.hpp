@@ -1,5 +1,6 @@
 // tools/warpath/summary_print.hpp: the readable and JSON forms of a ParseSummary.
 #pragma once
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -7,7 +8,7 @@
 
 namespace warpath::cli {
 
-void print_summary(const packet::ParseSummary& s);
+void print_summary(const packet::ParseSummary& s, std::FILE* out = stdout);
 nlohmann::json summary_json(const packet::ParseSummary& s);
 
 }  // namespace warpath::cli
