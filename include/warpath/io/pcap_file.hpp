@@ -12,7 +12,8 @@
 // Writing
 //   PcapWriter writes classic pcap through libpcap (pcap_dump), with the nanosecond magic unless
 //   microseconds are asked for, so a pcap read and written back with the same link type, snap
-//   length and precision is byte-identical. libpcap 1.10 cannot write pcapng; with
+//   length and precision is byte-identical (for files in host byte order with thiszone 0, and
+//   except for the FCS-length bits of the link-type field, which libpcap does not expose). libpcap 1.10 cannot write pcapng; with
 //   Format::kPcapng the writer emits a minimal pcapng (one section, one interface with
 //   if_tsresol = 9, enhanced packet blocks) itself.
 #pragma once
@@ -43,8 +44,11 @@ class PcapReader {
   ~PcapReader();
 
   const CaptureInfo& info() const noexcept { return info_; }
-  /// Appends packets to `batch` until it is full or the file ends. Returns the number read
-  /// (0 at the end of the file) or an error naming the file and record.
+  /// Appends packets to `batch` until it is full or the file ends, and returns how many it
+  /// appended (0 at the end of the file). A bad record (cut short, caplen above the snap length
+  /// or the wire length) is reported as an error naming the file and record, but only after the
+  /// packets before it were handed out: the call that meets it returns those, and that call's
+  /// successor and every later one return the error.
   Result<uint32_t> read(packet::PacketBatch& batch, uint16_t port = 0);
   uint64_t records_read() const noexcept { return records_; }
   /// True once the end of the file was reached and every record was handed out.
