@@ -89,13 +89,19 @@ Result<std::vector<PacketInfo>> parse_batch(const PacketBatch& batch, std::strin
 namespace detail {
 
 std::string describe_difference(uint32_t index, const PacketInfo& got, const PacketInfo& want) {
-  char text[512];
+  // The first differing byte of the 64-byte records locates any field, named or not.
+  const auto* a = reinterpret_cast<const uint8_t*>(&got);
+  const auto* b = reinterpret_cast<const uint8_t*>(&want);
+  unsigned first = 0;
+  while (first < sizeof(PacketInfo) && a[first] == b[first]) ++first;
+  char text[640];
   std::snprintf(text, sizeof text,
-                "packet %u: got status=%s proto=%u ports=%u/%u flags=0x%02x l4=%u, "
-                "reference status=%s proto=%u ports=%u/%u flags=0x%02x l4=%u",
-                index, parse_status_name(got.status), got.proto, got.sport, got.dport, got.flags,
-                got.l4_offset, parse_status_name(want.status), want.proto, want.sport,
-                want.dport, want.flags, want.l4_offset);
+                "packet %u (first difference at PacketInfo byte %u): got status=%s proto=%u "
+                "ports=%u/%u flags=0x%02x fields=0x%02x l4=%u, reference status=%s proto=%u "
+                "ports=%u/%u flags=0x%02x fields=0x%02x l4=%u",
+                index, first, parse_status_name(got.status), got.proto, got.sport, got.dport,
+                got.flags, got.fields, got.l4_offset, parse_status_name(want.status), want.proto,
+                want.sport, want.dport, want.flags, want.fields, want.l4_offset);
   return text;
 }
 

@@ -12,7 +12,7 @@ void ParseSummary::add(const PacketInfo& info, uint32_t wire_len) noexcept {
     case L3::kArp: ++arp; break;
     default: ++other_l3; break;
   }
-  if (info.ip_version) {
+  if (info.fields & kFieldProto) {
     switch (info.proto) {
       case 6: ++tcp; break;
       case 17: ++udp; break;

@@ -115,15 +115,15 @@ TEST_P(EngineDifferential, GeneratedTrafficAllBursts) {
       v6 += info.ip_version == 6;
       tagged += info.vlan_count == 1;
     }
-    if (tc.ipv6_share == 1.0) EXPECT_EQ(v6, all.count);
-    if (tc.ipv6_share == 0.0) EXPECT_EQ(v6, 0u);
-    if (tc.vlan_share == 1.0) EXPECT_EQ(tagged, all.count);
-    if (tc.vlan_share == 0.0) EXPECT_EQ(tagged, 0u);
+    if (tc.ipv6_share == 1.0) { EXPECT_EQ(v6, all.count); }
+    if (tc.ipv6_share == 0.0) { EXPECT_EQ(v6, 0u); }
+    if (tc.vlan_share == 1.0) { EXPECT_EQ(tagged, all.count); }
+    if (tc.vlan_share == 0.0) { EXPECT_EQ(tagged, 0u); }
     ExecContext ctx;
     for (uint32_t burst : testing::burst_sizes()) {
       SCOPED_TRACE("seed " + std::to_string(tc.seed) + ", burst " + std::to_string(burst));
       const std::vector<PacketInfo> got = parse_in_bursts(**parser, all, burst, ctx);
-      if (burst) EXPECT_EQ(first_difference(got, want), "");
+      if (burst) { EXPECT_EQ(first_difference(got, want), ""); }
     }
   }
 }
@@ -238,7 +238,7 @@ TEST(MakeParser, Ids) {
   auto va = make_parser("validate:auto");
   ASSERT_TRUE(va.is_ok());
   EXPECT_EQ((*va)->id(), "validate:" + best);
-  if (cuda_device_count() == 0) EXPECT_EQ(best, "cpu.parse");
+  if (cuda_device_count() == 0) { EXPECT_EQ(best, "cpu.parse"); }
 }
 
 TEST(MakeParser, Errors) {
@@ -296,8 +296,13 @@ TEST(MakeParser, DescribeDifference) {
   want.flags = 0;
   want.sport = want.dport = 0;
   EXPECT_EQ(detail::describe_difference(7, got, want),
-            "packet 7: got status=ok proto=6 ports=1234/80 flags=0x04 l4=34, "
-            "reference status=truncated proto=6 ports=0/0 flags=0x00 l4=34");
+            "packet 7 (first difference at PacketInfo byte 0): got status=ok proto=6 "
+            "ports=1234/80 flags=0x04 fields=0x00 l4=34, reference status=truncated proto=6 "
+            "ports=0/0 flags=0x00 fields=0x00 l4=34");
+  // A difference in a field the text does not name is still located.
+  want = got;
+  want.dst[3] = 9;
+  EXPECT_NE(detail::describe_difference(7, got, want).find("byte 51"), std::string::npos);
 }
 
 TEST(CpuParse, TwoThreadsOnManyPackets) {

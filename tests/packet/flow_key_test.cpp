@@ -93,8 +93,8 @@ TEST(FiveTuple, Extract4And6) {
   for (uint32_t i = 0; i < n; ++i) {
     EXPECT_EQ(k4[i].pad[0] | k4[i].pad[1] | k4[i].pad[2], 0) << i;
     EXPECT_EQ(k6[i].pad[0] | k6[i].pad[1] | k6[i].pad[2], 0) << i;
-    if (!has4[i]) EXPECT_EQ(std::memcmp(&k4[i], &zero4, sizeof zero4), 0) << i;
-    if (!has6[i]) EXPECT_EQ(std::memcmp(&k6[i], &zero6, sizeof zero6), 0) << i;
+    if (!has4[i]) { EXPECT_EQ(std::memcmp(&k4[i], &zero4, sizeof zero4), 0) << i; }
+    if (!has6[i]) { EXPECT_EQ(std::memcmp(&k6[i], &zero6, sizeof zero6), 0) << i; }
   }
   EXPECT_EQ(std::vector<uint8_t>(k6[2].src, k6[2].src + 16),
             std::vector<uint8_t>(s6.src, s6.src + 16));  // network order
@@ -325,6 +325,18 @@ TEST(PacketBatch, CellsAndJumboFrames) {
   EXPECT_EQ(b->size(), 0u);
   ASSERT_TRUE(b->append(jumbo.data(), 10, 10, 0));
   EXPECT_EQ(b->meta(0).offset, 0u);
+
+  // A 9000-byte jumbo frame in default 2 KiB cells takes five of them.
+  auto j = PacketBatch::create(3, PacketBatch::kDefaultCellBytes, 6 * 2048);
+  ASSERT_TRUE(j.is_ok());
+  std::vector<uint8_t> frame(9000);
+  for (size_t i = 0; i < frame.size(); ++i) frame[i] = uint8_t(i ^ (i >> 8));
+  ASSERT_TRUE(j->append(frame.data(), 9000, 9000, 1));
+  ASSERT_TRUE(j->append(frame.data(), 2048, 9000, 2));
+  EXPECT_FALSE(j->append(frame.data(), 1, 1, 3));  // 6 cells used
+  EXPECT_EQ(j->meta(1).offset, 5u * 2048);
+  EXPECT_EQ(std::memcmp(j->data(0), frame.data(), 9000), 0);
+  EXPECT_EQ(std::memcmp(j->data(1), frame.data(), 2048), 0);
 }
 
 TEST(PacketBatch, CreateErrors) {
@@ -363,4 +375,29 @@ TEST(PacketBatch, ZeroCaplenPacket) {
 }
 
 }  // namespace
+}  // namespace warpath::packet
+
+namespace warpath::packet {
+// A TCP packet cut inside its ports has no usable 5-tuple: port 0 would be a lie.
+TEST(FlowKeys, PortsCutOffMeansNoKey) {
+  PacketInfo info{};
+  info.ip_version = 4;
+  info.proto = 6;
+  info.fields = kFieldSrc | kFieldDst | kFieldProto | kFieldFrag;
+  info.status = ParseStatus::kTruncated;
+  FiveTuple4 key{};
+  uint8_t present = 1;
+  extract_five_tuple4({&info, 1}, &key, &present);
+  EXPECT_EQ(present, 0);
+  // A later fragment has no ports by nature and still gets its key (ports 0).
+  info.flags = kFragment | kLaterFragment;
+  info.status = ParseStatus::kOk;
+  extract_five_tuple4({&info, 1}, &key, &present);
+  EXPECT_EQ(present, 1);
+  // ICMP needs no ports.
+  info.flags = 0;
+  info.proto = 1;
+  extract_five_tuple4({&info, 1}, &key, &present);
+  EXPECT_EQ(present, 1);
+}
 }  // namespace warpath::packet

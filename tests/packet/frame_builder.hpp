@@ -5,6 +5,9 @@
 // innermost first, measured to the end of the datagram (trailer bytes added with trailer()
 // are Ethernet padding and are not counted). Every derived field can be overridden to build
 // malformed packets. The builder shares no code with the parsers or the generator.
+//
+// Also here: the helpers the parser tests share (engine ids, parse_exact() from a buffer of
+// exactly caplen bytes, and expect_info(), a field-by-field PacketInfo comparison).
 #pragma once
 #include <gtest/gtest.h>
 

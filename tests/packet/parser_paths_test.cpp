@@ -430,6 +430,9 @@ TEST_P(ParserPaths, UdpLength) {
   // Shorter than the datagram is fine (the rest is IP-level padding).
   check(FrameBuilder().eth().ethertype(0x0800).ipv4(s).udp(1, 2, 8 + 5).payload(10).build(),
         ports(v4(14, s), 34, 1, 2));
+  // Length 0 means "jumbogram" only over IPv6 (RFC 2675); over IPv4 it is malformed.
+  check(FrameBuilder().eth().ethertype(0x0800).ipv4(s).udp(1, 2, 0).payload(10).build(),
+        bad(ports(v4(14, s), 34, 1, 2), ParseStatus::kBadUdpHeader));
 }
 
 // --- Text forms ------------------------------------------------------------------------------

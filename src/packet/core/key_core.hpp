@@ -10,10 +10,13 @@
 
 namespace warpath::packet::core {
 
-/// True when the addresses and protocol of the IP header were all captured.
+/// True when the addresses and protocol were captured and, for TCP, UDP and SCTP outside a
+/// later fragment, the ports too: a key whose ports were cut off would look like port 0.
 WARPATH_HD bool has_ip_key(const PacketInfo& in) {
   constexpr uint8_t kNeed = kFieldSrc | kFieldDst | kFieldProto;
-  return (in.fields & kNeed) == kNeed;
+  if ((in.fields & kNeed) != kNeed) return false;
+  const bool ported = in.proto == 6 || in.proto == 17 || in.proto == 132;
+  return !ported || (in.flags & (kHasPorts | kLaterFragment)) != 0;
 }
 
 WARPATH_HD bool five_tuple4(const PacketInfo& in, FiveTuple4& key) {

@@ -9,8 +9,8 @@
 //   layers that were not reached stay zero. The first problem found sets `status` and stops the
 //   parse; fields found before it are kept.
 //
-// Tested by tests/packet/parser_test.cpp (every engine against ref.parse on generated and real
-// captures, and hand-made packets cut inside every header), fuzz/parse_fuzz.cpp, and
+// Tested by tests/packet/{parser_paths,truncation,engines}_test.cpp (every engine against
+// ref.parse on generated and real captures, and hand-made packets cut inside every header), fuzz/parse_fuzz.cpp, and
 // tests/cli/test_parse_golden.py (tshark's view of ../shared/data/pcap).
 #pragma once
 #include <cstdint>
@@ -60,8 +60,9 @@ WARPATH_HD PacketInfo parse_l4(const uint8_t* p, uint32_t off, uint32_t end, uin
       if (off + doff > cap) return fail(info, ParseStatus::kTruncated);
     } else if (proto == kProtoUdp) {
       const uint32_t ulen = load_be16(p + off + 4);
-      // Length 0 is legal for IPv6 jumbograms (RFC 2675); otherwise 8..datagram.
-      if (ulen != 0 && (ulen < 8 || off + ulen > end)) return fail(info, ParseStatus::kBadUdpHeader);
+      // Length 0 is legal only over IPv6, for jumbograms (RFC 2675); otherwise 8..datagram.
+      const bool jumbo = ulen == 0 && info.ip_version == 6;
+      if (!jumbo && (ulen < 8 || off + ulen > end)) return fail(info, ParseStatus::kBadUdpHeader);
     }
   } else if (proto == kProtoIcmp || proto == kProtoIcmpv6) {
     if (off + 2 > cap) return off + 2 > end ? info : fail(info, ParseStatus::kTruncated);

@@ -75,7 +75,8 @@ struct Parse {
       }
       if (proto == 17) {
         const uint64_t udp_len = *c.u16(at + 4);
-        if (udp_len != 0 && (udp_len < 8 || at + udp_len > end))
+        const bool ipv6_jumbogram = udp_len == 0 && info.ip_version == 6;
+        if (!ipv6_jumbogram && (udp_len < 8 || at + udp_len > end))
           return stop(ParseStatus::kBadUdpHeader);
       }
       return info;
