@@ -15,10 +15,10 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 2 || size > 70000) return 0;
-  const uint32_t extra = uint32_t(data[0]) << 8 | data[1];
+  const uint32_t extra  = uint32_t(data[0]) << 8 | data[1];
   const uint32_t caplen = static_cast<uint32_t>(size - 2);
   std::vector<uint8_t> frame(data + 2, data + size);  // exactly caplen bytes on the heap
-  const uint8_t* p = frame.empty() ? nullptr : frame.data();
+  const uint8_t* p               = frame.empty() ? nullptr : frame.data();
   static const uint8_t kEmpty[1] = {0};
   if (!p) p = kEmpty;
   const auto a = warpath::packet::core::parse_packet(p, caplen, caplen + extra);

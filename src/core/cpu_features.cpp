@@ -11,12 +11,12 @@ CpuFeatures probe() {
   f.logical_cores = std::thread::hardware_concurrency();
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_cpu_init();
-  f.sse42 = __builtin_cpu_supports("sse4.2");
-  f.avx2 = __builtin_cpu_supports("avx2");
-  f.avx512f = __builtin_cpu_supports("avx512f");
+  f.sse42    = __builtin_cpu_supports("sse4.2");
+  f.avx2     = __builtin_cpu_supports("avx2");
+  f.avx512f  = __builtin_cpu_supports("avx512f");
   f.avx512bw = __builtin_cpu_supports("avx512bw");
-  f.aes = __builtin_cpu_supports("aes");
-  f.bmi2 = __builtin_cpu_supports("bmi2");
+  f.aes      = __builtin_cpu_supports("aes");
+  f.bmi2     = __builtin_cpu_supports("bmi2");
 #endif
   std::ifstream in("/proc/cpuinfo");
   std::string line;
@@ -27,7 +27,7 @@ CpuFeatures probe() {
     }
     if (line.rfind("flags", 0) == 0) {
       f.vaes = line.find(" vaes") != std::string::npos;
-      f.sha = line.find(" sha_ni") != std::string::npos;
+      f.sha  = line.find(" sha_ni") != std::string::npos;
       break;
     }
   }
@@ -37,10 +37,9 @@ CpuFeatures probe() {
 
 std::vector<std::string> CpuFeatures::names() const {
   std::vector<std::string> out;
-  const std::pair<bool, const char*> all[] = {{sse42, "sse4.2"}, {avx2, "avx2"},
-                                              {avx512f, "avx512f"}, {avx512bw, "avx512bw"},
-                                              {aes, "aes"}, {vaes, "vaes"}, {sha, "sha"},
-                                              {bmi2, "bmi2"}};
+  const std::pair<bool, const char*> all[] = {
+      {sse42, "sse4.2"}, {avx2, "avx2"}, {avx512f, "avx512f"}, {avx512bw, "avx512bw"},
+      {aes, "aes"},      {vaes, "vaes"}, {sha, "sha"},         {bmi2, "bmi2"}};
   for (auto [have, name] : all)
     if (have) out.emplace_back(name);
   return out;

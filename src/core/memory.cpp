@@ -12,14 +12,14 @@ HostBuffer::HostBuffer(size_t bytes, MemSpace want) {
   if (bytes == 0) return;
   if (want == MemSpace::kPinned) {
     if (void* p = detail::cuda_host_alloc(bytes)) {
-      data_ = static_cast<uint8_t*>(p);
+      data_  = static_cast<uint8_t*>(p);
       space_ = MemSpace::kPinned;
     }
   }
   if (!data_) {
     const size_t rounded = (bytes + 63) / 64 * 64;
-    data_ = static_cast<uint8_t*>(std::aligned_alloc(64, rounded));
-    space_ = MemSpace::kHost;
+    data_                = static_cast<uint8_t*>(std::aligned_alloc(64, rounded));
+    space_               = MemSpace::kHost;
   }
   if (data_) {
     std::memset(data_, 0, bytes);
@@ -37,7 +37,7 @@ HostBuffer::HostBuffer(HostBuffer&& other) noexcept
 HostBuffer& HostBuffer::operator=(HostBuffer&& other) noexcept {
   if (this != &other) {
     release();
-    data_ = std::exchange(other.data_, nullptr);
+    data_  = std::exchange(other.data_, nullptr);
     bytes_ = std::exchange(other.bytes_, 0);
     space_ = other.space_;
   }
@@ -50,7 +50,7 @@ void HostBuffer::release() noexcept {
     detail::cuda_host_free(data_);
   else
     std::free(data_);
-  data_ = nullptr;
+  data_  = nullptr;
   bytes_ = 0;
 }
 

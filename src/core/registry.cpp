@@ -19,13 +19,14 @@ Result<std::string> resolve_auto(const std::vector<EngineInfo>& engines, std::st
   const EngineInfo* best = nullptr;
   for (const auto& e : engines)
     if (e.available() && (!best || e.priority > best->priority)) best = &e;
-  if (!best) return Status(Errc::kNotSupported, "no " + std::string(module) + " engine is available");
+  if (!best)
+    return Status(Errc::kNotSupported, "no " + std::string(module) + " engine is available");
   return std::string(best->id);
 }
 
 std::string_view strip_validate(std::string_view id, bool& validating) {
   constexpr std::string_view kPrefix = "validate:";
-  validating = id.substr(0, kPrefix.size()) == kPrefix;
+  validating                         = id.substr(0, kPrefix.size()) == kPrefix;
   return validating ? id.substr(kPrefix.size()) : id;
 }
 

@@ -11,7 +11,7 @@ uint16_t internet_checksum(const uint8_t* data, size_t bytes, uint32_t initial) 
   // RFC 1071: sum the data as big-endian 16-bit words (a trailing odd byte is the high half of
   // a last word), fold the carries back in, and complement.
   uint64_t sum = initial;
-  size_t i = 0;
+  size_t i     = 0;
   for (; i + 1 < bytes; i += 2) sum += uint32_t{data[i]} << 8 | data[i + 1];
   if (i < bytes) sum += uint32_t{data[i]} << 8;
   while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
@@ -97,9 +97,9 @@ void build_frame(const FrameSpec& spec, const PacketFields& fields, uint32_t cap
   l3 += 2;
 
   // The network header, without the IPv4 checksum yet.
-  const uint32_t l4 = l3 + (spec.ipv6 ? kIpv6HeaderBytes : kIpv4HeaderBytes);
+  const uint32_t l4       = l3 + (spec.ipv6 ? kIpv6HeaderBytes : kIpv4HeaderBytes);
   const uint32_t l4_bytes = caplen - l4;
-  uint8_t* ip = out + l3;
+  uint8_t* ip             = out + l3;
   if (spec.ipv6) {
     put32(ip, 6u << 28 | (spec.flow_label & 0xfffff));
     put16(ip + 4, l4_bytes);
@@ -122,7 +122,7 @@ void build_frame(const FrameSpec& spec, const PacketFields& fields, uint32_t cap
   }
 
   // The transport header, then the payload, then the transport checksum over both.
-  uint8_t* tp = out + l4;
+  uint8_t* tp           = out + l4;
   const uint32_t header = transport_header_bytes(spec);
   fill_payload(payload, tp + header, l4_bytes - header);
   if (spec.proto == kProtoTcp) {

@@ -18,18 +18,18 @@
 
 namespace warpath::gen::detail {
 
-inline constexpr uint32_t kEthHeaderBytes = 14;
-inline constexpr uint32_t kVlanTagBytes = 4;
+inline constexpr uint32_t kEthHeaderBytes  = 14;
+inline constexpr uint32_t kVlanTagBytes    = 4;
 inline constexpr uint32_t kIpv4HeaderBytes = 20;
 inline constexpr uint32_t kIpv6HeaderBytes = 40;
-inline constexpr uint32_t kTcpHeaderBytes = 20;
-inline constexpr uint32_t kUdpHeaderBytes = 8;
+inline constexpr uint32_t kTcpHeaderBytes  = 20;
+inline constexpr uint32_t kUdpHeaderBytes  = 8;
 inline constexpr uint32_t kIcmpHeaderBytes = 8;
-inline constexpr uint32_t kFcsBytes = 4;
+inline constexpr uint32_t kFcsBytes        = 4;
 
-inline constexpr uint8_t kProtoIcmp = 1;
-inline constexpr uint8_t kProtoTcp = 6;
-inline constexpr uint8_t kProtoUdp = 17;
+inline constexpr uint8_t kProtoIcmp   = 1;
+inline constexpr uint8_t kProtoTcp    = 6;
+inline constexpr uint8_t kProtoUdp    = 17;
 inline constexpr uint8_t kProtoIcmpv6 = 58;
 
 inline constexpr uint8_t kTcpFin = 0x01;
@@ -40,8 +40,8 @@ inline constexpr uint8_t kTcpAck = 0x10;
 /// splitmix64 step: advances `state` and returns the next output.
 inline uint64_t splitmix64(uint64_t& state) noexcept {
   uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z          = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z          = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
   return z ^ (z >> 31);
 }
 
@@ -55,7 +55,7 @@ class Rng {
 
   uint64_t next() noexcept {
     const uint64_t result = rotl(s_[1] * 5, 7) * 9;
-    const uint64_t t = s_[1] << 17;
+    const uint64_t t      = s_[1] << 17;
     s_[2] ^= s_[0];
     s_[3] ^= s_[1];
     s_[1] ^= s_[2];
@@ -81,11 +81,11 @@ class Rng {
 
 /// Everything about a frame that stays the same for all packets of one flow.
 struct FrameSpec {
-  bool ipv6 = false;
-  bool vlan = false;
-  uint16_t vlan_tci = 0;        ///< PCP << 13 | VLAN id
-  uint8_t proto = kProtoTcp;    ///< IP protocol / next header
-  uint32_t src4 = 0, dst4 = 0;  ///< IPv4 addresses, host order
+  bool ipv6         = false;
+  bool vlan         = false;
+  uint16_t vlan_tci = 0;          ///< PCP << 13 | VLAN id
+  uint8_t proto     = kProtoTcp;  ///< IP protocol / next header
+  uint32_t src4 = 0, dst4 = 0;    ///< IPv4 addresses, host order
   uint8_t src6[16] = {}, dst6[16] = {};
   uint32_t flow_label = 0;  ///< IPv6, 20 bits
   uint16_t sport = 0, dport = 0;
@@ -94,10 +94,10 @@ struct FrameSpec {
 
 /// The fields that change from packet to packet.
 struct PacketFields {
-  uint16_t ip_id = 0;
+  uint16_t ip_id    = 0;
   uint8_t tcp_flags = kTcpAck;
   uint32_t seq = 0, ack = 0;
-  uint16_t window = 65535;
+  uint16_t window  = 65535;
   uint16_t icmp_id = 0, icmp_seq = 0;
 };
 

@@ -37,13 +37,13 @@ using detail::FrameSpec;
 using detail::PacketFields;
 using detail::Rng;
 
-constexpr uint32_t kMinFrameSize = 64;
-constexpr uint32_t kMaxFrameSize = 9018;  // Jumbo frame with FCS.
-constexpr uint32_t kMaxFlows = 1u << 24;
+constexpr uint32_t kMinFrameSize   = 64;
+constexpr uint32_t kMaxFrameSize   = 9018;  // Jumbo frame with FCS.
+constexpr uint32_t kMaxFlows       = 1u << 24;
 constexpr uint32_t kBatchCellBytes = 2048;
 
-constexpr uint64_t kFlowStream = 1;
-constexpr uint64_t kPlanStream = 2;
+constexpr uint64_t kFlowStream    = 1;
+constexpr uint64_t kPlanStream    = 2;
 constexpr uint64_t kContentStream = 3;
 
 constexpr uint16_t kTcpPorts[] = {80, 443, 22, 25, 53, 110, 143, 993, 3306, 5432, 6379, 8080};
@@ -88,7 +88,7 @@ Status check_room(const packet::PacketBatch& out, uint64_t packets, uint64_t cel
   uint64_t used = 0;
   if (out.size() > 0) {
     const packet::PacketMeta& last = out.meta(out.size() - 1);
-    used = last.offset + cell_footprint(last.caplen, out.cell_bytes());
+    used                           = last.offset + cell_footprint(last.caplen, out.cell_bytes());
   }
   if (used + cell_bytes_needed > out.buffer_bytes()) {
     return {Errc::kCapacity, "batch buffer has " + std::to_string(out.buffer_bytes() - used) +
@@ -112,14 +112,14 @@ std::vector<uint8_t> shuffled_flags(uint32_t n, double share, Rng& rng) {
 /// floating-point contraction (FMA) on another platform.
 std::vector<uint8_t> shuffled_protocols(const TrafficParams& p, Rng& rng) {
   const double shares[3] = {p.tcp_share, p.udp_share, p.icmp_share};
-  const double total = shares[0] + shares[1] + shares[2];
+  const double total     = shares[0] + shares[1] + shares[2];
   uint64_t weights[3], counts[3], remainders[3];
   uint64_t assigned = 0;
   for (int k = 0; k < 3; ++k) {
-    weights[k] = static_cast<uint64_t>(std::llround(shares[k] / total * 4294967296.0));
+    weights[k]           = static_cast<uint64_t>(std::llround(shares[k] / total * 4294967296.0));
     const uint64_t quota = p.flows * weights[k];  // Below 2^57: flows <= 2^24.
-    counts[k] = quota >> 32;
-    remainders[k] = quota & 0xffffffffu;
+    counts[k]            = quota >> 32;
+    remainders[k]        = quota & 0xffffffffu;
     assigned += counts[k];
   }
   // Each flooring loses less than one flow and the weights sum to 2^32 within 2, so at most
@@ -150,18 +150,18 @@ std::vector<uint8_t> shuffled_protocols(const TrafficParams& p, Rng& rng) {
 
 std::vector<Flow> draw_flows(const TrafficParams& p) {
   Rng rng(p.seed, kFlowStream);
-  const std::vector<uint8_t> ipv6 = shuffled_flags(p.flows, p.ipv6_share, rng);
-  const std::vector<uint8_t> vlan = shuffled_flags(p.flows, p.vlan_share, rng);
+  const std::vector<uint8_t> ipv6      = shuffled_flags(p.flows, p.ipv6_share, rng);
+  const std::vector<uint8_t> vlan      = shuffled_flags(p.flows, p.vlan_share, rng);
   const std::vector<uint8_t> protocols = shuffled_protocols(p, rng);
   std::vector<Flow> flows(p.flows);
   for (uint32_t i = 0; i < p.flows; ++i) {
     FrameSpec& s = flows[i].spec;
-    s.ipv6 = ipv6[i] != 0;
-    s.vlan = vlan[i] != 0;
+    s.ipv6       = ipv6[i] != 0;
+    s.vlan       = vlan[i] != 0;
     if (s.vlan) {
       uint32_t vid = 1 + rng.below(4094);
       uint32_t pcp = rng.below(8);
-      s.vlan_tci = static_cast<uint16_t>(pcp << 13 | vid);
+      s.vlan_tci   = static_cast<uint16_t>(pcp << 13 | vid);
     }
     if (s.ipv6) {
       s.src6[0] = s.dst6[0] = 0xfd;
@@ -171,8 +171,8 @@ std::vector<Flow> draw_flows(const TrafficParams& p) {
       detail::derived_mac(s.src6 + 12, s.src_mac);
       detail::derived_mac(s.dst6 + 12, s.dst_mac);
     } else {
-      s.src4 = 0x0a000000u | (rng.next32() & 0xffffff);
-      s.dst4 = 0x0a000000u | (rng.next32() & 0xffffff);
+      s.src4               = 0x0a000000u | (rng.next32() & 0xffffff);
+      s.dst4               = 0x0a000000u | (rng.next32() & 0xffffff);
       const uint8_t src[4] = {10, uint8_t(s.src4 >> 16), uint8_t(s.src4 >> 8), uint8_t(s.src4)};
       const uint8_t dst[4] = {10, uint8_t(s.dst4 >> 16), uint8_t(s.dst4 >> 8), uint8_t(s.dst4)};
       detail::derived_mac(src, s.src_mac);
@@ -193,8 +193,8 @@ std::vector<Flow> draw_flows(const TrafficParams& p) {
         s.dport = 0;
         break;
     }
-    flows[i].seq = rng.next32();
-    flows[i].ack = rng.next32();
+    flows[i].seq          = rng.next32();
+    flows[i].ack          = rng.next32();
     flows[i].header_bytes = detail::frame_header_bytes(s);
   }
   return flows;
@@ -278,27 +278,27 @@ Status generate_traffic(const TrafficParams& params, packet::PacketBatch& out) {
 
   // Pass 2: the same plan again, and the frames.
   std::vector<Flow> flows = table;
-  plan = Rng(params.seed, kPlanStream);
+  plan                    = Rng(params.seed, kPlanStream);
   Rng content(params.seed, kContentStream);
   for (uint32_t i = 0; i < params.count; ++i) {
     auto [index, caplen] = draw_packet(params, flows, plan);
-    Flow& flow = flows[index];
+    Flow& flow           = flows[index];
     PacketFields fields;
     fields.ip_id = content.next16();
     if (flow.spec.proto == detail::kProtoTcp) {
       fields.tcp_flags = draw_tcp_flags(content);
-      fields.window = static_cast<uint16_t>(4096 + content.below(61440));
-      fields.seq = flow.seq;
-      fields.ack = flow.ack;
+      fields.window    = static_cast<uint16_t>(4096 + content.below(61440));
+      fields.seq       = flow.seq;
+      fields.ack       = flow.ack;
       uint32_t payload = caplen - flow.header_bytes;
-      bool syn_or_fin = (fields.tcp_flags & (detail::kTcpSyn | detail::kTcpFin)) != 0;
+      bool syn_or_fin  = (fields.tcp_flags & (detail::kTcpSyn | detail::kTcpFin)) != 0;
       flow.seq += payload + (syn_or_fin ? 1 : 0);
     } else if (detail::is_icmp_echo(flow.spec)) {
-      fields.icmp_id = flow.spec.sport;
+      fields.icmp_id  = flow.spec.sport;
       fields.icmp_seq = flow.icmp_seq++;
     }
     uint64_t timestamp = params.start_ns + uint64_t{i} * params.gap_ns;
-    uint8_t* frame = out.append_uninitialized(caplen, caplen, timestamp, params.port);
+    uint8_t* frame     = out.append_uninitialized(caplen, caplen, timestamp, params.port);
     if (frame == nullptr) {  // Only if the batch allocates differently from check_room().
       return {Errc::kCapacity,
               "batch ran out of room after " + std::to_string(i) + " generated packets"};
@@ -321,11 +321,11 @@ Status frames_from_trace(const std::vector<io::TraceEntry>& trace, const TraceFr
 
   auto spec_of = [](const packet::FiveTuple4& key) {
     FrameSpec spec;
-    spec.proto = key.proto;
-    spec.src4 = key.src;
-    spec.dst4 = key.dst;
-    spec.sport = key.sport;
-    spec.dport = key.dport;
+    spec.proto           = key.proto;
+    spec.src4            = key.src;
+    spec.dst4            = key.dst;
+    spec.sport           = key.sport;
+    spec.dport           = key.dport;
     const uint8_t src[4] = {uint8_t(key.src >> 24), uint8_t(key.src >> 16), uint8_t(key.src >> 8),
                             uint8_t(key.src)};
     const uint8_t dst[4] = {uint8_t(key.dst >> 24), uint8_t(key.dst >> 16), uint8_t(key.dst >> 8),
@@ -345,14 +345,14 @@ Status frames_from_trace(const std::vector<io::TraceEntry>& trace, const TraceFr
   WARPATH_TRY(check_room(out, trace.size(), cell_bytes_needed));
 
   for (size_t i = 0; i < trace.size(); ++i) {
-    const FrameSpec spec = spec_of(trace[i].key);
+    const FrameSpec spec  = spec_of(trace[i].key);
     const uint32_t caplen = caplen_of(spec);
     PacketFields fields;  // TCP: ACK, seq 0, ack 0, window 65535.
-    fields.ip_id = static_cast<uint16_t>(i);
-    fields.icmp_id = spec.sport;  // ICMP echo request: identifier and sequence from the ports.
-    fields.icmp_seq = spec.dport;
+    fields.ip_id       = static_cast<uint16_t>(i);
+    fields.icmp_id     = spec.sport;  // ICMP echo request: identifier and sequence from the ports.
+    fields.icmp_seq    = spec.dport;
     uint64_t timestamp = params.start_ns + uint64_t{i} * params.gap_ns;
-    uint8_t* frame = out.append_uninitialized(caplen, caplen, timestamp);
+    uint8_t* frame     = out.append_uninitialized(caplen, caplen, timestamp);
     if (frame == nullptr) {
       return {Errc::kCapacity,
               "batch ran out of room after " + std::to_string(i) + " trace frames"};

@@ -61,22 +61,23 @@ uint64_t to_ns(const timeval& ts) {
 
 }  // namespace
 
-PcapReader::PcapReader(PcapReader&&) noexcept = default;
+PcapReader::PcapReader(PcapReader&&) noexcept            = default;
 PcapReader& PcapReader::operator=(PcapReader&&) noexcept = default;
-PcapReader::~PcapReader() = default;
+PcapReader::~PcapReader()                                = default;
 
 Result<PcapReader> PcapReader::open(const std::string& path) {
   WARPATH_ASSIGN_OR_RETURN(CaptureInfo info, sniff(path));
   char err[PCAP_ERRBUF_SIZE] = {};
-  pcap_t* h = pcap_open_offline_with_tstamp_precision(path.c_str(), PCAP_TSTAMP_PRECISION_NANO, err);
+  pcap_t* h =
+      pcap_open_offline_with_tstamp_precision(path.c_str(), PCAP_TSTAMP_PRECISION_NANO, err);
   if (!h) return Status(Errc::kParseError, path + ": " + err);
   PcapReader r;
-  r.impl_ = std::make_unique<Impl>();
+  r.impl_         = std::make_unique<Impl>();
   r.impl_->handle = h;
-  r.path_ = path;
-  info.linktype = pcap_datalink(h);
-  info.snaplen = static_cast<uint32_t>(pcap_snapshot(h));
-  r.info_ = info;
+  r.path_         = path;
+  info.linktype   = pcap_datalink(h);
+  info.snaplen    = static_cast<uint32_t>(pcap_snapshot(h));
+  r.info_         = info;
   if (info.format == CaptureFormat::kPcap) {
     if (std::FILE* f = pcap_file(h)) r.impl_->record_end = std::ftell(f);
   }
@@ -88,7 +89,7 @@ Result<uint32_t> PcapReader::read(packet::PacketBatch& batch, uint16_t port) {
   // every later call.
   if (!impl_->error.is_ok()) return impl_->error;
   uint32_t n = 0;
-  auto fail = [&](Status s) -> Result<uint32_t> {
+  auto fail  = [&](Status s) -> Result<uint32_t> {
     impl_->error = std::move(s);
     if (n > 0) return n;
     return impl_->error;
@@ -98,7 +99,8 @@ Result<uint32_t> PcapReader::read(packet::PacketBatch& batch, uint16_t port) {
     if (!batch.append(impl_->pending.data(), h.caplen, h.len, to_ns(h.ts), port)) {
       if (batch.size() == 0)
         return Status(Errc::kCapacity, path_ + ": record " + std::to_string(records_) + " of " +
-                                           std::to_string(h.caplen) + " bytes does not fit in an empty batch");
+                                           std::to_string(h.caplen) +
+                                           " bytes does not fit in an empty batch");
       return 0u;
     }
     impl_->has_pending = false;
@@ -107,16 +109,15 @@ Result<uint32_t> PcapReader::read(packet::PacketBatch& batch, uint16_t port) {
   for (;;) {
     // A batch full by count takes nothing more: stop before reading the next record.
     if (batch.size() > 0 && batch.size() >= batch.max_packets()) return n;
-    pcap_pkthdr* hdr = nullptr;
+    pcap_pkthdr* hdr   = nullptr;
     const u_char* data = nullptr;
-    const int rc = pcap_next_ex(impl_->handle, &hdr, &data);
+    const int rc       = pcap_next_ex(impl_->handle, &hdr, &data);
     if (rc == PCAP_ERROR_BREAK) {  // end of file
       at_end_ = true;
       return n;
     }
     const std::string where = path_ + ": record " + std::to_string(records_ + 1);
-    if (rc != 1)
-      return fail(Status(Errc::kParseError, where + ": " + pcap_geterr(impl_->handle)));
+    if (rc != 1) return fail(Status(Errc::kParseError, where + ": " + pcap_geterr(impl_->handle)));
     uint64_t stored_caplen = hdr->caplen;
     if (impl_->record_end >= 0) {
       const long end = std::ftell(pcap_file(impl_->handle));
@@ -128,9 +129,9 @@ Result<uint32_t> PcapReader::read(packet::PacketBatch& batch, uint16_t port) {
                          where + ": captured length " + std::to_string(stored_caplen) +
                              " exceeds the file's snap length " + std::to_string(info_.snaplen)));
     if (hdr->caplen > hdr->len)
-      return fail(Status(Errc::kParseError,
-                         where + ": captured length " + std::to_string(hdr->caplen) +
-                             " exceeds the wire length " + std::to_string(hdr->len)));
+      return fail(
+          Status(Errc::kParseError, where + ": captured length " + std::to_string(hdr->caplen) +
+                                        " exceeds the wire length " + std::to_string(hdr->len)));
     ++records_;
     if (!batch.append(data, hdr->caplen, hdr->len, to_ns(hdr->ts), port)) {
       impl_->pending.assign(data, data + hdr->caplen);
@@ -154,7 +155,7 @@ Result<packet::PacketBatch> read_capture(const std::string& path, CaptureInfo* i
     WARPATH_TRY(reader.read(batch).status());
     if (reader.at_end()) return batch;
     const uint32_t packets = batch.max_packets() * 2;
-    const size_t bytes = batch.buffer_bytes() * 2 + (1u << 17);
+    const size_t bytes     = batch.buffer_bytes() * 2 + (1u << 17);
     WARPATH_ASSIGN_OR_RETURN(auto bigger, packet::PacketBatch::create(packets, 2048, bytes));
     for (uint32_t i = 0; i < batch.size(); ++i) {
       const auto& m = batch.meta(i);

@@ -48,7 +48,7 @@ class PcapngFile {
   }
   Status packet(const uint8_t* bytes, uint32_t caplen, uint32_t len, uint64_t ts_ns) {
     const uint32_t padded = (caplen + 3) & ~3u;
-    const uint32_t total = 32 + padded;
+    const uint32_t total  = 32 + padded;
     std::vector<uint8_t> epb;
     epb.reserve(total);
     put32(epb, 6);
@@ -66,7 +66,7 @@ class PcapngFile {
   Status close() {
     if (!file_) return Status::ok();
     const bool ok = std::fclose(file_) == 0;
-    file_ = nullptr;
+    file_         = nullptr;
     return ok ? Status::ok() : Status(Errc::kIoError, path_ + ": close failed");
   }
   ~PcapngFile() {
@@ -96,7 +96,7 @@ class PcapngFile {
 struct PcapWriter::Impl {
   CaptureInfo info;
   std::string path;
-  pcap_t* dead = nullptr;
+  pcap_t* dead          = nullptr;
   pcap_dumper_t* dumper = nullptr;
   PcapngFile ng;
   ~Impl() {
@@ -105,13 +105,13 @@ struct PcapWriter::Impl {
   }
 };
 
-PcapWriter::PcapWriter(PcapWriter&&) noexcept = default;
+PcapWriter::PcapWriter(PcapWriter&&) noexcept            = default;
 PcapWriter& PcapWriter::operator=(PcapWriter&&) noexcept = default;
-PcapWriter::~PcapWriter() = default;
+PcapWriter::~PcapWriter()                                = default;
 
 Result<PcapWriter> PcapWriter::create(const std::string& path, const CaptureInfo& info) {
   PcapWriter w;
-  w.impl_ = std::make_unique<Impl>();
+  w.impl_       = std::make_unique<Impl>();
   w.impl_->info = info;
   w.impl_->path = path;
   if (info.format == CaptureFormat::kPcapng) {
@@ -119,7 +119,7 @@ Result<PcapWriter> PcapWriter::create(const std::string& path, const CaptureInfo
     return w;
   }
   const unsigned precision = info.precision == TimePrecision::kNano ? PCAP_TSTAMP_PRECISION_NANO
-                                                                     : PCAP_TSTAMP_PRECISION_MICRO;
+                                                                    : PCAP_TSTAMP_PRECISION_MICRO;
   w.impl_->dead = pcap_open_dead_with_tstamp_precision(info.linktype, int(info.snaplen), precision);
   if (!w.impl_->dead) return Status(Errc::kOutOfMemory, path + ": pcap_open_dead failed");
   w.impl_->dumper = pcap_dump_open(w.impl_->dead, path.c_str());
@@ -132,17 +132,19 @@ Result<PcapWriter> PcapWriter::create(const std::string& path, const CaptureInfo
   return w;
 }
 
-Status PcapWriter::write_packet(const uint8_t* bytes, uint32_t caplen, uint32_t len, uint64_t ts_ns) {
+Status PcapWriter::write_packet(const uint8_t* bytes, uint32_t caplen, uint32_t len,
+                                uint64_t ts_ns) {
   if (!impl_) return Status(Errc::kInvalidArgument, "writer is closed");
-  if (impl_->info.format == CaptureFormat::kPcapng) return impl_->ng.packet(bytes, caplen, len, ts_ns);
+  if (impl_->info.format == CaptureFormat::kPcapng)
+    return impl_->ng.packet(bytes, caplen, len, ts_ns);
   if (!impl_->dumper) return Status(Errc::kInvalidArgument, impl_->path + ": writer is closed");
   pcap_pkthdr h{};
-  h.ts.tv_sec = static_cast<time_t>(ts_ns / 1'000'000'000ull);
+  h.ts.tv_sec         = static_cast<time_t>(ts_ns / 1'000'000'000ull);
   const uint64_t frac = ts_ns % 1'000'000'000ull;
-  h.ts.tv_usec = static_cast<suseconds_t>(
-      impl_->info.precision == TimePrecision::kNano ? frac : frac / 1000);
+  h.ts.tv_usec =
+      static_cast<suseconds_t>(impl_->info.precision == TimePrecision::kNano ? frac : frac / 1000);
   h.caplen = caplen;
-  h.len = len;
+  h.len    = len;
   pcap_dump(reinterpret_cast<u_char*>(impl_->dumper), &h, bytes);
   return Status::ok();
 }

@@ -91,7 +91,7 @@ Result<std::string> read_gzip(const std::string& path) {
     text.append(buf.get(), static_cast<size_t>(got));
     if (got == 0) break;
   }
-  int err = Z_OK;
+  int err            = Z_OK;
   const char* reason = gzerror(file.get(), &err);
   if (err == Z_BUF_ERROR) return io_error(path, "corrupt gzip data: truncated");
   if (err != Z_OK) {
@@ -123,17 +123,17 @@ Result<std::string> read_xz(const std::string& path) {
   const std::string& in = compressed.value();
 
   lzma_stream strm = LZMA_STREAM_INIT;
-  lzma_ret ret = lzma_stream_decoder(&strm, UINT64_MAX, LZMA_CONCATENATED);
+  lzma_ret ret     = lzma_stream_decoder(&strm, UINT64_MAX, LZMA_CONCATENATED);
   if (ret != LZMA_OK) return io_error(path, lzma_reason(ret));
   const std::unique_ptr<lzma_stream, void (*)(lzma_stream*)> guard(&strm, lzma_end);
 
   std::string text;
   text.reserve(in.size() * 4);
   std::unique_ptr<uint8_t[]> buf(new uint8_t[kChunk]);
-  strm.next_in = reinterpret_cast<const uint8_t*>(in.data());
+  strm.next_in  = reinterpret_cast<const uint8_t*>(in.data());
   strm.avail_in = in.size();
   while (true) {
-    strm.next_out = buf.get();
+    strm.next_out  = buf.get();
     strm.avail_out = kChunk;
     // All input is present, so LZMA_FINISH: a stream that ends early gives LZMA_BUF_ERROR.
     ret = lzma_code(&strm, LZMA_FINISH);

@@ -13,33 +13,33 @@ Result<PacketBatch> PacketBatch::create(uint32_t max_packets, uint32_t cell_byte
     return Status(Errc::kInvalidArgument, "a batch buffer is limited to 4 GiB (32-bit offsets)");
   PacketBatch b;
   b.max_packets_ = max_packets;
-  b.cell_bytes_ = cell_bytes;
-  b.buffer_ = HostBuffer(buffer_bytes, space);
+  b.cell_bytes_  = cell_bytes;
+  b.buffer_      = HostBuffer(buffer_bytes, space);
   b.meta_buffer_ = HostBuffer(size_t(max_packets) * sizeof(PacketMeta), space);
   if ((buffer_bytes && !b.buffer_.data()) || (max_packets && !b.meta_buffer_.data()))
-    return Status(Errc::kOutOfMemory, "cannot allocate a batch of " + std::to_string(buffer_bytes) +
-                                          " bytes");
+    return Status(Errc::kOutOfMemory,
+                  "cannot allocate a batch of " + std::to_string(buffer_bytes) + " bytes");
   return b;
 }
 
 uint8_t* PacketBatch::append_uninitialized(uint32_t caplen, uint32_t len, uint64_t timestamp_ns,
                                            uint16_t port) {
   const size_t cells = caplen == 0 ? 1 : (size_t(caplen) + cell_bytes_ - 1) / cell_bytes_;
-  const size_t need = cells * cell_bytes_;
+  const size_t need  = cells * cell_bytes_;
   if (count_ == max_packets_ || used_bytes_ + need > buffer_.bytes()) return nullptr;
-  PacketMeta& m = metas()[count_++];
-  m.offset = static_cast<uint32_t>(used_bytes_);
-  m.caplen = caplen;
-  m.len = len < caplen ? caplen : len;
-  m.port = port;
-  m.flags = 0;
+  PacketMeta& m  = metas()[count_++];
+  m.offset       = static_cast<uint32_t>(used_bytes_);
+  m.caplen       = caplen;
+  m.len          = len < caplen ? caplen : len;
+  m.port         = port;
+  m.flags        = 0;
   m.timestamp_ns = timestamp_ns;
   used_bytes_ += need;
   return buffer_.data() + m.offset;
 }
 
-bool PacketBatch::append(const uint8_t* bytes, uint32_t caplen, uint32_t len,
-                         uint64_t timestamp_ns, uint16_t port) {
+bool PacketBatch::append(const uint8_t* bytes, uint32_t caplen, uint32_t len, uint64_t timestamp_ns,
+                         uint16_t port) {
   uint8_t* dst = append_uninitialized(caplen, len, timestamp_ns, port);
   if (!dst) return false;
   if (caplen) std::memcpy(dst, bytes, caplen);
@@ -47,7 +47,7 @@ bool PacketBatch::append(const uint8_t* bytes, uint32_t caplen, uint32_t len,
 }
 
 void PacketBatch::clear() noexcept {
-  count_ = 0;
+  count_      = 0;
   used_bytes_ = 0;
 }
 

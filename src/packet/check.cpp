@@ -14,10 +14,10 @@ namespace {
 // A mixed batch of `count` packets from `seed`.
 Result<PacketBatch> random_packets(uint64_t seed, uint32_t count) {
   gen::TrafficParams params;
-  params.seed = seed;
-  params.count = count;
+  params.seed       = seed;
+  params.count      = count;
   params.vlan_share = 0.3;
-  params.sizes = gen::SizeMix::kUniform;
+  params.sizes      = gen::SizeMix::kUniform;
   WARPATH_ASSIGN_OR_RETURN(PacketBatch clean, gen::batch_for(count));
   WARPATH_TRY(gen::generate_traffic(params, clean));
   WARPATH_ASSIGN_OR_RETURN(PacketBatch out, gen::batch_for(count));
@@ -32,7 +32,8 @@ Result<PacketBatch> random_packets(uint64_t seed, uint32_t count) {
         caplen = std::min<uint32_t>(caplen, uint32_t(rng() % 100));
         break;
       case 1:  // flip a few header bytes
-        for (int k = 0; k < 3; ++k) frame[rng() % std::min<size_t>(frame.size(), 80)] ^= uint8_t(rng());
+        for (int k = 0; k < 3; ++k)
+          frame[rng() % std::min<size_t>(frame.size(), 80)] ^= uint8_t(rng());
         break;
       case 2:  // noise after the Ethernet type
         for (size_t k = 14; k < std::min<size_t>(frame.size(), 96); ++k) frame[k] = uint8_t(rng());
@@ -52,10 +53,10 @@ CheckReport check_parser_engine(std::string_view id, uint64_t seed, uint64_t ite
   auto engine = make_parser(id);
   if (!engine.is_ok()) {
     report.skipped = engine.status().code() == Errc::kNotSupported;
-    report.detail = engine.status().message();
+    report.detail  = engine.status().message();
     return report;
   }
-  auto ref = detail::make_ref_parser();
+  auto ref   = detail::make_ref_parser();
   auto batch = random_packets(seed, uint32_t(std::max<uint64_t>(items, 1)));
   if (!batch.is_ok()) {
     report.detail = batch.status().message();

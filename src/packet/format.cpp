@@ -25,7 +25,7 @@ std::string ipv6_to_string(const uint8_t* b) {
     int j = i;
     while (j < 8 && g[j] == 0) ++j;
     if (j - i > best_len) {
-      best = i;
+      best     = i;
       best_len = j - i;
     }
     i = j;

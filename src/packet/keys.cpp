@@ -19,7 +19,8 @@ void extract_five_tuple6(Span<const PacketInfo> infos, FiveTuple6* keys, uint8_t
 
 void extract_of_tuples(const BatchView& batch, Span<const PacketInfo> infos, OfTupleSoA soa) {
   for (uint32_t i = 0; i < infos.size; ++i)
-    soa.write(i, core::of_tuple(batch.data(i), batch.metas[i].caplen, batch.metas[i].port, infos[i]));
+    soa.write(i,
+              core::of_tuple(batch.data(i), batch.metas[i].caplen, batch.metas[i].port, infos[i]));
 }
 
 }  // namespace warpath::packet

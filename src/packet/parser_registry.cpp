@@ -1,4 +1,5 @@
-// The parser engine registry: the only list of parser engines (see include/warpath/packet/parser.hpp).
+// The parser engine registry: the only list of parser engines (see
+// include/warpath/packet/parser.hpp).
 #include <cstdio>
 
 #include "packet/engines.hpp"
@@ -22,9 +23,9 @@ class ValidatingParser final : public Parser {
     WARPATH_TRY(ref_->parse(batch, {want.data(), batch.count}, ctx));
     for (uint32_t i = 0; i < batch.count; ++i)
       if (!(out[i] == want[i]))
-        return Status(Errc::kInvalidArgument,
-                      std::string(engine_->id()) + " differs from ref.parse at " +
-                          detail::describe_difference(i, out[i], want[i]));
+        return Status(Errc::kInvalidArgument, std::string(engine_->id()) +
+                                                  " differs from ref.parse at " +
+                                                  detail::describe_difference(i, out[i], want[i]));
     return Status::ok();
   }
 
@@ -60,7 +61,8 @@ Result<std::unique_ptr<Parser>> make_parser(std::string_view requested) {
   if (id == "cuda.parse") {
 #if defined(WARPATH_HAVE_CUDA)
     if (!have_gpu())
-      return Status(Errc::kNotSupported, "cuda.parse needs a CUDA device: " + cuda_unavailable_reason());
+      return Status(Errc::kNotSupported,
+                    "cuda.parse needs a CUDA device: " + cuda_unavailable_reason());
     WARPATH_ASSIGN_OR_RETURN(engine, detail::make_cuda_parser());
 #else
     return Status(Errc::kNotSupported, "cuda.parse is not available: built without CUDA");
@@ -90,8 +92,8 @@ namespace detail {
 
 std::string describe_difference(uint32_t index, const PacketInfo& got, const PacketInfo& want) {
   // The first differing byte of the 64-byte records locates any field, named or not.
-  const auto* a = reinterpret_cast<const uint8_t*>(&got);
-  const auto* b = reinterpret_cast<const uint8_t*>(&want);
+  const auto* a  = reinterpret_cast<const uint8_t*>(&got);
+  const auto* b  = reinterpret_cast<const uint8_t*>(&want);
   unsigned first = 0;
   while (first < sizeof(PacketInfo) && a[first] == b[first]) ++first;
   char text[640];

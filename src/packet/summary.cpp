@@ -7,19 +7,39 @@ void ParseSummary::add(const PacketInfo& info, uint32_t wire_len) noexcept {
   bytes += wire_len;
   ++by_status[size_t(info.status) < by_status.size() ? size_t(info.status) : 0];
   switch (info.l3) {
-    case L3::kIpv4: ++ipv4; break;
-    case L3::kIpv6: ++ipv6; break;
-    case L3::kArp: ++arp; break;
-    default: ++other_l3; break;
+    case L3::kIpv4:
+      ++ipv4;
+      break;
+    case L3::kIpv6:
+      ++ipv6;
+      break;
+    case L3::kArp:
+      ++arp;
+      break;
+    default:
+      ++other_l3;
+      break;
   }
   if (info.fields & kFieldProto) {
     switch (info.proto) {
-      case 6: ++tcp; break;
-      case 17: ++udp; break;
-      case 132: ++sctp; break;
-      case 1: ++icmp; break;
-      case 58: ++icmpv6; break;
-      default: ++other_l4; break;
+      case 6:
+        ++tcp;
+        break;
+      case 17:
+        ++udp;
+        break;
+      case 132:
+        ++sctp;
+        break;
+      case 1:
+        ++icmp;
+        break;
+      case 58:
+        ++icmpv6;
+        break;
+      default:
+        ++other_l4;
+        break;
     }
   }
   if (info.vlan_count) ++vlan_tagged;

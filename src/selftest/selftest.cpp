@@ -29,8 +29,9 @@ std::string escape(const std::string& s) {
 
 SelftestResult run_selftest(const SelftestOptions& options) {
   SelftestResult result;
-  result.seed = options.seed ? options.seed
-                             : uint64_t(std::chrono::steady_clock::now().time_since_epoch().count());
+  result.seed = options.seed
+                    ? options.seed
+                    : uint64_t(std::chrono::steady_clock::now().time_since_epoch().count());
   for (const ModuleInfo& module : all_modules()) {
     for (const EngineInfo& engine : module.engines()) {
       const std::string id(engine.id);
@@ -40,7 +41,7 @@ SelftestResult run_selftest(const SelftestOptions& options) {
       CheckReport r = module.check(id, result.seed, options.items);
       if (r.skipped && options.require_gpu && id.rfind("cuda.", 0) == 0) {
         r.skipped = false;
-        r.detail = "required but unavailable: " + r.detail;
+        r.detail  = "required but unavailable: " + r.detail;
       }
       if (r.skipped)
         ++result.skipped;
@@ -70,7 +71,7 @@ std::string selftest_json(const SelftestResult& result) {
        ", \"failed\": " + std::to_string(result.failed) +
        ", \"skipped\": " + std::to_string(result.skipped) + ",\n  \"engines\": [\n";
   for (size_t i = 0; i < result.reports.size(); ++i) {
-    const auto& r = result.reports[i];
+    const auto& r       = result.reports[i];
     const char* verdict = r.skipped ? "skipped" : r.passed() ? "passed" : "failed";
     j += "    {\"module\": \"" + r.module + "\", \"engine\": \"" + r.engine + "\", \"result\": \"" +
          verdict + "\", \"items\": " + std::to_string(r.items) + ", \"detail\": \"" +

@@ -24,35 +24,35 @@ inline uint32_t ones_sum(const uint8_t* p, size_t n, uint64_t sum = 0) {
 
 struct Frame {
   const uint8_t* p = nullptr;
-  uint32_t caplen = 0;
+  uint32_t caplen  = 0;
   bool vlan = false, ipv6 = false;
   uint32_t tci = 0, l3 = 0, l4 = 0, proto = 0;
 };
 
 inline Frame parse(const packet::PacketBatch& b, uint32_t i) {
   Frame f;
-  f.p = b.data(i);
-  f.caplen = b.meta(i).caplen;
+  f.p           = b.data(i);
+  f.caplen      = b.meta(i).caplen;
   uint32_t type = be16(f.p + 12);
-  f.l3 = 14;
+  f.l3          = 14;
   if (type == 0x8100) {
     f.vlan = true;
-    f.tci = be16(f.p + 14);
-    type = be16(f.p + 16);
-    f.l3 = 18;
+    f.tci  = be16(f.p + 14);
+    type   = be16(f.p + 16);
+    f.l3   = 18;
   }
   EXPECT_TRUE(type == 0x0800 || type == 0x86dd) << "ethertype " << type;
-  f.ipv6 = type == 0x86dd;
-  f.l4 = f.l3 + (f.ipv6 ? 40 : 20);
+  f.ipv6  = type == 0x86dd;
+  f.l4    = f.l3 + (f.ipv6 ? 40 : 20);
   f.proto = f.p[f.l3 + (f.ipv6 ? 6 : 9)];
   return f;
 }
 
 // Checks the IP header fields and the IP and transport checksums of one frame.
 inline void verify_frame(const Frame& f) {
-  const uint8_t* ip = f.p + f.l3;
+  const uint8_t* ip       = f.p + f.l3;
   const uint32_t l4_bytes = f.caplen - f.l4;
-  uint64_t pseudo = f.proto + l4_bytes;
+  uint64_t pseudo         = f.proto + l4_bytes;
   if (f.ipv6) {
     EXPECT_EQ(ip[0] >> 4, 6);
     EXPECT_EQ(be16(ip + 4), l4_bytes);

@@ -1,12 +1,11 @@
 // tests/gen/trace_frames_test.cpp: frames_from_trace() puts each trace 5-tuple where a parser
 // looks for it, with valid checksums.
-#include "warpath/gen/traffic.hpp"
-
 #include <gtest/gtest.h>
 
 #include <vector>
 
 #include "gen/frame_check.hpp"
+#include "warpath/gen/traffic.hpp"
 
 namespace warpath::gen {
 namespace {
@@ -30,11 +29,11 @@ TEST(FramesFromTrace, FieldsLandAtTheirOffsets) {
   ASSERT_TRUE(batch.is_ok());
   TraceFrameParams params;
   params.start_ns = 500;
-  params.gap_ns = 10;
+  params.gap_ns   = 10;
   ASSERT_TRUE(frames_from_trace(trace, params, *batch).is_ok());
   ASSERT_EQ(batch->size(), 4u);
   for (uint32_t i = 0; i < 4; ++i) {
-    const auto& key = trace[i].key;
+    const auto& key  = trace[i].key;
     const uint8_t* p = batch->data(i);
     EXPECT_EQ(batch->meta(i).caplen, 60u);
     EXPECT_EQ(batch->meta(i).timestamp_ns, 500u + 10u * i);
@@ -66,7 +65,7 @@ TEST(FramesFromTrace, SizeValidationAndCapacity) {
   ASSERT_TRUE(batch.is_ok());
   TraceFrameParams params;
   params.size = 63;
-  Status s = frames_from_trace(trace, params, *batch);
+  Status s    = frames_from_trace(trace, params, *batch);
   EXPECT_EQ(s.code(), Errc::kInvalidArgument);
   EXPECT_NE(s.message().find("size"), std::string::npos);
   params.size = 1000;

@@ -67,8 +67,8 @@ TEST(Traffic, BatchForHoldsCountFullSizeFrames) {
   EXPECT_EQ(batch->cell_bytes(), 2048u);
   EXPECT_GE(batch->buffer_bytes(), 100u * 2048u);
   TrafficParams p;
-  p.count = 100;
-  p.sizes = SizeMix::kFixed;
+  p.count    = 100;
+  p.sizes    = SizeMix::kFixed;
   p.min_size = 1518;
   EXPECT_TRUE(generate_traffic(p, *batch).is_ok());
   EXPECT_EQ(batch->size(), 100u);
@@ -76,14 +76,14 @@ TEST(Traffic, BatchForHoldsCountFullSizeFrames) {
 
 TEST(Traffic, SameSeedSameBytesDifferentSeedDifferentBytes) {
   TrafficParams p;
-  p.count = 500;
+  p.count       = 500;
   PacketBatch a = make(p), b = make(p);
   EXPECT_TRUE(same_bytes(a, b));
   p.seed = 2;
   EXPECT_FALSE(same_bytes(a, make(p)));
   // A shorter run is a prefix of a longer one.
-  p.seed = 1;
-  p.count = 200;
+  p.seed        = 1;
+  p.count       = 200;
   PacketBatch c = make(p);
   for (uint32_t i = 0; i < c.size(); ++i) {
     ASSERT_EQ(c.meta(i).caplen, a.meta(i).caplen);
@@ -95,11 +95,11 @@ TEST(Traffic, GoldenDigestIsStableAcrossPlatforms) {
   // The generator promises the same bytes for a seed on every platform and standard library.
   // A deliberate change to the generator must update this digest.
   TrafficParams p;
-  p.count = 300;
-  p.seed = 42;
-  p.vlan_share = 0.3;
+  p.count       = 300;
+  p.seed        = 42;
+  p.vlan_share  = 0.3;
   PacketBatch b = make(p);
-  uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a over caplens and bytes.
+  uint64_t h    = 0xcbf29ce484222325ull;  // FNV-1a over caplens and bytes.
   for (uint32_t i = 0; i < b.size(); ++i) {
     for (int k = 0; k < 4; ++k) h = (h ^ ((b.meta(i).caplen >> (8 * k)) & 0xff)) * 0x100000001b3ull;
     for (uint32_t j = 0; j < b.meta(i).caplen; ++j) h = (h ^ b.data(i)[j]) * 0x100000001b3ull;
@@ -109,10 +109,10 @@ TEST(Traffic, GoldenDigestIsStableAcrossPlatforms) {
 
 TEST(Traffic, ExactCountSizesAndLengths) {
   TrafficParams p;
-  p.count = 2000;
-  p.sizes = SizeMix::kUniform;
-  p.min_size = 100;
-  p.max_size = 300;
+  p.count       = 2000;
+  p.sizes       = SizeMix::kUniform;
+  p.min_size    = 100;
+  p.max_size    = 300;
   PacketBatch b = make(p);
   ASSERT_EQ(b.size(), 2000u);
   std::set<uint32_t> seen;
@@ -130,15 +130,15 @@ TEST(Traffic, ExactCountSizesAndLengths) {
 
 TEST(Traffic, TooSmallSizesGrowToFitHeaders) {
   TrafficParams p;
-  p.count = 1000;
-  p.sizes = SizeMix::kFixed;
-  p.min_size = 64;
-  p.ipv6_share = 0.5;
-  p.vlan_share = 0.5;
+  p.count       = 1000;
+  p.sizes       = SizeMix::kFixed;
+  p.min_size    = 64;
+  p.ipv6_share  = 0.5;
+  p.vlan_share  = 0.5;
   PacketBatch b = make(p);
   std::set<uint32_t> seen;
   for (uint32_t i = 0; i < b.size(); ++i) {
-    Frame f = parse(b, i);
+    Frame f            = parse(b, i);
     uint32_t transport = f.proto == 6 ? 20 : 8;
     EXPECT_EQ(f.caplen, std::max(60u, f.l4 + transport)) << i;
     seen.insert(f.caplen);
@@ -149,10 +149,10 @@ TEST(Traffic, TooSmallSizesGrowToFitHeaders) {
 
 TEST(Traffic, EveryChecksumVerifiesAndEveryKindOccurs) {
   TrafficParams p;
-  p.count = 10000;
-  p.sizes = SizeMix::kUniform;
-  p.ipv6_share = 0.5;
-  p.vlan_share = 0.3;
+  p.count       = 10000;
+  p.sizes       = SizeMix::kUniform;
+  p.ipv6_share  = 0.5;
+  p.vlan_share  = 0.3;
   PacketBatch b = make(p);
   std::map<std::pair<bool, uint32_t>, int> kinds;
   for (uint32_t i = 0; i < b.size(); ++i) {
@@ -203,8 +203,8 @@ TEST(Traffic, VlanAndIpv6SharesFollowParams) {
   TrafficParams p;
   p.count = 10000;
   for (double share : {0.0, 0.3, 1.0}) {
-    p.vlan_share = share;
-    p.ipv6_share = 1.0 - share;
+    p.vlan_share  = share;
+    p.ipv6_share  = 1.0 - share;
     PacketBatch b = make(p);
     int vlan = 0, v6 = 0;
     for (uint32_t i = 0; i < b.size(); ++i) {
@@ -219,8 +219,8 @@ TEST(Traffic, VlanAndIpv6SharesFollowParams) {
 
 TEST(Traffic, ImixIsSevenFourOne) {
   TrafficParams p;
-  p.count = 12000;
-  p.sizes = SizeMix::kImix;
+  p.count       = 12000;
+  p.sizes       = SizeMix::kImix;
   PacketBatch b = make(p);
   int small = 0, medium = 0, large = 0;
   for (uint32_t i = 0; i < b.size(); ++i) {
@@ -242,13 +242,13 @@ TEST(Traffic, ImixIsSevenFourOne) {
 
 TEST(Traffic, PacketsComeFromExactlyTheConfiguredFlows) {
   TrafficParams p;
-  p.count = 3000;
-  p.flows = 16;
+  p.count       = 3000;
+  p.flows       = 16;
   PacketBatch b = make(p);
   std::set<std::vector<uint8_t>> keys;
   std::map<std::vector<uint8_t>, uint32_t> next_seq;
   for (uint32_t i = 0; i < b.size(); ++i) {
-    Frame f = parse(b, i);
+    Frame f             = parse(b, i);
     const uint8_t* addr = f.p + f.l3 + (f.ipv6 ? 8 : 12);
     std::vector<uint8_t> key(addr, addr + (f.ipv6 ? 32 : 8));
     key.push_back(static_cast<uint8_t>(f.proto));
@@ -260,7 +260,7 @@ TEST(Traffic, PacketsComeFromExactlyTheConfiguredFlows) {
         EXPECT_EQ(be32(tcp + 4), next_seq[key]);
       }
       uint32_t advance = f.caplen - f.l4 - 20 + ((tcp[13] & 0x03) ? 1 : 0);
-      next_seq[key] = be32(tcp + 4) + advance;
+      next_seq[key]    = be32(tcp + 4) + advance;
     }
   }
   EXPECT_EQ(keys.size(), 16u);
@@ -268,10 +268,10 @@ TEST(Traffic, PacketsComeFromExactlyTheConfiguredFlows) {
 
 TEST(Traffic, TimestampsAndPort) {
   TrafficParams p;
-  p.count = 50;
-  p.start_ns = 1000;
-  p.gap_ns = 7;
-  p.port = 3;
+  p.count       = 50;
+  p.start_ns    = 1000;
+  p.gap_ns      = 7;
+  p.port        = 3;
   PacketBatch b = make(p);
   for (uint32_t i = 0; i < b.size(); ++i) {
     EXPECT_EQ(b.meta(i).timestamp_ns, 1000u + 7u * i);
@@ -308,7 +308,7 @@ TEST(TrafficValidate, NamesTheBadField) {
 
 TEST(Traffic, CapacityIsCheckedBeforeAppending) {
   TrafficParams p;
-  p.count = 11;
+  p.count    = 11;
   auto batch = batch_for(10);
   ASSERT_TRUE(batch.is_ok());
   EXPECT_EQ(generate_traffic(p, *batch).code(), Errc::kCapacity);
@@ -325,10 +325,10 @@ TEST(Traffic, CapacityIsCheckedBeforeAppending) {
   EXPECT_EQ(batch->size(), 10u);
 
   // Jumbo frames take five 2048-byte cells each: three need 15 cells.
-  p.count = 3;
-  p.sizes = SizeMix::kFixed;
+  p.count    = 3;
+  p.sizes    = SizeMix::kFixed;
   p.min_size = p.max_size = 9018;
-  auto small = PacketBatch::create(10, 2048);
+  auto small              = PacketBatch::create(10, 2048);
   ASSERT_TRUE(small.is_ok());
   EXPECT_EQ(generate_traffic(p, *small).code(), Errc::kCapacity);
   EXPECT_EQ(small->size(), 0u);

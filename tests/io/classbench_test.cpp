@@ -1,6 +1,8 @@
 // tests/io/classbench_test.cpp: text files (plain, .gz, .xz), ClassBench rule and trace parsing,
 // the naive matcher and the rule formatter, on hand-written text, the tiny golden files in
 // tests/golden/io and, when present, the shared ClassBench and routing data sets.
+#include "warpath/io/classbench.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -11,7 +13,6 @@
 
 #include "support/test_support.hpp"
 #include "warpath/core/status.hpp"
-#include "warpath/io/classbench.hpp"
 #include "warpath/io/text_file.hpp"
 
 namespace warpath::io {
@@ -23,11 +24,10 @@ constexpr uint32_t ip(uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
   return a << 24 | b << 16 | c << 8 | d;
 }
 
-packet::FiveTuple4 key(uint32_t src, uint32_t dst, uint16_t sport, uint16_t dport,
-                       uint8_t proto) {
+packet::FiveTuple4 key(uint32_t src, uint32_t dst, uint16_t sport, uint16_t dport, uint8_t proto) {
   packet::FiveTuple4 k{};
-  k.src = src;
-  k.dst = dst;
+  k.src   = src;
+  k.dst   = dst;
   k.sport = sport;
   k.dport = dport;
   k.proto = proto;
@@ -35,8 +35,7 @@ packet::FiveTuple4 key(uint32_t src, uint32_t dst, uint16_t sport, uint16_t dpor
 }
 
 /// The 0-based first matching rule, or -1: the reference every trace is checked against.
-int64_t naive_first_match(const std::vector<ClassBenchRule>& rules,
-                          const packet::FiveTuple4& k) {
+int64_t naive_first_match(const std::vector<ClassBenchRule>& rules, const packet::FiveTuple4& k) {
   for (size_t i = 0; i < rules.size(); ++i) {
     if (rule_matches(rules[i], k)) return static_cast<int64_t>(i);
   }
@@ -261,10 +260,9 @@ TEST(ClassBenchRulesTest, EveryMalformedLineFailsTheWholeLoad) {
       {"missing destination", "@1.2.3.4/32", "missing destination prefix"},
       {"missing protocol", "@1.2.3.4/32 5.6.7.8/32 0 : 65535 0 : 65535",
        "missing protocol/mask field"},
-      {"missing dport range", "@1.2.3.4/32 5.6.7.8/32 0 : 65535",
-       "missing destination port range"},
-      {"missing upper bound", "@1.2.3.4/32 5.6.7.8/32 0 :",
-       "source port range starting at 0 has no upper bound"},
+      {"missing dport range", "@1.2.3.4/32 5.6.7.8/32 0 : 65535", "missing destination port range"},
+      {"missing upper bound",
+       "@1.2.3.4/32 5.6.7.8/32 0 :", "source port range starting at 0 has no upper bound"},
       {"missing colon", "@1.2.3.4/32 5.6.7.8/32 0 65535 0 : 65535 0x06/0xFF",
        "source port range '0' is not lo : hi"},
       {"lo > hi", "@1.2.3.4/32 5.6.7.8/32 0 : 65535 80 : 70 0x06/0xFF",
@@ -300,7 +298,7 @@ TEST(ClassBenchRulesTest, EveryMalformedLineFailsTheWholeLoad) {
     SCOPED_TRACE(c.what);
     // The bad line is line 3, after a good line and a blank one, and followed by a good line.
     const std::string text = good + "\n" + c.line + "\r\n" + good;
-    const auto rules = parse_classbench_rules(text, "acl1");
+    const auto rules       = parse_classbench_rules(text, "acl1");
     ASSERT_FALSE(rules.is_ok());
     EXPECT_EQ(rules.status().code(), Errc::kParseError);
     EXPECT_EQ(rules.status().message().rfind("acl1:3: ", 0), 0u) << rules.status().message();
@@ -364,9 +362,9 @@ TEST(RuleMatchesTest, FlagsAreParsedButNotMatched) {
 TEST(RuleMatchesTest, UnmaskedRuleFromCodeStillMatchesByPrefix) {
   // A rule built in code may keep host bits; matching compares only the prefix bits.
   ClassBenchRule r;
-  r.src = ip(10, 9, 9, 9);
+  r.src     = ip(10, 9, 9, 9);
   r.src_len = 8;
-  r.dst = ip(1, 2, 3, 4);
+  r.dst     = ip(1, 2, 3, 4);
   r.dst_len = 0;
   EXPECT_TRUE(rule_matches(r, key(ip(10, 0, 0, 1), 0, 0, 0, 0)));
   EXPECT_FALSE(rule_matches(r, key(ip(11, 9, 9, 9), 0, 0, 0, 0)));
@@ -396,8 +394,8 @@ TEST(TraceTest, FiveColumns) {
 }
 
 TEST(TraceTest, SixColumnsWustlMatchIsOneBased) {
-  const auto trace = parse_trace_ok(
-      "1079733050 4225952233 0 65535 255 82\n1079732736 4149112596 0 65535 6 1\n");
+  const auto trace =
+      parse_trace_ok("1079733050 4225952233 0 65535 255 82\n1079732736 4149112596 0 65535 6 1\n");
   ASSERT_EQ(trace.size(), 2u);
   EXPECT_EQ(trace[0].key.src, 1079733050u);
   EXPECT_EQ(trace[0].key.dst, 4225952233u);
@@ -440,8 +438,7 @@ TEST(TraceTest, EveryMalformedLineFailsTheWholeLoad) {
        "source address 4294967296 out of range 0..4294967295"},
       {"port 65536", "1 2 3 65536 5", "destination port 65536 out of range 0..65535"},
       {"proto 256", "1 2 3 4 256", "protocol 256 out of range 0..255"},
-      {"flags > 32 bits", "1 2 3 4 6 4294967296 0",
-       "flags 4294967296 out of range 0..4294967295"},
+      {"flags > 32 bits", "1 2 3 4 6 4294967296 0", "flags 4294967296 out of range 0..4294967295"},
       {"rule id > 32 bits", "1 2 3 4 6 0 99999999999999999999999",
        "rule id 99999999999999999999999 out of range"},
       {"match id 0", "1 2 3 4 6 0", "match id 0 is invalid"},
@@ -454,11 +451,10 @@ TEST(TraceTest, EveryMalformedLineFailsTheWholeLoad) {
   for (const BadLine& c : cases) {
     SCOPED_TRACE(c.what);
     const std::string text = std::string("1 2 3 4 5 1\n\n") + c.line + "\n1 2 3 4 5 1\n";
-    const auto trace = parse_trace(text, "acl1_trace");
+    const auto trace       = parse_trace(text, "acl1_trace");
     ASSERT_FALSE(trace.is_ok());
     EXPECT_EQ(trace.status().code(), Errc::kParseError);
-    EXPECT_EQ(trace.status().message().rfind("acl1_trace:3: ", 0), 0u)
-        << trace.status().message();
+    EXPECT_EQ(trace.status().message().rfind("acl1_trace:3: ", 0), 0u) << trace.status().message();
     EXPECT_NE(trace.status().message().find(c.reason), std::string::npos)
         << trace.status().message();
   }
@@ -474,8 +470,7 @@ TEST(FormatTest, WritesDbGeneratorDialect) {
   EXPECT_EQ(format_classbench_rule(rules[0]),
             "@176.19.181.33/32\t90.145.23.162/32\t0 : 65535\t1550 : 1550\t0x06/0xFF\t"
             "0x0000/0x0200");
-  EXPECT_EQ(format_classbench_rule(rules[1]),
-            "@10.0.0.0/8\t0.0.0.0/0\t1 : 2\t3 : 4\t0x00/0x00");
+  EXPECT_EQ(format_classbench_rule(rules[1]), "@10.0.0.0/8\t0.0.0.0/0\t1 : 2\t3 : 4\t0x00/0x00");
   // Values are lower-case hex and the protocol mask upper case, as db_generator writes them.
   rules = parse_rules_ok("@1.2.3.4/32 5.6.7.8/32 0 : 65535 0 : 65535 0x2F/0xff 0xABCD/0xFFFF\n");
   ASSERT_EQ(rules.size(), 1u);
@@ -486,28 +481,28 @@ TEST(FormatTest, WritesDbGeneratorDialect) {
 TEST(FormatTest, FormatParseRoundTrip) {
   std::vector<ClassBenchRule> originals;
   ClassBenchRule a;
-  a.src = ip(192, 168, 0, 0);
-  a.src_len = 16;
-  a.dst = ip(255, 255, 255, 255);
-  a.dst_len = 32;
-  a.sport_lo = 0;
-  a.sport_hi = 0;
-  a.dport_lo = 65535;
-  a.dport_hi = 65535;
-  a.proto = 0xfe;
+  a.src        = ip(192, 168, 0, 0);
+  a.src_len    = 16;
+  a.dst        = ip(255, 255, 255, 255);
+  a.dst_len    = 32;
+  a.sport_lo   = 0;
+  a.sport_hi   = 0;
+  a.dport_lo   = 65535;
+  a.dport_hi   = 65535;
+  a.proto      = 0xfe;
   a.proto_mask = 0xff;
-  a.has_flags = true;
-  a.flags = 0xabcd;
+  a.has_flags  = true;
+  a.flags      = 0xabcd;
   a.flags_mask = 0xffff;
   originals.push_back(a);
   ClassBenchRule b;  // The default catch-all rule, without flags.
   originals.push_back(b);
   ClassBenchRule c = a;
-  c.src = ip(128, 0, 0, 0);
-  c.src_len = 1;
-  c.has_flags = false;
-  c.flags = 0;
-  c.flags_mask = 0;
+  c.src            = ip(128, 0, 0, 0);
+  c.src_len        = 1;
+  c.has_flags      = false;
+  c.flags          = 0;
+  c.flags_mask     = 0;
   originals.push_back(c);
 
   std::string text;
@@ -540,7 +535,7 @@ TEST(ReadTextFileTest, MissingFileOrDirectoryIsIoError) {
   const std::string dir = support::temp_dir();
   for (const char* name : {"/nope.txt", "/nope.gz", "/nope.xz"}) {
     const std::string path = dir + name;
-    const auto text = read_text_file(path);
+    const auto text        = read_text_file(path);
     ASSERT_FALSE(text.is_ok());
     EXPECT_EQ(text.status().code(), Errc::kIoError);
     EXPECT_EQ(text.status().message(), path + ": cannot open: no such file");
@@ -560,8 +555,8 @@ TEST(ReadTextFileTest, MissingFileOrDirectoryIsIoError) {
 
 TEST(ReadTextFileTest, CorruptOrTruncatedCompressedDataIsIoError) {
   const std::string dir = support::temp_dir();
-  const auto gz = support::read_bytes(support::golden_path("io/mixed_dialects.rules.gz"));
-  const auto xz = support::read_bytes(support::golden_path("io/mixed_dialects.rules.xz"));
+  const auto gz         = support::read_bytes(support::golden_path("io/mixed_dialects.rules.gz"));
+  const auto xz         = support::read_bytes(support::golden_path("io/mixed_dialects.rules.xz"));
   ASSERT_GT(gz.size(), 40u);
   ASSERT_GT(xz.size(), 40u);
 
@@ -595,15 +590,14 @@ TEST(ReadTextFileTest, CorruptOrTruncatedCompressedDataIsIoError) {
     ASSERT_FALSE(text.is_ok());
     EXPECT_EQ(text.status().code(), Errc::kIoError);
     EXPECT_EQ(text.status().message().rfind(path + ": ", 0), 0u) << text.status().message();
-    EXPECT_NE(text.status().message().find(c.reason), std::string::npos)
-        << text.status().message();
+    EXPECT_NE(text.status().message().find(c.reason), std::string::npos) << text.status().message();
   }
   std::filesystem::remove_all(dir);
 }
 
 TEST(LoadTest, GoldenRulesAndTraceAgreeWithNaiveMatch) {
-  for (const char* name : {"mixed_dialects.rules", "mixed_dialects.rules.gz",
-                           "mixed_dialects.rules.xz"}) {
+  for (const char* name :
+       {"mixed_dialects.rules", "mixed_dialects.rules.gz", "mixed_dialects.rules.xz"}) {
     SCOPED_TRACE(name);
     const auto rules = load_classbench_rules(support::golden_path(std::string("io/") + name));
     ASSERT_TRUE(rules.is_ok()) << rules.status().to_string();
@@ -628,7 +622,7 @@ TEST(LoadTest, GoldenRulesAndTraceAgreeWithNaiveMatch) {
 }
 
 TEST(LoadTest, ParseErrorNamesThePath) {
-  const std::string dir = support::temp_dir();
+  const std::string dir  = support::temp_dir();
   const std::string path = dir + "/bad_rules";
   const std::string text =
       "@1.2.3.4/32 5.6.7.8/32 0 : 65535 0 : 65535 0x06/0xFF\n"
@@ -637,8 +631,7 @@ TEST(LoadTest, ParseErrorNamesThePath) {
   const auto rules = load_classbench_rules(path);
   ASSERT_FALSE(rules.is_ok());
   EXPECT_EQ(rules.status().code(), Errc::kParseError);
-  EXPECT_EQ(rules.status().message(),
-            path + ":2: destination port range 90 : 80 has lo > hi");
+  EXPECT_EQ(rules.status().message(), path + ":2: destination port range 90 : 80 has lo > hi");
   const auto trace = load_trace(path);
   ASSERT_FALSE(trace.is_ok());
   EXPECT_EQ(trace.status().code(), Errc::kParseError);
@@ -662,12 +655,12 @@ std::string classbench(const std::string& relative) {
 TEST(ClassBenchDataTest, WustlSetsLoadWithReadmeCounts) {
   if (!support::have_data()) GTEST_SKIP() << "no data directory at " << support::data_dir();
   const DataSet sets[] = {
-      {"acl1", 753, "acl1_trace", 8140},         {"acl1_100", 99, "acl1_100_trace", 1000},
-      {"acl1_1K", 917, "acl1_1K_trace", 9380},   {"acl1_10K", 9603, "acl1_10K_trace", 97000},
-      {"fw1", 270, "fw1_trace", 2830},           {"fw1_100", 93, "fw1_100_trace", 920},
-      {"fw1_1K", 792, "fw1_1K_trace", 8050},     {"fw1_10K", 9311, "fw1_10K_trace", 93250},
-      {"ipc1", 1550, "ipc1_trace", 17020},       {"ipc1_100", 100, "ipc1_100_trace", 990},
-      {"ipc1_1K", 938, "ipc1_1K_trace", 9380},   {"ipc1_10K", 9037, "ipc1_10K_trace", 90640},
+      {"acl1", 753, "acl1_trace", 8140},       {"acl1_100", 99, "acl1_100_trace", 1000},
+      {"acl1_1K", 917, "acl1_1K_trace", 9380}, {"acl1_10K", 9603, "acl1_10K_trace", 97000},
+      {"fw1", 270, "fw1_trace", 2830},         {"fw1_100", 93, "fw1_100_trace", 920},
+      {"fw1_1K", 792, "fw1_1K_trace", 8050},   {"fw1_10K", 9311, "fw1_10K_trace", 93250},
+      {"ipc1", 1550, "ipc1_trace", 17020},     {"ipc1_100", 100, "ipc1_100_trace", 990},
+      {"ipc1_1K", 938, "ipc1_1K_trace", 9380}, {"ipc1_10K", 9037, "ipc1_10K_trace", 90640},
   };
   for (const DataSet& s : sets) {
     SCOPED_TRACE(s.rules);
@@ -696,8 +689,8 @@ TEST(ClassBenchDataTest, WustlFirstMatchesEqualNaiveLinearSearch) {
        {"acl1_100", "fw1_100", "ipc1_100", "acl1_1K", "fw1_1K", "ipc1_1K", "fw1"}) {
     SCOPED_TRACE(name);
     const std::string base = std::string("wustl_5tuple/") + name;
-    const auto rules = load_classbench_rules(classbench(base));
-    const auto trace = load_trace(classbench(base + "_trace"));
+    const auto rules       = load_classbench_rules(classbench(base));
+    const auto trace       = load_trace(classbench(base + "_trace"));
     ASSERT_TRUE(rules.is_ok()) << rules.status().to_string();
     ASSERT_TRUE(trace.is_ok()) << trace.status().to_string();
     size_t mismatches = 0;
@@ -714,18 +707,18 @@ TEST(ClassBenchDataTest, WustlFirstMatchesEqualNaiveLinearSearch) {
 TEST(ClassBenchDataTest, NeurocutsSetsLoadWithReadmeCounts) {
   if (!support::have_data()) GTEST_SKIP() << "no data directory at " << support::data_dir();
   const DataSet sets[] = {
-      {"acl1_1k", 942, nullptr, 0},   {"acl1_10k", 9774, nullptr, 0},
-      {"acl2_1k", 961, nullptr, 0},   {"acl2_10k", 9476, nullptr, 0},
-      {"acl3_1k", 990, nullptr, 0},   {"acl3_10k", 9419, nullptr, 0},
-      {"acl4_1k", 990, nullptr, 0},   {"acl4_10k", 9591, nullptr, 0},
-      {"acl5_1k", 933, nullptr, 0},   {"acl5_10k", 7298, nullptr, 0},
-      {"fw1_1k", 857, nullptr, 0},    {"fw1_10k", 9379, nullptr, 0},
-      {"fw2_1k", 971, nullptr, 0},    {"fw2_10k", 9655, nullptr, 0},
-      {"fw3_1k", 799, nullptr, 0},    {"fw3_10k", 9037, nullptr, 0},
-      {"fw4_1k", 847, nullptr, 0},    {"fw4_10k", 8775, nullptr, 0},
-      {"fw5_1k", 864, nullptr, 0},    {"fw5_10k", 8833, nullptr, 0},
-      {"ipc1_1k", 974, nullptr, 0},   {"ipc1_10k", 9518, nullptr, 0},
-      {"ipc2_1k", 696, nullptr, 0},   {"ipc2_10k", 10000, nullptr, 0},
+      {"acl1_1k", 942, nullptr, 0}, {"acl1_10k", 9774, nullptr, 0},
+      {"acl2_1k", 961, nullptr, 0}, {"acl2_10k", 9476, nullptr, 0},
+      {"acl3_1k", 990, nullptr, 0}, {"acl3_10k", 9419, nullptr, 0},
+      {"acl4_1k", 990, nullptr, 0}, {"acl4_10k", 9591, nullptr, 0},
+      {"acl5_1k", 933, nullptr, 0}, {"acl5_10k", 7298, nullptr, 0},
+      {"fw1_1k", 857, nullptr, 0},  {"fw1_10k", 9379, nullptr, 0},
+      {"fw2_1k", 971, nullptr, 0},  {"fw2_10k", 9655, nullptr, 0},
+      {"fw3_1k", 799, nullptr, 0},  {"fw3_10k", 9037, nullptr, 0},
+      {"fw4_1k", 847, nullptr, 0},  {"fw4_10k", 8775, nullptr, 0},
+      {"fw5_1k", 864, nullptr, 0},  {"fw5_10k", 8833, nullptr, 0},
+      {"ipc1_1k", 974, nullptr, 0}, {"ipc1_10k", 9518, nullptr, 0},
+      {"ipc2_1k", 696, nullptr, 0}, {"ipc2_10k", 10000, nullptr, 0},
   };
   for (const DataSet& s : sets) {
     SCOPED_TRACE(s.rules);
@@ -748,7 +741,7 @@ TEST(ClassBenchDataTest, CutsplitTraceGeneratorTraces) {
   for (const DataSet& s : sets) {
     SCOPED_TRACE(s.rules);
     const std::string base = std::string("db_generator/cutsplit/") + s.rules;
-    const auto rules = load_classbench_rules(classbench(base));
+    const auto rules       = load_classbench_rules(classbench(base));
     const auto trace = load_trace(classbench(std::string("db_generator/cutsplit/") + s.trace));
     ASSERT_TRUE(rules.is_ok()) << rules.status().to_string();
     ASSERT_TRUE(trace.is_ok()) << trace.status().to_string();
@@ -823,7 +816,7 @@ TEST(ClassBenchDataTest, Gzip100KRuleSet) {
 TEST(ClassBenchDataTest, XzRoutingTableReads) {
   if (!support::have_data()) GTEST_SKIP() << "no data directory at " << support::data_dir();
   const std::string path = support::data_path("routing/ipv4_linx_updates_2014-12-17.txt.xz");
-  const auto text = read_text_file(path);
+  const auto text        = read_text_file(path);
   ASSERT_TRUE(text.is_ok()) << text.status().to_string();
   ASSERT_FALSE(text->empty());
   const std::vector<std::string> lines = lines_of(text.value());

@@ -3,6 +3,8 @@
 //   generated traffic at every burst size of warpath::testing::burst_sizes() (bursts are
 //   consecutive BatchView slices of one batch); every capture under $WARPATH_DATA/pcap;
 //   check_parser_engine() (the selftest's check); make_parser() errors; threads.
+#include "packet/engines.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,7 +13,6 @@
 #include <string>
 #include <vector>
 
-#include "packet/engines.hpp"
 #include "packet/frame_builder.hpp"
 #include "support/test_support.hpp"
 #include "warpath/core/cuda_device.hpp"
@@ -47,7 +48,8 @@ std::vector<PacketInfo> reference(const BatchView& view) {
 }
 
 // First index where two result vectors differ, with a description, or "" when equal.
-std::string first_difference(const std::vector<PacketInfo>& got, const std::vector<PacketInfo>& want) {
+std::string first_difference(const std::vector<PacketInfo>& got,
+                             const std::vector<PacketInfo>& want) {
   if (got.size() != want.size()) return "sizes differ";
   for (size_t i = 0; i < got.size(); ++i)
     if (!(got[i] == want[i])) return detail::describe_difference(uint32_t(i), got[i], want[i]);
@@ -62,7 +64,7 @@ std::vector<PacketInfo> parse_in_bursts(const Parser& parser, const BatchView& a
   PacketInfo guard;
   std::memset(&guard, 0x5c, sizeof guard);
   if (burst == 0) {  // an empty burst is valid and writes nothing
-    out[0] = guard;
+    out[0]   = guard;
     Status s = parser.parse(BatchView{all.buffer, all.metas, 0}, {out.data(), 0}, ctx);
     EXPECT_TRUE(s.is_ok()) << s.to_string();
     EXPECT_TRUE(out[0] == guard);
@@ -70,9 +72,10 @@ std::vector<PacketInfo> parse_in_bursts(const Parser& parser, const BatchView& a
   }
   for (uint32_t i = 0; i < all.count; i += burst) {
     const uint32_t n = std::min(burst, all.count - i);
-    out[i + n] = guard;
+    out[i + n]       = guard;
     Status s = parser.parse(BatchView{all.buffer, all.metas + i, n}, {out.data() + i, n}, ctx);
-    EXPECT_TRUE(s.is_ok()) << parser.id() << " burst " << burst << " at " << i << ": " << s.to_string();
+    EXPECT_TRUE(s.is_ok()) << parser.id() << " burst " << burst << " at " << i << ": "
+                           << s.to_string();
     EXPECT_TRUE(out[i + n] == guard) << "wrote past its slice at " << i + n;
   }
   out.pop_back();
@@ -96,15 +99,15 @@ TEST_P(EngineDifferential, GeneratedTrafficAllBursts) {
                                {4, 0.5, 0.5, gen::SizeMix::kImix}};
   for (const TrafficCase& tc : cases) {
     gen::TrafficParams params;
-    params.seed = tc.seed;
-    params.count = 4096 + 257 + 3;  // the largest burst plus a ragged tail
+    params.seed       = tc.seed;
+    params.count      = 4096 + 257 + 3;  // the largest burst plus a ragged tail
     params.ipv6_share = tc.ipv6_share;
     params.vlan_share = tc.vlan_share;
-    params.sizes = tc.sizes;
-    auto batch = gen::batch_for(params.count);
+    params.sizes      = tc.sizes;
+    auto batch        = gen::batch_for(params.count);
     ASSERT_TRUE(batch.is_ok());
     ASSERT_TRUE(gen::generate_traffic(params, *batch).is_ok());
-    const BatchView all = batch->view();
+    const BatchView all                = batch->view();
     const std::vector<PacketInfo> want = reference(all);
     // The generator makes valid frames: the reference must accept every one, and the shares
     // must show up in the results.
@@ -115,15 +118,25 @@ TEST_P(EngineDifferential, GeneratedTrafficAllBursts) {
       v6 += info.ip_version == 6;
       tagged += info.vlan_count == 1;
     }
-    if (tc.ipv6_share == 1.0) { EXPECT_EQ(v6, all.count); }
-    if (tc.ipv6_share == 0.0) { EXPECT_EQ(v6, 0u); }
-    if (tc.vlan_share == 1.0) { EXPECT_EQ(tagged, all.count); }
-    if (tc.vlan_share == 0.0) { EXPECT_EQ(tagged, 0u); }
+    if (tc.ipv6_share == 1.0) {
+      EXPECT_EQ(v6, all.count);
+    }
+    if (tc.ipv6_share == 0.0) {
+      EXPECT_EQ(v6, 0u);
+    }
+    if (tc.vlan_share == 1.0) {
+      EXPECT_EQ(tagged, all.count);
+    }
+    if (tc.vlan_share == 0.0) {
+      EXPECT_EQ(tagged, 0u);
+    }
     ExecContext ctx;
     for (uint32_t burst : testing::burst_sizes()) {
       SCOPED_TRACE("seed " + std::to_string(tc.seed) + ", burst " + std::to_string(burst));
       const std::vector<PacketInfo> got = parse_in_bursts(**parser, all, burst, ctx);
-      if (burst) { EXPECT_EQ(first_difference(got, want), ""); }
+      if (burst) {
+        EXPECT_EQ(first_difference(got, want), "");
+      }
     }
   }
 }
@@ -131,7 +144,7 @@ TEST_P(EngineDifferential, GeneratedTrafficAllBursts) {
 TEST_P(EngineDifferential, RealCaptures) {
   auto parser = make_parser(GetParam());
   if (!parser.is_ok()) GTEST_SKIP() << GetParam() << ": " << parser.status().message();
-  namespace fs = std::filesystem;
+  namespace fs        = std::filesystem;
   const fs::path root = fs::path(testing::data_dir()) / "pcap";
   if (!fs::is_directory(root)) GTEST_SKIP() << "no captures at " << root;
   std::vector<fs::path> files;
@@ -148,7 +161,7 @@ TEST_P(EngineDifferential, RealCaptures) {
     SCOPED_TRACE(path.string());
     auto batch = io::read_capture(path.string());
     ASSERT_TRUE(batch.is_ok()) << batch.status().to_string();
-    const BatchView all = batch->view();
+    const BatchView all                = batch->view();
     const std::vector<PacketInfo> want = reference(all);
     std::vector<PacketInfo> got(all.count);
     Status s = (*parser)->parse(all, {got.data(), all.count}, ctx);
@@ -238,7 +251,9 @@ TEST(MakeParser, Ids) {
   auto va = make_parser("validate:auto");
   ASSERT_TRUE(va.is_ok());
   EXPECT_EQ((*va)->id(), "validate:" + best);
-  if (cuda_device_count() == 0) { EXPECT_EQ(best, "cpu.parse"); }
+  if (cuda_device_count() == 0) {
+    EXPECT_EQ(best, "cpu.parse");
+  }
 }
 
 TEST(MakeParser, Errors) {
@@ -285,42 +300,42 @@ TEST(MakeParser, OutputSpanTooSmall) {
 // report is tested through the function that writes it.
 TEST(MakeParser, DescribeDifference) {
   PacketInfo got{}, want{};
-  got.status = ParseStatus::kOk;
-  got.proto = 6;
-  got.sport = 1234;
-  got.dport = 80;
-  got.flags = kHasPorts;
+  got.status    = ParseStatus::kOk;
+  got.proto     = 6;
+  got.sport     = 1234;
+  got.dport     = 80;
+  got.flags     = kHasPorts;
   got.l4_offset = 34;
-  want = got;
-  want.status = ParseStatus::kTruncated;
-  want.flags = 0;
+  want          = got;
+  want.status   = ParseStatus::kTruncated;
+  want.flags    = 0;
   want.sport = want.dport = 0;
   EXPECT_EQ(detail::describe_difference(7, got, want),
             "packet 7 (first difference at PacketInfo byte 0): got status=ok proto=6 "
             "ports=1234/80 flags=0x04 fields=0x00 l4=34, reference status=truncated proto=6 "
             "ports=0/0 flags=0x00 fields=0x00 l4=34");
   // A difference in a field the text does not name is still located.
-  want = got;
+  want        = got;
   want.dst[3] = 9;
   EXPECT_NE(detail::describe_difference(7, got, want).find("byte 51"), std::string::npos);
 }
 
 TEST(CpuParse, TwoThreadsOnManyPackets) {
   constexpr uint32_t kCount = 100000;
-  auto batch = PacketBatch::create(kCount, 128);
+  auto batch                = PacketBatch::create(kCount, 128);
   ASSERT_TRUE(batch.is_ok()) << batch.status().to_string();
   gen::TrafficParams params;
-  params.seed = 77;
-  params.count = kCount;
-  params.sizes = gen::SizeMix::kUniform;
-  params.min_size = 64;
-  params.max_size = 128;  // caplen <= 124: one 128-byte cell each
+  params.seed       = 77;
+  params.count      = kCount;
+  params.sizes      = gen::SizeMix::kUniform;
+  params.min_size   = 64;
+  params.max_size   = 128;  // caplen <= 124: one 128-byte cell each
   params.ipv6_share = 0.4;
   params.vlan_share = 0.3;
   ASSERT_TRUE(gen::generate_traffic(params, *batch).is_ok());
   ASSERT_EQ(batch->size(), kCount);
   const std::vector<PacketInfo> want = reference(batch->view());
-  auto cpu = make_parser("cpu.parse");
+  auto cpu                           = make_parser("cpu.parse");
   ASSERT_TRUE(cpu.is_ok());
   for (uint32_t threads : {2u, 3u, 16u}) {
     ExecContext ctx;

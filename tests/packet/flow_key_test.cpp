@@ -1,5 +1,7 @@
 // tests/packet/flow_key_test.cpp: key extraction (FiveTuple4/6, OfTuple and its SoA layout),
 // summarize(), and PacketBatch.
+#include "warpath/packet/flow_key.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -8,7 +10,6 @@
 
 #include "packet/frame_builder.hpp"
 #include "warpath/packet/batch.hpp"
-#include "warpath/packet/flow_key.hpp"
 #include "warpath/packet/parser.hpp"
 #include "warpath/packet/summary.hpp"
 
@@ -42,7 +43,7 @@ Parsed parse_frames(const std::vector<Frame>& frames, uint16_t port = 0) {
 Ipv4Spec v4(uint8_t proto, uint8_t tos = 0) {
   Ipv4Spec s;
   s.proto = proto;
-  s.tos = tos;
+  s.tos   = tos;
   return s;
 }
 
@@ -54,19 +55,19 @@ TEST(FiveTuple, Sizes) {
 
 TEST(FiveTuple, Extract4And6) {
   Ipv4Spec later = v4(17);
-  later.frag = 0x0020;
+  later.frag     = 0x0020;
   Ipv6Spec s6;
-  s6.next = 17;
+  s6.next                         = 17;
   const std::vector<Frame> frames = {
-      FrameBuilder().eth().ethertype(0x0800).ipv4(v4(6)).tcp(40000, 443).build(),         // 0
-      FrameBuilder().eth().ethertype(0x0800).ipv4(v4(1)).icmp(8, 0).build(),              // 1
-      FrameBuilder().eth().ethertype(0x86dd).ipv6(s6).udp(5353, 53).build(),              // 2
-      FrameBuilder().eth().ethertype(0x88cc).payload(46).build(),                         // 3
+      FrameBuilder().eth().ethertype(0x0800).ipv4(v4(6)).tcp(40000, 443).build(),  // 0
+      FrameBuilder().eth().ethertype(0x0800).ipv4(v4(1)).icmp(8, 0).build(),       // 1
+      FrameBuilder().eth().ethertype(0x86dd).ipv6(s6).udp(5353, 53).build(),       // 2
+      FrameBuilder().eth().ethertype(0x88cc).payload(46).build(),                  // 3
       testing::cut_frame(FrameBuilder().eth().ethertype(0x0800).ipv4().tcp(1, 2).build(),
-                         14 + 19),                                                        // 4
-      FrameBuilder().eth().ethertype(0x0800).ipv4(later).payload(30).build(),             // 5
+                         14 + 19),                                             // 4
+      FrameBuilder().eth().ethertype(0x0800).ipv4(later).payload(30).build(),  // 5
   };
-  const Parsed p = parse_frames(frames);
+  const Parsed p   = parse_frames(frames);
   const uint32_t n = uint32_t(p.infos.size());
   std::vector<FiveTuple4> k4(n);
   std::vector<FiveTuple6> k6(n);
@@ -93,8 +94,12 @@ TEST(FiveTuple, Extract4And6) {
   for (uint32_t i = 0; i < n; ++i) {
     EXPECT_EQ(k4[i].pad[0] | k4[i].pad[1] | k4[i].pad[2], 0) << i;
     EXPECT_EQ(k6[i].pad[0] | k6[i].pad[1] | k6[i].pad[2], 0) << i;
-    if (!has4[i]) { EXPECT_EQ(std::memcmp(&k4[i], &zero4, sizeof zero4), 0) << i; }
-    if (!has6[i]) { EXPECT_EQ(std::memcmp(&k6[i], &zero6, sizeof zero6), 0) << i; }
+    if (!has4[i]) {
+      EXPECT_EQ(std::memcmp(&k4[i], &zero4, sizeof zero4), 0) << i;
+    }
+    if (!has6[i]) {
+      EXPECT_EQ(std::memcmp(&k6[i], &zero6, sizeof zero6), 0) << i;
+    }
   }
   EXPECT_EQ(std::vector<uint8_t>(k6[2].src, k6[2].src + 16),
             std::vector<uint8_t>(s6.src, s6.src + 16));  // network order
@@ -115,14 +120,14 @@ TEST(OfTuple, PackUnpackRoundTrip) {
     f.in_port = uint16_t(rng());
     f.dl_vlan = uint16_t(rng());
     f.dl_type = uint16_t(rng());
-    f.tp_src = uint16_t(rng());
-    f.tp_dst = uint16_t(rng());
+    f.tp_src  = uint16_t(rng());
+    f.tp_dst  = uint16_t(rng());
     for (int i = 0; i < 6; ++i) f.dl_src[i] = uint8_t(rng()), f.dl_dst[i] = uint8_t(rng());
-    f.dl_vlan_pcp = uint8_t(rng());
-    f.nw_tos = uint8_t(rng());
-    f.nw_proto = uint8_t(rng());
-    f.nw_src = uint32_t(rng());
-    f.nw_dst = uint32_t(rng());
+    f.dl_vlan_pcp   = uint8_t(rng());
+    f.nw_tos        = uint8_t(rng());
+    f.nw_proto      = uint8_t(rng());
+    f.nw_src        = uint32_t(rng());
+    f.nw_dst        = uint32_t(rng());
     const OfTuple t = of_pack(f);
     EXPECT_EQ(t.w[5] & 0xffffffu, 0u);
     const OfFields g = of_unpack(t);
@@ -161,23 +166,34 @@ TEST(OfTuple, SoAStride) {
 TEST(OfTuple, WordLayoutOfKnownPackets) {
   const uint8_t spa[4] = {192, 168, 0, 1}, tpa[4] = {192, 168, 0, 254};
   const std::vector<Frame> frames = {
-      FrameBuilder().eth().vlan(0x8100, 5 << 13 | 100).ethertype(0x0800).ipv4(v4(6, 0xbb))
-          .tcp(1234, 80).build(),                                                             // 0
-      FrameBuilder().eth().ethertype(0x0800).ipv4(v4(1, 0x03)).icmp(11, 1).build(),          // 1
-      FrameBuilder().eth().vlan(0x8100, 7).ethertype(0x0806).arp(2, spa, tpa).build(),       // 2
-      FrameBuilder().eth().ethertype(0x86dd).ipv6().tcp(1, 2).build(),                       // 3
+      FrameBuilder()
+          .eth()
+          .vlan(0x8100, 5 << 13 | 100)
+          .ethertype(0x0800)
+          .ipv4(v4(6, 0xbb))
+          .tcp(1234, 80)
+          .build(),                                                                             // 0
+      FrameBuilder().eth().ethertype(0x0800).ipv4(v4(1, 0x03)).icmp(11, 1).build(),             // 1
+      FrameBuilder().eth().vlan(0x8100, 7).ethertype(0x0806).arp(2, spa, tpa).build(),          // 2
+      FrameBuilder().eth().ethertype(0x86dd).ipv6().tcp(1, 2).build(),                          // 3
       testing::cut_frame(FrameBuilder().eth().ethertype(0x0800).ipv4().tcp(1, 2).build(), 30),  // 4
-      FrameBuilder().eth().vlan(0x88a8, 2 << 13 | 300).vlan(0x8100, 400).ethertype(0x0800)
-          .ipv4(v4(17)).udp(9, 10).build(),                                                   // 5
+      FrameBuilder()
+          .eth()
+          .vlan(0x88a8, 2 << 13 | 300)
+          .vlan(0x8100, 400)
+          .ethertype(0x0800)
+          .ipv4(v4(17))
+          .udp(9, 10)
+          .build(),  // 5
   };
-  const Parsed p = parse_frames(frames, 7);
+  const Parsed p   = parse_frames(frames, 7);
   const uint32_t n = uint32_t(frames.size()), stride = 32;
   std::vector<uint32_t> words(kOfWords * stride, 0x12345678);
   extract_of_tuples(p.batch.view(), {p.infos.data(), n}, OfTupleSoA{words.data(), stride, n});
   auto word = [&](uint32_t i, int k) { return words[k * stride + i]; };
   for (uint32_t i = 0; i < n; ++i) {
     SCOPED_TRACE(i);
-    EXPECT_EQ(word(i, 0) >> 16, 7u);  // in_port
+    EXPECT_EQ(word(i, 0) >> 16, 7u);     // in_port
     EXPECT_EQ(word(i, 1), 0x66778899u);  // dl_src 66:77:88:99:aa:bb
     EXPECT_EQ(word(i, 2), 0xaabb0011u);  // dl_dst 00:11:22:33:44:55
     EXPECT_EQ(word(i, 3), 0x22334455u);
@@ -217,17 +233,24 @@ TEST(OfTuple, WordLayoutOfKnownPackets) {
 
 TEST(Summary, KnownBatch) {
   Ipv4Spec frag = v4(17), opts = v4(1), badsum = v4(132);
-  frag.frag = 0x2000;
-  opts.options = {1, 1, 1, 0};
+  frag.frag           = 0x2000;
+  opts.options        = {1, 1, 1, 0};
   badsum.bad_checksum = true;
   Ipv6Spec hbh, later;
-  hbh.next = 0;
-  later.next = 44;
-  const uint8_t a[4] = {1, 1, 1, 1};
+  hbh.next                        = 0;
+  later.next                      = 44;
+  const uint8_t a[4]              = {1, 1, 1, 1};
   const std::vector<Frame> frames = {
       FrameBuilder().eth().vlan(0x8100, 1).ethertype(0x0800).ipv4().tcp(1, 2).build(),
-      FrameBuilder().eth().vlan(0x88a8, 1).vlan(0x8100, 2).ethertype(0x0800).ipv4(v4(17))
-          .udp(1, 4789).vxlan(1).build(),
+      FrameBuilder()
+          .eth()
+          .vlan(0x88a8, 1)
+          .vlan(0x8100, 2)
+          .ethertype(0x0800)
+          .ipv4(v4(17))
+          .udp(1, 4789)
+          .vxlan(1)
+          .build(),
       FrameBuilder().eth().ethertype(0x86dd).ipv6(hbh).ext(0, 58).icmp(128, 0).build(),
       FrameBuilder().eth().ethertype(0x0806).arp(1, a, a).build(),
       FrameBuilder().eth().ethertype(0x88cc).payload(46).build(),
@@ -241,7 +264,7 @@ TEST(Summary, KnownBatch) {
   };
   uint64_t bytes = 0;
   for (const Frame& f : frames) bytes += f.len;
-  const Parsed p = parse_frames(frames);
+  const Parsed p       = parse_frames(frames);
   const ParseSummary s = summarize(p.batch.view(), {p.infos.data(), uint32_t(p.infos.size())});
   EXPECT_EQ(s.packets, 12u);
   EXPECT_EQ(s.bytes, bytes);
@@ -277,7 +300,8 @@ TEST(PacketBatch, AppendUntilFull) {
   ASSERT_TRUE(b.is_ok());
   EXPECT_EQ(b->buffer_bytes(), 3u * 64);
   const std::vector<uint8_t> bytes(60, 0x42);
-  for (uint32_t i = 0; i < 3; ++i) ASSERT_TRUE(b->append(bytes.data(), 60, 64, 100 + i, uint16_t(i)));
+  for (uint32_t i = 0; i < 3; ++i)
+    ASSERT_TRUE(b->append(bytes.data(), 60, 64, 100 + i, uint16_t(i)));
   const PacketMeta last = b->meta(2);
   EXPECT_FALSE(b->append(bytes.data(), 60, 64, 999, 9));  // count full
   EXPECT_EQ(b->append_uninitialized(10, 10, 0), nullptr);
@@ -303,7 +327,7 @@ TEST(PacketBatch, CellsAndJumboFrames) {
   ASSERT_TRUE(b.is_ok());
   std::vector<uint8_t> jumbo(700);
   for (size_t i = 0; i < jumbo.size(); ++i) jumbo[i] = uint8_t(i * 7);
-  const uint32_t sizes[] = {64, 65, 128, 0, 700};
+  const uint32_t sizes[]   = {64, 65, 128, 0, 700};
   const uint32_t offsets[] = {0, 64, 192, 320, 384};
   for (int i = 0; i < 5; ++i) ASSERT_TRUE(b->append(jumbo.data(), sizes[i], 9000, 0)) << i;
   for (int i = 0; i < 5; ++i) {
@@ -382,15 +406,15 @@ namespace warpath::packet {
 TEST(FlowKeys, PortsCutOffMeansNoKey) {
   PacketInfo info{};
   info.ip_version = 4;
-  info.proto = 6;
-  info.fields = kFieldSrc | kFieldDst | kFieldProto | kFieldFrag;
-  info.status = ParseStatus::kTruncated;
+  info.proto      = 6;
+  info.fields     = kFieldSrc | kFieldDst | kFieldProto | kFieldFrag;
+  info.status     = ParseStatus::kTruncated;
   FiveTuple4 key{};
   uint8_t present = 1;
   extract_five_tuple4({&info, 1}, &key, &present);
   EXPECT_EQ(present, 0);
   // A later fragment has no ports by nature and still gets its key (ports 0).
-  info.flags = kFragment | kLaterFragment;
+  info.flags  = kFragment | kLaterFragment;
   info.status = ParseStatus::kOk;
   extract_five_tuple4({&info, 1}, &key, &present);
   EXPECT_EQ(present, 1);

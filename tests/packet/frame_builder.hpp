@@ -31,21 +31,21 @@ struct Frame {
 struct Ipv4Spec {
   uint8_t tos = 0, ttl = 64, proto = 6;
   uint8_t src[4] = {10, 0, 0, 1}, dst[4] = {10, 0, 0, 2};
-  uint16_t id = 0x1234;
-  uint16_t frag = 0x4000;                 ///< flags and offset field (default: DF)
-  std::vector<uint8_t> options;           ///< padded to a multiple of 4 with EOL
-  std::optional<uint8_t> version_ihl;     ///< override the first byte
-  std::optional<uint16_t> total_length;   ///< override
+  uint16_t id   = 0x1234;
+  uint16_t frag = 0x4000;                ///< flags and offset field (default: DF)
+  std::vector<uint8_t> options;          ///< padded to a multiple of 4 with EOL
+  std::optional<uint8_t> version_ihl;    ///< override the first byte
+  std::optional<uint16_t> total_length;  ///< override
   bool bad_checksum = false;
 };
 
 struct Ipv6Spec {
   uint8_t traffic_class = 0, next = 6, hop_limit = 64;
   uint32_t flow_label = 0;
-  uint8_t src[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
-  uint8_t dst[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2};
-  std::optional<uint8_t> version;         ///< override the version nibble
-  std::optional<uint16_t> payload_length; ///< override
+  uint8_t src[16]     = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+  uint8_t dst[16]     = {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2};
+  std::optional<uint8_t> version;          ///< override the version nibble
+  std::optional<uint16_t> payload_length;  ///< override
 };
 
 inline uint16_t ones_complement_checksum(const uint8_t* p, size_t n) {
@@ -72,7 +72,7 @@ class FrameBuilder {
   FrameBuilder& ipv4(const Ipv4Spec& s = {}) {
     std::vector<uint8_t> opts = s.options;
     while (opts.size() % 4) opts.push_back(0);
-    const size_t at = b_.size();
+    const size_t at   = b_.size();
     const uint8_t ihl = uint8_t((20 + opts.size()) / 4);
     be8(s.version_ihl ? *s.version_ihl : uint8_t(0x40 | ihl)).be8(s.tos).be16(0).be16(s.id);
     be16(s.frag).be8(s.ttl).be8(s.proto).be16(0);
@@ -84,7 +84,7 @@ class FrameBuilder {
   }
 
   FrameBuilder& ipv6(const Ipv6Spec& s = {}) {
-    const size_t at = b_.size();
+    const size_t at       = b_.size();
     const uint8_t version = s.version ? *s.version : 6;
     be32(uint32_t(version) << 28 | uint32_t(s.traffic_class) << 20 | (s.flow_label & 0xfffff));
     be16(0).be8(s.next).be8(s.hop_limit);
@@ -119,7 +119,7 @@ class FrameBuilder {
 
   FrameBuilder& tcp(uint16_t sport, uint16_t dport, uint8_t flags = 0x18,
                     const std::vector<uint8_t>& options = {},
-                    std::optional<uint8_t> data_offset = std::nullopt) {
+                    std::optional<uint8_t> data_offset  = std::nullopt) {
     std::vector<uint8_t> opts = options;
     while (opts.size() % 4) opts.push_back(0);
     const uint8_t doff = data_offset ? *data_offset : uint8_t((20 + opts.size()) / 4);
@@ -137,7 +137,9 @@ class FrameBuilder {
   FrameBuilder& sctp(uint16_t sport, uint16_t dport) {
     return be16(sport).be16(dport).be32(0xdeadbeef).be32(0);
   }
-  FrameBuilder& icmp(uint8_t type, uint8_t code) { return be8(type).be8(code).be16(0).be32(0x00010002); }
+  FrameBuilder& icmp(uint8_t type, uint8_t code) {
+    return be8(type).be8(code).be16(0).be32(0x00010002);
+  }
   FrameBuilder& gre(uint16_t proto) { return be16(0).be16(proto); }
   FrameBuilder& vxlan(uint32_t vni) { return be32(0x08000000).be32(vni << 8); }
   FrameBuilder& arp(uint16_t op, const uint8_t spa[4], const uint8_t tpa[4]) {
@@ -177,29 +179,29 @@ class FrameBuilder {
   /// snaplen-cut capture).
   Frame build(uint32_t extra_wire = 0) const {
     Frame f;
-    f.bytes = b_;
+    f.bytes          = b_;
     const size_t end = f.bytes.size();
     for (auto it = fixups_.rbegin(); it != fixups_.rend(); ++it) {
       uint8_t* p = f.bytes.data() + it->at;
       switch (it->kind) {
         case Fix::kUdp: {
           const uint16_t v = it->length ? *it->length : uint16_t(end - it->at);
-          p[4] = uint8_t(v >> 8);
-          p[5] = uint8_t(v);
+          p[4]             = uint8_t(v >> 8);
+          p[5]             = uint8_t(v);
           break;
         }
         case Fix::kIpv6: {
           const uint16_t v = it->length ? *it->length : uint16_t(end - it->at - 40);
-          p[4] = uint8_t(v >> 8);
-          p[5] = uint8_t(v);
+          p[4]             = uint8_t(v >> 8);
+          p[5]             = uint8_t(v);
           break;
         }
         case Fix::kIpv4: {
           const uint16_t v = it->length ? *it->length : uint16_t(end - it->at);
-          p[2] = uint8_t(v >> 8);
-          p[3] = uint8_t(v);
+          p[2]             = uint8_t(v >> 8);
+          p[3]             = uint8_t(v);
           p[10] = p[11] = 0;
-          uint16_t c = ones_complement_checksum(p, it->header);
+          uint16_t c    = ones_complement_checksum(p, it->header);
           if (it->bad) c = uint16_t(c ^ 0x5a5a);
           p[10] = uint8_t(c >> 8);
           p[11] = uint8_t(c);
@@ -252,8 +254,9 @@ inline std::string param_name(const std::string& id) {
 /// Parses one frame from a heap buffer of exactly caplen bytes, so that AddressSanitizer
 /// reports any read past the capture. The output starts as 0xee bytes: every field must be
 /// written by the engine.
-inline packet::PacketInfo parse_exact(const packet::Parser& parser, const std::vector<uint8_t>& bytes,
-                                      uint32_t caplen, uint32_t len) {
+inline packet::PacketInfo parse_exact(const packet::Parser& parser,
+                                      const std::vector<uint8_t>& bytes, uint32_t caplen,
+                                      uint32_t len) {
   std::unique_ptr<uint8_t[]> buf(new uint8_t[caplen]);
   if (caplen) std::memcpy(buf.get(), bytes.data(), caplen);
   packet::PacketMeta meta{0, caplen, len, 0, 0, 0};

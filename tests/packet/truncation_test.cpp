@@ -36,13 +36,13 @@ struct Layout {
   std::string name;
   Frame frame;
   uint32_t tags = 0;
-  uint32_t l3 = 0;        ///< 0: no IP
-  int ipv = 0;            ///< 4 or 6
-  uint32_t ihl = 20;      ///< IPv4 header bytes
-  std::vector<Ext> ext;   ///< IPv6 extension headers
-  bool later = false;     ///< later fragment: no transport header
-  uint32_t l4 = 0;
-  L4 kind = L4::kNone;
+  uint32_t l3   = 0;          ///< 0: no IP
+  int ipv       = 0;          ///< 4 or 6
+  uint32_t ihl  = 20;         ///< IPv4 header bytes
+  std::vector<Ext> ext;       ///< IPv6 extension headers
+  bool later        = false;  ///< later fragment: no transport header
+  uint32_t l4       = 0;
+  L4 kind           = L4::kNone;
   uint32_t l4_bytes = 0;  ///< TCP data offset * 4
 };
 
@@ -62,12 +62,12 @@ PacketInfo expected_at(const Layout& k, const PacketInfo& full, uint32_t c) {
   for (uint32_t t = 0; t < k.tags; ++t) {
     if (c < 18 + 4 * t) return cut();  // the tag and the type after it
     w.vlan_tci[t] = full.vlan_tci[t];
-    w.vlan_count = uint8_t(t + 1);
+    w.vlan_count  = uint8_t(t + 1);
   }
   w.ethertype = full.ethertype;
-  w.l3 = full.l3;
+  w.l3        = full.l3;
   if (!k.l3) return full;
-  w.l3_offset = uint16_t(k.l3);
+  w.l3_offset       = uint16_t(k.l3);
   const uint32_t l3 = k.l3;
   if (c < l3 + 1) return cut();
   w.ip_version = uint8_t(k.ipv);
@@ -78,7 +78,7 @@ PacketInfo expected_at(const Layout& k, const PacketInfo& full, uint32_t c) {
       w.flags |= full.flags & (kFragment | kLaterFragment);
     }
     if (c >= l3 + 10) {
-      w.ttl = full.ttl;
+      w.ttl   = full.ttl;
       w.proto = full.proto;
       w.fields |= kFieldProto;
     }
@@ -96,7 +96,7 @@ PacketInfo expected_at(const Layout& k, const PacketInfo& full, uint32_t c) {
     if (c >= l3 + 2) w.tos = full.tos;
     const uint8_t first = k.ext.empty() ? full.proto : k.ext[0].type;
     if (c >= l3 + 8) {
-      w.ttl = full.ttl;
+      w.ttl   = full.ttl;
       w.proto = first;
       if (first == 44) w.flags |= kFragment;
       if (!is_ext(first)) w.fields |= kFieldProto;
@@ -119,7 +119,7 @@ PacketInfo expected_at(const Layout& k, const PacketInfo& full, uint32_t c) {
   }
   if (k.later) return w;
   w.l4_offset = uint16_t(k.l4);
-  w.tunnel = full.tunnel;
+  w.tunnel    = full.tunnel;
   switch (k.kind) {
     case L4::kTcp:
     case L4::kUdp:
@@ -235,7 +235,7 @@ std::vector<Layout> layouts() {
   }
   {  // IPv6 + later fragment
     Layout k{"ipv6_later_fragment", {}, 0, 14, 6};
-    k.ext = {{54, 44, 17}};
+    k.ext   = {{54, 44, 17}};
     k.later = true;
     FrameBuilder b;
     b.eth().ethertype(0x86dd).ipv6(Ipv6Spec{.next = 44}).frag6(17, 181, false).payload(16);
@@ -268,7 +268,7 @@ std::vector<Layout> layouts() {
   }
   {  // QinQ + ARP
     Layout k{"qinq_arp"};
-    k.tags = 2;
+    k.tags               = 2;
     const uint8_t spa[4] = {10, 1, 1, 1}, tpa[4] = {10, 1, 1, 2};
     FrameBuilder b;
     b.eth().vlan(0x88a8, 5).vlan(0x8100, 6).ethertype(0x0806).arp(1, spa, tpa);
@@ -293,7 +293,7 @@ TEST_P(Truncation, EveryCut) {
     engines.push_back(std::move(made.value()));
   }
   ASSERT_GE(engines.size(), 2u) << "ref.parse and cpu.parse are always available";
-  const Frame& f = k.frame;
+  const Frame& f        = k.frame;
   const PacketInfo full = testing::parse_exact(*engines[0], f);
   ASSERT_EQ(full.status, ParseStatus::kOk) << parse_status_name(full.status);
   uint32_t first_ok = f.caplen() + 1;
@@ -323,24 +323,29 @@ INSTANTIATE_TEST_SUITE_P(Frames, Truncation, ::testing::ValuesIn(layouts()),
 TEST(TruncationSpot, Ipv4TcpWithOptions) {
   auto made = make_parser("ref.parse");
   ASSERT_TRUE(made.is_ok());
-  const Frame f = FrameBuilder().eth().ethertype(0x0800).ipv4().tcp(80, 81, 0x18, {1, 1, 1, 1})
-                      .payload(3).build();
+  const Frame f = FrameBuilder()
+                      .eth()
+                      .ethertype(0x0800)
+                      .ipv4()
+                      .tcp(80, 81, 0x18, {1, 1, 1, 1})
+                      .payload(3)
+                      .build();
   auto at = [&](uint32_t c) { return testing::parse_exact(**made, f.bytes, c, f.len); };
   EXPECT_EQ(at(13).status, ParseStatus::kTruncated);
   EXPECT_EQ(at(13).l3, L3::kNone);
-  EXPECT_EQ(at(14).l3, L3::kIpv4);                         // ethertype read, no IP byte
+  EXPECT_EQ(at(14).l3, L3::kIpv4);  // ethertype read, no IP byte
   EXPECT_EQ(at(14).ip_version, 0);
-  EXPECT_EQ(at(33).status, ParseStatus::kTruncated);       // one byte short of the IPv4 header
+  EXPECT_EQ(at(33).status, ParseStatus::kTruncated);  // one byte short of the IPv4 header
   EXPECT_EQ(at(33).fields, kFieldSrc | kFieldProto | kFieldFrag);
-  EXPECT_EQ(at(34).l4_offset, 34);                         // IPv4 complete, no TCP byte
+  EXPECT_EQ(at(34).l4_offset, 34);  // IPv4 complete, no TCP byte
   EXPECT_EQ(at(34).flags & kHasPorts, 0);
-  EXPECT_EQ(at(38).status, ParseStatus::kTruncated);       // ports, rest of TCP cut
+  EXPECT_EQ(at(38).status, ParseStatus::kTruncated);  // ports, rest of TCP cut
   EXPECT_EQ(at(38).flags & kHasPorts, kHasPorts);
   EXPECT_EQ(at(38).dport, 81);
-  EXPECT_EQ(at(54).status, ParseStatus::kTruncated);       // fixed TCP header, options cut
+  EXPECT_EQ(at(54).status, ParseStatus::kTruncated);  // fixed TCP header, options cut
   EXPECT_EQ(at(54).tcp_flags, 0x18);
   EXPECT_EQ(at(57).status, ParseStatus::kTruncated);
-  EXPECT_EQ(at(58).status, ParseStatus::kOk);               // options complete, no payload
+  EXPECT_EQ(at(58).status, ParseStatus::kOk);  // options complete, no payload
   EXPECT_EQ(at(58).flags, kHasPorts);
 }
 

@@ -33,7 +33,7 @@ bool have_data() { return fs::is_directory(data_dir()); }
 
 std::string temp_dir() {
   std::string templ = (fs::temp_directory_path() / "warpath-test-XXXXXX").string();
-  char* made = mkdtemp(templ.data());
+  char* made        = mkdtemp(templ.data());
   return made ? std::string(made) : fs::temp_directory_path().string();
 }
 
@@ -44,7 +44,8 @@ std::vector<uint8_t> read_bytes(const std::string& path) {
 
 void write_bytes(const std::string& path, const std::vector<uint8_t>& bytes) {
   std::ofstream out(path, std::ios::binary);
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
 }
 
 const std::vector<uint32_t>& burst_sizes() {

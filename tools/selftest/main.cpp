@@ -13,22 +13,29 @@ int main(int argc, char** argv) {
   std::string json;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    auto value = [&](const char* name) -> const char* {
+    auto value          = [&](const char* name) -> const char* {
       if (i + 1 >= argc) {
         std::fprintf(stderr, "warpath-selftest: %s needs a value\n", name);
         std::exit(2);
       }
       return argv[++i];
     };
-    if (a == "--seed") o.seed = std::strtoull(value("--seed"), nullptr, 10);
-    else if (a == "--items") o.items = std::strtoull(value("--items"), nullptr, 10);
-    else if (a == "--engine") o.filter = value("--engine");
-    else if (a == "--json") json = value("--json");
-    else if (a == "--all") o.all = true;
-    else if (a == "--require-gpu") o.require_gpu = true;
+    if (a == "--seed")
+      o.seed = std::strtoull(value("--seed"), nullptr, 10);
+    else if (a == "--items")
+      o.items = std::strtoull(value("--items"), nullptr, 10);
+    else if (a == "--engine")
+      o.filter = value("--engine");
+    else if (a == "--json")
+      json = value("--json");
+    else if (a == "--all")
+      o.all = true;
+    else if (a == "--require-gpu")
+      o.require_gpu = true;
     else {
-      std::fprintf(stderr, "usage: warpath-selftest [--seed N] [--items N] [--all] "
-                           "[--require-gpu] [--engine TEXT] [--json FILE]\n");
+      std::fprintf(stderr,
+                   "usage: warpath-selftest [--seed N] [--items N] [--all] "
+                   "[--require-gpu] [--engine TEXT] [--json FILE]\n");
       return a == "--help" || a == "-h" ? 0 : 2;
     }
   }

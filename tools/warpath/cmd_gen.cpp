@@ -31,21 +31,22 @@ int run_gen_traffic(GenTrafficOptions o) {
     if (trace->empty()) return fail(o.trace + ": the trace has no lines");
     if (o.count_given && o.params.count < trace->size()) trace->resize(o.params.count);
     if (trace->size() > kMaxPackets)
-      return fail(fmt::format("{}: {} lines; at most {} packets per file", o.trace, trace->size(), kMaxPackets));
+      return fail(fmt::format("{}: {} lines; at most {} packets per file", o.trace, trace->size(),
+                              kMaxPackets));
     auto b = gen::batch_for(uint32_t(trace->size()));
     if (!b.is_ok()) return fail(b.status());
     batch = std::move(*b);
     gen::TraceFrameParams tp;
-    tp.size = o.size ? o.size : 64;
+    tp.size     = o.size ? o.size : 64;
     tp.start_ns = o.params.start_ns;
-    tp.gap_ns = o.params.gap_ns;
+    tp.gap_ns   = o.params.gap_ns;
     if (Status s = gen::frames_from_trace(*trace, tp, batch); !s.is_ok()) return fail(s);
   } else {
-    o.params.sizes = o.sizes == "imix" ? gen::SizeMix::kImix
+    o.params.sizes = o.sizes == "imix"      ? gen::SizeMix::kImix
                      : o.sizes == "uniform" ? gen::SizeMix::kUniform
                                             : gen::SizeMix::kFixed;
     if (o.size) {
-      o.params.sizes = gen::SizeMix::kFixed;
+      o.params.sizes    = gen::SizeMix::kFixed;
       o.params.min_size = o.params.max_size = o.size;
     }
     if (Status s = o.params.validate(); !s.is_ok()) return fail(s);
@@ -55,9 +56,9 @@ int run_gen_traffic(GenTrafficOptions o) {
     if (Status s = gen::generate_traffic(o.params, batch); !s.is_ok()) return fail(s);
   }
   io::CaptureInfo info;
-  info.format = o.pcapng ? io::CaptureFormat::kPcapng : io::CaptureFormat::kPcap;
+  info.format    = o.pcapng ? io::CaptureFormat::kPcapng : io::CaptureFormat::kPcap;
   info.precision = o.micro ? io::TimePrecision::kMicro : io::TimePrecision::kNano;
-  auto writer = io::PcapWriter::create(o.out, info);
+  auto writer    = io::PcapWriter::create(o.out, info);
   if (!writer.is_ok()) return fail(writer.status());
   if (Status s = writer->write(batch); !s.is_ok()) return fail(s);
   if (Status s = writer->close(); !s.is_ok()) return fail(s);
@@ -70,20 +71,23 @@ int run_gen_traffic(GenTrafficOptions o) {
 void add_gen(CLI::App& app, Runner& run) {
   auto* gen_cmd = app.add_subcommand("gen", "Generate inputs (traffic captures)");
   gen_cmd->require_subcommand(1);
-  auto o = std::make_shared<GenTrafficOptions>();
+  auto o    = std::make_shared<GenTrafficOptions>();
   auto* cmd = gen_cmd->add_subcommand("traffic", "Write a pcap of generated traffic");
-  auto& p = o->params;
+  auto& p   = o->params;
   cmd->add_option("--out", o->out, "Output capture")->required();
   cmd->add_option("--count", p.count, "Packets (with --trace: at most this many trace lines)")
       ->check(CLI::Range(1u, kMaxPackets));
   cmd->add_option("--seed", p.seed, "Random seed (same seed, same bytes)");
   cmd->add_option("--flows", p.flows, "Distinct flows")->check(CLI::Range(1u, 1u << 24));
-  cmd->add_option("--ipv6-share", p.ipv6_share, "Fraction of IPv6 flows")->check(CLI::Range(0.0, 1.0));
-  cmd->add_option("--vlan-share", p.vlan_share, "Fraction of 802.1Q-tagged flows")->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--ipv6-share", p.ipv6_share, "Fraction of IPv6 flows")
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--vlan-share", p.vlan_share, "Fraction of 802.1Q-tagged flows")
+      ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--tcp", p.tcp_share, "TCP weight")->check(CLI::NonNegativeNumber);
   cmd->add_option("--udp", p.udp_share, "UDP weight")->check(CLI::NonNegativeNumber);
   cmd->add_option("--icmp", p.icmp_share, "ICMP weight")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--sizes", o->sizes, "Frame sizes: imix, uniform (--min-size..--max-size) or fixed")
+  cmd->add_option("--sizes", o->sizes,
+                  "Frame sizes: imix, uniform (--min-size..--max-size) or fixed")
       ->check(CLI::IsMember({"imix", "uniform", "fixed"}));
   const auto sizes = CLI::Range(64u, 9018u);
   cmd->add_option("--min-size", p.min_size, "Smallest frame (bytes, with FCS)")->check(sizes);
@@ -96,7 +100,7 @@ void add_gen(CLI::App& app, Runner& run) {
   cmd->add_flag("--micro", o->micro, "Microsecond timestamps (default nanosecond)");
   cmd->callback([o, cmd, &run] {
     o->count_given = cmd->count("--count") > 0;
-    run = [o] { return run_gen_traffic(*o); };
+    run            = [o] { return run_gen_traffic(*o); };
   });
 }
 

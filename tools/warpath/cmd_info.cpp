@@ -17,28 +17,39 @@ struct InfoOptions {
 };
 
 int run_info(const InfoOptions& o) {
-  const BuildInfo b = build_info();
+  const BuildInfo b      = build_info();
   const CpuFeatures& cpu = cpu_features();
   nlohmann::json j;
   j["version"] = version();
-  j["build"] = {{"commit", b.git_commit}, {"compiler", b.compiler}, {"type", b.build_type},
-                {"cuda", built_with_cuda()}, {"cuda_archs", b.cuda_archs}};
-  j["cpu"] = {{"model", cpu.model}, {"logical_cores", cpu.logical_cores}, {"features", cpu.names()}};
-  j["cuda"] = {{"versions", cuda_versions()}, {"devices", nlohmann::json::array()},
+  j["build"]   = {{"commit", b.git_commit},
+                  {"compiler", b.compiler},
+                  {"type", b.build_type},
+                  {"cuda", built_with_cuda()},
+                  {"cuda_archs", b.cuda_archs}};
+  j["cpu"]     = {
+          {"model", cpu.model}, {"logical_cores", cpu.logical_cores}, {"features", cpu.names()}};
+  j["cuda"] = {{"versions", cuda_versions()},
+               {"devices", nlohmann::json::array()},
                {"unavailable", cuda_unavailable_reason()}};
   for (const auto& d : cuda_devices())
-    j["cuda"]["devices"].push_back({{"index", d.index}, {"name", d.name},
+    j["cuda"]["devices"].push_back({{"index", d.index},
+                                    {"name", d.name},
                                     {"cc", fmt::format("{}.{}", d.cc_major, d.cc_minor)},
-                                    {"sms", d.sm_count}, {"memory_bytes", d.global_memory_bytes}});
+                                    {"sms", d.sm_count},
+                                    {"memory_bytes", d.global_memory_bytes}});
   for (const auto& m : all_modules())
     for (const auto& e : m.engines())
-      j["engines"].push_back({{"module", m.name}, {"id", e.id}, {"priority", e.priority},
-                              {"available", e.available()}, {"description", e.description}});
+      j["engines"].push_back({{"module", m.name},
+                              {"id", e.id},
+                              {"priority", e.priority},
+                              {"available", e.available()},
+                              {"description", e.description}});
   if (o.json) {
     fmt::print("{}\n", j.dump(2));
     return 0;
   }
-  fmt::print("warpath {} (commit {})\n", version(), b.git_commit.empty() ? "unknown" : b.git_commit);
+  fmt::print("warpath {} (commit {})\n", version(),
+             b.git_commit.empty() ? "unknown" : b.git_commit);
   fmt::print("build     {}, {}, CUDA {}\n", b.build_type, b.compiler,
              built_with_cuda() ? "on (sm " + b.cuda_archs + ")" : std::string("off"));
   fmt::print("cpu       {} ({} logical cores)\n", cpu.model, cpu.logical_cores);
@@ -62,7 +73,8 @@ int run_info(const InfoOptions& o) {
 
 void add_info(CLI::App& app, Runner& run) {
   auto o = std::make_shared<InfoOptions>();
-  auto* cmd = app.add_subcommand("info", "Version, build options, CPU features, CUDA devices, engines");
+  auto* cmd =
+      app.add_subcommand("info", "Version, build options, CPU features, CUDA devices, engines");
   cmd->add_flag("--json", o->json, "Print JSON");
   cmd->callback([o, &run] { run = [o] { return run_info(*o); }; });
 }

@@ -19,27 +19,27 @@ namespace {
 
 struct ParseOptions {
   std::string in, out, format = "csv", engine = "auto";
-  uint32_t batch = 8192;
+  uint32_t batch   = 8192;
   uint32_t threads = 1;
 };
 
 nlohmann::json row_json(uint64_t frame, const packet::PacketInfo& info) {
   using namespace packet;
   nlohmann::json j;
-  j["frame"] = frame;
-  j["status"] = parse_status_name(info.status);
-  j["vlan"] = info.vlan_count ? nlohmann::json(info.vlan_tci[0] & 0x0fff) : nlohmann::json();
+  j["frame"]    = frame;
+  j["status"]   = parse_status_name(info.status);
+  j["vlan"]     = info.vlan_count ? nlohmann::json(info.vlan_tci[0] & 0x0fff) : nlohmann::json();
   const bool ip = info.ip_version != 0;
-  auto addr = [&](const uint8_t* a) {
+  auto addr     = [&](const uint8_t* a) {
     return nlohmann::json(info.ip_version == 4 ? ipv4_to_string(a) : ipv6_to_string(a));
   };
-  j["ip_version"] = ip ? nlohmann::json(info.ip_version) : nlohmann::json();
-  j["src"] = (info.fields & kFieldSrc) ? addr(info.src) : nlohmann::json();
-  j["dst"] = (info.fields & kFieldDst) ? addr(info.dst) : nlohmann::json();
-  j["proto"] = (info.fields & kFieldProto) ? nlohmann::json(info.proto) : nlohmann::json();
+  j["ip_version"]  = ip ? nlohmann::json(info.ip_version) : nlohmann::json();
+  j["src"]         = (info.fields & kFieldSrc) ? addr(info.src) : nlohmann::json();
+  j["dst"]         = (info.fields & kFieldDst) ? addr(info.dst) : nlohmann::json();
+  j["proto"]       = (info.fields & kFieldProto) ? nlohmann::json(info.proto) : nlohmann::json();
   const bool ports = info.flags & kHasPorts;
-  j["sport"] = ports ? nlohmann::json(info.sport) : nlohmann::json();
-  j["dport"] = ports ? nlohmann::json(info.dport) : nlohmann::json();
+  j["sport"]       = ports ? nlohmann::json(info.sport) : nlohmann::json();
+  j["dport"]       = ports ? nlohmann::json(info.dport) : nlohmann::json();
   j["frag"] = ip && (info.fields & kFieldFrag) ? nlohmann::json(info.flags & kFragment ? 1 : 0)
                                                : nlohmann::json();
   return j;
@@ -51,9 +51,9 @@ int parse_to(const ParseOptions& o, std::FILE* out);
 int run_parse(const ParseOptions& o) {
   if (o.out.empty()) return parse_to(o, stdout);
   const std::string tmp = o.out + ".partial";
-  std::FILE* f = std::fopen(tmp.c_str(), "w");
+  std::FILE* f          = std::fopen(tmp.c_str(), "w");
   if (!f) return fail(o.out + ": cannot create: " + std::strerror(errno));
-  const int rc = parse_to(o, f);
+  const int rc      = parse_to(o, f);
   const bool closed = std::fclose(f) == 0;
   if (rc != 0 || !closed) {
     std::remove(tmp.c_str());
@@ -83,7 +83,7 @@ int parse_to(const ParseOptions& o, std::FILE* out) {
   packet::ParseSummary summary;
   std::vector<packet::PacketInfo> infos(o.batch);
   ExecContext ctx;
-  ctx.threads = o.threads;
+  ctx.threads    = o.threads;
   uint64_t frame = 0;
   for (;;) {
     batch->clear();
@@ -96,7 +96,8 @@ int parse_to(const ParseOptions& o, std::FILE* out) {
       ++frame;
       summary.add(infos[i], batch->meta(i).len);
       if (csv) fmt::print(out, "{}\n", packet::parse_csv_row(frame, infos[i]));
-      if (json) fmt::print(out, "{}\n  {}", frame == 1 ? "" : ",", row_json(frame, infos[i]).dump());
+      if (json)
+        fmt::print(out, "{}\n  {}", frame == 1 ? "" : ",", row_json(frame, infos[i]).dump());
     }
     if (reader->at_end()) break;
   }
@@ -111,7 +112,7 @@ int parse_to(const ParseOptions& o, std::FILE* out) {
 }  // namespace
 
 void add_parse(CLI::App& app, Runner& run) {
-  auto o = std::make_shared<ParseOptions>();
+  auto o    = std::make_shared<ParseOptions>();
   auto* cmd = app.add_subcommand("parse", "Parse a pcap/pcapng capture: one row per packet");
   cmd->add_option("--in", o->in, "Capture file (pcap or pcapng)")->required();
   cmd->add_option("--format", o->format, "csv, json or summary")
@@ -120,7 +121,8 @@ void add_parse(CLI::App& app, Runner& run) {
                   "Parser engine: auto, ref.parse, cpu.parse, cuda.parse, validate:<engine>");
   cmd->add_option("--out", o->out, "Write rows here instead of standard output");
   cmd->add_option("--batch", o->batch, "Packets per batch")->check(CLI::Range(1u, 1u << 22));
-  cmd->add_option("--threads", o->threads, "CPU threads for cpu.parse")->check(CLI::Range(1u, 1024u));
+  cmd->add_option("--threads", o->threads, "CPU threads for cpu.parse")
+      ->check(CLI::Range(1u, 1024u));
   cmd->callback([o, &run] { run = [o] { return run_parse(*o); }; });
 }
 

@@ -10,12 +10,13 @@
 namespace warpath::cli {
 
 void add_selftest(CLI::App& app, Runner& run) {
-  auto o = std::make_shared<SelftestOptions>();
+  auto o    = std::make_shared<SelftestOptions>();
   auto json = std::make_shared<std::string>();
-  auto* cmd = app.add_subcommand("selftest",
-                                 "Check engines against their reference on fresh random data");
+  auto* cmd =
+      app.add_subcommand("selftest", "Check engines against their reference on fresh random data");
   cmd->add_option("--seed", o->seed, "Seed (default: from the clock; printed)");
-  cmd->add_option("--items", o->items, "Items per engine")->check(CLI::Range(uint64_t(1), uint64_t(1) << 26));
+  cmd->add_option("--items", o->items, "Items per engine")
+      ->check(CLI::Range(uint64_t(1), uint64_t(1) << 26));
   cmd->add_flag("--all", o->all, "Check CPU engines too (default: CUDA engines only)");
   cmd->add_flag("--require-gpu", o->require_gpu, "Fail when a CUDA engine cannot run here");
   cmd->add_option("--engine", o->filter, "Only engines whose id contains this text");

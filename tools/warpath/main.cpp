@@ -33,10 +33,10 @@ int main(int argc, char** argv) {
   add_gen(app, run);
   add_selftest(app, run);
   // CLI11 reports a mistyped command as "a subcommand is required"; name it instead.
-  const auto known = app.get_subcommands([](CLI::App*) { return true; });
-  const bool is_command =
-      argc > 1 && std::any_of(known.begin(), known.end(),
-                              [&](CLI::App* c) { return c->check_name(argv[1]); });
+  const auto known      = app.get_subcommands([](CLI::App*) { return true; });
+  const bool is_command = argc > 1 && std::any_of(known.begin(), known.end(), [&](CLI::App* c) {
+                            return c->check_name(argv[1]);
+                          });
   if (argc > 1 && argv[1][0] != '-' && !is_command) {
     std::fprintf(stderr, "warpath: unknown command '%s'\nRun 'warpath --help' for the commands.\n",
                  argv[1]);

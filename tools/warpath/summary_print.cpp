@@ -5,7 +5,9 @@
 namespace warpath::cli {
 
 namespace {
-double pct(uint64_t part, uint64_t whole) { return whole ? 100.0 * double(part) / double(whole) : 0.0; }
+double pct(uint64_t part, uint64_t whole) {
+  return whole ? 100.0 * double(part) / double(whole) : 0.0;
+}
 }  // namespace
 
 void print_summary(const packet::ParseSummary& s, std::FILE* out) {
@@ -41,12 +43,24 @@ nlohmann::json summary_json(const packet::ParseSummary& s) {
   nlohmann::json status;
   for (size_t i = 0; i < s.by_status.size(); ++i)
     status[packet::parse_status_name(packet::ParseStatus(i))] = s.by_status[i];
-  return {{"packets", s.packets},   {"bytes", s.bytes},         {"ipv4", s.ipv4},
-          {"ipv6", s.ipv6},         {"arp", s.arp},             {"other_l3", s.other_l3},
-          {"tcp", s.tcp},           {"udp", s.udp},             {"sctp", s.sctp},
-          {"icmp", s.icmp},         {"icmpv6", s.icmpv6},       {"other_l4", s.other_l4},
-          {"vlan_tagged", s.vlan_tagged}, {"qinq", s.qinq},     {"fragments", s.fragments},
-          {"ip_options", s.ip_options},   {"ipv6_ext", s.ipv6_ext}, {"tunnels", s.tunnels},
+  return {{"packets", s.packets},
+          {"bytes", s.bytes},
+          {"ipv4", s.ipv4},
+          {"ipv6", s.ipv6},
+          {"arp", s.arp},
+          {"other_l3", s.other_l3},
+          {"tcp", s.tcp},
+          {"udp", s.udp},
+          {"sctp", s.sctp},
+          {"icmp", s.icmp},
+          {"icmpv6", s.icmpv6},
+          {"other_l4", s.other_l4},
+          {"vlan_tagged", s.vlan_tagged},
+          {"qinq", s.qinq},
+          {"fragments", s.fragments},
+          {"ip_options", s.ip_options},
+          {"ipv6_ext", s.ipv6_ext},
+          {"tunnels", s.tunnels},
           {"status", status}};
 }
 

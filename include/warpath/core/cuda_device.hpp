@@ -13,7 +13,7 @@ struct CudaDeviceInfo {
   int index = 0;
   std::string name;
   int cc_major = 0, cc_minor = 0;
-  int sm_count = 0;
+  int sm_count               = 0;
   size_t global_memory_bytes = 0;
 };
 

@@ -10,9 +10,9 @@
 namespace warpath {
 
 struct ExecContext {
-  void* stream = nullptr;  ///< cudaStream_t for CUDA engines; nullptr = default stream.
-  int device = 0;          ///< CUDA device ordinal.
-  uint32_t threads = 1;    ///< CPU worker threads an engine may use for one call.
+  void* stream     = nullptr;  ///< cudaStream_t for CUDA engines; nullptr = default stream.
+  int device       = 0;        ///< CUDA device ordinal.
+  uint32_t threads = 1;        ///< CPU worker threads an engine may use for one call.
 };
 
 }  // namespace warpath

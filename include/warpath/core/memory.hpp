@@ -22,7 +22,7 @@ class HostBuffer {
   ~HostBuffer();
   HostBuffer(HostBuffer&& other) noexcept;
   HostBuffer& operator=(HostBuffer&& other) noexcept;
-  HostBuffer(const HostBuffer&) = delete;
+  HostBuffer(const HostBuffer&)            = delete;
   HostBuffer& operator=(const HostBuffer&) = delete;
 
   uint8_t* data() const noexcept { return data_; }
@@ -31,8 +31,8 @@ class HostBuffer {
 
  private:
   void release() noexcept;
-  uint8_t* data_ = nullptr;
-  size_t bytes_ = 0;
+  uint8_t* data_  = nullptr;
+  size_t bytes_   = 0;
   MemSpace space_ = MemSpace::kHost;
 };
 

@@ -32,17 +32,17 @@ namespace warpath {
 struct EngineInfo {
   std::string_view id;           ///< "cpu.parse"
   std::string_view description;  ///< one line
-  int priority = 0;              ///< "auto" picks the highest available
+  int priority        = 0;       ///< "auto" picks the highest available
   bool (*available)() = nullptr;
 };
 
 /// Outcome of one differential check of an engine against its module's reference.
 struct CheckReport {
   std::string module, engine;
-  uint64_t seed = 0;
-  uint64_t items = 0;            ///< items compared
-  bool skipped = false;          ///< engine not available here
-  std::string detail;            ///< first mismatch or skip reason
+  uint64_t seed  = 0;
+  uint64_t items = 0;      ///< items compared
+  bool skipped   = false;  ///< engine not available here
+  std::string detail;      ///< first mismatch or skip reason
   bool passed() const { return !skipped && detail.empty(); }
 };
 

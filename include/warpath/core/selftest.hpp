@@ -15,11 +15,11 @@
 namespace warpath {
 
 struct SelftestOptions {
-  uint64_t seed = 0;        ///< 0: derived from the clock (printed, so a failure can be rerun)
-  uint64_t items = 100000;  ///< items per engine
-  bool all = false;         ///< also check CPU engines
-  std::string filter;       ///< only engine ids containing this text
-  bool require_gpu = false; ///< a skipped CUDA engine counts as a failure (scripts/gpu-check.sh)
+  uint64_t seed  = 0;        ///< 0: derived from the clock (printed, so a failure can be rerun)
+  uint64_t items = 100000;   ///< items per engine
+  bool all       = false;    ///< also check CPU engines
+  std::string filter;        ///< only engine ids containing this text
+  bool require_gpu = false;  ///< a skipped CUDA engine counts as a failure (scripts/gpu-check.sh)
 };
 
 struct SelftestResult {

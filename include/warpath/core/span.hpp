@@ -12,7 +12,7 @@ namespace warpath {
 
 template <class T>
 struct Span {
-  T* data = nullptr;
+  T* data       = nullptr;
   uint32_t size = 0;
 
   WARPATH_HD T& operator[](uint32_t i) const { return data[i]; }

@@ -59,8 +59,8 @@ class [[nodiscard]] Status {
 template <class T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : value_(std::move(value)) {}            // NOLINT(google-explicit-constructor)
-  Result(Status status) : status_(std::move(status)) {}    // NOLINT(google-explicit-constructor)
+  Result(T value) : value_(std::move(value)) {}          // NOLINT(google-explicit-constructor)
+  Result(Status status) : status_(std::move(status)) {}  // NOLINT(google-explicit-constructor)
   Result(Errc code, std::string message) : status_(code, std::move(message)) {}
 
   bool is_ok() const noexcept { return value_.has_value(); }
@@ -78,18 +78,17 @@ class [[nodiscard]] Result {
   Status status_;
 };
 
-#define WARPATH_TRY(expr)                                          \
-  do {                                                             \
-    if (::warpath::Status s_ = (expr); !s_.is_ok()) return s_;     \
+#define WARPATH_TRY(expr)                                      \
+  do {                                                         \
+    if (::warpath::Status s_ = (expr); !s_.is_ok()) return s_; \
   } while (0)
 
 #define WARPATH_CONCAT_INNER(a, b) a##b
 #define WARPATH_CONCAT(a, b) WARPATH_CONCAT_INNER(a, b)
 // NOLINTNEXTLINE(bugprone-macro-parentheses): lhs is a declaration, it cannot be parenthesised.
-#define WARPATH_ASSIGN_OR_RETURN(lhs, expr)                                  \
-  auto WARPATH_CONCAT(r_, __LINE__) = (expr);                                \
-  if (!WARPATH_CONCAT(r_, __LINE__).is_ok())                                 \
-    return WARPATH_CONCAT(r_, __LINE__).status();                            \
+#define WARPATH_ASSIGN_OR_RETURN(lhs, expr)                                                \
+  auto WARPATH_CONCAT(r_, __LINE__) = (expr);                                              \
+  if (!WARPATH_CONCAT(r_, __LINE__).is_ok()) return WARPATH_CONCAT(r_, __LINE__).status(); \
   lhs = std::move(WARPATH_CONCAT(r_, __LINE__)).value()
 
 }  // namespace warpath

@@ -30,18 +30,18 @@ namespace warpath::gen {
 enum class SizeMix : uint8_t { kUniform, kImix, kFixed };
 
 struct TrafficParams {
-  uint64_t seed = 1;
-  uint32_t count = 1000;          ///< packets
-  uint32_t flows = 256;           ///< distinct 5-tuples
-  double ipv6_share = 0.25;       ///< fraction of IPv6 flows
-  double vlan_share = 0.1;        ///< fraction of flows with an 802.1Q tag
+  uint64_t seed     = 1;
+  uint32_t count    = 1000;  ///< packets
+  uint32_t flows    = 256;   ///< distinct 5-tuples
+  double ipv6_share = 0.25;  ///< fraction of IPv6 flows
+  double vlan_share = 0.1;   ///< fraction of flows with an 802.1Q tag
   double tcp_share = 0.6, udp_share = 0.3, icmp_share = 0.1;  ///< normalised
-  SizeMix sizes = SizeMix::kImix;
+  SizeMix sizes     = SizeMix::kImix;
   uint32_t min_size = 64, max_size = 1518;  ///< uniform range; kFixed uses min_size
   uint64_t start_ns = 1'700'000'000'000'000'000ull;
-  uint64_t gap_ns = 1000;         ///< between consecutive packets
-  uint16_t port = 0;              ///< input port recorded in PacketMeta
-  Status validate() const;        ///< kInvalidArgument with the field name
+  uint64_t gap_ns   = 1000;  ///< between consecutive packets
+  uint16_t port     = 0;     ///< input port recorded in PacketMeta
+  Status validate() const;   ///< kInvalidArgument with the field name
 };
 
 /// Appends params.count packets to `out` (which must have room: see batch_for()).
@@ -51,9 +51,9 @@ Status generate_traffic(const TrafficParams& params, packet::PacketBatch& out);
 Result<packet::PacketBatch> batch_for(uint32_t count);
 
 struct TraceFrameParams {
-  uint32_t size = 64;             ///< frame size (>= 64)
+  uint32_t size     = 64;  ///< frame size (>= 64)
   uint64_t start_ns = 1'700'000'000'000'000'000ull;
-  uint64_t gap_ns = 1000;
+  uint64_t gap_ns   = 1000;
 };
 
 /// One frame per trace entry (IPv4; TCP, UDP, ICMP or raw IP by the entry's protocol).

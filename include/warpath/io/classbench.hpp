@@ -32,23 +32,23 @@
 namespace warpath::io {
 
 struct ClassBenchRule {
-  uint32_t src = 0, dst = 0;           ///< host order, bits beyond the prefix cleared
-  uint8_t src_len = 0, dst_len = 0;    ///< 0..32
+  uint32_t src = 0, dst = 0;         ///< host order, bits beyond the prefix cleared
+  uint8_t src_len = 0, dst_len = 0;  ///< 0..32
   uint16_t sport_lo = 0, sport_hi = 65535;
   uint16_t dport_lo = 0, dport_hi = 65535;
   uint8_t proto = 0, proto_mask = 0;   ///< proto_mask 0x00 (any) or 0xff (exact) in practice
   uint16_t flags = 0, flags_mask = 0;  ///< TCP flags, when the file has the column
   bool has_flags = false;
-  uint32_t line = 0;                   ///< 1-based line in the file
+  uint32_t line  = 0;  ///< 1-based line in the file
 };
 
 struct TraceEntry {
   packet::FiveTuple4 key{};
-  uint32_t flags = 0;
-  bool has_flags = false;
+  uint32_t flags      = 0;
+  bool has_flags      = false;
   int64_t first_match = -1;  ///< 0-based first-match rule (WUSTL 6-column files), else -1
-  int64_t gen_rule = -1;     ///< 0-based generating rule (7-column files), else -1
-  uint32_t line = 0;
+  int64_t gen_rule    = -1;  ///< 0-based generating rule (7-column files), else -1
+  uint32_t line       = 0;
 };
 
 /// Parses rule text; `name` is used in error messages.

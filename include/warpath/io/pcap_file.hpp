@@ -13,9 +13,9 @@
 //   PcapWriter writes classic pcap through libpcap (pcap_dump), with the nanosecond magic unless
 //   microseconds are asked for, so a pcap read and written back with the same link type, snap
 //   length and precision is byte-identical (for files in host byte order with thiszone 0, and
-//   except for the FCS-length bits of the link-type field, which libpcap does not expose). libpcap 1.10 cannot write pcapng; with
-//   Format::kPcapng the writer emits a minimal pcapng (one section, one interface with
-//   if_tsresol = 9, enhanced packet blocks) itself.
+//   except for the FCS-length bits of the link-type field, which libpcap does not expose).
+//   libpcap 1.10 cannot write pcapng; with Format::kPcapng the writer emits a minimal pcapng (one
+//   section, one interface with if_tsresol = 9, enhanced packet blocks) itself.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -30,10 +30,10 @@ enum class TimePrecision : uint8_t { kMicro, kNano };
 enum class CaptureFormat : uint8_t { kPcap, kPcapng };
 
 struct CaptureInfo {
-  int linktype = 1;                 ///< DLT_EN10MB
-  uint32_t snaplen = 262144;
+  int linktype            = 1;  ///< DLT_EN10MB
+  uint32_t snaplen        = 262144;
   TimePrecision precision = TimePrecision::kNano;
-  CaptureFormat format = CaptureFormat::kPcap;
+  CaptureFormat format    = CaptureFormat::kPcap;
 };
 
 class PcapReader {
@@ -60,7 +60,7 @@ class PcapReader {
   std::unique_ptr<Impl> impl_;
   CaptureInfo info_;
   uint64_t records_ = 0;
-  bool at_end_ = false;
+  bool at_end_      = false;
   std::string path_;
 };
 

@@ -29,7 +29,7 @@ class LineCursor {
 
  private:
   std::string_view text_;
-  size_t pos_ = 0;
+  size_t pos_       = 0;
   uint64_t line_no_ = 0;
 };
 

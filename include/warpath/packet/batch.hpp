@@ -39,9 +39,9 @@ static_assert(sizeof(PacketMeta) == 24, "PacketMeta layout is part of the GPU co
 
 /// POD view of a batch, valid on host or device (depending on where the pointers point).
 struct BatchView {
-  const uint8_t* buffer = nullptr;
+  const uint8_t* buffer   = nullptr;
   const PacketMeta* metas = nullptr;
-  uint32_t count = 0;
+  uint32_t count          = 0;
 
   WARPATH_HD const uint8_t* data(uint32_t i) const { return buffer + metas[i].offset; }
 };
@@ -83,9 +83,9 @@ class PacketBatch {
   HostBuffer buffer_;
   HostBuffer meta_buffer_;
   uint32_t max_packets_ = 0;
-  uint32_t cell_bytes_ = kDefaultCellBytes;
-  uint32_t count_ = 0;
-  size_t used_bytes_ = 0;
+  uint32_t cell_bytes_  = kDefaultCellBytes;
+  uint32_t count_       = 0;
+  size_t used_bytes_    = 0;
 };
 
 }  // namespace warpath::packet

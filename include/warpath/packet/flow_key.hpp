@@ -29,7 +29,7 @@
 namespace warpath::packet {
 
 struct FiveTuple4 {
-  uint32_t src;    ///< host order
+  uint32_t src;  ///< host order
   uint32_t dst;
   uint16_t sport;
   uint16_t dport;
@@ -48,7 +48,7 @@ struct FiveTuple6 {
 };
 static_assert(sizeof(FiveTuple6) == 40, "FiveTuple6 must be exactly 40 bytes");
 
-inline constexpr int kOfWords = 9;
+inline constexpr int kOfWords       = 9;
 inline constexpr uint16_t kOfNoVlan = 0xffff;
 
 struct OfTuple {
@@ -60,7 +60,7 @@ static_assert(sizeof(OfTuple) == 36, "OfTuple is GSwitch's 288-bit tuple");
 struct OfTupleSoA {
   uint32_t* words = nullptr;  ///< kOfWords * stride words
   uint32_t stride = 0;        ///< >= count; a multiple of 32 keeps every column aligned
-  uint32_t count = 0;
+  uint32_t count  = 0;
 
   WARPATH_HD OfTuple read(uint32_t i) const {
     OfTuple t;
@@ -107,14 +107,14 @@ WARPATH_HD OfFields of_unpack(const OfTuple& t) {
   f.dl_dst[0] = uint8_t(t.w[2] >> 8);
   f.dl_dst[1] = uint8_t(t.w[2]);
   for (int i = 0; i < 4; ++i) f.dl_dst[2 + i] = uint8_t(t.w[3] >> (24 - 8 * i));
-  f.dl_type = uint16_t(t.w[4] >> 16);
+  f.dl_type     = uint16_t(t.w[4] >> 16);
   f.dl_vlan_pcp = uint8_t(t.w[4] >> 8);
-  f.nw_tos = uint8_t(t.w[4]);
-  f.nw_proto = uint8_t(t.w[5] >> 24);
-  f.nw_src = t.w[6];
-  f.nw_dst = t.w[7];
-  f.tp_src = uint16_t(t.w[8] >> 16);
-  f.tp_dst = uint16_t(t.w[8]);
+  f.nw_tos      = uint8_t(t.w[4]);
+  f.nw_proto    = uint8_t(t.w[5] >> 24);
+  f.nw_src      = t.w[6];
+  f.nw_dst      = t.w[7];
+  f.tp_src      = uint16_t(t.w[8] >> 16);
+  f.tp_dst      = uint16_t(t.w[8]);
   return f;
 }
 

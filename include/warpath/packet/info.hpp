@@ -36,15 +36,15 @@ namespace warpath::packet {
 
 enum class ParseStatus : uint8_t {
   kOk = 0,
-  kTruncated,           ///< the capture ends inside a header the parser needed
-  kBadIpv4Header,       ///< version != 4 or IHL < 5
-  kBadIpv4Checksum,     ///< header checksum does not verify
-  kBadIpv4Length,       ///< total length < header length, or larger than the frame
-  kBadIpv6Header,       ///< version != 6
-  kBadIpv6Length,       ///< payload length larger than the frame
-  kBadIpv6ExtHeader,    ///< an extension header runs past the datagram
-  kBadTcpHeader,        ///< data offset < 5, or the header runs past the datagram
-  kBadUdpHeader,        ///< UDP length < 8 or larger than the datagram
+  kTruncated,         ///< the capture ends inside a header the parser needed
+  kBadIpv4Header,     ///< version != 4 or IHL < 5
+  kBadIpv4Checksum,   ///< header checksum does not verify
+  kBadIpv4Length,     ///< total length < header length, or larger than the frame
+  kBadIpv6Header,     ///< version != 6
+  kBadIpv6Length,     ///< payload length larger than the frame
+  kBadIpv6ExtHeader,  ///< an extension header runs past the datagram
+  kBadTcpHeader,      ///< data offset < 5, or the header runs past the datagram
+  kBadUdpHeader,      ///< UDP length < 8 or larger than the datagram
   kCount
 };
 
@@ -56,32 +56,32 @@ enum class Tunnel : uint8_t { kNone = 0, kGre, kVxlan, kIpInIp, kIpv6InIp, kGene
 
 /// PacketInfo::flags bits.
 enum InfoFlags : uint8_t {
-  kFragment = 1u << 0,       ///< any IPv4 fragment (MF or offset) or IPv6 with a fragment header
-  kLaterFragment = 1u << 1,  ///< fragment offset != 0: no transport header here
-  kHasPorts = 1u << 2,       ///< sport/dport are valid (TCP, UDP or SCTP, first fragment)
-  kHasIcmp = 1u << 3,        ///< icmp_type/icmp_code are valid
-  kIpOptions = 1u << 4,      ///< IPv4 header longer than 20 bytes
-  kIpv6ExtHeaders = 1u << 5, ///< at least one IPv6 extension header
+  kFragment       = 1u << 0,  ///< any IPv4 fragment (MF or offset) or IPv6 with a fragment header
+  kLaterFragment  = 1u << 1,  ///< fragment offset != 0: no transport header here
+  kHasPorts       = 1u << 2,  ///< sport/dport are valid (TCP, UDP or SCTP, first fragment)
+  kHasIcmp        = 1u << 3,  ///< icmp_type/icmp_code are valid
+  kIpOptions      = 1u << 4,  ///< IPv4 header longer than 20 bytes
+  kIpv6ExtHeaders = 1u << 5,  ///< at least one IPv6 extension header
 };
 
 /// PacketInfo::fields bits: which IP-header fields were captured. A packet cut inside its IP
 /// header reports the fields that precede the cut (status kTruncated).
 enum FieldBits : uint8_t {
-  kFieldSrc = 1u << 0,    ///< src valid
-  kFieldDst = 1u << 1,    ///< dst valid
+  kFieldSrc   = 1u << 0,  ///< src valid
+  kFieldDst   = 1u << 1,  ///< dst valid
   kFieldProto = 1u << 2,  ///< proto is the final transport protocol (IPv6: the chain was walked)
-  kFieldFrag = 1u << 3,   ///< fragment flags were read (IPv4 bytes 6-7; always for IPv6)
-  kFieldsAll = kFieldSrc | kFieldDst | kFieldProto | kFieldFrag,
+  kFieldFrag  = 1u << 3,  ///< fragment flags were read (IPv4 bytes 6-7; always for IPv6)
+  kFieldsAll  = kFieldSrc | kFieldDst | kFieldProto | kFieldFrag,
 };
 
 /// Parse result for one packet: 64 bytes, POD, identical on host and device.
 struct PacketInfo {
   ParseStatus status;
   L3 l3;
-  uint8_t ip_version;    ///< 4, 6, or 0
-  uint8_t proto;         ///< transport protocol number (after IPv6 extension headers)
-  uint8_t vlan_count;    ///< 0, 1 or 2
-  uint8_t flags;         ///< InfoFlags
+  uint8_t ip_version;  ///< 4, 6, or 0
+  uint8_t proto;       ///< transport protocol number (after IPv6 extension headers)
+  uint8_t vlan_count;  ///< 0, 1 or 2
+  uint8_t flags;       ///< InfoFlags
   Tunnel tunnel;
   uint8_t tcp_flags;     ///< valid when proto == 6 and kHasPorts
   uint16_t vlan_tci[2];  ///< outermost first; VLAN id = tci & 0xfff
@@ -90,11 +90,11 @@ struct PacketInfo {
   uint16_t l4_offset;    ///< start of the transport header (0 when none)
   uint16_t sport, dport;
   uint8_t icmp_type, icmp_code;
-  uint8_t tos;           ///< IPv4 TOS / IPv6 traffic class
-  uint8_t ttl;           ///< IPv4 TTL / IPv6 hop limit
-  uint8_t fields;        ///< FieldBits
-  uint8_t pad[5];        ///< zero
-  uint8_t src[16];       ///< IPv4: first 4 bytes, network order; IPv6: all 16
+  uint8_t tos;      ///< IPv4 TOS / IPv6 traffic class
+  uint8_t ttl;      ///< IPv4 TTL / IPv6 hop limit
+  uint8_t fields;   ///< FieldBits
+  uint8_t pad[5];   ///< zero
+  uint8_t src[16];  ///< IPv4: first 4 bytes, network order; IPv6: all 16
   uint8_t dst[16];
 };
 static_assert(sizeof(PacketInfo) == 64, "PacketInfo layout is part of the GPU contract");

@@ -42,7 +42,7 @@ namespace warpath::packet {
 
 class Parser {
  public:
-  virtual ~Parser() = default;
+  virtual ~Parser()                            = default;
   virtual std::string_view id() const noexcept = 0;
   /// Parses batch.count packets into out[0, batch.count). `batch` is in host memory.
   /// Fails with kInvalidArgument when out is too small, kCudaError on a GPU failure, and, for

@@ -17,10 +17,10 @@ inline Status cuda_status(cudaError_t e, const char* expr, const char* file, int
 
 }  // namespace warpath
 
-#define WARPATH_CUDA_TRY(expr)                                                   \
-  do {                                                                           \
-    if (cudaError_t e_ = (expr); e_ != cudaSuccess)                              \
-      return ::warpath::cuda_status(e_, #expr, __FILE__, __LINE__);              \
+#define WARPATH_CUDA_TRY(expr)                                      \
+  do {                                                              \
+    if (cudaError_t e_ = (expr); e_ != cudaSuccess)                 \
+      return ::warpath::cuda_status(e_, #expr, __FILE__, __LINE__); \
   } while (0)
 
 /// Checks a kernel launch right after it is made (STYLE.md 8.5).

@@ -9,7 +9,7 @@ namespace warpath {
 
 namespace {
 int probe_count(cudaError_t* error) {
-  int n = 0;
+  int n         = 0;
   cudaError_t e = cudaGetDeviceCount(&n);
   if (error) *error = e;
   if (e != cudaSuccess) {
@@ -30,8 +30,8 @@ std::vector<CudaDeviceInfo> cuda_devices() {
   for (int i = 0; i < cuda_device_count(); ++i) {
     cudaDeviceProp prop{};
     if (cudaGetDeviceProperties(&prop, i) != cudaSuccess) continue;
-    out.push_back({i, prop.name, prop.major, prop.minor, prop.multiProcessorCount,
-                   prop.totalGlobalMem});
+    out.push_back(
+        {i, prop.name, prop.major, prop.minor, prop.multiProcessorCount, prop.totalGlobalMem});
   }
   return out;
 }

@@ -43,8 +43,8 @@ enum class NumStatus { kOk, kNotNumber, kOutOfRange };
 /// Parses all of `text` as an unsigned number in `base` no larger than `max`.
 NumStatus parse_number(std::string_view text, int base, uint64_t max, uint64_t& out) {
   if (text.empty()) return NumStatus::kNotNumber;
-  const char* first = text.data();
-  const char* last = first + text.size();
+  const char* first    = text.data();
+  const char* last     = first + text.size();
   const auto [ptr, ec] = std::from_chars(first, last, out, base);
   if (ec == std::errc::invalid_argument || ptr != last) return NumStatus::kNotNumber;
   if (ec == std::errc::result_out_of_range || out > max) return NumStatus::kOutOfRange;
@@ -79,12 +79,12 @@ bool parse_prefix(std::string_view token, const char* what, uint32_t& addr, uint
     error = field + " prefix " + quoted(token) + " has no /length";
     return false;
   }
-  const std::string_view dotted = token.substr(0, slash);
+  const std::string_view dotted   = token.substr(0, slash);
   const std::string_view len_text = token.substr(slash + 1);
 
   uint32_t value = 0;
-  int octets = 0;
-  size_t pos = 0;
+  int octets     = 0;
+  size_t pos     = 0;
   while (true) {
     const size_t dot = dotted.find('.', pos);
     const std::string_view part =
@@ -128,9 +128,9 @@ bool parse_prefix(std::string_view token, const char* what, uint32_t& addr, uint
       error = field + " prefix length " + std::string(len_text) + " out of range 0..32";
       return false;
   }
-  len = static_cast<uint8_t>(prefix_len);
+  len                 = static_cast<uint8_t>(prefix_len);
   const uint32_t mask = len == 0 ? 0u : ~0u << (32 - len);
-  addr = value & mask;
+  addr                = value & mask;
   return true;
 }
 
@@ -155,7 +155,7 @@ bool parse_port(std::string_view text, const std::string& field, uint16_t& port,
 bool parse_port_range(Scanner& scan, const char* what, uint16_t& lo, uint16_t& hi,
                       std::string& error) {
   const std::string field = std::string(what) + " port";
-  std::string_view first = scan.token();
+  std::string_view first  = scan.token();
   if (first.empty()) {
     error = "missing " + field + " range";
     return false;
@@ -168,7 +168,7 @@ bool parse_port_range(Scanner& scan, const char* what, uint16_t& lo, uint16_t& h
     hi_text = first.substr(colon + 1);
     if (hi_text.empty()) hi_text = scan.token();
   } else {
-    lo_text = first;
+    lo_text                       = first;
     const std::string_view second = scan.token();
     if (second.empty() || second[0] != ':') {
       error = field + " range " + quoted(first) + " is not lo : hi";
@@ -189,8 +189,7 @@ bool parse_port_range(Scanner& scan, const char* what, uint16_t& lo, uint16_t& h
     return false;
   }
   if (lo > hi) {
-    error = field + " range " + std::to_string(lo) + " : " + std::to_string(hi) +
-            " has lo > hi";
+    error = field + " range " + std::to_string(lo) + " : " + std::to_string(hi) + " has lo > hi";
     return false;
   }
   return true;
@@ -200,14 +199,14 @@ bool parse_port_range(Scanner& scan, const char* what, uint16_t& lo, uint16_t& h
 bool parse_value_mask(std::string_view token, const char* what, uint64_t max, uint64_t& value,
                       uint64_t& mask, std::string& error) {
   const std::string field = what;
-  const size_t slash = token.find('/');
+  const size_t slash      = token.find('/');
   if (slash == std::string_view::npos) {
     error = field + " " + quoted(token) + " is not hex value/mask";
     return false;
   }
   const std::string_view parts[2] = {token.substr(0, slash), token.substr(slash + 1)};
-  uint64_t* outs[2] = {&value, &mask};
-  const char* names[2] = {" value ", " mask "};
+  uint64_t* outs[2]               = {&value, &mask};
+  const char* names[2]            = {" value ", " mask "};
   char max_text[16];
   std::snprintf(max_text, sizeof(max_text), "0x%llx", static_cast<unsigned long long>(max));
   for (int i = 0; i < 2; ++i) {
@@ -243,9 +242,9 @@ bool parse_rule_line(std::string_view line, ClassBenchRule& rule, std::string& e
     return false;
   }
   uint64_t value = 0;
-  uint64_t mask = 0;
+  uint64_t mask  = 0;
   if (!parse_value_mask(proto, "protocol", 0xff, value, mask, error)) return false;
-  rule.proto = static_cast<uint8_t>(value);
+  rule.proto      = static_cast<uint8_t>(value);
   rule.proto_mask = static_cast<uint8_t>(mask);
 
   // An optional flags/mask column; a following token without '/' is an extra field (ignored),
@@ -253,9 +252,9 @@ bool parse_rule_line(std::string_view line, ClassBenchRule& rule, std::string& e
   const std::string_view flags = scan.token();
   if (!flags.empty() && flags.find('/') != std::string_view::npos) {
     if (!parse_value_mask(flags, "flags", 0xffff, value, mask, error)) return false;
-    rule.flags = static_cast<uint16_t>(value);
+    rule.flags      = static_cast<uint16_t>(value);
     rule.flags_mask = static_cast<uint16_t>(mask);
-    rule.has_flags = true;
+    rule.has_flags  = true;
   }
   return true;
 }
@@ -267,8 +266,7 @@ bool is_blank(std::string_view line) {
   return true;
 }
 
-Result<std::vector<ClassBenchRule>> parse_rules_impl(std::string_view text,
-                                                     std::string_view name) {
+Result<std::vector<ClassBenchRule>> parse_rules_impl(std::string_view text, std::string_view name) {
   std::vector<ClassBenchRule> rules;
   LineCursor cursor(text);
   std::string_view line;
@@ -304,9 +302,9 @@ bool parse_trace_line(std::string_view line, TraceEntry& entry, std::string& err
                                             "source port",    "destination port",
                                             "protocol",       "match id"};
   static constexpr const char* kNames7[] = {"flags", "rule id"};
-  static constexpr uint64_t kMax[] = {0xffffffffu, 0xffffffffu, 65535, 65535,
-                                      255,         0xffffffffu, 0xffffffffu};
-  uint64_t values[kTraceMaxColumns] = {};
+  static constexpr uint64_t kMax[]       = {0xffffffffu, 0xffffffffu, 65535,      65535,
+                                            255,         0xffffffffu, 0xffffffffu};
+  uint64_t values[kTraceMaxColumns]      = {};
   for (int i = 0; i < columns; ++i) {
     const std::string field = (columns == 7 && i >= 5) ? kNames7[i - 5] : kNames6[i];
     switch (parse_number(tokens[i], 10, kMax[i], values[i])) {
@@ -316,13 +314,13 @@ bool parse_trace_line(std::string_view line, TraceEntry& entry, std::string& err
         error = field + " " + quoted(tokens[i]) + " is not a decimal unsigned integer";
         return false;
       case NumStatus::kOutOfRange:
-        error = field + " " + std::string(tokens[i]) + " out of range 0.." +
-                std::to_string(kMax[i]);
+        error =
+            field + " " + std::string(tokens[i]) + " out of range 0.." + std::to_string(kMax[i]);
         return false;
     }
   }
-  entry.key.src = static_cast<uint32_t>(values[0]);
-  entry.key.dst = static_cast<uint32_t>(values[1]);
+  entry.key.src   = static_cast<uint32_t>(values[0]);
+  entry.key.dst   = static_cast<uint32_t>(values[1]);
   entry.key.sport = static_cast<uint16_t>(values[2]);
   entry.key.dport = static_cast<uint16_t>(values[3]);
   entry.key.proto = static_cast<uint8_t>(values[4]);
@@ -333,9 +331,9 @@ bool parse_trace_line(std::string_view line, TraceEntry& entry, std::string& err
     }
     entry.first_match = static_cast<int64_t>(values[5]) - 1;
   } else if (columns == 7) {
-    entry.flags = static_cast<uint32_t>(values[5]);
+    entry.flags     = static_cast<uint32_t>(values[5]);
     entry.has_flags = true;
-    entry.gen_rule = static_cast<int64_t>(values[6]);
+    entry.gen_rule  = static_cast<int64_t>(values[6]);
   }
   return true;
 }
@@ -389,8 +387,7 @@ Result<std::vector<TraceEntry>> parse_trace(std::string_view text, std::string_v
 bool rule_matches(const ClassBenchRule& rule, const packet::FiveTuple4& key) noexcept {
   return prefix_matches(key.src, rule.src, rule.src_len) &&
          prefix_matches(key.dst, rule.dst, rule.dst_len) && key.sport >= rule.sport_lo &&
-         key.sport <= rule.sport_hi && key.dport >= rule.dport_lo &&
-         key.dport <= rule.dport_hi &&
+         key.sport <= rule.sport_hi && key.dport >= rule.dport_lo && key.dport <= rule.dport_hi &&
          (key.proto & rule.proto_mask) == (rule.proto & rule.proto_mask);
 }
 
@@ -399,15 +396,13 @@ bool rule_matches(const ClassBenchRule& rule, const packet::FiveTuple4& key) noe
 std::string format_classbench_rule(const ClassBenchRule& rule) {
   char buf[160];
   const auto octet = [](uint32_t addr, int i) { return (addr >> (24 - 8 * i)) & 0xffu; };
-  int n = std::snprintf(buf, sizeof(buf),
-                        "@%u.%u.%u.%u/%u\t%u.%u.%u.%u/%u\t%u : %u\t%u : %u\t0x%02x/0x%02X",
-                        octet(rule.src, 0), octet(rule.src, 1), octet(rule.src, 2),
-                        octet(rule.src, 3), unsigned{rule.src_len}, octet(rule.dst, 0),
-                        octet(rule.dst, 1), octet(rule.dst, 2), octet(rule.dst, 3),
-                        unsigned{rule.dst_len}, unsigned{rule.sport_lo},
-                        unsigned{rule.sport_hi}, unsigned{rule.dport_lo},
-                        unsigned{rule.dport_hi}, unsigned{rule.proto},
-                        unsigned{rule.proto_mask});
+  int n            = std::snprintf(
+                 buf, sizeof(buf), "@%u.%u.%u.%u/%u\t%u.%u.%u.%u/%u\t%u : %u\t%u : %u\t0x%02x/0x%02X",
+                 octet(rule.src, 0), octet(rule.src, 1), octet(rule.src, 2), octet(rule.src, 3),
+                 unsigned{rule.src_len}, octet(rule.dst, 0), octet(rule.dst, 1), octet(rule.dst, 2),
+                 octet(rule.dst, 3), unsigned{rule.dst_len}, unsigned{rule.sport_lo}, unsigned{rule.sport_hi},
+                 unsigned{rule.dport_lo}, unsigned{rule.dport_hi}, unsigned{rule.proto},
+                 unsigned{rule.proto_mask});
   std::string out(buf, n > 0 ? static_cast<size_t>(n) : 0);
   if (rule.has_flags) {
     n = std::snprintf(buf, sizeof(buf), "\t0x%04x/0x%04x", unsigned{rule.flags},

@@ -7,11 +7,11 @@ namespace warpath::io {
 
 bool LineCursor::next(std::string_view& line) {
   if (pos_ >= text_.size()) return false;
-  size_t end = text_.find('\n', pos_);
+  size_t end   = text_.find('\n', pos_);
   size_t after = end;
   if (end == std::string_view::npos) {
     // The last line has no newline; it still counts as a line.
-    end = text_.size();
+    end   = text_.size();
     after = end;
   } else {
     after = end + 1;

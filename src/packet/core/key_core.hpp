@@ -22,8 +22,8 @@ WARPATH_HD bool has_ip_key(const PacketInfo& in) {
 WARPATH_HD bool five_tuple4(const PacketInfo& in, FiveTuple4& key) {
   key = FiveTuple4{};
   if (in.ip_version != 4 || !has_ip_key(in)) return false;
-  key.src = load_be32(in.src);
-  key.dst = load_be32(in.dst);
+  key.src   = load_be32(in.src);
+  key.dst   = load_be32(in.dst);
   key.proto = in.proto;
   if (in.flags & kHasPorts) {
     key.sport = in.sport;
@@ -59,15 +59,15 @@ WARPATH_HD OfTuple of_tuple(const uint8_t* frame, uint32_t caplen, uint16_t in_p
     }
   }
   if (in.vlan_count) {
-    f.dl_vlan = in.vlan_tci[0] & 0x0fff;
+    f.dl_vlan     = in.vlan_tci[0] & 0x0fff;
     f.dl_vlan_pcp = uint8_t(in.vlan_tci[0] >> 13);
   }
   f.dl_type = in.ethertype;
   if (in.ip_version == 4 && has_ip_key(in)) {
-    f.nw_tos = uint8_t(in.tos & 0xfc);
+    f.nw_tos   = uint8_t(in.tos & 0xfc);
     f.nw_proto = in.proto;
-    f.nw_src = load_be32(in.src);
-    f.nw_dst = load_be32(in.dst);
+    f.nw_src   = load_be32(in.src);
+    f.nw_dst   = load_be32(in.dst);
     if (in.flags & kHasPorts) {
       f.tp_src = in.sport;
       f.tp_dst = in.dport;
@@ -80,8 +80,8 @@ WARPATH_HD OfTuple of_tuple(const uint8_t* frame, uint32_t caplen, uint16_t in_p
     const uint32_t a = 14u + 4u * in.vlan_count;
     if (caplen >= a + 28) {
       f.nw_proto = frame[a + 7];
-      f.nw_src = load_be32(frame + a + 14);
-      f.nw_dst = load_be32(frame + a + 24);
+      f.nw_src   = load_be32(frame + a + 14);
+      f.nw_dst   = load_be32(frame + a + 24);
     }
   }
   return of_pack(f);

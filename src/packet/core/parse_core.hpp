@@ -10,8 +10,8 @@
 //   parse; fields found before it are kept.
 //
 // Tested by tests/packet/{parser_paths,truncation,engines}_test.cpp (every engine against
-// ref.parse on generated and real captures, and hand-made packets cut inside every header), fuzz/parse_fuzz.cpp, and
-// tests/cli/test_parse_golden.py (tshark's view of ../shared/data/pcap).
+// ref.parse on generated and real captures, and hand-made packets cut inside every header),
+// fuzz/parse_fuzz.cpp, and tests/cli/test_parse_golden.py (tshark's view of ../shared/data/pcap).
 #pragma once
 #include <cstdint>
 
@@ -21,8 +21,8 @@
 
 namespace warpath::packet::core {
 
-inline constexpr uint16_t kEthIpv4 = 0x0800, kEthIpv6 = 0x86dd, kEthArp = 0x0806,
-                          kEthVlan = 0x8100, kEthQinQ = 0x88a8, kEthQinQOld = 0x9100;
+inline constexpr uint16_t kEthIpv4 = 0x0800, kEthIpv6 = 0x86dd, kEthArp = 0x0806, kEthVlan = 0x8100,
+                          kEthQinQ = 0x88a8, kEthQinQOld = 0x9100;
 inline constexpr uint8_t kProtoIcmp = 1, kProtoIpInIp = 4, kProtoTcp = 6, kProtoUdp = 17,
                          kProtoIpv6 = 41, kProtoGre = 47, kProtoIcmpv6 = 58, kProtoSctp = 132;
 inline constexpr uint16_t kVxlanPort = 4789, kGenevePort = 6081;
@@ -36,26 +36,28 @@ WARPATH_HD PacketInfo fail(PacketInfo info, ParseStatus status) {
 /// the frame start); `cap` is the captured length.
 WARPATH_HD PacketInfo parse_l4(const uint8_t* p, uint32_t off, uint32_t end, uint32_t cap,
                                PacketInfo info) {
-  info.l4_offset = uint16_t(off < 0xffffu ? off : 0);
+  info.l4_offset      = uint16_t(off < 0xffffu ? off : 0);
   const uint8_t proto = info.proto;
   if (proto == kProtoTcp || proto == kProtoUdp || proto == kProtoSctp) {
     const uint32_t need = proto == kProtoTcp ? 20u : proto == kProtoUdp ? 8u : 12u;
-    if (off + 4 > end) return fail(info, proto == kProtoTcp   ? ParseStatus::kBadTcpHeader
-                                         : proto == kProtoUdp ? ParseStatus::kBadUdpHeader
-                                                              : ParseStatus::kTruncated);
+    if (off + 4 > end)
+      return fail(info, proto == kProtoTcp   ? ParseStatus::kBadTcpHeader
+                        : proto == kProtoUdp ? ParseStatus::kBadUdpHeader
+                                             : ParseStatus::kTruncated);
     if (off + 4 > cap) return fail(info, ParseStatus::kTruncated);
     info.sport = load_be16(p + off);
     info.dport = load_be16(p + off + 2);
     info.flags |= kHasPorts;
     if (proto == kProtoUdp && (info.dport == kVxlanPort || info.dport == kGenevePort))
       info.tunnel = info.dport == kVxlanPort ? Tunnel::kVxlan : Tunnel::kGeneve;
-    if (off + need > end) return fail(info, proto == kProtoTcp   ? ParseStatus::kBadTcpHeader
-                                            : proto == kProtoUdp ? ParseStatus::kBadUdpHeader
-                                                                 : ParseStatus::kTruncated);
+    if (off + need > end)
+      return fail(info, proto == kProtoTcp   ? ParseStatus::kBadTcpHeader
+                        : proto == kProtoUdp ? ParseStatus::kBadUdpHeader
+                                             : ParseStatus::kTruncated);
     if (off + need > cap) return fail(info, ParseStatus::kTruncated);
     if (proto == kProtoTcp) {
       const uint32_t doff = uint32_t(p[off + 12] >> 4) * 4;
-      info.tcp_flags = p[off + 13];
+      info.tcp_flags      = p[off + 13];
       if (doff < 20 || off + doff > end) return fail(info, ParseStatus::kBadTcpHeader);
       if (off + doff > cap) return fail(info, ParseStatus::kTruncated);
     } else if (proto == kProtoUdp) {
@@ -81,7 +83,7 @@ WARPATH_HD PacketInfo parse_l4(const uint8_t* p, uint32_t off, uint32_t end, uin
 
 WARPATH_HD PacketInfo parse_ipv4(const uint8_t* p, uint32_t off, uint32_t cap, uint32_t len,
                                  PacketInfo info) {
-  info.l3 = L3::kIpv4;
+  info.l3        = L3::kIpv4;
   info.l3_offset = uint16_t(off);
   if (off + 1 > cap) return fail(info, ParseStatus::kTruncated);
   const uint32_t ihl = uint32_t(p[off] & 0x0f) * 4;
@@ -96,7 +98,7 @@ WARPATH_HD PacketInfo parse_ipv4(const uint8_t* p, uint32_t off, uint32_t cap, u
     info.fields |= kFieldFrag;
   }
   if (off + 10 <= cap) {
-    info.ttl = p[off + 8];
+    info.ttl   = p[off + 8];
     info.proto = p[off + 9];
     info.fields |= kFieldProto;
   }
@@ -113,9 +115,10 @@ WARPATH_HD PacketInfo parse_ipv4(const uint8_t* p, uint32_t off, uint32_t cap, u
   if (total < ihl) return fail(info, ParseStatus::kBadIpv4Length);
   // Neither a bad checksum nor a datagram longer than the frame stops the parse: the fields stay
   // useful for counters and the slow path, and the transport header is read within the frame.
-  const bool too_long = off + total > len;
+  const bool too_long    = off + total > len;
   const bool checksum_ok = fold_checksum(ones_sum(p + off, ihl)) == 0;
-  if (!(info.flags & kLaterFragment)) info = parse_l4(p, off + ihl, too_long ? len : off + total, cap, info);
+  if (!(info.flags & kLaterFragment))
+    info = parse_l4(p, off + ihl, too_long ? len : off + total, cap, info);
   if (too_long) info.status = ParseStatus::kBadIpv4Length;
   if (!checksum_ok && info.status == ParseStatus::kOk) info.status = ParseStatus::kBadIpv4Checksum;
   return info;
@@ -125,8 +128,8 @@ WARPATH_HD bool is_ipv6_ext(uint8_t nh) { return nh == 0 || nh == 43 || nh == 44
 
 /// The IPv6 header and extension-header chain; `end` is where the datagram ends (the frame's
 /// end when the payload length claims more).
-WARPATH_HD PacketInfo parse_ipv6_chain(const uint8_t* p, uint32_t cur, uint32_t end,
-                                       uint32_t cap, uint8_t nh, PacketInfo info) {
+WARPATH_HD PacketInfo parse_ipv6_chain(const uint8_t* p, uint32_t cur, uint32_t end, uint32_t cap,
+                                       uint8_t nh, PacketInfo info) {
   // RFC 8200 allows each extension header once (destination options twice); a chain longer
   // than eight is malformed or hostile, and bounding it keeps device threads uniform.
   for (int hops = 0; is_ipv6_ext(nh); ++hops) {
@@ -135,13 +138,13 @@ WARPATH_HD PacketInfo parse_ipv6_chain(const uint8_t* p, uint32_t cur, uint32_t 
     if (hops == 8 || cur + 8 > end) return fail(info, ParseStatus::kBadIpv6ExtHeader);
     if (cur + 8 > cap) return fail(info, ParseStatus::kTruncated);
     const uint8_t next = p[cur];
-    uint32_t hlen = (uint32_t(p[cur + 1]) + 1) * 8;
+    uint32_t hlen      = (uint32_t(p[cur + 1]) + 1) * 8;
     if (nh == 44) {
       hlen = 8;
       if (load_be16(p + cur + 2) & 0xfff8) info.flags |= kLaterFragment;
     }
     if (cur + hlen > end) return fail(info, ParseStatus::kBadIpv6ExtHeader);
-    nh = next;
+    nh         = next;
     info.proto = nh;
     cur += hlen;
   }
@@ -152,7 +155,7 @@ WARPATH_HD PacketInfo parse_ipv6_chain(const uint8_t* p, uint32_t cur, uint32_t 
 
 WARPATH_HD PacketInfo parse_ipv6(const uint8_t* p, uint32_t off, uint32_t cap, uint32_t len,
                                  PacketInfo info) {
-  info.l3 = L3::kIpv6;
+  info.l3        = L3::kIpv6;
   info.l3_offset = uint16_t(off);
   if (off + 1 > cap) return fail(info, ParseStatus::kTruncated);
   if ((p[off] >> 4) != 6) return fail(info, ParseStatus::kBadIpv6Header);
@@ -161,8 +164,8 @@ WARPATH_HD PacketInfo parse_ipv6(const uint8_t* p, uint32_t off, uint32_t cap, u
   if (off + 2 <= cap) info.tos = uint8_t(load_be16(p + off) >> 4);
   uint8_t nh = 0;
   if (off + 8 <= cap) {
-    nh = p[off + 6];
-    info.ttl = p[off + 7];
+    nh         = p[off + 6];
+    info.ttl   = p[off + 7];
     info.proto = nh;
     if (nh == 44) info.flags |= kFragment;
     if (!is_ipv6_ext(nh)) info.fields |= kFieldProto;
@@ -177,9 +180,9 @@ WARPATH_HD PacketInfo parse_ipv6(const uint8_t* p, uint32_t off, uint32_t cap, u
   info.fields &= uint8_t(~kFieldProto);  // set again once the chain is walked
   const uint32_t payload = load_be16(p + off + 4);
   // Payload length 0 with a hop-by-hop header is a jumbogram: the frame bounds the datagram.
-  const uint32_t end = (payload == 0 && nh == 0) ? len : off + 40 + payload;
+  const uint32_t end  = (payload == 0 && nh == 0) ? len : off + 40 + payload;
   const bool too_long = end > len;
-  info = parse_ipv6_chain(p, off + 40, too_long ? len : end, cap, nh, info);
+  info                = parse_ipv6_chain(p, off + 40, too_long ? len : end, cap, nh, info);
   if (too_long) info.status = ParseStatus::kBadIpv6Length;
   return info;
 }
@@ -189,7 +192,7 @@ WARPATH_HD PacketInfo parse_packet(const uint8_t* p, uint32_t caplen, uint32_t l
   PacketInfo info{};
   if (len < caplen) len = caplen;
   if (caplen < 14) return fail(info, ParseStatus::kTruncated);
-  uint32_t off = 12;
+  uint32_t off  = 12;
   uint16_t type = load_be16(p + off);
   while (type == kEthVlan || type == kEthQinQ || type == kEthQinQOld) {
     if (info.vlan_count == 2) break;  // a third tag: report the ethertype as it stands

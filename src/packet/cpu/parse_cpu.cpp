@@ -27,8 +27,7 @@ class CpuParser final : public Parser {
   std::string_view id() const noexcept override { return "cpu.parse"; }
   Status parse(const BatchView& batch, Span<PacketInfo> out, ExecContext& ctx) const override {
     if (out.size < batch.count) return Status(Errc::kInvalidArgument, "output span too small");
-    const uint32_t threads =
-        std::max(1u, std::min(ctx.threads, batch.count / kMinPerThread));
+    const uint32_t threads = std::max(1u, std::min(ctx.threads, batch.count / kMinPerThread));
     if (threads == 1) {
       parse_range(batch, out.data, 0, batch.count);
       return Status::ok();

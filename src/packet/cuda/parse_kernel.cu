@@ -27,7 +27,7 @@ __global__ void __launch_bounds__(kBlockSize)
                  PacketInfo* __restrict__ out, uint32_t n) {
   for (uint32_t i = blockIdx.x * kBlockSize + threadIdx.x; i < n; i += gridDim.x * kBlockSize) {
     const PacketMeta m = metas[i];
-    out[i] = core::parse_packet(buffer + m.offset, m.caplen, m.len);
+    out[i]             = core::parse_packet(buffer + m.offset, m.caplen, m.len);
   }
 }
 
@@ -40,12 +40,12 @@ int sm_count_of_current_device() {
 
 // Device memory that grows to the largest batch seen.
 struct DeviceArray {
-  void* ptr = nullptr;
+  void* ptr    = nullptr;
   size_t bytes = 0;
   Status reserve(size_t need) {
     if (need <= bytes) return Status::ok();
     if (ptr) cudaFree(ptr);
-    ptr = nullptr;
+    ptr   = nullptr;
     bytes = 0;
     WARPATH_CUDA_TRY(cudaMalloc(&ptr, need));
     bytes = need;
@@ -71,7 +71,8 @@ class CudaParser final : public Parser {
     WARPATH_TRY(buffer_.reserve(std::max<size_t>(used, 1)));
     WARPATH_TRY(metas_.reserve(batch.count * sizeof(PacketMeta)));
     WARPATH_TRY(infos_.reserve(batch.count * sizeof(PacketInfo)));
-    WARPATH_CUDA_TRY(cudaMemcpyAsync(buffer_.ptr, batch.buffer, used, cudaMemcpyHostToDevice, stream));
+    WARPATH_CUDA_TRY(
+        cudaMemcpyAsync(buffer_.ptr, batch.buffer, used, cudaMemcpyHostToDevice, stream));
     WARPATH_CUDA_TRY(cudaMemcpyAsync(metas_.ptr, batch.metas, batch.count * sizeof(PacketMeta),
                                      cudaMemcpyHostToDevice, stream));
     WARPATH_TRY(launch_parse(static_cast<const uint8_t*>(buffer_.ptr),
@@ -93,7 +94,7 @@ class CudaParser final : public Parser {
 Status launch_parse(const uint8_t* buffer, const PacketMeta* metas, PacketInfo* out, uint32_t n,
                     void* stream) {
   if (n == 0) return Status::ok();
-  static const int sms = sm_count_of_current_device();
+  static const int sms  = sm_count_of_current_device();
   const uint32_t blocks = std::min<uint32_t>((n + kBlockSize - 1) / kBlockSize, uint32_t(8 * sms));
   parse_kernel<<<blocks, kBlockSize, 0, static_cast<cudaStream_t>(stream)>>>(buffer, metas, out, n);
   WARPATH_CUDA_CHECK_LAUNCH();

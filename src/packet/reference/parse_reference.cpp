@@ -49,9 +49,9 @@ struct Parse {
   }
 
   PacketInfo transport(uint64_t at, uint64_t end) {
-    info.l4_offset = static_cast<uint16_t>(at < 0xffff ? at : 0);
+    info.l4_offset      = static_cast<uint16_t>(at < 0xffff ? at : 0);
     const uint8_t proto = info.proto;
-    const bool ported = proto == 6 || proto == 17 || proto == 132;
+    const bool ported   = proto == 6 || proto == 17 || proto == 132;
     if (ported) {
       const ParseStatus bad = proto == 6    ? ParseStatus::kBadTcpHeader
                               : proto == 17 ? ParseStatus::kBadUdpHeader
@@ -69,12 +69,12 @@ struct Parse {
       if (!c.has(at, fixed)) return stop(ParseStatus::kTruncated);
       if (proto == 6) {
         const uint64_t header = (*c.u8(at + 12) >> 4) * 4ull;
-        info.tcp_flags = *c.u8(at + 13);
+        info.tcp_flags        = *c.u8(at + 13);
         if (header < 20 || at + header > end) return stop(ParseStatus::kBadTcpHeader);
         if (!c.has(at, header)) return stop(ParseStatus::kTruncated);
       }
       if (proto == 17) {
-        const uint64_t udp_len = *c.u16(at + 4);
+        const uint64_t udp_len    = *c.u16(at + 4);
         const bool ipv6_jumbogram = udp_len == 0 && info.ip_version == 6;
         if (!ipv6_jumbogram && (udp_len < 8 || at + udp_len > end))
           return stop(ParseStatus::kBadUdpHeader);
@@ -99,9 +99,9 @@ struct Parse {
   }
 
   PacketInfo ipv4(uint64_t at) {
-    info.l3 = L3::kIpv4;
+    info.l3        = L3::kIpv4;
     info.l3_offset = static_cast<uint16_t>(at);
-    auto first = c.u8(at);
+    auto first     = c.u8(at);
     if (!first) return stop(ParseStatus::kTruncated);
     const uint64_t ihl = (*first & 0x0f) * 4ull;
     if ((*first >> 4) != 4 || ihl < 20) return stop(ParseStatus::kBadIpv4Header);
@@ -110,13 +110,13 @@ struct Parse {
     if (auto tos = c.u8(at + 1)) info.tos = *tos;
     if (auto frag = c.u16(at + 6)) {
       const bool more_fragments = (*frag & 0x2000) != 0;
-      const uint64_t offset = (*frag & 0x1fff) * 8ull;
+      const uint64_t offset     = (*frag & 0x1fff) * 8ull;
       if (more_fragments || offset != 0) info.flags |= kFragment;
       if (offset != 0) info.flags |= kLaterFragment;
       info.fields |= kFieldFrag;
     }
     if (c.has(at + 8, 2)) {
-      info.ttl = *c.u8(at + 8);
+      info.ttl   = *c.u8(at + 8);
       info.proto = *c.u8(at + 9);
       info.fields |= kFieldProto;
     }
@@ -132,19 +132,22 @@ struct Parse {
     const uint64_t total = *c.u16(at + 2);
     if (total < ihl) return stop(ParseStatus::kBadIpv4Length);
     const bool longer_than_frame = at + total > len;
-    const bool checksum_ok = ipv4_checksum_ok(c.ptr(at), static_cast<uint32_t>(ihl));
+    const bool checksum_ok       = ipv4_checksum_ok(c.ptr(at), static_cast<uint32_t>(ihl));
     if (!(info.flags & kLaterFragment)) transport(at + ihl, longer_than_frame ? len : at + total);
     if (longer_than_frame) info.status = ParseStatus::kBadIpv4Length;
-    if (!checksum_ok && info.status == ParseStatus::kOk) info.status = ParseStatus::kBadIpv4Checksum;
+    if (!checksum_ok && info.status == ParseStatus::kOk)
+      info.status = ParseStatus::kBadIpv4Checksum;
     return info;
   }
 
-  static bool extension(uint8_t next) { return next == 0 || next == 43 || next == 44 || next == 60; }
+  static bool extension(uint8_t next) {
+    return next == 0 || next == 43 || next == 44 || next == 60;
+  }
 
   PacketInfo ipv6(uint64_t at) {
-    info.l3 = L3::kIpv6;
+    info.l3        = L3::kIpv6;
     info.l3_offset = static_cast<uint16_t>(at);
-    auto first = c.u8(at);
+    auto first     = c.u8(at);
     if (!first) return stop(ParseStatus::kTruncated);
     if ((*first >> 4) != 6) return stop(ParseStatus::kBadIpv6Header);
     info.ip_version = 6;
@@ -153,8 +156,8 @@ struct Parse {
       info.tos = static_cast<uint8_t>(((*first & 0x0f) << 4) | (*second >> 4));
     uint8_t next = 0;
     if (c.has(at + 6, 2)) {
-      next = *c.u8(at + 6);
-      info.ttl = *c.u8(at + 7);
+      next       = *c.u8(at + 6);
+      info.ttl   = *c.u8(at + 7);
       info.proto = next;
       if (next == 44) info.flags |= kFragment;
     }
@@ -169,9 +172,9 @@ struct Parse {
     }
     for (int i = 0; i < 16; ++i) info.dst[i] = *c.u8(at + 24 + i);
     info.fields |= kFieldDst;
-    const uint64_t payload = *c.u16(at + 4);
-    const bool jumbo = payload == 0 && next == 0;
-    uint64_t end = jumbo ? len : at + 40 + payload;
+    const uint64_t payload       = *c.u16(at + 4);
+    const bool jumbo             = payload == 0 && next == 0;
+    uint64_t end                 = jumbo ? len : at + 40 + payload;
     const bool longer_than_frame = end > len;
     if (longer_than_frame) end = len;
     walk_chain(at + 40, end, next);
@@ -193,7 +196,7 @@ struct Parse {
         return;
       }
       const uint8_t following = *c.u8(pos);
-      uint64_t size = (*c.u8(pos + 1) + 1ull) * 8;
+      uint64_t size           = (*c.u8(pos + 1) + 1ull) * 8;
       if (next == 44) {
         size = 8;
         if ((*c.u16(pos + 2) >> 3) != 0) info.flags |= kLaterFragment;
@@ -202,7 +205,7 @@ struct Parse {
         stop(ParseStatus::kBadIpv6ExtHeader);
         return;
       }
-      next = following;
+      next       = following;
       info.proto = next;
       pos += size;
     }
@@ -216,7 +219,7 @@ struct Parse {
     uint64_t at = 12;
     while (*type == 0x8100 || *type == 0x88a8 || *type == 0x9100) {
       if (info.vlan_count == 2) break;
-      auto tci = c.u16(at + 2);
+      auto tci   = c.u16(at + 2);
       auto inner = c.u16(at + 4);
       if (!tci || !inner) return stop(ParseStatus::kTruncated);
       info.vlan_tci[info.vlan_count++] = *tci;
