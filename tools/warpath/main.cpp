@@ -20,7 +20,9 @@ int fail(const std::string& message) {
 
 }  // namespace warpath::cli
 
-int main(int argc, char** argv) {
+namespace {
+
+int run_main(int argc, char** argv) {
   using namespace warpath::cli;
   CLI::App app{"warpath: GPU-accelerated software packet processing (CPU and CUDA engines)",
                "warpath"};
@@ -59,6 +61,17 @@ int main(int argc, char** argv) {
     return run ? run() : 2;
   } catch (const std::exception& e) {  // a bug, not an input problem: still no stack trace
     std::fprintf(stderr, "warpath: internal error: %s\n", e.what());
+    return 70;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run_main(argc, argv);
+  } catch (...) {  // CLI11 set-up failing is a bug; still one line and no stack trace
+    std::fprintf(stderr, "warpath: internal error\n");
     return 70;
   }
 }

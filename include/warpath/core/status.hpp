@@ -85,10 +85,10 @@ class [[nodiscard]] Result {
 
 #define WARPATH_CONCAT_INNER(a, b) a##b
 #define WARPATH_CONCAT(a, b) WARPATH_CONCAT_INNER(a, b)
-// NOLINTNEXTLINE(bugprone-macro-parentheses): lhs is a declaration, it cannot be parenthesised.
+// `lhs` is a declaration ("auto x"), so it cannot be parenthesised.
 #define WARPATH_ASSIGN_OR_RETURN(lhs, expr)                                                \
   auto WARPATH_CONCAT(r_, __LINE__) = (expr);                                              \
   if (!WARPATH_CONCAT(r_, __LINE__).is_ok()) return WARPATH_CONCAT(r_, __LINE__).status(); \
-  lhs = std::move(WARPATH_CONCAT(r_, __LINE__)).value()
+  lhs = std::move(WARPATH_CONCAT(r_, __LINE__)).value() /* NOLINT(bugprone-macro-parentheses) */
 
 }  // namespace warpath
