@@ -1,6 +1,7 @@
 // warpath parse: one row per packet of a capture (CSV or JSON), or a summary.
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -23,25 +24,27 @@ struct ParseOptions {
   uint32_t threads = 1;
 };
 
+// The CSV columns as a JSON object: the header names as keys, numbers as numbers, and null
+// for a field that does not apply.
 nlohmann::json row_json(uint64_t frame, const packet::PacketInfo& info) {
-  using namespace packet;
-  nlohmann::json j;
-  j["frame"]    = frame;
-  j["status"]   = parse_status_name(info.status);
-  j["vlan"]     = info.vlan_count ? nlohmann::json(info.vlan_tci[0] & 0x0fff) : nlohmann::json();
-  const bool ip = info.ip_version != 0;
-  auto addr     = [&](const uint8_t* a) {
-    return nlohmann::json(info.ip_version == 4 ? ipv4_to_string(a) : ipv6_to_string(a));
-  };
-  j["ip_version"]  = ip ? nlohmann::json(info.ip_version) : nlohmann::json();
-  j["src"]         = (info.fields & kFieldSrc) ? addr(info.src) : nlohmann::json();
-  j["dst"]         = (info.fields & kFieldDst) ? addr(info.dst) : nlohmann::json();
-  j["proto"]       = (info.fields & kFieldProto) ? nlohmann::json(info.proto) : nlohmann::json();
-  const bool ports = info.flags & kHasPorts;
-  j["sport"]       = ports ? nlohmann::json(info.sport) : nlohmann::json();
-  j["dport"]       = ports ? nlohmann::json(info.dport) : nlohmann::json();
-  j["frag"] = ip && (info.fields & kFieldFrag) ? nlohmann::json(info.flags & kFragment ? 1 : 0)
-                                               : nlohmann::json();
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    std::string header = packet::kParseCsvHeader;
+    for (size_t start = 0, comma; start <= header.size(); start = comma + 1) {
+      comma = std::min(header.find(',', start), header.size());
+      v.push_back(header.substr(start, comma - start));
+    }
+    return v;
+  }();
+  const auto columns = packet::parse_columns(frame, info);
+  nlohmann::json j   = nlohmann::json::object();
+  for (int i = 0; i < packet::kParseColumns; ++i) {
+    const std::string& c = columns[i];
+    const bool text      = names[i] == "status" || names[i] == "src" || names[i] == "dst";
+    j[names[i]]          = c.empty() ? nlohmann::json()
+                           : text    ? nlohmann::json(c)
+                                     : nlohmann::json(std::stoull(c));
+  }
   return j;
 }
 

@@ -39,21 +39,18 @@ WARPATH_HD PacketInfo parse_l4(const uint8_t* p, uint32_t off, uint32_t end, uin
   info.l4_offset      = uint16_t(off < 0xffffu ? off : 0);
   const uint8_t proto = info.proto;
   if (proto == kProtoTcp || proto == kProtoUdp || proto == kProtoSctp) {
-    const uint32_t need = proto == kProtoTcp ? 20u : proto == kProtoUdp ? 8u : 12u;
-    if (off + 4 > end)
-      return fail(info, proto == kProtoTcp   ? ParseStatus::kBadTcpHeader
-                        : proto == kProtoUdp ? ParseStatus::kBadUdpHeader
-                                             : ParseStatus::kTruncated);
+    const uint32_t need   = proto == kProtoTcp ? 20u : proto == kProtoUdp ? 8u : 12u;
+    const ParseStatus bad = proto == kProtoTcp   ? ParseStatus::kBadTcpHeader
+                            : proto == kProtoUdp ? ParseStatus::kBadUdpHeader
+                                                 : ParseStatus::kTruncated;
+    if (off + 4 > end) return fail(info, bad);
     if (off + 4 > cap) return fail(info, ParseStatus::kTruncated);
     info.sport = load_be16(p + off);
     info.dport = load_be16(p + off + 2);
     info.flags |= kHasPorts;
     if (proto == kProtoUdp && (info.dport == kVxlanPort || info.dport == kGenevePort))
       info.tunnel = info.dport == kVxlanPort ? Tunnel::kVxlan : Tunnel::kGeneve;
-    if (off + need > end)
-      return fail(info, proto == kProtoTcp   ? ParseStatus::kBadTcpHeader
-                        : proto == kProtoUdp ? ParseStatus::kBadUdpHeader
-                                             : ParseStatus::kTruncated);
+    if (off + need > end) return fail(info, bad);
     if (off + need > cap) return fail(info, ParseStatus::kTruncated);
     if (proto == kProtoTcp) {
       const uint32_t doff = uint32_t(p[off + 12] >> 4) * 4;
