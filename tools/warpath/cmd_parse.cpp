@@ -26,7 +26,7 @@ struct ParseOptions {
 
 // The CSV columns as a JSON object: the header names as keys, numbers as numbers, and null
 // for a field that does not apply.
-nlohmann::json row_json(uint64_t frame, const packet::PacketInfo& info) {
+nlohmann::ordered_json row_json(uint64_t frame, const packet::PacketInfo& info) {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> v;
     std::string header = packet::kParseCsvHeader;
@@ -36,14 +36,14 @@ nlohmann::json row_json(uint64_t frame, const packet::PacketInfo& info) {
     }
     return v;
   }();
-  const auto columns = packet::parse_columns(frame, info);
-  nlohmann::json j   = nlohmann::json::object();
+  const auto columns       = packet::parse_columns(frame, info);
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
   for (int i = 0; i < packet::kParseColumns; ++i) {
     const std::string& c = columns[i];
     const bool text      = names[i] == "status" || names[i] == "src" || names[i] == "dst";
-    j[names[i]]          = c.empty() ? nlohmann::json()
-                           : text    ? nlohmann::json(c)
-                                     : nlohmann::json(std::stoull(c));
+    j[names[i]]          = c.empty() ? nlohmann::ordered_json()
+                           : text    ? nlohmann::ordered_json(c)
+                                     : nlohmann::ordered_json(std::stoull(c));
   }
   return j;
 }
