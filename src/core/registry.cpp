@@ -1,5 +1,6 @@
 #include "warpath/core/registry.hpp"
 
+#include "warpath/lookup/check.hpp"
 #include "warpath/packet/parser.hpp"
 
 namespace warpath {
@@ -11,6 +12,7 @@ CheckReport check_parser_engine(std::string_view id, uint64_t seed, uint64_t ite
 const std::vector<ModuleInfo>& all_modules() {
   static const std::vector<ModuleInfo> modules = {
       {"packet", &packet::parser_engines, &packet::check_parser_engine},
+      {"lookup", &lookup::fib_engines, &lookup::check_fib_engine},
   };
   return modules;
 }

@@ -1,0 +1,87 @@
+// src/lookup/cpu/bsl6_cpu.cpp: scalar and G-Opt loops over the bsl6 step functions.
+#include "lookup/cpu/bsl6_cpu.hpp"
+
+namespace warpath::lookup::detail {
+namespace {
+
+// Lookups in flight. Measured (see the end of this file): G-Opt needs enough independent
+// misses to cover the latency of the bucket loads, and stops gaining once the group's state
+// no longer stays in registers and L1 or the core's miss buffers are full.
+constexpr uint32_t kGroup = 16;
+
+// G-Opt with refill (closer to AMAC than to fixed rounds): `G` slots each hold one lookup.
+// A round computes and prefetches the bucket of every slot, then steps every slot; a slot
+// whose lookup finished has written its answer and takes the next address, so searches of
+// different depths (the tree is weighted: 1 probe to its height) never leave slots idle.
+// While at least G addresses are left, a round cannot run out of them, so the refill is
+// branch-free selects (a finished lookup is an unpredictable event); the drain at the end
+// of the batch lets finished slots idle on the terminal node instead.
+template <uint32_t G>
+void lookup_gopt(const core::Bsl6View& v, const Ip6* addrs, NextHop* out, uint32_t n) {
+  if (v.root == v.terminal) {  // no table, perhaps ::/0
+    for (uint32_t i = 0; i < n; ++i) out[i] = v.default_nh;
+    return;
+  }
+  const uint32_t m = n < G ? n : G;
+  Ip6 a[G];
+  core::Bsl6Cursor c[G];
+  uint32_t idx[G];
+  const core::Bsl6Bucket* b[G];
+  for (uint32_t j = 0; j < m; ++j) {
+    a[j]   = addrs[j];
+    c[j]   = core::bsl6_start(v);
+    idx[j] = j;
+  }
+  uint32_t next = m;
+  while (next + G <= n) {
+    for (uint32_t j = 0; j < G; ++j) {
+      b[j] = core::bsl6_probe_address(v, c[j], a[j]);
+      WARPATH_PREFETCH(b[j]);
+    }
+    for (uint32_t j = 0; j < G; ++j) {
+      core::bsl6_step(v, c[j], a[j], b[j]);
+      out[idx[j]]         = c[j].bmp;  // final once the lookup is done
+      const uint32_t done = 0u - uint32_t(core::bsl6_done(v, c[j]));
+      const Ip6 fresh     = addrs[next];
+      idx[j]              = idx[j] ^ ((idx[j] ^ next) & done);
+      a[j].hi             = a[j].hi ^ ((a[j].hi ^ fresh.hi) & (uint64_t(0) - (done & 1u)));
+      a[j].lo             = a[j].lo ^ ((a[j].lo ^ fresh.lo) & (uint64_t(0) - (done & 1u)));
+      c[j].node           = c[j].node ^ ((c[j].node ^ v.root) & done);
+      c[j].bmp            = c[j].bmp ^ ((c[j].bmp ^ v.default_nh) & done);
+      next += done & 1u;
+    }
+  }
+  // Drain: refill while addresses last, then let slots idle.
+  uint32_t live = m;
+  while (live > 0) {
+    for (uint32_t j = 0; j < m; ++j) {
+      b[j] = core::bsl6_probe_address(v, c[j], a[j]);
+      WARPATH_PREFETCH(b[j]);
+    }
+    for (uint32_t j = 0; j < m; ++j) {
+      if (core::bsl6_done(v, c[j])) continue;
+      core::bsl6_step(v, c[j], a[j], b[j]);
+      if (!core::bsl6_done(v, c[j])) continue;
+      out[idx[j]] = c[j].bmp;
+      if (next < n) {
+        a[j]   = addrs[next];
+        c[j]   = core::bsl6_start(v);
+        idx[j] = next++;
+      } else {
+        --live;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void bsl6_lookup_scalar(const core::Bsl6View& v, const Ip6* addrs, NextHop* out, uint32_t n) {
+  for (uint32_t i = 0; i < n; ++i) out[i] = core::bsl6_lookup(v, addrs[i]);
+}
+
+void bsl6_lookup_batched(const core::Bsl6View& v, const Ip6* addrs, NextHop* out, uint32_t n) {
+  lookup_gopt<kGroup>(v, addrs, out, n);
+}
+
+}  // namespace warpath::lookup::detail

@@ -1,0 +1,90 @@
+// cpu.lpm and cpu.lpm.scalar: DIR-24-8 (IPv4) and binary search on prefix lengths (IPv6) over
+// the images of a FibState, one address at a time or G-Opt batched, optionally over threads.
+#include <algorithm>
+#include <thread>
+#include <vector>
+
+#include "lookup/cpu/bsl6_cpu.hpp"
+#include "lookup/cpu/dir24_8_cpu.hpp"
+#include "lookup/engines.hpp"
+#include "lookup/fib_state.hpp"
+
+namespace warpath::lookup::detail {
+namespace {
+
+// Below this many addresses per thread, starting threads costs more than it saves.
+constexpr uint32_t kMinPerThread = 1u << 16;
+
+/// Runs body(begin, end) over [0, n) on up to `threads` threads.
+template <class Body>
+void split(uint32_t n, uint32_t threads, const Body& body) {
+  threads = std::max(1u, std::min(threads, n / kMinPerThread));
+  if (threads == 1) {
+    body(0u, n);
+    return;
+  }
+  std::vector<std::thread> pool;
+  const uint32_t chunk = (n + threads - 1) / threads;
+  for (uint32_t t = 0; t < threads; ++t) {
+    const uint32_t begin = t * chunk, end = std::min(n, begin + chunk);
+    if (begin < end) pool.emplace_back([&body, begin, end] { body(begin, end); });
+  }
+  for (auto& th : pool) th.join();
+}
+
+class CpuFib final : public Fib {
+ public:
+  CpuFib(std::unique_ptr<FibState> state, bool batched)
+      : state_(std::move(state)), batched_(batched) {}
+  std::string_view id() const noexcept override { return batched_ ? "cpu.lpm" : "cpu.lpm.scalar"; }
+
+  Status lookup4(Span<const uint32_t> addrs, Span<NextHop> out, ExecContext& ctx) const override {
+    if (out.size < addrs.size) return Status(Errc::kInvalidArgument, "output span too small");
+    split(addrs.size, ctx.threads, [&](uint32_t begin, uint32_t end) {
+      ReadGuard::Section section(state_->guard());
+      const Dir24_8Image* img = state_->v4();
+      const uint32_t* a       = addrs.data + begin;
+      NextHop* o              = out.data + begin;
+      const uint32_t n        = end - begin;
+      if (img->entry_bits() == 16) {
+        batched_ ? dir24_8_lookup_batched(img->view16(), a, o, n)
+                 : dir24_8_lookup_scalar(img->view16(), a, o, n);
+      } else {
+        batched_ ? dir24_8_lookup_batched(img->view32(), a, o, n)
+                 : dir24_8_lookup_scalar(img->view32(), a, o, n);
+      }
+    });
+    return Status::ok();
+  }
+
+  Status lookup6(Span<const Ip6> addrs, Span<NextHop> out, ExecContext& ctx) const override {
+    if (out.size < addrs.size) return Status(Errc::kInvalidArgument, "output span too small");
+    split(addrs.size, ctx.threads, [&](uint32_t begin, uint32_t end) {
+      ReadGuard::Section section(state_->guard());
+      const core::Bsl6View view = state_->v6()->view();
+      batched_ ? bsl6_lookup_batched(view, addrs.data + begin, out.data + begin, end - begin)
+               : bsl6_lookup_scalar(view, addrs.data + begin, out.data + begin, end - begin);
+    });
+    return Status::ok();
+  }
+
+  Status add4(const Route4& r) override { return state_->add4(r); }
+  Status add6(const Route6& r) override { return state_->add6(r); }
+  Status remove4(uint32_t prefix, uint8_t len) override { return state_->remove4(prefix, len); }
+  Status remove6(Ip6 prefix, uint8_t len) override { return state_->remove6(prefix, len); }
+  FibStats stats() const override { return state_->stats(); }
+
+ private:
+  std::unique_ptr<FibState> state_;
+  bool batched_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Fib>> make_cpu_fib(const RouteTable& table, const FibParams& params,
+                                          bool batched) {
+  WARPATH_ASSIGN_OR_RETURN(auto state, FibState::create(table, params));
+  return std::unique_ptr<Fib>(std::make_unique<CpuFib>(std::move(state), batched));
+}
+
+}  // namespace warpath::lookup::detail

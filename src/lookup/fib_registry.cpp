@@ -1,0 +1,171 @@
+// The lookup engine registry: the only list of lookup engines (see
+// include/warpath/lookup/fib.hpp), the validating wrapper, and route checks.
+#include <chrono>
+#include <vector>
+
+#include "lookup/engines.hpp"
+#include "warpath/core/cuda_device.hpp"
+
+namespace warpath::lookup {
+namespace {
+
+bool always() { return true; }
+bool have_gpu() { return cuda_device_count() > 0; }
+
+std::string route_text(uint32_t prefix, unsigned len) {
+  return format_ipv4(prefix) + "/" + std::to_string(len);
+}
+std::string route_text(Ip6 prefix, unsigned len) {
+  return format_ipv6(prefix) + "/" + std::to_string(len);
+}
+
+// Runs an engine and ref.lpm side by side: updates go to both, every lookup batch is compared.
+class ValidatingFib final : public Fib {
+ public:
+  ValidatingFib(std::unique_ptr<Fib> engine, std::unique_ptr<Fib> ref, std::string id)
+      : engine_(std::move(engine)), ref_(std::move(ref)), id_(std::move(id)) {}
+  std::string_view id() const noexcept override { return id_; }
+
+  Status lookup4(Span<const uint32_t> addrs, Span<NextHop> out, ExecContext& ctx) const override {
+    WARPATH_TRY(engine_->lookup4(addrs, out, ctx));
+    std::vector<NextHop> want(addrs.size);
+    WARPATH_TRY(ref_->lookup4(addrs, {want.data(), addrs.size}, ctx));
+    for (uint32_t i = 0; i < addrs.size; ++i)
+      if (out[i] != want[i]) return mismatch(i, format_ipv4(addrs[i]), out[i], want[i]);
+    return Status::ok();
+  }
+  Status lookup6(Span<const Ip6> addrs, Span<NextHop> out, ExecContext& ctx) const override {
+    WARPATH_TRY(engine_->lookup6(addrs, out, ctx));
+    std::vector<NextHop> want(addrs.size);
+    WARPATH_TRY(ref_->lookup6(addrs, {want.data(), addrs.size}, ctx));
+    for (uint32_t i = 0; i < addrs.size; ++i)
+      if (out[i] != want[i]) return mismatch(i, format_ipv6(addrs[i]), out[i], want[i]);
+    return Status::ok();
+  }
+  Status add4(const Route4& r) override {
+    return both([&](Fib& f) { return f.add4(r); });
+  }
+  Status add6(const Route6& r) override {
+    return both([&](Fib& f) { return f.add6(r); });
+  }
+  Status remove4(uint32_t p, uint8_t len) override {
+    return both([&](Fib& f) { return f.remove4(p, len); });
+  }
+  Status remove6(Ip6 p, uint8_t len) override {
+    return both([&](Fib& f) { return f.remove6(p, len); });
+  }
+  FibStats stats() const override { return engine_->stats(); }
+
+ private:
+  template <class Op>
+  Status both(const Op& op) {
+    const Status a = op(*engine_), b = op(*ref_);
+    if (a.code() != b.code())
+      return Status(Errc::kInvalidArgument, std::string(engine_->id()) + " answered '" +
+                                                a.to_string() + "' to an update, ref.lpm '" +
+                                                b.to_string() + "'");
+    return a;
+  }
+  Status mismatch(uint32_t i, const std::string& addr, NextHop got, NextHop want) const {
+    auto text = [](NextHop nh) { return nh == kNoRoute ? std::string("-1") : std::to_string(nh); };
+    return Status(Errc::kInvalidArgument, std::string(engine_->id()) + " differs from ref.lpm at " +
+                                              "address " + std::to_string(i) + " (" + addr +
+                                              "): got " + text(got) + ", reference " + text(want));
+  }
+  std::unique_ptr<Fib> engine_, ref_;
+  std::string id_;
+};
+
+}  // namespace
+
+namespace detail {
+
+Status check_route(const Route4& r) {
+  if (r.len > 32)
+    return Status(Errc::kInvalidArgument, "IPv4 prefix length " + std::to_string(r.len) + " > 32");
+  if (mask4(r.prefix, r.len) != r.prefix)
+    return Status(Errc::kInvalidArgument, "route " + format_ipv4(r.prefix) + "/" +
+                                              std::to_string(r.len) + " has host bits set");
+  if (r.nh > kMaxNextHop)
+    return Status(Errc::kInvalidArgument, "route " + route_text(r.prefix, r.len) + ": next hop " +
+                                              std::to_string(r.nh) + " above " +
+                                              std::to_string(kMaxNextHop));
+  return Status::ok();
+}
+
+Status check_route(const Route6& r) {
+  if (r.len > 128)
+    return Status(Errc::kInvalidArgument, "IPv6 prefix length " + std::to_string(r.len) + " > 128");
+  if (mask6(r.prefix, r.len) != r.prefix)
+    return Status(Errc::kInvalidArgument, "route " + format_ipv6(r.prefix) + "/" +
+                                              std::to_string(r.len) + " has host bits set");
+  if (r.nh > kMaxNextHop)
+    return Status(Errc::kInvalidArgument, "route " + route_text(r.prefix, r.len) + ": next hop " +
+                                              std::to_string(r.nh) + " above " +
+                                              std::to_string(kMaxNextHop));
+  return Status::ok();
+}
+
+}  // namespace detail
+
+std::vector<EngineInfo> fib_engines() {
+  std::vector<EngineInfo> engines = {
+      {"ref.lpm", "binary trie per family, one bit per step (the oracle)", 0, &always},
+      {"cpu.lpm.scalar", "DIR-24-8 / binary search on lengths, one address at a time", 5, &always},
+      {"cpu.lpm", "DIR-24-8 / binary search on lengths, G-Opt batched prefetch, threads", 10,
+       &always},
+  };
+#if defined(WARPATH_HAVE_CUDA)
+  engines.push_back(
+      {"cuda.lpm", "DIR-24-8 / binary search on lengths in CUDA kernels", 8, &have_gpu});
+#else
+  (void)&have_gpu;
+#endif
+  return engines;
+}
+
+Result<std::unique_ptr<Fib>> make_fib(std::string_view requested, const RouteTable& table,
+                                      const FibParams& params) {
+  bool validating = false;
+  std::string id(strip_validate(requested, validating));
+  if (id == "auto") {
+    WARPATH_ASSIGN_OR_RETURN(id, resolve_auto(fib_engines(), "lookup"));
+  }
+  Result<std::unique_ptr<Fib>> engine = Status(Errc::kNotFound, "");
+  if (id == "ref.lpm") engine = detail::make_ref_fib(table);
+  if (id == "cpu.lpm.scalar") engine = detail::make_cpu_fib(table, params, false);
+  if (id == "cpu.lpm") engine = detail::make_cpu_fib(table, params, true);
+  if (id == "cuda.lpm") {
+#if defined(WARPATH_HAVE_CUDA)
+    if (!have_gpu())
+      return Status(Errc::kNotSupported,
+                    "cuda.lpm needs a CUDA device: " + cuda_unavailable_reason());
+    engine = detail::make_cuda_fib(table, params);
+#else
+    return Status(Errc::kNotSupported, "cuda.lpm is not available: built without CUDA");
+#endif
+  }
+  if (!engine.is_ok() && engine.status().code() == Errc::kNotFound &&
+      engine.status().message().empty()) {
+    std::string known;
+    for (const auto& e : fib_engines()) known += std::string(e.id) + ", ";
+    return Status(Errc::kNotFound, "unknown lookup engine '" + id + "' (engines: " + known +
+                                       "auto, validate:<engine>)");
+  }
+  if (!engine.is_ok() || !validating) return engine;
+  WARPATH_ASSIGN_OR_RETURN(auto ref, detail::make_ref_fib(table));
+  return std::unique_ptr<Fib>(
+      std::make_unique<ValidatingFib>(std::move(engine).value(), std::move(ref), "validate:" + id));
+}
+
+Status apply_update(Fib& fib, const RouteUpdate& u, uint64_t* absent) {
+  Status s = u.is_v6 ? (u.announce ? fib.add6(u.r6) : fib.remove6(u.r6.prefix, u.r6.len))
+                     : (u.announce ? fib.add4(u.r4) : fib.remove4(u.r4.prefix, u.r4.len));
+  if (!u.announce && s.code() == Errc::kNotFound) {
+    if (absent) ++*absent;
+    return Status::ok();
+  }
+  return s;
+}
+
+}  // namespace warpath::lookup

@@ -1,0 +1,119 @@
+#include "lookup/fib_state.hpp"
+
+#include <chrono>
+
+#include "lookup/engines.hpp"
+
+namespace warpath::lookup::detail {
+namespace {
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+FibState::~FibState() {
+  delete v4_.load();
+  delete v6_.load();
+}
+
+Result<std::unique_ptr<FibState>> FibState::create(const RouteTable& table,
+                                                   const FibParams& params) {
+  std::unique_ptr<FibState> s(new FibState());
+  s->params_    = params;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (const Route4& r : table.v4) {
+    WARPATH_TRY(check_route(r));
+    s->rib4_.insert(r);
+  }
+  for (const Route6& r : table.v6) {
+    WARPATH_TRY(check_route(r));
+    s->rib6_.insert(r);
+  }
+  WARPATH_ASSIGN_OR_RETURN(auto v4,
+                           Dir24_8Image::build(s->rib4_, params.entry_bits, params.spare_groups));
+  WARPATH_ASSIGN_OR_RETURN(auto v6, Bsl6Image::build(table.v6));
+  s->v4_.store(v4.release());
+  s->v6_.store(v6.release());
+  s->build_ms_ = ms_since(t0);
+  return s;
+}
+
+Status FibState::rebuild4() {
+  WARPATH_ASSIGN_OR_RETURN(auto fresh,
+                           Dir24_8Image::build(rib4_, params_.entry_bits, params_.spare_groups));
+  if (on_v4_change) WARPATH_TRY(on_v4_change(*fresh, true));
+  Dir24_8Image* old = v4_.exchange(fresh.release(), std::memory_order_acq_rel);
+  guard_.synchronize();
+  delete old;
+  ++rebuilds_;
+  return Status::ok();
+}
+
+Status FibState::rebuild6() {
+  WARPATH_ASSIGN_OR_RETURN(auto fresh, Bsl6Image::build(rib6_.routes()));
+  if (on_v6_change) WARPATH_TRY(on_v6_change(*fresh));
+  Bsl6Image* old = v6_.exchange(fresh.release(), std::memory_order_acq_rel);
+  guard_.synchronize();
+  delete old;
+  return Status::ok();
+}
+
+Status FibState::add4(const Route4& r) {
+  WARPATH_TRY(check_route(r));
+  std::lock_guard lock(writer_);
+  rib4_.insert(r);
+  Dir24_8Image* img = v4_.load(std::memory_order_relaxed);
+  Status s          = img->add(rib4_, r, guard_);
+  if (s.code() == Errc::kCapacity) return rebuild4();
+  WARPATH_TRY(s);
+  return on_v4_change ? on_v4_change(*img, false) : Status::ok();
+}
+
+Status FibState::remove4(uint32_t prefix, uint8_t len) {
+  WARPATH_TRY(check_route(Route4{prefix, len, 0}));
+  std::lock_guard lock(writer_);
+  if (!rib4_.erase(prefix, len))
+    return Status(Errc::kNotFound, "no route " + format_ipv4(prefix) + "/" + std::to_string(len));
+  Dir24_8Image* img = v4_.load(std::memory_order_relaxed);
+  Status s          = img->remove(rib4_, prefix, len, guard_);
+  if (s.code() == Errc::kCapacity) return rebuild4();
+  WARPATH_TRY(s);
+  return on_v4_change ? on_v4_change(*img, false) : Status::ok();
+}
+
+Status FibState::add6(const Route6& r) {
+  WARPATH_TRY(check_route(r));
+  std::lock_guard lock(writer_);
+  rib6_.insert(r);
+  return rebuild6();
+}
+
+Status FibState::remove6(Ip6 prefix, uint8_t len) {
+  WARPATH_TRY(check_route(Route6{prefix, len, 0}));
+  std::lock_guard lock(writer_);
+  if (!rib6_.erase(prefix, len))
+    return Status(Errc::kNotFound, "no route " + format_ipv6(prefix) + "/" + std::to_string(len));
+  return rebuild6();
+}
+
+FibStats FibState::stats() const {
+  std::lock_guard lock(writer_);
+  FibStats s;
+  const Dir24_8Image* a = v4();
+  const Bsl6Image* b    = v6();
+  s.routes4             = rib4_.size();
+  s.routes6             = rib6_.size();
+  s.memory_bytes        = a->memory_bytes() + b->memory_bytes();
+  s.rib_bytes           = rib4_.memory_bytes() + rib6_.memory_bytes() + a->writer_bytes();
+  s.build_ms            = build_ms_;
+  s.entry_bits          = a->entry_bits();
+  s.tbl8_groups         = a->groups_used();
+  s.v6_lengths          = b->lengths();
+  s.v6_markers          = b->markers();
+  s.rebuilds            = rebuilds_;
+  return s;
+}
+
+}  // namespace warpath::lookup::detail

@@ -1,0 +1,222 @@
+// warpath lookup: longest-prefix match of an address file against a FIB, one line per address.
+//
+//   warpath lookup --fib FILE --addrs FILE [--engine cpu|gpu|ref|auto|<id>] [--threads N]
+//                  [--updates FILE] [--out FILE] [--stats FILE]
+//
+// With --updates, the update stream is applied while a second thread keeps looking the addresses
+// up (the control plane and the data plane at once); the answers written are those of the table
+// after the last update, and --stats reports updates per second and the lookups done meanwhile.
+#include <fmt/core.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "commands.hpp"
+#include "warpath/core/version.hpp"
+#include "warpath/lookup/fib.hpp"
+
+namespace warpath::cli {
+namespace {
+
+struct LookupOptions {
+  std::string fib, addrs, engine = "auto", updates, out, stats;
+  uint32_t threads = 1;
+};
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+/// cpu/gpu/ref/auto as the issue spells them, or any engine id.
+std::string engine_id(const std::string& requested) {
+  constexpr std::string_view kValidate = "validate:";
+  if (requested.rfind(kValidate, 0) == 0)
+    return std::string(kValidate) + engine_id(requested.substr(kValidate.size()));
+  const std::string& e = requested;
+  if (e == "cpu") return "cpu.lpm";
+  if (e == "gpu") return "cuda.lpm";
+  if (e == "ref") return "ref.lpm";
+  return e;
+}
+
+struct Split {
+  std::vector<uint32_t> v4;
+  std::vector<lookup::Ip6> v6;
+  std::vector<uint8_t> is_v6;  // per input line
+};
+
+Status lookup_all(const lookup::Fib& fib, const Split& in, std::vector<lookup::NextHop>& r4,
+                  std::vector<lookup::NextHop>& r6, ExecContext& ctx) {
+  r4.resize(in.v4.size());
+  r6.resize(in.v6.size());
+  // Spans are 32-bit; address files are far smaller, but stay correct for any size.
+  constexpr size_t kChunk = size_t(1) << 30;
+  for (size_t off = 0; off < in.v4.size(); off += kChunk) {
+    const auto n = uint32_t(std::min(kChunk, in.v4.size() - off));
+    WARPATH_TRY(fib.lookup4({in.v4.data() + off, n}, {r4.data() + off, n}, ctx));
+  }
+  for (size_t off = 0; off < in.v6.size(); off += kChunk) {
+    const auto n = uint32_t(std::min(kChunk, in.v6.size() - off));
+    WARPATH_TRY(fib.lookup6({in.v6.data() + off, n}, {r6.data() + off, n}, ctx));
+  }
+  return Status::ok();
+}
+
+int run_lookup(const LookupOptions& o) {
+  auto table = lookup::load_routes(o.fib);
+  if (!table.is_ok()) return fail(table.status());
+  std::vector<lookup::RouteUpdate> updates;
+  if (!o.updates.empty()) {
+    auto u = lookup::load_route_updates(o.updates, *table);
+    if (!u.is_ok()) return fail(u.status());
+    updates = std::move(u).value();
+  }
+  auto addrs = lookup::load_addresses(o.addrs);
+  if (!addrs.is_ok()) return fail(addrs.status());
+  Split in;
+  in.is_v6.reserve(addrs->size());
+  for (const auto& a : *addrs) {
+    in.is_v6.push_back(a.is_v6);
+    if (a.is_v6) {
+      in.v6.push_back(a.v6);
+    } else {
+      in.v4.push_back(a.v4);
+    }
+  }
+
+  const auto t_build = Clock::now();
+  auto fib           = lookup::make_fib(engine_id(o.engine), *table);
+  if (!fib.is_ok()) return fail(fib.status());
+  const double build_ms = seconds_since(t_build) * 1e3;
+  ExecContext ctx;
+  ctx.threads = o.threads;
+
+  // Updates, with a reader thread looking up all the while.
+  double update_s = 0;
+  uint64_t absent = 0, concurrent_lookups = 0;
+  if (!updates.empty()) {
+    std::atomic<bool> done{false};
+    std::atomic<uint64_t> looked{0};
+    Status reader_status;
+    std::thread reader([&] {
+      std::vector<lookup::NextHop> r4, r6;
+      ExecContext rctx;
+      while (!done.load(std::memory_order_relaxed)) {
+        if (Status s = lookup_all(**fib, in, r4, r6, rctx); !s.is_ok()) {
+          reader_status = s;
+          return;
+        }
+        looked += in.v4.size() + in.v6.size();
+        if (in.v4.empty() && in.v6.empty()) std::this_thread::yield();
+      }
+    });
+    const auto t0 = Clock::now();
+    Status failed;
+    for (const auto& u : updates)
+      if (Status s = lookup::apply_update(**fib, u, &absent); !s.is_ok()) {
+        failed = Status(s.code(), fmt::format("{}:{}: {}", o.updates, u.line, s.message()));
+        break;
+      }
+    update_s = seconds_since(t0);
+    done     = true;
+    reader.join();
+    if (!failed.is_ok()) return fail(failed);
+    if (!reader_status.is_ok()) return fail(reader_status);
+    concurrent_lookups = looked.load();
+  }
+
+  std::vector<lookup::NextHop> r4, r6;
+  const auto t0 = Clock::now();
+  if (Status s = lookup_all(**fib, in, r4, r6, ctx); !s.is_ok()) return fail(s);
+  const double lookup_s = seconds_since(t0);
+
+  // Results in input order, next hops as the FIB file wrote them.
+  std::FILE* out        = stdout;
+  const std::string tmp = o.out + ".partial";
+  if (!o.out.empty() && !(out = std::fopen(tmp.c_str(), "w")))
+    return fail(o.out + ": cannot create: " + std::strerror(errno));
+  size_t i4 = 0, i6 = 0;
+  for (uint8_t v6 : in.is_v6) {
+    const lookup::NextHop nh = v6 ? r6[i6++] : r4[i4++];
+    std::fputs(table->nexthop_text(nh).c_str(), out);
+    std::fputc('\n', out);
+  }
+  if (!o.out.empty()) {
+    const bool ok = std::fclose(out) == 0 && std::rename(tmp.c_str(), o.out.c_str()) == 0;
+    if (!ok) {
+      std::remove(tmp.c_str());
+      return fail(o.out + ": write failed");
+    }
+  }
+
+  if (!o.stats.empty()) {
+    const lookup::FibStats st = (*fib)->stats();
+    const uint64_t n          = in.is_v6.size();
+    nlohmann::ordered_json j;
+    j["fib"]          = o.fib;
+    j["routes"]       = table->size();
+    j["routes4"]      = st.routes4;
+    j["routes6"]      = st.routes6;
+    j["lookups"]      = n;
+    j["lookups4"]     = in.v4.size();
+    j["lookups6"]     = in.v6.size();
+    j["engine"]       = std::string((*fib)->id());
+    j["threads"]      = o.threads;
+    j["build_ms"]     = build_ms;
+    j["memory_bytes"] = st.memory_bytes;
+    j["rib_bytes"]    = st.rib_bytes;
+    j["entry_bits"]   = st.entry_bits;
+    j["tbl8_groups"]  = st.tbl8_groups;
+    j["v6_lengths"]   = st.v6_lengths;
+    j["v6_markers"]   = st.v6_markers;
+    j["lookup_s"]     = lookup_s;
+    j["mlps"]         = lookup_s > 0 ? double(n) / lookup_s / 1e6 : 0.0;
+    if (!updates.empty()) {
+      j["updates"]            = updates.size();
+      j["updates_absent"]     = absent;
+      j["update_s"]           = update_s;
+      j["updates_per_s"]      = update_s > 0 ? double(updates.size()) / update_s : 0.0;
+      j["rebuilds"]           = st.rebuilds;
+      j["concurrent_lookups"] = concurrent_lookups;
+    }
+    j["commit"] = build_info().git_commit;
+    std::ofstream f(o.stats);
+    f << j.dump(2) << "\n";
+    if (!f) return fail(o.stats + ": write failed");
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_lookup(CLI::App& app, Runner& run) {
+  auto o    = std::make_shared<LookupOptions>();
+  auto* cmd = app.add_subcommand("lookup", "Longest-prefix match of addresses against a FIB");
+  cmd->add_option("--fib", o->fib, "Route file: 'prefix/len [nexthop]' lines, IPv4 and IPv6")
+      ->required();
+  cmd->add_option("--addrs", o->addrs, "Address file: one IPv4 or IPv6 address per line")
+      ->required();
+  cmd->add_option("--engine", o->engine,
+                  "cpu, gpu, ref, auto, or an engine id (see 'warpath info'; validate:<id> "
+                  "checks against ref.lpm)")
+      ->capture_default_str();
+  cmd->add_option("--threads", o->threads, "CPU threads for one lookup call")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  cmd->add_option("--updates", o->updates,
+                  "Update stream ('unixtime a|w prefix nexthop') applied while a second thread "
+                  "keeps looking up");
+  cmd->add_option("--out", o->out, "Write the next hops here instead of stdout");
+  cmd->add_option("--stats", o->stats, "Write JSON statistics here");
+  cmd->callback([o, &run] { run = [o] { return run_lookup(*o); }; });
+}
+
+}  // namespace warpath::cli
