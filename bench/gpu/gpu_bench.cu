@@ -6,7 +6,12 @@
  *   kernel      the parse kernel alone on device-resident packets (min of several runs)
  *   end_to_end  cuda.parse as an engine call: H2D copy of cells and metadata from pinned memory,
  *               kernel, D2H of results, synchronise
- * and prints one JSON object on stdout.
+ * and, for IP lookup (cuda.lpm) on synthetic tables shaped like the 2024 full tables (900K
+ * IPv4, 160K IPv6 routes; GPU machines have no data directory), per batch size:
+ *   kernel      the DIR-24-8 / binary-search-on-lengths kernel on device-resident addresses
+ *   end_to_end  cuda.lpm's lookup4/lookup6: H2D of addresses, kernel, D2H of next hops
+ * after checking the kernel's answers against cpu.lpm on the largest batch. Prints one JSON
+ * object on stdout.
  *
  * Usage: warpath-gpu-bench [--max-batch N] [--repeat N]
  */
@@ -20,7 +25,14 @@
 #include <vector>
 
 #include "core/cuda/cuda_check.cuh"
+#include "lookup/bsl6_image.hpp"
+#include "lookup/cuda/bsl6_cuda.hpp"
+#include "lookup/cuda/dir24_8_cuda.hpp"
+#include "lookup/dir24_8_image.hpp"
+#include "lookup/rib.hpp"
 #include "packet/cuda/parse_launch.hpp"
+#include "warpath/lookup/check.hpp"
+#include "warpath/lookup/fib.hpp"
 #include "warpath/core/cuda_device.hpp"
 #include "warpath/gen/traffic.hpp"
 #include "warpath/packet/parser.hpp"
@@ -90,6 +102,95 @@ Status run(uint32_t max_batch, int repeat, std::vector<Row>& rows) {
   return Status::ok();
 }
 
+// Best-of-`repeat` kernel time (ms) of `launch` with cudaEvents.
+template <class Launch>
+Result<float> time_kernel(int repeat, const Launch& launch) {
+  cudaEvent_t start, stop;
+  WARPATH_CUDA_TRY(cudaEventCreate(&start));
+  WARPATH_CUDA_TRY(cudaEventCreate(&stop));
+  float best = 1e30f;
+  for (int r = 0; r < repeat; ++r) {
+    WARPATH_CUDA_TRY(cudaEventRecord(start));
+    WARPATH_TRY(launch());
+    WARPATH_CUDA_TRY(cudaEventRecord(stop));
+    WARPATH_CUDA_TRY(cudaEventSynchronize(stop));
+    float ms = 0;
+    WARPATH_CUDA_TRY(cudaEventElapsedTime(&ms, start, stop));
+    best = std::min(best, ms);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return best;
+}
+
+template <class Key, class Launch, class Call>
+Status lookup_rows(const char* name, const std::vector<Key>& keys,
+                   const std::vector<lookup::NextHop>& want, int repeat, const Launch& launch,
+                   const Call& call, std::vector<Row>& rows) {
+  const auto max_n = uint32_t(keys.size());
+  Key* d_in        = nullptr;
+  lookup::NextHop* d_out = nullptr;
+  WARPATH_CUDA_TRY(cudaMalloc(&d_in, keys.size() * sizeof(Key)));
+  WARPATH_CUDA_TRY(cudaMalloc(&d_out, keys.size() * sizeof(lookup::NextHop)));
+  WARPATH_CUDA_TRY(cudaMemcpy(d_in, keys.data(), keys.size() * sizeof(Key), cudaMemcpyHostToDevice));
+  // Correctness first: the kernel's answers on the whole array equal cpu.lpm's.
+  WARPATH_TRY(launch(d_in, d_out, max_n));
+  std::vector<lookup::NextHop> got(max_n);
+  WARPATH_CUDA_TRY(cudaMemcpy(got.data(), d_out, max_n * sizeof(lookup::NextHop), cudaMemcpyDeviceToHost));
+  for (uint32_t i = 0; i < max_n; ++i)
+    if (got[i] != want[i])
+      return Status(Errc::kInvalidArgument, std::string(name) + ": kernel differs from cpu.lpm at " +
+                                                std::to_string(i));
+  for (uint32_t n = 256; n <= max_n; n *= 4) {
+    WARPATH_ASSIGN_OR_RETURN(float kernel_ms, time_kernel(repeat, [&] { return launch(d_in, d_out, n); }));
+    double best_e2e = 1e30;
+    for (int r = 0; r < repeat; ++r) {
+      const auto t0 = std::chrono::steady_clock::now();
+      WARPATH_TRY(call(n, got.data()));
+      best_e2e = std::min(best_e2e, std::chrono::duration<double, std::milli>(
+                                        std::chrono::steady_clock::now() - t0).count());
+    }
+    rows.push_back({name, n, kernel_ms * 1e3, n / (kernel_ms * 1e3), best_e2e * 1e3,
+                    n / (best_e2e * 1e3)});
+  }
+  cudaFree(d_in);
+  cudaFree(d_out);
+  return Status::ok();
+}
+
+Status run_lookup(uint32_t max_batch, int repeat, std::vector<Row>& rows) {
+  using namespace lookup;
+  const RouteTable table = synthetic_full_table(1, 900000, 160000);
+  std::vector<uint32_t> a4;
+  std::vector<Ip6> a6;
+  random_addresses(table, 2, max_batch, a4, a6);
+  WARPATH_ASSIGN_OR_RETURN(auto cpu, make_fib("cpu.lpm", table));
+  WARPATH_ASSIGN_OR_RETURN(auto gpu, make_fib("cuda.lpm", table));
+  std::vector<NextHop> want4(max_batch), want6(max_batch);
+  ExecContext ctx;
+  WARPATH_TRY(cpu->lookup4({a4.data(), max_batch}, {want4.data(), max_batch}, ctx));
+  WARPATH_TRY(cpu->lookup6({a6.data(), max_batch}, {want6.data(), max_batch}, ctx));
+  detail::Rib4 rib;
+  for (const Route4& r : table.v4) rib.insert(r);
+  WARPATH_ASSIGN_OR_RETURN(auto img4, detail::Dir24_8Image::build(rib, 0, 1024));
+  WARPATH_ASSIGN_OR_RETURN(auto dev4, detail::Dir24_8Device::upload(*img4));
+  WARPATH_ASSIGN_OR_RETURN(auto img6, detail::Bsl6Image::build(table.v6));
+  WARPATH_ASSIGN_OR_RETURN(auto dev6, detail::Bsl6Device::upload(*img6));
+  WARPATH_TRY(lookup_rows(
+      "lookup4", a4, want4, repeat,
+      [&](const uint32_t* in, NextHop* out, uint32_t n) {
+        return detail::launch_dir24_8_lookup(*dev4, in, out, n, nullptr);
+      },
+      [&](uint32_t n, NextHop* out) { return gpu->lookup4({a4.data(), n}, {out, n}, ctx); }, rows));
+  WARPATH_TRY(lookup_rows(
+      "lookup6", a6, want6, repeat,
+      [&](const Ip6* in, NextHop* out, uint32_t n) {
+        return detail::launch_bsl6_lookup(dev6->view(), in, out, n, nullptr);
+      },
+      [&](uint32_t n, NextHop* out) { return gpu->lookup6({a6.data(), n}, {out, n}, ctx); }, rows));
+  return Status::ok();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -109,8 +210,15 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "warpath-gpu-bench: %s\n", s.message().c_str());
     return 1;
   }
+  // Lookups: up to 16M addresses (the kernel-only target is 10 billion lookups/s).
+  if (warpath::Status s = run_lookup(std::max(max_batch, 1u << 24), repeat, rows); !s.is_ok()) {
+    std::fprintf(stderr, "warpath-gpu-bench: %s\n", s.message().c_str());
+    return 1;
+  }
   const auto dev = warpath::cuda_devices().front();
-  std::printf("{\"device\": \"%s\", \"cuda\": \"%s\", \"frame_bytes\": 64, \"results\": [\n",
+  std::printf("{\"device\": \"%s\", \"cuda\": \"%s\", \"frame_bytes\": 64, \"unit\": "
+              "\"mpps = million packets (parse) or lookups (lookup4/6) per second\", "
+              "\"lookup_table\": \"synthetic_full_table(1, 900000, 160000)\", \"results\": [\n",
               dev.name.c_str(), warpath::cuda_versions().c_str());
   for (size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];

@@ -74,7 +74,7 @@ uint32_t build_tree(std::vector<Bsl6Node>& nodes, const std::vector<double>& wei
     uint32_t i, j, depth;
     uint32_t* link;
   };
-  uint32_t root = n;
+  uint32_t root            = n;
   std::vector<Frame> stack = {{0, n, 1, &root}};
   std::vector<uint32_t> child(2 * n + 2, n);
   height = 0;
@@ -125,8 +125,8 @@ bool place(const std::vector<Slot>& slots, bool wide, uint32_t nb, Bsl6Bucket* o
     Bsl6Bucket& b    = out[home + d];
     const uint32_t i = meta_of(b, wide) & 0xFFu;
     if (wide) {
-      b.wide.his[i] = s.key.hi;
-      b.wide.los[i] = s.key.lo;
+      b.wide.his[i]  = s.key.hi;
+      b.wide.los[i]  = s.key.lo;
       b.wide.vals[i] = s.nh;
     } else {
       b.narrow.keys[i] = s.key.hi;

@@ -55,6 +55,44 @@ RouteTable random_route_table(uint64_t seed, uint32_t routes4, uint32_t routes6)
   return t;
 }
 
+RouteTable synthetic_full_table(uint64_t seed, uint32_t routes4, uint32_t routes6) {
+  // data/routing/README.md: IPv4 /8../32 counts of the 2024 table; IPv6 main lengths.
+  static const double w4[33] = {0,     0,     0,     0,     0,      0,     0,      0,     16,
+                                13,    38,    103,   299,   581,    1203,  2100,   13490, 8235,
+                                13798, 24870, 42611, 50750, 108623, 96510, 537698, 20,    3,
+                                11,    18,    17,    3,     3,      886};
+  std::vector<double> w6(129, 0.0);
+  w6[29] = 4371, w6[32] = 22548, w6[40] = 13418, w6[44] = 14365, w6[48] = 75488, w6[36] = 3000;
+  w6[64] = 184, w6[56] = 1000, w6[128] = 40, w6[112] = 20, w6[24] = 200, w6[28] = 300;
+  std::mt19937_64 rng(seed);
+  std::discrete_distribution<unsigned> len4(std::begin(w4), std::end(w4)),
+      len6(w6.begin(), w6.end());
+  RouteTable t;
+  t.source = NextHopSource::kAssigned;
+  std::unordered_set<uint64_t> seen4;
+  std::set<std::tuple<uint64_t, uint64_t, unsigned>> seen6;
+  std::vector<uint32_t> blocks4(4096);
+  std::vector<uint64_t> blocks6(2048);
+  for (auto& b : blocks4) b = uint32_t(rng()) & 0xFFFF0000u;
+  for (auto& b : blocks6) b = (0x2000000000000000ull | (rng() >> 4)) & ~0xFFFFFFFFull;
+  while (t.v4.size() < routes4) {
+    const unsigned len = len4(rng);
+    const uint32_t a =
+        len <= 16 ? uint32_t(rng()) : blocks4[rng() % blocks4.size()] | uint32_t(rng() & 0xFFFF);
+    const uint32_t p = mask4(a, len);
+    if (!seen4.insert(uint64_t(p) << 8 | len).second) continue;
+    t.v4.push_back({p, uint8_t(len), NextHop(rng() % kAssignedNhs)});
+  }
+  while (t.v6.size() < routes6) {
+    const unsigned len = len6(rng);
+    const Ip6 a{blocks6[rng() % blocks6.size()] | (rng() & 0xFFFFFFFFull), rng()};
+    const Ip6 p = mask6(a, len);
+    if (!seen6.emplace(p.hi, p.lo, len).second) continue;
+    t.v6.push_back({p, uint8_t(len), NextHop(rng() % kAssignedNhs)});
+  }
+  return t;
+}
+
 void random_addresses(const RouteTable& t, uint64_t seed, uint32_t count, std::vector<uint32_t>& a4,
                       std::vector<Ip6>& a6) {
   std::mt19937_64 rng(seed ^ 0x5bd1e995u);

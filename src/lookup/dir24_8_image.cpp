@@ -148,8 +148,7 @@ Status Dir24_8Image::add_impl(const Route4& r) {
 }
 
 template <class E>
-Status Dir24_8Image::remove_impl(const Rib4& rib, uint32_t prefix, uint8_t len,
-                                 const ReadGuard& guard) {
+Status Dir24_8Image::remove_impl(const Rib4& rib, uint32_t prefix, uint8_t len) {
   using T                = core::Dir24_8Traits<E>;
   const Rib4::Match repl = rib.best_covering(prefix, len);
   E rv                   = T::kEmpty;
@@ -195,20 +194,24 @@ Status Dir24_8Image::remove_impl(const Rib4& rib, uint32_t prefix, uint8_t len,
   if (std::all_of(d8, d8 + 256, [](uint8_t x) { return x <= 25; })) {
     store(&t24[s], tbl8<E>()[size_t(g) << 8]);
     mark(0, s, s + 1);
-    guard.synchronize();  // no reader can still be inside the group
-    free_groups_.push_back(g);
+    retired_.push_back(g);  // readers may still be inside it
     --groups_used_;
   }
   return Status::ok();
 }
 
-Status Dir24_8Image::add(const Rib4&, const Route4& r, const ReadGuard&) {
+void Dir24_8Image::release_retired() {
+  free_groups_.insert(free_groups_.end(), retired_.begin(), retired_.end());
+  retired_.clear();
+}
+
+Status Dir24_8Image::add(const Route4& r) {
   return bits_ == 16 ? add_impl<uint16_t>(r) : add_impl<uint32_t>(r);
 }
 
-Status Dir24_8Image::remove(const Rib4& rib, uint32_t prefix, uint8_t len, const ReadGuard& guard) {
-  return bits_ == 16 ? remove_impl<uint16_t>(rib, prefix, len, guard)
-                     : remove_impl<uint32_t>(rib, prefix, len, guard);
+Status Dir24_8Image::remove(const Rib4& rib, uint32_t prefix, uint8_t len) {
+  return bits_ == 16 ? remove_impl<uint16_t>(rib, prefix, len)
+                     : remove_impl<uint32_t>(rib, prefix, len);
 }
 
 core::Dir24_8View<uint16_t> Dir24_8Image::view16() const {

@@ -7,7 +7,8 @@
 // route overwrites exactly the entries whose route is no longer than it, and a removed route's
 // entries fall back to the best shorter route in the RIB. A tbl8 group is filled before the
 // tbl24 store that publishes it; a group that no longer holds a route longer than /24 is
-// collapsed into its tbl24 entry and reused only after ReadGuard::synchronize().
+// collapsed into its tbl24 entry and retired: the owner calls release_retired() once no reader
+// (host or device) can still reach it, and only then is it reused.
 //
 // kCapacity from add() means the image cannot take the route as it is (no free group, or a
 // 16-bit image with 32,767 distinct next hops): the caller rebuilds a larger image from the RIB
@@ -20,7 +21,6 @@
 
 #include "lookup/core/dir24_8_core.hpp"
 #include "lookup/rib.hpp"
-#include "warpath/core/read_guard.hpp"
 #include "warpath/core/status.hpp"
 
 namespace warpath::lookup::detail {
@@ -50,9 +50,13 @@ class Dir24_8Image {
                                                      uint32_t spare_groups);
 
   /// The RIB already holds `r` (after insert). kCapacity: rebuild needed.
-  Status add(const Rib4& rib, const Route4& r, const ReadGuard& guard);
+  Status add(const Route4& r);
   /// The RIB no longer holds the route (after erase).
-  Status remove(const Rib4& rib, uint32_t prefix, uint8_t len, const ReadGuard& guard);
+  Status remove(const Rib4& rib, uint32_t prefix, uint8_t len);
+  /// Groups collapsed by remove() and not yet reusable.
+  bool has_retired() const { return !retired_.empty(); }
+  /// Makes the retired groups reusable; call after ReadGuard::synchronize().
+  void release_retired();
 
   unsigned entry_bits() const { return bits_; }
   core::Dir24_8View<uint16_t> view16() const;
@@ -77,7 +81,7 @@ class Dir24_8Image {
   template <class E>
   Status add_impl(const Route4& r);
   template <class E>
-  Status remove_impl(const Rib4& rib, uint32_t prefix, uint8_t len, const ReadGuard& guard);
+  Status remove_impl(const Rib4& rib, uint32_t prefix, uint8_t len);
   template <class E>
   Status value_of(NextHop nh, E& out);
   template <class E>
@@ -92,7 +96,7 @@ class Dir24_8Image {
   std::vector<NextHop> nh_;
   std::unordered_map<NextHop, uint32_t> nh_index_;  // 16-bit: next hop -> value
   uint32_t group_cap_ = 0, groups_used_ = 0, groups_next_ = 0;
-  std::vector<uint32_t> free_groups_;
+  std::vector<uint32_t> free_groups_, retired_;
   std::vector<DirtyRange> dirty_;
   bool logging_ = false;  // off during build(): a mirror uploads a fresh image whole
 };

@@ -60,15 +60,30 @@ Status FibState::rebuild6() {
   return Status::ok();
 }
 
+// After an in-place update: mirror it, then recycle collapsed groups once no reader, on the
+// host or (after the mirror's copy) on the device, can still reach them.
+Status FibState::changed4(Dir24_8Image& img) {
+  if (on_v4_change) {
+    WARPATH_TRY(on_v4_change(img, false));
+  } else {
+    img.drain_dirty();
+  }
+  if (img.has_retired()) {
+    guard_.synchronize();
+    img.release_retired();
+  }
+  return Status::ok();
+}
+
 Status FibState::add4(const Route4& r) {
   WARPATH_TRY(check_route(r));
   std::lock_guard lock(writer_);
   rib4_.insert(r);
   Dir24_8Image* img = v4_.load(std::memory_order_relaxed);
-  Status s          = img->add(rib4_, r, guard_);
+  Status s          = img->add(r);
   if (s.code() == Errc::kCapacity) return rebuild4();
   WARPATH_TRY(s);
-  return on_v4_change ? on_v4_change(*img, false) : Status::ok();
+  return changed4(*img);
 }
 
 Status FibState::remove4(uint32_t prefix, uint8_t len) {
@@ -77,10 +92,10 @@ Status FibState::remove4(uint32_t prefix, uint8_t len) {
   if (!rib4_.erase(prefix, len))
     return Status(Errc::kNotFound, "no route " + format_ipv4(prefix) + "/" + std::to_string(len));
   Dir24_8Image* img = v4_.load(std::memory_order_relaxed);
-  Status s          = img->remove(rib4_, prefix, len, guard_);
+  Status s          = img->remove(rib4_, prefix, len);
   if (s.code() == Errc::kCapacity) return rebuild4();
   WARPATH_TRY(s);
-  return on_v4_change ? on_v4_change(*img, false) : Status::ok();
+  return changed4(*img);
 }
 
 Status FibState::add6(const Route6& r) {

@@ -46,6 +46,7 @@ class FibState {
  private:
   FibState() = default;
   Status rebuild4();
+  Status changed4(Dir24_8Image& img);
   Status rebuild6();
 
   FibParams params_;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <random>
 #include <string>
 #include <unordered_map>
@@ -76,10 +77,18 @@ std::vector<Ip6> make_addresses(const std::vector<Route6>& routes, size_t count,
     } else {
       const Ip6 first = r.prefix, last = fill_host(r.prefix, r.len, Ip6{~0ull, ~0ull});
       switch (rng() % 4) {
-        case 0: out.push_back(first); break;
-        case 1: out.push_back(last); break;
-        case 2: out.push_back(minus_one(first)); break;
-        default: out.push_back(plus_one(last)); break;
+        case 0:
+          out.push_back(first);
+          break;
+        case 1:
+          out.push_back(last);
+          break;
+        case 2:
+          out.push_back(minus_one(first));
+          break;
+        default:
+          out.push_back(plus_one(last));
+          break;
       }
     }
   }
@@ -104,8 +113,8 @@ void check_all(const std::vector<Route6>& routes, const std::vector<Ip6>& addrs)
   for (size_t i = 0; i < addrs.size(); ++i) {
     const NextHop got = core::bsl6_lookup(v, addrs[i]);
     if (got != want[i]) {
-      ADD_FAILURE() << "core::bsl6_lookup(" << format_ipv6(addrs[i]) << ") = " << got
-                    << ", oracle " << want[i];
+      ADD_FAILURE() << "core::bsl6_lookup(" << format_ipv6(addrs[i]) << ") = " << got << ", oracle "
+                    << want[i];
       return;
     }
   }
@@ -137,8 +146,8 @@ void check_real_table(const std::string& file, bool expect_default) {
   ASSERT_GT(routes.size(), 10000u);
   const auto img = build_ok(routes);
   ASSERT_NE(img, nullptr);
-  const bool has_default = std::any_of(routes.begin(), routes.end(),
-                                       [](const Route6& r) { return r.len == 0; });
+  const bool has_default =
+      std::any_of(routes.begin(), routes.end(), [](const Route6& r) { return r.len == 0; });
   EXPECT_EQ(has_default, expect_default);
   EXPECT_EQ(img->view().default_nh != kNoRoute, has_default);
   // A marker table per length and at most one marker per prefix and length probed.
@@ -153,9 +162,7 @@ void check_real_table(const std::string& file, bool expect_default) {
 }
 
 TEST(Bsl6Real, FullTable) { check_real_table("ipv6_fulltable_2024-03_iprbench.txt.xz", false); }
-TEST(Bsl6Real, RouteViews) {
-  check_real_table("ipv6_routeviews_2021-01_as19653_nh.txt.xz", true);
-}
+TEST(Bsl6Real, RouteViews) { check_real_table("ipv6_routeviews_2021-01_as19653_nh.txt.xz", true); }
 TEST(Bsl6Real, Linx) { check_real_table("ipv6_linx_2014-12-25_nh.txt.xz", false); }
 
 // ---- generated tables ----------------------------------------------------------------------
@@ -222,9 +229,8 @@ TEST(Bsl6Generated, DenseRandomTables) {
     while (routes.size() < count) {
       const unsigned len = unsigned(rng() % 129);
       // The first 16 to 40 bits come from a region, the rest are random.
-      const Ip6 p = mask6(fill_host(regions[rng() % 3], unsigned(16 + rng() % 25),
-                                    random_ip6(rng)),
-                          len);
+      const Ip6 p =
+          mask6(fill_host(regions[rng() % 3], unsigned(16 + rng() % 25), random_ip6(rng)), len);
       if (seen[len].emplace(p, true).second)
         routes.push_back(Route6{p, uint8_t(len), NextHop(rng() % kMaxNextHop)});
     }
@@ -296,7 +302,7 @@ TEST(Bsl6Image, MarkersCarryTheirBestMatchingPrefix) {
   ASSERT_TRUE(parse_ipv6("2001:db9:1::", q48));
   ASSERT_TRUE(parse_ipv6("2001:db8:1:ffff::", inside));
   const std::vector<Route6> deep = {{Ip6{}, 0, 9}, {p128, 128, 5}, {q32, 32, 2}, {q48, 48, 3}};
-  const auto img2 = build_ok(deep);
+  const auto img2                = build_ok(deep);
   ASSERT_NE(img2, nullptr);
   EXPECT_EQ(img2->lengths(), 3u);
   EXPECT_EQ(img2->markers(), 1u);

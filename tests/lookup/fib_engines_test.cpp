@@ -256,8 +256,8 @@ TEST_P(FibEngines, LinxUpdateHour) {
              lo + span,
              lo - 1,
              lo + span + 1,
-             lo + (rng() & span),
-             lo + (rng() & span),
+             lo + (uint32_t(rng()) & span),
+             lo + (uint32_t(rng()) & span),
              lo + span / 2,
              lo ^ 0x80};
     ASSERT_TRUE(fib->lookup4({probe.data(), 8}, {got.data(), 8}, ctx).is_ok());

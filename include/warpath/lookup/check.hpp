@@ -15,6 +15,12 @@ namespace warpath::lookup {
 /// /128 included), many nested around a few anchor addresses; integer next hops < 1000.
 RouteTable random_route_table(uint64_t seed, uint32_t routes4, uint32_t routes6);
 
+/// A seeded table shaped like a real full table: IPv4 prefix lengths drawn from the 2024 full
+/// table's histogram (57% /24, 961 longer than /24 per 900K), IPv6 from the 2024 IPv6 one
+/// (mostly /48, /32, /44, /40, /29), clustered under a few thousand /8-/16 blocks; next hops
+/// 0..255. For GPU benchmarks on machines without the data directory.
+RouteTable synthetic_full_table(uint64_t seed, uint32_t routes4, uint32_t routes6);
+
 /// `count` addresses per family: half drawn under the table's prefixes, half uniform.
 void random_addresses(const RouteTable& table, uint64_t seed, uint32_t count,
                       std::vector<uint32_t>& v4, std::vector<Ip6>& v6);

@@ -14,7 +14,9 @@
 //   - Every entry carries a next hop. A prefix carries its own; a marker that is not also a
 //     prefix carries its best matching prefix (bmp): the next hop of the longest real prefix
 //     of length <= the marker's length that covers the marker, or kNoRoute.
-//   - A binary search tree over the sorted lengths (nodes[]; node `terminal` ends a search).
+//   - A binary search tree over the sorted lengths (nodes[]; node `terminal` ends a search),
+//     shaped by expected traffic rather than balanced (see bsl6_image.hpp), so `height` may
+//     exceed log2(lengths) while the average search is shorter.
 //     A hit moves to the right child (longer lengths), a miss to the left child. The
 //     default route ::/0 is not a table: it is the initial bmp (view.default_nh).
 //
@@ -36,15 +38,16 @@
 //   bucket or an earlier one continue in the next bucket. A key is placed at most
 //   kBsl6MaxProbe buckets from its home; the builder grows a table that cannot place a key.
 //   Buckets of a table are contiguous and followed by kBsl6MaxProbe - 1 spare buckets, so a
-//   probe never wraps. home = fastrange(hash(key), buckets): a folded 64x64->128 multiply
-//   (hi ^ lo, as wyhash) of the key xor a constant; a second fold mixes the low word in.
+//   probe never wraps. home = fastrange(hash(key), buckets) (Lemire: the high 32 bits of the
+//   hash times the bucket count), hash = multiply-shift of the masked key (hi * C, or
+//   hi * C + lo * C' for two words). On the full table 4% of buckets overflow, none by more
+//   than a few buckets, so the keys do not cluster.
 //
 // Step functions (for the G-Opt loop in cpu/bsl6_cpu.cpp)
 //   c = bsl6_start(v); while (!bsl6_done(v, c)) { b = bsl6_probe_address(v, c, a);
 //   prefetch(b); ...; bsl6_step(v, c, a, b); }  bsl6_lookup is exactly this loop.
 //   A finished cursor sits on the terminal node, whose one empty bucket turns every further
-//   step into a no-op, so a group of lookups can run a fixed number of rounds (view.height)
-//   without per-lookup branches.
+//   step into a no-op: finished slots of a G-Opt group can idle there until the group drains.
 #pragma once
 #include <cstdint>
 
@@ -61,9 +64,9 @@
 
 namespace warpath::lookup::core {
 
-inline constexpr uint32_t kBsl6NarrowSlots = 5;  ///< entries per bucket, lengths <= 64
-inline constexpr uint32_t kBsl6WideSlots   = 3;  ///< entries per bucket, lengths 65..128
-inline constexpr uint32_t kBsl6MaxProbe    = 4;  ///< buckets a key may be from its home
+inline constexpr uint32_t kBsl6NarrowSlots = 5;       ///< entries per bucket, lengths <= 64
+inline constexpr uint32_t kBsl6WideSlots   = 3;       ///< entries per bucket, lengths 65..128
+inline constexpr uint32_t kBsl6MaxProbe    = 8;       ///< buckets a key may be from its home
 inline constexpr uint32_t kBsl6Overflow    = 0x100u;  ///< meta: the probe run continues
 
 /// One cache line of a hash table: 5 entries of a table of length <= 64 or 3 of a longer one.
@@ -103,11 +106,11 @@ static_assert(sizeof(Bsl6Node) == 32, "two nodes per cache line");
 
 /// A compiled image: POD pointers into host or device memory (the layout is the same).
 struct Bsl6View {
-  const Bsl6Node* nodes     = nullptr;  ///< terminal + 1 nodes
-  const Bsl6Bucket* buckets = nullptr;  ///< bucket 0 is the terminal node's empty bucket
-  uint32_t root             = 0;        ///< first node of every search (terminal if none)
-  uint32_t terminal         = 0;        ///< index of the terminal node (= number of lengths)
-  uint32_t height           = 0;        ///< probes of the longest search path
+  const Bsl6Node* nodes     = nullptr;   ///< terminal + 1 nodes
+  const Bsl6Bucket* buckets = nullptr;   ///< bucket 0 is the terminal node's empty bucket
+  uint32_t root             = 0;         ///< first node of every search (terminal if none)
+  uint32_t terminal         = 0;         ///< index of the terminal node (= number of lengths)
+  uint32_t height           = 0;         ///< probes of the longest search path
   NextHop default_nh        = kNoRoute;  ///< next hop of ::/0, the initial bmp
 };
 
@@ -117,24 +120,13 @@ struct Bsl6Cursor {
   NextHop bmp;
 };
 
-/// 64x64 -> 128-bit multiply folded to 64 bits (high ^ low).
-WARPATH_HD WARPATH_BSL6_INLINE uint64_t bsl6_fold(uint64_t a, uint64_t b) {
-#if defined(__CUDA_ARCH__)
-  return __umul64hi(a, b) ^ (a * b);
-#else
-  __extension__ using U128 = unsigned __int128;
-  const U128 p = U128(a) * b;
-  return uint64_t(p >> 64) ^ uint64_t(p);
-#endif
-}
-
-/// Hash of a masked key (lo is zero for lengths <= 64 and is then not mixed in).
+/// Hash of a masked key: multiply-shift (Dietzfelbinger), whose high bits mix every key bit;
+/// bsl6_home uses only the high half. One multiply, which matters at 3 to 5 probes per lookup.
 WARPATH_HD WARPATH_BSL6_INLINE uint64_t bsl6_hash64(uint64_t hi) {
-  return bsl6_fold(hi ^ 0x243F'6A88'85A3'08D3ull, 0x9E37'79B9'7F4A'7C15ull);
+  return hi * 0x9E37'79B9'7F4A'7C15ull;
 }
 WARPATH_HD WARPATH_BSL6_INLINE uint64_t bsl6_hash128(uint64_t hi, uint64_t lo) {
-  return bsl6_fold(hi ^ bsl6_fold(lo ^ 0x1319'8A2E'0370'7344ull, 0xA409'3822'299F'31D1ull),
-                   0x9E37'79B9'7F4A'7C15ull);
+  return hi * 0x9E37'79B9'7F4A'7C15ull + lo * 0xC2B2'AE3D'27D4'EB4Full;
 }
 /// Home bucket of a hash in a table of `buckets` buckets (Lemire's fastrange on the high half).
 WARPATH_HD WARPATH_BSL6_INLINE uint32_t bsl6_home(uint64_t hash, uint32_t buckets) {
@@ -145,7 +137,8 @@ WARPATH_HD Bsl6Cursor bsl6_start(const Bsl6View& v) { return Bsl6Cursor{v.root, 
 WARPATH_HD bool bsl6_done(const Bsl6View& v, const Bsl6Cursor& c) { return c.node == v.terminal; }
 
 /// The home bucket of the cursor's next probe (what the G-Opt loop prefetches).
-WARPATH_HD WARPATH_BSL6_INLINE const Bsl6Bucket* bsl6_probe_address(const Bsl6View& v, const Bsl6Cursor& c, Ip6 a) {
+WARPATH_HD WARPATH_BSL6_INLINE const Bsl6Bucket* bsl6_probe_address(const Bsl6View& v,
+                                                                    const Bsl6Cursor& c, Ip6 a) {
   const Bsl6Node& n = v.nodes[c.node];
   const uint64_t hi = a.hi & n.mask_hi;
   const uint64_t h  = n.wide ? bsl6_hash128(hi, a.lo & n.mask_lo) : bsl6_hash64(hi);
@@ -187,13 +180,13 @@ WARPATH_HD WARPATH_BSL6_INLINE bool bsl6_miss_goes_on(uint32_t m, uint32_t meta)
 /// Hit or miss is a data-dependent 50/50 outcome, so it only selects values (no branch).
 WARPATH_HD WARPATH_BSL6_INLINE void bsl6_step(const Bsl6View& v, Bsl6Cursor& c, Ip6 a,
                                               const Bsl6Bucket* home) {
-  const Bsl6Node& n = v.nodes[c.node];
-  const uint64_t hi = a.hi & n.mask_hi;
+  const Bsl6Node& n   = v.nodes[c.node];
+  const uint64_t hi   = a.hi & n.mask_hi;
   const Bsl6Bucket* b = home;
   uint32_t m, nh;
   if (!n.wide) {
     m = bsl6_match_narrow(b->narrow, hi);
-    // Rare (about 2% of buckets at the chosen load): a miss in a bucket whose run goes on.
+    // Rare (about 4% of buckets at the chosen load): a miss in a bucket whose run goes on.
     while (bsl6_miss_goes_on(m, b->narrow.vals[kBsl6NarrowSlots]))
       m = bsl6_match_narrow((++b)->narrow, hi);
     nh = b->narrow.vals[bsl6_ctz(m | 1u << kBsl6NarrowSlots)];
