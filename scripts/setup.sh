@@ -14,6 +14,7 @@ PACKAGES=(
   clang libclang-rt-14-dev          # libFuzzer for the parser fuzz test
   python3 python3-venv python3-pip
   tshark                            # optional truth for the capture golden files
+  libdpdk-dev dpdk-dev              # optional anchors: rte_lpm/rte_fib (warpath bench lookup)
 )
 
 missing=()

@@ -17,6 +17,9 @@ void add_parse(CLI::App& app, Runner& run);
 void add_gen(CLI::App& app, Runner& run);
 void add_selftest(CLI::App& app, Runner& run);
 void add_demo(CLI::App& app, Runner& run);
+void add_lookup(CLI::App& app, Runner& run);
+void add_bench(CLI::App& app, Runner& run);
+void add_route(CLI::App& app, Runner& run);
 
 /// Prints "warpath: <message>" to stderr and returns 1.
 int fail(const Status& status);

@@ -55,7 +55,7 @@ Result<std::unique_ptr<Dir24_8Device>> Dir24_8Device::upload(const Dir24_8Image&
     WARPATH_CUDA_TRY(cudaMalloc(&d->nh_, d->bytes_nh_));
     WARPATH_CUDA_TRY(cudaMemcpy(d->nh_, img.view16().nh, d->bytes_nh_, cudaMemcpyHostToDevice));
   }
-  return d;
+  return Result<std::unique_ptr<Dir24_8Device>>(std::move(d));
 }
 
 Dir24_8Device::~Dir24_8Device() {

@@ -1,0 +1,22 @@
+// src/io/rules_load.cpp: classification rule files from disk (.gz and .xz allowed).
+#include "warpath/classify/rule.hpp"
+#include "warpath/io/text_file.hpp"
+
+namespace warpath::classify {
+
+Result<RuleSet> load_rules(const std::string& path, std::string_view format) {
+  if (format == "classbench") {
+    auto rules = io::load_classbench_rules(path);
+    if (!rules.is_ok()) return rules.status();
+    return from_classbench(rules.value(), path);
+  }
+  if (format == "openflow") {
+    auto text = io::read_text_file(path);
+    if (!text.is_ok()) return text.status();
+    return parse_openflow_rules(text.value(), path);
+  }
+  return Status(Errc::kInvalidArgument,
+                "unknown rule format '" + std::string(format) + "' (classbench or openflow)");
+}
+
+}  // namespace warpath::classify

@@ -1,0 +1,265 @@
+// tests/forward/verdict_test.cpp: every verdict and reason of the data path on hand-built
+// frames, the order of the checks, and what a forwarded packet looks like afterwards.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "forward/forward_test_util.hpp"
+
+namespace warpath::forward {
+namespace {
+
+using testing::be16_at;
+using testing::Frame;
+using testing::FrameBuilder;
+using testing::ipv4_checksum_ok;
+using testing::Ipv4Spec;
+using testing::Ipv6Spec;
+using testing::route_one;
+using testing::test_tables;
+
+constexpr lookup::NextHop kNh = 7;  // port 2 in test_tables()
+
+Frame udp4(const Ipv4Spec& s = {}, size_t payload = 32) {
+  return FrameBuilder().eth().ethertype(0x0800).ipv4(s).udp(1000, 53).payload(payload).build();
+}
+Frame udp6(const Ipv6Spec& s = {}, size_t payload = 32) {
+  Ipv6Spec x = s;
+  x.next     = 17;
+  return FrameBuilder().eth().ethertype(0x86dd).ipv6(x).udp(1000, 53).payload(payload).build();
+}
+
+void expect_reason(const Frame& f, Reason want, lookup::NextHop nh = kNh) {
+  const auto tables = test_tables();
+  const auto r      = route_one(f, nh, tables);
+  EXPECT_STREQ(reason_name(r.result.reason), reason_name(want));
+  EXPECT_EQ(r.result.verdict, reason_verdict(want));
+  if (want != Reason::kForwarded) {
+    EXPECT_EQ(r.bytes, f.bytes) << "a packet that is not forwarded keeps its bytes";
+    EXPECT_EQ(r.result.port, 0);
+  }
+  EXPECT_EQ(r.result.nexthop, nh);
+}
+
+TEST(Verdict, ReasonTable) {
+  EXPECT_EQ(reason_verdict(Reason::kForwarded), Verdict::kForward);
+  for (Reason r : {Reason::kToRouter, Reason::kMulticast, Reason::kTtlExpired,
+                   Reason::kHopLimitExpired, Reason::kIpv4Options, Reason::kIpv6HopByHop,
+                   Reason::kArp, Reason::kBadIpv4Header, Reason::kBadIpv4Checksum,
+                   Reason::kBadIpv4Length, Reason::kBadIpv6Header, Reason::kBadIpv6Length})
+    EXPECT_EQ(reason_verdict(r), Verdict::kSlowPath) << reason_name(r);
+  for (Reason r : {Reason::kTruncated, Reason::kNotIp, Reason::kNoRoute, Reason::kNoNeighbor})
+    EXPECT_EQ(reason_verdict(r), Verdict::kDrop) << reason_name(r);
+  EXPECT_STREQ(reason_name(Reason::kNoNeighbor), "no_neighbor");
+  EXPECT_STREQ(reason_name(Reason::kCount), "unknown");
+  EXPECT_STREQ(verdict_name(Verdict::kSlowPath), "slow_path");
+}
+
+TEST(Verdict, Ipv4ForwardedRewritesTtlChecksumAndMacs) {
+  const Frame f = udp4(Ipv4Spec{.ttl = 64});
+  const auto t  = test_tables();
+  const auto r  = route_one(f, kNh, t);
+  EXPECT_EQ(r.result.verdict, Verdict::kForward);
+  EXPECT_EQ(r.result.reason, Reason::kForwarded);
+  EXPECT_EQ(r.result.port, 2);
+  EXPECT_EQ(r.result.nexthop, kNh);
+  const std::vector<uint8_t> dst(r.bytes.begin(), r.bytes.begin() + 6);
+  const std::vector<uint8_t> src(r.bytes.begin() + 6, r.bytes.begin() + 12);
+  EXPECT_EQ(dst, (std::vector<uint8_t>{0x0a, 0, 0, 0, 0, 0x07}));
+  EXPECT_EQ(src, (std::vector<uint8_t>{0x02, 0, 0, 0, 0, 0x02})) << "default MAC of port 2";
+  EXPECT_EQ(r.bytes[14 + 8], 63);
+  EXPECT_TRUE(ipv4_checksum_ok(r.bytes, 14));
+  // Nothing else changed.
+  std::vector<uint8_t> a = f.bytes, b = r.bytes;
+  for (size_t i : {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 14 + 8, 14 + 10, 14 + 11}) a[i] = b[i] = 0;
+  EXPECT_EQ(a, b);
+}
+
+TEST(Verdict, Ipv4TtlTwoIsForwardedWithTtlOne) {
+  const auto t = test_tables();
+  const auto r = route_one(udp4(Ipv4Spec{.ttl = 2}), kNh, t);
+  EXPECT_EQ(r.result.reason, Reason::kForwarded);
+  EXPECT_EQ(r.bytes[14 + 8], 1);
+  EXPECT_TRUE(ipv4_checksum_ok(r.bytes, 14));
+}
+
+TEST(Verdict, Ipv6ForwardedDecrementsHopLimit) {
+  const Frame f = udp6(Ipv6Spec{.hop_limit = 2});
+  const auto t  = test_tables();
+  const auto r  = route_one(f, 9, t);
+  EXPECT_EQ(r.result.reason, Reason::kForwarded);
+  EXPECT_EQ(r.result.port, 3);
+  EXPECT_EQ(r.bytes[14 + 7], 1);
+  EXPECT_EQ(r.bytes[5], 0x09);
+  EXPECT_EQ(r.bytes[11], 0x03);
+  EXPECT_TRUE(std::equal(f.bytes.begin() + 12, f.bytes.begin() + 14 + 7, r.bytes.begin() + 12));
+  EXPECT_TRUE(std::equal(f.bytes.begin() + 14 + 8, f.bytes.end(), r.bytes.begin() + 14 + 8));
+}
+
+TEST(Verdict, VlanTagsAreKept) {
+  const Frame f = FrameBuilder()
+                      .eth()
+                      .vlan(0x8100, 0x2064)
+                      .ethertype(0x0800)
+                      .ipv4(Ipv4Spec{.ttl = 9})
+                      .tcp(1, 2)
+                      .build();
+  const auto t = test_tables();
+  const auto r = route_one(f, kNh, t);
+  EXPECT_EQ(r.result.reason, Reason::kForwarded);
+  EXPECT_EQ(be16_at(r.bytes, 12), 0x8100);
+  EXPECT_EQ(be16_at(r.bytes, 14), 0x2064);
+  EXPECT_EQ(r.bytes[18 + 8], 8);
+  EXPECT_TRUE(ipv4_checksum_ok(r.bytes, 18));
+}
+
+TEST(Verdict, SnaplenCutFrameIsForwardedAsCaptured) {
+  Frame f      = udp4(Ipv4Spec{.ttl = 30}, 400);
+  f            = testing::cut_frame(f, 60);  // IP header complete, payload cut
+  const auto t = test_tables();
+  const auto r = route_one(f, kNh, t);
+  EXPECT_EQ(r.result.reason, Reason::kForwarded);
+  EXPECT_EQ(r.bytes.size(), 60u);
+  EXPECT_EQ(r.bytes[14 + 8], 29);
+  EXPECT_TRUE(ipv4_checksum_ok(r.bytes, 14));
+}
+
+TEST(Verdict, TransportProblemsAreNotTheRoutersBusiness) {
+  // TCP data offset 2: the parser says bad_tcp_header; the router forwards it.
+  expect_reason(FrameBuilder().eth().ethertype(0x0800).ipv4().tcp(1, 2, 0x18, {}, 2).build(),
+                Reason::kForwarded);
+  // UDP length 3.
+  expect_reason(
+      FrameBuilder().eth().ethertype(0x0800).ipv4(Ipv4Spec{.proto = 17}).udp(1, 2, 3).build(),
+      Reason::kForwarded);
+  // An IPv6 destination-options header running past the datagram.
+  expect_reason(FrameBuilder()
+                    .eth()
+                    .ethertype(0x86dd)
+                    .ipv6(Ipv6Spec{.next = 60})
+                    .ext(60, 6, 8, 9)
+                    .payload(8)
+                    .build(),
+                Reason::kForwarded);
+}
+
+TEST(Verdict, Expiry) {
+  expect_reason(udp4(Ipv4Spec{.ttl = 1}), Reason::kTtlExpired);
+  expect_reason(udp4(Ipv4Spec{.ttl = 0}), Reason::kTtlExpired);
+  expect_reason(udp6(Ipv6Spec{.hop_limit = 1}), Reason::kHopLimitExpired);
+  expect_reason(udp6(Ipv6Spec{.hop_limit = 0}), Reason::kHopLimitExpired);
+  // Expiry comes before the route: an expired packet without a route still goes to the host.
+  expect_reason(udp4(Ipv4Spec{.ttl = 1}), Reason::kTtlExpired, lookup::kNoRoute);
+}
+
+TEST(Verdict, ToRouter) {
+  expect_reason(udp4(Ipv4Spec{.dst = {192, 0, 2, 1}}), Reason::kToRouter);
+  Ipv6Spec s6;
+  std::memcpy(s6.dst, kDefaultRouterAddr6.data(), 16);
+  expect_reason(udp6(s6), Reason::kToRouter);
+  // Local delivery does not care about the TTL.
+  expect_reason(udp4(Ipv4Spec{.ttl = 1, .dst = {192, 0, 2, 1}}), Reason::kToRouter);
+
+  RouterConfig c;
+  c.addresses.push_back(RouterAddress{1, false, 0x0a000001u, {}});
+  const auto t = RouterTables::build(c).value();
+  auto r       = route_one(udp4(Ipv4Spec{.dst = {10, 0, 0, 1}}), kNh, t);
+  EXPECT_EQ(r.result.reason, Reason::kToRouter);
+  r = route_one(udp4(Ipv4Spec{.dst = {192, 0, 2, 1}}), kNh, t);
+  EXPECT_EQ(r.result.reason, Reason::kNoNeighbor) << "configured addresses replace the default";
+}
+
+TEST(Verdict, Multicast) {
+  expect_reason(udp4(Ipv4Spec{.dst = {224, 0, 0, 5}}), Reason::kMulticast);
+  expect_reason(udp4(Ipv4Spec{.dst = {239, 1, 2, 3}}), Reason::kMulticast);
+  expect_reason(udp4(Ipv4Spec{.dst = {255, 255, 255, 255}}), Reason::kMulticast);
+  Ipv6Spec s6;
+  s6.dst[0] = 0xff;
+  s6.dst[1] = 0x02;
+  expect_reason(udp6(s6), Reason::kMulticast);
+  expect_reason(udp4(Ipv4Spec{.ttl = 1, .dst = {224, 0, 0, 5}}), Reason::kMulticast);
+}
+
+TEST(Verdict, OptionsAndHopByHop) {
+  expect_reason(udp4(Ipv4Spec{.options = {0x94, 0x04, 0, 0}}), Reason::kIpv4Options);
+  // TTL expiry is reported before options: the ICMP error quotes the options.
+  expect_reason(udp4(Ipv4Spec{.ttl = 1, .options = {0x94, 0x04, 0, 0}}), Reason::kTtlExpired);
+  expect_reason(
+      FrameBuilder().eth().ethertype(0x86dd).ipv6(Ipv6Spec{.next = 0}).ext(0, 17).udp(1, 2).build(),
+      Reason::kIpv6HopByHop);
+  // A jumbogram (payload length 0, hop-by-hop) is not a length error.
+  expect_reason(FrameBuilder()
+                    .eth()
+                    .ethertype(0x86dd)
+                    .ipv6(Ipv6Spec{.next = 0, .payload_length = 0})
+                    .hbh_jumbo(17, 70000)
+                    .udp(1, 2)
+                    .build(),
+                Reason::kIpv6HopByHop);
+}
+
+TEST(Verdict, NonIp) {
+  const uint8_t spa[4] = {10, 0, 0, 1}, tpa[4] = {10, 0, 0, 2};
+  expect_reason(FrameBuilder().eth().ethertype(0x0806).arp(1, spa, tpa).build(), Reason::kArp);
+  expect_reason(FrameBuilder().eth().ethertype(0x88cc).payload(46).build(), Reason::kNotIp);
+  expect_reason(FrameBuilder().eth().vlan(0x8100, 5).ethertype(0x88cc).payload(46).build(),
+                Reason::kNotIp);
+}
+
+TEST(Verdict, Truncated) {
+  const Frame full = udp4();
+  expect_reason(testing::cut_frame(full, 10), Reason::kTruncated);
+  expect_reason(testing::cut_frame(full, 14), Reason::kTruncated);
+  expect_reason(testing::cut_frame(full, 14 + 19), Reason::kTruncated);
+  const Frame six = udp6();
+  expect_reason(testing::cut_frame(six, 14 + 39), Reason::kTruncated);
+  const Frame tagged =
+      FrameBuilder().eth().vlan(0x8100, 5).ethertype(0x0800).ipv4().udp(1, 2).build();
+  expect_reason(testing::cut_frame(tagged, 16), Reason::kTruncated);
+}
+
+TEST(Verdict, MalformedIpHeadersGoToTheHost) {
+  expect_reason(udp4(Ipv4Spec{.version_ihl = 0x55}), Reason::kBadIpv4Header);
+  expect_reason(udp4(Ipv4Spec{.version_ihl = 0x44}), Reason::kBadIpv4Header);
+  expect_reason(udp4(Ipv4Spec{.bad_checksum = true}), Reason::kBadIpv4Checksum);
+  expect_reason(udp4(Ipv4Spec{.total_length = 12}), Reason::kBadIpv4Length);
+  expect_reason(udp4(Ipv4Spec{.total_length = 1400}), Reason::kBadIpv4Length);
+  expect_reason(udp6(Ipv6Spec{.version = 4}), Reason::kBadIpv6Header);
+  expect_reason(udp6(Ipv6Spec{.payload_length = 1000}), Reason::kBadIpv6Length);
+  // A bad checksum hidden from the parser's status by a bad TCP header is still caught.
+  const Frame f = FrameBuilder()
+                      .eth()
+                      .ethertype(0x0800)
+                      .ipv4(Ipv4Spec{.bad_checksum = true})
+                      .tcp(1, 2, 0x18, {}, 2)
+                      .build();
+  const auto t = test_tables();
+  const auto r = route_one(f, kNh, t);
+  EXPECT_EQ(r.info.status, packet::ParseStatus::kBadTcpHeader);
+  EXPECT_EQ(r.result.reason, Reason::kBadIpv4Checksum);
+  // Header problems come before to_router and expiry.
+  expect_reason(udp4(Ipv4Spec{.ttl = 1, .dst = {192, 0, 2, 1}, .bad_checksum = true}),
+                Reason::kBadIpv4Checksum);
+}
+
+TEST(Verdict, RouteAndNeighbor) {
+  expect_reason(udp4(), Reason::kNoRoute, lookup::kNoRoute);
+  expect_reason(udp6(), Reason::kNoRoute, lookup::kNoRoute);
+  expect_reason(udp4(), Reason::kNoNeighbor, 8);
+  expect_reason(udp6(), Reason::kNoNeighbor, 1000000);
+}
+
+TEST(Verdict, PortMacOverride) {
+  RouterConfig c;
+  c.neighbors.push_back({7, 2, {0x0a, 0, 0, 0, 0, 0x07}});
+  c.port_macs[2] = {0x00, 0x1b, 0x21, 0xaa, 0xbb, 0xcc};
+  const auto t   = RouterTables::build(c).value();
+  const auto r   = route_one(udp4(), kNh, t);
+  EXPECT_EQ(std::vector<uint8_t>(r.bytes.begin() + 6, r.bytes.begin() + 12),
+            (std::vector<uint8_t>{0x00, 0x1b, 0x21, 0xaa, 0xbb, 0xcc}));
+}
+
+}  // namespace
+}  // namespace warpath::forward
