@@ -1,5 +1,6 @@
 #include "warpath/core/registry.hpp"
 
+#include "warpath/classify/check.hpp"
 #include "warpath/lookup/check.hpp"
 #include "warpath/packet/parser.hpp"
 
@@ -13,6 +14,7 @@ const std::vector<ModuleInfo>& all_modules() {
   static const std::vector<ModuleInfo> modules = {
       {"packet", &packet::parser_engines, &packet::check_parser_engine},
       {"lookup", &lookup::fib_engines, &lookup::check_fib_engine},
+      {"classify", &classify::classifier_engines, &classify::check_classifier_engine},
   };
   return modules;
 }

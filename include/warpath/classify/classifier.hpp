@@ -1,0 +1,94 @@
+// include/warpath/classify/classifier.hpp
+//
+// Packet classifiers: compile a RuleSet (rule.hpp) into an immutable image, then classify
+// batches of keys. GSwitch (gswitch-conext14.md section 4) and TIC (tic-ppopp08.md section 4).
+//
+// Engines (classify module registry; ids as in core/registry.hpp: <device>.<algorithm>)
+//   ref.linear   the oracle: every rule, every field, rule_matches(), in index order
+//   *.linear     GSwitch Algorithm 1. CPU: a vectorised scan over rules in SoA blocks.
+//                CUDA: rules staged in shared memory, keys read SoA (coalesced), 64-bit
+//                atomicMax of order_key() so priorities and indices are exact.
+//   *.tuple      tuple space search (section 4.2): one class per distinct mask after port
+//                ranges are expanded to prefixes (expand.hpp), a cuckoo hash table per class
+//                with 3 subtables and universal hashing. CPU: classes ranked by hits, as Open
+//                vSwitch ranks subtables, and a class is skipped when its best priority cannot
+//                beat the match found so far. CUDA: classes of more than 256 rules split so
+//                a class table fits in shared memory (Table 2).
+//   *.bloom      tuple search with a Bloom filter per class (k = 2, m a power of two) checked
+//                before the table probe (section 4.3, Algorithm 5).
+//   *.rfc        Recursive Flow Classification, 4 phases over the 5-tuple's chunks
+//                (tic-ppopp08.md section 4.1, Figure 2). kFiveTuple only.
+//   *.tic        RFC over the addresses, then a range interpreter over 4/8/12-byte
+//                instructions in 64-byte blocks (sections 4.2-4.4). kFiveTuple only.
+//   "auto" picks the available engine with the highest priority for the rule set's layout;
+//   "validate:<id>" runs <id> beside ref.linear on every batch and fails on the first
+//   difference, naming the key and both answers.
+//
+// Updates
+//   tuple and bloom engines insert and erase single rules without a rebuild: a classify call
+//   running concurrently sees the rule set before or after the update, never a mix (the
+//   changed class table is rebuilt aside and published by pointer swap under a ReadGuard).
+//   Other engines answer kNotSupported (rte_acl too can only rebuild). One updater at a time.
+//
+// Thread safety: classify() is const and may run on many threads at once.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "warpath/classify/rule.hpp"
+#include "warpath/core/exec.hpp"
+#include "warpath/core/registry.hpp"
+#include "warpath/core/span.hpp"
+#include "warpath/core/status.hpp"
+
+namespace warpath::classify {
+
+struct ClassifyParams {
+  uint64_t seed = 0x5eed;  ///< hash function parameters (universal hashing), deterministic
+};
+
+struct ClassifierStats {
+  uint64_t rules        = 0;  ///< rules in the set
+  uint64_t entries      = 0;  ///< rules after range expansion (tuple/bloom), else = rules
+  uint32_t classes      = 0;  ///< distinct masks (tuple/bloom), 0 otherwise
+  uint64_t memory_bytes = 0;  ///< the image (host + device)
+  double build_ms       = 0;
+  std::string detail;  ///< engine-specific, one line (e.g. "expansion 1.83x")
+};
+
+class Classifier {
+ public:
+  virtual ~Classifier()                        = default;
+  virtual std::string_view id() const noexcept = 0;
+
+  /// out[i] = index of the best rule matching key i, or kNoMatch. keys.layout must be the
+  /// rule set's layout. kInvalidArgument for a short span or a layout mismatch.
+  virtual Status classify(const KeyBatch& keys, Span<uint32_t> out, ExecContext& ctx) const = 0;
+
+  /// Inserts (or replaces) the rule with index `index`; kNotSupported for engines that can
+  /// only rebuild.
+  virtual Status insert(uint32_t index, const Rule& rule) {
+    (void)index, (void)rule;
+    return Status(Errc::kNotSupported, std::string(id()) + " cannot update rules in place");
+  }
+  /// Erases rule `index`; kNotFound when there is none.
+  virtual Status erase(uint32_t index) {
+    (void)index;
+    return Status(Errc::kNotSupported, std::string(id()) + " cannot update rules in place");
+  }
+
+  virtual ClassifierStats stats() const = 0;
+};
+
+/// Every classifier engine in this build, available here or not.
+std::vector<EngineInfo> classifier_engines();
+
+/// Builds engine `id` over `rules`. kNotFound for an unknown id, kNotSupported when the
+/// engine cannot run here or does not take this layout.
+Result<std::unique_ptr<Classifier>> make_classifier(std::string_view id, const RuleSet& rules,
+                                                    const ClassifyParams& params = {});
+
+}  // namespace warpath::classify

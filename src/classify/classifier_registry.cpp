@@ -1,0 +1,140 @@
+// The classifier engine registry: the only list of classifier engines (see
+// include/warpath/classify/classifier.hpp) and the validating wrapper.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "classify/engines.hpp"
+#include "warpath/core/cuda_device.hpp"
+
+namespace warpath::classify {
+namespace {
+
+bool always() { return true; }
+bool have_gpu() { return cuda_device_count() > 0; }
+
+std::string key_text(const KeyBatch& keys, uint32_t i) {
+  std::string t = "[";
+  for (unsigned w = 0; w < key_words(keys.layout); ++w) {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "%s%08x", w ? " " : "", keys.word(w, i));
+    t += buf;
+  }
+  return t + "]";
+}
+
+std::string answer_text(uint32_t a) { return a == kNoMatch ? "-1" : std::to_string(a); }
+
+// Runs an engine and ref.linear side by side; updates go to both.
+class ValidatingClassifier final : public Classifier {
+ public:
+  ValidatingClassifier(std::unique_ptr<Classifier> engine, std::unique_ptr<Classifier> ref,
+                       std::string id)
+      : engine_(std::move(engine)), ref_(std::move(ref)), id_(std::move(id)) {}
+  std::string_view id() const noexcept override { return id_; }
+  Status classify(const KeyBatch& keys, Span<uint32_t> out, ExecContext& ctx) const override {
+    WARPATH_TRY(engine_->classify(keys, out, ctx));
+    std::vector<uint32_t> want(keys.count);
+    WARPATH_TRY(ref_->classify(keys, {want.data(), keys.count}, ctx));
+    for (uint32_t i = 0; i < keys.count; ++i)
+      if (out[i] != want[i])
+        return Status(Errc::kInvalidArgument,
+                      std::string(engine_->id()) + " differs from ref.linear at key " +
+                          std::to_string(i) + " " + key_text(keys, i) + ": got rule " +
+                          answer_text(out[i]) + ", reference rule " + answer_text(want[i]));
+    return Status::ok();
+  }
+  Status insert(uint32_t index, const Rule& rule) override {
+    WARPATH_TRY(engine_->insert(index, rule));
+    return ref_->insert(index, rule);
+  }
+  Status erase(uint32_t index) override {
+    WARPATH_TRY(engine_->erase(index));
+    return ref_->erase(index);
+  }
+  ClassifierStats stats() const override { return engine_->stats(); }
+
+ private:
+  std::unique_ptr<Classifier> engine_, ref_;
+  std::string id_;
+};
+
+}  // namespace
+
+std::vector<EngineInfo> classifier_engines() {
+  std::vector<EngineInfo> engines = {
+      {"ref.linear", "every rule, every field, in order (the oracle)", 0, &always},
+      {"cpu.linear", "GSwitch linear search, vectorised scan over SoA rule blocks", 3, &always},
+      {"cpu.tuple", "tuple space search, cuckoo hash per class, classes ranked by hits", 8,
+       &always},
+      {"cpu.bloom", "tuple search with a Bloom filter per class (k=2)", 7, &always},
+      {"cpu.rfc", "Recursive Flow Classification, 4 phases (5-tuple)", 10, &always},
+      {"cpu.tic", "RFC on addresses + range interpreter over 64-byte blocks (5-tuple)", 9, &always},
+  };
+#if defined(WARPATH_HAVE_CUDA)
+  for (EngineInfo e : std::vector<EngineInfo>{
+           {"cuda.linear", "GSwitch Algorithm 1: shared-memory rules, SoA keys", 1, &have_gpu},
+           {"cuda.tuple", "GSwitch Algorithm 4: a block per class (split at 256 rules)", 2,
+            &have_gpu},
+           {"cuda.bloom", "GSwitch Algorithm 5: Bloom filter then cuckoo probe", 2, &have_gpu},
+           {"cuda.rfc", "RFC phases in CUDA (5-tuple)", 2, &have_gpu},
+           {"cuda.tic", "TIC range interpreter in CUDA (5-tuple)", 2, &have_gpu},
+       })
+    engines.push_back(e);
+#else
+  (void)&have_gpu;
+#endif
+  return engines;
+}
+
+Result<std::unique_ptr<Classifier>> make_classifier(std::string_view requested,
+                                                    const RuleSet& rules,
+                                                    const ClassifyParams& params) {
+  bool validating = false;
+  std::string id(strip_validate(requested, validating));
+  if (id == "auto") {
+    // RFC and TIC take 5-tuple rules only.
+    std::vector<EngineInfo> usable;
+    for (const auto& e : classifier_engines())
+      if (rules.layout == KeyLayout::kFiveTuple ||
+          (std::string_view(e.id).find(".rfc") == std::string_view::npos &&
+           std::string_view(e.id).find(".tic") == std::string_view::npos))
+        usable.push_back(e);
+    WARPATH_ASSIGN_OR_RETURN(id, resolve_auto(usable, "classifier"));
+  }
+  detail::Made engine = Status(Errc::kNotFound, "");
+  bool known          = false;
+  for (const auto& e : classifier_engines()) known |= e.id == id;
+  if (!known) {
+    std::string list;
+    for (const auto& e : classifier_engines()) list += std::string(e.id) + ", ";
+    if (id.rfind("cuda.", 0) == 0)
+      return Status(Errc::kNotSupported, id + " is not available: built without CUDA");
+    return Status(Errc::kNotFound, "unknown classifier engine '" + id + "' (engines: " + list +
+                                       "auto, validate:<engine>)");
+  }
+  const bool five = rules.layout == KeyLayout::kFiveTuple;
+  if (!five && (id.find(".rfc") != std::string::npos || id.find(".tic") != std::string::npos))
+    return Status(Errc::kNotSupported, id + " classifies 5-tuple rules only, not OpenFlow rules");
+  if (id.rfind("cuda.", 0) == 0 && !have_gpu())
+    return Status(Errc::kNotSupported, id + " needs a CUDA device: " + cuda_unavailable_reason());
+  if (id == "ref.linear") engine = detail::make_ref_linear(rules);
+  if (id == "cpu.linear") engine = detail::make_cpu_linear(rules, params);
+  if (id == "cpu.tuple") engine = detail::make_cpu_tuple(rules, params, false);
+  if (id == "cpu.bloom") engine = detail::make_cpu_tuple(rules, params, true);
+  if (id == "cpu.rfc") engine = detail::make_cpu_rfc(rules, params);
+  if (id == "cpu.tic") engine = detail::make_cpu_tic(rules, params);
+#if defined(WARPATH_HAVE_CUDA)
+  if (id == "cuda.linear") engine = detail::make_cuda_linear(rules, params);
+  if (id == "cuda.tuple") engine = detail::make_cuda_tuple(rules, params, false);
+  if (id == "cuda.bloom") engine = detail::make_cuda_tuple(rules, params, true);
+  if (id == "cuda.rfc") engine = detail::make_cuda_rfc(rules, params);
+  if (id == "cuda.tic") engine = detail::make_cuda_tic(rules, params);
+#endif
+  if (!engine.is_ok() || !validating) return engine;
+  WARPATH_ASSIGN_OR_RETURN(auto ref, detail::make_ref_linear(rules));
+  return std::unique_ptr<Classifier>(std::make_unique<ValidatingClassifier>(
+      std::move(engine).value(), std::move(ref), "validate:" + id));
+}
+
+}  // namespace warpath::classify

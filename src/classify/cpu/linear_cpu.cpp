@@ -1,0 +1,304 @@
+// cpu.linear: GSwitch linear search (section 4.1) as a vectorised scan over the SoA rule blocks
+// of core/linear_core.hpp, rules in (priority desc, index asc) order so that a key stops at its
+// first match.
+//
+// Paths (picked once per engine from cpu_features(); the build itself targets baseline x86-64)
+//   avx512    one block = one zmm per field. G keys (4, or 2 for wide layouts) share each block
+//             load: words are and + masked cmpeq chained in a mask register; the two port
+//             ranges are one 16-bit sub + saturating sub + cmpeq == 0 on the packed lo/span.
+//   avx2      the same over two ymm halves per field.
+//   portable  core::linear_first() per key (the reference body, also what CUDA runs).
+//   The SIMD paths transcribe core::linear_lane_matches() lane-parallel; tests/classify/
+//   linear_test.cpp checks all three paths against a naive oracle and each other.
+// Group of keys: a group scans blocks until each of its keys has matched (or the image ends);
+// the tail group repeats its last key. Large batches are split over ExecContext::threads.
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+#include <vector>
+
+#include "classify/core/linear_core.hpp"
+#include "classify/engines.hpp"
+#include "warpath/core/cpu_features.hpp"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace warpath::classify::detail {
+
+/// The scan path of a cpu.linear engine: 0 best available, 1 portable, 2 AVX2, 3 AVX-512.
+/// Tests use it to cover every path on one machine; make_cpu_linear() passes 0.
+Made make_cpu_linear_isa(const RuleSet& rules, const ClassifyParams& params, int isa);
+
+namespace {
+
+using core::kLinearLanes;
+using core::kLinearNone;
+using core::LinearView;
+
+enum Isa : int { kAuto = 0, kPortable = 1, kAvx2 = 2, kAvx512 = 3 };
+
+// Below this many keys per thread, starting threads costs more than it saves (a key costs
+// hundreds of nanoseconds on 10K-rule sets).
+constexpr uint32_t kMinPerThread = 2048;
+
+template <class Body>
+void split(uint32_t n, uint32_t threads, const Body& body) {
+  threads = std::max(1u, std::min(threads, n / kMinPerThread));
+  if (threads == 1) {
+    body(0u, n);
+    return;
+  }
+  std::vector<std::thread> pool;
+  const uint32_t chunk = (n + threads - 1) / threads;
+  for (uint32_t t = 0; t < threads; ++t) {
+    const uint32_t begin = t * chunk, end = std::min(n, begin + chunk);
+    if (begin < end) pool.emplace_back([&body, begin, end] { body(begin, end); });
+  }
+  for (auto& th : pool) th.join();
+}
+
+void scan_portable(const LinearView& v, const KeyBatch& keys, uint32_t* out) {
+  const uint32_t blocks = v.block_count();
+  for (uint32_t i = 0; i < keys.count; ++i) {
+    const core::LinearKey k = core::linear_key(v.layout, keys.words, keys.stride, i);
+    out[i]                  = core::linear_answer(v, core::linear_first(v, k, 0, blocks));
+  }
+}
+
+#if defined(__x86_64__)
+
+// ---- AVX-512: NW active words, R port ranges, G keys per group ----
+template <unsigned NW, bool R, unsigned G>
+__attribute__((target("avx512f,avx512bw"))) void scan_avx512(const LinearView& v,
+                                                             const KeyBatch& keys, uint32_t* out) {
+  const uint32_t n = keys.count, blocks = v.block_count(), bw = v.layout.block_words();
+  const uint32_t last_valid = v.rules ? core::linear_valid_lanes(v.rules, blocks - 1) : 0;
+  const __m512i zero        = _mm512_setzero_si512();
+  for (uint32_t base = 0; base < n; base += G) {
+    __m512i kw[G][NW ? NW : 1], kp[G];
+    uint32_t pos[G];
+    for (unsigned g = 0; g < G; ++g) {
+      const uint32_t i = std::min(base + g, n - 1);
+      for (unsigned j = 0; j < NW; ++j)
+        kw[g][j] = _mm512_set1_epi32(int(keys.word(v.layout.word_ids[j], i)));
+      kp[g]  = _mm512_set1_epi32(int(keys.word(v.layout.ports_word, i)));
+      pos[g] = kLinearNone;
+    }
+    unsigned alive        = (1u << G) - 1;
+    const uint32_t* block = v.blocks;
+    for (uint32_t b = 0; b < blocks && alive; ++b, block += bw) {
+      const __mmask16 valid = __mmask16(b + 1 == blocks ? last_valid : 0xFFFFu);
+      for (unsigned g = 0; g < G; ++g) {
+        __mmask16 k = valid;
+        for (unsigned j = 0; j < NW; ++j) {
+          const __m512i val = _mm512_load_si512(block + 2 * j * kLinearLanes);
+          const __m512i msk = _mm512_load_si512(block + (2 * j + 1) * kLinearLanes);
+          k                 = _mm512_mask_cmpeq_epi32_mask(k, _mm512_and_si512(kw[g][j], msk), val);
+        }
+        if constexpr (R) {
+          const __m512i lo   = _mm512_load_si512(block + 2 * NW * kLinearLanes);
+          const __m512i span = _mm512_load_si512(block + (2 * NW + 1) * kLinearLanes);
+          const __m512i over = _mm512_subs_epu16(_mm512_sub_epi16(kp[g], lo), span);
+          k                  = _mm512_mask_cmpeq_epi32_mask(k, over, zero);
+        }
+        if (k && (alive >> g & 1u)) {
+          pos[g] = b * kLinearLanes + core::linear_ctz(k);
+          alive &= ~(1u << g);
+        }
+      }
+    }
+    for (unsigned g = 0; g < G && base + g < n; ++g) out[base + g] = core::linear_answer(v, pos[g]);
+  }
+}
+
+// ---- AVX2: the same over two 8-lane halves ----
+template <unsigned NW, bool R, unsigned G>
+__attribute__((target("avx2"))) void scan_avx2(const LinearView& v, const KeyBatch& keys,
+                                               uint32_t* out) {
+  const uint32_t n = keys.count, blocks = v.block_count(), bw = v.layout.block_words();
+  const uint32_t last_valid = v.rules ? core::linear_valid_lanes(v.rules, blocks - 1) : 0;
+  const __m256i zero        = _mm256_setzero_si256();
+  for (uint32_t base = 0; base < n; base += G) {
+    __m256i kw[G][NW ? NW : 1], kp[G];
+    uint32_t pos[G];
+    for (unsigned g = 0; g < G; ++g) {
+      const uint32_t i = std::min(base + g, n - 1);
+      for (unsigned j = 0; j < NW; ++j)
+        kw[g][j] = _mm256_set1_epi32(int(keys.word(v.layout.word_ids[j], i)));
+      kp[g]  = _mm256_set1_epi32(int(keys.word(v.layout.ports_word, i)));
+      pos[g] = kLinearNone;
+    }
+    unsigned alive        = (1u << G) - 1;
+    const uint32_t* block = v.blocks;
+    for (uint32_t b = 0; b < blocks && alive; ++b, block += bw) {
+      const uint32_t valid = b + 1 == blocks ? last_valid : 0xFFFFu;
+      for (unsigned g = 0; g < G; ++g) {
+        uint32_t k = valid;
+        for (unsigned h = 0; h < 2; ++h) {
+          __m256i ok = _mm256_cmpeq_epi32(zero, zero);
+          for (unsigned j = 0; j < NW; ++j) {
+            const auto* val =
+                reinterpret_cast<const __m256i*>(block + 2 * j * kLinearLanes + 8 * h);
+            const auto* msk =
+                reinterpret_cast<const __m256i*>(block + (2 * j + 1) * kLinearLanes + 8 * h);
+            ok = _mm256_and_si256(
+                ok, _mm256_cmpeq_epi32(_mm256_and_si256(kw[g][j], _mm256_load_si256(msk)),
+                                       _mm256_load_si256(val)));
+          }
+          if constexpr (R) {
+            const auto* lo =
+                reinterpret_cast<const __m256i*>(block + 2 * NW * kLinearLanes + 8 * h);
+            const auto* span =
+                reinterpret_cast<const __m256i*>(block + (2 * NW + 1) * kLinearLanes + 8 * h);
+            const __m256i over = _mm256_subs_epu16(_mm256_sub_epi16(kp[g], _mm256_load_si256(lo)),
+                                                   _mm256_load_si256(span));
+            ok                 = _mm256_and_si256(ok, _mm256_cmpeq_epi32(over, zero));
+          }
+          k &= ~(0xFFu << (8 * h)) | uint32_t(_mm256_movemask_ps(_mm256_castsi256_ps(ok)))
+                                         << (8 * h);
+        }
+        if (k && (alive >> g & 1u)) {
+          pos[g] = b * kLinearLanes + core::linear_ctz(k);
+          alive &= ~(1u << g);
+        }
+      }
+    }
+    for (unsigned g = 0; g < G && base + g < n; ++g) out[base + g] = core::linear_answer(v, pos[g]);
+  }
+}
+
+using ScanFn = void (*)(const LinearView&, const KeyBatch&, uint32_t*);
+
+template <unsigned NW, bool R>
+ScanFn pick_simd(int isa) {
+  constexpr unsigned G = NW <= 4 ? 4 : 2;
+  return isa == kAvx512 ? &scan_avx512<NW, R, G> : &scan_avx2<NW, R, G>;
+}
+
+template <bool R>
+ScanFn pick_words(unsigned nw, int isa) {
+  switch (nw) {
+    case 0:
+      return pick_simd<0, R>(isa);
+    case 1:
+      return pick_simd<1, R>(isa);
+    case 2:
+      return pick_simd<2, R>(isa);
+    case 3:
+      return pick_simd<3, R>(isa);
+    case 4:
+      return pick_simd<4, R>(isa);
+    case 5:
+      return pick_simd<5, R>(isa);
+    case 6:
+      return pick_simd<6, R>(isa);
+    case 7:
+      return pick_simd<7, R>(isa);
+    case 8:
+      return pick_simd<8, R>(isa);
+    default:
+      return pick_simd<9, R>(isa);
+  }
+}
+
+ScanFn pick_scan(const core::LinearLayout& l, int isa) {
+  if (isa == kPortable) return &scan_portable;
+  return l.ranges ? pick_words<true>(l.words, isa) : pick_words<false>(l.words, isa);
+}
+
+#else
+
+using ScanFn = void (*)(const LinearView&, const KeyBatch&, uint32_t*);
+ScanFn pick_scan(const core::LinearLayout&, int) { return &scan_portable; }
+
+#endif
+
+const char* isa_name(int isa) {
+  return isa == kAvx512 ? "avx512" : isa == kAvx2 ? "avx2" : "portable";
+}
+
+class LinearCpu final : public Classifier {
+ public:
+  LinearCpu(const RuleSet& rules, int isa) : layout_(rules.layout), isa_(isa) {
+    const auto t0        = std::chrono::steady_clock::now();
+    const unsigned words = key_words(rules.layout);
+    for (uint32_t i = 0; i < rules.rules.size(); ++i)
+      if (core::linear_rule_live(rules.rules[i], words)) order_.push_back(i);
+    std::stable_sort(order_.begin(), order_.end(), [&](uint32_t a, uint32_t b) {
+      return rules.rules[a].priority > rules.rules[b].priority;
+    });
+    const uint32_t n = uint32_t(order_.size());
+    core::LinearLayout l =
+        core::linear_layout(rules.rules.data(), order_.data(), n, words, ports_word(rules.layout));
+    const size_t image = size_t((n + kLinearLanes - 1) / kLinearLanes) * l.block_words();
+    storage_.assign(image + kLinearLanes, 0);  // + one vector of slack to align to 64 bytes
+    uint32_t* blocks = storage_.data();
+    while (reinterpret_cast<uintptr_t>(blocks) % 64) ++blocks;
+    core::linear_fill(l, rules.rules.data(), order_.data(), n, blocks);
+    view_               = {l, blocks, order_.data(), n};
+    scan_               = pick_scan(l, isa_);
+    stats_.rules        = rules.rules.size();
+    stats_.entries      = rules.rules.size();
+    stats_.memory_bytes = (image + order_.size()) * sizeof(uint32_t);
+    stats_.build_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    stats_.detail = std::to_string(n) + " live rules in " + std::to_string(view_.block_count()) +
+                    " blocks of " + std::to_string(kLinearLanes) + ", " + std::to_string(l.words) +
+                    " value/mask words" + (l.ranges ? " + port ranges" : "") + ", " +
+                    isa_name(isa_);
+  }
+
+  std::string_view id() const noexcept override { return "cpu.linear"; }
+
+  Status classify(const KeyBatch& keys, Span<uint32_t> out, ExecContext& ctx) const override {
+    if (keys.layout != layout_)
+      return Status(Errc::kInvalidArgument, "cpu.linear: key layout differs from the rules'");
+    if (out.size < keys.count) return Status(Errc::kInvalidArgument, "output span too small");
+    if (keys.count == 0) return Status::ok();
+    if (view_.rules == 0) {
+      std::fill(out.data, out.data + keys.count, kNoMatch);
+      return Status::ok();
+    }
+    split(keys.count, ctx.threads, [&](uint32_t begin, uint32_t end) {
+      scan_(view_, keys.slice(begin, end - begin), out.data + begin);
+    });
+    return Status::ok();
+  }
+
+  ClassifierStats stats() const override { return stats_; }
+
+ private:
+  KeyLayout layout_;
+  int isa_;
+  std::vector<uint32_t> order_, storage_;
+  LinearView view_;
+  ScanFn scan_ = nullptr;
+  ClassifierStats stats_;
+};
+
+}  // namespace
+
+Made make_cpu_linear_isa(const RuleSet& rules, const ClassifyParams& params, int isa) {
+  (void)params;
+  const CpuFeatures& f = cpu_features();
+#if defined(__x86_64__)
+  const int best = f.avx512f && f.avx512bw ? kAvx512 : f.avx2 ? kAvx2 : kPortable;
+#else
+  (void)f;
+  const int best = kPortable;
+#endif
+  if (isa == kAuto) isa = best;
+  if (isa < kPortable || isa > best)
+    return Status(Errc::kNotSupported,
+                  std::string("cpu.linear: ") + isa_name(isa) + " is not available on this CPU");
+  return std::unique_ptr<Classifier>(std::make_unique<LinearCpu>(rules, isa));
+}
+
+Made make_cpu_linear(const RuleSet& rules, const ClassifyParams& params) {
+  return make_cpu_linear_isa(rules, params, kAuto);
+}
+
+}  // namespace warpath::classify::detail

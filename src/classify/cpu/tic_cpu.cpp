@@ -1,0 +1,116 @@
+// cpu.tic: TIC (core/tic_core.hpp) over a host image, G-Opt batched (gopt-nsdi15-slides.md):
+// keys advance in groups, and each phase's table entries, then the first code blocks, of the
+// whole group are prefetched before any of them is loaded. Large batches are split over
+// ExecContext::threads.
+#include <algorithm>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include "classify/engines.hpp"
+#include "classify/tic_image.hpp"
+
+namespace warpath::classify::detail {
+namespace {
+
+// Below this many keys per thread, starting threads costs more than it saves.
+constexpr uint32_t kMinPerThread = 1u << 14;
+
+/// Runs body(begin, end) over [0, n) on up to `threads` threads.
+template <class Body>
+void split_keys(uint32_t n, uint32_t threads, const Body& body) {
+  threads = std::max(1u, std::min(threads, n / kMinPerThread));
+  if (threads == 1) {
+    body(0u, n);
+    return;
+  }
+  std::vector<std::thread> pool;
+  const uint32_t chunk = (n + threads - 1) / threads;
+  for (uint32_t t = 0; t < threads; ++t) {
+    const uint32_t begin = t * chunk, end = std::min(n, begin + chunk);
+    if (begin < end) pool.emplace_back([&body, begin, end] { body(begin, end); });
+  }
+  for (auto& th : pool) th.join();
+}
+
+/// Keys [begin, end) of `keys`, every step the core body's, reordered per group: the address
+/// stage's tables, then each key's first code block, are prefetched for the whole group.
+void tic_batched(const core::TicView& t, const KeyBatch& keys, uint32_t* out, uint32_t begin,
+                 uint32_t end) {
+  constexpr uint32_t kGroup = 16;
+  const core::RfcView& v = t.addr;
+  const uint32_t* w0     = keys.words;
+  const uint32_t* w1     = w0 + keys.stride;
+  const uint32_t* w2     = w1 + keys.stride;
+  const uint32_t* w3     = w2 + keys.stride;
+  uint32_t cv[4][kGroup], e[kGroup][core::kChunks] = {};
+  uint64_t xi[kGroup], yi[kGroup], pi[kGroup];
+  const uint32_t* code[kGroup];
+  for (uint32_t base = begin; base < end; base += kGroup) {
+    const uint32_t m = end - base < kGroup ? end - base : kGroup;
+    for (uint32_t j = 0; j < m; ++j) {
+      const uint32_t i = base + j;
+      for (unsigned c = 0; c < 4; ++c) {
+        cv[c][j] = core::rfc_chunk_value(c, w0[i], w1[i], 0, 0, 0);
+        WARPATH_PREFETCH(v.chunk[c].addr(cv[c][j]));
+      }
+    }
+    for (uint32_t j = 0; j < m; ++j) {
+      for (unsigned c = 0; c < 4; ++c) e[j][c] = v.chunk[c].at(cv[c][j]);
+      xi[j] = core::rfc_x_index(v, e[j]);
+      yi[j] = core::rfc_y_index(v, e[j]);
+      WARPATH_PREFETCH(v.x.addr(xi[j]));
+      WARPATH_PREFETCH(v.y.addr(yi[j]));
+    }
+    for (uint32_t j = 0; j < m; ++j) {
+      pi[j] = core::rfc_p_index(v, v.x.at(xi[j]), v.y.at(yi[j]));
+      WARPATH_PREFETCH(v.p.addr(pi[j]));
+    }
+    for (uint32_t j = 0; j < m; ++j) {
+      code[j] = core::tic_code(t, v.p.at(pi[j]));
+      if (code[j]) WARPATH_PREFETCH(code[j]);
+    }
+    for (uint32_t j = 0; j < m; ++j)
+      out[base + j] = code[j] ? core::tic_interpret(code[j], w2[base + j], w3[base + j])
+                              : core::kTicNoMatch;
+  }
+}
+
+class TicCpu final : public Classifier {
+ public:
+  TicCpu(std::unique_ptr<TicImage> img, ClassifierStats stats)
+      : img_(std::move(img)), view_(img_->view()), stats_(std::move(stats)) {}
+  std::string_view id() const noexcept override { return "cpu.tic"; }
+  Status classify(const KeyBatch& keys, Span<uint32_t> out, ExecContext& ctx) const override {
+    if (keys.layout != KeyLayout::kFiveTuple)
+      return Status(Errc::kInvalidArgument, "cpu.tic: keys are not 5-tuple keys");
+    if (out.size < keys.count) return Status(Errc::kInvalidArgument, "output span too small");
+    split_keys(keys.count, ctx.threads, [&](uint32_t begin, uint32_t end) {
+      tic_batched(view_, keys, out.data, begin, end);
+    });
+    return Status::ok();
+  }
+  ClassifierStats stats() const override { return stats_; }
+
+ private:
+  std::unique_ptr<TicImage> img_;
+  core::TicView view_;
+  ClassifierStats stats_;
+};
+
+}  // namespace
+
+Made make_cpu_tic(const RuleSet& rules, const ClassifyParams& params) {
+  (void)params;
+  const auto t0 = std::chrono::steady_clock::now();
+  WARPATH_ASSIGN_OR_RETURN(auto img, TicImage::build(rules));
+  ClassifierStats s;
+  s.rules = s.entries = rules.rules.size();
+  s.memory_bytes      = img->bytes();
+  s.build_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  s.detail = img->detail();
+  return std::unique_ptr<Classifier>(std::make_unique<TicCpu>(std::move(img), std::move(s)));
+}
+
+}  // namespace warpath::classify::detail

@@ -1,0 +1,28 @@
+// src/classify/engines.hpp: factories of the classifier engines, used only by
+// classifier_registry.cpp. Each engine family lives in its own files:
+//   reference/linear_ref.cpp          ref.linear
+//   cpu/linear_cpu.cpp, cuda/linear_cuda.cu                   *.linear
+//   cpu/tuple_cpu.cpp,  cuda/tuple_cuda.cu                    *.tuple and *.bloom
+//   cpu/rfc_cpu.cpp, cpu/tic_cpu.cpp, cuda/rfc_cuda.cu, cuda/tic_cuda.cu   *.rfc, *.tic
+#pragma once
+#include <memory>
+
+#include "warpath/classify/classifier.hpp"
+
+namespace warpath::classify::detail {
+
+using Made = Result<std::unique_ptr<Classifier>>;
+
+Made make_ref_linear(const RuleSet& rules);
+Made make_cpu_linear(const RuleSet& rules, const ClassifyParams& params);
+Made make_cpu_tuple(const RuleSet& rules, const ClassifyParams& params, bool bloom);
+Made make_cpu_rfc(const RuleSet& rules, const ClassifyParams& params);
+Made make_cpu_tic(const RuleSet& rules, const ClassifyParams& params);
+#if defined(WARPATH_HAVE_CUDA)
+Made make_cuda_linear(const RuleSet& rules, const ClassifyParams& params);
+Made make_cuda_tuple(const RuleSet& rules, const ClassifyParams& params, bool bloom);
+Made make_cuda_rfc(const RuleSet& rules, const ClassifyParams& params);
+Made make_cuda_tic(const RuleSet& rules, const ClassifyParams& params);
+#endif
+
+}  // namespace warpath::classify::detail

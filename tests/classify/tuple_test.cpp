@@ -1,0 +1,390 @@
+// tests/classify/tuple_test.cpp: cpu.tuple, cpu.bloom (and cuda.tuple, cuda.bloom where a GPU
+// is present) against a naive oracle written here from the definition in rule.hpp: edge-case
+// rule sets in both layouts, every burst size, threads, the cuckoo table builder (duplicates,
+// GPU splits at 256 values), random insert/erase sequences checked after every step, and a
+// reader classifying while a writer toggles a rule (every answer old or new, never a mix).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <map>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "classify/core/tuple_core.hpp"
+#include "classify/tuple_image.hpp"
+#include "support/test_support.hpp"
+#include "warpath/classify/classifier.hpp"
+#include "warpath/core/cuda_device.hpp"
+#include "warpath/io/classbench.hpp"
+
+namespace warpath::classify {
+namespace {
+
+// ---- The oracle: the definition, nothing else ----
+bool naive_matches(const Rule& r, KeyLayout layout, const uint32_t* key) {
+  for (unsigned w = 0; w < key_words(layout); ++w)
+    if ((key[w] & r.mask[w]) != r.value[w]) return false;
+  const uint32_t pw = key[ports_word(layout)];
+  const uint32_t sp = pw >> 16, dp = pw & 0xFFFFu;
+  return sp >= r.sport_lo && sp <= r.sport_hi && dp >= r.dport_lo && dp <= r.dport_hi;
+}
+
+// Rules by index (indices may have gaps after erases).
+using Oracle = std::map<uint32_t, Rule>;
+
+uint32_t naive_classify(const Oracle& rules, KeyLayout layout, const uint32_t* key) {
+  uint32_t best = kNoMatch;
+  for (const auto& [i, r] : rules) {
+    if (!naive_matches(r, layout, key)) continue;
+    if (best == kNoMatch || better(r.priority, i, rules.at(best).priority, best)) best = i;
+  }
+  return best;
+}
+
+Oracle oracle_of(const RuleSet& set) {
+  Oracle o;
+  for (uint32_t i = 0; i < set.rules.size(); ++i) o[i] = set.rules[i];
+  return o;
+}
+
+uint32_t prefix_mask(unsigned len) { return len == 0 ? 0 : ~0u << (32 - len); }
+
+// A rule with edge cases: /0, /32 and random prefixes, exact, wildcard and random port ranges
+// including 0 and 65535, protocol wildcards; OpenFlow rules get random masks on other words.
+Rule random_rule(std::mt19937_64& rng, KeyLayout layout, uint32_t priority) {
+  Rule r;
+  const unsigned words = key_words(layout), pw = ports_word(layout);
+  for (unsigned w = 0; w < words; ++w) {
+    if (w == pw) continue;
+    uint32_t m = 0;
+    switch (rng() % 5) {
+      case 0: m = 0; break;
+      case 1: m = ~0u; break;
+      case 2: m = prefix_mask(unsigned(rng() % 33)); break;
+      case 3: m = layout == KeyLayout::kFiveTuple && w == 3 ? 0xFFu : uint32_t(rng()); break;
+      default: m = prefix_mask(unsigned(rng() % 4) * 8); break;
+    }
+    if (layout == KeyLayout::kFiveTuple && w == 3) m &= 0xFFu;
+    // Few distinct values so that keys and rules overlap.
+    r.value[w] = uint32_t(rng() % 4) * 0x4080'2010u & m;
+    r.mask[w]  = m;
+  }
+  auto range = [&](uint16_t& lo, uint16_t& hi) {
+    switch (rng() % 6) {
+      case 0: lo = 0, hi = 65535; break;
+      case 1: lo = hi = uint16_t(rng() % 3 == 0 ? 0 : rng() % 2 ? 65535 : rng() % 64); break;
+      case 2: lo = 1024, hi = 65535; break;
+      case 3: lo = 0, hi = 1023; break;
+      default: {
+        uint16_t a = uint16_t(rng() % 70), b = uint16_t(rng() % 65536);
+        if (rng() % 2) b = uint16_t(a + rng() % 40);
+        lo = std::min(a, b), hi = std::max(a, b);
+      }
+    }
+  };
+  range(r.sport_lo, r.sport_hi);
+  range(r.dport_lo, r.dport_hi);
+  if (layout == KeyLayout::kOpenFlow && rng() % 3 == 0) {  // value/mask ports, full ranges
+    r.mask[pw]  = uint32_t(rng());
+    r.value[pw] = uint32_t(rng() % 4) * 0x0101'0101u & r.mask[pw];
+    r.sport_lo = r.dport_lo = 0;
+    r.sport_hi = r.dport_hi = 65535;
+  }
+  r.priority = priority;
+  return r;
+}
+
+RuleSet random_set(uint64_t seed, KeyLayout layout, uint32_t n, bool ties) {
+  std::mt19937_64 rng(seed);
+  RuleSet set;
+  set.layout = layout;
+  for (uint32_t i = 0; i < n; ++i)
+    set.rules.push_back(random_rule(rng, layout, ties ? uint32_t(rng() % 4) : n - i));
+  if (n > 4) {
+    set.rules[n / 2] = set.rules[n / 3];  // a duplicate
+    Rule all;                              // a catch-all, low priority
+    all.priority     = 0;
+    set.rules[n - 1] = all;
+  }
+  return set;
+}
+
+// A key inside rule r (random bits outside its masks, ports in its ranges, often at the edges).
+std::vector<uint32_t> key_in(std::mt19937_64& rng, const Rule& r, KeyLayout layout) {
+  std::vector<uint32_t> k(key_words(layout));
+  for (unsigned w = 0; w < k.size(); ++w) k[w] = (uint32_t(rng()) & ~r.mask[w]) | r.value[w];
+  auto port = [&](uint16_t lo, uint16_t hi) -> uint32_t {
+    switch (rng() % 3) {
+      case 0: return lo;
+      case 1: return hi;
+      default: return lo + uint32_t(rng() % (uint32_t(hi) - lo + 1));
+    }
+  };
+  const unsigned pw = ports_word(layout);
+  const uint32_t p  = port(r.sport_lo, r.sport_hi) << 16 | port(r.dport_lo, r.dport_hi);
+  k[pw]             = (p & ~r.mask[pw]) | r.value[pw];
+  return k;
+}
+
+std::vector<std::vector<uint32_t>> keys_for(const Oracle& rules, KeyLayout layout, uint64_t seed,
+                                            uint32_t n) {
+  std::mt19937_64 rng(seed);
+  std::vector<const Rule*> list;
+  for (const auto& [i, r] : rules) list.push_back(&r);
+  std::vector<std::vector<uint32_t>> keys;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (!list.empty() && rng() % 4 != 0) {
+      keys.push_back(key_in(rng, *list[rng() % list.size()], layout));
+    } else {
+      std::vector<uint32_t> k(key_words(layout));
+      for (auto& w : k) w = uint32_t(rng() % 3 == 0 ? 0 : rng() % 3 == 0 ? ~0u : rng());
+      keys.push_back(k);
+    }
+  }
+  return keys;
+}
+
+// SoA with a stride larger than the count.
+KeyBatch soa(const std::vector<std::vector<uint32_t>>& keys, KeyLayout layout,
+             std::vector<uint32_t>& buf) {
+  const uint32_t n = uint32_t(keys.size()), stride = n + 3;
+  buf.assign(size_t(stride) * key_words(layout), 0xDEADBEEFu);
+  for (uint32_t i = 0; i < n; ++i)
+    for (unsigned w = 0; w < key_words(layout); ++w) buf[size_t(w) * stride + i] = keys[i][w];
+  return {buf.data(), n, stride, layout};
+}
+
+// Checks `c` against the oracle on `keys` in bursts of `burst` (0: all at once).
+void expect_agrees(const Classifier& c, const Oracle& rules, KeyLayout layout,
+                   const std::vector<std::vector<uint32_t>>& keys, uint32_t burst,
+                   uint32_t threads = 1) {
+  std::vector<uint32_t> buf;
+  const KeyBatch all = soa(keys, layout, buf);
+  std::vector<uint32_t> got(keys.size() + 1, 0x12345678u);
+  ExecContext ctx;
+  ctx.threads = threads;
+  if (burst == 0) {
+    ASSERT_TRUE(c.classify(all.slice(0, 0), {got.data(), 0}, ctx).is_ok());
+    EXPECT_EQ(got[0], 0x12345678u);
+    burst = all.count;
+  }
+  for (uint32_t off = 0; off < all.count; off += burst) {
+    const uint32_t n = std::min(burst, all.count - off);
+    ASSERT_TRUE(c.classify(all.slice(off, n), {got.data() + off, n}, ctx).is_ok());
+  }
+  EXPECT_EQ(got[keys.size()], 0x12345678u) << "wrote past the output";
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const uint32_t want = naive_classify(rules, layout, keys[i].data());
+    ASSERT_EQ(got[i], want) << c.id() << " key " << i << " burst " << burst;
+  }
+}
+
+std::vector<std::string> engines() {
+  std::vector<std::string> ids = {"cpu.tuple", "cpu.bloom"};
+  if (cuda_device_count() > 0) ids.insert(ids.end(), {"cuda.tuple", "cuda.bloom"});
+  return ids;
+}
+
+std::unique_ptr<Classifier> make(const std::string& id, const RuleSet& set) {
+  auto made = make_classifier(id, set);
+  EXPECT_TRUE(made.is_ok()) << id << ": " << made.status().message();
+  return made.is_ok() ? std::move(made).value() : nullptr;
+}
+
+TEST(TupleCore, UniversalHashStaysInRange) {
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 10000; ++i) {
+    const uint64_t a = 1 + rng() % 0xFFFF'FFFFull, b = rng() % core::kHashPrime;
+    const uint32_t x = uint32_t(rng()), log2d = unsigned(rng() % 20);
+    const unsigned __int128 exact = (unsigned __int128)a * x + b;
+    EXPECT_EQ(core::cuckoo_slot(a, b, x, log2d),
+              uint32_t(uint64_t(exact % core::kHashPrime) & ((1u << log2d) - 1)));
+  }
+}
+
+TEST(TupleImage, TablesKeepTheBestOfDuplicateValuesAndSplitForTheGpu) {
+  for (uint32_t cap : {0u, core::kGpuTableEntries}) {
+    detail::TupleClassSet set(KeyLayout::kFiveTuple, 1, cap);
+    RuleSet rules;
+    for (uint32_t i = 0; i < 1000; ++i) {  // one class (/32, /32, exact ports, exact proto)
+      Rule r;
+      r.value[0] = i % 700;  // 300 duplicate values
+      r.mask[0] = r.mask[1] = r.mask[3] = ~0u;
+      r.mask[3]                         = 0xFF;
+      r.sport_lo = r.sport_hi = r.dport_lo = r.dport_hi = 80;
+      r.value[2]                                        = 80u << 16 | 80;
+      r.priority                                        = i % 3;
+      rules.rules.push_back(r);
+    }
+    ASSERT_TRUE(set.add_all(rules).is_ok());
+    EXPECT_EQ(set.classes(), 1u);
+    EXPECT_EQ(set.entries(), 1000u);
+    const auto tables = set.tables();
+    EXPECT_EQ(tables.size(), cap ? 3u : 1u);
+    uint32_t values = 0;
+    for (const auto& t : tables) {
+      values += t->view.entries;
+      if (cap) EXPECT_LE(t->view.entries, cap);
+    }
+    EXPECT_EQ(values, 700u);
+  }
+}
+
+TEST(TupleEngines, EdgeCaseSetsAtEveryBurstSize) {
+  for (const std::string& id : engines())
+    for (KeyLayout layout : {KeyLayout::kFiveTuple, KeyLayout::kOpenFlow})
+      for (uint32_t n : {0u, 1u, 2u, 40u, 300u}) {
+        SCOPED_TRACE(id + " rules " + std::to_string(n) + " layout " +
+                     std::to_string(int(layout)));
+        const RuleSet set  = random_set(n * 31 + unsigned(layout), layout, n, n == 40);
+        const Oracle rules = oracle_of(set);
+        auto c             = make(id, set);
+        ASSERT_NE(c, nullptr);
+        const auto keys = keys_for(rules, layout, n + 5, n >= 300 ? 4500 : 1200);
+        for (uint32_t burst : {0u, 1u, 31u, 32u, 33u, 4096u}) {
+          if (burst == 1 && n >= 300) continue;  // keep the run short
+          expect_agrees(*c, rules, layout, keys, burst);
+        }
+        EXPECT_EQ(c->stats().rules, n);
+      }
+}
+
+TEST(TupleEngines, SingleCatchAllAndWildcardProtocol) {
+  for (const std::string& id : engines()) {
+    RuleSet set;
+    Rule all;
+    all.priority = 5;
+    set.rules    = {all, all};
+    Oracle rules = oracle_of(set);
+    auto c       = make(id, set);
+    ASSERT_NE(c, nullptr);
+    expect_agrees(*c, rules, set.layout, keys_for(rules, set.layout, 3, 100), 33);
+  }
+}
+
+TEST(TupleEngines, LargeBatchesOnThreads) {
+  const RuleSet set  = random_set(99, KeyLayout::kFiveTuple, 120, false);
+  const Oracle rules = oracle_of(set);
+  const auto keys    = keys_for(rules, set.layout, 4, 70000);
+  for (const std::string& id : {"cpu.tuple", "cpu.bloom"}) {
+    auto c = make(id, set);
+    ASSERT_NE(c, nullptr);
+    expect_agrees(*c, rules, set.layout, keys, 0, 3);
+    expect_agrees(*c, rules, set.layout, keys, 0, 1);  // after re-ranking by hits
+  }
+}
+
+TEST(TupleEngines, RejectsWrongLayoutAndShortOutput) {
+  const RuleSet set = random_set(1, KeyLayout::kFiveTuple, 10, false);
+  for (const std::string& id : engines()) {
+    auto c = make(id, set);
+    ASSERT_NE(c, nullptr);
+    std::vector<uint32_t> words(9 * 4), out(4);
+    ExecContext ctx;
+    EXPECT_FALSE(c->classify({words.data(), 4, 4, KeyLayout::kOpenFlow}, {out.data(), 4}, ctx).is_ok());
+    EXPECT_FALSE(c->classify({words.data(), 4, 4, KeyLayout::kFiveTuple}, {out.data(), 3}, ctx).is_ok());
+    EXPECT_EQ(c->erase(1000).code(), Errc::kNotFound);
+  }
+}
+
+TEST(TupleEngines, RandomInsertsAndErasesMatchTheOracleAfterEveryStep) {
+  for (const std::string& id : engines())
+    for (KeyLayout layout : {KeyLayout::kFiveTuple, KeyLayout::kOpenFlow}) {
+      SCOPED_TRACE(id);
+      std::mt19937_64 rng(uint64_t(layout) * 1000 + id.size());
+      const RuleSet set = random_set(rng(), layout, 30, true);
+      Oracle rules      = oracle_of(set);
+      auto c            = make(id, set);
+      ASSERT_NE(c, nullptr);
+      for (int step = 0; step < 120; ++step) {
+        const uint32_t index = uint32_t(rng() % 60);
+        if (rng() % 3 == 0) {
+          const bool present = rules.count(index) != 0;
+          const Status s     = c->erase(index);
+          ASSERT_EQ(s.is_ok(), present) << s.message();
+          if (!present) ASSERT_EQ(s.code(), Errc::kNotFound);
+          rules.erase(index);
+        } else {
+          const Rule r = random_rule(rng, layout, uint32_t(rng() % 8));
+          ASSERT_TRUE(c->insert(index, r).is_ok());
+          rules[index] = r;
+        }
+        expect_agrees(*c, rules, layout, keys_for(rules, layout, rng(), 150), 64);
+        ASSERT_EQ(c->stats().rules, rules.size());
+      }
+    }
+}
+
+TEST(TupleEngines, ConcurrentReaderSeesTheOldOrTheNewRuleSet) {
+  for (const std::string& id : engines()) {
+    RuleSet set = random_set(5, KeyLayout::kFiveTuple, 200, false);
+    // The toggled rule: highest priority, one exact key; its key otherwise matches `under`.
+    Rule top;
+    for (unsigned w = 0; w < 4; ++w) top.mask[w] = ~0u;
+    top.mask[3] = 0xFF;
+    top.value[0] = 0x0A00'0001u, top.value[1] = 0x0B00'0002u, top.value[3] = 6;
+    top.sport_lo = top.sport_hi = 1234;
+    top.dport_lo = top.dport_hi = 80;
+    top.value[2]                = 1234u << 16 | 80;
+    top.priority                = 1000;
+    const std::vector<uint32_t> hot_key = {top.value[0], top.value[1], top.value[2], 6};
+    Oracle rules                        = oracle_of(set);
+    const uint32_t without = naive_classify(rules, set.layout, hot_key.data());
+    const uint32_t index   = 500;
+    rules[index]           = top;
+    ASSERT_EQ(naive_classify(rules, set.layout, hot_key.data()), index);
+    rules.erase(index);
+    auto c = make(id, set);
+    ASSERT_NE(c, nullptr);
+    std::vector<std::vector<uint32_t>> keys = keys_for(rules, set.layout, 8, 255);
+    keys.push_back(hot_key);
+    std::vector<uint32_t> want_without(keys.size()), want_with(keys.size());
+    for (size_t i = 0; i < keys.size(); ++i) want_without[i] = naive_classify(rules, set.layout, keys[i].data());
+    rules[index] = top;
+    for (size_t i = 0; i < keys.size(); ++i) want_with[i] = naive_classify(rules, set.layout, keys[i].data());
+    ASSERT_EQ(want_without.back(), without);
+    std::vector<uint32_t> buf;
+    const KeyBatch batch = soa(keys, set.layout, buf);
+    std::atomic<bool> stop{false};
+    std::atomic<uint64_t> batches{0}, mixed{0}, failed{0};
+    std::thread reader([&] {
+      std::vector<uint32_t> got(keys.size());
+      ExecContext ctx;
+      while (!stop.load()) {
+        if (!c->classify(batch, {got.data(), uint32_t(got.size())}, ctx).is_ok()) ++failed;
+        const bool is_new = got == want_with, is_old = got == want_without;
+        if (!is_new && !is_old) ++mixed;
+        ++batches;
+      }
+    });
+    for (int i = 0; i < 200; ++i) {
+      ASSERT_TRUE(c->insert(index, top).is_ok());
+      ASSERT_TRUE(c->erase(index).is_ok());
+    }
+    while (batches.load() < 50) std::this_thread::yield();
+    stop = true;
+    reader.join();
+    EXPECT_EQ(mixed.load(), 0u) << id;
+    EXPECT_EQ(failed.load(), 0u) << id;
+  }
+}
+
+TEST(TupleEngines, ClassBenchAcl1x1K) {
+  if (!testing::have_data()) GTEST_SKIP() << "no data directory";
+  auto loaded = io::load_classbench_rules(testing::data_path("classbench/wustl_5tuple/acl1_1K"));
+  ASSERT_TRUE(loaded.is_ok()) << loaded.status().message();
+  const RuleSet set  = from_classbench(loaded.value(), "acl1_1K");
+  const Oracle rules = oracle_of(set);
+  const auto keys    = keys_for(rules, set.layout, 11, 2000);
+  for (const std::string& id : engines()) {
+    auto c = make(id, set);
+    ASSERT_NE(c, nullptr);
+    expect_agrees(*c, rules, set.layout, keys, 4096);
+    EXPECT_GE(c->stats().entries, set.rules.size());
+    EXPECT_GT(c->stats().classes, 0u);
+  }
+}
+
+}  // namespace
+}  // namespace warpath::classify
