@@ -53,6 +53,13 @@ Rule rule_from(const uint32_t* key, const uint32_t* mask, KeyLayout l) {
   return r;
 }
 
+// Clears the bits a real key of the layout cannot have (the 5-tuple protocol word holds 8
+// bits; OpenFlow's nw_proto word only its top byte).
+void make_valid(KeyLayout l, uint32_t* key) {
+  if (l == KeyLayout::kFiveTuple) key[3] &= 0xFFu;
+  if (l == KeyLayout::kOpenFlow) key[5] &= 0xFF00'0000u;
+}
+
 }  // namespace
 
 Result<SyntheticSet> synthetic_rules(const SyntheticParams& p) {
@@ -105,8 +112,10 @@ Result<SyntheticSet> synthetic_rules(const SyntheticParams& p) {
       most = std::max(most, size[c]), least = std::min(least, size[c]);
     shared.push_back(least);
     std::vector<std::vector<uint32_t>> group(most, std::vector<uint32_t>(words));
-    for (auto& b : group)
+    for (auto& b : group) {
       for (auto& w : b) w = uint32_t(rng());
+      make_valid(l, b.data());
+    }
     for (uint32_t c = g0; c < g1; ++c) {
       std::set<std::vector<uint32_t>> values;  // distinct rules within a class
       for (uint32_t j = 0; j < size[c]; ++j) {
@@ -116,6 +125,7 @@ Result<SyntheticSet> synthetic_rules(const SyntheticParams& p) {
           for (unsigned w = 0; w < words; ++w) v[w] = b[w] & masks[c][w];
           if (values.insert(v).second) break;
           for (auto& w : b) w = uint32_t(rng());  // collision: a new base for this slot
+          make_valid(l, b.data());
         }
         Rule r     = rule_from(b.data(), masks[c].data(), l);
         r.priority = uint32_t(rng() % (uint64_t(p.rules) * 4));
@@ -214,6 +224,7 @@ KeyBuffer random_keys(const RuleSet& set, uint64_t seed, uint32_t count) {
   uint32_t k[kMaxKeyWords];
   for (uint32_t i = 0; i < count; ++i) {
     for (unsigned w = 0; w < words; ++w) k[w] = uint32_t(rng() % 4 ? (rng() & 0x0F0F0F0F) : rng());
+    make_valid(set.layout, k);
     if (!set.rules.empty() && rng() % 2) {
       const Rule& r = set.rules[rng() % set.rules.size()];
       for (unsigned w = 0; w < words; ++w) k[w] = (k[w] & ~r.mask[w]) | r.value[w];

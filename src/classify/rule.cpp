@@ -305,7 +305,106 @@ std::string mac_text(uint64_t v) {
   return buf;
 }
 
+Result<KeyBuffer> parse_openflow_trace_impl(std::string_view text, std::string_view name) {
+  std::vector<uint32_t> words;
+  io::LineCursor cursor(text);
+  std::string_view line;
+  while (cursor.next(line)) {
+    line = trim(line);
+    if (line.empty() || line[0] == '#') continue;
+    std::string_view tok[12];
+    size_t count = 0, pos = 0;
+    while (pos < line.size()) {
+      const size_t b = line.find_first_not_of(" \t", pos);
+      if (b == std::string_view::npos) break;
+      const size_t e = std::min(line.find_first_of(" \t", b), line.size());
+      if (count == 12) return io::parse_error(name, cursor.line_number(), "more than 12 fields");
+      tok[count++] = line.substr(b, e - b);
+      pos          = e;
+    }
+    if (count != 12)
+      return io::parse_error(name, cursor.line_number(),
+                             "expected 12 fields, found " + std::to_string(count));
+    packet::OfFields f;
+    uint64_t v[12]         = {};
+    uint32_t ip[2]         = {};
+    uint64_t mac[2]        = {};
+    const char* bad        = nullptr;
+    const uint64_t max[12] = {0xFFFF, 0, 0, 0xFFFF, 0xFF, 0xFFFF, 0xFF, 0xFF, 0, 0, 0xFFFF, 0xFFFF};
+    for (int i = 0; i < 12 && !bad; ++i) {
+      if (i == 1 || i == 2) {
+        if (!parse_mac(tok[i], mac[i - 1])) bad = "MAC address";
+      } else if (i == 8 || i == 9) {
+        if (!lookup::parse_ipv4(tok[i], ip[i - 8])) bad = "IPv4 address";
+      } else if (!parse_uint(tok[i], max[i], v[i])) {
+        bad = "number";
+      }
+      if (bad)
+        return io::parse_error(name, cursor.line_number(),
+                               "field " + std::to_string(i + 1) + " '" + std::string(tok[i]) +
+                                   "' is not a valid " + bad);
+    }
+    f.in_port = uint16_t(v[0]);
+    for (int b = 0; b < 6; ++b) {
+      f.dl_src[b] = uint8_t(mac[0] >> (40 - 8 * b));
+      f.dl_dst[b] = uint8_t(mac[1] >> (40 - 8 * b));
+    }
+    f.dl_vlan               = uint16_t(v[3]);
+    f.dl_vlan_pcp           = uint8_t(v[4]);
+    f.dl_type               = uint16_t(v[5]);
+    f.nw_tos                = uint8_t(v[6]);
+    f.nw_proto              = uint8_t(v[7]);
+    f.nw_src                = ip[0];
+    f.nw_dst                = ip[1];
+    f.tp_src                = uint16_t(v[10]);
+    f.tp_dst                = uint16_t(v[11]);
+    const packet::OfTuple t = packet::of_pack(f);
+    words.insert(words.end(), t.w, t.w + 9);
+  }
+  KeyBuffer keys(KeyLayout::kOpenFlow, uint32_t(words.size() / 9));
+  for (uint32_t i = 0; i < keys.size(); ++i) keys.set(i, &words[size_t(i) * 9]);
+  return keys;
+}
+
 }  // namespace
+
+Result<KeyBuffer> parse_openflow_trace(std::string_view text, std::string_view name) {
+  try {
+    return parse_openflow_trace_impl(text, name);
+  } catch (const std::bad_alloc&) {
+    return Status(Errc::kOutOfMemory, std::string(name) + ": out of memory");
+  }
+}
+
+std::string format_openflow_key(const uint32_t* key) {
+  packet::OfTuple t;
+  for (int i = 0; i < 9; ++i) t.w[i] = key[i];
+  const packet::OfFields f = packet::of_unpack(t);
+  uint64_t src = 0, dst = 0;
+  for (int b = 0; b < 6; ++b) src = src << 8 | f.dl_src[b], dst = dst << 8 | f.dl_dst[b];
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%u %s %s %u %u 0x%04x %u %u %s %s %u %u", f.in_port,
+                mac_text(src).c_str(), mac_text(dst).c_str(), f.dl_vlan, f.dl_vlan_pcp, f.dl_type,
+                f.nw_tos, f.nw_proto, lookup::format_ipv4(f.nw_src).c_str(),
+                lookup::format_ipv4(f.nw_dst).c_str(), f.tp_src, f.tp_dst);
+  return buf;
+}
+
+Result<std::string> format_classbench(const Rule& r) {
+  auto prefix_len = [](uint32_t m) -> int {
+    const int len = __builtin_popcount(m);
+    return (len == 0 ? 0u : 0xFFFF'FFFFu << (32 - len)) == m ? len : -1;
+  };
+  const int sl = prefix_len(r.mask[0]), dl = prefix_len(r.mask[1]);
+  if (sl < 0 || dl < 0 || r.mask[2] != 0 || (r.mask[3] != 0 && r.mask[3] != 0xFF))
+    return Status(Errc::kInvalidArgument, "rule is not expressible in ClassBench format");
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "@%s/%d\t%s/%d\t%u : %u\t%u : %u\t0x%02x/0x%02x",
+                lookup::format_ipv4(r.value[0]).c_str(), sl,
+                lookup::format_ipv4(r.value[1]).c_str(), dl, r.sport_lo, r.sport_hi, r.dport_lo,
+                r.dport_hi, r.value[3], r.mask[3]);
+  return std::string(buf);
+}
 
 Result<RuleSet> parse_openflow_rules(std::string_view text, std::string_view name) {
   try {

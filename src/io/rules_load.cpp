@@ -19,4 +19,15 @@ Result<RuleSet> load_rules(const std::string& path, std::string_view format) {
                 "unknown rule format '" + std::string(format) + "' (classbench or openflow)");
 }
 
+Result<KeyBuffer> load_keys(const std::string& path, KeyLayout layout) {
+  if (layout == KeyLayout::kFiveTuple) {
+    auto trace = io::load_trace(path);
+    if (!trace.is_ok()) return trace.status();
+    return keys_from_trace(trace.value());
+  }
+  auto text = io::read_text_file(path);
+  if (!text.is_ok()) return text.status();
+  return parse_openflow_trace(text.value(), path);
+}
+
 }  // namespace warpath::classify

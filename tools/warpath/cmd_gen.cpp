@@ -1,9 +1,13 @@
 // warpath gen traffic: write a pcap from the seeded traffic generator or a ClassBench trace.
 #include <fmt/core.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <memory>
 
 #include "commands.hpp"
+#include "warpath/classify/check.hpp"
 #include "warpath/gen/traffic.hpp"
 #include "warpath/io/classbench.hpp"
 #include "warpath/io/pcap_file.hpp"
@@ -66,10 +70,64 @@ int run_gen_traffic(GenTrafficOptions o) {
   return 0;
 }
 
+struct GenRulesOptions {
+  classify::SyntheticParams params;
+  std::string out, trace;
+};
+
+// GSwitch's synthetic rule sets: ClassBench files for f = 5 (file order = priority order, so
+// rules are written best first), ovs-ofctl flows for f = 12; the trace in the matching format.
+int run_gen_rules(const GenRulesOptions& o) {
+  auto set = classify::synthetic_rules(o.params);
+  if (!set.is_ok()) return fail(set.status());
+  const classify::RuleSet& rules = set->rules;
+  std::vector<uint32_t> order(rules.rules.size());
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  const bool five = rules.layout == classify::KeyLayout::kFiveTuple;
+  if (five)
+    std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+      return rules.rules[a].priority > rules.rules[b].priority;
+    });
+  std::FILE* f = std::fopen(o.out.c_str(), "w");
+  if (!f) return fail(o.out + ": cannot create: " + std::strerror(errno));
+  fmt::print(f, "{}", five ? "" : "# " + rules.name + "\n");
+  for (uint32_t i : order) {
+    if (five) {
+      auto line = classify::format_classbench(rules.rules[i]);
+      if (!line.is_ok()) {
+        std::fclose(f);
+        return fail(line.status());
+      }
+      fmt::print(f, "{}\n", *line);
+    } else {
+      fmt::print(f, "{}\n", classify::format_openflow_rule(rules.rules[i]));
+    }
+  }
+  if (std::fclose(f) != 0) return fail(o.out + ": write failed");
+  if (!o.trace.empty()) {
+    std::FILE* t = std::fopen(o.trace.c_str(), "w");
+    if (!t) return fail(o.trace + ": cannot create: " + std::strerror(errno));
+    uint32_t key[classify::kMaxKeyWords];
+    for (uint32_t i = 0; i < set->keys.size(); ++i) {
+      set->keys.get(i, key);
+      if (five) {
+        fmt::print(t, "{}\t{}\t{}\t{}\t{}\n", key[0], key[1], key[2] >> 16, key[2] & 0xFFFF,
+                   key[3]);
+      } else {
+        fmt::print(t, "{}\n", classify::format_openflow_key(key));
+      }
+    }
+    if (std::fclose(t) != 0) return fail(o.trace + ": write failed");
+  }
+  fmt::print("wrote {} rules ({}) to {}{}\n", rules.rules.size(), rules.name, o.out,
+             o.trace.empty() ? "" : fmt::format(" and {} tuples to {}", set->keys.size(), o.trace));
+  return 0;
+}
+
 }  // namespace
 
 void add_gen(CLI::App& app, Runner& run) {
-  auto* gen_cmd = app.add_subcommand("gen", "Generate inputs (traffic captures)");
+  auto* gen_cmd = app.add_subcommand("gen", "Generate inputs (traffic captures, rule sets)");
   gen_cmd->require_subcommand(1);
   auto o    = std::make_shared<GenTrafficOptions>();
   auto* cmd = gen_cmd->add_subcommand("traffic", "Write a pcap of generated traffic");
@@ -102,6 +160,34 @@ void add_gen(CLI::App& app, Runner& run) {
     o->count_given = cmd->count("--count") > 0;
     run            = [o] { return run_gen_traffic(*o); };
   });
+
+  auto r     = std::make_shared<GenRulesOptions>();
+  auto* rcmd = gen_cmd->add_subcommand(
+      "rules", "Write a GSwitch synthetic rule set (N rules, C classes, F full, Cm matching)");
+  auto& q = r->params;
+  rcmd->add_option("--out", r->out, "Rule file (ClassBench for --fields 5, ovs-ofctl for 12)")
+      ->required();
+  rcmd->add_option("--trace", r->trace, "Also write the tuples to classify here");
+  rcmd->add_option("--rules,-N", q.rules, "Rules")
+      ->check(CLI::Range(1u, 1u << 22))
+      ->capture_default_str();
+  rcmd->add_option("--classes,-C", q.classes, "Classes (distinct masks)")
+      ->check(CLI::Range(1u, 1u << 16))
+      ->capture_default_str();
+  rcmd->add_option("--full,-F", q.full, "Full classes (the others hold one rule)")
+      ->check(CLI::Range(1u, 1u << 16))
+      ->capture_default_str();
+  rcmd->add_option("--matching", q.matching, "Classes each tuple matches (Cm)")
+      ->check(CLI::Range(1u, 1u << 16))
+      ->capture_default_str();
+  rcmd->add_option("--fields,-f", q.fields, "Fields per rule: 5 (5-tuple) or 12 (OpenFlow)")
+      ->check(CLI::IsMember({5u, 12u}))
+      ->capture_default_str();
+  rcmd->add_option("--tuples", q.tuples, "Tuples in the trace")
+      ->check(CLI::Range(1u, 1u << 24))
+      ->capture_default_str();
+  rcmd->add_option("--seed", q.seed, "Random seed")->capture_default_str();
+  rcmd->callback([r, &run] { run = [r] { return run_gen_rules(*r); }; });
 }
 
 }  // namespace warpath::cli

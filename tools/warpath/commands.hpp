@@ -18,6 +18,7 @@ void add_gen(CLI::App& app, Runner& run);
 void add_selftest(CLI::App& app, Runner& run);
 void add_demo(CLI::App& app, Runner& run);
 void add_lookup(CLI::App& app, Runner& run);
+void add_classify(CLI::App& app, Runner& run);
 void add_bench(CLI::App& app, Runner& run);
 void add_route(CLI::App& app, Runner& run);
 

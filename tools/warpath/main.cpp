@@ -35,6 +35,7 @@ int run_main(int argc, char** argv) {
   add_gen(app, run);
   add_selftest(app, run);
   add_lookup(app, run);
+  add_classify(app, run);
   add_bench(app, run);
   add_route(app, run);
   // CLI11 reports a mistyped command as "a subcommand is required"; name it instead.

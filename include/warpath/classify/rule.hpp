@@ -128,6 +128,17 @@ Result<RuleSet> load_rules(const std::string& path, std::string_view format);
 /// One rule as ovs-ofctl text (inverse of parse_openflow_rules for kOpenFlow sets).
 std::string format_openflow_rule(const Rule& r);
 
+/// OpenFlow traces: one tuple per line, the 12 fields in OpenFlow 1.0 order
+///   in_port dl_src dl_dst dl_vlan dl_vlan_pcp dl_type nw_tos nw_proto nw_src nw_dst tp_src tp_dst
+/// (MACs as xx:xx:xx:xx:xx:xx, addresses dotted, dl_type hex or decimal, the rest decimal).
+Result<KeyBuffer> parse_openflow_trace(std::string_view text, std::string_view name);
+std::string format_openflow_key(const uint32_t* key);
+/// Keys of a trace file: ClassBench trace (kFiveTuple) or OpenFlow trace (kOpenFlow).
+Result<KeyBuffer> load_keys(const std::string& path, KeyLayout layout);
+/// A 5-tuple rule as a ClassBench rule line (ports must be ranges, addresses prefixes, the
+/// protocol exact or wildcard); kInvalidArgument otherwise.
+Result<std::string> format_classbench(const Rule& r);
+
 /// Whether `key` matches rule `r` (the plain definition; the reference engine's test).
 bool rule_matches(const Rule& r, KeyLayout layout, const uint32_t* key);
 
