@@ -17,7 +17,7 @@ uint64_t splitmix(uint64_t& s) {
 }
 
 void draw_params(core::TupleTable& t, uint64_t& rng) {
-  t.seed = uint32_t(splitmix(rng));
+  for (unsigned w = 0; w < kMaxKeyWords; ++w) t.ka[w] = splitmix(rng);
   for (unsigned i = 0; i < core::kCuckooWays; ++i) {
     t.ha[i] = 1 + splitmix(rng) % 0xFFFF'FFFFull;  // 1 <= a < 2^32
     t.hb[i] = splitmix(rng) % core::kHashPrime;
@@ -35,7 +35,7 @@ bool place(TupleTableData& d, const std::vector<TableValue>& values, uint64_t& r
   const uint32_t slots = core::kCuckooWays << t.log2d;
   std::vector<uint32_t> occ(slots, UINT32_MAX);
   std::vector<uint32_t> hash(values.size());
-  for (size_t v = 0; v < values.size(); ++v) hash[v] = core::tuple_hash<NW>(values[v].value, t.seed);
+  for (size_t v = 0; v < values.size(); ++v) hash[v] = core::tuple_hash<NW>(values[v].value, t.ka);
   for (uint32_t v = 0; v < values.size(); ++v) {
     uint32_t cur = v;
     bool placed  = false;
@@ -45,8 +45,8 @@ bool place(TupleTableData& d, const std::vector<TableValue>& values, uint64_t& r
         if (occ[s] == UINT32_MAX) occ[s] = cur, placed = true;
       }
       if (!placed) {
-        const uint32_t s = core::cuckoo_index(t, unsigned(splitmix(rng) % core::kCuckooWays),
-                                              hash[cur]);
+        const uint32_t s =
+            core::cuckoo_index(t, unsigned(splitmix(rng) % core::kCuckooWays), hash[cur]);
         std::swap(cur, occ[s]);
       }
     }
@@ -102,8 +102,8 @@ Result<TablePtr> build_tuple_table(const uint32_t* mask, const std::vector<Table
                                          std::to_string(values.size()) + " values");
     if (attempt > 0 && attempt % 4 == 0) ++t.log2d;
     draw_params(t, rng);
-    const bool ok = layout == KeyLayout::kFiveTuple ? place<4>(*d, values, rng)
-                                                    : place<9>(*d, values, rng);
+    const bool ok =
+        layout == KeyLayout::kFiveTuple ? place<4>(*d, values, rng) : place<9>(*d, values, rng);
     if (ok) break;
   }
   t.slots = d->slots.data();
@@ -136,9 +136,9 @@ Status TupleClassSet::rebuild(const MaskKey& mask, Class& c, std::vector<TablePt
   for (size_t begin = 0, part = 0; begin < values.size(); begin += per, ++part) {
     std::vector<TableValue> chunk(values.begin() + begin,
                                   values.begin() + std::min(values.size(), begin + per));
-    WARPATH_ASSIGN_OR_RETURN(auto table, build_tuple_table(mask.data(), chunk, layout_,
-                                                           mask_seed(seed_, mask.data(),
-                                                                     uint32_t(part))));
+    WARPATH_ASSIGN_OR_RETURN(auto table,
+                             build_tuple_table(mask.data(), chunk, layout_,
+                                               mask_seed(seed_, mask.data(), uint32_t(part))));
     out.push_back(std::move(table));
   }
   return Status::ok();
@@ -221,14 +221,15 @@ uint64_t TupleClassSet::memory_bytes() const {
 }
 
 std::unique_ptr<TupleVersion> make_version(std::vector<TablePtr> tables, bool rank_by_hits) {
-  auto v          = std::make_unique<TupleVersion>();
-  auto by_best    = [](const TablePtr& a, const TablePtr& b) { return a->view.best > b->view.best; };
-  uint64_t total  = 0;
+  auto v         = std::make_unique<TupleVersion>();
+  auto by_best   = [](const TablePtr& a, const TablePtr& b) { return a->view.best > b->view.best; };
+  uint64_t total = 0;
   if (rank_by_hits)
     for (const TablePtr& t : tables) total += t->hits.load(std::memory_order_relaxed);
   if (total > 0) {
     std::vector<std::pair<uint64_t, TablePtr>> ranked;
-    for (const TablePtr& t : tables) ranked.emplace_back(t->hits.load(std::memory_order_relaxed), t);
+    for (const TablePtr& t : tables)
+      ranked.emplace_back(t->hits.load(std::memory_order_relaxed), t);
     std::stable_sort(ranked.begin(), ranked.end(),
                      [](const auto& a, const auto& b) { return a.first > b.first; });
     uint64_t covered = 0;

@@ -63,7 +63,7 @@ TEST_P(ClassifierEngines, RandomSetsBothLayouts) {
   for (KeyLayout layout : {KeyLayout::kFiveTuple, KeyLayout::kOpenFlow})
     for (uint64_t seed : {1u, 2u}) {
       const RuleSet rules = random_rule_set(seed, layout, 700);
-      check(rules, random_keys(rules, seed, 6000), sizes(6000),
+      check(rules, random_keys(rules, seed, 2500), sizes(2500),
             std::string(layout == KeyLayout::kFiveTuple ? "5-tuple" : "openflow") + " seed " +
                 std::to_string(seed));
     }

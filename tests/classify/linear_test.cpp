@@ -14,7 +14,9 @@
 namespace warpath::classify {
 namespace detail {
 Made make_cpu_linear_isa(const RuleSet& rules, const ClassifyParams& params, int isa);
-}
+core::LinearView build_linear_image(const RuleSet& rules, std::vector<uint32_t>& order,
+                                    std::vector<uint32_t>& storage);
+}  // namespace detail
 namespace {
 
 // ---- The oracle: the definition, nothing else ----
@@ -204,6 +206,52 @@ TEST(LinearImage, LayoutKeepsActiveWordsOnly) {
   EXPECT_EQ(core::linear_classify(v, core::linear_key(l, key_miss, 1, 0)), 1u);
   EXPECT_EQ(core::linear_valid_lanes(17, 1), 1u);
   EXPECT_EQ(core::linear_valid_lanes(32, 1), 0xFFFFu);
+}
+
+// The GPU body on the host: linear_first_serial with the word count fixed at compile time (as
+// cuda.linear instantiates it), over chunks of 16 blocks whose answers are min-reduced.
+template <int NW, int R>
+uint32_t gpu_like(const core::LinearView& v, const core::LinearKey& k) {
+  uint32_t best = core::kLinearNone;
+  for (uint32_t b0 = 0; b0 < v.block_count(); b0 += 16) {
+    core::LinearView chunk = v;
+    chunk.blocks           = v.block(b0);
+    chunk.rules            = v.rules - b0 * core::kLinearLanes;
+    const uint32_t nb      = std::min(16u, v.block_count() - b0);
+    const uint32_t pos     = core::linear_first_serial<NW, R>(chunk, k, 0, nb);
+    if (pos != core::kLinearNone) best = std::min(best, b0 * core::kLinearLanes + pos);
+  }
+  return core::linear_answer(v, best);
+}
+
+template <int NW = 0>
+uint32_t gpu_like_dispatch(const core::LinearView& v, const core::LinearKey& k) {
+  if constexpr (NW < 9)
+    if (v.layout.words != NW) return gpu_like_dispatch<NW + 1>(v, k);
+  return v.layout.ranges ? gpu_like<NW, 1>(v, k) : gpu_like<NW, 0>(v, k);
+}
+
+TEST(LinearCore, SerialChunkedBodyMatchesOracle) {
+  std::mt19937 rng(16);
+  for (KeyLayout layout : {KeyLayout::kFiveTuple, KeyLayout::kOpenFlow})
+    for (uint32_t n : {0u, 1u, 15u, 16u, 17u, 255u, 256u, 257u, 600u}) {
+      RuleSet set;
+      set.layout = layout;
+      for (uint32_t i = 0; i < n; ++i) set.rules.push_back(random_rule(rng, layout, 20));
+      std::vector<uint32_t> order, storage;
+      const core::LinearView v = detail::build_linear_image(set, order, storage);
+      const Keys keys          = make_keys(rng, set, 300);
+      std::vector<uint32_t> soa;
+      const KeyBatch b = keys.batch(soa, 1);
+      for (uint32_t i = 0; i < b.count; ++i) {
+        const uint32_t want     = naive_classify(set, keys.aos[i].data());
+        const core::LinearKey k = core::linear_key(v.layout, b.words, b.stride, i);
+        ASSERT_EQ(core::linear_answer(v, core::linear_first_serial(v, k, 0, v.block_count())), want)
+            << n;
+        ASSERT_EQ(core::linear_classify(v, k), want) << n;
+        ASSERT_EQ(gpu_like_dispatch(v, k), want) << n << " words " << v.layout.words;
+      }
+    }
 }
 
 TEST(CpuLinear, BlockEdgesBothLayouts) {

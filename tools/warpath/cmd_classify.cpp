@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "output_file.hpp"
 #include "warpath/classify/classifier.hpp"
 #include "warpath/core/cuda_device.hpp"
 #include "warpath/core/version.hpp"
@@ -86,18 +87,11 @@ int run_classify(const ClassifyOptions& o) {
   }
   const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
 
-  std::FILE* out        = stdout;
-  const std::string tmp = o.out + ".partial";
-  if (!o.out.empty() && !(out = std::fopen(tmp.c_str(), "w")))
-    return fail(o.out + ": cannot create: " + std::strerror(errno));
-  for (uint32_t r : result) fmt::print(out, "{}\n", r == classify::kNoMatch ? -1 : int64_t(r));
-  if (!o.out.empty()) {
-    const bool ok = std::fclose(out) == 0 && std::rename(tmp.c_str(), o.out.c_str()) == 0;
-    if (!ok) {
-      std::remove(tmp.c_str());
-      return fail(o.out + ": write failed");
-    }
-  }
+  OutputFile out(o.out);
+  if (Status s = out.open(); !s.is_ok()) return fail(s);
+  for (uint32_t r : result)
+    fmt::print(out.get(), "{}\n", r == classify::kNoMatch ? -1 : int64_t(r));
+  if (Status s = out.commit(); !s.is_ok()) return fail(s);
   if (!o.stats.empty()) {
     const classify::ClassifierStats st = (*engine)->stats();
     uint64_t matched                   = 0;

@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "commands.hpp"
+#include "output_file.hpp"
 #include "warpath/core/version.hpp"
 #include "warpath/lookup/fib.hpp"
 
@@ -139,23 +140,15 @@ int run_lookup(const LookupOptions& o) {
   const double lookup_s = seconds_since(t0);
 
   // Results in input order, next hops as the FIB file wrote them.
-  std::FILE* out        = stdout;
-  const std::string tmp = o.out + ".partial";
-  if (!o.out.empty() && !(out = std::fopen(tmp.c_str(), "w")))
-    return fail(o.out + ": cannot create: " + std::strerror(errno));
+  OutputFile out(o.out);
+  if (Status s = out.open(); !s.is_ok()) return fail(s);
   size_t i4 = 0, i6 = 0;
   for (uint8_t v6 : in.is_v6) {
     const lookup::NextHop nh = v6 ? r6[i6++] : r4[i4++];
-    std::fputs(table->nexthop_text(nh).c_str(), out);
-    std::fputc('\n', out);
+    std::fputs(table->nexthop_text(nh).c_str(), out.get());
+    std::fputc('\n', out.get());
   }
-  if (!o.out.empty()) {
-    const bool ok = std::fclose(out) == 0 && std::rename(tmp.c_str(), o.out.c_str()) == 0;
-    if (!ok) {
-      std::remove(tmp.c_str());
-      return fail(o.out + ": write failed");
-    }
-  }
+  if (Status s = out.commit(); !s.is_ok()) return fail(s);
 
   if (!o.stats.empty()) {
     const lookup::FibStats st = (*fib)->stats();

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "output_file.hpp"
 #include "summary_print.hpp"
 #include "warpath/io/pcap_file.hpp"
 #include "warpath/packet/format.hpp"
@@ -50,22 +51,11 @@ nlohmann::ordered_json row_json(uint64_t frame, const packet::PacketInfo& info) 
 
 int parse_to(const ParseOptions& o, std::FILE* out);
 
-// Writes to --out through a temporary name, so a failed run leaves no partial file behind.
 int run_parse(const ParseOptions& o) {
-  if (o.out.empty()) return parse_to(o, stdout);
-  const std::string tmp = o.out + ".partial";
-  std::FILE* f          = std::fopen(tmp.c_str(), "w");
-  if (!f) return fail(o.out + ": cannot create: " + std::strerror(errno));
-  const int rc      = parse_to(o, f);
-  const bool closed = std::fclose(f) == 0;
-  if (rc != 0 || !closed) {
-    std::remove(tmp.c_str());
-    return rc != 0 ? rc : fail(o.out + ": write failed");
-  }
-  if (std::rename(tmp.c_str(), o.out.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return fail(o.out + ": cannot create: " + std::strerror(errno));
-  }
+  OutputFile out(o.out);
+  if (Status s = out.open(); !s.is_ok()) return fail(s);
+  if (const int rc = parse_to(o, out.get()); rc != 0) return rc;
+  if (Status s = out.commit(); !s.is_ok()) return fail(s);
   return 0;
 }
 

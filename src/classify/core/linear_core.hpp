@@ -23,8 +23,9 @@
 //   cpu/linear_cpu.cpp  scans blocks with AVX-512 / AVX2 over the same fields (a transcription
 //                       of linear_lane_matches() per lane; the portable path calls
 //                       linear_block_mask()), several keys per block load.
-//   cuda/linear_cuda.cu stages chunks of blocks in shared memory; a thread per key calls
-//                       linear_lane_matches() rule by rule.
+//   cuda/linear_cuda.cu stages chunks of blocks in shared memory; a thread per key runs
+//                       linear_first_serial<NW, R>() over the chunk (word count and ranges
+//                       fixed at compile time so the key stays in registers).
 #pragma once
 #include <cstdint>
 
@@ -60,6 +61,16 @@ struct LinearView {
   }
 };
 
+/// Shape parameters of the bodies below: kAny reads the count from the LinearLayout; a fixed
+/// value (which must equal the layout's) lets a CUDA kernel keep the key in registers.
+inline constexpr int kAny = -1;
+
+#if defined(__CUDACC__)
+#define WARPATH_LINEAR_UNROLL _Pragma("unroll")
+#else
+#define WARPATH_LINEAR_UNROLL _Pragma("GCC unroll 9")
+#endif
+
 /// The words of one key that the image looks at.
 struct LinearKey {
   uint32_t w[kLinearMaxWords];  ///< active words, in layout order
@@ -67,10 +78,13 @@ struct LinearKey {
 };
 
 /// Key i of a structure-of-arrays batch (word w of key i at words[w * stride + i]).
+template <int NW = kAny>
 WARPATH_HD LinearKey linear_key(const LinearLayout& l, const uint32_t* words, uint32_t stride,
                                 uint32_t i) {
   LinearKey k;
-  for (uint32_t j = 0; j < l.words; ++j) k.w[j] = words[size_t(l.word_ids[j]) * stride + i];
+  const int nw = NW == kAny ? int(l.words) : NW;  // int: NW == 0 is no pointless compare
+  WARPATH_LINEAR_UNROLL
+  for (int j = 0; j < nw; ++j) k.w[j] = words[size_t(l.word_ids[j]) * stride + i];
   k.ports = words[size_t(l.ports_word) * stride + i];
   return k;
 }
@@ -90,14 +104,18 @@ WARPATH_HD uint32_t linear_valid_lanes(uint32_t rules, uint32_t b) {
   return left >= kLinearLanes ? (1u << kLinearLanes) - 1 : (1u << left) - 1;
 }
 
-/// Whether key k matches the rule in `lane` of `block` (the match body).
+/// Whether key k matches the rule in `lane` of `block` (the match body). NW and R: see kAny.
+template <int NW = kAny, int R = kAny>
 WARPATH_HD bool linear_lane_matches(const LinearLayout& l, const uint32_t* block, unsigned lane,
                                     const LinearKey& k) {
-  for (uint32_t j = 0; j < l.words; ++j)
+  const int nw      = NW == kAny ? int(l.words) : NW;
+  const bool ranges = R == kAny ? l.ranges != 0 : R != 0;
+  WARPATH_LINEAR_UNROLL
+  for (int j = 0; j < nw; ++j)
     if ((k.w[j] & block[(2 * j + 1) * kLinearLanes + lane]) != block[2 * j * kLinearLanes + lane])
       return false;
-  if (l.ranges) {
-    const uint32_t* r   = block + 2 * l.words * kLinearLanes;
+  if (ranges) {
+    const uint32_t* r   = block + 2 * nw * kLinearLanes;
     const uint32_t lo   = r[lane];
     const uint32_t span = r[kLinearLanes + lane];
     const uint32_t ds   = ((k.ports >> 16) - (lo >> 16)) & 0xFFFFu;
@@ -124,6 +142,21 @@ WARPATH_HD uint32_t linear_first(const LinearView& v, const LinearKey& k, uint32
     const uint32_t bits =
         linear_block_mask(v.layout, v.block(b), k) & linear_valid_lanes(v.rules, b);
     if (bits) return b * kLinearLanes + linear_ctz(bits);
+  }
+  return kLinearNone;
+}
+
+/// linear_first() rule by rule, stopping at the first match: what one GPU thread runs over a
+/// chunk of blocks staged in shared memory (its warp reads each rule field as a broadcast).
+template <int NW = kAny, int R = kAny>
+WARPATH_HD uint32_t linear_first_serial(const LinearView& v, const LinearKey& k,
+                                        uint32_t block_begin, uint32_t block_end) {
+  for (uint32_t b = block_begin; b < block_end; ++b) {
+    const uint32_t* blk = v.block(b);
+    const uint32_t lanes =
+        v.rules - b * kLinearLanes < kLinearLanes ? v.rules - b * kLinearLanes : kLinearLanes;
+    for (unsigned lane = 0; lane < lanes; ++lane)
+      if (linear_lane_matches<NW, R>(v.layout, blk, lane, k)) return b * kLinearLanes + lane;
   }
   return kLinearNone;
 }

@@ -15,7 +15,7 @@
 //                  entry with that value (low word first). An empty slot is all zero: its
 //                  order key 0 is "no match", so a probe takes the maximum over the three
 //                  candidate slots of (value equal ? order key : 0), without a branch.
-//   hashing        x = tuple_hash(u, seed), a 32-bit hash of the masked key u (TUPLEHASH);
+//   hashing        x = tuple_hash(u, ka), a 32-bit hash of the masked key u (TUPLEHASH);
 //                  subtable slot h_i(x) = ((a_i x + b_i) mod p) mod d with p = 2^61 - 1,
 //                  1 <= a_i < 2^32 (so a_i x is exact in 64 bits) and 0 <= b_i < p.
 //   bloom          m = 1 << (32 - bloom_shift) bits (a power of two, >= 64), k = 2 hash
@@ -39,15 +39,15 @@ inline constexpr uint32_t kGpuTableEntries = 256;  ///< GSwitch Table 2: a table
 /// One class table as the probe functions see it. Pointers are host or device memory.
 struct TupleTable {
   uint32_t mask[kMaxKeyWords];
-  uint32_t seed;         ///< tuple_hash seed
   uint32_t log2d;        ///< subtable size d = 1 << log2d
   uint32_t bloom_shift;  ///< 32 - log2 m
   uint32_t entries;      ///< distinct values stored
   uint32_t ga[kBloomHashes], gb[kBloomHashes];
   uint64_t ha[kCuckooWays], hb[kCuckooWays];
-  uint64_t best;          ///< max order key in the table
-  const uint32_t* slots;  ///< kCuckooWays << log2d slots of NW + 2 words
-  const uint32_t* bloom;  ///< m / 32 words
+  uint64_t ka[kMaxKeyWords];  ///< tuple_hash multipliers
+  uint64_t best;              ///< max order key in the table
+  const uint32_t* slots;      ///< kCuckooWays << log2d slots of NW + 2 words
+  const uint32_t* bloom;      ///< m / 32 words
 };
 
 /// Words of one slot for keys of NW words.
@@ -61,27 +61,23 @@ WARPATH_HD constexpr uint32_t bloom_words(uint32_t bloom_shift) {
 
 WARPATH_HD uint32_t rotl32(uint32_t x, unsigned r) { return (x << r) | (x >> (32 - r)); }
 
-/// TUPLEHASH: a 32-bit hash of the masked key (MurmurHash3's block mix and finaliser).
+/// TUPLEHASH: a 32-bit hash of the masked key, vector multiply-shift (Dietzfelbinger):
+/// x = (sum over w of ka[w] * u[w] mod 2^64) >> 32, ka[w] random 64-bit per table. Almost
+/// universal (two distinct keys collide with probability <= 2^-31), four multiplies for a
+/// 5-tuple; a failed cuckoo build draws new ka along with the slot hash parameters.
 template <unsigned NW>
-WARPATH_HD uint32_t tuple_hash(const uint32_t* u, uint32_t seed) {
-  uint32_t h = seed;
-  for (unsigned w = 0; w < NW; ++w) {
-    const uint32_t k = rotl32(u[w] * 0xcc9e'2d51u, 15) * 0x1b87'3593u;
-    h                = rotl32(h ^ k, 13) * 5u + 0xe654'6b64u;
-  }
-  h ^= h >> 16;
-  h *= 0x85eb'ca6bu;
-  h ^= h >> 13;
-  h *= 0xc2b2'ae35u;
-  return h ^ (h >> 16);
+WARPATH_HD uint32_t tuple_hash(const uint32_t* u, const uint64_t* ka) {
+  uint64_t h = 0;
+  for (unsigned w = 0; w < NW; ++w) h += ka[w] * u[w];
+  return uint32_t(h >> 32);
 }
 
 /// Universal hashing: ((a x + b) mod p) mod 2^log2d, p = 2^61 - 1, a < 2^32, b < p.
 WARPATH_HD uint32_t cuckoo_slot(uint64_t a, uint64_t b, uint32_t x, uint32_t log2d) {
-  uint64_t v = a * x;                  // exact: a < 2^32
+  uint64_t v = a * x;                         // exact: a < 2^32
   v          = (v & kHashPrime) + (v >> 61);  // < 2^61 + 8
-  v += b;                               // < 2^62 + 8
-  v = (v & kHashPrime) + (v >> 61);     // < 2^61 + 2
+  v += b;                                     // < 2^62 + 8
+  v = (v & kHashPrime) + (v >> 61);           // < 2^61 + 2
   if (v >= kHashPrime) v -= kHashPrime;
   return uint32_t(v) & ((uint32_t(1) << log2d) - 1);
 }
@@ -142,7 +138,7 @@ WARPATH_HD uint64_t tuple_lookup(const TupleTable& t, const uint32_t* slots, con
                                  const uint32_t* key) {
   uint32_t u[NW];
   tuple_mask<NW>(t, key, u);
-  const uint32_t x = tuple_hash<NW>(u, t.seed);
+  const uint32_t x = tuple_hash<NW>(u, t.ka);
   if (kBloom && !bloom_test(t, bloom, x)) return 0;
   return cuckoo_probe<NW>(t, slots, u, x);
 }

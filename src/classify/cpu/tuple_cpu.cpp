@@ -49,12 +49,13 @@ inline void probe_table(const core::TupleTable& t, uint32_t c, const uint32_t (*
   uint32_t idx[kGroup][core::kCuckooWays];
   uint32_t live[kGroup];
   uint32_t nlive = 0;
-  // Stage 1: mask, hash, Bloom test; the candidate slots are prefetched.
+  // Stage 1: the keys this table could improve are masked and hashed, Bloom-tested, and
+  // their candidate slots prefetched.
   for (uint32_t j = 0; j < m; ++j) {
     if (best[j] >= t.best) continue;
     uint32_t u[NW];
     core::tuple_mask<NW>(t, k[j], u);
-    const uint32_t x = core::tuple_hash<NW>(u, t.seed);
+    const uint32_t x = core::tuple_hash<NW>(u, t.ka);
     if (kBloom && !core::bloom_test(t, t.bloom, x)) continue;
     for (unsigned i = 0; i < core::kCuckooWays; ++i) {
       idx[nlive][i] = core::cuckoo_index(t, i, x);
@@ -173,8 +174,8 @@ class TupleCpu final : public Classifier {
  private:
   // Writer (mutex held): a new version of the current tables, ranked by the hits so far.
   void publish() {
-    const TupleVersion* old = current_.exchange(make_version(set_.tables(), true).release(),
-                                                std::memory_order_acq_rel);
+    const TupleVersion* old =
+        current_.exchange(make_version(set_.tables(), true).release(), std::memory_order_acq_rel);
     guard_.synchronize();
     delete old;
     retired_.clear();
@@ -191,8 +192,8 @@ class TupleCpu final : public Classifier {
     if (total < next_rank_.load(std::memory_order_relaxed)) return;
     next_rank_.store(total * 4, std::memory_order_relaxed);
     const TupleVersion* cur = current_.load(std::memory_order_relaxed);
-    retired_.emplace_back(current_.exchange(make_version(cur->tables, true).release(),
-                                            std::memory_order_acq_rel));
+    retired_.emplace_back(
+        current_.exchange(make_version(cur->tables, true).release(), std::memory_order_acq_rel));
   }
 
   TupleClassSet set_;

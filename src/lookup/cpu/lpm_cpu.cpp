@@ -1,9 +1,6 @@
 // cpu.lpm and cpu.lpm.scalar: DIR-24-8 (IPv4) and binary search on prefix lengths (IPv6) over
 // the images of a FibState, one address at a time or G-Opt batched, optionally over threads.
-#include <algorithm>
-#include <thread>
-#include <vector>
-
+#include "core/parallel.hpp"
 #include "lookup/cpu/bsl6_cpu.hpp"
 #include "lookup/cpu/dir24_8_cpu.hpp"
 #include "lookup/engines.hpp"
@@ -15,23 +12,6 @@ namespace {
 // Below this many addresses per thread, starting threads costs more than it saves.
 constexpr uint32_t kMinPerThread = 1u << 16;
 
-/// Runs body(begin, end) over [0, n) on up to `threads` threads.
-template <class Body>
-void split(uint32_t n, uint32_t threads, const Body& body) {
-  threads = std::max(1u, std::min(threads, n / kMinPerThread));
-  if (threads == 1) {
-    body(0u, n);
-    return;
-  }
-  std::vector<std::thread> pool;
-  const uint32_t chunk = (n + threads - 1) / threads;
-  for (uint32_t t = 0; t < threads; ++t) {
-    const uint32_t begin = t * chunk, end = std::min(n, begin + chunk);
-    if (begin < end) pool.emplace_back([&body, begin, end] { body(begin, end); });
-  }
-  for (auto& th : pool) th.join();
-}
-
 class CpuFib final : public Fib {
  public:
   CpuFib(std::unique_ptr<FibState> state, bool batched)
@@ -40,7 +20,7 @@ class CpuFib final : public Fib {
 
   Status lookup4(Span<const uint32_t> addrs, Span<NextHop> out, ExecContext& ctx) const override {
     if (out.size < addrs.size) return Status(Errc::kInvalidArgument, "output span too small");
-    split(addrs.size, ctx.threads, [&](uint32_t begin, uint32_t end) {
+    parallel_ranges(addrs.size, ctx.threads, kMinPerThread, [&](uint32_t begin, uint32_t end) {
       ReadGuard::Section section(state_->guard());
       const Dir24_8Image* img = state_->v4();
       const uint32_t* a       = addrs.data + begin;
@@ -59,7 +39,7 @@ class CpuFib final : public Fib {
 
   Status lookup6(Span<const Ip6> addrs, Span<NextHop> out, ExecContext& ctx) const override {
     if (out.size < addrs.size) return Status(Errc::kInvalidArgument, "output span too small");
-    split(addrs.size, ctx.threads, [&](uint32_t begin, uint32_t end) {
+    parallel_ranges(addrs.size, ctx.threads, kMinPerThread, [&](uint32_t begin, uint32_t end) {
       ReadGuard::Section section(state_->guard());
       const core::Bsl6View view = state_->v6()->view();
       batched_ ? bsl6_lookup_batched(view, addrs.data + begin, out.data + begin, end - begin)

@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "core/cuda/cuda_check.cuh"
+#include "core/cuda/device_array.cuh"
 #include "lookup/cuda/bsl6_cuda.hpp"
 #include "lookup/cuda/dir24_8_cuda.hpp"
 #include "lookup/engines.hpp"
@@ -16,24 +17,6 @@
 
 namespace warpath::lookup::detail {
 namespace {
-
-// Device memory that grows to the largest batch seen.
-struct DeviceArray {
-  void* ptr    = nullptr;
-  size_t bytes = 0;
-  Status reserve(size_t need) {
-    if (need <= bytes) return Status::ok();
-    if (ptr) cudaFree(ptr);
-    ptr   = nullptr;
-    bytes = 0;
-    WARPATH_CUDA_TRY(cudaMalloc(&ptr, need));
-    bytes = need;
-    return Status::ok();
-  }
-  ~DeviceArray() {
-    if (ptr) cudaFree(ptr);
-  }
-};
 
 class CudaFib final : public Fib {
  public:
@@ -65,8 +48,8 @@ class CudaFib final : public Fib {
 
   Status lookup4(Span<const uint32_t> addrs, Span<NextHop> out, ExecContext& ctx) const override {
     return run(addrs, out, ctx, [&](const uint32_t* d_in, NextHop* d_out, void* stream) {
-      return launch_dir24_8_lookup(*dv4_.load(std::memory_order_acquire), d_in, d_out,
-                                   addrs.size, stream);
+      return launch_dir24_8_lookup(*dv4_.load(std::memory_order_acquire), d_in, d_out, addrs.size,
+                                   stream);
     });
   }
   Status lookup6(Span<const Ip6> addrs, Span<NextHop> out, ExecContext& ctx) const override {
@@ -96,7 +79,8 @@ class CudaFib final : public Fib {
   }
 
   template <class Key, class Launch>
-  Status run(Span<const Key> addrs, Span<NextHop> out, ExecContext& ctx, const Launch& launch) const {
+  Status run(Span<const Key> addrs, Span<NextHop> out, ExecContext& ctx,
+             const Launch& launch) const {
     if (out.size < addrs.size) return Status(Errc::kInvalidArgument, "output span too small");
     if (addrs.size == 0) return Status::ok();
     auto stream = static_cast<cudaStream_t>(ctx.stream);

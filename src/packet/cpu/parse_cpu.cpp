@@ -1,8 +1,5 @@
 // cpu.parse: core::parse_packet over a batch, with a prefetch stage and optional threads.
-#include <algorithm>
-#include <thread>
-#include <vector>
-
+#include "core/parallel.hpp"
 #include "packet/core/parse_core.hpp"
 #include "packet/engines.hpp"
 
@@ -27,18 +24,9 @@ class CpuParser final : public Parser {
   std::string_view id() const noexcept override { return "cpu.parse"; }
   Status parse(const BatchView& batch, Span<PacketInfo> out, ExecContext& ctx) const override {
     if (out.size < batch.count) return Status(Errc::kInvalidArgument, "output span too small");
-    const uint32_t threads = std::max(1u, std::min(ctx.threads, batch.count / kMinPerThread));
-    if (threads == 1) {
-      parse_range(batch, out.data, 0, batch.count);
-      return Status::ok();
-    }
-    std::vector<std::thread> pool;
-    const uint32_t chunk = (batch.count + threads - 1) / threads;
-    for (uint32_t t = 0; t < threads; ++t) {
-      const uint32_t begin = t * chunk, end = std::min(batch.count, begin + chunk);
-      pool.emplace_back(parse_range, std::cref(batch), out.data, begin, end);
-    }
-    for (auto& th : pool) th.join();
+    parallel_ranges(batch.count, ctx.threads, kMinPerThread, [&](uint32_t begin, uint32_t end) {
+      parse_range(batch, out.data, begin, end);
+    });
     return Status::ok();
   }
 };

@@ -13,6 +13,7 @@
 #include <mutex>
 
 #include "core/cuda/cuda_check.cuh"
+#include "core/cuda/device_array.cuh"
 #include "packet/core/parse_core.hpp"
 #include "packet/cuda/parse_launch.hpp"
 #include "packet/engines.hpp"
@@ -37,24 +38,6 @@ int sm_count_of_current_device() {
     cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
   return sms;
 }
-
-// Device memory that grows to the largest batch seen.
-struct DeviceArray {
-  void* ptr    = nullptr;
-  size_t bytes = 0;
-  Status reserve(size_t need) {
-    if (need <= bytes) return Status::ok();
-    if (ptr) cudaFree(ptr);
-    ptr   = nullptr;
-    bytes = 0;
-    WARPATH_CUDA_TRY(cudaMalloc(&ptr, need));
-    bytes = need;
-    return Status::ok();
-  }
-  ~DeviceArray() {
-    if (ptr) cudaFree(ptr);
-  }
-};
 
 class CudaParser final : public Parser {
  public:

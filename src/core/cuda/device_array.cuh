@@ -1,0 +1,32 @@
+// src/core/cuda/device_array.cuh: device memory that grows to the largest batch seen (the
+// per-call key/result buffers of CUDA engines). Only .cu files include this header.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstddef>
+
+#include "core/cuda/cuda_check.cuh"
+
+namespace warpath {
+
+struct DeviceArray {
+  void* ptr                                  = nullptr;
+  size_t bytes                               = 0;
+  DeviceArray()                              = default;
+  DeviceArray(const DeviceArray&)            = delete;
+  DeviceArray& operator=(const DeviceArray&) = delete;
+  Status reserve(size_t need) {
+    if (need <= bytes) return Status::ok();
+    if (ptr) cudaFree(ptr);
+    ptr   = nullptr;
+    bytes = 0;
+    WARPATH_CUDA_TRY(cudaMalloc(&ptr, need));
+    bytes = need;
+    return Status::ok();
+  }
+  ~DeviceArray() {
+    if (ptr) cudaFree(ptr);
+  }
+};
+
+}  // namespace warpath
