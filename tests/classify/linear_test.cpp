@@ -9,14 +9,10 @@
 
 #include "classify/core/linear_core.hpp"
 #include "classify/engines.hpp"
+#include "classify/linear_image.hpp"
 #include "support/test_support.hpp"
 
 namespace warpath::classify {
-namespace detail {
-Made make_cpu_linear_isa(const RuleSet& rules, const ClassifyParams& params, int isa);
-core::LinearView build_linear_image(const RuleSet& rules, std::vector<uint32_t>& order,
-                                    std::vector<uint32_t>& storage);
-}  // namespace detail
 namespace {
 
 // ---- The oracle: the definition, nothing else ----

@@ -21,6 +21,7 @@
 
 #include "classify/core/linear_core.hpp"
 #include "classify/engines.hpp"
+#include "classify/linear_image.hpp"
 #include "warpath/core/cpu_features.hpp"
 
 #if defined(__x86_64__)
@@ -29,13 +30,6 @@
 
 namespace warpath::classify::detail {
 
-/// The scan path of a cpu.linear engine: 0 best available, 1 portable, 2 AVX2, 3 AVX-512.
-/// Tests use it to cover every path on one machine; make_cpu_linear() passes 0.
-Made make_cpu_linear_isa(const RuleSet& rules, const ClassifyParams& params, int isa);
-
-/// The image of core/linear_core.hpp for `rules`, shared with cuda/linear_cuda.cu: live rules
-/// sorted by (priority desc, index asc) into `order`, blocks in `storage` from a 64-byte
-/// aligned start. The view points into both vectors.
 core::LinearView build_linear_image(const RuleSet& rules, std::vector<uint32_t>& order,
                                     std::vector<uint32_t>& storage) {
   const unsigned words = key_words(rules.layout);

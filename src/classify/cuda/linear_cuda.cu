@@ -34,13 +34,10 @@
 
 #include "classify/core/linear_core.hpp"
 #include "classify/engines.hpp"
+#include "classify/linear_image.hpp"
 #include "core/cuda/cuda_check.cuh"
 
 namespace warpath::classify::detail {
-
-// Defined in cpu/linear_cpu.cpp: the host image both engines use.
-core::LinearView build_linear_image(const RuleSet& rules, std::vector<uint32_t>& order,
-                                    std::vector<uint32_t>& storage);
 
 namespace {
 
