@@ -65,9 +65,9 @@ std::vector<EngineInfo> classifier_engines() {
   std::vector<EngineInfo> engines = {
       {"ref.linear", "every rule, every field, in order (the oracle)", 0, &always},
       {"cpu.linear", "GSwitch linear search, vectorised scan over SoA rule blocks", 3, &always},
-      {"cpu.tuple", "tuple space search, cuckoo hash per class, classes ranked by hits", 8,
+      {"cpu.tuple", "tuple space search, cuckoo hash per class, classes ranked by hits", 7,
        &always},
-      {"cpu.bloom", "tuple search with a Bloom filter per class (k=2)", 7, &always},
+      {"cpu.bloom", "tuple search with a Bloom filter per class (k=2)", 8, &always},
       {"cpu.rfc", "Recursive Flow Classification, 4 phases (5-tuple)", 10, &always},
       {"cpu.tic", "RFC on addresses + range interpreter over 64-byte blocks (5-tuple)", 9, &always},
   };
