@@ -22,6 +22,7 @@
 #include "classify/core/linear_core.hpp"
 #include "classify/engines.hpp"
 #include "classify/linear_image.hpp"
+#include "core/parallel.hpp"
 #include "warpath/core/cpu_features.hpp"
 
 #if defined(__x86_64__)
@@ -61,22 +62,6 @@ enum Isa : int { kAuto = 0, kPortable = 1, kAvx2 = 2, kAvx512 = 3 };
 // Below this many keys per thread, starting threads costs more than it saves (a key costs
 // hundreds of nanoseconds on 10K-rule sets).
 constexpr uint32_t kMinPerThread = 2048;
-
-template <class Body>
-void split(uint32_t n, uint32_t threads, const Body& body) {
-  threads = std::max(1u, std::min(threads, n / kMinPerThread));
-  if (threads == 1) {
-    body(0u, n);
-    return;
-  }
-  std::vector<std::thread> pool;
-  const uint32_t chunk = (n + threads - 1) / threads;
-  for (uint32_t t = 0; t < threads; ++t) {
-    const uint32_t begin = t * chunk, end = std::min(n, begin + chunk);
-    if (begin < end) pool.emplace_back([&body, begin, end] { body(begin, end); });
-  }
-  for (auto& th : pool) th.join();
-}
 
 void scan_portable(const LinearView& v, const KeyBatch& keys, uint32_t* out) {
   const uint32_t blocks = v.block_count();
@@ -295,7 +280,7 @@ class LinearCpu final : public Classifier {
       std::fill(out.data, out.data + keys.count, kNoMatch);
       return Status::ok();
     }
-    split(keys.count, ctx.threads, [&](uint32_t begin, uint32_t end) {
+    parallel_ranges(keys.count, ctx.threads, kMinPerThread, [&](uint32_t begin, uint32_t end) {
       scan_(view_, keys.slice(begin, end - begin), out.data + begin);
     });
     return Status::ok();

@@ -18,6 +18,7 @@
 
 #include "classify/engines.hpp"
 #include "classify/tuple_image.hpp"
+#include "core/parallel.hpp"
 #include "warpath/core/read_guard.hpp"
 
 namespace warpath::classify::detail {
@@ -25,22 +26,6 @@ namespace {
 
 constexpr uint32_t kGroup        = 32;
 constexpr uint32_t kMinPerThread = 1u << 14;
-
-template <class Body>
-void split(uint32_t n, uint32_t threads, const Body& body) {
-  threads = std::max(1u, std::min(threads, n / kMinPerThread));
-  if (threads == 1) {
-    body(0u, n);
-    return;
-  }
-  std::vector<std::thread> pool;
-  const uint32_t chunk = (n + threads - 1) / threads;
-  for (uint32_t t = 0; t < threads; ++t) {
-    const uint32_t begin = t * chunk, end = std::min(n, begin + chunk);
-    if (begin < end) pool.emplace_back([&body, begin, end] { body(begin, end); });
-  }
-  for (auto& th : pool) th.join();
-}
 
 // Probes table `t` (position c) for the keys of a group that it could still improve.
 template <unsigned NW, bool kBloom>
@@ -126,7 +111,7 @@ class TupleCpu final : public Classifier {
       return Status(Errc::kInvalidArgument, std::string(id()) + ": key layout differs from rules");
     if (out.size < keys.count) return Status(Errc::kInvalidArgument, "output span too small");
     std::atomic<uint64_t> samples{0};
-    split(keys.count, ctx.threads, [&](uint32_t begin, uint32_t end) {
+    parallel_ranges(keys.count, ctx.threads, kMinPerThread, [&](uint32_t begin, uint32_t end) {
       ReadGuard::Section section(guard_);
       const TupleVersion& v = *current_.load(std::memory_order_acquire);
       uint64_t s            = 0;

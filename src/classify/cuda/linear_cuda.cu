@@ -36,6 +36,7 @@
 #include "classify/engines.hpp"
 #include "classify/linear_image.hpp"
 #include "core/cuda/cuda_check.cuh"
+#include "core/cuda/device_array.cuh"
 
 namespace warpath::classify::detail {
 
@@ -93,25 +94,6 @@ __global__ void __launch_bounds__(kBlockSize)
     out[i] = core::linear_answer(v, best[i]);
 }
 
-// Device memory that grows to the largest batch seen.
-struct DeviceArray {
-  void* ptr    = nullptr;
-  size_t bytes = 0;
-  Status reserve(size_t need) {
-    if (need <= bytes) return Status::ok();
-    if (ptr) cudaFree(ptr);
-    ptr   = nullptr;
-    bytes = 0;
-    WARPATH_CUDA_TRY(cudaMalloc(&ptr, need));
-    bytes = need;
-    return Status::ok();
-  }
-  uint32_t* u32() const { return static_cast<uint32_t*>(ptr); }
-  ~DeviceArray() {
-    if (ptr) cudaFree(ptr);
-  }
-};
-
 using KernelFn = void (*)(core::LinearView, const uint32_t*, uint32_t, uint32_t*);
 
 template <int R>
@@ -157,7 +139,7 @@ class LinearCuda final : public Classifier {
     if (!order.empty())
       WARPATH_CUDA_TRY(cudaMemcpy(order_.ptr, order.data(), order.size() * sizeof(uint32_t),
                                   cudaMemcpyHostToDevice));
-    view_ = {host.layout, blocks_.u32(), order_.u32(), host.rules};
+    view_ = {host.layout, blocks_.as<uint32_t>(), order_.as<uint32_t>(), host.rules};
     kernel_ =
         host.layout.ranges ? pick_kernel<1>(host.layout.words) : pick_kernel<0>(host.layout.words);
     int device = 0, sms = 1;
@@ -201,11 +183,13 @@ class LinearCuda final : public Classifier {
     const dim3 grid(std::min<uint32_t>((n + kBlockSize - 1) / kBlockSize, kMaxGridX),
                     std::min(chunks, kMaxGridY));
     const size_t shared = size_t(kChunkBlocks) * view_.layout.block_words() * sizeof(uint32_t);
-    kernel_<<<grid, kBlockSize, shared, stream>>>(view_, keys_.u32(), n, best_.u32());
+    kernel_<<<grid, kBlockSize, shared, stream>>>(view_, keys_.as<uint32_t>(), n,
+                                                  best_.as<uint32_t>());
     WARPATH_CUDA_CHECK_LAUNCH();
     const uint32_t answer_blocks =
         std::min<uint32_t>((n + kBlockSize - 1) / kBlockSize, kAnswerBlocksPerSm * uint32_t(sms_));
-    answer_kernel<<<answer_blocks, kBlockSize, 0, stream>>>(view_, best_.u32(), out_.u32(), n);
+    answer_kernel<<<answer_blocks, kBlockSize, 0, stream>>>(view_, best_.as<uint32_t>(),
+                                                            out_.as<uint32_t>(), n);
     WARPATH_CUDA_CHECK_LAUNCH();
     WARPATH_CUDA_TRY(cudaMemcpyAsync(out.data, out_.ptr, size_t(n) * sizeof(uint32_t),
                                      cudaMemcpyDeviceToHost, stream));

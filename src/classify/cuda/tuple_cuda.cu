@@ -26,6 +26,7 @@
 #include "classify/engines.hpp"
 #include "classify/tuple_image.hpp"
 #include "core/cuda/cuda_check.cuh"
+#include "core/cuda/device_array.cuh"
 #include "warpath/core/read_guard.hpp"
 
 namespace warpath::classify::detail {
@@ -68,24 +69,6 @@ __global__ void finish_kernel(const unsigned long long* __restrict__ best,
   for (uint32_t i = blockIdx.x * kBlockSize + threadIdx.x; i < n; i += gridDim.x * kBlockSize)
     out[i] = core::order_index(best[i]);
 }
-
-// Device memory that grows to the largest batch seen.
-struct DeviceArray {
-  void* ptr    = nullptr;
-  size_t bytes = 0;
-  Status reserve(size_t need) {
-    if (need <= bytes) return Status::ok();
-    if (ptr) cudaFree(ptr);
-    ptr   = nullptr;
-    bytes = 0;
-    WARPATH_CUDA_TRY(cudaMalloc(&ptr, need));
-    bytes = need;
-    return Status::ok();
-  }
-  ~DeviceArray() {
-    if (ptr) cudaFree(ptr);
-  }
-};
 
 // One class table in device memory; view points there.
 struct DeviceTable {

@@ -24,6 +24,10 @@ struct DeviceArray {
     bytes = need;
     return Status::ok();
   }
+  template <class T>
+  T* as() const {
+    return static_cast<T*>(ptr);
+  }
   ~DeviceArray() {
     if (ptr) cudaFree(ptr);
   }
