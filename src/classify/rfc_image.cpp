@@ -49,15 +49,20 @@ struct ChunkCond {
 };
 ChunkCond chunk_cond(const Rule& r, unsigned c, uint32_t proto_mask) {
   switch (c) {
-    case core::kSrcHi: return {r.value[0] >> 16, r.mask[0] >> 16, 0xFFFF, 0, 0xFFFF};
-    case core::kSrcLo: return {r.value[0] & 0xFFFF, r.mask[0] & 0xFFFF, 0xFFFF, 0, 0xFFFF};
-    case core::kDstHi: return {r.value[1] >> 16, r.mask[1] >> 16, 0xFFFF, 0, 0xFFFF};
-    case core::kDstLo: return {r.value[1] & 0xFFFF, r.mask[1] & 0xFFFF, 0xFFFF, 0, 0xFFFF};
+    case core::kSrcHi:
+      return {r.value[0] >> 16, r.mask[0] >> 16, 0xFFFF, 0, 0xFFFF};
+    case core::kSrcLo:
+      return {r.value[0] & 0xFFFF, r.mask[0] & 0xFFFF, 0xFFFF, 0, 0xFFFF};
+    case core::kDstHi:
+      return {r.value[1] >> 16, r.mask[1] >> 16, 0xFFFF, 0, 0xFFFF};
+    case core::kDstLo:
+      return {r.value[1] & 0xFFFF, r.mask[1] & 0xFFFF, 0xFFFF, 0, 0xFFFF};
     case core::kSport:
       return {r.value[2] >> 16, r.mask[2] >> 16, 0xFFFF, r.sport_lo, r.sport_hi};
     case core::kDport:
       return {r.value[2] & 0xFFFF, r.mask[2] & 0xFFFF, 0xFFFF, r.dport_lo, r.dport_hi};
-    default: return {r.value[3] & proto_mask, r.mask[3] & proto_mask, proto_mask, 0, proto_mask};
+    default:
+      return {r.value[3] & proto_mask, r.mask[3] & proto_mask, proto_mask, 0, proto_mask};
   }
 }
 
@@ -109,8 +114,8 @@ Result<std::unique_ptr<RfcBuilder>> RfcBuilder::create(const RuleSet& rules, uin
   if (rules.layout != KeyLayout::kFiveTuple)
     return Status(Errc::kNotSupported, "RFC classifies 5-tuple rules only");
   std::unique_ptr<RfcBuilder> b(new RfcBuilder());
-  b->rules_     = &rules.rules;
-  b->max_bytes_ = max_bytes;
+  b->rules_        = &rules.rules;
+  b->max_bytes_    = max_bytes;
   const uint32_t n = uint32_t(rules.rules.size());
   uint32_t proto   = 0;
   for (const Rule& r : rules.rules) proto |= r.mask[3];
@@ -146,6 +151,15 @@ Status RfcBuilder::charge(uint64_t bytes, const char* what, uint64_t entries) {
                                        mib(max_bytes_) + " image limit");
   charged_ += bytes;
   return Status::ok();
+}
+
+Status RfcBuilder::check_pool(const SetPool& pool, const char* what) const {
+  // Twice the bytes: a growing vector may hold its old and new storage at once.
+  if (charged_ + 2 * pool.bytes() <= max_bytes_) return Status::ok();
+  return Status(Errc::kCapacity, std::string("RFC ") + what + ": the class lists reach " +
+                                     mib(pool.bytes()) + " (" + std::to_string(pool.size()) +
+                                     " classes) on top of " + mib(charged_) +
+                                     " built so far: over the " + mib(max_bytes_) + " limit");
 }
 
 Status RfcBuilder::chunk(unsigned c, RfcPhase& out) {
@@ -187,6 +201,7 @@ Status RfcBuilder::chunk(unsigned c, RfcPhase& out) {
         done = (wild_[rank] | seen) == kAllChunks;
       }
     const uint32_t id = out.sets.intern(list.data(), uint32_t(list.size()));
+    if (id + 1 == out.sets.size()) WARPATH_TRY(check_pool(out.sets, "phase-0 classes"));
     std::fill(out.table.begin() + pos, out.table.begin() + next, id);
     pos = next;
   }
@@ -202,6 +217,12 @@ Status RfcBuilder::cross(const RfcPhase& a, const RfcPhase& b, unsigned seen, co
   const double cost_a = double(na) * double(b.sets.total_length());
   const double cost_b = double(nb) * double(a.sets.total_length());
   const bool a_outer  = cost_a <= cost_b;
+  const double steps  = std::min(cost_a, cost_b);
+  if (steps > kRfcMaxBuildSteps)
+    return Status(Errc::kCapacity, std::string("RFC ") + name + " (" + std::to_string(entries) +
+                                       " entries) would scan " + std::to_string(uint64_t(steps)) +
+                                       " class-list elements to build, over the limit of " +
+                                       std::to_string(uint64_t(kRfcMaxBuildSteps)));
   const RfcPhase& outer = a_outer ? a : b;
   const RfcPhase& inner = a_outer ? b : a;
   std::vector<uint32_t> stamp(rules(), 0), list;
@@ -219,14 +240,15 @@ Status RfcBuilder::cross(const RfcPhase& a, const RfcPhase& b, unsigned seen, co
         if ((wild_[rank] | seen) == kAllChunks) break;
       }
       const uint32_t id = out.sets.intern(list.data(), uint32_t(list.size()));
+      if (id + 1 == out.sets.size()) WARPATH_TRY(check_pool(out.sets, name));
       out.table[a_outer ? uint64_t(o) * nb + i : uint64_t(i) * nb + o] = id;
     }
   }
   return charge(out.sets.bytes(), name, out.sets.total_length());
 }
 
-Status RfcBuilder::cross3(const RfcPhase& a, const RfcPhase& b, const RfcPhase& c,
-                          unsigned seen_ab, unsigned seen, const char* name, RfcPhase& out) {
+Status RfcBuilder::cross3(const RfcPhase& a, const RfcPhase& b, const RfcPhase& c, unsigned seen_ab,
+                          unsigned seen, const char* name, RfcPhase& out) {
   RfcPhase ab, abc;
   WARPATH_TRY(cross(a, b, seen_ab, name, ab));
   WARPATH_TRY(cross(ab, c, seen, name, abc));
@@ -322,8 +344,7 @@ Status build_address_stage(RfcBuilder& b, RfcPhase chunks[4], RfcPhase& x, RfcPh
   WARPATH_TRY(b.cross(chunks[core::kSrcHi], chunks[core::kSrcLo],
                       1u << core::kSrcHi | 1u << core::kSrcLo, "phase-1 table X (source)", x));
   WARPATH_TRY(b.cross(chunks[core::kDstHi], chunks[core::kDstLo],
-                      1u << core::kDstHi | 1u << core::kDstLo, "phase-1 table Y (destination)",
-                      y));
+                      1u << core::kDstHi | 1u << core::kDstLo, "phase-1 table Y (destination)", y));
   return b.cross(x, y, kAddrChunks, "phase-2 table P (address pair)", p);
 }
 
@@ -347,15 +368,15 @@ Result<std::unique_ptr<RfcImage>> RfcImage::build(const RuleSet& rules, uint64_t
   std::vector<uint32_t> f;
   WARPATH_TRY(b->final_table(p, z, f));
 
-  PackedTables& t = img->tables_;
+  PackedTables& t     = img->tables_;
   RfcAddressLayout& a = img->addr_;
   std::string d       = "phase0";
   uint64_t p0 = 0, p1 = 0;
   const char* names[core::kChunks] = {"src_hi", "src_lo", "dst_hi", "dst_lo",
                                       "sport",  "dport",  "proto"};
   for (unsigned c = 0; c < core::kChunks; ++c) {
-    const uint32_t n  = chunks[c].classes();
-    const auto slot   = t.add(chunks[c].table, n - 1);
+    const uint32_t n = chunks[c].classes();
+    const auto slot  = t.add(chunks[c].table, n - 1);
     if (c < 4) {
       a.chunk[c] = slot;
       a.n[c]     = n;
@@ -367,10 +388,10 @@ Result<std::unique_ptr<RfcImage>> RfcImage::build(const RuleSet& rules, uint64_t
     d += std::string(c ? ", " : " ") + names[c] + " " + std::to_string(n) + "cl";
     std::vector<uint32_t>().swap(chunks[c].table);
   }
-  a.x  = t.add(x.table, x.classes() - 1);
-  a.nx = x.classes();
-  a.y  = t.add(y.table, y.classes() - 1);
-  a.ny = y.classes();
+  a.x      = t.add(x.table, x.classes() - 1);
+  a.nx     = x.classes();
+  a.y      = t.add(y.table, y.classes() - 1);
+  a.ny     = y.classes();
   img->z_  = t.add(z.table, z.classes() - 1);
   img->nz_ = z.classes();
   a.p      = t.add(p.table, p.classes() - 1);
@@ -383,10 +404,9 @@ Result<std::unique_ptr<RfcImage>> RfcImage::build(const RuleSet& rules, uint64_t
   d += " (" + mib(p0) + "); phase1 " + table_text("X", a.x.entries, a.x.wide, a.nx) + ", " +
        table_text("Y", a.y.entries, a.y.wide, a.ny) + ", " +
        table_text("Z", img->z_.entries, img->z_.wide, img->nz_) + " (" + mib(p1) + "); phase2 " +
-       table_text("P", a.p.entries, a.p.wide, a.np) + " (" +
-       mib(a.p.entries << (1 + a.p.wide)) + "); phase3 F " + std::to_string(img->f_.entries) +
-       "x" + (img->f_.wide ? "4" : "2") + "B (" + mib(img->f_.entries << (1 + img->f_.wide)) +
-       ")";
+       table_text("P", a.p.entries, a.p.wide, a.np) + " (" + mib(a.p.entries << (1 + a.p.wide)) +
+       "); phase3 F " + std::to_string(img->f_.entries) + "x" + (img->f_.wide ? "4" : "2") + "B (" +
+       mib(img->f_.entries << (1 + img->f_.wide)) + ")";
   t.finish();
   d += "; total " + mib(t.bytes());
   img->detail_ = std::move(d);

@@ -13,9 +13,10 @@
 //
 // Memory
 //   Table sizes are products of class counts and can explode on large rule sets. Before each
-//   table is allocated its size is checked against max_bytes (default 4 GiB, counting the
+//   table is allocated its size is checked against max_bytes (default 1 GiB, counting the
 //   tables built so far and the class lists kept for building): kCapacity names the table
-//   and its size. Nothing is allocated past the limit.
+//   and its size. Nothing is allocated past the limit. Building time is bounded the same way
+//   (kRfcMaxBuildSteps class-list elements scanned per table).
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -27,7 +28,10 @@
 
 namespace warpath::classify::detail {
 
-inline constexpr uint64_t kRfcMaxImageBytes = uint64_t(4) << 30;
+inline constexpr uint64_t kRfcMaxImageBytes = uint64_t(1) << 30;
+/// Building a cross-product table scans class lists; past this many list elements (minutes of
+/// work) the build fails with kCapacity instead.
+inline constexpr double kRfcMaxBuildSteps = 4e9;
 
 /// Distinct sorted lists of ranks, each with a dense id (equivalence classes of one phase).
 class SetPool {
@@ -75,6 +79,8 @@ class RfcBuilder {
 
   /// Charges `bytes` of image or working memory; kCapacity past the limit.
   Status charge(uint64_t bytes, const char* what, uint64_t entries);
+  /// kCapacity when the class lists being built would pass the limit.
+  Status check_pool(const SetPool& pool, const char* what) const;
 
   uint32_t rules() const { return uint32_t(rank_index_.size()); }
   uint32_t rule_of_rank(uint32_t rank) const { return rank_index_[rank]; }
@@ -84,7 +90,7 @@ class RfcBuilder {
   unsigned wild(uint32_t rank) const { return wild_[rank]; }
 
  private:
-  RfcBuilder() = default;
+  RfcBuilder()                    = default;
   const std::vector<Rule>* rules_ = nullptr;
   std::vector<uint32_t> rank_index_;
   std::vector<uint8_t> wild_;
@@ -97,7 +103,7 @@ class PackedTables {
  public:
   struct Slot {
     uint64_t offset = 0, entries = 0;
-    uint32_t wide   = 0;
+    uint32_t wide = 0;
   };
   /// Appends a table; values must be < 2^32.
   Slot add(const std::vector<uint32_t>& values, uint32_t max_value);

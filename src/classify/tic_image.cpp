@@ -29,7 +29,7 @@ void encode(const Rule& r, uint32_t index, bool last, std::vector<uint32_t>& ins
     return;
   }
   const uint32_t sk = port_kind(r.sport_lo, r.sport_hi), dk = port_kind(r.dport_lo, r.dport_hi);
-  uint32_t h        = sk | dk << 2 | tail;
+  uint32_t h = sk | dk << 2 | tail;
   if (r.mask[3] == 0xFF) h |= core::kTicProtoExact | (r.value[3] & 0xFF) << 6;
   std::vector<uint32_t> halves;
   auto operands = [&](uint32_t kind, uint16_t lo, uint16_t hi) {
@@ -100,16 +100,16 @@ Result<std::unique_ptr<TicImage>> TicImage::build(const RuleSet& rules, uint64_t
     a.chunk[c] = t.add(chunks[c].table, chunks[c].classes() - 1);
     a.n[c]     = chunks[c].classes();
   }
-  a.x           = t.add(x.table, x.classes() - 1);
-  a.nx          = x.classes();
-  a.y           = t.add(y.table, y.classes() - 1);
-  a.ny          = y.classes();
-  a.p           = t.add(entries, blocks);
-  a.np          = p.classes();
-  img->code_    = t.add_words(code);
+  a.x              = t.add(x.table, x.classes() - 1);
+  a.nx             = x.classes();
+  a.y              = t.add(y.table, y.classes() - 1);
+  a.ny             = y.classes();
+  a.p              = t.add(entries, blocks);
+  a.np             = p.classes();
+  img->code_       = t.add_words(code);
   img->code_bytes_ = code.size() * 4;
   t.finish();
-  img->tree_bytes_ = t.bytes() - img->code_bytes_;
+  img->tree_bytes_      = t.bytes() - img->code_bytes_;
   const uint64_t ninstr = sizes[0] + sizes[1] + sizes[2] + sizes[3];
   char buf[160];
   std::snprintf(buf, sizeof buf,
@@ -124,8 +124,8 @@ Result<std::unique_ptr<TicImage>> TicImage::build(const RuleSet& rules, uint64_t
                  std::to_string(a.n[3]) + "cl, phase1 " +
                  table_text("X", a.x.entries, a.x.wide, a.nx) + ", " +
                  table_text("Y", a.y.entries, a.y.wide, a.ny) + ", phase2 " +
-                 table_text("P", a.p.entries, a.p.wide, a.np) + "; code " +
-                 mib(img->code_bytes_) + buf + "; total " + mib(t.bytes());
+                 table_text("P", a.p.entries, a.p.wide, a.np) + "; code " + mib(img->code_bytes_) +
+                 buf + "; total " + mib(t.bytes());
   return img;
 }
 

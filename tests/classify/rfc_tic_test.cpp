@@ -55,7 +55,7 @@ uint32_t prefix_mask(unsigned len) { return len ? ~uint32_t(0) << (32 - len) : 0
 // A random rule set with every edge case, and keys on and around its rules' corners.
 RuleSet random_rules(std::mt19937& rng, uint32_t n, bool odd) {
   RuleSet rs;
-  rs.name = "random";
+  rs.name   = "random";
   auto pick = [&](uint32_t m) { return uint32_t(rng() % m); };
   for (uint32_t i = 0; i < n; ++i) {
     Rule r;
@@ -64,15 +64,23 @@ RuleSet random_rules(std::mt19937& rng, uint32_t n, bool odd) {
       r.mask[w]          = prefix_mask(len);
       if (odd && pick(12) == 0) r.mask[w] = rng() | 0xFFFF'F000u;  // not a prefix
       // Few distinct address values so rules overlap.
-      r.value[w] = (pick(4) << 30 | pick(4) << 22 | pick(4) << 14 | pick(4) << 6 | pick(64)) &
-                   r.mask[w];
+      r.value[w] =
+          (pick(4) << 30 | pick(4) << 22 | pick(4) << 14 | pick(4) << 6 | pick(64)) & r.mask[w];
     }
     auto ports = [&](uint16_t& lo, uint16_t& hi) {
       switch (pick(6)) {
-        case 0: lo = 0, hi = 65535; break;
-        case 1: lo = hi = uint16_t(pick(3) == 0 ? (pick(2) ? 0 : 65535) : pick(2000)); break;
-        case 2: lo = 1024, hi = 65535; break;
-        case 3: lo = 0, hi = 1023; break;
+        case 0:
+          lo = 0, hi = 65535;
+          break;
+        case 1:
+          lo = hi = uint16_t(pick(3) == 0 ? (pick(2) ? 0 : 65535) : pick(2000));
+          break;
+        case 2:
+          lo = 1024, hi = 65535;
+          break;
+        case 3:
+          lo = 0, hi = 1023;
+          break;
         default: {
           uint16_t a = uint16_t(pick(3000)), b = uint16_t(pick(3) ? pick(3000) : 65535);
           lo = std::min(a, b), hi = std::max(a, b);
@@ -111,10 +119,11 @@ Keys corner_keys(std::mt19937& rng, const RuleSet& rs, uint32_t n) {
       const Rule& r = rs.rules[rng() % rs.rules.size()];
       for (unsigned w = 0; w < 2; ++w)
         k[w] = rng() % 2 ? (r.value[w] | (rng() & ~r.mask[w])) : near(r.value[w]);
-      const uint16_t ends[] = {r.sport_lo, r.sport_hi, r.dport_lo, r.dport_hi, 0, 65535, 1023, 1024};
-      const uint32_t sp = rng() % 3 ? ends[rng() % 8] + (rng() % 3) - 1 : rng();
-      const uint32_t dp = rng() % 3 ? ends[rng() % 8] + (rng() % 3) - 1 : rng();
-      k[2] = (sp & 0xFFFF) << 16 | (dp & 0xFFFF);
+      const uint16_t ends[] = {r.sport_lo, r.sport_hi, r.dport_lo, r.dport_hi,
+                               0,          65535,      1023,       1024};
+      const uint32_t sp     = rng() % 3 ? ends[rng() % 8] + (rng() % 3) - 1 : rng();
+      const uint32_t dp     = rng() % 3 ? ends[rng() % 8] + (rng() % 3) - 1 : rng();
+      k[2]                  = (sp & 0xFFFF) << 16 | (dp & 0xFFFF);
       if (rng() % 4 == 0) k[2] = r.value[2] | (k[2] & ~r.mask[2]);
       k[3] = rng() % 4 ? (r.value[3] | (rng() % 4 == 0 ? rng() & ~r.mask[3] : 0)) : rng() % 256;
     }
@@ -159,9 +168,9 @@ void check_all(const RuleSet& rs, const Keys& keys, const std::string& what) {
       for (uint32_t i = 0; i < keys.n; ++i) {
         uint32_t k[4];
         keys.key(i, k);
-        ASSERT_EQ(got[i], want[i]) << id << " " << what << " burst " << burst << " key " << i
-                                   << " [" << std::hex << k[0] << " " << k[1] << " " << k[2]
-                                   << " " << k[3] << "]";
+        ASSERT_EQ(got[i], want[i])
+            << id << " " << what << " burst " << burst << " key " << i << " [" << std::hex << k[0]
+            << " " << k[1] << " " << k[2] << " " << k[3] << "]";
       }
     }
   }
@@ -171,7 +180,9 @@ TEST(RfcTic, RandomSetsMatchOracle) {
   for (uint32_t seed = 1; seed <= 12; ++seed) {
     std::mt19937 rng(seed);
     const bool odd   = seed % 2 == 0;
-    const uint32_t n = seed <= 4 ? seed * 3 : odd ? 60 : 150 + seed * 10;  // random masks explode RFC
+    const uint32_t n = seed <= 4 ? seed * 3
+                       : odd     ? 60
+                                 : 150 + seed * 10;  // random masks explode RFC
     const RuleSet rs = random_rules(rng, n, odd);
     check_all(rs, corner_keys(rng, rs, 5000), "seed " + std::to_string(seed));
   }
@@ -243,10 +254,12 @@ TEST(RfcTic, RejectsWrongLayouts) {
   ASSERT_TRUE(c.is_ok());
   std::vector<uint32_t> words(9), out(1);
   ExecContext ctx;
-  EXPECT_FALSE(c.value()->classify({words.data(), 1, 1, KeyLayout::kOpenFlow}, {out.data(), 1}, ctx)
+  EXPECT_FALSE(c.value()
+                   ->classify({words.data(), 1, 1, KeyLayout::kOpenFlow}, {out.data(), 1}, ctx)
                    .is_ok());
-  EXPECT_FALSE(
-      c.value()->classify({words.data(), 1, 1, KeyLayout::kFiveTuple}, {out.data(), 0}, ctx).is_ok());
+  EXPECT_FALSE(c.value()
+                   ->classify({words.data(), 1, 1, KeyLayout::kFiveTuple}, {out.data(), 0}, ctx)
+                   .is_ok());
 }
 
 // Instructions of 4, 8 and 12 bytes and NOP padding, read back by the interpreter.

@@ -60,13 +60,20 @@ struct RfcView {
 WARPATH_HD uint32_t rfc_chunk_value(unsigned c, uint32_t src, uint32_t dst, uint32_t ports,
                                     uint32_t proto, uint32_t proto_mask) {
   switch (c) {
-    case kSrcHi: return src >> 16;
-    case kSrcLo: return src & 0xFFFFu;
-    case kDstHi: return dst >> 16;
-    case kDstLo: return dst & 0xFFFFu;
-    case kSport: return ports >> 16;
-    case kDport: return ports & 0xFFFFu;
-    default: return proto & proto_mask;
+    case kSrcHi:
+      return src >> 16;
+    case kSrcLo:
+      return src & 0xFFFFu;
+    case kDstHi:
+      return dst >> 16;
+    case kDstLo:
+      return dst & 0xFFFFu;
+    case kSport:
+      return ports >> 16;
+    case kDport:
+      return ports & 0xFFFFu;
+    default:
+      return proto & proto_mask;
   }
 }
 

@@ -41,11 +41,11 @@ inline constexpr uint32_t kTicNoMatch    = 0xFFFF'FFFFu;
 enum TicPortKind : uint32_t { kTicWild = 0, kTicExact = 1, kTicHigh = 2, kTicRange = 3 };
 enum TicOp : uint32_t { kTicTest = 0, kTicGeneric = 1, kTicNop = 2 };
 inline constexpr uint32_t kTicProtoExact = 1u << 4, kTicLast = 1u << 5;
-inline constexpr unsigned kTicRuleShift  = 14;
-inline constexpr uint32_t kTicMaxRules   = (1u << 18) - 1;
+inline constexpr unsigned kTicRuleShift = 14;
+inline constexpr uint32_t kTicMaxRules  = (1u << 18) - 1;
 
 struct TicView {
-  RfcView addr;                  ///< chunk[0..3], x, y, p (p entries: 0 or 1 + block)
+  RfcView addr;                    ///< chunk[0..3], x, y, p (p entries: 0 or 1 + block)
   const uint32_t* code = nullptr;  ///< blocks of kTicBlockWords words, 64-byte aligned
 };
 
@@ -57,9 +57,12 @@ WARPATH_HD uint32_t tic_operand(const uint32_t* p, unsigned k) {
 /// Tests one port against its kind; advances the operand counter.
 WARPATH_HD bool tic_port_ok(uint32_t kind, uint32_t port, const uint32_t* p, unsigned& k) {
   switch (kind) {
-    case kTicWild: return true;
-    case kTicExact: return port == tic_operand(p, k++);
-    case kTicHigh: return port >= 1024;
+    case kTicWild:
+      return true;
+    case kTicExact:
+      return port == tic_operand(p, k++);
+    case kTicHigh:
+      return port >= 1024;
     default: {
       const uint32_t lo = tic_operand(p, k), hi = tic_operand(p, k + 1);
       k += 2;
@@ -84,7 +87,7 @@ WARPATH_HD uint32_t tic_interpret(const uint32_t* code, uint32_t ports, uint32_t
         continue;
       }
       const uint32_t sl = p[3] & 0xFFFFu, sh = p[3] >> 16, dl = p[4] & 0xFFFFu, dh = p[4] >> 16;
-      ok  = (ports & p[2]) == p[1] && (proto & p[6]) == p[5] && sport >= sl && sport <= sh &&
+      ok = (ports & p[2]) == p[1] && (proto & p[6]) == p[5] && sport >= sl && sport <= sh &&
            dport >= dl && dport <= dh;
       len = 7;
     } else {

@@ -9,6 +9,7 @@
 
 #include "classify/engines.hpp"
 #include "classify/tic_image.hpp"
+#include "core/parallel.hpp"
 
 namespace warpath::classify::detail {
 namespace {
@@ -16,33 +17,16 @@ namespace {
 // Below this many keys per thread, starting threads costs more than it saves.
 constexpr uint32_t kMinPerThread = 1u << 14;
 
-/// Runs body(begin, end) over [0, n) on up to `threads` threads.
-template <class Body>
-void split_keys(uint32_t n, uint32_t threads, const Body& body) {
-  threads = std::max(1u, std::min(threads, n / kMinPerThread));
-  if (threads == 1) {
-    body(0u, n);
-    return;
-  }
-  std::vector<std::thread> pool;
-  const uint32_t chunk = (n + threads - 1) / threads;
-  for (uint32_t t = 0; t < threads; ++t) {
-    const uint32_t begin = t * chunk, end = std::min(n, begin + chunk);
-    if (begin < end) pool.emplace_back([&body, begin, end] { body(begin, end); });
-  }
-  for (auto& th : pool) th.join();
-}
-
 /// Keys [begin, end) of `keys`, every step the core body's, reordered per group: the address
 /// stage's tables, then each key's first code block, are prefetched for the whole group.
 void tic_batched(const core::TicView& t, const KeyBatch& keys, uint32_t* out, uint32_t begin,
                  uint32_t end) {
   constexpr uint32_t kGroup = 16;
-  const core::RfcView& v = t.addr;
-  const uint32_t* w0     = keys.words;
-  const uint32_t* w1     = w0 + keys.stride;
-  const uint32_t* w2     = w1 + keys.stride;
-  const uint32_t* w3     = w2 + keys.stride;
+  const core::RfcView& v    = t.addr;
+  const uint32_t* w0        = keys.words;
+  const uint32_t* w1        = w0 + keys.stride;
+  const uint32_t* w2        = w1 + keys.stride;
+  const uint32_t* w3        = w2 + keys.stride;
   uint32_t cv[4][kGroup], e[kGroup][core::kChunks] = {};
   uint64_t xi[kGroup], yi[kGroup], pi[kGroup];
   const uint32_t* code[kGroup];
@@ -71,8 +55,8 @@ void tic_batched(const core::TicView& t, const KeyBatch& keys, uint32_t* out, ui
       if (code[j]) WARPATH_PREFETCH(code[j]);
     }
     for (uint32_t j = 0; j < m; ++j)
-      out[base + j] = code[j] ? core::tic_interpret(code[j], w2[base + j], w3[base + j])
-                              : core::kTicNoMatch;
+      out[base + j] =
+          code[j] ? core::tic_interpret(code[j], w2[base + j], w3[base + j]) : core::kTicNoMatch;
   }
 }
 
@@ -85,7 +69,7 @@ class TicCpu final : public Classifier {
     if (keys.layout != KeyLayout::kFiveTuple)
       return Status(Errc::kInvalidArgument, "cpu.tic: keys are not 5-tuple keys");
     if (out.size < keys.count) return Status(Errc::kInvalidArgument, "output span too small");
-    split_keys(keys.count, ctx.threads, [&](uint32_t begin, uint32_t end) {
+    parallel_ranges(keys.count, ctx.threads, kMinPerThread, [&](uint32_t begin, uint32_t end) {
       tic_batched(view_, keys, out.data, begin, end);
     });
     return Status::ok();
