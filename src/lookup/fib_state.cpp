@@ -31,10 +31,13 @@ Result<std::unique_ptr<FibState>> FibState::create(const RouteTable& table,
     WARPATH_TRY(check_route(r));
     s->rib6_.insert(r);
   }
-  WARPATH_ASSIGN_OR_RETURN(auto v4,
-                           Dir24_8Image::build(s->rib4_, params.entry_bits, params.spare_groups));
+  // No IPv4 routes, no 32 MiB tbl24: lookups answer kNoRoute until the first add4 builds one.
+  if (s->rib4_.size() > 0) {
+    WARPATH_ASSIGN_OR_RETURN(auto v4,
+                             Dir24_8Image::build(s->rib4_, params.entry_bits, params.spare_groups));
+    s->v4_.store(v4.release());
+  }
   WARPATH_ASSIGN_OR_RETURN(auto v6, Bsl6Image::build(table.v6));
-  s->v4_.store(v4.release());
   s->v6_.store(v6.release());
   s->build_ms_ = ms_since(t0);
   return s;
@@ -80,7 +83,8 @@ Status FibState::add4(const Route4& r) {
   std::lock_guard lock(writer_);
   rib4_.insert(r);
   Dir24_8Image* img = v4_.load(std::memory_order_relaxed);
-  Status s          = img->add(r);
+  if (!img) return rebuild4();
+  Status s = img->add(r);
   if (s.code() == Errc::kCapacity) return rebuild4();
   WARPATH_TRY(s);
   return changed4(*img);
@@ -92,7 +96,7 @@ Status FibState::remove4(uint32_t prefix, uint8_t len) {
   if (!rib4_.erase(prefix, len))
     return Status(Errc::kNotFound, "no route " + format_ipv4(prefix) + "/" + std::to_string(len));
   Dir24_8Image* img = v4_.load(std::memory_order_relaxed);
-  Status s          = img->remove(rib4_, prefix, len);
+  Status s = img->remove(rib4_, prefix, len);  // the RIB had the route, so the image exists
   if (s.code() == Errc::kCapacity) return rebuild4();
   WARPATH_TRY(s);
   return changed4(*img);
@@ -120,11 +124,11 @@ FibStats FibState::stats() const {
   const Bsl6Image* b    = v6();
   s.routes4             = rib4_.size();
   s.routes6             = rib6_.size();
-  s.memory_bytes        = a->memory_bytes() + b->memory_bytes();
-  s.rib_bytes           = rib4_.memory_bytes() + rib6_.memory_bytes() + a->writer_bytes();
+  s.memory_bytes        = (a ? a->memory_bytes() : 0) + b->memory_bytes();
+  s.rib_bytes           = rib4_.memory_bytes() + rib6_.memory_bytes() + (a ? a->writer_bytes() : 0);
   s.build_ms            = build_ms_;
-  s.entry_bits          = a->entry_bits();
-  s.tbl8_groups         = a->groups_used();
+  s.entry_bits          = a ? a->entry_bits() : 0;
+  s.tbl8_groups         = a ? a->groups_used() : 0;
   s.v6_lengths          = b->lengths();
   s.v6_markers          = b->markers();
   s.rebuilds            = rebuilds_;

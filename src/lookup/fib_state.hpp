@@ -33,6 +33,7 @@ class FibState {
   Status remove6(Ip6 prefix, uint8_t len);
 
   const ReadGuard& guard() const { return guard_; }
+  /// nullptr while the table has had no IPv4 route (no address has a route then).
   const Dir24_8Image* v4() const { return v4_.load(std::memory_order_acquire); }
   const Bsl6Image* v6() const { return v6_.load(std::memory_order_acquire); }
   /// Host image statistics; engines add their own memory.

@@ -302,6 +302,25 @@ TEST(FibRegistry, ErrorsAndIds) {
   EXPECT_GE(s.memory_bytes, (uint64_t(1) << 24) * 2);
 }
 
+// A table without IPv4 routes has no IPv4 image (no 32 MiB tbl24) until the first IPv4 route.
+TEST_P(FibEngines, NoIpv4ImageUntilTheFirstRoute) {
+  RouteTable t;
+  t.v6     = {{Ip6{0x20010db800000000ull, 0}, 32, 3}};
+  auto fib = make(t);
+  if (!fib) GTEST_SKIP() << GetParam() << " not available";
+  if (GetParam() != "validate:cpu.lpm") EXPECT_LT(fib->stats().memory_bytes, uint64_t(1) << 24);
+  uint32_t a[2] = {0x0a000001, 0};
+  NextHop nh[2] = {0, 0};
+  ExecContext ctx;
+  ASSERT_TRUE(fib->lookup4({a, 2}, {nh, 2}, ctx).is_ok());
+  EXPECT_EQ(nh[0], kNoRoute);
+  EXPECT_EQ(fib->remove4(0x0a000000, 8).code(), Errc::kNotFound);
+  ASSERT_TRUE(fib->add4({0x0a000000, 8, 9}).is_ok());
+  ASSERT_TRUE(fib->lookup4({a, 2}, {nh, 2}, ctx).is_ok());
+  EXPECT_EQ(nh[0], 9u);
+  EXPECT_EQ(nh[1], kNoRoute);
+}
+
 TEST(FibRegistry, SelfTestCheck) {
   for (const auto& e : fib_engines()) {
     const CheckReport r = check_fib_engine(e.id, 42, 5000);

@@ -1,5 +1,7 @@
 // cpu.lpm and cpu.lpm.scalar: DIR-24-8 (IPv4) and binary search on prefix lengths (IPv6) over
 // the images of a FibState, one address at a time or G-Opt batched, optionally over threads.
+#include <algorithm>
+
 #include "core/parallel.hpp"
 #include "lookup/cpu/bsl6_cpu.hpp"
 #include "lookup/cpu/dir24_8_cpu.hpp"
@@ -23,9 +25,13 @@ class CpuFib final : public Fib {
     parallel_ranges(addrs.size, ctx.threads, kMinPerThread, [&](uint32_t begin, uint32_t end) {
       ReadGuard::Section section(state_->guard());
       const Dir24_8Image* img = state_->v4();
-      const uint32_t* a       = addrs.data + begin;
-      NextHop* o              = out.data + begin;
-      const uint32_t n        = end - begin;
+      if (!img) {
+        std::fill(out.data + begin, out.data + end, kNoRoute);
+        return;
+      }
+      const uint32_t* a = addrs.data + begin;
+      NextHop* o        = out.data + begin;
+      const uint32_t n  = end - begin;
       if (img->entry_bits() == 16) {
         batched_ ? dir24_8_lookup_batched(img->view16(), a, o, n)
                  : dir24_8_lookup_scalar(img->view16(), a, o, n);

@@ -27,9 +27,11 @@ class CudaFib final : public Fib {
   }
 
   Status init() {
-    WARPATH_ASSIGN_OR_RETURN(auto v4, Dir24_8Device::upload(*state_->v4()));
+    if (const Dir24_8Image* host4 = state_->v4()) {
+      WARPATH_ASSIGN_OR_RETURN(auto v4, Dir24_8Device::upload(*host4));
+      dv4_.store(v4.release());
+    }
     WARPATH_ASSIGN_OR_RETURN(auto v6, Bsl6Device::upload(*state_->v6()));
-    dv4_.store(v4.release());
     dv6_.store(v6.release());
     state_->on_v4_change = [this](Dir24_8Image& img, bool rebuilt) -> Status {
       if (!rebuilt) return dv4_.load()->apply(img, img.drain_dirty());
@@ -64,8 +66,9 @@ class CudaFib final : public Fib {
   Status remove4(uint32_t prefix, uint8_t len) override { return state_->remove4(prefix, len); }
   Status remove6(Ip6 prefix, uint8_t len) override { return state_->remove6(prefix, len); }
   FibStats stats() const override {
-    FibStats s = state_->stats();
-    s.memory_bytes += dv4_.load()->memory_bytes() + dv6_.load()->memory_bytes();
+    FibStats s              = state_->stats();
+    const Dir24_8Device* d4 = dv4_.load();
+    s.memory_bytes += (d4 ? d4->memory_bytes() : 0) + dv6_.load()->memory_bytes();
     return s;
   }
 
