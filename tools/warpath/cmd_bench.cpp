@@ -18,7 +18,7 @@
 // --gpu-batch addresses (default 65,536) and, in a second table, at batch sizes 256..65,536,
 // end to end (copies in, kernel, copies out): the Fib API offers no kernel-only timing.
 //
-// `bench classify` (rte_acl) will join `lookup` here.
+// `bench classify` (every classifier engine beside DPDK rte_acl) is in cmd_bench_classify.cpp.
 #include <fmt/core.h>
 #include <sched.h>
 #include <unistd.h>
@@ -46,6 +46,10 @@
 #include "warpath/lookup/fib.hpp"
 
 namespace warpath::cli {
+
+/// `warpath bench classify` (cmd_bench_classify.cpp).
+void add_bench_classify(CLI::App& bench, Runner& run);
+
 namespace {
 
 using lookup::Ip6;
@@ -766,6 +770,8 @@ void add_bench(CLI::App& app, Runner& run) {
     o->command_line = command_line();
     run             = [o] { return run_bench_lookup(*o); };
   });
+
+  add_bench_classify(*bench, run);
 }
 
 }  // namespace warpath::cli
