@@ -163,11 +163,19 @@ Status RfcBuilder::check_pool(const SetPool& pool, const char* what) const {
 }
 
 Status RfcBuilder::chunk(unsigned c, RfcPhase& out) {
-  const uint32_t dm = c == core::kProto ? proto_mask_ : 0xFFFFu;
-  const uint32_t n  = rules();
+  const uint32_t dm   = c == core::kProto ? proto_mask_ : 0xFFFFu;
+  const uint32_t n    = rules();
+  const unsigned seen = 1u << c;
+  out.seen            = seen;
+  // Rules matching every value of c are in every class: implicit (up to the class's end).
+  uint32_t wild_end = n;
   std::vector<uint64_t> events;  // pos << 32 | rank << 1 | add
   std::vector<std::pair<uint32_t, uint32_t>> iv;
   for (uint32_t rank = 0; rank < n; ++rank) {
+    if (wild_[rank] & seen) {
+      if (wild_end == n && (wild_[rank] | seen) == kAllChunks) wild_end = rank;
+      continue;
+    }
     const ChunkCond k = chunk_cond(rule_at_rank(rank), c, proto_mask_);
     masked_intervals(k.v, k.m, k.dm, k.lo, std::min(k.hi, k.dm), iv);
     for (const auto& [a, b] : iv) {
@@ -180,8 +188,7 @@ Status RfcBuilder::chunk(unsigned c, RfcPhase& out) {
   out.table.assign(size_t(dm) + 1, 0);
   std::vector<uint64_t> active((n + 63) / 64, 0);
   std::vector<uint32_t> list;
-  const unsigned seen = 1u << c;
-  size_t e            = 0;
+  size_t e = 0;
   for (uint32_t pos = 0; pos <= dm;) {
     for (; e < events.size() && uint32_t(events[e] >> 32) == pos; ++e) {
       const uint32_t rank = uint32_t(events[e] >> 1) & 0x7FFF'FFFFu;
@@ -193,13 +200,22 @@ Status RfcBuilder::chunk(unsigned c, RfcPhase& out) {
     }
     const uint32_t next = e < events.size() ? std::min(uint32_t(events[e] >> 32), dm + 1) : dm + 1;
     list.clear();
-    bool done = false;
+    uint32_t end = wild_end;
+    bool done    = false;
     for (size_t w = 0; w < active.size() && !done; ++w)
       for (uint64_t bits = active[w]; bits && !done; bits &= bits - 1) {
         const uint32_t rank = uint32_t(w * 64 + __builtin_ctzll(bits));
+        if (rank > end) {
+          done = true;
+          break;
+        }
         list.push_back(rank);
-        done = (wild_[rank] | seen) == kAllChunks;
+        if ((wild_[rank] | seen) == kAllChunks) {
+          end  = rank;
+          done = true;
+        }
       }
+    list.push_back(end);
     const uint32_t id = out.sets.intern(list.data(), uint32_t(list.size()));
     if (id + 1 == out.sets.size()) WARPATH_TRY(check_pool(out.sets, "phase-0 classes"));
     std::fill(out.table.begin() + pos, out.table.begin() + next, id);
@@ -208,40 +224,202 @@ Status RfcBuilder::chunk(unsigned c, RfcPhase& out) {
   return charge(out.sets.bytes(), "phase-0 classes", out.sets.total_length());
 }
 
+std::vector<uint32_t> RfcBuilder::covering(unsigned s) const {
+  std::vector<uint32_t> out;
+  for (uint32_t r = 0; r < rules(); ++r)
+    if ((wild_[r] & s) == s) out.push_back(r);
+  return out;
+}
+
+void RfcBuilder::expand(const RfcPhase& p, uint32_t cls, const std::vector<uint32_t>& cover,
+                        std::vector<uint32_t>& out) {
+  out.clear();
+  const uint32_t* s  = p.sets.data(cls);
+  const uint32_t len = p.sets.length(cls) - 1, end = s[len];
+  size_t k = 0;
+  for (uint32_t i = 0; i < len; ++i) {
+    for (; k < cover.size() && cover[k] < s[i]; ++k) out.push_back(cover[k]);
+    out.push_back(s[i]);
+  }
+  for (; k < cover.size() && cover[k] <= end; ++k) out.push_back(cover[k]);
+}
+
 Status RfcBuilder::cross(const RfcPhase& a, const RfcPhase& b, unsigned seen, const char* name,
-                         RfcPhase& out) {
+                         RfcPhase& out, uint64_t next_entries) {
   const uint64_t na = a.classes(), nb = b.classes(), entries = na * nb;
   WARPATH_TRY(charge(entries * 4, name, entries));
   out.table.assign(entries, 0);
-  // Mark the lists of one side, filter the other side's lists: choose the cheaper way round.
-  const double cost_a = double(na) * double(b.sets.total_length());
-  const double cost_b = double(nb) * double(a.sets.total_length());
-  const bool a_outer  = cost_a <= cost_b;
-  const double steps  = std::min(cost_a, cost_b);
-  if (steps > kRfcMaxBuildSteps)
+  out.seen = seen;
+  // A rule in a class of `a` either matches every value of b's chunks or not, and the same
+  // the other way round. Every class is the (pruned) set of rules matching some values of its
+  // chunks, so with G = the rules matching every value of both sides,
+  //   a AND b = G u U_a u V_b u (N_a n N_b),
+  // U_a: a's rules matching all of b's chunks (not all of a's), V_b: b's rules matching all
+  // of a's chunks (not all of b's), N: the rules of a class matching all of neither. U_a and
+  // N_a come from a's explicit ranks (its implicit rules match all of a's chunks: they are in
+  // G or V_b), V_b and N_b from b's, and G is implicit in the result. The parts are disjoint,
+  // so (U_a, V_b, N_a n N_b) names the set, and pruning at the first rule that matches
+  // everything unseen cuts each part at the same rank `end` (each side's own end is a rule
+  // of U_a, V_b or G, so the smallest of theirs bounds `end`). Only the pairs with a common
+  // N rule are visited rule by rule; the others take a cached class per (U_a, V_b), and a
+  // list is written out once per distinct (U_a, V_b, N_a n N_b) key.
+  constexpr uint32_t kNone = 0xFFFF'FFFFu;
+  const unsigned sa = a.seen, sb = b.seen;
+  const uint32_t n = rules();
+  auto covers      = [&](uint32_t r, unsigned s) { return (wild_[r] & s) == s; };
+  auto ends        = [&](uint32_t r) { return (wild_[r] | seen) == kAllChunks; };
+  uint32_t g_end   = n;  // G is implicit in the result (it covers the result's chunks)
+  for (uint32_t r = 0; r < n && g_end == n; ++r)
+    if (covers(r, sa | sb) && ends(r)) g_end = r;
+  struct Side {
+    SetPool own;                    // distinct U (or V) lists
+    std::vector<uint32_t> own_end;  // per own list: its first rank that ends a list
+    std::vector<uint32_t> own_id;   // per class
+    std::vector<uint64_t> n_off{0};
+    std::vector<uint32_t> n_rank;  // per class: its N part
+  };
+  auto split = [&](const RfcPhase& p, unsigned other, Side& side) {
+    std::vector<uint32_t> own;
+    side.own_id.resize(p.classes());
+    for (uint32_t c = 0; c < p.classes(); ++c) {
+      own.clear();
+      const uint32_t* s = p.sets.data(c);
+      for (uint32_t k = 0, len = p.sets.length(c) - 1; k < len; ++k) {
+        const uint32_t r = s[k];  // never covers `mine`: those are implicit
+        if (covers(r, other)) {
+          own.push_back(r);
+        } else {
+          side.n_rank.push_back(r);
+        }
+      }
+      const uint32_t id = side.own.intern(own.data(), uint32_t(own.size()));
+      if (id == side.own_end.size()) {
+        uint32_t e = n;
+        for (uint32_t r : own)
+          if (ends(r)) {
+            e = r;
+            break;
+          }
+        side.own_end.push_back(e);
+      }
+      side.own_id[c] = id;
+      side.n_off.push_back(side.n_rank.size());
+    }
+  };
+  Side sa_side, sb_side;
+  split(a, sb, sa_side);
+  split(b, sa, sb_side);
+  // b's classes by N rule.
+  std::vector<uint64_t> by_rule_off(uint64_t(n) + 1, 0);
+  for (uint32_t r : sb_side.n_rank) ++by_rule_off[r + 1];
+  for (uint32_t r = 0; r < n; ++r) by_rule_off[r + 1] += by_rule_off[r];
+  std::vector<uint32_t> by_rule(sb_side.n_rank.size());
+  {
+    std::vector<uint64_t> fill(by_rule_off.begin(), by_rule_off.end() - 1);
+    for (uint32_t c = 0; c < nb; ++c)
+      for (uint64_t k = sb_side.n_off[c]; k < sb_side.n_off[c + 1]; ++k)
+        by_rule[fill[sb_side.n_rank[k]]++] = c;
+  }
+  double steps = double(entries);
+  for (uint32_t r : sa_side.n_rank) steps += double(by_rule_off[r + 1] - by_rule_off[r]);
+  auto too_long = [&](double scanned) {
     return Status(Errc::kCapacity, std::string("RFC ") + name + " (" + std::to_string(entries) +
-                                       " entries) would scan " + std::to_string(uint64_t(steps)) +
+                                       " entries) would scan " + std::to_string(uint64_t(scanned)) +
                                        " class-list elements to build, over the limit of " +
                                        std::to_string(uint64_t(kRfcMaxBuildSteps)));
-  const RfcPhase& outer = a_outer ? a : b;
-  const RfcPhase& inner = a_outer ? b : a;
-  std::vector<uint32_t> stamp(rules(), 0), list;
-  for (uint32_t o = 0; o < outer.classes(); ++o) {
-    const uint32_t mark = o + 1;
-    const uint32_t* os  = outer.sets.data(o);
-    for (uint32_t k = 0, len = outer.sets.length(o); k < len; ++k) stamp[os[k]] = mark;
-    for (uint32_t i = 0; i < inner.classes(); ++i) {
-      list.clear();
-      const uint32_t* s = inner.sets.data(i);
-      for (uint32_t k = 0, len = inner.sets.length(i); k < len; ++k) {
-        const uint32_t rank = s[k];
-        if (stamp[rank] != mark) continue;
-        list.push_back(rank);
-        if ((wild_[rank] | seen) == kAllChunks) break;
+  };
+  if (steps > kRfcMaxBuildSteps) return too_long(steps);
+
+  // (U id, V id, N id) -> class, open addressing.
+  struct Entry {
+    uint32_t u, v, nn, id;
+  };
+  std::vector<Entry> map(1024, Entry{0, 0, 0, kNone});
+  uint64_t used = 0;
+  auto slot_of  = [&](std::vector<Entry>& m, uint32_t u, uint32_t v, uint32_t nn) -> Entry& {
+    uint64_t h          = (uint64_t(u) << 32 | v) * 0x9E37'79B9'7F4A'7C15ull;
+    h                   = (h ^ (h >> 31) ^ nn) * 0xFF51'AFD7'ED55'8CCDull;
+    const uint64_t mask = m.size() - 1;
+    for (uint64_t i = (h ^ (h >> 29)) & mask;; i = (i + 1) & mask)
+      if (m[i].id == kNone || (m[i].u == u && m[i].v == v && m[i].nn == nn)) return m[i];
+  };
+  SetPool npool;
+  npool.intern(nullptr, 0);  // id 0: no common N rule
+  std::vector<uint32_t> list, nl;
+  auto combine = [&](uint32_t u, uint32_t v, std::vector<uint32_t>& common,
+                     uint32_t& id) -> Status {
+    uint32_t end = std::min({sa_side.own_end[u], sb_side.own_end[v], g_end});
+    size_t keep  = 0;
+    for (; keep < common.size() && common[keep] <= end; ++keep)
+      if (ends(common[keep])) {
+        end = common[keep++];
+        break;
       }
-      const uint32_t id = out.sets.intern(list.data(), uint32_t(list.size()));
-      if (id + 1 == out.sets.size()) WARPATH_TRY(check_pool(out.sets, name));
-      out.table[a_outer ? uint64_t(o) * nb + i : uint64_t(i) * nb + o] = id;
+    const uint32_t nn = common.empty() ? 0 : npool.intern(common.data(), uint32_t(keep));
+    Entry& e          = slot_of(map, u, v, nn);
+    if (e.id != kNone) {
+      id = e.id;
+      return Status::ok();
+    }
+    list.assign(common.begin(), common.begin() + keep);
+    auto add = [&](const uint32_t* s, uint32_t len) {
+      for (uint32_t k = 0; k < len && s[k] <= end; ++k) list.push_back(s[k]);
+    };
+    add(sa_side.own.data(u), sa_side.own.length(u));
+    add(sb_side.own.data(v), sb_side.own.length(v));
+    std::sort(list.begin(), list.end());
+    list.push_back(end);
+    steps += double(list.size());
+    if (steps > kRfcMaxBuildSteps) return too_long(steps);
+    id = out.sets.intern(list.data(), uint32_t(list.size()));
+    if (id + 1 == out.sets.size()) {
+      WARPATH_TRY(check_pool(out.sets, name));
+      // Classes are distinct sets, so all but one (the empty set) take the next entries.
+      const uint64_t next = uint64_t(out.sets.size() - 1) * next_entries;
+      if (next && charged_ + out.sets.bytes() + map.size() * sizeof(Entry) + next * 2 > max_bytes_)
+        return Status(Errc::kCapacity,
+                      std::string("RFC ") + name + " reaches " + std::to_string(out.sets.size()) +
+                          " classes: the next table would need at least " + std::to_string(next) +
+                          " entries (" + mib(next * 2) + ") on top of " + mib(charged_) +
+                          " built so far: over the " + mib(max_bytes_) + " image limit");
+    }
+    e = Entry{u, v, nn, id};
+    if (++used * 2 > map.size()) {
+      std::vector<Entry> bigger(map.size() * 2, Entry{0, 0, 0, kNone});
+      for (const Entry& x : map)
+        if (x.id != kNone) slot_of(bigger, x.u, x.v, x.nn) = x;
+      map.swap(bigger);
+    }
+    return Status::ok();
+  };
+  std::vector<uint32_t> row(sb_side.own.size(), kNone);
+  std::vector<uint64_t> pairs;  // b << 32 | rank
+  for (uint32_t ai = 0; ai < na; ++ai) {
+    const uint32_t u = sa_side.own_id[ai];
+    std::fill(row.begin(), row.end(), kNone);
+    pairs.clear();
+    for (uint64_t k = sa_side.n_off[ai]; k < sa_side.n_off[ai + 1]; ++k) {
+      const uint32_t r = sa_side.n_rank[k];
+      for (uint64_t j = by_rule_off[r]; j < by_rule_off[r + 1]; ++j)
+        pairs.push_back(uint64_t(by_rule[j]) << 32 | r);
+    }
+    std::sort(pairs.begin(), pairs.end());
+    uint32_t* dst = out.table.data() + uint64_t(ai) * nb;
+    size_t q      = 0;
+    for (uint32_t bi = 0; bi < nb; ++bi) {
+      const uint32_t v = sb_side.own_id[bi];
+      if (q < pairs.size() && uint32_t(pairs[q] >> 32) == bi) {
+        nl.clear();
+        for (; q < pairs.size() && uint32_t(pairs[q] >> 32) == bi; ++q)
+          nl.push_back(uint32_t(pairs[q]));
+        WARPATH_TRY(combine(u, v, nl, dst[bi]));
+      } else {
+        if (row[v] == kNone) {
+          nl.clear();
+          WARPATH_TRY(combine(u, v, nl, row[v]));
+        }
+        dst[bi] = row[v];
+      }
     }
   }
   return charge(out.sets.bytes(), name, out.sets.total_length());
@@ -258,6 +436,7 @@ Status RfcBuilder::cross3(const RfcPhase& a, const RfcPhase& b, const RfcPhase& 
   for (uint64_t i = 0; i < nab; ++i)
     for (uint64_t k = 0; k < nc; ++k) out.table[i * nc + k] = abc.table[ab.table[i] * nc + k];
   out.sets = std::move(abc.sets);
+  out.seen = seen;
   return Status::ok();
 }
 
@@ -265,17 +444,71 @@ Status RfcBuilder::final_table(const RfcPhase& p, const RfcPhase& z, std::vector
   const uint64_t np = p.classes(), nz = z.classes(), entries = np * nz;
   WARPATH_TRY(charge(entries * 4, "phase-3 table F", entries));
   out.assign(entries, 0);
-  std::vector<uint32_t> stamp(rules(), 0);
-  for (uint32_t zi = 0; zi < nz; ++zi) {
-    const uint32_t* zs = z.sets.data(zi);
-    for (uint32_t k = 0, len = z.sets.length(zi); k < len; ++k) stamp[zs[k]] = zi + 1;
-    for (uint32_t pi = 0; pi < np; ++pi) {
-      const uint32_t* s = p.sets.data(pi);
-      for (uint32_t k = 0, len = p.sets.length(pi); k < len; ++k)
-        if (stamp[s[k]] == zi + 1) {
-          out[uint64_t(pi) * nz + zi] = s[k] + 1;
-          break;
+  // As in cross(): the best rule of both classes is the first of G (the rules matching
+  // everything, implicit in both up to their ends), p's explicit rules covering z's chunks (up
+  // to z's end), z's explicit rules covering p's chunks (up to p's end), and the rules
+  // explicit in both, found rule by rule through z's classes of each rule.
+  const uint32_t n = rules();
+  uint32_t g       = n;
+  for (uint32_t r = 0; r < n && g == n; ++r)
+    if (wild_[r] == kAllChunks) g = r;
+  struct Side {
+    std::vector<uint32_t> end, first_cover;
+    std::vector<uint64_t> n_off{0};
+    std::vector<uint32_t> n_rank;
+  };
+  auto split = [&](const RfcPhase& ph, unsigned other, Side& side) {
+    for (uint32_t c = 0; c < ph.classes(); ++c) {
+      const uint32_t* s  = ph.sets.data(c);
+      const uint32_t len = ph.sets.length(c) - 1;
+      uint32_t first     = n;
+      for (uint32_t k = 0; k < len; ++k) {
+        if ((wild_[s[k]] & other) == other) {
+          first = std::min(first, s[k]);
+        } else {
+          side.n_rank.push_back(s[k]);
         }
+      }
+      side.end.push_back(s[len]);
+      side.first_cover.push_back(first);
+      side.n_off.push_back(side.n_rank.size());
+    }
+  };
+  Side ps, zs;
+  split(p, z.seen, ps);
+  split(z, p.seen, zs);
+  std::vector<uint64_t> by_rule_off(uint64_t(n) + 1, 0);
+  for (uint32_t r : zs.n_rank) ++by_rule_off[r + 1];
+  for (uint32_t r = 0; r < n; ++r) by_rule_off[r + 1] += by_rule_off[r];
+  std::vector<uint32_t> by_rule(zs.n_rank.size());
+  {
+    std::vector<uint64_t> fill(by_rule_off.begin(), by_rule_off.end() - 1);
+    for (uint32_t c = 0; c < nz; ++c)
+      for (uint64_t k = zs.n_off[c]; k < zs.n_off[c + 1]; ++k) by_rule[fill[zs.n_rank[k]]++] = c;
+  }
+  double steps = double(entries);
+  for (uint32_t r : ps.n_rank) steps += double(by_rule_off[r + 1] - by_rule_off[r]);
+  if (steps > kRfcMaxBuildSteps)
+    return Status(Errc::kCapacity, "RFC phase-3 table F (" + std::to_string(entries) +
+                                       " entries) would scan " + std::to_string(uint64_t(steps)) +
+                                       " class-list elements to build, over the limit of " +
+                                       std::to_string(uint64_t(kRfcMaxBuildSteps)));
+  std::vector<uint32_t> common(nz, n);
+  for (uint32_t pi = 0; pi < np; ++pi) {
+    for (uint64_t k = ps.n_off[pi + 1]; k-- > ps.n_off[pi];) {  // descending: the first wins
+      const uint32_t r = ps.n_rank[k];
+      for (uint64_t j = by_rule_off[r]; j < by_rule_off[r + 1]; ++j) common[by_rule[j]] = r;
+    }
+    const uint32_t pend = ps.end[pi], pcover = ps.first_cover[pi];
+    uint32_t* dst = out.data() + uint64_t(pi) * nz;
+    for (uint32_t zi = 0; zi < nz; ++zi) {
+      const uint32_t zend = zs.end[zi];
+      uint32_t best       = common[zi];
+      common[zi]          = n;
+      if (pcover <= zend) best = std::min(best, pcover);
+      if (zs.first_cover[zi] <= pend) best = std::min(best, zs.first_cover[zi]);
+      if (g <= std::min(pend, zend)) best = std::min(best, g);
+      dst[zi] = best == n ? 0 : best + 1;
     }
   }
   return Status::ok();
@@ -312,12 +545,17 @@ PackedTables::Slot PackedTables::add_words(const std::vector<uint32_t>& words) {
 void PackedTables::finish() {
   const uint64_t bytes = std::max<uint64_t>(64, (size_ + 63) & ~uint64_t(63));
   buffer_.reset(static_cast<uint8_t*>(std::aligned_alloc(64, bytes)));
-  std::memset(buffer_.get(), 0, bytes);
+  // Only the padding is cleared, so that each part's pages are first touched as it is copied
+  // (and the part freed): the peak stays near one copy of the tables, not two.
+  uint64_t at = 0;
   for (size_t i = 0; i < parts_.size(); ++i) {
+    std::memset(buffer_.get() + at, 0, part_offsets_[i] - at);
     if (!parts_[i].empty())
       std::memcpy(buffer_.get() + part_offsets_[i], parts_[i].data(), parts_[i].size());
+    at = part_offsets_[i] + parts_[i].size();
     std::vector<uint8_t>().swap(parts_[i]);
   }
+  std::memset(buffer_.get() + at, 0, bytes - at);
   size_ = bytes;
 }
 
@@ -338,14 +576,14 @@ core::RfcView RfcAddressLayout::view(const uint8_t* base) const {
   return v;
 }
 
-Status build_address_stage(RfcBuilder& b, RfcPhase chunks[4], RfcPhase& x, RfcPhase& y,
-                           RfcPhase& p) {
+Status build_address_stage(RfcBuilder& b, RfcPhase chunks[4], RfcPhase& x, RfcPhase& y, RfcPhase& p,
+                           uint64_t p_next_entries) {
   for (unsigned c = 0; c < 4; ++c) WARPATH_TRY(b.chunk(c, chunks[c]));
   WARPATH_TRY(b.cross(chunks[core::kSrcHi], chunks[core::kSrcLo],
                       1u << core::kSrcHi | 1u << core::kSrcLo, "phase-1 table X (source)", x));
   WARPATH_TRY(b.cross(chunks[core::kDstHi], chunks[core::kDstLo],
                       1u << core::kDstHi | 1u << core::kDstLo, "phase-1 table Y (destination)", y));
-  return b.cross(x, y, kAddrChunks, "phase-2 table P (address pair)", p);
+  return b.cross(x, y, kAddrChunks, "phase-2 table P (address pair)", p, p_next_entries);
 }
 
 std::string table_text(const char* name, uint64_t entries, uint32_t wide, uint32_t classes) {
@@ -359,14 +597,38 @@ Result<std::unique_ptr<RfcImage>> RfcImage::build(const RuleSet& rules, uint64_t
   img->rules_      = b->rules();
   img->proto_mask_ = b->proto_mask();
   RfcPhase chunks[core::kChunks], x, y, p, z;
-  WARPATH_TRY(build_address_stage(*b, chunks, x, y, p));
-  for (unsigned c = core::kSport; c <= core::kProto; ++c) WARPATH_TRY(b->chunk(c, chunks[c]));
+  for (unsigned c = 0; c < core::kChunks; ++c) WARPATH_TRY(b->chunk(c, chunks[c]));
+  WARPATH_TRY(b->cross(chunks[core::kSrcHi], chunks[core::kSrcLo],
+                       1u << core::kSrcHi | 1u << core::kSrcLo, "phase-1 table X (source)", x));
+  WARPATH_TRY(b->cross(chunks[core::kDstHi], chunks[core::kDstLo],
+                       1u << core::kDstHi | 1u << core::kDstLo, "phase-1 table Y (destination)",
+                       y));
   WARPATH_TRY(b->cross3(chunks[core::kSport], chunks[core::kDport], chunks[core::kProto],
                         1u << core::kSport | 1u << core::kDport,
                         1u << core::kSport | 1u << core::kDport | 1u << core::kProto,
                         "phase-1 table Z (ports, protocol)", z));
+  // Shape 0: P = (X, Y), F = (P, Z). Where that does not fit (firewall sets: nearly every
+  // address pair is a class of its own), shape 1: P = (Y, Z), F = (P, X).
   std::vector<uint32_t> f;
-  WARPATH_TRY(b->final_table(p, z, f));
+  const uint64_t before = b->charged();
+  Status st = b->cross(x, y, kAddrChunks, "phase-2 table P (address pair)", p, z.classes());
+  if (st.is_ok()) st = b->final_table(p, z, f);
+  if (!st.is_ok()) {
+    if (st.code() != Errc::kCapacity) return st;
+    p = RfcPhase();
+    std::vector<uint32_t>().swap(f);
+    b->release_to(before);
+    Status st1 =
+        b->cross(y, z, y.seen | z.seen, "phase-2 table P (destination, ports)", p, x.classes());
+    if (st1.is_ok()) st1 = b->final_table(p, x, f);
+    if (!st1.is_ok())
+      return st1.code() == Errc::kCapacity
+                 ? Status(Errc::kCapacity, st.message() + "; then " + st1.message())
+                 : st1;
+    img->shape_ = 1;
+  }
+  RfcPhase* phase[3] = {&x, &y, &z};  // the tables behind the view's x, y, z
+  if (img->shape_) phase[0] = &y, phase[1] = &z, phase[2] = &x;
 
   PackedTables& t     = img->tables_;
   RfcAddressLayout& a = img->addr_;
@@ -388,24 +650,33 @@ Result<std::unique_ptr<RfcImage>> RfcImage::build(const RuleSet& rules, uint64_t
     d += std::string(c ? ", " : " ") + names[c] + " " + std::to_string(n) + "cl";
     std::vector<uint32_t>().swap(chunks[c].table);
   }
-  a.x      = t.add(x.table, x.classes() - 1);
-  a.nx     = x.classes();
-  a.y      = t.add(y.table, y.classes() - 1);
-  a.ny     = y.classes();
-  img->z_  = t.add(z.table, z.classes() - 1);
-  img->nz_ = z.classes();
-  a.p      = t.add(p.table, p.classes() - 1);
-  a.np     = p.classes();
-  img->f_  = t.add(f, b->rules());
+  const PackedTables::Slot sx     = t.add(x.table, x.classes() - 1);
+  const PackedTables::Slot sy     = t.add(y.table, y.classes() - 1);
+  const PackedTables::Slot sz     = t.add(z.table, z.classes() - 1);
+  const PackedTables::Slot* ss[3] = {&sx, &sy, &sz};
+  if (img->shape_) ss[0] = &sy, ss[1] = &sz, ss[2] = &sx;
+  a.x      = *ss[0];
+  a.nx     = phase[0]->classes();
+  a.y      = *ss[1];
+  a.ny     = phase[1]->classes();
+  img->z_  = *ss[2];
+  img->nz_ = phase[2]->classes();
+  for (RfcPhase* ph : phase) std::vector<uint32_t>().swap(ph->table);
+  a.p  = t.add(p.table, p.classes() - 1);
+  a.np = p.classes();
+  std::vector<uint32_t>().swap(p.table);
+  img->f_ = t.add(f, b->rules());
+  std::vector<uint32_t>().swap(f);
   std::vector<uint32_t> answers(b->rules() + 1, kNoMatch);
   for (uint32_t r = 0; r < b->rules(); ++r) answers[r + 1] = b->rule_of_rank(r);
   img->answers_ = t.add_words(answers);
-  for (const auto* s : {&a.x, &a.y, &img->z_}) p1 += s->entries << (1 + s->wide);
-  d += " (" + mib(p0) + "); phase1 " + table_text("X", a.x.entries, a.x.wide, a.nx) + ", " +
-       table_text("Y", a.y.entries, a.y.wide, a.ny) + ", " +
-       table_text("Z", img->z_.entries, img->z_.wide, img->nz_) + " (" + mib(p1) + "); phase2 " +
-       table_text("P", a.p.entries, a.p.wide, a.np) + " (" + mib(a.p.entries << (1 + a.p.wide)) +
-       "); phase3 F " + std::to_string(img->f_.entries) + "x" + (img->f_.wide ? "4" : "2") + "B (" +
+  for (const auto* s : {&sx, &sy, &sz}) p1 += s->entries << (1 + s->wide);
+  d += " (" + mib(p0) + "); phase1 " + table_text("X", sx.entries, sx.wide, x.classes()) + ", " +
+       table_text("Y", sy.entries, sy.wide, y.classes()) + ", " +
+       table_text("Z", sz.entries, sz.wide, z.classes()) + " (" + mib(p1) + "); phase2 " +
+       table_text(img->shape_ ? "P=(Y,Z)" : "P", a.p.entries, a.p.wide, a.np) + " (" +
+       mib(a.p.entries << (1 + a.p.wide)) + "); phase3 " + (img->shape_ ? "F=(P,X) " : "F ") +
+       std::to_string(img->f_.entries) + "x" + (img->f_.wide ? "4" : "2") + "B (" +
        mib(img->f_.entries << (1 + img->f_.wide)) + ")";
   t.finish();
   d += "; total " + mib(t.bytes());
@@ -424,6 +695,7 @@ core::RfcView RfcImage::view(const uint8_t* base) const {
   v.f          = PackedTables::table(base, f_);
   v.answers    = reinterpret_cast<const uint32_t*>(base + answers_.offset);
   v.proto_mask = proto_mask_;
+  v.shape      = shape_;
   return v;
 }
 

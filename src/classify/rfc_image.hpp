@@ -2,14 +2,24 @@
 // by cpu.rfc and cuda.rfc (RfcImage) and by TIC's address stage (tic_image.cpp).
 //
 // Building (tic-ppopp08.md section 4.1)
-//   Rules are ranked by (priority desc, index asc); a class is a sorted list of ranks, so the
+//   Rules are ranked by (priority desc, index asc); a class is a sorted set of ranks, so the
 //   best rule of a set is its first element. Phase 0: each chunk's 2^16 (protocol: 2^8)
 //   values are swept once over the rules' intervals on that chunk (a prefix is one interval,
 //   a port range another, any other mask a union of intervals), and each elementary interval
 //   gets the class of the rules active there. A cross product of classes (a, b) is the
-//   intersection of their lists, interned in a hash table of lists to get its class id. Sets
-//   are pruned: a rule that matches every value of the chunks not yet combined ends the list
+//   intersection of their sets, interned in a hash table of lists to get its class id. Sets
+//   are pruned: a rule that matches every value of the chunks not yet combined ends the set
 //   (rules after it can never be the answer), which is exact and keeps classes few.
+//   A class is stored as its explicit ranks followed by its end (the pruning rank, or
+//   rules() when none): the rules that match every value of the phase's chunks are in every
+//   class, so they are left implicit (up to the end; RfcBuilder::expand writes a set out).
+//   Firewall sets, where most rules leave a whole address wild, would otherwise carry those
+//   rules in every list. cross() splits each side's explicit ranks into those matching all of
+//   the other side's chunks and the rest, and visits rule by rule only the pairs that share a
+//   rule of the rest (see there).
+//   Tree shape: P = (X, Y), F = (P, Z), or where that does not fit under max_bytes,
+//   P = (Y, Z), F = (P, X) (RfcView::shape 1; firewall sets, where nearly every address pair
+//   is a class of its own).
 //
 // Memory
 //   Table sizes are products of class counts and can explode on large rule sets. Before each
@@ -18,6 +28,7 @@
 //   and its size. Nothing is allocated past the limit. Building time is bounded the same way
 //   (kRfcMaxBuildSteps class-list elements scanned per table).
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -56,7 +67,8 @@ class SetPool {
 /// One phase under construction: the table of class ids and the classes.
 struct RfcPhase {
   std::vector<uint32_t> table;
-  SetPool sets;
+  SetPool sets;       ///< per class: explicit ranks, then the end (see Building above)
+  unsigned seen = 0;  ///< bit set of the chunks this phase's classes cover
   uint32_t classes() const { return sets.size(); }
 };
 
@@ -69,14 +81,26 @@ class RfcBuilder {
   /// Phase 0: the classes of chunk c.
   Status chunk(unsigned c, RfcPhase& out);
   /// out[a * nb + b] = class of (a, b); `seen` is the bit set of the chunks a and b cover.
-  Status cross(const RfcPhase& a, const RfcPhase& b, unsigned seen, const char* name,
-               RfcPhase& out);
+  /// next_entries: each class of out takes this many entries (2 bytes or more) of the next
+  /// table, so the build stops (kCapacity) as soon as that table could no longer fit.
+  Status cross(const RfcPhase& a, const RfcPhase& b, unsigned seen, const char* name, RfcPhase& out,
+               uint64_t next_entries = 0);
   /// Z = (c4, c5, c6) in rfc_core's index order.
   Status cross3(const RfcPhase& a, const RfcPhase& b, const RfcPhase& c, unsigned seen_ab,
                 unsigned seen, const char* name, RfcPhase& out);
   /// out[p * nz + z] = 1 + rank of the best rule in both classes, 0 when none.
   Status final_table(const RfcPhase& p, const RfcPhase& z, std::vector<uint32_t>& out);
 
+  /// The ranks of the rules matching every value of the chunks in `s`, ascending.
+  std::vector<uint32_t> covering(unsigned s) const;
+  /// The whole rule list of class `cls` of `p` (its explicit ranks merged with the rules of
+  /// cover = covering(p.seen) up to its end).
+  static void expand(const RfcPhase& p, uint32_t cls, const std::vector<uint32_t>& cover,
+                     std::vector<uint32_t>& out);
+
+  uint64_t charged() const { return charged_; }
+  /// Forgets charges past `bytes` (what a failed attempt built has been freed).
+  void release_to(uint64_t bytes) { charged_ = std::min(charged_, bytes); }
   /// Charges `bytes` of image or working memory; kCapacity past the limit.
   Status charge(uint64_t bytes, const char* what, uint64_t entries);
   /// kCapacity when the class lists being built would pass the limit.
@@ -134,9 +158,10 @@ struct RfcAddressLayout {
   core::RfcView view(const uint8_t* base) const;  ///< chunk 0-3, x, y, p filled
 };
 
-/// Builds phases 0-2 over the addresses, leaving the P classes in `p` for the next stage.
-Status build_address_stage(RfcBuilder& b, RfcPhase chunks[4], RfcPhase& x, RfcPhase& y,
-                           RfcPhase& p);
+/// Builds phases 0-2 over the addresses, leaving the P classes in `p` for the next stage
+/// (each class of which takes p_next_entries 2-byte entries there: see RfcBuilder::cross).
+Status build_address_stage(RfcBuilder& b, RfcPhase chunks[4], RfcPhase& x, RfcPhase& y, RfcPhase& p,
+                           uint64_t p_next_entries = 0);
 /// "c0 N, c1 N, ..." sizes text of one table.
 std::string table_text(const char* name, uint64_t entries, uint32_t wide, uint32_t classes);
 
@@ -157,7 +182,7 @@ class RfcImage {
   PackedTables tables_;
   RfcAddressLayout addr_;
   PackedTables::Slot ports_[3], z_, f_, answers_;
-  uint32_t n_ports_[3] = {}, nz_ = 0, proto_mask_ = 0xFF, rules_ = 0;
+  uint32_t n_ports_[3] = {}, nz_ = 0, proto_mask_ = 0xFF, rules_ = 0, shape_ = 0;
   std::string detail_;
 };
 

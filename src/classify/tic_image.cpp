@@ -60,15 +60,19 @@ Result<std::unique_ptr<TicImage>> TicImage::build(const RuleSet& rules, uint64_t
                                        std::to_string(rules.rules.size()) + " rules");
   WARPATH_ASSIGN_OR_RETURN(auto b, RfcBuilder::create(rules, max_bytes));
   RfcPhase chunks[4], x, y, p;
-  WARPATH_TRY(build_address_stage(*b, chunks, x, y, p));
+  // Every class but the empty one takes at least one 64-byte code block.
+  WARPATH_TRY(build_address_stage(*b, chunks, x, y, p, core::kTicBlockWords * 2));
 
   // One program per P class.
   std::vector<uint32_t> code, first_block(p.classes(), 0), ins;
   uint64_t sizes[4] = {}, candidates = 0, lists = 0;
+  const std::vector<uint32_t> cover = b->covering(p.seen);
+  std::vector<uint32_t> list;
   for (uint32_t cls = 0; cls < p.classes(); ++cls) {
-    const uint32_t len = p.sets.length(cls);
+    RfcBuilder::expand(p, cls, cover, list);
+    const uint32_t len = uint32_t(list.size());
     if (len == 0) continue;
-    const uint32_t* s = p.sets.data(cls);
+    const uint32_t* s = list.data();
     first_block[cls]  = uint32_t(code.size() / core::kTicBlockWords) + 1;
     uint32_t used     = 0;
     for (uint32_t k = 0; k < len; ++k) {

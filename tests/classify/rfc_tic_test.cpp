@@ -232,6 +232,89 @@ TEST(RfcTic, Acl1TraceFirstMatch) {
   }
 }
 
+// A firewall-like set: each rule names one address and leaves the other wild, so nearly every
+// (source, destination) pair is a class of its own and P = (X, Y) with F = (P, Z) outgrows the
+// limit; the builder then takes P = (Y, Z), F = (P, X). Before, the phase-0 lists (every rule
+// that leaves an address wild is in every class of that address's chunks) made X's build scan
+// too many list elements, and the answers must still be the oracle's.
+RuleSet firewall_rules(std::mt19937& rng, uint32_t n) {
+  RuleSet rs;
+  rs.name = "firewall";
+  for (uint32_t i = 0; i < n; ++i) {
+    Rule r;
+    const unsigned w = rng() % 8 == 0 ? 2 : rng() % 2;  // the named address (2: both)
+    for (unsigned k = 0; k < 2; ++k) {
+      if (w != 2 && k != w) continue;
+      const unsigned len = rng() % 3 == 0 ? 24 : 32;
+      r.mask[k]          = prefix_mask(len);
+      r.value[k]         = (0x0A00'0000u | (rng() % 4000) << 8 | rng() % 256) & r.mask[k];
+    }
+    static const uint16_t kPorts[] = {22, 25, 53, 80, 443, 8080};
+    switch (rng() % 4) {
+      case 0:
+        break;
+      case 1:
+        r.dport_lo = r.dport_hi = kPorts[rng() % 6];
+        break;
+      case 2:
+        r.dport_lo = 1024;
+        break;
+      default:
+        r.sport_lo = 1024, r.dport_lo = r.dport_hi = kPorts[rng() % 6];
+    }
+    if (rng() % 3) r.mask[3] = 0xFF, r.value[3] = rng() % 2 ? 6 : 17;
+    r.priority = n - i;
+    rs.rules.push_back(r);
+  }
+  rs.rules.push_back(Rule{});  // default
+  return rs;
+}
+
+TEST(RfcTic, FirewallSetTakesTheOtherShape) {
+  std::mt19937 rng(11);
+  const RuleSet rs = firewall_rules(rng, 1500);
+  const Keys keys  = corner_keys(rng, rs, 20000);
+  for (uint64_t limit : {detail::kRfcMaxImageBytes, uint64_t(32) << 20}) {
+    auto img = detail::RfcImage::build(rs, limit);
+    ASSERT_TRUE(img.is_ok()) << img.status().message();
+    const core::RfcView v = img.value()->view();
+    if (limit != detail::kRfcMaxImageBytes) {
+      EXPECT_EQ(v.shape, 1u) << img.value()->detail();
+      EXPECT_NE(img.value()->detail().find("P=(Y,Z)"), std::string::npos);
+    }
+    for (uint32_t i = 0; i < keys.n; ++i) {
+      uint32_t k[4];
+      keys.key(i, k);
+      ASSERT_EQ(core::rfc_lookup(v, k[0], k[1], k[2], k[3]), oracle(rs, k))
+          << "limit " << limit << " key " << i;
+    }
+  }
+  check_all(rs, corner_keys(rng, rs, 3000), "firewall");
+}
+
+// wustl_5tuple/fw1_10K: cpu.rfc could not build it (kCapacity) before.
+TEST(RfcTic, Fw1_10KTraceFirstMatch) {
+  if (!testing::have_data()) GTEST_SKIP() << "no data directory";
+  auto rules = io::load_classbench_rules(testing::data_path("classbench/wustl_5tuple/fw1_10K"));
+  auto trace = io::load_trace(testing::data_path("classbench/wustl_5tuple/fw1_10K_trace"));
+  ASSERT_TRUE(rules.is_ok() && trace.is_ok());
+  const RuleSet rs = from_classbench(rules.value(), "fw1_10K");
+  std::vector<std::array<uint32_t, 4>> list;
+  for (const auto& t : trace.value()) {
+    std::array<uint32_t, 4> k{};
+    five_tuple_words(t.key, k.data());
+    list.push_back(k);
+  }
+  const Keys keys = make_keys(list);
+  auto made       = make_classifier("cpu.rfc", rs);
+  ASSERT_TRUE(made.is_ok()) << made.status().message();
+  std::vector<uint32_t> got(keys.n);
+  ExecContext ctx;
+  ASSERT_TRUE(made.value()->classify(keys.batch(), {got.data(), keys.n}, ctx).is_ok());
+  for (uint32_t i = 0; i < keys.n; ++i)
+    ASSERT_EQ(int64_t(got[i]), trace.value()[i].first_match) << "trace line " << i + 1;
+}
+
 TEST(RfcTic, MemoryLimitFailsCleanly) {
   std::mt19937 rng(3);
   const RuleSet rs = random_rules(rng, 200, false);

@@ -17,6 +17,10 @@
 //   phase 3  F = (P, Z): the answer id of the best rule, answers[id] the rule index or kNoMatch
 //   A CPT entry for classes (a, b[, c]) is at (a * nb + b) * nc + c. That is 12 dependent-ish
 //   memory accesses per key (Figure 2 has 13: one more CPT in phase 2).
+//   Shape 1 (RfcView::shape, chosen by the builder when shape 0's P or F would not fit, as on
+//   firewall sets where nearly every address pair is its own class): the phase-1 slots x, y, z
+//   hold Y (destination), Z (ports, protocol) and X (source), so P = (Y, Z) and F = (P, X).
+//   The steps and their count are the same; only the chunks behind each slot change.
 //
 // Tables
 //   Each table is 16-bit (class counts up to 65,536) or 32-bit; RfcTable says which. An eqID
@@ -54,6 +58,7 @@ struct RfcView {
   uint32_t n[kChunks]     = {};  ///< classes of each chunk
   uint32_t nx = 0, ny = 0, nz = 0, np = 0;
   uint32_t proto_mask = 0xFF;
+  uint32_t shape      = 0;  ///< 0: slots x, y, z = X, Y, Z; 1: slots x, y, z = Y, Z, X
 };
 
 /// Chunk `c` of a key given as its four words.
@@ -77,15 +82,26 @@ WARPATH_HD uint32_t rfc_chunk_value(unsigned c, uint32_t src, uint32_t dst, uint
   }
 }
 
-/// Phase-1 indices from the seven phase-0 class ids.
-WARPATH_HD uint64_t rfc_x_index(const RfcView& v, const uint32_t* e) {
+/// Phase-1 indices (of the source, destination and ports-protocol tables) from the seven
+/// phase-0 class ids.
+WARPATH_HD uint64_t rfc_src_index(const RfcView& v, const uint32_t* e) {
   return uint64_t(e[kSrcHi]) * v.n[kSrcLo] + e[kSrcLo];
 }
-WARPATH_HD uint64_t rfc_y_index(const RfcView& v, const uint32_t* e) {
+WARPATH_HD uint64_t rfc_dst_index(const RfcView& v, const uint32_t* e) {
   return uint64_t(e[kDstHi]) * v.n[kDstLo] + e[kDstLo];
 }
-WARPATH_HD uint64_t rfc_z_index(const RfcView& v, const uint32_t* e) {
+WARPATH_HD uint64_t rfc_ports_index(const RfcView& v, const uint32_t* e) {
   return (uint64_t(e[kSport]) * v.n[kDport] + e[kDport]) * v.n[kProto] + e[kProto];
+}
+/// Indices into the phase-1 slots x, y, z (see RfcView::shape).
+WARPATH_HD uint64_t rfc_x_index(const RfcView& v, const uint32_t* e) {
+  return v.shape ? rfc_dst_index(v, e) : rfc_src_index(v, e);
+}
+WARPATH_HD uint64_t rfc_y_index(const RfcView& v, const uint32_t* e) {
+  return v.shape ? rfc_ports_index(v, e) : rfc_dst_index(v, e);
+}
+WARPATH_HD uint64_t rfc_z_index(const RfcView& v, const uint32_t* e) {
+  return v.shape ? rfc_src_index(v, e) : rfc_ports_index(v, e);
 }
 WARPATH_HD uint64_t rfc_p_index(const RfcView& v, uint32_t x, uint32_t y) {
   return uint64_t(x) * v.ny + y;
