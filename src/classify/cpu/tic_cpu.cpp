@@ -7,15 +7,12 @@
 #include <thread>
 #include <vector>
 
+#include "classify/cpu/image_cpu.hpp"
 #include "classify/engines.hpp"
 #include "classify/tic_image.hpp"
-#include "core/parallel.hpp"
 
 namespace warpath::classify::detail {
 namespace {
-
-// Below this many keys per thread, starting threads costs more than it saves.
-constexpr uint32_t kMinPerThread = 1u << 14;
 
 /// Keys [begin, end) of `keys`, every step the core body's, reordered per group: the address
 /// stage's tables, then each key's first code block, are prefetched for the whole group.
@@ -60,41 +57,11 @@ void tic_batched(const core::TicView& t, const KeyBatch& keys, uint32_t* out, ui
   }
 }
 
-class TicCpu final : public Classifier {
- public:
-  TicCpu(std::unique_ptr<TicImage> img, ClassifierStats stats)
-      : img_(std::move(img)), view_(img_->view()), stats_(std::move(stats)) {}
-  std::string_view id() const noexcept override { return "cpu.tic"; }
-  Status classify(const KeyBatch& keys, Span<uint32_t> out, ExecContext& ctx) const override {
-    if (keys.layout != KeyLayout::kFiveTuple)
-      return Status(Errc::kInvalidArgument, "cpu.tic: keys are not 5-tuple keys");
-    if (out.size < keys.count) return Status(Errc::kInvalidArgument, "output span too small");
-    parallel_ranges(keys.count, ctx.threads, kMinPerThread, [&](uint32_t begin, uint32_t end) {
-      tic_batched(view_, keys, out.data, begin, end);
-    });
-    return Status::ok();
-  }
-  ClassifierStats stats() const override { return stats_; }
-
- private:
-  std::unique_ptr<TicImage> img_;
-  core::TicView view_;
-  ClassifierStats stats_;
-};
-
 }  // namespace
 
 Made make_cpu_tic(const RuleSet& rules, const ClassifyParams& params) {
   (void)params;
-  const auto t0 = std::chrono::steady_clock::now();
-  WARPATH_ASSIGN_OR_RETURN(auto img, TicImage::build(rules));
-  ClassifierStats s;
-  s.rules = s.entries = rules.rules.size();
-  s.memory_bytes      = img->bytes();
-  s.build_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  s.detail = img->detail();
-  return std::unique_ptr<Classifier>(std::make_unique<TicCpu>(std::move(img), std::move(s)));
+  return make_image_cpu<TicImage, core::TicView, &tic_batched>("cpu.tic", rules);
 }
 
 }  // namespace warpath::classify::detail

@@ -1,0 +1,113 @@
+// src/classify/cuda/image_cuda.cuh: a rebuild-only CUDA classifier over one immutable image,
+// the shape cuda.rfc and cuda.tic share (only .cu files include this header).
+//
+// Launch     1-D grid-stride, kBlockSize threads per block, grid capped at 8 x SM count;
+//            out[i] = Lookup{}(view, key i) with the engine's core body.
+// Memory     keys: device global, SoA (word w of key i at w * n + i), coalesced; out: device
+//            global, coalesced. The image (one buffer, Image::data()/bytes()): device global,
+//            read-only, uploaded once at construction; Image::view(base) points a view into it.
+// Engine     classify() copies the batch's four key rows in (one 2-D copy, any stride),
+//            launches, copies the answers out and waits on ExecContext::stream.
+#pragma once
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+#include <string>
+
+#include "classify/engines.hpp"
+#include "core/cuda/cuda_check.cuh"
+#include "core/cuda/device_array.cuh"
+
+namespace warpath::classify::detail {
+
+inline constexpr int kImageBlockSize = 256;
+
+template <class View, class Lookup>
+__global__ void __launch_bounds__(kImageBlockSize)
+    image_kernel(View v, const uint32_t* __restrict__ keys, uint32_t n,
+                 uint32_t* __restrict__ out) {
+  for (uint32_t i = blockIdx.x * kImageBlockSize + threadIdx.x; i < n;
+       i += gridDim.x * kImageBlockSize)
+    out[i] = Lookup{}(v, keys[i], keys[n + i], keys[2 * size_t(n) + i], keys[3 * size_t(n) + i]);
+}
+
+inline int image_sm_count() {
+  int device = 0, sms = 1;
+  if (cudaGetDevice(&device) == cudaSuccess)
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  return sms;
+}
+
+template <class Image, class View, class Lookup>
+class ImageCuda final : public Classifier {
+ public:
+  ImageCuda(std::string_view id, std::unique_ptr<Image> img, ClassifierStats stats)
+      : id_(id), img_(std::move(img)), stats_(std::move(stats)) {}
+
+  Status init() {
+    WARPATH_TRY(image_.reserve(img_->bytes()));
+    WARPATH_CUDA_TRY(cudaMemcpy(image_.ptr, img_->data(), img_->bytes(), cudaMemcpyHostToDevice));
+    view_ = img_->view(static_cast<const uint8_t*>(image_.ptr));
+    stats_.memory_bytes += img_->bytes();
+    return Status::ok();
+  }
+  void set_build_ms(double ms) { stats_.build_ms = ms; }
+
+  std::string_view id() const noexcept override { return id_; }
+
+  Status classify(const KeyBatch& keys, Span<uint32_t> out, ExecContext& ctx) const override {
+    if (keys.layout != KeyLayout::kFiveTuple)
+      return Status(Errc::kInvalidArgument, std::string(id_) + ": keys are not 5-tuple keys");
+    if (out.size < keys.count) return Status(Errc::kInvalidArgument, "output span too small");
+    const uint32_t n = keys.count;
+    if (n == 0) return Status::ok();
+    auto stream = static_cast<cudaStream_t>(ctx.stream);
+    std::lock_guard<std::mutex> lock(mutex_);
+    WARPATH_TRY(keys_.reserve(size_t(n) * 4 * sizeof(uint32_t)));
+    WARPATH_TRY(out_.reserve(size_t(n) * sizeof(uint32_t)));
+    WARPATH_CUDA_TRY(cudaMemcpy2DAsync(keys_.ptr, size_t(n) * 4, keys.words,
+                                       size_t(keys.stride) * 4, size_t(n) * 4, 4,
+                                       cudaMemcpyHostToDevice, stream));
+    static const int sms = image_sm_count();
+    const uint32_t blocks =
+        std::min<uint32_t>((n + kImageBlockSize - 1) / kImageBlockSize, 8u * uint32_t(sms));
+    image_kernel<View, Lookup><<<blocks, kImageBlockSize, 0, stream>>>(view_, keys_.as<uint32_t>(),
+                                                                       n, out_.as<uint32_t>());
+    WARPATH_CUDA_CHECK_LAUNCH();
+    WARPATH_CUDA_TRY(cudaMemcpyAsync(out.data, out_.ptr, size_t(n) * sizeof(uint32_t),
+                                     cudaMemcpyDeviceToHost, stream));
+    WARPATH_CUDA_TRY(cudaStreamSynchronize(stream));
+    return Status::ok();
+  }
+
+  ClassifierStats stats() const override { return stats_; }
+
+ private:
+  std::string_view id_;
+  std::unique_ptr<Image> img_;
+  ClassifierStats stats_;
+  DeviceArray image_;
+  View view_{};
+  mutable std::mutex mutex_;
+  mutable DeviceArray keys_, out_;
+};
+
+/// Builds Image from `rules` on the host and uploads it; build_ms covers both.
+template <class Image, class View, class Lookup>
+Made make_image_cuda(std::string_view id, const RuleSet& rules) {
+  int device = 0;
+  WARPATH_CUDA_TRY(cudaGetDevice(&device));
+  const auto t0 = std::chrono::steady_clock::now();
+  WARPATH_ASSIGN_OR_RETURN(auto img, Image::build(rules));
+  ClassifierStats s;
+  s.rules = s.entries = rules.rules.size();
+  s.memory_bytes      = img->bytes();
+  s.detail            = img->detail();
+  auto engine = std::make_unique<ImageCuda<Image, View, Lookup>>(id, std::move(img), std::move(s));
+  WARPATH_TRY(engine->init());
+  engine->set_build_ms(
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  return std::unique_ptr<Classifier>(std::move(engine));
+}
+
+}  // namespace warpath::classify::detail
