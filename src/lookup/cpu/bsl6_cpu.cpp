@@ -79,6 +79,42 @@ void lookup_gopt(const core::Bsl6View& v, const Ip6* addrs, NextHop* out, uint32
   }
 }
 
+// Small batches (a burst of 64 from the pipeline or a bulk call): every lookup in flight at
+// once, in lockstep rounds over the ones still searching (compacted after each round), so a
+// burst of n keeps up to n misses outstanding instead of draining a G-slot pipeline.
+constexpr uint32_t kLockstepMax = 128;
+
+void lookup_lockstep(const core::Bsl6View& v, const Ip6* addrs, NextHop* out, uint32_t n) {
+  core::Bsl6Cursor c[kLockstepMax];
+  const core::Bsl6Bucket* b[kLockstepMax];
+  uint32_t act[kLockstepMax];
+  for (uint32_t i = 0; i < n; ++i) {
+    c[i]   = core::bsl6_start(v);
+    act[i] = i;
+  }
+  uint32_t live = core::bsl6_done(v, core::bsl6_start(v)) ? 0 : n;
+  if (live == 0)
+    for (uint32_t i = 0; i < n; ++i) out[i] = v.default_nh;
+  while (live > 0) {
+    for (uint32_t k = 0; k < live; ++k) {
+      const uint32_t i = act[k];
+      b[i]             = core::bsl6_probe_address(v, c[i], addrs[i]);
+      WARPATH_PREFETCH(b[i]);
+    }
+    uint32_t kept = 0;
+    for (uint32_t k = 0; k < live; ++k) {
+      const uint32_t i = act[k];
+      core::bsl6_step(v, c[i], addrs[i], b[i]);
+      if (core::bsl6_done(v, c[i])) {
+        out[i] = c[i].bmp;
+      } else {
+        act[kept++] = i;
+      }
+    }
+    live = kept;
+  }
+}
+
 }  // namespace
 
 void bsl6_lookup_scalar(const core::Bsl6View& v, const Ip6* addrs, NextHop* out, uint32_t n) {
@@ -86,6 +122,10 @@ void bsl6_lookup_scalar(const core::Bsl6View& v, const Ip6* addrs, NextHop* out,
 }
 
 void bsl6_lookup_batched(const core::Bsl6View& v, const Ip6* addrs, NextHop* out, uint32_t n) {
+  if (n <= kLockstepMax) {
+    lookup_lockstep(v, addrs, out, n);
+    return;
+  }
   lookup_gopt<kGroup>(v, addrs, out, n);
 }
 
