@@ -46,6 +46,7 @@
 #include <set>
 #include <sstream>
 
+#include "bench_util.hpp"
 #include "commands.hpp"
 #if defined(WARPATH_HAVE_DPDK)
 #include "classify_anchor.hpp"  // bench/anchors: declarations only, no DPDK header
@@ -87,35 +88,6 @@ struct BenchClassifyOptions {
   std::string command_line;
 };
 
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-std::string group_thousands(uint64_t v) {
-  std::string s = std::to_string(v), out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (i && (s.size() - i) % 3 == 0) out += ',';
-    out += s[i];
-  }
-  return out;
-}
-
-std::string utc_now() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-std::string read_first_line(const char* path) {
-  std::ifstream f(path);
-  std::string line;
-  std::getline(f, line);
-  return line;
-}
-
 /// A field of /proc/<file> in bytes ("MemAvailable" in meminfo, "VmHWM" in self/status).
 uint64_t proc_kb_field(const char* path, const char* field) {
   std::ifstream f(path);
@@ -125,28 +97,6 @@ uint64_t proc_kb_field(const char* path, const char* field) {
     if (line.compare(0, n, field) == 0 && line.size() > n && line[n] == ':')
       return std::stoull(line.substr(n + 1)) * 1024;
   return 0;
-}
-
-/// The exact command line, as the kernel has it.
-std::string command_line() {
-  std::ifstream f("/proc/self/cmdline", std::ios::binary);
-  std::string all((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>()), out;
-  std::string arg;
-  for (const char c : all) {
-    if (c != '\0') {
-      arg += c;
-      continue;
-    }
-    const bool quote = arg.empty() || arg.find_first_of(" \t'\"$") != std::string::npos;
-    out += (out.empty() ? "" : " ") + (quote ? "'" + arg + "'" : arg);
-    arg.clear();
-  }
-  return out;
-}
-
-std::string base_name(const std::string& path) {
-  const auto slash = path.find_last_of('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
 std::vector<std::string> split(const std::string& s, char sep) {
@@ -194,19 +144,6 @@ struct Row {
   bool reference = false, has_stats = false;
   double mpps() const { return best_s > 0 ? 1e-6 * double(count) / best_s : 0; }
 };
-
-/// Times `fn(offset, n)` over [0, count) in chunks of `batch` (0: one call), `repeat` passes.
-template <class Fn>
-std::vector<double> time_passes(uint64_t count, uint32_t batch, unsigned repeat, Fn&& fn) {
-  std::vector<double> out;
-  const uint64_t step = batch ? batch : count;
-  for (unsigned p = 0; p < repeat; ++p) {
-    const auto t0 = Clock::now();
-    for (uint64_t off = 0; off < count; off += step) fn(off, uint32_t(std::min(step, count - off)));
-    out.push_back(seconds_since(t0));
-  }
-  return out;
-}
 
 std::string answer(uint32_t a) { return a == kNoMatch ? "no match" : std::to_string(a); }
 
@@ -526,8 +463,6 @@ struct Bench {
       if (r.skipped.empty() && best > 0) r.ratio = r.mpps() / best;
   }
 };
-
-double mib(uint64_t b) { return double(b) / double(1 << 20); }
 
 void print_table(const std::vector<Row>& rows, const std::string& title) {
   fmt::print("\n{}\n", title);

@@ -1,0 +1,86 @@
+// tools/warpath/bench_util.hpp: what `warpath bench lookup` and `warpath bench classify` share:
+// timing passes, the provenance a result file records (UTC time, exact command line, /proc
+// facts) and number formatting.
+#pragma once
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <ctime>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+namespace warpath::cli {
+
+namespace bench_util_detail {
+using Clock = std::chrono::steady_clock;
+}
+
+inline double seconds_since(bench_util_detail::Clock::time_point t0) {
+  return std::chrono::duration<double>(bench_util_detail::Clock::now() - t0).count();
+}
+
+inline std::string group_thousands(uint64_t v) {
+  std::string s = std::to_string(v), out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i && (s.size() - i) % 3 == 0) out += ',';
+    out += s[i];
+  }
+  return out;
+}
+
+inline std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+inline std::string read_first_line(const char* path) {
+  std::ifstream f(path);
+  std::string line;
+  std::getline(f, line);
+  return line;
+}
+
+/// The exact command line, as the kernel has it.
+inline std::string command_line() {
+  std::ifstream f("/proc/self/cmdline", std::ios::binary);
+  std::string all((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>()), out;
+  std::string arg;
+  for (const char c : all) {
+    if (c != '\0') {
+      arg += c;
+      continue;
+    }
+    const bool quote = arg.empty() || arg.find_first_of(" \t'\"$") != std::string::npos;
+    out += (out.empty() ? "" : " ") + (quote ? "'" + arg + "'" : arg);
+    arg.clear();
+  }
+  return out;
+}
+
+inline std::string base_name(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+/// Times `fn(offset, n)` over [0, count) in chunks of `batch` (0: one call), `repeat` passes.
+template <class Fn>
+std::vector<double> time_passes(uint64_t count, uint32_t batch, unsigned repeat, Fn&& fn) {
+  std::vector<double> out;
+  const uint64_t step = batch ? batch : count;
+  for (unsigned p = 0; p < repeat; ++p) {
+    const auto t0 = bench_util_detail::Clock::now();
+    for (uint64_t off = 0; off < count; off += step) fn(off, uint32_t(std::min(step, count - off)));
+    out.push_back(seconds_since(t0));
+  }
+  return out;
+}
+
+inline double mib(uint64_t b) { return double(b) / double(1 << 20); }
+
+}  // namespace warpath::cli
