@@ -19,23 +19,7 @@
 namespace warpath::lookup {
 namespace {
 
-constexpr bool is_space(char c) { return c == ' ' || c == '\t'; }
-
-/// Whitespace-separated tokens of one line, on demand.
-class Tokens {
- public:
-  explicit Tokens(std::string_view line) : text_(line) {}
-  std::string_view next() {
-    while (pos_ < text_.size() && is_space(text_[pos_])) ++pos_;
-    const size_t begin = pos_;
-    while (pos_ < text_.size() && !is_space(text_[pos_])) ++pos_;
-    return text_.substr(begin, pos_ - begin);
-  }
-
- private:
-  std::string_view text_;
-  size_t pos_ = 0;
-};
+constexpr bool is_space(char c) { return io::FieldScanner::is_space(c); }
 
 bool skip_line(std::string_view line) {
   size_t i = 0;
@@ -166,7 +150,7 @@ Result<RouteTable> parse_routes_impl(std::string_view name, std::string_view tex
   while (cursor.next(line)) {
     if (skip_line(line)) continue;
     const uint64_t n = cursor.line_number();
-    Tokens tok(line);
+    io::FieldScanner tok(line);
     ParsedPrefix p;
     if (!parse_prefix(tok.next(), p, error)) return io::parse_error(name, n, error);
     const std::string_view nh_token = tok.next();
@@ -212,7 +196,7 @@ Result<std::vector<RouteUpdate>> parse_updates_impl(std::string_view name, std::
   while (cursor.next(line)) {
     if (skip_line(line)) continue;
     const uint64_t n = cursor.line_number();
-    Tokens tok(line);
+    io::FieldScanner tok(line);
     RouteUpdate u;
     u.line = uint32_t(n);
     if (!parse_uint(tok.next(), UINT64_MAX, u.time))
@@ -244,7 +228,7 @@ Result<std::vector<Address>> parse_addresses_impl(std::string_view name, std::st
   std::string_view line;
   while (cursor.next(line)) {
     if (skip_line(line)) continue;
-    Tokens tok(line);
+    io::FieldScanner tok(line);
     const std::string_view token = tok.next();
     if (!tok.next().empty())
       return io::parse_error(name, cursor.line_number(), "more than one field");

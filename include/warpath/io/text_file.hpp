@@ -33,6 +33,24 @@ class LineCursor {
   uint64_t line_no_ = 0;
 };
 
+/// Splits one line into TAB- or space-separated fields on demand (rule, trace, route files).
+class FieldScanner {
+ public:
+  explicit FieldScanner(std::string_view line) : text_(line) {}
+  static constexpr bool is_space(char c) { return c == ' ' || c == '\t'; }
+  /// The next field, or an empty view at the end of the line.
+  std::string_view next() {
+    while (pos_ < text_.size() && is_space(text_[pos_])) ++pos_;
+    const size_t begin = pos_;
+    while (pos_ < text_.size() && !is_space(text_[pos_])) ++pos_;
+    return text_.substr(begin, pos_ - begin);
+  }
+
+ private:
+  std::string_view text_;
+  size_t pos_ = 0;
+};
+
 /// "name:line: reason" as a kParseError Status.
 Status parse_error(std::string_view name, uint64_t line, std::string_view reason);
 

@@ -18,25 +18,7 @@
 namespace warpath::io {
 namespace {
 
-constexpr bool is_space(char c) { return c == ' ' || c == '\t'; }
-
-/// Splits one line into whitespace-separated tokens on demand.
-class Scanner {
- public:
-  explicit Scanner(std::string_view text) : text_(text) {}
-
-  /// The next token, or an empty view at the end of the line.
-  std::string_view token() {
-    while (pos_ < text_.size() && is_space(text_[pos_])) ++pos_;
-    const size_t begin = pos_;
-    while (pos_ < text_.size() && !is_space(text_[pos_])) ++pos_;
-    return text_.substr(begin, pos_ - begin);
-  }
-
- private:
-  std::string_view text_;
-  size_t pos_ = 0;
-};
+constexpr bool is_space(char c) { return FieldScanner::is_space(c); }
 
 enum class NumStatus { kOk, kNotNumber, kOutOfRange };
 
@@ -152,10 +134,10 @@ bool parse_port(std::string_view text, const std::string& field, uint16_t& port,
 }
 
 /// Parses "lo : hi" (or "lo:hi", "lo: hi", "lo :hi"); `what` is "source" or "destination".
-bool parse_port_range(Scanner& scan, const char* what, uint16_t& lo, uint16_t& hi,
+bool parse_port_range(FieldScanner& scan, const char* what, uint16_t& lo, uint16_t& hi,
                       std::string& error) {
   const std::string field = std::string(what) + " port";
-  std::string_view first  = scan.token();
+  std::string_view first  = scan.next();
   if (first.empty()) {
     error = "missing " + field + " range";
     return false;
@@ -166,16 +148,16 @@ bool parse_port_range(Scanner& scan, const char* what, uint16_t& lo, uint16_t& h
   if (colon != std::string_view::npos) {
     lo_text = first.substr(0, colon);
     hi_text = first.substr(colon + 1);
-    if (hi_text.empty()) hi_text = scan.token();
+    if (hi_text.empty()) hi_text = scan.next();
   } else {
     lo_text                       = first;
-    const std::string_view second = scan.token();
+    const std::string_view second = scan.next();
     if (second.empty() || second[0] != ':') {
       error = field + " range " + quoted(first) + " is not lo : hi";
       return false;
     }
     hi_text = second.substr(1);
-    if (hi_text.empty()) hi_text = scan.token();
+    if (hi_text.empty()) hi_text = scan.next();
   }
   if (lo_text.empty()) {
     error = field + " range " + quoted(first) + " has no lower bound";
@@ -226,17 +208,17 @@ bool parse_value_mask(std::string_view token, const char* what, uint64_t max, ui
 
 bool parse_rule_line(std::string_view line, ClassBenchRule& rule, std::string& error) {
   if (line[0] != '@') {
-    Scanner first(line);
-    error = "rule line does not start with '@' (got " + quoted(first.token()) + ")";
+    FieldScanner first(line);
+    error = "rule line does not start with '@' (got " + quoted(first.next()) + ")";
     return false;
   }
-  Scanner scan(line.substr(1));
-  if (!parse_prefix(scan.token(), "source", rule.src, rule.src_len, error)) return false;
-  if (!parse_prefix(scan.token(), "destination", rule.dst, rule.dst_len, error)) return false;
+  FieldScanner scan(line.substr(1));
+  if (!parse_prefix(scan.next(), "source", rule.src, rule.src_len, error)) return false;
+  if (!parse_prefix(scan.next(), "destination", rule.dst, rule.dst_len, error)) return false;
   if (!parse_port_range(scan, "source", rule.sport_lo, rule.sport_hi, error)) return false;
   if (!parse_port_range(scan, "destination", rule.dport_lo, rule.dport_hi, error)) return false;
 
-  const std::string_view proto = scan.token();
+  const std::string_view proto = scan.next();
   if (proto.empty()) {
     error = "missing protocol/mask field";
     return false;
@@ -249,7 +231,7 @@ bool parse_rule_line(std::string_view line, ClassBenchRule& rule, std::string& e
 
   // An optional flags/mask column; a following token without '/' is an extra field (ignored),
   // as is everything after the flags.
-  const std::string_view flags = scan.token();
+  const std::string_view flags = scan.next();
   if (!flags.empty() && flags.find('/') != std::string_view::npos) {
     if (!parse_value_mask(flags, "flags", 0xffff, value, mask, error)) return false;
     rule.flags      = static_cast<uint16_t>(value);
@@ -286,10 +268,10 @@ Result<std::vector<ClassBenchRule>> parse_rules_impl(std::string_view text, std:
 constexpr int kTraceMaxColumns = 7;
 
 bool parse_trace_line(std::string_view line, TraceEntry& entry, std::string& error) {
-  Scanner scan(line);
+  FieldScanner scan(line);
   std::string_view tokens[kTraceMaxColumns];
   int columns = 0;
-  for (std::string_view token = scan.token(); !token.empty(); token = scan.token()) {
+  for (std::string_view token = scan.next(); !token.empty(); token = scan.next()) {
     if (columns == kTraceMaxColumns) break;  // Columns beyond the seventh are ignored.
     tokens[columns++] = token;
   }
