@@ -1,6 +1,8 @@
 // The classifier engine registry: the only list of classifier engines (see
 // include/warpath/classify/classifier.hpp) and the validating wrapper.
 #include <cstdio>
+#include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <vector>
 
@@ -25,7 +27,8 @@ std::string key_text(const KeyBatch& keys, uint32_t i) {
 
 std::string answer_text(uint32_t a) { return a == kNoMatch ? "-1" : std::to_string(a); }
 
-// Runs an engine and ref.linear side by side; updates go to both.
+// Runs an engine and ref.linear side by side; updates go to both, under a lock that makes each
+// update atomic across the pair (a classify between the two halves would see them disagree).
 class ValidatingClassifier final : public Classifier {
  public:
   ValidatingClassifier(std::unique_ptr<Classifier> engine, std::unique_ptr<Classifier> ref,
@@ -33,6 +36,7 @@ class ValidatingClassifier final : public Classifier {
       : engine_(std::move(engine)), ref_(std::move(ref)), id_(std::move(id)) {}
   std::string_view id() const noexcept override { return id_; }
   Status classify(const KeyBatch& keys, Span<uint32_t> out, ExecContext& ctx) const override {
+    std::shared_lock lock(mutex_);
     WARPATH_TRY(engine_->classify(keys, out, ctx));
     std::vector<uint32_t> want(keys.count);
     WARPATH_TRY(ref_->classify(keys, {want.data(), keys.count}, ctx));
@@ -45,10 +49,12 @@ class ValidatingClassifier final : public Classifier {
     return Status::ok();
   }
   Status insert(uint32_t index, const Rule& rule) override {
+    std::unique_lock lock(mutex_);
     WARPATH_TRY(engine_->insert(index, rule));
     return ref_->insert(index, rule);
   }
   Status erase(uint32_t index) override {
+    std::unique_lock lock(mutex_);
     WARPATH_TRY(engine_->erase(index));
     return ref_->erase(index);
   }
@@ -57,6 +63,7 @@ class ValidatingClassifier final : public Classifier {
  private:
   std::unique_ptr<Classifier> engine_, ref_;
   std::string id_;
+  mutable std::shared_mutex mutex_;
 };
 
 }  // namespace

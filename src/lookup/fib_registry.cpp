@@ -1,6 +1,8 @@
 // The lookup engine registry: the only list of lookup engines (see
 // include/warpath/lookup/fib.hpp), the validating wrapper, and route checks.
 #include <chrono>
+#include <mutex>
+#include <shared_mutex>
 #include <vector>
 
 #include "lookup/engines.hpp"
@@ -20,6 +22,8 @@ std::string route_text(Ip6 prefix, unsigned len) {
 }
 
 // Runs an engine and ref.lpm side by side: updates go to both, every lookup batch is compared.
+// A lock makes each update atomic across the pair (a lookup between the engine's update and
+// the reference's would see them disagree); the engine alone needs no such lock.
 class ValidatingFib final : public Fib {
  public:
   ValidatingFib(std::unique_ptr<Fib> engine, std::unique_ptr<Fib> ref, std::string id)
@@ -27,6 +31,7 @@ class ValidatingFib final : public Fib {
   std::string_view id() const noexcept override { return id_; }
 
   Status lookup4(Span<const uint32_t> addrs, Span<NextHop> out, ExecContext& ctx) const override {
+    std::shared_lock lock(mutex_);
     WARPATH_TRY(engine_->lookup4(addrs, out, ctx));
     std::vector<NextHop> want(addrs.size);
     WARPATH_TRY(ref_->lookup4(addrs, {want.data(), addrs.size}, ctx));
@@ -35,6 +40,7 @@ class ValidatingFib final : public Fib {
     return Status::ok();
   }
   Status lookup6(Span<const Ip6> addrs, Span<NextHop> out, ExecContext& ctx) const override {
+    std::shared_lock lock(mutex_);
     WARPATH_TRY(engine_->lookup6(addrs, out, ctx));
     std::vector<NextHop> want(addrs.size);
     WARPATH_TRY(ref_->lookup6(addrs, {want.data(), addrs.size}, ctx));
@@ -59,6 +65,7 @@ class ValidatingFib final : public Fib {
  private:
   template <class Op>
   Status both(const Op& op) {
+    std::unique_lock lock(mutex_);
     const Status a = op(*engine_), b = op(*ref_);
     if (a.code() != b.code())
       return Status(Errc::kInvalidArgument, std::string(engine_->id()) + " answered '" +
@@ -74,6 +81,7 @@ class ValidatingFib final : public Fib {
   }
   std::unique_ptr<Fib> engine_, ref_;
   std::string id_;
+  mutable std::shared_mutex mutex_;
 };
 
 }  // namespace
