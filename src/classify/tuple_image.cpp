@@ -228,6 +228,7 @@ std::unique_ptr<TupleVersion> make_version(std::vector<TablePtr> tables, bool ra
     for (const TablePtr& t : tables) total += t->hits.load(std::memory_order_relaxed);
   if (total > 0) {
     std::vector<std::pair<uint64_t, TablePtr>> ranked;
+    ranked.reserve(tables.size());
     for (const TablePtr& t : tables)
       ranked.emplace_back(t->hits.load(std::memory_order_relaxed), t);
     std::stable_sort(ranked.begin(), ranked.end(),

@@ -66,7 +66,8 @@ class ValidatingFib final : public Fib {
   template <class Op>
   Status both(const Op& op) {
     std::unique_lock lock(mutex_);
-    const Status a = op(*engine_), b = op(*ref_);
+    Status a       = op(*engine_);
+    const Status b = op(*ref_);
     if (a.code() != b.code())
       return Status(Errc::kInvalidArgument, std::string(engine_->id()) + " answered '" +
                                                 a.to_string() + "' to an update, ref.lpm '" +
