@@ -10,7 +10,10 @@
  * IPv4, 160K IPv6 routes; GPU machines have no data directory), per batch size:
  *   kernel      the DIR-24-8 / binary-search-on-lengths kernel on device-resident addresses
  *   end_to_end  cuda.lpm's lookup4/lookup6: H2D of addresses, kernel, D2H of next hops
- * after checking the kernel's answers against cpu.lpm on the largest batch. Prints one JSON
+ * after checking the kernel's answers against cpu.lpm on the largest batch; and, for the
+ * cuda.linear / cuda.tuple / cuda.bloom classifiers on GSwitch's synthetic sets (section 7:
+ * batch size, N, C, F, Cm and f), end-to-end Mpps through Classifier::classify (keys copied in,
+ * results out), each point first checked against ref.linear on 4,096 keys. Prints one JSON
  * object on stdout.
  *
  * Usage: warpath-gpu-bench [--max-batch N] [--repeat N]
@@ -31,6 +34,7 @@
 #include "lookup/dir24_8_image.hpp"
 #include "lookup/rib.hpp"
 #include "packet/cuda/parse_launch.hpp"
+#include "warpath/classify/check.hpp"
 #include "warpath/lookup/check.hpp"
 #include "warpath/lookup/fib.hpp"
 #include "warpath/core/cuda_device.hpp"
@@ -191,6 +195,87 @@ Status run_lookup(uint32_t max_batch, int repeat, std::vector<Row>& rows) {
   return Status::ok();
 }
 
+// One point of a GSwitch sweep: end-to-end classification throughput of one engine.
+struct ClassifyRow {
+  std::string engine, sweep;
+  uint32_t rules, classes, full, matching, fields, batch;
+  double e2e_us, e2e_mpps;
+};
+
+Status classify_point(const std::string& engine, const std::string& sweep,
+                      const classify::SyntheticParams& p, const std::vector<uint32_t>& batches,
+                      int repeat, std::vector<ClassifyRow>& rows) {
+  WARPATH_ASSIGN_OR_RETURN(auto set, classify::synthetic_rules(p));
+  WARPATH_ASSIGN_OR_RETURN(auto gpu, classify::make_classifier(engine, set.rules));
+  WARPATH_ASSIGN_OR_RETURN(auto ref, classify::make_classifier("ref.linear", set.rules));
+  // Correctness first, on the first 4,096 keys.
+  classify::KeyBuffer probe(set.keys.layout(), std::min<uint32_t>(4096, set.keys.size()));
+  uint32_t key[classify::kMaxKeyWords];
+  for (uint32_t i = 0; i < probe.size(); ++i) {
+    set.keys.get(i, key);
+    probe.set(i, key);
+  }
+  const std::string diff = classify::compare_classifier(*gpu, *ref, probe, {probe.size()});
+  if (!diff.empty())
+    return Status(Errc::kInvalidArgument, engine + " on " + set.rules.name + ": " + diff);
+  std::vector<uint32_t> out(set.keys.size());
+  ExecContext ctx;
+  const classify::KeyBatch all = set.keys.view();
+  for (uint32_t batch : batches) {
+    batch         = std::min(batch, all.count);
+    double best   = 1e30;
+    for (int r = 0; r < repeat; ++r) {
+      const auto t0 = std::chrono::steady_clock::now();
+      WARPATH_TRY(gpu->classify(all.slice(0, batch), {out.data(), batch}, ctx));
+      best = std::min(best, std::chrono::duration<double, std::micro>(
+                                std::chrono::steady_clock::now() - t0).count());
+    }
+    rows.push_back({engine, sweep, p.rules, p.classes, p.full, p.matching, p.fields, batch, best,
+                    batch / best});
+  }
+  return Status::ok();
+}
+
+// GSwitch Figures 5(b), 6(c), 7(a-c) and 8, with its defaults N = 1K, C = F = 128, Cm = 1,
+// f = 12, 64K tuples per batch.
+Status run_classify(int repeat, std::vector<ClassifyRow>& rows) {
+  const std::vector<uint32_t> big = {65536};
+  for (const std::string engine : {"cuda.linear", "cuda.tuple", "cuda.bloom"}) {
+    classify::SyntheticParams base;
+    base.rules = 1024, base.classes = 128, base.full = 128, base.matching = 1, base.fields = 12;
+    base.tuples = 65536;
+    WARPATH_TRY(classify_point(engine, "batch", base, {256, 1024, 4096, 16384, 65536}, repeat, rows));
+    for (uint32_t c : {1u, 4u, 16u, 64u, 256u}) {  // Fig 6(c): full classes of 256 rules (to 64K)
+      if (engine == "cuda.linear" && c > 64) continue;   // O(N) per key: the figure stops there
+      auto p = base;
+      p.classes = p.full = c, p.rules = 256 * c;
+      WARPATH_TRY(classify_point(engine, "rules", p, big, repeat, rows));
+    }
+    for (uint32_t c : {128u, 256u, 512u, 1024u}) {  // Fig 7(a): N = 32K
+      if (engine == "cuda.linear") break;
+      auto p = base;
+      p.rules = 32768, p.classes = p.full = c;
+      WARPATH_TRY(classify_point(engine, "classes", p, big, repeat, rows));
+    }
+    for (uint32_t f : {4u, 16u, 64u, 128u}) {  // Fig 7(b)
+      auto p = base;
+      p.full = f;
+      WARPATH_TRY(classify_point(engine, "full", p, big, repeat, rows));
+    }
+    for (uint32_t cm : {1u, 8u, 32u, 128u}) {  // Fig 7(c)
+      auto p = base;
+      p.matching = cm;
+      WARPATH_TRY(classify_point(engine, "matching", p, big, repeat, rows));
+    }
+    for (uint32_t fields : {5u, 12u}) {  // Fig 8
+      auto p = base;
+      p.fields = fields;
+      WARPATH_TRY(classify_point(engine, "fields", p, big, repeat, rows));
+    }
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -215,6 +300,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "warpath-gpu-bench: %s\n", s.message().c_str());
     return 1;
   }
+  std::vector<ClassifyRow> crows;
+  if (warpath::Status s = run_classify(repeat, crows); !s.is_ok()) {
+    std::fprintf(stderr, "warpath-gpu-bench: %s\n", s.message().c_str());
+    return 1;
+  }
   const auto dev = warpath::cuda_devices().front();
   std::printf("{\"device\": \"%s\", \"cuda\": \"%s\", \"frame_bytes\": 64, \"unit\": "
               "\"mpps = million packets (parse) or lookups (lookup4/6) per second\", "
@@ -226,6 +316,15 @@ int main(int argc, char** argv) {
                 "\"end_to_end_us\": %.2f, \"end_to_end_mpps\": %.1f}%s\n",
                 r.bench.c_str(), r.batch, r.kernel_us, r.kernel_mpps, r.e2e_us, r.e2e_mpps,
                 i + 1 < rows.size() ? "," : "");
+  }
+  std::printf("], \"classify\": [\n");
+  for (size_t i = 0; i < crows.size(); ++i) {
+    const ClassifyRow& r = crows[i];
+    std::printf("  {\"engine\": \"%s\", \"sweep\": \"%s\", \"N\": %u, \"C\": %u, \"F\": %u, "
+                "\"Cm\": %u, \"f\": %u, \"batch\": %u, \"end_to_end_us\": %.2f, "
+                "\"end_to_end_mpps\": %.2f}%s\n",
+                r.engine.c_str(), r.sweep.c_str(), r.rules, r.classes, r.full, r.matching,
+                r.fields, r.batch, r.e2e_us, r.e2e_mpps, i + 1 < crows.size() ? "," : "");
   }
   std::printf("]}\n");
   return 0;
