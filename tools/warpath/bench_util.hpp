@@ -2,14 +2,20 @@
 // timing passes, the provenance a result file records (UTC time, exact command line, /proc
 // facts) and number formatting.
 #pragma once
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <ctime>
 #include <fstream>
 #include <iterator>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include "warpath/core/cpu_features.hpp"
+#include "warpath/core/version.hpp"
 
 namespace warpath::cli {
 
@@ -82,5 +88,32 @@ std::vector<double> time_passes(uint64_t count, uint32_t batch, unsigned repeat,
 }
 
 inline double mib(uint64_t b) { return double(b) / double(1 << 20); }
+
+/// The provenance every result file starts with: tool, version, commit, build, date, exact
+/// command line, and the machine (CPU, cores, features, pinned core, host, load average at the
+/// start, frequency governor). Callers add their own fields.
+inline nlohmann::json result_header(const char* tool, const std::string& command, int pinned_cpu,
+                                    const std::string& load_start) {
+  const BuildInfo b     = build_info();
+  const CpuFeatures& cf = cpu_features();
+  char host[256]        = {};
+  gethostname(host, sizeof host - 1);
+  nlohmann::json j;
+  j["tool"]    = tool;
+  j["version"] = version();
+  j["commit"]  = b.git_commit;
+  j["build"]   = {{"compiler", b.compiler}, {"type", b.build_type}, {"cuda", built_with_cuda()}};
+  j["date"]    = utc_now();
+  j["command"] = command;
+  j["machine"] = {{"cpu", cf.model},
+                  {"logical_cores", cf.logical_cores},
+                  {"features", cf.names()},
+                  {"pinned_cpu", pinned_cpu},
+                  {"hostname", host},
+                  {"loadavg_start", load_start},
+                  {"cpufreq_governor",
+                   read_first_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")}};
+  return j;
+}
 
 }  // namespace warpath::cli

@@ -555,7 +555,6 @@ int run_bench_lookup(const BenchLookupOptions& o) {
 #endif
 
   // Report.
-  const CpuFeatures& cf = cpu_features();
   const std::string mixed =
       o.addrs.empty() ? fmt::format("{}, seed {}", o.mix, o.seed) : "from " + base_name(o.addrs);
   const std::string how =
@@ -585,24 +584,7 @@ int run_bench_lookup(const BenchLookupOptions& o) {
                                      : std::string("every engine gave the same answers"));
 
   if (!o.json.empty()) {
-    const BuildInfo b = build_info();
-    nlohmann::json j;
-    j["tool"]    = "warpath bench lookup";
-    j["version"] = version();
-    j["commit"]  = b.git_commit;
-    j["build"]   = {{"compiler", b.compiler}, {"type", b.build_type}, {"cuda", built_with_cuda()}};
-    j["date"]    = utc_now();
-    j["command"] = o.command_line;
-    char host[256] = {};
-    gethostname(host, sizeof host - 1);
-    j["machine"] = {{"cpu", cf.model},
-                    {"logical_cores", cf.logical_cores},
-                    {"features", cf.names()},
-                    {"pinned_cpu", cpu},
-                    {"hostname", host},
-                    {"loadavg_start", load_start},
-                    {"cpufreq_governor",
-                     read_first_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")}};
+    nlohmann::json j = result_header("warpath bench lookup", o.command_line, cpu, load_start);
     if (!o.note.empty()) j["note"] = o.note;
     j["dataset"]   = {{"file", o.fib},
                       {"name", base_name(o.fib)},

@@ -737,7 +737,6 @@ int run_bench_classify(const BenchClassifyOptions& o) {
   b.ratios();
 
   // Report.
-  const CpuFeatures& cf   = cpu_features();
   const std::string name  = o.synthetic.empty() ? base_name(o.rules) : "synthetic " + o.synthetic;
   const std::string title = fmt::format(
       "{} ({}): {} rules, {} keys ({} distinct{}), batch {}, best of {}, cpu {}", name,
@@ -760,26 +759,9 @@ int run_bench_classify(const BenchClassifyOptions& o) {
                                (first_match.empty() ? "" : ", equal to the trace's first match"));
 
   if (!o.json.empty()) {
-    const BuildInfo bi = build_info();
-    nlohmann::json j;
-    j["tool"]    = "warpath bench classify";
-    j["version"] = version();
-    j["commit"]  = bi.git_commit;
-    j["build"] = {{"compiler", bi.compiler}, {"type", bi.build_type}, {"cuda", built_with_cuda()}};
-    j["date"]  = utc_now();
-    j["command"]   = o.command_line;
-    char host[256] = {};
-    gethostname(host, sizeof host - 1);
-    j["machine"] = {{"cpu", cf.model},
-                    {"logical_cores", cf.logical_cores},
-                    {"features", cf.names()},
-                    {"pinned_cpu", cpu},
-                    {"hostname", host},
-                    {"mem_total_mb", proc_kb_field("/proc/meminfo", "MemTotal") >> 20},
-                    {"mem_available_mb_start", avail_mb},
-                    {"loadavg_start", load_start},
-                    {"cpufreq_governor",
-                     read_first_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")}};
+    nlohmann::json j = result_header("warpath bench classify", o.command_line, cpu, load_start);
+    j["machine"]["mem_total_mb"]           = proc_kb_field("/proc/meminfo", "MemTotal") >> 20;
+    j["machine"]["mem_available_mb_start"] = avail_mb;
     if (!o.note.empty()) j["note"] = o.note;
     j["dataset"] = dataset;
     j["params"]  = {{"repeat", o.repeat},
