@@ -1,5 +1,4 @@
 // src/forward/neighbors.cpp: MACs, the neighbour file, default neighbours and RouterTables.
-#include <arpa/inet.h>
 
 #include <algorithm>
 #include <charconv>
@@ -10,6 +9,7 @@
 
 #include "warpath/forward/router.hpp"
 #include "warpath/io/text_file.hpp"
+#include "warpath/lookup/route.hpp"
 
 namespace warpath::forward {
 
@@ -41,21 +41,21 @@ bool parse_uint(std::string_view text, T max, T& out) {
 
 bool is_unicast_mac(const Mac& m) { return (m[0] & 1) == 0; }
 
-// inet_pton accepts exactly the dotted quad for IPv4 and the RFC 4291 text forms for IPv6.
+// The route files' address syntax (lookup::parse_ipv4/parse_ipv6: the dotted quad and the
+// RFC 4291 text forms).
 bool parse_address(std::string_view text, RouterAddress& out) {
-  const std::string s(text);
-  uint8_t buf[16];
-  if (inet_pton(AF_INET, s.c_str(), buf) == 1) {
+  if (lookup::parse_ipv4(text, out.v4)) {
     out.is_v6 = false;
-    out.v4    = uint32_t(buf[0]) << 24 | uint32_t(buf[1]) << 16 | uint32_t(buf[2]) << 8 | buf[3];
     return true;
   }
-  if (inet_pton(AF_INET6, s.c_str(), buf) == 1) {
-    out.is_v6 = true;
-    std::memcpy(out.v6.data(), buf, 16);
-    return true;
+  lookup::Ip6 a;
+  if (!lookup::parse_ipv6(text, a)) return false;
+  out.is_v6 = true;
+  for (int i = 0; i < 8; ++i) {
+    out.v6[size_t(i)]     = uint8_t(a.hi >> (56 - 8 * i));
+    out.v6[size_t(8 + i)] = uint8_t(a.lo >> (56 - 8 * i));
   }
-  return false;
+  return true;
 }
 
 // A router address must name this one node: not unspecified, loopback, multicast or broadcast.

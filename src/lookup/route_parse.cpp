@@ -1,9 +1,10 @@
 // src/lookup/route_parse.cpp: route, update and address text (see
 // include/warpath/lookup/route.hpp).
 //
-// Addresses go through inet_pton/inet_ntop, so every RFC 4291 text form is accepted and IPv6
-// is printed in the RFC 5952 form. Numbers are read with std::from_chars; nothing here throws
-// except std::bad_alloc, which the public functions turn into kOutOfMemory.
+// Addresses are parsed with inet_pton, so every RFC 4291 text form is accepted, and printed by
+// the packet module's formatters (IPv6 in the RFC 5952 form). Numbers are read with
+// std::from_chars; nothing here throws except std::bad_alloc, which the public functions turn into
+// kOutOfMemory.
 #include <arpa/inet.h>
 
 #include <charconv>
@@ -15,6 +16,7 @@
 
 #include "warpath/io/text_file.hpp"
 #include "warpath/lookup/route.hpp"
+#include "warpath/packet/format.hpp"
 
 namespace warpath::lookup {
 namespace {
@@ -269,16 +271,14 @@ bool parse_ipv6(std::string_view text, Ip6& out) {
 }
 
 std::string format_ipv4(uint32_t a) {
-  return std::to_string(a >> 24) + "." + std::to_string((a >> 16) & 255) + "." +
-         std::to_string((a >> 8) & 255) + "." + std::to_string(a & 255);
+  const uint8_t b[4] = {uint8_t(a >> 24), uint8_t(a >> 16), uint8_t(a >> 8), uint8_t(a)};
+  return packet::ipv4_to_string(b);
 }
 
 std::string format_ipv6(Ip6 a) {
   uint8_t bytes[16];
   ip6_to_bytes(a, bytes);
-  char buf[INET6_ADDRSTRLEN];
-  inet_ntop(AF_INET6, bytes, buf, sizeof buf);
-  return buf;
+  return packet::ipv6_to_string(bytes);
 }
 
 NextHop assigned_nexthop4(uint32_t prefix, unsigned len) {
