@@ -10,6 +10,19 @@ find_package(nlohmann_json CONFIG REQUIRED)
 find_package(fmt CONFIG REQUIRED)
 find_package(GTest REQUIRED)
 find_package(Threads REQUIRED)
+find_package(tomlplusplus CONFIG REQUIRED)
+
+# libxdp + libbpf (Debian libxdp-dev, libbpf-dev): AF_XDP ports. Without them `afxdp:` ports
+# answer "not built" and everything else works.
+pkg_check_modules(XDP QUIET IMPORTED_TARGET libxdp)
+pkg_check_modules(BPF QUIET IMPORTED_TARGET libbpf)
+set(WARPATH_HAVE_XDP OFF)
+if(XDP_FOUND AND BPF_FOUND)
+  set(WARPATH_HAVE_XDP ON)
+  message(STATUS "libxdp ${XDP_VERSION}: AF_XDP ports")
+else()
+  message(STATUS "libxdp/libbpf not found: afxdp ports are not built")
+endif()
 
 # DPDK (optional; Debian libdpdk-dev): rte_lpm, rte_lpm6, rte_fib and rte_fib6, the anchors of
 # `warpath bench lookup` (bench/anchors). WARPATH_WITH_DPDK=AUTO uses it when pkg-config finds

@@ -11,6 +11,9 @@ PACKAGES=(
   cmake ninja-build g++ pkg-config git xz-utils
   libpcap-dev libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev libbenchmark-dev
   zlib1g-dev liblzma-dev
+  libtomlplusplus-dev               # warpath run's TOML configuration
+  libxdp-dev libbpf-dev             # AF_XDP ports (warpath run --port NAME=afxdp:IFACE)
+  iproute2 tcpreplay                # end-to-end tests over veth pairs in network namespaces
   clang libclang-rt-14-dev          # libFuzzer for the parser fuzz test
   python3 python3-venv python3-pip
   tshark                            # optional truth for the capture golden files

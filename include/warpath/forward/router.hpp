@@ -198,6 +198,11 @@ class RouteKeys {
 
   Span<const uint32_t> dst4() const { return {dst4_.data(), count4_}; }
   Span<const lookup::Ip6> dst6() const { return {dst6_.data(), count6_}; }
+  /// Where lookup() puts the answers for dst4() / dst6(). A thread that looks up the keys of
+  /// many batches in one call (the pipeline's offload master) writes them here instead, then
+  /// the batch's owner calls scatter().
+  Span<lookup::NextHop> nexthops4() { return {nh4_.data(), count4_}; }
+  Span<lookup::NextHop> nexthops6() { return {nh6_.data(), count6_}; }
   uint32_t max_packets() const noexcept { return max_; }
 
  private:

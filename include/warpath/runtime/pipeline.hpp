@@ -1,0 +1,121 @@
+// include/warpath/runtime/pipeline.hpp
+//
+// The packet pipeline: PacketShader's software router (packetshader-sigcomm10.md sections 4-5)
+// with GSwitch's delay-bounded batching (gswitch-conext14.md section 7.4).
+//
+// Stages (per chunk of up to `batch` packets)
+//   RX          a worker polls its RX queues into a chunk; the chunk is closed when it is full
+//               or when its oldest packet has waited `delay_us`.
+//   pre-shade   parse (cpu.parse), split off the slow path, gather keys into fixed arrays
+//               (5-tuple / OpenFlow keys for the ACL, destinations for the FIB).
+//   shade       classification and lookup on an engine: in the worker (CPU engines) or in the
+//               master thread of a GPU, which gathers the keys of chunks from several workers
+//               into one launch and scatters the answers back.
+//   post-shade  ACL actions, the router data path (TTL, checksum, MACs, output port), drops
+//               and slow path.
+//   TX          per output port, in chunk order.
+//
+// Threads
+//   Workers (pinned to cores 1.., one per `workers`) own their RX queues and chunks. The master
+//   thread (one per GPU) takes chunks from a shared input queue and hands each back on its
+//   worker's own completion queue. A worker keeps receiving and pre-shading while its chunks are
+//   on the GPU (up to kMaxInFlight per worker) and finishes chunks strictly in order, so packets
+//   of a flow (which always reach the same worker: one RX queue per flow) leave in order.
+//
+// Offload policy
+//   cpu   every chunk is shaded in its worker.
+//   gpu   every chunk goes to the master (an error when no GPU is present).
+//   auto  opportunistic offloading: chunks are shaded on the CPU while the worker keeps up;
+//         when its measured CPU cost per packet times the arrival rate exceeds the time it has
+//         (load > 0.9), a growing share of chunks goes to the master; below load 0.6 the share
+//         shrinks again (hysteresis). The share and the costs are in the report.
+//
+// Counters
+//   rx (arrived at the ports, including RX-queue drops) = tx + dropped + slow_path, checked at
+//   the end with nothing left in flight. Drops are counted by reason: the router's reasons,
+//   acl_deny, rx_queue_full, tx_error, no_port (an output port that is not configured).
+//
+// Stopping
+//   run() returns when every RX queue has ended, when `duration_s` has passed, or when
+//   *hooks.stop becomes true (the CLI sets it on SIGINT/SIGTERM). In every case RX stops first,
+//   then every chunk already received is finished and sent: nothing is lost.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "warpath/core/status.hpp"
+#include "warpath/runtime/port.hpp"
+#include "warpath/runtime/run_config.hpp"
+
+namespace warpath::lookup {
+struct RouteTable;
+}
+namespace warpath::forward {
+struct RouterConfig;
+}
+namespace warpath::classify {
+struct RuleSet;
+}
+
+namespace warpath::runtime {
+
+struct LatencySummary {
+  uint64_t count = 0;
+  double mean_us = 0, p50_us = 0, p99_us = 0, p999_us = 0, max_us = 0;
+};
+
+struct PortReport {
+  std::string name, description;
+  PortStats stats;
+};
+
+/// The run's counters; also the snapshot the progress callback sees (then `final` is false).
+struct RunReport {
+  bool final     = false;
+  double seconds = 0;
+  std::string app, engine, offload_engine;  ///< e.g. "router+acl", "cpu.lpm + cpu.rfc", ...
+  uint32_t workers = 0;
+  uint64_t rx = 0, tx = 0, dropped = 0, slow_path = 0;
+  uint64_t rx_bytes = 0, tx_bytes = 0;
+  std::map<std::string, uint64_t> drops_by_reason;      ///< reason name -> packets
+  std::map<std::string, uint64_t> slow_path_by_reason;  ///< reason name -> packets
+  std::vector<PortReport> ports;
+  uint64_t chunks = 0, cpu_chunks = 0, gpu_chunks = 0;
+  uint64_t cpu_packets = 0, gpu_packets = 0;
+  uint64_t gpu_launches = 0;  ///< master launches (each gathers one or more chunks)
+  double batch_fill     = 0;  ///< mean chunk size / batch
+  double cpu_ns_per_pkt = 0;  ///< measured shade cost on the CPU
+  double gpu_share      = 0;  ///< current (snapshot) or mean (final) share sent to the GPU
+  uint64_t in_flight    = 0;  ///< packets received but not yet finished (0 at the end)
+  LatencySummary latency;     ///< RX to TX, per packet, forwarded packets
+  /// rx = tx + dropped + slow_path and in_flight == 0 (final reports). kInvalidArgument naming
+  /// the identity that fails.
+  Status check() const;
+};
+
+struct RunHooks {
+  std::atomic<bool>* stop    = nullptr;  ///< set to true to stop (drains first)
+  double progress_interval_s = 0.5;
+  std::function<void(const RunReport&)> progress;  ///< called from the run() thread
+};
+
+/// Everything run() needs, already loaded: the ports (index = position) and the tables.
+struct RunInputs {
+  std::vector<std::unique_ptr<Port>> ports;
+  const lookup::RouteTable* fib          = nullptr;  ///< router apps
+  const forward::RouterConfig* neighbors = nullptr;  ///< router apps
+  const classify::RuleSet* rules         = nullptr;  ///< acl apps
+  /// Where slow-path packets go (the host's stack; a `pcap::FILE` port for --slow-path), or
+  /// nullptr to count them only. Not one of the numbered ports.
+  std::unique_ptr<Port> slow_path;
+};
+
+/// Runs the pipeline until the sources end, the duration passes or hooks.stop is set.
+Result<RunReport> run(const RunConfig& config, RunInputs& inputs, const RunHooks& hooks = {});
+
+}  // namespace warpath::runtime

@@ -1,0 +1,117 @@
+// include/warpath/runtime/port.hpp
+//
+// Packet ports: where the pipeline's packets come from and go to.
+//
+// What
+//   A Port is one network attachment with RX queues and TX. The pipeline (pipeline.hpp) gives
+//   each worker thread its own RX queues (a queue is read by exactly one worker) and lets every
+//   worker transmit on every port, naming itself, so a port keeps per-worker TX state (or
+//   locks where the medium is shared, as a pcap file is).
+//
+// Kinds (SPEC is what `warpath run --port NAME=SPEC` and the config's [ports] table take)
+//   pcap:IN.pcap:OUT.pcap   packets read from IN (pcap or pcapng, once, then the queue ends)
+//                           and written to OUT (pcap, nanosecond timestamps). Either side may
+//                           be empty ("pcap:in.pcap:" receives only, "pcap::out.pcap" sends
+//                           only). One RX queue.
+//   afpacket:IFACE          a live Linux interface through AF_PACKET with a TPACKET_V3
+//                           memory-mapped RX ring per queue (PACKET_FANOUT_HASH spreads flows
+//                           over the queues, so a flow stays on one worker) and sends through
+//                           the same sockets. Needs CAP_NET_RAW; errors name the interface.
+//   afxdp:IFACE             AF_XDP sockets through libxdp (one per RX queue of the interface),
+//                           XDP program loaded in the mode the driver supports (native, else
+//                           generic/SKB). Needs CAP_NET_ADMIN + CAP_BPF (root).
+//   gen:RATE[:COUNT]        built-in traffic (gen/traffic.hpp), seeded: RATE packets per
+//                           second ("1000", "2.5M", "1Mpps", "max" or 0 for as fast as
+//                           possible), COUNT packets in all (then the queue ends; default
+//                           unbounded). Sent packets are discarded (counted).
+//   null                    no RX; TX discards (counted). The sink.
+//
+// RX queue overflow
+//   A live source does not wait for warpath: packets that arrive while the RX ring is full are
+//   lost there and counted as rx_dropped (kernel ring drops for afpacket/afxdp; the generator
+//   at a set rate models a ring of `ring_frames` packets the same way). rx counts the packets
+//   handed to warpath; rx + rx_dropped is what arrived at the port.
+//
+// Timestamps
+//   rx_burst() sets PacketMeta::timestamp_ns to the packet's wire time when the source has one
+//   (pcap file, kernel timestamp) and otherwise to the time of reception (CLOCK_REALTIME). The
+//   pipeline measures latency with its own monotonic clock, not with these.
+//
+// Thread safety
+//   rx_burst(q, ...) is called by one thread per queue q; tx_burst(worker, ...) by one thread
+//   per worker id (distinct worker ids may call concurrently); stats() from any thread.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "warpath/core/span.hpp"
+#include "warpath/core/status.hpp"
+#include "warpath/packet/batch.hpp"
+
+namespace warpath::runtime {
+
+struct PortStats {
+  uint64_t rx         = 0;  ///< packets handed to warpath
+  uint64_t rx_bytes   = 0;
+  uint64_t rx_dropped = 0;  ///< lost at the RX queue (ring full) before warpath saw them
+  uint64_t tx         = 0;  ///< packets sent (or written, or discarded by a sink)
+  uint64_t tx_bytes   = 0;
+  uint64_t tx_errors  = 0;  ///< packets tx_burst() could not send (counted, not retried)
+};
+
+struct PortOptions {
+  uint16_t index          = 0;     ///< the port number packets get in PacketMeta::port
+  uint32_t rx_queues      = 1;     ///< RX queues wanted (live ports may give fewer; see below)
+  uint32_t workers        = 1;     ///< distinct worker ids that will call tx_burst
+  uint32_t ring_frames    = 4096;  ///< RX ring size in packets (afpacket, afxdp, gen at a rate)
+  uint32_t frame_bytes    = 2048;  ///< largest frame (snap length)
+  uint64_t seed           = 1;     ///< generator seed (queue q uses seed + q)
+  std::string gen_profile = "default";  ///< generator traffic profile (see gen_port.cpp)
+};
+
+class Port {
+ public:
+  virtual ~Port() = default;
+  /// The name given to the port (`--port NAME=...`).
+  virtual const std::string& name() const noexcept = 0;
+  /// One line for humans: "pcap in.pcap -> out.pcap", "afpacket veth0 (2 queues, fanout)".
+  virtual std::string describe() const = 0;
+  /// RX queues this port has: 0 for a send-only port.
+  virtual uint32_t rx_queue_count() const noexcept = 0;
+  /// Appends up to `max` received packets of RX queue `q` to `batch` (meta.port = the port's
+  /// index) and returns how many; 0 when nothing is waiting. Never blocks for more than about
+  /// a millisecond. Errors are fatal for the port (kIoError naming it).
+  virtual Result<uint32_t> rx_burst(uint32_t q, packet::PacketBatch& batch, uint32_t max) = 0;
+  /// True once RX queue `q` will never deliver again (file read, generator count reached).
+  virtual bool rx_done(uint32_t q) const noexcept = 0;
+  /// Sends batch packets `which` (indices into `batch`) as the given worker. Returns how many
+  /// were sent; the rest are counted as tx_errors by the port and dropped by the caller.
+  virtual uint32_t tx_burst(uint32_t worker, const packet::PacketBatch& batch,
+                            Span<const uint32_t> which) = 0;
+  /// Pushes out anything buffered (pcap writer, AF_XDP TX ring). Called once at the end.
+  virtual Status flush() { return Status::ok(); }
+  virtual PortStats stats() const = 0;
+};
+
+/// A parsed SPEC (see above). kInvalidArgument "port NAME: ..." for a malformed one.
+struct PortSpec {
+  std::string kind;     ///< pcap, afpacket, afxdp, gen, null
+  std::string iface;    ///< afpacket / afxdp
+  std::string in, out;  ///< pcap
+  double rate_pps = 0;  ///< gen; 0 = as fast as possible
+  uint64_t count  = 0;  ///< gen; 0 = unbounded
+};
+Result<PortSpec> parse_port_spec(std::string_view name, std::string_view spec);
+
+/// Ports that need only the C library and Linux headers (in warpath_core, so GPU machines
+/// without extra packages have them): gen, null, afpacket. kNotSupported for other kinds.
+Result<std::unique_ptr<Port>> open_builtin_port(std::string_view name, const PortSpec& spec,
+                                                const PortOptions& options);
+/// Every kind (pcap through libpcap, afxdp through libxdp, then the built-in ones). Errors
+/// name the port and the reason: missing interface, missing permission, unreadable file.
+Result<std::unique_ptr<Port>> open_port(std::string_view name, std::string_view spec,
+                                        const PortOptions& options);
+
+}  // namespace warpath::runtime

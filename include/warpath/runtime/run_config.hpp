@@ -1,0 +1,99 @@
+// include/warpath/runtime/run_config.hpp
+//
+// What `warpath run` runs: the application, its tables, the ports, the engines and the
+// batching. Read from a TOML file and/or command-line flags (flags override the file).
+//
+// TOML (every key optional; an unknown key, a wrong type or a bad value is an error naming the
+// file, the line and the key)
+//   app       = "router+acl"      # acl | router | router+acl
+//   engine    = "auto"            # cpu | gpu | auto   (offload policy)
+//   workers   = 2                 # worker threads (each pinned to a core when possible)
+//   batch     = 1024              # maximum packets per chunk
+//   delay_us  = 200               # maximum time a packet waits for its chunk to fill
+//   duration  = 10.0              # seconds; 0 = until every source has ended (or a signal)
+//   seed      = 1
+//   json      = "run.json"
+//   slow_path = "slow.pcap"       # where slow-path packets are written (default: counted only)
+//   [ports]                       # name = spec, in port-number order (port.hpp lists specs)
+//   in  = "pcap:in.pcap:out.pcap"
+//   out = "null"
+//   [router]
+//   fib       = "routes.txt.xz"   # default: a built-in synthetic Internet table
+//   neighbors = "neighbors.txt"   # lines `nexthop port dst_mac`; default: next hop N -> port
+//                                 # N % ports
+//   lookup    = "auto"            # lookup engine for the CPU side (cpu.lpm, ref.lpm, ...)
+//   [acl]
+//   rules     = "acl1_10K"        # default: a built-in 1,000-rule ACL
+//   format    = "classbench"      # classbench | openflow
+//   algo      = "auto"            # linear | tuple | bloom | rfc | tic | auto
+//   match     = "permit"          # action of a matching rule that names none
+//   default   = "deny"            # action when no rule matches
+//   ipv6      = "permit"          # IPv6 packets with a 5-tuple ACL (its keys are IPv4)
+//
+// Actions: "permit", "deny" (alias "drop") or "output:N". A ClassBench rule line may end with
+// an action field; an OpenFlow rule's actions= maps drop -> deny, output:N -> output:N and
+// anything else -> permit. In the router+acl app the ACL runs first: deny drops (reason
+// acl_deny), permit hands the packet to the router, output:N sends it out of port N unchanged
+// (a policy route). In the acl app permit sends a packet out of its paired port (port p ->
+// p ^ 1, or p itself when that port does not exist), as a bump-in-the-wire firewall.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "warpath/core/status.hpp"
+
+namespace warpath::runtime {
+
+enum class AppKind : uint8_t { kAcl, kRouter, kRouterAcl };
+enum class Offload : uint8_t { kCpu, kGpu, kAuto };
+
+const char* app_name(AppKind a) noexcept;      ///< "acl", "router", "router+acl"
+const char* offload_name(Offload o) noexcept;  ///< "cpu", "gpu", "auto"
+bool parse_app(std::string_view text, AppKind& out) noexcept;
+bool parse_offload(std::string_view text, Offload& out) noexcept;
+
+struct RunConfig {
+  AppKind app = AppKind::kRouterAcl;
+  /// (name, spec) in port-number order: the first is port 0.
+  std::vector<std::pair<std::string, std::string>> ports;
+
+  std::string fib;                     ///< route file; empty = built-in table
+  std::string neighbors;               ///< neighbour file; empty = default_neighbors()
+  std::string lookup_engine = "auto";  ///< CPU-side lookup engine id or "auto"
+
+  std::string rules;  ///< rule file; empty = built-in ACL
+  std::string rules_format   = "classbench";
+  std::string algo           = "auto";  ///< classification algorithm
+  std::string match_action   = "permit";
+  std::string default_action = "deny";
+  std::string ipv6_action    = "permit";
+
+  Offload engine = Offload::kAuto;
+  /// Engines the offload (master) thread uses: "cuda" (the GPU) or "cpu" (the same master,
+  /// gather and scatter path on CPU engines: how machines without a GPU test that path).
+  std::string offload_device = "cuda";
+  uint32_t workers           = 1;
+  uint32_t batch             = 1024;
+  uint32_t delay_us          = 200;
+  double duration_s          = 0;
+  uint64_t seed              = 1;
+  std::string json;       ///< write the report as JSON here
+  std::string slow_path;  ///< write slow-path packets here (pcap)
+  bool pin_threads = true;
+  bool progress    = true;  ///< live one-line display (the CLI turns it off when not a TTY)
+
+  /// Range and consistency checks (batch 1..65536, workers 1..256, ports named uniquely,
+  /// actions well formed, ...). kInvalidArgument naming the key.
+  Status validate() const;
+};
+
+/// Reads a TOML config into `config` (keys present override what `config` holds).
+/// kParseError / kInvalidArgument "file:line: key: reason".
+Status load_run_config(const std::string& path, RunConfig& config);
+/// The same from text (`name` is used in errors).
+Status parse_run_config(std::string_view text, std::string_view name, RunConfig& config);
+
+}  // namespace warpath::runtime

@@ -1,0 +1,222 @@
+// src/runtime/pipeline.cpp: run() wires ports, the application, workers and the offload
+// master together, shows progress, stops and drains (pipeline.hpp).
+#include "warpath/runtime/pipeline.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include "runtime/app.hpp"
+#include "runtime/master.hpp"
+#include "runtime/thread_util.hpp"
+#include "runtime/worker.hpp"
+#include "warpath/core/cuda_device.hpp"
+
+namespace warpath::runtime {
+namespace {
+
+constexpr uint32_t kInFlightPerWorker = 4;
+
+RunReport snapshot(const RunConfig& cfg, const std::vector<std::unique_ptr<Worker>>& workers,
+                   const RunInputs& in, const OffloadMaster* master, double seconds) {
+  RunReport r;
+  r.seconds = seconds;
+  r.app     = app_name(cfg.app);
+  r.workers = uint32_t(workers.size());
+  std::array<uint64_t, kAllReasons> reasons{};
+  uint64_t fill_packets = 0, shade_ns = 0;
+  double share = 0;
+  for (const auto& w : workers) {
+    const WorkerCounters& c = w->counters();
+    r.rx += c.rx.load(std::memory_order_relaxed);
+    r.rx_bytes += c.rx_bytes.load(std::memory_order_relaxed);
+    r.tx += c.tx.load(std::memory_order_relaxed);
+    r.tx_bytes += c.tx_bytes.load(std::memory_order_relaxed);
+    r.dropped += c.dropped.load(std::memory_order_relaxed);
+    r.slow_path += c.slow_path.load(std::memory_order_relaxed);
+    r.chunks += c.chunks.load(std::memory_order_relaxed);
+    r.cpu_chunks += c.cpu_chunks.load(std::memory_order_relaxed);
+    r.gpu_chunks += c.gpu_chunks.load(std::memory_order_relaxed);
+    r.cpu_packets += c.cpu_packets.load(std::memory_order_relaxed);
+    r.gpu_packets += c.gpu_packets.load(std::memory_order_relaxed);
+    shade_ns += c.shade_cpu_ns.load(std::memory_order_relaxed);
+    share += c.share.load(std::memory_order_relaxed);
+    for (unsigned k = 0; k < kAllReasons; ++k)
+      reasons[k] += c.by_reason[k].load(std::memory_order_relaxed);
+  }
+  fill_packets       = r.cpu_packets + r.gpu_packets;
+  r.batch_fill       = r.chunks ? double(fill_packets) / double(r.chunks) / cfg.batch : 0;
+  r.cpu_ns_per_pkt   = r.cpu_packets ? double(shade_ns) / double(r.cpu_packets) : 0;
+  r.gpu_share        = workers.empty() ? 0 : share / double(workers.size());
+  const uint64_t out = r.tx + r.dropped + r.slow_path;
+  r.in_flight        = r.rx > out ? r.rx - out : 0;
+  if (master) r.gpu_launches = master->launches();
+  const uint16_t fwd = reason_id(forward::Reason::kForwarded);
+  for (unsigned k = 0; k < kAllReasons; ++k) {
+    if (!reasons[k] || k == fwd) continue;
+    auto& m = any_reason_verdict(k) == forward::Verdict::kSlowPath ? r.slow_path_by_reason
+                                                                   : r.drops_by_reason;
+    m[any_reason_name(k)] += reasons[k];
+  }
+  uint64_t ring_drops = 0;
+  for (const auto& p : in.ports) {
+    PortReport pr{p->name(), p->describe(), p->stats()};
+    ring_drops += pr.stats.rx_dropped;
+    r.ports.push_back(std::move(pr));
+  }
+  if (ring_drops) {
+    r.rx += ring_drops;
+    r.dropped += ring_drops;
+    r.drops_by_reason["rx_queue_full"] += ring_drops;
+  }
+  return r;
+}
+
+}  // namespace
+
+Status RunReport::check() const {
+  if (rx != tx + dropped + slow_path + in_flight)
+    return Status(Errc::kInvalidArgument, "counters do not add up: rx " + std::to_string(rx) +
+                                              " != tx " + std::to_string(tx) + " + dropped " +
+                                              std::to_string(dropped) + " + slow_path " +
+                                              std::to_string(slow_path) + " + in flight " +
+                                              std::to_string(in_flight));
+  if (final && in_flight)
+    return Status(Errc::kInvalidArgument,
+                  std::to_string(in_flight) + " packets still in flight at the end");
+  uint64_t by_reason = 0;
+  for (const auto& [k, v] : drops_by_reason) by_reason += v;
+  if (by_reason != dropped)
+    return Status(Errc::kInvalidArgument, "drops by reason sum to " + std::to_string(by_reason) +
+                                              ", dropped is " + std::to_string(dropped));
+  by_reason = 0;
+  for (const auto& [k, v] : slow_path_by_reason) by_reason += v;
+  if (by_reason != slow_path)
+    return Status(Errc::kInvalidArgument, "slow path by reason sums to " +
+                                              std::to_string(by_reason) + ", slow_path is " +
+                                              std::to_string(slow_path));
+  return Status::ok();
+}
+
+Result<RunReport> run(const RunConfig& config, RunInputs& in, const RunHooks& hooks) {
+  WARPATH_TRY(config.validate());
+  if (in.ports.empty()) return Status(Errc::kInvalidArgument, "no ports");
+  if (in.ports.size() > 65535) return Status(Errc::kInvalidArgument, "more than 65535 ports");
+  const bool want_offload = config.engine != Offload::kCpu;
+  const bool have_device  = config.offload_device == "cpu" || cuda_device_count() > 0;
+  if (config.engine == Offload::kGpu && !have_device)
+    return Status(Errc::kNotSupported,
+                  "--engine gpu: no usable CUDA device (" + cuda_unavailable_reason() + ")");
+  const bool offload = want_offload && have_device;
+
+  WARPATH_ASSIGN_OR_RETURN(std::unique_ptr<App> app,
+                           App::build(config, in, uint16_t(in.ports.size()), offload));
+
+  std::atomic<bool> stop{false};
+  const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
+  std::unique_ptr<OffloadMaster> master;
+  if (offload) {
+    const uint32_t max_launch = std::max<uint32_t>(
+        config.batch,
+        std::min<uint32_t>(65536, config.batch * config.workers * kInFlightPerWorker));
+    master = std::make_unique<OffloadMaster>(*app, *app->offload(), max_launch,
+                                             config.pin_threads ? 0 : -1);
+  }
+
+  // RX queues round robin over the workers: every (port, queue) pair has one owner.
+  std::vector<std::vector<std::pair<Port*, uint32_t>>> queues(config.workers);
+  uint32_t k = 0;
+  for (auto& p : in.ports)
+    for (uint32_t q = 0; q < p->rx_queue_count(); ++q)
+      queues[k++ % config.workers].push_back({p.get(), q});
+
+  std::vector<Port*> ports;
+  for (auto& p : in.ports) ports.push_back(p.get());
+  std::vector<std::unique_ptr<Worker>> workers;
+  for (uint32_t w = 0; w < config.workers; ++w) {
+    WorkerSetup s;
+    s.id            = w;
+    s.app           = app.get();
+    s.master        = master.get();
+    s.policy        = config.engine;
+    s.ports         = ports;
+    s.rx_queues     = queues[w];
+    s.slow_path     = in.slow_path.get();
+    s.batch         = config.batch;
+    s.delay_us      = config.delay_us;
+    s.in_flight     = kInFlightPerWorker;
+    s.pinned_memory = offload && config.offload_device == "cuda";
+    s.cpu           = config.pin_threads ? int((w + 1) % cpus) : -1;
+    s.stop          = &stop;
+    workers.push_back(std::make_unique<Worker>(std::move(s)));
+    WARPATH_TRY(workers.back()->init());
+  }
+
+  const std::string engines         = app->cpu().describe();
+  const std::string offload_engines = offload ? app->offload()->describe() : std::string();
+  auto label                        = [&](RunReport& r) {
+    r.engine         = std::string(offload_name(config.engine)) + ": " + engines;
+    r.offload_engine = offload_engines;
+  };
+
+  if (master) master->start();
+  const auto t0 = std::chrono::steady_clock::now();
+  auto elapsed  = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  std::vector<std::thread> threads;
+  std::atomic<uint32_t> running{uint32_t(workers.size())};
+  for (auto& w : workers)
+    threads.emplace_back([&running, wp = w.get()] {
+      wp->run();
+      running.fetch_sub(1, std::memory_order_release);
+    });
+
+  double next_progress = hooks.progress_interval_s;
+  while (running.load(std::memory_order_acquire) > 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    const double t = elapsed();
+    if ((hooks.stop && hooks.stop->load()) || (config.duration_s > 0 && t >= config.duration_s))
+      stop.store(true);
+    for (auto& w : workers)
+      if (!w->error().is_ok()) stop.store(true);
+    if (hooks.progress && t >= next_progress) {
+      RunReport r = snapshot(config, workers, in, master.get(), t);
+      label(r);
+      hooks.progress(r);
+      next_progress = t + hooks.progress_interval_s;
+    }
+  }
+  for (auto& th : threads) th.join();
+  if (master) master->stop();
+  const double seconds = elapsed();
+
+  Status failure;
+  for (auto& w : workers)
+    if (!w->error().is_ok() && failure.is_ok()) failure = w->error();
+  for (auto& p : in.ports) {
+    Status s = p->flush();
+    if (!s.is_ok() && failure.is_ok()) failure = s;
+  }
+  if (in.slow_path) {
+    Status s = in.slow_path->flush();
+    if (!s.is_ok() && failure.is_ok()) failure = s;
+  }
+  if (!failure.is_ok()) return failure;
+
+  RunReport r = snapshot(config, workers, in, master.get(), seconds);
+  label(r);
+  r.final = true;
+  if (r.chunks) r.gpu_share = double(r.gpu_chunks) / double(r.chunks);
+  LatencyHistogram lat;
+  for (auto& w : workers) lat.merge(w->latency());
+  r.latency.count   = lat.count();
+  r.latency.mean_us = lat.mean() / 1e3;
+  r.latency.p50_us  = double(lat.quantile(0.5)) / 1e3;
+  r.latency.p99_us  = double(lat.quantile(0.99)) / 1e3;
+  r.latency.p999_us = double(lat.quantile(0.999)) / 1e3;
+  r.latency.max_us  = double(lat.max()) / 1e3;
+  return r;
+}
+
+}  // namespace warpath::runtime

@@ -1,0 +1,214 @@
+// src/runtime/worker.cpp: the worker thread (worker.hpp).
+#include "runtime/worker.hpp"
+
+#include <immintrin.h>
+
+#include <thread>
+
+#include "runtime/thread_util.hpp"
+
+namespace warpath::runtime {
+
+Worker::Worker(WorkerSetup setup)
+    : cfg_(std::move(setup)), policy_(cfg_.policy, cfg_.master != nullptr) {}
+
+Status Worker::init() {
+  const uint32_t chunks = cfg_.in_flight + 1;
+  for (uint32_t i = 0; i < chunks; ++i) {
+    auto batch =
+        packet::PacketBatch::create(cfg_.batch, packet::PacketBatch::kDefaultCellBytes, 0,
+                                    cfg_.pinned_memory ? MemSpace::kPinned : MemSpace::kHost);
+    if (!batch.is_ok()) return batch.status();
+    pool_.push_back(std::make_unique<Chunk>(std::move(*batch), cfg_.app->acl_layout()));
+    pool_.back()->worker = cfg_.id;
+    free_.push_back(pool_.back().get());
+  }
+  out_lists_.resize(cfg_.ports.size());
+  for (auto& l : out_lists_) l.reserve(cfg_.batch);
+  slow_list_.reserve(cfg_.batch);
+  return Status::ok();
+}
+
+Chunk* Worker::take_free() {
+  if (free_.empty()) return nullptr;
+  Chunk* c = free_.back();
+  free_.pop_back();
+  c->reset();
+  return c;
+}
+
+// Polls this worker's RX queues once each (round robin start) into `c`. True if any packet came.
+bool Worker::receive(Chunk& c, uint64_t& now) {
+  bool got      = false;
+  const auto nq = uint32_t(cfg_.rx_queues.size());
+  for (uint32_t k = 0; k < nq; ++k) {
+    const uint32_t room = cfg_.batch - c.batch.size();
+    if (room == 0) break;
+    auto [port, q] = cfg_.rx_queues[(next_queue_ + k) % nq];
+    if (port->rx_done(q)) continue;
+    const uint32_t before = c.batch.size();
+    auto r                = port->rx_burst(q, c.batch, room);
+    if (!r.is_ok()) {
+      error_ = r.status();
+      return false;
+    }
+    if (c.batch.size() > before) {
+      now            = mono_ns();
+      uint64_t bytes = 0;
+      for (uint32_t i = before; i < c.batch.size(); ++i) {
+        c.rx_ns[i] = now;
+        bytes += c.batch.meta(i).len;
+      }
+      counters_.rx.fetch_add(c.batch.size() - before, std::memory_order_relaxed);
+      counters_.rx_bytes.fetch_add(bytes, std::memory_order_relaxed);
+      got = true;
+    }
+  }
+  next_queue_ = nq ? (next_queue_ + 1) % nq : 0;
+  return got;
+}
+
+Status Worker::close(Chunk* c, uint64_t now) {
+  c->close_ns = now;
+  WARPATH_TRY(cfg_.app->pre_shade(*c));
+  const uint32_t n = c->batch.size();
+  counters_.chunks.fetch_add(1, std::memory_order_relaxed);
+  if (policy_.offload_next()) {
+    c->offloaded = true;
+    counters_.gpu_chunks.fetch_add(1, std::memory_order_relaxed);
+    counters_.gpu_packets.fetch_add(n, std::memory_order_relaxed);
+    pending_.push_back(c);
+    cfg_.master->submit(c);
+    return Status::ok();
+  }
+  ExecContext ctx;
+  const uint64_t t0 = mono_ns();
+  c->error          = cfg_.app->shade(cfg_.app->cpu(), *c, ctx);
+  c->shade_ns       = mono_ns() - t0;
+  counters_.cpu_chunks.fetch_add(1, std::memory_order_relaxed);
+  counters_.cpu_packets.fetch_add(n, std::memory_order_relaxed);
+  counters_.shade_cpu_ns.fetch_add(c->shade_ns, std::memory_order_relaxed);
+  c->done.store(true, std::memory_order_relaxed);
+  pending_.push_back(c);
+  return Status::ok();
+}
+
+Status Worker::finish(Chunk& c) {
+  WARPATH_TRY(c.error);
+  cfg_.app->post_shade(c);
+  const uint32_t n   = c.batch.size();
+  const uint16_t fwd = reason_id(forward::Reason::kForwarded);
+  reason_scratch_.fill(0);
+  for (auto& l : out_lists_) l.clear();
+  slow_list_.clear();
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint16_t r = c.reason[i];
+    if (r == fwd) {
+      out_lists_[c.out[i]].push_back(i);
+    } else {
+      ++reason_scratch_[r];
+      if (any_reason_verdict(r) == forward::Verdict::kSlowPath) slow_list_.push_back(i);
+    }
+  }
+  uint64_t tx = 0, tx_bytes = 0;
+  for (size_t p = 0; p < out_lists_.size(); ++p) {
+    const auto& list = out_lists_[p];
+    if (list.empty()) continue;
+    const uint32_t sent =
+        cfg_.ports[p]->tx_burst(cfg_.id, c.batch, {list.data(), uint32_t(list.size())});
+    const uint64_t t = mono_ns();
+    for (uint32_t k = 0; k < list.size(); ++k) {
+      if (k < sent) {
+        latency_.record(t - c.rx_ns[list[k]]);
+        tx_bytes += c.batch.meta(list[k]).len;
+      }
+    }
+    tx += sent;
+    reason_scratch_[fwd] += sent;
+    reason_scratch_[reason_id(Extra::kTxError)] += list.size() - sent;
+  }
+  if (cfg_.slow_path && !slow_list_.empty())
+    (void)cfg_.slow_path->tx_burst(cfg_.id, c.batch,
+                                   {slow_list_.data(), uint32_t(slow_list_.size())});
+  uint64_t dropped = 0, slow = 0;
+  for (unsigned r = 0; r < kAllReasons; ++r) {
+    if (!reason_scratch_[r]) continue;
+    counters_.by_reason[r].fetch_add(reason_scratch_[r], std::memory_order_relaxed);
+    if (r == fwd) continue;
+    if (any_reason_verdict(r) == forward::Verdict::kSlowPath)
+      slow += reason_scratch_[r];
+    else
+      dropped += reason_scratch_[r];
+  }
+  counters_.tx.fetch_add(tx, std::memory_order_relaxed);
+  counters_.tx_bytes.fetch_add(tx_bytes, std::memory_order_relaxed);
+  counters_.dropped.fetch_add(dropped, std::memory_order_relaxed);
+  counters_.slow_path.fetch_add(slow, std::memory_order_relaxed);
+  return Status::ok();
+}
+
+void Worker::run() {
+  if (cfg_.cpu >= 0) pin_current_thread(cfg_.cpu);
+  const uint64_t delay_ns = uint64_t(cfg_.delay_us) * 1000;
+  Chunk* cur              = nullptr;
+  unsigned idle           = 0;
+  uint64_t idle_since     = 0;
+  for (;;) {
+    const bool stopping = cfg_.stop->load(std::memory_order_relaxed);
+    bool ended          = true;
+    for (auto& [port, q] : cfg_.rx_queues) ended = ended && port->rx_done(q);
+    uint64_t now = mono_ns();
+    if (idle_since) policy_.on_idle(now - idle_since);  // the last iteration found nothing
+    idle_since  = 0;
+    bool worked = false;
+    if (!stopping && !ended) {
+      if (!cur) cur = take_free();
+      if (cur) worked = receive(*cur, now);
+      if (!error_.is_ok()) break;
+    }
+    if (cur && cur->batch.size() > 0 &&
+        (cur->batch.size() >= cfg_.batch || now - cur->rx_ns[0] >= delay_ns || stopping || ended)) {
+      const uint32_t n = cur->batch.size();
+      Chunk* closing   = cur;
+      cur              = nullptr;
+      if (Status st = close(closing, now); !st.is_ok()) {
+        error_ = st;
+        break;
+      }
+      const bool on_cpu = !closing->offloaded;
+      policy_.on_chunk(n, on_cpu, on_cpu ? closing->shade_ns : 0);
+      worked = true;
+    }
+    while (!pending_.empty() && pending_.front()->done.load(std::memory_order_acquire)) {
+      Chunk* c = pending_.front();
+      if (Status st = finish(*c); !st.is_ok()) {
+        error_ = st;
+        break;
+      }
+      pending_.pop_front();
+      free_.push_back(c);
+      worked = true;
+    }
+    if (!error_.is_ok()) break;
+    if (!worked) idle_since = now;
+    policy_.tick(now);
+    counters_.share.store(policy_.share(), std::memory_order_relaxed);
+    if ((stopping || ended) && (!cur || cur->batch.size() == 0) && pending_.empty()) break;
+    if (worked) {
+      idle = 0;
+    } else if (++idle < 64) {
+      _mm_pause();
+    } else {
+      std::this_thread::yield();
+    }
+  }
+  // On error: wait for chunks still at the master so it never writes into freed memory.
+  while (!pending_.empty()) {
+    if (pending_.front()->done.load(std::memory_order_acquire))
+      pending_.pop_front();
+    else
+      std::this_thread::yield();
+  }
+}
+
+}  // namespace warpath::runtime

@@ -1,0 +1,479 @@
+// tests/runtime/pipeline_test.cpp: the pipeline (runtime::run) against the data path's and the
+// classifier's references, on in-memory ports, at batch sizes 1 .. large, with one and several
+// workers, CPU and offload (master) shading, auto policy, delay-bound flushing and stop/drain.
+#include "warpath/runtime/pipeline.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "runtime/actions.hpp"
+#include "runtime/latency_histogram.hpp"
+#include "warpath/classify/check.hpp"
+#include "warpath/classify/classifier.hpp"
+#include "warpath/core/cuda_device.hpp"
+#include "warpath/forward/router.hpp"
+#include "warpath/gen/traffic.hpp"
+#include "warpath/lookup/check.hpp"
+#include "warpath/packet/parser.hpp"
+
+namespace warpath::runtime {
+namespace {
+
+using Bytes = std::vector<uint8_t>;
+
+// A port fed from a batch: packets are spread over `queues` RX queues by a hash of the frame's
+// IP addresses (so a flow stays on one queue), delivered at most `burst` per call; `endless`
+// replays the input forever. TX records every frame per worker, in order.
+class MemoryPort final : public Port {
+ public:
+  MemoryPort(std::string name, uint16_t index, const packet::PacketBatch* in, uint32_t queues,
+             uint32_t burst = 32, bool endless = false)
+      : name_(std::move(name)), index_(index), in_(in), burst_(burst), endless_(endless) {
+    order_.resize(in ? queues : 0);
+    pos_.assign(order_.size(), 0);
+    for (uint32_t i = 0; in && i < in->size(); ++i) {
+      uint32_t h       = 0;
+      const uint8_t* d = in->data(i);
+      for (uint32_t b = 26; b < 34 && b < in->meta(i).caplen; ++b) h = h * 31 + d[b];
+      order_[h % queues].push_back(i);
+    }
+  }
+  const std::string& name() const noexcept override { return name_; }
+  std::string describe() const override { return "memory"; }
+  uint32_t rx_queue_count() const noexcept override { return uint32_t(order_.size()); }
+  Result<uint32_t> rx_burst(uint32_t q, packet::PacketBatch& b, uint32_t max) override {
+    uint32_t n = 0;
+    while (n < max && n < burst_ && !rx_done(q)) {
+      const uint32_t i = order_[q][pos_[q] % order_[q].size()];
+      const auto& m    = in_->meta(i);
+      if (!b.append(in_->data(i), m.caplen, m.len, m.timestamp_ns, index_)) break;
+      ++pos_[q];
+      ++n;
+    }
+    rx_ += n;
+    return n;
+  }
+  bool rx_done(uint32_t q) const noexcept override {
+    return order_[q].empty() || (!endless_ && pos_[q] >= order_[q].size());
+  }
+  uint32_t tx_burst(uint32_t worker, const packet::PacketBatch& b,
+                    Span<const uint32_t> which) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (uint32_t k = 0; k < which.size; ++k) {
+      const uint8_t* d = b.data(which[k]);
+      sent_[worker].push_back(Bytes(d, d + b.meta(which[k]).caplen));
+    }
+    tx_ += which.size;
+    return which.size;
+  }
+  PortStats stats() const override {
+    PortStats s;
+    s.rx = rx_.load();
+    s.tx = tx_.load();
+    return s;
+  }
+  std::vector<Bytes> all_sent() const {
+    std::vector<Bytes> v;
+    for (auto& [w, l] : sent_) v.insert(v.end(), l.begin(), l.end());
+    return v;
+  }
+  std::map<uint32_t, std::vector<Bytes>> sent_;
+
+ private:
+  std::string name_;
+  uint16_t index_;
+  const packet::PacketBatch* in_;
+  uint32_t burst_;
+  bool endless_;
+  std::vector<std::vector<uint32_t>> order_;
+  std::vector<uint64_t> pos_;
+  std::atomic<uint64_t> rx_{0}, tx_{0};
+  std::mutex mu_;
+};
+
+packet::PacketBatch traffic(uint32_t count, uint64_t seed) {
+  gen::TrafficParams p;
+  p.count      = count;
+  p.seed       = seed;
+  p.flows      = 512;
+  p.vlan_share = 0.1;
+  auto b       = gen::batch_for(count);
+  EXPECT_TRUE(b.is_ok());
+  EXPECT_TRUE(gen::generate_traffic(p, *b).is_ok());
+  // Some expired TTLs and broken header checksums, so the slow path is exercised too.
+  auto infos = packet::parse_batch(*b, "ref.parse");
+  EXPECT_TRUE(infos.is_ok());
+  for (uint32_t i = 0; i < b->size(); ++i) {
+    const packet::PacketInfo& info = (*infos)[i];
+    if (info.l3 != packet::L3::kIpv4 || !info.l3_offset) continue;
+    uint8_t* ip = b->data(i) + info.l3_offset;
+    if (i % 37 == 0) ip[8] = 1;       // TTL 1: ttl_expired
+    if (i % 53 == 0) ip[10] ^= 0x5a;  // checksum no longer verifies
+  }
+  return std::move(*b);
+}
+
+struct Expected {
+  std::map<uint16_t, std::vector<Bytes>> by_port;  // in input order
+  uint64_t dropped = 0, slow = 0;
+};
+
+// The router's answer through the data path's own batch driver with the reference FIB.
+Expected expect_router(const packet::PacketBatch& in, const lookup::RouteTable& table,
+                       const forward::RouterConfig& nb, uint16_t ports) {
+  Expected e;
+  auto copy = packet::PacketBatch::create(in.size(), 2048);
+  for (uint32_t i = 0; i < in.size(); ++i)
+    copy->append(in.data(i), in.meta(i).caplen, in.meta(i).len, 0, in.meta(i).port);
+  auto infos  = packet::parse_batch(*copy, "ref.parse");
+  auto fib    = lookup::make_fib("ref.lpm", table);
+  auto tables = forward::RouterTables::build(nb);
+  forward::RouteKeys keys(copy->size());
+  std::vector<lookup::NextHop> nh(copy->size());
+  std::vector<forward::ForwardResult> res(copy->size());
+  ExecContext ctx;
+  EXPECT_TRUE(forward::route_batch(*copy, {infos->data(), copy->size()}, **fib, *tables, keys,
+                                   {nh.data(), copy->size()}, {res.data(), copy->size()}, ctx)
+                  .is_ok());
+  for (uint32_t i = 0; i < copy->size(); ++i) {
+    if (res[i].verdict == forward::Verdict::kForward && res[i].port < ports)
+      e.by_port[res[i].port].push_back(Bytes(copy->data(i), copy->data(i) + copy->meta(i).caplen));
+    else if (res[i].verdict == forward::Verdict::kSlowPath)
+      ++e.slow;
+    else
+      ++e.dropped;
+  }
+  return e;
+}
+
+struct Fixture {
+  lookup::RouteTable table;
+  forward::RouterConfig neighbors;
+  classify::RuleSet rules;
+  Fixture() {
+    table = lookup::random_route_table(7, 3000, 800);
+    table.v4.push_back({0, 0, 1});
+    neighbors = forward::default_neighbors(table, 2);
+    rules     = classify::random_rule_set(11, classify::KeyLayout::kFiveTuple, 200);
+  }
+};
+
+RunConfig base_config(AppKind app, uint32_t batch, uint32_t workers) {
+  RunConfig c;
+  c.app         = app;
+  c.engine      = Offload::kCpu;
+  c.batch       = batch;
+  c.workers     = workers;
+  c.delay_us    = 50;
+  c.pin_threads = false;
+  c.progress    = false;
+  c.ports       = {{"a", "gen:max"}, {"b", "null"}};  // names only: run() gets the ports opened
+  return c;
+}
+
+struct Ran {
+  RunReport report;
+  MemoryPort* a;
+  MemoryPort* b;
+  std::shared_ptr<RunInputs> inputs;  // keeps the ports alive
+};
+
+Ran run_memory(const RunConfig& cfg, const Fixture& f, const packet::PacketBatch& in,
+               uint32_t queues, uint32_t burst = 32) {
+  auto inputs = std::make_shared<RunInputs>();
+  auto a      = std::make_unique<MemoryPort>("a", 0, &in, queues, burst);
+  auto b      = std::make_unique<MemoryPort>("b", 1, nullptr, 0);
+  Ran r{{}, a.get(), b.get(), inputs};
+  inputs->ports.push_back(std::move(a));
+  inputs->ports.push_back(std::move(b));
+  inputs->fib       = &f.table;
+  inputs->neighbors = &f.neighbors;
+  inputs->rules     = &f.rules;
+  auto rep          = run(cfg, *inputs);
+  EXPECT_TRUE(rep.is_ok()) << rep.status().message();
+  if (rep.is_ok()) r.report = *rep;
+  return r;
+}
+
+TEST(LatencyHistogram, QuantilesWithinThreePercent) {
+  LatencyHistogram h;
+  for (uint64_t v = 1; v <= 100000; ++v) h.record(v * 10);
+  EXPECT_EQ(h.count(), 100000u);
+  for (double q : {0.5, 0.99, 0.999}) {
+    const double want = q * 1e6;
+    EXPECT_NEAR(double(h.quantile(q)), want, want * 0.035) << q;
+  }
+  EXPECT_EQ(h.max(), 1000000u);
+  LatencyHistogram e;
+  EXPECT_EQ(e.quantile(0.5), 0u);
+}
+
+TEST(Actions, ParseAndRuleActions) {
+  EXPECT_EQ(parse_action("deny")->kind, ActionKind::kDeny);
+  EXPECT_EQ(parse_action("drop")->kind, ActionKind::kDeny);
+  EXPECT_EQ(parse_action("output:3")->port, 3);
+  EXPECT_FALSE(parse_action("output:70000").is_ok());
+  EXPECT_FALSE(parse_action("forward").is_ok());
+  classify::Rule r;
+  r.action = "actions=drop";
+  EXPECT_EQ(rule_action(r, {})->kind, ActionKind::kDeny);
+  r.action = "mod_vlan_vid:3,output:2";
+  EXPECT_EQ(rule_action(r, {})->port, 2);
+  r.action = "NORMAL";
+  EXPECT_EQ(rule_action(r, {ActionKind::kDeny, 0})->kind, ActionKind::kPermit);
+  r.action = "";
+  EXPECT_EQ(rule_action(r, {ActionKind::kDeny, 0})->kind, ActionKind::kDeny);
+  r.action = "output:x";
+  EXPECT_FALSE(rule_action(r, {}).is_ok());
+}
+
+void expect_router_output(const Ran& r, const Expected& e, bool exact_order) {
+  EXPECT_TRUE(r.report.check().is_ok()) << r.report.check().message();
+  EXPECT_EQ(r.report.dropped, e.dropped);
+  EXPECT_EQ(r.report.slow_path, e.slow);
+  for (uint16_t p = 0; p < 2; ++p) {
+    auto got  = (p == 0 ? r.a : r.b)->all_sent();
+    auto want = e.by_port.count(p) ? e.by_port.at(p) : std::vector<Bytes>{};
+    ASSERT_EQ(got.size(), want.size()) << "port " << p;
+    if (!exact_order) {
+      std::sort(got.begin(), got.end());
+      std::sort(want.begin(), want.end());
+    }
+    for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], want[i]) << "port " << p << " #" << i;
+  }
+}
+
+TEST(Pipeline, RouterMatchesDataPathAtEveryBatchSize) {
+  Fixture f;
+  const auto in    = traffic(3000, 3);
+  const Expected e = expect_router(in, f.table, f.neighbors, 2);
+  for (uint32_t batch : {1u, 7u, 31u, 32u, 33u, 1024u, 4096u}) {
+    SCOPED_TRACE(batch);
+    Ran r = run_memory(base_config(AppKind::kRouter, batch, 1), f, in, 1);
+    EXPECT_EQ(r.report.rx, in.size());
+    EXPECT_EQ(r.report.in_flight, 0u);
+    expect_router_output(r, e, true);
+  }
+}
+
+TEST(Pipeline, EmptySourceEndsAtOnce) {
+  Fixture f;
+  auto in = packet::PacketBatch::create(1, 2048);
+  Ran r   = run_memory(base_config(AppKind::kRouterAcl, 64, 2), f, *in, 1);
+  EXPECT_EQ(r.report.rx, 0u);
+  EXPECT_EQ(r.report.chunks, 0u);
+  EXPECT_TRUE(r.report.check().is_ok());
+}
+
+TEST(Pipeline, OffloadMasterGathersAndScattersLikeTheCpu) {
+  Fixture f;
+  const auto in    = traffic(5000, 4);
+  const Expected e = expect_router(in, f.table, f.neighbors, 2);
+  for (uint32_t workers : {1u, 3u}) {
+    SCOPED_TRACE(workers);
+    RunConfig c      = base_config(AppKind::kRouter, 64, workers);
+    c.engine         = Offload::kGpu;
+    c.offload_device = "cpu";
+    Ran r            = run_memory(c, f, in, 4);
+    EXPECT_EQ(r.report.gpu_chunks, r.report.chunks);
+    EXPECT_GT(r.report.gpu_launches, 0u);
+    EXPECT_EQ(r.report.gpu_packets, in.size());
+    expect_router_output(r, e, workers == 1 ? false : false);
+  }
+}
+
+// Per flow (here: per RX queue, since a flow never leaves its queue), packets leave in the
+// order they arrived, whatever the mix of CPU and offloaded chunks.
+TEST(Pipeline, FlowOrderKeptWithMixedShading) {
+  Fixture f;
+  const auto in    = traffic(40000, 5);
+  RunConfig c      = base_config(AppKind::kAcl, 16, 2);
+  c.engine         = Offload::kAuto;  // a busy worker offloads a share of its chunks
+  c.offload_device = "cpu";
+  c.match_action   = "permit";
+  c.default_action = "permit";
+  Ran r            = run_memory(c, f, in, 4, 8);
+  EXPECT_TRUE(r.report.check().is_ok());
+  EXPECT_GT(r.report.cpu_chunks, 0u);
+  EXPECT_GT(r.report.gpu_chunks, 0u) << "the auto policy never offloaded under full load";
+  // acl app: permitted packets from port a leave on port b unchanged, so the frames out of b,
+  // split by flow, must be in input order; the parser's rejects are dropped as malformed.
+  auto key = [](const Bytes& fr) {
+    uint32_t h = 0;
+    for (uint32_t b = 26; b < 34 && b < fr.size(); ++b) h = h * 31 + fr[b];
+    return h;
+  };
+  auto infos = packet::parse_batch(in, "ref.parse");
+  std::map<uint32_t, std::vector<Bytes>> want, got;
+  uint64_t malformed = 0;
+  for (uint32_t i = 0; i < in.size(); ++i) {
+    if ((*infos)[i].status != packet::ParseStatus::kOk) {
+      ++malformed;
+      continue;
+    }
+    Bytes fr(in.data(i), in.data(i) + in.meta(i).caplen);
+    want[key(fr)].push_back(fr);
+  }
+  for (auto& [w, frames] : r.b->sent_)
+    for (auto& fr : frames) got[key(fr)].push_back(fr);
+  EXPECT_GT(malformed, 0u);
+  EXPECT_EQ(r.report.drops_by_reason["malformed"], malformed);
+  EXPECT_TRUE(got == want) << "a flow's packets left out of order (or were lost)";
+}
+
+TEST(Pipeline, AclDecisionsMatchReferenceClassifier) {
+  Fixture f;
+  // Every third rule denies, every fifth sends to port a (output:0); the rest permit.
+  for (size_t i = 0; i + 1 < f.rules.rules.size(); ++i)
+    f.rules.rules[i].action = i % 3 == 0 ? "deny" : i % 5 == 0 ? "output:0" : "";
+  const auto in = traffic(4000, 6);
+  for (Offload engine : {Offload::kCpu, Offload::kGpu}) {
+    RunConfig c      = base_config(AppKind::kAcl, 100, 1);
+    c.engine         = engine;
+    c.offload_device = "cpu";
+    c.default_action = "deny";
+    c.ipv6_action    = "deny";
+    Ran r            = run_memory(c, f, in, 1);
+    // Reference: parse, 5-tuple, ref.linear, action.
+    auto infos    = packet::parse_batch(in, "ref.parse");
+    auto ref      = classify::make_classifier("ref.linear", f.rules);
+    uint64_t deny = 0, to_a = 0, to_b = 0, malformed = 0;
+    std::vector<packet::FiveTuple4> keys(in.size());
+    std::vector<uint8_t> present(in.size());
+    packet::extract_five_tuple4({infos->data(), in.size()}, keys.data(), present.data());
+    for (uint32_t i = 0; i < in.size(); ++i) {
+      const auto& info = (*infos)[i];
+      if (info.status != packet::ParseStatus::kOk) {
+        ++malformed;
+        continue;
+      }
+      if (!present[i]) {
+        if (info.l3 == packet::L3::kIpv6)
+          ++deny;
+        else
+          ++to_b;
+        continue;
+      }
+      classify::KeyBuffer kb(classify::KeyLayout::kFiveTuple, 1);
+      uint32_t w[4];
+      classify::five_tuple_words(keys[i], w);
+      kb.set(0, w);
+      uint32_t m = 0;
+      ExecContext ctx;
+      ASSERT_TRUE((*ref)->classify(kb.view(), {&m, 1}, ctx).is_ok());
+      if (m == classify::kNoMatch || m % 3 == 0 && m + 1 < f.rules.rules.size())
+        ++deny;
+      else if (m % 5 == 0 && m + 1 < f.rules.rules.size())
+        ++to_a;
+      else
+        ++to_b;
+    }
+    const auto& d = r.report.drops_by_reason;
+    EXPECT_EQ(d.count("acl_deny") ? d.at("acl_deny") : 0, deny);
+    EXPECT_EQ(d.count("malformed") ? d.at("malformed") : 0, malformed);
+    EXPECT_EQ(r.a->all_sent().size(), to_a);
+    EXPECT_EQ(r.b->all_sent().size(), to_b);
+    EXPECT_TRUE(r.report.check().is_ok());
+  }
+}
+
+TEST(Pipeline, RouterBehindAclDropsDeniedAndRoutesTheRest) {
+  Fixture f;
+  for (auto& rule : f.rules.rules) rule.action = "";
+  const auto in    = traffic(2000, 8);
+  RunConfig c      = base_config(AppKind::kRouterAcl, 256, 1);
+  c.match_action   = "permit";
+  c.default_action = "permit";
+  Ran r            = run_memory(c, f, in, 1);
+  // Everything permitted: identical to the router alone.
+  expect_router_output(r, expect_router(in, f.table, f.neighbors, 2), true);
+  c.match_action   = "deny";
+  c.default_action = "deny";
+  c.ipv6_action    = "deny";
+  r                = run_memory(c, f, in, 1);
+  EXPECT_TRUE(r.report.check().is_ok());
+  EXPECT_GT(r.report.drops_by_reason["acl_deny"], in.size() / 2);
+}
+
+TEST(Pipeline, DelayBoundFlushesPartialChunks) {
+  Fixture f;
+  const auto in = traffic(200, 9);
+  RunConfig c   = base_config(AppKind::kRouter, 4096, 1);
+  c.delay_us    = 1;
+  Ran r         = run_memory(c, f, in, 1, 1);  // one packet per poll: chunks never fill
+  EXPECT_TRUE(r.report.check().is_ok());
+  EXPECT_GT(r.report.chunks, 1u);
+  EXPECT_LT(r.report.batch_fill, 1.0);
+  EXPECT_EQ(r.report.latency.count, r.report.tx);
+}
+
+TEST(Pipeline, StopDrainsAnEndlessSource) {
+  Fixture f;
+  const auto in = traffic(500, 10);
+  for (Offload engine : {Offload::kCpu, Offload::kAuto}) {
+    RunConfig c      = base_config(AppKind::kRouterAcl, 128, 2);
+    c.engine         = engine;
+    c.offload_device = "cpu";
+    RunInputs inputs;
+    inputs.ports.push_back(std::make_unique<MemoryPort>("a", 0, &in, 2, 32, true));
+    inputs.ports.push_back(std::make_unique<MemoryPort>("b", 1, nullptr, 0));
+    inputs.fib       = &f.table;
+    inputs.neighbors = &f.neighbors;
+    inputs.rules     = &f.rules;
+    std::atomic<bool> stop{false};
+    RunHooks hooks;
+    hooks.stop                = &stop;
+    hooks.progress_interval_s = 0.02;
+    int progress_calls        = 0;
+    hooks.progress            = [&](const RunReport& s) {
+      ++progress_calls;
+      EXPECT_FALSE(s.final);
+      if (s.rx > 20000) stop = true;
+    };
+    auto rep = run(c, inputs, hooks);
+    ASSERT_TRUE(rep.is_ok()) << rep.status().message();
+    EXPECT_TRUE(rep->final);
+    EXPECT_GT(rep->rx, 20000u);
+    EXPECT_EQ(rep->in_flight, 0u);
+    EXPECT_TRUE(rep->check().is_ok()) << rep->check().message();
+    EXPECT_GT(progress_calls, 0);
+  }
+}
+
+TEST(Pipeline, BadInputsAreErrors) {
+  Fixture f;
+  const auto in = traffic(10, 11);
+  RunConfig c   = base_config(AppKind::kRouter, 64, 1);
+  RunInputs inputs;
+  inputs.ports.push_back(std::make_unique<MemoryPort>("a", 0, &in, 1));
+  auto r = run(c, inputs);  // no FIB
+  EXPECT_FALSE(r.is_ok());
+  c.engine         = Offload::kGpu;
+  c.offload_device = "cuda";
+  RunInputs in2;
+  in2.ports.push_back(std::make_unique<MemoryPort>("a", 0, &in, 1));
+  in2.fib       = &f.table;
+  in2.neighbors = &f.neighbors;
+  if (warpath::cuda_device_count() == 0) {
+    auto g = run(c, in2);
+    ASSERT_FALSE(g.is_ok());
+    EXPECT_NE(g.status().message().find("--engine gpu"), std::string::npos);
+  }
+  Fixture f2;
+  f2.rules.rules[0].action = "output:9";
+  RunConfig a              = base_config(AppKind::kAcl, 64, 1);
+  RunInputs in3;
+  in3.ports.push_back(std::make_unique<MemoryPort>("a", 0, &in, 1));
+  in3.rules = &f2.rules;
+  auto e    = run(a, in3);
+  ASSERT_FALSE(e.is_ok());
+  EXPECT_NE(e.status().message().find("output:9"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace warpath::runtime
