@@ -50,6 +50,7 @@ RuleSet from_classbench(const std::vector<io::ClassBenchRule>& rules, std::strin
     r.dport_hi = c.dport_hi;
     r.priority = n - 1 - i;
     r.line     = c.line;
+    r.action   = c.action;
     set.rules.push_back(std::move(r));
   }
   return set;

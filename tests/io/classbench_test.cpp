@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "support/test_support.hpp"
+#include "warpath/classify/rule.hpp"
 #include "warpath/core/status.hpp"
 #include "warpath/io/text_file.hpp"
 
@@ -200,6 +201,21 @@ TEST(ClassBenchRulesTest, MixedSpacingCompactRangesAndTrailingFields) {
   EXPECT_EQ(rules[2].sport_hi, 0);
   EXPECT_EQ(rules[2].dport_lo, 65535);
   EXPECT_EQ(rules[2].proto, 1);
+}
+
+TEST(ClassBenchRulesTest, KeepsAnActionFieldForTheFirewall) {
+  const std::string text =
+      "@10.0.0.0/8\t0.0.0.0/0\t0 : 65535\t80 : 80\t0x06/0xFF\tdeny\n"
+      "@0.0.0.0/0 0.0.0.0/0 0 : 65535 0 : 65535 0x00/0x00 0x0000/0x0000 17 output:2\n"
+      "@0.0.0.0/0 0.0.0.0/0 0 : 65535 0 : 65535 0x00/0x00 42 extra\n";
+  auto rules = io::parse_classbench_rules(text, "acl.rules");
+  ASSERT_TRUE(rules.is_ok()) << rules.status().message();
+  ASSERT_EQ(rules->size(), 3u);
+  EXPECT_EQ((*rules)[0].action, "deny");
+  EXPECT_EQ((*rules)[1].action, "output:2");
+  EXPECT_TRUE((*rules)[1].has_flags);
+  EXPECT_EQ((*rules)[2].action, "");
+  EXPECT_EQ(classify::from_classbench(*rules, "acl").rules[0].action, "deny");
 }
 
 TEST(ClassBenchRulesTest, ClearsHostBitsBeyondPrefix) {

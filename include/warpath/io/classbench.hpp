@@ -7,7 +7,8 @@
 //     [<ws> flags/mask] [<ws> anything else ...]
 //   <ws> is any run of TABs and spaces. proto and flags are hex (0x06/0xFF, 0x0000/0x0200).
 //   Both dialects are accepted: TAB or space separated, with or without the flags column, and
-//   with trailing extra fields (ignored). Blank lines are skipped.
+//   with trailing extra fields (ignored, except an ACL action word: see ClassBenchRule::action).
+//   Blank lines are skipped.
 //
 // Trace lines (decimal unsigned integers, TABs or spaces):
 //   5 columns  sip dip sport dport proto
@@ -40,6 +41,9 @@ struct ClassBenchRule {
   uint16_t flags = 0, flags_mask = 0;  ///< TCP flags, when the file has the column
   bool has_flags = false;
   uint32_t line  = 0;  ///< 1-based line in the file
+  /// The first extra field that names an ACL action (permit, deny, drop, accept, allow,
+  /// output:N), else empty. warpath run's firewall applies it (run_config.hpp).
+  std::string action;
 };
 
 struct TraceEntry {

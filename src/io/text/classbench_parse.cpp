@@ -229,14 +229,23 @@ bool parse_rule_line(std::string_view line, ClassBenchRule& rule, std::string& e
   rule.proto      = static_cast<uint8_t>(value);
   rule.proto_mask = static_cast<uint8_t>(mask);
 
-  // An optional flags/mask column; a following token without '/' is an extra field (ignored),
-  // as is everything after the flags.
-  const std::string_view flags = scan.next();
-  if (!flags.empty() && flags.find('/') != std::string_view::npos) {
-    if (!parse_value_mask(flags, "flags", 0xffff, value, mask, error)) return false;
+  // An optional flags/mask column; a following token without '/' is an extra field, as is
+  // everything after the flags. Extra fields are ignored except the first that names an ACL
+  // action (permit, deny, drop, accept, allow, output:N), which the firewall uses.
+  std::string_view extra = scan.next();
+  if (!extra.empty() && extra.find('/') != std::string_view::npos) {
+    if (!parse_value_mask(extra, "flags", 0xffff, value, mask, error)) return false;
     rule.flags      = static_cast<uint16_t>(value);
     rule.flags_mask = static_cast<uint16_t>(mask);
     rule.has_flags  = true;
+    extra           = scan.next();
+  }
+  for (; !extra.empty(); extra = scan.next()) {
+    if (extra == "permit" || extra == "deny" || extra == "drop" || extra == "accept" ||
+        extra == "allow" || extra.substr(0, 7) == "output:") {
+      rule.action = std::string(extra);
+      break;
+    }
   }
   return true;
 }
