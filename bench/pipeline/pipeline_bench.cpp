@@ -1,0 +1,186 @@
+// bench/pipeline/pipeline_bench.cpp: warpath-pipeline-bench, the forwarding pipeline's
+// throughput and latency against batch size and delay bound (GSwitch Figures 9-10), for each
+// offload policy this machine can run (cpu; gpu and auto where a CUDA device is present).
+//
+// Needs only the C++ standard library (built in every preset, the dependency-free GPU build
+// included, so scripts/gpu-check.sh runs it on GPU machines). The data are warpath run's
+// built-in ones: a synthetic Internet-shaped FIB (200K IPv4 + 40K IPv6 routes plus defaults),
+// a 1,000-rule ACL (every rule permits), router+acl, the generator as source and a null sink.
+//
+//   throughput   gen:max source, delay bound 1 ms, batch 32 .. 8192: Mpps and latency
+//   delay        offered load = half the cpu policy's best throughput (so queues stay short),
+//                batch 8192, delay bound 10 us .. 5 ms: latency p50/p99/p99.9 and batch fill
+//
+// Usage: warpath-pipeline-bench [--duration S] [--workers N] [--engines cpu,gpu,auto]
+//                               [--quick]
+// Prints one JSON object on stdout; progress on stderr.
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "warpath/classify/check.hpp"
+#include "warpath/core/cuda_device.hpp"
+#include "warpath/forward/router.hpp"
+#include "warpath/lookup/check.hpp"
+#include "warpath/runtime/pipeline.hpp"
+
+namespace {
+
+using namespace warpath;
+using namespace warpath::runtime;
+
+struct Point {
+  std::string sweep, engine;
+  uint32_t batch = 0, delay_us = 0;
+  double offered_pps = 0;
+  RunReport report;
+};
+
+struct Data {
+  lookup::RouteTable fib;
+  forward::RouterConfig neighbors;
+  classify::RuleSet acl;
+};
+
+Result<RunReport> run_point(const Data& d, Offload engine, uint32_t workers, uint32_t batch,
+                            uint32_t delay_us, double rate, double seconds) {
+  RunConfig c;
+  c.app            = AppKind::kRouterAcl;
+  c.engine         = engine;
+  c.workers        = workers;
+  c.batch          = batch;
+  c.delay_us       = delay_us;
+  c.duration_s     = seconds;
+  c.progress       = false;
+  c.match_action   = "permit";
+  c.default_action = "permit";
+  const std::string gen = rate > 0 ? "gen:" + std::to_string(uint64_t(rate)) : "gen:max";
+  c.ports               = {{"gen", gen}, {"sink", "null"}};
+  RunInputs in;
+  for (uint16_t p = 0; p < 2; ++p) {
+    PortOptions o;
+    o.index     = p;
+    o.rx_queues = workers;
+    o.workers   = workers;
+    o.seed      = 1;
+    WARPATH_ASSIGN_OR_RETURN(PortSpec spec, parse_port_spec(c.ports[p].first, c.ports[p].second));
+    WARPATH_ASSIGN_OR_RETURN(std::unique_ptr<Port> port,
+                             open_builtin_port(c.ports[p].first, spec, o));
+    in.ports.push_back(std::move(port));
+  }
+  in.fib       = &d.fib;
+  in.neighbors = &d.neighbors;
+  in.rules     = &d.acl;
+  return run(c, in);
+}
+
+void print_point(const Point& p, bool last) {
+  const RunReport& r = p.report;
+  std::printf(
+      "  {\"sweep\": \"%s\", \"engine\": \"%s\", \"batch\": %u, \"delay_us\": %u, "
+      "\"offered_pps\": %.0f, \"seconds\": %.3f, \"rx\": %llu, \"tx\": %llu, \"dropped\": %llu, "
+      "\"slow_path\": %llu, \"rx_queue_full\": %llu, \"mpps\": %.3f, \"gbps\": %.3f, "
+      "\"batch_fill\": %.3f, \"gpu_share\": %.3f, \"gpu_launches\": %llu, "
+      "\"latency_us\": {\"p50\": %.1f, \"p99\": %.1f, \"p999\": %.1f, \"max\": %.1f}, "
+      "\"engines\": \"%s\", \"offload_engines\": \"%s\"}%s\n",
+      p.sweep.c_str(), p.engine.c_str(), p.batch, p.delay_us, p.offered_pps, r.seconds,
+      (unsigned long long)r.rx, (unsigned long long)r.tx, (unsigned long long)r.dropped,
+      (unsigned long long)r.slow_path,
+      (unsigned long long)(r.drops_by_reason.count("rx_queue_full")
+                               ? r.drops_by_reason.at("rx_queue_full")
+                               : 0),
+      r.seconds > 0 ? double(r.rx - (r.drops_by_reason.count("rx_queue_full")
+                                         ? r.drops_by_reason.at("rx_queue_full")
+                                         : 0)) /
+                          r.seconds / 1e6
+                    : 0,
+      r.seconds > 0 ? double(r.tx_bytes) * 8 / r.seconds / 1e9 : 0, r.batch_fill, r.gpu_share,
+      (unsigned long long)r.gpu_launches, r.latency.p50_us, r.latency.p99_us, r.latency.p999_us,
+      r.latency.max_us, r.engine.c_str(), r.offload_engine.c_str(), last ? "" : ",");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  double seconds   = 1.5;
+  uint32_t workers = 1;
+  std::string engines_arg;
+  bool quick = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--duration" && i + 1 < argc) seconds = std::atof(argv[++i]);
+    else if (a == "--workers" && i + 1 < argc) workers = uint32_t(std::atoi(argv[++i]));
+    else if (a == "--engines" && i + 1 < argc) engines_arg = argv[++i];
+    else if (a == "--quick") quick = true;
+    else {
+      std::fprintf(stderr,
+                   "usage: warpath-pipeline-bench [--duration S] [--workers N] "
+                   "[--engines cpu,gpu,auto] [--quick]\n");
+      return 2;
+    }
+  }
+  const bool gpu = cuda_device_count() > 0;
+  std::vector<std::pair<std::string, Offload>> engines;
+  if (engines_arg.empty()) engines_arg = gpu ? "cpu,gpu,auto" : "cpu";
+  for (const char* name : {"cpu", "gpu", "auto"})
+    if (engines_arg.find(name) != std::string::npos) {
+      Offload o;
+      parse_offload(name, o);
+      if (o != Offload::kCpu && !gpu) {
+        std::fprintf(stderr, "warpath-pipeline-bench: %s needs a GPU (%s)\n", name,
+                     cuda_unavailable_reason().c_str());
+        return 1;
+      }
+      engines.push_back({name, o});
+    }
+
+  Data d;
+  d.fib = lookup::synthetic_full_table(1, 200'000, 40'000);
+  d.fib.v4.push_back({0, 0, 1});
+  d.fib.v6.push_back({lookup::Ip6{}, 0, 2});
+  d.neighbors = forward::default_neighbors(d.fib, 1);
+  for (auto& n : d.neighbors.neighbors) n.port = 1;  // every next hop to the sink
+  d.acl = classify::random_rule_set(1, classify::KeyLayout::kFiveTuple, 1000);
+
+  const std::vector<uint32_t> batches =
+      quick ? std::vector<uint32_t>{64, 1024} : std::vector<uint32_t>{32, 128, 512, 2048, 8192};
+  const std::vector<uint32_t> delays =
+      quick ? std::vector<uint32_t>{50, 1000} : std::vector<uint32_t>{10, 50, 200, 1000, 5000};
+  std::vector<Point> points;
+  double best_cpu_pps = 0;
+  for (auto& [name, engine] : engines) {
+    for (uint32_t batch : batches) {
+      std::fprintf(stderr, "throughput %s batch %u ...\n", name.c_str(), batch);
+      auto r = run_point(d, engine, workers, batch, 1000, 0, seconds);
+      if (!r.is_ok()) {
+        std::fprintf(stderr, "warpath-pipeline-bench: %s\n", r.status().message().c_str());
+        return 1;
+      }
+      Point p{"throughput", name, batch, 1000, 0, *r};
+      const double pps = double(r->tx + r->dropped + r->slow_path) / r->seconds;
+      if (engine == Offload::kCpu) best_cpu_pps = std::max(best_cpu_pps, pps);
+      points.push_back(std::move(p));
+    }
+  }
+  const double offered = best_cpu_pps / 2;
+  for (auto& [name, engine] : engines) {
+    for (uint32_t delay : delays) {
+      std::fprintf(stderr, "delay %s %u us at %.2f Mpps ...\n", name.c_str(), delay, offered / 1e6);
+      auto r = run_point(d, engine, workers, 8192, delay, offered, seconds);
+      if (!r.is_ok()) {
+        std::fprintf(stderr, "warpath-pipeline-bench: %s\n", r.status().message().c_str());
+        return 1;
+      }
+      points.push_back({"delay", name, 8192, delay, offered, *r});
+    }
+  }
+  std::printf("{\"bench\": \"pipeline\", \"app\": \"router+acl\", \"workers\": %u, "
+              "\"duration_s\": %.2f, \"gpu\": %s, \"data\": \"built-in: synthetic_full_table(1, "
+              "200000, 40000) + defaults, random_rule_set(1, 5-tuple, 1000) all permit, "
+              "gen (seed 1) -> null\", \"points\": [\n",
+              workers, seconds, gpu ? "true" : "false");
+  for (size_t i = 0; i < points.size(); ++i) print_point(points[i], i + 1 == points.size());
+  std::printf("]}\n");
+  return 0;
+}
