@@ -24,11 +24,16 @@ selftest_rc=0
 ./build-gpu/warpath-selftest --require-gpu --items 1000000 --json "$out_dir/selftest.tmp.json" | tee -a "$log" || selftest_rc=$?
 bench_rc=0
 ./build-gpu/warpath-gpu-bench > "$out_dir/bench.tmp.json" 2>>"$log" || bench_rc=$?
+# The pipeline (warpath run's engine) with cpu, gpu and auto offload: throughput vs batch size,
+# latency vs delay bound, on built-in data (generator -> router+acl -> null).
+pipeline_rc=0
+./build-gpu/warpath-pipeline-bench --engines cpu,gpu,auto --duration 1 --workers 4 \
+  > "$out_dir/pipeline.tmp.json" 2>>"$log" || pipeline_rc=$?
 
 commit=$(git rev-parse HEAD 2>/dev/null || echo unknown)
-python3 - "$out_dir/selftest.tmp.json" "$out_dir/bench.tmp.json" "$result" "$commit" "$selftest_rc" "$bench_rc" <<'PY'
+python3 - "$out_dir/selftest.tmp.json" "$out_dir/bench.tmp.json" "$result" "$commit" "$selftest_rc" "$bench_rc" "$out_dir/pipeline.tmp.json" "$pipeline_rc" <<'PY'
 import json, sys, platform, subprocess
-selftest_path, bench_path, result_path, commit, st_rc, b_rc = sys.argv[1:]
+selftest_path, bench_path, result_path, commit, st_rc, b_rc, pipeline_path, p_rc = sys.argv[1:]
 def load(p):
     try:
         return json.load(open(p))
@@ -41,9 +46,10 @@ except OSError:
     smi = ""
 doc = {"commit": commit, "host": platform.node(), "gpu": smi,
        "command": "scripts/gpu-check.sh", "selftest_exit": int(st_rc), "bench_exit": int(b_rc),
-       "selftest": load(selftest_path), "bench": load(bench_path)}
+       "pipeline_exit": int(p_rc),
+       "selftest": load(selftest_path), "bench": load(bench_path), "pipeline": load(pipeline_path)}
 json.dump(doc, open(result_path, "w"), indent=2)
 print(f"gpu-check: wrote {result_path}")
 PY
-rm -f "$out_dir/selftest.tmp.json" "$out_dir/bench.tmp.json"
-[[ $selftest_rc -eq 0 && $bench_rc -eq 0 ]]
+rm -f "$out_dir/selftest.tmp.json" "$out_dir/bench.tmp.json" "$out_dir/pipeline.tmp.json"
+[[ $selftest_rc -eq 0 && $bench_rc -eq 0 && $pipeline_rc -eq 0 ]]
