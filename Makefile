@@ -27,6 +27,9 @@ build: .setup-done $(BUILD_DIR)/build.ninja
 
 demo: build
 	./$(BUILD_DIR)/warpath demo --out-dir $(BUILD_DIR)/demo
+	@echo
+	@echo "== warpath run: the built-in router+acl pipeline (generator -> router+ACL -> null sink)"
+	./$(BUILD_DIR)/warpath run --json $(BUILD_DIR)/demo/run.json
 
 test: build
 	$(MAKE) --no-print-directory test-cpp test-py
