@@ -7,7 +7,9 @@
 // file, the line and the key)
 //   app       = "router+acl"      # acl | router | router+acl
 //   engine    = "auto"            # cpu | gpu | auto   (offload policy)
+//   offload_device = "cuda"       # cuda | cpu (test aid: the offload path on CPU engines)
 //   workers   = 2                 # worker threads (each pinned to a core when possible)
+//   pin_threads = true            # false: leave thread placement to the kernel
 //   batch     = 1024              # maximum packets per chunk
 //   delay_us  = 200               # maximum time a packet waits for its chunk to fill
 //   duration  = 10.0              # seconds; 0 = until every source has ended (or a signal)
@@ -29,6 +31,10 @@
 //   match     = "permit"          # action of a matching rule that names none
 //   default   = "deny"            # action when no rule matches
 //   ipv6      = "permit"          # IPv6 packets with a 5-tuple ACL (its keys are IPv4)
+//
+// Relative paths (router.fib, router.neighbors, acl.rules, json, slow_path and the files of
+// pcap port specs) are relative to the directory of the config file. Durations may be
+// integers or floats. [ports] keeps file order (the position is the port number).
 //
 // Actions: "permit", "deny" (alias "drop") or "output:N". A ClassBench rule line may end with
 // an action field; an OpenFlow rule's actions= maps drop -> deny, output:N -> output:N and
@@ -85,15 +91,22 @@ struct RunConfig {
   bool pin_threads = true;
   bool progress    = true;  ///< live one-line display (the CLI turns it off when not a TTY)
 
-  /// Range and consistency checks (batch 1..65536, workers 1..256, ports named uniquely,
-  /// actions well formed, ...). kInvalidArgument naming the key.
+  /// Range and consistency checks (batch 1..65536, workers 1..256, delay_us <= 1e6,
+  /// duration >= 0, offload_device, acl format/algo/actions, then the ports: at least one,
+  /// names unique and [A-Za-z0-9_.-]+, specs that parse_port_spec() accepts, one that
+  /// receives). kInvalidArgument "key: reason" with the key as the TOML file spells it
+  /// ("batch", "acl.match", "ports.NAME", "ports"); the ports are checked last. The CLI
+  /// fills default ports before it validates.
   Status validate() const;
 };
 
-/// Reads a TOML config into `config` (keys present override what `config` holds).
-/// kParseError / kInvalidArgument "file:line: key: reason".
+/// Reads a TOML config into `config` (keys present override what `config` holds; [ports]
+/// replaces the ports). Values are checked with validate(), except that a file without
+/// [ports] is accepted. kParseError (syntax, unknown key, wrong type) / kInvalidArgument
+/// (bad value) "file:line: key: reason", kIoError for an unreadable file; on error `config`
+/// is left unchanged.
 Status load_run_config(const std::string& path, RunConfig& config);
-/// The same from text (`name` is used in errors).
+/// The same from text (`name` is used in errors, and its directory resolves relative paths).
 Status parse_run_config(std::string_view text, std::string_view name, RunConfig& config);
 
 }  // namespace warpath::runtime

@@ -1,0 +1,305 @@
+// src/runtime/system/run_config_toml.cpp: the TOML run configuration (schema: run_config.hpp).
+//
+// How
+//   toml++ (Debian's shared library, built with exceptions) parses the text; a syntax error is
+//   caught here and returned as kParseError "file:line: reason". The document is then walked
+//   key by key: an unknown key or a wrong type is kParseError "file:line: key: reason", with
+//   the key as the file spells it under its table ("acl.rules", "ports.in"). Values are range
+//   checked by RunConfig::validate(), whose messages start with the same key names; the line
+//   of that key is put in front. A file without [ports] is valid (the CLI fills default ports
+//   later), so validate()'s "ports: ..." error is ignored then.
+//
+//   toml++ tables are ordered by key, not by position in the file; [ports] is sorted back into
+//   file order by the source line (and column) of each key, because the position is the port
+//   number.
+//
+//   Relative paths (router.fib, router.neighbors, acl.rules, json, slow_path and the files in
+//   pcap port specs) are resolved against the directory of the config file, so a config works
+//   from any working directory.
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <exception>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+#include "warpath/io/text_file.hpp"
+#include "warpath/runtime/run_config.hpp"
+
+namespace warpath::runtime {
+namespace {
+
+const char* type_name(toml::node_type t) {
+  switch (t) {
+    case toml::node_type::table:
+      return "a table";
+    case toml::node_type::array:
+      return "an array";
+    case toml::node_type::string:
+      return "a string";
+    case toml::node_type::integer:
+      return "an integer";
+    case toml::node_type::floating_point:
+      return "a float";
+    case toml::node_type::boolean:
+      return "a boolean";
+    case toml::node_type::date:
+      return "a date";
+    case toml::node_type::time:
+      return "a time";
+    case toml::node_type::date_time:
+      return "a date-time";
+    case toml::node_type::none:
+      break;
+  }
+  return "nothing";
+}
+
+class Loader {
+ public:
+  Loader(std::string_view name, RunConfig& config)
+      : name_(name), base_(std::filesystem::path(std::string(name)).parent_path()), c_(config) {}
+
+  Status load(const toml::table& root) {
+    for (auto&& [k, v] : root) {
+      const std::string key(k.str());
+      const uint32_t line = uint32_t(k.source().begin.line);
+      lines_[key]         = line;
+      if (key == "ports" || key == "router" || key == "acl") {
+        const toml::table* t = v.as_table();
+        if (!t) return wrong_type(line, key, "a table", v);
+        lines_[key] = uint32_t(t->source().begin.line ? t->source().begin.line : line);
+        WARPATH_TRY(key == "ports" ? ports(*t) : key == "router" ? router(*t) : acl(*t));
+      } else {
+        WARPATH_TRY(top(line, key, v));
+      }
+    }
+    return check();
+  }
+
+ private:
+  Status error(Errc code, uint32_t line, const std::string& text) const {
+    return Status(code, name_ + ":" + std::to_string(line) + ": " + text);
+  }
+  Status wrong_type(uint32_t line, const std::string& key, const char* want,
+                    const toml::node& v) const {
+    return error(Errc::kParseError, line,
+                 key + ": expected " + want + ", got " + type_name(v.type()));
+  }
+  Status unknown(uint32_t line, const std::string& key, const char* known) const {
+    return error(Errc::kParseError, line, key + ": unknown key (known here: " + known + ")");
+  }
+
+  std::string resolve(const std::string& path) const {
+    if (path.empty() || base_.empty() || std::filesystem::path(path).is_absolute()) return path;
+    return (base_ / path).string();
+  }
+  /// pcap:IN:OUT with IN and OUT resolved; other kinds unchanged. OUT starts after the last
+  /// colon, as parse_port_spec() splits it.
+  std::string resolve_spec(const std::string& spec) const {
+    constexpr std::string_view kPcap = "pcap:";
+    if (spec.rfind(kPcap, 0) != 0) return spec;
+    const std::string rest = spec.substr(kPcap.size());
+    const size_t colon     = rest.rfind(':');
+    const std::string in   = rest.substr(0, colon);
+    const std::string out  = colon == std::string::npos ? "" : rest.substr(colon + 1);
+    std::string resolved   = std::string(kPcap) + resolve(in);
+    if (colon != std::string::npos) resolved += ":" + resolve(out);
+    return resolved;
+  }
+
+  Status get_string(uint32_t line, const std::string& key, const toml::node& v, std::string& out) {
+    const auto* s = v.as_string();
+    if (!s) return wrong_type(line, key, "a string", v);
+    out = s->get();
+    return Status::ok();
+  }
+  Status get_path(uint32_t line, const std::string& key, const toml::node& v, std::string& out) {
+    WARPATH_TRY(get_string(line, key, v, out));
+    out = resolve(out);
+    return Status::ok();
+  }
+  Status get_u32(uint32_t line, const std::string& key, const toml::node& v, uint32_t& out) {
+    const auto* i = v.as_integer();
+    if (!i) return wrong_type(line, key, "an integer", v);
+    const int64_t x = i->get();
+    if (x < 0 || x > int64_t(UINT32_MAX))
+      return error(Errc::kInvalidArgument, line, key + ": out of range, got " + std::to_string(x));
+    out = uint32_t(x);
+    return Status::ok();
+  }
+
+  Status top(uint32_t line, const std::string& key, const toml::node& v) {
+    if (key == "app" || key == "engine") {
+      std::string text;
+      WARPATH_TRY(get_string(line, key, v, text));
+      const bool ok = key == "app" ? parse_app(text, c_.app) : parse_offload(text, c_.engine);
+      if (!ok)
+        return error(Errc::kInvalidArgument, line,
+                     key + ": must be one of " +
+                         (key == "app" ? "acl, router, router+acl" : "cpu, gpu, auto") + ", got '" +
+                         text + "'");
+      return Status::ok();
+    }
+    if (key == "offload_device") return get_string(line, key, v, c_.offload_device);
+    if (key == "workers") return get_u32(line, key, v, c_.workers);
+    if (key == "batch") return get_u32(line, key, v, c_.batch);
+    if (key == "delay_us") return get_u32(line, key, v, c_.delay_us);
+    if (key == "duration") {
+      if (const auto* f = v.as_floating_point()) {
+        c_.duration_s = f->get();
+      } else if (const auto* i = v.as_integer()) {
+        c_.duration_s = double(i->get());
+      } else {
+        return wrong_type(line, key, "a number of seconds", v);
+      }
+      return Status::ok();
+    }
+    if (key == "seed") {
+      const auto* i = v.as_integer();
+      if (!i) return wrong_type(line, key, "an integer", v);
+      if (i->get() < 0)
+        return error(Errc::kInvalidArgument, line,
+                     key + ": must be >= 0, got " + std::to_string(i->get()));
+      c_.seed = uint64_t(i->get());
+      return Status::ok();
+    }
+    if (key == "json") return get_path(line, key, v, c_.json);
+    if (key == "slow_path") return get_path(line, key, v, c_.slow_path);
+    if (key == "pin_threads") {
+      const auto* b = v.as_boolean();
+      if (!b) return wrong_type(line, key, "a boolean", v);
+      c_.pin_threads = b->get();
+      return Status::ok();
+    }
+    return unknown(line, key,
+                   "app, engine, offload_device, workers, batch, delay_us, duration, seed, json, "
+                   "slow_path, pin_threads, [ports], [router], [acl]");
+  }
+
+  Status ports(const toml::table& t) {
+    struct Entry {
+      uint32_t line, column;
+      std::string name, spec;
+    };
+    std::vector<Entry> entries;
+    for (auto&& [k, v] : t) {
+      const std::string key = "ports." + std::string(k.str());
+      const uint32_t line   = uint32_t(k.source().begin.line);
+      lines_[key]           = line;
+      std::string spec;
+      WARPATH_TRY(get_string(line, key, v, spec));
+      entries.push_back(
+          {line, uint32_t(k.source().begin.column), std::string(k.str()), resolve_spec(spec)});
+    }
+    std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+      return std::tie(a.line, a.column) < std::tie(b.line, b.column);
+    });
+    c_.ports.clear();
+    for (Entry& e : entries) c_.ports.emplace_back(std::move(e.name), std::move(e.spec));
+    file_has_ports_ = true;
+    return Status::ok();
+  }
+
+  Status router(const toml::table& t) {
+    for (auto&& [k, v] : t) {
+      const std::string key = "router." + std::string(k.str());
+      const uint32_t line   = uint32_t(k.source().begin.line);
+      lines_[key]           = line;
+      if (k.str() == "fib") {
+        WARPATH_TRY(get_path(line, key, v, c_.fib));
+      } else if (k.str() == "neighbors") {
+        WARPATH_TRY(get_path(line, key, v, c_.neighbors));
+      } else if (k.str() == "lookup") {
+        WARPATH_TRY(get_string(line, key, v, c_.lookup_engine));
+      } else {
+        return unknown(line, key, "fib, neighbors, lookup");
+      }
+    }
+    return Status::ok();
+  }
+
+  Status acl(const toml::table& t) {
+    for (auto&& [k, v] : t) {
+      const std::string key       = "acl." + std::string(k.str());
+      const uint32_t line         = uint32_t(k.source().begin.line);
+      lines_[key]                 = line;
+      const std::string_view name = k.str();
+      if (name == "rules") {
+        WARPATH_TRY(get_path(line, key, v, c_.rules));
+      } else if (name == "format") {
+        WARPATH_TRY(get_string(line, key, v, c_.rules_format));
+      } else if (name == "algo") {
+        WARPATH_TRY(get_string(line, key, v, c_.algo));
+      } else if (name == "match") {
+        WARPATH_TRY(get_string(line, key, v, c_.match_action));
+      } else if (name == "default") {
+        WARPATH_TRY(get_string(line, key, v, c_.default_action));
+      } else if (name == "ipv6") {
+        WARPATH_TRY(get_string(line, key, v, c_.ipv6_action));
+      } else {
+        return unknown(line, key, "rules, format, algo, match, default, ipv6");
+      }
+    }
+    return Status::ok();
+  }
+
+  /// validate(), with the file and line of the key its message names.
+  Status check() const {
+    const Status s = c_.validate();
+    if (s.is_ok()) return s;
+    const std::string& m = s.message();
+    // The longest key of this file that the message starts with ("ports.in" before "ports").
+    const std::string* best = nullptr;
+    uint32_t line           = 0;
+    for (const auto& [key, at] : lines_)
+      if (m.rfind(key + ": ", 0) == 0 && (!best || key.size() > best->size())) {
+        best = &key;
+        line = at;
+      }
+    if (best) return error(s.code(), line, m);
+    if (!file_has_ports_ && m.rfind("ports: ", 0) == 0) return Status::ok();  // filled later
+    return Status(s.code(), name_ + ": " + m);
+  }
+
+  std::string name_;
+  std::filesystem::path base_;
+  RunConfig& c_;
+  std::map<std::string, uint32_t> lines_;  ///< key as the file spells it -> its line
+  bool file_has_ports_ = false;
+};
+
+}  // namespace
+
+Status parse_run_config(std::string_view text, std::string_view name, RunConfig& config) {
+  try {
+    toml::table root;
+    try {
+      root = toml::parse(text, name);
+    } catch (const toml::parse_error& e) {
+      return Status(Errc::kParseError, std::string(name) + ":" +
+                                           std::to_string(e.source().begin.line) + ": " +
+                                           std::string(e.description()));
+    }
+    // Work on a copy: a failed load leaves `config` as it was.
+    RunConfig updated = config;
+    WARPATH_TRY(Loader(name, updated).load(root));
+    config = std::move(updated);
+    return Status::ok();
+  } catch (const std::exception& e) {  // allocation failure and the like
+    return Status(Errc::kParseError, std::string(name) + ": " + e.what());
+  }
+}
+
+Status load_run_config(const std::string& path, RunConfig& config) {
+  auto text = io::read_text_file(path);
+  if (!text.is_ok()) return text.status();
+  return parse_run_config(*text, path, config);
+}
+
+}  // namespace warpath::runtime

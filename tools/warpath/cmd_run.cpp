@@ -1,0 +1,322 @@
+// warpath run: the main job, the packet pipeline (include/warpath/runtime/pipeline.hpp).
+//
+//   warpath run [CONFIG.toml] [--app A] [--port NAME=SPEC]... [--engine cpu|gpu|auto] ...
+//
+// Settings come from the TOML file (schema: include/warpath/runtime/run_config.hpp), then the
+// flags given override them; --port replaces the file's ports. Without a config file and
+// without --port, the built-in default runs: a generator to the router plus ACL to a null sink,
+// with a built-in FIB and ACL. Everything is loaded and checked before the first packet moves:
+// the config (errors "file:line: key: reason"), the engine choice (`--engine gpu` needs a
+// GPU), the tables and the ports. SIGINT and SIGTERM stop the run: the pipeline stops RX,
+// drains every chunk in flight and reports; a second signal kills the process the default way.
+// Exit status: 0 when the final counters add up (RunReport::check), 1 otherwise or on any
+// error, 2 for usage errors. Printing lives in run_print.cpp.
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bench_util.hpp"
+#include "commands.hpp"
+#include "output_file.hpp"
+#include "run_print.hpp"
+#include "warpath/classify/check.hpp"
+#include "warpath/classify/rule.hpp"
+#include "warpath/core/cuda_device.hpp"
+#include "warpath/forward/router.hpp"
+#include "warpath/io/text_file.hpp"
+#include "warpath/lookup/check.hpp"
+#include "warpath/lookup/route.hpp"
+#include "warpath/runtime/pipeline.hpp"
+#include "warpath/runtime/port.hpp"
+#include "warpath/runtime/run_config.hpp"
+
+namespace warpath::cli {
+namespace {
+
+/// The built-in default: a second or two of generated traffic on a small machine.
+constexpr const char* kDefaultGenSpec = "gen:max:5000000";
+
+/// Flag values; a flag overrides the config only when given (its Option's count() > 0).
+struct RunOptions {
+  std::string config;
+  std::string app, rules, format, algo, fib, neighbors, lookup, engine, offload_device, json,
+      slow_path, match_action, default_action, ipv6_action;
+  std::vector<std::string> ports;
+  uint32_t workers = 1, batch = 1024, delay_us = 200;
+  double duration = 0;
+  uint64_t seed   = 1;
+  bool no_pin = false, no_progress = false;
+  std::map<std::string, CLI::Option*> given;
+  bool has(const std::string& flag) const {
+    auto it = given.find(flag);
+    return it != given.end() && it->second->count() > 0;
+  }
+};
+
+// --- signals: the first SIGINT/SIGTERM asks the pipeline to drain; SA_RESETHAND leaves the
+// second to the default action.
+std::atomic<bool> g_stop{false};
+volatile std::sig_atomic_t g_signal = 0;
+static_assert(std::atomic<bool>::is_always_lock_free, "set from a signal handler");
+
+extern "C" void on_stop_signal(int sig) {
+  g_signal = sig;
+  g_stop.store(true);
+}
+
+class StopSignals {
+ public:
+  StopSignals() {
+    struct sigaction sa {};
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESETHAND;
+    sigaction(SIGINT, &sa, &old_int_);
+    sigaction(SIGTERM, &sa, &old_term_);
+  }
+  ~StopSignals() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+  StopSignals(const StopSignals&)            = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+
+ private:
+  struct sigaction old_int_ {};
+  struct sigaction old_term_ {};
+};
+
+/// The config file, then the flags given, then the built-in ports when none were named.
+Result<runtime::RunConfig> build_config(const RunOptions& o, bool& builtin_ports) {
+  runtime::RunConfig c;
+  if (!o.config.empty()) WARPATH_TRY(runtime::load_run_config(o.config, c));
+  if (o.has("--app") && !runtime::parse_app(o.app, c.app))
+    return Status(Errc::kInvalidArgument, "--app: unknown app '" + o.app + "'");
+  if (o.has("--engine") && !runtime::parse_offload(o.engine, c.engine))
+    return Status(Errc::kInvalidArgument, "--engine: unknown policy '" + o.engine + "'");
+  auto set = [&](const char* flag, std::string& field, const std::string& value) {
+    if (o.has(flag)) field = value;
+  };
+  set("--rules", c.rules, o.rules);
+  set("--format", c.rules_format, o.format);
+  set("--algo", c.algo, o.algo);
+  set("--fib", c.fib, o.fib);
+  set("--neighbors", c.neighbors, o.neighbors);
+  set("--lookup", c.lookup_engine, o.lookup);
+  set("--offload-device", c.offload_device, o.offload_device);
+  set("--json", c.json, o.json);
+  set("--slow-path", c.slow_path, o.slow_path);
+  set("--match-action", c.match_action, o.match_action);
+  set("--default-action", c.default_action, o.default_action);
+  set("--ipv6-action", c.ipv6_action, o.ipv6_action);
+  if (o.has("--workers")) c.workers = o.workers;
+  if (o.has("--batch")) c.batch = o.batch;
+  if (o.has("--delay-us")) c.delay_us = o.delay_us;
+  if (o.has("--duration")) c.duration_s = o.duration;
+  if (o.has("--seed")) c.seed = o.seed;
+  if (o.no_pin) c.pin_threads = false;
+  if (o.no_progress) c.progress = false;
+  if (o.has("--port")) {
+    c.ports.clear();
+    for (const std::string& p : o.ports) {
+      const size_t eq = p.find('=');
+      c.ports.emplace_back(p.substr(0, eq), p.substr(eq + 1));
+    }
+  }
+  builtin_ports = c.ports.empty();
+  if (builtin_ports) c.ports = {{"gen", kDefaultGenSpec}, {"sink", "null"}};
+  WARPATH_TRY(c.validate());
+  return c;
+}
+
+/// The loaded tables RunInputs points into, with a line each for the summary.
+struct Tables {
+  lookup::RouteTable fib;
+  forward::RouterConfig neighbors;
+  classify::RuleSet rules;
+  std::string fib_text, rules_text;
+};
+
+Status load_tables(const runtime::RunConfig& c, bool builtin_ports, Tables& t) {
+  const bool router = c.app != runtime::AppKind::kAcl;
+  const bool acl    = c.app != runtime::AppKind::kRouter;
+  if (router) {
+    if (c.fib.empty()) {
+      // As `warpath demo`: an Internet-shaped table plus default routes, so every packet
+      // has a route.
+      t.fib = lookup::synthetic_full_table(c.seed, 200'000, 40'000);
+      t.fib.v4.push_back({0, 0, 1});
+      t.fib.v6.push_back({lookup::Ip6{}, 0, 2});
+      t.fib_text = "built-in synthetic table";
+    } else {
+      WARPATH_ASSIGN_OR_RETURN(t.fib, lookup::load_routes(c.fib));
+      t.fib_text = c.fib;
+    }
+    t.fib_text += " (" + std::to_string(t.fib.v4.size()) + " IPv4 + " +
+                  std::to_string(t.fib.v6.size()) + " IPv6 routes)";
+    if (!c.neighbors.empty()) {
+      WARPATH_ASSIGN_OR_RETURN(std::string text, io::read_text_file(c.neighbors));
+      WARPATH_ASSIGN_OR_RETURN(t.neighbors, forward::parse_neighbors(c.neighbors, text, t.fib));
+    } else if (builtin_ports) {
+      // Every next hop leaves through the sink (port 1).
+      t.neighbors = forward::default_neighbors(t.fib, 1);
+      for (auto& n : t.neighbors.neighbors) n.port = 1;
+    } else {
+      t.neighbors = forward::default_neighbors(t.fib, uint16_t(c.ports.size()));
+    }
+  }
+  if (acl) {
+    if (c.rules.empty()) {
+      t.rules      = classify::random_rule_set(c.seed, classify::KeyLayout::kFiveTuple, 1000);
+      t.rules_text = "built-in random 5-tuple ACL";
+    } else {
+      WARPATH_ASSIGN_OR_RETURN(t.rules, classify::load_rules(c.rules, c.rules_format));
+      t.rules_text = c.rules + " (" + c.rules_format + ")";
+    }
+    t.rules_text += " (" + std::to_string(t.rules.rules.size()) + " rules)";
+  }
+  return Status::ok();
+}
+
+Status open_ports(const runtime::RunConfig& c, runtime::RunInputs& in) {
+  runtime::PortOptions po;
+  po.rx_queues = c.workers;
+  po.workers   = c.workers;
+  po.seed      = c.seed;
+  for (size_t i = 0; i < c.ports.size(); ++i) {
+    po.index = uint16_t(i);
+    WARPATH_ASSIGN_OR_RETURN(auto port,
+                             runtime::open_port(c.ports[i].first, c.ports[i].second, po));
+    in.ports.push_back(std::move(port));
+  }
+  if (!c.slow_path.empty()) {
+    po.index     = uint16_t(c.ports.size());
+    po.rx_queues = 0;
+    WARPATH_ASSIGN_OR_RETURN(in.slow_path,
+                             runtime::open_port("slow_path", "pcap::" + c.slow_path, po));
+  }
+  return Status::ok();
+}
+
+int run_pipeline(const RunOptions& o) {
+  // From the start: a signal while the tables load makes run() return at once, drained.
+  StopSignals signals;
+  RunContext ctx;
+  ctx.command        = command_line();
+  ctx.load_start     = read_first_line("/proc/loadavg");
+  bool builtin_ports = false;
+  auto config        = build_config(o, builtin_ports);
+  if (!config.is_ok()) return fail(config.status().message());
+  runtime::RunConfig& c = *config;
+  if (c.engine == runtime::Offload::kGpu && c.offload_device == "cuda" && cuda_device_count() == 0)
+    return fail(std::string(o.has("--engine") ? "--engine gpu" : o.config + ": engine = \"gpu\"") +
+                ": no usable CUDA device (" + cuda_unavailable_reason() +
+                "); use --engine cpu or --engine auto (auto runs everything on CPU engines "
+                "without a GPU)");
+
+  Tables tables;
+  if (Status s = load_tables(c, builtin_ports, tables); !s.is_ok()) return fail(s.message());
+  ctx.fib   = tables.fib_text;
+  ctx.rules = tables.rules_text;
+  runtime::RunInputs in;
+  if (c.app != runtime::AppKind::kAcl) {
+    in.fib       = &tables.fib;
+    in.neighbors = &tables.neighbors;
+  }
+  if (c.app != runtime::AppKind::kRouter) in.rules = &tables.rules;
+  if (Status s = open_ports(c, in); !s.is_ok()) return fail(s.message());
+  OutputFile json(c.json);
+  if (!c.json.empty())
+    if (Status s = json.open(); !s.is_ok()) return fail(s.message());
+
+  c.progress = c.progress && isatty(STDERR_FILENO);
+  ProgressLine progress(stderr);
+  runtime::RunHooks hooks;
+  hooks.stop = &g_stop;
+  if (c.progress) hooks.progress = [&](const runtime::RunReport& r) { progress.update(r); };
+  Result<runtime::RunReport> report = runtime::run(c, in, hooks);
+  progress.finish();
+  if (!report.is_ok()) return fail(report.status().message());
+  if (g_signal) ctx.stopped_by = g_signal == SIGINT ? "SIGINT" : "SIGTERM";
+
+  print_run_summary(c, *report, ctx);
+  std::fflush(stdout);
+  if (!c.json.empty()) {
+    std::fprintf(json.get(), "%s\n", run_report_json(c, *report, ctx).dump(2).c_str());
+    if (Status s = json.commit(); !s.is_ok()) return fail(s.message());
+  }
+  if (Status s = report->check(); !s.is_ok()) return fail("counters: " + s.message());
+  return 0;
+}
+
+}  // namespace
+
+void add_run(CLI::App& app, Runner& run) {
+  auto o    = std::make_shared<RunOptions>();
+  auto* cmd = app.add_subcommand(
+      "run", "Run the packet pipeline: ports, router and/or ACL on CPU and GPU engines");
+  cmd->footer(
+      "Flags override the config file (TOML; keys and defaults: "
+      "include/warpath/runtime/run_config.hpp); --port replaces its ports.\n"
+      "Port specs: pcap:IN.pcap:OUT.pcap (either side may be empty), afpacket:IFACE, "
+      "afxdp:IFACE, gen:RATE[:COUNT] (RATE like 1000, 2.5M or max), null.\n"
+      "Without a config file and without --port: gen=" +
+      std::string(kDefaultGenSpec) +
+      " and sink=null, app router+acl, a built-in 240,000-route FIB whose next hops all leave "
+      "through the sink, and a built-in 1,000-rule ACL.\n"
+      "Neighbour file lines: '<nexthop> <port> <mac>'; without one, next hop N leaves on port "
+      "N % ports.\n"
+      "Counters add up at the end: rx = tx + dropped + slow_path (exit 1 when not). SIGINT or "
+      "SIGTERM stops the run after draining what is in flight; a second one kills it.");
+  cmd->add_option("config", o->config, "TOML config file (optional)");
+  auto flag = [&](const std::string& name, auto& field, const std::string& help) {
+    CLI::Option* opt = cmd->add_option(name, field, help);
+    o->given[name]   = opt;
+    return opt;
+  };
+  flag("--app", o->app, "Application: acl, router, router+acl")
+      ->check(CLI::IsMember({"acl", "router", "router+acl"}));
+  flag("--rules", o->rules, "ACL rule file (default: a built-in 1,000-rule ACL)");
+  flag("--format", o->format, "Rule file format")->check(CLI::IsMember({"classbench", "openflow"}));
+  flag("--algo", o->algo, "Classification algorithm")
+      ->check(CLI::IsMember({"linear", "tuple", "bloom", "rfc", "tic", "auto"}));
+  flag("--fib", o->fib, "Route file: <prefix>/<len> [<nexthop>] per line (default: built-in)");
+  flag("--neighbors", o->neighbors, "Neighbour file: lines '<nexthop> <port> <dst_mac>'");
+  flag("--lookup", o->lookup, "CPU-side lookup engine id (cpu.lpm, ref.lpm, ...) or auto");
+  flag("--port", o->ports, "NAME=SPEC, repeatable, in port-number order (replaces the config's)")
+      ->check(CLI::Validator(
+          [](std::string& s) {
+            const size_t eq = s.find('=');
+            return eq == std::string::npos || eq == 0 ? std::string("expected NAME=SPEC")
+                                                      : std::string();
+          },
+          "NAME=SPEC"));
+  flag("--engine", o->engine, "Offload policy: cpu, gpu (error without a GPU), auto")
+      ->check(CLI::IsMember({"cpu", "gpu", "auto"}));
+  flag("--offload-device", o->offload_device,
+       "Test aid: 'cpu' runs the master/offload path on CPU engines (default cuda)")
+      ->check(CLI::IsMember({"cuda", "cpu"}));
+  flag("--workers", o->workers, "Worker threads")->check(CLI::Range(1u, 256u));
+  flag("--batch", o->batch, "Maximum packets per chunk")->check(CLI::Range(1u, 65536u));
+  flag("--delay-us", o->delay_us, "Maximum wait of a packet for its chunk to fill, us")
+      ->check(CLI::Range(0u, 1'000'000u));
+  flag("--duration", o->duration, "Seconds to run; 0 = until every source ends")
+      ->check(CLI::NonNegativeNumber);
+  flag("--seed", o->seed, "Seed of the generator and the built-in tables");
+  flag("--json", o->json, "Also write the report as JSON to this file");
+  flag("--slow-path", o->slow_path, "Write slow-path packets to this pcap");
+  flag("--match-action", o->match_action,
+       "Action of a matching rule that names none: permit, deny, drop, output:N");
+  flag("--default-action", o->default_action, "Action when no rule matches");
+  flag("--ipv6-action", o->ipv6_action, "Action for IPv6 packets under a 5-tuple ACL");
+  cmd->add_flag("--no-pin", o->no_pin, "Do not pin threads to cores");
+  cmd->add_flag("--no-progress", o->no_progress, "No live progress line");
+  cmd->callback([o, &run] { run = [o] { return run_pipeline(*o); }; });
+}
+
+}  // namespace warpath::cli

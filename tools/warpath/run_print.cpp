@@ -1,0 +1,183 @@
+#include "run_print.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+
+#include "bench_util.hpp"
+
+namespace warpath::cli {
+
+namespace {
+
+double per_second(double n, double seconds) { return seconds > 0 ? n / seconds : 0.0; }
+double mpps(uint64_t packets, double seconds) { return per_second(double(packets), seconds) / 1e6; }
+double gbps(uint64_t bytes, double seconds) { return per_second(double(bytes) * 8, seconds) / 1e9; }
+double pct(uint64_t part, uint64_t whole) {
+  return whole ? 100.0 * double(part) / double(whole) : 0.0;
+}
+
+/// "auto: cpu.lpm + cpu.rfc; offload cuda.lpm + cuda.tuple" (the report's names when it has
+/// them, else the policy).
+std::string engines(const runtime::RunConfig& c, const runtime::RunReport& r) {
+  std::string s = r.engine.empty() ? runtime::offload_name(c.engine) : r.engine;
+  if (!r.offload_engine.empty()) s += "; offload " + r.offload_engine;
+  return s;
+}
+
+}  // namespace
+
+void ProgressLine::update(const runtime::RunReport& r) {
+  const double dt = r.seconds - last_s_;
+  if (dt <= 0) return;
+  const uint64_t drx = r.rx - std::min(r.rx, last_rx_), dtx = r.tx - std::min(r.tx, last_tx_);
+  const uint64_t dbytes = r.rx_bytes - std::min(r.rx_bytes, last_bytes_);
+  const uint64_t dcpu   = r.cpu_packets - std::min(r.cpu_packets, last_cpu_);
+  const uint64_t dgpu   = r.gpu_packets - std::min(r.gpu_packets, last_gpu_);
+  const double gpu_pct  = dcpu + dgpu ? pct(dgpu, dcpu + dgpu) : 100.0 * r.gpu_share;
+  fmt::print(out_,
+             "\r{:7.1f} s  in {:6.2f} Mpps  out {:6.2f} Mpps  {:6.2f} Gbps  fill {:3.0f}%  "
+             "cpu {:3.0f}% gpu {:3.0f}%  drops {}  in flight {}\x1b[K",
+             r.seconds, mpps(drx, dt), mpps(dtx, dt), gbps(dbytes, dt), 100.0 * r.batch_fill,
+             100.0 - gpu_pct, gpu_pct, group_thousands(r.dropped), group_thousands(r.in_flight));
+  std::fflush(out_);
+  shown_      = true;
+  last_s_     = r.seconds;
+  last_rx_    = r.rx;
+  last_tx_    = r.tx;
+  last_bytes_ = r.rx_bytes;
+  last_cpu_   = r.cpu_packets;
+  last_gpu_   = r.gpu_packets;
+}
+
+void ProgressLine::finish() {
+  if (!shown_) return;
+  fmt::print(out_, "\r\x1b[K");
+  std::fflush(out_);
+  shown_ = false;
+}
+
+void print_run_summary(const runtime::RunConfig& c, const runtime::RunReport& r,
+                       const RunContext& ctx, std::FILE* out) {
+  fmt::print(out, "warpath run: {}, {} ports, engine {}\n",
+             r.app.empty() ? runtime::app_name(c.app) : r.app, r.ports.size(), engines(c, r));
+  fmt::print(out, "{} worker{}, batch {}, delay {} us, ", c.workers, c.workers == 1 ? "" : "s",
+             c.batch, c.delay_us);
+  if (c.duration_s > 0)
+    fmt::print(out, "duration {} s", c.duration_s);
+  else
+    fmt::print(out, "until the sources end");
+  fmt::print(out, "; ran {:.3f} s{}\n", r.seconds,
+             ctx.stopped_by.empty() ? "" : ", stopped by " + ctx.stopped_by);
+  if (!ctx.fib.empty()) fmt::print(out, "FIB: {}\n", ctx.fib);
+  if (!ctx.rules.empty()) fmt::print(out, "ACL: {}\n", ctx.rules);
+  fmt::print(out, "\n");
+
+  auto line = [&](const std::string& name, uint64_t n) {
+    fmt::print(out, "{:<24}{:>14}\n", name, n);
+  };
+  line("rx", r.rx);
+  line("tx", r.tx);
+  line("dropped", r.dropped);
+  for (const auto& [reason, n] : r.drops_by_reason)
+    if (n) line("  " + reason, n);
+  line("slow_path", r.slow_path);
+  for (const auto& [reason, n] : r.slow_path_by_reason)
+    if (n) line("  " + reason, n);
+  line("in_flight", r.in_flight);
+  const Status check = r.check();
+  fmt::print(out, "check: rx = tx + dropped + slow_path: {} = {} + {} + {} ({})\n", r.rx, r.tx,
+             r.dropped, r.slow_path, check.is_ok() ? "ok" : "FAILS: " + check.message());
+
+  fmt::print(out, "\n{:<5} {:<12} {:>12} {:>10} {:>12} {:>9} {:>14} {:>14}  {}\n", "port", "name",
+             "rx", "rx_dropped", "tx", "tx_errors", "rx_bytes", "tx_bytes", "description");
+  for (size_t i = 0; i < r.ports.size(); ++i) {
+    const runtime::PortReport& p = r.ports[i];
+    fmt::print(out, "{:<5} {:<12} {:>12} {:>10} {:>12} {:>9} {:>14} {:>14}  {}\n", i, p.name,
+               p.stats.rx, p.stats.rx_dropped, p.stats.tx, p.stats.tx_errors, p.stats.rx_bytes,
+               p.stats.tx_bytes, p.description);
+  }
+
+  fmt::print(out, "\n{:<16}{} (batch fill {:.1f}%), cpu {}, gpu {}, launches {}\n", "chunks",
+             r.chunks, 100.0 * r.batch_fill, r.cpu_chunks, r.gpu_chunks, r.gpu_launches);
+  fmt::print(out, "{:<16}cpu {} / gpu {} packets ({:.1f}% on the GPU), cpu {:.1f} ns/packet\n",
+             "shading", r.cpu_packets, r.gpu_packets,
+             pct(r.gpu_packets, r.cpu_packets + r.gpu_packets), r.cpu_ns_per_pkt);
+  const runtime::LatencySummary& l = r.latency;
+  fmt::print(
+      out, "{:<16}p50 {:.1f}  p99 {:.1f}  p99.9 {:.1f}  max {:.1f}  mean {:.1f} us ({} packets)\n",
+      "latency", l.p50_us, l.p99_us, l.p999_us, l.max_us, l.mean_us, l.count);
+  fmt::print(out, "{:<16}{:.3f} Mpps in, {:.3f} Mpps out, {:.3f} Gbps in, {:.3f} Gbps out\n",
+             "rate", mpps(r.rx, r.seconds), mpps(r.tx, r.seconds), gbps(r.rx_bytes, r.seconds),
+             gbps(r.tx_bytes, r.seconds));
+}
+
+nlohmann::ordered_json run_report_json(const runtime::RunConfig& c, const runtime::RunReport& r,
+                                       const RunContext& ctx) {
+  using J                     = nlohmann::ordered_json;
+  J j                         = result_header("warpath run", ctx.command, -1, ctx.load_start);
+  j["machine"]["loadavg_end"] = read_first_line("/proc/loadavg");
+  j["app"]                    = r.app.empty() ? runtime::app_name(c.app) : r.app;
+  j["engine"]                 = runtime::offload_name(c.engine);
+  j["engines"]                = {{"cpu", r.engine}, {"offload", r.offload_engine}};
+  j["offload_device"]         = c.offload_device;
+  j["workers"]                = c.workers;
+  j["batch"]                  = c.batch;
+  j["delay_us"]               = c.delay_us;
+  j["duration_s"]             = c.duration_s;
+  j["seed"]                   = c.seed;
+  j["fib"]                    = ctx.fib;
+  j["rules"]                  = ctx.rules;
+  j["stopped_by"]             = ctx.stopped_by.empty() ? J() : J(ctx.stopped_by);
+  j["seconds"]                = r.seconds;
+  j["mpps"]                   = mpps(r.rx, r.seconds);
+  j["mpps_out"]               = mpps(r.tx, r.seconds);
+  j["gbps"]                   = gbps(r.rx_bytes, r.seconds);
+  j["gbps_out"]               = gbps(r.tx_bytes, r.seconds);
+  j["totals"]                 = {{"rx", r.rx},
+                                 {"tx", r.tx},
+                                 {"dropped", r.dropped},
+                                 {"slow_path", r.slow_path},
+                                 {"rx_bytes", r.rx_bytes},
+                                 {"tx_bytes", r.tx_bytes},
+                                 {"in_flight", r.in_flight}};
+  const Status check          = r.check();
+  j["check"]                  = {{"ok", check.is_ok()}, {"message", check.message()}};
+  J ports                     = J::array();
+  for (size_t i = 0; i < r.ports.size(); ++i) {
+    const runtime::PortReport& p = r.ports[i];
+    const std::string spec       = i < c.ports.size() ? c.ports[i].second : "";
+    ports.push_back({{"index", i},
+                     {"name", p.name},
+                     {"spec", spec},
+                     {"description", p.description},
+                     {"rx", p.stats.rx},
+                     {"rx_bytes", p.stats.rx_bytes},
+                     {"rx_dropped", p.stats.rx_dropped},
+                     {"tx", p.stats.tx},
+                     {"tx_bytes", p.stats.tx_bytes},
+                     {"tx_errors", p.stats.tx_errors}});
+  }
+  j["ports"] = ports;
+  J drops    = J::object();
+  J slow     = J::object();
+  for (const auto& [reason, n] : r.drops_by_reason) drops[reason] = n;
+  for (const auto& [reason, n] : r.slow_path_by_reason) slow[reason] = n;
+  j["drops_by_reason"]             = drops;
+  j["slow_path_by_reason"]         = slow;
+  j["batches"]                     = {{"chunks", r.chunks},
+                                      {"fill", r.batch_fill},
+                                      {"cpu", r.cpu_chunks},
+                                      {"gpu", r.gpu_chunks},
+                                      {"launches", r.gpu_launches},
+                                      {"cpu_packets", r.cpu_packets},
+                                      {"gpu_packets", r.gpu_packets},
+                                      {"gpu_share", r.gpu_share},
+                                      {"cpu_ns_per_packet", r.cpu_ns_per_pkt}};
+  const runtime::LatencySummary& l = r.latency;
+  j["latency_us"]                  = {{"count", l.count},  {"p50", l.p50_us}, {"p99", l.p99_us},
+                                      {"p999", l.p999_us}, {"max", l.max_us}, {"mean", l.mean_us}};
+  return j;
+}
+
+}  // namespace warpath::cli
