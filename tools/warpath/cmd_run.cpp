@@ -172,8 +172,20 @@ Status load_tables(const runtime::RunConfig& c, bool builtin_ports, Tables& t) {
   }
   if (acl) {
     if (c.rules.empty()) {
-      t.rules      = classify::random_rule_set(c.seed, classify::KeyLayout::kFiveTuple, 1000);
-      t.rules_text = "built-in random 5-tuple ACL";
+      t.rules = classify::random_rule_set(c.seed, classify::KeyLayout::kFiveTuple, 1000);
+      // A firewall worth watching: the first (highest-priority) rule denies ICMP from
+      // anywhere, one rule in eight of the rest denies, and the last rule (a catch-all) takes
+      // the configured match action.
+      classify::Rule& icmp = t.rules.rules.front();
+      const uint32_t prio  = icmp.priority;
+      icmp                 = classify::Rule{};
+      icmp.value[3]        = 1;
+      icmp.mask[3]         = 0xFF;
+      icmp.priority        = prio;
+      icmp.action          = "deny";
+      for (size_t i = 1; i + 1 < t.rules.rules.size(); ++i)
+        if (i % 8 == 3) t.rules.rules[i].action = "deny";
+      t.rules_text = "built-in random 5-tuple ACL: deny ICMP, every 8th rule denies";
     } else {
       WARPATH_ASSIGN_OR_RETURN(t.rules, classify::load_rules(c.rules, c.rules_format));
       t.rules_text = c.rules + " (" + c.rules_format + ")";
