@@ -10,20 +10,27 @@
 //
 // Kinds (SPEC is what `warpath run --port NAME=SPEC` and the config's [ports] table take)
 //   pcap:IN.pcap:OUT.pcap   packets read from IN (pcap or pcapng, once, then the queue ends)
-//                           and written to OUT (pcap, nanosecond timestamps). Either side may
-//                           be empty ("pcap:in.pcap:" receives only, "pcap::out.pcap" sends
-//                           only). One RX queue.
+//                           and written to OUT (pcap, nanosecond timestamps, IN's link type and
+//                           snap length). Either side may be empty ("pcap:in.pcap:" or
+//                           "pcap:in.pcap" receive only, "pcap::out.pcap" sends only: 0 RX
+//                           queues). One RX queue. OUT begins after the last ':'.
 //   afpacket:IFACE          a live Linux interface through AF_PACKET with a TPACKET_V3
-//                           memory-mapped RX ring per queue (PACKET_FANOUT_HASH spreads flows
-//                           over the queues, so a flow stays on one worker) and sends through
-//                           the same sockets. Needs CAP_NET_RAW; errors name the interface.
-//   afxdp:IFACE             AF_XDP sockets through libxdp (one per RX queue of the interface),
-//                           XDP program loaded in the mode the driver supports (native, else
-//                           generic/SKB). Needs CAP_NET_ADMIN + CAP_BPF (root).
+//                           memory-mapped RX ring per queue (rx_queues of them; with more than
+//                           one, PACKET_FANOUT_HASH spreads flows over the queues, so a flow
+//                           stays on one worker) in promiscuous mode, not seeing its own
+//                           transmissions; sends through one packet socket per worker. Kernel
+//                           receive timestamps. Needs CAP_NET_RAW.
+//   afxdp:IFACE             AF_XDP sockets through libxdp, one per RX queue of the interface (at
+//                           most rx_queues), libxdp's XSK program attached in the mode the driver
+//                           supports (native, else generic/SKB) and detached on close. Worker w
+//                           sends on socket w % sockets. Needs CAP_NET_ADMIN + CAP_BPF (root).
 //   gen:RATE[:COUNT]        built-in traffic (gen/traffic.hpp), seeded: RATE packets per
-//                           second ("1000", "2.5M", "1Mpps", "max" or 0 for as fast as
-//                           possible), COUNT packets in all (then the queue ends; default
-//                           unbounded). Sent packets are discarded (counted).
+//                           second over all queues ("1000", "10k", "2.5M", "1Mpps", "max" or 0
+//                           for as fast as possible; "gen" alone is "gen:max"), COUNT packets in
+//                           all (1000, 2M; split over the queues, then they end; default
+//                           unbounded). Queue q replays a pool of 4096 frames generated with
+//                           seed + q; `gen_profile` picks the mix (gen_port.cpp). Sent packets
+//                           are discarded (counted).
 //   null                    no RX; TX discards (counted). The sink.
 //
 // RX queue overflow
@@ -34,8 +41,10 @@
 //
 // Timestamps
 //   rx_burst() sets PacketMeta::timestamp_ns to the packet's wire time when the source has one
-//   (pcap file, kernel timestamp) and otherwise to the time of reception (CLOCK_REALTIME). The
-//   pipeline measures latency with its own monotonic clock, not with these.
+//   (pcap file, afpacket's kernel timestamp; the generator at a set rate: the modelled arrival
+//   time) and otherwise to the time of reception (CLOCK_REALTIME, read once per burst: afxdp,
+//   the generator at full speed). The pipeline measures latency with its own monotonic clock,
+//   not with these.
 //
 // Thread safety
 //   rx_burst(q, ...) is called by one thread per queue q; tx_burst(worker, ...) by one thread
@@ -62,13 +71,17 @@ struct PortStats {
 };
 
 struct PortOptions {
-  uint16_t index          = 0;     ///< the port number packets get in PacketMeta::port
-  uint32_t rx_queues      = 1;     ///< RX queues wanted (live ports may give fewer; see below)
-  uint32_t workers        = 1;     ///< distinct worker ids that will call tx_burst
-  uint32_t ring_frames    = 4096;  ///< RX ring size in packets (afpacket, afxdp, gen at a rate)
-  uint32_t frame_bytes    = 2048;  ///< largest frame (snap length)
-  uint64_t seed           = 1;     ///< generator seed (queue q uses seed + q)
-  std::string gen_profile = "default";  ///< generator traffic profile (see gen_port.cpp)
+  uint16_t index     = 0;  ///< the port number packets get in PacketMeta::port
+  uint32_t rx_queues = 1;  ///< RX queues wanted (live ports may give fewer; see below)
+  uint32_t workers   = 1;  ///< distinct worker ids that will call tx_burst
+  /// RX ring size in packets of frame_bytes (afpacket: a TPACKET_V3 ring holds more of shorter
+  /// ones; afxdp: rounded up to a power of two; the generator at a rate: exactly).
+  uint32_t ring_frames = 4096;
+  uint32_t frame_bytes = 2048;  ///< largest frame (snap length): longer ones are cut (caplen)
+  uint64_t seed        = 1;     ///< generator seed (queue q uses seed + q)
+  /// Generator traffic profile: modifiers joined by '+' (default, imix, uniform, min, max,
+  /// ipv4, ipv6, novlan, tcp, udp; e.g. "ipv4+udp+min"). See src/runtime/ports/gen_port.cpp.
+  std::string gen_profile = "default";
 };
 
 class Port {
@@ -100,8 +113,8 @@ struct PortSpec {
   std::string kind;     ///< pcap, afpacket, afxdp, gen, null
   std::string iface;    ///< afpacket / afxdp
   std::string in, out;  ///< pcap
-  double rate_pps = 0;  ///< gen; 0 = as fast as possible
-  uint64_t count  = 0;  ///< gen; 0 = unbounded
+  double rate_pps = 0;  ///< gen; packets per second over all queues; 0 = as fast as possible
+  uint64_t count  = 0;  ///< gen; packets in all; 0 = unbounded
 };
 Result<PortSpec> parse_port_spec(std::string_view name, std::string_view spec);
 
@@ -110,7 +123,10 @@ Result<PortSpec> parse_port_spec(std::string_view name, std::string_view spec);
 Result<std::unique_ptr<Port>> open_builtin_port(std::string_view name, const PortSpec& spec,
                                                 const PortOptions& options);
 /// Every kind (pcap through libpcap, afxdp through libxdp, then the built-in ones). Errors
-/// name the port and the reason: missing interface, missing permission, unreadable file.
+/// name the port and the reason: kInvalidArgument (bad spec or options), kNotFound (no such
+/// interface), kIoError (permission denied, unreadable or unwritable file, a socket call
+/// failed), kNotSupported (the kernel or driver refuses, e.g. no AF_XDP), kNotBuilt (afxdp in a
+/// build without libxdp).
 Result<std::unique_ptr<Port>> open_port(std::string_view name, std::string_view spec,
                                         const PortOptions& options);
 

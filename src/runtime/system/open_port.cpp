@@ -1,0 +1,15 @@
+// open_port(): every kind of port. pcap and afxdp need libraries warpath_core does without,
+// so they are opened here; the rest by open_builtin_port().
+#include "runtime/ports/port_impl.hpp"
+
+namespace warpath::runtime {
+
+Result<std::unique_ptr<Port>> open_port(std::string_view name, std::string_view spec,
+                                        const PortOptions& options) {
+  WARPATH_ASSIGN_OR_RETURN(PortSpec parsed, parse_port_spec(name, spec));
+  if (parsed.kind == "pcap") return detail::open_pcap_port(name, parsed, options);
+  if (parsed.kind == "afxdp") return detail::open_afxdp_port(name, parsed, options);
+  return open_builtin_port(name, parsed, options);
+}
+
+}  // namespace warpath::runtime
