@@ -803,7 +803,7 @@ TEST(AfPacketPort, FullRingCountsDrops) {
   ns.run_inside([&] {
     PortOptions o;
     auto a        = open_ok("afpacket:wpa", o);
-    o.ring_frames = 16;  // the smallest ring: 2 blocks of 64 KiB, ~80 full-size frames
+    o.ring_frames = 16;  // the smallest ring: 2 blocks of 32 KiB, ~30 full-size frames
     auto bp       = open_ok("afpacket:wpb", o);
     ASSERT_TRUE(a && bp);
     PacketBatch frames = traffic(1000, 9, gen::SizeMix::kFixed);

@@ -94,8 +94,9 @@ class Port {
   /// RX queues this port has: 0 for a send-only port.
   virtual uint32_t rx_queue_count() const noexcept = 0;
   /// Appends up to `max` received packets of RX queue `q` to `batch` (meta.port = the port's
-  /// index) and returns how many; 0 when nothing is waiting. Never blocks for more than about
-  /// a millisecond. Errors are fatal for the port (kIoError naming it).
+  /// index) and returns how many; 0 at once when nothing is waiting: it never blocks, since a
+  /// worker polls all its queues in turn (the worker backs off when all are idle). Errors are
+  /// fatal for the port (kIoError naming it).
   virtual Result<uint32_t> rx_burst(uint32_t q, packet::PacketBatch& batch, uint32_t max) = 0;
   /// True once RX queue `q` will never deliver again (file read, generator count reached).
   virtual bool rx_done(uint32_t q) const noexcept = 0;

@@ -18,7 +18,7 @@
 //   mode for the lifetime of the sockets. A VLAN tag the kernel or NIC stripped (metadata in
 //   tp_vlan_tci) is put back into the frame, so the pipeline sees the wire bytes. Timestamps
 //   are the kernel's receive timestamps. Frames longer than frame_bytes are cut to it.
-//   rx_burst() waits in poll() for at most 1 ms, and only when nothing is ready.
+//   rx_burst() never waits: it returns 0 when no block is ready.
 //
 // TX
 //   One socket per worker (protocol 0: it receives nothing), so workers never share one;
@@ -48,7 +48,7 @@ namespace {
 
 constexpr uint32_t kMaxQueues     = 256;
 constexpr uint32_t kMaxBlockBytes = 1u << 20;
-constexpr uint32_t kMinBlockBytes = 1u << 16;
+constexpr uint32_t kMinBlockBytes = 1u << 15;
 constexpr uint32_t kRetireMs      = 1;  // a partly filled block is handed over after this
 constexpr uint32_t kTxChunk       = 64;
 constexpr int kTxWaits            = 4;
@@ -138,18 +138,13 @@ class AfPacketPort final : public Port {
     RxRing& r      = *rings_[q];
     uint32_t n     = 0;
     uint64_t bytes = 0, lost = 0;
-    bool polled = false;
     while (n < max) {
       auto* bd = reinterpret_cast<tpacket_block_desc*>(r.map + size_t(r.block) * r.block_bytes);
       if (!r.next) {
+        // Never wait here: a worker polls all its queues in turn, and a wait on an idle one
+        // would stall the busy ones (the worker backs off itself when every queue is idle).
         if (!(load_acquire(bd->hdr.bh1.block_status) & TP_STATUS_USER)) {
-          if (n > 0 || polled) break;
-          pollfd p{r.fd, POLLIN | POLLERR, 0};
-          if (::poll(&p, 1, 1) < 0 && errno != EINTR)
-            return port_error(Errc::kIoError, name_,
-                              "afpacket " + iface_ + ": poll: " + errno_text(errno));
-          polled = true;
-          continue;
+          break;
         }
         r.next = reinterpret_cast<uint8_t*>(bd) + bd->hdr.bh1.offset_to_first_pkt;
         r.left = bd->hdr.bh1.num_pkts;
@@ -276,12 +271,15 @@ class AfPacketPort final : public Port {
     if (setsockopt(r.fd, SOL_PACKET, PACKET_VERSION, &version, sizeof version) != 0)
       return sys_error("TPACKET_V3", errno);
 
-    // Ring geometry: frame slots of header + snap length; blocks of up to 1 MiB, smaller for
-    // small rings so there are at least 8 blocks to hand back and forth.
+    // Ring geometry: frame slots of header + snap length; blocks of up to 1 MiB, smaller so
+    // there are about 256 blocks (down to 32 KiB ones): at low rates the kernel hands a block
+    // over after kRetireMs however few frames it holds, so the number of blocks, not their
+    // size, is what lets the ring ride out a pause of the reader (the default ring: 262
+    // blocks of 32 KiB: at least 262 ms, and 4096 full-size frames at high rates).
     const uint32_t frame = align16(align16(uint32_t(TPACKET3_HDRLEN) + 16) + options_.frame_bytes);
     const uint64_t total = uint64_t(std::max(options_.ring_frames, 1u)) * frame;
     uint32_t block       = kMaxBlockBytes;
-    while (block > kMinBlockBytes && total / block < 8) block >>= 1;
+    while (block > kMinBlockBytes && total / block < 256) block >>= 1;
     block                 = std::max(block, pow2_at_least(frame));
     const uint32_t blocks = uint32_t(std::max<uint64_t>(2, (total + block - 1) / block));
     tpacket_req3 req{};

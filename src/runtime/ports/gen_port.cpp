@@ -14,8 +14,7 @@
 //   options.ring_frames packets; beyond that they are lost and counted as rx_dropped (the pool
 //   cursor skips them, as a NIC ring overflowing loses them). With no rate every rx_burst()
 //   fills what it is asked for, stamped with the time of the call.
-//   When nothing is due, rx_burst() sleeps until the next arrival, at most a millisecond, as a
-//   live port's poll() would.
+//   When nothing is due, rx_burst() returns 0 at once.
 //
 // COUNT
 //   Split over the queues (the remainder to queue 0). A queue ends (rx_done) once the packets
@@ -197,15 +196,9 @@ class GenPort final : public Port {
       }
       want = std::min(want, waiting);
       if (want == 0) {
-        if (Q.bounded && Q.seq >= Q.limit) {
-          Q.done.store(true, std::memory_order_relaxed);
-        } else {
-          // Nothing has arrived: wait for the next packet, as a poll() would, but never long.
-          const double next_ns = double(Q.seq) * Q.period_ns - elapsed;
-          if (next_ns > 20'000)
-            std::this_thread::sleep_for(
-                std::chrono::nanoseconds(uint64_t(std::min(next_ns, 1'000'000.0))));
-        }
+        // Nothing has arrived: return at once (a wait here would stall the worker's other
+        // queues; the worker backs off itself when all of them are idle).
+        if (Q.bounded && Q.seq >= Q.limit) Q.done.store(true, std::memory_order_relaxed);
         return 0u;
       }
     } else {

@@ -16,7 +16,7 @@
 //   the fill ring, so the fill ring always holds every frame not waiting in the RX ring: the
 //   RX ring of ring_frames packets is the only queue, and what the kernel cannot put in it is
 //   counted in XDP_STATISTICS (rx_ring_full, rx_dropped): rx_dropped. With nothing waiting it
-//   poll()s for at most 1 ms (which also wakes the driver when the fill ring needs it).
+//   poll()s with timeout 0 (which wakes the driver when the fill ring needs it) and returns.
 //
 // TX
 //   Worker w sends on socket w % sockets under that socket's TX mutex (the RX side of a socket
@@ -282,8 +282,10 @@ class AfXdpPort final : public Port {
     uint32_t idx = 0;
     uint32_t got = xsk_ring_cons__peek(&x.rx, max, &idx);
     if (got == 0) {
+      // Timeout 0: wakes the kernel's RX processing (need_wakeup) without waiting, so an idle
+      // queue never stalls the worker's other queues.
       pollfd p{x.fd, POLLIN, 0};
-      if (::poll(&p, 1, 1) < 0 && errno != EINTR)
+      if (::poll(&p, 1, 0) < 0 && errno != EINTR)
         return port_error(Errc::kIoError, name_,
                           "afxdp " + iface_ + ": poll: " + std::strerror(errno));
       got = xsk_ring_cons__peek(&x.rx, max, &idx);
