@@ -9,4 +9,9 @@ namespace warpath::detail {
 void* cuda_host_alloc(size_t bytes) noexcept;
 void cuda_host_free(void* ptr) noexcept;
 
+/// A new non-blocking CUDA stream (cudaStream_t as void*), or nullptr (the default stream)
+/// when there is no device.
+void* cuda_stream_create() noexcept;
+void cuda_stream_destroy(void* stream) noexcept;
+
 }  // namespace warpath::detail

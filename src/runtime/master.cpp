@@ -1,35 +1,49 @@
 // src/runtime/master.cpp: the offload master thread (master.hpp).
 #include "runtime/master.hpp"
 
+#include <algorithm>
 #include <cstring>
 
+#include "core/cuda_host.hpp"
 #include "runtime/thread_util.hpp"
 
 namespace warpath::runtime {
 
 OffloadMaster::OffloadMaster(const App& app, const ShadeEngines& engines, uint32_t max_launch,
-                             int cpu)
+                             int cpu, uint32_t lanes)
     : app_(app), engines_(engines), max_launch_(max_launch), cpu_(cpu) {
   const size_t n = max_launch;
-  if (app.has_acl()) {
-    acl_words_ = HostBuffer(n * classify::key_words(app.acl_layout()) * 4, MemSpace::kPinned);
-    acl_match_ = HostBuffer(n * 4, MemSpace::kPinned);
-  }
-  if (app.has_router()) {
-    dst4_ = HostBuffer(n * sizeof(uint32_t), MemSpace::kPinned);
-    nh4_  = HostBuffer(n * sizeof(lookup::NextHop), MemSpace::kPinned);
-    dst6_ = HostBuffer(n * sizeof(lookup::Ip6), MemSpace::kPinned);
-    nh6_  = HostBuffer(n * sizeof(lookup::NextHop), MemSpace::kPinned);
+  for (uint32_t l = 0; l < std::max(1u, lanes); ++l) {
+    auto lane = std::make_unique<Lane>();
+    if (app.has_acl()) {
+      lane->acl_words =
+          HostBuffer(n * classify::key_words(app.acl_layout()) * 4, MemSpace::kPinned);
+      lane->acl_match = HostBuffer(n * 4, MemSpace::kPinned);
+    }
+    if (app.has_router()) {
+      lane->dst4 = HostBuffer(n * sizeof(uint32_t), MemSpace::kPinned);
+      lane->nh4  = HostBuffer(n * sizeof(lookup::NextHop), MemSpace::kPinned);
+      lane->dst6 = HostBuffer(n * sizeof(lookup::Ip6), MemSpace::kPinned);
+      lane->nh6  = HostBuffer(n * sizeof(lookup::NextHop), MemSpace::kPinned);
+    }
+    lanes_.push_back(std::move(lane));
   }
 }
 
-OffloadMaster::~OffloadMaster() { stop(); }
+OffloadMaster::~OffloadMaster() {
+  stop();
+  for (auto& lane : lanes_) detail::cuda_stream_destroy(lane->stream);
+}
 
 void OffloadMaster::start() {
-  thread_ = std::thread([this] {
-    if (cpu_ >= 0) pin_current_thread(cpu_);
-    loop();
-  });
+  for (auto& lane : lanes_) {
+    lane->stream = detail::cuda_stream_create();
+    Lane* l      = lane.get();
+    lane->thread = std::thread([this, l] {
+      if (cpu_ >= 0) pin_current_thread(cpu_);
+      loop(*l);
+    });
+  }
 }
 
 void OffloadMaster::submit(Chunk* c) {
@@ -45,11 +59,12 @@ void OffloadMaster::stop() {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
   }
-  cv_.notify_one();
-  if (thread_.joinable()) thread_.join();
+  cv_.notify_all();
+  for (auto& lane : lanes_)
+    if (lane->thread.joinable()) lane->thread.join();
 }
 
-void OffloadMaster::loop() {
+void OffloadMaster::loop(Lane& lane) {
   std::vector<Chunk*> group;
   for (;;) {
     group.clear();
@@ -68,9 +83,10 @@ void OffloadMaster::loop() {
     Status s;
     if (group.size() == 1) {
       ExecContext ctx;
-      s = app_.shade(engines_, *group[0], ctx);
+      ctx.stream = lane.stream;
+      s          = app_.shade(engines_, *group[0], ctx);
     } else {
-      s = shade_gathered(group);
+      s = shade_gathered(lane, group);
     }
     launches_.fetch_add(1, std::memory_order_relaxed);
     chunks_.fetch_add(group.size(), std::memory_order_relaxed);
@@ -81,12 +97,13 @@ void OffloadMaster::loop() {
   }
 }
 
-Status OffloadMaster::shade_gathered(const std::vector<Chunk*>& group) {
+Status OffloadMaster::shade_gathered(Lane& lane, const std::vector<Chunk*>& group) {
   ExecContext ctx;
+  ctx.stream     = lane.stream;
   const size_t L = max_launch_;
   if (app_.has_acl()) {
     const unsigned words = classify::key_words(app_.acl_layout());
-    auto* g              = reinterpret_cast<uint32_t*>(acl_words_.data());
+    auto* g              = reinterpret_cast<uint32_t*>(lane.acl_words.data());
     uint32_t total       = 0;
     for (Chunk* c : group) {
       for (unsigned w = 0; w < words; ++w)
@@ -94,7 +111,7 @@ Status OffloadMaster::shade_gathered(const std::vector<Chunk*>& group) {
                     size_t(c->acl_count) * 4);
       total += c->acl_count;
     }
-    auto* match = reinterpret_cast<uint32_t*>(acl_match_.data());
+    auto* match = reinterpret_cast<uint32_t*>(lane.acl_match.data());
     if (total) {
       const classify::KeyBatch keys{g, total, uint32_t(L), app_.acl_layout()};
       WARPATH_TRY(engines_.acl->classify(keys, {match, total}, ctx));
@@ -106,10 +123,10 @@ Status OffloadMaster::shade_gathered(const std::vector<Chunk*>& group) {
     }
   }
   if (app_.has_router()) {
-    auto* d4    = reinterpret_cast<uint32_t*>(dst4_.data());
-    auto* n4    = reinterpret_cast<lookup::NextHop*>(nh4_.data());
-    auto* d6    = reinterpret_cast<lookup::Ip6*>(dst6_.data());
-    auto* n6    = reinterpret_cast<lookup::NextHop*>(nh6_.data());
+    auto* d4    = reinterpret_cast<uint32_t*>(lane.dst4.data());
+    auto* n4    = reinterpret_cast<lookup::NextHop*>(lane.nh4.data());
+    auto* d6    = reinterpret_cast<lookup::Ip6*>(lane.dst6.data());
+    auto* n6    = reinterpret_cast<lookup::NextHop*>(lane.nh6.data());
     uint32_t t4 = 0, t6 = 0;
     for (Chunk* c : group) {
       const auto a4 = c->route_keys.dst4();

@@ -7,6 +7,13 @@
 // owning worker picks it up from its in-order pending list (its output queue). Gathering is
 // opportunistic: the master never waits for more chunks than are already queued, so under
 // light load a launch is one chunk and under heavy load launches grow (GSwitch section 5).
+//
+// Lanes: the master runs `lanes` threads (default 2) that take groups from the same queue,
+// each with its own CUDA stream and its own pinned gather buffers: while one lane's kernel
+// runs, the other copies its keys in or its answers out (PacketShader's concurrent copy and
+// execution, with double buffers). Engines lease device scratch per call (scratch_pool.cuh),
+// so the two lanes never wait on each other's buffers. Chunks may complete out of order
+// across lanes; each worker still finishes its chunks in order (worker.hpp).
 #pragma once
 #include <atomic>
 #include <condition_variable>
@@ -24,19 +31,26 @@ namespace warpath::runtime {
 
 class OffloadMaster {
  public:
-  OffloadMaster(const App& app, const ShadeEngines& engines, uint32_t max_launch, int cpu);
+  OffloadMaster(const App& app, const ShadeEngines& engines, uint32_t max_launch, int cpu,
+                uint32_t lanes = 2);
   ~OffloadMaster();
   void start();
   /// Queues a chunk; the master sets chunk->done when its answers are in place.
   void submit(Chunk* c);
-  /// Finishes every queued chunk, then joins the thread.
+  /// Finishes every queued chunk, then joins the lanes.
   void stop();
   uint64_t launches() const noexcept { return launches_.load(std::memory_order_relaxed); }
   uint64_t launched_chunks() const noexcept { return chunks_.load(std::memory_order_relaxed); }
 
  private:
-  void loop();
-  Status shade_gathered(const std::vector<Chunk*>& group);
+  struct Lane {
+    std::thread thread;
+    void* stream = nullptr;  ///< cudaStream_t, or nullptr (default stream / CPU engines)
+    // Gathered keys and answers, allocated once (pinned when a GPU is present).
+    HostBuffer acl_words, acl_match, dst4, nh4, dst6, nh6;
+  };
+  void loop(Lane& lane);
+  Status shade_gathered(Lane& lane, const std::vector<Chunk*>& group);
 
   const App& app_;
   const ShadeEngines& engines_;
@@ -46,10 +60,8 @@ class OffloadMaster {
   std::condition_variable cv_;
   std::deque<Chunk*> queue_;
   bool stopping_ = false;
-  std::thread thread_;
+  std::vector<std::unique_ptr<Lane>> lanes_;
   std::atomic<uint64_t> launches_{0}, chunks_{0};
-  // Gathered keys and answers, allocated once (pinned when a GPU is present).
-  HostBuffer acl_words_, acl_match_, dst4_, nh4_, dst6_, nh6_;
 };
 
 }  // namespace warpath::runtime

@@ -17,6 +17,7 @@
 #include "classify/engines.hpp"
 #include "core/cuda/cuda_check.cuh"
 #include "core/cuda/device_array.cuh"
+#include "core/cuda/scratch_pool.cuh"
 
 namespace warpath::classify::detail {
 
@@ -61,8 +62,9 @@ class ImageCuda final : public Classifier {
     if (out.size < keys.count) return Status(Errc::kInvalidArgument, "output span too small");
     const uint32_t n = keys.count;
     if (n == 0) return Status::ok();
-    auto stream = static_cast<cudaStream_t>(ctx.stream);
-    std::lock_guard<std::mutex> lock(mutex_);
+    auto stream        = static_cast<cudaStream_t>(ctx.stream);
+    auto scratch       = scratch_.acquire();  // this call's device buffers (scratch_pool.cuh)
+    DeviceArray &keys_ = scratch[0], &out_ = scratch[1];
     WARPATH_TRY(keys_.reserve(size_t(n) * 4 * sizeof(uint32_t)));
     WARPATH_TRY(out_.reserve(size_t(n) * sizeof(uint32_t)));
     WARPATH_CUDA_TRY(cudaMemcpy2DAsync(keys_.ptr, size_t(n) * 4, keys.words,
@@ -88,8 +90,7 @@ class ImageCuda final : public Classifier {
   ClassifierStats stats_;
   DeviceArray image_;
   View view_{};
-  mutable std::mutex mutex_;
-  mutable DeviceArray keys_, out_;
+  ScratchPool<2> scratch_;
 };
 
 /// Builds Image from `rules` on the host and uploads it; build_ms covers both.

@@ -20,12 +20,12 @@
  *            answer_kernel: 1-D grid-stride, best position -> RuleSet index.
  * Memory     The image (blocks + order) is uploaded once, at construction. Per call: the keys
  *            (SoA rows, copied 2-D from the host KeyBatch stride to a dense device pitch),
- *            best[] (memset to 0xFF), out[]; buffers grow to the largest batch and are reused
- *            under a mutex. A chunk's blocks are staged in shared memory (coalesced); each warp
- *            then reads one rule field at a time, the same address for all lanes (broadcast).
- * Sync       classify() copies in, launches, copies out and waits on ctx.stream.
- * Tested by  tests/classify/engines_test.cpp (vs ref.linear, where a GPU is present) and
- *            tests/classify/linear_test.cpp (the core bodies on the host).
+ *            best[] (memset to 0xFF), out[]; buffers grow to the largest batch and are leased
+ *            per call (scratch_pool.cuh), so calls on different streams overlap. A chunk's blocks
+ * are staged in shared memory (coalesced); each warp then reads one rule field at a time, the same
+ * address for all lanes (broadcast). Sync       classify() copies in, launches, copies out and
+ * waits on ctx.stream. Tested by  tests/classify/engines_test.cpp (vs ref.linear, where a GPU is
+ * present) and tests/classify/linear_test.cpp (the core bodies on the host).
  */
 #include <algorithm>
 #include <chrono>
@@ -37,6 +37,7 @@
 #include "classify/linear_image.hpp"
 #include "core/cuda/cuda_check.cuh"
 #include "core/cuda/device_array.cuh"
+#include "core/cuda/scratch_pool.cuh"
 
 namespace warpath::classify::detail {
 
@@ -171,7 +172,8 @@ class LinearCuda final : public Classifier {
     }
     auto stream          = static_cast<cudaStream_t>(ctx.stream);
     const unsigned words = key_words(layout_);
-    std::lock_guard<std::mutex> lock(mutex_);
+    auto scratch         = scratch_.acquire();  // this call's device buffers (scratch_pool.cuh)
+    DeviceArray &keys_ = scratch[0], &best_ = scratch[1], &out_ = scratch[2];
     WARPATH_TRY(keys_.reserve(size_t(n) * words * sizeof(uint32_t)));
     WARPATH_TRY(best_.reserve(size_t(n) * sizeof(uint32_t)));
     WARPATH_TRY(out_.reserve(size_t(n) * sizeof(uint32_t)));
@@ -206,8 +208,7 @@ class LinearCuda final : public Classifier {
   core::LinearView view_;
   KernelFn kernel_ = nullptr;
   ClassifierStats stats_;
-  mutable std::mutex mutex_;
-  mutable DeviceArray keys_, best_, out_;
+  ScratchPool<3> scratch_;
 };
 
 }  // namespace

@@ -27,6 +27,7 @@
 #include "classify/tuple_image.hpp"
 #include "core/cuda/cuda_check.cuh"
 #include "core/cuda/device_array.cuh"
+#include "core/cuda/scratch_pool.cuh"
 #include "warpath/core/read_guard.hpp"
 
 namespace warpath::classify::detail {
@@ -114,7 +115,8 @@ class TupleCuda final : public Classifier {
     auto stream       = static_cast<cudaStream_t>(ctx.stream);
     ReadGuard::Section section(guard_);
     const DeviceVersion& v = *current_.load(std::memory_order_acquire);
-    std::lock_guard<std::mutex> lock(run_mutex_);
+    auto scratch           = scratch_.acquire();  // this call's device buffers (scratch_pool.cuh)
+    DeviceArray &keys_ = scratch[0], &best_ = scratch[1], &out_ = scratch[2];
     WARPATH_TRY(keys_.reserve(size_t(n) * nw * 4));
     WARPATH_TRY(best_.reserve(size_t(n) * 8));
     WARPATH_TRY(out_.reserve(size_t(n) * 4));
@@ -243,8 +245,8 @@ class TupleCuda final : public Classifier {
   std::atomic<DeviceVersion*> current_{nullptr};
   std::map<TablePtr, std::shared_ptr<DeviceTable>> uploaded_;
   ReadGuard guard_;
-  mutable std::mutex mutex_, run_mutex_;
-  mutable DeviceArray keys_, best_, out_;
+  mutable std::mutex mutex_;
+  ScratchPool<3> scratch_;
 };
 
 }  // namespace

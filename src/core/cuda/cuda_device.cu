@@ -66,6 +66,18 @@ void* cuda_host_alloc(size_t bytes) noexcept {
   return p;
 }
 void cuda_host_free(void* ptr) noexcept { cudaFreeHost(ptr); }
+void* cuda_stream_create() noexcept {
+  if (cuda_device_count() == 0) return nullptr;
+  cudaStream_t s = nullptr;
+  if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess) {
+    cudaGetLastError();
+    return nullptr;
+  }
+  return s;
+}
+void cuda_stream_destroy(void* stream) noexcept {
+  if (stream) cudaStreamDestroy(static_cast<cudaStream_t>(stream));
+}
 }  // namespace detail
 
 }  // namespace warpath

@@ -10,6 +10,7 @@
 
 #include "core/cuda/cuda_check.cuh"
 #include "core/cuda/device_array.cuh"
+#include "core/cuda/scratch_pool.cuh"
 #include "lookup/cuda/bsl6_cuda.hpp"
 #include "lookup/cuda/dir24_8_cuda.hpp"
 #include "lookup/engines.hpp"
@@ -88,7 +89,8 @@ class CudaFib final : public Fib {
     if (addrs.size == 0) return Status::ok();
     auto stream = static_cast<cudaStream_t>(ctx.stream);
     ReadGuard::Section section(state_->guard());
-    std::lock_guard<std::mutex> lock(mutex_);
+    auto scratch     = scratch_.acquire();  // this call's device buffers (scratch_pool.cuh)
+    DeviceArray &in_ = scratch[0], &out_ = scratch[1];
     WARPATH_TRY(in_.reserve(size_t(addrs.size) * sizeof(Key)));
     WARPATH_TRY(out_.reserve(size_t(addrs.size) * sizeof(NextHop)));
     WARPATH_CUDA_TRY(cudaMemcpyAsync(in_.ptr, addrs.data, size_t(addrs.size) * sizeof(Key),
@@ -103,8 +105,7 @@ class CudaFib final : public Fib {
   std::unique_ptr<FibState> state_;
   std::atomic<Dir24_8Device*> dv4_{nullptr};
   std::atomic<Bsl6Device*> dv6_{nullptr};
-  mutable std::mutex mutex_;
-  mutable DeviceArray in_, out_;
+  ScratchPool<2> scratch_;
 };
 
 }  // namespace

@@ -14,6 +14,7 @@
 
 #include "core/cuda/cuda_check.cuh"
 #include "core/cuda/device_array.cuh"
+#include "core/cuda/scratch_pool.cuh"
 #include "packet/core/parse_core.hpp"
 #include "packet/cuda/parse_launch.hpp"
 #include "packet/engines.hpp"
@@ -49,8 +50,9 @@ class CudaParser final : public Parser {
     size_t used = 0;
     for (uint32_t i = 0; i < batch.count; ++i)
       used = std::max(used, size_t(batch.metas[i].offset) + batch.metas[i].caplen);
-    auto stream = static_cast<cudaStream_t>(ctx.stream);
-    std::lock_guard<std::mutex> lock(mutex_);
+    auto stream          = static_cast<cudaStream_t>(ctx.stream);
+    auto scratch         = scratch_.acquire();  // this call's device buffers (scratch_pool.cuh)
+    DeviceArray &buffer_ = scratch[0], &metas_ = scratch[1], &infos_ = scratch[2];
     WARPATH_TRY(buffer_.reserve(std::max<size_t>(used, 1)));
     WARPATH_TRY(metas_.reserve(batch.count * sizeof(PacketMeta)));
     WARPATH_TRY(infos_.reserve(batch.count * sizeof(PacketInfo)));
@@ -68,8 +70,7 @@ class CudaParser final : public Parser {
   }
 
  private:
-  mutable std::mutex mutex_;
-  mutable DeviceArray buffer_, metas_, infos_;
+  ScratchPool<3> scratch_;
 };
 
 }  // namespace
