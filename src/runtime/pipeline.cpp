@@ -120,7 +120,10 @@ Result<RunReport> run(const RunConfig& config, RunInputs& in, const RunHooks& ho
         config.batch,
         std::min<uint32_t>(65536, config.batch * config.workers * kInFlightPerWorker));
     master = std::make_unique<OffloadMaster>(*app, *app->offload(), max_launch,
-                                             config.pin_threads ? 0 : -1);
+                                             !config.pin_threads ? -1
+                                             : config.cpus.size() > config.workers
+                                                 ? config.cpus[config.workers]
+                                                 : 0);
   }
 
   // RX queues round robin over the workers: every (port, queue) pair has one owner.
@@ -146,7 +149,9 @@ Result<RunReport> run(const RunConfig& config, RunInputs& in, const RunHooks& ho
     s.delay_us      = config.delay_us;
     s.in_flight     = kInFlightPerWorker;
     s.pinned_memory = offload && config.offload_device == "cuda";
-    s.cpu           = config.pin_threads ? int((w + 1) % cpus) : -1;
+    s.cpu           = !config.pin_threads   ? -1
+                      : config.cpus.empty() ? int((w + 1) % cpus)
+                                            : config.cpus[w % config.cpus.size()];
     s.stop          = &stop;
     workers.push_back(std::make_unique<Worker>(std::move(s)));
     WARPATH_TRY(workers.back()->init());

@@ -493,3 +493,14 @@ def test_signal_drains_and_exits_0(tmp_path, sig):
     assert j["totals"]["rx"] > 0
     assert j["stopped_by"] == {signal.SIGINT: "SIGINT", signal.SIGTERM: "SIGTERM"}[sig]
     assert "stopped by" in stdout
+
+
+def test_cpus_pins_workers_and_rejects_bad_lists(tmp_path):
+    """--cpus lists the cores (DPDK's -l): two workers on cores 1 and 0 run and add up; a
+    malformed list is a usage error."""
+    _, j = run_json(tmp_path, "--port", "g=gen:max:50000", "--port", "s=null", "--workers", "2",
+                 "--cpus", "1,0")
+    assert j["totals"]["rx"] == 50000
+    assert j["totals"]["rx"] == j["totals"]["tx"] + j["totals"]["dropped"] + j["totals"]["slow_path"]
+    r = run("run", "--cpus", "1,x", "--no-progress")
+    assert r.returncode == 2, r.stderr

@@ -26,6 +26,7 @@ seed      = 7
 json      = "/abs/run.json"
 slow_path = "/abs/slow.pcap"
 pin_threads = false
+cpus      = [3, 1, 0]
 [ports]
 in  = "pcap:/abs/in.pcap:/abs/out.pcap"
 out = "null"
@@ -101,6 +102,7 @@ TEST(RunConfigToml, FullExample) {
   EXPECT_EQ(c.json, "/abs/run.json");
   EXPECT_EQ(c.slow_path, "/abs/slow.pcap");
   EXPECT_FALSE(c.pin_threads);
+  EXPECT_EQ(c.cpus, (std::vector<int>{3, 1, 0}));
   ASSERT_EQ(c.ports.size(), 2u);
   EXPECT_EQ(c.ports[0],
             (std::pair<std::string, std::string>{"in", "pcap:/abs/in.pcap:/abs/out.pcap"}));
@@ -241,6 +243,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"duration = \"10s\"\n", "cfg.toml:1: duration: ", "expected a number"},
         BadCase{"app = 1\n", "cfg.toml:1: app: ", "expected a string"},
         BadCase{"pin_threads = \"yes\"\n", "cfg.toml:1: pin_threads: ", "expected a boolean"},
+        BadCase{"cpus = 3\n", "cfg.toml:1: cpus: ", "expected an array"},
+        BadCase{"cpus = [1, -2]\n", "cfg.toml:1: cpus: ", "core numbers must be 0..65535"},
         BadCase{"router = 5\n", "cfg.toml:1: router: ", "expected a table, got an integer"},
         BadCase{"[[ports]]\nx = 1\n", "cfg.toml:1: ports: ", "expected a table, got an array"},
         BadCase{"[ports]\nin = 1\n", "cfg.toml:2: ports.in: ", "expected a string"},

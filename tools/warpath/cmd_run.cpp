@@ -51,6 +51,7 @@ struct RunOptions {
   double duration = 0;
   uint64_t seed   = 1;
   bool no_pin = false, no_progress = false;
+  std::vector<int> cpus;
   std::map<std::string, CLI::Option*> given;
   bool has(const std::string& flag) const {
     auto it = given.find(flag);
@@ -120,6 +121,7 @@ Result<runtime::RunConfig> build_config(const RunOptions& o, bool& builtin_ports
   if (o.has("--duration")) c.duration_s = o.duration;
   if (o.has("--seed")) c.seed = o.seed;
   if (o.no_pin) c.pin_threads = false;
+  if (!o.cpus.empty()) c.cpus = o.cpus;
   if (o.no_progress) c.progress = false;
   if (o.has("--port")) {
     c.ports.clear();
@@ -327,6 +329,11 @@ void add_run(CLI::App& app, Runner& run) {
   flag("--default-action", o->default_action, "Action when no rule matches");
   flag("--ipv6-action", o->ipv6_action, "Action for IPv6 packets under a 5-tuple ACL");
   cmd->add_flag("--no-pin", o->no_pin, "Do not pin threads to cores");
+  cmd->add_option("--cpus", o->cpus,
+                  "Cores to pin to, e.g. 2,3,1: worker w on the w-th, then the offload master "
+                  "(default: workers on 1..W, master on 0)")
+      ->delimiter(',')
+      ->check(CLI::Range(0, 65535));
   cmd->add_flag("--no-progress", o->no_progress, "No live progress line");
   cmd->callback([o, &run] { run = [o] { return run_pipeline(*o); }; });
 }

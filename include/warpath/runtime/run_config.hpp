@@ -10,6 +10,8 @@
 //   offload_device = "cuda"       # cuda | cpu (test aid: the offload path on CPU engines)
 //   workers   = 2                 # worker threads (each pinned to a core when possible)
 //   pin_threads = true            # false: leave thread placement to the kernel
+//   cpus      = [2, 3, 1]         # cores to pin to: worker w -> cpus[w], then the offload
+//                                 # master (default: workers on 1..W, master on 0)
 //   batch     = 1024              # maximum packets per chunk
 //   delay_us  = 200               # maximum time a packet waits for its chunk to fill
 //   duration  = 10.0              # seconds; 0 = until every source has ended (or a signal)
@@ -89,7 +91,10 @@ struct RunConfig {
   std::string json;       ///< write the report as JSON here
   std::string slow_path;  ///< write slow-path packets here (pcap)
   bool pin_threads = true;
-  bool progress    = true;  ///< live one-line display (the CLI turns it off when not a TTY)
+  /// Cores to pin to (DPDK's -l): worker w on cpus[w % size], the master on cpus[workers] when
+  /// the list is longer than the workers, else on core 0. Empty: workers on 1..W, master on 0.
+  std::vector<int> cpus;
+  bool progress = true;  ///< live one-line display (the CLI turns it off when not a TTY)
 
   /// Range and consistency checks (batch 1..65536, workers 1..256, delay_us <= 1e6,
   /// duration >= 0, offload_device, acl format/algo/actions, then the ports: at least one,

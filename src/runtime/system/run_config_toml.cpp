@@ -177,9 +177,22 @@ class Loader {
       c_.pin_threads = b->get();
       return Status::ok();
     }
+    if (key == "cpus") {
+      const auto* a = v.as_array();
+      if (!a) return wrong_type(line, key, "an array of core numbers", v);
+      std::vector<int> cpus;
+      for (const toml::node& e : *a) {
+        const auto* i = e.as_integer();
+        if (!i || i->get() < 0 || i->get() > 65535)
+          return error(Errc::kInvalidArgument, line, key + ": core numbers must be 0..65535");
+        cpus.push_back(int(i->get()));
+      }
+      c_.cpus = std::move(cpus);
+      return Status::ok();
+    }
     return unknown(line, key,
                    "app, engine, offload_device, workers, batch, delay_us, duration, seed, json, "
-                   "slow_path, pin_threads, [ports], [router], [acl]");
+                   "slow_path, pin_threads, cpus, [ports], [router], [acl]");
   }
 
   Status ports(const toml::table& t) {
