@@ -190,4 +190,12 @@ void App::post_shade(Chunk& c) const {
     if (c.reason[i] == fwd && c.out[i] >= port_count_) c.reason[i] = reason_id(Extra::kNoPort);
 }
 
+uint32_t App::time_exceeded(const Chunk& c, uint32_t i, uint8_t* out) const {
+  if (!router_enabled_) return 0;
+  const packet::PacketMeta& m = c.batch.meta(i);
+  return forward::build_time_exceeded(c.batch.data(i), m.caplen, c.infos[i],
+                                      tables_->port_mac(m.port), tables_->icmp_source4(m.port),
+                                      tables_->icmp_source6(m.port), out);
+}
+
 }  // namespace warpath::runtime

@@ -58,6 +58,11 @@ class App {
   Status pre_shade(Chunk& c) const;
   Status shade(const ShadeEngines& e, Chunk& c, ExecContext& ctx) const;
   void post_shade(Chunk& c) const;
+  /// The slow path's answer to packet i of `c` when its reason is ttl_expired or
+  /// hop_limit_expired: an ICMP / ICMPv6 Time Exceeded frame (forward::build_time_exceeded,
+  /// from the ingress port's MAC and address) written to `out` (kMaxIcmpFrameBytes), sent back
+  /// out of the ingress port. Returns its length, or 0 when none may be sent (RFC 1812 4.3.2.7).
+  uint32_t time_exceeded(const Chunk& c, uint32_t i, uint8_t* out) const;
 
  private:
   App()                       = default;

@@ -40,6 +40,8 @@ RunReport snapshot(const RunConfig& cfg, const std::vector<std::unique_ptr<Worke
     r.cpu_packets += c.cpu_packets.load(std::memory_order_relaxed);
     r.gpu_packets += c.gpu_packets.load(std::memory_order_relaxed);
     shade_ns += c.shade_cpu_ns.load(std::memory_order_relaxed);
+    r.icmp_sent += c.icmp_sent.load(std::memory_order_relaxed);
+    r.icmp_suppressed += c.icmp_suppressed.load(std::memory_order_relaxed);
     share += c.share.load(std::memory_order_relaxed);
     for (unsigned k = 0; k < kAllReasons; ++k)
       reasons[k] += c.by_reason[k].load(std::memory_order_relaxed);

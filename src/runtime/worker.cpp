@@ -25,6 +25,11 @@ Status Worker::init() {
     free_.push_back(pool_.back().get());
   }
   out_lists_.resize(cfg_.ports.size());
+  icmp_lists_.resize(cfg_.ports.size());
+  auto icmp = packet::PacketBatch::create(cfg_.batch, 2048, size_t(cfg_.batch) * 2048);
+  if (!icmp.is_ok()) return icmp.status();
+  icmp_ = std::move(*icmp);
+  icmp_frame_.resize(forward::kMaxIcmpFrameBytes);
   for (auto& l : out_lists_) l.reserve(cfg_.batch);
   slow_list_.reserve(cfg_.batch);
   return Status::ok();
@@ -131,6 +136,7 @@ Status Worker::finish(Chunk& c) {
   if (cfg_.slow_path && !slow_list_.empty())
     (void)cfg_.slow_path->tx_burst(cfg_.id, c.batch,
                                    {slow_list_.data(), uint32_t(slow_list_.size())});
+  send_time_exceeded(c);
   uint64_t dropped = 0, slow = 0;
   for (unsigned r = 0; r < kAllReasons; ++r) {
     if (!reason_scratch_[r]) continue;
@@ -146,6 +152,35 @@ Status Worker::finish(Chunk& c) {
   counters_.dropped.fetch_add(dropped, std::memory_order_relaxed);
   counters_.slow_path.fetch_add(slow, std::memory_order_relaxed);
   return Status::ok();
+}
+
+// The host's answer to expired packets: ICMP / ICMPv6 Time Exceeded back out of the port each
+// came in on (router apps). Router-originated: counted apart from rx.
+void Worker::send_time_exceeded(Chunk& c) {
+  const uint16_t ttl = reason_id(forward::Reason::kTtlExpired);
+  const uint16_t hop = reason_id(forward::Reason::kHopLimitExpired);
+  icmp_.clear();
+  uint64_t suppressed = 0;
+  for (uint32_t i : slow_list_) {
+    if (c.reason[i] != ttl && c.reason[i] != hop) continue;
+    const uint32_t len = cfg_.app->time_exceeded(c, i, icmp_frame_.data());
+    if (len == 0) {
+      ++suppressed;
+      continue;
+    }
+    const uint16_t in = c.batch.meta(i).port;
+    if (!icmp_.append(icmp_frame_.data(), len, len, c.batch.meta(i).timestamp_ns, in)) break;
+  }
+  if (suppressed) counters_.icmp_suppressed.fetch_add(suppressed, std::memory_order_relaxed);
+  if (icmp_.size() == 0) return;
+  for (auto& l : icmp_lists_) l.clear();
+  for (uint32_t k = 0; k < icmp_.size(); ++k) icmp_lists_[icmp_.meta(k).port].push_back(k);
+  uint64_t sent = 0;
+  for (size_t p = 0; p < icmp_lists_.size(); ++p)
+    if (!icmp_lists_[p].empty())
+      sent += cfg_.ports[p]->tx_burst(cfg_.id, icmp_,
+                                      {icmp_lists_[p].data(), uint32_t(icmp_lists_[p].size())});
+  counters_.icmp_sent.fetch_add(sent, std::memory_order_relaxed);
 }
 
 void Worker::run() {

@@ -27,6 +27,8 @@ struct WorkerCounters {
   std::atomic<uint64_t> rx{0}, rx_bytes{0}, tx{0}, tx_bytes{0}, dropped{0}, slow_path{0};
   std::atomic<uint64_t> chunks{0}, cpu_chunks{0}, gpu_chunks{0}, cpu_packets{0}, gpu_packets{0};
   std::atomic<uint64_t> shade_cpu_ns{0};
+  /// Router-originated ICMP Time Exceeded errors (outside rx = tx + dropped + slow_path).
+  std::atomic<uint64_t> icmp_sent{0}, icmp_suppressed{0};
   std::array<std::atomic<uint64_t>, kAllReasons> by_reason{};
   std::atomic<double> share{0};
 };
@@ -61,6 +63,7 @@ class Worker {
   bool receive(Chunk& c, uint64_t& now);
   Status close(Chunk* c, uint64_t now);
   Status finish(Chunk& c);
+  void send_time_exceeded(Chunk& c);
   Chunk* take_free();
 
   WorkerSetup cfg_;
@@ -70,6 +73,9 @@ class Worker {
   std::deque<Chunk*> pending_;
   std::vector<std::vector<uint32_t>> out_lists_;
   std::vector<uint32_t> slow_list_;
+  packet::PacketBatch icmp_;  ///< Time Exceeded frames of the chunk being finished
+  std::vector<std::vector<uint32_t>> icmp_lists_;
+  std::vector<uint8_t> icmp_frame_;
   std::array<uint64_t, kAllReasons> reason_scratch_{};
   WorkerCounters counters_;
   LatencyHistogram latency_;

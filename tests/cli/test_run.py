@@ -73,7 +73,8 @@ def check_report(j):
         for key in ("name", "spec", "description", "rx", "rx_dropped", "tx", "tx_errors",
                     "rx_bytes", "tx_bytes"):
             assert key in p, key
-    assert sum(p["tx"] for p in j["ports"]) == t["tx"]
+    # Ports also count the ICMP errors the slow path originates (outside rx = tx + ...).
+    assert sum(p["tx"] for p in j["ports"]) == t["tx"] + j["icmp"]["sent"]
     assert sum(p["rx"] + p["rx_dropped"] for p in j["ports"]) == t["rx"]
     for key in ("tool", "version", "command", "machine", "app", "engine", "workers", "batch",
                 "delay_us", "seconds", "mpps"):
@@ -343,9 +344,15 @@ def test_router_slow_path_and_drops_equal_warpath_route(tmp_path):
     assert nonzero(j["slow_path_by_reason"]) == nonzero(c["slow_path_reasons"])
     assert read_pcap(tmp_path / "slow.pcap") == read_pcap(tmp_path / "route" / "slowpath.pcap")
     assert read_pcap(tmp_path / "o1.pcap") == read_pcap(tmp_path / "route" / "port1.pcap")
-    # Port 0 also carries what the slow path sends back (ICMP errors), if the pipeline does.
+    # Port 0 (the ingress port) also carries the slow path's ICMP Time Exceeded errors: the
+    # same frames `warpath route` writes to icmp.pcap, after the chunk's forwarded frames.
     forwarded = read_pcap(tmp_path / "route" / "port0.pcap")
-    assert [f for f in read_pcap(tmp_path / "o0.pcap") if f in forwarded] == forwarded
+    icmp = read_pcap(tmp_path / "route" / "icmp.pcap")
+    out0 = read_pcap(tmp_path / "o0.pcap")
+    assert len(icmp) == 3
+    assert [f for f in out0 if f in forwarded] == forwarded
+    assert [f for f in out0 if f not in forwarded] == icmp
+    assert j["icmp"] == {"sent": 3, "suppressed": 0}
 
 
 def first_match(rules, key):

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <mutex>
@@ -112,7 +113,13 @@ packet::PacketBatch traffic(uint32_t count, uint64_t seed) {
     const packet::PacketInfo& info = (*infos)[i];
     if (info.l3 != packet::L3::kIpv4 || !info.l3_offset) continue;
     uint8_t* ip = b->data(i) + info.l3_offset;
-    if (i % 37 == 0) ip[8] = 1;       // TTL 1: ttl_expired
+    if (i % 37 == 0) {  // TTL 1 with a valid checksum: ttl_expired, and an ICMP error back
+      ip[8]  = 1;
+      ip[10] = ip[11]    = 0;
+      const uint16_t sum = gen::internet_checksum(ip, size_t(ip[0] & 0xf) * 4);
+      ip[10]             = uint8_t(sum >> 8);
+      ip[11]             = uint8_t(sum);
+    }
     if (i % 53 == 0) ip[10] ^= 0x5a;  // checksum no longer verifies
   }
   return std::move(*b);
@@ -120,6 +127,7 @@ packet::PacketBatch traffic(uint32_t count, uint64_t seed) {
 
 struct Expected {
   std::map<uint16_t, std::vector<Bytes>> by_port;  // in input order
+  std::vector<Bytes> icmp;                         // Time Exceeded errors, in input order
   uint64_t dropped = 0, slow = 0;
 };
 
@@ -140,7 +148,17 @@ Expected expect_router(const packet::PacketBatch& in, const lookup::RouteTable& 
   EXPECT_TRUE(forward::route_batch(*copy, {infos->data(), copy->size()}, **fib, *tables, keys,
                                    {nh.data(), copy->size()}, {res.data(), copy->size()}, ctx)
                   .is_ok());
+  std::vector<uint8_t> icmp(forward::kMaxIcmpFrameBytes);
+  auto originals = packet::parse_batch(in, "ref.parse");
   for (uint32_t i = 0; i < copy->size(); ++i) {
+    if (res[i].reason == forward::Reason::kTtlExpired ||
+        res[i].reason == forward::Reason::kHopLimitExpired) {
+      const uint16_t port = in.meta(i).port;
+      const uint32_t n    = forward::build_time_exceeded(
+             in.data(i), in.meta(i).caplen, (*originals)[i], tables->port_mac(port),
+             tables->icmp_source4(port), tables->icmp_source6(port), icmp.data());
+      if (n) e.icmp.push_back(Bytes(icmp.data(), icmp.data() + n));
+    }
     if (res[i].verdict == forward::Verdict::kForward && res[i].port < ports)
       e.by_port[res[i].port].push_back(Bytes(copy->data(i), copy->data(i) + copy->meta(i).caplen));
     else if (res[i].verdict == forward::Verdict::kSlowPath)
@@ -236,8 +254,21 @@ void expect_router_output(const Ran& r, const Expected& e, bool exact_order) {
   EXPECT_TRUE(r.report.check().is_ok()) << r.report.check().message();
   EXPECT_EQ(r.report.dropped, e.dropped);
   EXPECT_EQ(r.report.slow_path, e.slow);
+  ASSERT_FALSE(e.icmp.empty());
+  EXPECT_EQ(r.report.icmp_sent, e.icmp.size());
+  // Port a (the ingress port) also carries the ICMP errors: split them off first.
+  std::vector<Bytes> icmp_got, a_rest;
+  for (auto& f : r.a->all_sent())
+    (std::find(e.icmp.begin(), e.icmp.end(), f) != e.icmp.end() ? icmp_got : a_rest).push_back(f);
+  auto icmp_want = e.icmp;
+  if (!exact_order) {
+    std::sort(icmp_got.begin(), icmp_got.end());
+    std::sort(icmp_want.begin(), icmp_want.end());
+  }
+  EXPECT_TRUE(icmp_got == icmp_want)
+      << icmp_got.size() << " ICMP errors, want " << icmp_want.size();
   for (uint16_t p = 0; p < 2; ++p) {
-    auto got  = (p == 0 ? r.a : r.b)->all_sent();
+    auto got  = p == 0 ? a_rest : r.b->all_sent();
     auto want = e.by_port.count(p) ? e.by_port.at(p) : std::vector<Bytes>{};
     ASSERT_EQ(got.size(), want.size()) << "port " << p;
     if (!exact_order) {

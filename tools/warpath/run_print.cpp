@@ -85,6 +85,10 @@ void print_run_summary(const runtime::RunConfig& c, const runtime::RunReport& r,
   for (const auto& [reason, n] : r.slow_path_by_reason)
     if (n) line("  " + reason, n);
   line("in_flight", r.in_flight);
+  if (r.icmp_sent || r.icmp_suppressed) {
+    line("icmp_sent", r.icmp_sent);
+    line("icmp_suppressed", r.icmp_suppressed);
+  }
   const Status check = r.check();
   fmt::print(out, "check: rx = tx + dropped + slow_path: {} = {} + {} + {} ({})\n", r.rx, r.tx,
              r.dropped, r.slow_path, check.is_ok() ? "ok" : "FAILS: " + check.message());
@@ -165,6 +169,7 @@ nlohmann::ordered_json run_report_json(const runtime::RunConfig& c, const runtim
   for (const auto& [reason, n] : r.slow_path_by_reason) slow[reason] = n;
   j["drops_by_reason"]             = drops;
   j["slow_path_by_reason"]         = slow;
+  j["icmp"]                        = {{"sent", r.icmp_sent}, {"suppressed", r.icmp_suppressed}};
   j["batches"]                     = {{"chunks", r.chunks},
                                       {"fill", r.batch_fill},
                                       {"cpu", r.cpu_chunks},

@@ -92,7 +92,12 @@ struct RunReport {
   double cpu_ns_per_pkt = 0;  ///< measured shade cost on the CPU
   double gpu_share      = 0;  ///< current (snapshot) or mean (final) share sent to the GPU
   uint64_t in_flight    = 0;  ///< packets received but not yet finished (0 at the end)
-  LatencySummary latency;     ///< RX to TX, per packet, forwarded packets
+  /// ICMP / ICMPv6 Time Exceeded errors the slow path sent back out of the ingress port about
+  /// ttl_expired / hop_limit_expired packets, and those it may not send (RFC 1812 4.3.2.7).
+  /// Router-originated: not part of rx = tx + dropped + slow_path (the ports' own tx counters
+  /// do include them: a port counts every frame it sends).
+  uint64_t icmp_sent = 0, icmp_suppressed = 0;
+  LatencySummary latency;  ///< RX to TX, per packet, forwarded packets
   /// rx = tx + dropped + slow_path and in_flight == 0 (final reports). kInvalidArgument naming
   /// the identity that fails.
   Status check() const;
