@@ -53,6 +53,55 @@ if(NOT WARPATH_WITH_DPDK STREQUAL "OFF")
     target_link_libraries(warpath_dpdk INTERFACE ${_warpath_dpdk_libs})
     set(WARPATH_HAVE_DPDK ON)
     message(STATUS "DPDK ${DPDK_VERSION}: benchmark anchors rte_lpm, rte_lpm6, rte_fib, rte_fib6")
+
+    # warpath_dpdk_ports: `dpdk:` ports of `warpath run` (src/runtime/system/dpdk_port.cpp):
+    # rte_ethdev, the vdev bus, and the drivers. DPDK's drivers (PMDs) register themselves
+    # from constructors when their shared library is loaded. A shared-library EAL also loads
+    # every library in its plugin directory (Debian: .../dpdk/pmds-23.0) at rte_eal_init, but
+    # that depends on how DPDK was built and installed, so the drivers the ports are meant for
+    # (and the ring mempool driver every mbuf pool needs) are linked here as well, with
+    # --no-as-needed so that the linker keeps them although nothing calls them. (The loader
+    # loads a library once, so the plugin scan does not register them twice.)
+    set(WARPATH_WITH_DPDK_PORTS ON CACHE BOOL "Build `dpdk:` ports when DPDK is found")
+    set(_warpath_dpdk_port_libs)
+    set(_warpath_dpdk_port_missing)
+    foreach(lib rte_ethdev rte_mbuf rte_mempool rte_ring rte_bus_vdev rte_eal rte_kvargs
+                rte_mempool_ring)  # the last: a driver (the "ring_mp_mc" pool ops), see below
+      find_library(WARPATH_DPDK_${lib} NAMES ${lib} HINTS ${DPDK_LIBRARY_DIRS})
+      if(WARPATH_DPDK_${lib})
+        list(APPEND _warpath_dpdk_port_libs ${WARPATH_DPDK_${lib}})
+      else()
+        list(APPEND _warpath_dpdk_port_missing lib${lib})
+      endif()
+    endforeach()
+    set(_warpath_dpdk_pmds)
+    set(_warpath_dpdk_pmd_names)
+    foreach(pmd net_pcap net_ring net_af_packet net_af_xdp)
+      find_library(WARPATH_DPDK_rte_${pmd} NAMES rte_${pmd} HINTS ${DPDK_LIBRARY_DIRS})
+      if(WARPATH_DPDK_rte_${pmd})
+        list(APPEND _warpath_dpdk_pmds ${WARPATH_DPDK_rte_${pmd}})
+        list(APPEND _warpath_dpdk_pmd_names ${pmd})
+      endif()
+    endforeach()
+    set(WARPATH_HAVE_DPDK_PORTS OFF)
+    if(NOT WARPATH_WITH_DPDK_PORTS)
+      message(STATUS "WARPATH_WITH_DPDK_PORTS=OFF: dpdk ports are not built")
+    elseif(_warpath_dpdk_port_missing)
+      message(STATUS "DPDK without ${_warpath_dpdk_port_missing}: dpdk ports are not built")
+    else()
+      add_library(warpath_dpdk_ports INTERFACE)
+      target_include_directories(warpath_dpdk_ports SYSTEM INTERFACE ${DPDK_INCLUDE_DIRS})
+      target_compile_options(warpath_dpdk_ports INTERFACE ${DPDK_CFLAGS_OTHER})
+      string(REPLACE ";" "," _warpath_dpdk_pmd_text "${_warpath_dpdk_pmd_names}")
+      # One link item, so that CMake keeps the flags around the drivers in order.
+      list(REMOVE_ITEM _warpath_dpdk_port_libs ${WARPATH_DPDK_rte_mempool_ring})
+      string(REPLACE ";" "," _warpath_dpdk_pmd_link
+                     "${WARPATH_DPDK_rte_mempool_ring};${_warpath_dpdk_pmds}")
+      target_link_libraries(warpath_dpdk_ports INTERFACE ${_warpath_dpdk_port_libs}
+        "-Wl,--push-state,--no-as-needed,${_warpath_dpdk_pmd_link},--pop-state")
+      set(WARPATH_HAVE_DPDK_PORTS ON)
+      message(STATUS "DPDK ${DPDK_VERSION}: dpdk ports (drivers ${_warpath_dpdk_pmd_text})")
+    endif()
   else()
     message(STATUS "DPDK not found: warpath bench lookup runs without its DPDK anchors")
   endif()

@@ -138,7 +138,7 @@ TEST(PortSpec, BadSpecs) {
   const Case cases[] = {
       {"", "empty spec"},
       {"eth0", "unknown port kind 'eth0'"},
-      {"dpdk:0", "unknown port kind 'dpdk'"},
+      {"dpdk:0", "bad virtual device name '0'"},
       {"null:x", "null takes no arguments"},
       {"gen:fast", "bad rate 'fast'"},
       {"gen:-5", "bad rate '-5'"},

@@ -278,7 +278,8 @@ void add_run(CLI::App& app, Runner& run) {
       "Flags override the config file (TOML; keys and defaults: "
       "include/warpath/runtime/run_config.hpp); --port replaces its ports.\n"
       "Port specs: pcap:IN.pcap:OUT.pcap (either side may be empty), afpacket:IFACE, "
-      "afxdp:IFACE, gen:RATE[:COUNT] (RATE like 1000, 2.5M or max), null.\n"
+      "afxdp:IFACE, gen:RATE[:COUNT] (RATE like 1000, 2.5M or max), null, dpdk:VDEV[,KEY=VAL...] "
+      "(a DPDK virtual device: net_pcap, net_ring, net_af_packet, net_af_xdp).\n"
       "Without a config file and without --port: gen=" +
       std::string(kDefaultGenSpec) +
       " and sink=null, app router+acl, a built-in 240,000-route FIB whose next hops all leave "

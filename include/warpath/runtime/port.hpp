@@ -32,6 +32,18 @@
 //                           seed + q; `gen_profile` picks the mix (gen_port.cpp). Sent packets
 //                           are discarded (counted).
 //   null                    no RX; TX discards (counted). The sink.
+//   dpdk:VDEV[,KEY=VAL...]  a DPDK virtual device through rte_ethdev (builds with DPDK only;
+//                           otherwise kNotBuilt): the text after "dpdk:" is handed to
+//                           rte_vdev_init() as the device name and its arguments, e.g.
+//                           dpdk:net_pcap0,rx_pcap=in.pcap,tx_pcap=out.pcap, dpdk:net_ring0
+//                           (its TX feeds its RX), dpdk:net_af_packet0,iface=veth0,
+//                           dpdk:net_af_xdp0,iface=veth0. min(rx_queues, what the device has)
+//                           RX queues (RSS when more than one), a TX queue per worker as far as
+//                           the device has them (shared under a lock beyond that). EAL starts
+//                           once per process without hugepages or PCI. A live device never
+//                           ends; net_pcap reading a file ends after the file (detected by empty
+//                           polls); net_pcap without an RX source is send-only. Timestamps:
+//                           CLOCK_REALTIME at reception. See src/runtime/system/dpdk_port.cpp.
 //
 // RX queue overflow
 //   A live source does not wait for warpath: packets that arrive while the RX ring is full are
@@ -111,9 +123,12 @@ class Port {
 
 /// A parsed SPEC (see above). kInvalidArgument "port NAME: ..." for a malformed one.
 struct PortSpec {
-  std::string kind;     ///< pcap, afpacket, afxdp, gen, null
+  std::string kind;     ///< pcap, afpacket, afxdp, gen, null, dpdk
   std::string iface;    ///< afpacket / afxdp
   std::string in, out;  ///< pcap
+  /// dpdk: everything after "dpdk:", verbatim: the vdev name up to the first ',' (e.g.
+  /// "net_pcap0"), then its KEY=VALUE arguments ("net_pcap0,rx_pcap=in.pcap,tx_pcap=out.pcap").
+  std::string args;
   double rate_pps = 0;  ///< gen; packets per second over all queues; 0 = as fast as possible
   uint64_t count  = 0;  ///< gen; packets in all; 0 = unbounded
 };
@@ -123,11 +138,12 @@ Result<PortSpec> parse_port_spec(std::string_view name, std::string_view spec);
 /// without extra packages have them): gen, null, afpacket. kNotSupported for other kinds.
 Result<std::unique_ptr<Port>> open_builtin_port(std::string_view name, const PortSpec& spec,
                                                 const PortOptions& options);
-/// Every kind (pcap through libpcap, afxdp through libxdp, then the built-in ones). Errors
-/// name the port and the reason: kInvalidArgument (bad spec or options), kNotFound (no such
-/// interface), kIoError (permission denied, unreadable or unwritable file, a socket call
-/// failed), kNotSupported (the kernel or driver refuses, e.g. no AF_XDP), kNotBuilt (afxdp in a
-/// build without libxdp).
+/// Every kind (pcap through libpcap, afxdp through libxdp, dpdk through DPDK, then the built-in
+/// ones). Errors name the port and the reason: kInvalidArgument (bad spec or options),
+/// kNotFound (no such interface), kIoError (permission denied, unreadable or unwritable file, a
+/// socket call failed; a DPDK device refused), kNotSupported (the kernel or driver refuses, e.g. no
+/// AF_XDP; DPDK's EAL did not start), kNotBuilt (afxdp in a build without libxdp, dpdk in a build
+/// without DPDK).
 Result<std::unique_ptr<Port>> open_port(std::string_view name, std::string_view spec,
                                         const PortOptions& options);
 

@@ -96,13 +96,35 @@ Status check_iface(std::string_view name, std::string_view kind, std::string_vie
   return Status::ok();
 }
 
+// dpdk:VDEV[,KEY=VALUE...]: the text goes to rte_vdev_init() as it is; the device name (up to
+// the first ',') is a DPDK driver name and an instance ("net_pcap0"): it starts with a letter
+// and holds letters, digits and '_'. The arguments are the driver's to judge (a value cannot
+// hold a ',': DPDK's devargs have no quoting).
+Status check_vdev(std::string_view name, std::string_view args) {
+  constexpr std::string_view kExamples =
+      " (dpdk:VDEV[,KEY=VALUE...], e.g. dpdk:net_pcap0,rx_pcap=in.pcap,tx_pcap=out.pcap, "
+      "dpdk:net_ring0, dpdk:net_af_packet0,iface=eth0)";
+  const std::string_view vdev = args.substr(0, args.find(','));
+  if (vdev.empty())
+    return port_error(Errc::kInvalidArgument, name,
+                      "dpdk: missing virtual device" + std::string(kExamples));
+  const auto letter = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
+  bool ok           = letter(vdev[0]);
+  for (char c : vdev) ok = ok && (letter(c) || (c >= '0' && c <= '9') || c == '_');
+  if (!ok)
+    return port_error(Errc::kInvalidArgument, name,
+                      "dpdk: bad virtual device name '" + std::string(vdev) +
+                          "' (a driver name and an instance number, like net_pcap0)");
+  return Status::ok();
+}
+
 }  // namespace
 
 Result<PortSpec> parse_port_spec(std::string_view name, std::string_view spec) {
   if (spec.empty())
     return port_error(Errc::kInvalidArgument, name,
-                      "empty spec (pcap:IN:OUT, afpacket:IFACE, afxdp:IFACE, gen:RATE[:COUNT] "
-                      "or null)");
+                      "empty spec (pcap:IN:OUT, afpacket:IFACE, afxdp:IFACE, gen:RATE[:COUNT], "
+                      "null or dpdk:VDEV[,ARGS])");
   const size_t colon          = spec.find(':');
   const std::string_view kind = spec.substr(0, colon);
   const bool has_args         = colon != std::string_view::npos;
@@ -150,9 +172,15 @@ Result<PortSpec> parse_port_spec(std::string_view name, std::string_view spec) {
     out.iface = std::string(args);
     return out;
   }
+  if (kind == "dpdk") {
+    WARPATH_TRY(check_vdev(name, args));
+    out.args = std::string(args);
+    return out;
+  }
   return port_error(Errc::kInvalidArgument, name,
                     "unknown port kind '" + std::string(kind) + "' in '" + std::string(spec) +
-                        "' (pcap:IN:OUT, afpacket:IFACE, afxdp:IFACE, gen:RATE[:COUNT], null)");
+                        "' (pcap:IN:OUT, afpacket:IFACE, afxdp:IFACE, gen:RATE[:COUNT], null, "
+                        "dpdk:VDEV[,ARGS])");
 }
 
 }  // namespace warpath::runtime
