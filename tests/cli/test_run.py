@@ -511,3 +511,16 @@ def test_cpus_pins_workers_and_rejects_bad_lists(tmp_path):
     assert j["totals"]["rx"] == j["totals"]["tx"] + j["totals"]["dropped"] + j["totals"]["slow_path"]
     r = run("run", "--cpus", "1,x", "--no-progress")
     assert r.returncode == 2, r.stderr
+
+
+def test_gen_profile_sets_the_generator_traffic(tmp_path):
+    """--gen-profile reaches gen: ports (64-byte frames are 60 captured bytes); a bad profile is
+    an error naming the port; the JSON says where the workers ran."""
+    _, j = run_json(tmp_path, "--port", "g=gen:max:20000", "--port", "s=null",
+                    "--gen-profile", "ipv4+udp+min")
+    assert j["ports"][0]["rx_bytes"] == 20000 * 60
+    assert "profile ipv4+udp+min" in j["ports"][0]["description"]
+    assert len(j["machine"]["worker_cpus"]) == 1
+    r = run("run", "--port", "g=gen:max:10", "--port", "s=null", "--gen-profile", "bogus",
+            "--no-progress")
+    assert r.returncode == 1 and "port g" in r.stderr and "bogus" in r.stderr, r.stderr

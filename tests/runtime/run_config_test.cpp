@@ -27,6 +27,7 @@ json      = "/abs/run.json"
 slow_path = "/abs/slow.pcap"
 pin_threads = false
 cpus      = [3, 1, 0]
+gen_profile = "ipv4+min"
 [ports]
 in  = "pcap:/abs/in.pcap:/abs/out.pcap"
 out = "null"
@@ -103,6 +104,7 @@ TEST(RunConfigToml, FullExample) {
   EXPECT_EQ(c.slow_path, "/abs/slow.pcap");
   EXPECT_FALSE(c.pin_threads);
   EXPECT_EQ(c.cpus, (std::vector<int>{3, 1, 0}));
+  EXPECT_EQ(c.gen_profile, "ipv4+min");
   ASSERT_EQ(c.ports.size(), 2u);
   EXPECT_EQ(c.ports[0],
             (std::pair<std::string, std::string>{"in", "pcap:/abs/in.pcap:/abs/out.pcap"}));

@@ -52,6 +52,7 @@ struct RunOptions {
   uint64_t seed   = 1;
   bool no_pin = false, no_progress = false;
   std::vector<int> cpus;
+  std::string gen_profile;
   std::map<std::string, CLI::Option*> given;
   bool has(const std::string& flag) const {
     auto it = given.find(flag);
@@ -122,6 +123,7 @@ Result<runtime::RunConfig> build_config(const RunOptions& o, bool& builtin_ports
   if (o.has("--seed")) c.seed = o.seed;
   if (o.no_pin) c.pin_threads = false;
   if (!o.cpus.empty()) c.cpus = o.cpus;
+  if (!o.gen_profile.empty()) c.gen_profile = o.gen_profile;
   if (o.no_progress) c.progress = false;
   if (o.has("--port")) {
     c.ports.clear();
@@ -199,9 +201,10 @@ Status load_tables(const runtime::RunConfig& c, bool builtin_ports, Tables& t) {
 
 Status open_ports(const runtime::RunConfig& c, runtime::RunInputs& in) {
   runtime::PortOptions po;
-  po.rx_queues = c.workers;
-  po.workers   = c.workers;
-  po.seed      = c.seed;
+  po.rx_queues   = c.workers;
+  po.workers     = c.workers;
+  po.seed        = c.seed;
+  po.gen_profile = c.gen_profile;
   for (size_t i = 0; i < c.ports.size(); ++i) {
     po.index = uint16_t(i);
     WARPATH_ASSIGN_OR_RETURN(auto port,
@@ -330,6 +333,9 @@ void add_run(CLI::App& app, Runner& run) {
   flag("--default-action", o->default_action, "Action when no rule matches");
   flag("--ipv6-action", o->ipv6_action, "Action for IPv6 packets under a 5-tuple ACL");
   cmd->add_flag("--no-pin", o->no_pin, "Do not pin threads to cores");
+  cmd->add_option("--gen-profile", o->gen_profile,
+                  "Traffic of gen: ports: default, imix, uniform, min (64-byte frames), max, "
+                  "ipv4, ipv6, novlan, tcp, udp, joined by '+' (e.g. ipv4+udp+min)");
   cmd->add_option("--cpus", o->cpus,
                   "Cores to pin to, e.g. 2,3,1: worker w on the w-th, then the offload master "
                   "(default: workers on 1..W, master on 0)")

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <thread>
 
 #include "bench_util.hpp"
 
@@ -121,33 +122,42 @@ nlohmann::ordered_json run_report_json(const runtime::RunConfig& c, const runtim
   using J                     = nlohmann::ordered_json;
   J j                         = result_header("warpath run", ctx.command, -1, ctx.load_start);
   j["machine"]["loadavg_end"] = read_first_line("/proc/loadavg");
-  j["app"]                    = r.app.empty() ? runtime::app_name(c.app) : r.app;
-  j["engine"]                 = runtime::offload_name(c.engine);
-  j["engines"]                = {{"cpu", r.engine}, {"offload", r.offload_engine}};
-  j["offload_device"]         = c.offload_device;
-  j["workers"]                = c.workers;
-  j["batch"]                  = c.batch;
-  j["delay_us"]               = c.delay_us;
-  j["duration_s"]             = c.duration_s;
-  j["seed"]                   = c.seed;
-  j["fib"]                    = ctx.fib;
-  j["rules"]                  = ctx.rules;
-  j["stopped_by"]             = ctx.stopped_by.empty() ? J() : J(ctx.stopped_by);
-  j["seconds"]                = r.seconds;
-  j["mpps"]                   = mpps(r.rx, r.seconds);
-  j["mpps_out"]               = mpps(r.tx, r.seconds);
-  j["gbps"]                   = gbps(r.rx_bytes, r.seconds);
-  j["gbps_out"]               = gbps(r.tx_bytes, r.seconds);
-  j["totals"]                 = {{"rx", r.rx},
-                                 {"tx", r.tx},
-                                 {"dropped", r.dropped},
-                                 {"slow_path", r.slow_path},
-                                 {"rx_bytes", r.rx_bytes},
-                                 {"tx_bytes", r.tx_bytes},
-                                 {"in_flight", r.in_flight}};
-  const Status check          = r.check();
-  j["check"]                  = {{"ok", check.is_ok()}, {"message", check.message()}};
-  J ports                     = J::array();
+  {  // where the threads ran (pipeline.cpp's placement)
+    J pins = J::array();
+    for (uint32_t w = 0; w < c.workers; ++w)
+      pins.push_back(!c.pin_threads ? -1
+                     : c.cpus.empty()
+                         ? int((w + 1) % std::max(1u, std::thread::hardware_concurrency()))
+                         : c.cpus[w % c.cpus.size()]);
+    j["machine"]["worker_cpus"] = pins;
+  }
+  j["app"]            = r.app.empty() ? runtime::app_name(c.app) : r.app;
+  j["engine"]         = runtime::offload_name(c.engine);
+  j["engines"]        = {{"cpu", r.engine}, {"offload", r.offload_engine}};
+  j["offload_device"] = c.offload_device;
+  j["workers"]        = c.workers;
+  j["batch"]          = c.batch;
+  j["delay_us"]       = c.delay_us;
+  j["duration_s"]     = c.duration_s;
+  j["seed"]           = c.seed;
+  j["fib"]            = ctx.fib;
+  j["rules"]          = ctx.rules;
+  j["stopped_by"]     = ctx.stopped_by.empty() ? J() : J(ctx.stopped_by);
+  j["seconds"]        = r.seconds;
+  j["mpps"]           = mpps(r.rx, r.seconds);
+  j["mpps_out"]       = mpps(r.tx, r.seconds);
+  j["gbps"]           = gbps(r.rx_bytes, r.seconds);
+  j["gbps_out"]       = gbps(r.tx_bytes, r.seconds);
+  j["totals"]         = {{"rx", r.rx},
+                         {"tx", r.tx},
+                         {"dropped", r.dropped},
+                         {"slow_path", r.slow_path},
+                         {"rx_bytes", r.rx_bytes},
+                         {"tx_bytes", r.tx_bytes},
+                         {"in_flight", r.in_flight}};
+  const Status check  = r.check();
+  j["check"]          = {{"ok", check.is_ok()}, {"message", check.message()}};
+  J ports             = J::array();
   for (size_t i = 0; i < r.ports.size(); ++i) {
     const runtime::PortReport& p = r.ports[i];
     const std::string spec       = i < c.ports.size() ? c.ports[i].second : "";

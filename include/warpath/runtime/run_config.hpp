@@ -10,6 +10,8 @@
 //   offload_device = "cuda"       # cuda | cpu (test aid: the offload path on CPU engines)
 //   workers   = 2                 # worker threads (each pinned to a core when possible)
 //   pin_threads = true            # false: leave thread placement to the kernel
+//   gen_profile = "ipv4+udp+min"  # traffic of gen: ports (port.hpp: default, imix, uniform,
+//                                 # min, max, ipv4, ipv6, novlan, tcp, udp joined by '+')
 //   cpus      = [2, 3, 1]         # cores to pin to: worker w -> cpus[w], then the offload
 //                                 # master (default: workers on 1..W, master on 0)
 //   batch     = 1024              # maximum packets per chunk
@@ -94,7 +96,8 @@ struct RunConfig {
   /// Cores to pin to (DPDK's -l): worker w on cpus[w % size], the master on cpus[workers] when
   /// the list is longer than the workers, else on core 0. Empty: workers on 1..W, master on 0.
   std::vector<int> cpus;
-  bool progress = true;  ///< live one-line display (the CLI turns it off when not a TTY)
+  std::string gen_profile = "default";  ///< PortOptions::gen_profile of every gen: port
+  bool progress           = true;  ///< live one-line display (the CLI turns it off when not a TTY)
 
   /// Range and consistency checks (batch 1..65536, workers 1..256, delay_us <= 1e6,
   /// duration >= 0, offload_device, acl format/algo/actions, then the ports: at least one,

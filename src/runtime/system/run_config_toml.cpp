@@ -177,6 +177,12 @@ class Loader {
       c_.pin_threads = b->get();
       return Status::ok();
     }
+    if (key == "gen_profile") {
+      const auto* s = v.as_string();
+      if (!s) return wrong_type(line, key, "a string", v);
+      c_.gen_profile = s->get();
+      return Status::ok();
+    }
     if (key == "cpus") {
       const auto* a = v.as_array();
       if (!a) return wrong_type(line, key, "an array of core numbers", v);
@@ -192,7 +198,7 @@ class Loader {
     }
     return unknown(line, key,
                    "app, engine, offload_device, workers, batch, delay_us, duration, seed, json, "
-                   "slow_path, pin_threads, cpus, [ports], [router], [acl]");
+                   "slow_path, pin_threads, cpus, gen_profile, [ports], [router], [acl]");
   }
 
   Status ports(const toml::table& t) {
