@@ -22,13 +22,6 @@ void KeyBuffer::get(uint32_t i, uint32_t* key) const {
   for (unsigned w = 0; w < key_words(layout_); ++w) key[w] = words_[size_t(w) * count_ + i];
 }
 
-void five_tuple_words(const packet::FiveTuple4& t, uint32_t* key) {
-  key[0] = t.src;
-  key[1] = t.dst;
-  key[2] = uint32_t(t.sport) << 16 | t.dport;
-  key[3] = t.proto;
-}
-
 RuleSet from_classbench(const std::vector<io::ClassBenchRule>& rules, std::string name) {
   RuleSet set;
   set.layout = KeyLayout::kFiveTuple;

@@ -103,23 +103,19 @@ Status App::pre_shade(Chunk& c) const {
     uint32_t* w       = c.acl_words.data();
     const uint32_t st = c.capacity;
     if (layout_ == classify::KeyLayout::kFiveTuple) {
+      // IPv4 packets only, compacted (the classifier sees no empty keys).
       for (uint32_t i = 0; i < n; ++i) {
         packet::FiveTuple4 t;
         if (!packet::core::five_tuple4(c.infos[i], t)) continue;
-        w[k]             = t.src;
-        w[st + k]        = t.dst;
-        w[2 * st + k]    = uint32_t(t.sport) << 16 | t.dport;
-        w[3 * st + k]    = t.proto;
+        uint32_t key[4];
+        classify::five_tuple_words(t, key);
+        for (unsigned j = 0; j < 4; ++j) w[size_t(j) * st + k] = key[j];
         c.acl_index[k++] = i;
       }
     } else {
-      for (uint32_t i = 0; i < n; ++i) {
-        const packet::PacketMeta& m = c.batch.meta(i);
-        const packet::OfTuple t =
-            packet::core::of_tuple(c.batch.data(i), m.caplen, m.port, c.infos[i]);
-        for (int j = 0; j < packet::kOfWords; ++j) w[size_t(j) * st + k] = t.w[j];
-        c.acl_index[k++] = i;
-      }
+      // Every packet has an OpenFlow tuple: the keys are the packets, in order.
+      packet::extract_of_tuples(c.batch.view(), {c.infos.data(), n}, packet::OfTupleSoA{w, st, n});
+      for (; k < n; ++k) c.acl_index[k] = k;
     }
     c.acl_count = k;
   }

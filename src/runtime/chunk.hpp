@@ -63,9 +63,7 @@ struct Chunk {
   std::vector<uint16_t> reason;
   std::vector<uint16_t> out;
 
-  uint32_t worker   = 0;
   bool offloaded    = false;
-  uint64_t close_ns = 0;  ///< when the chunk was closed (pre-shade began)
   uint64_t shade_ns = 0;  ///< time the shade stage took where it ran
   std::atomic<bool> done{false};
   Status error;  ///< set by the shade stage on failure (read after done)

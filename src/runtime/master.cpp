@@ -89,7 +89,6 @@ void OffloadMaster::loop(Lane& lane) {
       s = shade_gathered(lane, group);
     }
     launches_.fetch_add(1, std::memory_order_relaxed);
-    chunks_.fetch_add(group.size(), std::memory_order_relaxed);
     for (Chunk* c : group) {
       c->error = s;
       c->done.store(true, std::memory_order_release);

@@ -40,7 +40,6 @@ class OffloadMaster {
   /// Finishes every queued chunk, then joins the lanes.
   void stop();
   uint64_t launches() const noexcept { return launches_.load(std::memory_order_relaxed); }
-  uint64_t launched_chunks() const noexcept { return chunks_.load(std::memory_order_relaxed); }
 
  private:
   struct Lane {
@@ -61,7 +60,7 @@ class OffloadMaster {
   std::deque<Chunk*> queue_;
   bool stopping_ = false;
   std::vector<std::unique_ptr<Lane>> lanes_;
-  std::atomic<uint64_t> launches_{0}, chunks_{0};
+  std::atomic<uint64_t> launches_{0};
 };
 
 }  // namespace warpath::runtime

@@ -60,7 +60,6 @@ class OffloadPolicy {
     const uint64_t busy = span > win_idle_ ? span - win_idle_ : 0;
     const double u      = double(busy) / double(span);
     const double rate   = double(win_packets_) * 1e9 / double(span);  // packets per second
-    util_               = u;
     if (win_packets_) {
       const double b = double(busy) / double(win_packets_);
       busy_cost_     = busy_cost_ == 0 ? b : 0.7 * busy_cost_ + 0.3 * b;
@@ -82,13 +81,11 @@ class OffloadPolicy {
     win_packets_ = 0;
   }
   double share() const noexcept { return share_; }
-  double utilisation() const noexcept { return util_; }
-  double shade_cost_ns() const noexcept { return shade_cost_; }
 
  private:
   Offload mode_;
   bool avail_;
-  double share_ = 0, credit_ = 0, shade_cost_ = 0, busy_cost_ = 0, util_ = 0;
+  double share_ = 0, credit_ = 0, shade_cost_ = 0, busy_cost_ = 0;
   uint64_t win_start_ = 0, win_idle_ = 0, win_packets_ = 0;
 };
 

@@ -24,16 +24,13 @@ RunReport snapshot(const RunConfig& cfg, const std::vector<std::unique_ptr<Worke
   r.app     = app_name(cfg.app);
   r.workers = uint32_t(workers.size());
   std::array<uint64_t, kAllReasons> reasons{};
-  uint64_t fill_packets = 0, shade_ns = 0;
-  double share = 0;
+  uint64_t shade_ns = 0;
+  double share      = 0;
   for (const auto& w : workers) {
     const WorkerCounters& c = w->counters();
     r.rx += c.rx.load(std::memory_order_relaxed);
     r.rx_bytes += c.rx_bytes.load(std::memory_order_relaxed);
-    r.tx += c.tx.load(std::memory_order_relaxed);
     r.tx_bytes += c.tx_bytes.load(std::memory_order_relaxed);
-    r.dropped += c.dropped.load(std::memory_order_relaxed);
-    r.slow_path += c.slow_path.load(std::memory_order_relaxed);
     r.chunks += c.chunks.load(std::memory_order_relaxed);
     r.cpu_chunks += c.cpu_chunks.load(std::memory_order_relaxed);
     r.gpu_chunks += c.gpu_chunks.load(std::memory_order_relaxed);
@@ -46,20 +43,22 @@ RunReport snapshot(const RunConfig& cfg, const std::vector<std::unique_ptr<Worke
     for (unsigned k = 0; k < kAllReasons; ++k)
       reasons[k] += c.by_reason[k].load(std::memory_order_relaxed);
   }
-  fill_packets       = r.cpu_packets + r.gpu_packets;
-  r.batch_fill       = r.chunks ? double(fill_packets) / double(r.chunks) / cfg.batch : 0;
-  r.cpu_ns_per_pkt   = r.cpu_packets ? double(shade_ns) / double(r.cpu_packets) : 0;
-  r.gpu_share        = workers.empty() ? 0 : share / double(workers.size());
-  const uint64_t out = r.tx + r.dropped + r.slow_path;
-  r.in_flight        = r.rx > out ? r.rx - out : 0;
+  r.batch_fill =
+      r.chunks ? double(r.cpu_packets + r.gpu_packets) / double(r.chunks) / cfg.batch : 0;
+  r.cpu_ns_per_pkt = r.cpu_packets ? double(shade_ns) / double(r.cpu_packets) : 0;
+  r.gpu_share      = workers.empty() ? 0 : share / double(workers.size());
   if (master) r.gpu_launches = master->launches();
+  // Every finished packet has exactly one reason: the totals are the reasons' sums.
   const uint16_t fwd = reason_id(forward::Reason::kForwarded);
+  r.tx               = reasons[fwd];
   for (unsigned k = 0; k < kAllReasons; ++k) {
     if (!reasons[k] || k == fwd) continue;
-    auto& m = any_reason_verdict(k) == forward::Verdict::kSlowPath ? r.slow_path_by_reason
-                                                                   : r.drops_by_reason;
-    m[any_reason_name(k)] += reasons[k];
+    const bool slow = any_reason_verdict(k) == forward::Verdict::kSlowPath;
+    (slow ? r.slow_path : r.dropped) += reasons[k];
+    (slow ? r.slow_path_by_reason : r.drops_by_reason)[any_reason_name(k)] += reasons[k];
   }
+  const uint64_t out  = r.tx + r.dropped + r.slow_path;
+  r.in_flight         = r.rx > out ? r.rx - out : 0;
   uint64_t ring_drops = 0;
   for (const auto& p : in.ports) {
     PortReport pr{p->name(), p->describe(), p->stats()};

@@ -21,7 +21,6 @@ Status Worker::init() {
                                     cfg_.pinned_memory ? MemSpace::kPinned : MemSpace::kHost);
     if (!batch.is_ok()) return batch.status();
     pool_.push_back(std::make_unique<Chunk>(std::move(*batch), cfg_.app->acl_layout()));
-    pool_.back()->worker = cfg_.id;
     free_.push_back(pool_.back().get());
   }
   out_lists_.resize(cfg_.ports.size());
@@ -74,8 +73,7 @@ bool Worker::receive(Chunk& c, uint64_t& now) {
   return got;
 }
 
-Status Worker::close(Chunk* c, uint64_t now) {
-  c->close_ns = now;
+Status Worker::close(Chunk* c) {
   WARPATH_TRY(cfg_.app->pre_shade(*c));
   const uint32_t n = c->batch.size();
   counters_.chunks.fetch_add(1, std::memory_order_relaxed);
@@ -116,7 +114,7 @@ Status Worker::finish(Chunk& c) {
       if (any_reason_verdict(r) == forward::Verdict::kSlowPath) slow_list_.push_back(i);
     }
   }
-  uint64_t tx = 0, tx_bytes = 0;
+  uint64_t tx_bytes = 0;
   for (size_t p = 0; p < out_lists_.size(); ++p) {
     const auto& list = out_lists_[p];
     if (list.empty()) continue;
@@ -129,7 +127,6 @@ Status Worker::finish(Chunk& c) {
         tx_bytes += c.batch.meta(list[k]).len;
       }
     }
-    tx += sent;
     reason_scratch_[fwd] += sent;
     reason_scratch_[reason_id(Extra::kTxError)] += list.size() - sent;
   }
@@ -137,20 +134,11 @@ Status Worker::finish(Chunk& c) {
     (void)cfg_.slow_path->tx_burst(cfg_.id, c.batch,
                                    {slow_list_.data(), uint32_t(slow_list_.size())});
   send_time_exceeded(c);
-  uint64_t dropped = 0, slow = 0;
-  for (unsigned r = 0; r < kAllReasons; ++r) {
-    if (!reason_scratch_[r]) continue;
-    counters_.by_reason[r].fetch_add(reason_scratch_[r], std::memory_order_relaxed);
-    if (r == fwd) continue;
-    if (any_reason_verdict(r) == forward::Verdict::kSlowPath)
-      slow += reason_scratch_[r];
-    else
-      dropped += reason_scratch_[r];
-  }
-  counters_.tx.fetch_add(tx, std::memory_order_relaxed);
+  // tx, dropped and slow_path are sums of these (pipeline.cpp's snapshot): one counter each.
+  for (unsigned r = 0; r < kAllReasons; ++r)
+    if (reason_scratch_[r])
+      counters_.by_reason[r].fetch_add(reason_scratch_[r], std::memory_order_relaxed);
   counters_.tx_bytes.fetch_add(tx_bytes, std::memory_order_relaxed);
-  counters_.dropped.fetch_add(dropped, std::memory_order_relaxed);
-  counters_.slow_path.fetch_add(slow, std::memory_order_relaxed);
   return Status::ok();
 }
 
@@ -207,7 +195,7 @@ void Worker::run() {
       const uint32_t n = cur->batch.size();
       Chunk* closing   = cur;
       cur              = nullptr;
-      if (Status st = close(closing, now); !st.is_ok()) {
+      if (Status st = close(closing); !st.is_ok()) {
         error_ = st;
         break;
       }

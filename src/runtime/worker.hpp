@@ -24,7 +24,7 @@
 namespace warpath::runtime {
 
 struct WorkerCounters {
-  std::atomic<uint64_t> rx{0}, rx_bytes{0}, tx{0}, tx_bytes{0}, dropped{0}, slow_path{0};
+  std::atomic<uint64_t> rx{0}, rx_bytes{0}, tx_bytes{0};
   std::atomic<uint64_t> chunks{0}, cpu_chunks{0}, gpu_chunks{0}, cpu_packets{0}, gpu_packets{0};
   std::atomic<uint64_t> shade_cpu_ns{0};
   /// Router-originated ICMP Time Exceeded errors (outside rx = tx + dropped + slow_path).
@@ -61,7 +61,7 @@ class Worker {
 
  private:
   bool receive(Chunk& c, uint64_t& now);
-  Status close(Chunk* c, uint64_t now);
+  Status close(Chunk* c);
   Status finish(Chunk& c);
   void send_time_exceeded(Chunk& c);
   Chunk* take_free();

@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "runtime/port_test_util.hpp"
 #include "support/test_support.hpp"
 #include "warpath/gen/traffic.hpp"
 #include "warpath/io/pcap_file.hpp"
@@ -30,40 +31,8 @@ namespace warpath::runtime {
 namespace {
 
 namespace support = warpath::testing;
-using Bytes       = std::vector<uint8_t>;
-using packet::PacketBatch;
+using namespace warpath::runtime::test;
 using Clock = std::chrono::steady_clock;
-
-PacketBatch make_batch(uint32_t packets, size_t bytes = 0) {
-  auto b = PacketBatch::create(packets, PacketBatch::kDefaultCellBytes, bytes);
-  EXPECT_TRUE(b.is_ok());
-  return std::move(b).value();
-}
-
-Bytes bytes_of(const PacketBatch& b, uint32_t i) {
-  return Bytes(b.data(i), b.data(i) + b.meta(i).caplen);
-}
-
-std::vector<uint32_t> all_indices(const PacketBatch& b) {
-  std::vector<uint32_t> v(b.size());
-  for (uint32_t i = 0; i < b.size(); ++i) v[i] = i;
-  return v;
-}
-
-Span<const uint32_t> span_of(const std::vector<uint32_t>& v) {
-  return {v.data(), uint32_t(v.size())};
-}
-
-PacketBatch traffic(uint32_t count, uint64_t seed) {
-  gen::TrafficParams params;
-  params.count = count;
-  params.seed  = seed;
-  auto b       = gen::batch_for(count);
-  EXPECT_TRUE(b.is_ok());
-  Status s = gen::generate_traffic(params, *b);
-  EXPECT_TRUE(s.is_ok()) << s.to_string();
-  return std::move(b).value();
-}
 
 void write_capture(const std::string& path, const PacketBatch& b) {
   auto w = io::PcapWriter::create(path);

@@ -413,6 +413,60 @@ TEST(Pipeline, AclDecisionsMatchReferenceClassifier) {
   }
 }
 
+TEST(Pipeline, OpenFlowAclDecisionsMatchReferenceClassifier) {
+  // 12-field rules: every packet has a key (in_port included), so every packet is classified.
+  Fixture f;
+  // Rules written as ovs-ofctl flows, then 200 random ones below them (rarely matching).
+  auto of = classify::parse_openflow_rules(
+      "priority=3000,tcp,actions=drop\n"
+      "priority=2999,udp,tp_dst=53,actions=drop\n"
+      "priority=2998,ip,actions=mod_nw_tos:4,output:0\n",
+      "acl.flows");
+  ASSERT_TRUE(of.is_ok()) << of.status().message();
+  f.rules          = *of;
+  const auto extra = classify::random_rule_set(12, classify::KeyLayout::kOpenFlow, 200);
+  for (const auto& r : extra.rules) {
+    f.rules.rules.push_back(r);
+    f.rules.rules.back().action = "actions=drop";
+  }
+  const auto in = traffic(3000, 13);
+  for (Offload engine : {Offload::kCpu, Offload::kGpu}) {
+    RunConfig c      = base_config(AppKind::kAcl, 128, 1);
+    c.engine         = engine;
+    c.offload_device = "cpu";
+    c.default_action = "permit";
+    Ran r            = run_memory(c, f, in, 1);
+    // Reference: ref.parse, the OpenFlow tuples, ref.linear, the rule's action.
+    auto infos = packet::parse_batch(in, "ref.parse");
+    std::vector<uint32_t> words(size_t(packet::kOfWords) * in.size());
+    packet::extract_of_tuples(in.view(), {infos->data(), in.size()},
+                              packet::OfTupleSoA{words.data(), in.size(), in.size()});
+    const classify::KeyBatch kb{words.data(), in.size(), in.size(), classify::KeyLayout::kOpenFlow};
+    std::vector<uint32_t> match(in.size());
+    auto ref = classify::make_classifier("ref.linear", f.rules);
+    ExecContext ctx;
+    ASSERT_TRUE((*ref)->classify(kb, {match.data(), in.size()}, ctx).is_ok());
+    uint64_t deny = 0, to_a = 0, to_b = 0, malformed = 0;
+    for (uint32_t i = 0; i < in.size(); ++i) {
+      if ((*infos)[i].status != packet::ParseStatus::kOk)
+        ++malformed;
+      else if (match[i] == classify::kNoMatch)
+        ++to_b;  // permit: the paired port
+      else if (match[i] == 2)
+        ++to_a;  // output:0
+      else
+        ++deny;
+    }
+    EXPECT_GT(deny, 0u);
+    EXPECT_GT(to_a + to_b, 0u);
+    EXPECT_EQ(r.report.drops_by_reason["acl_deny"], deny);
+    EXPECT_EQ(r.report.drops_by_reason["malformed"], malformed);
+    EXPECT_EQ(r.a->all_sent().size(), to_a);
+    EXPECT_EQ(r.b->all_sent().size(), to_b);
+    EXPECT_TRUE(r.report.check().is_ok());
+  }
+}
+
 TEST(Pipeline, RouterBehindAclDropsDeniedAndRoutesTheRest) {
   Fixture f;
   for (auto& rule : f.rules.rules) rule.action = "";

@@ -28,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include "runtime/port_test_util.hpp"
 #include "support/test_support.hpp"
 #include "warpath/gen/traffic.hpp"
 #include "warpath/io/pcap_file.hpp"
@@ -37,25 +38,8 @@ namespace warpath::runtime {
 namespace {
 
 namespace support = warpath::testing;
-using Bytes       = std::vector<uint8_t>;
-using packet::PacketBatch;
+using namespace warpath::runtime::test;
 using Clock = std::chrono::steady_clock;
-
-PacketBatch make_batch(uint32_t packets) {
-  auto b = PacketBatch::create(packets);
-  EXPECT_TRUE(b.is_ok());
-  return std::move(b).value();
-}
-
-Bytes bytes_of(const PacketBatch& b, uint32_t i) {
-  return Bytes(b.data(i), b.data(i) + b.meta(i).caplen);
-}
-
-std::vector<uint32_t> all_indices(const PacketBatch& b) {
-  std::vector<uint32_t> v(b.size());
-  for (uint32_t i = 0; i < b.size(); ++i) v[i] = i;
-  return v;
-}
 
 // rx_burst() that must succeed; its count.
 uint32_t burst(Port& port, uint32_t q, PacketBatch& b, uint32_t max) {
@@ -64,27 +48,10 @@ uint32_t burst(Port& port, uint32_t q, PacketBatch& b, uint32_t max) {
   return r.is_ok() ? r.value() : 0;
 }
 
-Span<const uint32_t> span_of(const std::vector<uint32_t>& v) {
-  return {v.data(), uint32_t(v.size())};
-}
-
 std::unique_ptr<Port> open_ok(std::string_view spec, const PortOptions& options = {}) {
   auto p = open_port("p", spec, options);
   EXPECT_TRUE(p.is_ok()) << spec << ": " << p.status().to_string();
   return p.is_ok() ? std::move(p).value() : nullptr;
-}
-
-PacketBatch traffic(uint32_t count, uint64_t seed, gen::SizeMix sizes = gen::SizeMix::kImix) {
-  gen::TrafficParams params;
-  params.count    = count;
-  params.seed     = seed;
-  params.sizes    = sizes;
-  params.min_size = 1518;
-  auto b          = gen::batch_for(count);
-  EXPECT_TRUE(b.is_ok());
-  Status s = gen::generate_traffic(params, *b);
-  EXPECT_TRUE(s.is_ok()) << s.to_string();
-  return std::move(b).value();
 }
 
 // --- spec parsing ------------------------------------------------------------------------------

@@ -114,7 +114,12 @@ class KeyBuffer {
 };
 
 /// 5-tuple key words from a trace entry / flow key.
-void five_tuple_words(const packet::FiveTuple4& t, uint32_t* key);
+inline void five_tuple_words(const packet::FiveTuple4& t, uint32_t* key) {
+  key[0] = t.src;
+  key[1] = t.dst;
+  key[2] = uint32_t(t.sport) << 16 | t.dport;
+  key[3] = t.proto;
+}
 
 /// ClassBench rules (file order = priority order) as a RuleSet.
 RuleSet from_classbench(const std::vector<io::ClassBenchRule>& rules, std::string name);
