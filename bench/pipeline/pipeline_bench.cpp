@@ -23,6 +23,7 @@
 #include "warpath/core/cuda_device.hpp"
 #include "warpath/forward/router.hpp"
 #include "warpath/lookup/check.hpp"
+#include "warpath/runtime/builtin.hpp"
 #include "warpath/runtime/pipeline.hpp"
 
 namespace {
@@ -46,15 +47,15 @@ struct Data {
 Result<RunReport> run_point(const Data& d, Offload engine, uint32_t workers, uint32_t batch,
                             uint32_t delay_us, double rate, double seconds) {
   RunConfig c;
-  c.app            = AppKind::kRouterAcl;
-  c.engine         = engine;
-  c.workers        = workers;
-  c.batch          = batch;
-  c.delay_us       = delay_us;
-  c.duration_s     = seconds;
-  c.progress       = false;
-  c.match_action   = "permit";
-  c.default_action = "permit";
+  c.app                 = AppKind::kRouterAcl;
+  c.engine              = engine;
+  c.workers             = workers;
+  c.batch               = batch;
+  c.delay_us            = delay_us;
+  c.duration_s          = seconds;
+  c.progress            = false;
+  c.match_action        = "permit";
+  c.default_action      = "permit";
   const std::string gen = rate > 0 ? "gen:" + std::to_string(uint64_t(rate)) : "gen:max";
   c.ports               = {{"gen", gen}, {"sink", "null"}};
   RunInputs in;
@@ -109,10 +110,14 @@ int main(int argc, char** argv) {
   bool quick = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--duration" && i + 1 < argc) seconds = std::atof(argv[++i]);
-    else if (a == "--workers" && i + 1 < argc) workers = uint32_t(std::atoi(argv[++i]));
-    else if (a == "--engines" && i + 1 < argc) engines_arg = argv[++i];
-    else if (a == "--quick") quick = true;
+    if (a == "--duration" && i + 1 < argc)
+      seconds = std::atof(argv[++i]);
+    else if (a == "--workers" && i + 1 < argc)
+      workers = uint32_t(std::atoi(argv[++i]));
+    else if (a == "--engines" && i + 1 < argc)
+      engines_arg = argv[++i];
+    else if (a == "--quick")
+      quick = true;
     else {
       std::fprintf(stderr,
                    "usage: warpath-pipeline-bench [--duration S] [--workers N] "
@@ -136,12 +141,9 @@ int main(int argc, char** argv) {
     }
 
   Data d;
-  d.fib = lookup::synthetic_full_table(1, 200'000, 40'000);
-  d.fib.v4.push_back({0, 0, 1});
-  d.fib.v6.push_back({lookup::Ip6{}, 0, 2});
-  d.neighbors = forward::default_neighbors(d.fib, 1);
-  for (auto& n : d.neighbors.neighbors) n.port = 1;  // every next hop to the sink
-  d.acl = classify::random_rule_set(1, classify::KeyLayout::kFiveTuple, 1000);
+  d.fib       = builtin_fib(1);
+  d.neighbors = neighbors_to_port(d.fib, 1);  // the sink
+  d.acl       = classify::random_rule_set(1, classify::KeyLayout::kFiveTuple, 1000);
 
   const std::vector<uint32_t> batches =
       quick ? std::vector<uint32_t>{64, 1024} : std::vector<uint32_t>{32, 128, 512, 2048, 8192};
@@ -175,11 +177,12 @@ int main(int argc, char** argv) {
       points.push_back({"delay", name, 8192, delay, offered, *r});
     }
   }
-  std::printf("{\"bench\": \"pipeline\", \"app\": \"router+acl\", \"workers\": %u, "
-              "\"duration_s\": %.2f, \"gpu\": %s, \"data\": \"built-in: synthetic_full_table(1, "
-              "200000, 40000) + defaults, random_rule_set(1, 5-tuple, 1000) all permit, "
-              "gen (seed 1) -> null\", \"points\": [\n",
-              workers, seconds, gpu ? "true" : "false");
+  std::printf(
+      "{\"bench\": \"pipeline\", \"app\": \"router+acl\", \"workers\": %u, "
+      "\"duration_s\": %.2f, \"gpu\": %s, \"data\": \"built-in: synthetic_full_table(1, "
+      "200000, 40000) + defaults, random_rule_set(1, 5-tuple, 1000) all permit, "
+      "gen (seed 1) -> null\", \"points\": [\n",
+      workers, seconds, gpu ? "true" : "false");
   for (size_t i = 0; i < points.size(); ++i) print_point(points[i], i + 1 == points.size());
   std::printf("]}\n");
   return 0;

@@ -18,8 +18,8 @@
 #include "warpath/classify/check.hpp"
 #include "warpath/gen/traffic.hpp"
 #include "warpath/io/pcap_file.hpp"
-#include "warpath/lookup/check.hpp"
 #include "warpath/packet/parser.hpp"
+#include "warpath/runtime/builtin.hpp"
 
 namespace warpath::cli {
 
@@ -91,10 +91,8 @@ int run_demo(const DemoOptions& o) {
 
   // [5/6] Route: a synthetic Internet-shaped FIB (plus default routes so every destination
   // has one), the default neighbours, lookup + router data path on the whole batch.
-  lookup::RouteTable fib_table = lookup::synthetic_full_table(o.seed, 200'000, 40'000);
-  fib_table.v4.push_back({0, 0, 1});
-  fib_table.v6.push_back({lookup::Ip6{}, 0, 2});
-  auto fib = lookup::make_fib("auto", fib_table);
+  lookup::RouteTable fib_table = runtime::builtin_fib(o.seed);
+  auto fib                     = lookup::make_fib("auto", fib_table);
   if (!fib.is_ok()) return fail(fib.status());
   fmt::print(
       "\n[5/6] routing through a {}-route FIB ({}): lookup, TTL and checksum update, "

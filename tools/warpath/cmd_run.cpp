@@ -29,8 +29,8 @@
 #include "warpath/core/cuda_device.hpp"
 #include "warpath/forward/router.hpp"
 #include "warpath/io/text_file.hpp"
-#include "warpath/lookup/check.hpp"
 #include "warpath/lookup/route.hpp"
+#include "warpath/runtime/builtin.hpp"
 #include "warpath/runtime/pipeline.hpp"
 #include "warpath/runtime/port.hpp"
 #include "warpath/runtime/run_config.hpp"
@@ -151,11 +151,7 @@ Status load_tables(const runtime::RunConfig& c, bool builtin_ports, Tables& t) {
   const bool acl    = c.app != runtime::AppKind::kRouter;
   if (router) {
     if (c.fib.empty()) {
-      // As `warpath demo`: an Internet-shaped table plus default routes, so every packet
-      // has a route.
-      t.fib = lookup::synthetic_full_table(c.seed, 200'000, 40'000);
-      t.fib.v4.push_back({0, 0, 1});
-      t.fib.v6.push_back({lookup::Ip6{}, 0, 2});
+      t.fib      = runtime::builtin_fib(c.seed);
       t.fib_text = "built-in synthetic table";
     } else {
       WARPATH_ASSIGN_OR_RETURN(t.fib, lookup::load_routes(c.fib));
@@ -167,9 +163,7 @@ Status load_tables(const runtime::RunConfig& c, bool builtin_ports, Tables& t) {
       WARPATH_ASSIGN_OR_RETURN(std::string text, io::read_text_file(c.neighbors));
       WARPATH_ASSIGN_OR_RETURN(t.neighbors, forward::parse_neighbors(c.neighbors, text, t.fib));
     } else if (builtin_ports) {
-      // Every next hop leaves through the sink (port 1).
-      t.neighbors = forward::default_neighbors(t.fib, 1);
-      for (auto& n : t.neighbors.neighbors) n.port = 1;
+      t.neighbors = runtime::neighbors_to_port(t.fib, 1);  // the sink
     } else {
       t.neighbors = forward::default_neighbors(t.fib, uint16_t(c.ports.size()));
     }
