@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <cstring>
 #include <mutex>
@@ -54,12 +55,6 @@ constexpr uint32_t kTxChunk       = 64;
 constexpr int kTxWaits            = 4;
 
 uint32_t align16(uint32_t x) { return (x + 15u) & ~15u; }
-
-uint32_t pow2_at_least(uint32_t x) {
-  uint32_t p = 4096;
-  while (p < x) p <<= 1;
-  return p;
-}
 
 std::string errno_text(int e) { return std::strerror(e); }
 
@@ -280,7 +275,7 @@ class AfPacketPort final : public Port {
     const uint64_t total = uint64_t(std::max(options_.ring_frames, 1u)) * frame;
     uint32_t block       = kMaxBlockBytes;
     while (block > kMinBlockBytes && total / block < 256) block >>= 1;
-    block                 = std::max(block, pow2_at_least(frame));
+    block                 = std::max({block, 4096u, std::bit_ceil(frame)});
     const uint32_t blocks = uint32_t(std::max<uint64_t>(2, (total + block - 1) / block));
     tpacket_req3 req{};
     req.tp_block_size       = block;

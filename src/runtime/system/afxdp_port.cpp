@@ -51,6 +51,7 @@
 #include <xdp/xsk.h>
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <chrono>
 #include <cstdarg>
@@ -138,12 +139,6 @@ std::string take_last_log() {
 }
 
 // --- helpers -------------------------------------------------------------------------------
-
-uint32_t pow2_at_least(uint32_t x) {
-  uint32_t p = 1;
-  while (p < x) p <<= 1;
-  return p;
-}
 
 // RX channels of the interface (0 when the driver does not say).
 uint32_t rx_channels(const std::string& iface) {
@@ -470,7 +465,7 @@ class AfXdpPort final : public Port {
   Status open_queue(XskQueue& x, uint32_t q) {
     x.id         = q;
     x.chunk      = options_.frame_bytes + kXdpHeadroom <= 2048 ? 2048 : 4096;
-    x.rx_frames  = std::clamp(pow2_at_least(options_.ring_frames), kMinRing, kMaxRing);
+    x.rx_frames  = std::clamp(std::bit_ceil(options_.ring_frames), kMinRing, kMaxRing);
     x.tx_frames  = std::min(x.rx_frames, kMaxTxFrames);
     x.area_bytes = size_t(x.rx_frames + x.tx_frames) * x.chunk;
     umem_mib_    = x.area_bytes >> 20;
