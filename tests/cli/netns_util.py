@@ -19,60 +19,10 @@ import sys
 import time
 from pathlib import Path
 
-# --- pcap files ---------------------------------------------------------------------------------
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from pcap_frames import csum, l3, mac, read_pcap, write_pcap  # noqa: E402,F401
 
-PCAP_MAGICS = {b"\xd4\xc3\xb2\xa1": ("<", 1000), b"\x4d\x3c\xb2\xa1": ("<", 1),
-               b"\xa1\xb2\xc3\xd4": (">", 1000), b"\xa1\xb2\x3c\x4d": (">", 1)}
-
-
-def read_pcap(path):
-    """Frames of a classic pcap (microsecond or nanosecond magic, either byte order)."""
-    b = Path(path).read_bytes()
-    if b[:4] not in PCAP_MAGICS:
-        raise ValueError(f"{path}: not a classic pcap")
-    e, _ = PCAP_MAGICS[b[:4]]
-    frames, at = [], 24
-    while at < len(b):
-        _, _, caplen, _ = struct.unpack(e + "IIII", b[at:at + 16])
-        frames.append(b[at + 16:at + 16 + caplen])
-        at += 16 + caplen
-    if at != len(b):
-        raise ValueError(f"{path}: truncated record")
-    return frames
-
-
-def write_pcap(path, frames):
-    """A microsecond pcap, Ethernet, one record per frame (1 us apart)."""
-    out = [struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1)]
-    for i, f in enumerate(frames):
-        out.append(struct.pack("<IIII", 1_700_000_000 + i // 1_000_000, i % 1_000_000, len(f),
-                               len(f)))
-        out.append(f)
-    Path(path).write_bytes(b"".join(out))
-
-
-# --- frames -------------------------------------------------------------------------------------
-
-def csum(data):
-    if len(data) % 2:
-        data += b"\0"
-    s = sum(struct.unpack(f"!{len(data) // 2}H", data))
-    while s > 0xFFFF:
-        s = (s & 0xFFFF) + (s >> 16)
-    return ~s & 0xFFFF
-
-
-def mac(text):
-    return bytes(int(x, 16) for x in text.split(":"))
-
-
-def l3(frame):
-    """(offset of the IP header, ethertype) after any 802.1Q / 802.1ad tags."""
-    off = 12
-    while struct.unpack("!H", frame[off:off + 2])[0] in (0x8100, 0x88A8):
-        off += 4
-    return off + 2, struct.unpack("!H", frame[off:off + 2])[0]
-
+# --- frames (pcap files, checksums, MACs and tags: pcap_frames.py) ------------------------------
 
 def ipv4_frame(src, dst, payload, ttl=64, ident=0, sport=7777, dport=7777,
                dst_mac="02:bb:00:00:00:01", src_mac="02:bb:00:00:00:02"):

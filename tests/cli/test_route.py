@@ -18,6 +18,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from pcap_frames import csum, eth, ipv4, ipv6, mac, udp, write_pcap
+from pcap_frames import l3 as l3_offset
+from pcap_frames import read_records as read_pcap
 
 REPO = Path(__file__).resolve().parents[2]
 WARPATH_BIN = Path(os.environ.get("WARPATH_BIN", str(REPO / "build" / "warpath")))
@@ -49,76 +52,7 @@ def assert_ok(r):
     return r
 
 
-# --- pcap files and checksums, independent of warpath -----------------------------------------
-
-def read_pcap(path):
-    """[(ts, caplen, len, bytes)] of a classic pcap (micro or nano), ts in the file's unit."""
-    b = Path(path).read_bytes()
-    magic = b[:4]
-    if magic in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1"):
-        e = "<"
-    elif magic in (b"\xa1\xb2\xc3\xd4", b"\xa1\xb2\x3c\x4d"):
-        e = ">"
-    else:
-        raise ValueError(f"{path}: not a classic pcap")
-    recs, at = [], 24
-    while at < len(b):
-        sec, frac, caplen, wire = struct.unpack(e + "IIII", b[at:at + 16])
-        recs.append(((sec, frac), caplen, wire, b[at + 16:at + 16 + caplen]))
-        at += 16 + caplen
-    assert at == len(b), f"{path}: trailing bytes"
-    return recs
-
-
-def write_pcap(path, frames):
-    out = struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1)
-    for i, f in enumerate(frames):
-        out += struct.pack("<IIII", 1000 + i, i, len(f), len(f)) + f
-    Path(path).write_bytes(out)
-
-
-def csum(data):
-    if len(data) % 2:
-        data += b"\0"
-    s = sum(struct.unpack(f"!{len(data) // 2}H", data))
-    while s > 0xFFFF:
-        s = (s & 0xFFFF) + (s >> 16)
-    return ~s & 0xFFFF
-
-
-def l3_offset(frame):
-    off = 12
-    while struct.unpack("!H", frame[off:off + 2])[0] in (0x8100, 0x88A8, 0x9100):
-        off += 4
-    return off + 2, struct.unpack("!H", frame[off:off + 2])[0]
-
-
-def mac(text):
-    return bytes(int(x, 16) for x in text.split(":"))
-
-
-# --- frames ------------------------------------------------------------------------------------
-
-def ipv4(src, dst, payload, ttl=64, proto=17, options=b"", bad_checksum=False):
-    ihl = 5 + len(options) // 4
-    hdr = struct.pack("!BBHHHBBH4s4s", 0x40 | ihl, 0, 20 + len(options) + len(payload), 0x1234,
-                      0x4000, ttl, proto, 0, bytes(src), bytes(dst)) + options
-    c = csum(hdr) ^ (0x5A5A if bad_checksum else 0)
-    return hdr[:10] + struct.pack("!H", c) + hdr[12:] + payload
-
-
-def ipv6(src, dst, payload, hlim=64, nxt=17):
-    return struct.pack("!IHBB16s16s", 0x60000000, len(payload), nxt, hlim, bytes(src),
-                       bytes(dst)) + payload
-
-
-def eth(payload, ethertype, dst="00:11:22:33:44:55", src="66:77:88:99:aa:bb"):
-    return mac(dst) + mac(src) + struct.pack("!H", ethertype) + payload
-
-
-def udp(sport=1234, dport=53, data=b"x" * 40):
-    return struct.pack("!HHHH", sport, dport, 8 + len(data), 0) + data
-
+# --- frames (pcap files and checksums: pcap_frames.py, independent of warpath) -----------------
 
 V6_SRC = bytes.fromhex("20010db8000000000000000000000001")
 V6_DST = bytes.fromhex("20010db8000100000000000000000002")  # 2001:db8:1::2, routed

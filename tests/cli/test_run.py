@@ -16,12 +16,12 @@ import json
 import os
 import random
 import signal
-import struct
 import subprocess
 import time
 from pathlib import Path
 
 import pytest
+from pcap_frames import eth, ipv4, read_pcap, udp, write_pcap
 
 REPO = Path(__file__).resolve().parents[2]
 WARPATH_BIN = Path(os.environ.get("WARPATH_BIN", str(REPO / "build" / "warpath")))
@@ -87,54 +87,6 @@ def run_json(tmp_path, *args, **kw):
     j = json.loads(out.read_text())
     check_report(j)
     return r, j
-
-
-# --- pcap files, independent of warpath --------------------------------------------------------
-
-def read_pcap(path):
-    """[bytes] of the frames of a classic pcap (micro or nano)."""
-    b = Path(path).read_bytes()
-    e = "<" if b[:4] in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1") else ">"
-    assert b[:4] in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1", b"\xa1\xb2\xc3\xd4",
-                     b"\xa1\xb2\x3c\x4d"), f"{path}: not a classic pcap"
-    frames, at = [], 24
-    while at < len(b):
-        _, _, caplen, _ = struct.unpack(e + "IIII", b[at:at + 16])
-        frames.append(b[at + 16:at + 16 + caplen])
-        at += 16 + caplen
-    assert at == len(b), f"{path}: trailing bytes"
-    return frames
-
-
-def write_pcap(path, frames):
-    out = struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1)
-    for i, f in enumerate(frames):
-        out += struct.pack("<IIII", 1000 + i, i, len(f), len(f)) + f
-    Path(path).write_bytes(out)
-
-
-def csum(data):
-    if len(data) % 2:
-        data += b"\0"
-    s = sum(struct.unpack(f"!{len(data) // 2}H", data))
-    while s > 0xFFFF:
-        s = (s & 0xFFFF) + (s >> 16)
-    return ~s & 0xFFFF
-
-
-def ipv4(src, dst, payload, ttl=64, proto=17, options=b""):
-    ihl = 5 + len(options) // 4
-    hdr = struct.pack("!BBHHHBBH4s4s", 0x40 | ihl, 0, 20 + len(options) + len(payload), 0x1234,
-                      0x4000, ttl, proto, 0, bytes(src), bytes(dst)) + options
-    return hdr[:10] + struct.pack("!H", csum(hdr)) + hdr[12:] + payload
-
-
-def eth(payload, ethertype=0x0800):
-    return bytes.fromhex("001122334455667788990abb") + struct.pack("!H", ethertype) + payload
-
-
-def udp(sport=1234, dport=53, data=b"x" * 40):
-    return struct.pack("!HHHH", sport, dport, 8 + len(data), 0) + data
 
 
 # --- usage and config errors -------------------------------------------------------------------

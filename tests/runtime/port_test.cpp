@@ -105,7 +105,12 @@ TEST(PortSpec, BadSpecs) {
   const Case cases[] = {
       {"", "empty spec"},
       {"eth0", "unknown port kind 'eth0'"},
-      {"dpdk:0", "bad virtual device name '0'"},
+      {"dpdk", "dpdk: missing virtual device"},
+      {"dpdk:", "dpdk: missing virtual device"},
+      {"dpdk:,rx_pcap=a", "dpdk: missing virtual device"},
+      {"dpdk:0", "dpdk: bad virtual device name '0'"},
+      {"dpdk:net-pcap0", "dpdk: bad virtual device name"},
+      {"dpdk:net pcap0", "dpdk: bad virtual device"},
       {"null:x", "null takes no arguments"},
       {"gen:fast", "bad rate 'fast'"},
       {"gen:-5", "bad rate '-5'"},
