@@ -77,7 +77,10 @@ Result<RunReport> run_point(const Data& d, Offload engine, uint32_t workers, uin
 }
 
 void print_point(const Point& p, bool last) {
-  const RunReport& r = p.report;
+  const RunReport& r   = p.report;
+  const auto ring      = r.drops_by_reason.find("rx_queue_full");
+  const uint64_t lost  = ring == r.drops_by_reason.end() ? 0 : ring->second;
+  const double handled = double(r.rx - lost);  // what reached the worker
   std::printf(
       "  {\"sweep\": \"%s\", \"engine\": \"%s\", \"batch\": %u, \"delay_us\": %u, "
       "\"offered_pps\": %.0f, \"seconds\": %.3f, \"rx\": %llu, \"tx\": %llu, \"dropped\": %llu, "
@@ -87,15 +90,8 @@ void print_point(const Point& p, bool last) {
       "\"engines\": \"%s\", \"offload_engines\": \"%s\"}%s\n",
       p.sweep.c_str(), p.engine.c_str(), p.batch, p.delay_us, p.offered_pps, r.seconds,
       (unsigned long long)r.rx, (unsigned long long)r.tx, (unsigned long long)r.dropped,
-      (unsigned long long)r.slow_path,
-      (unsigned long long)(r.drops_by_reason.count("rx_queue_full")
-                               ? r.drops_by_reason.at("rx_queue_full")
-                               : 0),
-      r.seconds > 0 ? double(r.rx - (r.drops_by_reason.count("rx_queue_full")
-                                         ? r.drops_by_reason.at("rx_queue_full")
-                                         : 0)) /
-                          r.seconds / 1e6
-                    : 0,
+      (unsigned long long)r.slow_path, (unsigned long long)lost,
+      r.seconds > 0 ? handled / r.seconds / 1e6 : 0,
       r.seconds > 0 ? double(r.tx_bytes) * 8 / r.seconds / 1e9 : 0, r.batch_fill, r.gpu_share,
       (unsigned long long)r.gpu_launches, r.latency.p50_us, r.latency.p99_us, r.latency.p999_us,
       r.latency.max_us, r.engine.c_str(), r.offload_engine.c_str(), last ? "" : ",");
