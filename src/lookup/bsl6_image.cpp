@@ -18,10 +18,14 @@ using core::kBsl6MaxProbe;
 // the full table: see cpu/bsl6_cpu.cpp) at about 25 bytes per entry.
 constexpr double kLoad = 0.5;
 
-// The traffic the search tree is shaped for: this share of lookups matches no prefix but ::/0
-// (uniform random addresses, as in PacketShader's and the project's benchmarks); the rest fall
-// under the table's prefixes, each prefix equally likely.
-constexpr double kMissShare = 0.5;
+// The traffic a leaf's search tree is shaped for: each prefix under the leaf equally likely,
+// plus this share (of the leaf's prefixes' weight) for addresses that match nothing longer
+// than the leaf. Uniform random addresses rarely reach a leaf with a tree (59 of 8,192 /16s
+// of 2000::/3 hold longer prefixes in the full table) and the initial array answers them, so
+// the miss gap gets a small weight, enough to keep a miss path short in a sparse leaf.
+constexpr double kLeafMissShare = 0.1;
+
+constexpr uint32_t kNoBlock = ~0u;
 
 struct Ip6Hash {
   size_t operator()(const Ip6& a) const noexcept { return core::bsl6_hash128(a.hi, a.lo); }
@@ -41,14 +45,18 @@ uint64_t mask_hi(unsigned len) { return mask6(Ip6{~0ull, ~0ull}, len).hi; }
 uint64_t mask_lo(unsigned len) { return mask6(Ip6{~0ull, ~0ull}, len).lo; }
 
 // The search tree that minimises the expected number of probes (Knuth's optimal binary search
-// tree; Waldvogel's "asymmetric binary search"). A search always ends at a gap between two
-// lengths: an address whose longest match has length lens[i] ends in gap i + 1, one that
-// matches nothing (or only ::/0) in gap 0. weights[g] is the share of lookups ending in gap g.
-// Fills left/right of nodes [0, n) (n = terminal) and returns the root and the height.
-uint32_t build_tree(std::vector<Bsl6Node>& nodes, const std::vector<double>& weights,
-                    uint32_t& height) {
+// tree; Waldvogel's "asymmetric binary search") over n = weights.size() - 1 sorted lengths. A
+// search always ends at a gap between two lengths: an address whose longest match has length
+// lens[i] ends in gap i + 1, one that matches nothing longer than the leaf in gap 0.
+// weights[g] is the share of lookups ending in gap g. Returns the root (n for an empty tree)
+// and fills left/right (n: the terminal node) and the height.
+struct Tree {
+  uint32_t root = 0, height = 0;
+  std::vector<uint32_t> left, right;
+};
+Tree build_tree(const std::vector<double>& weights) {
   const uint32_t n = uint32_t(weights.size()) - 1;
-  // cost[i][j], best[i][j]: keys [i, j), gaps i..j; (n + 1)^2 entries of at most 129^2.
+  // cost[i][j], best[i][j]: keys [i, j), gaps i..j; (n + 1)^2 entries of at most 112^2.
   std::vector<double> cost(size_t(n + 1) * (n + 1), 0.0), sum(n + 2, 0.0);
   std::vector<uint32_t> best(size_t(n + 1) * (n + 1), 0);
   for (uint32_t g = 0; g <= n; ++g) sum[g + 1] = sum[g] + weights[g];
@@ -69,30 +77,26 @@ uint32_t build_tree(std::vector<Bsl6Node>& nodes, const std::vector<double>& wei
       cost[at(i, j)] = low + sum[j + 1] - sum[i];
     }
   }
-  // Link the nodes; a range without keys is the terminal node n.
   struct Frame {
     uint32_t i, j, depth;
     uint32_t* link;
   };
-  uint32_t root            = n;
-  std::vector<Frame> stack = {{0, n, 1, &root}};
-  std::vector<uint32_t> child(2 * n + 2, n);
-  height = 0;
+  Tree t;
+  t.root = n;
+  t.left.assign(n, n);
+  t.right.assign(n, n);
+  std::vector<Frame> stack = {{0, n, 1, &t.root}};
   while (!stack.empty()) {
     const Frame f = stack.back();
     stack.pop_back();
     if (f.i >= f.j) continue;
     const uint32_t r = best[at(f.i, f.j)];
     *f.link          = r;
-    height           = std::max(height, f.depth);
-    stack.push_back({f.i, r, f.depth + 1, &child[2 * r]});
-    stack.push_back({r + 1, f.j, f.depth + 1, &child[2 * r + 1]});
+    t.height         = std::max(t.height, f.depth);
+    stack.push_back({f.i, r, f.depth + 1, &t.left[r]});
+    stack.push_back({r + 1, f.j, f.depth + 1, &t.right[r]});
   }
-  for (uint32_t r = 0; r < n; ++r) {
-    nodes[r].left  = uint8_t(child[2 * r]);
-    nodes[r].right = uint8_t(child[2 * r + 1]);
-  }
-  return root;
+  return t;
 }
 
 struct Slot {
@@ -143,9 +147,30 @@ bool place(const std::vector<Slot>& slots, bool wide, uint32_t nb, Bsl6Bucket* o
   return true;
 }
 
+// A set of prefix lengths 17..128 as a bitmap (bit l - 1 of word (l - 1) / 64).
+using LenSet = std::pair<uint64_t, uint64_t>;
+void add_len(LenSet& s, unsigned len) {
+  (len <= 64 ? s.first : s.second) |= uint64_t(1) << ((len - 1) & 63);
+}
+struct LenSetHash {
+  size_t operator()(const LenSet& s) const noexcept {
+    return size_t(core::bsl6_hash128(s.first, s.second) >> 32);
+  }
+};
+
+// The leaf (index into starts) an address under prefix p falls in, given the /16's block.
+uint32_t leaf_of(Ip6 p, const std::vector<uint32_t>& block_of) {
+  const uint32_t top = uint32_t(p.hi >> 48);
+  if (block_of[top] == kNoBlock) return top;
+  return core::kBsl6TopEntries + (block_of[top] << core::kBsl6BlockBits) +
+         (uint32_t(p.hi >> 40) & 0xFFu);
+}
+unsigned leaf_depth(uint32_t leaf) { return leaf < core::kBsl6TopEntries ? 16 : 24; }
+
 }  // namespace
 
-Result<std::unique_ptr<Bsl6Image>> Bsl6Image::build(const std::vector<Route6>& routes) {
+Result<std::unique_ptr<Bsl6Image>> Bsl6Image::build(const std::vector<Route6>& routes,
+                                                    uint32_t max_blocks) {
   try {
     // Validate and collect the prefixes of each length.
     std::vector<Table> by_len(129);
@@ -169,102 +194,176 @@ Result<std::unique_ptr<Bsl6Image>> Bsl6Image::build(const std::vector<Route6>& r
     img->routes_     = routes.size();
     img->default_nh_ = default_nh;
 
-    // Nodes: one per distinct length, in ascending order, then the terminal node.
-    std::vector<unsigned> lens;
-    for (unsigned len = 1; len <= 128; ++len)
-      if (!by_len[len].empty()) lens.push_back(len);
-    const uint32_t terminal = uint32_t(lens.size());
-    img->terminal_          = terminal;
-    img->nodes_.assign(terminal + 1, Bsl6Node{});
-    for (uint32_t i = 0; i < terminal; ++i) {
-      Bsl6Node& n = img->nodes_[i];
-      n.len       = uint8_t(lens[i]);
-      n.wide      = lens[i] > 64 ? 1 : 0;
-      n.mask_hi   = mask_hi(lens[i]);
-      n.mask_lo   = mask_lo(lens[i]);
-    }
-    Bsl6Node& term = img->nodes_[terminal];
-    term.left = term.right = uint8_t(terminal);
-    term.buckets           = 1;
-    term.first_bucket      = 0;
-    std::vector<double> weights(terminal + 1, 0.0);
-    double prefixes = 0;
-    for (uint32_t i = 0; i < terminal; ++i) {
-      weights[i + 1] = double(by_len[lens[i]].size());
-      prefixes += weights[i + 1];
-    }
-    weights[0] = prefixes * kMissShare / (1 - kMissShare);
-    img->root_ = build_tree(img->nodes_, weights, img->height_);
+    // 1. Blocks: the /16s holding prefixes longer than 16, most such prefixes first, up to
+    //    max_blocks (the rest keep one tree over all their lengths).
+    std::vector<uint32_t> longer(core::kBsl6TopEntries, 0);
+    for (unsigned len = 17; len <= 128; ++len)
+      for (const auto& [prefix, e] : by_len[len]) ++longer[prefix.hi >> 48];
+    std::vector<uint32_t> dense;
+    for (uint32_t top = 0; top < core::kBsl6TopEntries; ++top)
+      if (longer[top] > 0) dense.push_back(top);
+    std::stable_sort(dense.begin(), dense.end(),
+                     [&](uint32_t x, uint32_t y) { return longer[x] > longer[y]; });
+    if (dense.size() > max_blocks) dense.resize(max_blocks);
+    std::sort(dense.begin(), dense.end());  // blocks in address order
+    std::vector<uint32_t> block_of(core::kBsl6TopEntries, kNoBlock);
+    for (uint32_t b = 0; b < dense.size(); ++b) block_of[dense[b]] = b;
+    img->blocks_ = uint32_t(dense.size());
 
-    // Markers: the prefix cut to every length where its search path turns right.
-    std::vector<Table> tables(terminal);
-    for (uint32_t i = 0; i < terminal; ++i) tables[i] = by_len[lens[i]];
-    for (unsigned len = 1; len <= 128; ++len) {
+    // 2. The initial array: the /16 leaves painted with routes of length <= 16, shortest
+    //    first, then each block with its /16's bmp and the routes of length 17..24 under it.
+    auto& starts = img->starts_;
+    starts.assign(core::kBsl6TopEntries + (size_t(dense.size()) << core::kBsl6BlockBits),
+                  core::Bsl6Start{default_nh, core::kBsl6Terminal});
+    for (unsigned len = 1; len <= 16; ++len)
       for (const auto& [prefix, e] : by_len[len]) {
-        uint32_t node = img->root_;
-        while (img->nodes_[node].len != len) {
-          const Bsl6Node& n = img->nodes_[node];
-          if (n.len < len) {
-            tables[node].try_emplace(mask6(prefix, n.len), Entry{kNoRoute, false});
-            node = n.right;
+        const uint32_t first = uint32_t(prefix.hi >> 48), count = 1u << (16 - len);
+        for (uint32_t k = 0; k < count; ++k) starts[first + k].bmp = e.nh;
+      }
+    for (uint32_t b = 0; b < dense.size(); ++b) {
+      core::Bsl6Start* blk = &starts[core::kBsl6TopEntries + (size_t(b) << core::kBsl6BlockBits)];
+      for (uint32_t k = 0; k < (1u << core::kBsl6BlockBits); ++k) blk[k].bmp = starts[dense[b]].bmp;
+      starts[dense[b]].node = core::kBsl6Block | b;
+    }
+    for (unsigned len = 17; len <= 24; ++len)
+      for (const auto& [prefix, e] : by_len[len]) {
+        const uint32_t top = uint32_t(prefix.hi >> 48);
+        if (block_of[top] == kNoBlock) continue;
+        const uint32_t first = leaf_of(prefix, block_of), count = 1u << (24 - len);
+        for (uint32_t k = 0; k < count; ++k) starts[first + k].bmp = e.nh;
+      }
+
+    // 3. The lengths below each leaf, and one search tree per distinct set of lengths.
+    //    Weights: each length's share of the whole table's prefixes (each prefix equally
+    //    likely), and a small share for addresses matching nothing longer than the leaf.
+    std::unordered_map<uint32_t, LenSet> leaf_lens;
+    for (unsigned len = 17; len <= 128; ++len)
+      for (const auto& [prefix, e] : by_len[len]) {
+        const uint32_t leaf = leaf_of(prefix, block_of);
+        if (len > leaf_depth(leaf)) add_len(leaf_lens[leaf], len);
+      }
+    std::vector<unsigned> node_len = {0};  // node -> length (0: terminal)
+    auto& nodes                    = img->nodes_;
+    nodes.assign(1, Bsl6Node{});  // the terminal node: masks 0, bucket 0, children 0
+    nodes[0].buckets = 1;
+    std::unordered_map<LenSet, uint32_t, LenSetHash> tree_of;
+    // Leaves in index order so that node numbering (and the image) is the same on every run.
+    std::vector<uint32_t> leaves;
+    leaves.reserve(leaf_lens.size());
+    for (const auto& [leaf, set] : leaf_lens) leaves.push_back(leaf);
+    std::sort(leaves.begin(), leaves.end());
+    for (const uint32_t leaf : leaves) {
+      const LenSet set = leaf_lens[leaf];
+      auto [it, fresh] = tree_of.try_emplace(set, 0);
+      if (fresh) {
+        std::vector<unsigned> lens;
+        for (unsigned len = 1; len <= 128; ++len)
+          if (((len <= 64 ? set.first : set.second) >> ((len - 1) & 63)) & 1) lens.push_back(len);
+        std::vector<double> weights(lens.size() + 1, 0.0);
+        double total = 0;
+        for (size_t i = 0; i < lens.size(); ++i)
+          total += weights[i + 1] = double(by_len[lens[i]].size());
+        weights[0]       = total * kLeafMissShare;
+        const Tree t     = build_tree(weights);
+        const uint32_t n = uint32_t(lens.size()), base = uint32_t(nodes.size());
+        if (uint64_t(base) + n >= core::kBsl6Block)
+          return Status(Errc::kCapacity, "IPv6 image too large");
+        auto global = [&](uint32_t local) {
+          return local == n ? core::kBsl6Terminal : base + local;
+        };
+        for (uint32_t i = 0; i < n; ++i) {
+          Bsl6Node node{};
+          node.mask_hi = mask_hi(lens[i]);
+          node.mask_lo = mask_lo(lens[i]);
+          node.left    = global(t.left[i]);
+          node.right   = global(t.right[i]);
+          nodes.push_back(node);
+          node_len.push_back(lens[i]);
+        }
+        it->second   = global(t.root);
+        img->height_ = std::max(img->height_, t.height);
+        ++img->trees_;
+      }
+      starts[leaf].node = it->second;
+    }
+
+    // 4. Hash table contents: every prefix below its leaf's depth, and the markers of its
+    //    path: the prefix cut to every length where the path turns right.
+    std::vector<Table> tables(129);
+    for (unsigned len = 17; len <= 128; ++len)
+      for (const auto& [prefix, e] : by_len[len]) {
+        const uint32_t leaf = leaf_of(prefix, block_of);
+        if (len <= leaf_depth(leaf)) continue;
+        tables[len].try_emplace(prefix, e).first->second = e;  // a marker becomes the prefix
+        for (uint32_t node = starts[leaf].node; node_len[node] != len;) {
+          const unsigned l = node_len[node];
+          if (l < len) {
+            tables[l].try_emplace(mask6(prefix, l), Entry{kNoRoute, false});
+            node = nodes[node].right;
           } else {
-            node = n.left;
+            node = nodes[node].left;
           }
         }
       }
-    }
     // A marker's next hop: its best matching real prefix (::/0 included).
-    for (uint32_t i = 0; i < terminal; ++i) {
-      for (auto& [key, e] : tables[i]) {
+    std::vector<unsigned> all_lens;  // lengths with prefixes, ascending
+    for (unsigned len = 1; len <= 128; ++len)
+      if (!by_len[len].empty()) all_lens.push_back(len);
+    for (unsigned len = 17; len <= 128; ++len) {
+      for (auto& [key, e] : tables[len]) {
         if (e.prefix) continue;
         ++img->markers_;
         e.nh = default_nh;
-        for (uint32_t j = i; j-- > 0;) {
-          const auto it = by_len[lens[j]].find(mask6(key, lens[j]));
-          if (it != by_len[lens[j]].end()) {
-            e.nh = it->second.nh;
+        for (size_t j = all_lens.size(); j-- > 0;) {
+          if (all_lens[j] >= len) continue;
+          const auto found = by_len[all_lens[j]].find(mask6(key, all_lens[j]));
+          if (found != by_len[all_lens[j]].end()) {
+            e.nh = found->second.nh;
             break;
           }
         }
       }
     }
 
-    // Hash tables. Bucket 0 is the terminal node's, always empty.
-    std::vector<std::vector<Slot>> slots(terminal);
-    std::vector<uint32_t> nbs(terminal);
+    // 5. Hash tables, one per length in use. Bucket 0 is the terminal node's, always empty.
+    std::vector<uint32_t> first_bucket(129, 0), nbs(129, 0);
+    std::vector<std::vector<Slot>> slots(129);
     uint64_t total = 1;
-    for (uint32_t i = 0; i < terminal; ++i) {
-      slots[i].reserve(tables[i].size());
-      for (const auto& [key, e] : tables[i]) slots[i].push_back(Slot{key, e.nh});
-      // Hash order, not unordered_map order, so the image is the same on every run.
-      std::sort(slots[i].begin(), slots[i].end(), [](const Slot& a, const Slot& b) {
-        return a.key.hi != b.key.hi ? a.key.hi < b.key.hi : a.key.lo < b.key.lo;
-      });
-      const uint32_t cap = lens[i] > 64 ? core::kBsl6WideSlots : core::kBsl6NarrowSlots;
-      const double want  = double(slots[i].size()) / (cap * kLoad);
-      if (want > double(1u << 31)) return Status(Errc::kCapacity, "IPv6 image too large");
-      nbs[i] = std::max<uint32_t>(1, uint32_t(want + 1));
-    }
     std::vector<Bsl6Bucket> scratch;
-    for (uint32_t i = 0; i < terminal; ++i) {
+    for (unsigned len = 17; len <= 128; ++len) {
+      if (tables[len].empty()) continue;
+      ++img->lengths_;
+      std::vector<Slot>& sl = slots[len];
+      sl.reserve(tables[len].size());
+      for (const auto& [key, e] : tables[len]) sl.push_back(Slot{key, e.nh});
+      // Key order, not unordered_map order, so the image is the same on every run.
+      std::sort(sl.begin(), sl.end(), [](const Slot& x, const Slot& y) {
+        return x.key.hi != y.key.hi ? x.key.hi < y.key.hi : x.key.lo < y.key.lo;
+      });
+      const bool wide    = len > 64;
+      const uint32_t cap = wide ? core::kBsl6WideSlots : core::kBsl6NarrowSlots;
+      const double want  = double(sl.size()) / (cap * kLoad);
+      if (want > double(1u << 31)) return Status(Errc::kCapacity, "IPv6 image too large");
+      nbs[len] = std::max<uint32_t>(1, uint32_t(want + 1));
       for (;;) {
-        scratch.resize(size_t(nbs[i]) + kBsl6MaxProbe - 1);
-        if (place(slots[i], lens[i] > 64, nbs[i], scratch.data())) break;
-        const uint64_t grown = uint64_t(nbs[i]) + nbs[i] / 4 + 1;
+        scratch.resize(size_t(nbs[len]) + kBsl6MaxProbe - 1);
+        if (place(sl, wide, nbs[len], scratch.data())) break;
+        const uint64_t grown = uint64_t(nbs[len]) + nbs[len] / 4 + 1;
         if (grown > (1u << 31)) return Status(Errc::kCapacity, "IPv6 image too large");
-        nbs[i] = uint32_t(grown);
+        nbs[len] = uint32_t(grown);
       }
-      Bsl6Node& n    = img->nodes_[i];
-      n.buckets      = nbs[i];
-      n.first_bucket = uint32_t(total);
-      total += uint64_t(nbs[i]) + kBsl6MaxProbe - 1;
+      first_bucket[len] = uint32_t(total);
+      total += uint64_t(nbs[len]) + kBsl6MaxProbe - 1;
       if (total > 0xFFFF'FFFFull) return Status(Errc::kCapacity, "IPv6 image too large");
     }
     img->buckets_.resize(total);
     img->buckets_[0].narrow = core::Bsl6Narrow{};
-    for (uint32_t i = 0; i < terminal; ++i) {
-      const Bsl6Node& n = img->nodes_[i];
-      place(slots[i], lens[i] > 64, nbs[i], img->buckets_.data() + n.first_bucket);
+    for (unsigned len = 17; len <= 128; ++len)
+      if (!slots[len].empty())
+        place(slots[len], len > 64, nbs[len], img->buckets_.data() + first_bucket[len]);
+    for (size_t i = 1; i < nodes.size(); ++i) {
+      nodes[i].first_bucket = first_bucket[node_len[i]];
+      nodes[i].buckets      = nbs[node_len[i]];
     }
     return img;
   } catch (const std::bad_alloc&) {
@@ -274,17 +373,17 @@ Result<std::unique_ptr<Bsl6Image>> Bsl6Image::build(const std::vector<Route6>& r
 
 core::Bsl6View Bsl6Image::view() const noexcept {
   core::Bsl6View v;
+  v.starts     = starts_.data();
   v.nodes      = nodes_.data();
   v.buckets    = buckets_.data();
-  v.root       = root_;
-  v.terminal   = terminal_;
   v.height     = height_;
   v.default_nh = default_nh_;
   return v;
 }
 
 uint64_t Bsl6Image::memory_bytes() const noexcept {
-  return nodes_.size() * sizeof(core::Bsl6Node) + buckets_.size() * sizeof(core::Bsl6Bucket);
+  return starts_.size() * sizeof(core::Bsl6Start) + nodes_.size() * sizeof(core::Bsl6Node) +
+         buckets_.size() * sizeof(core::Bsl6Bucket);
 }
 
 }  // namespace warpath::lookup::detail

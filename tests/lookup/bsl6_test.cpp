@@ -95,15 +95,19 @@ std::vector<Ip6> make_addresses(const std::vector<Route6>& routes, size_t count,
   return out;
 }
 
-std::unique_ptr<Bsl6Image> build_ok(const std::vector<Route6>& routes) {
-  auto img = Bsl6Image::build(routes);
+std::unique_ptr<Bsl6Image> build_ok(const std::vector<Route6>& routes,
+                                    uint32_t max_blocks = Bsl6Image::kDefaultMaxBlocks) {
+  auto img = Bsl6Image::build(routes, max_blocks);
   EXPECT_TRUE(img.is_ok()) << img.status().to_string();
   return img.is_ok() ? std::move(img).value() : nullptr;
 }
 
 // Every engine against the oracle on `addrs`, over the burst sizes of the module tests.
-void check_all(const std::vector<Route6>& routes, const std::vector<Ip6>& addrs) {
-  const auto img = build_ok(routes);
+// max_blocks: how many /16s of the initial array may get a /24 block (0: /16 leaves only).
+void check_all(const std::vector<Route6>& routes, const std::vector<Ip6>& addrs,
+               uint32_t max_blocks = Bsl6Image::kDefaultMaxBlocks) {
+  SCOPED_TRACE("max_blocks " + std::to_string(max_blocks));
+  const auto img = build_ok(routes, max_blocks);
   ASSERT_NE(img, nullptr);
   const core::Bsl6View v = img->view();
   const Oracle oracle(routes);
@@ -153,12 +157,23 @@ void check_real_table(const std::string& file, bool expect_default) {
   // A marker table per length and at most one marker per prefix and length probed.
   EXPECT_GT(img->markers(), 0u);
   EXPECT_LT(img->markers(), routes.size() * img->view().height);
-  std::printf("[ info ] %s: %zu routes, %u lengths, height %u, %llu markers, %.2f MiB\n",
-              file.c_str(), routes.size(), img->lengths(), img->view().height,
-              static_cast<unsigned long long>(img->markers()),
-              double(img->memory_bytes()) / (1 << 20));
+  EXPECT_GT(img->blocks(), 0u);
+  EXPECT_GT(img->trees(), 0u);
+  std::printf(
+      "[ info ] %s: %zu routes, %u lengths, %u blocks, %u trees, height %u, %llu markers, "
+      "%.2f MiB\n",
+      file.c_str(), routes.size(), img->lengths(), img->blocks(), img->trees(), img->view().height,
+      static_cast<unsigned long long>(img->markers()), double(img->memory_bytes()) / (1 << 20));
   std::mt19937_64 rng(0xB516 + routes.size());
-  check_all(routes, make_addresses(routes, 200000, rng));
+  const auto addrs = make_addresses(routes, 200000, rng);
+  check_all(routes, addrs);
+  // Fewer blocks than dense /16s: the rest are /16 leaves whose trees hold lengths 17..24.
+  for (uint32_t max_blocks : {0u, 5u}) {
+    const auto capped = build_ok(routes, max_blocks);
+    ASSERT_NE(capped, nullptr);
+    EXPECT_EQ(capped->blocks(), max_blocks);
+    check_all(routes, std::vector<Ip6>(addrs.begin(), addrs.begin() + 50000), max_blocks);
+  }
 }
 
 TEST(Bsl6Real, FullTable) { check_real_table("ipv6_fulltable_2024-03_iprbench.txt.xz", false); }
@@ -234,7 +249,9 @@ TEST(Bsl6Generated, DenseRandomTables) {
       if (seen[len].emplace(p, true).second)
         routes.push_back(Route6{p, uint8_t(len), NextHop(rng() % kMaxNextHop)});
     }
-    check_all(routes, make_addresses(routes, 100000, rng));
+    const auto addrs = make_addresses(routes, 100000, rng);
+    check_all(routes, addrs);
+    check_all(routes, addrs, 1);
   }
 }
 
@@ -244,7 +261,10 @@ TEST(Bsl6Generated, HostRoutesOnly) {
   for (int i = 0; i < 5000; ++i) routes.push_back(Route6{random_ip6(rng), 128, NextHop(i)});
   routes.push_back(Route6{Ip6{~0ull, ~0ull}, 128, kMaxNextHop});
   routes.push_back(Route6{Ip6{0, 0}, 128, 7});
-  check_all(routes, make_addresses(routes, 20000, rng));
+  // 5,000 random /16s: more dense /16s than blocks in the capped builds.
+  const auto addrs = make_addresses(routes, 20000, rng);
+  for (uint32_t max_blocks : {Bsl6Image::kDefaultMaxBlocks, 0u, 100u})
+    check_all(routes, addrs, max_blocks);
 }
 
 TEST(Bsl6Generated, EmptyAndSingleRoute) {
@@ -266,7 +286,8 @@ TEST(Bsl6Generated, EmptyAndSingleRoute) {
     const std::vector<Route6> one = {Route6{mask6(random_ip6(rng), len), uint8_t(len), 5}};
     check_all(one, make_addresses(one, 5000, rng));
     const auto img = build_ok(one);
-    EXPECT_EQ(img->lengths(), 1u);
+    // Routes of length <= 16 live in the initial array only; a longer one is one table.
+    EXPECT_EQ(img->lengths(), len > 16 ? 1u : 0u);
     EXPECT_EQ(img->markers(), 0u);
   }
 }

@@ -8,27 +8,37 @@
 // declarations that nvcc compiles; Ip6 and mask6 are WARPATH_HD).
 //
 // What the image holds (built by src/lookup/bsl6_image.cpp)
-//   - One hash table per distinct prefix length 1..128 present in the table. A table holds
-//     the prefixes of its length and the *markers* of longer prefixes: the first `len` bits
-//     of every prefix whose search path turns towards longer lengths at this table.
+//   - Waldvogel's initial array, in two levels: starts[0, 2^16) indexed by the first 16
+//     address bits, and for each /16 that holds longer prefixes (up to a cap) a block of 256
+//     starts indexed by the next 8 bits. A start is a *leaf* of depth d = 16 or 24: its bmp
+//     is the next hop of the longest prefix of length <= d covering it (::/0 included, so
+//     routes of length <= d never reach a hash table), and its node is the root of the
+//     leaf's own search tree over the lengths > d present under it (node 0: none, done).
+//     A /16 start with a block has node = kBsl6Block | block.
+//   - One hash table per prefix length > 16 in use. A table holds the prefixes of its length
+//     that some leaf's tree reaches and the *markers* of longer prefixes: the first `len` bits
+//     of every prefix whose search path (in its leaf's tree) turns towards longer lengths at
+//     this table. Tables are shared by all trees: a key holds its leaf's address bits.
 //   - Every entry carries a next hop. A prefix carries its own; a marker that is not also a
 //     prefix carries its best matching prefix (bmp): the next hop of the longest real prefix
 //     of length <= the marker's length that covers the marker, or kNoRoute.
-//   - A binary search tree over the sorted lengths (nodes[]; node `terminal` ends a search),
-//     shaped by expected traffic rather than balanced (see bsl6_image.hpp), so `height` may
-//     exceed log2(lengths) while the average search is shorter.
-//     A hit moves to the right child (longer lengths), a miss to the left child. The
-//     default route ::/0 is not a table: it is the initial bmp (view.default_nh).
+//   - The search trees (nodes[]; node 0 is the terminal node that ends every search), one per
+//     distinct set of lengths below a leaf, shaped by expected traffic rather than balanced
+//     (see bsl6_image.hpp). A hit moves to the right child (longer lengths), a miss to the
+//     left child. On the full 2024 table 3/4 of the prefixes sit under a /24 whose tree has
+//     at most 8 lengths, against 46 lengths in one global tree.
 //
 // Why it is exact
-//   Invariant: when the search is at node n with range (lo, hi) of lengths, the answer is
-//   bmp (the last hit's entry, or the default) unless a prefix with a length in (lo, hi)
-//   matches. A hit at length l: every prefix of length <= l covering the address is summarised
-//   by the hit entry's next hop (the prefix itself or the marker's bmp), so only longer
-//   lengths can improve it. A miss at length l: every prefix longer than l in the range has a
-//   marker at l on its path (the path turns right at n), so a miss proves none of them
-//   matches and only shorter lengths remain. Hits only ever move to longer lengths, so the
-//   last hit has the longest bmp.
+//   The leaf of an address is fixed by its first d bits, and so is every prefix of length > d
+//   that covers the address: they are all under the leaf, in its tree. Invariant: when the
+//   search is at node n with range (lo, hi) of the leaf's lengths, the answer is bmp (the
+//   last hit's entry, or the leaf's) unless a prefix with a length in (lo, hi) matches. A
+//   hit at length l: every prefix of length <= l covering the address is summarised by the
+//   hit entry's next hop (the prefix itself or the marker's bmp), so only longer lengths can
+//   improve it. A miss at length l: every prefix longer than l in the range has a marker at
+//   l on its path (the path turns right at n), so a miss proves none of them matches and
+//   only shorter lengths remain. Hits only ever move to longer lengths, so the last hit has
+//   the longest bmp.
 //
 // Hash tables
 //   Open addressing over 64-byte buckets (one cache line, 64-byte aligned). A bucket holds 5
@@ -44,7 +54,7 @@
 //   than a few buckets, so the keys do not cluster.
 //
 // Step functions (for the G-Opt loop in cpu/bsl6_cpu.cpp)
-//   c = bsl6_start(v); while (!bsl6_done(v, c)) { b = bsl6_probe_address(v, c, a);
+//   c = bsl6_start(v, a); while (!bsl6_done(c)) { b = bsl6_probe_address(v, c, a);
 //   prefetch(b); ...; bsl6_step(v, c, a, b); }  bsl6_lookup is exactly this loop.
 //   A finished cursor sits on the terminal node, whose one empty bucket turns every further
 //   step into a no-op: finished slots of a G-Opt group can idle there until the group drains.
@@ -70,7 +80,7 @@ inline constexpr uint32_t kBsl6MaxProbe    = 8;       ///< buckets a key may be 
 inline constexpr uint32_t kBsl6Overflow    = 0x100u;  ///< meta: the probe run continues
 
 /// One cache line of a hash table: 5 entries of a table of length <= 64 or 3 of a longer one.
-/// A table uses one member for all its buckets (Bsl6Node::wide says which), so reads always
+/// A table uses one member for all its buckets (wide iff Bsl6Node::mask_lo != 0), so reads always
 /// go through the member that was written. vals[] holds the slots' next hops, then the meta
 /// word (used slots | kBsl6Overflow), so vals[ctz(match | 1 << slots)] is a branch-free read
 /// that yields the hit's next hop, or the meta word (ignored) on a miss.
@@ -90,28 +100,37 @@ union alignas(64) Bsl6Bucket {
 static_assert(sizeof(Bsl6Narrow) == 64 && sizeof(Bsl6Wide) == 64 && sizeof(Bsl6Bucket) == 64,
               "a bucket is one cache line");
 
-/// One node of the search tree: the table of one prefix length.
+/// One node of a search tree: the table of one prefix length, and where to go next. The
+/// length itself is implied by the masks (a table is wide, len > 64, iff mask_lo != 0).
 struct Bsl6Node {
   uint64_t mask_hi;       ///< first-word mask of the length (all ones for length >= 64)
   uint64_t mask_lo;       ///< second-word mask (zero for length <= 64)
   uint32_t first_bucket;  ///< index of the table's first bucket in Bsl6View::buckets
   uint32_t buckets;       ///< home buckets (the table has kBsl6MaxProbe - 1 more)
-  uint8_t len;            ///< prefix length 1..128 (0 for the terminal node)
-  uint8_t wide;           ///< 1 when len > 64
-  uint8_t left;           ///< next node on a miss (shorter lengths)
-  uint8_t right;          ///< next node on a hit (longer lengths)
-  uint32_t reserved;
+  uint32_t left;          ///< next node on a miss (shorter lengths)
+  uint32_t right;         ///< next node on a hit (longer lengths)
 };
 static_assert(sizeof(Bsl6Node) == 32, "two nodes per cache line");
 
+/// Node 0 ends every search: masks zero, its one bucket (bucket 0) empty, both children 0.
+inline constexpr uint32_t kBsl6Terminal = 0;
+
+/// One entry of the initial array (see above).
+struct Bsl6Start {
+  NextHop bmp;    ///< longest match of length <= the leaf's depth (kNoRoute: none)
+  uint32_t node;  ///< root of the leaf's tree (kBsl6Terminal: done), or kBsl6Block | block
+};
+inline constexpr uint32_t kBsl6Block      = 0x8000'0000u;
+inline constexpr uint32_t kBsl6TopEntries = 1u << 16;  ///< starts indexed by bits 0..15
+inline constexpr uint32_t kBsl6BlockBits  = 8;         ///< a block is indexed by bits 16..23
+
 /// A compiled image: POD pointers into host or device memory (the layout is the same).
 struct Bsl6View {
-  const Bsl6Node* nodes     = nullptr;   ///< terminal + 1 nodes
+  const Bsl6Start* starts   = nullptr;   ///< kBsl6TopEntries, then 256 per block
+  const Bsl6Node* nodes     = nullptr;   ///< node 0 is the terminal node
   const Bsl6Bucket* buckets = nullptr;   ///< bucket 0 is the terminal node's empty bucket
-  uint32_t root             = 0;         ///< first node of every search (terminal if none)
-  uint32_t terminal         = 0;         ///< index of the terminal node (= number of lengths)
   uint32_t height           = 0;         ///< probes of the longest search path
-  NextHop default_nh        = kNoRoute;  ///< next hop of ::/0, the initial bmp
+  NextHop default_nh        = kNoRoute;  ///< next hop of ::/0 (already in every start's bmp)
 };
 
 /// The state of one lookup between steps.
@@ -133,15 +152,27 @@ WARPATH_HD WARPATH_BSL6_INLINE uint32_t bsl6_home(uint64_t hash, uint32_t bucket
   return uint32_t(((hash >> 32) * uint64_t(buckets)) >> 32);
 }
 
-WARPATH_HD Bsl6Cursor bsl6_start(const Bsl6View& v) { return Bsl6Cursor{v.root, v.default_nh}; }
-WARPATH_HD bool bsl6_done(const Bsl6View& v, const Bsl6Cursor& c) { return c.node == v.terminal; }
+/// The start of a lookup: the /16 entry, then (for a /16 with a block) its /24 entry. Both
+/// loads always happen (the second reloads the /16 entry when there is no block), so uniform
+/// and prefix-bound addresses mixed in a batch cost no branch misprediction.
+WARPATH_HD WARPATH_BSL6_INLINE Bsl6Cursor bsl6_start(const Bsl6View& v, Ip6 a) {
+  const uint32_t top   = uint32_t(a.hi >> 48);
+  const Bsl6Start s16  = v.starts[top];
+  const uint32_t block = s16.node & ~kBsl6Block;
+  const uint32_t sub = kBsl6TopEntries + (block << kBsl6BlockBits) + (uint32_t(a.hi >> 40) & 0xFFu);
+  const Bsl6Start s  = v.starts[(s16.node & kBsl6Block) ? sub : top];
+  return Bsl6Cursor{s.node, s.bmp};
+}
+WARPATH_HD WARPATH_BSL6_INLINE bool bsl6_done(const Bsl6Cursor& c) {
+  return c.node == kBsl6Terminal;
+}
 
 /// The home bucket of the cursor's next probe (what the G-Opt loop prefetches).
 WARPATH_HD WARPATH_BSL6_INLINE const Bsl6Bucket* bsl6_probe_address(const Bsl6View& v,
                                                                     const Bsl6Cursor& c, Ip6 a) {
   const Bsl6Node& n = v.nodes[c.node];
   const uint64_t hi = a.hi & n.mask_hi;
-  const uint64_t h  = n.wide ? bsl6_hash128(hi, a.lo & n.mask_lo) : bsl6_hash64(hi);
+  const uint64_t h  = n.mask_lo != 0 ? bsl6_hash128(hi, a.lo & n.mask_lo) : bsl6_hash64(hi);
   return v.buckets + n.first_bucket + bsl6_home(h, n.buckets);
 }
 
@@ -184,7 +215,7 @@ WARPATH_HD WARPATH_BSL6_INLINE void bsl6_step(const Bsl6View& v, Bsl6Cursor& c, 
   const uint64_t hi   = a.hi & n.mask_hi;
   const Bsl6Bucket* b = home;
   uint32_t m, nh;
-  if (!n.wide) {
+  if (n.mask_lo == 0) {
     m = bsl6_match_narrow(b->narrow, hi);
     // Rare (about 4% of buckets at the chosen load): a miss in a bucket whose run goes on.
     while (bsl6_miss_goes_on(m, b->narrow.vals[kBsl6NarrowSlots]))
@@ -204,8 +235,8 @@ WARPATH_HD WARPATH_BSL6_INLINE void bsl6_step(const Bsl6View& v, Bsl6Cursor& c, 
 
 /// The next hop of the longest prefix matching `addr`, or kNoRoute.
 WARPATH_HD NextHop bsl6_lookup(const Bsl6View& v, Ip6 addr) {
-  Bsl6Cursor c = bsl6_start(v);
-  while (!bsl6_done(v, c)) bsl6_step(v, c, addr, bsl6_probe_address(v, c, addr));
+  Bsl6Cursor c = bsl6_start(v, addr);
+  while (!bsl6_done(c)) bsl6_step(v, c, addr, bsl6_probe_address(v, c, addr));
   return c.bmp;
 }
 

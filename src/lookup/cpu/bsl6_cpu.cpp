@@ -4,77 +4,62 @@
 namespace warpath::lookup::detail {
 namespace {
 
-// Lookups in flight. Measured on the full 2024 table (160K prefixes, 4.5 MiB image), 1M
-// addresses half under a random prefix and half uniform, one core of the 2-core AMD EPYC
-// (Zen 4, KVM) dev machine, thread CPU time, best of 7 (the machine was shared, so +-10%):
-//   scalar 15-20 M/s; G = 16: 36, 32: 38.5, 48: 38.6, 64: 37.8, 96: 39.5, 128: 40.0 M/s;
-//   rte_lpm6 (rte_lpm6_lookup_bulk_func, chunks of 64) in the same runs: 32-35 M/s.
-// Beyond 32 the gain is within the noise while the group's state leaves L1, so 32.
-// The uniform half costs 8 ns a lookup (one probe at the /16 root), the prefix half 45 ns
-// (4.4 probes, mostly L2/L3 misses in the /48, /40 and /44 tables).
+// Lookups in flight for large batches (G-Opt with refill). Measured before the initial array
+// on the full 2024 table, one core of the 2-core AMD EPYC (Zen 4, KVM) dev machine: G = 16
+// 36, 32: 38.5, 64: 37.8, 128: 40.0 M/s; beyond 32 the gain is within the noise while the
+// group's state leaves L1, so 32.
 constexpr uint32_t kGroup = 32;
 
 // G-Opt with refill (closer to AMAC than to fixed rounds): `G` slots each hold one lookup.
-// A round computes and prefetches the bucket of every slot, then steps every slot; a slot
-// whose lookup finished has written its answer and takes the next address, so searches of
-// different depths (the tree is weighted: 1 probe to its height) never leave slots idle.
-// While at least G addresses are left, a round cannot run out of them, so the refill is
-// branch-free selects (a finished lookup is an unpredictable event); the drain at the end
-// of the batch lets finished slots idle on the terminal node instead.
+// A round computes and prefetches the bucket of every live slot, then steps every slot; a
+// slot whose lookup finished writes its answer and takes the next address (its start is two
+// loads from the initial array, most often already done at the start), so searches of
+// different depths never leave slots idle.
 template <uint32_t G>
 void lookup_gopt(const core::Bsl6View& v, const Ip6* addrs, NextHop* out, uint32_t n) {
-  if (v.root == v.terminal) {  // no table, perhaps ::/0
-    for (uint32_t i = 0; i < n; ++i) out[i] = v.default_nh;
-    return;
-  }
-  const uint32_t m = n < G ? n : G;
   Ip6 a[G];
   core::Bsl6Cursor c[G];
   uint32_t idx[G];
   const core::Bsl6Bucket* b[G];
-  for (uint32_t j = 0; j < m; ++j) {
-    a[j]   = addrs[j];
-    c[j]   = core::bsl6_start(v);
-    idx[j] = j;
-  }
-  uint32_t next = m;
-  while (next + G <= n) {
-    for (uint32_t j = 0; j < G; ++j) {
-      b[j] = core::bsl6_probe_address(v, c[j], a[j]);
-      WARPATH_PREFETCH(b[j]);
-    }
-    for (uint32_t j = 0; j < G; ++j) {
-      core::bsl6_step(v, c[j], a[j], b[j]);
-      out[idx[j]]         = c[j].bmp;  // final once the lookup is done
-      const uint32_t done = 0u - uint32_t(core::bsl6_done(v, c[j]));
-      const Ip6 fresh     = addrs[next];
-      idx[j]              = idx[j] ^ ((idx[j] ^ next) & done);
-      a[j].hi             = a[j].hi ^ ((a[j].hi ^ fresh.hi) & (uint64_t(0) - (done & 1u)));
-      a[j].lo             = a[j].lo ^ ((a[j].lo ^ fresh.lo) & (uint64_t(0) - (done & 1u)));
-      c[j].node           = c[j].node ^ ((c[j].node ^ v.root) & done);
-      c[j].bmp            = c[j].bmp ^ ((c[j].bmp ^ v.default_nh) & done);
-      next += done & 1u;
-    }
-  }
-  // Drain: refill while addresses last, then let slots idle.
-  uint32_t live = m;
-  while (live > 0) {
-    for (uint32_t j = 0; j < m; ++j) {
-      b[j] = core::bsl6_probe_address(v, c[j], a[j]);
-      WARPATH_PREFETCH(b[j]);
-    }
-    for (uint32_t j = 0; j < m; ++j) {
-      if (core::bsl6_done(v, c[j])) continue;
-      core::bsl6_step(v, c[j], a[j], b[j]);
-      if (!core::bsl6_done(v, c[j])) continue;
-      out[idx[j]] = c[j].bmp;
-      if (next < n) {
-        a[j]   = addrs[next];
-        c[j]   = core::bsl6_start(v);
-        idx[j] = next++;
-      } else {
-        --live;
+  uint32_t next = 0, live = 0;
+  // Fills slot j with the next address that needs a probe, answering the ones that do not.
+  auto refill = [&](uint32_t j) {
+    while (next < n) {
+      const uint32_t i = next++;
+      c[j]             = core::bsl6_start(v, addrs[i]);
+      if (core::bsl6_done(c[j])) {
+        out[i] = c[j].bmp;
+        continue;
       }
+      a[j]   = addrs[i];
+      idx[j] = i;
+      return true;
+    }
+    return false;
+  };
+  for (uint32_t j = 0; j < G; ++j) {
+    if (!refill(j)) break;
+    ++live;
+  }
+  while (live > 0) {
+    for (uint32_t j = 0; j < live; ++j) {
+      b[j] = core::bsl6_probe_address(v, c[j], a[j]);
+      WARPATH_PREFETCH(b[j]);
+    }
+    for (uint32_t j = 0; j < live;) {
+      core::bsl6_step(v, c[j], a[j], b[j]);
+      if (!core::bsl6_done(c[j])) {
+        ++j;
+        continue;
+      }
+      out[idx[j]] = c[j].bmp;
+      if (refill(j)) {
+        ++j;
+        continue;
+      }
+      // No address left: the last live slot takes this one's place (its probe address too).
+      --live;
+      a[j] = a[live], c[j] = c[live], idx[j] = idx[live], b[j] = b[live];
     }
   }
 }
@@ -88,13 +73,13 @@ void lookup_lockstep(const core::Bsl6View& v, const Ip6* addrs, NextHop* out, ui
   core::Bsl6Cursor c[kLockstepMax];
   const core::Bsl6Bucket* b[kLockstepMax];
   uint32_t act[kLockstepMax];
+  uint32_t live = 0;
   for (uint32_t i = 0; i < n; ++i) {
-    c[i]   = core::bsl6_start(v);
-    act[i] = i;
+    c[i]      = core::bsl6_start(v, addrs[i]);
+    out[i]    = c[i].bmp;  // final when the start already ends the search
+    act[live] = i;
+    live += core::bsl6_done(c[i]) ? 0 : 1;
   }
-  uint32_t live = core::bsl6_done(v, core::bsl6_start(v)) ? 0 : n;
-  if (live == 0)
-    for (uint32_t i = 0; i < n; ++i) out[i] = v.default_nh;
   while (live > 0) {
     for (uint32_t k = 0; k < live; ++k) {
       const uint32_t i = act[k];
@@ -105,11 +90,9 @@ void lookup_lockstep(const core::Bsl6View& v, const Ip6* addrs, NextHop* out, ui
     for (uint32_t k = 0; k < live; ++k) {
       const uint32_t i = act[k];
       core::bsl6_step(v, c[i], addrs[i], b[i]);
-      if (core::bsl6_done(v, c[i])) {
-        out[i] = c[i].bmp;
-      } else {
-        act[kept++] = i;
-      }
+      out[i]    = c[i].bmp;
+      act[kept] = i;
+      kept += core::bsl6_done(c[i]) ? 0 : 1;
     }
     live = kept;
   }

@@ -1,6 +1,7 @@
 // src/lookup/cuda/bsl6_cuda.hpp: the IPv6 binary-search-on-lengths image on a GPU.
 //
-//   Bsl6Device            a device mirror of a Bsl6Image: the same nodes and buckets, copied
+//   Bsl6Device            a device mirror of a Bsl6Image: the same starts, nodes and buckets,
+//   copied
 //                         once to device memory; view() has device pointers. Freed by the
 //                         destructor. Immutable, so any number of streams may read it.
 //   launch_bsl6_lookup    out[i] = core::bsl6_lookup(view, addrs[i]), one thread per address
@@ -29,12 +30,13 @@ class Bsl6Device {
 
   /// The image with device pointers; valid while this object lives.
   core::Bsl6View view() const noexcept { return view_; }
-  /// Device bytes held (nodes and buckets).
+  /// Device bytes held (starts, nodes and buckets).
   uint64_t memory_bytes() const noexcept { return bytes_; }
 
  private:
   Bsl6Device() = default;
   core::Bsl6View view_{};
+  void* starts_   = nullptr;
   void* nodes_    = nullptr;
   void* buckets_  = nullptr;
   uint64_t bytes_ = 0;

@@ -42,23 +42,29 @@ int sm_count_of_current_device() {
 
 Result<std::unique_ptr<Bsl6Device>> Bsl6Device::upload(const Bsl6Image& image) {
   std::unique_ptr<Bsl6Device> dev(new Bsl6Device());
+  const auto& starts  = image.starts();
   const auto& nodes   = image.nodes();
   const auto& buckets = image.buckets();
+  const size_t sbytes = starts.size() * sizeof(core::Bsl6Start);
   const size_t nbytes = nodes.size() * sizeof(core::Bsl6Node);
   const size_t bbytes = buckets.size() * sizeof(core::Bsl6Bucket);
   // cudaMalloc returns 256-byte aligned memory, enough for the 64-byte buckets.
+  WARPATH_CUDA_TRY(cudaMalloc(&dev->starts_, std::max<size_t>(sbytes, 1)));
   WARPATH_CUDA_TRY(cudaMalloc(&dev->nodes_, std::max<size_t>(nbytes, 1)));
   WARPATH_CUDA_TRY(cudaMalloc(&dev->buckets_, std::max<size_t>(bbytes, 1)));
+  WARPATH_CUDA_TRY(cudaMemcpy(dev->starts_, starts.data(), sbytes, cudaMemcpyHostToDevice));
   WARPATH_CUDA_TRY(cudaMemcpy(dev->nodes_, nodes.data(), nbytes, cudaMemcpyHostToDevice));
   WARPATH_CUDA_TRY(cudaMemcpy(dev->buckets_, buckets.data(), bbytes, cudaMemcpyHostToDevice));
   dev->view_         = image.view();
+  dev->view_.starts  = static_cast<const core::Bsl6Start*>(dev->starts_);
   dev->view_.nodes   = static_cast<const core::Bsl6Node*>(dev->nodes_);
   dev->view_.buckets = static_cast<const core::Bsl6Bucket*>(dev->buckets_);
-  dev->bytes_        = nbytes + bbytes;
+  dev->bytes_        = sbytes + nbytes + bbytes;
   return Result<std::unique_ptr<Bsl6Device>>(std::move(dev));
 }
 
 Bsl6Device::~Bsl6Device() {
+  if (starts_) cudaFree(starts_);
   if (nodes_) cudaFree(nodes_);
   if (buckets_) cudaFree(buckets_);
 }
