@@ -126,13 +126,18 @@ void check_all(const std::vector<Route6>& routes, const std::vector<Ip6>& addrs,
   for (uint32_t s : testing::burst_sizes()) sizes.push_back(s);
   for (uint32_t n : sizes) {
     n = uint32_t(std::min<size_t>(n, addrs.size()));
-    for (int batched = 0; batched < 2; ++batched) {
-      SCOPED_TRACE("n=" + std::to_string(n) + (batched ? " batched" : " scalar"));
+    for (int loop = 0; loop < 3; ++loop) {
+      SCOPED_TRACE("n=" + std::to_string(n) +
+                   (loop == 0   ? " scalar"
+                    : loop == 1 ? " batched"
+                                : " batched portable"));
       std::vector<NextHop> out(n + 1, 0xABCD'0123u);
-      if (batched)
+      if (loop == 0)
+        detail::bsl6_lookup_scalar(v, addrs.data(), out.data(), n);
+      else if (loop == 1)
         detail::bsl6_lookup_batched(v, addrs.data(), out.data(), n);
       else
-        detail::bsl6_lookup_scalar(v, addrs.data(), out.data(), n);
+        detail::bsl6_lookup_batched_portable(v, addrs.data(), out.data(), n);
       ASSERT_EQ(out[n], 0xABCD'0123u) << "wrote past the batch";
       for (uint32_t i = 0; i < n; ++i)
         ASSERT_EQ(out[i], want[i]) << "address " << format_ipv6(addrs[i]) << " index " << i;

@@ -200,6 +200,17 @@ WARPATH_HD WARPATH_BSL6_INLINE uint32_t bsl6_match_wide(const Bsl6Wide& b, uint6
   return m & ((1u << (b.vals[kBsl6WideSlots] & 0xFFu)) - 1u);
 }
 
+/// The bucket compares of bsl6_step, portable. A CPU engine may pass its own type with the
+/// same two functions and results (cpu/bsl6_cpu.cpp: one AVX-512 compare of all the keys).
+struct Bsl6PortableMatch {
+  WARPATH_HD WARPATH_BSL6_INLINE static uint32_t narrow(const Bsl6Narrow& b, uint64_t key) {
+    return bsl6_match_narrow(b, key);
+  }
+  WARPATH_HD WARPATH_BSL6_INLINE static uint32_t wide(const Bsl6Wide& b, uint64_t hi, uint64_t lo) {
+    return bsl6_match_wide(b, hi, lo);
+  }
+};
+
 /// True when a bucket missed (m == 0) and its probe run goes on. Written as arithmetic: with
 /// `&&` compilers test m first, a branch that mispredicts on every other step.
 WARPATH_HD WARPATH_BSL6_INLINE bool bsl6_miss_goes_on(uint32_t m, uint32_t meta) {
@@ -209,6 +220,7 @@ WARPATH_HD WARPATH_BSL6_INLINE bool bsl6_miss_goes_on(uint32_t m, uint32_t meta)
 /// Consumes the probe of bsl6_probe_address (`home`): on a hit records the entry's next hop
 /// and moves to longer lengths, on a miss to shorter ones. A no-op on a finished cursor.
 /// Hit or miss is a data-dependent 50/50 outcome, so it only selects values (no branch).
+template <class Match = Bsl6PortableMatch>
 WARPATH_HD WARPATH_BSL6_INLINE void bsl6_step(const Bsl6View& v, Bsl6Cursor& c, Ip6 a,
                                               const Bsl6Bucket* home) {
   const Bsl6Node& n   = v.nodes[c.node];
@@ -216,16 +228,15 @@ WARPATH_HD WARPATH_BSL6_INLINE void bsl6_step(const Bsl6View& v, Bsl6Cursor& c, 
   const Bsl6Bucket* b = home;
   uint32_t m, nh;
   if (n.mask_lo == 0) {
-    m = bsl6_match_narrow(b->narrow, hi);
+    m = Match::narrow(b->narrow, hi);
     // Rare (about 4% of buckets at the chosen load): a miss in a bucket whose run goes on.
     while (bsl6_miss_goes_on(m, b->narrow.vals[kBsl6NarrowSlots]))
-      m = bsl6_match_narrow((++b)->narrow, hi);
+      m = Match::narrow((++b)->narrow, hi);
     nh = b->narrow.vals[bsl6_ctz(m | 1u << kBsl6NarrowSlots)];
   } else {  // lengths 65..128: few tables, a predictable branch
     const uint64_t lo = a.lo & n.mask_lo;
-    m                 = bsl6_match_wide(b->wide, hi, lo);
-    while (bsl6_miss_goes_on(m, b->wide.vals[kBsl6WideSlots]))
-      m = bsl6_match_wide((++b)->wide, hi, lo);
+    m                 = Match::wide(b->wide, hi, lo);
+    while (bsl6_miss_goes_on(m, b->wide.vals[kBsl6WideSlots])) m = Match::wide((++b)->wide, hi, lo);
     nh = b->wide.vals[bsl6_ctz(m | 1u << kBsl6WideSlots)];
   }
   const uint32_t hit = 0u - uint32_t(m != 0);  // all ones on a hit
