@@ -2,6 +2,8 @@
 #include "lookup/bsl6_image.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <map>
 #include <new>
 #include <string>
 #include <unordered_map>
@@ -18,11 +20,13 @@ using core::kBsl6MaxProbe;
 // the full table: see cpu/bsl6_cpu.cpp) at about 25 bytes per entry.
 constexpr double kLoad = 0.5;
 
-// The traffic a leaf's search tree is shaped for: each prefix under the leaf equally likely,
-// plus this share (of the leaf's prefixes' weight) for addresses that match nothing longer
-// than the leaf. Uniform random addresses rarely reach a leaf with a tree (59 of 8,192 /16s
-// of 2000::/3 hold longer prefixes in the full table) and the initial array answers them, so
-// the miss gap gets a small weight, enough to keep a miss path short in a sparse leaf.
+// The traffic a leaf's search tree is shaped for: each prefix under the leaf equally likely
+// (on the full table this takes the mean search under a random prefix from 2.29 probes with
+// the table-wide length counts to 1.93), plus this share (of the leaf's prefixes' weight) for
+// addresses that match nothing longer than the leaf. Uniform random addresses rarely reach a leaf
+// with a tree (59 of 8,192 /16s of 2000::/3 hold longer prefixes in the full table) and the initial
+// array answers them, so the miss gap gets a small weight, enough to keep a miss path short in a
+// sparse leaf.
 constexpr double kLeafMissShare = 0.1;
 // Every gap also gets this share of the mean weight, which bounds the tail: on the full table
 // the longest search falls from 9 probes to 6 (3 % of lookups took 7 to 9) while the mean
@@ -151,17 +155,6 @@ bool place(const std::vector<Slot>& slots, bool wide, uint32_t nb, Bsl6Bucket* o
   return true;
 }
 
-// A set of prefix lengths 17..128 as a bitmap (bit l - 1 of word (l - 1) / 64).
-using LenSet = std::pair<uint64_t, uint64_t>;
-void add_len(LenSet& s, unsigned len) {
-  (len <= 64 ? s.first : s.second) |= uint64_t(1) << ((len - 1) & 63);
-}
-struct LenSetHash {
-  size_t operator()(const LenSet& s) const noexcept {
-    return size_t(core::bsl6_hash128(s.first, s.second) >> 32);
-  }
-};
-
 // The leaf (index into starts) an address under prefix p falls in, given the /16's block.
 uint32_t leaf_of(Ip6 p, const std::vector<uint32_t>& block_of) {
   const uint32_t top = uint32_t(p.hi >> 48);
@@ -237,36 +230,46 @@ Result<std::unique_ptr<Bsl6Image>> Bsl6Image::build(const std::vector<Route6>& r
         for (uint32_t k = 0; k < count; ++k) starts[first + k].bmp = e.nh;
       }
 
-    // 3. The lengths below each leaf, and one search tree per distinct set of lengths.
-    //    Weights: each length's share of the whole table's prefixes (each prefix equally
-    //    likely), and a small share for addresses matching nothing longer than the leaf.
-    std::unordered_map<uint32_t, LenSet> leaf_lens;
+    // 3. The lengths below each leaf and how many prefixes each has there; one search tree
+    //    per distinct profile (the lengths with their counts rounded to half powers of two,
+    //    so that leaves of similar shape share a tree). Weights: a length's count under the
+    //    leaf (each prefix equally likely), a small share for addresses matching nothing
+    //    longer than the leaf, and a floor on every gap.
+    std::unordered_map<uint32_t, std::vector<uint32_t>> leaf_count;  // leaf -> count by length
     for (unsigned len = 17; len <= 128; ++len)
       for (const auto& [prefix, e] : by_len[len]) {
         const uint32_t leaf = leaf_of(prefix, block_of);
-        if (len > leaf_depth(leaf)) add_len(leaf_lens[leaf], len);
+        if (len <= leaf_depth(leaf)) continue;
+        std::vector<uint32_t>& count = leaf_count[leaf];
+        if (count.empty()) count.assign(129, 0);
+        ++count[len];
       }
     std::vector<unsigned> node_len = {0};  // node -> length (0: terminal)
     auto& nodes                    = img->nodes_;
     nodes.assign(1, Bsl6Node{});  // the terminal node: masks 0, bucket 0, children 0
     nodes[0].buckets = 1;
-    std::unordered_map<LenSet, uint32_t, LenSetHash> tree_of;
+    std::map<std::vector<uint32_t>, uint32_t> tree_of;  // profile -> root
     // Leaves in index order so that node numbering (and the image) is the same on every run.
     std::vector<uint32_t> leaves;
-    leaves.reserve(leaf_lens.size());
-    for (const auto& [leaf, set] : leaf_lens) leaves.push_back(leaf);
+    leaves.reserve(leaf_count.size());
+    for (const auto& [leaf, count] : leaf_count) leaves.push_back(leaf);
     std::sort(leaves.begin(), leaves.end());
     for (const uint32_t leaf : leaves) {
-      const LenSet set = leaf_lens[leaf];
-      auto [it, fresh] = tree_of.try_emplace(set, 0);
+      const std::vector<uint32_t>& count = leaf_count[leaf];
+      std::vector<unsigned> lens;
+      std::vector<uint32_t> profile;  // length, rounded log2 count, length, ...
+      for (unsigned len = 17; len <= 128; ++len) {
+        if (count[len] == 0) continue;
+        lens.push_back(len);
+        profile.push_back(len);
+        profile.push_back(uint32_t(std::lround(2 * std::log2(double(count[len])))));
+      }
+      auto [it, fresh] = tree_of.try_emplace(profile, 0);
       if (fresh) {
-        std::vector<unsigned> lens;
-        for (unsigned len = 1; len <= 128; ++len)
-          if (((len <= 64 ? set.first : set.second) >> ((len - 1) & 63)) & 1) lens.push_back(len);
         std::vector<double> weights(lens.size() + 1, 0.0);
         double total = 0;
         for (size_t i = 0; i < lens.size(); ++i)
-          total += weights[i + 1] = double(by_len[lens[i]].size());
+          total += weights[i + 1] = std::exp2(profile[2 * i + 1] / 2.0);
         weights[0] = total * kLeafMissShare;
         for (double& w : weights) w += kGapFloor * total / double(lens.size() + 1);
         const Tree t     = build_tree(weights);
