@@ -1,8 +1,10 @@
 // tests/classify/tuple_test.cpp: cpu.tuple, cpu.bloom (and cuda.tuple, cuda.bloom where a GPU
 // is present) against a naive oracle written here from the definition in rule.hpp: edge-case
 // rule sets in both layouts, every burst size, threads, the cuckoo table builder (duplicates,
-// GPU splits at 256 values), random insert/erase sequences checked after every step, and a
-// reader classifying while a writer toggles a rule (every answer old or new, never a mix).
+// GPU splits at 256 values), random insert/erase sequences checked after every step (also on
+// the class set directly, through the copy-on-write and left-right table updates and
+// update_version), and readers classifying while a writer toggles a rule or erases and
+// re-inserts rules of a large class (every answer old or new, never a mix).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -258,6 +260,125 @@ TEST(TupleImage, TablesKeepTheBestOfDuplicateValuesAndSplitForTheGpu) {
   }
 }
 
+// ---- The class set's incremental updates, without an engine ----
+
+// A large class (exact addresses, ports and protocol) of n rules with distinct keys; rule i's
+// key is exact_key(i).
+std::vector<uint32_t> exact_key(uint32_t i) {
+  return {0x0A00'0000u + i * 7919u, 0x0B00'0000u + i, (1000u + i % 50) << 16 | 80u, 6u};
+}
+Rule exact_rule(uint32_t i, uint32_t priority) {
+  Rule r;
+  const auto k = exact_key(i);
+  for (unsigned w = 0; w < 4; ++w) r.mask[w] = ~0u, r.value[w] = k[w];
+  r.mask[3]  = 0xFF;
+  r.sport_lo = r.sport_hi = uint16_t(k[2] >> 16);
+  r.dport_lo = r.dport_hi = 80;
+  r.priority              = priority;
+  return r;
+}
+
+// Probes every table of a version (all of them: no early exit) for the best answer.
+template <bool kBloom>
+uint32_t version_classify(const detail::TupleVersion& v, const uint32_t* key) {
+  uint64_t best = 0;
+  for (const auto& t : v.views)
+    best = std::max(best, core::tuple_lookup<4, kBloom>(t, t.slots, t.bloom, key));
+  return core::order_index(best);
+}
+
+TEST(TupleImage, IncrementalUpdatesMatchTheOracleInBothModes) {
+  // copy_bytes SIZE_MAX: copy-on-write unless the spare is free; 0: always left-right (quiesce).
+  for (size_t copy_bytes : {SIZE_MAX, size_t(0)}) {
+    SCOPED_TRACE(copy_bytes);
+    std::mt19937_64 rng(copy_bytes ? 3 : 4);
+    RuleSet set;
+    for (uint32_t i = 0; i < 600; ++i) set.rules.push_back(exact_rule(i, uint32_t(rng() % 5)));
+    for (uint32_t i = 0; i < 40; ++i)
+      set.rules.push_back(random_rule(rng, KeyLayout::kFiveTuple, uint32_t(rng() % 8)));
+    detail::TupleClassSet cs(KeyLayout::kFiveTuple, 9, 0);
+    unsigned quiesces = 0;
+    cs.set_quiesce([&] { ++quiesces, cs.quiesced(); }, 0, copy_bytes);
+    ASSERT_TRUE(cs.add_all(set).is_ok());
+    Oracle rules = oracle_of(set);
+    auto v       = detail::make_version(cs.tables(), false);
+    std::vector<detail::TableChange> changes;
+    for (int step = 0; step < 400; ++step) {
+      changes.clear();
+      const uint32_t index = uint32_t(rng() % 700);
+      if (rng() % 2 == 0) {
+        const Status s = cs.erase(index, &changes);
+        ASSERT_EQ(s.is_ok(), rules.count(index) != 0);
+        rules.erase(index);
+      } else {
+        // Mostly the large class (new values, replaced priorities), sometimes anything.
+        const Rule r = rng() % 4 ? exact_rule(uint32_t(rng() % 900), uint32_t(rng() % 5))
+                                 : random_rule(rng, KeyLayout::kFiveTuple, uint32_t(rng() % 8));
+        ASSERT_TRUE(cs.insert(index, r, &changes).is_ok());
+        rules[index] = r;
+      }
+      if (step % 7 == 0) cs.quiesced();  // as an engine's periodic reclaim would
+      v = detail::update_version(*v, changes);
+      // The version holds exactly the set's tables, the sorted part by best descending.
+      auto held = cs.tables();
+      ASSERT_EQ(v->tables.size(), held.size());
+      std::sort(held.begin(), held.end());
+      auto mine = v->tables;
+      std::sort(mine.begin(), mine.end());
+      ASSERT_EQ(mine, held);
+      for (size_t i = v->hot + 1; i < v->views.size(); ++i)
+        ASSERT_GE(v->views[i - 1].best, v->views[i].best);
+      for (size_t i = 0; i < v->views.size(); ++i)
+        ASSERT_EQ(v->views[i].slots, v->tables[i]->view.slots);
+      if (step % 10 != 0) continue;
+      auto keys = keys_for(rules, KeyLayout::kFiveTuple, rng(), 200);
+      for (uint32_t i = 0; i < 50; ++i) keys.push_back(exact_key(uint32_t(rng() % 900)));
+      for (const auto& k : keys) {
+        const uint32_t want = naive_classify(rules, KeyLayout::kFiveTuple, k.data());
+        ASSERT_EQ(version_classify<false>(*v, k.data()), want) << "step " << step;
+        ASSERT_EQ(version_classify<true>(*v, k.data()), want) << "step " << step;
+      }
+    }
+    EXPECT_EQ(cs.rules(), rules.size());
+    if (copy_bytes == 0) EXPECT_GT(quiesces, 0u);
+  }
+}
+
+TEST(TupleImage, UpdateVersionKeepsHotRanksAndMergesByBest) {
+  detail::TupleClassSet cs(KeyLayout::kFiveTuple, 1, 0);
+  RuleSet set;
+  std::mt19937_64 gen(8);
+  for (uint32_t i = 0; i < 50; ++i) set.rules.push_back(random_rule(gen, set.layout, i % 7));
+  ASSERT_TRUE(cs.add_all(set).is_ok());
+  auto tables = cs.tables();
+  ASSERT_GT(tables.size(), 3u);
+  tables[2]->hits = 1000;  // one hot table
+  auto v          = detail::make_version(tables, true);
+  ASSERT_EQ(v->hot, 1u);
+  const detail::TablePtr hot = v->tables[0];
+  // Replace the hot table and a sorted one, remove one, add one.
+  std::vector<detail::TableChange> changes;
+  std::mt19937_64 rng(5);
+  Rule top    = random_rule(rng, set.layout, 100);
+  top.mask[0] = 0xFFFF'0000u;  // likely a new class
+  top.value[0] &= top.mask[0];
+  ASSERT_TRUE(cs.insert(1000, top, &changes).is_ok());
+  auto next = detail::update_version(*v, changes);
+  EXPECT_EQ(next->tables.size(), cs.tables().size());
+  EXPECT_EQ(next->hot, 1u);
+  for (size_t i = next->hot + 1; i < next->views.size(); ++i)
+    EXPECT_GE(next->views[i - 1].best, next->views[i].best);
+  changes.clear();
+  ASSERT_TRUE(cs.erase(1000, &changes).is_ok());
+  auto back = detail::update_version(*next, changes);
+  EXPECT_EQ(back->tables.size(), v->tables.size());
+  // The hot class keeps rank 0 (its table, or the copy the updates made of it).
+  EXPECT_TRUE(std::equal(std::begin(hot->view.mask), std::end(hot->view.mask),
+                         std::begin(back->views[0].mask)));
+  for (size_t i = back->hot + 1; i < back->views.size(); ++i)
+    EXPECT_GE(back->views[i - 1].best, back->views[i].best);
+}
+
 TEST(TupleEngines, EdgeCaseSetsAtEveryBurstSize) {
   for (const std::string& id : engines())
     for (KeyLayout layout : {KeyLayout::kFiveTuple, KeyLayout::kOpenFlow})
@@ -402,6 +523,72 @@ TEST(TupleEngines, ConcurrentReaderSeesTheOldOrTheNewRuleSet) {
     reader.join();
     EXPECT_EQ(mixed.load(), 0u) << id;
     EXPECT_EQ(failed.load(), 0u) << id;
+  }
+}
+
+// A large class (about 300 KB of table, so the CPU engines update it left-right and wait for
+// readers) under erase + re-insert pairs while two readers classify: each batch sees one rule
+// set, so at most one rule (the one erased at that moment) is missing from its answers, and a
+// missing rule's key falls back to the catch-all; afterwards every answer is as before.
+TEST(TupleEngines, ReadersDuringLargeClassUpdatesSeeOneRuleSet) {
+  constexpr uint32_t kRules = 9000, kKeys = 256, kBatch = 4096;  // the keys 16 times
+  RuleSet set;
+  for (uint32_t i = 0; i < kRules; ++i) set.rules.push_back(exact_rule(i, 10));
+  Rule all;
+  all.priority = 0;
+  set.rules.push_back(all);  // index kRules
+  std::vector<std::vector<uint32_t>> keys;
+  for (uint32_t j = 0; j < kBatch; ++j) keys.push_back(exact_key(j % kKeys * 31));
+  std::vector<uint32_t> buf;
+  const KeyBatch batch = soa(keys, set.layout, buf);
+  for (const std::string& id : {"cpu.tuple", "cpu.bloom"}) {
+    SCOPED_TRACE(id);
+    auto c = make(id, set);
+    ASSERT_NE(c, nullptr);
+    std::atomic<bool> stop{false};
+    std::atomic<uint64_t> batches{0}, torn{0}, wrong{0};
+    auto read = [&] {
+      std::vector<uint32_t> got(kBatch);
+      ExecContext ctx;
+      while (!stop.load()) {
+        if (!c->classify(batch, {got.data(), kBatch}, ctx).is_ok()) ++wrong;
+        uint32_t missing = kNoMatch;  // the one key whose rule is erased in this batch's set
+        for (uint32_t j = 0; j < kBatch; ++j) {
+          if (got[j] == kRules) {
+            if (missing != kNoMatch && missing != j % kKeys) ++torn;
+            missing = j % kKeys;
+          } else if (got[j] != j % kKeys * 31) {
+            ++wrong;
+          }
+        }
+        // Copies of a key agree.
+        if (missing != kNoMatch)
+          for (uint32_t j = missing; j < kBatch; j += kKeys) torn += got[j] != kRules;
+        ++batches;
+      }
+    };
+    std::thread r1(read), r2(read);
+    std::mt19937_64 rng(11);
+    for (int i = 0; i < 1000; ++i) {
+      // Most pairs erase a rule whose key the readers classify.
+      const uint32_t index = i % 4 ? uint32_t(rng() % kKeys) * 31 : uint32_t(rng() % kRules);
+      ASSERT_TRUE(c->erase(index).is_ok());
+      ASSERT_TRUE(c->insert(index, set.rules[index]).is_ok());
+    }
+    // A new value and its removal (cuckoo insertion in place), with other priorities.
+    for (uint32_t i = kRules + 1; i < kRules + 200; ++i)
+      ASSERT_TRUE(c->insert(i, exact_rule(i, 20)).is_ok());
+    for (uint32_t i = kRules + 1; i < kRules + 200; ++i) ASSERT_TRUE(c->erase(i).is_ok());
+    while (batches.load() < 20) std::this_thread::yield();
+    stop = true;
+    r1.join(), r2.join();
+    EXPECT_EQ(torn.load(), 0u);
+    EXPECT_EQ(wrong.load(), 0u);
+    const Oracle rules = oracle_of(set);
+    auto check         = keys_for(rules, set.layout, 3, 500);
+    check.insert(check.end(), keys.begin(), keys.begin() + kKeys);
+    expect_agrees(*c, answers(rules, set.layout, check), set.layout, check, 64);
+    EXPECT_EQ(c->stats().rules, kRules + 1);
   }
 }
 

@@ -4,7 +4,7 @@
 //                           | --synthetic N,C,F,Cm,f [--tuples T] [--seed S])
 //                          [--engines LIST] [--batch N] [--gpu-batch N] [--repeat N] [--cpu N]
 //                          [--max-keys N] [--min-keys N] [--max-acl-mb MB] [--linear-max N]
-//                          [--json FILE] [--note TEXT]
+//                          [--updates N] [--json FILE] [--note TEXT]
 //
 // Every engine of the classify registry (default: each available one but ref.linear; ref.* and
 // *.linear engines are left out of the default list on sets of more than --linear-max rules,
@@ -27,6 +27,12 @@
 // Cross-check: every engine's answers must equal the first engine's, and, for WUSTL traces with
 // a first-match column (ClassBench sets: the answer is the first match in file order), the
 // trace's. Any difference is printed (first key, both answers) and the command exits 1.
+// Updates (--updates N, default 20,000; 0: none): on each engine that inserts and erases rules
+// in place (Classifier::insert/erase; the others answer kNotSupported and are listed so), N
+// pairs of erase(i) + insert(i, rule i) of random rules (seeded by --seed) are timed alone
+// (updates/s counting a pair as 2, per-update latency) and again while a second thread on
+// another core classifies the keys without pause (its Mpps). The set is then the loaded one
+// again, so every key is classified once more and must give the warm-up's answer.
 #include <fmt/core.h>
 #include <malloc.h>
 #include <poll.h>
@@ -35,6 +41,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -43,8 +50,10 @@
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "bench_util.hpp"
 #include "commands.hpp"
@@ -83,8 +92,9 @@ struct BenchClassifyOptions {
   uint32_t min_keys         = 1'000'000;
   uint64_t max_acl_mb       = 12000;
   uint32_t linear_max       = 20000;
-  double slow_pass_s        = 10;   // a warm-up longer than this: one timed pass only
-  unsigned engine_timeout_s = 600;  // per warpath engine, build + timing (0: run in-process)
+  uint32_t updates          = 20000;  // erase + insert pairs per phase (0: no update benchmark)
+  double slow_pass_s        = 10;     // a warm-up longer than this: one timed pass only
+  unsigned engine_timeout_s = 600;    // per warpath engine, build + timing (0: run in-process)
   std::string command_line;
 };
 
@@ -134,6 +144,22 @@ struct PeakRss {
 
 // ---- rows ----------------------------------------------------------------------------------
 
+/// The --updates measurement of one engine: `pairs` erase + re-insert pairs of random rules
+/// of the loaded set, alone and while a second thread classifies the keys.
+struct Updates {
+  bool ran = false;
+  std::string skipped;                        // why not (e.g. the engine cannot update in place)
+  uint64_t pairs = 0;                         // erase + insert pairs per phase (2 updates each)
+  double alone_s = 0, concurrent_s = 0;       // writer's time for the pairs
+  double p50_us = 0, p99_us = 0, max_us = 0;  // one update (alone)
+  uint64_t reader_keys   = 0;                 // classified by the reader during the writer's run
+  double reader_s        = 0;
+  int reader_cpu         = -1;
+  uint64_t after_checked = 0, after_mismatches = 0;  // answers after both phases vs before
+  double per_s(double s) const { return s > 0 ? 2.0 * double(pairs) / s : 0; }
+  double reader_mpps() const { return reader_s > 0 ? 1e-6 * double(reader_keys) / reader_s : 0; }
+};
+
 struct Row {
   std::string engine, kind, config, detail, skipped, note;
   double best_s = 0, build_ms = 0, engine_build_ms = 0, ratio = 0;
@@ -142,6 +168,7 @@ struct Row {
            trace_mismatches = 0;
   uint32_t classes = 0, batch = 0;
   bool reference = false, has_stats = false;
+  Updates updates;
   double mpps() const { return best_s > 0 ? 1e-6 * double(count) / best_s : 0; }
 };
 
@@ -267,7 +294,130 @@ struct Bench {
       if (off + n == keys.count) warm = false;
     };
     const bool gpu = id.rfind("cuda.", 0) == 0;
-    return time_engine(row, gpu ? o.gpu_batch : o.batch, call, status);
+    if (!time_engine(row, gpu ? o.gpu_batch : o.batch, call, status)) return false;
+    if (o.updates > 0) measure_updates(*engine, row, gpu ? o.gpu_batch : o.batch, out);
+    return true;
+  }
+
+  /// --updates: o.updates pairs of erase(i) + insert(i, rule i) of random rules i (seeded), so
+  /// the set is the loaded one after every pair. Phase 1 times them alone (and each update's
+  /// latency); phase 2 times them again while a second thread, on another core where there is
+  /// one, classifies the keys in --batch calls without pause. Afterwards every key is
+  /// classified again and compared with `before` (the warm-up answers, which check() compares
+  /// with the reference). Engines that answer kNotSupported are reported as such.
+  void measure_updates(classify::Classifier& c, Row& row, uint32_t batch,
+                       const std::vector<uint32_t>& before) {
+    Updates& u = row.updates;
+    std::mt19937_64 rng(o.seed * 0x9e37'79b9'7f4a'7c15ull + 17);
+    const uint32_t n = uint32_t(rules.rules.size());
+    auto pair        = [&](std::vector<double>* lat) -> Status {
+      const uint32_t i = uint32_t(rng() % n);
+      auto t0          = Clock::now();
+      WARPATH_TRY(c.erase(i));
+      auto t1 = Clock::now();
+      WARPATH_TRY(c.insert(i, rules.rules[i]));
+      if (lat) {
+        const auto t2 = Clock::now();
+        lat->push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+        lat->push_back(std::chrono::duration<double, std::micro>(t2 - t1).count());
+      }
+      return Status::ok();
+    };
+    auto run = [&](std::vector<double>* lat, double& seconds) -> bool {
+      const auto t0 = Clock::now();
+      for (uint32_t p = 0; p < o.updates; ++p) {
+        const Status s = pair(lat);
+        if (!s.is_ok()) {
+          u.skipped =
+              s.code() == Errc::kNotSupported ? s.message() : "update failed: " + s.message();
+          return false;
+        }
+      }
+      seconds = seconds_since(t0);
+      return true;
+    };
+    fmt::print(stderr, "bench: {}: updates: {} erase + insert pairs, alone\n", row.engine,
+               group_thousands(o.updates));
+    std::vector<double> lat;
+    lat.reserve(size_t(o.updates) * 2);
+    if (!run(&lat, u.alone_s)) {
+      fmt::print(stderr, "bench: {}: updates skipped: {}\n", row.engine, u.skipped);
+      return;
+    }
+    u.pairs = o.updates;
+    std::sort(lat.begin(), lat.end());
+    u.p50_us = lat[lat.size() / 2];
+    u.p99_us = lat[std::min(lat.size() - 1, lat.size() * 99 / 100)];
+    u.max_us = lat.back();
+
+    // Phase 2: a reader classifying without pause, on another core where there is one.
+    const int here  = sched_getcpu();
+    const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    const int other = cpus > 1 ? int((here + 1) % cpus) : -1;
+    std::atomic<bool> stop{false};
+    std::atomic<uint64_t> done{0};
+    std::atomic<bool> reader_failed{false};
+    int reader_cpu = -1;  // written by the reader before its first batch
+    Status reader_status;
+    std::thread reader([&] {
+      int pinned = -1;
+      if (other >= 0) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(other, &set);
+        if (sched_setaffinity(0, sizeof set, &set) == 0) pinned = other;
+      }
+      reader_cpu = pinned;
+      ExecContext ctx;
+      const uint32_t step = batch ? batch : keys.count;
+      std::vector<uint32_t> got(step);
+      for (uint64_t off = 0; !stop.load(std::memory_order_relaxed);) {
+        const uint32_t m = uint32_t(std::min<uint64_t>(step, keys.count - off));
+        const Status s   = c.classify(keys.slice(uint32_t(off), m), {got.data(), m}, ctx);
+        if (!s.is_ok()) {
+          reader_status = s;
+          reader_failed = true;
+          break;
+        }
+        done.fetch_add(m, std::memory_order_relaxed);
+        off = off + m == keys.count ? 0 : off + m;
+      }
+    });
+    while (done.load() == 0 && !reader_failed.load()) std::this_thread::yield();
+    const uint64_t d0 = done.load();
+    const auto t0     = Clock::now();
+    const bool ok     = run(nullptr, u.concurrent_s);
+    u.reader_s        = seconds_since(t0);
+    u.reader_keys     = done.load() - d0;
+    stop              = true;
+    reader.join();
+    u.reader_cpu = reader_cpu;
+    if (!ok) return;
+    if (!reader_status.is_ok()) {
+      u.skipped = "concurrent classify failed: " + reader_status.message();
+      return;
+    }
+
+    // The set is the loaded one again: every answer as before.
+    std::vector<uint32_t> after(keys.count, kNoMatch);
+    ExecContext ctx;
+    for (uint32_t off = 0; off < keys.count;) {
+      const uint32_t m = std::min<uint32_t>(batch ? batch : keys.count, keys.count - off);
+      const Status s   = c.classify(keys.slice(off, m), {after.data() + off, m}, ctx);
+      if (!s.is_ok()) {
+        u.skipped = "classify after the updates failed: " + s.message();
+        return;
+      }
+      off += m;
+    }
+    u.after_checked = keys.count;
+    for (uint32_t i = 0; i < keys.count; ++i) u.after_mismatches += after[i] != before[i];
+    u.ran = true;
+    fmt::print(stderr,
+               "bench: {}: {:.0f} updates/s alone, {:.0f} with a classifying thread ({:.2f} "
+               "Mpps); {} answers differ afterwards\n",
+               row.engine, u.per_s(u.alone_s), u.per_s(u.concurrent_s), u.reader_mpps(),
+               u.after_mismatches);
   }
 
   static nlohmann::json to_json(const Row& r) {
@@ -284,23 +434,52 @@ struct Bench {
             {"entries", r.entries},
             {"classes", r.classes},
             {"batch", r.batch},
-            {"has_stats", r.has_stats}};
+            {"has_stats", r.has_stats},
+            {"updates",
+             {{"ran", r.updates.ran},
+              {"skipped", r.updates.skipped},
+              {"pairs", r.updates.pairs},
+              {"alone_s", r.updates.alone_s},
+              {"concurrent_s", r.updates.concurrent_s},
+              {"p50_us", r.updates.p50_us},
+              {"p99_us", r.updates.p99_us},
+              {"max_us", r.updates.max_us},
+              {"reader_keys", r.updates.reader_keys},
+              {"reader_s", r.updates.reader_s},
+              {"reader_cpu", r.updates.reader_cpu},
+              {"after_checked", r.updates.after_checked},
+              {"after_mismatches", r.updates.after_mismatches}}}};
   }
   static void from_json(const nlohmann::json& j, Row& r) {
-    r.skipped         = j["skipped"];
-    r.note            = j["note"];
-    r.detail          = j["detail"];
-    r.build_ms        = j["build_ms"];
-    r.engine_build_ms = j["engine_build_ms"];
-    r.best_s          = j["best_s"];
-    r.pass_s          = j["pass_s"].get<std::vector<double>>();
-    r.count           = j["count"];
-    r.memory_bytes    = j["memory_bytes"];
-    r.peak_bytes      = j["peak_bytes"];
-    r.entries         = j["entries"];
-    r.classes         = j["classes"];
-    r.batch           = j["batch"];
-    r.has_stats       = j["has_stats"];
+    r.skipped          = j["skipped"];
+    r.note             = j["note"];
+    r.detail           = j["detail"];
+    r.build_ms         = j["build_ms"];
+    r.engine_build_ms  = j["engine_build_ms"];
+    r.best_s           = j["best_s"];
+    r.pass_s           = j["pass_s"].get<std::vector<double>>();
+    r.count            = j["count"];
+    r.memory_bytes     = j["memory_bytes"];
+    r.peak_bytes       = j["peak_bytes"];
+    r.entries          = j["entries"];
+    r.classes          = j["classes"];
+    r.batch            = j["batch"];
+    r.has_stats        = j["has_stats"];
+    const auto& u      = j["updates"];
+    Updates& x         = r.updates;
+    x.ran              = u["ran"];
+    x.skipped          = u["skipped"];
+    x.pairs            = u["pairs"];
+    x.alone_s          = u["alone_s"];
+    x.concurrent_s     = u["concurrent_s"];
+    x.p50_us           = u["p50_us"];
+    x.p99_us           = u["p99_us"];
+    x.max_us           = u["max_us"];
+    x.reader_keys      = u["reader_keys"];
+    x.reader_s         = u["reader_s"];
+    x.reader_cpu       = u["reader_cpu"];
+    x.after_checked    = u["after_checked"];
+    x.after_mismatches = u["after_mismatches"];
   }
 
   /// Runs engine_in_process in a child process, so an engine that hangs (--engine-timeout) or
@@ -482,6 +661,34 @@ void print_table(const std::vector<Row>& rows, const std::string& title) {
                mib(r.memory_bytes), mib(r.peak_bytes),
                r.has_stats ? std::to_string(r.classes) : std::string("-"),
                r.has_stats ? group_thousands(r.entries) : std::string("-"), check);
+  }
+}
+
+/// The --updates section: engines that measured updates, and those that cannot update.
+void print_updates(const std::vector<Row>& rows, uint32_t pairs) {
+  bool any = false;
+  for (const auto& r : rows) any = any || r.updates.ran || !r.updates.skipped.empty();
+  if (!any) return;
+  fmt::print(
+      "\nupdates: {} erase + insert pairs of random rules (2 updates each), alone and while "
+      "another thread classifies\n",
+      group_thousands(pairs));
+  fmt::print("{:<18} {:>11} {:>8} {:>8} {:>9} {:>11} {:>9} {:>8}  {}\n", "engine", "upd/s",
+             "p50 us", "p99 us", "max us", "upd/s+cls", "cls Mpps", "vs idle", "check");
+  for (const auto& r : rows) {
+    const Updates& u = r.updates;
+    if (!u.ran) {
+      if (!u.skipped.empty()) fmt::print("{:<18} skipped: {}\n", r.engine, u.skipped);
+      continue;
+    }
+    const std::string check =
+        u.after_mismatches ? fmt::format("{} MISMATCHES after", u.after_mismatches)
+                           : fmt::format("ok ({} answers after)", group_thousands(u.after_checked));
+    fmt::print("{:<18} {:>11} {:>8.1f} {:>8.1f} {:>9.1f} {:>11} {:>9.2f} {:>8}  {}\n", r.engine,
+               group_thousands(uint64_t(u.per_s(u.alone_s))), u.p50_us, u.p99_us, u.max_us,
+               group_thousands(uint64_t(u.per_s(u.concurrent_s))), u.reader_mpps(),
+               r.mpps() > 0 ? fmt::format("{:.2f}x", u.reader_mpps() / r.mpps()) : std::string("-"),
+               check);
   }
 }
 
@@ -744,16 +951,24 @@ int run_bench_classify(const BenchClassifyOptions& o) {
       group_thousands(distinct), o.synthetic.empty() ? " from " + base_name(o.trace) : "",
       o.batch ? std::to_string(o.batch) : std::string("all"), o.repeat, cpu);
   print_table(b.rows, title);
+  print_updates(b.rows, o.updates);
   for (const auto& n : notes) fmt::print("note: {}\n", n);
   for (const auto& r : b.rows)
     if (!r.note.empty()) fmt::print("note: {}: {}\n", r.engine, r.note);
   uint64_t mismatches = 0, trace_mismatches = 0;
   for (const auto& r : b.rows) mismatches += r.mismatches, trace_mismatches += r.trace_mismatches;
+  for (const auto& r : b.rows)
+    if (r.updates.after_mismatches) b.failed = true;
   const bool compared = std::count_if(b.rows.begin(), b.rows.end(),
                                       [](const Row& r) { return r.skipped.empty(); }) > 0;
   fmt::print("\ncheck: {}\n",
-             b.failed    ? fmt::format("FAILED ({} answers differ from {}, {} from the trace)",
-                                       mismatches, b.reference_id, trace_mismatches)
+             b.failed ? fmt::format(
+                            "FAILED ({} answers differ from {}, {} from the trace{})", mismatches,
+                            b.reference_id, trace_mismatches,
+                            std::any_of(b.rows.begin(), b.rows.end(),
+                                        [](const Row& r) { return r.updates.after_mismatches > 0; })
+                                ? "; answers changed by --updates"
+                                : "")
              : !compared ? std::string("no engine ran")
                          : std::string("every engine gave the same answers") +
                                (first_match.empty() ? "" : ", equal to the trace's first match"));
@@ -773,6 +988,7 @@ int run_bench_classify(const BenchClassifyOptions& o) {
                     {"max_acl_mb", o.max_acl_mb},
                     {"linear_max", o.linear_max},
                     {"engine_timeout_s", o.engine_timeout_s},
+                    {"updates", o.updates},
                     {"timing", "steady_clock over the whole key array per pass, best pass"}};
     j["notes"]   = notes;
     j["dpdk"]    = dpdk_j;
@@ -797,6 +1013,24 @@ int run_bench_classify(const BenchClassifyOptions& o) {
         x["mismatches"]           = r.mismatches;
         x["trace_mismatches"]     = r.trace_mismatches;
         if (!r.note.empty()) x["note"] = r.note;
+        const Updates& u = r.updates;
+        if (u.ran) {
+          x["updates"] = {{"pairs", u.pairs},
+                          {"updates_per_s", u.per_s(u.alone_s)},
+                          {"alone_s", u.alone_s},
+                          {"p50_us", u.p50_us},
+                          {"p99_us", u.p99_us},
+                          {"max_us", u.max_us},
+                          {"concurrent_updates_per_s", u.per_s(u.concurrent_s)},
+                          {"concurrent_s", u.concurrent_s},
+                          {"reader_mpps", u.reader_mpps()},
+                          {"reader_keys", u.reader_keys},
+                          {"reader_cpu", u.reader_cpu},
+                          {"after_checked", u.after_checked},
+                          {"after_mismatches", u.after_mismatches}};
+        } else if (!u.skipped.empty()) {
+          x["updates"] = {{"skipped", u.skipped}};
+        }
         if (r.kind == "warpath") {
           x["engine_build_ms"] = r.engine_build_ms;
           x["classes"]         = r.classes;
@@ -874,6 +1108,11 @@ void add_bench_classify(CLI::App& bench, Runner& run) {
                   "Seconds a warpath engine may take (build + timing) before it is reported as "
                   "skipped; each CPU engine runs in a child process (0: in this process, no "
                   "limit)")
+      ->capture_default_str();
+  cmd->add_option("--updates", o->updates,
+                  "Update benchmark: erase + re-insert this many random rules (seeded by --seed), "
+                  "alone and beside a classifying thread, on each engine that updates in place "
+                  "(cpu.tuple, cpu.bloom, ...); 0: none")
       ->capture_default_str();
   cmd->add_option("--json", o->json, "Write the results as JSON to this file");
   cmd->add_option("--note", o->note,

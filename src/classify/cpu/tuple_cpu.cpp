@@ -9,8 +9,16 @@
 //     match is usually found first and most other tables are skipped.
 // Keys advance G-Opt style in groups of kGroup: for each table, the group's probes compute
 // their slots and prefetch them, then compare. Large batches are split over ctx.threads.
-// Updates rebuild the touched class tables aside and publish a new version (RCU-lite).
+// Updates change copies of the touched class tables (tuple_image.hpp) and publish the next
+// version (update_version, no re-sort) by pointer swap. Reclamation is deferred: unpublished
+// versions (and the tables only they hold) are retired, and one ReadGuard::synchronize frees
+// all of them once kMaxRetired of them or kMaxRetiredBytes have piled up (or at destruction).
+// That is safe because synchronize waits for every reader that entered before the call, and
+// every retired version was unpublished before it; an update thus never waits for readers
+// except on every kMaxRetired-th call, which took most of an update's time beside a busy
+// reader (it waits for the reader's batch in flight).
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <mutex>
 #include <thread>
@@ -24,8 +32,15 @@
 namespace warpath::classify::detail {
 namespace {
 
-constexpr uint32_t kGroup        = 32;
-constexpr uint32_t kMinPerThread = 1u << 14;
+constexpr uint32_t kGroup         = 32;
+constexpr uint32_t kMinPerThread  = 1u << 14;
+constexpr size_t kMaxRetired      = 64;         ///< versions awaiting reclamation
+constexpr size_t kMaxRetiredBytes = 16u << 20;  ///< their (and their own tables') bytes
+/// Tables at least this large are updated left-right (TupleClassSet::set_quiesce). When their
+/// spare is not free yet, those that would take longer to copy than readers' batches in flight
+/// took to finish lately (reclaim() times them), and all from kCopyBytes on, wait for readers.
+constexpr size_t kInPlaceBytes = 64u << 10;
+constexpr size_t kCopyBytes    = 1u << 20;
 
 // Probes table `t` (position c) for the keys of a group that it could still improve.
 template <unsigned NW, bool kBloom>
@@ -99,6 +114,7 @@ class TupleCpu final : public Classifier {
   ~TupleCpu() override { delete current_.load(); }
 
   Status init(const RuleSet& rules) {
+    set_.set_quiesce([this] { reclaim(); }, kInPlaceBytes, kCopyBytes);
     WARPATH_TRY(set_.add_all(rules));
     current_.store(make_version(set_.tables(), false).release());
     return Status::ok();
@@ -130,13 +146,15 @@ class TupleCpu final : public Classifier {
 
   Status insert(uint32_t index, const Rule& rule) override {
     std::lock_guard<std::mutex> lock(mutex_);
-    WARPATH_TRY(set_.insert(index, rule));
+    changes_.clear();
+    WARPATH_TRY(set_.insert(index, rule, &changes_));
     publish();
     return Status::ok();
   }
   Status erase(uint32_t index) override {
     std::lock_guard<std::mutex> lock(mutex_);
-    WARPATH_TRY(set_.erase(index));
+    changes_.clear();
+    WARPATH_TRY(set_.erase(index, &changes_));
     publish();
     return Status::ok();
   }
@@ -157,17 +175,43 @@ class TupleCpu final : public Classifier {
   }
 
  private:
-  // Writer (mutex held): a new version of the current tables, ranked by the hits so far.
+  // Writer (mutex held): the next version after changes_ (none: the tables are the same, e.g.
+  // a rule shadowed by a better one with the same values); the old one is retired.
   void publish() {
-    const TupleVersion* old =
-        current_.exchange(make_version(set_.tables(), true).release(), std::memory_order_acq_rel);
+    if (changes_.empty()) return;
+    const TupleVersion* cur = current_.load(std::memory_order_relaxed);
+    auto next               = update_version(*cur, changes_);
+    retire(current_.exchange(next.release(), std::memory_order_acq_rel));
+    for (const TableChange& c : changes_)
+      if (c.before && !c.before_kept) retired_bytes_ += c.before->memory_bytes();
+    changes_.clear();  // drop this call's references to the replaced tables
+    if (retired_.size() >= kMaxRetired || retired_bytes_ >= kMaxRetiredBytes) reclaim();
+  }
+
+  // Mutex held: waits until no reader holds a retired version (or a table only they hold),
+  // then frees them; the class set may then write its spare tables (left-right).
+  // The wait is timed: a table is copied rather than waited for when copying it (at about
+  // 10 bytes/ns) costs less than the recent waits (a moving average).
+  void reclaim() {
+    const auto t0 = std::chrono::steady_clock::now();
     guard_.synchronize();
-    delete old;
+    const double ns =
+        std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+    wait_ns_ = (3 * wait_ns_ + ns) / 4;
+    set_.set_copy_bytes(size_t(std::min(wait_ns_ * 10, double(kCopyBytes))));
     retired_.clear();
+    retired_bytes_ = 0;
+    set_.quiesced();
+  }
+
+  // Mutex held: `v` was unpublished; freed after the next synchronize.
+  void retire(const TupleVersion* v) const {
+    retired_bytes_ += version_bytes(*v);
+    retired_.emplace_back(v);
   }
 
   // A reader outside its section: re-ranks when enough answers were sampled and no writer is
-  // busy. The old version is retired and freed after the next writer's synchronize (or at
+  // busy. The old version is retired and freed by a later writer's synchronize (or at
   // destruction), so the reader never waits for other readers.
   void maybe_rerank(uint64_t samples) const {
     if (samples == 0) return;
@@ -177,8 +221,7 @@ class TupleCpu final : public Classifier {
     if (total < next_rank_.load(std::memory_order_relaxed)) return;
     next_rank_.store(total * 4, std::memory_order_relaxed);
     const TupleVersion* cur = current_.load(std::memory_order_relaxed);
-    retired_.emplace_back(
-        current_.exchange(make_version(cur->tables, true).release(), std::memory_order_acq_rel));
+    retire(current_.exchange(make_version(cur->tables, true).release(), std::memory_order_acq_rel));
   }
 
   TupleClassSet set_;
@@ -187,6 +230,9 @@ class TupleCpu final : public Classifier {
   ReadGuard guard_;
   mutable std::mutex mutex_;
   mutable std::vector<std::unique_ptr<const TupleVersion>> retired_;
+  mutable size_t retired_bytes_ = 0;
+  std::vector<TableChange> changes_;  // the current update's (writer scratch)
+  double wait_ns_ = 0;                // moving average of reclaim()'s synchronize
   mutable std::atomic<uint64_t> sampled_{0}, next_rank_{1u << 12};
 };
 
