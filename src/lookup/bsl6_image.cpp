@@ -164,14 +164,166 @@ uint32_t leaf_of(Ip6 p, const std::vector<uint32_t>& block_of) {
 }
 unsigned leaf_depth(uint32_t leaf) { return leaf < core::kBsl6TopEntries ? 16 : 24; }
 
+// One hash table entry of a leaf: a prefix or a marker at `len`.
+struct LeafEntry {
+  unsigned len;
+  Ip6 key;
+  NextHop nh;
+  bool prefix;
+};
+
+// A single-route update may touch at most this many leaves (a route of length <= 24 repaints
+// the leaves under it); more, and the image is rebuilt.
+constexpr size_t kMaxUpdateLeaves = 1024;
+
+}  // namespace
+
+// What the writer keeps beside the image to update it one route at a time: the routes by
+// length, the block layout, each leaf's longer routes, the trees by profile and the hash table
+// geometry. Shared by the images derived from one build; only the newest is ever updated.
+struct Bsl6Writer {
+  std::vector<Table> by_len = std::vector<Table>(129);  // every route (Entry::prefix true)
+  std::vector<unsigned> lens;                           // lengths with routes, ascending
+  std::vector<uint32_t> block_of = std::vector<uint32_t>(core::kBsl6TopEntries, kNoBlock);
+  std::vector<uint32_t> blocks;                                   // block -> its /16
+  std::unordered_map<uint32_t, std::vector<Route6>> leaf_routes;  // routes longer than the leaf
+  std::map<std::vector<uint32_t>, uint32_t> tree_of;              // profile -> root
+  std::vector<unsigned> node_len = {0};                           // node -> length (0: terminal)
+  uint32_t first_bucket[129] = {}, nbs[129] = {};                 // tables (nbs 0: none)
+  size_t built_nodes = 0;     // nodes after the build (bounds garbage from updates)
+  bool valid         = true;  // false after a failed update: rebuild
+
+  void refresh_lens() {
+    lens.clear();
+    for (unsigned len = 0; len <= 128; ++len)
+      if (!by_len[len].empty()) lens.push_back(len);
+  }
+  // Next hop of the longest route of length < `below` covering `key` (::/0 included).
+  NextHop best_below(Ip6 key, unsigned below) const {
+    for (size_t j = lens.size(); j-- > 0;) {
+      if (lens[j] >= below) continue;
+      const auto it = by_len[lens[j]].find(mask6(key, lens[j]));
+      if (it != by_len[lens[j]].end()) return it->second.nh;
+    }
+    return kNoRoute;
+  }
+  Ip6 leaf_address(uint32_t leaf) const {
+    if (leaf < core::kBsl6TopEntries) return Ip6{uint64_t(leaf) << 48, 0};
+    const uint32_t sub = leaf - core::kBsl6TopEntries;
+    return Ip6{uint64_t(blocks[sub >> core::kBsl6BlockBits]) << 48 | uint64_t(sub & 0xFFu) << 40,
+               0};
+  }
+  // The root of the leaf's tree, made (appended to nodes) if its profile is new.
+  Result<uint32_t> root_of(uint32_t leaf, std::vector<Bsl6Node>& nodes, uint32_t& height,
+                           uint32_t& trees) {
+    const auto lr = leaf_routes.find(leaf);
+    if (lr == leaf_routes.end() || lr->second.empty()) return core::kBsl6Terminal;
+    uint32_t count[129] = {};
+    for (const Route6& r : lr->second) ++count[r.len];
+    std::vector<unsigned> tl;
+    std::vector<uint32_t> profile;  // length, rounded 2 log2 count, length, ...
+    for (unsigned len = 17; len <= 128; ++len) {
+      if (count[len] == 0) continue;
+      tl.push_back(len);
+      profile.push_back(len);
+      profile.push_back(uint32_t(std::lround(2 * std::log2(double(count[len])))));
+    }
+    auto [it, fresh] = tree_of.try_emplace(profile, 0);
+    if (!fresh) return it->second;
+    std::vector<double> weights(tl.size() + 1, 0.0);
+    double total = 0;
+    for (size_t i = 0; i < tl.size(); ++i)
+      total += weights[i + 1] = std::exp2(profile[2 * i + 1] / 2.0);
+    weights[0] = total * kLeafMissShare;
+    for (double& w : weights) w += kGapFloor * total / double(tl.size() + 1);
+    const Tree t     = build_tree(weights);
+    const uint32_t n = uint32_t(tl.size()), base = uint32_t(nodes.size());
+    if (uint64_t(base) + n >= core::kBsl6Block) {
+      tree_of.erase(it);
+      return Status(Errc::kCapacity, "IPv6 image too large");
+    }
+    auto global = [&](uint32_t local) { return local == n ? core::kBsl6Terminal : base + local; };
+    for (uint32_t i = 0; i < n; ++i) {
+      Bsl6Node node{};
+      node.mask_hi      = mask_hi(tl[i]);
+      node.mask_lo      = mask_lo(tl[i]);
+      node.left         = global(t.left[i]);
+      node.right        = global(t.right[i]);
+      node.first_bucket = first_bucket[tl[i]];
+      node.buckets      = nbs[tl[i]];
+      nodes.push_back(node);
+      node_len.push_back(tl[i]);
+    }
+    it->second = global(t.root);
+    height     = std::max(height, t.height);
+    ++trees;
+    return it->second;
+  }
+  // The hash table entries of a leaf whose tree has root `root`: its routes, and the markers
+  // of their search paths with their best matching prefixes. Keys are unique per length.
+  void entries(uint32_t leaf, uint32_t root, std::vector<LeafEntry>& out) const {
+    out.clear();
+    const auto lr = leaf_routes.find(leaf);
+    if (lr == leaf_routes.end()) return;
+    std::unordered_map<Ip6, size_t, Ip6Hash> at[129];
+    for (const Route6& r : lr->second) {
+      at[r.len][r.prefix] = out.size();
+      out.push_back(LeafEntry{r.len, r.prefix, r.nh, true});
+    }
+    for (const Route6& r : lr->second)
+      for (uint32_t node = root; node_len[node] != r.len;) {
+        const unsigned l = node_len[node];
+        if (l < r.len) {
+          const Ip6 key = mask6(r.prefix, l);
+          if (at[l].try_emplace(key, out.size()).second)
+            out.push_back(LeafEntry{l, key, best_below(key, l), false});
+          node = node_right(node);
+        } else {
+          node = node_left(node);
+        }
+      }
+  }
+  // Tree links, kept here too so that entries() needs no image.
+  std::vector<uint32_t> left = {0}, right = {0};
+  uint32_t node_left(uint32_t n) const { return left[n]; }
+  uint32_t node_right(uint32_t n) const { return right[n]; }
+  void sync_links(const std::vector<Bsl6Node>& nodes) {
+    for (size_t i = left.size(); i < nodes.size(); ++i) {
+      left.push_back(nodes[i].left);
+      right.push_back(nodes[i].right);
+    }
+  }
+};
+
+namespace {
+
+// Bucket surgery on a private copy of an image (updates). Home of a key in table `len`.
+Bsl6Bucket* home_of(Bsl6Bucket* buckets, const Bsl6Writer& w, unsigned len, Ip6 key) {
+  const uint64_t h = len > 64 ? core::bsl6_hash128(key.hi, key.lo) : core::bsl6_hash64(key.hi);
+  return buckets + w.first_bucket[len] + core::bsl6_home(h, w.nbs[len]);
+}
+// The slot holding `key` within kBsl6MaxProbe buckets of its home, or false.
+bool find_slot(Bsl6Bucket* home, bool wide, Ip6 key, Bsl6Bucket*& b, uint32_t& i) {
+  for (uint32_t d = 0; d < kBsl6MaxProbe; ++d) {
+    b                  = home + d;
+    const uint32_t cnt = meta_of(*b, wide) & 0xFFu;
+    for (i = 0; i < cnt; ++i)
+      if (wide ? b->wide.his[i] == key.hi && b->wide.los[i] == key.lo : b->narrow.keys[i] == key.hi)
+        return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Bsl6Image>> Bsl6Image::build(const std::vector<Route6>& routes,
                                                     uint32_t max_blocks) {
   try {
-    // Validate and collect the prefixes of each length.
-    std::vector<Table> by_len(129);
+    auto writer        = std::make_shared<Bsl6Writer>();
+    Bsl6Writer& w      = *writer;
+    auto& by_len       = w.by_len;
     NextHop default_nh = kNoRoute;
+    // Validate and collect the routes of each length.
     for (const Route6& r : routes) {
       if (r.len > 128)
         return Status(Errc::kInvalidArgument,
@@ -186,25 +338,26 @@ Result<std::unique_ptr<Bsl6Image>> Bsl6Image::build(const std::vector<Route6>& r
         return Status(Errc::kInvalidArgument, "route " + route_text(r) + ": duplicate prefix");
       if (r.len == 0) default_nh = r.nh;
     }
+    w.refresh_lens();
 
     std::unique_ptr<Bsl6Image> img(new Bsl6Image());
     img->routes_     = routes.size();
     img->default_nh_ = default_nh;
+    img->writer_     = writer;
 
     // 1. Blocks: the /16s holding prefixes longer than 16, most such prefixes first, up to
     //    max_blocks (the rest keep one tree over all their lengths).
     std::vector<uint32_t> longer(core::kBsl6TopEntries, 0);
     for (unsigned len = 17; len <= 128; ++len)
       for (const auto& [prefix, e] : by_len[len]) ++longer[prefix.hi >> 48];
-    std::vector<uint32_t> dense;
+    std::vector<uint32_t>& dense = w.blocks;
     for (uint32_t top = 0; top < core::kBsl6TopEntries; ++top)
       if (longer[top] > 0) dense.push_back(top);
     std::stable_sort(dense.begin(), dense.end(),
                      [&](uint32_t x, uint32_t y) { return longer[x] > longer[y]; });
     if (dense.size() > max_blocks) dense.resize(max_blocks);
     std::sort(dense.begin(), dense.end());  // blocks in address order
-    std::vector<uint32_t> block_of(core::kBsl6TopEntries, kNoBlock);
-    for (uint32_t b = 0; b < dense.size(); ++b) block_of[dense[b]] = b;
+    for (uint32_t b = 0; b < dense.size(); ++b) w.block_of[dense[b]] = b;
     img->blocks_ = uint32_t(dense.size());
 
     // 2. The initial array: the /16 leaves painted with routes of length <= 16, shortest
@@ -225,125 +378,65 @@ Result<std::unique_ptr<Bsl6Image>> Bsl6Image::build(const std::vector<Route6>& r
     for (unsigned len = 17; len <= 24; ++len)
       for (const auto& [prefix, e] : by_len[len]) {
         const uint32_t top = uint32_t(prefix.hi >> 48);
-        if (block_of[top] == kNoBlock) continue;
-        const uint32_t first = leaf_of(prefix, block_of), count = 1u << (24 - len);
+        if (w.block_of[top] == kNoBlock) continue;
+        const uint32_t first = leaf_of(prefix, w.block_of), count = 1u << (24 - len);
         for (uint32_t k = 0; k < count; ++k) starts[first + k].bmp = e.nh;
       }
 
-    // 3. The lengths below each leaf and how many prefixes each has there; one search tree
-    //    per distinct profile (the lengths with their counts rounded to half powers of two,
-    //    so that leaves of similar shape share a tree). Weights: a length's count under the
-    //    leaf (each prefix equally likely), a small share for addresses matching nothing
-    //    longer than the leaf, and a floor on every gap.
-    std::unordered_map<uint32_t, std::vector<uint32_t>> leaf_count;  // leaf -> count by length
+    // 3. Each leaf's longer routes, and the lengths that need a table.
+    bool used[129] = {};
     for (unsigned len = 17; len <= 128; ++len)
       for (const auto& [prefix, e] : by_len[len]) {
-        const uint32_t leaf = leaf_of(prefix, block_of);
+        const uint32_t leaf = leaf_of(prefix, w.block_of);
         if (len <= leaf_depth(leaf)) continue;
-        std::vector<uint32_t>& count = leaf_count[leaf];
-        if (count.empty()) count.assign(129, 0);
-        ++count[len];
+        w.leaf_routes[leaf].push_back(Route6{prefix, uint8_t(len), e.nh});
+        used[len] = true;
       }
-    std::vector<unsigned> node_len = {0};  // node -> length (0: terminal)
-    auto& nodes                    = img->nodes_;
+    std::vector<uint32_t> leaves;
+    leaves.reserve(w.leaf_routes.size());
+    for (auto& [leaf, rs] : w.leaf_routes) {
+      leaves.push_back(leaf);
+      // Route order fixes marker order, hence (with sorted slots) nothing; sorted for clarity.
+      std::sort(rs.begin(), rs.end(), [](const Route6& x, const Route6& y) {
+        return x.len != y.len ? x.len < y.len
+                              : (x.prefix.hi != y.prefix.hi ? x.prefix.hi < y.prefix.hi
+                                                            : x.prefix.lo < y.prefix.lo);
+      });
+    }
+    // Leaves in index order so that node numbering (and the image) is the same on every run.
+    std::sort(leaves.begin(), leaves.end());
+
+    // 4. Search trees (nodes get their table geometry once the tables are placed).
+    auto& nodes = img->nodes_;
     nodes.assign(1, Bsl6Node{});  // the terminal node: masks 0, bucket 0, children 0
     nodes[0].buckets = 1;
-    std::map<std::vector<uint32_t>, uint32_t> tree_of;  // profile -> root
-    // Leaves in index order so that node numbering (and the image) is the same on every run.
-    std::vector<uint32_t> leaves;
-    leaves.reserve(leaf_count.size());
-    for (const auto& [leaf, count] : leaf_count) leaves.push_back(leaf);
-    std::sort(leaves.begin(), leaves.end());
     for (const uint32_t leaf : leaves) {
-      const std::vector<uint32_t>& count = leaf_count[leaf];
-      std::vector<unsigned> lens;
-      std::vector<uint32_t> profile;  // length, rounded log2 count, length, ...
-      for (unsigned len = 17; len <= 128; ++len) {
-        if (count[len] == 0) continue;
-        lens.push_back(len);
-        profile.push_back(len);
-        profile.push_back(uint32_t(std::lround(2 * std::log2(double(count[len])))));
-      }
-      auto [it, fresh] = tree_of.try_emplace(profile, 0);
-      if (fresh) {
-        std::vector<double> weights(lens.size() + 1, 0.0);
-        double total = 0;
-        for (size_t i = 0; i < lens.size(); ++i)
-          total += weights[i + 1] = std::exp2(profile[2 * i + 1] / 2.0);
-        weights[0] = total * kLeafMissShare;
-        for (double& w : weights) w += kGapFloor * total / double(lens.size() + 1);
-        const Tree t     = build_tree(weights);
-        const uint32_t n = uint32_t(lens.size()), base = uint32_t(nodes.size());
-        if (uint64_t(base) + n >= core::kBsl6Block)
-          return Status(Errc::kCapacity, "IPv6 image too large");
-        auto global = [&](uint32_t local) {
-          return local == n ? core::kBsl6Terminal : base + local;
-        };
-        for (uint32_t i = 0; i < n; ++i) {
-          Bsl6Node node{};
-          node.mask_hi = mask_hi(lens[i]);
-          node.mask_lo = mask_lo(lens[i]);
-          node.left    = global(t.left[i]);
-          node.right   = global(t.right[i]);
-          nodes.push_back(node);
-          node_len.push_back(lens[i]);
-        }
-        it->second   = global(t.root);
-        img->height_ = std::max(img->height_, t.height);
-        ++img->trees_;
-      }
-      starts[leaf].node = it->second;
+      WARPATH_ASSIGN_OR_RETURN(const uint32_t root,
+                               w.root_of(leaf, nodes, img->height_, img->trees_));
+      starts[leaf].node = root;
     }
+    w.sync_links(nodes);
+    w.built_nodes = nodes.size();
 
-    // 4. Hash table contents: every prefix below its leaf's depth, and the markers of its
-    //    path: the prefix cut to every length where the path turns right.
-    std::vector<Table> tables(129);
-    for (unsigned len = 17; len <= 128; ++len)
-      for (const auto& [prefix, e] : by_len[len]) {
-        const uint32_t leaf = leaf_of(prefix, block_of);
-        if (len <= leaf_depth(leaf)) continue;
-        tables[len].try_emplace(prefix, e).first->second = e;  // a marker becomes the prefix
-        for (uint32_t node = starts[leaf].node; node_len[node] != len;) {
-          const unsigned l = node_len[node];
-          if (l < len) {
-            tables[l].try_emplace(mask6(prefix, l), Entry{kNoRoute, false});
-            node = nodes[node].right;
-          } else {
-            node = nodes[node].left;
-          }
-        }
-      }
-    // A marker's next hop: its best matching real prefix (::/0 included).
-    std::vector<unsigned> all_lens;  // lengths with prefixes, ascending
-    for (unsigned len = 1; len <= 128; ++len)
-      if (!by_len[len].empty()) all_lens.push_back(len);
-    for (unsigned len = 17; len <= 128; ++len) {
-      for (auto& [key, e] : tables[len]) {
-        if (e.prefix) continue;
-        ++img->markers_;
-        e.nh = default_nh;
-        for (size_t j = all_lens.size(); j-- > 0;) {
-          if (all_lens[j] >= len) continue;
-          const auto found = by_len[all_lens[j]].find(mask6(key, all_lens[j]));
-          if (found != by_len[all_lens[j]].end()) {
-            e.nh = found->second.nh;
-            break;
-          }
-        }
-      }
-    }
-
-    // 5. Hash tables, one per length in use. Bucket 0 is the terminal node's, always empty.
-    std::vector<uint32_t> first_bucket(129, 0), nbs(129, 0);
+    // 5. Table contents: every leaf's routes and markers.
     std::vector<std::vector<Slot>> slots(129);
+    std::vector<LeafEntry> es;
+    for (const uint32_t leaf : leaves) {
+      w.entries(leaf, starts[leaf].node, es);
+      for (const LeafEntry& e : es) {
+        slots[e.len].push_back(Slot{e.key, e.nh});
+        img->markers_ += e.prefix ? 0 : 1;
+      }
+    }
+
+    // 6. Hash tables, one per length in use, with room for updates. Bucket 0 is the terminal
+    //    node's, always empty.
     uint64_t total = 1;
     std::vector<Bsl6Bucket> scratch;
     for (unsigned len = 17; len <= 128; ++len) {
-      if (tables[len].empty()) continue;
+      if (!used[len]) continue;
       ++img->lengths_;
       std::vector<Slot>& sl = slots[len];
-      sl.reserve(tables[len].size());
-      for (const auto& [key, e] : tables[len]) sl.push_back(Slot{key, e.nh});
       // Key order, not unordered_map order, so the image is the same on every run.
       std::sort(sl.begin(), sl.end(), [](const Slot& x, const Slot& y) {
         return x.key.hi != y.key.hi ? x.key.hi < y.key.hi : x.key.lo < y.key.lo;
@@ -352,30 +445,184 @@ Result<std::unique_ptr<Bsl6Image>> Bsl6Image::build(const std::vector<Route6>& r
       const uint32_t cap = wide ? core::kBsl6WideSlots : core::kBsl6NarrowSlots;
       const double want  = double(sl.size()) / (cap * kLoad);
       if (want > double(1u << 31)) return Status(Errc::kCapacity, "IPv6 image too large");
-      nbs[len] = std::max<uint32_t>(1, uint32_t(want + 1));
+      uint32_t nb = std::max<uint32_t>(1, uint32_t(want + 1));
       for (;;) {
-        scratch.resize(size_t(nbs[len]) + kBsl6MaxProbe - 1);
-        if (place(sl, wide, nbs[len], scratch.data())) break;
-        const uint64_t grown = uint64_t(nbs[len]) + nbs[len] / 4 + 1;
+        scratch.resize(size_t(nb) + kBsl6MaxProbe - 1);
+        if (place(sl, wide, nb, scratch.data())) break;
+        const uint64_t grown = uint64_t(nb) + nb / 4 + 1;
         if (grown > (1u << 31)) return Status(Errc::kCapacity, "IPv6 image too large");
-        nbs[len] = uint32_t(grown);
+        nb = uint32_t(grown);
       }
-      first_bucket[len] = uint32_t(total);
-      total += uint64_t(nbs[len]) + kBsl6MaxProbe - 1;
+      w.nbs[len]          = nb;
+      w.first_bucket[len] = uint32_t(total);
+      total += uint64_t(nb) + kBsl6MaxProbe - 1;
       if (total > 0xFFFF'FFFFull) return Status(Errc::kCapacity, "IPv6 image too large");
     }
     img->buckets_.resize(total);
     img->buckets_[0].narrow = core::Bsl6Narrow{};
     for (unsigned len = 17; len <= 128; ++len)
-      if (!slots[len].empty())
-        place(slots[len], len > 64, nbs[len], img->buckets_.data() + first_bucket[len]);
+      if (w.nbs[len] != 0)
+        place(slots[len], len > 64, w.nbs[len], img->buckets_.data() + w.first_bucket[len]);
     for (size_t i = 1; i < nodes.size(); ++i) {
-      nodes[i].first_bucket = first_bucket[node_len[i]];
-      nodes[i].buckets      = nbs[node_len[i]];
+      nodes[i].first_bucket = w.first_bucket[w.node_len[i]];
+      nodes[i].buckets      = w.nbs[w.node_len[i]];
     }
     return img;
   } catch (const std::bad_alloc&) {
     return Status(Errc::kOutOfMemory, "out of memory building the IPv6 image");
+  }
+}
+
+Result<std::unique_ptr<Bsl6Image>> Bsl6Image::updated(const Route6& r, bool remove) const {
+  try {
+    if (!writer_ || !writer_->valid) return Status(Errc::kCapacity, "IPv6 image: rebuild");
+    Bsl6Writer& w = *writer_;
+    if (r.len > 128 || mask6(r.prefix, r.len) != r.prefix || r.nh > kMaxNextHop)
+      return Status(Errc::kInvalidArgument, "route " + route_text(r) + ": invalid");
+    Table& t         = w.by_len[r.len];
+    const auto found = t.find(r.prefix);
+    if (remove && found == t.end()) return Status(Errc::kNotFound, "no route " + route_text(r));
+
+    // The leaves whose entries can change: the route's own leaf when it is longer than the
+    // leaf's depth, else every leaf it covers (their bmp and their markers' bmps).
+    const uint32_t top = uint32_t(r.prefix.hi >> 48);
+    std::vector<uint32_t> leaves;
+    const bool painted = r.len <= 16 || (r.len <= 24 && w.block_of[top] != kNoBlock);
+    if (!painted) {
+      leaves.push_back(leaf_of(r.prefix, w.block_of));
+    } else {
+      const uint32_t tops = r.len <= 16 ? 1u << (16 - r.len) : 1u;
+      for (uint32_t k = 0; k < tops && leaves.size() <= kMaxUpdateLeaves; ++k) {
+        const uint32_t t16 = top + k;
+        if (w.block_of[t16] == kNoBlock) {
+          leaves.push_back(t16);
+          continue;
+        }
+        const uint32_t first = r.len <= 16 ? 0 : (uint32_t(r.prefix.hi >> 40) & 0xFFu);
+        const uint32_t count = r.len <= 16 ? 256u : 1u << (24 - r.len);
+        leaves.push_back(t16);  // its bmp (unused by lookups, kept right)
+        for (uint32_t j = 0; j < count; ++j)
+          leaves.push_back(core::kBsl6TopEntries + (w.block_of[t16] << core::kBsl6BlockBits) +
+                           first + j);
+      }
+      if (leaves.size() > kMaxUpdateLeaves)
+        return Status(Errc::kCapacity, "IPv6 update covers too many leaves: rebuild");
+    }
+
+    // Entries before the change.
+    std::vector<std::vector<LeafEntry>> before(leaves.size());
+    for (size_t i = 0; i < leaves.size(); ++i)
+      if (!(painted && leaves[i] < core::kBsl6TopEntries && w.block_of[leaves[i]] != kNoBlock))
+        w.entries(leaves[i], starts_[leaves[i]].node, before[i]);
+
+    // The change, in the writer's state (undone by a rebuild if anything below fails).
+    w.valid = false;
+    if (remove) {
+      t.erase(found);
+    } else {
+      t.insert_or_assign(r.prefix, Entry{r.nh, true});
+    }
+    w.refresh_lens();
+    if (!painted) {
+      std::vector<Route6>& rs = w.leaf_routes[leaves[0]];
+      const auto it           = std::find_if(rs.begin(), rs.end(), [&](const Route6& x) {
+        return x.len == r.len && x.prefix == r.prefix;
+      });
+      if (it != rs.end()) {
+        if (remove)
+          rs.erase(it);
+        else
+          it->nh = r.nh;
+      } else if (!remove) {
+        if (w.nbs[r.len] == 0) return Status(Errc::kCapacity, "IPv6 update: new length");
+        rs.push_back(r);
+      }
+    }
+
+    std::unique_ptr<Bsl6Image> img(new Bsl6Image(*this));
+    std::vector<LeafEntry> after;
+    for (size_t i = 0; i < leaves.size(); ++i) {
+      const uint32_t leaf = leaves[i];
+      core::Bsl6Start& s  = img->starts_[leaf];
+      s.bmp               = w.best_below(w.leaf_address(leaf), leaf_depth(leaf) + 1);
+      if (painted && leaf < core::kBsl6TopEntries && w.block_of[leaf] != kNoBlock) continue;
+      WARPATH_ASSIGN_OR_RETURN(s.node, w.root_of(leaf, img->nodes_, img->height_, img->trees_));
+      w.sync_links(img->nodes_);
+      if (img->nodes_.size() > 2 * w.built_nodes + 4096)
+        return Status(Errc::kCapacity, "IPv6 update: too many retired trees");
+      w.entries(leaf, s.node, after);
+      // Diff by (length, key): remove what is gone, write what is new or changed.
+      std::unordered_map<Ip6, const LeafEntry*, Ip6Hash> now[129];
+      for (const LeafEntry& e : after) now[e.len][e.key] = &e;
+      for (const LeafEntry& e : before[i]) {
+        const auto it = now[e.len].find(e.key);
+        if (it != now[e.len].end() && it->second->prefix == e.prefix && it->second->nh == e.nh) {
+          now[e.len].erase(it);  // unchanged
+          continue;
+        }
+        Bsl6Bucket* b;
+        uint32_t slot;
+        const bool wide = e.len > 64;
+        if (!find_slot(home_of(img->buckets_.data(), w, e.len, e.key), wide, e.key, b, slot))
+          return Status(Errc::kCapacity, "IPv6 update: entry not found (a bug; rebuilt)");
+        if (it != now[e.len].end()) {  // same key, new next hop
+          (wide ? b->wide.vals : b->narrow.vals)[slot] = it->second->nh;
+          img->markers_ += (it->second->prefix ? 0 : 1) - (e.prefix ? 0 : 1);
+          now[e.len].erase(it);
+          continue;
+        }
+        // Gone: the bucket's last used slot moves into its place. Overflow flags stay (they
+        // only make a miss look one bucket further).
+        uint32_t& meta      = meta_of(*b, wide);
+        const uint32_t last = (meta & 0xFFu) - 1;
+        if (wide) {
+          b->wide.his[slot] = b->wide.his[last], b->wide.los[slot] = b->wide.los[last];
+          b->wide.vals[slot] = b->wide.vals[last];
+          b->wide.his[last] = b->wide.los[last] = 0, b->wide.vals[last] = 0;
+        } else {
+          b->narrow.keys[slot] = b->narrow.keys[last], b->narrow.vals[slot] = b->narrow.vals[last];
+          b->narrow.keys[last] = 0, b->narrow.vals[last] = 0;
+        }
+        meta -= 1;
+        img->markers_ -= e.prefix ? 0 : 1;
+      }
+      for (const LeafEntry& e : after) {
+        if (now[e.len].find(e.key) == now[e.len].end()) continue;
+        const bool wide    = e.len > 64;
+        const uint32_t cap = wide ? core::kBsl6WideSlots : core::kBsl6NarrowSlots;
+        if (w.nbs[e.len] == 0) return Status(Errc::kCapacity, "IPv6 update: new length");
+        Bsl6Bucket* home = home_of(img->buckets_.data(), w, e.len, e.key);
+        uint32_t d       = 0;
+        while (d < kBsl6MaxProbe && (meta_of(home[d], wide) & 0xFFu) == cap) ++d;
+        if (d == kBsl6MaxProbe) return Status(Errc::kCapacity, "IPv6 update: table full");
+        for (uint32_t k = 0; k < d; ++k) meta_of(home[k], wide) |= core::kBsl6Overflow;
+        // The longest overflow run through these buckets must stay below the probe bound.
+        Bsl6Bucket* const first = img->buckets_.data() + w.first_bucket[e.len];
+        Bsl6Bucket* const end   = first + w.nbs[e.len] + kBsl6MaxProbe - 1;
+        Bsl6Bucket* lo          = home;
+        while (lo > first && (meta_of(lo[-1], wide) & core::kBsl6Overflow)) --lo;
+        uint32_t run = 0;
+        for (Bsl6Bucket* q = lo; q < end && (meta_of(*q, wide) & core::kBsl6Overflow); ++q) ++run;
+        if (run >= kBsl6MaxProbe) return Status(Errc::kCapacity, "IPv6 update: probe run");
+        Bsl6Bucket& b     = home[d];
+        uint32_t& meta    = meta_of(b, wide);
+        const uint32_t i2 = meta & 0xFFu;
+        if (wide) {
+          b.wide.his[i2] = e.key.hi, b.wide.los[i2] = e.key.lo, b.wide.vals[i2] = e.nh;
+        } else {
+          b.narrow.keys[i2] = e.key.hi, b.narrow.vals[i2] = e.nh;
+        }
+        meta += 1;
+        img->markers_ += e.prefix ? 0 : 1;
+      }
+    }
+    if (r.len == 0) img->default_nh_ = remove ? kNoRoute : r.nh;
+    img->routes_ = 0;
+    for (const Table& tl : w.by_len) img->routes_ += tl.size();
+    w.valid = true;
+    return img;
+  } catch (const std::bad_alloc&) {
+    return Status(Errc::kOutOfMemory, "out of memory updating the IPv6 image");
   }
 }
 

@@ -29,7 +29,19 @@
 //      kBsl6MaxProbe buckets of their home, or whose probe runs would exceed that bound, is
 //      grown by a quarter and rehashed.
 //
-// Thread safety: build() is a pure function; an image is immutable and may be shared.
+// Updates (updated(): one route added, replaced or removed) copy the image and rewrite only the
+// entries of the leaves the route touches: its own leaf when it is longer than the leaf's
+// depth (the leaf's tree may change with its profile: a new tree is appended, the old one
+// stays for leaves that still use it), else every leaf it covers (their bmp and their markers'
+// next hops; at most 1,024 leaves). Each leaf's entries are computed before and after from the
+// writer state kept beside the image (routes by length, each leaf's routes, trees by profile,
+// table geometry) and the difference is applied to the copied hash tables. An update that
+// needs a table the image lacks (a length no leaf probed), finds a table full within the probe
+// bound, or would leave too many retired trees answers kCapacity: the caller rebuilds.
+//
+// Thread safety: build() and updated() are pure functions of their inputs, except that
+// updated() advances the writer state the images of one build share: only the newest image
+// may be updated (FibState's writer lock). An image is immutable and may be shared.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -41,6 +53,8 @@
 
 namespace warpath::lookup::detail {
 
+struct Bsl6Writer;  // bsl6_image.cpp
+
 class Bsl6Image {
  public:
   /// Compiles `routes`: unique (prefix, len), host bits zero, len 0..128, nh <= kMaxNextHop.
@@ -49,6 +63,11 @@ class Bsl6Image {
   static constexpr uint32_t kDefaultMaxBlocks = 4096;
   static Result<std::unique_ptr<Bsl6Image>> build(const std::vector<Route6>& routes,
                                                   uint32_t max_blocks = kDefaultMaxBlocks);
+
+  /// A copy of this image with route `r` added or replaced (remove: removed; r.nh ignored).
+  /// kNotFound: removing an absent route; kCapacity: rebuild from the RIB instead (see above;
+  /// this image may then not be updated again).
+  Result<std::unique_ptr<Bsl6Image>> updated(const Route6& r, bool remove) const;
 
   /// The image as the core functions see it (host pointers, valid while the image lives).
   core::Bsl6View view() const noexcept;
@@ -70,7 +89,9 @@ class Bsl6Image {
   const std::vector<core::Bsl6Bucket>& buckets() const noexcept { return buckets_; }
 
  private:
-  Bsl6Image() = default;
+  Bsl6Image()                            = default;
+  Bsl6Image(const Bsl6Image&)            = default;
+  Bsl6Image& operator=(const Bsl6Image&) = delete;
 
   std::vector<core::Bsl6Start> starts_;    // kBsl6TopEntries + 256 per block
   std::vector<core::Bsl6Node> nodes_;      // node 0: terminal
@@ -82,6 +103,7 @@ class Bsl6Image {
   NextHop default_nh_ = kNoRoute;
   uint64_t markers_   = 0;
   uint64_t routes_    = 0;
+  std::shared_ptr<Bsl6Writer> writer_;  // the build's writer state (bsl6_image.cpp)
 };
 
 }  // namespace warpath::lookup::detail

@@ -60,6 +60,7 @@ Status FibState::rebuild6() {
   Bsl6Image* old = v6_.exchange(fresh.release(), std::memory_order_acq_rel);
   guard_.synchronize();
   delete old;
+  retired6_.clear();  // unpublished before the synchronize
   return Status::ok();
 }
 
@@ -106,7 +107,7 @@ Status FibState::add6(const Route6& r) {
   WARPATH_TRY(check_route(r));
   std::lock_guard lock(writer_);
   rib6_.insert(r);
-  return rebuild6();
+  return update6(r, false);
 }
 
 Status FibState::remove6(Ip6 prefix, uint8_t len) {
@@ -114,7 +115,26 @@ Status FibState::remove6(Ip6 prefix, uint8_t len) {
   std::lock_guard lock(writer_);
   if (!rib6_.erase(prefix, len))
     return Status(Errc::kNotFound, "no route " + format_ipv6(prefix) + "/" + std::to_string(len));
-  return rebuild6();
+  return update6(Route6{prefix, len, 0}, true);
+}
+
+// The RIB has the change: derive the next image from the current one (only the touched
+// leaves' entries change), or rebuild it from the RIB when the image cannot take it.
+Status FibState::update6(const Route6& r, bool remove) {
+  auto next = v6()->updated(r, remove);
+  if (!next.is_ok()) {
+    if (next.status().code() != Errc::kCapacity) return next.status();
+    ++rebuilds_;
+    return rebuild6();
+  }
+  if (on_v6_change) WARPATH_TRY(on_v6_change(**next));
+  retired6_.emplace_back(v6_.exchange(next->release(), std::memory_order_acq_rel));
+  // Waiting for readers costs a reader's batch in flight; one wait frees a few old images.
+  if (retired6_.size() >= kMaxRetired6) {
+    guard_.synchronize();
+    retired6_.clear();
+  }
+  return Status::ok();
 }
 
 FibStats FibState::stats() const {

@@ -4,8 +4,10 @@
 // Readers: open a ReadGuard::Section, load v4()/v6() once, look up a batch, close the section.
 // Writer: add/remove keep RIB and images equal. IPv4 routes go into the DIR-24-8 image in
 // place; when it is full (kCapacity) a larger image is built from the RIB and published by
-// pointer swap. IPv6 images are rebuilt from the RIB and swapped (binary search on lengths
-// keeps markers on search paths, so one route can change entries in many tables). An old image
+// pointer swap. An IPv6 update derives a copy of the image in which only the entries of the
+// leaves the route touches change (Bsl6Image::updated) and swaps it in; when the image cannot
+// take the change it is rebuilt from the RIB. Old IPv6 images are freed in groups after one
+// synchronize. An old image
 // is freed after ReadGuard::synchronize(). Device mirrors hook on_v4_change / on_v6_change,
 // which run on the writer's thread after each change and before the old image is freed.
 #pragma once
@@ -13,6 +15,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "lookup/bsl6_image.hpp"
 #include "lookup/dir24_8_image.hpp"
@@ -49,6 +52,12 @@ class FibState {
   Status rebuild4();
   Status changed4(Dir24_8Image& img);
   Status rebuild6();
+  Status update6(const Route6& r, bool remove);
+
+  // Old IPv6 images of in-place updates, freed together after one ReadGuard::synchronize
+  // (about 5 MiB each on the full table); the destructor frees the rest (readers are gone).
+  static constexpr size_t kMaxRetired6 = 8;
+  std::vector<std::unique_ptr<Bsl6Image>> retired6_;
 
   FibParams params_;
   Rib4 rib4_;

@@ -356,3 +356,120 @@ TEST(Bsl6Image, RejectsBadRoutes) {
 
 }  // namespace
 }  // namespace warpath::lookup
+
+namespace warpath::lookup {
+namespace {
+
+// ---- updates ---------------------------------------------------------------------------------
+
+// Applies `steps` random updates (adds of new routes near existing ones, next-hop changes,
+// removals, short routes that repaint many leaves) to an image derived update by update, and
+// after each compares addresses in and around the route with an oracle rebuilt from the
+// current route set; at the end every engine is checked on a full address sample. Returns how
+// many updates were taken incrementally (the rest asked for a rebuild, as FibState does).
+size_t check_updates(std::vector<Route6> routes, int steps, std::mt19937_64& rng,
+                     uint32_t max_blocks = Bsl6Image::kDefaultMaxBlocks) {
+  auto img = build_ok(routes, max_blocks);
+  EXPECT_NE(img, nullptr);
+  if (!img) return 0;
+  std::unordered_map<Ip6, size_t, Ip6Hash> index[129];  // route -> position in routes
+  for (size_t i = 0; i < routes.size(); ++i) index[routes[i].len][routes[i].prefix] = i;
+  size_t incremental = 0;
+  for (int step = 0; step < steps; ++step) {
+    Route6 r{};
+    bool remove      = false;
+    const uint64_t k = rng() % 10;
+    if (k < 3 && !routes.empty()) {  // remove
+      r      = routes[rng() % routes.size()];
+      remove = true;
+    } else if (k < 5 && !routes.empty()) {  // new next hop
+      r    = routes[rng() % routes.size()];
+      r.nh = NextHop(rng() % 5000);
+    } else {  // a new route: under or beside an existing one, sometimes short
+      const Ip6 base = routes.empty() ? random_ip6(rng) : routes[rng() % routes.size()].prefix;
+      unsigned len   = k == 9 ? unsigned(8 + rng() % 17) : unsigned(17 + rng() % 112);
+      r = Route6{mask6(fill_host(base, unsigned(rng() % 64), random_ip6(rng)), len), uint8_t(len),
+                 NextHop(rng() % 5000)};
+    }
+    auto next = img->updated(r, remove);
+    if (next.is_ok()) {
+      img = std::move(next).value();
+      ++incremental;
+    } else {
+      EXPECT_EQ(next.status().code(), Errc::kCapacity) << next.status().to_string();
+    }
+    // The route set after the update.
+    auto& slot    = index[r.len];
+    const auto it = slot.find(r.prefix);
+    if (remove) {
+      const size_t pos = it->second;
+      slot.erase(it);
+      if (pos != routes.size() - 1) {
+        routes[pos]                                = routes.back();
+        index[routes[pos].len][routes[pos].prefix] = pos;
+      }
+      routes.pop_back();
+    } else if (it != slot.end()) {
+      routes[it->second].nh = r.nh;
+    } else {
+      slot[r.prefix] = routes.size();
+      routes.push_back(r);
+    }
+    if (!next.is_ok()) {  // what FibState does: rebuild from the route set
+      img = build_ok(routes, max_blocks);
+      if (!img) return incremental;
+    }
+    const Oracle oracle(routes);
+    const Ip6 last = fill_host(r.prefix, r.len, Ip6{~0ull, ~0ull});
+    for (Ip6 a : {r.prefix, last, minus_one(r.prefix), plus_one(last),
+                  fill_host(r.prefix, r.len, random_ip6(rng)),
+                  fill_host(r.prefix, r.len > 8 ? r.len - 8 : 0, random_ip6(rng))}) {
+      const NextHop want = oracle.lookup(a);
+      if (core::bsl6_lookup(img->view(), a) != want) {
+        ADD_FAILURE() << "step " << step << (remove ? " remove " : " add ") << format_ipv6(r.prefix)
+                      << "/" << unsigned(r.len) << ": address " << format_ipv6(a) << " gives "
+                      << core::bsl6_lookup(img->view(), a) << ", oracle " << want;
+        return incremental;
+      }
+    }
+  }
+  // The final image against a fresh oracle on a full sample, with every loop.
+  const Oracle oracle(routes);
+  const auto v           = img->view();
+  std::vector<Ip6> addrs = make_addresses(routes, 20000, rng);
+  std::vector<NextHop> out(addrs.size());
+  detail::bsl6_lookup_batched(v, addrs.data(), out.data(), uint32_t(addrs.size()));
+  for (size_t i = 0; i < addrs.size(); ++i)
+    if (out[i] != oracle.lookup(addrs[i])) {
+      ADD_FAILURE() << "after the updates: " << format_ipv6(addrs[i]) << " gives " << out[i]
+                    << ", oracle " << oracle.lookup(addrs[i]);
+      break;
+    }
+  return incremental;
+}
+
+TEST(Bsl6Updates, RealTableUpdatesAreIncremental) {
+  if (!testing::have_data()) GTEST_SKIP() << "no data directory";
+  auto table = load_routes(testing::data_path("routing/ipv6_linx_2014-12-25_nh.txt.xz"));
+  ASSERT_TRUE(table.is_ok()) << table.status().to_string();
+  std::mt19937_64 rng(71);
+  const int steps          = 400;
+  const size_t incremental = check_updates(table->v6, steps, rng);
+  std::printf("[ info ] %zu of %d updates incremental\n", incremental, steps);
+  // New lengths and full tables ask for a rebuild now and then; most updates must not.
+  EXPECT_GT(incremental, size_t(steps) * 3 / 4);
+}
+
+TEST(Bsl6Updates, GeneratedTables) {
+  for (uint64_t seed = 81; seed <= 84; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    std::mt19937_64 rng(seed);
+    const auto routes = nested_table(rng, seed % 2 == 0, int(2 + seed % 3), true);
+    check_updates(routes, 300, rng, seed == 84 ? 0u : Bsl6Image::kDefaultMaxBlocks);
+  }
+  std::mt19937_64 rng(91);
+  check_updates({}, 200, rng);  // from an empty table: every new length asks for a rebuild
+}
+
+}  // namespace
+}  // namespace warpath::lookup
