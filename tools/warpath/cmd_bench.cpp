@@ -12,7 +12,9 @@
 // engine's; any difference is printed and the command exits 1.
 //
 // Timing: a warm-up pass (whose answers are the ones checked), then --repeat timed passes over
-// the whole address array, each timed with steady_clock; the best pass counts. CPU engines,
+// the whole address array, each timed with steady_clock; the best pass counts. Every engine is
+// built and checked first; the timed passes then run round-robin over the engines (pass k of
+// each before pass k + 1 of any), so drift in the machine's speed reaches them alike. CPU engines,
 // warpath's and DPDK's alike, are called --batch addresses at a time (default 64, DPDK's bulk
 // size and a typical burst; 0 = the whole array in one call). GPU engines are called with
 // --gpu-batch addresses (default 65,536) and, in a second table, at batch sizes 256..65,536,
@@ -29,6 +31,7 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
@@ -186,6 +189,41 @@ struct FamilyBench {
   std::vector<NextHop> reference;
   std::string reference_id;
 
+  // Engines built, warmed up and checked, waiting for their timed passes. The passes run
+  // round-robin (pass k of every engine before pass k + 1 of any), so that drift in the
+  // machine's speed (a shared VM: other tenants, the other vCPU) reaches every engine alike
+  // and the ratios within a run hold.
+  struct Timed {
+    size_t row;
+    uint32_t batch;
+    std::function<void()> prepare;  // before each pass, untimed (select a DPDK variant)
+    std::function<void(uint64_t, uint32_t)> call;
+    bool gpu = false;
+  };
+  std::vector<Timed> timed;
+  std::vector<std::shared_ptr<void>> keep;  // what the calls use, alive until the passes end
+
+  void time_all() {
+    for (unsigned pass = 0; pass < o.repeat; ++pass)
+      for (const Timed& t : timed) {
+        if (t.prepare) t.prepare();
+        rows[t.row].pass_s.push_back(time_passes(addrs.size(), t.batch, 1, t.call).front());
+      }
+    for (const Timed& t : timed) {
+      Row& row   = rows[t.row];
+      row.best_s = *std::min_element(row.pass_s.begin(), row.pass_s.end());
+      if (!t.gpu) continue;
+      if (t.prepare) t.prepare();
+      for (const uint32_t b : kGpuBatches) {
+        const auto p = time_passes(addrs.size(), b, o.repeat, t.call);
+        gpu_rows.push_back({family(), row.engine, b, *std::min_element(p.begin(), p.end()),
+                            uint64_t(addrs.size())});
+      }
+    }
+    timed.clear();
+    keep.clear();
+  }
+
   void check(Row& row, const std::vector<NextHop>& out) {
     if (reference.empty()) {
       reference     = out;
@@ -226,39 +264,40 @@ struct FamilyBench {
     row.total_bytes           = st.memory_bytes + st.rib_bytes;
     row.config = V6 ? fmt::format("v6_lengths={} v6_markers={}", st.v6_lengths, st.v6_markers)
                     : fmt::format("entry_bits={} tbl8_groups={}", st.entry_bits, st.tbl8_groups);
-    const lookup::Fib& f = **fib;
-    ExecContext ctx;
-    std::vector<NextHop> out(addrs.size(), kNoRoute);
-    Status status;
-    auto call = [&](uint64_t off, uint32_t n) {
+    struct State {
+      std::unique_ptr<lookup::Fib> fib;
+      ExecContext ctx;
+      std::vector<NextHop> out;
+      Status status;
+    };
+    auto st_ = std::make_shared<State>();
+    st_->fib = std::move(fib).value();
+    st_->out.assign(addrs.size(), kNoRoute);
+    State* sp      = st_.get();
+    const Addr* ap = addrs.data();
+    auto call      = [sp, ap](uint64_t off, uint32_t n) {
       Status s;
       if constexpr (V6)
-        s = f.lookup6({addrs.data() + off, n}, {out.data() + off, n}, ctx);
+        s = sp->fib->lookup6({ap + off, n}, {sp->out.data() + off, n}, sp->ctx);
       else
-        s = f.lookup4({addrs.data() + off, n}, {out.data() + off, n}, ctx);
-      if (!s.is_ok() && status.is_ok()) status = s;
+        s = sp->fib->lookup4({ap + off, n}, {sp->out.data() + off, n}, sp->ctx);
+      if (!s.is_ok() && sp->status.is_ok()) sp->status = s;
     };
     const uint32_t batch = e.gpu ? o.gpu_batch : o.batch;
     fmt::print(stderr, "bench: {} {}: {} lookups x (1 + {})\n", family(), e.id,
                group_thousands(addrs.size()), o.repeat);
     time_passes(addrs.size(), batch, 1, call);  // warm-up; its answers are checked
-    if (!status.is_ok()) {
-      row.skipped = status.message();
+    if (!sp->status.is_ok()) {
+      row.skipped = sp->status.message();
       failed      = true;
       fmt::print(stderr, "warpath: {} {}: lookup failed: {}\n", family(), e.id, row.skipped);
       rows.push_back(row);
       return;
     }
-    check(row, out);
-    row.pass_s = time_passes(addrs.size(), batch, o.repeat, call);
-    row.best_s = *std::min_element(row.pass_s.begin(), row.pass_s.end());
+    check(row, sp->out);
+    timed.push_back({rows.size(), batch, nullptr, call, e.gpu});
+    keep.push_back(st_);
     rows.push_back(row);
-    if (e.gpu)
-      for (const uint32_t b : kGpuBatches) {
-        const auto p = time_passes(addrs.size(), b, o.repeat, call);
-        gpu_rows.push_back(
-            {family(), e.id, b, *std::min_element(p.begin(), p.end()), uint64_t(addrs.size())});
-      }
   }
 
 #if defined(WARPATH_HAVE_DPDK)
@@ -266,16 +305,18 @@ struct FamilyBench {
   void run_anchor_structure(const std::vector<std::string>& variants,
                             const std::vector<bench::Ip6Net>& net) {
     auto made = bench::make_anchor(variants.front());
+    std::shared_ptr<bench::LookupAnchor> anchor;
     Status built;
     if (!made.is_ok()) {
       built = made.status();
     } else {
-      fmt::print(stderr, "bench: {} {}: building ({} routes)\n", family(), (*made)->structure(),
+      anchor = std::shared_ptr<bench::LookupAnchor>(std::move(made).value());
+      fmt::print(stderr, "bench: {} {}: building ({} routes)\n", family(), anchor->structure(),
                  group_thousands(routes().size()));
       if constexpr (V6)
-        built = (*made)->build6(routes());
+        built = anchor->build6(routes());
       else
-        built = (*made)->build4(routes());
+        built = anchor->build4(routes());
     }
     for (const auto& v : variants) {
       Row row;
@@ -284,31 +325,35 @@ struct FamilyBench {
       row.kind   = "dpdk";
       row.count  = addrs.size();
       Status s   = built;
-      if (s.is_ok()) s = (*made)->select(v);
+      if (s.is_ok()) s = anchor->select(v);
       if (!s.is_ok()) {
         row.skipped = s.message();
         fmt::print(stderr, "bench: {} {}: skipped: {}\n", family(), v, row.skipped);
         rows.push_back(row);
         continue;
       }
-      const bench::LookupAnchor& a = **made;
-      row.build_ms                 = a.build_ms();
-      row.image_bytes              = a.image_bytes();
-      row.total_bytes              = a.memory_bytes();
-      row.config                   = a.config();
-      std::vector<NextHop> out(addrs.size(), kNoRoute);
-      auto call = [&](uint64_t off, uint32_t n) {
+      bench::LookupAnchor* a  = anchor.get();
+      row.build_ms            = a->build_ms();
+      row.image_bytes         = a->image_bytes();
+      row.total_bytes         = a->memory_bytes();
+      row.config              = a->config();
+      auto out                = std::make_shared<std::vector<NextHop>>(addrs.size(), kNoRoute);
+      NextHop* op             = out->data();
+      const bench::Ip6Net* np = net.data();
+      const Addr* ap          = addrs.data();
+      auto call               = [a, op, np, ap](uint64_t off, uint32_t n) {
         if constexpr (V6)
-          a.lookup6(net.data() + off, out.data() + off, n);
+          a->lookup6(np + off, op + off, n);
         else
-          a.lookup4(addrs.data() + off, out.data() + off, n);
+          a->lookup4(ap + off, op + off, n);
       };
       fmt::print(stderr, "bench: {} {}: {} lookups x (1 + {})\n", family(), v,
                  group_thousands(addrs.size()), o.repeat);
       time_passes(addrs.size(), o.batch, 1, call);
-      check(row, out);
-      row.pass_s = time_passes(addrs.size(), o.batch, o.repeat, call);
-      row.best_s = *std::min_element(row.pass_s.begin(), row.pass_s.end());
+      check(row, *out);
+      timed.push_back({rows.size(), o.batch, [a, v] { (void)a->select(v); }, call, false});
+      keep.push_back(out);
+      keep.push_back(anchor);
       rows.push_back(row);
     }
   }
@@ -335,6 +380,12 @@ struct FamilyBench {
       it->second.push_back(e.id);
     }
     for (const auto& g : groups) run_anchor_structure(g.second, net);
+    if (!timed.empty())
+      fmt::print(stderr, "bench: {}: {} timed passes of {} engines, round-robin\n", family(),
+                 o.repeat, timed.size());
+    time_all();  // before `net` goes
+#else
+    time_all();
 #endif
     // Ratios to the best DPDK variant of the family.
     double best_dpdk = 0;
@@ -529,12 +580,12 @@ int run_bench_lookup(const BenchLookupOptions& o) {
   t6.v6                               = full.v6;
   std::string ref4, ref6;
   if (run4) {
-    FamilyBench<false> fb{o, t4, addrs4, rows, gpu_rows, failed, {}, {}};
+    FamilyBench<false> fb{o, t4, addrs4, rows, gpu_rows, failed, {}, {}, {}, {}};
     fb.run(engines);
     ref4 = fb.reference_id;
   }
   if (run6) {
-    FamilyBench<true> fb{o, t6, addrs6, rows, gpu_rows, failed, {}, {}};
+    FamilyBench<true> fb{o, t6, addrs6, rows, gpu_rows, failed, {}, {}, {}, {}};
     fb.run(engines);
     ref6 = fb.reference_id;
   }
