@@ -122,7 +122,7 @@ void check_all(const std::vector<Route6>& routes, const std::vector<Ip6>& addrs,
       return;
     }
   }
-  std::vector<uint32_t> sizes = {0, 1, 15, 16, 17, 31, 32, 33, 4096, 100000};
+  std::vector<uint32_t> sizes = {0, 1, 15, 16, 17, 31, 32, 33, 255, 256, 257, 513, 4096, 100000};
   for (uint32_t s : testing::burst_sizes()) sizes.push_back(s);
   for (uint32_t n : sizes) {
     n = uint32_t(std::min<size_t>(n, addrs.size()));

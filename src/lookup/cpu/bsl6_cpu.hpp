@@ -1,10 +1,10 @@
 // src/lookup/cpu/bsl6_cpu.hpp: the CPU loops over core::bsl6_lookup's step functions.
 //
 //   bsl6_lookup_scalar   one address at a time (cpu.lpm.scalar's IPv6 path).
-//   bsl6_lookup_batched  G-Opt group prefetching (cpu.lpm's IPv6 path): a group of lookups
-//                        advances one binary-search step per round; each round first computes
-//                        and prefetches every lookup's bucket, then consumes them, so the
-//                        group's cache misses overlap instead of queueing one after another.
+//   bsl6_lookup_batched  G-Opt group prefetching (cpu.lpm's IPv6 path): groups of up to 256
+//                        lookups advance one binary-search step per round; each round first
+//                        computes and prefetches every live lookup's bucket, then consumes
+//                        them, so the group's cache misses overlap instead of queueing.
 //                        On a CPU with AVX-512 a bucket's keys are compared in one instruction.
 //   bsl6_lookup_batched_portable
 //                        the same without AVX-512, whatever the CPU (what tests compare).
