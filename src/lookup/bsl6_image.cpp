@@ -259,9 +259,11 @@ struct Bsl6Writer {
     ++trees;
     return it->second;
   }
-  // The hash table entries of a leaf whose tree has root `root`: its routes, and the markers
-  // of their search paths with their best matching prefixes. Keys are unique per length.
-  void entries(uint32_t leaf, uint32_t root, std::vector<LeafEntry>& out) const {
+  // The hash table entries of a leaf whose tree (in `nodes`) has root `root`: its routes, and
+  // the markers of their search paths with their best matching prefixes. Keys are unique per
+  // length.
+  void entries(uint32_t leaf, uint32_t root, const std::vector<Bsl6Node>& nodes,
+               std::vector<LeafEntry>& out) const {
     out.clear();
     const auto lr = leaf_routes.find(leaf);
     if (lr == leaf_routes.end()) return;
@@ -277,21 +279,11 @@ struct Bsl6Writer {
           const Ip6 key = mask6(r.prefix, l);
           if (at[l].try_emplace(key, out.size()).second)
             out.push_back(LeafEntry{l, key, best_below(key, l), false});
-          node = node_right(node);
+          node = nodes[node].right;
         } else {
-          node = node_left(node);
+          node = nodes[node].left;
         }
       }
-  }
-  // Tree links, kept here too so that entries() needs no image.
-  std::vector<uint32_t> left = {0}, right = {0};
-  uint32_t node_left(uint32_t n) const { return left[n]; }
-  uint32_t node_right(uint32_t n) const { return right[n]; }
-  void sync_links(const std::vector<Bsl6Node>& nodes) {
-    for (size_t i = left.size(); i < nodes.size(); ++i) {
-      left.push_back(nodes[i].left);
-      right.push_back(nodes[i].right);
-    }
   }
 };
 
@@ -415,14 +407,13 @@ Result<std::unique_ptr<Bsl6Image>> Bsl6Image::build(const std::vector<Route6>& r
                                w.root_of(leaf, nodes, img->height_, img->trees_));
       starts[leaf].node = root;
     }
-    w.sync_links(nodes);
     w.built_nodes = nodes.size();
 
     // 5. Table contents: every leaf's routes and markers.
     std::vector<std::vector<Slot>> slots(129);
     std::vector<LeafEntry> es;
     for (const uint32_t leaf : leaves) {
-      w.entries(leaf, starts[leaf].node, es);
+      w.entries(leaf, starts[leaf].node, nodes, es);
       for (const LeafEntry& e : es) {
         slots[e.len].push_back(Slot{e.key, e.nh});
         img->markers_ += e.prefix ? 0 : 1;
@@ -513,7 +504,7 @@ Result<std::unique_ptr<Bsl6Image>> Bsl6Image::updated(const Route6& r, bool remo
     std::vector<std::vector<LeafEntry>> before(leaves.size());
     for (size_t i = 0; i < leaves.size(); ++i)
       if (!(painted && leaves[i] < core::kBsl6TopEntries && w.block_of[leaves[i]] != kNoBlock))
-        w.entries(leaves[i], starts_[leaves[i]].node, before[i]);
+        w.entries(leaves[i], starts_[leaves[i]].node, nodes_, before[i]);
 
     // The change, in the writer's state (undone by a rebuild if anything below fails).
     w.valid = false;
@@ -547,10 +538,9 @@ Result<std::unique_ptr<Bsl6Image>> Bsl6Image::updated(const Route6& r, bool remo
       s.bmp               = w.best_below(w.leaf_address(leaf), leaf_depth(leaf) + 1);
       if (painted && leaf < core::kBsl6TopEntries && w.block_of[leaf] != kNoBlock) continue;
       WARPATH_ASSIGN_OR_RETURN(s.node, w.root_of(leaf, img->nodes_, img->height_, img->trees_));
-      w.sync_links(img->nodes_);
       if (img->nodes_.size() > 2 * w.built_nodes + 4096)
         return Status(Errc::kCapacity, "IPv6 update: too many retired trees");
-      w.entries(leaf, s.node, after);
+      w.entries(leaf, s.node, img->nodes_, after);
       // Diff by (length, key): remove what is gone, write what is new or changed.
       std::unordered_map<Ip6, const LeafEntry*, Ip6Hash> now[129];
       for (const LeafEntry& e : after) now[e.len][e.key] = &e;
