@@ -328,8 +328,12 @@ def run_agent(topo, tmp_path, w, job, xdp=False, timeout=60):
 
 # --- 1, 2: the router over AF_PACKET and AF_XDP -------------------------------------------------
 
-@pytest.mark.parametrize("kind", ["afpacket", "afxdp"])
-def test_router_forwards_like_warpath_route(tmp_path, topo, kind):
+# afpacket: per-packet TPACKET_V2 slots under the default delay bound (200 us); TPACKET_V3 blocks
+# (handed over when full or after 1 ms) with a bound of 1 ms or more.
+@pytest.mark.parametrize("kind, delay_us, ring", [("afpacket", None, "TPACKET_V2"),
+                                                  ("afpacket", 2000, "TPACKET_V3"),
+                                                  ("afxdp", None, None)])
+def test_router_forwards_like_warpath_route(tmp_path, topo, kind, delay_us, ring):
     frames = generated_frames(tmp_path, 2000, 21)
     nu.write_pcap(tmp_path / "in.pcap", frames)
     (tmp_path / "fib.txt").write_text(FIB)
@@ -347,9 +351,11 @@ def test_router_forwards_like_warpath_route(tmp_path, topo, kind):
     assert len(expected) > 1000
 
     xdp = kind == "afxdp"
+    extra = ["--delay-us", delay_us] if delay_us is not None else []
     w = start(topo, tmp_path, ["--app", "router", "--fib", tmp_path / "fib.txt", "--neighbors",
                                tmp_path / "neighbors.txt", "--port", f"a={kind}:wA", "--port",
-                               f"b={kind}:wB", "--workers", 1, "--engine", "cpu"], xdp=xdp)
+                               f"b={kind}:wB", "--workers", 1, "--engine", "cpu"] + extra,
+              xdp=xdp)
     res = run_agent(topo, tmp_path, w, {
         "inject": "srcA", "pcap": str(tmp_path / "in.pcap"), "capture": ["dstB", "srcA"],
         "probe_on": "dstB", "expect": len(expected)}, xdp=xdp)
@@ -411,6 +417,8 @@ def test_router_forwards_like_warpath_route(tmp_path, topo, kind):
     assert j["drops_by_reason"] == {k: v for k, v in route["drop_reasons"].items() if v}
     a, b = j["ports"]
     assert (a["name"], a["spec"], b["name"], b["spec"]) == ("a", f"{kind}:wA", "b", f"{kind}:wB")
+    if ring:
+        assert ring in a["description"] and ring in b["description"], a["description"]
     assert a["rx"] == t["rx"] and a["tx"] == len(icmp) and b["rx"] == 0 and b["tx"] == t["tx"]
     assert a["rx_dropped"] == 0 and a["tx_errors"] == 0 and b["tx_errors"] == 0
     assert a["rx_bytes"] == sum(map(len, frames)) + probes * len(nu.probe_frame(0))

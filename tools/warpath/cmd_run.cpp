@@ -199,6 +199,7 @@ Status open_ports(const runtime::RunConfig& c, runtime::RunInputs& in) {
   po.workers     = c.workers;
   po.seed        = c.seed;
   po.gen_profile = c.gen_profile;
+  po.rx_wait_us  = c.delay_us;
   for (size_t i = 0; i < c.ports.size(); ++i) {
     po.index = uint16_t(i);
     WARPATH_ASSIGN_OR_RETURN(auto port,

@@ -90,7 +90,11 @@ struct PortOptions {
   /// ones; afxdp: rounded up to a power of two; the generator at a rate: exactly).
   uint32_t ring_frames = 4096;
   uint32_t frame_bytes = 2048;  ///< largest frame (snap length): longer ones are cut (caplen)
-  uint64_t seed        = 1;     ///< generator seed (queue q uses seed + q)
+  /// The longest a received packet should wait in the port before a reader can see it (the
+  /// run's delay bound; 0: throughput first). afpacket uses per-packet TPACKET_V2 slots below
+  /// 1,000 us, TPACKET_V3 blocks (handed over when full or after 1 ms) otherwise.
+  uint32_t rx_wait_us = 0;
+  uint64_t seed       = 1;  ///< generator seed (queue q uses seed + q)
   /// Generator traffic profile: modifiers joined by '+' (default, imix, uniform, min, max,
   /// ipv4, ipv6, novlan, tcp, udp; e.g. "ipv4+udp+min"). See src/runtime/ports/gen_port.cpp.
   std::string gen_profile = "default";

@@ -19,6 +19,12 @@
 //   tp_vlan_tci) is put back into the frame, so the pipeline sees the wire bytes. Timestamps
 //   are the kernel's receive timestamps. Frames longer than frame_bytes are cut to it.
 //   rx_burst() never waits: it returns 0 when no block is ready.
+//   Latency: a V3 block reaches user space when full or after kRetireMs (1 ms, the kernel's
+//   unit), so at low rates a packet can wait that long before the pipeline sees it, whatever
+//   its delay bound. When options.rx_wait_us (the run's delay bound) is below that, the rings
+//   are TPACKET_V2 instead: fixed slots of options.frame_bytes, each handed over as soon as
+//   its packet is written (the kernel wakes no one: rx_burst polls the slot status), at the
+//   cost of a fixed slot per packet (short frames no longer pack) and a status word per packet.
 //
 // TX
 //   One socket per worker (protocol 0: it receives nothing), so workers never share one;
@@ -63,10 +69,17 @@ struct RxRing {
   uint8_t* map         = nullptr;
   size_t map_bytes     = 0;
   uint32_t block_bytes = 0, blocks = 0;
-  uint32_t block        = 0;        // the block being read (or waited for)
-  uint8_t* next         = nullptr;  // next frame in the open block; nullptr: block not open
-  uint32_t left         = 0;        // frames left in the open block
-  uint64_t kernel_drops = 0;        // accumulated tp_drops (stats() only, under its mutex)
+  uint32_t block       = 0;        // the block being read (or waited for)
+  uint8_t* next        = nullptr;  // next frame in the open block; nullptr: block not open
+  uint32_t left        = 0;        // frames left in the open block
+  bool v2              = false;    // TPACKET_V2: per-frame slots (the fields below)
+  uint32_t frame_bytes = 0, frames_per_block = 0, frames = 0;
+  uint32_t frame        = 0;  // V2: the slot to read next
+  uint64_t kernel_drops = 0;  // accumulated tp_drops (stats() only, under its mutex)
+  uint8_t* slot(uint32_t i) const {
+    return map + size_t(i / frames_per_block) * block_bytes +
+           size_t(i % frames_per_block) * frame_bytes;
+  }
   ~RxRing() {
     if (map) munmap(map, map_bytes);
     if (fd >= 0) close(fd);
@@ -120,8 +133,12 @@ class AfPacketPort final : public Port {
   std::string describe() const override {
     std::string d = "afpacket " + iface_ + " (" + std::to_string(rings_.size());
     d += rings_.size() == 1 ? " queue" : " queues, fanout hash";
-    d += ", TPACKET_V3 " + std::to_string(rings_.empty() ? 0 : rings_[0]->blocks) + " x " +
-         std::to_string(rings_.empty() ? 0 : rings_[0]->block_bytes >> 10) + " KiB blocks)";
+    if (!rings_.empty() && rings_[0]->v2)
+      d += ", TPACKET_V2 " + std::to_string(rings_[0]->frames) + " slots of " +
+           std::to_string(rings_[0]->frame_bytes) + " bytes: per-packet handover)";
+    else
+      d += ", TPACKET_V3 " + std::to_string(rings_.empty() ? 0 : rings_[0]->blocks) + " x " +
+           std::to_string(rings_.empty() ? 0 : rings_[0]->block_bytes >> 10) + " KiB blocks)";
     return d;
   }
 
@@ -133,7 +150,24 @@ class AfPacketPort final : public Port {
     RxRing& r      = *rings_[q];
     uint32_t n     = 0;
     uint64_t bytes = 0, lost = 0;
-    while (n < max) {
+    while (r.v2 && n < max) {
+      auto* h = reinterpret_cast<tpacket2_hdr*>(r.slot(r.frame));
+      if (!(load_acquire(h->tp_status) & TP_STATUS_USER)) break;
+      const int got = copy_frame(reinterpret_cast<const uint8_t*>(h) + h->tp_mac,
+                                 Frame{h->tp_snaplen, h->tp_len, h->tp_sec, h->tp_nsec,
+                                       h->tp_status, h->tp_vlan_tci, h->tp_vlan_tpid},
+                                 batch);
+      if (got < 0) break;
+      if (got == 0) {
+        ++lost;
+      } else {
+        ++n;
+        bytes += batch.meta(batch.size() - 1).len;
+      }
+      store_release(h->tp_status, TP_STATUS_KERNEL);
+      r.frame = r.frame + 1 == r.frames ? 0 : r.frame + 1;
+    }
+    while (!r.v2 && n < max) {
       auto* bd = reinterpret_cast<tpacket_block_desc*>(r.map + size_t(r.block) * r.block_bytes);
       if (!r.next) {
         // Never wait here: a worker polls all its queues in turn, and a wait on an idle one
@@ -147,7 +181,11 @@ class AfPacketPort final : public Port {
       bool full = false;
       while (r.left > 0 && n < max) {
         const auto* h = reinterpret_cast<const tpacket3_hdr*>(r.next);
-        const int got = copy_frame(h, batch);
+        const int got =
+            copy_frame(r.next + h->tp_mac,
+                       Frame{h->tp_snaplen, h->tp_len, h->tp_sec, h->tp_nsec, h->tp_status,
+                             uint16_t(h->hv1.tp_vlan_tci), h->hv1.tp_vlan_tpid},
+                       batch);
         if (got < 0) {
           full = true;
           break;
@@ -262,9 +300,14 @@ class AfPacketPort final : public Port {
   Status open_rx(RxRing& r, uint32_t q, uint32_t nq) {
     r.fd = ::socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
     if (r.fd < 0) return sys_error("socket", errno);
-    int version = TPACKET_V3;
+    r.v2        = options_.rx_wait_us > 0 && options_.rx_wait_us < kRetireMs * 1000;
+    int version = r.v2 ? TPACKET_V2 : TPACKET_V3;
     if (setsockopt(r.fd, SOL_PACKET, PACKET_VERSION, &version, sizeof version) != 0)
-      return sys_error("TPACKET_V3", errno);
+      return sys_error(r.v2 ? "TPACKET_V2" : "TPACKET_V3", errno);
+    if (r.v2) {
+      WARPATH_TRY(map_v2(r));
+      return join(r, q, nq);
+    }
 
     // Ring geometry: frame slots of header + snap length; blocks of up to 1 MiB, smaller so
     // there are about 256 blocks (down to 32 KiB ones): at low rates the kernel hands a block
@@ -298,7 +341,46 @@ class AfPacketPort final : public Port {
       return sys_error("mmap of the RX ring", errno);
     }
     r.map = static_cast<uint8_t*>(map);
+    return join(r, q, nq);
+  }
 
+  // TPACKET_V2 ring: options.ring_frames slots of header + frame_bytes, in blocks of whole
+  // pages (the kernel's rule: a block holds whole frames and is a multiple of the page size).
+  Status map_v2(RxRing& r) {
+    const uint32_t frame =
+        uint32_t(TPACKET_ALIGN(TPACKET_ALIGN(TPACKET2_HDRLEN) + 16 + options_.frame_bytes));
+    uint32_t block = 4096;
+    while (block < frame * 8u && block < kMaxBlockBytes) block <<= 1;
+    const uint32_t per_block = block / frame;
+    const uint32_t blocks =
+        std::max(1u, (std::max(options_.ring_frames, 1u) + per_block - 1) / per_block);
+    tpacket_req req{};
+    req.tp_block_size = block;
+    req.tp_block_nr   = blocks;
+    req.tp_frame_size = frame;
+    req.tp_frame_nr   = per_block * blocks;
+    if (setsockopt(r.fd, SOL_PACKET, PACKET_RX_RING, &req, sizeof req) != 0)
+      return sys_error("PACKET_RX_RING (TPACKET_V2, " + std::to_string(req.tp_frame_nr) +
+                           " slots of " + std::to_string(frame) + " bytes)",
+                       errno);
+    r.block_bytes      = block;
+    r.blocks           = blocks;
+    r.frame_bytes      = frame;
+    r.frames_per_block = per_block;
+    r.frames           = req.tp_frame_nr;
+    r.map_bytes        = size_t(block) * blocks;
+    void* map =
+        mmap(nullptr, r.map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, r.fd, 0);
+    if (map == MAP_FAILED) {
+      r.map = nullptr;
+      return sys_error("mmap of the RX ring", errno);
+    }
+    r.map = static_cast<uint8_t*>(map);
+    return Status::ok();
+  }
+
+  // Both ring kinds: outgoing packets ignored, bound, promiscuous, fanout group.
+  Status join(RxRing& r, uint32_t q, uint32_t nq) {
     int one = 1;
     // Best effort: kernels before 4.20 lack it (we would then see our own TX, too).
     (void)setsockopt(r.fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof one);
@@ -335,25 +417,29 @@ class AfPacketPort final : public Port {
     return bind_to(s.fd, 0);
   }
 
-  // Appends the frame at `h` to the batch, putting back a stripped VLAN tag. Returns 1, 0 when
-  // it cannot fit even an empty batch (dropped), -1 when the batch is full.
-  int copy_frame(const tpacket3_hdr* h, packet::PacketBatch& batch) const {
-    const uint8_t* src    = reinterpret_cast<const uint8_t*>(h) + h->tp_mac;
-    const uint64_t ts     = uint64_t(h->tp_sec) * 1'000'000'000ull + h->tp_nsec;
-    const bool vlan       = (h->tp_status & TP_STATUS_VLAN_VALID) && h->tp_snaplen >= 12;
+  // What copy_frame needs of a V2 or V3 frame header.
+  struct Frame {
+    uint32_t snaplen, len, sec, nsec, status;
+    uint16_t vlan_tci, vlan_tpid;
+  };
+
+  // Appends the frame at `src` to the batch, putting back a stripped VLAN tag. Returns 1, 0
+  // when it cannot fit even an empty batch (dropped), -1 when the batch is full.
+  int copy_frame(const uint8_t* src, const Frame& h, packet::PacketBatch& batch) const {
+    const uint64_t ts     = uint64_t(h.sec) * 1'000'000'000ull + h.nsec;
+    const bool vlan       = (h.status & TP_STATUS_VLAN_VALID) && h.snaplen >= 12;
     const uint32_t extra  = vlan ? 4 : 0;
-    const uint32_t caplen = std::min(h->tp_snaplen + extra, options_.frame_bytes);
-    uint8_t* dst = batch.append_uninitialized(caplen, h->tp_len + extra, ts, options_.index);
+    const uint32_t caplen = std::min(h.snaplen + extra, options_.frame_bytes);
+    uint8_t* dst          = batch.append_uninitialized(caplen, h.len + extra, ts, options_.index);
     if (!dst) return batch.size() == 0 ? 0 : -1;
     if (!vlan) {
       std::memcpy(dst, src, caplen);
       return 1;
     }
-    const uint16_t tpid = (h->tp_status & TP_STATUS_VLAN_TPID_VALID) && h->hv1.tp_vlan_tpid
-                              ? h->hv1.tp_vlan_tpid
-                              : ETH_P_8021Q;
-    const uint16_t tci  = uint16_t(h->hv1.tp_vlan_tci);
-    uint8_t tag[4]      = {uint8_t(tpid >> 8), uint8_t(tpid), uint8_t(tci >> 8), uint8_t(tci)};
+    const uint16_t tpid =
+        (h.status & TP_STATUS_VLAN_TPID_VALID) && h.vlan_tpid ? h.vlan_tpid : ETH_P_8021Q;
+    const uint16_t tci = h.vlan_tci;
+    uint8_t tag[4]     = {uint8_t(tpid >> 8), uint8_t(tpid), uint8_t(tci >> 8), uint8_t(tci)};
     // dst = MACs | tag | the rest, cut at caplen.
     const uint32_t a = std::min(caplen, 12u);
     std::memcpy(dst, src, a);
