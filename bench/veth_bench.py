@@ -25,8 +25,9 @@ Sweeps, for each port kind and offload policy:
               throughput sweep of that kind and policy, rounded down to 10 kpps), DUT
               --batch 8192, --delay-us 10, 50, 200, 1000, 5000
 Latency is the DUT's own RX-to-TX figure (its monotonic clock, from the worker's read of the
-packet to the return of its chunk's tx_burst()): time in the kernel's rings (AF_PACKET: until a
-TPACKET_V3 block is full or 1 ms old) and on the veth is not in it.
+packet to the return of its chunk's tx_burst()): time in the kernel's rings (AF_PACKET with a
+delay bound of 1 ms or more: until a TPACKET_V3 block is full or 1 ms old) and on the veth is
+not in it.
 
 Cores: the machine this was written for has two. The DUT keeps warpath's default pinning (its
 worker on core 1; with an offload policy the GPU master on core 0); the source runs with
@@ -539,10 +540,13 @@ NOTES = [
     "the DUT's worker, its transmit on wB and dstB's receive path (the kernel dropping the "
     "frames). The veth path costs about as much per frame as warpath itself, so on this "
     "machine the source and the DUT saturate at similar rates: see the bound column.",
-    "AF_PACKET (TPACKET_V3) hands the DUT whole blocks (32 KiB, about 70 IMIX frames), when "
-    "full or after 1 ms (afpacket_port.cpp kRetireMs): below the time a block takes to fill, "
-    "the delay bound does not shape the chunks (pkts/chunk), and the time a frame waits in a "
-    "block that is not yet handed over is not in the latency. AF_XDP delivers frame by frame.",
+    "AF_PACKET uses TPACKET_V3 rings with a delay bound of 1 ms or more: they hand the DUT "
+    "whole blocks (32 KiB, about 70 IMIX frames) when full or after 1 ms (afpacket_port.cpp "
+    "kRetireMs), so below the time a block takes to fill the bound would not shape the chunks, "
+    "and the time a frame waits in a block not yet handed over is not in the latency. Below "
+    "1 ms (the delay sweep's 10, 50 and 200 us points; the throughput sweep runs at 1 ms, on "
+    "V3) the rings are TPACKET_V2: every frame is handed over as soon as it is written, as "
+    "AF_XDP does.",
     "The worker takes one timestamp per port and chunk after tx_burst() returns, so every "
     "packet's latency includes the transmit time of its whole chunk (over veth: the kernel's "
     "transmit and the peer's receive, per frame); this is why p50 exceeds the delay bound at "

@@ -14,8 +14,9 @@
 //                           snap length). Either side may be empty ("pcap:in.pcap:" or
 //                           "pcap:in.pcap" receive only, "pcap::out.pcap" sends only: 0 RX
 //                           queues). One RX queue. OUT begins after the last ':'.
-//   afpacket:IFACE          a live Linux interface through AF_PACKET with a TPACKET_V3
-//                           memory-mapped RX ring per queue (rx_queues of them; with more than
+//   afpacket:IFACE          a live Linux interface through AF_PACKET with a memory-mapped RX
+//                           ring per queue (TPACKET_V2 slots below a 1 ms rx_wait_us, else
+//                           TPACKET_V3 blocks) (rx_queues of them; with more than
 //                           one, PACKET_FANOUT_HASH spreads flows over the queues, so a flow
 //                           stays on one worker) in promiscuous mode, not seeing its own
 //                           transmissions; sends through one packet socket per worker. Kernel
