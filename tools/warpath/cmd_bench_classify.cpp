@@ -22,11 +22,13 @@
 // (1,000,000) so a pass is long enough to time. rte_acl reads them as the packet-like byte
 // buffers it expects (bench/anchors/classify_anchor.hpp), built once before any timing.
 // Timing: a warm-up pass (whose answers are checked), then --repeat passes over the whole key
-// array (steady_clock), the best counts; CPU engines and rte_acl alike get --batch keys per call
-// (default 64, rte_acl's usual burst), GPU engines --gpu-batch.
-// Cross-check: every engine's answers must equal the first engine's, and, for WUSTL traces with
-// a first-match column (ClassBench sets: the answer is the first match in file order), the
-// trace's. Any difference is printed (first key, both answers) and the command exits 1.
+// array (steady_clock), the best counts; --rounds (default 2) runs every engine that many
+// times, later rounds in reverse order (rte_acl first), so that the machine's drift over the
+// run reaches all engines alike (engines run in child processes, so passes cannot interleave); CPU
+// engines and rte_acl alike get --batch keys per call (default 64, rte_acl's usual burst), GPU
+// engines --gpu-batch. Cross-check: every engine's answers must equal the first engine's, and, for
+// WUSTL traces with a first-match column (ClassBench sets: the answer is the first match in file
+// order), the trace's. Any difference is printed (first key, both answers) and the command exits 1.
 // Updates (--updates N, default 20,000; 0: none): on each engine that inserts and erases rules
 // in place (Classifier::insert/erase; the others answer kNotSupported and are listed so), N
 // pairs of erase(i) + insert(i, rule i) of random rules (seeded by --seed) are timed alone
@@ -85,6 +87,7 @@ struct BenchClassifyOptions {
   uint32_t tuples           = 100000;
   uint64_t seed             = 1;
   unsigned repeat           = 5;
+  unsigned rounds           = 2;  // runs over all engines, the second in reverse order
   uint32_t batch            = 64;
   uint32_t gpu_batch        = 65536;
   int cpu                   = -1;
@@ -910,37 +913,65 @@ int run_bench_classify(const BenchClassifyOptions& o) {
   }
 #endif
 
-  Bench b{o, rules, keys.view(), first_match, distinct, {}, {}, {}, false};
-  for (const auto& id : warpath_ids) b.run_warpath(id);
+  // One round: warpath engines in `order`, the rte_acl variants before or after them.
+  auto run_round = [&](Bench& bench, const std::vector<std::string>& order, bool acl_first) {
+    auto acl = [&] {
 #if defined(WARPATH_HAVE_DPDK)
-  if (!acl_ids.empty()) {
-    // Unavailable variants are reported without a build; the others share one.
-    std::vector<std::string> run;
-    for (const auto& v : acl_ids) {
-      std::string why;
-      for (const auto& av : bench::acl_variants())
-        if (av.name == v && !av.available) why = av.why_not;
-      if (why.empty()) {
-        run.push_back(v);
-      } else {
+      if (acl_ids.empty()) return;
+      // Unavailable variants are reported without a build; the others share one.
+      std::vector<std::string> run;
+      for (const auto& v : acl_ids) {
+        std::string why;
+        for (const auto& av : bench::acl_variants())
+          if (av.name == v && !av.available) why = av.why_not;
+        if (why.empty()) {
+          run.push_back(v);
+        } else {
+          Row r;
+          r.engine  = v;
+          r.kind    = "dpdk";
+          r.skipped = why;
+          bench.rows.push_back(r);
+        }
+      }
+      if (!run.empty()) bench.run_acl(run, acl_cap_mb);
+#else
+      for (const auto& v : acl_ids) {
         Row r;
         r.engine  = v;
         r.kind    = "dpdk";
-        r.skipped = why;
-        b.rows.push_back(r);
+        r.skipped = "anchors unavailable: built without DPDK";
+        bench.rows.push_back(r);
       }
-    }
-    if (!run.empty()) b.run_acl(run, acl_cap_mb);
-  }
-#else
-  for (const auto& v : acl_ids) {
-    Row r;
-    r.engine  = v;
-    r.kind    = "dpdk";
-    r.skipped = "anchors unavailable: built without DPDK";
-    b.rows.push_back(r);
-  }
 #endif
+    };
+    if (acl_first) acl();
+    for (const auto& id : order) bench.run_warpath(id);
+    if (!acl_first) acl();
+  };
+  Bench b{o, rules, keys.view(), first_match, distinct, {}, {}, {}, false};
+  run_round(b, warpath_ids, false);
+  // Later rounds (--rounds, default 2): every engine again in the reverse order (rte_acl
+  // first), updates left out, the passes merged into the first round's rows (the best counts),
+  // so that drift in the machine's speed over a run of minutes reaches the engines alike.
+  for (unsigned round = 1; round < o.rounds; ++round) {
+    BenchClassifyOptions again = o;
+    again.updates              = 0;
+    Bench b2{again, rules, keys.view(), first_match, distinct, {}, {}, {}, false};
+    fmt::print(stderr, "bench: round {} of {}, engines in reverse order\n", round + 1, o.rounds);
+    std::vector<std::string> reversed(warpath_ids.rbegin(), warpath_ids.rend());
+    run_round(b2, reversed, true);
+    b.failed = b.failed || b2.failed;
+    for (const Row& r2 : b2.rows) {
+      auto it = std::find_if(b.rows.begin(), b.rows.end(),
+                             [&](const Row& r) { return r.engine == r2.engine; });
+      if (it == b.rows.end() || !it->skipped.empty() || !r2.skipped.empty()) continue;
+      it->pass_s.insert(it->pass_s.end(), r2.pass_s.begin(), r2.pass_s.end());
+      it->best_s = std::min(it->best_s, r2.best_s);
+      it->mismatches += r2.mismatches;
+      it->trace_mismatches += r2.trace_mismatches;
+    }
+  }
   b.ratios();
 
   // Report.
@@ -980,6 +1011,7 @@ int run_bench_classify(const BenchClassifyOptions& o) {
     if (!o.note.empty()) j["note"] = o.note;
     j["dataset"] = dataset;
     j["params"]  = {{"repeat", o.repeat},
+                    {"rounds", o.rounds},
                     {"batch", o.batch},
                     {"gpu_batch", o.gpu_batch},
                     {"engines", o.engines},
@@ -1084,6 +1116,11 @@ void add_bench_classify(CLI::App& bench, Runner& run) {
                   "variant); default warpath,dpdk. The first engine is the reference.");
   cmd->add_option("--repeat", o->repeat, "Timed passes after a warm-up; the best counts")
       ->check(CLI::Range(1u, 1000u))
+      ->capture_default_str();
+  cmd->add_option("--rounds", o->rounds,
+                  "Runs over all engines (later ones in reverse order, rte_acl first, without "
+                  "updates); each engine's best pass over all rounds counts")
+      ->check(CLI::Range(1u, 10u))
       ->capture_default_str();
   cmd->add_option("--batch", o->batch,
                   "Keys per classify call for CPU engines and rte_acl (0 = all at once)")
