@@ -99,7 +99,7 @@ for r in runs:
     out += [f"## {ds['name']} ({ds['rules']:,} rules)", "",
             f"{ds['keys_timed']:,} keys ({ds['keys_distinct']:,} distinct from "
             f"{os.path.basename(ds.get('trace_file', '-'))}), batch {p['batch']}, best of "
-            f"{p['repeat']}; load {r['machine']['loadavg_start']} -> {r['machine']['loadavg_end']}. "
+            f"{p['repeat']} x {p.get('rounds', 1)} rounds; load {r['machine']['loadavg_start']} -> {r['machine']['loadavg_end']}. "
             f"Check: {'passed' if r['check']['passed'] else 'FAILED'}"
             + (" (and equal to the trace's first match)" if ds.get("first_match_check") else "")
             + ".", "",
@@ -119,6 +119,20 @@ for r in runs:
         out.append(f"| {x['engine']} | {x['mpps']:.2f} | {x['ns_per_key']:.1f} | {ratio} | "
                    f"{x['build_ms']:.0f} | {x['memory_bytes'] / 2**20:.1f} | "
                    f"{x['build_peak_rss_bytes'] / 2**20:.1f} | {cls} | {ent} | {check} |")
+    upd = [x for x in r["results"] if "updates_per_s" in x.get("updates", {})]
+    if upd:
+        out += ["", f"Updates ({upd[0]['updates']['pairs']:,} erase + insert pairs of random "
+                "rules; alone, then beside a thread classifying on the other core):", "",
+                "| engine | updates/s alone | p50 us | p99 us | max us | updates/s beside a reader "
+                "| reader Mpps | answers after |",
+                "|---|---:|---:|---:|---:|---:|---:|---|"]
+        for x in upd:
+            u = x["updates"]
+            after = ("same as before" if u["after_mismatches"] == 0
+                     else f"{u['after_mismatches']} DIFFER")
+            out.append(f"| {x['engine']} | {u['updates_per_s']:,.0f} | {u['p50_us']:.1f} | "
+                       f"{u['p99_us']:.1f} | {u['max_us']:.0f} | "
+                       f"{u['concurrent_updates_per_s']:,.0f} | {u['reader_mpps']:.2f} | {after} |")
     for n in r.get("notes", []):
         out.append(f"\nNote: {n}")
     out.append("")
