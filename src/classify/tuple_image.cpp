@@ -410,7 +410,7 @@ Status TupleClassSet::apply(uint32_t index, const Rule* rule, std::vector<TableC
   }
   for (auto& [mask, p] : pending) {
     const auto cit = classes_.find(mask);
-    Status s = update_class(mask, cit != classes_.end() ? &cit->second : nullptr, p);
+    Status s       = update_class(mask, cit != classes_.end() ? &cit->second : nullptr, p);
     if (!s.is_ok()) {  // a spare updated in place has changes that are not committed: drop it
       for (auto& [m, q] : pending)
         if (q.in_place) classes_[m].spare = nullptr, classes_[m].lag.clear();

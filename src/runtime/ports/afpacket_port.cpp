@@ -334,6 +334,12 @@ class AfPacketPort final : public Port {
     r.block_bytes = block;
     r.blocks      = blocks;
     r.map_bytes   = size_t(block) * blocks;
+    WARPATH_TRY(map_ring(r));
+    return join(r, q, nq);
+  }
+
+  // Maps the ring of r.map_bytes that PACKET_RX_RING set up.
+  Status map_ring(RxRing& r) {
     void* map =
         mmap(nullptr, r.map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, r.fd, 0);
     if (map == MAP_FAILED) {
@@ -341,7 +347,7 @@ class AfPacketPort final : public Port {
       return sys_error("mmap of the RX ring", errno);
     }
     r.map = static_cast<uint8_t*>(map);
-    return join(r, q, nq);
+    return Status::ok();
   }
 
   // TPACKET_V2 ring: options.ring_frames slots of header + frame_bytes, in blocks of whole
@@ -369,14 +375,7 @@ class AfPacketPort final : public Port {
     r.frames_per_block = per_block;
     r.frames           = req.tp_frame_nr;
     r.map_bytes        = size_t(block) * blocks;
-    void* map =
-        mmap(nullptr, r.map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, r.fd, 0);
-    if (map == MAP_FAILED) {
-      r.map = nullptr;
-      return sys_error("mmap of the RX ring", errno);
-    }
-    r.map = static_cast<uint8_t*>(map);
-    return Status::ok();
+    return map_ring(r);
   }
 
   // Both ring kinds: outgoing packets ignored, bound, promiscuous, fanout group.
