@@ -10,27 +10,20 @@ Environment: WARPATH_BIN, the warpath binary (default <repo>/build/warpath); WAR
 """
 
 import json
-import os
-import subprocess
-from pathlib import Path
 
 import pytest
+from warpath_cli import DATA, skip_without_binary
+from warpath_cli import run as run_warpath
 
-REPO = Path(__file__).resolve().parents[2]
-WARPATH_BIN = Path(os.environ.get("WARPATH_BIN", str(REPO / "build" / "warpath")))
-DATA = Path(os.environ.get("WARPATH_DATA", str(REPO.parent / "shared" / "data")))
 
-if not WARPATH_BIN.is_file():
-    pytest.skip(f"warpath binary not found at {WARPATH_BIN} (set WARPATH_BIN)",
-                allow_module_level=True)
-
-ACL = {"rte_acl.scalar", "rte_acl.sse", "rte_acl.avx2", "rte_acl.avx512x16", "rte_acl.avx512x32"}
-TINY = ("--max-keys", 2000, "--min-keys", 2000, "--repeat", 1)
+skip_without_binary()
 
 
 def run(*args, timeout=300):
-    return subprocess.run([str(WARPATH_BIN), *map(str, args)], capture_output=True, text=True,
-                          timeout=timeout)
+    return run_warpath(*args, timeout=timeout)
+
+ACL = {"rte_acl.scalar", "rte_acl.sse", "rte_acl.avx2", "rte_acl.avx512x16", "rte_acl.avx512x32"}
+TINY = ("--max-keys", 2000, "--min-keys", 2000, "--repeat", 1)
 
 
 def bench(tmp, *args):

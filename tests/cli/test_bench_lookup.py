@@ -8,28 +8,17 @@ Environment: WARPATH_BIN, the warpath binary (default <repo>/build/warpath).
 """
 
 import json
-import os
 import random
-import subprocess
-from pathlib import Path
 
 import pytest
+from warpath_cli import run, skip_without_binary
 
-REPO = Path(__file__).resolve().parents[2]
-WARPATH_BIN = Path(os.environ.get("WARPATH_BIN", str(REPO / "build" / "warpath")))
 
-if not WARPATH_BIN.is_file():
-    pytest.skip(f"warpath binary not found at {WARPATH_BIN} (set WARPATH_BIN)",
-                allow_module_level=True)
+skip_without_binary()
 
 ANCHORS4 = {"rte_lpm", "rte_lpm.x4", "rte_fib.macro", "rte_fib.inline", "rte_fib.uni",
             "rte_fib.avx512"}
 ANCHORS6 = {"rte_lpm6", "rte_fib6.scalar", "rte_fib6.avx512"}
-
-
-def run(*args, timeout=120):
-    return subprocess.run([str(WARPATH_BIN), *map(str, args)], capture_output=True, text=True,
-                          timeout=timeout)
 
 
 def write_routes(path, seed=7):

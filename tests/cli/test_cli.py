@@ -13,43 +13,21 @@ Exit codes checked: 0 success, 1 bad input (a message naming the file), 2 usage 
 import csv
 import io
 import json
-import os
 import random
 import struct
-import subprocess
 from pathlib import Path
 
 import pytest
+from warpath_cli import DATA, assert_no_crash, assert_ok, run, skip_without_binary
 
-REPO = Path(__file__).resolve().parents[2]
-WARPATH_BIN = Path(os.environ.get("WARPATH_BIN", str(REPO / "build" / "warpath")))
-DATA_DIR = Path(os.environ.get("WARPATH_DATA", str(REPO.parent / "shared" / "data")))
+DATA_DIR = DATA
 PCAP_DIR = DATA_DIR / "pcap"
 
 HEADER = "frame,status,vlan,ip_version,src,dst,proto,sport,dport,frag"
 
-if not WARPATH_BIN.is_file():
-    pytest.skip(f"warpath binary not found at {WARPATH_BIN} (set WARPATH_BIN)",
-                allow_module_level=True)
+skip_without_binary()
 
 needs_data = pytest.mark.skipif(not PCAP_DIR.is_dir(), reason=f"no captures in {PCAP_DIR}")
-
-
-def run(*args, timeout=60):
-    return subprocess.run([str(WARPATH_BIN), *map(str, args)], capture_output=True, text=True,
-                          timeout=timeout)
-
-
-def assert_no_crash(r):
-    assert r.returncode >= 0, f"killed by signal {-r.returncode}: {r.stderr}"
-    for bad in ("terminate called", "Traceback", "Aborted", "core dumped", "internal error"):
-        assert bad not in r.stderr, r.stderr
-
-
-def assert_ok(r):
-    assert_no_crash(r)
-    assert r.returncode == 0, f"exit {r.returncode}: {r.stderr}"
-    return r
 
 
 def assert_usage_error(r, *words):

@@ -7,27 +7,19 @@ exit 2, and no run may crash.
 
 import ipaddress
 import json
-import os
 import random
-import subprocess
-from pathlib import Path
 
 import pytest
+from warpath_cli import assert_no_crash, skip_without_binary
+from warpath_cli import run as run_warpath
 
-REPO = Path(__file__).resolve().parents[2]
-WARPATH_BIN = Path(os.environ.get("WARPATH_BIN", str(REPO / "build" / "warpath")))
 
-if not WARPATH_BIN.is_file():
-    pytest.skip(f"warpath binary not found at {WARPATH_BIN} (set WARPATH_BIN)",
-                allow_module_level=True)
+skip_without_binary()
 
 
 def run(*args, timeout=120):
-    r = subprocess.run([str(WARPATH_BIN), *map(str, args)], capture_output=True, text=True,
-                       timeout=timeout)
-    assert r.returncode >= 0, f"killed by signal {-r.returncode}: {r.stderr}"
-    for bad in ("terminate called", "Aborted", "core dumped", "internal error"):
-        assert bad not in r.stderr, r.stderr
+    r = run_warpath(*args, timeout=timeout)
+    assert_no_crash(r)
     return r
 
 

@@ -11,45 +11,23 @@ Environment: WARPATH_BIN (default <repo>/build/warpath); the module skips withou
 """
 
 import json
-import os
 import shutil
 import struct
 import subprocess
-from pathlib import Path
 
 import pytest
 from pcap_frames import csum, eth, ipv4, ipv6, mac, udp, write_pcap
 from pcap_frames import l3 as l3_offset
 from pcap_frames import read_records as read_pcap
+from warpath_cli import assert_no_crash, assert_ok, run, skip_without_binary
 
-REPO = Path(__file__).resolve().parents[2]
-WARPATH_BIN = Path(os.environ.get("WARPATH_BIN", str(REPO / "build" / "warpath")))
 
-if not WARPATH_BIN.is_file():
-    pytest.skip(f"warpath binary not found at {WARPATH_BIN} (set WARPATH_BIN)",
-                allow_module_level=True)
+skip_without_binary()
 
 SLOW = ["to_router", "multicast", "ttl_expired", "hop_limit_expired", "ipv4_options",
         "ipv6_hop_by_hop", "arp", "bad_ipv4_header", "bad_ipv4_checksum", "bad_ipv4_length",
         "bad_ipv6_header", "bad_ipv6_length"]
 DROP = ["truncated", "not_ip", "no_route", "no_neighbor"]
-
-
-def run(*args, timeout=120):
-    return subprocess.run([str(WARPATH_BIN), *map(str, args)], capture_output=True, text=True,
-                          timeout=timeout)
-
-
-def assert_no_crash(r):
-    assert r.returncode >= 0, f"killed by signal {-r.returncode}: {r.stderr}"
-    for bad in ("terminate called", "Traceback", "Aborted", "core dumped", "internal error"):
-        assert bad not in r.stderr, r.stderr
-
-
-def assert_ok(r):
-    assert_no_crash(r)
-    assert r.returncode == 0, f"exit {r.returncode}: {r.stderr}"
-    return r
 
 
 # --- frames (pcap files and checksums: pcap_frames.py, independent of warpath) -----------------

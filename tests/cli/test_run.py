@@ -13,39 +13,17 @@ Environment: WARPATH_BIN (default <repo>/build/warpath); the module skips withou
 
 import ipaddress
 import json
-import os
 import random
 import signal
 import subprocess
 import time
-from pathlib import Path
 
 import pytest
 from pcap_frames import eth, ipv4, read_pcap, udp, write_pcap
-
-REPO = Path(__file__).resolve().parents[2]
-WARPATH_BIN = Path(os.environ.get("WARPATH_BIN", str(REPO / "build" / "warpath")))
-
-if not WARPATH_BIN.is_file():
-    pytest.skip(f"warpath binary not found at {WARPATH_BIN} (set WARPATH_BIN)",
-                allow_module_level=True)
+from warpath_cli import WARPATH_BIN, assert_no_crash, assert_ok, run, skip_without_binary
 
 
-def run(*args, timeout=120, cwd=None):
-    return subprocess.run([str(WARPATH_BIN), *map(str, args)], capture_output=True, text=True,
-                          timeout=timeout, cwd=cwd)
-
-
-def assert_no_crash(r):
-    assert r.returncode >= 0, f"killed by signal {-r.returncode}: {r.stderr}"
-    for bad in ("terminate called", "Traceback", "Aborted", "core dumped", "internal error"):
-        assert bad not in r.stderr, r.stderr
-
-
-def assert_ok(r):
-    assert_no_crash(r)
-    assert r.returncode == 0, f"exit {r.returncode}: {r.stderr}\n{r.stdout}"
-    return r
+skip_without_binary()
 
 
 def has_gpu():
