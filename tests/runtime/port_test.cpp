@@ -640,6 +640,22 @@ uint64_t now_real_ns() {
                       .count());
 }
 
+// Sends all of `frames` out of `from` (worker 0), waits `settle_ms` (to let a ring overflow
+// before anyone reads it), then reads `to` until every frame arrived or `seconds` passed.
+struct Exchange {
+  uint32_t tx;  // frames tx_burst took
+  Received got;
+};
+Exchange exchange(Port& from, Port& to, const PacketBatch& frames, double seconds,
+                  int settle_ms = 0) {
+  std::set<Bytes> sent;
+  for (uint32_t i = 0; i < frames.size(); ++i) sent.insert(bytes_of(frames, i));
+  const auto idx    = all_indices(frames);
+  const uint32_t tx = from.tx_burst(0, frames, span_of(idx));
+  if (settle_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(settle_ms));
+  return {tx, receive(to, sent, frames.size(), seconds)};
+}
+
 // Sends all of `frames` through `tx` (worker 0) and checks they arrive, in order and byte for
 // byte, through `rx` (one queue).
 void send_and_expect(Port& tx, Port& rx, const PacketBatch& frames) {
@@ -730,6 +746,29 @@ TEST(AfPacketPort, VethRoundTrip) {
   });
 }
 
+// A delay bound under 1 ms (PortOptions::rx_wait_us) gets per-packet TPACKET_V2 slots; 1 ms or
+// more TPACKET_V3 blocks. Both deliver every frame in order, byte for byte, VLAN tags restored.
+TEST(AfPacketPort, RingKindFollowsTheDelayBound) {
+  VethNamespace ns;
+  SKIP_UNLESS_READY(ns);
+  ns.run_inside([&] {
+    for (const uint32_t wait_us : {10u, 999u, 1000u}) {
+      SCOPED_TRACE("rx_wait_us " + std::to_string(wait_us));
+      PortOptions o;
+      o.rx_wait_us  = wait_us;
+      o.ring_frames = 1024;
+      auto a        = open_ok("afpacket:wpa", o);
+      auto bp       = open_ok("afpacket:wpb", o);
+      ASSERT_TRUE(a && bp);
+      const char* ring = wait_us < 1000 ? "TPACKET_V2" : "TPACKET_V3";
+      EXPECT_NE(bp->describe().find(ring), std::string::npos) << bp->describe();
+      // More frames than the V2 ring has slots, so the reader wraps around it.
+      send_and_expect(*a, *bp, traffic(600, 23));
+      send_and_expect(*a, *bp, traffic(600, 24));
+    }
+  });
+}
+
 TEST(AfPacketPort, FanoutKeepsFlowsOnOneQueue) {
   VethNamespace ns;
   SKIP_UNLESS_READY(ns);
@@ -752,11 +791,8 @@ TEST(AfPacketPort, FanoutKeepsFlowsOnOneQueue) {
     for (int rep = 0; rep < 4; ++rep)
       for (uint32_t i = 0; i < one.size(); ++i)
         frames.append(one.data(i), one.meta(i).caplen, one.meta(i).len, 0);
-    std::set<Bytes> sent;
-    for (uint32_t i = 0; i < frames.size(); ++i) sent.insert(bytes_of(frames, i));
-    const auto idx = all_indices(frames);
-    EXPECT_EQ(a->tx_burst(0, frames, span_of(idx)), frames.size());
-    const Received r = receive(*bp, sent, frames.size(), 3.0);
+    const auto [tx, r] = exchange(*a, *bp, frames, 3.0);
+    EXPECT_EQ(tx, frames.size());
     EXPECT_EQ(r.matched, frames.size());
     std::map<Bytes, std::set<uint32_t>> queues_of;
     uint32_t used = 0;
@@ -779,13 +815,8 @@ TEST(AfPacketPort, FullRingCountsDrops) {
     auto bp       = open_ok("afpacket:wpb", o);
     ASSERT_TRUE(a && bp);
     PacketBatch frames = traffic(1000, 9, gen::SizeMix::kFixed);
-    std::set<Bytes> sent;
-    for (uint32_t i = 0; i < frames.size(); ++i) sent.insert(bytes_of(frames, i));
-    const auto idx    = all_indices(frames);
-    const uint32_t tx = a->tx_burst(0, frames, span_of(idx));
+    const auto [tx, r] = exchange(*a, *bp, frames, 0.3, 20);
     EXPECT_EQ(tx, frames.size());
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    const Received r  = receive(*bp, sent, frames.size(), 0.3);
     const PortStats s = bp->stats();
     EXPECT_GT(s.rx_dropped, 0u);
     EXPECT_LT(r.matched, frames.size());
@@ -862,11 +893,8 @@ TEST(AfXdpPort, OneSocketPerQueue) {
     auto a = open_ok("afpacket:wpa", {});
     ASSERT_TRUE(a);
     PacketBatch frames = traffic(400, 61);
-    std::set<Bytes> sent;
-    for (uint32_t i = 0; i < frames.size(); ++i) sent.insert(bytes_of(frames, i));
-    const auto idx = all_indices(frames);
-    EXPECT_EQ(a->tx_burst(0, frames, span_of(idx)), frames.size());
-    const Received r = receive(*xb, sent, frames.size(), 3.0);
+    const auto [tx, r] = exchange(*a, *xb, frames, 3.0);
+    EXPECT_EQ(tx, frames.size());
     EXPECT_EQ(r.matched, frames.size());
     // veth picks the RX queue by flow hash: 400 frames of 256 flows reach both.
     EXPECT_GT(r.by_queue[0].size(), 0u);
@@ -917,13 +945,8 @@ TEST(AfXdpPort, FullRingCountsDrops) {
     auto a = open_ok("afpacket:wpa", {});
     ASSERT_TRUE(a);
     PacketBatch frames = traffic(1000, 41);
-    std::set<Bytes> sent;
-    for (uint32_t i = 0; i < frames.size(); ++i) sent.insert(bytes_of(frames, i));
-    const auto idx    = all_indices(frames);
-    const uint32_t tx = a->tx_burst(0, frames, span_of(idx));
+    const auto [tx, r] = exchange(*a, *xb, frames, 0.3, 20);
     EXPECT_EQ(tx, frames.size());
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    const Received r  = receive(*xb, sent, frames.size(), 0.3);
     const PortStats s = xb->stats();
     EXPECT_GT(s.rx_dropped, 0u);
     EXPECT_LE(r.matched, 64u);
