@@ -9,15 +9,7 @@ import os
 import platform
 import sys
 
-
-def cpu_model():
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
+from machine_info import cpu_model
 
 
 def main():

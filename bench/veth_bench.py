@@ -70,6 +70,8 @@ import sys
 import time
 from pathlib import Path
 
+from machine_info import cpu_model
+
 IFACES = ("srcA", "wA", "wB", "dstB")
 QUIET_CPU_S = 0.2  # other processes' user CPU time per point above which a point is suspect
 NEIGHBOR_MAC = "00:00:5e:00:53:{:02x}"
@@ -390,16 +392,6 @@ def run_point(o, work, sweep, kind, engine, batch, delay_us, rate, attempt=1):
 
 
 # --- output -------------------------------------------------------------------------------------
-
-
-def cpu_model():
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
 
 
 def fmt_rate(pps):
