@@ -185,19 +185,25 @@ WARPATH_HD WARPATH_BSL6_INLINE uint32_t bsl6_ctz(uint32_t x) {
 #endif
 }
 
+/// Bit i set for each used slot i of a bucket (slots fill from 0; the count is the low byte of
+/// the bucket's meta word).
+WARPATH_HD WARPATH_BSL6_INLINE uint32_t bsl6_used(uint32_t meta) {
+  return (1u << (meta & 0xFFu)) - 1u;
+}
+
 /// Bit i set when used slot i holds the key. Branch-free: compares become a bit mask.
 WARPATH_HD WARPATH_BSL6_INLINE uint32_t bsl6_match_narrow(const Bsl6Narrow& b, uint64_t key) {
   const uint32_t m = uint32_t(b.keys[0] == key) | uint32_t(b.keys[1] == key) << 1 |
                      uint32_t(b.keys[2] == key) << 2 | uint32_t(b.keys[3] == key) << 3 |
                      uint32_t(b.keys[4] == key) << 4;
-  return m & ((1u << (b.vals[kBsl6NarrowSlots] & 0xFFu)) - 1u);
+  return m & bsl6_used(b.vals[kBsl6NarrowSlots]);
 }
 WARPATH_HD WARPATH_BSL6_INLINE uint32_t bsl6_match_wide(const Bsl6Wide& b, uint64_t hi,
                                                         uint64_t lo) {
   const uint32_t m = uint32_t((b.his[0] == hi) & (b.los[0] == lo)) |
                      uint32_t((b.his[1] == hi) & (b.los[1] == lo)) << 1 |
                      uint32_t((b.his[2] == hi) & (b.los[2] == lo)) << 2;
-  return m & ((1u << (b.vals[kBsl6WideSlots] & 0xFFu)) - 1u);
+  return m & bsl6_used(b.vals[kBsl6WideSlots]);
 }
 
 /// The bucket compares of bsl6_step, portable. A CPU engine may pass its own type with the

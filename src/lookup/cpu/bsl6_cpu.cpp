@@ -22,13 +22,13 @@ struct Avx512Match {
   WARPATH_AVX512 static uint32_t narrow(const core::Bsl6Narrow& b, uint64_t key) {
     const __m512i line = _mm512_load_si512(static_cast<const void*>(&b));
     const uint32_t m   = _mm512_mask_cmpeq_epi64_mask(0x1F, line, _mm512_set1_epi64(int64_t(key)));
-    return m & ((1u << (b.vals[core::kBsl6NarrowSlots] & 0xFFu)) - 1u);
+    return m & core::bsl6_used(b.vals[core::kBsl6NarrowSlots]);
   }
   WARPATH_AVX512 static uint32_t wide(const core::Bsl6Wide& b, uint64_t hi, uint64_t lo) {
     const __m512i line = _mm512_load_si512(static_cast<const void*>(&b));
     const uint32_t mh  = _mm512_mask_cmpeq_epi64_mask(0x07, line, _mm512_set1_epi64(int64_t(hi)));
     const uint32_t ml  = _mm512_mask_cmpeq_epi64_mask(0x38, line, _mm512_set1_epi64(int64_t(lo)));
-    return mh & (ml >> 3) & ((1u << (b.vals[core::kBsl6WideSlots] & 0xFFu)) - 1u);
+    return mh & (ml >> 3) & core::bsl6_used(b.vals[core::kBsl6WideSlots]);
   }
 };
 #endif
