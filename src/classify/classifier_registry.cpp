@@ -68,6 +68,13 @@ class ValidatingClassifier final : public Classifier {
 
 }  // namespace
 
+bool takes_layout(std::string_view id, KeyLayout layout) {
+  if (layout == KeyLayout::kFiveTuple) return true;
+  for (std::string_view five : {".rfc", ".tic", ".split"})
+    if (id.find(five) != std::string_view::npos) return false;
+  return true;
+}
+
 std::vector<EngineInfo> classifier_engines() {
   std::vector<EngineInfo> engines = {
       {"ref.linear", "every rule, every field, in order (the oracle)", 0, &always},
@@ -77,6 +84,10 @@ std::vector<EngineInfo> classifier_engines() {
       {"cpu.bloom", "tuple search with a Bloom filter per class (k=2)", 8, &always},
       {"cpu.rfc", "Recursive Flow Classification, 4 phases (5-tuple)", 10, &always},
       {"cpu.tic", "RFC on addresses + range interpreter over 64-byte blocks (5-tuple)", 9, &always},
+      {"cpu.split",
+       "address split: rules filed under one address prefix, B+ tree of intervals, short runs; "
+       "the rest by RFC (5-tuple)",
+       9, &always},
   };
 #if defined(WARPATH_HAVE_CUDA)
   for (EngineInfo e : std::vector<EngineInfo>{
@@ -86,6 +97,7 @@ std::vector<EngineInfo> classifier_engines() {
            {"cuda.bloom", "GSwitch Algorithm 5: Bloom filter then cuckoo probe", 2, &have_gpu},
            {"cuda.rfc", "RFC phases in CUDA (5-tuple)", 2, &have_gpu},
            {"cuda.tic", "TIC range interpreter in CUDA (5-tuple)", 2, &have_gpu},
+           {"cuda.split", "address split in CUDA, a thread per key (5-tuple)", 2, &have_gpu},
        })
     engines.push_back(e);
 #else
@@ -100,13 +112,9 @@ Result<std::unique_ptr<Classifier>> make_classifier(std::string_view requested,
   bool validating = false;
   std::string id(strip_validate(requested, validating));
   if (id == "auto") {
-    // RFC and TIC take 5-tuple rules only.
     std::vector<EngineInfo> usable;
     for (const auto& e : classifier_engines())
-      if (rules.layout == KeyLayout::kFiveTuple ||
-          (std::string_view(e.id).find(".rfc") == std::string_view::npos &&
-           std::string_view(e.id).find(".tic") == std::string_view::npos))
-        usable.push_back(e);
+      if (takes_layout(e.id, rules.layout)) usable.push_back(e);
     WARPATH_ASSIGN_OR_RETURN(id, resolve_auto(usable, "classifier"));
   }
   detail::Made engine = Status(Errc::kNotFound, "");
@@ -120,8 +128,7 @@ Result<std::unique_ptr<Classifier>> make_classifier(std::string_view requested,
     return Status(Errc::kNotFound, "unknown classifier engine '" + id + "' (engines: " + list +
                                        "auto, validate:<engine>)");
   }
-  const bool five = rules.layout == KeyLayout::kFiveTuple;
-  if (!five && (id.find(".rfc") != std::string::npos || id.find(".tic") != std::string::npos))
+  if (!takes_layout(id, rules.layout))
     return Status(Errc::kNotSupported, id + " classifies 5-tuple rules only, not OpenFlow rules");
   if (id.rfind("cuda.", 0) == 0 && !have_gpu())
     return Status(Errc::kNotSupported, id + " needs a CUDA device: " + cuda_unavailable_reason());
@@ -131,12 +138,14 @@ Result<std::unique_ptr<Classifier>> make_classifier(std::string_view requested,
   if (id == "cpu.bloom") engine = detail::make_cpu_tuple(rules, params, true);
   if (id == "cpu.rfc") engine = detail::make_cpu_rfc(rules, params);
   if (id == "cpu.tic") engine = detail::make_cpu_tic(rules, params);
+  if (id == "cpu.split") engine = detail::make_cpu_split(rules, params);
 #if defined(WARPATH_HAVE_CUDA)
   if (id == "cuda.linear") engine = detail::make_cuda_linear(rules, params);
   if (id == "cuda.tuple") engine = detail::make_cuda_tuple(rules, params, false);
   if (id == "cuda.bloom") engine = detail::make_cuda_tuple(rules, params, true);
   if (id == "cuda.rfc") engine = detail::make_cuda_rfc(rules, params);
   if (id == "cuda.tic") engine = detail::make_cuda_tic(rules, params);
+  if (id == "cuda.split") engine = detail::make_cuda_split(rules, params);
 #endif
   if (!engine.is_ok() || !validating) return engine;
   WARPATH_ASSIGN_OR_RETURN(auto ref, detail::make_ref_linear(rules));

@@ -4,6 +4,7 @@
 //   cpu/linear_cpu.cpp, cuda/linear_cuda.cu                   *.linear
 //   cpu/tuple_cpu.cpp,  cuda/tuple_cuda.cu                    *.tuple and *.bloom
 //   cpu/rfc_cpu.cpp, cpu/tic_cpu.cpp, cuda/rfc_cuda.cu, cuda/tic_cuda.cu   *.rfc, *.tic
+//   cpu/split_cpu.cpp, cuda/split_cuda.cu                     *.split
 #pragma once
 #include <memory>
 
@@ -18,11 +19,13 @@ Made make_cpu_linear(const RuleSet& rules, const ClassifyParams& params);
 Made make_cpu_tuple(const RuleSet& rules, const ClassifyParams& params, bool bloom);
 Made make_cpu_rfc(const RuleSet& rules, const ClassifyParams& params);
 Made make_cpu_tic(const RuleSet& rules, const ClassifyParams& params);
+Made make_cpu_split(const RuleSet& rules, const ClassifyParams& params);
 #if defined(WARPATH_HAVE_CUDA)
 Made make_cuda_linear(const RuleSet& rules, const ClassifyParams& params);
 Made make_cuda_tuple(const RuleSet& rules, const ClassifyParams& params, bool bloom);
 Made make_cuda_rfc(const RuleSet& rules, const ClassifyParams& params);
 Made make_cuda_tic(const RuleSet& rules, const ClassifyParams& params);
+Made make_cuda_split(const RuleSet& rules, const ClassifyParams& params);
 #endif
 
 }  // namespace warpath::classify::detail

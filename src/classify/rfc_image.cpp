@@ -66,13 +66,13 @@ ChunkCond chunk_cond(const Rule& r, unsigned c, uint32_t proto_mask) {
   }
 }
 
+}  // namespace
+
 std::string mib(uint64_t bytes) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.2f MiB", double(bytes) / (1 << 20));
   return buf;
 }
-
-}  // namespace
 
 // ---- SetPool ----
 
@@ -519,18 +519,26 @@ Status RfcBuilder::final_table(const RfcPhase& p, const RfcPhase& z, std::vector
 void PackedTables::Free::operator()(uint8_t* p) const { std::free(p); }
 
 PackedTables::Slot PackedTables::add(const std::vector<uint32_t>& values, uint32_t max_value) {
+  const bool single =
+      values.size() > 1 &&
+      std::all_of(values.begin(), values.end(), [&](uint32_t v) { return v == values.front(); });
+  if (single) {
+    Slot s   = add(std::vector<uint32_t>{values.front()}, max_value);
+    s.single = 1;
+    return s;
+  }
   Slot s;
-  s.wide    = max_value > 0xFFFFu;
+  s.shift   = max_value > 0xFFFFu ? 2 : max_value > 0xFFu ? 1 : 0;
   s.entries = values.size();
   s.offset  = (size_ + 63) & ~uint64_t(63);
-  std::vector<uint8_t> part(values.size() << (1 + s.wide));
-  if (s.wide) {
-    std::memcpy(part.data(), values.data(), part.size());
-  } else {
-    for (size_t i = 0; i < values.size(); ++i) {
+  std::vector<uint8_t> part(s.bytes());
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (s.shift == 2) std::memcpy(part.data() + 4 * i, &values[i], 4);
+    if (s.shift == 1) {
       const uint16_t v = uint16_t(values[i]);
       std::memcpy(part.data() + 2 * i, &v, 2);
     }
+    if (s.shift == 0) part[i] = uint8_t(values[i]);
   }
   size_ = s.offset + part.size();
   part_offsets_.push_back(s.offset);
@@ -539,7 +547,24 @@ PackedTables::Slot PackedTables::add(const std::vector<uint32_t>& values, uint32
 }
 
 PackedTables::Slot PackedTables::add_words(const std::vector<uint32_t>& words) {
-  return add(words, 0xFFFF'FFFFu);
+  return add_bytes(words.data(), words.size() * 4);
+}
+
+PackedTables::Slot PackedTables::add_bytes(const void* data, uint64_t bytes) {
+  Slot s;
+  s.shift       = 2;
+  s.entries     = bytes / 4;
+  s.offset      = (size_ + 63) & ~uint64_t(63);
+  const auto* p = static_cast<const uint8_t*>(data);
+  parts_.emplace_back(p, p + bytes);
+  part_offsets_.push_back(s.offset);
+  size_ = s.offset + bytes;
+  return s;
+}
+
+void PackedTables::release() {
+  buffer_.reset();
+  size_ = 0;
 }
 
 void PackedTables::finish() {
@@ -586,9 +611,9 @@ Status build_address_stage(RfcBuilder& b, RfcPhase chunks[4], RfcPhase& x, RfcPh
   return b.cross(x, y, kAddrChunks, "phase-2 table P (address pair)", p, p_next_entries);
 }
 
-std::string table_text(const char* name, uint64_t entries, uint32_t wide, uint32_t classes) {
-  return std::string(name) + " " + std::to_string(entries) + "x" + (wide ? "4" : "2") + "B/" +
-         std::to_string(classes) + "cl";
+std::string table_text(const char* name, const PackedTables::Slot& s, uint32_t classes) {
+  return std::string(name) + " " + std::to_string(s.entries) + "x" + std::to_string(1u << s.shift) +
+         "B/" + std::to_string(classes) + "cl";
 }
 
 Result<std::unique_ptr<RfcImage>> RfcImage::build(const RuleSet& rules, uint64_t max_bytes) {
@@ -646,7 +671,7 @@ Result<std::unique_ptr<RfcImage>> RfcImage::build(const RuleSet& rules, uint64_t
       img->ports_[c - 4]   = slot;
       img->n_ports_[c - 4] = n;
     }
-    p0 += slot.entries << (1 + slot.wide);
+    p0 += slot.bytes();
     d += std::string(c ? ", " : " ") + names[c] + " " + std::to_string(n) + "cl";
     std::vector<uint32_t>().swap(chunks[c].table);
   }
@@ -670,14 +695,13 @@ Result<std::unique_ptr<RfcImage>> RfcImage::build(const RuleSet& rules, uint64_t
   std::vector<uint32_t> answers(b->rules() + 1, kNoMatch);
   for (uint32_t r = 0; r < b->rules(); ++r) answers[r + 1] = b->rule_of_rank(r);
   img->answers_ = t.add_words(answers);
-  for (const auto* s : {&sx, &sy, &sz}) p1 += s->entries << (1 + s->wide);
-  d += " (" + mib(p0) + "); phase1 " + table_text("X", sx.entries, sx.wide, x.classes()) + ", " +
-       table_text("Y", sy.entries, sy.wide, y.classes()) + ", " +
-       table_text("Z", sz.entries, sz.wide, z.classes()) + " (" + mib(p1) + "); phase2 " +
-       table_text(img->shape_ ? "P=(Y,Z)" : "P", a.p.entries, a.p.wide, a.np) + " (" +
-       mib(a.p.entries << (1 + a.p.wide)) + "); phase3 " + (img->shape_ ? "F=(P,X) " : "F ") +
-       std::to_string(img->f_.entries) + "x" + (img->f_.wide ? "4" : "2") + "B (" +
-       mib(img->f_.entries << (1 + img->f_.wide)) + ")";
+  for (const auto* s : {&sx, &sy, &sz}) p1 += s->bytes();
+  d += " (" + mib(p0) + "); phase1 " + table_text("X", sx, x.classes()) + ", " +
+       table_text("Y", sy, y.classes()) + ", " + table_text("Z", sz, z.classes()) + " (" + mib(p1) +
+       "); phase2 " + table_text(img->shape_ ? "P=(Y,Z)" : "P", a.p, a.np) + " (" +
+       mib(a.p.bytes()) + "); phase3 " + (img->shape_ ? "F=(P,X) " : "F ") +
+       std::to_string(img->f_.entries) + "x" + std::to_string(1u << img->f_.shift) + "B (" +
+       mib(img->f_.bytes()) + ")";
   t.finish();
   d += "; total " + mib(t.bytes());
   img->detail_ = std::move(d);

@@ -122,23 +122,29 @@ class RfcBuilder {
   uint64_t max_bytes_ = 0, charged_ = 0;
 };
 
-/// Tables packed into one 64-byte aligned buffer (16-bit entries where values fit).
+/// Tables packed into one 64-byte aligned buffer (8- or 16-bit entries where values fit).
 class PackedTables {
  public:
   struct Slot {
-    uint64_t offset = 0, entries = 0;
-    uint32_t wide = 0;
+    uint64_t offset = 0, entries = 0;  ///< entries stored
+    uint32_t shift = 2, single = 0;    ///< as core::RfcTable
+    uint64_t bytes() const { return entries << shift; }
   };
-  /// Appends a table; values must be < 2^32.
+  /// Appends a table read through core::RfcTable (entries of the fewest bytes that hold
+  /// max_value; all-equal values stored once).
   Slot add(const std::vector<uint32_t>& values, uint32_t max_value);
   /// Appends raw 32-bit words.
   Slot add_words(const std::vector<uint32_t>& words);
+  /// Appends `bytes` bytes (a multiple of 4) copied from `data`, 64-byte aligned.
+  Slot add_bytes(const void* data, uint64_t bytes);
   /// Copies everything into one aligned buffer; call once, after the last add.
   void finish();
+  /// Frees the finished buffer (the slots stay valid for views over a copy of it).
+  void release();
   const uint8_t* data() const { return buffer_.get(); }
   uint64_t bytes() const { return size_; }
   static core::RfcTable table(const uint8_t* base, const Slot& s) {
-    return {base + s.offset, s.wide};
+    return {base + s.offset, s.shift, s.single};
   }
 
  private:
@@ -162,8 +168,10 @@ struct RfcAddressLayout {
 /// (each class of which takes p_next_entries 2-byte entries there: see RfcBuilder::cross).
 Status build_address_stage(RfcBuilder& b, RfcPhase chunks[4], RfcPhase& x, RfcPhase& y, RfcPhase& p,
                            uint64_t p_next_entries = 0);
-/// "c0 N, c1 N, ..." sizes text of one table.
-std::string table_text(const char* name, uint64_t entries, uint32_t wide, uint32_t classes);
+/// "1.25 MiB".
+std::string mib(uint64_t bytes);
+/// "X 1000x2B/40cl" sizes text of one table.
+std::string table_text(const char* name, const PackedTables::Slot& s, uint32_t classes);
 
 /// A whole RFC tree, built once, immutable.
 class RfcImage {
@@ -177,6 +185,8 @@ class RfcImage {
   uint64_t bytes() const { return tables_.bytes(); }
   const std::string& detail() const { return detail_; }
   uint32_t rules() const { return rules_; }
+  /// Frees the tables once a copy of data() holds them (view(base) still works).
+  void release_tables() { tables_.release(); }
 
  private:
   PackedTables tables_;

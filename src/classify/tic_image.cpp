@@ -45,12 +45,6 @@ void encode(const Rule& r, uint32_t index, bool last, std::vector<uint32_t>& ins
   }
 }
 
-std::string mib(uint64_t bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f MiB", double(bytes) / (1 << 20));
-  return buf;
-}
-
 }  // namespace
 
 Result<std::unique_ptr<TicImage>> TicImage::build(const RuleSet& rules, uint64_t max_bytes) {
@@ -125,11 +119,9 @@ Result<std::unique_ptr<TicImage>> TicImage::build(const RuleSet& rules, uint64_t
   (void)ninstr;
   img->detail_ = "RT " + mib(img->tree_bytes_) + ": phase0 " + std::to_string(a.n[0]) + "/" +
                  std::to_string(a.n[1]) + "/" + std::to_string(a.n[2]) + "/" +
-                 std::to_string(a.n[3]) + "cl, phase1 " +
-                 table_text("X", a.x.entries, a.x.wide, a.nx) + ", " +
-                 table_text("Y", a.y.entries, a.y.wide, a.ny) + ", phase2 " +
-                 table_text("P", a.p.entries, a.p.wide, a.np) + "; code " + mib(img->code_bytes_) +
-                 buf + "; total " + mib(t.bytes());
+                 std::to_string(a.n[3]) + "cl, phase1 " + table_text("X", a.x, a.nx) + ", " +
+                 table_text("Y", a.y, a.ny) + ", phase2 " + table_text("P", a.p, a.np) + "; code " +
+                 mib(img->code_bytes_) + buf + "; total " + mib(t.bytes());
   return img;
 }
 

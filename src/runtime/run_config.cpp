@@ -147,7 +147,7 @@ Status RunConfig::validate() const {
   WARPATH_TRY(check_one_of("offload_device", offload_device, {"cuda", "cpu"}));
   if (lookup_engine.empty()) return bad("router.lookup", "must not be empty (use \"auto\")");
   WARPATH_TRY(check_one_of("acl.format", rules_format, {"classbench", "openflow"}));
-  WARPATH_TRY(check_one_of("acl.algo", algo, {"linear", "tuple", "bloom", "rfc", "tic", "auto"}));
+  WARPATH_TRY(check_one_of("acl.algo", algo, {"linear", "tuple", "bloom", "rfc", "tic", "split", "auto"}));
   WARPATH_TRY(check_action("acl.match", match_action));
   WARPATH_TRY(check_action("acl.default", default_action));
   WARPATH_TRY(check_action("acl.ipv6", ipv6_action));

@@ -1,5 +1,6 @@
-// tests/classify/rfc_tic_test.cpp: cpu.rfc and cpu.tic (and cuda.rfc/cuda.tic where a GPU is
-// present) against a naive oracle written here: small random 5-tuple sets with the edge cases
+// tests/classify/rfc_tic_test.cpp: cpu.rfc, cpu.tic and cpu.split (and their CUDA engines where
+// a GPU is present) against a naive oracle written here: small random 5-tuple sets with the edge
+// cases
 // (/0 and /32 prefixes, non-prefix masks, ports 0 and 65535, HI and arbitrary ranges, protocol
 // wildcards, 16-bit protocol masks, masked port words, equal priorities, duplicates), the empty
 // set, a single catch-all, every burst size; wustl_5tuple/acl1 against its trace's first-match
@@ -133,8 +134,8 @@ Keys corner_keys(std::mt19937& rng, const RuleSet& rs, uint32_t n) {
 }
 
 std::vector<std::string> engines() {
-  std::vector<std::string> ids = {"cpu.rfc", "cpu.tic"};
-  if (cuda_device_count() > 0) ids.insert(ids.end(), {"cuda.rfc", "cuda.tic"});
+  std::vector<std::string> ids = {"cpu.rfc", "cpu.tic", "cpu.split"};
+  if (cuda_device_count() > 0) ids.insert(ids.end(), {"cuda.rfc", "cuda.tic", "cuda.split"});
   return ids;
 }
 

@@ -1,7 +1,8 @@
 // warpath classify: the best matching rule for every line of a trace.
 //
 //   warpath classify --rules FILE --trace FILE [--format classbench|openflow]
-//                    [--algo linear|tuple|bloom|rfc|tic|auto] [--engine cpu|gpu|ref|auto|<id>]
+//                    [--algo linear|tuple|bloom|rfc|tic|split|auto] [--engine
+//                    cpu|gpu|ref|auto|<id>]
 //                    [--threads N] [--batch N] [--out FILE] [--stats FILE]
 //
 // Writes one line per trace line: the 0-based index of the matched rule in the rule file, or
@@ -46,11 +47,7 @@ Result<std::string> engine_id(const ClassifyOptions& o, const classify::RuleSet&
     const EngineInfo* best   = nullptr;
     for (const auto& info : classify::classifier_engines()) {
       const std::string id(info.id);
-      const bool five_only =
-          id.find(".rfc") != std::string::npos || id.find(".tic") != std::string::npos;
-      if (id.rfind(prefix, 0) != 0 ||
-          (five_only && rules.layout != classify::KeyLayout::kFiveTuple))
-        continue;
+      if (id.rfind(prefix, 0) != 0 || !classify::takes_layout(id, rules.layout)) continue;
       if (!best || info.priority > best->priority) best = &info;
     }
     if (!best) return Status(Errc::kNotSupported, "no " + e + " classifier in this build");
@@ -134,8 +131,8 @@ void add_classify(CLI::App& app, Runner& run) {
   cmd->add_option("--format", o->format, "Rule file format")
       ->check(CLI::IsMember({"classbench", "openflow"}))
       ->capture_default_str();
-  cmd->add_option("--algo", o->algo, "linear, tuple, bloom, rfc, tic or auto")
-      ->check(CLI::IsMember({"linear", "tuple", "bloom", "rfc", "tic", "auto"}))
+  cmd->add_option("--algo", o->algo, "linear, tuple, bloom, rfc, tic, split or auto")
+      ->check(CLI::IsMember({"linear", "tuple", "bloom", "rfc", "tic", "split", "auto"}))
       ->capture_default_str();
   cmd->add_option("--engine", o->engine,
                   "cpu, gpu, ref, auto, or an engine id (validate:<id> checks against ref.linear)")

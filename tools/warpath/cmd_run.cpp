@@ -297,7 +297,7 @@ void add_run(CLI::App& app, Runner& run) {
   flag("--rules", o->rules, "ACL rule file (default: a built-in 1,000-rule ACL)");
   flag("--format", o->format, "Rule file format")->check(CLI::IsMember({"classbench", "openflow"}));
   flag("--algo", o->algo, "Classification algorithm")
-      ->check(CLI::IsMember({"linear", "tuple", "bloom", "rfc", "tic", "auto"}));
+      ->check(CLI::IsMember({"linear", "tuple", "bloom", "rfc", "tic", "split", "auto"}));
   flag("--fib", o->fib, "Route file: <prefix>/<len> [<nexthop>] per line (default: built-in)");
   flag("--neighbors", o->neighbors, "Neighbour file: lines '<nexthop> <port> <dst_mac>'");
   flag("--lookup", o->lookup, "CPU-side lookup engine id (cpu.lpm, ref.lpm, ...) or auto");

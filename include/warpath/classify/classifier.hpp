@@ -20,6 +20,10 @@
 //                (tic-ppopp08.md section 4.1, Figure 2). kFiveTuple only.
 //   *.tic        RFC over the addresses, then a range interpreter over 4/8/12-byte
 //                instructions in 64-byte blocks (sections 4.2-4.4). kFiveTuple only.
+//   *.split      address split (warpath's, for sets too large for RFC): each rule filed under
+//                its source or destination prefix; a B+ tree over the intervals those
+//                prefixes cut gives a short run of candidates in priority order; rules with
+//                short or wild addresses go to an RFC tree of their own. kFiveTuple only.
 //   "auto" picks the available engine with the highest priority for the rule set's layout;
 //   "validate:<id>" runs <id> beside ref.linear on every batch and fails on the first
 //   difference, naming the key and both answers.
@@ -83,6 +87,9 @@ class Classifier {
   virtual ClassifierStats stats() const = 0;
 };
 
+/// Whether engine `id` (or validate:<id>) classifies rules of `layout` (rfc, tic and split
+/// take 5-tuple rules only).
+bool takes_layout(std::string_view id, KeyLayout layout);
 /// Every classifier engine in this build, available here or not.
 std::vector<EngineInfo> classifier_engines();
 

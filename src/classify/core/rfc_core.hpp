@@ -23,7 +23,8 @@
 //   The steps and their count are the same; only the chunks behind each slot change.
 //
 // Tables
-//   Each table is 16-bit (class counts up to 65,536) or 32-bit; RfcTable says which. An eqID
+//   Each table is 8-bit (class counts up to 256), 16-bit (up to 65,536) or 32-bit; RfcTable
+//   says which. A table with one class (a chunk no rule looks at) is one entry. An eqID
 //   stands for the set of rules that match the key's bits seen so far, pruned: a rule that
 //   matches every value of the fields not yet seen ends the set, since nothing after it in
 //   priority order can win (this keeps class counts, so the tables, small).
@@ -34,15 +35,20 @@
 
 namespace warpath::classify::core {
 
-/// One table of class ids (or answer ids): entries of 2 or 4 bytes.
+/// One table of class ids (or answer ids): entries of 1, 2 or 4 bytes; a table whose entries
+/// are all equal is stored as that one entry (single: every index reads entry 0).
 struct RfcTable {
   const void* data = nullptr;
-  uint32_t wide    = 0;  ///< 1: uint32_t entries, 0: uint16_t entries
+  uint32_t shift   = 1;  ///< log2 of the entry size: 0 uint8_t, 1 uint16_t, 2 uint32_t
+  uint32_t single  = 0;
   WARPATH_HD uint32_t at(uint64_t i) const {
-    return wide ? static_cast<const uint32_t*>(data)[i] : static_cast<const uint16_t*>(data)[i];
+    if (single) i = 0;
+    if (shift == 2) return static_cast<const uint32_t*>(data)[i];
+    if (shift == 1) return static_cast<const uint16_t*>(data)[i];
+    return static_cast<const uint8_t*>(data)[i];
   }
   WARPATH_HD const void* addr(uint64_t i) const {
-    return static_cast<const char*>(data) + (i << (1 + wide));
+    return static_cast<const char*>(data) + (single ? 0 : i << shift);
   }
 };
 
@@ -80,6 +86,18 @@ WARPATH_HD uint32_t rfc_chunk_value(unsigned c, uint32_t src, uint32_t dst, uint
     default:
       return proto & proto_mask;
   }
+}
+
+/// All seven chunks of a key (rfc_chunk_value for c = 0..6, without the switch).
+WARPATH_HD void rfc_chunk_values(uint32_t src, uint32_t dst, uint32_t ports, uint32_t proto,
+                                 uint32_t proto_mask, uint32_t* cv) {
+  cv[kSrcHi] = src >> 16;
+  cv[kSrcLo] = src & 0xFFFFu;
+  cv[kDstHi] = dst >> 16;
+  cv[kDstLo] = dst & 0xFFFFu;
+  cv[kSport] = ports >> 16;
+  cv[kDport] = ports & 0xFFFFu;
+  cv[kProto] = proto & proto_mask;
 }
 
 /// Phase-1 indices (of the source, destination and ports-protocol tables) from the seven
@@ -122,8 +140,8 @@ WARPATH_HD uint32_t rfc_address_class(const RfcView& v, uint32_t src, uint32_t d
 WARPATH_HD uint32_t rfc_lookup(const RfcView& v, uint32_t src, uint32_t dst, uint32_t ports,
                                uint32_t proto) {
   uint32_t e[kChunks];
-  for (unsigned c = 0; c < kChunks; ++c)
-    e[c] = v.chunk[c].at(rfc_chunk_value(c, src, dst, ports, proto, v.proto_mask));
+  rfc_chunk_values(src, dst, ports, proto, v.proto_mask, e);
+  for (unsigned c = 0; c < kChunks; ++c) e[c] = v.chunk[c].at(e[c]);
   const uint32_t x = v.x.at(rfc_x_index(v, e));
   const uint32_t y = v.y.at(rfc_y_index(v, e));
   const uint32_t z = v.z.at(rfc_z_index(v, e));

@@ -8,13 +8,12 @@
 #include <vector>
 
 #include "classify/cpu/image_cpu.hpp"
+#include "classify/cpu/rfc_batched.hpp"
 #include "classify/engines.hpp"
 #include "classify/rfc_image.hpp"
 
 namespace warpath::classify::detail {
-namespace {
 
-/// Keys [begin, end) of `keys`, every step the core body's, reordered per group.
 void rfc_batched(const core::RfcView& v, const KeyBatch& keys, uint32_t* out, uint32_t begin,
                  uint32_t end) {
   constexpr uint32_t kGroup =
@@ -30,12 +29,16 @@ void rfc_batched(const core::RfcView& v, const KeyBatch& keys, uint32_t* out, ui
     const uint32_t m = end - base < kGroup ? end - base : kGroup;
     for (uint32_t j = 0; j < m; ++j) {
       const uint32_t i = base + j;
+      uint32_t c7[core::kChunks];
+      core::rfc_chunk_values(w0[i], w1[i], w2[i], w3[i], v.proto_mask, c7);
+#pragma GCC unroll 7
       for (unsigned c = 0; c < core::kChunks; ++c) {
-        cv[c][j] = core::rfc_chunk_value(c, w0[i], w1[i], w2[i], w3[i], v.proto_mask);
-        WARPATH_PREFETCH(v.chunk[c].addr(cv[c][j]));
+        cv[c][j] = c7[c];
+        WARPATH_PREFETCH(v.chunk[c].addr(c7[c]));
       }
     }
     for (uint32_t j = 0; j < m; ++j) {
+#pragma GCC unroll 7
       for (unsigned c = 0; c < core::kChunks; ++c) e[j][c] = v.chunk[c].at(cv[c][j]);
       xi[j] = core::rfc_x_index(v, e[j]);
       yi[j] = core::rfc_y_index(v, e[j]);
@@ -56,8 +59,6 @@ void rfc_batched(const core::RfcView& v, const KeyBatch& keys, uint32_t* out, ui
     for (uint32_t j = 0; j < m; ++j) out[base + j] = v.answers[v.f.at(fi[j])];
   }
 }
-
-}  // namespace
 
 Made make_cpu_rfc(const RuleSet& rules, const ClassifyParams& params) {
   (void)params;

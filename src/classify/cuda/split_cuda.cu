@@ -1,0 +1,30 @@
+/*
+ * src/classify/cuda/split_cuda.cu: cuda.split, the address split on the GPU.
+ *
+ * Computes   out[i] = core::split_lookup(view, key i) for i in [0, n).
+ * Algorithm  src/classify/core/split_core.hpp, shared with cpu/split_cpu.cpp. Do not fork.
+ * Engine     cuda/image_cuda.cuh (launch shape, memory, copies), shared with cuda.rfc/tic.
+ * Tested by  tests/classify/split_test.cpp and tests/classify/engines_test.cpp (vs the
+ *            oracles) where a GPU is present; warpath selftest.
+ */
+#include "classify/cuda/image_cuda.cuh"
+#include "classify/split_image.hpp"
+
+namespace warpath::classify::detail {
+namespace {
+
+struct SplitLookup {
+  __device__ uint32_t operator()(const core::SplitView& v, uint32_t w0, uint32_t w1, uint32_t w2,
+                                 uint32_t w3) const {
+    return core::split_lookup(v, w0, w1, w2, w3);
+  }
+};
+
+}  // namespace
+
+Made make_cuda_split(const RuleSet& rules, const ClassifyParams& params) {
+  (void)params;
+  return make_image_cuda<SplitImage, core::SplitView, SplitLookup>("cuda.split", rules);
+}
+
+}  // namespace warpath::classify::detail
