@@ -63,7 +63,8 @@ KeyBuffer bound_keys(std::mt19937& rng, const RuleSet& rs) {
       const Rule& r     = rs.rules[n > 2000 ? rng() % n : i];
       const uint32_t lo = r.value[w], hi = r.value[w] | ~r.mask[w];
       for (uint32_t a : {lo - 1, lo, lo + 1, hi - 1, hi, hi + 1}) {
-        std::array<uint32_t, 4> k{rng(), rng(), uint32_t(rng() % 2048) << 16 | rng() % 6,
+        std::array<uint32_t, 4> k{uint32_t(rng()), uint32_t(rng()),
+                                  uint32_t(rng() % 2048) << 16 | uint32_t(rng() % 6),
                                   rng() % 3 ? 6u : 17u};
         k[w]     = a;
         k[1 - w] = r.value[1 - w] | (rng() & ~r.mask[1 - w]);
