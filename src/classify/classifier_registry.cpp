@@ -1,5 +1,6 @@
 // The classifier engine registry: the only list of classifier engines (see
 // include/warpath/classify/classifier.hpp) and the validating wrapper.
+#include <algorithm>
 #include <cstdio>
 #include <mutex>
 #include <shared_mutex>
@@ -87,7 +88,7 @@ std::vector<EngineInfo> classifier_engines() {
       {"cpu.split",
        "address split: rules filed under one address prefix, B+ tree of intervals, short runs; "
        "the rest by RFC (5-tuple)",
-       9, &always},
+       8, &always},
   };
 #if defined(WARPATH_HAVE_CUDA)
   for (EngineInfo e : std::vector<EngineInfo>{
@@ -112,10 +113,9 @@ Result<std::unique_ptr<Classifier>> make_classifier(std::string_view requested,
   bool validating = false;
   std::string id(strip_validate(requested, validating));
   if (id == "auto") {
-    std::vector<EngineInfo> usable;
-    for (const auto& e : classifier_engines())
-      if (takes_layout(e.id, rules.layout)) usable.push_back(e);
-    WARPATH_ASSIGN_OR_RETURN(id, resolve_auto(usable, "classifier"));
+    if (!validating) return make_best_classifier(rules, "", params);
+    WARPATH_ASSIGN_OR_RETURN(auto best, make_best_classifier(rules, "", params));
+    id = std::string(best->id());
   }
   detail::Made engine = Status(Errc::kNotFound, "");
   bool known          = false;
@@ -151,6 +151,30 @@ Result<std::unique_ptr<Classifier>> make_classifier(std::string_view requested,
   WARPATH_ASSIGN_OR_RETURN(auto ref, detail::make_ref_linear(rules));
   return std::unique_ptr<Classifier>(std::make_unique<ValidatingClassifier>(
       std::move(engine).value(), std::move(ref), "validate:" + id));
+}
+
+Result<std::unique_ptr<Classifier>> make_best_classifier(const RuleSet& rules,
+                                                         std::string_view prefix,
+                                                         const ClassifyParams& params) {
+  std::vector<EngineInfo> engines = classifier_engines();
+  std::stable_sort(engines.begin(), engines.end(), [](const EngineInfo& a, const EngineInfo& b) {
+    return a.priority > b.priority;
+  });
+  std::string tried;
+  Status last(Errc::kNotSupported,
+              "no " + std::string(prefix) + "* classifier engine for this rule set is available" +
+                  (prefix == "cuda." ? ": " + cuda_unavailable_reason() : std::string()));
+  for (const EngineInfo& e : engines) {
+    if (e.id == "ref.linear" || e.id.substr(0, prefix.size()) != prefix) continue;
+    if (!takes_layout(e.id, rules.layout) || !e.available()) continue;
+    auto made = make_classifier(e.id, rules, params);
+    if (made.is_ok() ||
+        (made.status().code() != Errc::kCapacity && made.status().code() != Errc::kNotSupported))
+      return made;
+    tried += (tried.empty() ? "" : "; ") + made.status().message();
+    last = Status(made.status().code(), "no classifier engine could build this rule set: " + tried);
+  }
+  return last;
 }
 
 }  // namespace warpath::classify

@@ -14,21 +14,7 @@ Result<std::unique_ptr<classify::Classifier>> make_acl(const classify::RuleSet& 
                                                        const std::string& device,
                                                        const std::string& algo) {
   if (algo != "auto") return classify::make_classifier(device + "." + algo, rules);
-  if (device == "cpu") return classify::make_classifier("auto", rules);
-  // The best available engine of the device that takes this rule set's layout.
-  std::vector<EngineInfo> engines = classify::classifier_engines();
-  std::stable_sort(engines.begin(), engines.end(), [](const EngineInfo& a, const EngineInfo& b) {
-    return a.priority > b.priority;
-  });
-  Status last(Errc::kNotFound, "no " + device + " classifier engine in this build");
-  for (const EngineInfo& e : engines) {
-    if (e.id.substr(0, device.size() + 1) != device + ".") continue;
-    if (e.available && !e.available()) continue;
-    auto made = classify::make_classifier(e.id, rules);
-    if (made.is_ok()) return made;
-    last = made.status();
-  }
-  return last;
+  return classify::make_best_classifier(rules, device + ".");
 }
 
 }  // namespace

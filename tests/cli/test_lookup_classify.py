@@ -162,7 +162,7 @@ def test_classify_equals_first_match(tmp_path):
     (tmp_path / "trace").write_text("".join(f"{k[0]}\t{k[1]}\t{k[2]}\t{k[3]}\t{k[4]}\n"
                                             for k in keys))
     want = [first_match(rules, k) for k in keys]
-    for algo in ("linear", "tuple", "bloom", "rfc", "tic"):
+    for algo in ("linear", "tuple", "bloom", "rfc", "tic", "split"):
         stats = tmp_path / f"{algo}.json"
         r = run("classify", "--rules", tmp_path / "rules", "--trace", tmp_path / "trace", "--algo",
                 algo, "--engine", "cpu", "--batch", "33", "--stats", stats)

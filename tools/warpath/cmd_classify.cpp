@@ -34,25 +34,14 @@ struct ClassifyOptions {
 using Clock = std::chrono::steady_clock;
 
 /// --algo and --engine as one registry id.
-Result<std::string> engine_id(const ClassifyOptions& o, const classify::RuleSet& rules) {
+Result<std::string> engine_id(const ClassifyOptions& o) {
   const std::string& e = o.engine;
   if (e.find('.') != std::string::npos) return e;  // a full id, or validate:<id>
   if (e == "ref") return std::string("ref.linear");
   if (e != "cpu" && e != "gpu" && e != "auto")
     return Status(Errc::kNotFound, "unknown --engine '" + e + "' (cpu, gpu, ref, auto or an id)");
-  if (o.algo == "auto") {
-    if (e == "auto") return std::string("auto");
-    // The highest-priority engine of that device that takes this layout.
-    const std::string prefix = e == "cpu" ? "cpu." : "cuda.";
-    const EngineInfo* best   = nullptr;
-    for (const auto& info : classify::classifier_engines()) {
-      const std::string id(info.id);
-      if (id.rfind(prefix, 0) != 0 || !classify::takes_layout(id, rules.layout)) continue;
-      if (!best || info.priority > best->priority) best = &info;
-    }
-    if (!best) return Status(Errc::kNotSupported, "no " + e + " classifier in this build");
-    return std::string(best->id);
-  }
+  if (o.algo == "auto")
+    return std::string(e == "auto" ? "auto" : e == "cpu" ? "auto:cpu." : "auto:cuda.");
   if (e == "cpu") return "cpu." + o.algo;
   if (e == "gpu") return "cuda." + o.algo;
   return (cuda_device_count() > 0 ? "cuda." : "cpu.") + o.algo;
@@ -63,10 +52,13 @@ int run_classify(const ClassifyOptions& o) {
   if (!rules.is_ok()) return fail(rules.status());
   auto keys = classify::load_keys(o.trace, rules->layout);
   if (!keys.is_ok()) return fail(keys.status());
-  auto id = engine_id(o, *rules);
+  auto id = engine_id(o);
   if (!id.is_ok()) return fail(id.status());
   const auto t_build = Clock::now();
-  auto engine        = classify::make_classifier(*id, *rules);
+  // auto:<prefix>: the best engine of that device that builds (make_best_classifier).
+  auto engine = id->rfind("auto:", 0) == 0
+                    ? classify::make_best_classifier(*rules, std::string_view(*id).substr(5))
+                    : classify::make_classifier(*id, *rules);
   if (!engine.is_ok()) return fail(engine.status());
   const double build_ms = std::chrono::duration<double, std::milli>(Clock::now() - t_build).count();
 

@@ -24,7 +24,8 @@
 //                its source or destination prefix; a B+ tree over the intervals those
 //                prefixes cut gives a short run of candidates in priority order; rules with
 //                short or wild addresses go to an RFC tree of their own. kFiveTuple only.
-//   "auto" picks the available engine with the highest priority for the rule set's layout;
+//   "auto" builds the available engine with the highest priority for the rule set's layout,
+//   and the next one where that build hits a limit (kCapacity: RFC on 100K-rule sets);
 //   "validate:<id>" runs <id> beside ref.linear on every batch and fails on the first
 //   difference, naming the key and both answers.
 //
@@ -97,5 +98,12 @@ std::vector<EngineInfo> classifier_engines();
 /// engine cannot run here or does not take this layout.
 Result<std::unique_ptr<Classifier>> make_classifier(std::string_view id, const RuleSet& rules,
                                                     const ClassifyParams& params = {});
+
+/// The engine "auto" builds: of the available engines whose id starts with `prefix` ("" any,
+/// "cpu.", "cuda.") and that take the layout, the highest-priority one that builds; an engine
+/// that answers kCapacity or kNotSupported passes to the next (the error names them all).
+Result<std::unique_ptr<Classifier>> make_best_classifier(const RuleSet& rules,
+                                                         std::string_view prefix,
+                                                         const ClassifyParams& params = {});
 
 }  // namespace warpath::classify

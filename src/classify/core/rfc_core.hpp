@@ -67,28 +67,7 @@ struct RfcView {
   uint32_t shape      = 0;  ///< 0: slots x, y, z = X, Y, Z; 1: slots x, y, z = Y, Z, X
 };
 
-/// Chunk `c` of a key given as its four words.
-WARPATH_HD uint32_t rfc_chunk_value(unsigned c, uint32_t src, uint32_t dst, uint32_t ports,
-                                    uint32_t proto, uint32_t proto_mask) {
-  switch (c) {
-    case kSrcHi:
-      return src >> 16;
-    case kSrcLo:
-      return src & 0xFFFFu;
-    case kDstHi:
-      return dst >> 16;
-    case kDstLo:
-      return dst & 0xFFFFu;
-    case kSport:
-      return ports >> 16;
-    case kDport:
-      return ports & 0xFFFFu;
-    default:
-      return proto & proto_mask;
-  }
-}
-
-/// All seven chunks of a key (rfc_chunk_value for c = 0..6, without the switch).
+/// The seven chunks of a key given as its four words (cv[c] for RfcChunk c).
 WARPATH_HD void rfc_chunk_values(uint32_t src, uint32_t dst, uint32_t ports, uint32_t proto,
                                  uint32_t proto_mask, uint32_t* cv) {
   cv[kSrcHi] = src >> 16;
@@ -130,9 +109,9 @@ WARPATH_HD uint64_t rfc_f_index(const RfcView& v, uint32_t p, uint32_t z) {
 
 /// The address stage alone (phases 0-2 over c0..c3): the P class of (src, dst).
 WARPATH_HD uint32_t rfc_address_class(const RfcView& v, uint32_t src, uint32_t dst) {
-  uint32_t e[kChunks] = {};
-  for (unsigned c = kSrcHi; c <= kDstLo; ++c)
-    e[c] = v.chunk[c].at(rfc_chunk_value(c, src, dst, 0, 0, 0));
+  uint32_t e[kChunks];
+  rfc_chunk_values(src, dst, 0, 0, 0, e);
+  for (unsigned c = kSrcHi; c <= kDstLo; ++c) e[c] = v.chunk[c].at(e[c]);
   return v.p.at(rfc_p_index(v, v.x.at(rfc_x_index(v, e)), v.y.at(rfc_y_index(v, e))));
 }
 

@@ -31,12 +31,16 @@ void tic_batched(const core::TicView& t, const KeyBatch& keys, uint32_t* out, ui
     const uint32_t m = end - base < kGroup ? end - base : kGroup;
     for (uint32_t j = 0; j < m; ++j) {
       const uint32_t i = base + j;
+      uint32_t c7[core::kChunks];
+      core::rfc_chunk_values(w0[i], w1[i], 0, 0, 0, c7);
+#pragma GCC unroll 4
       for (unsigned c = 0; c < 4; ++c) {
-        cv[c][j] = core::rfc_chunk_value(c, w0[i], w1[i], 0, 0, 0);
-        WARPATH_PREFETCH(v.chunk[c].addr(cv[c][j]));
+        cv[c][j] = c7[c];
+        WARPATH_PREFETCH(v.chunk[c].addr(c7[c]));
       }
     }
     for (uint32_t j = 0; j < m; ++j) {
+#pragma GCC unroll 4
       for (unsigned c = 0; c < 4; ++c) e[j][c] = v.chunk[c].at(cv[c][j]);
       xi[j] = core::rfc_x_index(v, e[j]);
       yi[j] = core::rfc_y_index(v, e[j]);
