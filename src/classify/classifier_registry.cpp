@@ -83,12 +83,13 @@ std::vector<EngineInfo> classifier_engines() {
       {"cpu.tuple", "tuple space search, cuckoo hash per class, classes ranked by hits", 7,
        &always},
       {"cpu.bloom", "tuple search with a Bloom filter per class (k=2)", 8, &always},
-      {"cpu.rfc", "Recursive Flow Classification, 4 phases (5-tuple)", 10, &always},
-      {"cpu.tic", "RFC on addresses + range interpreter over 64-byte blocks (5-tuple)", 9, &always},
+      {"cpu.rfc", "Recursive Flow Classification, 4 phases (5-tuple)", 12, &always},
+      {"cpu.tic", "RFC on addresses + range interpreter over 64-byte blocks (5-tuple)", 11,
+       &always},
       {"cpu.split",
        "address split: rules filed under one address prefix, B+ tree of intervals, short runs; "
        "the rest by RFC (5-tuple)",
-       8, &always},
+       10, &always},
   };
 #if defined(WARPATH_HAVE_CUDA)
   for (EngineInfo e : std::vector<EngineInfo>{
@@ -160,6 +161,8 @@ Result<std::unique_ptr<Classifier>> make_best_classifier(const RuleSet& rules,
   std::stable_sort(engines.begin(), engines.end(), [](const EngineInfo& a, const EngineInfo& b) {
     return a.priority > b.priority;
   });
+  ClassifyParams limited = params;
+  if (!limited.max_image_bytes) limited.max_image_bytes = kAutoImageBytes;
   std::string tried;
   Status last(Errc::kNotSupported,
               "no " + std::string(prefix) + "* classifier engine for this rule set is available" +
@@ -167,7 +170,7 @@ Result<std::unique_ptr<Classifier>> make_best_classifier(const RuleSet& rules,
   for (const EngineInfo& e : engines) {
     if (e.id == "ref.linear" || e.id.substr(0, prefix.size()) != prefix) continue;
     if (!takes_layout(e.id, rules.layout) || !e.available()) continue;
-    auto made = make_classifier(e.id, rules, params);
+    auto made = make_classifier(e.id, rules, limited);
     if (made.is_ok() ||
         (made.status().code() != Errc::kCapacity && made.status().code() != Errc::kNotSupported))
       return made;

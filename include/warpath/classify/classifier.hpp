@@ -53,7 +53,17 @@ namespace warpath::classify {
 
 struct ClassifyParams {
   uint64_t seed = 0x5eed;  ///< hash function parameters (universal hashing), deterministic
+  /// Image size limit of rfc, tic and split (kCapacity beyond it); 0: their own (1 GiB), or
+  /// under "auto" kAutoImageBytes.
+  uint64_t max_image_bytes = 0;
 };
+
+/// The image limit "auto" gives each engine it tries (ClassifyParams::max_image_bytes): an
+/// engine that needs more passes to the next. On the standard ClassBench sets this picks RFC
+/// where its tables stay small (acl1 10K), TIC where RFC's would not (ipc1 10K: 22 MiB
+/// against 352 MiB) and the address split where neither fits (fw1 10K, the 100K sets), which
+/// is also the fastest engine of each set (bench/results/classify-cpu-*-351b2b0c7a0c.md).
+inline constexpr uint64_t kAutoImageBytes = uint64_t(64) << 20;
 
 struct ClassifierStats {
   uint64_t rules        = 0;  ///< rules in the set
@@ -100,8 +110,9 @@ Result<std::unique_ptr<Classifier>> make_classifier(std::string_view id, const R
                                                     const ClassifyParams& params = {});
 
 /// The engine "auto" builds: of the available engines whose id starts with `prefix` ("" any,
-/// "cpu.", "cuda.") and that take the layout, the highest-priority one that builds; an engine
-/// that answers kCapacity or kNotSupported passes to the next (the error names them all).
+/// "cpu.", "cuda.") and that take the layout, the highest-priority one that builds within
+/// params.max_image_bytes (kAutoImageBytes when 0); an engine that answers kCapacity or
+/// kNotSupported passes to the next (the error names them all).
 Result<std::unique_ptr<Classifier>> make_best_classifier(const RuleSet& rules,
                                                          std::string_view prefix,
                                                          const ClassifyParams& params = {});

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "classify/engines.hpp"
+#include "classify/rfc_image.hpp"
 #include "core/parallel.hpp"
 
 namespace warpath::classify::detail {
@@ -42,9 +43,11 @@ class ImageCpu final : public Classifier {
 /// Builds Image from `rules` and wraps it; build_ms covers the image build.
 template <class Image, class View,
           void (*Batched)(const View&, const KeyBatch&, uint32_t*, uint32_t, uint32_t)>
-Made make_image_cpu(std::string_view id, const RuleSet& rules) {
+Made make_image_cpu(std::string_view id, const RuleSet& rules, const ClassifyParams& params) {
   const auto t0 = std::chrono::steady_clock::now();
-  WARPATH_ASSIGN_OR_RETURN(auto img, Image::build(rules));
+  WARPATH_ASSIGN_OR_RETURN(
+      auto img,
+      Image::build(rules, params.max_image_bytes ? params.max_image_bytes : kRfcMaxImageBytes));
   ClassifierStats s;
   s.rules = s.entries = rules.rules.size();
   s.memory_bytes      = img->bytes();

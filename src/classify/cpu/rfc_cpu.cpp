@@ -61,8 +61,7 @@ void rfc_batched(const core::RfcView& v, const KeyBatch& keys, uint32_t* out, ui
 }
 
 Made make_cpu_rfc(const RuleSet& rules, const ClassifyParams& params) {
-  (void)params;
-  return make_image_cpu<RfcImage, core::RfcView, &rfc_batched>("cpu.rfc", rules);
+  return make_image_cpu<RfcImage, core::RfcView, &rfc_batched>("cpu.rfc", rules, params);
 }
 
 }  // namespace warpath::classify::detail

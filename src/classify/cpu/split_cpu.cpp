@@ -112,8 +112,7 @@ void split_batched(const core::SplitView& v, const KeyBatch& keys, uint32_t* out
 }
 
 Made make_cpu_split(const RuleSet& rules, const ClassifyParams& params) {
-  (void)params;
-  return make_image_cpu<SplitImage, core::SplitView, &split_batched>("cpu.split", rules);
+  return make_image_cpu<SplitImage, core::SplitView, &split_batched>("cpu.split", rules, params);
 }
 
 }  // namespace warpath::classify::detail

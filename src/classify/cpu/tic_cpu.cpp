@@ -64,8 +64,7 @@ void tic_batched(const core::TicView& t, const KeyBatch& keys, uint32_t* out, ui
 }  // namespace
 
 Made make_cpu_tic(const RuleSet& rules, const ClassifyParams& params) {
-  (void)params;
-  return make_image_cpu<TicImage, core::TicView, &tic_batched>("cpu.tic", rules);
+  return make_image_cpu<TicImage, core::TicView, &tic_batched>("cpu.tic", rules, params);
 }
 
 }  // namespace warpath::classify::detail

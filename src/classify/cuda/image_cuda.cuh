@@ -15,6 +15,7 @@
 #include <string>
 
 #include "classify/engines.hpp"
+#include "classify/rfc_image.hpp"
 #include "core/cuda/cuda_check.cuh"
 #include "core/cuda/device_array.cuh"
 #include "core/cuda/scratch_pool.cuh"
@@ -95,11 +96,13 @@ class ImageCuda final : public Classifier {
 
 /// Builds Image from `rules` on the host and uploads it; build_ms covers both.
 template <class Image, class View, class Lookup>
-Made make_image_cuda(std::string_view id, const RuleSet& rules) {
+Made make_image_cuda(std::string_view id, const RuleSet& rules, const ClassifyParams& params) {
   int device = 0;
   WARPATH_CUDA_TRY(cudaGetDevice(&device));
   const auto t0 = std::chrono::steady_clock::now();
-  WARPATH_ASSIGN_OR_RETURN(auto img, Image::build(rules));
+  WARPATH_ASSIGN_OR_RETURN(
+      auto img,
+      Image::build(rules, params.max_image_bytes ? params.max_image_bytes : kRfcMaxImageBytes));
   ClassifierStats s;
   s.rules = s.entries = rules.rules.size();
   s.memory_bytes      = img->bytes();

@@ -23,8 +23,7 @@ struct RfcLookup {
 }  // namespace
 
 Made make_cuda_rfc(const RuleSet& rules, const ClassifyParams& params) {
-  (void)params;
-  return make_image_cuda<RfcImage, core::RfcView, RfcLookup>("cuda.rfc", rules);
+  return make_image_cuda<RfcImage, core::RfcView, RfcLookup>("cuda.rfc", rules, params);
 }
 
 }  // namespace warpath::classify::detail

@@ -23,8 +23,7 @@ struct SplitLookup {
 }  // namespace
 
 Made make_cuda_split(const RuleSet& rules, const ClassifyParams& params) {
-  (void)params;
-  return make_image_cuda<SplitImage, core::SplitView, SplitLookup>("cuda.split", rules);
+  return make_image_cuda<SplitImage, core::SplitView, SplitLookup>("cuda.split", rules, params);
 }
 
 }  // namespace warpath::classify::detail

@@ -23,8 +23,7 @@ struct TicLookup {
 }  // namespace
 
 Made make_cuda_tic(const RuleSet& rules, const ClassifyParams& params) {
-  (void)params;
-  return make_image_cuda<TicImage, core::TicView, TicLookup>("cuda.tic", rules);
+  return make_image_cuda<TicImage, core::TicView, TicLookup>("cuda.tic", rules, params);
 }
 
 }  // namespace warpath::classify::detail
