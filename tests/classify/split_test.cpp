@@ -194,6 +194,32 @@ TEST(Split, MemoryLimitIsAnError) {
   EXPECT_NE(img.status().message().find("split"), std::string::npos) << img.status().message();
 }
 
+// auto's image limit picks, per set, the engine bench/results found fastest.
+TEST(Split, AutoPicksByImageLimit) {
+  if (!testing::have_data()) GTEST_SKIP() << "no data directory";
+  const std::pair<const char*, const char*> cases[] = {
+      {"classbench/wustl_5tuple/acl1_10K", "cpu.rfc"},
+      {"classbench/wustl_5tuple/ipc1_10K", "cpu.tic"},
+      {"classbench/wustl_5tuple/fw1_10K", "cpu.split"},
+  };
+  for (const auto& [file, want] : cases) {
+    auto rules = load_rules(testing::data_path(file), "classbench");
+    ASSERT_TRUE(rules.is_ok()) << rules.status().message();
+    auto made = make_classifier("auto", *rules);
+    ASSERT_TRUE(made.is_ok()) << made.status().message();
+    EXPECT_EQ((*made)->id(), want) << file;
+    EXPECT_LE((*made)->stats().memory_bytes, kAutoImageBytes) << file;
+  }
+  // An explicit limit below every image: the tree engines all pass, tuple search takes it.
+  auto rules = load_rules(testing::data_path("classbench/wustl_5tuple/fw1_10K"), "classbench");
+  ASSERT_TRUE(rules.is_ok());
+  ClassifyParams tiny;
+  tiny.max_image_bytes = 4096;
+  auto made            = make_best_classifier(*rules, "cpu.", tiny);
+  ASSERT_TRUE(made.is_ok()) << made.status().message();
+  EXPECT_EQ((*made)->id(), "cpu.bloom");
+}
+
 TEST(Split, OpenFlowRulesAreNotSupported) {
   RuleSet of;
   of.layout = KeyLayout::kOpenFlow;
