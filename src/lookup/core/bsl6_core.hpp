@@ -155,12 +155,16 @@ WARPATH_HD WARPATH_BSL6_INLINE uint32_t bsl6_home(uint64_t hash, uint32_t bucket
 /// The start of a lookup: the /16 entry, then (for a /16 with a block) its /24 entry. Both
 /// loads always happen (the second reloads the /16 entry when there is no block), so uniform
 /// and prefix-bound addresses mixed in a batch cost no branch misprediction.
-WARPATH_HD WARPATH_BSL6_INLINE Bsl6Cursor bsl6_start(const Bsl6View& v, Ip6 a) {
-  const uint32_t top   = uint32_t(a.hi >> 48);
-  const Bsl6Start s16  = v.starts[top];
+/// The steps of bsl6_start, for loops that prefetch between them: the /16 entry's index, then
+/// from that entry the index of the start to use.
+WARPATH_HD WARPATH_BSL6_INLINE uint32_t bsl6_top_index(Ip6 a) { return uint32_t(a.hi >> 48); }
+WARPATH_HD WARPATH_BSL6_INLINE uint32_t bsl6_start_index(Ip6 a, const Bsl6Start& s16) {
   const uint32_t block = s16.node & ~kBsl6Block;
   const uint32_t sub = kBsl6TopEntries + (block << kBsl6BlockBits) + (uint32_t(a.hi >> 40) & 0xFFu);
-  const Bsl6Start s  = v.starts[(s16.node & kBsl6Block) ? sub : top];
+  return (s16.node & kBsl6Block) ? sub : bsl6_top_index(a);
+}
+WARPATH_HD WARPATH_BSL6_INLINE Bsl6Cursor bsl6_start(const Bsl6View& v, Ip6 a) {
+  const Bsl6Start s = v.starts[bsl6_start_index(a, v.starts[bsl6_top_index(a)])];
   return Bsl6Cursor{s.node, s.bmp};
 }
 WARPATH_HD WARPATH_BSL6_INLINE bool bsl6_done(const Bsl6Cursor& c) {

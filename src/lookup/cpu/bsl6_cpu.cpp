@@ -51,8 +51,19 @@ __attribute__((always_inline)) inline void lookup_lockstep(const core::Bsl6View&
   const core::Bsl6Bucket* b[kLockstep];
   uint32_t act[kLockstep];
   uint32_t live = 0;
+  // The start, in two prefetched rounds: the /16 entries, then the entries they lead to (the
+  // same one, or the /24 entry of a block).
+  for (uint32_t i = 0; i < n; ++i) WARPATH_PREFETCH(&v.starts[core::bsl6_top_index(addrs[i])]);
   for (uint32_t i = 0; i < n; ++i) {
-    c[i]      = core::bsl6_start(v, addrs[i]);
+    act[i] = core::bsl6_start_index(addrs[i], v.starts[core::bsl6_top_index(addrs[i])]);
+    WARPATH_PREFETCH(&v.starts[act[i]]);
+  }
+  for (uint32_t i = 0; i < n; ++i) {
+    const core::Bsl6Start s = v.starts[act[i]];
+    c[i]                    = core::Bsl6Cursor{s.node, s.bmp};
+    WARPATH_PREFETCH(&v.nodes[s.node]);
+  }
+  for (uint32_t i = 0; i < n; ++i) {
     out[i]    = c[i].bmp;  // final when the start already ends the search
     act[live] = i;
     live += core::bsl6_done(c[i]) ? 0 : 1;
