@@ -22,8 +22,14 @@ log="$out_dir/gpu-check-$stamp.log"
 
 selftest_rc=0
 ./build-gpu/warpath-selftest --require-gpu --items 1000000 --json "$out_dir/selftest.tmp.json" | tee -a "$log" || selftest_rc=$?
+# ClassBench sets for the classification rows: $WARPATH_DATA, else a carried copy in .gpu-data/
+# (GPU machines have no ../shared: README "GPU checks"), else ../shared/data.
+data=${WARPATH_DATA:-}
+if [[ -z $data ]]; then
+  if [[ -d .gpu-data ]]; then data=.gpu-data; else data=../shared/data; fi
+fi
 bench_rc=0
-./build-gpu/warpath-gpu-bench > "$out_dir/bench.tmp.json" 2>>"$log" || bench_rc=$?
+./build-gpu/warpath-gpu-bench --data "$data" > "$out_dir/bench.tmp.json" 2>>"$log" || bench_rc=$?
 # The pipeline (warpath run's engine) with cpu, gpu and auto offload: throughput vs batch size,
 # latency vs delay bound, on built-in data (generator -> router+acl -> null).
 pipeline_rc=0

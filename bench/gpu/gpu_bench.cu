@@ -13,10 +13,14 @@
  * after checking the kernel's answers against cpu.lpm on the largest batch; and, for the
  * cuda.linear / cuda.tuple / cuda.bloom classifiers on GSwitch's synthetic sets (section 7:
  * batch size, N, C, F, Cm and f), end-to-end Mpps through Classifier::classify (keys copied in,
- * results out), each point first checked against ref.linear on 4,096 keys. Prints one JSON
- * object on stdout.
+ * results out), each point first checked against ref.linear on 4,096 keys; and, on the WUSTL
+ * ClassBench sets acl1/fw1/ipc1 10K with their traces (tiled to 1M keys) when --data DIR holds
+ * them (GPU machines have no data directory: carry a copy, README "GPU checks"), every CUDA
+ * classifier end to end at batch sizes 256 to 1M, and the image engines (rfc, tic, split)
+ * kernel-only on device-resident keys, each first checked against the best CPU engine on all
+ * 1M keys. Prints one JSON object on stdout.
  *
- * Usage: warpath-gpu-bench [--max-batch N] [--repeat N]
+ * Usage: warpath-gpu-bench [--max-batch N] [--repeat N] [--data DIR]
  */
 #include <cuda_runtime.h>
 
@@ -24,10 +28,18 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "classify/cuda/image_cuda.cuh"
+#include "classify/cuda/image_lookups.cuh"
+#include "classify/rfc_image.hpp"
+#include "classify/split_image.hpp"
+#include "classify/tic_image.hpp"
 #include "core/cuda/cuda_check.cuh"
+#include "core/cuda/device_array.cuh"
 #include "lookup/bsl6_image.hpp"
 #include "lookup/cuda/bsl6_cuda.hpp"
 #include "lookup/cuda/dir24_8_cuda.hpp"
@@ -35,10 +47,11 @@
 #include "lookup/rib.hpp"
 #include "packet/cuda/parse_launch.hpp"
 #include "warpath/classify/check.hpp"
-#include "warpath/lookup/check.hpp"
-#include "warpath/lookup/fib.hpp"
 #include "warpath/core/cuda_device.hpp"
 #include "warpath/gen/traffic.hpp"
+#include "warpath/io/classbench.hpp"
+#include "warpath/lookup/check.hpp"
+#include "warpath/lookup/fib.hpp"
 #include "warpath/packet/parser.hpp"
 
 namespace {
@@ -54,18 +67,19 @@ struct Row {
 Status run(uint32_t max_batch, int repeat, std::vector<Row>& rows) {
   // Minimum-size frames (64 B on the wire) in 64-byte cells: the worst case for packet rate.
   gen::TrafficParams params;
-  params.count = max_batch;
-  params.sizes = gen::SizeMix::kFixed;
+  params.count    = max_batch;
+  params.sizes    = gen::SizeMix::kFixed;
   params.min_size = params.max_size = 64;
-  params.ipv6_share = 0.0;
-  params.vlan_share = 0.0;
-  WARPATH_ASSIGN_OR_RETURN(auto batch, packet::PacketBatch::create(max_batch, 128, 0, MemSpace::kPinned));
+  params.ipv6_share                 = 0.0;
+  params.vlan_share                 = 0.0;
+  WARPATH_ASSIGN_OR_RETURN(auto batch,
+                           packet::PacketBatch::create(max_batch, 128, 0, MemSpace::kPinned));
   WARPATH_TRY(gen::generate_traffic(params, batch));
   const auto view = batch.view();
 
-  uint8_t* d_buf = nullptr;
+  uint8_t* d_buf             = nullptr;
   packet::PacketMeta* d_meta = nullptr;
-  packet::PacketInfo* d_out = nullptr;
+  packet::PacketInfo* d_out  = nullptr;
   WARPATH_CUDA_TRY(cudaMalloc(&d_buf, batch.buffer_bytes()));
   WARPATH_CUDA_TRY(cudaMalloc(&d_meta, max_batch * sizeof(packet::PacketMeta)));
   WARPATH_CUDA_TRY(cudaMalloc(&d_out, max_batch * sizeof(packet::PacketInfo)));
@@ -94,8 +108,9 @@ Status run(uint32_t max_batch, int repeat, std::vector<Row>& rows) {
     for (int r = 0; r < repeat; ++r) {
       const auto t0 = std::chrono::steady_clock::now();
       WARPATH_TRY(engine->parse({view.buffer, view.metas, n}, {host_out.data(), n}, ctx));
-      best_e2e = std::min(best_e2e, std::chrono::duration<double, std::milli>(
-                                        std::chrono::steady_clock::now() - t0).count());
+      best_e2e = std::min(
+          best_e2e,
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     }
     rows.push_back({"parse", n, best_kernel * 1e3, n / (best_kernel * 1e3), best_e2e * 1e3,
                     n / (best_e2e * 1e3)});
@@ -131,31 +146,35 @@ template <class Key, class Launch, class Call>
 Status lookup_rows(const char* name, const std::vector<Key>& keys,
                    const std::vector<lookup::NextHop>& want, int repeat, const Launch& launch,
                    const Call& call, std::vector<Row>& rows) {
-  const auto max_n = uint32_t(keys.size());
-  Key* d_in        = nullptr;
+  const auto max_n       = uint32_t(keys.size());
+  Key* d_in              = nullptr;
   lookup::NextHop* d_out = nullptr;
   WARPATH_CUDA_TRY(cudaMalloc(&d_in, keys.size() * sizeof(Key)));
   WARPATH_CUDA_TRY(cudaMalloc(&d_out, keys.size() * sizeof(lookup::NextHop)));
-  WARPATH_CUDA_TRY(cudaMemcpy(d_in, keys.data(), keys.size() * sizeof(Key), cudaMemcpyHostToDevice));
+  WARPATH_CUDA_TRY(
+      cudaMemcpy(d_in, keys.data(), keys.size() * sizeof(Key), cudaMemcpyHostToDevice));
   // Correctness first: the kernel's answers on the whole array equal cpu.lpm's.
   WARPATH_TRY(launch(d_in, d_out, max_n));
   std::vector<lookup::NextHop> got(max_n);
-  WARPATH_CUDA_TRY(cudaMemcpy(got.data(), d_out, max_n * sizeof(lookup::NextHop), cudaMemcpyDeviceToHost));
+  WARPATH_CUDA_TRY(
+      cudaMemcpy(got.data(), d_out, max_n * sizeof(lookup::NextHop), cudaMemcpyDeviceToHost));
   for (uint32_t i = 0; i < max_n; ++i)
     if (got[i] != want[i])
-      return Status(Errc::kInvalidArgument, std::string(name) + ": kernel differs from cpu.lpm at " +
-                                                std::to_string(i));
+      return Status(Errc::kInvalidArgument,
+                    std::string(name) + ": kernel differs from cpu.lpm at " + std::to_string(i));
   for (uint32_t n = 256; n <= max_n; n *= 4) {
-    WARPATH_ASSIGN_OR_RETURN(float kernel_ms, time_kernel(repeat, [&] { return launch(d_in, d_out, n); }));
+    WARPATH_ASSIGN_OR_RETURN(float kernel_ms,
+                             time_kernel(repeat, [&] { return launch(d_in, d_out, n); }));
     double best_e2e = 1e30;
     for (int r = 0; r < repeat; ++r) {
       const auto t0 = std::chrono::steady_clock::now();
       WARPATH_TRY(call(n, got.data()));
-      best_e2e = std::min(best_e2e, std::chrono::duration<double, std::milli>(
-                                        std::chrono::steady_clock::now() - t0).count());
+      best_e2e = std::min(
+          best_e2e,
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     }
-    rows.push_back({name, n, kernel_ms * 1e3, n / (kernel_ms * 1e3), best_e2e * 1e3,
-                    n / (best_e2e * 1e3)});
+    rows.push_back(
+        {name, n, kernel_ms * 1e3, n / (kernel_ms * 1e3), best_e2e * 1e3, n / (best_e2e * 1e3)});
   }
   cudaFree(d_in);
   cudaFree(d_out);
@@ -185,13 +204,19 @@ Status run_lookup(uint32_t max_batch, int repeat, std::vector<Row>& rows) {
       [&](const uint32_t* in, NextHop* out, uint32_t n) {
         return detail::launch_dir24_8_lookup(*dev4, in, out, n, nullptr);
       },
-      [&](uint32_t n, NextHop* out) { return gpu->lookup4({a4.data(), n}, {out, n}, ctx); }, rows));
+      [&](uint32_t n, NextHop* out) {
+        return gpu->lookup4({a4.data(), n}, {out, n}, ctx);
+      },
+      rows));
   WARPATH_TRY(lookup_rows(
       "lookup6", a6, want6, repeat,
       [&](const Ip6* in, NextHop* out, uint32_t n) {
         return detail::launch_bsl6_lookup(dev6->view(), in, out, n, nullptr);
       },
-      [&](uint32_t n, NextHop* out) { return gpu->lookup6({a6.data(), n}, {out, n}, ctx); }, rows));
+      [&](uint32_t n, NextHop* out) {
+        return gpu->lookup6({a6.data(), n}, {out, n}, ctx);
+      },
+      rows));
   return Status::ok();
 }
 
@@ -222,13 +247,14 @@ Status classify_point(const std::string& engine, const std::string& sweep,
   ExecContext ctx;
   const classify::KeyBatch all = set.keys.view();
   for (uint32_t batch : batches) {
-    batch         = std::min(batch, all.count);
-    double best   = 1e30;
+    batch       = std::min(batch, all.count);
+    double best = 1e30;
     for (int r = 0; r < repeat; ++r) {
       const auto t0 = std::chrono::steady_clock::now();
       WARPATH_TRY(gpu->classify(all.slice(0, batch), {out.data(), batch}, ctx));
-      best = std::min(best, std::chrono::duration<double, std::micro>(
-                                std::chrono::steady_clock::now() - t0).count());
+      best = std::min(
+          best,
+          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
     }
     rows.push_back({engine, sweep, p.rules, p.classes, p.full, p.matching, p.fields, batch, best,
                     batch / best});
@@ -244,16 +270,17 @@ Status run_classify(int repeat, std::vector<ClassifyRow>& rows) {
     classify::SyntheticParams base;
     base.rules = 1024, base.classes = 128, base.full = 128, base.matching = 1, base.fields = 12;
     base.tuples = 65536;
-    WARPATH_TRY(classify_point(engine, "batch", base, {256, 1024, 4096, 16384, 65536}, repeat, rows));
+    WARPATH_TRY(
+        classify_point(engine, "batch", base, {256, 1024, 4096, 16384, 65536}, repeat, rows));
     for (uint32_t c : {1u, 4u, 16u, 64u, 256u}) {  // Fig 6(c): full classes of 256 rules (to 64K)
-      if (engine == "cuda.linear" && c > 64) continue;   // O(N) per key: the figure stops there
-      auto p = base;
+      if (engine == "cuda.linear" && c > 64) continue;  // O(N) per key: the figure stops there
+      auto p    = base;
       p.classes = p.full = c, p.rules = 256 * c;
       WARPATH_TRY(classify_point(engine, "rules", p, big, repeat, rows));
     }
     for (uint32_t c : {128u, 256u, 512u, 1024u}) {  // Fig 7(a): N = 32K
       if (engine == "cuda.linear") break;
-      auto p = base;
+      auto p  = base;
       p.rules = 32768, p.classes = p.full = c;
       WARPATH_TRY(classify_point(engine, "classes", p, big, repeat, rows));
     }
@@ -263,12 +290,12 @@ Status run_classify(int repeat, std::vector<ClassifyRow>& rows) {
       WARPATH_TRY(classify_point(engine, "full", p, big, repeat, rows));
     }
     for (uint32_t cm : {1u, 8u, 32u, 128u}) {  // Fig 7(c)
-      auto p = base;
+      auto p     = base;
       p.matching = cm;
       WARPATH_TRY(classify_point(engine, "matching", p, big, repeat, rows));
     }
     for (uint32_t fields : {5u, 12u}) {  // Fig 8
-      auto p = base;
+      auto p   = base;
       p.fields = fields;
       WARPATH_TRY(classify_point(engine, "fields", p, big, repeat, rows));
     }
@@ -276,15 +303,157 @@ Status run_classify(int repeat, std::vector<ClassifyRow>& rows) {
   return Status::ok();
 }
 
+// The ClassBench sets: end-to-end Mpps of every CUDA classifier and kernel-only Mpps of the
+// image engines, against batch size (GSwitch's "Mpps on the ClassBench sets"; the kernel-only
+// target is 1 billion classifications per second on the 10K ACL sets).
+struct ClassBenchRow {
+  std::string set, engine, kind;  // kind: end_to_end, kernel, or skipped (detail says why)
+  uint32_t batch = 0;
+  double us = 0, mpps = 0, build_ms = 0;
+  uint64_t memory = 0;
+  std::string detail;
+};
+
+Result<std::string> read_text(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return Status(Errc::kNotFound, path + ": cannot open");
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// Kernel-only rows of one image engine: the image uploaded once, keys device-resident.
+template <class Image, class View, class Lookup>
+Status image_kernel_rows(const std::string& set, const char* engine, const classify::RuleSet& rules,
+                         const DeviceArray& keys, uint32_t n, const std::vector<uint32_t>& want,
+                         int repeat, std::vector<ClassBenchRow>& rows) {
+  auto img = Image::build(rules, classify::detail::kRfcMaxImageBytes);
+  if (!img.is_ok()) {
+    rows.push_back({set, engine, "skipped", 0, 0, 0, 0, 0, img.status().message()});
+    return Status::ok();
+  }
+  DeviceArray image, out, compact;
+  WARPATH_TRY(image.reserve((*img)->bytes()));
+  WARPATH_TRY(out.reserve(size_t(n) * sizeof(uint32_t)));
+  WARPATH_CUDA_TRY(cudaMemcpy(image.ptr, (*img)->data(), (*img)->bytes(), cudaMemcpyHostToDevice));
+  const View v = (*img)->view(image.as<uint8_t>());
+  WARPATH_TRY((classify::detail::launch_image<View, Lookup>(v, keys.as<uint32_t>(), n,
+                                                            out.as<uint32_t>(), nullptr)));
+  std::vector<uint32_t> got(n);
+  WARPATH_CUDA_TRY(cudaMemcpy(got.data(), out.ptr, size_t(n) * 4, cudaMemcpyDeviceToHost));
+  for (uint32_t i = 0; i < n; ++i)
+    if (got[i] != want[i])
+      return Status(Errc::kInvalidArgument, std::string(engine) + " kernel on " + set +
+                                                " differs from the CPU at key " +
+                                                std::to_string(i));
+  // A batch of b < n keys is the first b keys of each row, copied into rows of b words (the
+  // layout launch_image reads); then the kernel alone is timed.
+  for (uint32_t b = 1u << 16;; b = std::min(b * 4, n)) {
+    const uint32_t* k = keys.as<uint32_t>();
+    if (b < n) {
+      WARPATH_TRY(compact.reserve(size_t(b) * 16));
+      WARPATH_CUDA_TRY(cudaMemcpy2D(compact.ptr, size_t(b) * 4, keys.ptr, size_t(n) * 4,
+                                    size_t(b) * 4, 4, cudaMemcpyDeviceToDevice));
+      k = compact.as<uint32_t>();
+    }
+    WARPATH_ASSIGN_OR_RETURN(float ms, time_kernel(repeat, [&] {
+                               return classify::detail::launch_image<View, Lookup>(
+                                   v, k, b, out.as<uint32_t>(), nullptr);
+                             }));
+    rows.push_back({set, engine, "kernel", b, ms * 1e3, b / (ms * 1e3), 0, (*img)->bytes(), ""});
+    if (b == n) break;
+  }
+  return Status::ok();
+}
+
+Status run_classbench(const std::string& data, int repeat, std::vector<ClassBenchRow>& rows) {
+  constexpr uint32_t kKeys = 1u << 20;
+  for (const std::string set : {"acl1_10K", "fw1_10K", "ipc1_10K"}) {
+    const std::string path = data + "/classbench/wustl_5tuple/" + set;
+    auto rule_text         = read_text(path);
+    auto trace_text        = read_text(path + "_trace");
+    if (!rule_text.is_ok() || !trace_text.is_ok()) {
+      rows.push_back({set, "-", "skipped", 0, 0, 0, 0, 0,
+                      (rule_text.is_ok() ? trace_text : rule_text).status().message()});
+      continue;
+    }
+    WARPATH_ASSIGN_OR_RETURN(auto cb, io::parse_classbench_rules(*rule_text, path));
+    WARPATH_ASSIGN_OR_RETURN(auto trace, io::parse_trace(*trace_text, path + "_trace"));
+    const classify::RuleSet rules  = classify::from_classbench(cb, set);
+    const classify::KeyBuffer base = classify::keys_from_trace(trace);
+    classify::KeyBuffer keys(classify::KeyLayout::kFiveTuple, kKeys);
+    uint32_t key[classify::kMaxKeyWords];
+    for (uint32_t i = 0; i < kKeys; ++i) {
+      base.get(i % base.size(), key);
+      keys.set(i, key);
+    }
+    // The answers: the best CPU engine (auto's pick among cpu.*).
+    WARPATH_ASSIGN_OR_RETURN(auto cpu, classify::make_best_classifier(rules, "cpu."));
+    std::vector<uint32_t> want(kKeys), got(kKeys);
+    ExecContext ctx;
+    WARPATH_TRY(cpu->classify(keys.view(), {want.data(), kKeys}, ctx));
+    for (const std::string engine :
+         {"cuda.linear", "cuda.tuple", "cuda.bloom", "cuda.rfc", "cuda.tic", "cuda.split"}) {
+      const auto t0 = std::chrono::steady_clock::now();
+      auto gpu      = classify::make_classifier(engine, rules);
+      const double build_ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      if (!gpu.is_ok()) {
+        rows.push_back({set, engine, "skipped", 0, 0, 0, 0, 0, gpu.status().message()});
+        continue;
+      }
+      WARPATH_TRY((*gpu)->classify(keys.view(), {got.data(), kKeys}, ctx));
+      for (uint32_t i = 0; i < kKeys; ++i)
+        if (got[i] != want[i])
+          return Status(Errc::kInvalidArgument, engine + " on " + set + " differs from " +
+                                                    std::string(cpu->id()) + " at key " +
+                                                    std::to_string(i));
+      for (uint32_t b = 256; b <= kKeys; b *= 4) {
+        double best = 1e30;
+        // cuda.linear is O(rules) per key: a few passes of 1M keys are enough for a minimum.
+        for (int r = 0; r < std::min(repeat, 5); ++r) {
+          const auto t1 = std::chrono::steady_clock::now();
+          WARPATH_TRY((*gpu)->classify(keys.view().slice(0, b), {got.data(), b}, ctx));
+          best = std::min(
+              best, std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t1)
+                        .count());
+        }
+        rows.push_back({set, engine, "end_to_end", b, best, b / best, build_ms,
+                        (*gpu)->stats().memory_bytes, ""});
+      }
+    }
+    DeviceArray d_keys;
+    WARPATH_TRY(d_keys.reserve(size_t(kKeys) * 16));
+    const classify::KeyBatch kb = keys.view();
+    WARPATH_CUDA_TRY(cudaMemcpy2D(d_keys.ptr, size_t(kKeys) * 4, kb.words, size_t(kb.stride) * 4,
+                                  size_t(kKeys) * 4, 4, cudaMemcpyHostToDevice));
+    using namespace classify::detail;
+    namespace core = classify::core;
+    WARPATH_TRY((image_kernel_rows<RfcImage, core::RfcView, RfcLookup>(
+        set, "cuda.rfc", rules, d_keys, kKeys, want, repeat, rows)));
+    WARPATH_TRY((image_kernel_rows<TicImage, core::TicView, TicLookup>(
+        set, "cuda.tic", rules, d_keys, kKeys, want, repeat, rows)));
+    WARPATH_TRY((image_kernel_rows<SplitImage, core::SplitView, SplitLookup>(
+        set, "cuda.split", rules, d_keys, kKeys, want, repeat, rows)));
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  uint32_t max_batch = 1u << 22;
-  int repeat = 20;
+  uint32_t max_batch   = 1u << 22;
+  int repeat           = 20;
+  const char* env_data = std::getenv("WARPATH_DATA");
+  std::string data     = env_data ? env_data : "../shared/data";
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
-    if (a == "--max-batch") max_batch = uint32_t(std::strtoul(argv[i + 1], nullptr, 10));
-    else if (a == "--repeat") repeat = std::atoi(argv[i + 1]);
+    if (a == "--max-batch")
+      max_batch = uint32_t(std::strtoul(argv[i + 1], nullptr, 10));
+    else if (a == "--repeat")
+      repeat = std::atoi(argv[i + 1]);
+    else if (a == "--data")
+      data = argv[i + 1];
   }
   if (warpath::cuda_device_count() == 0) {
     std::fprintf(stderr, "warpath-gpu-bench: %s\n", warpath::cuda_unavailable_reason().c_str());
@@ -305,26 +474,47 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "warpath-gpu-bench: %s\n", s.message().c_str());
     return 1;
   }
+  std::vector<ClassBenchRow> cbrows;
+  if (warpath::Status s = run_classbench(data, repeat, cbrows); !s.is_ok()) {
+    std::fprintf(stderr, "warpath-gpu-bench: %s\n", s.message().c_str());
+    return 1;
+  }
   const auto dev = warpath::cuda_devices().front();
-  std::printf("{\"device\": \"%s\", \"cuda\": \"%s\", \"frame_bytes\": 64, \"unit\": "
-              "\"mpps = million packets (parse) or lookups (lookup4/6) per second\", "
-              "\"lookup_table\": \"synthetic_full_table(1, 900000, 160000)\", \"results\": [\n",
-              dev.name.c_str(), warpath::cuda_versions().c_str());
+  std::printf(
+      "{\"device\": \"%s\", \"cuda\": \"%s\", \"frame_bytes\": 64, \"unit\": "
+      "\"mpps = million packets (parse) or lookups (lookup4/6) per second\", "
+      "\"lookup_table\": \"synthetic_full_table(1, 900000, 160000)\", \"results\": [\n",
+      dev.name.c_str(), warpath::cuda_versions().c_str());
   for (size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
-    std::printf("  {\"bench\": \"%s\", \"batch\": %u, \"kernel_us\": %.2f, \"kernel_mpps\": %.1f, "
-                "\"end_to_end_us\": %.2f, \"end_to_end_mpps\": %.1f}%s\n",
-                r.bench.c_str(), r.batch, r.kernel_us, r.kernel_mpps, r.e2e_us, r.e2e_mpps,
-                i + 1 < rows.size() ? "," : "");
+    std::printf(
+        "  {\"bench\": \"%s\", \"batch\": %u, \"kernel_us\": %.2f, \"kernel_mpps\": %.1f, "
+        "\"end_to_end_us\": %.2f, \"end_to_end_mpps\": %.1f}%s\n",
+        r.bench.c_str(), r.batch, r.kernel_us, r.kernel_mpps, r.e2e_us, r.e2e_mpps,
+        i + 1 < rows.size() ? "," : "");
   }
   std::printf("], \"classify\": [\n");
   for (size_t i = 0; i < crows.size(); ++i) {
     const ClassifyRow& r = crows[i];
-    std::printf("  {\"engine\": \"%s\", \"sweep\": \"%s\", \"N\": %u, \"C\": %u, \"F\": %u, "
-                "\"Cm\": %u, \"f\": %u, \"batch\": %u, \"end_to_end_us\": %.2f, "
-                "\"end_to_end_mpps\": %.2f}%s\n",
-                r.engine.c_str(), r.sweep.c_str(), r.rules, r.classes, r.full, r.matching,
-                r.fields, r.batch, r.e2e_us, r.e2e_mpps, i + 1 < crows.size() ? "," : "");
+    std::printf(
+        "  {\"engine\": \"%s\", \"sweep\": \"%s\", \"N\": %u, \"C\": %u, \"F\": %u, "
+        "\"Cm\": %u, \"f\": %u, \"batch\": %u, \"end_to_end_us\": %.2f, "
+        "\"end_to_end_mpps\": %.2f}%s\n",
+        r.engine.c_str(), r.sweep.c_str(), r.rules, r.classes, r.full, r.matching, r.fields,
+        r.batch, r.e2e_us, r.e2e_mpps, i + 1 < crows.size() ? "," : "");
+  }
+  std::printf("], \"classbench_data\": \"%s\", \"classbench\": [\n", data.c_str());
+  for (size_t i = 0; i < cbrows.size(); ++i) {
+    const ClassBenchRow& r = cbrows[i];
+    std::string detail;
+    for (char c : r.detail) detail += c == '"' || c == '\\' ? '\'' : c;
+    std::printf(
+        "  {\"set\": \"%s\", \"engine\": \"%s\", \"kind\": \"%s\", \"batch\": %u, "
+        "\"us\": %.2f, \"mpps\": %.2f, \"build_ms\": %.1f, \"memory_bytes\": %llu, "
+        "\"detail\": \"%s\"}%s\n",
+        r.set.c_str(), r.engine.c_str(), r.kind.c_str(), r.batch, r.us, r.mpps, r.build_ms,
+        static_cast<unsigned long long>(r.memory), detail.c_str(),
+        i + 1 < cbrows.size() ? "," : "");
   }
   std::printf("]}\n");
   return 0;

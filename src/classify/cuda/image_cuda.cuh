@@ -40,6 +40,21 @@ inline int image_sm_count() {
   return sms;
 }
 
+/// out[i] = Lookup{}(v, key i) for n keys already on the device (SoA rows of n words each):
+/// the kernel alone, asynchronous on `stream` (what the engines and warpath-gpu-bench's
+/// kernel-only rows launch).
+template <class View, class Lookup>
+Status launch_image(const View& v, const uint32_t* keys, uint32_t n, uint32_t* out,
+                    cudaStream_t stream) {
+  if (n == 0) return Status::ok();
+  static const int sms = image_sm_count();
+  const uint32_t blocks =
+      std::min<uint32_t>((n + kImageBlockSize - 1) / kImageBlockSize, 8u * uint32_t(sms));
+  image_kernel<View, Lookup><<<blocks, kImageBlockSize, 0, stream>>>(v, keys, n, out);
+  WARPATH_CUDA_CHECK_LAUNCH();
+  return Status::ok();
+}
+
 template <class Image, class View, class Lookup>
 class ImageCuda final : public Classifier {
  public:
@@ -71,12 +86,8 @@ class ImageCuda final : public Classifier {
     WARPATH_CUDA_TRY(cudaMemcpy2DAsync(keys_.ptr, size_t(n) * 4, keys.words,
                                        size_t(keys.stride) * 4, size_t(n) * 4, 4,
                                        cudaMemcpyHostToDevice, stream));
-    static const int sms = image_sm_count();
-    const uint32_t blocks =
-        std::min<uint32_t>((n + kImageBlockSize - 1) / kImageBlockSize, 8u * uint32_t(sms));
-    image_kernel<View, Lookup><<<blocks, kImageBlockSize, 0, stream>>>(view_, keys_.as<uint32_t>(),
-                                                                       n, out_.as<uint32_t>());
-    WARPATH_CUDA_CHECK_LAUNCH();
+    WARPATH_TRY(
+        (launch_image<View, Lookup>(view_, keys_.as<uint32_t>(), n, out_.as<uint32_t>(), stream)));
     WARPATH_CUDA_TRY(cudaMemcpyAsync(out.data, out_.ptr, size_t(n) * sizeof(uint32_t),
                                      cudaMemcpyDeviceToHost, stream));
     WARPATH_CUDA_TRY(cudaStreamSynchronize(stream));

@@ -8,20 +8,10 @@
  *            oracles) where a GPU is present; warpath selftest.
  */
 #include "classify/cuda/image_cuda.cuh"
+#include "classify/cuda/image_lookups.cuh"
 #include "classify/rfc_image.hpp"
 
 namespace warpath::classify::detail {
-namespace {
-
-struct RfcLookup {
-  __device__ uint32_t operator()(const core::RfcView& v, uint32_t w0, uint32_t w1, uint32_t w2,
-                                 uint32_t w3) const {
-    return core::rfc_lookup(v, w0, w1, w2, w3);
-  }
-};
-
-}  // namespace
-
 Made make_cuda_rfc(const RuleSet& rules, const ClassifyParams& params) {
   return make_image_cuda<RfcImage, core::RfcView, RfcLookup>("cuda.rfc", rules, params);
 }
