@@ -10,8 +10,9 @@
 #                                                          takes ~40 s and ~10.6 GB (ANCHORS.md)
 # pinned to $CPU (default: the current one). Each run caps rte_acl's build memory at --max-acl-mb
 # (default 12000 MB) and at MemAvailable - 1 GB, and reports the anchor as skipped beyond that.
-# Writes bench/results/classify-cpu-<UTC date>-<commit>.json (every run's full report) and a .md
-# summary beside it. Other arguments go to every run, e.g. --repeat 3 --note "idle machine".
+# Writes bench/results/classify-cpu-<UTC date>-<commit>.json (every run's full report), a .md
+# summary and a .png plot (bench/plot_classify.py) beside it. Other arguments go to every run,
+# e.g. --repeat 3 --note "idle machine".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -142,4 +143,9 @@ out += ["memory: warpath `ClassifierStats::memory_bytes` (the image); rte_acl: D
 open(base + ".md", "w").write("\n".join(out))
 print(f"bench-classify: wrote {base}.json and {base}.md")
 PY
+# The plot (Mpps, memory and build time of every engine and rte_acl, per set) beside them.
+PY=python3
+[[ -x .venv/bin/python ]] && PY=.venv/bin/python
+latest=$(ls -t bench/results/classify-cpu-*.json | head -1)
+$PY bench/plot_classify.py "$latest" || echo "bench-classify: no plot" >&2
 exit $status
