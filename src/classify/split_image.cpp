@@ -137,6 +137,21 @@ Status build_part(const std::vector<Filed>& filed, const char* name, uint64_t ma
 
 Result<std::unique_ptr<SplitImage>> SplitImage::build(const RuleSet& rules, uint64_t max_bytes,
                                                       uint32_t min_prefix) {
+  if (min_prefix) return build_with(rules, max_bytes, min_prefix, max_bytes);
+  std::string tried;
+  const size_t n = std::size(kSplitMinPrefixes);
+  for (size_t i = 0; i < n; ++i) {
+    auto img =
+        build_with(rules, max_bytes, kSplitMinPrefixes[i], i + 1 < n ? max_bytes / 4 : max_bytes);
+    if (img.is_ok() || img.status().code() != Errc::kCapacity) return img;
+    tried += (tried.empty() ? "" : "; ") + img.status().message();
+  }
+  return Status(Errc::kCapacity, tried);
+}
+
+Result<std::unique_ptr<SplitImage>> SplitImage::build_with(const RuleSet& rules, uint64_t max_bytes,
+                                                           uint32_t min_prefix,
+                                                           uint64_t rest_bytes) {
   if (rules.layout != KeyLayout::kFiveTuple)
     return Status(Errc::kNotSupported, "address split classifies 5-tuple rules only");
   const uint32_t n = uint32_t(rules.rules.size());
@@ -197,6 +212,7 @@ Result<std::unique_ptr<SplitImage>> SplitImage::build(const RuleSet& rules, uint
   }
 
   std::unique_ptr<SplitImage> img(new SplitImage());
+  img->min_prefix_         = min_prefix;
   const uint64_t max_cands = max_bytes / sizeof(SplitCand);
   std::vector<SplitCand> cands;
   Sweep sweep[2];
@@ -228,7 +244,7 @@ Result<std::unique_ptr<SplitImage>> SplitImage::build(const RuleSet& rules, uint
 
   PackedTables& t = img->tables_;
   uint64_t used   = 0;
-  std::string d;
+  std::string d   = "min prefix /" + std::to_string(min_prefix) + "; ";
   for (unsigned p = 0; p < 2; ++p) {
     IndexLayout& L   = img->part_[p];
     const char* name = p ? "by destination" : "by source";
@@ -303,7 +319,7 @@ Result<std::unique_ptr<SplitImage>> SplitImage::build(const RuleSet& rules, uint
     rest.rules[j].priority = uint32_t(rest.rules.size() - 1 - j);
   if (!rest.rules.empty()) {
     if (used >= max_bytes) return Status(Errc::kCapacity, "split: over the image limit");
-    auto rfc = RfcImage::build(rest, max_bytes - used);
+    auto rfc = RfcImage::build(rest, std::min(max_bytes - used, rest_bytes));
     if (!rfc.is_ok())
       return Status(rfc.status().code(),
                     "split: the RFC tree of the " + std::to_string(rest.rules.size()) +

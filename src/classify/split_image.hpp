@@ -31,14 +31,21 @@
 
 namespace warpath::classify::detail {
 
-/// Shortest address prefix that is filed under its address (shorter ones go to the rest).
-inline constexpr uint32_t kSplitMinPrefix = 17;
+/// Shortest address prefix that is filed under its address (shorter ones go to the rest), in
+/// the order build() tries them: where the rest's RFC tree does not fit (sets with thousands
+/// of rules that have only short addresses, as GSwitch's synthetic ones), shorter prefixes are
+/// indexed too, at the cost of longer runs (a short prefix's rules repeat in the run of every
+/// prefix nested in it).
+inline constexpr uint32_t kSplitMinPrefix     = 17;
+inline constexpr uint32_t kSplitMinPrefixes[] = {17, 8, 1};
 
 class SplitImage {
  public:
+  /// min_prefix 0: try kSplitMinPrefixes in turn (the rest's RFC tree gets a quarter of
+  /// max_bytes before the last); otherwise that threshold only.
   static Result<std::unique_ptr<SplitImage>> build(const RuleSet& rules,
                                                    uint64_t max_bytes  = kRfcMaxImageBytes,
-                                                   uint32_t min_prefix = kSplitMinPrefix);
+                                                   uint32_t min_prefix = 0);
   core::SplitView view() const { return view(tables_.data()); }
   /// The same view over a copy of data() at `base` (a device copy).
   core::SplitView view(const uint8_t* base) const;
@@ -51,6 +58,7 @@ class SplitImage {
     uint32_t by_source = 0, by_destination = 0, rest = 0, never_match = 0;
   };
   const Counts& counts() const { return counts_; }
+  uint32_t min_prefix() const { return min_prefix_; }
 
  private:
   struct IndexLayout {
@@ -64,7 +72,11 @@ class SplitImage {
   PackedTables::Slot cands_, rest_tables_, rest_rank_, rest_index_;
   std::unique_ptr<RfcImage> rest_;  ///< slots only: its tables are copied into tables_
   Counts counts_;
+  uint32_t min_prefix_ = 0;
   std::string detail_;
+
+  static Result<std::unique_ptr<SplitImage>> build_with(const RuleSet& rules, uint64_t max_bytes,
+                                                        uint32_t min_prefix, uint64_t rest_bytes);
 };
 
 }  // namespace warpath::classify::detail

@@ -185,6 +185,35 @@ TEST(Split, EmptyAndRestOnly) {
   EXPECT_EQ((*img)->view().part[0].layers + (*img)->view().part[1].layers, 0u);
 }
 
+// /16 sources with exact ports: at /17 they would all be the rest, whose RFC tree (ports by
+// ports) does not fit a quarter of 8 MiB; the build indexes /8 and longer instead.
+TEST(Split, ShorterPrefixesWhenTheRestDoesNotFit) {
+  std::mt19937 rng(12);
+  RuleSet rs;
+  for (uint32_t i = 0; i < 3000; ++i) {
+    Rule r     = prefix_rule(uint32_t(rng()), 16, 0, 0);
+    r.sport_lo = r.sport_hi = uint16_t(rng());
+    r.dport_lo = r.dport_hi = uint16_t(rng());
+    rs.rules.push_back(r);
+  }
+  finish(rs);
+  auto img = detail::SplitImage::build(rs, 8u << 20);
+  ASSERT_TRUE(img.is_ok()) << img.status().message();
+  EXPECT_EQ((*img)->min_prefix(), 8u) << (*img)->detail();
+  EXPECT_EQ((*img)->counts().rest, 0u);
+  std::vector<std::array<uint32_t, 4>> list;
+  for (uint32_t i = 0; i < 4000; ++i) {
+    const Rule& r = rs.rules[rng() % rs.rules.size()];
+    list.push_back({r.value[0] | (uint32_t(rng()) & 0xFFFFu), uint32_t(rng()),
+                    uint32_t(rng() % 4 ? r.sport_lo : rng() & 0xFFFF) << 16 |
+                        (rng() % 4 ? r.dport_lo : uint32_t(rng()) & 0xFFFF),
+                    6});
+  }
+  KeyBuffer keys(KeyLayout::kFiveTuple, uint32_t(list.size()));
+  for (uint32_t i = 0; i < list.size(); ++i) keys.set(i, list[i].data());
+  check_image(rs, keys, (*img)->min_prefix(), "after the fallback to /8");
+}
+
 TEST(Split, MemoryLimitIsAnError) {
   std::mt19937 rng(11);
   const RuleSet rs = nested_rules(rng, 2000);

@@ -12,7 +12,8 @@
 //   only the few rules whose prefix on that address covers the key's address.
 //
 // Parts (the builder files every rule in one)
-//   by source       rules whose source is a prefix of at least kSplitMinPrefix bits
+//   by source       rules whose source is a prefix of at least min_prefix bits (/17, or /8
+//                   or /1 where the rest would not fit: split_image.hpp)
 //   by destination  rules whose destination is (and whose source is not, or is less
 //                   selective: see split_image.cpp)
 //   rest            rules with neither (short or wild addresses, non-prefix masks): an RFC
