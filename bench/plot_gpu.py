@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""bench/plot_gpu.py GPU_CHECK.json [OUT_PREFIX]
+
+Draws the figures of a scripts/gpu-check.sh result (bench/results/gpu-check-*.json) beside the
+papers' (run it on any machine with matplotlib; GPU machines may not have it):
+  OUT_PREFIX-classify.png  GSwitch Figures 5(b), 6(c), 7(a-c) and 8: end-to-end Mpps of
+                           cuda.linear/tuple/bloom against batch size, N, C, F, Cm and f
+  OUT_PREFIX-classbench.png  Mpps of every CUDA classifier on the WUSTL 10K sets against batch
+                           size, end to end (solid) and kernel-only (dashed), with the issue's
+                           1 billion/s kernel-only target
+  OUT_PREFIX-parse-lookup.png  parse and IPv4/IPv6 lookup, kernel-only and end to end, against
+                           batch size, with the 10 billion/s IPv4 kernel-only target
+OUT_PREFIX defaults to the JSON's path without .json. Sections the file lacks are skipped."""
+import json
+import sys
+
+# GSwitch section 7: each sweep varies one parameter from the defaults N=1K C=F=128 Cm=1 f=12.
+SWEEPS = [("batch", "batch", "tuples per batch", "Fig. 5(b)"),
+          ("rules", "N", "rules N (full classes of 256)", "Fig. 6(c)"),
+          ("classes", "C", "classes C (N = 32K)", "Fig. 7(a)"),
+          ("full", "F", "full classes F", "Fig. 7(b)"),
+          ("matching", "Cm", "classes a tuple matches Cm", "Fig. 7(c)"),
+          ("fields", "f", "fields f", "Fig. 8")]
+
+
+def plot_classify(plt, rows, title, out):
+    fig, axes = plt.subplots(2, 3, figsize=(14, 8))
+    for ax, (sweep, key, label, fig_name) in zip(axes.flat, SWEEPS):
+        for engine in sorted({r["engine"] for r in rows}):
+            pts = sorted((r[key], r["end_to_end_mpps"]) for r in rows
+                         if r["sweep"] == sweep and r["engine"] == engine)
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=engine)
+        if sweep != "fields":
+            ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel(label)
+        ax.set_ylabel("Mpps, end to end")
+        ax.set_title(f"GSwitch {fig_name}")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    print(f"plot_gpu: wrote {out}")
+
+
+def plot_classbench(plt, rows, title, out):
+    sets = sorted({r["set"] for r in rows if r["kind"] in ("end_to_end", "kernel")})
+    if not sets:
+        return
+    fig, axes = plt.subplots(1, len(sets), figsize=(5 * len(sets), 4.5), squeeze=False)
+    for ax, s in zip(axes[0], sets):
+        engines = sorted({r["engine"] for r in rows if r["set"] == s and "mpps" in r})
+        for engine in engines:
+            for kind, style in (("end_to_end", "-"), ("kernel", "--")):
+                pts = sorted((r["batch"], r["mpps"]) for r in rows
+                             if r["set"] == s and r["engine"] == engine and r["kind"] == kind)
+                if pts:
+                    ax.plot([p[0] for p in pts], [p[1] for p in pts], style, marker="o",
+                            label=f"{engine} {'kernel' if kind == 'kernel' else 'e2e'}")
+        ax.axhline(1000, color="grey", linestyle=":", label="1 billion/s target")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("batch (keys)")
+        ax.set_ylabel("Mpps")
+        ax.set_title(s)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=6)
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    print(f"plot_gpu: wrote {out}")
+
+
+def plot_parse_lookup(plt, rows, title, out):
+    benches = sorted({r["bench"] for r in rows})
+    if not benches:
+        return
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for b in benches:
+        pts = sorted((r["batch"], r["kernel_mpps"], r["end_to_end_mpps"]) for r in rows
+                     if r["bench"] == b)
+        line = ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o",
+                       label=f"{b} kernel")[0]
+        ax.plot([p[0] for p in pts], [p[2] for p in pts], "--", marker="x",
+                color=line.get_color(), label=f"{b} end to end")
+    ax.axhline(10000, color="grey", linestyle=":", label="10 billion/s (IPv4 kernel target)")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("batch")
+    ax.set_ylabel("M packets or lookups / s")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    print(f"plot_gpu: wrote {out}")
+
+
+def main():
+    path = sys.argv[1]
+    prefix = sys.argv[2] if len(sys.argv) > 2 else path.rsplit(".", 1)[0]
+    doc = json.load(open(path))
+    bench = doc.get("bench", {})
+    if "results" not in bench:
+        sys.exit(f"plot_gpu: {path} has no benchmark rows ({bench.get('error', 'bench missing')})")
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        sys.exit("plot_gpu: matplotlib is not installed")
+    title = f"{doc.get('gpu') or bench.get('device', 'GPU')}, commit {doc.get('commit', '?')[:12]}"
+    if bench.get("classify"):
+        plot_classify(plt, bench["classify"], title, prefix + "-classify.png")
+    if bench.get("classbench"):
+        plot_classbench(plt, bench["classbench"], title, prefix + "-classbench.png")
+    plot_parse_lookup(plt, bench["results"], title, prefix + "-parse-lookup.png")
+
+
+if __name__ == "__main__":
+    main()

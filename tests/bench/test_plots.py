@@ -1,0 +1,71 @@
+"""bench/plot_gpu.py and bench/plot_classify.py on small reports of the shape their producers
+write (scripts/gpu-check.sh, scripts/bench-classify.sh): every figure is drawn, a PNG, and a
+report without benchmark rows is a clear error, not a traceback."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+pytest.importorskip("matplotlib")
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def gpu_report():
+    classify = []
+    for engine in ("cuda.linear", "cuda.tuple", "cuda.bloom"):
+        base = {"engine": engine, "N": 1024, "C": 128, "F": 128, "Cm": 1, "f": 12, "batch": 65536}
+        for sweep, key, values in (("batch", "batch", [256, 4096, 65536]),
+                                   ("rules", "N", [256, 1024, 4096]),
+                                   ("classes", "C", [128, 256, 512]),
+                                   ("full", "F", [4, 16, 64]),
+                                   ("matching", "Cm", [1, 8, 32]),
+                                   ("fields", "f", [5, 12])):
+            for v in values:
+                classify.append({**base, "sweep": sweep, key: v, "end_to_end_us": 100.0,
+                                 "end_to_end_mpps": v / 10 + 1})
+    classbench = [{"set": "acl1_10K", "engine": e, "kind": k, "batch": b, "us": 1.0,
+                   "mpps": b / 100, "build_ms": 1.0, "memory_bytes": 1, "detail": ""}
+                  for e in ("cuda.rfc", "cuda.split") for k in ("end_to_end", "kernel")
+                  for b in (65536, 262144, 1048576)]
+    classbench.append({"set": "fw1_10K", "engine": "cuda.tic", "kind": "skipped", "batch": 0,
+                       "us": 0, "mpps": 0, "build_ms": 0, "memory_bytes": 0, "detail": "too big"})
+    results = [{"bench": b, "batch": n, "kernel_us": 1.0, "kernel_mpps": n / 10,
+                "end_to_end_us": 2.0, "end_to_end_mpps": n / 20}
+               for b in ("parse", "lookup4", "lookup6") for n in (256, 4096, 65536)]
+    return {"commit": "0123456789abcdef", "gpu": "NVIDIA H200, 570.00, 143771 MiB",
+            "bench": {"device": "NVIDIA H200", "results": results, "classify": classify,
+                      "classbench": classbench}}
+
+
+def run(*args):
+    return subprocess.run([sys.executable, *map(str, args)], capture_output=True, text=True)
+
+
+def test_plot_gpu_draws_every_figure(tmp_path):
+    report = tmp_path / "gpu-check-x.json"
+    report.write_text(json.dumps(gpu_report()))
+    r = run(ROOT / "bench/plot_gpu.py", report)
+    assert r.returncode == 0, r.stderr
+    for name in ("classify", "classbench", "parse-lookup"):
+        png = tmp_path / f"gpu-check-x-{name}.png"
+        assert png.read_bytes()[:8] == PNG, name
+
+
+def test_plot_gpu_without_rows_is_a_clear_error(tmp_path):
+    report = tmp_path / "gpu-check-y.json"
+    report.write_text(json.dumps({"commit": "c", "bench": {"error": "no such file"}}))
+    r = run(ROOT / "bench/plot_gpu.py", report)
+    assert r.returncode != 0 and "no benchmark rows" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_plot_classify_on_a_committed_result(tmp_path):
+    results = sorted((ROOT / "bench/results").glob("classify-cpu-*.json"))
+    assert results, "no classification result committed"
+    out = tmp_path / "classify.png"
+    r = run(ROOT / "bench/plot_classify.py", results[-1], out)
+    assert r.returncode == 0, r.stderr
+    assert out.read_bytes()[:8] == PNG
