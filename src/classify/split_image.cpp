@@ -2,6 +2,7 @@
 #include "classify/split_image.hpp"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstring>
 #include <numeric>
@@ -35,10 +36,10 @@ Ports port_range(uint16_t lo, uint16_t hi, uint32_t value, uint32_t mask, uint16
   return Ports::kOk;
 }
 
-/// A rule filed under one address: its prefix there, and the rest of its check.
+/// A rule's condition on one field: the inclusive range of values it accepts.
 struct Filed {
-  uint32_t start = 0, end = 0;  ///< the prefix, inclusive
-  SplitCand cand;
+  uint32_t start = 0, end = 0;
+  uint32_t rank = 0;
 };
 
 bool same_list(const SplitList& a, const SplitList& b) {
@@ -65,66 +66,65 @@ struct Sweep {
 };
 
 struct PartStats {
-  uint32_t rules = 0, prefixes = 0, max_run = 0;
+  uint32_t rules = 0, max_run = 0;
   uint64_t run_total = 0;  ///< summed over intervals
 };
 
-/// Builds one part's runs (appended to cands) and intervals. `filed` is in rank order.
-Status build_part(const std::vector<Filed>& filed, const char* name, uint64_t max_cands,
-                  std::vector<SplitCand>& cands, Sweep& sweep, PartStats& st) {
-  st.rules = uint32_t(filed.size());
-  std::vector<uint32_t> order(filed.size());
-  std::iota(order.begin(), order.end(), 0u);
-  // (start asc, end desc): containers first; then rank asc (filed is in rank order).
-  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    if (filed[a].start != filed[b].start) return filed[a].start < filed[b].start;
-    return filed[a].end > filed[b].end;
-  });
-  struct Open {
-    uint32_t end;
-    SplitList run;
-  };
-  std::vector<Open> stack;
-  std::vector<SplitCand> merged;
-  auto top_run = [&] { return stack.empty() ? SplitList{} : stack.back().run; };
-  for (size_t i = 0; i < order.size();) {
-    const Filed& f = filed[order[i]];
-    size_t j       = i;
-    while (j < order.size() && filed[order[j]].start == f.start && filed[order[j]].end == f.end)
-      ++j;
-    while (!stack.empty() && stack.back().end < f.start) {
-      const uint32_t after = stack.back().end + 1;
-      stack.pop_back();
-      sweep.emit(after, top_run());
-    }
-    // This prefix's run: its own rules (order[i, j), ascending rank) merged with its
-    // container's run.
-    const SplitList outer = top_run();
-    merged.clear();
-    size_t a = i, b = 0;
-    while (a < j || b < outer.count) {
-      if (b == outer.count || (a < j && filed[order[a]].cand.rank < cands[outer.offset + b].rank))
-        merged.push_back(filed[order[a++]].cand);
-      else
-        merged.push_back(cands[outer.offset + b++]);
-    }
-    if (cands.size() + merged.size() > max_cands)
-      return Status(Errc::kCapacity,
-                    std::string("split: the candidate runs of the part ") + name + " pass " +
-                        std::to_string(max_cands) + " entries (" +
-                        mib(max_cands * sizeof(SplitCand)) +
-                        ", the image limit): too many rules under nested prefixes");
-    const SplitList run{uint32_t(cands.size()), uint32_t(merged.size())};
-    cands.insert(cands.end(), merged.begin(), merged.end());
-    stack.push_back({f.end, run});
-    sweep.emit(f.start, run);
-    ++st.prefixes;
-    i = j;
+struct RunHash {
+  size_t operator()(const std::vector<uint32_t>& v) const {
+    uint64_t h = 0x9E37'79B9'7F4A'7C15ull;
+    for (uint32_t x : v) h = (h ^ x) * 0x1000'0000'01B3ull;
+    return size_t(h);
   }
-  while (!stack.empty()) {
-    const uint32_t end = stack.back().end;
-    stack.pop_back();
-    if (end != 0xFFFF'FFFFu) sweep.emit(end + 1, top_run());
+};
+
+/// Builds one part's runs (appended to cands, from each rank's candidate) and intervals: a
+/// sweep over the conditions' ends with the set of conditions covering each position.
+Status build_part(const std::vector<Filed>& filed, const std::vector<SplitCand>& by_rank,
+                  const char* name, uint64_t max_cands, std::vector<SplitCand>& cands, Sweep& sweep,
+                  PartStats& st) {
+  st.rules = uint32_t(filed.size());
+  struct Event {
+    uint64_t pos;
+    uint32_t rank;
+    bool add;
+  };
+  std::vector<Event> events;
+  events.reserve(filed.size() * 2);
+  for (const Filed& f : filed) {
+    events.push_back({f.start, f.rank, true});
+    events.push_back({uint64_t(f.end) + 1, f.rank, false});
+  }
+  std::sort(events.begin(), events.end(),
+            [](const Event& a, const Event& b) { return a.pos < b.pos; });
+  std::vector<uint32_t> active;  // ranks covering the position, ascending
+  std::unordered_map<std::vector<uint32_t>, SplitList, RunHash> runs;
+  for (size_t i = 0; i < events.size();) {
+    const uint64_t pos = events[i].pos;
+    for (; i < events.size() && events[i].pos == pos; ++i) {
+      const auto at = std::lower_bound(active.begin(), active.end(), events[i].rank);
+      if (events[i].add)
+        active.insert(at, events[i].rank);
+      else
+        active.erase(at);
+    }
+    if (pos > 0xFFFF'FFFFu) break;  // past the last value
+    SplitList l;
+    if (!active.empty()) {
+      auto [it, fresh] = runs.try_emplace(active);
+      if (fresh) {
+        if (cands.size() + active.size() > max_cands)
+          return Status(Errc::kCapacity,
+                        std::string("split: the candidate runs of the part ") + name + " pass " +
+                            std::to_string(max_cands) + " entries (" +
+                            mib(max_cands * sizeof(SplitCand)) +
+                            ", the image limit): too many rules under nested conditions");
+        it->second = {uint32_t(cands.size()), uint32_t(active.size())};
+        for (uint32_t r : active) cands.push_back(by_rank[r]);
+      }
+      l = it->second;
+    }
+    sweep.emit(uint32_t(pos), l);
   }
   for (const SplitList& l : sweep.lists) {
     st.run_total += l.count;
@@ -136,13 +136,12 @@ Status build_part(const std::vector<Filed>& filed, const char* name, uint64_t ma
 }  // namespace
 
 Result<std::unique_ptr<SplitImage>> SplitImage::build(const RuleSet& rules, uint64_t max_bytes,
-                                                      uint32_t min_prefix) {
-  if (min_prefix) return build_with(rules, max_bytes, min_prefix, max_bytes);
+                                                      uint32_t min_prefix, bool ports) {
+  if (min_prefix) return build_with(rules, max_bytes, {min_prefix, ports}, max_bytes);
   std::string tried;
-  const size_t n = std::size(kSplitMinPrefixes);
+  const size_t n = std::size(kSplitTries);
   for (size_t i = 0; i < n; ++i) {
-    auto img =
-        build_with(rules, max_bytes, kSplitMinPrefixes[i], i + 1 < n ? max_bytes / 4 : max_bytes);
+    auto img = build_with(rules, max_bytes, kSplitTries[i], i + 1 < n ? max_bytes / 4 : max_bytes);
     if (img.is_ok() || img.status().code() != Errc::kCapacity) return img;
     tried += (tried.empty() ? "" : "; ") + img.status().message();
   }
@@ -150,8 +149,8 @@ Result<std::unique_ptr<SplitImage>> SplitImage::build(const RuleSet& rules, uint
 }
 
 Result<std::unique_ptr<SplitImage>> SplitImage::build_with(const RuleSet& rules, uint64_t max_bytes,
-                                                           uint32_t min_prefix,
-                                                           uint64_t rest_bytes) {
+                                                           SplitTry how, uint64_t rest_bytes) {
+  const uint32_t min_prefix = how.min_prefix;
   if (rules.layout != KeyLayout::kFiveTuple)
     return Status(Errc::kNotSupported, "address split classifies 5-tuple rules only");
   const uint32_t n = uint32_t(rules.rules.size());
@@ -161,97 +160,96 @@ Result<std::unique_ptr<SplitImage>> SplitImage::build_with(const RuleSet& rules,
     return rules.rules[x].priority > rules.rules[y].priority;
   });
 
-  // Where each rule goes: 0 by source, 1 by destination, 2 rest, 3 never matches.
-  std::vector<uint8_t> part(n, 2), ranges(n, 1);  // ranges: both ports are ranges
-  std::vector<SplitCand> base(n);                 // per rank: the check without the indexed address
-  std::unordered_map<uint64_t, uint32_t> sharing[2];  // (address, length) -> rules
-  auto prefix_key = [](uint32_t value, int len) { return uint64_t(value) << 6 | uint32_t(len); };
+  // Where each rule goes: a SplitField, kRest or kNever (its port ranges do not meet).
+  constexpr uint8_t kRest = core::kSplitFields, kNever = kRest + 1;
+  std::vector<uint8_t> part(n, kRest);
+  std::vector<SplitCand> by_rank(n);
+  // A rule's condition on each field, and whether it may be filed there.
+  std::vector<std::array<Filed, core::kSplitFields>> cond(n);
+  std::vector<std::array<bool, core::kSplitFields>> can(n);
+  std::unordered_map<uint64_t, uint32_t> sharing[core::kSplitFields];  // (start, end) -> rules
+  auto key_of = [](const Filed& f) { return uint64_t(f.start) << 32 | f.end; };
   for (uint32_t rank = 0; rank < n; ++rank) {
     const Rule& r  = rules.rules[rank_index[rank]];
-    SplitCand& c   = base[rank];
+    SplitCand& c   = by_rank[rank];
     const Ports sp = port_range(r.sport_lo, r.sport_hi, r.value[2] >> 16, r.mask[2] >> 16,
                                 c.sport_lo, c.sport_hi);
     const Ports dp = port_range(r.dport_lo, r.dport_hi, r.value[2] & 0xFFFFu, r.mask[2] & 0xFFFFu,
                                 c.dport_lo, c.dport_hi);
-    c.proto        = r.value[3];
-    c.proto_mask   = r.mask[3];
+    c.src          = r.value[0];
+    c.src_mask     = r.mask[0];
+    c.dst          = r.value[1];
+    c.dst_mask     = r.mask[1];
+    c.proto        = uint16_t(r.value[3]);
+    c.proto_mask   = uint16_t(r.mask[3]);
     c.rank         = rank;
-    c.index        = rank_index[rank];
+    can[rank].fill(false);
     if (sp == Ports::kNever || dp == Ports::kNever) {
-      part[rank] = 3;
+      part[rank] = kNever;
       continue;
     }
-    if (sp == Ports::kNotRange || dp == Ports::kNotRange) {
-      ranges[rank] = 0;
-      continue;
-    }
+    if (sp == Ports::kNotRange || dp == Ports::kNotRange || (r.mask[3] >> 16)) continue;
     for (unsigned w = 0; w < 2; ++w) {
       const int len = prefix_len(r.mask[w]);
-      if (len >= int(min_prefix)) ++sharing[w][prefix_key(r.value[w], len)];
+      cond[rank][w] = {r.value[w], r.value[w] | ~r.mask[w], rank};
+      can[rank][w]  = len >= int(min_prefix);
     }
+    cond[rank][core::kSplitSport] = {c.sport_lo, c.sport_hi, rank};
+    cond[rank][core::kSplitDport] = {c.dport_lo, c.dport_hi, rank};
+    for (unsigned f = core::kSplitSport; f <= core::kSplitDport; ++f)
+      can[rank][f] = how.ports && cond[rank][f].end - cond[rank][f].start < kSplitMaxPortSpan;
+    for (unsigned f = 0; f < core::kSplitFields; ++f)
+      if (can[rank][f]) ++sharing[f][key_of(cond[rank][f])];
   }
+  // A rule with an address part never goes by port: ports are for what addresses cannot tell.
   for (uint32_t rank = 0; rank < n; ++rank) {
-    if (part[rank] == 3 || !ranges[rank]) continue;
-    const Rule& r = rules.rules[rank_index[rank]];
-    int len[2];
-    uint32_t shared[2] = {0, 0};
-    for (unsigned w = 0; w < 2; ++w) {
-      len[w]    = prefix_len(r.mask[w]);
-      auto it   = sharing[w].find(prefix_key(r.value[w], len[w]));
-      shared[w] = it == sharing[w].end() || len[w] < int(min_prefix) ? 0 : it->second;
+    if (part[rank] == kNever) continue;
+    const bool address   = can[rank][core::kSplitSrc] || can[rank][core::kSplitDst];
+    uint32_t best_shared = 0, best_span = 0;
+    for (unsigned f = 0; f < core::kSplitFields; ++f) {
+      if (!can[rank][f] || (address && f >= core::kSplitSport)) continue;
+      const uint32_t shared = sharing[f][key_of(cond[rank][f])];
+      const uint32_t span   = cond[rank][f].end - cond[rank][f].start;
+      if (part[rank] == kRest || shared < best_shared ||
+          (shared == best_shared && span < best_span)) {
+        part[rank]  = uint8_t(f);
+        best_shared = shared;
+        best_span   = span;
+      }
     }
-    if (!shared[0] && !shared[1]) continue;  // rest
-    if (!shared[1])
-      part[rank] = 0;
-    else if (!shared[0])
-      part[rank] = 1;
-    else if (shared[0] != shared[1])
-      part[rank] = shared[0] < shared[1] ? 0 : 1;
-    else
-      part[rank] = len[1] > len[0] ? 1 : 0;
   }
 
   std::unique_ptr<SplitImage> img(new SplitImage());
   img->min_prefix_         = min_prefix;
   const uint64_t max_cands = max_bytes / sizeof(SplitCand);
   std::vector<SplitCand> cands;
-  Sweep sweep[2];
-  PartStats st[2];
-  for (unsigned p = 0; p < 2; ++p) {
+  Sweep sweep[core::kSplitFields];
+  PartStats st[core::kSplitFields];
+  static const char* const kNames[] = {"by source", "by destination", "by source port",
+                                       "by destination port"};
+  for (unsigned p = 0; p < core::kSplitFields; ++p) {
     std::vector<Filed> filed;
-    for (uint32_t rank = 0; rank < n; ++rank) {
-      if (part[rank] != p) continue;
-      const Rule& r = rules.rules[rank_index[rank]];
-      Filed f;
-      f.start           = r.value[p];
-      f.end             = r.value[p] | ~r.mask[p];
-      f.cand            = base[rank];
-      f.cand.other      = r.value[1 - p];
-      f.cand.other_mask = r.mask[1 - p];
-      filed.push_back(f);
-    }
+    for (uint32_t rank = 0; rank < n; ++rank)
+      if (part[rank] == p) filed.push_back(cond[rank][p]);
     if (filed.empty()) continue;
-    WARPATH_TRY(
-        build_part(filed, p ? "by destination" : "by source", max_cands, cands, sweep[p], st[p]));
+    WARPATH_TRY(build_part(filed, by_rank, kNames[p], max_cands, cands, sweep[p], st[p]));
   }
   for (uint32_t rank = 0; rank < n; ++rank) {
     Counts& k = img->counts_;
-    (part[rank] == 0   ? k.by_source
-     : part[rank] == 1 ? k.by_destination
-     : part[rank] == 2 ? k.rest
-                       : k.never_match)++;
+    if (part[rank] < core::kSplitFields)
+      ++k.by_field[part[rank]];
+    else
+      ++(part[rank] == kRest ? k.rest : k.never_match);
   }
 
   PackedTables& t = img->tables_;
   uint64_t used   = 0;
-  std::string d   = "min prefix /" + std::to_string(min_prefix) + "; ";
-  for (unsigned p = 0; p < 2; ++p) {
+  std::string d =
+      "min prefix /" + std::to_string(min_prefix) + (how.ports ? ", ports indexed; " : "; ");
+  for (unsigned p = 0; p < core::kSplitFields; ++p) {
     IndexLayout& L   = img->part_[p];
-    const char* name = p ? "by destination" : "by source";
-    if (st[p].rules == 0) {
-      d += std::string(name) + " 0 rules; ";
-      continue;
-    }
+    const char* name = kNames[p];
+    if (st[p].rules == 0) continue;
     const std::vector<uint32_t>& bounds = sweep[p].bounds;
     const uint32_t m                    = uint32_t(bounds.size());
     // Layer sizes, leaves last.
@@ -289,10 +287,8 @@ Result<std::unique_ptr<SplitImage>> SplitImage::build_with(const RuleSet& rules,
     L.lists = t.add_words(lists);
     used += nodes.size() * 4 + lists.size() * 4;
     char buf[200];
-    std::snprintf(buf, sizeof buf,
-                  "%s %u rules, %u prefixes, %u intervals, %u layers, run mean %.2f max %u; ", name,
-                  st[p].rules, st[p].prefixes, m, L.layers, double(st[p].run_total) / m,
-                  st[p].max_run);
+    std::snprintf(buf, sizeof buf, "%s %u rules, %u intervals, %u layers, run mean %.2f max %u; ",
+                  name, st[p].rules, m, L.layers, double(st[p].run_total) / m, st[p].max_run);
     d += buf;
   }
   {
@@ -305,15 +301,21 @@ Result<std::unique_ptr<SplitImage>> SplitImage::build_with(const RuleSet& rules,
          mib(cands.size() * sizeof(SplitCand)) + "); ";
     std::vector<SplitCand>().swap(cands);
   }
+  // Ranks are answers when priorities follow file order (ClassBench): no table, no read.
+  img->ranks_are_indices_ = true;
+  for (uint32_t r = 0; r < n; ++r) img->ranks_are_indices_ &= rank_index[r] == r;
+  if (!img->ranks_are_indices_) {
+    img->rank_index_ = t.add_words(rank_index);
+    used += uint64_t(n) * 4;
+  }
 
   // The rest: an RFC tree over those rules alone, in rank order.
   RuleSet rest;
-  std::vector<uint32_t> rest_rank, rest_index;
+  std::vector<uint32_t> rest_rank;
   for (uint32_t rank = 0; rank < n; ++rank)
-    if (part[rank] == 2) {
+    if (part[rank] == kRest) {
       rest.rules.push_back(rules.rules[rank_index[rank]]);
       rest_rank.push_back(rank);
-      rest_index.push_back(rank_index[rank]);
     }
   for (size_t j = 0; j < rest.rules.size(); ++j)
     rest.rules[j].priority = uint32_t(rest.rules.size() - 1 - j);
@@ -324,14 +326,13 @@ Result<std::unique_ptr<SplitImage>> SplitImage::build_with(const RuleSet& rules,
       return Status(rfc.status().code(),
                     "split: the RFC tree of the " + std::to_string(rest.rules.size()) +
                         " rules with no address prefix of at least /" + std::to_string(min_prefix) +
-                        ": " + rfc.status().message());
+                        " or narrow port: " + rfc.status().message());
     img->rest_        = std::move(rfc).value();
     img->rest_tables_ = t.add_bytes(img->rest_->data(), img->rest_->bytes());
     d += "rest " + std::to_string(rest.rules.size()) + " rules (RFC " + mib(img->rest_->bytes()) +
          ")";
     img->rest_->release_tables();
-    img->rest_rank_  = t.add_words(rest_rank);
-    img->rest_index_ = t.add_words(rest_index);
+    img->rest_rank_ = t.add_words(rest_rank);
   } else {
     d += "rest 0 rules";
   }
@@ -345,7 +346,7 @@ Result<std::unique_ptr<SplitImage>> SplitImage::build_with(const RuleSet& rules,
 
 core::SplitView SplitImage::view(const uint8_t* base) const {
   core::SplitView v;
-  for (unsigned p = 0; p < 2; ++p) {
+  for (unsigned p = 0; p < core::kSplitFields; ++p) {
     const IndexLayout& L = part_[p];
     core::SplitIndex& ix = v.part[p];
     ix.layers            = L.layers;
@@ -359,11 +360,12 @@ core::SplitView SplitImage::view(const uint8_t* base) const {
     }
   }
   v.cands = reinterpret_cast<const core::SplitCand*>(base + cands_.offset);
+  v.rank_index =
+      ranks_are_indices_ ? nullptr : reinterpret_cast<const uint32_t*>(base + rank_index_.offset);
   if (rest_) {
-    v.has_rest   = 1;
-    v.rest       = rest_->view(base + rest_tables_.offset);
-    v.rest_rank  = reinterpret_cast<const uint32_t*>(base + rest_rank_.offset);
-    v.rest_index = reinterpret_cast<const uint32_t*>(base + rest_index_.offset);
+    v.has_rest  = 1;
+    v.rest      = rest_->view(base + rest_tables_.offset);
+    v.rest_rank = reinterpret_cast<const uint32_t*>(base + rest_rank_.offset);
   }
   return v;
 }

@@ -11,6 +11,7 @@
 #include "classify/cpu/split_cpu.hpp"
 #include "classify/split_image.hpp"
 #include "support/test_support.hpp"
+#include "warpath/classify/check.hpp"
 #include "warpath/classify/classifier.hpp"
 
 namespace warpath::classify {
@@ -162,8 +163,9 @@ TEST(Split, WhereRulesAreFiled) {
   auto img = detail::SplitImage::build(rs);
   ASSERT_TRUE(img.is_ok()) << img.status().message();
   const auto& c = (*img)->counts();
-  EXPECT_EQ(c.by_source, 2u);
-  EXPECT_EQ(c.by_destination, 4u);
+  EXPECT_EQ(c.by_field[core::kSplitSrc], 2u);
+  EXPECT_EQ(c.by_field[core::kSplitDst], 4u);
+  EXPECT_EQ(c.by_field[core::kSplitSport] + c.by_field[core::kSplitDport], 0u);
   EXPECT_EQ(c.rest, 2u);
   EXPECT_EQ(c.never_match, 1u);
   EXPECT_NE((*img)->detail().find("1 rules never match"), std::string::npos) << (*img)->detail();
@@ -185,15 +187,18 @@ TEST(Split, EmptyAndRestOnly) {
   EXPECT_EQ((*img)->view().part[0].layers + (*img)->view().part[1].layers, 0u);
 }
 
-// /16 sources with exact ports: at /17 they would all be the rest, whose RFC tree (ports by
-// ports) does not fit a quarter of 8 MiB; the build indexes /8 and longer instead.
+// /16 sources with random port ranges too wide for a port index: at /17 they would all be the
+// rest, whose RFC tree (ports by ports) does not fit a quarter of 8 MiB; the build indexes /8
+// and longer instead.
 TEST(Split, ShorterPrefixesWhenTheRestDoesNotFit) {
   std::mt19937 rng(12);
   RuleSet rs;
   for (uint32_t i = 0; i < 3000; ++i) {
     Rule r     = prefix_rule(uint32_t(rng()), 16, 0, 0);
-    r.sport_lo = r.sport_hi = uint16_t(rng());
-    r.dport_lo = r.dport_hi = uint16_t(rng());
+    r.sport_lo = uint16_t(rng() % 60000);
+    r.sport_hi = uint16_t(r.sport_lo + 300 + rng() % 2000);
+    r.dport_lo = uint16_t(rng() % 60000);
+    r.dport_hi = uint16_t(r.dport_lo + 300 + rng() % 2000);
     rs.rules.push_back(r);
   }
   finish(rs);
@@ -212,6 +217,53 @@ TEST(Split, ShorterPrefixesWhenTheRestDoesNotFit) {
   KeyBuffer keys(KeyLayout::kFiveTuple, uint32_t(list.size()));
   for (uint32_t i = 0; i < list.size(); ++i) keys.set(i, list[i].data());
   check_image(rs, keys, (*img)->min_prefix(), "after the fallback to /8");
+}
+
+// Rules told apart only by ports (wild addresses, exact or narrow ports, as firewall service
+// rules): filed by port, overlapping ranges included; a wide range stays in the rest.
+TEST(Split, PortParts) {
+  std::mt19937 rng(13);
+  RuleSet rs;
+  for (uint32_t i = 0; i < 2000; ++i) {
+    Rule r;
+    const uint16_t lo = uint16_t(rng() % 3000), w = uint16_t(rng() % 4 ? 0 : rng() % 200);
+    (i % 3 ? r.dport_lo : r.sport_lo) = lo;
+    (i % 3 ? r.dport_hi : r.sport_hi) = uint16_t(lo + w);
+    if (rng() % 2) r.mask[3] = 0xFF, r.value[3] = rng() % 2 ? 6 : 17;
+    rs.rules.push_back(r);
+  }
+  Rule wide;
+  wide.dport_lo = 1024;  // 1024-65535: too wide for an index
+  rs.rules.push_back(wide);
+  finish(rs);
+  auto img = detail::SplitImage::build(rs, detail::kRfcMaxImageBytes, 17, true);
+  ASSERT_TRUE(img.is_ok()) << img.status().message();
+  const auto& c = (*img)->counts();
+  EXPECT_GT(c.by_field[core::kSplitSport], 600u);
+  EXPECT_GT(c.by_field[core::kSplitDport], 1300u);
+  EXPECT_EQ(c.rest, 1u);
+  std::vector<std::array<uint32_t, 4>> list;
+  for (uint32_t i = 0; i < 6000; ++i) {
+    const Rule& r     = rs.rules[rng() % rs.rules.size()];
+    const uint32_t sp = rng() % 2 ? r.sport_lo + rng() % 3 : rng() % 4000;
+    const uint32_t dp = rng() % 2 ? r.dport_hi + rng() % 3 - 1 : rng() % 4000;
+    list.push_back({uint32_t(rng()), uint32_t(rng()), (sp & 0xFFFF) << 16 | (dp & 0xFFFF),
+                    rng() % 2 ? 6u : 17u});
+  }
+  KeyBuffer keys(KeyLayout::kFiveTuple, uint32_t(list.size()));
+  for (uint32_t i = 0; i < list.size(); ++i) keys.set(i, list[i].data());
+  check_image(rs, keys, 17, "port parts");
+}
+
+// A GSwitch 5-field set whose short-address rules differ only by ports (the rest's RFC tree
+// could not hold it before port parts): it builds and equals ref.linear.
+TEST(Split, GSwitchSetWithPortOnlyRules) {
+  SyntheticParams p;
+  p.rules = 18565, p.classes = 13, p.full = 13, p.matching = 1, p.fields = 5, p.seed = 13;
+  p.tuples = 3000;
+  auto set = synthetic_rules(p);
+  ASSERT_TRUE(set.is_ok()) << set.status().message();
+  check_image(set->rules, set->keys, 0, "GSwitch 18565,13,13,1,5");
 }
 
 TEST(Split, MemoryLimitIsAnError) {

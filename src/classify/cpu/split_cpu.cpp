@@ -5,6 +5,8 @@
 // ExecContext::threads.
 #include "classify/cpu/split_cpu.hpp"
 
+#include <algorithm>
+
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
@@ -37,53 +39,62 @@ template <class Count>
 __attribute__((always_inline)) inline void batched(const core::SplitView& v, const KeyBatch& keys,
                                                    uint32_t* out, uint32_t begin, uint32_t end) {
   constexpr uint32_t kGroup = 32;
+  constexpr uint32_t kParts = core::kSplitFields;
   const uint32_t* word[4]   = {keys.words, keys.words + keys.stride, keys.words + 2 * keys.stride,
                                keys.words + 3 * keys.stride};
-  uint32_t rank[kGroup], index[kGroup], at[2][kGroup];
-  core::SplitList run[2][kGroup];
-  const uint32_t layers = v.part[0].layers > v.part[1].layers ? v.part[0].layers : v.part[1].layers;
+  uint32_t rank[kGroup], x[kParts][kGroup], at[kParts][kGroup];
+  core::SplitList run[kParts][kGroup];
+  uint32_t layers = 0;
+  for (uint32_t p = 0; p < kParts; ++p) layers = std::max(layers, v.part[p].layers);
   for (uint32_t base = begin; base < end; base += kGroup) {
     const uint32_t m = end - base < kGroup ? end - base : kGroup;
-    for (uint32_t j = 0; j < m; ++j) rank[j] = index[j] = core::kSplitNone;
+    for (uint32_t j = 0; j < m; ++j) rank[j] = core::kSplitNone;
     if (v.has_rest) {
       uint32_t rest[kGroup];
       rfc_batched(v.rest, keys.slice(base, m), rest, 0, m);
-      for (uint32_t j = 0; j < m; ++j) core::split_rest_answer(v, rest[j], rank[j], index[j]);
+      for (uint32_t j = 0; j < m; ++j) rank[j] = core::split_rest_rank(v, rest[j]);
     }
-    for (uint32_t p = 0; p < 2; ++p)
-      for (uint32_t j = 0; j < m; ++j) at[p][j] = 0;
-    // Layer l of an index with fewer layers than the other starts later, so both end together.
+    for (uint32_t p = 0; p < kParts; ++p) {
+      if (!v.part[p].layers) continue;
+      for (uint32_t j = 0; j < m; ++j) {
+        at[p][j] = 0;
+        x[p][j]  = core::split_field(p, word[0][base + j], word[1][base + j], word[2][base + j]);
+      }
+    }
+    // Layer l of an index with fewer layers than another starts later, so all end together.
     for (uint32_t step = 0; step < layers; ++step)
-      for (uint32_t p = 0; p < 2; ++p) {
+      for (uint32_t p = 0; p < kParts; ++p) {
         const core::SplitIndex& ix = v.part[p];
-        if (step + ix.layers < layers) continue;
+        if (!ix.layers || step + ix.layers < layers) continue;
         const uint32_t l = step + ix.layers - layers;
         for (uint32_t j = 0; j < m; ++j) {
-          const uint32_t x = word[p][base + j];
-          at[p][j]         = core::split_descend(ix, l, at[p][j],
-                                                 Count::count(core::split_node(ix, l, at[p][j]), x));
+          at[p][j] = core::split_descend(ix, l, at[p][j],
+                                         Count::count(core::split_node(ix, l, at[p][j]), x[p][j]));
           if (l + 1 < ix.layers)
             WARPATH_PREFETCH(core::split_node(ix, l + 1, at[p][j]));
           else
             WARPATH_PREFETCH(ix.lists + at[p][j]);
         }
       }
-    for (uint32_t p = 0; p < 2; ++p) {
+    for (uint32_t p = 0; p < kParts; ++p) {
       if (!v.part[p].layers) continue;
       for (uint32_t j = 0; j < m; ++j) {
         run[p][j] = v.part[p].lists[at[p][j]];
         WARPATH_PREFETCH(v.cands + run[p][j].offset);
       }
     }
-    for (uint32_t p = 0; p < 2; ++p) {
+    for (uint32_t p = 0; p < kParts; ++p) {
       if (!v.part[p].layers) continue;
       for (uint32_t j = 0; j < m; ++j) {
         const uint32_t i = base + j;
-        core::split_scan(v.cands, run[p][j], word[1 - p][i], word[2][i], word[3][i], rank[j],
-                         index[j]);
+        core::split_scan(v.cands, run[p][j], word[0][i], word[1][i], word[2][i], word[3][i],
+                         rank[j]);
       }
     }
-    for (uint32_t j = 0; j < m; ++j) out[base + j] = index[j];
+    if (v.rank_index)
+      for (uint32_t j = 0; j < m; ++j)
+        if (rank[j] != core::kSplitNone) WARPATH_PREFETCH(v.rank_index + rank[j]);
+    for (uint32_t j = 0; j < m; ++j) out[base + j] = core::split_answer(v, rank[j]);
   }
 }
 
