@@ -23,6 +23,13 @@ SWEEPS = [("batch", "batch", "tuples per batch", "Fig. 5(b)"),
           ("fields", "f", "fields f", "Fig. 8")]
 
 
+def save(fig, title, out):
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    print(f"plot_gpu: wrote {out}")
+
+
 def plot_classify(plt, rows, title, out):
     fig, axes = plt.subplots(2, 3, figsize=(14, 8))
     for ax, (sweep, key, label, fig_name) in zip(axes.flat, SWEEPS):
@@ -39,10 +46,7 @@ def plot_classify(plt, rows, title, out):
         ax.set_title(f"GSwitch {fig_name}")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
-    fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(out, dpi=110)
-    print(f"plot_gpu: wrote {out}")
+    save(fig, title, out)
 
 
 def plot_classbench(plt, rows, title, out):
@@ -67,10 +71,7 @@ def plot_classbench(plt, rows, title, out):
         ax.set_title(s)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=6)
-    fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(out, dpi=110)
-    print(f"plot_gpu: wrote {out}")
+    save(fig, title, out)
 
 
 def plot_parse_lookup(plt, rows, title, out):
@@ -92,10 +93,7 @@ def plot_parse_lookup(plt, rows, title, out):
     ax.set_ylabel("M packets or lookups / s")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(out, dpi=110)
-    print(f"plot_gpu: wrote {out}")
+    save(fig, title, out)
 
 
 def main():
