@@ -275,7 +275,7 @@ TEST(Split, MemoryLimitIsAnError) {
   EXPECT_NE(img.status().message().find("split"), std::string::npos) << img.status().message();
 }
 
-// auto's image limit picks, per set, the engine bench/results found fastest.
+// auto's image limit picks, per set, the fastest engine within 64 MiB (bench/results).
 TEST(Split, AutoPicksByImageLimit) {
   if (!testing::have_data()) GTEST_SKIP() << "no data directory";
   const std::pair<const char*, const char*> cases[] = {

@@ -61,8 +61,9 @@ struct ClassifyParams {
 /// The image limit "auto" gives each engine it tries (ClassifyParams::max_image_bytes): an
 /// engine that needs more passes to the next. On the standard ClassBench sets this picks RFC
 /// where its tables stay small (acl1 10K), TIC where RFC's would not (ipc1 10K: 22 MiB
-/// against 352 MiB) and the address split where neither fits (fw1 10K, the 100K sets), which
-/// is also the fastest engine of each set (bench/results/classify-cpu-*-351b2b0c7a0c.md).
+/// against 352 MiB) and the address split where neither fits (fw1 10K, the 100K sets): the
+/// fastest engine within 64 MiB on each (bench/results/classify-cpu-*), 1.4-2.4x rte_acl;
+/// RFC's 350-450 MiB images on ipc1/fw1 10K are at most 1.5x faster than that pick.
 inline constexpr uint64_t kAutoImageBytes = uint64_t(64) << 20;
 
 struct ClassifierStats {
