@@ -67,6 +67,15 @@ class ValidatingClassifier final : public Classifier {
   mutable std::shared_mutex mutex_;
 };
 
+/// `engine` beside ref.linear (validate:<id>).
+Result<std::unique_ptr<Classifier>> validated(std::unique_ptr<Classifier> engine,
+                                              const RuleSet& rules) {
+  WARPATH_ASSIGN_OR_RETURN(auto ref, detail::make_ref_linear(rules));
+  const std::string id = "validate:" + std::string(engine->id());
+  return std::unique_ptr<Classifier>(
+      std::make_unique<ValidatingClassifier>(std::move(engine), std::move(ref), id));
+}
+
 }  // namespace
 
 bool takes_layout(std::string_view id, KeyLayout layout) {
@@ -113,13 +122,13 @@ Result<std::unique_ptr<Classifier>> make_classifier(std::string_view requested,
                                                     const ClassifyParams& params) {
   bool validating = false;
   std::string id(strip_validate(requested, validating));
-  if (id == "auto") {
-    if (!validating) return make_best_classifier(rules, "", params);
-    WARPATH_ASSIGN_OR_RETURN(auto best, make_best_classifier(rules, "", params));
-    id = std::string(best->id());
-  }
   detail::Made engine = Status(Errc::kNotFound, "");
-  bool known          = false;
+  if (id == "auto") {
+    engine = make_best_classifier(rules, "", params);
+    if (!engine.is_ok() || !validating) return engine;
+    return validated(std::move(engine).value(), rules);
+  }
+  bool known = false;
   for (const auto& e : classifier_engines()) known |= e.id == id;
   if (!known) {
     std::string list;
@@ -149,9 +158,7 @@ Result<std::unique_ptr<Classifier>> make_classifier(std::string_view requested,
   if (id == "cuda.split") engine = detail::make_cuda_split(rules, params);
 #endif
   if (!engine.is_ok() || !validating) return engine;
-  WARPATH_ASSIGN_OR_RETURN(auto ref, detail::make_ref_linear(rules));
-  return std::unique_ptr<Classifier>(std::make_unique<ValidatingClassifier>(
-      std::move(engine).value(), std::move(ref), "validate:" + id));
+  return validated(std::move(engine).value(), rules);
 }
 
 Result<std::unique_ptr<Classifier>> make_best_classifier(const RuleSet& rules,

@@ -68,6 +68,15 @@ ChunkCond chunk_cond(const Rule& r, unsigned c, uint32_t proto_mask) {
 
 }  // namespace
 
+std::vector<uint32_t> rank_order(const RuleSet& rules) {
+  std::vector<uint32_t> order(rules.rules.size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) {
+    return rules.rules[x].priority > rules.rules[y].priority;
+  });
+  return order;
+}
+
 std::string mib(uint64_t bytes) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.2f MiB", double(bytes) / (1 << 20));
@@ -124,11 +133,7 @@ Result<std::unique_ptr<RfcBuilder>> RfcBuilder::create(const RuleSet& rules, uin
                   "RFC takes protocol masks of at most 16 bits (a rule masks 0x" +
                       std::to_string(proto) + ")");
   b->proto_mask_ = proto & 0xFF00u ? 0xFFFFu : 0xFFu;
-  b->rank_index_.resize(n);
-  std::iota(b->rank_index_.begin(), b->rank_index_.end(), 0u);
-  std::stable_sort(b->rank_index_.begin(), b->rank_index_.end(), [&](uint32_t x, uint32_t y) {
-    return rules.rules[x].priority > rules.rules[y].priority;
-  });
+  b->rank_index_ = rank_order(rules);
   b->wild_.resize(n);
   for (uint32_t rank = 0; rank < n; ++rank) {
     const Rule& r = rules.rules[b->rank_index_[rank]];

@@ -170,6 +170,8 @@ Status build_address_stage(RfcBuilder& b, RfcPhase chunks[4], RfcPhase& x, RfcPh
                            uint64_t p_next_entries = 0);
 /// "1.25 MiB".
 std::string mib(uint64_t bytes);
+/// Rule indices in rank order (priority desc, index asc): element r is the rule of rank r.
+std::vector<uint32_t> rank_order(const RuleSet& rules);
 /// "X 1000x2B/40cl" sizes text of one table.
 std::string table_text(const char* name, const PackedTables::Slot& s, uint32_t classes);
 

@@ -5,7 +5,6 @@
 #include <array>
 #include <bit>
 #include <cstring>
-#include <numeric>
 #include <unordered_map>
 #include <vector>
 
@@ -153,12 +152,8 @@ Result<std::unique_ptr<SplitImage>> SplitImage::build_with(const RuleSet& rules,
   const uint32_t min_prefix = how.min_prefix;
   if (rules.layout != KeyLayout::kFiveTuple)
     return Status(Errc::kNotSupported, "address split classifies 5-tuple rules only");
-  const uint32_t n = uint32_t(rules.rules.size());
-  std::vector<uint32_t> rank_index(n);
-  std::iota(rank_index.begin(), rank_index.end(), 0u);
-  std::stable_sort(rank_index.begin(), rank_index.end(), [&](uint32_t x, uint32_t y) {
-    return rules.rules[x].priority > rules.rules[y].priority;
-  });
+  const uint32_t n                       = uint32_t(rules.rules.size());
+  const std::vector<uint32_t> rank_index = rank_order(rules);
 
   // Where each rule goes: a SplitField, kRest or kNever (its port ranges do not meet).
   constexpr uint8_t kRest = core::kSplitFields, kNever = kRest + 1;

@@ -44,7 +44,8 @@ struct SplitTry {
   uint32_t min_prefix;
   bool ports;
 };
-inline constexpr SplitTry kSplitTries[] = {{17, false}, {17, true}, {8, true}, {1, true}};
+inline constexpr SplitTry kSplitTries[] = {
+    {kSplitMinPrefix, false}, {kSplitMinPrefix, true}, {8, true}, {1, true}};
 
 class SplitImage {
  public:

@@ -290,6 +290,9 @@ TEST(Split, AutoPicksByImageLimit) {
     ASSERT_TRUE(made.is_ok()) << made.status().message();
     EXPECT_EQ((*made)->id(), want) << file;
     EXPECT_LE((*made)->stats().memory_bytes, kAutoImageBytes) << file;
+    auto checked = make_classifier("validate:auto", *rules);  // the same pick, beside ref.linear
+    ASSERT_TRUE(checked.is_ok()) << checked.status().message();
+    EXPECT_EQ((*checked)->id(), "validate:" + std::string(want)) << file;
   }
   // An explicit limit below every image: the tree engines all pass, tuple search takes it.
   auto rules = load_rules(testing::data_path("classbench/wustl_5tuple/fw1_10K"), "classbench");

@@ -1,6 +1,6 @@
 // cpu.split: the address split (core/split_core.hpp) over a host image, G-Opt batched
 // (gopt-nsdi15-slides.md): keys advance in groups through the rest tree (rfc_batched), then
-// the two indexes layer by layer in lockstep, then their runs; each step prefetches what the
+// the parts' indexes layer by layer in lockstep, then their runs; each step prefetches what the
 // next one reads for the whole group before any of it is loaded. Large batches are split over
 // ExecContext::threads.
 #include "classify/cpu/split_cpu.hpp"
