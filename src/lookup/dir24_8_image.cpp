@@ -14,34 +14,12 @@ namespace warpath::lookup::detail {
 
 namespace {
 
-constexpr size_t kHuge = size_t(2) << 20;
-
 template <class E>
 void store(E* p, E v) {
   __atomic_store_n(p, v, __ATOMIC_RELEASE);
 }
 
 }  // namespace
-
-HugeArray::HugeArray(size_t n_bytes) {
-  bytes = (n_bytes + kHuge - 1) / kHuge * kHuge;
-  if (bytes == 0) bytes = kHuge;
-  data = std::aligned_alloc(kHuge, bytes);
-  if (!data) throw std::bad_alloc();
-  ::madvise(data, bytes, MADV_HUGEPAGE);  // advice only: works without THP too
-}
-
-HugeArray& HugeArray::operator=(HugeArray&& o) noexcept {
-  if (this != &o) {
-    std::free(data);
-    data   = o.data;
-    bytes  = o.bytes;
-    o.data = nullptr;
-  }
-  return *this;
-}
-
-HugeArray::~HugeArray() { std::free(data); }
 
 void Dir24_8Image::mark(uint8_t table, uint32_t begin, uint32_t end) {
   if (!logging_) return;
@@ -200,18 +178,40 @@ Status Dir24_8Image::remove_impl(const Rib4& rib, uint32_t prefix, uint8_t len) 
   return Status::ok();
 }
 
+Dir24_8Image::~Dir24_8Image() = default;
+
+bool Dir24_8Image::has_retired() const {
+  return !retired_.empty() || (chunks_ && chunks_->wants_release());
+}
+
 void Dir24_8Image::release_retired() {
   free_groups_.insert(free_groups_.end(), retired_.begin(), retired_.end());
   retired_.clear();
+  if (chunks_) chunks_->release_retired();
+}
+
+// An in-place update of tbl24/tbl8, then of the compressed chunks the route covers. The pool
+// is checked first, so a kCapacity leaves the image as it was.
+template <class E>
+Status Dir24_8Image::update(uint32_t prefix, uint8_t len, const std::function<Status()>& write) {
+  if (!chunks_) return write();
+  const uint32_t lo = prefix >> 16;
+  const uint32_t hi = len >= 16 ? lo : (prefix | (0xFFFF'FFFFu >> len)) >> 16;
+  WARPATH_TRY(chunks_->reserve(lo, hi));
+  WARPATH_TRY(write());
+  chunks_->refresh(tbl24<E>(), lo, hi);
+  return Status::ok();
 }
 
 Status Dir24_8Image::add(const Route4& r) {
-  return bits_ == 16 ? add_impl<uint16_t>(r) : add_impl<uint32_t>(r);
+  if (bits_ == 16) return update<uint16_t>(r.prefix, r.len, [&] { return add_impl<uint16_t>(r); });
+  return update<uint32_t>(r.prefix, r.len, [&] { return add_impl<uint32_t>(r); });
 }
 
 Status Dir24_8Image::remove(const Rib4& rib, uint32_t prefix, uint8_t len) {
-  return bits_ == 16 ? remove_impl<uint16_t>(rib, prefix, len)
-                     : remove_impl<uint32_t>(rib, prefix, len);
+  if (bits_ == 16)
+    return update<uint16_t>(prefix, len, [&] { return remove_impl<uint16_t>(rib, prefix, len); });
+  return update<uint32_t>(prefix, len, [&] { return remove_impl<uint32_t>(rib, prefix, len); });
 }
 
 core::Dir24_8View<uint16_t> Dir24_8Image::view16() const {
@@ -223,17 +223,18 @@ core::Dir24_8View<uint32_t> Dir24_8Image::view32() const {
 
 uint64_t Dir24_8Image::memory_bytes() const {
   const uint64_t entry = bits_ / 8;
-  return (uint64_t(1) << 24) * entry + uint64_t(group_cap_) * 256 * entry +
-         nh_.size() * sizeof(NextHop);
+  const uint64_t first = chunks_ ? chunks_->memory_bytes() : (uint64_t(1) << 24) * entry;
+  return first + uint64_t(group_cap_) * 256 * entry + nh_.size() * sizeof(NextHop);
 }
 
 uint64_t Dir24_8Image::writer_bytes() const {
-  return depth24_.size() + depth8_.size() + nh_index_.size() * 32 +
+  const uint64_t tbl24 = chunks_ ? (uint64_t(1) << 24) * (bits_ / 8) + chunks_->writer_bytes() : 0;
+  return tbl24 + depth24_.size() + depth8_.size() + nh_index_.size() * 32 +
          free_groups_.capacity() * sizeof(uint32_t);
 }
 
 Result<std::unique_ptr<Dir24_8Image>> Dir24_8Image::build(const Rib4& rib, unsigned entry_bits,
-                                                          uint32_t spare_groups) {
+                                                          uint32_t spare_groups, bool compress) {
   if (entry_bits != 0 && entry_bits != 16 && entry_bits != 32)
     return Status(Errc::kInvalidArgument, "DIR-24-8 entry width must be 16 or 32 bits");
   // Groups needed: distinct /24s holding a route longer than /24.
@@ -284,6 +285,13 @@ Result<std::unique_ptr<Dir24_8Image>> Dir24_8Image::build(const Rib4& rib, unsig
       }
   } catch (const std::bad_alloc&) {
     return Status(Errc::kOutOfMemory, "out of memory building a DIR-24-8 image");
+  }
+  if (compress) {
+    if (bits == 16) {
+      WARPATH_ASSIGN_OR_RETURN(img->chunks_, Tbl24Chunks::build(img->tbl24<uint16_t>()));
+    } else {
+      WARPATH_ASSIGN_OR_RETURN(img->chunks_, Tbl24Chunks::build(img->tbl24<uint32_t>()));
+    }
   }
   img->logging_ = true;
   return img;

@@ -15,27 +15,18 @@
 // and publishes it. Every entry written is logged in dirty() for device mirrors.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <unordered_map>
 #include <vector>
 
 #include "lookup/core/dir24_8_core.hpp"
+#include "lookup/huge_array.hpp"
 #include "lookup/rib.hpp"
+#include "lookup/tbl24_chunks.hpp"
 #include "warpath/core/status.hpp"
 
 namespace warpath::lookup::detail {
-
-/// Memory from a 2 MiB-aligned allocation, advised to use transparent huge pages: a random
-/// lookup then costs a cache miss but rarely a TLB miss.
-struct HugeArray {
-  void* data   = nullptr;
-  size_t bytes = 0;
-  HugeArray()  = default;
-  explicit HugeArray(size_t n_bytes);
-  HugeArray(HugeArray&& o) noexcept : data(o.data), bytes(o.bytes) { o.data = nullptr; }
-  HugeArray& operator=(HugeArray&& o) noexcept;
-  ~HugeArray();
-};
 
 /// A range of entries written since the last drain: table 0 = tbl24, 1 = tbl8, 2 = nh.
 struct DirtyRange {
@@ -46,24 +37,30 @@ struct DirtyRange {
 class Dir24_8Image {
  public:
   /// entry_bits: 16, 32, or 0 for the narrowest that fits with `spare_groups` free groups.
+  /// compress: also keep tbl24 compressed by /16 (tbl24_chunks.hpp) for cpu.lpm.compressed.
   static Result<std::unique_ptr<Dir24_8Image>> build(const Rib4& rib, unsigned entry_bits,
-                                                     uint32_t spare_groups);
+                                                     uint32_t spare_groups, bool compress = false);
+  ~Dir24_8Image();
 
   /// The RIB already holds `r` (after insert). kCapacity: rebuild needed.
   Status add(const Route4& r);
   /// The RIB no longer holds the route (after erase).
   Status remove(const Rib4& rib, uint32_t prefix, uint8_t len);
-  /// Groups collapsed by remove() and not yet reusable.
-  bool has_retired() const { return !retired_.empty(); }
-  /// Makes the retired groups reusable; call after ReadGuard::synchronize().
+  /// Groups collapsed by remove(), or enough replaced tbl24 chunk records, not yet reusable.
+  bool has_retired() const;
+  /// Makes the retired groups and chunk records reusable; call after ReadGuard::synchronize().
   void release_retired();
 
   unsigned entry_bits() const { return bits_; }
   core::Dir24_8View<uint16_t> view16() const;
   core::Dir24_8View<uint32_t> view32() const;
+  /// The compressed tbl24 (built with compress), or nullptr.
+  const Tbl24Chunks* chunks() const { return chunks_.get(); }
   uint32_t groups_used() const { return groups_used_; }
   uint32_t group_capacity() const { return group_cap_; }
-  uint64_t memory_bytes() const;  ///< data-plane tables
+  /// Data-plane tables: tbl24 (or, compressed, its chunks: tbl24 is then the writer's), tbl8,
+  /// next hops.
+  uint64_t memory_bytes() const;
   uint64_t writer_bytes() const;  ///< depth shadows and free lists
   /// Moves the log of written entries out (coalesced ranges, in write order).
   std::vector<DirtyRange> drain_dirty();
@@ -80,6 +77,8 @@ class Dir24_8Image {
   }
   template <class E>
   Status add_impl(const Route4& r);
+  template <class E>
+  Status update(uint32_t prefix, uint8_t len, const std::function<Status()>& write);
   template <class E>
   Status remove_impl(const Rib4& rib, uint32_t prefix, uint8_t len);
   template <class E>
@@ -98,6 +97,7 @@ class Dir24_8Image {
   uint32_t group_cap_ = 0, groups_used_ = 0, groups_next_ = 0;
   std::vector<uint32_t> free_groups_, retired_;
   std::vector<DirtyRange> dirty_;
+  std::unique_ptr<Tbl24Chunks> chunks_;
   bool logging_ = false;  // off during build(): a mirror uploads a fresh image whole
 };
 

@@ -18,10 +18,11 @@ FibState::~FibState() {
   delete v6_.load();
 }
 
-Result<std::unique_ptr<FibState>> FibState::create(const RouteTable& table,
-                                                   const FibParams& params) {
+Result<std::unique_ptr<FibState>> FibState::create(const RouteTable& table, const FibParams& params,
+                                                   bool compress4) {
   std::unique_ptr<FibState> s(new FibState());
   s->params_    = params;
+  s->compress4_ = compress4;
   const auto t0 = std::chrono::steady_clock::now();
   for (const Route4& r : table.v4) {
     WARPATH_TRY(check_route(r));
@@ -33,8 +34,8 @@ Result<std::unique_ptr<FibState>> FibState::create(const RouteTable& table,
   }
   // No IPv4 routes, no 32 MiB tbl24: lookups answer kNoRoute until the first add4 builds one.
   if (s->rib4_.size() > 0) {
-    WARPATH_ASSIGN_OR_RETURN(auto v4,
-                             Dir24_8Image::build(s->rib4_, params.entry_bits, params.spare_groups));
+    WARPATH_ASSIGN_OR_RETURN(
+        auto v4, Dir24_8Image::build(s->rib4_, params.entry_bits, params.spare_groups, compress4));
     s->v4_.store(v4.release());
   }
   WARPATH_ASSIGN_OR_RETURN(auto v6, Bsl6Image::build(table.v6));
@@ -44,8 +45,8 @@ Result<std::unique_ptr<FibState>> FibState::create(const RouteTable& table,
 }
 
 Status FibState::rebuild4() {
-  WARPATH_ASSIGN_OR_RETURN(auto fresh,
-                           Dir24_8Image::build(rib4_, params_.entry_bits, params_.spare_groups));
+  WARPATH_ASSIGN_OR_RETURN(
+      auto fresh, Dir24_8Image::build(rib4_, params_.entry_bits, params_.spare_groups, compress4_));
   if (on_v4_change) WARPATH_TRY(on_v4_change(*fresh, true));
   Dir24_8Image* old = v4_.exchange(fresh.release(), std::memory_order_acq_rel);
   guard_.synchronize();

@@ -27,7 +27,9 @@ namespace warpath::lookup::detail {
 
 class FibState {
  public:
-  static Result<std::unique_ptr<FibState>> create(const RouteTable& table, const FibParams& params);
+  /// compress4: IPv4 images also keep tbl24 compressed by /16 (cpu.lpm.compressed).
+  static Result<std::unique_ptr<FibState>> create(const RouteTable& table, const FibParams& params,
+                                                  bool compress4 = false);
   ~FibState();
 
   Status add4(const Route4& r);
@@ -60,6 +62,7 @@ class FibState {
   std::vector<std::unique_ptr<Bsl6Image>> retired6_;
 
   FibParams params_;
+  bool compress4_ = false;
   Rib4 rib4_;
   Rib6 rib6_;
   std::atomic<Dir24_8Image*> v4_{nullptr};
