@@ -7,9 +7,14 @@
 namespace warpath::lookup::detail {
 
 Result<std::unique_ptr<Fib>> make_ref_fib(const RouteTable& table);
-/// cpu.lpm (batched = true) and cpu.lpm.scalar.
+/// The CPU engines' IPv4 loops; IPv6 is batched in all but kScalar.
+enum class CpuLpm {
+  kScalar,      ///< cpu.lpm.scalar: DIR-24-8, one address at a time
+  kBatched,     ///< cpu.lpm: DIR-24-8, G-Opt batched prefetch
+  kCompressed,  ///< cpu.lpm.compressed: DIR-24-8 with tbl24 compressed by /16, staged prefetch
+};
 Result<std::unique_ptr<Fib>> make_cpu_fib(const RouteTable& table, const FibParams& params,
-                                          bool batched);
+                                          CpuLpm kind);
 #if defined(WARPATH_HAVE_CUDA)
 Result<std::unique_ptr<Fib>> make_cuda_fib(const RouteTable& table, const FibParams& params);
 #endif

@@ -123,6 +123,10 @@ std::vector<EngineInfo> fib_engines() {
       {"cpu.lpm.scalar", "DIR-24-8 / binary search on lengths, one address at a time", 5, &always},
       {"cpu.lpm", "DIR-24-8 / binary search on lengths, G-Opt batched prefetch, threads", 10,
        &always},
+      {"cpu.lpm.compressed",
+       "DIR-24-8 with tbl24 compressed by /16 (4 MiB on the full table) / binary search on "
+       "lengths, staged prefetch, threads",
+       11, &always},
   };
 #if defined(WARPATH_HAVE_CUDA)
   engines.push_back(
@@ -142,8 +146,10 @@ Result<std::unique_ptr<Fib>> make_fib(std::string_view requested, const RouteTab
   }
   Result<std::unique_ptr<Fib>> engine = Status(Errc::kNotFound, "");
   if (id == "ref.lpm") engine = detail::make_ref_fib(table);
-  if (id == "cpu.lpm.scalar") engine = detail::make_cpu_fib(table, params, false);
-  if (id == "cpu.lpm") engine = detail::make_cpu_fib(table, params, true);
+  if (id == "cpu.lpm.scalar") engine = detail::make_cpu_fib(table, params, detail::CpuLpm::kScalar);
+  if (id == "cpu.lpm") engine = detail::make_cpu_fib(table, params, detail::CpuLpm::kBatched);
+  if (id == "cpu.lpm.compressed")
+    engine = detail::make_cpu_fib(table, params, detail::CpuLpm::kCompressed);
   if (id == "cuda.lpm") {
 #if defined(WARPATH_HAVE_CUDA)
     if (!have_gpu())

@@ -406,18 +406,18 @@ struct FamilyBench {
 void print_table(const std::vector<Row>& rows, const std::string& family,
                  const std::string& title) {
   fmt::print("\n{}\n", title);
-  fmt::print("{:<16} {:>11} {:>9} {:>9} {:>11} {:>9} {:>9}  {}\n", "engine", "Mlookups/s",
+  fmt::print("{:<18} {:>11} {:>9} {:>9} {:>11} {:>9} {:>9}  {}\n", "engine", "Mlookups/s",
              "ns/lookup", "vs DPDK", "build ms", "image MiB", "total MiB", "check");
   for (const auto& r : rows) {
     if (r.family != family) continue;
     if (!r.skipped.empty()) {
-      fmt::print("{:<16} skipped: {}\n", r.engine, r.skipped);
+      fmt::print("{:<18} skipped: {}\n", r.engine, r.skipped);
       continue;
     }
     const std::string check = r.reference         ? "reference"
                               : r.mismatches == 0 ? "ok"
                                                   : fmt::format("{} MISMATCHES", r.mismatches);
-    fmt::print("{:<16} {:>11.1f} {:>9.2f} {:>9} {:>11.1f} {:>9.1f} {:>9.1f}  {}\n", r.engine,
+    fmt::print("{:<18} {:>11.1f} {:>9.2f} {:>9} {:>11.1f} {:>9.1f} {:>9.1f}  {}\n", r.engine,
                r.mlps(), r.best_s * 1e9 / double(r.count),
                r.ratio > 0 ? fmt::format("{:.2f}x", r.ratio) : std::string("-"), r.build_ms,
                mib(r.image_bytes), mib(r.total_bytes), check);

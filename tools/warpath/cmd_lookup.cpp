@@ -42,7 +42,7 @@ std::string engine_id(const std::string& requested) {
   if (requested.rfind(kValidate, 0) == 0)
     return std::string(kValidate) + engine_id(requested.substr(kValidate.size()));
   const std::string& e = requested;
-  if (e == "cpu") return "cpu.lpm";
+  if (e == "cpu") return "cpu.lpm.compressed";  // the fastest CPU engine
   if (e == "gpu") return "cuda.lpm";
   if (e == "ref") return "ref.lpm";
   return e;

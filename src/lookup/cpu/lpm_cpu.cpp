@@ -1,5 +1,6 @@
-// cpu.lpm and cpu.lpm.scalar: DIR-24-8 (IPv4) and binary search on prefix lengths (IPv6) over
-// the images of a FibState, one address at a time or G-Opt batched, optionally over threads.
+// cpu.lpm, cpu.lpm.scalar and cpu.lpm.compressed: DIR-24-8 (IPv4; compressed: its tbl24 by
+// /16 chunk) and binary search on prefix lengths (IPv6) over the images of a FibState, one
+// address at a time or G-Opt batched, optionally over threads.
 #include <algorithm>
 
 #include "core/parallel.hpp"
@@ -14,11 +15,23 @@ namespace {
 // Below this many addresses per thread, starting threads costs more than it saves.
 constexpr uint32_t kMinPerThread = 1u << 16;
 
+const bool kHavePopcnt = __builtin_cpu_supports("popcnt");
+
 class CpuFib final : public Fib {
  public:
-  CpuFib(std::unique_ptr<FibState> state, bool batched)
-      : state_(std::move(state)), batched_(batched) {}
-  std::string_view id() const noexcept override { return batched_ ? "cpu.lpm" : "cpu.lpm.scalar"; }
+  CpuFib(std::unique_ptr<FibState> state, CpuLpm kind)
+      : state_(std::move(state)), kind_(kind), batched_(kind != CpuLpm::kScalar) {}
+  std::string_view id() const noexcept override {
+    switch (kind_) {
+      case CpuLpm::kScalar:
+        return "cpu.lpm.scalar";
+      case CpuLpm::kBatched:
+        return "cpu.lpm";
+      case CpuLpm::kCompressed:
+        return "cpu.lpm.compressed";
+    }
+    return "cpu.lpm";
+  }
 
   Status lookup4(Span<const uint32_t> addrs, Span<NextHop> out, ExecContext& ctx) const override {
     if (out.size < addrs.size) return Status(Errc::kInvalidArgument, "output span too small");
@@ -33,11 +46,9 @@ class CpuFib final : public Fib {
       NextHop* o        = out.data + begin;
       const uint32_t n  = end - begin;
       if (img->entry_bits() == 16) {
-        batched_ ? dir24_8_lookup_batched(img->view16(), a, o, n)
-                 : dir24_8_lookup_scalar(img->view16(), a, o, n);
+        run4(*img, img->view16(), a, o, n);
       } else {
-        batched_ ? dir24_8_lookup_batched(img->view32(), a, o, n)
-                 : dir24_8_lookup_scalar(img->view32(), a, o, n);
+        run4(*img, img->view32(), a, o, n);
       }
     });
     return Status::ok();
@@ -61,16 +72,32 @@ class CpuFib final : public Fib {
   FibStats stats() const override { return state_->stats(); }
 
  private:
+  template <class E>
+  void run4(const Dir24_8Image& img, const core::Dir24_8View<E>& v, const uint32_t* a, NextHop* o,
+            uint32_t n) const {
+    switch (kind_) {
+      case CpuLpm::kScalar:
+        return dir24_8_lookup_scalar(v, a, o, n);
+      case CpuLpm::kBatched:
+        return dir24_8_lookup_batched(v, a, o, n);
+      case CpuLpm::kCompressed:
+        return kHavePopcnt ? dir24_8_chunked_lookup_batched_popcnt(v, img.chunks()->view(), a, o, n)
+                           : dir24_8_chunked_lookup_batched(v, img.chunks()->view(), a, o, n);
+    }
+  }
+
   std::unique_ptr<FibState> state_;
+  CpuLpm kind_;
   bool batched_;
 };
 
 }  // namespace
 
 Result<std::unique_ptr<Fib>> make_cpu_fib(const RouteTable& table, const FibParams& params,
-                                          bool batched) {
-  WARPATH_ASSIGN_OR_RETURN(auto state, FibState::create(table, params));
-  return std::unique_ptr<Fib>(std::make_unique<CpuFib>(std::move(state), batched));
+                                          CpuLpm kind) {
+  WARPATH_ASSIGN_OR_RETURN(auto state,
+                           FibState::create(table, params, kind == CpuLpm::kCompressed));
+  return std::unique_ptr<Fib>(std::make_unique<CpuFib>(std::move(state), kind));
 }
 
 }  // namespace warpath::lookup::detail
