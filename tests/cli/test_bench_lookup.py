@@ -112,6 +112,19 @@ def test_dpdk_anchors(report):
     for fam in ("ipv4", "ipv6"):
         ratios = [x["ratio_to_best_dpdk"] for x in ran.values() if x["family"] == fam]
         assert max(ratios) == pytest.approx(1.0)
+        # The median of paired passes against the best variant: that variant's own is 1, and
+        # every engine of the family, warpath's too, has one, from its passes and the best's.
+        best = max((x for x in ran.values() if x["family"] == fam),
+                   key=lambda x: x["mlookups_per_s"])
+        assert best["paired_ratio_to_best_dpdk"] == pytest.approx(1.0)
+        for x in j["results"]:
+            if x["family"] == fam and "skipped" not in x:
+                assert x["paired_ratio_to_best_dpdk"] > 0
+                assert len(x["pass_s"]) == len(best["pass_s"])
+                k = len(x["pass_s"])
+                q = sorted(b / t for b, t in zip(best["pass_s"], x["pass_s"]))
+                median = q[k // 2] if k % 2 else (q[k // 2 - 1] + q[k // 2]) / 2
+                assert x["paired_ratio_to_best_dpdk"] == pytest.approx(median)
 
 
 def test_engine_selection_and_usage_errors(tmp_path):
