@@ -271,7 +271,7 @@ Result<std::unique_ptr<Dir24_8Image>> Dir24_8Image::build(const Rib4& rib, unsig
     img->tbl8_  = HugeArray(size_t(img->group_cap_) * 256 * entry);
     img->depth24_.assign(size_t(1) << 24, 0);
     img->depth8_.assign(size_t(img->group_cap_) * 256, 0);
-    if (bits == 16) img->nh_.assign(core::Dir24_8Traits<uint16_t>::kMaxValues, kNoRoute);
+    if (bits == 16) img->nh_.assign(core::Dir24_8Traits<uint16_t>::kNhSlots, kNoRoute);
     if (bits == 16) {
       std::fill_n(img->tbl24<uint16_t>(), size_t(1) << 24, core::Dir24_8Traits<uint16_t>::kEmpty);
     } else {

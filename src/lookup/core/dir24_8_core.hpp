@@ -9,8 +9,10 @@
 //   tbl8[g*256 + (a & 255)]
 //                   the value of the longest route covering the address.
 //   value           kEmpty: no route. Otherwise 16-bit tables store an index into nh[] (the
-//                   table's distinct next hops, at most 32,767), 32-bit tables store the next
-//                   hop itself (nh == nullptr).
+//                   table's distinct next hops, at most 32,767; nh[kEmpty] holds kNoRoute, so
+//                   resolving a value is one load and no branch on it: about half of uniform
+//                   addresses have no route, a branch that would mispredict often), 32-bit
+//                   tables store the next hop itself (nh == nullptr).
 //   Entry type E is uint16_t (32 MiB tbl24, PacketShader's layout) or uint32_t (64 MiB).
 //
 // Concurrency
@@ -32,6 +34,8 @@ struct Dir24_8Traits<uint16_t> {
   static constexpr uint16_t kGroup = 0x8000u, kEmpty = 0x7FFFu;
   static constexpr uint32_t kMaxValues = 0x7FFFu;  ///< distinct next hops (indices 0..32766)
   static constexpr uint32_t kMaxGroups = 0x8000u;
+  /// Slots of nh[]: the values, then nh[kEmpty], which holds kNoRoute.
+  static constexpr uint32_t kNhSlots = kMaxValues + 1;
 };
 template <>
 struct Dir24_8Traits<uint32_t> {
@@ -70,8 +74,8 @@ WARPATH_HD E dir24_8_entry(const Dir24_8View<E>& v, uint32_t addr, E e24) {
 /// Entry value -> next hop.
 template <class E>
 WARPATH_HD NextHop dir24_8_resolve(const Dir24_8View<E>& v, E e) {
-  if (e == Dir24_8Traits<E>::kEmpty) return kNoRoute;
-  return v.nh ? v.nh[e] : NextHop(e);
+  if (v.nh) return v.nh[e];  // a table-wide, predictable branch; nh[kEmpty] == kNoRoute
+  return e == Dir24_8Traits<E>::kEmpty ? kNoRoute : NextHop(e);
 }
 
 /// The whole lookup.

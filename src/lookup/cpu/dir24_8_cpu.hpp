@@ -38,11 +38,15 @@ void dir24_8_lookup_batched(const core::Dir24_8View<E>& v, const uint32_t* addrs
 /// No stage branches on the address (uniform chunks have records too): on random addresses a
 /// branch per stage mispredicted often enough to cost more than the accesses saved.
 template <class E>
-__attribute__((always_inline)) inline void dir24_8_chunked_loop(const core::Dir24_8View<E>& v,
-                                                                const core::Tbl24ChunksView& c,
+__attribute__((always_inline)) inline void dir24_8_chunked_loop(const core::Dir24_8View<E>& view,
+                                                                const core::Tbl24ChunksView& chunks,
                                                                 const uint32_t* addrs, NextHop* out,
                                                                 uint32_t n) {
   constexpr uint32_t kGroup = 64;
+  // Copies: the tables' pointers stay in registers instead of being reloaded after every store
+  // to out[] or the stage arrays, which the compiler cannot prove do not alias them.
+  const core::Dir24_8View<E> v  = view;
+  const core::Tbl24ChunksView c = chunks;
   const uint8_t* record[kGroup];
   const E* run[kGroup];
   for (uint32_t base = 0; base < n; base += kGroup) {

@@ -15,7 +15,11 @@ namespace {
 // Below this many addresses per thread, starting threads costs more than it saves.
 constexpr uint32_t kMinPerThread = 1u << 16;
 
-const bool kHavePopcnt = __builtin_cpu_supports("popcnt");
+// Probed on first use, not during static initialisation (__builtin_cpu_init() first).
+bool have_popcnt() {
+  static const bool yes = (__builtin_cpu_init(), __builtin_cpu_supports("popcnt") != 0);
+  return yes;
+}
 
 class CpuFib final : public Fib {
  public:
@@ -81,7 +85,7 @@ class CpuFib final : public Fib {
       case CpuLpm::kBatched:
         return dir24_8_lookup_batched(v, a, o, n);
       case CpuLpm::kCompressed:
-        return kHavePopcnt ? dir24_8_chunked_lookup_batched_popcnt(v, img.chunks()->view(), a, o, n)
+        return have_popcnt() ? dir24_8_chunked_lookup_batched_popcnt(v, img.chunks()->view(), a, o, n)
                            : dir24_8_chunked_lookup_batched(v, img.chunks()->view(), a, o, n);
     }
   }

@@ -41,7 +41,7 @@ Result<std::unique_ptr<Dir24_8Device>> Dir24_8Device::upload(const Dir24_8Image&
   const size_t entry  = img.entry_bits() / 8;
   d->bytes24_         = (size_t(1) << 24) * entry;
   d->bytes8_          = std::max<size_t>(size_t(img.group_capacity()) * 256 * entry, entry);
-  d->bytes_nh_        = img.entry_bits() == 16 ? core::Dir24_8Traits<uint16_t>::kMaxValues * 4 : 0;
+  d->bytes_nh_        = img.entry_bits() == 16 ? core::Dir24_8Traits<uint16_t>::kNhSlots * 4 : 0;
   WARPATH_CUDA_TRY(cudaMalloc(&d->tbl24_, d->bytes24_));
   WARPATH_CUDA_TRY(cudaMalloc(&d->tbl8_, d->bytes8_));
   const void* h24 = img.entry_bits() == 16 ? static_cast<const void*>(img.view16().tbl24)
