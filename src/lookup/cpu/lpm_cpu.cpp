@@ -85,8 +85,9 @@ class CpuFib final : public Fib {
       case CpuLpm::kBatched:
         return dir24_8_lookup_batched(v, a, o, n);
       case CpuLpm::kCompressed:
-        return have_popcnt() ? dir24_8_chunked_lookup_batched_popcnt(v, img.chunks()->view(), a, o, n)
-                           : dir24_8_chunked_lookup_batched(v, img.chunks()->view(), a, o, n);
+        return have_popcnt()
+                   ? dir24_8_chunked_lookup_batched_popcnt(v, img.chunks()->view(), a, o, n)
+                   : dir24_8_chunked_lookup_batched(v, img.chunks()->view(), a, o, n);
     }
   }
 
