@@ -19,6 +19,15 @@ uint32_t units_for(uint32_t runs, uint32_t entry_bytes) {
   return (core::kChunkRecordHeader + runs * entry_bytes + kUnit - 1) / kUnit;
 }
 
+/// The record of a chunk whose 256 entries all hold `value`, into kUnit zeroed bytes: one run
+/// from entry 0, and every later word has that one run before it.
+template <class E>
+void write_uniform(uint8_t* rec, E value) {
+  rec[0]  = 1;
+  rec[33] = rec[34] = rec[35] = 1;
+  std::memcpy(rec + core::kChunkRecordHeader, &value, sizeof value);
+}
+
 }  // namespace
 
 template <class E>
@@ -64,10 +73,7 @@ uint32_t Tbl24Chunks::uniform_record(E value) {
   const uint32_t off = allocate(1);
   uint8_t* rec       = pool() + uint64_t(off) * kUnit;
   std::memset(rec, 0, kUnit);
-  const uint64_t bit0 = 1;
-  std::memcpy(rec, &bit0, sizeof bit0);
-  rec[33] = rec[34] = rec[35] = 1;  // every later word: the one run is before it
-  std::memcpy(rec + core::kChunkRecordHeader, &value, sizeof value);
+  write_uniform(rec, value);
   uniform_.emplace(uint32_t(value), off);
   ++records_;
   return off;
@@ -93,11 +99,7 @@ Result<std::unique_ptr<Tbl24Chunks>> Tbl24Chunks::build(const E* tbl24) {
       if (units == 0) {
         auto [it, fresh] = uniform_staged.emplace(value, uint32_t(staging.size() / kUnit));
         if (fresh) {
-          // Written as uniform_record() writes it.
-          rec[0]  = 1;
-          rec[33] = rec[34] = rec[35] = 1;
-          const E v                   = E(value);
-          std::memcpy(rec + core::kChunkRecordHeader, &v, sizeof v);
+          write_uniform(rec, E(value));  // rec is still zero: compress() wrote nothing
           staging.insert(staging.end(), rec, rec + kUnit);
         }
         offsets[ch] = it->second;
