@@ -144,6 +144,16 @@ Result<std::unique_ptr<Fib>> make_fib(std::string_view requested, const RouteTab
   if (id == "auto") {
     WARPATH_ASSIGN_OR_RETURN(id, resolve_auto(fib_engines(), "lookup"));
   }
+  // The names: ref, gpu, and cpu for the CPU engine of the highest priority.
+  if (id == "ref") id = "ref.lpm";
+  if (id == "gpu") id = "cuda.lpm";
+  if (id == "cpu") {
+    const std::vector<EngineInfo> engines = fib_engines();
+    const EngineInfo* best                = nullptr;
+    for (const auto& e : engines)
+      if (e.id.rfind("cpu.", 0) == 0 && (!best || e.priority > best->priority)) best = &e;
+    id = std::string(best->id);
+  }
   Result<std::unique_ptr<Fib>> engine = Status(Errc::kNotFound, "");
   if (id == "ref.lpm") engine = detail::make_ref_fib(table);
   if (id == "cpu.lpm.scalar") engine = detail::make_cpu_fib(table, params, detail::CpuLpm::kScalar);
@@ -165,7 +175,7 @@ Result<std::unique_ptr<Fib>> make_fib(std::string_view requested, const RouteTab
     std::string known;
     for (const auto& e : fib_engines()) known += std::string(e.id) + ", ";
     return Status(Errc::kNotFound, "unknown lookup engine '" + id + "' (engines: " + known +
-                                       "auto, validate:<engine>)");
+                                       "auto, cpu, gpu, ref, validate:<engine>)");
   }
   if (!engine.is_ok() || !validating) return engine;
   WARPATH_ASSIGN_OR_RETURN(auto ref, detail::make_ref_fib(table));

@@ -36,18 +36,6 @@ double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-/// cpu/gpu/ref/auto as the issue spells them, or any engine id.
-std::string engine_id(const std::string& requested) {
-  constexpr std::string_view kValidate = "validate:";
-  if (requested.rfind(kValidate, 0) == 0)
-    return std::string(kValidate) + engine_id(requested.substr(kValidate.size()));
-  const std::string& e = requested;
-  if (e == "cpu") return "cpu.lpm.compressed";  // the fastest CPU engine
-  if (e == "gpu") return "cuda.lpm";
-  if (e == "ref") return "ref.lpm";
-  return e;
-}
-
 struct Split {
   std::vector<uint32_t> v4;
   std::vector<lookup::Ip6> v6;
@@ -94,7 +82,7 @@ int run_lookup(const LookupOptions& o) {
   }
 
   const auto t_build = Clock::now();
-  auto fib           = lookup::make_fib(engine_id(o.engine), *table);
+  auto fib           = lookup::make_fib(o.engine, *table);
   if (!fib.is_ok()) return fail(fib.status());
   const double build_ms = seconds_since(t_build) * 1e3;
   ExecContext ctx;

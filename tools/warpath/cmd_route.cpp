@@ -35,17 +35,6 @@ struct RouteOptions {
   uint32_t batch = 8192;
 };
 
-/// cpu/gpu/ref/auto as `warpath lookup` spells them, or any engine id.
-std::string fib_engine_id(const std::string& e) {
-  constexpr std::string_view kValidate = "validate:";
-  if (e.rfind(kValidate, 0) == 0)
-    return std::string(kValidate) + fib_engine_id(e.substr(kValidate.size()));
-  if (e == "cpu") return "cpu.lpm.compressed";  // the fastest CPU engine
-  if (e == "gpu") return "cuda.lpm";
-  if (e == "ref") return "ref.lpm";
-  return e;
-}
-
 struct Outputs {
   std::map<uint16_t, io::PcapWriter> ports;
   std::map<std::string, std::string> files;  // name -> path, for --json
@@ -108,7 +97,7 @@ int run_route(const RouteOptions& o) {
   }
   auto tables = forward::RouterTables::build(config);
   if (!tables.is_ok()) return fail(tables.status());
-  auto fib = lookup::make_fib(fib_engine_id(o.engine), *table);
+  auto fib = lookup::make_fib(o.engine, *table);
   if (!fib.is_ok()) return fail(fib.status());
   auto parser = packet::make_parser(o.parser);
   if (!parser.is_ok()) return fail(parser.status());

@@ -104,7 +104,8 @@ class Fib {
 /// Every lookup engine in this build, available here or not.
 std::vector<EngineInfo> fib_engines();
 
-/// Builds a Fib with engine `id` ("ref.lpm", "cpu.lpm.scalar", "cpu.lpm", "cuda.lpm", "auto",
+/// Builds a Fib with engine `id` ("ref.lpm", "cpu.lpm.scalar", "cpu.lpm", "cpu.lpm.compressed",
+/// "cuda.lpm", "auto", "cpu" (the CPU engine of the highest priority), "gpu", "ref",
 /// "validate:<id>") from `table`. kNotFound for an unknown id, kNotSupported when the engine
 /// cannot run here, kInvalidArgument for a route with a bad length or next hop.
 Result<std::unique_ptr<Fib>> make_fib(std::string_view id, const RouteTable& table,

@@ -72,11 +72,7 @@ WARPATH_HD E tbl24_chunk_entry(const Tbl24ChunksView& c, uint32_t addr) {
   return *tbl24_chunk_run<E>(tbl24_chunk_record(c, addr), addr);
 }
 
-/// The whole lookup.
-template <class E>
-WARPATH_HD NextHop dir24_8_chunked_lookup(const Dir24_8View<E>& v, const Tbl24ChunksView& c,
-                                          uint32_t addr) {
-  return dir24_8_resolve(v, dir24_8_entry(v, addr, tbl24_chunk_entry<E>(c, addr)));
-}
+// The whole lookup is dir24_8_resolve(v, dir24_8_entry(v, a, tbl24_chunk_entry(c, a))); the
+// CPU loop (cpu/dir24_8_cpu.hpp) runs it in prefetched stages.
 
 }  // namespace warpath::lookup::core

@@ -23,8 +23,7 @@ bool have_popcnt() {
 
 class CpuFib final : public Fib {
  public:
-  CpuFib(std::unique_ptr<FibState> state, CpuLpm kind)
-      : state_(std::move(state)), kind_(kind), batched_(kind != CpuLpm::kScalar) {}
+  CpuFib(std::unique_ptr<FibState> state, CpuLpm kind) : state_(std::move(state)), kind_(kind) {}
   std::string_view id() const noexcept override {
     switch (kind_) {
       case CpuLpm::kScalar:
@@ -63,8 +62,9 @@ class CpuFib final : public Fib {
     parallel_ranges(addrs.size, ctx.threads, kMinPerThread, [&](uint32_t begin, uint32_t end) {
       ReadGuard::Section section(state_->guard());
       const core::Bsl6View view = state_->v6()->view();
-      batched_ ? bsl6_lookup_batched(view, addrs.data + begin, out.data + begin, end - begin)
-               : bsl6_lookup_scalar(view, addrs.data + begin, out.data + begin, end - begin);
+      kind_ != CpuLpm::kScalar
+          ? bsl6_lookup_batched(view, addrs.data + begin, out.data + begin, end - begin)
+          : bsl6_lookup_scalar(view, addrs.data + begin, out.data + begin, end - begin);
     });
     return Status::ok();
   }
@@ -93,7 +93,6 @@ class CpuFib final : public Fib {
 
   std::unique_ptr<FibState> state_;
   CpuLpm kind_;
-  bool batched_;
 };
 
 }  // namespace
