@@ -2,8 +2,10 @@
 //
 // The offload master: one thread per GPU (PacketShader section 5.3). Workers submit closed,
 // pre-shaded chunks to one shared input queue; the master takes every chunk waiting (up to
-// `max_launch` packets), gathers their keys into one set of (pinned) arrays, runs each engine
-// once over all of them, scatters the answers back into the chunks and marks each done; the
+// `max_launch` packets), gathers each shade job of the chain (chain.hpp: jobs(), a module's
+// keys of a fixed shape) from all of them into one (pinned) array, runs the job once over all
+// of them on the offload engines, scatters the answers back into the chunks and marks each
+// done, without knowing what the keys are; the
 // owning worker picks it up from its in-order pending list (its output queue). Gathering is
 // opportunistic: the master never waits for more chunks than are already queued, so under
 // light load a launch is one chunk and under heavy load launches grow (GSwitch section 5).
@@ -23,20 +25,18 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/app.hpp"
-#include "runtime/chunk.hpp"
 #include "warpath/core/memory.hpp"
+#include "warpath/runtime/chain.hpp"
 
 namespace warpath::runtime {
 
 class OffloadMaster {
  public:
-  OffloadMaster(const App& app, const ShadeEngines& engines, uint32_t max_launch, int cpu,
-                uint32_t lanes = 2);
+  OffloadMaster(const Chain& chain, uint32_t max_launch, int cpu, uint32_t lanes = 2);
   ~OffloadMaster();
   void start();
   /// Queues a chunk; the master sets chunk->done when its answers are in place.
-  void submit(Chunk* c);
+  void submit(Frame* c);
   /// Finishes every queued chunk, then joins the lanes.
   void stop();
   uint64_t launches() const noexcept { return launches_.load(std::memory_order_relaxed); }
@@ -45,19 +45,18 @@ class OffloadMaster {
   struct Lane {
     std::thread thread;
     void* stream = nullptr;  ///< cudaStream_t, or nullptr (default stream / CPU engines)
-    // Gathered keys and answers, allocated once (pinned when a GPU is present).
-    HostBuffer acl_words, acl_match, dst4, nh4, dst6, nh6;
+    // Gathered keys and answers of each job of the chain, allocated once (pinned).
+    std::vector<HostBuffer> keys, answers;
   };
   void loop(Lane& lane);
-  Status shade_gathered(Lane& lane, const std::vector<Chunk*>& group);
+  Status shade_gathered(Lane& lane, const std::vector<Frame*>& group);
 
-  const App& app_;
-  const ShadeEngines& engines_;
+  const Chain& chain_;
   uint32_t max_launch_;
   int cpu_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<Chunk*> queue_;
+  std::deque<Frame*> queue_;
   bool stopping_ = false;
   std::vector<std::unique_ptr<Lane>> lanes_;
   std::atomic<uint64_t> launches_{0};

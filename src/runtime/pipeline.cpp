@@ -1,4 +1,4 @@
-// src/runtime/pipeline.cpp: run() wires ports, the application, workers and the offload
+// src/runtime/pipeline.cpp: run() wires ports, the chain of modules, workers and the offload
 // master together, shows progress, stops and drains (pipeline.hpp).
 #include "warpath/runtime/pipeline.hpp"
 
@@ -6,7 +6,6 @@
 #include <chrono>
 #include <thread>
 
-#include "runtime/app.hpp"
 #include "runtime/master.hpp"
 #include "runtime/thread_util.hpp"
 #include "runtime/worker.hpp"
@@ -17,13 +16,23 @@ namespace {
 
 constexpr uint32_t kInFlightPerWorker = 4;
 
-RunReport snapshot(const RunConfig& cfg, const std::vector<std::unique_ptr<Worker>>& workers,
-                   const RunInputs& in, const OffloadMaster* master, double seconds) {
+RunReport snapshot(const RunConfig& cfg, const Chain& chain,
+                   const std::vector<std::unique_ptr<Worker>>& workers, const RunInputs& in,
+                   const OffloadMaster* master, double seconds) {
   RunReport r;
   r.seconds = seconds;
-  r.app     = app_name(cfg.app);
+  r.app     = cfg.chain.empty() ? app_name(cfg.app) : "chain";
+  r.chain   = chain.describe();
   r.workers = uint32_t(workers.size());
-  std::array<uint64_t, kAllReasons> reasons{};
+  const ReasonTable& table = chain.reasons();
+  std::vector<uint64_t> reasons(table.size());
+  std::vector<uint64_t> module_ns(chain.size());
+  r.modules.resize(chain.size());
+  for (size_t m = 0; m < chain.size(); ++m) {
+    r.modules[m].position = uint32_t(m + 1);
+    r.modules[m].kind     = std::string(chain.module(m).kind());
+    r.modules[m].describe = chain.module(m).describe();
+  }
   uint64_t shade_ns = 0;
   double share      = 0;
   for (const auto& w : workers) {
@@ -40,22 +49,35 @@ RunReport snapshot(const RunConfig& cfg, const std::vector<std::unique_ptr<Worke
     r.icmp_sent += c.icmp_sent.load(std::memory_order_relaxed);
     r.icmp_suppressed += c.icmp_suppressed.load(std::memory_order_relaxed);
     share += c.share.load(std::memory_order_relaxed);
-    for (unsigned k = 0; k < kAllReasons; ++k)
+    for (size_t k = 0; k < reasons.size(); ++k)
       reasons[k] += c.by_reason[k].load(std::memory_order_relaxed);
+    for (size_t m = 0; m < chain.size(); ++m) {
+      r.modules[m].in += c.modules[m].in.load(std::memory_order_relaxed);
+      r.modules[m].out += c.modules[m].out.load(std::memory_order_relaxed);
+      r.modules[m].forwarded += c.modules[m].forwarded.load(std::memory_order_relaxed);
+      module_ns[m] += c.modules[m].ns.load(std::memory_order_relaxed);
+    }
   }
+  const uint64_t packets = r.cpu_packets + r.gpu_packets;
+  for (size_t m = 0; m < chain.size(); ++m)
+    r.modules[m].ns_per_packet = packets ? double(module_ns[m]) / double(packets) : 0;
   r.batch_fill =
       r.chunks ? double(r.cpu_packets + r.gpu_packets) / double(r.chunks) / cfg.batch : 0;
   r.cpu_ns_per_pkt = r.cpu_packets ? double(shade_ns) / double(r.cpu_packets) : 0;
   r.gpu_share      = workers.empty() ? 0 : share / double(workers.size());
   if (master) r.gpu_launches = master->launches();
   // Every finished packet has exactly one reason: the totals are the reasons' sums.
-  const uint16_t fwd = reason_id(forward::Reason::kForwarded);
-  r.tx               = reasons[fwd];
-  for (unsigned k = 0; k < kAllReasons; ++k) {
-    if (!reasons[k] || k == fwd) continue;
-    const bool slow = any_reason_verdict(k) == forward::Verdict::kSlowPath;
+  r.tx = reasons[kReasonForwarded];
+  for (size_t k = 0; k < reasons.size(); ++k) {
+    if (!reasons[k] || k == kReasonForwarded) continue;
+    const ReasonTable::Entry& e = table[uint16_t(k)];
+    const bool slow             = e.verdict == Verdict::kSlowPath;
     (slow ? r.slow_path : r.dropped) += reasons[k];
-    (slow ? r.slow_path_by_reason : r.drops_by_reason)[any_reason_name(k)] += reasons[k];
+    (slow ? r.slow_path_by_reason : r.drops_by_reason)[e.name] += reasons[k];
+    if (e.module >= 1) {
+      ModuleReport& mr = r.modules[size_t(e.module - 1)];
+      (slow ? mr.slow_path : mr.drops)[e.name] += reasons[k];
+    }
   }
   const uint64_t out  = r.tx + r.dropped + r.slow_path;
   r.in_flight         = r.rx > out ? r.rx - out : 0;
@@ -110,8 +132,24 @@ Result<RunReport> run(const RunConfig& config, RunInputs& in, const RunHooks& ho
                   "--engine gpu: no usable CUDA device (" + cuda_unavailable_reason() + ")");
   const bool offload = want_offload && have_device;
 
-  WARPATH_ASSIGN_OR_RETURN(std::unique_ptr<App> app,
-                           App::build(config, in, uint16_t(in.ports.size()), offload));
+  TableSource tables;
+  tables.fib         = in.fib;
+  tables.neighbors   = in.neighbors;
+  tables.rules       = in.rules;
+  tables.load_routes = in.load_routes;
+  tables.load_rules  = in.load_rules;
+  tables.read_text   = in.read_text;
+  BuildEnv env;
+  env.port_count     = uint16_t(in.ports.size());
+  env.offload        = offload;
+  env.offload_device = config.offload_device;
+  env.seed           = config.seed;
+  env.tables         = &tables;
+  const bool preset  = config.chain.empty();
+  env.use_preloaded  = preset;
+  const std::vector<ModuleSpec> specs =
+      preset ? preset_chain(config, in.fib || in.neighbors || in.rules) : config.chain;
+  WARPATH_ASSIGN_OR_RETURN(std::unique_ptr<Chain> chain, Chain::build(specs, env));
 
   std::atomic<bool> stop{false};
   const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
@@ -120,7 +158,7 @@ Result<RunReport> run(const RunConfig& config, RunInputs& in, const RunHooks& ho
     const uint32_t max_launch = std::max<uint32_t>(
         config.batch,
         std::min<uint32_t>(65536, config.batch * config.workers * kInFlightPerWorker));
-    master = std::make_unique<OffloadMaster>(*app, *app->offload(), max_launch,
+    master = std::make_unique<OffloadMaster>(*chain, max_launch,
                                              !config.pin_threads ? -1
                                              : config.cpus.size() > config.workers
                                                  ? config.cpus[config.workers]
@@ -140,7 +178,7 @@ Result<RunReport> run(const RunConfig& config, RunInputs& in, const RunHooks& ho
   for (uint32_t w = 0; w < config.workers; ++w) {
     WorkerSetup s;
     s.id            = w;
-    s.app           = app.get();
+    s.chain         = chain.get();
     s.master        = master.get();
     s.policy        = config.engine;
     s.ports         = ports;
@@ -158,8 +196,8 @@ Result<RunReport> run(const RunConfig& config, RunInputs& in, const RunHooks& ho
     WARPATH_TRY(workers.back()->init());
   }
 
-  const std::string engines         = app->cpu().describe();
-  const std::string offload_engines = offload ? app->offload()->describe() : std::string();
+  const std::string engines         = chain->engines(Place::kCpu);
+  const std::string offload_engines = offload ? chain->engines(Place::kOffload) : std::string();
   auto label                        = [&](RunReport& r) {
     r.engine         = std::string(offload_name(config.engine)) + ": " + engines;
     r.offload_engine = offload_engines;
@@ -187,7 +225,7 @@ Result<RunReport> run(const RunConfig& config, RunInputs& in, const RunHooks& ho
     for (auto& w : workers)
       if (!w->error().is_ok()) stop.store(true);
     if (hooks.progress && t >= next_progress) {
-      RunReport r = snapshot(config, workers, in, master.get(), t);
+      RunReport r = snapshot(config, *chain, workers, in, master.get(), t);
       label(r);
       hooks.progress(r);
       next_progress = t + hooks.progress_interval_s;
@@ -210,7 +248,7 @@ Result<RunReport> run(const RunConfig& config, RunInputs& in, const RunHooks& ho
   }
   if (!failure.is_ok()) return failure;
 
-  RunReport r = snapshot(config, workers, in, master.get(), seconds);
+  RunReport r = snapshot(config, *chain, workers, in, master.get(), seconds);
   label(r);
   r.final = true;
   if (r.chunks) r.gpu_share = double(r.gpu_chunks) / double(r.chunks);

@@ -14,36 +14,43 @@ Worker::Worker(WorkerSetup setup)
     : cfg_(std::move(setup)), policy_(cfg_.policy, cfg_.master != nullptr) {}
 
 Status Worker::init() {
+  const Chain& chain    = *cfg_.chain;
   const uint32_t chunks = cfg_.in_flight + 1;
   for (uint32_t i = 0; i < chunks; ++i) {
     auto batch =
         packet::PacketBatch::create(cfg_.batch, packet::PacketBatch::kDefaultCellBytes, 0,
                                     cfg_.pinned_memory ? MemSpace::kPinned : MemSpace::kHost);
     if (!batch.is_ok()) return batch.status();
-    pool_.push_back(std::make_unique<Chunk>(std::move(*batch), cfg_.app->acl_layout()));
+    pool_.push_back(std::make_unique<Frame>(std::move(*batch)));
+    chain.make_slots(*pool_.back());
     free_.push_back(pool_.back().get());
   }
+  const size_t reasons = chain.reasons().size();
+  counters_.by_reason  = std::make_unique<std::atomic<uint64_t>[]>(reasons);
+  counters_.modules    = std::make_unique<ModuleCounters[]>(chain.size());
+  reason_scratch_.assign(reasons, 0);
+  module_ns_.assign(chain.size(), 0);
   out_lists_.resize(cfg_.ports.size());
   icmp_lists_.resize(cfg_.ports.size());
   auto icmp = packet::PacketBatch::create(cfg_.batch, 2048, size_t(cfg_.batch) * 2048);
   if (!icmp.is_ok()) return icmp.status();
   icmp_ = std::move(*icmp);
-  icmp_frame_.resize(forward::kMaxIcmpFrameBytes);
+  icmp_frame_.resize(kMaxReplyBytes);
   for (auto& l : out_lists_) l.reserve(cfg_.batch);
   slow_list_.reserve(cfg_.batch);
   return Status::ok();
 }
 
-Chunk* Worker::take_free() {
+Frame* Worker::take_free() {
   if (free_.empty()) return nullptr;
-  Chunk* c = free_.back();
+  Frame* c = free_.back();
   free_.pop_back();
   c->reset();
   return c;
 }
 
 // Polls this worker's RX queues once each (round robin start) into `c`. True if any packet came.
-bool Worker::receive(Chunk& c, uint64_t& now) {
+bool Worker::receive(Frame& c, uint64_t& now) {
   bool got      = false;
   const auto nq = uint32_t(cfg_.rx_queues.size());
   for (uint32_t k = 0; k < nq; ++k) {
@@ -73,8 +80,16 @@ bool Worker::receive(Chunk& c, uint64_t& now) {
   return got;
 }
 
-Status Worker::close(Chunk* c) {
-  WARPATH_TRY(cfg_.app->pre_shade(*c));
+void Worker::add_module_ns() {
+  for (size_t m = 0; m < module_ns_.size(); ++m)
+    if (module_ns_[m]) {
+      counters_.modules[m].ns.fetch_add(module_ns_[m], std::memory_order_relaxed);
+      module_ns_[m] = 0;
+    }
+}
+
+Status Worker::close(Frame* c) {
+  WARPATH_TRY(cfg_.chain->pre(*c, module_ns_.data()));
   const uint32_t n = c->batch.size();
   counters_.chunks.fetch_add(1, std::memory_order_relaxed);
   if (policy_.offload_next()) {
@@ -87,7 +102,7 @@ Status Worker::close(Chunk* c) {
   }
   ExecContext ctx;
   const uint64_t t0 = mono_ns();
-  c->error          = cfg_.app->shade(cfg_.app->cpu(), *c, ctx);
+  c->error          = cfg_.chain->shade(*c, Place::kCpu, ctx, module_ns_.data());
   c->shade_ns       = mono_ns() - t0;
   counters_.cpu_chunks.fetch_add(1, std::memory_order_relaxed);
   counters_.cpu_packets.fetch_add(n, std::memory_order_relaxed);
@@ -97,12 +112,14 @@ Status Worker::close(Chunk* c) {
   return Status::ok();
 }
 
-Status Worker::finish(Chunk& c) {
+Status Worker::finish(Frame& c) {
   WARPATH_TRY(c.error);
-  cfg_.app->post_shade(c);
+  const Chain& chain = *cfg_.chain;
+  chain.post(c, selection_, counters_.modules.get(), module_ns_.data());
+  add_module_ns();
   const uint32_t n   = c.batch.size();
-  const uint16_t fwd = reason_id(forward::Reason::kForwarded);
-  reason_scratch_.fill(0);
+  const uint16_t fwd = kReasonForwarded;
+  std::fill(reason_scratch_.begin(), reason_scratch_.end(), 0);
   for (auto& l : out_lists_) l.clear();
   slow_list_.clear();
   for (uint32_t i = 0; i < n; ++i) {
@@ -111,7 +128,7 @@ Status Worker::finish(Chunk& c) {
       out_lists_[c.out[i]].push_back(i);
     } else {
       ++reason_scratch_[r];
-      if (any_reason_verdict(r) == forward::Verdict::kSlowPath) slow_list_.push_back(i);
+      if (chain.reasons()[r].verdict == Verdict::kSlowPath) slow_list_.push_back(i);
     }
   }
   uint64_t tx_bytes = 0;
@@ -128,36 +145,40 @@ Status Worker::finish(Chunk& c) {
       }
     }
     reason_scratch_[fwd] += sent;
-    reason_scratch_[reason_id(Extra::kTxError)] += list.size() - sent;
+    reason_scratch_[kReasonTxError] += list.size() - sent;
   }
   if (cfg_.slow_path && !slow_list_.empty())
     (void)cfg_.slow_path->tx_burst(cfg_.id, c.batch,
                                    {slow_list_.data(), uint32_t(slow_list_.size())});
-  send_time_exceeded(c);
+  send_replies(c);
   // tx, dropped and slow_path are sums of these (pipeline.cpp's snapshot): one counter each.
-  for (unsigned r = 0; r < kAllReasons; ++r)
+  for (size_t r = 0; r < reason_scratch_.size(); ++r)
     if (reason_scratch_[r])
       counters_.by_reason[r].fetch_add(reason_scratch_[r], std::memory_order_relaxed);
   counters_.tx_bytes.fetch_add(tx_bytes, std::memory_order_relaxed);
   return Status::ok();
 }
 
-// The host's answer to expired packets: ICMP / ICMPv6 Time Exceeded back out of the port each
-// came in on (router apps). Router-originated: counted apart from rx.
-void Worker::send_time_exceeded(Chunk& c) {
-  const uint16_t ttl = reason_id(forward::Reason::kTtlExpired);
-  const uint16_t hop = reason_id(forward::Reason::kHopLimitExpired);
+// The slow path's answers (the router's ICMP / ICMPv6 Time Exceeded about expired packets),
+// back out of the port each packet came in on: the module that gave a packet its reason says
+// what to send. Router-originated: counted apart from rx.
+void Worker::send_replies(Frame& c) {
+  const Chain& chain = *cfg_.chain;
   icmp_.clear();
   uint64_t suppressed = 0;
   for (uint32_t i : slow_list_) {
-    if (c.reason[i] != ttl && c.reason[i] != hop) continue;
-    const uint32_t len = cfg_.app->time_exceeded(c, i, icmp_frame_.data());
+    const int owner = chain.reasons()[c.reason[i]].module;
+    if (owner < 1) continue;
+    const int32_t len = chain.module(size_t(owner - 1)).reply(c, i, icmp_frame_.data());
+    if (len < 0) continue;
     if (len == 0) {
       ++suppressed;
       continue;
     }
     const uint16_t in = c.batch.meta(i).port;
-    if (!icmp_.append(icmp_frame_.data(), len, len, c.batch.meta(i).timestamp_ns, in)) break;
+    if (!icmp_.append(icmp_frame_.data(), uint32_t(len), uint32_t(len),
+                      c.batch.meta(i).timestamp_ns, in))
+      break;
   }
   if (suppressed) counters_.icmp_suppressed.fetch_add(suppressed, std::memory_order_relaxed);
   if (icmp_.size() == 0) return;
@@ -174,7 +195,7 @@ void Worker::send_time_exceeded(Chunk& c) {
 void Worker::run() {
   if (cfg_.cpu >= 0) pin_current_thread(cfg_.cpu);
   const uint64_t delay_ns = uint64_t(cfg_.delay_us) * 1000;
-  Chunk* cur              = nullptr;
+  Frame* cur              = nullptr;
   unsigned idle           = 0;
   uint64_t idle_since     = 0;
   for (;;) {
@@ -193,7 +214,7 @@ void Worker::run() {
     if (cur && cur->batch.size() > 0 &&
         (cur->batch.size() >= cfg_.batch || now - cur->rx_ns[0] >= delay_ns || stopping || ended)) {
       const uint32_t n = cur->batch.size();
-      Chunk* closing   = cur;
+      Frame* closing   = cur;
       cur              = nullptr;
       if (Status st = close(closing); !st.is_ok()) {
         error_ = st;
@@ -204,7 +225,7 @@ void Worker::run() {
       worked = true;
     }
     while (!pending_.empty() && pending_.front()->done.load(std::memory_order_acquire)) {
-      Chunk* c = pending_.front();
+      Frame* c = pending_.front();
       if (Status st = finish(*c); !st.is_ok()) {
         error_ = st;
         break;

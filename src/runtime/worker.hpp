@@ -1,11 +1,10 @@
 // src/runtime/worker.hpp
 //
-// A worker thread: RX from its own queues into chunks (closed when full or when the oldest
-// packet has waited the delay bound), pre-shade, shade here or hand to the master (offload
-// policy), then, strictly in chunk order, post-shade and TX. Counters are written only by the
+// A worker thread: RX from its own queues into frames (closed when full or when the oldest
+// packet has waited the delay bound), the chain's pre-shade, its shade here or handed to the
+// master (offload policy), then, strictly in frame order, the chain's post-shade and TX. Counters are written only by the
 // worker (relaxed atomics, so the progress display can read them at any time).
 #pragma once
-#include <array>
 #include <atomic>
 #include <cstdint>
 #include <deque>
@@ -13,12 +12,10 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/actions.hpp"
-#include "runtime/app.hpp"
-#include "runtime/chunk.hpp"
 #include "runtime/latency_histogram.hpp"
 #include "runtime/master.hpp"
 #include "runtime/offload_policy.hpp"
+#include "warpath/runtime/chain.hpp"
 #include "warpath/runtime/port.hpp"
 
 namespace warpath::runtime {
@@ -29,13 +26,14 @@ struct WorkerCounters {
   std::atomic<uint64_t> shade_cpu_ns{0};
   /// Router-originated ICMP Time Exceeded errors (outside rx = tx + dropped + slow_path).
   std::atomic<uint64_t> icmp_sent{0}, icmp_suppressed{0};
-  std::array<std::atomic<uint64_t>, kAllReasons> by_reason{};
+  std::unique_ptr<std::atomic<uint64_t>[]> by_reason;  ///< one per reason of the chain
+  std::unique_ptr<ModuleCounters[]> modules;           ///< one per module of the chain
   std::atomic<double> share{0};
 };
 
 struct WorkerSetup {
   uint32_t id           = 0;
-  const App* app        = nullptr;
+  const Chain* chain    = nullptr;
   OffloadMaster* master = nullptr;  ///< nullptr: everything on the CPU
   Offload policy        = Offload::kCpu;
   std::vector<Port*> ports;                           ///< numbered ports (index = port number)
@@ -60,23 +58,26 @@ class Worker {
   const LatencyHistogram& latency() const noexcept { return latency_; }
 
  private:
-  bool receive(Chunk& c, uint64_t& now);
-  Status close(Chunk* c);
-  Status finish(Chunk& c);
-  void send_time_exceeded(Chunk& c);
-  Chunk* take_free();
+  bool receive(Frame& c, uint64_t& now);
+  Status close(Frame* c);
+  Status finish(Frame& c);
+  void send_replies(Frame& c);
+  Frame* take_free();
+  void add_module_ns();
 
   WorkerSetup cfg_;
   OffloadPolicy policy_;
-  std::vector<std::unique_ptr<Chunk>> pool_;
-  std::vector<Chunk*> free_;
-  std::deque<Chunk*> pending_;
+  std::vector<std::unique_ptr<Frame>> pool_;
+  std::vector<Frame*> free_;
+  std::deque<Frame*> pending_;
+  Chain::Scratch selection_;
+  std::vector<uint64_t> module_ns_;  ///< per module, added to the counters after each frame
   std::vector<std::vector<uint32_t>> out_lists_;
   std::vector<uint32_t> slow_list_;
-  packet::PacketBatch icmp_;  ///< Time Exceeded frames of the chunk being finished
+  packet::PacketBatch icmp_;  ///< replies (Time Exceeded) of the frame being finished
   std::vector<std::vector<uint32_t>> icmp_lists_;
   std::vector<uint8_t> icmp_frame_;
-  std::array<uint64_t, kAllReasons> reason_scratch_{};
+  std::vector<uint64_t> reason_scratch_;
   WorkerCounters counters_;
   LatencyHistogram latency_;
   Status error_;

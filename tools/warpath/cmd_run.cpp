@@ -31,6 +31,7 @@
 #include "warpath/io/text_file.hpp"
 #include "warpath/lookup/route.hpp"
 #include "warpath/runtime/builtin.hpp"
+#include "warpath/runtime/chain.hpp"
 #include "warpath/runtime/pipeline.hpp"
 #include "warpath/runtime/port.hpp"
 #include "warpath/runtime/run_config.hpp"
@@ -44,8 +45,8 @@ constexpr const char* kDefaultGenSpec = "gen:max:5000000";
 /// Flag values; a flag overrides the config only when given (its Option's count() > 0).
 struct RunOptions {
   std::string config;
-  std::string app, rules, format, algo, fib, neighbors, lookup, engine, offload_device, json,
-      slow_path, match_action, default_action, ipv6_action;
+  std::string app, chain, rules, format, algo, fib, neighbors, lookup, engine, offload_device,
+      json, slow_path, match_action, default_action, ipv6_action;
   std::vector<std::string> ports;
   uint32_t workers = 1, batch = 1024, delay_us = 200;
   double duration = 0;
@@ -99,6 +100,20 @@ Result<runtime::RunConfig> build_config(const RunOptions& o, bool& builtin_ports
   if (!o.config.empty()) WARPATH_TRY(runtime::load_run_config(o.config, c));
   if (o.has("--app") && !runtime::parse_app(o.app, c.app))
     return Status(Errc::kInvalidArgument, "--app: unknown app '" + o.app + "'");
+  if (o.has("--chain")) {
+    auto parsed = runtime::parse_chain(o.chain);
+    if (!parsed) return Status(parsed.status().code(), "--" + parsed.status().message());
+    c.chain = std::move(*parsed);
+    for (auto& m : c.chain) m.where = "--chain";
+  }
+  if (!c.chain.empty())  // the presets' settings have no place in a chain
+    for (const char* flag : {"--app", "--rules", "--format", "--algo", "--fib", "--neighbors",
+                             "--lookup", "--match-action", "--default-action", "--ipv6-action"})
+      if (o.has(flag))
+        return Status(Errc::kInvalidArgument,
+                      std::string(flag) + ": not with a chain of modules (" +
+                          (o.has("--chain") ? "--chain" : o.config + ": [[module]]") +
+                          "); give it as an argument of the module (warpath modules lists them)");
   if (o.has("--engine") && !runtime::parse_offload(o.engine, c.engine))
     return Status(Errc::kInvalidArgument, "--engine: unknown policy '" + o.engine + "'");
   auto set = [&](const char* flag, std::string& field, const std::string& value) {
@@ -147,6 +162,7 @@ struct Tables {
 };
 
 Status load_tables(const runtime::RunConfig& c, bool builtin_ports, Tables& t) {
+  if (!c.chain.empty()) return Status::ok();  // the modules load their own
   const bool router = c.app != runtime::AppKind::kAcl;
   const bool acl    = c.app != runtime::AppKind::kRouter;
   if (router) {
@@ -170,19 +186,7 @@ Status load_tables(const runtime::RunConfig& c, bool builtin_ports, Tables& t) {
   }
   if (acl) {
     if (c.rules.empty()) {
-      t.rules = classify::random_rule_set(c.seed, classify::KeyLayout::kFiveTuple, 1000);
-      // A firewall worth watching: the first (highest-priority) rule denies ICMP from
-      // anywhere, one rule in eight of the rest denies, and the last rule (a catch-all) takes
-      // the configured match action.
-      classify::Rule& icmp = t.rules.rules.front();
-      const uint32_t prio  = icmp.priority;
-      icmp                 = classify::Rule{};
-      icmp.value[3]        = 1;
-      icmp.mask[3]         = 0xFF;
-      icmp.priority        = prio;
-      icmp.action          = "deny";
-      for (size_t i = 1; i + 1 < t.rules.rules.size(); ++i)
-        if (i % 8 == 3) t.rules.rules[i].action = "deny";
+      t.rules      = runtime::builtin_acl(c.seed);
       t.rules_text = "built-in random 5-tuple ACL: deny ICMP, every 8th rule denies";
     } else {
       WARPATH_ASSIGN_OR_RETURN(t.rules, classify::load_rules(c.rules, c.rules_format));
@@ -236,11 +240,16 @@ int run_pipeline(const RunOptions& o) {
   ctx.fib   = tables.fib_text;
   ctx.rules = tables.rules_text;
   runtime::RunInputs in;
-  if (c.app != runtime::AppKind::kAcl) {
+  in.load_routes = [](const std::string& path) { return lookup::load_routes(path); };
+  in.load_rules  = [](const std::string& path, std::string_view format) {
+    return classify::load_rules(path, format);
+  };
+  in.read_text = [](const std::string& path) { return io::read_text_file(path); };
+  if (c.chain.empty() && c.app != runtime::AppKind::kAcl) {  // a chain's modules load theirs
     in.fib       = &tables.fib;
     in.neighbors = &tables.neighbors;
   }
-  if (c.app != runtime::AppKind::kRouter) in.rules = &tables.rules;
+  if (c.chain.empty() && c.app != runtime::AppKind::kRouter) in.rules = &tables.rules;
   if (Status s = open_ports(c, in); !s.is_ok()) return fail(s.message());
   OutputFile json(c.json);
   if (!c.json.empty())
@@ -271,7 +280,9 @@ int run_pipeline(const RunOptions& o) {
 void add_run(CLI::App& app, Runner& run) {
   auto o    = std::make_shared<RunOptions>();
   auto* cmd = app.add_subcommand(
-      "run", "Run the packet pipeline: ports, router and/or ACL on CPU and GPU engines");
+      "run",
+      "Run the packet pipeline: ports and a chain of modules (router, ACL, ...) on CPU and GPU "
+      "engines");
   cmd->footer(
       "Flags override the config file (TOML; keys and defaults: "
       "include/warpath/runtime/run_config.hpp); --port replaces its ports.\n"
@@ -294,6 +305,9 @@ void add_run(CLI::App& app, Runner& run) {
   };
   flag("--app", o->app, "Application: acl, router, router+acl")
       ->check(CLI::IsMember({"acl", "router", "router+acl"}));
+  flag("--chain", o->chain,
+       "Modules to run instead of an app, e.g. \"acl(rules=fw.rules, default=permit) -> "
+       "router(fib=t.fib)\" (warpath modules lists them)");
   flag("--rules", o->rules, "ACL rule file (default: a built-in 1,000-rule ACL)");
   flag("--format", o->format, "Rule file format")->check(CLI::IsMember({"classbench", "openflow"}));
   flag("--algo", o->algo, "Classification algorithm")

@@ -70,6 +70,7 @@ void print_run_summary(const runtime::RunConfig& c, const runtime::RunReport& r,
     fmt::print(out, "until the sources end");
   fmt::print(out, "; ran {:.3f} s{}\n", r.seconds,
              ctx.stopped_by.empty() ? "" : ", stopped by " + ctx.stopped_by);
+  fmt::print(out, "chain: {}\n", r.chain);
   if (!ctx.fib.empty()) fmt::print(out, "FIB: {}\n", ctx.fib);
   if (!ctx.rules.empty()) fmt::print(out, "ACL: {}\n", ctx.rules);
   fmt::print(out, "\n");
@@ -103,6 +104,16 @@ void print_run_summary(const runtime::RunConfig& c, const runtime::RunReport& r,
                p.stats.tx_bytes, p.description);
   }
 
+  fmt::print(out, "\n{:<3} {:<12} {:>12} {:>12} {:>12} {:>10} {:>10} {:>8}  {}\n", "#", "module", "in",
+             "out", "forwarded", "dropped", "slow_path", "ns/pkt", "built from");
+  for (const runtime::ModuleReport& m : r.modules) {
+    uint64_t drops = 0, slow = 0;
+    for (const auto& [k, n] : m.drops) drops += n;
+    for (const auto& [k, n] : m.slow_path) slow += n;
+    fmt::print(out, "{:<3} {:<12} {:>12} {:>12} {:>12} {:>10} {:>10} {:>8.1f}  {}\n", m.position,
+               m.kind, m.in, m.out, m.forwarded, drops, slow, m.ns_per_packet, m.describe);
+  }
+
   fmt::print(out, "\n{:<16}{} (batch fill {:.1f}%), cpu {}, gpu {}, launches {}\n", "chunks",
              r.chunks, 100.0 * r.batch_fill, r.cpu_chunks, r.gpu_chunks, r.gpu_launches);
   fmt::print(out, "{:<16}cpu {} / gpu {} packets ({:.1f}% on the GPU), cpu {:.1f} ns/packet\n",
@@ -132,6 +143,7 @@ nlohmann::ordered_json run_report_json(const runtime::RunConfig& c, const runtim
     j["machine"]["worker_cpus"] = pins;
   }
   j["app"]            = r.app.empty() ? runtime::app_name(c.app) : r.app;
+  j["chain"]          = r.chain;
   j["engine"]         = runtime::offload_name(c.engine);
   j["engines"]        = {{"cpu", r.engine}, {"offload", r.offload_engine}};
   j["offload_device"] = c.offload_device;
@@ -177,6 +189,22 @@ nlohmann::ordered_json run_report_json(const runtime::RunConfig& c, const runtim
   J slow     = J::object();
   for (const auto& [reason, n] : r.drops_by_reason) drops[reason] = n;
   for (const auto& [reason, n] : r.slow_path_by_reason) slow[reason] = n;
+  J modules = J::array();
+  for (const runtime::ModuleReport& m : r.modules) {
+    J md = J::object(), ms = J::object();
+    for (const auto& [k, n] : m.drops) md[k] = n;
+    for (const auto& [k, n] : m.slow_path) ms[k] = n;
+    modules.push_back({{"position", m.position},
+                       {"kind", m.kind},
+                       {"describe", m.describe},
+                       {"in", m.in},
+                       {"out", m.out},
+                       {"forwarded", m.forwarded},
+                       {"drops_by_reason", md},
+                       {"slow_path_by_reason", ms},
+                       {"ns_per_packet", m.ns_per_packet}});
+  }
+  j["modules"]                     = modules;
   j["drops_by_reason"]             = drops;
   j["slow_path_by_reason"]         = slow;
   j["icmp"]                        = {{"sent", r.icmp_sent}, {"suppressed", r.icmp_suppressed}};

@@ -3,16 +3,21 @@
 // The packet pipeline: PacketShader's software router (packetshader-sigcomm10.md sections 4-5)
 // with GSwitch's delay-bounded batching (gswitch-conext14.md section 7.4).
 //
+// What runs is a chain of modules (chain.hpp, module.hpp): the presets acl, router and
+// router+acl, or any chain of the registry's modules.
+//
 // Stages (per chunk of up to `batch` packets)
 //   RX          a worker polls its RX queues into a chunk; the chunk is closed when it is full
 //               or when its oldest packet has waited `delay_us`.
-//   pre-shade   parse (cpu.parse), split off the slow path, gather keys into fixed arrays
-//               (5-tuple / OpenFlow keys for the ACL, destinations for the FIB).
-//   shade       classification and lookup on an engine: in the worker (CPU engines) or in the
-//               master thread of a GPU, which gathers the keys of chunks from several workers
-//               into one launch and scatters the answers back.
-//   post-shade  ACL actions, the router data path (TTL, checksum, MACs, output port), drops
-//               and slow path.
+//   pre-shade   parse (cpu.parse), then every module gathers its keys into its slot (5-tuple /
+//               OpenFlow keys for the ACL, destinations for the FIB).
+//   shade       every module's jobs on an engine: in the worker (CPU engines) or in the
+//               master thread of a GPU, which gathers the same job of chunks from several
+//               workers into one launch and scatters the answers back, without knowing what
+//               the keys are.
+//   post-shade  the modules in chain order, each on the packets still undecided whose context
+//               it accepts: ACL actions, the router data path (TTL, checksum, MACs, output
+//               port), drops and slow path.
 //   TX          per output port, in chunk order.
 //
 // Threads
@@ -46,6 +51,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "warpath/core/status.hpp"
@@ -69,6 +75,16 @@ struct LatencySummary {
   double mean_us = 0, p50_us = 0, p99_us = 0, p999_us = 0, max_us = 0;
 };
 
+/// One module's counters (chain.hpp: ModuleCounters), summed over the workers.
+struct ModuleReport {
+  uint32_t position = 0;           ///< 1-based
+  std::string kind, describe;      ///< "acl", what it was built from
+  uint64_t in = 0, out = 0;        ///< packets it decided for; of those, passed on undecided
+  uint64_t forwarded      = 0;     ///< of those, forwarded
+  std::map<std::string, uint64_t> drops, slow_path;  ///< by its own reasons
+  double ns_per_packet = 0;        ///< CPU time in its pre, shade and post per packet it saw
+};
+
 struct PortReport {
   std::string name, description;
   PortStats stats;
@@ -79,6 +95,8 @@ struct RunReport {
   bool final     = false;
   double seconds = 0;
   std::string app, engine, offload_engine;  ///< e.g. "router+acl", "cpu.lpm + cpu.rfc", ...
+  std::string chain;                        ///< the modules, "acl -> router"
+  std::vector<ModuleReport> modules;        ///< in chain order
   uint32_t workers = 0;
   uint64_t rx = 0, tx = 0, dropped = 0, slow_path = 0;
   uint64_t rx_bytes = 0, tx_bytes = 0;
@@ -109,12 +127,19 @@ struct RunHooks {
   std::function<void(const RunReport&)> progress;  ///< called from the run() thread
 };
 
-/// Everything run() needs, already loaded: the ports (index = position) and the tables.
+/// Everything run() needs: the ports (index = position), the tables of a preset app, already
+/// loaded (or none: the presets then load config.fib / config.rules, or use the built-in ones),
+/// and how modules load the files their arguments name.
 struct RunInputs {
   std::vector<std::unique_ptr<Port>> ports;
   const lookup::RouteTable* fib          = nullptr;  ///< router apps
   const forward::RouterConfig* neighbors = nullptr;  ///< router apps
   const classify::RuleSet* rules         = nullptr;  ///< acl apps
+  /// File loaders (the CLI passes lookup::load_routes, classify::load_rules and
+  /// io::read_text_file of warpath_io); without them a module given a file says it cannot load it.
+  std::function<Result<lookup::RouteTable>(const std::string&)> load_routes;
+  std::function<Result<classify::RuleSet>(const std::string&, std::string_view)> load_rules;
+  std::function<Result<std::string>(const std::string&)> read_text;
   /// Where slow-path packets go (the host's stack; a `pcap::FILE` port for --slow-path), or
   /// nullptr to count them only. Not one of the numbered ports.
   std::unique_ptr<Port> slow_path;

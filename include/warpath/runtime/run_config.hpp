@@ -5,7 +5,8 @@
 //
 // TOML (every key optional; an unknown key, a wrong type or a bad value is an error naming the
 // file, the line and the key)
-//   app       = "router+acl"      # acl | router | router+acl
+//   app       = "router+acl"      # acl | router | router+acl (presets of these chains:
+//                                 # acl -> wire, router, acl -> router)
 //   engine    = "auto"            # cpu | gpu | auto   (offload policy)
 //   offload_device = "cuda"       # cuda | cpu (test aid: the offload path on CPU engines)
 //   workers   = 2                 # worker threads (each pinned to a core when possible)
@@ -35,10 +36,17 @@
 //   match     = "permit"          # action of a matching rule that names none
 //   default   = "deny"            # action when no rule matches
 //   ipv6      = "permit"          # IPv6 packets with a 5-tuple ACL (its keys are IPv4)
+//   [[module]]                    # instead of app, [router] and [acl]: a chain of modules,
+//   kind = "acl"                  # one table each, in order (chain.hpp; `warpath modules`
+//   rules = "fw.rules"            # lists the kinds and their arguments). Every other key is
+//   default = "permit"            # an argument: a string, an integer or a boolean
+//   [[module]]
+//   kind = "router"
+//   fib = "routes.txt.xz"
 //
-// Relative paths (router.fib, router.neighbors, acl.rules, json, slow_path and the files of
-// pcap port specs) are relative to the directory of the config file. Durations may be
-// integers or floats. [ports] keeps file order (the position is the port number).
+// Relative paths (router.fib, router.neighbors, acl.rules, the rules, fib and neighbors
+// arguments of modules, json, slow_path and the files of pcap port specs) are relative to the
+// directory of the config file. Durations may be integers or floats. [ports] keeps file order (the position is the port number).
 //
 // Actions: "permit", "deny" (alias "drop") or "output:N". A ClassBench rule line may end with
 // an action field; an OpenFlow rule's actions= maps drop -> deny, output:N -> output:N and
@@ -57,6 +65,14 @@
 
 namespace warpath::runtime {
 
+/// A module as written in a chain (chain.hpp): its kind and its arguments, in order, plus where
+/// it was written ("run.toml:14") for errors.
+struct ModuleSpec {
+  std::string kind;
+  std::vector<std::pair<std::string, std::string>> args;
+  std::string where;
+};
+
 enum class AppKind : uint8_t { kAcl, kRouter, kRouterAcl };
 enum class Offload : uint8_t { kCpu, kGpu, kAuto };
 
@@ -67,6 +83,9 @@ bool parse_offload(std::string_view text, Offload& out) noexcept;
 
 struct RunConfig {
   AppKind app = AppKind::kRouterAcl;
+  /// The modules to run (chain.hpp); empty = the preset `app` with the router.* and acl.*
+  /// settings below. A chain takes its tables from its modules' arguments instead.
+  std::vector<ModuleSpec> chain;
   /// (name, spec) in port-number order: the first is port 0.
   std::vector<std::pair<std::string, std::string>> ports;
 

@@ -70,7 +70,9 @@ class Loader {
       const std::string key(k.str());
       const uint32_t line = uint32_t(k.source().begin.line);
       lines_[key]         = line;
-      if (key == "ports" || key == "router" || key == "acl") {
+      if (key == "module") {
+        WARPATH_TRY(modules(line, v));
+      } else if (key == "ports" || key == "router" || key == "acl") {
         const toml::table* t = v.as_table();
         if (!t) return wrong_type(line, key, "a table", v);
         lines_[key] = uint32_t(t->source().begin.line ? t->source().begin.line : line);
@@ -79,10 +81,58 @@ class Loader {
         WARPATH_TRY(top(line, key, v));
       }
     }
+    if (!c_.chain.empty())  // the presets' settings have no place in a chain
+      for (const char* key : {"app", "router", "acl"})
+        if (lines_.count(key))
+          return error(Errc::kInvalidArgument, lines_.at(key),
+                       std::string(key) +
+                           ": not with [[module]] (a chain takes its tables from its modules' "
+                           "arguments)");
     return check();
   }
 
  private:
+  /// [[module]] tables: kind, then every other key an argument (a string, an integer, a float
+  /// or a boolean, kept as text). The rules, fib and neighbors arguments are paths.
+  Status modules(uint32_t line, const toml::node& v) {
+    const toml::array* a = v.as_array();
+    if (!a) return wrong_type(line, "module", "an array of tables ([[module]])", v);
+    std::vector<ModuleSpec> chain;
+    for (const toml::node& e : *a) {
+      const toml::table* t = e.as_table();
+      const uint32_t at    = uint32_t(e.source().begin.line ? e.source().begin.line : line);
+      if (!t) return wrong_type(at, "module", "a table", e);
+      ModuleSpec spec;
+      spec.where = name_ + ":" + std::to_string(at);
+      for (auto&& [k, val] : *t) {
+        const std::string key = std::string(k.str());
+        const uint32_t kl     = uint32_t(k.source().begin.line);
+        std::string text;
+        if (const auto* str = val.as_string()) {
+          text = str->get();
+          if (key == "rules" || key == "fib" || key == "neighbors") text = resolve(text);
+        } else if (const auto* i = val.as_integer()) {
+          text = std::to_string(i->get());
+        } else if (const auto* f = val.as_floating_point()) {
+          text = std::to_string(f->get());
+        } else if (const auto* b = val.as_boolean()) {
+          text = b->get() ? "true" : "false";
+        } else {
+          return wrong_type(kl, "module." + key, "a string, a number or a boolean", val);
+        }
+        if (key == "kind")
+          spec.kind = text;
+        else
+          spec.args.emplace_back(key, text);
+      }
+      if (spec.kind.empty())
+        return error(Errc::kParseError, at, "module: every [[module]] needs kind = \"...\"");
+      chain.push_back(std::move(spec));
+    }
+    c_.chain = std::move(chain);
+    return Status::ok();
+  }
+
   Status error(Errc code, uint32_t line, const std::string& text) const {
     return Status(code, name_ + ":" + std::to_string(line) + ": " + text);
   }
@@ -198,7 +248,8 @@ class Loader {
     }
     return unknown(line, key,
                    "app, engine, offload_device, workers, batch, delay_us, duration, seed, json, "
-                   "slow_path, pin_threads, cpus, gen_profile, [ports], [router], [acl]");
+                   "slow_path, pin_threads, cpus, gen_profile, [ports], [router], [acl], "
+                   "[[module]]");
   }
 
   Status ports(const toml::table& t) {

@@ -1,0 +1,117 @@
+// include/warpath/runtime/chain.hpp
+//
+// A chain of modules: what `warpath run` runs (GASPP's module chains, section 3.1; Click's
+// element graphs reduced to a line). The head is always the parser (cpu.parse, which sets the
+// kParse field); then the modules, in order. docs/modules.md has the user's view.
+//
+// Written as
+//   one line     acl(rules=fw.rules, default=permit) -> router(fib=t.fib, neighbors=n.txt)
+//                (parse_chain: a module is KIND or KIND(NAME=VALUE, ...); a value runs to the
+//                next ',' or ')' unless it is "double quoted"; spaces around tokens are
+//                ignored; KIND and NAME are [A-Za-z0-9_.-]+)
+//   TOML         [[module]] tables in order: kind = "acl", then the arguments as keys
+//                (run_config.hpp)
+//   a preset     --app acl | router | router+acl (preset_chain: today's three applications)
+//
+// Every module takes `when=NAME[|NAME...]`: it then runs only on packets whose context key is
+// one of those (GASPP's context keys); an ACL rule with the action goto:NAME tags a packet with
+// the context NAME. Without `when`, a module runs on every packet still undecided.
+//
+// Errors name the position, the argument and the reason:
+//   "chain position 2 (router): unknown argument 'fibb' (known: fib, neighbors, lookup, when)"
+//   "chain position 1 (acl): reads flow, which no module before it sets"
+#pragma once
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "warpath/core/exec.hpp"
+#include "warpath/core/status.hpp"
+#include "warpath/packet/parser.hpp"
+#include "warpath/runtime/frame.hpp"
+#include "warpath/runtime/module.hpp"
+#include "warpath/runtime/reasons.hpp"
+#include "warpath/runtime/run_config.hpp"
+
+namespace warpath::runtime {
+
+/// Parses the one-line form. kParseError "chain: column N: reason".
+Result<std::vector<ModuleSpec>> parse_chain(std::string_view text);
+/// The one-line form of specs (what parse_chain reads back).
+std::string format_chain(const std::vector<ModuleSpec>& specs);
+/// The chain of a preset application, with its arguments from `config` (router.* and acl.*).
+/// `preloaded`: the caller passes the tables in TableSource, so file arguments are left out.
+std::vector<ModuleSpec> preset_chain(const RunConfig& config, bool preloaded);
+
+/// Per-module counters of one worker (written by its owner only; relaxed atomics, so the
+/// progress display reads them at any time).
+struct ModuleCounters {
+  std::atomic<uint64_t> in{0};   ///< packets the module decided for (its selection)
+  std::atomic<uint64_t> out{0};  ///< of those, the ones it passed on (still undecided)
+  std::atomic<uint64_t> forwarded{0};
+  std::atomic<uint64_t> ns{0};   ///< time in its pre, CPU shade and post
+};
+
+class Chain {
+ public:
+  /// Builds every module (specs in order) and checks the contracts. `env.position`,
+  /// `env.reasons` and `env.contexts` are set here.
+  static Result<std::unique_ptr<Chain>> build(const std::vector<ModuleSpec>& specs,
+                                              BuildEnv env);
+
+  size_t size() const noexcept { return modules_.size(); }
+  const Module& module(size_t m) const { return *modules_[m].module; }
+  const std::string& where(size_t m) const { return modules_[m].where; }
+  const ReasonTable& reasons() const noexcept { return reasons_; }
+  const ContextTable& contexts() const noexcept { return contexts_; }
+  /// The one-line form of the chain as built ("acl -> router").
+  std::string describe() const;
+  /// Engines of a place, in chain order ("cpu.rfc + cpu.lpm.compressed").
+  std::string engines(Place place) const;
+  bool has_offload() const noexcept { return offload_; }
+
+  /// One slot per module, for a new frame.
+  void make_slots(Frame& f) const;
+  /// Pre-shade: parse, then every module's pre. `ns` (one per module, may be nullptr) gets the
+  /// time each took.
+  Status pre(Frame& f, uint64_t* ns = nullptr) const;
+  /// Shade on the CPU engines: every module's jobs.
+  Status shade(Frame& f, Place place, ExecContext& ctx, uint64_t* ns = nullptr) const;
+  /// Post-shade: every module's post on its selection, then the chain's end (undecided ->
+  /// no_verdict, a port that does not exist -> no_port). `counters` (one per module) and `ns`
+  /// may be nullptr. `scratch` holds the selection (reused; grows to the frame's capacity).
+  struct Scratch {
+    std::vector<uint32_t> list;
+    std::vector<uint8_t> mask;
+  };
+  void post(Frame& f, Scratch& scratch, ModuleCounters* counters, uint64_t* ns = nullptr) const;
+
+  /// The flattened shade jobs: (module, job) pairs in chain order, for the master.
+  struct JobRef {
+    uint32_t module, job;
+    JobShape shape;
+  };
+  const std::vector<JobRef>& jobs() const noexcept { return jobs_; }
+
+ private:
+  struct Entry {
+    std::unique_ptr<Module> module;
+    std::string where;
+    bool any_context = true;
+    std::array<uint64_t, 4> when{};  ///< bitmap of accepted context ids (< 256)
+  };
+  Chain() = default;
+  std::unique_ptr<packet::Parser> parser_;
+  std::vector<Entry> modules_;
+  std::vector<JobRef> jobs_;
+  ReasonTable reasons_;
+  ContextTable contexts_;
+  uint16_t port_count_ = 0;
+  bool offload_        = false;
+};
+
+}  // namespace warpath::runtime

@@ -1,0 +1,85 @@
+// include/warpath/runtime/frame.hpp
+//
+// A frame: the unit a chain of modules processes (PacketShader's chunk, VPP's frame). A worker
+// owns a small pool of frames, reused for the whole run; nothing here allocates per packet.
+//
+// Per-packet metadata: one fixed layout (Click's annotations, VPP's buffer opaque), columns of
+// `capacity` entries. Modules read and set these and nothing else of the frame's; what a module
+// needs on top (its keys and answers) lives in its own slot (module.hpp: ModuleSlot).
+//
+//   column     field (module.hpp)  what
+//   batch      -                   the packets, in the order they were received (bytes may be
+//                                  rewritten in place by a module that sets kBytes)
+//   rx_ns      -                   monotonic receive time (latency is measured from it)
+//   infos      kParse              parse results (the chain's head, the parser)
+//   flow       kFlow               flow id (0 = none), set by a flow-tracking module
+//   context    kContext            context key (GASPP section 3.1): 0 = the default context; a
+//                                  module sets another (an ACL rule's goto:NAME) and later
+//                                  modules declared `when=NAME` run only on those packets
+//   reason     kVerdict            kContinue while no module has decided, else the id of the
+//                                  reason that decided (reasons.hpp), which gives the verdict
+//   out        kVerdict            output port of a forwarded packet
+//
+// The verdicts: continue (the next module sees the packet), forward out of `out`, drop or slow
+// path (with a reason). A decided packet is not shown to later modules.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "warpath/core/status.hpp"
+#include "warpath/packet/batch.hpp"
+#include "warpath/packet/info.hpp"
+
+namespace warpath::runtime {
+
+/// reason[i] of a packet no module has decided yet.
+inline constexpr uint16_t kContinue = 0xFFFF;
+/// context[i] of a packet nothing has tagged.
+inline constexpr uint16_t kDefaultContext = 0;
+
+/// What a module keeps per frame (keys, answers): made by Module::make_slot.
+struct ModuleSlot {
+  virtual ~ModuleSlot() = default;
+};
+
+struct Frame {
+  explicit Frame(packet::PacketBatch b)
+      : batch(std::move(b)),
+        capacity(batch.max_packets()),
+        rx_ns(capacity),
+        infos(capacity),
+        flow(capacity),
+        context(capacity),
+        reason(capacity),
+        out(capacity) {}
+
+  packet::PacketBatch batch;
+  uint32_t capacity;
+  std::vector<uint64_t> rx_ns;
+  std::vector<packet::PacketInfo> infos;
+  std::vector<uint32_t> flow;
+  std::vector<uint16_t> context;
+  std::vector<uint16_t> reason;
+  std::vector<uint16_t> out;
+  /// One per module of the chain, by position (nullptr for a module without one).
+  std::vector<std::unique_ptr<ModuleSlot>> slots;
+
+  // Pipeline bookkeeping (worker.cpp, master.cpp).
+  bool offloaded    = false;
+  uint64_t shade_ns = 0;  ///< time the shade stage took where it ran
+  std::atomic<bool> done{false};
+  Status error;  ///< set by the shade stage on failure (read after done)
+
+  uint32_t size() const noexcept { return batch.size(); }
+  /// Empties the frame for reuse and resets the metadata of its packets to be.
+  void reset() {
+    batch.clear();
+    offloaded = false;
+    done.store(false, std::memory_order_relaxed);
+    error = Status::ok();
+  }
+};
+
+}  // namespace warpath::runtime

@@ -1,0 +1,212 @@
+// include/warpath/runtime/module.hpp
+//
+// A module: one function of a chain (a VPP node, a Click element, a GASPP module): the ACL, the
+// router, a TTL filter, later the OpenFlow switch, ESP, flow tracking and the NIDS. docs/
+// modules.md shows how one is written, with a complete example (src/runtime/modules/
+// ttl_filter_module.cpp).
+//
+// Compile, then run
+//   A module is built once from its arguments (its factory in the registry below loads and
+//   compiles its tables into immutable images) and is then shared, const, by every worker and
+//   the offload master. What changes per frame lives in the frame's metadata (frame.hpp) and in
+//   the module's own slot (make_slot), one per frame.
+//
+// The three stages (PacketShader's pre-shade / shade / post-shade), per frame
+//   pre(frame, slot)       gather keys from the packets into the slot (CPU, in the worker).
+//                          Runs for every module before any post, so it sees every packet,
+//                          not only those that will reach the module: gathering must be
+//                          harmless for packets an earlier module will decide.
+//   jobs                   the shade: job j of the slot is `count` keys of a fixed shape and
+//                          their answers (job_shape, job_data); run_job answers them on the
+//                          CPU engines (in the worker) or on the offload engines (in the master,
+//                          which gathers the same job of many frames into one launch without
+//                          knowing what the keys are). A module without jobs has nothing to
+//                          shade.
+//   post(frame, slot, sel) decide, in chain order, for the packets of `sel`: those no earlier
+//                          module decided (reason == kContinue) whose context the module
+//                          accepts (the chain's `when=`). It sets reason/out (and context or
+//                          bytes, as its contract says) of those packets only.
+//
+// Contract (VPP's Uses / Sets)
+//   contract() names the metadata fields the module reads and those it sets (Field), and the
+//   contexts it may tag packets with. The chain is checked when it is built: a module that
+//   reads a field nothing before it sets, or runs `when=` a context nothing before it tags, is
+//   an error naming its position. The head of every chain is the parser, which sets kParse.
+//
+// Reasons
+//   A module registers the reasons it may give when it is built (BuildEnv::reasons), and sets a
+//   packet's reason to one of those ids or to kReasonForwarded (with out = the port).
+//
+// Thread safety
+//   Every method is const and may be called concurrently for different frames.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "warpath/core/exec.hpp"
+#include "warpath/core/span.hpp"
+#include "warpath/core/status.hpp"
+#include "warpath/runtime/frame.hpp"
+#include "warpath/runtime/reasons.hpp"
+#include "warpath/runtime/run_config.hpp"
+
+namespace warpath::lookup {
+struct RouteTable;
+}
+namespace warpath::forward {
+struct RouterConfig;
+}
+namespace warpath::classify {
+struct RuleSet;
+}
+
+namespace warpath::runtime {
+
+/// The per-packet metadata fields of a frame (frame.hpp lists their columns).
+enum class Field : uint8_t { kParse, kFlow, kContext, kVerdict, kBytes, kCount };
+using FieldSet = uint32_t;
+constexpr FieldSet field_bit(Field f) { return FieldSet(1) << unsigned(f); }
+/// "parse", "flow", "context", "verdict", "bytes".
+const char* field_name(Field f) noexcept;
+/// "parse, verdict" (in Field order); "-" when empty.
+std::string field_list(FieldSet s);
+
+struct ModuleContract {
+  FieldSet reads = 0, sets = 0;
+  /// Context names the module may tag packets with (those of goto: actions, say).
+  std::vector<std::string> contexts;
+};
+
+/// The shape of one shade job: `columns` arrays of keys of `key_bytes` each (structure of
+/// arrays: column c of key k at keys + c * column_stride + k * key_bytes), one answer of
+/// `answer_bytes` per key.
+struct JobShape {
+  uint32_t columns = 1, key_bytes = 4, answer_bytes = 4;
+};
+/// One job's data in one frame's slot (or gathered by the master).
+struct JobData {
+  const uint8_t* keys  = nullptr;
+  size_t column_stride = 0;  ///< bytes between columns
+  uint8_t* answers     = nullptr;
+  uint32_t count       = 0;
+};
+
+/// The packets post() decides: ascending indices, and a byte per packet of the frame (1 = in).
+struct Selection {
+  Span<const uint32_t> list;
+  const uint8_t* mask = nullptr;
+  bool contains(uint32_t i) const noexcept { return mask[i] != 0; }
+};
+
+/// Where the shade runs: the worker's CPU engines or the master's offload engines.
+enum class Place : uint8_t { kCpu, kOffload };
+
+class Module {
+ public:
+  virtual ~Module() = default;
+  virtual std::string_view kind() const noexcept = 0;
+  virtual ModuleContract contract() const = 0;
+  /// One line for the summary: what the module was built from ("acl1_10K (9,603 rules)").
+  virtual std::string describe() const { return {}; }
+  /// The engines of a place ("cpu.rfc"), empty when the module has none.
+  virtual std::string engines(Place) const { return {}; }
+
+  virtual std::unique_ptr<ModuleSlot> make_slot(uint32_t /*capacity*/) const { return nullptr; }
+  virtual Status pre(Frame&, ModuleSlot*) const { return Status::ok(); }
+
+  virtual uint32_t job_count() const noexcept { return 0; }
+  virtual JobShape job_shape(uint32_t /*job*/) const { return {}; }
+  virtual JobData job_data(Frame&, ModuleSlot*, uint32_t /*job*/) const { return {}; }
+  virtual Status run_job(Place, uint32_t /*job*/, const JobData&, ExecContext&) const {
+    return Status::ok();
+  }
+
+  virtual void post(Frame&, ModuleSlot*, const Selection&) const = 0;
+
+  /// The answer the slow path sends back out of the ingress port about packet i, whose reason
+  /// this module gave (the router's ICMP Time Exceeded): its length, written to `out`
+  /// (kMaxReplyBytes); 0 when one is due but may not be sent (counted as suppressed); -1 when
+  /// none is due.
+  virtual int32_t reply(const Frame&, uint32_t /*i*/, uint8_t* /*out*/) const { return -1; }
+};
+
+inline constexpr uint32_t kMaxReplyBytes = 14 + 8 + 1280;
+
+/// Tables a module may take instead of loading files: what `RunInputs` passes (the presets'
+/// tables, loaded by the caller) and how files are loaded (the CLI links the loaders of
+/// warpath_io; without one, a module given a file name says so).
+struct TableSource {
+  const lookup::RouteTable* fib          = nullptr;
+  const forward::RouterConfig* neighbors = nullptr;
+  const classify::RuleSet* rules         = nullptr;
+  std::function<Result<lookup::RouteTable>(const std::string& path)> load_routes;
+  std::function<Result<classify::RuleSet>(const std::string& path, std::string_view format)>
+      load_rules;
+  std::function<Result<std::string>(const std::string& path)> read_text;  ///< neighbour files
+};
+
+/// Context names <-> ids of one chain; "default" is id 0.
+class ContextTable {
+ public:
+  ContextTable() : names_{"default"} {}
+  uint16_t intern(std::string_view name);
+  /// kNotFound when the name was never interned.
+  Result<uint16_t> find(std::string_view name) const;
+  const std::string& name(uint16_t id) const { return names_[id]; }
+  size_t size() const noexcept { return names_.size(); }
+
+ private:
+  std::vector<std::string> names_;
+};
+
+/// What a module's factory gets besides its arguments.
+struct BuildEnv {
+  uint16_t port_count = 1;
+  bool offload        = false;          ///< also build the offload engines
+  std::string offload_device = "cuda";  ///< "cuda" or "cpu" (engines of the offload place)
+  uint64_t seed       = 1;              ///< for built-in tables
+  int position        = 0;              ///< the module's chain position (1-based)
+  ReasonTable* reasons   = nullptr;
+  ContextTable* contexts = nullptr;
+  const TableSource* tables = nullptr;
+  bool use_preloaded = false;  ///< presets: take TableSource's tables when an argument is absent
+};
+
+/// A module's arguments with lookups that remember what was used, so unknown ones are errors.
+class ModuleArgs {
+ public:
+  explicit ModuleArgs(const ModuleSpec& spec) : spec_(spec) {}
+  bool has(std::string_view name) const;
+  /// The value, or `fallback` when absent.
+  std::string get(std::string_view name, std::string_view fallback = {}) const;
+  Result<uint64_t> get_u64(std::string_view name, uint64_t fallback, uint64_t max) const;
+  const ModuleSpec& spec() const noexcept { return spec_; }
+
+ private:
+  const ModuleSpec& spec_;
+};
+
+struct ArgInfo {
+  std::string name, fallback, help;
+};
+
+/// A kind of module in the registry.
+struct ModuleInfo {
+  std::string kind, summary;
+  std::vector<ArgInfo> args;  ///< besides `when`, which every module takes
+  FieldSet reads = 0, sets = 0;
+  std::function<Result<std::unique_ptr<Module>>(const ModuleArgs&, BuildEnv&)> make;
+};
+
+/// Every module kind, in name order (built in: acl, router, ttl-filter, wire).
+std::vector<const ModuleInfo*> module_kinds();
+const ModuleInfo* find_module_kind(std::string_view kind);
+/// Adds a kind (a user's module, a test's); kInvalidArgument when the name is taken or empty.
+Status register_module_kind(ModuleInfo info);
+
+}  // namespace warpath::runtime

@@ -1,0 +1,135 @@
+// src/runtime/module_registry.cpp: the registry of module kinds, module arguments, contexts,
+// fields and reasons (module.hpp, reasons.hpp).
+#include <algorithm>
+#include <charconv>
+#include <map>
+#include <mutex>
+
+#include "runtime/modules/builtin_modules.hpp"
+#include "warpath/runtime/module.hpp"
+#include "warpath/runtime/reasons.hpp"
+
+namespace warpath::runtime {
+
+const char* field_name(Field f) noexcept {
+  switch (f) {
+    case Field::kParse:
+      return "parse";
+    case Field::kFlow:
+      return "flow";
+    case Field::kContext:
+      return "context";
+    case Field::kVerdict:
+      return "verdict";
+    case Field::kBytes:
+      return "bytes";
+    case Field::kCount:
+      break;
+  }
+  return "?";
+}
+
+std::string field_list(FieldSet s) {
+  std::string out;
+  for (unsigned f = 0; f < unsigned(Field::kCount); ++f)
+    if (s & field_bit(Field(f))) out += (out.empty() ? "" : ", ") + std::string(field_name(Field(f)));
+  return out.empty() ? "-" : out;
+}
+
+ReasonTable::ReasonTable() {
+  entries_ = {{"forwarded", Verdict::kForward, kPipelineOwner},
+              {"no_port", Verdict::kDrop, kPipelineOwner},
+              {"tx_error", Verdict::kDrop, kPipelineOwner},
+              {"no_verdict", Verdict::kDrop, kPipelineOwner}};
+}
+
+uint16_t ReasonTable::add(std::string_view name, Verdict verdict, int module) {
+  entries_.push_back({std::string(name), verdict, module});
+  return uint16_t(entries_.size() - 1);
+}
+
+uint16_t ContextTable::intern(std::string_view name) {
+  for (size_t i = 0; i < names_.size(); ++i)
+    if (names_[i] == name) return uint16_t(i);
+  names_.emplace_back(name);
+  return uint16_t(names_.size() - 1);
+}
+
+Result<uint16_t> ContextTable::find(std::string_view name) const {
+  for (size_t i = 0; i < names_.size(); ++i)
+    if (names_[i] == name) return uint16_t(i);
+  return Status(Errc::kNotFound, "no context '" + std::string(name) + "'");
+}
+
+bool ModuleArgs::has(std::string_view name) const {
+  for (const auto& [k, v] : spec_.args)
+    if (k == name) return true;
+  return false;
+}
+
+std::string ModuleArgs::get(std::string_view name, std::string_view fallback) const {
+  for (const auto& [k, v] : spec_.args)
+    if (k == name) return v;
+  return std::string(fallback);
+}
+
+Result<uint64_t> ModuleArgs::get_u64(std::string_view name, uint64_t fallback,
+                                     uint64_t max) const {
+  if (!has(name)) return fallback;
+  const std::string v = get(name);
+  uint64_t x          = 0;
+  auto [end, ec]      = std::from_chars(v.data(), v.data() + v.size(), x);
+  if (v.empty() || ec != std::errc() || end != v.data() + v.size() || x > max)
+    return Status(Errc::kInvalidArgument, std::string(name) + "=" + v +
+                                              ": expected an integer 0.." + std::to_string(max));
+  return x;
+}
+
+namespace {
+
+struct Registry {
+  std::mutex mu;
+  std::map<std::string, std::unique_ptr<ModuleInfo>, std::less<>> kinds;
+  Registry() {
+    for (ModuleInfo& info : builtin_module_kinds()) {
+      std::string kind = info.kind;
+      kinds.emplace(kind, std::make_unique<ModuleInfo>(std::move(info)));
+    }
+  }
+};
+
+Registry& registry() {
+  static Registry r;
+  return r;
+}
+
+}  // namespace
+
+std::vector<const ModuleInfo*> module_kinds() {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  std::vector<const ModuleInfo*> out;
+  for (const auto& [k, v] : r.kinds) out.push_back(v.get());
+  return out;
+}
+
+const ModuleInfo* find_module_kind(std::string_view kind) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  auto it = r.kinds.find(kind);
+  return it == r.kinds.end() ? nullptr : it->second.get();
+}
+
+Status register_module_kind(ModuleInfo info) {
+  if (info.kind.empty() || !info.make)
+    return Status(Errc::kInvalidArgument, "a module kind needs a name and a factory");
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  if (r.kinds.count(info.kind))
+    return Status(Errc::kInvalidArgument, "module kind '" + info.kind + "' already exists");
+  std::string kind = info.kind;
+  r.kinds.emplace(kind, std::make_unique<ModuleInfo>(std::move(info)));
+  return Status::ok();
+}
+
+}  // namespace warpath::runtime

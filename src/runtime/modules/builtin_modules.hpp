@@ -1,0 +1,24 @@
+// src/runtime/modules/builtin_modules.hpp: the module kinds warpath ships (module.hpp's
+// registry starts with these). One file per module: <kind>_module.cpp.
+#pragma once
+#include <vector>
+
+#include "warpath/runtime/module.hpp"
+
+namespace warpath::runtime {
+
+ModuleInfo acl_module_info();
+ModuleInfo router_module_info();
+ModuleInfo ttl_filter_module_info();
+ModuleInfo wire_module_info();
+
+inline std::vector<ModuleInfo> builtin_module_kinds() {
+  std::vector<ModuleInfo> v;
+  v.push_back(acl_module_info());
+  v.push_back(router_module_info());
+  v.push_back(ttl_filter_module_info());
+  v.push_back(wire_module_info());
+  return v;
+}
+
+}  // namespace warpath::runtime
