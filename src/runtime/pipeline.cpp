@@ -199,7 +199,8 @@ Result<RunReport> run(const RunConfig& config, RunInputs& in, const RunHooks& ho
   const std::string engines         = chain->engines(Place::kCpu);
   const std::string offload_engines = offload ? chain->engines(Place::kOffload) : std::string();
   auto label                        = [&](RunReport& r) {
-    r.engine         = std::string(offload_name(config.engine)) + ": " + engines;
+    r.engine         = std::string(offload_name(config.engine)) + ": " +
+                       (engines.empty() ? std::string("no engines (nothing to shade)") : engines);
     r.offload_engine = offload_engines;
   };
 

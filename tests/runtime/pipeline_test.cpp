@@ -14,6 +14,7 @@
 
 #include "runtime/actions.hpp"
 #include "runtime/latency_histogram.hpp"
+#include "warpath/runtime/chain.hpp"
 #include "warpath/classify/check.hpp"
 #include "warpath/classify/classifier.hpp"
 #include "warpath/core/cuda_device.hpp"
@@ -562,6 +563,48 @@ TEST(Pipeline, BadInputsAreErrors) {
   auto e    = run(a, in3);
   ASSERT_FALSE(e.is_ok());
   EXPECT_NE(e.status().message().find("output:9"), std::string::npos);
+}
+
+// A chain given as text runs through the same pipeline: per-module counters add up, the
+// module's reasons appear by name, CPU and offload shading agree, and so do 1 and 3 workers.
+TEST(Pipeline, ChainOfModulesReportsPerModule) {
+  Fixture f;
+  const auto in = traffic(6000, 12);
+  std::map<std::string, uint64_t> first;
+  for (Offload engine : {Offload::kCpu, Offload::kGpu})
+    for (uint32_t workers : {1u, 3u}) {
+      SCOPED_TRACE(std::to_string(workers) + (engine == Offload::kCpu ? " cpu" : " offload"));
+      RunConfig c      = base_config(AppKind::kRouter, 64, workers);
+      c.engine         = engine;
+      c.offload_device = "cpu";
+      auto chain       = parse_chain("ttl-filter(min=2) -> acl(default=permit) -> router");
+      ASSERT_TRUE(chain.is_ok());
+      c.chain = *chain;
+      Ran r   = run_memory(c, f, in, 4);
+      const RunReport& rep = r.report;
+      EXPECT_EQ(rep.rx, in.size());
+      EXPECT_TRUE(rep.check().is_ok()) << rep.check().message();
+      ASSERT_EQ(rep.modules.size(), 3u);
+      EXPECT_EQ(rep.modules[0].kind, "ttl-filter");
+      EXPECT_EQ(rep.modules[2].kind, "router");
+      // TTL 1 packets (traffic(): every 37th) stop at the filter, not at the router.
+      EXPECT_GT(rep.modules[0].drops.at("ttl_below_min"), 0u);
+      EXPECT_EQ(rep.modules[2].slow_path.count("ttl_expired"), 0u);
+      EXPECT_EQ(rep.modules[0].in, rep.rx);
+      for (size_t m = 0; m + 1 < rep.modules.size(); ++m) {
+        EXPECT_EQ(rep.modules[m].out, rep.modules[m + 1].in) << m;
+        uint64_t decided = rep.modules[m].forwarded;
+        for (auto& [name, n] : rep.modules[m].drops) decided += n;
+        for (auto& [name, n] : rep.modules[m].slow_path) decided += n;
+        EXPECT_EQ(rep.modules[m].in, rep.modules[m].out + decided) << m;
+      }
+      EXPECT_EQ(rep.modules[2].out, 0u);  // the router decides for every packet it sees
+      std::map<std::string, uint64_t> totals = rep.drops_by_reason;
+      for (auto& [name, n] : rep.slow_path_by_reason) totals["slow:" + name] = n;
+      totals["tx"] = rep.tx;
+      if (first.empty()) first = totals;
+      EXPECT_EQ(totals, first);
+    }
 }
 
 }  // namespace

@@ -42,7 +42,7 @@ struct ClassBenchRule {
   bool has_flags = false;
   uint32_t line  = 0;  ///< 1-based line in the file
   /// The first extra field that names an ACL action (permit, deny, drop, accept, allow,
-  /// output:N), else empty. warpath run's firewall applies it (run_config.hpp).
+  /// output:N, goto:NAME), else empty. warpath run's firewall applies it (run_config.hpp).
   std::string action;
 };
 

@@ -231,7 +231,7 @@ bool parse_rule_line(std::string_view line, ClassBenchRule& rule, std::string& e
 
   // An optional flags/mask column; a following token without '/' is an extra field, as is
   // everything after the flags. Extra fields are ignored except the first that names an ACL
-  // action (permit, deny, drop, accept, allow, output:N), which the firewall uses.
+  // action (permit, deny, drop, accept, allow, output:N, goto:NAME), which the firewall uses.
   std::string_view extra = scan.next();
   if (!extra.empty() && extra.find('/') != std::string_view::npos) {
     if (!parse_value_mask(extra, "flags", 0xffff, value, mask, error)) return false;
@@ -242,7 +242,7 @@ bool parse_rule_line(std::string_view line, ClassBenchRule& rule, std::string& e
   }
   for (; !extra.empty(); extra = scan.next()) {
     if (extra == "permit" || extra == "deny" || extra == "drop" || extra == "accept" ||
-        extra == "allow" || extra.substr(0, 7) == "output:") {
+        extra == "allow" || extra.substr(0, 7) == "output:" || extra.substr(0, 5) == "goto:") {
       rule.action = std::string(extra);
       break;
     }

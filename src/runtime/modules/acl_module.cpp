@@ -26,7 +26,7 @@ namespace warpath::runtime {
 namespace {
 
 struct AclSlot final : ModuleSlot {
-  AclSlot(uint32_t cap, unsigned words) : words(size_t(words) * cap), index(cap), match(cap) {}
+  AclSlot(uint32_t cap, unsigned n_words) : words(size_t(n_words) * cap), index(cap), match(cap) {}
   std::vector<uint32_t> words, index, match;
   uint32_t count = 0;
 };
@@ -157,6 +157,7 @@ class AclModule final : public Module {
 Result<std::unique_ptr<classify::Classifier>> make_classifier(const classify::RuleSet& rules,
                                                               const std::string& device,
                                                               const std::string& algo) {
+  if (algo == "ref") return classify::make_classifier("ref.linear", rules);  // the oracle
   if (algo != "auto") return classify::make_classifier(device + "." + algo, rules);
   return classify::make_best_classifier(rules, device + ".");
 }
@@ -186,12 +187,13 @@ Result<std::unique_ptr<Module>> AclModule::make(const ModuleArgs& args, BuildEnv
                    std::to_string(loaded.rules.size()) + " rules)";
   }
   const std::string algo = args.get("algo", "auto");
-  static const char* kAlgos[] = {"linear", "tuple", "bloom", "rfc", "tic", "split", "auto"};
+  static const char* kAlgos[] = {"linear", "tuple", "bloom", "rfc", "tic", "split", "auto", "ref"};
   bool algo_ok                = false;
   for (const char* a : kAlgos) algo_ok = algo_ok || algo == a;
   if (!algo_ok)
     return Status(Errc::kInvalidArgument,
-                  "algo=" + algo + ": must be one of linear, tuple, bloom, rfc, tic, split, auto");
+                  "algo=" + algo +
+                      ": must be one of linear, tuple, bloom, rfc, tic, split, auto, ref");
   const std::string mal = args.get("malformed", "continue");
   if (mal != "drop" && mal != "continue")
     return Status(Errc::kInvalidArgument, "malformed=" + mal + ": must be drop or continue");
@@ -235,7 +237,7 @@ ModuleInfo acl_module_info() {
   i.args    = {
       {"rules", "built-in 1,000 rules", "rule file"},
       {"format", "classbench", "classbench | openflow"},
-      {"algo", "auto", "linear | tuple | bloom | rfc | tic | split | auto"},
+      {"algo", "auto", "linear | tuple | bloom | rfc | tic | split | auto | ref (the oracle)"},
       {"match", "permit", "action of a matching rule that names none"},
       {"default", "deny", "action when no rule matches"},
       {"ipv6", "permit", "action for IPv6 packets under 5-tuple rules"},
