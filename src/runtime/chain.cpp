@@ -2,17 +2,12 @@
 // three stages over a frame (chain.hpp).
 #include "warpath/runtime/chain.hpp"
 
-#include <chrono>
 #include <set>
+
+#include "runtime/thread_util.hpp"
 
 namespace warpath::runtime {
 namespace {
-
-uint64_t now_ns() {
-  return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                      std::chrono::steady_clock::now().time_since_epoch())
-                      .count());
-}
 
 std::string known_kinds() {
   std::string s;
@@ -129,61 +124,87 @@ void Chain::make_slots(Frame& f) const {
   for (const Entry& e : modules_) f.slots.push_back(e.module->make_slot(f.capacity));
 }
 
-Status Chain::pre(Frame& f, uint64_t* ns) const {
+Status Chain::pre(Frame& f, uint64_t* ticks_out) const {
   const uint32_t n = f.size();
   ExecContext ctx;
   WARPATH_TRY(parser_->parse(f.batch.view(), {f.infos.data(), n}, ctx));
   std::fill_n(f.reason.begin(), n, kContinue);
   std::fill_n(f.context.begin(), n, kDefaultContext);
   std::fill_n(f.flow.begin(), n, 0u);
+  // One clock read per module boundary: each module's time ends where the next one's starts.
+  uint64_t t = ticks_out ? ticks() : 0;
   for (size_t m = 0; m < modules_.size(); ++m) {
-    const uint64_t t0 = ns ? now_ns() : 0;
     WARPATH_TRY(modules_[m].module->pre(f, f.slots[m].get()));
-    if (ns) ns[m] += now_ns() - t0;
+    if (ticks_out) {
+      const uint64_t t1 = ticks();
+      ticks_out[m] += t1 - t;
+      t = t1;
+    }
   }
   return Status::ok();
 }
 
-Status Chain::shade(Frame& f, Place place, ExecContext& ctx, uint64_t* ns) const {
+Status Chain::shade(Frame& f, Place place, ExecContext& ctx, uint64_t* ticks_out) const {
+  uint64_t t = ticks_out ? ticks() : 0;
   for (size_t m = 0; m < modules_.size(); ++m) {
     const Module& mod = *modules_[m].module;
     const uint32_t jobs = mod.job_count();
     if (!jobs) continue;
-    const uint64_t t0 = ns ? now_ns() : 0;
     for (uint32_t j = 0; j < jobs; ++j) {
       const JobData d = mod.job_data(f, f.slots[m].get(), j);
       if (d.count) WARPATH_TRY(mod.run_job(place, j, d, ctx));
     }
-    if (ns) ns[m] += now_ns() - t0;
+    if (ticks_out) {
+      const uint64_t t1 = ticks();
+      ticks_out[m] += t1 - t;
+      t = t1;
+    }
   }
   return Status::ok();
 }
 
-void Chain::post(Frame& f, Scratch& s, ModuleCounters* counters, uint64_t* ns) const {
+void Chain::post(Frame& f, Scratch& s, ModuleCounters* counters, uint64_t* ticks_out) const {
   const uint32_t n = f.size();
   if (s.mask.size() < f.capacity) s.mask.resize(f.capacity);
-  s.list.reserve(f.capacity);
+  if (s.list.size() < f.capacity) s.list.resize(f.capacity);
+  uint64_t t = ticks_out ? ticks() : 0;
   for (size_t m = 0; m < modules_.size(); ++m) {
     const Entry& e    = modules_[m];
-    const uint64_t t0 = ns ? now_ns() : 0;
-    s.list.clear();
-    for (uint32_t i = 0; i < n; ++i) {
-      const uint16_t c = f.context[i];
-      const bool in    = f.reason[i] == kContinue &&
-                      (e.any_context || (c < 256 && (e.when[c / 64] >> (c % 64) & 1)));
-      s.mask[i] = in;
-      if (in) s.list.push_back(i);
+    // The selection, branch-free: the list gets every index, its length only the chosen.
+    uint32_t count = 0;
+    uint32_t* list = s.list.data();
+    uint8_t* mask  = s.mask.data();
+    if (e.any_context) {
+      for (uint32_t i = 0; i < n; ++i) {
+        const bool in = f.reason[i] == kContinue;
+        mask[i]       = in;
+        list[count]   = i;
+        count += in;
+      }
+    } else {
+      for (uint32_t i = 0; i < n; ++i) {
+        const uint16_t c = f.context[i];
+        const bool in    = f.reason[i] == kContinue && c < 256 && (e.when[c / 64] >> (c % 64) & 1);
+        mask[i]          = in;
+        list[count]      = i;
+        count += in;
+      }
     }
-    const Selection sel{{s.list.data(), uint32_t(s.list.size())}, s.mask.data()};
+    const Selection sel{{list, count}, mask};
     e.module->post(f, f.slots[m].get(), sel);
-    if (ns) ns[m] += now_ns() - t0;
+    if (ticks_out) {
+      const uint64_t t1 = ticks();
+      ticks_out[m] += t1 - t;
+      t = t1;
+    }
     if (counters) {
       uint64_t out = 0, fwd = 0;
-      for (uint32_t i : s.list) {
-        out += f.reason[i] == kContinue;
-        fwd += f.reason[i] == kReasonForwarded;
+      for (uint32_t k = 0; k < count; ++k) {
+        const uint16_t r = f.reason[list[k]];
+        out += r == kContinue;
+        fwd += r == kReasonForwarded;
       }
-      counters[m].in.fetch_add(s.list.size(), std::memory_order_relaxed);
+      counters[m].in.fetch_add(count, std::memory_order_relaxed);
       counters[m].out.fetch_add(out, std::memory_order_relaxed);
       counters[m].forwarded.fetch_add(fwd, std::memory_order_relaxed);
     }

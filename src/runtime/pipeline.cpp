@@ -26,7 +26,7 @@ RunReport snapshot(const RunConfig& cfg, const Chain& chain,
   r.workers = uint32_t(workers.size());
   const ReasonTable& table = chain.reasons();
   std::vector<uint64_t> reasons(table.size());
-  std::vector<uint64_t> module_ns(chain.size());
+  std::vector<uint64_t> module_ticks(chain.size());
   r.modules.resize(chain.size());
   for (size_t m = 0; m < chain.size(); ++m) {
     r.modules[m].position = uint32_t(m + 1);
@@ -55,12 +55,13 @@ RunReport snapshot(const RunConfig& cfg, const Chain& chain,
       r.modules[m].in += c.modules[m].in.load(std::memory_order_relaxed);
       r.modules[m].out += c.modules[m].out.load(std::memory_order_relaxed);
       r.modules[m].forwarded += c.modules[m].forwarded.load(std::memory_order_relaxed);
-      module_ns[m] += c.modules[m].ns.load(std::memory_order_relaxed);
+      module_ticks[m] += c.modules[m].ticks.load(std::memory_order_relaxed);
     }
   }
   const uint64_t packets = r.cpu_packets + r.gpu_packets;
   for (size_t m = 0; m < chain.size(); ++m)
-    r.modules[m].ns_per_packet = packets ? double(module_ns[m]) / double(packets) : 0;
+    r.modules[m].ns_per_packet =
+        packets ? double(module_ticks[m]) * ns_per_tick() / double(packets) : 0;
   r.batch_fill =
       r.chunks ? double(r.cpu_packets + r.gpu_packets) / double(r.chunks) / cfg.batch : 0;
   r.cpu_ns_per_pkt = r.cpu_packets ? double(shade_ns) / double(r.cpu_packets) : 0;
@@ -151,6 +152,7 @@ Result<RunReport> run(const RunConfig& config, RunInputs& in, const RunHooks& ho
       preset ? preset_chain(config, in.fib || in.neighbors || in.rules) : config.chain;
   WARPATH_ASSIGN_OR_RETURN(std::unique_ptr<Chain> chain, Chain::build(specs, env));
 
+  (void)ns_per_tick();  // calibrated here, not on the first progress report
   std::atomic<bool> stop{false};
   const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
   std::unique_ptr<OffloadMaster> master;

@@ -29,7 +29,7 @@ Status Worker::init() {
   counters_.by_reason  = std::make_unique<std::atomic<uint64_t>[]>(reasons);
   counters_.modules    = std::make_unique<ModuleCounters[]>(chain.size());
   reason_scratch_.assign(reasons, 0);
-  module_ns_.assign(chain.size(), 0);
+  module_ticks_.assign(chain.size(), 0);
   out_lists_.resize(cfg_.ports.size());
   icmp_lists_.resize(cfg_.ports.size());
   auto icmp = packet::PacketBatch::create(cfg_.batch, 2048, size_t(cfg_.batch) * 2048);
@@ -80,16 +80,16 @@ bool Worker::receive(Frame& c, uint64_t& now) {
   return got;
 }
 
-void Worker::add_module_ns() {
-  for (size_t m = 0; m < module_ns_.size(); ++m)
-    if (module_ns_[m]) {
-      counters_.modules[m].ns.fetch_add(module_ns_[m], std::memory_order_relaxed);
-      module_ns_[m] = 0;
+void Worker::add_module_ticks() {
+  for (size_t m = 0; m < module_ticks_.size(); ++m)
+    if (module_ticks_[m]) {
+      counters_.modules[m].ticks.fetch_add(module_ticks_[m], std::memory_order_relaxed);
+      module_ticks_[m] = 0;
     }
 }
 
 Status Worker::close(Frame* c) {
-  WARPATH_TRY(cfg_.chain->pre(*c, module_ns_.data()));
+  WARPATH_TRY(cfg_.chain->pre(*c, module_ticks_.data()));
   const uint32_t n = c->batch.size();
   counters_.chunks.fetch_add(1, std::memory_order_relaxed);
   if (policy_.offload_next()) {
@@ -102,7 +102,7 @@ Status Worker::close(Frame* c) {
   }
   ExecContext ctx;
   const uint64_t t0 = mono_ns();
-  c->error          = cfg_.chain->shade(*c, Place::kCpu, ctx, module_ns_.data());
+  c->error          = cfg_.chain->shade(*c, Place::kCpu, ctx, module_ticks_.data());
   c->shade_ns       = mono_ns() - t0;
   counters_.cpu_chunks.fetch_add(1, std::memory_order_relaxed);
   counters_.cpu_packets.fetch_add(n, std::memory_order_relaxed);
@@ -115,8 +115,8 @@ Status Worker::close(Frame* c) {
 Status Worker::finish(Frame& c) {
   WARPATH_TRY(c.error);
   const Chain& chain = *cfg_.chain;
-  chain.post(c, selection_, counters_.modules.get(), module_ns_.data());
-  add_module_ns();
+  chain.post(c, selection_, counters_.modules.get(), module_ticks_.data());
+  add_module_ticks();
   const uint32_t n   = c.batch.size();
   const uint16_t fwd = kReasonForwarded;
   std::fill(reason_scratch_.begin(), reason_scratch_.end(), 0);

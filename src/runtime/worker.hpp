@@ -63,7 +63,7 @@ class Worker {
   Status finish(Frame& c);
   void send_replies(Frame& c);
   Frame* take_free();
-  void add_module_ns();
+  void add_module_ticks();
 
   WorkerSetup cfg_;
   OffloadPolicy policy_;
@@ -71,7 +71,7 @@ class Worker {
   std::vector<Frame*> free_;
   std::deque<Frame*> pending_;
   Chain::Scratch selection_;
-  std::vector<uint64_t> module_ns_;  ///< per module, added to the counters after each frame
+  std::vector<uint64_t> module_ticks_;  ///< per module, added to the counters after each frame
   std::vector<std::vector<uint32_t>> out_lists_;
   std::vector<uint32_t> slow_list_;
   packet::PacketBatch icmp_;  ///< replies (Time Exceeded) of the frame being finished

@@ -53,7 +53,8 @@ struct ModuleCounters {
   std::atomic<uint64_t> in{0};   ///< packets the module decided for (its selection)
   std::atomic<uint64_t> out{0};  ///< of those, the ones it passed on (still undecided)
   std::atomic<uint64_t> forwarded{0};
-  std::atomic<uint64_t> ns{0};   ///< time in its pre, CPU shade and post
+  std::atomic<uint64_t> ticks{0};  ///< time in its pre, CPU shade and post, in cycle-clock
+                                   ///< ticks (the TSC on x86-64; the report converts)
 };
 
 class Chain {
@@ -76,19 +77,20 @@ class Chain {
 
   /// One slot per module, for a new frame.
   void make_slots(Frame& f) const;
-  /// Pre-shade: parse, then every module's pre. `ns` (one per module, may be nullptr) gets the
-  /// time each took.
-  Status pre(Frame& f, uint64_t* ns = nullptr) const;
-  /// Shade on the CPU engines: every module's jobs.
-  Status shade(Frame& f, Place place, ExecContext& ctx, uint64_t* ns = nullptr) const;
+  /// Pre-shade: parse, then every module's pre. `ticks` (one per module, may be nullptr) gets
+  /// the time each took, in cycle-clock ticks (ModuleCounters::ticks).
+  Status pre(Frame& f, uint64_t* ticks = nullptr) const;
+  /// Shade on the engines of `place`: every module's jobs.
+  Status shade(Frame& f, Place place, ExecContext& ctx, uint64_t* ticks = nullptr) const;
   /// Post-shade: every module's post on its selection, then the chain's end (undecided ->
-  /// no_verdict, a port that does not exist -> no_port). `counters` (one per module) and `ns`
-  /// may be nullptr. `scratch` holds the selection (reused; grows to the frame's capacity).
+  /// no_verdict, a port that does not exist -> no_port). `counters` (one per module) and
+  /// `ticks` may be nullptr. `scratch` holds the selection (reused; grows to the frame's capacity).
   struct Scratch {
     std::vector<uint32_t> list;
     std::vector<uint8_t> mask;
   };
-  void post(Frame& f, Scratch& scratch, ModuleCounters* counters, uint64_t* ns = nullptr) const;
+  void post(Frame& f, Scratch& scratch, ModuleCounters* counters,
+            uint64_t* ticks = nullptr) const;
 
   /// The flattened shade jobs: (module, job) pairs in chain order, for the master.
   struct JobRef {

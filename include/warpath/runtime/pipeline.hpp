@@ -82,7 +82,7 @@ struct ModuleReport {
   uint64_t in = 0, out = 0;        ///< packets it decided for; of those, passed on undecided
   uint64_t forwarded      = 0;     ///< of those, forwarded
   std::map<std::string, uint64_t> drops, slow_path;  ///< by its own reasons
-  double ns_per_packet = 0;        ///< CPU time in its pre, shade and post per packet it saw
+  double ns_per_packet = 0;  ///< CPU time in its pre, shade and post per packet received
 };
 
 struct PortReport {
