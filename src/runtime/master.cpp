@@ -72,14 +72,9 @@ void OffloadMaster::loop(Lane& lane) {
         queue_.pop_front();
       }
     }
-    Status s;
-    if (group.size() == 1) {
-      ExecContext ctx;
-      ctx.stream = lane.stream;
-      s          = chain_.shade(*group[0], Place::kOffload, ctx);
-    } else {
-      s = shade_gathered(lane, group);
-    }
+    // Even a group of one goes through the lane's pinned slabs: a frame's own key arrays are
+    // pageable, and a copy from pageable memory is staged and synchronous.
+    const Status s = shade_gathered(lane, group);
     launches_.fetch_add(1, std::memory_order_relaxed);
     for (Frame* c : group) {
       c->error = s;
