@@ -11,6 +11,9 @@ find_package(fmt CONFIG REQUIRED)
 find_package(GTest REQUIRED)
 find_package(Threads REQUIRED)
 find_package(tomlplusplus CONFIG REQUIRED)
+# cpp-httplib (Debian libcpp-httplib-dev, built as a shared library there): `warpath run
+# --metrics` serves Prometheus text over HTTP.
+pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
 
 # libxdp + libbpf (Debian libxdp-dev, libbpf-dev): AF_XDP ports. Without them `afxdp:` ports
 # answer "not built" and everything else works.

@@ -12,6 +12,7 @@ PACKAGES=(
   libpcap-dev libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev libbenchmark-dev
   zlib1g-dev liblzma-dev
   libtomlplusplus-dev               # warpath run's TOML configuration
+  libcpp-httplib-dev                # warpath run --metrics (Prometheus over HTTP)
   libxdp-dev libbpf-dev             # AF_XDP ports (warpath run --port NAME=afxdp:IFACE)
   iproute2 tcpreplay                # end-to-end tests over veth pairs in network namespaces
   clang libclang-rt-14-dev          # libFuzzer for the parser fuzz test

@@ -31,7 +31,9 @@
 #include "warpath/io/text_file.hpp"
 #include "warpath/lookup/route.hpp"
 #include "warpath/runtime/builtin.hpp"
+#include "warpath/core/version.hpp"
 #include "warpath/runtime/chain.hpp"
+#include "warpath/runtime/metrics.hpp"
 #include "warpath/runtime/pipeline.hpp"
 #include "warpath/runtime/port.hpp"
 #include "warpath/runtime/run_config.hpp"
@@ -46,7 +48,7 @@ constexpr const char* kDefaultGenSpec = "gen:max:5000000";
 struct RunOptions {
   std::string config;
   std::string app, chain, rules, format, algo, fib, neighbors, lookup, engine, offload_device,
-      json, slow_path, match_action, default_action, ipv6_action;
+      json, slow_path, metrics, match_action, default_action, ipv6_action;
   std::vector<std::string> ports;
   uint32_t workers = 1, batch = 1024, delay_us = 200;
   double duration = 0;
@@ -128,6 +130,7 @@ Result<runtime::RunConfig> build_config(const RunOptions& o, bool& builtin_ports
   set("--offload-device", c.offload_device, o.offload_device);
   set("--json", c.json, o.json);
   set("--slow-path", c.slow_path, o.slow_path);
+  set("--metrics", c.metrics, o.metrics);
   set("--match-action", c.match_action, o.match_action);
   set("--default-action", c.default_action, o.default_action);
   set("--ipv6-action", c.ipv6_action, o.ipv6_action);
@@ -255,14 +258,29 @@ int run_pipeline(const RunOptions& o) {
   if (!c.json.empty())
     if (Status s = json.open(); !s.is_ok()) return fail(s.message());
 
+  std::unique_ptr<runtime::MetricsServer> metrics;
+  if (!c.metrics.empty()) {
+    auto m = runtime::MetricsServer::start(c.metrics);
+    if (!m.is_ok()) return fail(m.status().message());
+    metrics = std::move(*m);
+    const std::string host = c.metrics.substr(0, c.metrics.rfind(':'));
+    std::fprintf(stderr, "warpath run: metrics at http://%s:%u/metrics\n", host.c_str(),
+                 unsigned(metrics->port()));
+  }
+
   c.progress = c.progress && isatty(STDERR_FILENO);
   ProgressLine progress(stderr);
   runtime::RunHooks hooks;
   hooks.stop = &g_stop;
-  if (c.progress) hooks.progress = [&](const runtime::RunReport& r) { progress.update(r); };
+  if (c.progress || metrics)
+    hooks.progress = [&](const runtime::RunReport& r) {
+      if (c.progress) progress.update(r);
+      if (metrics) metrics->publish(runtime::prometheus_text(r, version()));
+    };
   Result<runtime::RunReport> report = runtime::run(c, in, hooks);
   progress.finish();
   if (!report.is_ok()) return fail(report.status().message());
+  if (metrics) metrics->publish(runtime::prometheus_text(*report, version()));
   if (g_signal) ctx.stopped_by = g_signal == SIGINT ? "SIGINT" : "SIGTERM";
 
   print_run_summary(c, *report, ctx);
@@ -337,6 +355,8 @@ void add_run(CLI::App& app, Runner& run) {
   flag("--seed", o->seed, "Seed of the generator and the built-in tables");
   flag("--json", o->json, "Also write the report as JSON to this file");
   flag("--slow-path", o->slow_path, "Write slow-path packets to this pcap");
+  flag("--metrics", o->metrics,
+       "Serve Prometheus metrics at http://ADDR:PORT/metrics while running (e.g. 127.0.0.1:9100)");
   flag("--match-action", o->match_action,
        "Action of a matching rule that names none: permit, deny, drop, output:N");
   flag("--default-action", o->default_action, "Action when no rule matches");

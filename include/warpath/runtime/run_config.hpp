@@ -21,6 +21,7 @@
 //   seed      = 1
 //   json      = "run.json"
 //   slow_path = "slow.pcap"       # where slow-path packets are written (default: counted only)
+//   metrics   = "127.0.0.1:9100"  # serve Prometheus text at http://ADDR:PORT/metrics (metrics.hpp)
 //   [ports]                       # name = spec, in port-number order (port.hpp lists specs)
 //   in  = "pcap:in.pcap:out.pcap"
 //   out = "null"
@@ -111,6 +112,7 @@ struct RunConfig {
   uint64_t seed              = 1;
   std::string json;       ///< write the report as JSON here
   std::string slow_path;  ///< write slow-path packets here (pcap)
+  std::string metrics;    ///< "ADDR:PORT": serve Prometheus text at /metrics while running
   bool pin_threads = true;
   /// Cores to pin to (DPDK's -l): worker w on cpus[w % size], the master on cpus[workers] when
   /// the list is longer than the workers, else on core 0. Empty: workers on 1..W, master on 0.

@@ -221,6 +221,7 @@ class Loader {
     }
     if (key == "json") return get_path(line, key, v, c_.json);
     if (key == "slow_path") return get_path(line, key, v, c_.slow_path);
+    if (key == "metrics") return get_string(line, key, v, c_.metrics);
     if (key == "pin_threads") {
       const auto* b = v.as_boolean();
       if (!b) return wrong_type(line, key, "a boolean", v);
