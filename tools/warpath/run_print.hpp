@@ -10,6 +10,8 @@
 #pragma once
 #include <cstdint>
 #include <cstdio>
+#include <tuple>
+#include <vector>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -38,6 +40,7 @@ class ProgressLine {
   bool shown_       = false;
   double last_s_    = 0;
   uint64_t last_rx_ = 0, last_tx_ = 0, last_bytes_ = 0, last_cpu_ = 0, last_gpu_ = 0;
+  std::vector<std::tuple<uint64_t, uint64_t, uint64_t>> last_modules_;  ///< in, out, forwarded
 };
 
 void print_run_summary(const runtime::RunConfig& config, const runtime::RunReport& report,
