@@ -4,6 +4,7 @@
 
 #include <set>
 
+#include "runtime/core/schedule_key.hpp"
 #include "runtime/thread_util.hpp"
 
 namespace warpath::runtime {
@@ -88,6 +89,7 @@ Result<std::unique_ptr<Chain>> Chain::build(const std::vector<ModuleSpec>& specs
     if (!made.is_ok()) return fail(made.status().code(), made.status().message());
     e.module                = std::move(*made);
     const ModuleContract c  = e.module->contract();
+    e.sets_context          = (c.sets & field_bit(Field::kContext)) != 0;
     const FieldSet missing  = c.reads & ~have;
     if (missing)
       return fail(Errc::kInvalidArgument,
@@ -167,14 +169,49 @@ void Chain::post(Frame& f, Scratch& s, ModuleCounters* counters, uint64_t* ticks
   const uint32_t n = f.size();
   if (s.mask.size() < f.capacity) s.mask.resize(f.capacity);
   if (s.list.size() < f.capacity) s.list.resize(f.capacity);
+  // Packet scheduling (GASPP 5.3): the order the modules visit packets in, grouped by
+  // schedule_key with a stable counting sort; sorted again after a module that may change
+  // contexts. The frame itself (and so TX) keeps its order.
+  const uint32_t* order = nullptr;
+  bool resort           = sort_ && n > 1;
+  if (resort && s.order.size() < f.capacity) s.order.resize(f.capacity), s.keys.resize(f.capacity);
+  auto schedule = [&] {
+    uint32_t start[core::kScheduleKeys] = {};
+    for (uint32_t i = 0; i < n; ++i) {
+      s.keys[i] = core::schedule_key(f.infos[i], f.context[i], f.batch.meta(i).len);
+      ++start[s.keys[i]];
+    }
+    uint32_t sum = 0;
+    for (uint32_t& c : start) {
+      const uint32_t k = c;
+      c                = sum;
+      sum += k;
+    }
+    for (uint32_t i = 0; i < n; ++i) s.order[start[s.keys[i]]++] = i;
+    order = s.order.data();
+  };
   uint64_t t = ticks_out ? ticks() : 0;
   for (size_t m = 0; m < modules_.size(); ++m) {
     const Entry& e    = modules_[m];
+    if (resort) {
+      schedule();
+      resort = false;
+    }
     // The selection, branch-free: the list gets every index, its length only the chosen.
     uint32_t count = 0;
     uint32_t* list = s.list.data();
     uint8_t* mask  = s.mask.data();
-    if (e.any_context) {
+    if (order) {
+      for (uint32_t k = 0; k < n; ++k) {
+        const uint32_t i = order[k];
+        const uint16_t c = f.context[i];
+        const bool in    = f.reason[i] == kContinue &&
+                        (e.any_context || (c < 256 && (e.when[c / 64] >> (c % 64) & 1)));
+        mask[i]     = in;
+        list[count] = i;
+        count += in;
+      }
+    } else if (e.any_context) {
       for (uint32_t i = 0; i < n; ++i) {
         const bool in = f.reason[i] == kContinue;
         mask[i]       = in;
@@ -192,6 +229,7 @@ void Chain::post(Frame& f, Scratch& s, ModuleCounters* counters, uint64_t* ticks
     }
     const Selection sel{{list, count}, mask};
     e.module->post(f, f.slots[m].get(), sel);
+    resort = sort_ && n > 1 && e.sets_context;
     if (ticks_out) {
       const uint64_t t1 = ticks();
       ticks_out[m] += t1 - t;

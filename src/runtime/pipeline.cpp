@@ -151,6 +151,7 @@ Result<RunReport> run(const RunConfig& config, RunInputs& in, const RunHooks& ho
   const std::vector<ModuleSpec> specs =
       preset ? preset_chain(config, in.fib || in.neighbors || in.rules) : config.chain;
   WARPATH_ASSIGN_OR_RETURN(std::unique_ptr<Chain> chain, Chain::build(specs, env));
+  chain->set_schedule_sort(config.schedule == "sort");
 
   (void)ns_per_tick();  // calibrated here, not on the first progress report
   std::atomic<bool> stop{false};

@@ -145,6 +145,7 @@ Status RunConfig::validate() const {
     return bad("duration",
                "must be a finite number of seconds >= 0, got " + std::to_string(duration_s));
   WARPATH_TRY(check_one_of("offload_device", offload_device, {"cuda", "cpu"}));
+  WARPATH_TRY(check_one_of("schedule", schedule, {"none", "sort"}));
   if (lookup_engine.empty()) return bad("router.lookup", "must not be empty (use \"auto\")");
   WARPATH_TRY(check_one_of("acl.format", rules_format, {"classbench", "openflow"}));
   WARPATH_TRY(check_one_of("acl.algo", algo, {"linear", "tuple", "bloom", "rfc", "tic", "split", "auto"}));

@@ -48,7 +48,7 @@ constexpr const char* kDefaultGenSpec = "gen:max:5000000";
 struct RunOptions {
   std::string config;
   std::string app, chain, rules, format, algo, fib, neighbors, lookup, engine, offload_device,
-      json, slow_path, metrics, match_action, default_action, ipv6_action;
+      json, slow_path, metrics, schedule, match_action, default_action, ipv6_action;
   std::vector<std::string> ports;
   uint32_t workers = 1, batch = 1024, delay_us = 200;
   double duration = 0;
@@ -131,6 +131,7 @@ Result<runtime::RunConfig> build_config(const RunOptions& o, bool& builtin_ports
   set("--json", c.json, o.json);
   set("--slow-path", c.slow_path, o.slow_path);
   set("--metrics", c.metrics, o.metrics);
+  set("--schedule", c.schedule, o.schedule);
   set("--match-action", c.match_action, o.match_action);
   set("--default-action", c.default_action, o.default_action);
   set("--ipv6-action", c.ipv6_action, o.ipv6_action);
@@ -361,6 +362,10 @@ void add_run(CLI::App& app, Runner& run) {
        "Action of a matching rule that names none: permit, deny, drop, output:N");
   flag("--default-action", o->default_action, "Action when no rule matches");
   flag("--ipv6-action", o->ipv6_action, "Action for IPv6 packets under a 5-tuple ACL");
+  cmd->add_option("--schedule", o->schedule,
+                  "Packet scheduling before the modules: none (arrival order) or sort (grouped "
+                  "by traffic class, context and length; TX keeps arrival order)")
+      ->check(CLI::IsMember({"none", "sort"}));
   cmd->add_flag("--no-pin", o->no_pin, "Do not pin threads to cores");
   cmd->add_option("--gen-profile", o->gen_profile,
                   "Traffic of gen: ports: default, imix, uniform, min (64-byte frames), max, "

@@ -88,7 +88,15 @@ class Chain {
   struct Scratch {
     std::vector<uint32_t> list;
     std::vector<uint8_t> mask;
+    std::vector<uint32_t> order;  ///< packet scheduling: the visiting order
+    std::vector<uint8_t> keys;
   };
+  /// Packet scheduling (GASPP section 5.3): modules visit a frame's packets grouped by traffic
+  /// class, context and length (src/runtime/core/schedule_key.hpp) instead of in arrival
+  /// order; the frame, and so transmission, keeps arrival order. Off by default: it pays only
+  /// where modules branch by class (ADR 0007 has the measurement).
+  void set_schedule_sort(bool on) noexcept { sort_ = on; }
+  bool schedule_sort() const noexcept { return sort_; }
   void post(Frame& f, Scratch& scratch, ModuleCounters* counters,
             uint64_t* ticks = nullptr) const;
 
@@ -103,7 +111,8 @@ class Chain {
   struct Entry {
     std::unique_ptr<Module> module;
     std::string where;
-    bool any_context = true;
+    bool any_context  = true;
+    bool sets_context = false;  ///< its contract sets kContext (scheduling sorts again after it)
     std::array<uint64_t, 4> when{};  ///< bitmap of accepted context ids (< 256)
   };
   Chain() = default;
@@ -114,6 +123,7 @@ class Chain {
   ContextTable contexts_;
   uint16_t port_count_ = 0;
   bool offload_        = false;
+  bool sort_           = false;
 };
 
 }  // namespace warpath::runtime

@@ -96,7 +96,8 @@ struct JobData {
   uint32_t count       = 0;
 };
 
-/// The packets post() decides: ascending indices, and a byte per packet of the frame (1 = in).
+/// The packets post() decides: their indices, ascending (or in the scheduling order when the
+/// chain sorts: Chain::set_schedule_sort), and a byte per packet of the frame (1 = in).
 struct Selection {
   Span<const uint32_t> list;
   const uint8_t* mask = nullptr;

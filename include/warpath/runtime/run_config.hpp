@@ -22,6 +22,7 @@
 //   json      = "run.json"
 //   slow_path = "slow.pcap"       # where slow-path packets are written (default: counted only)
 //   metrics   = "127.0.0.1:9100"  # serve Prometheus text at http://ADDR:PORT/metrics (metrics.hpp)
+//   schedule  = "none"            # or "sort": packet scheduling before the modules (GASPP 5.3)
 //   [ports]                       # name = spec, in port-number order (port.hpp lists specs)
 //   in  = "pcap:in.pcap:out.pcap"
 //   out = "null"
@@ -118,6 +119,9 @@ struct RunConfig {
   /// the list is longer than the workers, else on core 0. Empty: workers on 1..W, master on 0.
   std::vector<int> cpus;
   std::string gen_profile = "default";  ///< PortOptions::gen_profile of every gen: port
+  /// Packet scheduling (GASPP 5.3; Chain::set_schedule_sort): "none" (arrival order) or "sort"
+  /// (modules visit packets grouped by class, context and length).
+  std::string schedule = "none";
   bool progress           = true;  ///< live one-line display (the CLI turns it off when not a TTY)
 
   /// Range and consistency checks (batch 1..65536, workers 1..256, delay_us <= 1e6,

@@ -228,6 +228,7 @@ class Loader {
       c_.pin_threads = b->get();
       return Status::ok();
     }
+    if (key == "schedule") return get_string(line, key, v, c_.schedule);
     if (key == "gen_profile") {
       const auto* s = v.as_string();
       if (!s) return wrong_type(line, key, "a string", v);
@@ -249,8 +250,8 @@ class Loader {
     }
     return unknown(line, key,
                    "app, engine, offload_device, workers, batch, delay_us, duration, seed, json, "
-                   "slow_path, pin_threads, cpus, gen_profile, [ports], [router], [acl], "
-                   "[[module]]");
+                   "slow_path, metrics, schedule, pin_threads, cpus, gen_profile, [ports], "
+                   "[router], [acl], [[module]]");
   }
 
   Status ports(const toml::table& t) {
