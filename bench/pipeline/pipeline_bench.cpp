@@ -12,7 +12,9 @@
 //                batch 8192, delay bound 10 us .. 5 ms: latency p50/p99/p99.9 and batch fill
 //
 // Usage: warpath-pipeline-bench [--duration S] [--workers N] [--engines cpu,gpu,auto]
-//                               [--quick]
+//                               [--quick] [--schedule-ab ROUNDS]
+//   --schedule-ab  instead: router+acl throughput with packet scheduling off and on (GASPP
+//                  Figure 10), per traffic mix and batch size, alternated ROUNDS times
 // Prints one JSON object on stdout; progress on stderr.
 #include <cstdio>
 #include <cstdlib>
@@ -32,7 +34,7 @@ using namespace warpath;
 using namespace warpath::runtime;
 
 struct Point {
-  std::string sweep, engine;
+  std::string sweep, engine, schedule = "none", profile = "default";
   uint32_t batch = 0, delay_us = 0;
   double offered_pps = 0;
   RunReport report;
@@ -45,8 +47,12 @@ struct Data {
 };
 
 Result<RunReport> run_point(const Data& d, Offload engine, uint32_t workers, uint32_t batch,
-                            uint32_t delay_us, double rate, double seconds) {
+                            uint32_t delay_us, double rate, double seconds,
+                            const std::string& schedule = "none",
+                            const std::string& profile  = "default") {
   RunConfig c;
+  c.schedule            = schedule;
+  c.gen_profile         = profile;
   c.app                 = AppKind::kRouterAcl;
   c.engine              = engine;
   c.workers             = workers;
@@ -65,6 +71,7 @@ Result<RunReport> run_point(const Data& d, Offload engine, uint32_t workers, uin
     o.rx_queues = workers;
     o.workers   = workers;
     o.seed      = 1;
+    o.gen_profile = profile;
     WARPATH_ASSIGN_OR_RETURN(PortSpec spec, parse_port_spec(c.ports[p].first, c.ports[p].second));
     WARPATH_ASSIGN_OR_RETURN(std::unique_ptr<Port> port,
                              open_builtin_port(c.ports[p].first, spec, o));
@@ -87,14 +94,16 @@ void print_point(const Point& p, bool last) {
       "\"slow_path\": %llu, \"rx_queue_full\": %llu, \"mpps\": %.3f, \"gbps\": %.3f, "
       "\"batch_fill\": %.3f, \"gpu_share\": %.3f, \"gpu_launches\": %llu, "
       "\"latency_us\": {\"p50\": %.1f, \"p99\": %.1f, \"p999\": %.1f, \"max\": %.1f}, "
-      "\"engines\": \"%s\", \"offload_engines\": \"%s\"}%s\n",
+      "\"engines\": \"%s\", \"offload_engines\": \"%s\", \"schedule\": \"%s\", "
+      "\"profile\": \"%s\"}%s\n",
       p.sweep.c_str(), p.engine.c_str(), p.batch, p.delay_us, p.offered_pps, r.seconds,
       (unsigned long long)r.rx, (unsigned long long)r.tx, (unsigned long long)r.dropped,
       (unsigned long long)r.slow_path, (unsigned long long)lost,
       r.seconds > 0 ? handled / r.seconds / 1e6 : 0,
       r.seconds > 0 ? double(r.tx_bytes) * 8 / r.seconds / 1e9 : 0, r.batch_fill, r.gpu_share,
       (unsigned long long)r.gpu_launches, r.latency.p50_us, r.latency.p99_us, r.latency.p999_us,
-      r.latency.max_us, r.engine.c_str(), r.offload_engine.c_str(), last ? "" : ",");
+      r.latency.max_us, r.engine.c_str(), r.offload_engine.c_str(), p.schedule.c_str(),
+      p.profile.c_str(), last ? "" : ",");
 }
 
 }  // namespace
@@ -103,7 +112,8 @@ int main(int argc, char** argv) {
   double seconds   = 1.5;
   uint32_t workers = 1;
   std::string engines_arg;
-  bool quick = false;
+  bool quick       = false;
+  uint32_t ab_rounds = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--duration" && i + 1 < argc)
@@ -114,10 +124,12 @@ int main(int argc, char** argv) {
       engines_arg = argv[++i];
     else if (a == "--quick")
       quick = true;
+    else if (a == "--schedule-ab" && i + 1 < argc)
+      ab_rounds = uint32_t(std::atoi(argv[++i]));
     else {
       std::fprintf(stderr,
                    "usage: warpath-pipeline-bench [--duration S] [--workers N] "
-                   "[--engines cpu,gpu,auto] [--quick]\n");
+                   "[--engines cpu,gpu,auto] [--quick] [--schedule-ab ROUNDS]\n");
       return 2;
     }
   }
@@ -141,6 +153,33 @@ int main(int argc, char** argv) {
   d.neighbors = neighbors_to_port(d.fib, 1);  // the sink
   d.acl       = classify::random_rule_set(1, classify::KeyLayout::kFiveTuple, 1000);
 
+  if (ab_rounds) {
+    // Packet scheduling A/B (GASPP Figure 10): throughput with and without sorting, per traffic
+    // mix and batch size, the two alternated (order swapped every round) so drift cancels.
+    std::vector<Point> ab;
+    for (const char* profile : {"default", "imix", "ipv4+udp"})
+      for (uint32_t batch : {32u, 256u, 2048u, 8192u})
+        for (uint32_t round = 0; round < ab_rounds; ++round)
+          for (int k = 0; k < 2; ++k) {
+            const std::string sched = (k ^ (round & 1)) ? "sort" : "none";
+            std::fprintf(stderr, "schedule %s %s batch %u round %u ...\n", sched.c_str(), profile,
+                         batch, round + 1);
+            auto r = run_point(d, Offload::kCpu, workers, batch, 1000, 0, seconds, sched, profile);
+            if (!r.is_ok()) {
+              std::fprintf(stderr, "warpath-pipeline-bench: %s\n", r.status().message().c_str());
+              return 1;
+            }
+            Point p{"schedule", "cpu", sched, profile, batch, 1000, 0, *r};
+            ab.push_back(std::move(p));
+          }
+    std::printf("{\"bench\": \"pipeline-schedule\", \"app\": \"router+acl\", \"workers\": %u, "
+                "\"duration_s\": %.2f, \"rounds\": %u, \"gpu\": %s, \"points\": [\n",
+                workers, seconds, ab_rounds, gpu ? "true" : "false");
+    for (size_t i = 0; i < ab.size(); ++i) print_point(ab[i], i + 1 == ab.size());
+    std::printf("]}\n");
+    return 0;
+  }
+
   const std::vector<uint32_t> batches =
       quick ? std::vector<uint32_t>{64, 1024} : std::vector<uint32_t>{32, 128, 512, 2048, 8192};
   const std::vector<uint32_t> delays =
@@ -155,7 +194,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "warpath-pipeline-bench: %s\n", r.status().message().c_str());
         return 1;
       }
-      Point p{"throughput", name, batch, 1000, 0, *r};
+      Point p{"throughput", name, "none", "default", batch, 1000, 0, *r};
       const double pps = double(r->tx + r->dropped + r->slow_path) / r->seconds;
       if (engine == Offload::kCpu) best_cpu_pps = std::max(best_cpu_pps, pps);
       points.push_back(std::move(p));
@@ -170,7 +209,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "warpath-pipeline-bench: %s\n", r.status().message().c_str());
         return 1;
       }
-      points.push_back({"delay", name, 8192, delay, offered, *r});
+      points.push_back({"delay", name, "none", "default", 8192, delay, offered, *r});
     }
   }
   std::printf(
