@@ -54,16 +54,7 @@
 #include "warpath/runtime/frame.hpp"
 #include "warpath/runtime/reasons.hpp"
 #include "warpath/runtime/run_config.hpp"
-
-namespace warpath::lookup {
-struct RouteTable;
-}
-namespace warpath::forward {
-struct RouterConfig;
-}
-namespace warpath::classify {
-struct RuleSet;
-}
+#include "warpath/runtime/tables_fwd.hpp"
 
 namespace warpath::runtime {
 

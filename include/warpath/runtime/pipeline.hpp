@@ -57,16 +57,7 @@
 #include "warpath/core/status.hpp"
 #include "warpath/runtime/port.hpp"
 #include "warpath/runtime/run_config.hpp"
-
-namespace warpath::lookup {
-struct RouteTable;
-}
-namespace warpath::forward {
-struct RouterConfig;
-}
-namespace warpath::classify {
-struct RuleSet;
-}
+#include "warpath/runtime/tables_fwd.hpp"
 
 namespace warpath::runtime {
 

@@ -1,0 +1,13 @@
+// include/warpath/runtime/tables_fwd.hpp: the tables the runtime passes around by pointer
+// (routes, neighbours, rules), declared without their headers.
+#pragma once
+
+namespace warpath::lookup {
+struct RouteTable;
+}
+namespace warpath::forward {
+struct RouterConfig;
+}
+namespace warpath::classify {
+struct RuleSet;
+}
