@@ -165,36 +165,43 @@ Status Chain::shade(Frame& f, Place place, ExecContext& ctx, uint64_t* ticks_out
   return Status::ok();
 }
 
+namespace {
+
+// Stable counting sort of the frame's packets by schedule_key; out of line, so that the post
+// loop stays as tight as without scheduling.
+[[gnu::noinline]] const uint32_t* schedule_order(const Frame& f, Chain::Scratch& s) {
+  const uint32_t n = f.size();
+  if (s.order.size() < f.capacity) s.order.resize(f.capacity), s.keys.resize(f.capacity);
+  uint32_t start[core::kScheduleKeys] = {};
+  for (uint32_t i = 0; i < n; ++i) {
+    s.keys[i] = core::schedule_key(f.infos[i], f.context[i], f.batch.meta(i).len);
+    ++start[s.keys[i]];
+  }
+  uint32_t sum = 0;
+  for (uint32_t& c : start) {
+    const uint32_t k = c;
+    c                = sum;
+    sum += k;
+  }
+  for (uint32_t i = 0; i < n; ++i) s.order[start[s.keys[i]]++] = i;
+  return s.order.data();
+}
+
+}  // namespace
+
 void Chain::post(Frame& f, Scratch& s, ModuleCounters* counters, uint64_t* ticks_out) const {
   const uint32_t n = f.size();
   if (s.mask.size() < f.capacity) s.mask.resize(f.capacity);
   if (s.list.size() < f.capacity) s.list.resize(f.capacity);
-  // Packet scheduling (GASPP 5.3): the order the modules visit packets in, grouped by
-  // schedule_key with a stable counting sort; sorted again after a module that may change
-  // contexts. The frame itself (and so TX) keeps its order.
+  // Packet scheduling (GASPP 5.3): the visiting order, sorted again after a module that may
+  // change contexts (schedule_order). The frame itself (and so TX) keeps its order.
   const uint32_t* order = nullptr;
   bool resort           = sort_ && n > 1;
-  if (resort && s.order.size() < f.capacity) s.order.resize(f.capacity), s.keys.resize(f.capacity);
-  auto schedule = [&] {
-    uint32_t start[core::kScheduleKeys] = {};
-    for (uint32_t i = 0; i < n; ++i) {
-      s.keys[i] = core::schedule_key(f.infos[i], f.context[i], f.batch.meta(i).len);
-      ++start[s.keys[i]];
-    }
-    uint32_t sum = 0;
-    for (uint32_t& c : start) {
-      const uint32_t k = c;
-      c                = sum;
-      sum += k;
-    }
-    for (uint32_t i = 0; i < n; ++i) s.order[start[s.keys[i]]++] = i;
-    order = s.order.data();
-  };
   uint64_t t = ticks_out ? ticks() : 0;
   for (size_t m = 0; m < modules_.size(); ++m) {
     const Entry& e    = modules_[m];
     if (resort) {
-      schedule();
+      order  = schedule_order(f, s);
       resort = false;
     }
     // The selection, branch-free: the list gets every index, its length only the chosen.
@@ -242,9 +249,9 @@ void Chain::post(Frame& f, Scratch& s, ModuleCounters* counters, uint64_t* ticks
         out += r == kContinue;
         fwd += r == kReasonForwarded;
       }
-      counters[m].in.fetch_add(count, std::memory_order_relaxed);
-      counters[m].out.fetch_add(out, std::memory_order_relaxed);
-      counters[m].forwarded.fetch_add(fwd, std::memory_order_relaxed);
+      add_owned(counters[m].in, count);
+      add_owned(counters[m].out, out);
+      add_owned(counters[m].forwarded, fwd);
     }
   }
   for (uint32_t i = 0; i < n; ++i) {

@@ -7,6 +7,7 @@
 #include <x86intrin.h>
 #endif
 
+#include <atomic>
 #include <cstdint>
 #include <thread>
 
@@ -32,6 +33,12 @@ inline uint64_t ticks() noexcept {
 /// Nanoseconds per tick, measured once against CLOCK_MONOTONIC (about 2 ms, on the first call;
 /// call it before the hot path starts).
 double ns_per_tick() noexcept;
+
+/// Adds to a counter that only the calling thread writes (others only read it, relaxed): a
+/// plain load and store, without the locked read-modify-write of fetch_add.
+inline void add_owned(std::atomic<uint64_t>& counter, uint64_t v) noexcept {
+  counter.store(counter.load(std::memory_order_relaxed) + v, std::memory_order_relaxed);
+}
 
 /// Pins the calling thread to `cpu` (modulo the CPUs present). False when the OS refuses.
 inline bool pin_current_thread(int cpu) noexcept {

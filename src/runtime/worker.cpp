@@ -71,8 +71,8 @@ bool Worker::receive(Frame& c, uint64_t& now) {
         c.rx_ns[i] = now;
         bytes += c.batch.meta(i).len;
       }
-      counters_.rx.fetch_add(c.batch.size() - before, std::memory_order_relaxed);
-      counters_.rx_bytes.fetch_add(bytes, std::memory_order_relaxed);
+      add_owned(counters_.rx, c.batch.size() - before);
+      add_owned(counters_.rx_bytes, bytes);
       got = true;
     }
   }
@@ -83,7 +83,7 @@ bool Worker::receive(Frame& c, uint64_t& now) {
 void Worker::add_module_ticks() {
   for (size_t m = 0; m < module_ticks_.size(); ++m)
     if (module_ticks_[m]) {
-      counters_.modules[m].ticks.fetch_add(module_ticks_[m], std::memory_order_relaxed);
+      add_owned(counters_.modules[m].ticks, module_ticks_[m]);
       module_ticks_[m] = 0;
     }
 }
@@ -91,11 +91,11 @@ void Worker::add_module_ticks() {
 Status Worker::close(Frame* c) {
   WARPATH_TRY(cfg_.chain->pre(*c, module_ticks_.data()));
   const uint32_t n = c->batch.size();
-  counters_.chunks.fetch_add(1, std::memory_order_relaxed);
+  add_owned(counters_.chunks, 1);
   if (policy_.offload_next()) {
     c->offloaded = true;
-    counters_.gpu_chunks.fetch_add(1, std::memory_order_relaxed);
-    counters_.gpu_packets.fetch_add(n, std::memory_order_relaxed);
+    add_owned(counters_.gpu_chunks, 1);
+    add_owned(counters_.gpu_packets, n);
     pending_.push_back(c);
     cfg_.master->submit(c);
     return Status::ok();
@@ -104,9 +104,9 @@ Status Worker::close(Frame* c) {
   const uint64_t t0 = mono_ns();
   c->error          = cfg_.chain->shade(*c, Place::kCpu, ctx, module_ticks_.data());
   c->shade_ns       = mono_ns() - t0;
-  counters_.cpu_chunks.fetch_add(1, std::memory_order_relaxed);
-  counters_.cpu_packets.fetch_add(n, std::memory_order_relaxed);
-  counters_.shade_cpu_ns.fetch_add(c->shade_ns, std::memory_order_relaxed);
+  add_owned(counters_.cpu_chunks, 1);
+  add_owned(counters_.cpu_packets, n);
+  add_owned(counters_.shade_cpu_ns, c->shade_ns);
   c->done.store(true, std::memory_order_relaxed);
   pending_.push_back(c);
   return Status::ok();
@@ -154,8 +154,8 @@ Status Worker::finish(Frame& c) {
   // tx, dropped and slow_path are sums of these (pipeline.cpp's snapshot): one counter each.
   for (size_t r = 0; r < reason_scratch_.size(); ++r)
     if (reason_scratch_[r])
-      counters_.by_reason[r].fetch_add(reason_scratch_[r], std::memory_order_relaxed);
-  counters_.tx_bytes.fetch_add(tx_bytes, std::memory_order_relaxed);
+      add_owned(counters_.by_reason[r], reason_scratch_[r]);
+  add_owned(counters_.tx_bytes, tx_bytes);
   return Status::ok();
 }
 
@@ -180,7 +180,7 @@ void Worker::send_replies(Frame& c) {
                       c.batch.meta(i).timestamp_ns, in))
       break;
   }
-  if (suppressed) counters_.icmp_suppressed.fetch_add(suppressed, std::memory_order_relaxed);
+  if (suppressed) add_owned(counters_.icmp_suppressed, suppressed);
   if (icmp_.size() == 0) return;
   for (auto& l : icmp_lists_) l.clear();
   for (uint32_t k = 0; k < icmp_.size(); ++k) icmp_lists_[icmp_.meta(k).port].push_back(k);
@@ -189,7 +189,7 @@ void Worker::send_replies(Frame& c) {
     if (!icmp_lists_[p].empty())
       sent += cfg_.ports[p]->tx_burst(cfg_.id, icmp_,
                                       {icmp_lists_[p].data(), uint32_t(icmp_lists_[p].size())});
-  counters_.icmp_sent.fetch_add(sent, std::memory_order_relaxed);
+  add_owned(counters_.icmp_sent, sent);
 }
 
 void Worker::run() {
