@@ -144,7 +144,8 @@ Result<std::unique_ptr<Fib>> make_fib(std::string_view requested, const RouteTab
   if (id == "auto") {
     WARPATH_ASSIGN_OR_RETURN(id, resolve_auto(fib_engines(), "lookup"));
   }
-  // The names: ref, gpu, and cpu for the CPU engine of the highest priority.
+  // Aliases, so users need not know engine ids: ref, gpu, and cpu for the CPU engine of the
+  // highest priority.
   if (id == "ref") id = "ref.lpm";
   if (id == "gpu") id = "cuda.lpm";
   if (id == "cpu") {

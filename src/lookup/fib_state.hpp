@@ -6,9 +6,8 @@
 // place; when it is full (kCapacity) a larger image is built from the RIB and published by
 // pointer swap. An IPv6 update derives a copy of the image in which only the entries of the
 // leaves the route touches change (Bsl6Image::updated) and swaps it in; when the image cannot
-// take the change it is rebuilt from the RIB. Old IPv6 images are freed in groups after one
-// synchronize. An old image
-// is freed after ReadGuard::synchronize(). Device mirrors hook on_v4_change / on_v6_change,
+// take the change it is rebuilt from the RIB. An old image (IPv6 ones in groups) is freed
+// after one ReadGuard::synchronize(). Device mirrors hook on_v4_change / on_v6_change,
 // which run on the writer's thread after each change and before the old image is freed.
 #pragma once
 #include <atomic>

@@ -190,7 +190,9 @@ Result<RunReport> run(const RunConfig& config, RunInputs& in, const RunHooks& ho
     s.batch         = config.batch;
     s.delay_us      = config.delay_us;
     s.in_flight     = kInFlightPerWorker;
-    s.pinned_memory = offload && config.offload_device == "cuda";
+    // Pinned packet memory pays only when a stage uploads packets, and none does yet: the
+    // master uploads keys, through its own pinned slabs (ADR 0007).
+    s.pinned_memory = false;
     s.cpu           = !config.pin_threads   ? -1
                       : config.cpus.empty() ? int((w + 1) % cpus)
                                             : config.cpus[w % config.cpus.size()];

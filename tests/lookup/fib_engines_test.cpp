@@ -304,7 +304,7 @@ TEST(FibRegistry, ErrorsAndIds) {
   // The readers' tables: tbl24's chunks, not tbl24, which is the writer's (rib_bytes).
   EXPECT_LT(s.memory_bytes, (uint64_t(1) << 24) * 2);
   EXPECT_GE(s.rib_bytes, (uint64_t(1) << 24) * 2);
-  // The names resolve in the registry: cpu is the CPU engine of the highest priority.
+  // The aliases resolve in the registry: cpu is the CPU engine of the highest priority.
   for (const auto& [alias, id] : {std::pair{"cpu", "cpu.lpm.compressed"}, {"ref", "ref.lpm"},
                                   {"validate:cpu", "validate:cpu.lpm.compressed"}}) {
     auto f = make_fib(alias, t);

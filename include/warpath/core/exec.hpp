@@ -2,8 +2,8 @@
 //
 // ExecContext: what a batched call runs on. CPU engines ignore the stream and complete before
 // returning; CUDA engines enqueue on `stream` (a cudaStream_t kept as void* so this header
-// needs no CUDA header; nullptr is the default stream) and, in this release, also complete
-// before returning. Per-call counters live here, not in engines, so engines stay const.
+// needs no CUDA header; nullptr is the default stream) and also complete before returning
+// (each waits for its stream). Per-call counters live here, not in engines, so engines stay const.
 #pragma once
 #include <cstdint>
 

@@ -28,10 +28,12 @@
 //   cpu.lpm.scalar  5         DIR-24-8 / binary search on lengths, one address at a time
 //   cpu.lpm         10        the same bodies, G-Opt style: a group of lookups in flight, each
 //                             step's memory prefetched for the whole group before it is used
+//   cpu.lpm.compressed 11     DIR-24-8 with its tbl24 compressed by /16 (ADR 0004), staged
+//                             prefetch; what "cpu" and "auto" pick
 //   cuda.lpm        8         the same bodies in CUDA kernels, images mirrored in device
-//                             memory; batches copied in and out. Below cpu.lpm in "auto"
-//                             because a lone lookup call pays the copies; the pipeline picks
-//                             the GPU explicitly.
+//                             memory; batches copied in and out. A lone lookup call pays the
+//                             copies; the pipeline's offload master uses it explicitly.
+//   Aliases: "cpu" (the CPU engine of the highest priority), "gpu" (cuda.lpm), "ref".
 //   "validate:<id>" runs <id> beside ref.lpm on every batch and fails on the first difference.
 //
 // Updates

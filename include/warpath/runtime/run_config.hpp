@@ -34,7 +34,7 @@
 //   [acl]
 //   rules     = "acl1_10K"        # default: a built-in 1,000-rule ACL
 //   format    = "classbench"      # classbench | openflow
-//   algo      = "auto"            # linear | tuple | bloom | rfc | tic | auto
+//   algo      = "auto"            # linear | tuple | bloom | rfc | tic | split | auto
 //   match     = "permit"          # action of a matching rule that names none
 //   default   = "deny"            # action when no rule matches
 //   ipv6      = "permit"          # IPv6 packets with a 5-tuple ACL (its keys are IPv4)

@@ -21,11 +21,12 @@
  * Memory     The image (blocks + order) is uploaded once, at construction. Per call: the keys
  *            (SoA rows, copied 2-D from the host KeyBatch stride to a dense device pitch),
  *            best[] (memset to 0xFF), out[]; buffers grow to the largest batch and are leased
- *            per call (scratch_pool.cuh), so calls on different streams overlap. A chunk's blocks
- * are staged in shared memory (coalesced); each warp then reads one rule field at a time, the same
- * address for all lanes (broadcast). Sync       classify() copies in, launches, copies out and
- * waits on ctx.stream. Tested by  tests/classify/engines_test.cpp (vs ref.linear, where a GPU is
- * present) and tests/classify/linear_test.cpp (the core bodies on the host).
+ *            per call (scratch_pool.cuh), so calls on different streams overlap. A chunk's
+ *            blocks are staged in shared memory (coalesced); each warp then reads one rule field
+ *            at a time, the same address for all lanes (broadcast).
+ * Sync       classify() copies in, launches, copies out and waits on ctx.stream.
+ * Tested by  tests/classify/engines_test.cpp (vs ref.linear, where a GPU is present) and
+ *            tests/classify/linear_test.cpp (the core bodies on the host).
  */
 #include <algorithm>
 #include <chrono>

@@ -38,9 +38,9 @@ struct Avx512Match {
 // then steps each (the group is compacted after each round). Batches are cut into groups of
 // kLockstep. Measured on the full 2024 table, bursts of 1,024, one core of the dev VM, in
 // round-robin runs beside rte_lpm6: groups of 64 gave 43-45 M/s, 128 46-62, 256 65-66, 512
-// 64; the G-Opt loop with refill (slots taking the next address as soon as theirs ended,
-// this file before 2026-11-21) 40-48 M/s: a group of 256 keeps more misses in flight and
-// spends less per probe on bookkeeping.
+// 64; a G-Opt loop with refill (slots taking the next address as soon as theirs ended)
+// 40-48 M/s: a group of 256 keeps more misses in flight and spends less per probe on
+// bookkeeping.
 constexpr uint32_t kLockstep = 256;
 
 template <class Match>

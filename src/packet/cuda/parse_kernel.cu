@@ -5,7 +5,7 @@
  * Algorithm  src/packet/core/parse_core.hpp, shared with cpu/parse_cpu.cpp. Do not fork.
  * Launch     1-D grid-stride; kBlockSize threads per block; grid capped at 8 x SM count.
  * Memory     the batch buffer and metas are copied to device global memory; results back.
- * Sync       the engine waits for its stream before returning (synchronous in this release).
+ * Sync       the engine waits for its stream before returning.
  * Errors     none on device; CUDA API and launch errors become Status (WARPATH_CUDA_TRY).
  * Tested by  warpath selftest (src/packet/check.cpp: every engine against ref.parse).
  */
