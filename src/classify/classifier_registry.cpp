@@ -121,27 +121,17 @@ Result<std::unique_ptr<Classifier>> make_classifier(std::string_view requested,
                                                     const RuleSet& rules,
                                                     const ClassifyParams& params) {
   bool validating = false;
-  std::string id(strip_validate(requested, validating));
-  detail::Made engine = Status(Errc::kNotFound, "");
-  if (id == "auto") {
+  WARPATH_ASSIGN_OR_RETURN(
+      const std::string id,
+      resolve_engine(classifier_engines(), "classifier", requested, validating, false));
+  detail::Made engine = Status(Errc::kNotFound, "no factory for classifier engine " + id);
+  if (id == "auto") {  // classification's own order: the best engine that can build the set
     engine = make_best_classifier(rules, "", params);
     if (!engine.is_ok() || !validating) return engine;
     return validated(std::move(engine).value(), rules);
   }
-  bool known = false;
-  for (const auto& e : classifier_engines()) known |= e.id == id;
-  if (!known) {
-    std::string list;
-    for (const auto& e : classifier_engines()) list += std::string(e.id) + ", ";
-    if (id.rfind("cuda.", 0) == 0)
-      return Status(Errc::kNotSupported, id + " is not available: built without CUDA");
-    return Status(Errc::kNotFound, "unknown classifier engine '" + id + "' (engines: " + list +
-                                       "auto, validate:<engine>)");
-  }
   if (!takes_layout(id, rules.layout))
     return Status(Errc::kNotSupported, id + " classifies 5-tuple rules only, not OpenFlow rules");
-  if (id.rfind("cuda.", 0) == 0 && !have_gpu())
-    return Status(Errc::kNotSupported, id + " needs a CUDA device: " + cuda_unavailable_reason());
   if (id == "ref.linear") engine = detail::make_ref_linear(rules);
   if (id == "cpu.linear") engine = detail::make_cpu_linear(rules, params);
   if (id == "cpu.tuple") engine = detail::make_cpu_tuple(rules, params, false);
@@ -159,6 +149,18 @@ Result<std::unique_ptr<Classifier>> make_classifier(std::string_view requested,
 #endif
   if (!engine.is_ok() || !validating) return engine;
   return validated(std::move(engine).value(), rules);
+}
+
+std::vector<std::string> classifier_algorithms() {
+  std::vector<std::string> v = engine_algorithms(classifier_engines(), "cpu");
+  v.emplace_back("auto");
+  return v;
+}
+
+std::string classifier_algorithm_list() {
+  std::string s;
+  for (const std::string& a : classifier_algorithms()) s += (s.empty() ? "" : ", ") + a;
+  return s;
 }
 
 Result<std::unique_ptr<Classifier>> make_best_classifier(const RuleSet& rules,

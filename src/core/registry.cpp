@@ -1,6 +1,7 @@
 #include "warpath/core/registry.hpp"
 
 #include "warpath/classify/check.hpp"
+#include "warpath/core/cuda_device.hpp"
 #include "warpath/lookup/check.hpp"
 #include "warpath/packet/parser.hpp"
 
@@ -32,6 +33,58 @@ std::string_view strip_validate(std::string_view id, bool& validating) {
   constexpr std::string_view kPrefix = "validate:";
   validating                         = id.substr(0, kPrefix.size()) == kPrefix;
   return validating ? id.substr(kPrefix.size()) : id;
+}
+
+Result<std::string> resolve_engine(const std::vector<EngineInfo>& engines, std::string_view noun,
+                                   std::string_view requested, bool& validating,
+                                   bool expand_auto) {
+  std::string id(strip_validate(requested, validating));
+  if (id == "auto") {
+    if (!expand_auto) return id;
+    return resolve_auto(engines, noun);
+  }
+  auto best_of = [&](std::string_view prefix) -> const EngineInfo* {
+    const EngineInfo* best = nullptr;
+    for (const auto& e : engines)
+      if (e.id.substr(0, prefix.size()) == prefix && (!best || e.priority > best->priority))
+        best = &e;
+    return best;
+  };
+  if (id == "cpu" || id == "ref" || id == "gpu") {
+    const EngineInfo* e = best_of(id == "gpu" ? "cuda." : id + ".");
+    if (!e) {
+      if (id == "gpu")
+        return Status(Errc::kNotSupported,
+                      "gpu: no CUDA " + std::string(noun) + " engine: built without CUDA");
+      return Status(Errc::kNotFound, id + ": no " + std::string(noun) + " engine of that kind");
+    }
+    id = std::string(e->id);
+  }
+  for (const auto& e : engines) {
+    if (e.id != id) continue;
+    if (e.available && !e.available())
+      return Status(Errc::kNotSupported, id.rfind("cuda.", 0) == 0
+                                             ? id + " needs a CUDA device: " +
+                                                   cuda_unavailable_reason()
+                                             : id + " is not available on this machine");
+    return id;
+  }
+  if (id.rfind("cuda.", 0) == 0)
+    return Status(Errc::kNotSupported, id + " is not available: built without CUDA");
+  std::string known;
+  for (const auto& e : engines) known += std::string(e.id) + ", ";
+  return Status(Errc::kNotFound, "unknown " + std::string(noun) + " engine '" + id +
+                                     "' (engines: " + known +
+                                     "auto, cpu, gpu, ref, validate:<engine>)");
+}
+
+std::vector<std::string> engine_algorithms(const std::vector<EngineInfo>& engines,
+                                           std::string_view device) {
+  const std::string prefix = std::string(device) + ".";
+  std::vector<std::string> out;
+  for (const auto& e : engines)
+    if (e.id.substr(0, prefix.size()) == prefix) out.emplace_back(e.id.substr(prefix.size()));
+  return out;
 }
 
 }  // namespace warpath

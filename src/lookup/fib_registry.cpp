@@ -140,44 +140,17 @@ std::vector<EngineInfo> fib_engines() {
 Result<std::unique_ptr<Fib>> make_fib(std::string_view requested, const RouteTable& table,
                                       const FibParams& params) {
   bool validating = false;
-  std::string id(strip_validate(requested, validating));
-  if (id == "auto") {
-    WARPATH_ASSIGN_OR_RETURN(id, resolve_auto(fib_engines(), "lookup"));
-  }
-  // Aliases, so users need not know engine ids: ref, gpu, and cpu for the CPU engine of the
-  // highest priority.
-  if (id == "ref") id = "ref.lpm";
-  if (id == "gpu") id = "cuda.lpm";
-  if (id == "cpu") {
-    const std::vector<EngineInfo> engines = fib_engines();
-    const EngineInfo* best                = nullptr;
-    for (const auto& e : engines)
-      if (e.id.rfind("cpu.", 0) == 0 && (!best || e.priority > best->priority)) best = &e;
-    id = std::string(best->id);
-  }
-  Result<std::unique_ptr<Fib>> engine = Status(Errc::kNotFound, "");
+  WARPATH_ASSIGN_OR_RETURN(const std::string id,
+                           resolve_engine(fib_engines(), "lookup", requested, validating));
+  Result<std::unique_ptr<Fib>> engine = Status(Errc::kNotFound, "no factory for " + id);
   if (id == "ref.lpm") engine = detail::make_ref_fib(table);
   if (id == "cpu.lpm.scalar") engine = detail::make_cpu_fib(table, params, detail::CpuLpm::kScalar);
   if (id == "cpu.lpm") engine = detail::make_cpu_fib(table, params, detail::CpuLpm::kBatched);
   if (id == "cpu.lpm.compressed")
     engine = detail::make_cpu_fib(table, params, detail::CpuLpm::kCompressed);
-  if (id == "cuda.lpm") {
 #if defined(WARPATH_HAVE_CUDA)
-    if (!have_gpu())
-      return Status(Errc::kNotSupported,
-                    "cuda.lpm needs a CUDA device: " + cuda_unavailable_reason());
-    engine = detail::make_cuda_fib(table, params);
-#else
-    return Status(Errc::kNotSupported, "cuda.lpm is not available: built without CUDA");
+  if (id == "cuda.lpm") engine = detail::make_cuda_fib(table, params);
 #endif
-  }
-  if (!engine.is_ok() && engine.status().code() == Errc::kNotFound &&
-      engine.status().message().empty()) {
-    std::string known;
-    for (const auto& e : fib_engines()) known += std::string(e.id) + ", ";
-    return Status(Errc::kNotFound, "unknown lookup engine '" + id + "' (engines: " + known +
-                                       "auto, cpu, gpu, ref, validate:<engine>)");
-  }
   if (!engine.is_ok() || !validating) return engine;
   WARPATH_ASSIGN_OR_RETURN(auto ref, detail::make_ref_fib(table));
   return std::unique_ptr<Fib>(

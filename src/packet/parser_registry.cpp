@@ -51,29 +51,17 @@ std::vector<EngineInfo> parser_engines() {
 
 Result<std::unique_ptr<Parser>> make_parser(std::string_view requested) {
   bool validating = false;
-  std::string id(strip_validate(requested, validating));
-  if (id == "auto") {
-    WARPATH_ASSIGN_OR_RETURN(id, resolve_auto(parser_engines(), "parser"));
-  }
+  WARPATH_ASSIGN_OR_RETURN(const std::string id,
+                           resolve_engine(parser_engines(), "parser", requested, validating));
   std::unique_ptr<Parser> engine;
   if (id == "ref.parse") engine = detail::make_ref_parser();
   if (id == "cpu.parse") engine = detail::make_cpu_parser();
-  if (id == "cuda.parse") {
 #if defined(WARPATH_HAVE_CUDA)
-    if (!have_gpu())
-      return Status(Errc::kNotSupported,
-                    "cuda.parse needs a CUDA device: " + cuda_unavailable_reason());
+  if (id == "cuda.parse") {
     WARPATH_ASSIGN_OR_RETURN(engine, detail::make_cuda_parser());
-#else
-    return Status(Errc::kNotSupported, "cuda.parse is not available: built without CUDA");
+  }
 #endif
-  }
-  if (!engine) {
-    std::string known;
-    for (const auto& e : parser_engines()) known += std::string(e.id) + ", ";
-    return Status(Errc::kNotFound, "unknown parser engine '" + id + "' (engines: " + known +
-                                       "auto, validate:<engine>)");
-  }
+  if (!engine) return Status(Errc::kNotFound, "no factory for parser engine " + id);
   if (validating)
     return std::unique_ptr<Parser>(
         std::make_unique<ValidatingParser>(std::move(engine), "validate:" + id));

@@ -6,6 +6,7 @@
 // which the file gave no ports and then ignores a "ports:" error alone.
 #include "warpath/runtime/run_config.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <initializer_list>
@@ -13,6 +14,7 @@
 #include <string>
 #include <string_view>
 
+#include "warpath/classify/classifier.hpp"
 #include "warpath/runtime/port.hpp"
 
 namespace warpath::runtime {
@@ -148,7 +150,12 @@ Status RunConfig::validate() const {
   WARPATH_TRY(check_one_of("schedule", schedule, {"none", "sort"}));
   if (lookup_engine.empty()) return bad("router.lookup", "must not be empty (use \"auto\")");
   WARPATH_TRY(check_one_of("acl.format", rules_format, {"classbench", "openflow"}));
-  WARPATH_TRY(check_one_of("acl.algo", algo, {"linear", "tuple", "bloom", "rfc", "tic", "split", "auto"}));
+  {
+    const auto algos = classify::classifier_algorithms();
+    if (std::find(algos.begin(), algos.end(), algo) == algos.end())
+      return bad("acl.algo", "must be one of " + classify::classifier_algorithm_list() +
+                                 ", got '" + algo + "'");
+  }
   WARPATH_TRY(check_action("acl.match", match_action));
   WARPATH_TRY(check_action("acl.default", default_action));
   WARPATH_TRY(check_action("acl.ipv6", ipv6_action));

@@ -123,8 +123,8 @@ void add_classify(CLI::App& app, Runner& run) {
   cmd->add_option("--format", o->format, "Rule file format")
       ->check(CLI::IsMember({"classbench", "openflow"}))
       ->capture_default_str();
-  cmd->add_option("--algo", o->algo, "linear, tuple, bloom, rfc, tic, split or auto")
-      ->check(CLI::IsMember({"linear", "tuple", "bloom", "rfc", "tic", "split", "auto"}))
+  cmd->add_option("--algo", o->algo, classify::classifier_algorithm_list())
+      ->check(CLI::IsMember(classify::classifier_algorithms()))
       ->capture_default_str();
   cmd->add_option("--engine", o->engine,
                   "cpu, gpu, ref, auto, or an engine id (validate:<id> checks against ref.linear)")

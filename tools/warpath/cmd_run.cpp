@@ -25,6 +25,7 @@
 #include "output_file.hpp"
 #include "run_print.hpp"
 #include "warpath/classify/check.hpp"
+#include "warpath/classify/classifier.hpp"
 #include "warpath/classify/rule.hpp"
 #include "warpath/core/cuda_device.hpp"
 #include "warpath/forward/router.hpp"
@@ -330,7 +331,7 @@ void add_run(CLI::App& app, Runner& run) {
   flag("--rules", o->rules, "ACL rule file (default: a built-in 1,000-rule ACL)");
   flag("--format", o->format, "Rule file format")->check(CLI::IsMember({"classbench", "openflow"}));
   flag("--algo", o->algo, "Classification algorithm")
-      ->check(CLI::IsMember({"linear", "tuple", "bloom", "rfc", "tic", "split", "auto"}));
+      ->check(CLI::IsMember(classify::classifier_algorithms()));
   flag("--fib", o->fib, "Route file: <prefix>/<len> [<nexthop>] per line (default: built-in)");
   flag("--neighbors", o->neighbors, "Neighbour file: lines '<nexthop> <port> <dst_mac>'");
   flag("--lookup", o->lookup, "CPU-side lookup engine id (cpu.lpm, ref.lpm, ...) or auto");

@@ -104,6 +104,11 @@ class Classifier {
 bool takes_layout(std::string_view id, KeyLayout layout);
 /// Every classifier engine in this build, available here or not.
 std::vector<EngineInfo> classifier_engines();
+/// The algorithms --algo accepts, from the table: every cpu.* engine's ("linear", "tuple", ...),
+/// then "auto".
+std::vector<std::string> classifier_algorithms();
+/// "linear, tuple, ..., auto".
+std::string classifier_algorithm_list();
 
 /// Builds engine `id` over `rules`. kNotFound for an unknown id, kNotSupported when the
 /// engine cannot run here or does not take this layout.

@@ -65,4 +65,25 @@ Result<std::string> resolve_auto(const std::vector<EngineInfo>& engines, std::st
 /// "validate:cpu.x" -> "cpu.x"; other ids unchanged. `validating` says which case it was.
 std::string_view strip_validate(std::string_view id, bool& validating);
 
+/// Resolves a requested engine id the same way in every module (its make_* factory then only
+/// dispatches on the resolved id):
+///   validate:<id>  sets `validating`, then resolves <id>
+///   auto           the available engine with the highest priority (when `expand_auto`; a
+///                  module with its own fallback order, like classification's, passes false and
+///                  gets "auto" back)
+///   cpu, gpu       the cpu.* / cuda.* engine with the highest priority (aliases, so users need
+///                  not know engine ids)
+///   ref            the module's ref.* engine (its oracle)
+/// Errors name the engine and the reason: kNotFound "unknown <noun> engine 'x' (engines: ...,
+/// auto, cpu, gpu, ref, validate:<engine>)"; kNotSupported "cuda.x is not available: built
+/// without CUDA" or "cuda.x needs a CUDA device: <why>".
+Result<std::string> resolve_engine(const std::vector<EngineInfo>& engines, std::string_view noun,
+                                   std::string_view requested, bool& validating,
+                                   bool expand_auto = true);
+
+/// The algorithms of a module's engines on one device: "cpu." ids with the prefix stripped
+/// ({"linear", "tuple", ...}), in table order; what the CLI and the config accept as --algo.
+std::vector<std::string> engine_algorithms(const std::vector<EngineInfo>& engines,
+                                           std::string_view device = "cpu");
+
 }  // namespace warpath

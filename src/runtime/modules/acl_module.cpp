@@ -12,6 +12,7 @@
 //          context NAME, permit -> continue. IPv6 packets under 5-tuple rules get `ipv6`'s
 //          action. With malformed=drop, a packet the parser rejected is dropped as "malformed"
 //          before the rules are consulted; otherwise it continues (a router decides it).
+#include <algorithm>
 #include <string>
 
 #include "packet/core/key_core.hpp"
@@ -187,13 +188,10 @@ Result<std::unique_ptr<Module>> AclModule::make(const ModuleArgs& args, BuildEnv
                    std::to_string(loaded.rules.size()) + " rules)";
   }
   const std::string algo = args.get("algo", "auto");
-  static const char* kAlgos[] = {"linear", "tuple", "bloom", "rfc", "tic", "split", "auto", "ref"};
-  bool algo_ok                = false;
-  for (const char* a : kAlgos) algo_ok = algo_ok || algo == a;
-  if (!algo_ok)
-    return Status(Errc::kInvalidArgument,
-                  "algo=" + algo +
-                      ": must be one of linear, tuple, bloom, rfc, tic, split, auto, ref");
+  const std::vector<std::string> algos = classify::classifier_algorithms();  // and ref
+  if (algo != "ref" && std::find(algos.begin(), algos.end(), algo) == algos.end())
+    return Status(Errc::kInvalidArgument, "algo=" + algo + ": must be one of " +
+                                              classify::classifier_algorithm_list() + ", ref");
   const std::string mal = args.get("malformed", "continue");
   if (mal != "drop" && mal != "continue")
     return Status(Errc::kInvalidArgument, "malformed=" + mal + ": must be drop or continue");
