@@ -36,7 +36,7 @@ class ValidatingClassifier final : public Classifier {
                        std::string id)
       : engine_(std::move(engine)), ref_(std::move(ref)), id_(std::move(id)) {}
   std::string_view id() const noexcept override { return id_; }
-  Status classify(const KeyBatch& keys, Span<uint32_t> out, ExecContext& ctx) const override {
+  Status do_classify(const KeyBatch& keys, Span<uint32_t> out, ExecContext& ctx) const override {
     std::shared_lock lock(mutex_);
     WARPATH_TRY(engine_->classify(keys, out, ctx));
     std::vector<uint32_t> want(keys.count);

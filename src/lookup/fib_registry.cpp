@@ -30,7 +30,7 @@ class ValidatingFib final : public Fib {
       : engine_(std::move(engine)), ref_(std::move(ref)), id_(std::move(id)) {}
   std::string_view id() const noexcept override { return id_; }
 
-  Status lookup4(Span<const uint32_t> addrs, Span<NextHop> out, ExecContext& ctx) const override {
+  Status do_lookup4(Span<const uint32_t> addrs, Span<NextHop> out, ExecContext& ctx) const override {
     std::shared_lock lock(mutex_);
     WARPATH_TRY(engine_->lookup4(addrs, out, ctx));
     std::vector<NextHop> want(addrs.size);
@@ -39,7 +39,7 @@ class ValidatingFib final : public Fib {
       if (out[i] != want[i]) return mismatch(i, format_ipv4(addrs[i]), out[i], want[i]);
     return Status::ok();
   }
-  Status lookup6(Span<const Ip6> addrs, Span<NextHop> out, ExecContext& ctx) const override {
+  Status do_lookup6(Span<const Ip6> addrs, Span<NextHop> out, ExecContext& ctx) const override {
     std::shared_lock lock(mutex_);
     WARPATH_TRY(engine_->lookup6(addrs, out, ctx));
     std::vector<NextHop> want(addrs.size);

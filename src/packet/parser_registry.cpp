@@ -17,7 +17,7 @@ class ValidatingParser final : public Parser {
   ValidatingParser(std::unique_ptr<Parser> engine, std::string id)
       : engine_(std::move(engine)), ref_(detail::make_ref_parser()), id_(std::move(id)) {}
   std::string_view id() const noexcept override { return id_; }
-  Status parse(const BatchView& batch, Span<PacketInfo> out, ExecContext& ctx) const override {
+  Status do_parse(const BatchView& batch, Span<PacketInfo> out, ExecContext& ctx) const override {
     WARPATH_TRY(engine_->parse(batch, out, ctx));
     std::vector<PacketInfo> want(batch.count);
     WARPATH_TRY(ref_->parse(batch, {want.data(), batch.count}, ctx));

@@ -69,6 +69,19 @@ TEST_P(ClassifierEngines, RandomSetsBothLayouts) {
     }
 }
 
+// The non-virtual classify() checks the span before any engine runs, naming the engine.
+TEST_P(ClassifierEngines, ShortOutputSpanIsAnErrorNamingTheEngine) {
+  const RuleSet rules = random_rule_set(3, KeyLayout::kFiveTuple, 50);
+  auto engine         = make(rules);
+  if (!engine) GTEST_SKIP() << GetParam() << " not available";
+  const KeyBuffer keys = random_keys(rules, 3, 10);
+  std::vector<uint32_t> out(9);
+  ExecContext ctx;
+  const Status s = engine->classify(keys.view(), {out.data(), 9}, ctx);
+  EXPECT_EQ(s.code(), Errc::kInvalidArgument);
+  EXPECT_EQ(s.message(), std::string(engine->id()) + ": output span of 9 for 10 keys");
+}
+
 TEST_P(ClassifierEngines, EdgeCases) {
   const uint32_t n = 300;
   for (KeyLayout layout : {KeyLayout::kFiveTuple, KeyLayout::kOpenFlow}) {

@@ -61,7 +61,7 @@ class LinearFib final : public lookup::Fib {
   std::vector<lookup::Route6> v6;
 
   std::string_view id() const noexcept override { return "test.linear"; }
-  Status lookup4(Span<const uint32_t> addrs, Span<lookup::NextHop> out,
+  Status do_lookup4(Span<const uint32_t> addrs, Span<lookup::NextHop> out,
                  ExecContext&) const override {
     if (out.size < addrs.size) return Status(Errc::kInvalidArgument, "short");
     for (uint32_t i = 0; i < addrs.size; ++i) {
@@ -75,7 +75,7 @@ class LinearFib final : public lookup::Fib {
     }
     return Status::ok();
   }
-  Status lookup6(Span<const lookup::Ip6> addrs, Span<lookup::NextHop> out,
+  Status do_lookup6(Span<const lookup::Ip6> addrs, Span<lookup::NextHop> out,
                  ExecContext&) const override {
     if (out.size < addrs.size) return Status(Errc::kInvalidArgument, "short");
     for (uint32_t i = 0; i < addrs.size; ++i) {

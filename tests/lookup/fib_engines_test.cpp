@@ -298,6 +298,8 @@ TEST(FibRegistry, ErrorsAndIds) {
   NextHop nh    = 0;
   ExecContext ctx;
   EXPECT_EQ((*a)->lookup4({&addr, 1}, {&nh, 0}, ctx).code(), Errc::kInvalidArgument);
+  EXPECT_EQ((*a)->lookup4({&addr, 1}, {&nh, 0}, ctx).message(),
+            std::string((*a)->id()) + ": output span of 0 for 1 addresses");
   const FibStats s = (*a)->stats();
   EXPECT_EQ(s.routes4, 1u);
   EXPECT_EQ(s.entry_bits, 16u);

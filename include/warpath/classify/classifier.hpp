@@ -81,8 +81,15 @@ class Classifier {
   virtual std::string_view id() const noexcept = 0;
 
   /// out[i] = index of the best rule matching key i, or kNoMatch. keys.layout must be the
-  /// rule set's layout. kInvalidArgument for a short span or a layout mismatch.
-  virtual Status classify(const KeyBatch& keys, Span<uint32_t> out, ExecContext& ctx) const = 0;
+  /// rule set's layout. kInvalidArgument for a short span or a layout mismatch. (Non-virtual
+  /// interface: the span is checked here, once; engines implement do_classify.)
+  Status classify(const KeyBatch& keys, Span<uint32_t> out, ExecContext& ctx) const {
+    if (out.size < keys.count)
+      return Status(Errc::kInvalidArgument, std::string(id()) + ": output span of " +
+                                                std::to_string(out.size) + " for " +
+                                                std::to_string(keys.count) + " keys");
+    return do_classify(keys, out, ctx);
+  }
 
   /// Inserts (or replaces) the rule with index `index`; kNotSupported for engines that can
   /// only rebuild.
@@ -97,6 +104,10 @@ class Classifier {
   }
 
   virtual ClassifierStats stats() const = 0;
+
+ protected:
+  /// The classification, with out.size >= keys.count.
+  virtual Status do_classify(const KeyBatch& keys, Span<uint32_t> out, ExecContext& ctx) const = 0;
 };
 
 /// Whether engine `id` (or validate:<id>) classifies rules of `layout` (rfc, tic and split

@@ -89,9 +89,16 @@ class Fib {
   virtual std::string_view id() const noexcept = 0;
 
   /// out[i] = next hop of the longest prefix matching addrs[i], or kNoRoute.
-  /// kInvalidArgument when out.size < addrs.size.
-  virtual Status lookup4(Span<const uint32_t> addrs, Span<NextHop> out, ExecContext& ctx) const = 0;
-  virtual Status lookup6(Span<const Ip6> addrs, Span<NextHop> out, ExecContext& ctx) const      = 0;
+  /// kInvalidArgument when out.size < addrs.size. (Non-virtual interface: the arguments are
+  /// checked here, once, and engines implement do_lookup4 / do_lookup6.)
+  Status lookup4(Span<const uint32_t> addrs, Span<NextHop> out, ExecContext& ctx) const {
+    if (out.size < addrs.size) return short_span(addrs.size, out.size);
+    return do_lookup4(addrs, out, ctx);
+  }
+  Status lookup6(Span<const Ip6> addrs, Span<NextHop> out, ExecContext& ctx) const {
+    if (out.size < addrs.size) return short_span(addrs.size, out.size);
+    return do_lookup6(addrs, out, ctx);
+  }
 
   /// Adds a route or replaces the next hop of an existing one.
   virtual Status add4(const Route4& r) = 0;
@@ -101,6 +108,19 @@ class Fib {
   virtual Status remove6(Ip6 prefix, uint8_t len)      = 0;
 
   virtual FibStats stats() const = 0;
+
+ protected:
+  /// The lookups, with out.size >= addrs.size.
+  virtual Status do_lookup4(Span<const uint32_t> addrs, Span<NextHop> out,
+                            ExecContext& ctx) const = 0;
+  virtual Status do_lookup6(Span<const Ip6> addrs, Span<NextHop> out, ExecContext& ctx) const = 0;
+
+ private:
+  Status short_span(uint32_t items, uint32_t room) const {
+    return Status(Errc::kInvalidArgument, std::string(id()) + ": output span of " +
+                                              std::to_string(room) + " for " +
+                                              std::to_string(items) + " addresses");
+  }
 };
 
 /// Every lookup engine in this build, available here or not.

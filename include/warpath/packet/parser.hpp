@@ -47,7 +47,18 @@ class Parser {
   /// Parses batch.count packets into out[0, batch.count). `batch` is in host memory.
   /// Fails with kInvalidArgument when out is too small, kCudaError on a GPU failure, and, for
   /// validate:<id>, kInvalidArgument naming the first packet where the engines disagree.
-  virtual Status parse(const BatchView& batch, Span<PacketInfo> out, ExecContext& ctx) const = 0;
+  /// (Non-virtual interface: the span is checked here, once; engines implement do_parse.)
+  Status parse(const BatchView& batch, Span<PacketInfo> out, ExecContext& ctx) const {
+    if (out.size < batch.count)
+      return Status(Errc::kInvalidArgument, std::string(id()) + ": output span of " +
+                                                std::to_string(out.size) + " for " +
+                                                std::to_string(batch.count) + " packets");
+    return do_parse(batch, out, ctx);
+  }
+
+ protected:
+  /// The parse, with out.size >= batch.count.
+  virtual Status do_parse(const BatchView& batch, Span<PacketInfo> out, ExecContext& ctx) const = 0;
 };
 
 /// Every parser engine in this build, available here or not.

@@ -22,10 +22,9 @@ class ImageCpu final : public Classifier {
   ImageCpu(std::string_view id, std::unique_ptr<Image> img, ClassifierStats stats)
       : id_(id), img_(std::move(img)), view_(img_->view()), stats_(std::move(stats)) {}
   std::string_view id() const noexcept override { return id_; }
-  Status classify(const KeyBatch& keys, Span<uint32_t> out, ExecContext& ctx) const override {
+  Status do_classify(const KeyBatch& keys, Span<uint32_t> out, ExecContext& ctx) const override {
     if (keys.layout != KeyLayout::kFiveTuple)
       return Status(Errc::kInvalidArgument, std::string(id_) + ": keys are not 5-tuple keys");
-    if (out.size < keys.count) return Status(Errc::kInvalidArgument, "output span too small");
     parallel_ranges(keys.count, ctx.threads, kMinPerThread, [&](uint32_t begin, uint32_t end) {
       Batched(view_, keys, out.data, begin, end);
     });

@@ -122,10 +122,9 @@ class TupleCpu final : public Classifier {
 
   std::string_view id() const noexcept override { return bloom_ ? "cpu.bloom" : "cpu.tuple"; }
 
-  Status classify(const KeyBatch& keys, Span<uint32_t> out, ExecContext& ctx) const override {
+  Status do_classify(const KeyBatch& keys, Span<uint32_t> out, ExecContext& ctx) const override {
     if (keys.layout != set_.layout())
       return Status(Errc::kInvalidArgument, std::string(id()) + ": key layout differs from rules");
-    if (out.size < keys.count) return Status(Errc::kInvalidArgument, "output span too small");
     std::atomic<uint64_t> samples{0};
     parallel_ranges(keys.count, ctx.threads, kMinPerThread, [&](uint32_t begin, uint32_t end) {
       ReadGuard::Section section(guard_);

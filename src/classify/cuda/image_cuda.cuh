@@ -72,10 +72,9 @@ class ImageCuda final : public Classifier {
 
   std::string_view id() const noexcept override { return id_; }
 
-  Status classify(const KeyBatch& keys, Span<uint32_t> out, ExecContext& ctx) const override {
+  Status do_classify(const KeyBatch& keys, Span<uint32_t> out, ExecContext& ctx) const override {
     if (keys.layout != KeyLayout::kFiveTuple)
       return Status(Errc::kInvalidArgument, std::string(id_) + ": keys are not 5-tuple keys");
-    if (out.size < keys.count) return Status(Errc::kInvalidArgument, "output span too small");
     const uint32_t n = keys.count;
     if (n == 0) return Status::ok();
     auto stream        = static_cast<cudaStream_t>(ctx.stream);

@@ -161,10 +161,9 @@ class LinearCuda final : public Classifier {
 
   std::string_view id() const noexcept override { return "cuda.linear"; }
 
-  Status classify(const KeyBatch& keys, Span<uint32_t> out, ExecContext& ctx) const override {
+  Status do_classify(const KeyBatch& keys, Span<uint32_t> out, ExecContext& ctx) const override {
     if (keys.layout != layout_)
       return Status(Errc::kInvalidArgument, "cuda.linear: key layout differs from the rules'");
-    if (out.size < keys.count) return Status(Errc::kInvalidArgument, "output span too small");
     const uint32_t n = keys.count;
     if (n == 0) return Status::ok();
     if (view_.rules == 0) {

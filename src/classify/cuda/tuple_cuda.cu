@@ -105,10 +105,9 @@ class TupleCuda final : public Classifier {
 
   std::string_view id() const noexcept override { return bloom_ ? "cuda.bloom" : "cuda.tuple"; }
 
-  Status classify(const KeyBatch& keys, Span<uint32_t> out, ExecContext& ctx) const override {
+  Status do_classify(const KeyBatch& keys, Span<uint32_t> out, ExecContext& ctx) const override {
     if (keys.layout != set_.layout())
       return Status(Errc::kInvalidArgument, std::string(id()) + ": key layout differs from rules");
-    if (out.size < keys.count) return Status(Errc::kInvalidArgument, "output span too small");
     const uint32_t n = keys.count;
     if (n == 0) return Status::ok();
     const unsigned nw = key_words(keys.layout);

@@ -15,8 +15,7 @@ class RefLinear final : public Classifier {
   }
   std::string_view id() const noexcept override { return "ref.linear"; }
 
-  Status classify(const KeyBatch& keys, Span<uint32_t> out, ExecContext&) const override {
-    if (out.size < keys.count) return Status(Errc::kInvalidArgument, "output span too small");
+  Status do_classify(const KeyBatch& keys, Span<uint32_t> out, ExecContext&) const override {
     if (keys.layout != layout_)
       return Status(Errc::kInvalidArgument, "key layout differs from the rule set's");
     std::shared_lock lock(mutex_);

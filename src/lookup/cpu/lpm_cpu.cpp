@@ -36,8 +36,7 @@ class CpuFib final : public Fib {
     return "cpu.lpm";
   }
 
-  Status lookup4(Span<const uint32_t> addrs, Span<NextHop> out, ExecContext& ctx) const override {
-    if (out.size < addrs.size) return Status(Errc::kInvalidArgument, "output span too small");
+  Status do_lookup4(Span<const uint32_t> addrs, Span<NextHop> out, ExecContext& ctx) const override {
     parallel_ranges(addrs.size, ctx.threads, kMinPerThread, [&](uint32_t begin, uint32_t end) {
       ReadGuard::Section section(state_->guard());
       const Dir24_8Image* img = state_->v4();
@@ -57,8 +56,7 @@ class CpuFib final : public Fib {
     return Status::ok();
   }
 
-  Status lookup6(Span<const Ip6> addrs, Span<NextHop> out, ExecContext& ctx) const override {
-    if (out.size < addrs.size) return Status(Errc::kInvalidArgument, "output span too small");
+  Status do_lookup6(Span<const Ip6> addrs, Span<NextHop> out, ExecContext& ctx) const override {
     parallel_ranges(addrs.size, ctx.threads, kMinPerThread, [&](uint32_t begin, uint32_t end) {
       ReadGuard::Section section(state_->guard());
       const core::Bsl6View view = state_->v6()->view();

@@ -71,8 +71,7 @@ class RefFib final : public Fib {
  public:
   std::string_view id() const noexcept override { return "ref.lpm"; }
 
-  Status lookup4(Span<const uint32_t> addrs, Span<NextHop> out, ExecContext&) const override {
-    if (out.size < addrs.size) return Status(Errc::kInvalidArgument, "output span too small");
+  Status do_lookup4(Span<const uint32_t> addrs, Span<NextHop> out, ExecContext&) const override {
     std::shared_lock lock(mutex_);
     for (uint32_t i = 0; i < addrs.size; ++i) {
       const uint64_t key[2] = {uint64_t(addrs[i]) << 32, 0};
@@ -80,8 +79,7 @@ class RefFib final : public Fib {
     }
     return Status::ok();
   }
-  Status lookup6(Span<const Ip6> addrs, Span<NextHop> out, ExecContext&) const override {
-    if (out.size < addrs.size) return Status(Errc::kInvalidArgument, "output span too small");
+  Status do_lookup6(Span<const Ip6> addrs, Span<NextHop> out, ExecContext&) const override {
     std::shared_lock lock(mutex_);
     for (uint32_t i = 0; i < addrs.size; ++i) {
       const uint64_t key[2] = {addrs[i].hi, addrs[i].lo};

@@ -22,8 +22,7 @@ void parse_range(const BatchView& b, PacketInfo* out, uint32_t begin, uint32_t e
 class CpuParser final : public Parser {
  public:
   std::string_view id() const noexcept override { return "cpu.parse"; }
-  Status parse(const BatchView& batch, Span<PacketInfo> out, ExecContext& ctx) const override {
-    if (out.size < batch.count) return Status(Errc::kInvalidArgument, "output span too small");
+  Status do_parse(const BatchView& batch, Span<PacketInfo> out, ExecContext& ctx) const override {
     parallel_ranges(batch.count, ctx.threads, kMinPerThread, [&](uint32_t begin, uint32_t end) {
       parse_range(batch, out.data, begin, end);
     });

@@ -44,8 +44,7 @@ class CudaParser final : public Parser {
  public:
   std::string_view id() const noexcept override { return "cuda.parse"; }
 
-  Status parse(const BatchView& batch, Span<PacketInfo> out, ExecContext& ctx) const override {
-    if (out.size < batch.count) return Status(Errc::kInvalidArgument, "output span too small");
+  Status do_parse(const BatchView& batch, Span<PacketInfo> out, ExecContext& ctx) const override {
     if (batch.count == 0) return Status::ok();
     size_t used = 0;
     for (uint32_t i = 0; i < batch.count; ++i)

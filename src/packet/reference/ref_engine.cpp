@@ -8,8 +8,7 @@ namespace {
 class RefParser final : public Parser {
  public:
   std::string_view id() const noexcept override { return "ref.parse"; }
-  Status parse(const BatchView& batch, Span<PacketInfo> out, ExecContext&) const override {
-    if (out.size < batch.count) return Status(Errc::kInvalidArgument, "output span too small");
+  Status do_parse(const BatchView& batch, Span<PacketInfo> out, ExecContext&) const override {
     for (uint32_t i = 0; i < batch.count; ++i)
       out[i] = reference::parse_packet(batch.data(i), batch.metas[i].caplen, batch.metas[i].len);
     return Status::ok();
