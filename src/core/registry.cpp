@@ -10,12 +10,17 @@ namespace warpath {
 namespace packet {
 CheckReport check_parser_engine(std::string_view id, uint64_t seed, uint64_t items);
 }
+namespace runtime {  // runtime/chain_check.hpp (declared here: core does not include runtime)
+std::vector<EngineInfo> chain_engines();
+CheckReport check_chain_engine(std::string_view id, uint64_t seed, uint64_t items);
+}
 
 const std::vector<ModuleInfo>& all_modules() {
   static const std::vector<ModuleInfo> modules = {
       {"packet", &packet::parser_engines, &packet::check_parser_engine},
       {"lookup", &lookup::fib_engines, &lookup::check_fib_engine},
       {"classify", &classify::classifier_engines, &classify::check_classifier_engine},
+      {"runtime", &runtime::chain_engines, &runtime::check_chain_engine},
   };
   return modules;
 }

@@ -22,6 +22,7 @@
 #include "warpath/lookup/check.hpp"
 #include "warpath/packet/parser.hpp"
 #include "runtime/core/schedule_key.hpp"
+#include "warpath/runtime/chain_check.hpp"
 
 namespace warpath::runtime {
 namespace {
@@ -276,65 +277,30 @@ packet::PacketBatch traffic(uint32_t count, uint64_t seed) {
   return std::move(*b);
 }
 
-// What a chain made of one packet.
-struct Outcome {
-  std::string reason;
-  uint16_t out = 0;
-  std::string context;
-  Bytes bytes;
-  bool operator==(const Outcome& o) const {
-    return reason == o.reason && out == o.out && context == o.context && bytes == o.bytes;
-  }
-};
+using Outcome = ChainOutcome;
 
-std::ostream& operator<<(std::ostream& os, const Outcome& o) {
-  return os << o.reason << " out " << o.out << " context " << o.context << " (" << o.bytes.size()
-            << " bytes)";
+std::string text(const Outcome& o) {
+  return o.reason + " out " + std::to_string(o.out) + " context " + o.context + " (" +
+         std::to_string(o.bytes.size()) + " bytes)";
 }
 
-// Runs packets [first, first + n) of `in` through `chain` as frames of `batch`.
+// Packets of `in` through `chain` as frames of `batch` (chain_check.hpp's runner), checking
+// that the module counters add up: what entered a module left it decided or passed on.
 std::vector<Outcome> run_chain(const Chain& chain, const packet::PacketBatch& in, uint32_t batch,
                                Place place) {
-  std::vector<Outcome> out;
-  auto b = packet::PacketBatch::create(std::max<uint32_t>(batch, 1), 2048);
-  EXPECT_TRUE(b.is_ok());
-  Frame f(std::move(*b));
-  chain.make_slots(f);
-  Chain::Scratch scratch;
   std::vector<ModuleCounters> counters(chain.size());
-  ExecContext ctx;
-  uint32_t next = 0;
-  do {
-    f.reset();
-    for (uint32_t k = 0; k < batch && next < in.size(); ++k, ++next)
-      f.batch.append(in.data(next), in.meta(next).caplen, in.meta(next).len, 0,
-                     in.meta(next).port);
-    EXPECT_TRUE(chain.pre(f).is_ok());
-    const Status s = chain.shade(f, place, ctx);
-    EXPECT_TRUE(s.is_ok()) << s.message();
-    chain.post(f, scratch, counters.data());
-    for (uint32_t i = 0; i < f.size(); ++i) {
-      Outcome o;
-      o.reason  = chain.reasons()[f.reason[i]].name;
-      o.out     = f.reason[i] == kReasonForwarded ? f.out[i] : 0;
-      o.context = chain.contexts().name(f.context[i]);
-      o.bytes.assign(f.batch.data(i), f.batch.data(i) + f.batch.meta(i).caplen);
-      out.push_back(std::move(o));
-    }
-  } while (batch && next < in.size());
-  // The module counters add up: what entered a module left it decided or passed on.
+  auto out = run_chain_frames(chain, in, batch, place, counters.data());
+  EXPECT_TRUE(out.is_ok()) << out.status().message();
+  if (!out.is_ok()) return {};
   uint64_t decided = 0;
   for (size_t m = 0; m < chain.size(); ++m) {
     EXPECT_LE(counters[m].out.load(), counters[m].in.load());
     decided += counters[m].in - counters[m].out;
   }
   uint64_t no_verdict = 0;
-  for (const Outcome& o : out) no_verdict += o.reason == "no_verdict";
-  uint64_t no_port = 0;
-  for (const Outcome& o : out) no_port += o.reason == "no_port";
-  EXPECT_EQ(decided + no_verdict, out.size());
-  (void)no_port;
-  return out;
+  for (const Outcome& o : *out) no_verdict += o.reason == "no_verdict";
+  EXPECT_EQ(decided + no_verdict, out->size());
+  return std::move(*out);
 }
 
 std::unique_ptr<Chain> build(std::string_view text, bool offload) {
@@ -392,7 +358,7 @@ TEST_P(ChainsAgainstReference, EveryBatchSizeCpuAndOffload) {
       for (size_t i = 0; i < got.size() && bad < 5; ++i)
         if (!(got[i] == expect[i])) {
           ++bad;
-          ADD_FAILURE() << "packet " << i << ": " << got[i] << ", reference " << expect[i];
+          ADD_FAILURE() << "packet " << i << ": " << text(got[i]) << ", reference " << text(expect[i]);
         }
     }
 }
@@ -477,6 +443,20 @@ TEST(ChainRun, SchedulingGroupsPacketsStablyAndKeepsTheFrameOrder) {
     // The frame is untouched: the wire sends every packet in arrival order.
     for (uint32_t i = 0; i + 1 < f.size(); ++i) EXPECT_EQ(f.batch.meta(i).len, in.meta(i).len);
   }
+}
+
+// The self-test's check (chain_check.hpp): passes on the CPU offload place.
+TEST(ChainRun, SelfTestCheckOfChains) {
+  const CheckReport r = check_chain_engine("cpu.chain", 11, 3000);
+  EXPECT_TRUE(r.passed()) << r.detail;
+  EXPECT_EQ(r.items, 6u * 3000);
+  EXPECT_FALSE(check_chain_engine("cpu.nosuch", 1, 10).passed());
+  const CheckReport gpu = check_chain_engine("cuda.chain", 11, 100);
+  EXPECT_TRUE(gpu.skipped || gpu.passed()) << gpu.detail;
+  std::vector<std::string> ids;
+  for (const EngineInfo& e : chain_engines()) ids.emplace_back(e.id);
+  EXPECT_NE(std::find(ids.begin(), ids.end(), "cpu.chain"), ids.end());
+
 }
 
 TEST(ChainRun, TtlFilterDropsBelowMinimumAndTheAclDecidesFirst) {

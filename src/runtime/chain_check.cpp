@@ -1,0 +1,201 @@
+// src/runtime/chain_check.cpp: the self-test's check of chains (chain_check.hpp).
+#include "warpath/runtime/chain_check.hpp"
+
+#include <algorithm>
+
+#include "warpath/classify/check.hpp"
+#include "warpath/core/cuda_device.hpp"
+#include "warpath/forward/router.hpp"
+#include "warpath/gen/traffic.hpp"
+#include "warpath/lookup/check.hpp"
+
+namespace warpath::runtime {
+namespace {
+
+bool always() { return true; }
+[[maybe_unused]] bool have_gpu() { return cuda_device_count() > 0; }
+
+constexpr const char* kFast = "acl(default=permit) -> ttl-filter(min=64, when=inspect) -> router";
+constexpr const char* kReference =
+    "acl(default=permit, algo=ref) -> ttl-filter(min=64, when=inspect) -> router(lookup=ref.lpm)";
+
+struct Tables {
+  lookup::RouteTable fib;
+  forward::RouterConfig neighbors;
+  classify::RuleSet rules;
+  TableSource source;
+  explicit Tables(uint64_t seed) {
+    fib = lookup::random_route_table(seed, 3000, 800);
+    fib.v4.push_back({0, 0, 1});
+    neighbors = forward::default_neighbors(fib, 4);
+    rules     = classify::random_rule_set(seed, classify::KeyLayout::kFiveTuple, 300);
+    for (size_t i = 0; i < rules.rules.size(); ++i)
+      rules.rules[i].action = i % 3 == 0 ? "goto:inspect" : i % 7 == 0 ? "deny" : "";
+    // Broad rules above the random ones, so generated traffic meets every action.
+    const std::pair<uint8_t, const char*> broad[] = {{6, "goto:inspect"}, {17, "deny"}};
+    for (const auto& [proto, action] : broad) {
+      classify::Rule r;
+      r.value[3] = proto, r.mask[3] = 0xFF;
+      r.value[0] = proto == 6 ? 0 : 1, r.mask[0] = 1;  // half of the sources
+      r.priority = 0xFFFF'FFF0u - uint32_t(rules.rules.size());
+      r.action   = action;
+      rules.rules.push_back(r);
+    }
+    source.fib       = &fib;
+    source.neighbors = &neighbors;
+    source.rules     = &rules;
+  }
+};
+
+Result<std::unique_ptr<Chain>> build(const Tables& t, const char* text, bool offload,
+                                     const std::string& device) {
+  WARPATH_ASSIGN_OR_RETURN(const std::vector<ModuleSpec> specs, parse_chain(text));
+  BuildEnv env;
+  env.port_count     = 4;
+  env.offload        = offload;
+  env.offload_device = device;
+  env.tables         = &t.source;
+  env.use_preloaded  = true;
+  return Chain::build(specs, env);
+}
+
+}  // namespace
+
+Result<std::vector<ChainOutcome>> run_chain_frames(const Chain& chain,
+                                                   const packet::PacketBatch& in, uint32_t batch,
+                                                   Place place, ModuleCounters* counters) {
+  std::vector<ChainOutcome> out;
+  out.reserve(in.size());
+  WARPATH_ASSIGN_OR_RETURN(packet::PacketBatch b,
+                           packet::PacketBatch::create(std::max<uint32_t>(batch, 1), 2048));
+  Frame f(std::move(b));
+  chain.make_slots(f);
+  Chain::Scratch scratch;
+  ExecContext ctx;
+  uint32_t next = 0;
+  do {
+    f.reset();
+    for (uint32_t k = 0; k < batch && next < in.size(); ++k, ++next)
+      f.batch.append(in.data(next), in.meta(next).caplen, in.meta(next).len, 0,
+                     in.meta(next).port);
+    WARPATH_TRY(chain.pre(f));
+    WARPATH_TRY(chain.shade(f, place, ctx));
+    chain.post(f, scratch, counters);
+    for (uint32_t i = 0; i < f.size(); ++i) {
+      ChainOutcome o;
+      o.reason  = chain.reasons()[f.reason[i]].name;
+      o.out     = f.reason[i] == kReasonForwarded ? f.out[i] : 0;
+      o.context = chain.contexts().name(f.context[i]);
+      o.bytes.assign(f.batch.data(i), f.batch.data(i) + f.batch.meta(i).caplen);
+      out.push_back(std::move(o));
+    }
+  } while (batch && next < in.size());
+  return out;
+}
+
+std::vector<EngineInfo> chain_engines() {
+  std::vector<EngineInfo> engines = {
+      {"ref.chain", "the chain on ref.linear and ref.lpm, one packet per frame (the oracle)", 0,
+       &always},
+      {"cpu.chain", "acl(goto:inspect) -> ttl-filter(when=inspect) -> router, offload place on "
+                    "cpu.* engines",
+       1, &always},
+  };
+#if defined(WARPATH_HAVE_CUDA)
+  engines.push_back({"cuda.chain",
+                     "acl(goto:inspect) -> ttl-filter(when=inspect) -> router, offload place on "
+                     "cuda.* engines",
+                     2, &have_gpu});
+#endif
+  return engines;
+}
+
+CheckReport check_chain_engine(std::string_view id, uint64_t seed, uint64_t items) {
+  CheckReport report{"runtime", std::string(id), seed, 0, false, {}};
+  if (id != "cpu.chain" && id != "cuda.chain") {
+    report.detail = "unknown chain engine '" + std::string(id) + "'";
+    return report;
+  }
+  const std::string device = id == "cuda.chain" ? "cuda" : "cpu";
+  if (device == "cuda" && cuda_device_count() == 0) {
+    report.skipped = true;
+    report.detail  = "no CUDA device: " + cuda_unavailable_reason();
+    return report;
+  }
+  // Packets run one per frame through the reference chain: bounded, so the check stays quick.
+  const auto n = uint32_t(std::clamp<uint64_t>(items, 1, 20000));
+  const Tables t(seed);
+  gen::TrafficParams p;
+  p.count      = n;
+  p.seed       = seed;
+  p.flows      = 300;
+  p.vlan_share = 0.1;
+  auto in      = gen::batch_for(n);
+  if (!in.is_ok() || !gen::generate_traffic(p, *in).is_ok()) {
+    report.detail = "could not generate traffic";
+    return report;
+  }
+  // TTLs spread around the filter's minimum (the generator's are all 64).
+  for (uint32_t i = 0; i < in->size(); ++i) {
+    uint8_t* d = in->data(i);
+    if (in->meta(i).caplen >= 34 && d[12] == 0x08 && d[13] == 0x00 && (d[14] >> 4) == 4) {
+      const uint8_t old = d[22], ttl = uint8_t(1 + (i * 7) % 128);
+      d[22]             = ttl;
+      // RFC 1624 incremental update of the header checksum (TTL is the high byte of word 4).
+      uint32_t sum = uint16_t(~(d[24] << 8 | d[25])) + uint16_t(~(old << 8)) + uint16_t(ttl << 8);
+      sum          = (sum & 0xFFFF) + (sum >> 16);
+      sum          = (sum & 0xFFFF) + (sum >> 16);
+      d[24]        = uint8_t(~sum >> 8);
+      d[25]        = uint8_t(~sum);
+    }
+  }
+  auto fast = build(t, kFast, true, device);
+  auto ref  = build(t, kReference, false, "cpu");
+  if (!fast.is_ok() || !ref.is_ok()) {
+    const Status& s = fast.is_ok() ? ref.status() : fast.status();
+    report.skipped  = s.code() == Errc::kNotSupported;
+    report.detail   = s.message();
+    return report;
+  }
+  auto want = run_chain_frames(**ref, *in, 1, Place::kCpu);
+  if (!want.is_ok()) {
+    report.detail = "reference chain: " + want.status().message();
+    return report;
+  }
+  // The check means something only if the chain's paths are all taken.
+  if (n >= 1000) {
+    std::vector<std::string> reasons, contexts;
+    for (const ChainOutcome& o : *want) {
+      if (std::find(reasons.begin(), reasons.end(), o.reason) == reasons.end())
+        reasons.push_back(o.reason);
+      if (std::find(contexts.begin(), contexts.end(), o.context) == contexts.end())
+        contexts.push_back(o.context);
+    }
+    if (reasons.size() < 4 || contexts.size() < 2) {
+      report.detail = "the generated traffic takes only " + std::to_string(reasons.size()) +
+                      " reasons and " + std::to_string(contexts.size()) + " contexts";
+      return report;
+    }
+  }
+  for (uint32_t batch : {1u, 31u, 32u, 33u, 1024u, 8192u}) {
+    auto got = run_chain_frames(**fast, *in, batch, Place::kOffload);
+    if (!got.is_ok()) {
+      report.detail = "batch " + std::to_string(batch) + ": " + got.status().message();
+      return report;
+    }
+    for (uint32_t i = 0; i < n; ++i) {
+      const ChainOutcome &g = (*got)[i], &w = (*want)[i];
+      if (g == w) continue;
+      report.detail = "batch " + std::to_string(batch) + ", packet " + std::to_string(i) +
+                      ": got " + g.reason + " out " + std::to_string(g.out) + " context " +
+                      g.context + (g.bytes == w.bytes ? "" : " (bytes differ)") +
+                      ", reference " + w.reason + " out " + std::to_string(w.out) + " context " +
+                      w.context;
+      return report;
+    }
+    report.items += n;
+  }
+  return report;
+}
+
+}  // namespace warpath::runtime
