@@ -76,8 +76,12 @@ Result<std::vector<ChainOutcome>> run_chain_frames(const Chain& chain,
   do {
     f.reset();
     for (uint32_t k = 0; k < batch && next < in.size(); ++k, ++next)
-      f.batch.append(in.data(next), in.meta(next).caplen, in.meta(next).len, 0,
-                     in.meta(next).port);
+      if (!f.batch.append(in.data(next), in.meta(next).caplen, in.meta(next).len, 0,
+                          in.meta(next).port))
+        return Status(Errc::kCapacity, "packet " + std::to_string(next) + " (" +
+                                           std::to_string(in.meta(next).caplen) +
+                                           " bytes) does not fit a frame of " +
+                                           std::to_string(batch));
     WARPATH_TRY(chain.pre(f));
     WARPATH_TRY(chain.shade(f, place, ctx));
     chain.post(f, scratch, counters);
@@ -181,6 +185,11 @@ CheckReport check_chain_engine(std::string_view id, uint64_t seed, uint64_t item
     auto got = run_chain_frames(**fast, *in, batch, Place::kOffload);
     if (!got.is_ok()) {
       report.detail = "batch " + std::to_string(batch) + ": " + got.status().message();
+      return report;
+    }
+    if (got->size() != want->size()) {
+      report.detail = "batch " + std::to_string(batch) + ": " + std::to_string(got->size()) +
+                      " outcomes for " + std::to_string(want->size()) + " packets";
       return report;
     }
     for (uint32_t i = 0; i < n; ++i) {

@@ -120,10 +120,10 @@ std::string format_chain(const std::vector<ModuleSpec>& specs) {
   return s;
 }
 
-std::vector<ModuleSpec> preset_chain(const RunConfig& c, bool preloaded) {
+std::vector<ModuleSpec> preset_chain(const RunConfig& c, Preloaded preloaded) {
   const std::string where = std::string("app ") + app_name(c.app);
   ModuleSpec acl{"acl", {}, where};
-  if (!preloaded && !c.rules.empty()) {
+  if (!preloaded.rules && !c.rules.empty()) {
     acl.args.emplace_back("rules", c.rules);
     acl.args.emplace_back("format", c.rules_format);
   }
@@ -132,8 +132,8 @@ std::vector<ModuleSpec> preset_chain(const RunConfig& c, bool preloaded) {
   acl.args.emplace_back("default", c.default_action);
   acl.args.emplace_back("ipv6", c.ipv6_action);
   ModuleSpec router{"router", {}, where};
-  if (!preloaded && !c.fib.empty()) router.args.emplace_back("fib", c.fib);
-  if (!preloaded && !c.neighbors.empty()) router.args.emplace_back("neighbors", c.neighbors);
+  if (!preloaded.fib && !c.fib.empty()) router.args.emplace_back("fib", c.fib);
+  if (!preloaded.neighbors && !c.neighbors.empty()) router.args.emplace_back("neighbors", c.neighbors);
   router.args.emplace_back("lookup", c.lookup_engine);
   switch (c.app) {
     case AppKind::kRouter:

@@ -97,6 +97,12 @@ Status OffloadMaster::shade_gathered(Lane& lane, const std::vector<Frame*>& grou
     uint32_t total   = 0;
     for (Frame* f : group) {
       const JobData d = module.job_data(*f, f->slots[job.module].get(), job.job);
+      if (d.count > f->batch.size() || total + d.count > L)  // JobData's contract, checked
+        return Status(Errc::kInvalidArgument,
+                      "module " + std::string(module.kind()) + ": job " + std::to_string(job.job) +
+                          " has " + std::to_string(d.count) + " keys for a frame of " +
+                          std::to_string(f->batch.size()) + " packets (launch room " +
+                          std::to_string(L - total) + ")");
       for (uint32_t c = 0; c < job.shape.columns && d.count; ++c)
         std::memcpy(keys + (c * L + total) * kb, d.keys + c * d.column_stride, d.count * kb);
       total += d.count;

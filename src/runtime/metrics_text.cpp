@@ -1,4 +1,5 @@
 // src/runtime/metrics_text.cpp: the run report as Prometheus text (metrics.hpp).
+#include <charconv>
 #include <cstdio>
 #include <string>
 
@@ -139,13 +140,35 @@ std::string prometheus_text(const RunReport& r, std::string_view version) {
   t.sample("warpath_batch_fill_ratio", r.batch_fill);
   t.family("warpath_gpu_share_ratio", "gauge", "Share of chunks sent to the offload master.");
   t.sample("warpath_gpu_share_ratio", r.gpu_share);
+  // Latency is summarised from the workers' histograms once, at the end of the run; a live
+  // snapshot has none, and a 0 would read as a measurement.
+  if (!r.final) return t.take();
   t.family("warpath_latency_microseconds", "gauge",
-           "RX-to-TX latency of forwarded packets (quantile 1 is the maximum).");
+           "RX-to-TX latency of forwarded packets over the whole run (quantile 1 is the maximum).");
   t.sample("warpath_latency_microseconds", r.latency.p50_us, "quantile", "0.5");
   t.sample("warpath_latency_microseconds", r.latency.p99_us, "quantile", "0.99");
   t.sample("warpath_latency_microseconds", r.latency.p999_us, "quantile", "0.999");
   t.sample("warpath_latency_microseconds", r.latency.max_us, "quantile", "1");
   return t.take();
+}
+
+Result<ListenAddress> parse_listen_address(std::string_view text) {
+  const size_t colon = text.rfind(':');
+  if (colon == std::string_view::npos || colon == 0 || colon + 1 == text.size())
+    return Status(Errc::kInvalidArgument, "expected ADDR:PORT, e.g. 127.0.0.1:9100");
+  ListenAddress a;
+  a.host = std::string(text.substr(0, colon));
+  if (a.host.size() >= 2 && a.host.front() == '[' && a.host.back() == ']')
+    a.host = a.host.substr(1, a.host.size() - 2);
+  else if (a.host.find(':') != std::string::npos)
+    return Status(Errc::kInvalidArgument, "an IPv6 address goes in brackets: [ADDR]:PORT");
+  const std::string_view port_text = text.substr(colon + 1);
+  int port       = 0;
+  auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  if (ec != std::errc() || end != port_text.data() + port_text.size() || port < 0 || port > 65535)
+    return Status(Errc::kInvalidArgument, "the port must be a number from 0 to 65535");
+  a.port = uint16_t(port);
+  return a;
 }
 
 }  // namespace warpath::runtime

@@ -43,7 +43,12 @@ ReasonTable::ReasonTable() {
               {"no_verdict", Verdict::kDrop, kPipelineOwner}};
 }
 
-uint16_t ReasonTable::add(std::string_view name, Verdict verdict, int module) {
+Result<uint16_t> ReasonTable::add(std::string_view name, Verdict verdict, int module) {
+  if (verdict == Verdict::kForward)
+    return Status(Errc::kInvalidArgument,
+                  "reason '" + std::string(name) + "': forwarding has one reason, 'forwarded'");
+  if (entries_.size() >= 0xFFFF)
+    return Status(Errc::kCapacity, "reason '" + std::string(name) + "': more than 65534 reasons");
   entries_.push_back({std::string(name), verdict, module});
   return uint16_t(entries_.size() - 1);
 }

@@ -23,6 +23,7 @@ RunReport snapshot(const RunConfig& cfg, const Chain& chain,
   r.seconds = seconds;
   r.app     = cfg.chain.empty() ? app_name(cfg.app) : "chain";
   r.chain   = chain.describe();
+  r.schedule = chain.schedule_sort() ? "sort" : "none";
   r.workers = uint32_t(workers.size());
   const ReasonTable& table = chain.reasons();
   std::vector<uint64_t> reasons(table.size());
@@ -149,7 +150,8 @@ Result<RunReport> run(const RunConfig& config, RunInputs& in, const RunHooks& ho
   const bool preset  = config.chain.empty();
   env.use_preloaded  = preset;
   const std::vector<ModuleSpec> specs =
-      preset ? preset_chain(config, in.fib || in.neighbors || in.rules) : config.chain;
+      preset ? preset_chain(config, {in.fib != nullptr, in.neighbors != nullptr, in.rules != nullptr})
+             : config.chain;
   WARPATH_ASSIGN_OR_RETURN(std::unique_ptr<Chain> chain, Chain::build(specs, env));
   chain->set_schedule_sort(config.schedule == "sort");
 

@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "warpath/classify/classifier.hpp"
+#include "warpath/runtime/metrics.hpp"
 #include "warpath/runtime/port.hpp"
 
 namespace warpath::runtime {
@@ -148,6 +149,9 @@ Status RunConfig::validate() const {
                "must be a finite number of seconds >= 0, got " + std::to_string(duration_s));
   WARPATH_TRY(check_one_of("offload_device", offload_device, {"cuda", "cpu"}));
   WARPATH_TRY(check_one_of("schedule", schedule, {"none", "sort"}));
+  if (!metrics.empty())
+    if (auto address = parse_listen_address(metrics); !address)
+      return bad("metrics", "'" + metrics + "': " + address.status().message());
   if (lookup_engine.empty()) return bad("router.lookup", "must not be empty (use \"auto\")");
   WARPATH_TRY(check_one_of("acl.format", rules_format, {"classbench", "openflow"}));
   {

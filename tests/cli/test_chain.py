@@ -199,3 +199,46 @@ def test_chain_summary_shows_modules(tmp_path):
     assert "ttl-filter" in r.stdout and "ns/pkt" in r.stdout
     check_ok = [line for line in r.stdout.splitlines() if line.startswith("check:")]
     assert check_ok and "(ok)" in check_ok[0]
+
+
+@pytest.mark.parametrize("how", ["flag", "toml"])
+def test_schedule_sort_reaches_the_chain(tmp_path, how):
+    # Regression: --schedule was registered outside the flag table and silently ignored.
+    ports = ["--no-progress", "--port", "g=gen:max:2000", "--port", "s=null"]
+    if how == "flag":
+        args = ["--chain", "ttl-filter(min=64) -> wire", "--schedule", "sort"]
+    else:
+        cfg = tmp_path / "cfg.toml"
+        cfg.write_text('schedule = "sort"\n[[module]]\nkind = "wire"\n')
+        args = [cfg]
+    r, j = run_json(tmp_path, *args, *ports)
+    assert j["schedule"] == "sort", j["schedule"]
+    assert "(packets scheduled by sort)" in r.stdout
+    _, plain = run_json(tmp_path, "--chain", "wire", *ports)
+    assert plain["schedule"] == "none"
+
+
+@pytest.mark.parametrize("text,why", [
+    ('app = "router"\n', "cfg.toml:1 sets app, [router] or [acl]"),
+    ('workers = 1\n[router]\nfib = "x"\n', "cfg.toml:2 sets app, [router] or [acl]"),
+    ('[acl]\nrules = "x"\n', "cfg.toml:1 sets app, [router] or [acl]"),
+])
+def test_chain_flag_refuses_preset_settings_of_the_config(tmp_path, text, why):
+    # Regression: with --chain, a config file's app / [router] / [acl] were silently ignored.
+    cfg = tmp_path / "cfg.toml"
+    cfg.write_text(text)
+    r = run("run", cfg, "--chain", "wire", "--no-progress", "--port", "g=gen:max:10",
+            "--port", "s=null")
+    assert_no_crash(r)
+    assert r.returncode == 1, r.stderr
+    assert why in r.stderr and "--chain" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("value", ["bogus", "127.0.0.1:99999", ":9100", "::1:9100"])
+def test_metrics_address_in_toml_names_file_and_line(tmp_path, value):
+    cfg = tmp_path / "cfg.toml"
+    cfg.write_text(f'workers = 1\nmetrics = "{value}"\n')
+    r = run("run", cfg, "--no-progress", "--port", "g=gen:max:10", "--port", "s=null")
+    assert_no_crash(r)
+    assert r.returncode == 1, r.stderr
+    assert f"cfg.toml:2: metrics: '{value}'" in r.stderr, r.stderr

@@ -73,6 +73,34 @@ TEST(ChainText, FormatReadsBack) {
   EXPECT_EQ(format_chain(parse("acl ->  router( )")), "acl -> router");
 }
 
+TEST(ChainText, PresetLeavesOutOnlyThePreloadedTables) {
+  RunConfig c;
+  c.app       = AppKind::kRouterAcl;
+  c.rules     = "fw.rules";
+  c.fib       = "t.fib";
+  c.neighbors = "n.txt";
+  auto arg = [](const std::vector<ModuleSpec>& specs, const std::string& kind,
+                const std::string& name) {
+    for (const ModuleSpec& m : specs)
+      if (m.kind == kind)
+        for (const auto& [k, v] : m.args)
+          if (k == name) return v;
+    return std::string("(absent)");
+  };
+  auto none = preset_chain(c, {});
+  EXPECT_EQ(arg(none, "acl", "rules"), "fw.rules");
+  EXPECT_EQ(arg(none, "router", "fib"), "t.fib");
+  EXPECT_EQ(arg(none, "router", "neighbors"), "n.txt");
+  // The FIB passed in, the rules and neighbours still read from their files.
+  auto fib_only = preset_chain(c, {.fib = true});
+  EXPECT_EQ(arg(fib_only, "router", "fib"), "(absent)");
+  EXPECT_EQ(arg(fib_only, "router", "neighbors"), "n.txt");
+  EXPECT_EQ(arg(fib_only, "acl", "rules"), "fw.rules");
+  auto all = preset_chain(c, {.fib = true, .neighbors = true, .rules = true});
+  EXPECT_EQ(arg(all, "acl", "rules"), "(absent)");
+  EXPECT_EQ(arg(all, "router", "neighbors"), "(absent)");
+}
+
 TEST(ChainText, ErrorsNameTheColumn) {
   EXPECT_EQ(parse_error(""), "chain: column 1: expected a module name");
   EXPECT_EQ(parse_error("acl -> "), "chain: column 8: expected a module name");
@@ -221,6 +249,20 @@ TEST(ChainBuild, RegistryListsTheBuiltInModules) {
     EXPECT_FALSE(m->summary.empty() && m->kind.rfind("test-", 0) != 0) << m->kind;
     EXPECT_TRUE(m->make) << m->kind;
   }
+}
+
+TEST(ChainBuild, ReasonTableRefusesForwardReasonsAndOverflow) {
+  ReasonTable r;
+  auto fwd = r.add("my_forward", Verdict::kForward, 1);
+  ASSERT_FALSE(fwd.is_ok());
+  EXPECT_EQ(fwd.status().code(), Errc::kInvalidArgument);
+  EXPECT_NE(fwd.status().message().find("forwarded"), std::string::npos);
+  const size_t before = r.size();
+  for (size_t i = before; i < 0xFFFF; ++i) ASSERT_TRUE(r.add("x", Verdict::kDrop, 1).is_ok()) << i;
+  auto full = r.add("one_too_many", Verdict::kDrop, 1);  // ids stay below 0xFFFF
+  ASSERT_FALSE(full.is_ok());
+  EXPECT_EQ(full.status().code(), Errc::kCapacity);
+  EXPECT_EQ(r.size(), 0xFFFFu);
 }
 
 TEST(ChainBuild, ContractsAndReasonsOfABuiltChain) {

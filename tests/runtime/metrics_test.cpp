@@ -75,7 +75,8 @@ TEST(Metrics, TextHasEveryFamilyWithTypesAndEscapedLabels) {
                 "warpath_module_drops_total{position=\"2\",module=\"router\",reason=\"no_route\"}"),
             10);
   EXPECT_EQ(p.samples.at("warpath_module_ns_per_packet{position=\"2\",module=\"router\"}"), 12.5);
-  EXPECT_EQ(p.samples.at("warpath_latency_microseconds{quantile=\"0.99\"}"), 7);
+  EXPECT_EQ(p.samples.count("warpath_latency_microseconds{quantile=\"0.99\"}"), 0u)
+      << "a live snapshot has no latency summary, so it has no latency family";
   // A quote in a port name is escaped.
   EXPECT_EQ(p.samples.at("warpath_port_packets_total{port=\"in \\\"0\\\"\",what=\"rx\"}"), 1000);
   EXPECT_NE(text.find("warpath_info{version=\"1.2.3\",app=\"chain\",chain=\"acl -> router\""),
@@ -84,6 +85,27 @@ TEST(Metrics, TextHasEveryFamilyWithTypesAndEscapedLabels) {
   size_t helps = 0;
   for (size_t pos = 0; (pos = text.find("# HELP ", pos)) != std::string::npos; ++pos) ++helps;
   EXPECT_EQ(helps, p.types.size());
+}
+
+TEST(Metrics, FinalReportHasTheLatencyQuantiles) {
+  RunReport r = sample_report();
+  r.final     = true;
+  const Parsed p = parse(prometheus_text(r, "1.2.3"));
+  EXPECT_EQ(p.types.at("warpath_latency_microseconds"), "gauge");
+  EXPECT_EQ(p.samples.at("warpath_latency_microseconds{quantile=\"0.99\"}"), 7);
+  EXPECT_EQ(p.samples.at("warpath_latency_microseconds{quantile=\"0.5\"}"), 3);
+}
+
+TEST(Metrics, ListenAddressesAreCheckedBeforeBinding) {
+  auto v4 = parse_listen_address("127.0.0.1:9100");
+  ASSERT_TRUE(v4.is_ok());
+  EXPECT_EQ(v4->host, "127.0.0.1");
+  EXPECT_EQ(v4->port, 9100);
+  auto v6 = parse_listen_address("[::1]:0");
+  ASSERT_TRUE(v6.is_ok());
+  EXPECT_EQ(v6->host, "::1");
+  for (const char* bad : {"bogus", ":9100", "127.0.0.1:", "127.0.0.1:70000", "::1:9100", "h:9x"})
+    EXPECT_FALSE(parse_listen_address(bad).is_ok()) << bad;
 }
 
 TEST(Metrics, ServerAnswersMetricsAndNothingElse) {

@@ -108,6 +108,11 @@ Result<runtime::RunConfig> build_config(const RunOptions& o, bool& builtin_ports
     if (!parsed) return Status(parsed.status().code(), "--" + parsed.status().message());
     c.chain = std::move(*parsed);
     for (auto& m : c.chain) m.where = "--chain";
+    if (!c.preset_where.empty())
+      return Status(Errc::kInvalidArgument,
+                    "--chain: " + c.preset_where +
+                        " sets app, [router] or [acl], which a chain would ignore; remove them "
+                        "or use [[module]] tables in the file");
   }
   if (!c.chain.empty())  // the presets' settings have no place in a chain
     for (const char* flag : {"--app", "--rules", "--format", "--algo", "--fib", "--neighbors",
@@ -132,6 +137,10 @@ Result<runtime::RunConfig> build_config(const RunOptions& o, bool& builtin_ports
   set("--json", c.json, o.json);
   set("--slow-path", c.slow_path, o.slow_path);
   set("--metrics", c.metrics, o.metrics);
+  if (o.has("--metrics"))
+    if (auto address = runtime::parse_listen_address(o.metrics); !address)
+      return Status(Errc::kInvalidArgument,
+                    "--metrics " + o.metrics + ": " + address.status().message());
   set("--schedule", c.schedule, o.schedule);
   set("--match-action", c.match_action, o.match_action);
   set("--default-action", c.default_action, o.default_action);
@@ -363,9 +372,9 @@ void add_run(CLI::App& app, Runner& run) {
        "Action of a matching rule that names none: permit, deny, drop, output:N");
   flag("--default-action", o->default_action, "Action when no rule matches");
   flag("--ipv6-action", o->ipv6_action, "Action for IPv6 packets under a 5-tuple ACL");
-  cmd->add_option("--schedule", o->schedule,
-                  "Packet scheduling before the modules: none (arrival order) or sort (grouped "
-                  "by traffic class, context and length; TX keeps arrival order)")
+  flag("--schedule", o->schedule,
+       "Packet scheduling before the modules: none (arrival order) or sort (grouped by traffic "
+       "class, context and length; TX keeps arrival order)")
       ->check(CLI::IsMember({"none", "sort"}));
   cmd->add_flag("--no-pin", o->no_pin, "Do not pin threads to cores");
   cmd->add_option("--gen-profile", o->gen_profile,

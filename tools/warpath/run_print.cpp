@@ -85,7 +85,8 @@ void print_run_summary(const runtime::RunConfig& c, const runtime::RunReport& r,
     fmt::print(out, "until the sources end");
   fmt::print(out, "; ran {:.3f} s{}\n", r.seconds,
              ctx.stopped_by.empty() ? "" : ", stopped by " + ctx.stopped_by);
-  fmt::print(out, "chain: {}\n", r.chain);
+  fmt::print(out, "chain: {}{}\n", r.chain,
+             r.schedule == "sort" ? " (packets scheduled by sort)" : "");
   if (!ctx.fib.empty()) fmt::print(out, "FIB: {}\n", ctx.fib);
   if (!ctx.rules.empty()) fmt::print(out, "ACL: {}\n", ctx.rules);
   fmt::print(out, "\n");
@@ -159,6 +160,7 @@ nlohmann::ordered_json run_report_json(const runtime::RunConfig& c, const runtim
   }
   j["app"]            = r.app.empty() ? runtime::app_name(c.app) : r.app;
   j["chain"]          = r.chain;
+  j["schedule"]       = r.schedule;
   j["engine"]         = runtime::offload_name(c.engine);
   j["engines"]        = {{"cpu", r.engine}, {"offload", r.offload_engine}};
   j["offload_device"] = c.offload_device;

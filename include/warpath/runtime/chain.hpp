@@ -44,8 +44,12 @@ Result<std::vector<ModuleSpec>> parse_chain(std::string_view text);
 /// The one-line form of specs (what parse_chain reads back).
 std::string format_chain(const std::vector<ModuleSpec>& specs);
 /// The chain of a preset application, with its arguments from `config` (router.* and acl.*).
-/// `preloaded`: the caller passes the tables in TableSource, so file arguments are left out.
-std::vector<ModuleSpec> preset_chain(const RunConfig& config, bool preloaded);
+/// A file argument is left out for each table the caller passes in TableSource (`preloaded`),
+/// so a caller may load some tables and leave the others to the modules.
+struct Preloaded {
+  bool fib = false, neighbors = false, rules = false;
+};
+std::vector<ModuleSpec> preset_chain(const RunConfig& config, Preloaded preloaded);
 
 /// Per-module counters of one worker (written by its owner only; relaxed atomics, so the
 /// progress display reads them at any time).

@@ -73,7 +73,8 @@ struct Frame {
   Status error;  ///< set by the shade stage on failure (read after done)
 
   uint32_t size() const noexcept { return batch.size(); }
-  /// Empties the frame for reuse and resets the metadata of its packets to be.
+  /// Empties the frame for reuse (its batch, offload flag, completion and error). The packets'
+  /// metadata is reset per packet by Chain::pre, which knows how many there are.
   void reset() {
     batch.clear();
     offloaded = false;

@@ -18,7 +18,9 @@
 //   warpath_module_ns_per_packet{position, module}                     gauge
 //   warpath_chunks_total{place="cpu|gpu"}, warpath_gpu_launches_total  counter
 //   warpath_batch_fill_ratio, warpath_gpu_share_ratio                  gauge
-//   warpath_latency_microseconds{quantile="0.5|0.99|0.999|1"}          gauge (RX to TX)
+//   warpath_latency_microseconds{quantile="0.5|0.99|0.999|1"}          gauge (RX to TX; only in
+//                                                   the final report: live snapshots carry no
+//                                                   latency, so the family is left out)
 //
 // Label values are escaped (\\, \", \n) as the format requires.
 #pragma once
@@ -34,6 +36,14 @@ namespace warpath::runtime {
 
 /// The report as Prometheus text. `version` goes into warpath_info.
 std::string prometheus_text(const RunReport& report, std::string_view version);
+
+/// "ADDR:PORT" split: ADDR an IPv4 address or a name, or an IPv6 one in brackets (returned
+/// without them); PORT 0..65535. kInvalidArgument with the reason (no prefix) otherwise.
+struct ListenAddress {
+  std::string host;
+  uint16_t port = 0;
+};
+Result<ListenAddress> parse_listen_address(std::string_view text);
 
 /// An HTTP server thread answering GET /metrics with the last published text (404 elsewhere).
 class MetricsServer {

@@ -79,7 +79,9 @@ struct ModuleContract {
 struct JobShape {
   uint32_t columns = 1, key_bytes = 4, answer_bytes = 4;
 };
-/// One job's data in one frame's slot (or gathered by the master).
+/// One job's data in one frame's slot (or gathered by the master). `count` is at most the
+/// frame's packet count (the master gathers frames up to its launch size and returns
+/// kInvalidArgument for a module that breaks this).
 struct JobData {
   const uint8_t* keys  = nullptr;
   size_t column_stride = 0;  ///< bytes between columns
@@ -169,7 +171,8 @@ struct BuildEnv {
   bool use_preloaded = false;  ///< presets: take TableSource's tables when an argument is absent
 };
 
-/// A module's arguments with lookups that remember what was used, so unknown ones are errors.
+/// A module's arguments as given. Names outside its ModuleInfo::args (and `when`) were already
+/// refused by Chain::build with the known ones listed, so a factory reads only what it declares.
 class ModuleArgs {
  public:
   explicit ModuleArgs(const ModuleSpec& spec) : spec_(spec) {}

@@ -87,6 +87,7 @@ struct RunReport {
   double seconds = 0;
   std::string app, engine, offload_engine;  ///< e.g. "router+acl", "cpu.lpm + cpu.rfc", ...
   std::string chain;                        ///< the modules, "acl -> router"
+  std::string schedule;                     ///< packet scheduling the chain ran with: none, sort
   std::vector<ModuleReport> modules;        ///< in chain order
   uint32_t workers = 0;
   uint64_t rx = 0, tx = 0, dropped = 0, slow_path = 0;

@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "warpath/core/status.hpp"
 #include "warpath/forward/verdict.hpp"
 
 namespace warpath::runtime {
@@ -43,8 +44,9 @@ class ReasonTable {
   };
 
   ReasonTable();  ///< with the pipeline's four reasons
-  /// A new reason of module `module`; its dense id. At most 0xFFFE reasons in all.
-  uint16_t add(std::string_view name, Verdict verdict, int module);
+  /// A new reason of module `module`; its dense id. kCapacity past 0xFFFE reasons in all;
+  /// kInvalidArgument for Verdict::kForward, which has the one pipeline reason `forwarded`.
+  Result<uint16_t> add(std::string_view name, Verdict verdict, int module);
 
   size_t size() const noexcept { return entries_.size(); }
   const Entry& operator[](uint16_t id) const { return entries_[id]; }

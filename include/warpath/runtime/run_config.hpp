@@ -88,6 +88,10 @@ struct RunConfig {
   /// The modules to run (chain.hpp); empty = the preset `app` with the router.* and acl.*
   /// settings below. A chain takes its tables from its modules' arguments instead.
   std::vector<ModuleSpec> chain;
+  /// "FILE:LINE" of the config file's first preset setting (app, [router] or [acl]); empty
+  /// when it has none. Set by load_run_config() so that `--chain` can refuse a file whose
+  /// preset settings it would otherwise ignore.
+  std::string preset_where;
   /// (name, spec) in port-number order: the first is port 0.
   std::vector<std::pair<std::string, std::string>> ports;
 

@@ -221,8 +221,9 @@ Result<std::unique_ptr<Module>> AclModule::make(const ModuleArgs& args, BuildEnv
     const std::string device = env.offload_device == "cpu" ? "cpu" : "cuda";
     WARPATH_ASSIGN_OR_RETURN(m->offload_, make_classifier(*rules, device, algo));
   }
-  m->deny_      = env.reasons->add("acl_deny", Verdict::kDrop, env.position);
-  m->malformed_ = env.reasons->add("malformed", Verdict::kDrop, env.position);
+  WARPATH_ASSIGN_OR_RETURN(m->deny_, env.reasons->add("acl_deny", Verdict::kDrop, env.position));
+  WARPATH_ASSIGN_OR_RETURN(m->malformed_,
+                           env.reasons->add("malformed", Verdict::kDrop, env.position));
   return std::unique_ptr<Module>(std::move(m));
 }
 

@@ -153,10 +153,13 @@ Result<std::unique_ptr<Module>> RouterModule::make(const ModuleArgs& args, Build
   }
   for (unsigned r = 0; r < forward::kReasonCount; ++r) {
     const auto reason = forward::Reason(r);
-    m->ids_[r]        = reason == forward::Reason::kForwarded
-                            ? kReasonForwarded
-                            : env.reasons->add(forward::reason_name(reason),
-                                               forward::reason_verdict(reason), env.position);
+    if (reason == forward::Reason::kForwarded) {
+      m->ids_[r] = kReasonForwarded;
+      continue;
+    }
+    WARPATH_ASSIGN_OR_RETURN(m->ids_[r],
+                             env.reasons->add(forward::reason_name(reason),
+                                              forward::reason_verdict(reason), env.position));
   }
   return std::unique_ptr<Module>(std::move(m));
 }

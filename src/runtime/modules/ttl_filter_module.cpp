@@ -47,7 +47,8 @@ ModuleInfo ttl_filter_module_info() {
   i.sets    = field_bit(Field::kVerdict);
   i.make    = [](const ModuleArgs& args, BuildEnv& env) -> Result<std::unique_ptr<Module>> {
     WARPATH_ASSIGN_OR_RETURN(const uint64_t min, args.get_u64("min", 1, 255));
-    const uint16_t reason = env.reasons->add("ttl_below_min", Verdict::kDrop, env.position);
+    WARPATH_ASSIGN_OR_RETURN(const uint16_t reason,
+                             env.reasons->add("ttl_below_min", Verdict::kDrop, env.position));
     return std::unique_ptr<Module>(std::make_unique<TtlFilterModule>(uint8_t(min), reason));
   };
   return i;

@@ -68,20 +68,12 @@ class HttpMetricsServer final : public MetricsServer {
 }  // namespace
 
 Result<std::unique_ptr<MetricsServer>> MetricsServer::start(std::string_view listen) {
-  const std::string what(listen);
-  const size_t colon = listen.rfind(':');
-  if (colon == std::string_view::npos || colon == 0 || colon + 1 == listen.size())
+  auto address = parse_listen_address(listen);
+  if (!address)
     return Status(Errc::kInvalidArgument,
-                  "--metrics " + what + ": expected ADDR:PORT, e.g. 127.0.0.1:9100");
-  std::string host(listen.substr(0, colon));
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
-    host = host.substr(1, host.size() - 2);
-  const std::string_view port_text = listen.substr(colon + 1);
-  int port          = 0;
-  auto [end, ec]    = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
-  if (ec != std::errc() || end != port_text.data() + port_text.size() || port < 0 || port > 65535)
-    return Status(Errc::kInvalidArgument,
-                  "--metrics " + what + ": the port must be a number from 0 to 65535");
+                  "--metrics " + std::string(listen) + ": " + address.status().message());
+  const std::string host = address->host;
+  const int port         = address->port;
   auto server = std::make_unique<HttpMetricsServer>();
   WARPATH_TRY(server->listen(host, port));
   return std::unique_ptr<MetricsServer>(std::move(server));

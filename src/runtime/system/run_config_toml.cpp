@@ -81,6 +81,11 @@ class Loader {
         WARPATH_TRY(top(line, key, v));
       }
     }
+    uint32_t preset_line = 0;
+    for (const char* key : {"app", "router", "acl"})
+      if (lines_.count(key) && (!preset_line || lines_.at(key) < preset_line))
+        preset_line = lines_.at(key);
+    if (preset_line) c_.preset_where = name_ + ":" + std::to_string(preset_line);
     if (!c_.chain.empty())  // the presets' settings have no place in a chain
       for (const char* key : {"app", "router", "acl"})
         if (lines_.count(key))
