@@ -14,7 +14,10 @@
 //   could not put in a full ring (PACKET_STATISTICS tp_drops): that is rx_dropped.
 //   Sockets are bound with protocol 0 first (they receive nothing), set up, then bound to the
 //   interface, so no packet of another interface slips in. PACKET_IGNORE_OUTGOING keeps our
-//   own (and the host's) transmissions out of the rings; the interface is put in promiscuous
+//   own (and the host's) transmissions out of a lone socket's ring, but not out of a fanout
+//   group's (the group's hook delivers them; seen as a router re-routing its own output until
+//   the TTL ran out with 2+ workers), so rx_burst also skips every frame whose sockaddr_ll
+//   says PACKET_OUTGOING. They are not received packets, so no counter counts them. The interface is put in promiscuous
 //   mode for the lifetime of the sockets. A VLAN tag the kernel or NIC stripped (metadata in
 //   tp_vlan_tci) is put back into the frame, so the pipeline sees the wire bytes. Timestamps
 //   are the kernel's receive timestamps. Frames longer than frame_bytes are cut to it.
@@ -96,6 +99,15 @@ struct TxSocket {
   }
 };
 
+/// The sockaddr_ll the kernel writes after each ring frame's header (packet(7): at
+/// TPACKET_ALIGN(sizeof header)). PACKET_OUTGOING marks a frame this host sent.
+template <class Header>
+bool outgoing(const Header* h) {
+  const auto* sll = reinterpret_cast<const sockaddr_ll*>(reinterpret_cast<const uint8_t*>(h) +
+                                                         TPACKET_ALIGN(sizeof(Header)));
+  return sll->sll_pkttype == PACKET_OUTGOING;
+}
+
 uint32_t load_acquire(const uint32_t& x) { return __atomic_load_n(&x, __ATOMIC_ACQUIRE); }
 void store_release(uint32_t& x, uint32_t v) { __atomic_store_n(&x, v, __ATOMIC_RELEASE); }
 
@@ -153,6 +165,11 @@ class AfPacketPort final : public Port {
     while (r.v2 && n < max) {
       auto* h = reinterpret_cast<tpacket2_hdr*>(r.slot(r.frame));
       if (!(load_acquire(h->tp_status) & TP_STATUS_USER)) break;
+      if (outgoing(h)) {  // see the header: a fanout group sees our own transmissions
+        store_release(h->tp_status, TP_STATUS_KERNEL);
+        r.frame = r.frame + 1 == r.frames ? 0 : r.frame + 1;
+        continue;
+      }
       const int got = copy_frame(reinterpret_cast<const uint8_t*>(h) + h->tp_mac,
                                  Frame{h->tp_snaplen, h->tp_len, h->tp_sec, h->tp_nsec,
                                        h->tp_status, h->tp_vlan_tci, h->tp_vlan_tpid},
@@ -181,6 +198,11 @@ class AfPacketPort final : public Port {
       bool full = false;
       while (r.left > 0 && n < max) {
         const auto* h = reinterpret_cast<const tpacket3_hdr*>(r.next);
+        if (outgoing(h)) {
+          r.next += h->tp_next_offset;
+          --r.left;
+          continue;
+        }
         const int got =
             copy_frame(r.next + h->tp_mac,
                        Frame{h->tp_snaplen, h->tp_len, h->tp_sec, h->tp_nsec, h->tp_status,
