@@ -146,7 +146,15 @@ Status PcapWriter::write_packet(const uint8_t* bytes, uint32_t caplen, uint32_t 
   h.caplen = caplen;
   h.len    = len;
   pcap_dump(reinterpret_cast<u_char*>(impl_->dumper), &h, bytes);
+  // pcap_dump() reports nothing: a full disk shows only in the stream's error flag.
+  if (std::ferror(pcap_dump_file(impl_->dumper))) return write_error();
   return Status::ok();
+}
+
+Status PcapWriter::write_error() const {
+  const int e = errno;
+  return Status(Errc::kIoError,
+                impl_->path + ": write failed" + (e ? std::string(": ") + std::strerror(e) : ""));
 }
 
 Status PcapWriter::write(const packet::PacketBatch& batch) {
@@ -162,8 +170,8 @@ Status PcapWriter::close() {
   Status result;
   if (impl_->info.format == CaptureFormat::kPcapng) result = impl_->ng.close();
   if (impl_->dumper) {
-    if (pcap_dump_flush(impl_->dumper) != 0)
-      result = Status(Errc::kIoError, impl_->path + ": flush failed");
+    if (pcap_dump_flush(impl_->dumper) != 0 || std::ferror(pcap_dump_file(impl_->dumper)))
+      result = write_error();
     pcap_dump_close(impl_->dumper);
     impl_->dumper = nullptr;
   }

@@ -243,20 +243,23 @@ Result<RunReport> run(const RunConfig& config, RunInputs& in, const RunHooks& ho
   if (master) master->stop();
   const double seconds = elapsed();
 
-  Status failure;
+  // Failures after the start are reported with the counters, not instead of them.
+  std::vector<std::string> errors, warnings;
   for (auto& w : workers)
-    if (!w->error().is_ok() && failure.is_ok()) failure = w->error();
+    if (!w->error().is_ok()) errors.push_back(w->error().message());
   for (auto& p : in.ports) {
     Status s = p->flush();
-    if (!s.is_ok() && failure.is_ok()) failure = s;
+    if (!s.is_ok()) errors.push_back(s.message());
+    for (std::string& text : p->warnings()) warnings.push_back(std::move(text));
   }
   if (in.slow_path) {
     Status s = in.slow_path->flush();
-    if (!s.is_ok() && failure.is_ok()) failure = s;
+    if (!s.is_ok()) errors.push_back(s.message());
   }
-  if (!failure.is_ok()) return failure;
 
   RunReport r = snapshot(config, *chain, workers, in, master.get(), seconds);
+  r.errors    = std::move(errors);
+  r.warnings  = std::move(warnings);
   label(r);
   r.final = true;
   if (r.chunks) r.gpu_share = double(r.gpu_chunks) / double(r.chunks);

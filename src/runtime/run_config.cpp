@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "warpath/classify/classifier.hpp"
+#include "warpath/io/same_file.hpp"
 #include "warpath/runtime/metrics.hpp"
 #include "warpath/runtime/port.hpp"
 
@@ -132,6 +133,27 @@ Status check_ports(const RunConfig& c) {
     any_rx        = any_rx || rx;
   }
   if (!any_rx) return bad("ports", "no port receives packets (every port is null or send-only)");
+  // No output may be an input or another output, under any spelling (io::same_file).
+  struct File {
+    std::string key, path;
+    bool input;
+  };
+  std::vector<File> files;
+  for (const auto& [name, spec] : c.ports) {
+    auto parsed = parse_port_spec(name, spec);
+    if (parsed->kind != "pcap") continue;
+    if (!parsed->in.empty()) files.push_back({"ports." + name, parsed->in, true});
+    if (!parsed->out.empty()) files.push_back({"ports." + name, parsed->out, false});
+  }
+  if (!c.json.empty()) files.push_back({"json", c.json, false});
+  if (!c.slow_path.empty()) files.push_back({"slow_path", c.slow_path, false});
+  for (size_t i = 0; i < files.size(); ++i)
+    for (size_t j = 0; j < files.size(); ++j)
+      if (i != j && !files[i].input && (j < i || files[j].input) &&
+          io::same_file(files[i].path, files[j].path))
+        return bad(files[i].key, "writes '" + files[i].path + "', the same file as " +
+                                     (files[j].input ? "the input of " : "the output of ") +
+                                     files[j].key + " ('" + files[j].path + "')");
   return Status::ok();
 }
 

@@ -77,9 +77,12 @@ int run_classify(const ClassifyOptions& o) {
   const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
 
   OutputFile out(o.out);
-  if (Status s = out.open(); !s.is_ok()) return fail(s);
-  for (uint32_t r : result)
-    fmt::print(out.get(), "{}\n", r == classify::kNoMatch ? -1 : int64_t(r));
+  if (Status s = out.open({o.rules, o.trace}); !s.is_ok()) return fail(s);
+  if (Status s = out.guarded([&](std::FILE* f) {
+        for (uint32_t r : result) fmt::print(f, "{}\n", r == classify::kNoMatch ? -1 : int64_t(r));
+      });
+      !s.is_ok())
+    return fail(s);
   if (Status s = out.commit(); !s.is_ok()) return fail(s);
   if (!o.stats.empty()) {
     const classify::ClassifierStats st = (*engine)->stats();
@@ -104,9 +107,10 @@ int run_classify(const ClassifyOptions& o) {
     j["seconds"]      = seconds;
     j["mpps"]         = seconds > 0 ? double(n) / seconds / 1e6 : 0.0;
     j["commit"]       = build_info().git_commit;
-    std::ofstream f(o.stats);
-    f << j.dump(2) << "\n";
-    if (!f) return fail(o.stats + ": write failed");
+    OutputFile stats(o.stats);
+    if (Status s = stats.open({o.rules, o.trace}); !s.is_ok()) return fail(s);
+    std::fputs((j.dump(2) + "\n").c_str(), stats.get());
+    if (Status s = stats.commit(); !s.is_ok()) return fail(s);
   }
   return 0;
 }

@@ -129,7 +129,7 @@ int run_lookup(const LookupOptions& o) {
 
   // Results in input order, next hops as the FIB file wrote them.
   OutputFile out(o.out);
-  if (Status s = out.open(); !s.is_ok()) return fail(s);
+  if (Status s = out.open({o.fib, o.addrs, o.updates}); !s.is_ok()) return fail(s);
   size_t i4 = 0, i6 = 0;
   for (uint8_t v6 : in.is_v6) {
     const lookup::NextHop nh = v6 ? r6[i6++] : r4[i4++];
@@ -169,9 +169,10 @@ int run_lookup(const LookupOptions& o) {
       j["concurrent_lookups"] = concurrent_lookups;
     }
     j["commit"] = build_info().git_commit;
-    std::ofstream f(o.stats);
-    f << j.dump(2) << "\n";
-    if (!f) return fail(o.stats + ": write failed");
+    OutputFile stats(o.stats);
+    if (Status s = stats.open({o.fib, o.addrs, o.updates}); !s.is_ok()) return fail(s);
+    std::fputs((j.dump(2) + "\n").c_str(), stats.get());
+    if (Status s = stats.commit(); !s.is_ok()) return fail(s);
   }
   return 0;
 }

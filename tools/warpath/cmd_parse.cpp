@@ -53,8 +53,11 @@ int parse_to(const ParseOptions& o, std::FILE* out);
 
 int run_parse(const ParseOptions& o) {
   OutputFile out(o.out);
-  if (Status s = out.open(); !s.is_ok()) return fail(s);
-  if (const int rc = parse_to(o, out.get()); rc != 0) return rc;
+  if (Status s = out.open({o.in}); !s.is_ok()) return fail(s);
+  int rc = 0;
+  if (Status s = out.guarded([&](std::FILE* f) { rc = parse_to(o, f); }); !s.is_ok())
+    return fail(s);
+  if (rc != 0) return rc;
   if (Status s = out.commit(); !s.is_ok()) return fail(s);
   return 0;
 }

@@ -20,6 +20,7 @@
 
 #include "commands.hpp"
 #include "forward_print.hpp"
+#include "output_file.hpp"
 #include "warpath/forward/router.hpp"
 #include "warpath/io/pcap_file.hpp"
 #include "warpath/io/text_file.hpp"
@@ -33,6 +34,7 @@ struct RouteOptions {
   std::string fib, neighbors, in, out_dir, engine = "auto", parser = "auto", json;
   uint16_t ports = forward::kDefaultPorts;
   uint32_t batch = 8192;
+  bool strict    = false;
 };
 
 struct Outputs {
@@ -119,9 +121,16 @@ int run_route(const RouteOptions& o) {
   forward::RouteKeys keys(o.batch);
   forward::ForwardCounters counters;
   ExecContext ctx;
+  std::vector<std::string> warnings;
   for (;;) {
     batch->clear();
     auto got = reader->read(*batch);
+    if (!got.is_ok() && got.status().code() == Errc::kParseError) {
+      // A damaged record ends the input: what came before it is routed and reported.
+      warnings.push_back(got.status().message() +
+                         "; the input ends there (the packets before it were routed)");
+      break;
+    }
     if (!got.is_ok()) return fail(got.status());
     const uint32_t n = batch->size();
     if (n == 0 && reader->at_end()) break;
@@ -183,10 +192,15 @@ int run_route(const RouteOptions& o) {
     j["routes6"]  = table->v6.size();
     j["counters"] = counters_json(counters);
     j["files"]    = out.files;
-    std::ofstream f(o.json);
-    f << j.dump(2) << "\n";
-    if (!f.good()) return fail(o.json + ": cannot write");
+    j["warnings"] = warnings;
+    OutputFile json(o.json);
+    if (Status s = json.open({o.in, o.fib, o.neighbors}); !s.is_ok()) return fail(s);
+    std::fputs((j.dump(2) + "\n").c_str(), json.get());
+    if (Status s = json.commit(); !s.is_ok()) return fail(s);
   }
+  for (const std::string& w : warnings) std::fprintf(stderr, "warpath: warning: %s\n", w.c_str());
+  if (o.strict && !warnings.empty())
+    return fail("--strict: " + std::to_string(warnings.size()) + " warning(s), above");
   return 0;
 }
 
@@ -221,6 +235,9 @@ void add_route(CLI::App& app, Runner& run) {
   cmd->add_option("--parser", o->parser, "Parser engine: auto, ref.parse, cpu.parse, cuda.parse");
   cmd->add_option("--batch", o->batch, "Packets per batch")->check(CLI::Range(1u, 1u << 20));
   cmd->add_option("--json", o->json, "Also write the counters as JSON to this file");
+  cmd->add_flag("--strict", o->strict,
+                "Exit 1 when the capture is damaged (by default the packets before the damage "
+                "are routed, a warning names the record and the exit status is 0)");
   cmd->callback([o, &run] { run = [o] { return run_route(*o); }; });
 }
 

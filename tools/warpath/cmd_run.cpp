@@ -54,7 +54,7 @@ struct RunOptions {
   uint32_t workers = 1, batch = 1024, delay_us = 200;
   double duration = 0;
   uint64_t seed   = 1;
-  bool no_pin = false, no_progress = false;
+  bool no_pin = false, no_progress = false, strict = false;
   std::vector<int> cpus;
   std::string gen_profile;
   std::map<std::string, CLI::Option*> given;
@@ -300,7 +300,15 @@ int run_pipeline(const RunOptions& o) {
     std::fprintf(json.get(), "%s\n", run_report_json(c, *report, ctx).dump(2).c_str());
     if (Status s = json.commit(); !s.is_ok()) return fail(s.message());
   }
+  for (const std::string& w : report->warnings) std::fprintf(stderr, "warpath: warning: %s\n", w.c_str());
+  if (!report->errors.empty()) {
+    for (size_t i = 0; i + 1 < report->errors.size(); ++i)
+      std::fprintf(stderr, "warpath: %s\n", report->errors[i].c_str());
+    return fail(report->errors.back());
+  }
   if (Status s = report->check(); !s.is_ok()) return fail("counters: " + s.message());
+  if (o.strict && !report->warnings.empty())
+    return fail("--strict: " + std::to_string(report->warnings.size()) + " warning(s), above");
   return 0;
 }
 
@@ -377,6 +385,9 @@ void add_run(CLI::App& app, Runner& run) {
        "class, context and length; TX keeps arrival order)")
       ->check(CLI::IsMember({"none", "sort"}));
   cmd->add_flag("--no-pin", o->no_pin, "Do not pin threads to cores");
+  cmd->add_flag("--strict", o->strict,
+                "Exit 1 when the run had warnings (a damaged capture: by default its packets "
+                "before the damage are processed, reported and the exit status is 0)");
   cmd->add_option("--gen-profile", o->gen_profile,
                   "Traffic of gen: ports: default, imix, uniform, min (64-byte frames), max, "
                   "ipv4, ipv6, novlan, tcp, udp, joined by '+' (e.g. ipv4+udp+min)");

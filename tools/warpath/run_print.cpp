@@ -161,6 +161,8 @@ nlohmann::ordered_json run_report_json(const runtime::RunConfig& c, const runtim
   j["app"]            = r.app.empty() ? runtime::app_name(c.app) : r.app;
   j["chain"]          = r.chain;
   j["schedule"]       = r.schedule;
+  j["errors"]         = r.errors;
+  j["warnings"]       = r.warnings;
   j["engine"]         = runtime::offload_name(c.engine);
   j["engines"]        = {{"cpu", r.engine}, {"offload", r.offload_engine}};
   j["offload_device"] = c.offload_device;

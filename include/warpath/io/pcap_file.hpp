@@ -71,6 +71,8 @@ class PcapWriter {
   PcapWriter& operator=(PcapWriter&&) noexcept;
   ~PcapWriter();
 
+  /// kIoError "PATH: write failed: REASON" once a write fails (a full disk, an I/O error); the
+  /// packets before it are in the file.
   Status write(const packet::PacketBatch& batch);
   Status write_packet(const uint8_t* bytes, uint32_t caplen, uint32_t len, uint64_t ts_ns);
   /// Flushes and closes; also done by the destructor (which cannot report errors).
@@ -78,6 +80,7 @@ class PcapWriter {
 
  private:
   PcapWriter() = default;
+  Status write_error() const;
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -108,6 +108,12 @@ struct RunReport {
   /// do include them: a port counts every frame it sends).
   uint64_t icmp_sent = 0, icmp_suppressed = 0;
   LatencySummary latency;  ///< RX to TX, per packet, forwarded packets
+  /// Final reports: what went wrong after the run started (a worker's error, a port that could
+  /// not write its output), each one line naming the port or module; the counters are still
+  /// true, up to the failure. The run failed when this is not empty.
+  std::vector<std::string> errors;
+  /// Final reports: what the ports worked around (Port::warnings), e.g. a truncated capture.
+  std::vector<std::string> warnings;
   /// rx = tx + dropped + slow_path and in_flight == 0 (final reports). kInvalidArgument naming
   /// the identity that fails.
   Status check() const;

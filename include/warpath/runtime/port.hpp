@@ -66,6 +66,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 #include <string_view>
 
 #include "warpath/core/span.hpp"
@@ -124,6 +125,10 @@ class Port {
   /// Pushes out anything buffered (pcap writer, AF_XDP TX ring). Called once at the end.
   virtual Status flush() { return Status::ok(); }
   virtual PortStats stats() const = 0;
+  /// What the port had to work around (a capture damaged at record N: the packets before it
+  /// were received, the queue ended there). Read after the run; the run reports them and the
+  /// CLI exits 1 for them only when asked to be strict.
+  virtual std::vector<std::string> warnings() const { return {}; }
 };
 
 /// A parsed SPEC (see above). kInvalidArgument "port NAME: ..." for a malformed one.

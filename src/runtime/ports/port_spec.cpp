@@ -4,6 +4,7 @@
 #include <string>
 #include <string_view>
 
+#include "warpath/io/same_file.hpp"
 #include "runtime/ports/port_impl.hpp"
 
 namespace warpath::runtime {
@@ -162,9 +163,10 @@ Result<PortSpec> parse_port_spec(std::string_view name, std::string_view spec) {
       return port_error(Errc::kInvalidArgument, name,
                         "pcap: needs an input or an output file (pcap:IN:OUT, pcap:IN: to "
                         "receive only, pcap::OUT to send only)");
-    if (!out.in.empty() && out.in == out.out)
+    if (!out.in.empty() && (out.in == out.out || io::same_file(out.in, out.out)))
       return port_error(Errc::kInvalidArgument, name,
-                        "pcap: input and output are the same file '" + out.in + "'");
+                        "pcap: input '" + out.in + "' and output '" + out.out +
+                            "' are the same file; writing would destroy the input");
     return out;
   }
   if (kind == "afpacket" || kind == "afxdp") {

@@ -3,7 +3,8 @@
 // RX (one queue) streams IN through io::PcapReader: when a call may fill the caller's batch to
 // the brim, the reader appends straight into it; when `max` asks for fewer, the reader fills a
 // small staging batch that later calls drain first, so packet order never changes. The queue
-// ends (rx_done) after the last packet. Timestamps are the file's.
+// ends (rx_done) after the last packet, or at the first damaged record, which becomes a warning
+// (warnings()). Timestamps are the file's.
 //
 // TX writes OUT with io::PcapWriter (classic pcap, nanosecond timestamps = PacketMeta's, the
 // link type and snap length of IN when there is one), under a mutex, as every worker may send.
@@ -107,11 +108,18 @@ class PcapPort final : public Port {
     }
     counters_.rx(0, n, bytes);
     if (!error.is_ok()) {
-      // The reader reports a bad record again on the next call: hand out what came before it
-      // now, and end the queue with the error then.
-      if (n > 0) return n;
+      // A damaged record (a capture cut mid-record by a killed tcpdump, caplen > len) ends
+      // the input there: what came before it is handed out and processed, the damage is a
+      // warning of the run (Port::warnings), not the loss of the whole run.
+      if (error.code() != Errc::kParseError) {  // not damage of the file: fatal, as before
+        if (n > 0) return n;  // the reader reports it again on the next call
+        done_ = true;
+        return port_error(Errc::kIoError, name_, "pcap: " + error.message());
+      }
       done_ = true;
-      return port_error(Errc::kIoError, name_, "pcap: " + error.message());
+      std::lock_guard<std::mutex> lock(warn_mutex_);
+      warnings_.push_back("port " + name_ + ": pcap: " + error.message() +
+                          "; the input ends there (the packets before it were processed)");
     }
     return n;
   }
@@ -152,6 +160,11 @@ class PcapPort final : public Port {
 
   PortStats stats() const override { return counters_.sum(); }
 
+  std::vector<std::string> warnings() const override {
+    std::lock_guard<std::mutex> lock(warn_mutex_);
+    return warnings_;
+  }
+
  private:
   std::string name_;
   PortSpec spec_;
@@ -167,6 +180,8 @@ class PcapPort final : public Port {
   std::optional<io::PcapWriter> writer_;
   bool closed_ = false;
   Status tx_error_;
+  mutable std::mutex warn_mutex_;
+  std::vector<std::string> warnings_;
 };
 
 }  // namespace

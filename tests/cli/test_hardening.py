@@ -1,0 +1,191 @@
+"""Regression tests of issue 16 (defects found by a hostile tester, commit 458cac5): each test
+failed there and passes now. Netns cases live in test_run_netns.py."""
+
+import json
+import os
+import stat
+import threading
+
+import pytest
+from test_run import check_report
+from warpath_cli import assert_no_crash, assert_ok, run, skip_without_binary
+
+skip_without_binary()
+
+
+@pytest.fixture(scope="module")
+def capture(tmp_path_factory):
+    d = tmp_path_factory.mktemp("cap")
+    pcap = d / "in.pcap"
+    assert_ok(run("gen", "traffic", "--out", pcap, "--count", 3000, "--seed", 16))
+    return pcap
+
+
+# --- defect 2: outputs that are not regular files are written in place, links through ------------
+
+def test_out_through_a_symlink_keeps_the_link(tmp_path, capture):
+    target = tmp_path / "rows.csv"
+    target.write_text("old\n")
+    link = tmp_path / "link.csv"
+    link.symlink_to(target)
+    assert_ok(run("parse", "--in", capture, "--out", link))
+    assert link.is_symlink(), "the link was replaced by a file"
+    assert target.read_text().count("\n") > 3000 and "old" not in target.read_text()
+    assert not (tmp_path / "link.csv.partial").exists()
+    assert not (tmp_path / "rows.csv.partial").exists()
+
+
+def test_out_to_a_device_writes_in_place(tmp_path, capture):
+    # A link to /dev/null: before, the link was renamed over (as root, `--out /dev/null` itself
+    # replaced the device with a regular file).
+    link = tmp_path / "null"
+    link.symlink_to("/dev/null")
+    assert_ok(run("parse", "--in", capture, "--out", link))
+    assert link.is_symlink() and stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    assert_ok(run("parse", "--in", capture, "--out", "/dev/null"))
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode), "/dev/null is no longer a device"
+
+
+def test_out_to_a_fifo_writes_in_place(tmp_path, capture):
+    fifo = tmp_path / "rows.fifo"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(open(fifo, "rb").read()))
+    reader.start()
+    assert_ok(run("parse", "--in", capture, "--out", fifo, "--format", "summary"))
+    reader.join(timeout=30)
+    assert got and b"packets" in got[0]
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode), "the FIFO was replaced by a file"
+
+
+def test_json_to_dev_stdout(tmp_path, capture):
+    r = assert_ok(run("run", "--port", f"p=pcap:{capture}:", "--no-progress", "--json",
+                      "/dev/stdout"))
+    start = r.stdout.index("{\n")
+    check_report(json.loads(r.stdout[start:]))
+
+
+# --- defect 3: a full disk is an error, and failed writes are tx_errors --------------------------
+
+def test_gen_traffic_to_a_full_disk_fails(tmp_path):
+    r = run("gen", "traffic", "--out", "/dev/full", "--count", 20000)
+    assert_no_crash(r)
+    assert r.returncode == 1 and "/dev/full: write failed: No space left on device" in r.stderr, \
+        r.stderr
+
+
+def test_run_to_a_full_disk_counts_tx_errors_and_fails(tmp_path, capture):
+    out = tmp_path / "run.json"
+    r = run("run", "--app", "router", "--port", f"a=pcap:{capture}:/dev/full", "--no-progress",
+            "--json", out)
+    assert_no_crash(r)
+    assert r.returncode == 1, r.stderr
+    assert "No space left on device" in r.stderr, r.stderr
+    j = json.loads(out.read_text())
+    assert j["ports"][0]["tx_errors"] > 0, j["ports"][0]
+    check_report(j)
+
+
+@pytest.mark.parametrize("cmd", ["parse", "classify", "lookup"])
+def test_text_outputs_to_a_full_disk_fail(tmp_path, capture, cmd):
+    if cmd == "parse":
+        args = ["parse", "--in", capture]
+    elif cmd == "classify":
+        rules = tmp_path / "r.rules"
+        rules.write_text("@0.0.0.0/0\t0.0.0.0/0\t0 : 65535\t0 : 65535\t0x00/0x00\n")
+        trace = tmp_path / "t.trace"
+        trace.write_text("167772161\t167772162\t1000\t80\t6\n" * 5000)
+        args = ["classify", "--rules", rules, "--trace", trace]
+    else:
+        (tmp_path / "fib").write_text("0.0.0.0/0 1\n")
+        (tmp_path / "addrs").write_text("10.0.0.1\n" * 5000)
+        args = ["lookup", "--fib", tmp_path / "fib", "--addrs", tmp_path / "addrs"]
+    r = run(*args, "--out", "/dev/full")
+    assert_no_crash(r)
+    assert r.returncode == 1 and "/dev/full" in r.stderr and "write failed" in r.stderr, r.stderr
+
+
+# --- defect 7: an output that is an input, under any spelling, is refused -----------------------
+
+def test_parse_refuses_to_overwrite_its_input(tmp_path, capture):
+    pcap = tmp_path / "x.pcap"
+    pcap.write_bytes(capture.read_bytes())
+    link = tmp_path / "y.pcap"
+    link.symlink_to(pcap)
+    for out in (pcap, link, tmp_path / "." / "x.pcap"):
+        r = run("parse", "--in", pcap, "--out", out)
+        assert_no_crash(r)
+        assert r.returncode == 1 and "refusing to write over it" in r.stderr, r.stderr
+    assert pcap.read_bytes() == capture.read_bytes()
+
+
+def test_run_refuses_an_output_that_is_an_input(tmp_path, capture):
+    pcap = tmp_path / "x.pcap"
+    pcap.write_bytes(capture.read_bytes())
+    link = tmp_path / "link.pcap"
+    link.symlink_to(pcap)
+    cases = [
+        ["--port", "a=pcap:x.pcap:./x.pcap"],
+        ["--port", f"a=pcap:x.pcap:{link}"],
+        ["--port", "a=pcap:x.pcap:", "--port", "b=pcap::x.pcap"],
+        ["--port", "a=pcap:x.pcap:", "--json", "x.pcap"],
+        ["--port", "a=pcap:x.pcap:", "--slow-path", link],
+        ["--port", "a=pcap:x.pcap:o.pcap", "--port", "b=pcap::./o.pcap"],
+    ]
+    for args in cases:
+        r = run("run", *args, "--no-progress", cwd=tmp_path)
+        assert_no_crash(r)
+        assert r.returncode == 1 and "same file" in r.stderr, (args, r.stderr)
+    assert pcap.read_bytes() == capture.read_bytes()
+
+
+# --- defect 8: a damaged record ends the input; what came before is processed and reported -------
+
+def damaged(capture, tmp_path, how):
+    """The capture cut mid-record, or with record 101's caplen above its len."""
+    data = bytearray(capture.read_bytes())
+    out = tmp_path / f"{how}.pcap"
+    if how == "cut":
+        out.write_bytes(bytes(data[:-10]))
+        return out, 2999, "record 3000"
+    import struct
+    off = 24
+    for _ in range(100):
+        off += 16 + struct.unpack_from("<I", data, off + 8)[0]
+    caplen = struct.unpack_from("<I", data, off + 8)[0]
+    struct.pack_into("<I", data, off + 12, caplen - 1)  # len < caplen
+    out.write_bytes(bytes(data))
+    return out, 100, "record 101"
+
+
+@pytest.mark.parametrize("how", ["cut", "caplen"])
+def test_run_processes_a_damaged_capture_up_to_the_damage(tmp_path, capture, how):
+    pcap, good, record = damaged(capture, tmp_path, how)
+    out = tmp_path / "run.json"
+    args = ["run", "--app", "router", "--port", f"a=pcap:{pcap}:{tmp_path / 'o.pcap'}",
+            "--no-progress", "--json", out]
+    r = run(*args)
+    assert_ok(r)
+    assert f"warning: port a: pcap: {pcap}: {record}" in r.stderr, r.stderr
+    j = json.loads(out.read_text())
+    check_report(j)
+    assert j["totals"]["rx"] == good and len(j["warnings"]) == 1 and j["errors"] == []
+    strict = run(*args, "--strict")
+    assert_no_crash(strict)
+    assert strict.returncode == 1 and "--strict: 1 warning(s)" in strict.stderr, strict.stderr
+
+
+@pytest.mark.parametrize("how", ["cut", "caplen"])
+def test_route_processes_a_damaged_capture_up_to_the_damage(tmp_path, capture, how):
+    pcap, good, record = damaged(capture, tmp_path, how)
+    (tmp_path / "fib").write_text("0.0.0.0/0 1\n::/0 1\n")
+    args = ["route", "--in", pcap, "--fib", tmp_path / "fib", "--out-dir", tmp_path / "o",
+            "--json", tmp_path / "r.json"]
+    r = run(*args)
+    assert_ok(r)
+    assert f"warning: {pcap}: {record}" in r.stderr, r.stderr
+    j = json.loads((tmp_path / "r.json").read_text())
+    assert j["counters"]["rx"] == good and len(j["warnings"]) == 1
+    strict = run(*args, "--strict")
+    assert_no_crash(strict)
+    assert strict.returncode == 1 and "--strict" in strict.stderr, strict.stderr
