@@ -1,6 +1,7 @@
 #include "runtime/actions.hpp"
 
 #include <charconv>
+#include <optional>
 #include <string>
 
 namespace warpath::runtime {
@@ -27,26 +28,93 @@ Result<Action> parse_action(std::string_view t) {
                                             "': expected permit, deny, drop, output:N or goto:NAME");
 }
 
-Result<Action> rule_action(const classify::Rule& rule, Action when_empty) {
+namespace {
+
+std::string lower(std::string_view t) {
+  std::string s(t);
+  for (char& c : s)
+    if (c >= 'A' && c <= 'Z') c = char(c - 'A' + 'a');
+  return s;
+}
+
+// OpenFlow actions that leave the packet to the next module (warpath's acl decides only
+// forward / drop / output / goto): what Open vSwitch accepts, by name (case-insensitive, as
+// ovs-ofctl reads them), bare or with an argument after ':' or '('.
+bool continues(std::string_view name) {
+  static constexpr std::string_view kKnown[] = {
+      "normal",       "flood",        "all",          "local",        "in_port",
+      "controller",   "mod_vlan_vid", "mod_vlan_pcp", "strip_vlan",   "push_vlan",
+      "pop_vlan",     "mod_dl_src",   "mod_dl_dst",   "mod_nw_src",   "mod_nw_dst",
+      "mod_nw_tos",   "mod_nw_ecn",   "mod_tp_src",   "mod_tp_dst",   "set_field",
+      "load",         "move",         "dec_ttl",      "set_queue",    "pop_queue",
+      "note",         "resubmit",     "learn",        "ct",           "set_tunnel",
+      "set_tunnel64", "push_mpls",    "pop_mpls",     "mod_dl_vlan",  "exit"};
+  for (std::string_view k : kKnown)
+    if (name == k) return true;
+  return false;
+}
+
+/// ovs-ofctl's actions= text: a comma-separated list (commas inside parentheses belong to one
+/// action). The first output decides; drop denies; an empty list drops (as in Open vSwitch).
+Result<Action> openflow_actions(std::string_view t) {
+  bool any = false;
+  std::optional<Action> decided;
+  for (size_t pos = 0; pos < t.size();) {
+    size_t end = pos;
+    for (int depth = 0; end < t.size() && (depth > 0 || t[end] != ','); ++end)
+      depth += t[end] == '(' ? 1 : t[end] == ')' ? -1 : 0;
+    std::string_view one = t.substr(pos, end - pos);
+    pos                  = end + 1;
+    while (!one.empty() && (one.front() == ' ' || one.front() == '\t')) one.remove_prefix(1);
+    while (!one.empty() && (one.back() == ' ' || one.back() == '\t')) one.remove_suffix(1);
+    if (one.empty()) return Status(Errc::kInvalidArgument, "empty action in '" + std::string(t) + "'");
+    any                    = true;
+    const size_t arg       = one.find_first_of(":(");
+    const std::string name = lower(one.substr(0, arg));
+    if (name == "drop") {
+      if (!decided) decided = Action{ActionKind::kDeny, 0, {}};
+    } else if (name == "output" || name == "goto" || name == "enqueue") {
+      // output:N, goto:NAME (the name keeps its case), enqueue:N:Q (an output to port N).
+      const std::string_view rest = arg == std::string_view::npos ? "" : one.substr(arg);
+      std::string text            = name + std::string(rest);
+      if (name == "enqueue") {
+        const size_t q = rest.find(':', 1);
+        text = q == std::string_view::npos ? "enqueue" + std::string(rest)
+                                           : "output" + std::string(rest.substr(0, q));
+      }
+      auto a = parse_action(text);
+      if (!a.is_ok()) return a.status();
+      if (!decided) decided = std::move(*a);
+    } else if (!name.empty() && name.find_first_not_of("0123456789") == std::string::npos) {
+      auto a = parse_action("output:" + name);  // a bare port number is output:N
+      if (!a.is_ok()) return a.status();
+      if (!decided) decided = std::move(*a);
+    } else if (!continues(name)) {
+      return Status(Errc::kInvalidArgument,
+                    "unknown OpenFlow action '" + std::string(one) +
+                        "' (known: drop, output:N, N, enqueue:N:Q, goto:NAME, normal, "
+                        "controller, mod_*, set_field, ...)");
+    }
+  }
+  if (!any) return Action{ActionKind::kDeny, 0, {}};  // actions= (or none): drop
+  return decided ? *decided : Action{ActionKind::kPermit, 0, {}};
+}
+
+}  // namespace
+
+Result<Action> rule_action(const classify::Rule& rule, classify::KeyLayout layout,
+                           Action when_empty) {
   std::string_view t = rule.action;
   while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) t.remove_prefix(1);
   while (!t.empty() && (t.back() == ' ' || t.back() == '\t')) t.remove_suffix(1);
-  if (t.substr(0, 8) == "actions=") t.remove_prefix(8);
+  if (layout == classify::KeyLayout::kOpenFlow) {
+    if (t.substr(0, 8) == "actions=") t.remove_prefix(8);
+    return openflow_actions(t);
+  }
+  // ClassBench: the optional trailing word, exactly one of parse_action's (a typo such as
+  // "dney" or "DENY" must not permit: a firewall fails closed).
   if (t.empty()) return when_empty;
-  if (t.find('=') == std::string_view::npos && t.find(',') == std::string_view::npos) {
-    auto a = parse_action(t);
-    if (a.is_ok() || t.substr(0, 7) == "output:" || t.substr(0, 5) == "goto:") return a;
-  }
-  // OpenFlow action lists: the first output decides; drop (or an empty list) denies.
-  for (size_t pos = 0; pos <= t.size();) {
-    size_t end = t.find(',', pos);
-    if (end == std::string_view::npos) end = t.size();
-    const std::string_view one = t.substr(pos, end - pos);
-    if (one == "drop") return Action{ActionKind::kDeny, 0, {}};
-    if (one.substr(0, 7) == "output:") return parse_action(one);
-    pos = end + 1;
-  }
-  return Action{ActionKind::kPermit, 0, {}};
+  return parse_action(t);
 }
 
 }  // namespace warpath::runtime

@@ -26,8 +26,13 @@ struct Action {
 /// "permit", "deny" / "drop", "output:N" (N < 65536), "goto:NAME" (NAME [A-Za-z0-9_.-]+).
 /// kInvalidArgument otherwise.
 Result<Action> parse_action(std::string_view text);
-/// A rule's action: its own text (ClassBench trailing field or OpenFlow actions=) when it has
-/// one, else `when_empty`. OpenFlow: drop -> deny, output:N -> output, anything else -> permit.
-Result<Action> rule_action(const classify::Rule& rule, Action when_empty);
+/// A rule's action. ClassBench (KeyLayout::kFiveTuple): the trailing word, one of
+/// parse_action's, or `when_empty` without one. OpenFlow (kOpenFlow): the actions= list as
+/// ovs-ofctl reads it (names case-insensitive, commas inside parentheses kept together): the
+/// first output:N / N / enqueue:N:Q / goto:NAME decides, else drop denies, else the packet
+/// continues (normal, controller, mod_*, set_field, ... : permit); an empty or missing list
+/// drops, as in Open vSwitch. Anything unknown is kInvalidArgument naming it (fail closed).
+Result<Action> rule_action(const classify::Rule& rule, classify::KeyLayout layout,
+                           Action when_empty);
 
 }  // namespace warpath::runtime

@@ -7,7 +7,7 @@ import stat
 import threading
 
 import pytest
-from test_run import check_report
+from test_run import check_report, run_json
 from warpath_cli import assert_no_crash, assert_ok, run, skip_without_binary
 
 skip_without_binary()
@@ -189,3 +189,32 @@ def test_route_processes_a_damaged_capture_up_to_the_damage(tmp_path, capture, h
     strict = run(*args, "--strict")
     assert_no_crash(strict)
     assert strict.returncode == 1 and "--strict" in strict.stderr, strict.stderr
+
+
+# --- defect 4: the firewall fails closed on typos -------------------------------------------------
+
+CB = "@10.0.0.0/8\t0.0.0.0/0\t0 : 65535\t0 : 65535\t0x06/0xFF\t{}\n"
+
+
+@pytest.mark.parametrize("fmt,text,why", [
+    ("classbench", CB.format("dney"), "r:1: unknown action 'dney'"),
+    ("classbench", CB.format("DENY"), "r:1: unknown action 'DENY'"),
+    ("openflow", "priority=5,tcp,actions=dorp\n", "r:1: unknown OpenFlow action 'dorp'"),
+    ("openflow", "priority=5,tcp,actions=outptu:1\n", "r:1: unknown OpenFlow action 'outptu:1'"),
+])
+def test_unknown_rule_actions_are_errors(tmp_path, fmt, text, why):
+    (tmp_path / "r").write_text(text)
+    r = run("run", "--app", "acl", "--rules", tmp_path / "r", "--format", fmt, "--no-progress",
+            "--port", "g=gen:max:10", "--port", "s=null")
+    assert_no_crash(r)
+    assert r.returncode == 1 and why in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("actions", ["", "actions=", "actions=drop"])
+def test_openflow_empty_actions_drop(tmp_path, actions):
+    # ovs-ofctl: an empty action list drops. Before, "actions=" and no actions permitted.
+    (tmp_path / "r").write_text(f"priority=5,ip,{actions}\n" if actions else "priority=5,ip\n")
+    r, j = run_json(tmp_path, "--app", "acl", "--rules", tmp_path / "r", "--format", "openflow",
+                    "--default-action", "permit", "--no-progress", "--port",
+                    "g=gen:max:2000", "--gen-profile", "ipv4", "--port", "s=null")
+    assert j["totals"]["tx"] == 0 and j["drops_by_reason"]["acl_deny"] == 2000, j["totals"]

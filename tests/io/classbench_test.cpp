@@ -178,7 +178,7 @@ TEST(ClassBenchRulesTest, WustlDialect) {
 
 TEST(ClassBenchRulesTest, MixedSpacingCompactRangesAndTrailingFields) {
   const auto rules = parse_rules_ok(
-      "@1.2.3.4/32 \t 5.6.7.8/32\t \t1:2  3 :4\t0x11/0xff  0x0010/0x00ff 7 9 anything\t\n"
+      "@1.2.3.4/32 \t 5.6.7.8/32\t \t1:2  3 :4\t0x11/0xff  0x0010/0x00ff 7 9 11\t\n"
       "@1.2.3.4/32 5.6.7.8/32 10: 20 30 :40 06/FF 17 42\n"
       "@ 1.2.3.4/32 5.6.7.8/32 0 : 0 65535 : 65535 0X01/0XFF\t\t\n");
   ASSERT_EQ(rules.size(), 3u);
@@ -207,7 +207,7 @@ TEST(ClassBenchRulesTest, KeepsAnActionFieldForTheFirewall) {
   const std::string text =
       "@10.0.0.0/8\t0.0.0.0/0\t0 : 65535\t80 : 80\t0x06/0xFF\tdeny\n"
       "@0.0.0.0/0 0.0.0.0/0 0 : 65535 0 : 65535 0x00/0x00 0x0000/0x0000 17 output:2\n"
-      "@0.0.0.0/0 0.0.0.0/0 0 : 65535 0 : 65535 0x00/0x00 42 extra\n";
+      "@0.0.0.0/0 0.0.0.0/0 0 : 65535 0 : 65535 0x00/0x00 42 7\n";
   auto rules = io::parse_classbench_rules(text, "acl.rules");
   ASSERT_TRUE(rules.is_ok()) << rules.status().message();
   ASSERT_EQ(rules->size(), 3u);
@@ -216,6 +216,17 @@ TEST(ClassBenchRulesTest, KeepsAnActionFieldForTheFirewall) {
   EXPECT_TRUE((*rules)[1].has_flags);
   EXPECT_EQ((*rules)[2].action, "");
   EXPECT_EQ(classify::from_classbench(*rules, "acl").rules[0].action, "deny");
+  // A word that is no action is a typo of one: an error, never a rule that permits (a
+  // firewall fails closed). Numeric extra columns are still ignored.
+  for (const char* word : {"dney", "DENY", "extra", "Permit"}) {
+    auto bad = io::parse_classbench_rules(
+        std::string("@10.0.0.0/8\t0.0.0.0/0\t0 : 65535\t80 : 80\t0x06/0xFF\t") + word + "\n",
+        "acl.rules");
+    ASSERT_FALSE(bad.is_ok()) << word;
+    EXPECT_EQ(bad.status().message().rfind(std::string("acl.rules:1: unknown action '") + word, 0),
+              0u)
+        << bad.status().message();
+  }
 }
 
 TEST(ClassBenchRulesTest, ClearsHostBitsBeyondPrefix) {

@@ -238,17 +238,49 @@ TEST(Actions, ParseAndRuleActions) {
   EXPECT_EQ(parse_action("output:3")->port, 3);
   EXPECT_FALSE(parse_action("output:70000").is_ok());
   EXPECT_FALSE(parse_action("forward").is_ok());
+  // OpenFlow action lists, as ovs-ofctl reads them.
+  const auto of = classify::KeyLayout::kOpenFlow;
   classify::Rule r;
   r.action = "actions=drop";
-  EXPECT_EQ(rule_action(r, {})->kind, ActionKind::kDeny);
+  EXPECT_EQ(rule_action(r, of, {})->kind, ActionKind::kDeny);
   r.action = "mod_vlan_vid:3,output:2";
-  EXPECT_EQ(rule_action(r, {})->port, 2);
+  EXPECT_EQ(rule_action(r, of, {})->port, 2);
+  r.action = "controller(reason=no_match,max_len=128),output:4";
+  EXPECT_EQ(rule_action(r, of, {})->port, 4) << "commas inside parentheses";
+  r.action = "7";
+  EXPECT_EQ(rule_action(r, of, {})->port, 7) << "a bare number is an output";
+  r.action = "enqueue:5:1";
+  EXPECT_EQ(rule_action(r, of, {})->port, 5);
+  r.action = "goto:Inspect";
+  EXPECT_EQ(rule_action(r, of, {})->context, "Inspect");
   r.action = "NORMAL";
-  EXPECT_EQ(rule_action(r, {ActionKind::kDeny, 0})->kind, ActionKind::kPermit);
+  EXPECT_EQ(rule_action(r, of, {ActionKind::kDeny, 0})->kind, ActionKind::kPermit);
+  // Regression (issue 16 #4): an empty or missing list drops, as in Open vSwitch; a typo is an
+  // error, never a permit.
   r.action = "";
-  EXPECT_EQ(rule_action(r, {ActionKind::kDeny, 0})->kind, ActionKind::kDeny);
-  r.action = "output:x";
-  EXPECT_FALSE(rule_action(r, {}).is_ok());
+  EXPECT_EQ(rule_action(r, of, {ActionKind::kPermit, 0})->kind, ActionKind::kDeny);
+  r.action = "actions=";
+  EXPECT_EQ(rule_action(r, of, {ActionKind::kPermit, 0})->kind, ActionKind::kDeny);
+  for (const char* bad : {"dorp", "output:x", "drop,,output:1", "outptu:1", "enqueue:x:1"}) {
+    r.action = bad;
+    auto a   = rule_action(r, of, {});
+    ASSERT_FALSE(a.is_ok()) << bad;
+    EXPECT_NE(a.status().message().find(bad == std::string("drop,,output:1") ? "empty" : ""),
+              std::string::npos);
+  }
+  // ClassBench's trailing word: one of parse_action's, exactly; none -> the match action.
+  const auto cb = classify::KeyLayout::kFiveTuple;
+  r.action      = "";
+  EXPECT_EQ(rule_action(r, cb, {ActionKind::kDeny, 0})->kind, ActionKind::kDeny);
+  r.action = "output:3";
+  EXPECT_EQ(rule_action(r, cb, {})->port, 3);
+  for (const char* bad : {"dney", "DENY", "Permit", "output:", "goto:"}) {
+    r.action = bad;
+    auto a   = rule_action(r, cb, {});
+    ASSERT_FALSE(a.is_ok()) << bad;
+    EXPECT_NE(a.status().message().find(std::string("'") + bad + "'"), std::string::npos)
+        << a.status().message();
+  }
 }
 
 void expect_router_output(const Ran& r, const Expected& e, bool exact_order) {

@@ -246,6 +246,14 @@ bool parse_rule_line(std::string_view line, ClassBenchRule& rule, std::string& e
       rule.action = std::string(extra);
       break;
     }
+    // A word that is not an action is a typo of one ("dney", "DENY"): ignoring it would make
+    // the rule permit, so a firewall would fail open. Numeric extra columns stay ignored.
+    const char c0 = extra.front();
+    if ((c0 >= 'a' && c0 <= 'z') || (c0 >= 'A' && c0 <= 'Z')) {
+      error = "unknown action '" + std::string(extra) +
+              "' (expected permit, deny, drop, accept, allow, output:N or goto:NAME, lower case)";
+      return false;
+    }
   }
   return true;
 }

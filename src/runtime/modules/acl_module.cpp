@@ -209,8 +209,10 @@ Result<std::unique_ptr<Module>> AclModule::make(const ModuleArgs& args, BuildEnv
   const Action match_action = parse_action(args.get("match", "permit")).value();
   m->rules_.reserve(rules->rules.size());
   for (size_t i = 0; i < rules->rules.size(); ++i) {
-    const std::string what = rules->name + ": rule " + std::to_string(i);
-    auto a                 = rule_action(rules->rules[i], match_action);
+    const classify::Rule& rule = rules->rules[i];
+    const std::string what     = rule.line ? rules->name + ":" + std::to_string(rule.line)
+                                           : rules->name + ": rule " + std::to_string(i);
+    auto a                     = rule_action(rule, rules->layout, match_action);
     if (!a.is_ok()) return Status(a.status().code(), what + ": " + a.status().message());
     WARPATH_ASSIGN_OR_RETURN(const Decision d, m->compile(*a, what, env));
     m->rules_.push_back(d);
