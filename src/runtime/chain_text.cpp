@@ -131,6 +131,13 @@ std::vector<ModuleSpec> preset_chain(const RunConfig& c, Preloaded preloaded) {
   acl.args.emplace_back("match", c.match_action);
   acl.args.emplace_back("default", c.default_action);
   acl.args.emplace_back("ipv6", c.ipv6_action);
+  // Non-IP frames: alone, the firewall applies its default action to them (it cannot inspect
+  // them, so it must not pass them unasked); before the router they continue to it, which
+  // sends ARP to the slow path and drops the rest as not_ip.
+  if (!c.nonip_action.empty())
+    acl.args.emplace_back("nonip", c.nonip_action);
+  else if (c.app == AppKind::kRouterAcl)
+    acl.args.emplace_back("nonip", "permit");
   ModuleSpec router{"router", {}, where};
   if (!preloaded.fib && !c.fib.empty()) router.args.emplace_back("fib", c.fib);
   if (!preloaded.neighbors && !c.neighbors.empty()) router.args.emplace_back("neighbors", c.neighbors);

@@ -218,3 +218,45 @@ def test_openflow_empty_actions_drop(tmp_path, actions):
                     "--default-action", "permit", "--no-progress", "--port",
                     "g=gen:max:2000", "--gen-profile", "ipv4", "--port", "s=null")
     assert j["totals"]["tx"] == 0 and j["drops_by_reason"]["acl_deny"] == 2000, j["totals"]
+
+
+# --- defect 5: the acl app applies an action to non-IP frames, with a counter ---------------------
+
+def non_ip_capture(tmp_path):
+    from pcap_frames import eth, ipv4, udp, write_pcap
+    inner = ipv4([10, 0, 0, 1], [10, 0, 0, 2], udp(dport=22))
+    frames = [
+        eth(bytes(28), ethertype=0x0806),                                 # ARP
+        eth(b"\x00\x01\x01\x40" + inner, ethertype=0x8847),               # MPLS, one label
+        eth(b"\x11\x00\x00\x01\x00\x16\x00\x21" + inner, ethertype=0x8864),  # PPPoE session
+        eth(b"\x00\x05\x88\x47\x00\x01\x01\x40" + inner, ethertype=0x8100),  # VLAN + MPLS
+        eth(inner),                                                       # plain IPv4
+    ]
+    pcap = tmp_path / "nonip.pcap"
+    write_pcap(pcap, frames)
+    return pcap
+
+
+@pytest.mark.parametrize("extra,tx,non_ip", [
+    ([], 1, 4),                                      # default action deny: non-IP is denied
+    (["--default-action", "permit"], 5, 0),          # follows the default action
+    (["--non-ip-action", "permit"], 1 + 4, 0),
+    (["--default-action", "permit", "--non-ip-action", "deny"], 1, 4),
+])
+def test_acl_app_applies_an_action_to_non_ip(tmp_path, extra, tx, non_ip):
+    pcap = non_ip_capture(tmp_path)
+    rules = tmp_path / "r"
+    rules.write_text("@10.0.0.0/8\t10.0.0.0/8\t0 : 65535\t22 : 22\t0x11/0xFF\tpermit\n")
+    _, j = run_json(tmp_path, "--app", "acl", "--rules", rules, *extra, "--no-progress",
+                    "--port", f"a=pcap:{pcap}:", "--port", f"b=pcap::{tmp_path / 'b.pcap'}")
+    assert j["totals"]["tx"] == tx, j["totals"]
+    assert j["drops_by_reason"].get("acl_non_ip", 0) == non_ip, j["drops_by_reason"]
+
+
+def test_router_acl_passes_arp_to_the_router(tmp_path):
+    # Before the router the ACL lets non-IP continue: ARP reaches the slow path as before.
+    pcap = non_ip_capture(tmp_path)
+    _, j = run_json(tmp_path, "--app", "router+acl", "--no-progress", "--port",
+                    f"a=pcap:{pcap}:", "--port", f"b=pcap::{tmp_path / 'b.pcap'}")
+    assert j["slow_path_by_reason"].get("arp", 0) == 1, j["slow_path_by_reason"]
+    assert "acl_non_ip" not in j["drops_by_reason"]

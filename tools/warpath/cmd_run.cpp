@@ -49,7 +49,8 @@ constexpr const char* kDefaultGenSpec = "gen:max:5000000";
 struct RunOptions {
   std::string config;
   std::string app, chain, rules, format, algo, fib, neighbors, lookup, engine, offload_device,
-      json, slow_path, metrics, schedule, match_action, default_action, ipv6_action;
+      json, slow_path, metrics, schedule, match_action, default_action, ipv6_action,
+      nonip_action;
   std::vector<std::string> ports;
   uint32_t workers = 1, batch = 1024, delay_us = 200;
   double duration = 0;
@@ -116,7 +117,8 @@ Result<runtime::RunConfig> build_config(const RunOptions& o, bool& builtin_ports
   }
   if (!c.chain.empty())  // the presets' settings have no place in a chain
     for (const char* flag : {"--app", "--rules", "--format", "--algo", "--fib", "--neighbors",
-                             "--lookup", "--match-action", "--default-action", "--ipv6-action"})
+                             "--lookup", "--match-action", "--default-action", "--ipv6-action",
+                             "--non-ip-action"})
       if (o.has(flag))
         return Status(Errc::kInvalidArgument,
                       std::string(flag) + ": not with a chain of modules (" +
@@ -145,6 +147,7 @@ Result<runtime::RunConfig> build_config(const RunOptions& o, bool& builtin_ports
   set("--match-action", c.match_action, o.match_action);
   set("--default-action", c.default_action, o.default_action);
   set("--ipv6-action", c.ipv6_action, o.ipv6_action);
+  set("--non-ip-action", c.nonip_action, o.nonip_action);
   if (o.has("--workers")) c.workers = o.workers;
   if (o.has("--batch")) c.batch = o.batch;
   if (o.has("--delay-us")) c.delay_us = o.delay_us;
@@ -380,6 +383,9 @@ void add_run(CLI::App& app, Runner& run) {
        "Action of a matching rule that names none: permit, deny, drop, output:N");
   flag("--default-action", o->default_action, "Action when no rule matches");
   flag("--ipv6-action", o->ipv6_action, "Action for IPv6 packets under a 5-tuple ACL");
+  flag("--non-ip-action", o->nonip_action,
+       "Action for frames neither IPv4 nor IPv6 (ARP, MPLS, PPPoE) under a 5-tuple ACL "
+       "(default: the default action; a deny counts them as acl_non_ip)");
   flag("--schedule", o->schedule,
        "Packet scheduling before the modules: none (arrival order) or sort (grouped by traffic "
        "class, context and length; TX keeps arrival order)")

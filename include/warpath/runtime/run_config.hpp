@@ -105,6 +105,8 @@ struct RunConfig {
   std::string match_action   = "permit";
   std::string default_action = "deny";
   std::string ipv6_action    = "permit";
+  /// Frames neither IPv4 nor IPv6 under 5-tuple rules (ARP, MPLS, PPPoE); empty = default_action.
+  std::string nonip_action;
 
   Offload engine = Offload::kAuto;
   /// Engines the offload (master) thread uses: "cuda" (the GPU) or "cpu" (the same master,

@@ -10,7 +10,9 @@
 //   post   for each selected packet with a key, the action of the rule it matched (or the
 //          default action): deny -> drop "acl_deny", output:N -> forward out of N, goto:NAME ->
 //          context NAME, permit -> continue. IPv6 packets under 5-tuple rules get `ipv6`'s
-//          action. With malformed=drop, a packet the parser rejected is dropped as "malformed"
+//          action; packets that are neither IPv4 nor IPv6 (ARP, MPLS, PPPoE, ...) under 5-tuple
+//          rules get `nonip`'s (default: the default action, so a deny-by-default firewall
+//          does not pass what it cannot inspect), dropped as "acl_non_ip". With malformed=drop, a packet the parser rejected is dropped as "malformed"
 //          before the rules are consulted; otherwise it continues (a router decides it).
 #include <algorithm>
 #include <string>
@@ -122,8 +124,18 @@ class AclModule final : public Module {
       apply(i, m == classify::kNoMatch ? default_ : rules_[m]);
     }
     if (layout_ == classify::KeyLayout::kFiveTuple)
-      for (uint32_t i : sel.list)
-        if (f.reason[i] == kContinue && f.infos[i].l3 == packet::L3::kIpv6) apply(i, ipv6_);
+      for (uint32_t i : sel.list) {
+        if (f.reason[i] != kContinue) continue;
+        const packet::L3 l3 = f.infos[i].l3;
+        if (l3 == packet::L3::kIpv6) {
+          apply(i, ipv6_);
+        } else if (l3 != packet::L3::kIpv4) {
+          if (nonip_.kind == ActionKind::kDeny)
+            f.reason[i] = non_ip_;
+          else
+            apply(i, nonip_);
+        }
+      }
   }
 
   static Result<std::unique_ptr<Module>> make(const ModuleArgs& args, BuildEnv& env);
@@ -147,9 +159,9 @@ class AclModule final : public Module {
 
   classify::KeyLayout layout_ = classify::KeyLayout::kFiveTuple;
   std::vector<Decision> rules_;
-  Decision default_, ipv6_;
+  Decision default_, ipv6_, nonip_;
   bool malformed_drop_ = false;
-  uint16_t deny_ = 0, malformed_ = 0;
+  uint16_t deny_ = 0, malformed_ = 0, non_ip_ = 0;
   std::vector<std::string> contexts_;
   std::unique_ptr<classify::Classifier> cpu_, offload_;
   std::string describe_;
@@ -206,6 +218,8 @@ Result<std::unique_ptr<Module>> AclModule::make(const ModuleArgs& args, BuildEnv
   WARPATH_ASSIGN_OR_RETURN(const Decision match, action("match", "permit"));
   WARPATH_ASSIGN_OR_RETURN(m->default_, action("default", "deny"));
   WARPATH_ASSIGN_OR_RETURN(m->ipv6_, action("ipv6", "permit"));
+  const std::string default_text = args.get("default", "deny");
+  WARPATH_ASSIGN_OR_RETURN(m->nonip_, action("nonip", default_text.c_str()));
   const Action match_action = parse_action(args.get("match", "permit")).value();
   m->rules_.reserve(rules->rules.size());
   for (size_t i = 0; i < rules->rules.size(); ++i) {
@@ -226,6 +240,8 @@ Result<std::unique_ptr<Module>> AclModule::make(const ModuleArgs& args, BuildEnv
   WARPATH_ASSIGN_OR_RETURN(m->deny_, env.reasons->add("acl_deny", Verdict::kDrop, env.position));
   WARPATH_ASSIGN_OR_RETURN(m->malformed_,
                            env.reasons->add("malformed", Verdict::kDrop, env.position));
+  WARPATH_ASSIGN_OR_RETURN(m->non_ip_,
+                           env.reasons->add("acl_non_ip", Verdict::kDrop, env.position));
   return std::unique_ptr<Module>(std::move(m));
 }
 
@@ -242,6 +258,9 @@ ModuleInfo acl_module_info() {
       {"match", "permit", "action of a matching rule that names none"},
       {"default", "deny", "action when no rule matches"},
       {"ipv6", "permit", "action for IPv6 packets under 5-tuple rules"},
+      {"nonip", "(default's)",
+       "action for frames neither IPv4 nor IPv6 (ARP, MPLS, PPPoE) under 5-tuple rules; a deny "
+       "counts them as acl_non_ip"},
       {"malformed", "continue", "drop | continue: packets the parser rejected"},
   };
   i.reads = field_bit(Field::kParse);

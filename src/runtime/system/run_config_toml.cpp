@@ -319,8 +319,10 @@ class Loader {
         WARPATH_TRY(get_string(line, key, v, c_.default_action));
       } else if (name == "ipv6") {
         WARPATH_TRY(get_string(line, key, v, c_.ipv6_action));
+      } else if (name == "nonip") {
+        WARPATH_TRY(get_string(line, key, v, c_.nonip_action));
       } else {
-        return unknown(line, key, "rules, format, algo, match, default, ipv6");
+        return unknown(line, key, "rules, format, algo, match, default, ipv6, nonip");
       }
     }
     return Status::ok();
