@@ -22,9 +22,10 @@ const char* reason_name(Reason r) noexcept {
   static constexpr const char* kNames[] = {
       "forwarded",         "to_router",         "multicast",       "ttl_expired",
       "hop_limit_expired", "ipv4_options",      "ipv6_hop_by_hop", "arp",
-      "bad_ipv4_header",   "bad_ipv4_checksum", "bad_ipv4_length", "bad_ipv6_header",
-      "bad_ipv6_length",   "truncated",         "not_ip",          "no_route",
-      "no_neighbor",
+      "link_local",        "bad_ipv4_header",   "bad_ipv4_checksum", "bad_ipv4_length",
+      "bad_ipv6_header",   "bad_ipv6_length",   "truncated",         "not_ip",
+      "no_route",          "no_neighbor",       "not_for_us",        "l2_broadcast_unicast_ip",
+      "martian_source",    "martian_destination",
   };
   static_assert(sizeof(kNames) / sizeof(kNames[0]) == kReasonCount);
   const auto i = static_cast<unsigned>(r);

@@ -65,7 +65,8 @@ Status forward_batch(packet::PacketBatch& batch, Span<const packet::PacketInfo> 
   for (uint32_t i = 0; i < n; ++i) {
     if (i + kAhead < n) WARPATH_PREFETCH(batch.data(i + kAhead));
     const packet::PacketMeta& m = batch.meta(i);
-    results[i] = core::forward_packet(batch.data(i), m.caplen, m.len, infos[i], nexthops[i], view);
+    results[i] =
+        core::forward_packet(batch.data(i), m.caplen, m.len, infos[i], m.port, nexthops[i], view);
   }
   return Status::ok();
 }

@@ -251,6 +251,14 @@ Result<RouterTables> RouterTables::build(const RouterConfig& config) {
     std::memcpy(t.port_macs_.data() + 6 * size_t(p), mac.data(), 6);
   }
 
+  for (uint16_t p : config.mac_check_ports) {
+    if (p >= t.mac_check_.size()) t.mac_check_.resize(size_t(p) + 1, 0);
+    t.mac_check_[p] = 1;
+  }
+  t.hw_macs_.assign(t.mac_check_.size() * 6, 0);
+  for (const auto& [p, mac] : config.port_hw_macs)
+    if (p < t.mac_check_.size()) std::memcpy(t.hw_macs_.data() + 6 * size_t(p), mac.data(), 6);
+
   t.addresses_ = config.addresses;
   bool has4 = false, has6 = false;
   for (const auto& a : t.addresses_) (a.is_v6 ? has6 : has4) = true;
@@ -273,8 +281,11 @@ RouterView RouterTables::view() const noexcept {
   v.port_count     = uint32_t(port_macs_.size() / 6);
   v.addrs4         = addrs4_.data();
   v.addr4_count    = uint32_t(addrs4_.size());
-  v.addrs6         = addrs6_.data();
-  v.addr6_count    = uint32_t(addrs6_.size() / 16);
+  v.addrs6          = addrs6_.data();
+  v.addr6_count     = uint32_t(addrs6_.size() / 16);
+  v.mac_check       = mac_check_.data();
+  v.mac_check_count = uint32_t(mac_check_.size());
+  v.hw_macs         = hw_macs_.data();
   return v;
 }
 

@@ -143,6 +143,7 @@ Result<RunReport> run(const RunConfig& config, RunInputs& in, const RunHooks& ho
   tables.read_text   = in.read_text;
   BuildEnv env;
   env.port_count     = uint16_t(in.ports.size());
+  for (const auto& p : in.ports) env.links.push_back(p->link());
   env.offload        = offload;
   env.offload_device = config.offload_device;
   env.seed           = config.seed;

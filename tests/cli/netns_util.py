@@ -25,8 +25,9 @@ from pcap_frames import csum, l3, mac, read_pcap, write_pcap  # noqa: E402,F401
 # --- frames (pcap files, checksums, MACs and tags: pcap_frames.py) ------------------------------
 
 def ipv4_frame(src, dst, payload, ttl=64, ident=0, sport=7777, dport=7777,
-               dst_mac="02:bb:00:00:00:01", src_mac="02:bb:00:00:00:02"):
-    """Ethernet + IPv4 (valid header checksum) + UDP (checksum 0) around `payload`."""
+               dst_mac="02:aa:00:00:00:1a", src_mac="02:bb:00:00:00:02"):
+    """Ethernet + IPv4 (valid header checksum) + UDP (checksum 0) around `payload`; by default
+    to wA's MAC (Topology.MACS), as a host would address the router."""
     udp = struct.pack("!HHHH", sport, dport, 8 + len(payload), 0) + payload
     hdr = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), ident, 0x4000, ttl, 17, 0,
                       socket.inet_aton(src), socket.inet_aton(dst))

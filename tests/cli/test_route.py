@@ -25,9 +25,10 @@ from warpath_cli import assert_no_crash, assert_ok, run, skip_without_binary
 skip_without_binary()
 
 SLOW = ["to_router", "multicast", "ttl_expired", "hop_limit_expired", "ipv4_options",
-        "ipv6_hop_by_hop", "arp", "bad_ipv4_header", "bad_ipv4_checksum", "bad_ipv4_length",
-        "bad_ipv6_header", "bad_ipv6_length"]
-DROP = ["truncated", "not_ip", "no_route", "no_neighbor"]
+        "ipv6_hop_by_hop", "arp", "link_local", "bad_ipv4_header", "bad_ipv4_checksum",
+        "bad_ipv4_length", "bad_ipv6_header", "bad_ipv6_length"]
+DROP = ["truncated", "not_ip", "no_route", "no_neighbor", "not_for_us", "l2_broadcast_unicast_ip",
+        "martian_source", "martian_destination"]
 
 
 # --- frames (pcap files and checksums: pcap_frames.py, independent of warpath) -----------------

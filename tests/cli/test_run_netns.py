@@ -251,6 +251,9 @@ def generated_frames(tmp_path, count_, seed):
             f[off + 10:off + 12] = struct.pack("!H", nu.csum(bytes(f[off:off + ihl])))
         elif et == 0x86DD:
             f[off + 7] = ttl
+        # Addressed to the router's interface, as a host that resolved it would: the router
+        # drops unicast frames for other MACs on its promiscuous ports (not_for_us).
+        f[0:6] = nu.mac(nu.Topology.MACS["wA"])
         frames.append(bytes(f))
     return frames
 
@@ -462,6 +465,37 @@ def test_router_with_several_workers_forwards_each_packet_once(tmp_path, topo, w
     assert t["tx"] == len(expected) + probes, t  # the ICMP errors are slow-path replies
 
 
+# Regression (issue 16, defect 6): on a promiscuous port the router saw, and forwarded, frames
+# for other hosts' MACs; martians (RFC 1812 5.3.7) and IPv6 link-local were forwarded too.
+def test_router_drops_frames_for_others_and_martians(tmp_path, topo):
+    wa = nu.Topology.MACS["wA"]
+    good = [nu.ipv4_frame("10.1.0.1", f"10.2.0.{k}", bytes(20), dst_mac=wa) for k in range(1, 11)]
+    other = [nu.ipv4_frame("10.1.0.1", f"10.2.0.{k}", bytes(20), dst_mac="02:cc:00:00:00:77")
+             for k in range(1, 8)]
+    bcast = [nu.ipv4_frame("10.1.0.1", "10.2.0.1", bytes(20), dst_mac="ff:ff:ff:ff:ff:ff")] * 3
+    martian = [nu.ipv4_frame("127.0.0.1", "10.2.0.1", bytes(20), dst_mac=wa),
+               nu.ipv4_frame("10.1.0.1", "0.1.2.3", bytes(20), dst_mac=wa),
+               nu.ipv4_frame("240.0.0.1", "10.2.0.1", bytes(20), dst_mac=wa)]
+    nu.write_pcap(tmp_path / "in.pcap", good + other + bcast + martian)
+    (tmp_path / "fib.txt").write_text(FIB)
+    (tmp_path / "neighbors.txt").write_text(NEIGHBORS)
+    w = start(topo, tmp_path, ["--app", "router", "--fib", tmp_path / "fib.txt", "--neighbors",
+                               tmp_path / "neighbors.txt", "--port", "a=afpacket:wA", "--port",
+                               "b=afpacket:wB", "--workers", 1, "--engine", "cpu"])
+    res = run_agent(topo, tmp_path, w, {
+        "inject": "srcA", "pcap": str(tmp_path / "in.pcap"), "capture": ["dstB"],
+        "probe_on": "dstB", "expect": len(good)})
+    rc, j = w.stop()
+    assert rc == 0, w.err()
+    check_report_adds_up(j)
+    probes = res["captures"]["dstB"]["probes"]
+    assert j["totals"]["tx"] == len(good) + probes, j["totals"]
+    d = j["drops_by_reason"]
+    assert d.get("not_for_us") == len(other), d
+    assert d.get("l2_broadcast_unicast_ip") == len(bcast), d
+    assert d.get("martian_source") == 2 and d.get("martian_destination") == 1, d
+
+
 # --- 3: the firewall --------------------------------------------------------------------------
 
 ACL = """@192.0.2.77/32\t198.51.100.77/32\t0 : 65535\t0 : 65535\t0x11/0xFF\tpermit
@@ -566,7 +600,7 @@ def overload_frames(n):
         payload = struct.pack("!II", seq, flow) + bytes(10)
         frames.append(nu.ipv4_frame(f"10.9.0.{flow + 1}", f"10.10.{flow}.1", payload,
                                     ident=seq & 0xFFFF, sport=20000 + flow, dport=9,
-                                    dst_mac="02:cc:00:00:00:01", src_mac="02:cc:00:00:00:02"))
+                                    src_mac="02:cc:00:00:00:02"))  # to wA
     return frames
 
 

@@ -2,6 +2,7 @@
 // frames, the order of the checks, and what a forwarded packet looks like afterwards.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -180,6 +181,89 @@ TEST(Verdict, Multicast) {
   s6.dst[1] = 0x02;
   expect_reason(udp6(s6), Reason::kMulticast);
   expect_reason(udp4(Ipv4Spec{.ttl = 1, .dst = {224, 0, 0, 5}}), Reason::kMulticast);
+}
+
+// Regression (issue 16 #6): what a router must not forward.
+TEST(Verdict, MartiansAreDropped) {
+  for (auto src : {std::array<uint8_t, 4>{127, 0, 0, 1}, {0, 1, 2, 3}, {224, 0, 0, 1},
+                   {240, 0, 0, 1}, {255, 255, 255, 255}}) {
+    Ipv4Spec s;
+    std::memcpy(s.src, src.data(), 4);
+    expect_reason(udp4(s), Reason::kMartianSource);
+  }
+  for (auto dst : {std::array<uint8_t, 4>{127, 0, 0, 1}, {0, 0, 0, 0}, {0, 9, 9, 9},
+                   {240, 0, 0, 1}, {254, 255, 255, 255}}) {
+    Ipv4Spec s;
+    std::memcpy(s.dst, dst.data(), 4);
+    expect_reason(udp4(s), Reason::kMartianDestination);
+  }
+  // The host still gets what is its own, even from a martian source (it drops it itself).
+  expect_reason(udp4(Ipv4Spec{.src = {127, 0, 0, 1}, .dst = {192, 0, 2, 1}}), Reason::kToRouter);
+  // DHCP discover: 0.0.0.0 -> 255.255.255.255 is the host's business, not a martian.
+  expect_reason(udp4(Ipv4Spec{.src = {0, 0, 0, 0}, .dst = {255, 255, 255, 255}}),
+                Reason::kMulticast);
+  // A martian is dropped before its TTL is looked at (no ICMP error about it).
+  expect_reason(udp4(Ipv4Spec{.ttl = 1, .src = {127, 0, 0, 1}}), Reason::kMartianSource);
+
+  Ipv6Spec loop_src, ll_src, mc_src, unspec_dst, loop_dst, ll_dst;
+  std::memset(loop_src.src, 0, 16), loop_src.src[15] = 1;
+  std::memset(ll_src.src, 0, 16), ll_src.src[0] = 0xfe, ll_src.src[1] = 0x80, ll_src.src[15] = 5;
+  std::memset(mc_src.src, 0, 16), mc_src.src[0] = 0xff, mc_src.src[1] = 0x02;
+  std::memset(unspec_dst.dst, 0, 16);
+  std::memset(loop_dst.dst, 0, 16), loop_dst.dst[15] = 1;
+  std::memset(ll_dst.dst, 0, 16), ll_dst.dst[0] = 0xfe, ll_dst.dst[1] = 0x80, ll_dst.dst[15] = 9;
+  expect_reason(udp6(loop_src), Reason::kMartianSource);
+  expect_reason(udp6(ll_src), Reason::kMartianSource);
+  expect_reason(udp6(mc_src), Reason::kMartianSource);
+  expect_reason(udp6(unspec_dst), Reason::kMartianDestination);
+  expect_reason(udp6(loop_dst), Reason::kMartianDestination);
+  expect_reason(udp6(ll_dst), Reason::kLinkLocal);  // the host's (unicast ND), never forwarded
+  EXPECT_EQ(reason_verdict(Reason::kLinkLocal), Verdict::kSlowPath);
+  expect_reason(udp6(), Reason::kForwarded);
+}
+
+TEST(Verdict, LinkBroadcastWithUnicastIpIsDropped) {
+  const std::vector<uint8_t> bcast(6, 0xff), mcast = {0x01, 0x00, 0x5e, 0, 0, 1};
+  for (const auto& dst : {bcast, mcast}) {
+    expect_reason(FrameBuilder().eth(dst).ethertype(0x0800).ipv4(Ipv4Spec{}).udp(1, 53).build(),
+                  Reason::kL2BroadcastUnicastIp);
+    Ipv6Spec s6;
+    s6.next = 17;
+    expect_reason(FrameBuilder().eth(dst).ethertype(0x86dd).ipv6(s6).udp(1, 53).build(),
+                  Reason::kL2BroadcastUnicastIp);
+  }
+  // Broadcast to a broadcast / multicast IP destination is the host's, as before.
+  expect_reason(FrameBuilder()
+                    .eth(bcast)
+                    .ethertype(0x0800)
+                    .ipv4(Ipv4Spec{.dst = {255, 255, 255, 255}})
+                    .udp(68, 67)
+                    .build(),
+                Reason::kMulticast);
+}
+
+TEST(Verdict, PortsThatCheckMacsDropFramesForOthers) {
+  RouterConfig c;
+  c.neighbors.push_back({kNh, 2, {0x0a, 0, 0, 0, 0, 0x07}});
+  c.port_macs[0]      = {0x02, 0xaa, 0, 0, 0, 0x01};
+  c.mac_check_ports   = {0};
+  const auto checked  = RouterTables::build(c).value();
+  const Frame other   = udp4();  // to 00:11:22:33:44:55
+  EXPECT_EQ(route_one(other, kNh, checked).result.reason, Reason::kNotForUs);
+  EXPECT_EQ(route_one(other, kNh, test_tables()).result.reason, Reason::kForwarded)
+      << "ports that do not check (captures, the generator) forward it";
+  const Frame mine = FrameBuilder()
+                         .eth({0x02, 0xaa, 0, 0, 0, 0x01})
+                         .ethertype(0x0800)
+                         .ipv4(Ipv4Spec{})
+                         .udp(1000, 53)
+                         .payload(32)
+                         .build();
+  EXPECT_EQ(route_one(mine, kNh, checked).result.reason, Reason::kForwarded);
+  const Frame arp = FrameBuilder().eth(std::vector<uint8_t>(6, 0xff)).ethertype(0x0806).payload(28).build();
+  EXPECT_EQ(route_one(arp, kNh, checked).result.reason, Reason::kArp) << "broadcast ARP passes";
+  const Frame arp_other = FrameBuilder().eth().ethertype(0x0806).payload(28).build();
+  EXPECT_EQ(route_one(arp_other, kNh, checked).result.reason, Reason::kNotForUs);
 }
 
 TEST(Verdict, OptionsAndHopByHop) {

@@ -175,7 +175,7 @@ TEST(ChainBuild, ErrorsNamePositionArgumentAndReason) {
   EXPECT_EQ(build_error("acl -> nosuch"),
             "chain position 2: unknown module 'nosuch' (known: acl, router, ttl-filter, wire)");
   EXPECT_EQ(build_error("acl -> router(fibb=x)"),
-            "chain position 2 (router): unknown argument 'fibb' (known: fib, neighbors, lookup, "
+            "chain position 2 (router): unknown argument 'fibb' (known: fib, neighbors, lookup, mac_check, "
             "when)");
   EXPECT_EQ(build_error("ttl-filter(min=1, min=2)"),
             "chain position 1 (ttl-filter): argument 'min' given twice");

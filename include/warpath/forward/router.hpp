@@ -16,6 +16,9 @@
 //   truncated            drop       frame < 14 bytes, or the capture ends inside the VLAN tags
 //                                   or the IP header (a snap-length artefact: the router cannot
 //                                   rewrite what it does not have)
+//   not_for_us           drop       on a port that checks MACs (live ports in promiscuous
+//                                   mode: RouterConfig::mac_check_ports), unicast to a MAC
+//                                   other than the port's
 //   arp                  slow path  ARP: the host's stack answers it
 //   not_ip               drop       any other ethertype (LLDP, STP, ...): no stack here for it
 //   bad_ipv4_header      slow path  version != 4 or IHL < 5                 } RFC 1812 5.2.2:
@@ -27,6 +30,14 @@
 //   multicast            slow path  IPv4 224.0.0.0/4 or 255.255.255.255, IPv6 ff00::/8 (this
 //                                   data path forwards unicast only; ND, IGMP and routing
 //                                   protocols live in the host)
+//   link_local           slow path  IPv6 destination fe80::/10: never forwarded (RFC 4291
+//                                   2.5.6); the host takes what is its own (unicast ND)
+//   l2_broadcast_unicast_ip  drop   a unicast IP destination in a link-layer broadcast or
+//                                   multicast frame (RFC 1812 5.3.4)
+//   martian_source       drop       IPv4 source in 0/8, 127/8, 224/4 or 240/4 (RFC 1812
+//                                   5.3.7); IPv6 source ::, ::1, ff00::/8 or fe80::/10 (RFC
+//                                   4291: link-local never leaves its link)
+//   martian_destination  drop       IPv4 destination in 0/8, 127/8 or 240/4; IPv6 :: or ::1
 //   ttl_expired          slow path  IPv4 TTL <= 1: the host answers with ICMP Time Exceeded
 //   hop_limit_expired    slow path  IPv6 hop limit <= 1: ICMPv6 Time Exceeded
 //   ipv4_options         slow path  IHL > 5 (options are processed by the host, as in every
@@ -147,6 +158,12 @@ struct RouterConfig {
   std::vector<Neighbor> neighbors;
   std::map<uint16_t, Mac> port_macs;  ///< overrides of default_port_mac()
   std::vector<RouterAddress> addresses;
+  /// Ports whose frames must be addressed to the port's MAC (or be link broadcast/multicast):
+  /// live ports in promiscuous mode. Others (captures, the generator) are not checked.
+  std::vector<uint16_t> mac_check_ports;
+  /// The interfaces' own MACs of live ports: a checked port accepts frames addressed to it as
+  /// well as to the port's MAC (peers resolve the host's address to the interface's MAC).
+  std::map<uint16_t, Mac> port_hw_macs;
 };
 
 /// Parses a neighbour file's text (format above); `name` is used in errors, and `fib` resolves
@@ -183,6 +200,8 @@ class RouterTables {
   std::vector<uint8_t> addrs6_;
   std::vector<RouterAddress> addresses_;
   std::vector<uint16_t> ports_;
+  std::vector<uint8_t> mac_check_;  ///< per port, RouterView::mac_check
+  std::vector<uint8_t> hw_macs_;    ///< 6 per port of mac_check_, RouterView::hw_macs
 };
 
 /// Destination addresses of a batch gathered into fixed arrays for the FIB (STYLE.md 8.1.4),

@@ -39,6 +39,8 @@ enum class Reason : uint8_t {
   kIpv4Options,      ///< "ipv4_options": IHL > 5
   kIpv6HopByHop,     ///< "ipv6_hop_by_hop": next header 0 right after the IPv6 header
   kArp,              ///< "arp": ARP is the host's business
+  kLinkLocal,        ///< "link_local": IPv6 fe80::/10 destination (RFC 4291: never forwarded;
+                     ///< the host's stack takes what is its own, e.g. unicast ND)
   kBadIpv4Header,    ///< "bad_ipv4_header": version != 4 or IHL < 5
   kBadIpv4Checksum,  ///< "bad_ipv4_checksum": header checksum does not verify
   kBadIpv4Length,    ///< "bad_ipv4_length": total length < header, or longer than the frame
@@ -49,6 +51,10 @@ enum class Reason : uint8_t {
   kNotIp,       ///< "not_ip": neither IPv4, IPv6 nor ARP
   kNoRoute,     ///< "no_route": the FIB has no route for the destination
   kNoNeighbor,  ///< "no_neighbor": the route's next hop has no neighbour entry
+  kNotForUs,    ///< "not_for_us": unicast to another MAC on a port that checks (promiscuous)
+  kL2BroadcastUnicastIp,  ///< "l2_broadcast_unicast_ip": link broadcast/multicast, unicast IP
+  kMartianSource,         ///< "martian_source": RFC 1812 5.3.7 / RFC 4291 source
+  kMartianDestination,    ///< "martian_destination": RFC 1812 5.3.7 / RFC 4291 destination
   kCount
 };
 
@@ -95,6 +101,13 @@ struct RouterView {
   uint32_t addr4_count           = 0;
   const uint8_t* addrs6          = nullptr;  ///< the router's IPv6 addresses, 16 bytes each
   uint32_t addr6_count           = 0;
+  /// Per ingress port, 1 when its frames must be addressed to the port's MAC (live ports in
+  /// promiscuous mode); ports at or past mac_check_count are not checked.
+  const uint8_t* mac_check = nullptr;
+  uint32_t mac_check_count = 0;
+  /// 6 bytes per port below mac_check_count: the interface's own MAC, also accepted; all zero
+  /// when unknown.
+  const uint8_t* hw_macs = nullptr;
 };
 
 }  // namespace warpath::forward

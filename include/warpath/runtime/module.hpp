@@ -52,6 +52,7 @@
 #include "warpath/core/span.hpp"
 #include "warpath/core/status.hpp"
 #include "warpath/runtime/frame.hpp"
+#include "warpath/runtime/port.hpp"
 #include "warpath/runtime/reasons.hpp"
 #include "warpath/runtime/run_config.hpp"
 #include "warpath/runtime/tables_fwd.hpp"
@@ -161,6 +162,9 @@ class ContextTable {
 /// What a module's factory gets besides its arguments.
 struct BuildEnv {
   uint16_t port_count = 1;
+  /// Per port (Port::link()): promiscuous live ports and their interfaces' MACs. Empty when
+  /// the caller has no ports (tests).
+  std::vector<PortLink> links;
   bool offload        = false;          ///< also build the offload engines
   std::string offload_device = "cuda";  ///< "cuda" or "cpu" (engines of the offload place)
   uint64_t seed       = 1;              ///< for built-in tables

@@ -63,6 +63,7 @@
 //   rx_burst(q, ...) is called by one thread per queue q; tx_burst(worker, ...) by one thread
 //   per worker id (distinct worker ids may call concurrently); stats() from any thread.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -102,6 +103,15 @@ struct PortOptions {
   std::string gen_profile = "default";
 };
 
+/// What a live port knows of its link: whether it receives frames for every MAC (promiscuous
+/// mode, or XDP ahead of the stack's filter) and the interface's own MAC, to which the host's
+/// peers address their frames. Captures and the generator have neither.
+struct PortLink {
+  bool promiscuous = false;
+  bool has_mac     = false;
+  std::array<uint8_t, 6> mac{};
+};
+
 class Port {
  public:
   virtual ~Port() = default;
@@ -129,6 +139,7 @@ class Port {
   /// were received, the queue ended there). Read after the run; the run reports them and the
   /// CLI exits 1 for them only when asked to be strict.
   virtual std::vector<std::string> warnings() const { return {}; }
+  virtual PortLink link() const { return {}; }
 };
 
 /// A parsed SPEC (see above). kInvalidArgument "port NAME: ..." for a malformed one.

@@ -6,7 +6,7 @@
 // thread per packet. It includes only hd.hpp-level headers, so g++ and nvcc both compile it.
 //
 // Contract
-//   forward_packet(frame, caplen, len, info, nexthop, view) decides the verdict of one frame
+//   forward_packet(frame, caplen, len, info, in_port, nexthop, view) decides the verdict of one frame
 //   from its parse result (`info`, produced by the packet parser for these very bytes), the
 //   next hop the FIB gave its destination and the router's tables, in the order documented in
 //   include/warpath/forward/router.hpp. Only a kForward packet is modified (TTL or hop limit,
@@ -138,10 +138,50 @@ WARPATH_HD uint64_t ip6_half(const uint8_t* a) {
   return v;
 }
 
+/// RFC 1812 5.3.7: IPv4 sources a router never forwards from: 0/8 ("this network"), 127/8
+/// (loopback), 224/4 (multicast) and 240/4 (reserved, with 255.255.255.255).
+WARPATH_HD bool is_martian_source4(uint32_t a) {
+  const uint32_t top = a >> 24;
+  return top == 0 || top == 127 || (a >> 28) >= 0xe;
+}
+/// RFC 1812 5.3.7: IPv4 destinations never forwarded: 0/8, 127/8 and 240/4 (255.255.255.255
+/// is the limited broadcast, sent to the slow path as multicast before this check).
+WARPATH_HD bool is_martian_destination4(uint32_t a) {
+  const uint32_t top = a >> 24;
+  return top == 0 || top == 127 || (a >> 28) == 0xf;
+}
+/// RFC 4291: ::, ::1 (2.5.2, 2.5.3).
+WARPATH_HD bool is_unspecified_or_loopback6(const uint8_t* a) {
+  for (int i = 0; i < 15; ++i)
+    if (a[i] != 0) return false;
+  return a[15] <= 1;
+}
+WARPATH_HD bool is_link_local6(const uint8_t* a) { return a[0] == 0xfe && (a[1] & 0xc0) == 0x80; }
+
+/// The Ethernet destination check of a port in promiscuous mode: a unicast frame for neither
+/// the port's MAC nor its interface's is not the router's (a NIC filters these; a promiscuous
+/// socket sees them all).
+WARPATH_HD bool not_for_us(const uint8_t* frame, uint16_t in_port, const RouterView& v) {
+  if (in_port >= v.mac_check_count || !v.mac_check[in_port] || (frame[0] & 1)) return false;
+  uint8_t mine[6];
+  port_mac(v, in_port, mine);
+  const uint8_t* iface = v.hw_macs + 6u * in_port;  // all zero: unknown
+  bool port = true, hw = true, known = false;
+  for (int i = 0; i < 6; ++i) {
+    port  = port && frame[i] == mine[i];
+    hw    = hw && frame[i] == iface[i];
+    known = known || iface[i] != 0;
+  }
+  return !port && !(known && hw);
+}
+
 /// The route-independent checks, run before the next hop is considered.
 WARPATH_HD Reason pre_route_reason(const uint8_t* frame, uint32_t caplen, uint32_t len,
-                                   const packet::PacketInfo& info, const RouterView& v) {
+                                   const packet::PacketInfo& info, uint16_t in_port,
+                                   const RouterView& v) {
   if (caplen < kEthHeaderBytes) return Reason::kTruncated;
+  if (not_for_us(frame, in_port, v)) return Reason::kNotForUs;
+  const bool l2_group = (frame[0] & 1) != 0;  // Ethernet broadcast or multicast
   if (info.l3 == packet::L3::kArp) return Reason::kArp;
   if (info.l3 == packet::L3::kIpv4) {
     const uint32_t off = info.l3_offset;
@@ -152,6 +192,10 @@ WARPATH_HD Reason pre_route_reason(const uint8_t* frame, uint32_t caplen, uint32
     const uint32_t dst = load_be32(ip + 16);
     if (is_router_addr4(v, dst)) return Reason::kToRouter;
     if (is_multicast4(dst)) return Reason::kMulticast;
+    // RFC 1812 5.3.4: a unicast datagram that arrived as a link-layer broadcast is discarded.
+    if (l2_group) return Reason::kL2BroadcastUnicastIp;
+    if (is_martian_source4(load_be32(ip + 12))) return Reason::kMartianSource;
+    if (is_martian_destination4(dst)) return Reason::kMartianDestination;
     if (ip[8] <= 1) return Reason::kTtlExpired;
     if ((ip[0] & 0x0f) > 5) return Reason::kIpv4Options;
     return Reason::kForwarded;
@@ -168,8 +212,14 @@ WARPATH_HD Reason pre_route_reason(const uint8_t* frame, uint32_t caplen, uint32
     const bool jumbo = payload == 0 && next == 0;
     if (!jumbo && uint64_t(off) + 40 + payload > len) return Reason::kBadIpv6Length;
     const uint8_t* dst = ip + 24;
+    const uint8_t* src = ip + 8;
     if (is_router_addr6(v, dst)) return Reason::kToRouter;
     if (dst[0] == 0xff) return Reason::kMulticast;
+    if (is_link_local6(dst)) return Reason::kLinkLocal;
+    if (l2_group) return Reason::kL2BroadcastUnicastIp;
+    if (is_unspecified_or_loopback6(src) || src[0] == 0xff || is_link_local6(src))
+      return Reason::kMartianSource;
+    if (is_unspecified_or_loopback6(dst)) return Reason::kMartianDestination;
     if (ip[7] <= 1) return Reason::kHopLimitExpired;
     if (next == 0) return Reason::kIpv6HopByHop;
     return Reason::kForwarded;
@@ -181,10 +231,10 @@ WARPATH_HD Reason pre_route_reason(const uint8_t* frame, uint32_t caplen, uint32
 
 /// The whole data path for one frame (see the header comment).
 WARPATH_HD ForwardResult forward_packet(uint8_t* frame, uint32_t caplen, uint32_t len,
-                                        const packet::PacketInfo& info, uint32_t nexthop,
-                                        const RouterView& v) {
+                                        const packet::PacketInfo& info, uint16_t in_port,
+                                        uint32_t nexthop, const RouterView& v) {
   if (len < caplen) len = caplen;
-  const Reason early = pre_route_reason(frame, caplen, len, info, v);
+  const Reason early = pre_route_reason(frame, caplen, len, info, in_port, v);
   if (early != Reason::kForwarded) return make_result(early, nexthop);
   if (nexthop == kNoNextHop) return make_result(Reason::kNoRoute, nexthop);
   const NeighborEntry* n = find_neighbor(v, nexthop);

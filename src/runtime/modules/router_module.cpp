@@ -78,7 +78,7 @@ class RouterModule final : public Module {
       const uint32_t i               = sel.list[k];
       const packet::PacketMeta& m    = f.batch.meta(i);
       const forward::ForwardResult r = forward::core::forward_packet(
-          f.batch.data(i), m.caplen, m.len, f.infos[i], s.nexthops[i], view);
+          f.batch.data(i), m.caplen, m.len, f.infos[i], m.port, s.nexthops[i], view);
       f.reason[i] = ids_[unsigned(r.reason)];
       f.out[i]    = r.port;
     }
@@ -142,7 +142,19 @@ Result<std::unique_ptr<Module>> RouterModule::make(const ModuleArgs& args, Build
     nb_loaded = forward::default_neighbors(*fib, env.port_count);
     nb        = &nb_loaded;
   }
-  WARPATH_ASSIGN_OR_RETURN(forward::RouterTables tables, forward::RouterTables::build(*nb));
+  // MAC check: on the live ports (promiscuous: they see frames for every MAC), or as asked.
+  const std::string mac_check = args.get("mac_check", "auto");
+  if (mac_check != "auto" && mac_check != "on" && mac_check != "off")
+    return Status(Errc::kInvalidArgument, "mac_check=" + mac_check + ": must be auto, on or off");
+  forward::RouterConfig checked = *nb;
+  checked.mac_check_ports.clear();
+  for (uint16_t p = 0; p < env.port_count; ++p) {
+    const PortLink link = p < env.links.size() ? env.links[p] : PortLink{};
+    if (mac_check == "on" || (mac_check == "auto" && link.promiscuous))
+      checked.mac_check_ports.push_back(p);
+    if (link.has_mac) checked.port_hw_macs[p] = link.mac;
+  }
+  WARPATH_ASSIGN_OR_RETURN(forward::RouterTables tables, forward::RouterTables::build(checked));
   m->tables_ = std::make_unique<forward::RouterTables>(std::move(tables));
   const std::string engine = args.get("lookup", "auto");
   if (engine.empty()) return Status(Errc::kInvalidArgument, "lookup: must not be empty (use auto)");
@@ -174,6 +186,9 @@ ModuleInfo router_module_info() {
       {"fib", "built-in 240,000 routes", "route file: <prefix>/<len> [<nexthop>] per line"},
       {"neighbors", "next hop N -> port N % ports", "neighbour file (router.hpp)"},
       {"lookup", "auto", "CPU lookup engine id (cpu.lpm, ref.lpm, ...) or auto"},
+      {"mac_check", "auto",
+       "drop unicast frames for neither the port's MAC nor its interface's as not_for_us: on, "
+       "off, or auto (on promiscuous live ports: afpacket, afxdp, dpdk NICs)"},
   };
   i.reads = field_bit(Field::kParse);
   i.sets  = field_bit(Field::kVerdict) | field_bit(Field::kBytes);

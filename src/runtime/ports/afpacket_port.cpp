@@ -127,6 +127,7 @@ class AfPacketPort final : public Port {
       return port_error(Errc::kIoError, name_,
                         "afpacket: interface '" + iface_ + "': " + errno_text(errno));
     }
+    link_             = interface_link(iface_, true);  // the rings are promiscuous
     const uint32_t nq = std::clamp(options_.rx_queues, 1u, kMaxQueues);
     for (uint32_t q = 0; q < nq; ++q) {
       rings_.push_back(std::make_unique<RxRing>());
@@ -278,6 +279,8 @@ class AfPacketPort final : public Port {
     counters_.tx(worker, sent, bytes, errors);
     return sent;
   }
+
+  PortLink link() const override { return link_; }
 
   PortStats stats() const override {
     PortStats s = counters_.sum();
@@ -471,6 +474,7 @@ class AfPacketPort final : public Port {
   }
 
   std::string name_, iface_;
+  PortLink link_;
   PortOptions options_;
   PortCounters counters_;
   unsigned ifindex_   = 0;

@@ -227,6 +227,8 @@ class AfXdpPort final : public Port {
     ifindex_ = if_nametoindex(iface_.c_str());
     if (ifindex_ == 0)
       return port_error(Errc::kNotFound, name_, "afxdp: interface '" + iface_ + "' not found");
+    // XDP runs before the stack's MAC filter: on a veth or bridge port it sees every frame.
+    link_                   = interface_link(iface_, true);
     const uint32_t channels = rx_channels(iface_);
     uint32_t nq             = std::clamp(options_.rx_queues, 1u, kMaxQueues);
     if (channels > 0) nq = std::min(nq, channels);
@@ -394,6 +396,8 @@ class AfXdpPort final : public Port {
     return Status::ok();
   }
 
+  PortLink link() const override { return link_; }
+
   PortStats stats() const override {
     PortStats s = counters_.sum();
     for (const auto& q : queues_) {
@@ -516,6 +520,7 @@ class AfXdpPort final : public Port {
   }
 
   std::string name_, iface_;
+  PortLink link_;
   PortOptions options_;
   PortCounters counters_;
   unsigned ifindex_   = 0;

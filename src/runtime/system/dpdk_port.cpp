@@ -367,7 +367,17 @@ class DpdkPort final : public Port {
     if ((rc = rte_eth_dev_start(port_id_)) != 0)
       return fail(Errc::kIoError, "rte_eth_dev_start: " + dpdk_error(rc));
     started_ = true;
-    (void)rte_eth_promiscuous_enable(port_id_);  // not every PMD has it (net_ring, net_pcap)
+    // The router checks MACs on ports that see frames for other hosts: a NIC or an
+    // af_packet / af_xdp vdev in promiscuous mode. net_pcap and net_ring accept the call but
+    // replay files and rings, whose frames are nobody's in particular.
+    const bool promisc = rte_eth_promiscuous_enable(port_id_) == 0;
+    link_.promiscuous  = promisc && driver_ != "net_pcap" && driver_ != "net_ring" &&
+                        driver_ != "net_null";
+    rte_ether_addr addr{};
+    if (rte_eth_macaddr_get(port_id_, &addr) == 0) {
+      std::memcpy(link_.mac.data(), addr.addr_bytes, 6);
+      for (uint8_t b : link_.mac) link_.has_mac = link_.has_mac || b != 0;
+    }
     return Status::ok();
   }
 
@@ -476,6 +486,8 @@ class DpdkPort final : public Port {
 
   Status flush() override { return close(); }
 
+  PortLink link() const override { return link_; }
+
   PortStats stats() const override {
     PortStats s = counters_.sum();
     std::lock_guard<std::mutex> lock(close_mutex_);
@@ -562,6 +574,7 @@ class DpdkPort final : public Port {
   PortCounters counters_;
   std::string vdev_, params_, driver_;
   uint16_t port_id_  = 0;
+  PortLink link_;
   bool vdev_created_ = false, have_port_ = false, started_ = false;
   bool rss_ = false, pcap_file_ = false;
   uint32_t nrx_ = 0, ntx_ = 0;
