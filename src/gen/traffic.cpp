@@ -308,8 +308,9 @@ Status generate_traffic(const TrafficParams& params, packet::PacketBatch& out) {
   return Status::ok();
 }
 
-Result<packet::PacketBatch> batch_for(uint32_t count) {
-  return packet::PacketBatch::create(count, kBatchCellBytes);
+Result<packet::PacketBatch> batch_for(uint32_t count, uint32_t max_frame) {
+  const uint64_t bytes = uint64_t(std::max(count, 1u)) * cell_footprint(max_frame, kBatchCellBytes);
+  return packet::PacketBatch::create(count, kBatchCellBytes, size_t(bytes));
 }
 
 Status frames_from_trace(const std::vector<io::TraceEntry>& trace, const TraceFrameParams& params,

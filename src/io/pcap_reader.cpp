@@ -1,5 +1,6 @@
 // Reading pcap and pcapng through libpcap, keeping nanosecond timestamps.
 #include <pcap/pcap.h>
+#include <sys/stat.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -66,10 +67,29 @@ PcapReader& PcapReader::operator=(PcapReader&&) noexcept = default;
 PcapReader::~PcapReader()                                = default;
 
 Result<PcapReader> PcapReader::open(const std::string& path) {
-  WARPATH_ASSIGN_OR_RETURN(CaptureInfo info, sniff(path));
+  // "-" is standard input; a FIFO or a device (a pipe from tcpdump -w -) cannot be read twice,
+  // so libpcap reads it from the start and the format comes from libpcap (pcapng reports
+  // major version 1); the time precision of such a stream is not known (nanoseconds assumed).
+  struct stat st {};
+  const bool stream = path == "-" || (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode));
+  CaptureInfo info;
   char err[PCAP_ERRBUF_SIZE] = {};
-  pcap_t* h =
-      pcap_open_offline_with_tstamp_precision(path.c_str(), PCAP_TSTAMP_PRECISION_NANO, err);
+  pcap_t* h                  = nullptr;
+  if (stream) {
+    std::FILE* f = path == "-" ? stdin : std::fopen(path.c_str(), "rb");
+    if (!f) return Status(Errc::kIoError, path + ": cannot open: " + std::strerror(errno));
+    h = pcap_fopen_offline_with_tstamp_precision(f, PCAP_TSTAMP_PRECISION_NANO, err);
+    if (!h) {
+      if (f != stdin) std::fclose(f);
+      return Status(Errc::kParseError,
+                    (path == "-" ? std::string("standard input") : path) + ": " + err);
+    }
+    info.format    = pcap_major_version(h) == 1 ? CaptureFormat::kPcapng : CaptureFormat::kPcap;
+    info.precision = TimePrecision::kNano;
+  } else {
+    WARPATH_ASSIGN_OR_RETURN(info, sniff(path));
+    h = pcap_open_offline_with_tstamp_precision(path.c_str(), PCAP_TSTAMP_PRECISION_NANO, err);
+  }
   if (!h) return Status(Errc::kParseError, path + ": " + err);
   PcapReader r;
   r.impl_         = std::make_unique<Impl>();
@@ -78,7 +98,7 @@ Result<PcapReader> PcapReader::open(const std::string& path) {
   info.linktype   = pcap_datalink(h);
   info.snaplen    = static_cast<uint32_t>(pcap_snapshot(h));
   r.info_         = info;
-  if (info.format == CaptureFormat::kPcap) {
+  if (info.format == CaptureFormat::kPcap && !stream) {
     if (std::FILE* f = pcap_file(h)) r.impl_->record_end = std::ftell(f);
   }
   return r;

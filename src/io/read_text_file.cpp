@@ -50,17 +50,24 @@ struct FileCloser {
   void operator()(std::FILE* f) const { std::fclose(f); }
 };
 
+Status too_big(const std::string& path) {
+  return Status(Errc::kCapacity, path + ": more than " + std::to_string(kMaxTextBytes >> 20) +
+                                     " MiB of text (after decompression); not read any further");
+}
+
 Result<std::string> read_plain(const std::string& path) {
   std::unique_ptr<std::FILE, FileCloser> file(std::fopen(path.c_str(), "rb"));
   if (!file) return io_error(path, std::string("cannot open: ") + std::strerror(errno));
   std::string text;
   std::error_code ec;
   const auto size = std::filesystem::file_size(path, ec);
+  if (!ec && size > kMaxTextBytes) return too_big(path);
   if (!ec) text.reserve(static_cast<size_t>(size));
   char buf[1 << 16];
   while (true) {
     const size_t got = std::fread(buf, 1, sizeof(buf), file.get());
     text.append(buf, got);
+    if (text.size() > kMaxTextBytes) return too_big(path);  // a pipe or a growing file
     if (got < sizeof(buf)) break;
   }
   if (std::ferror(file.get())) {
@@ -89,6 +96,7 @@ Result<std::string> read_gzip(const std::string& path) {
     }
     if (got < 0) break;
     text.append(buf.get(), static_cast<size_t>(got));
+    if (text.size() > kMaxTextBytes) return too_big(path);
     if (got == 0) break;
   }
   int err            = Z_OK;
@@ -128,7 +136,7 @@ Result<std::string> read_xz(const std::string& path) {
   const std::unique_ptr<lzma_stream, void (*)(lzma_stream*)> guard(&strm, lzma_end);
 
   std::string text;
-  text.reserve(in.size() * 4);
+  text.reserve(std::min<size_t>(in.size() * 4, kMaxTextBytes));
   std::unique_ptr<uint8_t[]> buf(new uint8_t[kChunk]);
   strm.next_in  = reinterpret_cast<const uint8_t*>(in.data());
   strm.avail_in = in.size();
@@ -138,6 +146,7 @@ Result<std::string> read_xz(const std::string& path) {
     // All input is present, so LZMA_FINISH: a stream that ends early gives LZMA_BUF_ERROR.
     ret = lzma_code(&strm, LZMA_FINISH);
     text.append(reinterpret_cast<const char*>(buf.get()), kChunk - strm.avail_out);
+    if (text.size() > kMaxTextBytes) return too_big(path);
     if (ret == LZMA_STREAM_END) break;
     if (ret != LZMA_OK) return io_error(path, lzma_reason(ret));
   }

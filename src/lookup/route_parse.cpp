@@ -114,6 +114,10 @@ bool nexthop_id(std::string_view token, RouteTable& table, NextHop& nh, std::str
     error = "next hop " + quoted(token) + " is above the maximum " + std::to_string(kMaxNextHop);
     return false;
   }
+  if (token == "-1") {  // what `warpath lookup` prints for "no route"
+    error = "next hop '-1' would read as 'no route' in lookup output; name it otherwise";
+    return false;
+  }
   if (table.source == NextHopSource::kNone)
     table.source = numeric ? NextHopSource::kNumeric : NextHopSource::kNamed;
   if (table.source == NextHopSource::kNumeric) {

@@ -85,7 +85,10 @@ Result<std::unique_ptr<Chain>> Chain::build(const std::vector<ModuleSpec>& specs
       }
     }
     env.position = position;
+    std::vector<std::string> module_warnings;
+    env.warnings = &module_warnings;
     auto made    = info->make(args, env);
+    for (const std::string& w : module_warnings) chain->warnings_.push_back(prefix + ": " + w);
     if (!made.is_ok()) return fail(made.status().code(), made.status().message());
     e.module                = std::move(*made);
     const ModuleContract c  = e.module->contract();

@@ -2,6 +2,8 @@
 // master together, shows progress, stops and drains (pipeline.hpp).
 #include "warpath/runtime/pipeline.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <thread>
@@ -123,6 +125,26 @@ Status RunReport::check() const {
   return Status::ok();
 }
 
+/// The frames' memory, known before anything is allocated: each worker holds
+/// kInFlightPerWorker + 1 frames of `batch` packets (2 KiB cells, at least one 256 KiB record)
+/// plus per-packet metadata and module slots (counted as 512 bytes). More than 3/4 of the
+/// machine's memory is refused with the numbers, instead of a slow death by swapping.
+Status check_frame_memory(const RunConfig& c) {
+  const uint64_t per_frame =
+      std::max<uint64_t>(uint64_t(c.batch) * 2048, 262144 + 2048) + uint64_t(c.batch) * 512;
+  const uint64_t need  = uint64_t(c.workers) * (kInFlightPerWorker + 1) * per_frame;
+  const long pages     = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  const uint64_t have  = pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : 0;
+  if (have == 0 || need <= have / 4 * 3) return Status::ok();
+  auto gib = [](uint64_t b) { return std::to_string(b >> 30) + "." + std::to_string((b >> 20) % 1024 * 10 / 1024) + " GiB"; };
+  return Status(Errc::kCapacity,
+                "workers " + std::to_string(c.workers) + " x batch " + std::to_string(c.batch) +
+                    " needs " + gib(need) + " of frame memory (" +
+                    std::to_string(kInFlightPerWorker + 1) +
+                    " frames per worker), more than 3/4 of this machine's " + gib(have) +
+                    "; lower workers or batch");
+}
+
 Result<RunReport> run(const RunConfig& config, RunInputs& in, const RunHooks& hooks) {
   WARPATH_TRY(config.validate());
   if (in.ports.empty()) return Status(Errc::kInvalidArgument, "no ports");
@@ -133,6 +155,7 @@ Result<RunReport> run(const RunConfig& config, RunInputs& in, const RunHooks& ho
     return Status(Errc::kNotSupported,
                   "--engine gpu: no usable CUDA device (" + cuda_unavailable_reason() + ")");
   const bool offload = want_offload && have_device;
+  WARPATH_TRY(check_frame_memory(config));
 
   TableSource tables;
   tables.fib         = in.fib;
@@ -245,7 +268,7 @@ Result<RunReport> run(const RunConfig& config, RunInputs& in, const RunHooks& ho
   const double seconds = elapsed();
 
   // Failures after the start are reported with the counters, not instead of them.
-  std::vector<std::string> errors, warnings;
+  std::vector<std::string> errors, warnings = chain->warnings();
   for (auto& w : workers)
     if (!w->error().is_ok()) errors.push_back(w->error().message());
   for (auto& p : in.ports) {

@@ -260,3 +260,113 @@ def test_router_acl_passes_arp_to_the_router(tmp_path):
                     f"a=pcap:{pcap}:", "--port", f"b=pcap::{tmp_path / 'b.pcap'}")
     assert j["slow_path_by_reason"].get("arp", 0) == 1, j["slow_path_by_reason"]
     assert "acl_non_ip" not in j["drops_by_reason"]
+
+
+# --- defect 10: the smaller ones ----------------------------------------------------------------
+
+@pytest.mark.parametrize("batch", [1, 4, 7, 8])
+def test_small_batches_take_jumbo_frames(tmp_path, batch):
+    pcap = tmp_path / "jumbo.pcap"
+    assert_ok(run("gen", "traffic", "--out", pcap, "--count", 20, "--size", 9018))
+    _, j = run_json(tmp_path, "--app", "router", "--port", f"a=pcap:{pcap}:", "--batch", batch,
+                    "--no-progress")
+    assert j["totals"]["rx"] == 20
+
+
+def test_neighbours_on_missing_ports_and_empty_tables(tmp_path, capture):
+    (tmp_path / "f.fib").write_text("10.0.0.0/8 1\n")
+    (tmp_path / "n.txt").write_text("1 5 00:00:5e:00:53:01\n")
+    r = run("run", "--app", "router", "--fib", tmp_path / "f.fib", "--neighbors",
+            tmp_path / "n.txt", "--port", f"a=pcap:{capture}:", "--no-progress")
+    assert_no_crash(r)
+    assert r.returncode == 1 and "leaves on port 5, but only 1 port(s)" in r.stderr, r.stderr
+    (tmp_path / "empty.fib").write_text("# no routes\n")
+    (tmp_path / "empty.rules").write_text("")
+    r, j = run_json(tmp_path, "--app", "router+acl", "--fib", tmp_path / "empty.fib", "--rules",
+                    tmp_path / "empty.rules", "--port", f"a=pcap:{capture}:", "--no-progress")
+    assert "warning: app router+acl: chain position 1 (acl): the rule set is empty" in r.stderr
+    assert "chain position 2 (router): the FIB has no routes" in r.stderr, r.stderr
+    assert len(j["warnings"]) == 2
+
+
+def test_non_ethernet_capture_is_refused(tmp_path):
+    import struct
+    pcap = tmp_path / "raw.pcap"
+    pcap.write_bytes(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 101) +
+                     struct.pack("<IIII", 0, 0, 20, 20) + bytes([0x45] + [0] * 19))
+    r = run("run", "--port", f"a=pcap:{pcap}:", "--no-progress")
+    assert_no_crash(r)
+    assert r.returncode == 1 and "is not supported (Ethernet captures only)" in r.stderr, r.stderr
+
+
+def test_configurations_beyond_memory_are_refused_up_front():
+    r = run("run", "--workers", 256, "--batch", 65536, "--no-progress", timeout=30)
+    assert_no_crash(r)
+    assert r.returncode == 1 and "of frame memory" in r.stderr and "lower workers or batch" \
+        in r.stderr, r.stderr
+
+
+def test_decompression_bomb_is_capped(tmp_path):
+    import lzma
+    bomb = tmp_path / "bomb.fib.xz"
+    with lzma.open(bomb, "wb", preset=1) as f:
+        chunk = b"\0" * (1 << 24)
+        for _ in range(65):  # 1040 MiB of zeros in ~200 KB
+            f.write(chunk)
+    (tmp_path / "a.txt").write_text("10.0.0.1\n")
+    r = run("lookup", "--fib", bomb, "--addrs", tmp_path / "a.txt", timeout=120)
+    assert_no_crash(r)
+    assert r.returncode == 1 and "more than 1024 MiB of text" in r.stderr, r.stderr
+
+
+def test_next_hop_named_minus_one_is_refused(tmp_path):
+    (tmp_path / "f.fib").write_text("10.0.0.0/8 gw\n11.0.0.0/8 -1\n")
+    (tmp_path / "a.txt").write_text("11.0.0.1\n")
+    r = run("lookup", "--fib", tmp_path / "f.fib", "--addrs", tmp_path / "a.txt")
+    assert r.returncode == 1 and "f.fib:2: next hop '-1' would read as 'no route'" in r.stderr
+
+
+def test_captures_from_a_pipe(capture):
+    import subprocess
+    from warpath_cli import WARPATH_BIN
+    r = subprocess.run([str(WARPATH_BIN), "parse", "--in", "-", "--format", "summary"],
+                       input=capture.read_bytes(), capture_output=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert b"3000 packets" in r.stdout
+
+
+@pytest.mark.parametrize("args,want,unwanted", [
+    (["run", "--duration", "-1"], "--duration: must be a number of seconds from 0 to 1e9",
+     "179769"),
+    (["gen", "traffic", "--out", "/dev/null", "--min-size", "9000"],
+     "--min-size (9000) must be <= --max-size (1518)", "TrafficParams"),
+    (["gen", "traffic", "--out", "/dev/null", "--tcp", "0", "--udp", "0", "--icmp", "0"],
+     "--tcp + --udp + --icmp must be > 0", "TrafficParams"),
+    (["run", "--engine", "gpu", "--no-progress"], "--engine gpu: ", "device (no usable"),
+])
+def test_messages_speak_the_users_words(args, want, unwanted):
+    r = run(*args)
+    assert_no_crash(r)
+    if args[1] == "--engine" and r.returncode == 0:
+        pytest.skip("a GPU is here")
+    assert r.returncode != 0 and want in r.stderr and unwanted not in r.stderr, r.stderr
+
+
+def test_binary_in_errors_is_escaped(tmp_path):
+    (tmp_path / "bin.rules").write_bytes(bytes(range(256)) * 4)
+    r = run("classify", "--rules", tmp_path / "bin.rules", "--trace", "/dev/null")
+    assert r.returncode == 1
+    line = r.stderr.strip()
+    assert "\\x" in line and all(ch.isprintable() for ch in line), repr(line)
+    assert len(line.splitlines()) == 1
+
+
+def test_info_and_summary_tables_are_aligned(capture):
+    rows = [ln for ln in assert_ok(run("info")).stdout.splitlines()
+            if ln.split()[:1] and ln.split()[0] in ("module", "packet", "lookup", "classify",
+                                                     "runtime")]
+    cols = {ln.index(ln.split()[2]) + len(ln.split()[2]) for ln in rows}
+    assert len(cols) == 1, "priority column ends in one place: " + str(cols)
+    out = assert_ok(run("parse", "--in", capture, "--format", "summary")).stdout.splitlines()[1:]
+    ends = {len(ln.split("%")[0]) for ln in out if ln.endswith("%")}
+    assert len(ends) == 1, ends

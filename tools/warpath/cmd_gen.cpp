@@ -27,6 +27,24 @@ struct GenTrafficOptions {
 // The generator builds one batch in memory; 2 KiB cells make this about 2 GiB at the limit.
 constexpr uint32_t kMaxPackets = 1'000'000;
 
+/// The library names its parameters (TrafficParams.min_size); a user typed flags (--min-size).
+Status in_flag_words(const Status& s) {
+  static const std::pair<const char*, const char*> kWords[] = {
+      {"TrafficParams.tcp_share + udp_share + icmp_share", "--tcp + --udp + --icmp"},
+      {"TrafficParams.min_size", "--min-size"}, {"max_size", "--max-size"},
+      {"TrafficParams.max_size", "--max-size"}, {"TrafficParams.flows", "--flows"},
+      {"TrafficParams.ipv6_share", "--ipv6-share"}, {"TrafficParams.vlan_share", "--vlan-share"},
+      {"TrafficParams.tcp_share", "--tcp"}, {"TrafficParams.udp_share", "--udp"},
+      {"TrafficParams.icmp_share", "--icmp"}, {"TrafficParams.gap_ns", "--gap-ns"},
+      {"TraceFrameParams.gap_ns", "--gap-ns"}, {"TraceFrameParams.size", "--size"},
+      {"TrafficParams.", "--"}};
+  std::string m = s.message();
+  for (const auto& [from, to] : kWords)
+    for (size_t at = m.find(from); at != std::string::npos; at = m.find(from, at + 1))
+      m.replace(at, std::string_view(from).size(), to);
+  return Status(s.code(), m);
+}
+
 int run_gen_traffic(GenTrafficOptions o) {
   packet::PacketBatch batch;
   if (!o.trace.empty()) {
@@ -37,14 +55,15 @@ int run_gen_traffic(GenTrafficOptions o) {
     if (trace->size() > kMaxPackets)
       return fail(fmt::format("{}: {} lines; at most {} packets per file", o.trace, trace->size(),
                               kMaxPackets));
-    auto b = gen::batch_for(uint32_t(trace->size()));
+    auto b = gen::batch_for(uint32_t(trace->size()), o.size ? o.size : 64);
     if (!b.is_ok()) return fail(b.status());
     batch = std::move(*b);
     gen::TraceFrameParams tp;
     tp.size     = o.size ? o.size : 64;
     tp.start_ns = o.params.start_ns;
     tp.gap_ns   = o.params.gap_ns;
-    if (Status s = gen::frames_from_trace(*trace, tp, batch); !s.is_ok()) return fail(s);
+    if (Status s = gen::frames_from_trace(*trace, tp, batch); !s.is_ok())
+      return fail(in_flag_words(s));
   } else {
     o.params.sizes = o.sizes == "imix"      ? gen::SizeMix::kImix
                      : o.sizes == "uniform" ? gen::SizeMix::kUniform
@@ -53,11 +72,12 @@ int run_gen_traffic(GenTrafficOptions o) {
       o.params.sizes    = gen::SizeMix::kFixed;
       o.params.min_size = o.params.max_size = o.size;
     }
-    if (Status s = o.params.validate(); !s.is_ok()) return fail(s);
-    auto b = gen::batch_for(o.params.count);
+    if (Status s = o.params.validate(); !s.is_ok()) return fail(in_flag_words(s));
+    auto b = gen::batch_for(o.params.count, o.params.max_size);
     if (!b.is_ok()) return fail(b.status());
     batch = std::move(*b);
-    if (Status s = gen::generate_traffic(o.params, batch); !s.is_ok()) return fail(s);
+    if (Status s = gen::generate_traffic(o.params, batch); !s.is_ok())
+      return fail(in_flag_words(s));
   }
   io::CaptureInfo info;
   info.format    = o.pcapng ? io::CaptureFormat::kPcapng : io::CaptureFormat::kPcap;

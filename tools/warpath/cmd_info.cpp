@@ -1,6 +1,9 @@
 // warpath info: version, build options, CPU features, CUDA devices, every engine.
 #include <fmt/core.h>
 
+#include <algorithm>
+#include <string_view>
+
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
@@ -61,11 +64,14 @@ int run_info(const InfoOptions& o) {
   for (const auto& d : devices)
     fmt::print("cuda      [{}] {} (sm_{}{}, {} SMs, {:.1f} GiB), {}\n", d.index, d.name, d.cc_major,
                d.cc_minor, d.sm_count, double(d.global_memory_bytes) / (1 << 30), cuda_versions());
-  fmt::print("\n{:<10} {:<14} {:>8}  {:<10} {}\n", "module", "engine", "priority", "available",
-             "description");
+  size_t width = 6;  // the engine column fits the longest id
+  for (const auto& m : all_modules())
+    for (const auto& e : m.engines()) width = std::max(width, std::string_view(e.id).size());
+  fmt::print("\n{:<10} {:<{}} {:>8}  {:<10} {}\n", "module", "engine", width, "priority",
+             "available", "description");
   for (const auto& m : all_modules())
     for (const auto& e : m.engines())
-      fmt::print("{:<10} {:<14} {:>8}  {:<10} {}\n", m.name, e.id, e.priority,
+      fmt::print("{:<10} {:<{}} {:>8}  {:<10} {}\n", m.name, e.id, width, e.priority,
                  e.available() ? "yes" : "no", e.description);
   return 0;
 }

@@ -248,8 +248,8 @@ int run_pipeline(const RunOptions& o) {
   runtime::RunConfig& c = *config;
   if (c.engine == runtime::Offload::kGpu && c.offload_device == "cuda" && cuda_device_count() == 0)
     return fail(std::string(o.has("--engine") ? "--engine gpu" : o.config + ": engine = \"gpu\"") +
-                ": no usable CUDA device (" + cuda_unavailable_reason() +
-                "); use --engine cpu or --engine auto (auto runs everything on CPU engines "
+                ": " + cuda_unavailable_reason() +
+                "; use --engine cpu or --engine auto (auto runs everything on CPU engines "
                 "without a GPU)");
 
   Tables tables;
@@ -373,7 +373,15 @@ void add_run(CLI::App& app, Runner& run) {
   flag("--delay-us", o->delay_us, "Maximum wait of a packet for its chunk to fill, us")
       ->check(CLI::Range(0u, 1'000'000u));
   flag("--duration", o->duration, "Seconds to run; 0 = until every source ends")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Validator(
+          [](std::string& s) {
+            char* end     = nullptr;
+            const double d = std::strtod(s.c_str(), &end);
+            return end != s.c_str() && *end == 0 && d >= 0 && d <= 1e9
+                       ? std::string()
+                       : "must be a number of seconds from 0 to 1e9, got '" + s + "'";
+          },
+          "SECONDS"));
   flag("--seed", o->seed, "Seed of the generator and the built-in tables");
   flag("--json", o->json, "Also write the report as JSON to this file");
   flag("--slow-path", o->slow_path, "Write slow-path packets to this pcap");

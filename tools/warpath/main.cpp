@@ -13,8 +13,31 @@ int fail(const Status& status) {
   // An unknown engine id is a usage error, like a bad flag.
   return status.code() == Errc::kNotFound ? 2 : 1;
 }
+/// An error message as one printable line: bytes of a binary file quoted in it (a capture
+/// given as a rule file) become \xNN, valid UTF-8 stays, and it is cut at 1,000 bytes.
+std::string printable(const std::string& m) {
+  std::string out;
+  for (size_t i = 0; i < m.size() && out.size() < 1000;) {
+    const auto c = static_cast<unsigned char>(m[i]);
+    size_t n     = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    bool utf8    = n > 1 && i + n <= m.size();
+    for (size_t k = 1; utf8 && k < n; ++k) utf8 = (static_cast<unsigned char>(m[i + k]) >> 6) == 2;
+    if (c >= 0x20 && c != 0x7f && (n == 1 || utf8)) {
+      out.append(m, i, n);
+      i += n;
+      continue;
+    }
+    char hex[8];
+    std::snprintf(hex, sizeof hex, "\\x%02x", c);
+    out += hex;
+    ++i;
+  }
+  if (out.size() >= 1000) out += "...";
+  return out;
+}
+
 int fail(const std::string& message) {
-  std::fprintf(stderr, "warpath: %s\n", message.c_str());
+  std::fprintf(stderr, "warpath: %s\n", printable(message).c_str());
   return 1;
 }
 

@@ -11,9 +11,9 @@ double pct(uint64_t part, uint64_t whole) {
 }  // namespace
 
 void print_summary(const packet::ParseSummary& s, std::FILE* out) {
-  fmt::print(out, "{:<22} {:>10} {:>7}\n", "", "packets", "share");
+  fmt::print(out, "{:<22} {:>14} {:>7}\n", "", "packets", "share");
   auto row = [&](const char* name, uint64_t n) {
-    fmt::print(out, "{:<22} {:>10} {:>6.1f}%\n", name, n, pct(n, s.packets));
+    fmt::print(out, "{:<22} {:>14} {:>6.1f}%\n", name, n, pct(n, s.packets));
   };
   row("total", s.packets);
   row("  IPv4", s.ipv4);
@@ -36,7 +36,7 @@ void print_summary(const packet::ParseSummary& s, std::FILE* out) {
     if (s.by_status[i])
       row(fmt::format("  status {}", packet::parse_status_name(packet::ParseStatus(i))).c_str(),
           s.by_status[i]);
-  fmt::print(out, "{:<22} {:>10}\n", "wire bytes", s.bytes);
+  fmt::print(out, "{:<22} {:>14}\n", "wire bytes", s.bytes);
 }
 
 nlohmann::json summary_json(const packet::ParseSummary& s) {

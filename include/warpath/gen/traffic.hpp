@@ -47,8 +47,9 @@ struct TrafficParams {
 /// Appends params.count packets to `out` (which must have room: see batch_for()).
 Status generate_traffic(const TrafficParams& params, packet::PacketBatch& out);
 
-/// A batch with room for `count` packets of up to 1518 bytes.
-Result<packet::PacketBatch> batch_for(uint32_t count);
+/// A batch with room for `count` packets of up to `max_frame` bytes (1518 by default; jumbo
+/// frames up to 9018 take several cells each).
+Result<packet::PacketBatch> batch_for(uint32_t count, uint32_t max_frame = 1518);
 
 struct TraceFrameParams {
   uint32_t size     = 64;  ///< frame size (>= 64)

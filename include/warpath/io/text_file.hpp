@@ -15,7 +15,13 @@
 
 namespace warpath::io {
 
-/// Whole file as text; kIoError naming the path on failure (missing, unreadable, corrupt .gz).
+/// The most text read_text_file() returns, after decompression: a rule, route or pattern file
+/// is at most tens of MB (the full IPv4 table is 20 MB), while a decompression bomb (a 1 MB .xz
+/// of a TB of zeros) must not take the machine's memory.
+inline constexpr uint64_t kMaxTextBytes = uint64_t(1) << 30;
+
+/// Whole file as text; kIoError naming the path on failure (missing, unreadable, corrupt .gz),
+/// kCapacity past kMaxTextBytes.
 Result<std::string> read_text_file(const std::string& path);
 
 /// Iterates the lines of a text; CR before LF is dropped.

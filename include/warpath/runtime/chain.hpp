@@ -73,6 +73,9 @@ class Chain {
   const std::string& where(size_t m) const { return modules_[m].where; }
   const ReasonTable& reasons() const noexcept { return reasons_; }
   const ContextTable& contexts() const noexcept { return contexts_; }
+  /// The modules' build warnings ("chain position 2 (router): the FIB is empty ..."); the run
+  /// reports them (RunReport::warnings).
+  const std::vector<std::string>& warnings() const noexcept { return warnings_; }
   /// The one-line form of the chain as built ("acl -> router").
   std::string describe() const;
   /// Engines of a place, in chain order ("cpu.rfc + cpu.lpm.compressed").
@@ -125,6 +128,7 @@ class Chain {
   std::vector<JobRef> jobs_;
   ReasonTable reasons_;
   ContextTable contexts_;
+  std::vector<std::string> warnings_;
   uint16_t port_count_ = 0;
   bool offload_        = false;
   bool sort_           = false;

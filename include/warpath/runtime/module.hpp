@@ -173,6 +173,9 @@ struct BuildEnv {
   ContextTable* contexts = nullptr;
   const TableSource* tables = nullptr;
   bool use_preloaded = false;  ///< presets: take TableSource's tables when an argument is absent
+  /// What a factory found odd but workable (an empty rule set): one line each, without the
+  /// module's position (the chain adds it). Chain::warnings() keeps them.
+  std::vector<std::string>* warnings = nullptr;
 };
 
 /// A module's arguments as given. Names outside its ModuleInfo::args (and `when`) were already

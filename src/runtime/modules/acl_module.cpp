@@ -209,6 +209,8 @@ Result<std::unique_ptr<Module>> AclModule::make(const ModuleArgs& args, BuildEnv
     return Status(Errc::kInvalidArgument, "malformed=" + mal + ": must be drop or continue");
   m->malformed_drop_ = mal == "drop";
   m->layout_         = rules->layout;
+  if (env.warnings && rules->rules.empty())
+    env.warnings->push_back("the rule set is empty: every packet gets the default action");
 
   auto action = [&](const char* key, const char* fallback) -> Result<Decision> {
     auto a = parse_action(args.get(key, fallback));

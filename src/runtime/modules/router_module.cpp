@@ -154,6 +154,15 @@ Result<std::unique_ptr<Module>> RouterModule::make(const ModuleArgs& args, Build
       checked.mac_check_ports.push_back(p);
     if (link.has_mac) checked.port_hw_macs[p] = link.mac;
   }
+  for (const auto& n : checked.neighbors)
+    if (n.port >= env.port_count)
+      return Status(Errc::kInvalidArgument,
+                    (nb_path.empty() ? std::string("neighbours") : "neighbors=" + nb_path) +
+                        ": next hop " + fib->nexthop_text(n.nexthop) + " leaves on port " +
+                        std::to_string(n.port) + ", but only " + std::to_string(env.port_count) +
+                        " port(s) are configured (ports are numbered from 0 in --port order)");
+  if (env.warnings && fib->v4.empty() && fib->v6.empty())
+    env.warnings->push_back("the FIB has no routes: every IP packet is dropped as no_route");
   WARPATH_ASSIGN_OR_RETURN(forward::RouterTables tables, forward::RouterTables::build(checked));
   m->tables_ = std::make_unique<forward::RouterTables>(std::move(tables));
   const std::string engine = args.get("lookup", "auto");

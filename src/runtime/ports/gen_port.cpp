@@ -123,7 +123,7 @@ class GenPort final : public Port {
       gen::TrafficParams p = base;
       p.seed               = options_.seed + q;
       p.port               = options_.index;
-      auto pool            = gen::batch_for(p.count);
+      auto pool            = gen::batch_for(p.count, std::max(p.max_size, p.min_size));
       if (!pool.is_ok()) return port_error(pool.status().code(), name_, pool.status().message());
       queue->pool = std::move(pool).value();
       if (Status s = gen::generate_traffic(p, queue->pool); !s.is_ok())

@@ -32,6 +32,12 @@ class PcapPort final : public Port {
     if (!spec_.in.empty()) {
       auto r = io::PcapReader::open(spec_.in);
       if (!r.is_ok()) return port_error(r.status().code(), name_, "pcap: " + r.status().message());
+      if (r->info().linktype != 1)  // DLT_EN10MB: the pipeline parses Ethernet frames
+        return port_error(Errc::kNotSupported, name_,
+                          "pcap: " + spec_.in + ": link type " +
+                              std::to_string(r->info().linktype) +
+                              " is not supported (Ethernet captures only); every packet would "
+                              "be dropped as truncated or not IP");
       reader_.emplace(std::move(r).value());
       out_info.linktype = reader_->info().linktype;
       out_info.snaplen  = reader_->info().snaplen;
