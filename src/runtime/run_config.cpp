@@ -146,7 +146,8 @@ Status check_ports(const RunConfig& c) {
     if (!parsed->out.empty()) files.push_back({"ports." + name, parsed->out, false});
   }
   if (!c.json.empty()) files.push_back({"json", c.json, false});
-  if (!c.slow_path.empty()) files.push_back({"slow_path", c.slow_path, false});
+  if (!c.slow_path.empty() && c.slow_path.rfind("tap:", 0) != 0)
+    files.push_back({"slow_path", c.slow_path, false});
   for (size_t i = 0; i < files.size(); ++i)
     for (size_t j = 0; j < files.size(); ++j)
       if (i != j && !files[i].input && (j < i || files[j].input) &&

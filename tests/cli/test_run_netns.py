@@ -496,6 +496,36 @@ def test_router_drops_frames_for_others_and_martians(tmp_path, topo):
     assert d.get("martian_source") == 2 and d.get("martian_destination") == 1, d
 
 
+# Regression (issue 16, defect 9): with AF_XDP the kernel never sees the port's frames, so the
+# slow path's packets (ARP, packets for the router) were counted and lost. `--slow-path
+# tap:IFACE` hands them to the host's stack, which receives them on IFACE.
+@pytest.mark.parametrize("kind", ["afpacket", "afxdp"])
+def test_slow_path_reaches_the_host_through_a_tap(tmp_path, topo, kind):
+    wa = nu.Topology.MACS["wA"]
+    arp = nu.mac("ff:ff:ff:ff:ff:ff") + nu.mac("02:bb:00:00:00:02") + b"\x08\x06" + bytes(28)
+    to_router = nu.ipv4_frame("10.1.0.1", "192.0.2.1", bytes(20), dst_mac=wa)
+    expired = nu.ipv4_frame("10.1.0.1", "10.2.0.1", bytes(20), ttl=1, dst_mac=wa)
+    slow = [arp] * 3 + [to_router] * 4 + [expired] * 2
+    nu.write_pcap(tmp_path / "in.pcap", slow)
+    (tmp_path / "fib.txt").write_text(FIB)
+    (tmp_path / "neighbors.txt").write_text(NEIGHBORS)
+    xdp = kind == "afxdp"
+    w = start(topo, tmp_path, ["--app", "router", "--fib", tmp_path / "fib.txt", "--neighbors",
+                               tmp_path / "neighbors.txt", "--port", f"a={kind}:wA", "--port",
+                               f"b={kind}:wB", "--workers", 1, "--engine", "cpu",
+                               "--slow-path", "tap:wpslow"], xdp=xdp)
+    res = run_agent(topo, tmp_path, w, {
+        "inject": "srcA", "pcap": str(tmp_path / "in.pcap"), "capture": ["dstB"],
+        "probe_on": "dstB", "counters": ["wpslow"], "idle_s": 0.5}, xdp=xdp)
+    rc, j = w.stop()
+    assert rc == 0, w.err()
+    check_report_adds_up(j)
+    assert j["totals"]["slow_path"] == len(slow), j["totals"]
+    got = res["counters_at_end"]["wpslow"]["rx_packets"] - \
+        res["counters_at_start"]["wpslow"]["rx_packets"]
+    assert got == len(slow), f"the host received {got} of {len(slow)} slow-path packets"
+
+
 # --- 3: the firewall --------------------------------------------------------------------------
 
 ACL = """@192.0.2.77/32\t198.51.100.77/32\t0 : 65535\t0 : 65535\t0x11/0xFF\tpermit

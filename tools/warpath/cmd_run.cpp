@@ -230,8 +230,10 @@ Status open_ports(const runtime::RunConfig& c, runtime::RunInputs& in) {
   if (!c.slow_path.empty()) {
     po.index     = uint16_t(c.ports.size());
     po.rx_queues = 0;
-    WARPATH_ASSIGN_OR_RETURN(in.slow_path,
-                             runtime::open_port("slow_path", "pcap::" + c.slow_path, po));
+    // tap:IFACE hands the slow path to the host's stack; anything else is a capture file.
+    const bool tap = c.slow_path.rfind("tap:", 0) == 0;
+    WARPATH_ASSIGN_OR_RETURN(
+        in.slow_path, runtime::open_port("slow_path", tap ? c.slow_path : "pcap::" + c.slow_path, po));
   }
   return Status::ok();
 }
@@ -384,7 +386,9 @@ void add_run(CLI::App& app, Runner& run) {
           "SECONDS"));
   flag("--seed", o->seed, "Seed of the generator and the built-in tables");
   flag("--json", o->json, "Also write the report as JSON to this file");
-  flag("--slow-path", o->slow_path, "Write slow-path packets to this pcap");
+  flag("--slow-path", o->slow_path,
+       "Where slow-path packets go besides the counters: a pcap file, or tap:IFACE to hand them "
+       "to the host's stack (for afxdp and dpdk ports, whose traffic the kernel does not see)");
   flag("--metrics", o->metrics,
        "Serve Prometheus metrics at http://ADDR:PORT/metrics while running (e.g. 127.0.0.1:9100)");
   flag("--match-action", o->match_action,

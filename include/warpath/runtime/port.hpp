@@ -33,6 +33,10 @@
 //                           seed + q; `gen_profile` picks the mix (gen_port.cpp). Sent packets
 //                           are discarded (counted).
 //   null                    no RX; TX discards (counted). The sink.
+//   tap:IFACE               no RX; TX hands frames to the host's stack through a TAP interface
+//                           IFACE (created, set up, removed on close; CAP_NET_ADMIN): the slow
+//                           path's way to the host where the kernel does not see the port's
+//                           traffic itself (afxdp, dpdk). See src/runtime/ports/tap_port.cpp.
 //   dpdk:VDEV[,KEY=VAL...]  a DPDK virtual device through rte_ethdev (builds with DPDK only;
 //                           otherwise kNotBuilt): the text after "dpdk:" is handed to
 //                           rte_vdev_init() as the device name and its arguments, e.g.

@@ -20,7 +20,7 @@
 //   duration  = 10.0              # seconds; 0 = until every source has ended (or a signal)
 //   seed      = 1
 //   json      = "run.json"
-//   slow_path = "slow.pcap"       # where slow-path packets are written (default: counted only)
+//   slow_path = "slow.pcap"       # slow-path packets: a pcap, or "tap:IFACE" to the host (default: counted only)
 //   metrics   = "127.0.0.1:9100"  # serve Prometheus text at http://ADDR:PORT/metrics (metrics.hpp)
 //   schedule  = "none"            # or "sort": packet scheduling before the modules (GASPP 5.3)
 //   [ports]                       # name = spec, in port-number order (port.hpp lists specs)
@@ -118,7 +118,7 @@ struct RunConfig {
   double duration_s          = 0;
   uint64_t seed              = 1;
   std::string json;       ///< write the report as JSON here
-  std::string slow_path;  ///< write slow-path packets here (pcap)
+  std::string slow_path;  ///< slow-path packets: a pcap file, or tap:IFACE (to the host)
   std::string metrics;    ///< "ADDR:PORT": serve Prometheus text at /metrics while running
   bool pin_threads = true;
   /// Cores to pin to (DPDK's -l): worker w on cpus[w % size], the master on cpus[workers] when

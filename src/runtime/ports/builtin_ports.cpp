@@ -7,6 +7,7 @@ Result<std::unique_ptr<Port>> open_builtin_port(std::string_view name, const Por
                                                 const PortOptions& options) {
   if (spec.kind == "gen") return detail::open_gen_port(name, spec, options);
   if (spec.kind == "null") return detail::open_null_port(name, options);
+  if (spec.kind == "tap") return detail::open_tap_port(name, spec, options);
   if (spec.kind == "afpacket") return detail::open_afpacket_port(name, spec, options);
   if (spec.kind == "pcap" || spec.kind == "afxdp")
     return detail::port_error(Errc::kNotSupported, name,

@@ -105,6 +105,8 @@ inline uint64_t wire_bytes(const packet::PacketBatch& batch, Span<const uint32_t
 /// The link of live interface `iface` (SIOCGIFHWADDR for its MAC; none when that fails).
 PortLink interface_link(const std::string& iface, bool promiscuous);
 
+Result<std::unique_ptr<Port>> open_tap_port(std::string_view name, const PortSpec& spec,
+                                            const PortOptions& options);
 Result<std::unique_ptr<Port>> open_gen_port(std::string_view name, const PortSpec& spec,
                                             const PortOptions& options);
 Result<std::unique_ptr<Port>> open_null_port(std::string_view name, const PortOptions& options);

@@ -169,7 +169,7 @@ Result<PortSpec> parse_port_spec(std::string_view name, std::string_view spec) {
                             "' are the same file; writing would destroy the input");
     return out;
   }
-  if (kind == "afpacket" || kind == "afxdp") {
+  if (kind == "afpacket" || kind == "afxdp" || kind == "tap") {
     WARPATH_TRY(check_iface(name, kind, args));
     out.iface = std::string(args);
     return out;
@@ -182,7 +182,7 @@ Result<PortSpec> parse_port_spec(std::string_view name, std::string_view spec) {
   return port_error(Errc::kInvalidArgument, name,
                     "unknown port kind '" + std::string(kind) + "' in '" + std::string(spec) +
                         "' (pcap:IN:OUT, afpacket:IFACE, afxdp:IFACE, gen:RATE[:COUNT], null, "
-                        "dpdk:VDEV[,ARGS])");
+                        "tap:IFACE, dpdk:VDEV[,ARGS])");
 }
 
 }  // namespace warpath::runtime

@@ -225,7 +225,11 @@ class Loader {
       return Status::ok();
     }
     if (key == "json") return get_path(line, key, v, c_.json);
-    if (key == "slow_path") return get_path(line, key, v, c_.slow_path);
+    if (key == "slow_path") {  // a capture file (resolved like every path) or tap:IFACE
+      WARPATH_TRY(get_string(line, key, v, c_.slow_path));
+      if (c_.slow_path.rfind("tap:", 0) != 0) c_.slow_path = resolve(c_.slow_path);
+      return Status::ok();
+    }
     if (key == "metrics") return get_string(line, key, v, c_.metrics);
     if (key == "pin_threads") {
       const auto* b = v.as_boolean();
