@@ -1,0 +1,119 @@
+// libFuzzer target for warpath's file readers: every text format a user hands warpath, and
+// captures through the project's reader. One binary, one reader per run, chosen by the
+// environment variable WARPATH_FUZZ_READER (each reader has its own seed corpus and test):
+//
+//   classbench   io::parse_classbench_rules      ClassBench filter sets
+//   trace        io::parse_trace                 ClassBench traces
+//   routes       lookup::parse_routes            route files (prefix/len [nexthop])
+//   updates      lookup::parse_route_updates     LINX update streams (on an empty table)
+//   neighbors    forward::parse_neighbors        neighbour files (on a small table)
+//   openflow     classify::parse_openflow_rules  ovs-ofctl flows
+//   chain        runtime::parse_chain            --chain text
+//   toml         runtime::parse_run_config       run configurations (validated as the CLI does)
+//   pcap         io::PcapReader                  pcap / pcapng through libpcap and our checks
+//
+// What is checked: no crash, no leak of memory errors (AddressSanitizer, UBSan), bounded work;
+// every failure is a Status, never an exception. Inputs above 1 MiB are skipped.
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+#include "warpath/classify/rule.hpp"
+#include "warpath/forward/router.hpp"
+#include "warpath/io/classbench.hpp"
+#include "warpath/io/pcap_file.hpp"
+#include "warpath/lookup/route.hpp"
+#include "warpath/runtime/chain.hpp"
+#include "warpath/runtime/run_config.hpp"
+
+namespace {
+
+enum class Reader { kClassBench, kTrace, kRoutes, kUpdates, kNeighbors, kOpenFlow, kChain, kToml, kPcap };
+
+Reader reader() {
+  static const Reader r = [] {
+    const char* e = std::getenv("WARPATH_FUZZ_READER");
+    const std::string_view v = e ? e : "";
+    if (v == "classbench") return Reader::kClassBench;
+    if (v == "trace") return Reader::kTrace;
+    if (v == "routes") return Reader::kRoutes;
+    if (v == "updates") return Reader::kUpdates;
+    if (v == "neighbors") return Reader::kNeighbors;
+    if (v == "openflow") return Reader::kOpenFlow;
+    if (v == "chain") return Reader::kChain;
+    if (v == "toml") return Reader::kToml;
+    if (v == "pcap") return Reader::kPcap;
+    std::fprintf(stderr,
+                 "WARPATH_FUZZ_READER must be one of classbench, trace, routes, updates, "
+                 "neighbors, openflow, chain, toml, pcap\n");
+    std::exit(2);
+  }();
+  return r;
+}
+
+const warpath::lookup::RouteTable& small_table() {
+  static const warpath::lookup::RouteTable t =
+      warpath::lookup::parse_routes("fuzz.fib", "10.0.0.0/8 1\n10.1.0.0/16 2\n2001:db8::/32 3\n")
+          .value();
+  return t;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace warpath;
+  if (size > (1u << 20)) return 0;
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  switch (reader()) {
+    case Reader::kClassBench:
+      (void)io::parse_classbench_rules(text, "fuzz.rules");
+      break;
+    case Reader::kTrace:
+      (void)io::parse_trace(text, "fuzz.trace");
+      break;
+    case Reader::kRoutes:
+      (void)lookup::parse_routes("fuzz.fib", text);
+      break;
+    case Reader::kUpdates: {
+      lookup::RouteTable t;  // empty: the updates' first next hop decides named or numeric
+      (void)lookup::parse_route_updates("fuzz.updates", text, t);
+      break;
+    }
+    case Reader::kNeighbors:
+      (void)forward::parse_neighbors("fuzz.neighbors", text, small_table());
+      break;
+    case Reader::kOpenFlow:
+      (void)classify::parse_openflow_rules(text, "fuzz.flows");
+      break;
+    case Reader::kChain:
+      (void)runtime::parse_chain(text);
+      break;
+    case Reader::kToml: {
+      runtime::RunConfig c;
+      (void)runtime::parse_run_config(text, "fuzz.toml", c);
+      break;
+    }
+    case Reader::kPcap: {
+      // Through a memory file, as a capture on disk would be read.
+      static const int fd = memfd_create("fuzz.pcap", 0);
+      if (fd < 0) std::abort();
+      if (ftruncate(fd, 0) != 0 || pwrite(fd, data, size, 0) != ssize_t(size)) std::abort();
+      auto r = io::PcapReader::open("/proc/self/fd/" + std::to_string(fd));
+      if (!r.is_ok()) break;
+      auto batch = packet::PacketBatch::create(64, 2048, 64 * 2048 + 262144);
+      if (!batch.is_ok()) std::abort();
+      for (int round = 0; round < 1000 && !r->at_end(); ++round) {
+        batch->clear();
+        if (!r->read(*batch).is_ok()) break;
+      }
+      break;
+    }
+  }
+  return 0;
+}
