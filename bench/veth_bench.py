@@ -43,7 +43,7 @@ which points still ran beside other work.
 Checks, per point (recorded in the JSON, summarised in the .md; the run exits 1 when one fails):
 the DUT's counters add up (rx = tx + dropped + slow_path, nothing in flight, its own check ok,
 drops and slow path by reason sum to the totals, per-port rx + rx_dropped and tx sum to the
-totals, exit status 0); the source's too; and against the kernel's veth counters: what reached
+totals, exit status 130 after our SIGINT); the source's too; and against the kernel's veth counters: what reached
 wA is what the DUT received or lost in its RX ring, what the DUT sent on wB reached dstB or
 was counted as a veth drop, and what the source sent went onto srcA or was counted as dropped.
 
@@ -229,10 +229,10 @@ def wait_quiet(ns, quiet_s=0.25, max_s=5.0):
 # --- one point ----------------------------------------------------------------------------------
 
 
-def report_checks(j, rc, who):
-    """Failed checks (strings) of a warpath run report."""
+def report_checks(j, rc, who, stopped=False):
+    """Failed checks (strings) of a warpath run report; a run stopped by our SIGINT exits 130."""
     bad = []
-    if rc != 0:
+    if rc != (128 + signal.SIGINT if stopped else 0) and rc != 0:
         bad.append(f"{who}: exit status {rc}")
     if j is None:
         return bad + [f"{who}: no JSON report"]
@@ -338,7 +338,7 @@ def run_point(o, work, sweep, kind, engine, batch, delay_us, rate, attempt=1):
     gd = delta(c1, c2)
     point["veth_probe_phase"] = pd
     point["veth"] = gd
-    checks = report_checks(j, rc, "DUT") + report_checks(sj, src.returncode, "source")
+    checks = report_checks(j, rc, "DUT", stopped=True) + report_checks(sj, src.returncode, "source")
     if j and sj:
         a, b = j["ports"]
         g, out = sj["ports"]
@@ -464,7 +464,7 @@ def write_md(doc, prefix):
             f"Checks: in all {len(ok)} measured points the DUT's and the source's counters add "
             "up (rx = tx + dropped + slow_path, nothing in flight, the report's own check ok, "
             "drops by reason and per-port counters sum to the totals, rx_queue_full = port "
-            "rx_dropped, one latency sample per forwarded packet, exit status 0 after SIGINT), "
+            "rx_dropped, one latency sample per forwarded packet, exit status 130 after SIGINT), "
             "the only drops are rx_queue_full (no slow path, no ACL denies), and they agree "
             "with the kernel's veth counters: DUT port a rx + rx_dropped = frames that reached "
             "wA, DUT port b tx = frames that reached dstB + wB tx_dropped, source tx = srcA "

@@ -6,7 +6,7 @@ runs and its counters add up (rx = tx + dropped + slow_path, nothing in flight);
 router run writes, per output port, exactly the packets `warpath route` writes for the same
 capture and FIB (byte for byte, in order with one worker); an ACL run on frames built from a
 ClassBench trace passes exactly the packets whose first matching rule (per `warpath classify`)
-permits; SIGINT / SIGTERM drain and exit 0 with counters that add up.
+permits; SIGINT / SIGTERM drain, report counters that add up and exit 130 / 143.
 
 Environment: WARPATH_BIN (default <repo>/build/warpath); the module skips without it.
 """
@@ -410,7 +410,7 @@ def test_offload_path_on_cpu_engines(tmp_path):
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
-def test_signal_drains_and_exits_0(tmp_path, sig):
+def test_signal_drains_reports_and_exits_128_plus_signal(tmp_path, sig):
     out = tmp_path / "run.json"
     p = subprocess.Popen([str(WARPATH_BIN), "run", "--port", "g=gen:max", "--port", "s=null",
                           "--fib", str(fib_file(tmp_path)), "--no-progress", "--json", str(out)],
@@ -423,7 +423,7 @@ def test_signal_drains_and_exits_0(tmp_path, sig):
     finally:
         if p.poll() is None:
             p.kill()
-    assert p.returncode == 0, stderr
+    assert p.returncode == 128 + sig, (p.returncode, stderr)  # 130 / 143, after the report
     assert "internal error" not in stderr
     j = json.loads(out.read_text())
     check_report(j)

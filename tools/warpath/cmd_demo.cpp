@@ -53,11 +53,20 @@ int run_demo(const DemoOptions& o) {
   if (!batch.is_ok()) return fail(batch.status());
   if (Status s = gen::generate_traffic(params, *batch); !s.is_ok()) return fail(s);
 
-  fmt::print("[2/6] writing {}\n", pcap);
+  {
+    std::error_code abs_ec;
+    const auto where = std::filesystem::absolute(pcap, abs_ec);
+    fmt::print("[2/6] writing {} packets to {}\n", batch->size(), abs_ec ? pcap : where.string());
+  }
   auto writer = io::PcapWriter::create(pcap);
   if (!writer.is_ok()) return fail(writer.status());
   if (Status s = writer->write(*batch); !s.is_ok()) return fail(s);
   if (Status s = writer->close(); !s.is_ok()) return fail(s);
+  {
+    std::error_code size_ec;
+    const auto bytes = std::filesystem::file_size(pcap, size_ec);
+    if (!size_ec) fmt::print("      {:.2f} MB written (the directory is --out-dir)\n", double(bytes) / 1e6);
+  }
 
   fmt::print("[3/6] reading it back through libpcap\n");
   auto back = io::read_capture(pcap);

@@ -314,6 +314,9 @@ int run_pipeline(const RunOptions& o) {
   if (Status s = report->check(); !s.is_ok()) return fail("counters: " + s.message());
   if (o.strict && !report->warnings.empty())
     return fail("--strict: " + std::to_string(report->warnings.size()) + " warning(s), above");
+  // Stopped by a signal after a complete report: 128 + the signal, as shells and supervisors
+  // (systemd, runit) expect of a process that a signal ended.
+  if (g_signal) return 128 + int(g_signal);
   return 0;
 }
 
@@ -338,7 +341,8 @@ void add_run(CLI::App& app, Runner& run) {
       "Neighbour file lines: '<nexthop> <port> <mac>'; without one, next hop N leaves on port "
       "N % ports.\n"
       "Counters add up at the end: rx = tx + dropped + slow_path (exit 1 when not). SIGINT or "
-      "SIGTERM stops the run after draining what is in flight; a second one kills it.");
+      "SIGTERM stops the run after draining what is in flight, reports, and exits 130 or 143; a "
+      "second one kills it.");
   cmd->add_option("config", o->config, "TOML config file (optional)");
   auto flag = [&](const std::string& name, auto& field, const std::string& help) {
     CLI::Option* opt = cmd->add_option(name, field, help);
