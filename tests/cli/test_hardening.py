@@ -370,3 +370,34 @@ def test_info_and_summary_tables_are_aligned(capture):
     out = assert_ok(run("parse", "--in", capture, "--format", "summary")).stdout.splitlines()[1:]
     ends = {len(ln.split("%")[0]) for ln in out if ln.endswith("%")}
     assert len(ends) == 1, ends
+
+
+# --- what users reached for first ---------------------------------------------------------------
+
+def test_lookup_single_queries_like_ip_route_get(tmp_path):
+    fib = tmp_path / "q.fib"
+    fib.write_text("0.0.0.0/0 gw0\n8.0.0.0/8 gw8\n8.8.8.0/24 gw888\n2001:db8::/32 v6gw\n")
+    r = assert_ok(run("lookup", "--fib", fib, "8.8.8.8", "8.9.1.1", "1.1.1.1", "2001:db8::1",
+                      "::1"))
+    assert r.stdout.splitlines() == ["8.8.8.8 via gw888 (8.8.8.0/24)", "8.9.1.1 via gw8 (8.0.0.0/8)",
+                                     "1.1.1.1 via gw0 (0.0.0.0/0)",
+                                     "2001:db8::1 via v6gw (2001:db8::/32)", "::1 no route"]
+    bad = run("lookup", "--fib", fib, "8.8.8.8", "bogus")
+    assert bad.returncode == 1 and "bad IPv4 address 'bogus'" in bad.stderr
+    none = run("lookup", "--fib", fib)
+    assert none.returncode == 1 and "--addrs FILE or addresses" in none.stderr
+
+
+def test_classify_shows_the_matching_rule_and_action(tmp_path):
+    rules = tmp_path / "sr.rules"
+    rules.write_text("@10.0.0.0/8\t0.0.0.0/0\t0 : 65535\t0 : 65535\t0x06/0xFF\tdeny\n"
+                     "@0.0.0.0/0\t0.0.0.0/0\t0 : 65535\t0 : 65535\t0x00/0x00\n")
+    trace = tmp_path / "sr.trace"
+    trace.write_text("167772161\t167772162\t1000\t80\t6\n"    # 10.0.0.1 tcp: rule 0
+                     "167772161\t167772162\t1000\t80\t17\n"   # udp: rule 1
+                     "3232235777\t167772162\t1000\t80\t6\n")  # 192.168.1.1 tcp: rule 1
+    r = assert_ok(run("classify", "--rules", rules, "--trace", trace, "--show-rule"))
+    lines = [ln.split("\t") for ln in r.stdout.splitlines()]
+    assert [ln[0] for ln in lines] == ["0", "1", "1"]
+    assert lines[0][1] == f"{rules}:1" and lines[0][-1] == "deny"
+    assert lines[1][1] == f"{rules}:2" and lines[1][-1] == "(match action)"

@@ -29,7 +29,24 @@ namespace {
 struct ClassifyOptions {
   std::string rules, trace, format = "classbench", algo = "auto", engine = "auto", out, stats;
   uint32_t threads = 1, batch = 65536;
+  bool show_rule = false;
 };
+
+/// One line of --show-rule: the rule's index, where it is written and the rule itself with its
+/// action (ClassBench: the trailing word, or "(match action)" without one; OpenFlow: actions=).
+std::string rule_line(const classify::RuleSet& set, uint32_t r) {
+  if (r == classify::kNoMatch) return "-1\tno match (default action)";
+  const classify::Rule& rule = set.rules[r];
+  std::string text;
+  if (set.layout == classify::KeyLayout::kFiveTuple) {
+    auto cb = classify::format_classbench(rule);
+    text    = cb.is_ok() ? *cb : "(rule " + std::to_string(r) + ")";
+    text += "\t" + (rule.action.empty() ? std::string("(match action)") : rule.action);
+  } else {
+    text = classify::format_openflow_rule(rule);
+  }
+  return std::to_string(r) + "\t" + set.name + ":" + std::to_string(rule.line) + "\t" + text;
+}
 
 using Clock = std::chrono::steady_clock;
 
@@ -79,7 +96,12 @@ int run_classify(const ClassifyOptions& o) {
   OutputFile out(o.out);
   if (Status s = out.open({o.rules, o.trace}); !s.is_ok()) return fail(s);
   if (Status s = out.guarded([&](std::FILE* f) {
-        for (uint32_t r : result) fmt::print(f, "{}\n", r == classify::kNoMatch ? -1 : int64_t(r));
+        for (uint32_t r : result) {
+          if (o.show_rule)
+            fmt::print(f, "{}\n", rule_line(*rules, r));
+          else
+            fmt::print(f, "{}\n", r == classify::kNoMatch ? -1 : int64_t(r));
+        }
       });
       !s.is_ok())
     return fail(s);
@@ -141,6 +163,9 @@ void add_classify(CLI::App& app, Runner& run) {
       ->capture_default_str();
   cmd->add_option("--out", o->out, "Write the matches here instead of standard output");
   cmd->add_option("--stats", o->stats, "Write JSON statistics here");
+  cmd->add_flag("--show-rule", o->show_rule,
+                "Per key, the matching rule: index, file:line and the rule with its action "
+                "(instead of the index alone)");
   cmd->callback([o, &run] { run = [o] { return run_classify(*o); }; });
 }
 

@@ -22,12 +22,14 @@
 #include "output_file.hpp"
 #include "warpath/core/version.hpp"
 #include "warpath/lookup/fib.hpp"
+#include "warpath/packet/format.hpp"
 
 namespace warpath::cli {
 namespace {
 
 struct LookupOptions {
   std::string fib, addrs, engine = "auto", updates, out, stats;
+  std::vector<std::string> queries;  ///< addresses on the command line (like `ip route get`)
   uint32_t threads = 1;
 };
 
@@ -59,9 +61,62 @@ Status lookup_all(const lookup::Fib& fib, const Split& in, std::vector<lookup::N
   return Status::ok();
 }
 
+/// `warpath lookup --fib F ADDR...`: one line per address, like `ip route get`: the next hop
+/// the engine gives and the route it comes from (the longest matching prefix of the table,
+/// found by a scan and checked against the engine's answer).
+int run_queries(const LookupOptions& o, const lookup::RouteTable& table) {
+  std::string text;
+  for (const std::string& q : o.queries) text += q + "\n";
+  auto addrs = lookup::parse_addresses("command line", text);
+  if (!addrs.is_ok()) return fail(addrs.status());
+  auto fib = lookup::make_fib(o.engine, table);
+  if (!fib.is_ok()) return fail(fib.status());
+  ExecContext ctx;
+  for (size_t i = 0; i < addrs->size(); ++i) {
+    const lookup::Address& a = (*addrs)[i];
+    lookup::NextHop nh       = lookup::kNoRoute;
+    std::string prefix;
+    int best = -1;
+    if (!a.is_v6) {
+      if (Status s = (*fib)->lookup4({&a.v4, 1}, {&nh, 1}, ctx); !s.is_ok()) return fail(s);
+      for (const auto& r : table.v4)
+        if (int(r.len) > best && lookup::mask4(a.v4, r.len) == r.prefix) {
+          best          = r.len;
+          const uint8_t b[4] = {uint8_t(r.prefix >> 24), uint8_t(r.prefix >> 16),
+                                uint8_t(r.prefix >> 8), uint8_t(r.prefix)};
+          prefix        = packet::ipv4_to_string(b) + "/" + std::to_string(r.len);
+        }
+    } else {
+      if (Status s = (*fib)->lookup6({&a.v6, 1}, {&nh, 1}, ctx); !s.is_ok()) return fail(s);
+      for (const auto& r : table.v6)
+        if (int(r.len) > best && lookup::mask6(a.v6, r.len) == r.prefix) {
+          best = r.len;
+          uint8_t b[16];
+          for (int k = 0; k < 8; ++k) b[k] = uint8_t(r.prefix.hi >> (56 - 8 * k));
+          for (int k = 0; k < 8; ++k) b[8 + k] = uint8_t(r.prefix.lo >> (56 - 8 * k));
+          prefix = packet::ipv6_to_string(b) + "/" + std::to_string(r.len);
+        }
+    }
+    if ((best < 0) != (nh == lookup::kNoRoute))
+      return fail("internal error: " + std::string((*fib)->id()) + " and the table disagree about " +
+                  o.queries[i]);
+    if (best < 0)
+      fmt::print("{} no route\n", o.queries[i]);
+    else
+      fmt::print("{} via {} ({})\n", o.queries[i], table.nexthop_text(nh), prefix);
+  }
+  return 0;
+}
+
 int run_lookup(const LookupOptions& o) {
   auto table = lookup::load_routes(o.fib);
   if (!table.is_ok()) return fail(table.status());
+  if (!o.queries.empty()) {
+    if (!o.addrs.empty() || !o.updates.empty() || !o.out.empty() || !o.stats.empty())
+      return fail("addresses on the command line go without --addrs, --updates, --out, --stats");
+    return run_queries(o, *table);
+  }
+  if (o.addrs.empty()) return fail("--addrs FILE or addresses on the command line are required");
   std::vector<lookup::RouteUpdate> updates;
   if (!o.updates.empty()) {
     auto u = lookup::load_route_updates(o.updates, *table);
@@ -182,10 +237,14 @@ int run_lookup(const LookupOptions& o) {
 void add_lookup(CLI::App& app, Runner& run) {
   auto o    = std::make_shared<LookupOptions>();
   auto* cmd = app.add_subcommand("lookup", "Longest-prefix match of addresses against a FIB");
+  cmd->footer("Examples: warpath lookup --fib table.txt 8.8.8.8 2001:db8::1\n"
+              "          warpath lookup --fib table.txt --addrs addrs.txt --out nexthops.txt");
   cmd->add_option("--fib", o->fib, "Route file: 'prefix/len [nexthop]' lines, IPv4 and IPv6")
       ->required();
-  cmd->add_option("--addrs", o->addrs, "Address file: one IPv4 or IPv6 address per line")
-      ->required();
+  cmd->add_option("--addrs", o->addrs, "Address file: one IPv4 or IPv6 address per line");
+  cmd->add_option("address", o->queries,
+                  "Addresses to look up instead of a file: one line each, 'ADDR via NEXTHOP "
+                  "(PREFIX/LEN)' or 'ADDR no route' (like ip route get)");
   cmd->add_option("--engine", o->engine,
                   "cpu, gpu, ref, auto, or an engine id (see 'warpath info'; validate:<id> "
                   "checks against ref.lpm)")
