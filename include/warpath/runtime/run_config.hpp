@@ -38,6 +38,9 @@
 //   match     = "permit"          # action of a matching rule that names none
 //   default   = "deny"            # action when no rule matches
 //   ipv6      = "permit"          # IPv6 packets with a 5-tuple ACL (its keys are IPv4)
+//   nonip     = "deny"            # frames neither IPv4 nor IPv6 (ARP, MPLS, PPPoE) with a
+//                                 # 5-tuple ACL; default: `default` in the acl app (counted as
+//                                 # acl_non_ip when denied), permit before the router
 //   [[module]]                    # instead of app, [router] and [acl]: a chain of modules,
 //   kind = "acl"                  # one table each, in order (chain.hpp; `warpath modules`
 //   rules = "fw.rules"            # lists the kinds and their arguments). Every other key is
@@ -50,9 +53,13 @@
 // arguments of modules, json, slow_path and the files of pcap port specs) are relative to the
 // directory of the config file. Durations may be integers or floats. [ports] keeps file order (the position is the port number).
 //
-// Actions: "permit", "deny" (alias "drop") or "output:N". A ClassBench rule line may end with
-// an action field; an OpenFlow rule's actions= maps drop -> deny, output:N -> output:N and
-// anything else -> permit. In the router+acl app the ACL runs first: deny drops (reason
+// The file is ASCII (other characters as \uXXXX escapes in strings; the TOML library mishandles
+// raw ones). Examples that run as they are: examples/*.toml (tested by tests/cli/test_examples.py).
+//
+// Actions: "permit", "deny" (alias "drop"), "output:N" or "goto:NAME". A ClassBench rule line may
+// end with an action word (any other word is an error); an OpenFlow rule's actions= list is read
+// as ovs-ofctl reads it: the first output:N decides, drop denies, an empty list drops, known
+// actions that only modify (mod_*, set_field, normal, ...) permit, unknown ones are errors. In the router+acl app the ACL runs first: deny drops (reason
 // acl_deny), permit hands the packet to the router, output:N sends it out of port N unchanged
 // (a policy route). In the acl app permit sends a packet out of its paired port (port p ->
 // p ^ 1, or p itself when that port does not exist), as a bump-in-the-wire firewall.
