@@ -401,3 +401,18 @@ def test_classify_shows_the_matching_rule_and_action(tmp_path):
     assert [ln[0] for ln in lines] == ["0", "1", "1"]
     assert lines[0][1] == f"{rules}:1" and lines[0][-1] == "deny"
     assert lines[1][1] == f"{rules}:2" and lines[1][-1] == "(match action)"
+
+
+def test_stats_interval_writes_json_lines_without_a_tty():
+    r = assert_ok(run("run", "--port", "g=gen:100k:150000", "--port", "s=null", "--no-progress",
+                      "--stats-interval", "0.3", timeout=60))
+    lines = [json.loads(ln) for ln in r.stdout.splitlines() if ln.startswith("{")]
+    assert len(lines) >= 3, r.stdout[:500]
+    rx = [ln["totals"]["rx"] for ln in lines]
+    assert rx == sorted(rx) and rx[-1] <= 150000
+    for ln in lines:
+        t = ln["totals"]
+        assert t["rx"] == t["tx"] + t["dropped"] + t["slow_path"] + t["in_flight"]
+        assert {"rates", "ports", "modules", "drops_by_reason"} <= set(ln)
+    assert 50_000 < lines[-1]["rates"]["rx_pps"] < 150_000
+    assert "check: rx = tx + dropped + slow_path" in r.stdout  # the summary still follows

@@ -17,6 +17,7 @@
 #include <csignal>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,7 @@ struct RunOptions {
   double duration = 0;
   uint64_t seed   = 1;
   bool no_pin = false, no_progress = false, strict = false;
+  double stats_interval = 0;  ///< seconds between JSON lines on standard output; 0 = none
   std::vector<int> cpus;
   std::string gen_profile;
   std::map<std::string, CLI::Option*> given;
@@ -288,10 +290,21 @@ int run_pipeline(const RunOptions& o) {
   ProgressLine progress(stderr);
   runtime::RunHooks hooks;
   hooks.stop = &g_stop;
-  if (c.progress || metrics)
+  // --stats-interval: JSON lines on standard output while running (no TTY needed).
+  std::optional<runtime::RunReport> last_stats;
+  double next_stats = o.stats_interval;
+  if (o.stats_interval > 0) hooks.progress_interval_s = std::min(0.5, o.stats_interval);
+  if (c.progress || metrics || o.stats_interval > 0)
     hooks.progress = [&](const runtime::RunReport& r) {
       if (c.progress) progress.update(r);
       if (metrics) metrics->publish(runtime::prometheus_text(r, version()));
+      if (o.stats_interval > 0 && r.seconds >= next_stats) {
+        std::fprintf(stdout, "%s\n",
+                     run_stats_line(r, last_stats ? &*last_stats : nullptr).dump().c_str());
+        std::fflush(stdout);
+        last_stats = r;
+        next_stats = r.seconds + o.stats_interval;
+      }
     };
   Result<runtime::RunReport> report = runtime::run(c, in, hooks);
   progress.finish();
@@ -420,6 +433,10 @@ void add_run(CLI::App& app, Runner& run) {
       ->delimiter(',')
       ->check(CLI::Range(0, 65535));
   cmd->add_flag("--no-progress", o->no_progress, "No live progress line");
+  cmd->add_option("--stats-interval", o->stats_interval,
+                  "Every S seconds, one JSON line of live counters on standard output (totals, "
+                  "rates, drops by reason, ports, modules), for logs and scripts without a TTY")
+      ->check(CLI::Range(0.05, 86400.0));
   cmd->callback([o, &run] { run = [o] { return run_pipeline(*o); }; });
 }
 

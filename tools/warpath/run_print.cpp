@@ -144,6 +144,43 @@ void print_run_summary(const runtime::RunConfig& c, const runtime::RunReport& r,
              gbps(r.tx_bytes, r.seconds));
 }
 
+nlohmann::ordered_json run_stats_line(const runtime::RunReport& r, const runtime::RunReport* prev) {
+  using J = nlohmann::ordered_json;
+  J j;
+  j["seconds"] = r.seconds;
+  j["totals"]  = {{"rx", r.rx},           {"tx", r.tx},           {"dropped", r.dropped},
+                  {"slow_path", r.slow_path}, {"rx_bytes", r.rx_bytes}, {"tx_bytes", r.tx_bytes},
+                  {"in_flight", r.in_flight}};
+  const double dt = prev ? r.seconds - prev->seconds : r.seconds;
+  auto rate       = [&](uint64_t now, uint64_t before) {
+    return dt > 0 ? double(now - std::min(now, before)) / dt : 0.0;
+  };
+  j["rates"] = {{"rx_pps", rate(r.rx, prev ? prev->rx : 0)},
+                {"tx_pps", rate(r.tx, prev ? prev->tx : 0)},
+                {"rx_bps", 8 * rate(r.rx_bytes, prev ? prev->rx_bytes : 0)},
+                {"tx_bps", 8 * rate(r.tx_bytes, prev ? prev->tx_bytes : 0)}};
+  j["drops_by_reason"]     = r.drops_by_reason;
+  j["slow_path_by_reason"] = r.slow_path_by_reason;
+  J ports                  = J::array();
+  for (const auto& p : r.ports)
+    ports.push_back({{"name", p.name},
+                     {"rx", p.stats.rx},
+                     {"rx_dropped", p.stats.rx_dropped},
+                     {"tx", p.stats.tx},
+                     {"tx_errors", p.stats.tx_errors}});
+  j["ports"] = ports;
+  J modules  = J::array();
+  for (const auto& m : r.modules)
+    modules.push_back({{"position", m.position},
+                       {"kind", m.kind},
+                       {"in", m.in},
+                       {"out", m.out},
+                       {"forwarded", m.forwarded},
+                       {"ns_per_packet", m.ns_per_packet}});
+  j["modules"] = modules;
+  return j;
+}
+
 nlohmann::ordered_json run_report_json(const runtime::RunConfig& c, const runtime::RunReport& r,
                                        const RunContext& ctx) {
   using J                     = nlohmann::ordered_json;

@@ -46,6 +46,11 @@ class ProgressLine {
 void print_run_summary(const runtime::RunConfig& config, const runtime::RunReport& report,
                        const RunContext& context, std::FILE* out = stdout);
 
+/// One line of `--stats-interval`: the counters of a live snapshot (totals, rates since
+/// `prev` (the previous line's snapshot, or none), drops and slow path by reason, ports and
+/// modules), for tools that cannot read the TTY progress line.
+nlohmann::ordered_json run_stats_line(const runtime::RunReport& r, const runtime::RunReport* prev);
+
 nlohmann::ordered_json run_report_json(const runtime::RunConfig& config,
                                        const runtime::RunReport& report, const RunContext& context);
 
