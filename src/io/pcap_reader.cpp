@@ -2,6 +2,7 @@
 #include <pcap/pcap.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -21,6 +22,7 @@ struct PcapReader::Impl {
   // stored caplen is recovered from how far the file advanced: 16-byte header plus the data.
   long record_end = -1;
   Status error;  // the first bad record, reported on every read from then on
+  std::vector<uint8_t> converted;  // a record rewritten as an Ethernet frame (SLL, raw IP)
   ~Impl() {
     if (handle) pcap_close(handle);
   }
@@ -53,6 +55,49 @@ Result<CaptureInfo> sniff(const std::string& path) {
     return Status(Errc::kParseError, path + ": not a pcap or pcapng file (unknown magic number)");
   }
   return info;
+}
+
+/// Link types the reader rewrites as Ethernet, and the bytes of their own header: Linux cooked
+/// captures (tcpdump -i any) and raw IP. -1 for the others (Ethernet is handed out as it is).
+int link_header_bytes(int linktype) {
+  switch (linktype) {
+    case 113:  // DLT_LINUX_SLL
+      return 16;
+    case 276:  // DLT_LINUX_SLL2
+      return 20;
+    case 12:   // DLT_RAW (Linux)
+    case 14:   // DLT_RAW (OpenBSD)
+    case 101:  // LINKTYPE_RAW
+    case 228:  // DLT_IPV4
+    case 229:  // DLT_IPV6
+      return 0;
+    default:
+      return -1;
+  }
+}
+
+/// The record as an Ethernet frame: the cooked header's protocol (or the IP version) as the
+/// ethertype, its source address as the source MAC when it has six bytes. A record shorter
+/// than its link header becomes a bare Ethernet header (the parser says truncated / not IP).
+void to_ethernet(int linktype, const uint8_t* data, uint32_t caplen, std::vector<uint8_t>& out) {
+  const int hdr    = link_header_bytes(linktype);
+  uint16_t type    = 0;
+  const uint8_t* src = nullptr;
+  if (linktype == 113 && caplen >= 16) {
+    type = uint16_t(data[14] << 8 | data[15]);
+    if ((data[4] << 8 | data[5]) == 6) src = data + 6;
+  } else if (linktype == 276 && caplen >= 20) {
+    type = uint16_t(data[0] << 8 | data[1]);
+    if (data[11] == 6) src = data + 12;
+  } else if (hdr == 0 && caplen >= 1) {
+    type = (data[0] >> 4) == 6 ? 0x86DD : (data[0] >> 4) == 4 ? 0x0800 : 0;
+  }
+  const uint32_t payload = caplen >= uint32_t(hdr) ? caplen - uint32_t(hdr) : 0;
+  out.assign(14 + payload, 0);
+  if (src) std::memcpy(out.data() + 6, src, 6);
+  out[12] = uint8_t(type >> 8);
+  out[13] = uint8_t(type);
+  if (payload) std::memcpy(out.data() + 14, data + hdr, payload);
 }
 
 uint64_t to_ns(const timeval& ts) {
@@ -95,7 +140,9 @@ Result<PcapReader> PcapReader::open(const std::string& path) {
   r.impl_         = std::make_unique<Impl>();
   r.impl_->handle = h;
   r.path_         = path;
-  info.linktype   = pcap_datalink(h);
+  info.linktype      = pcap_datalink(h);
+  info.file_linktype = info.linktype;
+  if (link_header_bytes(info.linktype) >= 0) info.linktype = 1;  // handed out as Ethernet
   info.snaplen    = static_cast<uint32_t>(pcap_snapshot(h));
   r.info_         = info;
   if (info.format == CaptureFormat::kPcap && !stream) {
@@ -153,17 +200,38 @@ Result<uint32_t> PcapReader::read(packet::PacketBatch& batch, uint16_t port) {
           Status(Errc::kParseError, where + ": captured length " + std::to_string(hdr->caplen) +
                                         " exceeds the wire length " + std::to_string(hdr->len)));
     ++records_;
-    if (!batch.append(data, hdr->caplen, hdr->len, to_ns(hdr->ts), port)) {
-      impl_->pending.assign(data, data + hdr->caplen);
-      impl_->pending_hdr = *hdr;
+    pcap_pkthdr h = *hdr;
+    if (info_.file_linktype != info_.linktype) {  // SLL / raw IP: handed out as Ethernet
+      const auto link = uint32_t(link_header_bytes(info_.file_linktype));
+      to_ethernet(info_.file_linktype, data, h.caplen, impl_->converted);
+      data     = impl_->converted.data();
+      h.caplen = uint32_t(impl_->converted.size());
+      h.len    = std::max(h.len >= link ? h.len - link + 14 : 14, h.caplen);
+    }
+    if (!batch.append(data, h.caplen, h.len, to_ns(h.ts), port)) {
+      impl_->pending.assign(data, data + h.caplen);
+      impl_->pending_hdr = h;
       impl_->has_pending = true;
       if (batch.size() == 0)
-        return Status(Errc::kCapacity, where + " of " + std::to_string(hdr->caplen) +
+        return Status(Errc::kCapacity, where + " of " + std::to_string(h.caplen) +
                                            " bytes does not fit in an empty batch");
       return n;
     }
     ++n;
   }
+}
+
+Status PcapReader::set_filter(const std::string& expression) {
+  bpf_program prog{};
+  if (pcap_compile(impl_->handle, &prog, expression.c_str(), 1, PCAP_NETMASK_UNKNOWN) != 0)
+    return Status(Errc::kInvalidArgument,
+                  "filter '" + expression + "': " + pcap_geterr(impl_->handle));
+  const int rc = pcap_setfilter(impl_->handle, &prog);
+  pcap_freecode(&prog);
+  if (rc != 0)
+    return Status(Errc::kInvalidArgument,
+                  "filter '" + expression + "': " + pcap_geterr(impl_->handle));
+  return Status::ok();
 }
 
 Result<packet::PacketBatch> read_capture(const std::string& path, CaptureInfo* info) {

@@ -289,14 +289,20 @@ def test_neighbours_on_missing_ports_and_empty_tables(tmp_path, capture):
     assert len(j["warnings"]) == 2
 
 
-def test_non_ethernet_capture_is_refused(tmp_path):
+def one_record_pcap(path, linktype, record):
     import struct
-    pcap = tmp_path / "raw.pcap"
-    pcap.write_bytes(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 101) +
-                     struct.pack("<IIII", 0, 0, 20, 20) + bytes([0x45] + [0] * 19))
+    path.write_bytes(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, linktype) +
+                     struct.pack("<IIII", 0, 0, len(record), len(record)) + record)
+    return path
+
+
+def test_unsupported_link_type_is_refused(tmp_path):
+    pcap = one_record_pcap(tmp_path / "wifi.pcap", 105, bytes(40))  # 802.11
     r = run("run", "--port", f"a=pcap:{pcap}:", "--no-progress")
     assert_no_crash(r)
     assert r.returncode == 1 and "is not supported (Ethernet captures only)" in r.stderr, r.stderr
+    r = run("parse", "--in", pcap)
+    assert r.returncode == 1 and "link type 105 is not supported" in r.stderr, r.stderr
 
 
 def test_configurations_beyond_memory_are_refused_up_front():
@@ -416,3 +422,37 @@ def test_stats_interval_writes_json_lines_without_a_tty():
         assert {"rates", "ports", "modules", "drops_by_reason"} <= set(ln)
     assert 50_000 < lines[-1]["rates"]["rx_pps"] < 150_000
     assert "check: rx = tx + dropped + slow_path" in r.stdout  # the summary still follows
+
+
+def test_parse_count_times_and_filter(capture):
+    r = assert_ok(run("parse", "--in", capture, "-c", 3, "--times"))
+    lines = r.stdout.splitlines()
+    assert lines[0] == "frame,time,caplen,len,status,vlan,ip_version,src,dst,proto,sport,dport,frag"
+    assert len(lines) == 4
+    frame, t, caplen, length = lines[1].split(",")[:4]
+    assert frame == "1" and "." in t and int(caplen) <= int(length)
+    # BPF as tcpdump applies it: "udp" matches untagged UDP only.
+    rows = [ln.split(",") for ln in assert_ok(run("parse", "--in", capture)).stdout.splitlines()[1:]]
+    want = sum(1 for c in rows if c[6] == "17" and c[2] == "")
+    got = assert_ok(run("parse", "--in", capture, "--filter", "udp", "--format", "summary")).stdout
+    assert f"{want} packets" in got.splitlines()[0], (want, got.splitlines()[0])
+    bad = run("parse", "--in", capture, "--filter", "udpx")
+    assert bad.returncode == 1 and "filter 'udpx'" in bad.stderr
+
+
+def test_linux_cooked_and_raw_ip_captures_are_read_as_ethernet(tmp_path):
+    import struct
+    from pcap_frames import ipv4, ipv6, udp
+    v4 = ipv4([10, 0, 0, 1], [10, 0, 0, 2], udp(sport=1111, dport=53))
+    v6 = ipv6(bytes(15) + b"\x01", bytes(15) + b"\x02", udp(sport=2222, dport=53))
+    sll = struct.pack("!HHH8sH", 0, 1, 6, bytes([2, 0, 0, 0, 0, 9, 0, 0]), 0x0800) + v4
+    sll2 = struct.pack("!HHIHBB8s", 0x86DD, 0, 2, 1, 0, 6, bytes([2, 0, 0, 0, 0, 9, 0, 0])) + v6
+    cases = [(113, sll, "4", "10.0.0.1", "1111"), (276, sll2, "6", "::1", "2222"),
+             (101, v4, "4", "10.0.0.1", "1111"), (229, v6, "6", "::1", "2222")]
+    for linktype, record, version, src, sport in cases:
+        pcap = one_record_pcap(tmp_path / f"lt{linktype}.pcap", linktype, record)
+        rows = assert_ok(run("parse", "--in", pcap)).stdout.splitlines()
+        c = rows[1].split(",")
+        assert (c[1], c[3], c[4], c[7]) == ("ok", version, src, sport), (linktype, rows[1])
+        r, j = run_json(tmp_path, "--app", "router", "--port", f"a=pcap:{pcap}:", "--no-progress")
+        assert j["totals"]["rx"] == 1

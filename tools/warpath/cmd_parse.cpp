@@ -20,10 +20,19 @@ namespace warpath::cli {
 namespace {
 
 struct ParseOptions {
-  std::string in, out, format = "csv", engine = "auto";
+  std::string in, out, format = "csv", engine = "auto", filter;
   uint32_t batch   = 8192;
   uint32_t threads = 1;
+  uint64_t count   = 0;  ///< stop after this many packets (0: all)
+  bool times       = false;
 };
+
+/// --times: the capture time (seconds.nanoseconds since the epoch) and the captured and wire
+/// lengths, in front of the parse columns.
+std::string time_columns(const packet::PacketMeta& m) {
+  return fmt::format("{}.{:09},{},{}", m.timestamp_ns / 1000000000u, m.timestamp_ns % 1000000000u,
+                     m.caplen, m.len);
+}
 
 // The CSV columns as a JSON object: the header names as keys, numbers as numbers, and null
 // for a field that does not apply.
@@ -65,16 +74,21 @@ int run_parse(const ParseOptions& o) {
 int parse_to(const ParseOptions& o, std::FILE* out) {
   auto reader = io::PcapReader::open(o.in);
   if (!reader.is_ok()) return fail(reader.status());
-  if (reader->info().linktype != 1)  // DLT_EN10MB
-    return fail(fmt::format("{}: link type {} is not supported (Ethernet captures only)", o.in,
-                            reader->info().linktype));
+  if (reader->info().linktype != 1)  // DLT_EN10MB (Linux cooked and raw IP are converted)
+    return fail(fmt::format("{}: link type {} is not supported (Ethernet, Linux cooked SLL/SLL2 "
+                            "and raw IP captures only)",
+                            o.in, reader->info().file_linktype));
+  if (!o.filter.empty())
+    if (Status s = reader->set_filter(o.filter); !s.is_ok()) return fail(s);
   auto parser = packet::make_parser(o.engine);
   if (!parser.is_ok()) return fail(parser.status());
   auto batch = packet::PacketBatch::create(o.batch, 2048, size_t(o.batch) * 2048 + (1u << 17));
   if (!batch.is_ok()) return fail(batch.status());
 
   const bool csv = o.format == "csv", json = o.format == "json";
-  if (csv) fmt::print(out, "{}\n", packet::kParseCsvHeader);
+  if (csv)
+    fmt::print(out, "{}{}\n", o.times ? "frame,time,caplen,len," : "",
+               o.times ? std::string(packet::kParseCsvHeader).substr(6) : packet::kParseCsvHeader);
   if (json) fmt::print(out, "[");
   packet::ParseSummary summary;
   std::vector<packet::PacketInfo> infos(o.batch);
@@ -88,14 +102,36 @@ int parse_to(const ParseOptions& o, std::FILE* out) {
     if (batch->size() == 0 && reader->at_end()) break;
     Status s = (*parser)->parse(batch->view(), {infos.data(), batch->size()}, ctx);
     if (!s.is_ok()) return fail(s);
+    bool enough = false;
     for (uint32_t i = 0; i < batch->size(); ++i) {
+      if (o.count && frame >= o.count) {
+        enough = true;
+        break;
+      }
       ++frame;
-      summary.add(infos[i], batch->meta(i).len);
-      if (csv) fmt::print(out, "{}\n", packet::parse_csv_row(frame, infos[i]));
-      if (json)
-        fmt::print(out, "{}\n  {}", frame == 1 ? "" : ",", row_json(frame, infos[i]).dump());
+      const packet::PacketMeta& m = batch->meta(i);
+      summary.add(infos[i], m.len);
+      if (csv) {
+        std::string row = packet::parse_csv_row(frame, infos[i]);
+        if (o.times) row.insert(row.find(',') + 1, time_columns(m) + ",");
+        fmt::print(out, "{}\n", row);
+      }
+      if (json) {
+        auto row = row_json(frame, infos[i]);
+        if (o.times) {
+          nlohmann::ordered_json t;
+          t["frame"]  = row["frame"];
+          t["time"]   = double(m.timestamp_ns) / 1e9;
+          t["caplen"] = m.caplen;
+          t["len"]    = m.len;
+          for (auto it = row.begin(); it != row.end(); ++it)
+            if (it.key() != "frame") t[it.key()] = it.value();
+          row = std::move(t);
+        }
+        fmt::print(out, "{}\n  {}", frame == 1 ? "" : ",", row.dump());
+      }
     }
-    if (reader->at_end()) break;
+    if (enough || reader->at_end()) break;
   }
   if (json) fmt::print(out, "{}]\n", frame ? "\n" : "");
   if (o.format == "summary") {
@@ -119,6 +155,13 @@ void add_parse(CLI::App& app, Runner& run) {
   cmd->add_option("--batch", o->batch, "Packets per batch")->check(CLI::Range(1u, 1u << 22));
   cmd->add_option("--threads", o->threads, "CPU threads for cpu.parse")
       ->check(CLI::Range(1u, 1024u));
+  cmd->add_option("-c,--count", o->count, "Stop after this many packets (after --filter)");
+  cmd->add_option("--filter", o->filter,
+                  "BPF filter expression, as tcpdump takes it (e.g. \"udp port 53\")");
+  cmd->add_flag("--times", o->times,
+                "Also the capture time and the captured and wire lengths of each packet");
+  cmd->footer("--in - reads standard input (tcpdump -w - | warpath parse --in -). Linux cooked "
+              "(SLL, SLL2: tcpdump -i any) and raw-IP captures are read as Ethernet frames.");
   cmd->callback([o, &run] { run = [o] { return run_parse(*o); }; });
 }
 

@@ -30,10 +30,14 @@ enum class TimePrecision : uint8_t { kMicro, kNano };
 enum class CaptureFormat : uint8_t { kPcap, kPcapng };
 
 struct CaptureInfo {
-  int linktype            = 1;  ///< DLT_EN10MB
+  int linktype            = 1;  ///< DLT_EN10MB (also what PcapReader hands out for the link
+                                ///< types it converts: see file_linktype)
   uint32_t snaplen        = 262144;
   TimePrecision precision = TimePrecision::kNano;
   CaptureFormat format    = CaptureFormat::kPcap;
+  int file_linktype       = 1;  ///< the file's own: 1, or 113 (Linux SLL), 276 (SLL2), 12/14/
+                                ///< 101/228/229 (raw IP), whose records the reader rewrites
+                                ///< as Ethernet frames
 };
 
 class PcapReader {
@@ -50,6 +54,9 @@ class PcapReader {
   /// packets before it were handed out: the call that meets it returns those, and that call's
   /// successor and every later one return the error.
   Result<uint32_t> read(packet::PacketBatch& batch, uint16_t port = 0);
+  /// Keeps only the records a BPF filter expression accepts (libpcap's compiler, on the file's
+  /// own link type, as tcpdump reads it). kInvalidArgument with libpcap's reason.
+  Status set_filter(const std::string& expression);
   uint64_t records_read() const noexcept { return records_; }
   /// True once the end of the file was reached and every record was handed out.
   bool at_end() const noexcept { return at_end_; }
