@@ -1,7 +1,8 @@
 # warpath: the two commands of the README, plus a few conveniences.
 #   make demo    set up, build, and run warpath's main job on built-in data
 #   make test    set up, build, and run the whole test suite (ctest + pytest)
-# Other targets: build, setup, gpu-check, format, tidy, clean.  PRESET=cpu builds without CUDA.
+# Other targets: build, setup, docs (man pages, bash completion), gpu-check, format, tidy,
+# clean.  PRESET=cpu builds without CUDA.
 PRESET ?= default
 BUILD_DIR_default := build
 BUILD_DIR_cpu := build-cpu
@@ -10,7 +11,7 @@ BUILD_DIR := $(BUILD_DIR_$(PRESET))
 JOBS ?= $(shell nproc)
 export WARPATH_DATA ?= $(abspath ../shared/data)
 
-.PHONY: all setup build demo test test-cpp test-py gpu-check format tidy clean
+.PHONY: all setup build demo test test-cpp test-py docs gpu-check format tidy clean
 
 all: build
 
@@ -39,6 +40,11 @@ test-cpp:
 
 test-py:
 	WARPATH_BIN=$(abspath $(BUILD_DIR))/warpath .venv/bin/python -m pytest tests -q
+
+docs: build
+	./$(BUILD_DIR)/warpath docs --man $(BUILD_DIR)/man
+	./$(BUILD_DIR)/warpath docs --completion bash > $(BUILD_DIR)/warpath.bash
+	@echo "man -l $(BUILD_DIR)/man/warpath-run.1; source $(BUILD_DIR)/warpath.bash"
 
 gpu-check:
 	bash scripts/gpu-check.sh

@@ -456,3 +456,29 @@ def test_linux_cooked_and_raw_ip_captures_are_read_as_ethernet(tmp_path):
         assert (c[1], c[3], c[4], c[7]) == ("ok", version, src, sport), (linktype, rows[1])
         r, j = run_json(tmp_path, "--app", "router", "--port", f"a=pcap:{pcap}:", "--no-progress")
         assert j["totals"]["rx"] == 1
+
+
+def test_man_pages_and_completion_come_from_the_cli(tmp_path):
+    import shutil
+    import subprocess
+    r = assert_ok(run("docs", "--man", tmp_path / "man"))
+    pages = sorted(p.name for p in (tmp_path / "man").iterdir())
+    for name in ("warpath.1", "warpath-run.1", "warpath-lookup.1", "warpath-gen-traffic.1",
+                 "warpath-docs.1"):
+        assert name in pages, pages
+    assert f"wrote {len(pages)} man pages" in r.stdout
+    run_page = (tmp_path / "man" / "warpath-run.1").read_text()
+    assert run_page.startswith(".TH") and "\\-\\-stats\\-interval" in run_page
+    if shutil.which("groff"):
+        g = subprocess.run(["groff", "-man", "-Tutf8", "-ww", "-z", tmp_path / "man" / "warpath-run.1"],
+                           capture_output=True, text=True)
+        assert g.returncode == 0 and g.stderr == "", g.stderr
+    script = assert_ok(run("docs", "--completion", "bash")).stdout
+    if shutil.which("bash"):
+        probe = script + ('COMP_WORDS=(warpath run --sta); COMP_CWORD=2; _warpath; '
+                          'echo "${COMPREPLY[*]}"; COMP_WORDS=(warpath gen tr); COMP_CWORD=2; '
+                          '_warpath; echo "${COMPREPLY[*]}"\n')
+        out = subprocess.run(["bash", "-c", probe], capture_output=True, text=True).stdout
+        assert out.splitlines() == ["--stats-interval", "traffic"], out
+    bad = run("docs")
+    assert bad.returncode == 1 and "--man DIR or --completion bash" in bad.stderr

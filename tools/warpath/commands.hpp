@@ -23,6 +23,7 @@ void add_bench(CLI::App& app, Runner& run);
 void add_route(CLI::App& app, Runner& run);
 void add_run(CLI::App& app, Runner& run);
 void add_modules(CLI::App& app, Runner& run);
+void add_docs(CLI::App& app, Runner& run);
 
 /// Prints "warpath: <message>" to stderr and returns 1.
 int fail(const Status& status);
