@@ -391,7 +391,7 @@ def test_lookup_single_queries_like_ip_route_get(tmp_path):
     bad = run("lookup", "--fib", fib, "8.8.8.8", "bogus")
     assert bad.returncode == 1 and "bad IPv4 address 'bogus'" in bad.stderr
     none = run("lookup", "--fib", fib)
-    assert none.returncode == 1 and "--addrs FILE or addresses" in none.stderr
+    assert none.returncode == 2 and "--addrs FILE or addresses" in none.stderr
 
 
 def test_classify_shows_the_matching_rule_and_action(tmp_path):

@@ -112,11 +112,16 @@ int run_lookup(const LookupOptions& o) {
   auto table = lookup::load_routes(o.fib);
   if (!table.is_ok()) return fail(table.status());
   if (!o.queries.empty()) {
-    if (!o.addrs.empty() || !o.updates.empty() || !o.out.empty() || !o.stats.empty())
-      return fail("addresses on the command line go without --addrs, --updates, --out, --stats");
+    if (!o.addrs.empty() || !o.updates.empty() || !o.out.empty() || !o.stats.empty()) {
+      fail("addresses on the command line go without --addrs, --updates, --out, --stats");
+      return 2;  // a usage error, like a bad flag
+    }
     return run_queries(o, *table);
   }
-  if (o.addrs.empty()) return fail("--addrs FILE or addresses on the command line are required");
+  if (o.addrs.empty()) {
+    fail("--addrs FILE or addresses on the command line are required");
+    return 2;
+  }
   std::vector<lookup::RouteUpdate> updates;
   if (!o.updates.empty()) {
     auto u = lookup::load_route_updates(o.updates, *table);
