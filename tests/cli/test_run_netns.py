@@ -332,21 +332,27 @@ def run_agent(topo, tmp_path, w, job, xdp=False, timeout=60):
 
 # --- 1, 2: the router over AF_PACKET and AF_XDP -------------------------------------------------
 
+def routed_input(tmp_path, count, seed):
+    """Generated frames in in.pcap, FIB and neighbour files, and `warpath route` on them (the
+    offline data path: the expected output in tmp_path/route). Returns the frames."""
+    frames = generated_frames(tmp_path, count, seed)
+    nu.write_pcap(tmp_path / "in.pcap", frames)
+    (tmp_path / "fib.txt").write_text(FIB)
+    (tmp_path / "neighbors.txt").write_text(NEIGHBORS)
+    warpath("route", "--fib", tmp_path / "fib.txt", "--neighbors", tmp_path / "neighbors.txt",
+            "--in", tmp_path / "in.pcap", "--out-dir", tmp_path / "route", "--json",
+            tmp_path / "route.json")
+    return frames
+
+
 # afpacket: per-packet TPACKET_V2 slots under the default delay bound (200 us); TPACKET_V3 blocks
 # (handed over when full or after 1 ms) with a bound of 1 ms or more.
 @pytest.mark.parametrize("kind, delay_us, ring", [("afpacket", None, "TPACKET_V2"),
                                                   ("afpacket", 2000, "TPACKET_V3"),
                                                   ("afxdp", None, None)])
 def test_router_forwards_like_warpath_route(tmp_path, topo, kind, delay_us, ring):
-    frames = generated_frames(tmp_path, 2000, 21)
-    nu.write_pcap(tmp_path / "in.pcap", frames)
-    (tmp_path / "fib.txt").write_text(FIB)
-    (tmp_path / "neighbors.txt").write_text(NEIGHBORS)
-
     # The offline data path on the same input: the expected frames of port 1.
-    warpath("route", "--fib", tmp_path / "fib.txt", "--neighbors", tmp_path / "neighbors.txt",
-            "--in", tmp_path / "in.pcap", "--out-dir", tmp_path / "route", "--json",
-            tmp_path / "route.json")
+    frames = routed_input(tmp_path, 2000, 21)
     route = json.loads((tmp_path / "route.json").read_text())["counters"]
     expected = nu.read_pcap(tmp_path / "route" / "port1.pcap")
     assert not (tmp_path / "route" / "port0.pcap").exists()
@@ -435,13 +441,7 @@ def test_router_forwards_like_warpath_route(tmp_path, topo, kind, delay_us, ring
 # each packet until its TTL ran out (10 packets in, 640 out). Every packet must cross once.
 @pytest.mark.parametrize("workers", [2, 3])
 def test_router_with_several_workers_forwards_each_packet_once(tmp_path, topo, workers):
-    frames = generated_frames(tmp_path, 600, 23)
-    nu.write_pcap(tmp_path / "in.pcap", frames)
-    (tmp_path / "fib.txt").write_text(FIB)
-    (tmp_path / "neighbors.txt").write_text(NEIGHBORS)
-    warpath("route", "--fib", tmp_path / "fib.txt", "--neighbors", tmp_path / "neighbors.txt",
-            "--in", tmp_path / "in.pcap", "--out-dir", tmp_path / "route", "--json",
-            tmp_path / "route.json")
+    frames = routed_input(tmp_path, 600, 23)
     expected = nu.read_pcap(tmp_path / "route" / "port1.pcap")
     icmp = nu.read_pcap(tmp_path / "route" / "icmp.pcap")
     w = start(topo, tmp_path, ["--app", "router", "--fib", tmp_path / "fib.txt", "--neighbors",
