@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <mutex>
+#include <system_error>
 
 namespace warpath::testing {
 
@@ -31,10 +33,30 @@ std::string golden_path(const std::string& relative) {
 
 bool have_data() { return fs::is_directory(data_dir()); }
 
+/// The directories temp_dir() made, removed when the test program exits (set
+/// WARPATH_KEEP_TEST_DIRS to keep them for a look).
+struct TempDirs {
+  std::mutex mutex;
+  std::vector<std::string> dirs;
+  ~TempDirs() {
+    if (std::getenv("WARPATH_KEEP_TEST_DIRS")) return;
+    std::error_code ec;
+    for (const auto& d : dirs) fs::remove_all(d, ec);
+  }
+};
+TempDirs& temp_dirs() {
+  static TempDirs t;
+  return t;
+}
+
 std::string temp_dir() {
   std::string templ = (fs::temp_directory_path() / "warpath-test-XXXXXX").string();
   char* made        = mkdtemp(templ.data());
-  return made ? std::string(made) : fs::temp_directory_path().string();
+  if (!made) return fs::temp_directory_path().string();
+  TempDirs& t = temp_dirs();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  t.dirs.emplace_back(made);
+  return made;
 }
 
 std::vector<uint8_t> read_bytes(const std::string& path) {
