@@ -23,7 +23,11 @@ struct PcapReader::Impl {
   long record_end = -1;
   Status error;  // the first bad record, reported on every read from then on
   std::vector<uint8_t> converted;  // a record rewritten as an Ethernet frame (SLL, raw IP)
+  bpf_program filter{};            // set_filter(); applied per record (pcap_offline_filter)
+  bool has_filter = false;
+  uint32_t file_snaplen = 0;  // the file's own (CaptureInfo::snaplen may be raised by 14)
   ~Impl() {
+    if (has_filter) pcap_freecode(&filter);
     if (handle) pcap_close(handle);
   }
 };
@@ -142,9 +146,13 @@ Result<PcapReader> PcapReader::open(const std::string& path) {
   r.path_         = path;
   info.linktype      = pcap_datalink(h);
   info.file_linktype = info.linktype;
-  if (link_header_bytes(info.linktype) >= 0) info.linktype = 1;  // handed out as Ethernet
-  info.snaplen    = static_cast<uint32_t>(pcap_snapshot(h));
-  r.info_         = info;
+  info.snaplen       = static_cast<uint32_t>(pcap_snapshot(h));
+  r.impl_->file_snaplen = info.snaplen;
+  if (const int hdr = link_header_bytes(info.linktype); hdr >= 0) {
+    info.linktype = 1;  // handed out as Ethernet: 14 bytes in place of the link header, so
+    if (hdr < 14) info.snaplen += uint32_t(14 - hdr);  // a copy's records fit its snap length
+  }
+  r.info_ = info;
   if (info.format == CaptureFormat::kPcap && !stream) {
     if (std::FILE* f = pcap_file(h)) r.impl_->record_end = std::ftell(f);
   }
@@ -191,15 +199,18 @@ Result<uint32_t> PcapReader::read(packet::PacketBatch& batch, uint16_t port) {
       if (end >= impl_->record_end + 16) stored_caplen = uint64_t(end - impl_->record_end - 16);
       impl_->record_end = end;
     }
-    if (stored_caplen > info_.snaplen)
+    if (stored_caplen > impl_->file_snaplen)
       return fail(Status(Errc::kParseError,
                          where + ": captured length " + std::to_string(stored_caplen) +
-                             " exceeds the file's snap length " + std::to_string(info_.snaplen)));
+                             " exceeds the file's snap length " + std::to_string(impl_->file_snaplen)));
     if (hdr->caplen > hdr->len)
       return fail(
           Status(Errc::kParseError, where + ": captured length " + std::to_string(hdr->caplen) +
                                         " exceeds the wire length " + std::to_string(hdr->len)));
     ++records_;
+    // The filter runs here, per record, not inside libpcap (pcap_setfilter): libpcap would
+    // skip records within one call and the file-position check above would see them as one.
+    if (impl_->has_filter && !pcap_offline_filter(&impl_->filter, hdr, data)) continue;
     pcap_pkthdr h = *hdr;
     if (info_.file_linktype != info_.linktype) {  // SLL / raw IP: handed out as Ethernet
       const auto link = uint32_t(link_header_bytes(info_.file_linktype));
@@ -226,11 +237,9 @@ Status PcapReader::set_filter(const std::string& expression) {
   if (pcap_compile(impl_->handle, &prog, expression.c_str(), 1, PCAP_NETMASK_UNKNOWN) != 0)
     return Status(Errc::kInvalidArgument,
                   "filter '" + expression + "': " + pcap_geterr(impl_->handle));
-  const int rc = pcap_setfilter(impl_->handle, &prog);
-  pcap_freecode(&prog);
-  if (rc != 0)
-    return Status(Errc::kInvalidArgument,
-                  "filter '" + expression + "': " + pcap_geterr(impl_->handle));
+  if (impl_->has_filter) pcap_freecode(&impl_->filter);
+  impl_->filter     = prog;
+  impl_->has_filter = true;
   return Status::ok();
 }
 

@@ -165,6 +165,13 @@ Status PcapWriter::write(const packet::PacketBatch& batch) {
   return Status::ok();
 }
 
+Status PcapWriter::flush() {
+  if (!impl_ || !impl_->dumper) return Status::ok();  // pcapng writes through its own buffer
+  if (pcap_dump_flush(impl_->dumper) != 0 || std::ferror(pcap_dump_file(impl_->dumper)))
+    return write_error();
+  return Status::ok();
+}
+
 Status PcapWriter::close() {
   if (!impl_) return Status::ok();
   Status result;

@@ -145,6 +145,15 @@ Status check_ports(const RunConfig& c) {
     if (!parsed->in.empty()) files.push_back({"ports." + name, parsed->in, true});
     if (!parsed->out.empty()) files.push_back({"ports." + name, parsed->out, false});
   }
+  // The tables are inputs too (an output over --fib would destroy the table).
+  if (c.chain.empty()) {
+    if (!c.fib.empty()) files.push_back({"router.fib", c.fib, true});
+    if (!c.neighbors.empty()) files.push_back({"router.neighbors", c.neighbors, true});
+    if (!c.rules.empty()) files.push_back({"acl.rules", c.rules, true});
+  }
+  for (const ModuleSpec& m : c.chain)
+    for (const auto& [k, v] : m.args)
+      if (k == "fib" || k == "neighbors" || k == "rules") files.push_back({m.kind + "." + k, v, true});
   if (!c.json.empty()) files.push_back({"json", c.json, false});
   if (!c.slow_path.empty() && c.slow_path.rfind("tap:", 0) != 0)
     files.push_back({"slow_path", c.slow_path, false});

@@ -482,3 +482,99 @@ def test_man_pages_and_completion_come_from_the_cli(tmp_path):
         assert out.splitlines() == ["--stats-interval", "traffic"], out
     bad = run("docs")
     assert bad.returncode == 1 and "--man DIR or --completion bash" in bad.stderr
+
+
+# --- second look (a reviewer of this work found these) -------------------------------------------
+
+def test_filter_skips_records_without_false_damage(tmp_path):
+    # A small snap length and long stretches of records the filter drops: libpcap's own
+    # filtering made those stretches look like one oversized record.
+    import struct
+    from pcap_frames import eth, ipv4, udp
+    recs = []
+    for k in range(400):
+        f = eth(ipv4([10, 0, 0, 1], [10, 0, 0, 2], udp(dport=53 if k % 100 == 0 else 80)))[:90]
+        recs.append(struct.pack("<IIII", k, 0, len(f), len(f) + 10) + f)
+    pcap = tmp_path / "snap96.pcap"
+    pcap.write_bytes(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 96, 1) + b"".join(recs))
+    r = assert_ok(run("parse", "--in", pcap, "--filter", "udp port 53", "--format", "summary"))
+    assert "4 packets" in r.stdout.splitlines()[0] and "warning" not in r.stderr, r.stderr
+
+
+def test_route_never_truncates_its_input(tmp_path, capture):
+    out = tmp_path / "o"
+    out.mkdir()
+    (out / "drop.pcap").write_bytes(capture.read_bytes())
+    (tmp_path / "f.fib").write_text("10.0.0.0/8 1\n")
+    r = run("route", "--in", out / "drop.pcap", "--fib", tmp_path / "f.fib", "--out-dir", out)
+    assert r.returncode == 1 and "refusing to write over it" in r.stderr, r.stderr
+    assert (out / "drop.pcap").read_bytes() == capture.read_bytes()
+
+
+def test_run_json_over_a_table_is_refused(tmp_path):
+    (tmp_path / "f.fib").write_text("10.0.0.0/8 1\n")
+    r = run("run", "--app", "router", "--fib", tmp_path / "f.fib", "--json", tmp_path / "f.fib",
+            "--port", "g=gen:max:10", "--port", "s=null", "--no-progress")
+    assert r.returncode == 1 and "same file as the input of router.fib" in r.stderr, r.stderr
+    assert (tmp_path / "f.fib").read_text() == "10.0.0.0/8 1\n"
+
+
+def test_json_to_dev_stdout_redirected_to_a_file_keeps_the_summary(tmp_path):
+    import subprocess
+    from warpath_cli import WARPATH_BIN
+    rep = tmp_path / "rep.txt"
+    with open(rep, "w") as f:
+        p = subprocess.run([str(WARPATH_BIN), "run", "--port", "g=gen:max:1000", "--port",
+                            "s=null", "--no-progress", "--json", "/dev/stdout"], stdout=f,
+                           stderr=subprocess.PIPE, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    text = rep.read_text()
+    assert "check: rx = tx + dropped + slow_path" in text and '"totals"' in text
+
+
+def test_raw_ip_copy_reads_back(tmp_path):
+    from pcap_frames import ipv4, udp
+    pkt = ipv4([10, 0, 0, 1], [10, 0, 0, 2], udp(data=b"x" * 60))
+    import struct
+    pcap = tmp_path / "raw.pcap"
+    pcap.write_bytes(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, len(pkt), 101) +
+                     struct.pack("<IIII", 0, 0, len(pkt), len(pkt)) + pkt)
+    copy = tmp_path / "copy.pcap"
+    r, _ = run_json(tmp_path, "--app", "acl", "--default-action", "permit", "--port",
+                    f"a=pcap:{pcap}:{copy}", "--no-progress")
+    back = assert_ok(run("parse", "--in", copy))
+    assert back.stdout.count("\n") == 2 and "warning" not in back.stderr, back.stderr
+
+
+def test_lookup_arguments_are_one_address_each(tmp_path):
+    fib = tmp_path / "q.fib"
+    fib.write_text("8.0.0.0/8 gw8\n")
+    for bad in ("", "1.1.1.1\n2.2.2.2", "#8.8.8.8"):
+        r = run("lookup", "--fib", fib, bad, "8.8.8.8")
+        assert_no_crash(r)
+        assert r.returncode == 1 and "expected one IPv4 or IPv6 address" in r.stderr, r.stderr
+
+
+def test_acl_default_applies_to_ipv4_it_cannot_key(tmp_path):
+    # RFC 1858: a first fragment too short to hold the TCP ports; no rule can match it.
+    import struct
+    from pcap_frames import eth, ipv4, write_pcap
+    hdr = bytearray(ipv4([10, 0, 0, 1], [10, 0, 0, 2], b"\x00\x16", proto=6))
+    hdr[6:8] = struct.pack("!H", 0x2000)  # MF, offset 0
+    hdr[10:12] = b"\0\0"
+    from pcap_frames import csum
+    hdr[10:12] = struct.pack("!H", csum(bytes(hdr[:20])))
+    pcap = tmp_path / "tiny.pcap"
+    write_pcap(pcap, [eth(bytes(hdr))])
+    rules = tmp_path / "r"
+    rules.write_text("@0.0.0.0/0\t0.0.0.0/0\t0 : 65535\t80 : 80\t0x06/0xFF\tpermit\n")
+    _, j = run_json(tmp_path, "--app", "router+acl", "--rules", rules, "--port",
+                    f"a=pcap:{pcap}:", "--no-progress")
+    assert j["drops_by_reason"].get("acl_deny") == 1, j["drops_by_reason"]
+
+
+@pytest.mark.parametrize("word", ['"deny"', "!deny", "deny,", "-"])
+def test_classbench_action_typos_with_symbols_are_errors(tmp_path, word):
+    (tmp_path / "r").write_text(CB.format(word))
+    r = run("classify", "--rules", tmp_path / "r", "--trace", "/dev/null")
+    assert r.returncode == 1 and "unknown action" in r.stderr, r.stderr

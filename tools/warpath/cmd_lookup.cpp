@@ -65,10 +65,16 @@ Status lookup_all(const lookup::Fib& fib, const Split& in, std::vector<lookup::N
 /// the engine gives and the route it comes from (the longest matching prefix of the table,
 /// found by a scan and checked against the engine's answer).
 int run_queries(const LookupOptions& o, const lookup::RouteTable& table) {
-  std::string text;
-  for (const std::string& q : o.queries) text += q + "\n";
-  auto addrs = lookup::parse_addresses("command line", text);
-  if (!addrs.is_ok()) return fail(addrs.status());
+  std::vector<lookup::Address> parsed;  // one per argument, in order
+  for (const std::string& q : o.queries) {
+    if (q.empty() || q.find_first_of(" \t\r\n#") != std::string::npos)
+      return fail("address '" + q + "': expected one IPv4 or IPv6 address");
+    auto one = lookup::parse_addresses("address", q);
+    if (!one.is_ok()) return fail(one.status());
+    if (one->size() != 1) return fail("address '" + q + "': expected one IPv4 or IPv6 address");
+    parsed.push_back(one->front());
+  }
+  const std::vector<lookup::Address>* addrs = &parsed;
   auto fib = lookup::make_fib(o.engine, table);
   if (!fib.is_ok()) return fail(fib.status());
   ExecContext ctx;

@@ -82,7 +82,10 @@ int parse_to(const ParseOptions& o, std::FILE* out) {
     if (Status s = reader->set_filter(o.filter); !s.is_ok()) return fail(s);
   auto parser = packet::make_parser(o.engine);
   if (!parser.is_ok()) return fail(parser.status());
-  auto batch = packet::PacketBatch::create(o.batch, 2048, size_t(o.batch) * 2048 + (1u << 17));
+  // With -c, no bigger batches than needed: a pipe's first packets print without waiting for
+  // a full batch.
+  const uint32_t per_batch = o.count ? uint32_t(std::min<uint64_t>(o.batch, o.count)) : o.batch;
+  auto batch = packet::PacketBatch::create(per_batch, 2048, size_t(per_batch) * 2048 + (1u << 17));
   if (!batch.is_ok()) return fail(batch.status());
 
   const bool csv = o.format == "csv", json = o.format == "json";

@@ -23,6 +23,7 @@
 #include "output_file.hpp"
 #include "warpath/forward/router.hpp"
 #include "warpath/io/pcap_file.hpp"
+#include "warpath/io/same_file.hpp"
 #include "warpath/io/text_file.hpp"
 #include "warpath/lookup/fib.hpp"
 #include "warpath/packet/parser.hpp"
@@ -45,9 +46,14 @@ struct Outputs {
 
 Result<std::unique_ptr<io::PcapWriter>> open_writer(Outputs& out, const std::string& dir,
                                                     const std::string& name,
-                                                    const io::CaptureInfo& info) {
+                                                    const io::CaptureInfo& info,
+                                                    const std::vector<std::string>& inputs) {
   const std::string path = (std::filesystem::path(dir) / (name + ".pcap")).string();
-  auto w                 = io::PcapWriter::create(path, info);
+  for (const std::string& in : inputs)  // creating it truncates it: never one of the inputs
+    if (io::same_file(path, in))
+      return Status(Errc::kInvalidArgument,
+                    path + ": is the input '" + in + "'; refusing to write over it");
+  auto w = io::PcapWriter::create(path, info);
   if (!w.is_ok()) return w.status();
   out.files[name] = path;
   return std::make_unique<io::PcapWriter>(std::move(w).value());
@@ -60,19 +66,20 @@ Status open_outputs(const RouteOptions& o, const forward::RouterTables& tables,
   if (ec || !std::filesystem::is_directory(o.out_dir))
     return Status(Errc::kIoError, o.out_dir + ": cannot create directory" +
                                       (ec ? ": " + ec.message() : std::string()));
+  const std::vector<std::string> inputs = {o.in, o.fib, o.neighbors};
   io::CaptureInfo info = in;
   info.format          = io::CaptureFormat::kPcap;
   if (info.snaplen == 0) info.snaplen = 262144;
   for (uint16_t port : tables.ports()) {
     WARPATH_ASSIGN_OR_RETURN(auto w,
-                             open_writer(out, o.out_dir, fmt::format("port{}", port), info));
+                             open_writer(out, o.out_dir, fmt::format("port{}", port), info, inputs));
     out.ports.emplace(port, std::move(*w));
   }
-  WARPATH_ASSIGN_OR_RETURN(out.slow, open_writer(out, o.out_dir, "slowpath", info));
-  WARPATH_ASSIGN_OR_RETURN(out.drop, open_writer(out, o.out_dir, "drop", info));
+  WARPATH_ASSIGN_OR_RETURN(out.slow, open_writer(out, o.out_dir, "slowpath", info, inputs));
+  WARPATH_ASSIGN_OR_RETURN(out.drop, open_writer(out, o.out_dir, "drop", info, inputs));
   io::CaptureInfo icmp_info = info;
   icmp_info.snaplen         = std::max<uint32_t>(info.snaplen, forward::kMaxIcmpFrameBytes);
-  WARPATH_ASSIGN_OR_RETURN(out.icmp, open_writer(out, o.out_dir, "icmp", icmp_info));
+  WARPATH_ASSIGN_OR_RETURN(out.icmp, open_writer(out, o.out_dir, "icmp", icmp_info, inputs));
   return Status::ok();
 }
 

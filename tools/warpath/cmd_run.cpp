@@ -293,7 +293,7 @@ int run_pipeline(const RunOptions& o) {
   // --stats-interval: JSON lines on standard output while running (no TTY needed).
   std::optional<runtime::RunReport> last_stats;
   double next_stats = o.stats_interval;
-  if (o.stats_interval > 0) hooks.progress_interval_s = std::min(0.5, o.stats_interval);
+  if (o.stats_interval > 0) hooks.progress_interval_s = std::min(0.5, o.stats_interval / 4);
   if (c.progress || metrics || o.stats_interval > 0)
     hooks.progress = [&](const runtime::RunReport& r) {
       if (c.progress) progress.update(r);
@@ -303,7 +303,7 @@ int run_pipeline(const RunOptions& o) {
                      run_stats_line(r, last_stats ? &*last_stats : nullptr).dump().c_str());
         std::fflush(stdout);
         last_stats = r;
-        next_stats = r.seconds + o.stats_interval;
+        while (next_stats <= r.seconds) next_stats += o.stats_interval;  // on its own grid
       }
     };
   Result<runtime::RunReport> report = runtime::run(c, in, hooks);

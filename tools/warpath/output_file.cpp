@@ -30,8 +30,13 @@ Status OutputFile::open(const std::vector<std::string>& inputs) {
   const fs::file_status st = fs::status(path_, ec);  // follows links
   target_                  = path_;
   in_place_                = false;
+  // /dev/stdout, /proc/self/fd/N and the like name an open file, whatever it is: replacing
+  // it by a rename would cut off what was already written through the descriptor.
+  const bool descriptor = path_.rfind("/dev/", 0) == 0 || path_.rfind("/proc/", 0) == 0 ||
+                          io::same_file(path_, "/dev/stdout") ||
+                          io::same_file(path_, "/dev/stderr");
   if (!ec && fs::exists(st)) {
-    if (!fs::is_regular_file(st)) {
+    if (!fs::is_regular_file(st) || descriptor) {
       in_place_ = true;
     } else if (fs::is_symlink(fs::symlink_status(path_, ec))) {
       const fs::path real = fs::canonical(path_, ec);
@@ -41,7 +46,10 @@ Status OutputFile::open(const std::vector<std::string>& inputs) {
     in_place_ = true;  // a dangling link: creating through it makes what it names
   }
   const std::string name = in_place_ ? target_ : target_ + ".partial";
-  file_                  = std::fopen(name.c_str(), "w");
+  // A descriptor that leads to a regular file (`> report.txt`) is appended to: opening it for
+  // writing would truncate what the command already printed there.
+  const bool append = in_place_ && descriptor && fs::is_regular_file(st);
+  file_             = std::fopen(name.c_str(), append ? "a" : "w");
   if (!file_) {
     file_ = stdout;
     return Status(Errc::kIoError, path_ + ": cannot " + (in_place_ ? "open" : "create") + ": " +

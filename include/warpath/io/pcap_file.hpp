@@ -82,6 +82,9 @@ class PcapWriter {
   /// packets before it are in the file.
   Status write(const packet::PacketBatch& batch);
   Status write_packet(const uint8_t* bytes, uint32_t caplen, uint32_t len, uint64_t ts_ns);
+  /// Pushes what is buffered to the file: kIoError when the write fails (a full disk), so a
+  /// caller that flushes after each burst knows which burst was lost.
+  Status flush();
   /// Flushes and closes; also done by the destructor (which cannot report errors).
   Status close();
 

@@ -12,8 +12,10 @@
 
 namespace warpath::io {
 
-inline bool same_file(const std::string& a, const std::string& b) {
-  if (a.empty() || b.empty()) return false;
+inline bool same_file(const std::string& a_in, const std::string& b_in) {
+  if (a_in.empty() || b_in.empty()) return false;
+  const std::string a = a_in == "-" ? "/dev/stdin" : a_in;  // "-": standard input
+  const std::string b = b_in == "-" ? "/dev/stdin" : b_in;
   struct stat sa {}, sb {};
   const bool ea = ::stat(a.c_str(), &sa) == 0, eb = ::stat(b.c_str(), &sb) == 0;
   if (ea && eb) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;

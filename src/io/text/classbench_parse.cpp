@@ -246,10 +246,13 @@ bool parse_rule_line(std::string_view line, ClassBenchRule& rule, std::string& e
       rule.action = std::string(extra);
       break;
     }
-    // A word that is not an action is a typo of one ("dney", "DENY"): ignoring it would make
-    // the rule permit, so a firewall would fail open. Numeric extra columns stay ignored.
-    const char c0 = extra.front();
-    if ((c0 >= 'a' && c0 <= 'z') || (c0 >= 'A' && c0 <= 'Z')) {
+    // Anything but a number is a typo of an action ("dney", "DENY", "\"deny\""): ignoring it
+    // would make the rule permit, so a firewall would fail open. Numeric extra columns (decimal
+    // or 0x hex) stay ignored, as ClassBench files carry them.
+    const bool hex = extra.size() > 2 && extra[0] == '0' && (extra[1] == 'x' || extra[1] == 'X') &&
+                     extra.find_first_not_of("0123456789abcdefABCDEF", 2) == std::string_view::npos;
+    const bool dec = extra.find_first_not_of("0123456789") == std::string_view::npos;
+    if (!hex && !dec) {
       error = "unknown action '" + std::string(extra) +
               "' (expected permit, deny, drop, accept, allow, output:N or goto:NAME, lower case)";
       return false;

@@ -12,7 +12,9 @@
 //          context NAME, permit -> continue. IPv6 packets under 5-tuple rules get `ipv6`'s
 //          action; packets that are neither IPv4 nor IPv6 (ARP, MPLS, PPPoE, ...) under 5-tuple
 //          rules get `nonip`'s (default: the default action, so a deny-by-default firewall
-//          does not pass what it cannot inspect), dropped as "acl_non_ip". With malformed=drop, a packet the parser rejected is dropped as "malformed"
+//          does not pass what it cannot inspect), dropped as "acl_non_ip"; IPv4 packets
+//          without a key (ports not captured: RFC 1858 tiny fragments) get the default
+//          action. With malformed=drop, a packet the parser rejected is dropped as "malformed"
 //          before the rules are consulted; otherwise it continues (a router decides it).
 #include <algorithm>
 #include <string>
@@ -129,7 +131,18 @@ class AclModule final : public Module {
         const packet::L3 l3 = f.infos[i].l3;
         if (l3 == packet::L3::kIpv6) {
           apply(i, ipv6_);
-        } else if (l3 != packet::L3::kIpv4) {
+        } else if (l3 == packet::L3::kIpv4) {
+          // Still undecided: an IPv4 packet the rules cannot see (its header or, for TCP/UDP,
+          // its ports not captured: a tiny first fragment, RFC 1858). No rule can match it:
+          // the default action, so a deny-by-default firewall does not pass it.
+          // A bad IPv4 header is the router's business (slow path, RFC 1812 5.2.2).
+          const packet::ParseStatus st = f.infos[i].status;
+          const bool bad_header        = st == packet::ParseStatus::kBadIpv4Header ||
+                                  st == packet::ParseStatus::kBadIpv4Checksum ||
+                                  st == packet::ParseStatus::kBadIpv4Length;
+          packet::FiveTuple4 t;
+          if (!bad_header && !packet::core::five_tuple4(f.infos[i], t)) apply(i, default_);
+        } else {
           if (nonip_.kind == ActionKind::kDeny)
             f.reason[i] = non_ip_;
           else

@@ -8,7 +8,8 @@
 //
 // TX writes OUT with io::PcapWriter (classic pcap, nanosecond timestamps = PacketMeta's, the
 // link type and snap length of IN when there is one), under a mutex, as every worker may send.
-// flush() closes the file; packets sent after it are tx_errors.
+// flush() closes the file; packets sent after it are tx_errors. Each burst is flushed to the
+// file, so a full disk is counted on the burst it hit (the whole burst as tx_errors).
 #include <algorithm>
 #include <mutex>
 #include <optional>
@@ -147,6 +148,15 @@ class PcapPort final : public Port {
         }
         ++sent;
         bytes += m.len;
+      }
+      // Flushed per burst: a full disk then shows on the burst it hit, not later, and what
+      // was counted as sent is on disk (the failed burst counts whole as tx_errors).
+      if (sent > 0) {
+        if (Status s = writer_->flush(); !s.is_ok()) {
+          if (tx_error_.is_ok()) tx_error_ = s;
+          sent  = 0;
+          bytes = 0;
+        }
       }
     }
     counters_.tx(worker, sent, bytes, which.size - sent);
