@@ -1,4 +1,4 @@
-"""Regression tests of issue 16 (defects found by a hostile tester, commit 458cac5): each test
+"""Regression tests of defects found by a hostile tester at commit 458cac5: each test
 failed there and passes now. Netns cases live in test_run_netns.py."""
 
 import json
@@ -21,7 +21,7 @@ def capture(tmp_path_factory):
     return pcap
 
 
-# --- defect 2: outputs that are not regular files are written in place, links through ------------
+# --- outputs that are not regular files are written in place, links through ----------------------
 
 def test_out_through_a_symlink_keeps_the_link(tmp_path, capture):
     target = tmp_path / "rows.csv"
@@ -65,7 +65,7 @@ def test_json_to_dev_stdout(tmp_path, capture):
     check_report(json.loads(r.stdout[start:]))
 
 
-# --- defect 3: a full disk is an error, and failed writes are tx_errors --------------------------
+# --- a full disk is an error, and failed writes are tx_errors ------------------------------------
 
 def test_gen_traffic_to_a_full_disk_fails(tmp_path):
     r = run("gen", "traffic", "--out", "/dev/full", "--count", 20000)
@@ -105,7 +105,7 @@ def test_text_outputs_to_a_full_disk_fail(tmp_path, capture, cmd):
     assert r.returncode == 1 and "/dev/full" in r.stderr and "write failed" in r.stderr, r.stderr
 
 
-# --- defect 7: an output that is an input, under any spelling, is refused -----------------------
+# --- an output that is an input, under any spelling, is refused ----------------------------------
 
 def test_parse_refuses_to_overwrite_its_input(tmp_path, capture):
     pcap = tmp_path / "x.pcap"
@@ -139,7 +139,7 @@ def test_run_refuses_an_output_that_is_an_input(tmp_path, capture):
     assert pcap.read_bytes() == capture.read_bytes()
 
 
-# --- defect 8: a damaged record ends the input; what came before is processed and reported -------
+# --- a damaged record ends the input; what came before is processed and reported -----------------
 
 def damaged(capture, tmp_path, how):
     """The capture cut mid-record, or with record 101's caplen above its len."""
@@ -191,7 +191,7 @@ def test_route_processes_a_damaged_capture_up_to_the_damage(tmp_path, capture, h
     assert strict.returncode == 1 and "--strict" in strict.stderr, strict.stderr
 
 
-# --- defect 4: the firewall fails closed on typos -------------------------------------------------
+# --- the firewall fails closed on typos ----------------------------------------------------------
 
 CB = "@10.0.0.0/8\t0.0.0.0/0\t0 : 65535\t0 : 65535\t0x06/0xFF\t{}\n"
 
@@ -220,7 +220,7 @@ def test_openflow_empty_actions_drop(tmp_path, actions):
     assert j["totals"]["tx"] == 0 and j["drops_by_reason"]["acl_deny"] == 2000, j["totals"]
 
 
-# --- defect 5: the acl app applies an action to non-IP frames, with a counter ---------------------
+# --- the acl app applies an action to non-IP frames, with a counter ------------------------------
 
 def non_ip_capture(tmp_path):
     from pcap_frames import eth, ipv4, udp, write_pcap
@@ -262,7 +262,7 @@ def test_router_acl_passes_arp_to_the_router(tmp_path):
     assert "acl_non_ip" not in j["drops_by_reason"]
 
 
-# --- defect 10: the smaller ones ----------------------------------------------------------------
+# --- batches, tables, captures, memory and messages ----------------------------------------------
 
 @pytest.mark.parametrize("batch", [1, 4, 7, 8])
 def test_small_batches_take_jumbo_frames(tmp_path, batch):
@@ -378,7 +378,7 @@ def test_info_and_summary_tables_are_aligned(capture):
     assert len(ends) == 1, ends
 
 
-# --- what users reached for first ---------------------------------------------------------------
+# --- what users reach for first ------------------------------------------------------------------
 
 def test_lookup_single_queries_like_ip_route_get(tmp_path):
     fib = tmp_path / "q.fib"
@@ -484,7 +484,7 @@ def test_man_pages_and_completion_come_from_the_cli(tmp_path):
     assert bad.returncode == 1 and "--man DIR or --completion bash" in bad.stderr
 
 
-# --- second look (a reviewer of this work found these) -------------------------------------------
+# --- filters, outputs over inputs, descriptors, fragments ----------------------------------------
 
 def test_filter_skips_records_without_false_damage(tmp_path):
     # A small snap length and long stretches of records the filter drops: libpcap's own

@@ -436,7 +436,7 @@ def test_router_forwards_like_warpath_route(tmp_path, topo, kind, delay_us, ring
     assert j["latency_us"]["count"] == t["tx"]
 
 
-# Regression (issue 16, defect 1): with 2+ workers the RX sockets form a fanout group, whose
+# Regression: with 2+ workers the RX sockets form a fanout group, whose
 # hook ignores PACKET_IGNORE_OUTGOING: the router received its own transmissions and re-routed
 # each packet until its TTL ran out (10 packets in, 640 out). Every packet must cross once.
 @pytest.mark.parametrize("workers", [2, 3])
@@ -466,7 +466,7 @@ def test_router_with_several_workers_forwards_each_packet_once(tmp_path, topo, w
     assert t["tx"] == len(expected) + probes, t  # the ICMP errors are slow-path replies
 
 
-# Regression (issue 16, defect 6): on a promiscuous port the router saw, and forwarded, frames
+# Regression: on a promiscuous port the router saw, and forwarded, frames
 # for other hosts' MACs; martians (RFC 1812 5.3.7) and IPv6 link-local were forwarded too.
 def test_router_drops_frames_for_others_and_martians(tmp_path, topo):
     wa = nu.Topology.MACS["wA"]
@@ -497,7 +497,7 @@ def test_router_drops_frames_for_others_and_martians(tmp_path, topo):
     assert d.get("martian_source") == 2 and d.get("martian_destination") == 1, d
 
 
-# Regression (issue 16, defect 9): with AF_XDP the kernel never sees the port's frames, so the
+# Regression: with AF_XDP the kernel never sees the port's frames, so the
 # slow path's packets (ARP, packets for the router) were counted and lost. `--slow-path
 # tap:IFACE` hands them to the host's stack, which receives them on IFACE.
 @pytest.mark.parametrize("kind", ["afpacket", "afxdp"])

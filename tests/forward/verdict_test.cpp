@@ -183,7 +183,7 @@ TEST(Verdict, Multicast) {
   expect_reason(udp4(Ipv4Spec{.ttl = 1, .dst = {224, 0, 0, 5}}), Reason::kMulticast);
 }
 
-// Regression (issue 16 #6): what a router must not forward.
+// Regression: what a router must not forward.
 TEST(Verdict, MartiansAreDropped) {
   for (auto src : {std::array<uint8_t, 4>{127, 0, 0, 1}, {0, 1, 2, 3}, {224, 0, 0, 1},
                    {240, 0, 0, 1}, {255, 255, 255, 255}}) {

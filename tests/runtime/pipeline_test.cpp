@@ -255,7 +255,7 @@ TEST(Actions, ParseAndRuleActions) {
   EXPECT_EQ(rule_action(r, of, {})->context, "Inspect");
   r.action = "NORMAL";
   EXPECT_EQ(rule_action(r, of, {ActionKind::kDeny, 0})->kind, ActionKind::kPermit);
-  // Regression (issue 16 #4): an empty or missing list drops, as in Open vSwitch; a typo is an
+  // Regression: an empty or missing list drops, as in Open vSwitch; a typo is an
   // error, never a permit.
   r.action = "";
   EXPECT_EQ(rule_action(r, of, {ActionKind::kPermit, 0})->kind, ActionKind::kDeny);

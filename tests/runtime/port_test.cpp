@@ -504,7 +504,7 @@ TEST(PcapPort, ErrorsNameThePortAndFile) {
   EXPECT_NE(unwritable.status().message().find("out.pcap"), std::string::npos);
 
   // A capture whose last record is cut short: the packets before it, then the end of the
-  // queue, with the damage as a warning naming the port, file and record (issue 16 #8).
+  // queue, with the damage as a warning naming the port, file and record.
   const std::string in = dir + "/cut.pcap";
   PacketBatch src      = traffic(10, 4);
   {
