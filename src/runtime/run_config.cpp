@@ -181,6 +181,10 @@ Status RunConfig::validate() const {
                "must be a finite number of seconds >= 0, got " + std::to_string(duration_s));
   WARPATH_TRY(check_one_of("offload_device", offload_device, {"cuda", "cpu"}));
   WARPATH_TRY(check_one_of("schedule", schedule, {"none", "sort"}));
+  if (!std::isfinite(stats_interval_s) || stats_interval_s < 0 ||
+      (stats_interval_s > 0 && stats_interval_s < 0.05) || stats_interval_s > 86400)
+    return bad("stats_interval", "must be 0 (none) or 0.05..86400 seconds, got " +
+                                     std::to_string(stats_interval_s));
   if (!metrics.empty())
     if (auto address = parse_listen_address(metrics); !address)
       return bad("metrics", "'" + metrics + "': " + address.status().message());

@@ -409,6 +409,26 @@ def test_classify_shows_the_matching_rule_and_action(tmp_path):
     assert lines[1][1] == f"{rules}:2" and lines[1][-1] == "(match action)"
 
 
+def test_stats_interval_from_the_config(tmp_path):
+    cfg = tmp_path / "si.toml"
+    cfg.write_text('stats_interval = 0.3\n[ports]\ng = "gen:100k:100000"\ns = "null"\n')
+    r = assert_ok(run("run", cfg, "--no-progress", timeout=60))
+    assert sum(1 for ln in r.stdout.splitlines() if ln.startswith("{")) >= 2
+    cfg.write_text("stats_interval = -1\n")
+    bad = run("run", cfg, "--no-progress")
+    assert bad.returncode == 1 and "si.toml:1: stats_interval: must be 0 (none)" in bad.stderr
+
+
+def test_out_keeps_hard_links(tmp_path, capture):
+    target = tmp_path / "rows.csv"
+    target.write_text("old\n")
+    other = tmp_path / "other-name.csv"
+    os.link(target, other)
+    assert_ok(run("parse", "--in", capture, "--out", other))
+    assert os.stat(target).st_ino == os.stat(other).st_ino, "the hard link was broken"
+    assert target.read_text().startswith("frame,")
+
+
 def test_stats_interval_writes_json_lines_without_a_tty():
     r = assert_ok(run("run", "--port", "g=gen:100k:150000", "--port", "s=null", "--no-progress",
                       "--stats-interval", "0.3", timeout=60))

@@ -154,6 +154,7 @@ Result<runtime::RunConfig> build_config(const RunOptions& o, bool& builtin_ports
   if (o.has("--batch")) c.batch = o.batch;
   if (o.has("--delay-us")) c.delay_us = o.delay_us;
   if (o.has("--duration")) c.duration_s = o.duration;
+  if (o.has("--stats-interval")) c.stats_interval_s = o.stats_interval;
   if (o.has("--seed")) c.seed = o.seed;
   if (o.no_pin) c.pin_threads = false;
   if (!o.cpus.empty()) c.cpus = o.cpus;
@@ -292,18 +293,19 @@ int run_pipeline(const RunOptions& o) {
   hooks.stop = &g_stop;
   // --stats-interval: JSON lines on standard output while running (no TTY needed).
   std::optional<runtime::RunReport> last_stats;
-  double next_stats = o.stats_interval;
-  if (o.stats_interval > 0) hooks.progress_interval_s = std::min(0.5, o.stats_interval / 4);
-  if (c.progress || metrics || o.stats_interval > 0)
+  const double stats_interval = c.stats_interval_s;
+  double next_stats           = stats_interval;
+  if (stats_interval > 0) hooks.progress_interval_s = std::min(0.5, stats_interval / 4);
+  if (c.progress || metrics || stats_interval > 0)
     hooks.progress = [&](const runtime::RunReport& r) {
       if (c.progress) progress.update(r);
       if (metrics) metrics->publish(runtime::prometheus_text(r, version()));
-      if (o.stats_interval > 0 && r.seconds >= next_stats) {
+      if (stats_interval > 0 && r.seconds >= next_stats) {
         std::fprintf(stdout, "%s\n",
                      run_stats_line(r, last_stats ? &*last_stats : nullptr).dump().c_str());
         std::fflush(stdout);
         last_stats = r;
-        while (next_stats <= r.seconds) next_stats += o.stats_interval;  // on its own grid
+        while (next_stats <= r.seconds) next_stats += stats_interval;  // on its own grid
       }
     };
   Result<runtime::RunReport> report = runtime::run(c, in, hooks);
@@ -433,7 +435,7 @@ void add_run(CLI::App& app, Runner& run) {
       ->delimiter(',')
       ->check(CLI::Range(0, 65535));
   cmd->add_flag("--no-progress", o->no_progress, "No live progress line");
-  cmd->add_option("--stats-interval", o->stats_interval,
+  flag("--stats-interval", o->stats_interval,
                   "Every S seconds, one JSON line of live counters on standard output (totals, "
                   "rates, drops by reason, ports, modules), for logs and scripts without a TTY")
       ->check(CLI::Range(0.05, 86400.0));

@@ -36,8 +36,8 @@ Status OutputFile::open(const std::vector<std::string>& inputs) {
                           io::same_file(path_, "/dev/stdout") ||
                           io::same_file(path_, "/dev/stderr");
   if (!ec && fs::exists(st)) {
-    if (!fs::is_regular_file(st) || descriptor) {
-      in_place_ = true;
+    if (!fs::is_regular_file(st) || descriptor || fs::hard_link_count(path_, ec) > 1) {
+      in_place_ = true;  // a rename would also cut a hard link: the other names keep the old
     } else if (fs::is_symlink(fs::symlink_status(path_, ec))) {
       const fs::path real = fs::canonical(path_, ec);
       if (!ec) target_ = real.string();

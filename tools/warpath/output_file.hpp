@@ -2,8 +2,8 @@
 // renamed when complete, so a failed run leaves no partial file behind. An empty path means
 // standard output. A symbolic link is written through (the file it names is replaced, the link
 // stays); a path that exists and is not a regular file (/dev/null, a FIFO), or names an open
-// descriptor (/dev/stdout, /proc/self/fd/N, or the file standard output goes to), is written
-// in place, never renamed over.
+// descriptor (/dev/stdout, /proc/self/fd/N, or the file standard output goes to), or has
+// other hard links, is written in place, never renamed over.
 #pragma once
 #include <cstdio>
 #include <string>

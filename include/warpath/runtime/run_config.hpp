@@ -22,6 +22,7 @@
 //   json      = "run.json"
 //   slow_path = "slow.pcap"       # slow-path packets: a pcap, or "tap:IFACE" to the host (default: counted only)
 //   metrics   = "127.0.0.1:9100"  # serve Prometheus text at http://ADDR:PORT/metrics (metrics.hpp)
+//   stats_interval = 10           # seconds: a JSON line of live counters on stdout (0: none)
 //   schedule  = "none"            # or "sort": packet scheduling before the modules (GASPP 5.3)
 //   [ports]                       # name = spec, in port-number order (port.hpp lists specs)
 //   in  = "pcap:in.pcap:out.pcap"
@@ -123,6 +124,9 @@ struct RunConfig {
   uint32_t batch             = 1024;
   uint32_t delay_us          = 200;
   double duration_s          = 0;
+  /// Seconds between JSON lines of live counters on standard output (`--stats-interval`);
+  /// 0 = none.
+  double stats_interval_s = 0;
   uint64_t seed              = 1;
   std::string json;       ///< write the report as JSON here
   std::string slow_path;  ///< slow-path packets: a pcap file, or tap:IFACE (to the host)

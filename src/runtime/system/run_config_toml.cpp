@@ -205,6 +205,16 @@ class Loader {
     if (key == "workers") return get_u32(line, key, v, c_.workers);
     if (key == "batch") return get_u32(line, key, v, c_.batch);
     if (key == "delay_us") return get_u32(line, key, v, c_.delay_us);
+    if (key == "stats_interval") {
+      if (const auto* f = v.as_floating_point()) {
+        c_.stats_interval_s = f->get();
+      } else if (const auto* i = v.as_integer()) {
+        c_.stats_interval_s = double(i->get());
+      } else {
+        return wrong_type(line, key, "a number of seconds", v);
+      }
+      return Status::ok();
+    }
     if (key == "duration") {
       if (const auto* f = v.as_floating_point()) {
         c_.duration_s = f->get();
@@ -259,7 +269,8 @@ class Loader {
     }
     return unknown(line, key,
                    "app, engine, offload_device, workers, batch, delay_us, duration, seed, json, "
-                   "slow_path, metrics, schedule, pin_threads, cpus, gen_profile, [ports], "
+                   "slow_path, metrics, stats_interval, schedule, pin_threads, cpus, gen_profile, "
+                   "[ports], "
                    "[router], [acl], [[module]]");
   }
 
