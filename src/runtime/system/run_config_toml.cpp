@@ -189,6 +189,18 @@ class Loader {
     return Status::ok();
   }
 
+  /// Seconds, written as an integer or a float (range checked by RunConfig::validate()).
+  Status get_seconds(uint32_t line, const std::string& key, const toml::node& v, double& out) {
+    if (const auto* f = v.as_floating_point()) {
+      out = f->get();
+    } else if (const auto* i = v.as_integer()) {
+      out = double(i->get());
+    } else {
+      return wrong_type(line, key, "a number of seconds", v);
+    }
+    return Status::ok();
+  }
+
   Status top(uint32_t line, const std::string& key, const toml::node& v) {
     if (key == "app" || key == "engine") {
       std::string text;
@@ -205,26 +217,8 @@ class Loader {
     if (key == "workers") return get_u32(line, key, v, c_.workers);
     if (key == "batch") return get_u32(line, key, v, c_.batch);
     if (key == "delay_us") return get_u32(line, key, v, c_.delay_us);
-    if (key == "stats_interval") {
-      if (const auto* f = v.as_floating_point()) {
-        c_.stats_interval_s = f->get();
-      } else if (const auto* i = v.as_integer()) {
-        c_.stats_interval_s = double(i->get());
-      } else {
-        return wrong_type(line, key, "a number of seconds", v);
-      }
-      return Status::ok();
-    }
-    if (key == "duration") {
-      if (const auto* f = v.as_floating_point()) {
-        c_.duration_s = f->get();
-      } else if (const auto* i = v.as_integer()) {
-        c_.duration_s = double(i->get());
-      } else {
-        return wrong_type(line, key, "a number of seconds", v);
-      }
-      return Status::ok();
-    }
+    if (key == "stats_interval") return get_seconds(line, key, v, c_.stats_interval_s);
+    if (key == "duration") return get_seconds(line, key, v, c_.duration_s);
     if (key == "seed") {
       const auto* i = v.as_integer();
       if (!i) return wrong_type(line, key, "an integer", v);
