@@ -126,17 +126,18 @@ Status RunReport::check() const {
 }
 
 /// The frames' memory, known before anything is allocated: each worker holds
-/// kInFlightPerWorker + 1 frames of `batch` packets (2 KiB cells, at least one 256 KiB record)
-/// plus per-packet metadata and module slots (counted as 512 bytes). More than 3/4 of the
-/// machine's memory is refused with the numbers, instead of a slow death by swapping.
+/// kInFlightPerWorker + 1 frames (frame_buffer_bytes) plus per-packet metadata and module
+/// slots (counted as 512 bytes a packet). More than 3/4 of the machine's memory is refused with
+/// the numbers, instead of a slow death by swapping.
 Status check_frame_memory(const RunConfig& c) {
-  const uint64_t per_frame =
-      std::max<uint64_t>(uint64_t(c.batch) * 2048, 262144 + 2048) + uint64_t(c.batch) * 512;
-  const uint64_t need  = uint64_t(c.workers) * (kInFlightPerWorker + 1) * per_frame;
-  const long pages     = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  const uint64_t have  = pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : 0;
+  const uint64_t per_frame = frame_buffer_bytes(c.batch) + uint64_t(c.batch) * 512;
+  const uint64_t need      = uint64_t(c.workers) * (kInFlightPerWorker + 1) * per_frame;
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  const uint64_t have = pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : 0;
   if (have == 0 || need <= have / 4 * 3) return Status::ok();
-  auto gib = [](uint64_t b) { return std::to_string(b >> 30) + "." + std::to_string((b >> 20) % 1024 * 10 / 1024) + " GiB"; };
+  auto gib = [](uint64_t b) {
+    return std::to_string(b >> 30) + "." + std::to_string((b >> 20) % 1024 * 10 / 1024) + " GiB";
+  };
   return Status(Errc::kCapacity,
                 "workers " + std::to_string(c.workers) + " x batch " + std::to_string(c.batch) +
                     " needs " + gib(need) + " of frame memory (" +

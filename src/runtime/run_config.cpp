@@ -119,6 +119,13 @@ Status check_ports(const RunConfig& c) {
   if (c.ports.empty()) return bad("ports", "no ports configured");
   if (c.ports.size() > 65535)
     return bad("ports", "at most 65535 ports, got " + std::to_string(c.ports.size()));
+  // No output may be an input or another output, under any spelling (io::same_file): the
+  // files are gathered here, the ports' with their specs.
+  struct File {
+    std::string key, path;
+    bool input;
+  };
+  std::vector<File> files;
   std::set<std::string> seen;
   bool any_rx = false;
   for (const auto& [name, spec] : c.ports) {
@@ -131,20 +138,11 @@ Status check_ports(const RunConfig& c) {
     if (!parsed.is_ok()) return bad(key, strip_port_prefix(parsed.status().message(), name));
     const bool rx = parsed->kind != "null" && !(parsed->kind == "pcap" && parsed->in.empty());
     any_rx        = any_rx || rx;
+    if (parsed->kind != "pcap") continue;
+    if (!parsed->in.empty()) files.push_back({key, parsed->in, true});
+    if (!parsed->out.empty()) files.push_back({key, parsed->out, false});
   }
   if (!any_rx) return bad("ports", "no port receives packets (every port is null or send-only)");
-  // No output may be an input or another output, under any spelling (io::same_file).
-  struct File {
-    std::string key, path;
-    bool input;
-  };
-  std::vector<File> files;
-  for (const auto& [name, spec] : c.ports) {
-    auto parsed = parse_port_spec(name, spec);
-    if (parsed->kind != "pcap") continue;
-    if (!parsed->in.empty()) files.push_back({"ports." + name, parsed->in, true});
-    if (!parsed->out.empty()) files.push_back({"ports." + name, parsed->out, false});
-  }
   // The tables are inputs too (an output over --fib would destroy the table).
   if (c.chain.empty()) {
     if (!c.fib.empty()) files.push_back({"router.fib", c.fib, true});

@@ -17,12 +17,8 @@ Status Worker::init() {
   const Chain& chain    = *cfg_.chain;
   const uint32_t chunks = cfg_.in_flight + 1;
   for (uint32_t i = 0; i < chunks; ++i) {
-    // Room for `batch` standard frames, and at least for one frame of the largest capture
-    // record (262,144 bytes: jumbo, GSO and jumbogram frames fit small batches too).
-    const size_t bytes = std::max<size_t>(size_t(cfg_.batch) * packet::PacketBatch::kDefaultCellBytes,
-                                          size_t(262144) + packet::PacketBatch::kDefaultCellBytes);
-    auto batch         = packet::PacketBatch::create(
-        cfg_.batch, packet::PacketBatch::kDefaultCellBytes, bytes,
+    auto batch = packet::PacketBatch::create(
+        cfg_.batch, packet::PacketBatch::kDefaultCellBytes, frame_buffer_bytes(cfg_.batch),
         cfg_.pinned_memory ? MemSpace::kPinned : MemSpace::kHost);
     if (!batch.is_ok()) return batch.status();
     pool_.push_back(std::make_unique<Frame>(std::move(*batch)));

@@ -5,6 +5,7 @@
 // master (offload policy), then, strictly in frame order, the chain's post-shade and TX. Counters are written only by the
 // worker (relaxed atomics, so the progress display can read them at any time).
 #pragma once
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <deque>
@@ -30,6 +31,15 @@ struct WorkerCounters {
   std::unique_ptr<ModuleCounters[]> modules;           ///< one per module of the chain
   std::atomic<double> share{0};
 };
+
+/// Packet buffer bytes of one frame of `batch` packets: `batch` standard 2 KiB cells, and at
+/// least room for one record of the largest capture (262,144 bytes: jumbo, GSO and jumbogram
+/// frames fit small batches too). Worker::init allocates it; the pipeline checks the total up
+/// front.
+inline size_t frame_buffer_bytes(uint32_t batch) {
+  return std::max<size_t>(size_t(batch) * packet::PacketBatch::kDefaultCellBytes,
+                          size_t(262144) + packet::PacketBatch::kDefaultCellBytes);
+}
 
 struct WorkerSetup {
   uint32_t id           = 0;

@@ -29,19 +29,19 @@ constexpr uint32_t kMaxPackets = 1'000'000;
 
 /// The library names its parameters (TrafficParams.min_size); a user typed flags (--min-size).
 Status in_flag_words(const Status& s) {
-  static const std::pair<const char*, const char*> kWords[] = {
-      {"TrafficParams.tcp_share + udp_share + icmp_share", "--tcp + --udp + --icmp"},
-      {"TrafficParams.min_size", "--min-size"}, {"max_size", "--max-size"},
-      {"TrafficParams.max_size", "--max-size"}, {"TrafficParams.flows", "--flows"},
-      {"TrafficParams.ipv6_share", "--ipv6-share"}, {"TrafficParams.vlan_share", "--vlan-share"},
-      {"TrafficParams.tcp_share", "--tcp"}, {"TrafficParams.udp_share", "--udp"},
-      {"TrafficParams.icmp_share", "--icmp"}, {"TrafficParams.gap_ns", "--gap-ns"},
-      {"TraceFrameParams.gap_ns", "--gap-ns"}, {"TraceFrameParams.size", "--size"},
-      {"TrafficParams.", "--"}};
   std::string m = s.message();
-  for (const auto& [from, to] : kWords)
-    for (size_t at = m.find(from); at != std::string::npos; at = m.find(from, at + 1))
-      m.replace(at, std::string_view(from).size(), to);
+  auto replace_all = [&m](std::string_view from, std::string_view to) {
+    for (size_t at = m.find(from); at != std::string::npos; at = m.find(from, at + to.size()))
+      m.replace(at, from.size(), to);
+  };
+  replace_all("TraceFrameParams.size", "--size");  // before the prefixes go: "size" is short
+  replace_all("TrafficParams.", "");
+  replace_all("TraceFrameParams.", "");
+  static const std::pair<std::string_view, std::string_view> kFlags[] = {
+      {"tcp_share", "--tcp"},          {"udp_share", "--udp"},         {"icmp_share", "--icmp"},
+      {"ipv6_share", "--ipv6-share"}, {"vlan_share", "--vlan-share"}, {"min_size", "--min-size"},
+      {"max_size", "--max-size"},     {"gap_ns", "--gap-ns"},         {"flows", "--flows"}};
+  for (const auto& [field, flag] : kFlags) replace_all(field, flag);
   return Status(s.code(), m);
 }
 

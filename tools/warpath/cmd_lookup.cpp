@@ -74,12 +74,11 @@ int run_queries(const LookupOptions& o, const lookup::RouteTable& table) {
     if (one->size() != 1) return fail("address '" + q + "': expected one IPv4 or IPv6 address");
     parsed.push_back(one->front());
   }
-  const std::vector<lookup::Address>* addrs = &parsed;
   auto fib = lookup::make_fib(o.engine, table);
   if (!fib.is_ok()) return fail(fib.status());
   ExecContext ctx;
-  for (size_t i = 0; i < addrs->size(); ++i) {
-    const lookup::Address& a = (*addrs)[i];
+  for (size_t i = 0; i < parsed.size(); ++i) {
+    const lookup::Address& a = parsed[i];
     lookup::NextHop nh       = lookup::kNoRoute;
     std::string prefix;
     int best = -1;

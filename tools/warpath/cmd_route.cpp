@@ -205,10 +205,8 @@ int run_route(const RouteOptions& o) {
     std::fputs((j.dump(2) + "\n").c_str(), json.get());
     if (Status s = json.commit(); !s.is_ok()) return fail(s);
   }
-  for (const std::string& w : warnings) std::fprintf(stderr, "warpath: warning: %s\n", w.c_str());
-  if (o.strict && !warnings.empty())
-    return fail("--strict: " + std::to_string(warnings.size()) + " warning(s), above");
-  return 0;
+  print_warnings(warnings);
+  return strict_exit(o.strict, warnings);
 }
 
 }  // namespace

@@ -320,15 +320,14 @@ int run_pipeline(const RunOptions& o) {
     std::fprintf(json.get(), "%s\n", run_report_json(c, *report, ctx).dump(2).c_str());
     if (Status s = json.commit(); !s.is_ok()) return fail(s.message());
   }
-  for (const std::string& w : report->warnings) std::fprintf(stderr, "warpath: warning: %s\n", w.c_str());
+  print_warnings(report->warnings);
   if (!report->errors.empty()) {
     for (size_t i = 0; i + 1 < report->errors.size(); ++i)
       std::fprintf(stderr, "warpath: %s\n", report->errors[i].c_str());
     return fail(report->errors.back());
   }
   if (Status s = report->check(); !s.is_ok()) return fail("counters: " + s.message());
-  if (o.strict && !report->warnings.empty())
-    return fail("--strict: " + std::to_string(report->warnings.size()) + " warning(s), above");
+  if (int rc = strict_exit(o.strict, report->warnings)) return rc;
   // Stopped by a signal after a complete report: 128 + the signal, as shells and supervisors
   // (systemd, runit) expect of a process that a signal ended.
   if (g_signal) return 128 + int(g_signal);

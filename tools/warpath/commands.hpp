@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "warpath/core/status.hpp"
 
@@ -28,5 +29,9 @@ void add_docs(CLI::App& app, Runner& run);
 /// Prints "warpath: <message>" to stderr and returns 1.
 int fail(const Status& status);
 int fail(const std::string& message);
+/// Prints each warning as "warpath: warning: <text>" to stderr.
+void print_warnings(const std::vector<std::string>& warnings);
+/// `--strict`: 1 (with a message) when there were warnings, else 0.
+int strict_exit(bool strict, const std::vector<std::string>& warnings);
 
 }  // namespace warpath::cli

@@ -41,6 +41,16 @@ int fail(const std::string& message) {
   return 1;
 }
 
+void print_warnings(const std::vector<std::string>& warnings) {
+  for (const std::string& w : warnings)
+    std::fprintf(stderr, "warpath: warning: %s\n", printable(w).c_str());
+}
+
+int strict_exit(bool strict, const std::vector<std::string>& warnings) {
+  if (!strict || warnings.empty()) return 0;
+  return fail("--strict: " + std::to_string(warnings.size()) + " warning(s), above");
+}
+
 }  // namespace warpath::cli
 
 namespace {

@@ -45,7 +45,7 @@ class OutputFile {
   std::string target_;  ///< the file written: path_, or what its link names
   std::FILE* file_ = stdout;
   bool owned_      = false;
-  bool in_place_   = false;  ///< no .partial: a device, FIFO or dangling link
+  bool in_place_   = false;  ///< no .partial: not a plain single-named file (see the header)
 };
 
 }  // namespace warpath::cli

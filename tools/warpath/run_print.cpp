@@ -144,13 +144,24 @@ void print_run_summary(const runtime::RunConfig& c, const runtime::RunReport& r,
              gbps(r.tx_bytes, r.seconds));
 }
 
+namespace {
+/// The "totals" object of the final report and of each --stats-interval line.
+nlohmann::ordered_json totals_json(const runtime::RunReport& r) {
+  return {{"rx", r.rx},
+          {"tx", r.tx},
+          {"dropped", r.dropped},
+          {"slow_path", r.slow_path},
+          {"rx_bytes", r.rx_bytes},
+          {"tx_bytes", r.tx_bytes},
+          {"in_flight", r.in_flight}};
+}
+}  // namespace
+
 nlohmann::ordered_json run_stats_line(const runtime::RunReport& r, const runtime::RunReport* prev) {
   using J = nlohmann::ordered_json;
   J j;
   j["seconds"] = r.seconds;
-  j["totals"]  = {{"rx", r.rx},           {"tx", r.tx},           {"dropped", r.dropped},
-                  {"slow_path", r.slow_path}, {"rx_bytes", r.rx_bytes}, {"tx_bytes", r.tx_bytes},
-                  {"in_flight", r.in_flight}};
+  j["totals"]  = totals_json(r);
   const double dt = prev ? r.seconds - prev->seconds : r.seconds;
   auto rate       = [&](uint64_t now, uint64_t before) {
     return dt > 0 ? double(now - std::min(now, before)) / dt : 0.0;
@@ -216,13 +227,7 @@ nlohmann::ordered_json run_report_json(const runtime::RunConfig& c, const runtim
   j["mpps_out"]       = mpps(r.tx, r.seconds);
   j["gbps"]           = gbps(r.rx_bytes, r.seconds);
   j["gbps_out"]       = gbps(r.tx_bytes, r.seconds);
-  j["totals"]         = {{"rx", r.rx},
-                         {"tx", r.tx},
-                         {"dropped", r.dropped},
-                         {"slow_path", r.slow_path},
-                         {"rx_bytes", r.rx_bytes},
-                         {"tx_bytes", r.tx_bytes},
-                         {"in_flight", r.in_flight}};
+  j["totals"]         = totals_json(r);
   const Status check  = r.check();
   j["check"]          = {{"ok", check.is_ok()}, {"message", check.message()}};
   J ports             = J::array();

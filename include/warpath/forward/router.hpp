@@ -162,7 +162,8 @@ struct RouterConfig {
   /// live ports in promiscuous mode. Others (captures, the generator) are not checked.
   std::vector<uint16_t> mac_check_ports;
   /// The interfaces' own MACs of live ports: a checked port accepts frames addressed to it as
-  /// well as to the port's MAC (peers resolve the host's address to the interface's MAC).
+  /// well as to the port's MAC (peers resolve the host's address to the interface's MAC). An
+  /// all-zero MAC is unknown and matches nothing.
   std::map<uint16_t, Mac> port_hw_macs;
 };
 

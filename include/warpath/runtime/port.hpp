@@ -71,8 +71,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <vector>
 #include <string_view>
+#include <vector>
 
 #include "warpath/core/span.hpp"
 #include "warpath/core/status.hpp"
@@ -109,10 +109,9 @@ struct PortOptions {
 
 /// What a live port knows of its link: whether it receives frames for every MAC (promiscuous
 /// mode, or XDP ahead of the stack's filter) and the interface's own MAC, to which the host's
-/// peers address their frames. Captures and the generator have neither.
+/// peers address their frames (all zero: unknown). Captures and the generator have neither.
 struct PortLink {
   bool promiscuous = false;
-  bool has_mac     = false;
   std::array<uint8_t, 6> mac{};
 };
 

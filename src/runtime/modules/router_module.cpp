@@ -152,7 +152,7 @@ Result<std::unique_ptr<Module>> RouterModule::make(const ModuleArgs& args, Build
     const PortLink link = p < env.links.size() ? env.links[p] : PortLink{};
     if (mac_check == "on" || (mac_check == "auto" && link.promiscuous))
       checked.mac_check_ports.push_back(p);
-    if (link.has_mac) checked.port_hw_macs[p] = link.mac;
+    checked.port_hw_macs[p] = link.mac;  // all zero: unknown, never matches
   }
   for (const auto& n : checked.neighbors)
     if (n.port >= env.port_count)

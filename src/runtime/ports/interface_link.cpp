@@ -20,10 +20,7 @@ PortLink interface_link(const std::string& iface, bool promiscuous) {
   }
   ifreq req{};
   std::memcpy(req.ifr_name, iface.c_str(), iface.size() + 1);
-  if (::ioctl(fd, SIOCGIFHWADDR, &req) == 0) {
-    std::memcpy(link.mac.data(), req.ifr_hwaddr.sa_data, 6);
-    for (uint8_t b : link.mac) link.has_mac = link.has_mac || b != 0;
-  }
+  if (::ioctl(fd, SIOCGIFHWADDR, &req) == 0) std::memcpy(link.mac.data(), req.ifr_hwaddr.sa_data, 6);
   ::close(fd);
   return link;
 }

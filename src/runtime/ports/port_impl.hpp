@@ -101,10 +101,10 @@ inline uint64_t wire_bytes(const packet::PacketBatch& batch, Span<const uint32_t
   return bytes;
 }
 
-// The kinds. `spec.kind` is already known to be the function's kind.
-/// The link of live interface `iface` (SIOCGIFHWADDR for its MAC; none when that fails).
+/// The link of live interface `iface` (SIOCGIFHWADDR for its MAC; all zero when that fails).
 PortLink interface_link(const std::string& iface, bool promiscuous);
 
+// The kinds. `spec.kind` is already known to be the function's kind.
 Result<std::unique_ptr<Port>> open_tap_port(std::string_view name, const PortSpec& spec,
                                             const PortOptions& options);
 Result<std::unique_ptr<Port>> open_gen_port(std::string_view name, const PortSpec& spec,

@@ -374,10 +374,7 @@ class DpdkPort final : public Port {
     link_.promiscuous  = promisc && driver_ != "net_pcap" && driver_ != "net_ring" &&
                         driver_ != "net_null";
     rte_ether_addr addr{};
-    if (rte_eth_macaddr_get(port_id_, &addr) == 0) {
-      std::memcpy(link_.mac.data(), addr.addr_bytes, 6);
-      for (uint8_t b : link_.mac) link_.has_mac = link_.has_mac || b != 0;
-    }
+    if (rte_eth_macaddr_get(port_id_, &addr) == 0) std::memcpy(link_.mac.data(), addr.addr_bytes, 6);
     return Status::ok();
   }
 
