@@ -2,6 +2,7 @@
 
 #include "warpath/classify/check.hpp"
 #include "warpath/core/cuda_device.hpp"
+#include "warpath/flow/flow.hpp"
 #include "warpath/lookup/check.hpp"
 #include "warpath/packet/parser.hpp"
 
@@ -20,6 +21,7 @@ const std::vector<ModuleInfo>& all_modules() {
       {"packet", &packet::parser_engines, &packet::check_parser_engine},
       {"lookup", &lookup::fib_engines, &lookup::check_fib_engine},
       {"classify", &classify::classifier_engines, &classify::check_classifier_engine},
+      {"flow", &flow::flow_engines, &flow::check_flow_engine},
       {"runtime", &runtime::chain_engines, &runtime::check_chain_engine},
   };
   return modules;

@@ -65,6 +65,7 @@ int run_main(int argc, char** argv) {
   add_demo(app, run);
   add_info(app, run);
   add_parse(app, run);
+  add_flows(app, run);
   add_gen(app, run);
   add_selftest(app, run);
   add_lookup(app, run);

@@ -1,0 +1,294 @@
+// src/flow/core/flow_core.hpp
+//
+// The one body of flow tracking (include/warpath/flow/flow.hpp has the semantics):
+//   - keys: a packet's canonical bidirectional key and hash (WARPATH_HD: host and device);
+//   - the per-flow rules: start, update, the TCP state machine, port reuse (WARPATH_HD);
+//   - the per-packet policy every engine runs, track_packet<Table>(): the clock, expiry,
+//     lookup, reuse, a full table (emergency mode, evict / drop / pass) and the update. An
+//     engine supplies only its table (how flows are found, ordered and removed).
+#pragma once
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "warpath/core/hd.hpp"
+#include "warpath/flow/flow.hpp"
+#include "warpath/packet/info.hpp"
+
+namespace warpath::flow::core {
+
+inline constexpr uint8_t kTcpFin = 0x01, kTcpSyn = 0x02, kTcpRst = 0x04, kTcpAck = 0x10;
+
+/// Canonical key: endpoint a is the smaller (address, then port) of the two.
+struct alignas(8) FlowKey {
+  uint8_t a[16];
+  uint8_t b[16];
+  uint16_t pa, pb;
+  uint16_t vlan;
+  uint8_t proto, ip_version;
+};
+static_assert(sizeof(FlowKey) == 40, "FlowKey is five 64-bit words");
+
+WARPATH_HD bool key_equal(const FlowKey& x, const FlowKey& y) {
+  const auto* p = reinterpret_cast<const uint64_t*>(&x);
+  const auto* q = reinterpret_cast<const uint64_t*>(&y);
+  return ((p[0] ^ q[0]) | (p[1] ^ q[1]) | (p[2] ^ q[2]) | (p[3] ^ q[3]) | (p[4] ^ q[4])) == 0;
+}
+
+WARPATH_HD uint64_t key_hash(const FlowKey& k) {
+  const auto* w = reinterpret_cast<const uint64_t*>(&k);
+  uint64_t h    = 0x2545f4914f6cdd1dull;
+  for (int i = 0; i < 5; ++i) {
+    h ^= w[i];
+    h *= 0x9e3779b97f4a7c15ull;
+    h ^= h >> 29;
+  }
+  h ^= h >> 33;  // murmur3's finaliser
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ull;
+  return h ^ (h >> 33);
+}
+
+WARPATH_HD ProtoClass proto_class(uint8_t proto) {
+  return proto == 6 ? ProtoClass::kTcp
+         : proto == 17 ? ProtoClass::kUdp
+         : (proto == 1 || proto == 58) ? ProtoClass::kIcmp
+                                       : ProtoClass::kOther;
+}
+
+/// Keys a packet. kTracked with `key` and `from_b` (the packet's source is endpoint b), or why
+/// the packet cannot be tracked.
+WARPATH_HD Track make_key(const packet::PacketInfo& p, FlowKey& key, uint8_t& from_b) {
+  if (p.l3 != packet::L3::kIpv4 && p.l3 != packet::L3::kIpv6) return Track::kNotIp;
+  if (p.flags & packet::kLaterFragment) return Track::kFragment;
+  constexpr uint8_t kNeed = packet::kFieldSrc | packet::kFieldDst | packet::kFieldProto;
+  if (p.status != packet::ParseStatus::kOk || (p.fields & kNeed) != kNeed)
+    return Track::kMalformed;
+  const bool ported = p.proto == 6 || p.proto == 17 || p.proto == 132;
+  if (ported && !(p.flags & packet::kHasPorts)) return Track::kMalformed;
+  const uint16_t sport = ported ? p.sport : 0, dport = ported ? p.dport : 0;
+  const unsigned n     = p.l3 == packet::L3::kIpv4 ? 4 : 16;
+  int cmp              = 0;
+  for (unsigned i = 0; i < n && cmp == 0; ++i) cmp = int(p.src[i]) - int(p.dst[i]);
+  if (cmp == 0) cmp = int(sport) - int(dport);
+  from_b                = cmp > 0;
+  const uint8_t* lo     = from_b ? p.dst : p.src;
+  const uint8_t* hi     = from_b ? p.src : p.dst;
+  for (unsigned i = 0; i < 16; ++i) {
+    key.a[i] = i < n ? lo[i] : 0;
+    key.b[i] = i < n ? hi[i] : 0;
+  }
+  key.pa         = from_b ? dport : sport;
+  key.pb         = from_b ? sport : dport;
+  key.vlan       = p.vlan_count ? uint16_t(p.vlan_tci[0] & 0xfff) : 0;
+  key.proto      = p.proto;
+  key.ip_version = p.l3 == packet::L3::kIpv4 ? 4 : 6;
+  return Track::kTracked;
+}
+
+/// What every engine keeps per flow besides its own links.
+struct FlowCore {
+  FlowKey key;
+  uint64_t serial;
+  uint64_t first_ns, last_ns;
+  uint64_t packets[2], bytes[2];
+  uint8_t initiator_is_b;
+  uint8_t tcp_flags[2];
+  TcpState tcp;
+  FlowState state;
+  ProtoClass cls;
+};
+
+WARPATH_HD FlowState state_of(ProtoClass cls, TcpState tcp, uint64_t responder_packets) {
+  if (cls != ProtoClass::kTcp)
+    return responder_packets ? FlowState::kEstablished : FlowState::kNew;
+  switch (tcp) {
+    case TcpState::kEstablished:
+    case TcpState::kFinWait: return FlowState::kEstablished;
+    case TcpState::kClosed:
+    case TcpState::kReset: return FlowState::kClosed;
+    default: return FlowState::kNew;
+  }
+}
+
+/// The TCP state after a packet with `flags` from direction `dir`.
+WARPATH_HD TcpState tcp_next(TcpState s, uint8_t dir, uint8_t flags, const uint8_t seen[2]) {
+  if (flags & kTcpRst) return TcpState::kReset;
+  if (s == TcpState::kReset) return s;
+  const bool syn = flags & kTcpSyn, ack = flags & kTcpAck;
+  if (s == TcpState::kSynSent && dir == 1 && syn && ack) s = TcpState::kSynReceived;
+  else if (s == TcpState::kSynReceived && dir == 0 && ack && !syn) s = TcpState::kEstablished;
+  else if (s == TcpState::kMidstream && dir == 1) s = TcpState::kEstablished;
+  if (flags & kTcpFin) {
+    // `seen` already includes this packet's flags.
+    s = (seen[0] & kTcpFin) && (seen[1] & kTcpFin) ? TcpState::kClosed : TcpState::kFinWait;
+  }
+  return s;
+}
+
+/// A new flow from its first packet. Returns whether it was picked up midstream (TCP whose
+/// first packet is not a bare SYN).
+WARPATH_HD bool flow_start(FlowCore& f, const FlowKey& key, uint8_t from_b, uint64_t serial,
+                           uint64_t now, uint8_t tcp_flags) {
+  f.key            = key;
+  f.serial         = serial;
+  f.first_ns       = now;
+  f.last_ns        = now;
+  f.packets[0]     = f.packets[1] = 0;
+  f.bytes[0]       = f.bytes[1] = 0;
+  f.initiator_is_b = from_b;
+  f.tcp_flags[0]   = f.tcp_flags[1] = 0;
+  f.cls            = proto_class(key.proto);
+  f.state          = FlowState::kNew;
+  if (f.cls != ProtoClass::kTcp) {
+    f.tcp = TcpState::kNone;
+    return false;
+  }
+  const bool bare_syn = (tcp_flags & (kTcpSyn | kTcpAck | kTcpRst)) == kTcpSyn;
+  f.tcp               = bare_syn ? TcpState::kSynSent : TcpState::kMidstream;
+  return !bare_syn;
+}
+
+/// A bare SYN on a closed or reset TCP flow opens a new connection (port reuse).
+WARPATH_HD bool reopens(const FlowCore& f, uint8_t tcp_flags) {
+  return f.cls == ProtoClass::kTcp && (tcp_flags & (kTcpSyn | kTcpAck | kTcpRst)) == kTcpSyn &&
+         (f.tcp == TcpState::kClosed || f.tcp == TcpState::kReset);
+}
+
+/// Counts a packet of `len` wire bytes from `from_b`'s side into the flow.
+WARPATH_HD uint8_t flow_update(FlowCore& f, uint8_t from_b, uint32_t len, uint8_t tcp_flags,
+                               uint64_t now) {
+  const uint8_t dir = from_b != f.initiator_is_b;
+  f.packets[dir] += 1;
+  f.bytes[dir] += len;
+  f.last_ns = now;
+  if (f.cls == ProtoClass::kTcp) {
+    f.tcp_flags[dir] |= tcp_flags;
+    f.tcp = tcp_next(f.tcp, dir, tcp_flags, f.tcp_flags);
+  }
+  f.state = state_of(f.cls, f.tcp, f.packets[1]);
+  return dir;
+}
+
+inline uint64_t timeout_ns(const FlowConfig& c, ProtoClass cls, FlowState s, bool emergency) {
+  const uint32_t sec = emergency ? c.emergency_timeout_s[unsigned(cls)][unsigned(s)]
+                                 : c.timeout_s[unsigned(cls)][unsigned(s)];
+  return uint64_t(sec) * 1000000000ull;
+}
+
+inline FlowRecord to_record(const FlowCore& f, FlowEnd end) {
+  FlowRecord r;
+  r.serial     = f.serial;
+  r.ip_version = f.key.ip_version;
+  r.proto      = f.key.proto;
+  r.vlan       = f.key.vlan;
+  const bool b = f.initiator_is_b;
+  std::memcpy(r.src, b ? f.key.b : f.key.a, 16);
+  std::memcpy(r.dst, b ? f.key.a : f.key.b, 16);
+  r.sport        = b ? f.key.pb : f.key.pa;
+  r.dport        = b ? f.key.pa : f.key.pb;
+  r.first_ns     = f.first_ns;
+  r.last_ns      = f.last_ns;
+  r.packets[0]   = f.packets[0];
+  r.packets[1]   = f.packets[1];
+  r.bytes[0]     = f.bytes[0];
+  r.bytes[1]     = f.bytes[1];
+  r.tcp_flags[0] = f.tcp_flags[0];
+  r.tcp_flags[1] = f.tcp_flags[1];
+  r.state        = f.state;
+  r.tcp          = f.tcp;
+  r.end          = end;
+  return r;
+}
+
+/// The clock, the mode and the counters every engine keeps beside its table.
+struct TrackerState {
+  uint64_t now = 0;
+  uint64_t touches = 0;  ///< packets applied to flows so far: the order of last touch
+  uint64_t serials = 0;
+  bool emergency   = false;
+  FlowCounters counters;
+};
+
+/// After a packet, advance() or flush(): the occupancy counters, and leaving emergency mode
+/// once occupancy is down to (100 - recovery)% of the capacity.
+template <class Table>
+inline void settle(const Table& t, TrackerState& st, const FlowConfig& cfg) {
+  FlowCounters& c = st.counters;
+  c.active        = t.size();
+  if (c.active > c.max_active) c.max_active = c.active;
+  if (st.emergency &&
+      uint64_t(t.size()) * 100 <= uint64_t(cfg.capacity) * (100 - cfg.emergency_recovery_percent))
+    st.emergency = false;
+  c.emergency = st.emergency;
+}
+
+/// The per-packet policy (flow.hpp). `Table` provides, with handles 1..capacity:
+///   uint32_t size() const;
+///   void expire_due(TrackerState&, std::vector<FlowRecord>&)  // every flow due at st.now,
+///                                  // by (deadline, touch), ended with kTimeout via end()
+///   uint32_t find(const FlowKey&, uint64_t hash)               // 0 when absent
+///   FlowCore& at(uint32_t handle)
+///   void end(TrackerState&, uint32_t handle, FlowEnd, std::vector<FlowRecord>&)
+///   void evict_oldest(TrackerState&, std::vector<FlowRecord>&)  // least recent touch
+///   uint32_t insert(const FlowKey&, uint64_t hash)              // a free entry, linked
+///   void touched(TrackerState&, uint32_t handle)   // after the update: order and class
+template <class Table>
+inline PacketFlow track_packet(Table& t, TrackerState& st, const FlowConfig& cfg,
+                               const packet::PacketInfo& p, const packet::PacketMeta& m,
+                               uint64_t hash, const FlowKey& key, Track keyed, uint8_t from_b,
+                               std::vector<FlowRecord>& ended) {
+  PacketFlow out;
+  FlowCounters& c = st.counters;
+  c.packets += 1;
+  if (m.timestamp_ns > st.now) st.now = m.timestamp_ns;
+  t.expire_due(st, ended);
+  if (keyed != Track::kTracked) {
+    out.track = keyed;
+  } else {
+    const uint8_t flags = (p.proto == 6 && (p.flags & packet::kHasPorts)) ? p.tcp_flags : 0;
+    uint32_t h          = t.find(key, hash);
+    if (h && reopens(t.at(h), flags)) {
+      t.end(st, h, FlowEnd::kReused, ended);
+      h = 0;
+    }
+    bool refused = false;
+    if (!h) {
+      const uint32_t capacity = cfg.capacity;
+      if (t.size() >= capacity && !st.emergency) {
+        st.emergency = true;
+        c.emergency_entered += 1;
+        t.expire_due(st, ended);  // the shorter timeouts apply from now
+      }
+      if (t.size() >= capacity) {
+        if (cfg.on_full == OnFull::kEvict) {
+          t.evict_oldest(st, ended);
+        } else {
+          out.track = cfg.on_full == OnFull::kDrop ? Track::kFullDropped : Track::kFullPassed;
+          refused   = true;
+        }
+      }
+      if (!refused) {
+        h = t.insert(key, hash);
+        if (flow_start(t.at(h), key, from_b, ++st.serials, st.now, flags)) c.midstream += 1;
+        c.created += 1;
+        out.created = 1;
+      }
+    }
+    if (h) {
+      FlowCore& f = t.at(h);
+      out.dir     = flow_update(f, from_b, m.len, flags, st.now);
+      st.touches += 1;
+      t.touched(st, h);
+      out.serial = f.serial;
+      out.handle = h;
+      out.track  = Track::kTracked;
+    }
+  }
+  c.track[unsigned(out.track)] += 1;
+  settle(t, st, cfg);
+  return out;
+}
+
+}  // namespace warpath::flow::core

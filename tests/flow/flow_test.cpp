@@ -1,0 +1,381 @@
+// Flow tracking: keys, the TCP state machine, timeouts on a fake clock, a full table (evict,
+// drop, pass, emergency mode), a SYN flood, and every engine against ref.flow.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "flow/core/flow_core.hpp"
+#include "support/test_support.hpp"
+#include "warpath/flow/conversations.hpp"
+#include "warpath/flow/flow.hpp"
+
+namespace warpath::flow {
+namespace {
+
+constexpr uint64_t kSec = 1000000000ull;
+constexpr uint64_t kT0  = 1700000000ull * kSec;
+
+packet::PacketInfo ip4(uint32_t src, uint32_t dst, uint8_t proto, uint16_t sport = 0,
+                       uint16_t dport = 0, uint8_t tcp_flags = 0) {
+  packet::PacketInfo p{};
+  p.status     = packet::ParseStatus::kOk;
+  p.l3         = packet::L3::kIpv4;
+  p.ip_version = 4;
+  p.proto      = proto;
+  p.fields     = packet::kFieldsAll;
+  for (int i = 0; i < 4; ++i) {
+    p.src[i] = uint8_t(src >> (24 - 8 * i));
+    p.dst[i] = uint8_t(dst >> (24 - 8 * i));
+  }
+  if (proto == 6 || proto == 17) {
+    p.flags |= packet::kHasPorts;
+    p.sport = sport;
+    p.dport = dport;
+  }
+  p.tcp_flags = tcp_flags;
+  return p;
+}
+
+packet::PacketInfo tcp(bool from_client, uint8_t flags, uint16_t cport = 40000) {
+  return from_client ? ip4(0x0a000001, 0xc0000201, 6, cport, 80, flags)
+                     : ip4(0xc0000201, 0x0a000001, 6, 80, cport, flags);
+}
+
+// Feeds packets one at a time at the given times; keeps answers and ended flows.
+struct Feed {
+  explicit Feed(const FlowConfig& c = {}, std::string_view engine = "validate:cpu.flow") {
+    auto t = make_flow_tracker(engine, c);
+    EXPECT_TRUE(t.is_ok()) << t.status().message();
+    tracker = std::move(*t);
+  }
+  PacketFlow send(const packet::PacketInfo& p, uint64_t at, uint32_t len = 100) {
+    packet::PacketMeta m{};
+    m.len = m.caplen = len;
+    m.timestamp_ns   = at;
+    PacketFlow out;
+    Status st = tracker->track({&p, 1}, {&m, 1}, {&out, 1}, ended);
+    EXPECT_TRUE(st.is_ok()) << st.message();
+    return out;
+  }
+  std::unique_ptr<FlowTracker> tracker;
+  std::vector<FlowRecord> ended;
+};
+
+TEST(FlowKey, BothDirectionsAreOneFlow) {
+  Feed f;
+  const PacketFlow a = f.send(tcp(true, 0x02), kT0);
+  const PacketFlow b = f.send(tcp(false, 0x12), kT0 + 1);
+  EXPECT_EQ(a.track, Track::kTracked);
+  EXPECT_EQ(a.serial, 1u);
+  EXPECT_EQ(a.created, 1);
+  EXPECT_EQ(a.dir, 0);
+  EXPECT_EQ(b.serial, 1u);
+  EXPECT_EQ(b.dir, 1);
+  EXPECT_EQ(b.created, 0);
+  EXPECT_EQ(b.handle, a.handle);
+}
+
+TEST(FlowKey, VlanProtocolAndVersionSeparateFlows) {
+  Feed f;
+  packet::PacketInfo p = tcp(true, 0x02);
+  EXPECT_EQ(f.send(p, kT0).serial, 1u);
+  p.vlan_count  = 1;
+  p.vlan_tci[0] = 0x2005;  // priority bits do not count, the id does
+  EXPECT_EQ(f.send(p, kT0).serial, 2u);
+  p.vlan_tci[0] = 0x0005;
+  EXPECT_EQ(f.send(p, kT0).serial, 2u);
+  EXPECT_EQ(f.send(ip4(0x0a000001, 0xc0000201, 17, 40000, 80), kT0).serial, 3u);
+  packet::PacketInfo v6 = tcp(true, 0x02);
+  v6.l3 = packet::L3::kIpv6;
+  v6.ip_version = 6;
+  EXPECT_EQ(f.send(v6, kT0).serial, 4u);
+}
+
+TEST(FlowKey, IcmpIsKeyedByAddressesAlone) {
+  Feed f;
+  packet::PacketInfo req = ip4(0x0a000001, 0x0a000002, 1);
+  req.icmp_type          = 8;
+  packet::PacketInfo rep = ip4(0x0a000002, 0x0a000001, 1);
+  rep.icmp_type          = 0;
+  EXPECT_EQ(f.send(req, kT0).serial, 1u);
+  const PacketFlow r = f.send(rep, kT0);
+  EXPECT_EQ(r.serial, 1u);
+  EXPECT_EQ(r.dir, 1);
+}
+
+TEST(FlowKey, UntrackablePacketsSayWhy) {
+  Feed f;
+  packet::PacketInfo arp{};
+  arp.l3 = packet::L3::kArp;
+  EXPECT_EQ(f.send(arp, kT0).track, Track::kNotIp);
+  packet::PacketInfo frag = ip4(1, 2, 17);
+  frag.flags              = packet::kFragment | packet::kLaterFragment;
+  EXPECT_EQ(f.send(frag, kT0).track, Track::kFragment);
+  packet::PacketInfo cut = ip4(1, 2, 6, 1, 2);
+  cut.status             = packet::ParseStatus::kTruncated;
+  cut.flags              = 0;
+  EXPECT_EQ(f.send(cut, kT0).track, Track::kMalformed);
+  packet::PacketInfo no_ports = ip4(1, 2, 17);
+  no_ports.flags              = 0;
+  EXPECT_EQ(f.send(no_ports, kT0).track, Track::kMalformed);
+  const FlowCounters c = f.tracker->counters();
+  EXPECT_EQ(c.packets, 4u);
+  EXPECT_EQ(c.created, 0u);
+  EXPECT_EQ(c.track[size_t(Track::kNotIp)], 1u);
+  EXPECT_EQ(c.track[size_t(Track::kFragment)], 1u);
+  EXPECT_EQ(c.track[size_t(Track::kMalformed)], 2u);
+}
+
+TEST(FlowTcp, HandshakeDataAndCloseWithFins) {
+  Feed f;
+  f.send(tcp(true, 0x02), kT0);
+  f.send(tcp(false, 0x12), kT0 + 1);
+  f.send(tcp(true, 0x10), kT0 + 2);
+  f.send(tcp(true, 0x18), kT0 + 3, 500);
+  f.send(tcp(false, 0x11), kT0 + 4);
+  f.send(tcp(true, 0x11), kT0 + 5);
+  f.send(tcp(false, 0x10), kT0 + 6);
+  ASSERT_TRUE(f.tracker->flush(f.ended).is_ok());
+  ASSERT_EQ(f.ended.size(), 1u);
+  const FlowRecord& r = f.ended[0];
+  EXPECT_EQ(r.tcp, TcpState::kClosed);
+  EXPECT_EQ(r.state, FlowState::kClosed);
+  EXPECT_EQ(r.end, FlowEnd::kShutdown);
+  EXPECT_EQ(r.packets[0], 4u);
+  EXPECT_EQ(r.packets[1], 3u);
+  EXPECT_EQ(r.bytes[0], 800u);
+  EXPECT_EQ(r.tcp_flags[0], 0x1b);
+  EXPECT_EQ(r.sport, 40000);
+  EXPECT_EQ(r.dport, 80);
+  EXPECT_EQ(r.src[0], 10);
+  EXPECT_EQ(r.first_ns, kT0);
+  EXPECT_EQ(r.last_ns, kT0 + 6);
+}
+
+TEST(FlowTcp, StatesAlongTheWay) {
+  using core::tcp_next;
+  uint8_t seen[2] = {0x02, 0x12};
+  EXPECT_EQ(tcp_next(TcpState::kSynSent, 1, 0x12, seen), TcpState::kSynReceived);
+  EXPECT_EQ(tcp_next(TcpState::kSynSent, 0, 0x02, seen), TcpState::kSynSent);  // retransmit
+  EXPECT_EQ(tcp_next(TcpState::kSynReceived, 0, 0x10, seen), TcpState::kEstablished);
+  EXPECT_EQ(tcp_next(TcpState::kMidstream, 0, 0x10, seen), TcpState::kMidstream);
+  EXPECT_EQ(tcp_next(TcpState::kMidstream, 1, 0x10, seen), TcpState::kEstablished);
+  EXPECT_EQ(tcp_next(TcpState::kEstablished, 0, 0x04, seen), TcpState::kReset);
+  EXPECT_EQ(tcp_next(TcpState::kReset, 0, 0x02, seen), TcpState::kReset);
+  uint8_t one_fin[2] = {0x11, 0x10};
+  EXPECT_EQ(tcp_next(TcpState::kEstablished, 0, 0x11, one_fin), TcpState::kFinWait);
+  uint8_t both[2] = {0x11, 0x11};
+  EXPECT_EQ(tcp_next(TcpState::kFinWait, 1, 0x11, both), TcpState::kClosed);
+}
+
+TEST(FlowTcp, MidstreamPickupIsCounted) {
+  Feed f;
+  f.send(tcp(true, 0x10), kT0);
+  f.send(tcp(false, 0x10), kT0);
+  EXPECT_EQ(f.tracker->counters().midstream, 1u);
+  ASSERT_TRUE(f.tracker->flush(f.ended).is_ok());
+  EXPECT_EQ(f.ended.at(0).tcp, TcpState::kEstablished);
+}
+
+TEST(FlowTcp, SynAfterCloseOrResetOpensANewFlow) {
+  Feed f;
+  f.send(tcp(true, 0x02), kT0);
+  f.send(tcp(false, 0x14), kT0 + 1);  // refused: RST+ACK
+  const PacketFlow again = f.send(tcp(true, 0x02), kT0 + 2);
+  EXPECT_EQ(again.serial, 2u);
+  EXPECT_EQ(again.created, 1);
+  ASSERT_EQ(f.ended.size(), 1u);
+  EXPECT_EQ(f.ended[0].end, FlowEnd::kReused);
+  EXPECT_EQ(f.ended[0].tcp, TcpState::kReset);
+  // A SYN retransmitted on an open connection does not.
+  EXPECT_EQ(f.send(tcp(true, 0x02), kT0 + 3).serial, 2u);
+}
+
+TEST(FlowTimeouts, EachStateHasItsOwn) {
+  Feed f;
+  f.send(tcp(true, 0x02, 1), kT0);  // new: 60 s
+  f.send(ip4(1, 2, 17, 5, 6), kT0);  // udp new: 30 s
+  f.send(tcp(true, 0x02, 2), kT0);  // will be established: 600 s
+  f.send(tcp(false, 0x12, 2), kT0);
+  f.send(tcp(true, 0x10, 2), kT0);
+  ASSERT_TRUE(f.tracker->advance(kT0 + 30 * kSec - 1, f.ended).is_ok());
+  EXPECT_TRUE(f.ended.empty());
+  ASSERT_TRUE(f.tracker->advance(kT0 + 30 * kSec, f.ended).is_ok());  // due at exactly 30 s
+  ASSERT_EQ(f.ended.size(), 1u);
+  EXPECT_EQ(f.ended[0].proto, 17);
+  EXPECT_EQ(f.ended[0].end, FlowEnd::kTimeout);
+  ASSERT_TRUE(f.tracker->advance(kT0 + 60 * kSec, f.ended).is_ok());
+  ASSERT_EQ(f.ended.size(), 2u);
+  EXPECT_EQ(f.ended[1].sport, 1);
+  ASSERT_TRUE(f.tracker->advance(kT0 + 599 * kSec, f.ended).is_ok());
+  EXPECT_EQ(f.ended.size(), 2u);
+  // A packet's own time moves the clock too: the established flow ends before it is keyed.
+  f.send(tcp(true, 0x10, 2), kT0 + 600 * kSec);
+  ASSERT_EQ(f.ended.size(), 3u);
+  EXPECT_EQ(f.ended[2].serial, 3u);
+  EXPECT_EQ(f.tracker->counters().created, 4u);  // the late packet picked up midstream
+}
+
+TEST(FlowTimeouts, ClockNeverGoesBack) {
+  Feed f;
+  f.send(ip4(1, 2, 17, 5, 6), kT0 + 100 * kSec);
+  const PacketFlow late = f.send(ip4(2, 1, 17, 6, 5), kT0);  // older timestamp
+  EXPECT_EQ(late.serial, 1u);
+  ASSERT_TRUE(f.tracker->flush(f.ended).is_ok());
+  EXPECT_EQ(f.ended.at(0).last_ns, kT0 + 100 * kSec);
+  EXPECT_EQ(f.ended.at(0).state, FlowState::kEstablished);
+}
+
+TEST(FlowFull, EvictsTheLeastRecentlySeen) {
+  FlowConfig c;
+  c.capacity = 2;
+  Feed f(c);
+  f.send(ip4(1, 9, 17, 1, 1), kT0);
+  f.send(ip4(2, 9, 17, 1, 1), kT0 + 1);
+  f.send(ip4(1, 9, 17, 1, 1), kT0 + 2);  // flow 1 seen again: flow 2 is now the oldest
+  const PacketFlow third = f.send(ip4(3, 9, 17, 1, 1), kT0 + 3);
+  EXPECT_EQ(third.serial, 3u);
+  ASSERT_EQ(f.ended.size(), 1u);
+  EXPECT_EQ(f.ended[0].serial, 2u);
+  EXPECT_EQ(f.ended[0].end, FlowEnd::kEvicted);
+  const FlowCounters k = f.tracker->counters();
+  EXPECT_EQ(k.emergency_entered, 1u);
+  EXPECT_TRUE(k.emergency);
+  EXPECT_EQ(k.active, 2u);
+}
+
+TEST(FlowFull, DropOrPassRefusesNewFlows) {
+  for (OnFull policy : {OnFull::kDrop, OnFull::kPass}) {
+    FlowConfig c;
+    c.capacity = 1;
+    c.on_full  = policy;
+    Feed f(c);
+    f.send(ip4(1, 9, 17, 1, 1), kT0);
+    const PacketFlow refused = f.send(ip4(2, 9, 17, 1, 1), kT0);
+    EXPECT_EQ(refused.track, policy == OnFull::kDrop ? Track::kFullDropped : Track::kFullPassed);
+    EXPECT_EQ(refused.serial, 0u);
+    EXPECT_EQ(f.send(ip4(9, 1, 17, 1, 1), kT0).serial, 1u);  // the tracked flow goes on
+    EXPECT_TRUE(f.ended.empty());
+  }
+}
+
+TEST(FlowFull, EmergencyShortensTimeoutsUntilRecovery) {
+  FlowConfig c;
+  c.capacity = 10;
+  Feed f(c);
+  for (uint32_t i = 0; i < 10; ++i) f.send(ip4(i + 1, 99, 17, 1, 1), kT0);
+  // 11 s later the table is full: emergency mode, UDP new flows time out after 10 s, so all
+  // ten expire instead of one being evicted.
+  const PacketFlow p = f.send(ip4(50, 99, 17, 1, 1), kT0 + 11 * kSec);
+  EXPECT_EQ(p.serial, 11u);
+  EXPECT_EQ(f.ended.size(), 10u);
+  for (const FlowRecord& r : f.ended) EXPECT_EQ(r.end, FlowEnd::kTimeout);
+  const FlowCounters k = f.tracker->counters();
+  EXPECT_EQ(k.emergency_entered, 1u);
+  EXPECT_FALSE(k.emergency);  // 1 of 10: recovered
+}
+
+TEST(FlowFull, SynFloodStaysWithinTheTable) {
+  FlowConfig c;
+  c.capacity = 4096;
+  auto t     = make_flow_tracker("cpu.flow", c);
+  ASSERT_TRUE(t.is_ok());
+  std::vector<packet::PacketInfo> infos(1024);
+  std::vector<packet::PacketMeta> metas(1024);
+  std::vector<PacketFlow> out(1024);
+  std::vector<FlowRecord> ended;
+  uint64_t sent = 0;
+  for (uint32_t round = 0; round < 1000; ++round) {  // about a million spoofed SYNs
+    for (uint32_t i = 0; i < 1024; ++i) {
+      infos[i] = ip4(0x0b000000 + round * 1024 + i, 0xc0000201, 6, uint16_t(i), 80, 0x02);
+      metas[i].len = 60;
+      metas[i].timestamp_ns = kT0 + sent++ * 1000;  // 1 Mpps
+    }
+    ASSERT_TRUE((*t)->track({infos.data(), 1024}, {metas.data(), 1024}, {out.data(), 1024}, ended)
+                    .is_ok());
+    ASSERT_LE((*t)->counters().active, c.capacity);
+    ended.clear();
+  }
+  const FlowCounters k = (*t)->counters();
+  EXPECT_EQ(k.created, sent);
+  uint64_t ends = 0;
+  for (uint64_t e : k.ended) ends += e;
+  EXPECT_EQ(k.created, ends + k.active);
+  EXPECT_GT(k.ended[size_t(FlowEnd::kEvicted)], 0u);
+  EXPECT_TRUE(k.emergency);
+}
+
+TEST(FlowConfigCheck, ErrorsNameTheField) {
+  FlowConfig c;
+  c.capacity = 0;
+  EXPECT_NE(c.validate().message().find("capacity 0"), std::string::npos);
+  c = FlowConfig{};
+  c.emergency_timeout_s[1][0] = 40;
+  EXPECT_NE(c.validate().message().find("emergency udp new timeout 40 s"), std::string::npos);
+  c = FlowConfig{};
+  c.emergency_recovery_percent = 100;
+  EXPECT_FALSE(c.validate().is_ok());
+  EXPECT_FALSE(make_flow_tracker("cpu.nope").is_ok());
+  EXPECT_TRUE(parse_on_full("pass").is_ok());
+  EXPECT_NE(parse_on_full("keep").status().message().find("evict, drop or pass"),
+            std::string::npos);
+}
+
+TEST(FlowEngines, EveryEngineMatchesTheReference) {
+  for (const EngineInfo& e : flow_engines())
+    for (uint64_t seed : {1, 2, 3}) {
+      const CheckReport r = check_flow_engine(e.id, seed, 40000);
+      EXPECT_TRUE(r.passed()) << e.id << " seed " << seed << ": " << r.detail;
+      EXPECT_GE(r.items, 40000u);
+    }
+}
+
+TEST(FlowEngines, BatchSizesDoNotChangeAnything) {
+  ConversationParams p;
+  p.packets     = 20000;
+  p.concurrent  = 300;
+  p.mean_gap_ns = 50000000;
+  const Conversations conv = generate_conversations(p);
+  FlowConfig c;
+  c.capacity = 128;
+  for (std::string_view id : {"ref.flow", "cpu.flow"}) {
+    std::vector<std::vector<PacketFlow>> answers;
+    std::vector<std::vector<FlowRecord>> records;
+    for (uint32_t burst : warpath::testing::burst_sizes()) {
+      if (burst == 0) continue;
+      auto t = make_flow_tracker(id, c);
+      ASSERT_TRUE(t.is_ok());
+      std::vector<PacketFlow> out(conv.infos.size());
+      std::vector<FlowRecord> ended;
+      for (uint32_t done = 0; done < conv.infos.size(); done += burst) {
+        const uint32_t n = std::min<uint32_t>(burst, uint32_t(conv.infos.size()) - done);
+        ASSERT_TRUE((*t)->track({conv.infos.data() + done, n}, {conv.metas.data() + done, n},
+                                {out.data() + done, n}, ended)
+                        .is_ok());
+      }
+      ASSERT_TRUE((*t)->flush(ended).is_ok());
+      for (PacketFlow& a : out) a.handle = 0;
+      answers.push_back(out);
+      records.push_back(ended);
+    }
+    for (size_t i = 1; i < answers.size(); ++i) {
+      EXPECT_EQ(records[i], records[0]) << id << " burst #" << i;
+      EXPECT_EQ(0, std::memcmp(answers[i].data(), answers[0].data(),
+                               answers[0].size() * sizeof(PacketFlow)))
+          << id << " burst #" << i;
+    }
+  }
+}
+
+TEST(FlowEngines, SpanSizesAreChecked) {
+  auto t = make_flow_tracker("cpu.flow");
+  ASSERT_TRUE(t.is_ok());
+  packet::PacketInfo p{};
+  packet::PacketMeta m{};
+  PacketFlow out[2];
+  std::vector<FlowRecord> ended;
+  EXPECT_EQ((*t)->track({&p, 1}, {&m, 1}, {out, 2}, ended).code(), Errc::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace warpath::flow

@@ -1,0 +1,243 @@
+// warpath flows: one record per flow of a capture (Zeek's conn.log): times, the 5-tuple from
+// the initiator, packets and bytes per direction, the state, and why the flow ended.
+#include <fmt/core.h>
+
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "output_file.hpp"
+#include "warpath/flow/flow.hpp"
+#include "warpath/io/pcap_file.hpp"
+#include "warpath/packet/format.hpp"
+#include "warpath/packet/parser.hpp"
+
+namespace warpath::cli {
+
+namespace {
+
+using flow::FlowCounters;
+using flow::FlowRecord;
+using flow::Track;
+using flow::FlowEnd;
+using namespace flow;
+
+struct FlowsOptions {
+  std::string in, out, format = "text", engine = "auto", filter, on_full = "evict";
+  uint32_t capacity = 1u << 18;
+  uint32_t batch    = 4096;
+};
+
+std::string address(const FlowRecord& r, bool src) {
+  const uint8_t* a = src ? r.src : r.dst;
+  return r.ip_version == 4 ? packet::ipv4_to_string(a) : packet::ipv6_to_string(a);
+}
+
+// Zeek-like history letters of the TCP flags each side sent: S F R A D (data: PSH) per side,
+// upper case from the initiator, lower case from the responder.
+std::string tcp_history(const FlowRecord& r) {
+  if (r.proto != 6) return "-";
+  std::string h;
+  static constexpr struct {
+    uint8_t bit;
+    char c;
+  } kLetters[] = {{0x02, 'S'}, {0x10, 'A'}, {0x08, 'D'}, {0x01, 'F'}, {0x04, 'R'}};
+  for (int side = 0; side < 2; ++side)
+    for (const auto& l : kLetters)
+      if (r.tcp_flags[side] & l.bit) h += side ? char(l.c - 'A' + 'a') : l.c;
+  return h.empty() ? "-" : h;
+}
+
+double seconds(uint64_t ns) { return double(ns) / 1e9; }
+
+nlohmann::ordered_json record_json(const FlowRecord& r) {
+  nlohmann::ordered_json j;
+  j["flow"]          = r.serial;
+  j["ts"]            = seconds(r.first_ns);
+  j["duration"]      = seconds(r.last_ns - r.first_ns);
+  j["proto"]         = r.proto;
+  j["ip_version"]    = r.ip_version;
+  j["vlan"]          = r.vlan;
+  j["src"]           = address(r, true);
+  j["sport"]         = r.sport;
+  j["dst"]           = address(r, false);
+  j["dport"]         = r.dport;
+  j["orig_packets"]  = r.packets[0];
+  j["orig_bytes"]    = r.bytes[0];
+  j["resp_packets"]  = r.packets[1];
+  j["resp_bytes"]    = r.bytes[1];
+  j["state"]         = flow_state_name(r.state);
+  j["tcp_state"]     = r.proto == 6 ? nlohmann::ordered_json(tcp_state_name(r.tcp)) : nullptr;
+  j["history"]       = tcp_history(r);
+  j["end"]           = flow_end_name(r.end);
+  return j;
+}
+
+nlohmann::ordered_json counters_json(const FlowCounters& c) {
+  nlohmann::ordered_json j;
+  j["packets"] = c.packets;
+  nlohmann::ordered_json t;
+  for (unsigned i = 0; i < unsigned(Track::kCount); ++i) t[track_name(Track(i))] = c.track[i];
+  j["packets_by_track"] = t;
+  j["flows"]            = c.created;
+  nlohmann::ordered_json e;
+  for (unsigned i = 0; i < unsigned(FlowEnd::kCount); ++i) e[flow_end_name(FlowEnd(i))] = c.ended[i];
+  j["ended"]             = e;
+  j["midstream"]         = c.midstream;
+  j["max_active"]        = c.max_active;
+  j["emergency_entered"] = c.emergency_entered;
+  return j;
+}
+
+class Printer {
+ public:
+  Printer(std::FILE* out, std::string format) : out_(out), format_(std::move(format)) {}
+  void begin() {
+    if (format_ == "csv")
+      fmt::print(out_, "flow,ts,duration,proto,src,sport,dst,dport,orig_packets,orig_bytes,"
+                       "resp_packets,resp_bytes,state,tcp_state,history,end\n");
+    if (format_ == "text")
+      fmt::print(out_, "{:>6} {:>17} {:>10} {:>5} {:>39} {:>39} {:>13} {:>17} {:<11} {:<8}\n",
+                 "flow", "ts", "duration", "proto", "initiator", "responder", "packets",
+                 "bytes", "state", "end");
+    if (format_ == "json") fmt::print(out_, "{{\"flows\": [");
+  }
+  void record(const FlowRecord& r) {
+    if (format_ == "json") {
+      fmt::print(out_, "{}\n  {}", n_++ ? "," : "", record_json(r).dump());
+      return;
+    }
+    const std::string src = address(r, true), dst = address(r, false);
+    if (format_ == "csv") {
+      fmt::print(out_, "{},{:.6f},{:.6f},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.serial,
+                 seconds(r.first_ns), seconds(r.last_ns - r.first_ns), r.proto, src, r.sport,
+                 dst, r.dport, r.packets[0], r.bytes[0], r.packets[1], r.bytes[1],
+                 flow_state_name(r.state), r.proto == 6 ? tcp_state_name(r.tcp) : "",
+                 tcp_history(r), flow_end_name(r.end));
+      return;
+    }
+    const bool v6 = r.ip_version == 6;
+    fmt::print(out_, "{:>6} {:>17.6f} {:>10.6f} {:>5} {:>39} {:>39} {:>13} {:>17} {:<11} {:<8} {}\n",
+               r.serial, seconds(r.first_ns), seconds(r.last_ns - r.first_ns), r.proto,
+               v6 ? fmt::format("[{}]:{}", src, r.sport) : fmt::format("{}:{}", src, r.sport),
+               v6 ? fmt::format("[{}]:{}", dst, r.dport) : fmt::format("{}:{}", dst, r.dport),
+               fmt::format("{}/{}", r.packets[0], r.packets[1]),
+               fmt::format("{}/{}", r.bytes[0], r.bytes[1]), flow_state_name(r.state),
+               flow_end_name(r.end), tcp_history(r));
+  }
+  void end(const FlowCounters& c, std::string_view engine) {
+    if (format_ == "json") {
+      auto j      = counters_json(c);
+      j["engine"] = engine;
+      fmt::print(out_, "{}],\n\"counters\": {}}}\n", n_ ? "\n" : "", j.dump());
+    }
+    if (format_ == "text") {
+      fmt::print(out_, "# {} packets, {} flows by {} (max {} at once); ended: {} timeout, {} "
+                       "evicted, {} reused, {} at the end; {} picked up midstream\n",
+                 c.packets, c.created, engine, c.max_active, c.ended[0], c.ended[1], c.ended[2],
+                 c.ended[3], c.midstream);
+      fmt::print(out_, "# not tracked: {} not IP, {} later fragments, {} malformed, {} refused "
+                       "(table full){}\n",
+                 c.track[size_t(Track::kNotIp)], c.track[size_t(Track::kFragment)],
+                 c.track[size_t(Track::kMalformed)],
+                 c.track[size_t(Track::kFullDropped)] + c.track[size_t(Track::kFullPassed)],
+                 c.emergency_entered
+                     ? fmt::format("; emergency mode entered {} times", c.emergency_entered)
+                     : "");
+    }
+  }
+
+ private:
+  std::FILE* out_;
+  std::string format_;
+  uint64_t n_ = 0;
+};
+
+int flows_to(const FlowsOptions& o, std::FILE* out) {
+  FlowConfig config;
+  config.capacity = o.capacity;
+  auto on_full    = parse_on_full(o.on_full);
+  if (!on_full.is_ok()) return fail(on_full.status());
+  config.on_full = *on_full;
+  auto tracker   = make_flow_tracker(o.engine, config);
+  if (!tracker.is_ok()) return fail(tracker.status());
+  auto reader = io::PcapReader::open(o.in);
+  if (!reader.is_ok()) return fail(reader.status());
+  if (reader->info().linktype != 1)
+    return fail(fmt::format("{}: link type {} is not supported (Ethernet, Linux cooked SLL/SLL2 "
+                            "and raw IP captures only)",
+                            o.in, reader->info().file_linktype));
+  if (!o.filter.empty())
+    if (Status s = reader->set_filter(o.filter); !s.is_ok()) return fail(s);
+  auto parser = packet::make_parser("auto");
+  if (!parser.is_ok()) return fail(parser.status());
+  auto batch = packet::PacketBatch::create(o.batch, 2048, size_t(o.batch) * 2048 + (1u << 17));
+  if (!batch.is_ok()) return fail(batch.status());
+  std::vector<packet::PacketInfo> infos(o.batch);
+  std::vector<PacketFlow> answers(o.batch);
+  std::vector<FlowRecord> ended;
+  Printer printer(out, o.format);
+  printer.begin();
+  ExecContext ctx;
+  for (;;) {
+    batch->clear();
+    auto got = reader->read(*batch);
+    if (!got.is_ok()) return fail(got.status());
+    const uint32_t n = batch->size();
+    if (n == 0 && reader->at_end()) break;
+    if (Status s = (*parser)->parse(batch->view(), {infos.data(), n}, ctx); !s.is_ok())
+      return fail(s);
+    const packet::BatchView v = batch->view();
+    ended.clear();
+    if (Status s = (*tracker)->track({infos.data(), n}, {v.metas, n}, {answers.data(), n}, ended);
+        !s.is_ok())
+      return fail(s);
+    for (const FlowRecord& r : ended) printer.record(r);
+    if (reader->at_end()) break;
+  }
+  ended.clear();
+  if (Status s = (*tracker)->flush(ended); !s.is_ok()) return fail(s);
+  for (const FlowRecord& r : ended) printer.record(r);
+  printer.end((*tracker)->counters(), (*tracker)->id());
+  return 0;
+}
+
+int run_flows(const FlowsOptions& o) {
+  OutputFile out(o.out);
+  if (Status s = out.open({o.in}); !s.is_ok()) return fail(s);
+  int rc = 0;
+  if (Status s = out.guarded([&](std::FILE* f) { rc = flows_to(o, f); }); !s.is_ok())
+    return fail(s);
+  if (rc != 0) return rc;
+  if (Status s = out.commit(); !s.is_ok()) return fail(s);
+  return 0;
+}
+
+}  // namespace
+
+void add_flows(CLI::App& app, Runner& run) {
+  auto o    = std::make_shared<FlowsOptions>();
+  auto* cmd = app.add_subcommand(
+      "flows", "Track the flows of a capture: one record per flow, as it ends (like conn.log)");
+  cmd->add_option("--in", o->in, "Capture file (pcap or pcapng; - for standard input)")
+      ->required();
+  cmd->add_option("--format", o->format, "text, csv or json")
+      ->check(CLI::IsMember({"text", "csv", "json"}));
+  cmd->add_option("--out", o->out, "Write the records here instead of standard output");
+  cmd->add_option("--engine", o->engine, "Flow engine: auto, ref.flow, cpu.flow, validate:<engine>");
+  cmd->add_option("--capacity", o->capacity, "Flows the table holds")
+      ->check(CLI::Range(1u, 1u << 26));
+  cmd->add_option("--on-full", o->on_full,
+                  "A new flow when the table is full: evict (the least recently seen), drop or "
+                  "pass (untracked)")
+      ->check(CLI::IsMember({"evict", "drop", "pass"}));
+  cmd->add_option("--filter", o->filter, "BPF filter expression, as tcpdump takes it");
+  cmd->add_option("--batch", o->batch, "Packets per batch")->check(CLI::Range(1u, 1u << 20));
+  cmd->footer("Records are in the order flows end: by timeout (Suricata's: TCP 60 s new, 600 s "
+              "established, 60 s closed; others 30 / 300 s), on TCP port reuse, on eviction, "
+              "and at the end of the capture (in flow order). The clock is the capture's time. "
+              "history: TCP flags each side sent (S A D F R; lower case: the responder).");
+  cmd->callback([o, &run] { run = [o] { return run_flows(*o); }; });
+}
+
+}  // namespace warpath::cli
