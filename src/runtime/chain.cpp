@@ -124,9 +124,35 @@ std::string Chain::engines(Place place) const {
   return s;
 }
 
-void Chain::make_slots(Frame& f) const {
+Result<Chain::States> Chain::make_states() const {
+  States states;
+  for (const Entry& e : modules_) {
+    auto st = e.module->make_state();
+    if (!st.is_ok()) return Status(st.status().code(), e.where + ": " + st.status().message());
+    states.push_back(std::move(*st));
+  }
+  return states;
+}
+
+void Chain::make_slots(Frame& f, const States* states) const {
   f.slots.clear();
-  for (const Entry& e : modules_) f.slots.push_back(e.module->make_slot(f.capacity));
+  for (size_t m = 0; m < modules_.size(); ++m) {
+    auto slot                 = modules_[m].module->make_slot(f.capacity);
+    ModuleState* const state = states && m < states->size() ? (*states)[m].get() : nullptr;
+    if (state && !slot) slot = std::make_unique<ModuleSlot>();
+    if (slot) slot->state = state;
+    f.slots.push_back(std::move(slot));
+  }
+}
+
+Status Chain::finish_states(States& states) const {
+  Status first;
+  for (size_t m = 0; m < states.size() && m < modules_.size(); ++m) {
+    if (!states[m]) continue;
+    Status st = modules_[m].module->finish(*states[m]);
+    if (!st.is_ok() && first.is_ok()) first = Status(st.code(), modules_[m].where + ": " + st.message());
+  }
+  return first;
 }
 
 Status Chain::pre(Frame& f, uint64_t* ticks_out) const {

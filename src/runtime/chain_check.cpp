@@ -69,15 +69,16 @@ Result<std::vector<ChainOutcome>> run_chain_frames(const Chain& chain,
   WARPATH_ASSIGN_OR_RETURN(packet::PacketBatch b,
                            packet::PacketBatch::create(std::max<uint32_t>(batch, 1), 2048));
   Frame f(std::move(b));
-  chain.make_slots(f);
+  WARPATH_ASSIGN_OR_RETURN(Chain::States states, chain.make_states());
+  chain.make_slots(f, &states);
   Chain::Scratch scratch;
   ExecContext ctx;
   uint32_t next = 0;
   do {
     f.reset();
     for (uint32_t k = 0; k < batch && next < in.size(); ++k, ++next)
-      if (!f.batch.append(in.data(next), in.meta(next).caplen, in.meta(next).len, 0,
-                          in.meta(next).port))
+      if (!f.batch.append(in.data(next), in.meta(next).caplen, in.meta(next).len,
+                          in.meta(next).timestamp_ns, in.meta(next).port))
         return Status(Errc::kCapacity, "packet " + std::to_string(next) + " (" +
                                            std::to_string(in.meta(next).caplen) +
                                            " bytes) does not fit a frame of " +
@@ -94,6 +95,7 @@ Result<std::vector<ChainOutcome>> run_chain_frames(const Chain& chain,
       out.push_back(std::move(o));
     }
   } while (batch && next < in.size());
+  WARPATH_TRY(chain.finish_states(states));
   return out;
 }
 

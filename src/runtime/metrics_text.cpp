@@ -131,6 +131,14 @@ std::string prometheus_text(const RunReport& r, std::string_view version) {
     t.sample("warpath_module_ns_per_packet", m.ns_per_packet, "position",
              std::to_string(m.position), "module", m.kind);
 
+  t.family("warpath_module_stat", "gauge",
+           "Per stateful module: what its per-worker state counts (flows, active, ...), summed "
+           "over the workers.");
+  for (const ModuleReport& m : r.modules)
+    for (const auto& [name, n] : m.stats)
+      t.sample("warpath_module_stat", double(n), "position", std::to_string(m.position),
+               "module", m.kind, "stat", name);
+
   t.family("warpath_chunks_total", "counter", "Chunks shaded on the CPU and offloaded.");
   t.sample("warpath_chunks_total", double(r.cpu_chunks), "place", "cpu");
   t.sample("warpath_chunks_total", double(r.gpu_chunks), "place", "gpu");

@@ -36,9 +36,17 @@ RunReport snapshot(const RunConfig& cfg, const Chain& chain,
     r.modules[m].kind     = std::string(chain.module(m).kind());
     r.modules[m].describe = chain.module(m).describe();
   }
+  std::vector<std::vector<std::string>> stat_names(chain.size());
+  for (size_t m = 0; m < chain.size(); ++m) stat_names[m] = chain.module(m).stat_names();
   uint64_t shade_ns = 0;
   double share      = 0;
   for (const auto& w : workers) {
+    const Chain::States& states = w->states();
+    for (size_t m = 0; m < states.size() && m < chain.size(); ++m)
+      if (states[m])
+        for (size_t k = 0; k < stat_names[m].size() && k < states[m]->stat_count; ++k)
+          r.modules[m].stats[stat_names[m][k]] +=
+              states[m]->stats[k].load(std::memory_order_relaxed);
     const WorkerCounters& c = w->counters();
     r.rx += c.rx.load(std::memory_order_relaxed);
     r.rx_bytes += c.rx_bytes.load(std::memory_order_relaxed);

@@ -16,13 +16,14 @@ Worker::Worker(WorkerSetup setup)
 Status Worker::init() {
   const Chain& chain    = *cfg_.chain;
   const uint32_t chunks = cfg_.in_flight + 1;
+  WARPATH_ASSIGN_OR_RETURN(states_, chain.make_states());
   for (uint32_t i = 0; i < chunks; ++i) {
     auto batch = packet::PacketBatch::create(
         cfg_.batch, packet::PacketBatch::kDefaultCellBytes, frame_buffer_bytes(cfg_.batch),
         cfg_.pinned_memory ? MemSpace::kPinned : MemSpace::kHost);
     if (!batch.is_ok()) return batch.status();
     pool_.push_back(std::make_unique<Frame>(std::move(*batch)));
-    chain.make_slots(*pool_.back());
+    chain.make_slots(*pool_.back(), &states_);
     free_.push_back(pool_.back().get());
   }
   const size_t reasons = chain.reasons().size();
@@ -258,6 +259,8 @@ void Worker::run() {
     else
       std::this_thread::yield();
   }
+  // Stateful modules end here (flows flushed and logged), on the worker that owns them.
+  if (Status st = cfg_.chain->finish_states(states_); !st.is_ok() && error_.is_ok()) error_ = st;
 }
 
 }  // namespace warpath::runtime

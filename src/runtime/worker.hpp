@@ -66,6 +66,8 @@ class Worker {
   const WorkerCounters& counters() const noexcept { return counters_; }
   /// Valid after run() returned.
   const LatencyHistogram& latency() const noexcept { return latency_; }
+  /// The stateful modules' per-worker states (their stats are read by the snapshot).
+  const Chain::States& states() const noexcept { return states_; }
 
  private:
   bool receive(Frame& c, uint64_t& now);
@@ -80,6 +82,7 @@ class Worker {
   std::vector<std::unique_ptr<Frame>> pool_;
   std::vector<Frame*> free_;
   std::deque<Frame*> pending_;
+  Chain::States states_;
   Chain::Scratch selection_;
   std::vector<uint64_t> module_ticks_;  ///< per module, added to the counters after each frame
   std::vector<std::vector<uint32_t>> out_lists_;

@@ -144,3 +144,45 @@ def test_errors(tmp_path):
     assert r.returncode == 2
     r = run("flows", "--in", bad, "--engine", "cpu.nope")
     assert r.returncode == 2 and "unknown flow engine 'cpu.nope'" in r.stderr
+
+
+def test_flow_module_in_a_chain_logs_what_flows_reports(tmp_path):
+    """`warpath run` with the flow module: its log holds exactly the records `warpath flows`
+    prints for the same capture, and the report shows the module's counters."""
+    path = DATA / "pcap/tcpreplay/test.pcap"
+    if not path.is_file():
+        pytest.skip(f"{path} missing")
+    log = tmp_path / "flows.jsonl"
+    report = tmp_path / "run.json"
+    r = run("run", "--chain", f"flow(log={log}) -> wire",
+            "--port", f"in=pcap:{path}:{tmp_path / 'out.pcap'}", "--json", report)
+    assert_ok(r)
+    logged = [json.loads(line) for line in log.read_text().splitlines()]
+    want = flows_json(path)
+    assert logged == want["flows"]
+    doc = json.loads(report.read_text())
+    stats = doc["modules"][0]["stats"]
+    assert stats["flows"] == want["counters"]["flows"] == len(logged)
+    assert stats["ended_end"] == len(logged) and stats["active"] == 0
+    assert stats["untracked_not_ip"] == want["counters"]["packets_by_track"]["not_ip"]
+    assert "flows " in r.stdout  # the summary's stats line
+
+
+def test_flow_module_full_table_drops_with_a_reason(tmp_path):
+    path = DATA / "pcap/tcpreplay/test.pcap"
+    if not path.is_file():
+        pytest.skip(f"{path} missing")
+    report = tmp_path / "run.json"
+    assert_ok(run("run", "--chain", "flow(capacity=2, on_full=drop) -> wire",
+                  "--port", f"in=pcap:{path}:{tmp_path / 'out.pcap'}", "--json", report))
+    doc = json.loads(report.read_text())
+    want = flows_json(path, "--capacity", "2", "--on-full", "drop")["counters"]
+    refused = want["packets_by_track"]["full_dropped"]
+    assert refused > 0
+    assert doc["modules"][0]["drops_by_reason"] == {"flow_table_full": refused}
+    t = doc["totals"]
+    assert t["rx"] == t["tx"] + t["dropped"] + t["slow_path"] and t["dropped"] == refused
+    r = run("run", "--chain", "flow(capacity=0) -> wire", "--port", f"in=pcap:{path}:")
+    assert r.returncode != 0 and "capacity=0" in r.stderr
+    r = run("run", "--chain", "flow(on_full=keep) -> wire", "--port", f"in=pcap:{path}:")
+    assert r.returncode != 0 and "chain position 1 (flow)" in r.stderr and "keep" in r.stderr

@@ -173,7 +173,7 @@ std::string build_error(std::string_view text) {
 
 TEST(ChainBuild, ErrorsNamePositionArgumentAndReason) {
   EXPECT_EQ(build_error("acl -> nosuch"),
-            "chain position 2: unknown module 'nosuch' (known: acl, router, ttl-filter, wire)");
+            "chain position 2: unknown module 'nosuch' (known: acl, flow, router, ttl-filter, wire)");
   EXPECT_EQ(build_error("acl -> router(fibb=x)"),
             "chain position 2 (router): unknown argument 'fibb' (known: fib, neighbors, lookup, mac_check, "
             "when)");
@@ -242,7 +242,7 @@ TEST(ChainBuild, ReadingWhatNothingSetsIsAnError) {
 TEST(ChainBuild, RegistryListsTheBuiltInModules) {
   std::vector<std::string> kinds;
   for (const ModuleInfo* m : module_kinds()) kinds.push_back(m->kind);
-  for (const char* k : {"acl", "router", "ttl-filter", "wire"})
+  for (const char* k : {"acl", "flow", "router", "ttl-filter", "wire"})
     EXPECT_NE(std::find(kinds.begin(), kinds.end(), k), kinds.end()) << k;
   EXPECT_TRUE(std::is_sorted(kinds.begin(), kinds.end()));
   for (const ModuleInfo* m : module_kinds()) {
@@ -419,6 +419,11 @@ INSTANTIATE_TEST_SUITE_P(
                   "router",
                   "ttl-filter(min=3) -> acl(algo=ref, default=permit) -> wire(when=inspect) -> "
                   "router(lookup=ref.lpm)", 3},
+        // A stateful module first: a flow table too small for the traffic's flows drops the
+        // packets of flows it cannot hold; its per-worker state outlives the frames.
+        ChainCase{"flow(capacity=64, on_full=drop) -> acl(default=permit) -> router",
+                  "flow(capacity=64, on_full=drop, engine=ref.flow) -> acl(default=permit, "
+                  "algo=ref) -> router(lookup=ref.lpm)", 4},
         // Nothing decides the inspect packets: they leave as no_verdict.
         ChainCase{"acl(algo=tic, default=deny, match=permit) -> wire(when=default)",
                   "acl(algo=ref, default=deny, match=permit) -> wire(when=default)", 3}),

@@ -33,45 +33,7 @@ std::string address(const FlowRecord& r, bool src) {
   return r.ip_version == 4 ? packet::ipv4_to_string(a) : packet::ipv6_to_string(a);
 }
 
-// Zeek-like history letters of the TCP flags each side sent: S F R A D (data: PSH) per side,
-// upper case from the initiator, lower case from the responder.
-std::string tcp_history(const FlowRecord& r) {
-  if (r.proto != 6) return "-";
-  std::string h;
-  static constexpr struct {
-    uint8_t bit;
-    char c;
-  } kLetters[] = {{0x02, 'S'}, {0x10, 'A'}, {0x08, 'D'}, {0x01, 'F'}, {0x04, 'R'}};
-  for (int side = 0; side < 2; ++side)
-    for (const auto& l : kLetters)
-      if (r.tcp_flags[side] & l.bit) h += side ? char(l.c - 'A' + 'a') : l.c;
-  return h.empty() ? "-" : h;
-}
-
 double seconds(uint64_t ns) { return double(ns) / 1e9; }
-
-nlohmann::ordered_json record_json(const FlowRecord& r) {
-  nlohmann::ordered_json j;
-  j["flow"]          = r.serial;
-  j["ts"]            = seconds(r.first_ns);
-  j["duration"]      = seconds(r.last_ns - r.first_ns);
-  j["proto"]         = r.proto;
-  j["ip_version"]    = r.ip_version;
-  j["vlan"]          = r.vlan;
-  j["src"]           = address(r, true);
-  j["sport"]         = r.sport;
-  j["dst"]           = address(r, false);
-  j["dport"]         = r.dport;
-  j["orig_packets"]  = r.packets[0];
-  j["orig_bytes"]    = r.bytes[0];
-  j["resp_packets"]  = r.packets[1];
-  j["resp_bytes"]    = r.bytes[1];
-  j["state"]         = flow_state_name(r.state);
-  j["tcp_state"]     = r.proto == 6 ? nlohmann::ordered_json(tcp_state_name(r.tcp)) : nullptr;
-  j["history"]       = tcp_history(r);
-  j["end"]           = flow_end_name(r.end);
-  return j;
-}
 
 nlohmann::ordered_json counters_json(const FlowCounters& c) {
   nlohmann::ordered_json j;
@@ -104,7 +66,7 @@ class Printer {
   }
   void record(const FlowRecord& r) {
     if (format_ == "json") {
-      fmt::print(out_, "{}\n  {}", n_++ ? "," : "", record_json(r).dump());
+      fmt::print(out_, "{}\n  {}", n_++ ? "," : "", flow_record_json(r));
       return;
     }
     const std::string src = address(r, true), dst = address(r, false);

@@ -129,6 +129,13 @@ void print_run_summary(const runtime::RunConfig& c, const runtime::RunReport& r,
     fmt::print(out, "{:<3} {:<12} {:>12} {:>12} {:>12} {:>10} {:>10} {:>8.1f}  {}\n", m.position,
                m.kind, m.in, m.out, m.forwarded, drops, slow, m.ns_per_packet, m.describe);
   }
+  for (const runtime::ModuleReport& m : r.modules) {
+    if (m.stats.empty()) continue;
+    std::string stats;
+    for (const auto& [k, n] : m.stats)
+      if (n) stats += fmt::format("{}{} {}", stats.empty() ? "" : ", ", k, n);
+    fmt::print(out, "{:<3} {:<12} {}\n", m.position, m.kind, stats.empty() ? "-" : stats);
+  }
 
   fmt::print(out, "\n{:<16}{} (batch fill {:.1f}%), cpu {}, gpu {}, launches {}\n", "chunks",
              r.chunks, 100.0 * r.batch_fill, r.cpu_chunks, r.gpu_chunks, r.gpu_launches);
@@ -181,13 +188,17 @@ nlohmann::ordered_json run_stats_line(const runtime::RunReport& r, const runtime
                      {"tx_errors", p.stats.tx_errors}});
   j["ports"] = ports;
   J modules  = J::array();
-  for (const auto& m : r.modules)
+  for (const auto& m : r.modules) {
+    J st = J::object();
+    for (const auto& [k, n] : m.stats) st[k] = n;
     modules.push_back({{"position", m.position},
                        {"kind", m.kind},
                        {"in", m.in},
                        {"out", m.out},
                        {"forwarded", m.forwarded},
-                       {"ns_per_packet", m.ns_per_packet}});
+                       {"ns_per_packet", m.ns_per_packet},
+                       {"stats", st}});
+  }
   j["modules"] = modules;
   return j;
 }
@@ -255,6 +266,8 @@ nlohmann::ordered_json run_report_json(const runtime::RunConfig& c, const runtim
     J md = J::object(), ms = J::object();
     for (const auto& [k, n] : m.drops) md[k] = n;
     for (const auto& [k, n] : m.slow_path) ms[k] = n;
+    J st = J::object();
+    for (const auto& [k, n] : m.stats) st[k] = n;
     modules.push_back({{"position", m.position},
                        {"kind", m.kind},
                        {"describe", m.describe},
@@ -263,7 +276,8 @@ nlohmann::ordered_json run_report_json(const runtime::RunConfig& c, const runtim
                        {"forwarded", m.forwarded},
                        {"drops_by_reason", md},
                        {"slow_path_by_reason", ms},
-                       {"ns_per_packet", m.ns_per_packet}});
+                       {"ns_per_packet", m.ns_per_packet},
+                       {"stats", st}});
   }
   j["modules"]                     = modules;
   j["drops_by_reason"]             = drops;

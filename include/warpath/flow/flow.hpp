@@ -133,6 +133,14 @@ struct FlowRecord {
   bool operator==(const FlowRecord&) const = default;
 };
 
+/// Zeek-like history of a TCP flow: the flags each side sent, S A D(PSH) F R, upper case from
+/// the initiator and lower case from the responder ("SADFsaf"); "-" for other protocols.
+std::string tcp_history(const FlowRecord& r);
+/// A record as one JSON object on one line (what `warpath flows --format json` lists and a flow
+/// log holds): flow, ts, duration, proto, ip_version, vlan, src, sport, dst, dport,
+/// orig_packets, orig_bytes, resp_packets, resp_bytes, state, tcp_state, history, end.
+std::string flow_record_json(const FlowRecord& r);
+
 struct FlowCounters {
   uint64_t packets = 0;
   uint64_t track[size_t(Track::kCount)] = {};  ///< packets by Track

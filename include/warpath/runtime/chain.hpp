@@ -82,8 +82,14 @@ class Chain {
   std::string engines(Place place) const;
   bool has_offload() const noexcept { return offload_; }
 
-  /// One slot per module, for a new frame.
-  void make_slots(Frame& f) const;
+  /// Per-worker state of the stateful modules, by position (nullptr for the others).
+  using States = std::vector<std::unique_ptr<ModuleState>>;
+  Result<States> make_states() const;
+  /// One slot per module, for a new frame of the worker owning `states` (made by make_states;
+  /// may be nullptr for a chain without stateful modules).
+  void make_slots(Frame& f, const States* states = nullptr) const;
+  /// A worker's end: every stateful module's finish, in chain order; the first error.
+  Status finish_states(States& states) const;
   /// Pre-shade: parse, then every module's pre. `ticks` (one per module, may be nullptr) gets
   /// the time each took, in cycle-clock ticks (ModuleCounters::ticks).
   Status pre(Frame& f, uint64_t* ticks = nullptr) const;

@@ -39,9 +39,24 @@ inline constexpr uint16_t kContinue = 0xFFFF;
 /// context[i] of a packet nothing has tagged.
 inline constexpr uint16_t kDefaultContext = 0;
 
-/// What a module keeps per frame (keys, answers): made by Module::make_slot.
+/// What a stateful module keeps per worker (a flow table): made once per worker by
+/// Module::make_state and reached from every frame of that worker through its slot. A worker
+/// finishes its frames in arrival order, so a module's post sees the worker's packets in order.
+/// `stats` are the counters the report shows for the module (Module::stat_names order): the
+/// owner writes them with relaxed stores, the progress snapshot reads them at any time.
+struct ModuleState {
+  explicit ModuleState(size_t count = 0)
+      : stats(std::make_unique<std::atomic<uint64_t>[]>(count)), stat_count(count) {}
+  virtual ~ModuleState() = default;
+  std::unique_ptr<std::atomic<uint64_t>[]> stats;
+  size_t stat_count;
+};
+
+/// What a module keeps per frame (keys, answers): made by Module::make_slot. `state` is the
+/// worker's ModuleState of the module (nullptr for a stateless module).
 struct ModuleSlot {
   virtual ~ModuleSlot() = default;
+  ModuleState* state = nullptr;
 };
 
 struct Frame {

@@ -16,6 +16,7 @@
 //   warpath_module_drops_total{position, module, reason}               counter
 //   warpath_module_slow_path_total{position, module, reason}           counter
 //   warpath_module_ns_per_packet{position, module}                     gauge
+//   warpath_module_stat{position, module, stat}                         gauge (stateful modules)
 //   warpath_chunks_total{place="cpu|gpu"}, warpath_gpu_launches_total  counter
 //   warpath_batch_fill_ratio, warpath_gpu_share_ratio                  gauge
 //   warpath_latency_microseconds{quantile="0.5|0.99|0.999|1"}          gauge (RX to TX; only in

@@ -37,8 +37,16 @@
 //   A module registers the reasons it may give when it is built (BuildEnv::reasons), and sets a
 //   packet's reason to one of those ids or to kReasonForwarded (with out = the port).
 //
+// Stateful modules (flow tracking)
+//   make_state() builds the module's per-worker state (frame.hpp: ModuleState), reached from
+//   each of the worker's frames through slot->state; finish() ends it when the worker stops
+//   (flush the flows, close a log). Flows stay on one worker: RX queues are hashed by flow
+//   (RSS, AF_PACKET fanout), and a worker owns queue q of every port when ports have as many
+//   queues as there are workers. stat_names() names the counters the state keeps for the report.
+//
 // Thread safety
-//   Every method is const and may be called concurrently for different frames.
+//   Every method is const and may be called concurrently for different frames; a state is
+//   touched only by its worker.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -112,6 +120,14 @@ class Module {
   virtual std::string engines(Place) const { return {}; }
 
   virtual std::unique_ptr<ModuleSlot> make_slot(uint32_t /*capacity*/) const { return nullptr; }
+  /// Per-worker state (stateful modules only); nullptr for a stateless module.
+  virtual Result<std::unique_ptr<ModuleState>> make_state() const {
+    return std::unique_ptr<ModuleState>();
+  }
+  /// Ends a worker's state when the worker stops (flows flushed, logs closed).
+  virtual Status finish(ModuleState&) const { return Status::ok(); }
+  /// Names of the counters of ModuleState::stats, in order ("flows", "active", ...).
+  virtual std::vector<std::string> stat_names() const { return {}; }
   virtual Status pre(Frame&, ModuleSlot*) const { return Status::ok(); }
 
   virtual uint32_t job_count() const noexcept { return 0; }
@@ -205,7 +221,7 @@ struct ModuleInfo {
   std::function<Result<std::unique_ptr<Module>>(const ModuleArgs&, BuildEnv&)> make;
 };
 
-/// Every module kind, in name order (built in: acl, router, ttl-filter, wire).
+/// Every module kind, in name order (built in: acl, flow, router, ttl-filter, wire).
 std::vector<const ModuleInfo*> module_kinds();
 const ModuleInfo* find_module_kind(std::string_view kind);
 /// Adds a kind (a user's module, a test's); kInvalidArgument when the name is taken or empty.

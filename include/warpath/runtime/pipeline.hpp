@@ -74,6 +74,9 @@ struct ModuleReport {
   uint64_t forwarded      = 0;     ///< of those, forwarded
   std::map<std::string, uint64_t> drops, slow_path;  ///< by its own reasons
   double ns_per_packet = 0;  ///< CPU time in its pre, shade and post per packet received
+  /// What a stateful module's per-worker states count (flows, active, ...), summed over the
+  /// workers; empty for stateless modules.
+  std::map<std::string, uint64_t> stats;
 };
 
 struct PortReport {

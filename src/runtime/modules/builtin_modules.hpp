@@ -8,6 +8,7 @@
 namespace warpath::runtime {
 
 ModuleInfo acl_module_info();
+ModuleInfo flow_module_info();
 ModuleInfo router_module_info();
 ModuleInfo ttl_filter_module_info();
 ModuleInfo wire_module_info();
@@ -15,6 +16,7 @@ ModuleInfo wire_module_info();
 inline std::vector<ModuleInfo> builtin_module_kinds() {
   std::vector<ModuleInfo> v;
   v.push_back(acl_module_info());
+  v.push_back(flow_module_info());
   v.push_back(router_module_info());
   v.push_back(ttl_filter_module_info());
   v.push_back(wire_module_info());
