@@ -1,0 +1,44 @@
+// include/warpath/stream/generate.hpp
+//
+// Generated TCP conversations as reassembly input, for the tests, the self-test and the
+// benchmarks: each flow opens with a handshake at a chosen or random ISN, each direction's
+// payload (random bytes, kept as the truth) is cut into random segments, and the arrival order
+// is spoiled on request: local reordering, duplicates, re-sends that overlap with the same
+// bytes at other boundaries, overlaps with different bytes, and segments the capture lost
+// (the receiver got them: later ACKs pass the hole). ACK numbers are what a receiver would
+// send: everything it has received contiguously when the segment leaves.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "warpath/stream/stream.hpp"
+
+namespace warpath::stream {
+
+struct StreamGenParams {
+  uint64_t seed     = 1;
+  uint32_t flows    = 8;
+  uint32_t bytes    = 4000;  ///< payload per direction (each flow draws up to this)
+  uint32_t max_segment = 300;
+  uint32_t reorder_percent   = 0;  ///< segments swapped with a near neighbour
+  uint32_t duplicate_percent = 0;  ///< segments sent twice
+  uint32_t overlap_percent   = 0;  ///< re-sends of the same bytes over other boundaries
+  uint32_t conflict_percent  = 0;  ///< re-sends with different bytes (the truth is then unknown)
+  uint32_t loss_percent      = 0;  ///< data segments the capture lost
+  bool random_isn = true;          ///< else every ISN is `isn`
+  uint32_t isn    = 0;
+  bool fin        = true;          ///< close both directions with FIN
+};
+
+struct GeneratedStreams {
+  std::vector<Segment> segments;  ///< arrival order; data points into `payload`
+  /// The truth: payload[2 * flow + dir] is direction dir of flow `flow` (flows from 1).
+  std::vector<std::vector<uint8_t>> payload;
+  /// Per flow and direction: [offset, end) ranges the capture lost.
+  std::vector<std::vector<std::pair<uint64_t, uint64_t>>> lost;
+  std::vector<std::vector<uint8_t>> extra;  ///< bytes of conflicting re-sends
+};
+
+GeneratedStreams generate_streams(const StreamGenParams& params);
+
+}  // namespace warpath::stream

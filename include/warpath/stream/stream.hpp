@@ -1,0 +1,147 @@
+// include/warpath/stream/stream.hpp
+//
+// TCP stream reassembly: each direction of each tracked TCP flow as an ordered byte stream,
+// the way the receiving host will see it (GASPP's processStream input; Suricata's and Snort's
+// stream engines are the models; ../shared/notes/stream-reassembly.md has their defaults and
+// the checklist this follows).
+//
+// Input: segments (flow, direction, TCP flags, sequence and acknowledgement numbers, payload)
+// from the flow tracker (flow/flow.hpp) in arrival order. Output: chunks of in-order stream
+// bytes per (flow, direction), with gaps named as gaps.
+//
+// Rules
+//   - Handshake first: a stream is created when the three-way handshake completes (SYN, then
+//     SYN+ACK acknowledging it, then an ACK acknowledging that); a half-open flow costs a small
+//     entry and buffers nothing (SYN floods). Data on the SYN is counted (data_on_syn) and not
+//     buffered. With `midstream`, a flow seen without its handshake is picked up at the first
+//     sequence number seen in each direction (counted).
+//   - Sequence numbers are compared modulo 2^32 and turned into 64-bit stream offsets
+//     (offset 0 = the byte after the ISN), so streams longer than 4 GiB and any ISN work.
+//   - Overlaps are resolved per byte by the target's policy (Novak and Sturges, "Target-Based
+//     TCP Stream Reassembly", 2007), comparing the new segment with the segment that stored the
+//     byte (its original extent):
+//       first, vista, windows   the stored byte stays
+//       last                    the new byte wins
+//       bsd                     new wins when it starts before the stored segment
+//       linux                   ... or starts at the same place and ends after it
+//       old-linux               ... or starts at the same place and ends at or after it
+//       solaris                 new wins when it ends after the stored segment, or ends at the
+//                               same place and starts at or before it
+//     (windows is treated as vista: not measured against a Windows host.) Overlapping bytes
+//     that differ are counted (overlap_diff): an evasion attempt or a broken stack.
+//   - Delivery. IDS mode (default): a byte is delivered once the receiver acknowledged it (the
+//     other direction's ACK), so what is inspected is what the host accepted. A hole the ACK
+//     has passed was lost by the capture, not by the host: it is declared a gap (a gap chunk,
+//     counted) and delivery goes on; nothing waits forever. Inline mode: contiguous bytes are
+//     delivered at once and overlaps keep the first copy (normalisation). When a flow ends
+//     (close), what is buffered is delivered with gaps declared between.
+//   - Bounds: segments more than max_ahead bytes past the first undelivered byte are dropped;
+//     buffered bytes per stream (stream_cap) and over all streams (memcap) are capped, a
+//     segment that would exceed them is dropped; bytes past `depth` (0: no limit) are neither
+//     buffered nor delivered. Memory is the bytes buffered, never a buffer sized by a sequence
+//     gap. Every drop and event is counted.
+//
+// Engines ("<device>.<algorithm>", registry below): ref.stream (a byte map: one entry per
+// buffered byte, the oracle) and cpu.stream (segment ranges, split on overlap). The per-segment
+// rules (handshake, offsets, bounds, delivery, gaps) are one body (src/stream/core).
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "warpath/core/registry.hpp"
+#include "warpath/core/status.hpp"
+
+namespace warpath::stream {
+
+enum class Policy : uint8_t { kFirst, kLast, kBsd, kLinux, kOldLinux, kSolaris, kVista, kWindows, kCount };
+const char* policy_name(Policy p) noexcept;  ///< "first", "last", "bsd", "linux", "old-linux", ...
+Result<Policy> parse_policy(std::string_view text);
+
+enum class Mode : uint8_t { kIds, kInline };
+
+struct StreamConfig {
+  Policy policy     = Policy::kBsd;  ///< Suricata's built-in default
+  Mode mode         = Mode::kIds;
+  bool midstream    = false;          ///< pick up flows seen without their handshake
+  uint64_t depth    = 1u << 20;       ///< bytes per direction delivered; 0 = no limit
+  uint32_t max_ahead  = 1u << 20;     ///< a segment may start at most this far past the hole
+  uint32_t stream_cap = 1u << 20;     ///< bytes buffered per direction
+  uint64_t memcap     = 64ull << 20;  ///< bytes buffered over all streams
+  uint32_t max_flows  = 1u << 20;     ///< flows with reassembly state (half-open ones too)
+  /// kInvalidArgument naming the field.
+  Status validate() const;
+};
+
+/// One TCP segment of a tracked flow.
+struct Segment {
+  uint64_t flow = 0;  ///< the flow's serial (flow/flow.hpp), unique per tracker
+  uint8_t dir   = 0;  ///< 0: from the initiator
+  uint8_t flags = 0;  ///< TCP flags
+  uint32_t seq = 0, ack = 0;
+  const uint8_t* data = nullptr;  ///< captured payload
+  uint32_t len        = 0;
+  uint32_t missing    = 0;  ///< payload bytes on the wire after `len` but not captured
+};
+
+/// In-order bytes of one direction: `len` bytes at stream offset `offset`, or, for a gap, `len`
+/// bytes the capture lost (data == nullptr).
+struct Chunk {
+  uint64_t flow = 0;
+  uint8_t dir   = 0;
+  bool gap      = false;
+  uint64_t offset     = 0;
+  const uint8_t* data = nullptr;
+  uint32_t len        = 0;
+};
+using ChunkSink = std::function<void(const Chunk&)>;
+
+struct StreamCounters {
+  uint64_t segments = 0, payload_bytes = 0;
+  uint64_t streams = 0;             ///< directions that got a stream
+  uint64_t midstream = 0;           ///< flows picked up without a handshake
+  uint64_t delivered_bytes = 0;
+  uint64_t gaps = 0, gap_bytes = 0;
+  uint64_t overlaps = 0;            ///< segments that overlapped buffered bytes
+  uint64_t overlap_diff = 0;        ///< of those, with different bytes
+  uint64_t retransmitted_bytes = 0; ///< bytes before the first undelivered one (already seen)
+  uint64_t before_handshake = 0;    ///< data segments of flows without a stream (dropped)
+  uint64_t data_on_syn = 0;
+  uint64_t after_close = 0;         ///< data after a RST or the final FIN
+  uint64_t beyond_window = 0;       ///< segments dropped: past max_ahead
+  uint64_t stream_cap = 0, memcap = 0;  ///< segments dropped by each cap
+  uint64_t depth_reached = 0;       ///< streams that reached depth
+  uint64_t flows_refused = 0;       ///< flows not given state: max_flows reached
+  uint64_t buffered_bytes = 0;      ///< now
+  bool operator==(const StreamCounters&) const = default;
+};
+
+class Reassembler {
+ public:
+  virtual ~Reassembler() = default;
+  virtual std::string_view id() const noexcept = 0;
+  virtual const StreamConfig& config() const noexcept = 0;
+  virtual StreamCounters counters() const = 0;
+  /// One segment; delivered chunks go to `sink` (their data is valid during the call). Fails
+  /// only in validate: wrappers (kInvalidArgument naming the first difference).
+  virtual Status segment(const Segment& s, const ChunkSink& sink) = 0;
+  /// The flow ended: what is buffered is delivered (gaps declared between) and its state freed.
+  virtual Status close(uint64_t flow, const ChunkSink& sink) = 0;
+  /// Flows with state now.
+  virtual size_t flows() const = 0;
+};
+
+/// ref.stream, cpu.stream.
+std::vector<EngineInfo> stream_engines();
+/// Resolves `id` (auto, cpu, ref, validate:<id>) and builds a reassembler (config validated).
+/// validate:<id> runs ref.stream beside it: segment() and close() fail on the first difference
+/// in the chunks or the counters.
+Result<std::unique_ptr<Reassembler>> make_reassembler(std::string_view id,
+                                                      const StreamConfig& config = {});
+/// Differential check against ref.stream on generated streams (the self-test's entry).
+CheckReport check_stream_engine(std::string_view id, uint64_t seed, uint64_t items);
+
+}  // namespace warpath::stream

@@ -1,0 +1,250 @@
+// src/stream/store_reassembler.hpp: the reassembly rules of include/warpath/stream/stream.hpp
+// over any byte store, one body for every engine. A store holds one direction's buffered bytes
+// (stream offsets at or past the first undelivered byte) and provides:
+//   uint64_t buffered() const
+//   Insert insert(uint64_t at, const uint8_t* data, uint32_t n, uint64_t os, uint64_t oe,
+//                 Policy)              // [os, oe): the whole segment, for the overlap rule
+//   uint64_t contiguous_end(uint64_t from) const   // end of the run of bytes at `from`
+//   uint64_t first_start() const                  // kNever when empty
+//   void take(uint64_t from, uint64_t to, uint8_t* out)  // copy out and remove a run
+#pragma once
+#include <algorithm>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "stream/core/stream_core.hpp"
+
+namespace warpath::stream::detail {
+
+inline constexpr uint64_t kNever = ~uint64_t(0);
+inline constexpr uint32_t kMaxSegmentsPerStream = 4096;
+
+struct Insert {
+  uint64_t added = 0;  ///< bytes newly buffered
+  bool overlap = false, differ = false;
+};
+
+template <class Store>
+class StoreReassembler final : public Reassembler {
+ public:
+  StoreReassembler(std::string id, const StreamConfig& config)
+      : id_(std::move(id)), config_(config) {}
+
+  std::string_view id() const noexcept override { return id_; }
+  const StreamConfig& config() const noexcept override { return config_; }
+  StreamCounters counters() const override {
+    StreamCounters c   = c_;
+    c.buffered_bytes   = total_;
+    return c;
+  }
+  size_t flows() const override { return flows_.size(); }
+
+  Status segment(const Segment& s, const ChunkSink& sink) override {
+    constexpr uint8_t kFin = 0x01, kSyn = 0x02, kRst = 0x04, kAck = 0x10;
+    c_.segments += 1;
+    c_.payload_bytes += s.len;
+    const bool syn = s.flags & kSyn, ack = s.flags & kAck;
+    auto it        = flows_.find(s.flow);
+    if (it == flows_.end()) {
+      const bool opens = (syn && !ack && s.dir == 0) || (config_.midstream && !syn);
+      if (!opens) {
+        if (s.len) c_.before_handshake += 1;
+        return Status::ok();
+      }
+      if (flows_.size() >= config_.max_flows) {
+        c_.flows_refused += 1;
+        return Status::ok();
+      }
+      it = flows_.emplace(s.flow, Flow{}).first;
+    }
+    Flow& f = it->second;
+    if (f.phase != Phase::kOpen) {
+      if (syn && !ack && s.dir == 0) {  // a SYN, or its retransmission
+        f.isn[0] = s.seq;
+        f.phase  = Phase::kSyn;
+        if (s.len) c_.data_on_syn += 1;
+        return Status::ok();
+      }
+      if (syn && ack && s.dir == 1 && f.phase == Phase::kSyn && s.ack == f.isn[0] + 1) {
+        f.isn[1] = s.seq;
+        f.phase  = Phase::kSynAck;
+        if (s.len) c_.data_on_syn += 1;
+        return Status::ok();
+      }
+      if (!syn && ack && s.dir == 0 && f.phase == Phase::kSynAck && s.ack == f.isn[1] + 1) {
+        open(f.d[0], f.isn[0] + 1);
+        open(f.d[1], f.isn[1] + 1);
+        f.phase = Phase::kOpen;
+      } else if (config_.midstream && !syn) {
+        f.phase     = Phase::kOpen;
+        f.midstream = true;
+        c_.midstream += 1;
+      } else {
+        if (s.len) c_.before_handshake += 1;
+        return Status::ok();
+      }
+    }
+    Dir& d = f.d[s.dir];
+    if (!d.open) {
+      if (syn) return Status::ok();  // a midstream flow's late SYN: nothing to learn
+      open(d, s.seq);
+    }
+    if (s.flags & kRst) f.reset = true;
+    if (f.reset) {
+      if (s.len) c_.after_close += 1;
+      return Status::ok();
+    }
+    const int64_t off = core::offset_of(s.seq, d.first, d.base);
+    int64_t end       = off + int64_t(s.len);
+    if (d.fin != kNever && end > int64_t(d.fin)) {  // data past the FIN: not part of the stream
+      c_.after_close += 1;
+      end = std::max<int64_t>(off, int64_t(d.fin));
+    }
+    if ((s.flags & kFin) && d.fin == kNever && end >= 0) d.fin = uint64_t(end);
+    if (end > off || s.missing) data(f, d, s, off, end);
+    // The peer's acknowledgement moves the other direction's delivery (IDS mode).
+    Dir& o = f.d[1 - s.dir];
+    if (ack && o.open) {
+      const int64_t a = core::offset_of(s.ack, o.first, o.base);
+      if (a > int64_t(o.acked)) o.acked = std::min(uint64_t(a), o.sent_end);
+    }
+    if (config_.mode == Mode::kIds) {
+      if (o.open) deliver(s.flow, uint8_t(1 - s.dir), o, std::min(o.acked, o.fin), true, sink);
+    } else {
+      deliver(s.flow, s.dir, d, kNever, false, sink);
+    }
+    return Status::ok();
+  }
+
+  Status close(uint64_t flow, const ChunkSink& sink) override {
+    auto it = flows_.find(flow);
+    if (it == flows_.end()) return Status::ok();
+    for (uint8_t dir = 0; dir < 2; ++dir) {
+      Dir& d = it->second.d[dir];
+      if (!d.open) continue;
+      deliver(flow, dir, d, kNever, true, sink);
+      total_ -= d.store.buffered();
+    }
+    flows_.erase(it);
+    return Status::ok();
+  }
+
+ private:
+  enum class Phase : uint8_t { kNone, kSyn, kSynAck, kOpen };
+  struct Dir {
+    bool open      = false;
+    bool depth_hit = false;
+    uint32_t first = 0;  ///< sequence number of offset 0
+    uint32_t segments = 0;  ///< inserts since the buffer was last empty
+    uint64_t base = 0;      ///< first undelivered offset
+    uint64_t acked = 0;     ///< offsets below were acknowledged (clamped to sent_end)
+    uint64_t sent_end = 0;  ///< end of the bytes the sender was seen to send
+    uint64_t fin = kNever;  ///< offset of the FIN
+    Store store;
+  };
+  struct Flow {
+    Phase phase = Phase::kNone;
+    bool midstream = false, reset = false;
+    uint32_t isn[2] = {0, 0};
+    Dir d[2];
+  };
+
+  void open(Dir& d, uint32_t first) {
+    d.open  = true;
+    d.first = first;
+    c_.streams += 1;
+  }
+
+  void data(Flow&, Dir& d, const Segment& s, int64_t off, int64_t end) {
+    const uint64_t seg_end = end < 0 ? 0 : uint64_t(end);
+    // Bytes the capture cut (snap length) were sent too: an ACK past them declares a gap.
+    const uint64_t sent = std::min(seg_end + s.missing, d.base + config_.max_ahead);
+    if (end <= int64_t(d.base)) {
+      c_.retransmitted_bytes += uint64_t(end - off);
+      d.sent_end = std::max(d.sent_end, sent);
+      return;
+    }
+    const uint64_t at = std::max<uint64_t>(off < 0 ? 0 : uint64_t(off), d.base);
+    c_.retransmitted_bytes += uint64_t(int64_t(at) - off);
+    if (at > d.base + config_.max_ahead) {
+      c_.beyond_window += 1;
+      return;
+    }
+    uint64_t stop = seg_end;
+    if (config_.depth && stop > config_.depth) {
+      if (!d.depth_hit) c_.depth_reached += 1;
+      d.depth_hit = true;
+      stop        = config_.depth;
+    }
+    if (stop > at) {
+      const uint64_t n = stop - at;
+      if (d.store.buffered() + n > config_.stream_cap || d.segments >= kMaxSegmentsPerStream) {
+        c_.stream_cap += 1;
+        return;
+      }
+      if (total_ + n > config_.memcap) {
+        c_.memcap += 1;
+        return;
+      }
+      const Policy policy = config_.mode == Mode::kInline ? Policy::kFirst : config_.policy;
+      const Insert r = d.store.insert(at, s.data + (int64_t(at) - off), uint32_t(n),
+                                      off < 0 ? 0 : uint64_t(off), seg_end, policy);
+      total_ += r.added;
+      d.segments += 1;
+      if (r.overlap) c_.overlaps += 1;
+      if (r.differ) c_.overlap_diff += 1;
+    }
+    d.sent_end = std::max(d.sent_end, config_.depth ? std::min(sent, config_.depth) : sent);
+  }
+
+  // Delivers d's bytes up to `limit`; with `gaps`, a hole below the limit is declared lost.
+  void deliver(uint64_t flow, uint8_t dir, Dir& d, uint64_t limit, bool gaps,
+               const ChunkSink& sink) {
+    for (;;) {
+      const uint64_t run    = d.store.contiguous_end(d.base);
+      const uint64_t target = std::min(run, limit);
+      if (target > d.base) {
+        scratch_.resize(size_t(target - d.base));
+        d.store.take(d.base, target, scratch_.data());
+        total_ -= target - d.base;
+        c_.delivered_bytes += target - d.base;
+        Chunk ch;
+        ch.flow   = flow;
+        ch.dir    = dir;
+        ch.offset = d.base;
+        ch.data   = scratch_.data();
+        ch.len    = uint32_t(target - d.base);
+        d.base    = target;
+        if (sink) sink(ch);
+        continue;
+      }
+      if (!gaps || limit <= d.base) break;
+      const uint64_t next = d.store.first_start();
+      if (next == kNever && limit == kNever) break;  // closing: no trailing gap
+      const uint64_t gap_end = std::min(next, limit);
+      if (gap_end <= d.base) break;
+      c_.gaps += 1;
+      c_.gap_bytes += gap_end - d.base;
+      Chunk ch;
+      ch.flow   = flow;
+      ch.dir    = dir;
+      ch.gap    = true;
+      ch.offset = d.base;
+      ch.len    = uint32_t(std::min<uint64_t>(gap_end - d.base, 0xffffffffu));
+      d.base    = gap_end;
+      if (sink) sink(ch);
+    }
+    if (d.store.buffered() == 0) d.segments = 0;
+  }
+
+  std::string id_;
+  StreamConfig config_;
+  std::unordered_map<uint64_t, Flow> flows_;
+  uint64_t total_ = 0;
+  StreamCounters c_;
+  std::vector<uint8_t> scratch_;
+};
+
+}  // namespace warpath::stream::detail

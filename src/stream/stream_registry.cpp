@@ -1,0 +1,192 @@
+// The reassembly engine registry (the only list of reassembly engines), policy names, the
+// configuration check, the validating wrapper and the self-test's check
+// (include/warpath/stream/stream.hpp).
+#include <algorithm>
+#include <string>
+
+#include "stream/engines.hpp"
+#include "warpath/stream/generate.hpp"
+
+namespace warpath::stream {
+namespace {
+
+bool always() { return true; }
+
+constexpr const char* kPolicyNames[] = {"first", "last",    "bsd",   "linux",
+                                        "old-linux", "solaris", "vista", "windows"};
+
+struct Recorded {
+  uint64_t flow;
+  uint8_t dir;
+  bool gap;
+  uint64_t offset;
+  std::string bytes;
+  uint32_t len;
+  bool operator==(const Recorded&) const = default;
+};
+
+std::string describe(const Recorded& r) {
+  return "flow " + std::to_string(r.flow) + " dir " + std::to_string(r.dir) + " " +
+         (r.gap ? "gap" : "data") + " at " + std::to_string(r.offset) + " len " +
+         std::to_string(r.len);
+}
+
+// An engine and ref.stream side by side; fails on the first difference in the chunks (data,
+// gaps, offsets) or the counters.
+class ValidatingReassembler final : public Reassembler {
+ public:
+  ValidatingReassembler(std::unique_ptr<Reassembler> engine, const StreamConfig& config)
+      : engine_(std::move(engine)),
+        ref_(detail::make_ref_reassembler(config)),
+        id_("validate:" + std::string(engine_->id())) {}
+  std::string_view id() const noexcept override { return id_; }
+  const StreamConfig& config() const noexcept override { return engine_->config(); }
+  StreamCounters counters() const override { return engine_->counters(); }
+  size_t flows() const override { return engine_->flows(); }
+
+  Status segment(const Segment& s, const ChunkSink& sink) override {
+    return both([&](Reassembler& r, const ChunkSink& k) { return r.segment(s, k); }, sink);
+  }
+  Status close(uint64_t flow, const ChunkSink& sink) override {
+    return both([&](Reassembler& r, const ChunkSink& k) { return r.close(flow, k); }, sink);
+  }
+
+ private:
+  template <class Call>
+  Status both(Call call, const ChunkSink& sink) {
+    std::vector<Recorded> got, want;
+    auto recorder = [](std::vector<Recorded>& into) {
+      return [&into](const Chunk& c) {
+        into.push_back({c.flow, c.dir, c.gap, c.offset,
+                        c.gap ? std::string() : std::string(reinterpret_cast<const char*>(c.data), c.len),
+                        c.len});
+      };
+    };
+    WARPATH_TRY(call(*engine_, [&](const Chunk& c) {
+      recorder(got)(c);
+      if (sink) sink(c);
+    }));
+    WARPATH_TRY(call(*ref_, recorder(want)));
+    const std::string who = std::string(engine_->id());
+    if (got.size() != want.size())
+      return Status(Errc::kInvalidArgument, who + " delivered " + std::to_string(got.size()) +
+                                                " chunks, ref.stream " + std::to_string(want.size()));
+    for (size_t i = 0; i < got.size(); ++i)
+      if (!(got[i] == want[i]))
+        return Status(Errc::kInvalidArgument, who + " chunk " + std::to_string(i) + ": " +
+                                                  describe(got[i]) + ", ref.stream " +
+                                                  describe(want[i]) +
+                                                  (got[i].bytes != want[i].bytes ? " (bytes differ)" : ""));
+    if (!(engine_->counters() == ref_->counters()))
+      return Status(Errc::kInvalidArgument, who + ": counters differ from ref.stream");
+    return Status::ok();
+  }
+
+  std::unique_ptr<Reassembler> engine_, ref_;
+  std::string id_;
+};
+
+}  // namespace
+
+const char* policy_name(Policy p) noexcept {
+  return unsigned(p) < std::size(kPolicyNames) ? kPolicyNames[unsigned(p)] : "?";
+}
+
+Result<Policy> parse_policy(std::string_view text) {
+  for (unsigned i = 0; i < std::size(kPolicyNames); ++i)
+    if (text == kPolicyNames[i]) return Policy(i);
+  return Status(Errc::kInvalidArgument,
+                "overlap policy '" + std::string(text) +
+                    "': expected first, last, bsd, linux, old-linux, solaris, vista or windows");
+}
+
+Status StreamConfig::validate() const {
+  if (unsigned(policy) >= unsigned(Policy::kCount))
+    return Status(Errc::kInvalidArgument, "overlap policy out of range");
+  if (max_ahead < 1) return Status(Errc::kInvalidArgument, "max_ahead must be at least 1 byte");
+  if (stream_cap < 1 || memcap < stream_cap)
+    return Status(Errc::kInvalidArgument, "stream_cap " + std::to_string(stream_cap) +
+                                              ", memcap " + std::to_string(memcap) +
+                                              ": expected 1 <= stream_cap <= memcap");
+  if (max_flows < 1) return Status(Errc::kInvalidArgument, "max_flows must be at least 1");
+  return Status::ok();
+}
+
+std::vector<EngineInfo> stream_engines() {
+  return {
+      {"ref.stream", "one map entry per buffered byte (the oracle)", 0, &always},
+      {"cpu.stream", "segment ranges split on overlap", 10, &always},
+  };
+}
+
+Result<std::unique_ptr<Reassembler>> make_reassembler(std::string_view requested,
+                                                      const StreamConfig& config) {
+  WARPATH_TRY(config.validate());
+  bool validating = false;
+  auto resolved   = resolve_engine(stream_engines(), "stream", requested, validating);
+  if (!resolved.is_ok()) return resolved.status();
+  const std::string& id = *resolved;
+  std::unique_ptr<Reassembler> engine;
+  if (id == "ref.stream") engine = detail::make_ref_reassembler(config);
+  if (id == "cpu.stream") engine = detail::make_cpu_reassembler(config);
+  if (!engine) return Status(Errc::kNotFound, "no factory for stream engine " + id);
+  if (validating)
+    return std::unique_ptr<Reassembler>(
+        std::make_unique<ValidatingReassembler>(std::move(engine), config));
+  return engine;
+}
+
+CheckReport check_stream_engine(std::string_view id, uint64_t seed, uint64_t items) {
+  CheckReport report{"stream", std::string(id), seed, 0, false, {}};
+  struct Setup {
+    Policy policy;
+    Mode mode;
+    uint32_t stream_cap;
+    uint32_t loss;
+  };
+  static constexpr Setup kSetups[] = {{Policy::kBsd, Mode::kIds, 1u << 20, 0},
+                                      {Policy::kLinux, Mode::kIds, 1u << 20, 5},
+                                      {Policy::kSolaris, Mode::kInline, 1u << 20, 0},
+                                      {Policy::kOldLinux, Mode::kIds, 600, 3},
+                                      {Policy::kLast, Mode::kIds, 1u << 20, 0}};
+  uint64_t round = 0;
+  while (report.items < std::max<uint64_t>(items, 1)) {
+    const Setup& setup = kSetups[round % std::size(kSetups)];
+    StreamConfig c;
+    c.policy     = setup.policy;
+    c.mode       = setup.mode;
+    c.stream_cap = setup.stream_cap;
+    c.depth      = round % 3 == 0 ? 3000 : 0;
+    c.max_flows  = round % 4 == 1 ? 5 : 1u << 20;
+    auto r       = make_reassembler("validate:" + std::string(id), c);
+    if (!r.is_ok()) {
+      report.skipped = r.status().code() == Errc::kNotSupported;
+      report.detail  = r.status().message();
+      return report;
+    }
+    StreamGenParams p;
+    p.seed              = seed + round++;
+    p.flows             = 12;
+    p.reorder_percent   = 20;
+    p.duplicate_percent = 10;
+    p.overlap_percent   = 20;
+    p.conflict_percent  = 10;
+    p.loss_percent      = setup.loss;
+    const GeneratedStreams g = generate_streams(p);
+    for (const Segment& s : g.segments) {
+      if (Status st = (*r)->segment(s, nullptr); !st.is_ok()) {
+        report.detail = std::string(policy_name(setup.policy)) + ": " + st.message();
+        return report;
+      }
+      report.items += 1;
+    }
+    for (uint64_t f = 1; f <= p.flows; ++f)
+      if (Status st = (*r)->close(f, nullptr); !st.is_ok()) {
+        report.detail = std::string("close: ") + st.message();
+        return report;
+      }
+  }
+  return report;
+}
+
+}  // namespace warpath::stream

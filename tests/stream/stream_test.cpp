@@ -1,0 +1,389 @@
+// TCP stream reassembly: Novak's target-based overlap vector for every policy at the ISNs
+// Suricata tests (0, 1, 2^32-1, 2^32-11), random streams reassembled to the original, losses
+// declared as gaps, the handshake and midstream rules, and the bounds attackers aim at; every
+// engine against ref.stream.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "warpath/stream/generate.hpp"
+#include "warpath/stream/stream.hpp"
+
+namespace warpath::stream {
+namespace {
+
+constexpr uint8_t kSyn = 0x02, kAck = 0x10, kFin = 0x01, kRst = 0x04, kPsh = 0x08;
+
+const std::vector<std::string>& engines() {
+  static const std::vector<std::string> ids = {"ref.stream", "cpu.stream", "validate:cpu.stream"};
+  return ids;
+}
+
+// Collects what a reassembler delivers, per (flow, dir): the bytes, with gaps as '#'.
+struct Collector {
+  std::map<std::pair<uint64_t, uint8_t>, std::string> text;
+  std::map<std::pair<uint64_t, uint8_t>, std::vector<std::pair<uint64_t, uint64_t>>> gaps;
+  ChunkSink sink() {
+    return [this](const Chunk& c) {
+      std::string& t = text[{c.flow, c.dir}];
+      EXPECT_EQ(c.offset, t.size()) << "chunks must be in order";
+      if (c.gap) {
+        t.append(c.len, '#');
+        gaps[{c.flow, c.dir}].push_back({c.offset, c.offset + c.len});
+      } else {
+        t.append(reinterpret_cast<const char*>(c.data), c.len);
+      }
+    };
+  }
+};
+
+struct Conn {
+  std::unique_ptr<Reassembler> r;
+  Collector got;
+  uint32_t isn[2];
+  uint64_t flow = 1;
+  Conn(std::string_view engine, const StreamConfig& c, uint32_t client_isn, uint32_t server_isn = 7777)
+      : isn{client_isn, server_isn} {
+    auto made = make_reassembler(engine, c);
+    EXPECT_TRUE(made.is_ok()) << made.status().message();
+    r = std::move(*made);
+  }
+  void send(uint8_t dir, uint8_t flags, uint32_t seq, uint32_t ack, std::string_view data = {}) {
+    Segment s;
+    s.flow  = flow;
+    s.dir   = dir;
+    s.flags = flags;
+    s.seq   = seq;
+    s.ack   = ack;
+    s.data  = reinterpret_cast<const uint8_t*>(data.data());
+    s.len   = uint32_t(data.size());
+    ASSERT_TRUE(r->segment(s, got.sink()).is_ok());
+  }
+  void handshake() {
+    send(0, kSyn, isn[0], 0);
+    send(1, kSyn | kAck, isn[1], isn[0] + 1);
+    send(0, kAck, isn[0] + 1, isn[1] + 1);
+  }
+  // Client data at relative sequence `rel` (1 = the first byte), no ACK of server data moved.
+  void data(uint32_t rel, std::string_view bytes) {
+    send(0, kAck | kPsh, isn[0] + rel, isn[1] + 1, bytes);
+  }
+  void close() { ASSERT_TRUE(r->close(flow, got.sink()).is_ok()); }
+  const std::string& client() { return got.text[{flow, 0}]; }
+};
+
+// ---- Novak and Sturges' target-based vector (as in Suricata's stream tests) ---------------
+
+struct NovakCase {
+  Policy policy;
+  const char* expect;
+};
+
+TEST(StreamNovak, EveryPolicyAtEveryIsn) {
+  static constexpr std::pair<uint32_t, const char*> kSegments[] = {
+      {2, "AAA"}, {6, "BB"}, {8, "CCC"},  {12, "D"},   {15, "EE"},  {17, "FFF"},
+      {20, "GG"}, {22, "HH"}, {24, "I"},  {3, "JJJJ"}, {8, "KKK"},  {11, "LLL"},
+      {14, "MMM"}, {18, "N"}, {21, "O"},  {22, "P"},   {24, "QQ"},  {1, "0"}};
+  static constexpr NovakCase kCases[] = {
+      {Policy::kBsd, "0AAAJJBCCCLLLMMMFFFGGHHIQ"},
+      {Policy::kLinux, "0AAAJJBCCCLLLMMMFFFGGHHQQ"},
+      {Policy::kOldLinux, "0AAAJJBKKKLLLMMMFFFGGHHQQ"},
+      {Policy::kSolaris, "0AJJJBBKKKLLLMMMFFFGGHHQQ"},
+      {Policy::kVista, "0AAAJBBCCCLDLMEEFFFGGHHIQ"},
+      {Policy::kFirst, "0AAAJBBCCCLDLMEEFFFGGHHIQ"},
+      {Policy::kWindows, "0AAAJBBCCCLDLMEEFFFGGHHIQ"},
+      {Policy::kLast, "0AJJJJBKKKLLLMMMFNFGOPHQQ"},
+  };
+  for (const std::string& engine : engines())
+    for (uint32_t isn : {0u, 1u, 0xffffffffu, 0xfffffff5u})
+      for (const NovakCase& k : kCases) {
+        SCOPED_TRACE(engine + " " + policy_name(k.policy) + " isn " + std::to_string(isn));
+        StreamConfig c;
+        c.policy = k.policy;
+        Conn conn(engine, c, isn);
+        conn.handshake();
+        for (const auto& [rel, bytes] : kSegments) conn.data(rel, bytes);
+        EXPECT_TRUE(conn.client().empty()) << "nothing is acknowledged yet";
+        conn.close();
+        EXPECT_EQ(conn.client(), k.expect);
+        const StreamCounters n = conn.r->counters();
+        EXPECT_EQ(n.overlaps, 8u);  // JJJJ KKK LLL MMM N O P QQ
+        EXPECT_EQ(n.delivered_bytes, 25u);
+        EXPECT_EQ(n.buffered_bytes, 0u);
+      }
+}
+
+TEST(StreamNovak, AcknowledgedBytesAreDeliveredAtOnce) {
+  StreamConfig c;
+  Conn conn("validate:cpu.stream", c, 1000);
+  conn.handshake();
+  conn.data(1, "hello ");
+  conn.data(7, "world");
+  EXPECT_EQ(conn.client(), "");
+  conn.send(1, kAck, conn.isn[1] + 1, conn.isn[0] + 1 + 6);  // the server has "hello "
+  EXPECT_EQ(conn.client(), "hello ");
+  conn.send(1, kAck, conn.isn[1] + 1, conn.isn[0] + 1 + 11);
+  EXPECT_EQ(conn.client(), "hello world");
+  // An ACK past everything the client sent acknowledges nothing more: no phantom gap.
+  conn.send(1, kAck, conn.isn[1] + 1, conn.isn[0] + 1 + 5000);
+  EXPECT_EQ(conn.client(), "hello world");
+  EXPECT_EQ(conn.r->counters().gaps, 0u);
+}
+
+// ---- random streams -----------------------------------------------------------------------
+
+void expect_original(const GeneratedStreams& g, Collector& got, uint32_t flows) {
+  for (uint64_t f = 1; f <= flows; ++f)
+    for (uint8_t dir = 0; dir < 2; ++dir) {
+      const auto& truth = g.payload[2 * f + dir];
+      EXPECT_EQ(got.text[std::make_pair(f, dir)], std::string(truth.begin(), truth.end()))
+          << "flow " << f << " dir " << int(dir);
+    }
+}
+
+TEST(StreamRandom, ReorderedDuplicatedOverlappedStreamsComeOutWhole) {
+  for (const std::string& engine : engines())
+    for (Policy policy : {Policy::kBsd, Policy::kLinux, Policy::kSolaris, Policy::kLast})
+      for (Mode mode : {Mode::kIds, Mode::kInline})
+        for (uint32_t isn : {0u, 1u, 0xffffffffu, 0xfffffff5u}) {
+          SCOPED_TRACE(engine + " " + policy_name(policy) + " isn " + std::to_string(isn));
+          StreamGenParams p;
+          p.seed              = isn ^ uint32_t(policy);
+          p.flows             = 6;
+          p.bytes             = 6000;
+          p.reorder_percent   = 30;
+          p.duplicate_percent = 15;
+          p.overlap_percent   = 25;
+          p.random_isn        = false;
+          p.isn               = isn - 3000;  // sequence numbers wrap mid-stream
+          const GeneratedStreams g = generate_streams(p);
+          StreamConfig c;
+          c.policy = policy;
+          c.mode   = mode;
+          c.depth  = 0;
+          auto r   = make_reassembler(engine, c);
+          ASSERT_TRUE(r.is_ok());
+          Collector got;
+          for (const Segment& s : g.segments) ASSERT_TRUE((*r)->segment(s, got.sink()).is_ok());
+          for (uint64_t f = 1; f <= p.flows; ++f) ASSERT_TRUE((*r)->close(f, got.sink()).is_ok());
+          expect_original(g, got, p.flows);
+          const StreamCounters n = (*r)->counters();
+          EXPECT_GT(n.overlaps, 0u);
+          EXPECT_EQ(n.overlap_diff, 0u);
+          EXPECT_EQ(n.gaps, 0u);
+          EXPECT_EQ(n.buffered_bytes, 0u);
+          EXPECT_EQ((*r)->flows(), 0u);
+        }
+}
+
+TEST(StreamRandom, LostSegmentsBecomeGapsAndNothingElseIsLost) {
+  for (const std::string& engine : engines()) {
+    StreamGenParams p;
+    p.seed         = 9;
+    p.flows        = 10;
+    p.bytes        = 8000;
+    p.loss_percent = 10;
+    const GeneratedStreams g = generate_streams(p);
+    StreamConfig c;
+    c.depth = 0;
+    auto r  = make_reassembler(engine, c);
+    ASSERT_TRUE(r.is_ok());
+    Collector got;
+    for (const Segment& s : g.segments) ASSERT_TRUE((*r)->segment(s, got.sink()).is_ok());
+    for (uint64_t f = 1; f <= p.flows; ++f) ASSERT_TRUE((*r)->close(f, got.sink()).is_ok());
+    uint64_t lost_bytes = 0;
+    for (uint64_t f = 1; f <= p.flows; ++f)
+      for (uint8_t dir = 0; dir < 2; ++dir) {
+        const auto& truth = g.payload[2 * f + dir];
+        const auto& lost  = g.lost[2 * f + dir];
+        const std::string& text = got.text[{f, dir}];
+        auto is_lost = [&](uint64_t at) {
+          for (const auto& [a, b] : lost)
+            if (at >= a && at < b) return true;
+          return false;
+        };
+        // Every byte delivered is the truth, every '#' is a lost byte, and every byte not lost
+        // up to the last one delivered was delivered.
+        for (uint64_t at = 0; at < text.size(); ++at) {
+          if (text[at] == '#')
+            ASSERT_TRUE(is_lost(at)) << "flow " << f << " dir " << int(dir) << " at " << at;
+          else
+            ASSERT_EQ(uint8_t(text[at]), truth[at]) << "flow " << f << " at " << at;
+        }
+        for (uint64_t at = text.size(); at < truth.size(); ++at)
+          ASSERT_TRUE(is_lost(at)) << "flow " << f << " dir " << int(dir) << " missing " << at;
+        for (const auto& [a, b] : lost) lost_bytes += b - a;
+      }
+    const StreamCounters n = (*r)->counters();
+    EXPECT_GT(lost_bytes, 0u);
+    EXPECT_GT(n.gaps, 0u);
+    EXPECT_LE(n.gap_bytes, lost_bytes);
+  }
+}
+
+TEST(StreamRandom, ConflictingBytesAreCountedAndEnginesAgree) {
+  for (uint64_t seed : {1, 2, 3}) {
+    const CheckReport r = check_stream_engine("cpu.stream", seed, 30000);
+    EXPECT_TRUE(r.passed()) << r.detail;
+    EXPECT_GE(r.items, 30000u);
+  }
+  StreamGenParams p;
+  p.conflict_percent = 30;
+  const GeneratedStreams g = generate_streams(p);
+  auto r = make_reassembler("cpu.stream");
+  ASSERT_TRUE(r.is_ok());
+  for (const Segment& s : g.segments) ASSERT_TRUE((*r)->segment(s, nullptr).is_ok());
+  EXPECT_GT((*r)->counters().overlap_diff, 0u);
+}
+
+// ---- the handshake, midstream, RST and FIN --------------------------------------------------
+
+TEST(StreamHandshake, NothingIsBufferedBeforeItCompletes) {
+  for (const std::string& engine : engines()) {
+    Conn conn(engine, {}, 500);
+    conn.send(0, kSyn, 500, 0, "early");  // data on the SYN
+    conn.send(0, kAck | kPsh, 501, 0, "before the SYN+ACK");
+    conn.send(1, kSyn | kAck, conn.isn[1], 777);  // acknowledges the wrong ISN
+    conn.send(1, kSyn | kAck, conn.isn[1], 501);
+    conn.send(0, kAck, 501, conn.isn[1] + 1);
+    conn.data(1, "now");
+    conn.close();
+    EXPECT_EQ(conn.client(), "now");
+    const StreamCounters n = conn.r->counters();
+    EXPECT_EQ(n.data_on_syn, 1u);
+    EXPECT_EQ(n.before_handshake, 1u);
+    EXPECT_EQ(n.streams, 2u);
+  }
+}
+
+TEST(StreamHandshake, MidstreamPickupIsAPolicy) {
+  for (bool midstream : {false, true}) {
+    StreamConfig c;
+    c.midstream = midstream;
+    Conn conn("validate:cpu.stream", c, 100);
+    conn.send(0, kAck | kPsh, 5000, 9000, "GET / ");
+    conn.send(0, kAck | kPsh, 5006, 9000, "HTTP/1.1");
+    conn.send(1, kAck | kPsh, 9000, 5014, "HTTP/1.1 200");
+    conn.close();
+    EXPECT_EQ(conn.client(), midstream ? "GET / HTTP/1.1" : "");
+    EXPECT_EQ(conn.got.text[std::make_pair(uint64_t(1), uint8_t(1))], midstream ? "HTTP/1.1 200" : "");
+    EXPECT_EQ(conn.r->counters().midstream, midstream ? 1u : 0u);
+    EXPECT_EQ(conn.r->counters().before_handshake, midstream ? 0u : 3u);
+  }
+}
+
+TEST(StreamHandshake, DataAfterRstOrPastTheFinIsNotStream) {
+  for (const std::string& engine : engines()) {
+    Conn conn(engine, {}, 1);
+    conn.handshake();
+    conn.data(1, "abc");
+    conn.send(0, kFin | kAck, conn.isn[0] + 4, conn.isn[1] + 1);
+    conn.data(4, "xyz");  // past the FIN
+    conn.close();
+    EXPECT_EQ(conn.client(), "abc");
+    EXPECT_EQ(conn.r->counters().after_close, 1u);
+
+    Conn reset(engine, {}, 1);
+    reset.handshake();
+    reset.data(1, "abc");
+    reset.send(1, kRst, reset.isn[1] + 1, 0);
+    reset.data(4, "def");
+    reset.close();
+    EXPECT_EQ(reset.client(), "abc");
+    EXPECT_EQ(reset.r->counters().after_close, 1u);
+  }
+}
+
+// ---- bounds ---------------------------------------------------------------------------------
+
+TEST(StreamBounds, FarAheadSegmentsAndCapsAreRefusedAndCounted) {
+  for (const std::string& engine : engines()) {
+    StreamConfig c;
+    c.max_ahead  = 10000;
+    c.stream_cap = 4096;
+    c.memcap     = 8192;
+    Conn conn(engine, c, 42);
+    conn.handshake();
+    conn.data(2000000000u, "far");  // a sequence gap chosen by an attacker
+    EXPECT_EQ(conn.r->counters().beyond_window, 1u);
+    EXPECT_EQ(conn.r->counters().buffered_bytes, 0u);
+    // Holes everywhere: 1-byte segments two bytes apart fill the per-stream cap, no more.
+    for (uint32_t k = 0; k < 5000; ++k) conn.data(2 + 2 * k, "x");
+    const StreamCounters n = conn.r->counters();
+    EXPECT_LE(n.buffered_bytes, c.stream_cap);
+    EXPECT_GT(n.stream_cap, 0u);
+    conn.close();
+    EXPECT_EQ(conn.r->counters().buffered_bytes, 0u);
+  }
+}
+
+TEST(StreamBounds, MemcapHoldsAcrossFlowsAndDepthCutsStreams) {
+  StreamConfig c;
+  c.stream_cap = 4096;
+  c.memcap     = 10000;
+  auto r       = make_reassembler("validate:cpu.stream", c);
+  ASSERT_TRUE(r.is_ok());
+  std::string block(3000, 'z');
+  for (uint64_t f = 1; f <= 10; ++f) {
+    Segment s;
+    s.flow = f;
+    for (uint8_t step = 0; step < 3; ++step) {
+      s.dir   = step == 1;
+      s.flags = step == 0 ? kSyn : step == 1 ? (kSyn | kAck) : kAck;
+      s.seq   = step == 1 ? 100 : 1000 + (step == 2);
+      s.ack   = step == 1 ? 1001 : step == 2 ? 101 : 0;
+      ASSERT_TRUE((*r)->segment(s, nullptr).is_ok());
+    }
+    s.dir   = 0;
+    s.flags = kAck;
+    s.seq   = 1002;  // one byte past the first: a hole keeps it buffered
+    s.data  = reinterpret_cast<const uint8_t*>(block.data());
+    s.len   = uint32_t(block.size());
+    ASSERT_TRUE((*r)->segment(s, nullptr).is_ok());
+  }
+  StreamCounters n = (*r)->counters();
+  EXPECT_LE(n.buffered_bytes, c.memcap);
+  EXPECT_GT(n.memcap, 0u);
+
+  StreamConfig d;
+  d.depth = 5;
+  Conn conn("validate:cpu.stream", d, 9);
+  conn.handshake();
+  conn.data(1, "0123456789");
+  conn.data(11, "abc");
+  conn.close();
+  EXPECT_EQ(conn.client(), "01234");
+  EXPECT_EQ(conn.r->counters().depth_reached, 1u);
+}
+
+TEST(StreamBounds, MaxFlowsBoundsHalfOpenState) {
+  StreamConfig c;
+  c.max_flows = 100;
+  auto r      = make_reassembler("cpu.stream", c);
+  ASSERT_TRUE(r.is_ok());
+  for (uint64_t f = 1; f <= 100000; ++f) {  // a SYN flood
+    Segment s;
+    s.flow  = f;
+    s.flags = kSyn;
+    s.seq   = uint32_t(f);
+    ASSERT_TRUE((*r)->segment(s, nullptr).is_ok());
+  }
+  EXPECT_EQ((*r)->flows(), 100u);
+  EXPECT_EQ((*r)->counters().flows_refused, 100000u - 100u);
+}
+
+TEST(StreamConfigCheck, ErrorsNameTheField) {
+  StreamConfig c;
+  c.memcap = 10;
+  EXPECT_NE(c.validate().message().find("stream_cap"), std::string::npos);
+  EXPECT_FALSE(make_reassembler("cpu.nope").is_ok());
+  auto old_linux = parse_policy("old-linux");
+  ASSERT_TRUE(old_linux.is_ok());
+  EXPECT_EQ(*old_linux, Policy::kOldLinux);
+  EXPECT_NE(parse_policy("hpux").status().message().find("expected first, last"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace warpath::stream
