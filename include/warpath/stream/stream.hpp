@@ -54,6 +54,7 @@
 
 #include "warpath/core/registry.hpp"
 #include "warpath/core/status.hpp"
+#include "warpath/packet/info.hpp"
 
 namespace warpath::stream {
 
@@ -133,6 +134,12 @@ class Reassembler {
   /// Flows with state now.
   virtual size_t flows() const = 0;
 };
+
+/// The TCP part of a parsed packet as a segment (flags, seq, ack, the captured payload and
+/// what the snap length cut of it); flow and dir are left to the caller. False when the packet
+/// is not a well-formed, unfragmented TCP packet whose header was captured.
+bool segment_of(const packet::PacketInfo& info, const uint8_t* frame, uint32_t caplen,
+                Segment& out);
 
 /// ref.stream, cpu.stream.
 std::vector<EngineInfo> stream_engines();

@@ -1,0 +1,273 @@
+// warpath reassemble: every TCP stream of a capture to files (like tcpflow): one file per
+// direction of each flow with the bytes the receiver accepted, in order, and index.json
+// listing the files, their gaps and the counters.
+#include <fmt/core.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "warpath/flow/flow.hpp"
+#include "warpath/io/pcap_file.hpp"
+#include "warpath/packet/format.hpp"
+#include "warpath/packet/parser.hpp"
+#include "warpath/stream/stream.hpp"
+
+namespace warpath::cli {
+
+namespace {
+
+struct ReassembleOptions {
+  std::string in, out_dir, engine = "auto", flow_engine = "auto", policy = "bsd", filter;
+  std::string mode = "ids";
+  uint32_t capacity = 1u << 18;
+  uint64_t depth    = 0;
+  bool midstream    = false;
+};
+
+struct StreamFile {
+  std::string name;
+  std::FILE* f = nullptr;
+  uint64_t bytes = 0;
+  nlohmann::ordered_json gaps = nlohmann::ordered_json::array();
+};
+
+// Files by (flow, dir); at most kOpen open at once (others reopened to append).
+class Files {
+ public:
+  static constexpr size_t kOpen = 256;
+  explicit Files(std::string dir) : dir_(std::move(dir)) {}
+  ~Files() {
+    for (auto& [k, f] : files_)
+      if (f.f) std::fclose(f.f);
+  }
+  void name(uint64_t flow, uint8_t dir, std::string n) { files_[{flow, dir}].name = std::move(n); }
+  Status write(const stream::Chunk& c) {
+    StreamFile& sf = files_[{c.flow, c.dir}];
+    if (c.gap) {
+      sf.gaps.push_back({{"offset", c.offset}, {"length", c.len}});
+      return Status::ok();
+    }
+    if (!sf.f) {
+      if (open_ >= kOpen) {
+        for (auto& [k, f] : files_)
+          if (f.f) std::fclose(f.f), f.f = nullptr;
+        open_ = 0;
+      }
+      const std::string path = dir_ + "/" + sf.name;
+      sf.f = std::fopen(path.c_str(), sf.bytes ? "ab" : "wb");
+      if (!sf.f) return Status(Errc::kIoError, path + ": " + std::strerror(errno));
+      ++open_;
+    }
+    if (std::fwrite(c.data, 1, c.len, sf.f) != c.len)
+      return Status(Errc::kIoError, dir_ + "/" + sf.name + ": write failed");
+    sf.bytes += c.len;
+    return Status::ok();
+  }
+  Status close(uint64_t flow, uint8_t dir) {
+    auto it = files_.find({flow, dir});
+    if (it == files_.end() || !it->second.f) return Status::ok();
+    const bool bad = std::fclose(it->second.f) != 0;
+    it->second.f   = nullptr;
+    --open_;
+    return bad ? Status(Errc::kIoError, dir_ + "/" + it->second.name + ": write failed")
+               : Status::ok();
+  }
+  const StreamFile* find(uint64_t flow, uint8_t dir) const {
+    auto it = files_.find({flow, dir});
+    return it == files_.end() ? nullptr : &it->second;
+  }
+
+ private:
+  std::string dir_;
+  std::map<std::pair<uint64_t, uint8_t>, StreamFile> files_;
+  size_t open_ = 0;
+};
+
+std::string endpoint(const flow::FlowRecord& r, bool src) {
+  const uint8_t* a = src ? r.src : r.dst;
+  return (r.ip_version == 4 ? packet::ipv4_to_string(a) : packet::ipv6_to_string(a)) + "." +
+         std::to_string(src ? r.sport : r.dport);
+}
+
+nlohmann::ordered_json stream_counters(const stream::StreamCounters& c) {
+  return {{"segments", c.segments},
+          {"payload_bytes", c.payload_bytes},
+          {"streams", c.streams},
+          {"midstream", c.midstream},
+          {"delivered_bytes", c.delivered_bytes},
+          {"gaps", c.gaps},
+          {"gap_bytes", c.gap_bytes},
+          {"overlaps", c.overlaps},
+          {"overlap_diff", c.overlap_diff},
+          {"retransmitted_bytes", c.retransmitted_bytes},
+          {"before_handshake", c.before_handshake},
+          {"data_on_syn", c.data_on_syn},
+          {"after_close", c.after_close},
+          {"beyond_window", c.beyond_window},
+          {"stream_cap", c.stream_cap},
+          {"memcap", c.memcap},
+          {"depth_reached", c.depth_reached},
+          {"flows_refused", c.flows_refused}};
+}
+
+int run_reassemble(const ReassembleOptions& o) {
+  stream::StreamConfig sc;
+  auto policy = stream::parse_policy(o.policy);
+  if (!policy.is_ok()) return fail(policy.status());
+  sc.policy    = *policy;
+  sc.mode      = o.mode == "inline" ? stream::Mode::kInline : stream::Mode::kIds;
+  sc.midstream = o.midstream;
+  sc.depth     = o.depth;
+  sc.stream_cap = 64u << 20;
+  sc.memcap     = 1ull << 30;
+  auto reassembler = stream::make_reassembler(o.engine, sc);
+  if (!reassembler.is_ok()) return fail(reassembler.status());
+  flow::FlowConfig fc;
+  fc.capacity  = o.capacity;
+  auto tracker = flow::make_flow_tracker(o.flow_engine, fc);
+  if (!tracker.is_ok()) return fail(tracker.status());
+  auto reader = io::PcapReader::open(o.in);
+  if (!reader.is_ok()) return fail(reader.status());
+  if (reader->info().linktype != 1)
+    return fail(fmt::format("{}: link type {} is not supported", o.in, reader->info().file_linktype));
+  if (!o.filter.empty())
+    if (Status s = reader->set_filter(o.filter); !s.is_ok()) return fail(s);
+  std::error_code ec;
+  std::filesystem::create_directories(o.out_dir, ec);
+  if (ec) return fail(o.out_dir + ": " + ec.message());
+  auto parser = packet::make_parser("auto");
+  if (!parser.is_ok()) return fail(parser.status());
+  constexpr uint32_t kBatch = 1024;
+  auto batch = packet::PacketBatch::create(kBatch, 2048, size_t(kBatch) * 2048 + (1u << 17));
+  if (!batch.is_ok()) return fail(batch.status());
+  std::vector<packet::PacketInfo> infos(kBatch);
+  std::vector<flow::PacketFlow> answers(kBatch);
+  std::vector<flow::FlowRecord> ended;
+  Files files(o.out_dir);
+  Status write_error;
+  const stream::ChunkSink sink = [&](const stream::Chunk& c) {
+    if (Status s = files.write(c); !s.is_ok() && write_error.is_ok()) write_error = s;
+  };
+  nlohmann::ordered_json index = nlohmann::ordered_json::array();
+  std::map<uint64_t, bool> named;
+  auto finish = [&](const flow::FlowRecord& r) -> Status {
+    if (r.proto != 6) return Status::ok();
+    WARPATH_TRY((*reassembler)->close(r.serial, sink));
+    for (uint8_t dir = 0; dir < 2; ++dir) {
+      WARPATH_TRY(files.close(r.serial, dir));
+      const StreamFile* sf = files.find(r.serial, dir);
+      if (!sf || (!sf->bytes && sf->gaps.empty())) continue;
+      index.push_back({{"flow", r.serial},
+                       {"dir", dir ? "responder" : "initiator"},
+                       {"file", sf->name},
+                       {"src", endpoint(r, dir == 0)},
+                       {"dst", endpoint(r, dir != 0)},
+                       {"bytes", sf->bytes},
+                       {"gaps", sf->gaps},
+                       {"end", flow::flow_end_name(r.end)}});
+    }
+    return Status::ok();
+  };
+  // Names need the flow's orientation, known from its first packet.
+  auto name_of = [&](uint64_t serial, const packet::PacketInfo& p, uint8_t dir) {
+    if (named[serial]) return;
+    named[serial] = true;
+    auto addr = [&](const uint8_t* a) {
+      return p.l3 == packet::L3::kIpv4 ? packet::ipv4_to_string(a) : packet::ipv6_to_string(a);
+    };
+    // The packet runs src -> dst in direction `dir`.
+    const std::string s = addr(p.src) + "." + std::to_string(p.sport);
+    const std::string d = addr(p.dst) + "." + std::to_string(p.dport);
+    const std::string ini = dir == 0 ? s : d, res = dir == 0 ? d : s;
+    files.name(serial, 0, fmt::format("{:06}-{}-{}", serial, ini, res));
+    files.name(serial, 1, fmt::format("{:06}-{}-{}", serial, res, ini));
+  };
+  ExecContext ctx;
+  for (;;) {
+    batch->clear();
+    auto got = reader->read(*batch);
+    if (!got.is_ok()) return fail(got.status());
+    const uint32_t n = batch->size();
+    if (n == 0 && reader->at_end()) break;
+    if (Status s = (*parser)->parse(batch->view(), {infos.data(), n}, ctx); !s.is_ok()) return fail(s);
+    const packet::BatchView v = batch->view();
+    ended.clear();
+    if (Status s = (*tracker)->track({infos.data(), n}, {v.metas, n}, {answers.data(), n}, ended);
+        !s.is_ok())
+      return fail(s);
+    for (uint32_t i = 0; i < n; ++i) {
+      if (answers[i].track != flow::Track::kTracked || infos[i].proto != 6) continue;
+      stream::Segment s;
+      if (!stream::segment_of(infos[i], batch->data(i), batch->meta(i).caplen, s)) continue;
+      s.flow = answers[i].serial;
+      s.dir  = answers[i].dir;
+      name_of(s.flow, infos[i], s.dir);
+      if (Status st = (*reassembler)->segment(s, sink); !st.is_ok()) return fail(st);
+    }
+    for (const flow::FlowRecord& r : ended)
+      if (Status st = finish(r); !st.is_ok()) return fail(st);
+    if (!write_error.is_ok()) return fail(write_error);
+    if (reader->at_end()) break;
+  }
+  ended.clear();
+  if (Status s = (*tracker)->flush(ended); !s.is_ok()) return fail(s);
+  for (const flow::FlowRecord& r : ended)
+    if (Status st = finish(r); !st.is_ok()) return fail(st);
+  if (!write_error.is_ok()) return fail(write_error);
+  nlohmann::ordered_json doc;
+  doc["capture"]  = o.in;
+  doc["engine"]   = (*reassembler)->id();
+  doc["policy"]   = stream::policy_name(sc.policy);
+  doc["mode"]     = o.mode;
+  doc["streams"]  = index;
+  doc["counters"] = stream_counters((*reassembler)->counters());
+  const std::string path = o.out_dir + "/index.json";
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (!f) return fail(path + ": " + std::strerror(errno));
+  const std::string text = doc.dump(2) + "\n";
+  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  if (std::fclose(f) != 0 || !ok) return fail(path + ": write failed");
+  const stream::StreamCounters c = (*reassembler)->counters();
+  fmt::print("{}: {} streams to {} ({} bytes delivered, {} gaps, {} overlaps ({} with different "
+             "bytes), {} retransmitted bytes)\n",
+             o.in, index.size(), o.out_dir, c.delivered_bytes, c.gaps, c.overlaps,
+             c.overlap_diff, c.retransmitted_bytes);
+  return 0;
+}
+
+}  // namespace
+
+void add_reassemble(CLI::App& app, Runner& run) {
+  auto o    = std::make_shared<ReassembleOptions>();
+  auto* cmd = app.add_subcommand(
+      "reassemble", "Reassemble the TCP streams of a capture into files, one per direction");
+  cmd->add_option("--in", o->in, "Capture file (pcap or pcapng; - for standard input)")
+      ->required();
+  cmd->add_option("--out-dir", o->out_dir, "Directory for the stream files and index.json")
+      ->required();
+  cmd->add_option("--engine", o->engine,
+                  "Reassembly engine: auto, ref.stream, cpu.stream, validate:<engine>");
+  cmd->add_option("--flow-engine", o->flow_engine, "Flow engine: auto, ref.flow, cpu.flow");
+  cmd->add_option("--policy", o->policy,
+                  "Overlap policy of the receivers: first, last, bsd, linux, old-linux, "
+                  "solaris, vista, windows");
+  cmd->add_option("--mode", o->mode, "ids (deliver what the receiver acknowledged) or inline")
+      ->check(CLI::IsMember({"ids", "inline"}));
+  cmd->add_option("--depth", o->depth, "Bytes per direction to keep (0: all)");
+  cmd->add_option("--capacity", o->capacity, "Flows the flow table holds")
+      ->check(CLI::Range(1u, 1u << 26));
+  cmd->add_flag("--midstream", o->midstream,
+                "Pick up connections whose handshake the capture missed");
+  cmd->add_option("--filter", o->filter, "BPF filter expression, as tcpdump takes it");
+  cmd->footer("Files are named FLOW-SRC.PORT-DST.PORT (the sender first). Gaps (bytes the "
+              "capture lost but the receiver acknowledged) are not written: index.json lists "
+              "them by stream offset.");
+  cmd->callback([o, &run] { run = [o] { return run_reassemble(*o); }; });
+}
+
+}  // namespace warpath::cli
