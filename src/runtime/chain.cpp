@@ -85,6 +85,8 @@ Result<std::unique_ptr<Chain>> Chain::build(const std::vector<ModuleSpec>& specs
       }
     }
     env.position = position;
+    env.earlier.clear();
+    for (const Entry& before : chain->modules_) env.earlier.push_back(before.module.get());
     std::vector<std::string> module_warnings;
     env.warnings = &module_warnings;
     auto made    = info->make(args, env);

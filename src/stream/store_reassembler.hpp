@@ -131,6 +131,15 @@ class StoreReassembler final : public Reassembler {
     return Status::ok();
   }
 
+  Status close_all(const ChunkSink& sink) override {
+    std::vector<uint64_t> ids;
+    ids.reserve(flows_.size());
+    for (const auto& [id, f] : flows_) ids.push_back(id);
+    std::sort(ids.begin(), ids.end());
+    for (uint64_t id : ids) WARPATH_TRY(close(id, sink));
+    return Status::ok();
+  }
+
  private:
   enum class Phase : uint8_t { kNone, kSyn, kSynAck, kOpen };
   struct Dir {

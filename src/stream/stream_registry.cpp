@@ -50,6 +50,9 @@ class ValidatingReassembler final : public Reassembler {
   Status close(uint64_t flow, const ChunkSink& sink) override {
     return both([&](Reassembler& r, const ChunkSink& k) { return r.close(flow, k); }, sink);
   }
+  Status close_all(const ChunkSink& sink) override {
+    return both([&](Reassembler& r, const ChunkSink& k) { return r.close_all(k); }, sink);
+  }
 
  private:
   template <class Call>

@@ -130,3 +130,19 @@ def test_errors(tmp_path):
     assert r.returncode == 1 and "sub" in r.stderr
     r = run("reassemble", "--in", tmp_path / "none.pcap", "--out-dir", tmp_path / "o")
     assert r.returncode == 1 and "none.pcap" in r.stderr
+
+
+def test_stream_module_in_a_run_counts_what_reassemble_does(tmp_path):
+    path = DATA / "pcap/zeek/http-bro.org.pcap"
+    if not path.is_file():
+        pytest.skip(f"{path} missing")
+    report = tmp_path / "run.json"
+    assert_ok(run("run", "--chain", "flow -> stream(midstream=on, depth=0) -> wire",
+                  "--port", f"in=pcap:{path}:{tmp_path / 'out.pcap'}", "--json", report))
+    stats = json.loads(report.read_text())["modules"][1]["stats"]
+    _, index, _ = warpath_streams(path, tmp_path / "ra")
+    c = index["counters"]
+    for key in ("streams", "delivered_bytes", "gaps", "gap_bytes", "overlaps", "after_close"):
+        assert stats[key] == c[key], key
+    r = run("run", "--chain", "stream -> wire", "--port", f"in=pcap:{path}:")
+    assert r.returncode != 0 and "needs a flow module before it" in r.stderr

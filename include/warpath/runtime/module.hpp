@@ -189,6 +189,10 @@ struct BuildEnv {
   ContextTable* contexts = nullptr;
   const TableSource* tables = nullptr;
   bool use_preloaded = false;  ///< presets: take TableSource's tables when an argument is absent
+  /// The modules built before this one, by position (earlier[0] is position 1): a module that
+  /// consumes another's per-worker state (a side queue: the stream module reads the flow
+  /// module's answers) finds its producer here and reads `frame.slots[index]->state` in post.
+  std::vector<const Module*> earlier;
   /// What a factory found odd but workable (an empty rule set): one line each, without the
   /// module's position (the chain adds it). Chain::warnings() keeps them.
   std::vector<std::string>* warnings = nullptr;
@@ -221,7 +225,7 @@ struct ModuleInfo {
   std::function<Result<std::unique_ptr<Module>>(const ModuleArgs&, BuildEnv&)> make;
 };
 
-/// Every module kind, in name order (built in: acl, flow, router, ttl-filter, wire).
+/// Every module kind, in name order (built in: acl, flow, router, stream, ttl-filter, wire).
 std::vector<const ModuleInfo*> module_kinds();
 const ModuleInfo* find_module_kind(std::string_view kind);
 /// Adds a kind (a user's module, a test's); kInvalidArgument when the name is taken or empty.

@@ -131,6 +131,8 @@ class Reassembler {
   virtual Status segment(const Segment& s, const ChunkSink& sink) = 0;
   /// The flow ended: what is buffered is delivered (gaps declared between) and its state freed.
   virtual Status close(uint64_t flow, const ChunkSink& sink) = 0;
+  /// Closes every flow with state, in flow order (the end of the input).
+  virtual Status close_all(const ChunkSink& sink) = 0;
   /// Flows with state now.
   virtual size_t flows() const = 0;
 };

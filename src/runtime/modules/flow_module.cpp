@@ -6,14 +6,17 @@
 // in a full table is dropped ("flow_table_full"); with pass it continues untracked. Ended flows
 // go to `log` as JSON lines (the records of `warpath flows`), when given.
 //
-// State: one flow table per worker (a stateful module: Module::make_state). post() tracks the
-// worker's packets in arrival order, whatever the chain's scheduling order.
+// State: one flow table per worker (a stateful module: Module::make_state; flow_state.hpp).
+// post() tracks the worker's packets in arrival order, whatever the chain's scheduling order,
+// and leaves each packet's answer and the flows that ended in the state, where later modules
+// (stream) read them.
 //
 // Contract: reads parse; sets flow and verdict.
 #include <cstdio>
 #include <mutex>
 
 #include "runtime/modules/builtin_modules.hpp"
+#include "runtime/modules/flow_state.hpp"
 #include "warpath/flow/flow.hpp"
 
 namespace warpath::runtime {
@@ -34,16 +37,6 @@ enum Stat : size_t {
   kRefused,
   kEmergency,
   kStatCount
-};
-
-struct FlowWorkerState final : ModuleState {
-  FlowWorkerState() : ModuleState(kStatCount) {}
-  std::unique_ptr<flow::FlowTracker> tracker;
-  std::vector<packet::PacketInfo> infos;
-  std::vector<packet::PacketMeta> metas;
-  std::vector<flow::PacketFlow> answers;
-  std::vector<uint32_t> index;
-  std::vector<flow::FlowRecord> ended;
 };
 
 class FlowModule final : public Module {
@@ -74,7 +67,7 @@ class FlowModule final : public Module {
   }
 
   Result<std::unique_ptr<ModuleState>> make_state() const override {
-    auto st = std::make_unique<FlowWorkerState>();
+    auto st = std::make_unique<FlowWorkerState>(kStatCount);
     WARPATH_ASSIGN_OR_RETURN(st->tracker, flow::make_flow_tracker(engine_, config_));
     return std::unique_ptr<ModuleState>(std::move(st));
   }
@@ -97,9 +90,11 @@ class FlowModule final : public Module {
     // Spans of equal sizes: track cannot fail here.
     (void)st.tracker->track({st.infos.data(), n}, {st.metas.data(), n}, {st.answers.data(), n},
                             st.ended);
+    st.by_packet.assign(f.size(), flow::PacketFlow{});
     for (uint32_t k = 0; k < n; ++k) {
       const uint32_t i = st.index[k];
       f.flow[i]        = st.answers[k].handle;
+      st.by_packet[i]  = st.answers[k];
       if (st.answers[k].track == flow::Track::kFullDropped) f.reason[i] = full_reason_;
     }
     log(st.ended);

@@ -1,0 +1,28 @@
+// src/runtime/modules/flow_state.hpp: the flow module's per-worker state, which later modules
+// of the chain read (a side queue between modules of one worker): the answers of the frame
+// being finished, per packet, and the flows that ended while tracking it.
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "warpath/flow/flow.hpp"
+#include "warpath/runtime/frame.hpp"
+
+namespace warpath::runtime {
+
+struct FlowWorkerState final : ModuleState {
+  explicit FlowWorkerState(size_t count) : ModuleState(count) {}
+  std::unique_ptr<flow::FlowTracker> tracker;
+  /// By packet index of the current frame: its flow (serial 0 when the flow module did not
+  /// track it in this frame).
+  std::vector<flow::PacketFlow> by_packet;
+  /// Flows that ended while the current frame was tracked (and at the end, while flushing).
+  std::vector<flow::FlowRecord> ended;
+  // Scratch of post().
+  std::vector<packet::PacketInfo> infos;
+  std::vector<packet::PacketMeta> metas;
+  std::vector<flow::PacketFlow> answers;
+  std::vector<uint32_t> index;
+};
+
+}  // namespace warpath::runtime

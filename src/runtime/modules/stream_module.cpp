@@ -1,0 +1,183 @@
+// src/runtime/modules/stream_module.cpp: the `stream` module: TCP stream reassembly in a chain
+// (include/warpath/stream/stream.hpp has the rules).
+//
+// What: for every TCP packet the flow module before it tracked in this frame, the segment goes
+// to this worker's reassembler; flows the flow module ended are closed. The stream bytes each
+// frame delivers are the module's side queue (stream_state.hpp: chunks) for the modules after
+// it. Packets continue undecided: reassembly observes, later modules decide.
+//
+// State: a reassembler per worker, beside the flow module's table (flows stay on one worker).
+//
+// Contract: reads parse and flow (and needs a flow module before it: its answers are the
+// flows' serials and directions); sets nothing of the packets'.
+#include "runtime/modules/builtin_modules.hpp"
+#include "runtime/modules/flow_state.hpp"
+#include "runtime/modules/stream_state.hpp"
+
+namespace warpath::runtime {
+namespace {
+
+enum Stat : size_t {
+  kStreams,
+  kDelivered,
+  kGaps,
+  kGapBytes,
+  kOverlaps,
+  kOverlapDiff,
+  kRetransmitted,
+  kBeforeHandshake,
+  kMidstream,
+  kAfterClose,
+  kCapped,
+  kDepth,
+  kBuffered,
+  kStatCount
+};
+
+class StreamModule final : public Module {
+ public:
+  StreamModule(std::string engine, stream::StreamConfig config, size_t flow_slot)
+      : engine_(std::move(engine)), config_(config), flow_slot_(flow_slot) {}
+  std::string_view kind() const noexcept override { return "stream"; }
+  ModuleContract contract() const override {
+    return {field_bit(Field::kParse) | field_bit(Field::kFlow), 0, {}};
+  }
+  std::string describe() const override {
+    return engine_ + ", policy " + stream::policy_name(config_.policy) +
+           (config_.mode == stream::Mode::kInline ? ", inline" : ", ids") +
+           (config_.depth ? ", depth " + std::to_string(config_.depth) : "") +
+           (config_.midstream ? ", midstream" : "");
+  }
+  std::string engines(Place) const override { return engine_; }
+  std::vector<std::string> stat_names() const override {
+    return {"streams",          "delivered_bytes", "gaps",         "gap_bytes",
+            "overlaps",         "overlap_diff",    "retransmitted_bytes",
+            "before_handshake", "midstream",       "after_close",  "capped",
+            "depth_reached",    "buffered_bytes"};
+  }
+
+  Result<std::unique_ptr<ModuleState>> make_state() const override {
+    auto st = std::make_unique<StreamWorkerState>(kStatCount);
+    WARPATH_ASSIGN_OR_RETURN(st->reassembler, stream::make_reassembler(engine_, config_));
+    return std::unique_ptr<ModuleState>(std::move(st));
+  }
+
+  void post(Frame& f, ModuleSlot* slot, const Selection& sel) const override {
+    auto& st       = static_cast<StreamWorkerState&>(*slot->state);
+    const auto& fs = static_cast<const FlowWorkerState&>(*f.slots[flow_slot_]->state);
+    st.chunks.clear();
+    st.bytes.clear();
+    const stream::ChunkSink sink = [&st](const stream::Chunk& c) { keep(st, c); };
+    for (uint32_t i = 0, n = f.size(); i < n; ++i) {  // arrival order
+      if (!sel.contains(i) || i >= fs.by_packet.size()) continue;
+      const flow::PacketFlow& pf = fs.by_packet[i];
+      if (!pf.serial || f.infos[i].proto != 6) continue;
+      stream::Segment s;
+      if (!stream::segment_of(f.infos[i], f.batch.data(i), f.batch.meta(i).caplen, s)) continue;
+      s.flow = pf.serial;
+      s.dir  = pf.dir;
+      (void)st.reassembler->segment(s, sink);  // fails only under validate:, never here
+    }
+    for (const flow::FlowRecord& r : fs.ended)
+      if (r.proto == 6) (void)st.reassembler->close(r.serial, sink);
+    rebase(st);
+    publish(st);
+  }
+
+  Status finish(ModuleState& state) const override {
+    auto& st = static_cast<StreamWorkerState&>(state);
+    st.chunks.clear();
+    st.bytes.clear();
+    WARPATH_TRY(st.reassembler->close_all([&st](const stream::Chunk& c) { keep(st, c); }));
+    rebase(st);
+    publish(st);
+    return Status::ok();
+  }
+
+ private:
+  // Chunks keep their bytes' offsets in `bytes` until the frame is done (it may grow), then
+  // rebase() turns the offsets into pointers.
+  static void keep(StreamWorkerState& st, const stream::Chunk& c) {
+    stream::Chunk k = c;
+    if (!c.gap) {
+      k.data = reinterpret_cast<const uint8_t*>(uintptr_t(st.bytes.size()));
+      st.bytes.insert(st.bytes.end(), c.data, c.data + c.len);
+    }
+    st.chunks.push_back(k);
+  }
+  static void rebase(StreamWorkerState& st) {
+    for (stream::Chunk& c : st.chunks)
+      if (!c.gap) c.data = st.bytes.data() + reinterpret_cast<uintptr_t>(c.data);
+  }
+  static void publish(StreamWorkerState& st) {
+    const stream::StreamCounters c = st.reassembler->counters();
+    auto set = [&](Stat s, uint64_t v) { st.stats[s].store(v, std::memory_order_relaxed); };
+    set(kStreams, c.streams);
+    set(kDelivered, c.delivered_bytes);
+    set(kGaps, c.gaps);
+    set(kGapBytes, c.gap_bytes);
+    set(kOverlaps, c.overlaps);
+    set(kOverlapDiff, c.overlap_diff);
+    set(kRetransmitted, c.retransmitted_bytes);
+    set(kBeforeHandshake, c.before_handshake);
+    set(kMidstream, c.midstream);
+    set(kAfterClose, c.after_close);
+    set(kCapped, c.stream_cap + c.memcap + c.beyond_window + c.flows_refused);
+    set(kDepth, c.depth_reached);
+    set(kBuffered, c.buffered_bytes);
+  }
+
+  std::string engine_;
+  stream::StreamConfig config_;
+  size_t flow_slot_;
+};
+
+}  // namespace
+
+ModuleInfo stream_module_info() {
+  ModuleInfo i;
+  i.kind    = "stream";
+  i.summary = "reassemble TCP streams of the flows a flow module tracks (side queue: chunks)";
+  i.args    = {
+      {"policy", "bsd", "overlap policy: first, last, bsd, linux, old-linux, solaris, vista, windows"},
+      {"mode", "ids", "ids (deliver acknowledged bytes) or inline (at once, first copy wins)"},
+      {"depth", "1048576", "bytes per direction delivered; 0 = no limit"},
+      {"midstream", "off", "pick up connections whose handshake was missed: on or off"},
+      {"stream_cap", "1048576", "bytes buffered per direction"},
+      {"memcap", "67108864", "bytes buffered per worker"},
+      {"engine", "cpu.stream", "reassembly engine: cpu.stream, ref.stream, validate:cpu.stream"},
+  };
+  i.reads = field_bit(Field::kParse) | field_bit(Field::kFlow);
+  i.sets  = 0;
+  i.make  = [](const ModuleArgs& args, BuildEnv& env) -> Result<std::unique_ptr<Module>> {
+    size_t flow_slot = env.earlier.size();
+    for (size_t k = env.earlier.size(); k-- > 0;)
+      if (env.earlier[k]->kind() == "flow") {
+        flow_slot = k;
+        break;
+      }
+    if (flow_slot == env.earlier.size())
+      return Status(Errc::kInvalidArgument,
+                    "needs a flow module before it (e.g. flow -> stream)");
+    stream::StreamConfig c;
+    WARPATH_ASSIGN_OR_RETURN(c.policy, stream::parse_policy(args.get("policy", "bsd")));
+    const std::string mode = args.get("mode", "ids");
+    if (mode != "ids" && mode != "inline")
+      return Status(Errc::kInvalidArgument, "mode=" + mode + ": expected ids or inline");
+    c.mode = mode == "inline" ? stream::Mode::kInline : stream::Mode::kIds;
+    WARPATH_ASSIGN_OR_RETURN(c.depth, args.get_u64("depth", c.depth, uint64_t(1) << 40));
+    const std::string mid = args.get("midstream", "off");
+    if (mid != "on" && mid != "off")
+      return Status(Errc::kInvalidArgument, "midstream=" + mid + ": expected on or off");
+    c.midstream = mid == "on";
+    WARPATH_ASSIGN_OR_RETURN(const uint64_t cap, args.get_u64("stream_cap", c.stream_cap, 1u << 30));
+    c.stream_cap = uint32_t(cap);
+    WARPATH_ASSIGN_OR_RETURN(c.memcap, args.get_u64("memcap", c.memcap, uint64_t(1) << 40));
+    const std::string engine = args.get("engine", "cpu.stream");
+    WARPATH_TRY(stream::make_reassembler(engine, c).status());
+    return std::unique_ptr<Module>(std::make_unique<StreamModule>(engine, c, flow_slot));
+  };
+  return i;
+}
+
+}  // namespace warpath::runtime

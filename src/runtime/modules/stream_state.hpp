@@ -1,0 +1,22 @@
+// src/runtime/modules/stream_state.hpp: the stream module's per-worker state. Its side queue is
+// `chunks`: the in-order stream bytes (and gaps) the frame being finished delivered, which a
+// later module of the chain (pattern matching, the NIDS) reads in post, as GASPP's
+// processStream modules get stream chunks rather than packets.
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "warpath/runtime/frame.hpp"
+#include "warpath/stream/stream.hpp"
+
+namespace warpath::runtime {
+
+struct StreamWorkerState final : ModuleState {
+  explicit StreamWorkerState(size_t count) : ModuleState(count) {}
+  std::unique_ptr<stream::Reassembler> reassembler;
+  /// This frame's chunks: data points into `bytes` (valid until the next frame's post).
+  std::vector<stream::Chunk> chunks;
+  std::vector<uint8_t> bytes;
+};
+
+}  // namespace warpath::runtime

@@ -1,0 +1,147 @@
+// The stateful modules in a chain: flow -> stream on a real capture at several frame sizes,
+// with a consumer of the stream module's side queue, against the flow tracker and reassembler
+// run directly over the same packets; and the build errors of a stream module without a flow
+// module.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "runtime/modules/stream_state.hpp"
+#include "support/test_support.hpp"
+#include "warpath/flow/flow.hpp"
+#include "warpath/io/pcap_file.hpp"
+#include "warpath/packet/parser.hpp"
+#include "warpath/runtime/chain.hpp"
+#include "warpath/runtime/chain_check.hpp"
+#include "warpath/stream/stream.hpp"
+
+namespace warpath::runtime {
+namespace {
+
+using Streams = std::map<std::pair<uint64_t, uint8_t>, std::string>;
+
+void append(Streams& into, const stream::Chunk& c) {
+  std::string& s = into[{c.flow, c.dir}];
+  if (c.gap)
+    s.append(c.len, '#');
+  else
+    s.append(reinterpret_cast<const char*>(c.data), c.len);
+}
+
+// Reads the stream module's side queue: every chunk of every frame, in order.
+class StreamSink final : public Module {
+ public:
+  explicit StreamSink(size_t stream_slot) : slot_(stream_slot) {}
+  std::string_view kind() const noexcept override { return "test-stream-sink"; }
+  ModuleContract contract() const override { return {field_bit(Field::kParse), 0, {}}; }
+  void post(Frame& f, ModuleSlot*, const Selection&) const override {
+    const auto& st = static_cast<const StreamWorkerState&>(*f.slots[slot_]->state);
+    for (const stream::Chunk& c : st.chunks) append(seen, c);
+  }
+  Status finish(ModuleState&) const override { return Status::ok(); }
+  Result<std::unique_ptr<ModuleState>> make_state() const override {
+    return std::unique_ptr<ModuleState>(std::make_unique<ModuleState>());
+  }
+  static inline Streams seen;
+
+ private:
+  size_t slot_;
+};
+
+void register_sink() {
+  static bool done = [] {
+    ModuleInfo i;
+    i.kind  = "test-stream-sink";
+    i.reads = field_bit(Field::kParse);
+    i.make  = [](const ModuleArgs&, BuildEnv& env) -> Result<std::unique_ptr<Module>> {
+      for (size_t k = env.earlier.size(); k-- > 0;)
+        if (env.earlier[k]->kind() == "stream")
+          return std::unique_ptr<Module>(std::make_unique<StreamSink>(k));
+      return Status(Errc::kInvalidArgument, "needs a stream module before it");
+    };
+    return register_module_kind(std::move(i)).is_ok();
+  }();
+  ASSERT_TRUE(done);
+}
+
+Result<packet::PacketBatch> read_capture(const std::string& path) {
+  WARPATH_ASSIGN_OR_RETURN(io::PcapReader reader, io::PcapReader::open(path));
+  WARPATH_ASSIGN_OR_RETURN(packet::PacketBatch all, packet::PacketBatch::create(4096, 2048));
+  WARPATH_TRY(reader.read(all).status());
+  return all;
+}
+
+// The same packets through the flow tracker and the reassembler directly.
+Streams direct(const packet::PacketBatch& in, const stream::StreamConfig& sc, uint64_t& gaps) {
+  Streams out;
+  auto infos   = packet::parse_batch(in, "ref.parse");
+  flow::FlowConfig fc;
+  fc.capacity  = 256;  // ref.flow scans its whole table per packet
+  auto tracker = flow::make_flow_tracker("ref.flow", fc);
+  auto r       = stream::make_reassembler("ref.stream", sc);
+  EXPECT_TRUE(infos.is_ok() && tracker.is_ok() && r.is_ok());
+  std::vector<flow::PacketFlow> answers(in.size());
+  std::vector<flow::FlowRecord> ended;
+  const packet::BatchView v = in.view();
+  EXPECT_TRUE((*tracker)->track({infos->data(), in.size()}, {v.metas, in.size()},
+                                {answers.data(), in.size()}, ended)
+                  .is_ok());
+  const stream::ChunkSink sink = [&](const stream::Chunk& c) { append(out, c); };
+  for (uint32_t i = 0; i < in.size(); ++i) {
+    stream::Segment s;
+    if (!answers[i].serial || !stream::segment_of((*infos)[i], in.data(i), in.meta(i).caplen, s))
+      continue;
+    s.flow = answers[i].serial;
+    s.dir  = answers[i].dir;
+    EXPECT_TRUE((*r)->segment(s, sink).is_ok());
+  }
+  for (const flow::FlowRecord& e : ended) EXPECT_TRUE((*r)->close(e.serial, sink).is_ok());
+  EXPECT_TRUE((*r)->close_all(sink).is_ok());
+  gaps = (*r)->counters().gaps;
+  return out;
+}
+
+TEST(StreamChain, SideQueueCarriesTheStreamsAtEveryFrameSize) {
+  if (!testing::have_data()) GTEST_SKIP() << "no data directory";
+  register_sink();
+  auto in = read_capture(testing::data_path("pcap/zeek/http-bro.org.pcap"));
+  ASSERT_TRUE(in.is_ok()) << in.status().message();
+  stream::StreamConfig sc;
+  sc.midstream = true;
+  sc.depth     = 0;
+  uint64_t gaps      = 0;
+  const Streams want = direct(*in, sc, gaps);
+  ASSERT_EQ(want.size(), 16u);  // directions that carried data (as tshark follows them)
+  EXPECT_EQ(gaps, 1u);          // the capture lost 7,240 bytes of one response
+  for (uint32_t batch : {1u, 7u, 64u, 4096u}) {
+    SCOPED_TRACE("frame of " + std::to_string(batch));
+    auto specs = parse_chain(
+        "flow(capacity=256, engine=validate:cpu.flow) -> stream(midstream=on, depth=0, "
+        "engine=validate:cpu.stream) -> test-stream-sink -> wire");
+    ASSERT_TRUE(specs.is_ok());
+    auto chain = Chain::build(*specs, BuildEnv{});
+    ASSERT_TRUE(chain.is_ok()) << chain.status().message();
+    StreamSink::seen.clear();
+    auto out = run_chain_frames(**chain, *in, batch, Place::kCpu);
+    ASSERT_TRUE(out.is_ok()) << out.status().message();
+    EXPECT_EQ(StreamSink::seen, want);
+  }
+}
+
+TEST(StreamChain, NeedsAFlowModuleBeforeIt) {
+  auto specs = parse_chain("stream -> wire");
+  ASSERT_TRUE(specs.is_ok());
+  auto chain = Chain::build(*specs, BuildEnv{});
+  ASSERT_FALSE(chain.is_ok());
+  EXPECT_EQ(chain.status().message(),
+            "chain position 1 (stream): needs a flow module before it (e.g. flow -> stream)");
+  specs = parse_chain("flow -> stream(policy=hpux) -> wire");
+  chain = Chain::build(*specs, BuildEnv{});
+  ASSERT_FALSE(chain.is_ok());
+  EXPECT_NE(chain.status().message().find("chain position 2 (stream): overlap policy 'hpux'"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace warpath::runtime
