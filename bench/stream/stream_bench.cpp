@@ -1,0 +1,328 @@
+// warpath-stream-bench: TCP flow tracking + reassembly per core, warpath beside libnids on the
+// same frames in memory.
+//
+//   warpath-stream-bench --workload inorder|small|short|reorder --engine warpath|libnids
+//                        [--repeat N] [--json]
+//
+// Workloads (the shapes of ../shared/notes/stream-reassembly.md's libnids measurements):
+//   inorder  200 concurrent connections x 200 segments of 1,448 bytes, in order
+//   small    2,000 concurrent connections x 200 segments of 100 bytes
+//   short    100,000 connections (1,000 at a time): handshake, one 200-byte request, close
+//   reorder  `small` with 1% of the data segments swapped with the next one of their flow
+// Every connection has a handshake, an ACK from the receiver every second segment and FINs.
+// Frames are built before timing; the time is the per-packet work only: for warpath, parsing
+// (cpu.parse), flow tracking (cpu.flow) and reassembly (cpu.stream, IDS mode, BSD policy,
+// no depth limit) of batches of 256 frames; for libnids, nids_pcap_handler on each frame (its
+// IP and TCP processing, checksums off, port-scan detection off), with a callback collecting
+// both directions. Both count the stream bytes they deliver, which must equal the payload.
+// Run one engine and workload per process, pinned (taskset -c N), alternating; the script
+// bench/stream/run_stream_bench.sh does this and writes bench/results/.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "gen/packet_builder.hpp"
+#include "warpath/flow/flow.hpp"
+#include "warpath/gen/traffic.hpp"
+#include "warpath/packet/batch.hpp"
+#include "warpath/packet/parser.hpp"
+#include "warpath/stream/stream.hpp"
+
+#if defined(WARPATH_HAVE_LIBNIDS)
+extern "C" {
+#include <nids.h>
+#include <pcap/pcap.h>
+}
+#endif
+
+namespace {
+
+using namespace warpath;
+
+struct Frames {
+  std::vector<uint8_t> bytes;
+  std::vector<uint32_t> off, len;
+  uint64_t payload = 0;
+  void add(const uint8_t* p, uint32_t n) {
+    off.push_back(uint32_t(bytes.size()));
+    len.push_back(n);
+    bytes.insert(bytes.end(), p, p + n);
+  }
+  size_t size() const { return off.size(); }
+};
+
+void put16(uint8_t* p, uint32_t v) {
+  p[0] = uint8_t(v >> 8);
+  p[1] = uint8_t(v);
+}
+void put32(uint8_t* p, uint32_t v) {
+  put16(p, v >> 16);
+  put16(p + 2, v);
+}
+
+// One Ethernet + IPv4 + TCP frame.
+void frame(Frames& out, uint32_t src, uint32_t dst, uint16_t sport, uint16_t dport, uint32_t seq,
+           uint32_t ack, uint8_t flags, uint32_t payload, uint8_t fill) {
+  uint8_t f[14 + 20 + 20 + 1500] = {};
+  f[12] = 0x08;
+  uint8_t* ip = f + 14;
+  ip[0]       = 0x45;
+  put16(ip + 2, 40 + payload);
+  ip[8] = 64;
+  ip[9] = 6;
+  put32(ip + 12, src);
+  put32(ip + 16, dst);
+  put16(ip + 10, gen::internet_checksum(ip, 20));
+  uint8_t* t = ip + 20;
+  put16(t, sport);
+  put16(t + 2, dport);
+  put32(t + 4, seq);
+  put32(t + 8, ack);
+  t[12] = 0x50;
+  t[13] = flags;
+  put16(t + 14, 65535);
+  std::memset(t + 20, fill, payload);
+  out.add(f, 54 + payload);
+  out.payload += payload;
+}
+
+struct Shape {
+  uint32_t flows, concurrent, segments, size, reorder_permille;
+};
+
+Frames build(const Shape& s, uint64_t seed) {
+  gen::detail::Rng rng(seed, 7);
+  Frames out;
+  out.bytes.reserve(size_t(s.flows) * (s.segments * (s.size + 60) + 600));
+  for (uint32_t first = 0; first < s.flows; first += s.concurrent) {
+    const uint32_t n = std::min(s.concurrent, s.flows - first);
+    struct Conn {
+      uint32_t c, srv;
+      uint16_t cp;
+      uint32_t cseq, sseq, sent;
+    };
+    std::vector<Conn> conns(n);
+    for (uint32_t k = 0; k < n; ++k) {
+      const uint32_t id = first + k;
+      conns[k] = {0x0a000000u + (id >> 8), 0xc0a80000u + (id & 0xff), uint16_t(1024 + id % 60000),
+                  rng.next32(), rng.next32(), 0};
+    }
+    for (Conn& c : conns) frame(out, c.c, c.srv, c.cp, 80, c.cseq, 0, 0x02, 0, 0);
+    for (Conn& c : conns) frame(out, c.srv, c.c, 80, c.cp, c.sseq, c.cseq + 1, 0x12, 0, 0);
+    for (Conn& c : conns) frame(out, c.c, c.srv, c.cp, 80, c.cseq + 1, c.sseq + 1, 0x10, 0, 0);
+    for (uint32_t seg = 0; seg < s.segments; seg += 2) {
+      const uint32_t count = std::min(2u, s.segments - seg);
+      for (Conn& c : conns) {
+        const uint32_t base = c.cseq + 1 + c.sent;
+        // A pair swapped with probability 2 x permille: that share of segments out of order.
+        const bool swap = count == 2 && s.reorder_permille &&
+                          rng.below(1000) < 2 * s.reorder_permille;
+        if (swap)
+          frame(out, c.c, c.srv, c.cp, 80, base + s.size, c.sseq + 1, 0x18, s.size, uint8_t(seg + 1));
+        frame(out, c.c, c.srv, c.cp, 80, base, c.sseq + 1, 0x18, s.size, uint8_t(seg));
+        if (count == 2 && !swap)
+          frame(out, c.c, c.srv, c.cp, 80, base + s.size, c.sseq + 1, 0x18, s.size, uint8_t(seg + 1));
+        c.sent += count * s.size;
+        frame(out, c.srv, c.c, 80, c.cp, c.sseq + 1, c.cseq + 1 + c.sent, 0x10, 0, 0);  // the ACK
+      }
+    }
+    for (Conn& c : conns) {
+      const uint32_t fin = c.cseq + 1 + c.sent;
+      frame(out, c.c, c.srv, c.cp, 80, fin, c.sseq + 1, 0x11, 0, 0);
+      frame(out, c.srv, c.c, 80, c.cp, c.sseq + 1, fin + 1, 0x11, 0, 0);
+      frame(out, c.c, c.srv, c.cp, 80, fin + 1, c.sseq + 2, 0x10, 0, 0);
+    }
+  }
+  return out;
+}
+
+Shape shape_of(const std::string& w) {
+  if (w == "inorder") return {200, 200, 200, 1448, 0};
+  if (w == "small") return {2000, 2000, 200, 100, 0};
+  if (w == "short") return {100000, 1000, 1, 200, 0};
+  if (w == "reorder") return {2000, 2000, 200, 100, 10};
+  return {0, 0, 0, 0, 0};
+}
+
+bool g_breakdown = false;  // --breakdown: time per stage (adds clock reads)
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// warpath: frames copied into one reused batch of 256 (what a port's RX does; the copy is
+// timed apart and left out, as libnids reads the frames where they are), then parse -> track
+// -> reassemble.
+double run_warpath(const Frames& f, uint64_t& delivered) {
+  auto batch = packet::PacketBatch::create(256, 2048);
+  if (!batch.is_ok()) return -1;
+  packet::PacketBatch& b = *batch;
+  auto parser = packet::make_parser("cpu.parse");
+  flow::FlowConfig fc;
+  fc.capacity  = 1u << 18;
+  auto tracker = flow::make_flow_tracker("cpu.flow", fc);
+  stream::StreamConfig sc;
+  sc.depth      = 0;
+  sc.stream_cap = 16u << 20;
+  sc.memcap     = 4ull << 30;
+  auto r        = stream::make_reassembler("cpu.stream", sc);
+  if (!parser.is_ok() || !tracker.is_ok() || !r.is_ok()) {
+    std::fprintf(stderr, "warpath-stream-bench: cannot build the engines\n");
+    return -1;
+  }
+  std::vector<packet::PacketInfo> infos(256);
+  std::vector<flow::PacketFlow> answers(256);
+  std::vector<flow::FlowRecord> ended;
+  uint64_t bytes = 0;
+  const stream::ChunkSink sink = [&bytes](const stream::Chunk& c) {
+    if (!c.gap) bytes += c.len;
+  };
+  ExecContext ctx;
+  double t_parse = 0, t_track = 0, t_fill = 0;
+  const double t0 = now_s();
+  for (size_t next = 0; next < f.size();) {
+    const double fill0 = now_s();
+    b.clear();
+    for (uint32_t k = 0; k < 256 && next < f.size(); ++k, ++next)
+      b.append(f.bytes.data() + f.off[next], f.len[next], f.len[next],
+               1700000000000000000ull + next * 1000, 0);
+    t_fill += now_s() - fill0;
+    const uint32_t n = b.size();
+    const double a = g_breakdown ? now_s() : 0;
+    (void)(*parser)->parse(b.view(), {infos.data(), n}, ctx);
+    const double m = g_breakdown ? now_s() : 0;
+    ended.clear();
+    const packet::BatchView v = b.view();
+    (void)(*tracker)->track({infos.data(), n}, {v.metas, n}, {answers.data(), n}, ended);
+    if (g_breakdown) {
+      const double z = now_s();
+      t_parse += m - a;
+      t_track += z - m;
+    }
+    for (uint32_t i = 0; i < n; ++i) {
+      stream::Segment s;
+      if (!answers[i].serial || !stream::segment_of(infos[i], b.data(i), b.meta(i).caplen, s))
+        continue;
+      s.flow = answers[i].serial;
+      s.dir  = answers[i].dir;
+      (void)(*r)->segment(s, sink);
+    }
+    for (const flow::FlowRecord& e : ended) (void)(*r)->close(e.serial, sink);
+  }
+  (void)(*r)->close_all(sink);
+  const double t = now_s() - t0 - t_fill;
+  delivered      = bytes;
+  if (g_breakdown)
+    std::fprintf(stderr, "  parse %.1f ns/pkt, track %.1f ns/pkt, reassemble %.1f ns/pkt\n",
+                 t_parse * 1e9 / double(f.size()), t_track * 1e9 / double(f.size()),
+                 (t - t_parse - t_track) * 1e9 / double(f.size()));
+  return t;
+}
+
+#if defined(WARPATH_HAVE_LIBNIDS)
+uint64_t g_nids_bytes = 0;
+void nids_callback(struct tcp_stream* s, void**) {
+  if (s->nids_state == NIDS_JUST_EST) {
+    s->client.collect++;
+    s->server.collect++;
+  } else if (s->nids_state == NIDS_DATA) {
+    g_nids_bytes += uint64_t(s->client.count_new) + uint64_t(s->server.count_new);
+  }
+}
+
+double run_libnids(const Frames& f, uint64_t& delivered) {
+  nids_params.pcap_desc       = pcap_open_dead(DLT_EN10MB, 65535);
+  nids_params.scan_num_hosts  = 0;
+  nids_params.n_tcp_streams   = 1 << 18;
+  nids_params.n_hosts         = 1 << 12;
+  nids_params.tcp_workarounds = 0;
+  static struct nids_chksum_ctl off = {0, 0, NIDS_DONT_CHKSUM, 0};
+  nids_register_chksum_ctl(&off, 1);
+  if (!nids_init()) {
+    std::fprintf(stderr, "warpath-stream-bench: nids_init: %s\n", nids_errbuf);
+    return -1;
+  }
+  nids_register_tcp(reinterpret_cast<void*>(nids_callback));
+  std::vector<uint8_t> copy(f.bytes);  // libnids takes non-const pointers
+  struct pcap_pkthdr h {};
+  const double t0 = now_s();
+  for (size_t i = 0; i < f.size(); ++i) {
+    h.ts.tv_sec  = 1700000000 + long(i / 1000000);
+    h.ts.tv_usec = long(i % 1000000);
+    h.caplen = h.len = f.len[i];
+    nids_pcap_handler(nullptr, &h, copy.data() + f.off[i]);
+  }
+  const double t = now_s() - t0;
+  delivered      = g_nids_bytes;
+  return t;
+}
+#endif
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string workload = "small", engine = "warpath";
+  int repeat = 1;
+  bool json  = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--workload" && i + 1 < argc) workload = argv[++i];
+    else if (a == "--engine" && i + 1 < argc) engine = argv[++i];
+    else if (a == "--repeat" && i + 1 < argc) repeat = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--json") json = true;
+    else if (a == "--breakdown") g_breakdown = true;
+    else {
+      std::fprintf(stderr, "usage: warpath-stream-bench --workload inorder|small|short|reorder "
+                           "--engine warpath|libnids [--repeat N] [--json]\n");
+      return 2;
+    }
+  }
+  const Shape shape = shape_of(workload);
+  if (!shape.flows) {
+    std::fprintf(stderr, "warpath-stream-bench: unknown workload '%s'\n", workload.c_str());
+    return 2;
+  }
+#if !defined(WARPATH_HAVE_LIBNIDS)
+  if (engine == "libnids") {
+    std::fprintf(stderr, "warpath-stream-bench: built without libnids (apt-get install libnids-dev)\n");
+    return 1;
+  }
+#endif
+  if (engine != "warpath" && engine != "libnids") {
+    std::fprintf(stderr, "warpath-stream-bench: unknown engine '%s'\n", engine.c_str());
+    return 2;
+  }
+  const Frames f = build(shape, 1);
+  double best    = 1e30;
+  uint64_t delivered = 0;
+  for (int k = 0; k < (engine == "libnids" ? 1 : repeat); ++k) {  // libnids: one run per process
+    uint64_t d = 0;
+#if defined(WARPATH_HAVE_LIBNIDS)
+    const double t = engine == "libnids" ? run_libnids(f, d) : run_warpath(f, d);
+#else
+    const double t = run_warpath(f, d);
+#endif
+    if (t < 0) return 1;
+    best      = std::min(best, t);
+    delivered = d;
+  }
+  const double mpps = double(f.size()) / best / 1e6;
+  const double gbps = double(f.payload) * 8 / best / 1e9;
+  const bool complete = delivered == f.payload;
+  if (json)
+    std::printf("{\"engine\": \"%s\", \"workload\": \"%s\", \"packets\": %zu, \"payload_bytes\": "
+                "%llu, \"delivered_bytes\": %llu, \"seconds\": %.6f, \"mpps\": %.4f, "
+                "\"payload_gbps\": %.4f, \"ns_per_packet\": %.2f}\n",
+                engine.c_str(), workload.c_str(), f.size(),
+                static_cast<unsigned long long>(f.payload),
+                static_cast<unsigned long long>(delivered), best, mpps, gbps,
+                best * 1e9 / double(f.size()));
+  else
+    std::printf("%-8s %-8s %9zu packets %7.3f s  %7.3f Mpps  %7.2f Gbit/s payload  %7.1f ns/pkt%s\n",
+                engine.c_str(), workload.c_str(), f.size(), best, mpps, gbps,
+                best * 1e9 / double(f.size()), complete ? "" : "  (INCOMPLETE: bytes differ)");
+  return complete ? 0 : 1;
+}
