@@ -19,6 +19,7 @@ PACKAGES=(
   python3 python3-venv python3-pip
   tshark                            # optional truth for the capture golden files
   libdpdk-dev dpdk-dev              # optional anchors: rte_lpm/rte_fib (warpath bench lookup)
+  libnids-dev                       # optional anchor: libnids beside warpath-stream-bench
 )
 
 missing=()
