@@ -1,6 +1,7 @@
 // src/flow/table_tracker.hpp: a FlowTracker over any table of core::track_packet's concept.
-// The batch loop keys a chunk of packets, lets the table prefetch what they will touch (a
-// no-op for the reference), then applies the per-packet policy in order.
+// The batch loop keys chunks of packets, lets the table prefetch what they will touch
+// (prefetch_buckets, prefetch_entries: no-ops for the reference), then applies the per-packet
+// policy in order.
 #pragma once
 #include <algorithm>
 #include <string>
@@ -41,22 +42,31 @@ class TableTracker final : public FlowTracker {
  protected:
   Status do_track(Span<const packet::PacketInfo> infos, Span<const packet::PacketMeta> metas,
                   Span<PacketFlow> out, std::vector<FlowRecord>& ended) override {
+    // Software-pipelined by chunks: the next chunk is keyed and its buckets prefetched while
+    // this one's are still in flight, then this chunk's first entries are prefetched and its
+    // packets applied in order.
     constexpr uint32_t kChunk = 32;
-    core::FlowKey keys[kChunk];
-    uint64_t hashes[kChunk];
-    Track keyed[kChunk];
-    uint8_t from_b[kChunk];
-    for (uint32_t base = 0; base < infos.size; base += kChunk) {
+    core::FlowKey keys[2][kChunk];
+    uint64_t hashes[2][kChunk];
+    Track keyed[2][kChunk];
+    uint8_t from_b[2][kChunk];
+    auto key_chunk = [&](uint32_t base, int buf) {
       const uint32_t n = std::min(kChunk, infos.size - base);
       for (uint32_t i = 0; i < n; ++i) {
-        keyed[i]  = core::make_key(infos[base + i], keys[i], from_b[i]);
-        hashes[i] = keyed[i] == Track::kTracked ? core::key_hash(keys[i]) : 0;
+        keyed[buf][i]  = core::make_key(infos[base + i], keys[buf][i], from_b[buf][i]);
+        hashes[buf][i] = keyed[buf][i] == Track::kTracked ? core::key_hash(keys[buf][i]) : 0;
       }
-      table_.prefetch(hashes, keyed, n);
+      table_.prefetch_buckets(hashes[buf], keyed[buf], n);
+    };
+    if (infos.size) key_chunk(0, 0);
+    for (uint32_t base = 0, buf = 0; base < infos.size; base += kChunk, buf ^= 1) {
+      const uint32_t n = std::min(kChunk, infos.size - base);
+      if (base + kChunk < infos.size) key_chunk(base + kChunk, int(buf ^ 1));
+      table_.prefetch_entries(hashes[buf], keyed[buf], n);
       for (uint32_t i = 0; i < n; ++i)
         out[base + i] = core::track_packet(table_, st_, config_, infos[base + i],
-                                           metas[base + i], hashes[i], keys[i], keyed[i],
-                                           from_b[i], ended);
+                                           metas[base + i], hashes[buf][i], keys[buf][i],
+                                           keyed[buf][i], from_b[buf][i], ended);
     }
     return Status::ok();
   }

@@ -72,13 +72,21 @@ WARPATH_HD Track make_key(const packet::PacketInfo& p, FlowKey& key, uint8_t& fr
   int cmp              = 0;
   for (unsigned i = 0; i < n && cmp == 0; ++i) cmp = int(p.src[i]) - int(p.dst[i]);
   if (cmp == 0) cmp = int(sport) - int(dport);
-  from_b                = cmp > 0;
-  const uint8_t* lo     = from_b ? p.dst : p.src;
-  const uint8_t* hi     = from_b ? p.src : p.dst;
-  for (unsigned i = 0; i < 16; ++i) {
-    key.a[i] = i < n ? lo[i] : 0;
-    key.b[i] = i < n ? hi[i] : 0;
+  from_b            = cmp > 0;
+  const uint8_t* lo = from_b ? p.dst : p.src;
+  const uint8_t* hi = from_b ? p.src : p.dst;
+  // Whole words (not a byte loop): hashing reads the key as five 64-bit words right after, and
+  // byte stores cannot be forwarded to word loads.
+  uint64_t a[2] = {0, 0}, b[2] = {0, 0};
+  if (n == 4) {
+    memcpy(a, lo, 4);
+    memcpy(b, hi, 4);
+  } else {
+    memcpy(a, lo, 16);
+    memcpy(b, hi, 16);
   }
+  memcpy(key.a, a, 16);
+  memcpy(key.b, b, 16);
   key.pa         = from_b ? dport : sport;
   key.pb         = from_b ? sport : dport;
   key.vlan       = p.vlan_count ? uint16_t(p.vlan_tci[0] & 0xfff) : 0;

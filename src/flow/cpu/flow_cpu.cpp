@@ -48,9 +48,11 @@ class CpuTable {
   uint32_t size() const { return cfg_.capacity - uint32_t(free_.size()); }
   core::FlowCore& at(uint32_t h) { return entries_[h].core; }
 
-  void prefetch(const uint64_t* hashes, const Track* keyed, uint32_t n) {
+  void prefetch_buckets(const uint64_t* hashes, const Track* keyed, uint32_t n) {
     for (uint32_t i = 0; i < n; ++i)
       if (keyed[i] == Track::kTracked) __builtin_prefetch(&heads_[hashes[i] & mask_]);
+  }
+  void prefetch_entries(const uint64_t* hashes, const Track* keyed, uint32_t n) {
     for (uint32_t i = 0; i < n; ++i) {
       if (keyed[i] != Track::kTracked) continue;
       const uint32_t h = heads_[hashes[i] & mask_];

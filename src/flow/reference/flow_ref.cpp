@@ -24,7 +24,8 @@ class RefTable {
 
   uint32_t size() const { return uint32_t(index_.size()); }
   core::FlowCore& at(uint32_t h) { return flows_[h].core; }
-  void prefetch(const uint64_t*, const Track*, uint32_t) {}
+  void prefetch_buckets(const uint64_t*, const Track*, uint32_t) {}
+  void prefetch_entries(const uint64_t*, const Track*, uint32_t) {}
 
   uint32_t find(const core::FlowKey& key, uint64_t) {
     auto it = index_.find(bytes_of(key));
