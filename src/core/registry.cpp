@@ -2,6 +2,7 @@
 
 #include "warpath/classify/check.hpp"
 #include "warpath/core/cuda_device.hpp"
+#include "warpath/defrag/defrag.hpp"
 #include "warpath/flow/flow.hpp"
 #include "warpath/stream/stream.hpp"
 #include "warpath/lookup/check.hpp"
@@ -22,6 +23,7 @@ const std::vector<ModuleInfo>& all_modules() {
       {"packet", &packet::parser_engines, &packet::check_parser_engine},
       {"lookup", &lookup::fib_engines, &lookup::check_fib_engine},
       {"classify", &classify::classifier_engines, &classify::check_classifier_engine},
+      {"defrag", &defrag::defrag_engines, &defrag::check_defrag_engine},
       {"flow", &flow::flow_engines, &flow::check_flow_engine},
       {"stream", &stream::stream_engines, &stream::check_stream_engine},
       {"runtime", &runtime::chain_engines, &runtime::check_chain_engine},

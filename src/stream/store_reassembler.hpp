@@ -1,9 +1,9 @@
 // src/stream/store_reassembler.hpp: the reassembly rules of include/warpath/stream/stream.hpp
-// over any byte store, one body for every engine. A store holds one direction's buffered bytes
-// (stream offsets at or past the first undelivered byte) and provides:
+// over any byte store (core/ranges), one body for every engine. A store holds one direction's
+// buffered bytes (stream offsets at or past the first undelivered byte) and provides:
 //   uint64_t buffered() const
 //   Insert insert(uint64_t at, const uint8_t* data, uint32_t n, uint64_t os, uint64_t oe,
-//                 Policy)              // [os, oe): the whole segment, for the overlap rule
+//                 wins)                // [os, oe): the whole segment; wins(old extent)
 //   uint64_t contiguous_end(uint64_t from) const   // end of the run of bytes at `from`
 //   uint64_t first_start() const                  // kNever when empty
 //   void take(uint64_t from, uint64_t to, uint8_t* out)  // copy out and remove a run
@@ -14,17 +14,14 @@
 #include <utility>
 #include <vector>
 
+#include "core/ranges/insert.hpp"
 #include "stream/core/stream_core.hpp"
 
 namespace warpath::stream::detail {
 
-inline constexpr uint64_t kNever = ~uint64_t(0);
+using ranges::Insert;
+using ranges::kNever;
 inline constexpr uint32_t kMaxSegmentsPerStream = 4096;
-
-struct Insert {
-  uint64_t added = 0;  ///< bytes newly buffered
-  bool overlap = false, differ = false;
-};
 
 template <class Store>
 class StoreReassembler final : public Reassembler {
@@ -198,8 +195,11 @@ class StoreReassembler final : public Reassembler {
         return;
       }
       const Policy policy = config_.mode == Mode::kInline ? Policy::kFirst : config_.policy;
-      const Insert r = d.store.insert(at, s.data + (int64_t(at) - off), uint32_t(n),
-                                      off < 0 ? 0 : uint64_t(off), seg_end, policy);
+      const uint64_t os = off < 0 ? 0 : uint64_t(off);
+    const Insert r    = d.store.insert(at, s.data + (int64_t(at) - off), uint32_t(n), os, seg_end,
+                                       [&](uint64_t a, uint64_t b) {
+                                         return core::new_wins(policy, os, seg_end, a, b);
+                                       });
       total_ += r.added;
       d.segments += 1;
       if (r.overlap) c_.overlaps += 1;
