@@ -5,6 +5,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "capture_input.hpp"
 #include "commands.hpp"
 #include "output_file.hpp"
 #include "warpath/flow/flow.hpp"
@@ -25,7 +26,7 @@ using namespace flow;
 struct FlowsOptions {
   std::string in, out, format = "text", engine = "auto", filter, on_full = "evict";
   uint32_t capacity = 1u << 18;
-  uint32_t batch    = 4096;
+  bool defrag       = false;
 };
 
 std::string address(const FlowRecord& r, bool src) {
@@ -123,39 +124,25 @@ int flows_to(const FlowsOptions& o, std::FILE* out) {
   config.on_full = *on_full;
   auto tracker   = make_flow_tracker(o.engine, config);
   if (!tracker.is_ok()) return fail(tracker.status());
-  auto reader = io::PcapReader::open(o.in);
-  if (!reader.is_ok()) return fail(reader.status());
-  if (reader->info().linktype != 1)
-    return fail(fmt::format("{}: link type {} is not supported (Ethernet, Linux cooked SLL/SLL2 "
-                            "and raw IP captures only)",
-                            o.in, reader->info().file_linktype));
-  if (!o.filter.empty())
-    if (Status s = reader->set_filter(o.filter); !s.is_ok()) return fail(s);
-  auto parser = packet::make_parser("auto");
-  if (!parser.is_ok()) return fail(parser.status());
-  auto batch = packet::PacketBatch::create(o.batch, 2048, size_t(o.batch) * 2048 + (1u << 17));
-  if (!batch.is_ok()) return fail(batch.status());
-  std::vector<packet::PacketInfo> infos(o.batch);
-  std::vector<PacketFlow> answers(o.batch);
+  auto input = CaptureInput::open(o.in, o.filter, o.defrag ? "auto" : "");
+  if (!input.is_ok()) return fail(input.status());
+  std::vector<packet::PacketInfo> infos;
+  std::vector<PacketFlow> answers;
   std::vector<FlowRecord> ended;
   Printer printer(out, o.format);
   printer.begin();
-  ExecContext ctx;
   for (;;) {
-    batch->clear();
-    auto got = reader->read(*batch);
-    if (!got.is_ok()) return fail(got.status());
-    const uint32_t n = batch->size();
-    if (n == 0 && reader->at_end()) break;
-    if (Status s = (*parser)->parse(batch->view(), {infos.data(), n}, ctx); !s.is_ok())
-      return fail(s);
-    const packet::BatchView v = batch->view();
+    auto batch = input->next(infos);
+    if (!batch.is_ok()) return fail(batch.status());
+    const uint32_t n = (*batch)->size();
+    if (n == 0) break;
+    answers.resize(n);
+    const packet::BatchView v = (*batch)->view();
     ended.clear();
     if (Status s = (*tracker)->track({infos.data(), n}, {v.metas, n}, {answers.data(), n}, ended);
         !s.is_ok())
       return fail(s);
     for (const FlowRecord& r : ended) printer.record(r);
-    if (reader->at_end()) break;
   }
   ended.clear();
   if (Status s = (*tracker)->flush(ended); !s.is_ok()) return fail(s);
@@ -194,7 +181,9 @@ void add_flows(CLI::App& app, Runner& run) {
                   "pass (untracked)")
       ->check(CLI::IsMember({"evict", "drop", "pass"}));
   cmd->add_option("--filter", o->filter, "BPF filter expression, as tcpdump takes it");
-  cmd->add_option("--batch", o->batch, "Packets per batch")->check(CLI::Range(1u, 1u << 20));
+  cmd->add_flag("--defrag", o->defrag,
+                "Put IP fragments back together first (later fragments then count with their "
+                "flow instead of as untracked)");
   cmd->footer("Records are in the order flows end: by timeout (Suricata's: TCP 60 s new, 600 s "
               "established, 60 s closed; others 30 / 300 s), on TCP port reuse, on eviction, "
               "and at the end of the capture (in flow order). The clock is the capture's time. "

@@ -10,6 +10,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "capture_input.hpp"
 #include "commands.hpp"
 #include "warpath/flow/flow.hpp"
 #include "warpath/io/pcap_file.hpp"
@@ -27,6 +28,7 @@ struct ReassembleOptions {
   uint32_t capacity = 1u << 18;
   uint64_t depth    = 0;
   bool midstream    = false;
+  bool defrag       = false;
 };
 
 struct StreamFile {
@@ -131,22 +133,13 @@ int run_reassemble(const ReassembleOptions& o) {
   fc.capacity  = o.capacity;
   auto tracker = flow::make_flow_tracker(o.flow_engine, fc);
   if (!tracker.is_ok()) return fail(tracker.status());
-  auto reader = io::PcapReader::open(o.in);
-  if (!reader.is_ok()) return fail(reader.status());
-  if (reader->info().linktype != 1)
-    return fail(fmt::format("{}: link type {} is not supported", o.in, reader->info().file_linktype));
-  if (!o.filter.empty())
-    if (Status s = reader->set_filter(o.filter); !s.is_ok()) return fail(s);
+  auto input = CaptureInput::open(o.in, o.filter, o.defrag ? "auto" : "");
+  if (!input.is_ok()) return fail(input.status());
   std::error_code ec;
   std::filesystem::create_directories(o.out_dir, ec);
   if (ec) return fail(o.out_dir + ": " + ec.message());
-  auto parser = packet::make_parser("auto");
-  if (!parser.is_ok()) return fail(parser.status());
-  constexpr uint32_t kBatch = 1024;
-  auto batch = packet::PacketBatch::create(kBatch, 2048, size_t(kBatch) * 2048 + (1u << 17));
-  if (!batch.is_ok()) return fail(batch.status());
-  std::vector<packet::PacketInfo> infos(kBatch);
-  std::vector<flow::PacketFlow> answers(kBatch);
+  std::vector<packet::PacketInfo> infos;
+  std::vector<flow::PacketFlow> answers;
   std::vector<flow::FlowRecord> ended;
   Files files(o.out_dir);
   Status write_error;
@@ -187,15 +180,14 @@ int run_reassemble(const ReassembleOptions& o) {
     files.name(serial, 0, fmt::format("{:06}-{}-{}", serial, ini, res));
     files.name(serial, 1, fmt::format("{:06}-{}-{}", serial, res, ini));
   };
-  ExecContext ctx;
   for (;;) {
-    batch->clear();
-    auto got = reader->read(*batch);
+    auto got = input->next(infos);
     if (!got.is_ok()) return fail(got.status());
-    const uint32_t n = batch->size();
-    if (n == 0 && reader->at_end()) break;
-    if (Status s = (*parser)->parse(batch->view(), {infos.data(), n}, ctx); !s.is_ok()) return fail(s);
-    const packet::BatchView v = batch->view();
+    const packet::PacketBatch& batch = **got;
+    const uint32_t n                 = batch.size();
+    if (n == 0) break;
+    answers.resize(n);
+    const packet::BatchView v = batch.view();
     ended.clear();
     if (Status s = (*tracker)->track({infos.data(), n}, {v.metas, n}, {answers.data(), n}, ended);
         !s.is_ok())
@@ -203,7 +195,7 @@ int run_reassemble(const ReassembleOptions& o) {
     for (uint32_t i = 0; i < n; ++i) {
       if (answers[i].track != flow::Track::kTracked || infos[i].proto != 6) continue;
       stream::Segment s;
-      if (!stream::segment_of(infos[i], batch->data(i), batch->meta(i).caplen, s)) continue;
+      if (!stream::segment_of(infos[i], batch.data(i), batch.meta(i).caplen, s)) continue;
       s.flow = answers[i].serial;
       s.dir  = answers[i].dir;
       name_of(s.flow, infos[i], s.dir);
@@ -212,7 +204,6 @@ int run_reassemble(const ReassembleOptions& o) {
     for (const flow::FlowRecord& r : ended)
       if (Status st = finish(r); !st.is_ok()) return fail(st);
     if (!write_error.is_ok()) return fail(write_error);
-    if (reader->at_end()) break;
   }
   ended.clear();
   if (Status s = (*tracker)->flush(ended); !s.is_ok()) return fail(s);
@@ -264,6 +255,7 @@ void add_reassemble(CLI::App& app, Runner& run) {
   cmd->add_flag("--midstream", o->midstream,
                 "Pick up connections whose handshake the capture missed");
   cmd->add_option("--filter", o->filter, "BPF filter expression, as tcpdump takes it");
+  cmd->add_flag("--defrag", o->defrag, "Put IP fragments back together first");
   cmd->footer("Files are named FLOW-SRC.PORT-DST.PORT (the sender first). Gaps (bytes the "
               "capture lost but the receiver acknowledged) are not written: index.json lists "
               "them by stream offset.");

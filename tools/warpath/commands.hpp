@@ -16,6 +16,7 @@ using Runner = std::function<int()>;
 void add_info(CLI::App& app, Runner& run);
 void add_parse(CLI::App& app, Runner& run);
 void add_flows(CLI::App& app, Runner& run);
+void add_defrag(CLI::App& app, Runner& run);
 void add_reassemble(CLI::App& app, Runner& run);
 void add_gen(CLI::App& app, Runner& run);
 void add_selftest(CLI::App& app, Runner& run);

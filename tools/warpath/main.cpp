@@ -66,6 +66,7 @@ int run_main(int argc, char** argv) {
   add_info(app, run);
   add_parse(app, run);
   add_flows(app, run);
+  add_defrag(app, run);
   add_reassemble(app, run);
   add_gen(app, run);
   add_selftest(app, run);

@@ -1,0 +1,85 @@
+// A capture read batch by batch, parsed and optionally defragmented (capture_input.hpp).
+#include "capture_input.hpp"
+
+#include <fmt/core.h>
+
+namespace warpath::cli {
+
+Result<CaptureInput> CaptureInput::open(const std::string& path, const std::string& filter,
+                                        const std::string& defrag_engine,
+                                        const defrag::DefragConfig& config) {
+  CaptureInput c;
+  c.path_ = path;
+  WARPATH_ASSIGN_OR_RETURN(io::PcapReader reader, io::PcapReader::open(path));
+  c.reader_ = std::make_unique<io::PcapReader>(std::move(reader));
+  if (c.reader_->info().linktype != 1)
+    return Status(Errc::kNotSupported,
+                  fmt::format("{}: link type {} is not supported (Ethernet, Linux cooked SLL/SLL2 "
+                              "and raw IP captures only)",
+                              path, c.reader_->info().file_linktype));
+  if (!filter.empty()) WARPATH_TRY(c.reader_->set_filter(filter));
+  WARPATH_ASSIGN_OR_RETURN(c.parser_, packet::make_parser("auto"));
+  if (!defrag_engine.empty()) {
+    WARPATH_ASSIGN_OR_RETURN(c.defrag_, defrag::make_defragmenter(defrag_engine, config));
+  }
+  // Reassembled datagrams may be up to 64 KiB: room for a batch of them.
+  const size_t bytes = size_t(kBatch) * 2048 + (size_t(1) << 17);
+  WARPATH_ASSIGN_OR_RETURN(packet::PacketBatch in, packet::PacketBatch::create(kBatch, 2048, bytes));
+  c.in_ = std::make_unique<packet::PacketBatch>(std::move(in));
+  if (c.defrag_) {
+    WARPATH_ASSIGN_OR_RETURN(packet::PacketBatch out,
+                             packet::PacketBatch::create(kBatch, 2048, bytes + (size_t(64) << 20)));
+    c.out_ = std::make_unique<packet::PacketBatch>(std::move(out));
+  }
+  return c;
+}
+
+Result<const packet::PacketBatch*> CaptureInput::next(std::vector<packet::PacketInfo>& infos) {
+  ExecContext ctx;
+  for (;;) {
+    in_->clear();
+    if (reader_->at_end()) {
+      infos.clear();
+      return in_.get();
+    }
+    WARPATH_TRY(reader_->read(*in_).status());
+    const uint32_t n = in_->size();
+    in_infos_.resize(n);
+    WARPATH_TRY(parser_->parse(in_->view(), {in_infos_.data(), n}, ctx));
+    if (!defrag_) {
+      infos = in_infos_;
+      if (n || reader_->at_end()) return in_.get();
+      continue;
+    }
+    out_->clear();
+    for (uint32_t i = 0; i < n; ++i) {
+      const packet::PacketMeta& m = in_->meta(i);
+      whole_.clear();
+      const defrag::FragResult r =
+          defrag_->add(in_infos_[i], in_->data(i), m.caplen, m.timestamp_ns, whole_);
+      bool kept = true;
+      if (r == defrag::FragResult::kNotFragment)
+        kept = out_->append(in_->data(i), m.caplen, m.len, m.timestamp_ns, m.port);
+      else if (r == defrag::FragResult::kCompleted)
+        kept = out_->append(whole_.data(), uint32_t(whole_.size()), uint32_t(whole_.size()),
+                            m.timestamp_ns, m.port);
+      if (!kept)
+        return Status(Errc::kCapacity, path_ + ": record " + std::to_string(i + 1) +
+                                           " of a batch does not fit the defragmented batch");
+    }
+    const uint32_t k = out_->size();
+    infos.resize(k);
+    WARPATH_TRY(parser_->parse(out_->view(), {infos.data(), k}, ctx));
+    if (k || reader_->at_end()) return out_.get();
+  }
+}
+
+defrag::DefragCounters CaptureInput::defrag_counters() const {
+  return defrag_ ? defrag_->counters() : defrag::DefragCounters{};
+}
+std::string CaptureInput::defrag_engine() const {
+  return defrag_ ? std::string(defrag_->id()) : std::string();
+}
+Status CaptureInput::defrag_status() const { return defrag_ ? defrag_->status() : Status::ok(); }
+
+}  // namespace warpath::cli
