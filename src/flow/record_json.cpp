@@ -32,6 +32,11 @@ std::string flow_record_json(const FlowRecord& r) {
     return std::string(t);
   };
   auto u = [](uint64_t v) { return std::to_string(v); };
+  auto flags = [&](uint8_t f) {  // two hex digits, as Suricata's tcp_flags_ts/tc; null off TCP
+    char t[8];
+    std::snprintf(t, sizeof t, "\"%02x\"", f);
+    return r.proto == 6 ? std::string(t) : std::string("null");
+  };
   std::string j = "{\"flow\":" + u(r.serial) + ",\"ts\":" + secs(r.first_ns) +
                   ",\"duration\":" + secs(r.last_ns - r.first_ns) + ",\"proto\":" + u(r.proto) +
                   ",\"ip_version\":" + u(r.ip_version) + ",\"vlan\":" + u(r.vlan) +
@@ -41,8 +46,9 @@ std::string flow_record_json(const FlowRecord& r) {
                   ",\"resp_packets\":" + u(r.packets[1]) + ",\"resp_bytes\":" + u(r.bytes[1]) +
                   ",\"state\":\"" + flow_state_name(r.state) + "\",\"tcp_state\":" +
                   (r.proto == 6 ? "\"" + std::string(tcp_state_name(r.tcp)) + "\"" : "null") +
-                  ",\"history\":\"" + tcp_history(r) + "\",\"end\":\"" + flow_end_name(r.end) +
-                  "\"}";
+                  ",\"history\":\"" + tcp_history(r) + "\",\"orig_flags\":" + flags(r.tcp_flags[0]) +
+                  ",\"resp_flags\":" + flags(r.tcp_flags[1]) + ",\"end\":\"" +
+                  flow_end_name(r.end) + "\"}";
   return j;
 }
 

@@ -53,7 +53,8 @@ class TableTracker final : public FlowTracker {
     auto key_chunk = [&](uint32_t base, int buf) {
       const uint32_t n = std::min(kChunk, infos.size - base);
       for (uint32_t i = 0; i < n; ++i) {
-        keyed[buf][i]  = core::make_key(infos[base + i], keys[buf][i], from_b[buf][i]);
+        keyed[buf][i]  = core::make_key(infos[base + i], keys[buf][i], from_b[buf][i],
+                                        config_.ignore_ipv4_checksum);
         hashes[buf][i] = keyed[buf][i] == Track::kTracked ? core::key_hash(keys[buf][i]) : 0;
       }
       table_.prefetch_buckets(hashes[buf], keyed[buf], n);

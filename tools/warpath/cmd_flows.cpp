@@ -27,6 +27,7 @@ struct FlowsOptions {
   std::string in, out, format = "text", engine = "auto", filter, on_full = "evict";
   uint32_t capacity = 1u << 18;
   bool defrag       = false;
+  bool no_checksum  = false;
 };
 
 std::string address(const FlowRecord& r, bool src) {
@@ -121,7 +122,8 @@ int flows_to(const FlowsOptions& o, std::FILE* out) {
   config.capacity = o.capacity;
   auto on_full    = parse_on_full(o.on_full);
   if (!on_full.is_ok()) return fail(on_full.status());
-  config.on_full = *on_full;
+  config.on_full              = *on_full;
+  config.ignore_ipv4_checksum = o.no_checksum;
   auto tracker   = make_flow_tracker(o.engine, config);
   if (!tracker.is_ok()) return fail(tracker.status());
   auto input = CaptureInput::open(o.in, o.filter, o.defrag ? "auto" : "");
@@ -181,6 +183,9 @@ void add_flows(CLI::App& app, Runner& run) {
                   "pass (untracked)")
       ->check(CLI::IsMember({"evict", "drop", "pass"}));
   cmd->add_option("--filter", o->filter, "BPF filter expression, as tcpdump takes it");
+  cmd->add_flag("--no-checksum", o->no_checksum,
+                "Track IPv4 packets whose header checksum does not verify (captures taken "
+                "before checksum offload, like Suricata's -k none)");
   cmd->add_flag("--defrag", o->defrag,
                 "Put IP fragments back together first (later fragments then count with their "
                 "flow instead of as untracked)");

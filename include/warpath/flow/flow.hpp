@@ -10,13 +10,17 @@
 //   that sent the flow's first packet is the initiator; direction 0 runs from it. ICMP and
 //   protocols without ports are keyed by addresses alone. Packets that cannot be keyed are
 //   not tracked and say why (Track): non-IP, later IP fragments (no ports until
-//   defragmentation), and IP packets whose addresses or ports were not captured.
+//   defragmentation), and IP packets whose addresses or ports were not captured. A TCP flow
+//   whose first packet is a SYN+ACK, or a packet without SYN from a port below 1024 to one
+//   above, is oriented from the other side (the client's first packets were missed), and
+//   one picked up without a handshake counts as established (it carries data), as Suricata
+//   and Zeek see them.
 //
 // The table (compile, then run: fixed memory, nothing allocated per packet)
 //   A preallocated table of `capacity` flows. A flow ends when
 //     - it has been idle for its timeout: per protocol (TCP, UDP, ICMP, other) and state
-//       (new: not yet answered / handshake not complete; established; closed: both FINs or a
-//       RST). Defaults are Suricata's: TCP 60 / 600 / 60 s, others 30 / 300 s;
+//       (new: not yet answered / handshake not complete; established (TCP: also picked up
+//       midstream); closed: both FINs or a RST). Defaults are Suricata's: TCP 60 / 600 / 60 s, others 30 / 300 s;
 //     - a TCP SYN reopens a closed connection (port reuse);
 //     - the table is full and the oldest (least recently seen) flow is evicted for a new one
 //       (on_full = evict, the default; drop or pass refuse the new flow instead, counted);
@@ -66,7 +70,7 @@ enum class TcpState : uint8_t {
   kSynSent,      ///< the initiator sent a SYN
   kSynReceived,  ///< the responder answered SYN+ACK
   kEstablished,  ///< handshake completed, or picked up midstream and answered
-  kMidstream,    ///< first packet was not a SYN; not yet answered
+  kMidstream,    ///< first packet was not a SYN (nor a SYN+ACK); not yet answered
   kFinWait,      ///< one side sent FIN
   kClosed,       ///< both sides sent FIN
   kReset,        ///< a RST was seen
@@ -101,6 +105,10 @@ struct FlowConfig {
   uint32_t emergency_timeout_s[4][3] = {{5, 100, 10}, {10, 100, 10}, {10, 100, 10}, {10, 100, 10}};
   uint32_t emergency_recovery_percent = 30;  ///< leave emergency at (100 - this)% occupancy
   OnFull on_full                      = OnFull::kEvict;
+  /// Track IPv4 packets whose header checksum does not verify (captures taken on the sending
+  /// host before checksum offload; Suricata's -k none). Off: they are malformed, as the host
+  /// receiving them would drop them.
+  bool ignore_ipv4_checksum = false;
   /// kInvalidArgument naming the field: capacity 1..2^26, timeouts 1..2^31 s with emergency
   /// values not above the normal ones, recovery 1..99.
   Status validate() const;
@@ -138,7 +146,8 @@ struct FlowRecord {
 std::string tcp_history(const FlowRecord& r);
 /// A record as one JSON object on one line (what `warpath flows --format json` lists and a flow
 /// log holds): flow, ts, duration, proto, ip_version, vlan, src, sport, dst, dport,
-/// orig_packets, orig_bytes, resp_packets, resp_bytes, state, tcp_state, history, end.
+/// orig_packets, orig_bytes, resp_packets, resp_bytes, state, tcp_state, history,
+/// orig_flags, resp_flags (TCP flags each side sent, two hex digits), end.
 std::string flow_record_json(const FlowRecord& r);
 
 struct FlowCounters {

@@ -58,13 +58,16 @@ WARPATH_HD ProtoClass proto_class(uint8_t proto) {
 }
 
 /// Keys a packet. kTracked with `key` and `from_b` (the packet's source is endpoint b), or why
-/// the packet cannot be tracked.
-WARPATH_HD Track make_key(const packet::PacketInfo& p, FlowKey& key, uint8_t& from_b) {
+/// the packet cannot be tracked. `any_checksum`: an IPv4 header checksum that does not verify
+/// is no reason to leave the packet out (captures taken before checksum offload).
+WARPATH_HD Track make_key(const packet::PacketInfo& p, FlowKey& key, uint8_t& from_b,
+                          bool any_checksum = false) {
   if (p.l3 != packet::L3::kIpv4 && p.l3 != packet::L3::kIpv6) return Track::kNotIp;
   if (p.flags & packet::kLaterFragment) return Track::kFragment;
   constexpr uint8_t kNeed = packet::kFieldSrc | packet::kFieldDst | packet::kFieldProto;
-  if (p.status != packet::ParseStatus::kOk || (p.fields & kNeed) != kNeed)
-    return Track::kMalformed;
+  const bool status_ok = p.status == packet::ParseStatus::kOk ||
+                         (any_checksum && p.status == packet::ParseStatus::kBadIpv4Checksum);
+  if (!status_ok || (p.fields & kNeed) != kNeed) return Track::kMalformed;
   const bool ported = p.proto == 6 || p.proto == 17 || p.proto == 132;
   if (ported && !(p.flags & packet::kHasPorts)) return Track::kMalformed;
   const uint16_t sport = ported ? p.sport : 0, dport = ported ? p.dport : 0;
@@ -113,6 +116,8 @@ WARPATH_HD FlowState state_of(ProtoClass cls, TcpState tcp, uint64_t responder_p
     return responder_packets ? FlowState::kEstablished : FlowState::kNew;
   switch (tcp) {
     case TcpState::kEstablished:
+    case TcpState::kMidstream:  // carrying data without a handshake: established (Suricata's
+                                // midstream pickup, Zeek)
     case TcpState::kFinWait: return FlowState::kEstablished;
     case TcpState::kClosed:
     case TcpState::kReset: return FlowState::kClosed;
@@ -136,25 +141,33 @@ WARPATH_HD TcpState tcp_next(TcpState s, uint8_t dir, uint8_t flags, const uint8
 }
 
 /// A new flow from its first packet. Returns whether it was picked up midstream (TCP whose
-/// first packet is not a bare SYN).
+/// first packet is not a bare SYN). A first packet with SYN+ACK is the responder's answer (the
+/// SYN was missed), and so is a midstream one from a well-known port (< 1024) to an ephemeral
+/// one: the other side is the initiator, as Suricata and Zeek orient such flows.
 WARPATH_HD bool flow_start(FlowCore& f, const FlowKey& key, uint8_t from_b, uint64_t serial,
                            uint64_t now, uint8_t tcp_flags) {
+  const bool tcp      = proto_class(key.proto) == ProtoClass::kTcp;
+  const bool syn_ack  = tcp && (tcp_flags & (kTcpSyn | kTcpAck | kTcpRst)) == (kTcpSyn | kTcpAck);
+  // Picked up midstream from a well-known port to an ephemeral one: the server spoke first.
+  const uint16_t sport = from_b ? key.pb : key.pa, dport = from_b ? key.pa : key.pb;
+  const bool served    = tcp && !(tcp_flags & kTcpSyn) && sport < 1024 && dport >= 1024;
   f.key            = key;
   f.serial         = serial;
   f.first_ns       = now;
   f.last_ns        = now;
   f.packets[0]     = f.packets[1] = 0;
   f.bytes[0]       = f.bytes[1] = 0;
-  f.initiator_is_b = from_b;
+  f.initiator_is_b = (syn_ack || served) ? uint8_t(!from_b) : from_b;
   f.tcp_flags[0]   = f.tcp_flags[1] = 0;
   f.cls            = proto_class(key.proto);
   f.state          = FlowState::kNew;
-  if (f.cls != ProtoClass::kTcp) {
+  if (!tcp) {
     f.tcp = TcpState::kNone;
     return false;
   }
   const bool bare_syn = (tcp_flags & (kTcpSyn | kTcpAck | kTcpRst)) == kTcpSyn;
-  f.tcp               = bare_syn ? TcpState::kSynSent : TcpState::kMidstream;
+  f.tcp               = bare_syn ? TcpState::kSynSent : syn_ack ? TcpState::kSynReceived
+                                                                : TcpState::kMidstream;
   return !bare_syn;
 }
 
