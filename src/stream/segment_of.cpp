@@ -3,8 +3,11 @@
 
 namespace warpath::stream {
 
-bool segment_of(const packet::PacketInfo& p, const uint8_t* frame, uint32_t caplen, Segment& s) {
-  if (p.status != packet::ParseStatus::kOk || p.proto != 6 || !(p.flags & packet::kHasPorts) ||
+bool segment_of(const packet::PacketInfo& p, const uint8_t* frame, uint32_t caplen, Segment& s,
+                bool any_checksum) {
+  const bool ok = p.status == packet::ParseStatus::kOk ||
+                  (any_checksum && p.status == packet::ParseStatus::kBadIpv4Checksum);
+  if (!ok || p.proto != 6 || !(p.flags & packet::kHasPorts) ||
       (p.flags & packet::kFragment) || !p.l3_offset || !p.l4_offset)
     return false;
   const uint32_t l3 = p.l3_offset, l4 = p.l4_offset;

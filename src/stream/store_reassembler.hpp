@@ -234,8 +234,12 @@ class StoreReassembler final : public Reassembler {
       if (next == kNever && limit == kNever) break;  // closing: no trailing gap
       const uint64_t gap_end = std::min(next, limit);
       if (gap_end <= d.base) break;
-      c_.gaps += 1;
-      c_.gap_bytes += gap_end - d.base;
+      if (limit == kNever) {  // closing: a hole nobody acknowledged
+        c_.unacked_holes += 1;
+      } else {
+        c_.gaps += 1;
+        c_.gap_bytes += gap_end - d.base;
+      }
       Chunk ch;
       ch.flow   = flow;
       ch.dir    = dir;

@@ -111,3 +111,34 @@ def test_flow_records_match_suricata(folder, index, check, args):
     else:  # keys warpath does not know may tell some of these apart: at least `count`
         assert len(got) >= count, (
             f"{folder.name}: {len(got)} flows match {known}; warpath's flows: {records}")
+
+
+def gap_checks():
+    if not SV.is_dir():
+        return []
+    out = []
+    for spec in sorted(SV.glob("*/test.yaml")):
+        for check in yaml.safe_load(spec.read_text()).get("checks") or []:
+            f = check.get("filter") if isinstance(check, dict) else None
+            match = (f or {}).get("match") or {}
+            if match.get("event_type") == "stats" and "stats.tcp.reassembly_gap" in match:
+                args = " ".join(str(a) for a in yaml.safe_load(spec.read_text()).get("args") or [])
+                marks = [pytest.mark.skip(reason="urgent-data policies are not implemented: "
+                                                 "warpath keeps URG bytes in the stream")] \
+                    if "urgent.policy" in args else []
+                out.append(pytest.param(spec.parent, match["stats.tcp.reassembly_gap"],
+                                        id=spec.parent.name, marks=marks))
+    return out
+
+
+@pytest.mark.parametrize("folder,gaps", gap_checks())
+def test_reassembly_gaps_match_suricata(folder, gaps, tmp_path):
+    """Suricata's `tcp.reassembly_gap` statistic against warpath's `gaps` (holes the
+    receiver's ACK passed) for the same capture."""
+    cap = capture_of(folder)
+    r = run("reassemble", "--in", cap, "--out-dir", tmp_path, "--no-checksum")
+    if r.returncode != 0 and "link type" in r.stderr:
+        pytest.skip(r.stderr.strip())
+    assert_ok(r)
+    counters = json.loads((tmp_path / "index.json").read_text())["counters"]
+    assert counters["gaps"] == gaps, counters

@@ -295,6 +295,23 @@ TEST(StreamHandshake, DataAfterRstOrPastTheFinIsNotStream) {
   }
 }
 
+TEST(StreamHandshake, AHoleNobodyAcknowledgedIsNotCaptureLoss) {
+  // Suricata's tcp-rst-unacked-stream-03-gap: data after a hole, then a RST before any ACK
+  // passed the hole: the bytes are delivered at the end, the hole as a gap chunk, and no
+  // reassembly gap (capture loss) is counted.
+  for (const std::string& engine : engines()) {
+    Conn conn(engine, {}, 0);
+    conn.handshake();
+    conn.data(1, "abcdefg");
+    conn.data(12, "xyz");
+    conn.send(1, kRst | kAck, conn.isn[1] + 1, conn.isn[0] + 8);
+    conn.close();
+    EXPECT_EQ(conn.client(), "abcdefg####xyz");
+    EXPECT_EQ(conn.r->counters().gaps, 0u);
+    EXPECT_EQ(conn.r->counters().unacked_holes, 1u);
+  }
+}
+
 // ---- bounds ---------------------------------------------------------------------------------
 
 TEST(StreamBounds, FarAheadSegmentsAndCapsAreRefusedAndCounted) {

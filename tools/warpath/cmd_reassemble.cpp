@@ -29,6 +29,7 @@ struct ReassembleOptions {
   uint64_t depth    = 0;
   bool midstream    = false;
   bool defrag       = false;
+  bool no_checksum  = false;
 };
 
 struct StreamFile {
@@ -104,6 +105,7 @@ nlohmann::ordered_json stream_counters(const stream::StreamCounters& c) {
           {"delivered_bytes", c.delivered_bytes},
           {"gaps", c.gaps},
           {"gap_bytes", c.gap_bytes},
+          {"unacked_holes", c.unacked_holes},
           {"overlaps", c.overlaps},
           {"overlap_diff", c.overlap_diff},
           {"retransmitted_bytes", c.retransmitted_bytes},
@@ -130,7 +132,8 @@ int run_reassemble(const ReassembleOptions& o) {
   auto reassembler = stream::make_reassembler(o.engine, sc);
   if (!reassembler.is_ok()) return fail(reassembler.status());
   flow::FlowConfig fc;
-  fc.capacity  = o.capacity;
+  fc.capacity             = o.capacity;
+  fc.ignore_ipv4_checksum = o.no_checksum;
   auto tracker = flow::make_flow_tracker(o.flow_engine, fc);
   if (!tracker.is_ok()) return fail(tracker.status());
   auto input = CaptureInput::open(o.in, o.filter, o.defrag ? "auto" : "");
@@ -195,7 +198,8 @@ int run_reassemble(const ReassembleOptions& o) {
     for (uint32_t i = 0; i < n; ++i) {
       if (answers[i].track != flow::Track::kTracked || infos[i].proto != 6) continue;
       stream::Segment s;
-      if (!stream::segment_of(infos[i], batch.data(i), batch.meta(i).caplen, s)) continue;
+      if (!stream::segment_of(infos[i], batch.data(i), batch.meta(i).caplen, s, o.no_checksum))
+        continue;
       s.flow = answers[i].serial;
       s.dir  = answers[i].dir;
       name_of(s.flow, infos[i], s.dir);
@@ -256,6 +260,9 @@ void add_reassemble(CLI::App& app, Runner& run) {
                 "Pick up connections whose handshake the capture missed");
   cmd->add_option("--filter", o->filter, "BPF filter expression, as tcpdump takes it");
   cmd->add_flag("--defrag", o->defrag, "Put IP fragments back together first");
+  cmd->add_flag("--no-checksum", o->no_checksum,
+                "Take IPv4 packets whose header checksum does not verify (captures taken before "
+                "checksum offload, like Suricata's -k none)");
   cmd->footer("Files are named FLOW-SRC.PORT-DST.PORT (the sender first). Gaps (bytes the "
               "capture lost but the receiver acknowledged) are not written: index.json lists "
               "them by stream offset.");

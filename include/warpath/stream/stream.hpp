@@ -34,7 +34,8 @@
 //     has passed was lost by the capture, not by the host: it is declared a gap (a gap chunk,
 //     counted) and delivery goes on; nothing waits forever. Inline mode: contiguous bytes are
 //     delivered at once and overlaps keep the first copy (normalisation). When a flow ends
-//     (close), what is buffered is delivered with gaps declared between.
+//     (close), what is buffered is delivered, the holes between as gap chunks (counted as
+//     unacked_holes, not as capture loss).
 //   - Bounds: segments more than max_ahead bytes past the first undelivered byte are dropped;
 //     buffered bytes per stream (stream_cap) and over all streams (memcap) are capped, a
 //     segment that would exceed them is dropped; bytes past `depth` (0: no limit) are neither
@@ -105,7 +106,10 @@ struct StreamCounters {
   uint64_t streams = 0;             ///< directions that got a stream
   uint64_t midstream = 0;           ///< flows picked up without a handshake
   uint64_t delivered_bytes = 0;
-  uint64_t gaps = 0, gap_bytes = 0;
+  uint64_t gaps = 0, gap_bytes = 0;  ///< holes the receiver's ACK passed (capture loss)
+  /// Holes still open when the flow ended (never acknowledged, as before a RST): delivered as
+  /// gap chunks too, but not capture loss (Suricata counts them in no reassembly_gap either).
+  uint64_t unacked_holes = 0;
   uint64_t overlaps = 0;            ///< segments that overlapped buffered bytes
   uint64_t overlap_diff = 0;        ///< of those, with different bytes
   uint64_t retransmitted_bytes = 0; ///< bytes before the first undelivered one (already seen)
@@ -139,9 +143,10 @@ class Reassembler {
 
 /// The TCP part of a parsed packet as a segment (flags, seq, ack, the captured payload and
 /// what the snap length cut of it); flow and dir are left to the caller. False when the packet
-/// is not a well-formed, unfragmented TCP packet whose header was captured.
+/// is not a well-formed, unfragmented TCP packet whose header was captured (`any_checksum`:
+/// an IPv4 header checksum that does not verify is accepted, as flow::FlowConfig allows).
 bool segment_of(const packet::PacketInfo& info, const uint8_t* frame, uint32_t caplen,
-                Segment& out);
+                Segment& out, bool any_checksum = false);
 
 /// ref.stream, cpu.stream.
 std::vector<EngineInfo> stream_engines();

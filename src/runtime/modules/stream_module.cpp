@@ -22,6 +22,7 @@ enum Stat : size_t {
   kDelivered,
   kGaps,
   kGapBytes,
+  kUnackedHoles,
   kOverlaps,
   kOverlapDiff,
   kRetransmitted,
@@ -51,7 +52,7 @@ class StreamModule final : public Module {
   std::string engines(Place) const override { return engine_; }
   std::vector<std::string> stat_names() const override {
     return {"streams",          "delivered_bytes", "gaps",         "gap_bytes",
-            "overlaps",         "overlap_diff",    "retransmitted_bytes",
+            "unacked_holes",    "overlaps",         "overlap_diff",    "retransmitted_bytes",
             "before_handshake", "midstream",       "after_close",  "capped",
             "depth_reached",    "buffered_bytes"};
   }
@@ -116,6 +117,7 @@ class StreamModule final : public Module {
     set(kDelivered, c.delivered_bytes);
     set(kGaps, c.gaps);
     set(kGapBytes, c.gap_bytes);
+    set(kUnackedHoles, c.unacked_holes);
     set(kOverlaps, c.overlaps);
     set(kOverlapDiff, c.overlap_diff);
     set(kRetransmitted, c.retransmitted_bytes);
