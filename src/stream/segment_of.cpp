@@ -30,6 +30,9 @@ bool segment_of(const packet::PacketInfo& p, const uint8_t* frame, uint32_t capl
   s.ack   = uint32_t(t[8]) << 24 | uint32_t(t[9]) << 16 | uint32_t(t[10]) << 8 | t[11];
   s.flags = t[13];
   const uint32_t captured_end = ip_end < caplen ? ip_end : caplen;
+  s.ip_version = p.l3 == packet::L3::kIpv4 ? 4 : 6;
+  s.src        = p.src;
+  s.dst        = p.dst;
   s.data    = frame + data;
   s.len     = captured_end - data;
   s.missing = ip_end - captured_end;

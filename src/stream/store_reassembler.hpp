@@ -71,8 +71,8 @@ class StoreReassembler final : public Reassembler {
         return Status::ok();
       }
       if (!syn && ack && s.dir == 0 && f.phase == Phase::kSynAck && s.ack == f.isn[1] + 1) {
-        open(f.d[0], f.isn[0] + 1);
-        open(f.d[1], f.isn[1] + 1);
+        open(f.d[0], f.isn[0] + 1, policy_for(s, s.dst));
+        open(f.d[1], f.isn[1] + 1, policy_for(s, s.src));
         f.phase = Phase::kOpen;
       } else if (config_.midstream && !syn) {
         f.phase     = Phase::kOpen;
@@ -86,7 +86,7 @@ class StoreReassembler final : public Reassembler {
     Dir& d = f.d[s.dir];
     if (!d.open) {
       if (syn) return Status::ok();  // a midstream flow's late SYN: nothing to learn
-      open(d, s.seq);
+      open(d, s.seq, policy_for(s, s.dst));
     }
     if (s.flags & kRst) f.reset = true;
     if (f.reset) {
@@ -148,6 +148,7 @@ class StoreReassembler final : public Reassembler {
     uint64_t acked = 0;     ///< offsets below were acknowledged (clamped to sent_end)
     uint64_t sent_end = 0;  ///< end of the bytes the sender was seen to send
     uint64_t fin = kNever;  ///< offset of the FIN
+    Policy policy = Policy::kBsd;  ///< the receiving host's
     Store store;
   };
   struct Flow {
@@ -157,10 +158,31 @@ class StoreReassembler final : public Reassembler {
     Dir d[2];
   };
 
-  void open(Dir& d, uint32_t first) {
-    d.open  = true;
-    d.first = first;
+  void open(Dir& d, uint32_t first, Policy policy) {
+    d.open   = true;
+    d.first  = first;
+    d.policy = policy;
     c_.streams += 1;
+  }
+
+  // The receiving host's policy: the longest configured prefix holding `host`.
+  Policy policy_for(const Segment& s, const uint8_t* host) const {
+    Policy best   = config_.policy;
+    int best_len  = -1;
+    if (!host) return best;
+    for (const HostPolicy& h : config_.hosts) {
+      if (h.ip_version != s.ip_version || int(h.length) <= best_len) continue;
+      bool in = true;
+      for (unsigned bit = 0; bit < h.length && in; ++bit) {
+        const uint8_t m = uint8_t(0x80u >> (bit % 8));
+        in              = (host[bit / 8] & m) == (h.addr[bit / 8] & m);
+      }
+      if (in) {
+        best     = h.policy;
+        best_len = h.length;
+      }
+    }
+    return best;
   }
 
   void data(Flow&, Dir& d, const Segment& s, int64_t off, int64_t end) {
@@ -194,7 +216,7 @@ class StoreReassembler final : public Reassembler {
         c_.memcap += 1;
         return;
       }
-      const Policy policy = config_.mode == Mode::kInline ? Policy::kFirst : config_.policy;
+      const Policy policy = config_.mode == Mode::kInline ? Policy::kFirst : d.policy;
       const uint64_t os = off < 0 ? 0 : uint64_t(off);
     const Insert r    = d.store.insert(at, s.data + (int64_t(at) - off), uint32_t(n), os, seg_end,
                                        [&](uint64_t a, uint64_t b) {

@@ -2,9 +2,11 @@
 // configuration check, the validating wrapper and the self-test's check
 // (include/warpath/stream/stream.hpp).
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 
 #include "stream/engines.hpp"
+#include "warpath/lookup/route.hpp"
 #include "warpath/stream/generate.hpp"
 
 namespace warpath::stream {
@@ -101,6 +103,46 @@ Result<Policy> parse_policy(std::string_view text) {
   return Status(Errc::kInvalidArgument,
                 "overlap policy '" + std::string(text) +
                     "': expected first, last, bsd, linux, old-linux, solaris, vista or windows");
+}
+
+Result<HostPolicy> parse_host_policy(std::string_view text) {
+  const size_t eq = text.find('=');
+  if (eq == std::string_view::npos)
+    return Status(Errc::kParseError, "host policy '" + std::string(text) +
+                                         "': expected PREFIX=POLICY (10.0.0.0/8=linux)");
+  HostPolicy h;
+  WARPATH_ASSIGN_OR_RETURN(h.policy, parse_policy(text.substr(eq + 1)));
+  std::string_view prefix = text.substr(0, eq);
+  const size_t slash      = prefix.find('/');
+  const std::string_view addr = prefix.substr(0, slash);
+  const bool v6               = addr.find(':') != std::string_view::npos;
+  h.ip_version                = v6 ? 6 : 4;
+  unsigned length             = v6 ? 128 : 32;
+  if (slash != std::string_view::npos) {
+    const std::string len(prefix.substr(slash + 1));
+    char* end = nullptr;
+    const unsigned long n = std::strtoul(len.c_str(), &end, 10);
+    if (len.empty() || *end || n > length)
+      return Status(Errc::kParseError, "host policy '" + std::string(text) + "': prefix length '" +
+                                           len + "' is not 0.." + std::to_string(length));
+    length = unsigned(n);
+  }
+  h.length = uint8_t(length);
+  if (v6) {
+    lookup::Ip6 a;
+    if (!lookup::parse_ipv6(addr, a))
+      return Status(Errc::kParseError, "host policy '" + std::string(text) + "': bad IPv6 address");
+    for (int i = 0; i < 8; ++i) {
+      h.addr[i]     = uint8_t(a.hi >> (56 - 8 * i));
+      h.addr[8 + i] = uint8_t(a.lo >> (56 - 8 * i));
+    }
+  } else {
+    uint32_t a = 0;
+    if (!lookup::parse_ipv4(addr, a))
+      return Status(Errc::kParseError, "host policy '" + std::string(text) + "': bad IPv4 address");
+    for (int i = 0; i < 4; ++i) h.addr[i] = uint8_t(a >> (24 - 8 * i));
+  }
+  return h;
 }
 
 Status StreamConfig::validate() const {

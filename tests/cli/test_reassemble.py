@@ -146,3 +146,23 @@ def test_stream_module_in_a_run_counts_what_reassemble_does(tmp_path):
         assert stats[key] == c[key], key
     r = run("run", "--chain", "stream -> wire", "--port", f"in=pcap:{path}:")
     assert r.returncode != 0 and "needs a flow module before it" in r.stderr
+
+
+def test_host_policies(tmp_path):
+    path = DATA / "pcap/zeek/http-get.pcap"
+    if not path.is_file():
+        pytest.skip(f"{path} missing")
+    whole, _, _ = warpath_streams(path, tmp_path / "a")
+    same, _, _ = warpath_streams(path, tmp_path / "b", "--host-policy", "141.142.0.0/16=linux",
+                                 "--host-policy", "2001:db8::/32=last")
+    assert same == whole  # no overlaps in this capture: every policy gives the same bytes
+    r = run("reassemble", "--in", path, "--out-dir", tmp_path / "c", "--host-policy",
+            "10.0.0.0/40=linux")
+    assert r.returncode == 1 and "prefix length '40'" in r.stderr
+    report = tmp_path / "run.json"
+    assert_ok(run("run", "--chain", "flow -> stream(hosts=10.0.0.0/8=linux|141.142.0.0/16=windows)"
+                  " -> wire", "--port", f"in=pcap:{path}:{tmp_path / 'o.pcap'}", "--json", report))
+    assert "2 host prefixes" in json.loads(report.read_text())["modules"][1]["describe"]
+    r = run("run", "--chain", "flow -> stream(hosts=10.0.0.0/8=hpux) -> wire", "--port",
+            f"in=pcap:{path}:")
+    assert r.returncode != 0 and "chain position 2 (stream): overlap policy 'hpux'" in r.stderr

@@ -43,6 +43,7 @@ struct Conn {
   Collector got;
   uint32_t isn[2];
   uint64_t flow = 1;
+  uint8_t client_addr[16] = {172, 16, 0, 1}, server_addr[16] = {192, 0, 2, 1};
   Conn(std::string_view engine, const StreamConfig& c, uint32_t client_isn, uint32_t server_isn = 7777)
       : isn{client_isn, server_isn} {
     auto made = make_reassembler(engine, c);
@@ -58,6 +59,9 @@ struct Conn {
     s.ack   = ack;
     s.data  = reinterpret_cast<const uint8_t*>(data.data());
     s.len   = uint32_t(data.size());
+    s.ip_version = 4;
+    s.src        = dir == 0 ? client_addr : server_addr;
+    s.dst        = dir == 0 ? server_addr : client_addr;
     ASSERT_TRUE(r->segment(s, got.sink()).is_ok());
   }
   void handshake() {
@@ -112,6 +116,40 @@ TEST(StreamNovak, EveryPolicyAtEveryIsn) {
         EXPECT_EQ(n.delivered_bytes, 25u);
         EXPECT_EQ(n.buffered_bytes, 0u);
       }
+}
+
+TEST(StreamNovak, EachReceivingHostGetsItsPrefixPolicy) {
+  static constexpr std::pair<uint32_t, const char*> kSegments[] = {
+      {2, "AAA"}, {6, "BB"}, {8, "CCC"},  {12, "D"},   {15, "EE"},  {17, "FFF"},
+      {20, "GG"}, {22, "HH"}, {24, "I"},  {3, "JJJJ"}, {8, "KKK"},  {11, "LLL"},
+      {14, "MMM"}, {18, "N"}, {21, "O"},  {22, "P"},   {24, "QQ"},  {1, "0"}};
+  StreamConfig c;
+  for (const char* h : {"10.0.0.0/8=linux", "10.1.0.0/16=solaris", "2001:db8::/32=last"}) {
+    auto p = parse_host_policy(h);
+    ASSERT_TRUE(p.is_ok()) << p.status().message();
+    c.hosts.push_back(*p);
+  }
+  struct Server {
+    uint8_t addr[4];
+    const char* expect;
+  } const kServers[] = {{{10, 2, 3, 4}, "0AAAJJBCCCLLLMMMFFFGGHHQQ"},   // linux
+                        {{10, 1, 2, 3}, "0AJJJBBKKKLLLMMMFFFGGHHQQ"},   // solaris: longer prefix
+                        {{192, 0, 2, 9}, "0AAAJJBCCCLLLMMMFFFGGHHIQ"}};  // the default, bsd
+  for (const std::string& engine : engines())
+    for (const Server& srv : kServers) {
+      Conn conn(engine, c, 7);
+      std::copy(srv.addr, srv.addr + 4, conn.server_addr);
+      conn.handshake();
+      for (const auto& [rel, bytes] : kSegments) conn.data(rel, bytes);
+      conn.close();
+      EXPECT_EQ(conn.client(), srv.expect) << engine << " " << int(srv.addr[0]) << "." << int(srv.addr[1]);
+    }
+  EXPECT_NE(parse_host_policy("10.0.0.0/33=linux").status().message().find("prefix length"),
+            std::string::npos);
+  EXPECT_NE(parse_host_policy("10.0.0.0/8").status().message().find("PREFIX=POLICY"),
+            std::string::npos);
+  EXPECT_FALSE(parse_host_policy("10.0.0.300=linux").is_ok());
+  EXPECT_FALSE(parse_host_policy("10.0.0.0/8=hpux").is_ok());
 }
 
 TEST(StreamNovak, AcknowledgedBytesAreDeliveredAtOnce) {

@@ -30,6 +30,7 @@ struct ReassembleOptions {
   bool midstream    = false;
   bool defrag       = false;
   bool no_checksum  = false;
+  std::vector<std::string> hosts;
 };
 
 struct StreamFile {
@@ -124,6 +125,11 @@ int run_reassemble(const ReassembleOptions& o) {
   auto policy = stream::parse_policy(o.policy);
   if (!policy.is_ok()) return fail(policy.status());
   sc.policy    = *policy;
+  for (const std::string& h : o.hosts) {
+    auto hp = stream::parse_host_policy(h);
+    if (!hp.is_ok()) return fail(hp.status());
+    sc.hosts.push_back(*hp);
+  }
   sc.mode      = o.mode == "inline" ? stream::Mode::kInline : stream::Mode::kIds;
   sc.midstream = o.midstream;
   sc.depth     = o.depth;
@@ -251,6 +257,9 @@ void add_reassemble(CLI::App& app, Runner& run) {
   cmd->add_option("--policy", o->policy,
                   "Overlap policy of the receivers: first, last, bsd, linux, old-linux, "
                   "solaris, vista, windows");
+  cmd->add_option("--host-policy", o->hosts,
+                  "PREFIX=POLICY: the policy of the receiving hosts in PREFIX (longest prefix "
+                  "first; repeat for more), e.g. 10.0.0.0/8=linux");
   cmd->add_option("--mode", o->mode, "ids (deliver what the receiver acknowledged) or inline")
       ->check(CLI::IsMember({"ids", "inline"}));
   cmd->add_option("--depth", o->depth, "Bytes per direction to keep (0: all)");

@@ -17,8 +17,9 @@
 //     sequence number seen in each direction (counted).
 //   - Sequence numbers are compared modulo 2^32 and turned into 64-bit stream offsets
 //     (offset 0 = the byte after the ISN), so streams longer than 4 GiB and any ISN work.
-//   - Overlaps are resolved per byte by the target's policy (Novak and Sturges, "Target-Based
-//     TCP Stream Reassembly", 2007), comparing the new segment with the segment that stored the
+//   - Overlaps are resolved per byte by the receiving host's policy (Novak and Sturges,
+//     "Target-Based TCP Stream Reassembly", 2007; per prefix in StreamConfig::hosts, longest
+//     first, else StreamConfig::policy), comparing the new segment with the segment that stored the
 //     byte (its original extent):
 //       first, vista, windows   the stored byte stays
 //       last                    the new byte wins
@@ -65,8 +66,21 @@ Result<Policy> parse_policy(std::string_view text);
 
 enum class Mode : uint8_t { kIds, kInline };
 
+/// The policy of the hosts in one prefix (Suricata's host-os-policy): the receiving host of a
+/// stream direction picks it, longest prefix first.
+struct HostPolicy {
+  uint8_t ip_version = 4;
+  uint8_t addr[16]   = {};  ///< network order (IPv4: first 4 bytes)
+  uint8_t length     = 0;   ///< prefix length
+  Policy policy      = Policy::kBsd;
+};
+/// "10.0.0.0/8=linux", "2001:db8::/32=windows", "192.0.2.7=solaris" (a host). kParseError
+/// naming the part that is wrong.
+Result<HostPolicy> parse_host_policy(std::string_view text);
+
 struct StreamConfig {
-  Policy policy     = Policy::kBsd;  ///< Suricata's built-in default
+  Policy policy     = Policy::kBsd;  ///< Suricata's built-in default; hosts below override it
+  std::vector<HostPolicy> hosts;     ///< per receiving host, longest prefix first
   Mode mode         = Mode::kIds;
   bool midstream    = false;          ///< pick up flows seen without their handshake
   uint64_t depth    = 1u << 20;       ///< bytes per direction delivered; 0 = no limit
@@ -87,6 +101,11 @@ struct Segment {
   const uint8_t* data = nullptr;  ///< captured payload
   uint32_t len        = 0;
   uint32_t missing    = 0;  ///< payload bytes on the wire after `len` but not captured
+  /// The packet's addresses (network order; IPv4: first 4 bytes), which pick the receiving
+  /// host's policy (StreamConfig::hosts); may be null when no host policies are configured.
+  uint8_t ip_version  = 0;
+  const uint8_t* src  = nullptr;
+  const uint8_t* dst  = nullptr;
 };
 
 /// In-order bytes of one direction: `len` bytes at stream offset `offset`, or, for a gap, `len`

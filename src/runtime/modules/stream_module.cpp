@@ -45,6 +45,7 @@ class StreamModule final : public Module {
   }
   std::string describe() const override {
     return engine_ + ", policy " + stream::policy_name(config_.policy) +
+           (config_.hosts.empty() ? "" : " (" + std::to_string(config_.hosts.size()) + " host prefixes)") +
            (config_.mode == stream::Mode::kInline ? ", inline" : ", ids") +
            (config_.depth ? ", depth " + std::to_string(config_.depth) : "") +
            (config_.midstream ? ", midstream" : "");
@@ -142,6 +143,7 @@ ModuleInfo stream_module_info() {
   i.summary = "reassemble TCP streams of the flows a flow module tracks (side queue: chunks)";
   i.args    = {
       {"policy", "bsd", "overlap policy: first, last, bsd, linux, old-linux, solaris, vista, windows"},
+      {"hosts", "", "per receiving host: PREFIX=POLICY[|PREFIX=POLICY...], longest prefix first"},
       {"mode", "ids", "ids (deliver acknowledged bytes) or inline (at once, first copy wins)"},
       {"depth", "1048576", "bytes per direction delivered; 0 = no limit"},
       {"midstream", "off", "pick up connections whose handshake was missed: on or off"},
@@ -163,6 +165,14 @@ ModuleInfo stream_module_info() {
                     "needs a flow module before it (e.g. flow -> stream)");
     stream::StreamConfig c;
     WARPATH_ASSIGN_OR_RETURN(c.policy, stream::parse_policy(args.get("policy", "bsd")));
+    const std::string hosts = args.get("hosts");
+    for (size_t at = 0; !hosts.empty() && at <= hosts.size();) {
+      const size_t bar = std::min(hosts.find('|', at), hosts.size());
+      WARPATH_ASSIGN_OR_RETURN(const stream::HostPolicy h,
+                               stream::parse_host_policy(std::string_view(hosts).substr(at, bar - at)));
+      c.hosts.push_back(h);
+      at = bar + 1;
+    }
     const std::string mode = args.get("mode", "ids");
     if (mode != "ids" && mode != "inline")
       return Status(Errc::kInvalidArgument, "mode=" + mode + ": expected ids or inline");
