@@ -4,12 +4,14 @@
 #include <string>
 
 #include "flow/engines.hpp"
+#include "warpath/core/cuda_device.hpp"
 #include "warpath/flow/conversations.hpp"
 
 namespace warpath::flow {
 namespace {
 
 bool always() { return true; }
+bool have_gpu() { return cuda_device_count() > 0; }
 
 template <size_t N>
 const char* name_of(const char* const (&names)[N], unsigned i) {
@@ -172,10 +174,19 @@ Status FlowTracker::track(Span<const packet::PacketInfo> infos,
 }
 
 std::vector<EngineInfo> flow_engines() {
-  return {
+  std::vector<EngineInfo> engines = {
       {"ref.flow", "ordered map, linear expiry scans (the oracle)", 0, &always},
       {"cpu.flow", "chained hash, prefetching batch loop, timeout lists per class", 10, &always},
   };
+#if defined(WARPATH_HAVE_CUDA)
+  engines.push_back({"cuda.flow",
+                     "the batch keyed and hashed on the GPU (GASPP), the policy on cpu.flow's "
+                     "table",
+                     5, &have_gpu});
+#else
+  (void)&have_gpu;
+#endif
+  return engines;
 }
 
 Result<std::unique_ptr<FlowTracker>> make_flow_tracker(std::string_view requested,
@@ -188,6 +199,11 @@ Result<std::unique_ptr<FlowTracker>> make_flow_tracker(std::string_view requeste
   std::unique_ptr<FlowTracker> engine;
   if (id == "ref.flow") engine = detail::make_ref_tracker(config);
   if (id == "cpu.flow") engine = detail::make_cpu_tracker(config);
+#if defined(WARPATH_HAVE_CUDA)
+  if (id == "cuda.flow") {
+    WARPATH_ASSIGN_OR_RETURN(engine, detail::make_cuda_tracker(config));
+  }
+#endif
   if (!engine) return Status(Errc::kNotFound, "no factory for flow engine " + id);
   if (validating)
     return std::unique_ptr<FlowTracker>(

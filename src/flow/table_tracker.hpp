@@ -39,6 +39,28 @@ class TableTracker final : public FlowTracker {
     return Status::ok();
   }
 
+ /// The per-packet policy over keys computed elsewhere (cuda.flow keys a batch on the GPU):
+  /// keys[i], hashes[i], keyed[i] and from_b[i] are what core::make_key and core::key_hash give
+  /// for infos[i].
+  Status track_keyed(Span<const packet::PacketInfo> infos, Span<const packet::PacketMeta> metas,
+                     Span<PacketFlow> out, std::vector<FlowRecord>& ended,
+                     const core::FlowKey* keys, const uint64_t* hashes, const Track* keyed,
+                     const uint8_t* from_b) {
+    constexpr uint32_t kChunk = 32;
+    if (infos.size) table_.prefetch_buckets(hashes, keyed, std::min(kChunk, infos.size));
+    for (uint32_t base = 0; base < infos.size; base += kChunk) {
+      const uint32_t n = std::min(kChunk, infos.size - base);
+      if (base + kChunk < infos.size)
+        table_.prefetch_buckets(hashes + base + kChunk, keyed + base + kChunk,
+                                std::min(kChunk, infos.size - base - kChunk));
+      table_.prefetch_entries(hashes + base, keyed + base, n);
+      for (uint32_t i = base; i < base + n; ++i)
+        out[i] = core::track_packet(table_, st_, config_, infos[i], metas[i], hashes[i], keys[i],
+                                    keyed[i], from_b[i], ended);
+    }
+    return Status::ok();
+  }
+
  protected:
   Status do_track(Span<const packet::PacketInfo> infos, Span<const packet::PacketMeta> metas,
                   Span<PacketFlow> out, std::vector<FlowRecord>& ended) override {

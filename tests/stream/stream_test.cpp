@@ -79,16 +79,18 @@ struct Conn {
 
 // ---- Novak and Sturges' target-based vector (as in Suricata's stream tests) ---------------
 
+// (relative sequence number, bytes) in arrival order; relative 1 is the first byte.
+constexpr std::pair<uint32_t, const char*> kSegments[] = {
+    {2, "AAA"},  {6, "BB"}, {8, "CCC"}, {12, "D"}, {15, "EE"}, {17, "FFF"},
+    {20, "GG"},  {22, "HH"}, {24, "I"}, {3, "JJJJ"}, {8, "KKK"}, {11, "LLL"},
+    {14, "MMM"}, {18, "N"}, {21, "O"}, {22, "P"}, {24, "QQ"}, {1, "0"}};
+
 struct NovakCase {
   Policy policy;
   const char* expect;
 };
 
 TEST(StreamNovak, EveryPolicyAtEveryIsn) {
-  static constexpr std::pair<uint32_t, const char*> kSegments[] = {
-      {2, "AAA"}, {6, "BB"}, {8, "CCC"},  {12, "D"},   {15, "EE"},  {17, "FFF"},
-      {20, "GG"}, {22, "HH"}, {24, "I"},  {3, "JJJJ"}, {8, "KKK"},  {11, "LLL"},
-      {14, "MMM"}, {18, "N"}, {21, "O"},  {22, "P"},   {24, "QQ"},  {1, "0"}};
   static constexpr NovakCase kCases[] = {
       {Policy::kBsd, "0AAAJJBCCCLLLMMMFFFGGHHIQ"},
       {Policy::kLinux, "0AAAJJBCCCLLLMMMFFFGGHHQQ"},
@@ -119,10 +121,6 @@ TEST(StreamNovak, EveryPolicyAtEveryIsn) {
 }
 
 TEST(StreamNovak, EachReceivingHostGetsItsPrefixPolicy) {
-  static constexpr std::pair<uint32_t, const char*> kSegments[] = {
-      {2, "AAA"}, {6, "BB"}, {8, "CCC"},  {12, "D"},   {15, "EE"},  {17, "FFF"},
-      {20, "GG"}, {22, "HH"}, {24, "I"},  {3, "JJJJ"}, {8, "KKK"},  {11, "LLL"},
-      {14, "MMM"}, {18, "N"}, {21, "O"},  {22, "P"},   {24, "QQ"},  {1, "0"}};
   StreamConfig c;
   for (const char* h : {"10.0.0.0/8=linux", "10.1.0.0/16=solaris", "2001:db8::/32=last"}) {
     auto p = parse_host_policy(h);

@@ -1,0 +1,179 @@
+// src/flow/cpu/cpu_table.hpp: the flow table of cpu.flow (and of cuda.flow, whose keys come
+// from the GPU).
+//
+//   - Entries: one preallocated array of 128-byte entries (two cache lines), a free stack.
+//   - Lookup: a chained hash (power-of-two bucket array of head handles, at least one bucket
+//     per entry, so chains stay short); the batch loop prefetches a chunk's buckets, then their
+//     first entries, before the per-packet policy runs (G-Opt's batched prefetch).
+//   - Expiry: one list per (protocol class, state) in order of last touch. Within a list every
+//     flow has the same timeout and the clock never goes back, so deadlines are ordered too:
+//     only the heads can be due, and the heads' deadlines and touches are cached, so a packet
+//     that ends nothing costs a scan of 12 cached numbers, not a walk of the table.
+#pragma once
+#include <cstring>
+#include <vector>
+
+#include "flow/core/flow_core.hpp"
+
+namespace warpath::flow::detail {
+
+constexpr uint32_t kLists  = unsigned(ProtoClass::kCount) * unsigned(FlowState::kCount);
+constexpr uint8_t kNoList  = 0xFF;
+constexpr uint64_t kNever  = ~uint64_t(0);
+
+struct alignas(64) FlowEntry {
+  core::FlowCore core;
+  uint64_t touch;
+  uint32_t chain;       ///< next handle in the bucket, 0 = end
+  uint32_t prev, next;  ///< neighbours in the timeout list, 0 = none
+  uint8_t list;         ///< kNoList while not linked
+};
+static_assert(sizeof(FlowEntry) == 128, "an entry is two cache lines");
+
+class CpuTable {
+ public:
+  explicit CpuTable(const FlowConfig& c) : cfg_(c), entries_(size_t(c.capacity) + 1) {
+    uint32_t buckets = 1;
+    while (buckets < c.capacity) buckets <<= 1;
+    heads_.assign(buckets, 0);
+    mask_ = buckets - 1;
+    free_.reserve(c.capacity);
+    for (uint32_t h = c.capacity; h >= 1; --h) free_.push_back(h);
+    for (uint32_t l = 0; l < kLists; ++l) {
+      head_[l] = tail_[l] = 0;
+      head_deadline_[l]   = kNever;
+      head_touch_[l]      = kNever;
+    }
+  }
+
+  uint32_t size() const { return cfg_.capacity - uint32_t(free_.size()); }
+  core::FlowCore& at(uint32_t h) { return entries_[h].core; }
+
+  void prefetch_buckets(const uint64_t* hashes, const Track* keyed, uint32_t n) {
+    for (uint32_t i = 0; i < n; ++i)
+      if (keyed[i] == Track::kTracked) __builtin_prefetch(&heads_[hashes[i] & mask_]);
+  }
+  void prefetch_entries(const uint64_t* hashes, const Track* keyed, uint32_t n) {
+    for (uint32_t i = 0; i < n; ++i) {
+      if (keyed[i] != Track::kTracked) continue;
+      const uint32_t h = heads_[hashes[i] & mask_];
+      if (h) __builtin_prefetch(&entries_[h]);
+    }
+  }
+
+  uint32_t find(const core::FlowKey& key, uint64_t hash) {
+    for (uint32_t h = heads_[hash & mask_]; h; h = entries_[h].chain)
+      if (core::key_equal(entries_[h].core.key, key)) return h;
+    return 0;
+  }
+
+  uint32_t insert(const core::FlowKey&, uint64_t hash) {
+    const uint32_t h = free_.back();
+    free_.pop_back();
+    FlowEntry& e           = entries_[h];
+    uint32_t& bucket   = heads_[hash & mask_];
+    e.chain            = bucket;
+    bucket             = h;
+    e.list             = kNoList;
+    e.prev = e.next    = 0;
+    return h;
+  }
+
+  void touched(core::TrackerState& st, uint32_t h) {
+    FlowEntry& e = entries_[h];
+    e.touch  = st.touches;
+    unlink(st, h);
+    const uint8_t l = uint8_t(unsigned(e.core.cls) * unsigned(FlowState::kCount) +
+                              unsigned(e.core.state));
+    e.list          = l;
+    e.prev          = tail_[l];
+    e.next          = 0;
+    if (tail_[l])
+      entries_[tail_[l]].next = h;
+    else
+      set_head(st, l, h);
+    tail_[l] = h;
+  }
+
+  void end(core::TrackerState& st, uint32_t h, FlowEnd why, std::vector<FlowRecord>& ended) {
+    FlowEntry& e = entries_[h];
+    ended.push_back(core::to_record(e.core, why));
+    uint32_t* link = &heads_[core::key_hash(e.core.key) & mask_];
+    while (*link != h) link = &entries_[*link].chain;
+    *link = e.chain;
+    unlink(st, h);
+    free_.push_back(h);
+    st.counters.ended[unsigned(why)] += 1;
+  }
+
+  void expire_due(core::TrackerState& st, std::vector<FlowRecord>& ended) {
+    if (cached_emergency_ != st.emergency) {
+      cached_emergency_ = st.emergency;
+      for (uint32_t l = 0; l < kLists; ++l) set_head(st, l, head_[l]);
+    }
+    for (;;) {
+      uint32_t best = kLists;
+      for (uint32_t l = 0; l < kLists; ++l) {
+        if (head_deadline_[l] > st.now) continue;
+        if (best == kLists || head_deadline_[l] < head_deadline_[best] ||
+            (head_deadline_[l] == head_deadline_[best] && head_touch_[l] < head_touch_[best]))
+          best = l;
+      }
+      if (best == kLists) return;
+      end(st, head_[best], FlowEnd::kTimeout, ended);
+    }
+  }
+
+  void evict_oldest(core::TrackerState& st, std::vector<FlowRecord>& ended) {
+    uint32_t best = kLists;
+    for (uint32_t l = 0; l < kLists; ++l)
+      if (head_[l] && (best == kLists || head_touch_[l] < head_touch_[best])) best = l;
+    if (best != kLists) end(st, head_[best], FlowEnd::kEvicted, ended);
+  }
+
+  std::vector<uint32_t> live_handles() const {
+    std::vector<uint32_t> v;
+    for (uint32_t l = 0; l < kLists; ++l)
+      for (uint32_t h = head_[l]; h; h = entries_[h].next) v.push_back(h);
+    return v;
+  }
+
+ private:
+  void set_head(const core::TrackerState& st, uint32_t l, uint32_t h) {
+    head_[l] = h;
+    if (!h) {
+      head_deadline_[l] = head_touch_[l] = kNever;
+      return;
+    }
+    const core::FlowCore& f = entries_[h].core;
+    head_deadline_[l] = f.last_ns + core::timeout_ns(cfg_, f.cls, f.state, st.emergency);
+    head_touch_[l]    = entries_[h].touch;
+  }
+
+  void unlink(const core::TrackerState& st, uint32_t h) {
+    FlowEntry& e = entries_[h];
+    if (e.list == kNoList) return;
+    const uint8_t l = e.list;
+    if (e.next)
+      entries_[e.next].prev = e.prev;
+    else
+      tail_[l] = e.prev;
+    if (e.prev)
+      entries_[e.prev].next = e.next;
+    else
+      set_head(st, l, e.next);
+    e.list = kNoList;
+    e.prev = e.next = 0;
+  }
+
+  const FlowConfig& cfg_;
+  std::vector<FlowEntry> entries_;  // handle 0 unused
+  std::vector<uint32_t> heads_;
+  uint32_t mask_ = 0;
+  std::vector<uint32_t> free_;
+  uint32_t head_[kLists], tail_[kLists];
+  uint64_t head_deadline_[kLists], head_touch_[kLists];
+  bool cached_emergency_ = false;
+};
+
+}  // namespace warpath::flow::detail
