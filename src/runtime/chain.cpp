@@ -147,6 +147,11 @@ void Chain::make_slots(Frame& f, const States* states) const {
   }
 }
 
+void Chain::idle_states(States& states, uint64_t mono_ns) const {
+  for (size_t m = 0; m < states.size() && m < modules_.size(); ++m)
+    if (states[m]) modules_[m].module->idle(*states[m], mono_ns);
+}
+
 Status Chain::finish_states(States& states) const {
   Status first;
   for (size_t m = 0; m < states.size() && m < modules_.size(); ++m) {

@@ -83,6 +83,8 @@ class Worker {
   std::vector<Frame*> free_;
   std::deque<Frame*> pending_;
   Chain::States states_;
+  static constexpr uint64_t kIdleCallNs = 100'000'000;  ///< Module::idle at most every 100 ms
+  uint64_t last_idle_call_ = 0;
   Chain::Scratch selection_;
   std::vector<uint64_t> module_ticks_;  ///< per module, added to the counters after each frame
   std::vector<std::vector<uint32_t>> out_lists_;

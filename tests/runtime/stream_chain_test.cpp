@@ -10,6 +10,7 @@
 #include "runtime/modules/stream_state.hpp"
 #include "support/test_support.hpp"
 #include "warpath/flow/flow.hpp"
+#include "warpath/gen/traffic.hpp"
 #include "warpath/io/pcap_file.hpp"
 #include "warpath/packet/parser.hpp"
 #include "warpath/runtime/chain.hpp"
@@ -141,6 +142,53 @@ TEST(StreamChain, NeedsAFlowModuleBeforeIt) {
   ASSERT_FALSE(chain.is_ok());
   EXPECT_NE(chain.status().message().find("chain position 2 (stream): overlap policy 'hpux'"),
             std::string::npos);
+}
+
+}  // namespace
+}  // namespace warpath::runtime
+
+namespace warpath::runtime {
+namespace {
+
+TEST(FlowModule, IdleWorkersEndQuietFlows) {
+  auto specs = parse_chain("flow -> wire");
+  ASSERT_TRUE(specs.is_ok());
+  auto chain = Chain::build(*specs, BuildEnv{});
+  ASSERT_TRUE(chain.is_ok()) << chain.status().message();
+  auto states = (*chain)->make_states();
+  ASSERT_TRUE(states.is_ok());
+  auto batch = packet::PacketBatch::create(8, 2048);
+  ASSERT_TRUE(batch.is_ok());
+  Frame f(std::move(*batch));
+  (*chain)->make_slots(f, &*states);
+  // One UDP packet at capture time T, received at monotonic time M.
+  gen::TrafficParams p;
+  p.count = 1;
+  p.seed  = 3;
+  p.tcp_share = 0, p.icmp_share = 0, p.udp_share = 1;
+  ASSERT_TRUE(gen::generate_traffic(p, f.batch).is_ok());
+  const uint64_t mono = 5'000'000'000ull;
+  f.rx_ns[0]          = mono;
+  ASSERT_TRUE((*chain)->pre(f).is_ok());
+  ExecContext ctx;
+  ASSERT_TRUE((*chain)->shade(f, Place::kCpu, ctx).is_ok());
+  Chain::Scratch scratch;
+  (*chain)->post(f, scratch, nullptr);
+  const ModuleState& st = *(*states)[0];
+  const auto names      = (*chain)->module(0).stat_names();
+  auto stat             = [&](const std::string& name) {
+    for (size_t k = 0; k < names.size(); ++k)
+      if (names[k] == name) return st.stats[k].load();
+    return uint64_t(~0ull);
+  };
+  EXPECT_EQ(stat("active"), 1u);
+  (*chain)->idle_states(*states, mono + 29'000'000'000ull);  // 29 s of quiet: still alive
+  EXPECT_EQ(stat("ended_timeout"), 0u);
+  (*chain)->idle_states(*states, mono + 31'000'000'000ull);  // past UDP's 30 s
+  EXPECT_EQ(stat("ended_timeout"), 1u);
+  EXPECT_EQ(stat("active"), 0u);
+  ASSERT_TRUE((*chain)->finish_states(*states).is_ok());
+  EXPECT_EQ(stat("ended_end"), 0u);
 }
 
 }  // namespace

@@ -90,6 +90,8 @@ class Chain {
   void make_slots(Frame& f, const States* states = nullptr) const;
   /// A worker's end: every stateful module's finish, in chain order; the first error.
   Status finish_states(States& states) const;
+  /// An idle worker: every stateful module's idle, in chain order (Module::idle).
+  void idle_states(States& states, uint64_t mono_ns) const;
   /// Pre-shade: parse, then every module's pre. `ticks` (one per module, may be nullptr) gets
   /// the time each took, in cycle-clock ticks (ModuleCounters::ticks).
   Status pre(Frame& f, uint64_t* ticks = nullptr) const;

@@ -126,6 +126,10 @@ class Module {
   }
   /// Ends a worker's state when the worker stops (flows flushed, logs closed).
   virtual Status finish(ModuleState&) const { return Status::ok(); }
+  /// The worker has had no packet for a while (called at most every 100 ms while it stays
+  /// idle, with nothing in flight): time-driven work, such as ending idle flows. `mono_ns` is
+  /// the monotonic clock of Frame::rx_ns.
+  virtual void idle(ModuleState&, uint64_t /*mono_ns*/) const {}
   /// Names of the counters of ModuleState::stats, in order ("flows", "active", ...).
   virtual std::vector<std::string> stat_names() const { return {}; }
   virtual Status pre(Frame&, ModuleSlot*) const { return Status::ok(); }

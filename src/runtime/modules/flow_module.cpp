@@ -12,6 +12,7 @@
 // (stream) read them.
 //
 // Contract: reads parse; sets flow and verdict.
+#include <algorithm>
 #include <cstdio>
 #include <mutex>
 
@@ -86,10 +87,15 @@ class FlowModule final : public Module {
       st.infos[k] = f.infos[st.index[k]];
       st.metas[k] = f.batch.meta(st.index[k]);
     }
-    st.ended.clear();
+    // Flows that ended while the worker was idle come first (already logged), then this frame's.
+    st.ended.swap(st.idle_ended);
+    st.idle_ended.clear();
+    const size_t logged = st.ended.size();
     // Spans of equal sizes: track cannot fail here.
     (void)st.tracker->track({st.infos.data(), n}, {st.metas.data(), n}, {st.answers.data(), n},
                             st.ended);
+    for (uint32_t k = 0; k < n; ++k) st.clock = std::max(st.clock, st.metas[k].timestamp_ns);
+    if (f.size()) st.mono = f.rx_ns[f.size() - 1];
     st.by_packet.assign(f.size(), flow::PacketFlow{});
     for (uint32_t k = 0; k < n; ++k) {
       const uint32_t i = st.index[k];
@@ -97,15 +103,30 @@ class FlowModule final : public Module {
       st.by_packet[i]  = st.answers[k];
       if (st.answers[k].track == flow::Track::kFullDropped) f.reason[i] = full_reason_;
     }
-    log(st.ended);
+    log(st.ended, logged);
+    publish(st);
+  }
+
+  // No packet for a while: the flows' clock moves on by the time that passed since the last
+  // packet (so a live link's quiet flows time out, and a capture's clock stays its own).
+  void idle(ModuleState& state, uint64_t mono_ns) const override {
+    auto& st = static_cast<FlowWorkerState&>(state);
+    if (!st.clock || mono_ns <= st.mono) return;
+    st.clock += mono_ns - st.mono;
+    st.mono           = mono_ns;
+    const size_t from = st.idle_ended.size();
+    (void)st.tracker->advance(st.clock, st.idle_ended);
+    log(st.idle_ended, from);
     publish(st);
   }
 
   Status finish(ModuleState& state) const override {
     auto& st = static_cast<FlowWorkerState&>(state);
-    st.ended.clear();
+    st.ended.swap(st.idle_ended);  // for the modules after it (stream closes them)
+    st.idle_ended.clear();
+    const size_t logged = st.ended.size();
     WARPATH_TRY(st.tracker->flush(st.ended));
-    log(st.ended);
+    log(st.ended, logged);
     publish(st);
     if (log_) {
       std::lock_guard<std::mutex> lock(log_mutex_);
@@ -116,10 +137,10 @@ class FlowModule final : public Module {
   }
 
  private:
-  void log(const std::vector<flow::FlowRecord>& ended) const {
-    if (!log_ || ended.empty()) return;
+  void log(const std::vector<flow::FlowRecord>& ended, size_t from = 0) const {
+    if (!log_ || ended.size() <= from) return;
     std::string text;
-    for (const flow::FlowRecord& r : ended) text += flow::flow_record_json(r) + "\n";
+    for (size_t k = from; k < ended.size(); ++k) text += flow::flow_record_json(ended[k]) + "\n";
     std::lock_guard<std::mutex> lock(log_mutex_);
     std::fwrite(text.data(), 1, text.size(), log_);
   }

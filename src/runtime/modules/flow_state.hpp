@@ -16,8 +16,13 @@ struct FlowWorkerState final : ModuleState {
   /// By packet index of the current frame: its flow (serial 0 when the flow module did not
   /// track it in this frame).
   std::vector<flow::PacketFlow> by_packet;
-  /// Flows that ended while the current frame was tracked (and at the end, while flushing).
+  /// Flows that ended while the current frame was tracked (and at the end, while flushing),
+  /// after those that ended while the worker was idle.
   std::vector<flow::FlowRecord> ended;
+  /// Flows that ended while the worker was idle (Module::idle), handed on with the next frame.
+  std::vector<flow::FlowRecord> idle_ended;
+  uint64_t clock = 0;  ///< the tracker's clock: the largest packet timestamp, moved on when idle
+  uint64_t mono  = 0;  ///< monotonic time of the last packet (or idle call)
   // Scratch of post().
   std::vector<packet::PacketInfo> infos;
   std::vector<packet::PacketMeta> metas;
