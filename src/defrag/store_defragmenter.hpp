@@ -12,7 +12,7 @@
 
 #include "core/ranges/insert.hpp"
 #include "defrag/core/defrag_core.hpp"
-#include "warpath/gen/traffic.hpp"
+#include "packet/core/bytes.hpp"
 
 namespace warpath::defrag::detail {
 
@@ -166,7 +166,7 @@ class StoreDefragmenter final : public Defragmenter {
       ip[6] &= 0x40;  // keep DF; MF and the offset go
       ip[7]  = 0;
       ip[10] = ip[11] = 0;
-      const uint16_t sum = gen::internet_checksum(ip, ihl);
+      const uint16_t sum = packet::core::fold_checksum(packet::core::ones_sum(ip, ihl));
       ip[10] = uint8_t(sum >> 8);
       ip[11] = uint8_t(sum);
     } else {
