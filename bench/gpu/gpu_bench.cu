@@ -210,7 +210,7 @@ Status run_flow(uint32_t max_batch, int repeat, std::vector<Row>& rows) {
   for (uint32_t n = 256; n <= total; n *= 4) {
     WARPATH_ASSIGN_OR_RETURN(const float kernel_ms, time_kernel(repeat, [&] {
       return flow::detail::launch_flow_keys(d_infos, n, d_keys, d_hashes, d_keyed, d_from, false,
-                                            nullptr);
+                                            0x9e3779b97f4a7c15ull, nullptr);
     }));
     double best_e2e = 1e30;
     for (int r = 0; r < repeat; ++r) {

@@ -105,7 +105,12 @@ class StoreDefragmenter final : public Defragmenter {
       d.total     = uint32_t(end);
     }
     if (fr.offset == 0 && d.head.empty()) {
+      if (buffered_ + fr.head > config_.memcap) {  // the headers are held too
+        c_.memcap += 1;
+        return FragResult::kHeld;
+      }
       d.head.assign(frame, frame + fr.head);
+      buffered_ += fr.head;
       d.version = fr.version;
       d.l3      = info.l3_offset;
       d.next_at = fr.next_at;
@@ -113,6 +118,14 @@ class StoreDefragmenter final : public Defragmenter {
     }
     if (!d.have_last || d.head.empty() || d.store.contiguous_end(0) < d.total)
       return FragResult::kHeld;
+    // The first fragment's headers may be longer than those the limit was checked with.
+    const uint64_t ip_headers = d.version == 4 ? uint64_t(d.head[d.l3] & 0xf) * 4
+                                               : uint64_t(d.head.size()) - (d.l3 + 40);
+    if (ip_headers + d.total > 65535) {
+      c_.too_large += 1;
+      remove(it);
+      return FragResult::kDropped;
+    }
     build(d, out);
     c_.completed += 1;
     remove(it);
@@ -155,7 +168,7 @@ class StoreDefragmenter final : public Defragmenter {
     out.insert(out.end(), d.head.begin(), d.head.end());
     out.resize(at + d.head.size() + d.total);
     d.store.take(0, d.total, out.data() + at + d.head.size());
-    buffered_ -= d.total;
+    buffered_ -= d.total;  // the headers go with remove()
     uint8_t* f = out.data() + at;
     if (d.version == 4) {
       uint8_t* ip        = f + d.l3;
@@ -178,8 +191,18 @@ class StoreDefragmenter final : public Defragmenter {
   }
 
   void remove(typename std::map<Key, Datagram>::iterator it) {
-    buffered_ -= it->second.store.buffered();
+    buffered_ -= it->second.store.buffered() + it->second.head.size();
     datagrams_.erase(it);
+    // Entries of datagrams gone wait in order_ behind an unfinished one: compact now and then
+    // so the queue stays within a constant factor of the datagrams held.
+    if (order_.size() > 2 * datagrams_.size() + 64) {
+      std::deque<std::pair<uint64_t, Key>> live;
+      for (const auto& e : order_) {
+        auto d = datagrams_.find(e.second);
+        if (d != datagrams_.end() && d->second.seq == e.first) live.push_back(e);
+      }
+      order_.swap(live);
+    }
   }
 
   // Datagrams whose first fragment is timeout_s old, oldest first (creation order is deadline
@@ -194,8 +217,8 @@ class StoreDefragmenter final : public Defragmenter {
       }
       if (it->second.first + timeout > now_) break;
       c_.timeout += 1;
+      order_.pop_front();  // first: remove() may compact the queue
       remove(it);
-      order_.pop_front();
     }
   }
 

@@ -39,9 +39,12 @@ class TableTracker final : public FlowTracker {
     return Status::ok();
   }
 
- /// The per-packet policy over keys computed elsewhere (cuda.flow keys a batch on the GPU):
-  /// keys[i], hashes[i], keyed[i] and from_b[i] are what core::make_key and core::key_hash give
-  /// for infos[i].
+  /// The table's hash seed (key_hash's second argument).
+  uint64_t hash_seed() const { return table_.seed(); }
+
+  /// The per-packet policy over keys computed elsewhere (cuda.flow keys a batch on the GPU):
+  /// keys[i], hashes[i], keyed[i] and from_b[i] are what core::make_key and core::key_hash
+  /// (with hash_seed()) give for infos[i].
   Status track_keyed(Span<const packet::PacketInfo> infos, Span<const packet::PacketMeta> metas,
                      Span<PacketFlow> out, std::vector<FlowRecord>& ended,
                      const core::FlowKey* keys, const uint64_t* hashes, const Track* keyed,
@@ -77,7 +80,8 @@ class TableTracker final : public FlowTracker {
       for (uint32_t i = 0; i < n; ++i) {
         keyed[buf][i]  = core::make_key(infos[base + i], keys[buf][i], from_b[buf][i],
                                         config_.ignore_ipv4_checksum);
-        hashes[buf][i] = keyed[buf][i] == Track::kTracked ? core::key_hash(keys[buf][i]) : 0;
+        hashes[buf][i] =
+            keyed[buf][i] == Track::kTracked ? core::key_hash(keys[buf][i], table_.seed()) : 0;
       }
       table_.prefetch_buckets(hashes[buf], keyed[buf], n);
     };

@@ -238,8 +238,8 @@ void Worker::run() {
     if (!error_.is_ok()) break;
     if (!worked) idle_since = now;
     // Stateful modules get the time while nothing is in flight (idle flows end on a quiet link).
-    if (!worked && pending_.empty() && (!cur || cur->batch.size() == 0) && !states_.empty() &&
-        now - last_idle_call_ >= kIdleCallNs) {
+    if (!worked && !ended && !stopping && pending_.empty() && (!cur || cur->batch.size() == 0) &&
+        !states_.empty() && now - last_idle_call_ >= kIdleCallNs) {
       last_idle_call_ = now;
       cfg_.chain->idle_states(states_, now);
     }

@@ -9,6 +9,7 @@
 //   void take(uint64_t from, uint64_t to, uint8_t* out)  // copy out and remove a run
 #pragma once
 #include <algorithm>
+#include <deque>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -21,7 +22,9 @@ namespace warpath::stream::detail {
 
 using ranges::Insert;
 using ranges::kNever;
-inline constexpr uint32_t kMaxSegmentsPerStream = 4096;
+inline constexpr uint32_t kMaxSegmentsPerStream = 4096;  ///< held at once per direction
+/// What the caps charge per segment held besides its bytes: a stored range's bookkeeping.
+inline constexpr uint64_t kSegmentOverhead = 128;
 
 template <class Store>
 class StoreReassembler final : public Reassembler {
@@ -88,18 +91,29 @@ class StoreReassembler final : public Reassembler {
       if (syn) return Status::ok();  // a midstream flow's late SYN: nothing to learn
       open(d, s.seq, policy_for(s, s.dst));
     }
-    if (s.flags & kRst) f.reset = true;
+    const int64_t off = core::offset_of(s.seq, d.first, d.base);
+    // A RST counts only in the sender's window (RFC 5961): a stale or far one could otherwise
+    // end inspection of a live connection.
+    if (s.flags & kRst) {
+      if (off >= int64_t(d.base) && off <= int64_t(d.sent_end) + int64_t(config_.max_ahead))
+        f.reset = true;
+      else
+        c_.bad_rst += 1;
+    }
     if (f.reset) {
       if (s.len) c_.after_close += 1;
       return Status::ok();
     }
-    const int64_t off = core::offset_of(s.seq, d.first, d.base);
-    int64_t end       = off + int64_t(s.len);
+    int64_t end = off + int64_t(s.len);
     if (d.fin != kNever && end > int64_t(d.fin)) {  // data past the FIN: not part of the stream
       c_.after_close += 1;
       end = std::max<int64_t>(off, int64_t(d.fin));
     }
-    if ((s.flags & kFin) && d.fin == kNever && end >= 0) d.fin = uint64_t(end);
+    // A FIN fixes the end only in the window: a stale one (before what was delivered) or a far
+    // one is the sender's mistake or an evasion, not the end of the stream.
+    if ((s.flags & kFin) && d.fin == kNever && end >= int64_t(d.base) &&
+        end <= int64_t(d.base) + int64_t(config_.max_ahead))
+      d.fin = uint64_t(end);
     if (end > off || s.missing) data(f, d, s, off, end);
     // The peer's acknowledgement moves the other direction's delivery (IDS mode).
     Dir& o = f.d[1 - s.dir];
@@ -123,6 +137,7 @@ class StoreReassembler final : public Reassembler {
       if (!d.open) continue;
       deliver(flow, dir, d, kNever, true, sink);
       total_ -= d.store.buffered();
+      held_ -= d.held.size();
     }
     flows_.erase(it);
     return Status::ok();
@@ -143,7 +158,9 @@ class StoreReassembler final : public Reassembler {
     bool open      = false;
     bool depth_hit = false;
     uint32_t first = 0;  ///< sequence number of offset 0
-    uint32_t segments = 0;  ///< inserts since the buffer was last empty
+    /// Ends of the segments held, in insertion order; popped from the front once delivery
+    /// passed them (so a segment is counted until every earlier one was delivered too).
+    std::deque<uint64_t> held;
     uint64_t base = 0;      ///< first undelivered offset
     uint64_t acked = 0;     ///< offsets below were acknowledged (clamped to sent_end)
     uint64_t sent_end = 0;  ///< end of the bytes the sender was seen to send
@@ -191,7 +208,7 @@ class StoreReassembler final : public Reassembler {
     const uint64_t sent = std::min(seg_end + s.missing, d.base + config_.max_ahead);
     if (end <= int64_t(d.base)) {
       c_.retransmitted_bytes += uint64_t(end - off);
-      d.sent_end = std::max(d.sent_end, sent);
+      d.sent_end = std::max(d.sent_end, config_.depth ? std::min(sent, config_.depth) : sent);
       return;
     }
     const uint64_t at = std::max<uint64_t>(off < 0 ? 0 : uint64_t(off), d.base);
@@ -208,11 +225,16 @@ class StoreReassembler final : public Reassembler {
     }
     if (stop > at) {
       const uint64_t n = stop - at;
-      if (d.store.buffered() + n > config_.stream_cap || d.segments >= kMaxSegmentsPerStream) {
+      if (d.held.size() >= kMaxSegmentsPerStream) {
+        c_.segment_cap += 1;
+        return;
+      }
+      const uint64_t charge = n + kSegmentOverhead * (d.held.size() + 1);
+      if (d.store.buffered() + charge > config_.stream_cap) {
         c_.stream_cap += 1;
         return;
       }
-      if (total_ + n > config_.memcap) {
+      if (total_ + held_ * kSegmentOverhead + n + kSegmentOverhead > config_.memcap) {
         c_.memcap += 1;
         return;
       }
@@ -223,7 +245,8 @@ class StoreReassembler final : public Reassembler {
                                          return core::new_wins(policy, os, seg_end, a, b);
                                        });
       total_ += r.added;
-      d.segments += 1;
+      d.held.push_back(stop);
+      held_ += 1;
       if (r.overlap) c_.overlaps += 1;
       if (r.differ) c_.overlap_diff += 1;
     }
@@ -271,13 +294,17 @@ class StoreReassembler final : public Reassembler {
       d.base    = gap_end;
       if (sink) sink(ch);
     }
-    if (d.store.buffered() == 0) d.segments = 0;
+    while (!d.held.empty() && d.held.front() <= d.base) {
+      d.held.pop_front();
+      held_ -= 1;
+    }
   }
 
   std::string id_;
   StreamConfig config_;
   std::unordered_map<uint64_t, Flow> flows_;
   uint64_t total_ = 0;
+  uint64_t held_  = 0;  ///< segments held over all streams
   StreamCounters c_;
   std::vector<uint8_t> scratch_;
 };

@@ -154,6 +154,12 @@ Status StreamConfig::validate() const {
                                               ", memcap " + std::to_string(memcap) +
                                               ": expected 1 <= stream_cap <= memcap");
   if (max_flows < 1) return Status(Errc::kInvalidArgument, "max_flows must be at least 1");
+  for (const HostPolicy& h : hosts)
+    if ((h.ip_version != 4 && h.ip_version != 6) || h.length > (h.ip_version == 4 ? 32 : 128) ||
+        unsigned(h.policy) >= unsigned(Policy::kCount))
+      return Status(Errc::kInvalidArgument, "host policy with IP version " +
+                                                std::to_string(h.ip_version) + ", prefix length " +
+                                                std::to_string(h.length) + ": out of range");
   return Status::ok();
 }
 

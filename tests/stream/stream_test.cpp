@@ -348,6 +348,42 @@ TEST(StreamHandshake, AHoleNobodyAcknowledgedIsNotCaptureLoss) {
   }
 }
 
+TEST(StreamHandshake, StaleFinsAndRstsOutsideTheWindowEndNothing) {
+  for (const std::string& engine : engines()) {
+    Conn conn(engine, {}, 100);
+    conn.handshake();
+    conn.data(1, "0123456789");
+    conn.send(1, kAck, conn.isn[1] + 1, conn.isn[0] + 11);          // delivered
+    conn.send(0, kFin | kAck, conn.isn[0] + 3, conn.isn[1] + 1);    // a stale FIN
+    conn.send(1, kRst, conn.isn[1] + 1 + 3000000, 0);                // a RST far off
+    conn.data(11, "abcdef");
+    conn.send(1, kAck, conn.isn[1] + 1, conn.isn[0] + 17);
+    EXPECT_EQ(conn.client(), "0123456789abcdef");
+    EXPECT_EQ(conn.r->counters().bad_rst, 1u);
+    EXPECT_EQ(conn.r->counters().after_close, 0u);
+  }
+}
+
+TEST(StreamBounds, ALongTransferWithDataInFlightIsNotCapped) {
+  // A bulk transfer whose receiver acknowledges 100 segments behind: the buffer is never empty,
+  // yet only what is held counts against the caps.
+  for (const std::string& engine : {std::string("cpu.stream"), std::string("validate:cpu.stream")}) {
+    StreamConfig c;
+    c.depth = 0;
+    Conn conn(engine, c, 0xfffff000u);
+    conn.handshake();
+    const std::string seg(100, 'x');
+    for (uint32_t k = 0; k < 20000; ++k) {
+      conn.data(1 + 100 * k, seg);
+      if (k >= 100) conn.send(1, kAck, conn.isn[1] + 1, conn.isn[0] + 1 + 100 * (k - 100));
+    }
+    conn.close();
+    EXPECT_EQ(conn.client().size(), 2000000u);
+    EXPECT_EQ(conn.r->counters().segment_cap + conn.r->counters().stream_cap, 0u);
+    EXPECT_EQ(conn.r->counters().gaps, 0u);
+  }
+}
+
 // ---- bounds ---------------------------------------------------------------------------------
 
 TEST(StreamBounds, FarAheadSegmentsAndCapsAreRefusedAndCounted) {

@@ -81,6 +81,11 @@ class Files {
     return bad ? Status(Errc::kIoError, dir_ + "/" + it->second.name + ": write failed")
                : Status::ok();
   }
+  /// Drops what is kept of a flow whose files are closed and indexed.
+  void forget(uint64_t flow) {
+    files_.erase({flow, 0});
+    files_.erase({flow, 1});
+  }
   const StreamFile* find(uint64_t flow, uint8_t dir) const {
     auto it = files_.find({flow, dir});
     return it == files_.end() ? nullptr : &it->second;
@@ -173,6 +178,8 @@ int run_reassemble(const ReassembleOptions& o) {
                        {"gaps", sf->gaps},
                        {"end", flow::flow_end_name(r.end)}});
     }
+    files.forget(r.serial);  // a capture of many flows keeps only the live ones
+    named.erase(r.serial);
     return Status::ok();
   };
   // Names need the flow's orientation, known from its first packet.

@@ -23,8 +23,9 @@
 //   - RFC 1858 / 3128: a TCP fragment at offset 8 (it could rewrite the flags) and a first TCP
 //     fragment too short to hold the ports and flags are dropped (tiny fragments).
 //   - Bounds: a datagram may not grow past 65,535 bytes of payload, nor take more than
-//     max_fragments fragments; bytes buffered over all datagrams are capped (memcap) and so is
-//     their number (max_datagrams); a datagram not completed within `timeout_s` of its first
+//     max_fragments fragments (nor, with the first fragment's headers, pass 65,535 bytes);
+//     bytes buffered over all datagrams, first fragments' headers included, are capped
+//     (memcap) and so is their number (max_datagrams); a datagram not completed within `timeout_s` of its first
 //     fragment is dropped. The clock is the largest timestamp seen. Every drop is counted.
 //
 // Engines (registry below): ref.defrag (one map entry per buffered byte: the oracle) and
@@ -79,7 +80,7 @@ struct DefragCounters {
   uint64_t memcap = 0, max_datagrams = 0;  ///< fragments refused by each cap
   uint64_t malformed = 0;        ///< fragments whose headers could not be read
   uint64_t datagrams = 0;        ///< held now
-  uint64_t buffered_bytes = 0;   ///< held now
+  uint64_t buffered_bytes = 0;   ///< held now (payloads and first fragments' headers)
   bool operator==(const DefragCounters&) const = default;
 };
 

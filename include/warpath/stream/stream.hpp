@@ -10,6 +10,9 @@
 // bytes per (flow, direction), with gaps named as gaps.
 //
 // Rules
+//   - A RST counts only when its sequence number is in the sender's window, a FIN only when
+//     it is not before the first undelivered byte nor past max_ahead (stale ones are ignored:
+//     they cannot end inspection of a live connection).
 //   - Handshake first: a stream is created when the three-way handshake completes (SYN, then
 //     SYN+ACK acknowledging it, then an ACK acknowledging that); a half-open flow costs a small
 //     entry and buffers nothing (SYN floods). Data on the SYN is counted (data_on_syn) and not
@@ -38,8 +41,9 @@
 //     (close), what is buffered is delivered, the holes between as gap chunks (counted as
 //     unacked_holes, not as capture loss).
 //   - Bounds: segments more than max_ahead bytes past the first undelivered byte are dropped;
-//     buffered bytes per stream (stream_cap) and over all streams (memcap) are capped, a
-//     segment that would exceed them is dropped; bytes past `depth` (0: no limit) are neither
+//     buffered bytes per stream (stream_cap) and over all streams (memcap) are capped, each
+//     segment held charged 128 bytes of bookkeeping besides its bytes, and at most 4,096
+//     segments are held per direction; a segment that would exceed them is dropped; bytes past `depth` (0: no limit) are neither
 //     buffered nor delivered. Memory is the bytes buffered, never a buffer sized by a sequence
 //     gap. Every drop and event is counted.
 //
@@ -137,6 +141,8 @@ struct StreamCounters {
   uint64_t after_close = 0;         ///< data after a RST or the final FIN
   uint64_t beyond_window = 0;       ///< segments dropped: past max_ahead
   uint64_t stream_cap = 0, memcap = 0;  ///< segments dropped by each cap
+  uint64_t segment_cap = 0;          ///< segments dropped: 4,096 held in the direction already
+  uint64_t bad_rst = 0;              ///< RSTs outside the sender's window (ignored)
   uint64_t depth_reached = 0;       ///< streams that reached depth
   uint64_t flows_refused = 0;       ///< flows not given state: max_flows reached
   uint64_t buffered_bytes = 0;      ///< now

@@ -52,6 +52,7 @@ class RangeStore {
   Insert insert(uint64_t at, const uint8_t* data, uint32_t n, uint64_t os, uint64_t oe,
                 const Wins& wins) {
     Insert r;
+    if (n == 0) return r;
     const uint64_t e = at + n;
     // In order and past everything buffered (the common case): one new range at the end.
     if (pieces_.empty() || pieces_.back().end <= at) {
@@ -148,6 +149,8 @@ class RangeStore {
     p.os    = os;
     p.oe    = oe;
     p.bytes = g_pool.take();
+    // A pooled buffer far larger than the piece would hide memory from the caps: drop it.
+    if (p.bytes.capacity() > 2 * (to - from) + 256) p.bytes = std::vector<uint8_t>();
     p.bytes.assign(data, data + (to - from));
     buffered_ += to - from;
     return p;

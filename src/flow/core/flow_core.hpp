@@ -35,9 +35,11 @@ WARPATH_HD bool key_equal(const FlowKey& x, const FlowKey& y) {
   return ((p[0] ^ q[0]) | (p[1] ^ q[1]) | (p[2] ^ q[2]) | (p[3] ^ q[3]) | (p[4] ^ q[4])) == 0;
 }
 
-WARPATH_HD uint64_t key_hash(const FlowKey& k) {
+/// The key's hash; `seed` is the table's secret (drawn at random per table) so that nobody
+/// can choose 5-tuples that fall into one bucket and turn lookups linear (hash flooding).
+WARPATH_HD uint64_t key_hash(const FlowKey& k, uint64_t seed) {
   const auto* w = reinterpret_cast<const uint64_t*>(&k);
-  uint64_t h    = 0x2545f4914f6cdd1dull;
+  uint64_t h    = 0x2545f4914f6cdd1dull ^ seed;
   for (int i = 0; i < 5; ++i) {
     h ^= w[i];
     h *= 0x9e3779b97f4a7c15ull;

@@ -11,6 +11,7 @@
 //     that ends nothing costs a scan of 12 cached numbers, not a walk of the table.
 #pragma once
 #include <cstring>
+#include <random>
 #include <vector>
 
 #include "flow/core/flow_core.hpp"
@@ -47,6 +48,7 @@ class CpuTable {
   }
 
   uint32_t size() const { return cfg_.capacity - uint32_t(free_.size()); }
+  uint64_t seed() const { return seed_; }
   core::FlowCore& at(uint32_t h) { return entries_[h].core; }
 
   void prefetch_buckets(const uint64_t* hashes, const Track* keyed, uint32_t n) {
@@ -98,7 +100,7 @@ class CpuTable {
   void end(core::TrackerState& st, uint32_t h, FlowEnd why, std::vector<FlowRecord>& ended) {
     FlowEntry& e = entries_[h];
     ended.push_back(core::to_record(e.core, why));
-    uint32_t* link = &heads_[core::key_hash(e.core.key) & mask_];
+    uint32_t* link = &heads_[core::key_hash(e.core.key, seed_) & mask_];
     while (*link != h) link = &entries_[*link].chain;
     *link = e.chain;
     unlink(st, h);
@@ -174,6 +176,7 @@ class CpuTable {
   uint32_t head_[kLists], tail_[kLists];
   uint64_t head_deadline_[kLists], head_touch_[kLists];
   bool cached_emergency_ = false;
+  uint64_t seed_ = uint64_t(std::random_device{}()) << 32 ^ std::random_device{}();
 };
 
 }  // namespace warpath::flow::detail

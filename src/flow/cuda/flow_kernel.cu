@@ -2,7 +2,7 @@
  * src/flow/cuda/flow_kernel.cu: cuda.flow, flow tracking with the batch keyed on the GPU.
  *
  * Computes   keyed[i] = core::make_key(infos[i], keys[i], from_b[i]), hashes[i] =
- *            core::key_hash(keys[i]): GASPP's first stage, every packet of a batch hashed to its
+ *            core::key_hash(keys[i], the table's seed): GASPP's first stage, every packet of a batch hashed to its
  *            flow in parallel. The per-packet policy (lookup, expiry, eviction, the TCP state)
  *            is sequential by definition (flow.hpp) and runs on the CPU table of cpu.flow
  *            (cpu_table.hpp) with the GPU's keys: the answers are cpu.flow's, bit for bit.
@@ -31,7 +31,8 @@ constexpr int kBlockSize = 256;
 
 __global__ void __launch_bounds__(kBlockSize)
     key_kernel(const packet::PacketInfo* __restrict__ infos, uint32_t n, core::FlowKey* keys,
-               uint64_t* hashes, Track* keyed, uint8_t* from_b, bool any_checksum) {
+               uint64_t* hashes, Track* keyed, uint8_t* from_b, bool any_checksum,
+               uint64_t seed) {
   for (uint32_t i = blockIdx.x * kBlockSize + threadIdx.x; i < n; i += gridDim.x * kBlockSize) {
     core::FlowKey k;
     uint8_t b       = 0;
@@ -39,7 +40,7 @@ __global__ void __launch_bounds__(kBlockSize)
     keys[i]         = k;
     keyed[i]        = t;
     from_b[i]       = b;
-    hashes[i]       = t == Track::kTracked ? core::key_hash(k) : 0;
+    hashes[i]       = t == Track::kTracked ? core::key_hash(k, seed) : 0;
   }
 }
 
@@ -86,7 +87,8 @@ class CudaFlowTracker final : public FlowTracker {
                                  static_cast<uint64_t*>(d_hashes.ptr),
                                  static_cast<Track*>(d_keyed.ptr),
                                  static_cast<uint8_t*>(d_from.ptr),
-                                 table_.config().ignore_ipv4_checksum, stream));
+                                 table_.config().ignore_ipv4_checksum, table_.hash_seed(),
+                                 stream));
     WARPATH_CUDA_TRY(cudaMemcpyAsync(keys_.data(), d_keys.ptr, n * sizeof(core::FlowKey),
                                      cudaMemcpyDeviceToHost, stream));
     WARPATH_CUDA_TRY(cudaMemcpyAsync(hashes_.data(), d_hashes.ptr, n * sizeof(uint64_t),
@@ -113,13 +115,13 @@ class CudaFlowTracker final : public FlowTracker {
 
 Status launch_flow_keys(const packet::PacketInfo* infos, uint32_t n, core::FlowKey* keys,
                         uint64_t* hashes, Track* keyed, uint8_t* from_b, bool any_checksum,
-                        void* stream) {
+                        uint64_t seed, void* stream) {
   if (n == 0) return Status::ok();
   static const int sms = sm_count();
   const uint32_t blocks =
       std::min<uint32_t>((n + kBlockSize - 1) / kBlockSize, uint32_t(8 * sms));
   key_kernel<<<blocks, kBlockSize, 0, static_cast<cudaStream_t>(stream)>>>(
-      infos, n, keys, hashes, keyed, from_b, any_checksum);
+      infos, n, keys, hashes, keyed, from_b, any_checksum, seed);
   WARPATH_CUDA_TRY(cudaGetLastError());
   return Status::ok();
 }

@@ -23,6 +23,7 @@ class RefTable {
   explicit RefTable(const FlowConfig& c) : cfg_(c), flows_(size_t(c.capacity) + 1) {}
 
   uint32_t size() const { return uint32_t(index_.size()); }
+  uint64_t seed() const { return 0; }  // the map does not hash
   core::FlowCore& at(uint32_t h) { return flows_[h].core; }
   void prefetch_buckets(const uint64_t*, const Track*, uint32_t) {}
   void prefetch_entries(const uint64_t*, const Track*, uint32_t) {}

@@ -7,6 +7,9 @@
 // it. Packets continue undecided: reassembly observes, later modules decide.
 //
 // State: a reassembler per worker, beside the flow module's table (flows stay on one worker).
+// When the worker stops, finish() delivers what is still buffered; no post runs after it, so
+// those last chunks reach the module's counters but not the modules after it (a consumer
+// that needs them reads the state in its own finish, which runs later in chain order).
 //
 // Contract: reads parse and flow (and needs a flow module before it: its answers are the
 // flows' serials and directions); sets nothing of the packets'.
