@@ -9,7 +9,6 @@
 //   void take(uint64_t from, uint64_t to, uint8_t* out)  // copy out and remove a run
 #pragma once
 #include <algorithm>
-#include <deque>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -25,6 +24,46 @@ using ranges::kNever;
 inline constexpr uint32_t kMaxSegmentsPerStream = 4096;  ///< held at once per direction
 /// What the caps charge per segment held besides its bytes: a stored range's bookkeeping.
 inline constexpr uint64_t kSegmentOverhead = 128;
+
+/// The ends of a direction's held segments in insertion order: a queue that lives inline for
+/// the first few (most connections never hold more) and spills to the heap past that, so a
+/// short connection costs no allocation for it.
+class EndQueue {
+ public:
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  uint64_t front() const { return at(0); }
+  void push_back(uint64_t v) {
+    if (head_ + size_ == kInline && spill_.empty()) {  // move the inline ones out, then grow
+      spill_.assign(inline_ + head_, inline_ + head_ + size_);
+      head_ = 0;
+    }
+    if (spill_.empty() && head_ + size_ < kInline) {
+      inline_[head_ + size_] = v;
+    } else {
+      spill_.push_back(v);
+    }
+    ++size_;
+  }
+  void pop_front() {
+    ++head_;
+    --size_;
+    if (size_ == 0) {
+      head_ = 0;
+      spill_.clear();
+    } else if (!spill_.empty() && head_ > spill_.size() / 2) {
+      spill_.erase(spill_.begin(), spill_.begin() + long(head_));
+      head_ = 0;
+    }
+  }
+
+ private:
+  static constexpr size_t kInline = 4;
+  uint64_t at(size_t i) const { return spill_.empty() ? inline_[head_ + i] : spill_[head_ + i]; }
+  uint64_t inline_[kInline] = {};
+  std::vector<uint64_t> spill_;
+  size_t head_ = 0, size_ = 0;
+};
 
 template <class Store>
 class StoreReassembler final : public Reassembler {
@@ -160,7 +199,7 @@ class StoreReassembler final : public Reassembler {
     uint32_t first = 0;  ///< sequence number of offset 0
     /// Ends of the segments held, in insertion order; popped from the front once delivery
     /// passed them (so a segment is counted until every earlier one was delivered too).
-    std::deque<uint64_t> held;
+    EndQueue held;
     uint64_t base = 0;      ///< first undelivered offset
     uint64_t acked = 0;     ///< offsets below were acknowledged (clamped to sent_end)
     uint64_t sent_end = 0;  ///< end of the bytes the sender was seen to send
