@@ -42,7 +42,8 @@ def test_live_metrics_parse_and_add_up(tmp_path):
     port = free_port()
     p = subprocess.Popen(
         [WARPATH_BIN, "run", "--metrics", f"127.0.0.1:{port}", "--port", "g=gen:200000",
-         "--port", "s=null", "--chain", "ttl-filter(min=2) -> acl(default=permit) -> router",
+         "--port", "s=null", "--chain",
+         "flow(capacity=4096) -> ttl-filter(min=2) -> acl(default=permit) -> router",
          "--duration", "4", "--no-progress", "--no-pin"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -74,15 +75,21 @@ def test_live_metrics_parse_and_add_up(tmp_path):
                 if k[0] == "warpath_module_packets_total"}
         # A live snapshot reads the modules one after the other while the worker runs, so a
         # later module may already count a frame or two more than the one before it passed on.
+        assert 0 <= mods[("ttl-filter", "in")] - mods[("flow", "out")] <= 4096
         assert 0 <= mods[("acl", "in")] - mods[("ttl-filter", "out")] <= 4096
         assert 0 <= mods[("router", "in")] - mods[("acl", "out")] <= 4096
         assert 0 < mods[("ttl-filter", "in")] <= rx
         info = [dict(k[1]) for k, v in m.items() if k[0] == "warpath_info" and v == 1]
         assert len(info) == 1 and info[0]["app"] == "chain"
-        assert info[0]["chain"] == "ttl-filter -> acl -> router"
+        assert info[0]["chain"] == "flow -> ttl-filter -> acl -> router"
+        # The stateful module's own counters: its per-worker flow tables.
+        stats = {dict(k[1])["stat"]: v for k, v in m.items() if k[0] == "warpath_module_stat"}
+        assert 0 < stats["flows"] <= rx and 0 < stats["active"] <= 4096
     assert value(second, "warpath_packets_total", what="rx") > \
         value(first, "warpath_packets_total", what="rx") > 0
     assert value(second, "warpath_up_seconds") > value(first, "warpath_up_seconds")
+    flows = lambda m: value(m, "warpath_module_stat", position="1", module="flow", stat="flows")
+    assert flows(second) >= flows(first) > 0
 
 
 def test_bad_metrics_address_is_an_error():
