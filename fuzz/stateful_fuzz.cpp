@@ -21,6 +21,7 @@
 #include "core/ranges/byte_store.hpp"
 #include "core/ranges/range_store.hpp"
 #include "defrag/store_defragmenter.hpp"
+#include "packet/core/bytes.hpp"
 #include "packet/core/parse_core.hpp"
 #include "stream/store_reassembler.hpp"
 
@@ -42,10 +43,6 @@ struct Reader {
   }
 };
 
-void put16(uint8_t* p, uint32_t v) {
-  p[0] = uint8_t(v >> 8);
-  p[1] = uint8_t(v);
-}
 
 std::vector<uint8_t> ipv4(uint8_t proto, uint16_t id, uint16_t frag, const std::vector<uint8_t>& l4,
                           uint8_t src = 1, uint8_t dst = 2) {
@@ -53,11 +50,11 @@ std::vector<uint8_t> ipv4(uint8_t proto, uint16_t id, uint16_t frag, const std::
   f[12] = 0x08;
   uint8_t* ip = f.data() + 14;
   ip[0]       = 0x45;
-  put16(ip + 2, uint32_t(20 + l4.size()));
-  put16(ip + 4, id);
-  put16(ip + 6, frag);
+  packet::core::store_be16(ip + 2, uint32_t(20 + l4.size()));
+  packet::core::store_be16(ip + 4, id);
+  packet::core::store_be16(ip + 6, frag);
   ip[8] = 64, ip[9] = proto, ip[12] = 10, ip[15] = src, ip[16] = 10, ip[19] = dst;
-  put16(ip + 10, packet::core::fold_checksum(packet::core::ones_sum(ip, 20)));
+  packet::core::store_be16(ip + 10, packet::core::fold_checksum(packet::core::ones_sum(ip, 20)));
   if (!l4.empty()) std::memcpy(ip + 20, l4.data(), l4.size());
   return f;
 }
@@ -68,11 +65,11 @@ std::vector<uint8_t> ipv6_fragment(uint8_t proto, uint32_t id, uint16_t word,
   f[12] = 0x86, f[13] = 0xdd;
   uint8_t* ip = f.data() + 14;
   ip[0]       = 0x60;
-  put16(ip + 4, uint32_t(8 + data.size()));
+  packet::core::store_be16(ip + 4, uint32_t(8 + data.size()));
   ip[6] = 44, ip[7] = 64, ip[8] = 0x20, ip[9] = 0x01, ip[23] = 1, ip[24] = 0x20, ip[25] = 0x01,
   ip[39] = 2;
   ip[40] = proto;
-  put16(ip + 42, word);
+  packet::core::store_be16(ip + 42, word);
   ip[47] = uint8_t(id);
   if (!data.empty()) std::memcpy(ip + 48, data.data(), data.size());
   return f;
@@ -98,10 +95,10 @@ std::vector<uint8_t> build(Reader& r, uint32_t seq_base[4][2]) {
       const unsigned conn = pick % 4, dir = (pick >> 2) & 1;
       const uint32_t seq = seq_base[conn][dir] + r.u16(), ack = seq_base[conn][1 - dir] + r.u16();
       std::vector<uint8_t> tcp(20, 0);
-      put16(tcp.data(), dir ? 80 : 40000 + conn);
-      put16(tcp.data() + 2, dir ? 40000 + conn : 80);
-      put16(tcp.data() + 4, seq >> 16), put16(tcp.data() + 6, seq);
-      put16(tcp.data() + 8, ack >> 16), put16(tcp.data() + 10, ack);
+      packet::core::store_be16(tcp.data(), dir ? 80 : 40000 + conn);
+      packet::core::store_be16(tcp.data() + 2, dir ? 40000 + conn : 80);
+      packet::core::store_be16(tcp.data() + 4, seq >> 16), packet::core::store_be16(tcp.data() + 6, seq);
+      packet::core::store_be16(tcp.data() + 8, ack >> 16), packet::core::store_be16(tcp.data() + 10, ack);
       tcp[12] = 0x50, tcp[13] = flags;
       const auto data = r.bytes(r.u8());
       tcp.insert(tcp.end(), data.begin(), data.end());

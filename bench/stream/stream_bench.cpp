@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "gen/packet_builder.hpp"
+#include "packet/core/bytes.hpp"
 #include "warpath/flow/flow.hpp"
 #include "warpath/gen/traffic.hpp"
 #include "warpath/packet/batch.hpp"
@@ -54,14 +55,6 @@ struct Frames {
   size_t size() const { return off.size(); }
 };
 
-void put16(uint8_t* p, uint32_t v) {
-  p[0] = uint8_t(v >> 8);
-  p[1] = uint8_t(v);
-}
-void put32(uint8_t* p, uint32_t v) {
-  put16(p, v >> 16);
-  put16(p + 2, v);
-}
 
 // One Ethernet + IPv4 + TCP frame.
 void frame(Frames& out, uint32_t src, uint32_t dst, uint16_t sport, uint16_t dport, uint32_t seq,
@@ -70,20 +63,20 @@ void frame(Frames& out, uint32_t src, uint32_t dst, uint16_t sport, uint16_t dpo
   f[12] = 0x08;
   uint8_t* ip = f + 14;
   ip[0]       = 0x45;
-  put16(ip + 2, 40 + payload);
+  packet::core::store_be16(ip + 2, 40 + payload);
   ip[8] = 64;
   ip[9] = 6;
-  put32(ip + 12, src);
-  put32(ip + 16, dst);
-  put16(ip + 10, gen::internet_checksum(ip, 20));
+  packet::core::store_be32(ip + 12, src);
+  packet::core::store_be32(ip + 16, dst);
+  packet::core::store_be16(ip + 10, gen::internet_checksum(ip, 20));
   uint8_t* t = ip + 20;
-  put16(t, sport);
-  put16(t + 2, dport);
-  put32(t + 4, seq);
-  put32(t + 8, ack);
+  packet::core::store_be16(t, sport);
+  packet::core::store_be16(t + 2, dport);
+  packet::core::store_be32(t + 4, seq);
+  packet::core::store_be32(t + 8, ack);
   t[12] = 0x50;
   t[13] = flags;
-  put16(t + 14, 65535);
+  packet::core::store_be16(t + 14, 65535);
   std::memset(t + 20, fill, payload);
   out.add(f, 54 + payload);
   out.payload += payload;

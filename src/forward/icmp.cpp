@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "forward/core/forward_core.hpp"
+#include "packet/core/bytes.hpp"
 #include "warpath/forward/router.hpp"
 
 namespace warpath::forward {
@@ -18,14 +19,6 @@ constexpr uint32_t kIcmp4MaxDatagram = 576;   // RFC 1812 4.3.2.3
 constexpr uint32_t kIcmp6MaxDatagram = 1280;  // RFC 4443 2.4(c): the IPv6 minimum MTU
 constexpr uint8_t kProtoIcmp = 1, kProtoIcmpv6 = 58;
 
-void put16(uint8_t* p, uint32_t v) {
-  p[0] = uint8_t(v >> 8);
-  p[1] = uint8_t(v);
-}
-void put32(uint8_t* p, uint32_t v) {
-  put16(p, v >> 16);
-  put16(p + 2, v);
-}
 
 // ICMP types that are error messages (RFC 792, RFC 1812 4.3.2.7): no error about an error.
 bool is_icmp4_error(uint8_t type) {
@@ -55,17 +48,17 @@ uint32_t build4(const uint8_t* ip, uint32_t avail, uint32_t src4, uint8_t* o) {
   std::memset(o, 0, 28);
   o[0] = 0x45;
   o[1] = 0xc0;  // precedence 6, internetwork control (RFC 1812 4.3.2.5; as Linux does)
-  put16(o + 2, bytes);
+  packet::core::store_be16(o + 2, bytes);
   o[8] = 64;  // TTL
   o[9] = kProtoIcmp;
-  put32(o + 12, src4);
-  put32(o + 16, orig_src);
-  put16(o + 10, fold_checksum(ones_sum(o, 20)));
+  packet::core::store_be32(o + 12, src4);
+  packet::core::store_be32(o + 16, orig_src);
+  packet::core::store_be16(o + 10, fold_checksum(ones_sum(o, 20)));
   uint8_t* icmp = o + 20;
   icmp[0]       = 11;  // Time Exceeded
   icmp[1]       = 0;   // TTL exceeded in transit
   std::memcpy(icmp + 8, ip, quote);
-  put16(icmp + 2, fold_checksum(ones_sum(icmp, 8 + quote)));
+  packet::core::store_be16(icmp + 2, fold_checksum(ones_sum(icmp, 8 + quote)));
   return bytes;
 }
 
@@ -86,7 +79,7 @@ uint32_t build6(const uint8_t* ip, uint32_t avail, const packet::PacketInfo& inf
   const uint32_t payload  = 8 + quote;
   std::memset(o, 0, 48);
   o[0] = 0x60;
-  put16(o + 4, payload);
+  packet::core::store_be16(o + 4, payload);
   o[6] = kProtoIcmpv6;
   o[7] = 64;  // hop limit
   std::memcpy(o + 8, src6.data(), 16);
@@ -100,7 +93,7 @@ uint32_t build6(const uint8_t* ip, uint32_t avail, const packet::PacketInfo& inf
   sum += payload >> 16;
   sum += payload & 0xffffu;
   sum += kProtoIcmpv6;
-  put16(icmp + 2, fold_checksum(ones_sum(icmp, payload, sum)));
+  packet::core::store_be16(icmp + 2, fold_checksum(ones_sum(icmp, payload, sum)));
   return 40 + payload;
 }
 

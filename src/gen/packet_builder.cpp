@@ -3,6 +3,7 @@
 
 #include <cstring>
 
+#include "packet/core/bytes.hpp"
 #include "warpath/gen/traffic.hpp"
 
 namespace warpath::gen {
@@ -20,18 +21,6 @@ uint16_t internet_checksum(const uint8_t* data, size_t bytes, uint32_t initial) 
 
 namespace detail {
 namespace {
-
-void put16(uint8_t* p, uint32_t v) noexcept {
-  p[0] = static_cast<uint8_t>(v >> 8);
-  p[1] = static_cast<uint8_t>(v);
-}
-
-void put32(uint8_t* p, uint32_t v) noexcept {
-  p[0] = static_cast<uint8_t>(v >> 24);
-  p[1] = static_cast<uint8_t>(v >> 16);
-  p[2] = static_cast<uint8_t>(v >> 8);
-  p[3] = static_cast<uint8_t>(v);
-}
 
 uint32_t transport_header_bytes(const FrameSpec& spec) noexcept {
   if (spec.proto == kProtoTcp) return kTcpHeaderBytes;
@@ -89,11 +78,11 @@ void build_frame(const FrameSpec& spec, const PacketFields& fields, uint32_t cap
   std::memcpy(out + 6, spec.src_mac, 6);
   uint32_t l3 = 12;
   if (spec.vlan) {
-    put16(out + l3, 0x8100);
-    put16(out + l3 + 2, spec.vlan_tci);
+    packet::core::store_be16(out + l3, 0x8100);
+    packet::core::store_be16(out + l3 + 2, spec.vlan_tci);
     l3 += kVlanTagBytes;
   }
-  put16(out + l3, spec.ipv6 ? 0x86dd : 0x0800);
+  packet::core::store_be16(out + l3, spec.ipv6 ? 0x86dd : 0x0800);
   l3 += 2;
 
   // The network header, without the IPv4 checksum yet.
@@ -101,8 +90,8 @@ void build_frame(const FrameSpec& spec, const PacketFields& fields, uint32_t cap
   const uint32_t l4_bytes = caplen - l4;
   uint8_t* ip             = out + l3;
   if (spec.ipv6) {
-    put32(ip, 6u << 28 | (spec.flow_label & 0xfffff));
-    put16(ip + 4, l4_bytes);
+    packet::core::store_be32(ip, 6u << 28 | (spec.flow_label & 0xfffff));
+    packet::core::store_be16(ip + 4, l4_bytes);
     ip[6] = spec.proto;
     ip[7] = 64;  // Hop limit.
     std::memcpy(ip + 8, spec.src6, 16);
@@ -110,15 +99,15 @@ void build_frame(const FrameSpec& spec, const PacketFields& fields, uint32_t cap
   } else {
     ip[0] = 0x45;  // Version 4, IHL 5.
     ip[1] = 0;
-    put16(ip + 2, caplen - l3);
-    put16(ip + 4, fields.ip_id);
-    put16(ip + 6, 0x4000);  // DF, fragment offset 0.
+    packet::core::store_be16(ip + 2, caplen - l3);
+    packet::core::store_be16(ip + 4, fields.ip_id);
+    packet::core::store_be16(ip + 6, 0x4000);  // DF, fragment offset 0.
     ip[8] = 64;             // TTL.
     ip[9] = spec.proto;
-    put16(ip + 10, 0);
-    put32(ip + 12, spec.src4);
-    put32(ip + 16, spec.dst4);
-    put16(ip + 10, internet_checksum(ip, kIpv4HeaderBytes));
+    packet::core::store_be16(ip + 10, 0);
+    packet::core::store_be32(ip + 12, spec.src4);
+    packet::core::store_be32(ip + 16, spec.dst4);
+    packet::core::store_be16(ip + 10, internet_checksum(ip, kIpv4HeaderBytes));
   }
 
   // The transport header, then the payload, then the transport checksum over both.
@@ -126,32 +115,32 @@ void build_frame(const FrameSpec& spec, const PacketFields& fields, uint32_t cap
   const uint32_t header = transport_header_bytes(spec);
   fill_payload(payload, tp + header, l4_bytes - header);
   if (spec.proto == kProtoTcp) {
-    put16(tp, spec.sport);
-    put16(tp + 2, spec.dport);
-    put32(tp + 4, fields.seq);
-    put32(tp + 8, fields.ack);
+    packet::core::store_be16(tp, spec.sport);
+    packet::core::store_be16(tp + 2, spec.dport);
+    packet::core::store_be32(tp + 4, fields.seq);
+    packet::core::store_be32(tp + 8, fields.ack);
     tp[12] = 5 << 4;  // Data offset: 20 bytes, no options.
     tp[13] = fields.tcp_flags;
-    put16(tp + 14, fields.window);
-    put16(tp + 16, 0);
-    put16(tp + 18, 0);  // Urgent pointer.
-    put16(tp + 16, internet_checksum(tp, l4_bytes, pseudo_header_sum(spec, l4_bytes)));
+    packet::core::store_be16(tp + 14, fields.window);
+    packet::core::store_be16(tp + 16, 0);
+    packet::core::store_be16(tp + 18, 0);  // Urgent pointer.
+    packet::core::store_be16(tp + 16, internet_checksum(tp, l4_bytes, pseudo_header_sum(spec, l4_bytes)));
   } else if (spec.proto == kProtoUdp) {
-    put16(tp, spec.sport);
-    put16(tp + 2, spec.dport);
-    put16(tp + 4, l4_bytes);
-    put16(tp + 6, 0);
+    packet::core::store_be16(tp, spec.sport);
+    packet::core::store_be16(tp + 2, spec.dport);
+    packet::core::store_be16(tp + 4, l4_bytes);
+    packet::core::store_be16(tp + 6, 0);
     uint16_t sum = internet_checksum(tp, l4_bytes, pseudo_header_sum(spec, l4_bytes));
-    put16(tp + 6, sum == 0 ? 0xffff : sum);  // 0 means "no checksum" (RFC 768).
+    packet::core::store_be16(tp + 6, sum == 0 ? 0xffff : sum);  // 0 means "no checksum" (RFC 768).
   } else if (is_icmp_echo(spec)) {
     tp[0] = spec.ipv6 ? 128 : 8;  // Echo request.
     tp[1] = 0;
-    put16(tp + 2, 0);
-    put16(tp + 4, fields.icmp_id);
-    put16(tp + 6, fields.icmp_seq);
+    packet::core::store_be16(tp + 2, 0);
+    packet::core::store_be16(tp + 4, fields.icmp_id);
+    packet::core::store_be16(tp + 6, fields.icmp_seq);
     // ICMPv6 covers the pseudo-header (RFC 4443 2.3); ICMP covers the message only.
     uint32_t initial = spec.ipv6 ? pseudo_header_sum(spec, l4_bytes) : 0;
-    put16(tp + 2, internet_checksum(tp, l4_bytes, initial));
+    packet::core::store_be16(tp + 2, internet_checksum(tp, l4_bytes, initial));
   }
 }
 

@@ -11,6 +11,16 @@ WARPATH_HD uint32_t load_be32(const uint8_t* p) {
   return uint32_t(p[0]) << 24 | uint32_t(p[1]) << 16 | uint32_t(p[2]) << 8 | p[3];
 }
 
+/// Big-endian stores, the loads' counterparts (frames built or rewritten in place).
+WARPATH_HD void store_be16(uint8_t* p, uint32_t v) {
+  p[0] = uint8_t(v >> 8);
+  p[1] = uint8_t(v);
+}
+WARPATH_HD void store_be32(uint8_t* p, uint32_t v) {
+  store_be16(p, v >> 16);
+  store_be16(p + 2, v);
+}
+
 /// One's-complement sum of 16-bit big-endian words (RFC 1071), not yet folded or inverted.
 WARPATH_HD uint32_t ones_sum(const uint8_t* p, uint32_t bytes, uint32_t sum = 0) {
   uint32_t i = 0;
