@@ -32,7 +32,13 @@ def test_example_runs(tmp_path, example):
     if example.stem == "chain":
         assert list(mods) == ["acl", "ttl-filter", "router"]
         assert 0 < mods["ttl-filter"]["in"] < j["totals"]["rx"], "only the inspect context"
-    if example.stem in ("router", "router-acl", "chain"):
+    if example.stem == "flows":
+        assert list(mods) == ["flow", "stream", "router"]
+        stats = mods["flow"]["stats"]
+        assert stats["flows"] > 0 and stats["flows"] == sum(
+            v for k, v in stats.items() if k.startswith("ended_")) + stats["active"]
+        assert "streams" in mods["stream"]["stats"]
+    if example.stem in ("router", "router-acl", "chain", "flows"):
         assert mods["router"]["forwarded"] > 0
 
 
