@@ -25,7 +25,6 @@
 #include <vector>
 
 #include "gen/packet_builder.hpp"
-#include "packet/core/bytes.hpp"
 #include "warpath/flow/flow.hpp"
 #include "warpath/gen/traffic.hpp"
 #include "warpath/packet/batch.hpp"
@@ -56,29 +55,22 @@ struct Frames {
 };
 
 
-// One Ethernet + IPv4 + TCP frame.
+// One Ethernet + IPv4 + TCP frame (the generator's builder; the payload is zeros).
 void frame(Frames& out, uint32_t src, uint32_t dst, uint16_t sport, uint16_t dport, uint32_t seq,
-           uint32_t ack, uint8_t flags, uint32_t payload, uint8_t fill) {
-  uint8_t f[14 + 20 + 20 + 1500] = {};
-  f[12] = 0x08;
-  uint8_t* ip = f + 14;
-  ip[0]       = 0x45;
-  packet::core::store_be16(ip + 2, 40 + payload);
-  ip[8] = 64;
-  ip[9] = 6;
-  packet::core::store_be32(ip + 12, src);
-  packet::core::store_be32(ip + 16, dst);
-  packet::core::store_be16(ip + 10, gen::internet_checksum(ip, 20));
-  uint8_t* t = ip + 20;
-  packet::core::store_be16(t, sport);
-  packet::core::store_be16(t + 2, dport);
-  packet::core::store_be32(t + 4, seq);
-  packet::core::store_be32(t + 8, ack);
-  t[12] = 0x50;
-  t[13] = flags;
-  packet::core::store_be16(t + 14, 65535);
-  std::memset(t + 20, fill, payload);
-  out.add(f, 54 + payload);
+           uint32_t ack, uint8_t flags, uint32_t payload) {
+  gen::detail::FrameSpec spec;
+  spec.src4  = src;
+  spec.dst4  = dst;
+  spec.sport = sport;
+  spec.dport = dport;
+  gen::detail::PacketFields fields;
+  fields.seq       = seq;
+  fields.ack       = ack;
+  fields.tcp_flags = flags;
+  uint8_t f[14 + 20 + 20 + 1500];
+  const uint32_t caplen = gen::detail::frame_header_bytes(spec) + payload;
+  gen::detail::build_frame(spec, fields, caplen, nullptr, f);
+  out.add(f, caplen);
   out.payload += payload;
 }
 
@@ -103,9 +95,9 @@ Frames build(const Shape& s, uint64_t seed) {
       conns[k] = {0x0a000000u + (id >> 8), 0xc0a80000u + (id & 0xff), uint16_t(1024 + id % 60000),
                   rng.next32(), rng.next32(), 0};
     }
-    for (Conn& c : conns) frame(out, c.c, c.srv, c.cp, 80, c.cseq, 0, 0x02, 0, 0);
-    for (Conn& c : conns) frame(out, c.srv, c.c, 80, c.cp, c.sseq, c.cseq + 1, 0x12, 0, 0);
-    for (Conn& c : conns) frame(out, c.c, c.srv, c.cp, 80, c.cseq + 1, c.sseq + 1, 0x10, 0, 0);
+    for (Conn& c : conns) frame(out, c.c, c.srv, c.cp, 80, c.cseq, 0, 0x02, 0);
+    for (Conn& c : conns) frame(out, c.srv, c.c, 80, c.cp, c.sseq, c.cseq + 1, 0x12, 0);
+    for (Conn& c : conns) frame(out, c.c, c.srv, c.cp, 80, c.cseq + 1, c.sseq + 1, 0x10, 0);
     for (uint32_t seg = 0; seg < s.segments; seg += 2) {
       const uint32_t count = std::min(2u, s.segments - seg);
       for (Conn& c : conns) {
@@ -114,19 +106,19 @@ Frames build(const Shape& s, uint64_t seed) {
         const bool swap = count == 2 && s.reorder_permille &&
                           rng.below(1000) < 2 * s.reorder_permille;
         if (swap)
-          frame(out, c.c, c.srv, c.cp, 80, base + s.size, c.sseq + 1, 0x18, s.size, uint8_t(seg + 1));
-        frame(out, c.c, c.srv, c.cp, 80, base, c.sseq + 1, 0x18, s.size, uint8_t(seg));
+          frame(out, c.c, c.srv, c.cp, 80, base + s.size, c.sseq + 1, 0x18, s.size);
+        frame(out, c.c, c.srv, c.cp, 80, base, c.sseq + 1, 0x18, s.size);
         if (count == 2 && !swap)
-          frame(out, c.c, c.srv, c.cp, 80, base + s.size, c.sseq + 1, 0x18, s.size, uint8_t(seg + 1));
+          frame(out, c.c, c.srv, c.cp, 80, base + s.size, c.sseq + 1, 0x18, s.size);
         c.sent += count * s.size;
-        frame(out, c.srv, c.c, 80, c.cp, c.sseq + 1, c.cseq + 1 + c.sent, 0x10, 0, 0);  // the ACK
+        frame(out, c.srv, c.c, 80, c.cp, c.sseq + 1, c.cseq + 1 + c.sent, 0x10, 0);  // the ACK
       }
     }
     for (Conn& c : conns) {
       const uint32_t fin = c.cseq + 1 + c.sent;
-      frame(out, c.c, c.srv, c.cp, 80, fin, c.sseq + 1, 0x11, 0, 0);
-      frame(out, c.srv, c.c, 80, c.cp, c.sseq + 1, fin + 1, 0x11, 0, 0);
-      frame(out, c.c, c.srv, c.cp, 80, fin + 1, c.sseq + 2, 0x10, 0, 0);
+      frame(out, c.c, c.srv, c.cp, 80, fin, c.sseq + 1, 0x11, 0);
+      frame(out, c.srv, c.c, 80, c.cp, c.sseq + 1, fin + 1, 0x11, 0);
+      frame(out, c.c, c.srv, c.cp, 80, fin + 1, c.sseq + 2, 0x10, 0);
     }
   }
   return out;
@@ -195,14 +187,7 @@ double run_warpath(const Frames& f, uint64_t& delivered) {
       t_parse += m - a;
       t_track += z - m;
     }
-    for (uint32_t i = 0; i < n; ++i) {
-      stream::Segment s;
-      if (!answers[i].serial || !stream::segment_of(infos[i], b.data(i), b.meta(i).caplen, s))
-        continue;
-      s.flow = answers[i].serial;
-      s.dir  = answers[i].dir;
-      (void)(*r)->segment(s, sink);
-    }
+    (void)stream::reassemble_batch(**r, v, infos.data(), answers.data(), n, sink);
     for (const flow::FlowRecord& e : ended) (void)(*r)->close(e.serial, sink);
   }
   (void)(*r)->close_all(sink);

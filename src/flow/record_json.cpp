@@ -22,9 +22,7 @@ std::string tcp_history(const FlowRecord& r) {
 }
 
 std::string flow_record_json(const FlowRecord& r) {
-  auto addr = [&](const uint8_t* a) {
-    return r.ip_version == 4 ? packet::ipv4_to_string(a) : packet::ipv6_to_string(a);
-  };
+  auto addr = [&](const uint8_t* a) { return packet::ip_to_string(r.ip_version, a); };
   auto secs = [](uint64_t ns) {
     char t[40];
     std::snprintf(t, sizeof t, "%llu.%09llu", static_cast<unsigned long long>(ns / 1000000000u),

@@ -16,6 +16,8 @@
 #pragma once
 #include <cstdint>
 
+#include "warpath/packet/info.hpp"
+
 namespace warpath::gen::detail {
 
 inline constexpr uint32_t kEthHeaderBytes  = 14;
@@ -32,10 +34,10 @@ inline constexpr uint8_t kProtoTcp    = 6;
 inline constexpr uint8_t kProtoUdp    = 17;
 inline constexpr uint8_t kProtoIcmpv6 = 58;
 
-inline constexpr uint8_t kTcpFin = 0x01;
-inline constexpr uint8_t kTcpSyn = 0x02;
-inline constexpr uint8_t kTcpPsh = 0x08;
-inline constexpr uint8_t kTcpAck = 0x10;
+using packet::kTcpAck;
+using packet::kTcpFin;
+using packet::kTcpPsh;
+using packet::kTcpSyn;
 
 /// splitmix64 step: advances `state` and returns the next output.
 inline uint64_t splitmix64(uint64_t& state) noexcept {

@@ -46,10 +46,12 @@ std::string ipv6_to_string(const uint8_t* b) {
   return out;
 }
 
+std::string ip_to_string(uint8_t ip_version, const uint8_t* bytes) {
+  return ip_version == 4 ? ipv4_to_string(bytes) : ipv6_to_string(bytes);
+}
+
 std::array<std::string, kParseColumns> parse_columns(uint64_t frame, const PacketInfo& info) {
-  auto addr = [&](const uint8_t* a) {
-    return info.ip_version == 4 ? ipv4_to_string(a) : ipv6_to_string(a);
-  };
+  auto addr = [&](const uint8_t* a) { return ip_to_string(info.ip_version, a); };
   const bool ports = (info.flags & kHasPorts) != 0;
   std::array<std::string, kParseColumns> c;
   c[0] = std::to_string(frame);

@@ -1,4 +1,5 @@
-// A parsed TCP packet as a reassembly segment (include/warpath/stream/stream.hpp).
+// Parsed TCP packets as reassembly segments (include/warpath/stream/stream.hpp): one packet
+// (segment_of), and a tracked batch into a reassembler (reassemble_batch).
 #include "warpath/stream/stream.hpp"
 
 namespace warpath::stream {
@@ -37,6 +38,21 @@ bool segment_of(const packet::PacketInfo& p, const uint8_t* frame, uint32_t capl
   s.len     = captured_end - data;
   s.missing = ip_end - captured_end;
   return true;
+}
+
+Status reassemble_batch(Reassembler& r, const packet::BatchView& batch,
+                        const packet::PacketInfo* infos, const flow::PacketFlow* flows,
+                        uint32_t n, const ChunkSink& sink, bool any_checksum,
+                        const uint8_t* mask) {
+  for (uint32_t i = 0; i < n; ++i) {
+    if (!flows[i].serial || (mask && !mask[i])) continue;
+    Segment s;
+    if (!segment_of(infos[i], batch.data(i), batch.metas[i].caplen, s, any_checksum)) continue;
+    s.flow = flows[i].serial;
+    s.dir  = flows[i].dir;
+    WARPATH_TRY(r.segment(s, sink));
+  }
+  return Status::ok();
 }
 
 }  // namespace warpath::stream

@@ -81,10 +81,10 @@ class StoreReassembler final : public Reassembler {
   size_t flows() const override { return flows_.size(); }
 
   Status segment(const Segment& s, const ChunkSink& sink) override {
-    constexpr uint8_t kFin = 0x01, kSyn = 0x02, kRst = 0x04, kAck = 0x10;
+    using packet::kTcpAck, packet::kTcpFin, packet::kTcpRst, packet::kTcpSyn;
     c_.segments += 1;
     c_.payload_bytes += s.len;
-    const bool syn = s.flags & kSyn, ack = s.flags & kAck;
+    const bool syn = s.flags & kTcpSyn, ack = s.flags & kTcpAck;
     auto it        = flows_.find(s.flow);
     if (it == flows_.end()) {
       const bool opens = (syn && !ack && s.dir == 0) || (config_.midstream && !syn);
@@ -133,7 +133,7 @@ class StoreReassembler final : public Reassembler {
     const int64_t off = core::offset_of(s.seq, d.first, d.base);
     // A RST counts only in the sender's window (RFC 5961): a stale or far one could otherwise
     // end inspection of a live connection.
-    if (s.flags & kRst) {
+    if (s.flags & kTcpRst) {
       if (off >= int64_t(d.base) && off <= int64_t(d.sent_end) + int64_t(config_.max_ahead))
         f.reset = true;
       else
@@ -150,10 +150,10 @@ class StoreReassembler final : public Reassembler {
     }
     // A FIN fixes the end only in the window: a stale one (before what was delivered) or a far
     // one is the sender's mistake or an evasion, not the end of the stream.
-    if ((s.flags & kFin) && d.fin == kNever && end >= int64_t(d.base) &&
+    if ((s.flags & kTcpFin) && d.fin == kNever && end >= int64_t(d.base) &&
         end <= int64_t(d.base) + int64_t(config_.max_ahead))
       d.fin = uint64_t(end);
-    if (end > off || s.missing) data(f, d, s, off, end);
+    if (end > off || s.missing) data(d, s, off, end);
     // The peer's acknowledgement moves the other direction's delivery (IDS mode).
     Dir& o = f.d[1 - s.dir];
     if (ack && o.open) {
@@ -241,13 +241,15 @@ class StoreReassembler final : public Reassembler {
     return best;
   }
 
-  void data(Flow&, Dir& d, const Segment& s, int64_t off, int64_t end) {
+  void data(Dir& d, const Segment& s, int64_t off, int64_t end) {
     const uint64_t seg_end = end < 0 ? 0 : uint64_t(end);
-    // Bytes the capture cut (snap length) were sent too: an ACK past them declares a gap.
-    const uint64_t sent = std::min(seg_end + s.missing, d.base + config_.max_ahead);
+    // Bytes the capture cut (snap length) were sent too: an ACK past them declares a gap. Past
+    // the depth nothing is delivered, so nothing there is acknowledged either.
+    uint64_t sent = std::min(seg_end + s.missing, d.base + config_.max_ahead);
+    if (config_.depth) sent = std::min(sent, config_.depth);
     if (end <= int64_t(d.base)) {
       c_.retransmitted_bytes += uint64_t(end - off);
-      d.sent_end = std::max(d.sent_end, config_.depth ? std::min(sent, config_.depth) : sent);
+      d.sent_end = std::max(d.sent_end, sent);
       return;
     }
     const uint64_t at = std::max<uint64_t>(off < 0 ? 0 : uint64_t(off), d.base);
@@ -278,18 +280,18 @@ class StoreReassembler final : public Reassembler {
         return;
       }
       const Policy policy = config_.mode == Mode::kInline ? Policy::kFirst : d.policy;
-      const uint64_t os = off < 0 ? 0 : uint64_t(off);
-    const Insert r    = d.store.insert(at, s.data + (int64_t(at) - off), uint32_t(n), os, seg_end,
-                                       [&](uint64_t a, uint64_t b) {
-                                         return core::new_wins(policy, os, seg_end, a, b);
-                                       });
+      const uint64_t os   = off < 0 ? 0 : uint64_t(off);
+      const Insert r      = d.store.insert(at, s.data + (int64_t(at) - off), uint32_t(n), os,
+                                           seg_end, [&](uint64_t a, uint64_t b) {
+                                             return core::new_wins(policy, os, seg_end, a, b);
+                                           });
       total_ += r.added;
       d.held.push_back(stop);
       held_ += 1;
       if (r.overlap) c_.overlaps += 1;
       if (r.differ) c_.overlap_diff += 1;
     }
-    d.sent_end = std::max(d.sent_end, config_.depth ? std::min(sent, config_.depth) : sent);
+    d.sent_end = std::max(d.sent_end, sent);
   }
 
   // Delivers d's bytes up to `limit`; with `gaps`, a hole below the limit is declared lost.

@@ -32,7 +32,7 @@ struct FlowsOptions {
 
 std::string address(const FlowRecord& r, bool src) {
   const uint8_t* a = src ? r.src : r.dst;
-  return r.ip_version == 4 ? packet::ipv4_to_string(a) : packet::ipv6_to_string(a);
+  return packet::ip_to_string(r.ip_version, a);
 }
 
 double seconds(uint64_t ns) { return double(ns) / 1e9; }

@@ -99,7 +99,7 @@ class Files {
 
 std::string endpoint(const flow::FlowRecord& r, bool src) {
   const uint8_t* a = src ? r.src : r.dst;
-  return (r.ip_version == 4 ? packet::ipv4_to_string(a) : packet::ipv6_to_string(a)) + "." +
+  return packet::ip_to_string(r.ip_version, a) + "." +
          std::to_string(src ? r.sport : r.dport);
 }
 
@@ -121,6 +121,8 @@ nlohmann::ordered_json stream_counters(const stream::StreamCounters& c) {
           {"beyond_window", c.beyond_window},
           {"stream_cap", c.stream_cap},
           {"memcap", c.memcap},
+          {"segment_cap", c.segment_cap},
+          {"bad_rst", c.bad_rst},
           {"depth_reached", c.depth_reached},
           {"flows_refused", c.flows_refused}};
 }
@@ -161,7 +163,6 @@ int run_reassemble(const ReassembleOptions& o) {
     if (Status s = files.write(c); !s.is_ok() && write_error.is_ok()) write_error = s;
   };
   nlohmann::ordered_json index = nlohmann::ordered_json::array();
-  std::map<uint64_t, bool> named;
   auto finish = [&](const flow::FlowRecord& r) -> Status {
     if (r.proto != 6) return Status::ok();
     WARPATH_TRY((*reassembler)->close(r.serial, sink));
@@ -179,19 +180,14 @@ int run_reassemble(const ReassembleOptions& o) {
                        {"end", flow::flow_end_name(r.end)}});
     }
     files.forget(r.serial);  // a capture of many flows keeps only the live ones
-    named.erase(r.serial);
     return Status::ok();
   };
   // Names need the flow's orientation, known from its first packet.
   auto name_of = [&](uint64_t serial, const packet::PacketInfo& p, uint8_t dir) {
-    if (named[serial]) return;
-    named[serial] = true;
-    auto addr = [&](const uint8_t* a) {
-      return p.l3 == packet::L3::kIpv4 ? packet::ipv4_to_string(a) : packet::ipv6_to_string(a);
-    };
+    if (files.find(serial, 0)) return;
     // The packet runs src -> dst in direction `dir`.
-    const std::string s = addr(p.src) + "." + std::to_string(p.sport);
-    const std::string d = addr(p.dst) + "." + std::to_string(p.dport);
+    const std::string s = packet::ip_to_string(p.ip_version, p.src) + "." + std::to_string(p.sport);
+    const std::string d = packet::ip_to_string(p.ip_version, p.dst) + "." + std::to_string(p.dport);
     const std::string ini = dir == 0 ? s : d, res = dir == 0 ? d : s;
     files.name(serial, 0, fmt::format("{:06}-{}-{}", serial, ini, res));
     files.name(serial, 1, fmt::format("{:06}-{}-{}", serial, res, ini));
@@ -208,16 +204,12 @@ int run_reassemble(const ReassembleOptions& o) {
     if (Status s = (*tracker)->track({infos.data(), n}, {v.metas, n}, {answers.data(), n}, ended);
         !s.is_ok())
       return fail(s);
-    for (uint32_t i = 0; i < n; ++i) {
-      if (answers[i].track != flow::Track::kTracked || infos[i].proto != 6) continue;
-      stream::Segment s;
-      if (!stream::segment_of(infos[i], batch.data(i), batch.meta(i).caplen, s, o.no_checksum))
-        continue;
-      s.flow = answers[i].serial;
-      s.dir  = answers[i].dir;
-      name_of(s.flow, infos[i], s.dir);
-      if (Status st = (*reassembler)->segment(s, sink); !st.is_ok()) return fail(st);
-    }
+    for (uint32_t i = 0; i < n; ++i)  // files are named from the flow's first TCP packet
+      if (answers[i].serial && infos[i].proto == 6) name_of(answers[i].serial, infos[i], answers[i].dir);
+    if (Status st = stream::reassemble_batch(**reassembler, v, infos.data(), answers.data(), n,
+                                             sink, o.no_checksum);
+        !st.is_ok())
+      return fail(st);
     for (const flow::FlowRecord& r : ended)
       if (Status st = finish(r); !st.is_ok()) return fail(st);
     if (!write_error.is_ok()) return fail(write_error);

@@ -14,6 +14,8 @@ std::string ipv4_to_string(const uint8_t* bytes);
 /// RFC 5952 text: lower case, leading zeros dropped, the longest run (first if tied) of two or
 /// more zero groups compressed to "::"; IPv4-mapped addresses as ::ffff:a.b.c.d.
 std::string ipv6_to_string(const uint8_t* bytes);
+/// The one or the other by IP version (4: the first 4 bytes).
+std::string ip_to_string(uint8_t ip_version, const uint8_t* bytes);
 
 /// The CSV header of `warpath parse`.
 inline constexpr const char* kParseCsvHeader =

@@ -64,6 +64,15 @@ enum InfoFlags : uint8_t {
   kIpv6ExtHeaders = 1u << 5,  ///< at least one IPv6 extension header
 };
 
+/// PacketInfo::tcp_flags bits (RFC 9293), for every module that reads them.
+enum TcpFlagBits : uint8_t {
+  kTcpFin = 0x01,
+  kTcpSyn = 0x02,
+  kTcpRst = 0x04,
+  kTcpPsh = 0x08,
+  kTcpAck = 0x10,
+};
+
 /// PacketInfo::fields bits: which IP-header fields were captured. A packet cut inside its IP
 /// header reports the fields that precede the cut (status kTruncated).
 enum FieldBits : uint8_t {
@@ -83,7 +92,7 @@ struct PacketInfo {
   uint8_t vlan_count;  ///< 0, 1 or 2
   uint8_t flags;       ///< InfoFlags
   Tunnel tunnel;
-  uint8_t tcp_flags;     ///< valid when proto == 6 and kHasPorts
+  uint8_t tcp_flags;     ///< TcpFlagBits; valid when proto == 6 and kHasPorts
   uint16_t vlan_tci[2];  ///< outermost first; VLAN id = tci & 0xfff
   uint16_t ethertype;    ///< after VLAN tags
   uint16_t l3_offset;    ///< start of the IP header (0 when none)

@@ -60,6 +60,8 @@
 
 #include "warpath/core/registry.hpp"
 #include "warpath/core/status.hpp"
+#include "warpath/flow/flow.hpp"
+#include "warpath/packet/batch.hpp"
 #include "warpath/packet/info.hpp"
 
 namespace warpath::stream {
@@ -172,6 +174,15 @@ class Reassembler {
 /// an IPv4 header checksum that does not verify is accepted, as flow::FlowConfig allows).
 bool segment_of(const packet::PacketInfo& info, const uint8_t* frame, uint32_t caplen,
                 Segment& out, bool any_checksum = false);
+
+/// A batch of tracked packets into `r`, in order: packet i goes in as flow flows[i].serial,
+/// direction flows[i].dir, when the flow tracker tracked it (serial != 0), `mask` is null or
+/// mask[i] != 0, and segment_of takes it (with `any_checksum`). How the CLI, the stream module
+/// and the benchmark feed a reassembler; the first failure (validate: engines) is returned.
+Status reassemble_batch(Reassembler& r, const packet::BatchView& batch,
+                        const packet::PacketInfo* infos, const flow::PacketFlow* flows,
+                        uint32_t n, const ChunkSink& sink, bool any_checksum = false,
+                        const uint8_t* mask = nullptr);
 
 /// ref.stream, cpu.stream.
 std::vector<EngineInfo> stream_engines();

@@ -17,7 +17,10 @@
 
 namespace warpath::flow::core {
 
-inline constexpr uint8_t kTcpFin = 0x01, kTcpSyn = 0x02, kTcpRst = 0x04, kTcpAck = 0x10;
+using packet::kTcpAck;
+using packet::kTcpFin;
+using packet::kTcpRst;
+using packet::kTcpSyn;
 
 /// Canonical key: endpoint a is the smaller (address, then port) of the two.
 struct alignas(8) FlowKey {
@@ -148,7 +151,8 @@ WARPATH_HD TcpState tcp_next(TcpState s, uint8_t dir, uint8_t flags, const uint8
 /// one: the other side is the initiator, as Suricata and Zeek orient such flows.
 WARPATH_HD bool flow_start(FlowCore& f, const FlowKey& key, uint8_t from_b, uint64_t serial,
                            uint64_t now, uint8_t tcp_flags) {
-  const bool tcp      = proto_class(key.proto) == ProtoClass::kTcp;
+  const ProtoClass cls = proto_class(key.proto);
+  const bool tcp       = cls == ProtoClass::kTcp;
   const bool syn_ack  = tcp && (tcp_flags & (kTcpSyn | kTcpAck | kTcpRst)) == (kTcpSyn | kTcpAck);
   // Picked up midstream from a well-known port to an ephemeral one: the server spoke first.
   const uint16_t sport = from_b ? key.pb : key.pa, dport = from_b ? key.pa : key.pb;
@@ -161,7 +165,7 @@ WARPATH_HD bool flow_start(FlowCore& f, const FlowKey& key, uint8_t from_b, uint
   f.bytes[0]       = f.bytes[1] = 0;
   f.initiator_is_b = (syn_ack || served) ? uint8_t(!from_b) : from_b;
   f.tcp_flags[0]   = f.tcp_flags[1] = 0;
-  f.cls            = proto_class(key.proto);
+  f.cls            = cls;
   f.state          = FlowState::kNew;
   if (!tcp) {
     f.tcp = TcpState::kNone;
