@@ -15,6 +15,18 @@ find_package(tomlplusplus CONFIG REQUIRED)
 # --metrics` serves Prometheus text over HTTP.
 pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
 
+# Vectorscan (Debian libvectorscan-dev; Hyperscan's portable fork, pkg-config name libhs): the
+# cpu.hs pattern engine and the anchor of the pattern benchmarks. Without it the other pattern
+# engines build and cpu.hs is not in the registry.
+pkg_check_modules(HS QUIET IMPORTED_TARGET libhs)
+set(WARPATH_HAVE_HS OFF)
+if(HS_FOUND)
+  set(WARPATH_HAVE_HS ON)
+  message(STATUS "Vectorscan ${HS_VERSION}: the cpu.hs pattern engine")
+else()
+  message(STATUS "Vectorscan (libhs) not found: cpu.hs is not built")
+endif()
+
 # libxdp + libbpf (Debian libxdp-dev, libbpf-dev): AF_XDP ports. Without them `afxdp:` ports
 # answer "not built" and everything else works.
 pkg_check_modules(XDP QUIET IMPORTED_TARGET libxdp)

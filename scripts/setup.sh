@@ -20,6 +20,7 @@ PACKAGES=(
   tshark                            # optional truth for the capture golden files
   libdpdk-dev dpdk-dev              # optional anchors: rte_lpm/rte_fib (warpath bench lookup)
   libnids-dev                       # optional anchor: libnids beside warpath-stream-bench
+  libvectorscan-dev                 # pattern matching: the cpu.hs engine and the anchor
 )
 
 missing=()

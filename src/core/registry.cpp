@@ -4,6 +4,7 @@
 #include "warpath/core/cuda_device.hpp"
 #include "warpath/defrag/defrag.hpp"
 #include "warpath/flow/flow.hpp"
+#include "warpath/pattern/pattern.hpp"
 #include "warpath/stream/stream.hpp"
 #include "warpath/lookup/check.hpp"
 #include "warpath/packet/parser.hpp"
@@ -26,6 +27,7 @@ const std::vector<ModuleInfo>& all_modules() {
       {"defrag", &defrag::defrag_engines, &defrag::check_defrag_engine},
       {"flow", &flow::flow_engines, &flow::check_flow_engine},
       {"stream", &stream::stream_engines, &stream::check_stream_engine},
+      {"pattern", &pattern::pattern_engines, &pattern::check_pattern_engine},
       {"runtime", &runtime::chain_engines, &runtime::check_chain_engine},
   };
   return modules;

@@ -68,6 +68,7 @@ int run_main(int argc, char** argv) {
   add_flows(app, run);
   add_defrag(app, run);
   add_reassemble(app, run);
+  add_patterns(app, run);
   add_gen(app, run);
   add_selftest(app, run);
   add_lookup(app, run);

@@ -1,0 +1,192 @@
+/*
+ * src/pattern/cuda/ac_kernel.cu: cuda.ac, Aho-Corasick literal matching on the GPU.
+ *
+ * Computes   every (literal id, end offset) in each block of a batch (pattern.hpp semantics).
+ * Algorithm  src/pattern/core/ac_core.hpp (ac_scan), shared with cpu.ac. Do not fork.
+ * Launch     one thread per slice of kSlice bytes of a block; a slice starts max_len - 1 bytes
+ *            early (warm-up, no reports) so matches crossing slice edges are found once, by
+ *            the slice they end in. 1-D grid-stride, kBlockSize threads per block.
+ * Memory     the automaton in global memory (copied once); the batch's bytes and slice table
+ *            copied per call; matches appended to a global buffer with one atomic counter.
+ * Overflow   more matches than the buffer holds: the batch is rescanned on the host with the
+ *            same body (counted in overflow_batches()), never lost.
+ * Streams    kept on the host (state and history between writes, as cpu.ac): a stream's bytes
+ *            arrive a few at a time, the GPU gains only on batches of blocks.
+ * Tested by  warpath selftest (src/pattern/pattern_registry.cpp: every engine against ref.pattern).
+ */
+#include <algorithm>
+#include <unordered_set>
+#include <vector>
+
+#include "core/cuda/cuda_check.cuh"
+#include "core/cuda/device_array.cuh"
+#include "pattern/ac_image.hpp"
+#include "pattern/cuda/ac_launch.hpp"
+#include "pattern/engines.hpp"
+#include "pattern/matches.hpp"
+
+namespace warpath::pattern::detail {
+namespace {
+
+constexpr int kBlockSize = 256;
+
+__global__ void __launch_bounds__(kBlockSize)
+    ac_kernel(core::AcView v, const uint8_t* __restrict__ data, const AcSlice* __restrict__ slices,
+              uint32_t n, DeviceMatch* out, uint32_t capacity, uint32_t* count) {
+  for (uint32_t t = blockIdx.x * kBlockSize + threadIdx.x; t < n; t += gridDim.x * kBlockSize) {
+    const AcSlice s     = slices[t];
+    const uint64_t warm = s.begin - s.block_start >= v.max_len - 1 ? s.begin - (v.max_len - 1)
+                                                                   : s.block_start;
+    auto at   = [data, &s](uint64_t pos) { return data[s.block_start + pos]; };
+    auto emit = [&](uint32_t id, uint64_t end) {
+      const uint32_t k = atomicAdd(count, 1u);
+      if (k < capacity) out[k] = DeviceMatch{s.block, id, uint32_t(end)};
+    };
+    // Offsets relative to the block: base = -block_start, expressed through the data pointer.
+    core::ac_scan(v, 0, data + s.block_start, warm - s.block_start, s.end - s.block_start, 0,
+                  s.begin - s.block_start, at, emit);
+  }
+}
+
+int sm_count() {
+  int device = 0, sms = 1;
+  if (cudaGetDevice(&device) == cudaSuccess)
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  return sms;
+}
+
+class AcCudaStream final : public Stream {
+ public:
+  explicit AcCudaStream(std::unique_ptr<Stream> host) : host_(std::move(host)) {}
+  Status write(const uint8_t* d, size_t n, std::vector<Match>& out) override { return host_->write(d, n, out); }
+  Status close(std::vector<Match>& out) override { return host_->close(out); }
+  size_t state_bytes() const override { return host_->state_bytes(); }
+
+ private:
+  std::unique_ptr<Stream> host_;
+};
+
+class AcCudaMatcher final : public Matcher {
+ public:
+  AcCudaMatcher(AcImage img, size_t n, std::unique_ptr<Matcher> host)
+      : img_(std::move(img)), patterns_(n), host_(std::move(host)) {}
+  std::string_view id() const noexcept override { return "cuda.ac"; }
+  size_t patterns() const override { return patterns_; }
+  size_t database_bytes() const override { return img_.bytes(); }
+
+  Status upload() {
+    auto put = [](DeviceArray& d, const void* src, size_t bytes) -> Status {
+      WARPATH_TRY(d.reserve(std::max<size_t>(bytes, 1)));
+      if (bytes) WARPATH_CUDA_TRY(cudaMemcpy(d.ptr, src, bytes, cudaMemcpyHostToDevice));
+      return Status::ok();
+    };
+    WARPATH_TRY(put(d_classes_, img_.classes, 256));
+    WARPATH_TRY(put(d_next_, img_.next.data(), img_.next.size() * 4));
+    WARPATH_TRY(put(d_out_begin_, img_.out_begin.data(), img_.out_begin.size() * 4));
+    WARPATH_TRY(put(d_out_link_, img_.out_link.data(), img_.out_link.size() * 4));
+    WARPATH_TRY(put(d_outputs_, img_.outputs.data(), img_.outputs.size() * sizeof(core::AcOutput)));
+    WARPATH_TRY(put(d_literals_, img_.literals.data(), img_.literals.size()));
+    dview_           = img_.view();
+    dview_.classes   = d_classes_.as<uint8_t>();
+    dview_.next      = d_next_.as<uint32_t>();
+    dview_.out_begin = d_out_begin_.as<uint32_t>();
+    dview_.out_link  = d_out_link_.as<uint32_t>();
+    dview_.outputs   = d_outputs_.as<core::AcOutput>();
+    dview_.literals  = d_literals_.as<uint8_t>();
+    return Status::ok();
+  }
+
+  Status scan(const uint8_t* data, size_t len, std::vector<Match>& out) override {
+    if (len > UINT32_MAX) return Status(Errc::kInvalidArgument, "cuda.ac: a block above 4 GiB");
+    Block b{data, uint32_t(len)};
+    std::vector<Match> one;
+    WARPATH_TRY(scan_blocks(&b, 1, &one));
+    out.insert(out.end(), one.begin(), one.end());
+    return Status::ok();
+  }
+
+  Status scan_blocks(const Block* blocks, uint32_t n, std::vector<Match>* out) override {
+    for (uint32_t i = 0; i < n; ++i) out[i].clear();
+    bytes_.clear();
+    slices_.clear();
+    for (uint32_t i = 0; i < n; ++i) {
+      const uint64_t start = bytes_.size();
+      bytes_.insert(bytes_.end(), blocks[i].data, blocks[i].data + blocks[i].len);
+      for (uint64_t b = 0; b < blocks[i].len; b += kAcSlice)
+        slices_.push_back(AcSlice{i, start, start + b, start + std::min<uint64_t>(b + kAcSlice, blocks[i].len)});
+    }
+    if (slices_.empty()) return Status::ok();
+    const uint32_t capacity = uint32_t(std::min<size_t>(std::max<size_t>(bytes_.size() / 4, 4096), 1u << 26));
+    WARPATH_TRY(d_data_.reserve(bytes_.size()));
+    WARPATH_TRY(d_slices_.reserve(slices_.size() * sizeof(AcSlice)));
+    WARPATH_TRY(d_matches_.reserve(size_t(capacity) * sizeof(DeviceMatch)));
+    WARPATH_TRY(d_count_.reserve(sizeof(uint32_t)));
+    cudaStream_t stream = nullptr;
+    WARPATH_CUDA_TRY(cudaMemcpyAsync(d_data_.ptr, bytes_.data(), bytes_.size(), cudaMemcpyHostToDevice, stream));
+    WARPATH_CUDA_TRY(cudaMemcpyAsync(d_slices_.ptr, slices_.data(), slices_.size() * sizeof(AcSlice),
+                                     cudaMemcpyHostToDevice, stream));
+    WARPATH_CUDA_TRY(cudaMemsetAsync(d_count_.ptr, 0, sizeof(uint32_t), stream));
+    WARPATH_TRY(launch_ac_scan(dview_, d_data_.as<uint8_t>(), d_slices_.as<AcSlice>(),
+                               uint32_t(slices_.size()), d_matches_.as<DeviceMatch>(), capacity,
+                               d_count_.as<uint32_t>(), stream));
+    uint32_t count = 0;
+    WARPATH_CUDA_TRY(cudaMemcpyAsync(&count, d_count_.ptr, sizeof count, cudaMemcpyDeviceToHost, stream));
+    WARPATH_CUDA_TRY(cudaStreamSynchronize(stream));
+    if (count > capacity) {  // rescan on the host: nothing is lost
+      ++overflows_;
+      return host_->scan_blocks(blocks, n, out);
+    }
+    matches_.resize(count);
+    WARPATH_CUDA_TRY(cudaMemcpy(matches_.data(), d_matches_.ptr, count * sizeof(DeviceMatch), cudaMemcpyDeviceToHost));
+    for (const DeviceMatch& m : matches_) out[m.block].push_back({m.id, m.end});
+    for (uint32_t i = 0; i < n; ++i) {
+      sort_unique(out[i], 0);
+      std::unordered_set<uint32_t> reported;
+      keep_first_matches(img_, out[i], 0, reported);
+    }
+    return Status::ok();
+  }
+
+  Result<std::unique_ptr<Stream>> open_stream() override {
+    auto h = host_->open_stream();
+    if (!h.is_ok()) return h.status();
+    return std::unique_ptr<Stream>(std::make_unique<AcCudaStream>(std::move(*h)));
+  }
+
+ private:
+  AcImage img_;
+  size_t patterns_;
+  std::unique_ptr<Matcher> host_;  ///< cpu.ac on the same literals: streams and overflow
+  core::AcView dview_;
+  DeviceArray d_classes_, d_next_, d_out_begin_, d_out_link_, d_outputs_, d_literals_;
+  DeviceArray d_data_, d_slices_, d_matches_, d_count_;
+  std::vector<uint8_t> bytes_;
+  std::vector<AcSlice> slices_;
+  std::vector<DeviceMatch> matches_;
+  uint64_t overflows_ = 0;
+};
+
+}  // namespace
+
+Status launch_ac_scan(const core::AcView& device_view, const uint8_t* data, const AcSlice* slices,
+                      uint32_t n, DeviceMatch* out, uint32_t capacity, uint32_t* count, void* stream) {
+  if (n == 0) return Status::ok();
+  static const int sms = sm_count();
+  const uint32_t grid = std::min<uint32_t>((n + kBlockSize - 1) / kBlockSize, uint32_t(32 * sms));
+  ac_kernel<<<grid, kBlockSize, 0, static_cast<cudaStream_t>(stream)>>>(device_view, data, slices, n,
+                                                                        out, capacity, count);
+  WARPATH_CUDA_TRY(cudaGetLastError());
+  return Status::ok();
+}
+
+Result<std::unique_ptr<Matcher>> make_ac_cuda_matcher(const std::vector<Pattern>& patterns) {
+  auto img = build_ac_image(patterns);
+  if (!img.is_ok()) return img.status();
+  auto host = make_ac_cpu_matcher(patterns);
+  if (!host.is_ok()) return host.status();
+  auto m = std::make_unique<AcCudaMatcher>(std::move(*img), patterns.size(), std::move(*host));
+  WARPATH_TRY(m->upload());
+  return std::unique_ptr<Matcher>(std::move(m));
+}
+
+}  // namespace warpath::pattern::detail

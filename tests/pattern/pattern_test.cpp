@@ -1,0 +1,327 @@
+// Pattern matching (include/warpath/pattern/pattern.hpp): the PCRE subset and its errors, the
+// file formats, the match semantics on hand-checked cases, every engine against ref.pattern on
+// generated sets (blocks at batch sizes 0, 1, lane edges and large; streams in random pieces),
+// and on the shared pattern sets: ref.pattern against Vectorscan (cpu.hs) on regexes, cpu.ac
+// against Vectorscan on ET Open's 23,609 fast-pattern literals over real traces.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <random>
+
+#include "support/test_support.hpp"
+#include "pattern/regex/automaton.hpp"
+#include "warpath/pattern/pattern.hpp"
+
+namespace warpath::pattern {
+namespace {
+
+using testing::data_path;
+using testing::have_data;
+
+bool have_engine(std::string_view id) {
+  for (const EngineInfo& e : pattern_engines())
+    if (e.id == id && e.available()) return true;
+  return false;
+}
+
+Pattern regex(uint32_t id, std::string re, uint32_t flags = 0) {
+  Pattern p;
+  p.id         = id;
+  p.expression = std::move(re);
+  p.flags      = flags;
+  return p;
+}
+
+std::vector<Match> scan(std::string_view engine, const std::vector<Pattern>& ps, std::string_view data) {
+  auto m = make_matcher(engine, ps);
+  EXPECT_TRUE(m.is_ok()) << m.status().message();
+  if (!m.is_ok()) return {};
+  std::vector<Match> out;
+  Status s = (*m)->scan(reinterpret_cast<const uint8_t*>(data.data()), data.size(), out);
+  EXPECT_TRUE(s.is_ok()) << s.message();
+  return out;
+}
+
+std::vector<uint64_t> ends(const std::vector<Match>& ms) {
+  std::vector<uint64_t> e;
+  for (const Match& m : ms) e.push_back(m.end);
+  return e;
+}
+
+// ---- the subset and its errors ----
+
+TEST(PatternSubset, RejectsWhatItCannotMatchNamingTheConstruct) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"(a)\\1", "a back-reference"},      {"a(?=b)", "look-ahead"},
+      {"(?<!a)b", "look-behind"},          {"(?>ab)", "an atomic group"},
+      {"a++", "a possessive quantifier"},  {"\\Qa\\E", "\\Q...\\E"},
+      {"a?", "matches the empty string"},  {"\\b", "matches the empty string"},
+      {"\\p{L}", "Unicode"},               {"(?x)a b", "the inline option 'x'"},
+  };
+  for (const auto& [re, what] : cases) {
+    Status s = check_pattern(regex(7, re));
+    EXPECT_EQ(s.code(), Errc::kNotSupported) << re;
+    EXPECT_NE(s.message().find(what), std::string::npos) << re << ": " << s.message();
+    EXPECT_NE(s.message().find("pattern 7"), std::string::npos) << s.message();
+  }
+}
+
+TEST(PatternSubset, MalformedExpressionsAreParseErrorsWithTheOffset) {
+  for (const char* re : {"(ab", "ab)", "[a-", "[z-a]", "*a", "a{3,1}", "\\", "\\x{zz}"}) {
+    Status s = check_pattern(regex(1, re));
+    EXPECT_EQ(s.code(), Errc::kParseError) << re << ": " << s.message();
+    EXPECT_NE(s.message().find("offset"), std::string::npos) << s.message();
+  }
+  EXPECT_TRUE(check_pattern(regex(1, "^(a)?$")).is_ok());  // empty only at offset 0
+  EXPECT_EQ(ends(scan("ref", {regex(1, "^a?")}, "ab")), (std::vector<uint64_t>{0, 1}));
+  EXPECT_TRUE(check_pattern(regex(1, "a{2,5}[^\\x00-\\x1f]{0,3}(?i:b|c)[[:alpha:]]\\i")).is_ok());
+}
+
+// ---- semantics, by hand ----
+
+TEST(PatternSemantics, EveryEndOffsetOverlapsIncluded) {
+  EXPECT_EQ(ends(scan("ref", {regex(1, "aa")}, "aaaa")), (std::vector<uint64_t>{2, 3, 4}));
+  EXPECT_EQ(ends(scan("ref", {regex(1, "a+")}, "xaaa")), (std::vector<uint64_t>{2, 3, 4}));
+  EXPECT_EQ(ends(scan("ref", {regex(1, "a+", kSingleMatch)}, "xaaa")), (std::vector<uint64_t>{2}));
+  EXPECT_EQ(ends(scan("ref", {regex(1, "ab", kCaseless)}, "AbaBab")), (std::vector<uint64_t>{2, 4, 6}));
+  // A match is (id, end): two patterns with one id report once per offset.
+  EXPECT_EQ(scan("ref", {regex(3, "b"), regex(3, "ab")}, "ab").size(), 1u);
+}
+
+TEST(PatternSemantics, AnchorsAndWordBoundaries) {
+  EXPECT_EQ(ends(scan("ref", {regex(1, "^a")}, "aa\na")), (std::vector<uint64_t>{1}));
+  EXPECT_EQ(ends(scan("ref", {regex(1, "^a", kMultiLine)}, "aa\na")), (std::vector<uint64_t>{1, 4}));
+  EXPECT_EQ(ends(scan("ref", {regex(1, "a$")}, "a\na\n")), (std::vector<uint64_t>{3}));  // before the final \n
+  EXPECT_EQ(ends(scan("ref", {regex(1, "a\\z")}, "a\na\n")), (std::vector<uint64_t>{}));
+  EXPECT_EQ(ends(scan("ref", {regex(1, "a$", kMultiLine)}, "a\na\n")), (std::vector<uint64_t>{1, 3}));
+  EXPECT_EQ(ends(scan("ref", {regex(1, "\\bab\\b")}, "ab cab ab_ ab")), (std::vector<uint64_t>{2, 13}));
+  EXPECT_EQ(ends(scan("ref", {regex(1, ".", 0)}, "\n")), (std::vector<uint64_t>{}));
+  EXPECT_EQ(ends(scan("ref", {regex(1, ".", kDotAll)}, "\n")), (std::vector<uint64_t>{1}));
+}
+
+TEST(PatternSemantics, EveryEngineAgreesOnTheHandCases) {
+  const std::vector<Pattern> ps = {regex(1, "aa"), regex(2, "^ab", kCaseless), regex(3, "b\\d+$"),
+                                   regex(4, "\\bcat\\b", kMultiLine), regex(5, "x[^\\n]{2}y", kDotAll)};
+  const std::string data = "AbaaXcat b12\ncat xzzy aab7";
+  const auto want = scan("ref", ps, data);
+  EXPECT_GE(want.size(), 5u);
+  for (const EngineInfo& e : pattern_engines()) {
+    if (!e.available()) continue;
+    auto m = make_matcher(e.id, ps);
+    if (!m.is_ok()) {
+      EXPECT_EQ(m.status().code(), Errc::kNotSupported) << e.id;  // literal engines
+      continue;
+    }
+    EXPECT_EQ(scan(e.id, ps, data), want) << e.id;
+  }
+}
+
+// ---- files ----
+
+TEST(PatternFiles, AllFormatsAndTheirErrors) {
+  auto hs = parse_pattern_text("# a comment\n1:/ab+c/is\n\n22:/x\\/y/mH\n", "f");
+  ASSERT_TRUE(hs.is_ok()) << hs.status().message();
+  ASSERT_EQ(hs->size(), 2u);
+  EXPECT_EQ((*hs)[0].flags, uint32_t(kCaseless | kDotAll));
+  EXPECT_EQ((*hs)[1].id, 22u);
+  EXPECT_EQ((*hs)[1].expression, "x\\/y");
+  EXPECT_EQ(to_pattern_line((*hs)[1]), "22:/x\\/y/mH");
+
+  auto plain = parse_pattern_text("abc\nd.*e\n", "g");
+  ASSERT_TRUE(plain.is_ok());
+  EXPECT_EQ((*plain)[1].id, 1u);
+
+  auto lits = parse_pattern_text("# columns: sid\tenabled\tnocase\tlen\thex\n5\t1\t1\t2\t4142\n6\t0\t0\t1\t41\n", "h");
+  ASSERT_TRUE(lits.is_ok()) << lits.status().message();
+  ASSERT_EQ(lits->size(), 1u);  // disabled rows skipped
+  EXPECT_TRUE((*lits)[0].literal);
+  EXPECT_EQ((*lits)[0].expression, "AB");
+  EXPECT_EQ(to_pattern_line((*lits)[0]), "5:/AB/i");
+
+  auto pcre = parse_pattern_text("# columns: sid\tenabled\tpcre\n9\t1\t/^GET/Ri\n10\t1\t/a/A\n11\t1\t/b/x\n", "p");
+  ASSERT_TRUE(pcre.is_ok()) << pcre.status().message();
+  ASSERT_EQ(pcre->size(), 3u);
+  EXPECT_EQ((*pcre)[0].flags, uint32_t(kCaseless));  // R (relative) dropped
+  EXPECT_EQ((*pcre)[1].expression, "\\A(?:a)");       // A: anchored
+  EXPECT_EQ(check_pattern((*pcre)[2]).code(), Errc::kNotSupported);  // x kept, rejected by name
+
+  for (const char* bad : {"1:/a/\nx:/b/\n", "1:/a/\n2:b\n", "# columns: sid\tenabled\tnocase\tlen\thex\n1\t1\t0\t2\t41\n",
+                          "# columns: nope\n"}) {
+    auto r = parse_pattern_text(bad, "bad.txt");
+    EXPECT_EQ(r.status().code(), Errc::kParseError) << bad;
+    EXPECT_NE(r.status().message().find("bad.txt:"), std::string::npos) << r.status().message();
+  }
+}
+
+// ---- engines against ref.pattern on generated data ----
+
+TEST(PatternEngines, EveryEngineMatchesTheReferenceOnGeneratedSets) {
+  for (const EngineInfo& e : pattern_engines()) {
+    if (!e.available() || e.id == "ref.pattern") continue;
+    for (uint64_t seed : {1, 2, 3}) {
+      const CheckReport r = check_pattern_engine(e.id, seed, 60000);
+      EXPECT_TRUE(r.passed()) << e.id << " seed " << seed << ": " << r.detail;
+    }
+  }
+}
+
+TEST(PatternEngines, BatchesOfBlocksAtEverySize) {
+  std::mt19937_64 rng(5);
+  std::vector<Pattern> ps;
+  for (uint32_t i = 0; i < 50; ++i) {
+    Pattern p;
+    p.id = i, p.literal = true;
+    for (int k = 0; k < 1 + int(rng() % 5); ++k) p.expression.push_back("ab\x00z"[rng() % 4]);
+    if (i % 3 == 0) p.flags = kCaseless;
+    ps.push_back(p);
+  }
+  for (const EngineInfo& e : pattern_engines()) {
+    if (!e.available()) continue;
+    auto m = make_matcher("validate:" + std::string(e.id), ps);
+    ASSERT_TRUE(m.is_ok()) << m.status().message();
+    for (uint32_t n : testing::burst_sizes()) {
+      if (n > 4096) continue;
+      std::vector<std::string> data(n);
+      std::vector<Block> blocks(n);
+      for (uint32_t i = 0; i < n; ++i) {
+        data[i].resize(rng() % 300);
+        for (auto& c : data[i]) c = "abAZz\x00"[rng() % 6];
+        blocks[i] = {reinterpret_cast<const uint8_t*>(data[i].data()), uint32_t(data[i].size())};
+      }
+      std::vector<std::vector<Match>> out(n);
+      Status s = (*m)->scan_blocks(blocks.data(), n, out.data());
+      EXPECT_TRUE(s.is_ok()) << e.id << " n=" << n << ": " << s.message();
+    }
+  }
+}
+
+// ---- the shared pattern sets: against Vectorscan ----
+
+std::string read_file(const std::string& path, size_t limit = SIZE_MAX) {
+  auto bytes = testing::read_bytes(path);
+  if (bytes.size() > limit) bytes.resize(limit);
+  return std::string(bytes.begin(), bytes.end());
+}
+
+// The patterns of `file` both engines take (at most `limit`).
+std::vector<Pattern> common(const std::string& file, std::string_view a, std::string_view b, size_t limit) {
+  auto ps = read_pattern_file(file);
+  EXPECT_TRUE(ps.is_ok()) << ps.status().message();
+  std::vector<Pattern> out;
+  if (!ps.is_ok()) return out;
+  for (const Pattern& p : *ps)
+    if (out.size() < limit && engine_supports(a, p).is_ok() && engine_supports(b, p).is_ok()) out.push_back(p);
+  return out;
+}
+
+void expect_same(std::string_view a, std::string_view b, const std::vector<Pattern>& ps,
+                 const std::string& data, size_t stream_piece) {
+  auto ma = make_matcher(a, ps), mb = make_matcher(b, ps);
+  ASSERT_TRUE(ma.is_ok()) << ma.status().message();
+  ASSERT_TRUE(mb.is_ok()) << mb.status().message();
+  const auto* d = reinterpret_cast<const uint8_t*>(data.data());
+  std::vector<Match> ra, rb;
+  ASSERT_TRUE((*ma)->scan(d, data.size(), ra).is_ok());
+  ASSERT_TRUE((*mb)->scan(d, data.size(), rb).is_ok());
+  EXPECT_GT(ra.size(), 0u);
+  ASSERT_EQ(ra.size(), rb.size()) << a << " vs " << b;
+  EXPECT_TRUE(ra == rb) << a << " vs " << b;
+  if (stream_piece == 0) return;
+  // Stream mode, in pieces: the same matches as the block (a match may span pieces).
+  auto st = (*ma)->open_stream();
+  ASSERT_TRUE(st.is_ok());
+  std::vector<Match> rs;
+  for (size_t off = 0; off < data.size(); off += stream_piece)
+    ASSERT_TRUE((*st)->write(d + off, std::min(stream_piece, data.size() - off), rs).is_ok());
+  ASSERT_TRUE((*st)->close(rs).is_ok());
+  std::sort(rs.begin(), rs.end());
+  EXPECT_TRUE(rs == ra) << a << " stream: " << rs.size() << " matches, block " << ra.size();
+}
+
+TEST(PatternSets, L7FilterOnItsSamplesAgreesWithVectorscan) {
+  if (!have_data() || !have_engine("cpu.hs")) GTEST_SKIP() << "needs the shared data and Vectorscan";
+  const auto ps = common(data_path("patterns/l7-filter/l7-patterns.tsv"), "ref", "cpu.hs", 200);
+  EXPECT_EQ(ps.size(), 146u);
+  std::string data;
+  for (const char* s : {"http-digg-304-1", "http-wunderground-1", "ssh-1", "ftp-1", "bittorrent-a-1", "dns-1", "aim-1"}) {
+    const std::string p = data_path(std::string("patterns/l7-filter/samples/") + s);
+    if (std::filesystem::exists(p)) data += read_file(p) + "\n";
+  }
+  ASSERT_FALSE(data.empty());
+  expect_same("ref", "cpu.hs", ps, data, 0);
+}
+
+// A string the pattern matches (mostly): a random walk of its position automaton, a random
+// byte of each position's set, assertions passed over. To plant matches in a trace.
+std::string sample_match(const Pattern& p, std::mt19937_64& rng) {
+  auto a = detail::build_automaton(p);
+  std::string out;
+  if (!a.is_ok() || a->first.empty()) return out;
+  uint32_t pos = a->first[rng() % a->first.size()];
+  for (int steps = 0; steps < 300; ++steps) {
+    const detail::Position& x = a->positions[pos];
+    if (x.assertion == detail::Assertion::kNone) {
+      std::vector<uint8_t> choices;
+      for (unsigned b = 0; b < 256; ++b)
+        if (x.bytes.test(b)) choices.push_back(uint8_t(b));
+      if (choices.empty()) break;
+      out.push_back(char(choices[rng() % choices.size()]));
+    }
+    const auto& next = a->follow[pos];
+    if (next.empty() || (a->last[pos] && rng() % 2 == 0)) break;
+    pos = next[rng() % next.size()];
+  }
+  return out;
+}
+
+TEST(PatternSets, AnmlZooSubsetsAgreeWithVectorscan) {
+  if (!have_data() || !have_engine("cpu.hs")) GTEST_SKIP() << "needs the shared data and Vectorscan";
+  std::mt19937_64 rng(9);
+  for (const char* set : {"poweren/complx_01000_00123.1chip.regex", "dotstar/backdoor_dotstar.1chip.regex"}) {
+    SCOPED_TRACE(set);
+    const std::string dir = std::string("patterns/anmlzoo/") + set;
+    const auto ps = common(data_path(dir), "ref", "cpu.hs", 400);
+    ASSERT_EQ(ps.size(), 400u);
+    const std::string input = std::string(set).rfind("poweren", 0) == 0 ? "poweren/poweren_1MB.input"
+                                                                         : "dotstar/backdoor_1MB.input";
+    // The set's own trace (the dotstar trace matches none of the set under Hyperscan's
+    // semantics), with a sample of half of the patterns planted every 512 bytes.
+    std::string data = read_file(data_path("patterns/anmlzoo/" + input), 256 << 10);
+    for (size_t at = 0, k = 0; k < ps.size(); k += 2, at += 512) {
+      const std::string m = sample_match(ps[k], rng);
+      if (at + m.size() < data.size()) data.replace(at, m.size(), m);
+    }
+    expect_same("ref", "cpu.hs", ps, data, 0);
+  }
+}
+
+TEST(PatternSets, EtOpenRegexesAgreeWithVectorscan) {
+  if (!have_data() || !have_engine("cpu.hs")) GTEST_SKIP() << "needs the shared data and Vectorscan";
+  const auto ps = common(data_path("patterns/et-open/derived/et-open.pcre.tsv"), "ref", "cpu.hs", 400);
+  ASSERT_EQ(ps.size(), 400u);
+  // HTTP-like text built from the patterns' own neighbourhood: the l7-filter samples.
+  std::string data;
+  for (const char* s : {"http-digg-304-1", "http-digg-304-2", "http-wunderground-1", "ftp-1", "ftp-2"}) {
+    const std::string p = data_path(std::string("patterns/l7-filter/samples/") + s);
+    if (std::filesystem::exists(p)) data += read_file(p);
+  }
+  data += "GET /index.php?id=1 HTTP/1.1\r\nHost: a\r\nUser-Agent: Mozilla/4.0\r\n\r\n";
+  expect_same("ref", "cpu.hs", ps, data, 0);
+}
+
+TEST(PatternSets, EtOpenLiteralsOnCpuAcAgreeWithVectorscanInBlocksAndStreams) {
+  if (!have_data() || !have_engine("cpu.hs")) GTEST_SKIP() << "needs the shared data and Vectorscan";
+  auto ps = read_pattern_file(data_path("patterns/et-open/derived/et-open.mpm-literals.tsv"));
+  ASSERT_TRUE(ps.is_ok()) << ps.status().message();
+  ASSERT_EQ(ps->size(), 23609u);
+  std::string data = read_file(data_path("patterns/anmlzoo/dotstar/backdoor_1MB.input"), 256 << 10);
+  for (const char* s : {"http-digg-304-1", "http-wunderground-1", "ftp-1", "bittorrent-a-1", "aim-1"}) {
+    const std::string p = data_path(std::string("patterns/l7-filter/samples/") + s);
+    if (std::filesystem::exists(p)) data += read_file(p);
+  }
+  expect_same("cpu.ac", "cpu.hs", *ps, data, 1460);
+}
+
+}  // namespace
+}  // namespace warpath::pattern
