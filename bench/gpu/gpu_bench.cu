@@ -46,6 +46,9 @@
 #include "lookup/dir24_8_image.hpp"
 #include "lookup/rib.hpp"
 #include "flow/cuda/flow_launch.hpp"
+#include "pattern/ac_image.hpp"
+#include "pattern/cuda/ac_launch.hpp"
+#include "warpath/pattern/pattern.hpp"
 #include "packet/cuda/parse_launch.hpp"
 #include "warpath/flow/conversations.hpp"
 #include "warpath/flow/flow.hpp"
@@ -499,6 +502,94 @@ Status run_classbench(const std::string& data, int repeat, std::vector<ClassBenc
   return Status::ok();
 }
 
+// Literal matching (cuda.ac) on ET Open's 23,609 fast-pattern literals over 1,500-byte blocks of
+// the ANMLZoo dotstar trace (repeated): kernel-only on device-resident blocks (the issue's goal:
+// >= 100 Gbit/s on an H100), and end to end (cuda.ac's scan_blocks: copy in, scan, copy out,
+// sort), checked against cpu.ac on the largest batch. batch = blocks; mpps = M blocks/s
+// (Gbit/s = mpps x 12).
+Status run_pattern(const std::string& data, int repeat, std::vector<Row>& rows) {
+  constexpr uint32_t kBlock = 1500;
+  // The literal table read here (warpath_io, with its .gz/.xz readers, is not in minimal builds).
+  const std::string lit_path = data + "/patterns/et-open/derived/et-open.mpm-literals.tsv";
+  std::string text;
+  if (std::FILE* t = std::fopen(lit_path.c_str(), "rb")) {
+    char buf[1 << 16];
+    for (size_t k; (k = std::fread(buf, 1, sizeof buf, t)) > 0;) text.append(buf, k);
+    std::fclose(t);
+  } else {
+    return Status(Errc::kIoError, lit_path + ": cannot open");
+  }
+  WARPATH_ASSIGN_OR_RETURN(auto lits, pattern::parse_pattern_text(text, lit_path));
+  WARPATH_ASSIGN_OR_RETURN(auto img, pattern::detail::build_ac_image(lits));
+  std::FILE* f = std::fopen((data + "/patterns/anmlzoo/dotstar/backdoor_1MB.input").c_str(), "rb");
+  if (!f) return Status(Errc::kIoError, "the ANMLZoo dotstar trace is missing under " + data);
+  std::vector<uint8_t> trace(1 << 20);
+  trace.resize(std::fread(trace.data(), 1, trace.size(), f));
+  std::fclose(f);
+  const uint32_t max_blocks = 1u << 16;  // 98 MB
+  std::vector<uint8_t> bytes(size_t(max_blocks) * kBlock);
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = trace[i % trace.size()];
+  std::vector<pattern::detail::AcSlice> slices;
+  for (uint32_t b = 0; b < max_blocks; ++b)
+    for (uint32_t o = 0; o < kBlock; o += pattern::detail::kAcSlice)
+      slices.push_back({b, uint64_t(b) * kBlock, uint64_t(b) * kBlock + o,
+                        uint64_t(b) * kBlock + std::min(o + pattern::detail::kAcSlice, kBlock)});
+  auto up = [](const void* src, size_t n, auto** dst) -> Status {
+    WARPATH_CUDA_TRY(cudaMalloc(reinterpret_cast<void**>(dst), std::max<size_t>(n, 1)));
+    if (n) WARPATH_CUDA_TRY(cudaMemcpy(*dst, src, n, cudaMemcpyHostToDevice));
+    return Status::ok();
+  };
+  pattern::core::AcView v = img.view();
+  uint8_t *d_classes = nullptr, *d_lits = nullptr, *d_bytes = nullptr;
+  uint32_t *d_next = nullptr, *d_begin = nullptr, *d_link = nullptr, *d_count = nullptr;
+  pattern::core::AcOutput* d_outputs        = nullptr;
+  pattern::detail::AcSlice* d_slices        = nullptr;
+  pattern::detail::DeviceMatch* d_matches   = nullptr;
+  const uint32_t capacity                   = 1u << 24;
+  WARPATH_TRY(up(img.classes, 256, &d_classes));
+  WARPATH_TRY(up(img.next.data(), img.next.size() * 4, &d_next));
+  WARPATH_TRY(up(img.out_begin.data(), img.out_begin.size() * 4, &d_begin));
+  WARPATH_TRY(up(img.out_link.data(), img.out_link.size() * 4, &d_link));
+  WARPATH_TRY(up(img.outputs.data(), img.outputs.size() * sizeof(pattern::core::AcOutput), &d_outputs));
+  WARPATH_TRY(up(img.literals.data(), img.literals.size(), &d_lits));
+  WARPATH_TRY(up(bytes.data(), bytes.size(), &d_bytes));
+  WARPATH_TRY(up(slices.data(), slices.size() * sizeof(pattern::detail::AcSlice), &d_slices));
+  WARPATH_CUDA_TRY(cudaMalloc(&d_matches, size_t(capacity) * sizeof(pattern::detail::DeviceMatch)));
+  WARPATH_CUDA_TRY(cudaMalloc(&d_count, sizeof(uint32_t)));
+  v.classes = d_classes, v.next = d_next, v.out_begin = d_begin, v.out_link = d_link;
+  v.outputs = d_outputs, v.literals = d_lits;
+  WARPATH_ASSIGN_OR_RETURN(auto gpu, pattern::make_matcher("cuda.ac", lits));
+  WARPATH_ASSIGN_OR_RETURN(auto cpu, pattern::make_matcher("cpu.ac", lits));
+  std::vector<pattern::Block> blocks(max_blocks);
+  for (uint32_t b = 0; b < max_blocks; ++b) blocks[b] = {bytes.data() + size_t(b) * kBlock, kBlock};
+  std::vector<std::vector<pattern::Match>> out(max_blocks), want(max_blocks);
+  const uint32_t per_block = (kBlock + pattern::detail::kAcSlice - 1) / pattern::detail::kAcSlice;
+  for (uint32_t n = 64; n <= max_blocks; n *= 4) {
+    WARPATH_ASSIGN_OR_RETURN(const float kernel_ms, time_kernel(repeat, [&]() -> Status {
+      WARPATH_CUDA_TRY(cudaMemsetAsync(d_count, 0, sizeof(uint32_t)));
+      return pattern::detail::launch_ac_scan(v, d_bytes, d_slices, n * per_block, d_matches, capacity,
+                                             d_count, nullptr);
+    }));
+    double best_e2e = 1e30;
+    for (int r = 0; r < repeat; ++r) {
+      const auto t0 = std::chrono::steady_clock::now();
+      WARPATH_TRY(gpu->scan_blocks(blocks.data(), n, out.data()));
+      best_e2e = std::min(best_e2e, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    rows.push_back({"pattern.ac", n, kernel_ms * 1e3, n / (kernel_ms * 1e3), best_e2e * 1e3, n / (best_e2e * 1e3)});
+    if (n * 4 > max_blocks) {
+      WARPATH_TRY(cpu->scan_blocks(blocks.data(), n, want.data()));
+      for (uint32_t b = 0; b < n; ++b)
+        if (out[b] != want[b])
+          return Status(Errc::kInvalidArgument, "cuda.ac differs from cpu.ac on block " + std::to_string(b));
+    }
+  }
+  for (void* p : {(void*)d_classes, (void*)d_lits, (void*)d_bytes, (void*)d_next, (void*)d_begin,
+                  (void*)d_link, (void*)d_count, (void*)d_outputs, (void*)d_slices, (void*)d_matches})
+    cudaFree(p);
+  return Status::ok();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -532,6 +623,9 @@ int main(int argc, char** argv) {
   // Flow keying: up to 4M packets; a failure here is reported and the other rows still come.
   if (warpath::Status s = run_flow(std::min(max_batch, 1u << 22), repeat, rows); !s.is_ok())
     std::fprintf(stderr, "warpath-gpu-bench: flow: %s\n", s.message().c_str());
+  // Literal matching: a failure here is reported and the other rows still come.
+  if (warpath::Status s = run_pattern(data, repeat, rows); !s.is_ok())
+    std::fprintf(stderr, "warpath-gpu-bench: pattern: %s\n", s.message().c_str());
   std::vector<ClassifyRow> crows;
   if (warpath::Status s = run_classify(repeat, crows); !s.is_ok()) {
     std::fprintf(stderr, "warpath-gpu-bench: %s\n", s.message().c_str());

@@ -139,7 +139,10 @@ int run_scan(const ScanOptions& o) {
       if (Status s = (*st)->write(bytes + off, std::min<size_t>(o.chunk, data->size() - off), matches); !s.is_ok())
         return fail(s);
     if (Status s = (*st)->close(matches); !s.is_ok()) return fail(s);
-    std::stable_sort(matches.begin(), matches.end());
+    // Sorted over the whole stream, and a match reported twice (Vectorscan may report a
+    // multi-line $ match again at close) listed once.
+    std::sort(matches.begin(), matches.end());
+    matches.erase(std::unique(matches.begin(), matches.end()), matches.end());
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   OutputFile out(o.out);
