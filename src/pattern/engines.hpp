@@ -10,6 +10,10 @@ namespace warpath::pattern::detail {
 
 Result<std::unique_ptr<Matcher>> make_ref_matcher(const std::vector<Pattern>& patterns);
 Result<std::unique_ptr<Matcher>> make_ac_cpu_matcher(const std::vector<Pattern>& patterns);
+Result<std::unique_ptr<Matcher>> make_dfa_cpu_matcher(const std::vector<Pattern>& patterns);
+/// The matcher of the patterns no DFA takes: Vectorscan when built and it takes them all, else
+/// ref.pattern; null for none.
+Result<std::unique_ptr<Matcher>> make_dfa_fallback(const std::vector<Pattern>& rest);
 #if defined(WARPATH_HAVE_HS)
 bool have_hs();
 Result<std::unique_ptr<Matcher>> make_hs_matcher(const std::vector<Pattern>& patterns);
@@ -18,6 +22,7 @@ Status hs_supports(const Pattern& p);
 #endif
 #if defined(WARPATH_HAVE_CUDA)
 Result<std::unique_ptr<Matcher>> make_ac_cuda_matcher(const std::vector<Pattern>& patterns);
+Result<std::unique_ptr<Matcher>> make_dfa_cuda_matcher(const std::vector<Pattern>& patterns);
 #endif
 
 }  // namespace warpath::pattern::detail

@@ -107,11 +107,13 @@ class ValidatingMatcher final : public Matcher {
 Result<std::unique_ptr<Matcher>> make_engine(const std::string& id, const std::vector<Pattern>& ps) {
   if (id == "ref.pattern") return detail::make_ref_matcher(ps);
   if (id == "cpu.ac") return detail::make_ac_cpu_matcher(ps);
+  if (id == "cpu.dfa") return detail::make_dfa_cpu_matcher(ps);
 #if defined(WARPATH_HAVE_HS)
   if (id == "cpu.hs") return detail::make_hs_matcher(ps);
 #endif
 #if defined(WARPATH_HAVE_CUDA)
   if (id == "cuda.ac") return detail::make_ac_cuda_matcher(ps);
+  if (id == "cuda.dfa") return detail::make_dfa_cuda_matcher(ps);
 #endif
   return Status(Errc::kNotFound, "no factory for pattern engine " + id);
 }
@@ -135,6 +137,8 @@ std::vector<EngineInfo> pattern_engines() {
   std::vector<EngineInfo> engines = {
       {"ref.pattern", "each pattern's position automaton on its own (the oracle)", 0, &always},
       {"cpu.ac", "Aho-Corasick DFA over byte classes, interleaved lanes (literals only)", 5, &always},
+      {"cpu.dfa", "regexes as search DFAs of at most 4,096 states per group, Vectorscan or "
+                  "ref.pattern for the rest", 4, &always},
   };
 #if defined(WARPATH_HAVE_HS)
   engines.push_back({"cpu.hs", "Vectorscan block and streaming databases (the anchor)", 10, &always});
@@ -142,6 +146,8 @@ std::vector<EngineInfo> pattern_engines() {
 #if defined(WARPATH_HAVE_CUDA)
   engines.push_back({"cuda.ac", "the Aho-Corasick DFA on the GPU, a slice of a block per thread "
                                 "(literals only)", 3, &have_gpu});
+  engines.push_back({"cuda.dfa", "cpu.dfa's DFAs on the GPU, a block per thread and group; the "
+                                 "fallback on the CPU", 2, &have_gpu});
 #endif
   return engines;
 }
@@ -165,8 +171,8 @@ Status engine_supports(std::string_view requested, const Pattern& p) {
 #if defined(WARPATH_HAVE_HS)
   if (*resolved == "cpu.hs") return detail::hs_supports(p);
 #endif
-  if (*resolved == "cuda.ac") {  // the same automaton as cpu.ac: no device needed to say
-    auto m = detail::make_ac_cpu_matcher({p});
+  if (*resolved == "cuda.ac" || *resolved == "cuda.dfa") {  // as their CPU twins: no device needed to say
+    auto m = *resolved == "cuda.ac" ? detail::make_ac_cpu_matcher({p}) : detail::make_dfa_cpu_matcher({p});
     return m.is_ok() ? Status::ok() : m.status();
   }
   auto m = make_engine(*resolved, {p});

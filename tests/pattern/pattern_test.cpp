@@ -250,6 +250,7 @@ TEST(PatternSets, L7FilterOnItsSamplesAgreesWithVectorscan) {
   }
   ASSERT_FALSE(data.empty());
   expect_same("ref", "cpu.hs", ps, data, 0);
+  expect_same("cpu.dfa", "cpu.hs", ps, data, 1460);  // the DFA groups, and their streams
 }
 
 // A string the pattern matches (mostly): a random walk of its position automaton, a random
@@ -293,6 +294,7 @@ TEST(PatternSets, AnmlZooSubsetsAgreeWithVectorscan) {
       if (at + m.size() < data.size()) data.replace(at, m.size(), m);
     }
     expect_same("ref", "cpu.hs", ps, data, 0);
+    expect_same("cpu.dfa", "ref", ps, data, 0);
   }
 }
 
@@ -308,6 +310,7 @@ TEST(PatternSets, EtOpenRegexesAgreeWithVectorscan) {
   }
   data += "GET /index.php?id=1 HTTP/1.1\r\nHost: a\r\nUser-Agent: Mozilla/4.0\r\n\r\n";
   expect_same("ref", "cpu.hs", ps, data, 0);
+  expect_same("cpu.dfa", "ref", ps, data, 0);
 }
 
 TEST(PatternSets, EtOpenLiteralsOnCpuAcAgreeWithVectorscanInBlocksAndStreams) {

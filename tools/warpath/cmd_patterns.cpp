@@ -171,18 +171,21 @@ void add_patterns(CLI::App& app, Runner& run) {
   auto* check = cmd->add_subcommand("check", "How many patterns of each file every engine compiles, and why not the rest");
   check->add_option("files", c->files, "Pattern files (ID:/REGEX/FLAGS, one regex per line, or the shared data's tables)")
       ->required();
-  check->add_option("--engine", c->engines, "Only these engines (default: every available one)");
+  check->add_option("--engine", c->engines, "Only this engine (repeatable; default: every available one)")
+      ->allow_extra_args(false);
   check->add_flag("--list", c->list, "Print every rejected pattern with its reason");
   check->add_option("--json", c->json, "Write the counts as JSON to this file");
   check->callback([c, &run] { run = [c] { return run_check(*c); }; });
 
   auto s     = std::make_shared<ScanOptions>();
   auto* scan = cmd->add_subcommand("scan", "Every match of a pattern set in a file: one 'ID END_OFFSET' line per match");
-  scan->add_option("--patterns", s->pattern_files, "Pattern file(s)");
-  scan->add_option("-e,--expression", s->expressions, "A pattern as ID:/REGEX/FLAGS (repeatable)");
+  scan->add_option("--patterns", s->pattern_files, "Pattern file (repeatable)")
+      ->allow_extra_args(false);
+  scan->add_option("-e,--expression", s->expressions, "A pattern as ID:/REGEX/FLAGS (repeatable)")
+      ->allow_extra_args(false);
   scan->add_option("--in", s->in, "The data to scan (any file, read as bytes)")->required();
   scan->add_option("--out", s->out, "Where the matches go (default: standard output)");
-  scan->add_option("--engine", s->engine, "Engine: auto, ref.pattern, cpu.hs, cpu.ac, cuda.ac, validate:<engine>");
+  scan->add_option("--engine", s->engine, "Engine: auto, ref.pattern, cpu.hs, cpu.ac, cpu.dfa, cuda.ac, cuda.dfa, validate:<engine>");
   scan->add_option("--stream", s->chunk, "Scan as a stream written in pieces of this many bytes (0: one block)");
   scan->footer("END_OFFSET is the offset just past the match's last byte (Hyperscan's 'to'); every "
                "match is listed, overlapping ones too, sorted by offset, then id.");
