@@ -328,3 +328,45 @@ TEST(PatternSets, EtOpenLiteralsOnCpuAcAgreeWithVectorscanInBlocksAndStreams) {
 
 }  // namespace
 }  // namespace warpath::pattern
+
+namespace warpath::pattern {
+namespace {
+
+// Two inputs on which Debian's Vectorscan 5.4.9 is wrong (found by these tests' comparisons;
+// docs/adr/0010): warpath's engines must be right on them. Vectorscan's answers are not
+// asserted (a fixed Vectorscan must not fail the suite).
+TEST(PatternKnownCases, AnchoredClassRunEndingInAnExcludedByte) {
+  // Vectorscan 5.4.9 (block mode) reports ^[^&]{150,} at offset 200 although byte 199 is '&'.
+  const std::string data = std::string(199, 'a') + "&";
+  for (const char* e : {"ref", "cpu.dfa"}) {
+    const auto m = scan(e, {regex(1, "^[^&]{150,}")}, data);
+    ASSERT_EQ(m.size(), 50u) << e;  // ends 150..199
+    EXPECT_EQ(m.back().end, 199u) << e;
+  }
+}
+
+TEST(PatternKnownCases, StreamMatchEndingAtAWriteBoundary) {
+  // Vectorscan 5.4.9 (streaming) loses both matches of pattern 15 when the stream is written
+  // as these 18 bytes, then the last 2 (a chunk boundary inside its accelerated part; upstream
+  // VectorCamp/vectorscan pull request 402).
+  const std::vector<Pattern> ps = {regex(15, "\\d(?:ab|b)*[ab]{1,3}\\d?"), regex(47, "c")};
+  const std::string data("a\0a\xff" "A\n10\0a\xff\n 0\xff 1aa\0", 20);
+  for (const char* e : {"ref", "cpu.dfa"}) {
+    auto m = make_matcher(e, ps);
+    ASSERT_TRUE(m.is_ok());
+    auto st = (*m)->open_stream();
+    ASSERT_TRUE(st.is_ok());
+    std::vector<Match> got;
+    const auto* d = reinterpret_cast<const uint8_t*>(data.data());
+    ASSERT_TRUE((*st)->write(d, 18, got).is_ok());
+    ASSERT_TRUE((*st)->write(d + 18, 2, got).is_ok());
+    ASSERT_TRUE((*st)->close(got).is_ok());
+    std::vector<Match> got15;  // "1a" and "1aa" at 16
+    for (const Match& x : got)
+      if (x.id == 15) got15.push_back(x);
+    EXPECT_EQ(got15, (std::vector<Match>{{15, 18}, {15, 19}})) << e;
+  }
+}
+
+}  // namespace
+}  // namespace warpath::pattern
