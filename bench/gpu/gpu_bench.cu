@@ -48,6 +48,8 @@
 #include "flow/cuda/flow_launch.hpp"
 #include "pattern/ac_image.hpp"
 #include "pattern/cuda/ac_launch.hpp"
+#include "pattern/cuda/dfa_launch.hpp"
+#include "pattern/dfa_image.hpp"
 #include "warpath/pattern/pattern.hpp"
 #include "packet/cuda/parse_launch.hpp"
 #include "warpath/flow/conversations.hpp"
@@ -590,6 +592,90 @@ Status run_pattern(const std::string& data, int repeat, std::vector<Row>& rows) 
   return Status::ok();
 }
 
+// Regex matching (cuda.dfa) on ANMLZoo PowerEN's 2,858 regexes (4,096-state DFA groups) over
+// 1,500-byte blocks of its trace: kernel-only (a thread per block and group) and end to end
+// (cuda.dfa's scan_blocks), checked against cpu.dfa on the largest batch.
+Status run_pattern_dfa(const std::string& data, int repeat, std::vector<Row>& rows) {
+  constexpr uint32_t kBlock = 1500;
+  const std::string set_path = data + "/patterns/anmlzoo/poweren/complx_01000_00123.1chip.regex";
+  std::string text, trace;
+  for (auto [path, into] : {std::pair{set_path, &text},
+                            std::pair{data + "/patterns/anmlzoo/poweren/poweren_1MB.input", &trace}}) {
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f) return Status(Errc::kIoError, path + ": cannot open");
+    char buf[1 << 16];
+    for (size_t k; (k = std::fread(buf, 1, sizeof buf, f)) > 0;) into->append(buf, k);
+    std::fclose(f);
+  }
+  WARPATH_ASSIGN_OR_RETURN(auto ps, pattern::parse_pattern_text(text, set_path));
+  WARPATH_ASSIGN_OR_RETURN(auto set, pattern::detail::build_dfa_set(ps));
+  const uint32_t groups = uint32_t(set.groups.size());
+  const uint32_t max_blocks = 1u << 14;
+  std::vector<uint8_t> bytes(size_t(max_blocks) * kBlock);
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = uint8_t(trace[i % trace.size()]);
+  std::vector<uint64_t> starts(max_blocks + 1);
+  for (uint32_t b = 0; b <= max_blocks; ++b) starts[b] = uint64_t(b) * kBlock;
+  std::vector<void*> owned;
+  auto up = [&owned](const void* src, size_t n) -> Result<void*> {
+    void* d = nullptr;
+    WARPATH_CUDA_TRY(cudaMalloc(&d, std::max<size_t>(n, 4)));
+    owned.push_back(d);
+    if (n) WARPATH_CUDA_TRY(cudaMemcpy(d, src, n, cudaMemcpyHostToDevice));
+    return d;
+  };
+  std::vector<pattern::core::DfaView> views;
+  for (const auto& g : set.groups) {
+    pattern::core::DfaView v = g.view();
+    WARPATH_ASSIGN_OR_RETURN(void* c, up(g.classes, 256));
+    WARPATH_ASSIGN_OR_RETURN(void* nx, up(g.next.data(), g.next.size() * 4));
+    WARPATH_ASSIGN_OR_RETURN(void* ab, up(g.accept_begin.data(), g.accept_begin.size() * 4));
+    WARPATH_ASSIGN_OR_RETURN(void* ac, up(g.accepts.data(), g.accepts.size() * 4));
+    v.classes = static_cast<uint8_t*>(c), v.next = static_cast<uint32_t*>(nx);
+    v.accept_begin = static_cast<uint32_t*>(ab), v.accepts = static_cast<uint32_t*>(ac);
+    views.push_back(v);
+  }
+  WARPATH_ASSIGN_OR_RETURN(void* d_views, up(views.data(), views.size() * sizeof(pattern::core::DfaView)));
+  WARPATH_ASSIGN_OR_RETURN(void* d_bytes, up(bytes.data(), bytes.size()));
+  WARPATH_ASSIGN_OR_RETURN(void* d_starts, up(starts.data(), starts.size() * 8));
+  const uint32_t capacity = 1u << 24;
+  WARPATH_ASSIGN_OR_RETURN(void* d_matches, up(nullptr, size_t(capacity) * sizeof(pattern::detail::DeviceMatch)));
+  WARPATH_ASSIGN_OR_RETURN(void* d_count, up(nullptr, 4));
+  WARPATH_ASSIGN_OR_RETURN(auto gpu, pattern::make_matcher("cuda.dfa", ps));
+  WARPATH_ASSIGN_OR_RETURN(auto cpu, pattern::make_matcher("cpu.dfa", ps));
+  std::vector<pattern::Block> blocks(max_blocks);
+  for (uint32_t b = 0; b < max_blocks; ++b) blocks[b] = {bytes.data() + size_t(b) * kBlock, kBlock};
+  std::vector<std::vector<pattern::Match>> out(max_blocks), want(max_blocks);
+  Status status;
+  for (uint32_t n = 64; n <= max_blocks && status.is_ok(); n *= 4) {
+    auto kernel = time_kernel(repeat, [&]() -> Status {
+      WARPATH_CUDA_TRY(cudaMemsetAsync(d_count, 0, 4));
+      return pattern::detail::launch_dfa_scan(static_cast<pattern::core::DfaView*>(d_views), groups,
+                                              static_cast<uint8_t*>(d_bytes), static_cast<uint64_t*>(d_starts),
+                                              n, static_cast<pattern::detail::DeviceMatch*>(d_matches),
+                                              capacity, static_cast<uint32_t*>(d_count), nullptr);
+    });
+    if (!kernel.is_ok()) {
+      (void)(status = kernel.status());
+      break;
+    }
+    double best_e2e = 1e30;
+    for (int r = 0; r < repeat && status.is_ok(); ++r) {
+      const auto t0 = std::chrono::steady_clock::now();
+      (void)(status = gpu->scan_blocks(blocks.data(), n, out.data()));
+      best_e2e = std::min(best_e2e, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    rows.push_back({"pattern.dfa", n, *kernel * 1e3, n / (*kernel * 1e3), best_e2e * 1e3, n / (best_e2e * 1e3)});
+    if (status.is_ok() && n * 4 > max_blocks) {
+      (void)(status = cpu->scan_blocks(blocks.data(), n, want.data()));
+      for (uint32_t b = 0; b < n && status.is_ok(); ++b)
+        if (out[b] != want[b])
+          (void)(status = Status(Errc::kInvalidArgument, "cuda.dfa differs from cpu.dfa on block " + std::to_string(b)));
+    }
+  }
+  for (void* p : owned) cudaFree(p);
+  return status;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -626,6 +712,8 @@ int main(int argc, char** argv) {
   // Literal matching: a failure here is reported and the other rows still come.
   if (warpath::Status s = run_pattern(data, repeat, rows); !s.is_ok())
     std::fprintf(stderr, "warpath-gpu-bench: pattern: %s\n", s.message().c_str());
+  if (warpath::Status s = run_pattern_dfa(data, repeat, rows); !s.is_ok())
+    std::fprintf(stderr, "warpath-gpu-bench: pattern.dfa: %s\n", s.message().c_str());
   std::vector<ClassifyRow> crows;
   if (warpath::Status s = run_classify(repeat, crows); !s.is_ok()) {
     std::fprintf(stderr, "warpath-gpu-bench: %s\n", s.message().c_str());

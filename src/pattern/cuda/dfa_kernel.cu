@@ -19,7 +19,7 @@
 
 #include "core/cuda/cuda_check.cuh"
 #include "core/cuda/device_array.cuh"
-#include "pattern/cuda/ac_launch.hpp"
+#include "pattern/cuda/dfa_launch.hpp"
 #include "pattern/dfa_image.hpp"
 #include "pattern/engines.hpp"
 #include "pattern/matches.hpp"
@@ -119,13 +119,9 @@ class DfaCudaMatcher final : public Matcher {
         WARPATH_CUDA_TRY(cudaMemcpyAsync(d_data_.ptr, bytes_.data(), bytes_.size(), cudaMemcpyHostToDevice, stream));
       WARPATH_CUDA_TRY(cudaMemcpyAsync(d_starts_.ptr, starts_.data(), starts_.size() * 8, cudaMemcpyHostToDevice, stream));
       WARPATH_CUDA_TRY(cudaMemsetAsync(d_count_.ptr, 0, 4, stream));
-      static const int sms = sm_count();
-      const uint64_t threads = uint64_t(n) * groups;
-      const uint32_t grid = uint32_t(std::min<uint64_t>((threads + kBlockSize - 1) / kBlockSize, uint64_t(32) * sms));
-      dfa_kernel<<<grid, kBlockSize, 0, stream>>>(d_views_.as<core::DfaView>(), groups, d_data_.as<uint8_t>(),
-                                                  d_starts_.as<uint64_t>(), n, d_matches_.as<DeviceMatch>(),
-                                                  capacity, d_count_.as<uint32_t>());
-      WARPATH_CUDA_TRY(cudaGetLastError());
+      WARPATH_TRY(launch_dfa_scan(d_views_.as<core::DfaView>(), groups, d_data_.as<uint8_t>(),
+                                  d_starts_.as<uint64_t>(), n, d_matches_.as<DeviceMatch>(), capacity,
+                                  d_count_.as<uint32_t>(), stream));
       uint32_t count = 0;
       WARPATH_CUDA_TRY(cudaMemcpyAsync(&count, d_count_.ptr, 4, cudaMemcpyDeviceToHost, stream));
       WARPATH_CUDA_TRY(cudaStreamSynchronize(stream));
@@ -164,6 +160,19 @@ class DfaCudaMatcher final : public Matcher {
 };
 
 }  // namespace
+
+Status launch_dfa_scan(const core::DfaView* views, uint32_t groups, const uint8_t* data,
+                       const uint64_t* starts, uint32_t blocks, DeviceMatch* out,
+                       uint32_t capacity, uint32_t* count, void* stream) {
+  const uint64_t threads = uint64_t(blocks) * groups;
+  if (threads == 0) return Status::ok();
+  static const int sms = sm_count();
+  const uint32_t grid = uint32_t(std::min<uint64_t>((threads + kBlockSize - 1) / kBlockSize, uint64_t(32) * sms));
+  dfa_kernel<<<grid, kBlockSize, 0, static_cast<cudaStream_t>(stream)>>>(views, groups, data, starts, blocks,
+                                                                          out, capacity, count);
+  WARPATH_CUDA_TRY(cudaGetLastError());
+  return Status::ok();
+}
 
 Result<std::unique_ptr<Matcher>> make_dfa_cuda_matcher(const std::vector<Pattern>& patterns) {
   auto set = build_dfa_set(patterns);
