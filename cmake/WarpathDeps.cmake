@@ -27,6 +27,14 @@ else()
   message(STATUS "Vectorscan (libhs) not found: cpu.hs is not built")
 endif()
 
+# PCRE2 (Debian libpcre2-dev): the cpu.pcre2 pattern engine, for back-references and look-around.
+pkg_check_modules(PCRE2 QUIET IMPORTED_TARGET libpcre2-8)
+set(WARPATH_HAVE_PCRE2 OFF)
+if(PCRE2_FOUND)
+  set(WARPATH_HAVE_PCRE2 ON)
+  message(STATUS "PCRE2 ${PCRE2_VERSION}: the cpu.pcre2 pattern engine")
+endif()
+
 # libxdp + libbpf (Debian libxdp-dev, libbpf-dev): AF_XDP ports. Without them `afxdp:` ports
 # answer "not built" and everything else works.
 pkg_check_modules(XDP QUIET IMPORTED_TARGET libxdp)

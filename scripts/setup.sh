@@ -21,6 +21,7 @@ PACKAGES=(
   libdpdk-dev dpdk-dev              # optional anchors: rte_lpm/rte_fib (warpath bench lookup)
   libnids-dev                       # optional anchor: libnids beside warpath-stream-bench
   libvectorscan-dev                 # pattern matching: the cpu.hs engine and the anchor
+  libpcre2-dev                      # pattern matching: cpu.pcre2 (back-references, look-around)
 )
 
 missing=()

@@ -20,6 +20,9 @@ Result<std::unique_ptr<Matcher>> make_hs_matcher(const std::vector<Pattern>& pat
 /// Whether Vectorscan compiles `p` alone.
 Status hs_supports(const Pattern& p);
 #endif
+#if defined(WARPATH_HAVE_PCRE2)
+Result<std::unique_ptr<Matcher>> make_pcre2_matcher(const std::vector<Pattern>& patterns);
+#endif
 #if defined(WARPATH_HAVE_CUDA)
 Result<std::unique_ptr<Matcher>> make_ac_cuda_matcher(const std::vector<Pattern>& patterns);
 Result<std::unique_ptr<Matcher>> make_dfa_cuda_matcher(const std::vector<Pattern>& patterns);

@@ -111,6 +111,9 @@ Result<std::unique_ptr<Matcher>> make_engine(const std::string& id, const std::v
 #if defined(WARPATH_HAVE_HS)
   if (id == "cpu.hs") return detail::make_hs_matcher(ps);
 #endif
+#if defined(WARPATH_HAVE_PCRE2)
+  if (id == "cpu.pcre2") return detail::make_pcre2_matcher(ps);
+#endif
 #if defined(WARPATH_HAVE_CUDA)
   if (id == "cuda.ac") return detail::make_ac_cuda_matcher(ps);
   if (id == "cuda.dfa") return detail::make_dfa_cuda_matcher(ps);
@@ -142,6 +145,10 @@ std::vector<EngineInfo> pattern_engines() {
   };
 #if defined(WARPATH_HAVE_HS)
   engines.push_back({"cpu.hs", "Vectorscan block and streaming databases (the anchor)", 10, &always});
+#endif
+#if defined(WARPATH_HAVE_PCRE2)
+  engines.push_back({"cpu.pcre2", "PCRE2 enumerating every match by callout: back-references and "
+                                  "look-around, for short buffers", 1, &always});
 #endif
 #if defined(WARPATH_HAVE_CUDA)
   engines.push_back({"cuda.ac", "the Aho-Corasick DFA on the GPU, a slice of a block per thread "

@@ -313,6 +313,36 @@ TEST(PatternSets, EtOpenRegexesAgreeWithVectorscan) {
   expect_same("cpu.dfa", "ref", ps, data, 0);
 }
 
+TEST(PatternSets, Pcre2EnumeratesEveryMatchOfWhatNoOtherEngineTakes) {
+  if (!have_engine("cpu.pcre2")) GTEST_SKIP() << "built without PCRE2";
+  EXPECT_EQ(ends(scan("cpu.pcre2", {regex(1, "(a)\\1")}, "aaa")), (std::vector<uint64_t>{2, 3}));
+  EXPECT_EQ(ends(scan("cpu.pcre2", {regex(1, "foo(?=bar)")}, "foobar foobaz")), (std::vector<uint64_t>{3}));
+  EXPECT_EQ(ends(scan("cpu.pcre2", {regex(1, "(?<!x)ab")}, "xab ab")), (std::vector<uint64_t>{6}));
+  EXPECT_EQ(ends(scan("cpu.pcre2", {regex(1, "(\\w)x\\1+")}, "axaa bxb")), (std::vector<uint64_t>{3, 4, 8}));
+  EXPECT_EQ(engine_supports("cpu.pcre2", regex(1, "a?")).code(), Errc::kNotSupported);
+  if (!have_data()) return;
+  // ET Open's enabled pcre options: those warpath's subset takes agree with ref.pattern; the
+  // back-references and look-arounds only PCRE2 takes run without error on real payloads.
+  auto all = read_pattern_file(data_path("patterns/et-open/derived/et-open.pcre.tsv"));
+  ASSERT_TRUE(all.is_ok());
+  std::vector<Pattern> subset, beyond;
+  for (const Pattern& p : *all) {
+    const bool ours = check_pattern(p).is_ok(), theirs = engine_supports("cpu.pcre2", p).is_ok();
+    if (ours && theirs && subset.size() < 300) subset.push_back(p);
+    if (!ours && theirs) beyond.push_back(p);
+  }
+  EXPECT_GT(beyond.size(), 300u);  // 331 of 4,511 are outside Vectorscan's and warpath's subsets
+  std::string data;
+  for (const char* s : {"http-digg-304-1", "http-wunderground-1", "ftp-1"})
+    data += read_file(data_path(std::string("patterns/l7-filter/samples/") + s));
+  expect_same("cpu.pcre2", "ref", subset, data, 0);
+  auto m = make_matcher("cpu.pcre2", beyond);
+  ASSERT_TRUE(m.is_ok()) << m.status().message();
+  std::vector<Match> out;
+  Status st = (*m)->scan(reinterpret_cast<const uint8_t*>(data.data()), data.size(), out);
+  EXPECT_TRUE(st.is_ok()) << st.message();
+}
+
 TEST(PatternSets, EtOpenLiteralsOnCpuAcAgreeWithVectorscanInBlocksAndStreams) {
   if (!have_data() || !have_engine("cpu.hs")) GTEST_SKIP() << "needs the shared data and Vectorscan";
   auto ps = read_pattern_file(data_path("patterns/et-open/derived/et-open.mpm-literals.tsv"));
