@@ -4,13 +4,14 @@
 // must agree between engines), compile seconds and database bytes. Markdown on stdout, JSON
 // with --json FILE.
 //
-//   warpath-pattern-bench [--data DIR] [--repeat N] [--json FILE]
+//   warpath-pattern-bench [--data DIR] [--repeat N] [--engines ID,ID] [--json FILE]
 //
 // Sets: ET Open's fast-pattern literals (23,609 enabled), Snort community's (3,884), l7-filter
 // (146 regexes, caseless), ANMLZoo PowerEN and dotstar (those the engine compiles), ET Open's
 // pcre options (the enabled ones an engine compiles). Corpora: the ANMLZoo trace of each
-// ANMLZoo set; for the others the dotstar trace (random-looking text) and the l7-filter
-// samples (real protocol payloads, repeated to 1 MB). A pattern an engine rejects is left out
+// ANMLZoo set; for the others the dotstar trace (random-looking text), the l7-filter samples
+// (real protocol payloads, repeated to 1 MB) and every TCP and UDP payload of Suricata's test
+// captures (../shared/data/suricata-verify). A pattern an engine rejects is left out
 // of that engine's database (the row says how many it took), and Vectorscan is then measured on
 // exactly those patterns too: the ratio is always on the same patterns.
 #include <algorithm>
@@ -21,7 +22,15 @@
 #include <string>
 #include <vector>
 
+#include "pattern/engines.hpp"
+#include "warpath/io/pcap_file.hpp"
+#include "warpath/core/exec.hpp"
+#include "warpath/packet/parser.hpp"
+#include "warpath/stream/stream.hpp"
 #include "warpath/pattern/pattern.hpp"
+#if defined(WARPATH_HAVE_HS)
+#include <hs/hs.h>
+#endif
 
 using namespace warpath;
 using namespace warpath::pattern;
@@ -31,6 +40,43 @@ namespace {
 std::string read_all(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// Every TCP and UDP payload of the captures under `dir` (Suricata's test captures: HTTP, TLS,
+// DNS, SMB, FTP, ... as real stacks sent them), in file order.
+std::string pcap_payloads(const std::string& dir) {
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir))
+    if (e.path().extension() == ".pcap") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  auto parser = packet::make_parser("cpu.parse");
+  auto batch  = packet::PacketBatch::create(256);
+  if (!parser.is_ok() || !batch.is_ok()) return {};
+  std::string out;
+  std::vector<packet::PacketInfo> infos(256);
+  ExecContext ctx;
+  for (const std::string& f : files) {
+    auto reader = io::PcapReader::open(f);
+    if (!reader.is_ok()) continue;
+    for (;;) {
+      batch->clear();
+      auto n = reader->read(*batch);
+      if (!n.is_ok() || *n == 0) break;
+      const packet::BatchView v = batch->view();
+      if (!(*parser)->parse(v, {infos.data(), *n}, ctx).is_ok()) break;
+      for (uint32_t i = 0; i < *n; ++i) {
+        const packet::PacketInfo& p = infos[i];
+        const uint32_t caplen = v.metas[i].caplen;
+        stream::Segment s;
+        if (stream::segment_of(p, v.data(i), caplen, s, true)) {
+          out.append(reinterpret_cast<const char*>(s.data), s.len);
+        } else if (p.proto == 17 && p.l4_offset && p.l4_offset + 8u < caplen) {
+          out.append(reinterpret_cast<const char*>(v.data(i)) + p.l4_offset + 8, caplen - p.l4_offset - 8);
+        }
+      }
+    }
+  }
+  return out;
 }
 
 struct Row {
@@ -46,9 +92,11 @@ int main(int argc, char** argv) {
   const char* env = std::getenv("WARPATH_DATA");
   std::string data = env ? env : "../shared/data", json;
   int repeat = 5;
+  std::string only;  // --engines a,b: only these engines (and the raw anchor)
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
-    if (a == "--data") data = argv[i + 1];
+    if (a == "--engines") only = "," + std::string(argv[i + 1]) + ",";
+    else if (a == "--data") data = argv[i + 1];
     else if (a == "--repeat") repeat = std::max(1, std::atoi(argv[i + 1]));
     else if (a == "--json") json = argv[i + 1];
   }
@@ -58,18 +106,21 @@ int main(int argc, char** argv) {
   std::string l7_corpus;
   while (!l7.empty() && l7_corpus.size() < (1u << 20)) l7_corpus += l7;
   const std::string dotstar = read_all(P + "anmlzoo/dotstar/backdoor_1MB.input");
+  const std::string pcaps   = pcap_payloads(data + "/suricata-verify");
+  std::fprintf(stderr, "warpath-pattern-bench: %zu bytes of TCP and UDP payloads from %s/suricata-verify\n",
+               pcaps.size(), data.c_str());
   const std::string poweren = read_all(P + "anmlzoo/poweren/poweren_1MB.input");
   struct Set {
     const char *name, *file;
     std::vector<std::pair<const char*, const std::string*>> corpora;
   };
   const Set sets[] = {
-      {"et-open literals", "et-open/derived/et-open.mpm-literals.tsv", {{"dotstar trace", &dotstar}, {"l7 samples", &l7_corpus}}},
-      {"snort literals", "snort-community/derived/snort-community.mpm-literals.tsv", {{"dotstar trace", &dotstar}, {"l7 samples", &l7_corpus}}},
-      {"l7-filter", "l7-filter/l7-patterns.tsv", {{"l7 samples", &l7_corpus}}},
+      {"et-open literals", "et-open/derived/et-open.mpm-literals.tsv", {{"dotstar trace", &dotstar}, {"l7 samples", &l7_corpus}, {"pcap payloads", &pcaps}}},
+      {"snort literals", "snort-community/derived/snort-community.mpm-literals.tsv", {{"l7 samples", &l7_corpus}, {"pcap payloads", &pcaps}}},
+      {"l7-filter", "l7-filter/l7-patterns.tsv", {{"l7 samples", &l7_corpus}, {"pcap payloads", &pcaps}}},
       {"anmlzoo poweren", "anmlzoo/poweren/complx_01000_00123.1chip.regex", {{"poweren trace", &poweren}}},
       {"anmlzoo dotstar", "anmlzoo/dotstar/backdoor_dotstar.1chip.regex", {{"dotstar trace", &dotstar}}},
-      {"et-open pcre", "et-open/derived/et-open.pcre.tsv", {{"l7 samples", &l7_corpus}}},
+      {"et-open pcre", "et-open/derived/et-open.pcre.tsv", {{"l7 samples", &l7_corpus}, {"pcap payloads", &pcaps}}},
   };
   std::vector<Row> rows;
   for (const Set& set : sets) {
@@ -89,6 +140,7 @@ int main(int argc, char** argv) {
       // Not measured: the oracle, and cpu.pcre2 (exhaustive enumeration by backtracking, for
       // confirming short buffers: megabytes of scanning hit its match limit).
       if (!e.available() || e.id == "ref.pattern" || e.id == "cpu.pcre2") continue;
+      if (!only.empty() && only.find("," + std::string(e.id) + ",") == std::string::npos) continue;
       std::vector<Pattern> taken;
       for (const Pattern& p : *ps)
         if (engine_supports(e.id, p).is_ok()) taken.push_back(p);
@@ -103,6 +155,59 @@ int main(int argc, char** argv) {
         runs.emplace_back(std::string(e.id), std::move(taken));
       }
     }
+#if defined(WARPATH_HAVE_HS)
+    // The anchor itself: Vectorscan's hs_scan on the database cpu.hs builds, no warpath code
+    // between (cpu.hs must stay within 5% of it).
+    if (hs_taken > 0) {
+      std::vector<Pattern> taken;
+      for (const Pattern& p : *ps)
+        if (engine_supports("cpu.hs", p).is_ok()) taken.push_back(p);
+      auto db = detail::hs_block_database(taken);
+      hs_scratch_t* scratch = nullptr;
+      if (db.is_ok() && hs_alloc_scratch(*db, &scratch) == HS_SUCCESS) {
+        size_t db_bytes = 0;
+        hs_database_size(*db, &db_bytes);
+        for (const auto& [cname, corpus] : set.corpora) {
+          // Two ways to use Vectorscan alone: count matches (the least a caller can do), or
+          // keep each block's (id, to) pairs, as a batch's caller needs them (what scan_blocks
+          // returns), in vectors reused from pass to pass.
+          std::vector<std::vector<std::pair<unsigned, unsigned long long>>> per_block(corpus->size() / 1500 + 1);
+          for (const bool store : {false, true}) {
+            struct Sink {
+              size_t count = 0;
+              std::vector<std::pair<unsigned, unsigned long long>>* kept = nullptr;
+            } sink;
+            auto count = [](unsigned, unsigned long long, unsigned long long, unsigned, void* ctx) {
+              ++static_cast<Sink*>(ctx)->count;
+              return 0;
+            };
+            auto keep = [](unsigned id, unsigned long long, unsigned long long to, unsigned, void* ctx) {
+              auto* s = static_cast<Sink*>(ctx);
+              s->kept->emplace_back(id, to);
+              ++s->count;
+              return 0;
+            };
+            double best = 1e30;
+            for (int r = 0; r < repeat; ++r) {
+              sink.count    = 0;
+              const auto t0 = std::chrono::steady_clock::now();
+              for (size_t off = 0; off < corpus->size(); off += 1500) {
+                sink.kept = &per_block[off / 1500];
+                sink.kept->clear();
+                hs_scan(*db, corpus->data() + off, unsigned(std::min<size_t>(1500, corpus->size() - off)), 0,
+                        scratch, store ? +keep : +count, &sink);
+              }
+              best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+            }
+            rows.push_back({set.name, cname, store ? "hs_scan, storing" : "hs_scan, counting", taken.size(),
+                            ps->size(), 0, double(corpus->size()) * 8 / best / 1e9, db_bytes, sink.count});
+          }
+        }
+        hs_free_scratch(scratch);
+      }
+      if (db.is_ok()) hs_free_database(*db);
+    }
+#endif
     for (auto& [engine_id, taken] : runs) {
       const EngineInfo e{engine_id, "", 0, nullptr};
       const auto c0 = std::chrono::steady_clock::now();
@@ -135,16 +240,23 @@ int main(int argc, char** argv) {
       }
     }
   }
-  std::printf("| set | corpus | engine | patterns | compile s | database | Gbit/s | vs cpu.hs | matches |\n");
-  std::printf("|---|---|---|---:|---:|---:|---:|---:|---:|\n");
+  std::printf("| set | corpus | engine | patterns | compile s | database | Gbit/s | vs cpu.hs | vs hs_scan counting | vs hs_scan storing | matches |\n");
+  std::printf("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (const Row& r : rows) {
     double anchor = 0;  // Vectorscan on the same patterns
     for (const Row& a : rows)
       if (a.set == r.set && a.corpus == r.corpus && a.engine == "cpu.hs" && a.taken == r.taken) anchor = a.gbps;
-    std::printf("| %s | %s | %s | %zu of %zu | %.2f | %.1f MB | %.2f | %s | %zu |\n", r.set.c_str(),
+    double raw = 0, stored = 0;  // Vectorscan alone, where this row's patterns are its patterns
+    for (const Row& a : rows)
+      if (a.set == r.set && a.corpus == r.corpus && a.taken == r.taken) {
+        if (a.engine == "hs_scan, counting") raw = a.gbps;
+        if (a.engine == "hs_scan, storing") stored = a.gbps;
+      }
+    auto ratio = [](double x, double y) { return y > 0 ? std::to_string(x / y).substr(0, 4) + "x" : std::string("-"); };
+    std::printf("| %s | %s | %s | %zu of %zu | %.2f | %.1f MB | %.2f | %s | %s | %s | %zu |\n", r.set.c_str(),
                 r.corpus.c_str(), r.engine.c_str(), r.taken, r.total, r.compile_s, r.db_bytes / 1e6,
-                r.gbps, anchor > 0 ? (std::to_string(r.gbps / anchor).substr(0, 4) + "x").c_str() : "-",
-                r.matches);
+                r.gbps, ratio(r.gbps, anchor).c_str(), ratio(r.gbps, raw).c_str(),
+                ratio(r.gbps, stored).c_str(), r.matches);
   }
   if (!json.empty()) {
     std::FILE* f = std::fopen(json.c_str(), "w");

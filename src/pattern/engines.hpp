@@ -6,6 +6,8 @@
 
 #include "warpath/pattern/pattern.hpp"
 
+struct hs_database;  // Vectorscan's hs_database_t (hs/hs.h)
+
 namespace warpath::pattern::detail {
 
 Result<std::unique_ptr<Matcher>> make_ref_matcher(const std::vector<Pattern>& patterns);
@@ -16,6 +18,9 @@ Result<std::unique_ptr<Matcher>> make_dfa_cpu_matcher(const std::vector<Pattern>
 Result<std::unique_ptr<Matcher>> make_dfa_fallback(const std::vector<Pattern>& rest);
 #if defined(WARPATH_HAVE_HS)
 bool have_hs();
+/// The Vectorscan block-mode database cpu.hs builds (hs_database_t; the caller frees it with
+/// hs_free_database): for the benchmark's raw hs_scan anchor, the same database without warpath.
+Result<::hs_database*> hs_block_database(const std::vector<Pattern>& patterns);
 Result<std::unique_ptr<Matcher>> make_hs_matcher(const std::vector<Pattern>& patterns);
 /// Whether Vectorscan compiles `p` alone.
 Status hs_supports(const Pattern& p);

@@ -10,8 +10,28 @@
 namespace warpath::pattern::detail {
 
 inline void sort_unique(std::vector<Match>& out, size_t from) {
-  std::sort(out.begin() + long(from), out.end());
-  out.erase(std::unique(out.begin() + long(from), out.end()), out.end());
+  // Most engines report in offset order already (Vectorscan does, ids at one offset in any
+  // order): an insertion sort is linear there; when it has moved too much (interleaved lanes or
+  // DFA groups report several sorted runs), a full sort takes over.
+  const auto first = out.begin() + long(from);
+  size_t moves = 0;
+  const size_t budget = 4 * (out.size() - from) + 64;
+  bool sorted = true;
+  for (auto it = first + (first != out.end()); it < out.end() && sorted; ++it) {
+    const Match m = *it;
+    auto hole     = it;
+    while (hole != first && m < *(hole - 1)) {
+      *hole = *(hole - 1);
+      --hole;
+      if (++moves > budget) {
+        sorted = false;
+        break;
+      }
+    }
+    *hole = m;
+  }
+  if (!sorted) std::sort(first, out.end());
+  out.erase(std::unique(first, out.end()), out.end());
 }
 
 }  // namespace warpath::pattern::detail

@@ -78,8 +78,24 @@ Compiled compile(const std::vector<Pattern>& patterns, unsigned mode) {
   return c;
 }
 
+// Matches into out[from, ...) in (end, id) order as they arrive: Vectorscan reports by end
+// offset, ids at one offset in any order, so a new match steps back over the few it sorts
+// before (no pass over the matches afterwards: cpu.hs is the CPU path and must cost what
+// Vectorscan costs), and a repeat is dropped.
+struct Into {
+  std::vector<Match>* out;
+  size_t from;
+};
+
 int on_match(unsigned id, unsigned long long, unsigned long long to, unsigned, void* ctx) {
-  static_cast<std::vector<Match>*>(ctx)->push_back({id, uint64_t(to)});
+  auto* into             = static_cast<Into*>(ctx);
+  std::vector<Match>& v  = *into->out;
+  const Match m{id, uint64_t(to)};
+  size_t i = v.size();
+  while (i > into->from && m < v[i - 1]) --i;
+  if (i > into->from && v[i - 1] == m) return 0;
+  if (i == v.size()) v.push_back(m);
+  else v.insert(v.begin() + long(i), m);
   return 0;
 }
 
@@ -94,23 +110,21 @@ class HsStream final : public Stream {
   }
   Status write(const uint8_t* data, size_t len, std::vector<Match>& out) override {
     if (!s_) return Status(Errc::kInvalidArgument, "cpu.hs: write after close");
-    const size_t from = out.size();
+    Into into{&out, out.size()};
     for (size_t done = 0; done < len;) {
       const unsigned part = unsigned(std::min<size_t>(len - done, 1u << 30));
       if (hs_scan_stream(s_, reinterpret_cast<const char*>(data) + done, part, 0, scratch_,
-                         on_match, &out) != HS_SUCCESS)
+                         on_match, &into) != HS_SUCCESS)
         return Status(Errc::kOutOfMemory, "cpu.hs: hs_scan_stream failed");
       done += part;
     }
-    sort_unique(out, from);
     return Status::ok();
   }
   Status close(std::vector<Match>& out) override {
     if (!s_) return Status::ok();
-    const size_t from = out.size();
-    const hs_error_t e = hs_close_stream(s_, scratch_, on_match, &out);
+    Into into{&out, out.size()};
+    const hs_error_t e = hs_close_stream(s_, scratch_, on_match, &into);
     s_ = nullptr;
-    sort_unique(out, from);
     return e == HS_SUCCESS ? Status::ok() : Status(Errc::kOutOfMemory, "cpu.hs: hs_close_stream failed");
   }
   size_t state_bytes() const override { return state_; }
@@ -138,12 +152,11 @@ class HsMatcher final : public Matcher {
     return n;
   }
   Status scan(const uint8_t* data, size_t len, std::vector<Match>& out) override {
-    const size_t from = out.size();
     if (len > UINT32_MAX) return Status(Errc::kInvalidArgument, "cpu.hs: a block above 4 GiB");
+    Into into{&out, out.size()};
     if (hs_scan(block_, reinterpret_cast<const char*>(data), unsigned(len), 0, scratch_, on_match,
-                &out) != HS_SUCCESS)
+                &into) != HS_SUCCESS)
       return Status(Errc::kOutOfMemory, "cpu.hs: hs_scan failed");
-    sort_unique(out, from);
     return Status::ok();
   }
   Result<std::unique_ptr<Stream>> open_stream() override {
@@ -189,6 +202,12 @@ Result<std::unique_ptr<Matcher>> make_hs_matcher(const std::vector<Pattern>& pat
     return Status(Errc::kOutOfMemory, "cpu.hs: hs_alloc_scratch failed");
   }
   return std::unique_ptr<Matcher>(std::make_unique<HsMatcher>(patterns, c.db, scratch));
+}
+
+Result<hs_database_t*> hs_block_database(const std::vector<Pattern>& patterns) {
+  Compiled c = compile(patterns, HS_MODE_BLOCK);
+  if (!c.status.is_ok()) return c.status;
+  return c.db;
 }
 
 Status hs_supports(const Pattern& p) {
