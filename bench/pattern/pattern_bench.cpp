@@ -149,8 +149,9 @@ int main(int argc, char** argv) {
         std::vector<Pattern> both;
         for (const Pattern& p : taken)
           if (engine_supports("cpu.hs", p).is_ok()) both.push_back(p);
+        const bool new_subset = both.size() != hs_taken;
         runs.emplace_back(std::string(e.id), both);
-        runs.emplace_back("cpu.hs", std::move(both));
+        if (new_subset) runs.emplace_back("cpu.hs", std::move(both));
       } else {
         runs.emplace_back(std::string(e.id), std::move(taken));
       }

@@ -313,6 +313,39 @@ TEST(PatternSets, EtOpenRegexesAgreeWithVectorscan) {
   expect_same("cpu.dfa", "ref", ps, data, 0);
 }
 
+TEST(PatternSets, SnortCommunityAgreesWithVectorscan) {
+  if (!have_data() || !have_engine("cpu.hs")) GTEST_SKIP() << "needs the shared data and Vectorscan";
+  std::string data;
+  for (const char* s : {"http-digg-304-1", "http-wunderground-1", "ftp-1", "bittorrent-a-1", "aim-1"})
+    data += read_file(data_path(std::string("patterns/l7-filter/samples/") + s));
+  // Its enabled literals (cpu.ac beside Vectorscan, blocks and streams) and its
+  // pcre options (ref.pattern and cpu.dfa beside Vectorscan), with every literal planted once.
+  auto lits = read_pattern_file(data_path("patterns/snort-community/derived/snort-community.mpm-literals.tsv"));
+  ASSERT_TRUE(lits.is_ok()) << lits.status().message();
+  ASSERT_EQ(lits->size(), 545u);
+  for (const Pattern& p : *lits) data += p.expression + " ";
+  expect_same("cpu.ac", "cpu.hs", *lits, data, 333);
+  const auto ps = common(data_path("patterns/snort-community/derived/snort-community.pcre.tsv"), "ref", "cpu.hs", 400);
+  ASSERT_EQ(ps.size(), 172u);
+  std::mt19937_64 rng(4);
+  for (const Pattern& p : ps) data += sample_match(p, rng) + "\n";
+  expect_same("ref", "cpu.hs", ps, data, 0);
+  expect_same("cpu.dfa", "cpu.hs", ps, data, 0);
+}
+
+TEST(PatternSets, LargeInputsAgreeInBlocksAndStreams) {
+  if (!have_data() || !have_engine("cpu.hs")) GTEST_SKIP() << "needs the shared data and Vectorscan";
+  auto lits = read_pattern_file(data_path("patterns/et-open/derived/et-open.mpm-literals.tsv"));
+  ASSERT_TRUE(lits.is_ok());
+  // 8 MB: the dotstar and PowerEN traces, four times over, one block and a stream of 64 KB
+  // writes (a literal spanning writes is found once).
+  std::string one = read_file(data_path("patterns/anmlzoo/dotstar/backdoor_1MB.input")) +
+                    read_file(data_path("patterns/anmlzoo/poweren/poweren_1MB.input"));
+  std::string data;
+  for (int i = 0; i < 4; ++i) data += one;
+  expect_same("cpu.ac", "cpu.hs", *lits, data, 65536);
+}
+
 TEST(PatternSets, Pcre2EnumeratesEveryMatchOfWhatNoOtherEngineTakes) {
   if (!have_engine("cpu.pcre2")) GTEST_SKIP() << "built without PCRE2";
   EXPECT_EQ(ends(scan("cpu.pcre2", {regex(1, "(a)\\1")}, "aaa")), (std::vector<uint64_t>{2, 3}));
