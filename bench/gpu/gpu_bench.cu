@@ -554,12 +554,19 @@ Status run_pattern(const std::string& data, int repeat, std::vector<Row>& rows) 
   WARPATH_TRY(up(img.out_link.data(), img.out_link.size() * 4, &d_link));
   WARPATH_TRY(up(img.outputs.data(), img.outputs.size() * sizeof(pattern::core::AcOutput), &d_outputs));
   WARPATH_TRY(up(img.literals.data(), img.literals.size(), &d_lits));
+  uint32_t *d_sbegin = nullptr, *d_snext = nullptr, *d_fail = nullptr;
+  uint8_t* d_sclass  = nullptr;
+  WARPATH_TRY(up(img.sparse_begin.data(), img.sparse_begin.size() * 4, &d_sbegin));
+  WARPATH_TRY(up(img.sparse_class.data(), img.sparse_class.size(), &d_sclass));
+  WARPATH_TRY(up(img.sparse_next.data(), img.sparse_next.size() * 4, &d_snext));
+  WARPATH_TRY(up(img.fail.data(), img.fail.size() * 4, &d_fail));
   WARPATH_TRY(up(bytes.data(), bytes.size(), &d_bytes));
   WARPATH_TRY(up(slices.data(), slices.size() * sizeof(pattern::detail::AcSlice), &d_slices));
   WARPATH_CUDA_TRY(cudaMalloc(&d_matches, size_t(capacity) * sizeof(pattern::detail::DeviceMatch)));
   WARPATH_CUDA_TRY(cudaMalloc(&d_count, sizeof(uint32_t)));
   v.classes = d_classes, v.next = d_next, v.out_begin = d_begin, v.out_link = d_link;
   v.outputs = d_outputs, v.literals = d_lits;
+  v.sparse_begin = d_sbegin, v.sparse_class = d_sclass, v.sparse_next = d_snext, v.fail = d_fail;
   WARPATH_ASSIGN_OR_RETURN(auto gpu, pattern::make_matcher("cuda.ac", lits));
   WARPATH_ASSIGN_OR_RETURN(auto cpu, pattern::make_matcher("cpu.ac", lits));
   std::vector<pattern::Block> blocks(max_blocks);
@@ -587,7 +594,8 @@ Status run_pattern(const std::string& data, int repeat, std::vector<Row>& rows) 
     }
   }
   for (void* p : {(void*)d_classes, (void*)d_lits, (void*)d_bytes, (void*)d_next, (void*)d_begin,
-                  (void*)d_link, (void*)d_count, (void*)d_outputs, (void*)d_slices, (void*)d_matches})
+                  (void*)d_link, (void*)d_count, (void*)d_outputs, (void*)d_slices, (void*)d_matches,
+                  (void*)d_sbegin, (void*)d_sclass, (void*)d_snext, (void*)d_fail})
     cudaFree(p);
   return Status::ok();
 }

@@ -2,7 +2,6 @@
 // literals, failure links in breadth-first order, then the full transition table over byte
 // classes and the output links.
 #include <algorithm>
-#include <deque>
 #include <map>
 
 #include "pattern/ac_image.hpp"
@@ -15,7 +14,7 @@ uint8_t lower(uint8_t c) { return unsigned(c - 'A') < 26u ? uint8_t(c + 32) : c;
 
 }  // namespace
 
-Result<AcImage> build_ac_image(const std::vector<Pattern>& patterns) {
+Result<AcImage> build_ac_image(const std::vector<Pattern>& patterns, uint32_t dense_depth) {
   AcImage img;
   struct Lit {
     uint32_t id;
@@ -65,44 +64,77 @@ Result<AcImage> build_ac_image(const std::vector<Pattern>& patterns) {
     own[s].push_back(li);
   }
   img.states = uint32_t(kids.size());
-  if (uint64_t(img.states) * img.width * 4 > kMaxAcTableBytes || img.states > core::kStateMask)
+  if (img.states > core::kStateMask)
+    return Status(Errc::kNotSupported, "the automaton would have " + std::to_string(img.states) + " states");
+
+  // Breadth-first numbering (the root stays 0), depths and failure links.
+  std::vector<uint32_t> bfs_id(img.states, 0), order{0}, depth(img.states, 0);
+  order.reserve(img.states);
+  for (size_t q = 0; q < order.size(); ++q)
+    for (const auto& [k, child] : kids[order[q]]) {
+      bfs_id[child] = uint32_t(order.size());
+      depth[child]  = depth[order[q]] + 1;
+      order.push_back(child);
+    }
+  std::vector<uint32_t> fail(img.states, 0);  // by old id
+  auto go = [&](uint32_t st, uint8_t k) {  // the goto function through failure links
+    while (true) {
+      auto it = kids[st].find(k);
+      if (it != kids[st].end()) return it->second;
+      if (st == 0) return uint32_t(0);
+      st = fail[st];
+    }
+  };
+  for (uint32_t st : order)
+    for (const auto& [k, child] : kids[st]) fail[child] = st == 0 ? 0 : go(fail[st], k);
+  // Dense: every state up to dense_depth (a prefix of the breadth-first order).
+  img.dense = 0;
+  while (img.dense < img.states && depth[order[img.dense]] <= dense_depth) ++img.dense;
+  if (uint64_t(img.dense) * img.width * 4 > kMaxAcTableBytes)
     return Status(Errc::kNotSupported,
-                  "the automaton would have " + std::to_string(img.states) + " states x " +
+                  "the automaton's dense part would have " + std::to_string(img.dense) + " states x " +
                       std::to_string(img.width) + " classes, over the " +
                       std::to_string(kMaxAcTableBytes >> 20) + " MiB table limit");
-
-  // Breadth first: failure links and the full table.
-  std::vector<uint32_t> fail(img.states, 0);
-  img.out_link.assign(img.states, 0);
-  img.next.assign(size_t(img.states) * img.width, 0);
+  // Outputs: own ones per state, the output link to the next suffix state that has some.
+  std::vector<uint32_t> link(img.states, 0);  // by old id
   std::vector<uint8_t> has(img.states, 0);
-  std::deque<uint32_t> queue;
-  for (const auto& [k, child] : kids[0]) {
-    img.next[k] = child;
-    queue.push_back(child);
+  for (uint32_t st : order) {
+    if (st == 0) continue;
+    const uint32_t f = fail[st];
+    link[st]         = own[f].empty() ? link[f] : f;
+    has[st]          = !own[st].empty() || link[st] != 0;
   }
-  std::vector<uint32_t> order;
-  order.reserve(img.states);
-  while (!queue.empty()) {
-    const uint32_t s = queue.front();
-    queue.pop_front();
-    order.push_back(s);
-    const uint32_t f = fail[s];
-    img.out_link[s]  = own[f].empty() ? img.out_link[f] : f;
-    has[s]           = !own[s].empty() || img.out_link[s] != 0;
-    uint32_t* row        = &img.next[size_t(s) * img.width];
-    const uint32_t* frow = &img.next[size_t(f) * img.width];
-    std::copy(frow, frow + img.width, row);
-    for (const auto& [k, child] : kids[s]) {
-      fail[child] = frow[k] & core::kStateMask;
-      row[k]      = child;
-      queue.push_back(child);
+  auto entry = [&](uint32_t old) { return bfs_id[old] | (has[old] ? core::kMatchBit : 0u); };
+  // Full rows of the dense states: a child, else the failure state's row (shallower: done).
+  img.next.assign(size_t(img.dense) * img.width, 0);
+  for (uint32_t n = 0; n < img.dense; ++n) {
+    const uint32_t st = order[n];
+    uint32_t* row     = &img.next[size_t(n) * img.width];
+    if (st != 0) {
+      const uint32_t* frow = &img.next[size_t(bfs_id[fail[st]]) * img.width];
+      std::copy(frow, frow + img.width, row);
     }
-    std::map<uint8_t, uint32_t>().swap(kids[s]);
+    for (const auto& [k, child] : kids[st]) row[k] = entry(child);
   }
-  // The match bit on every entry whose target ends some literal.
-  for (uint32_t& e : img.next)
-    if (has[e & core::kStateMask]) e |= core::kMatchBit;
+  // Sparse states: children and failure link.
+  img.sparse_begin.assign(img.states - img.dense + 1, 0);
+  img.fail.assign(img.states - img.dense, 0);
+  for (uint32_t n = img.dense; n < img.states; ++n) {
+    const uint32_t st                    = order[n];
+    img.sparse_begin[n - img.dense]      = uint32_t(img.sparse_class.size());
+    img.fail[n - img.dense]              = bfs_id[fail[st]];
+    for (const auto& [k, child] : kids[st]) {
+      img.sparse_class.push_back(k);
+      img.sparse_next.push_back(entry(child));
+    }
+  }
+  img.sparse_begin[img.states - img.dense] = uint32_t(img.sparse_class.size());
+  img.out_link.assign(img.states, 0);
+  for (uint32_t n = 0; n < img.states; ++n) img.out_link[n] = link[order[n]] ? bfs_id[link[order[n]]] : 0;
+  // Own outputs per state in the new numbering.
+  std::vector<std::vector<uint32_t>> own_new(img.states);
+  for (uint32_t n = 0; n < img.states; ++n) own_new[n] = std::move(own[order[n]]);
+  own.swap(own_new);
   // Outputs per state, in state order; case-sensitive literals keep their bytes to confirm.
   img.out_begin.assign(img.states + 1, 0);
   for (uint32_t s = 0; s < img.states; ++s) {

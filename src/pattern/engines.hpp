@@ -11,7 +11,8 @@ struct hs_database;  // Vectorscan's hs_database_t (hs/hs.h)
 namespace warpath::pattern::detail {
 
 Result<std::unique_ptr<Matcher>> make_ref_matcher(const std::vector<Pattern>& patterns);
-Result<std::unique_ptr<Matcher>> make_ac_cpu_matcher(const std::vector<Pattern>& patterns);
+/// cpu.ac (states past kAcDenseDepth sparse) or, `full`, cpu.ac.full (every state a full row).
+Result<std::unique_ptr<Matcher>> make_ac_cpu_matcher(const std::vector<Pattern>& patterns, bool full = false);
 Result<std::unique_ptr<Matcher>> make_dfa_cpu_matcher(const std::vector<Pattern>& patterns);
 /// The matcher of the patterns no DFA takes: Vectorscan when built and it takes them all, else
 /// ref.pattern; null for none.

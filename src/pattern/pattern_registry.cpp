@@ -107,6 +107,7 @@ class ValidatingMatcher final : public Matcher {
 Result<std::unique_ptr<Matcher>> make_engine(const std::string& id, const std::vector<Pattern>& ps) {
   if (id == "ref.pattern") return detail::make_ref_matcher(ps);
   if (id == "cpu.ac") return detail::make_ac_cpu_matcher(ps);
+  if (id == "cpu.ac.full") return detail::make_ac_cpu_matcher(ps, true);
   if (id == "cpu.dfa") return detail::make_dfa_cpu_matcher(ps);
 #if defined(WARPATH_HAVE_HS)
   if (id == "cpu.hs") return detail::make_hs_matcher(ps);
@@ -139,7 +140,9 @@ Status check_pattern(const Pattern& p) {
 std::vector<EngineInfo> pattern_engines() {
   std::vector<EngineInfo> engines = {
       {"ref.pattern", "each pattern's position automaton on its own (the oracle)", 0, &always},
-      {"cpu.ac", "Aho-Corasick DFA over byte classes, interleaved lanes (literals only)", 5, &always},
+      {"cpu.ac", "Aho-Corasick over byte classes: full rows to depth 3, children and failure "
+                 "links deeper; interleaved lanes (literals only)", 5, &always},
+      {"cpu.ac.full", "the same automaton with a full row for every state (the classic DFA)", 4, &always},
       {"cpu.dfa", "regexes as search DFAs of at most 4,096 states per group, Vectorscan or "
                   "ref.pattern for the rest", 4, &always},
   };

@@ -185,7 +185,7 @@ void add_patterns(CLI::App& app, Runner& run) {
       ->allow_extra_args(false);
   scan->add_option("--in", s->in, "The data to scan (any file, read as bytes)")->required();
   scan->add_option("--out", s->out, "Where the matches go (default: standard output)");
-  scan->add_option("--engine", s->engine, "Engine: auto, ref.pattern, cpu.hs, cpu.ac, cpu.dfa, cuda.ac, cuda.dfa, validate:<engine>");
+  scan->add_option("--engine", s->engine, "Engine: auto, cpu, gpu, ref, or an id of warpath info (ref.pattern, cpu.hs, cpu.ac, cpu.dfa, cpu.pcre2, cuda.ac, cuda.dfa, ...), validate:<engine>");
   scan->add_option("--stream", s->chunk, "Scan as a stream written in pieces of this many bytes (0: one block)");
   scan->footer("END_OFFSET is the offset just past the match's last byte (Hyperscan's 'to'); every "
                "match is listed, overlapping ones too, sorted by offset, then id.");

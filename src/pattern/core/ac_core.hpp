@@ -31,10 +31,21 @@ struct AcOutput {
 };
 
 /// The automaton's arrays (host or device memory).
+///
+/// States are numbered breadth first. The first `dense` states (those up to a depth, where a
+/// scan spends nearly all its time) have full rows in `next`; a deeper state keeps only its
+/// trie children (sparse_class / sparse_next, in sparse_begin's range) and its failure link,
+/// followed until a child matches or a dense state answers. With every state dense this is the
+/// full DFA; the split keeps the table in cache (ET Open's literals: see ac_image.hpp).
 struct AcView {
   const uint8_t* classes   = nullptr;  ///< [256] byte -> class
-  const uint32_t* next     = nullptr;  ///< [states * width]
+  const uint32_t* next     = nullptr;  ///< [dense * width]
   uint32_t width           = 1;
+  uint32_t dense           = 1;        ///< states with full rows: 0 .. dense - 1
+  const uint32_t* sparse_begin = nullptr;  ///< [states - dense + 1] into sparse_class/next
+  const uint8_t* sparse_class  = nullptr;
+  const uint32_t* sparse_next  = nullptr;  ///< the child, with kMatchBit when it ends a literal
+  const uint32_t* fail         = nullptr;  ///< [states - dense] failure link of a sparse state
   const uint32_t* out_begin = nullptr;  ///< [states + 1] own outputs of each state
   const uint32_t* out_link  = nullptr;  ///< [states] next state on the suffix chain with outputs; 0: none
   const AcOutput* outputs   = nullptr;
@@ -43,7 +54,15 @@ struct AcView {
 };
 
 WARPATH_HD uint32_t ac_step(const AcView& v, uint32_t state, uint8_t byte) {
-  return v.next[size_t(state & kStateMask) * v.width + v.classes[byte]];
+  const uint32_t c = v.classes[byte];
+  uint32_t s       = state & kStateMask;
+  while (s >= v.dense) {  // a deep state: its children, else its failure link
+    const uint32_t k = s - v.dense;
+    for (uint32_t e = v.sparse_begin[k]; e < v.sparse_begin[k + 1]; ++e)
+      if (v.sparse_class[e] == c) return v.sparse_next[e];
+    s = v.fail[k];
+  }
+  return v.next[size_t(s) * v.width + c];
 }
 
 /// Every literal ending at offset `end` in state `state` (which has kMatchBit): emit(id, end)

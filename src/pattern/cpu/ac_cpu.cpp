@@ -55,8 +55,8 @@ class AcCpuStream final : public Stream {
 
 class AcCpuMatcher final : public Matcher {
  public:
-  explicit AcCpuMatcher(AcImage img, size_t n) : img_(std::move(img)), patterns_(n) {}
-  std::string_view id() const noexcept override { return "cpu.ac"; }
+  AcCpuMatcher(AcImage img, size_t n, bool full) : img_(std::move(img)), patterns_(n), full_(full) {}
+  std::string_view id() const noexcept override { return full_ ? "cpu.ac.full" : "cpu.ac"; }
   size_t patterns() const override { return patterns_; }
   size_t database_bytes() const override { return img_.bytes(); }
 
@@ -104,14 +104,15 @@ class AcCpuMatcher final : public Matcher {
  private:
   AcImage img_;
   size_t patterns_;
+  bool full_;
 };
 
 }  // namespace
 
-Result<std::unique_ptr<Matcher>> make_ac_cpu_matcher(const std::vector<Pattern>& patterns) {
-  auto img = build_ac_image(patterns);
+Result<std::unique_ptr<Matcher>> make_ac_cpu_matcher(const std::vector<Pattern>& patterns, bool full) {
+  auto img = build_ac_image(patterns, full ? kAcAllDense : kAcDenseDepth);
   if (!img.is_ok()) return img.status();
-  return std::unique_ptr<Matcher>(std::make_unique<AcCpuMatcher>(std::move(*img), patterns.size()));
+  return std::unique_ptr<Matcher>(std::make_unique<AcCpuMatcher>(std::move(*img), patterns.size(), full));
 }
 
 }  // namespace warpath::pattern::detail

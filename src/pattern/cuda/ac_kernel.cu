@@ -86,6 +86,10 @@ class AcCudaMatcher final : public Matcher {
     WARPATH_TRY(put(d_out_link_, img_.out_link.data(), img_.out_link.size() * 4));
     WARPATH_TRY(put(d_outputs_, img_.outputs.data(), img_.outputs.size() * sizeof(core::AcOutput)));
     WARPATH_TRY(put(d_literals_, img_.literals.data(), img_.literals.size()));
+    WARPATH_TRY(put(d_sparse_begin_, img_.sparse_begin.data(), img_.sparse_begin.size() * 4));
+    WARPATH_TRY(put(d_sparse_class_, img_.sparse_class.data(), img_.sparse_class.size()));
+    WARPATH_TRY(put(d_sparse_next_, img_.sparse_next.data(), img_.sparse_next.size() * 4));
+    WARPATH_TRY(put(d_fail_, img_.fail.data(), img_.fail.size() * 4));
     dview_           = img_.view();
     dview_.classes   = d_classes_.as<uint8_t>();
     dview_.next      = d_next_.as<uint32_t>();
@@ -93,6 +97,10 @@ class AcCudaMatcher final : public Matcher {
     dview_.out_link  = d_out_link_.as<uint32_t>();
     dview_.outputs   = d_outputs_.as<core::AcOutput>();
     dview_.literals  = d_literals_.as<uint8_t>();
+    dview_.sparse_begin = d_sparse_begin_.as<uint32_t>();
+    dview_.sparse_class = d_sparse_class_.as<uint8_t>();
+    dview_.sparse_next  = d_sparse_next_.as<uint32_t>();
+    dview_.fail         = d_fail_.as<uint32_t>();
     return Status::ok();
   }
 
@@ -159,6 +167,7 @@ class AcCudaMatcher final : public Matcher {
   std::unique_ptr<Matcher> host_;  ///< cpu.ac on the same literals: streams and overflow
   core::AcView dview_;
   DeviceArray d_classes_, d_next_, d_out_begin_, d_out_link_, d_outputs_, d_literals_;
+  DeviceArray d_sparse_begin_, d_sparse_class_, d_sparse_next_, d_fail_;
   DeviceArray d_data_, d_slices_, d_matches_, d_count_;
   std::vector<uint8_t> bytes_;
   std::vector<AcSlice> slices_;
