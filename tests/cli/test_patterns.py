@@ -93,3 +93,80 @@ def test_scan_errors_are_clear(tmp_path):
     assert r.returncode == 2 and "nope" in r.stderr
     r = run("patterns", "scan", "--in", data)
     assert r.returncode == 1 and "no patterns" in r.stderr
+
+
+# --- the match module in a chain ------------------------------------------------------------------
+
+HTTP_PATTERNS = "1:/GET /\n2:/HTTP\\/1\\.[01] 200/\n3:/Content-Type: text\\/html/i\n4:/<html/i\n5:/\\r\\n\\r\\n/\n"
+
+
+@pytest.mark.parametrize("engine", ["cpu.hs", "ref.pattern", "cpu.dfa"])
+def test_match_module_finds_in_streams_what_scan_finds_in_reassembled_files(tmp_path, engine):
+    """flow -> stream -> match over a capture: every stream match is the match `patterns scan`
+    finds in that stream's file from `warpath reassemble` (same flow serial, direction, offset),
+    so matches spanning segments are found once, where they end."""
+    path = DATA / "pcap/zeek/http-bro.org.pcap"
+    if not path.is_file():
+        pytest.skip(f"{path} missing")
+    pats = tmp_path / "http.pat"
+    pats.write_text(HTTP_PATTERNS)
+    log = tmp_path / "m.log"
+    report = tmp_path / "run.json"
+    assert_ok(run("run", "--chain", f"flow -> stream(midstream=on, depth=0) -> match(patterns={pats}, "
+                  f"engine={engine}, log={log}) -> wire",
+                  "--port", f"in=pcap:{path}:{tmp_path / 'out.pcap'}", "--json", report))
+    got = sorted((m["flow"], m["dir"], m["id"], m["end"])
+                 for m in map(json.loads, log.read_text().splitlines()))
+    ra = tmp_path / "ra"
+    assert_ok(run("reassemble", "--in", path, "--out-dir", ra, "--midstream", "--depth", "0"))
+    index = json.loads((ra / "index.json").read_text())
+    want, parts_seen, gaps = [], 0, 0
+    for s in index["streams"]:
+        # The file holds the stream's bytes without its gaps; the module starts a new stream
+        # after a gap (no match across it), so each part between gaps is scanned alone.
+        data = (ra / s["file"]).read_bytes()
+        parts, at, pos = [], 0, 0  # (stream offset, bytes)
+        for g in sorted(s["gaps"], key=lambda g: g["offset"]):
+            parts.append((at, data[pos:pos + g["offset"] - at]))
+            pos += g["offset"] - at
+            at = g["offset"] + g["length"]
+            gaps += 1
+        parts.append((at, data[pos:]))
+        d = 0 if s["dir"] == "initiator" else 1
+        for base, part in parts:
+            if not part:
+                continue
+            parts_seen += 1
+            f = tmp_path / "part.bin"
+            f.write_bytes(part)
+            out = assert_ok(run("patterns", "scan", "--patterns", pats, "--in", f)).stdout
+            want += [(s["flow"], d, int(i), base + int(e)) for i, e in (l.split() for l in out.splitlines())]
+    assert len(want) > 40 and gaps == 1
+    assert got == sorted(want)
+    stats = json.loads(report.read_text())["modules"][2]["stats"]
+    assert stats["matches"] == len(want)
+    assert stats["streams"] == parts_seen and stats["gap_resets"] == gaps
+    assert stats["stream_bytes"] == sum(s["bytes"] for s in index["streams"])
+
+
+def test_match_module_scans_udp_payloads_and_says_what_is_wrong(tmp_path):
+    path = DATA / "pcap/zeek/ipv6-fragmented-dns.pcap"
+    dns = DATA / "pcap/tcpdump/dns_udp.pcap"
+    if not dns.is_file():
+        pytest.skip(f"{dns} missing")
+    pats = tmp_path / "p.txt"
+    pats.write_text("1:/\\x00\\x01\\x00\\x01/\n")  # type A, class IN
+    log = tmp_path / "m.log"
+    report = tmp_path / "run.json"
+    assert_ok(run("run", "--chain", f"match(patterns={pats}, log={log}) -> wire",
+                  "--port", f"in=pcap:{dns}:{tmp_path / 'o.pcap'}", "--json", report))
+    stats = json.loads(report.read_text())["modules"][0]["stats"]
+    lines = [json.loads(l) for l in log.read_text().splitlines()]
+    assert stats["blocks"] >= 1 and stats["matches"] == len(lines) >= 1
+    assert all("packet" in m and m["id"] == 1 for m in lines)
+    for chain, why in ((f"match -> wire", "needs patterns=FILE"),
+                       (f"match(patterns={tmp_path / 'none.txt'}) -> wire", "none.txt"),
+                       (f"match(patterns={pats}, engine=nope) -> wire", "nope")):
+        r = run("run", "--chain", chain, "--port", f"in=pcap:{dns}:")
+        assert_no_crash(r)
+        assert r.returncode != 0 and why in r.stderr, (chain, r.stderr)

@@ -115,9 +115,9 @@ class Stream {
   virtual size_t state_bytes() const = 0;
 };
 
-/// A compiled pattern database on one engine. Immutable after compilation; scan() may be
-/// called from several threads on one Matcher only where the engine says so (cpu.hs and
-/// cpu.ac: yes; each thread needs its own Stream).
+/// A compiled pattern database on one engine. Engines keep scratch (Vectorscan's, the GPU's
+/// buffers): one thread uses a Matcher at a time, and threads build their own (the match module
+/// makes one per worker). Streams belong to the thread of their Matcher.
 class Matcher {
  public:
   virtual ~Matcher() = default;

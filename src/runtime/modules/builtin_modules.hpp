@@ -9,6 +9,7 @@ namespace warpath::runtime {
 
 ModuleInfo acl_module_info();
 ModuleInfo flow_module_info();
+ModuleInfo match_module_info();
 ModuleInfo router_module_info();
 ModuleInfo stream_module_info();
 ModuleInfo ttl_filter_module_info();
@@ -18,6 +19,7 @@ inline std::vector<ModuleInfo> builtin_module_kinds() {
   std::vector<ModuleInfo> v;
   v.push_back(acl_module_info());
   v.push_back(flow_module_info());
+  v.push_back(match_module_info());
   v.push_back(router_module_info());
   v.push_back(stream_module_info());
   v.push_back(ttl_filter_module_info());
