@@ -229,7 +229,7 @@ struct ModuleInfo {
   std::function<Result<std::unique_ptr<Module>>(const ModuleArgs&, BuildEnv&)> make;
 };
 
-/// Every module kind, in name order (built in: acl, flow, router, stream, ttl-filter, wire).
+/// Every module kind, in name order (built in: acl, flow, match, router, stream, ttl-filter, wire).
 std::vector<const ModuleInfo*> module_kinds();
 const ModuleInfo* find_module_kind(std::string_view kind);
 /// Adds a kind (a user's module, a test's); kInvalidArgument when the name is taken or empty.
