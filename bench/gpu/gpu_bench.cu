@@ -543,7 +543,8 @@ Status run_pattern(const std::string& data, int repeat, std::vector<Row>& rows) 
   };
   pattern::core::AcView v = img.view();
   uint8_t *d_classes = nullptr, *d_lits = nullptr, *d_bytes = nullptr;
-  uint32_t *d_next = nullptr, *d_begin = nullptr, *d_link = nullptr, *d_count = nullptr;
+  uint32_t *d_next = nullptr, *d_begin = nullptr, *d_link = nullptr;
+  unsigned long long* d_count = nullptr;
   pattern::core::AcOutput* d_outputs        = nullptr;
   pattern::detail::AcSlice* d_slices        = nullptr;
   pattern::detail::DeviceMatch* d_matches   = nullptr;
@@ -563,7 +564,7 @@ Status run_pattern(const std::string& data, int repeat, std::vector<Row>& rows) 
   WARPATH_TRY(up(bytes.data(), bytes.size(), &d_bytes));
   WARPATH_TRY(up(slices.data(), slices.size() * sizeof(pattern::detail::AcSlice), &d_slices));
   WARPATH_CUDA_TRY(cudaMalloc(&d_matches, size_t(capacity) * sizeof(pattern::detail::DeviceMatch)));
-  WARPATH_CUDA_TRY(cudaMalloc(&d_count, sizeof(uint32_t)));
+  WARPATH_CUDA_TRY(cudaMalloc(&d_count, sizeof(unsigned long long)));
   v.classes = d_classes, v.next = d_next, v.out_begin = d_begin, v.out_link = d_link;
   v.outputs = d_outputs, v.literals = d_lits;
   v.sparse_begin = d_sbegin, v.sparse_class = d_sclass, v.sparse_next = d_snext, v.fail = d_fail;
@@ -575,7 +576,7 @@ Status run_pattern(const std::string& data, int repeat, std::vector<Row>& rows) 
   const uint32_t per_block = (kBlock + pattern::detail::kAcSlice - 1) / pattern::detail::kAcSlice;
   for (uint32_t n = 64; n <= max_blocks; n *= 4) {
     WARPATH_ASSIGN_OR_RETURN(const float kernel_ms, time_kernel(repeat, [&]() -> Status {
-      WARPATH_CUDA_TRY(cudaMemsetAsync(d_count, 0, sizeof(uint32_t)));
+      WARPATH_CUDA_TRY(cudaMemsetAsync(d_count, 0, sizeof(unsigned long long)));
       return pattern::detail::launch_ac_scan(v, d_bytes, d_slices, n * per_block, d_matches, capacity,
                                              d_count, nullptr);
     }));
@@ -647,7 +648,7 @@ Status run_pattern_dfa(const std::string& data, int repeat, std::vector<Row>& ro
   WARPATH_ASSIGN_OR_RETURN(void* d_starts, up(starts.data(), starts.size() * 8));
   const uint32_t capacity = 1u << 24;
   WARPATH_ASSIGN_OR_RETURN(void* d_matches, up(nullptr, size_t(capacity) * sizeof(pattern::detail::DeviceMatch)));
-  WARPATH_ASSIGN_OR_RETURN(void* d_count, up(nullptr, 4));
+  WARPATH_ASSIGN_OR_RETURN(void* d_count, up(nullptr, 8));
   WARPATH_ASSIGN_OR_RETURN(auto gpu, pattern::make_matcher("cuda.dfa", ps));
   WARPATH_ASSIGN_OR_RETURN(auto cpu, pattern::make_matcher("cpu.dfa", ps));
   std::vector<pattern::Block> blocks(max_blocks);
@@ -656,11 +657,11 @@ Status run_pattern_dfa(const std::string& data, int repeat, std::vector<Row>& ro
   Status status;
   for (uint32_t n = 64; n <= max_blocks && status.is_ok(); n *= 4) {
     auto kernel = time_kernel(repeat, [&]() -> Status {
-      WARPATH_CUDA_TRY(cudaMemsetAsync(d_count, 0, 4));
+      WARPATH_CUDA_TRY(cudaMemsetAsync(d_count, 0, 8));
       return pattern::detail::launch_dfa_scan(static_cast<pattern::core::DfaView*>(d_views), groups,
                                               static_cast<uint8_t*>(d_bytes), static_cast<uint64_t*>(d_starts),
                                               n, static_cast<pattern::detail::DeviceMatch*>(d_matches),
-                                              capacity, static_cast<uint32_t*>(d_count), nullptr);
+                                              capacity, static_cast<unsigned long long*>(d_count), nullptr);
     });
     if (!kernel.is_ok()) {
       (void)(status = kernel.status());

@@ -51,8 +51,9 @@ Status apply_flags(std::string_view flags, Pattern& p, bool snort) {
           break;
         }
         [[fallthrough]];
+      case 'E':  // PCRE's DOLLAR_ENDONLY: $ only at the very end; not in the subset
       default:
-        if (snort && f >= 'A' && f <= 'Z') break;
+        if (snort && f >= 'A' && f <= 'Z' && f != 'E') break;
         if (p.unsupported.empty())
           p.unsupported = std::string("the flag '") + f + "' (supported: i, s, m, H)";
     }

@@ -73,6 +73,13 @@ TEST(PatternSubset, MalformedExpressionsAreParseErrorsWithTheOffset) {
     EXPECT_EQ(s.code(), Errc::kParseError) << re << ": " << s.message();
     EXPECT_NE(s.message().find("offset"), std::string::npos) << s.message();
   }
+  EXPECT_EQ(check_pattern(regex(1, "a{1000000}")).code(), Errc::kParseError);  // not literal text
+  EXPECT_EQ(check_pattern(regex(1, "(?P")).code(), Errc::kParseError);
+  EXPECT_EQ(check_pattern(regex(1, "(?U)a+")).code(), Errc::kNotSupported);  // PCRE's, not ours
+  EXPECT_EQ(ends(scan("ref", {regex(1, "(?'n'ab)")}, "n'ab ab")), (std::vector<uint64_t>{4, 7}));
+  EXPECT_EQ(ends(scan("ref", {regex(1, "(?<n>ab)")}, "ab")), (std::vector<uint64_t>{2}));
+  // Repeats of nothing cost nothing (no 65535^3 loop).
+  EXPECT_EQ(ends(scan("ref", {regex(1, "(?:(?:(?:){65535}){65535}){65535}x")}, "xx")), (std::vector<uint64_t>{1, 2}));
   EXPECT_TRUE(check_pattern(regex(1, "^(a)?$")).is_ok());  // empty only at offset 0
   EXPECT_EQ(ends(scan("ref", {regex(1, "^a?")}, "ab")), (std::vector<uint64_t>{0, 1}));
   EXPECT_TRUE(check_pattern(regex(1, "a{2,5}[^\\x00-\\x1f]{0,3}(?i:b|c)[[:alpha:]]\\i")).is_ok());
@@ -139,9 +146,10 @@ TEST(PatternFiles, AllFormatsAndTheirErrors) {
   EXPECT_EQ((*lits)[0].expression, "AB");
   EXPECT_EQ(to_pattern_line((*lits)[0]), "5:/AB/i");
 
-  auto pcre = parse_pattern_text("# columns: sid\tenabled\tpcre\n9\t1\t/^GET/Ri\n10\t1\t/a/A\n11\t1\t/b/x\n", "p");
+  auto pcre = parse_pattern_text("# columns: sid\tenabled\tpcre\n9\t1\t/^GET/Ri\n10\t1\t/a/A\n11\t1\t/b/x\n12\t1\t/c$/E\n", "p");
   ASSERT_TRUE(pcre.is_ok()) << pcre.status().message();
-  ASSERT_EQ(pcre->size(), 3u);
+  ASSERT_EQ(pcre->size(), 4u);
+  EXPECT_EQ(check_pattern((*pcre)[3]).code(), Errc::kNotSupported);  // E ($ at the end only)
   EXPECT_EQ((*pcre)[0].flags, uint32_t(kCaseless));  // R (relative) dropped
   EXPECT_EQ((*pcre)[1].expression, "\\A(?:a)");       // A: anchored
   EXPECT_EQ(check_pattern((*pcre)[2]).code(), Errc::kNotSupported);  // x kept, rejected by name

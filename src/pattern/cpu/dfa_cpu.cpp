@@ -98,11 +98,70 @@ class DfaCpuMatcher final : public Matcher {
 
 }  // namespace
 
+namespace {
+
+// Two matchers as one: Vectorscan for the patterns it takes, ref.pattern for the others.
+class SplitMatcher final : public Matcher {
+ public:
+  SplitMatcher(std::unique_ptr<Matcher> a, std::unique_ptr<Matcher> b) : a_(std::move(a)), b_(std::move(b)) {}
+  std::string_view id() const noexcept override { return a_->id(); }
+  size_t patterns() const override { return a_->patterns() + b_->patterns(); }
+  size_t database_bytes() const override { return a_->database_bytes() + b_->database_bytes(); }
+  Status scan(const uint8_t* data, size_t len, std::vector<Match>& out) override {
+    const size_t from = out.size();
+    WARPATH_TRY(a_->scan(data, len, out));
+    WARPATH_TRY(b_->scan(data, len, out));
+    sort_unique(out, from);
+    return Status::ok();
+  }
+  Result<std::unique_ptr<Stream>> open_stream() override {
+    auto sa = a_->open_stream();
+    if (!sa.is_ok()) return sa.status();
+    auto sb = b_->open_stream();
+    if (!sb.is_ok()) return sb.status();
+    return std::unique_ptr<Stream>(std::make_unique<Both>(std::move(*sa), std::move(*sb)));
+  }
+
+ private:
+  struct Both final : Stream {
+    Both(std::unique_ptr<Stream> x, std::unique_ptr<Stream> y) : a(std::move(x)), b(std::move(y)) {}
+    Status write(const uint8_t* d, size_t n, std::vector<Match>& out) override {
+      const size_t from = out.size();
+      WARPATH_TRY(a->write(d, n, out));
+      WARPATH_TRY(b->write(d, n, out));
+      sort_unique(out, from);
+      return Status::ok();
+    }
+    Status close(std::vector<Match>& out) override {
+      const size_t from = out.size();
+      WARPATH_TRY(a->close(out));
+      WARPATH_TRY(b->close(out));
+      sort_unique(out, from);
+      return Status::ok();
+    }
+    size_t state_bytes() const override { return a->state_bytes() + b->state_bytes(); }
+    std::unique_ptr<Stream> a, b;
+  };
+  std::unique_ptr<Matcher> a_, b_;
+};
+
+}  // namespace
+
 Result<std::unique_ptr<Matcher>> make_dfa_fallback(const std::vector<Pattern>& rest) {
   if (rest.empty()) return std::unique_ptr<Matcher>();
 #if defined(WARPATH_HAVE_HS)
-  auto hs = make_hs_matcher(rest);
-  if (hs.is_ok()) return hs;
+  // Per pattern: Vectorscan where it takes one (it streams in bounded state), ref.pattern for
+  // the others (whose streams are kept whole until close: only what Vectorscan refuses).
+  std::vector<Pattern> hs, ref;
+  for (const Pattern& p : rest) (hs_supports(p).is_ok() ? hs : ref).push_back(p);
+  if (!hs.empty()) {
+    auto h = make_hs_matcher(hs);
+    if (!h.is_ok()) return h.status();
+    if (ref.empty()) return h;
+    auto r = make_ref_matcher(ref);
+    if (!r.is_ok()) return r.status();
+    return std::unique_ptr<Matcher>(std::make_unique<SplitMatcher>(std::move(*h), std::move(*r)));
+  }
 #endif
   return make_ref_matcher(rest);
 }

@@ -1,12 +1,12 @@
 // cpu.hs: Vectorscan (Hyperscan's portable fork, Debian's libvectorscan-dev) as an engine: the
 // field's best CPU matcher and the anchor of every pattern benchmark. Literals are given to it
 // as escaped expressions (to_pattern_line's form), so one database holds a mixed set. The
-// streaming database is compiled on the first open_stream(). Built only where the library is
-// found (WARPATH_HAVE_HS); elsewhere the engine is not in the registry.
+// streaming database, and one scratch all its streams share (one thread per matcher), is
+// compiled on the first open_stream(); streams end before their matcher. Built only where the
+// library is found (WARPATH_HAVE_HS); elsewhere the engine is not in the registry.
 #include <hs/hs.h>
 
 #include <algorithm>
-#include <mutex>
 
 #include "pattern/engines.hpp"
 #include "pattern/matches.hpp"
@@ -99,38 +99,51 @@ int on_match(unsigned id, unsigned long long, unsigned long long to, unsigned, v
   return 0;
 }
 
-class HsMatcher;
+// A Vectorscan error as a Status naming the call.
+Status hs_status(hs_error_t e, const char* call) {
+  if (e == HS_SUCCESS) return Status::ok();
+  if (e == HS_NOMEM) return Status(Errc::kOutOfMemory, std::string("cpu.hs: ") + call + ": out of memory");
+  if (e == HS_SCRATCH_IN_USE)
+    return Status(Errc::kInvalidArgument,
+                  std::string("cpu.hs: ") + call + ": scratch in use (one thread per matcher)");
+  return Status(Errc::kInvalidArgument, std::string("cpu.hs: ") + call + " failed (hs_error_t " + std::to_string(e) + ")");
+}
 
+// Vectorscan takes no null buffer, even empty: an empty block still reports /^a?/'s empty match.
+const char* bytes_of(const uint8_t* data, size_t len) {
+  return len ? reinterpret_cast<const char*>(data) : "";
+}
+
+// A stream uses its matcher's stream scratch (one thread per matcher): a flow costs its stream
+// state (hs_stream_size) only.
 class HsStream final : public Stream {
  public:
-  HsStream(hs_stream_t* s, hs_scratch_t* scratch, size_t state) : s_(s), scratch_(scratch), state_(state) {}
+  HsStream(hs_stream_t* s, hs_scratch_t* scratch, size_t state) : stream_(s), scratch_(scratch), state_(state) {}
   ~HsStream() override {
-    if (s_) hs_close_stream(s_, scratch_, nullptr, nullptr);
-    hs_free_scratch(scratch_);
+    if (stream_) hs_close_stream(stream_, nullptr, nullptr, nullptr);  // no scratch needed without a callback
   }
   Status write(const uint8_t* data, size_t len, std::vector<Match>& out) override {
-    if (!s_) return Status(Errc::kInvalidArgument, "cpu.hs: write after close");
+    if (!stream_) return Status(Errc::kInvalidArgument, "cpu.hs: write after close");
     Into into{&out, out.size()};
     for (size_t done = 0; done < len;) {
       const unsigned part = unsigned(std::min<size_t>(len - done, 1u << 30));
-      if (hs_scan_stream(s_, reinterpret_cast<const char*>(data) + done, part, 0, scratch_,
-                         on_match, &into) != HS_SUCCESS)
-        return Status(Errc::kOutOfMemory, "cpu.hs: hs_scan_stream failed");
+      WARPATH_TRY(hs_status(hs_scan_stream(stream_, bytes_of(data, len) + done, part, 0, scratch_, on_match, &into),
+                            "hs_scan_stream"));
       done += part;
     }
     return Status::ok();
   }
   Status close(std::vector<Match>& out) override {
-    if (!s_) return Status::ok();
+    if (!stream_) return Status::ok();
     Into into{&out, out.size()};
-    const hs_error_t e = hs_close_stream(s_, scratch_, on_match, &into);
-    s_ = nullptr;
-    return e == HS_SUCCESS ? Status::ok() : Status(Errc::kOutOfMemory, "cpu.hs: hs_close_stream failed");
+    const hs_error_t e = hs_close_stream(stream_, scratch_, on_match, &into);
+    stream_ = nullptr;
+    return hs_status(e, "hs_close_stream");
   }
   size_t state_bytes() const override { return state_; }
 
  private:
-  hs_stream_t* s_;
+  hs_stream_t* stream_;
   hs_scratch_t* scratch_;
   size_t state_;
 };
@@ -141,6 +154,7 @@ class HsMatcher final : public Matcher {
       : patterns_(std::move(patterns)), block_(block), scratch_(scratch) {}
   ~HsMatcher() override {
     hs_free_scratch(scratch_);
+    hs_free_scratch(stream_scratch_);
     hs_free_database(block_);
     if (stream_db_) hs_free_database(stream_db_);
   }
@@ -154,39 +168,28 @@ class HsMatcher final : public Matcher {
   Status scan(const uint8_t* data, size_t len, std::vector<Match>& out) override {
     if (len > UINT32_MAX) return Status(Errc::kInvalidArgument, "cpu.hs: a block above 4 GiB");
     Into into{&out, out.size()};
-    if (hs_scan(block_, reinterpret_cast<const char*>(data), unsigned(len), 0, scratch_, on_match,
-                &into) != HS_SUCCESS)
-      return Status(Errc::kOutOfMemory, "cpu.hs: hs_scan failed");
-    return Status::ok();
+    return hs_status(hs_scan(block_, bytes_of(data, len), unsigned(len), 0, scratch_, on_match, &into), "hs_scan");
   }
   Result<std::unique_ptr<Stream>> open_stream() override {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (!stream_db_) {
-        Compiled c = compile(patterns_, HS_MODE_STREAM);
-        if (!c.status.is_ok()) return c.status;
-        stream_db_ = c.db;
-      }
+    if (!stream_db_) {  // compiled on the first stream, with the scratch every stream shares
+      Compiled c = compile(patterns_, HS_MODE_STREAM);
+      if (!c.status.is_ok()) return c.status;
+      stream_db_ = c.db;
+      WARPATH_TRY(hs_status(hs_alloc_scratch(stream_db_, &stream_scratch_), "hs_alloc_scratch"));
     }
-    hs_scratch_t* scratch = nullptr;
-    if (hs_alloc_scratch(stream_db_, &scratch) != HS_SUCCESS)
-      return Status(Errc::kOutOfMemory, "cpu.hs: hs_alloc_scratch failed");
     hs_stream_t* s = nullptr;
-    if (hs_open_stream(stream_db_, 0, &s) != HS_SUCCESS) {
-      hs_free_scratch(scratch);
-      return Status(Errc::kOutOfMemory, "cpu.hs: hs_open_stream failed");
-    }
+    WARPATH_TRY(hs_status(hs_open_stream(stream_db_, 0, &s), "hs_open_stream"));
     size_t state = 0;
     hs_stream_size(stream_db_, &state);
-    return std::unique_ptr<Stream>(std::make_unique<HsStream>(s, scratch, state));
+    return std::unique_ptr<Stream>(std::make_unique<HsStream>(s, stream_scratch_, state));
   }
 
  private:
   std::vector<Pattern> patterns_;
   hs_database_t* block_;
   hs_scratch_t* scratch_;
-  std::mutex mu_;
-  hs_database_t* stream_db_ = nullptr;
+  hs_database_t* stream_db_      = nullptr;
+  hs_scratch_t* stream_scratch_  = nullptr;
 };
 
 }  // namespace
@@ -197,9 +200,9 @@ Result<std::unique_ptr<Matcher>> make_hs_matcher(const std::vector<Pattern>& pat
   Compiled c = compile(patterns, HS_MODE_BLOCK);
   if (!c.status.is_ok()) return c.status;
   hs_scratch_t* scratch = nullptr;
-  if (hs_alloc_scratch(c.db, &scratch) != HS_SUCCESS) {
+  if (Status st = hs_status(hs_alloc_scratch(c.db, &scratch), "hs_alloc_scratch"); !st.is_ok()) {
     hs_free_database(c.db);
-    return Status(Errc::kOutOfMemory, "cpu.hs: hs_alloc_scratch failed");
+    return st;
   }
   return std::unique_ptr<Matcher>(std::make_unique<HsMatcher>(patterns, c.db, scratch));
 }

@@ -8,8 +8,8 @@
  *            the slice they end in. 1-D grid-stride, kBlockSize threads per block.
  * Memory     the automaton in global memory (copied once); the batch's bytes and slice table
  *            copied per call; matches appended to a global buffer with one atomic counter.
- * Overflow   more matches than the buffer holds: the batch is rescanned on the host with the
- *            same body (counted in overflow_batches()), never lost.
+ * Overflow   more matches than the buffer holds (a 64-bit count): the batch is rescanned on
+ *            the host with the same body, never lost.
  * Streams    kept on the host (state and history between writes, as cpu.ac): a stream's bytes
  *            arrive a few at a time, the GPU gains only on batches of blocks.
  * Tested by  warpath selftest (src/pattern/pattern_registry.cpp: every engine against ref.pattern).
@@ -32,14 +32,14 @@ constexpr int kBlockSize = 256;
 
 __global__ void __launch_bounds__(kBlockSize)
     ac_kernel(core::AcView v, const uint8_t* __restrict__ data, const AcSlice* __restrict__ slices,
-              uint32_t n, DeviceMatch* out, uint32_t capacity, uint32_t* count) {
+              uint32_t n, DeviceMatch* out, uint32_t capacity, unsigned long long* count) {
   for (uint32_t t = blockIdx.x * kBlockSize + threadIdx.x; t < n; t += gridDim.x * kBlockSize) {
     const AcSlice s     = slices[t];
     const uint64_t warm = s.begin - s.block_start >= v.max_len - 1 ? s.begin - (v.max_len - 1)
                                                                    : s.block_start;
     auto at   = [data, &s](uint64_t pos) { return data[s.block_start + pos]; };
     auto emit = [&](uint32_t id, uint64_t end) {
-      const uint32_t k = atomicAdd(count, 1u);
+      const unsigned long long k = atomicAdd(count, 1ull);
       if (k < capacity) out[k] = DeviceMatch{s.block, id, uint32_t(end)};
     };
     // Offsets relative to the block: base = -block_start, expressed through the data pointer.
@@ -128,20 +128,19 @@ class AcCudaMatcher final : public Matcher {
     WARPATH_TRY(d_data_.reserve(bytes_.size()));
     WARPATH_TRY(d_slices_.reserve(slices_.size() * sizeof(AcSlice)));
     WARPATH_TRY(d_matches_.reserve(size_t(capacity) * sizeof(DeviceMatch)));
-    WARPATH_TRY(d_count_.reserve(sizeof(uint32_t)));
+    WARPATH_TRY(d_count_.reserve(sizeof(unsigned long long)));
     cudaStream_t stream = nullptr;
     WARPATH_CUDA_TRY(cudaMemcpyAsync(d_data_.ptr, bytes_.data(), bytes_.size(), cudaMemcpyHostToDevice, stream));
     WARPATH_CUDA_TRY(cudaMemcpyAsync(d_slices_.ptr, slices_.data(), slices_.size() * sizeof(AcSlice),
                                      cudaMemcpyHostToDevice, stream));
-    WARPATH_CUDA_TRY(cudaMemsetAsync(d_count_.ptr, 0, sizeof(uint32_t), stream));
+    WARPATH_CUDA_TRY(cudaMemsetAsync(d_count_.ptr, 0, sizeof(unsigned long long), stream));
     WARPATH_TRY(launch_ac_scan(dview_, d_data_.as<uint8_t>(), d_slices_.as<AcSlice>(),
                                uint32_t(slices_.size()), d_matches_.as<DeviceMatch>(), capacity,
-                               d_count_.as<uint32_t>(), stream));
-    uint32_t count = 0;
+                               d_count_.as<unsigned long long>(), stream));
+    unsigned long long count = 0;
     WARPATH_CUDA_TRY(cudaMemcpyAsync(&count, d_count_.ptr, sizeof count, cudaMemcpyDeviceToHost, stream));
     WARPATH_CUDA_TRY(cudaStreamSynchronize(stream));
     if (count > capacity) {  // rescan on the host: nothing is lost
-      ++overflows_;
       return host_->scan_blocks(blocks, n, out);
     }
     matches_.resize(count);
@@ -172,13 +171,12 @@ class AcCudaMatcher final : public Matcher {
   std::vector<uint8_t> bytes_;
   std::vector<AcSlice> slices_;
   std::vector<DeviceMatch> matches_;
-  uint64_t overflows_ = 0;
 };
 
 }  // namespace
 
 Status launch_ac_scan(const core::AcView& device_view, const uint8_t* data, const AcSlice* slices,
-                      uint32_t n, DeviceMatch* out, uint32_t capacity, uint32_t* count, void* stream) {
+                      uint32_t n, DeviceMatch* out, uint32_t capacity, unsigned long long* count, void* stream) {
   if (n == 0) return Status::ok();
   static const int sms = sm_count();
   const uint32_t grid = std::min<uint32_t>((n + kBlockSize - 1) / kBlockSize, uint32_t(32 * sms));

@@ -24,9 +24,9 @@ struct DeviceMatch {
 };
 
 /// Scans every slice with core::ac_scan on `device_view` (device pointers), appending matches
-/// to out[0, capacity) through *count (which may end above capacity: then some were not
+/// to out[0, capacity) through *count (64-bit: it cannot wrap; above capacity, some were not
 /// stored). Asynchronous on `stream`.
 Status launch_ac_scan(const core::AcView& device_view, const uint8_t* data, const AcSlice* slices,
-                      uint32_t n, DeviceMatch* out, uint32_t capacity, uint32_t* count, void* stream);
+                      uint32_t n, DeviceMatch* out, uint32_t capacity, unsigned long long* count, void* stream);
 
 }  // namespace warpath::pattern::detail

@@ -9,8 +9,8 @@
  * Memory     every group's tables in global memory (copied once) and their views in an array;
  *            the batch's bytes and block offsets copied per call; matches appended to a global
  *            buffer with one atomic counter.
- * Overflow   more matches than the buffer holds: the batch is rescanned on the host with the
- *            same body, never lost.
+ * Overflow   more matches than the buffer holds (a 64-bit count): the batch is rescanned on
+ *            the host with the same body, never lost.
  * Streams    on the host, as cpu.dfa (a stream's bytes arrive a few at a time).
  * Tested by  warpath selftest (src/pattern/pattern_registry.cpp: every engine against ref.pattern).
  */
@@ -32,14 +32,14 @@ constexpr int kBlockSize = 128;
 __global__ void __launch_bounds__(kBlockSize)
     dfa_kernel(const core::DfaView* __restrict__ views, uint32_t groups, const uint8_t* __restrict__ data,
                const uint64_t* __restrict__ starts, uint32_t blocks, DeviceMatch* out,
-               uint32_t capacity, uint32_t* count) {
+               uint32_t capacity, unsigned long long* count) {
   const uint64_t n = uint64_t(blocks) * groups;
   for (uint64_t t = uint64_t(blockIdx.x) * kBlockSize + threadIdx.x; t < n; t += uint64_t(gridDim.x) * kBlockSize) {
     const uint32_t b = uint32_t(t / groups), g = uint32_t(t % groups);
     const core::DfaView v = views[g];
     const uint64_t begin = starts[b], end = starts[b + 1];
     core::dfa_scan(v, v.start, data + begin, 0, end - begin, 0, [&](uint32_t id, uint64_t at) {
-      const uint32_t k = atomicAdd(count, 1u);
+      const unsigned long long k = atomicAdd(count, 1ull);
       if (k < capacity) out[k] = DeviceMatch{b, id, uint32_t(at)};
     });
   }
@@ -113,17 +113,17 @@ class DfaCudaMatcher final : public Matcher {
       WARPATH_TRY(d_data_.reserve(std::max<size_t>(bytes_.size(), 1)));
       WARPATH_TRY(d_starts_.reserve(starts_.size() * 8));
       WARPATH_TRY(d_matches_.reserve(size_t(capacity) * sizeof(DeviceMatch)));
-      WARPATH_TRY(d_count_.reserve(4));
+      WARPATH_TRY(d_count_.reserve(8));
       cudaStream_t stream = nullptr;
       if (!bytes_.empty())
         WARPATH_CUDA_TRY(cudaMemcpyAsync(d_data_.ptr, bytes_.data(), bytes_.size(), cudaMemcpyHostToDevice, stream));
       WARPATH_CUDA_TRY(cudaMemcpyAsync(d_starts_.ptr, starts_.data(), starts_.size() * 8, cudaMemcpyHostToDevice, stream));
-      WARPATH_CUDA_TRY(cudaMemsetAsync(d_count_.ptr, 0, 4, stream));
+      WARPATH_CUDA_TRY(cudaMemsetAsync(d_count_.ptr, 0, 8, stream));
       WARPATH_TRY(launch_dfa_scan(d_views_.as<core::DfaView>(), groups, d_data_.as<uint8_t>(),
                                   d_starts_.as<uint64_t>(), n, d_matches_.as<DeviceMatch>(), capacity,
-                                  d_count_.as<uint32_t>(), stream));
-      uint32_t count = 0;
-      WARPATH_CUDA_TRY(cudaMemcpyAsync(&count, d_count_.ptr, 4, cudaMemcpyDeviceToHost, stream));
+                                  d_count_.as<unsigned long long>(), stream));
+      unsigned long long count = 0;
+      WARPATH_CUDA_TRY(cudaMemcpyAsync(&count, d_count_.ptr, 8, cudaMemcpyDeviceToHost, stream));
       WARPATH_CUDA_TRY(cudaStreamSynchronize(stream));
       if (count > capacity) return host_->scan_blocks(blocks, n, out);  // nothing is lost
       matches_.resize(count);
@@ -163,7 +163,7 @@ class DfaCudaMatcher final : public Matcher {
 
 Status launch_dfa_scan(const core::DfaView* views, uint32_t groups, const uint8_t* data,
                        const uint64_t* starts, uint32_t blocks, DeviceMatch* out,
-                       uint32_t capacity, uint32_t* count, void* stream) {
+                       uint32_t capacity, unsigned long long* count, void* stream) {
   const uint64_t threads = uint64_t(blocks) * groups;
   if (threads == 0) return Status::ok();
   static const int sms = sm_count();

@@ -12,9 +12,10 @@ namespace warpath::pattern::detail {
 
 /// For every block b in [0, blocks) (bytes data[starts[b], starts[b + 1])) and group g in
 /// [0, groups): core::dfa_scan with views[g] (device pointers, as is `views`), matches appended
-/// to out[0, capacity) through *count (which may end above capacity). Asynchronous on `stream`.
+/// to out[0, capacity) through *count (64-bit: it cannot wrap; above capacity, some were not
+/// stored). Asynchronous on `stream`.
 Status launch_dfa_scan(const core::DfaView* views, uint32_t groups, const uint8_t* data,
                        const uint64_t* starts, uint32_t blocks, DeviceMatch* out,
-                       uint32_t capacity, uint32_t* count, void* stream);
+                       uint32_t capacity, unsigned long long* count, void* stream);
 
 }  // namespace warpath::pattern::detail

@@ -136,8 +136,10 @@ class Parser {
     auto number = [&](uint32_t& v) {
       const size_t s = p;
       uint64_t x     = 0;
-      while (p < re_.size() && re_[p] >= '0' && re_[p] <= '9' && x <= kMaxRepeat)
-        x = x * 10 + unsigned(re_[p++] - '0');
+      while (p < re_.size() && re_[p] >= '0' && re_[p] <= '9') {  // every digit, the value capped
+        x = std::min<uint64_t>(x * 10 + unsigned(re_[p] - '0'), uint64_t(kMaxRepeat) + 1);
+        ++p;
+      }
       v = uint32_t(std::min<uint64_t>(x, kMaxRepeat + 1));
       return p > s;
     };
@@ -233,7 +235,12 @@ class Parser {
       }
       if (c == '<' || c == '\'' || c == 'P') {  // a named capture: (?<n>, (?'n', (?P<n>
         if (c == 'P') ++pos_;
+        if (!more()) {
+          fail(Errc::kParseError, "an unterminated group");
+          return nullptr;
+        }
         const char close = re_[pos_] == '\'' ? '\'' : '>';
+        ++pos_;  // past the opening < or '
         while (more() && re_[pos_] != close) ++pos_;
         if (!more()) {
           fail(Errc::kParseError, "an unterminated group name");
@@ -254,7 +261,10 @@ class Parser {
           else if (f == 's') o.dotall = on;
           else if (f == 'm') o.multiline = on;
           else {
-            fail(f == 'x' ? Errc::kNotSupported : Errc::kParseError,
+            // PCRE's other options (x extended, U ungreedy, J duplicate names, n no auto
+            // capture, X extra, ^ reset) are valid but outside the subset.
+            const bool pcre = std::strchr("xUJnX^", int(f)) != nullptr;
+            fail(pcre ? Errc::kNotSupported : Errc::kParseError,
                  std::string("the inline option '") + char(f) + "'");
             return nullptr;
           }
@@ -616,6 +626,17 @@ class Builder {
       }
       case Node::kRepeat: {
         const Node& kid = *n.kids[0];
+        // An operand without positions (an empty group) repeats to nothing: build it once, so
+        // nested counts cannot multiply into work that adds no position.
+        {
+          const size_t before = a_.positions.size();
+          Sets probe          = build(kid);
+          if (a_.positions.size() == before) return probe;
+          // Positions were made: drop them (only their own follow sets point at them) and build
+          // the copies below.
+          a_.positions.resize(before);
+          a_.follow.resize(before);
+        }
         // x{lo,hi} = x x ... x (lo copies) then (x (x (x)?)?)? or x* for no limit.
         for (uint32_t i = 0; i < n.min && status.is_ok(); ++i) s = concat(std::move(s), build(kid));
         if (n.max == kUnbounded) {
