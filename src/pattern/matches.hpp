@@ -1,6 +1,7 @@
-// src/pattern/matches.hpp: the last step of every scan: a match is (id, end), so matches are
-// sorted by (end, id) and a repeat (two patterns with one id ending at one offset) is dropped,
-// as Hyperscan reports them.
+// src/pattern/matches.hpp: what engines share around a scan: the last step (a match is (id,
+// end), so matches are sorted by (end, id) and a repeat, two patterns with one id ending at one
+// offset, is dropped, as Hyperscan reports them), a stream kept whole for engines without a
+// streaming form, and block mode through a batch of one.
 #pragma once
 #include <algorithm>
 #include <vector>
@@ -32,6 +33,37 @@ inline void sort_unique(std::vector<Match>& out, size_t from) {
   }
   if (!sorted) std::sort(first, out.end());
   out.erase(std::unique(first, out.end()), out.end());
+}
+
+/// The stream of an engine without a streaming form (ref.pattern, cpu.pcre2): its bytes kept
+/// whole and scanned as one block at close, where every match is reported.
+class WholeStream final : public Stream {
+ public:
+  explicit WholeStream(Matcher& m) : m_(m) {}
+  Status write(const uint8_t* data, size_t len, std::vector<Match>&) override {
+    bytes_.insert(bytes_.end(), data, data + len);
+    return Status::ok();
+  }
+  Status close(std::vector<Match>& out) override {
+    Status s = m_.scan(bytes_.data(), bytes_.size(), out);
+    bytes_.clear();
+    return s;
+  }
+  size_t state_bytes() const override { return bytes_.size(); }
+
+ private:
+  Matcher& m_;
+  std::vector<uint8_t> bytes_;
+};
+
+/// Block mode through a batch of one: for engines whose work is the batch (cuda.ac, cuda.dfa).
+inline Status scan_as_batch(Matcher& m, const uint8_t* data, size_t len, std::vector<Match>& out) {
+  if (len > UINT32_MAX) return Status(Errc::kInvalidArgument, std::string(m.id()) + ": a block above 4 GiB");
+  const Block b{data, uint32_t(len)};
+  std::vector<Match> one;
+  WARPATH_TRY(m.scan_blocks(&b, 1, &one));
+  out.insert(out.end(), one.begin(), one.end());
+  return Status::ok();
 }
 
 }  // namespace warpath::pattern::detail

@@ -96,23 +96,6 @@ Result<Compiled> compile(const Pattern& p) {
   return Compiled{p.id, (p.flags & kSingleMatch) != 0, code};
 }
 
-class Pcre2Matcher;
-
-class Pcre2Stream final : public Stream {
- public:
-  explicit Pcre2Stream(Pcre2Matcher& m) : m_(m) {}
-  Status write(const uint8_t* data, size_t len, std::vector<Match>&) override {
-    bytes_.insert(bytes_.end(), data, data + len);
-    return Status::ok();
-  }
-  Status close(std::vector<Match>& out) override;
-  size_t state_bytes() const override { return bytes_.size(); }
-
- private:
-  Pcre2Matcher& m_;
-  std::vector<uint8_t> bytes_;
-};
-
 class Pcre2Matcher final : public Matcher {
  public:
   explicit Pcre2Matcher(std::vector<Compiled> c) : compiled_(std::move(c)) {
@@ -160,7 +143,7 @@ class Pcre2Matcher final : public Matcher {
     return Status::ok();
   }
   Result<std::unique_ptr<Stream>> open_stream() override {
-    return std::unique_ptr<Stream>(std::make_unique<Pcre2Stream>(*this));
+    return std::unique_ptr<Stream>(std::make_unique<WholeStream>(*this));
   }
 
  private:
@@ -168,12 +151,6 @@ class Pcre2Matcher final : public Matcher {
   pcre2_match_context* context_ = nullptr;
   Recorder recorder_{nullptr};
 };
-
-Status Pcre2Stream::close(std::vector<Match>& out) {
-  Status s = m_.scan(bytes_.data(), bytes_.size(), out);
-  bytes_.clear();
-  return s;
-}
 
 }  // namespace
 

@@ -90,12 +90,7 @@ class DfaCudaMatcher final : public Matcher {
   }
 
   Status scan(const uint8_t* data, size_t len, std::vector<Match>& out) override {
-    if (len > UINT32_MAX) return Status(Errc::kInvalidArgument, "cuda.dfa: a block above 4 GiB");
-    Block b{data, uint32_t(len)};
-    std::vector<Match> one;
-    WARPATH_TRY(scan_blocks(&b, 1, &one));
-    out.insert(out.end(), one.begin(), one.end());
-    return Status::ok();
+    return scan_as_batch(*this, data, len, out);
   }
 
   Status scan_blocks(const Block* blocks, uint32_t n, std::vector<Match>* out) override {

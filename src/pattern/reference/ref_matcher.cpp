@@ -56,23 +56,6 @@ void scan_one(const Compiled& c, const uint8_t* d, size_t n, std::vector<Match>&
   }
 }
 
-class RefMatcher;
-
-class RefStream final : public Stream {
- public:
-  explicit RefStream(const RefMatcher& m) : m_(m) {}
-  Status write(const uint8_t* data, size_t len, std::vector<Match>&) override {
-    bytes_.insert(bytes_.end(), data, data + len);
-    return Status::ok();
-  }
-  Status close(std::vector<Match>& out) override;
-  size_t state_bytes() const override { return bytes_.size(); }
-
- private:
-  const RefMatcher& m_;
-  std::vector<uint8_t> bytes_;
-};
-
 class RefMatcher final : public Matcher {
  public:
   explicit RefMatcher(std::vector<Compiled> c) : compiled_(std::move(c)) {}
@@ -93,18 +76,12 @@ class RefMatcher final : public Matcher {
     return Status::ok();
   }
   Result<std::unique_ptr<Stream>> open_stream() override {
-    return std::unique_ptr<Stream>(std::make_unique<RefStream>(*this));
+    return std::unique_ptr<Stream>(std::make_unique<WholeStream>(*this));
   }
 
  private:
   std::vector<Compiled> compiled_;
 };
-
-Status RefStream::close(std::vector<Match>& out) {
-  Status s = const_cast<RefMatcher&>(m_).scan(bytes_.data(), bytes_.size(), out);
-  bytes_.clear();
-  return s;
-}
 
 }  // namespace
 
