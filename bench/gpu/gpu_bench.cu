@@ -47,6 +47,7 @@
 #include "lookup/rib.hpp"
 #include "flow/cuda/flow_launch.hpp"
 #include "pattern/ac_image.hpp"
+#include "pattern/engines.hpp"
 #include "pattern/cuda/ac_launch.hpp"
 #include "pattern/cuda/dfa_launch.hpp"
 #include "pattern/dfa_image.hpp"
@@ -522,7 +523,9 @@ Status run_pattern(const std::string& data, int repeat, std::vector<Row>& rows) 
     return Status(Errc::kIoError, lit_path + ": cannot open");
   }
   WARPATH_ASSIGN_OR_RETURN(auto lits, pattern::parse_pattern_text(text, lit_path));
-  WARPATH_ASSIGN_OR_RETURN(auto img, pattern::detail::build_ac_image(lits));
+  // The automaton is cpu.ac's (the reference for the check below), built once.
+  WARPATH_ASSIGN_OR_RETURN(auto cpu, pattern::make_matcher("cpu.ac", lits));
+  const pattern::detail::AcImage& img = pattern::detail::ac_image_of(*cpu);
   std::FILE* f = std::fopen((data + "/patterns/anmlzoo/dotstar/backdoor_1MB.input").c_str(), "rb");
   if (!f) return Status(Errc::kIoError, "the ANMLZoo dotstar trace is missing under " + data);
   std::vector<uint8_t> trace(1 << 20);
@@ -569,7 +572,6 @@ Status run_pattern(const std::string& data, int repeat, std::vector<Row>& rows) 
   v.outputs = d_outputs, v.literals = d_lits;
   v.sparse_begin = d_sbegin, v.sparse_class = d_sclass, v.sparse_next = d_snext, v.fail = d_fail;
   WARPATH_ASSIGN_OR_RETURN(auto gpu, pattern::make_matcher("cuda.ac", lits));
-  WARPATH_ASSIGN_OR_RETURN(auto cpu, pattern::make_matcher("cpu.ac", lits));
   std::vector<pattern::Block> blocks(max_blocks);
   for (uint32_t b = 0; b < max_blocks; ++b) blocks[b] = {bytes.data() + size_t(b) * kBlock, kBlock};
   std::vector<std::vector<pattern::Match>> out(max_blocks), want(max_blocks);
@@ -617,7 +619,9 @@ Status run_pattern_dfa(const std::string& data, int repeat, std::vector<Row>& ro
     std::fclose(f);
   }
   WARPATH_ASSIGN_OR_RETURN(auto ps, pattern::parse_pattern_text(text, set_path));
-  WARPATH_ASSIGN_OR_RETURN(auto set, pattern::detail::build_dfa_set(ps));
+  // The groups are cpu.dfa's (the reference for the check below), built once.
+  WARPATH_ASSIGN_OR_RETURN(auto cpu, pattern::make_matcher("cpu.dfa", ps));
+  const pattern::detail::DfaSet& set = pattern::detail::dfa_set_of(*cpu);
   const uint32_t groups = uint32_t(set.groups.size());
   const uint32_t max_blocks = 1u << 14;
   std::vector<uint8_t> bytes(size_t(max_blocks) * kBlock);
@@ -650,7 +654,6 @@ Status run_pattern_dfa(const std::string& data, int repeat, std::vector<Row>& ro
   WARPATH_ASSIGN_OR_RETURN(void* d_matches, up(nullptr, size_t(capacity) * sizeof(pattern::detail::DeviceMatch)));
   WARPATH_ASSIGN_OR_RETURN(void* d_count, up(nullptr, 8));
   WARPATH_ASSIGN_OR_RETURN(auto gpu, pattern::make_matcher("cuda.dfa", ps));
-  WARPATH_ASSIGN_OR_RETURN(auto cpu, pattern::make_matcher("cpu.dfa", ps));
   std::vector<pattern::Block> blocks(max_blocks);
   for (uint32_t b = 0; b < max_blocks; ++b) blocks[b] = {bytes.data() + size_t(b) * kBlock, kBlock};
   std::vector<std::vector<pattern::Match>> out(max_blocks), want(max_blocks);

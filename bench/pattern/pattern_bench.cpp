@@ -65,14 +65,10 @@ std::string pcap_payloads(const std::string& dir) {
       const packet::BatchView v = batch->view();
       if (!(*parser)->parse(v, {infos.data(), *n}, ctx).is_ok()) break;
       for (uint32_t i = 0; i < *n; ++i) {
-        const packet::PacketInfo& p = infos[i];
-        const uint32_t caplen = v.metas[i].caplen;
-        stream::Segment s;
-        if (stream::segment_of(p, v.data(i), caplen, s, true)) {
-          out.append(reinterpret_cast<const char*>(s.data), s.len);
-        } else if (p.proto == 17 && p.l4_offset && p.l4_offset + 8u < caplen) {
-          out.append(reinterpret_cast<const char*>(v.data(i)) + p.l4_offset + 8, caplen - p.l4_offset - 8);
-        }
+        const uint8_t* data = nullptr;
+        uint32_t len        = 0;
+        if (stream::payload_of(infos[i], v.data(i), v.metas[i].caplen, data, len))
+          out.append(reinterpret_cast<const char*>(data), len);
       }
     }
   }

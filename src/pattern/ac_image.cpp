@@ -153,18 +153,4 @@ Result<AcImage> build_ac_image(const std::vector<Pattern>& patterns, uint32_t de
   return img;
 }
 
-void keep_first_matches(const AcImage& image, std::vector<Match>& out, size_t from,
-                        std::unordered_set<uint32_t>& reported) {
-  if (image.single_match.empty()) return;
-  size_t w = from;
-  for (size_t r = from; r < out.size(); ++r) {
-    const Match m = out[r];
-    if (std::binary_search(image.single_match.begin(), image.single_match.end(), m.id) &&
-        !reported.insert(m.id).second)
-      continue;
-    out[w++] = m;
-  }
-  out.resize(w);
-}
-
 }  // namespace warpath::pattern::detail

@@ -3,7 +3,6 @@
 // to the device.
 #pragma once
 #include <cstdint>
-#include <unordered_set>
 #include <vector>
 
 #include "pattern/core/ac_core.hpp"
@@ -60,10 +59,5 @@ inline constexpr uint32_t kAcAllDense = UINT32_MAX;
 /// the first pattern that is not a literal (as_literal), or when the dense table would exceed
 /// kMaxAcTableBytes.
 Result<AcImage> build_ac_image(const std::vector<Pattern>& patterns, uint32_t dense_depth = kAcDenseDepth);
-
-/// Keeps only each single-match (H) pattern's first match in out[from, end) (sorted).
-/// `reported`: the H patterns reported already (per block or per stream).
-void keep_first_matches(const AcImage& image, std::vector<Match>& out, size_t from,
-                        std::unordered_set<uint32_t>& reported);
 
 }  // namespace warpath::pattern::detail

@@ -250,19 +250,4 @@ Result<DfaSet> build_dfa_set(const std::vector<Pattern>& patterns, uint32_t budg
   return set;
 }
 
-void keep_first_of(const std::vector<uint32_t>& single, std::vector<Match>& out, size_t from,
-                   std::vector<uint32_t>& reported) {
-  if (single.empty()) return;
-  size_t w = from;
-  for (size_t r = from; r < out.size(); ++r) {
-    const Match x = out[r];
-    if (std::binary_search(single.begin(), single.end(), x.id)) {
-      if (std::find(reported.begin(), reported.end(), x.id) != reported.end()) continue;
-      reported.push_back(x.id);
-    }
-    out[w++] = x;
-  }
-  out.resize(w);
-}
-
 }  // namespace warpath::pattern::detail

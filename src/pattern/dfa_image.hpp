@@ -44,9 +44,4 @@ inline constexpr uint32_t kDfaStateBudget = 4096;
 /// Groups for `patterns` (each must be in the subset: build_automaton errors are returned).
 Result<DfaSet> build_dfa_set(const std::vector<Pattern>& patterns, uint32_t state_budget = kDfaStateBudget);
 
-/// Keeps only the first match of each id in `single` (sorted) in out[from, end) (sorted);
-/// `reported`: those reported already.
-void keep_first_of(const std::vector<uint32_t>& single, std::vector<Match>& out, size_t from,
-                   std::vector<uint32_t>& reported);
-
 }  // namespace warpath::pattern::detail

@@ -10,15 +10,22 @@ struct hs_database;  // Vectorscan's hs_database_t (hs/hs.h)
 
 namespace warpath::pattern::detail {
 
+struct AcImage;
+struct DfaSet;
+
 Result<std::unique_ptr<Matcher>> make_ref_matcher(const std::vector<Pattern>& patterns);
 /// cpu.ac (states past kAcDenseDepth sparse) or, `full`, cpu.ac.full (every state a full row).
 Result<std::unique_ptr<Matcher>> make_ac_cpu_matcher(const std::vector<Pattern>& patterns, bool full = false);
 Result<std::unique_ptr<Matcher>> make_dfa_cpu_matcher(const std::vector<Pattern>& patterns);
+/// What a GPU engine shares with its CPU twin (made by the factories above): cpu.ac's automaton,
+/// cpu.dfa's groups and fallback (null when none), so they are built once.
+const AcImage& ac_image_of(const Matcher& cpu_ac);
+const DfaSet& dfa_set_of(const Matcher& cpu_dfa);
+Matcher* dfa_fallback_of(const Matcher& cpu_dfa);
 /// The matcher of the patterns no DFA takes: Vectorscan when built and it takes them all, else
 /// ref.pattern; null for none.
 Result<std::unique_ptr<Matcher>> make_dfa_fallback(const std::vector<Pattern>& rest);
 #if defined(WARPATH_HAVE_HS)
-bool have_hs();
 /// The Vectorscan block-mode database cpu.hs builds (hs_database_t; the caller frees it with
 /// hs_free_database): for the benchmark's raw hs_scan anchor, the same database without warpath.
 Result<::hs_database*> hs_block_database(const std::vector<Pattern>& patterns);

@@ -1,6 +1,6 @@
 // src/pattern/matches.hpp: what engines share around a scan: the last step (a match is (id,
 // end), so matches are sorted by (end, id) and a repeat, two patterns with one id ending at one
-// offset, is dropped, as Hyperscan reports them), a stream kept whole for engines without a
+// offset, is dropped, as Hyperscan reports them; an H pattern's first match kept), a stream kept whole for engines without a
 // streaming form, and block mode through a batch of one.
 #pragma once
 #include <algorithm>
@@ -33,6 +33,23 @@ inline void sort_unique(std::vector<Match>& out, size_t from) {
   }
   if (!sorted) std::sort(first, out.end());
   out.erase(std::unique(first, out.end()), out.end());
+}
+
+/// Keeps only the first match of each id in `single` (sorted: the H patterns' ids) in
+/// out[from, end) (sorted); `reported` holds the ids reported already (per block or stream).
+inline void keep_first_of(const std::vector<uint32_t>& single, std::vector<Match>& out, size_t from,
+                          std::vector<uint32_t>& reported) {
+  if (single.empty()) return;
+  size_t w = from;
+  for (size_t r = from; r < out.size(); ++r) {
+    const Match x = out[r];
+    if (std::binary_search(single.begin(), single.end(), x.id)) {
+      if (std::find(reported.begin(), reported.end(), x.id) != reported.end()) continue;
+      reported.push_back(x.id);
+    }
+    out[w++] = x;
+  }
+  out.resize(w);
 }
 
 /// The stream of an engine without a streaming form (ref.pattern, cpu.pcre2): its bytes kept

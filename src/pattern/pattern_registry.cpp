@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <random>
 
-#include "core/cuda_host.hpp"
 #include "pattern/engines.hpp"
 #include "pattern/matches.hpp"
 #include "pattern/regex/automaton.hpp"

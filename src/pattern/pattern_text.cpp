@@ -97,22 +97,24 @@ Result<Pattern> parse_pattern_line(std::string_view line, std::string_view where
   return p;
 }
 
-std::string to_pattern_line(const Pattern& p) {
-  std::string out = std::to_string(p.id) + ":/";
-  if (p.literal) {
-    static const char* kHex = "0123456789abcdef";
-    for (unsigned char c : p.expression) {
-      if (unsigned((c | 0x20) - 'a') < 26u || unsigned(c - '0') < 10u) {
-        out.push_back(char(c));
-      } else {
-        out += "\\x";
-        out.push_back(kHex[c >> 4]);
-        out.push_back(kHex[c & 15]);
-      }
+std::string regex_of(const Pattern& p) {
+  if (!p.literal) return p.expression;
+  static const char* kHex = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : p.expression) {
+    if (unsigned((c | 0x20) - 'a') < 26u || unsigned(c - '0') < 10u) {
+      out.push_back(char(c));
+    } else {
+      out += "\\x";
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 15]);
     }
-  } else {
-    out += p.expression;
   }
+  return out;
+}
+
+std::string to_pattern_line(const Pattern& p) {
+  std::string out = std::to_string(p.id) + ":/" + regex_of(p);
   out += '/';
   if (p.flags & kCaseless) out += 'i';
   if (p.flags & kDotAll) out += 's';

@@ -1,5 +1,8 @@
 // Parsed TCP packets as reassembly segments (include/warpath/stream/stream.hpp): one packet
-// (segment_of), and a tracked batch into a reassembler (reassemble_batch).
+// (segment_of), a packet's payload of any transport (payload_of), and a tracked batch into a
+// reassembler (reassemble_batch).
+#include <algorithm>
+
 #include "warpath/stream/stream.hpp"
 
 namespace warpath::stream {
@@ -38,6 +41,28 @@ bool segment_of(const packet::PacketInfo& p, const uint8_t* frame, uint32_t capl
   s.len     = captured_end - data;
   s.missing = ip_end - captured_end;
   return true;
+}
+
+bool payload_of(const packet::PacketInfo& p, const uint8_t* frame, uint32_t caplen,
+                const uint8_t*& data, uint32_t& len) {
+  if (p.proto == 6) {
+    Segment s;
+    if (!segment_of(p, frame, caplen, s, true)) return false;
+    data = s.data;
+    len  = s.len;
+  } else if (p.proto == 17 && p.l4_offset && p.l4_offset + 8u <= caplen) {
+    const uint32_t l4      = p.l4_offset;
+    const uint32_t udp_len = uint32_t(frame[l4 + 4]) << 8 | frame[l4 + 5];
+    const uint32_t end     = std::min(caplen, l4 + std::max(udp_len, 8u));
+    data = frame + l4 + 8;
+    len  = end - l4 - 8;
+  } else if (p.l4_offset && p.l4_offset < caplen) {
+    data = frame + p.l4_offset;
+    len  = caplen - p.l4_offset;
+  } else {
+    return false;
+  }
+  return len > 0;
 }
 
 Status reassemble_batch(Reassembler& r, const packet::BatchView& batch,

@@ -82,7 +82,10 @@ Result<Pattern> parse_pattern_line(std::string_view line, std::string_view where
 Result<std::vector<Pattern>> parse_pattern_text(std::string_view text, std::string_view name);
 /// A pattern file from disk (.gz, .xz too; in warpath_io).
 Result<std::vector<Pattern>> read_pattern_file(const std::string& path);
-/// "4:/ab\x00c/i" (the Hyperscan tools' form; literals escaped).
+/// The pattern's regular expression: a literal's bytes with all but letters and digits as \xHH
+/// (what Vectorscan, PCRE2 and the pattern file form read), a regex as it is.
+std::string regex_of(const Pattern& p);
+/// "4:/ab\x00c/i" (the Hyperscan tools' form: regex_of, then the flags).
 std::string to_pattern_line(const Pattern& p);
 
 /// Checks that a pattern is inside the supported subset: kNotSupported naming the pattern and

@@ -175,6 +175,13 @@ class Reassembler {
 bool segment_of(const packet::PacketInfo& info, const uint8_t* frame, uint32_t caplen,
                 Segment& out, bool any_checksum = false);
 
+/// The captured transport payload of a parsed packet, for matching it as a block: a TCP
+/// segment's (segment_of), a UDP datagram's (up to its length field: Ethernet pads short
+/// frames), else what follows the transport header's start (ICMP and the rest). False when the
+/// packet has no transport layer or an empty payload.
+bool payload_of(const packet::PacketInfo& info, const uint8_t* frame, uint32_t caplen,
+                const uint8_t*& data, uint32_t& len);
+
 /// A batch of tracked packets into `r`, in order: packet i goes in as flow flows[i].serial,
 /// direction flows[i].dir, when the flow tracker tracked it (serial != 0), `mask` is null or
 /// mask[i] != 0, and segment_of takes it (with `any_checksum`). How the CLI, the stream module

@@ -2,7 +2,6 @@
 // is cut into kLanes slices stepped in lockstep, so the table loads of independent slices
 // overlap (G-Opt's latency hiding, without prefetch: the next state is the address).
 #include <algorithm>
-#include <unordered_set>
 
 #include "pattern/ac_image.hpp"
 #include "pattern/engines.hpp"
@@ -29,7 +28,7 @@ class AcCpuStream final : public Stream {
     state_ = core::ac_scan(view_, state_, data, 0, len, base, 0, at,
                            [&](uint32_t id, uint64_t end) { out.push_back({id, end}); });
     sort_unique(out, from);
-    keep_first_matches(img_, out, from, reported_);
+    keep_first_of(img_.single_match, out, from, reported_);
     offset_ += len;
     // Keep the last max_len - 1 bytes to confirm case-sensitive literals that straddle writes.
     const size_t keep = img_.max_len - 1;
@@ -50,7 +49,7 @@ class AcCpuStream final : public Stream {
   uint32_t state_ = 0;
   uint64_t offset_ = 0;
   std::string history_;
-  std::unordered_set<uint32_t> reported_;
+  std::vector<uint32_t> reported_;
 };
 
 class AcCpuMatcher final : public Matcher {
@@ -92,14 +91,15 @@ class AcCpuMatcher final : public Matcher {
         core::ac_scan(v, state[l], data, pos[l] + common, stop[l], 0, start[l], at, emit);
     }
     sort_unique(out, from);
-    std::unordered_set<uint32_t> reported;
-    keep_first_matches(img_, out, from, reported);
+    std::vector<uint32_t> reported;
+    keep_first_of(img_.single_match, out, from, reported);
     return Status::ok();
   }
 
   Result<std::unique_ptr<Stream>> open_stream() override {
     return std::unique_ptr<Stream>(std::make_unique<AcCpuStream>(img_));
   }
+  const AcImage& image() const { return img_; }
 
  private:
   AcImage img_;
@@ -108,6 +108,10 @@ class AcCpuMatcher final : public Matcher {
 };
 
 }  // namespace
+
+const AcImage& ac_image_of(const Matcher& cpu_ac) {
+  return dynamic_cast<const AcCpuMatcher&>(cpu_ac).image();
+}
 
 Result<std::unique_ptr<Matcher>> make_ac_cpu_matcher(const std::vector<Pattern>& patterns, bool full) {
   auto img = build_ac_image(patterns, full ? kAcAllDense : kAcDenseDepth);

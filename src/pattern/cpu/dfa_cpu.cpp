@@ -1,6 +1,6 @@
 // cpu.dfa: regexes as a few search DFAs (dfa_image.hpp; core/dfa_core.hpp is the body shared
-// with cuda.dfa), and a fallback matcher for the patterns no DFA takes: Vectorscan where it is
-// built and takes them all, else ref.pattern.
+// with cuda.dfa), and a fallback matcher for the patterns no DFA takes: per pattern, Vectorscan
+// where it is built and takes the pattern, else ref.pattern.
 #include <algorithm>
 
 #include "pattern/dfa_image.hpp"
@@ -164,6 +164,13 @@ Result<std::unique_ptr<Matcher>> make_dfa_fallback(const std::vector<Pattern>& r
   }
 #endif
   return make_ref_matcher(rest);
+}
+
+const DfaSet& dfa_set_of(const Matcher& cpu_dfa) {
+  return dynamic_cast<const DfaCpuMatcher&>(cpu_dfa).set();
+}
+Matcher* dfa_fallback_of(const Matcher& cpu_dfa) {
+  return dynamic_cast<const DfaCpuMatcher&>(cpu_dfa).rest();
 }
 
 Result<std::unique_ptr<Matcher>> make_dfa_cpu_matcher(const std::vector<Pattern>& patterns) {

@@ -1,6 +1,6 @@
 // cpu.hs: Vectorscan (Hyperscan's portable fork, Debian's libvectorscan-dev) as an engine: the
 // field's best CPU matcher and the anchor of every pattern benchmark. Literals are given to it
-// as escaped expressions (to_pattern_line's form), so one database holds a mixed set. The
+// as escaped expressions (regex_of), so one database holds a mixed set. The
 // streaming database, and one scratch all its streams share (one thread per matcher), is
 // compiled on the first open_stream(); streams end before their matcher. Built only where the
 // library is found (WARPATH_HAVE_HS); elsewhere the engine is not in the registry.
@@ -23,15 +23,6 @@ unsigned hs_flags(const Pattern& p) {
   return f;
 }
 
-// The expression as Vectorscan reads it: a literal's bytes escaped.
-std::string hs_expression(const Pattern& p) {
-  if (!p.literal) return p.expression;
-  Pattern copy = p;
-  copy.flags   = 0;
-  std::string line = to_pattern_line(copy);  // "ID:/escaped/"
-  const size_t a = line.find('/');
-  return line.substr(a + 1, line.size() - a - 2);
-}
 
 std::string name_of(const Pattern& p) {
   return "pattern " + std::to_string(p.id) + (p.where.empty() ? "" : " (" + p.where + ")");
@@ -58,7 +49,7 @@ Compiled compile(const std::vector<Pattern>& patterns, unsigned mode) {
   std::vector<unsigned> flags, ids;
   exprs.reserve(patterns.size());
   for (const Pattern& p : patterns) {
-    exprs.push_back(hs_expression(p));
+    exprs.push_back(regex_of(p));
     flags.push_back(hs_flags(p));
     ids.push_back(p.id);
   }
@@ -193,8 +184,6 @@ class HsMatcher final : public Matcher {
 };
 
 }  // namespace
-
-bool have_hs() { return true; }
 
 Result<std::unique_ptr<Matcher>> make_hs_matcher(const std::vector<Pattern>& patterns) {
   Compiled c = compile(patterns, HS_MODE_BLOCK);

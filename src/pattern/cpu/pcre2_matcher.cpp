@@ -41,20 +41,8 @@ int on_callout(pcre2_callout_block* cb, void* data) {
 
 Result<Compiled> compile(const Pattern& p) {
   if (!p.unsupported.empty()) return Status(Errc::kNotSupported, name_of(p) + ": " + p.unsupported);
-  std::string expr;
-  if (p.literal) {
-    for (unsigned char c : p.expression) {
-      static const char* kHex = "0123456789abcdef";
-      expr += "\\x";
-      expr.push_back(kHex[c >> 4]);
-      expr.push_back(kHex[c & 15]);
-    }
-  } else {
-    expr = p.expression;
-  }
-  // A newline ends a (?#...) comment never, but a final \ or an open (?x) comment could eat the
-  // callout: the expression is closed off first.
-  expr = "(?:" + expr + ")(?C1)";
+  // Closed off in a group first, so nothing in it (a final \, an open comment) eats the callout.
+  std::string expr = "(?:" + regex_of(p) + ")(?C1)";
   uint32_t options = PCRE2_NO_AUTO_POSSESS | PCRE2_NO_START_OPTIMIZE | PCRE2_NO_DOTSTAR_ANCHOR;
   if (p.flags & kCaseless) options |= PCRE2_CASELESS;
   if (p.flags & kDotAll) options |= PCRE2_DOTALL;
@@ -79,7 +67,7 @@ Result<Compiled> compile(const Pattern& p) {
   // plain compilation of the expression.
   uint32_t min_len = 0;
   if (!ours.is_ok()) {
-    const std::string plain = expr.substr(3, expr.size() - 3 - 6);  // without (?: )(?C1)
+    const std::string plain = regex_of(p);
     pcre2_code* probe = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(plain.data()), plain.size(),
                                       options & ~(PCRE2_NO_AUTO_POSSESS | PCRE2_NO_START_OPTIMIZE |
                                                   PCRE2_NO_DOTSTAR_ANCHOR),

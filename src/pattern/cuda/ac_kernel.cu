@@ -15,7 +15,6 @@
  * Tested by  warpath selftest (src/pattern/pattern_registry.cpp: every engine against ref.pattern).
  */
 #include <algorithm>
-#include <unordered_set>
 #include <vector>
 
 #include "core/cuda/cuda_check.cuh"
@@ -55,23 +54,12 @@ int sm_count() {
   return sms;
 }
 
-class AcCudaStream final : public Stream {
- public:
-  explicit AcCudaStream(std::unique_ptr<Stream> host) : host_(std::move(host)) {}
-  Status write(const uint8_t* d, size_t n, std::vector<Match>& out) override { return host_->write(d, n, out); }
-  Status close(std::vector<Match>& out) override { return host_->close(out); }
-  size_t state_bytes() const override { return host_->state_bytes(); }
-
- private:
-  std::unique_ptr<Stream> host_;
-};
-
 class AcCudaMatcher final : public Matcher {
  public:
-  AcCudaMatcher(AcImage img, size_t n, std::unique_ptr<Matcher> host)
-      : img_(std::move(img)), patterns_(n), host_(std::move(host)) {}
+  explicit AcCudaMatcher(std::unique_ptr<Matcher> host)
+      : host_(std::move(host)), img_(ac_image_of(*host_)) {}
   std::string_view id() const noexcept override { return "cuda.ac"; }
-  size_t patterns() const override { return patterns_; }
+  size_t patterns() const override { return host_->patterns(); }
   size_t database_bytes() const override { return img_.bytes(); }
 
   Status upload() {
@@ -143,22 +131,17 @@ class AcCudaMatcher final : public Matcher {
     for (const DeviceMatch& m : matches_) out[m.block].push_back({m.id, m.end});
     for (uint32_t i = 0; i < n; ++i) {
       sort_unique(out[i], 0);
-      std::unordered_set<uint32_t> reported;
-      keep_first_matches(img_, out[i], 0, reported);
+      std::vector<uint32_t> reported;
+      keep_first_of(img_.single_match, out[i], 0, reported);
     }
     return Status::ok();
   }
 
-  Result<std::unique_ptr<Stream>> open_stream() override {
-    auto h = host_->open_stream();
-    if (!h.is_ok()) return h.status();
-    return std::unique_ptr<Stream>(std::make_unique<AcCudaStream>(std::move(*h)));
-  }
+  Result<std::unique_ptr<Stream>> open_stream() override { return host_->open_stream(); }
 
  private:
-  AcImage img_;
-  size_t patterns_;
-  std::unique_ptr<Matcher> host_;  ///< cpu.ac on the same literals: streams and overflow
+  std::unique_ptr<Matcher> host_;  ///< cpu.ac on the same literals: the automaton, streams, overflow
+  const AcImage& img_;             ///< host_'s
   core::AcView dview_;
   DeviceArray d_classes_, d_next_, d_out_begin_, d_out_link_, d_outputs_, d_literals_;
   DeviceArray d_sparse_begin_, d_sparse_class_, d_sparse_next_, d_fail_;
@@ -182,11 +165,9 @@ Status launch_ac_scan(const core::AcView& device_view, const uint8_t* data, cons
 }
 
 Result<std::unique_ptr<Matcher>> make_ac_cuda_matcher(const std::vector<Pattern>& patterns) {
-  auto img = build_ac_image(patterns);
-  if (!img.is_ok()) return img.status();
   auto host = make_ac_cpu_matcher(patterns);
   if (!host.is_ok()) return host.status();
-  auto m = std::make_unique<AcCudaMatcher>(std::move(*img), patterns.size(), std::move(*host));
+  auto m = std::make_unique<AcCudaMatcher>(std::move(*host));
   WARPATH_TRY(m->upload());
   return std::unique_ptr<Matcher>(std::move(m));
 }

@@ -54,10 +54,10 @@ int sm_count() {
 
 class DfaCudaMatcher final : public Matcher {
  public:
-  DfaCudaMatcher(DfaSet set, std::unique_ptr<Matcher> host, std::unique_ptr<Matcher> rest, size_t n)
-      : set_(std::move(set)), host_(std::move(host)), rest_(std::move(rest)), patterns_(n) {}
+  explicit DfaCudaMatcher(std::unique_ptr<Matcher> host)
+      : host_(std::move(host)), set_(dfa_set_of(*host_)), rest_(dfa_fallback_of(*host_)) {}
   std::string_view id() const noexcept override { return "cuda.dfa"; }
-  size_t patterns() const override { return patterns_; }
+  size_t patterns() const override { return host_->patterns(); }
   size_t database_bytes() const override { return host_->database_bytes(); }
 
   Status upload() {
@@ -143,10 +143,9 @@ class DfaCudaMatcher final : public Matcher {
   struct Tables {
     DeviceArray classes, next, accept_begin, accepts;
   };
-  DfaSet set_;
-  std::unique_ptr<Matcher> host_;  ///< cpu.dfa on the same patterns: streams and overflow
-  std::unique_ptr<Matcher> rest_;  ///< the fallback for the patterns no DFA takes
-  size_t patterns_;
+  std::unique_ptr<Matcher> host_;  ///< cpu.dfa on the same patterns: groups, fallback, streams, overflow
+  const DfaSet& set_;              ///< host_'s groups
+  Matcher* rest_;                  ///< host_'s fallback for the patterns no DFA takes (or null)
   std::vector<std::unique_ptr<Tables>> tables_;
   DeviceArray d_views_, d_data_, d_starts_, d_matches_, d_count_;
   std::vector<uint8_t> bytes_;
@@ -170,13 +169,9 @@ Status launch_dfa_scan(const core::DfaView* views, uint32_t groups, const uint8_
 }
 
 Result<std::unique_ptr<Matcher>> make_dfa_cuda_matcher(const std::vector<Pattern>& patterns) {
-  auto set = build_dfa_set(patterns);
-  if (!set.is_ok()) return set.status();
   auto host = make_dfa_cpu_matcher(patterns);
   if (!host.is_ok()) return host.status();
-  auto rest = make_dfa_fallback(set->rest);
-  if (!rest.is_ok()) return rest.status();
-  auto m = std::make_unique<DfaCudaMatcher>(std::move(*set), std::move(*host), std::move(*rest), patterns.size());
+  auto m = std::make_unique<DfaCudaMatcher>(std::move(*host));
   WARPATH_TRY(m->upload());
   return std::unique_ptr<Matcher>(std::move(m));
 }

@@ -11,9 +11,8 @@
 // flow serial, direction and stream offset; packet matches with the frame's packet index). The
 // packets continue undecided: matching observes (the NIDS decides).
 //
-// State: per worker, a matcher (engines keep scratch: one thread per Matcher), the open streams
-// and scratch. The patterns are parsed and compiled once at build (errors there), then again per
-// worker.
+// State: per worker, a matcher (engines keep scratch: one thread per Matcher; the first worker
+// takes the one compiled at build, where errors show), the open streams and scratch.
 //
 // Contract: reads parse (and a stream module's chunks and a flow module's ended flows when
 // they are there); sets nothing of the packets'.
@@ -47,10 +46,10 @@ struct MatchWorkerState final : ModuleState {
 
 class MatchModule final : public Module {
  public:
-  MatchModule(std::vector<pattern::Pattern> ps, std::string engine, size_t flow_slot,
-              size_t stream_slot, std::FILE* log, std::string log_path)
-      : patterns_(std::move(ps)), engine_(std::move(engine)), flow_slot_(flow_slot),
-        stream_slot_(stream_slot), log_(log), log_path_(std::move(log_path)) {}
+  MatchModule(std::vector<pattern::Pattern> ps, std::unique_ptr<pattern::Matcher> first,
+              size_t flow_slot, size_t stream_slot, std::FILE* log, std::string log_path)
+      : patterns_(std::move(ps)), engine_(first->id()), flow_slot_(flow_slot),
+        stream_slot_(stream_slot), log_(log), log_path_(std::move(log_path)), spare_(std::move(first)) {}
   ~MatchModule() override {
     if (log_) std::fclose(log_);
   }
@@ -66,7 +65,13 @@ class MatchModule final : public Module {
   }
   Result<std::unique_ptr<ModuleState>> make_state() const override {
     auto st = std::make_unique<MatchWorkerState>(kStatCount);
-    WARPATH_ASSIGN_OR_RETURN(st->matcher, pattern::make_matcher(engine_, patterns_));
+    {  // the first worker takes the matcher compiled at build; the others compile their own
+      std::lock_guard<std::mutex> lock(spare_mutex_);
+      st->matcher = std::move(spare_);
+    }
+    if (!st->matcher) {
+      WARPATH_ASSIGN_OR_RETURN(st->matcher, pattern::make_matcher(engine_, patterns_));
+    }
     return std::unique_ptr<ModuleState>(std::move(st));
   }
 
@@ -81,23 +86,10 @@ class MatchModule final : public Module {
       if (sel.mask && !sel.mask[i]) continue;
       const packet::PacketInfo& p = f.infos[i];
       if (p.proto == 6 && stream_slot_ != kNone) continue;
-      const uint8_t* frame  = view.data(i);
-      const uint32_t caplen = view.metas[i].caplen;
-      stream::Segment seg;
-      if (p.proto == 6) {
-        if (!stream::segment_of(p, frame, caplen, seg, true) || seg.len == 0) continue;
-        st.blocks.push_back({seg.data, seg.len});
-      } else if (p.proto == 17 && p.l4_offset && p.l4_offset + 8u <= caplen) {
-        // The UDP length, not the capture, ends the payload (Ethernet pads short frames).
-        const uint32_t udp_len = uint32_t(frame[p.l4_offset + 4]) << 8 | frame[p.l4_offset + 5];
-        const uint32_t end     = std::min(caplen, p.l4_offset + std::max(udp_len, 8u));
-        if (end <= p.l4_offset + 8u) continue;
-        st.blocks.push_back({frame + p.l4_offset + 8, end - p.l4_offset - 8});
-      } else if (p.l4_offset && p.l4_offset < caplen) {
-        st.blocks.push_back({frame + p.l4_offset, caplen - p.l4_offset});
-      } else {
-        continue;
-      }
+      const uint8_t* data = nullptr;
+      uint32_t len        = 0;
+      if (!stream::payload_of(p, view.data(i), view.metas[i].caplen, data, len)) continue;
+      st.blocks.push_back({data, len});
       st.block_packet.push_back(i);
     }
     if (st.block_matches.size() < st.blocks.size()) st.block_matches.resize(st.blocks.size());
@@ -199,6 +191,8 @@ class MatchModule final : public Module {
   std::FILE* log_;
   std::string log_path_;
   mutable std::mutex log_mutex_;
+  mutable std::mutex spare_mutex_;
+  mutable std::unique_ptr<pattern::Matcher> spare_;  ///< compiled at build, for the first worker
 };
 
 }  // namespace
@@ -222,8 +216,8 @@ ModuleInfo match_module_info() {
     WARPATH_ASSIGN_OR_RETURN(const std::string text, env.tables->read_text(file));
     WARPATH_ASSIGN_OR_RETURN(auto ps, pattern::parse_pattern_text(text, file));
     if (ps.empty()) return Status(Errc::kInvalidArgument, "patterns=" + file + ": no patterns");
-    const std::string engine = args.get("engine", "auto");
-    WARPATH_ASSIGN_OR_RETURN(auto m, pattern::make_matcher(engine, ps));  // errors now, not per worker
+    // Compiled now (errors at build, not per worker), and used by the first worker.
+    WARPATH_ASSIGN_OR_RETURN(auto m, pattern::make_matcher(args.get("engine", "auto"), ps));
     // The stream and flow modules before it, when there are (the nearest of each).
     size_t flow_slot = SIZE_MAX, stream_slot = SIZE_MAX;
     for (size_t k = env.earlier.size(); k-- > 0;) {
@@ -237,7 +231,7 @@ ModuleInfo match_module_info() {
       if (!log) return Status(Errc::kIoError, "log=" + path + ": cannot open for writing");
     }
     return std::unique_ptr<Module>(
-        std::make_unique<MatchModule>(std::move(ps), std::string(m->id()), flow_slot, stream_slot, log, path));
+        std::make_unique<MatchModule>(std::move(ps), std::move(m), flow_slot, stream_slot, log, path));
   };
   return i;
 }
