@@ -35,6 +35,29 @@ if(PCRE2_FOUND)
   message(STATUS "PCRE2 ${PCRE2_VERSION}: the cpu.pcre2 pattern engine")
 endif()
 
+# OpenSSL's libcrypto (Debian libssl-dev): the ref.esp engine, the reference of ESP crypto.
+pkg_check_modules(LIBCRYPTO QUIET IMPORTED_TARGET libcrypto)
+set(WARPATH_HAVE_OPENSSL OFF)
+if(LIBCRYPTO_FOUND)
+  set(WARPATH_HAVE_OPENSSL ON)
+  message(STATUS "OpenSSL ${LIBCRYPTO_VERSION}: the ref.esp engine")
+endif()
+
+# intel-ipsec-mb (Debian libipsec-mb-dev; no pkg-config file): the cpu.esp engine and the
+# anchor of the ESP benchmark. cpu.esp also needs OpenSSL (its constant-time compare).
+find_path(IPSEC_MB_INCLUDE intel-ipsec-mb.h)
+find_library(IPSEC_MB_LIBRARY IPSec_MB)
+set(WARPATH_HAVE_IPSEC_MB OFF)
+if(IPSEC_MB_INCLUDE AND IPSEC_MB_LIBRARY AND WARPATH_HAVE_OPENSSL)
+  set(WARPATH_HAVE_IPSEC_MB ON)
+  add_library(warpath_ipsec_mb INTERFACE)
+  target_include_directories(warpath_ipsec_mb INTERFACE ${IPSEC_MB_INCLUDE})
+  target_link_libraries(warpath_ipsec_mb INTERFACE ${IPSEC_MB_LIBRARY})
+  message(STATUS "intel-ipsec-mb: the cpu.esp engine")
+else()
+  message(STATUS "intel-ipsec-mb not found: cpu.esp is not built")
+endif()
+
 # libxdp + libbpf (Debian libxdp-dev, libbpf-dev): AF_XDP ports. Without them `afxdp:` ports
 # answer "not built" and everything else works.
 pkg_check_modules(XDP QUIET IMPORTED_TARGET libxdp)

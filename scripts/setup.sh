@@ -22,6 +22,8 @@ PACKAGES=(
   libnids-dev                       # optional anchor: libnids beside warpath-stream-bench
   libvectorscan-dev                 # pattern matching: the cpu.hs engine and the anchor
   libpcre2-dev                      # pattern matching: cpu.pcre2 (back-references, look-around)
+  libipsec-mb-dev                   # IPsec ESP: the cpu.ipsec-mb engine and its anchor
+  libssl-dev                        # IPsec ESP: the OpenSSL EVP reference engine
 )
 
 missing=()

@@ -4,6 +4,7 @@
 #include "warpath/core/cuda_device.hpp"
 #include "warpath/defrag/defrag.hpp"
 #include "warpath/flow/flow.hpp"
+#include "warpath/ipsec/ipsec.hpp"
 #include "warpath/pattern/pattern.hpp"
 #include "warpath/stream/stream.hpp"
 #include "warpath/lookup/check.hpp"
@@ -28,6 +29,7 @@ const std::vector<ModuleInfo>& all_modules() {
       {"flow", &flow::flow_engines, &flow::check_flow_engine},
       {"stream", &stream::stream_engines, &stream::check_stream_engine},
       {"pattern", &pattern::pattern_engines, &pattern::check_pattern_engine},
+      {"ipsec", &ipsec::esp_engines, &ipsec::check_esp_engine},
       {"runtime", &runtime::chain_engines, &runtime::check_chain_engine},
   };
   return modules;

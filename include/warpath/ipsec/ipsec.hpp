@@ -1,0 +1,200 @@
+// include/warpath/ipsec/ipsec.hpp
+//
+// IPsec ESP in tunnel mode (RFC 4301, RFC 4303): PacketShader's IPsec gateway and GASPP's AES.
+//
+// Compile, then run
+//   An SaConfig (security associations and policies, read from a TOML file whose fields follow
+//   `ip xfrm state` / `ip xfrm policy`: io/sa_file.hpp) is built into an SaDatabase: SAs with
+//   their keys checked, inbound SAs found by (SPI, destination), outbound policies in order.
+//   The database is immutable; what changes per packet (an SA's sequence counter, its replay
+//   window, its lifetime counters) lives beside it in SaState, shared by every worker.
+//
+// Crypto engines (the registry: esp_engines, make_esp_crypto)
+//   An engine seals or opens batches of ESP packets in place, given per packet where the ESP
+//   header is, how long the encrypted part is and which SA it belongs to; the protocol around
+//   it (headers, padding, sequence numbers, anti-replay, policies) is the same for every engine
+//   (src/ipsec/core/esp_core.hpp, the modules esp-in and esp-out).
+//
+//   id          priority  what
+//   ref.esp     1         OpenSSL EVP, one packet at a time: the reference
+//   cpu.esp     10        intel-ipsec-mb's burst API (its multi-buffer lanes are the CPU's form
+//                         of batching), up to 128 packets per burst
+//
+//   "validate:<id>" seals with <id> and checks every packet byte for byte against ref.esp (the
+//   IV is the sequence number, so both produce the same bytes); opens with both and compares.
+//
+// Packet layout (tunnel mode; the IV is the 64-bit sequence number, big-endian)
+//   outer IP | SPI (4) | seq (4) | IV (8) | inner IP packet | padding 1,2,3.. | pad len | next hdr | ICV
+//              `-------- esp ------------'  `------------- text (encrypted, text_len bytes) ---'
+//   The ICV covers SPI .. next header (then the high sequence bits with ESN and a separate
+//   integrity algorithm; with GCM they go into the AAD instead: RFC 4303 2.2.1, RFC 4106 5).
+//
+// Thread safety
+//   SaDatabase and engines are immutable and shared; SaState is updated with atomics and a
+//   per-SA lock around the replay window. An engine may be called concurrently by several
+//   threads (per-thread scratch, such as intel-ipsec-mb's manager, is the engine's business).
+#pragma once
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "warpath/core/registry.hpp"
+#include "warpath/core/span.hpp"
+#include "warpath/core/status.hpp"
+
+namespace warpath::ipsec {
+
+enum class Dir : uint8_t { kIn, kOut };
+/// The encryption: AES-CTR (RFC 3686) with a separate integrity algorithm, or AES-GCM (RFC 4106).
+enum class Cipher : uint8_t { kAesCtr, kAesGcm };
+enum class Integrity : uint8_t { kNone, kHmacSha1, kHmacSha256 };
+
+/// An IPv4 or IPv6 address (IPv4: the first 4 bytes, network order).
+struct Addr {
+  uint8_t family = 4;  ///< 4 or 6
+  std::array<uint8_t, 16> bytes{};
+  bool operator==(const Addr& o) const { return family == o.family && bytes == o.bytes; }
+};
+struct Prefix {
+  Addr addr;
+  uint8_t len = 0;
+  /// Does `a` (of family `family`, 4 or 16 bytes) fall in the prefix?
+  bool contains(uint8_t family, const uint8_t* a) const;
+};
+/// "10.0.0.1", "2001:db8::1"; "10.0.0.0/8" (a bare address is a host prefix).
+Result<Addr> parse_addr(std::string_view text);
+Result<Prefix> parse_prefix(std::string_view text);
+std::string addr_text(const Addr& a);
+std::string prefix_text(const Prefix& p);
+
+/// The keys of one SA as the crypto engines need them.
+struct SaKeys {
+  Cipher cipher       = Cipher::kAesCtr;
+  Integrity integrity = Integrity::kHmacSha1;
+  uint8_t key_bytes   = 16;  ///< AES key: 16 or 32
+  std::array<uint8_t, 32> key{};
+  std::array<uint8_t, 4> nonce{};  ///< RFC 3686 nonce / RFC 4106 salt (the key's last 4 bytes)
+  uint8_t auth_key_bytes = 0;      ///< HMAC key: 20 (SHA-1) or 32 (SHA-256)
+  std::array<uint8_t, 64> auth_key{};
+  uint8_t icv_bytes = 12;  ///< 12 (HMAC-SHA1-96), 16 (HMAC-SHA256-128, GCM-128)
+  bool esn          = false;
+};
+
+/// One `[[sa]]` of the file.
+struct SaSpec {
+  std::string where;  ///< "file:line", for messages
+  Addr src, dst;      ///< tunnel endpoints (outer header)
+  uint32_t spi = 0;
+  Dir dir      = Dir::kIn;
+  SaKeys keys;
+  uint32_t replay_window = 0;  ///< inbound: 0 (off, as the kernel's default) .. 4096
+  uint64_t replay_oseq   = 0;  ///< outbound: the last sequence number already sent
+  uint64_t soft_packets = 0, hard_packets = 0, soft_bytes = 0, hard_bytes = 0;  ///< 0 = none
+  uint16_t mtu = 1500;  ///< largest outer IP packet; larger ones are dropped (too_big)
+};
+
+/// One `[[policy]]`: traffic selectors and the SA they use (outbound) or must have come
+/// through (inbound).
+struct PolicySpec {
+  std::string where;
+  Prefix src, dst;
+  uint8_t proto  = 0;  ///< 0 = any
+  uint16_t sport = 0, dport = 0;  ///< 0 = any (TCP/UDP/SCTP only)
+  Dir dir        = Dir::kOut;
+  Addr tmpl_src, tmpl_dst;
+  uint32_t spi     = 0;
+  int32_t priority = 0;  ///< lower first, as the kernel's; ties in file order
+};
+
+struct SaConfig {
+  std::vector<SaSpec> sas;
+  std::vector<PolicySpec> policies;
+};
+
+/// The compiled, immutable form of an SaConfig.
+class SaDatabase {
+ public:
+  /// Checks the configuration: duplicate (SPI, dst) per direction, a policy whose SA does not
+  /// exist or is of the wrong direction or family, an inbound SA no policy admits anything
+  /// through. Errors name the entry ("sa.toml:12: ...").
+  static Result<SaDatabase> build(SaConfig config);
+
+  const std::vector<SaSpec>& sas() const noexcept { return sas_; }
+  const std::vector<PolicySpec>& policies() const noexcept { return policies_; }
+  /// The keys of every SA, by SA index (what make_esp_crypto takes).
+  std::vector<SaKeys> keys() const;
+  /// Inbound SA of (spi, dst), or -1.
+  int32_t find_inbound(uint32_t spi, uint8_t family, const uint8_t* dst) const;
+  /// Is `dst` a local tunnel endpoint (the destination of some inbound SA)?
+  bool is_local(uint8_t family, const uint8_t* dst) const;
+  /// The first outbound policy (by priority, then file order) matching the packet's
+  /// selectors, or -1; its SA index in *sa.
+  int32_t match_out(uint8_t family, const uint8_t* src, const uint8_t* dst, uint8_t proto,
+                    uint16_t sport, uint16_t dport, int32_t* sa) const;
+  /// Does some inbound policy of SA `sa` admit the decapsulated packet? (-1: any SA's policy;
+  /// the answer for a plaintext packet that should have arrived protected.)
+  bool admits_in(int32_t sa, uint8_t family, const uint8_t* src, const uint8_t* dst,
+                 uint8_t proto, uint16_t sport, uint16_t dport) const;
+  size_t inbound_count() const noexcept { return in_sas_; }
+  size_t outbound_count() const noexcept { return sas_.size() - in_sas_; }
+
+ private:
+  std::vector<SaSpec> sas_;
+  std::vector<PolicySpec> policies_;     ///< out policies by priority, then in policies
+  std::vector<int32_t> policy_sa_;       ///< per policy: its SA index
+  std::vector<uint32_t> out_policies_;   ///< indices of out policies in match order
+  std::vector<uint32_t> in_policies_;    ///< indices of in policies
+  std::vector<uint64_t> in_index_;       ///< sorted (spi << 32 | sa) of inbound SAs
+  size_t in_sas_ = 0;
+};
+
+/// The mutable side of one SA (one per SA of a database, shared by the workers).
+struct SaState {
+  std::atomic<uint64_t> oseq{0};     ///< outbound: last sequence number handed out
+  std::atomic<uint64_t> packets{0}, bytes{0};
+  std::atomic<bool> soft_expired{false};
+  std::mutex lock;                   ///< inbound: guards the window
+  uint64_t top = 0;                  ///< inbound: highest authenticated sequence number
+  std::vector<uint64_t> bitmap;      ///< inbound: bit k of word k/64 = top - k was seen
+};
+
+/// One packet for an engine: the ESP header at `esp` (SPI, seq, IV), `text_len` bytes of text
+/// after it, then the ICV (icv_bytes of the SA). seq_hi: the high half of the 64-bit sequence
+/// number (hashed or in the AAD when the SA uses ESN).
+struct CryptoOp {
+  uint8_t* esp      = nullptr;
+  uint32_t text_len = 0;
+  uint32_t sa       = 0;
+  uint32_t seq_hi   = 0;
+};
+
+class EspCrypto {
+ public:
+  virtual ~EspCrypto()                         = default;
+  virtual std::string_view id() const noexcept = 0;
+  /// Encrypts each op's text in place and writes its ICV.
+  virtual Status seal(Span<const CryptoOp> ops) const = 0;
+  /// Verifies each op's ICV (in constant time) and, where it holds, decrypts the text in
+  /// place: ok[k] = 1; else ok[k] = 0 and the text is left as it was.
+  virtual Status open(Span<const CryptoOp> ops, uint8_t* ok) const = 0;
+};
+
+/// Every ESP crypto engine of this build (the registry), available here or not.
+std::vector<EngineInfo> esp_engines();
+/// An engine for the SAs `keys` (SaDatabase::keys). Ids: ref.esp, cpu.esp, auto, cpu, ref,
+/// validate:<id>. kNotSupported when built without the engine's library.
+Result<std::unique_ptr<EspCrypto>> make_esp_crypto(std::string_view id, Span<const SaKeys> keys);
+/// The self-test's differential check (seals and opens random packets of every length and
+/// suite with `id` and ref.esp).
+CheckReport check_esp_engine(std::string_view id, uint64_t seed, uint64_t items);
+
+/// Names the kernel gives algorithms: "rfc3686(ctr(aes))", "hmac(sha1)", "rfc4106(gcm(aes))".
+std::string_view cipher_name(Cipher c);
+std::string_view integrity_name(Integrity i);
+
+}  // namespace warpath::ipsec

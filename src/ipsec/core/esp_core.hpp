@@ -1,0 +1,95 @@
+// src/ipsec/core/esp_core.hpp: the per-packet ESP layout of tunnel mode (RFC 4303 section 2,
+// RFC 4301 section 5.1.2), written once for host and device: sizes, the trailer and its
+// check, the outer IPv4/IPv6 header. No crypto here (the engines), no state (SaState).
+#pragma once
+#include <cstdint>
+
+#include "packet/core/bytes.hpp"
+#include "warpath/core/hd.hpp"
+
+namespace warpath::ipsec::core {
+
+using packet::core::load_be16;
+using packet::core::load_be32;
+using packet::core::store_be16;
+using packet::core::store_be32;
+
+inline constexpr uint32_t kEspHeaderBytes = 8;   ///< SPI + sequence number
+inline constexpr uint32_t kIvBytes        = 8;   ///< CTR and GCM: the 64-bit sequence number
+inline constexpr uint32_t kEspHead        = kEspHeaderBytes + kIvBytes;
+inline constexpr uint8_t kProtoEsp        = 50;
+inline constexpr uint8_t kNextIpv4        = 4;
+inline constexpr uint8_t kNextIpv6        = 41;
+inline constexpr uint8_t kNextNone        = 59;  ///< a TFC dummy packet: discarded
+inline constexpr uint8_t kOuterTtl        = 64;
+
+/// Padding so that the text (inner + pad + 2) is a multiple of 4: CTR and GCM have block
+/// size 1, so only the ICV's 4-byte alignment asks for any (RFC 4303 2.4).
+WARPATH_HD uint32_t pad_bytes(uint32_t inner_len) { return (4 - (inner_len + 2) % 4) % 4; }
+WARPATH_HD uint32_t text_bytes(uint32_t inner_len) { return inner_len + pad_bytes(inner_len) + 2; }
+/// Bytes tunnel mode adds to an inner packet of `inner_len` bytes.
+WARPATH_HD uint32_t overhead(uint32_t outer_ip_bytes, uint32_t inner_len, uint32_t icv) {
+  return outer_ip_bytes + kEspHead + pad_bytes(inner_len) + 2 + icv;
+}
+
+/// Writes the padding (1, 2, 3, ...), pad length and next header after `inner_len` bytes of
+/// `text`.
+WARPATH_HD void write_trailer(uint8_t* text, uint32_t inner_len, uint8_t next_header) {
+  const uint32_t pad = pad_bytes(inner_len);
+  for (uint32_t k = 0; k < pad; ++k) text[inner_len + k] = uint8_t(k + 1);
+  text[inner_len + pad]     = uint8_t(pad);
+  text[inner_len + pad + 1] = next_header;
+}
+
+/// Checks a decrypted trailer: the pad length fits and the padding is 1, 2, 3, ... (RFC 4303
+/// 2.4: "the receiver SHOULD inspect the Padding field"). Sets the payload length (what
+/// precedes the padding) and the next header.
+WARPATH_HD bool read_trailer(const uint8_t* text, uint32_t text_len, uint32_t& payload_len,
+                             uint8_t& next_header) {
+  if (text_len < 2) return false;
+  const uint32_t pad = text[text_len - 2];
+  if (pad + 2 > text_len) return false;
+  payload_len = text_len - 2 - pad;
+  for (uint32_t k = 0; k < pad; ++k)
+    if (text[payload_len + k] != uint8_t(k + 1)) return false;
+  next_header = text[text_len - 1];
+  return true;
+}
+
+/// Writes SPI, the low sequence number and the IV (the whole 64-bit sequence number).
+WARPATH_HD void write_esp_header(uint8_t* esp, uint32_t spi, uint64_t seq) {
+  store_be32(esp, spi);
+  store_be32(esp + 4, uint32_t(seq));
+  store_be32(esp + 8, uint32_t(seq >> 32));
+  store_be32(esp + 12, uint32_t(seq));
+}
+
+/// The outer IPv4 header (20 bytes) of a tunnel packet: DSCP and ECN copied from the inner
+/// header (RFC 4301 5.1.2.1, RFC 6040's normal mode), DF copied from an inner IPv4 header (as
+/// the Linux kernel does), ID from the sequence number, TTL 64, protocol ESP.
+WARPATH_HD void write_outer_ipv4(uint8_t* ip, uint32_t total_len, uint8_t tos, bool df,
+                                 uint16_t id, const uint8_t* src, const uint8_t* dst) {
+  ip[0] = 0x45;
+  ip[1] = tos;
+  store_be16(ip + 2, total_len);
+  store_be16(ip + 4, id);
+  store_be16(ip + 6, df ? 0x4000 : 0);
+  ip[8] = kOuterTtl;
+  ip[9] = kProtoEsp;
+  ip[10] = ip[11] = 0;
+  for (int k = 0; k < 4; ++k) ip[12 + k] = src[k], ip[16 + k] = dst[k];
+  const uint16_t sum = packet::core::fold_checksum(packet::core::ones_sum(ip, 20));
+  store_be16(ip + 10, sum);
+}
+
+/// The outer IPv6 header (40 bytes): traffic class copied, flow label 0, hop limit 64.
+WARPATH_HD void write_outer_ipv6(uint8_t* ip, uint32_t payload_len, uint8_t tclass,
+                                 const uint8_t* src, const uint8_t* dst) {
+  store_be32(ip, 0x60000000u | uint32_t(tclass) << 20);
+  store_be16(ip + 4, payload_len);
+  ip[6] = kProtoEsp;
+  ip[7] = kOuterTtl;
+  for (int k = 0; k < 16; ++k) ip[8 + k] = src[k], ip[24 + k] = dst[k];
+}
+
+}  // namespace warpath::ipsec::core

@@ -1,0 +1,198 @@
+// src/ipsec/sa_database.cpp: addresses and prefixes, and the SA database built from an
+// SaConfig (include/warpath/ipsec/ipsec.hpp).
+#include <arpa/inet.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "warpath/ipsec/ipsec.hpp"
+
+namespace warpath::ipsec {
+
+bool Prefix::contains(uint8_t family, const uint8_t* a) const {
+  if (family != addr.family) return false;
+  const unsigned full = len / 8, rest = len % 8;
+  if (std::memcmp(a, addr.bytes.data(), full) != 0) return false;
+  if (!rest) return true;
+  const uint8_t mask = uint8_t(0xFF << (8 - rest));
+  return (a[full] & mask) == (addr.bytes[full] & mask);
+}
+
+Result<Addr> parse_addr(std::string_view text) {
+  const std::string s(text);
+  Addr a;
+  if (inet_pton(AF_INET, s.c_str(), a.bytes.data()) == 1) {
+    a.family = 4;
+    return a;
+  }
+  if (inet_pton(AF_INET6, s.c_str(), a.bytes.data()) == 1) {
+    a.family = 6;
+    return a;
+  }
+  return Status(Errc::kParseError, "'" + s + "' is not an IPv4 or IPv6 address");
+}
+
+Result<Prefix> parse_prefix(std::string_view text) {
+  Prefix p;
+  const size_t slash = text.find('/');
+  WARPATH_ASSIGN_OR_RETURN(p.addr, parse_addr(text.substr(0, slash)));
+  const unsigned max = p.addr.family == 4 ? 32 : 128;
+  p.len              = uint8_t(max);
+  if (slash != std::string_view::npos) {
+    const std::string_view n = text.substr(slash + 1);
+    unsigned v = 0;
+    if (n.empty() || n.size() > 3) return Status(Errc::kParseError, "'" + std::string(text) + "': bad prefix length");
+    for (char c : n) {
+      if (c < '0' || c > '9') return Status(Errc::kParseError, "'" + std::string(text) + "': bad prefix length");
+      v = v * 10 + unsigned(c - '0');
+    }
+    if (v > max)
+      return Status(Errc::kParseError, "'" + std::string(text) + "': prefix length over " + std::to_string(max));
+    p.len = uint8_t(v);
+  }
+  // Host bits must be zero, as `ip xfrm policy` prints them: a typo is not silently widened.
+  for (unsigned b = p.len; b < max; ++b)
+    if (p.addr.bytes[b / 8] >> (7 - b % 8) & 1)
+      return Status(Errc::kParseError, "'" + std::string(text) + "': host bits set beyond /" + std::to_string(p.len));
+  return p;
+}
+
+std::string addr_text(const Addr& a) {
+  char buf[INET6_ADDRSTRLEN] = {};
+  inet_ntop(a.family == 4 ? AF_INET : AF_INET6, a.bytes.data(), buf, sizeof buf);
+  return buf;
+}
+std::string prefix_text(const Prefix& p) { return addr_text(p.addr) + "/" + std::to_string(p.len); }
+
+namespace {
+
+bool ports_apply(uint8_t proto) { return proto == 6 || proto == 17 || proto == 132; }
+
+bool selects(const PolicySpec& p, uint8_t family, const uint8_t* src, const uint8_t* dst,
+             uint8_t proto, uint16_t sport, uint16_t dport) {
+  if (!p.src.contains(family, src) || !p.dst.contains(family, dst)) return false;
+  if (p.proto && p.proto != proto) return false;
+  if (p.sport && p.sport != sport) return false;
+  if (p.dport && p.dport != dport) return false;
+  return true;
+}
+
+}  // namespace
+
+Result<SaDatabase> SaDatabase::build(SaConfig config) {
+  SaDatabase db;
+  // Inbound SAs first (their indices are what the inbound index holds), file order kept.
+  std::stable_partition(config.sas.begin(), config.sas.end(),
+                        [](const SaSpec& s) { return s.dir == Dir::kIn; });
+  db.sas_ = std::move(config.sas);
+  for (size_t i = 0; i < db.sas_.size(); ++i) {
+    const SaSpec& s = db.sas_[i];
+    if (s.src.family != s.dst.family)
+      return Status(Errc::kInvalidArgument, s.where + ": src and dst are of different families");
+    if (s.spi < 256)
+      return Status(Errc::kInvalidArgument, s.where + ": spi " + std::to_string(s.spi) +
+                                                " is reserved (RFC 4303 2.1: 1-255 reserved, 0 never sent)");
+    if (s.keys.esn && s.dir == Dir::kIn && s.replay_window == 0)
+      return Status(Errc::kInvalidArgument,
+                    s.where + ": esn needs replay_window >= 1 (it infers the high sequence bits "
+                              "from the window), as the kernel requires");
+    if (s.dir == Dir::kIn) ++db.in_sas_;
+    for (size_t j = 0; j < i; ++j) {
+      const SaSpec& o = db.sas_[j];
+      if (o.dir == s.dir && o.spi == s.spi && o.dst == s.dst)
+        return Status(Errc::kInvalidArgument, s.where + ": SA with spi 0x" + [&] {
+          char b[16];
+          std::snprintf(b, sizeof b, "%08x", s.spi);
+          return std::string(b);
+        }() + " and dst " + addr_text(s.dst) + " already defined at " + o.where);
+    }
+  }
+  for (size_t i = 0; i < db.in_sas_; ++i) db.in_index_.push_back(uint64_t(db.sas_[i].spi) << 32 | i);
+  std::sort(db.in_index_.begin(), db.in_index_.end());
+
+  // Policies: out ones by priority (stable: file order breaks ties), then in ones.
+  std::stable_sort(config.policies.begin(), config.policies.end(),
+                   [](const PolicySpec& a, const PolicySpec& b) {
+                     if (a.dir != b.dir) return a.dir == Dir::kOut;
+                     return a.priority < b.priority;
+                   });
+  db.policies_ = std::move(config.policies);
+  std::vector<uint8_t> admitted(db.sas_.size());
+  for (size_t p = 0; p < db.policies_.size(); ++p) {
+    const PolicySpec& pol = db.policies_[p];
+    if (pol.src.addr.family != pol.dst.addr.family)
+      return Status(Errc::kInvalidArgument, pol.where + ": src and dst are of different families");
+    if ((pol.sport || pol.dport) && !ports_apply(pol.proto))
+      return Status(Errc::kInvalidArgument, pol.where + ": sport/dport need proto tcp, udp or sctp");
+    int32_t found = -1;
+    for (size_t s = 0; s < db.sas_.size(); ++s) {
+      const SaSpec& sa = db.sas_[s];
+      if (sa.dir != pol.dir || !(sa.dst == pol.tmpl_dst)) continue;
+      if (pol.spi ? sa.spi != pol.spi : !(sa.src == pol.tmpl_src)) continue;
+      found = int32_t(s);
+      break;
+    }
+    if (found < 0)
+      return Status(Errc::kInvalidArgument,
+                    pol.where + ": no " + (pol.dir == Dir::kOut ? "outbound" : "inbound") +
+                        " SA with dst " + addr_text(pol.tmpl_dst) +
+                        (pol.spi ? " and spi " + std::to_string(pol.spi) : " and src " + addr_text(pol.tmpl_src)));
+    if (!(db.sas_[size_t(found)].src == pol.tmpl_src))
+      return Status(Errc::kInvalidArgument, pol.where + ": tmpl_src " + addr_text(pol.tmpl_src) +
+                                                " is not the SA's src " + addr_text(db.sas_[size_t(found)].src));
+    db.policy_sa_.push_back(found);
+    (pol.dir == Dir::kOut ? db.out_policies_ : db.in_policies_).push_back(uint32_t(p));
+    admitted[size_t(found)] = 1;
+  }
+  for (size_t s = 0; s < db.in_sas_; ++s)
+    if (!admitted[s])
+      return Status(Errc::kInvalidArgument,
+                    db.sas_[s].where + ": no `in` policy names this inbound SA, so nothing it "
+                                       "carries could be accepted (add a [[policy]] with dir = \"in\")");
+  return db;
+}
+
+std::vector<SaKeys> SaDatabase::keys() const {
+  std::vector<SaKeys> k;
+  k.reserve(sas_.size());
+  for (const SaSpec& s : sas_) k.push_back(s.keys);
+  return k;
+}
+
+int32_t SaDatabase::find_inbound(uint32_t spi, uint8_t family, const uint8_t* dst) const {
+  auto it = std::lower_bound(in_index_.begin(), in_index_.end(), uint64_t(spi) << 32);
+  for (; it != in_index_.end() && uint32_t(*it >> 32) == spi; ++it) {
+    const SaSpec& s = sas_[uint32_t(*it)];
+    if (s.dst.family == family && std::memcmp(s.dst.bytes.data(), dst, family == 4 ? 4 : 16) == 0)
+      return int32_t(uint32_t(*it));
+  }
+  return -1;
+}
+
+bool SaDatabase::is_local(uint8_t family, const uint8_t* dst) const {
+  for (size_t s = 0; s < in_sas_; ++s)
+    if (sas_[s].dst.family == family &&
+        std::memcmp(sas_[s].dst.bytes.data(), dst, family == 4 ? 4 : 16) == 0)
+      return true;
+  return false;
+}
+
+int32_t SaDatabase::match_out(uint8_t family, const uint8_t* src, const uint8_t* dst,
+                              uint8_t proto, uint16_t sport, uint16_t dport, int32_t* sa) const {
+  for (uint32_t p : out_policies_)
+    if (selects(policies_[p], family, src, dst, proto, sport, dport)) {
+      *sa = policy_sa_[p];
+      return int32_t(p);
+    }
+  return -1;
+}
+
+bool SaDatabase::admits_in(int32_t sa, uint8_t family, const uint8_t* src, const uint8_t* dst,
+                           uint8_t proto, uint16_t sport, uint16_t dport) const {
+  for (uint32_t p : in_policies_)
+    if ((sa < 0 || policy_sa_[p] == sa) && selects(policies_[p], family, src, dst, proto, sport, dport))
+      return true;
+  return false;
+}
+
+}  // namespace warpath::ipsec
