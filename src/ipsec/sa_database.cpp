@@ -66,6 +66,13 @@ std::string prefix_text(const Prefix& p) { return addr_text(p.addr) + "/" + std:
 
 namespace {
 
+// Does the policy's template name the SA? With an spi, that one; without, every SA between
+// the template's endpoints (as the kernel matches a template without spi by its addresses).
+bool names(const PolicySpec& p, const SaSpec& sa) {
+  if (!(sa.dst == p.tmpl_dst) || !(sa.src == p.tmpl_src)) return false;
+  return p.spi == 0 || p.spi == sa.spi;
+}
+
 bool ports_apply(uint8_t proto) { return proto == 6 || proto == 17 || proto == 132; }
 
 bool selects(const PolicySpec& p, uint8_t family, const uint8_t* src, const uint8_t* dst,
@@ -142,7 +149,8 @@ Result<SaDatabase> SaDatabase::build(SaConfig config) {
                                                 " is not the SA's src " + addr_text(db.sas_[size_t(found)].src));
     db.policy_sa_.push_back(found);
     (pol.dir == Dir::kOut ? db.out_policies_ : db.in_policies_).push_back(uint32_t(p));
-    admitted[size_t(found)] = 1;
+    for (size_t s = 0; s < db.in_sas_; ++s)
+      if (pol.dir == Dir::kIn && names(pol, db.sas_[s])) admitted[s] = 1;
   }
   for (size_t s = 0; s < db.in_sas_; ++s)
     if (!admitted[s])
@@ -190,7 +198,8 @@ int32_t SaDatabase::match_out(uint8_t family, const uint8_t* src, const uint8_t*
 bool SaDatabase::admits_in(int32_t sa, uint8_t family, const uint8_t* src, const uint8_t* dst,
                            uint8_t proto, uint16_t sport, uint16_t dport) const {
   for (uint32_t p : in_policies_)
-    if ((sa < 0 || policy_sa_[p] == sa) && selects(policies_[p], family, src, dst, proto, sport, dport))
+    if ((sa < 0 || names(policies_[p], sas_[size_t(sa)])) &&
+        selects(policies_[p], family, src, dst, proto, sport, dport))
       return true;
   return false;
 }

@@ -104,8 +104,12 @@ Result<std::unique_ptr<Chain>> Chain::build(const std::vector<ModuleSpec>& specs
       tagged.insert(ctx);
       if (chain->contexts_.intern(ctx) >= 256) return fail(Errc::kCapacity, "more than 256 contexts");
     }
-    for (uint32_t j = 0; j < e.module->job_count(); ++j)
-      chain->jobs_.push_back({uint32_t(i), j, e.module->job_shape(j)});
+    e.stage = uint32_t(chain->stages_ - 1);
+    if (e.stage == 0)
+      for (uint32_t j = 0; j < e.module->job_count(); ++j)
+        chain->jobs_.push_back({uint32_t(i), j, e.module->job_shape(j)});
+    // A module that rewrites headers ends its stage (chain.hpp: Stages).
+    if (c.sets & field_bit(Field::kParse)) ++chain->stages_;
     chain->modules_.push_back(std::move(e));
   }
   return chain;
@@ -171,7 +175,7 @@ Status Chain::pre(Frame& f, uint64_t* ticks_out) const {
   std::fill_n(f.flow.begin(), n, 0u);
   // One clock read per module boundary: each module's time ends where the next one's starts.
   uint64_t t = ticks_out ? ticks() : 0;
-  for (size_t m = 0; m < modules_.size(); ++m) {
+  for (size_t m = 0; m < modules_.size() && modules_[m].stage == 0; ++m) {
     WARPATH_TRY(modules_[m].module->pre(f, f.slots[m].get()));
     if (ticks_out) {
       const uint64_t t1 = ticks();
@@ -184,7 +188,7 @@ Status Chain::pre(Frame& f, uint64_t* ticks_out) const {
 
 Status Chain::shade(Frame& f, Place place, ExecContext& ctx, uint64_t* ticks_out) const {
   uint64_t t = ticks_out ? ticks() : 0;
-  for (size_t m = 0; m < modules_.size(); ++m) {
+  for (size_t m = 0; m < modules_.size() && modules_[m].stage == 0; ++m) {
     const Module& mod = *modules_[m].module;
     const uint32_t jobs = mod.job_count();
     if (!jobs) continue;
@@ -197,6 +201,23 @@ Status Chain::shade(Frame& f, Place place, ExecContext& ctx, uint64_t* ticks_out
       ticks_out[m] += t1 - t;
       t = t1;
     }
+  }
+  return Status::ok();
+}
+
+Status Chain::stage_pre_shade(Frame& f, uint32_t stage, uint64_t* ticks_out) const {
+  ExecContext ctx;
+  for (size_t m = 0; m < modules_.size(); ++m) {
+    if (modules_[m].stage != stage) continue;
+    const uint64_t t = ticks_out ? ticks() : 0;
+    const Module& mod = *modules_[m].module;
+    Status st         = mod.pre(f, f.slots[m].get());
+    for (uint32_t j = 0; st.is_ok() && j < mod.job_count(); ++j) {
+      const JobData d = mod.job_data(f, f.slots[m].get(), j);
+      if (d.count) st = mod.run_job(Place::kCpu, j, d, ctx);
+    }
+    if (!st.is_ok()) return Status(st.code(), modules_[m].where + ": " + st.message());
+    if (ticks_out) ticks_out[m] += ticks() - t;
   }
   return Status::ok();
 }
@@ -225,7 +246,7 @@ namespace {
 
 }  // namespace
 
-void Chain::post(Frame& f, Scratch& s, ModuleCounters* counters, uint64_t* ticks_out) const {
+Status Chain::post(Frame& f, Scratch& s, ModuleCounters* counters, uint64_t* ticks_out) const {
   const uint32_t n = f.size();
   if (s.mask.size() < f.capacity) s.mask.resize(f.capacity);
   if (s.list.size() < f.capacity) s.list.resize(f.capacity);
@@ -236,6 +257,10 @@ void Chain::post(Frame& f, Scratch& s, ModuleCounters* counters, uint64_t* ticks
   uint64_t t = ticks_out ? ticks() : 0;
   for (size_t m = 0; m < modules_.size(); ++m) {
     const Entry& e    = modules_[m];
+    if (m > 0 && e.stage != modules_[m - 1].stage) {
+      WARPATH_TRY(stage_pre_shade(f, e.stage, ticks_out));
+      if (ticks_out) t = ticks();
+    }
     if (resort) {
       order  = schedule_order(f, s);
       resort = false;
@@ -296,6 +321,7 @@ void Chain::post(Frame& f, Scratch& s, ModuleCounters* counters, uint64_t* ticks
     else if (f.reason[i] == kReasonForwarded && f.out[i] >= port_count_)
       f.reason[i] = kReasonNoPort;
   }
+  return Status::ok();
 }
 
 }  // namespace warpath::runtime

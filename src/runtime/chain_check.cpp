@@ -85,7 +85,7 @@ Result<std::vector<ChainOutcome>> run_chain_frames(const Chain& chain,
                                            std::to_string(batch));
     WARPATH_TRY(chain.pre(f));
     WARPATH_TRY(chain.shade(f, place, ctx));
-    chain.post(f, scratch, counters);
+    WARPATH_TRY(chain.post(f, scratch, counters));
     for (uint32_t i = 0; i < f.size(); ++i) {
       ChainOutcome o;
       o.reason  = chain.reasons()[f.reason[i]].name;

@@ -145,6 +145,12 @@ std::vector<ModuleSpec> preset_chain(const RunConfig& c, Preloaded preloaded) {
   switch (c.app) {
     case AppKind::kRouter:
       return {router};
+    case AppKind::kIpsec: {
+      // The gateway: decapsulate what arrives through a tunnel, encapsulate what an outbound
+      // policy selects, then route every packet by its (new) outer header.
+      ModuleSpec in{"esp-in", {{"sa", c.sa}}, where}, out{"esp-out", {{"sa", c.sa}}, where};
+      return {in, out, router};
+    }
     case AppKind::kAcl:
       // The firewall alone drops what the parser rejected, before its rules, and sends what
       // it permits out of the paired port (a bump in the wire).

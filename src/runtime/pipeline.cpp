@@ -173,6 +173,7 @@ Result<RunReport> run(const RunConfig& config, RunInputs& in, const RunHooks& ho
   tables.load_routes = in.load_routes;
   tables.load_rules  = in.load_rules;
   tables.read_text   = in.read_text;
+  tables.load_sas    = in.load_sas;
   BuildEnv env;
   env.port_count     = uint16_t(in.ports.size());
   for (const auto& p : in.ports) env.links.push_back(p->link());

@@ -29,6 +29,8 @@ const char* app_name(AppKind a) noexcept {
       return "router";
     case AppKind::kRouterAcl:
       return "router+acl";
+    case AppKind::kIpsec:
+      return "ipsec";
   }
   return "?";
 }
@@ -46,7 +48,7 @@ const char* offload_name(Offload o) noexcept {
 }
 
 bool parse_app(std::string_view text, AppKind& out) noexcept {
-  for (AppKind a : {AppKind::kAcl, AppKind::kRouter, AppKind::kRouterAcl})
+  for (AppKind a : {AppKind::kAcl, AppKind::kRouter, AppKind::kRouterAcl, AppKind::kIpsec})
     if (text == app_name(a)) {
       out = a;
       return true;
@@ -187,6 +189,8 @@ Status RunConfig::validate() const {
     if (auto address = parse_listen_address(metrics); !address)
       return bad("metrics", "'" + metrics + "': " + address.status().message());
   if (lookup_engine.empty()) return bad("router.lookup", "must not be empty (use \"auto\")");
+  if (chain.empty() && app == AppKind::kIpsec && sa.empty())
+    return bad("sa", "app ipsec needs the SA file (--sa FILE)");
   WARPATH_TRY(check_one_of("acl.format", rules_format, {"classbench", "openflow"}));
   {
     const auto algos = classify::classifier_algorithms();

@@ -116,7 +116,7 @@ Status Worker::close(Frame* c) {
 Status Worker::finish(Frame& c) {
   WARPATH_TRY(c.error);
   const Chain& chain = *cfg_.chain;
-  chain.post(c, selection_, counters_.modules.get(), module_ticks_.data());
+  WARPATH_TRY(chain.post(c, selection_, counters_.modules.get(), module_ticks_.data()));
   add_module_ticks();
   const uint32_t n   = c.batch.size();
   const uint16_t fwd = kReasonForwarded;

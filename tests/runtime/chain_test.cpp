@@ -467,7 +467,7 @@ TEST(ChainRun, SchedulingGroupsPacketsStablyAndKeepsTheFrameOrder) {
     ExecContext ctx;
     ASSERT_TRUE(chain->shade(f, Place::kCpu, ctx).is_ok());
     Chain::Scratch scratch;
-    chain->post(f, scratch, nullptr);
+    ASSERT_TRUE(chain->post(f, scratch, nullptr).is_ok());
     const std::vector<uint32_t>& seen = recorder->seen;
     ASSERT_GT(seen.size(), 500u);  // the ACL denies some; the rest reach the recorder
     if (!sort) {

@@ -173,7 +173,7 @@ TEST(FlowModule, IdleWorkersEndQuietFlows) {
   ExecContext ctx;
   ASSERT_TRUE((*chain)->shade(f, Place::kCpu, ctx).is_ok());
   Chain::Scratch scratch;
-  (*chain)->post(f, scratch, nullptr);
+  ASSERT_TRUE((*chain)->post(f, scratch, nullptr).is_ok());
   const ModuleState& st = *(*states)[0];
   const auto names      = (*chain)->module(0).stat_names();
   auto stat             = [&](const std::string& name) {

@@ -106,6 +106,9 @@ struct PolicySpec {
   uint8_t proto  = 0;  ///< 0 = any
   uint16_t sport = 0, dport = 0;  ///< 0 = any (TCP/UDP/SCTP only)
   Dir dir        = Dir::kOut;
+  /// The SA: the template's endpoints and spi. Without an spi, an out policy uses the first
+  /// outbound SA between the endpoints (file order); an in policy admits what arrives through
+  /// any inbound SA between them (as the kernel matches templates by reqid and addresses).
   Addr tmpl_src, tmpl_dst;
   uint32_t spi     = 0;
   int32_t priority = 0;  ///< lower first, as the kernel's; ties in file order

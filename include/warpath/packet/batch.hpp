@@ -76,6 +76,14 @@ class PacketBatch {
   const uint8_t* data(uint32_t i) const { return buffer_.data() + meta(i).offset; }
   uint8_t* data(uint32_t i) { return buffer_.data() + meta(i).offset; }
   BatchView view() const noexcept { return {buffer_.data(), metas(), count_}; }
+  /// Bytes packet i may take in place, from its first byte (meta(i).offset) to the start of
+  /// the next packet or the end of its cells: what a module that grows a packet (ESP
+  /// encapsulation) may use after moving its bytes or raising caplen. A module that strips a
+  /// header may advance meta(i).offset instead of moving the rest (ESP decapsulation).
+  uint32_t room(uint32_t i) const noexcept {
+    const size_t end = i + 1 < count_ ? metas()[i + 1].offset : used_bytes_;
+    return static_cast<uint32_t>(end - metas()[i].offset);
+  }
 
  private:
   PacketMeta* metas() const noexcept { return reinterpret_cast<PacketMeta*>(meta_buffer_.data()); }

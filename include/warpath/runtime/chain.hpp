@@ -112,8 +112,17 @@ class Chain {
   /// where modules branch by class (ADR 0007 has the measurement).
   void set_schedule_sort(bool on) noexcept { sort_ = on; }
   bool schedule_sort() const noexcept { return sort_; }
-  void post(Frame& f, Scratch& scratch, ModuleCounters* counters,
-            uint64_t* ticks = nullptr) const;
+  /// Fails only where a later stage's pre or shade fails (stages below).
+  Status post(Frame& f, Scratch& scratch, ModuleCounters* counters,
+              uint64_t* ticks = nullptr) const;
+
+  /// Stages. A module that sets kParse rewrites headers (ESP decapsulates and encapsulates):
+  /// what the modules after it gathered in pre would be stale. So the chain is cut after each
+  /// such module: pre and shade above run the first stage's modules only (and jobs() lists
+  /// only theirs, for the master); post, reaching the first module of a later stage, runs
+  /// that stage's pre and its shade on the CPU engines, then goes on. A chain without such a
+  /// module has one stage and runs as before.
+  size_t stage_count() const noexcept { return stages_; }
 
   /// The flattened shade jobs: (module, job) pairs in chain order, for the master.
   struct JobRef {
@@ -129,7 +138,9 @@ class Chain {
     bool any_context  = true;
     bool sets_context = false;  ///< its contract sets kContext (scheduling sorts again after it)
     std::array<uint64_t, 4> when{};  ///< bitmap of accepted context ids (< 256)
+    uint32_t stage = 0;
   };
+  Status stage_pre_shade(Frame& f, uint32_t stage, uint64_t* ticks) const;
   Chain() = default;
   std::unique_ptr<packet::Parser> parser_;
   std::vector<Entry> modules_;
@@ -140,6 +151,7 @@ class Chain {
   uint16_t port_count_ = 0;
   bool offload_        = false;
   bool sort_           = false;
+  size_t stages_       = 1;
 };
 
 }  // namespace warpath::runtime

@@ -141,6 +141,7 @@ struct RunInputs {
   std::function<Result<lookup::RouteTable>(const std::string&)> load_routes;
   std::function<Result<classify::RuleSet>(const std::string&, std::string_view)> load_rules;
   std::function<Result<std::string>(const std::string&)> read_text;
+  std::function<Result<ipsec::SaConfig>(const std::string&)> load_sas;  ///< io::read_sa_file
   /// Where slow-path packets go (the host's stack; a `pcap::FILE` port for --slow-path), or
   /// nullptr to count them only. Not one of the numbered ports.
   std::unique_ptr<Port> slow_path;

@@ -83,10 +83,10 @@ struct ModuleSpec {
   std::string where;
 };
 
-enum class AppKind : uint8_t { kAcl, kRouter, kRouterAcl };
+enum class AppKind : uint8_t { kAcl, kRouter, kRouterAcl, kIpsec };
 enum class Offload : uint8_t { kCpu, kGpu, kAuto };
 
-const char* app_name(AppKind a) noexcept;      ///< "acl", "router", "router+acl"
+const char* app_name(AppKind a) noexcept;      ///< "acl", "router", "router+acl", "ipsec"
 const char* offload_name(Offload o) noexcept;  ///< "cpu", "gpu", "auto"
 bool parse_app(std::string_view text, AppKind& out) noexcept;
 bool parse_offload(std::string_view text, Offload& out) noexcept;
@@ -106,6 +106,9 @@ struct RunConfig {
   std::string fib;                     ///< route file; empty = built-in table
   std::string neighbors;               ///< neighbour file; empty = default_neighbors()
   std::string lookup_engine = "auto";  ///< CPU-side lookup engine id or "auto"
+
+  /// The IPsec gateway's SA file (app ipsec: esp-in -> esp-out -> router; io/sa_file.hpp).
+  std::string sa;
 
   std::string rules;  ///< rule file; empty = built-in ACL
   std::string rules_format   = "classbench";

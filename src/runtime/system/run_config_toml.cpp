@@ -115,7 +115,7 @@ class Loader {
         std::string text;
         if (const auto* str = val.as_string()) {
           text = str->get();
-          if (key == "rules" || key == "fib" || key == "neighbors" || key == "patterns") text = resolve(text);
+          if (key == "rules" || key == "fib" || key == "neighbors" || key == "patterns" || key == "sa") text = resolve(text);
         } else if (const auto* i = val.as_integer()) {
           text = std::to_string(i->get());
         } else if (const auto* f = val.as_floating_point()) {

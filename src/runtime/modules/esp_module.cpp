@@ -1,0 +1,417 @@
+// src/runtime/modules/esp_module.cpp: the `esp-in` and `esp-out` modules, an IPsec ESP gateway
+// in tunnel mode (include/warpath/ipsec/ipsec.hpp; PacketShader's IPsec gateway). A gateway
+// chain is esp-in -> esp-out -> router: inbound ESP is decapsulated and routed by its inner
+// destination; plaintext that an outbound policy selects is encapsulated and routed by its
+// outer destination (the tunnel's far end); everything else passes through.
+//
+// Contract: both read parse and set parse and bytes (they rewrite headers, so the chain starts
+// a new stage after each: chain.hpp). Neither has shade jobs yet: the crypto runs in post, one
+// engine call per frame (cpu.esp bursts of up to 128 packets).
+//
+// esp-in, per selected packet
+//   ESP (protocol 50) to a local tunnel endpoint: fragment -> drop fragment; too short for the
+//   SA's ICV -> truncated; unknown (SPI, destination) -> no_sa; past the hard lifetime ->
+//   sa_expired; replayed or behind the window -> replay (checked before the ICV, recorded only
+//   after it verified, RFC 4303 3.4.3); ICV -> auth_failed; padding -> bad_padding; next header
+//   59 (TFC dummy) -> dummy; not an IP packet of the announced version -> bad_inner; the inner
+//   packet outside every `in` policy of its SA -> policy_mismatch. Otherwise the outer IP and
+//   ESP headers and the trailer are stripped (the L2 header is kept, its EtherType set) and
+//   the packet goes on, parsed again.
+//   Plaintext that an `in` policy covers (it should have arrived protected) -> unprotected.
+// esp-out, per selected packet
+//   IP packets an `out` policy selects: the inner TTL / hop limit is decremented (the gateway
+//   forwards it: RFC 4301 5.1.2.1; expired -> ttl_expired), the packet is encapsulated with
+//   the next sequence number (the SA stops at 2^32 - 1 without ESN: seq_overflow; at its hard
+//   lifetime: sa_expired), sealed, and goes on to be routed by its outer header. Past the SA's
+//   mtu -> too_big; no room in the frame's cell -> no_room; a truncated capture -> truncated.
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "forward/core/forward_core.hpp"
+#include "ipsec/core/esp_core.hpp"
+#include "ipsec/core/replay_window.hpp"
+#include "packet/core/parse_core.hpp"
+#include "runtime/modules/builtin_modules.hpp"
+#include "warpath/ipsec/ipsec.hpp"
+
+namespace warpath::runtime {
+namespace {
+
+namespace ec = ipsec::core;
+using packet::PacketInfo;
+
+struct EspSlot final : ModuleSlot {
+  explicit EspSlot(uint32_t cap) : ops(cap), index(cap), ok(cap), seq(cap) {}
+  std::vector<ipsec::CryptoOp> ops;
+  std::vector<uint32_t> index;
+  std::vector<uint8_t> ok;
+  std::vector<uint64_t> seq;
+};
+
+// What both directions share: the database, its engine and the SAs' mutable state.
+struct EspTables {
+  ipsec::SaDatabase db;
+  std::unique_ptr<ipsec::EspCrypto> crypto;
+  std::unique_ptr<ipsec::SaState[]> states;
+  std::string describe;
+};
+
+Result<EspTables> build_tables(const ModuleArgs& args, BuildEnv& env, ipsec::Dir dir) {
+  const std::string file = args.get("sa");
+  if (file.empty()) return Status(Errc::kInvalidArgument, "needs sa=FILE (the SA file: README, IPsec)");
+  if (!env.tables || !env.tables->load_sas)
+    return Status(Errc::kNotSupported, "sa=" + file + ": this program cannot load SA files");
+  WARPATH_ASSIGN_OR_RETURN(ipsec::SaConfig config, env.tables->load_sas(file));
+  EspTables t;
+  WARPATH_ASSIGN_OR_RETURN(t.db, ipsec::SaDatabase::build(std::move(config)));
+  const std::vector<ipsec::SaKeys> keys = t.db.keys();
+  WARPATH_ASSIGN_OR_RETURN(t.crypto, ipsec::make_esp_crypto(args.get("engine", "auto"),
+                                                            {keys.data(), uint32_t(keys.size())}));
+  t.states = std::make_unique<ipsec::SaState[]>(keys.size());
+  for (size_t s = 0; s < keys.size(); ++s) {
+    const ipsec::SaSpec& sa = t.db.sas()[s];
+    t.states[s].oseq.store(sa.replay_oseq, std::memory_order_relaxed);
+    t.states[s].bitmap.assign(sa.replay_window ? (sa.replay_window + 63) / 64 : 0, 0);
+  }
+  const size_t n = dir == ipsec::Dir::kIn ? t.db.inbound_count() : t.db.outbound_count();
+  t.describe     = file + " (" + std::to_string(n) + (dir == ipsec::Dir::kIn ? " inbound" : " outbound") +
+               " SAs of " + std::to_string(keys.size()) + ", " + std::to_string(t.db.policies().size()) +
+               " policies) on " + std::string(t.crypto->id());
+  if (env.warnings && n == 0)
+    env.warnings->push_back(std::string("no ") + (dir == ipsec::Dir::kIn ? "inbound" : "outbound") +
+                            " SA: every packet passes through");
+  return t;
+}
+
+uint8_t family_of(const PacketInfo& in) { return in.ip_version == 6 ? 6 : 4; }
+// The selectors' ports: those of TCP/UDP/SCTP first fragments, else 0 (a policy with ports
+// then does not select the packet).
+uint16_t sport_of(const PacketInfo& in) { return (in.flags & packet::kHasPorts) ? in.sport : 0; }
+uint16_t dport_of(const PacketInfo& in) { return (in.flags & packet::kHasPorts) ? in.dport : 0; }
+
+// The IP packet's length from its header (the frame may carry Ethernet padding after it).
+uint32_t ip_length(const uint8_t* ip, uint8_t version) {
+  return version == 4 ? ec::load_be16(ip + 2) : 40u + ec::load_be16(ip + 4);
+}
+
+void set_ethertype(uint8_t* frame, uint32_t l3, uint8_t family) {
+  ec::store_be16(frame + l3 - 2, family == 4 ? 0x0800 : 0x86dd);
+}
+
+// Lifetime accounting (RFC 4301 4.4.2.1): false once the hard limit is passed.
+bool count_lifetime(const ipsec::SaSpec& sa, ipsec::SaState& st, uint32_t bytes) {
+  const uint64_t p = st.packets.fetch_add(1, std::memory_order_relaxed) + 1;
+  const uint64_t b = st.bytes.fetch_add(bytes, std::memory_order_relaxed) + bytes;
+  if ((sa.hard_packets && p > sa.hard_packets) || (sa.hard_bytes && b > sa.hard_bytes)) return false;
+  if ((sa.soft_packets && p > sa.soft_packets) || (sa.soft_bytes && b > sa.soft_bytes))
+    st.soft_expired.store(true, std::memory_order_relaxed);
+  return true;
+}
+
+class EspModuleBase : public Module {
+ public:
+  ModuleContract contract() const override {
+    return {field_bit(Field::kParse), field_bit(Field::kParse) | field_bit(Field::kBytes), {}};
+  }
+  std::string describe() const override { return t_.describe; }
+  std::string engines(Place p) const override {
+    return p == Place::kCpu ? std::string(t_.crypto->id()) : std::string();
+  }
+  std::unique_ptr<ModuleSlot> make_slot(uint32_t cap) const override {
+    return std::make_unique<EspSlot>(cap);
+  }
+
+ protected:
+  void reparse(Frame& f, uint32_t i) const {
+    const packet::PacketMeta& m = f.batch.meta(i);
+    f.infos[i]                  = packet::core::parse_packet(f.batch.data(i), m.caplen, m.len);
+  }
+  Status add_reasons(BuildEnv& env, std::initializer_list<const char*> names) {
+    for (const char* n : names) {
+      WARPATH_ASSIGN_OR_RETURN(uint16_t id, env.reasons->add(n, Verdict::kDrop, env.position));
+      ids_.push_back(id);
+    }
+    return Status::ok();
+  }
+  EspTables t_;
+  std::vector<uint16_t> ids_;  ///< by the Reason enums below
+};
+
+// ----------------------------------------------------------------------------------------- in
+
+enum InReason : uint8_t {
+  kInFragment, kInTruncated, kInNoSa, kInExpired, kInReplay, kInAuth, kInPadding, kInDummy,
+  kInBadInner, kInPolicy, kInUnprotected, kInCryptoError
+};
+
+class EspInModule final : public EspModuleBase {
+ public:
+  std::string_view kind() const noexcept override { return "esp-in"; }
+
+  static Result<std::unique_ptr<Module>> make(const ModuleArgs& args, BuildEnv& env) {
+    auto m = std::make_unique<EspInModule>();
+    WARPATH_ASSIGN_OR_RETURN(m->t_, build_tables(args, env, ipsec::Dir::kIn));
+    WARPATH_TRY(m->add_reasons(env, {"fragment", "truncated", "no_sa", "sa_expired", "replay",
+                                     "auth_failed", "bad_padding", "dummy", "bad_inner",
+                                     "policy_mismatch", "unprotected", "crypto_error"}));
+    return std::unique_ptr<Module>(std::move(m));
+  }
+
+  void post(Frame& f, ModuleSlot* slot, const Selection& sel) const override {
+    auto& s    = static_cast<EspSlot&>(*slot);
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < sel.list.size; ++k) {
+      const uint32_t i      = sel.list[k];
+      const PacketInfo& in  = f.infos[i];
+      if (in.ip_version == 0 || in.status != packet::ParseStatus::kOk) continue;
+      const uint8_t family  = family_of(in);
+      const bool esp        = in.proto == ec::kProtoEsp;
+      if (!esp || !t_.db.is_local(family, in.dst)) {
+        // Plaintext that an `in` policy covers should have come through its tunnel.
+        if (t_.db.admits_in(-1, family, in.src, in.dst, in.proto, sport_of(in), dport_of(in)))
+          f.reason[i] = ids_[kInUnprotected];
+        continue;
+      }
+      if (in.flags & packet::kFragment) {  // RFC 4303 3.4.1: reassemble first (the defrag module)
+        f.reason[i] = ids_[kInFragment];
+        continue;
+      }
+      uint8_t* p                  = f.batch.data(i);
+      const packet::PacketMeta& m = f.batch.meta(i);
+      const uint32_t l3 = in.l3_offset, l4 = in.l4_offset;
+      const uint32_t end = l3 + ip_length(p + l3, in.ip_version);
+      if (l4 == 0 || end > m.caplen || end < l4 + ec::kEspHead) {
+        f.reason[i] = ids_[kInTruncated];
+        continue;
+      }
+      uint8_t* e        = p + l4;
+      const int32_t sa  = t_.db.find_inbound(ec::load_be32(e), family, in.dst);
+      if (sa < 0) {
+        f.reason[i] = ids_[kInNoSa];
+        continue;
+      }
+      const ipsec::SaSpec& spec = t_.db.sas()[size_t(sa)];
+      const uint32_t esp_len    = end - l4;
+      if (esp_len < ec::kEspHead + 4 + spec.keys.icv_bytes ||
+          (esp_len - ec::kEspHead - spec.keys.icv_bytes) % 4 != 0) {
+        f.reason[i] = ids_[kInTruncated];
+        continue;
+      }
+      ipsec::SaState& st = t_.states[size_t(sa)];
+      uint64_t seq;
+      {
+        std::lock_guard<std::mutex> g(st.lock);
+        seq = ec::infer_seq(st.top, spec.replay_window, spec.keys.esn, ec::load_be32(e + 4));
+        if (ec::replay_check(st.top, st.bitmap, spec.replay_window, seq) != ec::ReplayCheck::kOk) {
+          f.reason[i] = ids_[kInReplay];
+          continue;
+        }
+      }
+      s.ops[n]   = {e, esp_len - ec::kEspHead - spec.keys.icv_bytes, uint32_t(sa), uint32_t(seq >> 32)};
+      s.seq[n]   = seq;
+      s.index[n] = i;
+      ++n;
+    }
+    if (n == 0) return;
+    if (!t_.crypto->open({s.ops.data(), n}, s.ok.data()).is_ok()) {
+      for (uint32_t k = 0; k < n; ++k) f.reason[s.index[k]] = ids_[kInCryptoError];
+      return;
+    }
+    for (uint32_t k = 0; k < n; ++k) finish_one(f, s, k);
+  }
+
+ private:
+  void finish_one(Frame& f, EspSlot& s, uint32_t k) const {
+    const uint32_t i          = s.index[k];
+    const ipsec::CryptoOp& op = s.ops[k];
+    const ipsec::SaSpec& spec = t_.db.sas()[op.sa];
+    ipsec::SaState& st        = t_.states[op.sa];
+    uint16_t& reason          = f.reason[i];
+    if (!s.ok[k]) {
+      reason = ids_[kInAuth];
+      return;
+    }
+    {  // the window moves only for authenticated packets, re-checked under the lock
+      std::lock_guard<std::mutex> g(st.lock);
+      if (ec::replay_check(st.top, st.bitmap, spec.replay_window, s.seq[k]) != ec::ReplayCheck::kOk) {
+        reason = ids_[kInReplay];
+        return;
+      }
+      ec::replay_update(st.top, st.bitmap, spec.replay_window, s.seq[k]);
+    }
+    if (!count_lifetime(spec, st, op.text_len)) {
+      reason = ids_[kInExpired];
+      return;
+    }
+    uint8_t* text = op.esp + ec::kEspHead;
+    uint32_t inner_len = 0;
+    uint8_t next       = 0;
+    if (!ec::read_trailer(text, op.text_len, inner_len, next)) {
+      reason = ids_[kInPadding];
+      return;
+    }
+    if (next == ec::kNextNone) {
+      reason = ids_[kInDummy];
+      return;
+    }
+    const uint8_t version = next == ec::kNextIpv4 ? 4 : next == ec::kNextIpv6 ? 6 : 0;
+    if (version == 0 || inner_len < (version == 4 ? 20u : 40u) || (text[0] >> 4) != version ||
+        ip_length(text, version) > inner_len) {
+      reason = ids_[kInBadInner];
+      return;
+    }
+    inner_len = ip_length(text, version);
+    // Decapsulate: the L2 header moves up to just before the inner packet.
+    uint8_t* p                = f.batch.data(i);
+    packet::PacketMeta& m     = f.batch.meta(i);
+    const uint32_t l3         = f.infos[i].l3_offset;
+    const uint32_t delta      = uint32_t(text - p) - l3;
+    std::memmove(p + delta, p, l3);
+    m.offset += delta;
+    m.caplen = m.len = l3 + inner_len;
+    set_ethertype(f.batch.data(i), l3, version);
+    reparse(f, i);
+    const PacketInfo& in = f.infos[i];
+    if (in.status != packet::ParseStatus::kOk && in.status != packet::ParseStatus::kTruncated) {
+      reason = ids_[kInBadInner];
+      return;
+    }
+    if (!t_.db.admits_in(int32_t(op.sa), version, in.src, in.dst, in.proto, sport_of(in), dport_of(in)))
+      reason = ids_[kInPolicy];
+  }
+};
+
+// ---------------------------------------------------------------------------------------- out
+
+enum OutReason : uint8_t {
+  kOutTruncated, kOutTtl, kOutTooBig, kOutNoRoom, kOutOverflow, kOutExpired, kOutCryptoError
+};
+
+class EspOutModule final : public EspModuleBase {
+ public:
+  std::string_view kind() const noexcept override { return "esp-out"; }
+
+  static Result<std::unique_ptr<Module>> make(const ModuleArgs& args, BuildEnv& env) {
+    auto m = std::make_unique<EspOutModule>();
+    WARPATH_ASSIGN_OR_RETURN(m->t_, build_tables(args, env, ipsec::Dir::kOut));
+    WARPATH_TRY(m->add_reasons(env, {"truncated", "ttl_expired", "too_big", "no_room",
+                                     "seq_overflow", "sa_expired", "crypto_error"}));
+    return std::unique_ptr<Module>(std::move(m));
+  }
+
+  void post(Frame& f, ModuleSlot* slot, const Selection& sel) const override {
+    auto& s    = static_cast<EspSlot&>(*slot);
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < sel.list.size; ++k) {
+      const uint32_t i     = sel.list[k];
+      const PacketInfo& in = f.infos[i];
+      if (in.ip_version == 0 || in.status != packet::ParseStatus::kOk) continue;
+      const uint8_t family = family_of(in);
+      int32_t sa           = -1;
+      if (t_.db.match_out(family, in.src, in.dst, in.proto, sport_of(in), dport_of(in), &sa) < 0)
+        continue;  // no policy: bypass
+      if (encapsulate(f, i, uint32_t(sa), s.ops[n])) s.index[n++] = i;
+    }
+    if (n == 0) return;
+    if (!t_.crypto->seal({s.ops.data(), n}).is_ok()) {
+      for (uint32_t k = 0; k < n; ++k) f.reason[s.index[k]] = ids_[kOutCryptoError];
+      return;
+    }
+    for (uint32_t k = 0; k < n; ++k) reparse(f, s.index[k]);
+  }
+
+ private:
+  // Builds the tunnel packet around packet i (all but the crypto); false when it was dropped.
+  bool encapsulate(Frame& f, uint32_t i, uint32_t sa, ipsec::CryptoOp& op) const {
+    const PacketInfo& in      = f.infos[i];
+    const ipsec::SaSpec& spec = t_.db.sas()[sa];
+    ipsec::SaState& st        = t_.states[sa];
+    uint16_t& reason          = f.reason[i];
+    uint8_t* p                = f.batch.data(i);
+    packet::PacketMeta& m     = f.batch.meta(i);
+    const uint32_t l3         = in.l3_offset;
+    uint8_t* ip               = p + l3;
+    const uint32_t inner_len  = ip_length(ip, in.ip_version);
+    if (l3 + inner_len > m.caplen) {
+      reason = ids_[kOutTruncated];
+      return false;
+    }
+    if (ip[in.ip_version == 4 ? 8 : 7] <= 1) {
+      reason = ids_[kOutTtl];
+      return false;
+    }
+    const uint32_t outer_hdr = spec.dst.family == 4 ? 20 : 40;
+    const uint32_t text_len  = ec::text_bytes(inner_len);
+    const uint32_t outer_len = outer_hdr + ec::kEspHead + text_len + spec.keys.icv_bytes;
+    if (outer_len > spec.mtu) {
+      reason = ids_[kOutTooBig];
+      return false;
+    }
+    if (l3 + outer_len > f.batch.room(i)) {
+      reason = ids_[kOutNoRoom];
+      return false;
+    }
+    const uint64_t seq = st.oseq.fetch_add(1, std::memory_order_relaxed) + 1;
+    if (!spec.keys.esn && seq > 0xFFFFFFFFull) {  // RFC 4303 3.3.3: never cycle; rekey
+      reason = ids_[kOutOverflow];
+      return false;
+    }
+    if (!count_lifetime(spec, st, text_len)) {
+      reason = ids_[kOutExpired];
+      return false;
+    }
+    // The inner packet: forwarded by this gateway, so its TTL / hop limit drops by one.
+    const uint8_t tos = in.ip_version == 4 ? ip[1] : uint8_t(ec::load_be16(ip) >> 4);
+    const bool df     = in.ip_version == 4 && (ip[6] & 0x40);
+    if (in.ip_version == 4) forward::core::decrement_ttl4(ip);
+    else forward::core::decrement_hop_limit6(ip);
+    uint8_t* esp  = ip + outer_hdr;
+    uint8_t* text = esp + ec::kEspHead;
+    std::memmove(text, ip, inner_len);
+    ec::write_trailer(text, inner_len, in.ip_version == 4 ? ec::kNextIpv4 : ec::kNextIpv6);
+    ec::write_esp_header(esp, spec.spi, seq);
+    if (spec.dst.family == 4)
+      ec::write_outer_ipv4(ip, outer_len, tos, df, uint16_t(seq), spec.src.bytes.data(), spec.dst.bytes.data());
+    else
+      ec::write_outer_ipv6(ip, outer_len - 40, tos, spec.src.bytes.data(), spec.dst.bytes.data());
+    set_ethertype(p, l3, spec.dst.family);
+    m.caplen = m.len = l3 + outer_len;
+    op = {esp, text_len, sa, uint32_t(seq >> 32)};
+    return true;
+  }
+};
+
+std::vector<ArgInfo> esp_args() {
+  return {
+      {"sa", "", "SA file: [[sa]] and [[policy]] tables with ip xfrm's fields (README, IPsec)"},
+      {"engine", "auto", "ESP crypto engine: auto, cpu.esp (intel-ipsec-mb), ref.esp (OpenSSL), validate:cpu.esp"},
+  };
+}
+
+}  // namespace
+
+ModuleInfo esp_in_module_info() {
+  ModuleInfo i;
+  i.kind    = "esp-in";
+  i.summary = "IPsec ESP inbound: decapsulates tunnel-mode ESP for local SAs (ICV, anti-replay, policy)";
+  i.args    = esp_args();
+  i.reads   = field_bit(Field::kParse);
+  i.sets    = field_bit(Field::kParse) | field_bit(Field::kBytes);
+  i.make    = EspInModule::make;
+  return i;
+}
+
+ModuleInfo esp_out_module_info() {
+  ModuleInfo i;
+  i.kind    = "esp-out";
+  i.summary = "IPsec ESP outbound: encapsulates what an out policy selects (tunnel mode, sealed)";
+  i.args    = esp_args();
+  i.reads   = field_bit(Field::kParse);
+  i.sets    = field_bit(Field::kParse) | field_bit(Field::kBytes);
+  i.make    = EspOutModule::make;
+  return i;
+}
+
+}  // namespace warpath::runtime
