@@ -136,7 +136,7 @@ class SaLoader {
     const uint32_t start = line_;
     WARPATH_TRY(check_keys(t, "sa", {"src", "dst", "spi", "dir", "mode", "enc", "enc_key", "auth",
                                      "auth_key", "auth_trunc_bits", "aead", "aead_key", "icv_bits",
-                                     "replay_window", "esn", "replay_oseq", "soft_packet_limit",
+                                     "replay_window", "esn", "replay_oseq", "replay_seq", "soft_packet_limit",
                                      "hard_packet_limit", "soft_byte_limit", "hard_byte_limit", "mtu", "reqid"}));
     ipsec::SaSpec s;
     s.where = where();
@@ -202,6 +202,9 @@ class SaLoader {
     s.replay_window = uint32_t(w);
     if (w && s.dir == Dir::kOut) return err("sa.replay_window", "only inbound SAs check replays");
     WARPATH_ASSIGN_OR_RETURN(s.replay_oseq, num(t, "sa", "replay_oseq", 0, k.esn ? ~uint64_t(0) : 0xFFFFFFFFu));
+    WARPATH_ASSIGN_OR_RETURN(s.replay_seq, num(t, "sa", "replay_seq", 0, k.esn ? ~uint64_t(0) : 0xFFFFFFFFu));
+    if (s.replay_oseq && s.dir == Dir::kIn) return err("sa.replay_oseq", "outbound SAs only (inbound: replay_seq)");
+    if (s.replay_seq && s.dir == Dir::kOut) return err("sa.replay_seq", "inbound SAs only (outbound: replay_oseq)");
     WARPATH_ASSIGN_OR_RETURN(s.soft_packets, num(t, "sa", "soft_packet_limit", 0, ~uint64_t(0)));
     WARPATH_ASSIGN_OR_RETURN(s.hard_packets, num(t, "sa", "hard_packet_limit", 0, ~uint64_t(0)));
     WARPATH_ASSIGN_OR_RETURN(s.soft_bytes, num(t, "sa", "soft_byte_limit", 0, ~uint64_t(0)));

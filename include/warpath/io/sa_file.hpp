@@ -14,7 +14,9 @@
 //   aead = "rfc4106(gcm(aes))" aead_key = "0x<key><4-byte salt>"     icv_bits = 128
 //   replay_window = 64         # inbound; default 0 (off), as the kernel's; at most 4096
 //   esn = true                 # 64-bit sequence numbers (the kernel's `flag esn`)
-//   replay_oseq = 0            # outbound: the last sequence number already sent
+//   replay_oseq = 0            # outbound: the last sequence number already sent (restart a
+//                              # gateway with the count its last run reported, or rekey)
+//   replay_seq = 0             # inbound: the highest sequence number already received
 //   soft_packet_limit, hard_packet_limit, soft_byte_limit, hard_byte_limit   # lifetimes
 //   mtu = 1500                 # outbound: largest outer packet (larger: dropped, too_big)
 //

@@ -94,6 +94,7 @@ struct SaSpec {
   SaKeys keys;
   uint32_t replay_window = 0;  ///< inbound: 0 (off, as the kernel's default) .. 4096
   uint64_t replay_oseq   = 0;  ///< outbound: the last sequence number already sent
+  uint64_t replay_seq    = 0;  ///< inbound: the highest sequence number already received
   uint64_t soft_packets = 0, hard_packets = 0, soft_bytes = 0, hard_bytes = 0;  ///< 0 = none
   uint16_t mtu = 1500;  ///< largest outer IP packet; larger ones are dropped (too_big)
 };

@@ -73,6 +73,7 @@ Result<EspTables> build_tables(const ModuleArgs& args, BuildEnv& env, ipsec::Dir
   for (size_t s = 0; s < keys.size(); ++s) {
     const ipsec::SaSpec& sa = t.db.sas()[s];
     t.states[s].oseq.store(sa.replay_oseq, std::memory_order_relaxed);
+    t.states[s].top = sa.replay_seq;
     t.states[s].bitmap.assign(sa.replay_window ? (sa.replay_window + 63) / 64 : 0, 0);
   }
   const size_t n = dir == ipsec::Dir::kIn ? t.db.inbound_count() : t.db.outbound_count();
