@@ -9,15 +9,6 @@
 
 namespace warpath::ipsec {
 
-bool Prefix::contains(uint8_t family, const uint8_t* a) const {
-  if (family != addr.family) return false;
-  const unsigned full = len / 8, rest = len % 8;
-  if (std::memcmp(a, addr.bytes.data(), full) != 0) return false;
-  if (!rest) return true;
-  const uint8_t mask = uint8_t(0xFF << (8 - rest));
-  return (a[full] & mask) == (addr.bytes[full] & mask);
-}
-
 Result<Addr> parse_addr(std::string_view text) {
   const std::string s(text);
   Addr a;

@@ -5,15 +5,19 @@
 namespace warpath::packet {
 
 Result<PacketBatch> PacketBatch::create(uint32_t max_packets, uint32_t cell_bytes,
-                                        size_t buffer_bytes, MemSpace space) {
+                                        size_t buffer_bytes, MemSpace space, uint32_t headroom) {
   if (cell_bytes == 0 || cell_bytes % 64 != 0)
     return Status(Errc::kInvalidArgument, "cell size must be a non-zero multiple of 64 bytes");
+  if (headroom % 64 != 0 || headroom >= cell_bytes)
+    return Status(Errc::kInvalidArgument, "headroom must be a multiple of 64 bytes below the cell size");
   if (buffer_bytes == 0) buffer_bytes = size_t(max_packets) * cell_bytes;
   if (buffer_bytes > 0xffffffffull)
     return Status(Errc::kInvalidArgument, "a batch buffer is limited to 4 GiB (32-bit offsets)");
   PacketBatch b;
   b.max_packets_ = max_packets;
   b.cell_bytes_  = cell_bytes;
+  b.headroom_    = headroom;
+  b.starts_.resize(max_packets);
   b.buffer_      = HostBuffer(buffer_bytes, space);
   b.meta_buffer_ = HostBuffer(size_t(max_packets) * sizeof(PacketMeta), space);
   if ((buffer_bytes && !b.buffer_.data()) || (max_packets && !b.meta_buffer_.data()))
@@ -24,11 +28,13 @@ Result<PacketBatch> PacketBatch::create(uint32_t max_packets, uint32_t cell_byte
 
 uint8_t* PacketBatch::append_uninitialized(uint32_t caplen, uint32_t len, uint64_t timestamp_ns,
                                            uint16_t port) {
-  const size_t cells = caplen == 0 ? 1 : (size_t(caplen) + cell_bytes_ - 1) / cell_bytes_;
+  const size_t span  = size_t(caplen) + headroom_;
+  const size_t cells = span == 0 ? 1 : (span + cell_bytes_ - 1) / cell_bytes_;
   const size_t need  = cells * cell_bytes_;
   if (count_ == max_packets_ || used_bytes_ + need > buffer_.bytes()) return nullptr;
-  PacketMeta& m  = metas()[count_++];
-  m.offset       = static_cast<uint32_t>(used_bytes_);
+  starts_[count_] = static_cast<uint32_t>(used_bytes_);
+  PacketMeta& m   = metas()[count_++];
+  m.offset        = static_cast<uint32_t>(used_bytes_ + headroom_);
   m.caplen       = caplen;
   m.len          = len < caplen ? caplen : len;
   m.port         = port;

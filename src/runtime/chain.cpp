@@ -2,6 +2,7 @@
 // three stages over a frame (chain.hpp).
 #include "warpath/runtime/chain.hpp"
 
+#include <algorithm>
 #include <set>
 
 #include "runtime/core/schedule_key.hpp"
@@ -119,6 +120,12 @@ std::string Chain::describe() const {
   std::string s;
   for (const Entry& e : modules_) s += (s.empty() ? "" : " -> ") + std::string(e.module->kind());
   return s;
+}
+
+uint32_t Chain::headroom() const noexcept {
+  uint32_t h = 0;
+  for (const Entry& e : modules_) h = std::max(h, e.module->headroom());
+  return (h + 63) / 64 * 64;
 }
 
 std::string Chain::engines(Place place) const {

@@ -20,7 +20,7 @@ Status Worker::init() {
   for (uint32_t i = 0; i < chunks; ++i) {
     auto batch = packet::PacketBatch::create(
         cfg_.batch, packet::PacketBatch::kDefaultCellBytes, frame_buffer_bytes(cfg_.batch),
-        cfg_.pinned_memory ? MemSpace::kPinned : MemSpace::kHost);
+        cfg_.pinned_memory ? MemSpace::kPinned : MemSpace::kHost, chain.headroom());
     if (!batch.is_ok()) return batch.status();
     pool_.push_back(std::make_unique<Frame>(std::move(*batch)));
     chain.make_slots(*pool_.back(), &states_);

@@ -8,7 +8,9 @@
 
 #include "ipsec/core/esp_core.hpp"
 #include "ipsec/core/replay_window.hpp"
+#include "packet/core/bytes.hpp"
 #include "warpath/io/sa_file.hpp"
+#include "warpath/runtime/chain.hpp"
 #include "warpath/ipsec/ipsec.hpp"
 
 namespace warpath::ipsec {
@@ -331,4 +333,141 @@ TEST(SaDatabase, RefusesInconsistentConfigurations) {
 }
 
 }  // namespace
+}  // namespace warpath::ipsec
+
+namespace warpath::ipsec {
+namespace chain_paths {
+
+using runtime::Chain;
+using runtime::Frame;
+
+const char* kPair = R"toml(
+[[sa]]
+src = "192.0.2.1"
+dst = "192.0.2.2"
+spi = 0x2001
+dir = "out"
+aead = "rfc4106(gcm(aes))"
+aead_key = "0x000102030405060708090a0b0c0d0e0fcafebabe"
+[[sa]]
+src = "192.0.2.2"
+dst = "192.0.2.1"
+spi = 0x2001
+dir = "in"
+aead = "rfc4106(gcm(aes))"
+aead_key = "0x000102030405060708090a0b0c0d0e0fcafebabe"
+replay_window = 64
+[[policy]]
+src = "10.1.0.0/16"
+dst = "10.2.0.0/16"
+dir = "out"
+tmpl_src = "192.0.2.1"
+tmpl_dst = "192.0.2.2"
+[[policy]]
+src = "10.1.0.0/16"
+dst = "10.2.0.0/16"
+dir = "in"
+tmpl_src = "192.0.2.2"
+tmpl_dst = "192.0.2.1"
+)toml";
+
+std::unique_ptr<Chain> chain(const char* kind, runtime::TableSource& tables) {
+  tables.load_sas = [](const std::string&) { return io::parse_sa_text("pair.toml", kPair); };
+  runtime::BuildEnv env;
+  env.tables = &tables;
+  auto c     = Chain::build({runtime::ModuleSpec{kind, {{"sa", "pair.toml"}}, ""}}, env);
+  EXPECT_TRUE(c.is_ok()) << c.status().message();
+  return c.is_ok() ? std::move(c).value() : nullptr;
+}
+
+std::vector<uint8_t> udp_frame(uint32_t payload) {
+  std::vector<uint8_t> f(14 + 28 + payload, 0);
+  f[12]       = 0x08;
+  uint8_t* ip = f.data() + 14;
+  ip[0] = 0x45, ip[8] = 64, ip[9] = 17;
+  core::store_be16(ip + 2, 28 + payload);
+  const uint8_t src[4] = {10, 1, 0, 5}, dst[4] = {10, 2, 0, 1};
+  std::memcpy(ip + 12, src, 4);
+  std::memcpy(ip + 16, dst, 4);
+  core::store_be16(ip + 10, packet::core::fold_checksum(packet::core::ones_sum(ip, 20)));
+  core::store_be16(ip + 24, 8 + payload);
+  for (uint32_t b = 0; b < payload; ++b) f[42 + b] = uint8_t(b * 7);
+  return f;
+}
+
+// Runs `c` over `frames` in a frame with `headroom`; the packets after it and their reasons.
+std::vector<std::vector<uint8_t>> through(Chain& c, const std::vector<std::vector<uint8_t>>& frames,
+                                          uint32_t headroom, uint32_t cell, std::vector<std::string>& why) {
+  Frame f(std::move(packet::PacketBatch::create(uint32_t(frames.size()), cell, 0, MemSpace::kHost, headroom)).value());
+  c.make_slots(f);
+  for (const auto& fr : frames) EXPECT_TRUE(f.batch.append(fr.data(), uint32_t(fr.size()), uint32_t(fr.size()), 0));
+  EXPECT_TRUE(c.pre(f).is_ok());
+  Chain::Scratch scratch;
+  EXPECT_TRUE(c.post(f, scratch, nullptr).is_ok());
+  std::vector<std::vector<uint8_t>> out;
+  why.clear();
+  for (uint32_t i = 0; i < f.size(); ++i) {
+    out.emplace_back(f.batch.data(i), f.batch.data(i) + f.batch.meta(i).caplen);
+    why.push_back(c.reasons()[f.reason[i]].name);
+  }
+  return out;
+}
+
+}  // namespace chain_paths
+
+// Encapsulation into the frame's headroom (only the Ethernet header moves) and without any
+// (the packet moves up) give the same bytes; esp-in opens them back to the packet as the
+// gateway forwarded it (TTL - 1); a packet whose cell has no room left is dropped, no_room.
+TEST(EspModules, HeadroomAndMovedPathsAgreeAndRoundTrip) {
+  using namespace chain_paths;
+  std::vector<std::vector<uint8_t>> in;
+  for (uint32_t n : {0u, 1u, 2u, 3u, 57u, 500u, 1400u}) in.push_back(udp_frame(n));
+  std::vector<std::string> why;
+  runtime::TableSource t1, t2, t3;
+  auto out1 = chain("esp-out", t1), out2 = chain("esp-out", t2), back = chain("esp-in", t3);
+  ASSERT_TRUE(out1 && out2 && back);
+  EXPECT_EQ(out1->headroom(), 64u);
+  const auto a = through(*out1, in, 64, 2048, why);
+  const auto b = through(*out2, in, 0, 2048, why);
+  EXPECT_EQ(a, b);
+  std::vector<std::vector<uint8_t>> swapped = a;
+  for (auto& fr : swapped) {  // to the inbound SA's side: swap the outer addresses
+    std::swap_ranges(fr.begin() + 26, fr.begin() + 30, fr.begin() + 30);
+    fr[24] = fr[25] = 0;
+    core::store_be16(fr.data() + 24, packet::core::fold_checksum(packet::core::ones_sum(fr.data() + 14, 20)));
+  }
+  const auto opened = through(*back, swapped, 0, 2048, why);
+  for (size_t k = 0; k < in.size(); ++k) {
+    EXPECT_EQ(why[k], "no_verdict") << k;  // decapsulated, nothing after it decided
+    std::vector<uint8_t> want = in[k];
+    want[14 + 8] -= 1;  // the TTL, and the checksum with it
+    want[14 + 10] = want[14 + 11] = 0;
+    core::store_be16(want.data() + 24, packet::core::fold_checksum(packet::core::ones_sum(want.data() + 14, 20)));
+    EXPECT_EQ(opened[k], want) << k;
+  }
+  // Opening them again: replays.
+  through(*back, swapped, 0, 2048, why);
+  for (const auto& w : why) EXPECT_EQ(w, "replay");
+  // A 128-byte cell holding a 120-byte packet has no room for the tunnel headers.
+  runtime::TableSource t4;
+  auto small = chain("esp-out", t4);
+  through(*small, {udp_frame(78)}, 0, 128, why);
+  EXPECT_EQ(why[0], "no_room");
+}
+
+TEST(PacketBatchHeadroom, OffsetsRoomAndCells) {
+  auto b = packet::PacketBatch::create(4, 2048, 0, MemSpace::kHost, 64);
+  ASSERT_TRUE(b.is_ok());
+  const std::vector<uint8_t> p(1984, 1), q(1985, 2);
+  ASSERT_TRUE(b->append(p.data(), uint32_t(p.size()), uint32_t(p.size()), 0));  // fills one cell
+  ASSERT_TRUE(b->append(q.data(), uint32_t(q.size()), uint32_t(q.size()), 0));  // needs two
+  EXPECT_EQ(b->meta(0).offset, 64u);
+  EXPECT_EQ(b->headroom(0), 64u);
+  EXPECT_EQ(b->room(0), 1984u);
+  EXPECT_EQ(b->meta(1).offset, 2048u + 64);
+  EXPECT_EQ(b->room(1), 2u * 2048 - 64);
+  EXPECT_FALSE(packet::PacketBatch::create(4, 2048, 0, MemSpace::kHost, 10).is_ok());
+  EXPECT_FALSE(packet::PacketBatch::create(4, 2048, 0, MemSpace::kHost, 2048).is_ok());
+}
+
 }  // namespace warpath::ipsec

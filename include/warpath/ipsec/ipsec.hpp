@@ -64,7 +64,13 @@ struct Prefix {
   Addr addr;
   uint8_t len = 0;
   /// Does `a` (of family `family`, 4 or 16 bytes) fall in the prefix?
-  bool contains(uint8_t family, const uint8_t* a) const;
+  bool contains(uint8_t family, const uint8_t* a) const {
+    if (family != addr.family) return false;
+    const unsigned full = len / 8, rest = len % 8;
+    for (unsigned k = 0; k < full; ++k)
+      if (a[k] != addr.bytes[k]) return false;
+    return !rest || ((a[full] ^ addr.bytes[full]) & uint8_t(0xFF << (8 - rest))) == 0;
+  }
 };
 /// "10.0.0.1", "2001:db8::1"; "10.0.0.0/8" (a bare address is a host prefix).
 Result<Addr> parse_addr(std::string_view text);

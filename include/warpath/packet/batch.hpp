@@ -18,6 +18,7 @@
 //   A batch is filled by one thread; afterwards any number of engines may read it.
 #pragma once
 #include <cstdint>
+#include <vector>
 
 #include "warpath/core/hd.hpp"
 #include "warpath/core/memory.hpp"
@@ -53,8 +54,12 @@ class PacketBatch {
   PacketBatch() = default;
   /// A batch for up to `max_packets` packets and `buffer_bytes` bytes of cells (default:
   /// max_packets cells of `cell_bytes`). Fails with kInvalidArgument or kOutOfMemory.
+  /// `headroom` bytes are left free before each packet (DPDK's mbuf headroom), for a module
+  /// that prepends headers (ESP encapsulation) without moving the packet; a multiple of 64
+  /// below cell_bytes.
   static Result<PacketBatch> create(uint32_t max_packets, uint32_t cell_bytes = kDefaultCellBytes,
-                                    size_t buffer_bytes = 0, MemSpace space = MemSpace::kHost);
+                                    size_t buffer_bytes = 0, MemSpace space = MemSpace::kHost,
+                                    uint32_t headroom = 0);
 
   /// Appends a copy of `caplen` bytes. Returns false (and changes nothing) when the batch is
   /// full. `len` is the wire length; it is raised to caplen if smaller.
@@ -76,14 +81,17 @@ class PacketBatch {
   const uint8_t* data(uint32_t i) const { return buffer_.data() + meta(i).offset; }
   uint8_t* data(uint32_t i) { return buffer_.data() + meta(i).offset; }
   BatchView view() const noexcept { return {buffer_.data(), metas(), count_}; }
-  /// Bytes packet i may take in place, from its first byte (meta(i).offset) to the start of
-  /// the next packet or the end of its cells: what a module that grows a packet (ESP
-  /// encapsulation) may use after moving its bytes or raising caplen. A module that strips a
-  /// header may advance meta(i).offset instead of moving the rest (ESP decapsulation).
+  /// Packet i's cells: a module may move the packet's start (meta(i).offset) anywhere within
+  /// them and change its length, as long as it stays inside. headroom(i) bytes are free
+  /// before the packet (an encapsulating module lowers offset into them); room(i) bytes from
+  /// its first byte to the end of its cells (what it may grow to). A module that strips a
+  /// header may advance offset instead of moving the rest (ESP decapsulation).
+  uint32_t headroom(uint32_t i) const noexcept { return metas()[i].offset - starts_[i]; }
   uint32_t room(uint32_t i) const noexcept {
-    const size_t end = i + 1 < count_ ? metas()[i + 1].offset : used_bytes_;
+    const size_t end = i + 1 < count_ ? starts_[i + 1] : used_bytes_;
     return static_cast<uint32_t>(end - metas()[i].offset);
   }
+  uint32_t headroom() const noexcept { return headroom_; }
 
  private:
   PacketMeta* metas() const noexcept { return reinterpret_cast<PacketMeta*>(meta_buffer_.data()); }
@@ -92,6 +100,8 @@ class PacketBatch {
   HostBuffer meta_buffer_;
   uint32_t max_packets_ = 0;
   uint32_t cell_bytes_  = kDefaultCellBytes;
+  uint32_t headroom_    = 0;
+  std::vector<uint32_t> starts_;  ///< per packet: where its cells start
   uint32_t count_       = 0;
   size_t used_bytes_    = 0;
 };

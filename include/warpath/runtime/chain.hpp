@@ -81,6 +81,8 @@ class Chain {
   /// Engines of a place, in chain order ("cpu.rfc + cpu.lpm.compressed").
   std::string engines(Place place) const;
   bool has_offload() const noexcept { return offload_; }
+  /// The headroom the chain's frames need (the largest of its modules', rounded up to 64).
+  uint32_t headroom() const noexcept;
 
   /// Per-worker state of the stateful modules, by position (nullptr for the others).
   using States = std::vector<std::unique_ptr<ModuleState>>;

@@ -118,6 +118,10 @@ class Module {
   virtual std::string describe() const { return {}; }
   /// The engines of a place ("cpu.rfc"), empty when the module has none.
   virtual std::string engines(Place) const { return {}; }
+  /// Bytes the module may prepend to a packet (ESP's outer headers): the pipeline's frames
+  /// leave that much free before each packet (PacketBatch headroom), so prepending moves the
+  /// link-layer header only, not the packet.
+  virtual uint32_t headroom() const noexcept { return 0; }
 
   virtual std::unique_ptr<ModuleSlot> make_slot(uint32_t /*capacity*/) const { return nullptr; }
   /// Per-worker state (stateful modules only); nullptr for a stateless module.

@@ -76,10 +76,12 @@ WARPATH_HD void write_outer_ipv4(uint8_t* ip, uint32_t total_len, uint8_t tos, b
   store_be16(ip + 6, df ? 0x4000 : 0);
   ip[8] = kOuterTtl;
   ip[9] = kProtoEsp;
-  ip[10] = ip[11] = 0;
   for (int k = 0; k < 4; ++k) ip[12 + k] = src[k], ip[16 + k] = dst[k];
-  const uint16_t sum = packet::core::fold_checksum(packet::core::ones_sum(ip, 20));
-  store_be16(ip + 10, sum);
+  // The checksum from the values, not read back from the bytes just written (reading them
+  // back stalls on store forwarding).
+  uint32_t sum = 0x4500u + tos + total_len + id + (df ? 0x4000u : 0u) + (uint32_t(kOuterTtl) << 8 | kProtoEsp);
+  sum += load_be16(src) + load_be16(src + 2) + load_be16(dst) + load_be16(dst + 2);
+  store_be16(ip + 10, packet::core::fold_checksum(sum));
 }
 
 /// The outer IPv6 header (40 bytes): traffic class copied, flow label 0, hop limit 64.

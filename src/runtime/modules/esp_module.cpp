@@ -25,7 +25,6 @@
 //   lifetime: sa_expired), sealed, and goes on to be routed by its outer header. Past the SA's
 //   mtu -> too_big; no room in the frame's cell -> no_room; a truncated capture -> truncated.
 #include <cstring>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -42,12 +41,51 @@ namespace {
 namespace ec = ipsec::core;
 using packet::PacketInfo;
 
+// Per-frame accounting of the SAs a frame touches: one atomic update per SA and frame instead
+// of one per packet (a locked add costs about what sealing 40 bytes does).
+struct SaTally {
+  explicit SaTally(size_t sas) : count(sas), bytes(sas), next(sas), packets(sas), total(sas) {}
+  std::vector<uint32_t> count;
+  std::vector<uint64_t> bytes;
+  std::vector<uint64_t> next, packets, total;  ///< running sequence number and lifetime counts
+  std::vector<uint32_t> touched;
+  void add(uint32_t sa, uint64_t b) {
+    if (!count[sa]++) touched.push_back(sa);
+    bytes[sa] += b;
+  }
+  void clear() {
+    for (uint32_t sa : touched) count[sa] = 0, bytes[sa] = 0;
+    touched.clear();
+  }
+};
+
 struct EspSlot final : ModuleSlot {
-  explicit EspSlot(uint32_t cap) : ops(cap), index(cap), ok(cap), seq(cap) {}
+  EspSlot(uint32_t cap, size_t sas) : ops(cap), index(cap), ok(cap), seq(cap), tally(sas) {}
   std::vector<ipsec::CryptoOp> ops;
   std::vector<uint32_t> index;
   std::vector<uint8_t> ok;
   std::vector<uint64_t> seq;
+  SaTally tally;
+};
+
+// Holds one SA's lock across a run of packets of that SA (frames usually carry one SA's
+// packets in a row), switching when the SA changes.
+class SaLockRun {
+ public:
+  ~SaLockRun() { release(); }
+  void hold(ipsec::SaState& s) {
+    if (held_ == &s) return;
+    release();
+    s.lock.lock();
+    held_ = &s;
+  }
+  void release() {
+    if (held_) held_->lock.unlock();
+    held_ = nullptr;
+  }
+
+ private:
+  ipsec::SaState* held_ = nullptr;
 };
 
 // What both directions share: the database, its engine and the SAs' mutable state.
@@ -101,10 +139,9 @@ void set_ethertype(uint8_t* frame, uint32_t l3, uint8_t family) {
   ec::store_be16(frame + l3 - 2, family == 4 ? 0x0800 : 0x86dd);
 }
 
-// Lifetime accounting (RFC 4301 4.4.2.1): false once the hard limit is passed.
-bool count_lifetime(const ipsec::SaSpec& sa, ipsec::SaState& st, uint32_t bytes) {
-  const uint64_t p = st.packets.fetch_add(1, std::memory_order_relaxed) + 1;
-  const uint64_t b = st.bytes.fetch_add(bytes, std::memory_order_relaxed) + bytes;
+// Lifetime (RFC 4301 4.4.2.1) of a packet that is the SA's p-th, with b bytes so far: false
+// once past the hard limit; the soft one raises the SA's flag.
+bool within_lifetime(const ipsec::SaSpec& sa, ipsec::SaState& st, uint64_t p, uint64_t b) {
   if ((sa.hard_packets && p > sa.hard_packets) || (sa.hard_bytes && b > sa.hard_bytes)) return false;
   if ((sa.soft_packets && p > sa.soft_packets) || (sa.soft_bytes && b > sa.soft_bytes))
     st.soft_expired.store(true, std::memory_order_relaxed);
@@ -121,7 +158,7 @@ class EspModuleBase : public Module {
     return p == Place::kCpu ? std::string(t_.crypto->id()) : std::string();
   }
   std::unique_ptr<ModuleSlot> make_slot(uint32_t cap) const override {
-    return std::make_unique<EspSlot>(cap);
+    return std::make_unique<EspSlot>(cap, t_.db.sas().size());
   }
 
  protected:
@@ -163,6 +200,7 @@ class EspInModule final : public EspModuleBase {
   void post(Frame& f, ModuleSlot* slot, const Selection& sel) const override {
     auto& s    = static_cast<EspSlot&>(*slot);
     uint32_t n = 0;
+    SaLockRun locks;
     for (uint32_t k = 0; k < sel.list.size; ++k) {
       const uint32_t i      = sel.list[k];
       const PacketInfo& in  = f.infos[i];
@@ -201,30 +239,34 @@ class EspInModule final : public EspModuleBase {
         continue;
       }
       ipsec::SaState& st = t_.states[size_t(sa)];
-      uint64_t seq;
-      {
-        std::lock_guard<std::mutex> g(st.lock);
-        seq = ec::infer_seq(st.top, spec.replay_window, spec.keys.esn, ec::load_be32(e + 4));
-        if (ec::replay_check(st.top, st.bitmap, spec.replay_window, seq) != ec::ReplayCheck::kOk) {
-          f.reason[i] = ids_[kInReplay];
-          continue;
-        }
+      locks.hold(st);
+      const uint64_t seq = ec::infer_seq(st.top, spec.replay_window, spec.keys.esn, ec::load_be32(e + 4));
+      if (ec::replay_check(st.top, st.bitmap, spec.replay_window, seq) != ec::ReplayCheck::kOk) {
+        f.reason[i] = ids_[kInReplay];
+        continue;
       }
       s.ops[n]   = {e, esp_len - ec::kEspHead - spec.keys.icv_bytes, uint32_t(sa), uint32_t(seq >> 32)};
       s.seq[n]   = seq;
       s.index[n] = i;
       ++n;
     }
+    locks.release();
     if (n == 0) return;
     if (!t_.crypto->open({s.ops.data(), n}, s.ok.data()).is_ok()) {
       for (uint32_t k = 0; k < n; ++k) f.reason[s.index[k]] = ids_[kInCryptoError];
       return;
     }
-    for (uint32_t k = 0; k < n; ++k) finish_one(f, s, k);
+    for (uint32_t k = 0; k < n; ++k) finish_one(f, s, k, locks);
+    locks.release();
+    for (uint32_t sa : s.tally.touched) {  // the lifetime counts, once per SA and frame
+      t_.states[sa].packets.fetch_add(s.tally.count[sa], std::memory_order_relaxed);
+      t_.states[sa].bytes.fetch_add(s.tally.bytes[sa], std::memory_order_relaxed);
+    }
+    s.tally.clear();
   }
 
  private:
-  void finish_one(Frame& f, EspSlot& s, uint32_t k) const {
+  void finish_one(Frame& f, EspSlot& s, uint32_t k, SaLockRun& locks) const {
     const uint32_t i          = s.index[k];
     const ipsec::CryptoOp& op = s.ops[k];
     const ipsec::SaSpec& spec = t_.db.sas()[op.sa];
@@ -234,15 +276,18 @@ class EspInModule final : public EspModuleBase {
       reason = ids_[kInAuth];
       return;
     }
-    {  // the window moves only for authenticated packets, re-checked under the lock
-      std::lock_guard<std::mutex> g(st.lock);
-      if (ec::replay_check(st.top, st.bitmap, spec.replay_window, s.seq[k]) != ec::ReplayCheck::kOk) {
-        reason = ids_[kInReplay];
-        return;
-      }
-      ec::replay_update(st.top, st.bitmap, spec.replay_window, s.seq[k]);
+    // The window moves only for authenticated packets, checked again under the lock (another
+    // worker may have taken the same number since).
+    locks.hold(st);
+    if (ec::replay_check(st.top, st.bitmap, spec.replay_window, s.seq[k]) != ec::ReplayCheck::kOk) {
+      reason = ids_[kInReplay];
+      return;
     }
-    if (!count_lifetime(spec, st, op.text_len)) {
+    ec::replay_update(st.top, st.bitmap, spec.replay_window, s.seq[k]);
+    SaTally& t = s.tally;
+    t.add(op.sa, op.text_len);
+    if (!within_lifetime(spec, st, st.packets.load(std::memory_order_relaxed) + t.count[op.sa],
+                         st.bytes.load(std::memory_order_relaxed) + t.bytes[op.sa])) {
       reason = ids_[kInExpired];
       return;
     }
@@ -293,6 +338,7 @@ enum OutReason : uint8_t {
 class EspOutModule final : public EspModuleBase {
  public:
   std::string_view kind() const noexcept override { return "esp-out"; }
+  uint32_t headroom() const noexcept override { return 40 + ec::kEspHead; }
 
   static Result<std::unique_ptr<Module>> make(const ModuleArgs& args, BuildEnv& env) {
     auto m = std::make_unique<EspOutModule>();
@@ -313,8 +359,29 @@ class EspOutModule final : public EspModuleBase {
       int32_t sa           = -1;
       if (t_.db.match_out(family, in.src, in.dst, in.proto, sport_of(in), dport_of(in), &sa) < 0)
         continue;  // no policy: bypass
-      if (encapsulate(f, i, uint32_t(sa), s.ops[n])) s.index[n++] = i;
+      const uint32_t text = fits(f, i, uint32_t(sa));
+      if (!text) continue;
+      s.ops[n].sa = uint32_t(sa);
+      s.index[n]  = i;
+      s.tally.add(uint32_t(sa), text);
+      ++n;
     }
+    if (n == 0) return;
+    // Sequence numbers and lifetime counts, reserved once per SA for the frame's packets.
+    for (uint32_t sa : s.tally.touched) {
+      ipsec::SaState& st = t_.states[sa];
+      s.tally.next[sa]    = st.oseq.fetch_add(s.tally.count[sa], std::memory_order_relaxed);
+      s.tally.packets[sa] = st.packets.fetch_add(s.tally.count[sa], std::memory_order_relaxed);
+      s.tally.total[sa]   = st.bytes.fetch_add(s.tally.bytes[sa], std::memory_order_relaxed);
+    }
+    s.tally.clear();
+    uint32_t kept = 0;
+    for (uint32_t k = 0; k < n; ++k) {
+      const uint32_t i = s.index[k];
+      if (!encapsulate(f, i, s.ops[k].sa, s.tally, s.ops[kept])) continue;
+      s.index[kept++] = i;
+    }
+    n = kept;
     if (n == 0) return;
     if (!t_.crypto->seal({s.ops.data(), n}).is_ok()) {
       for (uint32_t k = 0; k < n; ++k) f.reason[s.index[k]] = ids_[kOutCryptoError];
@@ -324,42 +391,65 @@ class EspOutModule final : public EspModuleBase {
   }
 
  private:
-  // Builds the tunnel packet around packet i (all but the crypto); false when it was dropped.
-  bool encapsulate(Frame& f, uint32_t i, uint32_t sa, ipsec::CryptoOp& op) const {
+  // The bytes the outer headers take in front of the packet when its headroom has them (then
+  // only the link-layer header moves), else 0 (the packet moves up instead).
+  static uint32_t front(const Frame& f, uint32_t i, uint32_t outer_hdr) {
+    const uint32_t prepend = outer_hdr + ec::kEspHead;
+    return f.batch.headroom(i) >= prepend ? prepend : 0;
+  }
+
+  // Can packet i be encapsulated for SA `sa`? Its text length if so; else 0, with its
+  // reason set.
+  uint32_t fits(Frame& f, uint32_t i, uint32_t sa) const {
     const PacketInfo& in      = f.infos[i];
     const ipsec::SaSpec& spec = t_.db.sas()[sa];
-    ipsec::SaState& st        = t_.states[sa];
     uint16_t& reason          = f.reason[i];
-    uint8_t* p                = f.batch.data(i);
-    packet::PacketMeta& m     = f.batch.meta(i);
     const uint32_t l3         = in.l3_offset;
-    uint8_t* ip               = p + l3;
+    const uint8_t* ip         = f.batch.data(i) + l3;
     const uint32_t inner_len  = ip_length(ip, in.ip_version);
-    if (l3 + inner_len > m.caplen) {
+    if (l3 + inner_len > f.batch.meta(i).caplen) {
       reason = ids_[kOutTruncated];
-      return false;
+      return 0;
     }
     if (ip[in.ip_version == 4 ? 8 : 7] <= 1) {
       reason = ids_[kOutTtl];
-      return false;
+      return 0;
     }
     const uint32_t outer_hdr = spec.dst.family == 4 ? 20 : 40;
     const uint32_t text_len  = ec::text_bytes(inner_len);
     const uint32_t outer_len = outer_hdr + ec::kEspHead + text_len + spec.keys.icv_bytes;
     if (outer_len > spec.mtu) {
       reason = ids_[kOutTooBig];
-      return false;
+      return 0;
     }
-    if (l3 + outer_len > f.batch.room(i)) {
+    if (l3 + outer_len > f.batch.room(i) + front(f, i, outer_hdr)) {
       reason = ids_[kOutNoRoom];
-      return false;
+      return 0;
     }
-    const uint64_t seq = st.oseq.fetch_add(1, std::memory_order_relaxed) + 1;
+    return text_len;
+  }
+
+  // Builds the tunnel packet around packet i (all but the crypto), with the SA's next
+  // sequence number from the frame's reservation; false when it was dropped.
+  bool encapsulate(Frame& f, uint32_t i, uint32_t sa, SaTally& t, ipsec::CryptoOp& op) const {
+    const PacketInfo& in      = f.infos[i];
+    const ipsec::SaSpec& spec = t_.db.sas()[sa];
+    uint16_t& reason          = f.reason[i];
+    uint8_t* p                = f.batch.data(i);
+    packet::PacketMeta& m     = f.batch.meta(i);
+    const uint32_t l3         = in.l3_offset;
+    uint8_t* ip               = p + l3;
+    const uint32_t inner_len  = ip_length(ip, in.ip_version);
+    const uint32_t outer_hdr  = spec.dst.family == 4 ? 20 : 40;
+    const uint32_t text_len   = ec::text_bytes(inner_len);
+    const uint32_t outer_len  = outer_hdr + ec::kEspHead + text_len + spec.keys.icv_bytes;
+    const uint64_t seq        = ++t.next[sa];
+    t.total[sa] += text_len;
     if (!spec.keys.esn && seq > 0xFFFFFFFFull) {  // RFC 4303 3.3.3: never cycle; rekey
       reason = ids_[kOutOverflow];
       return false;
     }
-    if (!count_lifetime(spec, st, text_len)) {
+    if (!within_lifetime(spec, t_.states[sa], ++t.packets[sa], t.total[sa])) {
       reason = ids_[kOutExpired];
       return false;
     }
@@ -368,9 +458,17 @@ class EspOutModule final : public EspModuleBase {
     const bool df     = in.ip_version == 4 && (ip[6] & 0x40);
     if (in.ip_version == 4) forward::core::decrement_ttl4(ip);
     else forward::core::decrement_hop_limit6(ip);
+    if (const uint32_t prepend = front(f, i, outer_hdr)) {
+      // Into the headroom: the link-layer header moves down, the inner packet stays.
+      std::memmove(p - prepend, p, l3);
+      m.offset -= prepend;
+      p  = f.batch.data(i);
+      ip = p + l3;
+    } else {
+      std::memmove(ip + outer_hdr + ec::kEspHead, ip, inner_len);
+    }
     uint8_t* esp  = ip + outer_hdr;
     uint8_t* text = esp + ec::kEspHead;
-    std::memmove(text, ip, inner_len);
     ec::write_trailer(text, inner_len, in.ip_version == 4 ? ec::kNextIpv4 : ec::kNextIpv6);
     ec::write_esp_header(esp, spec.spi, seq);
     if (spec.dst.family == 4)

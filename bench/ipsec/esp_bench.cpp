@@ -1,0 +1,328 @@
+// warpath-esp-bench: the ESP gateway's CPU path beside intel-ipsec-mb's raw cipher + hash in
+// the same run, on the same core, on the same buffers: Gbit/s and Mpps per suite at inner
+// packet sizes of 64, 512 and 1420 bytes. Markdown on stdout, JSON with --json FILE.
+//
+//   warpath-esp-bench [--repeat N] [--seconds S] [--sizes 64,512,1420] [--json FILE]
+//
+// Rows, per suite and size (128 packets per batch, best of --repeat passes of --seconds each):
+//   imb.burst          the anchor: intel-ipsec-mb's burst API (IMB_SUBMIT_BURST, the checked
+//                      form cpu.esp uses) sealing the 128 packets' ESP text in place
+//   imb.burst.nocheck  the same without the library's argument checks (its fastest form)
+//   cpu.esp.seal       warpath's engine over the same buffers (SPI, seq, IV written as an ESP
+//                      packet has them)
+//   cpu.esp.open       opening them (ICV check, then decryption)
+//   esp-out            the whole outbound path as `warpath run` does it: the frame filled
+//                      (the copy every received packet gets), the parser, esp-out's policy
+//                      match, encapsulation (TTL, outer header, trailer, sequence numbers),
+//                      sealing, and the parse of the result
+//   esp-in             the whole inbound path: frame filled with sealed packets, parser, SA
+//                      lookup, anti-replay, open, padding, decapsulation, policy check
+//   ... module         the path less "rx copy + parse" (the frame fill and the parser every
+//                      packet of any chain pays): the module's own cost, derived
+//   ref.esp.seal       OpenSSL EVP, one packet at a time (the reference; for scale)
+// Gbit/s counts the inner packets' bytes; "vs anchor" divides by imb.burst.
+#include <intel-ipsec-mb.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "ipsec/core/esp_core.hpp"
+#include "warpath/core/version.hpp"
+#include "warpath/io/sa_file.hpp"
+#include "warpath/ipsec/ipsec.hpp"
+#include "warpath/runtime/chain.hpp"
+
+using namespace warpath;
+using namespace warpath::ipsec;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr uint32_t kBatch = 128;
+
+struct Suite {
+  const char* name;
+  const char* sa_fields;  // the [[sa]] keys after src/dst/spi/dir
+};
+const Suite kSuites[] = {
+    {"aes128-ctr+hmac-sha1-96",
+     "enc = \"rfc3686(ctr(aes))\"\nenc_key = \"0x00112233445566778899aabbccddeeffdeadbeef\"\n"
+     "auth = \"hmac(sha1)\"\nauth_key = \"0x0102030405060708090a0b0c0d0e0f1011121314\"\n"},
+    {"aes128-gcm-16",
+     "aead = \"rfc4106(gcm(aes))\"\naead_key = \"0x000102030405060708090a0b0c0d0e0fcafebabe\"\n"},
+};
+
+std::string sa_text(const Suite& s) {
+  return std::string("[[sa]]\nsrc = \"192.0.2.1\"\ndst = \"192.0.2.2\"\nspi = 0x2001\ndir = \"out\"\nmtu = 9000\n") +
+         s.sa_fields +
+         "[[sa]]\nsrc = \"192.0.2.2\"\ndst = \"192.0.2.1\"\nspi = 0x2001\ndir = \"in\"\n" + s.sa_fields +
+         "[[policy]]\nsrc = \"10.1.0.0/16\"\ndst = \"10.2.0.0/16\"\ndir = \"out\"\n"
+         "tmpl_src = \"192.0.2.1\"\ntmpl_dst = \"192.0.2.2\"\n"
+         "[[policy]]\nsrc = \"10.0.0.0/8\"\ndst = \"10.0.0.0/8\"\ndir = \"in\"\n"
+         "tmpl_src = \"192.0.2.2\"\ntmpl_dst = \"192.0.2.1\"\n";
+}
+
+// An Ethernet frame with an IPv4/UDP packet of `ip_len` bytes from 10.1.0.5 to 10.2.0.1
+// (or the reverse).
+std::vector<uint8_t> frame(uint32_t ip_len, bool reverse) {
+  std::vector<uint8_t> f(14 + ip_len, 0x5a);
+  f[12] = 0x08, f[13] = 0x00;
+  uint8_t* ip = f.data() + 14;
+  ip[0] = 0x45, ip[1] = 0;
+  ipsec::core::store_be16(ip + 2, ip_len);
+  ipsec::core::store_be16(ip + 4, 1);
+  ipsec::core::store_be16(ip + 6, 0);
+  ip[8] = 64, ip[9] = 17, ip[10] = ip[11] = 0;
+  const uint8_t a[4] = {10, 1, 0, 5}, b[4] = {10, 2, 0, 1};
+  std::memcpy(ip + 12, reverse ? b : a, 4);
+  std::memcpy(ip + 16, reverse ? a : b, 4);
+  const uint16_t sum = packet::core::fold_checksum(packet::core::ones_sum(ip, 20));
+  ipsec::core::store_be16(ip + 10, sum);
+  ipsec::core::store_be16(ip + 20, 4000);
+  ipsec::core::store_be16(ip + 22, 53);
+  ipsec::core::store_be16(ip + 24, ip_len - 20);
+  ipsec::core::store_be16(ip + 26, 0);
+  return f;
+}
+
+struct Row {
+  std::string suite, what;
+  uint32_t size = 0;
+  double mpps = 0, gbps = 0, ratio = 0;
+};
+
+// Best rate (packets per second) of `repeat` passes of about `seconds` each.
+template <class F>
+double best_rate(F&& pass, int repeat, double seconds) {
+  double best = 0;
+  for (int r = 0; r < repeat; ++r) {
+    uint64_t packets = 0;
+    const auto t0    = Clock::now();
+    double el        = 0;
+    do {
+      packets += pass();
+      el = std::chrono::duration<double>(Clock::now() - t0).count();
+    } while (el < seconds);
+    best = std::max(best, double(packets) / el);
+  }
+  return best;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int repeat     = 3;
+  std::vector<uint32_t> sizes = {64, 512, 1420};
+  double seconds = 0.3;
+  std::string json;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--repeat" && i + 1 < argc) repeat = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--seconds" && i + 1 < argc) seconds = std::atof(argv[++i]);
+    else if (a == "--json" && i + 1 < argc) json = argv[++i];
+    else if (a == "--sizes" && i + 1 < argc) {
+      sizes.clear();
+      for (const char* p = argv[++i]; *p;) {
+        sizes.push_back(uint32_t(std::strtoul(p, const_cast<char**>(&p), 10)));
+        if (*p == ',') ++p;
+        else if (*p) break;
+      }
+    }
+    else {
+      std::fprintf(stderr, "usage: warpath-esp-bench [--repeat N] [--seconds S] [--sizes 64,512,1420] [--json FILE]\n");
+      return 2;
+    }
+  }
+  IMB_MGR* mgr = alloc_mb_mgr(0);
+  init_mb_mgr_auto(mgr, nullptr);
+  std::vector<Row> rows;
+  for (const Suite& suite : kSuites) {
+    auto cfg = io::parse_sa_text("bench", sa_text(suite));
+    if (!cfg.is_ok()) return std::fprintf(stderr, "%s\n", cfg.status().message().c_str()), 1;
+    auto db = SaDatabase::build(cfg.value());
+    if (!db.is_ok()) return std::fprintf(stderr, "%s\n", db.status().message().c_str()), 1;
+    const std::vector<SaKeys> keys = db->keys();
+    const SaKeys& k                = keys[1];  // the outbound SA (inbound ones come first)
+    auto engine = make_esp_crypto("cpu.esp", {keys.data(), uint32_t(keys.size())});
+    auto ref    = make_esp_crypto("ref.esp", {keys.data(), uint32_t(keys.size())});
+    if (!engine.is_ok() || !ref.is_ok()) return std::fprintf(stderr, "no ESP engines\n"), 1;
+
+    for (uint32_t size : sizes) {
+      const uint32_t text = core::text_bytes(size);
+      const uint32_t span = core::kEspHead + text + 16;
+      std::vector<uint8_t> buf(size_t(span) * kBatch, 0x5a);
+      std::vector<CryptoOp> ops(kBatch);
+      for (uint32_t p = 0; p < kBatch; ++p) {
+        uint8_t* e = buf.data() + size_t(p) * span;
+        core::write_esp_header(e, 0x2001, p + 1);
+        core::write_trailer(e + core::kEspHead, size, core::kNextIpv4);
+        ops[p] = {e, text, 1, 0};
+      }
+      auto add = [&](const char* what, double pps) {
+        rows.push_back({suite.name, what, size, pps / 1e6, pps * size * 8 / 1e9, 0});
+      };
+
+      // The anchor: one job per packet, the same fields cpu.esp fills, in the same API form.
+      alignas(64) static uint8_t enc[16 * 15], dec[16 * 15], ipad[32], opad[32], tags[kBatch][32],
+          ivs[kBatch][16], aads[kBatch][16];
+      alignas(64) static gcm_key_data gkey;
+      static gcm_context_data gctx[kBatch];
+      if (k.cipher == Cipher::kAesGcm) {
+        IMB_AES128_GCM_PRE(mgr, k.key.data(), &gkey);
+      } else {
+        IMB_AES_KEYEXP_128(mgr, k.key.data(), enc, dec);
+        uint8_t ip[64], op[64];
+        for (int b = 0; b < 64; ++b) {
+          const uint8_t kb = b < k.auth_key_bytes ? k.auth_key[b] : 0;
+          ip[b] = kb ^ 0x36, op[b] = kb ^ 0x5c;
+        }
+        IMB_SHA1_ONE_BLOCK(mgr, ip, ipad);
+        IMB_SHA1_ONE_BLOCK(mgr, op, opad);
+      }
+      auto imb_pass = [&](bool nocheck) {
+        IMB_JOB* jobs[kBatch];
+        uint32_t n = IMB_GET_NEXT_BURST(mgr, kBatch, jobs);
+        if (n < kBatch) {
+          IMB_FLUSH_BURST(mgr, kBatch, jobs);
+          n = IMB_GET_NEXT_BURST(mgr, kBatch, jobs);
+        }
+        for (uint32_t p = 0; p < n; ++p) {
+          IMB_JOB* j  = jobs[p];
+          uint8_t* e  = ops[p].esp;
+          std::memcpy(ivs[p], k.nonce.data(), 4);
+          std::memcpy(ivs[p] + 4, e + 8, 8);
+          j->src = e, j->dst = e + 16;
+          j->cipher_start_src_offset_in_bytes = 16;
+          j->msg_len_to_cipher_in_bytes       = text;
+          j->iv = ivs[p], j->iv_len_in_bytes = 12;
+          j->key_len_in_bytes = 16;
+          j->cipher_direction = IMB_DIR_ENCRYPT;
+          j->chain_order      = IMB_ORDER_CIPHER_HASH;
+          j->auth_tag_output  = tags[p];
+          j->auth_tag_output_len_in_bytes = k.icv_bytes;
+          if (k.cipher == Cipher::kAesGcm) {
+            j->cipher_mode = IMB_CIPHER_GCM, j->hash_alg = IMB_AUTH_AES_GMAC;
+            j->enc_keys = j->dec_keys = &gkey;
+            std::memcpy(aads[p], e, 8);
+            j->u.GCM.aad = aads[p], j->u.GCM.aad_len_in_bytes = 8, j->u.GCM.ctx = &gctx[p];
+            j->hash_start_src_offset_in_bytes = 16, j->msg_len_to_hash_in_bytes = text;
+          } else {
+            j->cipher_mode = IMB_CIPHER_CNTR, j->hash_alg = IMB_AUTH_HMAC_SHA_1;
+            j->enc_keys = j->dec_keys = enc;
+            j->u.HMAC._hashed_auth_key_xor_ipad = ipad;
+            j->u.HMAC._hashed_auth_key_xor_opad = opad;
+            j->hash_start_src_offset_in_bytes = 0, j->msg_len_to_hash_in_bytes = 16 + text;
+          }
+        }
+        uint32_t done = nocheck ? IMB_SUBMIT_BURST_NOCHECK(mgr, n, jobs) : IMB_SUBMIT_BURST(mgr, n, jobs);
+        while (done < n) done += IMB_FLUSH_BURST(mgr, n - done, jobs + done);
+        for (uint32_t p = 0; p < n; ++p) std::memcpy(ops[p].esp + 16 + text, tags[p], k.icv_bytes);
+        return uint64_t(n);
+      };
+      const double anchor = best_rate([&] { return imb_pass(false); }, repeat, seconds);
+      add("imb.burst", anchor);
+      add("imb.burst.nocheck", best_rate([&] { return imb_pass(true); }, repeat, seconds));
+      add("cpu.esp.seal", best_rate([&] {
+            (void)engine.value()->seal({ops.data(), kBatch});
+            return uint64_t(kBatch);
+          }, repeat, seconds));
+      std::vector<uint8_t> ok(kBatch);
+      add("cpu.esp.open", best_rate([&] {
+            (void)engine.value()->open({ops.data(), kBatch}, ok.data());
+            return uint64_t(kBatch);
+          }, repeat, seconds));
+
+      // The whole paths, through a chain of the module alone.
+      for (const char* kind : {"esp-out", "esp-in"}) {
+        const bool in = kind[4] == 'i';
+        runtime::TableSource tables;
+        tables.load_sas = [&](const std::string&) { return Result<SaConfig>(cfg.value()); };
+        runtime::BuildEnv env;
+        env.port_count = 2;
+        env.tables     = &tables;
+        auto chain = runtime::Chain::build({runtime::ModuleSpec{kind, {{"sa", "bench"}}, ""}}, env);
+        if (!chain.is_ok()) return std::fprintf(stderr, "%s\n", chain.status().message().c_str()), 1;
+        auto batch = packet::PacketBatch::create(kBatch, 2048, 0, MemSpace::kHost, chain.value()->headroom());
+        runtime::Frame f(std::move(batch).value());
+        chain.value()->make_slots(f);
+        runtime::Chain::Scratch scratch;
+        ExecContext ctx;
+        // The inbound path's input: the outbound path's output (sealed by warpath, the
+        // window off so that the same packets may be opened again and again).
+        std::vector<std::vector<uint8_t>> input(kBatch, frame(size, false));
+        if (in) {
+          auto out = runtime::Chain::build({runtime::ModuleSpec{"esp-out", {{"sa", "bench"}}, ""}}, env);
+          runtime::Frame g(std::move(packet::PacketBatch::create(kBatch)).value());
+          out.value()->make_slots(g);
+          for (auto& fr : input) g.batch.append(fr.data(), uint32_t(fr.size()), uint32_t(fr.size()), 0);
+          (void)out.value()->pre(g);
+          (void)out.value()->post(g, scratch, nullptr);
+          for (uint32_t p = 0; p < kBatch; ++p) {
+            input[p].assign(g.batch.data(p), g.batch.data(p) + g.batch.meta(p).caplen);
+            // Swap the endpoints: the packet now arrives at the inbound SA's destination.
+            std::swap_ranges(input[p].begin() + 26, input[p].begin() + 30, input[p].begin() + 30);
+            uint8_t* ip = input[p].data() + 14;
+            ip[10] = ip[11] = 0;
+            ipsec::core::store_be16(ip + 10, packet::core::fold_checksum(packet::core::ones_sum(ip, 20)));
+          }
+        }
+        // What every packet of any chain pays before the module: the copy into the frame (as
+        // a port makes it) and the parser.
+        const double base = best_rate([&] {
+          f.reset();
+          for (auto& fr : input) f.batch.append(fr.data(), uint32_t(fr.size()), uint32_t(fr.size()), 0);
+          (void)chain.value()->pre(f);
+          return uint64_t(kBatch);
+        }, repeat, seconds);
+        uint64_t good = 0, total = 0;
+        const double pps = best_rate([&] {
+          f.reset();
+          for (auto& fr : input) f.batch.append(fr.data(), uint32_t(fr.size()), uint32_t(fr.size()), 0);
+          (void)chain.value()->pre(f);
+          (void)chain.value()->post(f, scratch, nullptr);
+          for (uint32_t p = 0; p < kBatch; ++p) good += f.reason[p] == runtime::kReasonNoVerdict;
+          total += kBatch;
+          return uint64_t(kBatch);
+        }, repeat, seconds);
+        if (good != total) {
+          std::fprintf(stderr, "%s %s %u: %llu of %llu packets went through\n", suite.name, kind, size,
+                       (unsigned long long)good, (unsigned long long)total);
+          return 1;
+        }
+        add(kind, pps);
+        // The module alone: the path's time less the copy and the parse (derived).
+        const double module_ns = 1e9 / pps - 1e9 / base;
+        add(in ? "esp-in module (derived)" : "esp-out module (derived)", module_ns > 0 ? 1e9 / module_ns : 0);
+        if (!in) add("rx copy + parse", base);
+      }
+      add("ref.esp.seal", best_rate([&] {
+            (void)ref.value()->seal({ops.data(), kBatch});
+            return uint64_t(kBatch);
+          }, 1, seconds));
+      for (Row& r : rows)
+        if (r.suite == suite.name && r.size == size) r.ratio = r.mpps / (anchor / 1e6);
+    }
+  }
+  free_mb_mgr(mgr);
+
+  std::printf("| suite | inner bytes | row | Mpps | Gbit/s | vs imb.burst |\n|---|---|---|---|---|---|\n");
+  for (const Row& r : rows)
+    std::printf("| %s | %u | %s | %.2f | %.1f | %.2fx |\n", r.suite.c_str(), r.size, r.what.c_str(), r.mpps,
+                r.gbps, r.ratio);
+  if (!json.empty()) {
+    std::ofstream o(json);
+    o << "{\"bench\": \"esp\", \"commit\": \"" << build_info().git_commit << "\", \"compiler\": \"" << build_info().compiler << "\", \"batch\": " << kBatch
+      << ", \"repeat\": " << repeat << ", \"seconds\": " << seconds << ", \"rows\": [";
+    for (size_t i = 0; i < rows.size(); ++i)
+      o << (i ? ", " : "") << "{\"suite\": \"" << rows[i].suite << "\", \"size\": " << rows[i].size
+        << ", \"row\": \"" << rows[i].what << "\", \"mpps\": " << rows[i].mpps << ", \"gbps\": " << rows[i].gbps
+        << ", \"vs_anchor\": " << rows[i].ratio << "}";
+    o << "]}\n";
+  }
+  return 0;
+}
