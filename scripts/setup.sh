@@ -22,7 +22,8 @@ PACKAGES=(
   libnids-dev                       # optional anchor: libnids beside warpath-stream-bench
   libvectorscan-dev                 # pattern matching: the cpu.hs engine and the anchor
   libpcre2-dev                      # pattern matching: cpu.pcre2 (back-references, look-around)
-  libipsec-mb-dev                   # IPsec ESP: the cpu.ipsec-mb engine and its anchor
+  libipsec-mb-dev                   # IPsec ESP: the cpu.esp engine and its anchor
+  user-mode-linux kmod iputils-ping # IPsec ESP: the Linux kernel (in user-mode Linux) as the interop peer
   libssl-dev                        # IPsec ESP: the OpenSSL EVP reference engine
 )
 
