@@ -13,6 +13,9 @@ bool have_openssl();
 std::unique_ptr<EspCrypto> make_ipsec_mb_esp(Span<const SaKeys> keys);
 bool have_ipsec_mb();
 
+/// cuda.esp (CUDA builds only): the SAs' keys prepared on the device.
+Result<std::unique_ptr<EspCrypto>> make_cuda_esp(Span<const SaKeys> keys);
+
 /// The bytes an SA's ICV covers after the text: the high sequence bits with ESN and a separate
 /// integrity algorithm (RFC 4303 3.3.2.1), else none.
 inline uint32_t hashed_seq_hi_bytes(const SaKeys& k) {

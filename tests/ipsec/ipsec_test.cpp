@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -470,4 +471,68 @@ TEST(PacketBatchHeadroom, OffsetsRoomAndCells) {
   EXPECT_FALSE(packet::PacketBatch::create(4, 2048, 0, MemSpace::kHost, 2048).is_ok());
 }
 
+}  // namespace warpath::ipsec
+
+#include "ipsec/core/crypto_core.hpp"
+
+namespace warpath::ipsec {
+namespace {
+
+// cuda.esp's crypto (src/ipsec/core/crypto_core.hpp) run on the host against ref.esp (OpenSSL):
+// the GPU's bodies are checked here, without a GPU, for every suite, length class and tamper.
+TEST(EspDeviceBodies, MatchOpensslOnTheHost) {
+  uint8_t sbox[256];
+  for (int x = 0; x < 256; ++x) sbox[x] = core::sbox_entry(uint8_t(x));
+  EXPECT_EQ(sbox[0x00], 0x63);
+  EXPECT_EQ(sbox[0x01], 0x7c);
+  EXPECT_EQ(sbox[0x53], 0xed);
+  EXPECT_EQ(sbox[0xff], 0x16);
+  std::mt19937_64 rng(11);
+  std::vector<SaKeys> suites;
+  for (int s = 0; s < 12; ++s) {
+    SaKeys k;
+    k.cipher    = s < 8 ? Cipher::kAesCtr : Cipher::kAesGcm;
+    k.key_bytes = (s & 1) ? 32 : 16;
+    k.esn       = (s & 2) != 0;
+    k.integrity = k.cipher == Cipher::kAesGcm ? Integrity::kNone
+                  : (s & 4)                   ? Integrity::kHmacSha256
+                                              : Integrity::kHmacSha1;
+    k.auth_key_bytes = k.integrity == Integrity::kHmacSha256 ? 32 : k.integrity == Integrity::kHmacSha1 ? 20 : 0;
+    k.icv_bytes      = k.integrity == Integrity::kHmacSha1 ? 12 : 16;
+    for (auto& b : k.key) b = uint8_t(rng());
+    for (auto& b : k.nonce) b = uint8_t(rng());
+    for (auto& b : k.auth_key) b = uint8_t(rng());
+    suites.push_back(k);
+  }
+  std::vector<core::DeviceSa> dev(suites.size());
+  for (size_t s = 0; s < suites.size(); ++s) {
+    const SaKeys& k = suites[s];
+    core::sa_prepare(k.key.data(), k.key_bytes, k.nonce.data(), k.cipher == Cipher::kAesGcm,
+                     k.integrity == Integrity::kHmacSha256, k.auth_key.data(), k.auth_key_bytes, k.icv_bytes,
+                     k.esn, sbox, dev[s]);
+  }
+  auto ref = make_esp_crypto("ref.esp", {suites.data(), uint32_t(suites.size())});
+  ASSERT_TRUE(ref.is_ok());
+  for (uint32_t inner : {0u, 1u, 2u, 13u, 14u, 15u, 16u, 17u, 55u, 56u, 63u, 64u, 100u, 1000u, 1500u}) {
+    for (uint32_t s = 0; s < suites.size(); ++s) {
+      const uint32_t text = core::text_bytes(inner);
+      std::vector<uint8_t> a(core::kEspHead + text + 16);
+      const uint64_t seq = (uint64_t(rng() % 3) << 32) | (rng() % 100000 + 1);
+      core::write_esp_header(a.data(), 0x1000 + s, seq);
+      for (uint32_t b = 0; b < inner; ++b) a[core::kEspHead + b] = uint8_t(rng());
+      core::write_trailer(a.data() + core::kEspHead, inner, core::kNextIpv4);
+      std::vector<uint8_t> b = a, plain = a;
+      CryptoOp op{b.data(), text, s, uint32_t(seq >> 32)};
+      ASSERT_TRUE(ref.value()->seal({&op, 1}).is_ok());
+      core::seal_packet(dev[s], sbox, a.data(), text, uint32_t(seq >> 32));
+      ASSERT_EQ(a, b) << "suite " << s << " inner " << inner;
+      EXPECT_TRUE(core::open_packet(dev[s], sbox, a.data(), text, uint32_t(seq >> 32)));
+      EXPECT_TRUE(std::equal(a.begin(), a.begin() + core::kEspHead + text, plain.begin()));
+      b[rng() % (core::kEspHead + text + suites[s].icv_bytes)] ^= 0x10;
+      EXPECT_FALSE(core::open_packet(dev[s], sbox, b.data(), text, uint32_t(seq >> 32)));
+    }
+  }
+}
+
+}  // namespace
 }  // namespace warpath::ipsec

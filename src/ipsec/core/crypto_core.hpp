@@ -1,0 +1,361 @@
+// src/ipsec/core/crypto_core.hpp: ESP crypto written once for the GPU (cuda.esp) and checked
+// on the host against OpenSSL (tests/ipsec): AES-128/256 (FIPS 197, byte-oriented, the S-box
+// built from its definition), CTR (RFC 3686), SHA-1 / SHA-256 (FIPS 180-4) with HMAC from
+// precomputed pad states (RFC 2104), GHASH and GCM (NIST SP 800-38D, RFC 4106).
+//
+// This is the GPU's crypto: warpath's CPU engines use intel-ipsec-mb and OpenSSL and never
+// this code. One thread seals or opens one packet (PacketShader runs AES one block per thread
+// and SHA-1 one packet per thread; per-block AES and 4-bit GHASH tables are the next steps,
+// measured on a GPU).
+//
+// Tables: the S-box is passed in (the kernel builds it in shared memory with sbox_entry; the
+// tests on the host build it once), so no constant array needs a device copy.
+#pragma once
+#include <cstdint>
+
+#include "ipsec/core/esp_core.hpp"
+#include "warpath/core/hd.hpp"
+
+namespace warpath::ipsec::core {
+
+// ------------------------------------------------------------------------------------- AES
+
+WARPATH_HD uint8_t xtime(uint8_t x) { return uint8_t((x << 1) ^ ((x & 0x80) ? 0x1b : 0)); }
+WARPATH_HD uint8_t gf_mul(uint8_t a, uint8_t b) {
+  uint8_t p = 0;
+  for (int i = 0; i < 8; ++i) {
+    if (b & 1) p ^= a;
+    a = xtime(a);
+    b >>= 1;
+  }
+  return p;
+}
+/// S-box entry x: the inverse in GF(2^8) (x^254), then the affine map (FIPS 197 5.1.1).
+WARPATH_HD uint8_t sbox_entry(uint8_t x) {
+  uint8_t inv = 1, base = x;
+  for (int e = 254; e; e >>= 1) {  // square and multiply; 0 maps to 0
+    if (e & 1) inv = gf_mul(inv, base);
+    base = gf_mul(base, base);
+  }
+  if (x == 0) inv = 0;
+  auto rotl = [](uint8_t v, int s) { return uint8_t((v << s) | (v >> (8 - s))); };
+  return uint8_t(inv ^ rotl(inv, 1) ^ rotl(inv, 2) ^ rotl(inv, 3) ^ rotl(inv, 4) ^ 0x63);
+}
+
+struct AesKey {
+  uint8_t rk[16 * 15];
+  uint32_t rounds;  ///< 10 (AES-128) or 14 (AES-256)
+};
+
+/// FIPS 197 5.2: the key schedule of a 16- or 32-byte key.
+WARPATH_HD void aes_expand(const uint8_t* key, uint32_t key_bytes, const uint8_t* sbox, AesKey& k) {
+  const uint32_t nk = key_bytes / 4;
+  k.rounds          = nk + 6;
+  const uint32_t words = 4 * (k.rounds + 1);
+  for (uint32_t i = 0; i < key_bytes; ++i) k.rk[i] = key[i];
+  uint8_t rcon = 1;
+  for (uint32_t i = nk; i < words; ++i) {
+    uint8_t t[4];
+    for (int b = 0; b < 4; ++b) t[b] = k.rk[4 * (i - 1) + b];
+    if (i % nk == 0) {
+      const uint8_t t0 = t[0];
+      t[0] = uint8_t(sbox[t[1]] ^ rcon);
+      t[1] = sbox[t[2]];
+      t[2] = sbox[t[3]];
+      t[3] = sbox[t0];
+      rcon = xtime(rcon);
+    } else if (nk > 6 && i % nk == 4) {
+      for (int b = 0; b < 4; ++b) t[b] = sbox[t[b]];
+    }
+    for (int b = 0; b < 4; ++b) k.rk[4 * i + b] = uint8_t(k.rk[4 * (i - nk) + b] ^ t[b]);
+  }
+}
+
+/// One block (column-major state, FIPS 197 section 5.1).
+WARPATH_HD void aes_encrypt(const AesKey& k, const uint8_t* sbox, const uint8_t* in, uint8_t* out) {
+  uint8_t s[16];
+  for (int i = 0; i < 16; ++i) s[i] = uint8_t(in[i] ^ k.rk[i]);
+  for (uint32_t r = 1; r <= k.rounds; ++r) {
+    uint8_t t[16];
+    for (int c = 0; c < 4; ++c)  // SubBytes and ShiftRows: row j of column c from column c + j
+      for (int j = 0; j < 4; ++j) t[j + 4 * c] = sbox[s[j + 4 * ((c + j) & 3)]];
+    if (r != k.rounds) {
+      for (int c = 0; c < 4; ++c) {  // MixColumns
+        const uint8_t a0 = t[4 * c], a1 = t[4 * c + 1], a2 = t[4 * c + 2], a3 = t[4 * c + 3];
+        const uint8_t all = uint8_t(a0 ^ a1 ^ a2 ^ a3);
+        t[4 * c]     = uint8_t(a0 ^ all ^ xtime(uint8_t(a0 ^ a1)));
+        t[4 * c + 1] = uint8_t(a1 ^ all ^ xtime(uint8_t(a1 ^ a2)));
+        t[4 * c + 2] = uint8_t(a2 ^ all ^ xtime(uint8_t(a2 ^ a3)));
+        t[4 * c + 3] = uint8_t(a3 ^ all ^ xtime(uint8_t(a3 ^ a0)));
+      }
+    }
+    for (int i = 0; i < 16; ++i) s[i] = uint8_t(t[i] ^ k.rk[16 * r + i]);
+  }
+  for (int i = 0; i < 16; ++i) out[i] = s[i];
+}
+
+/// XORs `len` bytes at `data` with the keystream of counter blocks prefix (12 bytes) | n,
+/// n = first, first + 1, ... (big-endian): RFC 3686 (prefix nonce | IV, from 1) and GCM
+/// (prefix salt | IV, from 2).
+WARPATH_HD void aes_ctr(const AesKey& k, const uint8_t* sbox, const uint8_t* prefix, uint32_t first,
+                        uint8_t* data, uint32_t len) {
+  uint8_t block[16], ks[16];
+  for (int i = 0; i < 12; ++i) block[i] = prefix[i];
+  for (uint32_t off = 0, n = first; off < len; off += 16, ++n) {
+    store_be32(block + 12, n);
+    aes_encrypt(k, sbox, block, ks);
+    const uint32_t m = len - off < 16 ? len - off : 16;
+    for (uint32_t i = 0; i < m; ++i) data[off + i] ^= ks[i];
+  }
+}
+
+// ------------------------------------------------------------------------------------- SHA
+
+WARPATH_HD uint32_t rotl32(uint32_t x, int s) { return (x << s) | (x >> (32 - s)); }
+WARPATH_HD uint32_t rotr32(uint32_t x, int s) { return (x >> s) | (x << (32 - s)); }
+
+WARPATH_HD void sha1_block(uint32_t* h, const uint8_t* p) {
+  uint32_t w[16];
+  for (int i = 0; i < 16; ++i) w[i] = load_be32(p + 4 * i);
+  uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4];
+  for (int i = 0; i < 80; ++i) {
+    if (i >= 16) w[i & 15] = rotl32(w[(i + 13) & 15] ^ w[(i + 8) & 15] ^ w[(i + 2) & 15] ^ w[i & 15], 1);
+    uint32_t f, kk;
+    if (i < 20) f = (b & c) | (~b & d), kk = 0x5a827999u;
+    else if (i < 40) f = b ^ c ^ d, kk = 0x6ed9eba1u;
+    else if (i < 60) f = (b & c) | (b & d) | (c & d), kk = 0x8f1bbcdcu;
+    else f = b ^ c ^ d, kk = 0xca62c1d6u;
+    const uint32_t t = rotl32(a, 5) + f + e + kk + w[i & 15];
+    e = d, d = c, c = rotl32(b, 30), b = a, a = t;
+  }
+  h[0] += a, h[1] += b, h[2] += c, h[3] += d, h[4] += e;
+}
+
+WARPATH_HD void sha256_block(uint32_t* h, const uint8_t* p) {
+  const uint32_t K[64] = {
+      0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+      0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+      0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+      0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+      0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+      0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+      0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+      0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
+  uint32_t w[16];
+  for (int i = 0; i < 16; ++i) w[i] = load_be32(p + 4 * i);
+  uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7];
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+  for (int i = 0; i < 64; ++i) {
+    if (i >= 16) {
+      const uint32_t w15 = w[(i + 1) & 15], w2 = w[(i + 14) & 15];
+      const uint32_t s0 = rotr32(w15, 7) ^ rotr32(w15, 18) ^ (w15 >> 3);
+      const uint32_t s1 = rotr32(w2, 17) ^ rotr32(w2, 19) ^ (w2 >> 10);
+      w[i & 15] += s0 + w[(i + 9) & 15] + s1;
+    }
+    const uint32_t t1 = hh + (rotr32(e, 6) ^ rotr32(e, 11) ^ rotr32(e, 25)) + ((e & f) ^ (~e & g)) + K[i] + w[i & 15];
+    const uint32_t t2 = (rotr32(a, 2) ^ rotr32(a, 13) ^ rotr32(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+    hh = g, g = f, f = e, e = d + t1, d = c, c = b, b = a, a = t1 + t2;
+  }
+  h[0] += a, h[1] += b, h[2] += c, h[3] += d, h[4] += e, h[5] += f, h[6] += g, h[7] += hh;
+}
+
+/// The state after one block: SHA-1 (5 words) or SHA-256 (8 words) from its initial value.
+WARPATH_HD void sha_init(bool sha256, uint32_t* h) {
+  if (sha256) {
+    const uint32_t iv[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                            0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+    for (int i = 0; i < 8; ++i) h[i] = iv[i];
+  } else {
+    const uint32_t iv[5] = {0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476, 0xc3d2e1f0};
+    for (int i = 0; i < 5; ++i) h[i] = iv[i];
+  }
+}
+WARPATH_HD void sha_block(bool sha256, uint32_t* h, const uint8_t* p) {
+  if (sha256) sha256_block(h, p);
+  else sha1_block(h, p);
+}
+
+/// Continues a hash from state `h` (which has absorbed `prior` bytes, a multiple of 64) over
+/// `len` bytes of `data` then `tail_len` (<= 4) bytes of `tail`, and finishes it (padding and
+/// length); the digest is left in h (big-endian words).
+WARPATH_HD void sha_finish(bool sha256, uint32_t* h, uint64_t prior, const uint8_t* data, uint32_t len,
+                           const uint8_t* tail, uint32_t tail_len) {
+  uint32_t off = 0;
+  for (; off + 64 <= len; off += 64) sha_block(sha256, h, data + off);
+  uint8_t buf[128];
+  uint32_t n = 0;
+  for (; off < len; ++off) buf[n++] = data[off];
+  for (uint32_t i = 0; i < tail_len; ++i) buf[n++] = tail[i];
+  const uint64_t bits = (prior + len + tail_len) * 8;
+  buf[n++] = 0x80;
+  const uint32_t end = n + 8 <= 64 ? 64 : 128;
+  while (n < end - 8) buf[n++] = 0;
+  for (int i = 7; i >= 0; --i) buf[n++] = uint8_t(bits >> (8 * i));
+  sha_block(sha256, h, buf);
+  if (end == 128) sha_block(sha256, h, buf + 64);
+}
+
+/// HMAC pad states (RFC 2104): the hash state after (key ^ 0x36..) and after (key ^ 0x5c..).
+WARPATH_HD void hmac_pads(bool sha256, const uint8_t* key, uint32_t key_len, uint32_t* ipad, uint32_t* opad) {
+  uint8_t block[64];
+  for (int pass = 0; pass < 2; ++pass) {
+    const uint8_t x = pass ? 0x5c : 0x36;
+    for (uint32_t i = 0; i < 64; ++i) block[i] = uint8_t((i < key_len ? key[i] : 0) ^ x);
+    uint32_t* h = pass ? opad : ipad;
+    sha_init(sha256, h);
+    sha_block(sha256, h, block);
+  }
+}
+
+/// HMAC of data | tail from the pad states; the first `out_len` bytes of the MAC to `out`.
+WARPATH_HD void hmac(bool sha256, const uint32_t* ipad, const uint32_t* opad, const uint8_t* data,
+                     uint32_t len, const uint8_t* tail, uint32_t tail_len, uint8_t* out, uint32_t out_len) {
+  const int words = sha256 ? 8 : 5;
+  uint32_t h[8];
+  for (int i = 0; i < words; ++i) h[i] = ipad[i];
+  sha_finish(sha256, h, 64, data, len, tail, tail_len);
+  uint8_t inner[32];
+  for (int i = 0; i < words; ++i) store_be32(inner + 4 * i, h[i]);
+  for (int i = 0; i < words; ++i) h[i] = opad[i];
+  sha_finish(sha256, h, 64, inner, uint32_t(4 * words), nullptr, 0);
+  for (uint32_t i = 0; i < out_len; ++i) out[i] = uint8_t(h[i / 4] >> (24 - 8 * (i % 4)));
+}
+
+// ------------------------------------------------------------------------------------ GHASH
+
+/// x = x * y in GF(2^128) with GCM's bit order (SP 800-38D algorithm 1); 128-bit values as
+/// big-endian (hi, lo) pairs.
+WARPATH_HD void gf128_mul(uint64_t& xh, uint64_t& xl, uint64_t yh, uint64_t yl) {
+  uint64_t zh = 0, zl = 0, vh = yh, vl = yl;
+  for (int i = 0; i < 128; ++i) {
+    const uint64_t bit = i < 64 ? (xh >> (63 - i)) & 1 : (xl >> (127 - i)) & 1;
+    const uint64_t m   = 0 - bit;
+    zh ^= vh & m;
+    zl ^= vl & m;
+    const uint64_t lsb = vl & 1;
+    vl = (vl >> 1) | (vh << 63);
+    vh = (vh >> 1) ^ ((0 - lsb) & 0xe100000000000000ull);
+  }
+  xh = zh, xl = zl;
+}
+
+WARPATH_HD uint64_t load_be64(const uint8_t* p) {
+  return uint64_t(load_be32(p)) << 32 | load_be32(p + 4);
+}
+WARPATH_HD void store_be64(uint8_t* p, uint64_t v) {
+  store_be32(p, uint32_t(v >> 32));
+  store_be32(p + 4, uint32_t(v));
+}
+
+/// GHASH over `len` bytes (zero-padded to a block) into (yh, yl).
+WARPATH_HD void ghash_update(uint64_t& yh, uint64_t& yl, uint64_t hh, uint64_t hl, const uint8_t* p, uint32_t len) {
+  for (uint32_t off = 0; off < len; off += 16) {
+    uint8_t b[16];
+    const uint32_t m = len - off < 16 ? len - off : 16;
+    for (uint32_t i = 0; i < 16; ++i) b[i] = i < m ? p[off + i] : 0;
+    yh ^= load_be64(b);
+    yl ^= load_be64(b + 8);
+    gf128_mul(yh, yl, hh, hl);
+  }
+}
+
+// ------------------------------------------------------------------------------- ESP packets
+
+/// One SA's keys as the GPU uses them (built by sa_prepare from SaKeys' fields).
+struct DeviceSa {
+  AesKey aes;
+  uint8_t nonce[4];
+  uint8_t gcm, sha256, esn, icv_bytes;
+  uint64_t hh, hl;            ///< GCM: H = E(K, 0^128)
+  uint32_t ipad[8], opad[8];  ///< HMAC pad states
+};
+
+WARPATH_HD void sa_prepare(const uint8_t* key, uint32_t key_bytes, const uint8_t* nonce, bool gcm, bool sha256,
+                           const uint8_t* auth_key, uint32_t auth_key_bytes, uint32_t icv_bytes, bool esn,
+                           const uint8_t* sbox, DeviceSa& sa) {
+  aes_expand(key, key_bytes, sbox, sa.aes);
+  for (int i = 0; i < 4; ++i) sa.nonce[i] = nonce[i];
+  sa.gcm = gcm, sa.sha256 = sha256, sa.esn = esn, sa.icv_bytes = uint8_t(icv_bytes);
+  sa.hh = sa.hl = 0;
+  for (int i = 0; i < 8; ++i) sa.ipad[i] = sa.opad[i] = 0;
+  if (gcm) {
+    uint8_t zero[16] = {}, h[16];
+    aes_encrypt(sa.aes, sbox, zero, h);
+    sa.hh = load_be64(h), sa.hl = load_be64(h + 8);
+  } else {
+    hmac_pads(sha256, auth_key, auth_key_bytes, sa.ipad, sa.opad);
+  }
+}
+
+/// GCM's tag over AAD (SPI | [seq_hi |] seq) and the ciphertext (RFC 4106 section 5).
+WARPATH_HD void gcm_tag(const DeviceSa& sa, const uint8_t* sbox, const uint8_t* esp, uint32_t text_len,
+                        uint32_t seq_hi, const uint8_t* j0, uint8_t* tag) {
+  uint8_t aad[12];
+  for (int i = 0; i < 4; ++i) aad[i] = esp[i];
+  uint32_t aad_len = 8;
+  if (sa.esn) {
+    store_be32(aad + 4, seq_hi);
+    for (int i = 0; i < 4; ++i) aad[8 + i] = esp[4 + i];
+    aad_len = 12;
+  } else {
+    for (int i = 0; i < 4; ++i) aad[4 + i] = esp[4 + i];
+  }
+  uint64_t yh = 0, yl = 0;
+  ghash_update(yh, yl, sa.hh, sa.hl, aad, aad_len);
+  ghash_update(yh, yl, sa.hh, sa.hl, esp + kEspHead, text_len);
+  yh ^= uint64_t(aad_len) * 8;
+  yl ^= uint64_t(text_len) * 8;
+  gf128_mul(yh, yl, sa.hh, sa.hl);
+  uint8_t ek[16];
+  aes_encrypt(sa.aes, sbox, j0, ek);
+  store_be64(tag, yh ^ load_be64(ek));
+  store_be64(tag + 8, yl ^ load_be64(ek + 8));
+}
+
+/// Seals one ESP packet in place (engine contract: ipsec.hpp CryptoOp).
+WARPATH_HD void seal_packet(const DeviceSa& sa, const uint8_t* sbox, uint8_t* esp, uint32_t text_len, uint32_t seq_hi) {
+  uint8_t prefix[16];
+  for (int i = 0; i < 4; ++i) prefix[i] = sa.nonce[i];
+  for (int i = 0; i < 8; ++i) prefix[4 + i] = esp[kEspHeaderBytes + i];
+  uint8_t* text = esp + kEspHead;
+  uint8_t* icv  = text + text_len;
+  if (sa.gcm) {
+    aes_ctr(sa.aes, sbox, prefix, 2, text, text_len);
+    store_be32(prefix + 12, 1);  // J0
+    uint8_t tag[16];
+    gcm_tag(sa, sbox, esp, text_len, seq_hi, prefix, tag);
+    for (uint32_t i = 0; i < sa.icv_bytes; ++i) icv[i] = tag[i];
+    return;
+  }
+  aes_ctr(sa.aes, sbox, prefix, 1, text, text_len);
+  uint8_t hi[4];
+  store_be32(hi, seq_hi);
+  hmac(sa.sha256, sa.ipad, sa.opad, esp, kEspHead + text_len, hi, sa.esn ? 4 : 0, icv, sa.icv_bytes);
+}
+
+/// Opens one ESP packet in place: the ICV compared in constant time, then the text decrypted.
+WARPATH_HD bool open_packet(const DeviceSa& sa, const uint8_t* sbox, uint8_t* esp, uint32_t text_len, uint32_t seq_hi) {
+  uint8_t prefix[16];
+  for (int i = 0; i < 4; ++i) prefix[i] = sa.nonce[i];
+  for (int i = 0; i < 8; ++i) prefix[4 + i] = esp[kEspHeaderBytes + i];
+  uint8_t* text = esp + kEspHead;
+  const uint8_t* icv = text + text_len;
+  uint8_t want[32];
+  if (sa.gcm) {
+    store_be32(prefix + 12, 1);
+    gcm_tag(sa, sbox, esp, text_len, seq_hi, prefix, want);
+  } else {
+    uint8_t hi[4];
+    store_be32(hi, seq_hi);
+    hmac(sa.sha256, sa.ipad, sa.opad, esp, kEspHead + text_len, hi, sa.esn ? 4 : 0, want, sa.icv_bytes);
+  }
+  uint8_t diff = 0;
+  for (uint32_t i = 0; i < sa.icv_bytes; ++i) diff |= uint8_t(want[i] ^ icv[i]);
+  if (diff) return false;
+  aes_ctr(sa.aes, sbox, prefix, sa.gcm ? 2 : 1, text, text_len);
+  return true;
+}
+
+}  // namespace warpath::ipsec::core
