@@ -1,4 +1,5 @@
-// src/forward/icmp.cpp: ICMP and ICMPv6 Time Exceeded, built by the slow path.
+// src/forward/icmp.cpp: ICMP and ICMPv6 errors (Time Exceeded, Fragmentation Needed / Packet
+// Too Big), built by the slow path.
 #include <algorithm>
 #include <cstring>
 
@@ -31,7 +32,7 @@ bool is_single_host4(uint32_t a) {
   return top != 0 && top != 127 && top < 224;
 }
 
-uint32_t build4(const uint8_t* ip, uint32_t avail, uint32_t src4, uint8_t* o) {
+uint32_t build4(const uint8_t* ip, uint32_t avail, uint32_t src4, const IcmpError& e, uint8_t* o) {
   if (avail < 20) return 0;
   const uint32_t ihl = uint32_t(ip[0] & 0x0f) * 4;
   if ((ip[0] >> 4) != 4 || ihl < 20 || avail < ihl) return 0;
@@ -55,15 +56,16 @@ uint32_t build4(const uint8_t* ip, uint32_t avail, uint32_t src4, uint8_t* o) {
   packet::core::store_be32(o + 16, orig_src);
   packet::core::store_be16(o + 10, fold_checksum(ones_sum(o, 20)));
   uint8_t* icmp = o + 20;
-  icmp[0]       = 11;  // Time Exceeded
-  icmp[1]       = 0;   // TTL exceeded in transit
+  icmp[0]       = e.type4;
+  icmp[1]       = e.code4;
+  packet::core::store_be32(icmp + 4, e.rest);
   std::memcpy(icmp + 8, ip, quote);
   packet::core::store_be16(icmp + 2, fold_checksum(ones_sum(icmp, 8 + quote)));
   return bytes;
 }
 
 uint32_t build6(const uint8_t* ip, uint32_t avail, const packet::PacketInfo& info,
-                const std::array<uint8_t, 16>& src6, uint8_t* o) {
+                const std::array<uint8_t, 16>& src6, const IcmpError& e, uint8_t* o) {
   if (avail < 40 || (ip[0] >> 4) != 6) return 0;
   const uint8_t* orig_src            = ip + 8;
   const uint8_t* orig_dst            = ip + 24;
@@ -85,8 +87,9 @@ uint32_t build6(const uint8_t* ip, uint32_t avail, const packet::PacketInfo& inf
   std::memcpy(o + 8, src6.data(), 16);
   std::memcpy(o + 24, orig_src, 16);
   uint8_t* icmp = o + 40;
-  icmp[0]       = 3;  // Time Exceeded
-  icmp[1]       = 0;  // hop limit exceeded in transit
+  icmp[0]       = e.type6;
+  icmp[1]       = e.code6;
+  packet::core::store_be32(icmp + 4, e.rest6);
   std::memcpy(icmp + 8, ip, quote);
   // Pseudo-header (RFC 8200 8.1): source, destination, upper-layer length, next header.
   uint32_t sum = ones_sum(o + 8, 32);
@@ -102,15 +105,22 @@ uint32_t build6(const uint8_t* ip, uint32_t avail, const packet::PacketInfo& inf
 uint32_t build_time_exceeded(const uint8_t* frame, uint32_t caplen, const packet::PacketInfo& info,
                              const Mac& src_mac, uint32_t src4, const std::array<uint8_t, 16>& src6,
                              uint8_t* out) {
+  // ICMP type 11 code 0 (TTL exceeded in transit), ICMPv6 type 3 code 0.
+  return build_icmp_error(frame, caplen, info, src_mac, src4, src6, IcmpError{11, 0, 3, 0, 0, 0}, out);
+}
+
+uint32_t build_icmp_error(const uint8_t* frame, uint32_t caplen, const packet::PacketInfo& info,
+                          const Mac& src_mac, uint32_t src4, const std::array<uint8_t, 16>& src6,
+                          const IcmpError& e, uint8_t* out) {
   const uint32_t l3 = info.l3_offset;
   if (caplen < core::kEthHeaderBytes || l3 < core::kEthHeaderBytes || l3 > 22 || l3 >= caplen)
     return 0;
   if (frame[0] & 1) return 0;  // link-layer multicast or broadcast destination
   uint32_t bytes = 0;
   if (info.l3 == packet::L3::kIpv4)
-    bytes = build4(frame + l3, caplen - l3, src4, out + l3);
+    bytes = build4(frame + l3, caplen - l3, src4, e, out + l3);
   else if (info.l3 == packet::L3::kIpv6)
-    bytes = build6(frame + l3, caplen - l3, info, src6, out + l3);
+    bytes = build6(frame + l3, caplen - l3, info, src6, e, out + l3);
   if (bytes == 0) return 0;  // nothing was written
   // Back to the previous hop: its MAC becomes the destination; VLAN tags and ethertype stay.
   std::memcpy(out, frame + 6, 6);

@@ -233,12 +233,26 @@ def test_outbound_is_what_scapy_decrypts(tmp_path, engine):
     frames, want = outbound_frames()
     bypass = eth(plain4("10.1.0.5", "192.0.2.77", 30))  # no policy: routed in the clear
     j, o0, o1 = gateway(tmp_path, frames + [bypass], [], engine=engine)
-    too_big = want.count(None)
-    assert too_big >= 3
+    too_big = [frames[k] for k, w in enumerate(want) if w is None]
+    assert len(too_big) >= 3
     want = [w for w in want if w]
-    assert nonzero(j["drops_by_reason"]) == {"too_big": too_big}
+    assert nonzero(j["drops_by_reason"]) == {}
+    assert nonzero(j["slow_path_by_reason"]) == {"too_big": len(too_big)}
     assert j["totals"]["tx"] == len(want) + 1
-    assert o0 == []
+    # Too big for the tunnel (DF set): ICMP Fragmentation Needed back out of the ingress port,
+    # from the SA's local address, with the largest inner packet the tunnel carries (RFC 1191).
+    # The SHA-256 SA's outer header is IPv6: no IPv4 address to answer from, so no ICMP.
+    mtus = {0x2001: 1500 - 20 - 16 - 12 - 2, 0x4001: 1500 - 20 - 16 - 16 - 2}
+    sent = [f for f in too_big if f[14 + 12:14 + 14] != bytes([10, 5])]
+    assert len(o0) == len(sent)
+    for reply, orig in zip(o0, sent):
+        ip = reply[14:]
+        assert ip[9] == 1 and ip[12:16] == a4(GW) and ip[16:20] == orig[14 + 12:14 + 16]
+        assert csum(ip[:20]) == 0 and csum(ip[20:]) == 0
+        assert (ip[20], ip[21]) == (3, 4)
+        spi = 0x2001 if orig[14 + 12:14 + 14] == bytes([10, 1]) else 0x4001
+        assert struct.unpack("!H", ip[26:28])[0] == mtus[spi]
+        assert ip[28:48] == orig[14:34]  # the original header, quoted
     esp = [f for f in o1 if f[12:14] in (b"\x08\x00", b"\x86\xdd") and f != o1[-1]]
     assert o1[-1][14 + 16:14 + 20] == a4("192.0.2.77")  # the bypassed packet, last
     assert len(esp) == len(want)
@@ -299,6 +313,36 @@ def test_attacks_are_dropped_with_their_reason(tmp_path):
         "replay": 2, "auth_failed": 1, "no_sa": 1, "truncated": 1, "policy_mismatch": 1,
         "unprotected": 1}
     assert len(o0) == 2 and o1 == []
+
+
+def handmade_ctr(seq, inner, pad, next_header, spi=0x1001):
+    """An ESP packet for SA 0x1001 built here from its definition (RFC 4303, 3686, 2404) with
+    the `pad` bytes given: valid ICV, whatever the trailer says."""
+    from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+    import hashlib
+    import hmac
+    iv = struct.pack("!Q", seq)
+    text = inner + bytes(pad) + bytes([len(pad), next_header])
+    enc = Cipher(algorithms.AES(CTR_KEY[:16]), modes.CTR(CTR_KEY[16:] + iv + b"\0\0\0\1")).encryptor()
+    body = struct.pack("!II", spi, seq) + iv + enc.update(text)
+    icv = hmac.new(SHA1_KEY, body, hashlib.sha1).digest()[:12]
+    return eth(ipv4(a4(PEER), a4(GW), body + icv, proto=50))
+
+
+def test_trailers_and_inner_packets_are_checked(tmp_path):
+    inner = plain4("10.2.0.9", "10.1.0.5", 20)  # 48 bytes: 2 bytes of padding make 4-alignment
+    cases = [
+        handmade_ctr(30, inner, [1, 2], 4),            # right: forwarded
+        handmade_ctr(31, inner, [1, 9], 4),            # padding not 1, 2, ...: bad_padding
+        handmade_ctr(32, inner, [1, 2], 59),           # next header 59, a TFC dummy: dummy
+        handmade_ctr(33, inner, [1, 2], 41),           # says IPv6, carries IPv4: bad_inner
+        handmade_ctr(34, b"\x60" + inner[1:], [1, 2], 4),  # says IPv4, is not: bad_inner
+        handmade_ctr(35, inner[:30], [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
+                                     17, 18, 19, 20], 4),  # IP length past the payload: bad_inner
+    ]
+    j, o0, o1 = gateway(tmp_path, [], cases)
+    assert nonzero(j["drops_by_reason"]) == {"bad_padding": 1, "dummy": 1, "bad_inner": 3}
+    assert [f[14:] for f in o0] == [forwarded_inner(inner)]
 
 
 def test_tshark_verifies_every_icv(tmp_path):

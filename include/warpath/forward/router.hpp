@@ -282,4 +282,17 @@ uint32_t build_time_exceeded(const uint8_t* frame, uint32_t caplen, const packet
                              const Mac& src_mac, uint32_t src4, const std::array<uint8_t, 16>& src6,
                              uint8_t* out);
 
+/// An ICMP error's type and code (IPv4 and IPv6) and its 4-byte field after the checksum
+/// (ICMP Fragmentation Needed: the next-hop MTU in its low 16 bits, RFC 1191; ICMPv6 Packet
+/// Too Big: the MTU, RFC 4443 3.2).
+struct IcmpError {
+  uint8_t type4, code4, type6, code6;
+  uint32_t rest, rest6;
+};
+/// build_time_exceeded with another error: the same rules (never about an error, a multicast
+/// or a later fragment; quoting as RFC 1812 / RFC 4443 allow).
+uint32_t build_icmp_error(const uint8_t* frame, uint32_t caplen, const packet::PacketInfo& info,
+                          const Mac& src_mac, uint32_t src4, const std::array<uint8_t, 16>& src6,
+                          const IcmpError& e, uint8_t* out);
+
 }  // namespace warpath::forward

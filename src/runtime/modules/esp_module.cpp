@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "forward/core/forward_core.hpp"
+#include "warpath/forward/router.hpp"
 #include "ipsec/core/esp_core.hpp"
 #include "ipsec/core/replay_window.hpp"
 #include "packet/core/parse_core.hpp"
@@ -166,9 +167,10 @@ class EspModuleBase : public Module {
     const packet::PacketMeta& m = f.batch.meta(i);
     f.infos[i]                  = packet::core::parse_packet(f.batch.data(i), m.caplen, m.len);
   }
-  Status add_reasons(BuildEnv& env, std::initializer_list<const char*> names) {
+  Status add_reasons(BuildEnv& env, std::initializer_list<const char*> names, const char* slow = "") {
     for (const char* n : names) {
-      WARPATH_ASSIGN_OR_RETURN(uint16_t id, env.reasons->add(n, Verdict::kDrop, env.position));
+      const Verdict v = std::string_view(n) == slow ? Verdict::kSlowPath : Verdict::kDrop;
+      WARPATH_ASSIGN_OR_RETURN(uint16_t id, env.reasons->add(n, v, env.position));
       ids_.push_back(id);
     }
     return Status::ok();
@@ -340,11 +342,41 @@ class EspOutModule final : public EspModuleBase {
   std::string_view kind() const noexcept override { return "esp-out"; }
   uint32_t headroom() const noexcept override { return 40 + ec::kEspHead; }
 
+  // RFC 4301 8.2 / RFC 1191 / RFC 4443 3.2: a packet too big for its tunnel gets ICMP
+  // Fragmentation Needed (IPv4 with DF) or ICMPv6 Packet Too Big back, with the largest inner
+  // packet the tunnel carries, from the SA's local address and the MAC the packet was sent
+  // to. (IPv4 without DF would be fragmented after encapsulation by the kernel; warpath does
+  // not fragment yet, so those are only counted.)
+  int32_t reply(const Frame& f, uint32_t i, uint8_t* out) const override {
+    if (f.reason[i] != ids_[kOutTooBig]) return -1;
+    const PacketInfo& in     = f.infos[i];
+    const uint8_t* frame     = f.batch.data(i);
+    const uint8_t* ip        = frame + in.l3_offset;
+    int32_t sa               = -1;
+    const uint8_t family     = family_of(in);
+    if (t_.db.match_out(family, in.src, in.dst, in.proto, sport_of(in), dport_of(in), &sa) < 0) return -1;
+    const ipsec::SaSpec& spec = t_.db.sas()[size_t(sa)];
+    if (family == 4 && !(ip[6] & 0x40)) return -1;
+    if (spec.src.family != family) return 0;  // no local address of the packet's family
+    const uint32_t outer_hdr = spec.dst.family == 4 ? 20 : 40;
+    const uint32_t avail     = spec.mtu - outer_hdr - ec::kEspHead - spec.keys.icv_bytes;
+    uint32_t mtu             = (avail & ~3u) - 2;  // the text is 4-aligned and ends with 2 bytes
+    if (family == 6 && mtu < 1280) mtu = 1280;     // RFC 8201: never below IPv6's minimum
+    forward::Mac mac{};
+    std::memcpy(mac.data(), frame, 6);  // the packet was sent to us: our MAC on that link
+    std::array<uint8_t, 16> src6{};
+    std::memcpy(src6.data(), spec.src.bytes.data(), 16);
+    const forward::IcmpError e{3, 4, 2, 0, mtu & 0xffff, mtu};
+    const packet::PacketMeta& m = f.batch.meta(i);
+    return int32_t(forward::build_icmp_error(frame, m.caplen, in, mac, ec::load_be32(spec.src.bytes.data()), src6, e, out));
+  }
+
   static Result<std::unique_ptr<Module>> make(const ModuleArgs& args, BuildEnv& env) {
     auto m = std::make_unique<EspOutModule>();
     WARPATH_ASSIGN_OR_RETURN(m->t_, build_tables(args, env, ipsec::Dir::kOut));
+    // too_big goes to the slow path, which answers with ICMP (reply below).
     WARPATH_TRY(m->add_reasons(env, {"truncated", "ttl_expired", "too_big", "no_room",
-                                     "seq_overflow", "sa_expired", "crypto_error"}));
+                                     "seq_overflow", "sa_expired", "crypto_error"}, "too_big"));
     return std::unique_ptr<Module>(std::move(m));
   }
 
