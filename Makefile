@@ -31,6 +31,9 @@ demo: build
 	@echo
 	@echo "== warpath run: the built-in router+acl pipeline (generator -> router+ACL -> null sink)"
 	./$(BUILD_DIR)/warpath run --json $(BUILD_DIR)/demo/run.json
+	@echo
+	@echo "== warpath run examples/ipsec.toml: the IPsec ESP gateway (generator -> esp-in -> esp-out -> router)"
+	./$(BUILD_DIR)/warpath run examples/ipsec.toml --json $(BUILD_DIR)/demo/ipsec.json
 
 test: build
 	$(MAKE) --no-print-directory test-cpp test-py

@@ -32,6 +32,10 @@ def test_example_runs(tmp_path, example):
     if example.stem == "chain":
         assert list(mods) == ["acl", "ttl-filter", "router"]
         assert 0 < mods["ttl-filter"]["in"] < j["totals"]["rx"], "only the inspect context"
+    if example.stem == "ipsec":
+        assert list(mods) == ["esp-in", "esp-out", "router"]
+        assert j["totals"]["tx"] == 200000, "every packet sealed and routed"
+        assert sum(p["tx_bytes"] for p in j["ports"]) > sum(p["rx_bytes"] for p in j["ports"])
     if example.stem == "flows":
         assert list(mods) == ["flow", "stream", "router"]
         stats = mods["flow"]["stats"]
