@@ -128,6 +128,17 @@ uint32_t Chain::headroom() const noexcept {
   return (h + 63) / 64 * 64;
 }
 
+std::vector<std::string> Chain::reload() const {
+  std::vector<std::string> lines;
+  for (const Entry& e : modules_) {
+    auto r = e.module->reload();
+    if (r.is_ok()) lines.push_back(e.where + ": reloaded: " + r.value());
+    else if (r.status().code() != Errc::kNotSupported)
+      lines.push_back(e.where + ": reload failed (kept the running tables): " + r.status().message());
+  }
+  return lines;
+}
+
 std::string Chain::engines(Place place) const {
   std::string s;
   for (const Entry& e : modules_) {

@@ -264,6 +264,9 @@ Result<RunReport> run(const RunConfig& config, RunInputs& in, const RunHooks& ho
     const double t = elapsed();
     if ((hooks.stop && hooks.stop->load()) || (config.duration_s > 0 && t >= config.duration_s))
       stop.store(true);
+    if (hooks.reload && hooks.reload->exchange(false))
+      for (const std::string& line : chain->reload())
+        if (hooks.notice) hooks.notice(line);
     for (auto& w : workers)
       if (!w->error().is_ok()) stop.store(true);
     if (hooks.progress && t >= next_progress) {

@@ -9,6 +9,7 @@
 // the config (errors "file:line: key: reason"), the engine choice (`--engine gpu` needs a
 // GPU), the tables and the ports. SIGINT and SIGTERM stop the run: the pipeline stops RX,
 // drains every chunk in flight and reports; a second signal kills the process the default way.
+// SIGHUP reloads the modules' files (Module::reload: the esp modules' SA files) while it runs.
 // Exit status: 0 when the final counters add up (RunReport::check), 1 otherwise or on any
 // error, 2 for usage errors. Printing lives in run_print.cpp.
 #include <unistd.h>
@@ -79,6 +80,10 @@ extern "C" void on_stop_signal(int sig) {
   g_stop.store(true);
 }
 
+// SIGHUP: the modules read their files again (the esp modules' SA files), as daemons do.
+std::atomic<bool> g_reload{false};
+extern "C" void on_reload_signal(int) { g_reload.store(true); }
+
 class StopSignals {
  public:
   StopSignals() {
@@ -88,16 +93,23 @@ class StopSignals {
     sa.sa_flags = SA_RESETHAND;
     sigaction(SIGINT, &sa, &old_int_);
     sigaction(SIGTERM, &sa, &old_term_);
+    struct sigaction hup {};
+    hup.sa_handler = on_reload_signal;
+    sigemptyset(&hup.sa_mask);
+    hup.sa_flags = SA_RESTART;
+    sigaction(SIGHUP, &hup, &old_hup_);
   }
   ~StopSignals() {
     sigaction(SIGINT, &old_int_, nullptr);
     sigaction(SIGTERM, &old_term_, nullptr);
+    sigaction(SIGHUP, &old_hup_, nullptr);
   }
   StopSignals(const StopSignals&)            = delete;
   StopSignals& operator=(const StopSignals&) = delete;
 
  private:
   struct sigaction old_int_ {};
+  struct sigaction old_hup_ {};
   struct sigaction old_term_ {};
 };
 
@@ -294,7 +306,12 @@ int run_pipeline(const RunOptions& o) {
   c.progress = c.progress && isatty(STDERR_FILENO);
   ProgressLine progress(stderr);
   runtime::RunHooks hooks;
-  hooks.stop = &g_stop;
+  hooks.stop   = &g_stop;
+  hooks.reload = &g_reload;
+  hooks.notice = [&progress](const std::string& line) {
+    progress.finish();  // the line, not over the progress display
+    std::fprintf(stderr, "warpath run: %s\n", line.c_str());
+  };
   // --stats-interval: JSON lines on standard output while running (no TTY needed).
   std::optional<runtime::RunReport> last_stats;
   const double stats_interval = c.stats_interval_s;

@@ -83,6 +83,10 @@ class Chain {
   bool has_offload() const noexcept { return offload_; }
   /// The headroom the chain's frames need (the largest of its modules', rounded up to 64).
   uint32_t headroom() const noexcept;
+  /// Every module's reload (Module::reload), one line per module that reloads:
+  /// "chain position 1 (esp-in): reloaded: ..." or "... : reload failed (kept the running
+  /// tables): ...". Call from one thread at a time.
+  std::vector<std::string> reload() const;
 
   /// Per-worker state of the stateful modules, by position (nullptr for the others).
   using States = std::vector<std::unique_ptr<ModuleState>>;

@@ -122,6 +122,13 @@ class Module {
   /// leave that much free before each packet (PacketBatch headroom), so prepending moves the
   /// link-layer header only, not the packet.
   virtual uint32_t headroom() const noexcept { return 0; }
+  /// Reads the module's files again and publishes what they say while packets flow (`warpath
+  /// run` on SIGHUP): a frame sees the old tables or the new ones, never a mix. The new
+  /// tables' one-line description, or an error (the old tables stay); kNotSupported for a
+  /// module that does not reload.
+  virtual Result<std::string> reload() const {
+    return Status(Errc::kNotSupported, "does not reload");
+  }
 
   virtual std::unique_ptr<ModuleSlot> make_slot(uint32_t /*capacity*/) const { return nullptr; }
   /// Per-worker state (stateful modules only); nullptr for a stateless module.

@@ -124,6 +124,10 @@ struct RunReport {
 
 struct RunHooks {
   std::atomic<bool>* stop    = nullptr;  ///< set to true to stop (drains first)
+  /// Set to true to reload the modules' files (Chain::reload; `warpath run` on SIGHUP): the
+  /// run loop clears it and reports each module's line through `notice`.
+  std::atomic<bool>* reload = nullptr;
+  std::function<void(const std::string&)> notice;
   double progress_interval_s = 0.5;
   std::function<void(const RunReport&)> progress;  ///< called from the run() thread
 };

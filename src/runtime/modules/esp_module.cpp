@@ -24,7 +24,11 @@
 //   the next sequence number (the SA stops at 2^32 - 1 without ESN: seq_overflow; at its hard
 //   lifetime: sa_expired), sealed, and goes on to be routed by its outer header. Past the SA's
 //   mtu -> too_big; no room in the frame's cell -> no_room; a truncated capture -> truncated.
+#include <atomic>
 #include <cstring>
+#include <functional>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -34,6 +38,7 @@
 #include "ipsec/core/replay_window.hpp"
 #include "packet/core/parse_core.hpp"
 #include "runtime/modules/builtin_modules.hpp"
+#include "warpath/core/read_guard.hpp"
 #include "warpath/ipsec/ipsec.hpp"
 
 namespace warpath::runtime {
@@ -93,36 +98,69 @@ class SaLockRun {
 struct EspTables {
   ipsec::SaDatabase db;
   std::unique_ptr<ipsec::EspCrypto> crypto;
-  std::unique_ptr<ipsec::SaState[]> states;
+  std::vector<std::shared_ptr<ipsec::SaState>> states;  ///< kept across reloads (same SA)
   std::string describe;
 };
 
-Result<EspTables> build_tables(const ModuleArgs& args, BuildEnv& env, ipsec::Dir dir) {
-  const std::string file = args.get("sa");
-  if (file.empty()) return Status(Errc::kInvalidArgument, "needs sa=FILE (the SA file: README, IPsec)");
-  if (!env.tables || !env.tables->load_sas)
-    return Status(Errc::kNotSupported, "sa=" + file + ": this program cannot load SA files");
-  WARPATH_ASSIGN_OR_RETURN(ipsec::SaConfig config, env.tables->load_sas(file));
-  EspTables t;
+bool same_keys(const ipsec::SaKeys& a, const ipsec::SaKeys& b) {
+  return a.cipher == b.cipher && a.integrity == b.integrity && a.key_bytes == b.key_bytes && a.key == b.key &&
+         a.nonce == b.nonce && a.auth_key_bytes == b.auth_key_bytes && a.auth_key == b.auth_key &&
+         a.icv_bytes == b.icv_bytes && a.esn == b.esn;
+}
+bool same_sa(const ipsec::SaSpec& a, const ipsec::SaSpec& b) {
+  return a.dir == b.dir && a.spi == b.spi && a.src == b.src && a.dst == b.dst &&
+         a.replay_window == b.replay_window && same_keys(a.keys, b.keys);
+}
+
+// What a module is built from, kept for reloads.
+struct EspSource {
+  std::string file, engine;
+  std::function<Result<ipsec::SaConfig>(const std::string&)> load;
+};
+
+Result<std::unique_ptr<EspTables>> build_tables(const EspSource& src, ipsec::Dir dir,
+                                                const EspTables* previous,
+                                                std::vector<std::string>* warnings) {
+  const std::string& file = src.file;
+  WARPATH_ASSIGN_OR_RETURN(ipsec::SaConfig config, src.load(file));
+  auto made  = std::make_unique<EspTables>();
+  EspTables& t = *made;
   WARPATH_ASSIGN_OR_RETURN(t.db, ipsec::SaDatabase::build(std::move(config)));
   const std::vector<ipsec::SaKeys> keys = t.db.keys();
-  WARPATH_ASSIGN_OR_RETURN(t.crypto, ipsec::make_esp_crypto(args.get("engine", "auto"),
-                                                            {keys.data(), uint32_t(keys.size())}));
-  t.states = std::make_unique<ipsec::SaState[]>(keys.size());
+  WARPATH_ASSIGN_OR_RETURN(t.crypto, ipsec::make_esp_crypto(src.engine, {keys.data(), uint32_t(keys.size())}));
   for (size_t s = 0; s < keys.size(); ++s) {
     const ipsec::SaSpec& sa = t.db.sas()[s];
-    t.states[s].oseq.store(sa.replay_oseq, std::memory_order_relaxed);
-    t.states[s].top = sa.replay_seq;
-    t.states[s].bitmap.assign(sa.replay_window ? (sa.replay_window + 63) / 64 : 0, 0);
+    // An SA the running image has too (same direction, endpoints, SPI, keys and window) keeps
+    // its state: sequence numbers, replay window and lifetime go on across a reload.
+    std::shared_ptr<ipsec::SaState> kept;
+    if (previous)
+      for (size_t o = 0; o < previous->db.sas().size() && !kept; ++o)
+        if (same_sa(previous->db.sas()[o], sa)) kept = previous->states[o];
+    if (!kept) {
+      kept = std::make_shared<ipsec::SaState>();
+      kept->oseq.store(sa.replay_oseq, std::memory_order_relaxed);
+      kept->top = sa.replay_seq;
+      kept->bitmap.assign(sa.replay_window ? (sa.replay_window + 63) / 64 : 0, 0);
+    }
+    t.states.push_back(std::move(kept));
   }
   const size_t n = dir == ipsec::Dir::kIn ? t.db.inbound_count() : t.db.outbound_count();
   t.describe     = file + " (" + std::to_string(n) + (dir == ipsec::Dir::kIn ? " inbound" : " outbound") +
                " SAs of " + std::to_string(keys.size()) + ", " + std::to_string(t.db.policies().size()) +
                " policies) on " + std::string(t.crypto->id());
-  if (env.warnings && n == 0)
-    env.warnings->push_back(std::string("no ") + (dir == ipsec::Dir::kIn ? "inbound" : "outbound") +
-                            " SA: every packet passes through");
-  return t;
+  if (warnings && n == 0)
+    warnings->push_back(std::string("no ") + (dir == ipsec::Dir::kIn ? "inbound" : "outbound") +
+                        " SA: every packet passes through");
+  return made;
+}
+
+Result<EspSource> source_of(const ModuleArgs& args, const BuildEnv& env) {
+  EspSource src{args.get("sa"), args.get("engine", "auto"), {}};
+  if (src.file.empty()) return Status(Errc::kInvalidArgument, "needs sa=FILE (the SA file: README, IPsec)");
+  if (!env.tables || !env.tables->load_sas)
+    return Status(Errc::kNotSupported, "sa=" + src.file + ": this program cannot load SA files");
+  src.load = env.tables->load_sas;
+  return src;
 }
 
 uint8_t family_of(const PacketInfo& in) { return in.ip_version == 6 ? 6 : 4; }
@@ -151,15 +189,34 @@ bool within_lifetime(const ipsec::SaSpec& sa, ipsec::SaState& st, uint64_t p, ui
 
 class EspModuleBase : public Module {
  public:
+  ~EspModuleBase() override { delete image_.load(); }
   ModuleContract contract() const override {
     return {field_bit(Field::kParse), field_bit(Field::kParse) | field_bit(Field::kBytes), {}};
   }
-  std::string describe() const override { return t_.describe; }
+  std::string describe() const override {
+    ReadGuard::Section sec(guard_);
+    return image_.load(std::memory_order_acquire)->describe;
+  }
   std::string engines(Place p) const override {
-    return p == Place::kCpu ? std::string(t_.crypto->id()) : std::string();
+    ReadGuard::Section sec(guard_);
+    return p == Place::kCpu ? std::string(image_.load(std::memory_order_acquire)->crypto->id()) : std::string();
   }
   std::unique_ptr<ModuleSlot> make_slot(uint32_t cap) const override {
-    return std::make_unique<EspSlot>(cap, t_.db.sas().size());
+    ReadGuard::Section sec(guard_);
+    return std::make_unique<EspSlot>(cap, image_.load(std::memory_order_acquire)->db.sas().size());
+  }
+  // Reads the SA file again and publishes the new SAs and policies between two frames of each
+  // worker (a frame sees the old image or the new one, never a mix); SAs that did not change
+  // keep their sequence numbers, windows and lifetimes. On an error the running ones stay.
+  Result<std::string> reload() const override {
+    std::lock_guard<std::mutex> g(reload_lock_);
+    const EspTables* old = image_.load(std::memory_order_acquire);
+    WARPATH_ASSIGN_OR_RETURN(auto fresh, build_tables(src_, dir_, old, nullptr));
+    const std::string text = fresh->describe;
+    image_.store(fresh.release(), std::memory_order_release);
+    guard_.synchronize();
+    delete old;
+    return text;
   }
 
  protected:
@@ -175,7 +232,24 @@ class EspModuleBase : public Module {
     }
     return Status::ok();
   }
-  EspTables t_;
+  Status init(const ModuleArgs& args, BuildEnv& env, ipsec::Dir dir) {
+    WARPATH_ASSIGN_OR_RETURN(src_, source_of(args, env));
+    dir_ = dir;
+    WARPATH_ASSIGN_OR_RETURN(auto t, build_tables(src_, dir, nullptr, env.warnings));
+    image_.store(t.release(), std::memory_order_release);
+    return Status::ok();
+  }
+  // The published image (ReadGuard: a reader holds a Section while it uses it).
+  const EspTables& image() const { return *image_.load(std::memory_order_acquire); }
+  static void fit(EspSlot& s, const EspTables& t) {  // a reload may have added SAs
+    if (s.tally.count.size() < t.db.sas().size()) s.tally = SaTally(t.db.sas().size());
+  }
+
+  EspSource src_;
+  ipsec::Dir dir_ = ipsec::Dir::kIn;
+  mutable std::atomic<EspTables*> image_{nullptr};
+  mutable ReadGuard guard_;
+  mutable std::mutex reload_lock_;
   std::vector<uint16_t> ids_;  ///< by the Reason enums below
 };
 
@@ -192,7 +266,7 @@ class EspInModule final : public EspModuleBase {
 
   static Result<std::unique_ptr<Module>> make(const ModuleArgs& args, BuildEnv& env) {
     auto m = std::make_unique<EspInModule>();
-    WARPATH_ASSIGN_OR_RETURN(m->t_, build_tables(args, env, ipsec::Dir::kIn));
+    WARPATH_TRY(m->init(args, env, ipsec::Dir::kIn));
     WARPATH_TRY(m->add_reasons(env, {"fragment", "truncated", "no_sa", "sa_expired", "replay",
                                      "auth_failed", "bad_padding", "dummy", "bad_inner",
                                      "policy_mismatch", "unprotected", "crypto_error"}));
@@ -202,6 +276,9 @@ class EspInModule final : public EspModuleBase {
   void post(Frame& f, ModuleSlot* slot, const Selection& sel) const override {
     auto& s    = static_cast<EspSlot&>(*slot);
     uint32_t n = 0;
+    ReadGuard::Section sec(guard_);
+    const EspTables& t_ = image();
+    fit(s, t_);
     SaLockRun locks;
     for (uint32_t k = 0; k < sel.list.size; ++k) {
       const uint32_t i      = sel.list[k];
@@ -240,7 +317,7 @@ class EspInModule final : public EspModuleBase {
         f.reason[i] = ids_[kInTruncated];
         continue;
       }
-      ipsec::SaState& st = t_.states[size_t(sa)];
+      ipsec::SaState& st = *t_.states[size_t(sa)];
       locks.hold(st);
       const uint64_t seq = ec::infer_seq(st.top, spec.replay_window, spec.keys.esn, ec::load_be32(e + 4));
       if (ec::replay_check(st.top, st.bitmap, spec.replay_window, seq) != ec::ReplayCheck::kOk) {
@@ -258,21 +335,21 @@ class EspInModule final : public EspModuleBase {
       for (uint32_t k = 0; k < n; ++k) f.reason[s.index[k]] = ids_[kInCryptoError];
       return;
     }
-    for (uint32_t k = 0; k < n; ++k) finish_one(f, s, k, locks);
+    for (uint32_t k = 0; k < n; ++k) finish_one(t_, f, s, k, locks);
     locks.release();
     for (uint32_t sa : s.tally.touched) {  // the lifetime counts, once per SA and frame
-      t_.states[sa].packets.fetch_add(s.tally.count[sa], std::memory_order_relaxed);
-      t_.states[sa].bytes.fetch_add(s.tally.bytes[sa], std::memory_order_relaxed);
+      t_.states[sa]->packets.fetch_add(s.tally.count[sa], std::memory_order_relaxed);
+      t_.states[sa]->bytes.fetch_add(s.tally.bytes[sa], std::memory_order_relaxed);
     }
     s.tally.clear();
   }
 
  private:
-  void finish_one(Frame& f, EspSlot& s, uint32_t k, SaLockRun& locks) const {
+  void finish_one(const EspTables& t_, Frame& f, EspSlot& s, uint32_t k, SaLockRun& locks) const {
     const uint32_t i          = s.index[k];
     const ipsec::CryptoOp& op = s.ops[k];
     const ipsec::SaSpec& spec = t_.db.sas()[op.sa];
-    ipsec::SaState& st        = t_.states[op.sa];
+    ipsec::SaState& st        = *t_.states[op.sa];
     uint16_t& reason          = f.reason[i];
     if (!s.ok[k]) {
       reason = ids_[kInAuth];
@@ -349,6 +426,8 @@ class EspOutModule final : public EspModuleBase {
   // not fragment yet, so those are only counted.)
   int32_t reply(const Frame& f, uint32_t i, uint8_t* out) const override {
     if (f.reason[i] != ids_[kOutTooBig]) return -1;
+    ReadGuard::Section sec(guard_);
+    const EspTables& t_ = image();
     const PacketInfo& in     = f.infos[i];
     const uint8_t* frame     = f.batch.data(i);
     const uint8_t* ip        = frame + in.l3_offset;
@@ -373,7 +452,7 @@ class EspOutModule final : public EspModuleBase {
 
   static Result<std::unique_ptr<Module>> make(const ModuleArgs& args, BuildEnv& env) {
     auto m = std::make_unique<EspOutModule>();
-    WARPATH_ASSIGN_OR_RETURN(m->t_, build_tables(args, env, ipsec::Dir::kOut));
+    WARPATH_TRY(m->init(args, env, ipsec::Dir::kOut));
     // too_big goes to the slow path, which answers with ICMP (reply below).
     WARPATH_TRY(m->add_reasons(env, {"truncated", "ttl_expired", "too_big", "no_room",
                                      "seq_overflow", "sa_expired", "crypto_error"}, "too_big"));
@@ -383,6 +462,9 @@ class EspOutModule final : public EspModuleBase {
   void post(Frame& f, ModuleSlot* slot, const Selection& sel) const override {
     auto& s    = static_cast<EspSlot&>(*slot);
     uint32_t n = 0;
+    ReadGuard::Section sec(guard_);
+    const EspTables& t_ = image();
+    fit(s, t_);
     for (uint32_t k = 0; k < sel.list.size; ++k) {
       const uint32_t i     = sel.list[k];
       const PacketInfo& in = f.infos[i];
@@ -391,7 +473,7 @@ class EspOutModule final : public EspModuleBase {
       int32_t sa           = -1;
       if (t_.db.match_out(family, in.src, in.dst, in.proto, sport_of(in), dport_of(in), &sa) < 0)
         continue;  // no policy: bypass
-      const uint32_t text = fits(f, i, uint32_t(sa));
+      const uint32_t text = fits(t_, f, i, uint32_t(sa));
       if (!text) continue;
       s.ops[n].sa = uint32_t(sa);
       s.index[n]  = i;
@@ -401,7 +483,7 @@ class EspOutModule final : public EspModuleBase {
     if (n == 0) return;
     // Sequence numbers and lifetime counts, reserved once per SA for the frame's packets.
     for (uint32_t sa : s.tally.touched) {
-      ipsec::SaState& st = t_.states[sa];
+      ipsec::SaState& st = *t_.states[sa];
       s.tally.next[sa]    = st.oseq.fetch_add(s.tally.count[sa], std::memory_order_relaxed);
       s.tally.packets[sa] = st.packets.fetch_add(s.tally.count[sa], std::memory_order_relaxed);
       s.tally.total[sa]   = st.bytes.fetch_add(s.tally.bytes[sa], std::memory_order_relaxed);
@@ -410,7 +492,7 @@ class EspOutModule final : public EspModuleBase {
     uint32_t kept = 0;
     for (uint32_t k = 0; k < n; ++k) {
       const uint32_t i = s.index[k];
-      if (!encapsulate(f, i, s.ops[k].sa, s.tally, s.ops[kept])) continue;
+      if (!encapsulate(t_, f, i, s.ops[k].sa, s.tally, s.ops[kept])) continue;
       s.index[kept++] = i;
     }
     n = kept;
@@ -432,7 +514,7 @@ class EspOutModule final : public EspModuleBase {
 
   // Can packet i be encapsulated for SA `sa`? Its text length if so; else 0, with its
   // reason set.
-  uint32_t fits(Frame& f, uint32_t i, uint32_t sa) const {
+  uint32_t fits(const EspTables& t_, Frame& f, uint32_t i, uint32_t sa) const {
     const PacketInfo& in      = f.infos[i];
     const ipsec::SaSpec& spec = t_.db.sas()[sa];
     uint16_t& reason          = f.reason[i];
@@ -463,7 +545,7 @@ class EspOutModule final : public EspModuleBase {
 
   // Builds the tunnel packet around packet i (all but the crypto), with the SA's next
   // sequence number from the frame's reservation; false when it was dropped.
-  bool encapsulate(Frame& f, uint32_t i, uint32_t sa, SaTally& t, ipsec::CryptoOp& op) const {
+  bool encapsulate(const EspTables& t_, Frame& f, uint32_t i, uint32_t sa, SaTally& t, ipsec::CryptoOp& op) const {
     const PacketInfo& in      = f.infos[i];
     const ipsec::SaSpec& spec = t_.db.sas()[sa];
     uint16_t& reason          = f.reason[i];
@@ -481,7 +563,7 @@ class EspOutModule final : public EspModuleBase {
       reason = ids_[kOutOverflow];
       return false;
     }
-    if (!within_lifetime(spec, t_.states[sa], ++t.packets[sa], t.total[sa])) {
+    if (!within_lifetime(spec, *t_.states[sa], ++t.packets[sa], t.total[sa])) {
       reason = ids_[kOutExpired];
       return false;
     }
