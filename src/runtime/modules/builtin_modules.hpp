@@ -11,6 +11,7 @@ ModuleInfo acl_module_info();
 ModuleInfo esp_in_module_info();
 ModuleInfo esp_out_module_info();
 ModuleInfo flow_module_info();
+ModuleInfo flow_aes_module_info();
 ModuleInfo match_module_info();
 ModuleInfo router_module_info();
 ModuleInfo stream_module_info();
@@ -23,6 +24,7 @@ inline std::vector<ModuleInfo> builtin_module_kinds() {
   v.push_back(esp_in_module_info());
   v.push_back(esp_out_module_info());
   v.push_back(flow_module_info());
+  v.push_back(flow_aes_module_info());
   v.push_back(match_module_info());
   v.push_back(router_module_info());
   v.push_back(stream_module_info());

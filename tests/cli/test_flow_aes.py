@@ -1,0 +1,107 @@
+"""The flow-aes module (GASPP's AES application): each flow's payload under AES-CTR with a key
+of its own, checked against a model written here from the module's definition with Python's
+`cryptography` and `hmac` (key derivation, per-direction nonces, counters from TCP sequence
+numbers and UDP byte counts, retransmissions, checksums), and undone by a second pass."""
+import hashlib
+import hmac
+import json
+import struct
+
+import pytest
+from pcap_frames import csum, eth, ipv4, read_pcap, udp, write_pcap
+from warpath_cli import assert_no_crash, assert_ok, run, skip_without_binary
+
+skip_without_binary()
+ciphers = pytest.importorskip("cryptography.hazmat.primitives.ciphers")
+
+MASTER = bytes(range(16))
+A, B, C = bytes([10, 0, 0, 1]), bytes([10, 0, 0, 2]), bytes([10, 0, 0, 9])
+
+
+def tcp(sport, dport, seq, flags, data):
+    hdr = struct.pack("!HHIIBBHHH", sport, dport, seq, 0, 5 << 4, flags, 65535, 0, 0)
+    return hdr + data
+
+
+def with_l4_checksum(src, dst, proto, seg):
+    pseudo = src + dst + struct.pack("!BBH", 0, proto, len(seg))
+    off = 16 if proto == 6 else 6
+    seg = seg[:off] + b"\0\0" + seg[off + 2:]
+    c = csum(pseudo + seg)
+    if proto == 17 and c == 0:
+        c = 0xFFFF
+    return seg[:off] + struct.pack("!H", c) + seg[off + 2:]
+
+
+def frame(src, dst, proto, seg):
+    return eth(ipv4(src, dst, with_l4_checksum(src, dst, proto, seg), proto=proto))
+
+
+def flow_keystream(src, sport, dst, dport, proto, offset, n):
+    """The model: HMAC-SHA256 key derivation, canonical 5-tuple, per-direction nonce."""
+    lo, hi = sorted([(src, sport), (dst, dport)])
+    d = 0 if (src, sport) == lo else 1
+    key = bytes([4, proto]) + lo[0] + bytes(12) + hi[0] + bytes(12) + struct.pack("!HH", lo[1], hi[1]) + bytes(2)
+    mac = hmac.new(MASTER, b"warpath flow-aes" + key, hashlib.sha256).digest()
+    nonce = mac[16:23] + bytes([mac[23] ^ d])
+    block = nonce + struct.pack("!Q", offset // 16)
+    enc = ciphers.Cipher(ciphers.algorithms.AES(mac[:16]), ciphers.modes.CTR(block)).encryptor()
+    return enc.update(bytes(offset % 16 + n))[offset % 16:]
+
+
+def test_flows_are_encrypted_as_the_model_says_and_restored(tmp_path):
+    p1, p2 = b"GET / HTTP/1.1\r\nHost: x\r\n\r\n" * 4, b"body" * 20
+    frames, want = [], []
+
+    def add(src, sport, dst, dport, proto, seg_payload, offset, make):
+        frames.append(make(seg_payload))
+        ks = flow_keystream(src, sport, dst, dport, proto, offset, len(seg_payload))
+        want.append(bytes(a ^ b for a, b in zip(seg_payload, ks)))
+
+    # TCP A:40000 -> B:80: SYN (seq 1000), two segments, a retransmission of the first, and
+    # the reply direction from its own SYN.
+    frames.append(frame(A, B, 6, tcp(40000, 80, 1000, 0x02, b"")))
+    want.append(b"")
+    add(A, 40000, B, 80, 6, p1, 0, lambda d: frame(A, B, 6, tcp(40000, 80, 1001, 0x18, d)))
+    add(A, 40000, B, 80, 6, p2, len(p1), lambda d: frame(A, B, 6, tcp(40000, 80, 1001 + len(p1), 0x18, d)))
+    add(A, 40000, B, 80, 6, p1, 0, lambda d: frame(A, B, 6, tcp(40000, 80, 1001, 0x18, d)))
+    frames.append(frame(B, A, 6, tcp(80, 40000, 7000, 0x12, b"")))
+    want.append(b"")
+    add(B, 80, A, 40000, 6, b"HTTP/1.1 200 OK\r\n", 0, lambda d: frame(B, A, 6, tcp(80, 40000, 7001, 0x18, d)))
+    # UDP C:5353 -> B:53, three datagrams: offsets are the bytes before each.
+    off = 0
+    for n in (10, 33, 7):
+        data = bytes([n]) * n
+        add(C, 5353, B, 53, 17, data, off, lambda d: frame(C, B, 17, udp(5353, 53, d)))
+        off += n
+    write_pcap(tmp_path / "in.pcap", frames)
+    chain = f"flow-aes(key=0x{MASTER.hex()}) -> wire"
+    for src, out in (("in.pcap", "once"), ("once-b.pcap", "twice")):
+        j = tmp_path / f"{out}.json"
+        assert_ok(run("run", "--chain", chain, "--no-progress", "--json", j,
+                      "--port", f"a=pcap:{tmp_path / src}:{tmp_path / (out + '.pcap')}",
+                      "--port", "b=pcap::" + str(tmp_path / f"{out}-b.pcap")))
+        report = json.loads(j.read_text())
+        mod = report["modules"][0]
+        assert mod["stats"]["flows"] == 2 and mod["stats"]["packets"] == len(frames) - 2
+    once = read_pcap(tmp_path / "once-b.pcap")
+    assert len(once) == len(frames)
+    for got, orig, payload in zip(once, frames, want):
+        ihl = (got[14] & 15) * 4
+        seg = got[14 + ihl:]
+        proto = got[14 + 9]
+        hdr = 20 if proto == 6 else 8
+        assert seg[hdr:] == payload
+        assert csum(got[26:34] + struct.pack("!BBH", 0, proto, len(seg)) + seg) == 0, "checksum"
+        assert got[:14 + ihl] == orig[:14 + ihl]
+    # Twice is the identity (CTR is its own inverse).
+    assert read_pcap(tmp_path / "twice-b.pcap") == frames
+
+
+def test_key_errors_are_one_line(tmp_path):
+    write_pcap(tmp_path / "in.pcap", [])
+    for key, why in (("0x0011", "2 bytes"), ("0011", "needs 0x"), ("0xzz" + "00" * 15, "not a hex byte")):
+        r = run("run", "--chain", f"flow-aes(key={key}) -> wire", "--no-progress",
+                "--port", f"a=pcap:{tmp_path / 'in.pcap'}:", "--port", "b=pcap::" + str(tmp_path / "o.pcap"))
+        assert_no_crash(r)
+        assert r.returncode == 1 and why in r.stderr, r.stderr
