@@ -66,12 +66,14 @@ bool names(const PolicySpec& p, const SaSpec& sa) {
 
 bool ports_apply(uint8_t proto) { return proto == 6 || proto == 17 || proto == 132; }
 
+// Addresses and protocol; the ports too when they are known (`ports` false: a later fragment,
+// a transport header the parser could not read).
 bool selects(const PolicySpec& p, uint8_t family, const uint8_t* src, const uint8_t* dst,
-             uint8_t proto, uint16_t sport, uint16_t dport) {
+             uint8_t proto, uint16_t sport, uint16_t dport, bool ports = true) {
   if (!p.src.contains(family, src) || !p.dst.contains(family, dst)) return false;
   if (p.proto && p.proto != proto) return false;
-  if (p.sport && p.sport != sport) return false;
-  if (p.dport && p.dport != dport) return false;
+  if (ports && p.sport && p.sport != sport) return false;
+  if (ports && p.dport && p.dport != dport) return false;
   return true;
 }
 
@@ -177,20 +179,23 @@ bool SaDatabase::is_local(uint8_t family, const uint8_t* dst) const {
 }
 
 int32_t SaDatabase::match_out(uint8_t family, const uint8_t* src, const uint8_t* dst,
-                              uint8_t proto, uint16_t sport, uint16_t dport, int32_t* sa) const {
-  for (uint32_t p : out_policies_)
-    if (selects(policies_[p], family, src, dst, proto, sport, dport)) {
-      *sa = policy_sa_[p];
-      return int32_t(p);
-    }
+                              uint8_t proto, uint16_t sport, uint16_t dport, int32_t* sa,
+                              bool ports_known) const {
+  for (uint32_t p : out_policies_) {
+    const PolicySpec& pol = policies_[p];
+    if (!selects(pol, family, src, dst, proto, sport, dport, ports_known)) continue;
+    if (!ports_known && (pol.sport || pol.dport)) return kPortsUnknown;
+    *sa = policy_sa_[p];
+    return int32_t(p);
+  }
   return -1;
 }
 
 bool SaDatabase::admits_in(int32_t sa, uint8_t family, const uint8_t* src, const uint8_t* dst,
-                           uint8_t proto, uint16_t sport, uint16_t dport) const {
+                           uint8_t proto, uint16_t sport, uint16_t dport, bool ports_known) const {
   for (uint32_t p : in_policies_)
     if ((sa < 0 || names(policies_[p], sas_[size_t(sa)])) &&
-        selects(policies_[p], family, src, dst, proto, sport, dport))
+        selects(policies_[p], family, src, dst, proto, sport, dport, ports_known))
       return true;
   return false;
 }

@@ -59,15 +59,16 @@ def test_flows_are_encrypted_as_the_model_says_and_restored(tmp_path):
         want.append(bytes(a ^ b for a, b in zip(seg_payload, ks)))
 
     # TCP A:40000 -> B:80: SYN (seq 1000), two segments, a retransmission of the first, and
-    # the reply direction from its own SYN.
+    # the reply direction after its own SYN.
     frames.append(frame(A, B, 6, tcp(40000, 80, 1000, 0x02, b"")))
     want.append(b"")
-    add(A, 40000, B, 80, 6, p1, 0, lambda d: frame(A, B, 6, tcp(40000, 80, 1001, 0x18, d)))
-    add(A, 40000, B, 80, 6, p2, len(p1), lambda d: frame(A, B, 6, tcp(40000, 80, 1001 + len(p1), 0x18, d)))
-    add(A, 40000, B, 80, 6, p1, 0, lambda d: frame(A, B, 6, tcp(40000, 80, 1001, 0x18, d)))
+    # TCP: the keystream position is the sequence number itself.
+    add(A, 40000, B, 80, 6, p1, 1001, lambda d: frame(A, B, 6, tcp(40000, 80, 1001, 0x18, d)))
+    add(A, 40000, B, 80, 6, p2, 1001 + len(p1), lambda d: frame(A, B, 6, tcp(40000, 80, 1001 + len(p1), 0x18, d)))
+    add(A, 40000, B, 80, 6, p1, 1001, lambda d: frame(A, B, 6, tcp(40000, 80, 1001, 0x18, d)))
     frames.append(frame(B, A, 6, tcp(80, 40000, 7000, 0x12, b"")))
     want.append(b"")
-    add(B, 80, A, 40000, 6, b"HTTP/1.1 200 OK\r\n", 0, lambda d: frame(B, A, 6, tcp(80, 40000, 7001, 0x18, d)))
+    add(B, 80, A, 40000, 6, b"HTTP/1.1 200 OK\r\n", 7001, lambda d: frame(B, A, 6, tcp(80, 40000, 7001, 0x18, d)))
     # UDP C:5353 -> B:53, three datagrams: offsets are the bytes before each.
     off = 0
     for n in (10, 33, 7):
@@ -105,3 +106,26 @@ def test_key_errors_are_one_line(tmp_path):
                 "--port", f"a=pcap:{tmp_path / 'in.pcap'}:", "--port", "b=pcap::" + str(tmp_path / "o.pcap"))
         assert_no_crash(r)
         assert r.returncode == 1 and why in r.stderr, r.stderr
+
+
+def test_fragments_and_a_full_table_are_dropped_not_sent_in_the_clear(tmp_path):
+    """Fail closed: a fragment cannot be placed in its flow's keystream, and a UDP flow's byte
+    count cannot be forgotten (its keystream would repeat), so with capacity=1 a second UDP
+    flow is dropped; TCP entries are only a cache and make room."""
+    frag = bytearray(frame(A, B, 17, udp(1, 2, b"x" * 30)))
+    frag[20:22] = struct.pack("!H", 0x2000)
+    frag[24:26] = b"\0\0"
+    frag[24:26] = struct.pack("!H", csum(bytes(frag[14:34])))
+    frames = [frame(A, C, 6, tcp(5, 6, 100, 0x18, b"c" * 9)), bytes(frag), frame(A, B, 17, udp(1, 2, b"a" * 9)),
+              frame(C, B, 17, udp(3, 4, b"b" * 9)), frame(B, C, 6, tcp(7, 8, 100, 0x18, b"d" * 9))]
+    write_pcap(tmp_path / "in.pcap", frames)
+    out = tmp_path / "r.json"
+    assert_ok(run("run", "--chain", f"flow-aes(key=0x{MASTER.hex()}, capacity=1) -> wire", "--no-progress",
+                  "--json", out, "--port", f"a=pcap:{tmp_path / 'in.pcap'}:",
+                  "--port", "b=pcap::" + str(tmp_path / "o.pcap")))
+    j = json.loads(out.read_text())
+    # The TCP flow's entry makes room for the UDP flow A->B, which then holds the only entry:
+    # the UDP flow C->B and the next TCP flow find no room.
+    drops = {k: v for k, v in j["drops_by_reason"].items() if v}
+    assert drops == {"fragment": 1, "flow_table_full": 2}, drops
+    assert j["modules"][0]["stats"]["evicted"] == 1

@@ -578,3 +578,63 @@ def test_sighup_reloads_the_sa_file_while_traffic_flows(tmp_path):
     for spi in (0x2001, 0x2002):
         seqs = [q for s, q in seen if s == spi]
         assert seqs == list(range(1, len(seqs) + 1)), spi  # across the reloads, no gap
+
+
+def set_tos(frame, tos):
+    """The frame with its (outer) IPv4 TOS byte set and the header checksum redone."""
+    b = bytearray(frame)
+    b[15] = tos
+    b[24:26] = b"\0\0"
+    b[24:26] = struct.pack("!H", csum(bytes(b[14:34])))
+    return bytes(b)
+
+
+def test_ecn_crosses_the_tunnel_as_rfc_6040_says(tmp_path):
+    ect0 = set_tos(eth(plain4("10.2.0.9", "10.1.0.5", 20)), 2)[14:]   # inner ECT(0)
+    not_ect = plain4("10.2.0.9", "10.1.0.5", 21)                       # inner Not-ECT
+    ce_on_ect = set_tos(handmade_ctr(40, ect0, [1, 2], 4), 3)          # outer CE
+    ce_on_not = set_tos(handmade_ctr(41, not_ect, [1], 4), 3)
+    j, o0, _ = gateway(tmp_path, [], [ce_on_ect, ce_on_not])
+    assert nonzero(j["drops_by_reason"]) == {"ecn_not_ect": 1}
+    assert len(o0) == 1
+    ip = o0[0][14:]
+    assert ip[1] & 3 == 3, "congestion experienced reaches the inner header"
+    assert csum(ip[:20]) == 0
+
+
+def test_later_fragments_never_leave_in_the_clear(tmp_path):
+    """A policy with ports cannot decide a fragment after the first (it has no ports): it is
+    dropped (defragment first), never forwarded in the clear (RFC 4301 7). Without ports, a
+    policy takes fragments like any packet (tunnel mode carries them)."""
+    sa = SA_FILE.replace('''[[policy]]
+src = "10.1.0.0/16"
+dst = "10.2.0.0/16"
+dir = "out"''', '''[[policy]]
+src = "10.1.0.0/16"
+dst = "10.2.0.0/16"
+proto = "udp"
+dport = 53
+dir = "out"''')
+    first = bytearray(eth(plain4("10.1.0.5", "10.2.0.1", 40)))
+    first[20:22] = struct.pack("!H", 0x2000)  # MF: the first fragment, ports present
+    later = bytearray(eth(plain4("10.1.0.5", "10.2.0.1", 40)))
+    later[20:22] = struct.pack("!H", 0x0004)  # offset 32: no transport header
+    gcm_later = bytearray(eth(plain4("10.3.0.5", "10.4.0.1", 40)))
+    gcm_later[20:22] = struct.pack("!H", 0x0004)
+    frames = []
+    for f in (first, later, gcm_later):
+        f[24:26] = b"\0\0"
+        f[24:26] = struct.pack("!H", csum(bytes(f[14:34])))
+        frames.append(bytes(f))
+    (tmp_path / "sa.toml").write_text(sa)
+    (tmp_path / "fib.txt").write_text(FIB)
+    (tmp_path / "n.txt").write_text(NEIGHBORS)
+    write_pcap(tmp_path / "in0.pcap", frames)
+    write_pcap(tmp_path / "in1.pcap", [])
+    _, j = run_json(tmp_path, "--chain", f"esp-out(sa={tmp_path / 'sa.toml'}) -> "
+                    f"router(fib={tmp_path / 'fib.txt'}, neighbors={tmp_path / 'n.txt'})",
+                    "--no-progress", "--port", f"p0=pcap:{tmp_path / 'in0.pcap'}:{tmp_path / 'o0.pcap'}",
+                    "--port", f"p1=pcap:{tmp_path / 'in1.pcap'}:{tmp_path / 'o1.pcap'}")
+    assert nonzero(j["drops_by_reason"]) == {"ports_unknown": 1}
+    out = read_pcap(tmp_path / "o1.pcap")
+    assert len(out) == 2 and all(f[14 + 9] == 50 for f in out), "both others sealed"

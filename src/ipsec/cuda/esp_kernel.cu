@@ -118,7 +118,7 @@ class CudaEsp final : public EspCrypto {
     WARPATH_CUDA_TRY(cudaMemcpy(staging_.get(), d_data_.ptr, total, cudaMemcpyDeviceToHost));
     if (ok) WARPATH_CUDA_TRY(cudaMemcpy(ok, d_ok_.ptr, ops.size, cudaMemcpyDeviceToHost));
     for (uint32_t k = 0; k < ops.size; ++k) {
-      if (ok && !ok[k]) continue;  // a failed open leaves the text undefined: not copied back
+      if (ok && !ok[k]) continue;  // a failed open keeps the packet's bytes: not copied back
       std::memcpy(ops[k].esp, staging_.get() + dops[k].offset,
                   core::kEspHead + ops[k].text_len + keys_[ops[k].sa].icv_bytes);
     }

@@ -107,9 +107,17 @@ bool same_keys(const ipsec::SaKeys& a, const ipsec::SaKeys& b) {
          a.nonce == b.nonce && a.auth_key_bytes == b.auth_key_bytes && a.auth_key == b.auth_key &&
          a.icv_bytes == b.icv_bytes && a.esn == b.esn;
 }
+// The same SA across a reload: direction, SPI, destination and keys (what the peer's side of
+// it is). Its state must go on whatever else changed: restarting the counter would reuse IVs
+// under the same key, resetting the window would take replays again.
 bool same_sa(const ipsec::SaSpec& a, const ipsec::SaSpec& b) {
-  return a.dir == b.dir && a.spi == b.spi && a.src == b.src && a.dst == b.dst &&
-         a.replay_window == b.replay_window && same_keys(a.keys, b.keys);
+  return a.dir == b.dir && a.spi == b.spi && a.dst == b.dst && same_keys(a.keys, b.keys);
+}
+
+// A fresh window as the file says: replay_seq and the window below it count as received.
+void init_window(ipsec::SaState& st, const ipsec::SaSpec& sa) {
+  st.top = sa.replay_seq;
+  st.bitmap.assign(sa.replay_window ? (sa.replay_window + 63) / 64 : 0, sa.replay_seq ? ~uint64_t(0) : 0);
 }
 
 // What a module is built from, kept for reloads.
@@ -136,11 +144,18 @@ Result<std::unique_ptr<EspTables>> build_tables(const EspSource& src, ipsec::Dir
     if (previous)
       for (size_t o = 0; o < previous->db.sas().size() && !kept; ++o)
         if (same_sa(previous->db.sas()[o], sa)) kept = previous->states[o];
-    if (!kept) {
+    if (kept) {
+      // The counter never goes back (a file's replay_oseq may move it on); a window that
+      // grew counts its new part as received (fail closed).
+      uint64_t o = kept->oseq.load(std::memory_order_relaxed);
+      while (o < sa.replay_oseq && !kept->oseq.compare_exchange_weak(o, sa.replay_oseq)) {
+      }
+      std::lock_guard<std::mutex> g(kept->lock);
+      kept->bitmap.resize(sa.replay_window ? (sa.replay_window + 63) / 64 : 0, ~uint64_t(0));
+    } else {
       kept = std::make_shared<ipsec::SaState>();
       kept->oseq.store(sa.replay_oseq, std::memory_order_relaxed);
-      kept->top = sa.replay_seq;
-      kept->bitmap.assign(sa.replay_window ? (sa.replay_window + 63) / 64 : 0, 0);
+      init_window(*kept, sa);
     }
     t.states.push_back(std::move(kept));
   }
@@ -167,6 +182,29 @@ uint8_t family_of(const PacketInfo& in) { return in.ip_version == 6 ? 6 : 4; }
 // The selectors' ports: those of TCP/UDP/SCTP first fragments, else 0 (a policy with ports
 // then does not select the packet).
 uint16_t sport_of(const PacketInfo& in) { return (in.flags & packet::kHasPorts) ? in.sport : 0; }
+// Are the packet's ports known? Not for a later fragment or a transport header the parser could
+// not read: a policy with ports then cannot decide it (and nothing may leave in the clear).
+bool ports_known(const PacketInfo& in) {
+  const bool has_ports = in.proto == 6 || in.proto == 17 || in.proto == 132;
+  return !has_ports || (in.flags & packet::kHasPorts);
+}
+// The IP header was read (addresses, protocol): what the selectors need. A packet whose IP
+// header is broken is the router's to drop.
+bool ip_readable(const PacketInfo& in) {
+  using packet::ParseStatus;
+  switch (in.status) {
+    case ParseStatus::kBadIpv4Header:
+    case ParseStatus::kBadIpv4Checksum:
+    case ParseStatus::kBadIpv4Length:
+    case ParseStatus::kBadIpv6Header:
+    case ParseStatus::kBadIpv6Length:
+      return false;
+    default:
+      break;
+  }
+  const uint8_t need = packet::kFieldSrc | packet::kFieldDst | packet::kFieldProto;
+  return in.ip_version != 0 && (in.fields & need) == need;
+}
 uint16_t dport_of(const PacketInfo& in) { return (in.flags & packet::kHasPorts) ? in.dport : 0; }
 
 // The IP packet's length from its header (the frame may carry Ethernet padding after it).
@@ -206,8 +244,9 @@ class EspModuleBase : public Module {
     return std::make_unique<EspSlot>(cap, image_.load(std::memory_order_acquire)->db.sas().size());
   }
   // Reads the SA file again and publishes the new SAs and policies between two frames of each
-  // worker (a frame sees the old image or the new one, never a mix); SAs that did not change
-  // keep their sequence numbers, windows and lifetimes. On an error the running ones stay.
+  // worker (a frame sees this module's old image or its new one, never a mix; esp-in and
+  // esp-out reload one after the other); an SA with the same direction, SPI, destination and
+  // keys keeps its sequence numbers, window and lifetime. On an error the running ones stay.
   Result<std::string> reload() const override {
     std::lock_guard<std::mutex> g(reload_lock_);
     const EspTables* old = image_.load(std::memory_order_acquire);
@@ -257,7 +296,7 @@ class EspModuleBase : public Module {
 
 enum InReason : uint8_t {
   kInFragment, kInTruncated, kInNoSa, kInExpired, kInReplay, kInAuth, kInPadding, kInDummy,
-  kInBadInner, kInPolicy, kInUnprotected, kInCryptoError
+  kInBadInner, kInPolicy, kInUnprotected, kInCryptoError, kInEcn
 };
 
 class EspInModule final : public EspModuleBase {
@@ -269,7 +308,7 @@ class EspInModule final : public EspModuleBase {
     WARPATH_TRY(m->init(args, env, ipsec::Dir::kIn));
     WARPATH_TRY(m->add_reasons(env, {"fragment", "truncated", "no_sa", "sa_expired", "replay",
                                      "auth_failed", "bad_padding", "dummy", "bad_inner",
-                                     "policy_mismatch", "unprotected", "crypto_error"}));
+                                     "policy_mismatch", "unprotected", "crypto_error", "ecn_not_ect"}));
     return std::unique_ptr<Module>(std::move(m));
   }
 
@@ -283,12 +322,13 @@ class EspInModule final : public EspModuleBase {
     for (uint32_t k = 0; k < sel.list.size; ++k) {
       const uint32_t i      = sel.list[k];
       const PacketInfo& in  = f.infos[i];
-      if (in.ip_version == 0 || in.status != packet::ParseStatus::kOk) continue;
+      if (!ip_readable(in)) continue;
       const uint8_t family  = family_of(in);
       const bool esp        = in.proto == ec::kProtoEsp;
       if (!esp || !t_.db.is_local(family, in.dst)) {
-        // Plaintext that an `in` policy covers should have come through its tunnel.
-        if (t_.db.admits_in(-1, family, in.src, in.dst, in.proto, sport_of(in), dport_of(in)))
+        // Plaintext that an `in` policy covers should have come through its tunnel (without
+        // known ports, a policy with ports counts as covering it: fail closed).
+        if (t_.db.admits_in(-1, family, in.src, in.dst, in.proto, sport_of(in), dport_of(in), ports_known(in)))
           f.reason[i] = ids_[kInUnprotected];
         continue;
       }
@@ -382,12 +422,14 @@ class EspInModule final : public EspModuleBase {
       return;
     }
     const uint8_t version = next == ec::kNextIpv4 ? 4 : next == ec::kNextIpv6 ? 6 : 0;
-    if (version == 0 || inner_len < (version == 4 ? 20u : 40u) || (text[0] >> 4) != version ||
-        ip_length(text, version) > inner_len) {
+    const uint32_t min_ip = version == 4 ? 20u : 40u;
+    if (version == 0 || inner_len < min_ip || (text[0] >> 4) != version ||
+        ip_length(text, version) > inner_len || ip_length(text, version) < min_ip) {
       reason = ids_[kInBadInner];
       return;
     }
     inner_len = ip_length(text, version);
+    const uint8_t outer_tos = f.infos[i].tos;  // the outer header's, before it goes
     // Decapsulate: the L2 header moves up to just before the inner packet.
     uint8_t* p                = f.batch.data(i);
     packet::PacketMeta& m     = f.batch.meta(i);
@@ -399,11 +441,35 @@ class EspInModule final : public EspModuleBase {
     set_ethertype(f.batch.data(i), l3, version);
     reparse(f, i);
     const PacketInfo& in = f.infos[i];
-    if (in.status != packet::ParseStatus::kOk && in.status != packet::ParseStatus::kTruncated) {
+    // The whole inner packet is here, so a truncated one is malformed; one the router could
+    // not read is too. (A broken transport header is the router's business, as for any packet.)
+    if (!ip_readable(in) || in.status == packet::ParseStatus::kTruncated) {
       reason = ids_[kInBadInner];
       return;
     }
-    if (!t_.db.admits_in(int32_t(op.sa), version, in.src, in.dst, in.proto, sport_of(in), dport_of(in)))
+    // RFC 6040 4.2: congestion marked on the tunnel reaches the inner header; a Not-ECT inner
+    // packet with CE outside is dropped.
+    if ((outer_tos & 3) == 3) {
+      uint8_t* ip = f.batch.data(i) + in.l3_offset;
+      const uint8_t inner_ecn = version == 4 ? ip[1] & 3 : (ip[1] >> 4) & 3;
+      if (inner_ecn == 0) {
+        reason = ids_[kInEcn];
+        return;
+      }
+      if (inner_ecn != 3) {
+        if (version == 4) {
+          const uint16_t old_word = ec::load_be16(ip);
+          ip[1] |= 3;
+          const uint16_t sum = forward::core::checksum_update16(ec::load_be16(ip + 10), old_word, ec::load_be16(ip));
+          ec::store_be16(ip + 10, sum);
+        } else {
+          ip[1] |= 0x30;
+        }
+        reparse(f, i);
+      }
+    }
+    if (!t_.db.admits_in(int32_t(op.sa), version, in.src, in.dst, in.proto, sport_of(in), dport_of(in),
+                         ports_known(in)))
       reason = ids_[kInPolicy];
   }
 };
@@ -411,7 +477,8 @@ class EspInModule final : public EspModuleBase {
 // ---------------------------------------------------------------------------------------- out
 
 enum OutReason : uint8_t {
-  kOutTruncated, kOutTtl, kOutTooBig, kOutNoRoom, kOutOverflow, kOutExpired, kOutCryptoError
+  kOutTruncated, kOutTtl, kOutTooBig, kOutNoRoom, kOutOverflow, kOutExpired, kOutCryptoError,
+  kOutPortsUnknown
 };
 
 class EspOutModule final : public EspModuleBase {
@@ -455,7 +522,8 @@ class EspOutModule final : public EspModuleBase {
     WARPATH_TRY(m->init(args, env, ipsec::Dir::kOut));
     // too_big goes to the slow path, which answers with ICMP (reply below).
     WARPATH_TRY(m->add_reasons(env, {"truncated", "ttl_expired", "too_big", "no_room",
-                                     "seq_overflow", "sa_expired", "crypto_error"}, "too_big"));
+                                     "seq_overflow", "sa_expired", "crypto_error", "ports_unknown"},
+                               "too_big"));
     return std::unique_ptr<Module>(std::move(m));
   }
 
@@ -468,11 +536,16 @@ class EspOutModule final : public EspModuleBase {
     for (uint32_t k = 0; k < sel.list.size; ++k) {
       const uint32_t i     = sel.list[k];
       const PacketInfo& in = f.infos[i];
-      if (in.ip_version == 0 || in.status != packet::ParseStatus::kOk) continue;
+      if (!ip_readable(in)) continue;  // the router drops it
       const uint8_t family = family_of(in);
       int32_t sa           = -1;
-      if (t_.db.match_out(family, in.src, in.dst, in.proto, sport_of(in), dport_of(in), &sa) < 0)
-        continue;  // no policy: bypass
+      const int32_t pol =
+          t_.db.match_out(family, in.src, in.dst, in.proto, sport_of(in), dport_of(in), &sa, ports_known(in));
+      if (pol == ipsec::SaDatabase::kPortsUnknown) {  // a later fragment under a policy with ports:
+        f.reason[i] = ids_[kOutPortsUnknown];        // never in the clear (defragment first)
+        continue;
+      }
+      if (pol < 0) continue;  // no policy: bypass
       const uint32_t text = fits(t_, f, i, uint32_t(sa));
       if (!text) continue;
       s.ops[n].sa = uint32_t(sa);

@@ -11,17 +11,23 @@
 //   with a 32-byte master the whole MAC is the AES-256 key and the nonce is the first 8 bytes
 //   of a second MAC, over the same message with its first byte XOR 0x80. Each direction has
 //   its own nonce (its last byte XOR the direction: 0 from the lower end). Payload byte k of a direction is XORed
-//   with byte k of the keystream AES(key, nonce | be64(k / 16)): k is the byte's offset in the
-//   flow: for TCP from its sequence number (relative to the SYN's, or to the first segment the
-//   module saw), so a retransmission gets the same keystream; for UDP the bytes before it in
-//   that direction. Running the module twice restores the payload.
-//   Transport checksums are recomputed (UDP's 0 over IPv4 stays 0).
+//   with byte k of the keystream AES(key, nonce | be64(k / 16)): for TCP k is the byte's
+//   sequence number, so a retransmission gets the same keystream and nothing about the flow
+//   needs remembering (a TCP direction's keystream repeats after 4 GiB, when sequence
+//   numbers wrap, and across connections that reuse a 5-tuple with overlapping sequence
+//   numbers: change the master key to rekey); for UDP k counts the bytes before it in that
+//   direction. Running the module twice restores the payload. Transport checksums are
+//   recomputed (UDP's 0 over IPv4 stays 0).
 //
-// State: per worker, at most `capacity` flows (the oldest is forgotten first, counted as
-// `evicted`); a forgotten TCP flow starts again from its next segment's sequence number, so
-// hostile traffic bounds memory, not correctness of the flows that stay.
+// State and hostile traffic: per worker, at most `capacity` flows. A TCP flow's entry is only
+// a cache (its counters are its sequence numbers), so when the table is full the oldest TCP
+// entry goes (`evicted`); a UDP flow's byte count cannot be forgotten without reusing its
+// keystream, so a new flow finding only UDP flows dropped is dropped (flow_table_full).
+// Fragments cannot be placed in their flow's keystream (defragment first): dropped
+// (fragment). Nothing selected leaves in the clear.
 //
 // Crypto: OpenSSL's EVP AES-CTR and HMAC (warpath never writes CPU crypto of its own).
+#include <array>
 #include <cctype>
 #include <cstring>
 #include <deque>
@@ -45,6 +51,7 @@ using packet::PacketInfo;
 namespace pc = packet::core;
 
 enum Stat : unsigned { kFlows, kActive, kEvicted, kPackets, kBytes, kStatCount };
+enum Reason : unsigned { kFragmentDrop, kTableFull, kCryptoError, kReasonCount };
 
 // The flow's 5-tuple in canonical order: 40 bytes.
 struct FlowKey {
@@ -85,15 +92,13 @@ struct CtxFree {
 struct FlowCrypt {
   std::unique_ptr<EVP_CIPHER_CTX, CtxFree> ctx;
   uint8_t nonce[2][8];
-  bool based[2] = {false, false};
-  uint32_t base[2] = {0, 0};  ///< TCP: the sequence number of payload byte 0
   uint64_t sent[2] = {0, 0};  ///< UDP: payload bytes so far
 };
 
 struct FlowAesState final : ModuleState {
   FlowAesState() : ModuleState(kStatCount) {}
   std::unordered_map<FlowKey, FlowCrypt, FlowKeyHash> flows;
-  std::deque<FlowKey> order;  ///< creation order, for eviction
+  std::deque<FlowKey> tcp_order;  ///< TCP entries in creation order (the evictable ones)
   uint64_t stats_local[kStatCount] = {};
   void bump(Stat s, uint64_t by = 1) {
     stats_local[s] += by;
@@ -114,9 +119,12 @@ uint16_t l4_checksum(const PacketInfo& in, const uint8_t* l4, uint32_t len) {
 
 class FlowAesModule final : public Module {
  public:
-  FlowAesModule(std::vector<uint8_t> key, uint32_t capacity) : master_(std::move(key)), capacity_(capacity) {}
+  FlowAesModule(std::vector<uint8_t> key, uint32_t capacity, std::array<uint16_t, kReasonCount> ids)
+      : master_(std::move(key)), capacity_(capacity), ids_(ids) {}
   std::string_view kind() const noexcept override { return "flow-aes"; }
-  ModuleContract contract() const override { return {field_bit(Field::kParse), field_bit(Field::kBytes), {}}; }
+  ModuleContract contract() const override {
+    return {field_bit(Field::kParse), field_bit(Field::kBytes) | field_bit(Field::kVerdict), {}};
+  }
   std::string describe() const override {
     return "AES-" + std::to_string(master_.size() * 8) + "-CTR per flow, at most " + std::to_string(capacity_) +
            " flows per worker";
@@ -132,27 +140,28 @@ class FlowAesModule final : public Module {
     auto& st = static_cast<FlowAesState&>(*slot->state);
     for (uint32_t i : sel.list) {
       const PacketInfo& in = f.infos[i];
-      if (in.status != packet::ParseStatus::kOk || !(in.flags & packet::kHasPorts) ||
-          (in.proto != 6 && in.proto != 17) || (in.flags & packet::kFragment))
+      if (in.proto != 6 && in.proto != 17) continue;  // not a flow of this module: passes on
+      if (in.flags & packet::kFragment) {
+        f.reason[i] = ids_[kFragmentDrop];
         continue;
+      }
       uint8_t* frame              = f.batch.data(i);
       const packet::PacketMeta& m = f.batch.meta(i);
       const uint8_t* data         = nullptr;
       uint32_t len                = 0;
-      const bool syn              = in.proto == 6 && (in.tcp_flags & packet::kTcpSyn);
-      const bool payload          = stream::payload_of(in, frame, m.caplen, data, len);
-      if (!payload && !syn) continue;
+      if (in.status != packet::ParseStatus::kOk || !(in.flags & packet::kHasPorts) ||
+          !stream::payload_of(in, frame, m.caplen, data, len))
+        continue;  // nothing to encrypt (a bare ACK, a malformed header: the router's)
       int dir = 0;
       const FlowKey key = flow_key(in, dir);
-      FlowCrypt* fc     = find_or_make(st, key);
-      if (!fc) continue;
+      FlowCrypt* fc     = find_or_make(st, key, in.proto == 6);
+      if (!fc) {
+        f.reason[i] = ids_[kTableFull];
+        continue;
+      }
       uint64_t offset = 0;
       if (in.proto == 6) {
-        const uint32_t seq = pc::load_be32(frame + in.l4_offset + 4);
-        if (syn) fc->base[dir] = seq + 1, fc->based[dir] = true;  // payload byte 0 follows the SYN
-        if (!payload) continue;
-        if (!fc->based[dir]) fc->base[dir] = seq, fc->based[dir] = true;  // joined mid-flow
-        offset = uint32_t(seq - fc->base[dir]);
+        offset = pc::load_be32(frame + in.l4_offset + 4);
       } else {
         offset = fc->sent[dir];
         fc->sent[dir] += len;
@@ -166,8 +175,10 @@ class FlowAesModule final : public Module {
       uint8_t* p = const_cast<uint8_t*>(data);
       if (EVP_EncryptInit_ex(fc->ctx.get(), nullptr, nullptr, nullptr, iv) != 1 ||
           (offset % 16 && EVP_EncryptUpdate(fc->ctx.get(), skip, &out, skip, int(offset % 16)) != 1) ||
-          EVP_EncryptUpdate(fc->ctx.get(), p, &out, p, int(len)) != 1)
+          EVP_EncryptUpdate(fc->ctx.get(), p, &out, p, int(len)) != 1) {
+        f.reason[i] = ids_[kCryptoError];
         continue;
+      }
       // The transport checksum over what the segment now carries.
       uint8_t* l4           = frame + in.l4_offset;
       const uint32_t l4_len = uint32_t(p + len - l4);
@@ -185,12 +196,13 @@ class FlowAesModule final : public Module {
   }
 
  private:
-  FlowCrypt* find_or_make(FlowAesState& st, const FlowKey& key) const {
+  FlowCrypt* find_or_make(FlowAesState& st, const FlowKey& key, bool tcp) const {
     auto it = st.flows.find(key);
     if (it != st.flows.end()) return &it->second;
-    if (st.flows.size() >= capacity_ && !st.order.empty()) {
-      st.flows.erase(st.order.front());
-      st.order.pop_front();
+    if (st.flows.size() >= capacity_) {
+      if (st.tcp_order.empty()) return nullptr;  // only UDP flows: none may be forgotten
+      st.flows.erase(st.tcp_order.front());
+      st.tcp_order.pop_front();
       st.bump(kEvicted);
     }
     // HMAC-SHA256(master, label | canonical 5-tuple): the flow's key and nonce.
@@ -216,7 +228,7 @@ class FlowAesModule final : public Module {
       std::memcpy(fc.nonce[d], nonce, 8);
       fc.nonce[d][7] ^= uint8_t(d);
     }
-    st.order.push_back(key);
+    if (tcp) st.tcp_order.push_back(key);
     st.bump(kFlows);
     auto [pos, _] = st.flows.emplace(key, std::move(fc));
     st.stats[kActive].store(st.flows.size(), std::memory_order_relaxed);
@@ -225,6 +237,7 @@ class FlowAesModule final : public Module {
 
   std::vector<uint8_t> master_;
   uint32_t capacity_;
+  std::array<uint16_t, kReasonCount> ids_;
 };
 
 #endif
@@ -238,8 +251,8 @@ ModuleInfo flow_aes_module_info() {
   i.args    = {{"key", "", "master key, 0x + 16 or 32 bytes (the flows' keys are derived from it)"},
                {"capacity", "65536", "flows remembered per worker (the oldest forgotten first)"}};
   i.reads   = field_bit(Field::kParse);
-  i.sets    = field_bit(Field::kBytes);
-  i.make    = [](const ModuleArgs& args, BuildEnv&) -> Result<std::unique_ptr<Module>> {
+  i.sets    = field_bit(Field::kBytes) | field_bit(Field::kVerdict);
+  i.make    = [](const ModuleArgs& args, BuildEnv& env) -> Result<std::unique_ptr<Module>> {
 #if defined(WARPATH_HAVE_OPENSSL)
     const std::string text = args.get("key");
     if (text.size() < 3 || (text.rfind("0x", 0) != 0 && text.rfind("0X", 0) != 0))
@@ -256,9 +269,15 @@ ModuleInfo flow_aes_module_info() {
       return Status(Errc::kInvalidArgument, "key: " + std::to_string(key.size()) + " bytes; AES takes 16 or 32");
     WARPATH_ASSIGN_OR_RETURN(const uint64_t cap, args.get_u64("capacity", 65536, 1u << 26));
     if (cap == 0) return Status(Errc::kInvalidArgument, "capacity: must be at least 1");
-    return std::unique_ptr<Module>(std::make_unique<FlowAesModule>(std::move(key), uint32_t(cap)));
+    std::array<uint16_t, kReasonCount> ids{};
+    const char* names[kReasonCount] = {"fragment", "flow_table_full", "crypto_error"};
+    for (unsigned r = 0; r < kReasonCount; ++r) {
+      WARPATH_ASSIGN_OR_RETURN(ids[r], env.reasons->add(names[r], Verdict::kDrop, env.position));
+    }
+    return std::unique_ptr<Module>(std::make_unique<FlowAesModule>(std::move(key), uint32_t(cap), ids));
 #else
     (void)args;
+    (void)env;
     return Status(Errc::kNotBuilt, "built without OpenSSL (Debian libssl-dev)");
 #endif
   };
