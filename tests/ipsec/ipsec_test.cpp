@@ -10,6 +10,7 @@
 #include "ipsec/core/esp_core.hpp"
 #include "ipsec/core/replay_window.hpp"
 #include "packet/core/bytes.hpp"
+#include "packet/core/parse_core.hpp"
 #include "warpath/io/sa_file.hpp"
 #include "warpath/runtime/chain.hpp"
 #include "warpath/ipsec/ipsec.hpp"
@@ -461,6 +462,11 @@ std::vector<std::vector<uint8_t>> through(Chain& c, const std::vector<std::vecto
   for (uint32_t i = 0; i < f.size(); ++i) {
     out.emplace_back(f.batch.data(i), f.batch.data(i) + f.batch.meta(i).caplen);
     why.push_back(c.reasons()[f.reason[i]].name);
+    // What the module left in the frame's parse results is what the parser reads there.
+    if (why.back() == "no_verdict")
+      EXPECT_TRUE(f.infos[i] == packet::core::parse_packet(f.batch.data(i), f.batch.meta(i).caplen,
+                                                           f.batch.meta(i).len))
+          << "packet " << i << " of " << c.describe();
   }
   return out;
 }
@@ -505,6 +511,60 @@ TEST(EspModules, HeadroomAndMovedPathsAgreeAndRoundTrip) {
   auto small = chain("esp-out", t4);
   through(*small, {udp_frame(78)}, 0, 128, why);
   EXPECT_EQ(why[0], "no_room");
+}
+
+// An IPv6 tunnel carrying IPv4 and IPv6 (with VLAN tags): the module's parse results are the
+// parser's (checked in through()), and the packets open back.
+TEST(EspModules, Ipv6TunnelWithVlanTags) {
+  using namespace chain_paths;
+  const std::string v6 = R"toml(
+[[sa]]
+src = "2001:db8::1"
+dst = "2001:db8::2"
+spi = 0x6001
+dir = "out"
+enc = "rfc3686(ctr(aes))"
+enc_key = "0x00112233445566778899aabbccddeeffdeadbeef"
+auth = "hmac(sha256)"
+auth_key = "0x000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+auth_trunc_bits = 128
+[[policy]]
+src = "10.1.0.0/16"
+dst = "10.2.0.0/16"
+dir = "out"
+tmpl_src = "2001:db8::1"
+tmpl_dst = "2001:db8::2"
+[[policy]]
+src = "fd01::/64"
+dst = "fd02::/64"
+dir = "out"
+tmpl_src = "2001:db8::1"
+tmpl_dst = "2001:db8::2"
+)toml";
+  runtime::TableSource t;
+  t.load_sas = [&](const std::string&) { return io::parse_sa_text("v6.toml", v6); };
+  runtime::BuildEnv env;
+  env.tables = &t;
+  auto c     = Chain::build({runtime::ModuleSpec{"esp-out", {{"sa", "v6.toml"}}, ""}}, env);
+  ASSERT_TRUE(c.is_ok()) << c.status().message();
+  std::vector<std::vector<uint8_t>> in;
+  for (uint32_t n : {0u, 100u, 1300u}) {
+    std::vector<uint8_t> f = udp_frame(n);  // IPv4, then tagged
+    f.insert(f.begin() + 12, {0x81, 0x00, 0x00, 0x07});
+    in.push_back(f);
+    std::vector<uint8_t> g(14 + 40 + 8 + n, 0);  // IPv6 UDP fd01::5 -> fd02::1
+    g[12] = 0x86, g[13] = 0xdd, g[14] = 0x60;
+    core::store_be16(g.data() + 18, 8 + n);
+    g[20] = 17, g[21] = 64, g[22] = 0xfd, g[23] = 0x01, g[37] = 5, g[38] = 0xfd, g[39] = 0x02, g[53] = 1;
+    core::store_be16(g.data() + 58, 8 + n);
+    in.push_back(g);
+  }
+  std::vector<std::string> why;
+  const auto out = through(*c.value(), in, 64, 2048, why);
+  for (size_t k = 0; k < in.size(); ++k) {
+    EXPECT_EQ(why[k], "no_verdict") << k;
+    EXPECT_EQ(core::load_be16(out[k].data() + (k % 2 ? 12 : 16)), 0x86dd) << k;
+  }
 }
 
 TEST(PacketBatchHeadroom, OffsetsRoomAndCells) {

@@ -574,7 +574,6 @@ class EspOutModule final : public EspModuleBase {
       for (uint32_t k = 0; k < n; ++k) f.reason[s.index[k]] = ids_[kOutCryptoError];
       return;
     }
-    for (uint32_t k = 0; k < n; ++k) reparse(f, s.index[k]);
   }
 
  private:
@@ -665,7 +664,31 @@ class EspOutModule final : public EspModuleBase {
     set_ethertype(p, l3, spec.dst.family);
     m.caplen = m.len = l3 + outer_len;
     op = {esp, text_len, sa, uint32_t(seq >> 32)};
+    f.infos[i] = outer_info(f.infos[i], spec, tos);
     return true;
+  }
+
+  // What the parser says about the tunnel packet, from the values just written (reading the
+  // header back would stall on the stores; tests/ipsec compares the two for every packet).
+  static PacketInfo outer_info(const PacketInfo& inner, const ipsec::SaSpec& spec, uint8_t tos) {
+    PacketInfo o{};
+    o.status     = packet::ParseStatus::kOk;
+    o.vlan_count = inner.vlan_count;
+    o.vlan_tci[0] = inner.vlan_tci[0];
+    o.vlan_tci[1] = inner.vlan_tci[1];
+    o.l3_offset  = inner.l3_offset;
+    const bool v4 = spec.dst.family == 4;
+    o.l3         = v4 ? packet::L3::kIpv4 : packet::L3::kIpv6;
+    o.ip_version = v4 ? 4 : 6;
+    o.ethertype  = v4 ? 0x0800 : 0x86dd;
+    o.tos        = tos;
+    o.ttl        = ec::kOuterTtl;
+    o.proto      = ec::kProtoEsp;
+    o.fields     = packet::kFieldsAll;
+    o.l4_offset  = uint16_t(inner.l3_offset + (v4 ? 20 : 40));
+    std::memcpy(o.src, spec.src.bytes.data(), v4 ? 4 : 16);
+    std::memcpy(o.dst, spec.dst.bytes.data(), v4 ? 4 : 16);
+    return o;
   }
 };
 
