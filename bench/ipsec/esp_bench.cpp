@@ -147,7 +147,7 @@ int main(int argc, char** argv) {
     auto db = SaDatabase::build(cfg.value());
     if (!db.is_ok()) return std::fprintf(stderr, "%s\n", db.status().message().c_str()), 1;
     const std::vector<SaKeys> keys = db->keys();
-    const SaKeys& k                = keys[1];  // the outbound SA (inbound ones come first)
+    const SaKeys& k                = keys[0];  // the outbound SA (the file's first)
     auto engine = make_esp_crypto("cpu.esp", {keys.data(), uint32_t(keys.size())});
     auto ref    = make_esp_crypto("ref.esp", {keys.data(), uint32_t(keys.size())});
     if (!engine.is_ok() || !ref.is_ok()) return std::fprintf(stderr, "no ESP engines\n"), 1;
@@ -161,7 +161,7 @@ int main(int argc, char** argv) {
         uint8_t* e = buf.data() + size_t(p) * span;
         core::write_esp_header(e, 0x2001, p + 1);
         core::write_trailer(e + core::kEspHead, size, core::kNextIpv4);
-        ops[p] = {e, text, 1, 0};
+        ops[p] = {e, text, 0, 0};
       }
       auto add = [&](const char* what, double pps) {
         rows.push_back({suite.name, what, size, pps / 1e6, pps * size * 8 / 1e9, 0});

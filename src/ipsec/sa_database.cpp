@@ -79,14 +79,17 @@ bool selects(const PolicySpec& p, uint8_t family, const uint8_t* src, const uint
 
 }  // namespace
 
-Result<SaDatabase> SaDatabase::build(SaConfig config) {
-  SaDatabase db;
-  // Inbound SAs first (their indices are what the inbound index holds), file order kept.
-  std::stable_partition(config.sas.begin(), config.sas.end(),
-                        [](const SaSpec& s) { return s.dir == Dir::kIn; });
-  db.sas_ = std::move(config.sas);
-  for (size_t i = 0; i < db.sas_.size(); ++i) {
-    const SaSpec& s = db.sas_[i];
+bool SaDatabase::same_sa(const SaSpec& a, const SaSpec& b) {
+  const SaKeys &x = a.keys, &y = b.keys;
+  return a.dir == b.dir && a.spi == b.spi && a.dst == b.dst && x.cipher == y.cipher &&
+         x.integrity == y.integrity && x.key_bytes == y.key_bytes && x.key == y.key && x.nonce == y.nonce &&
+         x.auth_key_bytes == y.auth_key_bytes && x.auth_key == y.auth_key && x.icv_bytes == y.icv_bytes &&
+         x.esn == y.esn;
+}
+
+Result<SaDatabase> SaDatabase::build(SaConfig config, const SaDatabase* previous) {
+  for (size_t i = 0; i < config.sas.size(); ++i) {
+    const SaSpec& s = config.sas[i];
     if (s.src.family != s.dst.family)
       return Status(Errc::kInvalidArgument, s.where + ": src and dst are of different families");
     if (s.spi < 256)
@@ -96,9 +99,8 @@ Result<SaDatabase> SaDatabase::build(SaConfig config) {
       return Status(Errc::kInvalidArgument,
                     s.where + ": esn needs replay_window >= 1 (it infers the high sequence bits "
                               "from the window), as the kernel requires");
-    if (s.dir == Dir::kIn) ++db.in_sas_;
     for (size_t j = 0; j < i; ++j) {
-      const SaSpec& o = db.sas_[j];
+      const SaSpec& o = config.sas[j];
       if (o.dir == s.dir && o.spi == s.spi && o.dst == s.dst)
         return Status(Errc::kInvalidArgument, s.where + ": SA with spi 0x" + [&] {
           char b[16];
@@ -107,7 +109,37 @@ Result<SaDatabase> SaDatabase::build(SaConfig config) {
         }() + " and dst " + addr_text(s.dst) + " already defined at " + o.where);
     }
   }
-  for (size_t i = 0; i < db.in_sas_; ++i) db.in_index_.push_back(uint64_t(db.sas_[i].spi) << 32 | i);
+  // Indices are stable across builds: an SA of `previous` keeps its index (and its keys),
+  // one no longer in the file stays as a retired entry, a new one is appended.
+  SaDatabase db;
+  if (previous) {
+    db.sas_ = previous->sas_;
+    db.active_.assign(db.sas_.size(), 0);
+  }
+  for (SaSpec& s : config.sas) {
+    size_t at = db.sas_.size();
+    for (size_t o = 0; o < db.sas_.size(); ++o)
+      if (!db.active_[o] && same_sa(db.sas_[o], s)) {
+        at = o;
+        break;
+      }
+    if (at == db.sas_.size()) {
+      db.sas_.push_back(std::move(s));
+      db.active_.push_back(1);
+    } else {
+      db.sas_[at]   = std::move(s);
+      db.active_[at] = 1;
+    }
+  }
+  for (size_t i = 0; i < db.sas_.size(); ++i) {
+    if (!db.active_[i]) continue;
+    if (db.sas_[i].dir == Dir::kIn) {
+      db.in_list_.push_back(uint32_t(i));
+      db.in_index_.push_back(uint64_t(db.sas_[i].spi) << 32 | i);
+    } else {
+      ++db.out_count_;
+    }
+  }
   std::sort(db.in_index_.begin(), db.in_index_.end());
 
   // Policies: out ones by priority (stable: file order breaks ties), then in ones.
@@ -125,12 +157,11 @@ Result<SaDatabase> SaDatabase::build(SaConfig config) {
     if ((pol.sport || pol.dport) && !ports_apply(pol.proto))
       return Status(Errc::kInvalidArgument, pol.where + ": sport/dport need proto tcp, udp or sctp");
     int32_t found = -1;
-    for (size_t s = 0; s < db.sas_.size(); ++s) {
+    for (size_t s = 0; s < db.sas_.size() && found < 0; ++s) {
       const SaSpec& sa = db.sas_[s];
-      if (sa.dir != pol.dir || !(sa.dst == pol.tmpl_dst)) continue;
+      if (!db.active_[s] || sa.dir != pol.dir || !(sa.dst == pol.tmpl_dst)) continue;
       if (pol.spi ? sa.spi != pol.spi : !(sa.src == pol.tmpl_src)) continue;
       found = int32_t(s);
-      break;
     }
     if (found < 0)
       return Status(Errc::kInvalidArgument,
@@ -142,10 +173,11 @@ Result<SaDatabase> SaDatabase::build(SaConfig config) {
                                                 " is not the SA's src " + addr_text(db.sas_[size_t(found)].src));
     db.policy_sa_.push_back(found);
     (pol.dir == Dir::kOut ? db.out_policies_ : db.in_policies_).push_back(uint32_t(p));
-    for (size_t s = 0; s < db.in_sas_; ++s)
-      if (pol.dir == Dir::kIn && names(pol, db.sas_[s])) admitted[s] = 1;
+    if (pol.dir == Dir::kIn)
+      for (uint32_t s : db.in_list_)
+        if (names(pol, db.sas_[s])) admitted[s] = 1;
   }
-  for (size_t s = 0; s < db.in_sas_; ++s)
+  for (uint32_t s : db.in_list_)
     if (!admitted[s])
       return Status(Errc::kInvalidArgument,
                     db.sas_[s].where + ": no `in` policy names this inbound SA, so nothing it "
@@ -171,7 +203,7 @@ int32_t SaDatabase::find_inbound(uint32_t spi, uint8_t family, const uint8_t* ds
 }
 
 bool SaDatabase::is_local(uint8_t family, const uint8_t* dst) const {
-  for (size_t s = 0; s < in_sas_; ++s)
+  for (uint32_t s : in_list_)
     if (sas_[s].dst.family == family &&
         std::memcmp(sas_[s].dst.bytes.data(), dst, family == 4 ? 4 : 16) == 0)
       return true;

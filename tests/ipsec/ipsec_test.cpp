@@ -363,6 +363,32 @@ TEST(SaFile, ErrorsNameLineAndField) {
   EXPECT_FALSE(io::parse_sa_text("x.toml", "[[sa]\n").is_ok());
 }
 
+// A reload keeps indices: the same SA (direction, SPI, destination, keys) keeps its index, a
+// changed or removed one is retired (never matched, its keys kept), a new one is appended.
+TEST(SaDatabase, ReloadKeepsIndicesStable) {
+  auto first = SaDatabase::build(io::parse_sa_text("sa.toml", kGoodSa).value());
+  ASSERT_TRUE(first.is_ok());
+  std::string text = kGoodSa;
+  // The outbound GCM SA gets another key (so it is another SA); the inbound one stays.
+  text.replace(text.find("0x000102030405060708090a0b0c0d0e0fcafebabe"), 42,
+               "0xffeeddccbbaa99887766554433221100cafebabe");
+  auto second = SaDatabase::build(io::parse_sa_text("sa.toml", text).value(), &first.value());
+  ASSERT_TRUE(second.is_ok()) << second.status().message();
+  const SaDatabase& a = first.value();
+  const SaDatabase& b = second.value();
+  ASSERT_EQ(b.sas().size(), 3u);
+  EXPECT_TRUE(b.active(0) && !b.active(1) && b.active(2));
+  EXPECT_EQ(b.sas()[0].spi, a.sas()[0].spi);
+  EXPECT_EQ(b.sas()[1].keys.key, a.sas()[1].keys.key);  // retired, keys kept for packets in flight
+  const uint8_t x[4] = {10, 1, 0, 5}, y[4] = {10, 2, 0, 7};
+  int32_t sa = -1;
+  ASSERT_GE(b.match_out(4, x, y, 17, 9, 53, &sa), 0);
+  EXPECT_EQ(sa, 2);
+  EXPECT_EQ(b.inbound_count(), 1u);
+  EXPECT_EQ(b.outbound_count(), 1u);
+  EXPECT_EQ(b.keys().size(), 3u);
+}
+
 TEST(SaDatabase, RefusesInconsistentConfigurations) {
   auto build = [](std::string text) {
     auto cfg = io::parse_sa_text("sa.toml", text);

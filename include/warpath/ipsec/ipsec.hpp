@@ -132,9 +132,18 @@ class SaDatabase {
   /// Checks the configuration: duplicate (SPI, dst) per direction, a policy whose SA does not
   /// exist or is of the wrong direction or family, an inbound SA no policy admits anything
   /// through. Errors name the entry ("sa.toml:12: ...").
-  static Result<SaDatabase> build(SaConfig config);
+  ///
+  /// With `previous` (a reload), SA indices are stable: an SA equal to one of `previous`
+  /// (same_sa) keeps its index, one no longer configured stays as a retired entry (its keys
+  /// kept, so packets already on their way with its index are still served; never matched
+  /// again), a new one is appended.
+  static Result<SaDatabase> build(SaConfig config, const SaDatabase* previous = nullptr);
+  /// The same SA for a reload: direction, SPI, destination and keys.
+  static bool same_sa(const SaSpec& a, const SaSpec& b);
 
+  /// Every SA by index, retired ones included (active() says which are configured).
   const std::vector<SaSpec>& sas() const noexcept { return sas_; }
+  bool active(size_t sa) const { return active_[sa] != 0; }
   const std::vector<PolicySpec>& policies() const noexcept { return policies_; }
   /// The keys of every SA, by SA index (what make_esp_crypto takes).
   std::vector<SaKeys> keys() const;
@@ -154,8 +163,8 @@ class SaDatabase {
   /// ports, policies are matched on addresses and protocol.
   bool admits_in(int32_t sa, uint8_t family, const uint8_t* src, const uint8_t* dst,
                  uint8_t proto, uint16_t sport, uint16_t dport, bool ports_known = true) const;
-  size_t inbound_count() const noexcept { return in_sas_; }
-  size_t outbound_count() const noexcept { return sas_.size() - in_sas_; }
+  size_t inbound_count() const noexcept { return in_list_.size(); }
+  size_t outbound_count() const noexcept { return out_count_; }
 
  private:
   std::vector<SaSpec> sas_;
@@ -163,8 +172,10 @@ class SaDatabase {
   std::vector<int32_t> policy_sa_;       ///< per policy: its SA index
   std::vector<uint32_t> out_policies_;   ///< indices of out policies in match order
   std::vector<uint32_t> in_policies_;    ///< indices of in policies
-  std::vector<uint64_t> in_index_;       ///< sorted (spi << 32 | sa) of inbound SAs
-  size_t in_sas_ = 0;
+  std::vector<uint8_t> active_;          ///< per SA: configured (1) or retired by a reload (0)
+  std::vector<uint32_t> in_list_;        ///< active inbound SAs
+  std::vector<uint64_t> in_index_;       ///< sorted (spi << 32 | sa) of active inbound SAs
+  size_t out_count_ = 0;
 };
 
 /// The mutable side of one SA (one per SA of a database, shared by the workers).

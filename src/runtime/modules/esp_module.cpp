@@ -102,18 +102,6 @@ struct EspTables {
   std::string describe;
 };
 
-bool same_keys(const ipsec::SaKeys& a, const ipsec::SaKeys& b) {
-  return a.cipher == b.cipher && a.integrity == b.integrity && a.key_bytes == b.key_bytes && a.key == b.key &&
-         a.nonce == b.nonce && a.auth_key_bytes == b.auth_key_bytes && a.auth_key == b.auth_key &&
-         a.icv_bytes == b.icv_bytes && a.esn == b.esn;
-}
-// The same SA across a reload: direction, SPI, destination and keys (what the peer's side of
-// it is). Its state must go on whatever else changed: restarting the counter would reuse IVs
-// under the same key, resetting the window would take replays again.
-bool same_sa(const ipsec::SaSpec& a, const ipsec::SaSpec& b) {
-  return a.dir == b.dir && a.spi == b.spi && a.dst == b.dst && same_keys(a.keys, b.keys);
-}
-
 // A fresh window as the file says: replay_seq and the window below it count as received.
 void init_window(ipsec::SaState& st, const ipsec::SaSpec& sa) {
   st.top = sa.replay_seq;
@@ -133,18 +121,16 @@ Result<std::unique_ptr<EspTables>> build_tables(const EspSource& src, ipsec::Dir
   WARPATH_ASSIGN_OR_RETURN(ipsec::SaConfig config, src.load(file));
   auto made  = std::make_unique<EspTables>();
   EspTables& t = *made;
-  WARPATH_ASSIGN_OR_RETURN(t.db, ipsec::SaDatabase::build(std::move(config)));
+  WARPATH_ASSIGN_OR_RETURN(t.db, ipsec::SaDatabase::build(std::move(config), previous ? &previous->db : nullptr));
   const std::vector<ipsec::SaKeys> keys = t.db.keys();
   WARPATH_ASSIGN_OR_RETURN(t.crypto, ipsec::make_esp_crypto(src.engine, {keys.data(), uint32_t(keys.size())}));
   for (size_t s = 0; s < keys.size(); ++s) {
     const ipsec::SaSpec& sa = t.db.sas()[s];
     // An SA the running image has too (same direction, endpoints, SPI, keys and window) keeps
     // its state: sequence numbers, replay window and lifetime go on across a reload.
-    std::shared_ptr<ipsec::SaState> kept;
-    if (previous)
-      for (size_t o = 0; o < previous->db.sas().size() && !kept; ++o)
-        if (same_sa(previous->db.sas()[o], sa)) kept = previous->states[o];
-    if (kept) {
+    // Indices are stable across reloads (SaDatabase::build): the same index is the same SA.
+    std::shared_ptr<ipsec::SaState> kept = previous && s < previous->states.size() ? previous->states[s] : nullptr;
+    if (kept && t.db.active(s)) {
       // The counter never goes back (a file's replay_oseq may move it on); a window that
       // grew counts its new part as received (fail closed).
       uint64_t o = kept->oseq.load(std::memory_order_relaxed);
@@ -152,7 +138,7 @@ Result<std::unique_ptr<EspTables>> build_tables(const EspSource& src, ipsec::Dir
       }
       std::lock_guard<std::mutex> g(kept->lock);
       kept->bitmap.resize(sa.replay_window ? (sa.replay_window + 63) / 64 : 0, ~uint64_t(0));
-    } else {
+    } else if (!kept) {
       kept = std::make_shared<ipsec::SaState>();
       kept->oseq.store(sa.replay_oseq, std::memory_order_relaxed);
       init_window(*kept, sa);
@@ -161,8 +147,8 @@ Result<std::unique_ptr<EspTables>> build_tables(const EspSource& src, ipsec::Dir
   }
   const size_t n = dir == ipsec::Dir::kIn ? t.db.inbound_count() : t.db.outbound_count();
   t.describe     = file + " (" + std::to_string(n) + (dir == ipsec::Dir::kIn ? " inbound" : " outbound") +
-               " SAs of " + std::to_string(keys.size()) + ", " + std::to_string(t.db.policies().size()) +
-               " policies) on " + std::string(t.crypto->id());
+               " SAs of " + std::to_string(t.db.inbound_count() + t.db.outbound_count()) + ", " +
+               std::to_string(t.db.policies().size()) + " policies) on " + std::string(t.crypto->id());
   if (warnings && n == 0)
     warnings->push_back(std::string("no ") + (dir == ipsec::Dir::kIn ? "inbound" : "outbound") +
                         " SA: every packet passes through");
