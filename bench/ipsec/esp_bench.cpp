@@ -261,6 +261,7 @@ int main(int argc, char** argv) {
           out.value()->make_slots(g);
           for (auto& fr : input) g.batch.append(fr.data(), uint32_t(fr.size()), uint32_t(fr.size()), 0);
           (void)out.value()->pre(g);
+          (void)out.value()->shade(g, runtime::Place::kCpu, ctx);
           (void)out.value()->post(g, scratch, nullptr);
           for (uint32_t p = 0; p < kBatch; ++p) {
             input[p].assign(g.batch.data(p), g.batch.data(p) + g.batch.meta(p).caplen);
@@ -284,6 +285,7 @@ int main(int argc, char** argv) {
           f.reset();
           for (auto& fr : input) f.batch.append(fr.data(), uint32_t(fr.size()), uint32_t(fr.size()), 0);
           (void)chain.value()->pre(f);
+          (void)chain.value()->shade(f, runtime::Place::kCpu, ctx);
           (void)chain.value()->post(f, scratch, nullptr);
           for (uint32_t p = 0; p < kBatch; ++p) good += f.reason[p] == runtime::kReasonNoVerdict;
           total += kBatch;

@@ -638,3 +638,22 @@ dir = "out"''')
     assert nonzero(j["drops_by_reason"]) == {"ports_unknown": 1}
     out = read_pcap(tmp_path / "o1.pcap")
     assert len(out) == 2 and all(f[14 + 9] == 50 for f in out), "both others sealed"
+
+
+def test_offload_path_gives_the_same_packets(tmp_path):
+    """--engine gpu --offload-device cpu: esp-in's crypto is a shade job that the offload master
+    gathers over frames (on a GPU, cuda.esp's; here cpu.esp through the same master path).
+    The packets out are byte for byte those of the CPU run."""
+    outbound, _ = outbound_frames()
+    inbound_frames = [inbound(in_ctr, "10.2.0.9", "10.1.0.5", n, k + 1) for k, n in enumerate(OUTBOUND_LENGTHS)]
+    results = []
+    for how, extra in (("cpu", ["--engine", "cpu"]), ("offload", ["--engine", "gpu", "--offload-device", "cpu"])):
+        d = tmp_path / how
+        d.mkdir()
+        j, o0, o1 = gateway(d, outbound, inbound_frames, extra=extra)
+        results.append((o0, o1, nonzero(j["drops_by_reason"]), nonzero(j["slow_path_by_reason"])))
+        if how == "offload":
+            assert j["batches"]["gpu_packets"] > 0, j["batches"]
+            assert j["engines"]["offload"].startswith("cpu.esp + cpu.lpm"), j["engines"]
+    assert results[0] == results[1]
+    assert len(results[0][0]) > 10 and len(results[0][1]) > 10

@@ -481,6 +481,8 @@ std::vector<std::vector<uint8_t>> through(Chain& c, const std::vector<std::vecto
   c.make_slots(f);
   for (const auto& fr : frames) EXPECT_TRUE(f.batch.append(fr.data(), uint32_t(fr.size()), uint32_t(fr.size()), 0));
   EXPECT_TRUE(c.pre(f).is_ok());
+  ExecContext ctx;
+  EXPECT_TRUE(c.shade(f, runtime::Place::kCpu, ctx).is_ok());
   Chain::Scratch scratch;
   EXPECT_TRUE(c.post(f, scratch, nullptr).is_ok());
   std::vector<std::vector<uint8_t>> out;
@@ -514,6 +516,21 @@ TEST(EspModules, HeadroomAndMovedPathsAgreeAndRoundTrip) {
   const auto a = through(*out1, in, 64, 2048, why);
   const auto b = through(*out2, in, 0, 2048, why);
   EXPECT_EQ(a, b);
+  // Not first in its stage (a module before it could decide packets): the work moves from
+  // pre and the shade (job mode) to post. The same bytes either way.
+  {
+    runtime::TableSource t4;
+    t4.load_sas = [](const std::string&) { return io::parse_sa_text("pair.toml", kPair); };
+    runtime::BuildEnv env;
+    env.tables = &t4;
+    auto late  = Chain::build({runtime::ModuleSpec{"ttl-filter", {{"min", "1"}}, ""},
+                               runtime::ModuleSpec{"esp-out", {{"sa", "pair.toml"}}, ""}},
+                              env);
+    ASSERT_TRUE(late.is_ok()) << late.status().message();
+    EXPECT_EQ(late.value()->jobs().size(), 0u);
+    EXPECT_EQ(out1->jobs().size(), 1u);
+    EXPECT_EQ(through(*late.value(), in, 64, 2048, why), a);
+  }
   std::vector<std::vector<uint8_t>> swapped = a;
   for (auto& fr : swapped) {  // to the inbound SA's side: swap the outer addresses
     std::swap_ranges(fr.begin() + 26, fr.begin() + 30, fr.begin() + 30);

@@ -67,11 +67,19 @@ struct SaTally {
 
 struct EspSlot final : ModuleSlot {
   EspSlot(uint32_t cap, size_t sas) : ops(cap), index(cap), ok(cap), seq(cap), tally(sas) {}
-  std::vector<ipsec::CryptoOp> ops;
-  std::vector<uint32_t> index;
-  std::vector<uint8_t> ok;
+  std::vector<ipsec::CryptoOp> ops;  ///< the crypto job's keys (job mode: built in pre)
+  std::vector<uint32_t> index;       ///< the packet of each op
+  std::vector<uint8_t> ok;           ///< the crypto job's answers (open: ICV verified)
   std::vector<uint64_t> seq;
+  uint32_t n_ops = 0;
   SaTally tally;
+  // Job mode: what pre decided, given to the packets in post (pre never sets a verdict).
+  bool deferring = false;
+  std::vector<std::pair<uint32_t, uint16_t>> early;
+  void decide(Frame& f, uint32_t i, uint16_t reason) {
+    if (deferring) early.emplace_back(i, reason);
+    else f.reason[i] = reason;
+  }
 };
 
 // Holds one SA's lock across a run of packets of that SA (frames usually carry one SA's
@@ -97,7 +105,7 @@ class SaLockRun {
 // What both directions share: the database, its engine and the SAs' mutable state.
 struct EspTables {
   ipsec::SaDatabase db;
-  std::unique_ptr<ipsec::EspCrypto> crypto;
+  std::unique_ptr<ipsec::EspCrypto> crypto, offload;
   std::vector<std::shared_ptr<ipsec::SaState>> states;  ///< kept across reloads (same SA)
   std::string describe;
 };
@@ -111,6 +119,7 @@ void init_window(ipsec::SaState& st, const ipsec::SaSpec& sa) {
 // What a module is built from, kept for reloads.
 struct EspSource {
   std::string file, engine;
+  std::string offload;  ///< the offload place's engine (cuda.esp, or cpu.esp for --offload-device cpu); empty: none
   std::function<Result<ipsec::SaConfig>(const std::string&)> load;
 };
 
@@ -124,6 +133,9 @@ Result<std::unique_ptr<EspTables>> build_tables(const EspSource& src, ipsec::Dir
   WARPATH_ASSIGN_OR_RETURN(t.db, ipsec::SaDatabase::build(std::move(config), previous ? &previous->db : nullptr));
   const std::vector<ipsec::SaKeys> keys = t.db.keys();
   WARPATH_ASSIGN_OR_RETURN(t.crypto, ipsec::make_esp_crypto(src.engine, {keys.data(), uint32_t(keys.size())}));
+  if (!src.offload.empty()) {
+    WARPATH_ASSIGN_OR_RETURN(t.offload, ipsec::make_esp_crypto(src.offload, {keys.data(), uint32_t(keys.size())}));
+  }
   for (size_t s = 0; s < keys.size(); ++s) {
     const ipsec::SaSpec& sa = t.db.sas()[s];
     // An SA the running image has too (same direction, endpoints, SPI, keys and window) keeps
@@ -156,7 +168,14 @@ Result<std::unique_ptr<EspTables>> build_tables(const EspSource& src, ipsec::Dir
 }
 
 Result<EspSource> source_of(const ModuleArgs& args, const BuildEnv& env) {
-  EspSource src{args.get("sa"), args.get("engine", "auto"), {}};
+  EspSource src{args.get("sa"), args.get("engine", "auto"), {}, {}};
+  // The offload master runs the first stage's jobs only (chain.hpp: stages): an offload engine
+  // for a module in job mode with no header-rewriting module before it.
+  bool first_stage = true;
+  for (const Module* m : env.earlier) first_stage = first_stage && !(m->contract().sets & field_bit(Field::kParse));
+  const bool job_mode = !args.has("when") &&
+                        (env.earlier.empty() || (env.earlier.back()->contract().sets & field_bit(Field::kParse)));
+  if (env.offload && first_stage && job_mode) src.offload = env.offload_device == "cpu" ? "cpu.esp" : "cuda.esp";
   if (src.file.empty()) return Status(Errc::kInvalidArgument, "needs sa=FILE (the SA file: README, IPsec)");
   if (!env.tables || !env.tables->load_sas)
     return Status(Errc::kNotSupported, "sa=" + src.file + ": this program cannot load SA files");
@@ -223,7 +242,31 @@ class EspModuleBase : public Module {
   }
   std::string engines(Place p) const override {
     ReadGuard::Section sec(guard_);
-    return p == Place::kCpu ? std::string(image_.load(std::memory_order_acquire)->crypto->id()) : std::string();
+    const EspTables& t = *image_.load(std::memory_order_acquire);
+    if (p == Place::kCpu) return std::string(t.crypto->id());
+    return t.offload ? std::string(t.offload->id()) : std::string();
+  }
+
+  // Job mode (the module is the first of its chain stage and runs on every packet): pre builds
+  // the packets' crypto ops, the shade runs them (the crypto is what the offload master may
+  // take to the GPU, gathered over frames: PacketShader's shade), post finishes. Otherwise
+  // everything happens in post. An op names its SA by index, and indices are stable across
+  // reloads, so whichever image a stage sees serves it.
+  uint32_t job_count() const noexcept override { return job_mode_ ? 1 : 0; }
+  JobShape job_shape(uint32_t) const override { return {1, uint32_t(sizeof(ipsec::CryptoOp)), 1}; }
+  JobData job_data(Frame&, ModuleSlot* slot, uint32_t) const override {
+    auto& s = static_cast<EspSlot&>(*slot);
+    return {reinterpret_cast<const uint8_t*>(s.ops.data()), 0, s.ok.data(), s.n_ops};
+  }
+  Status run_job(Place p, uint32_t, const JobData& d, ExecContext&) const override {
+    ReadGuard::Section sec(guard_);
+    const EspTables& t = image();
+    const ipsec::EspCrypto* engine = p == Place::kCpu ? t.crypto.get() : t.offload.get();
+    if (!engine) return Status(Errc::kNotSupported, "no offload ESP engine");
+    const Span<const ipsec::CryptoOp> ops{reinterpret_cast<const ipsec::CryptoOp*>(d.keys), d.count};
+    if (dir_ == ipsec::Dir::kIn) return engine->open(ops, d.answers);
+    std::fill_n(d.answers, d.count, uint8_t(1));
+    return engine->seal(ops);
   }
   std::unique_ptr<ModuleSlot> make_slot(uint32_t cap) const override {
     ReadGuard::Section sec(guard_);
@@ -260,6 +303,10 @@ class EspModuleBase : public Module {
   Status init(const ModuleArgs& args, BuildEnv& env, ipsec::Dir dir) {
     WARPATH_ASSIGN_OR_RETURN(src_, source_of(args, env));
     dir_ = dir;
+    // First of its stage (nothing before it in the stage can decide a packet) and on every
+    // packet (no when=): pre may do the module's work for all the packets post will see.
+    job_mode_ = !args.has("when") &&
+                (env.earlier.empty() || (env.earlier.back()->contract().sets & field_bit(Field::kParse)));
     WARPATH_ASSIGN_OR_RETURN(auto t, build_tables(src_, dir, nullptr, env.warnings));
     image_.store(t.release(), std::memory_order_release);
     return Status::ok();
@@ -272,6 +319,7 @@ class EspModuleBase : public Module {
 
   EspSource src_;
   ipsec::Dir dir_ = ipsec::Dir::kIn;
+  bool job_mode_  = false;
   mutable std::atomic<EspTables*> image_{nullptr};
   mutable ReadGuard guard_;
   mutable std::mutex reload_lock_;
@@ -298,15 +346,47 @@ class EspInModule final : public EspModuleBase {
     return std::unique_ptr<Module>(std::move(m));
   }
 
-  void post(Frame& f, ModuleSlot* slot, const Selection& sel) const override {
-    auto& s    = static_cast<EspSlot&>(*slot);
-    uint32_t n = 0;
+  Status pre(Frame& f, ModuleSlot* slot) const override {
+    if (!job_mode_) return Status::ok();
+    auto& s = static_cast<EspSlot&>(*slot);
     ReadGuard::Section sec(guard_);
     const EspTables& t_ = image();
     fit(s, t_);
+    s.early.clear();
+    s.deferring = true;
+    collect(t_, f, s, [&f](uint32_t i) { return f.reason[i] == kContinue; }, f.size());
+    s.deferring = false;
+    return Status::ok();
+  }
+
+  void post(Frame& f, ModuleSlot* slot, const Selection& sel) const override {
+    auto& s = static_cast<EspSlot&>(*slot);
+    ReadGuard::Section sec(guard_);
+    const EspTables& t_ = image();
+    fit(s, t_);
+    if (job_mode_) {
+      for (const auto& [i, r] : s.early) f.reason[i] = r;
+    } else {
+      collect(t_, f, s, [](uint32_t) { return true; }, sel.list.size, sel.list.data);
+      if (s.n_ops && !t_.crypto->open({s.ops.data(), s.n_ops}, s.ok.data()).is_ok()) {
+        for (uint32_t k = 0; k < s.n_ops; ++k) f.reason[s.index[k]] = ids_[kInCryptoError];
+        return;
+      }
+    }
+    finish(t_, f, s);
+  }
+
+ private:
+  // Pass 1 over candidates (list[k], or k itself without a list): the checks before the ICV,
+  // and one crypto op for each packet that passes them.
+  template <class Take>
+  void collect(const EspTables& t_, Frame& f, EspSlot& s, Take take, uint32_t count,
+               const uint32_t* list = nullptr) const {
+    uint32_t n = 0;
     SaLockRun locks;
-    for (uint32_t k = 0; k < sel.list.size; ++k) {
-      const uint32_t i      = sel.list[k];
+    for (uint32_t k = 0; k < count; ++k) {
+      const uint32_t i      = list ? list[k] : k;
+      if (!take(i)) continue;
       const PacketInfo& in  = f.infos[i];
       if (!ip_readable(in)) continue;
       const uint8_t family  = family_of(in);
@@ -315,11 +395,11 @@ class EspInModule final : public EspModuleBase {
         // Plaintext that an `in` policy covers should have come through its tunnel (without
         // known ports, a policy with ports counts as covering it: fail closed).
         if (t_.db.admits_in(-1, family, in.src, in.dst, in.proto, sport_of(in), dport_of(in), ports_known(in)))
-          f.reason[i] = ids_[kInUnprotected];
+          s.decide(f, i, ids_[kInUnprotected]);
         continue;
       }
       if (in.flags & packet::kFragment) {  // RFC 4303 3.4.1: reassemble first (the defrag module)
-        f.reason[i] = ids_[kInFragment];
+        s.decide(f, i, ids_[kInFragment]);
         continue;
       }
       uint8_t* p                  = f.batch.data(i);
@@ -327,27 +407,27 @@ class EspInModule final : public EspModuleBase {
       const uint32_t l3 = in.l3_offset, l4 = in.l4_offset;
       const uint32_t end = l3 + ip_length(p + l3, in.ip_version);
       if (l4 == 0 || end > m.caplen || end < l4 + ec::kEspHead) {
-        f.reason[i] = ids_[kInTruncated];
+        s.decide(f, i, ids_[kInTruncated]);
         continue;
       }
       uint8_t* e        = p + l4;
       const int32_t sa  = t_.db.find_inbound(ec::load_be32(e), family, in.dst);
       if (sa < 0) {
-        f.reason[i] = ids_[kInNoSa];
+        s.decide(f, i, ids_[kInNoSa]);
         continue;
       }
       const ipsec::SaSpec& spec = t_.db.sas()[size_t(sa)];
       const uint32_t esp_len    = end - l4;
       if (esp_len < ec::kEspHead + 4 + spec.keys.icv_bytes ||
           (esp_len - ec::kEspHead - spec.keys.icv_bytes) % 4 != 0) {
-        f.reason[i] = ids_[kInTruncated];
+        s.decide(f, i, ids_[kInTruncated]);
         continue;
       }
       ipsec::SaState& st = *t_.states[size_t(sa)];
       locks.hold(st);
       const uint64_t seq = ec::infer_seq(st.top, spec.replay_window, spec.keys.esn, ec::load_be32(e + 4));
       if (ec::replay_check(st.top, st.bitmap, spec.replay_window, seq) != ec::ReplayCheck::kOk) {
-        f.reason[i] = ids_[kInReplay];
+        s.decide(f, i, ids_[kInReplay]);
         continue;
       }
       s.ops[n]   = {e, esp_len - ec::kEspHead - spec.keys.icv_bytes, uint32_t(sa), uint32_t(seq >> 32)};
@@ -355,22 +435,22 @@ class EspInModule final : public EspModuleBase {
       s.index[n] = i;
       ++n;
     }
-    locks.release();
-    if (n == 0) return;
-    if (!t_.crypto->open({s.ops.data(), n}, s.ok.data()).is_ok()) {
-      for (uint32_t k = 0; k < n; ++k) f.reason[s.index[k]] = ids_[kInCryptoError];
-      return;
-    }
-    for (uint32_t k = 0; k < n; ++k) finish_one(t_, f, s, k, locks);
+    s.n_ops = n;
+  }
+
+  // After the crypto: the window, lifetime, padding, decapsulation and policy of each op.
+  void finish(const EspTables& t_, Frame& f, EspSlot& s) const {
+    SaLockRun locks;
+    for (uint32_t k = 0; k < s.n_ops; ++k) finish_one(t_, f, s, k, locks);
     locks.release();
     for (uint32_t sa : s.tally.touched) {  // the lifetime counts, once per SA and frame
       t_.states[sa]->packets.fetch_add(s.tally.count[sa], std::memory_order_relaxed);
       t_.states[sa]->bytes.fetch_add(s.tally.bytes[sa], std::memory_order_relaxed);
     }
     s.tally.clear();
+    s.n_ops = 0;
   }
 
- private:
   void finish_one(const EspTables& t_, Frame& f, EspSlot& s, uint32_t k, SaLockRun& locks) const {
     const uint32_t i          = s.index[k];
     const ipsec::CryptoOp& op = s.ops[k];
@@ -513,14 +593,47 @@ class EspOutModule final : public EspModuleBase {
     return std::unique_ptr<Module>(std::move(m));
   }
 
-  void post(Frame& f, ModuleSlot* slot, const Selection& sel) const override {
-    auto& s    = static_cast<EspSlot&>(*slot);
-    uint32_t n = 0;
+  Status pre(Frame& f, ModuleSlot* slot) const override {
+    if (!job_mode_) return Status::ok();
+    auto& s = static_cast<EspSlot&>(*slot);
     ReadGuard::Section sec(guard_);
     const EspTables& t_ = image();
     fit(s, t_);
-    for (uint32_t k = 0; k < sel.list.size; ++k) {
-      const uint32_t i     = sel.list[k];
+    s.early.clear();
+    s.deferring = true;
+    collect(t_, f, s, [&f](uint32_t i) { return f.reason[i] == kContinue; }, f.size());
+    s.deferring = false;
+    return Status::ok();
+  }
+
+  void post(Frame& f, ModuleSlot* slot, const Selection& sel) const override {
+    auto& s = static_cast<EspSlot&>(*slot);
+    if (job_mode_) {  // encapsulated in pre, sealed by the shade
+      for (const auto& [i, r] : s.early) f.reason[i] = r;
+      s.n_ops = 0;
+      return;
+    }
+    ReadGuard::Section sec(guard_);
+    const EspTables& t_ = image();
+    fit(s, t_);
+    collect(t_, f, s, [](uint32_t) { return true; }, sel.list.size, sel.list.data);
+    if (s.n_ops && !t_.crypto->seal({s.ops.data(), s.n_ops}).is_ok())
+      for (uint32_t k = 0; k < s.n_ops; ++k) f.reason[s.index[k]] = ids_[kOutCryptoError];
+    s.n_ops = 0;
+  }
+
+ private:
+  // Everything but the crypto for the candidates (list[k], or k itself without a list): the
+  // policy, the checks, sequence numbers reserved once per SA, the tunnel packet built around
+  // each; one seal op each in s.ops[0, s.n_ops).
+  template <class Take>
+  void collect(const EspTables& t_, Frame& f, EspSlot& s, Take take, uint32_t count,
+               const uint32_t* list = nullptr) const {
+    uint32_t n = 0;
+    s.n_ops    = 0;
+    for (uint32_t k = 0; k < count; ++k) {
+      const uint32_t i     = list ? list[k] : k;
+      if (!take(i)) continue;
       const PacketInfo& in = f.infos[i];
       if (!ip_readable(in)) continue;  // the router drops it
       const uint8_t family = family_of(in);
@@ -528,11 +641,11 @@ class EspOutModule final : public EspModuleBase {
       const int32_t pol =
           t_.db.match_out(family, in.src, in.dst, in.proto, sport_of(in), dport_of(in), &sa, ports_known(in));
       if (pol == ipsec::SaDatabase::kPortsUnknown) {  // a later fragment under a policy with ports:
-        f.reason[i] = ids_[kOutPortsUnknown];        // never in the clear (defragment first)
+        s.decide(f, i, ids_[kOutPortsUnknown]);      // never in the clear (defragment first)
         continue;
       }
       if (pol < 0) continue;  // no policy: bypass
-      const uint32_t text = fits(t_, f, i, uint32_t(sa));
+      const uint32_t text = fits(t_, f, s, i, uint32_t(sa));
       if (!text) continue;
       s.ops[n].sa = uint32_t(sa);
       s.index[n]  = i;
@@ -551,18 +664,12 @@ class EspOutModule final : public EspModuleBase {
     uint32_t kept = 0;
     for (uint32_t k = 0; k < n; ++k) {
       const uint32_t i = s.index[k];
-      if (!encapsulate(t_, f, i, s.ops[k].sa, s.tally, s.ops[kept])) continue;
+      if (!encapsulate(t_, f, s, i, s.ops[k].sa, s.ops[kept])) continue;
       s.index[kept++] = i;
     }
-    n = kept;
-    if (n == 0) return;
-    if (!t_.crypto->seal({s.ops.data(), n}).is_ok()) {
-      for (uint32_t k = 0; k < n; ++k) f.reason[s.index[k]] = ids_[kOutCryptoError];
-      return;
-    }
+    s.n_ops = kept;
   }
 
- private:
   // The bytes the outer headers take in front of the packet when its headroom has them (then
   // only the link-layer header moves), else 0 (the packet moves up instead).
   static uint32_t front(const Frame& f, uint32_t i, uint32_t outer_hdr) {
@@ -572,30 +679,29 @@ class EspOutModule final : public EspModuleBase {
 
   // Can packet i be encapsulated for SA `sa`? Its text length if so; else 0, with its
   // reason set.
-  uint32_t fits(const EspTables& t_, Frame& f, uint32_t i, uint32_t sa) const {
+  uint32_t fits(const EspTables& t_, Frame& f, EspSlot& s, uint32_t i, uint32_t sa) const {
     const PacketInfo& in      = f.infos[i];
     const ipsec::SaSpec& spec = t_.db.sas()[sa];
-    uint16_t& reason          = f.reason[i];
     const uint32_t l3         = in.l3_offset;
     const uint8_t* ip         = f.batch.data(i) + l3;
     const uint32_t inner_len  = ip_length(ip, in.ip_version);
     if (l3 + inner_len > f.batch.meta(i).caplen) {
-      reason = ids_[kOutTruncated];
+      s.decide(f, i, ids_[kOutTruncated]);
       return 0;
     }
     if (ip[in.ip_version == 4 ? 8 : 7] <= 1) {
-      reason = ids_[kOutTtl];
+      s.decide(f, i, ids_[kOutTtl]);
       return 0;
     }
     const uint32_t outer_hdr = spec.dst.family == 4 ? 20 : 40;
     const uint32_t text_len  = ec::text_bytes(inner_len);
     const uint32_t outer_len = outer_hdr + ec::kEspHead + text_len + spec.keys.icv_bytes;
     if (outer_len > spec.mtu) {
-      reason = ids_[kOutTooBig];
+      s.decide(f, i, ids_[kOutTooBig]);
       return 0;
     }
     if (l3 + outer_len > f.batch.room(i) + front(f, i, outer_hdr)) {
-      reason = ids_[kOutNoRoom];
+      s.decide(f, i, ids_[kOutNoRoom]);
       return 0;
     }
     return text_len;
@@ -603,10 +709,10 @@ class EspOutModule final : public EspModuleBase {
 
   // Builds the tunnel packet around packet i (all but the crypto), with the SA's next
   // sequence number from the frame's reservation; false when it was dropped.
-  bool encapsulate(const EspTables& t_, Frame& f, uint32_t i, uint32_t sa, SaTally& t, ipsec::CryptoOp& op) const {
+  bool encapsulate(const EspTables& t_, Frame& f, EspSlot& s, uint32_t i, uint32_t sa, ipsec::CryptoOp& op) const {
+    SaTally& t                = s.tally;
     const PacketInfo& in      = f.infos[i];
     const ipsec::SaSpec& spec = t_.db.sas()[sa];
-    uint16_t& reason          = f.reason[i];
     uint8_t* p                = f.batch.data(i);
     packet::PacketMeta& m     = f.batch.meta(i);
     const uint32_t l3         = in.l3_offset;
@@ -618,11 +724,11 @@ class EspOutModule final : public EspModuleBase {
     const uint64_t seq        = ++t.next[sa];
     t.total[sa] += text_len;
     if (!spec.keys.esn && seq > 0xFFFFFFFFull) {  // RFC 4303 3.3.3: never cycle; rekey
-      reason = ids_[kOutOverflow];
+      s.decide(f, i, ids_[kOutOverflow]);
       return false;
     }
     if (!within_lifetime(spec, *t_.states[sa], ++t.packets[sa], t.total[sa])) {
-      reason = ids_[kOutExpired];
+      s.decide(f, i, ids_[kOutExpired]);
       return false;
     }
     // The inner packet: forwarded by this gateway, so its TTL / hop limit drops by one.
