@@ -153,36 +153,12 @@ class BodiesOnHost final : public EspCrypto {
   std::vector<core::DeviceSa> sas_;
 };
 
-// The suites the check covers: every cipher, key size, integrity and ESN setting.
-std::vector<SaKeys> check_suites(std::mt19937_64& rng) {
-  std::vector<SaKeys> out;
-  for (int s = 0; s < 12; ++s) {
-    SaKeys k;
-    k.cipher    = s < 8 ? Cipher::kAesCtr : Cipher::kAesGcm;
-    k.key_bytes = (s & 1) ? 32 : 16;
-    k.esn       = (s & 2) != 0;
-    if (k.cipher == Cipher::kAesCtr) {
-      k.integrity      = (s & 4) ? Integrity::kHmacSha256 : Integrity::kHmacSha1;
-      k.auth_key_bytes = k.integrity == Integrity::kHmacSha256 ? 32 : 20;
-      k.icv_bytes      = k.integrity == Integrity::kHmacSha256 ? 16 : 12;
-    } else {
-      k.integrity = Integrity::kNone;
-      k.icv_bytes = 16;
-    }
-    for (auto& b : k.key) b = uint8_t(rng());
-    for (auto& b : k.nonce) b = uint8_t(rng());
-    for (auto& b : k.auth_key) b = uint8_t(rng());
-    out.push_back(k);
-  }
-  return out;
-}
-
 }  // namespace
 
 CheckReport check_esp_engine(std::string_view id, uint64_t seed, uint64_t items) {
   CheckReport rep{"ipsec", std::string(id), seed, 0, false, {}};
   std::mt19937_64 rng(seed);
-  const std::vector<SaKeys> suites = check_suites(rng);
+  const std::vector<SaKeys> suites = detail::every_suite(seed);
   auto engine = make_esp_crypto(id, {suites.data(), uint32_t(suites.size())});
   if (!engine.is_ok()) {
     rep.skipped = engine.status().code() == Errc::kNotSupported;
@@ -252,4 +228,31 @@ CheckReport check_esp_engine(std::string_view id, uint64_t seed, uint64_t items)
   return rep;
 }
 
+namespace detail {
+
+std::vector<SaKeys> every_suite(uint64_t seed) {
+  std::mt19937_64 rng(seed ^ 0x5eed);
+  std::vector<SaKeys> out;
+  for (int s = 0; s < 12; ++s) {
+    SaKeys k;
+    k.cipher    = s < 8 ? Cipher::kAesCtr : Cipher::kAesGcm;
+    k.key_bytes = (s & 1) ? 32 : 16;
+    k.esn       = (s & 2) != 0;
+    if (k.cipher == Cipher::kAesCtr) {
+      k.integrity      = (s & 4) ? Integrity::kHmacSha256 : Integrity::kHmacSha1;
+      k.auth_key_bytes = k.integrity == Integrity::kHmacSha256 ? 32 : 20;
+      k.icv_bytes      = k.integrity == Integrity::kHmacSha256 ? 16 : 12;
+    } else {
+      k.integrity = Integrity::kNone;
+      k.icv_bytes = 16;
+    }
+    for (auto& b : k.key) b = uint8_t(rng());
+    for (auto& b : k.nonce) b = uint8_t(rng());
+    for (auto& b : k.auth_key) b = uint8_t(rng());
+    out.push_back(k);
+  }
+  return out;
+}
+
+}  // namespace detail
 }  // namespace warpath::ipsec

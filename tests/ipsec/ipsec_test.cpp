@@ -9,6 +9,7 @@
 
 #include "ipsec/core/esp_core.hpp"
 #include "ipsec/core/replay_window.hpp"
+#include "ipsec/engines.hpp"
 #include "packet/core/bytes.hpp"
 #include "packet/core/parse_core.hpp"
 #include "warpath/io/sa_file.hpp"
@@ -125,20 +126,7 @@ TEST(Esp, EnginesAgreeWithReference) {
 // engine seals exactly what ref.esp seals and opens it back.
 TEST(Esp, EveryLengthEverySuiteRoundTrips) {
   std::mt19937_64 rng(5);
-  std::vector<SaKeys> suites;
-  for (int s = 0; s < 12; ++s) {
-    SaKeys k;
-    k.cipher    = s < 8 ? Cipher::kAesCtr : Cipher::kAesGcm;
-    k.key_bytes = (s & 1) ? 32 : 16;
-    k.esn       = (s & 2) != 0;
-    k.integrity = k.cipher == Cipher::kAesGcm ? Integrity::kNone : (s & 4) ? Integrity::kHmacSha256 : Integrity::kHmacSha1;
-    k.auth_key_bytes = k.integrity == Integrity::kHmacSha256 ? 32 : 20;
-    k.icv_bytes      = k.integrity == Integrity::kHmacSha1 ? 12 : 16;
-    for (auto& b : k.key) b = uint8_t(rng());
-    for (auto& b : k.nonce) b = uint8_t(rng());
-    for (auto& b : k.auth_key) b = uint8_t(rng());
-    suites.push_back(k);
-  }
+  const std::vector<SaKeys> suites = detail::every_suite(5);
   auto ref = make_esp_crypto("ref.esp", {suites.data(), uint32_t(suites.size())});
   ASSERT_TRUE(ref.is_ok());
   for (const std::string& id : engines()) {
@@ -642,22 +630,7 @@ TEST(EspDeviceBodies, MatchOpensslOnTheHost) {
   EXPECT_EQ(sbox[0x53], 0xed);
   EXPECT_EQ(sbox[0xff], 0x16);
   std::mt19937_64 rng(11);
-  std::vector<SaKeys> suites;
-  for (int s = 0; s < 12; ++s) {
-    SaKeys k;
-    k.cipher    = s < 8 ? Cipher::kAesCtr : Cipher::kAesGcm;
-    k.key_bytes = (s & 1) ? 32 : 16;
-    k.esn       = (s & 2) != 0;
-    k.integrity = k.cipher == Cipher::kAesGcm ? Integrity::kNone
-                  : (s & 4)                   ? Integrity::kHmacSha256
-                                              : Integrity::kHmacSha1;
-    k.auth_key_bytes = k.integrity == Integrity::kHmacSha256 ? 32 : k.integrity == Integrity::kHmacSha1 ? 20 : 0;
-    k.icv_bytes      = k.integrity == Integrity::kHmacSha1 ? 12 : 16;
-    for (auto& b : k.key) b = uint8_t(rng());
-    for (auto& b : k.nonce) b = uint8_t(rng());
-    for (auto& b : k.auth_key) b = uint8_t(rng());
-    suites.push_back(k);
-  }
+  const std::vector<SaKeys> suites = detail::every_suite(11);
   std::vector<core::DeviceSa> dev(suites.size());
   for (size_t s = 0; s < suites.size(); ++s) {
     const SaKeys& k = suites[s];

@@ -252,6 +252,20 @@ class EspModuleBase : public Module {
   // take to the GPU, gathered over frames: PacketShader's shade), post finishes. Otherwise
   // everything happens in post. An op names its SA by index, and indices are stable across
   // reloads, so whichever image a stage sees serves it.
+  // Job mode's pre: the module's work up to the crypto for every packet still undecided, its
+  // verdicts kept for post (pre never sets one).
+  Status pre(Frame& f, ModuleSlot* slot) const override {
+    if (!job_mode_) return Status::ok();
+    auto& s = static_cast<EspSlot&>(*slot);
+    ReadGuard::Section sec(guard_);
+    const EspTables& t_ = image();
+    fit(s, t_);
+    s.early.clear();
+    s.deferring = true;
+    collect_frame(t_, f, s);
+    s.deferring = false;
+    return Status::ok();
+  }
   uint32_t job_count() const noexcept override { return job_mode_ ? 1 : 0; }
   JobShape job_shape(uint32_t) const override { return {1, uint32_t(sizeof(ipsec::CryptoOp)), 1}; }
   JobData job_data(Frame&, ModuleSlot* slot, uint32_t) const override {
@@ -317,6 +331,8 @@ class EspModuleBase : public Module {
     if (s.tally.count.size() < t.db.sas().size()) s.tally = SaTally(t.db.sas().size());
   }
 
+  virtual void collect_frame(const EspTables& t, Frame& f, EspSlot& s) const = 0;
+
   EspSource src_;
   ipsec::Dir dir_ = ipsec::Dir::kIn;
   bool job_mode_  = false;
@@ -346,17 +362,8 @@ class EspInModule final : public EspModuleBase {
     return std::unique_ptr<Module>(std::move(m));
   }
 
-  Status pre(Frame& f, ModuleSlot* slot) const override {
-    if (!job_mode_) return Status::ok();
-    auto& s = static_cast<EspSlot&>(*slot);
-    ReadGuard::Section sec(guard_);
-    const EspTables& t_ = image();
-    fit(s, t_);
-    s.early.clear();
-    s.deferring = true;
+  void collect_frame(const EspTables& t_, Frame& f, EspSlot& s) const override {
     collect(t_, f, s, [&f](uint32_t i) { return f.reason[i] == kContinue; }, f.size());
-    s.deferring = false;
-    return Status::ok();
   }
 
   void post(Frame& f, ModuleSlot* slot, const Selection& sel) const override {
@@ -593,17 +600,8 @@ class EspOutModule final : public EspModuleBase {
     return std::unique_ptr<Module>(std::move(m));
   }
 
-  Status pre(Frame& f, ModuleSlot* slot) const override {
-    if (!job_mode_) return Status::ok();
-    auto& s = static_cast<EspSlot&>(*slot);
-    ReadGuard::Section sec(guard_);
-    const EspTables& t_ = image();
-    fit(s, t_);
-    s.early.clear();
-    s.deferring = true;
+  void collect_frame(const EspTables& t_, Frame& f, EspSlot& s) const override {
     collect(t_, f, s, [&f](uint32_t i) { return f.reason[i] == kContinue; }, f.size());
-    s.deferring = false;
-    return Status::ok();
   }
 
   void post(Frame& f, ModuleSlot* slot, const Selection& sel) const override {
