@@ -19,6 +19,8 @@
 //   ref.esp     1         OpenSSL EVP, one packet at a time: the reference
 //   cpu.esp     10        intel-ipsec-mb's burst API (its multi-buffer lanes are the CPU's form
 //                         of batching), up to 128 packets per burst
+//   cuda.esp    5         the GPU, a packet per thread; its crypto is src/ipsec/core/
+//                         crypto_core.hpp, checked on the host against OpenSSL by the tests
 //
 //   "validate:<id>" seals with <id> and checks every packet byte for byte against ref.esp (the
 //   IV is the sequence number, so both produce the same bytes); opens with both and compares.

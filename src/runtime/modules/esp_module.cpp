@@ -5,8 +5,15 @@
 // outer destination (the tunnel's far end); everything else passes through.
 //
 // Contract: both read parse and set parse and bytes (they rewrite headers, so the chain starts
-// a new stage after each: chain.hpp). Neither has shade jobs yet: the crypto runs in post, one
-// engine call per frame (cpu.esp bursts of up to 128 packets).
+// a new stage after each: chain.hpp). The crypto is one engine call per frame (cpu.esp bursts
+// of up to 128 packets): the module's shade job when it is the first of its stage and has no
+// when= (job mode: pre does the checks and builds the ops, the offload master may take the job
+// to the GPU, post finishes), else in post.
+//
+// Packets whose IP header is unreadable are the router's to drop; nothing a policy selects
+// leaves in the clear (a later fragment under a policy with ports: ports_unknown). SIGHUP
+// reloads the SA file (reload below). Inbound, ECN follows RFC 6040: CE outside marks an
+// ECN-capable inner packet, a Not-ECT one is dropped (ecn_not_ect).
 //
 // esp-in, per selected packet
 //   ESP (protocol 50) to a local tunnel endpoint: fragment -> drop fragment; too short for the
@@ -23,7 +30,8 @@
 //   forwards it: RFC 4301 5.1.2.1; expired -> ttl_expired), the packet is encapsulated with
 //   the next sequence number (the SA stops at 2^32 - 1 without ESN: seq_overflow; at its hard
 //   lifetime: sa_expired), sealed, and goes on to be routed by its outer header. Past the SA's
-//   mtu -> too_big; no room in the frame's cell -> no_room; a truncated capture -> truncated.
+//   mtu -> too_big (slow path: ICMP Fragmentation Needed / Packet Too Big back); no room in
+//   the frame's cell -> no_room; a truncated capture -> truncated.
 #include <atomic>
 #include <cstring>
 #include <functional>
