@@ -171,6 +171,17 @@ Result<SaDatabase> SaDatabase::build(SaConfig config, const SaDatabase* previous
     if (!(db.sas_[size_t(found)].src == pol.tmpl_src))
       return Status(Errc::kInvalidArgument, pol.where + ": tmpl_src " + addr_text(pol.tmpl_src) +
                                                 " is not the SA's src " + addr_text(db.sas_[size_t(found)].src));
+    // IPv6 never goes below a 1280-byte MTU (RFC 8200 5): a tunnel that cannot carry 1280-byte
+    // inner packets whole (warpath does not fragment after encapsulation) cannot carry IPv6.
+    if (pol.dir == Dir::kOut && pol.src.addr.family == 6) {
+      const SaSpec& sa        = db.sas_[size_t(found)];
+      const uint32_t overhead = (sa.dst.family == 4 ? 20u : 40u) + 16u + sa.keys.icv_bytes + 2u + 3u;
+      if (sa.mtu < overhead + 1280)
+        return Status(Errc::kInvalidArgument,
+                      pol.where + ": IPv6 through " + sa.where + ", whose mtu " + std::to_string(sa.mtu) +
+                          " leaves " + std::to_string(int(sa.mtu) - int(overhead)) +
+                          " bytes for the inner packet, under IPv6's 1280");
+    }
     db.policy_sa_.push_back(found);
     (pol.dir == Dir::kOut ? db.out_policies_ : db.in_policies_).push_back(uint32_t(p));
     if (pol.dir == Dir::kIn)

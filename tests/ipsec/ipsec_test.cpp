@@ -390,6 +390,13 @@ TEST(SaDatabase, RefusesInconsistentConfigurations) {
   // An inbound SA no policy admits anything through.
   std::string no_in = t.substr(0, t.find("[[policy]]")) + t.substr(t.find("[[policy]]", t.find("[[policy]]") + 1));
   EXPECT_NE(build(no_in).find("sa.toml:2: no `in` policy"), std::string::npos);
+  // A tunnel for IPv6 must carry 1280-byte packets whole.
+  std::string v6 = t + "\n[[sa]]\nsrc = \"2001:db8::1\"\ndst = \"2001:db8::2\"\nspi = 0x7001\ndir = \"out\"\n"
+                       "aead = \"rfc4106(gcm(aes))\"\naead_key = \"0x000102030405060708090a0b0c0d0e0fcafebabe\"\n"
+                       "mtu = 1300\n[[policy]]\nsrc = \"fd01::/64\"\ndst = \"fd02::/64\"\ndir = \"out\"\n"
+                       "tmpl_src = \"2001:db8::1\"\ntmpl_dst = \"2001:db8::2\"\n";
+  EXPECT_NE(build(v6).find("under IPv6's 1280"), std::string::npos) << build(v6);
+  EXPECT_EQ(build(std::string(v6).replace(v6.find("mtu = 1300"), 10, "mtu = 1500")), "");
   // ESN needs a window on the inbound side.
   std::string esn_in = std::string(t).replace(t.find("replay_window = 64"), 18, "esn = true");
   EXPECT_NE(build(esn_in).find("esn needs replay_window"), std::string::npos);
