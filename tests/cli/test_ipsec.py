@@ -657,3 +657,22 @@ def test_offload_path_gives_the_same_packets(tmp_path):
             assert j["engines"]["offload"].startswith("cpu.esp + cpu.lpm"), j["engines"]
     assert results[0] == results[1]
     assert len(results[0][0]) > 10 and len(results[0][1]) > 10
+
+
+def test_preset_in_a_config_file(tmp_path):
+    """app = "ipsec" with sa = FILE (relative to the config) is --app ipsec --sa FILE."""
+    frames, want = outbound_frames()
+    (tmp_path / "sa.toml").write_text(SA_FILE)
+    (tmp_path / "fib.txt").write_text(FIB)
+    (tmp_path / "n.txt").write_text(NEIGHBORS)
+    write_pcap(tmp_path / "in0.pcap", frames)
+    write_pcap(tmp_path / "in1.pcap", [])
+    (tmp_path / "gw.toml").write_text(
+        'app = "ipsec"\nsa = "sa.toml"\nworkers = 1\n[router]\nfib = "fib.txt"\nneighbors = "n.txt"\n'
+        f'[ports]\np0 = "pcap:in0.pcap:o0.pcap"\np1 = "pcap:in1.pcap:o1.pcap"\n')
+    _, j = run_json(tmp_path, tmp_path / "gw.toml", "--no-progress", cwd=tmp_path)
+    assert [m["kind"] for m in j["modules"]] == ["esp-in", "esp-out", "router"]
+    assert j["totals"]["tx"] == len([w for w in want if w])
+    (tmp_path / "bad.toml").write_text('app = "ipsec"\n[[module]]\nkind = "wire"\nsa = "x"\n')
+    r = run("run", tmp_path / "bad.toml", "--no-progress")
+    assert r.returncode != 0

@@ -82,12 +82,12 @@ class Loader {
       }
     }
     uint32_t preset_line = 0;
-    for (const char* key : {"app", "router", "acl"})
+    for (const char* key : {"app", "router", "acl", "sa"})
       if (lines_.count(key) && (!preset_line || lines_.at(key) < preset_line))
         preset_line = lines_.at(key);
     if (preset_line) c_.preset_where = name_ + ":" + std::to_string(preset_line);
     if (!c_.chain.empty())  // the presets' settings have no place in a chain
-      for (const char* key : {"app", "router", "acl"})
+      for (const char* key : {"app", "router", "acl", "sa"})
         if (lines_.count(key))
           return error(Errc::kInvalidArgument, lines_.at(key),
                        std::string(key) +
@@ -209,7 +209,7 @@ class Loader {
       if (!ok)
         return error(Errc::kInvalidArgument, line,
                      key + ": must be one of " +
-                         (key == "app" ? "acl, router, router+acl" : "cpu, gpu, auto") + ", got '" +
+                         (key == "app" ? "acl, router, router+acl, ipsec" : "cpu, gpu, auto") + ", got '" +
                          text + "'");
       return Status::ok();
     }
@@ -229,6 +229,7 @@ class Loader {
       return Status::ok();
     }
     if (key == "json") return get_path(line, key, v, c_.json);
+    if (key == "sa") return get_path(line, key, v, c_.sa);  // app = "ipsec": the SA file
     if (key == "slow_path") {  // a capture file (resolved like every path) or tap:IFACE
       WARPATH_TRY(get_string(line, key, v, c_.slow_path));
       if (c_.slow_path.rfind("tap:", 0) != 0) c_.slow_path = resolve(c_.slow_path);
@@ -263,7 +264,7 @@ class Loader {
     }
     return unknown(line, key,
                    "app, engine, offload_device, workers, batch, delay_us, duration, seed, json, "
-                   "slow_path, metrics, stats_interval, schedule, pin_threads, cpus, gen_profile, "
+                   "slow_path, metrics, stats_interval, schedule, pin_threads, cpus, gen_profile, sa, "
                    "[ports], "
                    "[router], [acl], [[module]]");
   }
