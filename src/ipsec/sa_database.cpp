@@ -64,6 +64,10 @@ bool names(const PolicySpec& p, const SaSpec& sa) {
   return p.spi == 0 || p.spi == sa.spi;
 }
 
+bool addr_less(const Addr& a, const Addr& b) {
+  return a.family != b.family ? a.family < b.family : a.bytes < b.bytes;
+}
+
 bool ports_apply(uint8_t proto) { return proto == 6 || proto == 17 || proto == 132; }
 
 // Addresses and protocol; the ports too when they are known (`ports` false: a later fragment,
@@ -141,6 +145,9 @@ Result<SaDatabase> SaDatabase::build(SaConfig config, const SaDatabase* previous
     }
   }
   std::sort(db.in_index_.begin(), db.in_index_.end());
+  for (uint32_t s : db.in_list_) db.locals_.push_back(db.sas_[s].dst);
+  std::sort(db.locals_.begin(), db.locals_.end(), addr_less);
+  db.locals_.erase(std::unique(db.locals_.begin(), db.locals_.end()), db.locals_.end());
 
   // Policies: out ones by priority (stable: file order breaks ties), then in ones.
   std::stable_sort(config.policies.begin(), config.policies.end(),
@@ -213,12 +220,12 @@ int32_t SaDatabase::find_inbound(uint32_t spi, uint8_t family, const uint8_t* ds
   return -1;
 }
 
+// A binary search: hostile traffic to many addresses costs log(endpoints) per packet.
 bool SaDatabase::is_local(uint8_t family, const uint8_t* dst) const {
-  for (uint32_t s : in_list_)
-    if (sas_[s].dst.family == family &&
-        std::memcmp(sas_[s].dst.bytes.data(), dst, family == 4 ? 4 : 16) == 0)
-      return true;
-  return false;
+  Addr a;
+  a.family = family;
+  std::memcpy(a.bytes.data(), dst, family == 4 ? 4 : 16);
+  return std::binary_search(locals_.begin(), locals_.end(), a, addr_less);
 }
 
 int32_t SaDatabase::match_out(uint8_t family, const uint8_t* src, const uint8_t* dst,

@@ -176,6 +176,7 @@ class SaDatabase {
   std::vector<uint32_t> in_policies_;    ///< indices of in policies
   std::vector<uint8_t> active_;          ///< per SA: configured (1) or retired by a reload (0)
   std::vector<uint32_t> in_list_;        ///< active inbound SAs
+  std::vector<Addr> locals_;             ///< their destinations, sorted and unique (is_local)
   std::vector<uint64_t> in_index_;       ///< sorted (spi << 32 | sa) of active inbound SAs
   size_t out_count_ = 0;
 };
