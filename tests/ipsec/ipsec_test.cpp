@@ -313,7 +313,8 @@ TEST(SaFile, ReadsKernelStyleFields) {
   EXPECT_EQ(db->find_inbound(0x1001, 4, other), -1);
   EXPECT_TRUE(db->is_local(4, local));
   EXPECT_FALSE(db->is_local(4, other));
-  EXPECT_FALSE(db->is_local(6, local));
+  const uint8_t local6[16] = {192, 0, 2, 1};  // IPv6 ::c000:201 is not 192.0.2.1
+  EXPECT_FALSE(db->is_local(6, local6));
   const uint8_t a[4] = {10, 1, 0, 5}, b[4] = {10, 2, 0, 7};
   int32_t sa = -1;
   EXPECT_GE(db->match_out(4, a, b, 17, 999, 53, &sa), 0);
