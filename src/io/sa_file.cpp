@@ -82,21 +82,9 @@ class SaLoader {
   }
   Result<std::vector<uint8_t>> hex(const toml::table& t, const char* table, const char* key) {
     WARPATH_ASSIGN_OR_RETURN(std::string s, str(t, table, key, true));
-    const std::string full = std::string(table) + "." + key;
-    if (s.rfind("0x", 0) != 0 && s.rfind("0X", 0) != 0)
-      return err(full, "must be 0x followed by hex digits, as `ip xfrm state` takes it");
-    s = s.substr(2);
-    if (s.empty() || s.size() % 2) return err(full, "needs an even number of hex digits");
-    std::vector<uint8_t> out;
-    for (size_t i = 0; i < s.size(); i += 2) {
-      auto d = [](char c) {
-        return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-      };
-      const int hi = d(s[i]), lo = d(s[i + 1]);
-      if (hi < 0 || lo < 0) return err(full, "'" + s.substr(i, 2) + "' is not hex");
-      out.push_back(uint8_t(hi << 4 | lo));
-    }
-    return out;
+    auto bytes = ipsec::parse_hex_bytes(s);
+    if (!bytes.is_ok()) return err(std::string(table) + "." + key, bytes.status().message());
+    return bytes;
   }
   Status check_keys(const toml::table& t, const char* table, std::initializer_list<const char*> known) {
     for (auto&& [k, v] : t) {

@@ -48,6 +48,23 @@ Result<Prefix> parse_prefix(std::string_view text) {
   return p;
 }
 
+Result<std::vector<uint8_t>> parse_hex_bytes(std::string_view text) {
+  if (text.rfind("0x", 0) != 0 && text.rfind("0X", 0) != 0)
+    return Status(Errc::kParseError, "needs 0x followed by hex digits, as `ip xfrm state` takes it");
+  text.remove_prefix(2);
+  if (text.empty() || text.size() % 2) return Status(Errc::kParseError, "needs an even number of hex digits");
+  auto digit = [](char c) {
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+  };
+  std::vector<uint8_t> out;
+  for (size_t i = 0; i < text.size(); i += 2) {
+    const int hi = digit(text[i]), lo = digit(text[i + 1]);
+    if (hi < 0 || lo < 0) return Status(Errc::kParseError, "'" + std::string(text.substr(i, 2)) + "' is not hex");
+    out.push_back(uint8_t(hi << 4 | lo));
+  }
+  return out;
+}
+
 std::string addr_text(const Addr& a) {
   char buf[INET6_ADDRSTRLEN] = {};
   inet_ntop(a.family == 4 ? AF_INET : AF_INET6, a.bytes.data(), buf, sizeof buf);

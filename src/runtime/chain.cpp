@@ -204,16 +204,25 @@ Status Chain::pre(Frame& f, uint64_t* ticks_out) const {
   return Status::ok();
 }
 
+namespace {
+
+// Every job of one module for one frame, on the engines of `place`.
+Status run_jobs(const Module& mod, Frame& f, ModuleSlot* slot, Place place, ExecContext& ctx) {
+  for (uint32_t j = 0; j < mod.job_count(); ++j) {
+    const JobData d = mod.job_data(f, slot, j);
+    if (d.count) WARPATH_TRY(mod.run_job(place, j, d, ctx));
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
 Status Chain::shade(Frame& f, Place place, ExecContext& ctx, uint64_t* ticks_out) const {
   uint64_t t = ticks_out ? ticks() : 0;
   for (size_t m = 0; m < modules_.size() && modules_[m].stage == 0; ++m) {
     const Module& mod = *modules_[m].module;
-    const uint32_t jobs = mod.job_count();
-    if (!jobs) continue;
-    for (uint32_t j = 0; j < jobs; ++j) {
-      const JobData d = mod.job_data(f, f.slots[m].get(), j);
-      if (d.count) WARPATH_TRY(mod.run_job(place, j, d, ctx));
-    }
+    if (!mod.job_count()) continue;
+    WARPATH_TRY(run_jobs(mod, f, f.slots[m].get(), place, ctx));
     if (ticks_out) {
       const uint64_t t1 = ticks();
       ticks_out[m] += t1 - t;
@@ -230,10 +239,7 @@ Status Chain::stage_pre_shade(Frame& f, uint32_t stage, uint64_t* ticks_out) con
     const uint64_t t = ticks_out ? ticks() : 0;
     const Module& mod = *modules_[m].module;
     Status st         = mod.pre(f, f.slots[m].get());
-    for (uint32_t j = 0; st.is_ok() && j < mod.job_count(); ++j) {
-      const JobData d = mod.job_data(f, f.slots[m].get(), j);
-      if (d.count) st = mod.run_job(Place::kCpu, j, d, ctx);
-    }
+    if (st.is_ok()) st = run_jobs(mod, f, f.slots[m].get(), Place::kCpu, ctx);
     if (!st.is_ok()) return Status(st.code(), modules_[m].where + ": " + st.message());
     if (ticks_out) ticks_out[m] += ticks() - t;
   }

@@ -101,7 +101,7 @@ def test_flows_are_encrypted_as_the_model_says_and_restored(tmp_path):
 
 def test_key_errors_are_one_line(tmp_path):
     write_pcap(tmp_path / "in.pcap", [])
-    for key, why in (("0x0011", "2 bytes"), ("0011", "needs 0x"), ("0xzz" + "00" * 15, "not a hex byte")):
+    for key, why in (("0x0011", "2 bytes"), ("0011", "needs 0x"), ("0xzz" + "00" * 15, "'zz' is not hex")):
         r = run("run", "--chain", f"flow-aes(key={key}) -> wire", "--no-progress",
                 "--port", f"a=pcap:{tmp_path / 'in.pcap'}:", "--port", "b=pcap::" + str(tmp_path / "o.pcap"))
         assert_no_crash(r)

@@ -78,6 +78,9 @@ struct Prefix {
 Result<Addr> parse_addr(std::string_view text);
 Result<Prefix> parse_prefix(std::string_view text);
 std::string addr_text(const Addr& a);
+/// A key as `ip xfrm state` writes it: "0x" and an even number of hex digits. kParseError:
+/// "needs 0x followed by hex digits", "needs an even number of hex digits", "'zz' is not hex".
+Result<std::vector<uint8_t>> parse_hex_bytes(std::string_view text);
 std::string prefix_text(const Prefix& p);
 
 /// The keys of one SA as the crypto engines need them.

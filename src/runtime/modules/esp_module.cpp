@@ -146,9 +146,8 @@ Result<std::unique_ptr<EspTables>> build_tables(const EspSource& src, ipsec::Dir
   }
   for (size_t s = 0; s < keys.size(); ++s) {
     const ipsec::SaSpec& sa = t.db.sas()[s];
-    // An SA the running image has too (same direction, endpoints, SPI, keys and window) keeps
-    // its state: sequence numbers, replay window and lifetime go on across a reload.
-    // Indices are stable across reloads (SaDatabase::build): the same index is the same SA.
+    // Indices are stable across reloads (SaDatabase::build): the same index is the same SA, and
+    // its state (sequence numbers, replay window, lifetime) goes on.
     std::shared_ptr<ipsec::SaState> kept = previous && s < previous->states.size() ? previous->states[s] : nullptr;
     if (kept && t.db.active(s)) {
       // The counter never goes back (a file's replay_oseq may move it on); a window that
@@ -175,14 +174,12 @@ Result<std::unique_ptr<EspTables>> build_tables(const EspSource& src, ipsec::Dir
   return made;
 }
 
-Result<EspSource> source_of(const ModuleArgs& args, const BuildEnv& env) {
+Result<EspSource> source_of(const ModuleArgs& args, const BuildEnv& env, bool job_mode) {
   EspSource src{args.get("sa"), args.get("engine", "auto"), {}, {}};
   // The offload master runs the first stage's jobs only (chain.hpp: stages): an offload engine
   // for a module in job mode with no header-rewriting module before it.
   bool first_stage = true;
   for (const Module* m : env.earlier) first_stage = first_stage && !(m->contract().sets & field_bit(Field::kParse));
-  const bool job_mode = !args.has("when") &&
-                        (env.earlier.empty() || (env.earlier.back()->contract().sets & field_bit(Field::kParse)));
   if (env.offload && first_stage && job_mode) src.offload = env.offload_device == "cpu" ? "cpu.esp" : "cuda.esp";
   if (src.file.empty()) return Status(Errc::kInvalidArgument, "needs sa=FILE (the SA file: README, IPsec)");
   if (!env.tables || !env.tables->load_sas)
@@ -195,6 +192,7 @@ uint8_t family_of(const PacketInfo& in) { return in.ip_version == 6 ? 6 : 4; }
 // The selectors' ports: those of TCP/UDP/SCTP first fragments, else 0 (a policy with ports
 // then does not select the packet).
 uint16_t sport_of(const PacketInfo& in) { return (in.flags & packet::kHasPorts) ? in.sport : 0; }
+uint16_t dport_of(const PacketInfo& in) { return (in.flags & packet::kHasPorts) ? in.dport : 0; }
 // Are the packet's ports known? Not for a later fragment or a transport header the parser could
 // not read: a policy with ports then cannot decide it (and nothing may leave in the clear).
 bool ports_known(const PacketInfo& in) {
@@ -218,7 +216,6 @@ bool ip_readable(const PacketInfo& in) {
   const uint8_t need = packet::kFieldSrc | packet::kFieldDst | packet::kFieldProto;
   return in.ip_version != 0 && (in.fields & need) == need;
 }
-uint16_t dport_of(const PacketInfo& in) { return (in.flags & packet::kHasPorts) ? in.dport : 0; }
 
 // The IP packet's length from its header (the frame may carry Ethernet padding after it).
 uint32_t ip_length(const uint8_t* ip, uint8_t version) {
@@ -323,12 +320,12 @@ class EspModuleBase : public Module {
     return Status::ok();
   }
   Status init(const ModuleArgs& args, BuildEnv& env, ipsec::Dir dir) {
-    WARPATH_ASSIGN_OR_RETURN(src_, source_of(args, env));
     dir_ = dir;
     // First of its stage (nothing before it in the stage can decide a packet) and on every
     // packet (no when=): pre may do the module's work for all the packets post will see.
     job_mode_ = !args.has("when") &&
                 (env.earlier.empty() || (env.earlier.back()->contract().sets & field_bit(Field::kParse)));
+    WARPATH_ASSIGN_OR_RETURN(src_, source_of(args, env, job_mode_));
     WARPATH_ASSIGN_OR_RETURN(auto t, build_tables(src_, dir, nullptr, env.warnings));
     image_.store(t.release(), std::memory_order_release);
     return Status::ok();
@@ -546,7 +543,7 @@ class EspInModule final : public EspModuleBase {
         } else {
           ip[1] |= 0x30;
         }
-        reparse(f, i);
+        f.infos[i].tos |= 3;  // the parse result's TOS / traffic class, as the bytes now say
       }
     }
     if (!t_.db.admits_in(int32_t(op.sa), version, in.src, in.dst, in.proto, sport_of(in), dport_of(in),

@@ -28,7 +28,6 @@
 //
 // Crypto: OpenSSL's EVP AES-CTR and HMAC (warpath never writes CPU crypto of its own).
 #include <array>
-#include <cctype>
 #include <cstring>
 #include <deque>
 #include <string>
@@ -37,6 +36,8 @@
 
 #include "packet/core/bytes.hpp"
 #include "runtime/modules/builtin_modules.hpp"
+#include "runtime/thread_util.hpp"
+#include "warpath/ipsec/ipsec.hpp"
 #include "warpath/stream/stream.hpp"
 
 #if defined(WARPATH_HAVE_OPENSSL)
@@ -99,11 +100,7 @@ struct FlowAesState final : ModuleState {
   FlowAesState() : ModuleState(kStatCount) {}
   std::unordered_map<FlowKey, FlowCrypt, FlowKeyHash> flows;
   std::deque<FlowKey> tcp_order;  ///< TCP entries in creation order (the evictable ones)
-  uint64_t stats_local[kStatCount] = {};
-  void bump(Stat s, uint64_t by = 1) {
-    stats_local[s] += by;
-    stats[s].store(stats_local[s], std::memory_order_relaxed);
-  }
+  void bump(Stat s, uint64_t by = 1) { add_owned(stats[s], by); }
 };
 
 // The transport checksum of the segment at l4 (len bytes) with the IP pseudo-header.
@@ -254,17 +251,9 @@ ModuleInfo flow_aes_module_info() {
   i.sets    = field_bit(Field::kBytes) | field_bit(Field::kVerdict);
   i.make    = [](const ModuleArgs& args, BuildEnv& env) -> Result<std::unique_ptr<Module>> {
 #if defined(WARPATH_HAVE_OPENSSL)
-    const std::string text = args.get("key");
-    if (text.size() < 3 || (text.rfind("0x", 0) != 0 && text.rfind("0X", 0) != 0))
-      return Status(Errc::kInvalidArgument, "key: needs 0x and 32 or 64 hex digits (a 16- or 32-byte AES key)");
-    if (text.size() % 2) return Status(Errc::kInvalidArgument, "key: an odd number of hex digits");
-    std::vector<uint8_t> key;
-    for (size_t k = 2; k < text.size(); k += 2) {
-      const std::string byte = text.substr(k, 2);
-      if (!std::isxdigit(uint8_t(byte[0])) || !std::isxdigit(uint8_t(byte[1])))
-        return Status(Errc::kInvalidArgument, "key: '" + byte + "' is not a hex byte");
-      key.push_back(uint8_t(std::stoul(byte, nullptr, 16)));
-    }
+    auto parsed = ipsec::parse_hex_bytes(args.get("key"));
+    if (!parsed.is_ok()) return Status(Errc::kInvalidArgument, "key: " + parsed.status().message());
+    std::vector<uint8_t> key = std::move(parsed).value();
     if (key.size() != 16 && key.size() != 32)
       return Status(Errc::kInvalidArgument, "key: " + std::to_string(key.size()) + " bytes; AES takes 16 or 32");
     WARPATH_ASSIGN_OR_RETURN(const uint64_t cap, args.get_u64("capacity", 65536, 1u << 26));
