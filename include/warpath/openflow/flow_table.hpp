@@ -1,0 +1,216 @@
+// include/warpath/openflow/flow_table.hpp
+//
+// An OpenFlow 1.0 flow table (one table, as OpenFlow 1.0 switches have): the control side
+// (FlowTable: flow_mods, timeouts, counters, statistics, and the reference lookup) and the data
+// side (FlowImage: an immutable image the switch module looks packets up in).
+//
+// Precedence (the oracle's rule, FlowTable::lookup)
+//   1. An exact-match flow (no wildcard) beats every wildcarded flow (OpenFlow 1.0; it is stored
+//      at priority 65535).
+//   2. Then the highest priority.
+//   3. Among equal priorities, the flow installed first. OpenFlow leaves such ties undefined and
+//      Open vSwitch picks one arbitrarily; warpath's rule is deterministic. A flow replaced by an
+//      ADD of the same match and priority counts as newly installed; MODIFY keeps the place.
+//
+// flow_mod (OpenFlow 1.0, as Open vSwitch 3.1 implements it; FlowTable::apply)
+//   ADD            the same match and priority replaces the flow (counters reset); with
+//                  check_overlap, a different flow of the same priority that some packet could
+//                  match both is refused (kOverlap); emergency flows are refused as Open vSwitch
+//                  does (kBadEmergTimeout with a timeout, else kAllTablesFull); a full table is
+//                  kAllTablesFull.
+//   MODIFY         new actions (and cookie, when one is given) for every flow the match covers
+//                  (loose: priority ignored); counters, timeouts, flags and age kept; nothing
+//                  covered: added as ADD would.
+//   MODIFY_STRICT  the same for the flow of identical match and priority only.
+//   DELETE         every flow the match covers, priority ignored; DELETE_STRICT: identical match
+//                  and priority. Both keep flows that do not output to out_port (unless
+//                  kPortNone).
+//
+// Timeouts and counters
+//   Clocks are nanoseconds from any origin (tests pass a fake one). A hard timeout runs from
+//   installation, an idle timeout from the last packet (account()) or installation. expire()
+//   removes what has run out: hard first when both have.
+//
+// Updates while switching
+//   FlowImage::build compiles the table as it is; the switch module publishes each new image
+//   with a ReadGuard (core/read_guard.hpp), so a frame sees one image, before or after a
+//   flow_mod, never a mix. Entry ids are stable while an entry lives, and `order` is unique over
+//   the table's life, so counters the data path keeps per id can tell an id's new flow from the
+//   one it replaced.
+//
+// FlowImage
+//   Exact-match flows in a hash table (PacketShader's exact-match table); wildcarded flows in
+//   tuple-space subtables, one hash table per distinct mask, ranked by their best flow so a key
+//   stops at the first subtable that cannot beat what it has (Open vSwitch's ranked tuple space
+//   search). Lookups go in batches: hash, prefetch, then compare (G-Opt). Hash tables are
+//   buckets of 8 (32-bit signature, slot) in one cache line, keys in a slot array.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "warpath/core/span.hpp"
+#include "warpath/core/status.hpp"
+#include "warpath/openflow/flow.hpp"
+
+namespace warpath::openflow {
+
+enum class FlowModCommand : uint8_t {
+  kAdd          = 0,  // OpenFlow 1.0 wire codes
+  kModify       = 1,
+  kModifyStrict = 2,
+  kDelete       = 3,
+  kDeleteStrict = 4,
+};
+
+enum class RemovedReason : uint8_t { kIdleTimeout = 0, kHardTimeout = 1, kDelete = 2 };
+
+/// OFPET_FLOW_MOD_FAILED codes (kNone: success).
+enum class FlowModError : uint8_t {
+  kAllTablesFull   = 0,
+  kOverlap         = 1,
+  kEperm           = 2,
+  kBadEmergTimeout = 3,
+  kBadCommand      = 4,
+  kUnsupported     = 5,
+  kNone            = 255,
+};
+const char* flow_mod_error_name(FlowModError e) noexcept;
+
+struct FlowEntry {
+  FlowSpec spec;            ///< as stored: exact matches at priority 65535; out_port unused
+  uint32_t id    = 0;       ///< slot, stable while the entry lives
+  uint64_t order = 0;       ///< install order (unique, from 1)
+  uint64_t created_ns = 0;  ///< installation
+  uint64_t used_ns    = 0;  ///< last packet, or installation
+  uint64_t packets = 0, bytes = 0;
+};
+
+/// Whether `a` takes precedence over `b` (header comment).
+bool precedes(const FlowEntry& a, const FlowEntry& b) noexcept;
+
+struct RemovedFlow {
+  FlowEntry entry;
+  RemovedReason reason;
+};
+
+struct FlowModResult {
+  FlowModError error = FlowModError::kNone;
+  uint32_t added = 0, modified = 0;
+  std::vector<RemovedFlow> removed;  ///< deleted (and replaced-by-ADD are not listed)
+  bool ok() const noexcept { return error == FlowModError::kNone; }
+};
+
+class FlowTable {
+ public:
+  static constexpr uint32_t kDefaultCapacity = 1u << 20;
+  explicit FlowTable(uint32_t capacity = kDefaultCapacity) : capacity_(capacity) {}
+
+  FlowModResult apply(FlowModCommand cmd, const FlowSpec& spec, uint64_t now_ns);
+  /// Removes the flows whose timeouts have run out at `now_ns`.
+  std::vector<RemovedFlow> expire(uint64_t now_ns);
+  /// The data path's counters for the entry of `id` installed as `order` (ignored when the id
+  /// now holds another flow).
+  void account(uint32_t id, uint64_t order, uint64_t packets, uint64_t bytes, uint64_t used_ns);
+
+  /// The reference lookup (the oracle): every entry tested, the precedence rule applied.
+  const FlowEntry* lookup(const packet::OfTuple& key) const;
+  /// Entries a statistics request or a non-strict command reaches: covered by `filter`, and
+  /// outputting to `out_port` unless kPortNone; in precedence order.
+  std::vector<const FlowEntry*> select(const Match& filter, uint16_t out_port) const;
+  /// Every entry, in precedence order.
+  std::vector<const FlowEntry*> entries() const;
+  const FlowEntry* entry(uint32_t id) const;
+
+  size_t size() const noexcept { return count_; }
+  uint32_t capacity() const noexcept { return capacity_; }
+  /// The largest id ever used + 1 (images size their per-id arrays by it).
+  uint32_t id_limit() const noexcept { return uint32_t(slots_.size()); }
+  /// Bumped by every change of the entries (not by counters).
+  uint64_t version() const noexcept { return version_; }
+
+ private:
+  struct StrictKey {
+    packet::OfTuple value;
+    uint32_t wildcards;
+    uint16_t priority;
+    bool operator==(const StrictKey& o) const noexcept;
+  };
+  struct StrictHash {
+    size_t operator()(const StrictKey& k) const noexcept;
+  };
+  static StrictKey strict_key(const Match& m, uint16_t priority);
+  FlowEntry* find_strict(const Match& m, uint16_t priority);
+  void insert(const FlowSpec& spec, uint16_t priority, uint64_t now_ns);
+  void remove(uint32_t id);
+
+  uint32_t capacity_;
+  std::vector<FlowEntry> slots_;
+  std::vector<uint8_t> live_;
+  std::vector<uint32_t> free_;
+  std::unordered_map<StrictKey, uint32_t, StrictHash> index_;  ///< identical match + priority
+  size_t count_        = 0;
+  uint64_t next_order_ = 1;
+  uint64_t version_    = 0;
+};
+
+inline constexpr uint32_t kNoFlow = 0xFFFF'FFFFu;
+
+/// What a flow does to a packet, compiled for the data path.
+struct ActionProgram {
+  uint32_t first    = 0;  ///< rewrites: FlowImage::rewrites()[first, first + rewrites)
+  uint16_t rewrites = 0;
+  uint16_t max_len  = 0;  ///< bytes for the controller
+  uint64_t ports    = 0;  ///< bit p: out of port p (0-based: OpenFlow port p + 1)
+  uint16_t special  = 0;  ///< ActionBits
+  uint64_t order    = 0;  ///< the flow's install order (FlowEntry::order)
+};
+enum ActionBits : uint16_t {
+  kToInPort     = 1,   ///< in_port: back out of the ingress port
+  kToFlood      = 2,   ///< every port but the ingress one
+  kToAll        = 4,   ///< the same (no port is excluded from flooding)
+  kToController = 8,
+  kToNormal     = 16,  ///< the L2 learning switch
+  kToLocal      = 32,
+  kNoSuchPort   = 64,  ///< an output to a port the switch does not have (dropped)
+};
+
+class FlowImage {
+ public:
+  /// Compiles `table` for a switch of `port_count` ports (at most 64). kInvalidArgument names
+  /// a flow whose actions the data path cannot run (headers rewritten between two outputs).
+  static Result<std::shared_ptr<const FlowImage>> build(const FlowTable& table, uint32_t port_count);
+
+  /// ids[i] = the id of the flow key i hits (precedence rules), or kNoFlow.
+  void lookup(Span<const packet::OfTuple> keys, Span<uint32_t> ids) const;
+  uint32_t lookup_one(const packet::OfTuple& key) const;
+
+  const ActionProgram& program(uint32_t id) const { return programs_[id]; }
+  const Action* rewrites() const noexcept { return rewrites_.data(); }
+  uint32_t id_limit() const noexcept { return uint32_t(programs_.size()); }
+  size_t flows() const noexcept { return flows_; }
+  size_t exact_flows() const noexcept { return exact_flows_; }
+  size_t subtables() const noexcept { return subtables_.size(); }
+  uint64_t version() const noexcept { return version_; }
+
+  struct Table;  // one hash table (openflow/flow_image.cpp)
+  ~FlowImage();
+  FlowImage();
+
+ private:
+  std::unique_ptr<Table> exact_;
+  std::vector<std::unique_ptr<Table>> subtables_;  // best first
+  std::vector<ActionProgram> programs_;
+  std::vector<Action> rewrites_;
+  std::vector<uint64_t> ranks_;  ///< per id: priority, then earlier install (larger wins)
+  size_t flows_ = 0, exact_flows_ = 0;
+  uint64_t version_ = 0;
+};
+
+/// Compiles one action list (FlowImage::build's per-flow step); the rewrites go to `rewrites`.
+/// kInvalidArgument when headers change between two outputs.
+Result<ActionProgram> compile_actions(const std::vector<Action>& actions, uint32_t port_count,
+                                      std::vector<Action>& rewrites);
+
+}  // namespace warpath::openflow

@@ -1,0 +1,228 @@
+// src/openflow/flow_image.cpp: the data side of the flow table (flow_table.hpp: FlowImage):
+// compiled from a FlowTable, looked up in batches.
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <string>
+
+#include "openflow/core/flow_hash_core.hpp"
+#include "warpath/core/hd.hpp"
+#include "warpath/openflow/flow_table.hpp"
+
+namespace warpath::openflow {
+
+struct FlowImage::Table {
+  std::vector<core::Bucket> buckets;
+  std::vector<packet::OfTuple> keys;
+  std::vector<uint32_t> flows;
+  packet::OfTuple mask{};
+  uint64_t max_rank = 0;
+
+  core::HashView view() const {
+    return {buckets.data(), uint32_t(buckets.size() - 1), keys.data(), flows.data(), mask};
+  }
+  void build() {
+    size_t n = 1;
+    while (n * core::kBucketWays < 2 * keys.size()) n <<= 1;  // at most half full
+    buckets.assign(n, core::Bucket{});
+    const uint32_t bmask = uint32_t(n - 1);
+    for (uint32_t s = 0; s < keys.size(); ++s) {
+      const uint64_t h = core::hash_key(keys[s]);
+      for (uint32_t b = uint32_t(h) & bmask;; b = (b + 1) & bmask) {
+        core::Bucket& bk = buckets[b];
+        uint32_t j       = 0;
+        while (j < core::kBucketWays && bk.sig[j]) ++j;
+        if (j == core::kBucketWays) continue;
+        bk.sig[j]  = core::signature(h);
+        bk.slot[j] = s;
+        break;
+      }
+    }
+  }
+};
+
+FlowImage::FlowImage()  = default;
+FlowImage::~FlowImage() = default;
+
+namespace {
+
+// Larger is better: priority, then the earlier install (orders below 2^40).
+uint64_t rank_of(const FlowEntry& e) {
+  const uint64_t order = std::min<uint64_t>(e.order, (1ull << 40) - 1);
+  return uint64_t(e.spec.priority) << 40 | ((1ull << 40) - 1 - order);
+}
+
+bool is_output(const Action& a) {
+  return a.type == ActionType::kOutput || a.type == ActionType::kEnqueue;
+}
+
+}  // namespace
+
+Result<ActionProgram> compile_actions(const std::vector<Action>& actions, uint32_t port_count,
+                                      std::vector<Action>& rewrites) {
+  ActionProgram p;
+  p.first    = uint32_t(rewrites.size());
+  int last   = -1;
+  int first  = -1;
+  for (size_t i = 0; i < actions.size(); ++i)
+    if (is_output(actions[i])) {
+      last = int(i);
+      if (first < 0) first = int(i);
+    }
+  for (int i = 0; i < last; ++i) {
+    const Action& a = actions[size_t(i)];
+    if (is_output(a)) continue;
+    if (i > first)
+      return Status(Errc::kInvalidArgument,
+                    "actions=" + format_actions(actions) +
+                        ": headers change between two outputs (each copy would need its own "
+                        "headers; not supported yet)");
+    rewrites.push_back(a);
+    ++p.rewrites;
+  }
+  for (int i = 0; i <= last; ++i) {
+    const Action& a = actions[size_t(i)];
+    if (!is_output(a)) continue;
+    switch (a.port) {
+      case kPortInPort: p.special |= kToInPort; break;
+      case kPortFlood: p.special |= kToFlood; break;
+      case kPortAll: p.special |= kToAll; break;
+      case kPortController:
+        p.special |= kToController;
+        p.max_len = std::max(p.max_len, a.max_len);
+        break;
+      case kPortNormal: p.special |= kToNormal; break;
+      case kPortLocal: p.special |= kToLocal; break;
+      default:
+        if (a.port >= 1 && a.port <= port_count)
+          p.ports |= uint64_t(1) << (a.port - 1);
+        else
+          p.special |= kNoSuchPort;
+    }
+  }
+  return p;
+}
+
+Result<std::shared_ptr<const FlowImage>> FlowImage::build(const FlowTable& table,
+                                                          uint32_t port_count) {
+  if (port_count > 64)
+    return Status(Errc::kInvalidArgument,
+                  "the switch handles at most 64 ports, not " + std::to_string(port_count));
+  auto img      = std::shared_ptr<FlowImage>(new FlowImage());
+  img->version_ = table.version();
+  img->programs_.assign(table.id_limit(), ActionProgram{});
+  const std::vector<const FlowEntry*> all = table.entries();  // precedence order
+  img->flows_                             = all.size();
+  img->exact_                             = std::make_unique<Table>();
+  img->exact_->mask                       = exact_mask();
+  // Subtables by mask; within one, the first entry of a masked value (in precedence order) is
+  // the one any key reaching it gets.
+  std::map<std::vector<uint32_t>, size_t> by_mask;
+  for (const FlowEntry* e : all) {
+    Result<ActionProgram> p = compile_actions(e->spec.actions, port_count, img->rewrites_);
+    if (!p.is_ok())
+      return Status(Errc::kInvalidArgument,
+                    "flow " + format_flow(e->spec) + ": " + p.status().message());
+    img->programs_[e->id]       = *p;
+    img->programs_[e->id].order = e->order;
+    const packet::OfTuple value = e->spec.match.value();
+    if (e->spec.match.exact()) {
+      img->exact_->keys.push_back(value);
+      img->exact_->flows.push_back(e->id);
+      ++img->exact_flows_;
+      continue;
+    }
+    const packet::OfTuple mask = e->spec.match.mask();
+    const std::vector<uint32_t> mk(mask.w, mask.w + packet::kOfWords);
+    auto [it, fresh] = by_mask.emplace(mk, img->subtables_.size());
+    if (fresh) {
+      img->subtables_.push_back(std::make_unique<Table>());
+      img->subtables_.back()->mask = mask;
+    }
+    Table& t = *img->subtables_[it->second];
+    t.keys.push_back(value);
+    t.flows.push_back(e->id);
+    t.max_rank = std::max(t.max_rank, rank_of(*e));
+  }
+  for (auto& t : img->subtables_) {
+    // Keep the first (best) flow of each masked value.
+    std::vector<packet::OfTuple> keys;
+    std::vector<uint32_t> flows;
+    std::map<std::vector<uint32_t>, bool> seen;
+    for (size_t s = 0; s < t->keys.size(); ++s) {
+      if (!seen.emplace(std::vector<uint32_t>(t->keys[s].w, t->keys[s].w + packet::kOfWords), true)
+               .second)
+        continue;
+      keys.push_back(t->keys[s]);
+      flows.push_back(t->flows[s]);
+    }
+    t->keys  = std::move(keys);
+    t->flows = std::move(flows);
+    t->build();
+  }
+  img->exact_->build();
+  std::stable_sort(img->subtables_.begin(), img->subtables_.end(),
+                   [](const auto& a, const auto& b) { return a->max_rank > b->max_rank; });
+  // Ranks per flow for the subtable walk.
+  img->ranks_.assign(table.id_limit(), 0);
+  for (const FlowEntry* e : all) img->ranks_[e->id] = rank_of(*e);
+  return std::shared_ptr<const FlowImage>(std::move(img));
+}
+
+uint32_t FlowImage::lookup_one(const packet::OfTuple& key) const {
+  uint32_t id = kNoFlow;
+  lookup({&key, 1}, {&id, 1});
+  return id;
+}
+
+void FlowImage::lookup(Span<const packet::OfTuple> keys, Span<uint32_t> ids) const {
+  constexpr uint32_t kChunk = 64;
+  uint64_t h[kChunk], best[kChunk];
+  for (uint32_t base = 0; base < keys.size; base += kChunk) {
+    const uint32_t n = std::min(kChunk, keys.size - base);
+    const packet::OfTuple* k = keys.data + base;
+    uint32_t* out            = ids.data + base;
+    uint32_t open            = n;
+    for (uint32_t i = 0; i < n; ++i) {
+      out[i]  = kNoFlow;
+      best[i] = 0;
+    }
+    if (!exact_->keys.empty()) {
+      const core::HashView v = exact_->view();
+      for (uint32_t i = 0; i < n; ++i) {
+        h[i] = core::hash_key(core::apply_mask(k[i], v.mask));
+        WARPATH_PREFETCH(&v.buckets[uint32_t(h[i]) & v.bucket_mask]);
+      }
+      for (uint32_t i = 0; i < n; ++i) {
+        const uint32_t f = core::probe(v, core::apply_mask(k[i], v.mask), h[i]);
+        if (f != core::kMiss) {
+          out[i]  = f;
+          best[i] = ~0ull;  // exact beats every subtable
+          --open;
+        }
+      }
+    }
+    for (const auto& t : subtables_) {
+      if (open == 0) break;
+      const core::HashView v = t->view();
+      bool any               = false;
+      for (uint32_t i = 0; i < n; ++i) {
+        if (best[i] >= t->max_rank) continue;
+        any  = true;
+        h[i] = core::hash_key(core::apply_mask(k[i], v.mask));
+        WARPATH_PREFETCH(&v.buckets[uint32_t(h[i]) & v.bucket_mask]);
+      }
+      if (!any) continue;
+      for (uint32_t i = 0; i < n; ++i) {
+        if (best[i] >= t->max_rank) continue;
+        const uint32_t f = core::probe(v, core::apply_mask(k[i], v.mask), h[i]);
+        if (f != core::kMiss && ranks_[f] > best[i]) {
+          best[i] = ranks_[f];
+          out[i]  = f;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace warpath::openflow
