@@ -12,7 +12,8 @@
 //                 first fragment) updated incrementally (RFC 1624); a UDP checksum of 0 (none)
 //                 stays 0
 //   mod_tp_*      IPv4 TCP or UDP with its header captured (others: nothing), checksum updated
-// Only captured bytes are touched: a rewrite whose header lies beyond the capture does nothing.
+// Only captured bytes are touched: a rewrite whose header (or, for ports, whose checksum) lies
+// beyond the capture does nothing.
 // `info` (the parse result) is kept true for later modules.
 #pragma once
 #include <cstdint>
@@ -159,7 +160,7 @@ WARPATH_HD bool apply_rewrite(PacketRef& p, packet::PacketInfo& in, const Action
       if (!ipv4_ok(p, in) || !c) return true;
       const bool src   = a.type == ActionType::kSetTpSrc;
       const uint32_t at = in.l4_offset + (src ? 0u : 2u);
-      if (at + 2 > p.caplen) return true;
+      if (c + 2 > p.caplen) return true;  // the checksum (after the ports) is not captured
       const uint16_t o = rd16(p.data + at), n = uint16_t(a.value);
       wr16(p.data + at, n);
       fix_csum(p, c, o, n, in.proto == 17);
