@@ -89,7 +89,8 @@ Result<std::vector<ChainOutcome>> run_chain_frames(const Chain& chain,
     for (uint32_t i = 0; i < f.size(); ++i) {
       ChainOutcome o;
       o.reason  = chain.reasons()[f.reason[i]].name;
-      o.out     = f.reason[i] == kReasonForwarded ? f.out[i] : 0;
+      o.out      = f.reason[i] == kReasonForwarded ? f.out[i] : 0;
+      o.out_mask = o.out == kOutMany ? f.out_mask[i] : 0;
       o.context = chain.contexts().name(f.context[i]);
       o.bytes.assign(f.batch.data(i), f.batch.data(i) + f.batch.meta(i).caplen);
       out.push_back(std::move(o));

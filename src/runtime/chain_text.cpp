@@ -151,6 +151,11 @@ std::vector<ModuleSpec> preset_chain(const RunConfig& c, Preloaded preloaded) {
       ModuleSpec in{"esp-in", {{"sa", c.sa}}, where}, out{"esp-out", {{"sa", c.sa}}, where};
       return {in, out, router};
     }
+    case AppKind::kSwitch: {
+      ModuleSpec sw{"switch", {}, where};
+      if (!c.flows.empty()) sw.args.emplace_back("flows", c.flows);
+      return {sw};
+    }
     case AppKind::kAcl:
       // The firewall alone drops what the parser rejected, before its rules, and sends what
       // it permits out of the paired port (a bump in the wire).

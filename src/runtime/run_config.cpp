@@ -31,6 +31,8 @@ const char* app_name(AppKind a) noexcept {
       return "router+acl";
     case AppKind::kIpsec:
       return "ipsec";
+    case AppKind::kSwitch:
+      return "switch";
   }
   return "?";
 }
@@ -48,7 +50,7 @@ const char* offload_name(Offload o) noexcept {
 }
 
 bool parse_app(std::string_view text, AppKind& out) noexcept {
-  for (AppKind a : {AppKind::kAcl, AppKind::kRouter, AppKind::kRouterAcl, AppKind::kIpsec})
+  for (AppKind a : {AppKind::kAcl, AppKind::kRouter, AppKind::kRouterAcl, AppKind::kIpsec, AppKind::kSwitch})
     if (text == app_name(a)) {
       out = a;
       return true;

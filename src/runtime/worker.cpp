@@ -39,6 +39,8 @@ Status Worker::init() {
   icmp_frame_.resize(kMaxReplyBytes);
   for (auto& l : out_lists_) l.reserve(cfg_.batch);
   slow_list_.reserve(cfg_.batch);
+  many_list_.reserve(cfg_.batch);
+  many_failed_.assign(cfg_.batch, 0);
   return Status::ok();
 }
 
@@ -123,9 +125,18 @@ Status Worker::finish(Frame& c) {
   std::fill(reason_scratch_.begin(), reason_scratch_.end(), 0);
   for (auto& l : out_lists_) l.clear();
   slow_list_.clear();
+  many_list_.clear();
   for (uint32_t i = 0; i < n; ++i) {
     const uint16_t r = c.reason[i];
-    if (r == fwd) {
+    if (r == fwd && c.out[i] == kOutMany) {
+      // One copy per port (ports copy the bytes out of the frame), counted once: forwarded
+      // when every copy went, tx_error otherwise.
+      many_list_.push_back(i);
+      many_failed_[i] = 0;
+      for (uint64_t m = c.out_mask[i] & ~kOutSlowPathBit; m; m &= m - 1)
+        out_lists_[unsigned(__builtin_ctzll(m))].push_back(i);
+      if (c.out_mask[i] & kOutSlowPathBit) slow_list_.push_back(i);
+    } else if (r == fwd) {
       out_lists_[c.out[i]].push_back(i);
     } else {
       ++reason_scratch_[r];
@@ -139,15 +150,23 @@ Status Worker::finish(Frame& c) {
     const uint32_t sent =
         cfg_.ports[p]->tx_burst(cfg_.id, c.batch, {list.data(), uint32_t(list.size())});
     const uint64_t t = mono_ns();
+    uint32_t single_sent = 0, single_failed = 0;
     for (uint32_t k = 0; k < list.size(); ++k) {
+      const bool many = c.out[list[k]] == kOutMany;
       if (k < sent) {
         latency_.record(t - c.rx_ns[list[k]]);
         tx_bytes += c.batch.meta(list[k]).len;
+        single_sent += !many;
+      } else if (many) {
+        many_failed_[list[k]] = 1;
+      } else {
+        ++single_failed;
       }
     }
-    reason_scratch_[fwd] += sent;
-    reason_scratch_[kReasonTxError] += list.size() - sent;
+    reason_scratch_[fwd] += single_sent;
+    reason_scratch_[kReasonTxError] += single_failed;
   }
+  for (uint32_t i : many_list_) ++reason_scratch_[many_failed_[i] ? kReasonTxError : fwd];
   if (cfg_.slow_path && !slow_list_.empty())
     (void)cfg_.slow_path->tx_burst(cfg_.id, c.batch,
                                    {slow_list_.data(), uint32_t(slow_list_.size())});

@@ -89,6 +89,8 @@ class Worker {
   std::vector<uint64_t> module_ticks_;  ///< per module, added to the counters after each frame
   std::vector<std::vector<uint32_t>> out_lists_;
   std::vector<uint32_t> slow_list_;
+  std::vector<uint32_t> many_list_;   ///< packets sent out of several ports (kOutMany)
+  std::vector<uint8_t> many_failed_;  ///< per packet: a copy could not be sent
   packet::PacketBatch icmp_;  ///< replies (Time Exceeded) of the frame being finished
   std::vector<std::vector<uint32_t>> icmp_lists_;
   std::vector<uint8_t> icmp_frame_;

@@ -51,7 +51,7 @@ constexpr const char* kDefaultGenSpec = "gen:max:5000000";
 /// Flag values; a flag overrides the config only when given (its Option's count() > 0).
 struct RunOptions {
   std::string config;
-  std::string app, chain, rules, format, algo, fib, neighbors, sa, lookup, engine, offload_device,
+  std::string app, chain, rules, format, algo, fib, neighbors, sa, flows, lookup, engine, offload_device,
       json, slow_path, metrics, schedule, match_action, default_action, ipv6_action,
       nonip_action;
   std::vector<std::string> ports;
@@ -131,7 +131,7 @@ Result<runtime::RunConfig> build_config(const RunOptions& o, bool& builtin_ports
                         "or use [[module]] tables in the file");
   }
   if (!c.chain.empty())  // the presets' settings have no place in a chain
-    for (const char* flag : {"--app", "--rules", "--format", "--algo", "--fib", "--neighbors", "--sa",
+    for (const char* flag : {"--app", "--rules", "--format", "--algo", "--fib", "--neighbors", "--sa", "--flows",
                              "--lookup", "--match-action", "--default-action", "--ipv6-action",
                              "--non-ip-action"})
       if (o.has(flag))
@@ -150,6 +150,7 @@ Result<runtime::RunConfig> build_config(const RunOptions& o, bool& builtin_ports
   set("--fib", c.fib, o.fib);
   set("--neighbors", c.neighbors, o.neighbors);
   set("--sa", c.sa, o.sa);
+  set("--flows", c.flows, o.flows);
   set("--lookup", c.lookup_engine, o.lookup);
   set("--offload-device", c.offload_device, o.offload_device);
   set("--json", c.json, o.json);
@@ -197,7 +198,8 @@ struct Tables {
 
 Status load_tables(const runtime::RunConfig& c, bool builtin_ports, Tables& t) {
   if (!c.chain.empty()) return Status::ok();  // the modules load their own
-  const bool router = c.app != runtime::AppKind::kAcl;
+  const bool router = c.app == runtime::AppKind::kRouter || c.app == runtime::AppKind::kRouterAcl ||
+                      c.app == runtime::AppKind::kIpsec;
   const bool acl    = c.app == runtime::AppKind::kAcl || c.app == runtime::AppKind::kRouterAcl;
   if (router) {
     if (c.fib.empty()) {
@@ -282,7 +284,8 @@ int run_pipeline(const RunOptions& o) {
   };
   in.read_text = [](const std::string& path) { return io::read_text_file(path); };
   in.load_sas  = [](const std::string& path) { return io::read_sa_file(path); };
-  if (c.chain.empty() && c.app != runtime::AppKind::kAcl) {  // a chain's modules load theirs
+  if (c.chain.empty() && c.app != runtime::AppKind::kAcl &&
+      c.app != runtime::AppKind::kSwitch) {  // a chain's modules load theirs
     in.fib       = &tables.fib;
     in.neighbors = &tables.neighbors;
   }
@@ -386,8 +389,8 @@ void add_run(CLI::App& app, Runner& run) {
     o->given[name]   = opt;
     return opt;
   };
-  flag("--app", o->app, "Application: acl, router, router+acl, ipsec")
-      ->check(CLI::IsMember({"acl", "router", "router+acl", "ipsec"}));
+  flag("--app", o->app, "Application: acl, router, router+acl, ipsec, switch")
+      ->check(CLI::IsMember({"acl", "router", "router+acl", "ipsec", "switch"}));
   flag("--chain", o->chain,
        "Modules to run instead of an app, e.g. \"acl(rules=fw.rules, default=permit) -> "
        "router(fib=t.fib)\" (warpath modules lists them)");
@@ -398,6 +401,7 @@ void add_run(CLI::App& app, Runner& run) {
   flag("--fib", o->fib, "Route file: <prefix>/<len> [<nexthop>] per line (default: built-in)");
   flag("--neighbors", o->neighbors, "Neighbour file: lines '<nexthop> <port> <dst_mac>'");
   flag("--sa", o->sa, "IPsec SA file ([[sa]] and [[policy]] with ip xfrm's fields) for --app ipsec");
+  flag("--flows", o->flows, "OpenFlow flow file (ovs-ofctl syntax, one flow per line) for --app switch");
   flag("--lookup", o->lookup, "CPU-side lookup engine id (cpu.lpm, ref.lpm, ...) or auto");
   flag("--port", o->ports, "NAME=SPEC, repeatable, in port-number order (replaces the config's)")
       ->check(CLI::Validator(

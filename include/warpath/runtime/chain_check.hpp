@@ -22,11 +22,13 @@ namespace warpath::runtime {
 /// What a chain made of one packet.
 struct ChainOutcome {
   std::string reason;   ///< the reason's name ("forwarded", "acl_deny", ...)
-  uint16_t out = 0;     ///< output port when forwarded, else 0
-  std::string context;  ///< context name
+  uint16_t out = 0;       ///< output port when forwarded, else 0 (kOutMany: see out_mask)
+  uint64_t out_mask = 0;  ///< the ports of a kOutMany packet (frame.hpp), else 0
+  std::string context;    ///< context name
   std::vector<uint8_t> bytes;
   bool operator==(const ChainOutcome& o) const {
-    return reason == o.reason && out == o.out && context == o.context && bytes == o.bytes;
+    return reason == o.reason && out == o.out && out_mask == o.out_mask && context == o.context &&
+           bytes == o.bytes;
   }
 };
 

@@ -18,7 +18,10 @@
 //                                  modules declared `when=NAME` run only on those packets
 //   reason     kVerdict            kContinue while no module has decided, else the id of the
 //                                  reason that decided (reasons.hpp), which gives the verdict
-//   out        kVerdict            output port of a forwarded packet
+//   out        kVerdict            output port of a forwarded packet, or kOutMany
+//   out_mask   kVerdict            the ports of a kOutMany packet (one copy out of each): bit p
+//                                  port p, kOutSlowPathBit a copy to the slow path as well (an
+//                                  OpenFlow flood, several outputs, output plus controller)
 //
 // The verdicts: continue (the next module sees the packet), forward out of `out`, drop or slow
 // path (with a reason). A decided packet is not shown to later modules.
@@ -33,6 +36,12 @@
 #include "warpath/packet/info.hpp"
 
 namespace warpath::runtime {
+
+/// out[i] of a forwarded packet sent out of every port of out_mask[i].
+inline constexpr uint16_t kOutMany = 0xFFFE;
+/// out_mask[i]: a copy to the slow path too; ports 0..62 have bits of their own.
+inline constexpr uint64_t kOutSlowPathBit = uint64_t(1) << 63;
+inline constexpr uint32_t kMaxMaskPorts   = 63;
 
 /// reason[i] of a packet no module has decided yet.
 inline constexpr uint16_t kContinue = 0xFFFF;
@@ -68,7 +77,8 @@ struct Frame {
         flow(capacity),
         context(capacity),
         reason(capacity),
-        out(capacity) {}
+        out(capacity),
+        out_mask(capacity) {}
 
   packet::PacketBatch batch;
   uint32_t capacity;
@@ -78,6 +88,7 @@ struct Frame {
   std::vector<uint16_t> context;
   std::vector<uint16_t> reason;
   std::vector<uint16_t> out;
+  std::vector<uint64_t> out_mask;
   /// One per module of the chain, by position (nullptr for a module without one).
   std::vector<std::unique_ptr<ModuleSlot>> slots;
 

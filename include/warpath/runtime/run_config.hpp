@@ -83,10 +83,11 @@ struct ModuleSpec {
   std::string where;
 };
 
-enum class AppKind : uint8_t { kAcl, kRouter, kRouterAcl, kIpsec };
+enum class AppKind : uint8_t { kAcl, kRouter, kRouterAcl, kIpsec, kSwitch };
 enum class Offload : uint8_t { kCpu, kGpu, kAuto };
 
-const char* app_name(AppKind a) noexcept;      ///< "acl", "router", "router+acl", "ipsec"
+/// "acl", "router", "router+acl", "ipsec", "switch"
+const char* app_name(AppKind a) noexcept;
 const char* offload_name(Offload o) noexcept;  ///< "cpu", "gpu", "auto"
 bool parse_app(std::string_view text, AppKind& out) noexcept;
 bool parse_offload(std::string_view text, Offload& out) noexcept;
@@ -109,6 +110,9 @@ struct RunConfig {
 
   /// The IPsec gateway's SA file (app ipsec: esp-in -> esp-out -> router; io/sa_file.hpp).
   std::string sa;
+  /// The OpenFlow switch's flow file (app switch: one `switch` module; openflow/flow.hpp);
+  /// empty = no flows (every packet takes the table miss).
+  std::string flows;
 
   std::string rules;  ///< rule file; empty = built-in ACL
   std::string rules_format   = "classbench";

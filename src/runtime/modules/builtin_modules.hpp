@@ -15,6 +15,7 @@ ModuleInfo flow_aes_module_info();
 ModuleInfo match_module_info();
 ModuleInfo router_module_info();
 ModuleInfo stream_module_info();
+ModuleInfo switch_module_info();
 ModuleInfo ttl_filter_module_info();
 ModuleInfo wire_module_info();
 
@@ -28,6 +29,7 @@ inline std::vector<ModuleInfo> builtin_module_kinds() {
   v.push_back(match_module_info());
   v.push_back(router_module_info());
   v.push_back(stream_module_info());
+  v.push_back(switch_module_info());
   v.push_back(ttl_filter_module_info());
   v.push_back(wire_module_info());
   return v;

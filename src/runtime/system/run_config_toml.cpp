@@ -82,12 +82,12 @@ class Loader {
       }
     }
     uint32_t preset_line = 0;
-    for (const char* key : {"app", "router", "acl", "sa"})
+    for (const char* key : {"app", "router", "acl", "sa", "flows"})
       if (lines_.count(key) && (!preset_line || lines_.at(key) < preset_line))
         preset_line = lines_.at(key);
     if (preset_line) c_.preset_where = name_ + ":" + std::to_string(preset_line);
     if (!c_.chain.empty())  // the presets' settings have no place in a chain
-      for (const char* key : {"app", "router", "acl", "sa"})
+      for (const char* key : {"app", "router", "acl", "sa", "flows"})
         if (lines_.count(key))
           return error(Errc::kInvalidArgument, lines_.at(key),
                        std::string(key) +
@@ -115,7 +115,7 @@ class Loader {
         std::string text;
         if (const auto* str = val.as_string()) {
           text = str->get();
-          if (key == "rules" || key == "fib" || key == "neighbors" || key == "patterns" || key == "sa") text = resolve(text);
+          if (key == "rules" || key == "fib" || key == "neighbors" || key == "patterns" || key == "sa" || key == "flows" || key == "dump") text = resolve(text);
         } else if (const auto* i = val.as_integer()) {
           text = std::to_string(i->get());
         } else if (const auto* f = val.as_floating_point()) {
@@ -230,6 +230,7 @@ class Loader {
     }
     if (key == "json") return get_path(line, key, v, c_.json);
     if (key == "sa") return get_path(line, key, v, c_.sa);  // app = "ipsec": the SA file
+    if (key == "flows") return get_path(line, key, v, c_.flows);  // app = "switch": the flow file
     if (key == "slow_path") {  // a capture file (resolved like every path) or tap:IFACE
       WARPATH_TRY(get_string(line, key, v, c_.slow_path));
       if (c_.slow_path.rfind("tap:", 0) != 0) c_.slow_path = resolve(c_.slow_path);

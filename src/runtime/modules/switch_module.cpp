@@ -1,0 +1,412 @@
+// src/runtime/modules/switch_module.cpp: the `switch` module, PacketShader's OpenFlow switch:
+// one OpenFlow 1.0 flow table (include/warpath/openflow/flow_table.hpp) applied to every packet.
+//
+// Ports: OpenFlow port N is the pipeline's port N-1 (`warpath run --port` order, from 1).
+//
+// Contract: reads parse; sets verdict and bytes (the flows' header rewrites; the parse result of
+// a rewritten packet is updated with it).
+// Stages
+//   pre    each packet's OpenFlow 12-tuple (in_port, Ethernet, VLAN, IPv4/ARP, ports) and its
+//          flow, looked up in the image published when the frame began (so a frame sees one
+//          table, before or after a reload, never a mix)
+//   post   per selected packet: the flow's counters (per worker, by flow id), its rewrites
+//          (RFC 1624 checksums), then its outputs: one port (forwarded), several (one copy
+//          each: kOutMany), the controller and LOCAL (the slow path; a copy when the packet
+//          also goes out of ports), `normal` (an L2 learning switch per worker: source MACs
+//          learnt with their port for mac_aging seconds, known unicast out of its port,
+//          unknown and multicast flooded). A packet that hits no flow gets the table-miss
+//          behaviour: miss=controller (the slow path, OpenFlow 1.0's), drop or normal.
+//   Reasons: flow_drop (the flow's actions are empty), no_output (every output was the
+//   ingress port or a port the switch does not have), table_miss (drop), to_controller and
+//   to_local (slow path), no_headroom (a VLAN push found no room: cannot happen with the
+//   pipeline's frames, which keep 64 bytes).
+// State per worker: the flows' counters and the MAC table. finish() adds the counters to the
+// module's table; with dump=FILE the table is written there as `ovs-ofctl dump-flows` prints
+// it (one line per flow: cookie, duration, n_packets, n_bytes, timeouts, priority, match,
+// actions), after each worker finishes (the last write holds every worker's counters).
+// SIGHUP (reload): the flow file is read again; the new table starts with zero counters.
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <cstdio>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "openflow/core/action_core.hpp"
+#include "packet/core/key_core.hpp"
+#include "runtime/modules/builtin_modules.hpp"
+#include "warpath/core/hd.hpp"
+#include "warpath/openflow/flow_table.hpp"
+
+namespace warpath::runtime {
+namespace {
+
+using openflow::FlowImage;
+using openflow::FlowTable;
+
+enum class Miss : uint8_t { kController, kDrop, kNormal };
+
+// An L2 learning table of fixed size: a MAC hashes to one entry, a newer MAC on the same entry
+// replaces it (a hardware switch's hash collisions), so memory is bounded whatever arrives.
+class MacTable {
+ public:
+  static constexpr uint32_t kEntries = 1u << 16;
+  MacTable() : e_(kEntries) {}
+  void learn(uint64_t mac, uint16_t port, uint64_t now) {
+    Entry& x = e_[slot(mac)];
+    learned += !(x.used && x.mac == mac);
+    x = {mac, now, port, true};
+  }
+  /// The port of `mac`, or -1 when unknown or aged out.
+  int port_of(uint64_t mac, uint64_t now, uint64_t aging_ns) const {
+    const Entry& x = e_[slot(mac)];
+    if (!x.used || x.mac != mac || now - x.seen > aging_ns) return -1;
+    return x.port;
+  }
+  uint64_t learned = 0;
+
+ private:
+  struct Entry {
+    uint64_t mac = 0, seen = 0;
+    uint16_t port = 0;
+    bool used     = false;
+  };
+  static uint32_t slot(uint64_t mac) {
+    return uint32_t((mac * 0x9E37'79B9'7F4A'7C15ull) >> 48) & (kEntries - 1);
+  }
+  std::vector<Entry> e_;
+};
+
+uint64_t mac_at(const uint8_t* p) {
+  uint64_t m = 0;
+  for (int i = 0; i < 6; ++i) m = m << 8 | p[i];
+  return m;
+}
+
+enum Stat : size_t { kHits, kMisses, kFlooded, kToController, kLearned, kStatCount };
+
+struct SwitchState final : ModuleState {
+  SwitchState() : ModuleState(kStatCount) {}
+  // Per flow id: counters and the install order they belong to.
+  std::vector<uint64_t> packets, bytes, used, order;
+  MacTable macs;
+  uint64_t hits = 0, misses = 0, flooded = 0, to_controller = 0;
+};
+
+struct SwitchSlot final : ModuleSlot {
+  explicit SwitchSlot(uint32_t cap) : keys(cap), ids(cap) {}
+  std::vector<packet::OfTuple> keys;
+  std::vector<uint32_t> ids;
+  std::shared_ptr<const FlowImage> image;
+};
+
+struct Published {
+  std::shared_ptr<const FlowImage> image;
+};
+
+class SwitchModule final : public Module {
+ public:
+  std::string_view kind() const noexcept override { return "switch"; }
+  ModuleContract contract() const override {
+    return {field_bit(Field::kParse), field_bit(Field::kVerdict) | field_bit(Field::kBytes), {}};
+  }
+  std::string describe() const override {
+    std::lock_guard<std::mutex> lock(table_mutex_);
+    return describe_;
+  }
+  uint32_t headroom() const noexcept override { return 64; }  // VLAN pushes
+  std::vector<std::string> stat_names() const override {
+    return {"hits", "misses", "flooded", "to_controller", "macs_learned"};
+  }
+  std::unique_ptr<ModuleSlot> make_slot(uint32_t cap) const override {
+    return std::make_unique<SwitchSlot>(cap);
+  }
+  Result<std::unique_ptr<ModuleState>> make_state() const override {
+    return std::unique_ptr<ModuleState>(std::make_unique<SwitchState>());
+  }
+
+  Status pre(Frame& f, ModuleSlot* slot) const override {
+    auto& s          = static_cast<SwitchSlot&>(*slot);
+    s.image          = image_.load(std::memory_order_acquire);
+    const uint32_t n = f.size();
+    for (uint32_t i = 0; i < n; ++i) {
+      const packet::PacketMeta& m = f.batch.meta(i);
+      s.keys[i] = packet::core::of_tuple(f.batch.data(i), m.caplen, uint16_t(m.port + 1), f.infos[i]);
+    }
+    s.image->lookup({s.keys.data(), n}, {s.ids.data(), n});
+    return Status::ok();
+  }
+
+  void post(Frame& f, ModuleSlot* slot, const Selection& sel) const override {
+    auto& s             = static_cast<SwitchSlot&>(*slot);
+    auto& st            = static_cast<SwitchState&>(*slot->state);
+    const FlowImage& im = *s.image;
+    if (st.order.size() < im.id_limit()) {
+      const size_t n = im.id_limit();
+      st.packets.resize(n, 0);
+      st.bytes.resize(n, 0);
+      st.used.resize(n, 0);
+      st.order.resize(n, 0);
+    }
+    for (uint32_t i : sel.list) {
+      const uint32_t id = s.ids[i];
+      packet::PacketMeta& m = f.batch.meta(i);
+      const uint16_t in     = m.port;
+      const uint64_t now    = f.rx_ns[i];
+      if (m.caplen >= 12) st.macs.learn(mac_at(f.batch.data(i) + 6), in, now);
+      if (id == openflow::kNoFlow) {
+        ++st.misses;
+        switch (miss_) {
+          case Miss::kController: f.reason[i] = r_.controller; ++st.to_controller; break;
+          case Miss::kDrop: f.reason[i] = r_.miss; break;
+          case Miss::kNormal: out_normal(f, i, st, now, 0); break;
+        }
+        continue;
+      }
+      ++st.hits;
+      const openflow::ActionProgram& p = im.program(id);
+      if (st.order[id] != p.order) {  // the id's flow was replaced: its counters start over
+        st.order[id]   = p.order;
+        st.packets[id] = st.bytes[id] = 0;
+      }
+      ++st.packets[id];
+      st.bytes[id] += m.len;
+      st.used[id] = now;
+      if (p.rewrites && !rewrite(f, i, im.rewrites() + p.first, p.rewrites)) {
+        f.reason[i] = r_.no_headroom;
+        continue;
+      }
+      uint64_t ports = p.ports & ~(uint64_t(1) << in);  // OpenFlow: never back out unasked
+      if (p.special & openflow::kToInPort) ports |= uint64_t(1) << in;
+      if (p.special & (openflow::kToFlood | openflow::kToAll)) {
+        ports |= all_ports_ & ~(uint64_t(1) << in);
+        ++st.flooded;
+      }
+      const bool slow = p.special & (openflow::kToController | openflow::kToLocal);
+      if (p.special & openflow::kToNormal) {
+        if (ports == 0 && !slow) {
+          out_normal(f, i, st, now, 0);
+          continue;
+        }
+        ports |= normal_ports(f, i, st, now);
+      }
+      if (p.special & openflow::kToController) ++st.to_controller;
+      decide(f, i, ports, slow, p);
+    }
+    auto set = [&](Stat k, uint64_t v) { st.stats[k].store(v, std::memory_order_relaxed); };
+    set(kHits, st.hits);
+    set(kMisses, st.misses);
+    set(kFlooded, st.flooded);
+    set(kToController, st.to_controller);
+    set(kLearned, st.macs.learned);
+  }
+
+  Status finish(ModuleState& state) const override {
+    auto& st = static_cast<SwitchState&>(state);
+    std::lock_guard<std::mutex> lock(table_mutex_);
+    for (uint32_t id = 0; id < st.order.size(); ++id)
+      if (st.packets[id]) table_.account(id, st.order[id], st.packets[id], st.bytes[id], st.used[id]);
+    st.packets.assign(st.packets.size(), 0);
+    st.bytes.assign(st.bytes.size(), 0);
+    if (dump_.empty()) return Status::ok();
+    return write_dump(mono_now());
+  }
+
+  Result<std::string> reload() const override {
+    if (path_.empty()) return Status(Errc::kNotSupported, "no flow file to read again");
+    WARPATH_ASSIGN_OR_RETURN(std::string text, read_text_(path_));
+    WARPATH_ASSIGN_OR_RETURN(auto specs, openflow::parse_flow_file(text, path_));
+    FlowTable t;
+    const uint64_t now = mono_now();
+    WARPATH_TRY(load(t, specs, path_, now));
+    WARPATH_ASSIGN_OR_RETURN(std::shared_ptr<const FlowImage> img, FlowImage::build(t, port_count_));
+    std::lock_guard<std::mutex> lock(table_mutex_);
+    table_    = std::move(t);
+    describe_ = describe_image(*img);
+    image_.store(std::move(img), std::memory_order_release);
+    return describe_;
+  }
+
+  static Result<std::unique_ptr<Module>> make(const ModuleArgs& args, BuildEnv& env);
+
+ private:
+  static uint64_t mono_now();
+  static Status load(FlowTable& t, const std::vector<openflow::FlowSpec>& specs,
+                     const std::string& name, uint64_t now) {
+    for (size_t k = 0; k < specs.size(); ++k) {
+      const openflow::FlowModResult r = t.apply(openflow::FlowModCommand::kAdd, specs[k], now);
+      if (!r.ok())
+        return Status(Errc::kInvalidArgument,
+                      name + ": flow " + std::to_string(k + 1) + " (" + openflow::format_flow(specs[k]) +
+                          "): " + openflow::flow_mod_error_name(r.error));
+    }
+    return Status::ok();
+  }
+  std::string describe_image(const FlowImage& img) const {
+    return (path_.empty() ? std::string("no flow file") : path_) + " (" + std::to_string(img.flows()) +
+           " flows: " + std::to_string(img.exact_flows()) + " exact, " +
+           std::to_string(img.subtables()) + " wildcard subtables; miss " + miss_name_ + ")";
+  }
+
+  // Applies the rewrites to packet i; false when a VLAN push found no headroom.
+  static bool rewrite(Frame& f, uint32_t i, const openflow::Action* a, uint32_t count) {
+    packet::PacketMeta& m = f.batch.meta(i);
+    openflow::core::PacketRef p{f.batch.data(i), m.caplen, m.len, f.batch.headroom(i)};
+    bool ok = true;
+    for (uint32_t k = 0; k < count && ok; ++k) ok = openflow::core::apply_rewrite(p, f.infos[i], a[k]);
+    const auto start = uint32_t(p.data - f.batch.data(i));  // wraps below 0 as unsigned
+    m.offset += start;
+    m.caplen = p.caplen;
+    m.len    = p.len;
+    return ok;
+  }
+
+  uint64_t normal_ports(const Frame& f, uint32_t i, SwitchState& st, uint64_t now) const {
+    const uint16_t in = f.batch.meta(i).port;
+    if (f.batch.meta(i).caplen < 6) return 0;
+    const uint8_t* d = f.batch.data(i);
+    const int port   = (d[0] & 1) ? -1 : st.macs.port_of(mac_at(d), now, aging_ns_);
+    if (port < 0) {
+      ++st.flooded;
+      return all_ports_ & ~(uint64_t(1) << in);
+    }
+    return port == in ? 0 : uint64_t(1) << port;
+  }
+
+  void out_normal(Frame& f, uint32_t i, SwitchState& st, uint64_t now, uint64_t extra) const {
+    const uint64_t ports = normal_ports(f, i, st, now) | extra;
+    openflow::ActionProgram normal;
+    normal.special = openflow::kToNormal;
+    decide(f, i, ports, false, normal);
+  }
+
+  void decide(Frame& f, uint32_t i, uint64_t ports, bool slow,
+              const openflow::ActionProgram& p) const {
+    if (ports == 0) {
+      if (slow) {
+        f.reason[i] = p.special & openflow::kToController ? r_.controller : r_.local;
+      } else {
+        f.reason[i] = p.ports || p.special ? r_.no_output : r_.flow_drop;
+      }
+      return;
+    }
+    f.reason[i] = kReasonForwarded;
+    if (!slow && (ports & (ports - 1)) == 0) {
+      f.out[i] = uint16_t(__builtin_ctzll(ports));
+      return;
+    }
+    f.out[i]      = kOutMany;
+    f.out_mask[i] = ports | (slow ? kOutSlowPathBit : 0);
+  }
+
+  Status write_dump(uint64_t now) const;
+
+  mutable std::mutex table_mutex_;
+  mutable FlowTable table_;
+  mutable std::atomic<std::shared_ptr<const FlowImage>> image_;
+  mutable std::string describe_;
+  std::string path_, dump_, miss_name_ = "controller";
+  std::function<Result<std::string>(const std::string&)> read_text_;
+  Miss miss_         = Miss::kController;
+  uint32_t port_count_ = 1;
+  uint64_t all_ports_  = 1;
+  uint64_t aging_ns_   = 300'000'000'000ull;
+  struct Reasons {
+    uint16_t flow_drop, no_output, miss, controller, local, no_headroom;
+  } r_{};
+};
+
+uint64_t SwitchModule::mono_now() {
+  return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      std::chrono::steady_clock::now().time_since_epoch())
+                      .count());
+}
+
+// Caller holds table_mutex_.
+Status SwitchModule::write_dump(uint64_t now) const {
+  std::string text;
+  for (const openflow::FlowEntry* e : table_.entries()) {
+    char head[200];
+    const uint64_t age = now > e->created_ns ? now - e->created_ns : 0;
+    std::snprintf(head, sizeof head, "cookie=0x%llx, duration=%.3fs, table=0, n_packets=%llu, n_bytes=%llu, ",
+                  static_cast<unsigned long long>(e->spec.cookie), double(age) / 1e9,
+                  static_cast<unsigned long long>(e->packets), static_cast<unsigned long long>(e->bytes));
+    text += head;
+    if (e->spec.idle_timeout) text += "idle_timeout=" + std::to_string(e->spec.idle_timeout) + ", ";
+    if (e->spec.hard_timeout) text += "hard_timeout=" + std::to_string(e->spec.hard_timeout) + ", ";
+    const std::string match = openflow::format_match(e->spec.match);
+    text += "priority=" + std::to_string(e->spec.priority) + (match.empty() ? "" : "," + match) +
+            " actions=" + openflow::format_actions(e->spec.actions) + "\n";
+  }
+  std::FILE* out = std::fopen(dump_.c_str(), "w");
+  if (!out) return Status(Errc::kIoError, "dump=" + dump_ + ": cannot write");
+  const bool ok = std::fwrite(text.data(), 1, text.size(), out) == text.size();
+  if (std::fclose(out) != 0 || !ok) return Status(Errc::kIoError, "dump=" + dump_ + ": write failed");
+  return Status::ok();
+}
+
+Result<std::unique_ptr<Module>> SwitchModule::make(const ModuleArgs& args, BuildEnv& env) {
+  auto m = std::make_unique<SwitchModule>();
+  if (env.port_count > kMaxMaskPorts)
+    return Status(Errc::kInvalidArgument, "the switch handles at most " +
+                                              std::to_string(kMaxMaskPorts) + " ports, not " +
+                                              std::to_string(env.port_count));
+  m->port_count_ = env.port_count;
+  m->all_ports_  = (uint64_t(1) << env.port_count) - 1;
+  m->miss_name_  = args.get("miss", "controller");
+  if (m->miss_name_ == "controller")
+    m->miss_ = Miss::kController;
+  else if (m->miss_name_ == "drop")
+    m->miss_ = Miss::kDrop;
+  else if (m->miss_name_ == "normal")
+    m->miss_ = Miss::kNormal;
+  else
+    return Status(Errc::kInvalidArgument, "miss=" + m->miss_name_ + ": must be controller, drop or normal");
+  WARPATH_ASSIGN_OR_RETURN(const uint64_t aging, args.get_u64("mac_aging", 300, 1'000'000));
+  m->aging_ns_ = aging * 1'000'000'000ull;
+  m->dump_     = args.get("dump");
+  m->path_     = args.get("flows");
+  std::vector<openflow::FlowSpec> specs;
+  if (!m->path_.empty()) {
+    if (!env.tables || !env.tables->read_text)
+      return Status(Errc::kNotSupported, "flows=" + m->path_ + ": this program cannot read flow files");
+    m->read_text_ = env.tables->read_text;
+    WARPATH_ASSIGN_OR_RETURN(std::string text, m->read_text_(m->path_));
+    WARPATH_ASSIGN_OR_RETURN(specs, openflow::parse_flow_file(text, m->path_));
+  }
+  WARPATH_TRY(load(m->table_, specs, m->path_, mono_now()));
+  WARPATH_ASSIGN_OR_RETURN(std::shared_ptr<const FlowImage> image,
+                           FlowImage::build(m->table_, m->port_count_));
+  if (m->table_.size() == 0 && env.warnings)
+    env.warnings->push_back("switch: no flows: every packet takes the table-miss path (miss=" +
+                            m->miss_name_ + ")");
+  m->describe_ = m->describe_image(*image);
+  m->image_.store(std::move(image));
+  auto reason  = [&](const char* name, Verdict v) { return env.reasons->add(name, v, env.position); };
+  WARPATH_ASSIGN_OR_RETURN(m->r_.flow_drop, reason("flow_drop", Verdict::kDrop));
+  WARPATH_ASSIGN_OR_RETURN(m->r_.no_output, reason("no_output", Verdict::kDrop));
+  WARPATH_ASSIGN_OR_RETURN(m->r_.miss, reason("table_miss", Verdict::kDrop));
+  WARPATH_ASSIGN_OR_RETURN(m->r_.controller, reason("to_controller", Verdict::kSlowPath));
+  WARPATH_ASSIGN_OR_RETURN(m->r_.local, reason("to_local", Verdict::kSlowPath));
+  WARPATH_ASSIGN_OR_RETURN(m->r_.no_headroom, reason("no_headroom", Verdict::kDrop));
+  return std::unique_ptr<Module>(std::move(m));
+}
+
+}  // namespace
+
+ModuleInfo switch_module_info() {
+  ModuleInfo i;
+  i.kind    = "switch";
+  i.summary = "OpenFlow 1.0 switch: a flow table in ovs-ofctl syntax (exact + wildcard), actions with checksums";
+  i.args    = {{"flows", "", "flow file, one flow per line in ovs-ofctl syntax (README: OpenFlow switch)"},
+               {"miss", "controller", "a packet no flow matches: controller (slow path), drop or normal"},
+               {"mac_aging", "300", "seconds a learnt MAC stays (actions=normal), 1..1000000"},
+               {"dump", "", "write the flows with their counters here at the end, as ovs-ofctl dump-flows"}};
+  i.reads = field_bit(Field::kParse);
+  i.sets  = field_bit(Field::kVerdict) | field_bit(Field::kBytes);
+  i.make  = SwitchModule::make;
+  return i;
+}
+
+}  // namespace warpath::runtime
