@@ -25,6 +25,7 @@ PACKAGES=(
   libipsec-mb-dev                   # IPsec ESP: the cpu.esp engine and its anchor
   user-mode-linux kmod iputils-ping # IPsec ESP: the Linux kernel (in user-mode Linux) as the interop peer
   libssl-dev                        # IPsec ESP: the OpenSSL EVP reference engine
+  openvswitch-switch openvswitch-common  # OpenFlow switch: OVS as the oracle (ofproto/trace), ovs-ofctl
 )
 
 missing=()
