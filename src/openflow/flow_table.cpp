@@ -190,7 +190,7 @@ void FlowTable::account(uint32_t id, uint64_t order, uint64_t packets, uint64_t 
   FlowEntry& e = slots_[id];
   e.packets += packets;
   e.bytes += bytes;
-  if (packets && used_ns > e.used_ns) e.used_ns = used_ns;
+  if (used_ns > e.used_ns) e.used_ns = used_ns;
 }
 
 const FlowEntry* FlowTable::lookup(const packet::OfTuple& key) const {

@@ -245,6 +245,11 @@ Result<RunReport> run(const RunConfig& config, RunInputs& in, const RunHooks& ho
     r.offload_engine = offload_engines;
   };
 
+  std::shared_ptr<void> attached;
+  if (hooks.attach) {
+    WARPATH_ASSIGN_OR_RETURN(attached, hooks.attach(*chain, ports));
+  }
+
   if (master) master->start();
   const auto t0 = std::chrono::steady_clock::now();
   auto elapsed  = [&] {
@@ -277,6 +282,7 @@ Result<RunReport> run(const RunConfig& config, RunInputs& in, const RunHooks& ho
     }
   }
   for (auto& th : threads) th.join();
+  attached.reset();
   if (master) master->stop();
   const double seconds = elapsed();
 

@@ -32,6 +32,9 @@
 #include "warpath/core/cuda_device.hpp"
 #include "warpath/forward/router.hpp"
 #include "warpath/io/sa_file.hpp"
+#include "warpath/openflow/session.hpp"
+#include "warpath/runtime/chain.hpp"
+#include "warpath/runtime/openflow_agent.hpp"
 #include "warpath/io/text_file.hpp"
 #include "warpath/lookup/route.hpp"
 #include "warpath/runtime/builtin.hpp"
@@ -54,7 +57,7 @@ struct RunOptions {
   std::string app, chain, rules, format, algo, fib, neighbors, sa, flows, lookup, engine, offload_device,
       json, slow_path, metrics, schedule, match_action, default_action, ipv6_action,
       nonip_action;
-  std::vector<std::string> ports;
+  std::vector<std::string> ports, openflow;
   uint32_t workers = 1, batch = 1024, delay_us = 200;
   double duration = 0;
   uint64_t seed   = 1;
@@ -151,6 +154,7 @@ Result<runtime::RunConfig> build_config(const RunOptions& o, bool& builtin_ports
   set("--neighbors", c.neighbors, o.neighbors);
   set("--sa", c.sa, o.sa);
   set("--flows", c.flows, o.flows);
+  if (o.has("--openflow")) c.openflow = o.openflow;
   set("--lookup", c.lookup_engine, o.lookup);
   set("--offload-device", c.offload_device, o.offload_device);
   set("--json", c.json, o.json);
@@ -186,6 +190,54 @@ Result<runtime::RunConfig> build_config(const RunOptions& o, bool& builtin_ports
   if (builtin_ports) c.ports = {{"gen", kDefaultGenSpec}, {"sink", "null"}};
   WARPATH_TRY(c.validate());
   return c;
+}
+
+// The OpenFlow agent, when the chain has a switch (runtime/openflow_agent.hpp).
+Result<std::shared_ptr<void>> attach_openflow(const runtime::RunConfig& c, const runtime::Chain& chain,
+                                              const std::vector<runtime::Port*>& ports) {
+  const openflow::SwitchControl* sw = nullptr;
+  for (size_t m = 0; m < chain.size(); ++m)
+    if (chain.module(m).kind() == "switch")
+      sw = dynamic_cast<const openflow::SwitchControl*>(&chain.module(m));
+  std::vector<std::string> targets = c.openflow;
+  const bool by_default            = targets.empty();
+  if (!sw) {
+    if (!by_default && targets != std::vector<std::string>{"none"})
+      return Status(Errc::kInvalidArgument, "--openflow: the chain has no switch module");
+    return std::shared_ptr<void>();
+  }
+  if (by_default) targets = {"ptcp:127.0.0.1:6653"};
+  if (targets == std::vector<std::string>{"none"}) return std::shared_ptr<void>();
+  openflow::SwitchInfo info;
+  for (size_t p = 0; p < ports.size(); ++p) {
+    openflow::PortInfo pi;
+    pi.port_no = uint16_t(p + 1);
+    pi.name    = ports[p]->name();
+    pi.mac     = ports[p]->link().mac;
+    if (pi.mac == std::array<uint8_t, 6>{}) pi.mac = {0x02, 0, 0, 0, 0, uint8_t(p + 1)};
+    info.ports.push_back(pi);
+  }
+  info.port_counters = [ports] {
+    std::vector<openflow::PortCounters> out;
+    for (size_t p = 0; p < ports.size(); ++p) {
+      const runtime::PortStats s = ports[p]->stats();
+      out.push_back({uint16_t(p + 1), s.rx, s.tx, s.rx_bytes, s.tx_bytes, s.rx_dropped, s.tx_errors});
+    }
+    return out;
+  };
+  info.software = "warpath " + std::string(version());
+  auto agent    = runtime::OpenflowAgent::start(*sw, std::move(info), targets, [](const std::string& line) {
+    std::fprintf(stderr, "warpath run: %s\n", line.c_str());
+  });
+  if (!agent.is_ok()) {
+    if (!by_default) return agent.status();
+    std::fprintf(stderr, "warpath run: warning: no OpenFlow agent: %s (--openflow picks another)\n",
+                 agent.status().message().c_str());
+    return std::shared_ptr<void>();
+  }
+  for (const std::string& a : (*agent)->listening())
+    std::fprintf(stderr, "warpath run: openflow: listening on %s\n", a.c_str());
+  return std::shared_ptr<void>(std::move(*agent));
 }
 
 /// The loaded tables RunInputs points into, with a line each for the summary.
@@ -332,6 +384,9 @@ int run_pipeline(const RunOptions& o) {
         while (next_stats <= r.seconds) next_stats += stats_interval;  // on its own grid
       }
     };
+  hooks.attach = [&c](const runtime::Chain& chain, const std::vector<runtime::Port*>& ports) {
+    return attach_openflow(c, chain, ports);
+  };
   Result<runtime::RunReport> report = runtime::run(c, in, hooks);
   progress.finish();
   if (!report.is_ok()) return fail(report.status().message());
@@ -402,6 +457,9 @@ void add_run(CLI::App& app, Runner& run) {
   flag("--neighbors", o->neighbors, "Neighbour file: lines '<nexthop> <port> <dst_mac>'");
   flag("--sa", o->sa, "IPsec SA file ([[sa]] and [[policy]] with ip xfrm's fields) for --app ipsec");
   flag("--flows", o->flows, "OpenFlow flow file (ovs-ofctl syntax, one flow per line) for --app switch");
+  flag("--openflow", o->openflow,
+       "OpenFlow 1.0 agent of the switch: ptcp:[IP:]PORT (listen; default ptcp:127.0.0.1:6653), "
+       "tcp:HOST:PORT (a controller), or none; repeatable");
   flag("--lookup", o->lookup, "CPU-side lookup engine id (cpu.lpm, ref.lpm, ...) or auto");
   flag("--port", o->ports, "NAME=SPEC, repeatable, in port-number order (replaces the config's)")
       ->check(CLI::Validator(

@@ -61,6 +61,8 @@
 
 namespace warpath::runtime {
 
+class Chain;
+
 struct LatencySummary {
   uint64_t count = 0;
   double mean_us = 0, p50_us = 0, p99_us = 0, p999_us = 0, max_us = 0;
@@ -130,6 +132,11 @@ struct RunHooks {
   std::function<void(const std::string&)> notice;
   double progress_interval_s = 0.5;
   std::function<void(const RunReport&)> progress;  ///< called from the run() thread
+  /// Called once the chain is built and the workers are ready, before packets flow: what runs
+  /// beside the pipeline and drives its modules (the OpenFlow agent) attaches here. An error
+  /// aborts the run. The handle it returns is released once the workers have stopped, while
+  /// the chain and the workers' module states still exist.
+  std::function<Result<std::shared_ptr<void>>(const Chain&, const std::vector<Port*>&)> attach;
 };
 
 /// Everything run() needs: the ports (index = position), the tables of a preset app, already

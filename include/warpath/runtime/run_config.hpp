@@ -113,6 +113,10 @@ struct RunConfig {
   /// The OpenFlow switch's flow file (app switch: one `switch` module; openflow/flow.hpp);
   /// empty = no flows (every packet takes the table miss).
   std::string flows;
+  /// OpenFlow agent targets (runtime/openflow_agent.hpp: ptcp:[IP:]PORT, tcp:HOST:PORT, or
+  /// "none"); empty = ptcp:127.0.0.1:6653 when the chain has a switch (then a port in use is a
+  /// warning, not an error).
+  std::vector<std::string> openflow;
 
   std::string rules;  ///< rule file; empty = built-in ACL
   std::string rules_format   = "classbench";

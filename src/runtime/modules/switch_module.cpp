@@ -38,6 +38,7 @@
 #include "runtime/modules/builtin_modules.hpp"
 #include "warpath/core/hd.hpp"
 #include "warpath/openflow/flow_table.hpp"
+#include "warpath/openflow/session.hpp"
 
 namespace warpath::runtime {
 namespace {
@@ -86,10 +87,49 @@ uint64_t mac_at(const uint8_t* p) {
 
 enum Stat : size_t { kHits, kMisses, kFlooded, kToController, kLearned, kStatCount };
 
+// One worker's counters per flow id, readable by the agent while the worker counts: pages of
+// relaxed atomics (one writer each), allocated when an id is first hit and never moved.
+class FlowCounters {
+ public:
+  static constexpr uint32_t kPageBits = 10, kPage = 1u << kPageBits;
+  struct Page {
+    std::atomic<uint64_t> packets[kPage], bytes[kPage], used[kPage], order[kPage];
+  };
+  explicit FlowCounters(uint32_t capacity) : pages_((capacity + kPage - 1) / kPage) {
+    for (auto& p : pages_) p.store(nullptr, std::memory_order_relaxed);
+  }
+  ~FlowCounters() {
+    for (auto& p : pages_) delete p.load(std::memory_order_relaxed);
+  }
+  /// The writer's page of `id` (allocated on first use).
+  Page& page(uint32_t id) {
+    Page* p = pages_[id >> kPageBits].load(std::memory_order_relaxed);
+    if (!p) {
+      p = new Page{};
+      pages_[id >> kPageBits].store(p, std::memory_order_release);
+    }
+    return *p;
+  }
+  /// A reader's page of `id`, or nullptr.
+  const Page* peek(uint32_t id) const {
+    return id >> kPageBits < pages_.size() ? pages_[id >> kPageBits].load(std::memory_order_acquire)
+                                           : nullptr;
+  }
+  uint32_t pages() const noexcept { return uint32_t(pages_.size()); }
+
+ private:
+  std::vector<std::atomic<Page*>> pages_;
+};
+
+inline void bump(std::atomic<uint64_t>& a, uint64_t by) {
+  a.store(a.load(std::memory_order_relaxed) + by, std::memory_order_relaxed);
+}
+
 struct SwitchState final : ModuleState {
-  SwitchState() : ModuleState(kStatCount) {}
-  // Per flow id: counters and the install order they belong to.
-  std::vector<uint64_t> packets, bytes, used, order;
+  explicit SwitchState(uint32_t capacity) : ModuleState(kStatCount), counters(capacity) {}
+  FlowCounters counters;
+  // The control side's (under the module's table mutex): what fold() has taken per id.
+  std::vector<uint64_t> taken_packets, taken_bytes, taken_order;
   MacTable macs;
   uint64_t hits = 0, misses = 0, flooded = 0, to_controller = 0;
 };
@@ -101,11 +141,7 @@ struct SwitchSlot final : ModuleSlot {
   std::shared_ptr<const FlowImage> image;
 };
 
-struct Published {
-  std::shared_ptr<const FlowImage> image;
-};
-
-class SwitchModule final : public Module {
+class SwitchModule final : public Module, public openflow::SwitchControl {
  public:
   std::string_view kind() const noexcept override { return "switch"; }
   ModuleContract contract() const override {
@@ -123,7 +159,10 @@ class SwitchModule final : public Module {
     return std::make_unique<SwitchSlot>(cap);
   }
   Result<std::unique_ptr<ModuleState>> make_state() const override {
-    return std::unique_ptr<ModuleState>(std::make_unique<SwitchState>());
+    auto st = std::make_unique<SwitchState>(capacity_);
+    std::lock_guard<std::mutex> lock(table_mutex_);
+    states_.push_back(st.get());
+    return std::unique_ptr<ModuleState>(std::move(st));
   }
 
   Status pre(Frame& f, ModuleSlot* slot) const override {
@@ -142,13 +181,6 @@ class SwitchModule final : public Module {
     auto& s             = static_cast<SwitchSlot&>(*slot);
     auto& st            = static_cast<SwitchState&>(*slot->state);
     const FlowImage& im = *s.image;
-    if (st.order.size() < im.id_limit()) {
-      const size_t n = im.id_limit();
-      st.packets.resize(n, 0);
-      st.bytes.resize(n, 0);
-      st.used.resize(n, 0);
-      st.order.resize(n, 0);
-    }
     for (uint32_t i : sel.list) {
       const uint32_t id = s.ids[i];
       packet::PacketMeta& m = f.batch.meta(i);
@@ -158,7 +190,11 @@ class SwitchModule final : public Module {
       if (id == openflow::kNoFlow) {
         ++st.misses;
         switch (miss_) {
-          case Miss::kController: f.reason[i] = r_.controller; ++st.to_controller; break;
+          case Miss::kController:
+            f.reason[i] = r_.controller;
+            ++st.to_controller;
+            to_controller(f, i, 0, 0);
+            break;
           case Miss::kDrop: f.reason[i] = r_.miss; break;
           case Miss::kNormal: out_normal(f, i, st, now, 0); break;
         }
@@ -166,13 +202,17 @@ class SwitchModule final : public Module {
       }
       ++st.hits;
       const openflow::ActionProgram& p = im.program(id);
-      if (st.order[id] != p.order) {  // the id's flow was replaced: its counters start over
-        st.order[id]   = p.order;
-        st.packets[id] = st.bytes[id] = 0;
+      FlowCounters::Page& c            = st.counters.page(id);
+      const uint32_t k                 = id & (FlowCounters::kPage - 1);
+      if (c.order[k].load(std::memory_order_relaxed) != p.order) {
+        // The id's flow was replaced: its counters start over.
+        c.packets[k].store(0, std::memory_order_relaxed);
+        c.bytes[k].store(0, std::memory_order_relaxed);
+        c.order[k].store(p.order, std::memory_order_release);
       }
-      ++st.packets[id];
-      st.bytes[id] += m.len;
-      st.used[id] = now;
+      bump(c.packets[k], 1);
+      bump(c.bytes[k], m.len);
+      c.used[k].store(now, std::memory_order_relaxed);
       if (p.rewrites && !rewrite(f, i, im.rewrites() + p.first, p.rewrites)) {
         f.reason[i] = r_.no_headroom;
         continue;
@@ -191,7 +231,10 @@ class SwitchModule final : public Module {
         }
         ports |= normal_ports(f, i, st, now);
       }
-      if (p.special & openflow::kToController) ++st.to_controller;
+      if (p.special & openflow::kToController) {
+        ++st.to_controller;
+        to_controller(f, i, 1, p.max_len);
+      }
       decide(f, i, ports, slow, p);
     }
     auto set = [&](Stat k, uint64_t v) { st.stats[k].store(v, std::memory_order_relaxed); };
@@ -205,19 +248,71 @@ class SwitchModule final : public Module {
   Status finish(ModuleState& state) const override {
     auto& st = static_cast<SwitchState&>(state);
     std::lock_guard<std::mutex> lock(table_mutex_);
-    for (uint32_t id = 0; id < st.order.size(); ++id)
-      if (st.packets[id]) table_.account(id, st.order[id], st.packets[id], st.bytes[id], st.used[id]);
-    st.packets.assign(st.packets.size(), 0);
-    st.bytes.assign(st.bytes.size(), 0);
+    fold(st);
     if (dump_.empty()) return Status::ok();
     return write_dump(mono_now());
   }
+
+  // --- SwitchControl (the OpenFlow agent) ---
+  openflow::FlowModResult flow_mod(openflow::FlowModCommand cmd,
+                                   const openflow::FlowSpec& spec) const override {
+    if (cmd != openflow::FlowModCommand::kDelete && cmd != openflow::FlowModCommand::kDeleteStrict) {
+      std::vector<openflow::Action> scratch;
+      if (!openflow::compile_actions(spec.actions, port_count_, scratch).is_ok()) {
+        openflow::FlowModResult r;
+        r.error = openflow::FlowModError::kUnsupported;
+        return r;
+      }
+    }
+    std::lock_guard<std::mutex> lock(table_mutex_);
+    fold_all();  // counters of flows a DELETE removes, and of modified ones, are current
+    openflow::FlowModResult r = table_.apply(cmd, spec, mono_now());
+    return r;
+  }
+  Status publish() const override {
+    std::lock_guard<std::mutex> lock(table_mutex_);
+    return publish_locked();
+  }
+  std::vector<openflow::FlowEntry> flows(const openflow::Match& filter,
+                                         uint16_t out_port) const override {
+    std::lock_guard<std::mutex> lock(table_mutex_);
+    fold_all();
+    std::vector<openflow::FlowEntry> out;
+    for (const openflow::FlowEntry* e : table_.select(filter, out_port)) out.push_back(*e);
+    return out;
+  }
+  openflow::TableStats table_stats() const override {
+    std::lock_guard<std::mutex> lock(table_mutex_);
+    openflow::TableStats t;
+    t.active      = uint32_t(table_.size());
+    t.max_entries = table_.capacity();
+    for (const SwitchState* st : states_) {
+      const uint64_t hits = st->stats[kHits].load(std::memory_order_relaxed);
+      t.matched += hits;
+      t.lookups += hits + st->stats[kMisses].load(std::memory_order_relaxed);
+    }
+    return t;
+  }
+  std::vector<openflow::RemovedFlow> expire() const override {
+    std::lock_guard<std::mutex> lock(table_mutex_);
+    fold_all();
+    std::vector<openflow::RemovedFlow> r = table_.expire(mono_now());
+    if (!r.empty()) (void)publish_locked();
+    return r;
+  }
+  void listen_packet_in(bool on) const override { listening_.store(on, std::memory_order_relaxed); }
+  void take_packet_ins(std::vector<openflow::PacketIn>& out) const override {
+    std::lock_guard<std::mutex> lock(packet_in_mutex_);
+    for (auto& p : packet_ins_) out.push_back(std::move(p));
+    packet_ins_.clear();
+  }
+  uint64_t now_ns() const override { return mono_now(); }
 
   Result<std::string> reload() const override {
     if (path_.empty()) return Status(Errc::kNotSupported, "no flow file to read again");
     WARPATH_ASSIGN_OR_RETURN(std::string text, read_text_(path_));
     WARPATH_ASSIGN_OR_RETURN(auto specs, openflow::parse_flow_file(text, path_));
-    FlowTable t;
+    FlowTable t(capacity_);
     const uint64_t now = mono_now();
     WARPATH_TRY(load(t, specs, path_, now));
     WARPATH_ASSIGN_OR_RETURN(std::shared_ptr<const FlowImage> img, FlowImage::build(t, port_count_));
@@ -302,8 +397,75 @@ class SwitchModule final : public Module {
 
   Status write_dump(uint64_t now) const;
 
+  // Caller holds table_mutex_. Adds what a worker counted since the last fold to the table
+  // (and its last-use times, for idle timeouts). The worker's counters only grow (they restart
+  // when their id gets a new flow, whose install order they then carry), so the fold keeps what
+  // it has taken per id and never writes the worker's memory.
+  void fold(SwitchState& st) const {
+    const size_t ids = size_t(st.counters.pages()) * FlowCounters::kPage;
+    if (st.taken_packets.size() < ids) {
+      st.taken_packets.resize(ids, 0);
+      st.taken_bytes.resize(ids, 0);
+      st.taken_order.resize(ids, 0);
+    }
+    for (uint32_t pg = 0; pg < st.counters.pages(); ++pg) {
+      const FlowCounters::Page* c = st.counters.peek(pg << FlowCounters::kPageBits);
+      if (!c) continue;
+      for (uint32_t k = 0; k < FlowCounters::kPage; ++k) {
+        const uint64_t order = c->order[k].load(std::memory_order_acquire);
+        if (!order) continue;
+        const uint32_t id      = (pg << FlowCounters::kPageBits) | k;
+        const uint64_t packets = c->packets[k].load(std::memory_order_relaxed);
+        const uint64_t bytes   = c->bytes[k].load(std::memory_order_relaxed);
+        if (st.taken_order[id] != order || packets < st.taken_packets[id]) {
+          st.taken_order[id]   = order;
+          st.taken_packets[id] = st.taken_bytes[id] = 0;
+        }
+        table_.account(id, order, packets - st.taken_packets[id], bytes - st.taken_bytes[id],
+                       c->used[k].load(std::memory_order_relaxed));
+        st.taken_packets[id] = packets;
+        st.taken_bytes[id]   = bytes;
+      }
+    }
+  }
+  void fold_all() const {
+    for (SwitchState* st : states_) fold(*st);
+  }
+  Status publish_locked() const {
+    if (table_.version() == published_version_) return Status::ok();
+    WARPATH_ASSIGN_OR_RETURN(std::shared_ptr<const FlowImage> img, FlowImage::build(table_, port_count_));
+    published_version_ = table_.version();
+    describe_          = describe_image(*img);
+    image_.store(std::move(img), std::memory_order_release);
+    return Status::ok();
+  }
+  // A copy of packet i for the controller, when someone listens (bounded queue).
+  void to_controller(const Frame& f, uint32_t i, uint8_t reason, uint16_t max_len) const {
+    if (!listening_.load(std::memory_order_relaxed)) return;
+    const packet::PacketMeta& m = f.batch.meta(i);
+    openflow::PacketIn p;
+    p.in_port   = uint16_t(m.port + 1);
+    p.reason    = reason;
+    p.total_len = uint16_t(std::min<uint32_t>(m.len, 0xffff));
+    p.max_len   = reason == 0 ? 0xffff : max_len;
+    p.data.assign(f.batch.data(i), f.batch.data(i) + std::min<uint32_t>(m.caplen, p.max_len));
+    std::lock_guard<std::mutex> lock(packet_in_mutex_);
+    if (packet_ins_.size() < kMaxPacketIns)
+      packet_ins_.push_back(std::move(p));
+    else
+      ++packet_ins_dropped_;
+  }
+  static constexpr size_t kMaxPacketIns = 4096;
+
   mutable std::mutex table_mutex_;
   mutable FlowTable table_;
+  mutable uint64_t published_version_ = 0;
+  mutable std::vector<SwitchState*> states_;  // every worker's (they outlive the agent)
+  uint32_t capacity_ = FlowTable::kDefaultCapacity;
+  mutable std::atomic<bool> listening_{false};
+  mutable std::mutex packet_in_mutex_;
+  mutable std::vector<openflow::PacketIn> packet_ins_;
+  mutable uint64_t packet_ins_dropped_ = 0;
   mutable std::atomic<std::shared_ptr<const FlowImage>> image_;
   mutable std::string describe_;
   std::string path_, dump_, miss_name_ = "controller";
@@ -376,6 +538,7 @@ Result<std::unique_ptr<Module>> SwitchModule::make(const ModuleArgs& args, Build
     WARPATH_ASSIGN_OR_RETURN(specs, openflow::parse_flow_file(text, m->path_));
   }
   WARPATH_TRY(load(m->table_, specs, m->path_, mono_now()));
+  m->published_version_ = m->table_.version();
   WARPATH_ASSIGN_OR_RETURN(std::shared_ptr<const FlowImage> image,
                            FlowImage::build(m->table_, m->port_count_));
   if (m->table_.size() == 0 && env.warnings)

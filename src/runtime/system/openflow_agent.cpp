@@ -1,0 +1,308 @@
+// src/runtime/system/openflow_agent.cpp: the OpenFlow agent's sockets (openflow_agent.hpp).
+#include "warpath/runtime/openflow_agent.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "warpath/openflow/wire.hpp"
+#include "warpath/runtime/metrics.hpp"
+
+namespace warpath::runtime {
+namespace {
+
+constexpr size_t kMaxPending     = 4u << 20;  // unsent bytes before a peer is dropped
+constexpr size_t kMaxConnections = 64;
+
+struct Target {
+  bool listen = false;
+  std::string host;
+  uint16_t port = 0;
+};
+
+Result<Target> parse_target(const std::string& t) {
+  Target out;
+  std::string rest;
+  if (t.rfind("ptcp:", 0) == 0) {
+    out.listen = true;
+    rest       = t.substr(5);
+    if (rest.find(':') == std::string::npos) rest = "127.0.0.1:" + rest;
+  } else if (t.rfind("tcp:", 0) == 0) {
+    rest = t.substr(4);
+  } else {
+    return Status(Errc::kInvalidArgument,
+                  "--openflow " + t + ": must be ptcp:[IP:]PORT (listen) or tcp:HOST:PORT (controller)");
+  }
+  Result<ListenAddress> a = parse_listen_address(rest);
+  if (!a.is_ok()) return Status(Errc::kInvalidArgument, "--openflow " + t + ": " + a.status().message());
+  out.host = a->host;
+  out.port = a->port;
+  return out;
+}
+
+bool resolve(const Target& t, sockaddr_storage& sa, socklen_t& len) {
+  addrinfo hints{}, *res = nullptr;
+  hints.ai_socktype = SOCK_STREAM;
+  if (getaddrinfo(t.host.c_str(), std::to_string(t.port).c_str(), &hints, &res) != 0 || !res)
+    return false;
+  std::memcpy(&sa, res->ai_addr, res->ai_addrlen);
+  len = socklen_t(res->ai_addrlen);
+  freeaddrinfo(res);
+  return true;
+}
+
+void nonblocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK); }
+
+struct Conn {
+  int fd = -1;
+  std::unique_ptr<openflow::Session> session;
+  std::vector<uint8_t> out;
+  std::string peer;
+  int target = -1;  // the controller target it serves, or -1 (accepted)
+  bool connecting = false;
+};
+
+class Agent final : public OpenflowAgent {
+ public:
+  Agent(const openflow::SwitchControl& sw, openflow::SwitchInfo info,
+        std::function<void(const std::string&)> notice)
+      : sw_(sw), info_(std::move(info)), notice_(std::move(notice)) {}
+
+  ~Agent() override {
+    stop_.store(true);
+    if (thread_.joinable()) thread_.join();
+    for (Conn& c : conns_)
+      if (c.fd >= 0) ::close(c.fd);
+    for (int fd : listeners_) ::close(fd);
+  }
+
+  Status init(const std::vector<std::string>& targets) {
+    for (const std::string& text : targets) {
+      WARPATH_ASSIGN_OR_RETURN(Target t, parse_target(text));
+      if (!t.listen) {
+        controllers_.push_back(t);
+        retry_at_.push_back(0);
+        continue;
+      }
+      sockaddr_storage sa{};
+      socklen_t len = 0;
+      if (!resolve(t, sa, len)) return Status(Errc::kInvalidArgument, "--openflow " + text + ": cannot resolve " + t.host);
+      const int fd = ::socket(sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      const int one = 1;
+      setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+      if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&sa), len) != 0 || ::listen(fd, 16) != 0) {
+        const std::string why = std::strerror(errno);
+        if (fd >= 0) ::close(fd);
+        return Status(Errc::kIoError, "--openflow " + text + ": cannot listen: " + why);
+      }
+      nonblocking(fd);
+      sockaddr_storage bound{};
+      socklen_t blen = sizeof bound;
+      getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &blen);
+      const uint16_t port = ntohs(bound.ss_family == AF_INET6
+                                      ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
+                                      : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+      listening_.push_back(t.host + ":" + std::to_string(port));
+      listeners_.push_back(fd);
+    }
+    thread_ = std::thread([this] { loop(); });
+    return Status::ok();
+  }
+
+  std::vector<std::string> listening() const override { return listening_; }
+
+ private:
+  void say(const std::string& line) {
+    if (notice_) notice_(line);
+  }
+
+  void open_session(Conn& c, bool controller) {
+    c.session = std::make_unique<openflow::Session>(sw_, info_, controller);
+    const std::vector<uint8_t> h = c.session->hello();
+    c.out.insert(c.out.end(), h.begin(), h.end());
+    if (controller) sw_.listen_packet_in(true);
+  }
+
+  void accept_all(int lfd) {
+    for (;;) {
+      sockaddr_storage sa{};
+      socklen_t len = sizeof sa;
+      const int fd  = ::accept4(lfd, reinterpret_cast<sockaddr*>(&sa), &len, SOCK_CLOEXEC | SOCK_NONBLOCK);
+      if (fd < 0) return;
+      if (conns_.size() >= kMaxConnections) {
+        ::close(fd);
+        continue;
+      }
+      const int one = 1;
+      setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+      Conn c;
+      c.fd = fd;
+      char host[64] = "?";
+      if (sa.ss_family == AF_INET)
+        inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(&sa)->sin_addr, host, sizeof host);
+      c.peer = host;
+      open_session(c, false);
+      conns_.push_back(std::move(c));
+    }
+  }
+
+  void connect_controllers(uint64_t now_ms) {
+    for (size_t t = 0; t < controllers_.size(); ++t) {
+      bool up = false;
+      for (const Conn& c : conns_) up |= c.target == int(t);
+      if (up || now_ms < retry_at_[t]) continue;
+      retry_at_[t] = now_ms + 1000;
+      sockaddr_storage sa{};
+      socklen_t len = 0;
+      if (!resolve(controllers_[t], sa, len)) continue;
+      const int fd = ::socket(sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+      if (fd < 0) continue;
+      if (::connect(fd, reinterpret_cast<sockaddr*>(&sa), len) != 0 && errno != EINPROGRESS) {
+        ::close(fd);
+        continue;
+      }
+      Conn c;
+      c.fd         = fd;
+      c.target     = int(t);
+      c.connecting = true;
+      c.peer       = controllers_[t].host + ":" + std::to_string(controllers_[t].port);
+      open_session(c, true);
+      conns_.push_back(std::move(c));
+    }
+  }
+
+  void drop(Conn& c, const std::string& why) {
+    if (c.connecting && c.target >= 0) {
+      ::close(c.fd);  // not up yet: retried quietly
+      c.fd = -1;
+      return;
+    }
+    // ovs-ofctl opens a connection per request: only errors and controllers are news.
+    if (!why.empty() || c.target >= 0)
+      say("openflow: " + c.peer + " closed" + (why.empty() ? "" : ": " + why));
+    ::close(c.fd);
+    c.fd = -1;
+  }
+
+  void flush(Conn& c) {
+    while (!c.out.empty()) {
+      const ssize_t n = ::send(c.fd, c.out.data(), c.out.size(), MSG_NOSIGNAL);
+      if (n <= 0) break;
+      c.out.erase(c.out.begin(), c.out.begin() + n);
+    }
+    if (c.out.size() > kMaxPending) drop(c, "it does not read its replies");
+  }
+
+  void broadcast(const std::vector<uint8_t>& m, bool packet_in = false, const openflow::PacketIn* p = nullptr) {
+    for (Conn& c : conns_) {
+      if (c.fd < 0 || c.connecting || !c.session->async()) continue;
+      if (packet_in) {
+        const std::vector<uint8_t> pm = openflow::Session::packet_in(*p, c.session->miss_send_len());
+        c.out.insert(c.out.end(), pm.begin(), pm.end());
+      } else {
+        c.out.insert(c.out.end(), m.begin(), m.end());
+      }
+    }
+  }
+
+  void async_work() {
+    for (const openflow::RemovedFlow& f : sw_.expire())
+      if (f.entry.spec.flags & openflow::kSendFlowRem)
+        broadcast(openflow::wire::flow_removed(f, sw_.now_ns()));
+    std::vector<openflow::PacketIn> ins;
+    sw_.take_packet_ins(ins);
+    for (const openflow::PacketIn& p : ins) broadcast({}, true, &p);
+  }
+
+  void loop() {
+    using clock         = std::chrono::steady_clock;
+    const auto t0       = clock::now();
+    uint64_t next_async = 0;
+    std::vector<uint8_t> buf(65536);
+    while (!stop_.load()) {
+      const auto now_ms = uint64_t(std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - t0).count());
+      connect_controllers(now_ms);
+      std::vector<pollfd> fds;
+      for (int fd : listeners_) fds.push_back({fd, POLLIN, 0});
+      for (const Conn& c : conns_)
+        fds.push_back({c.fd, short(POLLIN | (c.out.empty() && !c.connecting ? 0 : POLLOUT)), 0});
+      ::poll(fds.data(), fds.size(), 50);
+      for (size_t l = 0; l < listeners_.size(); ++l)
+        if (fds[l].revents & POLLIN) accept_all(listeners_[l]);
+      const size_t base = listeners_.size();
+      for (size_t k = 0; k < conns_.size() && base + k < fds.size(); ++k) {
+        Conn& c           = conns_[k];
+        const short ev    = fds[base + k].revents;
+        if (c.fd < 0 || !ev) continue;
+        if (c.connecting) {
+          int err = 0;
+          socklen_t el = sizeof err;
+          getsockopt(c.fd, SOL_SOCKET, SO_ERROR, &err, &el);
+          if (err || (ev & (POLLERR | POLLHUP))) {
+            drop(c, std::strerror(err));
+            continue;
+          }
+          if (ev & POLLOUT) {
+            c.connecting = false;
+            say("openflow: connected to controller " + c.peer);
+          }
+        }
+        if (ev & (POLLIN | POLLHUP | POLLERR)) {
+          const ssize_t n = ::recv(c.fd, buf.data(), buf.size(), 0);
+          if (n <= 0) {
+            if (n == 0 || (errno != EAGAIN && errno != EINTR)) drop(c, "");
+            continue;
+          }
+          if (!c.session->receive(buf.data(), size_t(n), c.out)) {
+            flush(c);
+            if (c.fd >= 0) drop(c, c.session->why());
+            continue;
+          }
+          for (const openflow::RemovedFlow& f : c.session->take_removed())
+            broadcast(openflow::wire::flow_removed(f, sw_.now_ns()));
+        }
+      }
+      if (now_ms >= next_async) {
+        async_work();
+        next_async = now_ms + 100;
+      }
+      for (Conn& c : conns_)
+        if (c.fd >= 0 && !c.connecting) flush(c);
+      std::erase_if(conns_, [](const Conn& c) { return c.fd < 0; });
+    }
+  }
+
+  const openflow::SwitchControl& sw_;
+  openflow::SwitchInfo info_;
+  std::function<void(const std::string&)> notice_;
+  std::vector<int> listeners_;
+  std::vector<std::string> listening_;
+  std::vector<Target> controllers_;
+  std::vector<uint64_t> retry_at_;
+  std::vector<Conn> conns_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<OpenflowAgent>> OpenflowAgent::start(
+    const openflow::SwitchControl& sw, openflow::SwitchInfo info,
+    const std::vector<std::string>& targets, std::function<void(const std::string&)> notice) {
+  auto a = std::make_unique<Agent>(sw, std::move(info), std::move(notice));
+  WARPATH_TRY(a->init(targets));
+  return std::unique_ptr<OpenflowAgent>(std::move(a));
+}
+
+}  // namespace warpath::runtime
