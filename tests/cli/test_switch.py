@@ -9,9 +9,10 @@ import random
 import re
 import shutil
 import subprocess
+import time
 
 import pytest
-from warpath_cli import assert_ok, run, skip_without_binary
+from warpath_cli import WARPATH_BIN, assert_ok, run, skip_without_binary
 
 skip_without_binary()
 scapy = pytest.importorskip("scapy.all")
@@ -283,3 +284,244 @@ def test_matches_open_vswitch_packet_by_packet(tmp_path, ovs, seed):
         assert got is not None, f"packet {i}: OVS matched, warpath did not\n{trace}"
         assert warpath_fields(got) == ovs_fields(want), f"packet {i} {p!r}\n{trace}"
     assert 20 < hits < len(pkts) - 10, f"{hits} hits: the flows must be hit and missed"
+
+
+# --- the OpenFlow agent, driven by real ovs-ofctl ----------------------------------------------
+
+class Agent:
+    """`warpath run --app switch` with generated traffic and an agent on a free port."""
+
+    def __init__(self, tmp_path, flows="", rate=2000, extra=()):
+        if not shutil.which("ovs-ofctl"):
+            pytest.skip("ovs-ofctl is not installed (scripts/setup.sh installs openvswitch-common)")
+        (tmp_path / "flows.txt").write_text(flows)
+        self.json = tmp_path / "run.json"
+        self.proc = subprocess.Popen(
+            [str(WARPATH_BIN), "run", "--app", "switch", "--flows", str(tmp_path / "flows.txt"),
+             "--port", f"p0=gen:{rate}", "--port", "p1=null", "--port", "p2=null",
+             "--openflow", "ptcp:127.0.0.1:0", "--no-progress", "--duration", "60",
+             "--json", str(self.json), *map(str, extra)],
+            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+        line = self.proc.stderr.readline()
+        m = re.search(r"openflow: listening on (\S+)", line)
+        assert m, line + self.proc.stderr.read()
+        self.target = "tcp:" + m.group(1)
+        self.env = {**os.environ, "OVS_RUNDIR": str(tmp_path)}
+
+    def ofctl(self, *args, ok=True, timeout=20):
+        opts = [x for x in args if x.startswith("--")]
+        args = [x for x in args if not x.startswith("--")]
+        r = subprocess.run(["ovs-ofctl", "-O", "OpenFlow10", *opts, args[0], self.target, *args[1:]],
+                           capture_output=True, text=True, env=self.env, timeout=timeout)
+        if ok:
+            assert r.returncode == 0, f"ovs-ofctl {args}: {r.stderr}"
+        return r
+
+    def flows(self, *filter_):
+        """dump-flows as [(n_packets, 'priority=...,match actions=...')]."""
+        out = []
+        for line in self.ofctl("dump-flows", *filter_).stdout.splitlines()[1:]:
+            n = int(re.search(r"n_packets=(\d+)", line).group(1))
+            out.append((n, re.sub(r"^.*?(idle_timeout|hard_timeout|priority)", r"\1", line.strip())))
+        return out
+
+    def stop(self):
+        self.proc.send_signal(2)
+        _, err = self.proc.communicate(timeout=30)
+        assert self.proc.returncode == 130, err  # 128 + SIGINT, after a complete report
+        return json.loads(self.json.read_text())
+
+
+def test_ovs_ofctl_drives_the_switch(tmp_path):
+    a = Agent(tmp_path, "priority=1,actions=drop\n")
+    try:
+        show = a.ofctl("show").stdout
+        assert " 1(p0): addr:" in show and " 3(p2): addr:" in show, show
+        assert "n_tables:1" in show
+        a.ofctl("add-flow", "priority=100,udp,actions=output:2")
+        (tmp_path / "more.txt").write_text("priority=90,tcp,actions=output:3\n"
+                                           "priority=80,ip,nw_src=10.0.0.0/8,actions=output:2,output:3\n")
+        a.ofctl("add-flows", str(tmp_path / "more.txt"))
+        assert [f for _, f in a.flows()] == [
+            "priority=100,udp actions=output:2", "priority=90,tcp actions=output:3",
+            "priority=80,ip,nw_src=10.0.0.0/8 actions=output:2,output:3", "priority=1 actions=drop"]
+        # Counters move while the generator's traffic flows.
+        time.sleep(0.5)
+        first = dict((f, n) for n, f in a.flows())
+        time.sleep(0.5)
+        later = dict((f, n) for n, f in a.flows())
+        assert later["priority=100,udp actions=output:2"] > first["priority=100,udp actions=output:2"] > 0
+        agg = a.ofctl("dump-aggregate").stdout
+        assert "flow_count=4" in agg, agg
+        assert [f for _, f in a.flows("udp")] == ["priority=100,udp actions=output:2"]
+        assert [f for _, f in a.flows("out_port=3")] == [
+            "priority=90,tcp actions=output:3", "priority=80,ip,nw_src=10.0.0.0/8 actions=output:2,output:3"]
+        # mod-flows keeps counters; --strict only the exact flow.
+        a.ofctl("mod-flows", "ip,nw_src=10.0.0.0/8,actions=output:3")
+        a.ofctl("--strict", "mod-flows", "priority=90,tcp,actions=drop")
+        fl = [f for _, f in a.flows()]
+        assert "priority=90,tcp actions=drop" in fl and "priority=80,ip,nw_src=10.0.0.0/8 actions=output:3" in fl
+        # check_overlap and actions the data path cannot run are refused with the spec's errors.
+        r = a.ofctl("add-flow", "check_overlap,priority=100,udp,tp_dst=53,actions=drop", ok=False)
+        assert r.returncode != 0 and "OFPFMFC_OVERLAP" in r.stderr, r.stderr
+        r = a.ofctl("add-flow", "actions=output:1,mod_vlan_vid:3,output:2", ok=False)
+        assert r.returncode != 0 and "OFPFMFC_UNSUPPORTED" in r.stderr, r.stderr
+        tables = a.ofctl("dump-tables").stdout
+        assert "active=4" in tables and "max_entries=1048576" in tables, tables
+        ports = a.ofctl("dump-ports").stdout
+        assert re.search(r"port  1: rx pkts=[1-9]", ports), ports
+        assert "Manufacturer: warpath" in a.ofctl("dump-desc").stdout
+        # Deletes: strict needs the priority; out_port filters.
+        a.ofctl("--strict", "del-flows", "udp")
+        assert len(a.flows()) == 4, "strict without priority=100 deletes nothing"
+        a.ofctl("del-flows", "out_port=3")
+        assert [f for _, f in a.flows()] == ["priority=100,udp actions=output:2", "priority=90,tcp actions=drop",
+                                            "priority=1 actions=drop"]
+        a.ofctl("del-flows")
+        assert a.flows() == []
+    finally:
+        j = a.stop()
+    t = j["totals"]
+    assert t["rx"] == t["tx"] + t["dropped"] + t["slow_path"] and t["rx"] > 0, t
+
+
+def test_packet_in_reaches_ovs_ofctl_monitor(tmp_path):
+    a = Agent(tmp_path, rate=200)
+    try:
+        mon = subprocess.Popen(["ovs-ofctl", "-O", "OpenFlow10", "monitor", a.target, "65535"],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=a.env)
+        time.sleep(0.5)
+        a.ofctl("add-flow", "priority=10,udp,actions=controller:64")
+        time.sleep(1.5)
+        mon.terminate()
+        out, _ = mon.communicate(timeout=10)
+        lines = out.splitlines()
+        ins = [(lines[k], lines[k + 1] if k + 1 < len(lines) else "")
+               for k in range(len(lines)) if lines[k].startswith("OFPT_PACKET_IN")]
+        action = [(h, p) for h, p in ins if "(via action)" in h]
+        miss = [(h, p) for h, p in ins if "(via no_match)" in h]
+        assert action and miss, out[-2000:]
+        assert all("in_port=1" in h for h, _ in ins)
+        # The controller action's max_len (64) cuts the UDP packets; misses come whole
+        # (monitor set miss_send_len 65535), and none of them is UDP (the flow took those).
+        assert all(int(re.search(r"data_len=(\d+)", h).group(1)) <= 64 for h, _ in action)
+        whole = [p for h, p in action if "total_len != data_len" not in h]
+        assert whole and all(p.startswith("udp") for p in whole), action[:3]
+        assert not any(p.startswith("udp,") for _, p in miss[-20:]), miss[-3:]  # udp6: not OF1.0 udp
+    finally:
+        a.stop()
+
+
+def test_flow_removed_on_delete_and_timeout(tmp_path):
+    a = Agent(tmp_path, "priority=0,actions=drop\n", rate=200)  # no table misses
+    try:
+        mon = subprocess.Popen(["ovs-ofctl", "-O", "OpenFlow10", "monitor", a.target, "65535"],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=a.env)
+        time.sleep(0.5)
+        a.ofctl("add-flow", "send_flow_rem,hard_timeout=1,priority=5,tcp,actions=drop")
+        a.ofctl("add-flow", "send_flow_rem,priority=6,udp,actions=drop")
+        a.ofctl("del-flows", "udp")
+        time.sleep(2.0)
+        mon.terminate()
+        out, _ = mon.communicate(timeout=10)
+        removed = [line for line in out.splitlines() if line.startswith("OFPT_FLOW_REMOVED")]
+        assert any("reason=delete" in line and "udp" in line for line in removed), out[-2000:]
+        assert any("reason=hard" in line and "tcp" in line for line in removed), out[-2000:]
+        assert [f for _, f in a.flows()] == ["priority=0 actions=drop"]
+    finally:
+        a.stop()
+
+
+def test_misbehaving_peers_get_errors_and_cannot_stall_the_switch(tmp_path):
+    import socket
+    import struct
+    a = Agent(tmp_path, "priority=1,actions=output:2\n")
+    try:
+        host, port = a.target[4:].rsplit(":", 1)
+
+        def talk(payload, want=True):
+            s = socket.create_connection((host, int(port)), timeout=5)
+            s.recv(8)  # the switch's HELLO
+            s.sendall(payload)
+            data = b""
+            try:
+                while want and len(data) < 12:
+                    chunk = s.recv(4096)
+                    if not chunk:
+                        break
+                    data += chunk
+            except socket.timeout:
+                pass
+            s.close()
+            return data
+
+        hdr = lambda t, n, xid=7, v=1: struct.pack("!BBHI", v, t, n, xid)
+        # Unknown type: BAD_REQUEST/BAD_TYPE; vendor: BAD_VENDOR; wrong version: BAD_VERSION.
+        assert talk(hdr(200, 8))[8:12] == struct.pack("!HH", 1, 1)
+        assert talk(hdr(4, 16) + b"\0" * 8)[8:12] == struct.pack("!HH", 1, 3)
+        assert talk(hdr(5, 8, v=4))[8:12] == struct.pack("!HH", 1, 0)
+        # A short flow_mod: BAD_LEN; a bad action: BAD_ACTION.
+        assert talk(hdr(14, 20) + b"\0" * 12)[8:12] == struct.pack("!HH", 1, 6)
+        fm = hdr(14, 72 + 8) + struct.pack("!I", 0x3820FF) + b"\0" * 36 + b"\0" * 8 + \
+            struct.pack("!HHHHIHH", 0, 0, 0, 1, 0xFFFFFFFF, 0xFFFF, 0) + struct.pack("!HHHH", 0x99, 8, 0, 0)
+        assert talk(fm)[8:12] == struct.pack("!HH", 2, 0)
+        # A length below 8 closes that connection only; a peer that never reads is dropped.
+        talk(hdr(0, 4), want=False)
+        s = socket.create_connection((host, int(port)))
+        s.sendall(hdr(2, 8) * 20000)  # echo requests, replies never read
+        time.sleep(0.5)
+        assert "priority=1 actions=output:2" in a.flows()[0][1]
+        s.close()
+    finally:
+        j = a.stop()
+    assert j["totals"]["tx"] > 0
+
+
+def normalized_dump(text):
+    """dump-flows lines without the counters and ages, sorted."""
+    out = []
+    for line in text.splitlines()[1:]:
+        line = re.sub(r"(cookie|duration|n_packets|n_bytes|idle_age|hard_age)=[^,]*, ", "", line.strip())
+        out.append(re.sub(r"^table=0, ", "", line))
+    return sorted(out)
+
+
+@pytest.mark.parametrize("seed", [4, 5])
+def test_flow_mods_leave_the_table_open_vswitch_leaves(tmp_path, ovs, seed):
+    """The same random add/mod/del sequence through ovs-ofctl to OVS and to warpath: the same
+    dump-flows after every few commands (strict and loose, out_port, MODIFY that adds)."""
+    rng = random.Random(seed)
+    a = Agent(tmp_path, rate=100)
+    ovs("ovs-ofctl", "-O", "OpenFlow10", "del-flows", "bro")
+    matches = ["ip", "tcp", "udp,tp_dst=53", "ip,nw_src=10.0.0.0/8", "ip,nw_src=10.1.0.0/16",
+               "tcp,nw_dst=20.0.0.1,tp_dst=80", "arp", "dl_vlan=7", "in_port=2", "udp"]
+    try:
+        for step in range(40):
+            m = rng.choice(matches)
+            prio = rng.choice([1, 5, 5, 100])
+            acts = rng.choice(["output:1", "output:2", "output:1,output:3", "drop", "controller",
+                               "mod_nw_tos:32,output:3"])
+            cmd = rng.choice(["add-flow", "add-flow", "add-flow", "mod-flows", "strict-mod",
+                              "del-flows", "strict-del", "del-out"])
+            if cmd == "add-flow":
+                args = ["add-flow", f"priority={prio},{m},actions={acts}"]
+            elif cmd == "mod-flows":
+                args = ["mod-flows", f"{m},actions={acts}"]
+            elif cmd == "strict-mod":
+                args = ["--strict", "mod-flows", f"priority={prio},{m},actions={acts}"]
+            elif cmd == "del-flows":
+                args = ["del-flows", m]
+            elif cmd == "strict-del":
+                args = ["--strict", "del-flows", f"priority={prio},{m}"]
+            else:
+                args = ["del-flows", f"out_port={rng.choice([1, 2, 3])}"]
+            opts = [x for x in args if x.startswith("--")]
+            rest = [x for x in args if not x.startswith("--")]
+            ovs("ovs-ofctl", "-O", "OpenFlow10", *opts, rest[0], "bro", *rest[1:])
+            a.ofctl(*args)
+            if step % 5 == 4:
+                want = normalized_dump(ovs("ovs-ofctl", "-O", "OpenFlow10", "dump-flows", "bro").stdout)
+                got = normalized_dump(a.ofctl("dump-flows").stdout)
+                assert got == want, f"after step {step} ({args})"
+    finally:
+        a.stop()
