@@ -175,52 +175,72 @@ uint32_t FlowImage::lookup_one(const packet::OfTuple& key) const {
   return id;
 }
 
+// Per chunk of keys and per table: hash every key and prefetch its bucket; then read each
+// bucket's matching way and prefetch that slot's key; then compare (G-Opt's staged prefetch:
+// a key's two memory accesses overlap the other keys' work). A bucket that overflowed, or a
+// signature that matched the wrong key, takes the plain probe.
 void FlowImage::lookup(Span<const packet::OfTuple> keys, Span<uint32_t> ids) const {
   constexpr uint32_t kChunk = 64;
+  constexpr uint32_t kNone = 0xFFFF'FFFFu, kSlow = 0xFFFF'FFFEu;
   uint64_t h[kChunk], best[kChunk];
+  uint32_t cand[kChunk], todo[kChunk];
+  packet::OfTuple mk[kChunk];
+  // One table for `count` keys: todo[q] (or q itself for the exact table, which comes first
+  // and sets every key's answer: no memset per chunk, whose cost shows at bursts of 32).
+  auto run = [&](const Table& t, const packet::OfTuple* k, uint32_t* out, uint32_t count,
+                 bool exact) __attribute__((always_inline)) {
+    const core::HashView v = t.view();
+    for (uint32_t q = 0; q < count; ++q) {
+      mk[q] = core::apply_mask(k[exact ? q : todo[q]], v.mask);
+      h[q]  = core::hash_key(mk[q]);
+      WARPATH_PREFETCH(&v.buckets[uint32_t(h[q]) & v.bucket_mask]);
+    }
+    for (uint32_t q = 0; q < count; ++q) {
+      const core::Bucket& bk = v.buckets[uint32_t(h[q]) & v.bucket_mask];
+      bool open              = false;
+      const uint32_t m       = core::sig_matches(bk, core::signature(h[q]), open);
+      if (m && !(m & (m - 1))) {
+        cand[q] = bk.slot[__builtin_ctz(m)];
+        WARPATH_PREFETCH(&v.keys[cand[q]]);
+      } else {
+        cand[q] = m || !open ? kSlow : kNone;
+      }
+    }
+    for (uint32_t q = 0; q < count; ++q) {
+      uint32_t f = core::kMiss;
+      if (cand[q] < kSlow && core::same_key(v.keys[cand[q]], mk[q]))
+        f = v.flows[cand[q]];
+      else if (cand[q] != kNone)
+        f = core::probe(v, mk[q], h[q]);
+      if (exact) {
+        out[q]  = f == core::kMiss ? kNoFlow : f;
+        best[q] = f == core::kMiss ? 0 : ~0ull;  // exact beats every subtable
+        continue;
+      }
+      if (f == core::kMiss) continue;
+      const uint32_t i = todo[q];
+      if (ranks_[f] > best[i]) {
+        best[i] = ranks_[f];
+        out[i]  = f;
+      }
+    }
+  };
+  const bool has_exact = !exact_->keys.empty();
   for (uint32_t base = 0; base < keys.size; base += kChunk) {
-    const uint32_t n = std::min(kChunk, keys.size - base);
+    const uint32_t n         = std::min(kChunk, keys.size - base);
     const packet::OfTuple* k = keys.data + base;
     uint32_t* out            = ids.data + base;
-    uint32_t open            = n;
-    for (uint32_t i = 0; i < n; ++i) {
-      out[i]  = kNoFlow;
-      best[i] = 0;
-    }
-    if (!exact_->keys.empty()) {
-      const core::HashView v = exact_->view();
-      for (uint32_t i = 0; i < n; ++i) {
-        h[i] = core::hash_key(core::apply_mask(k[i], v.mask));
-        WARPATH_PREFETCH(&v.buckets[uint32_t(h[i]) & v.bucket_mask]);
-      }
-      for (uint32_t i = 0; i < n; ++i) {
-        const uint32_t f = core::probe(v, core::apply_mask(k[i], v.mask), h[i]);
-        if (f != core::kMiss) {
-          out[i]  = f;
-          best[i] = ~0ull;  // exact beats every subtable
-          --open;
-        }
-      }
+    if (has_exact) {
+      run(*exact_, k, out, n, true);
+    } else {
+      for (uint32_t i = 0; i < n; ++i) out[i] = kNoFlow, best[i] = 0;
     }
     for (const auto& t : subtables_) {
-      if (open == 0) break;
-      const core::HashView v = t->view();
-      bool any               = false;
-      for (uint32_t i = 0; i < n; ++i) {
-        if (best[i] >= t->max_rank) continue;
-        any  = true;
-        h[i] = core::hash_key(core::apply_mask(k[i], v.mask));
-        WARPATH_PREFETCH(&v.buckets[uint32_t(h[i]) & v.bucket_mask]);
-      }
-      if (!any) continue;
-      for (uint32_t i = 0; i < n; ++i) {
-        if (best[i] >= t->max_rank) continue;
-        const uint32_t f = core::probe(v, core::apply_mask(k[i], v.mask), h[i]);
-        if (f != core::kMiss && ranks_[f] > best[i]) {
-          best[i] = ranks_[f];
-          out[i]  = f;
-        }
-      }
+      uint32_t count = 0;
+      for (uint32_t i = 0; i < n; ++i)
+        if (best[i] < t->max_rank) todo[count++] = i;
+      if (count == 0) break;  // ranked: no later subtable can beat what every key has
+      run(*t, k, out, count, false);
     }
   }
 }

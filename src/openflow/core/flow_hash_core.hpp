@@ -4,9 +4,16 @@
 // A table: buckets of 8 (signature, slot) pairs in one 64-byte line; slot s holds the masked
 // key keys[s] and its flow flows[s]. A key's hash picks its first bucket (low bits) and its
 // signature (high bits, never 0: 0 marks an empty pair); a full bucket continues in the next.
-// Images are immutable, so a probe stops at the first bucket with an empty pair.
+// Images are immutable, so a probe stops at the first bucket with an empty pair. (A table of
+// 64-byte entries holding the key itself, one line per hit, was measured too: equal at 1M flows,
+// where both are bound by the TLB, and 25% slower at 1K, where its lines fall out of L1:
+// docs/adr/0012-openflow-switch.md.)
 #pragma once
 #include <cstdint>
+
+#if defined(__SSE2__) && !defined(__CUDA_ARCH__)
+#include <emmintrin.h>
+#endif
 
 #include "warpath/core/hd.hpp"
 #include "warpath/packet/flow_key.hpp"
@@ -30,18 +37,34 @@ struct HashView {
   packet::OfTuple mask{};
 };
 
+// Written out word by word: compilers leave a 9-iteration loop rolled at -O2, and these run
+// for every key of every table probed.
 WARPATH_HD packet::OfTuple apply_mask(const packet::OfTuple& k, const packet::OfTuple& m) {
   packet::OfTuple r;
-  for (int i = 0; i < packet::kOfWords; ++i) r.w[i] = k.w[i] & m.w[i];
+  r.w[0] = k.w[0] & m.w[0];
+  r.w[1] = k.w[1] & m.w[1];
+  r.w[2] = k.w[2] & m.w[2];
+  r.w[3] = k.w[3] & m.w[3];
+  r.w[4] = k.w[4] & m.w[4];
+  r.w[5] = k.w[5] & m.w[5];
+  r.w[6] = k.w[6] & m.w[6];
+  r.w[7] = k.w[7] & m.w[7];
+  r.w[8] = k.w[8] & m.w[8];
   return r;
 }
 
+/// NH-style hash (as in UMAC): the key's words in pairs, each pair one 64-bit product of
+/// 32-bit sums, the products summed, then mixed. The products are independent, so a CPU runs
+/// them in parallel (about 10 cycles a key where a chained mix takes 40); the same function on
+/// the device reads the same tables.
 WARPATH_HD uint64_t hash_key(const packet::OfTuple& k) {
-  uint64_t h = 0x243F'6A88'85A3'08D3ull;
-  for (int i = 0; i < packet::kOfWords; ++i) {
-    h = (h ^ k.w[i]) * 0xFF51'AFD7'ED55'8CCDull;
-    h ^= h >> 33;
-  }
+  const uint64_t a = uint64_t(uint32_t(k.w[0] + 0x9E37'79B9u)) * uint32_t(k.w[1] + 0x7F4A'7C15u);
+  const uint64_t b = uint64_t(uint32_t(k.w[2] + 0x85EB'CA6Bu)) * uint32_t(k.w[3] + 0xC2B2'AE35u);
+  const uint64_t c = uint64_t(uint32_t(k.w[4] + 0x27D4'EB2Fu)) * uint32_t(k.w[5] + 0x1656'67B1u);
+  const uint64_t d = uint64_t(uint32_t(k.w[6] + 0xD3A2'646Cu)) * uint32_t(k.w[7] + 0xFD70'46C5u);
+  const uint64_t e = uint64_t(uint32_t(k.w[8] + 0xB55A'4F09u)) * 0x9E37'79B9u;
+  uint64_t h       = a + b + c + d + e;
+  h ^= h >> 31;
   h *= 0xC4CE'B9FE'1A85'EC53ull;
   return h ^ (h >> 29);
 }
@@ -49,9 +72,34 @@ WARPATH_HD uint64_t hash_key(const packet::OfTuple& k) {
 WARPATH_HD uint32_t signature(uint64_t h) { return uint32_t(h >> 32) | 1u; }
 
 WARPATH_HD bool same_key(const packet::OfTuple& a, const packet::OfTuple& b) {
-  uint32_t d = 0;
-  for (int i = 0; i < packet::kOfWords; ++i) d |= a.w[i] ^ b.w[i];
+  const uint32_t d = (a.w[0] ^ b.w[0]) | (a.w[1] ^ b.w[1]) | (a.w[2] ^ b.w[2]) |
+                     (a.w[3] ^ b.w[3]) | (a.w[4] ^ b.w[4]) | (a.w[5] ^ b.w[5]) |
+                     (a.w[6] ^ b.w[6]) | (a.w[7] ^ b.w[7]) | (a.w[8] ^ b.w[8]);
   return d == 0;
+}
+
+/// The ways of bucket `bk` whose signature is `sig` (bit j: way j), and whether it has an empty
+/// way (a probe ends there). SSE2 on the host (one compare for four ways), a loop on the device.
+WARPATH_HD uint32_t sig_matches(const Bucket& bk, uint32_t sig, bool& open) {
+#if defined(__SSE2__) && !defined(__CUDA_ARCH__)
+  const __m128i s  = _mm_set1_epi32(int(sig)), z = _mm_setzero_si128();
+  const __m128i lo = _mm_load_si128(reinterpret_cast<const __m128i*>(bk.sig));
+  const __m128i hi = _mm_load_si128(reinterpret_cast<const __m128i*>(bk.sig + 4));
+  const int m = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(lo, s))) |
+                _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(hi, s))) << 4;
+  const int e = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(lo, z))) |
+                _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(hi, z))) << 4;
+  open = e != 0;
+  return uint32_t(m);
+#else
+  uint32_t m = 0, e = 0;
+  for (uint32_t j = 0; j < kBucketWays; ++j) {
+    m |= uint32_t(bk.sig[j] == sig) << j;
+    e |= uint32_t(bk.sig[j] == 0) << j;
+  }
+  open = e != 0;
+  return m;
+#endif
 }
 
 /// The flow of `masked` (already masked with t.mask, hashed to h), or kMiss.
@@ -61,9 +109,9 @@ WARPATH_HD uint32_t probe(const HashView& t, const packet::OfTuple& masked, uint
   for (uint32_t step = 0; step <= t.bucket_mask; ++step, b = (b + 1) & t.bucket_mask) {
     const Bucket& bk = t.buckets[b];
     bool open        = false;
-    for (uint32_t j = 0; j < kBucketWays; ++j) {
-      if (bk.sig[j] == sig && same_key(t.keys[bk.slot[j]], masked)) return t.flows[bk.slot[j]];
-      open |= bk.sig[j] == 0;
+    for (uint32_t m = sig_matches(bk, sig, open); m; m &= m - 1) {
+      const uint32_t slot = bk.slot[__builtin_ctz(m)];
+      if (same_key(t.keys[slot], masked)) return t.flows[slot];
     }
     if (open) return kMiss;
   }

@@ -1,0 +1,292 @@
+// bench/openflow/flow_bench.cpp: warpath-flow-bench, the OpenFlow switch's flow table beside
+// DPDK's rte_hash.
+//
+// What it measures, one core (pin it: taskset -c 1), per table size (--flows, default 1K,
+// 100K and 1M exact-match flows of random 12-tuples):
+//   rte_hash.bulk32 / .bulk64   rte_hash_lookup_bulk_data over the same 36-byte keys, bursts of
+//                               32 / 64 (the anchor; bench/anchors/dpdk_hash.cpp, -O3
+//                               -march=native)
+//   warpath.exact.bN            FlowImage::lookup (the switch module's lookup: hash, prefetch,
+//                               compare; exact-match table first, then the wildcard subtables,
+//                               of which there are none here) in bursts of N = 32, 64, 256
+// over the same uniformly random sequence of hits (--lookups, default 4M). Every row's answers
+// are checked against the keys' flow ids before it is timed. Each row runs --repeat times
+// (default 3) for --seconds (default 0.5) each; the best run is reported (the machine's noise
+// only ever slows a run), with the ratio to the best rte_hash row of the same size.
+// Also measured: building the image (FlowImage::build) per size: what one published flow_mod
+// costs the agent today (a full rebuild), and a wildcard table (--subtables masks of 1,000
+// flows each) in bursts of 64, without an anchor.
+//
+// Output: a markdown table on stdout, and with --json FILE the rows with the machine, the
+// commit and the command (bench/results/ keeps them).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "warpath/core/version.hpp"
+#include "warpath/openflow/flow_table.hpp"
+
+#ifdef WARPATH_HAVE_DPDK
+#include "hash_anchor.hpp"
+#include "lookup_anchor.hpp"
+#endif
+
+namespace {
+
+using namespace warpath;
+using Clock = std::chrono::steady_clock;
+
+struct Options {
+  std::vector<uint32_t> flows = {1000, 100000, 1000000};
+  uint32_t lookups            = 4u << 20;
+  uint32_t subtables          = 16;
+  double seconds              = 0.5;
+  int repeat                  = 3;
+  int lcore                   = 1;
+  std::string json;
+};
+
+struct Row {
+  uint32_t flows;
+  std::string name;
+  double mlookups = 0, ns = 0, ratio = 0;
+};
+
+packet::OfTuple random_exact_key(std::mt19937_64& rng) {
+  packet::OfFields f;
+  f.in_port = uint16_t(1 + rng() % 8);
+  f.dl_vlan = packet::kOfNoVlan;
+  for (int i = 0; i < 6; ++i) f.dl_src[i] = uint8_t(rng()), f.dl_dst[i] = uint8_t(rng());
+  f.dl_type  = openflow::kEthIp;
+  f.nw_proto = rng() % 2 ? 6 : 17;
+  f.nw_tos   = uint8_t(rng() & 0xfc);
+  f.nw_src   = uint32_t(rng());
+  f.nw_dst   = uint32_t(rng());
+  f.tp_src   = uint16_t(rng());
+  f.tp_dst   = uint16_t(rng());
+  return packet::of_pack(f);
+}
+
+// Best lookups/s of `fn(keys, n)` over the sequence, in bursts.
+template <class Fn>
+double best_rate(const Options& o, const std::vector<packet::OfTuple>& seq, uint32_t burst, Fn fn) {
+  std::vector<uint32_t> ids(burst);
+  double best = 0;
+  for (int r = 0; r < o.repeat; ++r) {
+    uint64_t done = 0;
+    size_t at     = 0;
+    const auto t0 = Clock::now();
+    double el     = 0;
+    do {
+      for (int k = 0; k < 64; ++k) {
+        if (at + burst > seq.size()) at = 0;
+        fn(&seq[at], burst, ids.data());
+        at += burst;
+        done += burst;
+      }
+      el = std::chrono::duration<double>(Clock::now() - t0).count();
+    } while (el < o.seconds);
+    best = std::max(best, double(done) / el);
+  }
+  return best;
+}
+
+bool parse_list(const char* s, std::vector<uint32_t>& out) {
+  out.clear();
+  std::string t = s;
+  size_t p      = 0;
+  while (p <= t.size()) {
+    size_t e = t.find(',', p);
+    if (e == std::string::npos) e = t.size();
+    const std::string item = t.substr(p, e - p);
+    char* end              = nullptr;
+    const unsigned long v  = std::strtoul(item.c_str(), &end, 10);
+    if (item.empty() || *end || v == 0 || v > (1u << 24)) return false;
+    out.push_back(uint32_t(v));
+    p = e + 1;
+  }
+  return !out.empty();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next           = [&]() -> const char* {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "warpath-flow-bench: %s needs a value\n", a.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--flows") {
+      if (!parse_list(next(), o.flows)) {
+        std::fprintf(stderr, "warpath-flow-bench: --flows: a list of sizes 1..16777216\n");
+        return 2;
+      }
+    } else if (a == "--lookups") {
+      o.lookups = uint32_t(std::strtoul(next(), nullptr, 10));
+    } else if (a == "--subtables") {
+      o.subtables = uint32_t(std::strtoul(next(), nullptr, 10));
+    } else if (a == "--seconds") {
+      o.seconds = std::strtod(next(), nullptr);
+    } else if (a == "--repeat") {
+      o.repeat = std::max(1, std::atoi(next()));
+    } else if (a == "--lcore") {
+      o.lcore = std::atoi(next());
+    } else if (a == "--json") {
+      o.json = next();
+    } else {
+      std::fprintf(stderr,
+                   "usage: warpath-flow-bench [--flows 1000,100000,1000000] [--lookups N] "
+                   "[--subtables N] [--seconds S] [--repeat N] [--lcore CPU] [--json FILE]\n");
+      return a == "--help" ? 0 : 2;
+    }
+  }
+  if (o.lookups < 256 || o.seconds <= 0) {
+    std::fprintf(stderr, "warpath-flow-bench: --lookups >= 256 and --seconds > 0\n");
+    return 2;
+  }
+#ifdef WARPATH_HAVE_DPDK
+  bench::DpdkOptions dpdk;
+  dpdk.lcore     = o.lcore;
+  dpdk.memory_mb = 4096;
+  const Status eal = bench::dpdk_start(dpdk);
+  if (!eal.is_ok()) std::fprintf(stderr, "warpath-flow-bench: %s (no anchor rows)\n", eal.message().c_str());
+#endif
+  std::vector<Row> rows;
+  std::printf("| flows | engine | M lookups/s | ns/lookup | vs best rte_hash |\n|---:|---|---:|---:|---:|\n");
+  std::vector<std::string> notes;
+  for (uint32_t n : o.flows) {
+    std::mt19937_64 rng(n);
+    std::vector<packet::OfTuple> keys;
+    keys.reserve(n);
+    openflow::FlowTable table(std::max<uint32_t>(n, 1));
+    for (uint32_t i = 0; i < n; ++i) {
+      const packet::OfTuple k = random_exact_key(rng);
+      openflow::FlowSpec s;
+      s.match = openflow::make_match(packet::of_unpack(k), 0);
+      s.actions.push_back(openflow::Action{});
+      s.actions[0].port = 1;
+      if (!table.apply(openflow::FlowModCommand::kAdd, s, 0).ok()) continue;
+      keys.push_back(k);  // id = keys.size() - 1 (a fresh table hands out ids in order)
+    }
+    const auto b0 = Clock::now();
+    Result<std::shared_ptr<const openflow::FlowImage>> img = openflow::FlowImage::build(table, 8);
+    const double build_ms = std::chrono::duration<double, std::milli>(Clock::now() - b0).count();
+    if (!img.is_ok()) {
+      std::fprintf(stderr, "warpath-flow-bench: %s\n", img.status().message().c_str());
+      return 1;
+    }
+    notes.push_back(std::to_string(keys.size()) + " flows: image built in " +
+                    std::to_string(int(build_ms)) + " ms");
+    std::vector<packet::OfTuple> seq(o.lookups);
+    std::vector<uint32_t> want(o.lookups);
+    for (uint32_t i = 0; i < o.lookups; ++i) {
+      want[i] = uint32_t(rng() % keys.size());
+      seq[i]  = keys[want[i]];
+    }
+    auto check = [&](auto fn, uint32_t burst, const char* name) {
+      std::vector<uint32_t> ids(burst);
+      for (uint32_t at = 0; at + burst <= std::min<uint32_t>(o.lookups, 1u << 16); at += burst) {
+        fn(&seq[at], burst, ids.data());
+        for (uint32_t k = 0; k < burst; ++k)
+          if (ids[k] != want[at + k]) {
+            std::fprintf(stderr, "warpath-flow-bench: %s answers %u for key %u, not %u\n", name,
+                         ids[k], at + k, want[at + k]);
+            std::exit(1);
+          }
+      }
+    };
+    double anchor = 0;
+    std::vector<Row> size_rows;
+#ifdef WARPATH_HAVE_DPDK
+    if (eal.is_ok()) {
+      Result<std::unique_ptr<bench::HashAnchor>> h = bench::HashAnchor::build(keys);
+      if (!h.is_ok()) {
+        std::fprintf(stderr, "warpath-flow-bench: rte_hash: %s\n", h.status().message().c_str());
+      } else {
+        for (uint32_t burst : {32u, 64u}) {
+          auto fn = [&](const packet::OfTuple* k, uint32_t c, uint32_t* ids) { (*h)->lookup_bulk(k, c, ids); };
+          const std::string name = "rte_hash.bulk" + std::to_string(burst);
+          check(fn, burst, name.c_str());
+          const double r = best_rate(o, seq, burst, fn);
+          anchor         = std::max(anchor, r);
+          size_rows.push_back({uint32_t(keys.size()), name, r / 1e6, 1e9 / r, 0});
+        }
+      }
+    }
+#endif
+    for (uint32_t burst : {32u, 64u, 256u}) {
+      const openflow::FlowImage& im = **img;
+      auto fn = [&](const packet::OfTuple* k, uint32_t c, uint32_t* ids) { im.lookup({k, c}, {ids, c}); };
+      const std::string name = "warpath.exact.b" + std::to_string(burst);
+      check(fn, burst, name.c_str());
+      const double r = best_rate(o, seq, burst, fn);
+      size_rows.push_back({uint32_t(keys.size()), name, r / 1e6, 1e9 / r, 0});
+    }
+    for (Row& r : size_rows) {
+      r.ratio = anchor > 0 ? r.mlookups * 1e6 / anchor : 0;
+      std::printf("| %u | %s | %.1f | %.2f | %s |\n", r.flows, r.name.c_str(), r.mlookups, r.ns,
+                  anchor > 0 ? (std::to_string(r.ratio).substr(0, 4) + "x").c_str() : "-");
+      rows.push_back(r);
+    }
+    std::fflush(stdout);
+  }
+  // A wildcard table: `subtables` masks of 1,000 flows each, keys that hit them.
+  {
+    std::mt19937_64 rng(77);
+    openflow::FlowTable table;
+    std::vector<packet::OfTuple> keys;
+    for (uint32_t t = 0; t < o.subtables; ++t) {
+      const uint32_t wc = uint32_t(rng()) & (openflow::kWcInPort | openflow::kWcDlSrc | openflow::kWcDlDst |
+                                             openflow::kWcTpSrc | openflow::kWcTpDst | openflow::kWcNwTos);
+      const unsigned src_len = unsigned(8 + rng() % 25), dst_len = unsigned(8 + rng() % 25);
+      for (uint32_t i = 0; i < 1000; ++i) {
+        const packet::OfTuple k = random_exact_key(rng);
+        openflow::FlowSpec s;
+        s.match = openflow::make_match(packet::of_unpack(k), wc | (32 - src_len) << openflow::kWcNwSrcShift |
+                                                                (32 - dst_len) << openflow::kWcNwDstShift);
+        s.priority = uint16_t(1 + rng() % 1000);
+        s.actions.push_back(openflow::Action{});
+        s.actions[0].port = 1;
+        if (table.apply(openflow::FlowModCommand::kAdd, s, 0).ok()) keys.push_back(k);
+      }
+    }
+    Result<std::shared_ptr<const openflow::FlowImage>> img = openflow::FlowImage::build(table, 8);
+    if (img.is_ok() && !keys.empty()) {
+      std::vector<packet::OfTuple> seq(o.lookups);
+      for (auto& k : seq) k = keys[rng() % keys.size()];
+      const openflow::FlowImage& im = **img;
+      const double r = best_rate(o, seq, 64, [&](const packet::OfTuple* k, uint32_t c, uint32_t* ids) {
+        im.lookup({k, c}, {ids, c});
+      });
+      const std::string name = "warpath.wildcard.b64 (" + std::to_string((*img)->subtables()) + " subtables)";
+      std::printf("| %zu | %s | %.1f | %.2f | - |\n", table.size(), name.c_str(), r / 1e6, 1e9 / r);
+      rows.push_back({uint32_t(table.size()), name, r / 1e6, 1e9 / r, 0});
+    }
+  }
+  for (const std::string& n : notes) std::printf("\n%s", n.c_str());
+  std::printf("\n");
+  if (!o.json.empty()) {
+    std::ofstream j(o.json);
+    j << "{\n  \"tool\": \"warpath-flow-bench\",\n  \"version\": \"" << version() << "\",\n"
+      << "  \"lookups\": " << o.lookups << ", \"seconds\": " << o.seconds << ", \"repeat\": " << o.repeat
+      << ",\n  \"notes\": [";
+    for (size_t i = 0; i < notes.size(); ++i) j << (i ? ", " : "") << "\"" << notes[i] << "\"";
+    j << "],\n  \"rows\": [\n";
+    for (size_t i = 0; i < rows.size(); ++i)
+      j << "    {\"flows\": " << rows[i].flows << ", \"engine\": \"" << rows[i].name
+        << "\", \"mlookups\": " << rows[i].mlookups << ", \"ns\": " << rows[i].ns
+        << ", \"vs_anchor\": " << rows[i].ratio << "}" << (i + 1 < rows.size() ? "," : "") << "\n";
+    j << "  ]\n}\n";
+  }
+  return 0;
+}
