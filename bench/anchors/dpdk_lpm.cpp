@@ -523,7 +523,6 @@ std::vector<Ip6Net> to_network(const std::vector<Ip6>& addrs) {
 Status dpdk_start(const DpdkOptions& o) {
   std::call_once(g_start_once, [&] {
     std::vector<std::string> args = {"warpath",
-                                     "--no-huge",
                                      "--no-pci",
                                      "--no-shconf",
                                      "--no-telemetry",
@@ -533,6 +532,7 @@ Status dpdk_start(const DpdkOptions& o) {
                                      std::to_string(o.lcore),
                                      "--log-level=" + std::to_string(o.log_level),
                                      "--force-max-simd-bitwidth=512"};
+    if (!o.huge) args.insert(args.begin() + 1, "--no-huge");
     for (size_t i = 1; i < args.size(); ++i) g_eal_args += (i > 1 ? " " : "") + args[i];
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());

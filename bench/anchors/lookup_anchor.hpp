@@ -108,12 +108,15 @@ class LookupAnchor {
   double build_ms_       = 0;
 };
 
-/// How EAL is started: `--no-huge --no-pci -m <memory_mb> --log-level=<log_level>
+/// How EAL is started: `[--no-huge] --no-pci -m <memory_mb> --log-level=<log_level>
 /// --force-max-simd-bitwidth=512 --no-shconf --no-telemetry -l <lcore>`.
 struct DpdkOptions {
   unsigned memory_mb = 1024;
   int lcore          = 0;  ///< the CPU the caller benchmarks on (EAL pins its main thread there)
   int log_level      = 3;  ///< RTE_LOG_ERR
+  /// Hugepages (a mounted hugetlbfs with memory_mb free in 2 MB pages), as DPDK runs at its
+  /// best; without, --no-huge (4 KB pages).
+  bool huge = false;
 };
 
 /// Starts EAL (once per process; later calls return the first call's outcome).

@@ -1,6 +1,11 @@
 // src/openflow/flow_image.cpp: the data side of the flow table (flow_table.hpp: FlowImage):
 // compiled from a FlowTable, looked up in batches.
+#include <sys/mman.h>
+
 #include <algorithm>
+#include <cstdlib>
+#include <memory>
+#include <new>
 #include <cstring>
 #include <map>
 #include <string>
@@ -11,10 +16,44 @@
 
 namespace warpath::openflow {
 
+namespace {
+
+// Memory for the big arrays of an image: 2 MB aligned and marked for transparent huge pages
+// from 2 MB on, so a million-flow table costs a handful of TLB entries instead of thousands
+// (with 4 KB pages the lookups of such a table wait on page walks as much as on the lines).
+template <class T>
+struct HugePageAllocator {
+  using value_type = T;
+  HugePageAllocator() = default;
+  template <class U>
+  HugePageAllocator(const HugePageAllocator<U>&) noexcept {}
+  static constexpr size_t kHuge = size_t(2) << 20;
+  T* allocate(size_t n) {
+    const size_t bytes = n * sizeof(T);
+    if (bytes < kHuge) return std::allocator<T>().allocate(n);
+    void* p = std::aligned_alloc(kHuge, (bytes + kHuge - 1) / kHuge * kHuge);
+    if (!p) throw std::bad_alloc();
+    (void)madvise(p, (bytes + kHuge - 1) / kHuge * kHuge, MADV_HUGEPAGE);
+    return static_cast<T*>(p);
+  }
+  void deallocate(T* p, size_t n) noexcept {
+    if (n * sizeof(T) < kHuge)
+      std::allocator<T>().deallocate(p, n);
+    else
+      std::free(p);
+  }
+  template <class U>
+  bool operator==(const HugePageAllocator<U>&) const noexcept { return true; }
+};
+template <class T>
+using LargeVector = std::vector<T, HugePageAllocator<T>>;
+
+}  // namespace
+
 struct FlowImage::Table {
-  std::vector<core::Bucket> buckets;
-  std::vector<packet::OfTuple> keys;
-  std::vector<uint32_t> flows;
+  LargeVector<core::Bucket> buckets;
+  LargeVector<packet::OfTuple> keys;
+  LargeVector<uint32_t> flows;
   packet::OfTuple mask{};
   uint64_t max_rank = 0;
 
@@ -146,8 +185,8 @@ Result<std::shared_ptr<const FlowImage>> FlowImage::build(const FlowTable& table
   }
   for (auto& t : img->subtables_) {
     // Keep the first (best) flow of each masked value.
-    std::vector<packet::OfTuple> keys;
-    std::vector<uint32_t> flows;
+    LargeVector<packet::OfTuple> keys;
+    LargeVector<uint32_t> flows;
     std::map<std::vector<uint32_t>, bool> seen;
     for (size_t s = 0; s < t->keys.size(); ++s) {
       if (!seen.emplace(std::vector<uint32_t>(t->keys[s].w, t->keys[s].w + packet::kOfWords), true)
