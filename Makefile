@@ -34,6 +34,11 @@ demo: build
 	@echo
 	@echo "== warpath run examples/ipsec.toml: the IPsec ESP gateway (generator -> esp-in -> esp-out -> router)"
 	./$(BUILD_DIR)/warpath run examples/ipsec.toml --json $(BUILD_DIR)/demo/ipsec.json
+	@echo
+	@echo "== warpath run: the OpenFlow switch (generator -> switch(examples/switch/flows.txt) -> two sinks), its flows as dump-flows prints them"
+	./$(BUILD_DIR)/warpath run --chain "switch(flows=examples/switch/flows.txt, dump=$(BUILD_DIR)/demo/switch-flows.txt)" \
+	  --port gen=gen:max:200000 --port p2=null --port p3=null --openflow none --json $(BUILD_DIR)/demo/switch.json
+	@cat $(BUILD_DIR)/demo/switch-flows.txt
 
 test: build
 	$(MAKE) --no-print-directory test-cpp test-py
