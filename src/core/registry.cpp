@@ -8,6 +8,7 @@
 #include "warpath/pattern/pattern.hpp"
 #include "warpath/stream/stream.hpp"
 #include "warpath/lookup/check.hpp"
+#include "warpath/openflow/flow_lookup.hpp"
 #include "warpath/packet/parser.hpp"
 
 namespace warpath {
@@ -30,6 +31,7 @@ const std::vector<ModuleInfo>& all_modules() {
       {"stream", &stream::stream_engines, &stream::check_stream_engine},
       {"pattern", &pattern::pattern_engines, &pattern::check_pattern_engine},
       {"ipsec", &ipsec::esp_engines, &ipsec::check_esp_engine},
+      {"openflow", &openflow::flow_engines, &openflow::check_flow_engine},
       {"runtime", &runtime::chain_engines, &runtime::check_chain_engine},
   };
   return modules;

@@ -208,6 +208,17 @@ Result<std::shared_ptr<const FlowImage>> FlowImage::build(const FlowTable& table
   return std::shared_ptr<const FlowImage>(std::move(img));
 }
 
+std::vector<FlowImage::TableData> FlowImage::tables() const {
+  std::vector<TableData> out;
+  auto add = [&](const Table& t) {
+    out.push_back({t.buckets.data(), uint32_t(t.buckets.size()), t.keys.data(), t.flows.data(),
+                   uint32_t(t.keys.size()), t.mask, t.max_rank});
+  };
+  add(*exact_);
+  for (const auto& t : subtables_) add(*t);
+  return out;
+}
+
 uint32_t FlowImage::lookup_one(const packet::OfTuple& key) const {
   uint32_t id = kNoFlow;
   lookup({&key, 1}, {&id, 1});

@@ -194,6 +194,23 @@ class FlowImage {
   size_t subtables() const noexcept { return subtables_.size(); }
   uint64_t version() const noexcept { return version_; }
 
+  /// One hash table of the image as raw arrays (the CUDA engine copies them to the device):
+  /// buckets (openflow/core/flow_hash_core.hpp: Bucket, bucket_count of them), keys and flows
+  /// by slot, the key mask, and the best rank of its flows (0 for the exact table).
+  struct TableData {
+    const void* buckets = nullptr;
+    uint32_t bucket_count = 0;
+    const packet::OfTuple* keys = nullptr;
+    const uint32_t* flows       = nullptr;
+    uint32_t slots              = 0;
+    packet::OfTuple mask{};
+    uint64_t max_rank = 0;
+  };
+  /// The exact-match table first (always there, perhaps empty), then the subtables best first.
+  std::vector<TableData> tables() const;
+  /// Per flow id: its rank (priority, then earlier install; larger wins).
+  const std::vector<uint64_t>& ranks() const noexcept { return ranks_; }
+
   struct Table;  // one hash table (openflow/flow_image.cpp)
   ~FlowImage();
   FlowImage();

@@ -71,6 +71,14 @@ WARPATH_HD uint64_t hash_key(const packet::OfTuple& k) {
 
 WARPATH_HD uint32_t signature(uint64_t h) { return uint32_t(h >> 32) | 1u; }
 
+WARPATH_HD int lowest_bit(uint32_t m) {
+#if defined(__CUDA_ARCH__)
+  return __ffs(int(m)) - 1;
+#else
+  return __builtin_ctz(m);
+#endif
+}
+
 WARPATH_HD bool same_key(const packet::OfTuple& a, const packet::OfTuple& b) {
   const uint32_t d = (a.w[0] ^ b.w[0]) | (a.w[1] ^ b.w[1]) | (a.w[2] ^ b.w[2]) |
                      (a.w[3] ^ b.w[3]) | (a.w[4] ^ b.w[4]) | (a.w[5] ^ b.w[5]) |
@@ -110,7 +118,7 @@ WARPATH_HD uint32_t probe(const HashView& t, const packet::OfTuple& masked, uint
     const Bucket& bk = t.buckets[b];
     bool open        = false;
     for (uint32_t m = sig_matches(bk, sig, open); m; m &= m - 1) {
-      const uint32_t slot = bk.slot[__builtin_ctz(m)];
+      const uint32_t slot = bk.slot[lowest_bit(m)];
       if (same_key(t.keys[slot], masked)) return t.flows[slot];
     }
     if (open) return kMiss;
