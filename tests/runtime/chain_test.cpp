@@ -173,7 +173,7 @@ std::string build_error(std::string_view text) {
 
 TEST(ChainBuild, ErrorsNamePositionArgumentAndReason) {
   EXPECT_EQ(build_error("acl -> nosuch"),
-            "chain position 2: unknown module 'nosuch' (known: acl, esp-in, esp-out, flow, flow-aes, match, router, stream, ttl-filter, wire)");
+            "chain position 2: unknown module 'nosuch' (known: acl, esp-in, esp-out, flow, flow-aes, match, router, stream, switch, ttl-filter, wire)");
   EXPECT_EQ(build_error("acl -> router(fibb=x)"),
             "chain position 2 (router): unknown argument 'fibb' (known: fib, neighbors, lookup, mac_check, "
             "when)");

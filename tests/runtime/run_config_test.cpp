@@ -69,7 +69,7 @@ RunConfig with_ports() {
 }
 
 TEST(RunConfigNames, RoundTripAndReject) {
-  for (AppKind a : {AppKind::kAcl, AppKind::kRouter, AppKind::kRouterAcl}) {
+  for (AppKind a : {AppKind::kAcl, AppKind::kRouter, AppKind::kRouterAcl, AppKind::kIpsec, AppKind::kSwitch}) {
     AppKind back = AppKind::kAcl;
     ASSERT_TRUE(parse_app(app_name(a), back));
     EXPECT_EQ(back, a);
@@ -81,7 +81,7 @@ TEST(RunConfigNames, RoundTripAndReject) {
   }
   EXPECT_STREQ(app_name(AppKind::kRouterAcl), "router+acl");
   AppKind a = AppKind::kRouter;
-  EXPECT_FALSE(parse_app("switch", a));
+  EXPECT_FALSE(parse_app("hub", a));
   EXPECT_FALSE(parse_app("", a));
   EXPECT_FALSE(parse_app("ACL", a));
   EXPECT_EQ(a, AppKind::kRouter) << "unchanged on failure";
@@ -281,7 +281,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"duration = nan\n", "cfg.toml:1: duration: ", "finite"},
         BadCase{"duration = inf\n", "cfg.toml:1: duration: ", "finite"},
         BadCase{"seed = -3\n", "cfg.toml:1: seed: ", ">= 0"},
-        BadCase{"app = \"switch\"\n", "cfg.toml:1: app: ", "acl, router, router+acl"},
+        BadCase{"app = \"hub\"\n", "cfg.toml:1: app: ", "acl, router, router+acl, ipsec, switch"},
         BadCase{"engine = \"cuda\"\n", "cfg.toml:1: engine: ", "cpu, gpu, auto"},
         BadCase{"offload_device = \"tpu\"\n", "cfg.toml:1: offload_device: ", "cuda, cpu"},
         BadCase{"[router]\nlookup = \"\"\n", "cfg.toml:2: router.lookup: ", "empty"},

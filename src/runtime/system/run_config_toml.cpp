@@ -209,7 +209,7 @@ class Loader {
       if (!ok)
         return error(Errc::kInvalidArgument, line,
                      key + ": must be one of " +
-                         (key == "app" ? "acl, router, router+acl, ipsec" : "cpu, gpu, auto") + ", got '" +
+                         (key == "app" ? "acl, router, router+acl, ipsec, switch" : "cpu, gpu, auto") + ", got '" +
                          text + "'");
       return Status::ok();
     }
