@@ -26,6 +26,7 @@ PACKAGES=(
   user-mode-linux kmod iputils-ping # IPsec ESP: the Linux kernel (in user-mode Linux) as the interop peer
   libssl-dev                        # IPsec ESP: the OpenSSL EVP reference engine
   openvswitch-switch openvswitch-common  # OpenFlow switch: OVS as the oracle (ofproto/trace), ovs-ofctl
+  python3-os-ken                    # OpenFlow switch: a real controller (os-ken) in the tests
 )
 
 missing=()

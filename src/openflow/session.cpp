@@ -163,7 +163,35 @@ bool Session::message(const uint8_t* m, size_t len, std::vector<uint8_t>& out) {
       append(out, w.finish());
       break;
     }
-    case Type::kPacketOut:
+    case Type::kPacketOut: {
+      if (len < 16) {
+        err(ErrorType::kBadRequest, kBadLen);
+        break;
+      }
+      Reader r(m + kHeaderBytes, len - kHeaderBytes);
+      const uint32_t buffer    = r.u32();
+      const uint16_t in_port   = r.u16();
+      const uint16_t acts_len  = r.u16();
+      std::vector<Action> acts;
+      WireError we;
+      if (!read_actions(r, acts_len, acts, we, true)) {
+        err(we.type, we.code);
+        break;
+      }
+      if (buffer != 0xffffffffu) {
+        err(ErrorType::kBadRequest, kBufferUnknown);  // the switch buffers nothing
+        break;
+      }
+      const std::vector<uint8_t> data(m + kHeaderBytes + 8 + acts_len, m + len);
+      if (data.size() < 14 || (in_port > info_.ports.size() && in_port != kPortController &&
+                               in_port != kPortNone && in_port != kPortLocal)) {
+        err(ErrorType::kBadRequest, kBadEperm);
+        break;
+      }
+      if (Status s = sw_.packet_out(in_port, acts, data); !s.is_ok())
+        err(ErrorType::kBadRequest, s.code() == Errc::kCapacity ? uint16_t(kBufferEmpty) : uint16_t(kBadEperm));
+      break;
+    }
     case Type::kPortMod: err(ErrorType::kBadRequest, kBadEperm); break;
     default: err(ErrorType::kBadRequest, kBadType); break;
   }

@@ -174,6 +174,13 @@ void Chain::idle_states(States& states, uint64_t mono_ns) const {
     if (states[m]) modules_[m].module->idle(*states[m], mono_ns);
 }
 
+uint32_t Chain::originate(States& states, packet::PacketBatch& out, std::vector<uint64_t>& masks) const {
+  uint32_t n = 0;
+  for (size_t m = 0; m < modules_.size(); ++m)
+    n += modules_[m].module->originate(m < states.size() ? states[m].get() : nullptr, out, masks);
+  return n;
+}
+
 Status Chain::finish_states(States& states) const {
   Status first;
   for (size_t m = 0; m < states.size() && m < modules_.size(); ++m) {

@@ -40,6 +40,13 @@ Status Worker::init() {
   for (auto& l : out_lists_) l.reserve(cfg_.batch);
   slow_list_.reserve(cfg_.batch);
   many_list_.reserve(cfg_.batch);
+  if (cfg_.id == 0) {
+    auto origin = packet::PacketBatch::create(64, packet::PacketBatch::kDefaultCellBytes * 5, 0,
+                                              MemSpace::kHost, 64);
+    if (!origin.is_ok()) return origin.status();
+    origin_ = std::move(*origin);
+    origin_lists_.resize(cfg_.ports.size());
+  }
   many_failed_.assign(cfg_.batch, 0);
   return Status::ok();
 }
@@ -212,6 +219,25 @@ void Worker::send_replies(Frame& c) {
   add_owned(counters_.icmp_sent, sent);
 }
 
+// Packets the modules originate (OpenFlow PACKET_OUT), sent by worker 0 between frames.
+void Worker::send_originated() {
+  origin_.clear();
+  origin_masks_.clear();
+  if (cfg_.chain->originate(states_, origin_, origin_masks_) == 0) return;
+  for (auto& l : origin_lists_) l.clear();
+  for (uint32_t k = 0; k < origin_.size() && k < origin_masks_.size(); ++k)
+    for (uint64_t m = origin_masks_[k]; m; m &= m - 1) {
+      const unsigned p = unsigned(__builtin_ctzll(m));
+      if (p < origin_lists_.size()) origin_lists_[p].push_back(k);
+    }
+  uint64_t sent = 0;
+  for (size_t p = 0; p < origin_lists_.size(); ++p)
+    if (!origin_lists_[p].empty())
+      sent += cfg_.ports[p]->tx_burst(cfg_.id, origin_,
+                                      {origin_lists_[p].data(), uint32_t(origin_lists_[p].size())});
+  add_owned(counters_.originated, sent);
+}
+
 void Worker::run() {
   if (cfg_.cpu >= 0) pin_current_thread(cfg_.cpu);
   const uint64_t delay_ns = uint64_t(cfg_.delay_us) * 1000;
@@ -255,6 +281,7 @@ void Worker::run() {
       worked = true;
     }
     if (!error_.is_ok()) break;
+    if (cfg_.id == 0 && !stopping) send_originated();
     if (!worked) idle_since = now;
     // Stateful modules get the time while nothing is in flight (idle flows end on a quiet link).
     if (!worked && !ended && !stopping && pending_.empty() && (!cur || cur->batch.size() == 0) &&

@@ -27,6 +27,7 @@ struct WorkerCounters {
   std::atomic<uint64_t> shade_cpu_ns{0};
   /// Router-originated ICMP Time Exceeded errors (outside rx = tx + dropped + slow_path).
   std::atomic<uint64_t> icmp_sent{0}, icmp_suppressed{0};
+  std::atomic<uint64_t> originated{0};  ///< copies of module-originated packets sent (PACKET_OUT)
   std::unique_ptr<std::atomic<uint64_t>[]> by_reason;  ///< one per reason of the chain
   std::unique_ptr<ModuleCounters[]> modules;           ///< one per module of the chain
   std::atomic<double> share{0};
@@ -89,6 +90,10 @@ class Worker {
   std::vector<uint64_t> module_ticks_;  ///< per module, added to the counters after each frame
   std::vector<std::vector<uint32_t>> out_lists_;
   std::vector<uint32_t> slow_list_;
+  void send_originated();
+  packet::PacketBatch origin_;          ///< worker 0: packets modules originate
+  std::vector<uint64_t> origin_masks_;
+  std::vector<std::vector<uint32_t>> origin_lists_;
   std::vector<uint32_t> many_list_;   ///< packets sent out of several ports (kOutMany)
   std::vector<uint8_t> many_failed_;  ///< per packet: a copy could not be sent
   packet::PacketBatch icmp_;  ///< replies (Time Exceeded) of the frame being finished

@@ -525,3 +525,49 @@ def test_flow_mods_leave_the_table_open_vswitch_leaves(tmp_path, ovs, seed):
                 assert got == want, f"after step {step} ({args})"
     finally:
         a.stop()
+
+
+def test_packet_out_from_ovs_ofctl(tmp_path):
+    a = Agent(tmp_path, "priority=5,udp,actions=output:3\n", rate=50)
+    pkt = (Ether(src=A, dst=B) / IP(src="1.1.1.1", dst="2.2.2.2") / UDP(sport=7, dport=9) /
+           Raw(b"out")).build().hex()
+    try:
+        a.ofctl("packet-out", f"in_port=1 packet={pkt} actions=mod_nw_dst:3.3.3.3,mod_vlan_vid:9,output:2")
+        a.ofctl("packet-out", f"in_port=1 packet={pkt} actions=table")
+        a.ofctl("packet-out", f"in_port=none packet={pkt} actions=flood")
+        r = a.ofctl("packet-out", f"in_port=1 packet={pkt} actions=output:1,strip_vlan,output:2", ok=False)
+        assert r.returncode != 0 and "OFPBRC_EPERM" in r.stderr, r.stderr
+        time.sleep(0.5)
+    finally:
+        j = a.stop()
+    assert j["originated"] == 1 + 1 + 3, j["originated"]
+
+
+def test_an_os_ken_controller_drives_the_switch(tmp_path):
+    import socket
+    if not shutil.which("osken-manager"):
+        pytest.skip("os-ken is not installed (scripts/setup.sh installs python3-os-ken)")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    app = os.path.join(os.path.dirname(__file__), "data", "osken_switch_app.py")
+    ctl = subprocess.Popen(["/usr/bin/python3", shutil.which("osken-manager"), "--ofp-listen-host",
+                            "127.0.0.1", "--ofp-tcp-listen-port", str(port), app],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        time.sleep(1.5)
+        a = Agent(tmp_path, rate=200, extra=("--openflow", f"tcp:127.0.0.1:{port}"))
+        try:
+            time.sleep(3)
+            flows = a.flows()
+        finally:
+            j = a.stop()
+    finally:
+        ctl.terminate()
+        log, _ = ctl.communicate(timeout=10)
+    assert "PACKET_IN in_port=1" in log and "FLOW_MOD" in log, log[-3000:]
+    installed = [f for n, f in flows if "dl_dst=" in f]
+    assert installed and all(f.startswith("idle_timeout=30, priority=100,in_port=1,dl_dst=") for f in installed), flows
+    assert sum(n for n, f in flows) > 0, "the controller's flows switch packets"
+    assert j["originated"] > 0, "the controller's packet_outs were sent"
+    assert j["ports"][1]["tx"] > 0

@@ -10,9 +10,10 @@
 //   FEATURES, GET_CONFIG / SET_CONFIG (miss_send_len), BARRIER (pending flow_mods published
 //   first), FLOW_MOD (five commands; errors as the specification says), STATS: DESC, FLOW and
 //   AGGREGATE (filtered by match and out_port), TABLE, PORT, QUEUE (none); QUEUE_GET_CONFIG
-//   (no queues). VENDOR messages and vendor statistics get ERROR(BAD_REQUEST, BAD_VENDOR), which
-//   ovs-ofctl needs to fall back to plain OpenFlow 1.0. PACKET_OUT and PORT_MOD get
-//   ERROR(BAD_REQUEST, EPERM): not supported yet. A message type a switch never receives gets
+//   (no queues), PACKET_OUT (unbuffered: the data rides in the message; output:TABLE runs the
+//   packet through the flow table). VENDOR messages and vendor statistics get
+//   ERROR(BAD_REQUEST, BAD_VENDOR), which ovs-ofctl needs to fall back to plain OpenFlow 1.0.
+//   PORT_MOD gets ERROR(BAD_REQUEST, EPERM): not supported yet. A message type a switch never receives gets
 //   BAD_TYPE, another version BAD_VERSION, a short body BAD_LEN. A header whose length is below
 //   8 closes the connection (the stream cannot be resynchronised).
 // Asynchronous messages (PACKET_IN, FLOW_REMOVED) go to a connection the switch opened to a
@@ -67,6 +68,12 @@ class SwitchControl {
   virtual void take_packet_ins(std::vector<PacketIn>& out) const = 0;
   /// The clock flows are timed with (FlowEntry::created_ns).
   virtual uint64_t now_ns() const = 0;
+  /// Sends `data` as if it came in on `in_port` (an OpenFlow port, kPortController or
+  /// kPortNone) through `actions` (output to kPortTable: through the flow table). Queued for
+  /// the data path; kCapacity when the queue is full, kInvalidArgument for actions the data
+  /// path cannot run.
+  virtual Status packet_out(uint16_t in_port, const std::vector<Action>& actions,
+                            const std::vector<uint8_t>& data) const = 0;
 };
 
 struct PortInfo {

@@ -98,6 +98,8 @@ class Chain {
   Status finish_states(States& states) const;
   /// An idle worker: every stateful module's idle, in chain order (Module::idle).
   void idle_states(States& states, uint64_t mono_ns) const;
+  /// Every module's Module::originate, in chain order (worker 0).
+  uint32_t originate(States& states, packet::PacketBatch& out, std::vector<uint64_t>& masks) const;
   /// Pre-shade: parse, then every module's pre. `ticks` (one per module, may be nullptr) gets
   /// the time each took, in cycle-clock ticks (ModuleCounters::ticks).
   Status pre(Frame& f, uint64_t* ticks = nullptr) const;

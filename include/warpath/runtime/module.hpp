@@ -141,6 +141,15 @@ class Module {
   /// idle, with nothing in flight): time-driven work, such as ending idle flows. `mono_ns` is
   /// the monotonic clock of Frame::rx_ns.
   virtual void idle(ModuleState&, uint64_t /*mono_ns*/) const {}
+  /// Packets the module originates (OpenFlow PACKET_OUT): appended to `out` (meta.port = the
+  /// ingress port they claim), with per packet the ports to send them from in `masks` (bit p:
+  /// port p). Worker 0 asks on every loop, so an implementation returns at once when it has
+  /// nothing (an atomic load). `state` is worker 0's state of the module (nullptr when
+  /// stateless). Originated packets are counted apart from rx (RunReport::originated).
+  virtual uint32_t originate(ModuleState* /*state*/, packet::PacketBatch& /*out*/,
+                             std::vector<uint64_t>& /*masks*/) const {
+    return 0;
+  }
   /// Names of the counters of ModuleState::stats, in order ("flows", "active", ...).
   virtual std::vector<std::string> stat_names() const { return {}; }
   virtual Status pre(Frame&, ModuleSlot*) const { return Status::ok(); }

@@ -112,6 +112,9 @@ struct RunReport {
   /// Router-originated: not part of rx = tx + dropped + slow_path (the ports' own tx counters
   /// do include them: a port counts every frame it sends).
   uint64_t icmp_sent = 0, icmp_suppressed = 0;
+  /// Copies of packets the modules originated (OpenFlow PACKET_OUT) that ports sent: not part
+  /// of rx = tx + dropped + slow_path either (the ports' tx counters include them).
+  uint64_t originated = 0;
   LatencySummary latency;  ///< RX to TX, per packet, forwarded packets
   /// Final reports: what went wrong after the run started (a worker's error, a port that could
   /// not write its output), each one line naming the port or module; the counters are still

@@ -25,16 +25,23 @@
 // it (one line per flow: cookie, duration, n_packets, n_bytes, timeouts, priority, match,
 // actions), after each worker finishes (the last write holds every worker's counters).
 // SIGHUP (reload): the flow file is read again; the new table starts with zero counters.
+// The OpenFlow agent (runtime/openflow_agent.hpp) drives the module through
+// openflow::SwitchControl: flow_mods, statistics with the workers' live counters, expiry,
+// PACKET_IN copies (queued only while a connection listens) and PACKET_OUTs, which worker 0
+// sends through originate().
 #include <atomic>
 #include <chrono>
 #include <functional>
 #include <cstdio>
+#include <cstring>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
 
 #include "openflow/core/action_core.hpp"
 #include "packet/core/key_core.hpp"
+#include "packet/core/parse_core.hpp"
 #include "runtime/modules/builtin_modules.hpp"
 #include "warpath/core/hd.hpp"
 #include "warpath/openflow/flow_table.hpp"
@@ -308,6 +315,79 @@ class SwitchModule final : public Module, public openflow::SwitchControl {
   }
   uint64_t now_ns() const override { return mono_now(); }
 
+  Status packet_out(uint16_t in_port, const std::vector<openflow::Action>& actions,
+                    const std::vector<uint8_t>& data) const override {
+    if (data.size() < 14 || data.size() > kMaxOutBytes)
+      return Status(Errc::kInvalidArgument, "packet_out: a frame of " + std::to_string(data.size()) +
+                                                " bytes (14.." + std::to_string(kMaxOutBytes) + ")");
+    std::vector<openflow::Action> scratch;
+    WARPATH_TRY(openflow::compile_actions(actions, port_count_, scratch).status());
+    std::lock_guard<std::mutex> lock(out_mutex_);
+    if (outbound_.size() >= kMaxOutbound) return Status(Errc::kCapacity, "packet_out: queue full");
+    outbound_.push_back({in_port, actions, data});
+    has_outbound_.store(true, std::memory_order_release);
+    return Status::ok();
+  }
+
+  // PACKET_OUTs, on worker 0: each packet's actions (output:TABLE: the flow table's) applied
+  // as a flow's are, its ports computed as for a packet that came in on in_port.
+  uint32_t originate(ModuleState* state, packet::PacketBatch& out,
+                     std::vector<uint64_t>& masks) const override {
+    if (!has_outbound_.load(std::memory_order_acquire) || !state) return 0;
+    auto& st = static_cast<SwitchState&>(*state);
+    std::vector<Outbound> take;
+    {
+      std::lock_guard<std::mutex> lock(out_mutex_);
+      while (!outbound_.empty() && take.size() < out.max_packets() - out.size()) {
+        take.push_back(std::move(outbound_.front()));
+        outbound_.pop_front();
+      }
+      if (outbound_.empty()) has_outbound_.store(false, std::memory_order_relaxed);
+    }
+    const std::shared_ptr<const FlowImage> image = image_.load(std::memory_order_acquire);
+    const uint64_t now                           = mono_now();
+    uint32_t n                                   = 0;
+    for (const Outbound& o : take) {
+      const bool from_port = o.in_port >= 1 && o.in_port <= port_count_;
+      const uint16_t in    = from_port ? uint16_t(o.in_port - 1) : uint16_t(kNoPort);
+      const auto len       = uint32_t(o.data.size());
+      uint8_t* p = out.append_uninitialized(len, len, 0, from_port ? in : 0);
+      if (!p) break;
+      std::memcpy(p, o.data.data(), len);
+      const uint32_t i          = out.size() - 1;
+      packet::PacketInfo info   = packet::core::parse_packet(p, len, len);
+      std::vector<openflow::Action> rewrites;
+      openflow::ActionProgram prog;
+      bool table = false;
+      for (const openflow::Action& a : o.actions) table |= a.type == openflow::ActionType::kOutput && a.port == openflow::kPortTable;
+      if (table) {  // through the flow table, as if it had arrived
+        const uint32_t id = image->lookup_one(packet::core::of_tuple(p, len, uint16_t(o.in_port), info));
+        if (id != openflow::kNoFlow) {
+          prog = image->program(id);
+          rewrites.assign(image->rewrites() + prog.first, image->rewrites() + prog.first + prog.rewrites);
+        }
+      } else {
+        Result<openflow::ActionProgram> c = openflow::compile_actions(o.actions, port_count_, rewrites);
+        if (c.is_ok()) prog = c.value();  // checked when queued
+      }
+      packet::PacketMeta& m = out.meta(i);
+      openflow::core::PacketRef ref{p, m.caplen, m.len, out.headroom(i)};
+      bool ok = true;
+      for (uint32_t k = 0; k < prog.rewrites && k < rewrites.size() && ok; ++k)
+        ok = openflow::core::apply_rewrite(ref, info, rewrites[k]);
+      m.offset += uint32_t(ref.data - p);
+      m.caplen = ref.caplen;
+      m.len    = ref.len;
+      uint64_t ports = prog.ports & ~(from_port ? uint64_t(1) << in : 0);
+      if (from_port && (prog.special & openflow::kToInPort)) ports |= uint64_t(1) << in;
+      if (prog.special & (openflow::kToFlood | openflow::kToAll)) ports |= all_ports_ & ~(from_port ? uint64_t(1) << in : 0);
+      if (prog.special & openflow::kToNormal) ports |= normal_ports(out.data(i), m.caplen, in, st, now);
+      masks.push_back(ok ? ports : 0);
+      ++n;
+    }
+    return n;
+  }
+
   Result<std::string> reload() const override {
     if (path_.empty()) return Status(Errc::kNotSupported, "no flow file to read again");
     WARPATH_ASSIGN_OR_RETURN(std::string text, read_text_(path_));
@@ -358,13 +438,16 @@ class SwitchModule final : public Module, public openflow::SwitchControl {
   }
 
   uint64_t normal_ports(const Frame& f, uint32_t i, SwitchState& st, uint64_t now) const {
-    const uint16_t in = f.batch.meta(i).port;
-    if (f.batch.meta(i).caplen < 6) return 0;
-    const uint8_t* d = f.batch.data(i);
-    const int port   = (d[0] & 1) ? -1 : st.macs.port_of(mac_at(d), now, aging_ns_);
+    return normal_ports(f.batch.data(i), f.batch.meta(i).caplen, f.batch.meta(i).port, st, now);
+  }
+  // `normal` for a packet that came in on `in` (kNoPort: none): its destination's learnt port,
+  // or every port but the ingress one.
+  uint64_t normal_ports(const uint8_t* d, uint32_t caplen, uint16_t in, SwitchState& st, uint64_t now) const {
+    if (caplen < 6) return 0;
+    const int port = (d[0] & 1) ? -1 : st.macs.port_of(mac_at(d), now, aging_ns_);
     if (port < 0) {
       ++st.flooded;
-      return all_ports_ & ~(uint64_t(1) << in);
+      return all_ports_ & ~(in < 64 ? uint64_t(1) << in : 0);
     }
     return port == in ? 0 : uint64_t(1) << port;
   }
@@ -456,6 +539,17 @@ class SwitchModule final : public Module, public openflow::SwitchControl {
       ++packet_ins_dropped_;
   }
   static constexpr size_t kMaxPacketIns = 4096;
+  static constexpr size_t kMaxOutbound  = 1024;
+  static constexpr size_t kMaxOutBytes  = 9018;
+  static constexpr uint16_t kNoPort     = 0xFFFF;
+  struct Outbound {
+    uint16_t in_port;
+    std::vector<openflow::Action> actions;
+    std::vector<uint8_t> data;
+  };
+  mutable std::mutex out_mutex_;
+  mutable std::deque<Outbound> outbound_;
+  mutable std::atomic<bool> has_outbound_{false};
 
   mutable std::mutex table_mutex_;
   mutable FlowTable table_;
