@@ -150,7 +150,7 @@ Status Worker::finish(Frame& c) {
       if (chain.reasons()[r].verdict == Verdict::kSlowPath) slow_list_.push_back(i);
     }
   }
-  uint64_t tx_bytes = 0;
+  uint64_t tx_bytes = 0, many_copies = 0;
   for (size_t p = 0; p < out_lists_.size(); ++p) {
     const auto& list = out_lists_[p];
     if (list.empty()) continue;
@@ -164,6 +164,7 @@ Status Worker::finish(Frame& c) {
         latency_.record(t - c.rx_ns[list[k]]);
         tx_bytes += c.batch.meta(list[k]).len;
         single_sent += !many;
+        many_copies += many;
       } else if (many) {
         many_failed_[list[k]] = 1;
       } else {
@@ -173,7 +174,13 @@ Status Worker::finish(Frame& c) {
     reason_scratch_[fwd] += single_sent;
     reason_scratch_[kReasonTxError] += single_failed;
   }
-  for (uint32_t i : many_list_) ++reason_scratch_[many_failed_[i] ? kReasonTxError : fwd];
+  uint64_t many_forwarded = 0;
+  for (uint32_t i : many_list_) {
+    ++reason_scratch_[many_failed_[i] ? kReasonTxError : fwd];
+    many_forwarded += !many_failed_[i];
+  }
+  // The ports sent more frames than packets were forwarded: the extra copies, counted apart.
+  if (many_copies > many_forwarded) add_owned(counters_.copies, many_copies - many_forwarded);
   if (cfg_.slow_path && !slow_list_.empty())
     (void)cfg_.slow_path->tx_burst(cfg_.id, c.batch,
                                    {slow_list_.data(), uint32_t(slow_list_.size())});

@@ -28,6 +28,7 @@ struct WorkerCounters {
   /// Router-originated ICMP Time Exceeded errors (outside rx = tx + dropped + slow_path).
   std::atomic<uint64_t> icmp_sent{0}, icmp_suppressed{0};
   std::atomic<uint64_t> originated{0};  ///< copies of module-originated packets sent (PACKET_OUT)
+  std::atomic<uint64_t> copies{0};      ///< frames sent beyond one per forwarded kOutMany packet
   std::unique_ptr<std::atomic<uint64_t>[]> by_reason;  ///< one per reason of the chain
   std::unique_ptr<ModuleCounters[]> modules;           ///< one per module of the chain
   std::atomic<double> share{0};

@@ -52,7 +52,8 @@ def check_report(j):
                     "rx_bytes", "tx_bytes"):
             assert key in p, key
     # Ports also count the ICMP errors the slow path originates (outside rx = tx + ...).
-    assert sum(p["tx"] for p in j["ports"]) == t["tx"] + j["icmp"]["sent"]
+    assert sum(p["tx"] for p in j["ports"]) == (t["tx"] + j["icmp"]["sent"] + j["copies"] +
+                                                j["originated"])
     assert sum(p["rx"] + p["rx_dropped"] for p in j["ports"]) == t["rx"]
     for key in ("tool", "version", "command", "machine", "app", "engine", "workers", "batch",
                 "delay_us", "seconds", "mpps"):
@@ -83,7 +84,7 @@ def test_help_documents_flags_and_default():
 
 @pytest.mark.parametrize("args", [
     ["--batch", "0"], ["--batch", "65537"], ["--workers", "0"], ["--workers", "300"],
-    ["--delay-us", "2000000"], ["--duration", "-1"], ["--app", "switch"], ["--engine", "fast"],
+    ["--delay-us", "2000000"], ["--duration", "-1"], ["--app", "hub"], ["--engine", "fast"],
     ["--format", "snort"], ["--algo", "hicuts"], ["--offload-device", "tpu"],
     ["--port", "noequals"], ["--port", "=null"], ["--bogus"], ["a.toml", "b.toml"],
     ["--batch", "many"],

@@ -425,7 +425,7 @@ void add_run(CLI::App& app, Runner& run) {
       "Flags override the config file (TOML; keys and defaults: "
       "include/warpath/runtime/run_config.hpp); --port replaces its ports. Configs that run as "
       "they are: examples/router.toml, firewall.toml, router-acl.toml, chain.toml, flows.toml, "
-      "ipsec.toml.\n"
+      "ipsec.toml, switch.toml.\n"
       "Port specs: pcap:IN.pcap:OUT.pcap (either side may be empty), afpacket:IFACE, "
       "afxdp:IFACE, gen:RATE[:COUNT] (RATE like 1000, 2.5M or max), null, dpdk:VDEV[,KEY=VAL...] "
       "(a DPDK virtual device: net_pcap, net_ring, net_af_packet, net_af_xdp).\n"

@@ -107,6 +107,7 @@ void print_run_summary(const runtime::RunConfig& c, const runtime::RunReport& r,
     line("icmp_sent", r.icmp_sent);
     line("icmp_suppressed", r.icmp_suppressed);
   }
+  if (r.copies) line("copies", r.copies);
   if (r.originated) line("originated", r.originated);
   const Status check = r.check();
   fmt::print(out, "check: rx = tx + dropped + slow_path: {} = {} + {} + {} ({})\n", r.rx, r.tx,
@@ -285,6 +286,7 @@ nlohmann::ordered_json run_report_json(const runtime::RunConfig& c, const runtim
   j["slow_path_by_reason"]         = slow;
   j["icmp"]                        = {{"sent", r.icmp_sent}, {"suppressed", r.icmp_suppressed}};
   j["originated"]                  = r.originated;
+  j["copies"]                      = r.copies;
   j["batches"]                     = {{"chunks", r.chunks},
                                       {"fill", r.batch_fill},
                                       {"cpu", r.cpu_chunks},

@@ -115,6 +115,9 @@ struct RunReport {
   /// Copies of packets the modules originated (OpenFlow PACKET_OUT) that ports sent: not part
   /// of rx = tx + dropped + slow_path either (the ports' tx counters include them).
   uint64_t originated = 0;
+  /// Frames the ports sent beyond one per forwarded packet (a packet sent out of several ports,
+  /// frame.hpp's kOutMany): the ports' tx counters add up to tx + copies + originated + icmp_sent.
+  uint64_t copies = 0;
   LatencySummary latency;  ///< RX to TX, per packet, forwarded packets
   /// Final reports: what went wrong after the run started (a worker's error, a port that could
   /// not write its output), each one line naming the port or module; the counters are still
