@@ -3,8 +3,8 @@
 1K / 100K / 1M exact-match flows, without and with a stream of flow_mods arriving through the
 OpenFlow agent while packets flow.
 
-    warpath run --chain "switch(flows=F)" --port gen=gen:max:COUNT --port p2=null --port p3=null
-                --workers 1 --batch 256 --openflow ptcp:127.0.0.1:0
+    warpath run --chain "switch(flows=F)" --port gen=gen:max --port p2=null --port p3=null
+                --workers 1 --batch 256 --openflow ptcp:127.0.0.1:0     (--seconds, then SIGINT)
 
 Table: N exact-match flows of random 12-tuples (the microflow entries a reactive controller
 installs; the generator's packets do not hit them, so every packet probes the exact-match
@@ -25,7 +25,7 @@ core. Results: a .md and a .json in --results (default bench/results) named
 switch-cpu-DATE-COMMIT, with the machine, the commit and the command.
 
 Usage: switch_bench.py [--warpath build/warpath] [--flows 1000,100000,1000000]
-                       [--packets 3000000] [--flowmods 1000] [--cpu 1] [--results DIR]
+                       [--seconds 3] [--flowmods 1000] [--cpu 1] [--results DIR]
 """
 
 import argparse
@@ -133,11 +133,9 @@ def run_point(args, work, n, stream_rate):
     path.write_text("\n".join(flows) + "\n")
     report = work / f"run-{n}-{stream_rate}.json"
     cmd = [args.warpath, "run", "--chain", f"switch(flows={path})", "--port",
-           f"gen=gen:max:{args.packets}", "--port", "p2=null", "--port", "p3=null",
+           "gen=gen:max", "--port", "p2=null", "--port", "p3=null",
            "--workers", "1", "--batch", "256", "--cpus", str(args.cpu), "--openflow",
            "ptcp:127.0.0.1:0", "--no-progress", "--json", str(report)]
-    if stream_rate:
-        cmd[cmd.index(f"gen=gen:max:{args.packets}")] = "gen=gen:max"  # runs until stopped
     proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
     line = proc.stderr.readline()
     m = re.search(r"listening on (\S+)", line)
@@ -147,10 +145,11 @@ def run_point(args, work, n, stream_rate):
     if stream_rate:
         stream = FlowModStream(m.group(1), matches, stream_rate, n)
         stream.start()
-        time.sleep(args.seconds)
+    time.sleep(args.seconds)  # the generator runs until stopped
+    if stream:
         stream.stop.set()
         stream.join(timeout=120)
-        proc.send_signal(2)
+    proc.send_signal(2)
     proc.communicate(timeout=600)
     j = json.loads(report.read_text())
     sw = j["modules"][0]
@@ -166,8 +165,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--warpath", default="build/warpath")
     ap.add_argument("--flows", default="1000,100000,1000000")
-    ap.add_argument("--packets", type=int, default=3_000_000)
-    ap.add_argument("--seconds", type=float, default=3.0, help="run time with the flow_mod stream")
+    ap.add_argument("--seconds", type=float, default=3.0, help="run time of each point")
     ap.add_argument("--flowmods", type=int, default=1000)
     ap.add_argument("--cpu", type=int, default=1)
     ap.add_argument("--results", default="bench/results")
