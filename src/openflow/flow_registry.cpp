@@ -88,75 +88,72 @@ Result<std::unique_ptr<FlowLookup>> make_plain(std::string_view id, const FlowTa
 #endif
 }
 
-// Random flows and keys over small value pools (Open vSwitch's test-classifier does the same),
-// so that hits, overlaps, ties and exact flows are frequent.
-struct Pools {
-  std::mt19937_64 rng;
-  explicit Pools(uint64_t seed) : rng(seed) {}
-  uint32_t pick(std::initializer_list<uint32_t> v) { return *(v.begin() + rng() % v.size()); }
-  bool coin(unsigned percent) { return rng() % 100 < percent; }
-
-  FlowSpec flow() {
-    const bool exact = coin(15);
-    FlowSpec s;
-    packet::OfFields& f = s.match.f;
-    uint32_t wc         = kWcAll;
-    auto field          = [&](uint32_t bit) {
-      if (exact || coin(35)) {
-        wc &= ~bit;
-        return true;
-      }
-      return false;
-    };
-    if (field(kWcInPort)) f.in_port = uint16_t(pick({1, 2}));
-    if (field(kWcDlVlan)) f.dl_vlan = uint16_t(pick({packet::kOfNoVlan, 7}));
-    if (field(kWcDlVlanPcp)) f.dl_vlan_pcp = uint8_t(pick({0, 3}));
-    if (field(kWcDlSrc)) f.dl_src[5] = uint8_t(pick({1, 2}));
-    if (field(kWcDlDst)) f.dl_dst[5] = uint8_t(pick({1, 2}));
-    if (exact || coin(70)) {
-      wc &= ~kWcDlType;
-      f.dl_type = uint16_t(exact ? kEthIp : pick({kEthIp, kEthIp, kEthArp}));
-    }
-    if (field(kWcNwProto)) f.nw_proto = uint8_t(pick({6, 17}));
-    if (field(kWcNwTos)) f.nw_tos = uint8_t(pick({0, 32}));
-    const uint32_t sl = exact ? 32 : pick({0, 8, 16, 32}), dl = exact ? 32 : pick({0, 8, 24, 32});
-    f.nw_src = pick({0x0a000001, 0x0a010001, 0x0b000001});
-    f.nw_dst = pick({0x14000001, 0x14000101});
-    wc = (wc & ~(kWcNwSrcMask | kWcNwDstMask)) | (32 - sl) << kWcNwSrcShift | (32 - dl) << kWcNwDstShift;
-    if (field(kWcTpSrc)) f.tp_src = uint16_t(pick({1000, 2000}));
-    if (field(kWcTpDst)) f.tp_dst = uint16_t(pick({80, 443}));
-    s.match    = make_match(f, wc);
-    s.priority = uint16_t(pick({1, 2, 3, 100}));
-    s.actions.push_back(Action{});
-    s.actions[0].port = uint16_t(1 + rng() % 4);
-    return s;
-  }
-
-  packet::OfTuple key() {
-    packet::OfFields f;
-    f.in_port     = uint16_t(pick({1, 2, 3}));
-    f.dl_vlan     = uint16_t(pick({packet::kOfNoVlan, 7, 8}));
-    f.dl_vlan_pcp = f.dl_vlan == packet::kOfNoVlan ? 0 : uint8_t(pick({0, 3}));
-    f.dl_src[5]   = uint8_t(pick({1, 2, 3}));
-    f.dl_dst[5]   = uint8_t(pick({1, 2}));
-    f.dl_type     = uint16_t(pick({kEthIp, kEthIp, kEthIp, kEthArp, 0x86dd}));
-    if (f.dl_type == kEthIp || f.dl_type == kEthArp) {
-      f.nw_proto = uint8_t(pick({6, 17, 1}));
-      f.nw_src   = pick({0x0a000001, 0x0a010001, 0x0b000001, 0x0a0000ff});
-      f.nw_dst   = pick({0x14000001, 0x14000101, 0x15000001});
-    }
-    if (f.dl_type == kEthIp) {
-      f.nw_tos = uint8_t(pick({0, 32}));
-      f.tp_src = uint16_t(pick({1000, 2000, 3000}));
-      f.tp_dst = uint16_t(pick({80, 443}));
-    }
-    return packet::of_pack(f);
-  }
-};
-
 constexpr uint64_t kMaxCheckKeys = 200'000;
 
 }  // namespace
+
+namespace detail {
+
+uint32_t FlowPools::pick(std::initializer_list<uint32_t> v) { return *(v.begin() + rng() % v.size()); }
+bool FlowPools::coin(unsigned percent) { return rng() % 100 < percent; }
+
+FlowSpec FlowPools::flow(bool exact) {
+  FlowSpec s;
+  packet::OfFields& f = s.match.f;
+  uint32_t wc         = kWcAll;
+  auto field          = [&](uint32_t bit) {
+    if (exact || coin(35)) {
+      wc &= ~bit;
+      return true;
+    }
+    return false;
+  };
+  if (field(kWcInPort)) f.in_port = uint16_t(pick({1, 2}));
+  if (field(kWcDlVlan)) f.dl_vlan = uint16_t(pick({packet::kOfNoVlan, 7}));
+  if (field(kWcDlVlanPcp)) f.dl_vlan_pcp = uint8_t(pick({0, 3}));
+  if (field(kWcDlSrc)) f.dl_src[5] = uint8_t(pick({1, 2}));
+  if (field(kWcDlDst)) f.dl_dst[5] = uint8_t(pick({1, 2}));
+  if (exact || coin(70)) {
+    wc &= ~kWcDlType;
+    f.dl_type = uint16_t(exact ? kEthIp : pick({kEthIp, kEthIp, kEthArp}));
+  }
+  if (field(kWcNwProto)) f.nw_proto = uint8_t(pick({6, 17}));
+  if (field(kWcNwTos)) f.nw_tos = uint8_t(pick({0, 32}));
+  const uint32_t sl = exact ? 32 : pick({0, 8, 16, 32}), dl = exact ? 32 : pick({0, 8, 24, 32});
+  f.nw_src = pick({0x0a000001, 0x0a010001, 0x0b000001});
+  f.nw_dst = pick({0x14000001, 0x14000101});
+  wc = (wc & ~(kWcNwSrcMask | kWcNwDstMask)) | (32 - sl) << kWcNwSrcShift | (32 - dl) << kWcNwDstShift;
+  if (field(kWcTpSrc)) f.tp_src = uint16_t(pick({1000, 2000}));
+  if (field(kWcTpDst)) f.tp_dst = uint16_t(pick({80, 443}));
+  s.match    = make_match(f, wc);
+  s.priority = uint16_t(pick({1, 2, 3, 100}));
+  s.actions.push_back(Action{});
+  s.actions[0].port = uint16_t(1 + rng() % 4);
+  return s;
+}
+
+packet::OfTuple FlowPools::key() {
+  packet::OfFields f;
+  f.in_port     = uint16_t(pick({1, 2, 3}));
+  f.dl_vlan     = uint16_t(pick({packet::kOfNoVlan, 7, 8}));
+  f.dl_vlan_pcp = f.dl_vlan == packet::kOfNoVlan ? 0 : uint8_t(pick({0, 3}));
+  f.dl_src[5]   = uint8_t(pick({1, 2, 3}));
+  f.dl_dst[5]   = uint8_t(pick({1, 2}));
+  f.dl_type     = uint16_t(pick({kEthIp, kEthIp, kEthIp, kEthArp, 0x86dd}));
+  if (f.dl_type == kEthIp || f.dl_type == kEthArp) {
+    f.nw_proto = uint8_t(pick({6, 17, 1}));
+    f.nw_src   = pick({0x0a000001, 0x0a010001, 0x0b000001, 0x0a0000ff});
+    f.nw_dst   = pick({0x14000001, 0x14000101, 0x15000001});
+  }
+  if (f.dl_type == kEthIp) {
+    f.nw_tos = uint8_t(pick({0, 32}));
+    f.tp_src = uint16_t(pick({1000, 2000, 3000}));
+    f.tp_dst = uint16_t(pick({80, 443}));
+  }
+  return packet::of_pack(f);
+}
+
+}  // namespace detail
 
 std::vector<EngineInfo> flow_engines() {
   return {
@@ -180,13 +177,13 @@ Result<std::unique_ptr<FlowLookup>> make_flow_lookup(std::string_view requested,
 CheckReport check_flow_engine(std::string_view id, uint64_t seed, uint64_t items) {
   CheckReport rep{"openflow", std::string(id), seed, 0, false, {}};
   items = std::min(items, kMaxCheckKeys);
-  Pools pools(seed);
+  detail::FlowPools pools(seed);
   const uint32_t sizes[] = {0, 1, 31, 32, 33, 63, 64, 65, 255, 256, 257, 4096};
   uint64_t done = 0;
   for (int round = 0; done < items || round < 2; ++round) {
     FlowTable table;
     const uint32_t flows = round == 0 ? 0 : uint32_t(pools.rng() % 200);
-    for (uint32_t f = 0; f < flows; ++f) table.apply(FlowModCommand::kAdd, pools.flow(), 0);
+    for (uint32_t f = 0; f < flows; ++f) table.apply(FlowModCommand::kAdd, pools.flow(pools.coin(15)), 0);
     auto engine = make_flow_lookup(id, table);
     if (!engine.is_ok()) {
       rep.skipped = engine.status().code() == Errc::kNotSupported;

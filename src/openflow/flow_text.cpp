@@ -10,22 +10,9 @@
 namespace warpath::openflow {
 namespace {
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
+using io::trim;
 
-bool parse_uint(std::string_view t, uint64_t max, uint64_t& out) {
-  int base = 10;
-  if (t.size() > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X')) {
-    t.remove_prefix(2);
-    base = 16;
-  }
-  if (t.empty()) return false;
-  const auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), out, base);
-  return ec == std::errc() && p == t.data() + t.size() && out <= max;
-}
+bool parse_uint(std::string_view t, uint64_t max, uint64_t& out) { return io::parse_number(t, max, out); }
 
 bool parse_mac(std::string_view t, uint8_t out[6]) {
   for (int i = 0; i < 6; ++i) {

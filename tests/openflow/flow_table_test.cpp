@@ -7,6 +7,7 @@
 #include <random>
 
 #include "support/test_support.hpp"
+#include "warpath/openflow/flow_lookup.hpp"
 #include "warpath/openflow/flow_table.hpp"
 
 namespace warpath::openflow {
@@ -223,72 +224,7 @@ TEST(FlowImage, CompilesActionsAndRefusesRewritesBetweenOutputs) {
   EXPECT_FALSE(FlowImage::build(FlowTable(), 65).is_ok());
 }
 
-// Random tables over small value pools (Open vSwitch's test-classifier does the same, so that
-// overlaps, ties and hits are frequent).
-struct Pools {
-  std::mt19937_64 rng;
-  explicit Pools(uint64_t seed) : rng(seed) {}
-  uint32_t pick(std::initializer_list<uint32_t> v) {
-    return *(v.begin() + std::uniform_int_distribution<size_t>(0, v.size() - 1)(rng));
-  }
-  bool coin(int percent) { return std::uniform_int_distribution<int>(0, 99)(rng) < percent; }
-
-  FlowSpec random_flow(bool exact) {
-    FlowSpec s;
-    packet::OfFields& f = s.match.f;
-    uint32_t wc         = kWcAll;
-    auto field = [&](uint32_t bit) {
-      if (exact || coin(35)) {
-        wc &= ~bit;
-        return true;
-      }
-      return false;
-    };
-    if (field(kWcInPort)) f.in_port = uint16_t(pick({1, 2}));
-    if (field(kWcDlVlan)) f.dl_vlan = uint16_t(pick({packet::kOfNoVlan, 7}));
-    if (field(kWcDlVlanPcp)) f.dl_vlan_pcp = uint8_t(pick({0, 3}));
-    if (field(kWcDlSrc)) f.dl_src[5] = uint8_t(pick({1, 2}));
-    if (field(kWcDlDst)) f.dl_dst[5] = uint8_t(pick({1, 2}));
-    if (exact || coin(70)) {
-      wc &= ~kWcDlType;
-      f.dl_type = uint16_t(exact ? kEthIp : pick({kEthIp, kEthIp, kEthArp}));
-    }
-    if (field(kWcNwProto)) f.nw_proto = uint8_t(pick({6, 17}));
-    if (field(kWcNwTos)) f.nw_tos = uint8_t(pick({0, 32}));
-    const uint32_t sl = exact ? 32 : pick({0, 8, 16, 32}), dl = exact ? 32 : pick({0, 8, 24, 32});
-    f.nw_src = pick({0x0a000001, 0x0a010001, 0x0b000001});
-    f.nw_dst = pick({0x14000001, 0x14000101});
-    wc = (wc & ~(kWcNwSrcMask | kWcNwDstMask)) | (32 - sl) << kWcNwSrcShift | (32 - dl) << kWcNwDstShift;
-    if (field(kWcTpSrc)) f.tp_src = uint16_t(pick({1000, 2000}));
-    if (field(kWcTpDst)) f.tp_dst = uint16_t(pick({80, 443}));
-    s.match    = make_match(f, wc);
-    s.priority = uint16_t(pick({1, 2, 3, 100}));
-    s.actions.push_back(Action{});
-    s.actions[0].port = uint16_t(std::uniform_int_distribution<int>(1, 4)(rng));
-    return s;
-  }
-
-  packet::OfTuple random_key() {
-    packet::OfFields f;
-    f.in_port     = uint16_t(pick({1, 2, 3}));
-    f.dl_vlan     = uint16_t(pick({packet::kOfNoVlan, 7, 8}));
-    f.dl_vlan_pcp = f.dl_vlan == packet::kOfNoVlan ? 0 : uint8_t(pick({0, 3}));
-    f.dl_src[5]   = uint8_t(pick({1, 2, 3}));
-    f.dl_dst[5]   = uint8_t(pick({1, 2}));
-    f.dl_type     = uint16_t(pick({kEthIp, kEthIp, kEthIp, kEthArp, 0x86dd}));
-    if (f.dl_type == kEthIp || f.dl_type == kEthArp) {
-      f.nw_proto = uint8_t(pick({6, 17, 1}));
-      f.nw_src   = pick({0x0a000001, 0x0a010001, 0x0b000001, 0x0a0000ff});
-      f.nw_dst   = pick({0x14000001, 0x14000101, 0x15000001});
-    }
-    if (f.dl_type == kEthIp) {
-      f.nw_tos = uint8_t(pick({0, 32}));
-      f.tp_src = uint16_t(pick({1000, 2000, 3000}));
-      f.tp_dst = uint16_t(pick({80, 443}));
-    }
-    return packet::of_pack(f);
-  }
-};
+using Pools = detail::FlowPools;
 
 // Returns how many keys hit a flow (so the tests can check they are not all misses).
 size_t expect_same_as_reference(const FlowTable& t, Pools& pools, const char* what) {
@@ -298,7 +234,7 @@ size_t expect_same_as_reference(const FlowTable& t, Pools& pools, const char* wh
   size_t hits = 0;
   for (uint32_t n : testing::burst_sizes()) {
     std::vector<packet::OfTuple> keys(n);
-    for (auto& k : keys) k = pools.random_key();
+    for (auto& k : keys) k = pools.key();
     std::vector<uint32_t> ids(n, 12345);
     (*img)->lookup({keys.data(), n}, {ids.data(), n});
     for (uint32_t i = 0; i < n; ++i) {
@@ -322,7 +258,7 @@ TEST(FlowImage, MatchesTheReferenceOnRandomTables) {
   for (int round = 0; round < 30; ++round) {
     FlowTable t;
     const int flows = std::uniform_int_distribution<int>(0, 120)(pools.rng);
-    for (int i = 0; i < flows; ++i) t.apply(FlowModCommand::kAdd, pools.random_flow(pools.coin(15)), 0);
+    for (int i = 0; i < flows; ++i) t.apply(FlowModCommand::kAdd, pools.flow(pools.coin(15)), 0);
     hits += expect_same_as_reference(t, pools, "random table");
     for (uint32_t n : testing::burst_sizes()) keys += n;
   }
@@ -335,7 +271,7 @@ TEST(FlowImage, MatchesTheReferenceThroughRandomFlowMods) {
   FlowTable t;
   for (int step = 0; step < 300; ++step) {
     const FlowModCommand c = FlowModCommand(std::uniform_int_distribution<int>(0, 4)(pools.rng));
-    FlowSpec s             = pools.random_flow(pools.coin(10));
+    FlowSpec s             = pools.flow(pools.coin(10));
     if (c == FlowModCommand::kDelete || c == FlowModCommand::kDeleteStrict) {
       s.actions.clear();
       if (pools.coin(30)) s.out_port = uint16_t(std::uniform_int_distribution<int>(1, 4)(pools.rng));

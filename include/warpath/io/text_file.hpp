@@ -57,6 +57,11 @@ class FieldScanner {
   size_t pos_ = 0;
 };
 
+/// `s` without leading and trailing spaces and tabs.
+std::string_view trim(std::string_view s) noexcept;
+/// A whole field as an unsigned number, decimal or 0x-prefixed hexadecimal, at most `max`.
+bool parse_number(std::string_view t, uint64_t max, uint64_t& out) noexcept;
+
 /// "name:line: reason" as a kParseError Status.
 Status parse_error(std::string_view name, uint64_t line, std::string_view reason);
 

@@ -14,7 +14,9 @@
 //              (openflow/core/flow_hash_core.hpp)
 //   validate:<id> runs <id> and ref.flowtable on every batch and reports the first difference.
 #pragma once
+#include <initializer_list>
 #include <memory>
+#include <random>
 #include <string_view>
 #include <vector>
 
@@ -42,6 +44,20 @@ Result<std::unique_ptr<FlowLookup>> make_flow_lookup(std::string_view id, const 
 CheckReport check_flow_engine(std::string_view id, uint64_t seed, uint64_t items);
 
 namespace detail {
+/// Random flows and keys over small value pools (Open vSwitch's test-classifier does the same),
+/// so that hits, overlaps, ties and exact flows are frequent: the self-test's and the tests'
+/// tables.
+class FlowPools {
+ public:
+  explicit FlowPools(uint64_t seed) : rng(seed) {}
+  /// A flow (every field exact when `exact`), priority 1, 2, 3 or 100, output to 1..4.
+  FlowSpec flow(bool exact);
+  /// A key over the same values (and some that no flow names).
+  packet::OfTuple key();
+  uint32_t pick(std::initializer_list<uint32_t> v);
+  bool coin(unsigned percent);
+  std::mt19937_64 rng;
+};
 #if defined(WARPATH_HAVE_CUDA)
 Result<std::unique_ptr<FlowLookup>> make_cuda_flow(std::shared_ptr<const FlowImage> image);
 #endif
