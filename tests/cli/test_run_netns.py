@@ -21,6 +21,9 @@ What is checked, independently of warpath wherever possible:
            neighbour MACs of the routes (a Python longest-prefix match), source MACs the port's;
            the report's counters add up, match `warpath route`'s by reason and the frames seen.
            Over AF_PACKET and over AF_XDP (skipped with warpath's message when XDP is refused).
+  switch   the OpenFlow switch over AF_PACKET, a flow added with real ovs-ofctl inside the
+           namespace while it runs: rewritten frames (tshark: valid checksums), frames sent back
+           out of the ingress port, dropped ones, a catch-all, each count as a model says.
   acl      a ClassBench rule file with trailing actions: dstB receives exactly the permitted
            frames (and output:1), srcA the output:0 ones, unchanged, in order; acl_deny equals the
            count of a tiny first-match matcher written here.
@@ -273,8 +276,10 @@ def check_report_adds_up(j):
     assert j["check"]["ok"], j["check"]
     assert sum(j["drops_by_reason"].values()) == t["dropped"]
     assert sum(j["slow_path_by_reason"].values()) == t["slow_path"]
-    # Ports also count the ICMP errors the slow path originates (outside rx = tx + ...).
-    assert sum(p["tx"] for p in j["ports"]) == t["tx"] + j["icmp"]["sent"]
+    # Ports also count the ICMP errors the slow path originates, copies of a packet sent out of
+    # several ports and PACKET_OUTs (outside rx = tx + ...).
+    assert sum(p["tx"] for p in j["ports"]) == (t["tx"] + j["icmp"]["sent"] + j["copies"] +
+                                                j["originated"])
     assert sum(p["rx"] + p["rx_dropped"] for p in j["ports"]) == t["rx"]
     for key in ("index", "name", "spec", "description", "rx", "rx_bytes", "rx_dropped", "tx",
                 "tx_bytes", "tx_errors"):
@@ -769,3 +774,61 @@ def test_rx_ring_holds_a_pause(tmp_path, topo, kind):
     assert a["rx"] + a["rx_dropped"] == n + probes
     assert a["rx_dropped"] == 0, f"{a['rx_dropped']} of {n} frames lost during a 0.2 s pause"
     assert b["tx"] == n + probes
+
+
+# --- the OpenFlow switch over AF_PACKET, driven by ovs-ofctl ------------------------------------
+
+SWITCH_FLOWS = """\
+priority=300,udp,tp_dst=53,actions=mod_nw_dst:10.9.9.9,mod_vlan_vid:5,mod_tp_dst:5353,output:2
+priority=200,tcp,tp_dst=80,actions=in_port
+priority=0,actions=output:2
+"""
+
+
+def test_switch_over_afpacket_with_ovs_ofctl(tmp_path, topo):
+    if not shutil.which("ovs-ofctl"):
+        pytest.skip("ovs-ofctl is not installed (scripts/setup.sh installs openvswitch-common)")
+    scapy = pytest.importorskip("scapy.all")
+    frames = []
+    for i in range(300):
+        l4 = [scapy.UDP(dport=53), scapy.TCP(dport=80), scapy.UDP(dport=9999), scapy.TCP(dport=443)][i % 4]
+        l4.sport = 1000 + i
+        frames.append(bytes(scapy.Ether(dst=nu.Topology.MACS["wA"], src="02:bb:00:00:00:02") /
+                            scapy.IP(src="10.0.0.%d" % (i % 200 + 1), dst="10.1.0.1") / l4 /
+                            scapy.Raw(b"x%03d" % i + bytes(30))))
+    nu.write_pcap(tmp_path / "in.pcap", frames)
+    (tmp_path / "flows.txt").write_text(SWITCH_FLOWS)
+    w = start(topo, tmp_path, ["--app", "switch", "--flows", tmp_path / "flows.txt",
+                               "--port", "a=afpacket:wA", "--port", "b=afpacket:wB", "--workers", 1,
+                               "--openflow", "ptcp:127.0.0.1:16653"])
+    env = {**os.environ, "OVS_RUNDIR": str(tmp_path)}
+    add = subprocess.run(["ip", "netns", "exec", topo.ns, "ovs-ofctl", "-O", "OpenFlow10", "add-flow",
+                          "tcp:127.0.0.1:16653", "priority=400,udp,tp_dst=9999,actions=drop"],
+                         capture_output=True, text=True, env=env, timeout=30)
+    assert add.returncode == 0, add.stderr + w.err()
+    dns, web, dropped, rest = (sum(1 for i in range(300) if i % 4 == k) for k in range(4))
+    res = run_agent(topo, tmp_path, w, {
+        "inject": "srcA", "pcap": str(tmp_path / "in.pcap"), "capture": ["dstB", "srcA"],
+        "probe_on": "dstB", "expect": dns + rest})
+    dump = subprocess.run(["ip", "netns", "exec", topo.ns, "ovs-ofctl", "-O", "OpenFlow10", "dump-flows",
+                           "tcp:127.0.0.1:16653"], capture_output=True, text=True, env=env, timeout=30).stdout
+    rc, j = w.stop()
+    assert rc == 0, w.err()
+    check_report_adds_up(j)
+    got_b = nu.read_pcap(tmp_path / "cap_dstB.pcap")
+    got_a = nu.read_pcap(tmp_path / "cap_srcA.pcap")
+    assert len(got_b) == dns + rest and len(got_a) == web, (len(got_b), len(got_a))
+    assert sorted(got_a) == sorted(f for i, f in enumerate(frames) if i % 4 == 1), "in_port: unchanged"
+    tagged = [f for f in got_b if f[12:14] == b"\x81\x00"]
+    assert len(tagged) == dns
+    for f in tagged:
+        assert struct.unpack("!H", f[14:16])[0] & 0xFFF == 5
+        assert f[18 + 16:18 + 20] == bytes([10, 9, 9, 9]) and struct.unpack("!H", f[18 + 22:18 + 24])[0] == 5353
+    r = subprocess.run(["tshark", "-n", "-r", str(tmp_path / "cap_dstB.pcap"), "-o", "ip.check_checksum:TRUE",
+                        "-o", "udp.check_checksum:TRUE", "-o", "tcp.check_checksum:TRUE", "-T", "fields",
+                        "-e", "ip.checksum.status", "-e", "udp.checksum.status", "-e", "tcp.checksum.status"],
+                       capture_output=True, text=True, timeout=60)
+    status = [line.split("\t") for line in r.stdout.splitlines()]
+    assert len(status) == dns + rest and all("2" not in row and row[0] == "1" for row in status), status[:5]
+    assert j["drops_by_reason"] == {"flow_drop": dropped}
+    assert re.search(r"n_packets=%d,.*priority=400,udp,tp_dst=9999 actions=drop" % dropped, dump), dump
