@@ -54,7 +54,7 @@ bool parse_port(std::string_view t, uint16_t& out) {
       return true;
     }
   uint64_t v = 0;
-  if (!parse_uint(t, 0xffff, v) || v == 0 || (v > kPortMax && v < kPortInPort)) return false;
+  if (!parse_uint(t, 0xffff, v) || v == 0 || (v >= kPortMax && v < kPortInPort)) return false;
   out = uint16_t(v);
   return true;
 }
@@ -176,8 +176,8 @@ struct Parser {
       if (!parse_port(v, spec.out_port)) return field_error(item, "not a port");
     } else if (key == "in_port") {
       WARPATH_TRY(take(kGivenInPort, key));
-      if (!parse_port(v, f.in_port) || (f.in_port > kPortMax && f.in_port != kPortLocal))
-        return field_error(item, "not a port number 1..65280 or LOCAL");
+      if (!parse_port(v, f.in_port) || (f.in_port >= kPortMax && f.in_port != kPortLocal))
+        return field_error(item, "not a port number 1..65279 or LOCAL");
       wc &= ~kWcInPort;
     } else if (key == "dl_src" || key == "dl_dst") {
       const bool src = key == "dl_src";
@@ -269,7 +269,7 @@ struct Parser {
     } else if (!has_v && (k == "in_port" || k == "flood" || k == "all" || k == "normal" ||
                           k == "local")) {
       (void)parse_port(k, x.port);
-    } else if (!has_v && parse_uint(k, kPortMax, n) && n > 0) {
+    } else if (!has_v && parse_uint(k, kPortMax - 1, n) && n > 0) {
       x.port = uint16_t(n);
     } else if (k == "enqueue") {
       const size_t c2 = v.find(':');
@@ -309,9 +309,13 @@ struct Parser {
                             "mod_vlan_pcp, strip_vlan, mod_dl_src, mod_dl_dst, mod_nw_src, "
                             "mod_nw_dst, mod_nw_tos, mod_tp_src, mod_tp_dst)");
     }
+    if (spec.actions.size() >= kMaxActions)
+      return field_error(a, "more than " + std::to_string(kMaxActions) +
+                                " actions (a flow's statistics must fit one OpenFlow message)");
     spec.actions.push_back(x);
     return Status::ok();
   }
+  static constexpr size_t kMaxActions = 4000;  // 16 bytes at most each: 64,000 < 65,535 - 100
   bool dropped = false;
 };
 

@@ -120,8 +120,7 @@ bool Session::message(const uint8_t* m, size_t len, std::vector<uint8_t>& out) {
       }
       config_flags_  = uint16_t(m[8] << 8 | m[9]);
       miss_send_len_ = uint16_t(m[10] << 8 | m[11]);
-      sw_.listen_packet_in(true);
-      break;
+      break;  // the agent tells the switch whether anyone listens (async())
     case Type::kBarrierRequest:
       if (Status s = sw_.publish(); !s.is_ok()) {
         why_ = s.message();

@@ -163,7 +163,7 @@ bool read_actions(Reader& r, size_t bytes, std::vector<Action>& out, WireError& 
         x.port    = b.u16();
         x.max_len = b.u16();
         if (x.port == 0 || x.port == kPortNone || (x.port == kPortTable && !packet_out) ||
-            (x.port > kPortMax && x.port < kPortInPort))
+            (x.port >= kPortMax && x.port < kPortInPort))
           return fail(kBadOutPort, "output to port " + std::to_string(x.port));
         break;
       case 1:
@@ -204,7 +204,7 @@ bool read_actions(Reader& r, size_t bytes, std::vector<Action>& out, WireError& 
         x.port = b.u16();
         b.skip(6);
         x.value = b.u32();
-        if (x.port == 0 || (x.port > kPortMax && x.port != kPortInPort))
+        if (x.port == 0 || (x.port >= kPortMax && x.port != kPortInPort))
           return fail(kBadOutPort, "enqueue to port " + std::to_string(x.port));
         break;
       case 0xffff: return fail(kBadActionVendor, "vendor actions are not supported");
@@ -236,6 +236,11 @@ bool read_flow_mod(const uint8_t* msg, size_t len, FlowMod& out, WireError& err)
     return false;
   }
   out.command = FlowModCommand(cmd);
+  // A flow's statistics entry (88 bytes + its actions) must fit one reply (65,535 - 12).
+  if (r.left() > 65535 - 12 - 88) {
+    err = {ErrorType::kBadRequest, kBadLen, "an action list too long for a flow's statistics"};
+    return false;
+  }
   return read_actions(r, r.left(), out.spec.actions, err);
 }
 

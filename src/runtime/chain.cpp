@@ -352,7 +352,7 @@ Status Chain::post(Frame& f, Scratch& s, ModuleCounters* counters, uint64_t* tic
     else if (f.reason[i] == kReasonForwarded && f.out[i] == kOutMany) {
       if (port_count_ < kMaxMaskPorts)
         f.out_mask[i] &= kOutSlowPathBit | ((uint64_t(1) << port_count_) - 1);
-      if (f.out_mask[i] == 0) f.reason[i] = kReasonNoPort;
+      if ((f.out_mask[i] & ~kOutSlowPathBit) == 0) f.reason[i] = kReasonNoPort;
     } else if (f.reason[i] == kReasonForwarded && f.out[i] >= port_count_)
       f.reason[i] = kReasonNoPort;
   }

@@ -133,6 +133,8 @@ TEST(FlowText, RefusesWhatOpenFlow10CannotSayWithTheFieldAndReason) {
       {"nw_src=1.2.3.256,actions=drop", "not an IPv4 address"},
       {"dl_src=00:11:22:33:44,actions=drop", "not a MAC address"},
       {"out_port=2,actions=drop", "out_port=2: only for deletes and filters"},
+      {"actions=output:65280", "output:65280: not an output port"},  // OFPP_MAX is not a port
+      {"in_port=65280,actions=drop", "not a port number 1..65279 or LOCAL"},
   };
   for (const Bad& b : bad) {
     Result<FlowSpec> f = parse_flow(b.line);
@@ -141,6 +143,12 @@ TEST(FlowText, RefusesWhatOpenFlow10CannotSayWithTheFieldAndReason) {
     EXPECT_NE(f.status().message().find(b.says), std::string::npos)
         << b.line << " -> " << f.status().message();
   }
+  // A flow's statistics must fit one OpenFlow message: at most 4,000 actions.
+  std::string many = "actions=output:1";
+  for (int i = 0; i < 4000; ++i) many += ",output:2";
+  Result<FlowSpec> too_many = parse_flow(many);
+  ASSERT_FALSE(too_many.is_ok());
+  EXPECT_NE(too_many.status().message().find("more than 4000 actions"), std::string::npos);
   // Filters take out_port and no actions.
   Result<FlowSpec> filter = parse_flow("out_port=2,ip", FlowText::kFilter);
   ASSERT_TRUE(filter.is_ok()) << filter.status().message();

@@ -22,8 +22,10 @@
 //
 // Precedence (flow_table.hpp)
 //   A match with no wildcard at all is an exact-match flow: OpenFlow 1.0 gives it priority over
-//   every wildcarded flow, so it is stored at priority 65535 whatever was asked (as Open
-//   vSwitch does).
+//   every wildcarded flow, so it is stored at priority 65535 whatever was asked. Unlike Open
+//   vSwitch, which looks at the wildcards as sent, warpath decides on the normalised match: an
+//   ARP match with every wire field exact is not exact here (its ports are wildcarded), and an
+//   untagged match exact in every other field is (its PCP is part of "no tag").
 //
 // Flow text (ovs-ofctl(8) "Flow Syntax", the OpenFlow 1.0 subset)
 //   [priority=N][,cookie=N][,idle_timeout=S][,hard_timeout=S][,send_flow_rem][,check_overlap]
@@ -35,7 +37,7 @@
 //   mod_vlan_pcp:P, strip_vlan, mod_dl_src:MAC, mod_dl_dst:MAC, mod_nw_src:IP, mod_nw_dst:IP,
 //   mod_nw_tos:T (a multiple of 4 below 256), mod_tp_src:P, mod_tp_dst:P. An action whose
 //   headers a packet does not have is a no-op on that packet (OpenFlow 1.0 accepts such
-//   "inconsistent" pairs and so does Open vSwitch). Port names are the numbers 1..65279 (the
+//   "inconsistent" pairs and so does Open vSwitch); at most 4,000 actions. Port names are the numbers 1..65279 (the
 //   `--port` order of `warpath run`) and the reserved names.
 //
 //   Errors name the field and why ("nw_src=10.0.0.0/255.0.255.0: not a CIDR prefix (OpenFlow

@@ -45,6 +45,7 @@
 //   search). Lookups go in batches: hash, prefetch, then compare (G-Opt). Hash tables are
 //   buckets of 8 (32-bit signature, slot) in one cache line, keys in a slot array.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <unordered_map>
@@ -108,6 +109,12 @@ class FlowTable {
   explicit FlowTable(uint32_t capacity = kDefaultCapacity) : capacity_(capacity) {}
 
   FlowModResult apply(FlowModCommand cmd, const FlowSpec& spec, uint64_t now_ns);
+  /// For a table that replaces `old` (a reloaded flow file): install orders and versions go on
+  /// from old's, so nothing keyed by (id, order) or by version mistakes a new flow for an old one.
+  void continue_after(const FlowTable& old) noexcept {
+    next_order_ = std::max(next_order_, old.next_order_);
+    version_    = std::max(version_, old.version_ + 1);
+  }
   /// Removes the flows whose timeouts have run out at `now_ns`.
   std::vector<RemovedFlow> expire(uint64_t now_ns);
   /// The data path's counters for the entry of `id` installed as `order` (ignored when the id

@@ -307,7 +307,13 @@ class SwitchModule final : public Module, public openflow::SwitchControl {
     if (!r.empty()) (void)publish_locked();
     return r;
   }
-  void listen_packet_in(bool on) const override { listening_.store(on, std::memory_order_relaxed); }
+  void listen_packet_in(bool on) const override {
+    listening_.store(on, std::memory_order_relaxed);
+    if (!on) {  // nobody to send them to: what is queued goes
+      std::lock_guard<std::mutex> lock(packet_in_mutex_);
+      packet_ins_.clear();
+    }
+  }
   void take_packet_ins(std::vector<openflow::PacketIn>& out) const override {
     std::lock_guard<std::mutex> lock(packet_in_mutex_);
     for (auto& p : packet_ins_) out.push_back(std::move(p));
@@ -347,12 +353,18 @@ class SwitchModule final : public Module, public openflow::SwitchControl {
     const std::shared_ptr<const FlowImage> image = image_.load(std::memory_order_acquire);
     const uint64_t now                           = mono_now();
     uint32_t n                                   = 0;
-    for (const Outbound& o : take) {
+    for (size_t t = 0; t < take.size(); ++t) {
+      const Outbound& o    = take[t];
       const bool from_port = o.in_port >= 1 && o.in_port <= port_count_;
       const uint16_t in    = from_port ? uint16_t(o.in_port - 1) : uint16_t(kNoPort);
       const auto len       = uint32_t(o.data.size());
       uint8_t* p = out.append_uninitialized(len, len, 0, from_port ? in : 0);
-      if (!p) break;
+      if (!p) {  // the batch is full: the rest go first next time
+        std::lock_guard<std::mutex> lock(out_mutex_);
+        for (size_t r = take.size(); r > t; --r) outbound_.push_front(std::move(take[r - 1]));
+        has_outbound_.store(true, std::memory_order_release);
+        break;
+      }
       std::memcpy(p, o.data.data(), len);
       const uint32_t i          = out.size() - 1;
       packet::PacketInfo info   = packet::core::parse_packet(p, len, len);
@@ -365,6 +377,15 @@ class SwitchModule final : public Module, public openflow::SwitchControl {
         if (id != openflow::kNoFlow) {
           prog = image->program(id);
           rewrites.assign(image->rewrites() + prog.first, image->rewrites() + prog.first + prog.rewrites);
+        } else if (miss_ == Miss::kNormal) {
+          prog.special = openflow::kToNormal;
+        } else if (miss_ == Miss::kController && listening_.load(std::memory_order_relaxed)) {
+          openflow::PacketIn pi;  // the table miss of a PACKET_OUT goes back as OpenFlow says
+          pi.in_port   = o.in_port;
+          pi.total_len = uint16_t(len);
+          pi.data      = o.data;
+          std::lock_guard<std::mutex> lock(packet_in_mutex_);
+          if (packet_ins_.size() < kMaxPacketIns) packet_ins_.push_back(std::move(pi));
         }
       } else {
         Result<openflow::ActionProgram> c = openflow::compile_actions(o.actions, port_count_, rewrites);
@@ -392,13 +413,18 @@ class SwitchModule final : public Module, public openflow::SwitchControl {
     if (path_.empty()) return Status(Errc::kNotSupported, "no flow file to read again");
     WARPATH_ASSIGN_OR_RETURN(std::string text, read_text_(path_));
     WARPATH_ASSIGN_OR_RETURN(auto specs, openflow::parse_flow_file(text, path_));
-    FlowTable t(capacity_);
-    const uint64_t now = mono_now();
-    WARPATH_TRY(load(t, specs, path_, now));
-    WARPATH_ASSIGN_OR_RETURN(std::shared_ptr<const FlowImage> img, FlowImage::build(t, port_count_));
     std::lock_guard<std::mutex> lock(table_mutex_);
-    table_    = std::move(t);
-    describe_ = describe_image(*img);
+    // The old flows' counts are taken first; the new table numbers its flows and versions on
+    // from the old one's, so the workers' counters of an id restart (a new install order) and
+    // the next publish is never mistaken for one already done.
+    fold_all();
+    FlowTable t(capacity_);
+    t.continue_after(table_);
+    WARPATH_TRY(load(t, specs, path_, mono_now()));
+    WARPATH_ASSIGN_OR_RETURN(std::shared_ptr<const FlowImage> img, FlowImage::build(t, port_count_));
+    table_             = std::move(t);
+    published_version_ = table_.version();
+    describe_          = describe_image(*img);
     image_.store(std::move(img), std::memory_order_release);
     return describe_;
   }

@@ -24,6 +24,7 @@ namespace {
 
 constexpr size_t kMaxPending     = 4u << 20;  // unsent bytes before a peer is dropped
 constexpr size_t kMaxConnections = 64;
+constexpr uint64_t kStallMs      = 2000;
 
 struct Target {
   bool listen = false;
@@ -71,6 +72,7 @@ struct Conn {
   std::string peer;
   int target = -1;  // the controller target it serves, or -1 (accepted)
   bool connecting = false;
+  uint64_t sent_ms = 0;  // the last time the socket took bytes (or had none waiting)
 };
 
 class Agent final : public OpenflowAgent {
@@ -131,7 +133,6 @@ class Agent final : public OpenflowAgent {
     c.session = std::make_unique<openflow::Session>(sw_, info_, controller);
     const std::vector<uint8_t> h = c.session->hello();
     c.out.insert(c.out.end(), h.begin(), h.end());
-    if (controller) sw_.listen_packet_in(true);
   }
 
   void accept_all(int lfd) {
@@ -151,7 +152,9 @@ class Agent final : public OpenflowAgent {
       char host[64] = "?";
       if (sa.ss_family == AF_INET)
         inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(&sa)->sin_addr, host, sizeof host);
-      c.peer = host;
+      c.peer    = host;
+      c.sent_ms = uint64_t(std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::steady_clock::now() - t0_).count());
       open_session(c, false);
       conns_.push_back(std::move(c));
     }
@@ -177,6 +180,7 @@ class Agent final : public OpenflowAgent {
       c.target     = int(t);
       c.connecting = true;
       c.peer       = controllers_[t].host + ":" + std::to_string(controllers_[t].port);
+      c.sent_ms    = now_ms;
       open_session(c, true);
       conns_.push_back(std::move(c));
     }
@@ -195,13 +199,18 @@ class Agent final : public OpenflowAgent {
     c.fd = -1;
   }
 
-  void flush(Conn& c) {
+  // Sends what the socket takes. A peer is dropped only when it stops reading: more than
+  // kMaxPending bytes waiting and nothing sent for kStallMs (a dump of a million flows is
+  // 130 MB of replies, sent as fast as the peer reads them).
+  void flush(Conn& c, uint64_t now_ms) {
     while (!c.out.empty()) {
       const ssize_t n = ::send(c.fd, c.out.data(), c.out.size(), MSG_NOSIGNAL);
       if (n <= 0) break;
       c.out.erase(c.out.begin(), c.out.begin() + n);
+      c.sent_ms = now_ms;
     }
-    if (c.out.size() > kMaxPending) drop(c, "it does not read its replies");
+    if (c.out.empty()) c.sent_ms = now_ms;
+    if (c.out.size() > kMaxPending && now_ms - c.sent_ms > kStallMs) drop(c, "it does not read its replies");
   }
 
   void broadcast(const std::vector<uint8_t>& m, bool packet_in = false, const openflow::PacketIn* p = nullptr) {
@@ -227,7 +236,7 @@ class Agent final : public OpenflowAgent {
 
   void loop() {
     using clock         = std::chrono::steady_clock;
-    const auto t0       = clock::now();
+    const auto t0       = t0_;
     uint64_t next_async = 0;
     std::vector<uint8_t> buf(65536);
     while (!stop_.load()) {
@@ -265,7 +274,7 @@ class Agent final : public OpenflowAgent {
             continue;
           }
           if (!c.session->receive(buf.data(), size_t(n), c.out)) {
-            flush(c);
+            flush(c, now_ms);
             if (c.fd >= 0) drop(c, c.session->why());
             continue;
           }
@@ -277,9 +286,13 @@ class Agent final : public OpenflowAgent {
         async_work();
         next_async = now_ms + 100;
       }
-      for (Conn& c : conns_)
-        if (c.fd >= 0 && !c.connecting) flush(c);
+      bool listening = false;
+      for (Conn& c : conns_) {
+        if (c.fd >= 0 && !c.connecting) flush(c, now_ms);
+        listening |= c.fd >= 0 && !c.connecting && c.session->async();
+      }
       std::erase_if(conns_, [](const Conn& c) { return c.fd < 0; });
+      if (listening != told_listening_) sw_.listen_packet_in(told_listening_ = listening);
     }
   }
 
@@ -291,7 +304,9 @@ class Agent final : public OpenflowAgent {
   std::vector<Target> controllers_;
   std::vector<uint64_t> retry_at_;
   std::vector<Conn> conns_;
+  bool told_listening_ = false;  // what the switch was last told: someone takes PACKET_INs
   std::atomic<bool> stop_{false};
+  const std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
   std::thread thread_;
 };
 
