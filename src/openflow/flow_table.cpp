@@ -78,10 +78,12 @@ void FlowTable::insert(const FlowSpec& spec, uint16_t priority, uint64_t now_ns)
   live_[id]                = 1;
   index_.emplace(strict_key(e.spec.match, priority), id);
   ++count_;
+  timed_ += e.spec.idle_timeout || e.spec.hard_timeout;
 }
 
 void FlowTable::remove(uint32_t id) {
   index_.erase(strict_key(slots_[id].spec.match, slots_[id].spec.priority));
+  timed_ -= slots_[id].spec.idle_timeout || slots_[id].spec.hard_timeout;
   live_[id] = 0;
   free_.push_back(id);
   --count_;
@@ -167,6 +169,7 @@ FlowModResult FlowTable::apply(FlowModCommand cmd, const FlowSpec& spec, uint64_
 
 std::vector<RemovedFlow> FlowTable::expire(uint64_t now_ns) {
   std::vector<RemovedFlow> out;
+  if (timed_ == 0) return out;
   for (uint32_t id = 0; id < slots_.size(); ++id) {
     if (!live_[id]) continue;
     const FlowEntry& e = slots_[id];

@@ -131,6 +131,8 @@ class FlowTable {
   const FlowEntry* entry(uint32_t id) const;
 
   size_t size() const noexcept { return count_; }
+  /// Entries with an idle or a hard timeout (expire() has nothing to do without them).
+  size_t timed() const noexcept { return timed_; }
   uint32_t capacity() const noexcept { return capacity_; }
   /// The largest id ever used + 1 (images size their per-id arrays by it).
   uint32_t id_limit() const noexcept { return uint32_t(slots_.size()); }
@@ -158,6 +160,7 @@ class FlowTable {
   std::vector<uint32_t> free_;
   std::unordered_map<StrictKey, uint32_t, StrictHash> index_;  ///< identical match + priority
   size_t count_        = 0;
+  size_t timed_        = 0;
   uint64_t next_order_ = 1;
   uint64_t version_    = 0;
 };

@@ -302,6 +302,7 @@ class SwitchModule final : public Module, public openflow::SwitchControl {
   }
   std::vector<openflow::RemovedFlow> expire() const override {
     std::lock_guard<std::mutex> lock(table_mutex_);
+    if (table_.timed() == 0) return {};  // the agent asks every 100 ms: no fold for nothing
     fold_all();
     std::vector<openflow::RemovedFlow> r = table_.expire(mono_now());
     if (!r.empty()) (void)publish_locked();
