@@ -160,7 +160,7 @@ def main():
         rows.append(f"| {p['dut']} | {p['offered_mpps']:.3f} | {p['forwarded_mpps']:.3f} | {p['cpu_ns_per_packet']:.0f} |")
     (out / f"{name}.md").write_text(f"# warpath's switch beside Open vSwitch on veth\n\nCommit {commit}, {date}, "
                                     f"{cpu_model()}, 2 cores. Command: `{' '.join(sys.argv)}`\n\n"
-                                    + __doc__.split("\n\n")[1] + "\n\n" + __doc__.split("\n\n")[2] + "\n\n"
+                                    + "\n\n".join(__doc__.split("\n\n")[1:4]) + "\n\n"
                                     + "\n".join(rows) + "\n")
     print(f"wrote {out / name}.md")
 
