@@ -23,12 +23,21 @@ cycles. warpath's worker polls its ports without sleeping, so its CPU time is th
 whatever the load: for it the figure is an upper bound, reached only at saturation. Open
 vSwitch's main thread sleeps in poll() when idle, so its figure is its real cost. On this
 2-core machine one core's sender offers about 0.5 Mpps: a DUT that forwards all of it is not
-saturated, and the comparison is then forwarded rate (who keeps up) plus the bound above.
+saturated, and the comparison is then forwarded rate (who keeps up) plus the bound above. The
+last column is each one's own account of its work per packet, different in scope: warpath's
+switch module alone (lookup, counters, actions; not the ports), Open vSwitch's PMD processing
+cycles (ovs-appctl dpif-netdev/pmd-stats-show: its whole receive-classify-send path, AF_XDP
+only).
 
-Usage: ovs_side_by_side.py [--warpath build/warpath] [--seconds 5] [--results bench/results]
+With --kind afxdp both use AF_XDP instead: warpath's afxdp ports, Open vSwitch's afxdp ports
+(native XDP mode) polled by a PMD thread on core 1 (pmd-cpu-mask=0x2), its main thread unpinned.
+
+Usage: ovs_side_by_side.py [--warpath build/warpath] [--seconds 5] [--kind afpacket|afxdp]
+                           [--results bench/results]
 """
 
 import argparse
+import re
 import datetime
 import json
 import os
@@ -80,15 +89,18 @@ def measure(o, ns, work, pid, name):
 def warpath_point(o, ns, work):
     (work / "flows.txt").write_text(FLOWS)
     dut = subprocess.Popen(["ip", "netns", "exec", ns, o.warpath, "run", "--app", "switch", "--flows",
-                            str(work / "flows.txt"), "--port", "a=afpacket:wA", "--port", "b=afpacket:wB",
+                            str(work / "flows.txt"), "--port", f"a={o.kind}:wA", "--port", f"b={o.kind}:wB",
                             "--workers", "1", "--cpus", "1", "--openflow", "none", "--no-progress",
-                            "--duration", str(o.seconds + 60)],
+                            "--duration", str(o.seconds + 60), "--json", str(work / "dut.json")],
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
-        return measure(o, ns, work, dut.pid, "warpath switch (afpacket ports)")
+        p = measure(o, ns, work, dut.pid, f"warpath switch ({o.kind} ports)")
     finally:
         dut.send_signal(2)
         dut.communicate(timeout=30)
+    j = json.loads((work / "dut.json").read_text())
+    p["own_cost"] = "switch module %.0f ns/pkt" % j["modules"][0]["ns_per_packet"]
+    return p
 
 
 def ovs_point(o, ns, work):
@@ -113,14 +125,24 @@ def ovs_point(o, ns, work):
            f"--log-file={d}/vs.log")
         sh("ovs-vsctl", f"--db={db}", "add-br", "br0", "--", "set", "bridge", "br0", "datapath_type=netdev",
            netns=False)
+        if o.kind == "afxdp":  # a PMD thread on core 1 polls the AF_XDP ports
+            sh("ovs-vsctl", f"--db={db}", "set", "Open_vSwitch", ".", "other_config:pmd-cpu-mask=0x2",
+               netns=False)
         for port, num in (("wA", 1), ("wB", 2)):
+            extra = (["type=afxdp", "options:xdp-mode=native"] if o.kind == "afxdp" else [])
             sh("ovs-vsctl", f"--db={db}", "add-port", "br0", port, "--", "set", "Interface", port,
-               f"ofport_request={num}", netns=False)
+               f"ofport_request={num}", *extra, netns=False)
         sh("ovs-ofctl", "-O", "OpenFlow10", "del-flows", "br0", netns=False)
         (work / "ovs-flows.txt").write_text(FLOWS)
         sh("ovs-ofctl", "-O", "OpenFlow10", "add-flows", "br0", str(work / "ovs-flows.txt"), netns=False)
         pid = int((d / "ovs-vswitchd.pid").read_text())
-        return measure(o, ns, work, pid, "Open vSwitch 3.1 netdev (system ports)")
+        label = "afxdp ports, native XDP, PMD on core 1" if o.kind == "afxdp" else "system ports"
+        p = measure(o, ns, work, pid, f"Open vSwitch 3.1 netdev ({label})")
+        if o.kind == "afxdp":
+            stats = sh("ovs-appctl", "dpif-netdev/pmd-stats-show", netns=False).stdout
+            m = re.search(r"avg processing cycles per packet: ([0-9.]+)", stats)
+            p["own_cost"] = "PMD %s cycles/pkt processing" % (m.group(1) if m else "?")
+        return p
     finally:
         for f in ("ovs-vswitchd.pid", "db.pid"):
             try:
@@ -133,6 +155,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--warpath", default="build/warpath")
     ap.add_argument("--seconds", type=float, default=5)
+    ap.add_argument("--kind", choices=["afpacket", "afxdp"], default="afpacket",
+                    help="ports: AF_PACKET (Open vSwitch: system) or AF_XDP (Open vSwitch: afxdp)")
     ap.add_argument("--results", default="bench/results")
     o = ap.parse_args()
     o.warpath = str(Path(o.warpath).resolve())
@@ -150,14 +174,16 @@ def main():
         topo.destroy()
     commit = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True).stdout.strip()
     date = datetime.date.today().isoformat()
-    name = f"switch-ovs-veth-{date}-{commit}"
+    name = f"switch-ovs-veth-{o.kind}-{date}-{commit}"
     out = Path(o.results)
     (out / f"{name}.json").write_text(json.dumps({"tool": "bench/openflow/ovs_side_by_side.py", "commit": commit,
                                                    "date": date, "machine": cpu_model(),
                                                    "command": " ".join(sys.argv), "points": points}, indent=2) + "\n")
-    rows = ["| DUT | offered Mpps | forwarded Mpps | DUT CPU ns per forwarded packet |", "|---|---:|---:|---:|"]
+    rows = ["| DUT | offered Mpps | forwarded Mpps | DUT CPU ns per forwarded packet | its own measure |",
+            "|---|---:|---:|---:|---|"]
     for p in points:
-        rows.append(f"| {p['dut']} | {p['offered_mpps']:.3f} | {p['forwarded_mpps']:.3f} | {p['cpu_ns_per_packet']:.0f} |")
+        rows.append(f"| {p['dut']} | {p['offered_mpps']:.3f} | {p['forwarded_mpps']:.3f} | "
+                    f"{p['cpu_ns_per_packet']:.0f} | {p.get('own_cost', '-')} |")
     (out / f"{name}.md").write_text(f"# warpath's switch beside Open vSwitch on veth\n\nCommit {commit}, {date}, "
                                     f"{cpu_model()}, 2 cores. Command: `{' '.join(sys.argv)}`\n\n"
                                     + "\n\n".join(__doc__.split("\n\n")[1:4]) + "\n\n"
