@@ -148,6 +148,19 @@ TEST(RunConfigToml, DurationTakesIntegersAndFloats) {
   EXPECT_DOUBLE_EQ(parsed("duration = 0.25\n").duration_s, 0.25);
 }
 
+TEST(RunConfigToml, SwitchFlowsAndOpenflowTargets) {
+  RunConfig c;
+  ASSERT_TRUE(parse_run_config("app = \"switch\"\nflows = \"/f.txt\"\nopenflow = \"ptcp:6000\"\n", "x.toml", c).is_ok());
+  EXPECT_EQ(c.app, AppKind::kSwitch);
+  EXPECT_EQ(c.flows, "/f.txt");
+  EXPECT_EQ(c.openflow, (std::vector<std::string>{"ptcp:6000"}));
+  ASSERT_TRUE(parse_run_config("openflow = [\"ptcp:6000\", \"tcp:10.0.0.1:6653\"]\n", "x.toml", c).is_ok());
+  EXPECT_EQ(c.openflow.size(), 2u);
+  Status bad = parse_run_config("openflow = 6653\n", "x.toml", c);
+  ASSERT_FALSE(bad.is_ok());
+  EXPECT_NE(bad.message().find("x.toml:1: openflow"), std::string::npos) << bad.message();
+}
+
 TEST(RunConfigToml, PortsKeepFileOrder) {
   const RunConfig c = parsed(
       "[ports]\nzeta = \"gen:1000\"\nalpha = \"null\"\nmid = \"pcap::/o.pcap\"\n"

@@ -263,10 +263,26 @@ class Loader {
       c_.cpus = std::move(cpus);
       return Status::ok();
     }
+    if (key == "openflow") {  // the switch's agent: a target or an array of them
+      std::vector<std::string> targets;
+      if (const auto* one = v.as_string()) {
+        targets.push_back(one->get());
+      } else if (const auto* a = v.as_array()) {
+        for (const toml::node& e : *a) {
+          const auto* t = e.as_string();
+          if (!t) return wrong_type(line, key, "a string or an array of strings", v);
+          targets.push_back(t->get());
+        }
+      } else {
+        return wrong_type(line, key, "a string or an array of strings", v);
+      }
+      c_.openflow = std::move(targets);
+      return Status::ok();
+    }
     return unknown(line, key,
                    "app, engine, offload_device, workers, batch, delay_us, duration, seed, json, "
                    "slow_path, metrics, stats_interval, schedule, pin_threads, cpus, gen_profile, sa, "
-                   "[ports], "
+                   "flows, openflow, [ports], "
                    "[router], [acl], [[module]]");
   }
 
