@@ -48,6 +48,7 @@ Status Worker::init() {
     origin_lists_.resize(cfg_.ports.size());
   }
   many_failed_.assign(cfg_.batch, 0);
+  first_port_.assign(cfg_.batch, 0);
   return Status::ok();
 }
 
@@ -140,6 +141,7 @@ Status Worker::finish(Frame& c) {
       // when every copy went, tx_error otherwise.
       many_list_.push_back(i);
       many_failed_[i] = 0;
+      first_port_[i]  = uint32_t(__builtin_ctzll((c.out_mask[i] & ~kOutSlowPathBit) | (uint64_t(1) << 62)));
       for (uint64_t m = c.out_mask[i] & ~kOutSlowPathBit; m; m &= m - 1)
         out_lists_[unsigned(__builtin_ctzll(m))].push_back(i);
       if (c.out_mask[i] & kOutSlowPathBit) slow_list_.push_back(i);
@@ -161,7 +163,8 @@ Status Worker::finish(Frame& c) {
     for (uint32_t k = 0; k < list.size(); ++k) {
       const bool many = c.out[list[k]] == kOutMany;
       if (k < sent) {
-        latency_.record(t - c.rx_ns[list[k]]);
+        // One latency sample per packet: a copied packet's on its first port.
+        if (!many || first_port_[list[k]] == p) latency_.record(t - c.rx_ns[list[k]]);
         tx_bytes += c.batch.meta(list[k]).len;
         single_sent += !many;
         many_copies += many;

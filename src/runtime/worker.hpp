@@ -97,6 +97,7 @@ class Worker {
   std::vector<std::vector<uint32_t>> origin_lists_;
   std::vector<uint32_t> many_list_;   ///< packets sent out of several ports (kOutMany)
   std::vector<uint8_t> many_failed_;  ///< per packet: a copy could not be sent
+  std::vector<uint32_t> first_port_;  ///< per kOutMany packet: its first port (latency sample)
   packet::PacketBatch icmp_;  ///< replies (Time Exceeded) of the frame being finished
   std::vector<std::vector<uint32_t>> icmp_lists_;
   std::vector<uint8_t> icmp_frame_;

@@ -209,17 +209,7 @@ class SwitchModule final : public Module, public openflow::SwitchControl {
       }
       ++st.hits;
       const openflow::ActionProgram& p = im.program(id);
-      FlowCounters::Page& c            = st.counters.page(id);
-      const uint32_t k                 = id & (FlowCounters::kPage - 1);
-      if (c.order[k].load(std::memory_order_relaxed) != p.order) {
-        // The id's flow was replaced: its counters start over.
-        c.packets[k].store(0, std::memory_order_relaxed);
-        c.bytes[k].store(0, std::memory_order_relaxed);
-        c.order[k].store(p.order, std::memory_order_release);
-      }
-      bump(c.packets[k], 1);
-      bump(c.bytes[k], m.len);
-      c.used[k].store(now, std::memory_order_relaxed);
+      count(st, id, p.order, m.len, now);
       if (p.rewrites && !rewrite(f, i, im.rewrites() + p.first, p.rewrites)) {
         f.reason[i] = r_.no_headroom;
         continue;
@@ -378,6 +368,7 @@ class SwitchModule final : public Module, public openflow::SwitchControl {
         if (id != openflow::kNoFlow) {
           prog = image->program(id);
           rewrites.assign(image->rewrites() + prog.first, image->rewrites() + prog.first + prog.rewrites);
+          count(st, id, prog.order, len, now);  // the flow switched it: its counters say so
         } else if (miss_ == Miss::kNormal) {
           prog.special = openflow::kToNormal;
         } else if (miss_ == Miss::kController && listening_.load(std::memory_order_relaxed)) {
@@ -506,6 +497,21 @@ class SwitchModule final : public Module, public openflow::SwitchControl {
   }
 
   Status write_dump(uint64_t now) const;
+
+  // One packet of `bytes` for flow `id` (installed as `order`) in the worker's counters.
+  static void count(SwitchState& st, uint32_t id, uint64_t order, uint32_t bytes, uint64_t now) {
+    FlowCounters::Page& c = st.counters.page(id);
+    const uint32_t k      = id & (FlowCounters::kPage - 1);
+    if (c.order[k].load(std::memory_order_relaxed) != order) {
+      // The id's flow was replaced: its counters start over.
+      c.packets[k].store(0, std::memory_order_relaxed);
+      c.bytes[k].store(0, std::memory_order_relaxed);
+      c.order[k].store(order, std::memory_order_release);
+    }
+    bump(c.packets[k], 1);
+    bump(c.bytes[k], bytes);
+    c.used[k].store(now, std::memory_order_relaxed);
+  }
 
   // Caller holds table_mutex_. Adds what a worker counted since the last fold to the table
   // (and its last-use times, for idle timeouts). The worker's counters only grow (they restart
