@@ -68,7 +68,7 @@ struct FlowKeyHash {
 };
 
 // The canonical key of packet `in` and its direction (0: src is the lower end).
-FlowKey flow_key(const PacketInfo& in, int& dir) {
+[[maybe_unused]] FlowKey flow_key(const PacketInfo& in, int& dir) {  // unused without OpenSSL
   FlowKey k{};
   const unsigned n = in.ip_version == 6 ? 16 : 4;
   const int c      = std::memcmp(in.src, in.dst, n);
