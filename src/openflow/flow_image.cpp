@@ -80,8 +80,27 @@ struct FlowImage::Table {
   }
 };
 
+// What a full image and the incremental images built on it share. `programs` has room for ids
+// past the full image's (a quarter more, at least 1,024): an incremental image writes the
+// programs of the flows it adds into their (never reused, FlowTable::rebuilt) ids before it is
+// published, which images already published never read. Their rewrites go to `late`, a buffer
+// of fixed capacity written only past what published images use.
+struct FlowImage::Shared {
+  std::vector<ActionProgram> programs;
+  std::vector<uint64_t> ranks;
+  std::vector<Action> rewrites;
+  std::unique_ptr<Action[]> late;
+  uint32_t late_capacity = 0, late_used = 0;
+  uint32_t full_id_limit = 0;  ///< the full image's
+  size_t full_exact      = 0;  ///< exact flows of the full image
+};
+
 FlowImage::FlowImage()  = default;
 FlowImage::~FlowImage() = default;
+
+const Action* FlowImage::rewrites(const ActionProgram& p) const noexcept {
+  return (p.special & kLateRewrites ? shared_->late.get() : shared_->rewrites.data()) + p.first;
+}
 
 namespace {
 
@@ -165,10 +184,16 @@ Result<std::shared_ptr<const FlowImage>> FlowImage::build(const FlowTable& table
                   "the switch handles at most 64 ports, not " + std::to_string(port_count));
   auto img      = std::shared_ptr<FlowImage>(new FlowImage());
   img->version_ = table.version();
-  img->programs_.assign(table.id_limit(), ActionProgram{});
-  img->ranks_.assign(table.id_limit(), 0);
-  img->exact_       = std::make_unique<Table>();
-  img->exact_->mask = exact_mask();
+  img->id_limit_ = table.id_limit();
+  auto shared    = std::make_shared<Shared>();
+  shared->programs.assign(table.id_limit() + std::max<uint32_t>(1024, table.id_limit() / 4), ActionProgram{});
+  shared->ranks.assign(table.id_limit(), 0);
+  shared->late_capacity = 16384;
+  shared->late          = std::make_unique<Action[]>(shared->late_capacity);
+  shared->full_id_limit = table.id_limit();
+  auto exact            = std::make_shared<Table>();
+  exact->mask           = exact_mask();
+  std::vector<std::shared_ptr<Table>> subtables;
   // Per subtable: its masked values and the slot (in keys/flows) holding each one's best flow.
   std::unordered_map<packet::OfTuple, size_t, TupleHash, TupleEq> by_mask;
   std::vector<std::unordered_map<packet::OfTuple, uint32_t, TupleHash, TupleEq>> slot_of;
@@ -176,42 +201,114 @@ Result<std::shared_ptr<const FlowImage>> FlowImage::build(const FlowTable& table
     const FlowEntry* e = table.entry(id);
     if (!e) continue;
     ++img->flows_;
-    Result<ActionProgram> p = compile_actions(e->spec.actions, port_count, img->rewrites_);
+    Result<ActionProgram> p = compile_actions(e->spec.actions, port_count, shared->rewrites);
     if (!p.is_ok())
       return Status(Errc::kInvalidArgument,
                     "flow " + format_flow(e->spec) + ": " + p.status().message());
-    img->programs_[id]       = *p;
-    img->programs_[id].order = e->order;
-    const uint64_t rank      = rank_of(*e);
-    img->ranks_[id]          = rank;
+    shared->programs[id]       = *p;
+    shared->programs[id].order = e->order;
+    const uint64_t rank        = rank_of(*e);
+    shared->ranks[id]          = rank;
     const packet::OfTuple value = e->spec.match.value();
     if (e->spec.match.exact()) {  // at most one flow per exact match (priority 65535)
-      img->exact_->keys.push_back(value);
-      img->exact_->flows.push_back(id);
+      exact->keys.push_back(value);
+      exact->flows.push_back(id);
       ++img->exact_flows_;
       continue;
     }
-    auto [it, fresh] = by_mask.emplace(e->spec.match.mask(), img->subtables_.size());
+    auto [it, fresh] = by_mask.emplace(e->spec.match.mask(), subtables.size());
     if (fresh) {
-      img->subtables_.push_back(std::make_unique<Table>());
-      img->subtables_.back()->mask = it->first;
+      subtables.push_back(std::make_shared<Table>());
+      subtables.back()->mask = it->first;
       slot_of.emplace_back();
     }
-    Table& t   = *img->subtables_[it->second];
+    Table& t   = *subtables[it->second];
     auto& slot = slot_of[it->second];
     t.max_rank = std::max(t.max_rank, rank);
     auto [at, added] = slot.emplace(value, uint32_t(t.keys.size()));
     if (added) {
       t.keys.push_back(value);
       t.flows.push_back(id);
-    } else if (rank > img->ranks_[t.flows[at->second]]) {
+    } else if (rank > shared->ranks[t.flows[at->second]]) {
       t.flows[at->second] = id;  // the same masked value: the better flow answers
     }
   }
-  for (auto& t : img->subtables_) t->build();
-  img->exact_->build();
-  std::stable_sort(img->subtables_.begin(), img->subtables_.end(),
+  for (auto& t : subtables) t->build();
+  exact->build();
+  std::stable_sort(subtables.begin(), subtables.end(),
                    [](const auto& a, const auto& b) { return a->max_rank > b->max_rank; });
+  img->exact_ = std::move(exact);
+  img->subtables_.assign(subtables.begin(), subtables.end());
+  shared->full_exact = img->exact_flows_;
+  img->programs_     = shared->programs.data();
+  img->ranks_        = &shared->ranks;
+  img->shared_       = std::move(shared);
+  return std::shared_ptr<const FlowImage>(std::move(img));
+}
+
+Result<std::shared_ptr<const FlowImage>> FlowImage::publish(const std::shared_ptr<const FlowImage>& current,
+                                                            FlowTable& table, uint32_t port_count) {
+  auto full = [&]() -> Result<std::shared_ptr<const FlowImage>> {
+    WARPATH_ASSIGN_OR_RETURN(std::shared_ptr<const FlowImage> img, build(table, port_count));
+    table.rebuilt();
+    return img;
+  };
+  if (!current) return full();
+  if (current->version_ == table.version()) return current;
+  Shared& shared = *current->shared_;
+  const auto& changes = table.changes();
+  const size_t limit  = std::max<size_t>(4096, shared.full_exact / 8);
+  if (changes.size() > 2 * limit) return full();
+  std::vector<uint32_t> added, removed;
+  for (const FlowTable::Change& c : changes) {
+    if (!c.exact || c.kind == FlowTable::Change::kModified) return full();
+    if (c.id >= shared.programs.size()) return full();
+    (c.kind == FlowTable::Change::kAdded ? added : removed).push_back(c.id);
+  }
+  // An id is added at most once and removed at most once between full images (ids are not
+  // reused until then): the full image's flows removed since, and the flows added since that
+  // are still there.
+  std::sort(added.begin(), added.end());
+  std::sort(removed.begin(), removed.end());
+  auto img       = std::shared_ptr<FlowImage>(new FlowImage());
+  img->exact_    = current->exact_;
+  img->subtables_ = current->subtables_;
+  img->shared_   = current->shared_;
+  img->programs_ = current->programs_;
+  img->ranks_    = current->ranks_;
+  img->version_  = table.version();
+  img->id_limit_ = std::max(shared.full_id_limit, table.id_limit());
+  img->flows_    = table.size();
+  for (uint32_t id : removed)
+    if (id < shared.full_id_limit && !std::binary_search(added.begin(), added.end(), id))
+      img->removed_.push_back(id);
+  auto delta  = std::make_shared<Table>();
+  delta->mask = exact_mask();
+  for (uint32_t id : added) {
+    const FlowEntry* e = table.entry(id);
+    if (!e) continue;  // added, then removed again
+    ActionProgram& prog = shared.programs[id];
+    if (prog.order != e->order) {  // not yet written by an earlier incremental image
+      std::vector<Action> rw;
+      Result<ActionProgram> p = compile_actions(e->spec.actions, port_count, rw);
+      if (!p.is_ok()) return full();  // reports the flow
+      if (shared.late_used + rw.size() > shared.late_capacity) return full();
+      ActionProgram q = *p;
+      q.order         = e->order;
+      q.first         = shared.late_used;
+      q.special |= kLateRewrites;
+      std::copy(rw.begin(), rw.end(), shared.late.get() + shared.late_used);
+      shared.late_used += uint32_t(rw.size());
+      prog = q;  // an id no published image maps a key to
+    }
+    delta->keys.push_back(e->spec.match.value());
+    delta->flows.push_back(id);
+  }
+  img->exact_flows_ = shared.full_exact - img->removed_.size() + delta->keys.size();
+  if (!delta->keys.empty()) {
+    delta->build();
+    img->delta_ = std::move(delta);
+  }
   return std::shared_ptr<const FlowImage>(std::move(img));
 }
 
@@ -242,13 +339,18 @@ void FlowImage::lookup(Span<const packet::OfTuple> keys, Span<uint32_t> ids) con
   uint64_t h[kChunk], best[kChunk];
   uint32_t cand[kChunk], todo[kChunk];
   packet::OfTuple mk[kChunk];
-  // One table for `count` keys: todo[q] (or q itself for the exact table, which comes first
-  // and sets every key's answer: no memset per chunk, whose cost shows at bursts of 32).
+  const std::vector<uint64_t>& ranks = *ranks_;
+  const bool filter                  = !removed_.empty();
+  // One table for `count` keys. kFirst: the first exact table, keys q = 0..count, every key's
+  // answer set (no memset per chunk, whose cost shows at bursts of 32). kExact: a second exact
+  // table (the full image's, after an incremental image's added flows) for keys todo[q]. kWild:
+  // a subtable for keys todo[q]. A flow the incremental image removed is no answer.
+  enum Mode { kFirst, kExact, kWild };
   auto run = [&](const Table& t, const packet::OfTuple* k, uint32_t* out, uint32_t count,
-                 bool exact) __attribute__((always_inline)) {
+                 Mode mode) __attribute__((always_inline)) {
     const core::HashView v = t.view();
     for (uint32_t q = 0; q < count; ++q) {
-      mk[q] = core::apply_mask(k[exact ? q : todo[q]], v.mask);
+      mk[q] = core::apply_mask(k[mode == kFirst ? q : todo[q]], v.mask);
       h[q]  = core::hash_key(mk[q]);
       WARPATH_PREFETCH(&v.buckets[uint32_t(h[q]) & v.bucket_mask]);
     }
@@ -269,15 +371,19 @@ void FlowImage::lookup(Span<const packet::OfTuple> keys, Span<uint32_t> ids) con
         f = v.flows[cand[q]];
       else if (cand[q] != kNone)
         f = core::probe(v, mk[q], h[q]);
-      if (exact) {
+      if (filter && f != core::kMiss && mode != kWild && &t == exact_.get() &&
+          std::binary_search(removed_.begin(), removed_.end(), f))
+        f = core::kMiss;
+      if (mode == kFirst) {
         out[q]  = f == core::kMiss ? kNoFlow : f;
         best[q] = f == core::kMiss ? 0 : ~0ull;  // exact beats every subtable
         continue;
       }
       if (f == core::kMiss) continue;
       const uint32_t i = todo[q];
-      if (ranks_[f] > best[i]) {
-        best[i] = ranks_[f];
+      const uint64_t r = mode == kExact ? ~0ull : ranks[f];
+      if (r > best[i]) {
+        best[i] = r;
         out[i]  = f;
       }
     }
@@ -287,8 +393,16 @@ void FlowImage::lookup(Span<const packet::OfTuple> keys, Span<uint32_t> ids) con
     const uint32_t n         = std::min(kChunk, keys.size - base);
     const packet::OfTuple* k = keys.data + base;
     uint32_t* out            = ids.data + base;
-    if (has_exact) {
-      run(*exact_, k, out, n, true);
+    if (delta_) {
+      run(*delta_, k, out, n, kFirst);
+      if (has_exact) {
+        uint32_t count = 0;
+        for (uint32_t i = 0; i < n; ++i)
+          if (best[i] == 0) todo[count++] = i;
+        if (count) run(*exact_, k, out, count, kExact);
+      }
+    } else if (has_exact) {
+      run(*exact_, k, out, n, kFirst);
     } else {
       for (uint32_t i = 0; i < n; ++i) out[i] = kNoFlow, best[i] = 0;
     }
@@ -297,7 +411,7 @@ void FlowImage::lookup(Span<const packet::OfTuple> keys, Span<uint32_t> ids) con
       for (uint32_t i = 0; i < n; ++i)
         if (best[i] < t->max_rank) todo[count++] = i;
       if (count == 0) break;  // ranked: no later subtable can beat what every key has
-      run(*t, k, out, count, false);
+      run(*t, k, out, count, kWild);
     }
   }
 }

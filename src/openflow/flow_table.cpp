@@ -76,6 +76,7 @@ void FlowTable::insert(const FlowSpec& spec, uint16_t priority, uint64_t now_ns)
   e.order      = next_order_++;
   e.created_ns = e.used_ns = now_ns;
   live_[id]                = 1;
+  changes_.push_back({id, Change::kAdded, e.spec.match.exact()});
   index_.emplace(strict_key(e.spec.match, priority), id);
   ++count_;
   timed_ += e.spec.idle_timeout || e.spec.hard_timeout;
@@ -85,7 +86,8 @@ void FlowTable::remove(uint32_t id) {
   index_.erase(strict_key(slots_[id].spec.match, slots_[id].spec.priority));
   timed_ -= slots_[id].spec.idle_timeout || slots_[id].spec.hard_timeout;
   live_[id] = 0;
-  free_.push_back(id);
+  retired_.push_back(id);
+  changes_.push_back({id, Change::kRemoved, slots_[id].spec.match.exact()});
   --count_;
 }
 
@@ -102,7 +104,7 @@ FlowModResult FlowTable::apply(FlowModCommand cmd, const FlowSpec& spec, uint64_
   auto add = [&]() {
     if (FlowEntry* same = find_strict(spec.match, priority)) {
       // Replaced: a new flow in the same slot (counters and age reset).
-      remove(same->id);  // insert takes the freed id back
+      remove(same->id);  // a new flow with a new id (the old one is retired)
       insert(spec, priority, now_ns);
       ++r.added;
       ++version_;
@@ -129,6 +131,7 @@ FlowModResult FlowTable::apply(FlowModCommand cmd, const FlowSpec& spec, uint64_
     case FlowModCommand::kModify:
     case FlowModCommand::kModifyStrict: {
       auto modify = [&](FlowEntry& e) {
+        changes_.push_back({e.id, Change::kModified, e.spec.match.exact()});
         e.spec.actions = spec.actions;
         if (spec.cookie) e.spec.cookie = spec.cookie;
         ++r.modified;

@@ -288,3 +288,64 @@ TEST(FlowImage, MatchesTheReferenceThroughRandomFlowMods) {
 
 }  // namespace
 }  // namespace warpath::openflow
+
+namespace warpath::openflow {
+namespace {
+
+// The module publishes with FlowImage::publish: exact flows added or removed go into an
+// incremental image; anything else (or too much) rebuilds. Whatever it chose, its answers must
+// be the reference's after every flow_mod, and the programs of the flows it answers theirs.
+TEST(FlowImage, PublishedImagesMatchTheReferenceThroughExactChurn) {
+  detail::FlowPools pools(21);
+  FlowTable t;
+  std::shared_ptr<const FlowImage> img;
+  size_t incremental = 0, full = 0, exact_hits = 0;
+  std::vector<packet::OfTuple> exact_keys;  // of every exact flow ever added: hit, or removed
+  for (int step = 0; step < 400; ++step) {
+    FlowSpec s        = pools.flow(!pools.coin(8));  // mostly exact: a reactive controller's
+    FlowModCommand c  = FlowModCommand::kAdd;
+    const unsigned r  = unsigned(pools.rng() % 100);
+    if (r < 30) c = FlowModCommand::kDeleteStrict;
+    else if (r < 34) c = FlowModCommand::kDelete;
+    else if (r < 36) c = FlowModCommand::kModifyStrict;
+    if (c == FlowModCommand::kDelete || c == FlowModCommand::kDeleteStrict) s.actions.clear();
+    if (c == FlowModCommand::kAdd && pools.coin(20)) {  // a rewrite, so late rewrites are used
+      Action a;
+      a.type  = ActionType::kSetNwTos;
+      a.value = 32;
+      s.actions.insert(s.actions.begin(), a);
+    }
+    ASSERT_TRUE(t.apply(c, s, uint64_t(step)).ok());
+    if (s.match.exact()) exact_keys.push_back(s.match.value());
+    Result<std::shared_ptr<const FlowImage>> next = FlowImage::publish(img, t, 4);
+    ASSERT_TRUE(next.is_ok()) << next.status().message();
+    img = *next;
+    (img->incremental() ? incremental : full) += 1;
+    EXPECT_EQ(img->flows(), t.size());
+    std::vector<packet::OfTuple> keys(300);
+    for (auto& k : keys)
+      k = !exact_keys.empty() && pools.coin(50) ? exact_keys[pools.rng() % exact_keys.size()] : pools.key();
+    std::vector<uint32_t> ids(keys.size());
+    img->lookup({keys.data(), uint32_t(keys.size())}, {ids.data(), uint32_t(ids.size())});
+    for (size_t i = 0; i < keys.size(); ++i) {
+      const FlowEntry* e = t.lookup(keys[i]);
+      exact_hits += e && e->spec.match.exact();
+      ASSERT_EQ(ids[i], e ? e->id : kNoFlow) << "step " << step << ", key " << i
+                                             << (img->incremental() ? " (incremental)" : " (full)");
+      if (!e) continue;
+      const ActionProgram& p = img->program(ids[i]);
+      ASSERT_EQ(p.order, e->order) << "the program is the flow's";
+      std::vector<Action> rw;
+      const ActionProgram want = compile_actions(e->spec.actions, 4, rw).value();
+      ASSERT_EQ(p.rewrites, want.rewrites);
+      ASSERT_EQ(p.ports, want.ports);
+      for (uint32_t k = 0; k < p.rewrites; ++k) ASSERT_TRUE(img->rewrites(p)[k] == rw[k]);
+    }
+  }
+  EXPECT_GT(incremental, 100u) << "exact churn publishes incrementally";
+  EXPECT_GT(exact_hits, 10000u);
+  EXPECT_GT(full, 5u) << "wildcard changes and modifies rebuild";
+}
+
+}  // namespace
+}  // namespace warpath::openflow

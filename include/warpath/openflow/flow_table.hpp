@@ -139,6 +139,24 @@ class FlowTable {
   /// Bumped by every change of the entries (not by counters).
   uint64_t version() const noexcept { return version_; }
 
+  /// What changed since the last full image (FlowImage::publish reads it to publish the exact
+  /// flows added and removed without rebuilding everything): one record per entry added,
+  /// removed or modified (new actions), with whether it is an exact-match flow.
+  struct Change {
+    uint32_t id;
+    enum Kind : uint8_t { kAdded, kRemoved, kModified } kind;
+    bool exact;
+  };
+  const std::vector<Change>& changes() const noexcept { return changes_; }
+  /// A full image was built from the table as it is: the log starts again, and the ids freed
+  /// since the previous full image may be given out again (until then a freed id is not
+  /// reused, so no published image can map a key to an id that now holds another flow).
+  void rebuilt() noexcept {
+    changes_.clear();
+    free_.insert(free_.end(), retired_.begin(), retired_.end());
+    retired_.clear();
+  }
+
  private:
   struct StrictKey {
     packet::OfTuple value;
@@ -157,7 +175,9 @@ class FlowTable {
   uint32_t capacity_;
   std::vector<FlowEntry> slots_;
   std::vector<uint8_t> live_;
-  std::vector<uint32_t> free_;
+  std::vector<uint32_t> free_;     ///< ids that may be given out
+  std::vector<uint32_t> retired_;  ///< ids freed since the last full image (rebuilt())
+  std::vector<Change> changes_;
   std::unordered_map<StrictKey, uint32_t, StrictHash> index_;  ///< identical match + priority
   size_t count_        = 0;
   size_t timed_        = 0;
@@ -184,6 +204,7 @@ enum ActionBits : uint16_t {
   kToNormal     = 16,  ///< the L2 learning switch
   kToLocal      = 32,
   kNoSuchPort   = 64,  ///< an output to a port the switch does not have (dropped)
+  kLateRewrites = 128, ///< rewrites in the image's second buffer (a flow added incrementally)
 };
 
 class FlowImage {
@@ -191,18 +212,31 @@ class FlowImage {
   /// Compiles `table` for a switch of `port_count` ports (at most 64). kInvalidArgument names
   /// a flow whose actions the data path cannot run (headers rewritten between two outputs).
   static Result<std::shared_ptr<const FlowImage>> build(const FlowTable& table, uint32_t port_count);
+  /// The image to publish for `table` now, given the one published (`current`, or nullptr):
+  /// when everything that changed since the last full image is exact-match flows added or
+  /// removed (a reactive controller's microflows), an incremental image that shares the full
+  /// one's tables and adds a small table of the added flows and the list of removed ones (cost:
+  /// the changes, not the table); otherwise, or once the changes pass an eighth of the table
+  /// (at least 4,096), a full build, after which the table's change log restarts
+  /// (FlowTable::rebuilt). Either way the image answers exactly as build() would.
+  static Result<std::shared_ptr<const FlowImage>> publish(const std::shared_ptr<const FlowImage>& current,
+                                                          FlowTable& table, uint32_t port_count);
 
   /// ids[i] = the id of the flow key i hits (precedence rules), or kNoFlow.
   void lookup(Span<const packet::OfTuple> keys, Span<uint32_t> ids) const;
   uint32_t lookup_one(const packet::OfTuple& key) const;
 
   const ActionProgram& program(uint32_t id) const { return programs_[id]; }
-  const Action* rewrites() const noexcept { return rewrites_.data(); }
-  uint32_t id_limit() const noexcept { return uint32_t(programs_.size()); }
+  /// The rewrites of a program of this image (program.rewrites of them).
+  const Action* rewrites(const ActionProgram& p) const noexcept;
+  /// Ids below this have programs (the lookup answers only such ids).
+  uint32_t id_limit() const noexcept { return id_limit_; }
   size_t flows() const noexcept { return flows_; }
   size_t exact_flows() const noexcept { return exact_flows_; }
   size_t subtables() const noexcept { return subtables_.size(); }
   uint64_t version() const noexcept { return version_; }
+  /// Built by publish() on top of a full image (its added and removed exact flows).
+  bool incremental() const noexcept { return delta_ != nullptr || !removed_.empty(); }
 
   /// One hash table of the image as raw arrays (the CUDA engine copies them to the device):
   /// buckets (openflow/core/flow_hash_core.hpp: Bucket, bucket_count of them), keys and flows
@@ -216,21 +250,26 @@ class FlowImage {
     packet::OfTuple mask{};
     uint64_t max_rank = 0;
   };
-  /// The exact-match table first (always there, perhaps empty), then the subtables best first.
+  /// The exact-match table first (always there, perhaps empty), then the subtables best first;
+  /// a full image's (the engines build full images).
   std::vector<TableData> tables() const;
   /// Per flow id: its rank (priority, then earlier install; larger wins).
-  const std::vector<uint64_t>& ranks() const noexcept { return ranks_; }
+  const std::vector<uint64_t>& ranks() const noexcept { return *ranks_; }
 
-  struct Table;  // one hash table (openflow/flow_image.cpp)
+  struct Table;   // one hash table (openflow/flow_image.cpp)
+  struct Shared;  // what the incremental images of a full one share with it
   ~FlowImage();
   FlowImage();
 
  private:
-  std::unique_ptr<Table> exact_;
-  std::vector<std::unique_ptr<Table>> subtables_;  // best first
-  std::vector<ActionProgram> programs_;
-  std::vector<Action> rewrites_;
-  std::vector<uint64_t> ranks_;  ///< per id: priority, then earlier install (larger wins)
+  std::shared_ptr<const Table> exact_;
+  std::vector<std::shared_ptr<const Table>> subtables_;  // best first
+  std::shared_ptr<Shared> shared_;
+  const ActionProgram* programs_       = nullptr;  ///< shared_'s (never reallocated)
+  const std::vector<uint64_t>* ranks_  = nullptr;  ///< shared_'s
+  std::shared_ptr<const Table> delta_;  ///< exact flows added since the full image
+  std::vector<uint32_t> removed_;       ///< sorted: the full image's exact flows removed since
+  uint32_t id_limit_ = 0;
   size_t flows_ = 0, exact_flows_ = 0;
   uint64_t version_ = 0;
 };

@@ -126,7 +126,7 @@ class SwitchModule final : public Module, public openflow::SwitchControl {
       ++st.hits;
       const openflow::ActionProgram& p = im.program(id);
       count(st, id, p.order, m.len, now);
-      if (p.rewrites && !rewrite(f, i, im.rewrites() + p.first, p.rewrites)) {
+      if (p.rewrites && !rewrite(f, i, im.rewrites(p), p.rewrites)) {
         f.reason[i] = r_.no_headroom;
         continue;
       }
@@ -283,7 +283,7 @@ class SwitchModule final : public Module, public openflow::SwitchControl {
         const uint32_t id = image->lookup_one(packet::core::of_tuple(p, len, uint16_t(o.in_port), info));
         if (id != openflow::kNoFlow) {
           prog = image->program(id);
-          rewrites.assign(image->rewrites() + prog.first, image->rewrites() + prog.first + prog.rewrites);
+          rewrites.assign(image->rewrites(prog), image->rewrites(prog) + prog.rewrites);
           count(st, id, prog.order, len, now);  // the flow switched it: its counters say so
         } else if (miss_ == Miss::kNormal) {
           prog.special = openflow::kToNormal;
@@ -330,6 +330,7 @@ class SwitchModule final : public Module, public openflow::SwitchControl {
     t.continue_after(table_);
     WARPATH_TRY(load(t, specs, path_, mono_now()));
     WARPATH_ASSIGN_OR_RETURN(std::shared_ptr<const FlowImage> img, FlowImage::build(t, port_count_));
+    t.rebuilt();
     table_             = std::move(t);
     published_version_ = table_.version();
     describe_          = describe_image(*img);
@@ -357,6 +358,8 @@ class SwitchModule final : public Module, public openflow::SwitchControl {
            " flows: " + std::to_string(img.exact_flows()) + " exact, " +
            std::to_string(img.subtables()) + " wildcard subtables; miss " + miss_name_ + ")";
   }
+  // Flow_mods reach the data path through FlowImage::publish: exact flows added or removed by
+  // an incremental image (cost: the changes), anything else by a full build.
 
   // Applies the rewrites to packet i; false when a VLAN push found no headroom.
   static bool rewrite(Frame& f, uint32_t i, const openflow::Action* a, uint32_t count) {
@@ -465,7 +468,8 @@ class SwitchModule final : public Module, public openflow::SwitchControl {
   }
   Status publish_locked() const {
     if (table_.version() == published_version_) return Status::ok();
-    WARPATH_ASSIGN_OR_RETURN(std::shared_ptr<const FlowImage> img, FlowImage::build(table_, port_count_));
+    WARPATH_ASSIGN_OR_RETURN(std::shared_ptr<const FlowImage> img,
+                             FlowImage::publish(image_.load(std::memory_order_acquire), table_, port_count_));
     published_version_ = table_.version();
     describe_          = describe_image(*img);
     image_.store(std::move(img), std::memory_order_release);
@@ -584,6 +588,7 @@ Result<std::unique_ptr<Module>> SwitchModule::make(const ModuleArgs& args, Build
   m->published_version_ = m->table_.version();
   WARPATH_ASSIGN_OR_RETURN(std::shared_ptr<const FlowImage> image,
                            FlowImage::build(m->table_, m->port_count_));
+  m->table_.rebuilt();
   if (m->table_.size() == 0 && env.warnings)
     env.warnings->push_back("switch: no flows: every packet takes the table-miss path (miss=" +
                             m->miss_name_ + ")");
