@@ -12,11 +12,13 @@ table and misses) and two wildcard flows that switch the traffic (IPv4 out of po
 out of port 3): every packet pays the exact-match probe and the ranked subtables, as in a
 switch whose exact entries serve other traffic.
 
-Flow_mod stream (--flowmods RATE per second, default 1000): a client speaking OpenFlow 1.0 over
+Flow_mod stream (--flowmods RATE per second, default 1000, then --flowmods-high, default 20,000,
+to see how many the agent acknowledges): a client speaking OpenFlow 1.0 over
 the agent's socket adds a new exact flow and deletes (strictly) the oldest one, so the table
 keeps its size, with a BARRIER every 100 flow_mods; the client reports the flow_mods the switch
 acknowledged per second. Each barrier publishes a new image (a full rebuild: ADR 0012), on the
-agent's thread; the worker keeps switching on the image it has.
+agent's thread (an incremental one: the flows are exact, FlowImage::publish); the worker keeps
+switching on the image it has.
 
 Reported per point: Mpps in (the generator's packets over the run), the switch module's ns per
 packet (its own clock), and, with the stream, the flow_mods acknowledged per second. Pinning:
@@ -167,6 +169,8 @@ def main():
     ap.add_argument("--flows", default="1000,100000,1000000")
     ap.add_argument("--seconds", type=float, default=3.0, help="run time of each point")
     ap.add_argument("--flowmods", type=int, default=1000)
+    ap.add_argument("--flowmods-high", type=int, default=20000,
+                    help="a second stream, to see how many the agent takes")
     ap.add_argument("--cpu", type=int, default=1)
     ap.add_argument("--results", default="bench/results")
     args = ap.parse_args()
@@ -176,7 +180,7 @@ def main():
                             text=True).stdout.strip()
     points = []
     for n in [int(x) for x in args.flows.split(",")]:
-        for rate in (0, args.flowmods):
+        for rate in (0, args.flowmods, args.flowmods_high):
             p = run_point(args, work, n, rate)
             points.append(p)
             print(json.dumps(p), flush=True)
