@@ -257,8 +257,7 @@ Result<std::shared_ptr<const FlowImage>> FlowImage::publish(const std::shared_pt
   if (current->version_ == table.version()) return current;
   Shared& shared = *current->shared_;
   const auto& changes = table.changes();
-  const size_t limit  = std::max<size_t>(4096, shared.full_exact / 8);
-  if (changes.size() > 2 * limit) return full();
+  if (table.needs_full() || changes.size() > std::max<size_t>(4096, shared.full_exact / 16)) return full();
   std::vector<uint32_t> added, removed;
   for (const FlowTable::Change& c : changes) {
     if (!c.exact || c.kind == FlowTable::Change::kModified) return full();
@@ -279,9 +278,13 @@ Result<std::shared_ptr<const FlowImage>> FlowImage::publish(const std::shared_pt
   img->version_  = table.version();
   img->id_limit_ = std::max(shared.full_id_limit, table.id_limit());
   img->flows_    = table.size();
+  size_t removed_count = 0;
   for (uint32_t id : removed)
-    if (id < shared.full_id_limit && !std::binary_search(added.begin(), added.end(), id))
-      img->removed_.push_back(id);
+    if (id < shared.full_id_limit && !std::binary_search(added.begin(), added.end(), id)) {
+      if (img->removed_.empty()) img->removed_.assign((shared.full_id_limit + 63) / 64, 0);
+      img->removed_[id / 64] |= uint64_t(1) << (id % 64);
+      ++removed_count;
+    }
   auto delta  = std::make_shared<Table>();
   delta->mask = exact_mask();
   for (uint32_t id : added) {
@@ -296,7 +299,7 @@ Result<std::shared_ptr<const FlowImage>> FlowImage::publish(const std::shared_pt
       ActionProgram q = *p;
       q.order         = e->order;
       q.first         = shared.late_used;
-      q.special |= kLateRewrites;
+      if (!rw.empty()) q.special |= kLateRewrites;
       std::copy(rw.begin(), rw.end(), shared.late.get() + shared.late_used);
       shared.late_used += uint32_t(rw.size());
       prog = q;  // an id no published image maps a key to
@@ -304,7 +307,7 @@ Result<std::shared_ptr<const FlowImage>> FlowImage::publish(const std::shared_pt
     delta->keys.push_back(e->spec.match.value());
     delta->flows.push_back(id);
   }
-  img->exact_flows_ = shared.full_exact - img->removed_.size() + delta->keys.size();
+  img->exact_flows_ = shared.full_exact - removed_count + delta->keys.size();
   if (!delta->keys.empty()) {
     delta->build();
     img->delta_ = std::move(delta);
@@ -372,7 +375,7 @@ void FlowImage::lookup(Span<const packet::OfTuple> keys, Span<uint32_t> ids) con
       else if (cand[q] != kNone)
         f = core::probe(v, mk[q], h[q]);
       if (filter && f != core::kMiss && mode != kWild && &t == exact_.get() &&
-          std::binary_search(removed_.begin(), removed_.end(), f))
+          (removed_[f / 64] >> (f % 64) & 1))
         f = core::kMiss;
       if (mode == kFirst) {
         out[q]  = f == core::kMiss ? kNoFlow : f;

@@ -61,6 +61,12 @@ void FlowTable::insert(const FlowSpec& spec, uint16_t priority, uint64_t now_ns)
   if (!free_.empty()) {
     id = free_.back();
     free_.pop_back();
+  } else if (slots_.size() >= capacity_ && !retired_.empty()) {
+    // Every id up to the capacity is used or retired: give a retired one out again, and only a
+    // full image (which maps no key to it) may follow.
+    id = retired_.back();
+    retired_.pop_back();
+    needs_full_ = true;
   } else {
     id = uint32_t(slots_.size());
     slots_.emplace_back();
@@ -76,7 +82,7 @@ void FlowTable::insert(const FlowSpec& spec, uint16_t priority, uint64_t now_ns)
   e.order      = next_order_++;
   e.created_ns = e.used_ns = now_ns;
   live_[id]                = 1;
-  changes_.push_back({id, Change::kAdded, e.spec.match.exact()});
+  log({id, Change::kAdded, e.spec.match.exact()});
   index_.emplace(strict_key(e.spec.match, priority), id);
   ++count_;
   timed_ += e.spec.idle_timeout || e.spec.hard_timeout;
@@ -87,7 +93,7 @@ void FlowTable::remove(uint32_t id) {
   timed_ -= slots_[id].spec.idle_timeout || slots_[id].spec.hard_timeout;
   live_[id] = 0;
   retired_.push_back(id);
-  changes_.push_back({id, Change::kRemoved, slots_[id].spec.match.exact()});
+  log({id, Change::kRemoved, slots_[id].spec.match.exact()});
   --count_;
 }
 
@@ -131,7 +137,7 @@ FlowModResult FlowTable::apply(FlowModCommand cmd, const FlowSpec& spec, uint64_
     case FlowModCommand::kModify:
     case FlowModCommand::kModifyStrict: {
       auto modify = [&](FlowEntry& e) {
-        changes_.push_back({e.id, Change::kModified, e.spec.match.exact()});
+        log({e.id, Change::kModified, e.spec.match.exact()});
         e.spec.actions = spec.actions;
         if (spec.cookie) e.spec.cookie = spec.cookie;
         ++r.modified;

@@ -339,12 +339,57 @@ TEST(FlowImage, PublishedImagesMatchTheReferenceThroughExactChurn) {
       const ActionProgram want = compile_actions(e->spec.actions, 4, rw).value();
       ASSERT_EQ(p.rewrites, want.rewrites);
       ASSERT_EQ(p.ports, want.ports);
+      ASSERT_EQ(p.special & ~kLateRewrites, want.special) << "a drop flow stays a drop flow";
       for (uint32_t k = 0; k < p.rewrites; ++k) ASSERT_TRUE(img->rewrites(p)[k] == rw[k]);
     }
   }
   EXPECT_GT(incremental, 100u) << "exact churn publishes incrementally";
   EXPECT_GT(exact_hits, 10000u);
   EXPECT_GT(full, 5u) << "wildcard changes and modifies rebuild";
+}
+
+}  // namespace
+}  // namespace warpath::openflow
+
+namespace warpath::openflow {
+namespace {
+
+TEST(FlowTable, IdsStayBelowTheCapacityAndTheLogIsBounded) {
+  FlowTable t(8);
+  detail::FlowPools pools(5);
+  std::shared_ptr<const FlowImage> img;
+  bool forced = false;
+  for (int step = 0; step < 2000; ++step) {
+    FlowSpec s = pools.flow(true);
+    s.match.f.tp_src = uint16_t(step);  // every flow a new exact match
+    s.match          = make_match(s.match.f, 0);
+    if (t.size() >= 6) {  // delete one, add one: churn at the capacity
+      const FlowEntry* e = t.entries().front();
+      ASSERT_EQ(t.apply(FlowModCommand::kDeleteStrict, e->spec, 0).removed.size(), 1u);
+    }
+    ASSERT_TRUE(t.apply(FlowModCommand::kAdd, s, 0).ok());
+    ASSERT_LE(t.id_limit(), 8u) << "ids never pass the capacity (the workers' counters are sized by it)";
+    forced |= t.needs_full();
+    Result<std::shared_ptr<const FlowImage>> next = FlowImage::publish(img, t, 4);
+    ASSERT_TRUE(next.is_ok());
+    img = *next;
+    packet::OfTuple k = s.match.value();
+    ASSERT_EQ(img->lookup_one(k), t.lookup(k)->id) << "step " << step;
+  }
+  EXPECT_TRUE(forced) << "reusing a retired id forces a full image";
+  // A table nobody publishes keeps a bounded log and asks for a full image.
+  FlowTable big;
+  for (uint32_t i = 0; i < FlowTable::kMaxChanges + 10; ++i) {
+    FlowSpec s = pools.flow(true);
+    s.match.f.nw_src = i;
+    s.match          = make_match(s.match.f, 0);
+    big.apply(FlowModCommand::kAdd, s, 0);
+  }
+  EXPECT_TRUE(big.needs_full());
+  EXPECT_LE(big.changes().size(), FlowTable::kMaxChanges);
+  big.rebuilt();
+  EXPECT_FALSE(big.needs_full());
+  EXPECT_TRUE(big.changes().empty());
 }
 
 }  // namespace

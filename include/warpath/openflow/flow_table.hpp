@@ -148,14 +148,21 @@ class FlowTable {
     bool exact;
   };
   const std::vector<Change>& changes() const noexcept { return changes_; }
+  /// Only a full image can follow: the log overflowed (kMaxChanges; a table nobody publishes
+  /// incrementally keeps no more), or a retired id had to be given out again because the ids
+  /// reached the capacity.
+  bool needs_full() const noexcept { return needs_full_; }
   /// A full image was built from the table as it is: the log starts again, and the ids freed
   /// since the previous full image may be given out again (until then a freed id is not
-  /// reused, so no published image can map a key to an id that now holds another flow).
+  /// reused while others remain, so no published image can map a key to an id that now holds
+  /// another flow). Ids never exceed the capacity.
   void rebuilt() noexcept {
     changes_.clear();
+    needs_full_ = false;
     free_.insert(free_.end(), retired_.begin(), retired_.end());
     retired_.clear();
   }
+  static constexpr size_t kMaxChanges = 1u << 16;
 
  private:
   struct StrictKey {
@@ -178,6 +185,16 @@ class FlowTable {
   std::vector<uint32_t> free_;     ///< ids that may be given out
   std::vector<uint32_t> retired_;  ///< ids freed since the last full image (rebuilt())
   std::vector<Change> changes_;
+  bool needs_full_ = false;
+  void log(Change c) {
+    if (needs_full_) return;
+    if (changes_.size() >= kMaxChanges) {
+      changes_.clear();
+      needs_full_ = true;
+      return;
+    }
+    changes_.push_back(c);
+  }
   std::unordered_map<StrictKey, uint32_t, StrictHash> index_;  ///< identical match + priority
   size_t count_        = 0;
   size_t timed_        = 0;
@@ -215,10 +232,11 @@ class FlowImage {
   /// The image to publish for `table` now, given the one published (`current`, or nullptr):
   /// when everything that changed since the last full image is exact-match flows added or
   /// removed (a reactive controller's microflows), an incremental image that shares the full
-  /// one's tables and adds a small table of the added flows and the list of removed ones (cost:
-  /// the changes, not the table); otherwise, or once the changes pass an eighth of the table
-  /// (at least 4,096), a full build, after which the table's change log restarts
-  /// (FlowTable::rebuilt). Either way the image answers exactly as build() would.
+  /// one's tables and adds a small table of the added flows and a bitmap of the removed ones
+  /// (cost: the changes since the full image, not the table); otherwise, or once the changes
+  /// pass a sixteenth of the full image's exact flows (at least 4,096), a full build, after
+  /// which the table's change log restarts (FlowTable::rebuilt). Either way the image answers
+  /// exactly as build() would.
   static Result<std::shared_ptr<const FlowImage>> publish(const std::shared_ptr<const FlowImage>& current,
                                                           FlowTable& table, uint32_t port_count);
 
@@ -250,8 +268,9 @@ class FlowImage {
     packet::OfTuple mask{};
     uint64_t max_rank = 0;
   };
-  /// The exact-match table first (always there, perhaps empty), then the subtables best first;
-  /// a full image's (the engines build full images).
+  /// The exact-match table first (always there, perhaps empty), then the subtables best first.
+  /// Only for a full image (the engines build full images): an incremental one's added and
+  /// removed flows are not in them.
   std::vector<TableData> tables() const;
   /// Per flow id: its rank (priority, then earlier install; larger wins).
   const std::vector<uint64_t>& ranks() const noexcept { return *ranks_; }
@@ -268,7 +287,7 @@ class FlowImage {
   const ActionProgram* programs_       = nullptr;  ///< shared_'s (never reallocated)
   const std::vector<uint64_t>* ranks_  = nullptr;  ///< shared_'s
   std::shared_ptr<const Table> delta_;  ///< exact flows added since the full image
-  std::vector<uint32_t> removed_;       ///< sorted: the full image's exact flows removed since
+  std::vector<uint64_t> removed_;       ///< bitmap by id: the full image's exact flows removed since
   uint32_t id_limit_ = 0;
   size_t flows_ = 0, exact_flows_ = 0;
   uint64_t version_ = 0;

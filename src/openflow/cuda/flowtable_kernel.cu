@@ -60,6 +60,8 @@ int blocks_for(uint32_t n) {
 class Uploaded final : public DeviceImage {
  public:
   Status init(const FlowImage& image) {
+    if (image.incremental())
+      return Status(Errc::kInvalidArgument, "cuda.flowtable takes full images (FlowImage::build)");
     const std::vector<FlowImage::TableData> t = image.tables();
     has_exact_ = t[0].slots > 0;
     std::vector<DeviceTable> host(t.size());

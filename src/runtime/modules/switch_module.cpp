@@ -402,7 +402,7 @@ class SwitchModule final : public Module, public openflow::SwitchControl {
       if (slow) {
         f.reason[i] = p.special & openflow::kToController ? r_.controller : r_.local;
       } else {
-        f.reason[i] = p.ports || p.special ? r_.no_output : r_.flow_drop;
+        f.reason[i] = p.ports || (p.special & ~openflow::kLateRewrites) ? r_.no_output : r_.flow_drop;
       }
       return;
     }

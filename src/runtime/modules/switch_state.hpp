@@ -4,6 +4,7 @@
 #pragma once
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "warpath/runtime/frame.hpp"
@@ -63,8 +64,13 @@ class FlowCounters {
   ~FlowCounters() {
     for (auto& p : pages_) delete p.load(std::memory_order_relaxed);
   }
-  /// The writer's page of `id` (allocated on first use).
+  /// The writer's page of `id` (allocated on first use). Ids stay below the table's capacity
+  /// (FlowTable); one past it counts into a scratch page nobody reads rather than out of bounds.
   Page& page(uint32_t id) {
+    if (id >> kPageBits >= pages_.size()) {
+      if (!scratch_) scratch_ = std::make_unique<Page>();
+      return *scratch_;
+    }
     Page* p = pages_[id >> kPageBits].load(std::memory_order_relaxed);
     if (!p) {
       p = new Page{};
@@ -81,6 +87,7 @@ class FlowCounters {
 
  private:
   std::vector<std::atomic<Page*>> pages_;
+  std::unique_ptr<Page> scratch_;
 };
 
 inline void bump(std::atomic<uint64_t>& a, uint64_t by) {
