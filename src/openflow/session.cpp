@@ -2,6 +2,7 @@
 #include "warpath/openflow/session.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 #include "warpath/openflow/wire.hpp"
 
@@ -101,7 +102,8 @@ bool Session::message(const uint8_t* m, size_t len, std::vector<uint8_t>& out) {
         w.u16(p.port_no);
         w.bytes(p.mac.data(), 6);
         w.text(p.name, 16);
-        w.zeros(6 * 4);  // config, state, curr, advertised, supported, peer
+        w.u32(sw_.port_config(p.port_no));
+        w.zeros(5 * 4);  // state, curr, advertised, supported, peer
       }
       append(out, w.finish());
       break;
@@ -191,7 +193,30 @@ bool Session::message(const uint8_t* m, size_t len, std::vector<uint8_t>& out) {
         err(ErrorType::kBadRequest, s.code() == Errc::kCapacity ? uint16_t(kBufferEmpty) : uint16_t(kBadEperm));
       break;
     }
-    case Type::kPortMod: err(ErrorType::kBadRequest, kBadEperm); break;
+    case Type::kPortMod: {
+      if (len < 32) {
+        err(ErrorType::kBadRequest, kBadLen);
+        break;
+      }
+      Reader r(m + kHeaderBytes, len - kHeaderBytes);
+      const uint16_t port  = r.u16();
+      const uint8_t* mac   = r.take(6);
+      const uint32_t config = r.u32(), mask = r.u32();
+      if (port == 0 || port > info_.ports.size()) {
+        err(ErrorType::kPortModFailed, 0);  // BAD_PORT
+        break;
+      }
+      if (std::memcmp(mac, info_.ports[port - 1].mac.data(), 6) != 0) {
+        err(ErrorType::kPortModFailed, 1);  // BAD_HW_ADDR
+        break;
+      }
+      if (mask & ~kPortConfigAll) {  // STP bits: the switch has no spanning tree
+        err(ErrorType::kBadRequest, kBadEperm);
+        break;
+      }
+      if (!sw_.port_mod(port, config, mask).is_ok()) err(ErrorType::kPortModFailed, 0);
+      break;
+    }
     default: err(ErrorType::kBadRequest, kBadType); break;
   }
   return true;

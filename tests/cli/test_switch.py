@@ -593,3 +593,33 @@ def test_sighup_reloads_the_flow_file_with_fresh_counters(tmp_path):
     finally:
         j = a.stop()
     assert j["ports"][2]["tx"] > 0
+
+
+def test_mod_port_no_flood_no_fwd_and_down(tmp_path):
+    a = Agent(tmp_path, "actions=flood\n", rate=400)
+    try:
+        a.ofctl("mod-port", "2", "no-flood")
+        assert "config:     NO_FLOOD" in a.ofctl("show").stdout
+        time.sleep(0.5)
+
+        def tx():
+            out = a.ofctl("dump-ports").stdout
+            return {int(m.group(1)): int(m.group(2))
+                    for m in re.finditer(r"port\s+(\d+):.*?tx pkts=(\d+)", out, re.S)}
+        t0 = tx()
+        time.sleep(0.5)
+        t1 = tx()
+        assert t1[2] == t0[2] and t1[3] > t0[3], (t0, t1)  # flooded only out of port 3
+        a.ofctl("mod-port", "3", "no-forward")
+        time.sleep(0.3)
+        t2 = tx()
+        time.sleep(0.5)
+        assert tx()[3] == t2[3], "nothing out of a no-forward port"
+        a.ofctl("mod-port", "1", "down")
+        r = a.ofctl("mod-port", "9", "up", ok=False)
+        assert r.returncode != 0
+        time.sleep(0.5)
+    finally:
+        j = a.stop()
+    assert j["drops_by_reason"].get("port_no_recv", 0) > 0
+    assert j["drops_by_reason"].get("no_output", 0) > 0

@@ -13,7 +13,8 @@
 //   (no queues), PACKET_OUT (unbuffered: the data rides in the message; output:TABLE runs the
 //   packet through the flow table). VENDOR messages and vendor statistics get
 //   ERROR(BAD_REQUEST, BAD_VENDOR), which ovs-ofctl needs to fall back to plain OpenFlow 1.0.
-//   PORT_MOD gets ERROR(BAD_REQUEST, EPERM): not supported yet. A message type a switch never receives gets
+//   PORT_MOD sets a port's config (down, no_recv, no_flood, no_fwd, no_packet_in; other bits
+//   get BAD_REQUEST/EPERM; a wrong MAC, PORT_MOD_FAILED/BAD_HW_ADDR). A message type a switch never receives gets
 //   BAD_TYPE, another version BAD_VERSION, a short body BAD_LEN. A header whose length is below
 //   8 closes the connection (the stream cannot be resynchronised).
 // Asynchronous messages (PACKET_IN, FLOW_REMOVED) go to a connection the switch opened to a
@@ -33,6 +34,16 @@
 #include "warpath/openflow/flow_table.hpp"
 
 namespace warpath::openflow {
+
+/// ofp_port_config bits the switch honours.
+enum PortConfig : uint32_t {
+  kPortDown     = 1,   ///< neither receives nor sends
+  kNoRecv       = 4,   ///< drops what it receives
+  kNoFlood      = 16,  ///< left out of FLOOD (not of ALL)
+  kNoFwd        = 32,  ///< nothing is sent out of it
+  kNoPacketIn   = 64,  ///< what it receives is never sent to the controller
+  kPortConfigAll = kPortDown | kNoRecv | kNoFlood | kNoFwd | kNoPacketIn,
+};
 
 struct TableStats {
   uint32_t active = 0, max_entries = 0;
@@ -74,6 +85,10 @@ class SwitchControl {
   /// path cannot run.
   virtual Status packet_out(uint16_t in_port, const std::vector<Action>& actions,
                             const std::vector<uint8_t>& data) const = 0;
+  /// OFPT_PORT_MOD: the bits of `mask` in the port's config take those of `config`
+  /// (PortConfig); kNotFound for a port the switch does not have.
+  virtual Status port_mod(uint16_t port_no, uint32_t config, uint32_t mask) const = 0;
+  virtual uint32_t port_config(uint16_t port_no) const = 0;
 };
 
 struct PortInfo {

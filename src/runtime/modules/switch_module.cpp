@@ -19,7 +19,10 @@
 //   Reasons: flow_drop (the flow's actions are empty), no_output (every output was the
 //   ingress port or a port the switch does not have), table_miss (drop), to_controller and
 //   to_local (slow path), no_headroom (a VLAN push found no room: cannot happen with the
-//   pipeline's frames, which keep 64 bytes).
+//   pipeline's frames, which keep 64 bytes), port_no_recv (the ingress port is down or
+//   no_recv: PORT_MOD). Ports' configs also take no_flood ports out of FLOOD and `normal`'s
+//   flooding, no_fwd and down ports out of every output, and no_packet_in ports' packets away
+//   from the controller.
 // State per worker: the flows' counters and the MAC table. finish() adds the counters to the
 // module's table; with dump=FILE the table is written there as `ovs-ofctl dump-flows` prints
 // it (one line per flow: cookie, duration, n_packets, n_bytes, timeouts, priority, match,
@@ -29,6 +32,7 @@
 // openflow::SwitchControl: flow_mods, statistics with the workers' live counters, expiry,
 // PACKET_IN copies (queued only while a connection listens) and PACKET_OUTs, which worker 0
 // sends through originate().
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -56,6 +60,11 @@ using openflow::FlowTable;
 using namespace switch_detail;
 
 enum class Miss : uint8_t { kController, kDrop, kNormal };
+
+// Ports' configs (PORT_MOD) as masks (bit p: port p) the data path reads once per frame.
+struct PortMasks {
+  uint64_t no_recv, flood, no_fwd, no_packet_in;
+};
 
 struct SwitchSlot final : ModuleSlot {
   explicit SwitchSlot(uint32_t cap) : keys(cap), ids(cap) {}
@@ -104,11 +113,16 @@ class SwitchModule final : public Module, public openflow::SwitchControl {
     auto& s             = static_cast<SwitchSlot&>(*slot);
     auto& st            = static_cast<SwitchState&>(*slot->state);
     const FlowImage& im = *s.image;
+    const PortMasks ports_now = port_masks();
     for (uint32_t i : sel.list) {
       const uint32_t id = s.ids[i];
       packet::PacketMeta& m = f.batch.meta(i);
       const uint16_t in     = m.port;
       const uint64_t now    = f.rx_ns[i];
+      if (ports_now.no_recv >> in & 1) {  // PORT_MOD: down or no_recv
+        f.reason[i] = r_.port_no_recv;
+        continue;
+      }
       if (m.caplen >= 12) st.macs.learn(mac_at(f.batch.data(i) + 6), in, now);
       if (id == openflow::kNoFlow) {
         ++st.misses;
@@ -116,10 +130,10 @@ class SwitchModule final : public Module, public openflow::SwitchControl {
           case Miss::kController:
             f.reason[i] = r_.controller;
             ++st.to_controller;
-            to_controller(f, i, 0, 0);
+            if (!(ports_now.no_packet_in >> in & 1)) to_controller(f, i, 0, 0);
             break;
           case Miss::kDrop: f.reason[i] = r_.miss; break;
-          case Miss::kNormal: out_normal(f, i, st, now, 0); break;
+          case Miss::kNormal: out_normal(f, i, st, now, ports_now); break;
         }
         continue;
       }
@@ -132,21 +146,23 @@ class SwitchModule final : public Module, public openflow::SwitchControl {
       }
       uint64_t ports = p.ports & ~(uint64_t(1) << in);  // OpenFlow: never back out unasked
       if (p.special & openflow::kToInPort) ports |= uint64_t(1) << in;
-      if (p.special & (openflow::kToFlood | openflow::kToAll)) {
-        ports |= all_ports_ & ~(uint64_t(1) << in);
+      if (p.special & openflow::kToFlood) {
+        ports |= ports_now.flood & ~(uint64_t(1) << in);
         ++st.flooded;
       }
+      if (p.special & openflow::kToAll) ports |= all_ports_ & ~(uint64_t(1) << in);
       const bool slow = p.special & (openflow::kToController | openflow::kToLocal);
       if (p.special & openflow::kToNormal) {
         if (ports == 0 && !slow) {
-          out_normal(f, i, st, now, 0);
+          out_normal(f, i, st, now, ports_now);
           continue;
         }
-        ports |= normal_ports(f, i, st, now);
+        ports |= normal_ports(f, i, st, now, ports_now.flood);
       }
+      ports &= ~ports_now.no_fwd;
       if (p.special & openflow::kToController) {
         ++st.to_controller;
-        to_controller(f, i, 1, p.max_len);
+        if (!(ports_now.no_packet_in >> in & 1)) to_controller(f, i, 1, p.max_len);
       }
       decide(f, i, ports, slow, p);
     }
@@ -242,6 +258,29 @@ class SwitchModule final : public Module, public openflow::SwitchControl {
     return Status::ok();
   }
 
+  Status port_mod(uint16_t port_no, uint32_t config, uint32_t mask) const override {
+    if (port_no == 0 || port_no > port_count_) return Status(Errc::kNotFound, "no such port");
+    std::atomic<uint32_t>& c = port_config_[port_no - 1];
+    c.store((c.load() & ~mask) | (config & mask));
+    uint64_t no_recv = 0, no_flood = 0, no_fwd = 0, no_pin = 0;
+    for (uint32_t p = 0; p < port_count_; ++p) {
+      const uint32_t k = port_config_[p].load();
+      const uint64_t b = uint64_t(1) << p;
+      if (k & (openflow::kPortDown | openflow::kNoRecv)) no_recv |= b;
+      if (k & (openflow::kPortDown | openflow::kNoFlood)) no_flood |= b;
+      if (k & (openflow::kPortDown | openflow::kNoFwd)) no_fwd |= b;
+      if (k & openflow::kNoPacketIn) no_pin |= b;
+    }
+    no_recv_.store(no_recv, std::memory_order_relaxed);
+    flood_.store(all_ports_ & ~no_flood, std::memory_order_relaxed);
+    no_fwd_.store(no_fwd, std::memory_order_relaxed);
+    no_pin_.store(no_pin, std::memory_order_relaxed);
+    return Status::ok();
+  }
+  uint32_t port_config(uint16_t port_no) const override {
+    return port_no >= 1 && port_no <= port_count_ ? port_config_[port_no - 1].load() : 0;
+  }
+
   // PACKET_OUTs, on worker 0: each packet's actions (output:TABLE: the flow table's) applied
   // as a flow's are, its ports computed as for a packet that came in on in_port.
   uint32_t originate(ModuleState* state, packet::PacketBatch& out,
@@ -309,9 +348,12 @@ class SwitchModule final : public Module, public openflow::SwitchControl {
       m.len    = ref.len;
       uint64_t ports = prog.ports & ~(from_port ? uint64_t(1) << in : 0);
       if (from_port && (prog.special & openflow::kToInPort)) ports |= uint64_t(1) << in;
-      if (prog.special & (openflow::kToFlood | openflow::kToAll)) ports |= all_ports_ & ~(from_port ? uint64_t(1) << in : 0);
-      if (prog.special & openflow::kToNormal) ports |= normal_ports(out.data(i), m.caplen, in, st, now);
-      masks.push_back(ok ? ports : 0);
+      const PortMasks pm = port_masks();
+      const uint64_t not_in = ~(from_port ? uint64_t(1) << in : 0);
+      if (prog.special & openflow::kToFlood) ports |= pm.flood & not_in;
+      if (prog.special & openflow::kToAll) ports |= all_ports_ & not_in;
+      if (prog.special & openflow::kToNormal) ports |= normal_ports(out.data(i), m.caplen, in, st, now, pm.flood);
+      masks.push_back(ok ? ports & ~pm.no_fwd : 0);
       ++n;
     }
     return n;
@@ -374,23 +416,24 @@ class SwitchModule final : public Module, public openflow::SwitchControl {
     return ok;
   }
 
-  uint64_t normal_ports(const Frame& f, uint32_t i, SwitchState& st, uint64_t now) const {
-    return normal_ports(f.batch.data(i), f.batch.meta(i).caplen, f.batch.meta(i).port, st, now);
+  uint64_t normal_ports(const Frame& f, uint32_t i, SwitchState& st, uint64_t now, uint64_t flood) const {
+    return normal_ports(f.batch.data(i), f.batch.meta(i).caplen, f.batch.meta(i).port, st, now, flood);
   }
   // `normal` for a packet that came in on `in` (kNoPort: none): its destination's learnt port,
   // or every port but the ingress one.
-  uint64_t normal_ports(const uint8_t* d, uint32_t caplen, uint16_t in, SwitchState& st, uint64_t now) const {
+  uint64_t normal_ports(const uint8_t* d, uint32_t caplen, uint16_t in, SwitchState& st, uint64_t now,
+                        uint64_t flood) const {
     if (caplen < 6) return 0;
     const int port = (d[0] & 1) ? -1 : st.macs.port_of(mac_at(d), now, aging_ns_);
     if (port < 0) {
       ++st.flooded;
-      return all_ports_ & ~(in < 64 ? uint64_t(1) << in : 0);
+      return flood & ~(in < 64 ? uint64_t(1) << in : 0);
     }
     return port == in ? 0 : uint64_t(1) << port;
   }
 
-  void out_normal(Frame& f, uint32_t i, SwitchState& st, uint64_t now, uint64_t extra) const {
-    const uint64_t ports = normal_ports(f, i, st, now) | extra;
+  void out_normal(Frame& f, uint32_t i, SwitchState& st, uint64_t now, const PortMasks& pm) const {
+    const uint64_t ports = normal_ports(f, i, st, now, pm.flood) & ~pm.no_fwd;
     openflow::ActionProgram normal;
     normal.special = openflow::kToNormal;
     decide(f, i, ports, false, normal);
@@ -491,6 +534,12 @@ class SwitchModule final : public Module, public openflow::SwitchControl {
     else
       ++packet_ins_dropped_;
   }
+  PortMasks port_masks() const noexcept {
+    return {no_recv_.load(std::memory_order_relaxed), flood_.load(std::memory_order_relaxed),
+            no_fwd_.load(std::memory_order_relaxed), no_pin_.load(std::memory_order_relaxed)};
+  }
+  mutable std::array<std::atomic<uint32_t>, 64> port_config_{};
+  mutable std::atomic<uint64_t> no_recv_{0}, flood_{0}, no_fwd_{0}, no_pin_{0};
   static constexpr size_t kMaxPacketIns = 4096;
   static constexpr size_t kMaxOutbound  = 1024;
   static constexpr size_t kMaxOutBytes  = 9018;
@@ -522,7 +571,7 @@ class SwitchModule final : public Module, public openflow::SwitchControl {
   uint64_t all_ports_  = 1;
   uint64_t aging_ns_   = 300'000'000'000ull;
   struct Reasons {
-    uint16_t flow_drop, no_output, miss, controller, local, no_headroom;
+    uint16_t flow_drop, no_output, miss, controller, local, no_headroom, port_no_recv;
   } r_{};
 };
 
@@ -563,6 +612,7 @@ Result<std::unique_ptr<Module>> SwitchModule::make(const ModuleArgs& args, Build
                                               std::to_string(env.port_count));
   m->port_count_ = env.port_count;
   m->all_ports_  = (uint64_t(1) << env.port_count) - 1;
+  m->flood_.store(m->all_ports_);
   m->miss_name_  = args.get("miss", "controller");
   if (m->miss_name_ == "controller")
     m->miss_ = Miss::kController;
@@ -601,6 +651,7 @@ Result<std::unique_ptr<Module>> SwitchModule::make(const ModuleArgs& args, Build
   WARPATH_ASSIGN_OR_RETURN(m->r_.controller, reason("to_controller", Verdict::kSlowPath));
   WARPATH_ASSIGN_OR_RETURN(m->r_.local, reason("to_local", Verdict::kSlowPath));
   WARPATH_ASSIGN_OR_RETURN(m->r_.no_headroom, reason("no_headroom", Verdict::kDrop));
+  WARPATH_ASSIGN_OR_RETURN(m->r_.port_no_recv, reason("port_no_recv", Verdict::kDrop));
   return std::unique_ptr<Module>(std::move(m));
 }
 
