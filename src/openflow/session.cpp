@@ -41,6 +41,15 @@ std::vector<uint8_t> Session::packet_in(const PacketIn& p, uint16_t miss_send_le
   return w.finish();
 }
 
+// ofp_phy_port (48 bytes), with the port's current config.
+void Session::write_port(Writer& w, const PortInfo& p) const {
+  w.u16(p.port_no);
+  w.bytes(p.mac.data(), 6);
+  w.text(p.name, 16);
+  w.u32(sw_.port_config(p.port_no));
+  w.zeros(5 * 4);  // state, curr, advertised, supported, peer
+}
+
 bool Session::receive(const uint8_t* p, size_t n, std::vector<uint8_t>& out) {
   buf_.insert(buf_.end(), p, p + n);
   size_t at = 0;
@@ -98,13 +107,7 @@ bool Session::message(const uint8_t* m, size_t len, std::vector<uint8_t>& out) {
       w.zeros(3);
       w.u32(0x7);    // flow, table and port statistics
       w.u32(0xfff);  // every OpenFlow 1.0 action but vendor ones
-      for (const PortInfo& p : info_.ports) {
-        w.u16(p.port_no);
-        w.bytes(p.mac.data(), 6);
-        w.text(p.name, 16);
-        w.u32(sw_.port_config(p.port_no));
-        w.zeros(5 * 4);  // state, curr, advertised, supported, peer
-      }
+      for (const PortInfo& p : info_.ports) write_port(w, p);
       append(out, w.finish());
       break;
     }
@@ -122,6 +125,7 @@ bool Session::message(const uint8_t* m, size_t len, std::vector<uint8_t>& out) {
       }
       config_flags_  = uint16_t(m[8] << 8 | m[9]);
       miss_send_len_ = uint16_t(m[10] << 8 | m[11]);
+      configured_    = true;
       break;  // the agent tells the switch whether anyone listens (async())
     case Type::kBarrierRequest:
       if (Status s = sw_.publish(); !s.is_ok()) {
@@ -214,7 +218,15 @@ bool Session::message(const uint8_t* m, size_t len, std::vector<uint8_t>& out) {
         err(ErrorType::kBadRequest, kBadEperm);
         break;
       }
-      if (!sw_.port_mod(port, config, mask).is_ok()) err(ErrorType::kPortModFailed, 0);
+      if (!sw_.port_mod(port, config, mask).is_ok()) {
+        err(ErrorType::kPortModFailed, 0);
+        break;
+      }
+      Writer st(Type::kPortStatus, 0);
+      st.u8(2);  // OFPPR_MODIFY
+      st.zeros(7);
+      write_port(st, info_.ports[port - 1]);
+      port_status_.push_back(st.finish());
       break;
     }
     default: err(ErrorType::kBadRequest, kBadType); break;

@@ -598,8 +598,15 @@ def test_sighup_reloads_the_flow_file_with_fresh_counters(tmp_path):
 def test_mod_port_no_flood_no_fwd_and_down(tmp_path):
     a = Agent(tmp_path, "actions=flood\n", rate=400)
     try:
+        mon = subprocess.Popen(["ovs-ofctl", "-O", "OpenFlow10", "monitor", a.target, "0"],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=a.env)
+        time.sleep(0.5)
         a.ofctl("mod-port", "2", "no-flood")
         assert "config:     NO_FLOOD" in a.ofctl("show").stdout
+        time.sleep(0.3)
+        mon.terminate()
+        out, _ = mon.communicate(timeout=10)
+        assert "OFPT_PORT_STATUS" in out and "NO_FLOOD" in out, out[-1500:]
         time.sleep(0.5)
 
         def tx():

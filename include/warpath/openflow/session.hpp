@@ -14,12 +14,13 @@
 //   packet through the flow table). VENDOR messages and vendor statistics get
 //   ERROR(BAD_REQUEST, BAD_VENDOR), which ovs-ofctl needs to fall back to plain OpenFlow 1.0.
 //   PORT_MOD sets a port's config (down, no_recv, no_flood, no_fwd, no_packet_in; other bits
-//   get BAD_REQUEST/EPERM; a wrong MAC, PORT_MOD_FAILED/BAD_HW_ADDR). A message type a switch never receives gets
+//   get BAD_REQUEST/EPERM; a wrong MAC, PORT_MOD_FAILED/BAD_HW_ADDR) and sends PORT_STATUS
+//   (MODIFY) to the async connections. A message type a switch never receives gets
 //   BAD_TYPE, another version BAD_VERSION, a short body BAD_LEN. A header whose length is below
 //   8 closes the connection (the stream cannot be resynchronised).
-// Asynchronous messages (PACKET_IN, FLOW_REMOVED) go to a connection the switch opened to a
-// controller, and to a passive one once it set miss_send_len above 0 (as Open vSwitch treats
-// `ovs-ofctl monitor`).
+// Asynchronous messages (PACKET_IN, FLOW_REMOVED, PORT_STATUS) go to a connection the switch
+// opened to a controller, and to a passive one once it sent SET_CONFIG (as `ovs-ofctl monitor`
+// does); PACKET_INs only while its miss_send_len is above 0.
 // Flow_mods are applied at once and published (a new image for the data path) before the
 // session answers anything that reads the table (barrier, statistics) and after each batch of
 // received bytes.
@@ -34,6 +35,10 @@
 #include "warpath/openflow/flow_table.hpp"
 
 namespace warpath::openflow {
+
+namespace wire {
+class Writer;
+}
 
 /// ofp_port_config bits the switch honours.
 enum PortConfig : uint32_t {
@@ -120,12 +125,18 @@ class Session {
   /// close (why() says why); replies already appended should still be sent.
   bool receive(const uint8_t* p, size_t n, std::vector<uint8_t>& out);
   const std::string& why() const noexcept { return why_; }
-  /// Whether PACKET_IN / FLOW_REMOVED go to this connection.
-  bool async() const noexcept { return controller_ || miss_send_len_ > 0; }
+  /// Whether FLOW_REMOVED and PORT_STATUS go to this connection: one the switch opened to a
+  /// controller, or one that sent SET_CONFIG (as `ovs-ofctl monitor` does).
+  bool async() const noexcept { return controller_ || configured_; }
+  /// Whether PACKET_INs go to it: an async connection whose miss_send_len is above 0.
+  bool packet_ins() const noexcept { return async() && miss_send_len_ > 0; }
   uint16_t miss_send_len() const noexcept { return miss_send_len_; }
   /// Flows a DELETE of this session removed that asked for flow_removed: the agent sends them
   /// to every async connection.
   std::vector<RemovedFlow> take_removed() { return std::move(removed_); }
+  /// PORT_STATUS messages (a port's config changed by this session's PORT_MOD) for the agent
+  /// to send to every async connection.
+  std::vector<std::vector<uint8_t>> take_port_status() { return std::move(port_status_); }
 
   /// Encoders for the asynchronous messages.
   static std::vector<uint8_t> packet_in(const PacketIn& p, uint16_t miss_send_len);
@@ -139,8 +150,11 @@ class Session {
   bool controller_;
   uint16_t miss_send_len_ = 0;
   uint16_t config_flags_  = 0;
+  bool configured_        = false;  ///< SET_CONFIG received
   std::vector<uint8_t> buf_;
   std::vector<RemovedFlow> removed_;
+  std::vector<std::vector<uint8_t>> port_status_;
+  void write_port(wire::Writer& w, const PortInfo& p) const;
   std::string why_;
 };
 

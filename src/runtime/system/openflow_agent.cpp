@@ -216,6 +216,7 @@ class Agent final : public OpenflowAgent {
   void broadcast(const std::vector<uint8_t>& m, bool packet_in = false, const openflow::PacketIn* p = nullptr) {
     for (Conn& c : conns_) {
       if (c.fd < 0 || c.connecting || !c.session->async()) continue;
+      if (packet_in && !c.session->packet_ins()) continue;
       if (packet_in) {
         const std::vector<uint8_t> pm = openflow::Session::packet_in(*p, c.session->miss_send_len());
         c.out.insert(c.out.end(), pm.begin(), pm.end());
@@ -280,6 +281,7 @@ class Agent final : public OpenflowAgent {
           }
           for (const openflow::RemovedFlow& f : c.session->take_removed())
             broadcast(openflow::wire::flow_removed(f, sw_.now_ns()));
+          for (const std::vector<uint8_t>& m : c.session->take_port_status()) broadcast(m);
         }
       }
       if (now_ms >= next_async) {
@@ -289,7 +291,7 @@ class Agent final : public OpenflowAgent {
       bool listening = false;
       for (Conn& c : conns_) {
         if (c.fd >= 0 && !c.connecting) flush(c, now_ms);
-        listening |= c.fd >= 0 && !c.connecting && c.session->async();
+        listening |= c.fd >= 0 && !c.connecting && c.session->packet_ins();
       }
       std::erase_if(conns_, [](const Conn& c) { return c.fd < 0; });
       if (listening != told_listening_) sw_.listen_packet_in(told_listening_ = listening);
