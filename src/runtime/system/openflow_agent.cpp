@@ -203,12 +203,14 @@ class Agent final : public OpenflowAgent {
   // kMaxPending bytes waiting and nothing sent for kStallMs (a dump of a million flows is
   // 130 MB of replies, sent as fast as the peer reads them).
   void flush(Conn& c, uint64_t now_ms) {
-    while (!c.out.empty()) {
-      const ssize_t n = ::send(c.fd, c.out.data(), c.out.size(), MSG_NOSIGNAL);
+    size_t at = 0;  // erased once at the end: a 100 MB dump is not moved per send
+    while (at < c.out.size()) {
+      const ssize_t n = ::send(c.fd, c.out.data() + at, c.out.size() - at, MSG_NOSIGNAL);
       if (n <= 0) break;
-      c.out.erase(c.out.begin(), c.out.begin() + n);
+      at += size_t(n);
       c.sent_ms = now_ms;
     }
+    c.out.erase(c.out.begin(), c.out.begin() + long(at));
     if (c.out.empty()) c.sent_ms = now_ms;
     if (c.out.size() > kMaxPending && now_ms - c.sent_ms > kStallMs) drop(c, "it does not read its replies");
   }
