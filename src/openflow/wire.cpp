@@ -246,14 +246,9 @@ bool read_flow_mod(const uint8_t* msg, size_t len, FlowMod& out, WireError& err)
 
 void write_flow_stats(Writer& w, const FlowEntry& e, uint64_t packets, uint64_t bytes,
                       uint64_t now_ns) {
-  std::vector<uint8_t> acts;
-  {
-    Writer a(Type::kHello, 0);
-    a.actions(e.spec.actions);
-    acts.assign(a.raw().begin() + kHeaderBytes, a.raw().end());
-  }
-  const uint64_t age = now_ns > e.created_ns ? now_ns - e.created_ns : 0;
-  w.u16(uint16_t(88 + acts.size()));
+  const size_t start  = w.size();
+  const uint64_t age  = now_ns > e.created_ns ? now_ns - e.created_ns : 0;
+  w.u16(0);  // the entry's length, once its actions are written
   w.u8(0);  // table 0
   w.u8(0);
   w.match(e.spec.match);
@@ -266,7 +261,10 @@ void write_flow_stats(Writer& w, const FlowEntry& e, uint64_t packets, uint64_t 
   w.u64(e.spec.cookie);
   w.u64(packets);
   w.u64(bytes);
-  w.bytes(acts.data(), acts.size());
+  w.actions(e.spec.actions);
+  const size_t length        = w.size() - start;
+  w.raw()[start]     = uint8_t(length >> 8);
+  w.raw()[start + 1] = uint8_t(length);
 }
 
 std::vector<uint8_t> flow_removed(const RemovedFlow& f, uint64_t now_ns) {

@@ -206,7 +206,7 @@ inline constexpr uint32_t kNoFlow = 0xFFFF'FFFFu;
 
 /// What a flow does to a packet, compiled for the data path.
 struct ActionProgram {
-  uint32_t first    = 0;  ///< rewrites: FlowImage::rewrites()[first, first + rewrites)
+  uint32_t first    = 0;  ///< rewrites: FlowImage::rewrites(program)[0, rewrites), from `first`
   uint16_t rewrites = 0;
   uint16_t max_len  = 0;  ///< bytes for the controller
   uint64_t ports    = 0;  ///< bit p: out of port p (0-based: OpenFlow port p + 1)

@@ -34,7 +34,6 @@
 // sends through originate().
 #include <array>
 #include <atomic>
-#include <chrono>
 #include <functional>
 #include <cstdio>
 #include <cstring>
@@ -48,6 +47,7 @@
 #include "packet/core/parse_core.hpp"
 #include "runtime/modules/builtin_modules.hpp"
 #include "runtime/modules/switch_state.hpp"
+#include "runtime/thread_util.hpp"
 #include "warpath/core/hd.hpp"
 #include "warpath/openflow/flow_table.hpp"
 #include "warpath/openflow/session.hpp"
@@ -133,33 +133,22 @@ class SwitchModule final : public Module, public openflow::SwitchControl {
             if (!(ports_now.no_packet_in >> in & 1)) to_controller(f, i, 0, 0);
             break;
           case Miss::kDrop: f.reason[i] = r_.miss; break;
-          case Miss::kNormal: out_normal(f, i, st, now, ports_now); break;
+          case Miss::kNormal:
+            decide(f, i, out_ports(kNormal, in, ports_now, f.batch.data(i), m.caplen, st, now), false,
+                   kNormal);
+            break;
         }
         continue;
       }
       ++st.hits;
       const openflow::ActionProgram& p = im.program(id);
       count(st, id, p.order, m.len, now);
-      if (p.rewrites && !rewrite(f, i, im.rewrites(p), p.rewrites)) {
+      if (p.rewrites && !rewrite(f.batch, i, f.infos[i], im.rewrites(p), p.rewrites)) {
         f.reason[i] = r_.no_headroom;
         continue;
       }
-      uint64_t ports = p.ports & ~(uint64_t(1) << in);  // OpenFlow: never back out unasked
-      if (p.special & openflow::kToInPort) ports |= uint64_t(1) << in;
-      if (p.special & openflow::kToFlood) {
-        ports |= ports_now.flood & ~(uint64_t(1) << in);
-        ++st.flooded;
-      }
-      if (p.special & openflow::kToAll) ports |= all_ports_ & ~(uint64_t(1) << in);
-      const bool slow = p.special & (openflow::kToController | openflow::kToLocal);
-      if (p.special & openflow::kToNormal) {
-        if (ports == 0 && !slow) {
-          out_normal(f, i, st, now, ports_now);
-          continue;
-        }
-        ports |= normal_ports(f, i, st, now, ports_now.flood);
-      }
-      ports &= ~ports_now.no_fwd;
+      const bool slow      = p.special & (openflow::kToController | openflow::kToLocal);
+      const uint64_t ports = out_ports(p, in, ports_now, f.batch.data(i), m.caplen, st, now);
       if (p.special & openflow::kToController) {
         ++st.to_controller;
         if (!(ports_now.no_packet_in >> in & 1)) to_controller(f, i, 1, p.max_len);
@@ -179,7 +168,7 @@ class SwitchModule final : public Module, public openflow::SwitchControl {
     std::lock_guard<std::mutex> lock(table_mutex_);
     fold(st);
     if (dump_.empty()) return Status::ok();
-    return write_dump(mono_now());
+    return write_dump(mono_ns());
   }
 
   // --- SwitchControl (the OpenFlow agent) ---
@@ -195,7 +184,7 @@ class SwitchModule final : public Module, public openflow::SwitchControl {
     }
     std::lock_guard<std::mutex> lock(table_mutex_);
     fold_all();  // counters of flows a DELETE removes, and of modified ones, are current
-    openflow::FlowModResult r = table_.apply(cmd, spec, mono_now());
+    openflow::FlowModResult r = table_.apply(cmd, spec, mono_ns());
     return r;
   }
   Status publish() const override {
@@ -226,7 +215,7 @@ class SwitchModule final : public Module, public openflow::SwitchControl {
     std::lock_guard<std::mutex> lock(table_mutex_);
     if (table_.timed() == 0) return {};  // the agent asks every 100 ms: no fold for nothing
     fold_all();
-    std::vector<openflow::RemovedFlow> r = table_.expire(mono_now());
+    std::vector<openflow::RemovedFlow> r = table_.expire(mono_ns());
     if (!r.empty()) (void)publish_locked();
     return r;
   }
@@ -242,7 +231,7 @@ class SwitchModule final : public Module, public openflow::SwitchControl {
     for (auto& p : packet_ins_) out.push_back(std::move(p));
     packet_ins_.clear();
   }
-  uint64_t now_ns() const override { return mono_now(); }
+  uint64_t now_ns() const override { return mono_ns(); }
 
   Status packet_out(uint16_t in_port, const std::vector<openflow::Action>& actions,
                     const std::vector<uint8_t>& data) const override {
@@ -297,7 +286,7 @@ class SwitchModule final : public Module, public openflow::SwitchControl {
       if (outbound_.empty()) has_outbound_.store(false, std::memory_order_relaxed);
     }
     const std::shared_ptr<const FlowImage> image = image_.load(std::memory_order_acquire);
-    const uint64_t now                           = mono_now();
+    const uint64_t now                           = mono_ns();
     uint32_t n                                   = 0;
     for (size_t t = 0; t < take.size(); ++t) {
       const Outbound& o    = take[t];
@@ -338,22 +327,10 @@ class SwitchModule final : public Module, public openflow::SwitchControl {
         Result<openflow::ActionProgram> c = openflow::compile_actions(o.actions, port_count_, rewrites);
         if (c.is_ok()) prog = c.value();  // checked when queued
       }
-      packet::PacketMeta& m = out.meta(i);
-      openflow::core::PacketRef ref{p, m.caplen, m.len, out.headroom(i)};
-      bool ok = true;
-      for (uint32_t k = 0; k < prog.rewrites && k < rewrites.size() && ok; ++k)
-        ok = openflow::core::apply_rewrite(ref, info, rewrites[k]);
-      m.offset += uint32_t(ref.data - p);
-      m.caplen = ref.caplen;
-      m.len    = ref.len;
-      uint64_t ports = prog.ports & ~(from_port ? uint64_t(1) << in : 0);
-      if (from_port && (prog.special & openflow::kToInPort)) ports |= uint64_t(1) << in;
-      const PortMasks pm = port_masks();
-      const uint64_t not_in = ~(from_port ? uint64_t(1) << in : 0);
-      if (prog.special & openflow::kToFlood) ports |= pm.flood & not_in;
-      if (prog.special & openflow::kToAll) ports |= all_ports_ & not_in;
-      if (prog.special & openflow::kToNormal) ports |= normal_ports(out.data(i), m.caplen, in, st, now, pm.flood);
-      masks.push_back(ok ? ports & ~pm.no_fwd : 0);
+      const bool ok = rewrite(out, i, info, rewrites.data(), uint32_t(rewrites.size()));
+      const packet::PacketMeta& m = out.meta(i);
+      const uint64_t ports = out_ports(prog, in, port_masks(), out.data(i), m.caplen, st, now);
+      masks.push_back(ok ? ports : 0);
       ++n;
     }
     return n;
@@ -370,7 +347,7 @@ class SwitchModule final : public Module, public openflow::SwitchControl {
     fold_all();
     FlowTable t(capacity_);
     t.continue_after(table_);
-    WARPATH_TRY(load(t, specs, path_, mono_now()));
+    WARPATH_TRY(load(t, specs, path_, mono_ns()));
     WARPATH_ASSIGN_OR_RETURN(std::shared_ptr<const FlowImage> img, FlowImage::build(t, port_count_));
     t.rebuilt();
     table_             = std::move(t);
@@ -383,7 +360,6 @@ class SwitchModule final : public Module, public openflow::SwitchControl {
   static Result<std::unique_ptr<Module>> make(const ModuleArgs& args, BuildEnv& env);
 
  private:
-  static uint64_t mono_now();
   static Status load(FlowTable& t, const std::vector<openflow::FlowSpec>& specs,
                      const std::string& name, uint64_t now) {
     for (size_t k = 0; k < specs.size(); ++k) {
@@ -403,24 +379,37 @@ class SwitchModule final : public Module, public openflow::SwitchControl {
   // Flow_mods reach the data path through FlowImage::publish: exact flows added or removed by
   // an incremental image (cost: the changes), anything else by a full build.
 
-  // Applies the rewrites to packet i; false when a VLAN push found no headroom.
-  static bool rewrite(Frame& f, uint32_t i, const openflow::Action* a, uint32_t count) {
-    packet::PacketMeta& m = f.batch.meta(i);
-    openflow::core::PacketRef p{f.batch.data(i), m.caplen, m.len, f.batch.headroom(i)};
+  // Applies the rewrites to packet i of `batch` (its parse result `info` kept true); false when
+  // a VLAN push found no headroom.
+  static bool rewrite(packet::PacketBatch& batch, uint32_t i, packet::PacketInfo& info,
+                      const openflow::Action* a, uint32_t count) {
+    packet::PacketMeta& m = batch.meta(i);
+    openflow::core::PacketRef p{batch.data(i), m.caplen, m.len, batch.headroom(i)};
     bool ok = true;
-    for (uint32_t k = 0; k < count && ok; ++k) ok = openflow::core::apply_rewrite(p, f.infos[i], a[k]);
-    const auto start = uint32_t(p.data - f.batch.data(i));  // wraps below 0 as unsigned
-    m.offset += start;
+    for (uint32_t k = 0; k < count && ok; ++k) ok = openflow::core::apply_rewrite(p, info, a[k]);
+    m.offset += uint32_t(p.data - batch.data(i));  // wraps below 0 as unsigned
     m.caplen = p.caplen;
     m.len    = p.len;
     return ok;
   }
 
-  uint64_t normal_ports(const Frame& f, uint32_t i, SwitchState& st, uint64_t now, uint64_t flood) const {
-    return normal_ports(f.batch.data(i), f.batch.meta(i).caplen, f.batch.meta(i).port, st, now, flood);
+  // The ports a program sends a packet (its bytes as rewritten) out of: OpenFlow never sends
+  // one back out of its ingress port `in` unless in_port says so (kNoPort: a PACKET_OUT that
+  // names none); the ports' configs apply (no_flood, no_fwd).
+  uint64_t out_ports(const openflow::ActionProgram& p, uint16_t in, const PortMasks& pm,
+                     const uint8_t* data, uint32_t caplen, SwitchState& st, uint64_t now) const {
+    const uint64_t in_bit = in < 64 ? uint64_t(1) << in : 0;
+    uint64_t ports        = p.ports & ~in_bit;
+    if (p.special & openflow::kToInPort) ports |= in_bit;
+    if (p.special & openflow::kToFlood) {
+      ports |= pm.flood & ~in_bit;
+      ++st.flooded;
+    }
+    if (p.special & openflow::kToAll) ports |= all_ports_ & ~in_bit;
+    if (p.special & openflow::kToNormal) ports |= normal_ports(data, caplen, in, st, now, pm.flood);
+    return ports & ~pm.no_fwd;
   }
-  // `normal` for a packet that came in on `in` (kNoPort: none): its destination's learnt port,
-  // or every port but the ingress one.
+  // `normal`: the destination's learnt port, or every flooding port but the ingress one.
   uint64_t normal_ports(const uint8_t* d, uint32_t caplen, uint16_t in, SwitchState& st, uint64_t now,
                         uint64_t flood) const {
     if (caplen < 6) return 0;
@@ -431,13 +420,7 @@ class SwitchModule final : public Module, public openflow::SwitchControl {
     }
     return port == in ? 0 : uint64_t(1) << port;
   }
-
-  void out_normal(Frame& f, uint32_t i, SwitchState& st, uint64_t now, const PortMasks& pm) const {
-    const uint64_t ports = normal_ports(f, i, st, now, pm.flood) & ~pm.no_fwd;
-    openflow::ActionProgram normal;
-    normal.special = openflow::kToNormal;
-    decide(f, i, ports, false, normal);
-  }
+  static constexpr openflow::ActionProgram kNormal{0, 0, 0, 0, openflow::kToNormal, 0};
 
   void decide(Frame& f, uint32_t i, uint64_t ports, bool slow,
               const openflow::ActionProgram& p) const {
@@ -575,12 +558,6 @@ class SwitchModule final : public Module, public openflow::SwitchControl {
   } r_{};
 };
 
-uint64_t SwitchModule::mono_now() {
-  return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                      std::chrono::steady_clock::now().time_since_epoch())
-                      .count());
-}
-
 // Caller holds table_mutex_.
 Status SwitchModule::write_dump(uint64_t now) const {
   std::string text;
@@ -634,7 +611,7 @@ Result<std::unique_ptr<Module>> SwitchModule::make(const ModuleArgs& args, Build
     WARPATH_ASSIGN_OR_RETURN(std::string text, m->read_text_(m->path_));
     WARPATH_ASSIGN_OR_RETURN(specs, openflow::parse_flow_file(text, m->path_));
   }
-  WARPATH_TRY(load(m->table_, specs, m->path_, mono_now()));
+  WARPATH_TRY(load(m->table_, specs, m->path_, mono_ns()));
   m->published_version_ = m->table_.version();
   WARPATH_ASSIGN_OR_RETURN(std::shared_ptr<const FlowImage> image,
                            FlowImage::build(m->table_, m->port_count_));
