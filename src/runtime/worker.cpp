@@ -32,7 +32,7 @@ Status Worker::init() {
   reason_scratch_.assign(reasons, 0);
   module_ticks_.assign(chain.size(), 0);
   out_lists_.resize(cfg_.ports.size());
-  icmp_lists_.resize(cfg_.ports.size());
+  port_lists_.resize(cfg_.ports.size());
   auto icmp = packet::PacketBatch::create(cfg_.batch, 2048, size_t(cfg_.batch) * 2048);
   if (!icmp.is_ok()) return icmp.status();
   icmp_ = std::move(*icmp);
@@ -45,7 +45,6 @@ Status Worker::init() {
                                               MemSpace::kHost, 64);
     if (!origin.is_ok()) return origin.status();
     origin_ = std::move(*origin);
-    origin_lists_.resize(cfg_.ports.size());
   }
   many_failed_.assign(cfg_.batch, 0);
   first_port_.assign(cfg_.batch, 0);
@@ -219,14 +218,19 @@ void Worker::send_replies(Frame& c) {
   }
   if (suppressed) add_owned(counters_.icmp_suppressed, suppressed);
   if (icmp_.size() == 0) return;
-  for (auto& l : icmp_lists_) l.clear();
-  for (uint32_t k = 0; k < icmp_.size(); ++k) icmp_lists_[icmp_.meta(k).port].push_back(k);
-  uint64_t sent = 0;
-  for (size_t p = 0; p < icmp_lists_.size(); ++p)
-    if (!icmp_lists_[p].empty())
-      sent += cfg_.ports[p]->tx_burst(cfg_.id, icmp_,
-                                      {icmp_lists_[p].data(), uint32_t(icmp_lists_[p].size())});
+  for (auto& l : port_lists_) l.clear();
+  for (uint32_t k = 0; k < icmp_.size(); ++k) port_lists_[icmp_.meta(k).port].push_back(k);
+  const uint64_t sent = send_port_lists(icmp_);
   add_owned(counters_.icmp_sent, sent);
+}
+
+// Sends port_lists_[p] (indices into `batch`) out of port p; the frames the ports took.
+uint64_t Worker::send_port_lists(const packet::PacketBatch& batch) {
+  uint64_t sent = 0;
+  for (size_t p = 0; p < port_lists_.size(); ++p)
+    if (!port_lists_[p].empty())
+      sent += cfg_.ports[p]->tx_burst(cfg_.id, batch, {port_lists_[p].data(), uint32_t(port_lists_[p].size())});
+  return sent;
 }
 
 // Packets the modules originate (OpenFlow PACKET_OUT), sent by worker 0 between frames.
@@ -234,17 +238,13 @@ void Worker::send_originated() {
   origin_.clear();
   origin_masks_.clear();
   if (cfg_.chain->originate(states_, origin_, origin_masks_) == 0) return;
-  for (auto& l : origin_lists_) l.clear();
+  for (auto& l : port_lists_) l.clear();
   for (uint32_t k = 0; k < origin_.size() && k < origin_masks_.size(); ++k)
     for (uint64_t m = origin_masks_[k]; m; m &= m - 1) {
       const unsigned p = unsigned(__builtin_ctzll(m));
-      if (p < origin_lists_.size()) origin_lists_[p].push_back(k);
+      if (p < port_lists_.size()) port_lists_[p].push_back(k);
     }
-  uint64_t sent = 0;
-  for (size_t p = 0; p < origin_lists_.size(); ++p)
-    if (!origin_lists_[p].empty())
-      sent += cfg_.ports[p]->tx_burst(cfg_.id, origin_,
-                                      {origin_lists_[p].data(), uint32_t(origin_lists_[p].size())});
+  const uint64_t sent = send_port_lists(origin_);
   add_owned(counters_.originated, sent);
 }
 

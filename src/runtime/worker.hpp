@@ -94,12 +94,12 @@ class Worker {
   void send_originated();
   packet::PacketBatch origin_;          ///< worker 0: packets modules originate
   std::vector<uint64_t> origin_masks_;
-  std::vector<std::vector<uint32_t>> origin_lists_;
   std::vector<uint32_t> many_list_;   ///< packets sent out of several ports (kOutMany)
   std::vector<uint8_t> many_failed_;  ///< per packet: a copy could not be sent
   std::vector<uint32_t> first_port_;  ///< per kOutMany packet: its first port (latency sample)
   packet::PacketBatch icmp_;  ///< replies (Time Exceeded) of the frame being finished
-  std::vector<std::vector<uint32_t>> icmp_lists_;
+  std::vector<std::vector<uint32_t>> port_lists_;  ///< per port: ICMP replies or originated packets
+  uint64_t send_port_lists(const packet::PacketBatch& batch);
   std::vector<uint8_t> icmp_frame_;
   std::vector<uint64_t> reason_scratch_;
   WorkerCounters counters_;
