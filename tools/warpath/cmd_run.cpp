@@ -9,7 +9,8 @@
 // the config (errors "file:line: key: reason"), the engine choice (`--engine gpu` needs a
 // GPU), the tables and the ports. SIGINT and SIGTERM stop the run: the pipeline stops RX,
 // drains every chunk in flight and reports; a second signal kills the process the default way.
-// SIGHUP reloads the modules' files (Module::reload: the esp modules' SA files) while it runs.
+// SIGHUP reloads the modules' files (Module::reload: the esp modules' SA files, the switch's flow
+// file) while it runs.
 // Exit status: 0 when the final counters add up (RunReport::check), 1 otherwise or on any
 // error, 2 for usage errors. Printing lives in run_print.cpp.
 #include <unistd.h>
@@ -83,7 +84,7 @@ extern "C" void on_stop_signal(int sig) {
   g_stop.store(true);
 }
 
-// SIGHUP: the modules read their files again (the esp modules' SA files), as daemons do.
+// SIGHUP: the modules read their files again (SA files, flow files), as daemons do.
 std::atomic<bool> g_reload{false};
 extern "C" void on_reload_signal(int) { g_reload.store(true); }
 
