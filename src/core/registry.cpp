@@ -10,6 +10,9 @@
 #include "warpath/lookup/check.hpp"
 #include "warpath/openflow/flow_lookup.hpp"
 #include "warpath/packet/parser.hpp"
+#if defined(WARPATH_HAVE_NIDS)  // built where PCRE2 is (its pcre keyword)
+#include "warpath/nids/detect.hpp"
+#endif
 
 namespace warpath {
 
@@ -32,6 +35,9 @@ const std::vector<ModuleInfo>& all_modules() {
       {"pattern", &pattern::pattern_engines, &pattern::check_pattern_engine},
       {"ipsec", &ipsec::esp_engines, &ipsec::check_esp_engine},
       {"openflow", &openflow::flow_engines, &openflow::check_flow_engine},
+#if defined(WARPATH_HAVE_NIDS)
+      {"nids", &nids::nids_engines, &nids::check_nids_engine},
+#endif
       {"runtime", &runtime::chain_engines, &runtime::check_chain_engine},
   };
   return modules;

@@ -69,6 +69,9 @@ int run_main(int argc, char** argv) {
   add_defrag(app, run);
   add_reassemble(app, run);
   add_patterns(app, run);
+#if defined(WARPATH_HAVE_NIDS)
+  add_nids(app, run);
+#endif
   add_gen(app, run);
   add_selftest(app, run);
   add_lookup(app, run);

@@ -1,0 +1,135 @@
+// include/warpath/nids/detect.hpp
+//
+// Detection: a rule set (nids/rule.hpp) compiled into an immutable image, and engines that
+// answer "which rules match this inspection unit" against it.
+//
+// Inspection units
+//   A unit is one buffer with the context of the packet that brought it:
+//     - a packet buffer: the transport payload of one packet (UDP, ICMP, other IP, and TCP
+//       packets of flows without a reassembled stream);
+//     - a stream buffer: the reassembled bytes of one direction of a TCP flow (since the last
+//       gap), inspected when new bytes arrive; only matches that end in the new bytes count
+//       (bytes before `new_from` were inspected already), so an occurrence alerts once.
+//   Which rules see which buffer (Suricata's split): rules without payload conditions, and
+//   those with dsize, flow:no_stream or proto tcp-pkt, look at packets; TCP payload rules look
+//   at the stream when the flow has one (flow:only_stream and tcp-stream: only then), else at
+//   the packet.
+//
+// Evaluation of one rule (one body, src/nids/core/rule_eval.hpp, for every engine)
+//   header (proto, addresses and ports, <> both ways), flow options, dsize, flags, itype/icode,
+//   flowbits conditions, then the payload items in order with Suricata's semantics: absolute
+//   contents in [offset, offset + depth), relative ones in [prev_end + distance,
+//   prev_end + distance + within], negated ones must not occur there, pcre (R: from prev_end)
+//   moves prev_end to its match's end, isdataat tests the buffer's length; when a later item
+//   fails, earlier ones are retried at their next occurrence (backtracking, bounded).
+//   Rules are evaluated in Suricata's order: pass, then drop, then alert; flowbits setters
+//   before checkers; then priority, then file order. A matching pass rule ends the unit (no
+//   later rule alerts for it). Each rule matches a packet at most once.
+//
+// Engines ("<device>.<algorithm>", nids_engines())
+//   ref.nids   every rule fully evaluated on every unit: the oracle
+//   cpu.nids   rules grouped by buffer and protocol; a multi-literal prefilter (the pattern
+//              engines: Vectorscan where built, else Aho-Corasick) over each rule's fast
+//              pattern (its fast_pattern content, else its longest positive content) picks the
+//              candidates; rules without a positive content are always candidates. A stream
+//              remembers the rules whose fast pattern it has shown (their other conditions may
+//              complete later).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "warpath/core/registry.hpp"
+#include "warpath/core/status.hpp"
+#include "warpath/nids/rule.hpp"
+
+namespace warpath::nids {
+
+/// What the header and the non-payload options of a rule see.
+struct PacketView {
+  uint8_t ip_version = 4;
+  uint8_t proto      = 0;  ///< transport protocol number
+  const uint8_t* src = nullptr;
+  const uint8_t* dst = nullptr;  ///< network order (IPv4: 4 bytes)
+  uint16_t sport = 0, dport = 0;
+  uint8_t tcp_flags = 0;
+  uint8_t icmp_type = 0, icmp_code = 0;
+  uint32_t dsize = 0;         ///< the packet's payload length
+  bool has_flow = false;      ///< tracked by the flow table
+  bool established = false;   ///< TCP: handshake done (or picked up midstream); others: answered
+  bool to_server = true;      ///< direction 0 (from the initiator)
+};
+
+enum class Buffer : uint8_t { kPacket, kStream };
+
+struct Unit {
+  PacketView pkt;
+  Buffer buffer       = Buffer::kPacket;
+  const uint8_t* data = nullptr;
+  uint32_t len        = 0;
+  uint32_t new_from   = 0;  ///< stream: matches must end after this offset of the buffer
+  uint64_t flow       = 0;  ///< flow serial (flowbits, stream state); 0: none
+  uint8_t dir         = 0;  ///< the buffer's direction (0: from the initiator)
+  /// A packet unit of a TCP flow whose payload is inspected through its stream: only the
+  /// packet rules (no payload, dsize, no_stream, tcp-pkt) look at it.
+  bool stream_flow = false;
+};
+
+/// A rule that matched: its index in DetectImage::rules().
+struct Hit {
+  uint32_t rule = 0;
+  bool operator==(const Hit&) const = default;
+};
+
+struct DetectCounters {
+  uint64_t units = 0, packet_units = 0, stream_units = 0;
+  uint64_t bytes = 0;              ///< buffer bytes inspected (stream: the new ones)
+  uint64_t candidates = 0;         ///< rules fully evaluated
+  uint64_t matches = 0;            ///< rules that matched (noalert ones too)
+  uint64_t backtrack_limit = 0;    ///< evaluations stopped by the backtracking bound (no match)
+  uint64_t pcre_limit = 0;         ///< pcre runs stopped by PCRE2's match limit (no match)
+  uint64_t flows_with_bits = 0;    ///< flows holding flowbits now
+  bool operator==(const DetectCounters&) const = default;
+};
+
+class DetectImage;
+
+/// Compiles loaded rules: content bytes folded for nocase, pcre compiled (PCRE2, JIT where it
+/// can), flowbits named by index, evaluation order. kNotSupported naming the rule when a pcre
+/// does not compile.
+Result<std::shared_ptr<const DetectImage>> compile_rules(const RuleSet& set);
+
+class DetectImage {
+ public:
+  virtual ~DetectImage() = default;
+  /// Rules in evaluation order (Hit::rule indexes this).
+  virtual const std::vector<Rule>& rules() const noexcept = 0;
+  /// The classtype's description and priority, or the rule's own priority.
+  virtual ClassType class_of(const Rule& r) const = 0;
+};
+
+class Detector {
+ public:
+  virtual ~Detector() = default;
+  virtual std::string_view id() const noexcept = 0;
+  /// Appends the rules that match `u` (in evaluation order, each once; noalert and pass rules
+  /// included: the caller decides what to log) and applies their flowbits.
+  virtual Status inspect(const Unit& u, std::vector<Hit>& hits) = 0;
+  /// The flow ended: its flowbits and stream state are freed.
+  virtual void end_flow(uint64_t flow) = 0;
+  virtual DetectCounters counters() const = 0;
+  virtual const DetectImage& image() const noexcept = 0;
+};
+
+/// ref.nids, cpu.nids.
+std::vector<EngineInfo> nids_engines();
+/// Resolves `id` (auto, cpu, ref, validate:<id>) and builds a detector over `image`.
+/// validate:<id> runs ref.nids beside it and fails inspect() on the first unit whose hits differ.
+Result<std::unique_ptr<Detector>> make_detector(std::string_view id,
+                                                std::shared_ptr<const DetectImage> image);
+/// Differential check against ref.nids on generated rules and payloads (the self-test's entry).
+CheckReport check_nids_engine(std::string_view id, uint64_t seed, uint64_t items);
+
+}  // namespace warpath::nids

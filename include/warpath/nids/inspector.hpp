@@ -1,0 +1,112 @@
+// include/warpath/nids/inspector.hpp
+//
+// The NIDS pipeline for one thread: parsed packets -> flow tracking (flow/flow.hpp) -> TCP
+// stream reassembly (stream/stream.hpp) -> detection (nids/detect.hpp) -> alerts, flow records
+// and, in IPS mode, verdicts. `warpath nids` drives it over a capture; the nids module of
+// `warpath run` over live ports.
+//
+// Per packet, in order:
+//   1. the flow tracker names its flow and direction;
+//   2. its payload is a packet unit (every packet, so header-only rules see empty ones too);
+//      a TCP packet of a flow with a stream (handshake seen, or midstream pickup) offers its
+//      payload to the packet rules only;
+//   3. a TCP segment goes to the reassembler; each direction that got new in-order bytes is a
+//      stream unit, oriented as that direction (source = the sender of the bytes);
+//   4. each rule alerts at most once per packet; pass rules and noalert rules do not alert.
+// A flow's buffered bytes are inspected when it ends, as the reassembler delivers them.
+//
+// Stream inspection keeps each direction's bytes since its last gap up to `inspect_depth`,
+// and all directions together up to `inspect_memcap` (bytes past either are not inspected,
+// counted). IDS mode inspects what the receiver acknowledged;
+// IPS mode (inline reassembly) inspects bytes as they arrive, so a drop rule drops the packet
+// that completed the match and every later packet of its flow.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "warpath/core/status.hpp"
+#include "warpath/flow/flow.hpp"
+#include "warpath/nids/detect.hpp"
+#include "warpath/packet/batch.hpp"
+#include "warpath/packet/info.hpp"
+#include "warpath/stream/stream.hpp"
+
+namespace warpath::nids {
+
+struct InspectorConfig {
+  std::string engine = "auto";         ///< detection engine
+  std::string flow_engine = "auto";
+  std::string stream_engine = "auto";
+  flow::FlowConfig flow;
+  stream::StreamConfig stream;         ///< its mode is set from `ips`
+  bool ips = false;
+  uint32_t inspect_depth = 1u << 20;   ///< stream bytes per direction inspected
+  uint64_t inspect_memcap = 256ull << 20;  ///< stream bytes held for inspection over all flows
+  bool any_checksum = false;           ///< take IPv4 packets whose header checksum is wrong
+};
+
+struct Alert {
+  uint64_t ts_ns   = 0;
+  uint64_t flow    = 0;  ///< flow serial, 0 when not tracked
+  uint64_t packet  = 0;  ///< the packet's number in the input, from 1
+  uint32_t rule    = 0;  ///< index in the image's rules()
+  uint8_t ip_version = 4, proto = 0;
+  uint8_t src[16] = {}, dst[16] = {};
+  uint16_t sport = 0, dport = 0;
+  bool to_server = true;  ///< the direction of the packet or stream bytes that matched
+  bool stream    = false; ///< matched in a stream buffer
+  bool blocked   = false; ///< IPS: the packet was dropped
+};
+
+/// A flow that ended, with what detection made of it.
+struct FlowEvent {
+  flow::FlowRecord record;
+  uint64_t alerts = 0;
+  bool dropped    = false;  ///< IPS: a drop rule matched in it
+};
+
+struct InspectorCounters {
+  uint64_t packets = 0, bytes = 0;
+  uint64_t alerts = 0;
+  uint64_t dropped = 0;            ///< IPS: packets dropped (rx = passed + dropped)
+  uint64_t flows_dropped = 0;      ///< IPS: flows a drop rule ended
+  uint64_t inspect_depth = 0;      ///< stream directions that reached inspect_depth
+  uint64_t inspect_memcap = 0;     ///< stream directions cut short by inspect_memcap
+  uint64_t stream_gaps = 0;        ///< gaps that restarted a direction's inspection buffer
+};
+
+class Inspector {
+ public:
+  static Result<std::unique_ptr<Inspector>> make(std::shared_ptr<const DetectImage> image,
+                                                 const InspectorConfig& config);
+  virtual ~Inspector() = default;
+
+  /// One batch of parsed packets, in order. Alerts and ended flows are appended; `drop`, when
+  /// not null, gets one verdict per packet (1: dropped, IPS mode).
+  virtual Status process(const packet::BatchView& batch, const packet::PacketInfo* infos,
+                         uint32_t n, std::vector<Alert>& alerts, std::vector<FlowEvent>& ended,
+                         uint8_t* drop = nullptr) = 0;
+  /// Moves the clock (live runs without traffic): flows due end.
+  virtual Status advance(uint64_t now_ns, std::vector<Alert>& alerts,
+                         std::vector<FlowEvent>& ended) = 0;
+  /// The end of the input: every flow ends, what is buffered is inspected.
+  virtual Status finish(std::vector<Alert>& alerts, std::vector<FlowEvent>& ended) = 0;
+
+  virtual InspectorCounters counters() const = 0;
+  virtual flow::FlowCounters flow_counters() const = 0;
+  virtual stream::StreamCounters stream_counters() const = 0;
+  virtual DetectCounters detect_counters() const = 0;
+  virtual const DetectImage& image() const noexcept = 0;
+  virtual std::string engines() const = 0;  ///< "cpu.nids + cpu.flow + cpu.stream"
+};
+
+/// EVE JSON (Suricata's eve.json, one object per line): an alert.
+std::string alert_eve(const Alert& a, const DetectImage& image, bool ips);
+/// A flow record as an EVE flow event (flow.alerted, flow.state, flow.reason, app_proto).
+std::string flow_eve(const FlowEvent& f);
+/// A fast.log line.
+std::string alert_fast(const Alert& a, const DetectImage& image, bool ips);
+
+}  // namespace warpath::nids

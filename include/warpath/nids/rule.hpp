@@ -1,0 +1,224 @@
+// include/warpath/nids/rule.hpp
+//
+// Suricata/Snort rules: the subset of the rule language that ET Open and the Snort community
+// set use on plain TCP, UDP, ICMP and IP traffic, parsed into an immutable rule model that the
+// detection engines (nids/detect.hpp) compile.
+//
+// Syntax (Suricata's; docs.suricata.io "Rules Format")
+//   ACTION PROTO SRC SPORT DIR DST DPORT (KEYWORD[:VALUE]; ...)
+//   action     alert, drop, reject (as drop), pass
+//   proto      ip, tcp, udp, icmp, tcp-pkt (packets only), tcp-stream (streams only);
+//              application protocols (http, tls, dns, ...) are skipped: no app-layer parsers
+//   addresses  any, an address or prefix (IPv4/IPv6), a variable ($HOME_NET), a list [a,b],
+//              negation !a, !$VAR, ![a,b], nested lists
+//   ports      any, N, N:M, N:, :M, a variable ($HTTP_PORTS), lists and negation as above
+//   dir        -> or <> (both directions)
+//   Keywords
+//     msg, sid, rev, gid, classtype, priority, reference, metadata, target (informational)
+//     content:"..." (|41 42| hex, \" \; \\ escapes; ! negation) with nocase, offset, depth,
+//       distance, within, startswith, endswith, fast_pattern (also :only and :N,M),
+//       rawbytes (no-op: there is no normalised buffer)
+//     pcre:"/re/flags" (! negation; flags i s m x A E G R; buffer flags U H P C ... skipped)
+//     isdataat:N[,relative] (! negation)
+//     flow: established, not_established, stateless, to_server/from_client,
+//       to_client/from_server, only_stream, no_stream
+//     dsize: N, <N, >N, N<>M, !N
+//     flowbits: set, unset, toggle, isset, isnotset (names joined with | or &), noalert;
+//       noalert
+//     flags: TCP flags (F S R P A U C E, 0; + * ! modifiers; ,mask)
+//     itype, icode: N, <N, >N, N<>M
+//   Anything else (sticky buffers such as http.uri, byte_test, threshold, ...) skips the rule
+//   with the keyword as its reason; a malformed rule is a syntax error naming file, line and
+//   what is wrong.
+//
+// Variables: Suricata's default address and port groups (HOME_NET is RFC 1918 space,
+// EXTERNAL_NET is !$HOME_NET, the server groups are $HOME_NET, HTTP_PORTS is 80, ...), each
+// replaceable (Vars::set).
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "warpath/core/status.hpp"
+
+namespace warpath::nids {
+
+enum class Action : uint8_t { kAlert, kDrop, kPass };
+enum class Proto : uint8_t { kIp, kTcp, kUdp, kIcmp, kTcpPkt, kTcpStream };
+const char* action_name(Action a) noexcept;  ///< "alert", "drop", "pass"
+const char* proto_name(Proto p) noexcept;    ///< "ip", "tcp", ...
+
+/// An address prefix (network order; IPv4 in the first 4 bytes).
+struct Prefix {
+  uint8_t version = 4;
+  uint8_t length  = 0;
+  uint8_t addr[16] = {};
+};
+
+/// A set of addresses: (any or one of `include`) and none of `exclude`.
+struct AddrSet {
+  bool any = true;
+  std::vector<Prefix> include, exclude;
+  bool contains(uint8_t version, const uint8_t* addr) const noexcept;
+};
+
+struct PortRange {
+  uint16_t lo = 0, hi = 65535;
+};
+struct PortSet {
+  bool any = true;
+  std::vector<PortRange> include, exclude;
+  bool contains(uint16_t port) const noexcept;
+};
+
+/// A content match and its modifiers. Offsets and lengths are in bytes; `distance` may be
+/// negative. A relative content (distance/within) is placed after the previous match.
+struct Content {
+  std::string bytes;
+  bool nocase = false, negated = false, fast_pattern = false, fast_pattern_only = false;
+  bool startswith = false, endswith = false;
+  bool has_offset = false, has_depth = false, has_distance = false, has_within = false;
+  int32_t offset = 0, depth = 0, distance = 0, within = 0;
+  bool relative() const noexcept { return has_distance || has_within; }
+};
+
+struct Pcre {
+  std::string regex;  ///< between the slashes
+  bool caseless = false, dotall = false, multiline = false, extended = false;
+  bool anchored = false, dollar_endonly = false, ungreedy = false;
+  bool relative = false, negated = false;
+};
+
+struct IsDataAt {
+  int32_t offset = 0;
+  bool relative = false, negated = false;
+};
+
+/// One payload condition, in rule order.
+struct Item {
+  enum Kind : uint8_t { kContent, kPcre, kIsDataAt } kind = kContent;
+  Content content;
+  Pcre pcre;
+  IsDataAt isdataat;
+};
+
+/// A numeric test: dsize, itype, icode.
+struct NumTest {
+  enum Op : uint8_t { kNone, kEq, kNe, kLt, kGt, kRange } op = kNone;
+  uint32_t a = 0, b = 0;
+  bool matches(uint32_t v) const noexcept;
+};
+
+struct FlowOpt {
+  bool established = false, not_established = false, stateless = false;
+  bool to_server = false, to_client = false, only_stream = false, no_stream = false;
+};
+
+struct Flowbit {
+  enum Op : uint8_t { kSet, kUnset, kToggle, kIsSet, kIsNotSet } op = kSet;
+  std::vector<std::string> names;
+  bool any = false;  ///< names joined with | (else all, &)
+};
+
+struct TcpFlags {
+  bool set = false;
+  uint8_t bits = 0;   ///< flags that must be set (in their masked view)
+  uint8_t mask = 0xff;  ///< flags that are compared (those after ',' are ignored)
+  enum Mod : uint8_t { kExact, kPlus, kAny, kNot } mod = kExact;
+  bool matches(uint8_t flags) const noexcept;
+};
+
+struct Rule {
+  Action action = Action::kAlert;
+  Proto proto   = Proto::kIp;
+  AddrSet src, dst;
+  PortSet sport, dport;
+  bool bidirectional = false;
+  std::string msg, classtype;
+  uint32_t sid = 0, rev = 0, gid = 1;
+  int32_t priority = 0;  ///< 0: the classtype's
+  std::vector<Item> items;
+  FlowOpt flow;
+  NumTest dsize, itype, icode;
+  TcpFlags flags;
+  std::vector<Flowbit> flowbits;
+  bool noalert = false;
+  std::string text;   ///< the rule as written
+  std::string where;  ///< "file:line"
+  /// Whether the rule looks at the payload (content, pcre, isdataat).
+  bool has_payload() const noexcept { return !items.empty(); }
+};
+
+/// Address and port variables ($HOME_NET, $HTTP_PORTS).
+class Vars {
+ public:
+  /// Suricata's defaults.
+  Vars();
+  void set(const std::string& name, const std::string& value);
+  /// The value of `name` (without $), or nullptr.
+  const std::string* find(std::string_view name) const;
+  /// "NAME=VALUE" (as --set-var takes it); kInvalidArgument when there is no '='.
+  Status set_from(std::string_view assignment);
+
+ private:
+  std::map<std::string, std::string, std::less<>> vars_;
+};
+
+/// One rule line. kParseError for a malformed rule, kNotSupported (the message starting with
+/// the keyword or the construct) for a rule outside the supported subset.
+Result<Rule> parse_rule(std::string_view line, const Vars& vars, std::string_view where = {});
+
+/// Parses an address or port expression alone (tests, the CLI).
+Result<AddrSet> parse_addresses(std::string_view text, const Vars& vars);
+Result<PortSet> parse_ports(std::string_view text, const Vars& vars);
+
+/// classification.config: classtype -> (description, priority).
+struct ClassType {
+  std::string description;
+  int32_t priority = 3;
+};
+using Classification = std::map<std::string, ClassType, std::less<>>;
+/// Suricata's built-in default classification (the classification.config it ships).
+const Classification& default_classification();
+/// "config classification: NAME,DESCRIPTION,PRIORITY" lines; kParseError naming the line.
+Result<Classification> parse_classification(std::string_view text, std::string_view name);
+
+/// A skipped or broken rule.
+struct RuleProblem {
+  std::string where;   ///< file:line
+  uint32_t sid = 0;
+  std::string reason;  ///< the keyword or construct, then details
+  bool syntax = false; ///< a syntax error (not a rule outside the subset)
+};
+
+/// The rules of one file, loaded and not.
+struct FileReport {
+  std::string path;
+  uint32_t rules = 0;     ///< enabled rule lines
+  uint32_t loaded = 0;
+  uint32_t disabled = 0;  ///< commented-out rule lines (not counted in rules)
+  std::vector<RuleProblem> problems;
+};
+
+struct RuleSet {
+  std::vector<Rule> rules;  ///< loaded rules, in file order
+  std::vector<FileReport> files;
+  Classification classification = default_classification();
+  uint32_t syntax_errors() const;
+  uint32_t skipped() const;
+};
+
+/// Reads rules from files and directories (*.rules in a directory, sorted; .gz too).
+/// kIoError when a path cannot be read; rules that are outside the subset or malformed are
+/// listed in the reports, not failed. Duplicate (gid, sid) pairs: the later rule is a problem.
+Result<RuleSet> load_rules(const std::vector<std::string>& paths, const Vars& vars);
+/// The same for the text of one file (`name` for messages).
+void add_rules_text(RuleSet& set, std::string_view text, std::string_view name, const Vars& vars);
+
+/// A rule's reason reduced to its keyword ("http.uri", "byte_test", "app-layer proto http"),
+/// what `nids --check-rules` counts by.
+std::string reason_key(const RuleProblem& p);
+
+}  // namespace warpath::nids

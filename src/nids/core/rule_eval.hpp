@@ -1,0 +1,186 @@
+// src/nids/core/rule_eval.hpp: the evaluation of one rule on one inspection unit, the one body
+// every detection engine calls (semantics in include/warpath/nids/detect.hpp).
+#pragma once
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "nids/detect_image.hpp"
+
+namespace warpath::nids::detail {
+
+/// Work bounds of one rule evaluation: content positions and pcre matches tried while
+/// backtracking, and PCRE2's own match limit per run.
+inline constexpr uint32_t kEvalSteps     = 4096;
+inline constexpr uint32_t kPcreMatchLimit = 100'000;
+
+/// Whether the packet side of rule `r` holds: proto, addresses and ports, flow options,
+/// dsize, TCP flags, ICMP type and code.
+inline bool header_matches(const Rule& r, const PacketView& p) {
+  switch (r.proto) {
+    case Proto::kTcp: case Proto::kTcpPkt: case Proto::kTcpStream:
+      if (p.proto != 6) return false;
+      break;
+    case Proto::kUdp:
+      if (p.proto != 17) return false;
+      break;
+    case Proto::kIcmp:
+      if (p.proto != 1 && p.proto != 58) return false;
+      break;
+    case Proto::kIp: break;
+  }
+  const bool ports = p.proto == 6 || p.proto == 17;
+  auto way = [&](const uint8_t* s, const uint8_t* d, uint16_t sp, uint16_t dp) {
+    if (!r.src.contains(p.ip_version, s) || !r.dst.contains(p.ip_version, d)) return false;
+    if (!ports) return r.sport.any && r.dport.any;
+    return r.sport.contains(sp) && r.dport.contains(dp);
+  };
+  if (!way(p.src, p.dst, p.sport, p.dport) &&
+      !(r.bidirectional && way(p.dst, p.src, p.dport, p.sport)))
+    return false;
+  const FlowOpt& f = r.flow;
+  if (f.established && !(p.has_flow && p.established)) return false;
+  if (f.not_established && p.has_flow && p.established) return false;
+  if (f.to_server && !(p.has_flow && p.to_server)) return false;
+  if (f.to_client && !(p.has_flow && !p.to_server)) return false;
+  if (!r.dsize.matches(p.dsize)) return false;
+  if (r.flags.set && (p.proto != 6 || !r.flags.matches(p.tcp_flags))) return false;
+  if (r.itype.op != NumTest::kNone || r.icode.op != NumTest::kNone) {
+    if (p.proto != 1 && p.proto != 58) return false;
+    if (!r.itype.matches(p.icmp_type) || !r.icode.matches(p.icmp_code)) return false;
+  }
+  return true;
+}
+
+/// Whether rule `c` looks at this kind of unit (`stream_flow`: the packet's payload is
+/// inspected through its stream instead).
+inline bool applies_to(const CompiledRule& c, Buffer b, bool stream_flow) {
+  if (b == Buffer::kStream) return !c.packet_only;
+  if (c.stream_only) return false;
+  return c.packet_only || !stream_flow;
+}
+
+inline bool fold_equal(const uint8_t* a, const char* needle, size_t n) {
+  for (size_t i = 0; i < n; ++i)
+    if (uint8_t(std::tolower(a[i])) != uint8_t(needle[i])) return false;
+  return true;
+}
+
+/// The first occurrence of `it`'s needle starting in [from, to - len] of buf, or -1.
+inline int64_t find_content(const CompiledItem& it, const uint8_t* buf, int64_t from, int64_t to) {
+  const size_t n = it.needle.size();
+  if (from < 0) from = 0;
+  if (to - from < int64_t(n)) return -1;
+  if (!it.content->nocase) {
+    const void* p = memmem(buf + from, size_t(to - from), it.needle.data(), n);
+    return p ? static_cast<const uint8_t*>(p) - buf : -1;
+  }
+  const uint8_t first = uint8_t(it.needle[0]);
+  const uint8_t upper = uint8_t(std::toupper(first));
+  for (int64_t i = from; i + int64_t(n) <= to; ++i) {
+    const uint8_t c = buf[i];
+    if ((c == first || c == upper) && fold_equal(buf + i, it.needle.data(), n)) return i;
+  }
+  return -1;
+}
+
+/// Evaluates payload items against one buffer, with bounded backtracking.
+class PayloadEval {
+ public:
+  explicit PayloadEval(pcre2_match_data* md, pcre2_match_context* mc) : md_(md), mc_(mc) {}
+
+  /// Whether the items of `c` match buf[0, len) with some positive item ending after `min_end`
+  /// (`min_end` < 0: anywhere). `limited` is set when a bound stopped the search.
+  bool run(const CompiledRule& c, const uint8_t* buf, uint32_t len, int64_t min_end, bool& limited,
+           bool& pcre_limited) {
+    c_ = &c, buf_ = buf, len_ = len, min_end_ = min_end;
+    steps_ = 0, limited_ = false, pcre_limited_ = false;
+    const bool ok = step(0, 0, -1);
+    limited = limited_, pcre_limited = pcre_limited_;
+    return ok;
+  }
+
+ private:
+  bool spend() {
+    if (++steps_ <= kEvalSteps) return true;
+    limited_ = true;
+    return false;
+  }
+
+  bool step(size_t k, int64_t prev_end, int64_t max_end) {
+    if (k == c_->items.size()) return min_end_ < 0 || max_end > min_end_;
+    const CompiledItem& it = c_->items[k];
+    const int64_t len = len_;
+    if (it.kind == Item::kIsDataAt) {
+      const IsDataAt& d = *it.isdataat;
+      const int64_t at = (d.relative ? prev_end : 0) + d.offset;
+      const bool has = at < len;
+      return has != d.negated && step(k + 1, prev_end, max_end);
+    }
+    if (it.kind == Item::kPcre) return pcre_step(k, it, prev_end, max_end);
+    const Content& ct = *it.content;
+    const int64_t n = int64_t(it.needle.size());
+    int64_t lo = 0, hi = len;  // the match lies in [lo, hi)
+    if (ct.relative()) {
+      const int64_t base = prev_end + (ct.has_distance ? ct.distance : 0);
+      lo = base;
+      if (ct.has_within) hi = std::min<int64_t>(hi, base + ct.within);
+    } else {
+      if (ct.has_offset) lo = ct.offset;
+      if (ct.has_depth) hi = std::min<int64_t>(hi, lo + ct.depth);
+    }
+    if (ct.startswith) hi = std::min<int64_t>(hi, lo + n);
+    if (ct.endswith) lo = std::max<int64_t>(lo, len - n);
+    lo = std::max<int64_t>(lo, 0);
+    if (ct.negated) {
+      if (find_content(it, buf_, lo, hi) >= 0) return false;
+      return step(k + 1, prev_end, max_end);
+    }
+    for (int64_t at = find_content(it, buf_, lo, hi); at >= 0; at = find_content(it, buf_, at + 1, hi)) {
+      if (ct.endswith && at + n != len) break;
+      if (!spend()) return false;
+      if (step(k + 1, at + n, std::max(max_end, at + n))) return true;
+      // A later relative item or the new-bytes bound may still hold at a later occurrence.
+      if (!c_->needs_relative_retry && min_end_ < 0) return false;
+    }
+    return false;
+  }
+
+  bool pcre_step(size_t k, const CompiledItem& it, int64_t prev_end, int64_t max_end) {
+    const Pcre& p = *it.pcre;
+    const int64_t base = p.relative ? prev_end : 0;
+    if (base > int64_t(len_)) return p.negated && step(k + 1, prev_end, max_end);
+    const auto* subject = reinterpret_cast<PCRE2_SPTR>(buf_ + base);
+    const PCRE2_SIZE slen = PCRE2_SIZE(int64_t(len_) - base);
+    PCRE2_SIZE start = 0;
+    for (;;) {
+      if (!spend()) return false;
+      const int rc = pcre2_match(it.code, subject, slen, start, 0, md_, mc_);
+      if (rc == PCRE2_ERROR_MATCHLIMIT || rc == PCRE2_ERROR_DEPTHLIMIT || rc == PCRE2_ERROR_HEAPLIMIT) {
+        pcre_limited_ = true;
+        return false;
+      }
+      if (rc < 0) return p.negated && step(k + 1, prev_end, max_end);
+      if (p.negated) return false;
+      const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md_);
+      const int64_t end = base + int64_t(ov[1]);
+      if (step(k + 1, end, std::max(max_end, end))) return true;
+      if (!c_->needs_relative_retry && min_end_ < 0) return false;
+      start = ov[0] + 1;  // the next match starting later
+      if (start > slen) return false;
+    }
+  }
+
+  pcre2_match_data* md_;
+  pcre2_match_context* mc_;
+  const CompiledRule* c_ = nullptr;
+  const uint8_t* buf_    = nullptr;
+  uint32_t len_          = 0;
+  int64_t min_end_       = -1;
+  uint32_t steps_        = 0;
+  bool limited_ = false, pcre_limited_ = false;
+};
+
+}  // namespace warpath::nids::detail

@@ -1,0 +1,145 @@
+// compile_rules: loaded rules into the image the engines share (evaluation order, folded
+// contents, compiled pcre, flowbits by index).
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+
+#include <algorithm>
+#include <cctype>
+#include <tuple>
+#include <map>
+#include <numeric>
+
+#include "nids/detect_image.hpp"
+
+namespace warpath::nids {
+namespace detail {
+
+Image::~Image() {
+  for (CompiledRule& r : compiled_)
+    for (CompiledItem& it : r.items)
+      if (it.code) pcre2_code_free(it.code);
+}
+
+ClassType Image::class_of(const Rule& r) const {
+  ClassType c;
+  if (auto it = classification_.find(r.classtype); it != classification_.end()) c = it->second;
+  if (r.priority) c.priority = r.priority;
+  return c;
+}
+
+namespace {
+
+int action_rank(Action a) { return a == Action::kPass ? 0 : a == Action::kDrop ? 1 : 2; }
+
+int flowbits_rank(const Rule& r) {
+  bool sets = false, checks = false;
+  for (const Flowbit& f : r.flowbits)
+    (f.op == Flowbit::kIsSet || f.op == Flowbit::kIsNotSet ? checks : sets) = true;
+  return sets && !checks ? 0 : checks && !sets ? 2 : 1;
+}
+
+Result<pcre2_code*> compile_pcre(const Rule& r, const Pcre& p) {
+  uint32_t options = 0;
+  if (p.caseless) options |= PCRE2_CASELESS;
+  if (p.dotall) options |= PCRE2_DOTALL;
+  if (p.multiline) options |= PCRE2_MULTILINE;
+  if (p.extended) options |= PCRE2_EXTENDED;
+  if (p.anchored) options |= PCRE2_ANCHORED;
+  if (p.dollar_endonly) options |= PCRE2_DOLLAR_ENDONLY;
+  if (p.ungreedy) options |= PCRE2_UNGREEDY;
+  int err = 0;
+  PCRE2_SIZE at = 0;
+  pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(p.regex.data()), p.regex.size(),
+                                   options, &err, &at, nullptr);
+  if (!code) {
+    PCRE2_UCHAR msg[256];
+    pcre2_get_error_message(err, msg, sizeof msg);
+    return Status(Errc::kNotSupported, r.where + ": sid " + std::to_string(r.sid) + ": pcre \"" +
+                                           p.regex + "\" at offset " + std::to_string(at) + ": " +
+                                           reinterpret_cast<const char*>(msg));
+  }
+  pcre2_jit_compile(code, PCRE2_JIT_COMPLETE);  // interpreted when JIT is not available
+  return code;
+}
+
+}  // namespace
+}  // namespace detail
+
+Result<std::shared_ptr<const DetectImage>> compile_rules(const RuleSet& set) {
+  auto image = std::make_shared<detail::Image>();
+  image->classification_ = set.classification;
+  std::vector<uint32_t> order(set.rules.size());
+  std::iota(order.begin(), order.end(), 0u);
+  auto prio = [&](const Rule& r) {
+    if (r.priority) return r.priority;
+    auto it = set.classification.find(r.classtype);
+    return it == set.classification.end() ? 3 : it->second.priority;
+  };
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    const Rule &x = set.rules[a], &y = set.rules[b];
+    const auto kx = std::tuple(detail::action_rank(x.action), detail::flowbits_rank(x), prio(x));
+    const auto ky = std::tuple(detail::action_rank(y.action), detail::flowbits_rank(y), prio(y));
+    return kx < ky;
+  });
+  image->rules_.reserve(order.size());
+  for (uint32_t i : order) image->rules_.push_back(set.rules[i]);
+  std::map<std::string, uint32_t, std::less<>> bit_ids;
+  auto bit = [&](const std::string& name) {
+    auto [it, fresh] = bit_ids.try_emplace(name, uint32_t(bit_ids.size()));
+    return it->second;
+  };
+  image->compiled_.resize(image->rules_.size());
+  for (size_t i = 0; i < image->rules_.size(); ++i) {
+    const Rule& r = image->rules_[i];
+    detail::CompiledRule& c = image->compiled_[i];
+    size_t longest = 0;
+    int32_t longest_item = -1;
+    for (const Item& it : r.items) {
+      detail::CompiledItem ci;
+      ci.kind = it.kind;
+      if (it.kind == Item::kContent) {
+        ci.content = &it.content;
+        ci.needle  = it.content.bytes;
+        if (it.content.nocase)
+          for (char& ch : ci.needle) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+        const int32_t idx = int32_t(c.items.size());
+        if (!it.content.negated && it.content.bytes.size() > longest) {
+          longest      = it.content.bytes.size();
+          longest_item = idx;
+        }
+        if (!it.content.negated && it.content.fast_pattern) c.fast_pattern = idx;
+        if (idx > 0 && it.content.relative()) c.needs_relative_retry = true;
+      } else if (it.kind == Item::kPcre) {
+        ci.pcre = &it.pcre;
+        auto code = detail::compile_pcre(r, it.pcre);
+        if (!code.is_ok()) return code.status();
+        ci.code = *code;
+        if (!c.items.empty() && it.pcre.relative) c.needs_relative_retry = true;
+      } else {
+        ci.isdataat = &it.isdataat;
+        if (!c.items.empty() && it.isdataat.relative) c.needs_relative_retry = true;
+      }
+      c.items.push_back(std::move(ci));
+    }
+    if (c.fast_pattern < 0) c.fast_pattern = longest_item;
+    for (const Flowbit& f : r.flowbits) {
+      std::vector<uint32_t> ids;
+      for (const std::string& n : f.names) ids.push_back(bit(n));
+      switch (f.op) {
+        case Flowbit::kSet: c.set.insert(c.set.end(), ids.begin(), ids.end()); break;
+        case Flowbit::kUnset: c.unset.insert(c.unset.end(), ids.begin(), ids.end()); break;
+        case Flowbit::kToggle: c.toggle.insert(c.toggle.end(), ids.begin(), ids.end()); break;
+        case Flowbit::kIsSet: c.conditions.push_back({f.any, false, ids}); break;
+        case Flowbit::kIsNotSet: c.conditions.push_back({f.any, true, ids}); break;
+      }
+    }
+    c.stream_only = r.proto == Proto::kTcpStream || r.flow.only_stream;
+    c.packet_only = !r.has_payload() || r.dsize.op != NumTest::kNone || r.flow.no_stream ||
+                    r.proto == Proto::kTcpPkt || r.proto == Proto::kUdp || r.proto == Proto::kIcmp;
+    if (c.stream_only && !r.has_payload()) c.packet_only = false;  // never matches a packet
+  }
+  image->bits_ = uint32_t(bit_ids.size());
+  return std::shared_ptr<const DetectImage>(std::move(image));
+}
+
+}  // namespace warpath::nids

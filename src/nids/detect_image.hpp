@@ -1,0 +1,58 @@
+// src/nids/detect_image.hpp: the compiled rule image the detection engines share (internal).
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "warpath/nids/detect.hpp"
+
+struct pcre2_real_code_8;
+
+namespace warpath::nids::detail {
+
+/// A payload item ready to evaluate.
+struct CompiledItem {
+  Item::Kind kind = Item::kContent;
+  const Content* content = nullptr;  ///< points into the image's rules
+  const Pcre* pcre       = nullptr;
+  const IsDataAt* isdataat = nullptr;
+  std::string needle;                ///< content bytes, lower-cased when nocase
+  pcre2_real_code_8* code = nullptr; ///< compiled pcre (owned by the image)
+};
+
+/// A flowbits condition: all (or any) of `bits` set, or (isnotset) not set.
+struct BitCondition {
+  bool any = false, negate = false;
+  std::vector<uint32_t> bits;
+};
+
+struct CompiledRule {
+  std::vector<CompiledItem> items;
+  std::vector<BitCondition> conditions;
+  std::vector<uint32_t> set, unset, toggle;
+  bool packet_only = false;  ///< looks at packets only (no payload, dsize, no_stream, tcp-pkt, udp, icmp)
+  bool stream_only = false;  ///< looks at streams only (only_stream, tcp-stream)
+  bool needs_relative_retry = false;  ///< some item after the first is relative (backtracking helps)
+  int32_t fast_pattern = -1;          ///< index of the fast-pattern content in items, -1: none
+};
+
+class Image final : public DetectImage {
+ public:
+  Image() = default;
+  ~Image() override;
+  Image(const Image&) = delete;
+  Image& operator=(const Image&) = delete;
+  const std::vector<Rule>& rules() const noexcept override { return rules_; }
+  ClassType class_of(const Rule& r) const override;
+  const std::vector<CompiledRule>& compiled() const noexcept { return compiled_; }
+  uint32_t bit_count() const noexcept { return bits_; }
+
+ private:
+  friend Result<std::shared_ptr<const DetectImage>> nids::compile_rules(const RuleSet& set);
+  std::vector<Rule> rules_;
+  std::vector<CompiledRule> compiled_;
+  Classification classification_;
+  uint32_t bits_ = 0;
+};
+
+}  // namespace warpath::nids::detail

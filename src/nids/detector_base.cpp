@@ -1,0 +1,112 @@
+// The shared part of the detection engines: candidates evaluated in order, flowbits.
+#include "nids/detector_base.hpp"
+
+namespace warpath::nids::detail {
+
+DetectorBase::DetectorBase(std::shared_ptr<const DetectImage> image, std::string id)
+    : holder_(std::move(image)), img_(static_cast<const Image&>(*holder_)), id_(std::move(id)) {
+  md_ = pcre2_match_data_create(32, nullptr);
+  mc_ = pcre2_match_context_create(nullptr);
+  pcre2_set_match_limit(mc_, kPcreMatchLimit);
+  pcre2_set_depth_limit(mc_, kPcreMatchLimit);
+}
+
+DetectorBase::~DetectorBase() {
+  pcre2_match_data_free(md_);
+  pcre2_match_context_free(mc_);
+}
+
+bool DetectorBase::conditions_hold(const CompiledRule& c, uint64_t flow) const {
+  if (c.conditions.empty()) return true;
+  const std::vector<uint64_t>* words = nullptr;
+  if (flow)
+    if (auto it = bits_.find(flow); it != bits_.end()) words = &it->second;
+  auto is_set = [&](uint32_t b) { return words && ((*words)[b / 64] >> (b % 64) & 1); };
+  for (const BitCondition& cond : c.conditions) {
+    bool hold = !cond.any;
+    for (uint32_t b : cond.bits) {
+      const bool v = is_set(b) != cond.negate;
+      if (cond.any && v) { hold = true; break; }
+      if (!cond.any && !v) { hold = false; break; }
+    }
+    if (!hold) return false;
+  }
+  return true;
+}
+
+void DetectorBase::apply_bits(const CompiledRule& c, uint64_t flow) {
+  if (!flow || (c.set.empty() && c.unset.empty() && c.toggle.empty())) return;
+  std::vector<uint64_t>& w = bits_[flow];
+  if (w.empty()) w.assign((img_.bit_count() + 63) / 64, 0);
+  for (uint32_t b : c.set) w[b / 64] |= uint64_t(1) << (b % 64);
+  for (uint32_t b : c.unset) w[b / 64] &= ~(uint64_t(1) << (b % 64));
+  for (uint32_t b : c.toggle) w[b / 64] ^= uint64_t(1) << (b % 64);
+}
+
+Status DetectorBase::inspect(const Unit& u, std::vector<Hit>& hits) {
+  ++counters_.units;
+  if (u.buffer == Buffer::kStream) {
+    ++counters_.stream_units;
+    counters_.bytes += u.len - std::min(u.len, u.new_from);
+  } else {
+    ++counters_.packet_units;
+    counters_.bytes += u.len;
+  }
+  cands_.clear();
+  candidates(u, cands_);
+  const auto& compiled = img_.compiled();
+  const auto& rules    = img_.rules();
+  PayloadEval eval(md_, mc_);
+  const int64_t min_end = u.buffer == Buffer::kStream ? int64_t(u.new_from) : -1;
+  for (uint32_t i : cands_) {
+    const CompiledRule& c = compiled[i];
+    const Rule& r         = rules[i];
+    if (!applies_to(c, u.buffer, u.stream_flow) || !header_matches(r, u.pkt)) continue;
+    if (!conditions_hold(c, u.flow)) continue;
+    ++counters_.candidates;
+    bool limited = false, pcre_limited = false;
+    const bool ok = eval.run(c, u.data, u.len, min_end, limited, pcre_limited);
+    counters_.backtrack_limit += limited && !ok;
+    counters_.pcre_limit += pcre_limited && !ok;
+    if (!ok) continue;
+    ++counters_.matches;
+    apply_bits(c, u.flow);
+    hits.push_back({i});
+    if (r.action == Action::kPass) break;
+  }
+  return Status::ok();
+}
+
+void DetectorBase::end_flow(uint64_t flow) {
+  bits_.erase(flow);
+  forget_flow(flow);
+}
+
+DetectCounters DetectorBase::counters() const {
+  DetectCounters c     = counters_;
+  c.flows_with_bits = bits_.size();
+  return c;
+}
+
+namespace {
+
+// ref.nids: every rule is a candidate.
+class RefDetector final : public DetectorBase {
+ public:
+  explicit RefDetector(std::shared_ptr<const DetectImage> image)
+      : DetectorBase(std::move(image), "ref.nids") {}
+
+ protected:
+  void candidates(const Unit&, std::vector<uint32_t>& out) override {
+    out.resize(img().rules().size());
+    for (uint32_t i = 0; i < out.size(); ++i) out[i] = i;
+  }
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Detector>> make_ref_detector(std::shared_ptr<const DetectImage> image) {
+  return std::unique_ptr<Detector>(std::make_unique<RefDetector>(std::move(image)));
+}
+
+}  // namespace warpath::nids::detail

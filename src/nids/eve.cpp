@@ -1,0 +1,141 @@
+// Alerts and flows as Suricata writes them: EVE JSON lines and fast.log lines.
+#include <cstdio>
+#include <ctime>
+#include <string>
+
+#include "warpath/nids/inspector.hpp"
+#include "warpath/packet/format.hpp"
+
+namespace warpath::nids {
+namespace {
+
+std::string quote(std::string_view s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20 || c >= 0x7f) {  // bytes, not UTF-8: escaped one by one
+          char t[8];
+          std::snprintf(t, sizeof t, "\\u%04x", c);
+          out += t;
+        } else {
+          out.push_back(char(c));
+        }
+    }
+  }
+  return out + "\"";
+}
+
+// "2009-11-24T21:27:09.534255+0000" (UTC).
+std::string eve_time(uint64_t ns) {
+  const std::time_t secs = std::time_t(ns / 1000000000u);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char t[64];
+  std::snprintf(t, sizeof t, "%04d-%02d-%02dT%02d:%02d:%02d.%06u+0000", tm.tm_year + 1900,
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                unsigned(ns % 1000000000u / 1000u));
+  return t;
+}
+
+// "11/24/2009-21:27:09.534255" (fast.log).
+std::string fast_time(uint64_t ns) {
+  const std::time_t secs = std::time_t(ns / 1000000000u);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char t[64];
+  std::snprintf(t, sizeof t, "%02d/%02d/%04d-%02d:%02d:%02d.%06u", tm.tm_mon + 1, tm.tm_mday,
+                tm.tm_year + 1900, tm.tm_hour, tm.tm_min, tm.tm_sec, unsigned(ns % 1000000000u / 1000u));
+  return t;
+}
+
+std::string proto_text(uint8_t p) {
+  switch (p) {
+    case 6: return "TCP";
+    case 17: return "UDP";
+    case 1: return "ICMP";
+    case 58: return "IPv6-ICMP";
+    case 132: return "SCTP";
+    case 47: return "GRE";
+    default: return std::to_string(p);
+  }
+}
+
+bool has_ports(uint8_t p) { return p == 6 || p == 17 || p == 132; }
+
+}  // namespace
+
+std::string alert_eve(const Alert& a, const DetectImage& image, bool ips) {
+  const Rule& r     = image.rules()[a.rule];
+  const ClassType c = image.class_of(r);
+  std::string j = "{\"timestamp\":\"" + eve_time(a.ts_ns) + "\"";
+  if (a.flow) j += ",\"flow_id\":" + std::to_string(a.flow);
+  j += ",\"pcap_cnt\":" + std::to_string(a.packet);
+  j += ",\"event_type\":\"alert\",\"src_ip\":\"" + packet::ip_to_string(a.ip_version, a.src) + "\"";
+  if (has_ports(a.proto)) j += ",\"src_port\":" + std::to_string(a.sport);
+  j += ",\"dest_ip\":\"" + packet::ip_to_string(a.ip_version, a.dst) + "\"";
+  if (has_ports(a.proto)) j += ",\"dest_port\":" + std::to_string(a.dport);
+  j += ",\"proto\":\"" + proto_text(a.proto) + "\"";
+  j += std::string(",\"direction\":\"") + (a.to_server ? "to_server" : "to_client") + "\"";
+  j += ",\"pkt_src\":\"wire/pcap\"";
+  j += std::string(",\"alert\":{\"action\":\"") + (ips && r.action == Action::kDrop ? "blocked" : "allowed") + "\"";
+  j += ",\"gid\":" + std::to_string(r.gid) + ",\"signature_id\":" + std::to_string(r.sid) +
+       ",\"rev\":" + std::to_string(r.rev) + ",\"signature\":" + quote(r.msg) +
+       ",\"category\":" + quote(c.description) + ",\"severity\":" + std::to_string(c.priority) + "}";
+  j += std::string(",\"stream\":") + (a.stream ? "1" : "0") + "}";
+  return j;
+}
+
+std::string flow_eve(const FlowEvent& f) {
+  const flow::FlowRecord& r = f.record;
+  std::string j = "{\"timestamp\":\"" + eve_time(r.last_ns) + "\",\"flow_id\":" + std::to_string(r.serial);
+  j += ",\"event_type\":\"flow\",\"src_ip\":\"" + packet::ip_to_string(r.ip_version, r.src) + "\"";
+  if (has_ports(r.proto)) j += ",\"src_port\":" + std::to_string(r.sport);
+  j += ",\"dest_ip\":\"" + packet::ip_to_string(r.ip_version, r.dst) + "\"";
+  if (has_ports(r.proto)) j += ",\"dest_port\":" + std::to_string(r.dport);
+  j += ",\"proto\":\"" + proto_text(r.proto) + "\"";
+  const char* reason = r.end == flow::FlowEnd::kTimeout ? "timeout"
+                       : r.end == flow::FlowEnd::kShutdown ? "shutdown" : "forced";
+  const uint64_t age = (r.last_ns - r.first_ns) / 1000000000u;
+  j += ",\"flow\":{\"pkts_toserver\":" + std::to_string(r.packets[0]) +
+       ",\"pkts_toclient\":" + std::to_string(r.packets[1]) +
+       ",\"bytes_toserver\":" + std::to_string(r.bytes[0]) +
+       ",\"bytes_toclient\":" + std::to_string(r.bytes[1]) + ",\"start\":\"" + eve_time(r.first_ns) +
+       "\",\"end\":\"" + eve_time(r.last_ns) + "\",\"age\":" + std::to_string(age) +
+       ",\"state\":\"" + flow::flow_state_name(r.state) + "\",\"reason\":\"" + reason +
+       "\",\"alerted\":" + (f.alerts ? "true" : "false") + (f.dropped ? ",\"action\":\"drop\"" : "") + "}";
+  if (r.proto == 6) {
+    char flags[3][8];
+    std::snprintf(flags[0], 8, "%02x", r.tcp_flags[0] | r.tcp_flags[1]);
+    std::snprintf(flags[1], 8, "%02x", r.tcp_flags[0]);
+    std::snprintf(flags[2], 8, "%02x", r.tcp_flags[1]);
+    j += std::string(",\"tcp\":{\"tcp_flags\":\"") + flags[0] + "\",\"tcp_flags_ts\":\"" + flags[1] +
+         "\",\"tcp_flags_tc\":\"" + flags[2] + "\",\"state\":\"" + flow::tcp_state_name(r.tcp) + "\"}";
+  }
+  return j + "}";
+}
+
+std::string alert_fast(const Alert& a, const DetectImage& image, bool ips) {
+  const Rule& r     = image.rules()[a.rule];
+  const ClassType c = image.class_of(r);
+  auto ep = [&](const uint8_t* addr, uint16_t port) {
+    std::string s = packet::ip_to_string(a.ip_version, addr);
+    if (a.ip_version == 6) s = "[" + s + "]";
+    return has_ports(a.proto) ? s + ":" + std::to_string(port) : s;
+  };
+  std::string line = fast_time(a.ts_ns) + "  ";
+  if (ips && r.action == Action::kDrop) line += "[Drop] ";
+  line += "[**] [" + std::to_string(r.gid) + ":" + std::to_string(r.sid) + ":" + std::to_string(r.rev) +
+          "] " + r.msg + " [**] ";
+  if (!c.description.empty()) line += "[Classification: " + c.description + "] ";
+  line += "[Priority: " + std::to_string(c.priority) + "] {" + proto_text(a.proto) + "} " +
+          ep(a.src, a.sport) + " -> " + ep(a.dst, a.dport);
+  return line;
+}
+
+}  // namespace warpath::nids

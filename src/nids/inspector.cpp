@@ -1,0 +1,311 @@
+// The NIDS pipeline of one thread (include/warpath/nids/inspector.hpp): flows, streams,
+// detection, alerts and IPS verdicts.
+#include "warpath/nids/inspector.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <unordered_map>
+
+namespace warpath::nids {
+namespace {
+
+// One direction's bytes since its last gap, up to the inspection depth.
+struct DirBuffer {
+  std::string bytes;
+  bool full  = false;
+  bool dirty = false;     // new bytes since the last inspection
+  uint32_t inspected = 0; // bytes inspected already
+};
+
+struct FlowCtx {
+  uint8_t handshake = 0;  // bit 0: SYN from the initiator, bit 1: SYN+ACK back, bit 2: its ACK
+  bool seen[2]      = {};
+  bool midstream    = false;
+  bool dropped      = false;
+  uint64_t alerts   = 0;
+  DirBuffer dir[2];
+  bool established(uint8_t proto) const {
+    if (proto == 6) return handshake == 7 || midstream;
+    return seen[0] && seen[1];
+  }
+};
+
+class PipelineInspector final : public Inspector {
+ public:
+  PipelineInspector(std::unique_ptr<Detector> d, std::unique_ptr<flow::FlowTracker> t,
+                    std::unique_ptr<stream::Reassembler> r, const InspectorConfig& c)
+      : detect_(std::move(d)), tracker_(std::move(t)), reasm_(std::move(r)), cfg_(c) {
+    sink_ = [this](const stream::Chunk& ch) { take_chunk(ch); };
+  }
+
+  Status process(const packet::BatchView& batch, const packet::PacketInfo* infos, uint32_t n,
+                 std::vector<Alert>& alerts, std::vector<FlowEvent>& ended,
+                 uint8_t* drop) override {
+    answers_.resize(n);
+    records_.clear();
+    WARPATH_TRY(tracker_->track({infos, n}, {batch.metas, n}, {answers_.data(), n}, records_));
+    for (uint32_t i = 0; i < n; ++i) {
+      uint8_t verdict = 0;
+      WARPATH_TRY(packet(batch, infos[i], answers_[i], i, alerts, verdict));
+      if (drop) drop[i] = verdict;
+    }
+    return end_flows(alerts, ended);
+  }
+
+  Status advance(uint64_t now_ns, std::vector<Alert>& alerts, std::vector<FlowEvent>& ended) override {
+    records_.clear();
+    WARPATH_TRY(tracker_->advance(now_ns, records_));
+    return end_flows(alerts, ended);
+  }
+
+  Status finish(std::vector<Alert>& alerts, std::vector<FlowEvent>& ended) override {
+    records_.clear();
+    WARPATH_TRY(tracker_->flush(records_));
+    return end_flows(alerts, ended);
+  }
+
+  InspectorCounters counters() const override { return counters_; }
+  flow::FlowCounters flow_counters() const override { return tracker_->counters(); }
+  stream::StreamCounters stream_counters() const override { return reasm_->counters(); }
+  DetectCounters detect_counters() const override { return detect_->counters(); }
+  const DetectImage& image() const noexcept override { return detect_->image(); }
+  std::string engines() const override {
+    return std::string(detect_->id()) + " + " + std::string(tracker_->id()) + " + " +
+           std::string(reasm_->id());
+  }
+
+ private:
+  Status packet(const packet::BatchView& batch, const packet::PacketInfo& info,
+                const flow::PacketFlow& pf, uint32_t i, std::vector<Alert>& alerts,
+                uint8_t& verdict) {
+    const packet::PacketMeta& meta = batch.metas[i];
+    const uint8_t* frame = batch.data(i);
+    ++counters_.packets;
+    counters_.bytes += meta.len;
+    ts_ = meta.timestamp_ns;
+    ++packet_no_;
+    if (info.ip_version != 4 && info.ip_version != 6) return Status::ok();
+    FlowCtx* ctx = nullptr;
+    if (pf.serial) {
+      ctx = &flows_[pf.serial];
+      if (ctx->dropped) {  // IPS: the flow was dropped
+        verdict = 1;
+        ++counters_.dropped;
+        return Status::ok();
+      }
+      ctx->seen[pf.dir] = true;
+      if (info.proto == 6) {
+        const uint8_t f = info.tcp_flags;
+        const bool syn = f & 0x02, ack = f & 0x10;
+        if (pf.created && !syn && cfg_.stream.midstream) ctx->midstream = true;
+        if (pf.dir == 0 && syn && !ack) ctx->handshake |= 1;
+        else if (pf.dir == 1 && syn && ack && (ctx->handshake & 1)) ctx->handshake |= 2;
+        else if (pf.dir == 0 && ack && !syn && (ctx->handshake & 3) == 3) ctx->handshake |= 4;
+      }
+    }
+    PacketView pv;
+    pv.ip_version  = info.ip_version;
+    pv.proto       = info.proto;
+    pv.src         = info.src;
+    pv.dst         = info.dst;
+    pv.sport       = info.sport;
+    pv.dport       = info.dport;
+    pv.tcp_flags   = info.tcp_flags;
+    pv.icmp_type   = info.icmp_type;
+    pv.icmp_code   = info.icmp_code;
+    pv.has_flow    = ctx != nullptr;
+    pv.established = ctx && ctx->established(info.proto);
+    pv.to_server   = pf.dir == 0;
+    const uint8_t* payload = nullptr;
+    uint32_t plen          = 0;
+    if (!stream::payload_of(info, frame, meta.caplen, payload, plen)) payload = nullptr, plen = 0;
+    pv.dsize = plen;
+    seen_.clear();
+    bool drop = false;
+    Unit u;
+    u.pkt         = pv;
+    u.buffer      = Buffer::kPacket;
+    u.data        = payload;
+    u.len         = plen;
+    u.flow        = pf.serial;
+    u.dir         = pf.dir;
+    u.stream_flow = info.proto == 6 && pv.established;
+    WARPATH_TRY(inspect(u, pf.serial, alerts, drop));
+    if (info.proto == 6 && pf.serial) {
+      stream::Segment seg;
+      if (stream::segment_of(info, frame, meta.caplen, seg, cfg_.any_checksum)) {
+        seg.flow = pf.serial;
+        seg.dir  = pf.dir;
+        WARPATH_TRY(reasm_->segment(seg, sink_));
+        WARPATH_TRY(inspect_streams(pf.serial, *ctx, &pv, pf.dir, alerts, drop));
+      }
+    }
+    if (drop && cfg_.ips) {
+      verdict = 1;
+      ++counters_.dropped;
+      if (ctx && !ctx->dropped) {
+        ctx->dropped = true;
+        ++counters_.flows_dropped;
+      }
+    }
+    return Status::ok();
+  }
+
+  // Inspects the directions of `ctx` that got bytes. `pv` is the packet that delivered them
+  // (oriented as direction `pdir`), or null at the flow's end (`rec` orients then).
+  Status inspect_streams(uint64_t serial, FlowCtx& ctx, const PacketView* pv, uint8_t pdir,
+                         std::vector<Alert>& alerts, bool& drop,
+                         const flow::FlowRecord* rec = nullptr) {
+    for (uint8_t d = 0; d < 2; ++d) {
+      DirBuffer& b = ctx.dir[d];
+      if (!b.dirty) continue;
+      b.dirty = false;
+      Unit u;
+      u.buffer = Buffer::kStream;
+      u.flow   = serial;
+      u.dir    = d;
+      u.data   = reinterpret_cast<const uint8_t*>(b.bytes.data());
+      u.len    = uint32_t(b.bytes.size());
+      u.new_from = b.inspected;
+      b.inspected = u.len;
+      if (pv) {
+        u.pkt = *pv;
+        if (d != pdir) {
+          std::swap(u.pkt.src, u.pkt.dst);
+          std::swap(u.pkt.sport, u.pkt.dport);
+        }
+      } else {
+        u.pkt.ip_version = rec->ip_version;
+        u.pkt.proto      = rec->proto;
+        u.pkt.src   = d == 0 ? rec->src : rec->dst;
+        u.pkt.dst   = d == 0 ? rec->dst : rec->src;
+        u.pkt.sport = d == 0 ? rec->sport : rec->dport;
+        u.pkt.dport = d == 0 ? rec->dport : rec->sport;
+        u.pkt.has_flow    = true;
+        u.pkt.established = ctx.established(6);
+      }
+      u.pkt.to_server = d == 0;
+      WARPATH_TRY(inspect(u, serial, alerts, drop));
+    }
+    return Status::ok();
+  }
+
+  Status inspect(const Unit& u, uint64_t serial, std::vector<Alert>& alerts, bool& drop) {
+    hits_.clear();
+    WARPATH_TRY(detect_->inspect(u, hits_));
+    const auto& rules = detect_->image().rules();
+    for (const Hit& h : hits_) {
+      const Rule& r = rules[h.rule];
+      if (std::find(seen_.begin(), seen_.end(), h.rule) != seen_.end()) continue;
+      seen_.push_back(h.rule);
+      if (r.action == Action::kPass) continue;
+      if (r.action == Action::kDrop) drop = true;
+      if (r.noalert) continue;
+      Alert a;
+      a.ts_ns      = ts_;
+      a.flow       = serial;
+      a.packet     = packet_no_;
+      a.rule       = h.rule;
+      a.ip_version = u.pkt.ip_version;
+      a.proto      = u.pkt.proto;
+      const size_t alen = u.pkt.ip_version == 6 ? 16 : 4;
+      std::memcpy(a.src, u.pkt.src, alen);
+      std::memcpy(a.dst, u.pkt.dst, alen);
+      a.sport     = u.pkt.sport;
+      a.dport     = u.pkt.dport;
+      a.to_server = u.pkt.to_server;
+      a.stream    = u.buffer == Buffer::kStream;
+      a.blocked   = cfg_.ips && r.action == Action::kDrop;
+      alerts.push_back(a);
+      ++counters_.alerts;
+      if (serial)
+        if (auto it = flows_.find(serial); it != flows_.end()) ++it->second.alerts;
+    }
+    return Status::ok();
+  }
+
+  void take_chunk(const stream::Chunk& c) {
+    auto it = flows_.find(c.flow);
+    if (it == flows_.end()) return;
+    DirBuffer& b = it->second.dir[c.dir & 1];
+    if (c.gap) {  // content cannot match across bytes the capture lost
+      if (!b.bytes.empty()) ++counters_.stream_gaps;
+      buffered_ -= b.bytes.size();
+      b.bytes.clear();
+      b.inspected = 0;
+      b.full      = false;
+      return;
+    }
+    if (b.full) return;
+    const size_t room = cfg_.inspect_depth - std::min<size_t>(cfg_.inspect_depth, b.bytes.size());
+    const size_t spare = cfg_.inspect_memcap - std::min<uint64_t>(cfg_.inspect_memcap, buffered_);
+    const size_t take = std::min<size_t>({room, spare, c.len});
+    if (take < c.len) {
+      b.full = true;
+      ++(take < room ? counters_.inspect_memcap : counters_.inspect_depth);
+    }
+    if (take) {
+      b.bytes.append(reinterpret_cast<const char*>(c.data), take);
+      buffered_ += take;
+      b.dirty = true;
+    }
+  }
+
+  Status end_flows(std::vector<Alert>& alerts, std::vector<FlowEvent>& ended) {
+    for (const flow::FlowRecord& r : records_) {
+      FlowEvent ev;
+      ev.record = r;
+      auto it   = flows_.find(r.serial);
+      if (r.proto == 6) {
+        WARPATH_TRY(reasm_->close(r.serial, sink_));
+        if (it != flows_.end() && !it->second.dropped) {
+          bool drop = false;
+          seen_.clear();
+          ts_ = std::max(ts_, r.last_ns);
+          WARPATH_TRY(inspect_streams(r.serial, it->second, nullptr, 0, alerts, drop, &r));
+        }
+      }
+      if (it != flows_.end()) {
+        ev.alerts  = it->second.alerts;
+        ev.dropped = it->second.dropped;
+        buffered_ -= it->second.dir[0].bytes.size() + it->second.dir[1].bytes.size();
+        flows_.erase(it);
+      }
+      detect_->end_flow(r.serial);
+      ended.push_back(ev);
+    }
+    records_.clear();
+    return Status::ok();
+  }
+
+  std::unique_ptr<Detector> detect_;
+  std::unique_ptr<flow::FlowTracker> tracker_;
+  std::unique_ptr<stream::Reassembler> reasm_;
+  InspectorConfig cfg_;
+  stream::ChunkSink sink_;
+  std::unordered_map<uint64_t, FlowCtx> flows_;
+  std::vector<flow::PacketFlow> answers_;
+  std::vector<flow::FlowRecord> records_;
+  std::vector<Hit> hits_;
+  std::vector<uint32_t> seen_;  // rules that alerted for the current packet
+  InspectorCounters counters_;
+  uint64_t ts_ = 0, packet_no_ = 0;
+  uint64_t buffered_ = 0;  // bytes in every direction's inspection buffer
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Inspector>> Inspector::make(std::shared_ptr<const DetectImage> image,
+                                                   const InspectorConfig& config) {
+  if (config.inspect_depth == 0) return Status(Errc::kInvalidArgument, "inspect_depth must be above 0");
+  InspectorConfig c = config;
+  c.stream.mode     = c.ips ? stream::Mode::kInline : stream::Mode::kIds;
+  c.flow.ignore_ipv4_checksum = c.flow.ignore_ipv4_checksum || c.any_checksum;
+  WARPATH_ASSIGN_OR_RETURN(auto detector, make_detector(c.engine, std::move(image)));
+  WARPATH_ASSIGN_OR_RETURN(auto tracker, flow::make_flow_tracker(c.flow_engine, c.flow));
+  WARPATH_ASSIGN_OR_RETURN(auto reasm, stream::make_reassembler(c.stream_engine, c.stream));
+  return std::unique_ptr<Inspector>(std::make_unique<PipelineInspector>(
+      std::move(detector), std::move(tracker), std::move(reasm), c));
+}
+
+}  // namespace warpath::nids

@@ -1,0 +1,202 @@
+// The detection engine registry (the only list of NIDS engines), the validating wrapper and the
+// self-test's differential check (include/warpath/nids/detect.hpp).
+#include <random>
+
+#include "nids/detector_base.hpp"
+
+namespace warpath::nids {
+namespace {
+
+bool always() { return true; }
+
+std::string hits_text(const DetectImage& img, const std::vector<Hit>& h) {
+  std::string s = "[";
+  for (size_t i = 0; i < h.size(); ++i)
+    s += (i ? "," : "") + std::to_string(img.rules()[h[i].rule].sid);
+  return s + "]";
+}
+
+class ValidatingDetector final : public Detector {
+ public:
+  ValidatingDetector(std::unique_ptr<Detector> e, std::unique_ptr<Detector> r)
+      : engine_(std::move(e)), ref_(std::move(r)), id_("validate:" + std::string(engine_->id())) {}
+  std::string_view id() const noexcept override { return id_; }
+  Status inspect(const Unit& u, std::vector<Hit>& hits) override {
+    const size_t from = hits.size();
+    WARPATH_TRY(engine_->inspect(u, hits));
+    std::vector<Hit> got(hits.begin() + long(from), hits.end()), want;
+    WARPATH_TRY(ref_->inspect(u, want));
+    if (got != want)
+      return Status(Errc::kInvalidArgument,
+                    std::string(engine_->id()) + " matched sids " + hits_text(image(), got) +
+                        ", ref.nids " + hits_text(image(), want) + " (unit " +
+                        std::to_string(++units_) + ", flow " + std::to_string(u.flow) + ")");
+    ++units_;
+    return Status::ok();
+  }
+  void end_flow(uint64_t flow) override {
+    engine_->end_flow(flow);
+    ref_->end_flow(flow);
+  }
+  DetectCounters counters() const override { return engine_->counters(); }
+  const DetectImage& image() const noexcept override { return engine_->image(); }
+
+ private:
+  std::unique_ptr<Detector> engine_, ref_;
+  std::string id_;
+  uint64_t units_ = 0;
+};
+
+Result<std::unique_ptr<Detector>> make_engine(const std::string& id,
+                                              std::shared_ptr<const DetectImage> image) {
+  if (id == "ref.nids") return detail::make_ref_detector(std::move(image));
+  if (id == "cpu.nids") return detail::make_cpu_detector(std::move(image));
+  return Status(Errc::kNotFound, "no factory for NIDS engine " + id);
+}
+
+}  // namespace
+
+std::vector<EngineInfo> nids_engines() {
+  return {
+      {"ref.nids", "every rule evaluated on every buffer (the oracle)", 0, &always},
+      {"cpu.nids", "rules grouped by buffer and protocol, a multi-literal prefilter over their "
+                   "fast patterns (Vectorscan where built, else Aho-Corasick)", 10, &always},
+  };
+}
+
+Result<std::unique_ptr<Detector>> make_detector(std::string_view requested,
+                                                std::shared_ptr<const DetectImage> image) {
+  if (!image) return Status(Errc::kInvalidArgument, "no rule image");
+  bool validating = false;
+  auto resolved   = resolve_engine(nids_engines(), "NIDS", requested, validating);
+  if (!resolved.is_ok()) return resolved.status();
+  auto engine = make_engine(*resolved, image);
+  if (!engine.is_ok() || !validating) return engine;
+  auto ref = detail::make_ref_detector(image);
+  if (!ref.is_ok()) return ref.status();
+  return std::unique_ptr<Detector>(
+      std::make_unique<ValidatingDetector>(std::move(*engine), std::move(*ref)));
+}
+
+// ---- the self-test's check: generated rules over a small alphabet and payloads from it ----
+
+namespace {
+
+constexpr char kAlphabet[] = "abcAB|;\"x";
+
+std::string word(std::mt19937_64& rng, size_t n) {
+  std::string s;
+  for (size_t i = 0; i < n; ++i) {
+    char c = kAlphabet[rng() % (sizeof kAlphabet - 1)];
+    if (c == '|' || c == ';' || c == '"') c = 'x';
+    s.push_back(c);
+  }
+  return s;
+}
+
+std::string random_rule(std::mt19937_64& rng, uint32_t sid) {
+  static const char* kProtos[] = {"tcp", "udp", "ip", "tcp-pkt", "icmp"};
+  std::string r = std::string(rng() % 8 == 0 ? "pass" : rng() % 5 == 0 ? "drop" : "alert") + " " +
+                  kProtos[rng() % std::size(kProtos)] + " any any " +
+                  (rng() % 4 == 0 ? "<>" : "->") + " " +
+                  (rng() % 3 == 0 ? "10.0.0.0/8" : "any") + " any (msg:\"r\"; ";
+  const int items = int(rng() % 4);
+  for (int i = 0; i < items; ++i) {
+    const uint64_t k = rng() % 10;
+    if (k < 7) {
+      r += std::string("content:") + (rng() % 7 == 0 ? "!" : "") + "\"" + word(rng, 1 + rng() % 3) + "\"; ";
+      if (rng() % 3 == 0) r += "nocase; ";
+      if (i > 0 && rng() % 2) {
+        r += "distance:" + std::to_string(int(rng() % 5) - 1) + "; ";
+        if (rng() % 2) r += "within:" + std::to_string(3 + rng() % 6) + "; ";
+      } else if (rng() % 3 == 0) {
+        r += "offset:" + std::to_string(rng() % 4) + "; depth:" + std::to_string(3 + rng() % 8) + "; ";
+      }
+      if (rng() % 6 == 0) r += "fast_pattern; ";
+    } else if (k < 9) {
+      r += std::string("pcre:\"/") + word(rng, 1 + rng() % 2) + (rng() % 2 ? "[ab]+" : ".?") + "/" +
+           (rng() % 2 ? "i" : "") + (i > 0 && rng() % 2 ? "R" : "") + "\"; ";
+    } else {
+      r += "isdataat:" + std::to_string(rng() % 12) + (i > 0 && rng() % 2 ? ",relative" : "") + "; ";
+    }
+  }
+  if (rng() % 5 == 0) r += rng() % 2 ? "flow:established,to_server; " : "flow:to_client; ";
+  if (rng() % 6 == 0) r += "dsize:>" + std::to_string(rng() % 10) + "; ";
+  if (rng() % 5 == 0) r += std::string("flowbits:") + (rng() % 2 ? "set" : "isset") + ",b" + std::to_string(rng() % 3) + "; ";
+  return r + "sid:" + std::to_string(sid) + ";)";
+}
+
+}  // namespace
+
+CheckReport check_nids_engine(std::string_view id, uint64_t seed, uint64_t items) {
+  CheckReport report{"nids", std::string(id), seed, 0, false, {}};
+  std::mt19937_64 rng(seed);
+  const Vars vars;
+  static constexpr uint32_t kSizes[] = {0, 1, 7, 8, 9, 63, 64, 65, 1500};
+  uint64_t matched = 0;
+  while (report.items < std::max<uint64_t>(items, 1)) {
+    RuleSet set;
+    std::string text;
+    const uint32_t n = 1 + uint32_t(rng() % 60);
+    for (uint32_t s = 1; s <= n; ++s) text += random_rule(rng, s) + "\n";
+    add_rules_text(set, text, "generated", vars);
+    auto image = compile_rules(set);
+    if (!image.is_ok()) {
+      report.detail = image.status().message();
+      return report;
+    }
+    auto d = make_detector("validate:" + std::string(id), *image);
+    if (!d.is_ok()) {
+      if (d.status().code() == Errc::kNotFound || d.status().code() == Errc::kNotSupported) {
+        report.skipped = true;
+        report.detail  = d.status().message();
+      } else {
+        report.detail = d.status().message();
+      }
+      return report;
+    }
+    static const uint8_t kA[4] = {10, 0, 0, 1}, kB[4] = {192, 168, 1, 2};
+    for (int flow = 1; flow <= 8 && report.items < items; ++flow) {
+      std::string stream;
+      for (int u = 0; u < 12; ++u) {
+        const uint32_t len = kSizes[rng() % std::size(kSizes)];
+        Unit unit;
+        static const uint8_t kProtoNums[] = {6, 17, 1, 47};
+        unit.pkt.proto       = kProtoNums[rng() % 4];
+        unit.pkt.src         = rng() % 2 ? kA : kB;
+        unit.pkt.dst         = unit.pkt.src == kA ? kB : kA;
+        unit.pkt.sport       = uint16_t(rng());
+        unit.pkt.dport       = uint16_t(rng());
+        unit.pkt.has_flow    = true;
+        unit.pkt.established = rng() % 2;
+        unit.pkt.to_server   = unit.pkt.src == kA;
+        unit.flow            = uint64_t(flow);
+        std::string payload  = word(rng, len);
+        if (unit.pkt.proto == 6 && rng() % 2) {  // a stream unit: the payload appended
+          unit.buffer   = Buffer::kStream;
+          unit.new_from = uint32_t(stream.size());
+          stream += payload;
+          unit.data = reinterpret_cast<const uint8_t*>(stream.data());
+          unit.len  = uint32_t(stream.size());
+        } else {
+          unit.stream_flow = unit.pkt.proto == 6 && rng() % 2;
+          unit.data        = reinterpret_cast<const uint8_t*>(payload.data());
+          unit.len         = len;
+        }
+        unit.pkt.dsize = len;
+        std::vector<Hit> hits;
+        if (Status s = (*d)->inspect(unit, hits); !s.is_ok()) {
+          report.detail = s.message();
+          return report;
+        }
+        matched += hits.size();
+        ++report.items;
+      }
+      (*d)->end_flow(uint64_t(flow));
+    }
+  }
+  if (matched == 0) report.detail = "no generated rule matched: the comparison proved nothing";
+  return report;
+}
+
+}  // namespace warpath::nids

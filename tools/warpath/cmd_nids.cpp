@@ -1,0 +1,279 @@
+#if defined(WARPATH_HAVE_NIDS)  // built where PCRE2 is (the pcre keyword)
+// warpath nids: Suricata-style rules over a capture's packets and reassembled TCP streams,
+// alerts as EVE JSON and fast.log lines, a summary; --check-rules says what of a rule set
+// loads and why the rest does not.
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <system_error>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "capture_input.hpp"
+#include "commands.hpp"
+#include "output_file.hpp"
+#include "warpath/io/text_file.hpp"
+#include "warpath/nids/detect.hpp"
+#include "warpath/nids/inspector.hpp"
+#include "warpath/nids/rule.hpp"
+
+namespace warpath::cli {
+namespace {
+
+struct NidsOptions {
+  std::vector<std::string> rules, vars;
+  std::string in, eve, fast, json, classification, engine = "auto", filter, policy = "bsd";
+  bool check_rules = false, verbose = false, ips = false, midstream = false, no_checksum = false;
+  bool no_defrag = false, no_flows = false, skip_bad_rules = false, progress = false;
+  uint32_t capacity = 1u << 18;
+  uint32_t inspect_depth = 1u << 20;
+};
+
+// An optional output (--eve, --fast, --json): nothing when `path` is empty, stdout for "-".
+class Out {
+ public:
+  Status open(const std::string& path, const std::vector<std::string>& inputs) {
+    if (path.empty()) return Status::ok();
+    file_ = std::make_unique<OutputFile>(path == "-" ? std::string() : path);
+    return file_->open(inputs);
+  }
+  bool is_open() const { return file_ != nullptr; }
+  Status line(const std::string& text) {
+    return file_->guarded([&](std::FILE* f) {
+      if (std::fwrite(text.data(), 1, text.size(), f) != text.size() || std::fputc('\n', f) == EOF)
+        throw std::system_error(errno, std::generic_category());
+    });
+  }
+  Status commit() { return file_ ? file_->commit() : Status::ok(); }
+
+ private:
+  std::unique_ptr<OutputFile> file_;
+};
+
+Status write_json(const std::string& path, const std::vector<std::string>& inputs,
+                  const nlohmann::ordered_json& doc) {
+  Out out;
+  WARPATH_TRY(out.open(path, inputs));
+  WARPATH_TRY(out.line(doc.dump(2)));
+  return out.commit();
+}
+
+Result<nids::RuleSet> load(const NidsOptions& o) {
+  nids::Vars vars;
+  for (const std::string& v : o.vars) WARPATH_TRY(vars.set_from(v));
+  WARPATH_ASSIGN_OR_RETURN(nids::RuleSet set, nids::load_rules(o.rules, vars));
+  if (!o.classification.empty()) {
+    WARPATH_ASSIGN_OR_RETURN(std::string text, io::read_text_file(o.classification));
+    WARPATH_ASSIGN_OR_RETURN(set.classification, nids::parse_classification(text, o.classification));
+  }
+  return set;
+}
+
+int check_rules(const NidsOptions& o, const nids::RuleSet& set) {
+  uint32_t rules = 0, loaded = 0, disabled = 0;
+  std::map<std::string, uint32_t> reasons;
+  nlohmann::ordered_json files = nlohmann::ordered_json::array();
+  for (const nids::FileReport& f : set.files) {
+    std::map<std::string, uint32_t> mine;
+    for (const nids::RuleProblem& p : f.problems) ++mine[nids::reason_key(p)], ++reasons[nids::reason_key(p)];
+    rules += f.rules, loaded += f.loaded, disabled += f.disabled;
+    if (o.json.empty()) {
+      fmt::print("{}: {} of {} rules load ({:.1f}%){}\n", f.path, f.loaded, f.rules,
+                 f.rules ? 100.0 * f.loaded / f.rules : 100.0,
+                 f.disabled ? fmt::format(", {} commented out", f.disabled) : "");
+      std::vector<std::pair<std::string, uint32_t>> sorted(mine.begin(), mine.end());
+      std::sort(sorted.begin(), sorted.end(), [](auto& a, auto& b) { return a.second > b.second; });
+      for (const auto& [k, n] : sorted) fmt::print("    {:6}  {}\n", n, k);
+      if (o.verbose)
+        for (const nids::RuleProblem& p : f.problems)
+          fmt::print("  {}: sid {}: {}{}\n", p.where, p.sid, p.syntax ? "syntax error: " : "skipped: ", printable(p.reason));
+    }
+    nlohmann::ordered_json j = {{"file", f.path}, {"rules", f.rules}, {"loaded", f.loaded},
+                                {"disabled", f.disabled}, {"skipped_by", mine}};
+    if (o.verbose) {
+      j["problems"] = nlohmann::ordered_json::array();
+      for (const nids::RuleProblem& p : f.problems)
+        j["problems"].push_back({{"where", p.where}, {"sid", p.sid}, {"syntax", p.syntax}, {"reason", p.reason}});
+    }
+    files.push_back(std::move(j));
+  }
+  if (!o.json.empty()) {
+    nlohmann::ordered_json doc = {{"rules", rules}, {"loaded", loaded}, {"disabled", disabled},
+                                  {"syntax_errors", set.syntax_errors()}, {"skipped_by", reasons},
+                                  {"files", files}};
+    if (Status s = write_json(o.json, o.rules, doc); !s.is_ok()) return fail(s);
+    return 0;
+  }
+  fmt::print("total: {} of {} rules load ({:.1f}%), {} skipped, {} syntax errors\n", loaded, rules,
+             rules ? 100.0 * loaded / rules : 100.0, set.skipped(), set.syntax_errors());
+  std::vector<std::pair<std::string, uint32_t>> sorted(reasons.begin(), reasons.end());
+  std::sort(sorted.begin(), sorted.end(), [](auto& a, auto& b) { return a.second > b.second; });
+  if (!sorted.empty()) fmt::print("not loaded, by keyword:\n");
+  for (const auto& [k, n] : sorted) fmt::print("  {:6}  {}\n", n, k);
+  return 0;
+}
+
+int run_nids(const NidsOptions& o) {
+  auto set = load(o);
+  if (!set.is_ok()) return fail(set.status());
+  if (o.check_rules) return check_rules(o, *set);
+  if (o.in.empty()) return fail("--in is required (or --check-rules)");
+  uint32_t shown = 0;
+  for (const nids::FileReport& f : set->files)
+    for (const nids::RuleProblem& p : f.problems)
+      if (p.syntax && shown++ < 20)
+        std::fprintf(stderr, "warpath: %s: %s\n", p.where.c_str(), printable(p.reason).c_str());
+  if (set->syntax_errors() && !o.skip_bad_rules)
+    return fail(std::to_string(set->syntax_errors()) +
+                " rule(s) with syntax errors (--skip-bad-rules to run without them)");
+  auto image = nids::compile_rules(*set);
+  if (!image.is_ok()) return fail(image.status());
+  nids::InspectorConfig cfg;
+  cfg.engine        = o.engine;
+  cfg.ips           = o.ips;
+  cfg.inspect_depth = o.inspect_depth;
+  cfg.any_checksum  = o.no_checksum;
+  cfg.flow.capacity = o.capacity;
+  cfg.stream.midstream = o.midstream;
+  auto policy = stream::parse_policy(o.policy);
+  if (!policy.is_ok()) return fail(policy.status());
+  cfg.stream.policy = *policy;
+  auto inspector = nids::Inspector::make(*image, cfg);
+  if (!inspector.is_ok()) return fail(inspector.status());
+  nids::Inspector& ins = **inspector;
+  auto input = CaptureInput::open(o.in, o.filter, o.no_defrag ? "" : "auto");
+  if (!input.is_ok()) return fail(input.status());
+
+  std::vector<std::string> inputs = o.rules;
+  inputs.push_back(o.in);
+  Out eve, fast;
+  if (Status s = eve.open(o.eve, inputs); !s.is_ok()) return fail(s);
+  if (Status s = fast.open(o.fast, inputs); !s.is_ok()) return fail(s);
+  std::vector<nids::Alert> alerts;
+  std::vector<nids::FlowEvent> ended;
+  std::vector<packet::PacketInfo> infos;
+  std::map<uint32_t, uint64_t> by_rule;
+  uint64_t flows = 0;
+  Status out_error;
+  auto emit = [&]() {
+    for (const nids::Alert& a : alerts) {
+      ++by_rule[a.rule];
+      if (eve.is_open()) out_error = eve.line(nids::alert_eve(a, ins.image(), o.ips));
+      if (fast.is_open() && out_error.is_ok()) out_error = fast.line(nids::alert_fast(a, ins.image(), o.ips));
+      if (!out_error.is_ok()) return;
+    }
+    flows += ended.size();
+    if (eve.is_open() && !o.no_flows)
+      for (const nids::FlowEvent& f : ended)
+        if (out_error.is_ok()) out_error = eve.line(nids::flow_eve(f));
+    alerts.clear();
+    ended.clear();
+  };
+  const bool progress = o.progress || isatty(STDERR_FILENO);
+  const auto start = std::chrono::steady_clock::now();
+  auto last_shown  = start;
+  for (;;) {
+    auto got = input->next(infos);
+    if (!got.is_ok()) return fail(got.status());
+    const packet::PacketBatch& batch = **got;
+    if (batch.size() == 0) break;
+    if (Status s = ins.process(batch.view(), infos.data(), batch.size(), alerts, ended); !s.is_ok())
+      return fail(s);
+    emit();
+    if (!out_error.is_ok()) return fail(out_error);
+    const auto now = std::chrono::steady_clock::now();
+    if (progress && now - last_shown > std::chrono::milliseconds(500)) {
+      last_shown = now;
+      const nids::InspectorCounters c = ins.counters();
+      std::fprintf(stderr, "\r%llu packets, %llu alerts, %.1f MB   ", (unsigned long long)c.packets,
+                   (unsigned long long)c.alerts, double(c.bytes) / 1e6);
+    }
+  }
+  if (Status s = ins.finish(alerts, ended); !s.is_ok()) return fail(s);
+  emit();
+  if (!out_error.is_ok()) return fail(out_error);
+  if (Status s = eve.commit(); !s.is_ok()) return fail(s);
+  if (Status s = fast.commit(); !s.is_ok()) return fail(s);
+  if (Status s = input->defrag_status(); !s.is_ok()) return fail(s);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (progress) std::fprintf(stderr, "\r%60s\r", "");
+
+  const nids::InspectorCounters c = ins.counters();
+  const nids::DetectCounters d    = ins.detect_counters();
+  const stream::StreamCounters sc = ins.stream_counters();
+  const auto& rules = ins.image().rules();
+  std::vector<std::pair<uint32_t, uint64_t>> top(by_rule.begin(), by_rule.end());
+  std::sort(top.begin(), top.end(), [](auto& a, auto& b) { return a.second > b.second; });
+  if (!o.json.empty()) {
+    nlohmann::ordered_json sigs = nlohmann::ordered_json::array();
+    for (const auto& [r, n] : top)
+      sigs.push_back({{"sid", rules[r].sid}, {"msg", rules[r].msg}, {"alerts", n}});
+    nlohmann::ordered_json doc = {
+        {"capture", o.in}, {"engines", ins.engines()}, {"rules", rules.size()},
+        {"mode", o.ips ? "ips" : "ids"}, {"packets", c.packets}, {"bytes", c.bytes},
+        {"flows", flows}, {"alerts", c.alerts}, {"dropped", c.dropped},
+        {"flows_dropped", c.flows_dropped}, {"seconds", secs},
+        {"mpps", secs > 0 ? double(c.packets) / secs / 1e6 : 0.0},
+        {"gbps", secs > 0 ? double(c.bytes) * 8 / secs / 1e9 : 0.0},
+        {"signatures", sigs},
+        {"detect", {{"units", d.units}, {"packet_units", d.packet_units}, {"stream_units", d.stream_units},
+                    {"bytes", d.bytes}, {"candidates", d.candidates}, {"matches", d.matches},
+                    {"backtrack_limit", d.backtrack_limit}, {"pcre_limit", d.pcre_limit}}},
+        {"stream", {{"delivered_bytes", sc.delivered_bytes}, {"gaps", sc.gaps}, {"overlaps", sc.overlaps},
+                    {"overlap_diff", sc.overlap_diff}, {"memcap", sc.memcap},
+                    {"inspect_depth", c.inspect_depth}, {"inspect_memcap", c.inspect_memcap}}}};
+    if (Status s = write_json(o.json, inputs, doc); !s.is_ok()) return fail(s);
+  }
+  fmt::print("{}: {} packets, {:.1f} MB, {} flows; {} rules ({}); {} alerts{}\n", o.in, c.packets,
+             double(c.bytes) / 1e6, flows, rules.size(), ins.engines(), c.alerts,
+             o.ips ? fmt::format(", {} packets dropped ({} flows)", c.dropped, c.flows_dropped) : "");
+  fmt::print("  {:.3f} s: {:.2f} Mpps, {:.2f} Gbit/s\n", secs, secs > 0 ? double(c.packets) / secs / 1e6 : 0.0,
+             secs > 0 ? double(c.bytes) * 8 / secs / 1e9 : 0.0);
+  for (size_t i = 0; i < top.size() && i < 10; ++i)
+    fmt::print("  {:8}  [{}:{}] {}\n", top[i].second, rules[top[i].first].gid, rules[top[i].first].sid,
+               printable(rules[top[i].first].msg));
+  if (top.size() > 10) fmt::print("  ... {} more signatures\n", top.size() - 10);
+  if (d.backtrack_limit || d.pcre_limit || c.inspect_memcap)
+    fmt::print("  bounds reached: {} evaluations by the backtracking bound, {} by the pcre limit, "
+               "{} directions by the inspection memcap\n", d.backtrack_limit, d.pcre_limit, c.inspect_memcap);
+  return 0;
+}
+
+}  // namespace
+
+void add_nids(CLI::App& app, Runner& run) {
+  auto o    = std::make_shared<NidsOptions>();
+  auto* cmd = app.add_subcommand("nids", "Run Suricata-style rules over a capture (alerts as EVE JSON)");
+  cmd->add_option("--rules", o->rules, "Rule file or directory of *.rules (repeat for more)")->required();
+  cmd->add_option("--in", o->in, "Capture file (pcap or pcapng; - for standard input)");
+  cmd->add_option("--eve", o->eve, "EVE JSON output (alerts and flows, one object per line; - for stdout)");
+  cmd->add_option("--fast", o->fast, "fast.log output (one line per alert)");
+  cmd->add_option("--json", o->json, "Summary (or, with --check-rules, the report) as JSON");
+  cmd->add_option("--engine", o->engine, "Detection engine: auto, ref.nids, cpu.nids, validate:<engine>");
+  cmd->add_option("--set-var", o->vars, "NAME=VALUE: an address or port variable (HOME_NET=[10.0.0.0/8])");
+  cmd->add_option("--classification", o->classification, "classification.config (default: Suricata's)");
+  cmd->add_flag("--check-rules", o->check_rules, "Report how many rules of each file load and why the rest do not");
+  cmd->add_flag("--verbose", o->verbose, "With --check-rules: every rule that does not load, and why");
+  cmd->add_flag("--skip-bad-rules", o->skip_bad_rules, "Run without the rules that have syntax errors");
+  cmd->add_flag("--ips", o->ips, "IPS mode: inline reassembly, drop rules drop the packet and its flow");
+  cmd->add_flag("--midstream", o->midstream, "Inspect TCP connections whose handshake the capture missed");
+  cmd->add_option("--policy", o->policy, "Overlap policy of the receivers (bsd, linux, windows, first, last, ...)");
+  cmd->add_option("--capacity", o->capacity, "Flows the flow table holds")->check(CLI::Range(1u, 1u << 26));
+  cmd->add_option("--inspect-depth", o->inspect_depth, "Stream bytes per direction inspected")
+      ->check(CLI::Range(1u, 1u << 30));
+  cmd->add_flag("--no-checksum", o->no_checksum, "Take IPv4 packets with bad header checksums (Suricata's -k none)");
+  cmd->add_flag("--no-defrag", o->no_defrag, "Do not put IP fragments back together first");
+  cmd->add_flag("--no-flows", o->no_flows, "Leave flow events out of the EVE output");
+  cmd->add_flag("--progress", o->progress, "Show progress even when stderr is not a terminal");
+  cmd->add_option("--filter", o->filter, "BPF filter expression, as tcpdump takes it");
+  cmd->footer("Supported rule language: see `warpath docs` or the README's NIDS section. Rules "
+              "outside it are skipped with a reason (--check-rules lists them).");
+  cmd->callback([o, &run] { run = [o] { return run_nids(*o); }; });
+}
+
+}  // namespace warpath::cli
+#endif  // WARPATH_HAVE_NIDS
