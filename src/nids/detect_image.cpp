@@ -29,7 +29,25 @@ ClassType Image::class_of(const Rule& r) const {
 
 namespace {
 
-int action_rank(Action a) { return a == Action::kPass ? 0 : a == Action::kDrop ? 1 : 2; }
+RuleKind kind_of(const Rule& r) {
+  if (r.proto == Proto::kTcpStream || r.flow.only_stream) return RuleKind::kStream;
+  if (r.has_payload()) {
+    const bool packet = r.dsize.op != NumTest::kNone || r.flow.no_stream || r.proto == Proto::kTcpPkt ||
+                        r.proto == Proto::kUdp || r.proto == Proto::kIcmp;
+    return packet ? RuleKind::kPacket : RuleKind::kPacketStream;
+  }
+  const FlowOpt& f = r.flow;
+  const bool flow_kw = f.established || f.not_established || f.to_server || f.to_client ||
+                       f.stateless || f.only_stream || f.no_stream;
+  bool checks_bits = false;
+  for (const Flowbit& b : r.flowbits) checks_bits |= b.op == Flowbit::kIsSet || b.op == Flowbit::kIsNotSet;
+  if (flow_kw || checks_bits || !r.sport.any || !r.dport.any || r.dsize.op != NumTest::kNone ||
+      r.flags.set || r.itype.op != NumTest::kNone || r.icode.op != NumTest::kNone ||
+      r.proto == Proto::kTcpPkt)
+    return RuleKind::kPacket;
+  const bool negated = !r.src.exclude.empty() || !r.dst.exclude.empty();
+  return negated ? RuleKind::kLikeIpOnly : RuleKind::kIpOnly;
+}
 
 int flowbits_rank(const Rule& r) {
   bool sets = false, checks = false;
@@ -65,6 +83,17 @@ Result<pcre2_code*> compile_pcre(const Rule& r, const Pcre& p) {
 }  // namespace
 }  // namespace detail
 
+const char* rule_kind_name(RuleKind k) noexcept {
+  switch (k) {
+    case RuleKind::kIpOnly: return "ip_only";
+    case RuleKind::kLikeIpOnly: return "like_ip_only";
+    case RuleKind::kPacket: return "pkt";
+    case RuleKind::kPacketStream: return "pkt_stream";
+    case RuleKind::kStream: return "stream";
+  }
+  return "?";
+}
+
 Result<std::shared_ptr<const DetectImage>> compile_rules(const RuleSet& set) {
   auto image = std::make_shared<detail::Image>();
   image->classification_ = set.classification;
@@ -75,10 +104,14 @@ Result<std::shared_ptr<const DetectImage>> compile_rules(const RuleSet& set) {
     auto it = set.classification.find(r.classtype);
     return it == set.classification.end() ? 3 : it->second.priority;
   };
+  auto action_rank = [&](Action a) {
+    auto it = std::find(set.action_order.begin(), set.action_order.end(), a);
+    return int(it - set.action_order.begin());
+  };
   std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
     const Rule &x = set.rules[a], &y = set.rules[b];
-    const auto kx = std::tuple(detail::action_rank(x.action), detail::flowbits_rank(x), prio(x));
-    const auto ky = std::tuple(detail::action_rank(y.action), detail::flowbits_rank(y), prio(y));
+    const auto kx = std::tuple(action_rank(x.action), detail::flowbits_rank(x), prio(x));
+    const auto ky = std::tuple(action_rank(y.action), detail::flowbits_rank(y), prio(y));
     return kx < ky;
   });
   image->rules_.reserve(order.size());
@@ -133,6 +166,7 @@ Result<std::shared_ptr<const DetectImage>> compile_rules(const RuleSet& set) {
         case Flowbit::kIsNotSet: c.conditions.push_back({f.any, true, ids}); break;
       }
     }
+    c.kind        = detail::kind_of(r);
     c.stream_only = r.proto == Proto::kTcpStream || r.flow.only_stream;
     c.packet_only = !r.has_payload() || r.dsize.op != NumTest::kNone || r.flow.no_stream ||
                     r.proto == Proto::kTcpPkt || r.proto == Proto::kUdp || r.proto == Proto::kIcmp;

@@ -34,6 +34,7 @@ struct CompiledRule {
   bool stream_only = false;  ///< looks at streams only (only_stream, tcp-stream)
   bool needs_relative_retry = false;  ///< some item after the first is relative (backtracking helps)
   int32_t fast_pattern = -1;          ///< index of the fast-pattern content in items, -1: none
+  RuleKind kind = RuleKind::kPacket;
 };
 
 class Image final : public DetectImage {
@@ -44,6 +45,7 @@ class Image final : public DetectImage {
   Image& operator=(const Image&) = delete;
   const std::vector<Rule>& rules() const noexcept override { return rules_; }
   ClassType class_of(const Rule& r) const override;
+  RuleKind kind(uint32_t i) const override { return compiled_[i].kind; }
   const std::vector<CompiledRule>& compiled() const noexcept { return compiled_; }
   uint32_t bit_count() const noexcept { return bits_; }
 

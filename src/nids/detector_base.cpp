@@ -62,6 +62,7 @@ Status DetectorBase::inspect(const Unit& u, std::vector<Hit>& hits) {
     const CompiledRule& c = compiled[i];
     const Rule& r         = rules[i];
     if (!applies_to(c, u.buffer, u.stream_flow) || !header_matches(r, u.pkt)) continue;
+    if (c.kind == RuleKind::kIpOnly && !u.first_in_dir) continue;  // once per direction
     if (!conditions_hold(c, u.flow)) continue;
     ++counters_.candidates;
     bool limited = false, pcre_limited = false;

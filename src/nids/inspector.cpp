@@ -12,16 +12,28 @@ namespace {
 // One direction's bytes since its last gap, up to the inspection depth.
 struct DirBuffer {
   std::string bytes;
+  // Bytes before a gap not yet inspected (the gap came in the same delivery): inspected first,
+  // on their own, with the offset already inspected in them.
+  std::vector<std::pair<std::string, uint32_t>> before_gap;
   bool full  = false;
   bool dirty = false;     // new bytes since the last inspection
   uint32_t inspected = 0; // bytes inspected already
+};
+
+// What the rules decided for the packet being inspected.
+struct Verdict {
+  bool drop = false;       // a drop rule matched (IPS: the packet is dropped; later alerts are not)
+  bool drop_flow = false;  // ... one whose action covers the flow
+  bool pass = false;       // a pass rule matched: nothing more of this packet is inspected
+  bool pass_flow = false;  // ... one whose action covers the flow: nothing more of the flow
 };
 
 struct FlowCtx {
   uint8_t handshake = 0;  // bit 0: SYN from the initiator, bit 1: SYN+ACK back, bit 2: its ACK
   bool seen[2]      = {};
   bool midstream    = false;
-  bool dropped      = false;
+  bool dropped      = false;  // IPS: a drop rule covering the flow matched
+  bool passed       = false;  // a pass rule covering the flow matched
   uint64_t alerts   = 0;
   DirBuffer dir[2];
   bool established(uint8_t proto) const {
@@ -86,6 +98,7 @@ class PipelineInspector final : public Inspector {
     ++packet_no_;
     if (info.ip_version != 4 && info.ip_version != 6) return Status::ok();
     FlowCtx* ctx = nullptr;
+    bool first_in_dir = true;
     if (pf.serial) {
       ctx = &flows_[pf.serial];
       if (ctx->dropped) {  // IPS: the flow was dropped
@@ -93,6 +106,8 @@ class PipelineInspector final : public Inspector {
         ++counters_.dropped;
         return Status::ok();
       }
+      if (ctx->passed) return Status::ok();
+      first_in_dir = !ctx->seen[pf.dir];
       ctx->seen[pf.dir] = true;
       if (info.proto == 6) {
         const uint8_t f = info.tcp_flags;
@@ -121,7 +136,20 @@ class PipelineInspector final : public Inspector {
     if (!stream::payload_of(info, frame, meta.caplen, payload, plen)) payload = nullptr, plen = 0;
     pv.dsize = plen;
     seen_.clear();
-    bool drop = false;
+    Verdict v;
+    // A TCP segment goes to the reassembler first: whether it took the bytes decides where the
+    // payload rules look (the stream, or this packet when the stream refused them).
+    bool in_stream = false;
+    stream::Segment seg;
+    const bool is_seg = info.proto == 6 && pf.serial &&
+                        stream::segment_of(info, frame, meta.caplen, seg, cfg_.any_checksum);
+    if (is_seg) {
+      seg.flow = pf.serial;
+      seg.dir  = pf.dir;
+      const uint64_t refused_before = refused(reasm_->counters());
+      WARPATH_TRY(reasm_->segment(seg, sink_));
+      in_stream = refused(reasm_->counters()) == refused_before;
+    }
     Unit u;
     u.pkt         = pv;
     u.buffer      = Buffer::kPacket;
@@ -129,21 +157,15 @@ class PipelineInspector final : public Inspector {
     u.len         = plen;
     u.flow        = pf.serial;
     u.dir         = pf.dir;
-    u.stream_flow = info.proto == 6 && pv.established;
-    WARPATH_TRY(inspect(u, pf.serial, alerts, drop));
-    if (info.proto == 6 && pf.serial) {
-      stream::Segment seg;
-      if (stream::segment_of(info, frame, meta.caplen, seg, cfg_.any_checksum)) {
-        seg.flow = pf.serial;
-        seg.dir  = pf.dir;
-        WARPATH_TRY(reasm_->segment(seg, sink_));
-        WARPATH_TRY(inspect_streams(pf.serial, *ctx, &pv, pf.dir, alerts, drop));
-      }
-    }
-    if (drop && cfg_.ips) {
+    u.stream_flow  = in_stream;
+    u.first_in_dir = first_in_dir;
+    WARPATH_TRY(inspect(u, pf.serial, alerts, v));
+    if (is_seg && !v.pass) WARPATH_TRY(inspect_streams(pf.serial, *ctx, &pv, pf.dir, alerts, v));
+    if (ctx && v.pass_flow) ctx->passed = true;
+    if (v.drop && cfg_.ips) {
       verdict = 1;
       ++counters_.dropped;
-      if (ctx && !ctx->dropped) {
+      if (ctx && v.drop_flow && !ctx->dropped) {
         ctx->dropped = true;
         ++counters_.flows_dropped;
       }
@@ -151,23 +173,23 @@ class PipelineInspector final : public Inspector {
     return Status::ok();
   }
 
+  // Segments the reassembler did not take (no stream yet, after the close, out of window,
+  // caps): their payload is inspected as a packet.
+  static uint64_t refused(const stream::StreamCounters& c) {
+    return c.before_handshake + c.data_on_syn + c.after_close + c.beyond_window + c.stream_cap +
+           c.memcap + c.segment_cap + c.flows_refused;
+  }
   // Inspects the directions of `ctx` that got bytes. `pv` is the packet that delivered them
   // (oriented as direction `pdir`), or null at the flow's end (`rec` orients then).
   Status inspect_streams(uint64_t serial, FlowCtx& ctx, const PacketView* pv, uint8_t pdir,
-                         std::vector<Alert>& alerts, bool& drop,
+                         std::vector<Alert>& alerts, Verdict& v,
                          const flow::FlowRecord* rec = nullptr) {
     for (uint8_t d = 0; d < 2; ++d) {
       DirBuffer& b = ctx.dir[d];
-      if (!b.dirty) continue;
-      b.dirty = false;
       Unit u;
       u.buffer = Buffer::kStream;
       u.flow   = serial;
       u.dir    = d;
-      u.data   = reinterpret_cast<const uint8_t*>(b.bytes.data());
-      u.len    = uint32_t(b.bytes.size());
-      u.new_from = b.inspected;
-      b.inspected = u.len;
       if (pv) {
         u.pkt = *pv;
         if (d != pdir) {
@@ -175,31 +197,55 @@ class PipelineInspector final : public Inspector {
           std::swap(u.pkt.sport, u.pkt.dport);
         }
       } else {
-        u.pkt.ip_version = rec->ip_version;
-        u.pkt.proto      = rec->proto;
-        u.pkt.src   = d == 0 ? rec->src : rec->dst;
-        u.pkt.dst   = d == 0 ? rec->dst : rec->src;
-        u.pkt.sport = d == 0 ? rec->sport : rec->dport;
-        u.pkt.dport = d == 0 ? rec->dport : rec->sport;
+        u.pkt.ip_version  = rec->ip_version;
+        u.pkt.proto       = rec->proto;
+        u.pkt.src         = d == 0 ? rec->src : rec->dst;
+        u.pkt.dst         = d == 0 ? rec->dst : rec->src;
+        u.pkt.sport       = d == 0 ? rec->sport : rec->dport;
+        u.pkt.dport       = d == 0 ? rec->dport : rec->sport;
         u.pkt.has_flow    = true;
         u.pkt.established = ctx.established(6);
       }
       u.pkt.to_server = d == 0;
-      WARPATH_TRY(inspect(u, serial, alerts, drop));
+      auto run = [&](const std::string& bytes, uint32_t inspected) {
+        u.data     = reinterpret_cast<const uint8_t*>(bytes.data());
+        u.len      = uint32_t(bytes.size());
+        u.new_from = inspected;
+        return inspect(u, serial, alerts, v);
+      };
+      // Each run of bytes between gaps is a buffer of its own: those before a gap first.
+      for (const auto& [bytes, inspected] : b.before_gap) WARPATH_TRY(run(bytes, inspected));
+      b.before_gap.clear();
+      if (b.dirty) {
+        b.dirty = false;
+        WARPATH_TRY(run(b.bytes, b.inspected));
+        b.inspected = uint32_t(b.bytes.size());
+      }
     }
     return Status::ok();
   }
 
-  Status inspect(const Unit& u, uint64_t serial, std::vector<Alert>& alerts, bool& drop) {
+  Status inspect(const Unit& u, uint64_t serial, std::vector<Alert>& alerts, Verdict& v) {
     hits_.clear();
     WARPATH_TRY(detect_->inspect(u, hits_));
     const auto& rules = detect_->image().rules();
     for (const Hit& h : hits_) {
+      if (v.pass || (v.drop && cfg_.ips)) break;  // nothing after a pass, or a drop in IPS mode
       const Rule& r = rules[h.rule];
       if (std::find(seen_.begin(), seen_.end(), h.rule) != seen_.end()) continue;
       seen_.push_back(h.rule);
-      if (r.action == Action::kPass) continue;
-      if (r.action == Action::kDrop) drop = true;
+      const RuleKind kind = detect_->image().kind(h.rule);
+      const bool flow_scope = kind == RuleKind::kIpOnly || kind == RuleKind::kLikeIpOnly ||
+                              u.buffer == Buffer::kStream;
+      if (r.action == Action::kPass) {
+        v.pass = true;
+        v.pass_flow = v.pass_flow || (flow_scope && serial);
+        continue;
+      }
+      if (r.action == Action::kDrop) {
+        v.drop = true;
+        v.drop_flow = v.drop_flow || flow_scope;
+      }
       if (r.noalert) continue;
       Alert a;
       a.ts_ns      = ts_;
@@ -231,7 +277,9 @@ class PipelineInspector final : public Inspector {
     if (c.gap) {  // content cannot match across bytes the capture lost
       if (!b.bytes.empty()) ++counters_.stream_gaps;
       buffered_ -= b.bytes.size();
+      if (b.dirty) b.before_gap.emplace_back(std::move(b.bytes), b.inspected);
       b.bytes.clear();
+      b.dirty = false;
       b.inspected = 0;
       b.full      = false;
       return;
@@ -258,11 +306,11 @@ class PipelineInspector final : public Inspector {
       auto it   = flows_.find(r.serial);
       if (r.proto == 6) {
         WARPATH_TRY(reasm_->close(r.serial, sink_));
-        if (it != flows_.end() && !it->second.dropped) {
-          bool drop = false;
+        if (it != flows_.end() && !it->second.dropped && !it->second.passed) {
+          Verdict v;  // the flow is over: nothing left to drop
           seen_.clear();
           ts_ = std::max(ts_, r.last_ns);
-          WARPATH_TRY(inspect_streams(r.serial, it->second, nullptr, 0, alerts, drop, &r));
+          WARPATH_TRY(inspect_streams(r.serial, it->second, nullptr, 0, alerts, v, &r));
         }
       }
       if (it != flows_.end()) {

@@ -1,5 +1,6 @@
 // Rule files and directories into a rule set, with a report of what did not load; the
 // classification table.
+#include <algorithm>
 #include <set>
 
 #include "warpath/io/text_file.hpp"
@@ -164,6 +165,25 @@ void add_rules_text(RuleSet& set, std::string_view text, std::string_view name, 
     joined.clear();
   }
   set.files.push_back(std::move(report));
+}
+
+Result<std::vector<Action>> parse_action_order(std::string_view text) {
+  std::vector<Action> order;
+  size_t start = 0;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    if (i < text.size() && text[i] != ',') continue;
+    const std::string_view w = io::trim(text.substr(start, i - start));
+    start = i + 1;
+    Action a;
+    if (w == "pass") a = Action::kPass;
+    else if (w == "drop" || w == "reject") a = Action::kDrop;
+    else if (w == "alert") a = Action::kAlert;
+    else return Status(Errc::kInvalidArgument, "action order: unknown action '" + std::string(w) + "'");
+    if (std::find(order.begin(), order.end(), a) == order.end()) order.push_back(a);
+  }
+  if (order.size() != 3)
+    return Status(Errc::kInvalidArgument, "action order must name pass, drop and alert");
+  return order;
 }
 
 std::string reason_key(const RuleProblem& p) {

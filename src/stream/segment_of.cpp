@@ -56,6 +56,10 @@ bool payload_of(const packet::PacketInfo& p, const uint8_t* frame, uint32_t capl
     const uint32_t end     = std::min(caplen, l4 + std::max(udp_len, 8u));
     data = frame + l4 + 8;
     len  = end - l4 - 8;
+  } else if ((p.proto == 1 || p.proto == 58) && p.l4_offset) {  // after type, code, checksum, rest
+    if (p.l4_offset + 8u >= caplen) return false;
+    data = frame + p.l4_offset + 8;
+    len  = caplen - p.l4_offset - 8;
   } else if (p.l4_offset && p.l4_offset < caplen) {
     data = frame + p.l4_offset;
     len  = caplen - p.l4_offset;

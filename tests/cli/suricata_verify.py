@@ -66,12 +66,18 @@ def flatten(obj, prefix=""):
     return out
 
 
+POLICIES = {"bsd": "bsd", "bsd-right": "bsd", "old-linux": "old-linux", "linux": "linux",
+            "solaris": "solaris", "old-solaris": "solaris", "windows": "windows",
+            "windows2k3": "windows", "vista": "vista", "first": "first", "last": "last"}
+
+
 def yaml_settings(folder):
-    """Midstream and variables from the test's own suricata.yaml (it replaces the default)."""
-    midstream, variables = False, []
+    """Settings of the test's own suricata.yaml (it replaces the default): midstream,
+    variables, action order and host OS policies, as warpath options."""
+    midstream, opts = False, []
     cfg = folder / "suricata.yaml"
     if not cfg.is_file():
-        return midstream, variables
+        return midstream, opts
     text = "\n".join(l for l in cfg.read_text(errors="replace").splitlines()
                      if not l.startswith("%YAML"))
     try:
@@ -83,13 +89,19 @@ def yaml_settings(folder):
     groups = (doc.get("vars") or {}) if isinstance(doc.get("vars"), dict) else {}
     for section in ("address-groups", "port-groups"):
         for name, value in (groups.get(section) or {}).items():
-            variables.append(f"{name}={value}")
-    return midstream, variables
+            opts += ["--set-var", f"{name}={value}"]
+    if isinstance(doc.get("action-order"), list):
+        opts += ["--action-order", ",".join(doc["action-order"])]
+    for name, prefixes in (doc.get("host-os-policy") or {}).items():
+        for prefix in prefixes or []:
+            if name in POLICIES:
+                opts += ["--host-policy", f"{prefix}={POLICIES[name]}"]
+    return midstream, opts
 
 
 def options(folder, test):
     args = " ".join(str(a) for a in test.get("args") or [])
-    midstream, variables = yaml_settings(folder)
+    midstream, from_yaml = yaml_settings(folder)
     if "stream.midstream=true" in args:
         midstream = True
     if "stream.midstream=false" in args:
@@ -101,9 +113,15 @@ def options(folder, test):
         opts.append("--ips")
     if midstream:
         opts.append("--midstream")
-    for v in variables:
-        opts += ["--set-var", v]
-    return opts
+    return opts + from_yaml
+
+
+def var_options(opts):
+    out = []
+    for i, o in enumerate(opts):
+        if o == "--set-var":
+            out += opts[i:i + 2]
+    return out
 
 
 def run_test(folder, binary):
@@ -119,7 +137,7 @@ def run_test(folder, binary):
         return "skip", "no capture"
     opts = options(folder, test)
     chk = subprocess.run([binary, "nids", "--rules", rules, "--check-rules", "--verbose",
-                          "--json", "-", *[o for o in opts if o.startswith("--set-var") or "=" in o]],
+                          "--json", "-", *var_options(opts)],
                          capture_output=True, text=True, timeout=60)
     if chk.returncode != 0:
         return "skip", "rules: " + chk.stderr.strip()

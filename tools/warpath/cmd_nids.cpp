@@ -25,7 +25,8 @@ namespace warpath::cli {
 namespace {
 
 struct NidsOptions {
-  std::vector<std::string> rules, vars;
+  std::vector<std::string> rules, vars, hosts;
+  std::string action_order;
   std::string in, eve, fast, json, classification, engine = "auto", filter, policy = "bsd";
   bool check_rules = false, verbose = false, ips = false, midstream = false, no_checksum = false;
   bool no_defrag = false, no_flows = false, skip_bad_rules = false, progress = false;
@@ -66,6 +67,9 @@ Result<nids::RuleSet> load(const NidsOptions& o) {
   nids::Vars vars;
   for (const std::string& v : o.vars) WARPATH_TRY(vars.set_from(v));
   WARPATH_ASSIGN_OR_RETURN(nids::RuleSet set, nids::load_rules(o.rules, vars));
+  if (!o.action_order.empty()) {
+    WARPATH_ASSIGN_OR_RETURN(set.action_order, nids::parse_action_order(o.action_order));
+  }
   if (!o.classification.empty()) {
     WARPATH_ASSIGN_OR_RETURN(std::string text, io::read_text_file(o.classification));
     WARPATH_ASSIGN_OR_RETURN(set.classification, nids::parse_classification(text, o.classification));
@@ -142,6 +146,11 @@ int run_nids(const NidsOptions& o) {
   auto policy = stream::parse_policy(o.policy);
   if (!policy.is_ok()) return fail(policy.status());
   cfg.stream.policy = *policy;
+  for (const std::string& h : o.hosts) {
+    auto hp = stream::parse_host_policy(h);
+    if (!hp.is_ok()) return fail(hp.status());
+    cfg.stream.hosts.push_back(*hp);
+  }
   auto inspector = nids::Inspector::make(*image, cfg);
   if (!inspector.is_ok()) return fail(inspector.status());
   nids::Inspector& ins = **inspector;
@@ -262,6 +271,10 @@ void add_nids(CLI::App& app, Runner& run) {
   cmd->add_flag("--ips", o->ips, "IPS mode: inline reassembly, drop rules drop the packet and its flow");
   cmd->add_flag("--midstream", o->midstream, "Inspect TCP connections whose handshake the capture missed");
   cmd->add_option("--policy", o->policy, "Overlap policy of the receivers (bsd, linux, windows, first, last, ...)");
+  cmd->add_option("--host-policy", o->hosts,
+                  "PREFIX=POLICY: the overlap policy of the receiving hosts in PREFIX (repeat for more)");
+  cmd->add_option("--action-order", o->action_order,
+                  "Evaluation order of the actions (default pass,drop,alert; reject counts as drop)");
   cmd->add_option("--capacity", o->capacity, "Flows the flow table holds")->check(CLI::Range(1u, 1u << 26));
   cmd->add_option("--inspect-depth", o->inspect_depth, "Stream bytes per direction inspected")
       ->check(CLI::Range(1u, 1u << 30));

@@ -22,8 +22,8 @@
 //   prev_end + distance + within], negated ones must not occur there, pcre (R: from prev_end)
 //   moves prev_end to its match's end, isdataat tests the buffer's length; when a later item
 //   fails, earlier ones are retried at their next occurrence (backtracking, bounded).
-//   Rules are evaluated in Suricata's order: pass, then drop, then alert; flowbits setters
-//   before checkers; then priority, then file order. A matching pass rule ends the unit (no
+//   Rules are evaluated in Suricata's order: by action (RuleSet::action_order, by default
+//   pass, drop, alert), flowbits setters before checkers, then priority, then file order. A matching pass rule ends the unit (no
 //   later rule alerts for it). Each rule matches a packet at most once.
 //
 // Engines ("<device>.<algorithm>", nids_engines())
@@ -75,7 +75,21 @@ struct Unit {
   /// A packet unit of a TCP flow whose payload is inspected through its stream: only the
   /// packet rules (no payload, dsize, no_stream, tcp-pkt) look at it.
   bool stream_flow = false;
+  /// The first packet of its flow in its direction (or an untracked packet): IP-only rules
+  /// look at these packets only.
+  bool first_in_dir = true;
 };
+
+/// Suricata's rule types, which decide when a rule is evaluated and what its action covers.
+enum class RuleKind : uint8_t {
+  kIpOnly,      ///< addresses only (no ports, payload, flow or packet keywords): the first
+                ///< packet of each direction of a flow; its action covers the flow
+  kLikeIpOnly,  ///< the same with a negated address: every packet; action covers the flow
+  kPacket,      ///< packet keywords or no payload: every packet; action covers the packet
+  kPacketStream,///< payload: the stream when there is one (action covers the flow), else packets
+  kStream,      ///< tcp-stream or flow:only_stream: the stream only; action covers the flow
+};
+const char* rule_kind_name(RuleKind k) noexcept;  ///< "ip_only", "like_ip_only", "pkt", ...
 
 /// A rule that matched: its index in DetectImage::rules().
 struct Hit {
@@ -108,6 +122,8 @@ class DetectImage {
   virtual const std::vector<Rule>& rules() const noexcept = 0;
   /// The classtype's description and priority, or the rule's own priority.
   virtual ClassType class_of(const Rule& r) const = 0;
+  /// The type of rules()[i].
+  virtual RuleKind kind(uint32_t i) const = 0;
 };
 
 class Detector {

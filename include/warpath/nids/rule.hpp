@@ -204,6 +204,8 @@ struct FileReport {
 
 struct RuleSet {
   std::vector<Rule> rules;  ///< loaded rules, in file order
+  /// Evaluation order of the actions (Suricata's action-order; reject counts as drop).
+  std::vector<Action> action_order = {Action::kPass, Action::kDrop, Action::kAlert};
   std::vector<FileReport> files;
   Classification classification = default_classification();
   uint32_t syntax_errors() const;
@@ -216,6 +218,10 @@ struct RuleSet {
 Result<RuleSet> load_rules(const std::vector<std::string>& paths, const Vars& vars);
 /// The same for the text of one file (`name` for messages).
 void add_rules_text(RuleSet& set, std::string_view text, std::string_view name, const Vars& vars);
+
+/// "drop,pass,reject,alert" into an action order (reject is drop); kInvalidArgument unless each
+/// of pass, drop and alert appears once.
+Result<std::vector<Action>> parse_action_order(std::string_view text);
 
 /// A rule's reason reduced to its keyword ("http.uri", "byte_test", "app-layer proto http"),
 /// what `nids --check-rules` counts by.

@@ -115,8 +115,8 @@ class PayloadEval {
     const int64_t len = len_;
     if (it.kind == Item::kIsDataAt) {
       const IsDataAt& d = *it.isdataat;
-      const int64_t at = (d.relative ? prev_end : 0) + d.offset;
-      const bool has = at < len;
+      // Absolute: a byte at offset N; relative: N more bytes after the previous match.
+      const bool has = d.relative ? prev_end + d.offset <= len : d.offset < len;
       return has != d.negated && step(k + 1, prev_end, max_end);
     }
     if (it.kind == Item::kPcre) return pcre_step(k, it, prev_end, max_end);
