@@ -11,7 +11,8 @@ namespace {
 
 // One direction's bytes since its last gap, up to the inspection depth.
 struct DirBuffer {
-  std::string bytes;
+  std::string bytes;      // the lookback, then bytes not yet inspected
+  uint64_t total = 0;     // bytes taken for inspection in this direction
   // Bytes before a gap not yet inspected (the gap came in the same delivery): inspected first,
   // on their own, with the offset already inspected in them.
   std::vector<std::pair<std::string, uint32_t>> before_gap;
@@ -33,7 +34,8 @@ struct FlowCtx {
   bool seen[2]      = {};
   bool midstream    = false;
   bool dropped      = false;  // IPS: a drop rule covering the flow matched
-  bool passed       = false;  // a pass rule covering the flow matched
+  bool passed       = false;  // a pass rule covering the flow matched (or the midstream policy)
+  bool drop_packets = false;  // IPS: the midstream policy drops the flow's packets
   uint64_t alerts   = 0;
   DirBuffer dir[2];
   bool established(uint8_t proto) const {
@@ -102,6 +104,29 @@ class PipelineInspector final : public Inspector {
     if (pf.serial) {
       ctx = &flows_[pf.serial];
       if (ctx->dropped) {  // IPS: the flow was dropped
+        verdict = 1;
+        ++counters_.dropped;
+        return Status::ok();
+      }
+      if (pf.created && info.proto == 6 && (info.tcp_flags & 0x12) != 0x02) {  // no SYN first
+        ++counters_.midstream_flows;
+        switch (cfg_.midstream_policy) {
+          case MidstreamPolicy::kIgnore: break;
+          case MidstreamPolicy::kPassFlow: ctx->passed = true; break;
+          case MidstreamPolicy::kDropFlow:
+            if (cfg_.ips) ctx->dropped = true, ++counters_.flows_dropped;
+            break;
+          case MidstreamPolicy::kDropPacket:
+            if (cfg_.ips) ctx->drop_packets = true;
+            break;
+        }
+        if (ctx->dropped) {
+          verdict = 1;
+          ++counters_.dropped;
+          return Status::ok();
+        }
+      }
+      if (ctx->drop_packets) {
         verdict = 1;
         ++counters_.dropped;
         return Status::ok();
@@ -219,6 +244,11 @@ class PipelineInspector final : public Inspector {
       if (b.dirty) {
         b.dirty = false;
         WARPATH_TRY(run(b.bytes, b.inspected));
+        if (b.bytes.size() > kStreamLookback) {  // keep the lookback only
+          const size_t drop = b.bytes.size() - kStreamLookback;
+          b.bytes.erase(0, drop);
+          buffered_ -= drop;
+        }
         b.inspected = uint32_t(b.bytes.size());
       }
     }
@@ -230,21 +260,22 @@ class PipelineInspector final : public Inspector {
     WARPATH_TRY(detect_->inspect(u, hits_));
     const auto& rules = detect_->image().rules();
     for (const Hit& h : hits_) {
-      if (v.pass || (v.drop && cfg_.ips)) break;  // nothing after a pass, or a drop in IPS mode
+      if (v.pass) break;  // nothing after a pass (alerts after a drop are kept, as Suricata)
       const Rule& r = rules[h.rule];
       if (std::find(seen_.begin(), seen_.end(), h.rule) != seen_.end()) continue;
       seen_.push_back(h.rule);
       const RuleKind kind = detect_->image().kind(h.rule);
       const bool flow_scope = kind == RuleKind::kIpOnly || kind == RuleKind::kLikeIpOnly ||
                               u.buffer == Buffer::kStream;
+      // A flow takes the first of drop and pass that covers it.
       if (r.action == Action::kPass) {
         v.pass = true;
-        v.pass_flow = v.pass_flow || (flow_scope && serial);
+        v.pass_flow = v.pass_flow || (flow_scope && serial && !v.drop_flow);
         continue;
       }
       if (r.action == Action::kDrop) {
         v.drop = true;
-        v.drop_flow = v.drop_flow || flow_scope;
+        v.drop_flow = v.drop_flow || (flow_scope && !v.pass_flow);
       }
       if (r.noalert) continue;
       Alert a;
@@ -281,11 +312,10 @@ class PipelineInspector final : public Inspector {
       b.bytes.clear();
       b.dirty = false;
       b.inspected = 0;
-      b.full      = false;
       return;
     }
     if (b.full) return;
-    const size_t room = cfg_.inspect_depth - std::min<size_t>(cfg_.inspect_depth, b.bytes.size());
+    const size_t room = cfg_.inspect_depth - std::min<uint64_t>(cfg_.inspect_depth, b.total);
     const size_t spare = cfg_.inspect_memcap - std::min<uint64_t>(cfg_.inspect_memcap, buffered_);
     const size_t take = std::min<size_t>({room, spare, c.len});
     if (take < c.len) {
@@ -294,6 +324,7 @@ class PipelineInspector final : public Inspector {
     }
     if (take) {
       b.bytes.append(reinterpret_cast<const char*>(c.data), take);
+      b.total += take;
       buffered_ += take;
       b.dirty = true;
     }
@@ -342,6 +373,17 @@ class PipelineInspector final : public Inspector {
 };
 
 }  // namespace
+
+Result<MidstreamPolicy> parse_midstream_policy(std::string_view t, bool ips) {
+  if (t == "ignore") return MidstreamPolicy::kIgnore;
+  if (t == "pass-flow" || t == "bypass") return MidstreamPolicy::kPassFlow;
+  if (t == "drop-flow" || t == "reject") return MidstreamPolicy::kDropFlow;
+  if (t == "drop-packet") return MidstreamPolicy::kDropPacket;
+  if (t == "auto") return ips ? MidstreamPolicy::kDropFlow : MidstreamPolicy::kIgnore;
+  return Status(Errc::kInvalidArgument, "midstream policy '" + std::string(t) +
+                                            "': expected ignore, pass-flow, bypass, drop-flow, "
+                                            "reject, drop-packet or auto");
+}
 
 Result<std::unique_ptr<Inspector>> Inspector::make(std::shared_ptr<const DetectImage> image,
                                                    const InspectorConfig& config) {

@@ -17,6 +17,7 @@ supported subset, a capture the reader does not take). Run as a script for the t
 
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -90,6 +91,9 @@ def yaml_settings(folder):
     for section in ("address-groups", "port-groups"):
         for name, value in (groups.get(section) or {}).items():
             opts += ["--set-var", f"{name}={value}"]
+    policy = (stream.get("midstream-policy") if isinstance(stream, dict) else None) or doc.get("exception-policy")
+    if isinstance(policy, str):
+        opts += ["--midstream-policy", policy]  # replaced below by the command line's
     if isinstance(doc.get("action-order"), list):
         opts += ["--action-order", ",".join(doc["action-order"])]
     for name, prefixes in (doc.get("host-os-policy") or {}).items():
@@ -113,7 +117,16 @@ def options(folder, test):
         opts.append("--ips")
     if midstream:
         opts.append("--midstream")
-    return opts + from_yaml
+    opts += from_yaml
+    for key in ("stream.midstream-policy", "exception-policy"):  # the command line's win
+        m = re.search(key.replace(".", r"\.") + r"=([a-z-]+)", args)
+        if m:
+            i = opts.index("--midstream-policy") if "--midstream-policy" in opts else None
+            if i is not None:
+                del opts[i:i + 2]
+            opts += ["--midstream-policy", m.group(1)]
+            break
+    return opts
 
 
 def var_options(opts):

@@ -26,7 +26,7 @@ namespace {
 
 struct NidsOptions {
   std::vector<std::string> rules, vars, hosts;
-  std::string action_order;
+  std::string action_order, midstream_policy = "ignore";
   std::string in, eve, fast, json, classification, engine = "auto", filter, policy = "bsd";
   bool check_rules = false, verbose = false, ips = false, midstream = false, no_checksum = false;
   bool no_defrag = false, no_flows = false, skip_bad_rules = false, progress = false;
@@ -146,6 +146,9 @@ int run_nids(const NidsOptions& o) {
   auto policy = stream::parse_policy(o.policy);
   if (!policy.is_ok()) return fail(policy.status());
   cfg.stream.policy = *policy;
+  auto mp = nids::parse_midstream_policy(o.midstream_policy, o.ips);
+  if (!mp.is_ok()) return fail(mp.status());
+  cfg.midstream_policy = *mp;
   for (const std::string& h : o.hosts) {
     auto hp = stream::parse_host_policy(h);
     if (!hp.is_ok()) return fail(hp.status());
@@ -270,6 +273,9 @@ void add_nids(CLI::App& app, Runner& run) {
   cmd->add_flag("--skip-bad-rules", o->skip_bad_rules, "Run without the rules that have syntax errors");
   cmd->add_flag("--ips", o->ips, "IPS mode: inline reassembly, drop rules drop the packet and its flow");
   cmd->add_flag("--midstream", o->midstream, "Inspect TCP connections whose handshake the capture missed");
+  cmd->add_option("--midstream-policy", o->midstream_policy,
+                  "TCP flows seen without their handshake: ignore, pass-flow, bypass, drop-flow, "
+                  "reject, drop-packet, auto (drop-flow in IPS mode, else ignore)");
   cmd->add_option("--policy", o->policy, "Overlap policy of the receivers (bsd, linux, windows, first, last, ...)");
   cmd->add_option("--host-policy", o->hosts,
                   "PREFIX=POLICY: the overlap policy of the receiving hosts in PREFIX (repeat for more)");

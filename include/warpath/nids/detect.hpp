@@ -7,9 +7,12 @@
 //   A unit is one buffer with the context of the packet that brought it:
 //     - a packet buffer: the transport payload of one packet (UDP, ICMP, other IP, and TCP
 //       packets of flows without a reassembled stream);
-//     - a stream buffer: the reassembled bytes of one direction of a TCP flow (since the last
-//       gap), inspected when new bytes arrive; only matches that end in the new bytes count
-//       (bytes before `new_from` were inspected already), so an occurrence alerts once.
+//     - a stream buffer: a chunk of reassembled bytes of one direction of a TCP flow (what one
+//       delivery brought, at `new_from`) after up to kStreamLookback bytes that came before it
+//       (since the last gap), so content split across deliveries matches. Only matches that
+//       end in the chunk count (an occurrence alerts once), and absolute positions (offset,
+//       depth, startswith, absolute isdataat and pcre) count from the chunk's start, as
+//       Suricata inspects raw stream chunks.
 //   Which rules see which buffer (Suricata's split): rules without payload conditions, and
 //   those with dsize, flow:no_stream or proto tcp-pkt, look at packets; TCP payload rules look
 //   at the stream when the flow has one (flow:only_stream and tcp-stream: only then), else at
@@ -64,12 +67,15 @@ struct PacketView {
 
 enum class Buffer : uint8_t { kPacket, kStream };
 
+/// Bytes of a direction's earlier stream kept before each new chunk.
+inline constexpr uint32_t kStreamLookback = 4096;
+
 struct Unit {
   PacketView pkt;
   Buffer buffer       = Buffer::kPacket;
   const uint8_t* data = nullptr;
   uint32_t len        = 0;
-  uint32_t new_from   = 0;  ///< stream: matches must end after this offset of the buffer
+  uint32_t new_from   = 0;  ///< stream: where the chunk starts (matches must end after it)
   uint64_t flow       = 0;  ///< flow serial (flowbits, stream state); 0: none
   uint8_t dir         = 0;  ///< the buffer's direction (0: from the initiator)
   /// A packet unit of a TCP flow whose payload is inspected through its stream: only the

@@ -15,9 +15,10 @@
 //   4. each rule alerts at most once per packet; pass rules and noalert rules do not alert.
 // A flow's buffered bytes are inspected when it ends, as the reassembler delivers them.
 //
-// Stream inspection keeps each direction's bytes since its last gap up to `inspect_depth`,
-// and all directions together up to `inspect_memcap` (bytes past either are not inspected,
-// counted). IDS mode inspects what the receiver acknowledged;
+// Stream inspection keeps each direction's last kStreamLookback bytes (since its last gap)
+// and the chunk being inspected; it inspects up to `inspect_depth` bytes per direction, and
+// all directions together hold at most `inspect_memcap` bytes (bytes past either are not
+// inspected, counted). IDS mode inspects what the receiver acknowledged;
 // IPS mode (inline reassembly) inspects bytes as they arrive, so a drop rule drops the packet
 // that completed the match and every later packet of its flow.
 #pragma once
@@ -35,6 +36,17 @@
 
 namespace warpath::nids {
 
+/// What happens to a TCP flow seen without its handshake (Suricata's stream.midstream-policy).
+enum class MidstreamPolicy : uint8_t {
+  kIgnore,      ///< inspected as usual (its bytes reach a stream only with StreamConfig::midstream)
+  kPassFlow,    ///< not inspected (bypass is the same here)
+  kDropFlow,    ///< IPS: every packet dropped, nothing inspected (IDS: as ignore)
+  kDropPacket,  ///< IPS: its packets dropped until the flow ends (IDS: as ignore)
+};
+/// "ignore", "pass-flow", "bypass", "drop-flow", "reject", "drop-packet"; "auto" is drop-flow in
+/// IPS mode and ignore in IDS mode.
+Result<MidstreamPolicy> parse_midstream_policy(std::string_view text, bool ips);
+
 struct InspectorConfig {
   std::string engine = "auto";         ///< detection engine
   std::string flow_engine = "auto";
@@ -42,6 +54,7 @@ struct InspectorConfig {
   flow::FlowConfig flow;
   stream::StreamConfig stream;         ///< its mode is set from `ips`
   bool ips = false;
+  MidstreamPolicy midstream_policy = MidstreamPolicy::kIgnore;
   uint32_t inspect_depth = 1u << 20;   ///< stream bytes per direction inspected
   uint64_t inspect_memcap = 256ull << 20;  ///< stream bytes held for inspection over all flows
   bool any_checksum = false;           ///< take IPv4 packets whose header checksum is wrong
@@ -75,6 +88,7 @@ struct InspectorCounters {
   uint64_t inspect_depth = 0;      ///< stream directions that reached inspect_depth
   uint64_t inspect_memcap = 0;     ///< stream directions cut short by inspect_memcap
   uint64_t stream_gaps = 0;        ///< gaps that restarted a direction's inspection buffer
+  uint64_t midstream_flows = 0;    ///< TCP flows seen without their handshake (midstream policy)
 };
 
 class Inspector {

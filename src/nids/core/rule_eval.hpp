@@ -93,9 +93,11 @@ class PayloadEval {
 
   /// Whether the items of `c` match buf[0, len) with some positive item ending after `min_end`
   /// (`min_end` < 0: anywhere). `limited` is set when a bound stopped the search.
-  bool run(const CompiledRule& c, const uint8_t* buf, uint32_t len, int64_t min_end, bool& limited,
-           bool& pcre_limited) {
-    c_ = &c, buf_ = buf, len_ = len, min_end_ = min_end;
+  /// Absolute positions (offset, depth, startswith, absolute isdataat and pcre) count from
+  /// `anchor` (a stream chunk's start; 0 for a packet).
+  bool run(const CompiledRule& c, const uint8_t* buf, uint32_t len, int64_t min_end, uint32_t anchor,
+           bool& limited, bool& pcre_limited) {
+    c_ = &c, buf_ = buf, len_ = len, min_end_ = min_end, anchor_ = anchor;
     steps_ = 0, limited_ = false, pcre_limited_ = false;
     const bool ok = step(0, 0, -1);
     limited = limited_, pcre_limited = pcre_limited_;
@@ -116,7 +118,7 @@ class PayloadEval {
     if (it.kind == Item::kIsDataAt) {
       const IsDataAt& d = *it.isdataat;
       // Absolute: a byte at offset N; relative: N more bytes after the previous match.
-      const bool has = d.relative ? prev_end + d.offset <= len : d.offset < len;
+      const bool has = d.relative ? prev_end + d.offset <= len : anchor_ + d.offset < len;
       return has != d.negated && step(k + 1, prev_end, max_end);
     }
     if (it.kind == Item::kPcre) return pcre_step(k, it, prev_end, max_end);
@@ -128,7 +130,7 @@ class PayloadEval {
       lo = base;
       if (ct.has_within) hi = std::min<int64_t>(hi, base + ct.within);
     } else {
-      if (ct.has_offset) lo = ct.offset;
+      lo = anchor_ + (ct.has_offset ? ct.offset : 0);
       if (ct.has_depth) hi = std::min<int64_t>(hi, lo + ct.depth);
     }
     if (ct.startswith) hi = std::min<int64_t>(hi, lo + n);
@@ -150,7 +152,7 @@ class PayloadEval {
 
   bool pcre_step(size_t k, const CompiledItem& it, int64_t prev_end, int64_t max_end) {
     const Pcre& p = *it.pcre;
-    const int64_t base = p.relative ? prev_end : 0;
+    const int64_t base = p.relative ? prev_end : anchor_;
     if (base > int64_t(len_)) return p.negated && step(k + 1, prev_end, max_end);
     const auto* subject = reinterpret_cast<PCRE2_SPTR>(buf_ + base);
     const PCRE2_SIZE slen = PCRE2_SIZE(int64_t(len_) - base);
@@ -179,6 +181,7 @@ class PayloadEval {
   const uint8_t* buf_    = nullptr;
   uint32_t len_          = 0;
   int64_t min_end_       = -1;
+  uint32_t anchor_       = 0;
   uint32_t steps_        = 0;
   bool limited_ = false, pcre_limited_ = false;
 };
