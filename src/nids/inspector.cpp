@@ -100,7 +100,7 @@ class PipelineInspector final : public Inspector {
     ++packet_no_;
     if (info.ip_version != 4 && info.ip_version != 6) return Status::ok();
     FlowCtx* ctx = nullptr;
-    bool first_in_dir = true;
+    bool first_in_dir = true, tcp_established = false;
     if (pf.serial) {
       ctx = &flows_[pf.serial];
       if (ctx->dropped) {  // IPS: the flow was dropped
@@ -134,6 +134,8 @@ class PipelineInspector final : public Inspector {
       if (ctx->passed) return Status::ok();
       first_in_dir = !ctx->seen[pf.dir];
       ctx->seen[pf.dir] = true;
+      // TCP: the packet that completes the handshake is not yet established (Suricata).
+      tcp_established = ctx->established(6);
       if (info.proto == 6) {
         const uint8_t f = info.tcp_flags;
         const bool syn = f & 0x02, ack = f & 0x10;
@@ -154,7 +156,8 @@ class PipelineInspector final : public Inspector {
     pv.icmp_type   = info.icmp_type;
     pv.icmp_code   = info.icmp_code;
     pv.has_flow    = ctx != nullptr;
-    pv.established = ctx && ctx->established(info.proto);
+    pv.established = ctx && (info.proto == 6 ? tcp_established || ctx->midstream
+                                             : ctx->established(info.proto));
     pv.to_server   = pf.dir == 0;
     const uint8_t* payload = nullptr;
     uint32_t plen          = 0;
