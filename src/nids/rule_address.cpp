@@ -55,8 +55,8 @@ Result<Prefix> parse_prefix(std::string_view t) {
       if (p.version != 4 || inet_pton(AF_INET, ms.c_str(), m) != 1)
         return Status(Errc::kParseError, "bad netmask in '" + std::string(t) + "'");
       const uint32_t mask = uint32_t(m[0]) << 24 | uint32_t(m[1]) << 16 | uint32_t(m[2]) << 8 | m[3];
-      n = mask ? 32 - __builtin_ctz(mask) : 0;
-      if (n < 32 && (mask << n) != 0 && (~mask >> (32 - n)) != 0)
+      n = uint64_t(__builtin_popcount(mask));
+      if (mask != (n ? ~uint32_t(0) << (32 - n) : 0))
         return Status(Errc::kParseError, "netmask not contiguous in '" + std::string(t) + "'");
     } else if (!io::parse_number(len, p.length, n)) {
       return Status(Errc::kParseError, "bad prefix length in '" + std::string(t) + "'");

@@ -11,8 +11,8 @@
 //       delivery brought, at `new_from`) after up to kStreamLookback bytes that came before it
 //       (since the last gap), so content split across deliveries matches. Only matches that
 //       end in the chunk count (an occurrence alerts once), and absolute positions (offset,
-//       depth, startswith, absolute isdataat and pcre) count from the chunk's start, as
-//       Suricata inspects raw stream chunks.
+//       depth, startswith, absolute isdataat, pcre anchored with ^ or A) count from the
+//       chunk's start, as Suricata inspects raw stream chunks.
 //   Which rules see which buffer (Suricata's split): rules without payload conditions, and
 //   those with dsize, flow:no_stream or proto tcp-pkt, look at packets; TCP payload rules look
 //   at the stream when the flow has one (flow:only_stream and tcp-stream: only then), else at

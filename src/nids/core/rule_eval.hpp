@@ -93,8 +93,8 @@ class PayloadEval {
 
   /// Whether the items of `c` match buf[0, len) with some positive item ending after `min_end`
   /// (`min_end` < 0: anywhere). `limited` is set when a bound stopped the search.
-  /// Absolute positions (offset, depth, startswith, absolute isdataat and pcre) count from
-  /// `anchor` (a stream chunk's start; 0 for a packet).
+  /// Absolute positions (offset, depth, startswith, absolute isdataat, anchored pcre) count
+  /// from `anchor` (a stream chunk's start; 0 for a packet).
   bool run(const CompiledRule& c, const uint8_t* buf, uint32_t len, int64_t min_end, uint32_t anchor,
            bool& limited, bool& pcre_limited) {
     c_ = &c, buf_ = buf, len_ = len, min_end_ = min_end, anchor_ = anchor;
@@ -130,7 +130,8 @@ class PayloadEval {
       lo = base;
       if (ct.has_within) hi = std::min<int64_t>(hi, base + ct.within);
     } else {
-      lo = anchor_ + (ct.has_offset ? ct.offset : 0);
+      // Offset and depth count from the chunk; an unanchored content may start in the lookback.
+      if (ct.has_offset || ct.has_depth || ct.startswith) lo = anchor_ + (ct.has_offset ? ct.offset : 0);
       if (ct.has_depth) hi = std::min<int64_t>(hi, lo + ct.depth);
     }
     if (ct.startswith) hi = std::min<int64_t>(hi, lo + n);
@@ -152,7 +153,9 @@ class PayloadEval {
 
   bool pcre_step(size_t k, const CompiledItem& it, int64_t prev_end, int64_t max_end) {
     const Pcre& p = *it.pcre;
-    const int64_t base = p.relative ? prev_end : anchor_;
+    // An anchored pcre (A, or ^ first) starts at the chunk; others may start in the lookback.
+    const bool anchored = p.anchored || (!p.regex.empty() && p.regex[0] == '^');
+    const int64_t base = p.relative ? prev_end : anchored ? anchor_ : 0;
     if (base > int64_t(len_)) return p.negated && step(k + 1, prev_end, max_end);
     const auto* subject = reinterpret_cast<PCRE2_SPTR>(buf_ + base);
     const PCRE2_SIZE slen = PCRE2_SIZE(int64_t(len_) - base);

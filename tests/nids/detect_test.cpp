@@ -1,0 +1,243 @@
+// Detection: the payload semantics of content and its modifiers, pcre, isdataat, backtracking,
+// stream chunks (lookback, matches alerting once, anchors), flowbits, pass and the action
+// order, IP-only rules, headers and flow options; every engine, and the engines against
+// ref.nids on generated rules at several sizes.
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+
+#include "warpath/nids/detect.hpp"
+
+namespace warpath::nids {
+namespace {
+
+const std::vector<std::string>& engines() {
+  static const std::vector<std::string> ids = {"ref.nids", "cpu.nids", "validate:cpu.nids"};
+  return ids;
+}
+
+struct Harness {
+  std::shared_ptr<const DetectImage> image;
+  std::unique_ptr<Detector> det;
+  uint8_t a[4] = {10, 0, 0, 1}, b[4] = {192, 0, 2, 9};
+
+  Harness(const std::string& engine, const std::string& rules, const std::string& order = "") {
+    RuleSet set;
+    add_rules_text(set, rules, "t", Vars{});
+    for (const FileReport& f : set.files)
+      for (const RuleProblem& p : f.problems) ADD_FAILURE() << p.where << ": " << p.reason;
+    if (!order.empty()) {
+      auto o = parse_action_order(order);
+      EXPECT_TRUE(o.is_ok());
+      set.action_order = *o;
+    }
+    auto img = compile_rules(set);
+    EXPECT_TRUE(img.is_ok()) << img.status().message();
+    image = *img;
+    auto d = make_detector(engine, image);
+    EXPECT_TRUE(d.is_ok()) << d.status().message();
+    det = std::move(*d);
+  }
+  Unit packet(const std::string& payload, uint8_t proto = 6) {
+    Unit u;
+    u.pkt.proto = proto;
+    u.pkt.src = a, u.pkt.dst = b;
+    u.pkt.sport = 40000, u.pkt.dport = 80;
+    u.pkt.dsize = uint32_t(payload.size());
+    keep_ = payload;
+    u.data = reinterpret_cast<const uint8_t*>(keep_.data());
+    u.len  = uint32_t(keep_.size());
+    return u;
+  }
+  // The sids that match, in evaluation order.
+  std::vector<uint32_t> sids(const Unit& u) {
+    std::vector<Hit> hits;
+    Status s = det->inspect(u, hits);
+    EXPECT_TRUE(s.is_ok()) << s.message();
+    std::vector<uint32_t> out;
+    for (const Hit& h : hits) out.push_back(image->rules()[h.rule].sid);
+    return out;
+  }
+  std::vector<uint32_t> sids(const std::string& payload) { return sids(packet(payload)); }
+
+ private:
+  std::string keep_;
+};
+
+using Sids = std::vector<uint32_t>;
+
+// One rule against payloads: whether it matches each.
+struct PayloadCase {
+  const char* options;
+  const char* payload;
+  bool match;
+};
+
+TEST(NidsDetect, PayloadSemantics) {
+  const PayloadCase cases[] = {
+      {R"(content:"abc";)", "xxabcxx", true},
+      {R"(content:"abc";)", "xxABCxx", false},
+      {R"(content:"abc"; nocase;)", "xxABCxx", true},
+      {R"(content:"abc"; offset:2;)", "xxabc", true},
+      {R"(content:"abc"; offset:3;)", "xxabc", false},
+      {R"(content:"abc"; depth:4;)", "xabcx", true},
+      {R"(content:"abc"; depth:4;)", "xxabc", false},
+      {R"(content:"abc"; offset:1; depth:3;)", "xabc", true},
+      {R"(content:"ab"; content:"cd"; distance:0;)", "abcd", true},
+      {R"(content:"ab"; content:"cd"; distance:1;)", "abcd", false},
+      {R"(content:"ab"; content:"cd"; distance:1;)", "abxcd", true},
+      {R"(content:"ab"; content:"cd"; within:2;)", "abcd", true},
+      {R"(content:"ab"; content:"cd"; within:2;)", "abxcd", false},
+      {R"(content:"ab"; content:"cd"; distance:1; within:2;)", "abxcd", true},
+      {R"(content:"ab"; content:"cd"; distance:1; within:2;)", "abxxcd", false},
+      {R"(content:"cd"; content:"ab"; distance:-4; within:2;)", "abcd", true},
+      {R"(content:"ab"; content:"cd"; distance:0; within:2;)", "ab ab cd", false},
+      // backtracking: the first "a" fails, the second one's neighbour matches
+      {R"(content:"a"; content:"b"; distance:0; within:1;)", "a a ab", true},
+      {R"(content:"abc"; content:!"xyz";)", "abc", true},
+      {R"(content:"abc"; content:!"xyz";)", "abc xyz", false},
+      {R"(content:"abc"; content:!"xyz"; distance:0; within:4;)", "abc     xyz", true},
+      {R"(content:"abc"; startswith;)", "abcx", true},
+      {R"(content:"abc"; startswith;)", "xabc", false},
+      {R"(content:"abc"; endswith;)", "xabc", true},
+      {R"(content:"abc"; endswith;)", "abcx", false},
+      {R"(pcre:"/a[0-9]+b/";)", "xa123b", true},
+      {R"(pcre:"/a[0-9]+b/";)", "xab", false},
+      {R"(pcre:"/^abc/";)", "xabc", false},
+      {R"(content:"x"; pcre:"/^abc/R";)", "xabc", true},
+      {R"(content:"x"; pcre:"/^abc/R";)", "x abc", false},
+      {R"(pcre:!"/evil/i";)", "good", true},
+      {R"(pcre:!"/evil/i";)", "EVIL", false},
+      {R"(pcre:"/(a)\1/";)", "xaa", true},  // a back-reference: PCRE2 takes it
+      {R"(isdataat:3;)", "abcd", true},
+      {R"(isdataat:4;)", "abcd", false},
+      {R"(isdataat:!4;)", "abcd", true},
+      {R"(content:"ab"; isdataat:2,relative;)", "abcd", true},
+      {R"(content:"ab"; isdataat:3,relative;)", "abcd", false},
+      {R"(content:"ab"; isdataat:!1,relative;)", "ab", true},
+  };
+  for (const std::string& engine : engines()) {
+    for (const PayloadCase& c : cases) {
+      Harness h(engine, std::string("alert tcp any any -> any any (") + c.options + " sid:1;)\n");
+      EXPECT_EQ(!h.sids(c.payload).empty(), c.match) << engine << ": " << c.options << " on \"" << c.payload << "\"";
+    }
+    Harness h(engine, "alert tcp any any -> any any (content:\"|00 ff|A\"; sid:1;)\n");
+    EXPECT_EQ(h.sids(std::string("x\0\xff" "A", 4)), Sids{1});
+  }
+}
+
+// Stream chunks: content split across deliveries matches (lookback), an occurrence alerts
+// once, and absolute positions count from the chunk.
+TEST(NidsDetect, StreamChunks) {
+  for (const std::string& engine : engines()) {
+    Harness h(engine,
+              "alert tcp any any -> any any (content:\"EVIL\"; sid:1;)\n"
+              "alert tcp any any -> any any (content:\"GET\"; depth:3; sid:2;)\n");
+    std::string stream;
+    auto chunk = [&](const std::string& more) {
+      Unit u = h.packet("");
+      u.buffer   = Buffer::kStream;
+      u.flow     = 7;
+      u.new_from = uint32_t(stream.size());
+      stream += more;
+      u.data = reinterpret_cast<const uint8_t*>(stream.data());
+      u.len  = uint32_t(stream.size());
+      return h.sids(u);
+    };
+    EXPECT_EQ(chunk("GET /EV"), Sids{2}) << engine;
+    EXPECT_EQ(chunk("IL x"), Sids{1}) << engine;       // spans the two chunks
+    EXPECT_EQ(chunk(" more"), Sids{}) << engine;       // EVIL was reported already
+    EXPECT_EQ(chunk("GET EVIL"), (Sids{1, 2})) << engine;  // depth counts from this chunk
+    h.det->end_flow(7);
+  }
+}
+
+TEST(NidsDetect, FlowbitsAcrossPacketsAndFlows) {
+  for (const std::string& engine : engines()) {
+    Harness h(engine,
+              "alert tcp any any -> any any (content:\"login\"; flowbits:set,auth; flowbits:noalert; sid:1;)\n"
+              "alert tcp any any -> any any (content:\"secret\"; flowbits:isset,auth; sid:2;)\n"
+              "alert tcp any any -> any any (content:\"secret\"; flowbits:isnotset,auth; sid:3;)\n"
+              "alert tcp any any -> any any (content:\"logout\"; flowbits:unset,auth; sid:4;)\n");
+    auto on = [&](uint64_t flow, const std::string& p) {
+      Unit u = h.packet(p);
+      u.flow = flow;
+      return h.sids(u);
+    };
+    EXPECT_EQ(on(1, "secret"), Sids{3}) << engine;
+    EXPECT_EQ(on(1, "login"), Sids{1}) << engine;  // noalert rules match; the caller does not log them
+    EXPECT_EQ(on(1, "secret"), Sids{2}) << engine;
+    EXPECT_EQ(on(2, "secret"), Sids{3}) << engine;  // bits are per flow
+    EXPECT_EQ(on(1, "logout"), Sids{4}) << engine;
+    EXPECT_EQ(on(1, "secret"), Sids{3}) << engine;
+    EXPECT_EQ(on(1, "login secret"), (Sids{1, 2})) << engine;  // setters run first
+    h.det->end_flow(1);
+    EXPECT_EQ(on(1, "secret"), Sids{3}) << engine;  // ended flows forget their bits
+    EXPECT_EQ(h.det->counters().flows_with_bits, 0u) << engine;
+  }
+}
+
+TEST(NidsDetect, PassAndActionOrder) {
+  const std::string rules =
+      "alert tcp any any -> any any (content:\"x\"; sid:1;)\n"
+      "pass tcp any any -> any any (content:\"x\"; sid:2;)\n"
+      "drop tcp any any -> any any (content:\"x\"; sid:3;)\n";
+  for (const std::string& engine : engines()) {
+    Harness dflt(engine, rules);
+    EXPECT_EQ(dflt.sids("x"), Sids{2}) << engine;  // pass first, then nothing
+    Harness dap(engine, rules, "drop,alert,pass");
+    EXPECT_EQ(dap.sids("x"), (Sids{3, 1, 2})) << engine;
+    Harness dpa(engine, rules, "drop,pass,alert");
+    EXPECT_EQ(dpa.sids("x"), (Sids{3, 2})) << engine;
+  }
+}
+
+TEST(NidsDetect, HeadersFlowAndRuleTypes) {
+  for (const std::string& engine : engines()) {
+    Harness h(engine,
+              "alert tcp 10.0.0.0/8 any -> any 80 (content:\"q\"; sid:1;)\n"
+              "alert tcp any 80 <> 10.0.0.1 any (content:\"q\"; sid:2;)\n"
+              "alert tcp any any -> any any (flow:established,to_server; content:\"q\"; sid:3;)\n"
+              "alert tcp any any -> any any (flow:to_client; content:\"q\"; sid:4;)\n"
+              "alert udp any any -> any any (content:\"q\"; sid:5;)\n"
+              "alert ip 10.0.0.1 any -> any any (sid:6;)\n"
+              "alert tcp any any -> any any (dsize:>3; sid:7;)\n"
+              "alert tcp any any -> any any (flags:S; sid:8;)\n");
+    Unit u = h.packet("q");
+    EXPECT_EQ(h.sids(u), (Sids{1, 2, 6})) << engine;
+    u.pkt.has_flow = true, u.pkt.established = true, u.first_in_dir = false;
+    EXPECT_EQ(h.sids(u), (Sids{1, 2, 3})) << engine;  // IP-only: first packet of a direction only
+    std::swap(u.pkt.src, u.pkt.dst);
+    std::swap(u.pkt.sport, u.pkt.dport);
+    u.pkt.to_server = false;
+    EXPECT_EQ(h.sids(u), (Sids{2, 4})) << engine;  // <> matches the reply
+    Unit udp = h.packet("q", 17);
+    EXPECT_EQ(h.sids(udp), (Sids{5, 6})) << engine;
+    Unit syn = h.packet("qqqq");
+    syn.pkt.tcp_flags = 0x02;
+    syn.stream_flow   = true;  // payload rules look at the stream; packet rules still run
+    EXPECT_EQ(h.sids(syn), (Sids{6, 7, 8})) << engine;
+    EXPECT_EQ(h.image->kind(5), RuleKind::kIpOnly);
+  }
+}
+
+TEST(NidsDetect, BoundsAndCounters) {
+  // Many candidate positions with a relative rule that never completes: bounded, counted.
+  Harness h("cpu.nids", "alert tcp any any -> any any (content:\"a\"; content:\"a\"; distance:0; content:\"z\"; distance:0; within:1; sid:1;)\n");
+  const std::string many(60000, 'a');
+  EXPECT_EQ(h.sids(many), Sids{});
+  EXPECT_GT(h.det->counters().backtrack_limit, 0u);
+  Harness p("cpu.nids", "alert tcp any any -> any any (pcre:\"/(a+)+b/\"; sid:1;)\n");
+  EXPECT_EQ(p.sids(std::string(5000, 'a')), Sids{});
+}
+
+TEST(NidsDetect, EnginesAgreeWithTheReference) {
+  for (uint64_t seed : {1u, 2u, 3u}) {
+    const CheckReport r = check_nids_engine("cpu.nids", seed, 3000);
+    EXPECT_TRUE(r.passed()) << r.detail;
+  }
+  EXPECT_FALSE(make_detector("cuda.nids", nullptr).is_ok());
+}
+
+}  // namespace
+}  // namespace warpath::nids
