@@ -7,7 +7,8 @@ namespace warpath::cli {
 
 Result<CaptureInput> CaptureInput::open(const std::string& path, const std::string& filter,
                                         const std::string& defrag_engine,
-                                        const defrag::DefragConfig& config) {
+                                        const defrag::DefragConfig& config, uint32_t batch) {
+  if (batch == 0) return Status(Errc::kInvalidArgument, "batch size must be at least 1");
   CaptureInput c;
   c.path_ = path;
   WARPATH_ASSIGN_OR_RETURN(io::PcapReader reader, io::PcapReader::open(path));
@@ -23,12 +24,12 @@ Result<CaptureInput> CaptureInput::open(const std::string& path, const std::stri
     WARPATH_ASSIGN_OR_RETURN(c.defrag_, defrag::make_defragmenter(defrag_engine, config));
   }
   // Reassembled datagrams may be up to 64 KiB: room for a batch of them.
-  const size_t bytes = size_t(kBatch) * 2048 + (size_t(1) << 17);
-  WARPATH_ASSIGN_OR_RETURN(packet::PacketBatch in, packet::PacketBatch::create(kBatch, 2048, bytes));
+  const size_t bytes = size_t(batch) * 2048 + (size_t(1) << 17);
+  WARPATH_ASSIGN_OR_RETURN(packet::PacketBatch in, packet::PacketBatch::create(batch, 2048, bytes));
   c.in_ = std::make_unique<packet::PacketBatch>(std::move(in));
   if (c.defrag_) {
     WARPATH_ASSIGN_OR_RETURN(packet::PacketBatch out,
-                             packet::PacketBatch::create(kBatch, 2048, bytes + (size_t(64) << 20)));
+                             packet::PacketBatch::create(batch, 2048, bytes + (size_t(64) << 20)));
     c.out_ = std::make_unique<packet::PacketBatch>(std::move(out));
   }
   return c;

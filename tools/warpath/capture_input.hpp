@@ -15,11 +15,13 @@ namespace warpath::cli {
 
 class CaptureInput {
  public:
+  static constexpr uint32_t kBatch = 1024;  ///< packets per batch unless told
   /// Opens `path` (Ethernet, or a link type the reader converts); `filter` is BPF; `defrag`
   /// names the defragmentation engine (empty: none).
   static Result<CaptureInput> open(const std::string& path, const std::string& filter,
                                    const std::string& defrag,
-                                   const defrag::DefragConfig& config = {});
+                                   const defrag::DefragConfig& config = {},
+                                   uint32_t batch = kBatch);
   /// The next batch and its parse results; an empty batch at the end.
   Result<const packet::PacketBatch*> next(std::vector<packet::PacketInfo>& infos);
   const io::CaptureInfo& info() const { return reader_->info(); }
@@ -30,7 +32,6 @@ class CaptureInput {
   Status defrag_status() const;
 
  private:
-  static constexpr uint32_t kBatch = 1024;
   std::string path_;
   std::unique_ptr<io::PcapReader> reader_;
   std::unique_ptr<packet::Parser> parser_;

@@ -31,6 +31,7 @@ struct NidsOptions {
   bool check_rules = false, verbose = false, ips = false, midstream = false, no_checksum = false;
   bool no_defrag = false, no_flows = false, skip_bad_rules = false, progress = false;
   uint32_t capacity = 1u << 18;
+  uint32_t batch    = CaptureInput::kBatch;
   uint32_t inspect_depth = 1u << 20;
 };
 
@@ -157,7 +158,7 @@ int run_nids(const NidsOptions& o) {
   auto inspector = nids::Inspector::make(*image, cfg);
   if (!inspector.is_ok()) return fail(inspector.status());
   nids::Inspector& ins = **inspector;
-  auto input = CaptureInput::open(o.in, o.filter, o.no_defrag ? "" : "auto");
+  auto input = CaptureInput::open(o.in, o.filter, o.no_defrag ? "" : "auto", {}, o.batch);
   if (!input.is_ok()) return fail(input.status());
 
   std::vector<std::string> inputs = o.rules;
@@ -288,6 +289,8 @@ void add_nids(CLI::App& app, Runner& run) {
   cmd->add_flag("--no-defrag", o->no_defrag, "Do not put IP fragments back together first");
   cmd->add_flag("--no-flows", o->no_flows, "Leave flow events out of the EVE output");
   cmd->add_flag("--progress", o->progress, "Show progress even when stderr is not a terminal");
+  cmd->add_option("--batch", o->batch, "Packets per batch (the alerts do not depend on it)")
+      ->check(CLI::Range(1u, 65536u));
   cmd->add_option("--filter", o->filter, "BPF filter expression, as tcpdump takes it");
   cmd->footer("Supported rule language: see `warpath docs` or the README's NIDS section. Rules "
               "outside it are skipped with a reason (--check-rules lists them).");

@@ -1,0 +1,290 @@
+"""`warpath nids` on crafted traffic (scapy): EVE and fast.log as Suricata writes them, content
+split across TCP segments, out of order, retransmitted and overlapping (per receiver policy),
+IP fragments, tiny-segment evasion, flowbits across directions, IPS drops, the rule report,
+bad rule files, and every engine combination and batch size giving the same alerts on the
+shared captures with ET Open."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from warpath_cli import DATA, assert_no_crash, assert_ok, run, skip_without_binary
+
+skip_without_binary()
+scapy = pytest.importorskip("scapy.all")
+from scapy.all import IP, TCP, UDP, Ether, Raw, fragment, wrpcap  # noqa: E402
+
+CLIENT, SERVER = "10.0.0.1", "192.0.2.80"
+MAC = ("02:00:00:00:00:01", "02:00:00:00:00:02")  # given, so scapy never asks ARP
+
+
+class Session:
+    """A TCP connection written packet by packet, the receiver acknowledging each segment."""
+
+    def __init__(self, sport=40000, dport=80, handshake=True):
+        self.sport, self.dport = sport, dport
+        self.seq = [1000, 5000]  # next sequence number of client (0) and server (1)
+        self.frames = []
+        if handshake:
+            self.frames.append(self._pkt(0, "S", b"", seq=self.seq[0] - 1))
+            self.frames.append(self._pkt(1, "SA", b"", seq=self.seq[1] - 1, ack=self.seq[0]))
+            self.frames.append(self._pkt(0, "A", b""))
+
+    def _pkt(self, d, flags, data, seq=None, ack=None):
+        src, dst = (CLIENT, SERVER) if d == 0 else (SERVER, CLIENT)
+        sp, dp = (self.sport, self.dport) if d == 0 else (self.dport, self.sport)
+        seq = self.seq[d] if seq is None else seq
+        ack = self.seq[1 - d] if ack is None else ack
+        return Ether(src=MAC[d], dst=MAC[1 - d]) / IP(src=src, dst=dst) / TCP(sport=sp, dport=dp, flags=flags, seq=seq, ack=ack) / Raw(data)
+
+    def send(self, d, data, at=None, ack=True):
+        """`data` from side d at stream offset `at` (default: next), then the other side's ACK
+        of everything sent so far in order."""
+        base = self.seq[d]
+        seq = base if at is None else self.start[d] + at
+        self.frames.append(self._pkt(d, "PA", data, seq=seq))
+        if at is None:
+            self.seq[d] += len(data)
+        if ack:
+            self.frames.append(self._pkt(1 - d, "A", b"", ack=self.seq[d]))
+        return self
+
+    @property
+    def start(self):
+        return getattr(self, "_start", None) or self.__dict__.setdefault("_start", [1000, 5000])
+
+    def ack(self, d, upto):
+        self.frames.append(self._pkt(1 - d, "A", b"", ack=self.start[d] + upto))
+        return self
+
+    def close(self):
+        self.frames.append(self._pkt(0, "FA", b""))
+        self.frames.append(self._pkt(1, "FA", b"", ack=self.seq[0] + 1))
+        self.frames.append(self._pkt(0, "A", b"", seq=self.seq[0] + 1, ack=self.seq[1] + 1))
+        return self.frames
+
+
+def write(tmp_path, frames, name="in.pcap"):
+    path = tmp_path / name
+    for i, f in enumerate(frames):
+        f.time = 1_700_000_000 + i * 0.001
+    wrpcap(str(path), frames)
+    return path
+
+
+def rules(tmp_path, text, name="t.rules"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def nids(tmp_path, rule_file, cap, *extra):
+    eve = tmp_path / "eve.json"
+    r = run("nids", "--rules", rule_file, "--in", cap, "--eve", eve, *extra)
+    assert_ok(r)
+    events = [json.loads(l) for l in eve.read_text().splitlines()]
+    return [e for e in events if e["event_type"] == "alert"], [e for e in events if e["event_type"] == "flow"], r
+
+
+def sids(alerts):
+    return [a["alert"]["signature_id"] for a in alerts]
+
+
+def test_eve_and_fast_log_as_suricata_writes_them(tmp_path):
+    s = Session()
+    s.send(0, b"GET / HTTP/1.0\r\n\r\n").send(1, b"HTTP/1.0 200 OK\r\n\r\nuid=0(root) gid=0(root)\n")
+    cap = write(tmp_path, s.close())
+    rf = rules(tmp_path, 'alert ip any any -> any any (msg:"GPL ATTACK_RESPONSE id check returned root"; '
+                         'content:"uid=0|28|root|29|"; classtype:bad-unknown; sid:2100498; rev:7;)\n')
+    fast = tmp_path / "fast.log"
+    alerts, flows, r = nids(tmp_path, rf, cap, "--fast", fast)
+    assert len(alerts) == 1
+    a = alerts[0]
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+0000", a["timestamp"])
+    assert (a["src_ip"], a["src_port"], a["dest_ip"], a["dest_port"], a["proto"]) == (SERVER, 80, CLIENT, 40000, "TCP")
+    assert a["direction"] == "to_client" and a["stream"] == 1
+    assert a["alert"] == {"action": "allowed", "gid": 1, "signature_id": 2100498, "rev": 7,
+                          "signature": "GPL ATTACK_RESPONSE id check returned root",
+                          "category": "Potentially Bad Traffic", "severity": 2}
+    assert len(flows) == 1 and flows[0]["flow"]["alerted"] is True and flows[0]["flow_id"] == a["flow_id"]
+    line = fast.read_text().strip()
+    assert re.fullmatch(r"\d\d/\d\d/\d{4}-\d\d:\d\d:\d\d\.\d{6}  \[\*\*\] \[1:2100498:7\] GPL ATTACK_RESPONSE id "
+                        r"check returned root \[\*\*\] \[Classification: Potentially Bad Traffic\] \[Priority: 2\] "
+                        r"\{TCP\} 192\.0\.2\.80:80 -> 10\.0\.0\.1:40000", line), line
+    assert "1 alerts" in r.stdout and "2100498" in r.stdout
+
+
+def split_rules(tmp_path):
+    return rules(tmp_path, 'alert tcp any any -> any any (msg:"stream"; content:"EVILPAYLOAD"; sid:1;)\n'
+                           'alert tcp-pkt any any -> any any (msg:"packet"; content:"EVILPAYLOAD"; sid:2;)\n'
+                           'alert tcp any any -> any any (msg:"anchored"; content:"EVIL"; depth:4; sid:3;)\n')
+
+
+def test_content_split_across_segments_alerts_once(tmp_path):
+    s = Session()
+    for part in (b"xxEVI", b"LPAY", b"LOADxx", b" and EVILPAYLOAD again"):
+        s.send(0, part)
+    alerts, _, _ = nids(tmp_path, split_rules(tmp_path), write(tmp_path, s.close()))
+    # Two occurrences: one split over three segments, one whole; no packet holds the first.
+    assert sorted(sids(alerts)) == [1, 1, 2]
+
+
+def test_tiny_segments_still_alert(tmp_path):
+    s = Session()
+    for ch in b"EVILPAYLOAD":
+        s.send(0, bytes([ch]))
+    alerts, _, _ = nids(tmp_path, split_rules(tmp_path), write(tmp_path, s.close()))
+    assert sids(alerts) == [1]
+
+
+def test_out_of_order_and_retransmitted_segments(tmp_path):
+    s = Session()
+    s.send(0, b"LOAD", at=7, ack=False).send(0, b"EVILPAY", at=0, ack=False)
+    s.send(0, b"EVILPAY", at=0, ack=False)  # a retransmission
+    s.seq[0] += 11
+    s.ack(0, 11)
+    alerts, _, r = nids(tmp_path, split_rules(tmp_path), write(tmp_path, s.close()))
+    assert sids(alerts) == [1, 3], r.stdout  # once each, though the bytes came twice
+
+
+@pytest.mark.parametrize("policy,expect", [("first", [1]), ("last", [2]), ("bsd", [1]), ("linux", [2])])
+def test_overlaps_follow_the_receivers_policy(tmp_path, policy, expect):
+    """The same 4 bytes sent twice with different contents: which copy the receiver keeps
+    decides what is inspected (first keeps the original; last and linux take the new one when it
+    starts at the same place and ends later)."""
+    s = Session()
+    s.send(0, b"GOOD", at=0, ack=False).send(0, b"EVIL!", at=0, ack=False)
+    s.seq[0] += 5
+    s.ack(0, 5)
+    rf = rules(tmp_path, 'alert tcp any any -> any any (msg:"good"; content:"GOOD"; sid:1;)\n'
+                         'alert tcp any any -> any any (msg:"evil"; content:"EVIL"; sid:2;)\n')
+    alerts, _, _ = nids(tmp_path, rf, write(tmp_path, s.close()), "--policy", policy)
+    assert [a for a in sids(alerts) if a in (1, 2)] == expect
+
+
+def test_ip_fragments_are_put_back_together(tmp_path):
+    pkt = Ether(src=MAC[0], dst=MAC[1]) / IP(src=CLIENT, dst=SERVER, id=7) / UDP(sport=5000, dport=53) / Raw(b"A" * 40 + b"FRAGMENTED-EVIL" + b"B" * 40)
+    frags = [Ether(src=MAC[0], dst=MAC[1]) / f for f in fragment(pkt[IP], fragsize=48)]
+    assert len(frags) >= 2
+    rf = rules(tmp_path, 'alert udp any any -> any 53 (msg:"frag"; content:"FRAGMENTED-EVIL"; sid:1;)\n')
+    cap = write(tmp_path, frags)
+    alerts, _, _ = nids(tmp_path, rf, cap)
+    assert sids(alerts) == [1]
+    alerts, _, _ = nids(tmp_path, rf, cap, "--no-defrag")
+    assert sids(alerts) == []
+
+
+def test_flowbits_across_directions(tmp_path):
+    s = Session(dport=21)
+    s.send(1, b"220 ready\r\n").send(0, b"USER root\r\n").send(1, b"331 ok\r\n").send(0, b"PASS x\r\n").send(1, b"230 in\r\n")
+    rf = rules(tmp_path,
+               'alert tcp any any -> any 21 (msg:"root login"; flow:established,to_server; content:"USER root"; '
+               'flowbits:set,ftp.root; flowbits:noalert; sid:1;)\n'
+               'alert tcp any 21 -> any any (msg:"root logged in"; flow:established,to_client; content:"230 "; '
+               'flowbits:isset,ftp.root; sid:2;)\n'
+               'alert tcp any 21 -> any any (msg:"ready before"; content:"220"; flowbits:isset,ftp.root; sid:3;)\n')
+    alerts, _, _ = nids(tmp_path, rf, write(tmp_path, s.close()))
+    assert sids(alerts) == [2]
+
+
+def test_ips_drops_the_flow(tmp_path):
+    s = Session()
+    s.send(0, b"hello").send(0, b"attack now").send(0, b"more data")
+    rf = rules(tmp_path, 'drop tcp any any -> any any (msg:"attack"; content:"attack"; sid:1;)\n')
+    cap = write(tmp_path, s.close())
+    alerts, flows, r = nids(tmp_path, rf, cap, "--ips")
+    assert sids(alerts) == [1] and alerts[0]["alert"]["action"] == "blocked"
+    assert flows[0]["flow"]["action"] == "drop"
+    # The packet that completed the match and every later one of the flow: 1 data, its ACK
+    # is dropped too, then the rest.
+    m = re.search(r"(\d+) packets dropped", r.stdout)
+    assert m and int(m.group(1)) >= 4, r.stdout
+    alerts, _, r = nids(tmp_path, rf, cap)  # IDS: the same alert, allowed
+    assert alerts[0]["alert"]["action"] == "allowed" and "dropped" not in r.stdout
+
+
+def test_check_rules_reports_per_keyword(tmp_path):
+    rf = rules(tmp_path,
+               'alert tcp any any -> any any (msg:"ok"; content:"a"; sid:1;)\n'
+               'alert http any any -> any any (msg:"app"; content:"a"; sid:2;)\n'
+               'alert tcp any any -> any any (msg:"bt"; byte_test:1,>,2,0; sid:3;)\n'
+               '# alert tcp any any -> any any (msg:"off"; sid:4;)\n')
+    r = run("nids", "--rules", rf, "--check-rules")
+    assert_ok(r)
+    assert "1 of 3 rules load (33.3%), 1 commented out" in r.stdout
+    assert "app-layer proto http" in r.stdout and "byte_test" in r.stdout
+    r = run("nids", "--rules", rf, "--check-rules", "--json", tmp_path / "c.json", "--verbose")
+    assert_ok(r)
+    doc = json.loads((tmp_path / "c.json").read_text())
+    assert (doc["rules"], doc["loaded"], doc["syntax_errors"]) == (3, 1, 0)
+    assert doc["skipped_by"] == {"app-layer proto http": 1, "byte_test": 1}
+    assert doc["files"][0]["problems"][1]["sid"] == 3
+
+
+def test_bad_rule_files(tmp_path):
+    cap = write(tmp_path, Session().close())
+    bad = rules(tmp_path, 'alert tcp any any -> any any (msg:"a"; content:"|4|"; sid:1;)\n'
+                          'alert tcp any any -> any any (msg:"b"; content:"x"; sid:2;)\n')
+    r = run("nids", "--rules", bad, "--in", cap)
+    assert_no_crash(r)
+    assert r.returncode == 1 and f"{bad}:1: content: odd number of hex digits" in r.stderr
+    assert "--skip-bad-rules" in r.stderr
+    assert_ok(run("nids", "--rules", bad, "--in", cap, "--skip-bad-rules"))
+    r = run("nids", "--rules", tmp_path / "missing.rules", "--in", cap)
+    assert r.returncode == 1 and "missing.rules" in r.stderr
+    r = run("nids", "--rules", bad, "--in", cap, "--set-var", "NOEQUALS")
+    assert r.returncode == 1 and "NAME=VALUE" in r.stderr
+    huge = rules(tmp_path, 'alert tcp any any -> any any (msg:"h"; content:"' + "a" * 70000 + '"; sid:1;)\n', "h.rules")
+    r = run("nids", "--rules", huge, "--in", cap)
+    assert r.returncode == 1 and "longer than 65535" in r.stderr
+    r = run("nids", "--rules", rf_ok(tmp_path), "--in", tmp_path / "nope.pcap")
+    assert r.returncode == 1 and "nope.pcap" in r.stderr
+
+
+def rf_ok(tmp_path):
+    return rules(tmp_path, 'alert tcp any any -> any any (msg:"ok"; content:"x"; sid:1;)\n', "ok.rules")
+
+
+ET = DATA / "patterns" / "et-open" / "rules"
+CAPTURES = sorted(p for p in (DATA / "pcap").rglob("*.pcap*")) if (DATA / "pcap").is_dir() else []
+
+
+def et_run(tmp_path, extra, cap, engine, batch):
+    eve = tmp_path / "e.json"
+    r = run("nids", "--rules", ET, "--rules", extra, "--in", cap, "--eve", eve, "--engine", engine,
+            "--batch", batch, "--no-checksum", "--midstream", timeout=300)
+    if r.returncode != 0 and "link type" in r.stderr:
+        return None
+    assert_ok(r)
+    return eve.read_text()
+
+
+def anything_rules(tmp_path):
+    """Rules that fire on much of any capture, so no comparison is empty."""
+    return rules(tmp_path, 'alert tcp any any -> any any (msg:"any tcp payload"; content:"|00|"; sid:1;)\n'
+                           'alert udp any any -> any any (msg:"any udp"; dsize:>0; sid:2;)\n', "x.rules")
+
+
+@pytest.mark.skipif(not ET.is_dir() or not CAPTURES, reason="shared data not found")
+def test_cpu_engine_matches_the_reference_on_every_shared_capture(tmp_path):
+    """Every capture of the shared data with the whole loadable ET Open set: validate:cpu.nids
+    runs ref.nids beside cpu.nids and fails on the first inspection whose matches differ."""
+    extra, total = anything_rules(tmp_path), 0
+    for cap in CAPTURES:
+        out = et_run(tmp_path, extra, cap, "validate:cpu.nids", 64)
+        total += 0 if out is None else out.count('"event_type":"alert"')
+    assert total > 0
+
+
+SOME = [p for p in CAPTURES if p.name in ("http-get.pcap", "ipv4-fragmented-3.pcap", "ftp-ipv6.pcap",
+                                          "ipv4_tcp_http_xml.pcap", "q-in-q.pcap", "icmpv6.pcap")]
+
+
+@pytest.mark.skipif(not ET.is_dir() or not SOME, reason="shared data not found")
+@pytest.mark.parametrize("cap", SOME, ids=lambda p: p.name)
+def test_alerts_do_not_depend_on_engine_or_batch_size(tmp_path, cap):
+    extra = anything_rules(tmp_path)
+    outputs = {et_run(tmp_path, extra, cap, e, b) for e, b in (("ref.nids", 1024), ("cpu.nids", 1), ("cpu.nids", 7), ("cpu.nids", 1024))}
+    assert len(outputs) == 1
