@@ -39,6 +39,10 @@ demo: build
 	./$(BUILD_DIR)/warpath run --chain "switch(flows=examples/switch/flows.txt, dump=$(BUILD_DIR)/demo/switch-flows.txt)" \
 	  --port gen=gen:max:200000 --port p2=null --port p3=null --openflow none --json $(BUILD_DIR)/demo/switch.json
 	@cat $(BUILD_DIR)/demo/switch-flows.txt
+	@echo
+	@echo "== warpath nids: Suricata-style rules over examples/nids/demo.pcap's packets and reassembled streams (EVE alerts)"
+	./$(BUILD_DIR)/warpath nids --rules examples/nids/demo.rules --in examples/nids/demo.pcap --eve - --no-flows \
+	  --fast $(BUILD_DIR)/demo/fast.log --json $(BUILD_DIR)/demo/nids.json
 
 test: build
 	$(MAKE) --no-print-directory test-cpp test-py

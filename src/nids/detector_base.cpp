@@ -66,7 +66,10 @@ Status DetectorBase::inspect(const Unit& u, std::vector<Hit>& hits) {
     if (!conditions_hold(c, u.flow)) continue;
     ++counters_.candidates;
     bool limited = false, pcre_limited = false;
-    const bool ok = eval.run(c, u.data, u.len, min_end, u.buffer == Buffer::kStream ? u.new_from : 0, limited, pcre_limited);
+    const bool stream = u.buffer == Buffer::kStream;
+    bool ok = eval.run(c, u.data, u.len, min_end, stream ? u.new_from : 0, limited, pcre_limited);
+    if (!ok && stream && u.at_stream_start && u.new_from > 0)  // anchored at the stream's start
+      ok = eval.run(c, u.data, u.len, min_end, 0, limited, pcre_limited);
     counters_.backtrack_limit += limited && !ok;
     counters_.pcre_limit += pcre_limited && !ok;
     if (!ok) continue;

@@ -12,6 +12,7 @@ namespace {
 // One direction's bytes since its last gap, up to the inspection depth.
 struct DirBuffer {
   std::string bytes;      // the lookback, then bytes not yet inspected
+  bool from_start = true; // bytes[0] is the stream's first byte (since the last gap)
   uint64_t total = 0;     // bytes taken for inspection in this direction
   // Bytes before a gap not yet inspected (the gap came in the same delivery): inspected first,
   // on their own, with the offset already inspected in them.
@@ -235,22 +236,24 @@ class PipelineInspector final : public Inspector {
         u.pkt.established = ctx.established(6);
       }
       u.pkt.to_server = d == 0;
-      auto run = [&](const std::string& bytes, uint32_t inspected) {
+      auto run = [&](const std::string& bytes, uint32_t inspected, bool from_start) {
+        u.at_stream_start = from_start;
         u.data     = reinterpret_cast<const uint8_t*>(bytes.data());
         u.len      = uint32_t(bytes.size());
         u.new_from = inspected;
         return inspect(u, serial, alerts, v);
       };
       // Each run of bytes between gaps is a buffer of its own: those before a gap first.
-      for (const auto& [bytes, inspected] : b.before_gap) WARPATH_TRY(run(bytes, inspected));
+      for (const auto& [bytes, inspected] : b.before_gap) WARPATH_TRY(run(bytes, inspected, false));
       b.before_gap.clear();
       if (b.dirty) {
         b.dirty = false;
-        WARPATH_TRY(run(b.bytes, b.inspected));
+        WARPATH_TRY(run(b.bytes, b.inspected, b.from_start));
         if (b.bytes.size() > kStreamLookback) {  // keep the lookback only
           const size_t drop = b.bytes.size() - kStreamLookback;
           b.bytes.erase(0, drop);
           buffered_ -= drop;
+          b.from_start = false;
         }
         b.inspected = uint32_t(b.bytes.size());
       }
@@ -313,7 +316,8 @@ class PipelineInspector final : public Inspector {
       buffered_ -= b.bytes.size();
       if (b.dirty) b.before_gap.emplace_back(std::move(b.bytes), b.inspected);
       b.bytes.clear();
-      b.dirty = false;
+      b.dirty      = false;
+      b.from_start = false;  // what follows a gap is not a stream's start
       b.inspected = 0;
       return;
     }

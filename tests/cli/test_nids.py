@@ -288,3 +288,12 @@ def test_alerts_do_not_depend_on_engine_or_batch_size(tmp_path, cap):
     extra = anything_rules(tmp_path)
     outputs = {et_run(tmp_path, extra, cap, e, b) for e, b in (("ref.nids", 1024), ("cpu.nids", 1), ("cpu.nids", 7), ("cpu.nids", 1024))}
     assert len(outputs) == 1
+
+
+def test_demo_capture_alerts_on_every_attack_and_nothing_else(tmp_path):
+    """examples/nids (what `make demo` runs): each crafted attack alerts once, the benign flow
+    and the never-matching rule do not."""
+    ex = Path(__file__).resolve().parents[2] / "examples" / "nids"
+    alerts, flows, _ = nids(tmp_path, ex / "demo.rules", ex / "demo.pcap")
+    assert sorted(sids(alerts)) == [9000001, 9000002, 9000003, 9000005, 9000006, 9000007, 9000008]
+    assert len(flows) == 7 and sum(f["flow"]["alerted"] for f in flows) == 6  # the benign one not

@@ -150,6 +150,28 @@ TEST(NidsDetect, StreamChunks) {
     EXPECT_EQ(chunk("GET EVIL"), (Sids{1, 2})) << engine;  // depth counts from this chunk
     h.det->end_flow(7);
   }
+  // While the buffer holds the stream's start, anchored contents may count from it: a request
+  // split over segments still matches "GET " at depth 4.
+  for (const std::string& engine : engines()) {
+    Harness h(engine, "alert tcp any any -> any any (content:\"GET \"; depth:4; content:\"passwd\"; distance:0; sid:1;)\n");
+    std::string stream;
+    auto chunk = [&](const std::string& more, bool at_start) {
+      Unit u = h.packet("");
+      u.buffer          = Buffer::kStream;
+      u.flow            = 9;
+      u.at_stream_start = at_start;
+      u.new_from        = uint32_t(stream.size());
+      stream += more;
+      u.data = reinterpret_cast<const uint8_t*>(stream.data());
+      u.len  = uint32_t(stream.size());
+      return h.sids(u);
+    };
+    EXPECT_EQ(chunk("GET /etc/pa", true), Sids{}) << engine;
+    EXPECT_EQ(chunk("sswd", true), Sids{1}) << engine;
+    stream.clear();
+    EXPECT_EQ(chunk("GET /etc/pa", false), Sids{}) << engine;
+    EXPECT_EQ(chunk("sswd", false), Sids{}) << engine;  // the lookback is not the stream's start
+  }
 }
 
 TEST(NidsDetect, FlowbitsAcrossPacketsAndFlows) {

@@ -12,7 +12,9 @@
 //       (since the last gap), so content split across deliveries matches. Only matches that
 //       end in the chunk count (an occurrence alerts once), and absolute positions (offset,
 //       depth, startswith, absolute isdataat, pcre anchored with ^ or A) count from the
-//       chunk's start, as Suricata inspects raw stream chunks.
+//       chunk's start, as Suricata inspects raw stream chunks; while the buffer still begins
+//       at the stream's first byte (the first kStreamLookback bytes), they may count from
+//       there too, so a request split over segments still matches its anchored contents.
 //   Which rules see which buffer (Suricata's split): rules without payload conditions, and
 //   those with dsize, flow:no_stream or proto tcp-pkt, look at packets; TCP payload rules look
 //   at the stream when the flow has one (flow:only_stream and tcp-stream: only then), else at
@@ -76,6 +78,7 @@ struct Unit {
   const uint8_t* data = nullptr;
   uint32_t len        = 0;
   uint32_t new_from   = 0;  ///< stream: where the chunk starts (matches must end after it)
+  bool at_stream_start = false;  ///< stream: data[0] is the stream's first byte (since a gap)
   uint64_t flow       = 0;  ///< flow serial (flowbits, stream state); 0: none
   uint8_t dir         = 0;  ///< the buffer's direction (0: from the initiator)
   /// A packet unit of a TCP flow whose payload is inspected through its stream: only the
