@@ -136,7 +136,8 @@ def test_tiny_segments_still_alert(tmp_path):
     for ch in b"EVILPAYLOAD":
         s.send(0, bytes([ch]))
     alerts, _, _ = nids(tmp_path, split_rules(tmp_path), write(tmp_path, s.close()))
-    assert sids(alerts) == [1]
+    # "EVIL" at depth 4 counts from the stream's start, though no segment holds it.
+    assert sids(alerts) == [3, 1]
 
 
 def test_out_of_order_and_retransmitted_segments(tmp_path):
