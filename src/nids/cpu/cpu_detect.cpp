@@ -69,7 +69,7 @@ class CpuDetector final : public DetectorBase {
           p.id         = uint32_t(g.by_pattern.size());
           p.literal    = true;
           p.expression = fp.content->bytes;
-          p.flags      = fp.content->nocase ? uint32_t(pattern::kCaseless) : 0u;
+          p.flags      = (fp.content->nocase ? uint32_t(pattern::kCaseless) : 0u) | pattern::kSingleMatch;
           patterns.push_back(std::move(p));
           g.by_pattern.push_back(i);
           g.max_len = std::max<uint32_t>(g.max_len, uint32_t(fp.needle.size()));

@@ -1,0 +1,492 @@
+// warpath-nids-bench: the NIDS offline per core, by stage, beside Vectorscan alone and
+// libnids + Vectorscan on the same frames in memory.
+//
+//   warpath-nids-bench [--rules PATH]... [--workload http|small] [--in PCAP] [--repeat N]
+//                      [--engine ID] [--json FILE]
+//
+// Rules: ET Open's rules/ from the shared data by default (the rules warpath loads; the rest are
+// skipped as `warpath nids --check-rules` reports). Traffic: a generated mix (--workload; TCP
+// connections from clients in 198.18.0.0/15 ($EXTERNAL_NET) to servers in 192.168.0.0/16
+// ($HOME_NET) port 80, with handshakes, HTTP-like text requests and responses, an ACK per
+// segment, FINs) or a capture (--in), copied into memory before timing.
+// Rows, each the best of --repeat runs, one core (pin it: taskset -c N):
+//   decode          parsing alone (cpu.parse)
+//   track+stream    + flow tracking and TCP reassembly (the inspector with no rules)
+//   nids            + detection with the rules (the whole `warpath nids` data path)
+//   hs.block        anchor: Vectorscan's hs_scan of every packet payload with the rules' fast
+//                   patterns (one block-mode database, the literals the prefilter uses, each
+//                   reporting its first match per scan as the prefilter asks): the raw scan of
+//                   the same bytes
+//   libnids+hs      anchor: libnids reassembly, hs_scan_stream of each delivered direction (the
+//                   classic CPU pipeline), where libnids is built here
+// Derived: reassembly = track+stream - decode; detection = nids - track+stream; ratio =
+// nids / hs.block (the goal: within 2x).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <hs/hs.h>
+
+#include "gen/packet_builder.hpp"
+#include "pattern/engines.hpp"
+#include "warpath/io/pcap_file.hpp"
+#include "warpath/nids/detect.hpp"
+#include "warpath/nids/inspector.hpp"
+#include "warpath/nids/rule.hpp"
+#include "warpath/packet/parser.hpp"
+#include "warpath/stream/stream.hpp"
+
+#if defined(WARPATH_HAVE_LIBNIDS)
+extern "C" {
+#include <nids.h>
+#include <pcap/pcap.h>
+}
+#endif
+
+namespace {
+
+using namespace warpath;
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+struct Frames {
+  std::vector<uint8_t> bytes;
+  std::vector<uint32_t> off, len;
+  std::vector<uint64_t> ts;
+  uint64_t wire = 0;
+  void add(const uint8_t* p, uint32_t n, uint64_t t) {
+    off.push_back(uint32_t(bytes.size()));
+    len.push_back(n);
+    ts.push_back(t);
+    bytes.insert(bytes.end(), p, p + n);
+    wire += n;
+  }
+  size_t size() const { return off.size(); }
+};
+
+// HTTP-like text: request lines, headers, HTML and JSON words.
+std::string text(gen::detail::Rng& rng, size_t n) {
+  static const char* words[] = {
+      "GET ", "POST ", "/index.php?id=", "HTTP/1.1\r\n", "Host: www.example.com\r\n",
+      "User-Agent: Mozilla/5.0 (Windows NT 10.0; Win64; x64)\r\n", "Accept: text/html\r\n",
+      "Cookie: session=", "Content-Type: application/json\r\n", "<html>", "<div class=\"", "</div>",
+      "<script src=\"/js/app.js\"></script>", "{\"user\":", "\"name\":\"", "true,", "null}",
+      "the ", "quick ", "brown ", "fox ", "data ", "value ", "login ", "search ", "item ",
+      "0123456789", "abcdef", "\r\n\r\n", "function(a,b){return a+b;}", "SELECT ", "password ",
+      "admin ", "update ", "download ", "file.exe ", "image.png ", "style.css "};
+  std::string s;
+  s.reserve(n + 64);
+  while (s.size() < n) s += words[rng.next32() % (sizeof words / sizeof *words)];
+  s.resize(n);
+  return s;
+}
+
+// One Ethernet + IPv4 + TCP frame with `payload` (text) after the headers.
+void frame(Frames& out, uint32_t src, uint32_t dst, uint16_t sport, uint16_t dport, uint32_t seq,
+           uint32_t ack, uint8_t flags, const std::string& payload, uint64_t& t) {
+  gen::detail::FrameSpec spec;
+  spec.src4  = src;
+  spec.dst4  = dst;
+  spec.sport = sport;
+  spec.dport = dport;
+  gen::detail::PacketFields fields;
+  fields.seq       = seq;
+  fields.ack       = ack;
+  fields.tcp_flags = flags;
+  uint8_t f[14 + 20 + 20 + 1500];
+  const uint32_t head   = gen::detail::frame_header_bytes(spec);
+  const uint32_t caplen = head + uint32_t(payload.size());
+  gen::detail::build_frame(spec, fields, caplen, nullptr, f);
+  std::memcpy(f + head, payload.data(), payload.size());
+  out.add(f, caplen, t += 1000);
+}
+
+struct Shape {
+  uint32_t flows, concurrent, response_segments, segment;
+};
+
+Frames build(const Shape& s, uint64_t seed) {
+  gen::detail::Rng rng(seed, 11);
+  Frames out;
+  uint64_t t = 1'700'000'000'000'000'000ull;
+  const std::string none;
+  for (uint32_t first = 0; first < s.flows; first += s.concurrent) {
+    const uint32_t n = std::min(s.concurrent, s.flows - first);
+    struct Conn {
+      uint32_t c, srv;
+      uint16_t cp;
+      uint32_t cseq, sseq;
+    };
+    std::vector<Conn> conns(n);
+    for (uint32_t k = 0; k < n; ++k) {
+      const uint32_t id = first + k;
+      conns[k] = {0xc6120000u + id, 0xc0a80000u + (id & 0xff), uint16_t(1024 + id % 60000),
+                  rng.next32(), rng.next32()};
+    }
+    for (Conn& c : conns) frame(out, c.c, c.srv, c.cp, 80, c.cseq++, 0, 0x02, none, t);
+    for (Conn& c : conns) frame(out, c.srv, c.c, 80, c.cp, c.sseq++, c.cseq, 0x12, none, t);
+    for (Conn& c : conns) frame(out, c.c, c.srv, c.cp, 80, c.cseq, c.sseq, 0x10, none, t);
+    for (Conn& c : conns) {  // the request, and its ACK
+      const std::string req = text(rng, 300 + rng.next32() % 400);
+      frame(out, c.c, c.srv, c.cp, 80, c.cseq, c.sseq, 0x18, req, t);
+      c.cseq += uint32_t(req.size());
+      frame(out, c.srv, c.c, 80, c.cp, c.sseq, c.cseq, 0x10, none, t);
+    }
+    for (uint32_t seg = 0; seg < s.response_segments; ++seg)
+      for (Conn& c : conns) {
+        const std::string body = text(rng, s.segment);
+        frame(out, c.srv, c.c, 80, c.cp, c.sseq, c.cseq, 0x18, body, t);
+        c.sseq += uint32_t(body.size());
+        frame(out, c.c, c.srv, c.cp, 80, c.cseq, c.sseq, 0x10, none, t);
+      }
+    for (Conn& c : conns) {
+      frame(out, c.c, c.srv, c.cp, 80, c.cseq, c.sseq, 0x11, none, t);
+      frame(out, c.srv, c.c, 80, c.cp, c.sseq, c.cseq + 1, 0x11, none, t);
+      frame(out, c.c, c.srv, c.cp, 80, c.cseq + 1, c.sseq + 1, 0x10, none, t);
+    }
+  }
+  return out;
+}
+
+Result<Frames> read_capture(const std::string& path) {
+  WARPATH_ASSIGN_OR_RETURN(io::PcapReader reader, io::PcapReader::open(path));
+  Frames out;
+  auto batch = packet::PacketBatch::create(1024, 2048, size_t(1024) * 2048 + (1u << 17));
+  if (!batch.is_ok()) return batch.status();
+  while (!reader.at_end()) {
+    batch->clear();
+    WARPATH_TRY(reader.read(*batch).status());
+    for (uint32_t i = 0; i < batch->size(); ++i)
+      out.add(batch->data(i), batch->meta(i).caplen, batch->meta(i).timestamp_ns);
+  }
+  return out;
+}
+
+constexpr uint32_t kBatch = 256;
+
+// Frames into a reused batch of 256 (the copy timed apart and left out), then `work`.
+template <class Work>
+double over_batches(const Frames& f, Work&& work) {
+  static auto batch = packet::PacketBatch::create(kBatch, 2048);
+  packet::PacketBatch& b = *batch;
+  double fill = 0;
+  const double t0 = now_s();
+  for (size_t next = 0; next < f.size();) {
+    const double a = now_s();
+    b.clear();
+    for (uint32_t k = 0; k < kBatch && next < f.size(); ++k, ++next)
+      b.append(f.bytes.data() + f.off[next], f.len[next], f.len[next], f.ts[next], 0);
+    fill += now_s() - a;
+    work(b);
+  }
+  return now_s() - t0 - fill;
+}
+
+double run_decode(const Frames& f) {
+  auto parser = packet::make_parser("cpu.parse");
+  std::vector<packet::PacketInfo> infos(kBatch);
+  ExecContext ctx;
+  return over_batches(f, [&](packet::PacketBatch& b) {
+    (void)(*parser)->parse(b.view(), {infos.data(), b.size()}, ctx);
+  });
+}
+
+double run_nids(const Frames& f, std::shared_ptr<const nids::DetectImage> image,
+                const std::string& engine, uint64_t& alerts) {
+  auto parser = packet::make_parser("cpu.parse");
+  nids::InspectorConfig cfg;
+  cfg.engine                = engine;
+  cfg.flow_engine           = "cpu.flow";
+  cfg.stream_engine         = "cpu.stream";
+  cfg.stream.midstream      = true;
+  cfg.any_checksum          = true;
+  auto ins = nids::Inspector::make(std::move(image), cfg);
+  if (!ins.is_ok()) {
+    std::fprintf(stderr, "warpath-nids-bench: %s\n", ins.status().message().c_str());
+    std::exit(1);
+  }
+  std::vector<packet::PacketInfo> infos(kBatch);
+  std::vector<nids::Alert> out;
+  std::vector<nids::FlowEvent> ended;
+  ExecContext ctx;
+  alerts = 0;
+  const double t = over_batches(f, [&](packet::PacketBatch& b) {
+    const uint32_t n = b.size();
+    (void)(*parser)->parse(b.view(), {infos.data(), n}, ctx);
+    (void)(*ins)->process(b.view(), infos.data(), n, out, ended);
+    alerts += out.size();
+    out.clear();
+    ended.clear();
+  });
+  const double t0 = now_s();
+  (void)(*ins)->finish(out, ended);
+  alerts += out.size();
+  const double total = t + now_s() - t0;
+  const nids::DetectCounters d = (*ins)->detect_counters();
+  if (getenv("WARPATH_BENCH_VERBOSE"))
+    std::fprintf(stderr, "  units %llu (stream %llu), candidates %llu, matches %llu\n",
+                 (unsigned long long)d.units, (unsigned long long)d.stream_units,
+                 (unsigned long long)d.candidates, (unsigned long long)d.matches);
+  return total;
+}
+
+int on_match(unsigned, unsigned long long, unsigned long long, unsigned, void* ctx) {
+  ++*static_cast<uint64_t*>(ctx);
+  return 0;
+}
+
+// The payloads of the frames (as the parser finds them), gathered before timing.
+std::vector<std::pair<uint32_t, uint32_t>> payloads(const Frames& f) {
+  std::vector<std::pair<uint32_t, uint32_t>> out;  // (offset in f.bytes, length)
+  auto parser = packet::make_parser("cpu.parse");
+  std::vector<packet::PacketInfo> infos(kBatch);
+  ExecContext ctx;
+  size_t base = 0;
+  over_batches(f, [&](packet::PacketBatch& b) {
+    const uint32_t n = b.size();
+    (void)(*parser)->parse(b.view(), {infos.data(), n}, ctx);
+    for (uint32_t i = 0; i < n; ++i) {
+      const uint8_t* data = nullptr;
+      uint32_t len        = 0;
+      if (stream::payload_of(infos[i], b.data(i), b.meta(i).caplen, data, len))
+        out.push_back({uint32_t(f.off[base + i] + (data - b.data(i))), len});
+    }
+    base += n;
+  });
+  return out;
+}
+
+std::vector<pattern::Pattern> fast_patterns(const nids::DetectImage& image) {
+  std::vector<pattern::Pattern> out;
+  for (const nids::Rule& r : image.rules()) {
+    const nids::Content* best = nullptr;
+    for (const nids::Item& it : r.items)
+      if (it.kind == nids::Item::kContent && !it.content.negated &&
+          (it.content.fast_pattern || (!best || (!best->fast_pattern && it.content.bytes.size() > best->bytes.size()))))
+        if (!best || !best->fast_pattern) best = &it.content;
+    if (!best) continue;
+    pattern::Pattern p;
+    p.id         = uint32_t(out.size());
+    p.literal    = true;
+    p.expression = best->bytes;
+    // As the prefilter asks: each pattern's first match per scan (presence is what counts).
+    p.flags = (best->nocase ? uint32_t(pattern::kCaseless) : 0u) | pattern::kSingleMatch;
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+double run_hs_block(const Frames& f, const std::vector<std::pair<uint32_t, uint32_t>>& pl,
+                    hs_database_t* db, uint64_t& matches) {
+  hs_scratch_t* scratch = nullptr;
+  hs_alloc_scratch(db, &scratch);
+  matches = 0;
+  const double t0 = now_s();
+  for (const auto& [off, len] : pl)
+    hs_scan(db, reinterpret_cast<const char*>(f.bytes.data() + off), len, 0, scratch, on_match, &matches);
+  const double t = now_s() - t0;
+  hs_free_scratch(scratch);
+  return t;
+}
+
+#if defined(WARPATH_HAVE_LIBNIDS)
+hs_database_t* g_stream_db  = nullptr;
+hs_scratch_t* g_scratch     = nullptr;
+uint64_t g_matches          = 0;
+std::map<tcp_stream*, std::pair<hs_stream_t*, hs_stream_t*>> g_streams;
+
+void nids_callback(tcp_stream* s, void**) {
+  if (s->nids_state == NIDS_JUST_EST) {
+    s->client.collect++;
+    s->server.collect++;
+    hs_stream_t *a = nullptr, *b = nullptr;
+    hs_open_stream(g_stream_db, 0, &a);
+    hs_open_stream(g_stream_db, 0, &b);
+    g_streams[s] = {a, b};
+  } else if (s->nids_state == NIDS_DATA) {
+    auto& st = g_streams[s];
+    if (s->client.count_new)
+      hs_scan_stream(st.first, s->client.data, unsigned(s->client.count_new), 0, g_scratch, on_match, &g_matches);
+    if (s->server.count_new)
+      hs_scan_stream(st.second, s->server.data, unsigned(s->server.count_new), 0, g_scratch, on_match, &g_matches);
+  } else {
+    auto it = g_streams.find(s);
+    if (it != g_streams.end()) {
+      hs_close_stream(it->second.first, g_scratch, on_match, &g_matches);
+      hs_close_stream(it->second.second, g_scratch, on_match, &g_matches);
+      g_streams.erase(it);
+    }
+  }
+}
+
+double run_libnids(const Frames& f, const std::vector<pattern::Pattern>& ps, uint64_t& matches) {
+  std::vector<std::string> exprs;
+  std::vector<const char*> cexprs;
+  std::vector<unsigned> ids, flags;
+  for (const pattern::Pattern& p : ps) {
+    exprs.push_back(pattern::regex_of(p));
+    ids.push_back(p.id);
+    flags.push_back((p.flags & pattern::kCaseless ? HS_FLAG_CASELESS : 0u) | HS_FLAG_SINGLEMATCH);
+  }
+  for (const std::string& e : exprs) cexprs.push_back(e.c_str());
+  hs_compile_error_t* err = nullptr;
+  if (hs_compile_multi(cexprs.data(), flags.data(), ids.data(), unsigned(cexprs.size()), HS_MODE_STREAM,
+                       nullptr, &g_stream_db, &err) != HS_SUCCESS) {
+    std::fprintf(stderr, "warpath-nids-bench: streaming database: %s\n", err ? err->message : "?");
+    return -1;
+  }
+  hs_alloc_scratch(g_stream_db, &g_scratch);
+  nids_params.pcap_desc       = pcap_open_dead(DLT_EN10MB, 65535);
+  nids_params.scan_num_hosts  = 0;
+  nids_params.n_tcp_streams   = 1 << 18;
+  nids_params.n_hosts         = 1 << 12;
+  nids_params.tcp_workarounds = 0;
+  static nids_chksum_ctl off = {0, 0, NIDS_DONT_CHKSUM, 0};
+  nids_register_chksum_ctl(&off, 1);
+  if (!nids_init()) return -1;
+  nids_register_tcp(reinterpret_cast<void*>(nids_callback));
+  g_matches = 0;
+  const double t0 = now_s();
+  for (size_t i = 0; i < f.size(); ++i) {
+    pcap_pkthdr h{};
+    h.caplen = h.len = f.len[i];
+    h.ts.tv_sec      = long(f.ts[i] / 1000000000u);
+    h.ts.tv_usec     = long(f.ts[i] % 1000000000u / 1000u);
+    nids_pcap_handler(nullptr, &h, const_cast<u_char*>(f.bytes.data() + f.off[i]));
+  }
+  const double t = now_s() - t0;
+  nids_exit();
+  matches = g_matches;
+  return t;
+}
+#endif
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> rule_paths;
+  std::string workload = "http", in, json, engine = "cpu.nids";
+  int repeat = 3;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "warpath-nids-bench: %s needs a value\n", a.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--rules") rule_paths.push_back(value());
+    else if (a == "--workload") workload = value();
+    else if (a == "--in") in = value();
+    else if (a == "--json") json = value();
+    else if (a == "--engine") engine = value();
+    else if (a == "--repeat") repeat = std::max(1, std::atoi(value().c_str()));
+    else {
+      std::fprintf(stderr, "usage: warpath-nids-bench [--rules PATH]... [--workload http|small] [--in PCAP] "
+                           "[--repeat N] [--engine ID] [--json FILE]\n");
+      return 2;
+    }
+  }
+  if (rule_paths.empty()) {
+    const char* data = std::getenv("WARPATH_DATA");
+    rule_paths.push_back(std::string(data ? data : "../shared/data") + "/patterns/et-open/rules");
+  }
+  auto set = nids::load_rules(rule_paths, nids::Vars{});
+  if (!set.is_ok()) {
+    std::fprintf(stderr, "warpath-nids-bench: %s\n", set.status().message().c_str());
+    return 1;
+  }
+  auto image = nids::compile_rules(*set);
+  auto empty = nids::compile_rules(nids::RuleSet{});
+  if (!image.is_ok() || !empty.is_ok()) {
+    std::fprintf(stderr, "warpath-nids-bench: cannot compile the rules\n");
+    return 1;
+  }
+  Frames frames;
+  if (!in.empty()) {
+    auto f = read_capture(in);
+    if (!f.is_ok()) {
+      std::fprintf(stderr, "warpath-nids-bench: %s\n", f.status().message().c_str());
+      return 1;
+    }
+    frames = std::move(*f);
+  } else if (workload == "http") {
+    frames = build({2000, 200, 20, 1448}, 1);
+  } else if (workload == "small") {
+    frames = build({4000, 400, 10, 200}, 1);
+  } else {
+    std::fprintf(stderr, "warpath-nids-bench: unknown workload '%s'\n", workload.c_str());
+    return 2;
+  }
+  const auto pl = payloads(frames);
+  uint64_t payload_bytes = 0;
+  for (const auto& p : pl) payload_bytes += p.second;
+  const std::vector<pattern::Pattern> fps = fast_patterns(**image);
+  auto db = pattern::detail::hs_block_database(fps);
+  if (!db.is_ok()) {
+    std::fprintf(stderr, "warpath-nids-bench: %s\n", db.status().message().c_str());
+    return 1;
+  }
+
+  struct Row {
+    std::string name;
+    double best = 1e30;
+    uint64_t count = 0;
+  };
+  std::vector<Row> rows = {{"decode"}, {"track+stream"}, {"nids"}, {"hs.block"}};
+  for (int r = 0; r < repeat; ++r) {
+    rows[0].best = std::min(rows[0].best, run_decode(frames));
+    rows[1].best = std::min(rows[1].best, run_nids(frames, *empty, engine, rows[1].count));
+    rows[2].best = std::min(rows[2].best, run_nids(frames, *image, engine, rows[2].count));
+    rows[3].best = std::min(rows[3].best, run_hs_block(frames, pl, *db, rows[3].count));
+  }
+#if defined(WARPATH_HAVE_LIBNIDS)
+  {  // libnids keeps global state: once per process
+    Row lib{"libnids+hs"};
+    lib.best = run_libnids(frames, fps, lib.count);
+    if (lib.best > 0) rows.push_back(lib);
+  }
+#endif
+  hs_free_database(*db);
+  const double pkts = double(frames.size()), bits = double(frames.wire) * 8;
+  std::printf("workload %s: %zu packets, %.1f MB on the wire, %.1f MB of payload; %zu rules (%zu fast "
+              "patterns), engine %s\n",
+              in.empty() ? workload.c_str() : in.c_str(), frames.size(), double(frames.wire) / 1e6,
+              double(payload_bytes) / 1e6, (*image)->rules().size(), fps.size(), engine.c_str());
+  std::printf("%-14s %10s %10s %10s %12s\n", "row", "ms", "Mpps", "Gbit/s", "alerts/hits");
+  for (const Row& r : rows)
+    std::printf("%-14s %10.2f %10.2f %10.2f %12llu\n", r.name.c_str(), r.best * 1e3, pkts / r.best / 1e6,
+                bits / r.best / 1e9, static_cast<unsigned long long>(r.count));
+  const double reasm = rows[1].best - rows[0].best, detect = rows[2].best - rows[1].best;
+  std::printf("stages (ns/packet): decode %.1f, tracking+reassembly %.1f, detection %.1f "
+              "(prefilter scan alone, hs.block: %.1f)\n",
+              rows[0].best * 1e9 / pkts, reasm * 1e9 / pkts, detect * 1e9 / pkts, rows[3].best * 1e9 / pkts);
+  std::printf("nids / hs.block = %.2fx (goal: <= 2x)\n", rows[2].best / rows[3].best);
+  if (!json.empty()) {
+    std::FILE* f = std::fopen(json.c_str(), "w");
+    if (!f) {
+      std::perror(json.c_str());
+      return 1;
+    }
+    std::fprintf(f, "{\"workload\":\"%s\",\"packets\":%zu,\"wire_bytes\":%llu,\"payload_bytes\":%llu,"
+                    "\"rules\":%zu,\"fast_patterns\":%zu,\"engine\":\"%s\",\"rows\":[",
+                 in.empty() ? workload.c_str() : in.c_str(), frames.size(),
+                 static_cast<unsigned long long>(frames.wire), static_cast<unsigned long long>(payload_bytes),
+                 (*image)->rules().size(), fps.size(), engine.c_str());
+    for (size_t i = 0; i < rows.size(); ++i)
+      std::fprintf(f, "%s{\"row\":\"%s\",\"seconds\":%.6f,\"mpps\":%.3f,\"gbps\":%.3f,\"count\":%llu}",
+                   i ? "," : "", rows[i].name.c_str(), rows[i].best, pkts / rows[i].best / 1e6,
+                   bits / rows[i].best / 1e9, static_cast<unsigned long long>(rows[i].count));
+    std::fprintf(f, "],\"ratio_nids_to_hs_block\":%.3f}\n", rows[2].best / rows[3].best);
+    std::fclose(f);
+  }
+  return 0;
+}
