@@ -298,3 +298,33 @@ def test_demo_capture_alerts_on_every_attack_and_nothing_else(tmp_path):
     alerts, flows, _ = nids(tmp_path, ex / "demo.rules", ex / "demo.pcap")
     assert sorted(sids(alerts)) == [9000001, 9000002, 9000003, 9000005, 9000006, 9000007, 9000008]
     assert len(flows) == 7 and sum(f["flow"]["alerted"] for f in flows) == 6  # the benign one not
+
+
+def test_nids_module_in_a_run_ids_and_ips(tmp_path):
+    """`warpath run` with the nids module over the demo capture: IDS passes everything and writes
+    the same alerts as `warpath nids` (but the fragmented datagram's: a chain has no
+    defragmentation); IPS with a drop rule drops that flow from the matching packet on, and
+    the counters add up."""
+    ex = Path(__file__).resolve().parents[2] / "examples" / "nids"
+    eve, report = tmp_path / "eve.json", tmp_path / "run.json"
+    r = run("run", "--chain", f"nids(rules={ex / 'demo.rules'}, eve={eve}) -> wire",
+            "--port", f"in=pcap:{ex / 'demo.pcap'}:", "--port", f"out=pcap::{tmp_path / 'out.pcap'}",
+            "--json", report)
+    assert_ok(r)
+    alerts = [json.loads(l) for l in eve.read_text().splitlines() if '"event_type":"alert"' in l]
+    assert sorted(sids(alerts)) == [9000001, 9000002, 9000003, 9000005, 9000006, 9000007]
+    doc = json.loads(report.read_text())
+    assert doc["totals"]["rx"] == doc["totals"]["tx"] == 57
+    drop_rules = rules(tmp_path, (ex / "demo.rules").read_text().replace(
+        'alert tcp any any -> $HOME_NET 80 (msg:"DEMO SQL', 'drop tcp any any -> $HOME_NET 80 (msg:"DEMO SQL'))
+    r = run("run", "--chain", f"nids(rules={drop_rules}, eve={eve}, mode=ips) -> wire",
+            "--port", f"in=pcap:{ex / 'demo.pcap'}:", "--port", f"out=pcap::{tmp_path / 'out.pcap'}",
+            "--json", report)
+    assert_ok(r)
+    doc = json.loads(report.read_text())
+    assert doc["drops_by_reason"].get("nids_drop") == 7, doc["drops_by_reason"]
+    assert doc["totals"]["rx"] == doc["totals"]["tx"] + 7
+    blocked = [json.loads(l) for l in eve.read_text().splitlines() if '"blocked"' in l]
+    assert [b["alert"]["signature_id"] for b in blocked] == [9000003]
+    r = run("run", "--chain", "nids(rules=/nonexistent.rules)", "--port", f"in=pcap:{ex / 'demo.pcap'}:")
+    assert r.returncode != 0 and "nonexistent.rules" in r.stderr

@@ -13,6 +13,9 @@ ModuleInfo esp_out_module_info();
 ModuleInfo flow_module_info();
 ModuleInfo flow_aes_module_info();
 ModuleInfo match_module_info();
+#if defined(WARPATH_HAVE_NIDS)  // built where PCRE2 is (the rules' pcre)
+ModuleInfo nids_module_info();
+#endif
 ModuleInfo router_module_info();
 ModuleInfo stream_module_info();
 ModuleInfo switch_module_info();
@@ -27,6 +30,9 @@ inline std::vector<ModuleInfo> builtin_module_kinds() {
   v.push_back(flow_module_info());
   v.push_back(flow_aes_module_info());
   v.push_back(match_module_info());
+#if defined(WARPATH_HAVE_NIDS)
+  v.push_back(nids_module_info());
+#endif
   v.push_back(router_module_info());
   v.push_back(stream_module_info());
   v.push_back(switch_module_info());
