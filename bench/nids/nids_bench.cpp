@@ -14,9 +14,8 @@
 //   track+stream    + flow tracking and TCP reassembly (the inspector with no rules)
 //   nids            + detection with the rules (the whole `warpath nids` data path)
 //   hs.block        anchor: Vectorscan's hs_scan of every packet payload with the rules' fast
-//                   patterns (one block-mode database, the literals the prefilter uses, each
-//                   reporting its first match per scan as the prefilter asks): the raw scan of
-//                   the same bytes
+//                   patterns (one block-mode database, the literals the prefilter uses): the
+//                   raw scan of the same bytes
 //   libnids+hs      anchor: libnids reassembly, hs_scan_stream of each delivered direction (the
 //                   classic CPU pipeline), where libnids is built here
 // Derived: reassembly = track+stream - decode; detection = nids - track+stream; ratio =
@@ -276,8 +275,7 @@ std::vector<pattern::Pattern> fast_patterns(const nids::DetectImage& image) {
     p.id         = uint32_t(out.size());
     p.literal    = true;
     p.expression = best->bytes;
-    // As the prefilter asks: each pattern's first match per scan (presence is what counts).
-    p.flags = (best->nocase ? uint32_t(pattern::kCaseless) : 0u) | pattern::kSingleMatch;
+    p.flags = best->nocase ? uint32_t(pattern::kCaseless) : 0u;  // as the prefilter compiles them
     out.push_back(std::move(p));
   }
   return out;
@@ -333,7 +331,7 @@ double run_libnids(const Frames& f, const std::vector<pattern::Pattern>& ps, uin
   for (const pattern::Pattern& p : ps) {
     exprs.push_back(pattern::regex_of(p));
     ids.push_back(p.id);
-    flags.push_back((p.flags & pattern::kCaseless ? HS_FLAG_CASELESS : 0u) | HS_FLAG_SINGLEMATCH);
+    flags.push_back(p.flags & pattern::kCaseless ? HS_FLAG_CASELESS : 0u);
   }
   for (const std::string& e : exprs) cexprs.push_back(e.c_str());
   hs_compile_error_t* err = nullptr;

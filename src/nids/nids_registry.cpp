@@ -1,5 +1,6 @@
 // The detection engine registry (the only list of NIDS engines), the validating wrapper and the
 // self-test's differential check (include/warpath/nids/detect.hpp).
+#include <algorithm>
 #include <random>
 
 #include "nids/detector_base.hpp"
@@ -26,11 +27,22 @@ class ValidatingDetector final : public Detector {
     WARPATH_TRY(engine_->inspect(u, hits));
     std::vector<Hit> got(hits.begin() + long(from), hits.end()), want;
     WARPATH_TRY(ref_->inspect(u, want));
-    if (got != want)
+    if (got != want) {
+      // The first rule one matched and the other did not, as written.
+      std::string rule;
+      for (const std::vector<Hit>* side : {&got, &want})
+        for (const Hit& h : *side)
+          if (rule.empty() && (std::find(got.begin(), got.end(), h) == got.end() ||
+                               std::find(want.begin(), want.end(), h) == want.end()))
+            rule = image().rules()[h.rule].text;
       return Status(Errc::kInvalidArgument,
                     std::string(engine_->id()) + " matched sids " + hits_text(image(), got) +
                         ", ref.nids " + hits_text(image(), want) + " (unit " +
-                        std::to_string(++units_) + ", flow " + std::to_string(u.flow) + ")");
+                        std::to_string(++units_) + ", flow " + std::to_string(u.flow) + ", " +
+                        (u.buffer == Buffer::kStream ? "stream" : "packet") + " of " +
+                        std::to_string(u.len) + " bytes from " + std::to_string(u.new_from) +
+                        "; rule: " + rule + ")");
+    }
     ++units_;
     return Status::ok();
   }

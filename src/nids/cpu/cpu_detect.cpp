@@ -1,7 +1,8 @@
 // cpu.nids: rules grouped by the buffer they look at and the transport protocol; in each group
 // a multi-literal prefilter over the rules' fast patterns picks the candidates (Suricata's
 // multi-pattern matcher stage), and rules without a positive content are always candidates.
-// Streams remember the rules their bytes have armed.
+// A stream direction feeds its new bytes to the group's streaming database once and remembers
+// the rules its bytes have armed.
 #include <algorithm>
 
 #include "nids/detector_base.hpp"
@@ -38,7 +39,6 @@ struct Group {
   std::vector<uint32_t> always;     // rules without a fast pattern
   std::vector<uint32_t> by_pattern; // pattern id -> rule
   std::unique_ptr<pattern::Matcher> prefilter;
-  uint32_t max_len = 0;             // longest fast pattern
 };
 
 class CpuDetector final : public DetectorBase {
@@ -69,10 +69,12 @@ class CpuDetector final : public DetectorBase {
           p.id         = uint32_t(g.by_pattern.size());
           p.literal    = true;
           p.expression = fp.content->bytes;
-          p.flags      = (fp.content->nocase ? uint32_t(pattern::kCaseless) : 0u) | pattern::kSingleMatch;
+          // Every match, not HS_FLAG_SINGLEMATCH: Vectorscan 5.4.9 misses literals in a database
+          // whose other patterns are single-match (found by the self-test: B/H, xc/i, ba/H
+          // over 65 bytes ending in "xc" reports no xc).
+          p.flags      = fp.content->nocase ? uint32_t(pattern::kCaseless) : 0u;
           patterns.push_back(std::move(p));
           g.by_pattern.push_back(i);
-          g.max_len = std::max<uint32_t>(g.max_len, uint32_t(fp.needle.size()));
         }
         if (patterns.empty()) continue;
         auto m = pattern::make_matcher(engine, patterns);
@@ -88,39 +90,75 @@ class CpuDetector final : public DetectorBase {
     Group& g = groups_[kind_of(u)][proto_class(u.pkt.proto)];
     out = g.always;
     if (!g.prefilter || !u.len) return;
-    // A stream scans its new bytes and the tail a fast pattern ending in them may start in.
-    uint32_t from = 0;
-    if (u.buffer == Buffer::kStream && u.new_from > g.max_len) from = u.new_from - (g.max_len - 1);
+    if (u.buffer == Buffer::kStream && u.flow) return stream_candidates(g, u, out);
     matches_.clear();
-    if (!g.prefilter->scan(u.data + from, u.len - from, matches_).is_ok()) {
+    if (!g.prefilter->scan(u.data, u.len, matches_).is_ok()) {
       // A prefilter that cannot answer: every rule of the group is a candidate.
       out.insert(out.end(), g.by_pattern.begin(), g.by_pattern.end());
     } else {
-      for (const pattern::Match& m : matches_) out.push_back(g.by_pattern[m.id]);
-    }
-    if (u.buffer == Buffer::kStream && u.flow) {
-      std::vector<uint32_t>& armed = armed_[u.flow * 2 + u.dir];
-      const size_t before = armed.size();
-      armed.insert(armed.end(), out.begin() + long(g.always.size()), out.end());
-      if (armed.size() != before) {
-        std::sort(armed.begin(), armed.end());
-        armed.erase(std::unique(armed.begin(), armed.end()), armed.end());
-      }
-      out.insert(out.end(), armed.begin(), armed.end());
+      take(g, out);
     }
     std::sort(out.begin(), out.end());
     out.erase(std::unique(out.begin(), out.end()), out.end());
   }
 
   void forget_flow(uint64_t flow) override {
-    armed_.erase(flow * 2);
-    armed_.erase(flow * 2 + 1);
+    streams_.erase(flow * 2);
+    streams_.erase(flow * 2 + 1);
+  }
+
+ private:
+  // A stream direction's prefilter state: the group's streaming database fed each chunk's new
+  // bytes once (a fast pattern spanning chunks is found without re-scanning), and the rules its
+  // bytes armed (their other conditions may complete in later chunks).
+  struct DirState {
+    std::unique_ptr<pattern::Stream> stream;
+    std::vector<uint32_t> armed;
+  };
+
+  // The rules of the patterns matched, each once (a pattern may match many times).
+  void take(Group& g, std::vector<uint32_t>& out) {
+    if (seen_.size() < g.by_pattern.size()) seen_.resize(g.by_pattern.size(), 0);
+    const size_t from = out.size();
+    for (const pattern::Match& m : matches_)
+      if (!seen_[m.id]) {
+        seen_[m.id] = 1;
+        out.push_back(m.id);
+      }
+    for (size_t k = from; k < out.size(); ++k) {
+      seen_[out[k]] = 0;
+      out[k]        = g.by_pattern[out[k]];
+    }
+  }
+
+  void stream_candidates(Group& g, const Unit& u, std::vector<uint32_t>& out) {
+    DirState& d = streams_[u.flow * 2 + u.dir];
+    if (u.new_from == 0 || !d.stream) {  // a fresh buffer: the stream's start, or after a gap
+      auto s = g.prefilter->open_stream();
+      d.stream = s.is_ok() ? std::move(*s) : nullptr;
+    }
+    matches_.clear();
+    const size_t before = d.armed.size();
+    if (!d.stream || !d.stream->write(u.data + u.new_from, u.len - u.new_from, matches_).is_ok()) {
+      d.stream.reset();  // cannot answer: every rule of the group is armed
+      d.armed.insert(d.armed.end(), g.by_pattern.begin(), g.by_pattern.end());
+    } else {
+      take(g, d.armed);
+    }
+    if (d.armed.size() != before) {
+      std::sort(d.armed.begin(), d.armed.end());
+      d.armed.erase(std::unique(d.armed.begin(), d.armed.end()), d.armed.end());
+    }
+    out.insert(out.end(), d.armed.begin(), d.armed.end());
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
   }
 
  private:
   Group groups_[kKinds][kProtos];
   std::vector<pattern::Match> matches_;
-  std::unordered_map<uint64_t, std::vector<uint32_t>> armed_;
+  std::vector<uint8_t> seen_;  // pattern ids taken in this scan
+  std::unordered_map<uint64_t, DirState> streams_;  // key: flow * 2 + direction
 };
 
 }  // namespace
