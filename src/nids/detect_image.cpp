@@ -148,9 +148,12 @@ Result<std::shared_ptr<const DetectImage>> compile_rules(const RuleSet& set) {
         if (!code.is_ok()) return code.status();
         ci.code = *code;
         if (!c.items.empty() && it.pcre.relative) c.needs_relative_retry = true;
-      } else {
+      } else if (it.kind == Item::kIsDataAt) {
         ci.isdataat = &it.isdataat;
         if (!c.items.empty() && it.isdataat.relative) c.needs_relative_retry = true;
+      } else {
+        ci.byte = &it.byte;
+        if (!c.items.empty() && it.byte.relative) c.needs_relative_retry = true;
       }
       c.items.push_back(std::move(ci));
     }

@@ -16,6 +16,7 @@ struct CompiledItem {
   const Content* content = nullptr;  ///< points into the image's rules
   const Pcre* pcre       = nullptr;
   const IsDataAt* isdataat = nullptr;
+  const ByteOp* byte       = nullptr;
   std::string needle;                ///< content bytes, lower-cased when nocase
   pcre2_real_code_8* code = nullptr; ///< compiled pcre (owned by the image)
 };

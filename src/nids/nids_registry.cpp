@@ -114,7 +114,7 @@ std::string random_rule(std::mt19937_64& rng, uint32_t sid) {
                   (rng() % 3 == 0 ? "10.0.0.0/8" : "any") + " any (msg:\"r\"; ";
   const int items = int(rng() % 4);
   for (int i = 0; i < items; ++i) {
-    const uint64_t k = rng() % 10;
+    const uint64_t k = rng() % 12;
     if (k < 7) {
       r += std::string("content:") + (rng() % 7 == 0 ? "!" : "") + "\"" + word(rng, 1 + rng() % 3) + "\"; ";
       if (rng() % 3 == 0) r += "nocase; ";
@@ -128,8 +128,16 @@ std::string random_rule(std::mt19937_64& rng, uint32_t sid) {
     } else if (k < 9) {
       r += std::string("pcre:\"/") + word(rng, 1 + rng() % 2) + (rng() % 2 ? "[ab]+" : ".?") + "/" +
            (rng() % 2 ? "i" : "") + (i > 0 && rng() % 2 ? "R" : "") + "\"; ";
-    } else {
+    } else if (k == 9) {
       r += "isdataat:" + std::to_string(rng() % 12) + (i > 0 && rng() % 2 ? ",relative" : "") + "; ";
+    } else if (k == 10) {
+      static const char* kOps[] = {"<", ">", "=", "&", "^", "<=", ">=", "!="};
+      r += "byte_test:" + std::to_string(1 + rng() % 2) + "," + kOps[rng() % 8] + "," +
+           std::to_string(rng() % 256) + "," + std::to_string(rng() % 6) +
+           (i > 0 && rng() % 2 ? ",relative" : "") + (rng() % 3 == 0 ? ",little" : "") + "; ";
+    } else {
+      r += "byte_jump:1," + std::to_string(rng() % 4) + (i > 0 && rng() % 2 ? ",relative" : "") +
+           (rng() % 3 == 0 ? ",from_beginning" : "") + ",bitmask 0x07; ";
     }
   }
   if (rng() % 5 == 0) r += rng() % 2 ? "flow:established,to_server; " : "flow:to_client; ";

@@ -1,5 +1,6 @@
 // One rule line into the rule model (nids/rule.hpp has the subset).
 #include <cctype>
+#include <cstdint>
 #include <cstdlib>
 
 #include "warpath/io/text_file.hpp"
@@ -257,6 +258,121 @@ Result<Pcre> parse_pcre(std::string_view v) {
   return p;
 }
 
+// byte_test / byte_jump arguments after the leading ones: the common options.
+Status byte_options(std::vector<std::string_view> rest, ByteOp& b, bool jump, std::string_view kw) {
+  for (size_t i = 0; i < rest.size(); ++i) {
+    std::string_view o = rest[i];
+    auto number_after = [&](std::string_view word, int64_t lo, int64_t hi) -> Result<int64_t> {
+      std::string_view v = io::trim(o.substr(word.size()));
+      if (!v.empty() && !std::isdigit(static_cast<unsigned char>(v[0])) && v[0] != '-' && !v.starts_with("0x"))
+        return unsupported(std::string(kw) + " " + std::string(word) + " from a variable (byte_extract)");
+      if (v.starts_with("0x")) {
+        uint64_t x = 0;
+        for (char c : v.substr(2)) {
+          if (!std::isxdigit(static_cast<unsigned char>(c))) return syntax(std::string(kw) + ": bad " + std::string(word));
+          x = x * 16 + uint64_t(std::isdigit(static_cast<unsigned char>(c)) ? c - '0' : std::tolower(c) - 'a' + 10);
+          if (x > uint64_t(hi)) return syntax(std::string(kw) + ": " + std::string(word) + " too large");
+        }
+        return int64_t(x);
+      }
+      return parse_int(v, kw, lo, hi);
+    };
+    if (o == "relative") b.relative = true;
+    else if (o == "big") b.little = false;
+    else if (o == "little") b.little = true;
+    else if (o == "string") b.string = true;
+    else if (o == "hex") b.base = 16;
+    else if (o == "dec") b.base = 10;
+    else if (o == "oct") b.base = 8;
+    else if (o == "dce") return unsupported(std::string(kw) + " dce");
+    else if (o.starts_with("bitmask")) {
+      auto m = number_after("bitmask", 1, 0xffffffffll);
+      if (!m.is_ok()) return m.status();
+      b.bitmask = uint64_t(*m);
+    } else if (jump && o == "align") b.align = true;
+    else if (jump && o == "from_beginning") b.from_beginning = true;
+    else if (jump && o == "from_end") b.from_end = true;
+    else if (jump && o.starts_with("multiplier")) {
+      auto m = number_after("multiplier", 1, 65535);
+      if (!m.is_ok()) return m.status();
+      b.multiplier = uint32_t(*m);
+    } else if (jump && o.starts_with("post_offset")) {
+      auto m = number_after("post_offset", -65535, 65535);
+      if (!m.is_ok()) return m.status();
+      b.post_offset = int32_t(*m);
+    } else {
+      return syntax(std::string(kw) + ": unknown option '" + std::string(o) + "'");
+    }
+  }
+  const int max_bytes = b.string ? 10 : 8;
+  if (b.bytes < 1 || b.bytes > max_bytes)
+    return syntax(std::string(kw) + ": " + std::to_string(b.bytes) + " bytes (1.." + std::to_string(max_bytes) + (b.string ? " as a string)" : " binary)"));
+  if (b.from_beginning && b.from_end) return syntax(std::string(kw) + ": from_beginning and from_end together");
+  return Status::ok();
+}
+
+Result<Item> parse_byte(std::string_view value, bool jump) {
+  const std::string_view kw = jump ? "byte_jump" : "byte_test";
+  std::vector<std::string_view> parts;
+  size_t start = 0;
+  for (size_t i = 0; i <= value.size(); ++i)
+    if (i == value.size() || value[i] == ',') {
+      parts.push_back(io::trim(value.substr(start, i - start)));
+      start = i + 1;
+    }
+  const size_t lead = jump ? 2 : 4;
+  if (parts.size() < lead) return syntax(std::string(kw) + ": expected at least " + std::to_string(lead) + " values");
+  Item it;
+  it.kind = jump ? Item::kByteJump : Item::kByteTest;
+  ByteOp& b = it.byte;
+  auto num = [&](std::string_view t, std::string_view what, int64_t lo, int64_t hi) -> Result<int64_t> {
+    if (!t.empty() && !std::isdigit(static_cast<unsigned char>(t[0])) && t[0] != '-')
+      return unsupported(std::string(kw) + " " + std::string(what) + " from a variable (byte_extract)");
+    if (t.starts_with("0x") || t.starts_with("0X")) {
+      uint64_t x = 0;
+      if (t.size() == 2 || t.size() > 18) return syntax(std::string(kw) + ": bad " + std::string(what));
+      for (char c : t.substr(2)) {
+        if (!std::isxdigit(static_cast<unsigned char>(c))) return syntax(std::string(kw) + ": bad " + std::string(what));
+        x = x * 16 + uint64_t(std::isdigit(static_cast<unsigned char>(c)) ? c - '0' : std::tolower(c) - 'a' + 10);
+      }
+      if (int64_t(x) < lo || x > uint64_t(hi)) return syntax(std::string(kw) + ": " + std::string(what) + " out of range");
+      return int64_t(x);
+    }
+    return parse_int(t, kw, lo, hi);
+  };
+  auto n = num(parts[0], "size", 1, 64);
+  if (!n.is_ok()) return n.status();
+  b.bytes = uint8_t(*n);
+  size_t next = 1;
+  if (!jump) {
+    std::string_view op = parts[1];
+    if (!op.empty() && op[0] == '!') {
+      b.negated = true;
+      op.remove_prefix(1);
+    }
+    if (op == "<") b.op = '<';
+    else if (op == ">") b.op = '>';
+    else if (op == "=" || op == "==") b.op = '=';
+    else if (op == "&") b.op = '&';
+    else if (op == "^") b.op = '^';
+    else if (op == "<=") b.op = 'l';
+    else if (op == ">=") b.op = 'g';
+    else if (op.empty() && b.negated) b.op = '=';  // "!" alone is !=
+    else if (op == "!=") b.op = '=', b.negated = !b.negated;
+    else return syntax("byte_test: unknown operator '" + std::string(parts[1]) + "'");
+    auto v = num(parts[2], "value", 0, INT64_MAX);
+    if (!v.is_ok()) return v.status();
+    b.value = uint64_t(*v);
+    next = 3;
+  }
+  auto off = num(parts[next], "offset", -65535, 65535);
+  if (!off.is_ok()) return off.status();
+  b.offset = int32_t(*off);
+  std::vector<std::string_view> rest(parts.begin() + long(next + 1), parts.end());
+  WARPATH_TRY(byte_options(rest, b, jump, kw));
+  return it;
+}
+
 Content* last_content(Rule& r) {
   for (auto it = r.items.rbegin(); it != r.items.rend(); ++it)
     if (it->kind == Item::kContent) return &it->content;
@@ -397,6 +513,13 @@ Status parse_option(std::string_view name, std::string_view value, bool has_valu
     if (!n.is_ok()) return n.status();
     it.isdataat.offset = int32_t(*n);
     r.items.push_back(std::move(it));
+    return Status::ok();
+  }
+  if (name == "byte_test" || name == "byte_jump") {
+    WARPATH_TRY(need_value());
+    auto it = parse_byte(value, name == "byte_jump");
+    if (!it.is_ok()) return it.status();
+    r.items.push_back(std::move(*it));
     return Status::ok();
   }
   if (name == "flow") {

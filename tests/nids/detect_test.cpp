@@ -115,6 +115,25 @@ TEST(NidsDetect, PayloadSemantics) {
       {R"(content:"ab"; isdataat:2,relative;)", "abcd", true},
       {R"(content:"ab"; isdataat:3,relative;)", "abcd", false},
       {R"(content:"ab"; isdataat:!1,relative;)", "ab", true},
+      {R"(byte_test:1,>,0x40,0;)", "A", true},
+      {R"(byte_test:1,>,0x41,0;)", "A", false},
+      {R"(byte_test:2,=,0x4142,0;)", "AB", true},
+      {R"(byte_test:2,=,0x4241,0,little;)", "AB", true},
+      {R"(byte_test:2,=,0x4142,1;)", "AB", false},  // not all in the buffer
+      {R"(byte_test:3,=,123,0,string,dec;)", "123x", true},
+      {R"(byte_test:3,=,123,0,string,dec;)", "12ax", false},
+      {R"(byte_test:2,=,255,0,string,hex;)", "ffx", true},
+      {R"(byte_test:1,&,0x01,0;)", "A", true},
+      {R"(byte_test:1,!=,0x41,0;)", "A", false},
+      {R"(byte_test:1,=,5,0,bitmask 0xf0;)", "O", false},
+      {R"(byte_test:1,=,4,0,bitmask 0xf0;)", "O", true},  // 0x4f
+      {R"(content:"x"; byte_test:1,=,0x41,0,relative;)", "xA", true},
+      {R"(byte_jump:1,0; content:"Z"; within:1;)", "\x02xyZ", true},  // 1 + 2: Z at 3
+      {R"(byte_jump:1,0; content:"Z"; within:1;)", "\x02yZ", false},
+      {R"(byte_jump:1,0,multiplier 2; content:"Z"; within:1;)", "\x01yzZ", true},
+      {R"(byte_jump:1,0,from_beginning; content:"Z"; within:1;)", "\x02yZ", true},
+      {R"(byte_jump:2,0,string,dec,post_offset -2; content:"Z"; within:1;)", "03aZ", true},
+      {R"(byte_jump:1,0;)", "\x09" "ab", false},  // past the end
   };
   for (const std::string& engine : engines()) {
     for (const PayloadCase& c : cases) {

@@ -131,6 +131,20 @@ TEST(NidsRule, KeywordsAndModifiers) {
   EXPECT_TRUE(r.items[0].content.startswith);
   r = parse_ok("alert tcp any any -> any any (content:\"a|20 0d 0A|b\"; sid:5;)");
   EXPECT_EQ(r.items[0].content.bytes, "a \r\nb");
+  r = parse_ok(R"(alert tcp any any -> any any (byte_test:4,!&,0x80,2,relative,little,bitmask 0xff00; )"
+               R"(byte_jump:2,-1,string,hex,multiplier 4,align,post_offset 3; sid:7;))");
+  ASSERT_EQ(r.items.size(), 2u);
+  EXPECT_EQ(r.items[0].kind, Item::kByteTest);
+  EXPECT_EQ(r.items[0].byte.op, '&');
+  EXPECT_TRUE(r.items[0].byte.negated && r.items[0].byte.relative && r.items[0].byte.little);
+  EXPECT_EQ(r.items[0].byte.value, 0x80u);
+  EXPECT_EQ(r.items[0].byte.bitmask, 0xff00u);
+  EXPECT_EQ(r.items[1].kind, Item::kByteJump);
+  EXPECT_EQ(r.items[1].byte.offset, -1);
+  EXPECT_EQ(r.items[1].byte.base, 16);
+  EXPECT_EQ(r.items[1].byte.multiplier, 4u);
+  EXPECT_TRUE(r.items[1].byte.align);
+  EXPECT_EQ(r.items[1].byte.post_offset, 3);
   r = parse_ok("alert ip any any -> any any (sid:6;)");
   EXPECT_FALSE(r.has_payload());
 }
@@ -155,6 +169,10 @@ TEST(NidsRule, SyntaxErrorsSayWhat) {
       {"alert ip any 80 -> any any (sid:1;)", "ports with proto ip"},
       {"alert tcp 1.2.3.4.5 any -> any any (sid:1;)", "not an address"},
       {"alert tcp any any -> any any (sid:1;) trailing", "after the closing"},
+      {"alert tcp any any -> any any (byte_test:9,=,1,0; sid:1;)", "9 bytes (1..8 binary)"},
+      {"alert tcp any any -> any any (byte_test:1,~,1,0; sid:1;)", "unknown operator"},
+      {"alert tcp any any -> any any (byte_test:1,=,1; sid:1;)", "at least 4 values"},
+      {"alert tcp any any -> any any (byte_jump:1,0,sideways; sid:1;)", "unknown option 'sideways'"},
   };
   for (const Case& c : cases) {
     Status s = parse_status(c.rule);
@@ -170,7 +188,9 @@ TEST(NidsRule, OutsideTheSubsetIsSkippedByKeyword) {
   } cases[] = {
       {"alert http any any -> any any (content:\"x\"; http.uri; sid:1;)", "app-layer proto http"},
       {"alert tcp any any -> any any (content:\"x\"; http.uri; sid:1;)", "http.uri"},
-      {"alert tcp any any -> any any (byte_test:1,>,2,0; sid:1;)", "byte_test"},
+      {"alert tcp any any -> any any (byte_extract:1,0,len; sid:1;)", "byte_extract"},
+      {"alert tcp any any -> any any (byte_test:1,>,len,0; sid:1;)", "byte_test"},
+      {"alert tcp any any -> any any (byte_jump:4,0,relative,dce; sid:1;)", "byte_jump"},
       {"alert tcp any any -> any any (pcre:\"/a/U\"; sid:1;)", "pcre/U"},
       {"alert tcp any any -> any any (content:\"a\"; threshold:type limit,track by_src,count 1,seconds 60; sid:1;)", "threshold"},
       {"alert tcp any any -> any any (content:\"a\"; distance:var; sid:1;)", "distance"},

@@ -20,6 +20,10 @@
 //       rawbytes (no-op: there is no normalised buffer)
 //     pcre:"/re/flags" (! negation; flags i s m x A E G R; buffer flags U H P C ... skipped)
 //     isdataat:N[,relative] (! negation)
+//     byte_test:N,[!]OP,VALUE,OFFSET[,relative][,big|little][,string,hex|dec|oct][,bitmask M]
+//     byte_jump:N,OFFSET[,relative][,multiplier M][,big|little][,string,hex|dec|oct][,align]
+//       [,from_beginning|from_end][,post_offset P][,bitmask M]
+//       (values and offsets from byte_extract variables, and dce, are outside the subset)
 //     flow: established, not_established, stateless, to_server/from_client,
 //       to_client/from_server, only_stream, no_stream
 //     dsize: N, <N, >N, N<>M, !N
@@ -96,12 +100,31 @@ struct IsDataAt {
   bool relative = false, negated = false;
 };
 
+/// byte_test and byte_jump: a number read from the buffer (binary in either byte order, or
+/// ASCII digits in base 8, 10 or 16), masked and shifted by `bitmask`.
+struct ByteOp {
+  uint8_t bytes = 1;
+  int32_t offset = 0;
+  bool relative = false, little = false, string = false;
+  uint8_t base = 10;      ///< string: 8, 10 or 16
+  uint64_t bitmask = 0;   ///< 0: none
+  // byte_test
+  char op = '=';          ///< '<' '>' '=' '&' '^' 'l' (<=) 'g' (>=)
+  bool negated = false;
+  uint64_t value = 0;
+  // byte_jump
+  uint32_t multiplier = 1;
+  bool align = false, from_beginning = false, from_end = false;
+  int32_t post_offset = 0;
+};
+
 /// One payload condition, in rule order.
 struct Item {
-  enum Kind : uint8_t { kContent, kPcre, kIsDataAt } kind = kContent;
+  enum Kind : uint8_t { kContent, kPcre, kIsDataAt, kByteTest, kByteJump } kind = kContent;
   Content content;
   Pcre pcre;
   IsDataAt isdataat;
+  ByteOp byte;
 };
 
 /// A numeric test: dsize, itype, icode.
@@ -147,7 +170,7 @@ struct Rule {
   bool noalert = false;
   std::string text;   ///< the rule as written
   std::string where;  ///< "file:line"
-  /// Whether the rule looks at the payload (content, pcre, isdataat).
+  /// Whether the rule looks at the payload (content, pcre, isdataat, byte_test, byte_jump).
   bool has_payload() const noexcept { return !items.empty(); }
 };
 

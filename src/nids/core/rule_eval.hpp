@@ -122,6 +122,33 @@ class PayloadEval {
       return has != d.negated && step(k + 1, prev_end, max_end);
     }
     if (it.kind == Item::kPcre) return pcre_step(k, it, prev_end, max_end);
+    if (it.kind == Item::kByteTest || it.kind == Item::kByteJump) {
+      const ByteOp& b = *it.byte;
+      const int64_t at = (b.relative ? prev_end : int64_t(anchor_)) + b.offset;
+      uint64_t v = 0;
+      if (!read_number(b, at, v)) return false;
+      if (it.kind == Item::kByteTest) {
+        bool r = false;
+        switch (b.op) {
+          case '<': r = v < b.value; break;
+          case '>': r = v > b.value; break;
+          case '=': r = v == b.value; break;
+          case '&': r = (v & b.value) != 0; break;
+          case '^': r = (v ^ b.value) != 0; break;
+          case 'l': r = v <= b.value; break;
+          case 'g': r = v >= b.value; break;
+          default: break;
+        }
+        return r != b.negated && step(k + 1, prev_end, max_end);
+      }
+      uint64_t jump = v * b.multiplier;
+      if (b.align) jump = (jump + 3) & ~uint64_t(3);
+      if (jump > uint64_t(len)) return false;
+      const int64_t from = b.from_beginning ? int64_t(anchor_) : b.from_end ? len : at + b.bytes;
+      const int64_t to   = from + int64_t(jump) + b.post_offset;
+      if (to < 0 || to > len) return false;
+      return step(k + 1, to, max_end);
+    }
     const Content& ct = *it.content;
     const int64_t n = int64_t(it.needle.size());
     int64_t lo = 0, hi = len;  // the match lies in [lo, hi)
@@ -149,6 +176,35 @@ class PayloadEval {
       if (!c_->needs_relative_retry && min_end_ < 0) return false;
     }
     return false;
+  }
+
+  // The number byte_test / byte_jump read at `at`: false when it is not all in the buffer or
+  // (string) not all digits of its base.
+  bool read_number(const ByteOp& b, int64_t at, uint64_t& v) const {
+    if (at < 0 || at + b.bytes > int64_t(len_)) return false;
+    const uint8_t* p = buf_ + at;
+    v = 0;
+    if (b.string) {
+      for (uint8_t i = 0; i < b.bytes; ++i) {
+        const int c = std::tolower(p[i]);
+        int d = -1;
+        if (c >= '0' && c <= '9') d = c - '0';
+        else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
+        if (d < 0 || d >= b.base) {
+          if (i == 0) return false;  // no digit at all
+          break;                     // digits then something else: the number ends there
+        }
+        v = v * b.base + uint64_t(d);
+      }
+    } else {
+      for (uint8_t i = 0; i < b.bytes; ++i)
+        v |= uint64_t(p[i]) << (8 * (b.little ? i : b.bytes - 1 - i));
+    }
+    if (b.bitmask) {
+      v &= b.bitmask;
+      v >>= __builtin_ctzll(b.bitmask);
+    }
+    return true;
   }
 
   bool pcre_step(size_t k, const CompiledItem& it, int64_t prev_end, int64_t max_end) {
