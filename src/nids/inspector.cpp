@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <unordered_map>
 
 namespace warpath::nids {
@@ -284,6 +285,10 @@ class PipelineInspector final : public Inspector {
         v.drop_flow = v.drop_flow || (flow_scope && !v.pass_flow);
       }
       if (r.noalert) continue;
+      if (r.threshold.type != Threshold::kNone && !threshold_allows(h.rule, r, u.pkt)) {
+        ++counters_.thresholded;
+        continue;
+      }
       Alert a;
       a.ts_ns      = ts_;
       a.flow       = serial;
@@ -305,6 +310,46 @@ class PipelineInspector final : public Inspector {
         if (auto it = flows_.find(serial); it != flows_.end()) ++it->second.alerts;
     }
     return Status::ok();
+  }
+
+  // threshold / detection_filter: whether this match of rule `idx` alerts (Suricata's
+  // semantics: a window of `seconds` from the first match of each tracked address).
+  bool threshold_allows(uint32_t idx, const Rule& r, const PacketView& p) {
+    const Threshold& t = r.threshold;
+    std::string key(reinterpret_cast<const char*>(&idx), sizeof idx);
+    const size_t alen = p.ip_version == 6 ? 16 : 4;
+    if (t.track == Threshold::kBySrc || t.track == Threshold::kByBoth) key.append(reinterpret_cast<const char*>(p.src), alen);
+    if (t.track == Threshold::kByDst || t.track == Threshold::kByBoth) key.append(reinterpret_cast<const char*>(p.dst), alen);
+    const uint64_t window = uint64_t(t.seconds) * 1'000'000'000ull;
+    auto it = thresholds_.find(key);
+    if (it == thresholds_.end()) {
+      if (thresholds_.size() >= kMaxThresholds) {  // sweep expired windows; still full: alert
+        for (auto e = thresholds_.begin(); e != thresholds_.end();)
+          e = ts_ - e->second.first > e->second.window ? thresholds_.erase(e) : std::next(e);
+        if (thresholds_.size() >= kMaxThresholds) {
+          ++counters_.threshold_full;
+          return true;
+        }
+      }
+      it = thresholds_.emplace(std::move(key), ThresholdState{ts_, window, 0, false}).first;
+    }
+    ThresholdState& st = it->second;
+    if (ts_ - st.first > window) st = ThresholdState{ts_, window, 0, false};  // a new window
+    ++st.count;
+    switch (t.type) {
+      case Threshold::kLimit: return st.count <= t.count;
+      case Threshold::kThreshold:
+        if (st.count < t.count) return false;
+        st.count = 0;  // every count-th match in the window
+        return true;
+      case Threshold::kBoth:
+        if (st.count < t.count || st.alerted) return false;
+        st.alerted = true;
+        return true;
+      case Threshold::kDetectionFilter: return st.count > t.count;
+      case Threshold::kNone: break;
+    }
+    return true;
   }
 
   void take_chunk(const stream::Chunk& c) {
@@ -377,6 +422,13 @@ class PipelineInspector final : public Inspector {
   InspectorCounters counters_;
   uint64_t ts_ = 0, packet_no_ = 0;
   uint64_t buffered_ = 0;  // bytes in every direction's inspection buffer
+  struct ThresholdState {
+    uint64_t first, window;
+    uint32_t count;
+    bool alerted;
+  };
+  static constexpr size_t kMaxThresholds = 1u << 16;  // tracked (rule, address) windows
+  std::unordered_map<std::string, ThresholdState> thresholds_;
 };
 
 }  // namespace

@@ -373,6 +373,49 @@ Result<Item> parse_byte(std::string_view value, bool jump) {
   return it;
 }
 
+Status parse_threshold(std::string_view v, bool filter, Threshold& t) {
+  const std::string kw = filter ? "detection_filter" : "threshold";
+  if (t.type != Threshold::kNone) return syntax(kw + ": a rule takes one threshold or detection_filter");
+  bool has_type = filter, has_track = false, has_count = false, has_seconds = false;
+  if (filter) t.type = Threshold::kDetectionFilter;
+  size_t start = 0;
+  for (size_t i = 0; i <= v.size(); ++i) {
+    if (i < v.size() && v[i] != ',') continue;
+    const std::string_view part = io::trim(v.substr(start, i - start));
+    start = i + 1;
+    const size_t sp = part.find_first_of(" \t");
+    const std::string_view key = part.substr(0, sp);
+    const std::string_view val = sp == std::string_view::npos ? std::string_view{} : io::trim(part.substr(sp));
+    if (key == "type" && !filter) {
+      if (val == "limit") t.type = Threshold::kLimit;
+      else if (val == "threshold") t.type = Threshold::kThreshold;
+      else if (val == "both") t.type = Threshold::kBoth;
+      else return syntax(kw + ": unknown type '" + std::string(val) + "'");
+      has_type = true;
+    } else if (key == "track") {
+      if (val == "by_src") t.track = Threshold::kBySrc;
+      else if (val == "by_dst") t.track = Threshold::kByDst;
+      else if (val == "by_rule") t.track = Threshold::kByRule;
+      else if (val == "by_both") t.track = Threshold::kByBoth;
+      else if (val == "by_flow") return unsupported(kw + " track by_flow");
+      else return syntax(kw + ": unknown track '" + std::string(val) + "'");
+      has_track = true;
+    } else if (key == "count" || key == "seconds") {
+      auto n = parse_int(val, kw, key == "count" ? 1 : 1, 0x7fffffff);
+      if (!n.is_ok()) return n.status();
+      (key == "count" ? t.count : t.seconds) = uint32_t(*n);
+      (key == "count" ? has_count : has_seconds) = true;
+    } else if (key == "unique_on") {
+      return unsupported(kw + " unique_on");
+    } else {
+      return syntax(kw + ": unknown option '" + std::string(key) + "'");
+    }
+  }
+  if (!has_type || !has_track || !has_count || !has_seconds)
+    return syntax(kw + ": needs " + (filter ? "" : "type, ") + "track, count and seconds");
+  return Status::ok();
+}
+
 Content* last_content(Rule& r) {
   for (auto it = r.items.rbegin(); it != r.items.rend(); ++it)
     if (it->kind == Item::kContent) return &it->content;
@@ -526,6 +569,10 @@ Status parse_option(std::string_view name, std::string_view value, bool has_valu
     WARPATH_TRY(need_value());
     return parse_flow(value, r.flow);
   }
+  if (name == "threshold" || name == "detection_filter") {
+    WARPATH_TRY(need_value());
+    return parse_threshold(value, name == "detection_filter", r.threshold);
+  }
   if (name == "dsize" || name == "itype" || name == "icode") {
     WARPATH_TRY(need_value());
     auto t = parse_numtest(value, name);
@@ -673,7 +720,8 @@ Result<Rule> parse_rule(std::string_view line, const Vars& vars, std::string_vie
   for (const Item& it : r.items)
     if (it.kind == Item::kContent) WARPATH_TRY(check_content(it.content));
   const bool has_ports = !r.sport.any || !r.dport.any;
-  if (has_ports && (r.proto == Proto::kIp || r.proto == Proto::kIcmp))
+  // ip rules with ports (ET has some) match TCP and UDP packets with those ports only.
+  if (has_ports && r.proto == Proto::kIcmp)
     return syntax(std::string("ports with proto ") + proto_name(r.proto));
   if ((r.itype.op != NumTest::kNone || r.icode.op != NumTest::kNone) && r.proto != Proto::kIcmp && r.proto != Proto::kIp)
     return syntax("itype/icode in a rule that is not icmp");

@@ -328,3 +328,25 @@ def test_nids_module_in_a_run_ids_and_ips(tmp_path):
     assert [b["alert"]["signature_id"] for b in blocked] == [9000003]
     r = run("run", "--chain", "nids(rules=/nonexistent.rules)", "--port", f"in=pcap:{ex / 'demo.pcap'}:")
     assert r.returncode != 0 and "nonexistent.rules" in r.stderr
+
+
+def test_threshold_and_detection_filter(tmp_path):
+    """Five matching datagrams from one source within a second, then a sixth a minute later:
+    limit 2 alerts on the first two of each window, threshold 2 on every second, both 2 once
+    per window, detection_filter 2 on each after the second; by_dst tracks the other side."""
+    frames = [Ether(src=MAC[0], dst=MAC[1]) / IP(src=CLIENT, dst=SERVER) / UDP(sport=4000 + i, dport=9) / Raw(b"ping")
+              for i in range(6)]
+    for i, f in enumerate(frames):
+        f.time = 1_700_000_000 + (i * 0.1 if i < 5 else 120)
+    cap = tmp_path / "t.pcap"
+    wrpcap(str(cap), frames)
+    rf = rules(tmp_path,
+               'alert udp any any -> any 9 (msg:"limit"; content:"ping"; threshold: type limit, track by_src, count 2, seconds 60; sid:1;)\n'
+               'alert udp any any -> any 9 (msg:"threshold"; content:"ping"; threshold: type threshold, track by_src, count 2, seconds 60; sid:2;)\n'
+               'alert udp any any -> any 9 (msg:"both"; content:"ping"; threshold: type both, track by_dst, count 2, seconds 60; sid:3;)\n'
+               'alert udp any any -> any 9 (msg:"filter"; content:"ping"; detection_filter: track by_src, count 2, seconds 60; sid:4;)\n')
+    alerts, _, _ = nids(tmp_path, rf, cap)
+    by = {}
+    for a in alerts:
+        by.setdefault(a["alert"]["signature_id"], []).append(a["pcap_cnt"])
+    assert by == {1: [1, 2, 6], 2: [2, 4], 3: [2], 4: [3, 4, 5]}

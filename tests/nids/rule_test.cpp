@@ -145,6 +145,13 @@ TEST(NidsRule, KeywordsAndModifiers) {
   EXPECT_EQ(r.items[1].byte.multiplier, 4u);
   EXPECT_TRUE(r.items[1].byte.align);
   EXPECT_EQ(r.items[1].byte.post_offset, 3);
+  r = parse_ok("alert ip any any -> any 5060 (content:\"INVITE\"; threshold: type both, track by_src, count 100, seconds 60; sid:8;)");
+  EXPECT_EQ(r.threshold.type, Threshold::kBoth);
+  EXPECT_EQ(r.threshold.count, 100u);
+  EXPECT_FALSE(r.dport.any);
+  r = parse_ok("alert ip any any -> any any (detection_filter:track by_dst, count 5, seconds 10; sid:9;)");
+  EXPECT_EQ(r.threshold.type, Threshold::kDetectionFilter);
+  EXPECT_EQ(r.threshold.track, Threshold::kByDst);
   r = parse_ok("alert ip any any -> any any (sid:6;)");
   EXPECT_FALSE(r.has_payload());
 }
@@ -166,13 +173,15 @@ TEST(NidsRule, SyntaxErrorsSayWhat) {
       {"alert tcp any any -> any any (content:\"a\"; offset:1; distance:2; sid:1;)", "offset/depth with distance/within"},
       {"alert tcp any any -> any any (pcre:\"/a/q\"; sid:1;)", "unknown flag 'q'"},
       {"alert tcp any any -> any any (sid:abc;)", "not a number"},
-      {"alert ip any 80 -> any any (sid:1;)", "ports with proto ip"},
+      {"alert icmp any 80 -> any any (sid:1;)", "ports with proto icmp"},
       {"alert tcp 1.2.3.4.5 any -> any any (sid:1;)", "not an address"},
       {"alert tcp any any -> any any (sid:1;) trailing", "after the closing"},
       {"alert tcp any any -> any any (byte_test:9,=,1,0; sid:1;)", "9 bytes (1..8 binary)"},
       {"alert tcp any any -> any any (byte_test:1,~,1,0; sid:1;)", "unknown operator"},
       {"alert tcp any any -> any any (byte_test:1,=,1; sid:1;)", "at least 4 values"},
       {"alert tcp any any -> any any (byte_jump:1,0,sideways; sid:1;)", "unknown option 'sideways'"},
+      {"alert tcp any any -> any any (threshold:type limit, count 1, seconds 5; sid:1;)", "needs type, track, count and seconds"},
+      {"alert tcp any any -> any any (threshold:type often, track by_src, count 1, seconds 5; sid:1;)", "unknown type 'often'"},
   };
   for (const Case& c : cases) {
     Status s = parse_status(c.rule);
@@ -192,7 +201,7 @@ TEST(NidsRule, OutsideTheSubsetIsSkippedByKeyword) {
       {"alert tcp any any -> any any (byte_test:1,>,len,0; sid:1;)", "byte_test"},
       {"alert tcp any any -> any any (byte_jump:4,0,relative,dce; sid:1;)", "byte_jump"},
       {"alert tcp any any -> any any (pcre:\"/a/U\"; sid:1;)", "pcre/U"},
-      {"alert tcp any any -> any any (content:\"a\"; threshold:type limit,track by_src,count 1,seconds 60; sid:1;)", "threshold"},
+      {"alert tcp any any -> any any (content:\"a\"; threshold:type limit,track by_flow,count 1,seconds 60; sid:1;)", "threshold"},
       {"alert tcp any any -> any any (content:\"a\"; distance:var; sid:1;)", "distance"},
   };
   for (const Case& c : cases) {

@@ -12,7 +12,9 @@
 //      payload to the packet rules only;
 //   3. a TCP segment goes to the reassembler; each direction that got new in-order bytes is a
 //      stream unit, oriented as that direction (source = the sender of the bytes);
-//   4. each rule alerts at most once per packet; pass rules and noalert rules do not alert.
+//   4. each rule alerts at most once per packet; pass rules and noalert rules do not alert;
+//      threshold and detection_filter decide which matches alert (windows per rule and tracked
+//      address, at most 65,536 at once: past that, matches alert and are counted).
 // A flow's buffered bytes are inspected when it ends, as the reassembler delivers them.
 //
 // Stream inspection keeps each direction's last kStreamLookback bytes (since its last gap)
@@ -89,6 +91,8 @@ struct InspectorCounters {
   uint64_t inspect_memcap = 0;     ///< stream directions cut short by inspect_memcap
   uint64_t stream_gaps = 0;        ///< gaps that restarted a direction's inspection buffer
   uint64_t midstream_flows = 0;    ///< TCP flows seen without their handshake (midstream policy)
+  uint64_t thresholded = 0;        ///< matches threshold / detection_filter kept from alerting
+  uint64_t threshold_full = 0;     ///< matches that alerted because the threshold table was full
 };
 
 class Inspector {

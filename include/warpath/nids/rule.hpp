@@ -31,6 +31,8 @@
 //       noalert
 //     flags: TCP flags (F S R P A U C E, 0; + * ! modifiers; ,mask)
 //     itype, icode: N, <N, >N, N<>M
+//     threshold: type limit|threshold|both, track by_src|by_dst|by_rule|by_both, count N,
+//       seconds T; detection_filter: track ..., count N, seconds T (which matches alert)
 //   Anything else (sticky buffers such as http.uri, byte_test, threshold, ...) skips the rule
 //   with the keyword as its reason; a malformed rule is a syntax error naming file, line and
 //   what is wrong.
@@ -153,6 +155,13 @@ struct TcpFlags {
   bool matches(uint8_t flags) const noexcept;
 };
 
+/// threshold / detection_filter: which matches alert, per tracked address and time window.
+struct Threshold {
+  enum Type : uint8_t { kNone, kLimit, kThreshold, kBoth, kDetectionFilter } type = kNone;
+  enum Track : uint8_t { kBySrc, kByDst, kByRule, kByBoth } track = kBySrc;
+  uint32_t count = 1, seconds = 60;
+};
+
 struct Rule {
   Action action = Action::kAlert;
   Proto proto   = Proto::kIp;
@@ -167,6 +176,7 @@ struct Rule {
   NumTest dsize, itype, icode;
   TcpFlags flags;
   std::vector<Flowbit> flowbits;
+  Threshold threshold;
   bool noalert = false;
   std::string text;   ///< the rule as written
   std::string where;  ///< "file:line"
