@@ -33,9 +33,9 @@ inline bool header_matches(const Rule& r, const PacketView& p) {
   }
   const bool ports = p.proto == 6 || p.proto == 17;
   auto way = [&](const uint8_t* s, const uint8_t* d, uint16_t sp, uint16_t dp) {
-    if (!r.src.contains(p.ip_version, s) || !r.dst.contains(p.ip_version, d)) return false;
-    if (!ports) return r.sport.any && r.dport.any;
-    return r.sport.contains(sp) && r.dport.contains(dp);
+    if (!ports ? !(r.sport.any && r.dport.any) : !(r.sport.contains(sp) && r.dport.contains(dp)))
+      return false;  // ports first: the cheaper test, and the one most rules narrow by
+    return r.src.contains(p.ip_version, s) && r.dst.contains(p.ip_version, d);
   };
   if (!way(p.src, p.dst, p.sport, p.dport) &&
       !(r.bidirectional && way(p.dst, p.src, p.dport, p.sport)))
