@@ -116,9 +116,10 @@ class CpuDetector final : public DetectorBase {
     std::vector<uint32_t> armed;
   };
 
-  // The rules of the patterns matched, each once (a pattern may match many times); with
-  // `header`, only those whose header (addresses, ports, flow direction) takes that packet view.
-  void take(Group& g, std::vector<uint32_t>& out, const PacketView* header = nullptr) {
+  // The rules of the patterns matched, each once (a pattern may match many times). (Arming only
+  // rules whose header takes the unit would assume a direction's header never changes; the
+  // self-test's units break that, so every armed rule is checked at each chunk.)
+  void take(Group& g, std::vector<uint32_t>& out) {
     if (seen_.size() < g.by_pattern.size()) seen_.resize(g.by_pattern.size(), 0);
     const size_t from = out.size();
     for (const pattern::Match& m : matches_)
@@ -126,13 +127,10 @@ class CpuDetector final : public DetectorBase {
         seen_[m.id] = 1;
         out.push_back(m.id);
       }
-    size_t kept = from;
     for (size_t k = from; k < out.size(); ++k) {
       seen_[out[k]] = 0;
-      const uint32_t rule = g.by_pattern[out[k]];
-      if (!header || header_matches(img().rules()[rule], *header)) out[kept++] = rule;
+      out[k]        = g.by_pattern[out[k]];
     }
-    out.resize(kept);
   }
 
   void stream_candidates(Group& g, const Unit& u, std::vector<uint32_t>& out) {
@@ -147,7 +145,7 @@ class CpuDetector final : public DetectorBase {
       d.stream.reset();  // cannot answer: every rule of the group is armed
       d.armed.insert(d.armed.end(), g.by_pattern.begin(), g.by_pattern.end());
     } else {
-      take(g, d.armed, &u.pkt);  // a direction's header is the same for all its chunks
+      take(g, d.armed);
     }
     if (d.armed.size() != before) {
       std::sort(d.armed.begin(), d.armed.end());
