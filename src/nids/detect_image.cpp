@@ -43,7 +43,7 @@ RuleKind kind_of(const Rule& r) {
   for (const Flowbit& b : r.flowbits) checks_bits |= b.op == Flowbit::kIsSet || b.op == Flowbit::kIsNotSet;
   if (flow_kw || checks_bits || !r.sport.any || !r.dport.any || r.dsize.op != NumTest::kNone ||
       r.flags.set || r.itype.op != NumTest::kNone || r.icode.op != NumTest::kNone ||
-      r.proto == Proto::kTcpPkt)
+      r.proto == Proto::kTcpPkt || !r.app_proto.empty())
     return RuleKind::kPacket;
   const bool negated = !r.src.exclude.empty() || !r.dst.exclude.empty();
   return negated ? RuleKind::kLikeIpOnly : RuleKind::kIpOnly;

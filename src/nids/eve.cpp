@@ -99,6 +99,7 @@ std::string flow_eve(const FlowEvent& f) {
   j += ",\"dest_ip\":\"" + packet::ip_to_string(r.ip_version, r.dst) + "\"";
   if (has_ports(r.proto)) j += ",\"dest_port\":" + std::to_string(r.dport);
   j += ",\"proto\":\"" + proto_text(r.proto) + "\"";
+  if (!f.app_proto.empty()) j += ",\"app_proto\":" + quote(f.app_proto);
   const char* reason = r.end == flow::FlowEnd::kTimeout ? "timeout"
                        : r.end == flow::FlowEnd::kShutdown ? "shutdown" : "forced";
   const uint64_t age = (r.last_ns - r.first_ns) / 1000000000u;

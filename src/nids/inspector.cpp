@@ -40,6 +40,11 @@ struct FlowCtx {
   bool drop_packets = false;  // IPS: the midstream policy drops the flow's packets
   uint64_t alerts   = 0;
   DirBuffer dir[2];
+  // L7 classification: the first bytes (NULs removed), packets with payload, the label.
+  std::string l7_bytes;
+  uint8_t l7_packets = 0;
+  bool l7_done       = false;
+  int32_t l7_label   = -1;
   bool established(uint8_t proto) const {
     if (proto == 6) return handshake == 7 || midstream;
     return seen[0] && seen[1];
@@ -49,8 +54,9 @@ struct FlowCtx {
 class PipelineInspector final : public Inspector {
  public:
   PipelineInspector(std::unique_ptr<Detector> d, std::unique_ptr<flow::FlowTracker> t,
-                    std::unique_ptr<stream::Reassembler> r, const InspectorConfig& c)
-      : detect_(std::move(d)), tracker_(std::move(t)), reasm_(std::move(r)), cfg_(c) {
+                    std::unique_ptr<stream::Reassembler> r, std::unique_ptr<pattern::Matcher> l7,
+                    const InspectorConfig& c)
+      : detect_(std::move(d)), tracker_(std::move(t)), reasm_(std::move(r)), l7_(std::move(l7)), cfg_(c) {
     sink_ = [this](const stream::Chunk& ch) { take_chunk(ch); };
   }
 
@@ -165,6 +171,7 @@ class PipelineInspector final : public Inspector {
     uint32_t plen          = 0;
     if (!stream::payload_of(info, frame, meta.caplen, payload, plen)) payload = nullptr, plen = 0;
     pv.dsize = plen;
+    if (ctx && l7_) pv.app_proto = classify(*ctx, payload, plen);
     seen_.clear();
     Verdict v;
     // A TCP segment goes to the reassembler first: whether it took the bytes decides where the
@@ -203,6 +210,25 @@ class PipelineInspector final : public Inspector {
     return Status::ok();
   }
 
+  // L7: adds a packet's payload to the flow's first bytes and matches them; the label, or null.
+  const std::string* classify(FlowCtx& ctx, const uint8_t* data, uint32_t len) {
+    if (!ctx.l7_done && len) {
+      for (uint32_t k = 0; k < len && ctx.l7_bytes.size() < kL7MaxBytes; ++k)
+        if (data[k]) ctx.l7_bytes.push_back(char(data[k]));
+      ++ctx.l7_packets;
+      l7_matches_.clear();
+      if (l7_->scan(reinterpret_cast<const uint8_t*>(ctx.l7_bytes.data()), ctx.l7_bytes.size(), l7_matches_).is_ok())
+        for (const pattern::Match& m : l7_matches_)
+          if (ctx.l7_label < 0 || int32_t(m.id) < ctx.l7_label) ctx.l7_label = int32_t(m.id);
+      if (ctx.l7_label >= 0 || ctx.l7_packets >= kL7MaxPackets || ctx.l7_bytes.size() >= kL7MaxBytes) {
+        ctx.l7_done = true;
+        ++counters_.l7_classified;
+        std::string().swap(ctx.l7_bytes);
+      }
+    }
+    return ctx.l7_label >= 0 ? &cfg_.l7->names[size_t(ctx.l7_label)] : nullptr;
+  }
+
   // Segments the reassembler did not take (no stream yet, after the close, out of window,
   // caps): their payload is inspected as a packet.
   static uint64_t refused(const stream::StreamCounters& c) {
@@ -237,6 +263,7 @@ class PipelineInspector final : public Inspector {
         u.pkt.established = ctx.established(6);
       }
       u.pkt.to_server = d == 0;
+      if (ctx.l7_label >= 0) u.pkt.app_proto = &cfg_.l7->names[size_t(ctx.l7_label)];
       auto run = [&](const std::string& bytes, uint32_t inspected, bool from_start) {
         u.at_stream_start = from_start;
         u.data     = reinterpret_cast<const uint8_t*>(bytes.data());
@@ -396,6 +423,9 @@ class PipelineInspector final : public Inspector {
           WARPATH_TRY(inspect_streams(r.serial, it->second, nullptr, 0, alerts, v, &r));
         }
       }
+      if (l7_)
+        ev.app_proto = it != flows_.end() && it->second.l7_label >= 0
+                           ? cfg_.l7->names[size_t(it->second.l7_label)] : std::string("unknown");
       if (it != flows_.end()) {
         ev.alerts  = it->second.alerts;
         ev.dropped = it->second.dropped;
@@ -412,6 +442,8 @@ class PipelineInspector final : public Inspector {
   std::unique_ptr<Detector> detect_;
   std::unique_ptr<flow::FlowTracker> tracker_;
   std::unique_ptr<stream::Reassembler> reasm_;
+  std::unique_ptr<pattern::Matcher> l7_;
+  std::vector<pattern::Match> l7_matches_;
   InspectorConfig cfg_;
   stream::ChunkSink sink_;
   std::unordered_map<uint64_t, FlowCtx> flows_;
@@ -453,8 +485,12 @@ Result<std::unique_ptr<Inspector>> Inspector::make(std::shared_ptr<const DetectI
   WARPATH_ASSIGN_OR_RETURN(auto detector, make_detector(c.engine, std::move(image)));
   WARPATH_ASSIGN_OR_RETURN(auto tracker, flow::make_flow_tracker(c.flow_engine, c.flow));
   WARPATH_ASSIGN_OR_RETURN(auto reasm, stream::make_reassembler(c.stream_engine, c.stream));
+  std::unique_ptr<pattern::Matcher> l7;
+  if (c.l7 && !c.l7->patterns.empty()) {
+    WARPATH_ASSIGN_OR_RETURN(l7, pattern::make_matcher(c.l7_engine, c.l7->patterns));
+  }
   return std::unique_ptr<Inspector>(std::make_unique<PipelineInspector>(
-      std::move(detector), std::move(tracker), std::move(reasm), c));
+      std::move(detector), std::move(tracker), std::move(reasm), std::move(l7), c));
 }
 
 }  // namespace warpath::nids

@@ -569,6 +569,15 @@ Status parse_option(std::string_view name, std::string_view value, bool has_valu
     WARPATH_TRY(need_value());
     return parse_flow(value, r.flow);
   }
+  if (name == "app-layer-protocol") {
+    WARPATH_TRY(need_value());
+    std::string_view v = value;
+    if (v[0] == '!') r.app_proto_negated = true, v = io::trim(v.substr(1));
+    if (v.find(',') != std::string_view::npos) return unsupported("app-layer-protocol with a mode");
+    if (v.empty()) return syntax("app-layer-protocol needs a name");
+    r.app_proto = std::string(v);
+    return Status::ok();
+  }
   if (name == "threshold" || name == "detection_filter") {
     WARPATH_TRY(need_value());
     return parse_threshold(value, name == "detection_filter", r.threshold);

@@ -350,3 +350,61 @@ def test_threshold_and_detection_filter(tmp_path):
     for a in alerts:
         by.setdefault(a["alert"]["signature_id"], []).append(a["pcap_cnt"])
     assert by == {1: [1, 2, 6], 2: [2, 4], 3: [2], 4: [3, 4, 5]}
+
+
+L7 = DATA / "patterns" / "l7-filter"
+
+
+@pytest.mark.skipif(not (L7 / "l7-patterns.tsv").is_file(), reason="l7-filter data not found")
+def test_l7_labels_match_an_independent_oracle(tmp_path):
+    """Every l7-filter sample payload (../shared/data/patterns/l7-filter/samples) sent as a TCP
+    connection's first data: warpath's label (EVE app_proto) is the first pattern, in file order,
+    that Python's re finds in the NUL-stripped bytes (caseless, . any byte); patterns Python
+    cannot compile, overmatch ones and the catch-alls are left out of both."""
+    import re as pyre
+    rows = []
+    for line in (L7 / "l7-patterns.tsv").read_text(errors="replace").splitlines():
+        if line.startswith("#") or not line.strip():
+            continue
+        d, name, attrs, regex = line.split("\t")
+        if "overmatch" in attrs or name in ("unknown", "unset"):
+            continue
+        try:
+            compiled = pyre.compile(regex.encode("latin-1"), pyre.I | pyre.S)
+        except (pyre.error, UnicodeEncodeError):
+            continue
+        rows.append((line, name, compiled))
+    table = tmp_path / "l7.tsv"
+    table.write_text("\n".join(r[0] for r in rows) + "\n")
+    samples = sorted((L7 / "samples").iterdir())
+    frames, expect = [], {}
+    for i, sample in enumerate(samples):
+        data = sample.read_bytes()[:1400]
+        stripped = data.replace(b"\0", b"")[:2048]
+        expect[40000 + i] = next((n for _, n, c in rows if c.search(stripped)), "unknown")
+        s = Session(sport=40000 + i, dport=9999)
+        s.send(0, data)
+        frames += s.close()
+    cap = write(tmp_path, frames)
+    rf = rules(tmp_path, 'alert tcp any any -> any any (msg:"x"; content:"never-there"; sid:1;)\n')
+    _, flows, r = nids(tmp_path, rf, cap, "--l7", table)
+    got = {f["src_port"]: f["app_proto"] for f in flows}
+    assert got == expect
+    # Half the samples get their own protocol's name first (60 of 122: others match an earlier
+    # pattern, or need the server's reply): the comparison is not an empty one.
+    named = sum(1 for i, s in enumerate(samples) if expect[40000 + i] == s.name.split("-")[0])
+    assert named >= 50, (named, len(samples))
+
+
+def test_app_layer_protocol_keyword(tmp_path):
+    s = Session(dport=8080)
+    s.send(0, b"GET / HTTP/1.1\r\n\r\n").send(1, b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nsecret")
+    s2 = Session(sport=40001, dport=8081)
+    s2.send(0, b"hello secret")
+    table = tmp_path / "l7.tsv"
+    table.write_text("protocols\thttp\tgreat\thttp/(0\\.9|1\\.0|1\\.1) [1-5][0-9][0-9] [\\x09-\\x0d -~]*(content-type:)\n")
+    rf = rules(tmp_path, 'alert tcp any any -> any any (msg:"http"; app-layer-protocol:http; content:"secret"; sid:1;)\n'
+                         'alert tcp any any -> any any (msg:"not http"; app-layer-protocol:!http; content:"secret"; sid:2;)\n')
+    alerts, flows, _ = nids(tmp_path, rf, write(tmp_path, s.close() + s2.close()), "--l7", table)
+    assert sorted((a["src_port"], a["alert"]["signature_id"]) for a in alerts) == [(8080, 1), (40001, 2)]
+    assert sorted(f["app_proto"] for f in flows) == ["http", "unknown"]

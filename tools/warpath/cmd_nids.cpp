@@ -26,7 +26,7 @@ namespace {
 
 struct NidsOptions {
   std::vector<std::string> rules, vars, hosts;
-  std::string action_order, midstream_policy = "ignore";
+  std::string action_order, midstream_policy = "ignore", l7;
   std::string in, eve, fast, json, classification, engine = "auto", filter, policy = "bsd";
   bool check_rules = false, verbose = false, ips = false, midstream = false, no_checksum = false;
   bool no_defrag = false, no_flows = false, skip_bad_rules = false, progress = false;
@@ -147,6 +147,15 @@ int run_nids(const NidsOptions& o) {
   auto policy = stream::parse_policy(o.policy);
   if (!policy.is_ok()) return fail(policy.status());
   cfg.stream.policy = *policy;
+  if (!o.l7.empty()) {
+    auto text = io::read_text_file(o.l7);
+    if (!text.is_ok()) return fail(text.status());
+    auto l7 = nids::parse_l7(*text, o.l7);
+    if (!l7.is_ok()) return fail(l7.status());
+    for (const std::string& why : l7->skipped)
+      std::fprintf(stderr, "warpath: warning: %s: pattern skipped: %s\n", o.l7.c_str(), printable(why).c_str());
+    cfg.l7 = std::make_shared<const nids::L7Set>(std::move(*l7));
+  }
   auto mp = nids::parse_midstream_policy(o.midstream_policy, o.ips);
   if (!mp.is_ok()) return fail(mp.status());
   cfg.midstream_policy = *mp;
@@ -170,6 +179,7 @@ int run_nids(const NidsOptions& o) {
   std::vector<nids::FlowEvent> ended;
   std::vector<packet::PacketInfo> infos;
   std::map<uint32_t, uint64_t> by_rule;
+  std::map<std::string, uint64_t> by_app;
   uint64_t flows = 0;
   Status out_error;
   auto emit = [&]() {
@@ -180,6 +190,8 @@ int run_nids(const NidsOptions& o) {
       if (!out_error.is_ok()) return;
     }
     flows += ended.size();
+    for (const nids::FlowEvent& f : ended)
+      if (!f.app_proto.empty()) ++by_app[f.app_proto];
     if (eve.is_open() && !o.no_flows)
       for (const nids::FlowEvent& f : ended)
         if (out_error.is_ok()) out_error = eve.line(nids::flow_eve(f));
@@ -233,6 +245,7 @@ int run_nids(const NidsOptions& o) {
         {"mpps", secs > 0 ? double(c.packets) / secs / 1e6 : 0.0},
         {"gbps", secs > 0 ? double(c.bytes) * 8 / secs / 1e9 : 0.0},
         {"signatures", sigs},
+        {"app_protos", by_app},
         {"detect", {{"units", d.units}, {"packet_units", d.packet_units}, {"stream_units", d.stream_units},
                     {"bytes", d.bytes}, {"candidates", d.candidates}, {"matches", d.matches},
                     {"backtrack_limit", d.backtrack_limit}, {"pcre_limit", d.pcre_limit}}},
@@ -250,6 +263,14 @@ int run_nids(const NidsOptions& o) {
     fmt::print("  {:8}  [{}:{}] {}\n", top[i].second, rules[top[i].first].gid, rules[top[i].first].sid,
                printable(rules[top[i].first].msg));
   if (top.size() > 10) fmt::print("  ... {} more signatures\n", top.size() - 10);
+  if (!by_app.empty()) {
+    std::vector<std::pair<std::string, uint64_t>> apps(by_app.begin(), by_app.end());
+    std::sort(apps.begin(), apps.end(), [](auto& a, auto& b) { return a.second > b.second; });
+    std::string line = "  flows by application:";
+    for (const auto& [name, n] : apps) line += fmt::format(" {} {},", name, n);
+    line.pop_back();
+    fmt::print("{}\n", line);
+  }
   if (d.backtrack_limit || d.pcre_limit || c.inspect_memcap)
     fmt::print("  bounds reached: {} evaluations by the backtracking bound, {} by the pcre limit, "
                "{} directions by the inspection memcap\n", d.backtrack_limit, d.pcre_limit, c.inspect_memcap);
@@ -268,6 +289,9 @@ void add_nids(CLI::App& app, Runner& run) {
   cmd->add_option("--json", o->json, "Summary (or, with --check-rules, the report) as JSON");
   cmd->add_option("--engine", o->engine, "Detection engine: auto, ref.nids, cpu.nids, validate:<engine>");
   cmd->add_option("--set-var", o->vars, "NAME=VALUE: an address or port variable (HOME_NET=[10.0.0.0/8])");
+  cmd->add_option("--l7", o->l7,
+                  "l7-filter patterns (the shared data's l7-patterns.tsv, or a .pat file): label each "
+                  "flow (EVE app_proto; rules test it with app-layer-protocol)");
   cmd->add_option("--classification", o->classification, "classification.config (default: Suricata's)");
   cmd->add_flag("--check-rules", o->check_rules, "Report how many rules of each file load and why the rest do not");
   cmd->add_flag("--verbose", o->verbose, "With --check-rules: every rule that does not load, and why");

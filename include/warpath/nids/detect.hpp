@@ -65,6 +65,7 @@ struct PacketView {
   bool has_flow = false;      ///< tracked by the flow table
   bool established = false;   ///< TCP: handshake done (or picked up midstream); others: answered
   bool to_server = true;      ///< direction 0 (from the initiator)
+  const std::string* app_proto = nullptr;  ///< the flow's L7 label; null while unknown
 };
 
 enum class Buffer : uint8_t { kPacket, kStream };

@@ -32,6 +32,7 @@
 #include "warpath/core/status.hpp"
 #include "warpath/flow/flow.hpp"
 #include "warpath/nids/detect.hpp"
+#include "warpath/nids/l7.hpp"
 #include "warpath/packet/batch.hpp"
 #include "warpath/packet/info.hpp"
 #include "warpath/stream/stream.hpp"
@@ -60,6 +61,8 @@ struct InspectorConfig {
   uint32_t inspect_depth = 1u << 20;   ///< stream bytes per direction inspected
   uint64_t inspect_memcap = 256ull << 20;  ///< stream bytes held for inspection over all flows
   bool any_checksum = false;           ///< take IPv4 packets whose header checksum is wrong
+  std::shared_ptr<const L7Set> l7;     ///< L7 classification (null: none)
+  std::string l7_engine = "auto";      ///< pattern engine for it
 };
 
 struct Alert {
@@ -78,6 +81,7 @@ struct Alert {
 /// A flow that ended, with what detection made of it.
 struct FlowEvent {
   flow::FlowRecord record;
+  std::string app_proto;  ///< the L7 label ("unknown" when classification found none; empty without L7)
   uint64_t alerts = 0;
   bool dropped    = false;  ///< IPS: a drop rule matched in it
 };
@@ -91,6 +95,7 @@ struct InspectorCounters {
   uint64_t inspect_memcap = 0;     ///< stream directions cut short by inspect_memcap
   uint64_t stream_gaps = 0;        ///< gaps that restarted a direction's inspection buffer
   uint64_t midstream_flows = 0;    ///< TCP flows seen without their handshake (midstream policy)
+  uint64_t l7_classified = 0;      ///< flows whose L7 classification finished (labelled or not)
   uint64_t thresholded = 0;        ///< matches threshold / detection_filter kept from alerting
   uint64_t threshold_full = 0;     ///< matches that alerted because the threshold table was full
 };
@@ -122,7 +127,8 @@ class Inspector {
 
 /// EVE JSON (Suricata's eve.json, one object per line): an alert.
 std::string alert_eve(const Alert& a, const DetectImage& image, bool ips);
-/// A flow record as an EVE flow event (flow.alerted, flow.state, flow.reason, app_proto).
+/// A flow record as an EVE flow event (flow.alerted, flow.state, flow.reason, app_proto when
+/// L7 classification ran).
 std::string flow_eve(const FlowEvent& f);
 /// A fast.log line.
 std::string alert_fast(const Alert& a, const DetectImage& image, bool ips);

@@ -31,6 +31,7 @@
 //       noalert
 //     flags: TCP flags (F S R P A U C E, 0; + * ! modifiers; ,mask)
 //     itype, icode: N, <N, >N, N<>M
+//     app-layer-protocol:[!]NAME (the flow's L7 label, nids/l7.hpp)
 //     threshold: type limit|threshold|both, track by_src|by_dst|by_rule|by_both, count N,
 //       seconds T; detection_filter: track ..., count N, seconds T (which matches alert)
 //   Anything else (sticky buffers such as http.uri, byte_test, threshold, ...) skips the rule
@@ -177,6 +178,8 @@ struct Rule {
   TcpFlags flags;
   std::vector<Flowbit> flowbits;
   Threshold threshold;
+  std::string app_proto;          ///< app-layer-protocol: the flow's L7 label must be this
+  bool app_proto_negated = false; ///< ... must not be
   bool noalert = false;
   std::string text;   ///< the rule as written
   std::string where;  ///< "file:line"

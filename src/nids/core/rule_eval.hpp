@@ -47,6 +47,10 @@ inline bool header_matches(const Rule& r, const PacketView& p) {
   if (f.to_client && !(p.has_flow && !p.to_server)) return false;
   if (!r.dsize.matches(p.dsize)) return false;
   if (r.flags.set && (p.proto != 6 || !r.flags.matches(p.tcp_flags))) return false;
+  if (!r.app_proto.empty()) {
+    const bool is = p.app_proto ? *p.app_proto == r.app_proto : r.app_proto == "unknown";
+    if (is == r.app_proto_negated) return false;
+  }
   if (r.itype.op != NumTest::kNone || r.icode.op != NumTest::kNone) {
     if (p.proto != 1 && p.proto != 58) return false;
     if (!r.itype.matches(p.icmp_type) || !r.icode.matches(p.icmp_code)) return false;
