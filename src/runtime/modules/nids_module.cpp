@@ -153,6 +153,7 @@ ModuleInfo nids_module_info() {
       {"midstream", "0", "1: inspect TCP connections whose handshake was missed"},
       {"policy", "bsd", "overlap policy of the receivers: bsd, linux, windows, first, last, ..."},
       {"capacity", "262144", "flows each worker's table holds"},
+      {"l7", "", "l7-filter patterns: label flows (EVE app_proto; app-layer-protocol in rules)"},
   };
   i.reads = field_bit(Field::kParse);
   i.sets  = field_bit(Field::kVerdict);
@@ -195,6 +196,13 @@ ModuleInfo nids_module_info() {
     WARPATH_ASSIGN_OR_RETURN(cfg.stream.policy, stream::parse_policy(args.get("policy", "bsd")));
     WARPATH_ASSIGN_OR_RETURN(const uint64_t capacity, args.get_u64("capacity", 1u << 18, 1u << 26));
     cfg.flow.capacity = uint32_t(capacity);
+    if (const std::string l7 = args.get("l7"); !l7.empty()) {
+      WARPATH_ASSIGN_OR_RETURN(const std::string text, env.tables->read_text(l7));
+      WARPATH_ASSIGN_OR_RETURN(nids::L7Set set7, nids::parse_l7(text, l7));
+      if (env.warnings && !set7.skipped.empty())
+        env.warnings->push_back("l7=" + l7 + ": " + std::to_string(set7.skipped.size()) + " pattern(s) skipped");
+      cfg.l7 = std::make_shared<const nids::L7Set>(std::move(set7));
+    }
     {  // the configuration is checked now, not per worker
       auto probe = nids::Inspector::make(image, cfg);
       if (!probe.is_ok()) return probe.status();
