@@ -68,6 +68,16 @@ std::string proto_text(uint8_t p) {
 
 bool has_ports(uint8_t p) { return p == 6 || p == 17 || p == 132; }
 
+// Addresses as Suricata's EVE writes them: IPv6 as eight groups of four hex digits.
+std::string addr_text(uint8_t version, const uint8_t* a) {
+  if (version != 6) return packet::ip_to_string(version, a);
+  char t[40];
+  std::snprintf(t, sizeof t, "%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x",
+                a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13],
+                a[14], a[15]);
+  return t;
+}
+
 }  // namespace
 
 std::string alert_eve(const Alert& a, const DetectImage& image, bool ips) {
@@ -76,9 +86,9 @@ std::string alert_eve(const Alert& a, const DetectImage& image, bool ips) {
   std::string j = "{\"timestamp\":\"" + eve_time(a.ts_ns) + "\"";
   if (a.flow) j += ",\"flow_id\":" + std::to_string(a.flow);
   j += ",\"pcap_cnt\":" + std::to_string(a.packet);
-  j += ",\"event_type\":\"alert\",\"src_ip\":\"" + packet::ip_to_string(a.ip_version, a.src) + "\"";
+  j += ",\"event_type\":\"alert\",\"src_ip\":\"" + addr_text(a.ip_version, a.src) + "\"";
   if (has_ports(a.proto)) j += ",\"src_port\":" + std::to_string(a.sport);
-  j += ",\"dest_ip\":\"" + packet::ip_to_string(a.ip_version, a.dst) + "\"";
+  j += ",\"dest_ip\":\"" + addr_text(a.ip_version, a.dst) + "\"";
   if (has_ports(a.proto)) j += ",\"dest_port\":" + std::to_string(a.dport);
   j += ",\"proto\":\"" + proto_text(a.proto) + "\"";
   j += std::string(",\"direction\":\"") + (a.to_server ? "to_server" : "to_client") + "\"";
@@ -94,9 +104,9 @@ std::string alert_eve(const Alert& a, const DetectImage& image, bool ips) {
 std::string flow_eve(const FlowEvent& f) {
   const flow::FlowRecord& r = f.record;
   std::string j = "{\"timestamp\":\"" + eve_time(r.last_ns) + "\",\"flow_id\":" + std::to_string(r.serial);
-  j += ",\"event_type\":\"flow\",\"src_ip\":\"" + packet::ip_to_string(r.ip_version, r.src) + "\"";
+  j += ",\"event_type\":\"flow\",\"src_ip\":\"" + addr_text(r.ip_version, r.src) + "\"";
   if (has_ports(r.proto)) j += ",\"src_port\":" + std::to_string(r.sport);
-  j += ",\"dest_ip\":\"" + packet::ip_to_string(r.ip_version, r.dst) + "\"";
+  j += ",\"dest_ip\":\"" + addr_text(r.ip_version, r.dst) + "\"";
   if (has_ports(r.proto)) j += ",\"dest_port\":" + std::to_string(r.dport);
   j += ",\"proto\":\"" + proto_text(r.proto) + "\"";
   if (!f.app_proto.empty()) j += ",\"app_proto\":" + quote(f.app_proto);

@@ -2,7 +2,11 @@
 // detection, alerts and IPS verdicts.
 #include "warpath/nids/inspector.hpp"
 
+#include "warpath/core/exec.hpp"
+#include "warpath/packet/parser.hpp"
+
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <iterator>
 #include <unordered_map>
@@ -57,6 +61,9 @@ class PipelineInspector final : public Inspector {
                     std::unique_ptr<stream::Reassembler> r, std::unique_ptr<pattern::Matcher> l7,
                     const InspectorConfig& c)
       : detect_(std::move(d)), tracker_(std::move(t)), reasm_(std::move(r)), l7_(std::move(l7)), cfg_(c) {
+    if (auto p = packet::make_parser("cpu.parse"); p.is_ok()) parser_ = std::move(*p);
+    if (auto b = packet::PacketBatch::create(1, kMaxInner + 64); b.is_ok())
+      scratch_ = std::make_unique<packet::PacketBatch>(std::move(*b));
     sink_ = [this](const stream::Chunk& ch) { take_chunk(ch); };
   }
 
@@ -65,10 +72,33 @@ class PipelineInspector final : public Inspector {
                  uint8_t* drop) override {
     answers_.resize(n);
     records_.clear();
-    WARPATH_TRY(tracker_->track({infos, n}, {batch.metas, n}, {answers_.data(), n}, records_));
+    // Tunnelled packets are inspected by what they carry (decapsulate() says which tunnels).
+    const packet::PacketInfo* seen = infos;
+    frames_.assign(n, {nullptr, 0});
+    bool any_tunnel = false;
+    for (uint32_t i = 0; i < n && !any_tunnel; ++i) any_tunnel = infos[i].tunnel != packet::Tunnel::kNone;
+    if (any_tunnel) {
+      local_infos_.assign(infos, infos + n);
+      if (inner_.size() < n) inner_.resize(n);
+      for (uint32_t i = 0; i < n; ++i) {
+        const uint8_t* f = batch.data(i);
+        uint32_t caplen  = batch.metas[i].caplen;
+        for (int level = 0; level < 3 && local_infos_[i].tunnel != packet::Tunnel::kNone; ++level) {
+          if (!decapsulate(local_infos_[i], f, caplen, inner_[i][level & 1], batch.metas[i].timestamp_ns,
+                           local_infos_[i]))
+            break;
+          f      = inner_[i][level & 1].data();
+          caplen = uint32_t(inner_[i][level & 1].size());
+          frames_[i] = {f, caplen};
+          ++counters_.decapsulated;
+        }
+      }
+      seen = local_infos_.data();
+    }
+    WARPATH_TRY(tracker_->track({seen, n}, {batch.metas, n}, {answers_.data(), n}, records_));
     for (uint32_t i = 0; i < n; ++i) {
       uint8_t verdict = 0;
-      WARPATH_TRY(packet(batch, infos[i], answers_[i], i, alerts, verdict));
+      WARPATH_TRY(packet(batch, seen[i], answers_[i], i, alerts, verdict));
       if (drop) drop[i] = verdict;
     }
     return end_flows(alerts, ended);
@@ -101,7 +131,8 @@ class PipelineInspector final : public Inspector {
                 const flow::PacketFlow& pf, uint32_t i, std::vector<Alert>& alerts,
                 uint8_t& verdict) {
     const packet::PacketMeta& meta = batch.metas[i];
-    const uint8_t* frame = batch.data(i);
+    const uint8_t* frame = frames_[i].first ? frames_[i].first : batch.data(i);
+    const uint32_t caplen = frames_[i].first ? frames_[i].second : meta.caplen;
     ++counters_.packets;
     counters_.bytes += meta.len;
     ts_ = meta.timestamp_ns;
@@ -169,7 +200,7 @@ class PipelineInspector final : public Inspector {
     pv.to_server   = pf.dir == 0;
     const uint8_t* payload = nullptr;
     uint32_t plen          = 0;
-    if (!stream::payload_of(info, frame, meta.caplen, payload, plen)) payload = nullptr, plen = 0;
+    if (!stream::payload_of(info, frame, caplen, payload, plen)) payload = nullptr, plen = 0;
     pv.dsize = plen;
     if (ctx && l7_) pv.app_proto = classify(*ctx, payload, plen);
     seen_.clear();
@@ -179,7 +210,7 @@ class PipelineInspector final : public Inspector {
     bool in_stream = false;
     stream::Segment seg;
     const bool is_seg = info.proto == 6 && pf.serial &&
-                        stream::segment_of(info, frame, meta.caplen, seg, cfg_.any_checksum);
+                        stream::segment_of(info, frame, caplen, seg, cfg_.any_checksum);
     if (is_seg) {
       seg.flow = pf.serial;
       seg.dir  = pf.dir;
@@ -208,6 +239,54 @@ class PipelineInspector final : public Inspector {
       }
     }
     return Status::ok();
+  }
+
+  // The packet a tunnel carries, as a frame (a made-up Ethernet header, then the inner bytes)
+  // and its parse: IP-in-IP, IPv6-in-IP, GRE (version 0, carrying IPv4, IPv6 or Ethernet), VXLAN
+  // and Geneve (Ethernet). False for anything else (PPP in GRE, ...): inspected as it is.
+  bool decapsulate(const packet::PacketInfo& outer, const uint8_t* f, uint32_t caplen,
+                   std::vector<uint8_t>& out, uint64_t ts, packet::PacketInfo& inner) {
+    const uint32_t l4 = outer.l4_offset;
+    if (!l4 || l4 >= caplen || outer.status != packet::ParseStatus::kOk) return false;
+    auto be16 = [&](uint32_t at) { return uint16_t(f[at] << 8 | f[at + 1]); };
+    uint32_t at = l4;
+    uint16_t ethertype = 0;  // 0: the inner bytes are an Ethernet frame
+    switch (outer.tunnel) {
+      case packet::Tunnel::kIpInIp: ethertype = 0x0800; break;
+      case packet::Tunnel::kIpv6InIp: ethertype = 0x86dd; break;
+      case packet::Tunnel::kGre: {
+        if (l4 + 4 > caplen) return false;
+        const uint16_t flags = be16(l4), proto = be16(l4 + 2);
+        if (flags & 0x0007) return false;  // version 1 (PPTP) and others
+        at = l4 + 4 + ((flags & 0xc000) ? 4 : 0) + ((flags & 0x2000) ? 4 : 0) + ((flags & 0x1000) ? 4 : 0);
+        if (proto == 0x0800 || proto == 0x86dd) ethertype = proto;
+        else if (proto != 0x6558) return false;
+        break;
+      }
+      case packet::Tunnel::kVxlan: at = l4 + 16; break;
+      case packet::Tunnel::kGeneve: {
+        if (l4 + 12 > caplen || be16(l4 + 10) != 0x6558) return false;
+        at = l4 + 16 + uint32_t(f[l4 + 8] & 0x3f) * 4;
+        break;
+      }
+      default: return false;
+    }
+    if (at >= caplen) return false;
+    out.clear();
+    if (ethertype) {
+      out.assign(12, 0);
+      out.push_back(uint8_t(ethertype >> 8));
+      out.push_back(uint8_t(ethertype));
+    }
+    out.insert(out.end(), f + at, f + caplen);
+    if (!scratch_ || out.size() > kMaxInner) return false;
+    scratch_->clear();
+    if (!scratch_->append(out.data(), uint32_t(out.size()), uint32_t(out.size()), ts)) return false;
+    ExecContext ctx;
+    packet::PacketInfo parsed{};
+    if (!parser_->parse(scratch_->view(), {&parsed, 1}, ctx).is_ok()) return false;
+    inner = parsed;
+    return true;
   }
 
   // L7: adds a packet's payload to the flow's first bytes and matches them; the label, or null.
@@ -443,6 +522,12 @@ class PipelineInspector final : public Inspector {
   std::unique_ptr<flow::FlowTracker> tracker_;
   std::unique_ptr<stream::Reassembler> reasm_;
   std::unique_ptr<pattern::Matcher> l7_;
+  std::unique_ptr<packet::Parser> parser_;          // tunnels' inner packets
+  std::unique_ptr<packet::PacketBatch> scratch_;    // ... parsed one at a time
+  static constexpr size_t kMaxInner = 65536;
+  std::vector<packet::PacketInfo> local_infos_;
+  std::vector<std::array<std::vector<uint8_t>, 2>> inner_;  // per packet, two levels' frames
+  std::vector<std::pair<const uint8_t*, uint32_t>> frames_;  // a packet's inner frame, if any
   std::vector<pattern::Match> l7_matches_;
   InspectorConfig cfg_;
   stream::ChunkSink sink_;

@@ -408,3 +408,25 @@ def test_app_layer_protocol_keyword(tmp_path):
     alerts, flows, _ = nids(tmp_path, rf, write(tmp_path, s.close() + s2.close()), "--l7", table)
     assert sorted((a["src_port"], a["alert"]["signature_id"]) for a in alerts) == [(8080, 1), (40001, 2)]
     assert sorted(f["app_proto"] for f in flows) == ["http", "unknown"]
+
+
+def test_tunnelled_traffic_is_inspected_inside(tmp_path):
+    """IP-in-IP, IPv6-in-IPv4, GRE and VXLAN: the alert names the inner addresses (IPv6 written
+    as Suricata writes it) and the outer packet carries the verdict."""
+    from scapy.all import GRE, IPv6
+    from scapy.layers.vxlan import VXLAN
+    outer = lambda: Ether(src=MAC[0], dst=MAC[1]) / IP(src="198.51.100.1", dst="198.51.100.2")
+    inner4 = IP(src="10.9.0.1", dst="10.9.0.2") / UDP(sport=1111, dport=2222) / Raw(b"TUNNELLED-EVIL")
+    inner6 = IPv6(src="2001:db8::1", dst="2001:db8::2") / UDP(sport=1111, dport=2222) / Raw(b"TUNNELLED-EVIL")
+    frames = [outer() / inner4,
+              outer() / inner6,
+              outer() / GRE() / inner4,
+              outer() / UDP(sport=5555, dport=4789) / VXLAN(vni=7) / Ether(src=MAC[0], dst=MAC[1]) / inner4]
+    cap = write(tmp_path, frames)
+    rf = rules(tmp_path, 'alert udp any any -> any 2222 (msg:"inner"; content:"TUNNELLED-EVIL"; sid:1;)\n')
+    alerts, _, _ = nids(tmp_path, rf, cap)
+    assert [(a["pcap_cnt"], a["src_ip"], a["dest_ip"]) for a in alerts] == [
+        (1, "10.9.0.1", "10.9.0.2"),
+        (2, "2001:0db8:0000:0000:0000:0000:0000:0001", "2001:0db8:0000:0000:0000:0000:0000:0002"),
+        (3, "10.9.0.1", "10.9.0.2"),
+        (4, "10.9.0.1", "10.9.0.2")]

@@ -6,6 +6,9 @@
 // `warpath run` over live ports.
 //
 // Per packet, in order:
+//   0. a tunnelled packet (IP-in-IP, IPv6-in-IP, GRE carrying IP or Ethernet, VXLAN, Geneve;
+//      up to three levels) is inspected as the packet it carries: flows, alerts and drops are
+//      the inner packet's (the verdict is the outer packet's);
 //   1. the flow tracker names its flow and direction;
 //   2. its payload is a packet unit (every packet, so header-only rules see empty ones too);
 //      a TCP packet of a flow with a stream (handshake seen, or midstream pickup) offers its
@@ -95,6 +98,7 @@ struct InspectorCounters {
   uint64_t inspect_memcap = 0;     ///< stream directions cut short by inspect_memcap
   uint64_t stream_gaps = 0;        ///< gaps that restarted a direction's inspection buffer
   uint64_t midstream_flows = 0;    ///< TCP flows seen without their handshake (midstream policy)
+  uint64_t decapsulated = 0;       ///< tunnel layers removed (IP-in-IP, GRE, VXLAN, Geneve)
   uint64_t l7_classified = 0;      ///< flows whose L7 classification finished (labelled or not)
   uint64_t thresholded = 0;        ///< matches threshold / detection_filter kept from alerting
   uint64_t threshold_full = 0;     ///< matches that alerted because the threshold table was full
