@@ -430,3 +430,29 @@ def test_tunnelled_traffic_is_inspected_inside(tmp_path):
         (2, "2001:0db8:0000:0000:0000:0000:0000:0001", "2001:0db8:0000:0000:0000:0000:0000:0002"),
         (3, "10.9.0.1", "10.9.0.2"),
         (4, "10.9.0.1", "10.9.0.2")]
+
+
+def test_hostile_traffic_is_bounded_and_counted(tmp_path):
+    """A flood of half-open flows through a 64-flow table, and a payload built to make a rule's
+    pcre and content search backtrack: the run ends, every bound reached is counted, and the
+    counters say what was given up."""
+    frames = [Ether(src=MAC[0], dst=MAC[1]) / IP(src=f"10.{i // 250}.{i % 250}.1", dst=SERVER) /
+              TCP(sport=1024 + i, dport=80, flags="S") for i in range(3000)]
+    frames.append(Ether(src=MAC[0], dst=MAC[1]) / IP(src=CLIENT, dst=SERVER) / UDP(sport=1, dport=2) /
+                  Raw(b"a" * 1400))
+    cap = write(tmp_path, frames)
+    rf = rules(tmp_path,
+               'alert udp any any -> any any (msg:"redos"; pcre:"/(a+)+b/"; sid:1;)\n'
+               'alert udp any any -> any any (msg:"backtrack"; content:"a"; content:"a"; distance:0; '
+               'content:"a"; distance:0; content:"b"; distance:0; sid:2;)\n'
+               'alert tcp any any -> any 80 (msg:"syn"; flags:S; threshold: type limit, track by_rule, count 5, seconds 60; sid:3;)\n')
+    js = tmp_path / "s.json"
+    alerts, flows, r = nids(tmp_path, rf, cap, "--capacity", 64, "--json", js)
+    doc = json.loads(js.read_text())
+    assert sids(alerts) == [3] * 5  # the flood alerts five times, then the limit holds
+    assert len(flows) == 3001 and doc["flows"] == 3001  # evicted flows are reported, none lost
+    assert doc["detect"]["pcre_limit"] + doc["detect"]["backtrack_limit"] >= 1, doc["detect"]
+    assert "bounds reached" in r.stdout
+    r = run("nids", "--rules", rules(tmp_path, 'alert tcp any any -> any any (msg:"d"; content:"a"; depth:99999999; sid:1;)\n', "d.rules"),
+            "--in", cap)
+    assert r.returncode == 1 and "out of range" in r.stderr
