@@ -31,6 +31,7 @@
 
 #include <hs/hs.h>
 
+#include "common/tcp_frames.hpp"
 #include "gen/packet_builder.hpp"
 #include "pattern/engines.hpp"
 #include "warpath/io/pcap_file.hpp"
@@ -55,20 +56,7 @@ double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-struct Frames {
-  std::vector<uint8_t> bytes;
-  std::vector<uint32_t> off, len;
-  std::vector<uint64_t> ts;
-  uint64_t wire = 0;
-  void add(const uint8_t* p, uint32_t n, uint64_t t) {
-    off.push_back(uint32_t(bytes.size()));
-    len.push_back(n);
-    ts.push_back(t);
-    bytes.insert(bytes.end(), p, p + n);
-    wire += n;
-  }
-  size_t size() const { return off.size(); }
-};
+using bench::Frames;
 
 // HTTP-like text: request lines, headers, HTML and JSON words.
 std::string text(gen::detail::Rng& rng, size_t n) {
@@ -87,24 +75,11 @@ std::string text(gen::detail::Rng& rng, size_t n) {
   return s;
 }
 
-// One Ethernet + IPv4 + TCP frame with `payload` (text) after the headers.
+// One Ethernet + IPv4 + TCP frame carrying `payload` (text), a microsecond after the last.
 void frame(Frames& out, uint32_t src, uint32_t dst, uint16_t sport, uint16_t dport, uint32_t seq,
            uint32_t ack, uint8_t flags, const std::string& payload, uint64_t& t) {
-  gen::detail::FrameSpec spec;
-  spec.src4  = src;
-  spec.dst4  = dst;
-  spec.sport = sport;
-  spec.dport = dport;
-  gen::detail::PacketFields fields;
-  fields.seq       = seq;
-  fields.ack       = ack;
-  fields.tcp_flags = flags;
-  uint8_t f[14 + 20 + 20 + 1500];
-  const uint32_t head   = gen::detail::frame_header_bytes(spec);
-  const uint32_t caplen = head + uint32_t(payload.size());
-  gen::detail::build_frame(spec, fields, caplen, nullptr, f);
-  std::memcpy(f + head, payload.data(), payload.size());
-  out.add(f, caplen, t += 1000);
+  bench::add_tcp_frame(out, src, dst, sport, dport, seq, ack, flags, uint32_t(payload.size()),
+                       reinterpret_cast<const uint8_t*>(payload.data()), t += 1000);
 }
 
 struct Shape {

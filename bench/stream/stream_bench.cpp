@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "common/tcp_frames.hpp"
 #include "gen/packet_builder.hpp"
 #include "warpath/flow/flow.hpp"
 #include "warpath/gen/traffic.hpp"
@@ -42,36 +43,12 @@ namespace {
 
 using namespace warpath;
 
-struct Frames {
-  std::vector<uint8_t> bytes;
-  std::vector<uint32_t> off, len;
-  uint64_t payload = 0;
-  void add(const uint8_t* p, uint32_t n) {
-    off.push_back(uint32_t(bytes.size()));
-    len.push_back(n);
-    bytes.insert(bytes.end(), p, p + n);
-  }
-  size_t size() const { return off.size(); }
-};
+using bench::Frames;
 
-
-// One Ethernet + IPv4 + TCP frame (the generator's builder; the payload is zeros).
+// One Ethernet + IPv4 + TCP frame of `payload` zero bytes.
 void frame(Frames& out, uint32_t src, uint32_t dst, uint16_t sport, uint16_t dport, uint32_t seq,
            uint32_t ack, uint8_t flags, uint32_t payload) {
-  gen::detail::FrameSpec spec;
-  spec.src4  = src;
-  spec.dst4  = dst;
-  spec.sport = sport;
-  spec.dport = dport;
-  gen::detail::PacketFields fields;
-  fields.seq       = seq;
-  fields.ack       = ack;
-  fields.tcp_flags = flags;
-  uint8_t f[14 + 20 + 20 + 1500];
-  const uint32_t caplen = gen::detail::frame_header_bytes(spec) + payload;
-  gen::detail::build_frame(spec, fields, caplen, nullptr, f);
-  out.add(f, caplen);
-  out.payload += payload;
+  bench::add_tcp_frame(out, src, dst, sport, dport, seq, ack, flags, payload);
 }
 
 struct Shape {
