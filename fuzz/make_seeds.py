@@ -34,6 +34,11 @@ def seeds(reader):
                 and "linx" not in f.name]
     if reader == "updates":
         return [head(f) for f in sorted(rt.glob("*linx*.txt.xz"))]
+    if reader == "nidsrules":
+        et = DATA / "patterns" / "et-open" / "rules"
+        sv = DATA / "suricata-verify"
+        return [head(f, 12) for f in sorted(et.glob("*.rules"))[:12]] + \
+               [f.read_bytes()[:MAX] for f in sorted(sv.glob("*/*.rules"))[:12]]
     if reader == "pcap":
         return [f.read_bytes()[:MAX] for f in sorted(pc.glob("*/*.pcap*"))
                 if f.stat().st_size <= 64 * MAX][:24]

@@ -11,6 +11,7 @@
 //   chain        runtime::parse_chain            --chain text
 //   toml         runtime::parse_run_config       run configurations (validated as the CLI does)
 //   pcap         io::PcapReader                  pcap / pcapng through libpcap and our checks
+//   nidsrules    nids::add_rules_text            Suricata rule files (addresses, ports, options)
 //
 // What is checked: no crash, no leak of memory errors (AddressSanitizer, UBSan), bounded work;
 // every failure is a Status, never an exception. Inputs above 1 MiB are skipped.
@@ -29,12 +30,13 @@
 #include "warpath/io/classbench.hpp"
 #include "warpath/io/pcap_file.hpp"
 #include "warpath/lookup/route.hpp"
+#include "warpath/nids/rule.hpp"
 #include "warpath/runtime/chain.hpp"
 #include "warpath/runtime/run_config.hpp"
 
 namespace {
 
-enum class Reader { kClassBench, kTrace, kRoutes, kUpdates, kNeighbors, kOpenFlow, kChain, kToml, kPcap };
+enum class Reader { kClassBench, kTrace, kRoutes, kUpdates, kNeighbors, kOpenFlow, kChain, kToml, kPcap, kNidsRules };
 
 Reader reader() {
   static const Reader r = [] {
@@ -49,9 +51,10 @@ Reader reader() {
     if (v == "chain") return Reader::kChain;
     if (v == "toml") return Reader::kToml;
     if (v == "pcap") return Reader::kPcap;
+    if (v == "nidsrules") return Reader::kNidsRules;
     std::fprintf(stderr,
                  "WARPATH_FUZZ_READER must be one of classbench, trace, routes, updates, "
-                 "neighbors, openflow, chain, toml, pcap\n");
+                 "neighbors, openflow, chain, toml, pcap, nidsrules\n");
     std::exit(2);
   }();
   return r;
@@ -97,6 +100,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case Reader::kToml: {
       runtime::RunConfig c;
       (void)runtime::parse_run_config(text, "fuzz.toml", c);
+      break;
+    }
+    case Reader::kNidsRules: {
+      nids::RuleSet set;
+      nids::add_rules_text(set, text, "fuzz.rules", nids::Vars{});
       break;
     }
     case Reader::kPcap: {
