@@ -29,11 +29,26 @@ ClassType Image::class_of(const Rule& r) const {
 
 namespace {
 
+// Whether the rule has a content or pcre that must be found (what anchors a stream match in the
+// chunk it alerts for); rules of only isdataat, byte_* and negations look at packets.
+bool has_positive(const Rule& r) {
+  for (const Item& it : r.items)
+    if ((it.kind == Item::kContent && !it.content.negated) || (it.kind == Item::kPcre && !it.pcre.negated))
+      return true;
+  return false;
+}
+
+// Packet keywords: what only a packet has (its size, TCP flags, ICMP type).
+bool packet_keywords(const Rule& r) {
+  return r.dsize.op != NumTest::kNone || r.flags.set || r.itype.op != NumTest::kNone ||
+         r.icode.op != NumTest::kNone || r.flow.no_stream || r.proto == Proto::kTcpPkt ||
+         r.proto == Proto::kUdp || r.proto == Proto::kIcmp || !has_positive(r);
+}
+
 RuleKind kind_of(const Rule& r) {
   if (r.proto == Proto::kTcpStream || r.flow.only_stream) return RuleKind::kStream;
   if (r.has_payload()) {
-    const bool packet = r.dsize.op != NumTest::kNone || r.flow.no_stream || r.proto == Proto::kTcpPkt ||
-                        r.proto == Proto::kUdp || r.proto == Proto::kIcmp;
+    const bool packet = packet_keywords(r);
     return packet ? RuleKind::kPacket : RuleKind::kPacketStream;
   }
   const FlowOpt& f = r.flow;
@@ -41,11 +56,12 @@ RuleKind kind_of(const Rule& r) {
                        f.stateless || f.only_stream || f.no_stream;
   bool checks_bits = false;
   for (const Flowbit& b : r.flowbits) checks_bits |= b.op == Flowbit::kIsSet || b.op == Flowbit::kIsNotSet;
-  if (flow_kw || checks_bits || !r.sport.any || !r.dport.any || r.dsize.op != NumTest::kNone ||
+  if (flow_kw || checks_bits || !r.sport.unrestricted() || !r.dport.unrestricted() || r.dsize.op != NumTest::kNone ||
       r.flags.set || r.itype.op != NumTest::kNone || r.icode.op != NumTest::kNone ||
       r.proto == Proto::kTcpPkt || !r.app_proto.empty())
     return RuleKind::kPacket;
-  const bool negated = !r.src.exclude.empty() || !r.dst.exclude.empty();
+  const bool negated = !r.src.exclude.empty() || !r.dst.exclude.empty() || !r.src.exclude_sets.empty() ||
+                       !r.dst.exclude_sets.empty();
   return negated ? RuleKind::kLikeIpOnly : RuleKind::kIpOnly;
 }
 
@@ -171,8 +187,7 @@ Result<std::shared_ptr<const DetectImage>> compile_rules(const RuleSet& set) {
     }
     c.kind        = detail::kind_of(r);
     c.stream_only = r.proto == Proto::kTcpStream || r.flow.only_stream;
-    c.packet_only = !r.has_payload() || r.dsize.op != NumTest::kNone || r.flow.no_stream ||
-                    r.proto == Proto::kTcpPkt || r.proto == Proto::kUdp || r.proto == Proto::kIcmp;
+    c.packet_only = !r.has_payload() || detail::packet_keywords(r);
     if (c.stream_only && !r.has_payload()) c.packet_only = false;  // never matches a packet
   }
   image->bits_ = uint32_t(bit_ids.size());

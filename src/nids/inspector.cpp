@@ -202,7 +202,10 @@ class PipelineInspector final : public Inspector {
     uint32_t plen          = 0;
     if (!stream::payload_of(info, frame, caplen, payload, plen)) payload = nullptr, plen = 0;
     pv.dsize = plen;
-    if (ctx && l7_) pv.app_proto = classify(*ctx, payload, plen);
+    if (ctx && l7_) {
+      pv.app_proto   = classify(*ctx, payload, plen);
+      pv.app_pending = !ctx->l7_done;
+    }
     seen_.clear();
     Verdict v;
     // A TCP segment goes to the reassembler first: whether it took the bytes decides where the
@@ -285,6 +288,10 @@ class PipelineInspector final : public Inspector {
     ExecContext ctx;
     packet::PacketInfo parsed{};
     if (!parser_->parse(scratch_->view(), {&parsed, 1}, ctx).is_ok()) return false;
+    // A UDP datagram to the VXLAN or Geneve port that does not carry a well-formed IP packet is
+    // inspected as the datagram it is (no evasion by a fake tunnel header).
+    const bool udp_tunnel = outer.tunnel == packet::Tunnel::kVxlan || outer.tunnel == packet::Tunnel::kGeneve;
+    if (udp_tunnel && (parsed.status != packet::ParseStatus::kOk || !parsed.ip_version)) return false;
     inner = parsed;
     return true;
   }
@@ -343,6 +350,7 @@ class PipelineInspector final : public Inspector {
       }
       u.pkt.to_server = d == 0;
       if (ctx.l7_label >= 0) u.pkt.app_proto = &cfg_.l7->names[size_t(ctx.l7_label)];
+      u.pkt.app_pending = l7_ && !ctx.l7_done;
       auto run = [&](const std::string& bytes, uint32_t inspected, bool from_start) {
         u.at_stream_start = from_start;
         u.data     = reinterpret_cast<const uint8_t*>(bytes.data());
@@ -386,15 +394,16 @@ class PipelineInspector final : public Inspector {
         v.pass_flow = v.pass_flow || (flow_scope && serial && !v.drop_flow);
         continue;
       }
+      // threshold / detection_filter: a detection_filter match below its count is no match
+      // (no action either); other thresholds keep the alert back, the action still applies.
+      const bool thresholded = r.threshold.type != Threshold::kNone && !threshold_allows(h.rule, r, u.pkt);
+      if (thresholded) ++counters_.thresholded;
+      if (thresholded && r.threshold.type == Threshold::kDetectionFilter) continue;
       if (r.action == Action::kDrop) {
         v.drop = true;
         v.drop_flow = v.drop_flow || (flow_scope && !v.pass_flow);
       }
-      if (r.noalert) continue;
-      if (r.threshold.type != Threshold::kNone && !threshold_allows(h.rule, r, u.pkt)) {
-        ++counters_.thresholded;
-        continue;
-      }
+      if (r.noalert || thresholded) continue;
       Alert a;
       a.ts_ns      = ts_;
       a.flow       = serial;
@@ -429,18 +438,20 @@ class PipelineInspector final : public Inspector {
     const uint64_t window = uint64_t(t.seconds) * 1'000'000'000ull;
     auto it = thresholds_.find(key);
     if (it == thresholds_.end()) {
-      if (thresholds_.size() >= kMaxThresholds) {  // sweep expired windows; still full: alert
+      if (thresholds_.size() >= kMaxThresholds && ts_ >= last_sweep_ + 1'000'000'000ull) {
+        last_sweep_ = ts_;  // sweep expired windows, at most once a second of packet time
         for (auto e = thresholds_.begin(); e != thresholds_.end();)
-          e = ts_ - e->second.first > e->second.window ? thresholds_.erase(e) : std::next(e);
-        if (thresholds_.size() >= kMaxThresholds) {
-          ++counters_.threshold_full;
-          return true;
-        }
+          e = ts_ > e->second.first && ts_ - e->second.first > e->second.window ? thresholds_.erase(e)
+                                                                               : std::next(e);
+      }
+      if (thresholds_.size() >= kMaxThresholds) {  // still full: alert
+        ++counters_.threshold_full;
+        return true;
       }
       it = thresholds_.emplace(std::move(key), ThresholdState{ts_, window, 0, false}).first;
     }
     ThresholdState& st = it->second;
-    if (ts_ - st.first > window) st = ThresholdState{ts_, window, 0, false};  // a new window
+    if (ts_ > st.first && ts_ - st.first > window) st = ThresholdState{ts_, window, 0, false};  // a new window
     ++st.count;
     switch (t.type) {
       case Threshold::kLimit: return st.count <= t.count;
@@ -475,10 +486,21 @@ class PipelineInspector final : public Inspector {
     if (b.full) return;
     const size_t room = cfg_.inspect_depth - std::min<uint64_t>(cfg_.inspect_depth, b.total);
     const size_t spare = cfg_.inspect_memcap - std::min<uint64_t>(cfg_.inspect_memcap, buffered_);
-    const size_t take = std::min<size_t>({room, spare, c.len});
+    if (spare < std::min<size_t>(room, c.len)) {
+      // Over the memcap: these bytes are not inspected, and what follows them starts a new
+      // buffer (no match across the bytes left out), as after a gap.
+      ++counters_.inspect_memcap;
+      if (b.dirty) b.before_gap.emplace_back(std::move(b.bytes), b.inspected);
+      buffered_ -= std::min<uint64_t>(buffered_, b.bytes.size());
+      b.bytes.clear();
+      b.dirty = false, b.inspected = 0, b.from_start = false;
+      b.total += std::min<size_t>(room, c.len);
+      return;
+    }
+    const size_t take = std::min<size_t>(room, c.len);
     if (take < c.len) {
       b.full = true;
-      ++(take < room ? counters_.inspect_memcap : counters_.inspect_depth);
+      ++counters_.inspect_depth;
     }
     if (take) {
       b.bytes.append(reinterpret_cast<const char*>(c.data), take);
@@ -546,6 +568,7 @@ class PipelineInspector final : public Inspector {
   };
   static constexpr size_t kMaxThresholds = 1u << 16;  // tracked (rule, address) windows
   std::unordered_map<std::string, ThresholdState> thresholds_;
+  uint64_t last_sweep_ = 0;
 };
 
 }  // namespace

@@ -77,41 +77,64 @@ bool prefix_contains(const Prefix& p, uint8_t version, const uint8_t* a) {
   return (a[full] & m) == p.addr[full];
 }
 
-template <class Item, class Set, class ParseOne>
-Status parse_set(std::string_view t, const Vars& vars, bool negated, int depth, Set& out,
-                 bool& saw_include, ParseOne parse_one) {
+// An address or port expression as a set: an item, `any`, a variable, a list [..] (its
+// positive elements united, its negated ones taken away; only negated ones: everything but
+// them), or !expr (everything but expr).
+template <class Set, class ParseOne>
+Result<Set> parse_expr(std::string_view t, const Vars& vars, int depth, ParseOne parse_one) {
   if (depth > kMaxDepth) return Status(Errc::kParseError, "variables or lists nested too deep");
   t = io::trim(t);
   if (t.empty()) return Status(Errc::kParseError, "empty address or port");
-  if (t[0] == '!') return parse_set<Item>(t.substr(1), vars, !negated, depth + 1, out, saw_include, parse_one);
-  if (t[0] == '[') {
-    if (t.back() != ']') return Status(Errc::kParseError, "list without ']': '" + std::string(t) + "'");
-    auto parts = split_list(t.substr(1, t.size() - 2));
-    if (!parts.is_ok()) return Status(Errc::kParseError, parts.status().message() + " in '" + std::string(t) + "'");
-    for (std::string_view p : *parts)
-      WARPATH_TRY(parse_set<Item>(p, vars, negated, depth + 1, out, saw_include, parse_one));
-    return Status::ok();
+  // A plain set (only items, no exclusions, not any) merges into a list's items.
+  auto plain = [](const Set& x) { return !x.any && x.exclude.empty() && x.include_sets.empty() && x.exclude_sets.empty(); };
+  if (t[0] == '!') {
+    auto inner = parse_expr<Set>(t.substr(1), vars, depth + 1, parse_one);
+    if (!inner.is_ok()) return inner.status();
+    if (inner->unrestricted()) return Status(Errc::kParseError, "'!any' matches nothing");
+    Set out;
+    out.any = true;
+    if (plain(*inner)) out.exclude = std::move(inner->include);
+    else out.exclude_sets.push_back(std::move(*inner));
+    return out;
   }
   if (t[0] == '$') {
     const std::string* v = vars.find(t.substr(1));
     if (!v) return Status(Errc::kParseError, "undefined variable " + std::string(t));
-    return parse_set<Item>(*v, vars, negated, depth + 1, out, saw_include, parse_one);
+    return parse_expr<Set>(*v, vars, depth + 1, parse_one);
   }
-  if (t == "any") {
-    if (negated) return Status(Errc::kParseError, "'!any' matches nothing");
-    saw_include = true;
-    out.any     = true;
-    return Status::ok();
-  }
-  auto one = parse_one(t);
-  if (!one.is_ok()) return one.status();
-  if (negated) {
-    out.exclude.push_back(*one);
-  } else {
-    saw_include = true;
+  if (t == "any") return Set{};
+  if (t[0] != '[') {
+    auto one = parse_one(t);
+    if (!one.is_ok()) return one.status();
+    Set out;
+    out.any = false;
     out.include.push_back(*one);
+    return out;
   }
-  return Status::ok();
+  if (t.back() != ']') return Status(Errc::kParseError, "list without ']': '" + std::string(t) + "'");
+  auto parts = split_list(t.substr(1, t.size() - 2));
+  if (!parts.is_ok()) return Status(Errc::kParseError, parts.status().message() + " in '" + std::string(t) + "'");
+  Set out;
+  out.any = false;
+  bool positive = false;
+  for (std::string_view p : *parts) {
+    const bool negated = !p.empty() && p[0] == '!';
+    auto x = parse_expr<Set>(negated ? p.substr(1) : p, vars, depth + 1, parse_one);
+    if (!x.is_ok()) return x.status();
+    if (negated) {
+      if (x->unrestricted()) return Status(Errc::kParseError, "'!any' matches nothing");
+      if (plain(*x)) out.exclude.insert(out.exclude.end(), x->include.begin(), x->include.end());
+      else out.exclude_sets.push_back(std::move(*x));
+      continue;
+    }
+    positive = true;
+    if (x->unrestricted()) out.any = true;
+    else if (plain(*x)) out.include.insert(out.include.end(), x->include.begin(), x->include.end());
+    else out.include_sets.push_back(std::move(*x));
+  }
+  if (!positive) out.any = true;  // only exclusions: everything else
+  if (out.any) out.include.clear(), out.include_sets.clear();
+  return out;
 }
 
 }  // namespace
@@ -119,30 +142,29 @@ Status parse_set(std::string_view t, const Vars& vars, bool negated, int depth, 
 bool AddrSet::contains(uint8_t version, const uint8_t* addr) const noexcept {
   bool in = any;
   for (size_t i = 0; !in && i < include.size(); ++i) in = prefix_contains(include[i], version, addr);
+  for (size_t i = 0; !in && i < include_sets.size(); ++i) in = include_sets[i].contains(version, addr);
   if (!in) return false;
   for (const Prefix& p : exclude)
     if (prefix_contains(p, version, addr)) return false;
+  for (const AddrSet& s : exclude_sets)
+    if (s.contains(version, addr)) return false;
   return true;
 }
 
 bool PortSet::contains(uint16_t port) const noexcept {
   bool in = any;
   for (size_t i = 0; !in && i < include.size(); ++i) in = port >= include[i].lo && port <= include[i].hi;
+  for (size_t i = 0; !in && i < include_sets.size(); ++i) in = include_sets[i].contains(port);
   if (!in) return false;
   for (const PortRange& r : exclude)
     if (port >= r.lo && port <= r.hi) return false;
+  for (const PortSet& s : exclude_sets)
+    if (s.contains(port)) return false;
   return true;
 }
 
 Result<AddrSet> parse_addresses(std::string_view text, const Vars& vars) {
-  AddrSet set;
-  set.any          = false;
-  bool saw_include = false;
-  Status s = parse_set<Prefix>(text, vars, false, 0, set, saw_include, parse_prefix);
-  if (!s.is_ok()) return s;
-  if (!saw_include) set.any = true;  // only exclusions: everything else
-  if (set.any) set.include.clear();
-  return set;
+  return parse_expr<AddrSet>(text, vars, 0, parse_prefix);
 }
 
 Result<PortSet> parse_ports(std::string_view text, const Vars& vars) {
@@ -160,14 +182,7 @@ Result<PortSet> parse_ports(std::string_view text, const Vars& vars) {
     r.hi = uint16_t(hi);
     return r;
   };
-  PortSet set;
-  set.any          = false;
-  bool saw_include = false;
-  Status s = parse_set<PortRange>(text, vars, false, 0, set, saw_include, parse_range);
-  if (!s.is_ok()) return s;
-  if (!saw_include) set.any = true;
-  if (set.any) set.include.clear();
-  return set;
+  return parse_expr<PortSet>(text, vars, 0, parse_range);
 }
 
 Vars::Vars() {

@@ -728,7 +728,7 @@ Result<Rule> parse_rule(std::string_view line, const Vars& vars, std::string_vie
   if (!first_unsupported.is_ok()) return first_unsupported;
   for (const Item& it : r.items)
     if (it.kind == Item::kContent) WARPATH_TRY(check_content(it.content));
-  const bool has_ports = !r.sport.any || !r.dport.any;
+  const bool has_ports = !r.sport.unrestricted() || !r.dport.unrestricted();
   // ip rules with ports (ET has some) match TCP and UDP packets with those ports only.
   if (has_ports && r.proto == Proto::kIcmp)
     return syntax(std::string("ports with proto ") + proto_name(r.proto));

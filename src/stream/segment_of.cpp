@@ -43,6 +43,20 @@ bool segment_of(const packet::PacketInfo& p, const uint8_t* frame, uint32_t capl
   return true;
 }
 
+namespace {
+// Where the IP datagram ends in the captured bytes (Ethernet pads short frames past it).
+uint32_t ip_end(const packet::PacketInfo& p, const uint8_t* frame, uint32_t caplen) {
+  const uint32_t l3 = p.l3_offset;
+  if (p.ip_version == 4 && l3 + 4 <= caplen)
+    return std::min<uint32_t>(caplen, l3 + (uint32_t(frame[l3 + 2]) << 8 | frame[l3 + 3]));
+  if (p.ip_version == 6 && l3 + 6 <= caplen) {
+    const uint32_t plen = uint32_t(frame[l3 + 4]) << 8 | frame[l3 + 5];
+    return plen ? std::min<uint32_t>(caplen, l3 + 40 + plen) : caplen;  // 0: a jumbogram
+  }
+  return caplen;
+}
+}  // namespace
+
 bool payload_of(const packet::PacketInfo& p, const uint8_t* frame, uint32_t caplen,
                 const uint8_t*& data, uint32_t& len) {
   if (p.proto == 6) {
@@ -57,12 +71,15 @@ bool payload_of(const packet::PacketInfo& p, const uint8_t* frame, uint32_t capl
     data = frame + l4 + 8;
     len  = end - l4 - 8;
   } else if ((p.proto == 1 || p.proto == 58) && p.l4_offset) {  // after type, code, checksum, rest
-    if (p.l4_offset + 8u >= caplen) return false;
+    const uint32_t end = ip_end(p, frame, caplen);
+    if (p.l4_offset + 8u >= end) return false;
     data = frame + p.l4_offset + 8;
-    len  = caplen - p.l4_offset - 8;
+    len  = end - p.l4_offset - 8;
   } else if (p.l4_offset && p.l4_offset < caplen) {
+    const uint32_t end = ip_end(p, frame, caplen);
+    if (p.l4_offset >= end) return false;
     data = frame + p.l4_offset;
-    len  = caplen - p.l4_offset;
+    len  = end - p.l4_offset;
   } else {
     return false;
   }

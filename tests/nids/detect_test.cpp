@@ -260,6 +260,18 @@ TEST(NidsDetect, HeadersFlowAndRuleTypes) {
     EXPECT_EQ(h.sids(syn), (Sids{6, 7, 8})) << engine;
     EXPECT_EQ(h.image->kind(5), RuleKind::kIpOnly);
   }
+  // Packet keywords and rules without a content to find look at packets, even on stream flows.
+  Harness k("cpu.nids",
+            "alert tcp any any -> any any (flags:PA; content:\"x\"; sid:1;)\n"
+            "alert tcp any any -> any any (byte_test:1,=,65,0; sid:2;)\n"
+            "alert tcp any any -> any any (content:!\"x\"; sid:3;)\n"
+            "alert tcp any any -> any any (content:\"x\"; sid:4;)\n");
+  for (uint32_t i = 0; i < 3; ++i) EXPECT_EQ(k.image->kind(i), RuleKind::kPacket) << i;
+  EXPECT_EQ(k.image->kind(3), RuleKind::kPacketStream);
+  Unit pa = k.packet("Ax");
+  pa.pkt.tcp_flags = 0x18;
+  pa.stream_flow   = true;
+  EXPECT_EQ(k.sids(pa), (Sids{1, 2}));
 }
 
 TEST(NidsDetect, BoundsAndCounters) {

@@ -84,6 +84,24 @@ TEST(NidsRule, AddressesAndPorts) {
   ASSERT_TRUE(mask.is_ok());
   EXPECT_TRUE(has4(*mask, "10.0.9.9"));
   EXPECT_FALSE(has4(*mask, "10.1.0.0"));
+  // A home network with an exception, and the external network as its complement.
+  v.set("HOME", "[10.0.0.0/8,!10.1.0.0/16]");
+  auto ext = parse_addresses("!$HOME", v);
+  ASSERT_TRUE(ext.is_ok());
+  EXPECT_TRUE(has4(*ext, "10.1.2.3"));   // the exception is outside home
+  EXPECT_FALSE(has4(*ext, "10.2.0.1"));
+  EXPECT_TRUE(has4(*ext, "8.8.8.8"));
+  auto both = parse_addresses("[$HOME,!10.2.0.0/16]", v);  // a list: its items less its negations
+  ASSERT_TRUE(both.is_ok());
+  EXPECT_TRUE(has4(*both, "10.3.0.1"));
+  EXPECT_FALSE(has4(*both, "10.2.0.1"));
+  EXPECT_FALSE(has4(*both, "10.1.0.1"));  // HOME's own exception holds inside the list
+  EXPECT_FALSE(has4(*both, "8.8.8.8"));
+  auto nports = parse_ports("![1:100,!80]", v);
+  ASSERT_TRUE(nports.is_ok());
+  EXPECT_TRUE(nports->contains(80));
+  EXPECT_FALSE(nports->contains(81));
+  EXPECT_TRUE(nports->contains(101));
   auto neg = parse_addresses("![1.2.3.4,5.6.7.0/24]", v);
   ASSERT_TRUE(neg.is_ok());
   EXPECT_TRUE(has4(*neg, "9.9.9.9"));
@@ -148,7 +166,7 @@ TEST(NidsRule, KeywordsAndModifiers) {
   r = parse_ok("alert ip any any -> any 5060 (content:\"INVITE\"; threshold: type both, track by_src, count 100, seconds 60; sid:8;)");
   EXPECT_EQ(r.threshold.type, Threshold::kBoth);
   EXPECT_EQ(r.threshold.count, 100u);
-  EXPECT_FALSE(r.dport.any);
+  EXPECT_FALSE(r.dport.unrestricted());
   r = parse_ok("alert ip any any -> any any (detection_filter:track by_dst, count 5, seconds 10; sid:9;)");
   EXPECT_EQ(r.threshold.type, Threshold::kDetectionFilter);
   EXPECT_EQ(r.threshold.track, Threshold::kByDst);

@@ -15,8 +15,9 @@
 //       chunk's start, as Suricata inspects raw stream chunks; while the buffer still begins
 //       at the stream's first byte (the first kStreamLookback bytes), they may count from
 //       there too, so a request split over segments still matches its anchored contents.
-//   Which rules see which buffer (Suricata's split): rules without payload conditions, and
-//   those with dsize, flow:no_stream or proto tcp-pkt, look at packets; TCP payload rules look
+//   Which rules see which buffer (Suricata's split): rules without payload conditions, those
+//   without a content or pcre that must be found, and those with dsize, flags, itype/icode,
+//   flow:no_stream or proto tcp-pkt, look at packets; TCP payload rules look
 //   at the stream when the flow has one (flow:only_stream and tcp-stream: only then), else at
 //   the packet.
 //
@@ -65,7 +66,8 @@ struct PacketView {
   bool has_flow = false;      ///< tracked by the flow table
   bool established = false;   ///< TCP: handshake done (or picked up midstream); others: answered
   bool to_server = true;      ///< direction 0 (from the initiator)
-  const std::string* app_proto = nullptr;  ///< the flow's L7 label; null while unknown
+  const std::string* app_proto = nullptr;  ///< the flow's L7 label; null when none matched
+  bool app_pending = false;  ///< L7 classification still running: app-layer-protocol waits
 };
 
 enum class Buffer : uint8_t { kPacket, kStream };

@@ -64,11 +64,16 @@ struct Prefix {
   uint8_t addr[16] = {};
 };
 
-/// A set of addresses: (any or one of `include`) and none of `exclude`.
+/// A set of addresses, as a list expression evaluates: (any, or in one of `include` or
+/// `include_sets`) and in none of `exclude` or `exclude_sets`. Nested sets keep lists that mix
+/// negations exact: ![a,!b] is everything but (a less b).
 struct AddrSet {
   bool any = true;
   std::vector<Prefix> include, exclude;
+  std::vector<AddrSet> include_sets, exclude_sets;
   bool contains(uint8_t version, const uint8_t* addr) const noexcept;
+  /// Every address (plain `any`).
+  bool unrestricted() const noexcept { return any && exclude.empty() && exclude_sets.empty(); }
 };
 
 struct PortRange {
@@ -77,7 +82,9 @@ struct PortRange {
 struct PortSet {
   bool any = true;
   std::vector<PortRange> include, exclude;
+  std::vector<PortSet> include_sets, exclude_sets;
   bool contains(uint16_t port) const noexcept;
+  bool unrestricted() const noexcept { return any && exclude.empty() && exclude_sets.empty(); }
 };
 
 /// A content match and its modifiers. Offsets and lengths are in bytes; `distance` may be

@@ -178,7 +178,7 @@ bool segment_of(const packet::PacketInfo& info, const uint8_t* frame, uint32_t c
 /// The captured transport payload of a parsed packet, for matching it as a block: a TCP
 /// segment's (segment_of), a UDP datagram's (up to its length field: Ethernet pads short
 /// frames), an ICMP or ICMPv6 message's after its 8-byte header (as Suricata and Snort see it),
-/// else what follows the transport header's start. False when the packet has no transport
+/// else what follows the transport header's start; both up to the IP datagram's end. False when the packet has no transport
 /// layer or an empty payload.
 bool payload_of(const packet::PacketInfo& info, const uint8_t* frame, uint32_t caplen,
                 const uint8_t*& data, uint32_t& len);

@@ -15,6 +15,7 @@ namespace warpath::nids::detail {
 /// backtracking, and PCRE2's own match limit per run.
 inline constexpr uint32_t kEvalSteps     = 4096;
 inline constexpr uint32_t kPcreMatchLimit = 100'000;
+inline constexpr uint32_t kPcreRuns       = 64;  ///< pcre2_match calls per evaluation
 
 /// Whether the packet side of rule `r` holds: proto, addresses and ports, flow options,
 /// dsize, TCP flags, ICMP type and code.
@@ -33,7 +34,7 @@ inline bool header_matches(const Rule& r, const PacketView& p) {
   }
   const bool ports = p.proto == 6 || p.proto == 17;
   auto way = [&](const uint8_t* s, const uint8_t* d, uint16_t sp, uint16_t dp) {
-    if (!ports ? !(r.sport.any && r.dport.any) : !(r.sport.contains(sp) && r.dport.contains(dp)))
+    if (!ports ? !(r.sport.unrestricted() && r.dport.unrestricted()) : !(r.sport.contains(sp) && r.dport.contains(dp)))
       return false;  // ports first: the cheaper test, and the one most rules narrow by
     return r.src.contains(p.ip_version, s) && r.dst.contains(p.ip_version, d);
   };
@@ -48,6 +49,7 @@ inline bool header_matches(const Rule& r, const PacketView& p) {
   if (!r.dsize.matches(p.dsize)) return false;
   if (r.flags.set && (p.proto != 6 || !r.flags.matches(p.tcp_flags))) return false;
   if (!r.app_proto.empty()) {
+    if (p.app_pending) return false;  // neither the protocol nor its negation is known yet
     const bool is = p.app_proto ? *p.app_proto == r.app_proto : r.app_proto == "unknown";
     if (is == r.app_proto_negated) return false;
   }
@@ -102,7 +104,7 @@ class PayloadEval {
   bool run(const CompiledRule& c, const uint8_t* buf, uint32_t len, int64_t min_end, uint32_t anchor,
            bool& limited, bool& pcre_limited) {
     c_ = &c, buf_ = buf, len_ = len, min_end_ = min_end, anchor_ = anchor;
-    steps_ = 0, limited_ = false, pcre_limited_ = false;
+    steps_ = 0, pcre_runs_ = 0, limited_ = false, pcre_limited_ = false;
     const bool ok = step(0, 0, -1);
     limited = limited_, pcre_limited = pcre_limited_;
     return ok;
@@ -145,6 +147,7 @@ class PayloadEval {
         }
         return r != b.negated && step(k + 1, prev_end, max_end);
       }
+      if (v > uint64_t(len)) return false;  // past the buffer whatever the multiplier (no wrap)
       uint64_t jump = v * b.multiplier;
       if (b.align) jump = (jump + 3) & ~uint64_t(3);
       if (jump > uint64_t(len)) return false;
@@ -227,7 +230,15 @@ class PayloadEval {
         pcre_limited_ = true;
         return false;
       }
-      if (rc < 0) return p.negated && step(k + 1, prev_end, max_end);
+      if (rc == PCRE2_ERROR_NOMATCH) return p.negated && step(k + 1, prev_end, max_end);
+      if (rc < 0) {  // any other error (JIT stack, ...): no answer, counted, no match either way
+        pcre_limited_ = true;
+        return false;
+      }
+      if (++pcre_runs_ > kPcreRuns) {  // bounded retries of one pcre within an evaluation
+        limited_ = true;
+        return false;
+      }
       if (p.negated) return false;
       const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md_);
       const int64_t end = base + int64_t(ov[1]);
@@ -246,6 +257,7 @@ class PayloadEval {
   int64_t min_end_       = -1;
   uint32_t anchor_       = 0;
   uint32_t steps_        = 0;
+  uint32_t pcre_runs_    = 0;
   bool limited_ = false, pcre_limited_ = false;
 };
 

@@ -114,7 +114,9 @@ class CpuDetector final : public DetectorBase {
   struct DirState {
     std::unique_ptr<pattern::Stream> stream;
     std::vector<uint32_t> armed;
+    bool all = false;  // armed past kMaxArmed: every rule of the group is a candidate
   };
+  static constexpr size_t kMaxArmed = 64;  // rules remembered per direction (bounded memory)
 
   // The rules of the patterns matched, each once (a pattern may match many times). (Arming only
   // rules whose header takes the unit would assume a direction's header never changes; the
@@ -143,7 +145,7 @@ class CpuDetector final : public DetectorBase {
     const size_t before = d.armed.size();
     if (!d.stream || !d.stream->write(u.data + u.new_from, u.len - u.new_from, matches_).is_ok()) {
       d.stream.reset();  // cannot answer: every rule of the group is armed
-      d.armed.insert(d.armed.end(), g.by_pattern.begin(), g.by_pattern.end());
+      d.all = true;
     } else {
       take(g, d.armed);
     }
@@ -151,7 +153,13 @@ class CpuDetector final : public DetectorBase {
       std::sort(d.armed.begin(), d.armed.end());
       d.armed.erase(std::unique(d.armed.begin(), d.armed.end()), d.armed.end());
     }
-    out.insert(out.end(), d.armed.begin(), d.armed.end());
+    if (d.all || d.armed.size() > kMaxArmed) {
+      d.all = true;
+      std::vector<uint32_t>().swap(d.armed);
+      out.insert(out.end(), g.by_pattern.begin(), g.by_pattern.end());
+    } else {
+      out.insert(out.end(), d.armed.begin(), d.armed.end());
+    }
     std::sort(out.begin(), out.end());
     out.erase(std::unique(out.begin(), out.end()), out.end());
   }
