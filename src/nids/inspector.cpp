@@ -2,8 +2,8 @@
 // detection, alerts and IPS verdicts.
 #include "warpath/nids/inspector.hpp"
 
-#include "warpath/core/exec.hpp"
-#include "warpath/packet/parser.hpp"
+#include "nids/threshold_table.hpp"
+#include "nids/tunnel.hpp"
 
 #include <algorithm>
 #include <array>
@@ -61,9 +61,6 @@ class PipelineInspector final : public Inspector {
                     std::unique_ptr<stream::Reassembler> r, std::unique_ptr<pattern::Matcher> l7,
                     const InspectorConfig& c)
       : detect_(std::move(d)), tracker_(std::move(t)), reasm_(std::move(r)), l7_(std::move(l7)), cfg_(c) {
-    if (auto p = packet::make_parser("cpu.parse"); p.is_ok()) parser_ = std::move(*p);
-    if (auto b = packet::PacketBatch::create(1, kMaxInner + 64); b.is_ok())
-      scratch_ = std::make_unique<packet::PacketBatch>(std::move(*b));
     sink_ = [this](const stream::Chunk& ch) { take_chunk(ch); };
   }
 
@@ -72,7 +69,7 @@ class PipelineInspector final : public Inspector {
                  uint8_t* drop) override {
     answers_.resize(n);
     records_.clear();
-    // Tunnelled packets are inspected by what they carry (decapsulate() says which tunnels).
+    // Tunnelled packets are inspected by what they carry (nids/tunnel.hpp says which tunnels).
     const packet::PacketInfo* seen = infos;
     frames_.assign(n, {nullptr, 0});
     bool any_tunnel = false;
@@ -84,8 +81,8 @@ class PipelineInspector final : public Inspector {
         const uint8_t* f = batch.data(i);
         uint32_t caplen  = batch.metas[i].caplen;
         for (int level = 0; level < 3 && local_infos_[i].tunnel != packet::Tunnel::kNone; ++level) {
-          if (!decapsulate(local_infos_[i], f, caplen, inner_[i][level & 1], batch.metas[i].timestamp_ns,
-                           local_infos_[i]))
+          if (!decap_.inner(local_infos_[i], f, caplen, batch.metas[i].timestamp_ns,
+                            inner_[i][level & 1], local_infos_[i]))
             break;
           f      = inner_[i][level & 1].data();
           caplen = uint32_t(inner_[i][level & 1].size());
@@ -244,58 +241,6 @@ class PipelineInspector final : public Inspector {
     return Status::ok();
   }
 
-  // The packet a tunnel carries, as a frame (a made-up Ethernet header, then the inner bytes)
-  // and its parse: IP-in-IP, IPv6-in-IP, GRE (version 0, carrying IPv4, IPv6 or Ethernet), VXLAN
-  // and Geneve (Ethernet). False for anything else (PPP in GRE, ...): inspected as it is.
-  bool decapsulate(const packet::PacketInfo& outer, const uint8_t* f, uint32_t caplen,
-                   std::vector<uint8_t>& out, uint64_t ts, packet::PacketInfo& inner) {
-    const uint32_t l4 = outer.l4_offset;
-    if (!l4 || l4 >= caplen || outer.status != packet::ParseStatus::kOk) return false;
-    auto be16 = [&](uint32_t at) { return uint16_t(f[at] << 8 | f[at + 1]); };
-    uint32_t at = l4;
-    uint16_t ethertype = 0;  // 0: the inner bytes are an Ethernet frame
-    switch (outer.tunnel) {
-      case packet::Tunnel::kIpInIp: ethertype = 0x0800; break;
-      case packet::Tunnel::kIpv6InIp: ethertype = 0x86dd; break;
-      case packet::Tunnel::kGre: {
-        if (l4 + 4 > caplen) return false;
-        const uint16_t flags = be16(l4), proto = be16(l4 + 2);
-        if (flags & 0x0007) return false;  // version 1 (PPTP) and others
-        at = l4 + 4 + ((flags & 0xc000) ? 4 : 0) + ((flags & 0x2000) ? 4 : 0) + ((flags & 0x1000) ? 4 : 0);
-        if (proto == 0x0800 || proto == 0x86dd) ethertype = proto;
-        else if (proto != 0x6558) return false;
-        break;
-      }
-      case packet::Tunnel::kVxlan: at = l4 + 16; break;
-      case packet::Tunnel::kGeneve: {
-        if (l4 + 12 > caplen || be16(l4 + 10) != 0x6558) return false;
-        at = l4 + 16 + uint32_t(f[l4 + 8] & 0x3f) * 4;
-        break;
-      }
-      default: return false;
-    }
-    if (at >= caplen) return false;
-    out.clear();
-    if (ethertype) {
-      out.assign(12, 0);
-      out.push_back(uint8_t(ethertype >> 8));
-      out.push_back(uint8_t(ethertype));
-    }
-    out.insert(out.end(), f + at, f + caplen);
-    if (!scratch_ || out.size() > kMaxInner) return false;
-    scratch_->clear();
-    if (!scratch_->append(out.data(), uint32_t(out.size()), uint32_t(out.size()), ts)) return false;
-    ExecContext ctx;
-    packet::PacketInfo parsed{};
-    if (!parser_->parse(scratch_->view(), {&parsed, 1}, ctx).is_ok()) return false;
-    // A UDP datagram to the VXLAN or Geneve port that does not carry a well-formed IP packet is
-    // inspected as the datagram it is (no evasion by a fake tunnel header).
-    const bool udp_tunnel = outer.tunnel == packet::Tunnel::kVxlan || outer.tunnel == packet::Tunnel::kGeneve;
-    if (udp_tunnel && (parsed.status != packet::ParseStatus::kOk || !parsed.ip_version)) return false;
-    inner = parsed;
-    return true;
-  }
-
   // L7: adds a packet's payload to the flow's first bytes and matches them; the label, or null.
   const std::string* classify(FlowCtx& ctx, const uint8_t* data, uint32_t len) {
     if (!ctx.l7_done && len) {
@@ -396,7 +341,10 @@ class PipelineInspector final : public Inspector {
       }
       // threshold / detection_filter: a detection_filter match below its count is no match
       // (no action either); other thresholds keep the alert back, the action still applies.
-      const bool thresholded = r.threshold.type != Threshold::kNone && !threshold_allows(h.rule, r, u.pkt);
+      bool full = false;
+      const bool thresholded =
+          r.threshold.type != Threshold::kNone && !thresholds_.allows(h.rule, r.threshold, u.pkt, ts_, full);
+      counters_.threshold_full += full;
       if (thresholded) ++counters_.thresholded;
       if (thresholded && r.threshold.type == Threshold::kDetectionFilter) continue;
       if (r.action == Action::kDrop) {
@@ -425,48 +373,6 @@ class PipelineInspector final : public Inspector {
         if (auto it = flows_.find(serial); it != flows_.end()) ++it->second.alerts;
     }
     return Status::ok();
-  }
-
-  // threshold / detection_filter: whether this match of rule `idx` alerts (Suricata's
-  // semantics: a window of `seconds` from the first match of each tracked address).
-  bool threshold_allows(uint32_t idx, const Rule& r, const PacketView& p) {
-    const Threshold& t = r.threshold;
-    std::string key(reinterpret_cast<const char*>(&idx), sizeof idx);
-    const size_t alen = p.ip_version == 6 ? 16 : 4;
-    if (t.track == Threshold::kBySrc || t.track == Threshold::kByBoth) key.append(reinterpret_cast<const char*>(p.src), alen);
-    if (t.track == Threshold::kByDst || t.track == Threshold::kByBoth) key.append(reinterpret_cast<const char*>(p.dst), alen);
-    const uint64_t window = uint64_t(t.seconds) * 1'000'000'000ull;
-    auto it = thresholds_.find(key);
-    if (it == thresholds_.end()) {
-      if (thresholds_.size() >= kMaxThresholds && ts_ >= last_sweep_ + 1'000'000'000ull) {
-        last_sweep_ = ts_;  // sweep expired windows, at most once a second of packet time
-        for (auto e = thresholds_.begin(); e != thresholds_.end();)
-          e = ts_ > e->second.first && ts_ - e->second.first > e->second.window ? thresholds_.erase(e)
-                                                                               : std::next(e);
-      }
-      if (thresholds_.size() >= kMaxThresholds) {  // still full: alert
-        ++counters_.threshold_full;
-        return true;
-      }
-      it = thresholds_.emplace(std::move(key), ThresholdState{ts_, window, 0, false}).first;
-    }
-    ThresholdState& st = it->second;
-    if (ts_ > st.first && ts_ - st.first > window) st = ThresholdState{ts_, window, 0, false};  // a new window
-    ++st.count;
-    switch (t.type) {
-      case Threshold::kLimit: return st.count <= t.count;
-      case Threshold::kThreshold:
-        if (st.count < t.count) return false;
-        st.count = 0;  // every count-th match in the window
-        return true;
-      case Threshold::kBoth:
-        if (st.count < t.count || st.alerted) return false;
-        st.alerted = true;
-        return true;
-      case Threshold::kDetectionFilter: return st.count > t.count;
-      case Threshold::kNone: break;
-    }
-    return true;
   }
 
   void take_chunk(const stream::Chunk& c) {
@@ -544,9 +450,7 @@ class PipelineInspector final : public Inspector {
   std::unique_ptr<flow::FlowTracker> tracker_;
   std::unique_ptr<stream::Reassembler> reasm_;
   std::unique_ptr<pattern::Matcher> l7_;
-  std::unique_ptr<packet::Parser> parser_;          // tunnels' inner packets
-  std::unique_ptr<packet::PacketBatch> scratch_;    // ... parsed one at a time
-  static constexpr size_t kMaxInner = 65536;
+  detail::Decapsulator decap_;
   std::vector<packet::PacketInfo> local_infos_;
   std::vector<std::array<std::vector<uint8_t>, 2>> inner_;  // per packet, two levels' frames
   std::vector<std::pair<const uint8_t*, uint32_t>> frames_;  // a packet's inner frame, if any
@@ -561,14 +465,7 @@ class PipelineInspector final : public Inspector {
   InspectorCounters counters_;
   uint64_t ts_ = 0, packet_no_ = 0;
   uint64_t buffered_ = 0;  // bytes in every direction's inspection buffer
-  struct ThresholdState {
-    uint64_t first, window;
-    uint32_t count;
-    bool alerted;
-  };
-  static constexpr size_t kMaxThresholds = 1u << 16;  // tracked (rule, address) windows
-  std::unordered_map<std::string, ThresholdState> thresholds_;
-  uint64_t last_sweep_ = 0;
+  detail::ThresholdTable thresholds_;
 };
 
 }  // namespace

@@ -1,0 +1,399 @@
+// The value of each rule keyword (src/nids/rule_keywords.hpp).
+#include "nids/rule_keywords.hpp"
+
+#include <cctype>
+#include <cstdint>
+
+#include "warpath/io/text_file.hpp"
+
+namespace warpath::nids::detail {
+
+Result<int64_t> parse_int(std::string_view t, std::string_view what, int64_t lo, int64_t hi) {
+  t = io::trim(t);
+  bool neg = !t.empty() && t[0] == '-';
+  uint64_t v = 0;
+  if (!io::parse_number(neg ? t.substr(1) : t, uint64_t(1) << 40, v))
+    return syntax(std::string(what) + ": not a number: '" + std::string(t) + "'");
+  const int64_t n = neg ? -int64_t(v) : int64_t(v);
+  if (n < lo || n > hi)
+    return syntax(std::string(what) + ": " + std::to_string(n) + " is out of range [" +
+                  std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  return n;
+}
+
+// The bytes of a quoted content string: |hex| runs and \" \; \\ \: escapes.
+Result<std::string> content_bytes(std::string_view v) {
+  if (v.size() < 2 || v.front() != '"' || v.back() != '"') return syntax("content must be quoted");
+  v = v.substr(1, v.size() - 2);
+  std::string out;
+  bool hex = false;
+  int nibble = -1;
+  for (size_t i = 0; i < v.size(); ++i) {
+    const char c = v[i];
+    if (c == '|') {
+      if (hex && nibble >= 0) return syntax("content: odd number of hex digits");
+      hex = !hex;
+      continue;
+    }
+    if (hex) {
+      if (c == ' ') {
+        if (nibble >= 0) return syntax("content: odd number of hex digits");
+        continue;
+      }
+      if (!std::isxdigit(static_cast<unsigned char>(c)))
+        return syntax(std::string("content: '") + c + "' in a hex run");
+      const int d = std::isdigit(static_cast<unsigned char>(c)) ? c - '0' : (std::tolower(c) - 'a' + 10);
+      if (nibble < 0) {
+        nibble = d;
+      } else {
+        out.push_back(char(nibble << 4 | d));
+        nibble = -1;
+      }
+      continue;
+    }
+    if (c == '\\') {
+      if (i + 1 >= v.size()) return syntax("content: a lone backslash at the end");
+      const char e = v[++i];
+      if (e != '"' && e != ';' && e != '\\' && e != ':')
+        return syntax(std::string("content: invalid escape '\\") + e + "'");
+      out.push_back(e);
+      continue;
+    }
+    if (c == '"') return syntax("content: unescaped '\"'");
+    out.push_back(c);
+  }
+  if (hex) return syntax("content: unterminated hex run");
+  if (out.empty()) return syntax("content: empty");
+  return out;
+}
+
+Result<NumTest> parse_numtest(std::string_view v, std::string_view what) {
+  NumTest t;
+  v = io::trim(v);
+  auto num = [&](std::string_view s) -> Result<int64_t> { return parse_int(s, what, 0, 0xffffffffll); };
+  if (size_t r = v.find("<>"); r != std::string_view::npos) {
+    auto a = num(v.substr(0, r));
+    auto b = num(v.substr(r + 2));
+    if (!a.is_ok()) return a.status();
+    if (!b.is_ok()) return b.status();
+    if (*b <= *a + 1) return syntax(std::string(what) + ": empty range '" + std::string(v) + "'");
+    t.op = NumTest::kRange;
+    t.a  = uint32_t(*a);
+    t.b  = uint32_t(*b);
+    return t;
+  }
+  std::string_view rest = v;
+  NumTest::Op op = NumTest::kEq;
+  int adjust     = 0;
+  if (rest.starts_with("<=")) op = NumTest::kLt, adjust = 1, rest.remove_prefix(2);
+  else if (rest.starts_with(">=")) op = NumTest::kGt, adjust = -1, rest.remove_prefix(2);
+  else if (rest.starts_with("<")) op = NumTest::kLt, rest.remove_prefix(1);
+  else if (rest.starts_with(">")) op = NumTest::kGt, rest.remove_prefix(1);
+  else if (rest.starts_with("!")) op = NumTest::kNe, rest.remove_prefix(1);
+  else if (rest.starts_with("=")) rest.remove_prefix(1);
+  auto a = num(rest);
+  if (!a.is_ok()) return a.status();
+  int64_t x = *a + adjust;
+  if (op == NumTest::kGt && x < 0) {  // >=0: every value
+    op = NumTest::kNone;
+    x  = 0;
+  }
+  if (op == NumTest::kLt && *a == 0 && adjust == 0)
+    return syntax(std::string(what) + ": '<0' matches nothing");
+  t.op = op;
+  t.a  = uint32_t(x);
+  return t;
+}
+
+Status parse_flow(std::string_view v, FlowOpt& f) {
+  size_t start = 0;
+  for (size_t i = 0; i <= v.size(); ++i) {
+    if (i < v.size() && v[i] != ',') continue;
+    std::string_view w = io::trim(v.substr(start, i - start));
+    start = i + 1;
+    if (w == "established") f.established = true;
+    else if (w == "not_established") f.not_established = true;
+    else if (w == "stateless") f.stateless = true;
+    else if (w == "to_server" || w == "from_client") f.to_server = true;
+    else if (w == "to_client" || w == "from_server") f.to_client = true;
+    else if (w == "only_stream") f.only_stream = true;
+    else if (w == "no_stream") f.no_stream = true;
+    else if (w == "only_frag" || w == "no_frag") return unsupported("flow:" + std::string(w));
+    else return syntax("flow: unknown option '" + std::string(w) + "'");
+  }
+  if (f.to_server && f.to_client) return syntax("flow: to_server and to_client together");
+  if (f.established && f.not_established) return syntax("flow: established and not_established together");
+  if (f.only_stream && f.no_stream) return syntax("flow: only_stream and no_stream together");
+  return Status::ok();
+}
+
+Status parse_flowbits(std::string_view v, Rule& r) {
+  v = io::trim(v);
+  if (v == "noalert") {
+    r.noalert = true;
+    return Status::ok();
+  }
+  const size_t comma = v.find(',');
+  const std::string_view cmd = io::trim(v.substr(0, comma));
+  Flowbit fb;
+  if (cmd == "set") fb.op = Flowbit::kSet;
+  else if (cmd == "unset") fb.op = Flowbit::kUnset;
+  else if (cmd == "toggle") fb.op = Flowbit::kToggle;
+  else if (cmd == "isset") fb.op = Flowbit::kIsSet;
+  else if (cmd == "isnotset") fb.op = Flowbit::kIsNotSet;
+  else return syntax("flowbits: unknown command '" + std::string(cmd) + "'");
+  if (comma == std::string_view::npos) return syntax("flowbits:" + std::string(cmd) + " needs a name");
+  std::string_view names = io::trim(v.substr(comma + 1));
+  const bool has_or = names.find('|') != std::string_view::npos;
+  const bool has_and = names.find('&') != std::string_view::npos;
+  if (has_or && has_and) return syntax("flowbits: | and & together");
+  if ((has_or || has_and) && (fb.op == Flowbit::kSet || fb.op == Flowbit::kUnset || fb.op == Flowbit::kToggle) && has_or)
+    return syntax("flowbits:" + std::string(cmd) + " takes names joined with & only");
+  fb.any = has_or;
+  const char sep = has_or ? '|' : '&';
+  size_t start = 0;
+  for (size_t i = 0; i <= names.size(); ++i) {
+    if (i < names.size() && names[i] != sep) continue;
+    std::string_view n = io::trim(names.substr(start, i - start));
+    start = i + 1;
+    if (n.empty()) return syntax("flowbits: empty name");
+    for (char c : n)
+      if (std::isspace(static_cast<unsigned char>(c)) || c == ',')
+        return syntax("flowbits: bad name '" + std::string(n) + "'");
+    fb.names.emplace_back(n);
+  }
+  r.flowbits.push_back(std::move(fb));
+  return Status::ok();
+}
+
+Status parse_flags(std::string_view v, TcpFlags& f) {
+  v = io::trim(v);
+  std::string_view bits = v, mask;
+  if (size_t comma = v.find(','); comma != std::string_view::npos) {
+    bits = io::trim(v.substr(0, comma));
+    mask = io::trim(v.substr(comma + 1));
+  }
+  auto bit_of = [](char c) -> int {
+    switch (c) {
+      case 'F': return 0x01; case 'S': return 0x02; case 'R': return 0x04; case 'P': return 0x08;
+      case 'A': return 0x10; case 'U': return 0x20; case 'E': case '2': return 0x40;
+      case 'C': case '1': return 0x80; case '0': return 0;
+      default: return -1;
+    }
+  };
+  f.set = true;
+  for (char c : bits) {
+    if (c == '+') f.mod = TcpFlags::kPlus;
+    else if (c == '*') f.mod = TcpFlags::kAny;
+    else if (c == '!') f.mod = TcpFlags::kNot;
+    else if (int b = bit_of(c); b >= 0) f.bits |= uint8_t(b);
+    else return syntax(std::string("flags: unknown flag '") + c + "'");
+  }
+  uint8_t ignored = 0;
+  for (char c : mask) {
+    const int b = bit_of(c);
+    if (b < 0) return syntax(std::string("flags: unknown flag '") + c + "' in the mask");
+    ignored |= uint8_t(b);
+  }
+  f.mask = uint8_t(~ignored);
+  return Status::ok();
+}
+
+Result<Pcre> parse_pcre(std::string_view v) {
+  Pcre p;
+  v = io::trim(v);
+  if (!v.empty() && v[0] == '!') {
+    p.negated = true;
+    v         = io::trim(v.substr(1));
+  }
+  if (v.size() < 4 || v.front() != '"' || v.back() != '"') return syntax("pcre must be quoted");
+  v = v.substr(1, v.size() - 2);
+  if (v.empty() || v[0] != '/') return syntax("pcre must start with '/'");
+  const size_t last = v.rfind('/');
+  if (last == 0) return syntax("pcre without a closing '/'");
+  p.regex = std::string(v.substr(1, last - 1));
+  for (char c : v.substr(last + 1)) {
+    switch (c) {
+      case 'i': p.caseless = true; break;
+      case 's': p.dotall = true; break;
+      case 'm': p.multiline = true; break;
+      case 'x': p.extended = true; break;
+      case 'A': p.anchored = true; break;
+      case 'E': p.dollar_endonly = true; break;
+      case 'G': p.ungreedy = true; break;
+      case 'R': p.relative = true; break;
+      case 'B': case 'O': break;  // rawbytes; match-limit override
+      case 'U': case 'I': case 'P': case 'Q': case 'H': case 'D': case 'M': case 'C':
+      case 'K': case 'S': case 'Y': case 'V': case 'W': case 'Z':
+        return unsupported(std::string("pcre/") + c + " (an app-layer buffer)");
+      default:
+        return syntax(std::string("pcre: unknown flag '") + c + "'");
+    }
+  }
+  if (p.regex.empty()) return syntax("pcre: empty expression");
+  return p;
+}
+
+namespace {
+
+// byte_test / byte_jump arguments after the leading ones: the common options.
+Status byte_options(std::vector<std::string_view> rest, ByteOp& b, bool jump, std::string_view kw) {
+  for (size_t i = 0; i < rest.size(); ++i) {
+    std::string_view o = rest[i];
+    auto number_after = [&](std::string_view word, int64_t lo, int64_t hi) -> Result<int64_t> {
+      std::string_view v = io::trim(o.substr(word.size()));
+      if (!v.empty() && !std::isdigit(static_cast<unsigned char>(v[0])) && v[0] != '-' && !v.starts_with("0x"))
+        return unsupported(std::string(kw) + " " + std::string(word) + " from a variable (byte_extract)");
+      if (v.starts_with("0x")) {
+        uint64_t x = 0;
+        for (char c : v.substr(2)) {
+          if (!std::isxdigit(static_cast<unsigned char>(c))) return syntax(std::string(kw) + ": bad " + std::string(word));
+          x = x * 16 + uint64_t(std::isdigit(static_cast<unsigned char>(c)) ? c - '0' : std::tolower(c) - 'a' + 10);
+          if (x > uint64_t(hi)) return syntax(std::string(kw) + ": " + std::string(word) + " too large");
+        }
+        return int64_t(x);
+      }
+      return parse_int(v, kw, lo, hi);
+    };
+    if (o == "relative") b.relative = true;
+    else if (o == "big") b.little = false;
+    else if (o == "little") b.little = true;
+    else if (o == "string") b.string = true;
+    else if (o == "hex") b.base = 16;
+    else if (o == "dec") b.base = 10;
+    else if (o == "oct") b.base = 8;
+    else if (o == "dce") return unsupported(std::string(kw) + " dce");
+    else if (o.starts_with("bitmask")) {
+      auto m = number_after("bitmask", 1, 0xffffffffll);
+      if (!m.is_ok()) return m.status();
+      b.bitmask = uint64_t(*m);
+    } else if (jump && o == "align") b.align = true;
+    else if (jump && o == "from_beginning") b.from_beginning = true;
+    else if (jump && o == "from_end") b.from_end = true;
+    else if (jump && o.starts_with("multiplier")) {
+      auto m = number_after("multiplier", 1, 65535);
+      if (!m.is_ok()) return m.status();
+      b.multiplier = uint32_t(*m);
+    } else if (jump && o.starts_with("post_offset")) {
+      auto m = number_after("post_offset", -65535, 65535);
+      if (!m.is_ok()) return m.status();
+      b.post_offset = int32_t(*m);
+    } else {
+      return syntax(std::string(kw) + ": unknown option '" + std::string(o) + "'");
+    }
+  }
+  const int max_bytes = b.string ? 10 : 8;
+  if (b.bytes < 1 || b.bytes > max_bytes)
+    return syntax(std::string(kw) + ": " + std::to_string(b.bytes) + " bytes (1.." + std::to_string(max_bytes) + (b.string ? " as a string)" : " binary)"));
+  if (b.from_beginning && b.from_end) return syntax(std::string(kw) + ": from_beginning and from_end together");
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<Item> parse_byte(std::string_view value, bool jump) {
+  const std::string_view kw = jump ? "byte_jump" : "byte_test";
+  std::vector<std::string_view> parts;
+  size_t start = 0;
+  for (size_t i = 0; i <= value.size(); ++i)
+    if (i == value.size() || value[i] == ',') {
+      parts.push_back(io::trim(value.substr(start, i - start)));
+      start = i + 1;
+    }
+  const size_t lead = jump ? 2 : 4;
+  if (parts.size() < lead) return syntax(std::string(kw) + ": expected at least " + std::to_string(lead) + " values");
+  Item it;
+  it.kind = jump ? Item::kByteJump : Item::kByteTest;
+  ByteOp& b = it.byte;
+  auto num = [&](std::string_view t, std::string_view what, int64_t lo, int64_t hi) -> Result<int64_t> {
+    if (!t.empty() && !std::isdigit(static_cast<unsigned char>(t[0])) && t[0] != '-')
+      return unsupported(std::string(kw) + " " + std::string(what) + " from a variable (byte_extract)");
+    if (t.starts_with("0x") || t.starts_with("0X")) {
+      uint64_t x = 0;
+      if (t.size() == 2 || t.size() > 18) return syntax(std::string(kw) + ": bad " + std::string(what));
+      for (char c : t.substr(2)) {
+        if (!std::isxdigit(static_cast<unsigned char>(c))) return syntax(std::string(kw) + ": bad " + std::string(what));
+        x = x * 16 + uint64_t(std::isdigit(static_cast<unsigned char>(c)) ? c - '0' : std::tolower(c) - 'a' + 10);
+      }
+      if (int64_t(x) < lo || x > uint64_t(hi)) return syntax(std::string(kw) + ": " + std::string(what) + " out of range");
+      return int64_t(x);
+    }
+    return parse_int(t, kw, lo, hi);
+  };
+  auto n = num(parts[0], "size", 1, 64);
+  if (!n.is_ok()) return n.status();
+  b.bytes = uint8_t(*n);
+  size_t next = 1;
+  if (!jump) {
+    std::string_view op = parts[1];
+    if (!op.empty() && op[0] == '!') {
+      b.negated = true;
+      op.remove_prefix(1);
+    }
+    if (op == "<") b.op = '<';
+    else if (op == ">") b.op = '>';
+    else if (op == "=" || op == "==") b.op = '=';
+    else if (op == "&") b.op = '&';
+    else if (op == "^") b.op = '^';
+    else if (op == "<=") b.op = 'l';
+    else if (op == ">=") b.op = 'g';
+    else if (op.empty() && b.negated) b.op = '=';  // "!" alone is !=
+    else if (op == "!=") b.op = '=', b.negated = !b.negated;
+    else return syntax("byte_test: unknown operator '" + std::string(parts[1]) + "'");
+    auto v = num(parts[2], "value", 0, INT64_MAX);
+    if (!v.is_ok()) return v.status();
+    b.value = uint64_t(*v);
+    next = 3;
+  }
+  auto off = num(parts[next], "offset", -65535, 65535);
+  if (!off.is_ok()) return off.status();
+  b.offset = int32_t(*off);
+  std::vector<std::string_view> rest(parts.begin() + long(next + 1), parts.end());
+  WARPATH_TRY(byte_options(rest, b, jump, kw));
+  return it;
+}
+
+Status parse_threshold(std::string_view v, bool filter, Threshold& t) {
+  const std::string kw = filter ? "detection_filter" : "threshold";
+  if (t.type != Threshold::kNone) return syntax(kw + ": a rule takes one threshold or detection_filter");
+  bool has_type = filter, has_track = false, has_count = false, has_seconds = false;
+  if (filter) t.type = Threshold::kDetectionFilter;
+  size_t start = 0;
+  for (size_t i = 0; i <= v.size(); ++i) {
+    if (i < v.size() && v[i] != ',') continue;
+    const std::string_view part = io::trim(v.substr(start, i - start));
+    start = i + 1;
+    const size_t sp = part.find_first_of(" \t");
+    const std::string_view key = part.substr(0, sp);
+    const std::string_view val = sp == std::string_view::npos ? std::string_view{} : io::trim(part.substr(sp));
+    if (key == "type" && !filter) {
+      if (val == "limit") t.type = Threshold::kLimit;
+      else if (val == "threshold") t.type = Threshold::kThreshold;
+      else if (val == "both") t.type = Threshold::kBoth;
+      else return syntax(kw + ": unknown type '" + std::string(val) + "'");
+      has_type = true;
+    } else if (key == "track") {
+      if (val == "by_src") t.track = Threshold::kBySrc;
+      else if (val == "by_dst") t.track = Threshold::kByDst;
+      else if (val == "by_rule") t.track = Threshold::kByRule;
+      else if (val == "by_both") t.track = Threshold::kByBoth;
+      else if (val == "by_flow") return unsupported(kw + " track by_flow");
+      else return syntax(kw + ": unknown track '" + std::string(val) + "'");
+      has_track = true;
+    } else if (key == "count" || key == "seconds") {
+      auto n = parse_int(val, kw, key == "count" ? 1 : 1, 0x7fffffff);
+      if (!n.is_ok()) return n.status();
+      (key == "count" ? t.count : t.seconds) = uint32_t(*n);
+      (key == "count" ? has_count : has_seconds) = true;
+    } else if (key == "unique_on") {
+      return unsupported(kw + " unique_on");
+    } else {
+      return syntax(kw + ": unknown option '" + std::string(key) + "'");
+    }
+  }
+  if (!has_type || !has_track || !has_count || !has_seconds)
+    return syntax(kw + ": needs " + (filter ? "" : "type, ") + "track, count and seconds");
+  return Status::ok();
+}
+
+}  // namespace warpath::nids::detail

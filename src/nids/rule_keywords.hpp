@@ -1,0 +1,32 @@
+// src/nids/rule_keywords.hpp: the parsers of one rule keyword's value each (internal; used by
+// rule_parse.cpp). Errors: kParseError for a malformed value, kNotSupported (the message
+// starting with the keyword or construct) for one outside the subset.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "warpath/nids/rule.hpp"
+
+namespace warpath::nids::detail {
+
+inline Status syntax(std::string msg) { return Status(Errc::kParseError, std::move(msg)); }
+inline Status unsupported(std::string msg) { return Status(Errc::kNotSupported, std::move(msg)); }
+
+/// A decimal integer in [lo, hi] (`what` names it in the message).
+Result<int64_t> parse_int(std::string_view t, std::string_view what, int64_t lo, int64_t hi);
+/// A quoted content string: |hex| runs and \" \; \\ \: escapes.
+Result<std::string> content_bytes(std::string_view v);
+/// dsize, itype, icode: N, !N, <N, >N, <=N, >=N, N<>M.
+Result<NumTest> parse_numtest(std::string_view v, std::string_view what);
+Status parse_flow(std::string_view v, FlowOpt& f);
+Status parse_flowbits(std::string_view v, Rule& r);
+Status parse_flags(std::string_view v, TcpFlags& f);
+Result<Pcre> parse_pcre(std::string_view v);
+/// byte_test (jump = false) or byte_jump as a payload item.
+Result<Item> parse_byte(std::string_view value, bool jump);
+/// threshold, or (filter) detection_filter.
+Status parse_threshold(std::string_view v, bool filter, Threshold& t);
+
+}  // namespace warpath::nids::detail
