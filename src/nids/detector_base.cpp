@@ -1,6 +1,8 @@
 // The shared part of the detection engines: candidates evaluated in order, flowbits.
 #include "nids/detector_base.hpp"
 
+#include <algorithm>
+
 namespace warpath::nids::detail {
 
 DetectorBase::DetectorBase(std::shared_ptr<const DetectImage> image, std::string id)
@@ -52,6 +54,8 @@ Status DetectorBase::inspect(const Unit& u, std::vector<Hit>& hits) {
     ++counters_.packet_units;
     counters_.bytes += u.len;
   }
+  if (u.packet == 0 || u.packet != packet_) applied_.clear();
+  packet_ = u.packet;
   cands_.clear();
   candidates(u, cands_);
   const auto& compiled = img_.compiled();
@@ -74,7 +78,10 @@ Status DetectorBase::inspect(const Unit& u, std::vector<Hit>& hits) {
     counters_.pcre_limit += pcre_limited && !ok;
     if (!ok) continue;
     ++counters_.matches;
-    apply_bits(c, u.flow);
+    if (std::find(applied_.begin(), applied_.end(), i) == applied_.end()) {  // once per packet
+      applied_.push_back(i);
+      apply_bits(c, u.flow);
+    }
     hits.push_back({i});
     if (r.action == Action::kPass) break;
   }

@@ -43,6 +43,8 @@ class DetectorBase : public Detector {
   pcre2_match_context* mc_ = nullptr;
   std::unordered_map<uint64_t, std::vector<uint64_t>> bits_;  // flow -> flowbit words
   std::vector<uint32_t> cands_;
+  uint64_t packet_ = 0;            // the packet of the last unit
+  std::vector<uint32_t> applied_;  // rules whose flowbits changed for that packet
   DetectCounters counters_;
 };
 

@@ -227,6 +227,7 @@ class PipelineInspector final : public Inspector {
     u.dir         = pf.dir;
     u.stream_flow  = in_stream;
     u.first_in_dir = first_in_dir;
+    u.packet       = packet_no_;
     WARPATH_TRY(inspect(u, pf.serial, alerts, v));
     if (is_seg && !v.pass) WARPATH_TRY(inspect_streams(pf.serial, *ctx, &pv, pf.dir, alerts, v));
     if (ctx && v.pass_flow) ctx->passed = true;
@@ -277,6 +278,7 @@ class PipelineInspector final : public Inspector {
       u.buffer = Buffer::kStream;
       u.flow   = serial;
       u.dir    = d;
+      u.packet = pv ? packet_no_ : 0;  // a flow's end: no packet of its own
       if (pv) {
         u.pkt = *pv;
         if (d != pdir) {

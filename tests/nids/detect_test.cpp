@@ -218,6 +218,26 @@ TEST(NidsDetect, FlowbitsAcrossPacketsAndFlows) {
   }
 }
 
+// A toggle matched by two units of one packet (its payload and a stream chunk) toggles once.
+TEST(NidsDetect, FlowbitsChangeOncePerPacket) {
+  for (const std::string& engine : engines()) {
+    Harness h(engine,
+              "alert ip any any -> any any (msg:\"t\"; content:\"ab\"; flowbits:toggle,t; sid:1;)\n"
+              "alert ip any any -> any any (msg:\"c\"; content:\"zz\"; flowbits:isset,t; sid:2;)\n");
+    Unit p = h.packet("ab");
+    p.flow = 3, p.packet = 10;
+    EXPECT_EQ(h.sids(p), Sids{1}) << engine;
+    std::string stream = "xab";
+    Unit s = h.packet("");
+    s.buffer = Buffer::kStream, s.flow = 3, s.packet = 10, s.new_from = 0;
+    s.data = reinterpret_cast<const uint8_t*>(stream.data()), s.len = 3;
+    EXPECT_EQ(h.sids(s), Sids{1}) << engine;
+    Unit q = h.packet("zz");
+    q.flow = 3, q.packet = 11;
+    EXPECT_EQ(h.sids(q), Sids{2}) << engine;  // toggled once: set
+  }
+}
+
 TEST(NidsDetect, PassAndActionOrder) {
   const std::string rules =
       "alert tcp any any -> any any (content:\"x\"; sid:1;)\n"

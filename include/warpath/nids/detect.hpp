@@ -82,6 +82,9 @@ struct Unit {
   uint32_t len        = 0;
   uint32_t new_from   = 0;  ///< stream: where the chunk starts (matches must end after it)
   bool at_stream_start = false;  ///< stream: data[0] is the stream's first byte (since a gap)
+  /// The packet the unit belongs to (units of one packet share it; 0: a packet of its own):
+  /// a rule's flowbits change once per packet, however many of its units it matches.
+  uint64_t packet = 0;
   uint64_t flow       = 0;  ///< flow serial (flowbits, stream state); 0: none
   uint8_t dir         = 0;  ///< the buffer's direction (0: from the initiator)
   /// A packet unit of a TCP flow whose payload is inspected through its stream: only the
