@@ -237,20 +237,17 @@ std::vector<std::pair<uint32_t, uint32_t>> payloads(const Frames& f) {
   return out;
 }
 
+// The literals the prefilter matches: each rule's fast pattern, as cpu.nids compiles it.
 std::vector<pattern::Pattern> fast_patterns(const nids::DetectImage& image) {
   std::vector<pattern::Pattern> out;
-  for (const nids::Rule& r : image.rules()) {
-    const nids::Content* best = nullptr;
-    for (const nids::Item& it : r.items)
-      if (it.kind == nids::Item::kContent && !it.content.negated &&
-          (it.content.fast_pattern || (!best || (!best->fast_pattern && it.content.bytes.size() > best->bytes.size()))))
-        if (!best || !best->fast_pattern) best = &it.content;
-    if (!best) continue;
+  for (uint32_t i = 0; i < image.rules().size(); ++i) {
+    const nids::Content* fp = image.fast_pattern(i);
+    if (!fp) continue;
     pattern::Pattern p;
     p.id         = uint32_t(out.size());
     p.literal    = true;
-    p.expression = best->bytes;
-    p.flags = best->nocase ? uint32_t(pattern::kCaseless) : 0u;  // as the prefilter compiles them
+    p.expression = fp->bytes;
+    p.flags      = fp->nocase ? uint32_t(pattern::kCaseless) : 0u;
     out.push_back(std::move(p));
   }
   return out;

@@ -47,6 +47,10 @@ class Image final : public DetectImage {
   const std::vector<Rule>& rules() const noexcept override { return rules_; }
   ClassType class_of(const Rule& r) const override;
   RuleKind kind(uint32_t i) const override { return compiled_[i].kind; }
+  const Content* fast_pattern(uint32_t i) const override {
+    const int32_t k = compiled_[i].fast_pattern;
+    return k < 0 ? nullptr : compiled_[i].items[size_t(k)].content;
+  }
   const std::vector<CompiledRule>& compiled() const noexcept { return compiled_; }
   uint32_t bit_count() const noexcept { return bits_; }
 

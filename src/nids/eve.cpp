@@ -3,33 +3,14 @@
 #include <ctime>
 #include <string>
 
+#include "warpath/core/json_text.hpp"
 #include "warpath/nids/inspector.hpp"
 #include "warpath/packet/format.hpp"
 
 namespace warpath::nids {
 namespace {
 
-std::string quote(std::string_view s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20 || c >= 0x7f) {  // bytes, not UTF-8: escaped one by one
-          char t[8];
-          std::snprintf(t, sizeof t, "\\u%04x", c);
-          out += t;
-        } else {
-          out.push_back(char(c));
-        }
-    }
-  }
-  return out + "\"";
-}
+std::string quote(std::string_view s) { return "\"" + json_escape(s) + "\""; }
 
 // "2009-11-24T21:27:09.534255+0000" (UTC).
 std::string eve_time(uint64_t ns) {

@@ -94,15 +94,12 @@ Result<std::unique_ptr<Detector>> make_detector(std::string_view requested,
 
 namespace {
 
-constexpr char kAlphabet[] = "abcAB|;\"x";
+// Letters that need no escaping in a rule, both cases (nocase must matter), x twice as likely.
+constexpr char kAlphabet[] = "abcABxxx";
 
 std::string word(std::mt19937_64& rng, size_t n) {
   std::string s;
-  for (size_t i = 0; i < n; ++i) {
-    char c = kAlphabet[rng() % (sizeof kAlphabet - 1)];
-    if (c == '|' || c == ';' || c == '"') c = 'x';
-    s.push_back(c);
-  }
+  for (size_t i = 0; i < n; ++i) s.push_back(kAlphabet[rng() % (sizeof kAlphabet - 1)]);
   return s;
 }
 

@@ -1,6 +1,7 @@
 // Rule files and directories into a rule set, with a report of what did not load; the
 // classification table.
 #include <algorithm>
+#include <filesystem>
 #include <set>
 
 #include "warpath/io/text_file.hpp"
@@ -184,6 +185,33 @@ Result<std::vector<Action>> parse_action_order(std::string_view text) {
   if (order.size() != 3)
     return Status(Errc::kInvalidArgument, "action order must name pass, drop and alert");
   return order;
+}
+
+Result<RuleSet> load_rules(const std::vector<std::string>& paths, const Vars& vars,
+                           const std::function<Result<std::string>(const std::string&)>& read) {
+  RuleSet set;
+  std::vector<std::string> files;
+  for (const std::string& p : paths) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(p, ec)) {
+      files.push_back(p);
+      continue;
+    }
+    std::vector<std::string> in_dir;
+    for (const auto& e : std::filesystem::directory_iterator(p, ec)) {
+      const std::string f = e.path().string();
+      if (e.is_regular_file() && (f.ends_with(".rules") || f.ends_with(".rules.gz"))) in_dir.push_back(f);
+    }
+    if (ec) return Status(Errc::kIoError, p + ": " + ec.message());
+    if (in_dir.empty()) return Status(Errc::kNotFound, p + ": no *.rules files");
+    std::sort(in_dir.begin(), in_dir.end());
+    files.insert(files.end(), in_dir.begin(), in_dir.end());
+  }
+  for (const std::string& f : files) {
+    WARPATH_ASSIGN_OR_RETURN(std::string text, read(f));
+    add_rules_text(set, text, f, vars);
+  }
+  return set;
 }
 
 std::string reason_key(const RuleProblem& p) {

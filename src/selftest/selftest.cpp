@@ -4,28 +4,11 @@
 #include <cstdio>
 
 #include "warpath/core/cuda_device.hpp"
+#include "warpath/core/json_text.hpp"
 #include "warpath/core/version.hpp"
 
 namespace warpath {
 
-namespace {
-std::string escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-}  // namespace
 
 SelftestResult run_selftest(const SelftestOptions& options) {
   SelftestResult result;
@@ -57,12 +40,12 @@ SelftestResult run_selftest(const SelftestOptions& options) {
 
 std::string selftest_json(const SelftestResult& result) {
   std::string j = "{\n  \"version\": \"" + std::string(version()) + "\",\n";
-  j += "  \"commit\": \"" + escape(build_info().git_commit) + "\",\n";
+  j += "  \"commit\": \"" + json_escape(build_info().git_commit) + "\",\n";
   j += "  \"seed\": " + std::to_string(result.seed) + ",\n";
-  j += "  \"cuda\": \"" + escape(cuda_versions()) + "\",\n  \"devices\": [";
+  j += "  \"cuda\": \"" + json_escape(cuda_versions()) + "\",\n  \"devices\": [";
   bool first = true;
   for (const auto& d : cuda_devices()) {
-    j += std::string(first ? "" : ", ") + "{\"name\": \"" + escape(d.name) + "\", \"cc\": \"" +
+    j += std::string(first ? "" : ", ") + "{\"name\": \"" + json_escape(d.name) + "\", \"cc\": \"" +
          std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor) +
          "\", \"sms\": " + std::to_string(d.sm_count) + "}";
     first = false;
@@ -75,7 +58,7 @@ std::string selftest_json(const SelftestResult& result) {
     const char* verdict = r.skipped ? "skipped" : r.passed() ? "passed" : "failed";
     j += "    {\"module\": \"" + r.module + "\", \"engine\": \"" + r.engine + "\", \"result\": \"" +
          verdict + "\", \"items\": " + std::to_string(r.items) + ", \"detail\": \"" +
-         escape(r.detail) + "\"}" + (i + 1 < result.reports.size() ? ",\n" : "\n");
+         json_escape(r.detail) + "\"}" + (i + 1 < result.reports.size() ? ",\n" : "\n");
   }
   j += "  ]\n}\n";
   return j;

@@ -19,6 +19,8 @@ from warpath_cli import DATA, assert_ok, run, skip_without_binary
 skip_without_binary()
 yaml = pytest.importorskip("yaml")
 
+from suricata_verify import capture_of  # noqa: E402  (the one capture of a test folder)
+
 SV = DATA / "suricata-verify"
 
 PROTOS = {"TCP": 6, "UDP": 17, "ICMP": 1, "IPv6-ICMP": 58}
@@ -74,9 +76,6 @@ SKIP = {
 }
 
 
-def capture_of(folder):
-    caps = sorted(p for p in folder.iterdir() if p.suffix in (".pcap", ".pcapng", ".cap"))
-    return caps[0] if caps else None
 
 
 @pytest.mark.parametrize("folder,index,check,args", flow_checks())

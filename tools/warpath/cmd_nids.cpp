@@ -64,6 +64,14 @@ Status write_json(const std::string& path, const std::vector<std::string>& input
   return out.commit();
 }
 
+// A count table's entries, largest count first (stable for equal counts: key order).
+template <class Map>
+std::vector<std::pair<typename Map::key_type, typename Map::mapped_type>> by_count(const Map& m) {
+  std::vector<std::pair<typename Map::key_type, typename Map::mapped_type>> v(m.begin(), m.end());
+  std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  return v;
+}
+
 Result<nids::RuleSet> load(const NidsOptions& o) {
   nids::Vars vars;
   for (const std::string& v : o.vars) WARPATH_TRY(vars.set_from(v));
@@ -90,9 +98,7 @@ int check_rules(const NidsOptions& o, const nids::RuleSet& set) {
       fmt::print("{}: {} of {} rules load ({:.1f}%){}\n", f.path, f.loaded, f.rules,
                  f.rules ? 100.0 * f.loaded / f.rules : 100.0,
                  f.disabled ? fmt::format(", {} commented out", f.disabled) : "");
-      std::vector<std::pair<std::string, uint32_t>> sorted(mine.begin(), mine.end());
-      std::sort(sorted.begin(), sorted.end(), [](auto& a, auto& b) { return a.second > b.second; });
-      for (const auto& [k, n] : sorted) fmt::print("    {:6}  {}\n", n, k);
+      for (const auto& [k, n] : by_count(mine)) fmt::print("    {:6}  {}\n", n, k);
       if (o.verbose)
         for (const nids::RuleProblem& p : f.problems)
           fmt::print("  {}: sid {}: {}{}\n", p.where, p.sid, p.syntax ? "syntax error: " : "skipped: ", printable(p.reason));
@@ -115,8 +121,7 @@ int check_rules(const NidsOptions& o, const nids::RuleSet& set) {
   }
   fmt::print("total: {} of {} rules load ({:.1f}%), {} skipped, {} syntax errors\n", loaded, rules,
              rules ? 100.0 * loaded / rules : 100.0, set.skipped(), set.syntax_errors());
-  std::vector<std::pair<std::string, uint32_t>> sorted(reasons.begin(), reasons.end());
-  std::sort(sorted.begin(), sorted.end(), [](auto& a, auto& b) { return a.second > b.second; });
+  const auto sorted = by_count(reasons);
   if (!sorted.empty()) fmt::print("not loaded, by keyword:\n");
   for (const auto& [k, n] : sorted) fmt::print("  {:6}  {}\n", n, k);
   return 0;
@@ -231,8 +236,7 @@ int run_nids(const NidsOptions& o) {
   const nids::DetectCounters d    = ins.detect_counters();
   const stream::StreamCounters sc = ins.stream_counters();
   const auto& rules = ins.image().rules();
-  std::vector<std::pair<uint32_t, uint64_t>> top(by_rule.begin(), by_rule.end());
-  std::sort(top.begin(), top.end(), [](auto& a, auto& b) { return a.second > b.second; });
+  const auto top = by_count(by_rule);
   if (!o.json.empty()) {
     nlohmann::ordered_json sigs = nlohmann::ordered_json::array();
     for (const auto& [r, n] : top)
@@ -264,10 +268,8 @@ int run_nids(const NidsOptions& o) {
                printable(rules[top[i].first].msg));
   if (top.size() > 10) fmt::print("  ... {} more signatures\n", top.size() - 10);
   if (!by_app.empty()) {
-    std::vector<std::pair<std::string, uint64_t>> apps(by_app.begin(), by_app.end());
-    std::sort(apps.begin(), apps.end(), [](auto& a, auto& b) { return a.second > b.second; });
     std::string line = "  flows by application:";
-    for (const auto& [name, n] : apps) line += fmt::format(" {} {},", name, n);
+    for (const auto& [name, n] : by_count(by_app)) line += fmt::format(" {} {},", name, n);
     line.pop_back();
     fmt::print("{}\n", line);
   }

@@ -139,6 +139,9 @@ class DetectImage {
   virtual ClassType class_of(const Rule& r) const = 0;
   /// The type of rules()[i].
   virtual RuleKind kind(uint32_t i) const = 0;
+  /// The content cpu.nids prefilters rules()[i] by (its fast_pattern content, else its longest
+  /// positive one), or null when it has none.
+  virtual const Content* fast_pattern(uint32_t i) const = 0;
 };
 
 class Detector {

@@ -43,6 +43,7 @@
 // replaceable (Vars::set).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -255,9 +256,13 @@ struct RuleSet {
   uint32_t skipped() const;
 };
 
-/// Reads rules from files and directories (*.rules in a directory, sorted; .gz too).
-/// kIoError when a path cannot be read; rules that are outside the subset or malformed are
-/// listed in the reports, not failed. Duplicate (gid, sid) pairs: the later rule is a problem.
+/// Reads rules from files and directories (*.rules in a directory, sorted; .gz too) with
+/// `read` (a file's text). kIoError when a path cannot be read; rules that are outside the
+/// subset or malformed are listed in the reports, not failed. Duplicate (gid, sid) pairs: the
+/// later rule is a problem.
+Result<RuleSet> load_rules(const std::vector<std::string>& paths, const Vars& vars,
+                           const std::function<Result<std::string>(const std::string&)>& read);
+/// The same, reading with io::read_text_file (in warpath_io).
 Result<RuleSet> load_rules(const std::vector<std::string>& paths, const Vars& vars);
 /// The same for the text of one file (`name` for messages).
 void add_rules_text(RuleSet& set, std::string_view text, std::string_view name, const Vars& vars);

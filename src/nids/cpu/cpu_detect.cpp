@@ -60,19 +60,19 @@ class CpuDetector final : public DetectorBase {
         for (uint32_t i = 0; i < rules.size(); ++i) {
           const CompiledRule& c = compiled[i];
           if (!applies_to(c, b, kind == 1) || !rule_takes_proto(rules[i].proto, cls)) continue;
-          if (c.fast_pattern < 0) {
+          const Content* fp = img().fast_pattern(i);
+          if (!fp) {
             g.always.push_back(i);
             continue;
           }
-          const CompiledItem& fp = c.items[size_t(c.fast_pattern)];
           pattern::Pattern p;
           p.id         = uint32_t(g.by_pattern.size());
           p.literal    = true;
-          p.expression = fp.content->bytes;
+          p.expression = fp->bytes;
           // Every match, not HS_FLAG_SINGLEMATCH: Vectorscan 5.4.9 misses literals in a database
           // whose other patterns are single-match (found by the self-test: B/H, xc/i, ba/H
           // over 65 bytes ending in "xc" reports no xc).
-          p.flags      = fp.content->nocase ? uint32_t(pattern::kCaseless) : 0u;
+          p.flags      = fp->nocase ? uint32_t(pattern::kCaseless) : 0u;
           patterns.push_back(std::move(p));
           g.by_pattern.push_back(i);
         }

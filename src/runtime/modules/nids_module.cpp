@@ -12,9 +12,7 @@
 // Contract: reads parse; sets verdict (IPS mode only drops). Idle workers move the inspector's
 // clock (flows time out on a quiet link); the end of the run ends every flow.
 #if defined(WARPATH_HAVE_NIDS)
-#include <algorithm>
 #include <chrono>
-#include <filesystem>
 #include <mutex>
 
 #include "runtime/modules/builtin_modules.hpp"
@@ -162,22 +160,7 @@ ModuleInfo nids_module_info() {
     if (path.empty()) return Status(Errc::kInvalidArgument, "needs rules=FILE|DIR");
     if (!env.tables || !env.tables->read_text)
       return Status(Errc::kNotSupported, "rules=" + path + ": this program cannot load files");
-    std::vector<std::string> files;
-    std::error_code ec;
-    if (std::filesystem::is_directory(path, ec)) {
-      for (const auto& e : std::filesystem::directory_iterator(path, ec))
-        if (e.is_regular_file() && e.path().string().ends_with(".rules")) files.push_back(e.path().string());
-      std::sort(files.begin(), files.end());
-      if (files.empty()) return Status(Errc::kNotFound, "rules=" + path + ": no *.rules files");
-    } else {
-      files.push_back(path);
-    }
-    nids::RuleSet set;
-    const nids::Vars vars;
-    for (const std::string& f : files) {
-      WARPATH_ASSIGN_OR_RETURN(const std::string text, env.tables->read_text(f));
-      nids::add_rules_text(set, text, f, vars);
-    }
+    WARPATH_ASSIGN_OR_RETURN(nids::RuleSet set, nids::load_rules({path}, nids::Vars{}, env.tables->read_text));
     for (const nids::FileReport& f : set.files)
       for (const nids::RuleProblem& p : f.problems)
         if (p.syntax) return Status(Errc::kParseError, p.where + ": " + p.reason);
