@@ -78,6 +78,12 @@ Result<std::unique_ptr<Classifier>> validated(std::unique_ptr<Classifier> engine
 
 }  // namespace
 
+bool takes_updates(std::string_view id) {
+  for (std::string_view e : {".tuple", ".bloom", ".tuplemerge", "ref.linear"})
+    if (id.size() >= e.size() && id.substr(id.size() - e.size()) == e) return true;
+  return false;
+}
+
 bool takes_layout(std::string_view id, KeyLayout layout) {
   if (layout == KeyLayout::kFiveTuple) return true;
   for (std::string_view five : {".rfc", ".tic", ".split"})
@@ -99,6 +105,10 @@ std::vector<EngineInfo> classifier_engines() {
        "address split: rules filed under one address prefix, B+ tree of intervals, short runs; "
        "the rest by RFC (5-tuple)",
        10, &always},
+      {"cpu.tuplemerge",
+       "TupleMerge: rules whole in few relaxed-tuple hash tables; versioned updates while "
+       "classifying",
+       9, &always},
   };
 #if defined(WARPATH_HAVE_CUDA)
   for (EngineInfo e : std::vector<EngineInfo>{
@@ -139,6 +149,7 @@ Result<std::unique_ptr<Classifier>> make_classifier(std::string_view requested,
   if (id == "cpu.rfc") engine = detail::make_cpu_rfc(rules, params);
   if (id == "cpu.tic") engine = detail::make_cpu_tic(rules, params);
   if (id == "cpu.split") engine = detail::make_cpu_split(rules, params);
+  if (id == "cpu.tuplemerge") engine = detail::make_cpu_tuplemerge(rules, params);
 #if defined(WARPATH_HAVE_CUDA)
   if (id == "cuda.linear") engine = detail::make_cuda_linear(rules, params);
   if (id == "cuda.tuple") engine = detail::make_cuda_tuple(rules, params, false);
@@ -179,6 +190,7 @@ Result<std::unique_ptr<Classifier>> make_best_classifier(const RuleSet& rules,
   for (const EngineInfo& e : engines) {
     if (e.id == "ref.linear" || e.id.substr(0, prefix.size()) != prefix) continue;
     if (!takes_layout(e.id, rules.layout) || !e.available()) continue;
+    if (params.updates && !takes_updates(e.id)) continue;
     auto made = make_classifier(e.id, rules, limited);
     if (made.is_ok() ||
         (made.status().code() != Errc::kCapacity && made.status().code() != Errc::kNotSupported))

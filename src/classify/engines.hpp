@@ -5,6 +5,7 @@
 //   cpu/tuple_cpu.cpp,  cuda/tuple_cuda.cu                    *.tuple and *.bloom
 //   cpu/rfc_cpu.cpp, cpu/tic_cpu.cpp, cuda/rfc_cuda.cu, cuda/tic_cuda.cu   *.rfc, *.tic
 //   cpu/split_cpu.cpp, cuda/split_cuda.cu                     *.split
+//   cpu/tmerge_cpu.cpp                                        cpu.tuplemerge
 #pragma once
 #include <memory>
 
@@ -20,6 +21,7 @@ Made make_cpu_tuple(const RuleSet& rules, const ClassifyParams& params, bool blo
 Made make_cpu_rfc(const RuleSet& rules, const ClassifyParams& params);
 Made make_cpu_tic(const RuleSet& rules, const ClassifyParams& params);
 Made make_cpu_split(const RuleSet& rules, const ClassifyParams& params);
+Made make_cpu_tuplemerge(const RuleSet& rules, const ClassifyParams& params);
 #if defined(WARPATH_HAVE_CUDA)
 Made make_cuda_linear(const RuleSet& rules, const ClassifyParams& params);
 Made make_cuda_tuple(const RuleSet& rules, const ClassifyParams& params, bool bloom);

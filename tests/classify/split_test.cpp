@@ -294,14 +294,23 @@ TEST(Split, AutoPicksByImageLimit) {
     ASSERT_TRUE(checked.is_ok()) << checked.status().message();
     EXPECT_EQ((*checked)->id(), "validate:" + std::string(want)) << file;
   }
-  // An explicit limit below every image: the tree engines all pass, tuple search takes it.
+  // An explicit limit below every image: the tree engines all pass, TupleMerge takes it.
   auto rules = load_rules(testing::data_path("classbench/wustl_5tuple/fw1_10K"), "classbench");
   ASSERT_TRUE(rules.is_ok());
   ClassifyParams tiny;
   tiny.max_image_bytes = 4096;
   auto made            = make_best_classifier(*rules, "cpu.", tiny);
   ASSERT_TRUE(made.is_ok()) << made.status().message();
-  EXPECT_EQ((*made)->id(), "cpu.bloom");
+  EXPECT_EQ((*made)->id(), "cpu.tuplemerge");
+  // A caller that will update the rules gets the best engine that takes updates.
+  ClassifyParams live;
+  live.updates = true;
+  auto updatable = make_best_classifier(*rules, "", live);
+  ASSERT_TRUE(updatable.is_ok()) << updatable.status().message();
+  EXPECT_EQ((*updatable)->id(), "cpu.tuplemerge");
+  EXPECT_TRUE(takes_updates("validate:cpu.tuplemerge"));
+  EXPECT_TRUE(takes_updates("cpu.bloom"));
+  EXPECT_FALSE(takes_updates("cpu.split"));
 }
 
 TEST(Split, OpenFlowRulesAreNotSupported) {

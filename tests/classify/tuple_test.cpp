@@ -210,7 +210,7 @@ void expect_agrees(const Classifier& c, const std::vector<uint32_t>& want, KeyLa
 }
 
 std::vector<std::string> engines() {
-  std::vector<std::string> ids = {"cpu.tuple", "cpu.bloom"};
+  std::vector<std::string> ids = {"cpu.tuple", "cpu.bloom", "cpu.tuplemerge"};
   if (cuda_device_count() > 0) ids.insert(ids.end(), {"cuda.tuple", "cuda.bloom"});
   return ids;
 }
@@ -417,7 +417,7 @@ TEST(TupleEngines, LargeBatchesOnThreads) {
   const Oracle rules = oracle_of(set);
   const auto keys    = keys_for(rules, set.layout, 4, 40000);
   const auto want    = answers(rules, set.layout, keys);
-  for (const std::string& id : {"cpu.tuple", "cpu.bloom"}) {
+  for (const std::string& id : {"cpu.tuple", "cpu.bloom", "cpu.tuplemerge"}) {
     auto c = make(id, set);
     ASSERT_NE(c, nullptr);
     expect_agrees(*c, want, set.layout, keys, 0, 3);
@@ -541,7 +541,7 @@ TEST(TupleEngines, ReadersDuringLargeClassUpdatesSeeOneRuleSet) {
   for (uint32_t j = 0; j < kBatch; ++j) keys.push_back(exact_key(j % kKeys * 31));
   std::vector<uint32_t> buf;
   const KeyBatch batch = soa(keys, set.layout, buf);
-  for (const std::string& id : {"cpu.tuple", "cpu.bloom"}) {
+  for (const std::string& id : {"cpu.tuple", "cpu.bloom", "cpu.tuplemerge"}) {
     SCOPED_TRACE(id);
     auto c = make(id, set);
     ASSERT_NE(c, nullptr);
@@ -590,6 +590,148 @@ TEST(TupleEngines, ReadersDuringLargeClassUpdatesSeeOneRuleSet) {
     expect_agrees(*c, answers(rules, set.layout, check), set.layout, check, 64);
     EXPECT_EQ(c->stats().rules, kRules + 1);
   }
+}
+
+// ---- TupleMerge: versions, collection, bucket limits, tuple explosion ----
+
+// Long random update sequences (past several collections, kCollectEvery = 1024 updates):
+// answers equal the oracle's every 250 steps at burst sizes 1, 31, 32, 33 and all, including
+// after tables were emptied and dropped, buckets compacted and slot arrays rebuilt.
+TEST(TupleMerge, LongUpdateSequencesMatchTheOracle) {
+  for (KeyLayout layout : {KeyLayout::kFiveTuple, KeyLayout::kOpenFlow}) {
+    SCOPED_TRACE(int(layout));
+    std::mt19937_64 rng(77 + unsigned(layout));
+    const RuleSet set = random_set(rng(), layout, 200, true);
+    Oracle rules      = oracle_of(set);
+    auto c            = make("cpu.tuplemerge", set);
+    ASSERT_NE(c, nullptr);
+    for (int step = 1; step <= 5000; ++step) {
+      const uint32_t index = uint32_t(rng() % 400);
+      if (rng() % 2 == 0) {
+        const Status s = c->erase(index);
+        ASSERT_EQ(s.is_ok(), rules.count(index) != 0) << s.message();
+        rules.erase(index);
+      } else {
+        const Rule r = random_rule(rng, layout, uint32_t(rng() % 16));
+        ASSERT_TRUE(c->insert(index, r).is_ok());
+        rules[index] = r;
+      }
+      if (step % 250 != 0) continue;
+      const auto keys = keys_for(rules, layout, rng(), 400);
+      const auto want = answers(rules, layout, keys);
+      for (uint32_t burst : {0u, 1u, 31u, 32u, 33u}) expect_agrees(*c, want, layout, keys, burst);
+      ASSERT_EQ(c->stats().rules, rules.size());
+    }
+    // Everything erased: no answer, and the tables are gone once collected.
+    for (const auto& [i, r] : Oracle(rules)) ASSERT_TRUE(c->erase(i).is_ok());
+    for (int i = 0; i < 1100; ++i) ASSERT_TRUE(c->insert(1000, set.rules[0]).is_ok());
+    ASSERT_TRUE(c->erase(1000).is_ok());
+    const auto keys = keys_for(oracle_of(set), layout, 5, 200);
+    expect_agrees(*c, std::vector<uint32_t>(keys.size(), kNoMatch), layout, keys, 64);
+    EXPECT_EQ(c->stats().rules, 0u);
+  }
+}
+
+// 300 rules equal in every hashed bit (same addresses and protocol, different port ranges and
+// priorities) share one bucket past the collision limit and are still ordered exactly.
+TEST(TupleMerge, BucketsPastTheCollisionLimit) {
+  RuleSet set;
+  std::mt19937_64 rng(3);
+  for (uint32_t i = 0; i < 300; ++i) {
+    Rule r;
+    r.mask[0] = r.mask[1] = ~0u, r.mask[3] = 0xFF;
+    r.value[0] = 0x0A00'0001u, r.value[1] = 0x0B00'0001u, r.value[3] = 17;
+    r.sport_lo = uint16_t(rng() % 1000), r.sport_hi = uint16_t(r.sport_lo + rng() % 3000);
+    r.dport_lo = uint16_t(rng() % 100), r.dport_hi = uint16_t(r.dport_lo + 1 + rng() % 100);
+    r.priority = uint32_t(rng() % 50);
+    set.rules.push_back(r);
+  }
+  const Oracle rules = oracle_of(set);
+  auto c             = make("cpu.tuplemerge", set);
+  ASSERT_NE(c, nullptr);
+  EXPECT_LE(c->stats().classes, 4u);
+  const auto keys = keys_for(rules, set.layout, 9, 2000);
+  expect_agrees(*c, answers(rules, set.layout, keys), set.layout, keys, 64);
+}
+
+// Open vSwitch's tuple space explosion (CVE-2019-25076): one rule per pair of prefix lengths
+// (33 x 33 masks) would make 1,089 tuple-search tables; TupleMerge's relaxed tables keep the
+// count (and so the probes per key) small, and answers exact.
+TEST(TupleMerge, PrefixLengthExplosionStaysBounded) {
+  RuleSet set;
+  std::mt19937_64 rng(12);
+  for (unsigned s = 0; s <= 32; ++s)
+    for (unsigned d = 0; d <= 32; ++d) {
+      Rule r;
+      r.mask[0]  = prefix_mask(s), r.mask[1] = prefix_mask(d);
+      r.value[0] = uint32_t(rng()) & r.mask[0], r.value[1] = uint32_t(rng()) & r.mask[1];
+      r.priority = uint32_t(rng() % 1000);
+      set.rules.push_back(r);
+    }
+  const Oracle rules = oracle_of(set);
+  auto tm            = make("cpu.tuplemerge", set);
+  auto tuple         = make("cpu.tuple", set);
+  ASSERT_NE(tm, nullptr);
+  ASSERT_NE(tuple, nullptr);
+  EXPECT_EQ(tuple->stats().classes, 33u * 33u);
+  EXPECT_LE(tm->stats().classes, 25u) << tm->stats().detail;
+  const auto keys = keys_for(rules, set.layout, 4, 3000);
+  expect_agrees(*tm, answers(rules, set.layout, keys), set.layout, keys, 64);
+}
+
+// Two updates in a row, in different tables: insert A (best, its own table), erase B (next
+// best, another table); then insert B, erase A. Every version holds A or B, so a key inside
+// A, B and the catch-all C gets A or B; a reader that saw A's table before the insert and
+// B's after the erase (a mix of two versions) would answer C. Readers must never see C, and
+// every copy of the key in one batch must get the same answer.
+TEST(TupleMerge, ReadersNeverMixTwoUpdates) {
+  RuleSet set;
+  Rule c_all;  // C: catch-all, lowest
+  c_all.priority = 1;
+  Rule a;  // A: exact addresses and ports, highest
+  a.mask[0] = a.mask[1] = ~0u, a.mask[3] = 0xFF;
+  a.value[0] = 0x0A01'0203u, a.value[1] = 0x0B01'0203u, a.value[3] = 6;
+  a.sport_lo = a.sport_hi = 4000, a.dport_lo = a.dport_hi = 443;
+  a.value[2] = 4000u << 16 | 443;
+  a.priority = 100;
+  Rule b;  // B: a /8 pair, middle: another table
+  b.mask[0] = b.mask[1] = 0xFF00'0000u;
+  b.value[0] = 0x0A00'0000u, b.value[1] = 0x0B00'0000u;
+  b.priority = 50;
+  set.rules = {c_all, b};  // C index 0, B index 1; A comes as index 2
+  std::vector<std::vector<uint32_t>> keys(256, std::vector<uint32_t>{a.value[0], a.value[1],
+                                                                     a.value[2], 6});
+  std::vector<uint32_t> buf;
+  const KeyBatch batch = soa(keys, set.layout, buf);
+  auto cls             = make("cpu.tuplemerge", set);
+  ASSERT_NE(cls, nullptr);
+  ASSERT_TRUE(cls->insert(2, a).is_ok());
+  ASSERT_TRUE(cls->erase(2).is_ok());
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> batches{0}, mixed{0}, torn{0};
+  auto read = [&] {
+    std::vector<uint32_t> got(keys.size());
+    ExecContext ctx;
+    while (!stop.load()) {
+      if (!cls->classify(batch, {got.data(), uint32_t(got.size())}, ctx).is_ok()) ++mixed;
+      for (uint32_t x : got) mixed += x != 1 && x != 2;
+      for (uint32_t x : got) torn += x != got[0];
+      ++batches;
+    }
+  };
+  std::thread r1(read), r2(read);
+  while (batches.load() == 0) std::this_thread::yield();
+  for (int i = 0; i < 20000; ++i) {
+    ASSERT_TRUE(cls->insert(2, a).is_ok());
+    ASSERT_TRUE(cls->erase(1).is_ok());
+    ASSERT_TRUE(cls->insert(1, b).is_ok());
+    ASSERT_TRUE(cls->erase(2).is_ok());
+  }
+  stop = true;
+  r1.join(), r2.join();
+  EXPECT_GT(batches.load(), 10u);
+  EXPECT_EQ(mixed.load(), 0u);
+  EXPECT_EQ(torn.load(), 0u);
 }
 
 TEST(TupleEngines, ClassBenchAcl1x1K) {

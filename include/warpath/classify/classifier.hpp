@@ -24,16 +24,24 @@
 //                its source or destination prefix; a B+ tree over the intervals those
 //                prefixes cut gives a short run of candidates in priority order; rules with
 //                short or wild addresses go to an RFC tree of their own. kFiveTuple only.
+//   *.tuplemerge TupleMerge (Daly et al., ToN 2019), for rule sets that change while traffic
+//                flows: rules kept whole (port ranges checked, not expanded) in few hash
+//                tables, each keyed on a mask that is a subset of its rules' masks (address
+//                prefixes relaxed to multiples of 8 bits); colliding rules share a short
+//                bucket. Updates are versioned (entries live in [birth, death) versions), so a
+//                batch sees exactly one rule set while updates go on.
 //   "auto" builds the available engine with the highest priority for the rule set's layout,
 //   and the next one where that build hits a limit (kCapacity: RFC on 100K-rule sets);
 //   "validate:<id>" runs <id> beside ref.linear on every batch and fails on the first
 //   difference, naming the key and both answers.
 //
 // Updates
-//   tuple and bloom engines insert and erase single rules without a rebuild: a classify call
-//   running concurrently sees the rule set before or after the update, never a mix (the
-//   changed class table is rebuilt aside and published by pointer swap under a ReadGuard).
-//   Other engines answer kNotSupported (rte_acl too can only rebuild). One updater at a time.
+//   tuple, bloom and tuplemerge engines insert and erase single rules without a rebuild: a
+//   classify call running concurrently sees the rule set before or after the update, never a
+//   mix (tuple/bloom: the changed class table is rebuilt aside and published by pointer swap
+//   under a ReadGuard; tuplemerge: a batch reads one published version). Other engines answer
+//   kNotSupported (rte_acl too can only rebuild). One updater at a time. "auto" with
+//   ClassifyParams::updates picks the best engine that takes updates (takes_updates()).
 //
 // Thread safety: classify() is const and may run on many threads at once.
 #pragma once
@@ -56,6 +64,8 @@ struct ClassifyParams {
   /// Image size limit of rfc, tic and split (kCapacity beyond it); 0: their own (1 GiB), or
   /// under "auto" kAutoImageBytes.
   uint64_t max_image_bytes = 0;
+  /// The caller will insert and erase rules: "auto" picks among engines that take updates.
+  bool updates = false;
 };
 
 /// The image limit "auto" gives each engine it tries (ClassifyParams::max_image_bytes): an
@@ -113,6 +123,8 @@ class Classifier {
 /// Whether engine `id` (or validate:<id>) classifies rules of `layout` (rfc, tic and split
 /// take 5-tuple rules only).
 bool takes_layout(std::string_view id, KeyLayout layout);
+/// Whether engine `id` (or validate:<id>) inserts and erases rules without a rebuild.
+bool takes_updates(std::string_view id);
 /// Every classifier engine in this build, available here or not.
 std::vector<EngineInfo> classifier_engines();
 /// The algorithms --algo accepts, from the table: every cpu.* engine's ("linear", "tuple", ...),

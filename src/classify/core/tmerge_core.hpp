@@ -1,0 +1,182 @@
+// src/classify/core/tmerge_core.hpp
+//
+// TupleMerge (Daly, Liu, Torng: "TupleMerge: Fast Software Packet Processing for Online
+// Packet Classification", IEEE/ACM ToN 2019): the per-key body of cpu.tuplemerge. No STL, no
+// CUDA includes; the functions are host/device so a CUDA engine probes the same layout.
+//
+// Why TupleMerge (docs/adr/0014-classification-under-updates.md has the numbers): tuple space
+// search takes an update in O(1) but needs one table per distinct mask, and expanding port
+// ranges to prefixes multiplies both. TupleMerge keeps rules whole (port ranges checked, never
+// expanded) and files a rule in any table whose mask is a subset of the rule's: a table for
+// (src /24, dst /16) also holds rules with (src /27, dst /20). Rules whose masked values
+// collide share a bucket, a short list checked rule by rule, so few tables serve a whole set.
+//
+// Layout (built and updated by src/classify/tmerge_image.cpp)
+//   table    mask[NW] (a subset of each of its rules' effective masks), best (an upper bound
+//            of its entries' order keys: a key whose best match so far is at least `best`
+//            skips the table), and an open-addressed array of cap = 2^k 64-bit slots, linear
+//            probing. A slot is 0 (empty: the probe stops), 1 (a tombstone: the probe goes on)
+//            or tag << 48 | bucket address, tag = the hash's top 16 bits.
+//   bucket   the table-masked value shared by its entries, their count, then the entries
+//            sorted by order key, best first (a scan stops at the first that cannot win).
+//            Immutable once published except each entry's `death`.
+//   entry    one rule: value/mask words, the two port ranges, its order key, and the versions
+//            [birth, death) in which it is part of the rule set. A reader takes the published
+//            version v once per batch and sees an entry iff birth <= v < death, so a batch
+//            sees exactly the rule set of version v (never a mix of updates); an update
+//            writes its new entries and deaths first and publishes v + 1 last.
+//   effective mask: the rule's mask plus each port half whose range is one value (exact
+//            ports are hashed; ranges are checked in the entry, never expanded).
+#pragma once
+#include <cstdint>
+
+#include "warpath/classify/rule.hpp"
+#include "warpath/core/hd.hpp"
+
+namespace warpath::classify::core {
+
+inline constexpr uint64_t kTmEmpty = 0;
+inline constexpr uint64_t kTmTomb  = 1;
+inline constexpr uint64_t kTmNever = ~uint64_t(0);  ///< death of a live entry
+
+template <unsigned NW>
+struct alignas(64) TmEntry {
+  uint32_t value[NW];
+  uint32_t mask[NW];
+  uint16_t sport_lo, sport_hi, dport_lo, dport_hi;
+  uint64_t key;    ///< order_key(priority, index)
+  uint64_t birth;  ///< first version that holds the rule
+  uint64_t death;  ///< first version without it (kTmNever); written while readers run
+};
+
+template <unsigned NW>
+struct alignas(64) TmBucket {
+  uint32_t value[NW];  ///< the table-masked value of every entry
+  uint32_t count;
+  // TmEntry<NW> entries[count] follow (tm_entries).
+};
+
+template <unsigned NW>
+WARPATH_HD TmEntry<NW>* tm_entries(TmBucket<NW>* b) {
+  return reinterpret_cast<TmEntry<NW>*>(b + 1);
+}
+template <unsigned NW>
+WARPATH_HD const TmEntry<NW>* tm_entries(const TmBucket<NW>* b) {
+  return reinterpret_cast<const TmEntry<NW>*>(b + 1);
+}
+
+/// A published table as readers see it.
+template <unsigned NW>
+struct TmTable {
+  uint32_t mask[NW];
+  uint32_t cap_mask;     ///< slots - 1
+  uint64_t best;         ///< >= every order key in the table
+  const uint64_t* slots;
+};
+
+/// 64-bit hash of a masked value (multiply-xorshift per word, then a final mix).
+template <unsigned NW>
+WARPATH_HD uint64_t tm_hash(const uint32_t* u) {
+  uint64_t h = 0x9E37'79B9'7F4A'7C15ull;
+  for (unsigned w = 0; w < NW; ++w) {
+    h = (h ^ u[w]) * 0xFF51'AFD7'ED55'8CCDull;
+    h ^= h >> 31;
+  }
+  h *= 0xC4CE'B9FE'1A85'EC53ull;
+  return h ^ (h >> 29);
+}
+
+WARPATH_HD uint64_t tm_slot(uint64_t hash, const void* bucket) {
+  return (hash >> 48) << 48 | uint64_t(reinterpret_cast<uintptr_t>(bucket));
+}
+WARPATH_HD bool tm_tag_equal(uint64_t slot, uint64_t hash) {
+  return slot > kTmTomb && (slot >> 48) == (hash >> 48);
+}
+template <unsigned NW>
+WARPATH_HD const TmBucket<NW>* tm_bucket_of(uint64_t slot) {
+  return reinterpret_cast<const TmBucket<NW>*>(uintptr_t(slot & 0x0000'FFFF'FFFF'FFFFull));
+}
+
+template <unsigned NW>
+WARPATH_HD void tm_mask(const TmTable<NW>& t, const uint32_t* k, uint32_t* u) {
+  for (unsigned w = 0; w < NW; ++w) u[w] = k[w] & t.mask[w];
+}
+
+/// Whether key k matches the entry's rule (every word under its mask, both port ranges).
+template <unsigned NW>
+WARPATH_HD bool tm_entry_matches(const TmEntry<NW>& e, const uint32_t* k) {
+  uint32_t diff = 0;
+  for (unsigned w = 0; w < NW; ++w) diff |= (k[w] & e.mask[w]) ^ e.value[w];
+  const uint32_t p = k[NW == 4 ? 2 : 8];
+  const uint32_t s = p >> 16, d = p & 0xFFFF;
+  return diff == 0 && s >= e.sport_lo && s <= e.sport_hi && d >= e.dport_lo && d <= e.dport_hi;
+}
+
+/// The first slot at or after `i` on the probe chain of `hash` whose tag matches (*i is left
+/// there), or 0 at the end of the chain. Reads only the slot array.
+template <unsigned NW>
+WARPATH_HD uint64_t tm_next_tagged(const TmTable<NW>& t, uint64_t hash, uint32_t& i) {
+  for (;; i = (i + 1) & t.cap_mask) {
+    const uint64_t s = __atomic_load_n(&t.slots[i], __ATOMIC_ACQUIRE);
+    if (s == kTmEmpty) return 0;
+    if (tm_tag_equal(s, hash)) return s;
+  }
+}
+
+template <unsigned NW>
+WARPATH_HD bool tm_holds(const TmBucket<NW>* b, const uint32_t* u) {
+  bool same = true;
+  for (unsigned w = 0; w < NW; ++w) same &= b->value[w] == u[w];
+  return same;
+}
+
+/// The bucket for masked value u in table t (null when none), from slot `i` of the chain of
+/// `hash` and its tagged slot `s` (tm_next_tagged): a tag collision goes on down the chain.
+template <unsigned NW>
+WARPATH_HD const TmBucket<NW>* tm_find_from(const TmTable<NW>& t, const uint32_t* u,
+                                            uint64_t hash, uint32_t i, uint64_t s) {
+  while (s != 0) {
+    const TmBucket<NW>* b = tm_bucket_of<NW>(s);
+    if (tm_holds<NW>(b, u)) return b;
+    i = (i + 1) & t.cap_mask;
+    s = tm_next_tagged<NW>(t, hash, i);
+  }
+  return nullptr;
+}
+
+/// The bucket for masked value u in table t (null when none).
+template <unsigned NW>
+WARPATH_HD const TmBucket<NW>* tm_find(const TmTable<NW>& t, const uint32_t* u, uint64_t hash) {
+  uint32_t i       = uint32_t(hash) & t.cap_mask;
+  const uint64_t s = tm_next_tagged<NW>(t, hash, i);
+  return tm_find_from<NW>(t, u, hash, i, s);
+}
+
+/// Raises `best` to the best entry of bucket b that matches key k and is in the rule set of
+/// `version` (entries are sorted by order key, so the scan stops at the first that cannot win).
+template <unsigned NW>
+WARPATH_HD void tm_scan(const TmBucket<NW>* b, const uint32_t* k, uint64_t version,
+                               uint64_t& best) {
+  const TmEntry<NW>* e = tm_entries(b);
+  for (uint32_t i = 0; i < b->count && e[i].key > best; ++i) {
+    if (e[i].birth > version) continue;
+    if (__atomic_load_n(&e[i].death, __ATOMIC_RELAXED) <= version) continue;
+    if (tm_entry_matches<NW>(e[i], k)) {
+      best = e[i].key;
+      return;
+    }
+  }
+}
+
+/// One key against one table: the whole probe (the CPU engine stages it across a group).
+template <unsigned NW>
+WARPATH_HD void tm_probe(const TmTable<NW>& t, const uint32_t* k, uint64_t version,
+                                uint64_t& best) {
+  if (best >= t.best) return;
+  uint32_t u[NW];
+  tm_mask<NW>(t, k, u);
+  const TmBucket<NW>* b = tm_find<NW>(t, u, tm_hash<NW>(u));
+  if (b) tm_scan<NW>(b, k, version, best);
+}
+
+}  // namespace warpath::classify::core
