@@ -1,5 +1,6 @@
 // src/io/rules_load.cpp: classification rule files from disk (.gz and .xz allowed).
 #include "warpath/classify/rule.hpp"
+#include "warpath/classify/rule_updates.hpp"
 #include "warpath/io/text_file.hpp"
 
 namespace warpath::classify {
@@ -28,6 +29,13 @@ Result<KeyBuffer> load_keys(const std::string& path, KeyLayout layout) {
   auto text = io::read_text_file(path);
   if (!text.is_ok()) return text.status();
   return parse_openflow_trace(text.value(), path);
+}
+
+Result<std::vector<RuleUpdate>> load_rule_updates(const std::string& path,
+                                                  std::string_view format, uint32_t present) {
+  auto text = io::read_text_file(path);
+  if (!text.is_ok()) return text.status();
+  return parse_rule_updates(text.value(), path, format, present);
 }
 
 }  // namespace warpath::classify

@@ -134,24 +134,26 @@ def masked(a, n):
     return (a >> (32 - n) << (32 - n)) if n else 0
 
 
-def test_classify_equals_first_match(tmp_path):
-    rng = random.Random(11)
-    rules = []
-    for _ in range(120):
-        slen, dlen = rng.choice([0, 8, 16, 24, 32]), rng.choice([0, 8, 16, 24, 32])
-        lo = rng.randrange(65536)
-        sp = rng.choice([(0, 65535), (lo, lo), (0, 1023), (1024, 65535)])
-        dp = rng.choice([(0, 65535), (80, 80), (0, 0), (65535, 65535), (lo, min(65535, lo + 99))])
-        proto = rng.choice([None, 6, 17])
-        rules.append((masked(rng.getrandbits(32) & 0x0A0AFFFF, slen), slen,
-                      masked(rng.getrandbits(32) & 0x0B0BFFFF, dlen), dlen, sp, dp, proto))
-    lines = [f"@{ipaddress.ip_address(s)}/{sl} {ipaddress.ip_address(d)}/{dl} "
-             f"{sp[0]} : {sp[1]} {dp[0]} : {dp[1]} "
-             + ("0x00/0x00" if p is None else f"0x{p:02x}/0xFF")
-             for s, sl, d, dl, sp, dp, p in rules]
-    (tmp_path / "rules").write_text("\n".join(lines) + "\n")
+def random_rule(rng):
+    slen, dlen = rng.choice([0, 8, 16, 24, 32]), rng.choice([0, 8, 16, 24, 32])
+    lo = rng.randrange(65536)
+    sp = rng.choice([(0, 65535), (lo, lo), (0, 1023), (1024, 65535)])
+    dp = rng.choice([(0, 65535), (80, 80), (0, 0), (65535, 65535), (lo, min(65535, lo + 99))])
+    proto = rng.choice([None, 6, 17])
+    return (masked(rng.getrandbits(32) & 0x0A0AFFFF, slen), slen,
+            masked(rng.getrandbits(32) & 0x0B0BFFFF, dlen), dlen, sp, dp, proto)
+
+
+def rule_line(r):
+    s, sl, d, dl, sp, dp, p = r
+    return (f"@{ipaddress.ip_address(s)}/{sl} {ipaddress.ip_address(d)}/{dl} "
+            f"{sp[0]} : {sp[1]} {dp[0]} : {dp[1]} "
+            + ("0x00/0x00" if p is None else f"0x{p:02x}/0xFF"))
+
+
+def keys_in(rng, rules, n):
     keys = []
-    for _ in range(400):
+    for _ in range(n):
         r = rng.choice(rules)
         s = r[0] | (rng.getrandbits(32) & ((1 << (32 - r[1])) - 1))
         d = r[2] | (rng.getrandbits(32) & ((1 << (32 - r[3])) - 1))
@@ -159,10 +161,21 @@ def test_classify_equals_first_match(tmp_path):
             s, d = rng.getrandbits(32), rng.getrandbits(32)
         keys.append((s, d, rng.choice([r[4][0], r[4][1], rng.randrange(65536)]),
                      rng.choice([r[5][0], r[5][1], rng.randrange(65536)]), rng.choice([6, 17, 1])))
-    (tmp_path / "trace").write_text("".join(f"{k[0]}\t{k[1]}\t{k[2]}\t{k[3]}\t{k[4]}\n"
-                                            for k in keys))
+    return keys
+
+
+def write_trace(path, keys):
+    path.write_text("".join(f"{k[0]}\t{k[1]}\t{k[2]}\t{k[3]}\t{k[4]}\n" for k in keys))
+
+
+def test_classify_equals_first_match(tmp_path):
+    rng = random.Random(11)
+    rules = [random_rule(rng) for _ in range(120)]
+    (tmp_path / "rules").write_text("\n".join(rule_line(r) for r in rules) + "\n")
+    keys = keys_in(rng, rules, 400)
+    write_trace(tmp_path / "trace", keys)
     want = [first_match(rules, k) for k in keys]
-    for algo in ("linear", "tuple", "bloom", "rfc", "tic", "split"):
+    for algo in ("linear", "tuple", "bloom", "rfc", "tic", "split", "tuplemerge"):
         stats = tmp_path / f"{algo}.json"
         r = run("classify", "--rules", tmp_path / "rules", "--trace", tmp_path / "trace", "--algo",
                 algo, "--engine", "cpu", "--batch", "33", "--stats", stats)
@@ -178,13 +191,79 @@ def test_classify_equals_first_match(tmp_path):
     assert [int(x) for x in r.stdout.split()] == want
 
 
+def test_classify_updates_give_the_final_rule_sets_answers(tmp_path):
+    """--updates: inserts and deletes applied while the trace is classified; --out answers with
+    the final rule set (priorities: lower wins, the file's rules are 0..n-1)."""
+    rng = random.Random(5)
+    rules = [random_rule(rng) for _ in range(100)]
+    (tmp_path / "rules").write_text("\n".join(rule_line(r) for r in rules) + "\n")
+    live = dict(enumerate(rules))
+    lines = ["# churn", ""]
+    for _ in range(600):
+        if live and rng.random() < 0.45:
+            p = rng.choice(sorted(live))
+            del live[p]
+            lines.append(f"- {p}")
+        else:
+            p, r = rng.randrange(250), random_rule(rng)
+            live[p] = r  # a '+' of a live priority replaces its rule
+            lines.append(f"+ {p} {rule_line(r)}")
+    (tmp_path / "upd").write_text("\n".join(lines) + "\n")
+    final = sorted(live.items())
+    keys = keys_in(rng, rules + [r for _, r in final], 500)
+    write_trace(tmp_path / "trace", keys)
+    want = []
+    for k in keys:
+        i = first_match([r for _, r in final], k)
+        want.append(final[i][0] if i >= 0 else -1)
+    for engine in ("auto", "cpu.tuplemerge", "cpu.tuple", "cpu.bloom", "validate:cpu.tuplemerge"):
+        stats = tmp_path / "s.json"
+        r = run("classify", "--rules", tmp_path / "rules", "--trace", tmp_path / "trace",
+                "--updates", tmp_path / "upd", "--engine", engine, "--batch", "33", "--stats", stats)
+        assert r.returncode == 0, (engine, r.stderr)
+        assert [int(x) for x in r.stdout.split()] == want, engine
+        j = json.loads(stats.read_text())
+        assert j["updates"] == 600 and j["reader_passes"] >= 1
+        for key in ("updates_per_s", "update_p99_us", "mpps_during_updates", "mpps_before_updates"):
+            assert j[key] > 0, key
+        if engine == "auto":
+            assert j["engine"] == "cpu.tuplemerge"
+
+
+def test_classify_updates_bad_inputs(tmp_path):
+    (tmp_path / "rules").write_text("@10.0.0.0/8 0.0.0.0/0 0 : 65535 0 : 65535 0x06/0xFF\n")
+    write_trace(tmp_path / "trace", [(0x0A000001, 1, 2, 3, 6)])
+    cases = [
+        ("+ 3 @10.0.0.0/8 0.0.0.0/0 0 : 65535 0 : 65535 0x06/0xFF\n* 4\n", "upd:2: expected"),
+        ("- 7\n", "upd:1: no rule of priority 7 to delete"),
+        ("- 0\n- 0\n", "upd:2: no rule of priority 0 to delete"),
+        ("\n+ 5 @10.0.0.0/99 0.0.0.0/0 0 : 65535 0 : 65535 0x06/0xFF\n", "upd:2:"),
+        ("+ x @10.0.0.0/8 0.0.0.0/0 0 : 65535 0 : 65535 0x06/0xFF\n", "upd:1: bad priority"),
+        ("+ 4\n", "upd:1: '+' needs a rule"),
+    ]
+    for text, where in cases:
+        (tmp_path / "upd").write_text(text)
+        r = run("classify", "--rules", tmp_path / "rules", "--trace", tmp_path / "trace",
+                "--updates", tmp_path / "upd", "--out", tmp_path / "o.txt")
+        assert r.returncode == 1 and where in r.stderr, (text, r.stderr)
+        assert not (tmp_path / "o.txt").exists()
+    (tmp_path / "upd").write_text("- 0\n")
+    r = run("classify", "--rules", tmp_path / "rules", "--trace", tmp_path / "trace",
+            "--updates", tmp_path / "upd", "--algo", "rfc", "--engine", "cpu")
+    assert r.returncode == 1 and "cannot update rules in place" in r.stderr, r.stderr
+    r = run("classify", "--rules", tmp_path / "rules", "--trace", tmp_path / "trace",
+            "--updates", tmp_path / "upd")
+    assert r.returncode == 0 and r.stdout == "-1\n", r.stderr
+
+
 def test_gen_rules_openflow_round_trip(tmp_path):
     r = run("gen", "rules", "--out", tmp_path / "of.txt", "--trace", tmp_path / "of.trace", "-N",
             "300", "-C", "30", "-F", "10", "--matching", "2", "-f", "12", "--tuples", "1000")
     assert r.returncode == 0, r.stderr
     assert len((tmp_path / "of.trace").read_text().splitlines()) == 1000
     outs = []
-    for engine in ("ref", "validate:cpu.tuple", "validate:cpu.bloom", "validate:cpu.linear"):
+    for engine in ("ref", "validate:cpu.tuple", "validate:cpu.bloom", "validate:cpu.linear",
+                   "validate:cpu.tuplemerge"):
         r = run("classify", "--rules", tmp_path / "of.txt", "--format", "openflow", "--trace",
                 tmp_path / "of.trace", "--engine", engine)
         assert r.returncode == 0, (engine, r.stderr)

@@ -4,22 +4,36 @@
 //                    [--algo linear|tuple|bloom|rfc|tic|split|auto] [--engine
 //                    cpu|gpu|ref|auto|<id>]
 //                    [--threads N] [--batch N] [--out FILE] [--stats FILE]
+//                    [--updates FILE [--reader-cpu N --updater-cpu N]]
 //
 // Writes one line per trace line: the 0-based index of the matched rule in the rule file, or
 // -1. --stats: JSON with rules, packets, algo, engine, threads, build_ms, memory_bytes and mpps
 // (classification only: file parsing and the image build are excluded from mpps).
+//
+// --updates FILE (classify/rule_updates.hpp: '+ PRIORITY RULE', '- PRIORITY'): one thread
+// applies the updates, one at a time and timed, while another classifies the trace over and
+// over; then the trace is classified once more and --out gets the final rule set's answers
+// (rule priorities, -1 for none). The engine must take updates (--algo auto picks the best
+// that does); --stats adds updates, updates_per_s, update_p50_us/p99_us/max_us,
+// mpps_before_updates (the reader alone on the initial set, 0.2 s), mpps_during_updates (its
+// rate while the updates ran) and reader_passes.
 #include <fmt/core.h>
 
 #include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <algorithm>
+#include <atomic>
 #include <memory>
+#include <thread>
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
 #include "output_file.hpp"
 #include "warpath/classify/classifier.hpp"
+#include "warpath/classify/rule_updates.hpp"
+#include "runtime/thread_util.hpp"
 #include "warpath/core/cuda_device.hpp"
 #include "warpath/core/version.hpp"
 
@@ -28,7 +42,9 @@ namespace {
 
 struct ClassifyOptions {
   std::string rules, trace, format = "classbench", algo = "auto", engine = "auto", out, stats;
+  std::string updates;
   uint32_t threads = 1, batch = 65536;
+  int reader_cpu = -1, updater_cpu = -1;
   bool show_rule = false;
 };
 
@@ -64,6 +80,88 @@ Result<std::string> engine_id(const ClassifyOptions& o) {
   return (cuda_device_count() > 0 ? "cuda." : "cpu.") + o.algo;
 }
 
+/// One pass over the trace in batches of o.batch.
+Status classify_all(const classify::Classifier& c, const classify::KeyBatch& keys,
+                    std::vector<uint32_t>& result, const ClassifyOptions& o, ExecContext& ctx) {
+  for (uint32_t off = 0; off < keys.count; off += o.batch) {
+    const uint32_t k = std::min(o.batch, keys.count - off);
+    WARPATH_TRY(c.classify(keys.slice(off, k), {result.data() + off, k}, ctx));
+  }
+  return Status::ok();
+}
+
+/// What --updates measured.
+struct UpdateRun {
+  uint64_t updates = 0, reader_keys = 0, reader_passes = 0;
+  double seconds = 0, reader_seconds = 0, p50_us = 0, p99_us = 0, max_us = 0;
+  double mpps_before = 0;  ///< the reader alone on the initial rule set
+};
+
+/// --updates: the updates on this thread (pinned to --updater-cpu), the trace classified over
+/// and over on another (--reader-cpu) until they are done (at least one whole pass).
+Status run_updates(classify::Classifier& c, const std::vector<classify::RuleUpdate>& updates,
+                   const classify::KeyBatch& keys, const ClassifyOptions& o, UpdateRun& run) {
+  std::atomic<bool> done{false}, ready{false};
+  Status reader_status = Status::ok();
+  std::thread reader([&] {
+    if (o.reader_cpu >= 0) (void)runtime::pin_current_thread(o.reader_cpu);
+    std::vector<uint32_t> out(keys.count);
+    ExecContext ctx;
+    ctx.threads = o.threads;
+    // Alone first: passes for at least 0.2 s, the rate before any update.
+    uint64_t alone = 0;
+    const auto a0  = Clock::now();
+    double alone_s = 0;
+    while (reader_status.is_ok() && (alone_s < 0.2 || alone == 0)) {
+      reader_status = classify_all(c, keys, out, o, ctx);
+      alone += keys.count;
+      alone_s = std::chrono::duration<double>(Clock::now() - a0).count();
+    }
+    run.mpps_before = alone_s > 0 ? double(alone) / alone_s / 1e6 : 0.0;
+    ready.store(true, std::memory_order_release);
+    if (!reader_status.is_ok()) return;
+    const auto t0 = Clock::now();
+    do {
+      if (Status s = classify_all(c, keys, out, o, ctx); !s.is_ok()) {
+        reader_status = s;
+        break;
+      }
+      run.reader_keys += keys.count;
+      ++run.reader_passes;
+    } while (!done.load(std::memory_order_acquire));
+    run.reader_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  });
+  if (o.updater_cpu >= 0) (void)runtime::pin_current_thread(o.updater_cpu);
+  while (!ready.load(std::memory_order_acquire)) std::this_thread::yield();
+  std::vector<double> lat;
+  lat.reserve(updates.size());
+  Status status  = Status::ok();
+  const auto t0  = Clock::now();
+  for (const classify::RuleUpdate& u : updates) {
+    const auto a = Clock::now();
+    status       = u.insert ? c.insert(u.priority, u.rule) : c.erase(u.priority);
+    lat.push_back(std::chrono::duration<double, std::micro>(Clock::now() - a).count());
+    if (!status.is_ok()) {
+      status = Status(status.code(), o.updates + ":" + std::to_string(u.line) + ": " +
+                                          status.message());
+      break;
+    }
+  }
+  run.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  done.store(true, std::memory_order_release);
+  reader.join();
+  WARPATH_TRY(status);
+  WARPATH_TRY(reader_status);
+  run.updates = lat.size();
+  if (!lat.empty()) {
+    std::sort(lat.begin(), lat.end());
+    run.p50_us = lat[lat.size() / 2];
+    run.p99_us = lat[std::min(lat.size() - 1, lat.size() * 99 / 100)];
+    run.max_us = lat.back();
+  }
+  return Status::ok();
+}
+
 int run_classify(const ClassifyOptions& o) {
   auto rules = classify::load_rules(o.rules, o.format);
   if (!rules.is_ok()) return fail(rules.status());
@@ -71,11 +169,30 @@ int run_classify(const ClassifyOptions& o) {
   if (!keys.is_ok()) return fail(keys.status());
   auto id = engine_id(o);
   if (!id.is_ok()) return fail(id.status());
+  std::vector<classify::RuleUpdate> updates;
+  classify::ClassifyParams params;
+  if (!o.updates.empty()) {
+    // Ranks by priority number: ClassBench rules all get the same priority, so the index
+    // (file position, or the update's PRIORITY) decides.
+    if (rules->layout == classify::KeyLayout::kFiveTuple)
+      for (auto& r : rules->rules) r.priority = 0;
+    auto u = classify::load_rule_updates(o.updates, o.format, uint32_t(rules->rules.size()));
+    if (!u.is_ok()) return fail(u.status());
+    updates = std::move(u).value();
+    if (rules->layout == classify::KeyLayout::kFiveTuple)
+      for (auto& x : updates) x.rule.priority = 0;
+    params.updates = true;
+    if (id->rfind("auto", 0) != 0 && !classify::takes_updates(*id))
+      return fail(Status(Errc::kNotSupported,
+                         *id + " cannot update rules in place; --updates needs an engine that "
+                               "can (tuplemerge, tuple, bloom, or auto)"));
+  }
   const auto t_build = Clock::now();
   // auto:<prefix>: the best engine of that device that builds (make_best_classifier).
   auto engine = id->rfind("auto:", 0) == 0
-                    ? classify::make_best_classifier(*rules, std::string_view(*id).substr(5))
-                    : classify::make_classifier(*id, *rules);
+                    ? classify::make_best_classifier(*rules, std::string_view(*id).substr(5), params)
+                : *id == "auto" ? classify::make_best_classifier(*rules, "", params)
+                                : classify::make_classifier(*id, *rules, params);
   if (!engine.is_ok()) return fail(engine.status());
   const double build_ms = std::chrono::duration<double, std::milli>(Clock::now() - t_build).count();
 
@@ -84,13 +201,11 @@ int run_classify(const ClassifyOptions& o) {
   ExecContext ctx;
   ctx.threads      = o.threads;
   const auto batch = keys->view();
-  const auto t0    = Clock::now();
-  for (uint32_t off = 0; off < n; off += o.batch) {
-    const uint32_t k = std::min(o.batch, n - off);
-    if (Status s = (*engine)->classify(batch.slice(off, k), {result.data() + off, k}, ctx);
-        !s.is_ok())
-      return fail(s);
-  }
+  UpdateRun urun;
+  if (!o.updates.empty())
+    if (Status s = run_updates(**engine, updates, batch, o, urun); !s.is_ok()) return fail(s);
+  const auto t0 = Clock::now();
+  if (Status s = classify_all(**engine, batch, result, o, ctx); !s.is_ok()) return fail(s);
   const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
 
   OutputFile out(o.out);
@@ -128,6 +243,19 @@ int run_classify(const ClassifyOptions& o) {
     j["detail"]       = st.detail;
     j["seconds"]      = seconds;
     j["mpps"]         = seconds > 0 ? double(n) / seconds / 1e6 : 0.0;
+    if (!o.updates.empty()) {
+      j["updates_file"]        = o.updates;
+      j["updates"]             = urun.updates;
+      j["update_seconds"]      = urun.seconds;
+      j["updates_per_s"]       = urun.seconds > 0 ? double(urun.updates) / urun.seconds : 0.0;
+      j["update_p50_us"]       = urun.p50_us;
+      j["update_p99_us"]       = urun.p99_us;
+      j["update_max_us"]       = urun.max_us;
+      j["mpps_before_updates"] = urun.mpps_before;
+      j["mpps_during_updates"] =
+          urun.reader_seconds > 0 ? double(urun.reader_keys) / urun.reader_seconds / 1e6 : 0.0;
+      j["reader_passes"] = urun.reader_passes;
+    }
     j["commit"]       = build_info().git_commit;
     OutputFile stats(o.stats);
     if (Status s = stats.open({o.rules, o.trace}); !s.is_ok()) return fail(s);
@@ -163,6 +291,13 @@ void add_classify(CLI::App& app, Runner& run) {
       ->capture_default_str();
   cmd->add_option("--out", o->out, "Write the matches here instead of standard output");
   cmd->add_option("--stats", o->stats, "Write JSON statistics here");
+  cmd->add_option("--updates", o->updates,
+                  "Apply these rule updates ('+ PRIORITY RULE', '- PRIORITY') on one thread while "
+                  "another classifies the trace; --out gives the final rule set's answers");
+  cmd->add_option("--reader-cpu", o->reader_cpu, "With --updates: pin the classifying thread")
+      ->check(CLI::Range(0, 4095));
+  cmd->add_option("--updater-cpu", o->updater_cpu, "With --updates: pin the updating thread")
+      ->check(CLI::Range(0, 4095));
   cmd->add_flag("--show-rule", o->show_rule,
                 "Per key, the matching rule: index, file:line and the rule with its action "
                 "(instead of the index alone)");
