@@ -147,7 +147,7 @@ void TmSet<NW>::put(Table& t, const Value& v, const core::TmBucket<NW>* b) {
     if (t.slots[i] == core::kTmEmpty) ++t.used;
     ++t.buckets;
   }
-  __atomic_store_n(&t.slots[i], core::tm_slot(h, b), __ATOMIC_RELEASE);
+  __atomic_store_n(&t.slots[i], core::tm_slot(h, b, b->count), __ATOMIC_RELEASE);
 }
 
 template <unsigned NW>
@@ -226,7 +226,9 @@ Status TmSet<NW>::insert(uint32_t index, const Rule& rule, uint64_t version) {
   const uint32_t n = old ? old->count : 0;
   core::TmBucket<NW>* nb = new_bucket(bv, n + 1);
   core::TmEntry<NW> e{};
-  for (unsigned w = 0; w < NW; ++w) e.value[w] = rule.value[w] & rule.mask[w], e.mask[w] = rule.mask[w];
+  // The effective value and mask (exact ports as mask bits): the bucket's value is the first
+  // entry's under the table mask (core::tm_holds).
+  for (unsigned w = 0; w < NW; ++w) e.value[w] = ev[w], e.mask[w] = em[w];
   e.sport_lo = rule.sport_lo, e.sport_hi = rule.sport_hi;
   e.dport_lo = rule.dport_lo, e.dport_hi = rule.dport_hi;
   e.key   = order_key(rule.priority, index);

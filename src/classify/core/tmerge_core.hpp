@@ -16,11 +16,14 @@
 //            of its entries' order keys: a key whose best match so far is at least `best`
 //            skips the table), and an open-addressed array of cap = 2^k 64-bit slots, linear
 //            probing. A slot is 0 (empty: the probe stops), 1 (a tombstone: the probe goes on)
-//            or tag << 48 | bucket address, tag = the hash's top 16 bits.
-//   bucket   the table-masked value shared by its entries, their count, then the entries
-//            sorted by order key, best first (a scan stops at the first that cannot win).
-//            Immutable once published except each entry's `death`.
-//   entry    one rule: value/mask words, the two port ranges, its order key, and the versions
+//            or tag << 48 | bucket address | count, tag = the hash's top 16 bits (tm_slot).
+//   bucket   a header (the table-masked value shared by its entries, their count: the
+//            writer's) then the entries sorted by order key, best first (a scan stops at the
+//            first that cannot win). Readers take the count from the slot's low 6 bits and
+//            check the value on the first entry, so a probe reads the slot and the entries'
+//            lines only. Immutable once published except each entry's `death`.
+//   entry    one rule: effective value/mask words, the two port ranges, its order key, and the
+//            versions
 //            [birth, death) in which it is part of the rule set. A reader takes the published
 //            version v once per batch and sees an entry iff birth <= v < death, so a batch
 //            sees exactly the rule set of version v (never a mix of updates); an update
@@ -74,27 +77,42 @@ struct TmTable {
   const uint64_t* slots;
 };
 
-/// 64-bit hash of a masked value (multiply-xorshift per word, then a final mix).
+/// 64-bit hash of a masked value: each word times its own odd constant, pairs multiplied
+/// together (independent multiplies, no chain through the words), then one final mix.
 template <unsigned NW>
 WARPATH_HD uint64_t tm_hash(const uint32_t* u) {
-  uint64_t h = 0x9E37'79B9'7F4A'7C15ull;
-  for (unsigned w = 0; w < NW; ++w) {
-    h = (h ^ u[w]) * 0xFF51'AFD7'ED55'8CCDull;
-    h ^= h >> 31;
-  }
-  h *= 0xC4CE'B9FE'1A85'EC53ull;
+  constexpr uint64_t kMul[10] = {0x9E37'79B9'7F4A'7C15ull, 0xC2B2'AE3D'27D4'EB4Full,
+                                 0x1656'67B1'9E37'79F9ull, 0x85EB'CA77'C2B2'AE63ull,
+                                 0x27D4'EB2F'1656'67C5ull, 0xFF51'AFD7'ED55'8CCDull,
+                                 0xC4CE'B9FE'1A85'EC53ull, 0x9FB2'1C65'1E98'DF25ull,
+                                 0xD6E8'FEB8'6659'FD93ull, 0xA076'1D64'78BD'642Full};
+  uint64_t h = 0;
+  for (unsigned w = 0; w + 1 < NW; w += 2)
+    h += (u[w] + kMul[w]) * (u[w + 1] + kMul[w + 1]);
+  if (NW % 2) h += (u[NW - 1] + kMul[NW - 1]) * kMul[9];
+  h ^= h >> 32;
+  h *= 0xFF51'AFD7'ED55'8CCDull;
   return h ^ (h >> 29);
 }
 
-WARPATH_HD uint64_t tm_slot(uint64_t hash, const void* bucket) {
-  return (hash >> 48) << 48 | uint64_t(reinterpret_cast<uintptr_t>(bucket));
+/// A slot: the hash's top 16 bits, the bucket's address (64-byte aligned, below 2^48) and in
+/// its low 6 bits the entry count (kTmCountInHeader: 63 or more, read the bucket's header).
+inline constexpr uint32_t kTmCountInHeader = 63;
+WARPATH_HD uint64_t tm_slot(uint64_t hash, const void* bucket, uint32_t count) {
+  return (hash >> 48) << 48 | uint64_t(reinterpret_cast<uintptr_t>(bucket)) |
+         (count < kTmCountInHeader ? count : kTmCountInHeader);
 }
 WARPATH_HD bool tm_tag_equal(uint64_t slot, uint64_t hash) {
   return slot > kTmTomb && (slot >> 48) == (hash >> 48);
 }
 template <unsigned NW>
 WARPATH_HD const TmBucket<NW>* tm_bucket_of(uint64_t slot) {
-  return reinterpret_cast<const TmBucket<NW>*>(uintptr_t(slot & 0x0000'FFFF'FFFF'FFFFull));
+  return reinterpret_cast<const TmBucket<NW>*>(uintptr_t(slot & 0x0000'FFFF'FFFF'FFC0ull));
+}
+template <unsigned NW>
+WARPATH_HD uint32_t tm_count_of(uint64_t slot) {
+  const uint32_t c = uint32_t(slot & kTmCountInHeader);
+  return c == kTmCountInHeader ? tm_bucket_of<NW>(slot)->count : c;
 }
 
 template <unsigned NW>
@@ -123,42 +141,45 @@ WARPATH_HD uint64_t tm_next_tagged(const TmTable<NW>& t, uint64_t hash, uint32_t
   }
 }
 
+/// Whether the bucket of slot s holds masked value u: its first entry's value under the
+/// table's mask (every entry of a bucket has the same), so the header is never read.
 template <unsigned NW>
-WARPATH_HD bool tm_holds(const TmBucket<NW>* b, const uint32_t* u) {
-  bool same = true;
-  for (unsigned w = 0; w < NW; ++w) same &= b->value[w] == u[w];
+WARPATH_HD bool tm_holds(const TmTable<NW>& t, uint64_t s, const uint32_t* u) {
+  const TmEntry<NW>& e = tm_entries(tm_bucket_of<NW>(s))[0];
+  bool same            = true;
+  for (unsigned w = 0; w < NW; ++w) same &= (e.value[w] & t.mask[w]) == u[w];
   return same;
 }
 
-/// The bucket for masked value u in table t (null when none), from slot `i` of the chain of
-/// `hash` and its tagged slot `s` (tm_next_tagged): a tag collision goes on down the chain.
+/// The slot of masked value u's bucket in table t (0 when none), from slot `i` of the chain
+/// of `hash` and its tagged slot `s` (tm_next_tagged): a tag collision goes on down the chain.
 template <unsigned NW>
-WARPATH_HD const TmBucket<NW>* tm_find_from(const TmTable<NW>& t, const uint32_t* u,
-                                            uint64_t hash, uint32_t i, uint64_t s) {
+WARPATH_HD uint64_t tm_find_from(const TmTable<NW>& t, const uint32_t* u, uint64_t hash,
+                                 uint32_t i, uint64_t s) {
   while (s != 0) {
-    const TmBucket<NW>* b = tm_bucket_of<NW>(s);
-    if (tm_holds<NW>(b, u)) return b;
+    if (tm_holds<NW>(t, s, u)) return s;
     i = (i + 1) & t.cap_mask;
     s = tm_next_tagged<NW>(t, hash, i);
   }
-  return nullptr;
+  return 0;
 }
 
-/// The bucket for masked value u in table t (null when none).
+/// The slot of masked value u's bucket in table t (0 when none).
 template <unsigned NW>
-WARPATH_HD const TmBucket<NW>* tm_find(const TmTable<NW>& t, const uint32_t* u, uint64_t hash) {
+WARPATH_HD uint64_t tm_find(const TmTable<NW>& t, const uint32_t* u, uint64_t hash) {
   uint32_t i       = uint32_t(hash) & t.cap_mask;
   const uint64_t s = tm_next_tagged<NW>(t, hash, i);
   return tm_find_from<NW>(t, u, hash, i, s);
 }
 
-/// Raises `best` to the best entry of bucket b that matches key k and is in the rule set of
-/// `version` (entries are sorted by order key, so the scan stops at the first that cannot win).
+/// Raises `best` to the best entry of the bucket of slot s that matches key k and is in the
+/// rule set of `version` (entries are sorted by order key, so the scan stops at the first that
+/// cannot win).
 template <unsigned NW>
-WARPATH_HD void tm_scan(const TmBucket<NW>* b, const uint32_t* k, uint64_t version,
-                               uint64_t& best) {
-  const TmEntry<NW>* e = tm_entries(b);
-  for (uint32_t i = 0; i < b->count && e[i].key > best; ++i) {
+WARPATH_HD void tm_scan(uint64_t s, const uint32_t* k, uint64_t version, uint64_t& best) {
+  const TmEntry<NW>* e = tm_entries(tm_bucket_of<NW>(s));
+  const uint32_t n     = tm_count_of<NW>(s);
+  for (uint32_t i = 0; i < n && e[i].key > best; ++i) {
     if (e[i].birth > version) continue;
     if (__atomic_load_n(&e[i].death, __ATOMIC_RELAXED) <= version) continue;
     if (tm_entry_matches<NW>(e[i], k)) {
@@ -175,8 +196,8 @@ WARPATH_HD void tm_probe(const TmTable<NW>& t, const uint32_t* k, uint64_t versi
   if (best >= t.best) return;
   uint32_t u[NW];
   tm_mask<NW>(t, k, u);
-  const TmBucket<NW>* b = tm_find<NW>(t, u, tm_hash<NW>(u));
-  if (b) tm_scan<NW>(b, k, version, best);
+  const uint64_t s = tm_find<NW>(t, u, tm_hash<NW>(u));
+  if (s) tm_scan<NW>(s, k, version, best);
 }
 
 }  // namespace warpath::classify::core
