@@ -333,7 +333,7 @@ Status classify_point(const std::string& engine, const std::string& sweep,
 // f = 12, 64K tuples per batch.
 Status run_classify(int repeat, std::vector<ClassifyRow>& rows) {
   const std::vector<uint32_t> big = {65536};
-  for (const std::string engine : {"cuda.linear", "cuda.tuple", "cuda.bloom"}) {
+  for (const std::string engine : {"cuda.linear", "cuda.tuple", "cuda.bloom", "cuda.tuplemerge"}) {
     classify::SyntheticParams base;
     base.rules = 1024, base.classes = 128, base.full = 128, base.matching = 1, base.fields = 12;
     base.tuples = 65536;
@@ -461,7 +461,8 @@ Status run_classbench(const std::string& data, int repeat, std::vector<ClassBenc
     ExecContext ctx;
     WARPATH_TRY(cpu->classify(keys.view(), {want.data(), kKeys}, ctx));
     for (const std::string engine :
-         {"cuda.linear", "cuda.tuple", "cuda.bloom", "cuda.rfc", "cuda.tic", "cuda.split"}) {
+         {"cuda.linear", "cuda.tuple", "cuda.bloom", "cuda.rfc", "cuda.tic", "cuda.split",
+          "cuda.tuplemerge"}) {
       const auto t0 = std::chrono::steady_clock::now();
       auto gpu      = classify::make_classifier(engine, rules);
       const double build_ms =

@@ -119,6 +119,8 @@ std::vector<EngineInfo> classifier_engines() {
            {"cuda.rfc", "RFC phases in CUDA (5-tuple)", 2, &have_gpu},
            {"cuda.tic", "TIC range interpreter in CUDA (5-tuple)", 2, &have_gpu},
            {"cuda.split", "address split in CUDA, a thread per key (5-tuple)", 2, &have_gpu},
+           {"cuda.tuplemerge", "TupleMerge in CUDA, a thread per key; updates re-upload the image",
+            2, &have_gpu},
        })
     engines.push_back(e);
 #else
@@ -157,6 +159,7 @@ Result<std::unique_ptr<Classifier>> make_classifier(std::string_view requested,
   if (id == "cuda.rfc") engine = detail::make_cuda_rfc(rules, params);
   if (id == "cuda.tic") engine = detail::make_cuda_tic(rules, params);
   if (id == "cuda.split") engine = detail::make_cuda_split(rules, params);
+  if (id == "cuda.tuplemerge") engine = detail::make_cuda_tuplemerge(rules, params);
 #endif
   if (!engine.is_ok() || !validating) return engine;
   return validated(std::move(engine).value(), rules);

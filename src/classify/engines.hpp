@@ -5,7 +5,7 @@
 //   cpu/tuple_cpu.cpp,  cuda/tuple_cuda.cu                    *.tuple and *.bloom
 //   cpu/rfc_cpu.cpp, cpu/tic_cpu.cpp, cuda/rfc_cuda.cu, cuda/tic_cuda.cu   *.rfc, *.tic
 //   cpu/split_cpu.cpp, cuda/split_cuda.cu                     *.split
-//   cpu/tmerge_cpu.cpp                                        cpu.tuplemerge
+//   cpu/tmerge_cpu.cpp, cuda/tmerge_cuda.cu                   *.tuplemerge
 #pragma once
 #include <memory>
 
@@ -28,6 +28,7 @@ Made make_cuda_tuple(const RuleSet& rules, const ClassifyParams& params, bool bl
 Made make_cuda_rfc(const RuleSet& rules, const ClassifyParams& params);
 Made make_cuda_tic(const RuleSet& rules, const ClassifyParams& params);
 Made make_cuda_split(const RuleSet& rules, const ClassifyParams& params);
+Made make_cuda_tuplemerge(const RuleSet& rules, const ClassifyParams& params);
 #endif
 
 }  // namespace warpath::classify::detail

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -357,7 +358,52 @@ uint64_t TmSet<NW>::memory_bytes() const {
   return bytes;
 }
 
+template <unsigned NW>
+Status TmWriter<NW>::init(const RuleSet& rules) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  set_.set_building(true);
+  for (uint32_t i = 0; i < rules.rules.size(); ++i) WARPATH_TRY(set_.insert(i, rules.rules[i], 0));
+  set_.publish_list();
+  set_.set_building(false);
+  return Status::ok();
+}
+
+template <unsigned NW>
+Status TmWriter<NW>::update(bool insert, uint32_t index, const Rule* rule,
+                            void (*quiesce)(const void*), const void* arg) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const uint64_t next = version_.load(std::memory_order_relaxed) + 1;
+  WARPATH_TRY(insert ? set_.insert(index, *rule, next) : set_.erase(index, next));
+  set_.publish_list();
+  version_.store(next, std::memory_order_release);
+  if (++since_collect_ >= kCollectEvery || set_.retired_bytes() >= kMaxRetiredBytes) {
+    quiesce(arg);  // readers now take `next` or later
+    set_.free_retired();
+    set_.collect(next);
+    since_collect_ = 0;
+  }
+  return Status::ok();
+}
+
+template <unsigned NW>
+ClassifierStats tm_stats(const TmSet<NW>& set) {
+  ClassifierStats s;
+  s.rules        = set.rules();
+  s.entries      = set.rules();
+  s.classes      = set.tables();
+  s.memory_bytes = set.memory_bytes();
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "%u tables, %.1f rules per table", set.tables(),
+                set.tables() ? double(s.rules) / set.tables() : 0.0);
+  s.detail = buf;
+  return s;
+}
+template ClassifierStats tm_stats(const TmSet<4>&);
+template ClassifierStats tm_stats(const TmSet<9>&);
+
 template class TmSet<4>;
 template class TmSet<9>;
+template class TmWriter<4>;
+template class TmWriter<9>;
 
 }  // namespace warpath::classify::detail

@@ -26,10 +26,12 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <unordered_map>
 #include <vector>
 
 #include "classify/core/tmerge_core.hpp"
+#include "warpath/classify/classifier.hpp"
 #include "warpath/core/status.hpp"
 
 namespace warpath::classify::detail {
@@ -129,5 +131,38 @@ class TmSet {
 
 extern template class TmSet<4>;
 extern template class TmSet<9>;
+
+/// The update side every TupleMerge engine shares: a TmSet, the published version, one writer
+/// at a time. An update is applied for version v + 1, the table list is published, then
+/// v + 1; every kCollectEvery updates (or kMaxRetiredBytes retired) `quiesce` must return
+/// once no reader can use a version below the current one (the CPU engine:
+/// ReadGuard::synchronize; the CUDA engine, whose readers never touch host memory: nothing),
+/// and retired memory is freed and dead entries collected.
+template <unsigned NW>
+class TmWriter {
+ public:
+  static constexpr uint32_t kCollectEvery  = 1024;
+  static constexpr size_t kMaxRetiredBytes = 8u << 20;
+
+  Status init(const RuleSet& rules);
+  Status update(bool insert, uint32_t index, const Rule* rule, void (*quiesce)(const void*),
+                const void* arg);
+  uint64_t version() const { return version_.load(std::memory_order_acquire); }
+  const TmSet<NW>& set() const { return set_; }
+  std::mutex& mutex() const { return mutex_; }
+
+ private:
+  TmSet<NW> set_;
+  std::atomic<uint64_t> version_{0};
+  mutable std::mutex mutex_;
+  uint32_t since_collect_ = 0;
+};
+
+extern template class TmWriter<4>;
+extern template class TmWriter<9>;
+
+/// rules, tables (as classes), memory and a detail line (writer's mutex held).
+template <unsigned NW>
+ClassifierStats tm_stats(const TmSet<NW>& set);
 
 }  // namespace warpath::classify::detail

@@ -211,7 +211,7 @@ void expect_agrees(const Classifier& c, const std::vector<uint32_t>& want, KeyLa
 
 std::vector<std::string> engines() {
   std::vector<std::string> ids = {"cpu.tuple", "cpu.bloom", "cpu.tuplemerge"};
-  if (cuda_device_count() > 0) ids.insert(ids.end(), {"cuda.tuple", "cuda.bloom"});
+  if (cuda_device_count() > 0) ids.insert(ids.end(), {"cuda.tuple", "cuda.bloom", "cuda.tuplemerge"});
   return ids;
 }
 

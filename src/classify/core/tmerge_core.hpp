@@ -1,8 +1,8 @@
 // src/classify/core/tmerge_core.hpp
 //
 // TupleMerge (Daly, Liu, Torng: "TupleMerge: Fast Software Packet Processing for Online
-// Packet Classification", IEEE/ACM ToN 2019): the per-key body of cpu.tuplemerge. No STL, no
-// CUDA includes; the functions are host/device so a CUDA engine probes the same layout.
+// Packet Classification", IEEE/ACM ToN 2019): the per-key body of cpu.tuplemerge and
+// cuda.tuplemerge. No STL, no CUDA includes; host/device functions over one layout.
 //
 // Why TupleMerge (docs/adr/0014-classification-under-updates.md has the numbers): tuple space
 // search takes an update in O(1) but needs one table per distinct mask, and expanding port
@@ -41,6 +41,16 @@ namespace warpath::classify::core {
 inline constexpr uint64_t kTmEmpty = 0;
 inline constexpr uint64_t kTmTomb  = 1;
 inline constexpr uint64_t kTmNever = ~uint64_t(0);  ///< death of a live entry
+
+/// A 64-bit load that may race with the writer's stores (acquire on the host; the CUDA engine's
+/// device image is immutable while a kernel runs).
+WARPATH_HD uint64_t tm_load(const uint64_t* p) {
+#if defined(__CUDA_ARCH__)
+  return *p;
+#else
+  return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+#endif
+}
 
 template <unsigned NW>
 struct alignas(64) TmEntry {
@@ -135,7 +145,7 @@ WARPATH_HD bool tm_entry_matches(const TmEntry<NW>& e, const uint32_t* k) {
 template <unsigned NW>
 WARPATH_HD uint64_t tm_next_tagged(const TmTable<NW>& t, uint64_t hash, uint32_t& i) {
   for (;; i = (i + 1) & t.cap_mask) {
-    const uint64_t s = __atomic_load_n(&t.slots[i], __ATOMIC_ACQUIRE);
+    const uint64_t s = tm_load(&t.slots[i]);
     if (s == kTmEmpty) return 0;
     if (tm_tag_equal(s, hash)) return s;
   }
@@ -181,7 +191,7 @@ WARPATH_HD void tm_scan(uint64_t s, const uint32_t* k, uint64_t version, uint64_
   const uint32_t n     = tm_count_of<NW>(s);
   for (uint32_t i = 0; i < n && e[i].key > best; ++i) {
     if (e[i].birth > version) continue;
-    if (__atomic_load_n(&e[i].death, __ATOMIC_RELAXED) <= version) continue;
+    if (tm_load(&e[i].death) <= version) continue;
     if (tm_entry_matches<NW>(e[i], k)) {
       best = e[i].key;
       return;

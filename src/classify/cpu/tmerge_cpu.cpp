@@ -6,11 +6,9 @@
 // Keys advance G-Opt style in groups of kGroup: for each table (sorted by best, descending,
 // and stopped once no key of the group can improve), the group's masked values are hashed and
 // their slots prefetched, then the buckets are found and prefetched, then scanned.
-// Writers (one at a time, a mutex): an update is applied for version v + 1 and v + 1 is
-// published last (tmerge_image.hpp). Every kCollectEvery updates (or kMaxRetiredBytes of
-// retired memory) the writer waits for readers (ReadGuard::synchronize), frees what was
-// retired before, and collects the entries dead by then; so an update waits for readers only
-// then, and its p99 is one bucket copy and a few slot stores.
+// Writers: TmWriter (tmerge_image.hpp), whose periodic collection waits for this engine's
+// readers (ReadGuard::synchronize); so an update waits for readers only then, and its p99 is
+// one bucket copy and a few slot stores.
 #include <algorithm>
 #include <cstdio>
 #include <mutex>
@@ -26,8 +24,6 @@ namespace {
 
 constexpr uint32_t kGroup           = 64;
 constexpr uint32_t kMinPerThread    = 1u << 14;
-constexpr uint32_t kCollectEvery    = 1024;
-constexpr size_t kMaxRetiredBytes   = 8u << 20;
 
 // Probes table t for the group's active keys act[0, na) (each with best below t.best).
 template <unsigned NW>
@@ -96,13 +92,7 @@ class TupleMergeCpu final : public Classifier {
  public:
   explicit TupleMergeCpu(KeyLayout layout) : layout_(layout) {}
 
-  Status init(const RuleSet& rules) {
-    set_.set_building(true);
-    for (uint32_t i = 0; i < rules.rules.size(); ++i) WARPATH_TRY(set_.insert(i, rules.rules[i], 0));
-    set_.publish_list();
-    set_.set_building(false);
-    return Status::ok();
-  }
+  Status init(const RuleSet& rules) { return writer_.init(rules); }
 
   std::string_view id() const noexcept override { return "cpu.tuplemerge"; }
 
@@ -110,8 +100,8 @@ class TupleMergeCpu final : public Classifier {
     if (keys.layout != layout_)
       return Status(Errc::kInvalidArgument, std::string(id()) + ": key layout differs from rules");
     ReadGuard::Section section(guard_);
-    const uint64_t version = version_.load(std::memory_order_acquire);
-    const TmList<NW>& list = *set_.list();
+    const uint64_t version = writer_.version();
+    const TmList<NW>& list = *writer_.set().list();
     parallel_ranges(keys.count, ctx.threads, kMinPerThread, [&](uint32_t begin, uint32_t end) {
       classify_range<NW>(list, version, keys, begin, end, out.data);
     });
@@ -119,52 +109,23 @@ class TupleMergeCpu final : public Classifier {
   }
 
   Status insert(uint32_t index, const Rule& rule) override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    const uint64_t next = version_.load(std::memory_order_relaxed) + 1;
-    WARPATH_TRY(set_.insert(index, rule, next));
-    return publish(next);
+    return writer_.update(true, index, &rule, &quiesce, &guard_);
   }
   Status erase(uint32_t index) override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    const uint64_t next = version_.load(std::memory_order_relaxed) + 1;
-    WARPATH_TRY(set_.erase(index, next));
-    return publish(next);
+    return writer_.update(false, index, nullptr, &quiesce, &guard_);
   }
 
   ClassifierStats stats() const override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    ClassifierStats s;
-    s.rules        = set_.rules();
-    s.entries      = set_.rules();
-    s.classes      = set_.tables();
-    s.memory_bytes = set_.memory_bytes();
-    char buf[96];
-    std::snprintf(buf, sizeof buf, "%u tables, %.2f rules per table", set_.tables(),
-                  set_.tables() ? double(s.rules) / set_.tables() : 0.0);
-    s.detail = buf;
-    return s;
+    std::lock_guard<std::mutex> lock(writer_.mutex());
+    return tm_stats(writer_.set());
   }
 
  private:
-  // Mutex held: the list, then the version; collection every kCollectEvery updates.
-  Status publish(uint64_t next) {
-    set_.publish_list();
-    version_.store(next, std::memory_order_release);
-    if (++since_collect_ >= kCollectEvery || set_.retired_bytes() >= kMaxRetiredBytes) {
-      guard_.synchronize();  // readers now take `next` or later
-      set_.free_retired();
-      set_.collect(next);
-      since_collect_ = 0;
-    }
-    return Status::ok();
-  }
+  static void quiesce(const void* guard) { static_cast<const ReadGuard*>(guard)->synchronize(); }
 
   KeyLayout layout_;
-  TmSet<NW> set_;
-  std::atomic<uint64_t> version_{0};
+  TmWriter<NW> writer_;
   ReadGuard guard_;
-  mutable std::mutex mutex_;
-  uint32_t since_collect_ = 0;
 };
 
 template <unsigned NW>
