@@ -134,6 +134,11 @@ for r in runs:
             out.append(f"| {x['engine']} | {u['updates_per_s']:,.0f} | {u['p50_us']:.1f} | "
                        f"{u['p99_us']:.1f} | {u['max_us']:.0f} | "
                        f"{u['concurrent_updates_per_s']:,.0f} | {u['reader_mpps']:.2f} | {after} |")
+        acl = [x for x in r["results"] if x["engine"].startswith("rte_acl") and x.get("build_ms")]
+        if acl:  # the anchor updates only by rebuilding: one update per build
+            b = acl[0]["build_ms"]
+            out.append(f"| rte_acl (every update a rebuild) | {1000 / b:,.1f} | {b * 1000:,.0f} | "
+                       f"{b * 1000:,.0f} | {b * 1000:,.0f} | - | - | - |")
     for n in r.get("notes", []):
         out.append(f"\nNote: {n}")
     out.append("")

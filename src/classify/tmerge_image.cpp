@@ -49,7 +49,8 @@ void TmSet<NW>::effective(const Rule& r, Value& value, Value& mask) {
 
 // Relaxation levels, coarse to fine: 0 prefixes to multiples of 16 bits and no ports,
 // 1 multiples of 8 and no ports, 2 multiples of 8 with exact ports, 3 the rule's own mask.
-// Other masks (protocol, MAC parts) are kept.
+// Other masks are kept below level 3 only where every byte is whole (protocol, a MAC's
+// bytes, VLAN): arbitrary bit masks (an attacker's way to a table per rule) are dropped.
 template <unsigned NW>
 typename TmSet<NW>::Value TmSet<NW>::relax(const Value& mask, int level) {
   if (level >= kRelaxLevels - 1) return mask;
@@ -62,7 +63,13 @@ typename TmSet<NW>::Value TmSet<NW>::relax(const Value& mask, int level) {
       if (level < 2) m[w] = 0;
       continue;
     }
-    if (x == 0 || l == 32 || (x << l) != 0) continue;
+    if (x == 0 || l == 32) continue;
+    if ((x << l) != 0) {  // not a prefix
+      bool whole = true;
+      for (int b = 0; b < 32; b += 8) whole &= ((x >> b) & 0xFF) == 0 || ((x >> b) & 0xFF) == 0xFF;
+      if (!whole) m[w] = 0;
+      continue;
+    }
     const int r = l - l % bits;
     m[w]        = r == 0 ? 0 : ~0u << (32 - r);
   }
@@ -213,6 +220,12 @@ Status TmSet<NW>::insert(uint32_t index, const Rule& rule, uint64_t version) {
       t = c;
       break;
     }
+  }
+  // At kMaxTables no new table: the most specific candidate takes the rule past the limit,
+  // or (none) the table of the empty mask, which takes every rule.
+  if (!t && tables_.size() >= kMaxTables) {
+    ++overflows_;
+    t = fits.empty() ? table_for(Value{}) : fits.front();
   }
   // Else the coarsest relaxation of the rule's mask whose bucket has room (existing tables at
   // those masks were full, or they are new).
@@ -393,8 +406,9 @@ ClassifierStats tm_stats(const TmSet<NW>& set) {
   s.classes      = set.tables();
   s.memory_bytes = set.memory_bytes();
   char buf[96];
-  std::snprintf(buf, sizeof buf, "%u tables, %.1f rules per table", set.tables(),
-                set.tables() ? double(s.rules) / set.tables() : 0.0);
+  std::snprintf(buf, sizeof buf, "%u tables, %.1f rules per table, %llu placed past the limit",
+                set.tables(), set.tables() ? double(s.rules) / set.tables() : 0.0,
+                static_cast<unsigned long long>(set.overflows()));
   s.detail = buf;
   return s;
 }

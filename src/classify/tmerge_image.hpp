@@ -39,6 +39,10 @@ namespace warpath::classify::detail {
 inline constexpr uint32_t kCollisionLimit = 32;  ///< entries per bucket before a finer table
 inline constexpr unsigned kRelaxBits       = 8;   ///< prefix rounding of levels 1 and 2
 inline constexpr int kRelaxLevels          = 4;   ///< TmSet::relax()
+/// Tables at most (plus the empty mask's): the bound on probes per key whatever the rules'
+/// masks (Open vSwitch's tuple space explosion, CVE-2019-25076); rules that would need more
+/// go past the collision limit into the most specific table that can hold them (counted).
+inline constexpr size_t kMaxTables = 128;
 
 /// A published list of tables, sorted by best, descending.
 template <unsigned NW>
@@ -79,6 +83,7 @@ class TmSet {
   uint64_t memory_bytes() const;
   size_t retired_bytes() const { return retired_bytes_; }
   uint64_t dirty() const { return dirty_.size(); }
+  uint64_t overflows() const { return overflows_; }  ///< rules placed past kCollisionLimit at kMaxTables
 
  private:
   using Value = std::array<uint32_t, NW>;
@@ -123,6 +128,7 @@ class TmSet {
   bool list_changed_ = true;
   bool building_     = false;
   uint64_t entries_  = 0;
+  uint64_t overflows_ = 0;
   std::vector<std::pair<void*, size_t>> retired_;  ///< buckets and slot arrays (std::free)
   std::vector<std::unique_ptr<const TmList<NW>>> retired_lists_;
   size_t retired_bytes_ = 0;

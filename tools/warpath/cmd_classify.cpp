@@ -4,7 +4,7 @@
 //                    [--algo linear|tuple|bloom|rfc|tic|split|auto] [--engine
 //                    cpu|gpu|ref|auto|<id>]
 //                    [--threads N] [--batch N] [--out FILE] [--stats FILE]
-//                    [--updates FILE [--reader-cpu N --updater-cpu N]]
+//                    [--updates FILE [--update-rate N] [--reader-cpu N --updater-cpu N]]
 //
 // Writes one line per trace line: the 0-based index of the matched rule in the rule file, or
 // -1. --stats: JSON with rules, packets, algo, engine, threads, build_ms, memory_bytes and mpps
@@ -13,7 +13,8 @@
 // --updates FILE (classify/rule_updates.hpp: '+ PRIORITY RULE', '- PRIORITY'): one thread
 // applies the updates, one at a time and timed, while another classifies the trace over and
 // over; then the trace is classified once more and --out gets the final rule set's answers
-// (rule priorities, -1 for none). The engine must take updates (--algo auto picks the best
+// (rule priorities, -1 for none); --update-rate paces them (a sweep of rates gives the lookup
+// rate against the update rate: bench/classify/update_sweep.py). The engine must take updates (--algo auto picks the best
 // that does); --stats adds updates, updates_per_s, update_p50_us/p99_us/max_us,
 // mpps_before_updates (the reader alone on the initial set, 0.2 s), mpps_during_updates (its
 // rate while the updates ran) and reader_passes.
@@ -45,6 +46,7 @@ struct ClassifyOptions {
   std::string updates;
   uint32_t threads = 1, batch = 65536;
   int reader_cpu = -1, updater_cpu = -1;
+  double update_rate = 0;  ///< updates per second; 0: as fast as they go
   bool show_rule = false;
 };
 
@@ -137,7 +139,15 @@ Status run_updates(classify::Classifier& c, const std::vector<classify::RuleUpda
   lat.reserve(updates.size());
   Status status  = Status::ok();
   const auto t0  = Clock::now();
-  for (const classify::RuleUpdate& u : updates) {
+  for (size_t i = 0; i < updates.size(); ++i) {
+    const classify::RuleUpdate& u = updates[i];
+    if (o.update_rate > 0) {  // paced: update i not before t0 + i / rate
+      const auto due = t0 + std::chrono::duration_cast<Clock::duration>(
+                                std::chrono::duration<double>(double(i) / o.update_rate));
+      for (auto now = Clock::now(); now < due; now = Clock::now())
+        if (due - now > std::chrono::microseconds(100))
+          std::this_thread::sleep_for(due - now - std::chrono::microseconds(50));
+    }
     const auto a = Clock::now();
     status       = u.insert ? c.insert(u.priority, u.rule) : c.erase(u.priority);
     lat.push_back(std::chrono::duration<double, std::micro>(Clock::now() - a).count());
@@ -294,6 +304,9 @@ void add_classify(CLI::App& app, Runner& run) {
   cmd->add_option("--updates", o->updates,
                   "Apply these rule updates ('+ PRIORITY RULE', '- PRIORITY') on one thread while "
                   "another classifies the trace; --out gives the final rule set's answers");
+  cmd->add_option("--update-rate", o->update_rate,
+                  "With --updates: apply them at this many per second (default: as fast as they go)")
+      ->check(CLI::Range(0.0, 1e9));
   cmd->add_option("--reader-cpu", o->reader_cpu, "With --updates: pin the classifying thread")
       ->check(CLI::Range(0, 4095));
   cmd->add_option("--updater-cpu", o->updater_cpu, "With --updates: pin the updating thread")
