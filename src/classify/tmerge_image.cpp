@@ -197,6 +197,8 @@ void TmSet<NW>::free_retired() {
 template <unsigned NW>
 Status TmSet<NW>::insert(uint32_t index, const Rule& rule, uint64_t version) {
   if (index == kNoMatch) return Status(Errc::kInvalidArgument, "rule index 2^32-1 is reserved");
+  if (rule.sport_lo > rule.sport_hi || rule.dport_lo > rule.dport_hi)
+    return Status(Errc::kInvalidArgument, "rule " + std::to_string(index) + ": empty port range");
   if (where_.count(index)) WARPATH_TRY(erase(index, version));
   Value ev, em;
   effective(rule, ev, em);
@@ -243,8 +245,8 @@ Status TmSet<NW>::insert(uint32_t index, const Rule& rule, uint64_t version) {
   // The effective value and mask (exact ports as mask bits): the bucket's value is the first
   // entry's under the table mask (core::tm_holds).
   for (unsigned w = 0; w < NW; ++w) e.value[w] = ev[w], e.mask[w] = em[w];
-  e.sport_lo = rule.sport_lo, e.sport_hi = rule.sport_hi;
-  e.dport_lo = rule.dport_lo, e.dport_hi = rule.dport_hi;
+  e.sport_lo = rule.sport_lo, e.sport_span = uint16_t(rule.sport_hi - rule.sport_lo);
+  e.dport_lo = rule.dport_lo, e.dport_span = uint16_t(rule.dport_hi - rule.dport_lo);
   e.key   = order_key(rule.priority, index);
   e.birth = version;
   e.death = core::kTmNever;

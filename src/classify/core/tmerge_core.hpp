@@ -56,7 +56,7 @@ template <unsigned NW>
 struct alignas(64) TmEntry {
   uint32_t value[NW];
   uint32_t mask[NW];
-  uint16_t sport_lo, sport_hi, dport_lo, dport_hi;
+  uint16_t sport_lo, sport_span, dport_lo, dport_span;  ///< a range is [lo, lo + span]
   uint64_t key;    ///< order_key(priority, index)
   uint64_t birth;  ///< first version that holds the rule
   uint64_t death;  ///< first version without it (kTmNever); written while readers run
@@ -131,13 +131,15 @@ WARPATH_HD void tm_mask(const TmTable<NW>& t, const uint32_t* k, uint32_t* u) {
 }
 
 /// Whether key k matches the entry's rule (every word under its mask, both port ranges).
+/// Branch-free: a range check is one unsigned compare, (port - lo) <= span.
 template <unsigned NW>
 WARPATH_HD bool tm_entry_matches(const TmEntry<NW>& e, const uint32_t* k) {
   uint32_t diff = 0;
   for (unsigned w = 0; w < NW; ++w) diff |= (k[w] & e.mask[w]) ^ e.value[w];
   const uint32_t p = k[NW == 4 ? 2 : 8];
   const uint32_t s = p >> 16, d = p & 0xFFFF;
-  return diff == 0 && s >= e.sport_lo && s <= e.sport_hi && d >= e.dport_lo && d <= e.dport_hi;
+  const bool out   = (s - e.sport_lo > e.sport_span) | (d - e.dport_lo > e.dport_span);
+  return (diff == 0) & !out;
 }
 
 /// The first slot at or after `i` on the probe chain of `hash` whose tag matches (*i is left
@@ -190,9 +192,8 @@ WARPATH_HD void tm_scan(uint64_t s, const uint32_t* k, uint64_t version, uint64_
   const TmEntry<NW>* e = tm_entries(tm_bucket_of<NW>(s));
   const uint32_t n     = tm_count_of<NW>(s);
   for (uint32_t i = 0; i < n && e[i].key > best; ++i) {
-    if (e[i].birth > version) continue;
-    if (tm_load(&e[i].death) <= version) continue;
-    if (tm_entry_matches<NW>(e[i], k)) {
+    const bool alive = (e[i].birth <= version) & (tm_load(&e[i].death) > version);
+    if (alive & tm_entry_matches<NW>(e[i], k)) {
       best = e[i].key;
       return;
     }
