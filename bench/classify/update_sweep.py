@@ -5,7 +5,8 @@
                     [--engine ID] [--reader-cpu 1 --updater-cpu 0] --out PREFIX
 
 For each rate (0: no updates, the reader alone; max: as fast as they go) one run of
-`warpath classify --updates U --update-rate RATE --stats`; writes PREFIX.json (every run's
+`warpath classify --updates U' --update-rate RATE --stats`, U' being the first
+max(2,000, --seconds x RATE) updates of U (a prefix of a valid file is valid); writes PREFIX.json (every run's
 stats), PREFIX.md (a table) and PREFIX.png (reader Mpps against achieved updates/s, with the
 reader's rate before the updates and 80 % of it).
 """
@@ -25,21 +26,26 @@ def main():
     ap.add_argument("--rates", default="0,1e4,1e5,3e5,1e6,max")
     ap.add_argument("--engine", default="auto")
     ap.add_argument("--batch", default="64")
+    ap.add_argument("--seconds", type=float, default=2.0, help="updates per run: this many seconds' worth")
     ap.add_argument("--reader-cpu", default="1")
     ap.add_argument("--updater-cpu", default="0")
     ap.add_argument("--warpath", default=os.environ.get("WARPATH_BIN", "build/warpath"))
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
     runs = []
+    lines = [l for l in open(a.updates) if l.strip() and not l.startswith("#")]
     with tempfile.TemporaryDirectory() as tmp:
         empty = os.path.join(tmp, "none")
         open(empty, "w").close()
         for rate in a.rates.split(","):
+            part = os.path.join(tmp, f"u-{rate}")
+            n = len(lines) if rate == "max" else max(2000, int(float(rate) * a.seconds))
+            open(part, "w").writelines(lines[:n])
             stats = os.path.join(tmp, "s.json")
             cmd = [a.warpath, "classify", "--rules", a.rules, "--trace", a.trace, "--engine",
                    a.engine, "--batch", a.batch, "--reader-cpu", a.reader_cpu, "--updater-cpu",
                    a.updater_cpu, "--out", os.devnull, "--stats", stats,
-                   "--updates", empty if rate == "0" else a.updates]
+                   "--updates", empty if rate == "0" else part]
             if rate not in ("0", "max"):
                 cmd += ["--update-rate", rate]
             print("update_sweep:", " ".join(cmd), file=sys.stderr)
