@@ -75,7 +75,7 @@ def main():
     except ImportError:
         print("update_sweep: no matplotlib, no plot", file=sys.stderr)
         return
-    xs = [max(j["updates_per_s"], 1) for j in runs]
+    xs = [max(j["updates_per_s"], 1) for j in runs]  # the run without updates at x = 1
     ys = [j["mpps_during_updates"] for j in runs]
     base = runs[0]["mpps_before_updates"]
     fig, ax = plt.subplots(figsize=(6, 4))
@@ -83,6 +83,8 @@ def main():
     ax.axhline(base, color="gray", ls="--", label="reader alone")
     ax.axhline(0.8 * base, color="gray", ls=":", label="80 % of alone")
     ax.set_xscale("log")
+    ax.set_ylim(bottom=0)
+    ax.annotate("no updates", (xs[0], ys[0]), textcoords="offset points", xytext=(4, -12), fontsize=7)
     ax.set_xlabel("updates per second (achieved)")
     ax.set_ylabel("lookups, Mpps (one core)")
     ax.set_title(os.path.basename(a.rules))
