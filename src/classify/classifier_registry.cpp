@@ -79,14 +79,14 @@ Result<std::unique_ptr<Classifier>> validated(std::unique_ptr<Classifier> engine
 }  // namespace
 
 bool takes_updates(std::string_view id) {
-  for (std::string_view e : {".tuple", ".bloom", ".tuplemerge", "ref.linear"})
+  for (std::string_view e : {".tuple", ".bloom", ".tuplemerge", ".overlay", "ref.linear"})
     if (id.size() >= e.size() && id.substr(id.size() - e.size()) == e) return true;
   return false;
 }
 
 bool takes_layout(std::string_view id, KeyLayout layout) {
   if (layout == KeyLayout::kFiveTuple) return true;
-  for (std::string_view five : {".rfc", ".tic", ".split"})
+  for (std::string_view five : {".rfc", ".tic", ".split", ".overlay"})
     if (id.find(five) != std::string_view::npos) return false;
   return true;
 }
@@ -109,6 +109,10 @@ std::vector<EngineInfo> classifier_engines() {
        "TupleMerge: rules whole in few relaxed-tuple hash tables; versioned updates while "
        "classifying",
        9, &always},
+      {"cpu.overlay",
+       "the best static engine over a snapshot, TupleMerge overlays of the changes, rebuilt in "
+       "the background (5-tuple; picked by auto when updates are expected)",
+       10, &always},
   };
 #if defined(WARPATH_HAVE_CUDA)
   for (EngineInfo e : std::vector<EngineInfo>{
@@ -152,6 +156,7 @@ Result<std::unique_ptr<Classifier>> make_classifier(std::string_view requested,
   if (id == "cpu.tic") engine = detail::make_cpu_tic(rules, params);
   if (id == "cpu.split") engine = detail::make_cpu_split(rules, params);
   if (id == "cpu.tuplemerge") engine = detail::make_cpu_tuplemerge(rules, params);
+  if (id == "cpu.overlay") engine = detail::make_cpu_overlay(rules, params);
 #if defined(WARPATH_HAVE_CUDA)
   if (id == "cuda.linear") engine = detail::make_cuda_linear(rules, params);
   if (id == "cuda.tuple") engine = detail::make_cuda_tuple(rules, params, false);
@@ -194,6 +199,8 @@ Result<std::unique_ptr<Classifier>> make_best_classifier(const RuleSet& rules,
     if (e.id == "ref.linear" || e.id.substr(0, prefix.size()) != prefix) continue;
     if (!takes_layout(e.id, rules.layout) || !e.available()) continue;
     if (params.updates && !takes_updates(e.id)) continue;
+    // The overlay is for updates only (and its snapshot is built by this same function).
+    if (!params.updates && e.id.size() >= 8 && e.id.substr(e.id.size() - 8) == ".overlay") continue;
     auto made = make_classifier(e.id, rules, limited);
     if (made.is_ok() ||
         (made.status().code() != Errc::kCapacity && made.status().code() != Errc::kNotSupported))

@@ -6,6 +6,7 @@
 //   cpu/rfc_cpu.cpp, cpu/tic_cpu.cpp, cuda/rfc_cuda.cu, cuda/tic_cuda.cu   *.rfc, *.tic
 //   cpu/split_cpu.cpp, cuda/split_cuda.cu                     *.split
 //   cpu/tmerge_cpu.cpp, cuda/tmerge_cuda.cu                   *.tuplemerge
+//   cpu/overlay_cpu.cpp                                       cpu.overlay
 #pragma once
 #include <memory>
 
@@ -22,6 +23,7 @@ Made make_cpu_rfc(const RuleSet& rules, const ClassifyParams& params);
 Made make_cpu_tic(const RuleSet& rules, const ClassifyParams& params);
 Made make_cpu_split(const RuleSet& rules, const ClassifyParams& params);
 Made make_cpu_tuplemerge(const RuleSet& rules, const ClassifyParams& params);
+Made make_cpu_overlay(const RuleSet& rules, const ClassifyParams& params);
 #if defined(WARPATH_HAVE_CUDA)
 Made make_cuda_linear(const RuleSet& rules, const ClassifyParams& params);
 Made make_cuda_tuple(const RuleSet& rules, const ClassifyParams& params, bool bloom);

@@ -78,6 +78,7 @@ class TmSet {
   void set_building(bool b) { building_ = b; }
 
   uint64_t rules() const { return where_.size(); }
+  bool contains(uint32_t index) const { return where_.count(index) != 0; }
   uint64_t entries() const { return entries_; }  ///< including dead ones not collected
   uint32_t tables() const { return uint32_t(tables_.size()); }
   uint64_t memory_bytes() const;

@@ -307,7 +307,8 @@ TEST(Split, AutoPicksByImageLimit) {
   live.updates = true;
   auto updatable = make_best_classifier(*rules, "", live);
   ASSERT_TRUE(updatable.is_ok()) << updatable.status().message();
-  EXPECT_EQ((*updatable)->id(), "cpu.tuplemerge");
+  EXPECT_EQ((*updatable)->id(), "cpu.overlay");
+  EXPECT_TRUE(takes_updates("cpu.overlay"));
   EXPECT_TRUE(takes_updates("validate:cpu.tuplemerge"));
   EXPECT_TRUE(takes_updates("cpu.bloom"));
   EXPECT_FALSE(takes_updates("cpu.split"));

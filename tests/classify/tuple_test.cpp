@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <random>
 #include <thread>
@@ -417,7 +418,7 @@ TEST(TupleEngines, LargeBatchesOnThreads) {
   const Oracle rules = oracle_of(set);
   const auto keys    = keys_for(rules, set.layout, 4, 40000);
   const auto want    = answers(rules, set.layout, keys);
-  for (const std::string& id : {"cpu.tuple", "cpu.bloom", "cpu.tuplemerge"}) {
+  for (const std::string& id : {"cpu.tuple", "cpu.bloom", "cpu.tuplemerge", "cpu.overlay"}) {
     auto c = make(id, set);
     ASSERT_NE(c, nullptr);
     expect_agrees(*c, want, set.layout, keys, 0, 3);
@@ -470,7 +471,9 @@ TEST(TupleEngines, RandomInsertsAndErasesMatchTheOracleAfterEveryStep) {
 }
 
 TEST(TupleEngines, ConcurrentReaderSeesTheOldOrTheNewRuleSet) {
-  for (const std::string& id : engines()) {
+  auto ids = engines();
+  ids.push_back("cpu.overlay");
+  for (const std::string& id : ids) {
     RuleSet set = random_set(5, KeyLayout::kFiveTuple, 200, false);
     // The toggled rule: highest priority, one exact key; its key otherwise matches `under`.
     Rule top;
@@ -541,7 +544,7 @@ TEST(TupleEngines, ReadersDuringLargeClassUpdatesSeeOneRuleSet) {
   for (uint32_t j = 0; j < kBatch; ++j) keys.push_back(exact_key(j % kKeys * 31));
   std::vector<uint32_t> buf;
   const KeyBatch batch = soa(keys, set.layout, buf);
-  for (const std::string& id : {"cpu.tuple", "cpu.bloom", "cpu.tuplemerge"}) {
+  for (const std::string& id : {"cpu.tuple", "cpu.bloom", "cpu.tuplemerge", "cpu.overlay"}) {
     SCOPED_TRACE(id);
     auto c = make(id, set);
     ASSERT_NE(c, nullptr);
@@ -727,7 +730,9 @@ TEST(TupleMerge, ReadersNeverMixTwoUpdates) {
                                                                      a.value[2], 6});
   std::vector<uint32_t> buf;
   const KeyBatch batch = soa(keys, set.layout, buf);
-  auto cls             = make("cpu.tuplemerge", set);
+  for (const std::string& id : {"cpu.tuplemerge", "cpu.overlay"}) {
+  SCOPED_TRACE(id);
+  auto cls = make(id, set);
   ASSERT_NE(cls, nullptr);
   ASSERT_TRUE(cls->insert(2, a).is_ok());
   ASSERT_TRUE(cls->erase(2).is_ok());
@@ -756,6 +761,42 @@ TEST(TupleMerge, ReadersNeverMixTwoUpdates) {
   EXPECT_GT(batches.load(), 10u);
   EXPECT_EQ(mixed.load(), 0u);
   EXPECT_EQ(torn.load(), 0u);
+  EXPECT_NE(cls->stats().detail, "");
+  }
+}
+
+// cpu.overlay: random updates checked against the oracle after every step, with pauses that
+// let the background rebuild fold the changes into a new snapshot (and updates that land
+// while it builds, replayed into the new view), at burst sizes 1, 33 and 64.
+TEST(Overlay, RandomUpdatesAcrossRebuildsMatchTheOracle) {
+  std::mt19937_64 rng(99);
+  const RuleSet set = random_set(rng(), KeyLayout::kFiveTuple, 150, true);
+  Oracle rules      = oracle_of(set);
+  auto c            = make("cpu.overlay", set);
+  ASSERT_NE(c, nullptr);
+  for (int step = 1; step <= 400; ++step) {
+    const uint32_t index = uint32_t(rng() % 300);
+    if (rng() % 2 == 0) {
+      const Status s = c->erase(index);
+      ASSERT_EQ(s.is_ok(), rules.count(index) != 0) << s.message();
+      rules.erase(index);
+    } else {
+      const Rule r = random_rule(rng, KeyLayout::kFiveTuple, uint32_t(rng() % 16));
+      ASSERT_TRUE(c->insert(index, r).is_ok());
+      rules[index] = r;
+    }
+    if (step % 50 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(30 + step % 40));
+    if (step % 10 != 0) continue;
+    const auto keys = keys_for(rules, KeyLayout::kFiveTuple, rng(), 300);
+    const auto want = answers(rules, KeyLayout::kFiveTuple, keys);
+    for (uint32_t burst : {1u, 33u, 64u}) expect_agrees(*c, want, KeyLayout::kFiveTuple, keys, burst);
+    ASSERT_EQ(c->stats().rules, rules.size());
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_NE(c->stats().detail.find("builds"), std::string::npos);
+  EXPECT_EQ(c->stats().detail.find(" 0 builds"), std::string::npos) << c->stats().detail;
+  const auto keys = keys_for(rules, KeyLayout::kFiveTuple, 77, 1000);
+  expect_agrees(*c, answers(rules, KeyLayout::kFiveTuple, keys), KeyLayout::kFiveTuple, keys, 0);
 }
 
 TEST(TupleEngines, ClassBenchAcl1x1K) {

@@ -175,7 +175,7 @@ def test_classify_equals_first_match(tmp_path):
     keys = keys_in(rng, rules, 400)
     write_trace(tmp_path / "trace", keys)
     want = [first_match(rules, k) for k in keys]
-    for algo in ("linear", "tuple", "bloom", "rfc", "tic", "split", "tuplemerge"):
+    for algo in ("linear", "tuple", "bloom", "rfc", "tic", "split", "tuplemerge", "overlay"):
         stats = tmp_path / f"{algo}.json"
         r = run("classify", "--rules", tmp_path / "rules", "--trace", tmp_path / "trace", "--algo",
                 algo, "--engine", "cpu", "--batch", "33", "--stats", stats)
@@ -216,7 +216,8 @@ def test_classify_updates_give_the_final_rule_sets_answers(tmp_path):
     for k in keys:
         i = first_match([r for _, r in final], k)
         want.append(final[i][0] if i >= 0 else -1)
-    for engine in ("auto", "cpu.tuplemerge", "cpu.tuple", "cpu.bloom", "validate:cpu.tuplemerge"):
+    for engine in ("auto", "cpu.tuplemerge", "cpu.overlay", "cpu.tuple", "cpu.bloom",
+                   "validate:cpu.tuplemerge", "validate:cpu.overlay"):
         stats = tmp_path / "s.json"
         r = run("classify", "--rules", tmp_path / "rules", "--trace", tmp_path / "trace",
                 "--updates", tmp_path / "upd", "--engine", engine, "--batch", "33", "--stats", stats)
@@ -227,7 +228,7 @@ def test_classify_updates_give_the_final_rule_sets_answers(tmp_path):
         for key in ("updates_per_s", "update_p99_us", "mpps_during_updates", "mpps_before_updates"):
             assert j[key] > 0, key
         if engine == "auto":
-            assert j["engine"] == "cpu.tuplemerge"
+            assert j["engine"] == "cpu.overlay"
 
 
 def test_classify_updates_bad_inputs(tmp_path):
