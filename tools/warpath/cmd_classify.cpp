@@ -1,7 +1,7 @@
 // warpath classify: the best matching rule for every line of a trace.
 //
 //   warpath classify --rules FILE --trace FILE [--format classbench|openflow]
-//                    [--algo linear|tuple|bloom|rfc|tic|split|auto] [--engine
+//                    [--algo linear|tuple|bloom|rfc|tic|split|tuplemerge|overlay|auto] [--engine
 //                    cpu|gpu|ref|auto|<id>]
 //                    [--threads N] [--batch N] [--out FILE] [--stats FILE]
 //                    [--updates FILE [--update-rate N] [--reader-cpu N --updater-cpu N]]

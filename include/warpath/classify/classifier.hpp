@@ -30,8 +30,15 @@
 //                prefixes relaxed to multiples of 8 bits); colliding rules share a short
 //                bucket. Updates are versioned (entries live in [birth, death) versions), so a
 //                batch sees exactly one rule set while updates go on.
+//   cpu.overlay  for rule sets that change now and then (5-tuple): the engine "auto" picks
+//                without updates, over a snapshot, plus versioned TupleMerge overlays of the
+//                changes since (inserted rules; a death version per snapshot rule, whose keys
+//                fall back to TupleMerge over every rule), folded into a new snapshot by a
+//                background thread. docs/adr/0014 compares the two.
 //   "auto" builds the available engine with the highest priority for the rule set's layout,
-//   and the next one where that build hits a limit (kCapacity: RFC on 100K-rule sets);
+//   and the next one where that build hits a limit (kCapacity: RFC on 100K-rule sets); with
+//   ClassifyParams::updates, only engines that take updates (cpu.overlay first), else never
+//   cpu.overlay;
 //   "validate:<id>" runs <id> beside ref.linear on every batch and fails on the first
 //   difference, naming the key and both answers.
 //
