@@ -53,6 +53,9 @@ struct View {
   std::unique_ptr<std::atomic<uint64_t>[]> death;
   uint64_t snap   = 0;
   uint64_t deaths = 0;  ///< base rules dead (writer)
+  /// Set (before the version that first kills a base rule is published) once any has died.
+  std::atomic<bool> any_death{false};
+  bool identity = false;  ///< base answer p is rule index p
   TmSet<NW> delta;
 };
 
@@ -94,6 +97,10 @@ class OverlayCpu final : public Classifier {
     const View<NW>& v   = *view_.load(std::memory_order_acquire);
     version             = std::max(version, v.snap);
     WARPATH_TRY(v.base->classify(keys, out, ctx));
+    // Between changes (nothing dead, nothing inserted) the snapshot's answers are the answers.
+    if (v.identity && v.delta.list()->tables.empty() &&
+        !v.any_death.load(std::memory_order_acquire))
+      return Status::ok();
     thread_local std::vector<uint64_t> best;
     thread_local std::vector<uint32_t> live, dead;
     best.resize(keys.count);
@@ -171,7 +178,9 @@ class OverlayCpu final : public Classifier {
       v->pos_of[v->index_of[p]] = p;
       v->death[p].store(core::kTmNever, std::memory_order_relaxed);
     }
-    v->snap = snap;
+    v->snap     = snap;
+    v->identity = true;
+    for (uint32_t p = 0; p < v->index_of.size() && v->identity; ++p) v->identity = v->index_of[p] == p;
     v->delta.publish_list();
     return v;
   }
@@ -183,6 +192,7 @@ class OverlayCpu final : public Classifier {
     auto kill_base  = [&] {
       if (p != v.pos_of.end() && v.death[p->second].load(std::memory_order_relaxed) == core::kTmNever) {
         v.death[p->second].store(version, std::memory_order_relaxed);
+        v.any_death.store(true, std::memory_order_release);
         ++v.deaths;
       }
     };
