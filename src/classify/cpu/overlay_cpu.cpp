@@ -98,9 +98,12 @@ class OverlayCpu final : public Classifier {
     version             = std::max(version, v.snap);
     WARPATH_TRY(v.base->classify(keys, out, ctx));
     // Between changes (nothing dead, nothing inserted) the snapshot's answers are the answers.
-    if (v.identity && v.delta.list()->tables.empty() &&
-        !v.any_death.load(std::memory_order_acquire))
+    if (v.delta.list()->tables.empty() && !v.any_death.load(std::memory_order_acquire)) {
+      if (!v.identity)
+        for (uint32_t i = 0; i < keys.count; ++i)
+          if (out[i] != kNoMatch) out[i] = v.index_of[out[i]];
       return Status::ok();
+    }
     thread_local std::vector<uint64_t> best;
     thread_local std::vector<uint32_t> live, dead;
     best.resize(keys.count);
