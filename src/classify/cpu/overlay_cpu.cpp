@@ -160,12 +160,9 @@ class OverlayCpu final : public Classifier {
   std::pair<RuleSet, std::vector<uint32_t>> snapshot() const {
     std::pair<RuleSet, std::vector<uint32_t>> s;
     s.first.layout = layout_;
-    std::vector<uint32_t> order;
-    order.reserve(rules_.size());
-    for (const auto& [i, r] : rules_) order.push_back(i);
-    std::sort(order.begin(), order.end());
-    for (uint32_t i : order) s.first.rules.push_back(rules_.at(i));
-    s.second = std::move(order);
+    s.first.rules.reserve(rules_.size());
+    s.second.reserve(rules_.size());
+    for (const auto& [i, r] : rules_) s.first.rules.push_back(r), s.second.push_back(i);  // by index
     return s;
   }
 
