@@ -190,7 +190,7 @@ TEST(ChainBuild, ErrorsNamePositionArgumentAndReason) {
             "chain position 1 (ttl-filter): min=ten: expected an integer 0..255");
   EXPECT_EQ(build_error("acl(algo=fast)"),
             "chain position 1 (acl): algo=fast: must be one of linear, tuple, bloom, rfc, tic, "
-            "split, auto, ref");
+            "split, tuplemerge, overlay, auto, ref");
   EXPECT_EQ(build_error("acl(malformed=maybe)"),
             "chain position 1 (acl): malformed=maybe: must be drop or continue");
   EXPECT_NE(build_error("acl(default=output:9)").find("output:9"), std::string::npos);
