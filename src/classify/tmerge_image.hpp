@@ -168,6 +168,18 @@ class TmWriter {
 extern template class TmWriter<4>;
 extern template class TmWriter<9>;
 
+/// Builds engine E<4> or E<9> (by the rule set's layout): E(layout), then init(rules). The
+/// TupleMerge engines' one factory.
+template <template <unsigned> class E>
+Result<std::unique_ptr<Classifier>> make_by_width(const RuleSet& rules) {
+  auto build = [&](auto engine) -> Result<std::unique_ptr<Classifier>> {
+    WARPATH_TRY(engine->init(rules));
+    return std::unique_ptr<Classifier>(std::move(engine));
+  };
+  if (rules.layout == KeyLayout::kFiveTuple) return build(std::make_unique<E<4>>(rules.layout));
+  return build(std::make_unique<E<9>>(rules.layout));
+}
+
 /// rules, tables (as classes), memory and a detail line (writer's mutex held).
 template <unsigned NW>
 ClassifierStats tm_stats(const TmSet<NW>& set);

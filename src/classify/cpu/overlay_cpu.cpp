@@ -296,18 +296,11 @@ class OverlayCpu final : public Classifier {
   bool building_ = false, changed_ = false, stop_ = false;
 };
 
-template <unsigned NW>
-Made make(const RuleSet& rules) {
-  auto engine = std::make_unique<OverlayCpu<NW>>(rules.layout);
-  WARPATH_TRY(engine->init(rules));
-  return std::unique_ptr<Classifier>(std::move(engine));
-}
-
 }  // namespace
 
 Made make_cpu_overlay(const RuleSet& rules, const ClassifyParams& params) {
   (void)params;
-  return rules.layout == KeyLayout::kFiveTuple ? make<4>(rules) : make<9>(rules);
+  return make_by_width<OverlayCpu>(rules);
 }
 
 }  // namespace warpath::classify::detail

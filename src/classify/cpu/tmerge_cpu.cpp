@@ -64,18 +64,11 @@ class TupleMergeCpu final : public Classifier {
   ReadGuard guard_;
 };
 
-template <unsigned NW>
-Made make(const RuleSet& rules) {
-  auto engine = std::make_unique<TupleMergeCpu<NW>>(rules.layout);
-  WARPATH_TRY(engine->init(rules));
-  return std::unique_ptr<Classifier>(std::move(engine));
-}
-
 }  // namespace
 
 Made make_cpu_tuplemerge(const RuleSet& rules, const ClassifyParams& params) {
   (void)params;
-  return rules.layout == KeyLayout::kFiveTuple ? make<4>(rules) : make<9>(rules);
+  return make_by_width<TupleMergeCpu>(rules);
 }
 
 }  // namespace warpath::classify::detail

@@ -22,6 +22,7 @@
 
 #include "classify/core/tmerge_core.hpp"
 #include "classify/core/tuple_core.hpp"
+#include "classify/cuda/image_cuda.cuh"
 #include "classify/engines.hpp"
 #include "classify/tmerge_image.hpp"
 #include "core/cuda/cuda_check.cuh"
@@ -86,12 +87,7 @@ class TupleMergeCuda final : public Classifier {
     WARPATH_CUDA_TRY(cudaMemcpy2DAsync(keys_.ptr, size_t(n) * 4, keys.words,
                                        size_t(keys.stride) * 4, size_t(n) * 4, NW,
                                        cudaMemcpyHostToDevice, stream));
-    static const int sms = [] {
-      int device = 0, count = 1;
-      if (cudaGetDevice(&device) == cudaSuccess)
-        cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device);
-      return count;
-    }();
+    static const int sms = image_sm_count();
     const uint32_t blocks = std::min<uint32_t>((n + kBlockSize - 1) / kBlockSize, 8u * sms);
     tm_kernel<NW><<<blocks, kBlockSize, 0, stream>>>(image->views(), image->tables,
                                                      image->version, keys_.as<uint32_t>(), n,
@@ -187,18 +183,11 @@ class TupleMergeCuda final : public Classifier {
   mutable ScratchPool<2> scratch_;
 };
 
-template <unsigned NW>
-Made make(const RuleSet& rules) {
-  auto engine = std::make_unique<TupleMergeCuda<NW>>(rules.layout);
-  WARPATH_TRY(engine->init(rules));
-  return std::unique_ptr<Classifier>(std::move(engine));
-}
-
 }  // namespace
 
 Made make_cuda_tuplemerge(const RuleSet& rules, const ClassifyParams& params) {
   (void)params;
-  return rules.layout == KeyLayout::kFiveTuple ? make<4>(rules) : make<9>(rules);
+  return make_by_width<TupleMergeCuda>(rules);
 }
 
 }  // namespace warpath::classify::detail
