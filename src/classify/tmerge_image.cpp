@@ -165,6 +165,10 @@ core::TmBucket<NW>* TmSet<NW>::new_bucket(const Value& v, uint32_t count) {
   const size_t bytes = bucket_size<NW>(count);
   auto* b = static_cast<core::TmBucket<NW>*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64));
   if (!b) throw std::bad_alloc();
+  if (reinterpret_cast<uintptr_t>(b) >> 48) {  // the slot keeps 48 address bits
+    std::free(b);
+    throw std::bad_alloc();
+  }
   std::memcpy(b->value, v.data(), sizeof(uint32_t) * NW);
   b->count = count;
   bucket_bytes_ += bytes;

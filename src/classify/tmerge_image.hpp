@@ -64,7 +64,8 @@ class TmSet {
   Status erase(uint32_t index, uint64_t version);
 
   /// The table list readers should use (republished when tables or their bests change).
-  const TmList<NW>* list() const { return published_.load(std::memory_order_acquire); }
+  /// seq_cst: a reader's loads stay after its ReadGuard section's entry on every architecture.
+  const TmList<NW>* list() const { return published_.load(std::memory_order_seq_cst); }
   /// Publishes the list when the last updates changed it (call before publishing a version).
   void publish_list();
 
@@ -154,7 +155,7 @@ class TmWriter {
   Status init(const RuleSet& rules);
   Status update(bool insert, uint32_t index, const Rule* rule, void (*quiesce)(const void*),
                 const void* arg);
-  uint64_t version() const { return version_.load(std::memory_order_acquire); }
+  uint64_t version() const { return version_.load(std::memory_order_seq_cst); }
   const TmSet<NW>& set() const { return set_; }
   std::mutex& mutex() const { return mutex_; }
 

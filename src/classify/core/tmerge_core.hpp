@@ -69,6 +69,10 @@ struct alignas(64) TmBucket {
   // TmEntry<NW> entries[count] follow (tm_entries).
 };
 
+// Buckets are 64-byte aligned blocks of a header and entries: the slot's low 6 bits are free.
+static_assert(sizeof(TmBucket<4>) % 64 == 0 && sizeof(TmBucket<9>) % 64 == 0);
+static_assert(sizeof(TmEntry<4>) % 64 == 0 && sizeof(TmEntry<9>) % 64 == 0);
+
 template <unsigned NW>
 WARPATH_HD TmEntry<NW>* tm_entries(TmBucket<NW>* b) {
   return reinterpret_cast<TmEntry<NW>*>(b + 1);

@@ -93,8 +93,9 @@ class OverlayCpu final : public Classifier {
     if (keys.layout != layout_)
       return Status(Errc::kInvalidArgument, std::string(id()) + ": key layout differs from rules");
     ReadGuard::Section section(guard_);
-    uint64_t version    = version_.load(std::memory_order_acquire);
-    const View<NW>& v   = *view_.load(std::memory_order_acquire);
+    // seq_cst: ordered after the section's entry on every architecture (ReadGuard's contract).
+    uint64_t version    = version_.load(std::memory_order_seq_cst);
+    const View<NW>& v   = *view_.load(std::memory_order_seq_cst);
     version             = std::max(version, v.snap);
     WARPATH_TRY(v.base->classify(keys, out, ctx));
     // Between changes (nothing dead, nothing inserted) the snapshot's answers are the answers.
@@ -237,7 +238,6 @@ class OverlayCpu final : public Classifier {
     View<NW>& v = *view_.load(std::memory_order_relaxed);
     v.delta.free_retired();
     v.delta.collect(version);
-    retired_views_.clear();
     since_collect_ = 0;
   }
 
@@ -258,25 +258,40 @@ class OverlayCpu final : public Classifier {
       log_.clear();
       lock.unlock();
       const auto t0 = Clock::now();
-      auto made     = make_view(std::move(snap), vs);
-      last_build    = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0);
+      Result<std::unique_ptr<View<NW>>> made = Status(Errc::kNotBuilt, "no view");
+      try {
+        made = make_view(std::move(snap), vs);
+      } catch (const std::exception& e) {  // bad_alloc: keep the current view
+        made = Status(Errc::kOutOfMemory, e.what());
+      }
+      last_build = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0);
       lock.lock();
       building_ = false;
-      if (!made.is_ok()) {  // keep the current view (its delta keeps every change)
-        std::fprintf(stderr, "cpu.overlay: rebuild failed: %s\n", made.status().message().c_str());
-        log_.clear();
+      bool ok   = made.is_ok();
+      std::unique_ptr<View<NW>> view;
+      if (ok) view = std::move(made).value();
+      try {
+        for (size_t i = 0; ok && i < log_.size(); ++i) {
+          const Logged& l = log_[i];
+          ok = apply(*view, l.insert, l.index, l.insert ? &l.rule : nullptr, l.version).is_ok();
+        }
+      } catch (const std::exception&) {
+        ok = false;
+      }
+      log_.clear();
+      if (!ok) {  // the current view (its overlay holds every change) stays; try again later
+        std::fprintf(stderr, "cpu.overlay: rebuild failed%s%s\n", made.is_ok() ? "" : ": ",
+                     made.is_ok() ? "" : made.status().message().c_str());
+        changed_ = true;
         continue;
       }
-      auto view = std::move(made).value();
-      bool ok   = true;
-      for (const Logged& l : log_)
-        ok = ok && apply(*view, l.insert, l.index, l.insert ? &l.rule : nullptr, l.version).is_ok();
-      log_.clear();
-      if (!ok) continue;
       ++builds_;
-      retired_views_.emplace_back(view_.exchange(view.release(), std::memory_order_acq_rel));
-      guard_.synchronize();  // no reader holds the old view now
-      retired_views_.clear();
+      std::unique_ptr<View<NW>> old(view_.exchange(view.release(), std::memory_order_acq_rel));
+      // Readers may hold the old view until a grace period; the writer need not wait for it.
+      lock.unlock();
+      guard_.synchronize();
+      old.reset();
+      lock.lock();
     }
   }
 
@@ -290,7 +305,6 @@ class OverlayCpu final : public Classifier {
   std::condition_variable wake_;
   std::thread builder_;
   std::vector<Logged> log_;
-  std::vector<std::unique_ptr<View<NW>>> retired_views_;
   uint64_t builds_        = 0;
   uint32_t since_collect_ = 0;
   bool building_ = false, changed_ = false, stop_ = false;

@@ -36,7 +36,7 @@ inline void tm_probe_group(const core::TmTable<NW>& t, const uint32_t (*k)[NW], 
   for (uint32_t l = 0; l < na; ++l) {
     at[l] = uint32_t(h[l]) & t.cap_mask;
     s[l]  = core::tm_next_tagged<NW>(t, h[l], at[l]);
-    WARPATH_PREFETCH(core::tm_entries(core::tm_bucket_of<NW>(s[l])));
+    if (s[l]) WARPATH_PREFETCH(core::tm_entries(core::tm_bucket_of<NW>(s[l])));
     found[nf] = l;
     nf += s[l] != 0;
   }
