@@ -6,22 +6,17 @@
 #include <unordered_set>
 
 #include "warpath/io/classbench.hpp"
+#include "warpath/io/text_file.hpp"
 
 namespace warpath::classify {
 namespace {
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return s;
-}
-
 // A one-line rule parser's "name:1: reason" as "name:line: reason".
-Status at_line(const Status& s, std::string_view name, uint32_t line) {
+Status at_line(const Status& s, std::string_view name, uint64_t line) {
   std::string m        = s.message();
   const std::string at = std::string(name) + ":1: ";
   if (m.rfind(at, 0) == 0) m = m.substr(at.size());
-  return Status(Errc::kParseError, std::string(name) + ":" + std::to_string(line) + ": " + m);
+  return io::parse_error(name, line, m);
 }
 
 }  // namespace
@@ -35,30 +30,28 @@ Result<std::vector<RuleUpdate>> parse_rule_updates(std::string_view text, std::s
   live.reserve(present);
   for (uint32_t i = 0; i < present; ++i) live.insert(i);
   std::vector<RuleUpdate> out;
-  uint32_t line = 0;
-  auto error    = [&](const std::string& why) {
-    return Status(Errc::kParseError, std::string(name) + ":" + std::to_string(line) + ": " + why);
-  };
-  while (!text.empty()) {
-    const size_t nl = text.find('\n');
-    std::string_view l = trim(text.substr(0, nl));
-    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
-    ++line;
+  io::LineCursor lines(text);
+  std::string_view l;
+  uint64_t line = 0;
+  auto error    = [&](const std::string& why) { return io::parse_error(name, line, why); };
+  while (lines.next(l)) {
+    line = lines.line_number();
+    l    = io::trim(l);
     if (l.empty() || l.front() == '#') continue;
     RuleUpdate u;
-    u.line = line;
+    u.line = uint32_t(line);
     if (l.front() != '+' && l.front() != '-')
       return error("expected '+ PRIORITY RULE' or '- PRIORITY', got '" +
                    std::string(l.substr(0, 40)) + "'");
     u.insert = l.front() == '+';
-    l        = trim(l.substr(1));
+    l        = io::trim(l.substr(1));
     const char* end = l.data() + l.size();
     auto [p, ec]    = std::from_chars(l.data(), end, u.priority);
     if (ec != std::errc() || (p != end && *p != ' ' && *p != '\t'))
       return error("bad priority '" + std::string(l.substr(0, l.find_first_of(" \t"))) +
                    "' (a number from 0 to 4294967294)");
     if (u.priority == kNoMatch) return error("priority 4294967295 is reserved");
-    const std::string_view rest = trim(l.substr(size_t(p - l.data())));
+    const std::string_view rest = io::trim(l.substr(size_t(p - l.data())));
     if (!u.insert) {
       if (!rest.empty()) return error("'-' takes a priority only");
       if (!live.erase(u.priority))
@@ -78,7 +71,7 @@ Result<std::vector<RuleUpdate>> parse_rule_updates(std::string_view text, std::s
       if (r->rules.size() != 1) return error("expected one flow");
       u.rule = r->rules[0];
     }
-    u.rule.line = line;
+    u.rule.line = uint32_t(line);
     live.insert(u.priority);
     out.push_back(std::move(u));
   }

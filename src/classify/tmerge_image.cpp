@@ -36,7 +36,7 @@ TmSet<NW>::~TmSet() {
 template <unsigned NW>
 void TmSet<NW>::effective(const Rule& r, Value& value, Value& mask) {
   for (unsigned w = 0; w < NW; ++w) mask[w] = r.mask[w], value[w] = r.value[w] & r.mask[w];
-  constexpr unsigned p = NW == 4 ? 2 : 8;
+  constexpr unsigned p = core::tm_ports_word<NW>();
   if (r.sport_lo == r.sport_hi) {
     mask[p] |= 0xFFFF'0000u;
     value[p] = (value[p] & 0x0000'FFFFu) | uint32_t(r.sport_lo) << 16;
@@ -61,7 +61,7 @@ typename TmSet<NW>::Value TmSet<NW>::relax(const Value& mask, int level) {
   for (unsigned w = 0; w < NW; ++w) {
     const uint32_t x = mask[w];
     const int l      = std::countl_one(x);
-    if (w == (NW == 4 ? 2u : 8u)) {
+    if (w == core::tm_ports_word<NW>()) {
       if (level < 2) m[w] = 0;
       continue;
     }
@@ -397,7 +397,7 @@ Status TmWriter<NW>::update(bool insert, uint32_t index, const Rule* rule,
   WARPATH_TRY(insert ? set_.insert(index, *rule, next) : set_.erase(index, next));
   set_.publish_list();
   version_.store(next, std::memory_order_release);
-  if (++since_collect_ >= kCollectEvery || set_.retired_bytes() >= kMaxRetiredBytes) {
+  if (++since_collect_ >= kTmCollectEvery || set_.retired_bytes() >= kTmMaxRetiredBytes) {
     quiesce(arg);  // readers now take `next` or later
     set_.free_retired();
     set_.collect(next);

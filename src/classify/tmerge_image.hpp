@@ -43,6 +43,10 @@ inline constexpr int kRelaxLevels          = 4;   ///< TmSet::relax()
 /// masks (Open vSwitch's tuple space explosion, CVE-2019-25076); rules that would need more
 /// go past the collision limit into the most specific table that can hold them (counted).
 inline constexpr size_t kMaxTables = 128;
+/// Engines collect dead entries and free retired memory every this many updates, or once
+/// this much memory is retired, whichever comes first (after a grace period).
+inline constexpr uint32_t kTmCollectEvery  = 1024;
+inline constexpr size_t kTmMaxRetiredBytes = 8u << 20;
 
 /// A published list of tables, sorted by best, descending.
 template <unsigned NW>
@@ -142,16 +146,13 @@ extern template class TmSet<9>;
 
 /// The update side every TupleMerge engine shares: a TmSet, the published version, one writer
 /// at a time. An update is applied for version v + 1, the table list is published, then
-/// v + 1; every kCollectEvery updates (or kMaxRetiredBytes retired) `quiesce` must return
+/// v + 1; every kTmCollectEvery updates (or kTmMaxRetiredBytes retired) `quiesce` must return
 /// once no reader can use a version below the current one (the CPU engine:
 /// ReadGuard::synchronize; the CUDA engine, whose readers never touch host memory: nothing),
 /// and retired memory is freed and dead entries collected.
 template <unsigned NW>
 class TmWriter {
  public:
-  static constexpr uint32_t kCollectEvery  = 1024;
-  static constexpr size_t kMaxRetiredBytes = 8u << 20;
-
   Status init(const RuleSet& rules);
   Status update(bool insert, uint32_t index, const Rule* rule, void (*quiesce)(const void*),
                 const void* arg);

@@ -27,6 +27,16 @@ inline double seconds_since(bench_util_detail::Clock::time_point t0) {
   return std::chrono::duration<double>(bench_util_detail::Clock::now() - t0).count();
 }
 
+/// p50, p99 and the maximum of per-operation latencies (sorts `lat`; all 0 when empty).
+struct Latencies {
+  double p50 = 0, p99 = 0, max = 0;
+};
+inline Latencies latencies(std::vector<double>& lat) {
+  if (lat.empty()) return {};
+  std::sort(lat.begin(), lat.end());
+  return {lat[lat.size() / 2], lat[std::min(lat.size() - 1, lat.size() * 99 / 100)], lat.back()};
+}
+
 inline std::string group_thousands(uint64_t v) {
   std::string s = std::to_string(v), out;
   for (size_t i = 0; i < s.size(); ++i) {

@@ -348,10 +348,8 @@ struct Bench {
       return;
     }
     u.pairs = o.updates;
-    std::sort(lat.begin(), lat.end());
-    u.p50_us = lat[lat.size() / 2];
-    u.p99_us = lat[std::min(lat.size() - 1, lat.size() * 99 / 100)];
-    u.max_us = lat.back();
+    const Latencies l = latencies(lat);
+    u.p50_us = l.p50, u.p99_us = l.p99, u.max_us = l.max;
 
     // Phase 2: a reader classifying without pause, on another core where there is one.
     const int here  = sched_getcpu();

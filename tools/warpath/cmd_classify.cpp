@@ -30,6 +30,7 @@
 #include <thread>
 #include <nlohmann/json.hpp>
 
+#include "bench_util.hpp"
 #include "commands.hpp"
 #include "output_file.hpp"
 #include "warpath/classify/classifier.hpp"
@@ -162,13 +163,9 @@ Status run_updates(classify::Classifier& c, const std::vector<classify::RuleUpda
   reader.join();
   WARPATH_TRY(status);
   WARPATH_TRY(reader_status);
-  run.updates = lat.size();
-  if (!lat.empty()) {
-    std::sort(lat.begin(), lat.end());
-    run.p50_us = lat[lat.size() / 2];
-    run.p99_us = lat[std::min(lat.size() - 1, lat.size() * 99 / 100)];
-    run.max_us = lat.back();
-  }
+  run.updates       = lat.size();
+  const Latencies l = latencies(lat);
+  run.p50_us = l.p50, run.p99_us = l.p99, run.max_us = l.max;
   return Status::ok();
 }
 
@@ -195,14 +192,13 @@ int run_classify(const ClassifyOptions& o) {
     if (id->rfind("auto", 0) != 0 && !classify::takes_updates(*id))
       return fail(Status(Errc::kNotSupported,
                          *id + " cannot update rules in place; --updates needs an engine that "
-                               "can (tuplemerge, tuple, bloom, or auto)"));
+                               "can (overlay, tuplemerge, tuple, bloom, or auto)"));
   }
   const auto t_build = Clock::now();
   // auto:<prefix>: the best engine of that device that builds (make_best_classifier).
   auto engine = id->rfind("auto:", 0) == 0
                     ? classify::make_best_classifier(*rules, std::string_view(*id).substr(5), params)
-                : *id == "auto" ? classify::make_best_classifier(*rules, "", params)
-                                : classify::make_classifier(*id, *rules, params);
+                    : classify::make_classifier(*id, *rules, params);
   if (!engine.is_ok()) return fail(engine.status());
   const double build_ms = std::chrono::duration<double, std::milli>(Clock::now() - t_build).count();
 

@@ -135,12 +135,18 @@ WARPATH_HD void tm_mask(const TmTable<NW>& t, const uint32_t* k, uint32_t* u) {
 }
 
 /// Whether key k matches the entry's rule (every word under its mask, both port ranges).
+/// The word holding both ports in keys of NW words (rule.hpp's ports_word()).
+template <unsigned NW>
+WARPATH_HD constexpr unsigned tm_ports_word() {
+  return ports_word(NW == 4 ? KeyLayout::kFiveTuple : KeyLayout::kOpenFlow);
+}
+
 /// Branch-free: a range check is one unsigned compare, (port - lo) <= span.
 template <unsigned NW>
 WARPATH_HD bool tm_entry_matches(const TmEntry<NW>& e, const uint32_t* k) {
   uint32_t diff = 0;
   for (unsigned w = 0; w < NW; ++w) diff |= (k[w] & e.mask[w]) ^ e.value[w];
-  const uint32_t p = k[NW == 4 ? 2 : 8];
+  const uint32_t p = k[tm_ports_word<NW>()];
   const uint32_t s = p >> 16, d = p & 0xFFFF;
   const bool out   = (s - e.sport_lo > e.sport_span) | (d - e.dport_lo > e.dport_span);
   return (diff == 0) & !out;

@@ -23,7 +23,7 @@
 // at version vs (writer mutex held, a copy), builds without the lock, then (mutex held)
 // replays the logged updates into the new view's delta/death with their own versions and
 // publishes it. Old views are freed after a grace period (ReadGuard), with the TmSets'
-// retired memory every kCollectEvery updates.
+// retired memory every kTmCollectEvery updates.
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
@@ -40,9 +40,8 @@
 namespace warpath::classify::detail {
 namespace {
 
-using Clock                            = std::chrono::steady_clock;
-constexpr auto kMinInterval            = std::chrono::milliseconds(20);
-constexpr uint32_t kCollectEvery       = 1024;
+using Clock                 = std::chrono::steady_clock;
+constexpr auto kMinInterval = std::chrono::milliseconds(20);
 
 template <unsigned NW>
 struct View {
@@ -98,8 +97,9 @@ class OverlayCpu final : public Classifier {
     const View<NW>& v   = *view_.load(std::memory_order_seq_cst);
     version             = std::max(version, v.snap);
     WARPATH_TRY(v.base->classify(keys, out, ctx));
+    const TmList<NW>& delta = *v.delta.list();
     // Between changes (nothing dead, nothing inserted) the snapshot's answers are the answers.
-    if (v.delta.list()->tables.empty() && !v.any_death.load(std::memory_order_acquire)) {
+    if (delta.tables.empty() && !v.any_death.load(std::memory_order_acquire)) {
       if (!v.identity)
         for (uint32_t i = 0; i < keys.count; ++i)
           if (out[i] != kNoMatch) out[i] = v.index_of[out[i]];
@@ -118,7 +118,6 @@ class OverlayCpu final : public Classifier {
       best[live.size()] = p == kNoMatch ? 0 : v.key_of[p];
       live.push_back(i);
     }
-    const TmList<NW>& delta = *v.delta.list();
     if (!delta.tables.empty())
       tm_lookup<NW>(delta, version, keys, live.data(), uint32_t(live.size()), best.data());
     for (size_t j = 0; j < live.size(); ++j) out[live[j]] = core::order_index(best[j]);
@@ -174,14 +173,14 @@ class OverlayCpu final : public Classifier {
     v->index_of = std::move(s.second);
     v->key_of.resize(v->index_of.size());
     v->death = std::make_unique<std::atomic<uint64_t>[]>(v->index_of.size());
+    v->identity = true;
     for (uint32_t p = 0; p < v->index_of.size(); ++p) {
       v->key_of[p] = order_key(s.first.rules[p].priority, v->index_of[p]);
       v->pos_of[v->index_of[p]] = p;
       v->death[p].store(core::kTmNever, std::memory_order_relaxed);
+      v->identity &= v->index_of[p] == p;
     }
-    v->snap     = snap;
-    v->identity = true;
-    for (uint32_t p = 0; p < v->index_of.size() && v->identity; ++p) v->identity = v->index_of[p] == p;
+    v->snap = snap;
     v->delta.publish_list();
     return v;
   }
@@ -220,8 +219,8 @@ class OverlayCpu final : public Classifier {
     else rules_.erase(index);
     if (building_) log_.push_back({insert, index, insert ? *rule : Rule{}, next});
     version_.store(next, std::memory_order_release);
-    if (++since_collect_ >= kCollectEvery ||
-        full_.retired_bytes() + v.delta.retired_bytes() >= (8u << 20))
+    if (++since_collect_ >= kTmCollectEvery ||
+        full_.retired_bytes() + v.delta.retired_bytes() >= kTmMaxRetiredBytes)
       collect(next);
     if (!changed_) {  // the builder sleeps until the first change (no wake-up per update)
       changed_ = true;
