@@ -16,8 +16,9 @@
 // (default 3) for --seconds (default 0.5) each; the best run is reported (the machine's noise
 // only ever slows a run), with the ratio to the best rte_hash row of the same size.
 // Also measured: building the image (FlowImage::build) per size: what one published flow_mod
-// costs the agent today (a full rebuild), and a wildcard table (--subtables masks of 1,000
-// flows each) in bursts of 64, without an anchor.
+// costs the agent when a change forces a full build, and wildcard tables (--subtables masks
+// of 1,000 and of 10,000 flows each) in bursts of 64, without an anchor, before and after a
+// churn of delete+add pairs each published incrementally (wildcard_rows()).
 //
 // Output: a markdown table on stdout, and with --json FILE the rows with the machine, the
 // commit and the command (bench/results/ keeps them).
@@ -30,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "warpath/classify/classifier.hpp"
 #include "warpath/core/version.hpp"
 #include "warpath/openflow/flow_table.hpp"
 
@@ -125,6 +127,142 @@ bool parse_list(const char* s, std::vector<uint32_t>& out) {
     p = e + 1;
   }
   return !out.empty();
+}
+
+
+// A wildcard table of `subtables` masks with `per_mask` flows each (random priorities), looked
+// up in bursts of 64 by keys that hit it; then churned as a proactive controller churns it:
+// one flow deleted (strictly) and a new one of the same mask added, an image published after
+// each pair (FlowImage::publish, as the agent does at a barrier), until just before the
+// changes would force a full build. Reported: the publish time per pair (mean, p99, max)
+// beside a full build's, and the lookups on the last incremental image (its override tables
+// hold every change).
+void wildcard_rows(const Options& o, uint32_t per_mask, std::vector<Row>& rows,
+                   std::vector<std::string>& notes) {
+  std::mt19937_64 rng(77 + per_mask);
+  openflow::FlowTable table;
+  std::vector<uint32_t> wcs;
+  for (uint32_t t = 0; t < o.subtables; ++t) {
+    const uint32_t wc = uint32_t(rng()) & (openflow::kWcInPort | openflow::kWcDlSrc | openflow::kWcDlDst |
+                                           openflow::kWcTpSrc | openflow::kWcTpDst | openflow::kWcNwTos);
+    const unsigned src_len = unsigned(8 + rng() % 25), dst_len = unsigned(8 + rng() % 25);
+    wcs.push_back(wc | (32 - src_len) << openflow::kWcNwSrcShift | (32 - dst_len) << openflow::kWcNwDstShift);
+  }
+  auto flow = [&](uint32_t mask_index, packet::OfTuple& key) {
+    key = random_exact_key(rng);
+    openflow::FlowSpec s;
+    s.match    = openflow::make_match(packet::of_unpack(key), wcs[mask_index]);
+    s.priority = uint16_t(1 + rng() % 1000);
+    s.actions.push_back(openflow::Action{});
+    s.actions[0].port = 1;
+    return s;
+  };
+  std::vector<packet::OfTuple> keys;
+  std::vector<openflow::FlowSpec> live;
+  for (uint32_t t = 0; t < o.subtables; ++t)
+    for (uint32_t i = 0; i < per_mask; ++i) {
+      packet::OfTuple k;
+      openflow::FlowSpec s = flow(t, k);
+      if (table.apply(openflow::FlowModCommand::kAdd, s, 0).added) keys.push_back(k), live.push_back(s);
+    }
+  const auto b0 = Clock::now();
+  Result<std::shared_ptr<const openflow::FlowImage>> img = openflow::FlowImage::publish(nullptr, table, 8);
+  const double build_us = std::chrono::duration<double, std::micro>(Clock::now() - b0).count();
+  if (!img.is_ok() || keys.empty()) return;
+  std::vector<packet::OfTuple> seq(o.lookups);
+  for (auto& k : seq) k = keys[rng() % keys.size()];
+  auto measure = [&](const openflow::FlowImage& im, const std::string& name) {
+    const double r = best_rate(o, seq, 64, [&](const packet::OfTuple* k, uint32_t c, uint32_t* ids) {
+      im.lookup({k, c}, {ids, c});
+    });
+    std::printf("| %zu | %s | %.1f | %.2f | - |\n", table.size(), name.c_str(), r / 1e6, 1e9 / r);
+    rows.push_back({uint32_t(table.size()), name, r / 1e6, 1e9 / r, 0});
+  };
+  measure(**img, "warpath.wildcard.b64 (" + std::to_string((*img)->subtables()) + " subtables)");
+  // The same flows as classification rules (OpenFlow layout) in the updatable classifier of
+  // the classify module: TupleMerge, measured on the same keys.
+  {
+    classify::RuleSet rs;
+    rs.layout = classify::KeyLayout::kOpenFlow;
+    const std::vector<const openflow::FlowEntry*> by_rank = table.entries();  // index: precedence
+    for (const openflow::FlowEntry* e : by_rank) {
+      classify::Rule r;
+      const packet::OfTuple v = e->spec.match.value(), m = e->spec.match.mask();
+      for (int w = 0; w < packet::kOfWords; ++w) r.value[w] = v.w[w], r.mask[w] = m.w[w];
+      r.priority = e->spec.priority;
+      rs.rules.push_back(r);
+    }
+    classify::ClassifyParams params;
+    params.updates = true;
+    auto tm        = classify::make_classifier("cpu.tuplemerge", rs, params);
+    if (tm.is_ok()) {
+      classify::KeyBuffer kb(classify::KeyLayout::kOpenFlow, uint32_t(seq.size()));
+      for (uint32_t i = 0; i < seq.size(); ++i) kb.set(i, seq[i].w);
+      const classify::KeyBatch all = kb.view();
+      ExecContext ctx;
+      // Checked before it is timed: the same flow as the flow image's for every key.
+      const uint32_t checked = std::min<uint32_t>(uint32_t(seq.size()), 4096);
+      std::vector<uint32_t> out(checked), ids(checked);
+      (void)(*tm)->classify(all.slice(0, checked), {out.data(), checked}, ctx);
+      (*img)->lookup({seq.data(), checked}, {ids.data(), checked});
+      for (uint32_t i = 0; i < checked; ++i)
+        if ((out[i] == classify::kNoMatch ? openflow::kNoFlow : by_rank[out[i]]->id) != ids[i]) {
+          std::fprintf(stderr, "warpath-flow-bench: cpu.tuplemerge and the flow image differ on key %u\n", i);
+          std::exit(1);
+        }
+      size_t at = 0;
+      const double r = best_rate(o, seq, 64, [&](const packet::OfTuple*, uint32_t c, uint32_t*) {
+        if (at + c > seq.size()) at = 0;
+        (void)(*tm)->classify(all.slice(uint32_t(at), c), {out.data(), c}, ctx);
+        at += c;
+      });
+      const std::string name = "classify cpu.tuplemerge.b64 (" + std::to_string((*tm)->stats().classes) + " tables)";
+      std::printf("| %zu | %s | %.1f | %.2f | - |\n", table.size(), name.c_str(), r / 1e6, 1e9 / r);
+      rows.push_back({uint32_t(table.size()), name, r / 1e6, 1e9 / r, 0});
+    }
+  }
+  std::shared_ptr<const openflow::FlowImage> cur = *img;
+  std::vector<double> us;
+  size_t changes = 0;
+  const size_t limit = std::max<size_t>(4096, table.size() / 16);
+  while (changes + 2 <= limit) {
+    const size_t victim = rng() % live.size();
+    openflow::FlowSpec del = live[victim];
+    del.actions.clear();
+    table.apply(openflow::FlowModCommand::kDeleteStrict, del, 0);
+    packet::OfTuple k;
+    live[victim] = flow(uint32_t(rng() % o.subtables), k);
+    table.apply(openflow::FlowModCommand::kAdd, live[victim], 0);
+    changes += 2;
+    const auto t0 = Clock::now();
+    Result<std::shared_ptr<const openflow::FlowImage>> next = openflow::FlowImage::publish(cur, table, 8);
+    us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+    if (!next.is_ok() || !(*next)->incremental()) {
+      std::fprintf(stderr, "warpath-flow-bench: a wildcard change was not published incrementally\n");
+      std::exit(1);
+    }
+    cur = *next;
+  }
+  // Checked before it is timed: the churned image answers as the reference does.
+  for (size_t i = 0; i < 2000; ++i) {
+    const packet::OfTuple& k = seq[i];
+    const openflow::FlowEntry* e = table.lookup(k);
+    if (cur->lookup_one(k) != (e ? e->id : openflow::kNoFlow)) {
+      std::fprintf(stderr, "warpath-flow-bench: the churned wildcard image answers key %zu wrongly\n", i);
+      std::exit(1);
+    }
+  }
+  measure(*cur, "warpath.wildcard.b64 incremental (" + std::to_string(changes) + " changes)");
+  std::sort(us.begin(), us.end());
+  double sum = 0;
+  for (double u : us) sum += u;
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "%zu wildcard flows: full build %.0f us; %zu delete+add pairs published incrementally: "
+                "mean %.1f us, p99 %.1f us, max %.1f us",
+                table.size(), build_us, us.size(), sum / double(us.size()),
+                us[std::min(us.size() - 1, us.size() * 99 / 100)], us.back());
+  notes.push_back(line);
 }
 
 }  // namespace
@@ -275,39 +413,7 @@ int main(int argc, char** argv) {
     }
     std::fflush(stdout);
   }
-  // A wildcard table: `subtables` masks of 1,000 flows each, keys that hit them.
-  {
-    std::mt19937_64 rng(77);
-    openflow::FlowTable table;
-    std::vector<packet::OfTuple> keys;
-    for (uint32_t t = 0; t < o.subtables; ++t) {
-      const uint32_t wc = uint32_t(rng()) & (openflow::kWcInPort | openflow::kWcDlSrc | openflow::kWcDlDst |
-                                             openflow::kWcTpSrc | openflow::kWcTpDst | openflow::kWcNwTos);
-      const unsigned src_len = unsigned(8 + rng() % 25), dst_len = unsigned(8 + rng() % 25);
-      for (uint32_t i = 0; i < 1000; ++i) {
-        const packet::OfTuple k = random_exact_key(rng);
-        openflow::FlowSpec s;
-        s.match = openflow::make_match(packet::of_unpack(k), wc | (32 - src_len) << openflow::kWcNwSrcShift |
-                                                                (32 - dst_len) << openflow::kWcNwDstShift);
-        s.priority = uint16_t(1 + rng() % 1000);
-        s.actions.push_back(openflow::Action{});
-        s.actions[0].port = 1;
-        if (table.apply(openflow::FlowModCommand::kAdd, s, 0).ok()) keys.push_back(k);
-      }
-    }
-    Result<std::shared_ptr<const openflow::FlowImage>> img = openflow::FlowImage::build(table, 8);
-    if (img.is_ok() && !keys.empty()) {
-      std::vector<packet::OfTuple> seq(o.lookups);
-      for (auto& k : seq) k = keys[rng() % keys.size()];
-      const openflow::FlowImage& im = **img;
-      const double r = best_rate(o, seq, 64, [&](const packet::OfTuple* k, uint32_t c, uint32_t* ids) {
-        im.lookup({k, c}, {ids, c});
-      });
-      const std::string name = "warpath.wildcard.b64 (" + std::to_string((*img)->subtables()) + " subtables)";
-      std::printf("| %zu | %s | %.1f | %.2f | - |\n", table.size(), name.c_str(), r / 1e6, 1e9 / r);
-      rows.push_back({uint32_t(table.size()), name, r / 1e6, 1e9 / r, 0});
-    }
-  }
+  for (uint32_t per_mask : {1000u, 10000u}) wildcard_rows(o, per_mask, rows, notes);
   for (const std::string& n : notes) std::printf("\n%s", n.c_str());
   std::printf("\n");
   if (!o.json.empty()) {

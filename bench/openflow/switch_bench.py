@@ -12,13 +12,18 @@ table and misses) and two wildcard flows that switch the traffic (IPv4 out of po
 out of port 3): every packet pays the exact-match probe and the ranked subtables, as in a
 switch whose exact entries serve other traffic.
 
+With --kind wildcard, the N flows are wildcard rules instead (TCP from a /24 to a /16 and one
+destination port, priorities 100-149: a proactive controller's table, one mask), and the stream
+adds and deletes such rules; results then go to switch-cpu-DATE-COMMIT-wildcard.
+
 Flow_mod stream (--flowmods RATE per second, default 1000, then --flowmods-high, default 20,000,
 to see how many the agent acknowledges): a client speaking OpenFlow 1.0 over
 the agent's socket adds a new exact flow and deletes (strictly) the oldest one, so the table
 keeps its size, with a BARRIER every 100 flow_mods; the client reports the flow_mods the switch
-acknowledged per second. Each barrier publishes a new image (a full rebuild: ADR 0012), on the
-agent's thread (an incremental one: the flows are exact, FlowImage::publish); the worker keeps
-switching on the image it has.
+acknowledged per second. Each barrier publishes a new image on the agent's thread: an
+incremental one (FlowImage::publish: override tables of the matches changed since the last full
+image, exact or wildcard), a full rebuild once the changes pass a sixteenth of the table; the
+worker keeps switching on the image it has.
 
 Reported per point: Mpps in (the generator's packets over the run), the switch module's ns per
 packet (its own clock), and, with the stream, the flow_mods acknowledged per second. Pinning:
@@ -27,7 +32,8 @@ core. Results: a .md and a .json in --results (default bench/results) named
 switch-cpu-DATE-COMMIT, with the machine, the commit and the command.
 
 Usage: switch_bench.py [--warpath build/warpath] [--flows 1000,100000,1000000]
-                       [--seconds 3] [--flowmods 1000] [--cpu 1] [--results DIR]
+                       [--kind exact|wildcard] [--seconds 3] [--flowmods 1000] [--cpu 1]
+                       [--results DIR]
 """
 
 import argparse
@@ -70,8 +76,33 @@ def exact_flow(rng):
     return text, match
 
 
-def flow_mod(xid, match, command):
-    body = match + struct.pack("!QHHHHIHH", 0, command, 0, 0, 100, 0xFFFFFFFF, 0xFFFF, 0)
+# ofp_match wildcards of wildcard_flow(): in_port, dl_vlan, dl_src, dl_dst, tp_src, pcp, tos
+# wildcarded; nw_src /24 (8 bits ignored), nw_dst /16 (16 ignored).
+WILDCARD_BITS = 1 | 2 | 4 | 8 | 1 << 6 | 8 << 8 | 16 << 14 | 1 << 20 | 1 << 21
+
+
+def wildcard_flow(rng):
+    """(text, ofp_match bytes, priority) of one random wildcard flow (a proactive controller's
+    rule: TCP from a /24 to a /16 and one destination port, priorities 100-149)."""
+    nw_src, nw_dst = rng.getrandbits(24) << 8, rng.getrandbits(16) << 16
+    tp_dst, prio = rng.randrange(65536), 100 + rng.randrange(50)
+    ip = lambda a: ".".join(str(a >> s & 255) for s in (24, 16, 8, 0))
+    text = (f"priority={prio},tcp,nw_src={ip(nw_src)}/24,nw_dst={ip(nw_dst)}/16,"
+            f"tp_dst={tp_dst},actions=output:2")
+    match = struct.pack("!IH6s6sHBxHBBxxIIHH", WILDCARD_BITS, 0, bytes(6), bytes(6), 0, 0, 0x0800,
+                        0, 6, nw_src, nw_dst, 0, tp_dst)
+    return text, match, prio
+
+
+def flow_of(kind, rng):
+    if kind == "wildcard":
+        return wildcard_flow(rng)
+    text, match = exact_flow(rng)
+    return text, match, 100
+
+
+def flow_mod(xid, match, command, priority=100):
+    body = match + struct.pack("!QHHHHIHH", 0, command, 0, 0, priority, 0xFFFFFFFF, 0xFFFF, 0)
     acts = struct.pack("!HHHH", 0, 8, 2, 0) if command == 0 else b""
     return struct.pack("!BBHI", 1, OFP_FLOW_MOD, 8 + len(body) + len(acts), xid) + body + acts
 
@@ -79,12 +110,13 @@ def flow_mod(xid, match, command):
 class FlowModStream(threading.Thread):
     """Adds a new exact flow and deletes the oldest, RATE per second, a barrier every 100."""
 
-    def __init__(self, address, matches, rate, seed):
+    def __init__(self, address, matches, rate, seed, kind):
         super().__init__(daemon=True)
         host, port = address.rsplit(":", 1)
         self.sock = socket.create_connection((host, int(port)))
         self.sock.sendall(struct.pack("!BBHI", 1, OFP_HELLO, 8, 0))
         self.matches, self.rate, self.rng = list(matches), rate, random.Random(seed)
+        self.kind = kind
         self.acked, self.stop, self.t0, self.t1 = 0, threading.Event(), 0.0, 0.0
 
     def wait_barrier(self, xid):
@@ -107,10 +139,11 @@ class FlowModStream(threading.Thread):
         while not self.stop.is_set():
             batch = []
             for _ in range(50):
-                _, new = exact_flow(self.rng)
-                batch.append(flow_mod(xid, new, 0))
-                batch.append(flow_mod(xid + 1, self.matches.pop(0), 4))  # DELETE_STRICT
-                self.matches.append(new)
+                _, new, prio = flow_of(self.kind, self.rng)
+                batch.append(flow_mod(xid, new, 0, prio))
+                old, old_prio = self.matches.pop(0)
+                batch.append(flow_mod(xid + 1, old, 4, old_prio))  # DELETE_STRICT
+                self.matches.append((new, prio))
                 xid += 2
             xid += 1
             self.sock.sendall(b"".join(batch) + struct.pack("!BBHI", 1, OFP_BARRIER_REQUEST, 8, xid))
@@ -127,9 +160,9 @@ def run_point(args, work, n, stream_rate):
     rng = random.Random(n)
     flows, matches = [], []
     for _ in range(n):
-        text, match = exact_flow(rng)
+        text, match, prio = flow_of(args.kind, rng)
         flows.append(text)
-        matches.append(match)
+        matches.append((match, prio))
     flows += ["priority=10,ip,actions=output:2", "priority=5,actions=output:3"]
     path = work / f"flows-{n}.txt"
     path.write_text("\n".join(flows) + "\n")
@@ -145,7 +178,7 @@ def run_point(args, work, n, stream_rate):
         raise SystemExit(line + proc.stderr.read())
     stream = None
     if stream_rate:
-        stream = FlowModStream(m.group(1), matches, stream_rate, n)
+        stream = FlowModStream(m.group(1), matches, stream_rate, n, args.kind)
         stream.start()
     time.sleep(args.seconds)  # the generator runs until stopped
     if stream:
@@ -155,7 +188,7 @@ def run_point(args, work, n, stream_rate):
     proc.communicate(timeout=600)
     j = json.loads(report.read_text())
     sw = j["modules"][0]
-    point = {"flows": n, "flowmods_per_s_asked": stream_rate, "mpps": j["mpps"],
+    point = {"flows": n, "kind": args.kind, "flowmods_per_s_asked": stream_rate, "mpps": j["mpps"],
              "ns_per_packet": sw["ns_per_packet"], "rx": j["totals"]["rx"],
              "check": j["check"] if isinstance(j["check"], str) else j["check"].get("ok")}
     if stream:
@@ -171,6 +204,8 @@ def main():
     ap.add_argument("--flowmods", type=int, default=1000)
     ap.add_argument("--flowmods-high", type=int, default=20000,
                     help="a second stream, to see how many the agent takes")
+    ap.add_argument("--kind", choices=("exact", "wildcard"), default="exact",
+                    help="the table's N flows and the stream's: exact microflows, or wildcard rules")
     ap.add_argument("--cpu", type=int, default=1)
     ap.add_argument("--results", default="bench/results")
     args = ap.parse_args()
@@ -185,12 +220,12 @@ def main():
             points.append(p)
             print(json.dumps(p), flush=True)
     date = datetime.date.today().isoformat()
-    name = f"switch-cpu-{date}-{commit}"
+    name = f"switch-cpu-{date}-{commit}" + ("-wildcard" if args.kind == "wildcard" else "")
     meta = {"tool": "bench/openflow/switch_bench.py", "commit": commit, "date": date,
             "machine": cpu_model(), "command": " ".join(sys.argv), "points": points}
     out = Path(args.results)
     (out / f"{name}.json").write_text(json.dumps(meta, indent=2) + "\n")
-    rows = ["| exact flows | flow_mods/s asked | acked | Mpps | switch ns/pkt |", "|---:|---:|---:|---:|---:|"]
+    rows = [f"| {args.kind} flows | flow_mods/s asked | acked | Mpps | switch ns/pkt |", "|---:|---:|---:|---:|---:|"]
     for p in points:
         rows.append(f"| {p['flows']:,} | {p['flowmods_per_s_asked']} | "
                     f"{p.get('flowmods_per_s_acked', 0):.0f} | {p['mpps']:.2f} | {p['ns_per_packet']:.1f} |")

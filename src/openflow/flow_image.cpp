@@ -55,7 +55,8 @@ struct FlowImage::Table {
   LargeVector<packet::OfTuple> keys;
   LargeVector<uint32_t> flows;
   packet::OfTuple mask{};
-  uint64_t max_rank = 0;
+  uint32_t wildcards = 0;  ///< of the mask (Match::wildcards)
+  uint64_t max_rank  = 0;
 
   core::HashView view() const {
     return {buckets.data(), uint32_t(buckets.size() - 1), keys.data(), flows.data(), mask};
@@ -80,11 +81,12 @@ struct FlowImage::Table {
   }
 };
 
-// What a full image and the incremental images built on it share. `programs` has room for ids
-// past the full image's (a quarter more, at least 1,024): an incremental image writes the
-// programs of the flows it adds into their (never reused, FlowTable::rebuilt) ids before it is
-// published, which images already published never read. Their rewrites go to `late`, a buffer
-// of fixed capacity written only past what published images use.
+// What a full image and the incremental images built on it share. `programs` and `ranks` have
+// room for ids past the full image's (a quarter more, at least 1,024): an incremental image
+// writes the program and rank of each flow it adds into their (never reused,
+// FlowTable::rebuilt) ids before it is published, which images already published never read.
+// Their rewrites go to `late`, a buffer of fixed capacity written only past what published
+// images use.
 struct FlowImage::Shared {
   std::vector<ActionProgram> programs;
   std::vector<uint64_t> ranks;
@@ -92,7 +94,7 @@ struct FlowImage::Shared {
   std::unique_ptr<Action[]> late;
   uint32_t late_capacity = 0, late_used = 0;
   uint32_t full_id_limit = 0;  ///< the full image's
-  size_t full_exact      = 0;  ///< exact flows of the full image
+  size_t full_flows      = 0;  ///< the full image's flows
 };
 
 FlowImage::FlowImage()  = default;
@@ -186,8 +188,9 @@ Result<std::shared_ptr<const FlowImage>> FlowImage::build(const FlowTable& table
   img->version_ = table.version();
   img->id_limit_ = table.id_limit();
   auto shared    = std::make_shared<Shared>();
-  shared->programs.assign(table.id_limit() + std::max<uint32_t>(1024, table.id_limit() / 4), ActionProgram{});
-  shared->ranks.assign(table.id_limit(), 0);
+  const size_t id_room = table.id_limit() + std::max<uint32_t>(1024, table.id_limit() / 4);
+  shared->programs.assign(id_room, ActionProgram{});
+  shared->ranks.assign(id_room, 0);
   shared->late_capacity = 16384;
   shared->late          = std::make_unique<Action[]>(shared->late_capacity);
   shared->full_id_limit = table.id_limit();
@@ -219,7 +222,8 @@ Result<std::shared_ptr<const FlowImage>> FlowImage::build(const FlowTable& table
     auto [it, fresh] = by_mask.emplace(e->spec.match.mask(), subtables.size());
     if (fresh) {
       subtables.push_back(std::make_shared<Table>());
-      subtables.back()->mask = it->first;
+      subtables.back()->mask      = it->first;
+      subtables.back()->wildcards = e->spec.match.wildcards;
       slot_of.emplace_back();
     }
     Table& t   = *subtables[it->second];
@@ -235,16 +239,22 @@ Result<std::shared_ptr<const FlowImage>> FlowImage::build(const FlowTable& table
   }
   for (auto& t : subtables) t->build();
   exact->build();
-  std::stable_sort(subtables.begin(), subtables.end(),
-                   [](const auto& a, const auto& b) { return a->max_rank > b->max_rank; });
-  img->exact_ = std::move(exact);
-  img->subtables_.assign(subtables.begin(), subtables.end());
-  shared->full_exact = img->exact_flows_;
+  for (auto& t : subtables) img->subtables_.push_back({t, nullptr, t->max_rank});
+  std::stable_sort(img->subtables_.begin(), img->subtables_.end(),
+                   [](const Sub& a, const Sub& b) { return a.max_rank > b.max_rank; });
+  img->exact_.base = std::move(exact);
+  shared->full_flows = img->flows_;
   img->programs_     = shared->programs.data();
   img->ranks_        = &shared->ranks;
   img->shared_       = std::move(shared);
   return std::shared_ptr<const FlowImage>(std::move(img));
 }
+
+namespace {
+
+constexpr uint32_t kGone = 0xFFFF'FFFEu;  ///< an override table's tombstone (no live flow)
+
+}  // namespace
 
 Result<std::shared_ptr<const FlowImage>> FlowImage::publish(const std::shared_ptr<const FlowImage>& current,
                                                             FlowTable& table, uint32_t port_count) {
@@ -255,63 +265,129 @@ Result<std::shared_ptr<const FlowImage>> FlowImage::publish(const std::shared_pt
   };
   if (!current) return full();
   if (current->version_ == table.version()) return current;
-  Shared& shared = *current->shared_;
+  Shared& shared      = *current->shared_;
   const auto& changes = table.changes();
-  if (table.needs_full() || changes.size() > std::max<size_t>(4096, shared.full_exact / 16)) return full();
-  std::vector<uint32_t> added, removed;
-  for (const FlowTable::Change& c : changes) {
-    if (!c.exact || c.kind == FlowTable::Change::kModified) return full();
-    if (c.id >= shared.programs.size()) return full();
-    (c.kind == FlowTable::Change::kAdded ? added : removed).push_back(c.id);
+  if (table.needs_full() || changes.size() > std::max<size_t>(4096, shared.full_flows / 16) ||
+      changes.size() < current->log_pos_)
+    return full();
+  auto img          = std::shared_ptr<FlowImage>(new FlowImage());
+  img->exact_       = current->exact_;
+  img->subtables_   = current->subtables_;
+  img->shared_      = current->shared_;
+  img->programs_    = current->programs_;
+  img->ranks_       = current->ranks_;
+  img->version_     = table.version();
+  img->id_limit_    = std::max(shared.full_id_limit, table.id_limit());
+  img->flows_       = table.size();
+  img->exact_flows_ = current->exact_flows_;
+  img->log_pos_     = changes.size();
+  img->incremental_ = true;
+  // The matches touched since `current`, by mask (an id is added at most once and removed at
+  // most once between full images: ids are not reused until then), each with its entry in
+  // subtables_ (kExactSub: exact_), made when the image has none for the mask.
+  constexpr size_t kExactSub = ~size_t(0);
+  std::unordered_map<packet::OfTuple, size_t, TupleHash, TupleEq> sub_of;  // mask -> subtables_
+  for (size_t k = 0; k < img->subtables_.size(); ++k) {
+    const Sub& s = img->subtables_[k];
+    sub_of.emplace((s.base ? s.base : s.over)->mask, k);
   }
-  // An id is added at most once and removed at most once between full images (ids are not
-  // reused until then): the full image's flows removed since, and the flows added since that
-  // are still there.
-  std::sort(added.begin(), added.end());
-  std::sort(removed.begin(), removed.end());
-  auto img       = std::shared_ptr<FlowImage>(new FlowImage());
-  img->exact_    = current->exact_;
-  img->subtables_ = current->subtables_;
-  img->shared_   = current->shared_;
-  img->programs_ = current->programs_;
-  img->ranks_    = current->ranks_;
-  img->version_  = table.version();
-  img->id_limit_ = std::max(shared.full_id_limit, table.id_limit());
-  img->flows_    = table.size();
-  size_t removed_count = 0;
-  for (uint32_t id : removed)
-    if (id < shared.full_id_limit && !std::binary_search(added.begin(), added.end(), id)) {
-      if (img->removed_.empty()) img->removed_.assign((shared.full_id_limit + 63) / 64, 0);
-      img->removed_[id / 64] |= uint64_t(1) << (id % 64);
-      ++removed_count;
+  struct Touched {
+    size_t sub;
+    packet::OfTuple mask;
+    uint32_t wildcards;
+    std::vector<packet::OfTuple> values;
+  };
+  std::vector<Touched> touched;
+  std::unordered_map<packet::OfTuple, size_t, TupleHash, TupleEq> touched_of;  // mask -> touched
+  for (size_t c = current->log_pos_; c < changes.size(); ++c) {
+    const FlowTable::Change& ch = changes[c];
+    if (ch.kind == FlowTable::Change::kModified || ch.id >= shared.programs.size()) return full();
+    if (ch.exact) {
+      if (ch.kind == FlowTable::Change::kAdded)
+        ++img->exact_flows_;
+      else
+        --img->exact_flows_;
     }
-  auto delta  = std::make_shared<Table>();
-  delta->mask = exact_mask();
-  for (uint32_t id : added) {
-    const FlowEntry* e = table.entry(id);
-    if (!e) continue;  // added, then removed again
-    ActionProgram& prog = shared.programs[id];
-    if (prog.order != e->order) {  // not yet written by an earlier incremental image
-      std::vector<Action> rw;
-      Result<ActionProgram> p = compile_actions(e->spec.actions, port_count, rw);
-      if (!p.is_ok()) return full();  // reports the flow
-      if (shared.late_used + rw.size() > shared.late_capacity) return full();
-      ActionProgram q = *p;
-      q.order         = e->order;
-      q.first         = shared.late_used;
-      if (!rw.empty()) q.special |= kLateRewrites;
-      std::copy(rw.begin(), rw.end(), shared.late.get() + shared.late_used);
-      shared.late_used += uint32_t(rw.size());
-      prog = q;  // an id no published image maps a key to
+    const Match& m   = table.last(ch.id).spec.match;
+    const auto mask  = m.mask();
+    auto [it, fresh] = touched_of.emplace(mask, touched.size());
+    if (fresh) {
+      size_t sub = kExactSub;
+      if (!ch.exact) {
+        auto [s, added] = sub_of.emplace(mask, img->subtables_.size());
+        if (added) img->subtables_.push_back({});
+        sub = s->second;
+      }
+      touched.push_back({sub, mask, m.wildcards, {}});
     }
-    delta->keys.push_back(e->spec.match.value());
-    delta->flows.push_back(id);
+    touched[it->second].values.push_back(m.value());
   }
-  img->exact_flows_ = shared.full_exact - removed_count + delta->keys.size();
-  if (!delta->keys.empty()) {
-    delta->build();
-    img->delta_ = std::move(delta);
+  // The program (and rank) of a flow an image now answers with: written once per flow, into an
+  // id no published image maps a key to. False when the late buffer is full.
+  auto ensure_program = [&](const FlowEntry& e) -> Result<bool> {
+    ActionProgram& prog = shared.programs[e.id];
+    if (prog.order == e.order) return true;
+    std::vector<Action> rw;
+    WARPATH_ASSIGN_OR_RETURN(ActionProgram q, compile_actions(e.spec.actions, port_count, rw));
+    if (shared.late_used + rw.size() > shared.late_capacity) return false;
+    q.order = e.order;
+    q.first = shared.late_used;
+    if (!rw.empty()) q.special |= kLateRewrites;
+    std::copy(rw.begin(), rw.end(), shared.late.get() + shared.late_used);
+    shared.late_used += uint32_t(rw.size());
+    shared.ranks[e.id] = rank_of(e);
+    prog               = q;
+    return true;
+  };
+  // The best live flow of a touched match, or kGone.
+  auto best_of = [&](const packet::OfTuple& value, uint32_t wildcards) -> Result<uint32_t> {
+    uint32_t best = kGone;
+    for (uint32_t id : table.same_match(make_match(packet::of_unpack(value), wildcards)))
+      if (best == kGone || precedes(*table.entry(id), *table.entry(best))) best = id;
+    if (best != kGone) {
+      WARPATH_ASSIGN_OR_RETURN(bool ok, ensure_program(*table.entry(best)));
+      if (!ok) return Status(Errc::kCapacity, "late rewrites full");
+    }
+    return best;
+  };
+  const std::vector<uint64_t>& ranks = shared.ranks;
+  for (const Touched& t : touched) {
+    const bool wild = t.sub != kExactSub;
+    Sub& sub        = wild ? img->subtables_[t.sub] : img->exact_;
+    // The new override table: the old one's entries (their answers stand unless touched again)
+    // and the values touched now, each answered afresh.
+    auto over       = std::make_shared<Table>();
+    over->mask      = t.mask;
+    over->wildcards = t.wildcards;
+    std::unordered_map<packet::OfTuple, uint32_t, TupleHash, TupleEq> slot;
+    if (sub.over) {
+      over->keys  = sub.over->keys;
+      over->flows = sub.over->flows;
+      for (uint32_t s = 0; s < over->keys.size(); ++s) slot.emplace(over->keys[s], s);
+    }
+    for (const packet::OfTuple& v : t.values) {
+      auto [it, fresh] = slot.emplace(v, uint32_t(over->keys.size()));
+      Result<uint32_t> best = best_of(v, t.wildcards);
+      if (!best.is_ok()) return full();  // a full build reports a flow it cannot compile
+      if (fresh) {
+        over->keys.push_back(v);
+        over->flows.push_back(*best);
+      } else {
+        over->flows[it->second] = *best;
+      }
+    }
+    for (uint32_t f : over->flows)
+      if (f != kGone && wild) over->max_rank = std::max(over->max_rank, ranks[f]);
+    over->build();
+    sub.over = std::move(over);
+    if (wild) sub.max_rank = std::max(sub.base ? sub.base->max_rank : 0, sub.over->max_rank);
   }
+  // A mask with neither a base table nor a live flow answers nothing: dropped; then ranked again.
+  img->subtables_.erase(std::remove_if(img->subtables_.begin(), img->subtables_.end(),
+                                       [](const Sub& s) { return s.max_rank == 0; }),
+                        img->subtables_.end());
+  std::stable_sort(img->subtables_.begin(), img->subtables_.end(),
+                   [](const Sub& a, const Sub& b) { return a.max_rank > b.max_rank; });
   return std::shared_ptr<const FlowImage>(std::move(img));
 }
 
@@ -321,8 +397,9 @@ std::vector<FlowImage::TableData> FlowImage::tables() const {
     out.push_back({t.buckets.data(), uint32_t(t.buckets.size()), t.keys.data(), t.flows.data(),
                    uint32_t(t.keys.size()), t.mask, t.max_rank});
   };
-  add(*exact_);
-  for (const auto& t : subtables_) add(*t);
+  add(*exact_.base);
+  for (const Sub& s : subtables_)
+    if (s.base) add(*s.base);
   return out;
 }
 
@@ -338,26 +415,35 @@ uint32_t FlowImage::lookup_one(const packet::OfTuple& key) const {
 // signature that matched the wrong key, takes the plain probe.
 void FlowImage::lookup(Span<const packet::OfTuple> keys, Span<uint32_t> ids) const {
   constexpr uint32_t kChunk = 64;
-  constexpr uint32_t kNone = 0xFFFF'FFFFu, kSlow = 0xFFFF'FFFEu;
+  // cand[q] codes besides a slot: no entry, the plain probe, the override table's answer.
+  constexpr uint32_t kNone = 0xFFFF'FFFFu, kSlow = 0xFFFF'FFFEu, kOverridden = 0xFFFF'FFFDu;
   uint64_t h[kChunk], best[kChunk];
-  uint32_t cand[kChunk], todo[kChunk];
+  uint32_t cand[kChunk], todo[kChunk], said[kChunk];
   packet::OfTuple mk[kChunk];
   const std::vector<uint64_t>& ranks = *ranks_;
-  const bool filter                  = !removed_.empty();
-  // One table for `count` keys. kFirst: the first exact table, keys q = 0..count, every key's
-  // answer set (no memset per chunk, whose cost shows at bursts of 32). kExact: a second exact
-  // table (the full image's, after an incremental image's added flows) for keys todo[q]. kWild:
-  // a subtable for keys todo[q]. A flow the incremental image removed is no answer.
-  enum Mode { kFirst, kExact, kWild };
-  auto run = [&](const Table& t, const packet::OfTuple* k, uint32_t* out, uint32_t count,
-                 Mode mode) __attribute__((always_inline)) {
+  // One mask's tables for `count` keys. kFirst: the exact-match table, keys q = 0..count, every
+  // key's answer set (no memset per chunk, whose cost shows at bursts of 32). kWild: a
+  // subtable, for keys todo[q]. Keys are masked and hashed once: the override table (small,
+  // cached: probed directly) answers first, and the base table (prefetched meanwhile) for the
+  // keys it does not know. A tombstone is no answer.
+  enum Mode { kFirst, kWild };
+  auto run = [&](const Table& t, const Table* over, const packet::OfTuple* k, uint32_t* out,
+                 uint32_t count, Mode mode) __attribute__((always_inline)) {
     const core::HashView v = t.view();
     for (uint32_t q = 0; q < count; ++q) {
       mk[q] = core::apply_mask(k[mode == kFirst ? q : todo[q]], v.mask);
       h[q]  = core::hash_key(mk[q]);
       WARPATH_PREFETCH(&v.buckets[uint32_t(h[q]) & v.bucket_mask]);
     }
+    if (over) {
+      const core::HashView o = over->view();
+      for (uint32_t q = 0; q < count; ++q) said[q] = core::probe(o, mk[q], h[q]);
+    }
     for (uint32_t q = 0; q < count; ++q) {
+      if (over && said[q] != core::kMiss) {
+        cand[q] = kOverridden;
+        continue;
+      }
       const core::Bucket& bk = v.buckets[uint32_t(h[q]) & v.bucket_mask];
       bool open              = false;
       const uint32_t m       = core::sig_matches(bk, core::signature(h[q]), open);
@@ -370,13 +456,13 @@ void FlowImage::lookup(Span<const packet::OfTuple> keys, Span<uint32_t> ids) con
     }
     for (uint32_t q = 0; q < count; ++q) {
       uint32_t f = core::kMiss;
-      if (cand[q] < kSlow && core::same_key(v.keys[cand[q]], mk[q]))
+      if (cand[q] < kOverridden && core::same_key(v.keys[cand[q]], mk[q]))
         f = v.flows[cand[q]];
+      else if (cand[q] == kOverridden)
+        f = said[q];
       else if (cand[q] != kNone)
         f = core::probe(v, mk[q], h[q]);
-      if (filter && f != core::kMiss && mode != kWild && &t == exact_.get() &&
-          (removed_[f / 64] >> (f % 64) & 1))
-        f = core::kMiss;
+      if (f == kGone) f = core::kMiss;
       if (mode == kFirst) {
         out[q]  = f == core::kMiss ? kNoFlow : f;
         best[q] = f == core::kMiss ? 0 : ~0ull;  // exact beats every subtable
@@ -384,37 +470,31 @@ void FlowImage::lookup(Span<const packet::OfTuple> keys, Span<uint32_t> ids) con
       }
       if (f == core::kMiss) continue;
       const uint32_t i = todo[q];
-      const uint64_t r = mode == kExact ? ~0ull : ranks[f];
-      if (r > best[i]) {
-        best[i] = r;
+      if (ranks[f] > best[i]) {
+        best[i] = ranks[f];
         out[i]  = f;
       }
     }
   };
-  const bool has_exact = !exact_->keys.empty();
+  const bool has_exact = !exact_.base->keys.empty() || exact_.over;
   for (uint32_t base = 0; base < keys.size; base += kChunk) {
     const uint32_t n         = std::min(kChunk, keys.size - base);
     const packet::OfTuple* k = keys.data + base;
     uint32_t* out            = ids.data + base;
-    if (delta_) {
-      run(*delta_, k, out, n, kFirst);
-      if (has_exact) {
-        uint32_t count = 0;
-        for (uint32_t i = 0; i < n; ++i)
-          if (best[i] == 0) todo[count++] = i;
-        if (count) run(*exact_, k, out, count, kExact);
-      }
-    } else if (has_exact) {
-      run(*exact_, k, out, n, kFirst);
+    if (has_exact) {
+      run(*exact_.base, exact_.over.get(), k, out, n, kFirst);
     } else {
       for (uint32_t i = 0; i < n; ++i) out[i] = kNoFlow, best[i] = 0;
     }
-    for (const auto& t : subtables_) {
+    for (const Sub& s : subtables_) {
       uint32_t count = 0;
       for (uint32_t i = 0; i < n; ++i)
-        if (best[i] < t->max_rank) todo[count++] = i;
+        if (best[i] < s.max_rank) todo[count++] = i;
       if (count == 0) break;  // ranked: no later subtable can beat what every key has
-      run(*t, k, out, count, kWild);
+      if (s.base)
+        run(*s.base, s.over.get(), k, out, count, kWild);
+      else
+        run(*s.over, nullptr, k, out, count, kWild);
     }
   }
 }

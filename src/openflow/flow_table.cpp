@@ -84,12 +84,20 @@ void FlowTable::insert(const FlowSpec& spec, uint16_t priority, uint64_t now_ns)
   live_[id]                = 1;
   log({id, Change::kAdded, e.spec.match.exact()});
   index_.emplace(strict_key(e.spec.match, priority), id);
+  if (!e.spec.match.exact()) by_match_[strict_key(e.spec.match, 0)].push_back(id);
   ++count_;
   timed_ += e.spec.idle_timeout || e.spec.hard_timeout;
 }
 
 void FlowTable::remove(uint32_t id) {
-  index_.erase(strict_key(slots_[id].spec.match, slots_[id].spec.priority));
+  const Match& m = slots_[id].spec.match;
+  index_.erase(strict_key(m, slots_[id].spec.priority));
+  if (!m.exact()) {
+    const auto it = by_match_.find(strict_key(m, 0));
+    std::vector<uint32_t>& ids = it->second;
+    ids.erase(std::find(ids.begin(), ids.end(), id));
+    if (ids.empty()) by_match_.erase(it);
+  }
   timed_ -= slots_[id].spec.idle_timeout || slots_[id].spec.hard_timeout;
   live_[id] = 0;
   retired_.push_back(id);
@@ -228,6 +236,15 @@ std::vector<const FlowEntry*> FlowTable::select(const Match& filter, uint16_t ou
 }
 
 std::vector<const FlowEntry*> FlowTable::entries() const { return select(Match{}, kPortNone); }
+
+std::vector<uint32_t> FlowTable::same_match(const Match& m) const {
+  if (m.exact()) {
+    const auto it = index_.find(strict_key(m, 0xffff));
+    return it == index_.end() ? std::vector<uint32_t>{} : std::vector<uint32_t>{it->second};
+  }
+  const auto it = by_match_.find(strict_key(m, 0));
+  return it == by_match_.end() ? std::vector<uint32_t>{} : it->second;
+}
 
 const FlowEntry* FlowTable::entry(uint32_t id) const {
   return id < slots_.size() && live_[id] ? &slots_[id] : nullptr;

@@ -32,9 +32,10 @@
 //   removes what has run out: hard first when both have.
 //
 // Updates while switching
-//   FlowImage::build compiles the table as it is; the switch module publishes each new image
-//   with a ReadGuard (core/read_guard.hpp), so a frame sees one image, before or after a
-//   flow_mod, never a mix. Entry ids are stable while an entry lives, and `order` is unique over
+//   FlowImage::build compiles the table as it is; FlowImage::publish builds on the last full
+//   image (its tables shared, the flows added and removed since laid over them) until the
+//   changes pile up. The switch module publishes each new image with a ReadGuard
+//   (core/read_guard.hpp), so a frame sees one image, before or after a flow_mod, never a mix. Entry ids are stable while an entry lives, and `order` is unique over
 //   the table's life, so counters the data path keeps per id can tell an id's new flow from the
 //   one it replaced.
 //
@@ -43,7 +44,10 @@
 //   tuple-space subtables, one hash table per distinct mask, ranked by their best flow so a key
 //   stops at the first subtable that cannot beat what it has (Open vSwitch's ranked tuple space
 //   search). Lookups go in batches: hash, prefetch, then compare (G-Opt). Hash tables are
-//   buckets of 8 (32-bit signature, slot) in one cache line, keys in a slot array.
+//   buckets of 8 (32-bit signature, slot) in one cache line, keys in a slot array. An
+//   incremental image (publish()) lays a small override table over a mask's table: the matches
+//   flow_mods touched since the full image, each with its best live flow or a tombstone,
+//   probed with the same hash before the full table's bucket (docs/adr/0012, 3b).
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -129,6 +133,13 @@ class FlowTable {
   /// Every entry, in precedence order.
   std::vector<const FlowEntry*> entries() const;
   const FlowEntry* entry(uint32_t id) const;
+  /// The flow last at `id`, live or removed: a flow removed since the last full image stays
+  /// readable (its id is not given out again before the next one; FlowImage::publish reads the
+  /// matches of removed flows here).
+  const FlowEntry& last(uint32_t id) const { return slots_[id]; }
+  /// The live flows whose match is identical to `m`, at any priority (an exact match has at
+  /// most one).
+  std::vector<uint32_t> same_match(const Match& m) const;
 
   size_t size() const noexcept { return count_; }
   /// Entries with an idle or a hard timeout (expire() has nothing to do without them).
@@ -139,9 +150,9 @@ class FlowTable {
   /// Bumped by every change of the entries (not by counters).
   uint64_t version() const noexcept { return version_; }
 
-  /// What changed since the last full image (FlowImage::publish reads it to publish the exact
-  /// flows added and removed without rebuilding everything): one record per entry added,
-  /// removed or modified (new actions), with whether it is an exact-match flow.
+  /// What changed since the last full image (FlowImage::publish reads it to publish the flows
+  /// added and removed without rebuilding everything): one record per entry added, removed or
+  /// modified (new actions), with whether it is an exact-match flow.
   struct Change {
     uint32_t id;
     enum Kind : uint8_t { kAdded, kRemoved, kModified } kind;
@@ -196,6 +207,8 @@ class FlowTable {
     changes_.push_back(c);
   }
   std::unordered_map<StrictKey, uint32_t, StrictHash> index_;  ///< identical match + priority
+  /// Wildcarded flows by identical match (priority 0 in the key): same_match().
+  std::unordered_map<StrictKey, std::vector<uint32_t>, StrictHash> by_match_;
   size_t count_        = 0;
   size_t timed_        = 0;
   uint64_t next_order_ = 1;
@@ -229,14 +242,17 @@ class FlowImage {
   /// Compiles `table` for a switch of `port_count` ports (at most 64). kInvalidArgument names
   /// a flow whose actions the data path cannot run (headers rewritten between two outputs).
   static Result<std::shared_ptr<const FlowImage>> build(const FlowTable& table, uint32_t port_count);
-  /// The image to publish for `table` now, given the one published (`current`, or nullptr):
-  /// when everything that changed since the last full image is exact-match flows added or
-  /// removed (a reactive controller's microflows), an incremental image that shares the full
-  /// one's tables and adds a small table of the added flows and a bitmap of the removed ones
-  /// (cost: the changes since the full image, not the table); otherwise, or once the changes
-  /// pass a sixteenth of the full image's exact flows (at least 4,096), a full build, after
-  /// which the table's change log restarts (FlowTable::rebuilt). Either way the image answers
-  /// exactly as build() would.
+  /// The image to publish for `table` now, given the last one published for it (`current`,
+  /// or nullptr): when everything that changed since the last full image is flows added or
+  /// removed (a reactive controller's microflows, a proactive one's wildcard rules), an
+  /// incremental image that shares the full one's tables. For every match (mask and value) a
+  /// change touched, an override table of its mask holds the best flow now live with that
+  /// match, or a tombstone: a removed flow's equal-match rival of lower priority answers again,
+  /// and no entry of the full image answers for a flow that is gone. Only the override tables
+  /// of masks touched since `current` are rebuilt (cost: their entries, not the table).
+  /// Modified actions, or changes past a sixteenth of the full image's flows (at least 4,096),
+  /// take a full build, after which the table's change log restarts (FlowTable::rebuilt).
+  /// Either way the image answers exactly as build() would.
   static Result<std::shared_ptr<const FlowImage>> publish(const std::shared_ptr<const FlowImage>& current,
                                                           FlowTable& table, uint32_t port_count);
 
@@ -253,8 +269,8 @@ class FlowImage {
   size_t exact_flows() const noexcept { return exact_flows_; }
   size_t subtables() const noexcept { return subtables_.size(); }
   uint64_t version() const noexcept { return version_; }
-  /// Built by publish() on top of a full image (its added and removed exact flows).
-  bool incremental() const noexcept { return delta_ != nullptr || !removed_.empty(); }
+  /// Built by publish() on top of a full image (its added and removed flows).
+  bool incremental() const noexcept { return incremental_; }
 
   /// One hash table of the image as raw arrays (the CUDA engine copies them to the device):
   /// buckets (openflow/core/flow_hash_core.hpp: Bucket, bucket_count of them), keys and flows
@@ -281,14 +297,22 @@ class FlowImage {
   FlowImage();
 
  private:
-  std::shared_ptr<const Table> exact_;
-  std::vector<std::shared_ptr<const Table>> subtables_;  // best first
+  /// One mask's tables: the full image's table of the mask (or none) and, in an incremental
+  /// image, an override table of the masked values flow_mods touched since (probed with the
+  /// same hash: its answer, a tombstone included, stands for the mask's). max_rank bounds both
+  /// (0 for the exact-match table, whose flows beat every wildcard flow).
+  struct Sub {
+    std::shared_ptr<const Table> base, over;
+    uint64_t max_rank = 0;
+  };
+  Sub exact_;                   // the exact-match table (base always there, perhaps empty)
+  std::vector<Sub> subtables_;  // wildcard masks, best first
   std::shared_ptr<Shared> shared_;
   const ActionProgram* programs_       = nullptr;  ///< shared_'s (never reallocated)
   const std::vector<uint64_t>* ranks_  = nullptr;  ///< shared_'s
-  std::shared_ptr<const Table> delta_;  ///< exact flows added since the full image
-  std::vector<uint64_t> removed_;       ///< bitmap by id: the full image's exact flows removed since
+  size_t log_pos_ = 0;  ///< the table's change log (FlowTable::changes) this image covers
   uint32_t id_limit_ = 0;
+  bool incremental_  = false;
   size_t flows_ = 0, exact_flows_ = 0;
   uint64_t version_ = 0;
 };
