@@ -65,19 +65,39 @@ struct FlowImage::Table {
     size_t n = 1;
     while (n * core::kBucketWays < 2 * keys.size()) n <<= 1;  // at most half full
     buckets.assign(n, core::Bucket{});
-    const uint32_t bmask = uint32_t(n - 1);
-    for (uint32_t s = 0; s < keys.size(); ++s) {
-      const uint64_t h = core::hash_key(keys[s]);
-      for (uint32_t b = uint32_t(h) & bmask;; b = (b + 1) & bmask) {
-        core::Bucket& bk = buckets[b];
-        uint32_t j       = 0;
-        while (j < core::kBucketWays && bk.sig[j]) ++j;
-        if (j == core::kBucketWays) continue;
-        bk.sig[j]  = core::signature(h);
-        bk.slot[j] = s;
-        break;
-      }
+    for (uint32_t s = 0; s < keys.size(); ++s) place(s);
+  }
+  /// Whether `count` slots fit at most half full (place() needs a free way somewhere).
+  bool room_for(size_t count) const { return count * 2 <= buckets.size() * core::kBucketWays; }
+  /// Files slot s (keys[s]) in its first bucket with a free way.
+  void place(uint32_t s) {
+    const uint32_t bmask = uint32_t(buckets.size() - 1);
+    const uint64_t h     = core::hash_key(keys[s]);
+    for (uint32_t b = uint32_t(h) & bmask;; b = (b + 1) & bmask) {
+      core::Bucket& bk = buckets[b];
+      uint32_t j       = 0;
+      while (j < core::kBucketWays && bk.sig[j]) ++j;
+      if (j == core::kBucketWays) continue;
+      bk.sig[j]  = core::signature(h);
+      bk.slot[j] = s;
+      return;
     }
+  }
+  /// The slot holding `masked`, or core::kMiss.
+  uint32_t find(const packet::OfTuple& masked) const {
+    if (buckets.empty()) return core::kMiss;
+    const uint64_t h     = core::hash_key(masked);
+    const uint32_t sig   = core::signature(h);
+    const uint32_t bmask = uint32_t(buckets.size() - 1);
+    for (uint32_t b = uint32_t(h) & bmask, step = 0; step <= bmask; ++step, b = (b + 1) & bmask) {
+      bool open = false;
+      for (uint32_t m = core::sig_matches(buckets[b], sig, open); m; m &= m - 1) {
+        const uint32_t slot = buckets[b].slot[core::lowest_bit(m)];
+        if (core::same_key(keys[slot], masked)) return slot;
+      }
+      if (open) return core::kMiss;
+    }
+    return core::kMiss;
   }
 };
 
@@ -354,35 +374,46 @@ Result<std::shared_ptr<const FlowImage>> FlowImage::publish(const std::shared_pt
   for (const Touched& t : touched) {
     const bool wild = t.sub != kExactSub;
     Sub& sub        = wild ? img->subtables_[t.sub] : img->exact_;
-    // The new override table: the old one's entries (their answers stand unless touched again)
-    // and the values touched now, each answered afresh.
+    // The new override table: a copy of the old one (its answers stand unless touched again,
+    // its buckets kept while they have room) and the values touched now, each answered afresh.
+    // max_rank only grows until the next full image (a bound is all the ranking needs).
     auto over       = std::make_shared<Table>();
     over->mask      = t.mask;
     over->wildcards = t.wildcards;
-    std::unordered_map<packet::OfTuple, uint32_t, TupleHash, TupleEq> slot;
     if (sub.over) {
-      over->keys  = sub.over->keys;
-      over->flows = sub.over->flows;
-      for (uint32_t s = 0; s < over->keys.size(); ++s) slot.emplace(over->keys[s], s);
+      over->keys     = sub.over->keys;
+      over->flows    = sub.over->flows;
+      over->max_rank = sub.over->max_rank;
     }
+    std::unordered_map<packet::OfTuple, uint32_t, TupleHash, TupleEq> fresh_slot;  // appended now
+    const size_t had = over->keys.size();
     for (const packet::OfTuple& v : t.values) {
-      auto [it, fresh] = slot.emplace(v, uint32_t(over->keys.size()));
       Result<uint32_t> best = best_of(v, t.wildcards);
       if (!best.is_ok()) return full();  // a full build reports a flow it cannot compile
-      if (fresh) {
-        over->keys.push_back(v);
-        over->flows.push_back(*best);
-      } else {
-        over->flows[it->second] = *best;
+      if (*best != kGone && wild) over->max_rank = std::max(over->max_rank, ranks[*best]);
+      uint32_t slot = sub.over ? sub.over->find(v) : core::kMiss;
+      if (slot == core::kMiss) {
+        auto [it, added] = fresh_slot.emplace(v, uint32_t(over->keys.size()));
+        if (added) {
+          over->keys.push_back(v);
+          over->flows.push_back(*best);
+          continue;
+        }
+        slot = it->second;
       }
+      over->flows[slot] = *best;
     }
-    for (uint32_t f : over->flows)
-      if (f != kGone && wild) over->max_rank = std::max(over->max_rank, ranks[f]);
-    over->build();
+    if (sub.over && sub.over->room_for(over->keys.size())) {
+      over->buckets = sub.over->buckets;
+      for (uint32_t s = uint32_t(had); s < over->keys.size(); ++s) over->place(s);
+    } else {
+      over->build();
+    }
     sub.over = std::move(over);
     if (wild) sub.max_rank = std::max(sub.base ? sub.base->max_rank : 0, sub.over->max_rank);
   }
-  // A mask with neither a base table nor a live flow answers nothing: dropped; then ranked again.
+  // A mask without a base table whose override never held a live flow answers nothing: dropped.
+  // Then ranked again.
   img->subtables_.erase(std::remove_if(img->subtables_.begin(), img->subtables_.end(),
                                        [](const Sub& s) { return s.max_rank == 0; }),
                         img->subtables_.end());
