@@ -259,7 +259,7 @@ Result<std::shared_ptr<const FlowImage>> FlowImage::build(const FlowTable& table
   }
   for (auto& t : subtables) t->build();
   exact->build();
-  for (auto& t : subtables) img->subtables_.push_back({t, nullptr, t->max_rank});
+  for (auto& t : subtables) img->subtables_.push_back({t, nullptr, nullptr, t->max_rank});
   std::stable_sort(img->subtables_.begin(), img->subtables_.end(),
                    [](const Sub& a, const Sub& b) { return a.max_rank > b.max_rank; });
   img->exact_.base = std::move(exact);
@@ -273,8 +273,51 @@ Result<std::shared_ptr<const FlowImage>> FlowImage::build(const FlowTable& table
 namespace {
 
 constexpr uint32_t kGone = 0xFFFF'FFFEu;  ///< an override table's tombstone (no live flow)
+/// A mask's recent table is merged into its override table once it holds more than a quarter
+/// of that (at least this many): a publish copies the small recent table, and each entry is
+/// copied into the override table a bounded number of times.
+constexpr size_t kRecentMin = 512;
+
+using Entry = std::pair<packet::OfTuple, uint32_t>;  // masked value, flow (or kGone)
 
 }  // namespace
+
+// A copy of `old` (or an empty table) with `entries` laid over it: a value it has takes the
+// entry's flow, others are appended (the last entry of a value wins); its buckets are kept
+// while they have room, so only the appended slots are placed.
+static std::shared_ptr<FlowImage::Table> overlay(const FlowImage::Table* old, const packet::OfTuple& mask,
+                                                 uint32_t wildcards, const std::vector<Entry>& entries) {
+  auto t       = std::make_shared<FlowImage::Table>();
+  t->mask      = mask;
+  t->wildcards = wildcards;
+  if (old) {
+    t->keys     = old->keys;
+    t->flows    = old->flows;
+    t->max_rank = old->max_rank;
+  }
+  const size_t had = t->keys.size();
+  std::unordered_map<packet::OfTuple, uint32_t, TupleHash, TupleEq> appended;
+  for (const auto& [value, flow] : entries) {
+    uint32_t slot = old ? old->find(value) : core::kMiss;
+    if (slot == core::kMiss) {
+      auto [it, fresh] = appended.emplace(value, uint32_t(t->keys.size()));
+      if (fresh) {
+        t->keys.push_back(value);
+        t->flows.push_back(flow);
+        continue;
+      }
+      slot = it->second;
+    }
+    t->flows[slot] = flow;
+  }
+  if (old && old->room_for(t->keys.size())) {
+    t->buckets = old->buckets;
+    for (uint32_t s = uint32_t(had); s < t->keys.size(); ++s) t->place(s);
+  } else {
+    t->build();
+  }
+  return t;
+}
 
 Result<std::shared_ptr<const FlowImage>> FlowImage::publish(const std::shared_ptr<const FlowImage>& current,
                                                             FlowTable& table, uint32_t port_count) {
@@ -309,7 +352,7 @@ Result<std::shared_ptr<const FlowImage>> FlowImage::publish(const std::shared_pt
   std::unordered_map<packet::OfTuple, size_t, TupleHash, TupleEq> sub_of;  // mask -> subtables_
   for (size_t k = 0; k < img->subtables_.size(); ++k) {
     const Sub& s = img->subtables_[k];
-    sub_of.emplace((s.base ? s.base : s.over)->mask, k);
+    sub_of.emplace((s.base ? s.base : s.over ? s.over : s.recent)->mask, k);
   }
   struct Touched {
     size_t sub;
@@ -374,43 +417,33 @@ Result<std::shared_ptr<const FlowImage>> FlowImage::publish(const std::shared_pt
   for (const Touched& t : touched) {
     const bool wild = t.sub != kExactSub;
     Sub& sub        = wild ? img->subtables_[t.sub] : img->exact_;
-    // The new override table: a copy of the old one (its answers stand unless touched again,
-    // its buckets kept while they have room) and the values touched now, each answered afresh.
-    // max_rank only grows until the next full image (a bound is all the ranking needs).
-    auto over       = std::make_shared<Table>();
-    over->mask      = t.mask;
-    over->wildcards = t.wildcards;
-    if (sub.over) {
-      over->keys     = sub.over->keys;
-      over->flows    = sub.over->flows;
-      over->max_rank = sub.over->max_rank;
-    }
-    std::unordered_map<packet::OfTuple, uint32_t, TupleHash, TupleEq> fresh_slot;  // appended now
-    const size_t had = over->keys.size();
+    // The values touched now, each answered afresh, go to the mask's recent table (a copy of
+    // the old one: its answers stand unless touched again); a recent table grown past a
+    // quarter of the override table is merged into it. max_rank only grows until the next full
+    // image (a bound is all the ranking needs).
+    std::vector<Entry> now;
+    uint64_t top = 0;
     for (const packet::OfTuple& v : t.values) {
       Result<uint32_t> best = best_of(v, t.wildcards);
       if (!best.is_ok()) return full();  // a full build reports a flow it cannot compile
-      if (*best != kGone && wild) over->max_rank = std::max(over->max_rank, ranks[*best]);
-      uint32_t slot = sub.over ? sub.over->find(v) : core::kMiss;
-      if (slot == core::kMiss) {
-        auto [it, added] = fresh_slot.emplace(v, uint32_t(over->keys.size()));
-        if (added) {
-          over->keys.push_back(v);
-          over->flows.push_back(*best);
-          continue;
-        }
-        slot = it->second;
-      }
-      over->flows[slot] = *best;
+      if (*best != kGone && wild) top = std::max(top, ranks[*best]);
+      now.emplace_back(v, *best);
     }
-    if (sub.over && sub.over->room_for(over->keys.size())) {
-      over->buckets = sub.over->buckets;
-      for (uint32_t s = uint32_t(had); s < over->keys.size(); ++s) over->place(s);
+    std::shared_ptr<Table> recent = overlay(sub.recent.get(), t.mask, t.wildcards, now);
+    recent->max_rank              = std::max(recent->max_rank, top);
+    if (recent->keys.size() > std::max(kRecentMin, (sub.over ? sub.over->keys.size() : 0) / 4)) {
+      std::vector<Entry> all(recent->keys.size());
+      for (size_t i = 0; i < all.size(); ++i) all[i] = {recent->keys[i], recent->flows[i]};
+      std::shared_ptr<Table> over = overlay(sub.over.get(), t.mask, t.wildcards, all);
+      over->max_rank              = std::max(over->max_rank, recent->max_rank);
+      sub.over                    = std::move(over);
+      sub.recent                  = nullptr;
     } else {
-      over->build();
+      sub.recent = std::move(recent);
     }
-    sub.over = std::move(over);
-    if (wild) sub.max_rank = std::max(sub.base ? sub.base->max_rank : 0, sub.over->max_rank);
+    if (wild)
+      for (const Table* l : {sub.base.get(), sub.over.get(), sub.recent.get()})
+        if (l) sub.max_rank = std::max(sub.max_rank, l->max_rank);
   }
   // A mask without a base table whose override never held a live flow answers nothing: dropped.
   // Then ranked again.
@@ -446,7 +479,7 @@ uint32_t FlowImage::lookup_one(const packet::OfTuple& key) const {
 // signature that matched the wrong key, takes the plain probe.
 void FlowImage::lookup(Span<const packet::OfTuple> keys, Span<uint32_t> ids) const {
   constexpr uint32_t kChunk = 64;
-  // cand[q] codes besides a slot: no entry, the plain probe, the override table's answer.
+  // cand[q] codes besides a slot: no entry, the plain probe, the layers' answer.
   constexpr uint32_t kNone = 0xFFFF'FFFFu, kSlow = 0xFFFF'FFFEu, kOverridden = 0xFFFF'FFFDu;
   uint64_t h[kChunk], best[kChunk];
   uint32_t cand[kChunk], todo[kChunk], said[kChunk];
@@ -454,24 +487,30 @@ void FlowImage::lookup(Span<const packet::OfTuple> keys, Span<uint32_t> ids) con
   const std::vector<uint64_t>& ranks = *ranks_;
   // One mask's tables for `count` keys. kFirst: the exact-match table, keys q = 0..count, every
   // key's answer set (no memset per chunk, whose cost shows at bursts of 32). kWild: a
-  // subtable, for keys todo[q]. Keys are masked and hashed once: the override table (small,
-  // cached: probed directly) answers first, and the base table (prefetched meanwhile) for the
-  // keys it does not know. A tombstone is no answer.
+  // subtable, for keys todo[q]. Keys are masked and hashed once: the layers over table t (an
+  // incremental image's recent and override tables: small, in cache, probed directly) answer
+  // first, in order, and t (its bucket prefetched meanwhile) for the keys they do not know. A
+  // tombstone is no answer.
   enum Mode { kFirst, kWild };
-  auto run = [&](const Table& t, const Table* over, const packet::OfTuple* k, uint32_t* out,
-                 uint32_t count, Mode mode) __attribute__((always_inline)) {
+  auto run = [&](const Table& t, const Table* layer1, const Table* layer2, const packet::OfTuple* k,
+                 uint32_t* out, uint32_t count, Mode mode) __attribute__((always_inline)) {
     const core::HashView v = t.view();
     for (uint32_t q = 0; q < count; ++q) {
       mk[q] = core::apply_mask(k[mode == kFirst ? q : todo[q]], v.mask);
       h[q]  = core::hash_key(mk[q]);
       WARPATH_PREFETCH(&v.buckets[uint32_t(h[q]) & v.bucket_mask]);
     }
-    if (over) {
-      const core::HashView o = over->view();
-      for (uint32_t q = 0; q < count; ++q) said[q] = core::probe(o, mk[q], h[q]);
+    if (layer1) {
+      const core::HashView a = layer1->view();
+      for (uint32_t q = 0; q < count; ++q) said[q] = core::probe(a, mk[q], h[q]);
+      if (layer2) {
+        const core::HashView b = layer2->view();
+        for (uint32_t q = 0; q < count; ++q)
+          if (said[q] == core::kMiss) said[q] = core::probe(b, mk[q], h[q]);
+      }
     }
     for (uint32_t q = 0; q < count; ++q) {
-      if (over && said[q] != core::kMiss) {
+      if (layer1 && said[q] != core::kMiss) {
         cand[q] = kOverridden;
         continue;
       }
@@ -507,13 +546,23 @@ void FlowImage::lookup(Span<const packet::OfTuple> keys, Span<uint32_t> ids) con
       }
     }
   };
-  const bool has_exact = !exact_.base->keys.empty() || exact_.over;
+  // A mask's tables, the one probed by bucket last: recent, override, full image's.
+  auto layered = [&](const Sub& s, const packet::OfTuple* k, uint32_t* out, uint32_t count, Mode mode)
+      __attribute__((always_inline)) {
+    const Table* l[3];
+    int n = 0;
+    if (s.recent) l[n++] = s.recent.get();
+    if (s.over) l[n++] = s.over.get();
+    if (s.base) l[n++] = s.base.get();
+    run(*l[n - 1], n > 1 ? l[0] : nullptr, n > 2 ? l[1] : nullptr, k, out, count, mode);
+  };
+  const bool has_exact = !exact_.base->keys.empty() || exact_.over || exact_.recent;
   for (uint32_t base = 0; base < keys.size; base += kChunk) {
     const uint32_t n         = std::min(kChunk, keys.size - base);
     const packet::OfTuple* k = keys.data + base;
     uint32_t* out            = ids.data + base;
     if (has_exact) {
-      run(*exact_.base, exact_.over.get(), k, out, n, kFirst);
+      layered(exact_, k, out, n, kFirst);
     } else {
       for (uint32_t i = 0; i < n; ++i) out[i] = kNoFlow, best[i] = 0;
     }
@@ -522,10 +571,7 @@ void FlowImage::lookup(Span<const packet::OfTuple> keys, Span<uint32_t> ids) con
       for (uint32_t i = 0; i < n; ++i)
         if (best[i] < s.max_rank) todo[count++] = i;
       if (count == 0) break;  // ranked: no later subtable can beat what every key has
-      if (s.base)
-        run(*s.base, s.over.get(), k, out, count, kWild);
-      else
-        run(*s.over, nullptr, k, out, count, kWild);
+      layered(s, k, out, count, kWild);
     }
   }
 }

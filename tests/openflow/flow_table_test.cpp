@@ -375,6 +375,68 @@ TEST(FlowImage, PublishedImagesMatchTheReferenceThroughWildcardChurn) {
   }
 }
 
+// Thousands of distinct wildcard and exact flows added and deleted, an image published every
+// few flow_mods: a mask's recent table passes its merge size (512) and is merged into the
+// override table again and again before the changes force a full image. Checked against the
+// reference on keys of live flows, of removed flows and random ones.
+TEST(FlowImage, LongChurnMergesRecentTablesAndStaysExact) {
+  std::mt19937_64 rng(99);
+  FlowTable t;
+  std::shared_ptr<const FlowImage> img;
+  const uint32_t wcs[3] = {kWcAll & ~(kWcDlType | kWcNwProto | kWcTpDst) & ~kWcNwSrcMask,  // nw_src exact
+                           kWcAll & ~(kWcDlType | kWcNwProto) & ~kWcNwDstMask | 8u << kWcNwDstShift,
+                           0};  // exact
+  auto make = [&]() {
+    packet::OfFields f;
+    f.in_port  = uint16_t(1 + rng() % 4);
+    f.dl_vlan  = packet::kOfNoVlan;
+    f.dl_type  = kEthIp;
+    f.nw_proto = 6;
+    f.nw_src   = uint32_t(rng() % 3000);
+    f.nw_dst   = uint32_t(rng() % 3000) << 8;
+    f.tp_dst   = uint16_t(rng() % 2);
+    FlowSpec s;
+    s.match    = make_match(f, wcs[rng() % 3]);
+    s.priority = uint16_t(1 + rng() % 3);
+    s.actions.assign(1, Action{});
+    s.actions[0].port = uint16_t(1 + rng() % 4);
+    return s;
+  };
+  std::vector<FlowSpec> live;
+  for (int i = 0; i < 600; ++i) {
+    live.push_back(make());
+    t.apply(FlowModCommand::kAdd, live.back(), 0);
+  }
+  size_t incremental = 0, full = 0, merged_checks = 0;
+  for (int step = 0; step < 9000; ++step) {
+    const size_t victim = rng() % live.size();
+    FlowSpec del        = live[victim];
+    del.actions.clear();
+    t.apply(FlowModCommand::kDeleteStrict, del, 0);
+    live[victim] = make();
+    t.apply(FlowModCommand::kAdd, live[victim], 0);
+    if (step % 7) continue;
+    img = FlowImage::publish(img, t, 4).value();
+    (img->incremental() ? incremental : full) += 1;
+    std::vector<packet::OfTuple> keys;
+    for (int i = 0; i < 40; ++i) {
+      packet::OfTuple k = (i % 2 ? live[rng() % live.size()] : make()).match.value();
+      keys.push_back(k);
+    }
+    std::vector<uint32_t> ids(keys.size());
+    img->lookup({keys.data(), uint32_t(keys.size())}, {ids.data(), uint32_t(ids.size())});
+    for (size_t i = 0; i < keys.size(); ++i) {
+      const FlowEntry* e = t.lookup(keys[i]);
+      ASSERT_EQ(ids[i], e ? e->id : kNoFlow) << "step " << step << ", key " << i
+                                             << (img->incremental() ? " (incremental)" : " (full)");
+      merged_checks += img->incremental();
+    }
+  }
+  EXPECT_GT(incremental, 1000u);
+  EXPECT_GE(full, 3u) << "the changes passed 4,096 several times";
+  EXPECT_GT(merged_checks, 40000u);
+}
+
 // New actions for a flow some published image answers with take a full image (a program is
 // never rewritten under a reader); adds and deletes after it are incremental again.
 TEST(FlowImage, ModifiedActionsTakeAFullImage) {

@@ -298,11 +298,13 @@ class FlowImage {
 
  private:
   /// One mask's tables: the full image's table of the mask (or none) and, in an incremental
-  /// image, an override table of the masked values flow_mods touched since (probed with the
-  /// same hash: its answer, a tombstone included, stands for the mask's). max_rank bounds both
-  /// (0 for the exact-match table, whose flows beat every wildcard flow).
+  /// image, the masked values flow_mods touched since, in two layers: `recent` (the latest,
+  /// copied at each publish) over `over` (merged into when recent passes a quarter of it).
+  /// Probed with the same hash, recent first; an answer, a tombstone included, stands for the
+  /// mask's. max_rank bounds them all (0 for the exact-match table, whose flows beat every
+  /// wildcard flow).
   struct Sub {
-    std::shared_ptr<const Table> base, over;
+    std::shared_ptr<const Table> base, over, recent;
     uint64_t max_rank = 0;
   };
   Sub exact_;                   // the exact-match table (base always there, perhaps empty)
