@@ -18,6 +18,7 @@ Result<PacketBatch> PacketBatch::create(uint32_t max_packets, uint32_t cell_byte
   b.cell_bytes_  = cell_bytes;
   b.headroom_    = headroom;
   b.starts_.resize(max_packets);
+  b.ends_.resize(max_packets);
   b.buffer_      = HostBuffer(buffer_bytes, space);
   b.meta_buffer_ = HostBuffer(size_t(max_packets) * sizeof(PacketMeta), space);
   if ((buffer_bytes && !b.buffer_.data()) || (max_packets && !b.meta_buffer_.data()))
@@ -33,6 +34,7 @@ uint8_t* PacketBatch::append_uninitialized(uint32_t caplen, uint32_t len, uint64
   const size_t need  = cells * cell_bytes_;
   if (count_ == max_packets_ || used_bytes_ + need > buffer_.bytes()) return nullptr;
   starts_[count_] = static_cast<uint32_t>(used_bytes_);
+  ends_[count_]   = static_cast<uint32_t>(used_bytes_ + need);
   PacketMeta& m   = metas()[count_++];
   m.offset        = static_cast<uint32_t>(used_bytes_ + headroom_);
   m.caplen       = caplen;
@@ -50,6 +52,21 @@ bool PacketBatch::append(const uint8_t* bytes, uint32_t caplen, uint32_t len, ui
   if (!dst) return false;
   if (caplen) std::memcpy(dst, bytes, caplen);
   return true;
+}
+
+uint8_t* PacketBatch::relocate(uint32_t i, uint32_t caplen, uint32_t len) {
+  const size_t span  = size_t(caplen) + headroom_;
+  const size_t cells = span == 0 ? 1 : (span + cell_bytes_ - 1) / cell_bytes_;
+  const size_t need  = cells * cell_bytes_;
+  if (i >= count_ || used_bytes_ + need > buffer_.bytes()) return nullptr;
+  starts_[i]    = static_cast<uint32_t>(used_bytes_);
+  ends_[i]      = static_cast<uint32_t>(used_bytes_ + need);
+  PacketMeta& m = metas()[i];
+  m.offset      = static_cast<uint32_t>(used_bytes_ + headroom_);
+  m.caplen      = caplen;
+  m.len         = len < caplen ? caplen : len;
+  used_bytes_ += need;
+  return buffer_.data() + m.offset;
 }
 
 void PacketBatch::clear() noexcept {

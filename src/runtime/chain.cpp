@@ -122,6 +122,12 @@ std::string Chain::describe() const {
   return s;
 }
 
+size_t Chain::tail_room(uint32_t batch) const noexcept {
+  size_t t = 0;
+  for (const Entry& e : modules_) t += e.module->tail_room(batch);
+  return t;
+}
+
 uint32_t Chain::headroom() const noexcept {
   uint32_t h = 0;
   for (const Entry& e : modules_) h = std::max(h, e.module->headroom());

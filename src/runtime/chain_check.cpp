@@ -67,7 +67,9 @@ Result<std::vector<ChainOutcome>> run_chain_frames(const Chain& chain,
   std::vector<ChainOutcome> out;
   out.reserve(in.size());
   WARPATH_ASSIGN_OR_RETURN(packet::PacketBatch b,
-                           packet::PacketBatch::create(std::max<uint32_t>(batch, 1), 2048));
+                           packet::PacketBatch::create(std::max<uint32_t>(batch, 1), 2048,
+                                                       size_t(std::max<uint32_t>(batch, 1)) * 2048 +
+                                                           chain.tail_room(std::max<uint32_t>(batch, 1))));
   Frame f(std::move(b));
   WARPATH_ASSIGN_OR_RETURN(Chain::States states, chain.make_states());
   chain.make_slots(f, &states);

@@ -19,7 +19,7 @@ Status Worker::init() {
   WARPATH_ASSIGN_OR_RETURN(states_, chain.make_states());
   for (uint32_t i = 0; i < chunks; ++i) {
     auto batch = packet::PacketBatch::create(
-        cfg_.batch, packet::PacketBatch::kDefaultCellBytes, frame_buffer_bytes(cfg_.batch),
+        cfg_.batch, packet::PacketBatch::kDefaultCellBytes, frame_buffer_bytes(cfg_.batch) + chain.tail_room(cfg_.batch),
         cfg_.pinned_memory ? MemSpace::kPinned : MemSpace::kHost, chain.headroom());
     if (!batch.is_ok()) return batch.status();
     pool_.push_back(std::make_unique<Frame>(std::move(*batch)));

@@ -101,3 +101,36 @@ def test_errors(tmp_path):
     assert r.returncode == 1 and "input" in r.stderr
     r = run("defrag", "--in", path, "--out", tmp_path / "o.pcap", "--policy", "vista")
     assert r.returncode == 1 and "vista" in r.stderr
+
+
+@pytest.mark.parametrize("capture,policy", CAPTURES)
+def test_defrag_module_in_a_chain_sends_what_warpath_defrag_writes(capture, policy, tmp_path):
+    """`defrag -> wire` in `warpath run`: the datagrams go on whole, in place of their last
+    fragment, as `warpath defrag` writes them; held fragments are accounted as defrag_held."""
+    path = DATA / capture
+    if not path.is_file():
+        pytest.skip(f"{path} missing")
+    whole = tmp_path / "whole.pcap"
+    assert_ok(run("defrag", "--in", path, "--out", whole, "--policy", policy))
+    out, report = tmp_path / "out.pcap", tmp_path / "run.json"
+    assert_ok(run("run", "--chain", f"defrag(policy={policy}, engine=validate:cpu.defrag) -> wire",
+                  "--port", f"in=pcap:{path}:{out}", "--no-progress", "--json", report))
+    assert read_pcap(out) == read_pcap(whole)
+    j = json.loads(report.read_text())
+    t = j["totals"]
+    assert t["rx"] == t["tx"] + t["dropped"] + t["slow_path"]
+    m = j["modules"][0]
+    assert m["stats"]["completed"] >= 1 and m["describe"].startswith("validate:cpu.defrag")
+    assert m["drops_by_reason"] == {"defrag_held": t["rx"] - len(read_pcap(whole))}
+
+
+def test_defrag_module_arguments_are_checked(tmp_path):
+    path = DATA / "pcap/zeek/ipv4-fragmented-4.pcap"
+    if not path.is_file():
+        pytest.skip(f"{path} missing")
+    for args, message in [("policy=hpux", "hpux"), ("ipv6_overlap=keep", "ipv6_overlap=keep"),
+                          ("timeout=0", "timeout"), ("engine=gpu.defrag", "gpu.defrag")]:
+        r = run("run", "--chain", f"defrag({args}) -> wire", "--port", f"in=pcap:{path}:")
+        assert_no_crash(r)
+        assert r.returncode != 0 and "chain position 1 (defrag)" in r.stderr, r.stderr
+        assert message in r.stderr, r.stderr

@@ -300,11 +300,27 @@ def test_demo_capture_alerts_on_every_attack_and_nothing_else(tmp_path):
     assert len(flows) == 7 and sum(f["flow"]["alerted"] for f in flows) == 6  # the benign one not
 
 
+def test_defrag_before_nids_in_a_run_alerts_on_the_fragmented_datagram(tmp_path):
+    """`defrag -> nids -> wire` over the demo capture: the fragmented datagram's rule alerts too
+    (the nids module sees it whole), so the alerts are `warpath nids`'s; the fragments held for
+    it are accounted as defrag_held."""
+    ex = Path(__file__).resolve().parents[2] / "examples" / "nids"
+    eve, report = tmp_path / "eve.json", tmp_path / "run.json"
+    assert_ok(run("run", "--chain", f"defrag -> nids(rules={ex / 'demo.rules'}, eve={eve}) -> wire",
+                  "--port", f"in=pcap:{ex / 'demo.pcap'}:", "--port",
+                  f"out=pcap::{tmp_path / 'out.pcap'}", "--json", report))
+    alerts = [json.loads(l) for l in eve.read_text().splitlines() if '"event_type":"alert"' in l]
+    assert sorted(sids(alerts)) == [9000001, 9000002, 9000003, 9000005, 9000006, 9000007, 9000008]
+    doc = json.loads(report.read_text())
+    held = doc["drops_by_reason"].get("defrag_held", 0)
+    assert held >= 1 and doc["totals"]["rx"] == 57 and doc["totals"]["tx"] == 57 - held
+
+
 def test_nids_module_in_a_run_ids_and_ips(tmp_path):
     """`warpath run` with the nids module over the demo capture: IDS passes everything and writes
-    the same alerts as `warpath nids` (but the fragmented datagram's: a chain has no
-    defragmentation); IPS with a drop rule drops that flow from the matching packet on, and
-    the counters add up."""
+    the same alerts as `warpath nids` (but the fragmented datagram's, without a defrag module
+    before it); IPS with a drop rule drops that flow from the matching packet on, and the
+    counters add up."""
     ex = Path(__file__).resolve().parents[2] / "examples" / "nids"
     eve, report = tmp_path / "eve.json", tmp_path / "run.json"
     r = run("run", "--chain", f"nids(rules={ex / 'demo.rules'}, eve={eve}) -> wire",

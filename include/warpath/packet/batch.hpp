@@ -69,6 +69,14 @@ class PacketBatch {
   /// full); the generator builds frames in place this way.
   uint8_t* append_uninitialized(uint32_t caplen, uint32_t len, uint64_t timestamp_ns,
                                 uint16_t port = 0);
+  /// Moves packet i to fresh cells at the end of the buffer, with room for `caplen` bytes (and
+  /// the batch's headroom before them), and returns where to write them (its old cells stay
+  /// unused until clear()); nullptr, changing nothing, when the buffer has no room left. A
+  /// module that replaces a packet by a larger one (a reassembled datagram in place of its last
+  /// fragment) writes it there; the count of packets does not change.
+  uint8_t* relocate(uint32_t i, uint32_t caplen, uint32_t len);
+  /// Bytes of cells the buffer has left (what relocate() and append() can still take).
+  size_t free_bytes() const noexcept { return buffer_.bytes() - used_bytes_; }
   void clear() noexcept;
 
   uint32_t size() const noexcept { return count_; }
@@ -87,10 +95,7 @@ class PacketBatch {
   /// its first byte to the end of its cells (what it may grow to). A module that strips a
   /// header may advance offset instead of moving the rest (ESP decapsulation).
   uint32_t headroom(uint32_t i) const noexcept { return metas()[i].offset - starts_[i]; }
-  uint32_t room(uint32_t i) const noexcept {
-    const size_t end = i + 1 < count_ ? starts_[i + 1] : used_bytes_;
-    return static_cast<uint32_t>(end - metas()[i].offset);
-  }
+  uint32_t room(uint32_t i) const noexcept { return ends_[i] - metas()[i].offset; }
   uint32_t headroom() const noexcept { return headroom_; }
 
  private:
@@ -102,6 +107,7 @@ class PacketBatch {
   uint32_t cell_bytes_  = kDefaultCellBytes;
   uint32_t headroom_    = 0;
   std::vector<uint32_t> starts_;  ///< per packet: where its cells start
+  std::vector<uint32_t> ends_;    ///< and end
   uint32_t count_       = 0;
   size_t used_bytes_    = 0;
 };

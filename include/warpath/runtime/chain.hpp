@@ -83,6 +83,9 @@ class Chain {
   bool has_offload() const noexcept { return offload_; }
   /// The headroom the chain's frames need (the largest of its modules', rounded up to 64).
   uint32_t headroom() const noexcept;
+  /// The buffer the chain's frames of `batch` packets need past their packets (the sum of its
+  /// modules').
+  size_t tail_room(uint32_t batch) const noexcept;
   /// Every module's reload (Module::reload), one line per module that reloads:
   /// "chain position 1 (esp-in): reloaded: ..." or "... : reload failed (kept the running
   /// tables): ...". Call from one thread at a time.

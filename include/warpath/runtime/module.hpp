@@ -122,6 +122,10 @@ class Module {
   /// leave that much free before each packet (PacketBatch headroom), so prepending moves the
   /// link-layer header only, not the packet.
   virtual uint32_t headroom() const noexcept { return 0; }
+  /// Bytes the module may need past the packets of a frame of `batch` packets, for packets it
+  /// makes larger (PacketBatch::relocate: a reassembled datagram in place of its last
+  /// fragment): the pipeline's frames get that much more buffer.
+  virtual size_t tail_room(uint32_t /*batch*/) const noexcept { return 0; }
   /// Reads the module's files again and publishes what they say while packets flow (`warpath
   /// run` on SIGHUP): a frame sees the old tables or the new ones, never a mix. The new
   /// tables' one-line description, or an error (the old tables stay); kNotSupported for a

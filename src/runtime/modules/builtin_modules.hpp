@@ -8,6 +8,7 @@
 namespace warpath::runtime {
 
 ModuleInfo acl_module_info();
+ModuleInfo defrag_module_info();
 ModuleInfo esp_in_module_info();
 ModuleInfo esp_out_module_info();
 ModuleInfo flow_module_info();
@@ -25,6 +26,7 @@ ModuleInfo wire_module_info();
 inline std::vector<ModuleInfo> builtin_module_kinds() {
   std::vector<ModuleInfo> v;
   v.push_back(acl_module_info());
+  v.push_back(defrag_module_info());
   v.push_back(esp_in_module_info());
   v.push_back(esp_out_module_info());
   v.push_back(flow_module_info());
