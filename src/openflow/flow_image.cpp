@@ -117,6 +117,34 @@ struct FlowImage::Shared {
   size_t full_flows      = 0;  ///< the full image's flows
 };
 
+// Programs by flow id for the flows modified since the full image: an open-addressing index
+// (a power of two of slots, each the position + 1 of its id, 0 empty) over two arrays.
+struct FlowImage::Patch {
+  std::vector<uint32_t> ids;
+  std::vector<ActionProgram> programs;
+  std::vector<uint32_t> index;
+  static uint32_t home(uint32_t id, size_t slots) { return uint32_t((id * 0x9E37'79B9u) & (slots - 1)); }
+  void build() {
+    size_t n = 8;
+    while (n < 2 * ids.size()) n <<= 1;
+    index.assign(n, 0);
+    for (uint32_t k = 0; k < ids.size(); ++k) {
+      uint32_t s = home(ids[k], n);
+      while (index[s]) s = uint32_t((s + 1) & (n - 1));
+      index[s] = k + 1;
+    }
+  }
+  const ActionProgram* find(uint32_t id) const noexcept {
+    for (uint32_t s = home(id, index.size());; s = uint32_t((s + 1) & (index.size() - 1))) {
+      const uint32_t k = index[s];
+      if (k == 0) return nullptr;
+      if (ids[k - 1] == id) return &programs[k - 1];
+    }
+  }
+};
+
+const ActionProgram* FlowImage::patched(uint32_t id) const noexcept { return patch_->find(id); }
+
 FlowImage::FlowImage()  = default;
 FlowImage::~FlowImage() = default;
 
@@ -346,6 +374,7 @@ Result<std::shared_ptr<const FlowImage>> FlowImage::publish(const std::shared_pt
   img->exact_flows_ = current->exact_flows_;
   img->log_pos_     = changes.size();
   img->incremental_ = true;
+  img->patch_       = current->patch_;
   // The matches touched since `current`, by mask (an id is added at most once and removed at
   // most once between full images: ids are not reused until then), each with its entry in
   // subtables_ (kExactSub: exact_), made when the image has none for the mask.
@@ -363,9 +392,14 @@ Result<std::shared_ptr<const FlowImage>> FlowImage::publish(const std::shared_pt
   };
   std::vector<Touched> touched;
   std::unordered_map<packet::OfTuple, size_t, TupleHash, TupleEq> touched_of;  // mask -> touched
+  std::vector<uint32_t> modified;  // ids MODIFY gave new actions since `current`
   for (size_t c = current->log_pos_; c < changes.size(); ++c) {
     const FlowTable::Change& ch = changes[c];
-    if (ch.kind == FlowTable::Change::kModified || ch.id >= shared.programs.size()) return full();
+    if (ch.id >= shared.programs.size()) return full();
+    if (ch.kind == FlowTable::Change::kModified) {
+      modified.push_back(ch.id);
+      continue;
+    }
     if (ch.exact) {
       if (ch.kind == FlowTable::Change::kAdded)
         ++img->exact_flows_;
@@ -388,21 +422,57 @@ Result<std::shared_ptr<const FlowImage>> FlowImage::publish(const std::shared_pt
   }
   // The program (and rank) of a flow an image now answers with: written once per flow, into an
   // id no published image maps a key to. False when the late buffer is full.
-  auto ensure_program = [&](const FlowEntry& e) -> Result<bool> {
-    ActionProgram& prog = shared.programs[e.id];
-    if (prog.order == e.order) return true;
+  // A flow's program with its rewrites in the late buffer (past what published images use);
+  // false when that buffer is full.
+  auto compile_late = [&](const FlowEntry& e, ActionProgram& q) -> Result<bool> {
     std::vector<Action> rw;
-    WARPATH_ASSIGN_OR_RETURN(ActionProgram q, compile_actions(e.spec.actions, port_count, rw));
+    WARPATH_ASSIGN_OR_RETURN(q, compile_actions(e.spec.actions, port_count, rw));
     if (shared.late_used + rw.size() > shared.late_capacity) return false;
     q.order = e.order;
     q.first = shared.late_used;
     if (!rw.empty()) q.special |= kLateRewrites;
     std::copy(rw.begin(), rw.end(), shared.late.get() + shared.late_used);
     shared.late_used += uint32_t(rw.size());
+    return true;
+  };
+  auto ensure_program = [&](const FlowEntry& e) -> Result<bool> {
+    ActionProgram& prog = shared.programs[e.id];
+    if (prog.order == e.order) return true;
+    ActionProgram q;
+    WARPATH_ASSIGN_OR_RETURN(bool ok, compile_late(e, q));
+    if (!ok) return false;
     shared.ranks[e.id] = rank_of(e);
     prog               = q;
     return true;
   };
+  // Modified flows: the patch of `current`, with the programs of the flows modified since
+  // compiled again (a flow removed since is left out).
+  if (!modified.empty()) {
+    auto patch = std::make_shared<Patch>();
+    std::sort(modified.begin(), modified.end());
+    modified.erase(std::unique(modified.begin(), modified.end()), modified.end());
+    if (current->patch_)
+      for (size_t k = 0; k < current->patch_->ids.size(); ++k) {
+        const uint32_t id  = current->patch_->ids[k];
+        const FlowEntry* e = table.entry(id);
+        if (e && e->order == current->patch_->programs[k].order &&
+            !std::binary_search(modified.begin(), modified.end(), id)) {
+          patch->ids.push_back(id);
+          patch->programs.push_back(current->patch_->programs[k]);
+        }
+      }
+    for (uint32_t id : modified) {
+      const FlowEntry* e = table.entry(id);
+      if (!e) continue;
+      ActionProgram q;
+      Result<bool> ok = compile_late(*e, q);
+      if (!ok.is_ok() || !*ok) return full();  // a full build reports a flow it cannot compile
+      patch->ids.push_back(id);
+      patch->programs.push_back(q);
+    }
+    patch->build();
+    img->patch_ = std::move(patch);
+  }
   // The best live flow of a touched match, or kGone.
   auto best_of = [&](const packet::OfTuple& value, uint32_t wildcards) -> Result<uint32_t> {
     uint32_t best = kGone;

@@ -292,9 +292,9 @@ TEST(FlowImage, MatchesTheReferenceThroughRandomFlowMods) {
 namespace warpath::openflow {
 namespace {
 
-// The module publishes with FlowImage::publish: flows added or removed go into an incremental
-// image; modified actions (or too many changes) rebuild. Whatever it chose, its answers must be
-// the reference's after every flow_mod, and the programs of the flows it answers theirs.
+// The module publishes with FlowImage::publish: flows added, removed or modified go into an
+// incremental image; too many changes rebuild. Whatever it chose, its answers must be the
+// reference's after every flow_mod, and the programs of the flows it answers theirs.
 // `exact_percent` of the flow_mods name exact flows (a reactive controller's microflows); the
 // rest name wildcard flows from small pools, so equal matches at several priorities, flows
 // shadowing each other and subtables emptied and refilled all occur.
@@ -313,9 +313,11 @@ ChurnCounts churn(uint64_t seed, unsigned exact_percent) {
     const unsigned r  = unsigned(pools.rng() % 100);
     if (r < 30) c = FlowModCommand::kDeleteStrict;
     else if (r < 34) c = FlowModCommand::kDelete;
-    else if (r < 36) c = FlowModCommand::kModifyStrict;
+    else if (r < 40) c = FlowModCommand::kModifyStrict;
+    else if (r < 43) c = FlowModCommand::kModify;
     if (c == FlowModCommand::kDelete || c == FlowModCommand::kDeleteStrict) s.actions.clear();
-    if (c == FlowModCommand::kAdd && pools.coin(20)) {  // a rewrite, so late rewrites are used
+    if (c != FlowModCommand::kDelete && c != FlowModCommand::kDeleteStrict && pools.coin(20)) {
+      // a rewrite, so late rewrites are used (by added and by modified flows)
       Action a;
       a.type  = ActionType::kSetNwTos;
       a.value = 32;
@@ -437,12 +439,15 @@ TEST(FlowImage, LongChurnMergesRecentTablesAndStaysExact) {
   EXPECT_GT(merged_checks, 40000u);
 }
 
-// New actions for a flow some published image answers with take a full image (a program is
-// never rewritten under a reader); adds and deletes after it are incremental again.
-TEST(FlowImage, ModifiedActionsTakeAFullImage) {
+// New actions for a flow some published image answers with go into the next image's patch:
+// it is incremental, answers with the new program, and the image published before it still
+// answers with the old one (a program is never rewritten under a reader).
+TEST(FlowImage, ModifiedActionsArePatchedIncrementally) {
   detail::FlowPools pools(8);
   FlowTable t;
   FlowSpec s = pools.flow(false);
+  s.actions.assign(1, Action{});
+  s.actions[0].port = 1;
   ASSERT_TRUE(t.apply(FlowModCommand::kAdd, s, 0).ok());
   std::shared_ptr<const FlowImage> img = FlowImage::publish(nullptr, t, 4).value();
   FlowSpec other = pools.flow(false);
@@ -450,19 +455,40 @@ TEST(FlowImage, ModifiedActionsTakeAFullImage) {
   ASSERT_TRUE(t.apply(FlowModCommand::kAdd, other, 1).ok());
   img = FlowImage::publish(img, t, 4).value();
   EXPECT_TRUE(img->incremental());
-  s.actions.assign(1, Action{});
-  s.actions[0].port = 3;
-  ASSERT_EQ(t.apply(FlowModCommand::kModifyStrict, s, 2).modified, 1u);
+  const std::shared_ptr<const FlowImage> before = img;
+  FlowSpec mod = s;
+  mod.actions[0].port = 3;
+  Action tos;
+  tos.type  = ActionType::kSetNwTos;
+  tos.value = 64;
+  mod.actions.insert(mod.actions.begin(), tos);
+  ASSERT_EQ(t.apply(FlowModCommand::kModifyStrict, mod, 2).modified, 1u);
   img = FlowImage::publish(img, t, 4).value();
-  EXPECT_FALSE(img->incremental());
+  EXPECT_TRUE(img->incremental());
   const FlowEntry* modified = nullptr;
   for (const FlowEntry* e : t.entries())
     if (e->spec.match == s.match && e->spec.priority == s.priority) modified = e;
   ASSERT_NE(modified, nullptr);
-  EXPECT_EQ(img->program(modified->id).ports, uint64_t(1) << 2) << "output:3, as modified";
-  ASSERT_TRUE(t.apply(FlowModCommand::kDeleteStrict, other, 3).removed.size() == 1);
+  const ActionProgram& now = img->program(modified->id);
+  EXPECT_EQ(now.ports, uint64_t(1) << 2) << "output:3, as modified";
+  ASSERT_EQ(now.rewrites, 1u);
+  EXPECT_TRUE(img->rewrites(now)[0] == tos);
+  EXPECT_EQ(now.order, modified->order) << "MODIFY keeps the flow's place and counters";
+  EXPECT_EQ(before->program(modified->id).ports, 1u) << "the published image is untouched";
+  EXPECT_EQ(before->program(modified->id).rewrites, 0u);
+  // Modified again, then other changes: the patch carries the latest actions along.
+  mod.actions.assign(1, Action{});
+  mod.actions[0].port = 2;
+  ASSERT_EQ(t.apply(FlowModCommand::kModify, mod, 3).modified, 1u);
+  img = FlowImage::publish(img, t, 4).value();
+  ASSERT_TRUE(t.apply(FlowModCommand::kDeleteStrict, other, 4).removed.size() == 1);
   img = FlowImage::publish(img, t, 4).value();
   EXPECT_TRUE(img->incremental());
+  EXPECT_EQ(img->program(modified->id).ports, uint64_t(1) << 1);
+  EXPECT_EQ(img->program(modified->id).rewrites, 0u);
+  // A full image has no patch and the same programs.
+  const std::shared_ptr<const FlowImage> full = FlowImage::build(t, 4).value();
+  EXPECT_EQ(full->program(modified->id).ports, img->program(modified->id).ports);
 }
 
 }  // namespace

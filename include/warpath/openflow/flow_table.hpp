@@ -250,7 +250,8 @@ class FlowImage {
   /// match, or a tombstone: a removed flow's equal-match rival of lower priority answers again,
   /// and no entry of the full image answers for a flow that is gone. Only the override tables
   /// of masks touched since `current` are rebuilt (cost: their entries, not the table).
-  /// Modified actions, or changes past a sixteenth of the full image's flows (at least 4,096),
+  /// Flows MODIFY gave new actions get their new programs in a small patch the image consults
+  /// first (program()). Changes past a sixteenth of the full image's flows (at least 4,096)
   /// take a full build, after which the table's change log restarts (FlowTable::rebuilt).
   /// Either way the image answers exactly as build() would.
   static Result<std::shared_ptr<const FlowImage>> publish(const std::shared_ptr<const FlowImage>& current,
@@ -260,7 +261,11 @@ class FlowImage {
   void lookup(Span<const packet::OfTuple> keys, Span<uint32_t> ids) const;
   uint32_t lookup_one(const packet::OfTuple& key) const;
 
-  const ActionProgram& program(uint32_t id) const { return programs_[id]; }
+  const ActionProgram& program(uint32_t id) const {
+    if (patch_) [[unlikely]]
+      if (const ActionProgram* p = patched(id)) return *p;
+    return programs_[id];
+  }
   /// The rewrites of a program of this image (program.rewrites of them).
   const Action* rewrites(const ActionProgram& p) const noexcept;
   /// Ids below this have programs (the lookup answers only such ids).
@@ -293,6 +298,7 @@ class FlowImage {
 
   struct Table;   // one hash table (openflow/flow_image.cpp)
   struct Shared;  // what the incremental images of a full one share with it
+  struct Patch;   // the programs of flows modified since the full image
   ~FlowImage();
   FlowImage();
 
@@ -313,6 +319,10 @@ class FlowImage {
   const ActionProgram* programs_       = nullptr;  ///< shared_'s (never reallocated)
   const std::vector<uint64_t>* ranks_  = nullptr;  ///< shared_'s
   size_t log_pos_ = 0;  ///< the table's change log (FlowTable::changes) this image covers
+  /// An incremental image's programs of flows MODIFY gave new actions since the full image
+  /// (the shared array's entry of such an id is what images already published read).
+  std::shared_ptr<const Patch> patch_;
+  const ActionProgram* patched(uint32_t id) const noexcept;
   uint32_t id_limit_ = 0;
   bool incremental_  = false;
   size_t flows_ = 0, exact_flows_ = 0;

@@ -376,8 +376,8 @@ class SwitchModule final : public Module, public openflow::SwitchControl {
            " flows: " + std::to_string(img.exact_flows()) + " exact, " +
            std::to_string(img.subtables()) + " wildcard subtables; miss " + miss_name_ + ")";
   }
-  // Flow_mods reach the data path through FlowImage::publish: flows added or removed by an
-  // incremental image (cost: the changes), modified actions by a full build.
+  // Flow_mods reach the data path through FlowImage::publish: flows added, removed or modified
+  // by an incremental image (cost: the changes), past a sixteenth of the table by a full build.
 
   // Applies the rewrites to packet i of `batch` (its parse result `info` kept true); false when
   // a VLAN push found no headroom.
