@@ -383,6 +383,8 @@ def test_ovs_ofctl_drives_the_switch(tmp_path):
         j = a.stop()
     t = j["totals"]
     assert t["rx"] == t["tx"] + t["dropped"] + t["slow_path"] and t["rx"] > 0, t
+    # The wildcard adds, modifies and deletes reached the data path as incremental images.
+    assert re.search(r"images published: \d+ full, [1-9]\d* incremental", j["modules"][0]["describe"]), j["modules"][0]
 
 
 def test_packet_in_reaches_ovs_ofctl_monitor(tmp_path):

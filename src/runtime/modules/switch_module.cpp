@@ -352,7 +352,8 @@ class SwitchModule final : public Module, public openflow::SwitchControl {
     t.rebuilt();
     table_             = std::move(t);
     published_version_ = table_.version();
-    describe_          = describe_image(*img);
+    ++full_images_;
+    describe_ = describe_image(*img);
     image_.store(std::move(img), std::memory_order_release);
     return describe_;
   }
@@ -372,9 +373,14 @@ class SwitchModule final : public Module, public openflow::SwitchControl {
     return Status::ok();
   }
   std::string describe_image(const FlowImage& img) const {
-    return (path_.empty() ? std::string("no flow file") : path_) + " (" + std::to_string(img.flows()) +
-           " flows: " + std::to_string(img.exact_flows()) + " exact, " +
-           std::to_string(img.subtables()) + " wildcard subtables; miss " + miss_name_ + ")";
+    std::string s = (path_.empty() ? std::string("no flow file") : path_) + " (" +
+                    std::to_string(img.flows()) + " flows: " + std::to_string(img.exact_flows()) +
+                    " exact, " + std::to_string(img.subtables()) + " wildcard subtables; miss " +
+                    miss_name_ + ")";
+    if (full_images_ + incremental_images_ > 1)
+      s += "; images published: " + std::to_string(full_images_) + " full, " +
+           std::to_string(incremental_images_) + " incremental";
+    return s;
   }
   // Flow_mods reach the data path through FlowImage::publish: flows added, removed or modified
   // by an incremental image (cost: the changes), past a sixteenth of the table by a full build.
@@ -497,7 +503,8 @@ class SwitchModule final : public Module, public openflow::SwitchControl {
     WARPATH_ASSIGN_OR_RETURN(std::shared_ptr<const FlowImage> img,
                              FlowImage::publish(image_.load(std::memory_order_acquire), table_, port_count_));
     published_version_ = table_.version();
-    describe_          = describe_image(*img);
+    ++(img->incremental() ? incremental_images_ : full_images_);
+    describe_ = describe_image(*img);
     image_.store(std::move(img), std::memory_order_release);
     return Status::ok();
   }
@@ -539,6 +546,7 @@ class SwitchModule final : public Module, public openflow::SwitchControl {
   mutable std::mutex table_mutex_;
   mutable FlowTable table_;
   mutable uint64_t published_version_ = 0;
+  mutable uint64_t full_images_ = 1, incremental_images_ = 0;  ///< published (the first: full)
   mutable std::vector<SwitchState*> states_;  // every worker's (they outlive the agent)
   uint32_t capacity_ = FlowTable::kDefaultCapacity;
   mutable std::atomic<bool> listening_{false};
