@@ -168,14 +168,14 @@ def plain4(src, dst, n, ttl=64):
     return ipv4(a4(src), a4(dst), udp(5000 + n, 53, bytes([n % 251]) * n), ttl=ttl)
 
 
-def gateway(tmp_path, inside, outside, engine=None, extra=()):
+def gateway(tmp_path, inside, outside, engine=None, extra=(), front=""):
     (tmp_path / "sa.toml").write_text(SA_FILE)
     (tmp_path / "fib.txt").write_text(FIB)
     (tmp_path / "n.txt").write_text(NEIGHBORS)
     write_pcap(tmp_path / "in0.pcap", inside)
     write_pcap(tmp_path / "in1.pcap", outside)
     if engine:
-        app = ["--chain", f"esp-in(sa={tmp_path / 'sa.toml'}, engine={engine}) -> "
+        app = ["--chain", f"{front}esp-in(sa={tmp_path / 'sa.toml'}, engine={engine}) -> "
                           f"esp-out(sa={tmp_path / 'sa.toml'}, engine={engine}) -> "
                           f"router(fib={tmp_path / 'fib.txt'}, neighbors={tmp_path / 'n.txt'})"]
     else:
@@ -292,6 +292,26 @@ def test_inbound_from_scapy_is_decapsulated_and_routed(tmp_path):
     assert o1 == []
     assert [f[14:] for f in o0] == want
     assert all(f[:6] == bytes.fromhex("020000000001") and f[12:14] == b"\x08\x00" for f in o0)
+
+
+def test_fragmented_esp_is_reassembled_by_a_defrag_module_first(tmp_path):
+    """Tunnel packets the network fragmented (scapy cuts them at 256 bytes, shuffled): esp-in
+    alone drops the fragments (RFC 4303 3.4.1: reassemble first); `defrag -> esp-in` opens
+    the datagrams and routes their inner packets."""
+    outside, want = [], []
+    for k, n in enumerate((300, 700, 1400)):
+        sealed = in_ctr.encrypt(IP(plain4("10.2.0.9", "10.1.0.5", n)), seq_num=k + 1)
+        frags = [eth(bytes(f)) for f in scapy_all.fragment(IP(bytes(sealed)), fragsize=256)]
+        assert len(frags) >= 2
+        outside += frags[::-1] if k == 1 else frags
+        want.append(forwarded_inner(plain4("10.2.0.9", "10.1.0.5", n)))
+    j, o0, _ = gateway(tmp_path, [], outside, engine="validate:cpu.esp")
+    assert o0 == [] and nonzero(j["drops_by_reason"]) == {"fragment": len(outside)}
+    j, o0, _ = gateway(tmp_path, [], outside, engine="validate:cpu.esp",
+                       front="defrag(engine=validate:cpu.defrag) -> ")
+    assert [f[14:] for f in o0] == want
+    assert nonzero(j["drops_by_reason"]) == {"defrag_held": len(outside) - 3}
+    assert j["totals"]["rx"] == j["totals"]["tx"] + j["totals"]["dropped"]
 
 
 def test_attacks_are_dropped_with_their_reason(tmp_path):
