@@ -83,6 +83,7 @@ TEST(DefragModule, AnswersAsTheDefragmenterAtEveryFrameSize) {
   ASSERT_TRUE(chain.is_ok()) << chain.status().message();
   EXPECT_EQ((*chain)->tail_room(1), 36 * 2048u) << "one datagram of 64 KiB at least";
   EXPECT_EQ((*chain)->tail_room(256), 256 * 8192u);
+  EXPECT_EQ((*chain)->tail_room(8192), size_t(16) << 20) << "16 MiB at most";
   for (uint32_t batch : {0u, 1u, 31u, 64u, 65u, 1024u}) {
     auto got = run_chain_frames(**chain, *in, batch, Place::kCpu);
     ASSERT_TRUE(got.is_ok()) << "batch " << batch << ": " << got.status().message();

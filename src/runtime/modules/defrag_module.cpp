@@ -9,7 +9,7 @@
 // counted as "defrag_held" (it leaves as part of its datagram), a refused one as "defrag_drop"
 // (the engine's counters say why), and a datagram the frame has no room left for as
 // "defrag_no_room" (`room` sizes that room: 8 KiB per packet of the frame by default, at least
-// one datagram of 64 KiB).
+// one datagram of 64 KiB, at most 16 MiB).
 // So every fragment received is accounted for: rx = tx + drops + slow path still holds.
 //
 // State: one defragmenter per worker (fragments of a datagram reach one worker when RX queues
@@ -57,6 +57,8 @@ struct DefragWorkerState : ModuleState {
 /// A frame's tail room at least: one datagram of the largest size (65,535 bytes of IP payload
 /// behind its headers and link layer) in 2,048-byte cells.
 constexpr size_t kMinTailRoom = 36 * 2048;
+/// ... and at most this (a frame of 8,192 packets would otherwise keep 64 MiB).
+constexpr size_t kMaxTailRoom = size_t(16) << 20;
 
 struct Reasons {
   uint16_t held, dropped, no_room;
@@ -79,7 +81,7 @@ class DefragModule final : public Module {
   }
   std::string engines(Place) const override { return engine_; }
   size_t tail_room(uint32_t batch) const noexcept override {
-    return std::max<size_t>(kMinTailRoom, size_t(batch) * room_);
+    return std::max(kMinTailRoom, std::min(kMaxTailRoom, size_t(batch) * room_));
   }
   std::vector<std::string> stat_names() const override {
     return {"fragments", "completed",   "held_now",  "buffered_bytes", "overlaps",
@@ -157,7 +159,8 @@ ModuleInfo defrag_module_info() {
       {"max_fragments", "256", "fragments per datagram"},
       {"memcap", "33554432", "bytes held per worker (payloads and first fragments' headers)"},
       {"room", "8192", "bytes per packet of a frame kept for datagrams larger than their last "
-                       "fragment (a frame gets at least 72 KiB: one datagram of 64 KiB), 0..1048576"},
+                       "fragment (a frame gets at least 72 KiB, one datagram of 64 KiB, and at most 16 MiB), "
+                       "0..1048576"},
   };
   i.reads = field_bit(Field::kParse);
   i.sets  = field_bit(Field::kParse) | field_bit(Field::kBytes) | field_bit(Field::kVerdict);
