@@ -1,18 +1,59 @@
 #include "warpath/core/read_guard.hpp"
 
+#include <algorithm>
+#include <mutex>
 #include <thread>
+#include <vector>
 
 namespace warpath {
 namespace {
 
-// Process-wide thread index: the first kSlots reading threads own a slot each.
+// Process-wide thread indices, given back when a thread ends and given out again smallest
+// first, so the threads alive at a time own a slot each as long as there are at most kSlots of
+// them, however many short-lived threads came and went. (Leaked: threads may end after static
+// destruction.)
+struct IndexPool {
+  std::mutex mutex;
+  std::vector<unsigned> free;
+  unsigned next = 0;
+};
+IndexPool& pool() {
+  static IndexPool* p = new IndexPool;
+  return *p;
+}
+
+struct ThreadIndex {
+  unsigned value;
+  ThreadIndex() {
+    IndexPool& p = pool();
+    std::lock_guard<std::mutex> lock(p.mutex);
+    if (p.free.empty()) {
+      value = p.next++;
+      return;
+    }
+    const auto smallest = std::min_element(p.free.begin(), p.free.end());
+    value               = *smallest;
+    p.free.erase(smallest);
+  }
+  ~ThreadIndex() {
+    IndexPool& p = pool();
+    std::lock_guard<std::mutex> lock(p.mutex);
+    p.free.push_back(value);
+  }
+};
+
 unsigned thread_index() {
-  static std::atomic<unsigned> next{0};
-  thread_local const unsigned index = next.fetch_add(1, std::memory_order_relaxed);
-  return index;
+  thread_local const ThreadIndex index;
+  return index.value;
 }
 
 }  // namespace
+
+unsigned ReadGuard::shared_slots() const {
+  unsigned n = 0;
+  for (const Slot& s : slots_) n += s.shared.load(std::memory_order_relaxed);
+  return n;
+}
 
 ReadGuard::Slot* ReadGuard::enter() const {
   const unsigned index = thread_index();

@@ -12,8 +12,10 @@
 //   returns once every reader that was inside a batch when it was called has left it.
 //
 // How
-//   kSlots cache-line-padded pairs of monotone counters (entered, exited). The first kSlots
-//   threads that read get a slot each; later threads share slots (marked `shared`).
+//   kSlots cache-line-padded pairs of monotone counters (entered, exited). A reading thread
+//   gets a slot by its process-wide index; indices of threads that ended are given out again
+//   (smallest first), so up to kSlots threads alive at once own a slot each; past that, threads
+//   share slots (marked `shared`, for good).
 //   synchronize() snapshots `entered` of every slot after a seq_cst fence and waits, per
 //   slot, until `exited` reaches the snapshot (an owned slot: its one thread left the section
 //   it was in) or the slot is seen idle (entered == exited; needed for shared slots, where
@@ -58,6 +60,8 @@ class ReadGuard {
 
   /// Writer side: returns when every reader section that began before the call has ended.
   void synchronize() const;
+  /// Slots more than one thread has used at once (synchronize() must catch those idle).
+  unsigned shared_slots() const;
 
 
  private:
