@@ -420,8 +420,6 @@ Result<std::shared_ptr<const FlowImage>> FlowImage::publish(const std::shared_pt
     }
     touched[it->second].values.push_back(m.value());
   }
-  // The program (and rank) of a flow an image now answers with: written once per flow, into an
-  // id no published image maps a key to. False when the late buffer is full.
   // A flow's program with its rewrites in the late buffer (past what published images use);
   // false when that buffer is full.
   auto compile_late = [&](const FlowEntry& e, ActionProgram& q) -> Result<bool> {
@@ -435,6 +433,8 @@ Result<std::shared_ptr<const FlowImage>> FlowImage::publish(const std::shared_pt
     shared.late_used += uint32_t(rw.size());
     return true;
   };
+  // The program (and rank) of a flow an image now answers with: written once per flow, into an
+  // id no published image maps a key to. False when the late buffer is full.
   auto ensure_program = [&](const FlowEntry& e) -> Result<bool> {
     ActionProgram& prog = shared.programs[e.id];
     if (prog.order == e.order) return true;
