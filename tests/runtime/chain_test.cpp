@@ -177,7 +177,7 @@ TEST(ChainBuild, ErrorsNamePositionArgumentAndReason) {
             "chain position 2: unknown module 'nosuch' (known: acl, defrag, esp-in, esp-out, flow, flow-aes, match, nids, router, stream, switch, ttl-filter, wire)");
 #else
   EXPECT_EQ(build_error("acl -> nosuch"),
-            "chain position 2: unknown module 'nosuch' (known: acl, esp-in, esp-out, flow, flow-aes, match, router, stream, switch, ttl-filter, wire)");
+            "chain position 2: unknown module 'nosuch' (known: acl, defrag, esp-in, esp-out, flow, flow-aes, match, router, stream, switch, ttl-filter, wire)");
 #endif
   EXPECT_EQ(build_error("acl -> router(fibb=x)"),
             "chain position 2 (router): unknown argument 'fibb' (known: fib, neighbors, lookup, mac_check, "
