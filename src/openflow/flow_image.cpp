@@ -55,8 +55,7 @@ struct FlowImage::Table {
   LargeVector<packet::OfTuple> keys;
   LargeVector<uint32_t> flows;
   packet::OfTuple mask{};
-  uint32_t wildcards = 0;  ///< of the mask (Match::wildcards)
-  uint64_t max_rank  = 0;
+  uint64_t max_rank = 0;
 
   core::HashView view() const {
     return {buckets.data(), uint32_t(buckets.size() - 1), keys.data(), flows.data(), mask};
@@ -85,19 +84,7 @@ struct FlowImage::Table {
   }
   /// The slot holding `masked`, or core::kMiss.
   uint32_t find(const packet::OfTuple& masked) const {
-    if (buckets.empty()) return core::kMiss;
-    const uint64_t h     = core::hash_key(masked);
-    const uint32_t sig   = core::signature(h);
-    const uint32_t bmask = uint32_t(buckets.size() - 1);
-    for (uint32_t b = uint32_t(h) & bmask, step = 0; step <= bmask; ++step, b = (b + 1) & bmask) {
-      bool open = false;
-      for (uint32_t m = core::sig_matches(buckets[b], sig, open); m; m &= m - 1) {
-        const uint32_t slot = buckets[b].slot[core::lowest_bit(m)];
-        if (core::same_key(keys[slot], masked)) return slot;
-      }
-      if (open) return core::kMiss;
-    }
-    return core::kMiss;
+    return buckets.empty() ? core::kMiss : core::find_slot(view(), masked, core::hash_key(masked));
   }
 };
 
@@ -269,8 +256,7 @@ Result<std::shared_ptr<const FlowImage>> FlowImage::build(const FlowTable& table
     auto [it, fresh] = by_mask.emplace(e->spec.match.mask(), subtables.size());
     if (fresh) {
       subtables.push_back(std::make_shared<Table>());
-      subtables.back()->mask      = it->first;
-      subtables.back()->wildcards = e->spec.match.wildcards;
+      subtables.back()->mask = it->first;
       subtables.back()->build();  // filled as it goes: the table itself finds equal values
     }
     Table& t   = *subtables[it->second];
@@ -315,10 +301,9 @@ using Entry = std::pair<packet::OfTuple, uint32_t>;  // masked value, flow (or k
 // entry's flow, others are appended (the last entry of a value wins); its buckets are kept
 // while they have room, so only the appended slots are placed.
 static std::shared_ptr<FlowImage::Table> overlay(const FlowImage::Table* old, const packet::OfTuple& mask,
-                                                 uint32_t wildcards, const std::vector<Entry>& entries) {
-  auto t       = std::make_shared<FlowImage::Table>();
-  t->mask      = mask;
-  t->wildcards = wildcards;
+                                                 const std::vector<Entry>& entries) {
+  auto t  = std::make_shared<FlowImage::Table>();
+  t->mask = mask;
   if (old) {
     t->keys     = old->keys;
     t->flows    = old->flows;
@@ -427,8 +412,10 @@ Result<std::shared_ptr<const FlowImage>> FlowImage::publish(const std::shared_pt
     WARPATH_ASSIGN_OR_RETURN(q, compile_actions(e.spec.actions, port_count, rw));
     if (shared.late_used + rw.size() > shared.late_capacity) return false;
     q.order = e.order;
-    q.first = shared.late_used;
-    if (!rw.empty()) q.special |= kLateRewrites;
+    if (!rw.empty()) {  // (none: first stays 0, inside either buffer)
+      q.first = shared.late_used;
+      q.special |= kLateRewrites;
+    }
     std::copy(rw.begin(), rw.end(), shared.late.get() + shared.late_used);
     shared.late_used += uint32_t(rw.size());
     return true;
@@ -500,12 +487,12 @@ Result<std::shared_ptr<const FlowImage>> FlowImage::publish(const std::shared_pt
       if (*best != kGone && wild) top = std::max(top, ranks[*best]);
       now.emplace_back(v, *best);
     }
-    std::shared_ptr<Table> recent = overlay(sub.recent.get(), t.mask, t.wildcards, now);
+    std::shared_ptr<Table> recent = overlay(sub.recent.get(), t.mask, now);
     recent->max_rank              = std::max(recent->max_rank, top);
     if (recent->keys.size() > std::max(kRecentMin, (sub.over ? sub.over->keys.size() : 0) / 4)) {
       std::vector<Entry> all(recent->keys.size());
       for (size_t i = 0; i < all.size(); ++i) all[i] = {recent->keys[i], recent->flows[i]};
-      std::shared_ptr<Table> over = overlay(sub.over.get(), t.mask, t.wildcards, all);
+      std::shared_ptr<Table> over = overlay(sub.over.get(), t.mask, all);
       over->max_rank              = std::max(over->max_rank, recent->max_rank);
       sub.over                    = std::move(over);
       sub.recent                  = nullptr;

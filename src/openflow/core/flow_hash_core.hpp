@@ -110,8 +110,8 @@ WARPATH_HD uint32_t sig_matches(const Bucket& bk, uint32_t sig, bool& open) {
 #endif
 }
 
-/// The flow of `masked` (already masked with t.mask, hashed to h), or kMiss.
-WARPATH_HD uint32_t probe(const HashView& t, const packet::OfTuple& masked, uint64_t h) {
+/// The slot holding `masked` (already masked with t.mask, hashed to h), or kMiss.
+WARPATH_HD uint32_t find_slot(const HashView& t, const packet::OfTuple& masked, uint64_t h) {
   const uint32_t sig = signature(h);
   uint32_t b         = uint32_t(h) & t.bucket_mask;
   for (uint32_t step = 0; step <= t.bucket_mask; ++step, b = (b + 1) & t.bucket_mask) {
@@ -119,11 +119,17 @@ WARPATH_HD uint32_t probe(const HashView& t, const packet::OfTuple& masked, uint
     bool open        = false;
     for (uint32_t m = sig_matches(bk, sig, open); m; m &= m - 1) {
       const uint32_t slot = bk.slot[lowest_bit(m)];
-      if (same_key(t.keys[slot], masked)) return t.flows[slot];
+      if (same_key(t.keys[slot], masked)) return slot;
     }
     if (open) return kMiss;
   }
   return kMiss;
+}
+
+/// The flow of `masked` (already masked with t.mask, hashed to h), or kMiss.
+WARPATH_HD uint32_t probe(const HashView& t, const packet::OfTuple& masked, uint64_t h) {
+  const uint32_t slot = find_slot(t, masked, h);
+  return slot == kMiss ? kMiss : t.flows[slot];
 }
 
 }  // namespace warpath::openflow::core
