@@ -47,6 +47,15 @@ class ValidatingDefragmenter final : public Defragmenter {
     return got;
   }
 
+  void advance(uint64_t now_ns) override {
+    engine_->advance(now_ns);
+    ref_->advance(now_ns);
+    if (first_.is_ok() && !(engine_->counters() == ref_->counters()))
+      first_ = Status(Errc::kInvalidArgument, std::string(engine_->id()) + " at clock " +
+                                                  std::to_string(now_ns) +
+                                                  " ns: counters differ from ref.defrag");
+  }
+
  private:
   std::unique_ptr<Defragmenter> engine_, ref_;
   std::string id_;

@@ -31,10 +31,14 @@ class StoreDefragmenter final : public Defragmenter {
     return c;
   }
 
+  void advance(uint64_t now_ns) override {
+    if (now_ns > now_) now_ = now_ns;
+    expire();
+  }
+
   FragResult add(const packet::PacketInfo& info, const uint8_t* frame, uint32_t caplen,
                  uint64_t timestamp_ns, std::vector<uint8_t>& out) override {
-    if (timestamp_ns > now_) now_ = timestamp_ns;
-    expire();
+    advance(timestamp_ns);
     const bool ip = info.l3 == packet::L3::kIpv4 || info.l3 == packet::L3::kIpv6;
     if (!ip || !(info.flags & packet::kFragment)) return FragResult::kNotFragment;
     c_.fragments += 1;

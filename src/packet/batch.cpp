@@ -27,12 +27,17 @@ Result<PacketBatch> PacketBatch::create(uint32_t max_packets, uint32_t cell_byte
   return b;
 }
 
-uint8_t* PacketBatch::append_uninitialized(uint32_t caplen, uint32_t len, uint64_t timestamp_ns,
-                                           uint16_t port) {
+size_t PacketBatch::cells_for(uint32_t caplen) const noexcept {
   const size_t span  = size_t(caplen) + headroom_;
   const size_t cells = span == 0 ? 1 : (span + cell_bytes_ - 1) / cell_bytes_;
-  const size_t need  = cells * cell_bytes_;
-  if (count_ == max_packets_ || used_bytes_ + need > buffer_.bytes()) return nullptr;
+  return cells * cell_bytes_;
+}
+
+uint8_t* PacketBatch::append_uninitialized(uint32_t caplen, uint32_t len, uint64_t timestamp_ns,
+                                           uint16_t port) {
+  const size_t need = cells_for(caplen);
+  if (count_ == max_packets_ || used_bytes_ + need > buffer_.bytes() - tail_reserve_)
+    return nullptr;
   starts_[count_] = static_cast<uint32_t>(used_bytes_);
   ends_[count_]   = static_cast<uint32_t>(used_bytes_ + need);
   PacketMeta& m   = metas()[count_++];
@@ -55,9 +60,7 @@ bool PacketBatch::append(const uint8_t* bytes, uint32_t caplen, uint32_t len, ui
 }
 
 uint8_t* PacketBatch::relocate(uint32_t i, uint32_t caplen, uint32_t len) {
-  const size_t span  = size_t(caplen) + headroom_;
-  const size_t cells = span == 0 ? 1 : (span + cell_bytes_ - 1) / cell_bytes_;
-  const size_t need  = cells * cell_bytes_;
+  const size_t need = cells_for(caplen);
   if (i >= count_ || used_bytes_ + need > buffer_.bytes()) return nullptr;
   starts_[i]    = static_cast<uint32_t>(used_bytes_);
   ends_[i]      = static_cast<uint32_t>(used_bytes_ + need);

@@ -66,10 +66,10 @@ Result<std::vector<ChainOutcome>> run_chain_frames(const Chain& chain,
                                                    Place place, ModuleCounters* counters) {
   std::vector<ChainOutcome> out;
   out.reserve(in.size());
+  const uint32_t frame = std::max<uint32_t>(batch, 1);
   WARPATH_ASSIGN_OR_RETURN(packet::PacketBatch b,
-                           packet::PacketBatch::create(std::max<uint32_t>(batch, 1), 2048,
-                                                       size_t(std::max<uint32_t>(batch, 1)) * 2048 +
-                                                           chain.tail_room(std::max<uint32_t>(batch, 1))));
+                           packet::PacketBatch::create(frame, 2048, size_t(frame) * 2048 + chain.tail_room(frame)));
+  b.set_tail_reserve(chain.tail_room(frame));
   Frame f(std::move(b));
   WARPATH_ASSIGN_OR_RETURN(Chain::States states, chain.make_states());
   chain.make_slots(f, &states);

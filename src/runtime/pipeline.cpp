@@ -135,12 +135,12 @@ Status RunReport::check() const {
   return Status::ok();
 }
 
-/// The frames' memory, known before anything is allocated: each worker holds
-/// kInFlightPerWorker + 1 frames (frame_buffer_bytes) plus per-packet metadata and module
-/// slots (counted as 512 bytes a packet). More than 3/4 of the machine's memory is refused with
-/// the numbers, instead of a slow death by swapping.
-Status check_frame_memory(const RunConfig& c) {
-  const uint64_t per_frame = frame_buffer_bytes(c.batch) + uint64_t(c.batch) * 512;
+/// The frames' memory, known before any frame is allocated: each worker holds
+/// kInFlightPerWorker + 1 frames (frame_buffer_bytes and the chain's tail room) plus per-packet
+/// metadata and module slots (counted as 512 bytes a packet). More than 3/4 of the machine's
+/// memory is refused with the numbers, instead of a slow death by swapping.
+Status check_frame_memory(const RunConfig& c, uint64_t tail_room) {
+  const uint64_t per_frame = frame_buffer_bytes(c.batch) + tail_room + uint64_t(c.batch) * 512;
   const uint64_t need      = uint64_t(c.workers) * (kInFlightPerWorker + 1) * per_frame;
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
   const uint64_t have = pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : 0;
@@ -166,7 +166,6 @@ Result<RunReport> run(const RunConfig& config, RunInputs& in, const RunHooks& ho
     return Status(Errc::kNotSupported,
                   "--engine gpu: no usable CUDA device (" + cuda_unavailable_reason() + ")");
   const bool offload = want_offload && have_device;
-  WARPATH_TRY(check_frame_memory(config));
 
   TableSource tables;
   tables.fib         = in.fib;
@@ -189,6 +188,7 @@ Result<RunReport> run(const RunConfig& config, RunInputs& in, const RunHooks& ho
       preset ? preset_chain(config, {in.fib != nullptr, in.neighbors != nullptr, in.rules != nullptr})
              : config.chain;
   WARPATH_ASSIGN_OR_RETURN(std::unique_ptr<Chain> chain, Chain::build(specs, env));
+  WARPATH_TRY(check_frame_memory(config, chain->tail_room(config.batch)));
   chain->set_schedule_sort(config.schedule == "sort");
 
   (void)ns_per_tick();  // calibrated here, not on the first progress report

@@ -160,6 +160,14 @@ TEST(DefragBounds, TimeoutsCapsAndFragmentCounts) {
     EXPECT_EQ(f.d->counters().timeout, 3u);
     EXPECT_EQ(f.d->counters().datagrams, 1u);
     EXPECT_EQ(f.d->counters().buffered_bytes, 16u + 34u);  // payload, first fragment headers
+    // With no packet at all, advance() times them out the same way; its clock never goes back.
+    f.d->advance(kT0 + 59'000'000'000ull);
+    EXPECT_EQ(f.d->counters().datagrams, 1u);
+    f.d->advance(kT0);
+    f.d->advance(kT0 + 60'000'000'000ull);
+    EXPECT_EQ(f.d->counters().timeout, 4u);
+    EXPECT_EQ(f.d->counters().datagrams, 0u);
+    EXPECT_EQ(f.d->counters().buffered_bytes, 0u);
   }
 }
 

@@ -1,7 +1,8 @@
 // The defrag module in a chain (defrag -> wire) against the defragmenter run directly over the
 // same generated fragments, at several frame sizes: held fragments leave as defrag_held, the
 // datagram goes on in the place of its last fragment, refused fragments as defrag_drop; a frame
-// without room left for a datagram drops it as defrag_no_room; and PacketBatch::relocate.
+// without room left for a datagram drops it as defrag_no_room; an idle worker times out
+// unfinished datagrams; and PacketBatch::relocate and its tail reserve.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -129,6 +130,49 @@ TEST(DefragModule, AFrameWithoutRoomDropsTheDatagramAsNoRoom) {
   EXPECT_EQ((*got)[frames.size() - 1].reason, "forwarded");
 }
 
+// A stat of the chain's first module, by name.
+uint64_t stat(const Chain& chain, const Chain::States& states, const std::string& name) {
+  const std::vector<std::string> names = chain.module(0).stat_names();
+  for (size_t s = 0; s < names.size(); ++s)
+    if (names[s] == name) return states[0]->stats[s].load();
+  ADD_FAILURE() << "no stat " << name;
+  return 0;
+}
+
+TEST(DefragModule, AnIdleWorkerTimesOutUnfinishedDatagrams) {
+  // The first fragment of a datagram whose rest never comes, received at monotonic time 1 s;
+  // the worker then stays idle: at 1.9 s it is still held (timeout=1), at 2.1 s it is gone.
+  std::vector<uint8_t> data(1480, 0x5A);
+  const std::vector<std::vector<uint8_t>> frames = {
+      defrag::fragment_frame(false, 17, 9, 0, true, data.data(), uint32_t(data.size()))};
+  auto in    = batch_of(frames);
+  auto chain = build("defrag(timeout=1) -> wire");
+  ASSERT_TRUE(in.is_ok() && chain.is_ok());
+  auto states = (*chain)->make_states();
+  ASSERT_TRUE(states.is_ok()) << states.status().message();
+  auto b = packet::PacketBatch::create(4, 2048, 4 * 2048 + (*chain)->tail_room(4));
+  ASSERT_TRUE(b.is_ok());
+  Frame f(std::move(*b));
+  (*chain)->make_slots(f, &*states);
+  ASSERT_TRUE(f.batch.append(in->data(0), in->meta(0).caplen, in->meta(0).len, 5'000'000'000ull));
+  f.rx_ns[0] = 1'000'000'000ull;
+  Chain::Scratch scratch;
+  ExecContext ctx;
+  ASSERT_TRUE((*chain)->pre(f).is_ok());
+  ASSERT_TRUE((*chain)->shade(f, Place::kCpu, ctx).is_ok());
+  ASSERT_TRUE((*chain)->post(f, scratch, nullptr).is_ok());
+  EXPECT_EQ((*chain)->reasons()[f.reason[0]].name, "defrag_held");
+  EXPECT_EQ(stat(**chain, *states, "held_now"), 1u);
+  (*chain)->idle_states(*states, 1'900'000'000ull);
+  EXPECT_EQ(stat(**chain, *states, "held_now"), 1u);
+  EXPECT_EQ(stat(**chain, *states, "timed_out"), 0u);
+  (*chain)->idle_states(*states, 2'100'000'000ull);
+  EXPECT_EQ(stat(**chain, *states, "held_now"), 0u);
+  EXPECT_EQ(stat(**chain, *states, "buffered_bytes"), 0u);
+  EXPECT_EQ(stat(**chain, *states, "timed_out"), 1u);
+  EXPECT_TRUE((*chain)->finish_states(*states).is_ok());
+}
+
 TEST(PacketBatch, RelocateMovesAPacketToTheTailAndKeepsTheCount) {
   auto b = packet::PacketBatch::create(4, 2048, 4 * 2048 + 8192, MemSpace::kHost, 64);
   ASSERT_TRUE(b.is_ok());
@@ -152,6 +196,28 @@ TEST(PacketBatch, RelocateMovesAPacketToTheTailAndKeepsTheCount) {
   EXPECT_EQ(b->meta(1).caplen, 60u);
   ASSERT_TRUE(b->append(x, 10, 10, 7, 1));
   EXPECT_EQ(b->room(2), 2048u - 64u);
+}
+
+TEST(PacketBatch, AppendLeavesTheTailReserveToRelocate) {
+  // Packets as they arrive (a jumbo frame of 6 cells) stop short of the reserve; relocate()
+  // still has it.
+  auto b = packet::PacketBatch::create(8, 2048, 8 * 2048 + 8192);
+  ASSERT_TRUE(b.is_ok());
+  b->set_tail_reserve(8192);
+  EXPECT_EQ(b->tail_reserve(), 8192u);
+  std::vector<uint8_t> jumbo(6 * 2048, 3);
+  ASSERT_TRUE(b->append(jumbo.data(), uint32_t(jumbo.size()), uint32_t(jumbo.size()), 1));
+  ASSERT_TRUE(b->append(jumbo.data(), 100, 100, 2));
+  ASSERT_TRUE(b->append(jumbo.data(), 100, 100, 3));
+  EXPECT_FALSE(b->append(jumbo.data(), 100, 100, 4)) << "the next cell is the reserve's";
+  EXPECT_EQ(b->size(), 3u);
+  ASSERT_NE(b->relocate(1, 8000, 8000), nullptr);
+  EXPECT_EQ(b->free_bytes(), 0u);
+  b->clear();
+  EXPECT_EQ(b->tail_reserve(), 8192u) << "the reserve outlives clear()";
+  b->set_tail_reserve(size_t(1) << 30);
+  EXPECT_EQ(b->tail_reserve(), 8 * 2048u + 8192u) << "at most the whole buffer";
+  EXPECT_FALSE(b->append(jumbo.data(), 1, 1, 5));
 }
 
 }  // namespace

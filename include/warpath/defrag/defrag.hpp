@@ -94,6 +94,9 @@ class Defragmenter {
   /// `out` (wire length = captured length = its size).
   virtual FragResult add(const packet::PacketInfo& info, const uint8_t* frame, uint32_t caplen,
                          uint64_t timestamp_ns, std::vector<uint8_t>& out) = 0;
+  /// The clock moves to `now_ns` (never back) with no packet: datagrams older than the timeout
+  /// are dropped unfinished (counted as timeout), as add() drops them on its way.
+  virtual void advance(uint64_t now_ns) = 0;
   /// The first difference a validate: wrapper found (its engine's answers still flow); ok for
   /// every other engine.
   virtual Status status() const { return Status::ok(); }

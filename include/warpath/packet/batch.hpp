@@ -75,8 +75,16 @@ class PacketBatch {
   /// module that replaces a packet by a larger one (a reassembled datagram in place of its last
   /// fragment) writes it there; the count of packets does not change.
   uint8_t* relocate(uint32_t i, uint32_t caplen, uint32_t len);
-  /// Bytes of cells the buffer has left (what relocate() and append() can still take).
+  /// Bytes of cells the buffer has left (what relocate() can still take; append() leaves the
+  /// tail reserve alone).
   size_t free_bytes() const noexcept { return buffer_.bytes() - used_bytes_; }
+  /// Keeps the last `bytes` of the buffer (at most all of it) for relocate(): append() stops
+  /// short of them, so packets as they arrive (jumbo frames taking many cells) cannot use up
+  /// the room a module needs to grow one (a reassembled datagram). 0 by default.
+  void set_tail_reserve(size_t bytes) noexcept {
+    tail_reserve_ = bytes < buffer_.bytes() ? bytes : buffer_.bytes();
+  }
+  size_t tail_reserve() const noexcept { return tail_reserve_; }
   void clear() noexcept;
 
   uint32_t size() const noexcept { return count_; }
@@ -99,6 +107,8 @@ class PacketBatch {
   uint32_t headroom() const noexcept { return headroom_; }
 
  private:
+  /// Bytes of the whole cells a packet of `caplen` bytes takes (with the headroom before it).
+  size_t cells_for(uint32_t caplen) const noexcept;
   PacketMeta* metas() const noexcept { return reinterpret_cast<PacketMeta*>(meta_buffer_.data()); }
 
   HostBuffer buffer_;
@@ -110,6 +120,7 @@ class PacketBatch {
   std::vector<uint32_t> ends_;    ///< and end
   uint32_t count_       = 0;
   size_t used_bytes_    = 0;
+  size_t tail_reserve_  = 0;
 };
 
 }  // namespace warpath::packet

@@ -14,7 +14,9 @@
 //
 // State: one defragmenter per worker (fragments of a datagram reach one worker when RX queues
 // are hashed by addresses, as RSS and AF_PACKET fanout hash fragments). post() adds the
-// worker's packets in arrival order, whatever the chain's scheduling order.
+// worker's packets in arrival order, whatever the chain's scheduling order. Its clock is the
+// fragments' timestamps; an idle worker moves it on by the time that passed (idle()), so
+// unfinished datagrams time out on a quiet link too.
 //
 // Contract: reads parse; sets parse, bytes and verdict (a stage ends after it: the modules after
 // it gather their keys from the datagrams).
@@ -43,7 +45,6 @@ enum Stat : size_t {
   kMemcap,
   kMaxDatagrams,
   kMalformed,
-  kNoRoom,
   kStatCount
 };
 
@@ -51,7 +52,8 @@ struct DefragWorkerState : ModuleState {
   DefragWorkerState() : ModuleState(kStatCount) {}
   std::unique_ptr<defrag::Defragmenter> engine;
   std::vector<uint8_t> whole;  ///< the datagram last completed
-  uint64_t no_room = 0;
+  uint64_t clock = 0;          ///< the packets' clock (their timestamps), as the engine's
+  uint64_t mono  = 0;          ///< Frame::rx_ns of the last packet, for idle()
 };
 
 /// A frame's tail room at least: one datagram of the largest size (65,535 bytes of IP payload
@@ -86,7 +88,7 @@ class DefragModule final : public Module {
   std::vector<std::string> stat_names() const override {
     return {"fragments", "completed",   "held_now",  "buffered_bytes", "overlaps",
             "ipv6_overlap_dropped", "tiny_dropped", "too_large_dropped", "too_many_dropped",
-            "timed_out", "memcap_dropped", "datagram_limit_dropped", "malformed", "no_room"};
+            "timed_out", "memcap_dropped", "datagram_limit_dropped", "malformed"};
   }
 
   Result<std::unique_ptr<ModuleState>> make_state() const override {
@@ -100,17 +102,23 @@ class DefragModule final : public Module {
     for (uint32_t i = 0, n = f.size(); i < n; ++i) {  // arrival order
       if (!sel.contains(i) || !(f.infos[i].flags & packet::kFragment)) continue;
       const packet::PacketMeta m = f.batch.meta(i);
+      st.clock                   = std::max(st.clock, m.timestamp_ns);
+      st.mono                    = f.rx_ns[i];
       st.whole.clear();
       switch (st.engine->add(f.infos[i], f.batch.data(i), m.caplen, m.timestamp_ns, st.whole)) {
         case defrag::FragResult::kNotFragment: break;
         case defrag::FragResult::kHeld: f.reason[i] = r_.held; break;
         case defrag::FragResult::kDropped: f.reason[i] = r_.dropped; break;
         case defrag::FragResult::kCompleted: {
+          // In the fragment's own cells when it fits there, else in fresh ones at the tail.
           const auto size = uint32_t(st.whole.size());
-          uint8_t* to     = f.batch.relocate(i, size, size);
-          if (!to) {
+          uint8_t* to     = nullptr;
+          if (size <= f.batch.room(i)) {
+            to                     = f.batch.data(i);
+            f.batch.meta(i).caplen = size;
+            f.batch.meta(i).len    = size;
+          } else if (!(to = f.batch.relocate(i, size, size))) {
             f.reason[i] = r_.no_room;
-            ++st.no_room;
             break;
           }
           std::memcpy(to, st.whole.data(), size);
@@ -119,6 +127,18 @@ class DefragModule final : public Module {
         }
       }
     }
+    publish(st);
+  }
+
+  // No packet for a while: the clock moves on by the time that passed since the last fragment
+  // (so a quiet link's unfinished datagrams time out and give back their memory; a capture's
+  // clock stays its own). Only once a fragment has been seen: before that nothing is held.
+  void idle(ModuleState& state, uint64_t mono_ns) const override {
+    auto& st = static_cast<DefragWorkerState&>(state);
+    if (!st.clock || mono_ns <= st.mono) return;
+    st.clock += mono_ns - st.mono;
+    st.mono = mono_ns;
+    st.engine->advance(st.clock);
     publish(st);
   }
 
@@ -134,7 +154,7 @@ class DefragModule final : public Module {
     const uint64_t v[kStatCount]   = {c.fragments, c.completed, c.datagrams,     c.buffered_bytes,
                                       c.overlaps,  c.ipv6_overlap, c.tiny,      c.too_large,
                                       c.too_many,  c.timeout,   c.memcap,       c.max_datagrams,
-                                      c.malformed, st.no_room};
+                                      c.malformed};
     for (size_t s = 0; s < kStatCount; ++s) st.stats[s].store(v[s], std::memory_order_relaxed);
   }
 
