@@ -22,6 +22,7 @@ Status Worker::init() {
         cfg_.batch, packet::PacketBatch::kDefaultCellBytes, frame_buffer_bytes(cfg_.batch) + chain.tail_room(cfg_.batch),
         cfg_.pinned_memory ? MemSpace::kPinned : MemSpace::kHost, chain.headroom());
     if (!batch.is_ok()) return batch.status();
+    batch->set_tail_reserve(chain.tail_room(cfg_.batch));
     pool_.push_back(std::make_unique<Frame>(std::move(*batch)));
     chain.make_slots(*pool_.back(), &states_);
     free_.push_back(pool_.back().get());
