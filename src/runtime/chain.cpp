@@ -204,6 +204,7 @@ Status Chain::pre(Frame& f, uint64_t* ticks_out) const {
   std::fill_n(f.reason.begin(), n, kContinue);
   std::fill_n(f.context.begin(), n, kDefaultContext);
   std::fill_n(f.flow.begin(), n, 0u);
+  std::fill_n(f.frag_mtu.begin(), n, uint16_t(0));
   // One clock read per module boundary: each module's time ends where the next one's starts.
   uint64_t t = ticks_out ? ticks() : 0;
   for (size_t m = 0; m < modules_.size() && modules_[m].stage == 0; ++m) {

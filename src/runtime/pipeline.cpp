@@ -61,6 +61,8 @@ RunReport snapshot(const RunConfig& cfg, const Chain& chain,
     r.icmp_suppressed += c.icmp_suppressed.load(std::memory_order_relaxed);
     r.originated += c.originated.load(std::memory_order_relaxed);
     r.copies += c.copies.load(std::memory_order_relaxed);
+    r.fragmented += c.fragmented.load(std::memory_order_relaxed);
+    r.fragments += c.fragments.load(std::memory_order_relaxed);
     share += c.share.load(std::memory_order_relaxed);
     for (size_t k = 0; k < reasons.size(); ++k)
       reasons[k] += c.by_reason[k].load(std::memory_order_relaxed);

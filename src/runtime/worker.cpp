@@ -7,8 +7,20 @@
 #include <thread>
 
 #include "runtime/thread_util.hpp"
+#include "warpath/forward/fragment.hpp"
 
 namespace warpath::runtime {
+namespace {
+
+// The IP MTU packet i leaves port p under (0: none): the smaller of its module's (frag_mtu)
+// and the link's, where the link's applies to IPv4 only (a router never fragments IPv6).
+uint32_t out_mtu(const Frame& c, uint32_t i, uint32_t link) {
+  const uint32_t mtu = c.frag_mtu[i];
+  if (link && (mtu ? link < mtu : c.infos[i].ip_version == 4)) return link;
+  return mtu;
+}
+
+}  // namespace
 
 Worker::Worker(WorkerSetup setup)
     : cfg_(std::move(setup)), policy_(cfg_.policy, cfg_.master != nullptr) {}
@@ -33,10 +45,17 @@ Status Worker::init() {
   reason_scratch_.assign(reasons, 0);
   module_ticks_.assign(chain.size(), 0);
   out_lists_.resize(cfg_.ports.size());
+  frag_lists_.resize(cfg_.ports.size());
+  for (Port* port : cfg_.ports) link_mtu_.push_back(port->link().mtu);
   port_lists_.resize(cfg_.ports.size());
   auto icmp = packet::PacketBatch::create(cfg_.batch, 2048, size_t(cfg_.batch) * 2048);
   if (!icmp.is_ok()) return icmp.status();
   icmp_ = std::move(*icmp);
+  // Fragments: up to 64 packets of 64 KiB at a 1,280-byte MTU between bursts.
+  auto frag = packet::PacketBatch::create(4096, 2048);
+  if (!frag.is_ok()) return frag.status();
+  frag_       = std::move(*frag);
+  frag_ident_ = uint32_t(cfg_.id) << 24;
   icmp_frame_.resize(kMaxReplyBytes);
   for (auto& l : out_lists_) l.reserve(cfg_.batch);
   slow_list_.reserve(cfg_.batch);
@@ -154,7 +173,20 @@ Status Worker::finish(Frame& c) {
   }
   uint64_t tx_bytes = 0, many_copies = 0;
   for (size_t p = 0; p < out_lists_.size(); ++p) {
-    const auto& list = out_lists_[p];
+    auto& list = out_lists_[p];
+    // Packets larger than the MTU a module gave them, or IPv4 packets larger than the link's
+    // (a router fragments IPv4 only: RFC 1812 5.2.6, RFC 8200 5), leave as fragments after the
+    // port's others (fragment_out, below; one with DF is refused there: tx_error).
+    frag_lists_[p].clear();
+    size_t keep = 0;
+    for (const uint32_t i : list) {
+      const uint32_t mtu = out_mtu(c, i, link_mtu_[p]);
+      if (mtu && c.out[i] != kOutMany && c.batch.meta(i).caplen > c.infos[i].l3_offset + mtu)
+        frag_lists_[p].push_back(i);
+      else
+        list[keep++] = i;
+    }
+    list.resize(keep);
     if (list.empty()) continue;
     const uint32_t sent =
         cfg_.ports[p]->tx_burst(cfg_.id, c.batch, {list.data(), uint32_t(list.size())});
@@ -177,6 +209,8 @@ Status Worker::finish(Frame& c) {
     reason_scratch_[fwd] += single_sent;
     reason_scratch_[kReasonTxError] += single_failed;
   }
+  for (size_t p = 0; p < frag_lists_.size(); ++p)
+    if (!frag_lists_[p].empty()) fragment_out(c, p, tx_bytes);
   uint64_t many_forwarded = 0;
   for (uint32_t i : many_list_) {
     ++reason_scratch_[many_failed_[i] ? kReasonTxError : fwd];
@@ -194,6 +228,62 @@ Status Worker::finish(Frame& c) {
       add_owned(counters_.by_reason[r], reason_scratch_[r]);
   add_owned(counters_.tx_bytes, tx_bytes);
   return Status::ok();
+}
+
+// The packets of frag_lists_[p] out of port p as IP fragments (forward/fragment.hpp) of the
+// smaller of their module's MTU and the link's, built in frag_ and sent in bursts; one that turns out to fit its MTU (link-layer padding) goes whole.
+// Each counts once: forwarded when all of its frames went, tx_error otherwise (one that cannot
+// be fragmented, a burst the port took only part of).
+void Worker::fragment_out(Frame& c, size_t p, uint64_t& tx_bytes) {
+  uint64_t fragmented = 0, fragments = 0;
+  auto flush = [&] {
+    const uint32_t n = frag_.size();
+    frag_index_.resize(n);
+    for (uint32_t k = 0; k < n; ++k) frag_index_[k] = k;
+    const uint32_t sent = n ? cfg_.ports[p]->tx_burst(cfg_.id, frag_, {frag_index_.data(), n}) : 0;
+    const uint64_t t    = mono_ns();
+    for (const FragPending& d : frag_pending_) {
+      const bool ok = d.first + d.count <= sent;
+      ++reason_scratch_[ok ? kReasonForwarded : kReasonTxError];
+      if (!ok) continue;
+      latency_.record(t - c.rx_ns[d.packet]);
+      fragmented += d.count > 1;
+      fragments += d.count > 1 ? d.count : 0;
+    }
+    for (uint32_t k = 0; k < sent; ++k) tx_bytes += frag_.meta(k).len;
+    frag_.clear();
+    frag_pending_.clear();
+  };
+  frag_.clear();
+  frag_pending_.clear();
+  for (const uint32_t i : frag_lists_[p]) {
+    const packet::PacketMeta& m = c.batch.meta(i);
+    for (int attempt = 0;; ++attempt) {
+      const uint32_t first = frag_.size();
+      forward::FragmentResult r = forward::fragment_packet(
+          c.batch.data(i), m.caplen, c.infos[i], out_mtu(c, i, link_mtu_[p]), ++frag_ident_,
+          m.timestamp_ns, m.port, frag_);
+      if (r.outcome == forward::FragmentOutcome::kFits)
+        r = {frag_.append(c.batch.data(i), m.caplen, m.len, m.timestamp_ns, m.port)
+                 ? forward::FragmentOutcome::kFragmented
+                 : forward::FragmentOutcome::kNoRoom,
+             1};
+      if (r.outcome == forward::FragmentOutcome::kNoRoom && attempt == 0 && first > 0) {
+        flush();  // the burst so far, then this packet again in an empty batch
+        continue;
+      }
+      if (r.outcome == forward::FragmentOutcome::kFragmented)
+        frag_pending_.push_back({i, first, r.fragments});
+      else
+        ++reason_scratch_[kReasonTxError];
+      break;
+    }
+  }
+  flush();
+  if (fragmented) {
+    add_owned(counters_.fragmented, fragmented);
+    add_owned(counters_.fragments, fragments);
+  }
 }
 
 // The slow path's answers (the router's ICMP / ICMPv6 Time Exceeded about expired packets),

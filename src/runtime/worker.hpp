@@ -29,6 +29,8 @@ struct WorkerCounters {
   std::atomic<uint64_t> icmp_sent{0}, icmp_suppressed{0};
   std::atomic<uint64_t> originated{0};  ///< copies of module-originated packets sent (PACKET_OUT)
   std::atomic<uint64_t> copies{0};      ///< frames sent beyond one per forwarded kOutMany packet
+  /// Forwarded packets sent as IP fragments (Frame::frag_mtu), and the fragments they made.
+  std::atomic<uint64_t> fragmented{0}, fragments{0};
   std::unique_ptr<std::atomic<uint64_t>[]> by_reason;  ///< one per reason of the chain
   std::unique_ptr<ModuleCounters[]> modules;           ///< one per module of the chain
   std::atomic<double> share{0};
@@ -76,6 +78,7 @@ class Worker {
   Status close(Frame* c);
   Status finish(Frame& c);
   void send_replies(Frame& c);
+  void fragment_out(Frame& c, size_t port, uint64_t& tx_bytes);
   Frame* take_free();
   void add_module_ticks();
 
@@ -98,6 +101,15 @@ class Worker {
   std::vector<uint8_t> many_failed_;  ///< per packet: a copy could not be sent
   std::vector<uint32_t> first_port_;  ///< per kOutMany packet: its first port (latency sample)
   packet::PacketBatch icmp_;  ///< replies (Time Exceeded) of the frame being finished
+  packet::PacketBatch frag_;  ///< fragments of the frame's packets larger than their MTU
+  std::vector<std::vector<uint32_t>> frag_lists_;  ///< per port: packets to fragment
+  std::vector<uint32_t> frag_index_;
+  std::vector<uint32_t> link_mtu_;  ///< per port: its link's MTU (PortLink::mtu; 0 none)
+  struct FragPending {
+    uint32_t packet, first, count;  ///< a packet of the frame and its fragments in frag_
+  };
+  std::vector<FragPending> frag_pending_;
+  uint32_t frag_ident_ = 0;  ///< IPv6 Fragment header identification (RFC 8200 4.5)
   std::vector<std::vector<uint32_t>> port_lists_;  ///< per port: ICMP replies or originated packets
   uint64_t send_port_lists(const packet::PacketBatch& batch);
   std::vector<uint8_t> icmp_frame_;

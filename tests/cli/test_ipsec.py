@@ -274,6 +274,53 @@ def test_outbound_is_what_scapy_decrypts(tmp_path, engine):
         assert s == list(range(1, len(s) + 1)), spi
 
 
+def without_df(pkt):
+    """An IPv4 packet with DF cleared (its checksum made good again)."""
+    b = bytearray(pkt)
+    b[6] &= ~0x40
+    b[10:12] = b"\0\0"
+    b[10:12] = struct.pack("!H", csum(bytes(b[:20])))
+    return bytes(b)
+
+
+def test_packets_without_df_leave_as_fragments_of_their_tunnel_packet(tmp_path):
+    """RFC 4301 8.1: an IPv4 packet without DF too big for its tunnel (mtu 1500) is sealed anyway
+    and its tunnel packet leaves in fragments (IPv4 outer: RFC 791; IPv6 outer: a Fragment
+    header), which scapy puts back together and decrypts; the counters add up, the fragments
+    counted apart. (With DF the same packets are too_big: the test above.)"""
+    frames, want = [], []
+    for n in (1444, 1472, 3000, 8000):
+        for src, dst, sa in (("10.1.0.5", "10.2.0.1", out_ctr), ("10.3.0.5", "10.4.0.1", out_gcm),
+                             ("10.5.0.5", "10.6.0.1", out_sha256)):
+            pkt = without_df(plain4(src, dst, n))
+            frames.append(eth(pkt))
+            want.append((sa, forwarded_inner(pkt)))
+    j, o0, o1 = gateway(tmp_path, frames, [])
+    check_report(j)
+    assert nonzero(j["drops_by_reason"]) == {} and nonzero(j["slow_path_by_reason"]) == {}
+    assert j["totals"]["tx"] == len(frames) and o0 == []
+    assert j["fragmented"]["packets"] == len(frames)
+    assert j["fragmented"]["fragments"] == len(o1)
+    outer = [IPv6(f[14:]) if f[12:14] == b"\x86\xdd" else IP(f[14:]) for f in o1]
+    for p in outer:
+        assert len(p) <= 1500
+        assert p.version == 6 or (p.flags.MF or p.frag) and not p.flags.DF
+    whole = list(scapy_all.defragment([p for p in outer if p.version == 4]))
+    by_id = {}
+    for p in outer:
+        if p.version == 6:
+            by_id.setdefault(p[scapy_all.IPv6ExtHdrFragment].id, []).append(p)
+    whole += [scapy_all.defragment6(frags) for frags in by_id.values()]
+    got = {}
+    for p in whole:
+        p = IPv6(bytes(p)) if p.version == 6 else IP(bytes(p))
+        got.setdefault(p[ESP].spi, []).append(p)
+    for sa in (out_ctr, out_gcm, out_sha256):
+        sealed = sorted(got[sa.spi], key=lambda p: p[ESP].seq)
+        inner = [w[1] for w in want if w[0] is sa]
+        assert [bytes(sa.decrypt(p)) for p in sealed] == inner
+
+
 def inbound(sa, src, dst, n, seq):
     inner = IP(plain4(src, dst, n))
     return eth(bytes(sa.encrypt(inner, seq_num=seq)))

@@ -53,7 +53,8 @@ def check_report(j):
             assert key in p, key
     # Ports also count the ICMP errors the slow path originates (outside rx = tx + ...).
     assert sum(p["tx"] for p in j["ports"]) == (t["tx"] + j["icmp"]["sent"] + j["copies"] +
-                                                j["originated"])
+                                                j["originated"] + j["fragmented"]["fragments"] -
+                                                j["fragmented"]["packets"])
     assert sum(p["rx"] + p["rx_dropped"] for p in j["ports"]) == t["rx"]
     for key in ("tool", "version", "command", "machine", "app", "engine", "workers", "batch",
                 "delay_us", "seconds", "mpps"):

@@ -279,7 +279,8 @@ def check_report_adds_up(j):
     # Ports also count the ICMP errors the slow path originates, copies of a packet sent out of
     # several ports and PACKET_OUTs (outside rx = tx + ...).
     assert sum(p["tx"] for p in j["ports"]) == (t["tx"] + j["icmp"]["sent"] + j["copies"] +
-                                                j["originated"])
+                                                j["originated"] + j["fragmented"]["fragments"] -
+                                                j["fragmented"]["packets"])
     assert sum(p["rx"] + p["rx_dropped"] for p in j["ports"]) == t["rx"]
     for key in ("index", "name", "spec", "description", "rx", "rx_bytes", "rx_dropped", "tx",
                 "tx_bytes", "tx_errors"):

@@ -108,6 +108,10 @@ void print_run_summary(const runtime::RunConfig& c, const runtime::RunReport& r,
     line("icmp_suppressed", r.icmp_suppressed);
   }
   if (r.copies) line("copies", r.copies);
+  if (r.fragmented) {
+    line("fragmented", r.fragmented);
+    line("  into fragments", r.fragments);
+  }
   if (r.originated) line("originated", r.originated);
   const Status check = r.check();
   fmt::print(out, "check: rx = tx + dropped + slow_path: {} = {} + {} + {} ({})\n", r.rx, r.tx,
@@ -287,6 +291,7 @@ nlohmann::ordered_json run_report_json(const runtime::RunConfig& c, const runtim
   j["icmp"]                        = {{"sent", r.icmp_sent}, {"suppressed", r.icmp_suppressed}};
   j["originated"]                  = r.originated;
   j["copies"]                      = r.copies;
+  j["fragmented"]                  = {{"packets", r.fragmented}, {"fragments", r.fragments}};
   j["batches"]                     = {{"chunks", r.chunks},
                                       {"fill", r.batch_fill},
                                       {"cpu", r.cpu_chunks},

@@ -107,7 +107,9 @@ struct SaSpec {
   uint64_t replay_oseq   = 0;  ///< outbound: the last sequence number already sent
   uint64_t replay_seq    = 0;  ///< inbound: the highest sequence number already received
   uint64_t soft_packets = 0, hard_packets = 0, soft_bytes = 0, hard_bytes = 0;  ///< 0 = none
-  uint16_t mtu = 1500;  ///< largest outer IP packet; larger ones are dropped (too_big)
+  /// Largest outer IP packet: a larger one leaves in fragments when its inner packet is IPv4
+  /// without DF, else it is dropped (too_big, with ICMP back).
+  uint16_t mtu = 1500;
 };
 
 /// One `[[policy]]`: traffic selectors and the SA they use (outbound) or must have come

@@ -22,6 +22,11 @@
 //   out_mask   kVerdict            the ports of a kOutMany packet (one copy out of each): bit p
 //                                  port p, kOutSlowPathBit a copy to the slow path as well (an
 //                                  OpenFlow flood, several outputs, output plus controller)
+//   frag_mtu   kVerdict            0, or the IP MTU a forwarded packet larger than it is
+//                                  fragmented to on output (forward/fragment.hpp): set by a
+//                                  module that may make a packet too large for its path and
+//                                  whose rules let it be fragmented (esp-out: an IPv4 packet
+//                                  without DF, RFC 4301 8.1); a single-port packet only
 //
 // The verdicts: continue (the next module sees the packet), forward out of `out`, drop or slow
 // path (with a reason). A decided packet is not shown to later modules.
@@ -78,7 +83,8 @@ struct Frame {
         context(capacity),
         reason(capacity),
         out(capacity),
-        out_mask(capacity) {}
+        out_mask(capacity),
+        frag_mtu(capacity) {}
 
   packet::PacketBatch batch;
   uint32_t capacity;
@@ -89,6 +95,7 @@ struct Frame {
   std::vector<uint16_t> reason;
   std::vector<uint16_t> out;
   std::vector<uint64_t> out_mask;
+  std::vector<uint16_t> frag_mtu;
   /// One per module of the chain, by position (nullptr for a module without one).
   std::vector<std::unique_ptr<ModuleSlot>> slots;
 

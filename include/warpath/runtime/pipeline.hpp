@@ -116,8 +116,12 @@ struct RunReport {
   /// of rx = tx + dropped + slow_path either (the ports' tx counters include them).
   uint64_t originated = 0;
   /// Frames the ports sent beyond one per forwarded packet (a packet sent out of several ports,
-  /// frame.hpp's kOutMany): the ports' tx counters add up to tx + copies + originated + icmp_sent.
+  /// frame.hpp's kOutMany).
   uint64_t copies = 0;
+  /// Forwarded packets sent as IP fragments (larger than the MTU a module gave them, frame.hpp's
+  /// frag_mtu), and the fragments they made. The ports' tx counters add up to
+  /// tx + copies + originated + icmp_sent + fragments - fragmented.
+  uint64_t fragmented = 0, fragments = 0;
   LatencySummary latency;  ///< RX to TX, per packet, forwarded packets
   /// Final reports: what went wrong after the run started (a worker's error, a port that could
   /// not write its output), each one line naming the port or module; the counters are still

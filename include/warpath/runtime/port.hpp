@@ -108,11 +108,13 @@ struct PortOptions {
 };
 
 /// What a live port knows of its link: whether it receives frames for every MAC (promiscuous
-/// mode, or XDP ahead of the stack's filter) and the interface's own MAC, to which the host's
-/// peers address their frames (all zero: unknown). Captures and the generator have neither.
+/// mode, or XDP ahead of the stack's filter), the interface's own MAC, to which the host's
+/// peers address their frames (all zero: unknown), and its MTU (the largest IP packet it
+/// sends; 0: unknown, no limit). Captures and the generator have none of them.
 struct PortLink {
   bool promiscuous = false;
   std::array<uint8_t, 6> mac{};
+  uint32_t mtu = 0;
 };
 
 class Port {

@@ -30,8 +30,9 @@
 //   forwards it: RFC 4301 5.1.2.1; expired -> ttl_expired), the packet is encapsulated with
 //   the next sequence number (the SA stops at 2^32 - 1 without ESN: seq_overflow; at its hard
 //   lifetime: sa_expired), sealed, and goes on to be routed by its outer header. Past the SA's
-//   mtu -> too_big (slow path: ICMP Fragmentation Needed / Packet Too Big back); no room in
-//   the frame's cell -> no_room; a truncated capture -> truncated.
+//   mtu: an IPv4 packet without DF goes on, its tunnel packet fragmented on output (RFC 4301
+//   8.1); with DF, or IPv6 -> too_big (slow path: ICMP Fragmentation Needed / Packet Too Big
+//   back); no room in the frame's cell -> no_room; a truncated capture -> truncated.
 #include <atomic>
 #include <cstring>
 #include <functional>
@@ -567,8 +568,8 @@ class EspOutModule final : public EspModuleBase {
   // RFC 4301 8.2 / RFC 1191 / RFC 4443 3.2: a packet too big for its tunnel gets ICMP
   // Fragmentation Needed (IPv4 with DF) or ICMPv6 Packet Too Big back, with the largest inner
   // packet the tunnel carries, from the SA's local address and the MAC the packet was sent
-  // to. (IPv4 without DF would be fragmented after encapsulation by the kernel; warpath does
-  // not fragment yet, so those are only counted.)
+  // to. (IPv4 without DF is fragmented after encapsulation instead: fits(); those that are
+  // too big even so are only counted.)
   int32_t reply(const Frame& f, uint32_t i, uint8_t* out) const override {
     if (f.reason[i] != ids_[kOutTooBig]) return -1;
     ReadGuard::Section sec(guard_);
@@ -700,8 +701,16 @@ class EspOutModule final : public EspModuleBase {
     const uint32_t text_len  = ec::text_bytes(inner_len);
     const uint32_t outer_len = outer_hdr + ec::kEspHead + text_len + spec.keys.icv_bytes;
     if (outer_len > spec.mtu) {
-      s.decide(f, i, ids_[kOutTooBig]);
-      return 0;
+      // RFC 4301 8.1: an IPv4 packet without DF is encapsulated anyway and its tunnel packet
+      // leaves in fragments (the worker's output, frame.hpp's frag_mtu), as the kernel sends
+      // it; one with DF, or IPv6, gets ICMP back (reply below). Past the outer header's
+      // 16-bit length nothing fits.
+      const bool df = in.ip_version != 4 || (ip[6] & 0x40);
+      if (df || outer_len - (outer_hdr == 40 ? 40 : 0) > 65535) {
+        s.decide(f, i, ids_[kOutTooBig]);
+        return 0;
+      }
+      f.frag_mtu[i] = spec.mtu;
     }
     if (l3 + outer_len > f.batch.room(i) + front(f, i, outer_hdr)) {
       s.decide(f, i, ids_[kOutNoRoom]);

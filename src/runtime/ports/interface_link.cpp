@@ -1,4 +1,4 @@
-// The MAC of a live interface, for Port::link() (afpacket, afxdp).
+// The MAC and MTU of a live interface, for Port::link() (afpacket, afxdp).
 #include <net/if.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -21,6 +21,7 @@ PortLink interface_link(const std::string& iface, bool promiscuous) {
   ifreq req{};
   std::memcpy(req.ifr_name, iface.c_str(), iface.size() + 1);
   if (::ioctl(fd, SIOCGIFHWADDR, &req) == 0) std::memcpy(link.mac.data(), req.ifr_hwaddr.sa_data, 6);
+  if (::ioctl(fd, SIOCGIFMTU, &req) == 0 && req.ifr_mtu > 0) link.mtu = uint32_t(req.ifr_mtu);
   ::close(fd);
   return link;
 }

@@ -371,10 +371,13 @@ class DpdkPort final : public Port {
     // af_packet / af_xdp vdev in promiscuous mode. net_pcap and net_ring accept the call but
     // replay files and rings, whose frames are nobody's in particular.
     const bool promisc = rte_eth_promiscuous_enable(port_id_) == 0;
-    link_.promiscuous  = promisc && driver_ != "net_pcap" && driver_ != "net_ring" &&
-                        driver_ != "net_null";
+    const bool virt    = driver_ == "net_pcap" || driver_ == "net_ring" || driver_ == "net_null";
+    link_.promiscuous  = promisc && !virt;
     rte_ether_addr addr{};
     if (rte_eth_macaddr_get(port_id_, &addr) == 0) std::memcpy(link_.mac.data(), addr.addr_bytes, 6);
+    // A link's MTU (forwarded IPv4 packets larger than it leave as fragments); files, rings and
+    // the null device have no link to limit them.
+    if (uint16_t mtu = 0; !virt && rte_eth_dev_get_mtu(port_id_, &mtu) == 0 && mtu) link_.mtu = mtu;
     return Status::ok();
   }
 
