@@ -105,10 +105,16 @@ std::string word(std::mt19937_64& rng, size_t n) {
 
 std::string random_rule(std::mt19937_64& rng, uint32_t sid) {
   static const char* kProtos[] = {"tcp", "udp", "ip", "tcp-pkt", "icmp"};
+  // Port sets the units' ports (kUnitPorts) fall in and out of; "ip" and "icmp" take any only.
+  static const char* kPorts[] = {"any", "any", "any", "80", "!80", "[80,443]", "1000:2000",
+                                 "[1:1024,!53]", "![443,1500]"};
+  const char* proto = kProtos[rng() % std::size(kProtos)];
+  const bool ports  = std::string_view(proto) != "ip" && std::string_view(proto) != "icmp";
+  auto port = [&] { return std::string(ports ? kPorts[rng() % std::size(kPorts)] : "any"); };
+  const std::string sport = port(), dport = port();
   std::string r = std::string(rng() % 8 == 0 ? "pass" : rng() % 5 == 0 ? "drop" : "alert") + " " +
-                  kProtos[rng() % std::size(kProtos)] + " any any " +
-                  (rng() % 4 == 0 ? "<>" : "->") + " " +
-                  (rng() % 3 == 0 ? "10.0.0.0/8" : "any") + " any (msg:\"r\"; ";
+                  proto + " any " + sport + " " + (rng() % 4 == 0 ? "<>" : "->") + " " +
+                  (rng() % 3 == 0 ? "10.0.0.0/8" : "any") + " " + dport + " (msg:\"r\"; ";
   const int items = int(rng() % 4);
   for (int i = 0; i < items; ++i) {
     const uint64_t k = rng() % 12;
@@ -182,8 +188,10 @@ CheckReport check_nids_engine(std::string_view id, uint64_t seed, uint64_t items
         unit.pkt.proto       = kProtoNums[rng() % 4];
         unit.pkt.src         = rng() % 2 ? kA : kB;
         unit.pkt.dst         = unit.pkt.src == kA ? kB : kA;
-        unit.pkt.sport       = uint16_t(rng());
-        unit.pkt.dport       = uint16_t(rng());
+        static const uint16_t kUnitPorts[] = {80, 443, 53, 1500, 1024, 40000};
+        auto port            = [&] { return rng() % 7 == 0 ? uint16_t(rng()) : kUnitPorts[rng() % 6]; };
+        unit.pkt.sport       = port();
+        unit.pkt.dport       = port();
         unit.pkt.has_flow    = true;
         unit.pkt.established = rng() % 2;
         unit.pkt.to_server   = unit.pkt.src == kA;

@@ -2,9 +2,11 @@
 // a multi-literal prefilter over the rules' fast patterns picks the candidates (Suricata's
 // multi-pattern matcher stage), and rules without a positive content are always candidates.
 // A stream direction feeds its new bytes to the group's streaming database once and remembers
-// the rules its bytes have armed.
+// the rules its bytes have armed. A TCP or UDP unit's candidates then pass the port filter
+// (port_filter.hpp): rules whose ports cannot take the unit are not evaluated at all.
 #include <algorithm>
 
+#include "nids/cpu/port_filter.hpp"
 #include "nids/detector_base.hpp"
 #include "warpath/pattern/pattern.hpp"
 
@@ -44,7 +46,7 @@ struct Group {
 class CpuDetector final : public DetectorBase {
  public:
   explicit CpuDetector(std::shared_ptr<const DetectImage> image)
-      : DetectorBase(std::move(image), "cpu.nids") {}
+      : DetectorBase(std::move(image), "cpu.nids"), ports_(img().rules()) {}
 
   Status build() {
     const auto& compiled = img().compiled();
@@ -80,6 +82,9 @@ class CpuDetector final : public DetectorBase {
         auto m = pattern::make_matcher(engine, patterns);
         if (!m.is_ok()) return m.status();
         g.prefilter = std::move(*m);
+        // A stream group's streaming database is compiled here, with the rest, and not by
+        // the first stream (a hiccup of tens of milliseconds in the middle of traffic).
+        if (kind == 2) WARPATH_TRY(g.prefilter->open_stream().status());
       }
     }
     return Status::ok();
@@ -89,15 +94,24 @@ class CpuDetector final : public DetectorBase {
   void candidates(const Unit& u, std::vector<uint32_t>& out) override {
     Group& g = groups_[kind_of(u)][proto_class(u.pkt.proto)];
     out = g.always;
-    if (!g.prefilter || !u.len) return;
-    if (u.buffer == Buffer::kStream && u.flow) return stream_candidates(g, u, out);
-    matches_.clear();
-    if (!g.prefilter->scan(u.data, u.len, matches_).is_ok()) {
-      // A prefilter that cannot answer: every rule of the group is a candidate.
-      out.insert(out.end(), g.by_pattern.begin(), g.by_pattern.end());
-    } else {
-      take(g, out);
+    if (g.prefilter && u.len) {
+      if (u.buffer == Buffer::kStream && u.flow) {
+        stream_candidates(g, u, out);
+      } else {
+        matches_.clear();
+        if (!g.prefilter->scan(u.data, u.len, matches_).is_ok()) {
+          // A prefilter that cannot answer: every rule of the group is a candidate.
+          out.insert(out.end(), g.by_pattern.begin(), g.by_pattern.end());
+        } else {
+          take(g, out);
+        }
+      }
     }
+    if (u.pkt.proto == 6 || u.pkt.proto == 17)
+      if (const uint64_t* allowed = ports_.allowed(u.pkt.sport, u.pkt.dport))
+        out.erase(std::remove_if(out.begin(), out.end(),
+                                 [&](uint32_t i) { return !PortFilter::test(allowed, i); }),
+                  out.end());
     std::sort(out.begin(), out.end());
     out.erase(std::unique(out.begin(), out.end()), out.end());
   }
@@ -160,12 +174,11 @@ class CpuDetector final : public DetectorBase {
     } else {
       out.insert(out.end(), d.armed.begin(), d.armed.end());
     }
-    std::sort(out.begin(), out.end());
-    out.erase(std::unique(out.begin(), out.end()), out.end());
   }
 
  private:
   Group groups_[kKinds][kProtos];
+  PortFilter ports_;
   std::vector<pattern::Match> matches_;
   std::vector<uint8_t> seen_;  // pattern ids taken in this scan
   std::unordered_map<uint64_t, DirState> streams_;  // key: flow * 2 + direction

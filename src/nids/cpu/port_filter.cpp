@@ -1,0 +1,60 @@
+// src/nids/cpu/port_filter.cpp: port classes and the rules' bitsets per class (port_filter.hpp).
+#include "nids/cpu/port_filter.hpp"
+
+namespace warpath::nids::detail {
+namespace {
+
+// Where the membership of `s` may change: the first port of each range and the one after it.
+void cuts(const PortSet& s, std::vector<uint8_t>& starts) {
+  auto range = [&](const PortRange& r) {
+    starts[r.lo] = 1;
+    if (r.hi < 65535) starts[size_t(r.hi) + 1] = 1;
+  };
+  for (const PortRange& r : s.include) range(r);
+  for (const PortRange& r : s.exclude) range(r);
+  for (const PortSet& n : s.include_sets) cuts(n, starts);
+  for (const PortSet& n : s.exclude_sets) cuts(n, starts);
+}
+
+}  // namespace
+
+PortFilter::PortFilter(const std::vector<Rule>& rules) : class_of_(65536) {
+  std::vector<uint8_t> starts(65536, 0);
+  starts[0] = 1;
+  for (const Rule& r : rules) {
+    cuts(r.sport, starts);
+    cuts(r.dport, starts);
+  }
+  for (uint32_t p = 0; p < 65536; ++p) {
+    if (starts[p]) reps_.push_back(uint16_t(p));
+    class_of_[p] = uint16_t(reps_.size() - 1);
+  }
+  words_ = (rules.size() + 63) / 64;
+  if (reps_.size() * words_ > kMaxWords) {
+    words_ = 0;
+    return;
+  }
+  by_dport_.assign(reps_.size() * words_, 0);
+  by_sport_.assign(reps_.size() * words_, 0);
+  allowed_.assign(words_, 0);
+  for (size_t k = 0; k < reps_.size(); ++k) {
+    const uint16_t port = reps_[k];
+    for (uint32_t i = 0; i < rules.size(); ++i) {
+      const Rule& r  = rules[i];
+      const bool dst = r.dport.contains(port), src = r.sport.contains(port);
+      const uint64_t bit = uint64_t(1) << (i % 64);
+      if (dst || (r.bidirectional && src)) by_dport_[k * words_ + i / 64] |= bit;
+      if (src || (r.bidirectional && dst)) by_sport_[k * words_ + i / 64] |= bit;
+    }
+  }
+}
+
+const uint64_t* PortFilter::allowed(uint16_t sport, uint16_t dport) {
+  if (words_ == 0) return nullptr;
+  const uint64_t* d = &by_dport_[class_of_[dport] * words_];
+  const uint64_t* s = &by_sport_[class_of_[sport] * words_];
+  for (size_t w = 0; w < words_; ++w) allowed_[w] = d[w] & s[w];
+  return allowed_.data();
+}
+
+}  // namespace warpath::nids::detail

@@ -1,0 +1,93 @@
+// cpu.nids's port filter (src/nids/cpu/port_filter.hpp) against the rules' own port test at
+// every port pair of interest: it may keep a rule whose ports cannot match (a `<>` rule's two
+// ways mixed), never drop one whose ports can; port sets with ranges, negations, nested lists
+// and variables; the ET Open rules' ports as real input.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <random>
+
+#include "nids/cpu/port_filter.hpp"
+#include "support/test_support.hpp"
+#include "warpath/nids/rule.hpp"
+
+namespace warpath::nids::detail {
+namespace {
+
+// header_matches's port part.
+bool ports_match(const Rule& r, uint16_t sp, uint16_t dp) {
+  return (r.sport.contains(sp) && r.dport.contains(dp)) ||
+         (r.bidirectional && r.sport.contains(dp) && r.dport.contains(sp));
+}
+
+void check(const std::vector<Rule>& rules, const std::vector<uint16_t>& ports, size_t* kept_wrong) {
+  PortFilter f(rules);
+  ASSERT_GT(f.classes(), 0u);
+  for (uint16_t sp : ports)
+    for (uint16_t dp : ports) {
+      const uint64_t* allowed = f.allowed(sp, dp);
+      ASSERT_NE(allowed, nullptr);
+      for (uint32_t i = 0; i < rules.size(); ++i) {
+        const bool can = ports_match(rules[i], sp, dp);
+        if (can) {
+          ASSERT_TRUE(PortFilter::test(allowed, i)) << "rule " << i << " ports " << sp << " -> " << dp;
+        } else if (PortFilter::test(allowed, i) && kept_wrong) {
+          ++*kept_wrong;
+        }
+      }
+    }
+}
+
+TEST(PortFilter, NeverDropsARuleWhosePortsMatch) {
+  Vars vars;
+  vars.set("HTTP_PORTS", "[80,8080:8088]");
+  const char* sets[] = {"any", "80", "!80", "[80,443]", "1000:2000", "[1:1024,!53]",
+                        "![443,1500]", "[![80,81],1:100]", "$HTTP_PORTS", "[$HTTP_PORTS,!8081]",
+                        "65535", "0:0", "1024:"};
+  std::vector<Rule> rules;
+  for (const char* s : sets)
+    for (const char* d : sets)
+      for (const char* way : {"->", "<>"}) {
+        auto r = parse_rule(std::string("alert tcp any ") + s + " " + way + " any " + d + " (sid:1;)", vars, "t");
+        ASSERT_TRUE(r.is_ok()) << s << " " << d << ": " << r.status().message();
+        rules.push_back(*r);
+      }
+  // Every class edge of the sets above and a few random ports.
+  std::vector<uint16_t> ports = {0, 1, 2, 52, 53, 54, 79, 80, 81, 82, 99, 100, 101, 442, 443, 444,
+                                 999, 1000, 1023, 1024, 1025, 1499, 1500, 1501, 2000, 2001,
+                                 8079, 8080, 8081, 8082, 8088, 8089, 65534, 65535};
+  std::mt19937 rng(5);
+  for (int k = 0; k < 16; ++k) ports.push_back(uint16_t(rng()));
+  size_t kept_wrong = 0;
+  check(rules, ports, &kept_wrong);
+  // One-way rules are filtered exactly; only `<>` rules can be kept by mixing their two ways.
+  PortFilter f(rules);
+  for (uint16_t sp : ports)
+    for (uint16_t dp : ports) {
+      const uint64_t* allowed = f.allowed(sp, dp);
+      for (uint32_t i = 0; i < rules.size(); ++i)
+        if (!rules[i].bidirectional)
+          EXPECT_EQ(PortFilter::test(allowed, i), ports_match(rules[i], sp, dp)) << i;
+    }
+  EXPECT_GT(kept_wrong, 0u) << "the <> rules do mix their ways at some ports";
+}
+
+TEST(PortFilter, EtOpenRules) {
+  const std::string dir = warpath::testing::data_path("patterns/et-open/rules");
+  if (!std::filesystem::exists(dir)) GTEST_SKIP() << dir << " not found";
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().extension() == ".rules") files.push_back(e.path().string());
+  auto set = load_rules(files, Vars{});
+  ASSERT_TRUE(set.is_ok()) << set.status().message();
+  ASSERT_GT(set->rules.size(), 1000u);
+  std::vector<uint16_t> ports = {0, 21, 22, 25, 53, 80, 110, 139, 443, 445, 1024, 1433, 3306, 3389,
+                                 8080, 65535};
+  std::mt19937 rng(9);
+  for (int k = 0; k < 16; ++k) ports.push_back(uint16_t(rng()));
+  check(set->rules, ports, nullptr);
+  EXPECT_LT(PortFilter(set->rules).classes(), 2000u) << "a few classes, not a table per port";
+}
+
+}  // namespace
+}  // namespace warpath::nids::detail
