@@ -41,7 +41,15 @@ struct Group {
   std::vector<uint32_t> always;     // rules without a fast pattern
   std::vector<uint32_t> by_pattern; // pattern id -> rule
   std::unique_ptr<pattern::Matcher> prefilter;
+  std::vector<uint64_t> members;    // the group's rules, a bitset (PortFilter's words)
 };
+
+// Does any rule of `members` pass `allowed`?
+bool any_allowed(const std::vector<uint64_t>& members, const uint64_t* allowed) {
+  for (size_t w = 0; w < members.size(); ++w)
+    if (members[w] & allowed[w]) return true;
+  return false;
+}
 
 class CpuDetector final : public DetectorBase {
  public:
@@ -78,6 +86,10 @@ class CpuDetector final : public DetectorBase {
           patterns.push_back(std::move(p));
           g.by_pattern.push_back(i);
         }
+        g.members.assign(ports_.words(), 0);
+        for (const std::vector<uint32_t>* list : {&g.always, &g.by_pattern})
+          for (uint32_t i : *list)
+            if (!g.members.empty()) g.members[i / 64] |= uint64_t(1) << (i % 64);
         if (patterns.empty()) continue;
         auto m = pattern::make_matcher(engine, patterns);
         if (!m.is_ok()) return m.status();
@@ -93,6 +105,17 @@ class CpuDetector final : public DetectorBase {
  protected:
   void candidates(const Unit& u, std::vector<uint32_t>& out) override {
     Group& g = groups_[kind_of(u)][proto_class(u.pkt.proto)];
+    const uint64_t* allowed =
+        u.pkt.proto == 6 || u.pkt.proto == 17 ? ports_.allowed(u.pkt.sport, u.pkt.dport) : nullptr;
+    if (allowed && !any_allowed(g.members, allowed)) {
+      // No rule of the group takes these ports (Suricata's per-port rule groups): nothing to
+      // scan. A stream direction's database has then missed bytes: the next chunk it scans
+      // starts afresh from the buffer's first byte (a rule can match only bytes the buffer
+      // holds, so the candidates it needs are found there).
+      out.clear();
+      if (u.buffer == Buffer::kStream && u.flow) streams_[u.flow * 2 + u.dir].stale = true;
+      return;
+    }
     out = g.always;
     if (g.prefilter && u.len) {
       if (u.buffer == Buffer::kStream && u.flow) {
@@ -107,11 +130,10 @@ class CpuDetector final : public DetectorBase {
         }
       }
     }
-    if (u.pkt.proto == 6 || u.pkt.proto == 17)
-      if (const uint64_t* allowed = ports_.allowed(u.pkt.sport, u.pkt.dport))
-        out.erase(std::remove_if(out.begin(), out.end(),
-                                 [&](uint32_t i) { return !PortFilter::test(allowed, i); }),
-                  out.end());
+    if (allowed)
+      out.erase(std::remove_if(out.begin(), out.end(),
+                               [&](uint32_t i) { return !PortFilter::test(allowed, i); }),
+                out.end());
     std::sort(out.begin(), out.end());
     out.erase(std::unique(out.begin(), out.end()), out.end());
   }
@@ -128,7 +150,8 @@ class CpuDetector final : public DetectorBase {
   struct DirState {
     std::unique_ptr<pattern::Stream> stream;
     std::vector<uint32_t> armed;
-    bool all = false;  // armed past kMaxArmed: every rule of the group is a candidate
+    bool all   = false;  // armed past kMaxArmed: every rule of the group is a candidate
+    bool stale = false;  // chunks went unscanned (no rule took their ports)
   };
   static constexpr size_t kMaxArmed = 64;  // rules remembered per direction (bounded memory)
 
@@ -151,13 +174,17 @@ class CpuDetector final : public DetectorBase {
 
   void stream_candidates(Group& g, const Unit& u, std::vector<uint32_t>& out) {
     DirState& d = streams_[u.flow * 2 + u.dir];
-    if (u.new_from == 0 || !d.stream) {  // a fresh buffer: the stream's start, or after a gap
+    // A fresh buffer (the stream's start, or after a gap), or unscanned chunks before this one:
+    // a new stream from the buffer's first byte.
+    const uint32_t from = d.stale ? 0 : u.new_from;
+    if (from == 0 || !d.stream) {
       auto s = g.prefilter->open_stream();
       d.stream = s.is_ok() ? std::move(*s) : nullptr;
     }
+    d.stale = false;
     matches_.clear();
     const size_t before = d.armed.size();
-    if (!d.stream || !d.stream->write(u.data + u.new_from, u.len - u.new_from, matches_).is_ok()) {
+    if (!d.stream || !d.stream->write(u.data + from, u.len - from, matches_).is_ok()) {
       d.stream.reset();  // cannot answer: every rule of the group is armed
       d.all = true;
     } else {
