@@ -41,7 +41,7 @@ struct Group {
   std::vector<uint32_t> always;     // rules without a fast pattern
   std::vector<uint32_t> by_pattern; // pattern id -> rule
   std::unique_ptr<pattern::Matcher> prefilter;
-  std::vector<uint64_t> members;    // the group's rules, a bitset (PortFilter's words)
+  std::vector<uint64_t> members;    // the rules of by_pattern, a bitset (PortFilter's words)
 };
 
 // Does any rule of `members` pass `allowed`?
@@ -87,9 +87,8 @@ class CpuDetector final : public DetectorBase {
           g.by_pattern.push_back(i);
         }
         g.members.assign(ports_.words(), 0);
-        for (const std::vector<uint32_t>* list : {&g.always, &g.by_pattern})
-          for (uint32_t i : *list)
-            if (!g.members.empty()) g.members[i / 64] |= uint64_t(1) << (i % 64);
+        if (!g.members.empty())
+          for (uint32_t i : g.by_pattern) g.members[i / 64] |= uint64_t(1) << (i % 64);
         if (patterns.empty()) continue;
         auto m = pattern::make_matcher(engine, patterns);
         if (!m.is_ok()) return m.status();
@@ -107,17 +106,14 @@ class CpuDetector final : public DetectorBase {
     Group& g = groups_[kind_of(u)][proto_class(u.pkt.proto)];
     const uint64_t* allowed =
         u.pkt.proto == 6 || u.pkt.proto == 17 ? ports_.allowed(u.pkt.sport, u.pkt.dport) : nullptr;
-    if (allowed && !any_allowed(g.members, allowed)) {
-      // No rule of the group takes these ports (Suricata's per-port rule groups): nothing to
-      // scan. A stream direction's database has then missed bytes: the next chunk it scans
-      // starts afresh from the buffer's first byte (a rule can match only bytes the buffer
-      // holds, so the candidates it needs are found there).
-      out.clear();
-      if (u.buffer == Buffer::kStream && u.flow) streams_[u.flow * 2 + u.dir].stale = true;
-      return;
-    }
     out = g.always;
-    if (g.prefilter && u.len) {
+    if (allowed && !any_allowed(g.members, allowed)) {
+      // No rule of the group's prefilter takes these ports (Suricata's per-port rule groups):
+      // nothing to scan. A stream direction's database has then missed bytes: the next chunk
+      // it scans starts afresh from the buffer's first byte (a rule can match only bytes the
+      // buffer holds, so the candidates it needs are found there).
+      if (u.buffer == Buffer::kStream && u.flow) streams_[u.flow * 2 + u.dir].stale = true;
+    } else if (g.prefilter && u.len) {
       if (u.buffer == Buffer::kStream && u.flow) {
         stream_candidates(g, u, out);
       } else {
