@@ -36,17 +36,13 @@
 // another core classifies the keys without pause (its Mpps). The set is then the loaded one
 // again, so every key is classified once more and must give the warm-up's answer.
 #include <fmt/core.h>
-#include <malloc.h>
-#include <poll.h>
 #include <sched.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
-#include <csignal>
 #include <cstring>
 #include <ctime>
 #include <fstream>
@@ -58,6 +54,7 @@
 #include <thread>
 
 #include "bench_util.hpp"
+#include "harness/isolated_run.hpp"
 #include "commands.hpp"
 #if defined(WARPATH_HAVE_DPDK)
 #include "classify_anchor.hpp"  // bench/anchors: declarations only, no DPDK header
@@ -101,17 +98,6 @@ struct BenchClassifyOptions {
   std::string command_line;
 };
 
-/// A field of /proc/<file> in bytes ("MemAvailable" in meminfo, "VmHWM" in self/status).
-uint64_t proc_kb_field(const char* path, const char* field) {
-  std::ifstream f(path);
-  std::string line;
-  const size_t n = std::strlen(field);
-  while (std::getline(f, line))
-    if (line.compare(0, n, field) == 0 && line.size() > n && line[n] == ':')
-      return std::stoull(line.substr(n + 1)) * 1024;
-  return 0;
-}
-
 std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> out;
   std::stringstream ss(s);
@@ -125,25 +111,6 @@ bool is_acl_name(const std::string& s) {
   return std::any_of(std::begin(kAclVariants), std::end(kAclVariants),
                      [&](const char* v) { return s == v; });
 }
-
-/// Peak RSS growth of a build: VmHWM reset before, read after (0 where the kernel refuses).
-struct PeakRss {
-  bool ok         = false;
-  uint64_t before = 0;
-  PeakRss() {
-    malloc_trim(0);  // give freed engines' memory back, so the peak measures this build
-    std::ofstream f("/proc/self/clear_refs");
-    f << "5";
-    f.flush();
-    ok     = bool(f);
-    before = proc_kb_field("/proc/self/status", "VmRSS");
-  }
-  uint64_t growth() const {
-    if (!ok) return 0;
-    const uint64_t hwm = proc_kb_field("/proc/self/status", "VmHWM");
-    return hwm > before ? hwm - before : 0;
-  }
-};
 
 // ---- rows ----------------------------------------------------------------------------------
 
@@ -174,6 +141,14 @@ struct Row {
   Updates updates;
   double mpps() const { return best_s > 0 ? 1e-6 * double(count) / best_s : 0; }
 };
+
+// What a child process sends back of its row (the fields an engine's run sets).
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Updates, ran, skipped, pairs, alone_s, concurrent_s, p50_us,
+                                   p99_us, max_us, reader_keys, reader_s, reader_cpu,
+                                   after_checked, after_mismatches)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Row, skipped, note, detail, build_ms, engine_build_ms, best_s,
+                                   pass_s, count, memory_bytes, peak_bytes, entries, classes,
+                                   batch, has_stats, updates)
 
 std::string answer(uint32_t a) { return a == kNoMatch ? "no match" : std::to_string(a); }
 
@@ -266,7 +241,7 @@ struct Bench {
   bool engine_in_process(const std::string& id, Row& row, std::vector<uint32_t>& out) {
     std::unique_ptr<classify::Classifier> engine;
     {
-      const PeakRss peak;
+      const bench::PeakRss peak;
       const auto t0 = Clock::now();
       auto made     = classify::make_classifier(id, rules);
       row.build_ms  = seconds_since(t0) * 1e3;
@@ -421,158 +396,39 @@ struct Bench {
                u.after_mismatches);
   }
 
-  static nlohmann::json to_json(const Row& r) {
-    return {{"skipped", r.skipped},
-            {"note", r.note},
-            {"detail", r.detail},
-            {"build_ms", r.build_ms},
-            {"engine_build_ms", r.engine_build_ms},
-            {"best_s", r.best_s},
-            {"pass_s", r.pass_s},
-            {"count", r.count},
-            {"memory_bytes", r.memory_bytes},
-            {"peak_bytes", r.peak_bytes},
-            {"entries", r.entries},
-            {"classes", r.classes},
-            {"batch", r.batch},
-            {"has_stats", r.has_stats},
-            {"updates",
-             {{"ran", r.updates.ran},
-              {"skipped", r.updates.skipped},
-              {"pairs", r.updates.pairs},
-              {"alone_s", r.updates.alone_s},
-              {"concurrent_s", r.updates.concurrent_s},
-              {"p50_us", r.updates.p50_us},
-              {"p99_us", r.updates.p99_us},
-              {"max_us", r.updates.max_us},
-              {"reader_keys", r.updates.reader_keys},
-              {"reader_s", r.updates.reader_s},
-              {"reader_cpu", r.updates.reader_cpu},
-              {"after_checked", r.updates.after_checked},
-              {"after_mismatches", r.updates.after_mismatches}}}};
-  }
-  static void from_json(const nlohmann::json& j, Row& r) {
-    r.skipped          = j["skipped"];
-    r.note             = j["note"];
-    r.detail           = j["detail"];
-    r.build_ms         = j["build_ms"];
-    r.engine_build_ms  = j["engine_build_ms"];
-    r.best_s           = j["best_s"];
-    r.pass_s           = j["pass_s"].get<std::vector<double>>();
-    r.count            = j["count"];
-    r.memory_bytes     = j["memory_bytes"];
-    r.peak_bytes       = j["peak_bytes"];
-    r.entries          = j["entries"];
-    r.classes          = j["classes"];
-    r.batch            = j["batch"];
-    r.has_stats        = j["has_stats"];
-    const auto& u      = j["updates"];
-    Updates& x         = r.updates;
-    x.ran              = u["ran"];
-    x.skipped          = u["skipped"];
-    x.pairs            = u["pairs"];
-    x.alone_s          = u["alone_s"];
-    x.concurrent_s     = u["concurrent_s"];
-    x.p50_us           = u["p50_us"];
-    x.p99_us           = u["p99_us"];
-    x.max_us           = u["max_us"];
-    x.reader_keys      = u["reader_keys"];
-    x.reader_s         = u["reader_s"];
-    x.reader_cpu       = u["reader_cpu"];
-    x.after_checked    = u["after_checked"];
-    x.after_mismatches = u["after_mismatches"];
-  }
-
-  /// Runs engine_in_process in a child process, so an engine that hangs (--engine-timeout) or
-  /// crashes is reported as skipped and the run goes on. The child sends its row and answers.
+  /// Runs engine_in_process in a child process (bench/harness/isolated_run.hpp), so an engine
+  /// that hangs (--engine-timeout) or crashes is reported as skipped and the run goes on. The
+  /// child sends its row and answers.
   bool engine_in_child(const std::string& id, Row& row, std::vector<uint32_t>& out) {
-    int fds[2];
-    if (pipe(fds) != 0) return engine_in_process(id, row, out);
-    std::fflush(stdout);
-    std::fflush(stderr);
-    const pid_t pid = fork();
-    if (pid < 0) {
-      close(fds[0]), close(fds[1]);
-      return engine_in_process(id, row, out);
-    }
-    if (pid == 0) {  // the child: no DPDK, no exit handlers
-      close(fds[0]);
-      const bool ran         = engine_in_process(id, row, out);
-      nlohmann::json j       = to_json(row);
-      j["ran"]               = ran;
-      const std::string head = j.dump();
-      const uint64_t len     = head.size();
-      bool ok = write_all(fds[1], &len, sizeof len) && write_all(fds[1], head.data(), len);
-      if (ran && ok) write_all(fds[1], out.data(), out.size() * sizeof(uint32_t));
-      _exit(0);
-    }
-    close(fds[1]);
-    const auto deadline = Clock::now() + std::chrono::seconds(o.engine_timeout_s);
-    uint64_t len        = 0;
-    std::string head;
-    bool ok = read_all(fds[0], &len, sizeof len, deadline) && len < (64u << 20);
-    if (ok) {
-      head.resize(len);
-      ok = read_all(fds[0], head.data(), len, deadline);
-    }
-    bool ran = false;
-    if (ok) {
-      const auto j = nlohmann::json::parse(head, nullptr, false);
-      ok           = !j.is_discarded();
-      if (ok) {
-        from_json(j, row);
-        ran = j["ran"];
+    const bench::IsolatedResult r = bench::run_isolated(
+        [&](nlohmann::json& head, std::vector<uint8_t>& payload) {
+          const bool ran = engine_in_process(id, row, out);
+          head           = row;
+          head["ran"]    = ran;
+          if (ran && out.size() == keys.count)
+            payload.assign(reinterpret_cast<const uint8_t*>(out.data()),
+                           reinterpret_cast<const uint8_t*>(out.data() + out.size()));
+        },
+        std::chrono::seconds(o.engine_timeout_s), uint64_t(keys.count) * sizeof(uint32_t));
+    if (r.ok && r.in_process) return r.head["ran"];  // row and out are this process's own
+    if (r.ok) {
+      from_json(r.head, row);  // the fields the child set; engine and kind stay
+      if (!r.head["ran"]) return false;
+      if (r.payload.size() == size_t(keys.count) * sizeof(uint32_t)) {
+        out.resize(keys.count);
+        std::memcpy(out.data(), r.payload.data(), r.payload.size());
+        return true;
       }
     }
-    if (ok && ran) {
-      out.assign(keys.count, kNoMatch);
-      ok = read_all(fds[0], out.data(), out.size() * sizeof(uint32_t), deadline);
-    }
-    const bool timed_out = Clock::now() >= deadline;
-    if (!ok) kill(pid, SIGKILL);
-    close(fds[0]);
-    int wstatus = 0;
-    waitpid(pid, &wstatus, 0);
-    if (ok) return ran;
     Row fresh;
     fresh.engine = row.engine;
     fresh.kind   = row.kind;
     row          = fresh;
-    row.skipped  = timed_out ? fmt::format("gave up after --engine-timeout {} s (build + timing)",
-                                           o.engine_timeout_s)
-                   : WIFSIGNALED(wstatus)
-                       ? fmt::format("crashed (signal {}: {})", WTERMSIG(wstatus),
-                                     strsignal(WTERMSIG(wstatus)))
-                       : std::string("the engine's process ended without a result");
+    row.skipped  = r.timed_out ? fmt::format("gave up after --engine-timeout {} s (build + timing)",
+                                             o.engine_timeout_s)
+                   : r.ok      ? std::string("the engine's process sent no answers")
+                               : r.why;
     return false;
-  }
-
-  static bool write_all(int fd, const void* p, size_t n) {
-    const auto* c = static_cast<const char*>(p);
-    while (n) {
-      const ssize_t w = write(fd, c, n);
-      if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) return false;
-      c += w, n -= size_t(w);
-    }
-    return true;
-  }
-  static bool read_all(int fd, void* p, size_t n, Clock::time_point deadline) {
-    auto* c = static_cast<char*>(p);
-    while (n) {
-      const auto left =
-          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-      if (left <= 0) return false;
-      pollfd pfd{fd, POLLIN, 0};
-      const int pr = poll(&pfd, 1, int(std::min<int64_t>(left, 1'000'000)));
-      if (pr < 0 && errno == EINTR) continue;
-      if (pr <= 0) return false;
-      const ssize_t r = read(fd, c, n);
-      if (r < 0 && errno == EINTR) continue;
-      if (r <= 0) return false;
-      c += r, n -= size_t(r);
-    }
-    return true;
   }
 
   void run_warpath(const std::string& id) {
@@ -883,7 +739,7 @@ int run_bench_classify(const BenchClassifyOptions& o) {
   for (const auto& n : notes) fmt::print(stderr, "bench: note: {}\n", n);
 
   // rte_acl's build memory: --max-acl-mb, bounded by what the machine has free now.
-  const uint64_t avail_mb   = proc_kb_field("/proc/meminfo", "MemAvailable") >> 20;
+  const uint64_t avail_mb   = bench::proc_kb_field("/proc/meminfo", "MemAvailable") >> 20;
   const uint64_t acl_cap_mb = avail_mb > 1024 ? std::min(o.max_acl_mb, avail_mb - 1024)
                                               : std::min<uint64_t>(o.max_acl_mb, 256);
 
@@ -1012,7 +868,7 @@ int run_bench_classify(const BenchClassifyOptions& o) {
 
   if (!o.json.empty()) {
     nlohmann::json j = result_header("warpath bench classify", o.command_line, cpu, load_start);
-    j["machine"]["mem_total_mb"]           = proc_kb_field("/proc/meminfo", "MemTotal") >> 20;
+    j["machine"]["mem_total_mb"]           = bench::proc_kb_field("/proc/meminfo", "MemTotal") >> 20;
     j["machine"]["mem_available_mb_start"] = avail_mb;
     if (!o.note.empty()) j["note"] = o.note;
     j["dataset"] = dataset;
