@@ -81,6 +81,17 @@ std::string prometheus_text(const RunReport& r, std::string_view version) {
   t.sample("warpath_bytes_total", double(r.tx_bytes), "what", "tx");
   t.family("warpath_in_flight_packets", "gauge", "Packets received and not yet finished.");
   t.sample("warpath_in_flight_packets", double(r.in_flight));
+  t.family("warpath_extra_frames_total", "counter",
+           "Frames the ports sent besides one per forwarded packet: ICMP errors, copies of packets "
+           "sent out of several ports, packets modules originated, IP fragments past one per "
+           "fragmented packet.");
+  t.sample("warpath_extra_frames_total", double(r.icmp_sent), "what", "icmp");
+  t.sample("warpath_extra_frames_total", double(r.copies), "what", "copies");
+  t.sample("warpath_extra_frames_total", double(r.originated), "what", "originated");
+  t.sample("warpath_extra_frames_total", double(r.fragments - r.fragmented), "what", "fragments");
+  t.family("warpath_fragmented_packets_total", "counter",
+           "Forwarded packets sent as IP fragments (larger than their link's or tunnel's MTU).");
+  t.sample("warpath_fragmented_packets_total", double(r.fragmented));
   t.family("warpath_drops_total", "counter", "Dropped packets by reason.");
   for (const auto& [reason, n] : r.drops_by_reason)
     t.sample("warpath_drops_total", double(n), "reason", reason);

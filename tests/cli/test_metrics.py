@@ -71,6 +71,12 @@ def test_live_metrics_parse_and_add_up(tmp_path):
         done = sum(value(m, "warpath_packets_total", what=w) for w in ("tx", "dropped",
                                                                         "slow_path"))
         assert rx == done + value(m, "warpath_in_flight_packets")
+        # Frames beyond one per forwarded packet, by kind: this chain originates none but the
+        # router's ICMP errors (the generator's packets fit every link: nothing fragmented).
+        extra = {dict(k[1])["what"]: v for k, v in m.items() if k[0] == "warpath_extra_frames_total"}
+        assert set(extra) == {"icmp", "copies", "originated", "fragments"}
+        assert extra["copies"] == extra["originated"] == extra["fragments"] == 0 <= extra["icmp"]
+        assert value(m, "warpath_fragmented_packets_total") == 0
         mods = {(dict(k[1])["module"], dict(k[1])["what"]): v for k, v in m.items()
                 if k[0] == "warpath_module_packets_total"}
         # A live snapshot reads the modules one after the other while the worker runs, so a
