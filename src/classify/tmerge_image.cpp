@@ -90,6 +90,7 @@ typename TmSet<NW>::Table* TmSet<NW>::table_for(const Value& mask) {
   if (!t->slots) throw std::bad_alloc();
   tables_.push_back(std::move(t));
   list_changed_ = true;
+  restructured();
   return tables_.back().get();
 }
 
@@ -138,6 +139,7 @@ void TmSet<NW>::grow(Table& t, uint32_t cap) {
   t.cap         = cap;
   t.used        = t.buckets;
   list_changed_ = true;
+  restructured();
 }
 
 template <unsigned NW>
@@ -146,7 +148,10 @@ void TmSet<NW>::put(Table& t, const Value& v, const core::TmBucket<NW>* b) {
   bool found       = false;
   uint32_t i       = locate(t, v, h, found);
   if (!b) {
-    if (found) __atomic_store_n(&t.slots[i], core::kTmTomb, __ATOMIC_RELEASE), --t.buckets;
+    if (found) {
+      __atomic_store_n(&t.slots[i], core::kTmTomb, __ATOMIC_RELEASE), --t.buckets;
+      if (logging_) slot_log_.push_back({t.slots, i});
+    }
     return;
   }
   if (!found && (t.used + 1) * 2 > t.cap) {
@@ -158,6 +163,7 @@ void TmSet<NW>::put(Table& t, const Value& v, const core::TmBucket<NW>* b) {
     ++t.buckets;
   }
   __atomic_store_n(&t.slots[i], core::tm_slot(h, b, b->count), __ATOMIC_RELEASE);
+  if (logging_) slot_log_.push_back({t.slots, i});
 }
 
 template <unsigned NW>
@@ -194,6 +200,7 @@ void TmSet<NW>::retire_bucket(const core::TmBucket<NW>* b) {
 
 template <unsigned NW>
 void TmSet<NW>::free_retired() {
+  if (!retired_.empty()) restructured();  // freed addresses may be handed out again
   for (auto& [p, bytes] : retired_) std::free(p);
   retired_.clear();
   retired_lists_.clear();
@@ -282,6 +289,7 @@ Status TmSet<NW>::erase(uint32_t index, uint64_t version) {
   for (uint32_t i = 0; b && i < b->count; ++i)
     if (e[i].key == w.key && e[i].death == core::kTmNever) {
       __atomic_store_n(&e[i].death, version, __ATOMIC_RELEASE);
+      if (logging_) death_log_.push_back({b, i});
       break;
     }
   dirty_.push_back(Dirty{w.table, w.bucket});
@@ -303,6 +311,7 @@ void TmSet<NW>::recompute_best(Table& t) {
 
 template <unsigned NW>
 void TmSet<NW>::collect(uint64_t oldest) {
+  restructured();  // buckets freed and remade: their addresses may come back for others
   std::vector<Dirty> later;
   for (const Dirty& d : dirty_) {
     Table& t      = *d.table;

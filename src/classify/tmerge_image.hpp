@@ -89,6 +89,27 @@ class TmSet {
   uint64_t memory_bytes() const;
   size_t retired_bytes() const { return retired_bytes_; }
   uint64_t dirty() const { return dirty_.size(); }
+
+  /// What changed in place since the log was last cleared, for a copy of the set elsewhere
+  /// (cuda.tuplemerge's device image takes these as small uploads): slots stored (a bucket
+  /// put or removed) and entries' deaths written. Anything else (a new table, a slot array
+  /// replaced, a collection) moves the epoch instead, and the copy is made again whole.
+  struct SlotChange {
+    const uint64_t* slots;  ///< the table's slot array
+    uint32_t index;
+  };
+  struct DeathChange {
+    const core::TmBucket<NW>* bucket;
+    uint32_t entry;
+  };
+  void set_logging(bool on) { logging_ = on; }
+  uint64_t epoch() const { return epoch_; }
+  const std::vector<SlotChange>& slot_log() const { return slot_log_; }
+  const std::vector<DeathChange>& death_log() const { return death_log_; }
+  void clear_logs() {
+    slot_log_.clear();
+    death_log_.clear();
+  }
   uint64_t overflows() const { return overflows_; }  ///< rules placed past kCollisionLimit at kMaxTables
 
  private:
@@ -139,6 +160,14 @@ class TmSet {
   std::vector<std::unique_ptr<const TmList<NW>>> retired_lists_;
   size_t retired_bytes_ = 0;
   uint64_t bucket_bytes_ = 0;
+  bool logging_ = false;
+  uint64_t epoch_ = 0;
+  std::vector<SlotChange> slot_log_;
+  std::vector<DeathChange> death_log_;
+  void restructured() {  // a change the logs cannot describe
+    ++epoch_;
+    clear_logs();
+  }
 };
 
 extern template class TmSet<4>;
@@ -158,10 +187,12 @@ class TmWriter {
                 const void* arg);
   uint64_t version() const { return version_.load(std::memory_order_seq_cst); }
   const TmSet<NW>& set() const { return set_; }
+  /// For a copy that follows the set's logs (TmFlat), with mutex() held.
+  TmSet<NW>& mutable_set() const { return set_; }
   std::mutex& mutex() const { return mutex_; }
 
  private:
-  TmSet<NW> set_;
+  mutable TmSet<NW> set_;
   std::atomic<uint64_t> version_{0};
   mutable std::mutex mutex_;
   uint32_t since_collect_ = 0;

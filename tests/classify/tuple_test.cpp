@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "classify/core/tuple_core.hpp"
+#include "classify/tmerge_flat.hpp"
 #include "classify/tuple_image.hpp"
 #include "support/test_support.hpp"
 #include "warpath/classify/classifier.hpp"
@@ -633,6 +634,77 @@ TEST(TupleMerge, LongUpdateSequencesMatchTheOracle) {
     expect_agrees(*c, std::vector<uint32_t>(keys.size(), kNoMatch), layout, keys, 64);
     EXPECT_EQ(c->stats().rules, 0u);
   }
+}
+
+// cuda.tuplemerge's device image, on the host: a flat copy of the writer's set (TmFlat, its
+// pointers rebased to itself, so core::tm_probe reads it in place) follows 3,000 random updates
+// by patches, rebuilt only when the set was restructured (new tables, grown slot arrays,
+// collections); it answers as the oracle at the current version, and a reader at an older
+// version still gets that version's answers after later patches landed.
+template <unsigned NW>
+uint32_t probe_flat(const detail::TmFlat<NW>& f, uint64_t version, const uint32_t* key) {
+  uint64_t best = 0;
+  const core::TmTable<NW>* t = f.views();
+  for (uint32_t c = 0; c < f.tables() && best < t[c].best; ++c)
+    core::tm_probe<NW>(t[c], key, version, best);
+  return core::order_index(best);
+}
+
+void no_readers(const void*) {}
+
+template <unsigned NW>
+void flat_copy_follows(KeyLayout layout) {
+  std::mt19937_64 rng(91 + NW);
+  const RuleSet set = random_set(rng(), layout, 300, true);
+  Oracle rules      = oracle_of(set);
+  detail::TmWriter<NW> w;
+  ASSERT_TRUE(w.init(set).is_ok());
+  detail::TmSet<NW>& s = w.mutable_set();
+  s.set_logging(true);
+  detail::TmFlat<NW> f;
+  f.rebuild(s, 0, detail::TmFlat<NW>::capacity_for(s));
+  uint32_t patched = 0, rebuilt = 0;
+  size_t patch_bytes = 0;
+  std::vector<std::vector<uint32_t>> old_keys;
+  std::vector<uint32_t> old_want;
+  uint64_t old_version = 0;
+  for (int step = 1; step <= 3000; ++step) {
+    const uint32_t index = uint32_t(rng() % 600);
+    if (rng() % 2 == 0) {
+      ASSERT_EQ(w.update(false, index, nullptr, &no_readers, nullptr).is_ok(), rules.count(index) != 0);
+      rules.erase(index);
+    } else {
+      const Rule r = random_rule(rng, layout, uint32_t(rng() % 16));
+      ASSERT_TRUE(w.update(true, index, &r, &no_readers, nullptr).is_ok());
+      rules[index] = r;
+    }
+    if (f.update(s)) {
+      ++patched;
+      for (const auto& [off, n] : f.patches()) patch_bytes += n;
+    } else {
+      ++rebuilt;
+      old_version = 0;  // a collection: older versions are gone
+      f.rebuild(s, 0, detail::TmFlat<NW>::capacity_for(s));
+    }
+    if (old_version && step % 10 == 0) {  // patches since then left the older version alone
+      for (size_t k = 0; k < old_keys.size(); ++k)
+        ASSERT_EQ(probe_flat(f, old_version, old_keys[k].data()), old_want[k])
+            << "version " << old_version << " read at step " << step;
+    }
+    if (step % 100 != 0) continue;
+    const auto keys = keys_for(rules, layout, rng(), 300);
+    const auto want = answers(rules, layout, keys);
+    for (size_t k = 0; k < keys.size(); ++k)
+      ASSERT_EQ(probe_flat(f, w.version(), keys[k].data()), want[k]) << "step " << step << " key " << k;
+    old_keys = keys, old_want = want, old_version = w.version();
+  }
+  EXPECT_GT(patched, 10 * rebuilt) << "patches, not copies, between collections";
+  EXPECT_LT(patch_bytes / patched, f.used() / 20) << "a patch is a small part of the image";
+}
+
+TEST(TupleMerge, AFlatCopyFollowsTheWriterByPatches) {
+  flat_copy_follows<4>(KeyLayout::kFiveTuple);
+  flat_copy_follows<9>(KeyLayout::kOpenFlow);
 }
 
 // 300 rules equal in every hashed bit (same addresses and protocol, different port ranges and

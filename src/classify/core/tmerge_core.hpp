@@ -42,8 +42,9 @@ inline constexpr uint64_t kTmEmpty = 0;
 inline constexpr uint64_t kTmTomb  = 1;
 inline constexpr uint64_t kTmNever = ~uint64_t(0);  ///< death of a live entry
 
-/// A 64-bit load that may race with the writer's stores (acquire on the host; the CUDA engine's
-/// device image is immutable while a kernel runs).
+/// A 64-bit load that may race with the writer's stores (acquire on the host; on the device a
+/// plain load: the CUDA engine's patches store whole aligned 8-byte words, and a kernel reads
+/// at its own version).
 WARPATH_HD uint64_t tm_load(const uint64_t* p) {
 #if defined(__CUDA_ARCH__)
   return *p;

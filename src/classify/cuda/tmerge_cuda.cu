@@ -9,9 +9,14 @@
  *            device buffer [tables][slot arrays][buckets], each 64-byte aligned, with the
  *            slots holding device addresses (the host layout with its pointers rewritten).
  * Updates    the host TmWriter takes them (as cpu.tuplemerge's); the first classify after a
- *            change flattens the writer's current version into a new device image (uploaded
- *            whole, O(rules): not yet the small deltas the design allows) and swaps it in;
- *            calls running on the previous image keep it alive (shared_ptr) until they end.
+ *            change brings the device image to the writer's version by the small patches the
+ *            writer's logs describe (src/classify/tmerge_flat.hpp: slots stored, buckets added
+ *            in the image's spare room, deaths written; a few uploads of the changed ranges),
+ *            or, when the set was restructured (a new table, a slot array replaced, a
+ *            collection every kTmCollectEvery updates) or the room is used up, flattens it
+ *            whole into a new image and swaps it in; calls running on the previous image keep
+ *            it alive (shared_ptr) until they end. Patches land under running kernels safely:
+ *            each kernel reads at its own version, and buckets are copy-on-write.
  * Tested by  tests/classify/engines_test.cpp and tuple_test.cpp (vs the oracle), where a GPU is.
  */
 #include <algorithm>
@@ -24,6 +29,7 @@
 #include "classify/core/tuple_core.hpp"
 #include "classify/cuda/image_cuda.cuh"
 #include "classify/engines.hpp"
+#include "classify/tmerge_flat.hpp"
 #include "classify/tmerge_image.hpp"
 #include "core/cuda/cuda_check.cuh"
 #include "core/cuda/device_array.cuh"
@@ -48,9 +54,7 @@ __global__ void __launch_bounds__(kBlockSize)
   }
 }
 
-size_t align64(size_t x) { return (x + 63) & ~size_t(63); }
-
-/// One uploaded version of the rule set.
+/// The rule set on the device: flattened whole, then patched version after version.
 template <unsigned NW>
 struct DeviceImage {
   DeviceArray mem;
@@ -66,8 +70,13 @@ class TupleMergeCuda final : public Classifier {
 
   Status init(const RuleSet& rules) {
     WARPATH_TRY(writer_.init(rules));
+    {
+      std::lock_guard<std::mutex> lock(writer_.mutex());
+      writer_.mutable_set().set_logging(true);
+    }
     std::shared_ptr<DeviceImage<NW>> image;
-    return current(image);
+    uint64_t version = 0;
+    return current(image, version);
   }
 
   std::string_view id() const noexcept override { return "cuda.tuplemerge"; }
@@ -78,7 +87,8 @@ class TupleMergeCuda final : public Classifier {
     const uint32_t n = keys.count;
     if (n == 0) return Status::ok();
     std::shared_ptr<DeviceImage<NW>> image;
-    WARPATH_TRY(current(image));
+    uint64_t version = 0;
+    WARPATH_TRY(current(image, version));
     auto stream  = static_cast<cudaStream_t>(ctx.stream);
     auto scratch = scratch_.acquire();
     DeviceArray &keys_ = scratch[0], &out_ = scratch[1];
@@ -89,8 +99,8 @@ class TupleMergeCuda final : public Classifier {
                                        cudaMemcpyHostToDevice, stream));
     static const int sms = image_sm_count();
     const uint32_t blocks = std::min<uint32_t>((n + kBlockSize - 1) / kBlockSize, 8u * sms);
-    tm_kernel<NW><<<blocks, kBlockSize, 0, stream>>>(image->views(), image->tables,
-                                                     image->version, keys_.as<uint32_t>(), n,
+    tm_kernel<NW><<<blocks, kBlockSize, 0, stream>>>(image->views(), image->tables, version,
+                                                     keys_.as<uint32_t>(), n,
                                                      out_.as<uint32_t>());
     WARPATH_CUDA_CHECK_LAUNCH();
     WARPATH_CUDA_TRY(
@@ -122,56 +132,34 @@ class TupleMergeCuda final : public Classifier {
   // mutex: no host reader to wait for.
   static void no_host_readers(const void*) {}
 
-  // The image of the writer's current version, flattened and uploaded when it changed.
-  Status current(std::shared_ptr<DeviceImage<NW>>& out) const {
+  // The image of the writer's current version (and that version): patched or flattened and
+  // uploaded when it changed.
+  Status current(std::shared_ptr<DeviceImage<NW>>& out, uint64_t& version) const {
     std::lock_guard<std::mutex> ilock(image_mutex_);
     std::lock_guard<std::mutex> wlock(writer_.mutex());
-    const uint64_t version = writer_.version();
+    version = writer_.version();
     if (image_ && image_->version == version) {
       out = image_;
       return Status::ok();
     }
-    const TmList<NW>& list = *writer_.set().list();
-    // Sizes: the table views, each table's slots, each live bucket (header + entries).
-    size_t bytes = align64(list.tables.size() * sizeof(core::TmTable<NW>));
-    for (const auto& t : list.tables) {
-      bytes += align64(size_t(t.cap_mask + 1) * 8);
-      for (uint32_t i = 0; i <= t.cap_mask; ++i)
-        if (t.slots[i] > core::kTmTomb)
-          bytes += sizeof(core::TmBucket<NW>) +
-                   size_t(core::tm_count_of<NW>(t.slots[i])) * sizeof(core::TmEntry<NW>);
+    TmSet<NW>& set = writer_.mutable_set();
+    if (image_ && flat_.update(set)) {
+      for (const auto& [off, n] : flat_.patches())
+        WARPATH_CUDA_TRY(cudaMemcpy(static_cast<unsigned char*>(image_->mem.ptr) + off,
+                                    flat_.data() + off, n, cudaMemcpyHostToDevice));
+      image_->version = version;
+      out             = image_;
+      return Status::ok();
     }
-    auto image     = std::make_shared<DeviceImage<NW>>();
+    auto image                = std::make_shared<DeviceImage<NW>>();
+    const size_t capacity     = TmFlat<NW>::capacity_for(set);
+    WARPATH_TRY(image->mem.reserve(capacity));
+    flat_.rebuild(set, uint64_t(reinterpret_cast<uintptr_t>(image->mem.ptr)), capacity);
+    WARPATH_CUDA_TRY(cudaMemcpy(image->mem.ptr, flat_.data(), flat_.used(), cudaMemcpyHostToDevice));
     image->version = version;
-    image->tables  = uint32_t(list.tables.size());
-    WARPATH_TRY(image->mem.reserve(std::max<size_t>(bytes, 64)));
-    const auto base = reinterpret_cast<uintptr_t>(image->mem.ptr);
-    staging_.assign(bytes, 0);
-    auto* views = reinterpret_cast<core::TmTable<NW>*>(staging_.data());
-    size_t at   = align64(list.tables.size() * sizeof(core::TmTable<NW>));
-    for (size_t c = 0; c < list.tables.size(); ++c) {
-      const core::TmTable<NW>& t = list.tables[c];
-      views[c]                   = t;
-      views[c].slots             = reinterpret_cast<const uint64_t*>(base + at);
-      auto* slots                = reinterpret_cast<uint64_t*>(staging_.data() + at);
-      at += align64(size_t(t.cap_mask + 1) * 8);
-      for (uint32_t i = 0; i <= t.cap_mask; ++i) {
-        const uint64_t s = t.slots[i];
-        if (s <= core::kTmTomb) {
-          slots[i] = s;
-          continue;
-        }
-        const uint32_t count = core::tm_count_of<NW>(s);
-        const size_t size    = sizeof(core::TmBucket<NW>) + size_t(count) * sizeof(core::TmEntry<NW>);
-        std::memcpy(staging_.data() + at, core::tm_bucket_of<NW>(s), size);
-        // Same tag and count bits, the device address of the copy.
-        slots[i] = (s & 0xFFFF'0000'0000'003Full) | uint64_t(base + at);
-        at += size;
-      }
-    }
-    WARPATH_CUDA_TRY(cudaMemcpy(image->mem.ptr, staging_.data(), bytes, cudaMemcpyHostToDevice));
-    image_ = image;
-    out    = std::move(image);
+    image->tables  = flat_.tables();
+    image_         = image;
+    out            = std::move(image);
     return Status::ok();
   }
 
@@ -179,7 +167,7 @@ class TupleMergeCuda final : public Classifier {
   TmWriter<NW> writer_;
   mutable std::mutex image_mutex_;
   mutable std::shared_ptr<DeviceImage<NW>> image_;
-  mutable std::vector<unsigned char> staging_;
+  mutable TmFlat<NW> flat_;  ///< the host copy of the device image, and its patches
   mutable ScratchPool<2> scratch_;
 };
 
