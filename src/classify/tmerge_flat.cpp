@@ -41,7 +41,13 @@ void TmFlat<NW>::write_views(const TmList<NW>& list) {
     views[c]       = list.tables[c];
     views[c].slots = reinterpret_cast<const uint64_t*>(base_ + slots_.at(list.tables[c].slots).first);
   }
-  note(0, list.tables.size() * sizeof(core::TmTable<NW>));
+  views_changed_ = true;
+}
+
+template <unsigned NW>
+void TmFlat<NW>::word(size_t off, uint64_t v) {
+  std::memcpy(buf_.get() + off, &v, 8);
+  words_.emplace_back(off, v);
 }
 
 template <unsigned NW>
@@ -52,7 +58,7 @@ size_t TmFlat<NW>::append_bucket(const core::TmBucket<NW>* b) {
   std::memcpy(buf_.get() + at, b, n);
   used_ += n;
   buckets_[b] = at;
-  note(at, n);
+  bulk_.emplace_back(at, n);
   return at;
 }
 
@@ -71,7 +77,8 @@ void TmFlat<NW>::rebuild(TmSet<NW>& set, uint64_t base, size_t capacity) {
   tables_ = uint32_t(list.tables.size());
   slots_.clear();
   buckets_.clear();
-  touched_.clear();
+  bulk_.clear();
+  words_.clear();
   used_ = align64(list.tables.size() * sizeof(core::TmTable<NW>));
   std::memset(buf_.get(), 0, used_);
   for (const auto& t : list.tables) {  // slot arrays first: the views point at them
@@ -86,18 +93,19 @@ void TmFlat<NW>::rebuild(TmSet<NW>& set, uint64_t base, size_t capacity) {
     }
   }
   write_views(list);
-  touched_.assign(1, {0, used_});
-  coalesce();
+  bulk_.assign(1, {0, used_});
   set.clear_logs();
 }
 
 template <unsigned NW>
 bool TmFlat<NW>::update(TmSet<NW>& set) {
-  touched_.clear();
-  patches_.clear();
+  bulk_.clear();
+  words_.clear();
+  views_changed_ = false;
   if (!buf_ || set.epoch() != epoch_) return false;
   const TmList<NW>& list = *set.list();
-  if (&list != list_) {  // republished: the same tables (slot arrays) with other bests only
+  const bool republished = &list != list_;
+  if (republished) {  // the same tables (slot arrays) with other bests, maybe in another order
     if (list.tables.size() != tables_) return false;
     for (const auto& t : list.tables) {
       const auto it = slots_.find(t.slots);
@@ -117,42 +125,30 @@ bool TmFlat<NW>::update(TmSet<NW>& set) {
       if (at == SIZE_MAX) return false;
       v = rebased(s, base_ + at);
     }
-    const size_t off = it->second.first + size_t(c.index) * 8;
-    std::memcpy(buf_.get() + off, &v, 8);
-    note(off, 8);
+    word(it->second.first + size_t(c.index) * 8, v);
   }
   for (const auto& d : set.death_log()) {
     const auto it = buckets_.find(d.bucket);
     if (it == buckets_.end()) return false;
     const size_t off = it->second + sizeof(core::TmBucket<NW>) +
                        size_t(d.entry) * sizeof(core::TmEntry<NW>) + offsetof(core::TmEntry<NW>, death);
-    std::memcpy(buf_.get() + off, &core::tm_entries(d.bucket)[d.entry].death, 8);
-    note(off, 8);
+    word(off, core::tm_entries(d.bucket)[d.entry].death);
   }
-  write_views(list);
+  if (republished) write_views(list);
   coalesce();
   set.clear_logs();
   return true;
 }
 
-// Ranges in offset order, those less than 4 KiB apart joined (one upload beats many small
-// ones); past 64 ranges, one range from the first to the last.
+// The new buckets lie one after the other in the spare room: one range, from the first to the
+// end of the last (no reader looks there yet, so the bytes between may be copied too).
 template <unsigned NW>
 void TmFlat<NW>::coalesce() {
-  std::sort(touched_.begin(), touched_.end());
-  patches_.clear();
-  for (const auto& [off, n] : touched_) {
-    if (!patches_.empty() && off <= patches_.back().first + patches_.back().second + 4096)
-      patches_.back().second = std::max(patches_.back().second, off + n - patches_.back().first);
-    else
-      patches_.emplace_back(off, n);
-  }
-  if (patches_.size() > 64) {
-    const size_t from = patches_.front().first;
-    const size_t to   = patches_.back().first + patches_.back().second;
-    patches_.assign(1, {from, to - from});
-  }
-  touched_.clear();
+  if (bulk_.empty()) return;
+  std::sort(bulk_.begin(), bulk_.end());
+  const size_t from = bulk_.front().first;
+  const size_t to   = bulk_.back().first + bulk_.back().second;
+  bulk_.assign(1, {from, to - from});
 }
 
 template class TmFlat<4>;

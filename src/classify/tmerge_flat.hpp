@@ -9,11 +9,17 @@
 //
 // update() follows the writer's logs (TmSet::slot_log / death_log): a stored slot is rewritten
 // (a new bucket is appended in the spare room first), a written death is copied, a list
-// republished with the same tables (their bests changed) rewrites the views. It refuses (the
-// caller rebuilds) when the set was restructured since (a new table, a slot array replaced,
-// a collection: TmSet::epoch, at least every kTmCollectEvery updates) or the room is used up.
-// Readers at older versions stay right while patches land: buckets are copy-on-write and a
-// death only hides an entry from later versions, as in the set itself.
+// republished with the same tables (their bests changed, maybe their order) rewrites the views.
+// It refuses (the caller rebuilds) when the set was restructured since (a new table, a slot
+// array replaced, a collection: TmSet::epoch, at least every kTmCollectEvery updates) or the
+// room is used up.
+//
+// A remote copy with readers running applies an update in this order: the new buckets' bytes
+// (bulk(): nothing points at them yet), then the 8-byte words (words(): slots and deaths), each
+// stored whole (a reader may load it meanwhile), then, if views_changed(), a fresh copy of the
+// views for the readers that start after it (views are read field by field: never rewritten
+// under a reader). Readers at older versions stay right meanwhile: buckets are copy-on-write
+// and a death only hides an entry from later versions, as in the set itself.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -42,8 +48,13 @@ class TmFlat {
   /// are cleared); false when it cannot: rebuild.
   bool update(TmSet<NW>& set);
 
-  /// (offset, bytes) ranges written by the last rebuild or update, in offset order.
-  const std::vector<std::pair<size_t, size_t>>& patches() const { return patches_; }
+  /// After rebuild(): the whole buffer, [0, used()). After update(): the ranges of the new
+  /// buckets, coalesced, in offset order.
+  const std::vector<std::pair<size_t, size_t>>& bulk() const { return bulk_; }
+  /// After update(): the 8-byte words written in place, (offset, value).
+  const std::vector<std::pair<size_t, uint64_t>>& words() const { return words_; }
+  /// After update(): the views (at offset 0, tables() of them) were rewritten.
+  bool views_changed() const { return views_changed_; }
   const unsigned char* data() const { return buf_.get(); }
   size_t used() const { return used_; }
   size_t capacity() const { return capacity_; }
@@ -59,7 +70,7 @@ class TmFlat {
   };
   size_t append_bucket(const core::TmBucket<NW>* b);  // its offset, or SIZE_MAX (no room)
   void write_views(const TmList<NW>& list);
-  void note(size_t off, size_t n) { touched_.emplace_back(off, n); }
+  void word(size_t off, uint64_t v);
   void coalesce();
 
   std::unique_ptr<unsigned char[], Free> buf_;
@@ -70,7 +81,9 @@ class TmFlat {
   const TmList<NW>* list_ = nullptr;
   std::unordered_map<const uint64_t*, std::pair<size_t, uint32_t>> slots_;  // -> offset, cap_mask
   std::unordered_map<const void*, size_t> buckets_;                        // -> offset
-  std::vector<std::pair<size_t, size_t>> touched_, patches_;
+  std::vector<std::pair<size_t, size_t>> bulk_;
+  std::vector<std::pair<size_t, uint64_t>> words_;
+  bool views_changed_ = false;
 };
 
 extern template class TmFlat<4>;

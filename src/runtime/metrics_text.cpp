@@ -88,7 +88,8 @@ std::string prometheus_text(const RunReport& r, std::string_view version) {
   t.sample("warpath_extra_frames_total", double(r.icmp_sent), "what", "icmp");
   t.sample("warpath_extra_frames_total", double(r.copies), "what", "copies");
   t.sample("warpath_extra_frames_total", double(r.originated), "what", "originated");
-  t.sample("warpath_extra_frames_total", double(r.fragments - r.fragmented), "what", "fragments");
+  t.sample("warpath_extra_frames_total",
+           double(r.fragments > r.fragmented ? r.fragments - r.fragmented : 0), "what", "fragments");
   t.family("warpath_fragmented_packets_total", "counter",
            "Forwarded packets sent as IP fragments (larger than their link's or tunnel's MTU).");
   t.sample("warpath_fragmented_packets_total", double(r.fragmented));

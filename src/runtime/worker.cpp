@@ -51,10 +51,6 @@ Status Worker::init() {
   auto icmp = packet::PacketBatch::create(cfg_.batch, 2048, size_t(cfg_.batch) * 2048);
   if (!icmp.is_ok()) return icmp.status();
   icmp_ = std::move(*icmp);
-  // Fragments: up to 64 packets of 64 KiB at a 1,280-byte MTU between bursts.
-  auto frag = packet::PacketBatch::create(4096, 2048);
-  if (!frag.is_ok()) return frag.status();
-  frag_       = std::move(*frag);
   frag_ident_ = uint32_t(cfg_.id) << 24;
   icmp_frame_.resize(kMaxReplyBytes);
   for (auto& l : out_lists_) l.reserve(cfg_.batch);
@@ -236,6 +232,14 @@ Status Worker::finish(Frame& c) {
 // be fragmented, a burst the port took only part of).
 void Worker::fragment_out(Frame& c, size_t p, uint64_t& tx_bytes) {
   uint64_t fragmented = 0, fragments = 0;
+  if (frag_.max_packets() == 0) {  // made on first use: 8 MiB, up to 64 packets of 64 KiB
+    auto frag = packet::PacketBatch::create(4096, 2048);
+    if (!frag.is_ok()) {  // no memory for fragments: the packets cannot be sent
+      reason_scratch_[kReasonTxError] += frag_lists_[p].size();
+      return;
+    }
+    frag_ = std::move(*frag);
+  }
   auto flush = [&] {
     const uint32_t n = frag_.size();
     frag_index_.resize(n);
@@ -245,10 +249,12 @@ void Worker::fragment_out(Frame& c, size_t p, uint64_t& tx_bytes) {
     for (const FragPending& d : frag_pending_) {
       const bool ok = d.first + d.count <= sent;
       ++reason_scratch_[ok ? kReasonForwarded : kReasonTxError];
+      // Every fragment the port took counts, a failed packet's too (the ports' tx counters
+      // add up: pipeline.hpp); a packet counts as fragmented once all of its went.
+      if (d.count > 1) fragments += sent > d.first ? std::min(d.count, sent - d.first) : 0;
       if (!ok) continue;
       latency_.record(t - c.rx_ns[d.packet]);
       fragmented += d.count > 1;
-      fragments += d.count > 1 ? d.count : 0;
     }
     for (uint32_t k = 0; k < sent; ++k) tx_bytes += frag_.meta(k).len;
     frag_.clear();
@@ -280,10 +286,9 @@ void Worker::fragment_out(Frame& c, size_t p, uint64_t& tx_bytes) {
     }
   }
   flush();
-  if (fragmented) {
-    add_owned(counters_.fragmented, fragmented);
-    add_owned(counters_.fragments, fragments);
-  }
+  // fragments first: a snapshot reading both never sees more packets than fragments.
+  if (fragments) add_owned(counters_.fragments, fragments);
+  if (fragmented) add_owned(counters_.fragmented, fragmented);
 }
 
 // The slow path's answers (the router's ICMP / ICMPv6 Time Exceeded about expired packets),

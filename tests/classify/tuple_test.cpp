@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <map>
 #include <random>
 #include <thread>
@@ -680,7 +681,15 @@ void flat_copy_follows(KeyLayout layout) {
     }
     if (f.update(s)) {
       ++patched;
-      for (const auto& [off, n] : f.patches()) patch_bytes += n;
+      for (const auto& [off, n] : f.bulk()) patch_bytes += n;
+      patch_bytes += f.words().size() * 8 + (f.views_changed() ? f.tables() * sizeof(core::TmTable<NW>) : 0);
+      for (const auto& [off, v] : f.words()) {  // each word is what the buffer now holds there
+        uint64_t held;
+        std::memcpy(&held, f.data() + off, 8);
+        ASSERT_EQ(held, v);
+        ASSERT_EQ(off % 8, 0u) << "whole aligned words";
+      }
+      ASSERT_LE(f.bulk().size(), 1u) << "the new buckets are one range";
     } else {
       ++rebuilt;
       old_version = 0;  // a collection: older versions are gone

@@ -158,6 +158,11 @@ TEST(Fragment, WhatIsNotFragmented) {
   truncated.resize(2000);
   EXPECT_EQ(cut(truncated, 1500, out).outcome, FragmentOutcome::kRefused)
       << "an IP length past the capture";
+  std::vector<uint8_t> late = packet_of(false, 1500);  // a fragment near the datagram's end:
+  store_be16(late.data() + 14 + 6, 0x2000 | 8100);    // cut again, its pieces would pass 65,535
+  store_be16(late.data() + 14 + 10, 0);
+  store_be16(late.data() + 14 + 10, fold_checksum(ones_sum(late.data() + 14, 20)));
+  EXPECT_EQ(cut(late, 576, out).outcome, FragmentOutcome::kRefused);
   const std::vector<uint8_t> arp(60, 0);
   EXPECT_EQ(cut(arp, 1500, out).outcome, FragmentOutcome::kRefused);
   EXPECT_EQ(out.size(), 0u) << "nothing appended";

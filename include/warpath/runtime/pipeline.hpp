@@ -118,8 +118,9 @@ struct RunReport {
   /// Frames the ports sent beyond one per forwarded packet (a packet sent out of several ports,
   /// frame.hpp's kOutMany).
   uint64_t copies = 0;
-  /// Forwarded packets sent as IP fragments (larger than the MTU a module gave them, frame.hpp's
-  /// frag_mtu), and the fragments they made. The ports' tx counters add up to
+  /// Forwarded packets sent as IP fragments (larger than their link's MTU or the one a module
+  /// gave them, frame.hpp's frag_mtu), and the fragments the ports took (those of packets a port
+  /// took only part of, counted as tx_error, included). The ports' tx counters add up to
   /// tx + copies + originated + icmp_sent + fragments - fragmented.
   uint64_t fragmented = 0, fragments = 0;
   LatencySummary latency;  ///< RX to TX, per packet, forwarded packets

@@ -11,12 +11,14 @@
  * Updates    the host TmWriter takes them (as cpu.tuplemerge's); the first classify after a
  *            change brings the device image to the writer's version by the small patches the
  *            writer's logs describe (src/classify/tmerge_flat.hpp: slots stored, buckets added
- *            in the image's spare room, deaths written; a few uploads of the changed ranges),
+ *            in the image's spare room and copied first, then slots and deaths stored as whole
+ *            8-byte words by a small kernel, then a fresh copy of the tables' views),
  *            or, when the set was restructured (a new table, a slot array replaced, a
  *            collection every kTmCollectEvery updates) or the room is used up, flattens it
  *            whole into a new image and swaps it in; calls running on the previous image keep
  *            it alive (shared_ptr) until they end. Patches land under running kernels safely:
- *            each kernel reads at its own version, and buckets are copy-on-write.
+ *            each kernel reads at its own version and its own views, buckets are
+ *            copy-on-write, and words are stored whole.
  * Tested by  tests/classify/engines_test.cpp and tuple_test.cpp (vs the oracle), where a GPU is.
  */
 #include <algorithm>
@@ -54,12 +56,27 @@ __global__ void __launch_bounds__(kBlockSize)
   }
 }
 
+// Stores 8-byte words into the image, each whole (kernels reading the image may load it
+// meanwhile): `words` holds (offset, value) pairs.
+__global__ void store_words(unsigned char* image, const uint64_t* __restrict__ words, uint32_t n) {
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+    *reinterpret_cast<volatile uint64_t*>(image + words[2 * i]) = words[2 * i + 1];
+}
+
 /// The rule set on the device: flattened whole, then patched version after version.
 template <unsigned NW>
 struct DeviceImage {
   DeviceArray mem;
   uint64_t version = 0;
   uint32_t tables  = 0;
+};
+
+/// A copy of the tables' views, never written while a kernel may read it (each list of tables
+/// gets its own).
+template <unsigned NW>
+struct DeviceViews {
+  DeviceArray mem;
+  uint32_t tables = 0;
   const core::TmTable<NW>* views() const { return mem.as<const core::TmTable<NW>>(); }
 };
 
@@ -75,8 +92,9 @@ class TupleMergeCuda final : public Classifier {
       writer_.mutable_set().set_logging(true);
     }
     std::shared_ptr<DeviceImage<NW>> image;
+    std::shared_ptr<DeviceViews<NW>> views;
     uint64_t version = 0;
-    return current(image, version);
+    return current(image, views, version);
   }
 
   std::string_view id() const noexcept override { return "cuda.tuplemerge"; }
@@ -87,8 +105,9 @@ class TupleMergeCuda final : public Classifier {
     const uint32_t n = keys.count;
     if (n == 0) return Status::ok();
     std::shared_ptr<DeviceImage<NW>> image;
+    std::shared_ptr<DeviceViews<NW>> views;
     uint64_t version = 0;
-    WARPATH_TRY(current(image, version));
+    WARPATH_TRY(current(image, views, version));
     auto stream  = static_cast<cudaStream_t>(ctx.stream);
     auto scratch = scratch_.acquire();
     DeviceArray &keys_ = scratch[0], &out_ = scratch[1];
@@ -99,7 +118,7 @@ class TupleMergeCuda final : public Classifier {
                                        cudaMemcpyHostToDevice, stream));
     static const int sms = image_sm_count();
     const uint32_t blocks = std::min<uint32_t>((n + kBlockSize - 1) / kBlockSize, 8u * sms);
-    tm_kernel<NW><<<blocks, kBlockSize, 0, stream>>>(image->views(), image->tables, version,
+    tm_kernel<NW><<<blocks, kBlockSize, 0, stream>>>(views->views(), views->tables, version,
                                                      keys_.as<uint32_t>(), n,
                                                      out_.as<uint32_t>());
     WARPATH_CUDA_CHECK_LAUNCH();
@@ -132,34 +151,75 @@ class TupleMergeCuda final : public Classifier {
   // mutex: no host reader to wait for.
   static void no_host_readers(const void*) {}
 
-  // The image of the writer's current version (and that version): patched or flattened and
-  // uploaded when it changed.
-  Status current(std::shared_ptr<DeviceImage<NW>>& out, uint64_t& version) const {
+  // The image of the writer's current version, its views and that version: patched (the new
+  // buckets, then the words, then fresh views: tmerge_flat.hpp) or flattened and uploaded
+  // whole when it changed. A failed upload leaves no image behind: the next call flattens.
+  Status current(std::shared_ptr<DeviceImage<NW>>& out, std::shared_ptr<DeviceViews<NW>>& views,
+                 uint64_t& version) const {
     std::lock_guard<std::mutex> ilock(image_mutex_);
     std::lock_guard<std::mutex> wlock(writer_.mutex());
     version = writer_.version();
     if (image_ && image_->version == version) {
-      out = image_;
+      out   = image_;
+      views = views_;
       return Status::ok();
     }
     TmSet<NW>& set = writer_.mutable_set();
+    Status st;
     if (image_ && flat_.update(set)) {
-      for (const auto& [off, n] : flat_.patches())
-        WARPATH_CUDA_TRY(cudaMemcpy(static_cast<unsigned char*>(image_->mem.ptr) + off,
-                                    flat_.data() + off, n, cudaMemcpyHostToDevice));
-      image_->version = version;
-      out             = image_;
-      return Status::ok();
+      st = patch();
+    } else {
+      image_ = nullptr;
+      st     = flatten(set);
     }
-    auto image                = std::make_shared<DeviceImage<NW>>();
-    const size_t capacity     = TmFlat<NW>::capacity_for(set);
+    if (!st.is_ok()) {
+      image_ = nullptr;
+      views_ = nullptr;
+      return st;
+    }
+    image_->version = version;
+    out             = image_;
+    views           = views_;
+    return Status::ok();
+  }
+
+  Status flatten(TmSet<NW>& set) const {
+    auto image            = std::make_shared<DeviceImage<NW>>();
+    const size_t capacity = TmFlat<NW>::capacity_for(set);
     WARPATH_TRY(image->mem.reserve(capacity));
     flat_.rebuild(set, uint64_t(reinterpret_cast<uintptr_t>(image->mem.ptr)), capacity);
     WARPATH_CUDA_TRY(cudaMemcpy(image->mem.ptr, flat_.data(), flat_.used(), cudaMemcpyHostToDevice));
-    image->version = version;
-    image->tables  = flat_.tables();
-    image_         = image;
-    out            = std::move(image);
+    image->tables = flat_.tables();
+    image_        = std::move(image);
+    return upload_views();
+  }
+
+  Status patch() const {
+    auto* base = static_cast<unsigned char*>(image_->mem.ptr);
+    for (const auto& [off, n] : flat_.bulk())
+      WARPATH_CUDA_TRY(cudaMemcpy(base + off, flat_.data() + off, n, cudaMemcpyHostToDevice));
+    const auto& words = flat_.words();
+    if (!words.empty()) {
+      const auto n = uint32_t(words.size());
+      WARPATH_TRY(words_dev_.reserve(size_t(n) * 16));
+      static_assert(sizeof(words[0]) == 16);
+      WARPATH_CUDA_TRY(cudaMemcpy(words_dev_.ptr, words.data(), size_t(n) * 16, cudaMemcpyHostToDevice));
+      store_words<<<std::min<uint32_t>((n + 255) / 256, 64), 256>>>(base, words_dev_.as<uint64_t>(), n);
+      WARPATH_CUDA_CHECK_LAUNCH();
+      WARPATH_CUDA_TRY(cudaStreamSynchronize(nullptr));
+    }
+    return flat_.views_changed() ? upload_views() : Status::ok();
+  }
+
+  Status upload_views() const {
+    auto views    = std::make_shared<DeviceViews<NW>>();
+    views->tables = flat_.tables();
+    const size_t bytes = std::max<size_t>(size_t(views->tables) * sizeof(core::TmTable<NW>), 64);
+    WARPATH_TRY(views->mem.reserve(bytes));
+    WARPATH_CUDA_TRY(cudaMemcpy(views->mem.ptr, flat_.data(),
+                                size_t(views->tables) * sizeof(core::TmTable<NW>),
+                                cudaMemcpyHostToDevice));
+    views_ = std::move(views);
     return Status::ok();
   }
 
@@ -167,6 +227,8 @@ class TupleMergeCuda final : public Classifier {
   TmWriter<NW> writer_;
   mutable std::mutex image_mutex_;
   mutable std::shared_ptr<DeviceImage<NW>> image_;
+  mutable std::shared_ptr<DeviceViews<NW>> views_;
+  mutable DeviceArray words_dev_;  ///< the words of a patch, (offset, value) pairs
   mutable TmFlat<NW> flat_;  ///< the host copy of the device image, and its patches
   mutable ScratchPool<2> scratch_;
 };
