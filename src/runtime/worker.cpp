@@ -45,7 +45,6 @@ Status Worker::init() {
   reason_scratch_.assign(reasons, 0);
   module_ticks_.assign(chain.size(), 0);
   out_lists_.resize(cfg_.ports.size());
-  frag_lists_.resize(cfg_.ports.size());
   for (Port* port : cfg_.ports) link_mtu_.push_back(port->link().mtu);
   port_lists_.resize(cfg_.ports.size());
   auto icmp = packet::PacketBatch::create(cfg_.batch, 2048, size_t(cfg_.batch) * 2048);
@@ -169,44 +168,25 @@ Status Worker::finish(Frame& c) {
   }
   uint64_t tx_bytes = 0, many_copies = 0;
   for (size_t p = 0; p < out_lists_.size(); ++p) {
-    auto& list = out_lists_[p];
-    // Packets larger than the MTU a module gave them, or IPv4 packets larger than the link's
-    // (a router fragments IPv4 only: RFC 1812 5.2.6, RFC 8200 5), leave as fragments after the
-    // port's others (fragment_out, below; one with DF is refused there: tx_error).
-    frag_lists_[p].clear();
-    size_t keep = 0;
-    for (const uint32_t i : list) {
+    // In frame order, runs of packets that go whole and runs that leave as IP fragments:
+    // packets larger than the MTU a module gave them, or IPv4 packets larger than the link's
+    // (a router fragments IPv4 only: RFC 1812 5.2.6, RFC 8200 5; one with DF is refused:
+    // tx_error). Without MTUs the whole list is one run, one burst.
+    const auto& list = out_lists_[p];
+    auto cut         = [&](uint32_t i) {
       const uint32_t mtu = out_mtu(c, i, link_mtu_[p]);
-      if (mtu && c.out[i] != kOutMany && c.batch.meta(i).caplen > c.infos[i].l3_offset + mtu)
-        frag_lists_[p].push_back(i);
+      return mtu && c.out[i] != kOutMany && c.batch.meta(i).caplen > c.infos[i].l3_offset + mtu;
+    };
+    for (size_t from = 0, to; from < list.size(); from = to) {
+      const bool frag = cut(list[from]);
+      for (to = from + 1; to < list.size() && cut(list[to]) == frag;) ++to;
+      const Span<const uint32_t> run{list.data() + from, uint32_t(to - from)};
+      if (frag)
+        fragment_out(c, p, run, tx_bytes);
       else
-        list[keep++] = i;
+        send_whole(c, p, run, tx_bytes, many_copies);
     }
-    list.resize(keep);
-    if (list.empty()) continue;
-    const uint32_t sent =
-        cfg_.ports[p]->tx_burst(cfg_.id, c.batch, {list.data(), uint32_t(list.size())});
-    const uint64_t t = mono_ns();
-    uint32_t single_sent = 0, single_failed = 0;
-    for (uint32_t k = 0; k < list.size(); ++k) {
-      const bool many = c.out[list[k]] == kOutMany;
-      if (k < sent) {
-        // One latency sample per packet: a copied packet's on its first port.
-        if (!many || first_port_[list[k]] == p) latency_.record(t - c.rx_ns[list[k]]);
-        tx_bytes += c.batch.meta(list[k]).len;
-        single_sent += !many;
-        many_copies += many;
-      } else if (many) {
-        many_failed_[list[k]] = 1;
-      } else {
-        ++single_failed;
-      }
-    }
-    reason_scratch_[fwd] += single_sent;
-    reason_scratch_[kReasonTxError] += single_failed;
   }
-  for (size_t p = 0; p < frag_lists_.size(); ++p)
-    if (!frag_lists_[p].empty()) fragment_out(c, p, tx_bytes);
   uint64_t many_forwarded = 0;
   for (uint32_t i : many_list_) {
     ++reason_scratch_[many_failed_[i] ? kReasonTxError : fwd];
@@ -226,16 +206,43 @@ Status Worker::finish(Frame& c) {
   return Status::ok();
 }
 
-// The packets of frag_lists_[p] out of port p as IP fragments (forward/fragment.hpp) of the
-// smaller of their module's MTU and the link's, built in frag_ and sent in bursts; one that turns out to fit its MTU (link-layer padding) goes whole.
-// Each counts once: forwarded when all of its frames went, tx_error otherwise (one that cannot
-// be fragmented, a burst the port took only part of).
-void Worker::fragment_out(Frame& c, size_t p, uint64_t& tx_bytes) {
+// Packets `run` of the frame out of port p, whole: forwarded or tx_error each (a kOutMany
+// packet's copy marks it failed; it is counted once all its ports were tried).
+void Worker::send_whole(Frame& c, size_t p, Span<const uint32_t> run, uint64_t& tx_bytes,
+                        uint64_t& many_copies) {
+  const uint32_t sent = cfg_.ports[p]->tx_burst(cfg_.id, c.batch, run);
+  const uint64_t t    = mono_ns();
+  uint32_t single_sent = 0, single_failed = 0;
+  for (uint32_t k = 0; k < run.size; ++k) {
+    const uint32_t i = run[k];
+    const bool many  = c.out[i] == kOutMany;
+    if (k < sent) {
+      // One latency sample per packet: a copied packet's on its first port.
+      if (!many || first_port_[i] == p) latency_.record(t - c.rx_ns[i]);
+      tx_bytes += c.batch.meta(i).len;
+      single_sent += !many;
+      many_copies += many;
+    } else if (many) {
+      many_failed_[i] = 1;
+    } else {
+      ++single_failed;
+    }
+  }
+  reason_scratch_[kReasonForwarded] += single_sent;
+  reason_scratch_[kReasonTxError] += single_failed;
+}
+
+// Packets `run` of the frame out of port p as IP fragments (forward/fragment.hpp) of the
+// smaller of their module's MTU and the link's, built in frag_ and sent in bursts; one that
+// turns out to fit its MTU (link-layer padding) goes whole. Each counts once: forwarded when
+// all of its frames went, tx_error otherwise (one that cannot be fragmented, a burst the port
+// took only part of).
+void Worker::fragment_out(Frame& c, size_t p, Span<const uint32_t> run, uint64_t& tx_bytes) {
   uint64_t fragmented = 0, fragments = 0;
   if (frag_.max_packets() == 0) {  // made on first use: 8 MiB, up to 64 packets of 64 KiB
     auto frag = packet::PacketBatch::create(4096, 2048);
     if (!frag.is_ok()) {  // no memory for fragments: the packets cannot be sent
-      reason_scratch_[kReasonTxError] += frag_lists_[p].size();
+      reason_scratch_[kReasonTxError] += run.size;
       return;
     }
     frag_ = std::move(*frag);
@@ -262,7 +269,7 @@ void Worker::fragment_out(Frame& c, size_t p, uint64_t& tx_bytes) {
   };
   frag_.clear();
   frag_pending_.clear();
-  for (const uint32_t i : frag_lists_[p]) {
+  for (const uint32_t i : run) {
     const packet::PacketMeta& m = c.batch.meta(i);
     for (int attempt = 0;; ++attempt) {
       const uint32_t first = frag_.size();

@@ -78,7 +78,9 @@ class Worker {
   Status close(Frame* c);
   Status finish(Frame& c);
   void send_replies(Frame& c);
-  void fragment_out(Frame& c, size_t port, uint64_t& tx_bytes);
+  void send_whole(Frame& c, size_t port, Span<const uint32_t> run, uint64_t& tx_bytes,
+                  uint64_t& many_copies);
+  void fragment_out(Frame& c, size_t port, Span<const uint32_t> run, uint64_t& tx_bytes);
   Frame* take_free();
   void add_module_ticks();
 
@@ -102,7 +104,6 @@ class Worker {
   std::vector<uint32_t> first_port_;  ///< per kOutMany packet: its first port (latency sample)
   packet::PacketBatch icmp_;  ///< replies (Time Exceeded) of the frame being finished
   packet::PacketBatch frag_;  ///< fragments of the frame's packets larger than their MTU
-  std::vector<std::vector<uint32_t>> frag_lists_;  ///< per port: packets to fragment
   std::vector<uint32_t> frag_index_;
   std::vector<uint32_t> link_mtu_;  ///< per port: its link's MTU (PortLink::mtu; 0 none)
   struct FragPending {
