@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -22,6 +23,8 @@
 #include "warpath/forward/router.hpp"
 #include "warpath/gen/traffic.hpp"
 #include "warpath/lookup/check.hpp"
+#include "packet/core/parse_core.hpp"
+#include "warpath/defrag/defrag.hpp"
 #include "warpath/packet/parser.hpp"
 
 namespace warpath::runtime {
@@ -67,13 +70,21 @@ class MemoryPort final : public Port {
   uint32_t tx_burst(uint32_t worker, const packet::PacketBatch& b,
                     Span<const uint32_t> which) override {
     std::lock_guard<std::mutex> lock(mu_);
-    for (uint32_t k = 0; k < which.size; ++k) {
+    const uint32_t n = std::min(which.size, tx_limit_);  // a full ring takes the first n
+    for (uint32_t k = 0; k < n; ++k) {
       const uint8_t* d = b.data(which[k]);
       sent_[worker].push_back(Bytes(d, d + b.meta(which[k]).caplen));
     }
-    tx_ += which.size;
-    return which.size;
+    tx_ += n;
+    return n;
   }
+  PortLink link() const override {
+    PortLink l;
+    l.mtu = mtu_;
+    return l;
+  }
+  uint32_t mtu_      = 0;           ///< the link's MTU (0: none)
+  uint32_t tx_limit_ = UINT32_MAX;  ///< frames a tx_burst takes at most
   PortStats stats() const override {
     PortStats s;
     s.rx = rx_.load();
@@ -613,6 +624,95 @@ TEST(Pipeline, BadInputsAreErrors) {
 
 // A chain given as text runs through the same pipeline: per-module counters add up, the
 // module's reasons appear by name, CPU and offload shading agree, and so do 1 and 3 workers.
+// An Ethernet frame with an IPv4 UDP packet of `ip_len` bytes, identification `id`.
+Bytes udp4(uint32_t ip_len, bool df, uint16_t id) {
+  Bytes f(14 + ip_len, uint8_t(id * 7));
+  std::memset(f.data(), 0x02, 12);
+  f[12] = 0x08, f[13] = 0x00;
+  uint8_t* ip = f.data() + 14;
+  ip[0] = 0x45, ip[1] = 0;
+  ip[2] = uint8_t(ip_len >> 8), ip[3] = uint8_t(ip_len);
+  ip[4] = uint8_t(id >> 8), ip[5] = uint8_t(id);
+  ip[6] = df ? 0x40 : 0, ip[7] = 0;
+  ip[8] = 64, ip[9] = 17;
+  const uint8_t src[4] = {10, 0, 0, 1}, dst[4] = {10, 0, 0, 2};
+  std::memcpy(ip + 12, src, 4), std::memcpy(ip + 16, dst, 4);
+  ip[10] = ip[11] = 0;
+  const uint16_t sum = gen::internet_checksum(ip, 20);
+  ip[10] = uint8_t(sum >> 8), ip[11] = uint8_t(sum);
+  ip[20] = 0x13, ip[21] = 0x88, ip[22] = 0x00, ip[23] = 0x35;  // ports 5000 -> 53
+  ip[24] = uint8_t((ip_len - 20) >> 8), ip[25] = uint8_t(ip_len - 20), ip[26] = ip[27] = 0;
+  return f;
+}
+
+// Out of a port whose link MTU is 1,500 bytes, IPv4 packets without DF larger than it leave as
+// fragments (three per 3,000-byte packet), in frame order with the small packets around them;
+// with DF they are tx_error. A port that takes only part of a burst: the packets it took only
+// part of count as tx_error, and the ports' frames still add up.
+TEST(Pipeline, PacketsLargerThanTheLinkLeaveAsFragmentsInOrder) {
+  Fixture f;
+  auto in = packet::PacketBatch::create(300, 2048, 300 * 4096);
+  ASSERT_TRUE(in.is_ok());
+  uint32_t small = 0, big = 0, big_df = 0;
+  for (uint32_t k = 0; k < 300; ++k) {
+    const uint32_t kind = k % 3;
+    const Bytes frame   = udp4(kind == 0 ? 200 : 3000, kind == 2 && k % 2, uint16_t(k));
+    ASSERT_TRUE(in->append(frame.data(), uint32_t(frame.size()), uint32_t(frame.size()), k));
+    small += kind == 0, big += kind != 0 && !(kind == 2 && k % 2), big_df += kind == 2 && k % 2;
+  }
+  auto chain = parse_chain("wire");
+  ASSERT_TRUE(chain.is_ok());
+  for (uint32_t limit : {UINT32_MAX, 2u}) {
+    SCOPED_TRACE(limit);
+    RunConfig c = base_config(AppKind::kRouter, 64, 1);
+    c.chain     = *chain;
+    auto inputs = std::make_shared<RunInputs>();
+    auto a      = std::make_unique<MemoryPort>("a", 0, &*in, 1, 32);
+    auto b      = std::make_unique<MemoryPort>("b", 1, nullptr, 0);
+    b->mtu_      = 1500;
+    b->tx_limit_ = limit;
+    MemoryPort* out = b.get();
+    inputs->ports.push_back(std::move(a));
+    inputs->ports.push_back(std::move(b));
+    auto rep = run(c, *inputs);
+    ASSERT_TRUE(rep.is_ok()) << rep.status().message();
+    EXPECT_TRUE(rep->check().is_ok()) << rep->check().message();
+    EXPECT_EQ(rep->rx, 300u);
+    EXPECT_EQ(out->stats().tx, rep->tx + rep->fragments - rep->fragmented) << "the port's frames add up";
+    const std::vector<Bytes> sent = out->all_sent();
+    for (const Bytes& fr : sent) EXPECT_LE(fr.size(), 14u + 1500u);
+    if (limit != UINT32_MAX) {
+      EXPECT_LT(rep->tx, small + big);
+      EXPECT_GT(rep->drops_by_reason.at("tx_error"), big_df);
+      continue;
+    }
+    EXPECT_EQ(rep->tx, small + big);
+    EXPECT_EQ(rep->fragmented, big);
+    EXPECT_EQ(rep->fragments, 3 * big);
+    EXPECT_EQ(rep->drops_by_reason.at("tx_error"), big_df);
+    // In frame order: each frame's IP identification (the input's index) never goes back, and
+    // the fragments of one packet are reassembled by ref.defrag into the packet itself.
+    auto d = defrag::make_defragmenter("ref.defrag").value();
+    std::vector<uint8_t> whole;
+    int last = -1;
+    uint32_t rebuilt = 0;
+    for (const Bytes& fr : sent) {
+      const int id = fr[14 + 4] << 8 | fr[14 + 5];
+      EXPECT_GE(id, last) << "reordered";
+      last = id;
+      const packet::PacketInfo info =
+          packet::core::parse_packet(fr.data(), uint32_t(fr.size()), uint32_t(fr.size()));
+      if (!(info.flags & packet::kFragment)) continue;
+      whole.clear();
+      if (d->add(info, fr.data(), uint32_t(fr.size()), 0, whole) != defrag::FragResult::kCompleted)
+        continue;
+      ++rebuilt;
+      EXPECT_EQ(whole, udp4(3000, false, uint16_t(id))) << "packet " << id;  // wire keeps the TTL
+    }
+    EXPECT_EQ(rebuilt, big);
+  }
+}
+
 TEST(Pipeline, ChainOfModulesReportsPerModule) {
   Fixture f;
   const auto in = traffic(6000, 12);
