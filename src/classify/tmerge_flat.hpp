@@ -42,7 +42,7 @@ class TmFlat {
 
   /// Copies `set` whole into a buffer of `capacity` bytes whose readers see it at `base` (0: at
   /// this buffer's own address; the caller holds the writer's mutex; the logs are cleared).
-  /// patches() is then the one range written.
+  /// bulk() is then the one range written, [0, used()).
   void rebuild(TmSet<NW>& set, uint64_t base, size_t capacity);
   /// Brings the copy to `set`'s state by patches (the caller holds the writer's mutex; the logs
   /// are cleared); false when it cannot: rebuild.

@@ -293,7 +293,8 @@ void Worker::fragment_out(Frame& c, size_t p, Span<const uint32_t> run, uint64_t
     }
   }
   flush();
-  // fragments first: a snapshot reading both never sees more packets than fragments.
+  // fragments first (a snapshot reading both then rarely sees more packets than fragments;
+  // the metric clamps the difference anyway).
   if (fragments) add_owned(counters_.fragments, fragments);
   if (fragmented) add_owned(counters_.fragmented, fragmented);
 }

@@ -622,8 +622,6 @@ TEST(Pipeline, BadInputsAreErrors) {
   EXPECT_NE(e.status().message().find("output:9"), std::string::npos);
 }
 
-// A chain given as text runs through the same pipeline: per-module counters add up, the
-// module's reasons appear by name, CPU and offload shading agree, and so do 1 and 3 workers.
 // An Ethernet frame with an IPv4 UDP packet of `ip_len` bytes, identification `id`.
 Bytes udp4(uint32_t ip_len, bool df, uint16_t id) {
   Bytes f(14 + ip_len, uint8_t(id * 7));
@@ -713,6 +711,8 @@ TEST(Pipeline, PacketsLargerThanTheLinkLeaveAsFragmentsInOrder) {
   }
 }
 
+// A chain given as text runs through the same pipeline: per-module counters add up, the
+// module's reasons appear by name, CPU and offload shading agree, and so do 1 and 3 workers.
 TEST(Pipeline, ChainOfModulesReportsPerModule) {
   Fixture f;
   const auto in = traffic(6000, 12);

@@ -172,6 +172,11 @@ class TupleMergeCuda final : public Classifier {
       image_ = nullptr;
       st     = flatten(set);
     }
+    // Copies from pageable memory may return before they land: readers on other streams
+    // launch only after everything uploaded is on the device.
+    if (st.is_ok())
+      if (const cudaError_t e = cudaStreamSynchronize(nullptr); e != cudaSuccess)
+        st = cuda_status(e, "cudaStreamSynchronize(nullptr)", __FILE__, __LINE__);
     if (!st.is_ok()) {
       image_ = nullptr;
       views_ = nullptr;
@@ -206,13 +211,28 @@ class TupleMergeCuda final : public Classifier {
       WARPATH_CUDA_TRY(cudaMemcpy(words_dev_.ptr, words.data(), size_t(n) * 16, cudaMemcpyHostToDevice));
       store_words<<<std::min<uint32_t>((n + 255) / 256, 64), 256>>>(base, words_dev_.as<uint64_t>(), n);
       WARPATH_CUDA_CHECK_LAUNCH();
-      WARPATH_CUDA_TRY(cudaStreamSynchronize(nullptr));
     }
     return flat_.views_changed() ? upload_views() : Status::ok();
   }
 
+  // A views buffer goes back to views_pool_ when its last reader lets go (no kernel reads it
+  // then), so publishing views does not cudaFree, which would wait for every kernel running.
   Status upload_views() const {
-    auto views    = std::make_shared<DeviceViews<NW>>();
+    DeviceViews<NW>* raw = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(*pool_mutex_);
+      if (!views_pool_->empty()) {
+        raw = views_pool_->back().release();
+        views_pool_->pop_back();
+      }
+    }
+    if (!raw) raw = new DeviceViews<NW>();
+    std::shared_ptr<DeviceViews<NW>> views(
+        raw, [pool = views_pool_, mutex = pool_mutex_](DeviceViews<NW>* v) {
+          std::lock_guard<std::mutex> lock(*mutex);
+          if (pool->size() < 8) pool->emplace_back(v);
+          else delete v;
+        });
     views->tables = flat_.tables();
     const size_t bytes = std::max<size_t>(size_t(views->tables) * sizeof(core::TmTable<NW>), 64);
     WARPATH_TRY(views->mem.reserve(bytes));
@@ -228,6 +248,10 @@ class TupleMergeCuda final : public Classifier {
   mutable std::mutex image_mutex_;
   mutable std::shared_ptr<DeviceImage<NW>> image_;
   mutable std::shared_ptr<DeviceViews<NW>> views_;
+  // Freed views buffers for reuse (shared with the buffers' deleters, which may outlive this).
+  std::shared_ptr<std::vector<std::unique_ptr<DeviceViews<NW>>>> views_pool_ =
+      std::make_shared<std::vector<std::unique_ptr<DeviceViews<NW>>>>();
+  std::shared_ptr<std::mutex> pool_mutex_ = std::make_shared<std::mutex>();
   mutable DeviceArray words_dev_;  ///< the words of a patch, (offset, value) pairs
   mutable TmFlat<NW> flat_;  ///< the host copy of the device image, and its patches
   mutable ScratchPool<2> scratch_;
