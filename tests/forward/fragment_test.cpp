@@ -16,10 +16,7 @@
 namespace warpath::forward {
 namespace {
 
-using packet::core::fold_checksum;
-using packet::core::load_be16;
-using packet::core::ones_sum;
-using packet::core::store_be16;
+using namespace packet::core;  // the byte and checksum helpers
 
 // Router Alert (copied), Record Route (not copied), End of Option List: 12 bytes.
 const std::vector<uint8_t> kOptions = {0x94, 4, 0, 0, 0x07, 7, 4, 0, 0, 0, 0, 0};
