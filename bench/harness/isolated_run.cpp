@@ -29,16 +29,21 @@ bool write_all(int fd, const void* p, size_t n) {
   return true;
 }
 
-bool read_all(int fd, void* p, size_t n, Clock::time_point deadline) {
+// False when the pipe closed or failed, or (`expired` set) the deadline passed first.
+bool read_all(int fd, void* p, size_t n, Clock::time_point deadline, bool& expired) {
   auto* c = static_cast<char*>(p);
   while (n) {
     const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    if (left <= 0) return false;
+        std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) {
+      expired = true;
+      return false;
+    }
     pollfd pfd{fd, POLLIN, 0};
     const int pr = poll(&pfd, 1, int(std::min<int64_t>(left, 1'000'000)));
     if (pr < 0 && errno == EINTR) continue;
-    if (pr <= 0) return false;
+    if (pr == 0) continue;  // the deadline is checked above
+    if (pr < 0) return false;
     const ssize_t r = read(fd, c, n);
     if (r < 0 && errno == EINTR) continue;
     if (r <= 0) return false;
@@ -81,23 +86,24 @@ IsolatedResult run_isolated(
   }
   close(fds[1]);
   const auto deadline = Clock::now() + timeout;
+  bool expired        = false;
   uint64_t sizes[2]   = {0, 0};
-  bool ok = read_all(fds[0], sizes, sizeof sizes, deadline) && sizes[0] < (uint64_t(64) << 20) &&
-            sizes[1] <= max_payload;
+  bool ok = read_all(fds[0], sizes, sizeof sizes, deadline, expired) &&
+            sizes[0] < (uint64_t(64) << 20) && sizes[1] <= max_payload;
   std::string text;
   if (ok) {
     text.resize(sizes[0]);
-    ok = read_all(fds[0], text.data(), text.size(), deadline);
+    ok = read_all(fds[0], text.data(), text.size(), deadline, expired);
   }
   if (ok) {
     res.payload.resize(sizes[1]);
-    ok = read_all(fds[0], res.payload.data(), res.payload.size(), deadline);
+    ok = read_all(fds[0], res.payload.data(), res.payload.size(), deadline, expired);
   }
   if (ok) {
     res.head = nlohmann::json::parse(text, nullptr, false);
     ok       = !res.head.is_discarded();
   }
-  const bool timed_out = Clock::now() >= deadline;
+  const bool timed_out = expired;
   if (!ok) kill(pid, SIGKILL);
   close(fds[0]);
   int wstatus = 0;
