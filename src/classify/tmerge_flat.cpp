@@ -58,7 +58,6 @@ size_t TmFlat<NW>::append_bucket(const core::TmBucket<NW>* b) {
   std::memcpy(buf_.get() + at, b, n);
   used_ += n;
   buckets_[b] = at;
-  bulk_.emplace_back(at, n);
   return at;
 }
 
@@ -99,6 +98,7 @@ void TmFlat<NW>::rebuild(TmSet<NW>& set, uint64_t base, size_t capacity) {
 
 template <unsigned NW>
 bool TmFlat<NW>::update(TmSet<NW>& set) {
+  const size_t appended_from = used_;  // new buckets go one after the other from here
   bulk_.clear();
   words_.clear();
   views_changed_ = false;
@@ -135,20 +135,9 @@ bool TmFlat<NW>::update(TmSet<NW>& set) {
     word(off, core::tm_entries(d.bucket)[d.entry].death);
   }
   if (republished) write_views(list);
-  coalesce();
+  if (used_ > appended_from) bulk_.assign(1, {appended_from, used_ - appended_from});
   set.clear_logs();
   return true;
-}
-
-// The new buckets lie one after the other in the spare room: one range, from the first to the
-// end of the last (no reader looks there yet, so the bytes between may be copied too).
-template <unsigned NW>
-void TmFlat<NW>::coalesce() {
-  if (bulk_.empty()) return;
-  std::sort(bulk_.begin(), bulk_.end());
-  const size_t from = bulk_.front().first;
-  const size_t to   = bulk_.back().first + bulk_.back().second;
-  bulk_.assign(1, {from, to - from});
 }
 
 template class TmFlat<4>;

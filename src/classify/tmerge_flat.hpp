@@ -48,8 +48,8 @@ class TmFlat {
   /// are cleared); false when it cannot: rebuild.
   bool update(TmSet<NW>& set);
 
-  /// After rebuild(): the whole buffer, [0, used()). After update(): the ranges of the new
-  /// buckets, coalesced, in offset order.
+  /// After rebuild(): the whole buffer, [0, used()). After update(): the new buckets, one
+  /// range (they are appended one after the other), or none.
   const std::vector<std::pair<size_t, size_t>>& bulk() const { return bulk_; }
   /// After update(): the 8-byte words written in place, (offset, value).
   const std::vector<std::pair<size_t, uint64_t>>& words() const { return words_; }
@@ -71,7 +71,6 @@ class TmFlat {
   size_t append_bucket(const core::TmBucket<NW>* b);  // its offset, or SIZE_MAX (no room)
   void write_views(const TmList<NW>& list);
   void word(size_t off, uint64_t v);
-  void coalesce();
 
   std::unique_ptr<unsigned char[], Free> buf_;
   size_t capacity_ = 0, used_ = 0;

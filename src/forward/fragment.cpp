@@ -36,13 +36,6 @@ uint32_t copied_options(const uint8_t* opt, uint32_t len, uint8_t* to) {
   return n;
 }
 
-// Room for `count` fragments of at most `each` bytes in `out`.
-bool has_room(const packet::PacketBatch& out, uint32_t count, uint32_t each) {
-  const uint64_t cells = (uint64_t(each) + out.headroom() + out.cell_bytes() - 1) / out.cell_bytes();
-  return out.max_packets() - out.size() >= count &&
-         out.free_bytes() >= out.tail_reserve() + cells * out.cell_bytes() * count;
-}
-
 FragmentResult fragment_v4(const uint8_t* frame, uint32_t l3, uint32_t mtu, uint64_t ts,
                            uint16_t port, packet::PacketBatch& out) {
   const uint8_t* ip  = frame + l3;
@@ -60,7 +53,7 @@ FragmentResult fragment_v4(const uint8_t* frame, uint32_t l3, uint32_t mtu, uint
   const uint32_t first   = payload < chunk ? payload : chunk;
   const uint32_t later   = (mtu - later_ihl) / 8 * 8;
   const uint32_t count   = 1 + (payload - first + later - 1) / later;
-  if (!has_room(out, count, l3 + mtu)) return {FragmentOutcome::kNoRoom, 0};
+  if (!out.can_append(count, l3 + mtu)) return {FragmentOutcome::kNoRoom, 0};
   // The packet's own offset and MF: fragmenting a fragment keeps its place in the datagram
   // (whose end must stay within the 13-bit offset's reach).
   const uint32_t base  = uint32_t(frag & 0x1fff) * 8;
@@ -71,7 +64,7 @@ FragmentResult fragment_v4(const uint8_t* frame, uint32_t l3, uint32_t mtu, uint
     const uint32_t hl   = k == 0 ? ihl : later_ihl;
     const uint32_t size = k == 0 ? first : (payload - at < later ? payload - at : later);
     uint8_t* p = out.append_uninitialized(l3 + hl + size, l3 + hl + size, ts, port);
-    if (!p) return {FragmentOutcome::kNoRoom, k};  // not after has_room(); never half-silent
+    if (!p) return {FragmentOutcome::kNoRoom, k};  // not after can_append(); never half-silent
     std::memcpy(p, frame, l3);
     uint8_t* h = p + l3;
     std::memcpy(h, ip, 20);
@@ -101,7 +94,7 @@ FragmentResult fragment_v6(const uint8_t* frame, uint32_t l3, uint32_t mtu, uint
     return {FragmentOutcome::kRefused, 0};
   const uint32_t chunk = (mtu - 48) / 8 * 8;
   const uint32_t count = (payload + chunk - 1) / chunk;
-  if (!has_room(out, count, l3 + mtu)) return {FragmentOutcome::kNoRoom, 0};
+  if (!out.can_append(count, l3 + mtu)) return {FragmentOutcome::kNoRoom, 0};
   for (uint32_t k = 0, at = 0; k < count; ++k, at += chunk) {
     const uint32_t size = payload - at < chunk ? payload - at : chunk;
     uint8_t* p = out.append_uninitialized(l3 + 48 + size, l3 + 48 + size, ts, port);

@@ -29,7 +29,7 @@ struct WorkerCounters {
   std::atomic<uint64_t> icmp_sent{0}, icmp_suppressed{0};
   std::atomic<uint64_t> originated{0};  ///< copies of module-originated packets sent (PACKET_OUT)
   std::atomic<uint64_t> copies{0};      ///< frames sent beyond one per forwarded kOutMany packet
-  /// Forwarded packets sent as IP fragments (Frame::frag_mtu), and the fragments they made.
+  /// Forwarded packets sent as IP fragments, and the fragments the ports took (RunReport's).
   std::atomic<uint64_t> fragmented{0}, fragments{0};
   std::unique_ptr<std::atomic<uint64_t>[]> by_reason;  ///< one per reason of the chain
   std::unique_ptr<ModuleCounters[]> modules;           ///< one per module of the chain

@@ -85,6 +85,11 @@ class PacketBatch {
     tail_reserve_ = bytes < buffer_.bytes() ? bytes : buffer_.bytes();
   }
   size_t tail_reserve() const noexcept { return tail_reserve_; }
+  /// Would `count` more packets of at most `caplen` bytes each fit append()?
+  bool can_append(uint32_t count, uint32_t caplen) const noexcept {
+    return max_packets_ - count_ >= count &&
+           buffer_.bytes() - used_bytes_ >= tail_reserve_ + size_t(count) * cells_for(caplen);
+  }
   void clear() noexcept;
 
   uint32_t size() const noexcept { return count_; }

@@ -68,7 +68,6 @@ template <unsigned NW>
 struct DeviceImage {
   DeviceArray mem;
   uint64_t version = 0;
-  uint32_t tables  = 0;
 };
 
 /// A copy of the tables' views, never written while a kernel may read it (each list of tables
@@ -194,8 +193,7 @@ class TupleMergeCuda final : public Classifier {
     WARPATH_TRY(image->mem.reserve(capacity));
     flat_.rebuild(set, uint64_t(reinterpret_cast<uintptr_t>(image->mem.ptr)), capacity);
     WARPATH_CUDA_TRY(cudaMemcpy(image->mem.ptr, flat_.data(), flat_.used(), cudaMemcpyHostToDevice));
-    image->tables = flat_.tables();
-    image_        = std::move(image);
+    image_ = std::move(image);
     return upload_views();
   }
 
