@@ -10,3 +10,46 @@ function(warpath_warnings target)
   target_compile_options(${target} PRIVATE
     $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wshadow -Wconversion -Wno-sign-conversion>)
 endfunction()
+
+# warpath_module(<name> PATHS <paths>... SOURCES <globs>... [CUDA <globs>...] [DEPENDS <modules>...]
+#                [IF <variable>])
+# One module of src/: the static library warpath_<name> from its SOURCES (globs relative to
+# src/; CUDA globs only when CUDA is built), linked to the modules it DEPENDS on and to nothing
+# else, so a module that uses another without saying so fails to build. PATHS (relative to the
+# repository root) are the files the module owns: tests/layering/test_layering.py reads these
+# calls and fails on any #include that crosses to a module not in DEPENDS (or its own), and on
+# cycles. IF: build the module only when the variable is true (a module that depends on one not
+# built is built without that dependency; its sources test the same condition).
+function(warpath_module name)
+  cmake_parse_arguments(M "" "IF" "PATHS;SOURCES;CUDA;DEPENDS" ${ARGN})
+  if(M_IF AND NOT ${M_IF})
+    return()
+  endif()
+  set(globs)
+  foreach(g IN LISTS M_SOURCES)
+    list(APPEND globs ${CMAKE_CURRENT_SOURCE_DIR}/${g})
+  endforeach()
+  if(WARPATH_HAVE_CUDA)
+    foreach(g IN LISTS M_CUDA)
+      list(APPEND globs ${CMAKE_CURRENT_SOURCE_DIR}/${g})
+    endforeach()
+  endif()
+  file(GLOB sources CONFIGURE_DEPENDS ${globs})
+  set(target warpath_${name})
+  add_library(${target} STATIC ${sources})
+  target_include_directories(${target} PUBLIC ${PROJECT_SOURCE_DIR}/include
+                                       PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  foreach(d IN LISTS M_DEPENDS)
+    if(TARGET warpath_${d})
+      target_link_libraries(${target} PUBLIC warpath_${d})
+    endif()
+  endforeach()
+  warpath_warnings(${target})
+  if(WARPATH_HAVE_CUDA)
+    set_target_properties(${target} PROPERTIES CUDA_SEPARABLE_COMPILATION OFF
+                                               POSITION_INDEPENDENT_CODE ON)
+    target_compile_options(${target} PRIVATE
+      $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr -lineinfo>)
+  endif()
+  set_property(GLOBAL APPEND PROPERTY WARPATH_MODULE_TARGETS ${target})
+endfunction()

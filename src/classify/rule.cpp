@@ -7,7 +7,7 @@
 #include <new>
 
 #include "warpath/io/text_file.hpp"
-#include "warpath/lookup/route.hpp"
+#include "warpath/net/addr_text.hpp"
 
 namespace warpath::classify {
 
@@ -31,9 +31,9 @@ RuleSet from_classbench(const std::vector<io::ClassBenchRule>& rules, std::strin
   for (uint32_t i = 0; i < n; ++i) {
     const io::ClassBenchRule& c = rules[i];
     Rule r;
-    r.mask[0]  = lookup::mask4(0xFFFF'FFFFu, c.src_len);
+    r.mask[0]  = net::mask4(0xFFFF'FFFFu, c.src_len);
     r.value[0] = c.src & r.mask[0];
-    r.mask[1]  = lookup::mask4(0xFFFF'FFFFu, c.dst_len);
+    r.mask[1]  = net::mask4(0xFFFF'FFFFu, c.dst_len);
     r.value[1] = c.dst & r.mask[1];
     r.mask[3]  = c.proto_mask;
     r.value[3] = uint32_t(c.proto & c.proto_mask);
@@ -213,7 +213,7 @@ bool parse_flow(std::string_view line, Rule& r, std::string& error) {
     uint64_t value = 0, mask = fp.bits == 32 ? 0xFFFF'FFFFull : (1ull << fp.bits) - 1;
     if (key == "nw_src" || key == "nw_dst") {
       uint32_t a = 0;
-      if (!lookup::parse_ipv4(v, a)) {
+      if (!net::parse_ipv4(v, a)) {
         error = "bad IPv4 address in '" + std::string(item) + "'";
         return false;
       }
@@ -222,8 +222,8 @@ bool parse_flow(std::string_view line, Rule& r, std::string& error) {
         uint64_t len    = 0;
         uint32_t dotted = 0;
         if (parse_uint(m, 32, len)) {
-          mask = lookup::mask4(0xFFFF'FFFFu, unsigned(len));
-        } else if (lookup::parse_ipv4(m, dotted)) {
+          mask = net::mask4(0xFFFF'FFFFu, unsigned(len));
+        } else if (net::parse_ipv4(m, dotted)) {
           mask = dotted;
         } else {
           error = "bad mask in '" + std::string(item) + "'";
@@ -316,7 +316,7 @@ Result<KeyBuffer> parse_openflow_trace_impl(std::string_view text, std::string_v
       if (i == 1 || i == 2) {
         if (!parse_mac(tok[i], mac[i - 1])) bad = "MAC address";
       } else if (i == 8 || i == 9) {
-        if (!lookup::parse_ipv4(tok[i], ip[i - 8])) bad = "IPv4 address";
+        if (!net::parse_ipv4(tok[i], ip[i - 8])) bad = "IPv4 address";
       } else if (!parse_uint(tok[i], max[i], v[i])) {
         bad = "number";
       }
@@ -366,8 +366,8 @@ std::string format_openflow_key(const uint32_t* key) {
   char buf[160];
   std::snprintf(buf, sizeof buf, "%u %s %s %u %u 0x%04x %u %u %s %s %u %u", f.in_port,
                 mac_text(src).c_str(), mac_text(dst).c_str(), f.dl_vlan, f.dl_vlan_pcp, f.dl_type,
-                f.nw_tos, f.nw_proto, lookup::format_ipv4(f.nw_src).c_str(),
-                lookup::format_ipv4(f.nw_dst).c_str(), f.tp_src, f.tp_dst);
+                f.nw_tos, f.nw_proto, net::format_ipv4(f.nw_src).c_str(),
+                net::format_ipv4(f.nw_dst).c_str(), f.tp_src, f.tp_dst);
   return buf;
 }
 
@@ -381,8 +381,8 @@ Result<std::string> format_classbench(const Rule& r) {
     return Status(Errc::kInvalidArgument, "rule is not expressible in ClassBench format");
   char buf[160];
   std::snprintf(buf, sizeof buf, "@%s/%d\t%s/%d\t%u : %u\t%u : %u\t0x%02x/0x%02x",
-                lookup::format_ipv4(r.value[0]).c_str(), sl,
-                lookup::format_ipv4(r.value[1]).c_str(), dl, r.sport_lo, r.sport_hi, r.dport_lo,
+                net::format_ipv4(r.value[0]).c_str(), sl,
+                net::format_ipv4(r.value[1]).c_str(), dl, r.sport_lo, r.sport_hi, r.dport_lo,
                 r.dport_hi, r.value[3], r.mask[3]);
   return std::string(buf);
 }
@@ -403,8 +403,8 @@ std::string format_openflow_rule(const Rule& r) {
     const uint32_t mask  = (r.mask[f.word] >> f.shift) & full;
     if (f.word == 6 || f.word == 7) {
       if (mask == 0) continue;
-      out += std::string(",") + f.name + "=" + lookup::format_ipv4(value);
-      if (mask != full) out += "/" + lookup::format_ipv4(mask);
+      out += std::string(",") + f.name + "=" + net::format_ipv4(value);
+      if (mask != full) out += "/" + net::format_ipv4(mask);
       continue;
     }
     const bool hex = f.word == 4 && f.shift == 16;  // dl_type

@@ -1,12 +1,9 @@
 // src/lookup/route_parse.cpp: route, update and address text (see
 // include/warpath/lookup/route.hpp).
 //
-// Addresses are parsed with inet_pton, so every RFC 4291 text form is accepted, and printed by
-// the packet module's formatters (IPv6 in the RFC 5952 form). Numbers are read with
-// std::from_chars; nothing here throws except std::bad_alloc, which the public functions turn into
-// kOutOfMemory.
-#include <arpa/inet.h>
-
+// Addresses are read and printed by net/addr_text.hpp (inet_pton's RFC 4291 forms, RFC 5952).
+// Numbers are read with std::from_chars; nothing here throws except std::bad_alloc, which the
+// public functions turn into kOutOfMemory.
 #include <charconv>
 #include <new>
 #include <set>
@@ -16,7 +13,6 @@
 
 #include "warpath/io/text_file.hpp"
 #include "warpath/lookup/route.hpp"
-#include "warpath/packet/format.hpp"
 
 namespace warpath::lookup {
 namespace {
@@ -36,18 +32,6 @@ bool parse_uint(std::string_view text, uint64_t max, uint64_t& out) {
 }
 
 std::string quoted(std::string_view t) { return "'" + std::string(t) + "'"; }
-
-Ip6 ip6_from_bytes(const uint8_t* b) {
-  Ip6 a;
-  for (int i = 0; i < 8; ++i) a.hi = (a.hi << 8) | b[i];
-  for (int i = 8; i < 16; ++i) a.lo = (a.lo << 8) | b[i];
-  return a;
-}
-
-void ip6_to_bytes(Ip6 a, uint8_t* b) {
-  for (int i = 0; i < 8; ++i) b[i] = uint8_t(a.hi >> (56 - 8 * i));
-  for (int i = 0; i < 8; ++i) b[8 + i] = uint8_t(a.lo >> (56 - 8 * i));
-}
 
 uint32_t fnv1a(const uint8_t* bytes, size_t n, unsigned len) {
   uint32_t h = 2166136261u;
@@ -251,39 +235,6 @@ Result<std::vector<Address>> parse_addresses_impl(std::string_view name, std::st
 }
 
 }  // namespace
-
-bool parse_ipv4(std::string_view text, uint32_t& out) {
-  if (text.empty() || text.size() > 15) return false;
-  char buf[16];
-  text.copy(buf, text.size());
-  buf[text.size()] = '\0';
-  in_addr a{};
-  if (inet_pton(AF_INET, buf, &a) != 1) return false;
-  out = ntohl(a.s_addr);
-  return true;
-}
-
-bool parse_ipv6(std::string_view text, Ip6& out) {
-  if (text.empty() || text.size() >= INET6_ADDRSTRLEN) return false;
-  char buf[INET6_ADDRSTRLEN];
-  text.copy(buf, text.size());
-  buf[text.size()] = '\0';
-  uint8_t bytes[16];
-  if (inet_pton(AF_INET6, buf, bytes) != 1) return false;
-  out = ip6_from_bytes(bytes);
-  return true;
-}
-
-std::string format_ipv4(uint32_t a) {
-  const uint8_t b[4] = {uint8_t(a >> 24), uint8_t(a >> 16), uint8_t(a >> 8), uint8_t(a)};
-  return packet::ipv4_to_string(b);
-}
-
-std::string format_ipv6(Ip6 a) {
-  uint8_t bytes[16];
-  ip6_to_bytes(a, bytes);
-  return packet::ipv6_to_string(bytes);
-}
 
 NextHop assigned_nexthop4(uint32_t prefix, unsigned len) {
   const uint8_t b[4] = {uint8_t(prefix >> 24), uint8_t(prefix >> 16), uint8_t(prefix >> 8),

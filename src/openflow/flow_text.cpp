@@ -4,7 +4,7 @@
 #include <string>
 
 #include "warpath/io/text_file.hpp"
-#include "warpath/lookup/route.hpp"
+#include "warpath/net/addr_text.hpp"
 #include "warpath/openflow/flow.hpp"
 
 namespace warpath::openflow {
@@ -134,7 +134,7 @@ struct Parser {
 
   Status nw_prefix(std::string_view item, std::string_view v, uint32_t& addr, unsigned& len) {
     const size_t slash = v.find('/');
-    if (!lookup::parse_ipv4(v.substr(0, slash), addr))
+    if (!net::parse_ipv4(v.substr(0, slash), addr))
       return field_error(item, "not an IPv4 address");
     len = 32;
     if (slash == std::string_view::npos) return Status::ok();
@@ -143,7 +143,7 @@ struct Parser {
     uint32_t dotted          = 0;
     if (parse_uint(m, 32, n)) {
       len = unsigned(n);
-    } else if (lookup::parse_ipv4(m, dotted)) {
+    } else if (net::parse_ipv4(m, dotted)) {
       // A dotted mask is fine when it is a prefix.
       unsigned ones = 0;
       while (ones < 32 && (dotted >> (31 - ones) & 1)) ++ones;
@@ -292,7 +292,7 @@ struct Parser {
       if (!has_v || !parse_mac(v, x.mac)) return field_error(a, "needs a MAC address");
       x.type = k == "mod_dl_src" ? ActionType::kSetDlSrc : ActionType::kSetDlDst;
     } else if (k == "mod_nw_src" || k == "mod_nw_dst") {
-      if (!has_v || !lookup::parse_ipv4(v, x.value)) return field_error(a, "needs an IPv4 address");
+      if (!has_v || !net::parse_ipv4(v, x.value)) return field_error(a, "needs an IPv4 address");
       x.type = k == "mod_nw_src" ? ActionType::kSetNwSrc : ActionType::kSetNwDst;
     } else if (k == "mod_nw_tos") {
       WARPATH_TRY(need(255));

@@ -4,52 +4,6 @@
 
 namespace warpath::packet {
 
-std::string ipv4_to_string(const uint8_t* b) {
-  char text[16];
-  std::snprintf(text, sizeof text, "%u.%u.%u.%u", b[0], b[1], b[2], b[3]);
-  return text;
-}
-
-std::string ipv6_to_string(const uint8_t* b) {
-  uint16_t g[8];
-  for (int i = 0; i < 8; ++i) g[i] = uint16_t(b[2 * i] << 8 | b[2 * i + 1]);
-  // IPv4-mapped (::ffff:0:0/96): RFC 5952 section 5 recommends the dotted form.
-  if (!g[0] && !g[1] && !g[2] && !g[3] && !g[4] && g[5] == 0xffff)
-    return "::ffff:" + ipv4_to_string(b + 12);
-  int best = -1, best_len = 0;
-  for (int i = 0; i < 8;) {
-    if (g[i] != 0) {
-      ++i;
-      continue;
-    }
-    int j = i;
-    while (j < 8 && g[j] == 0) ++j;
-    if (j - i > best_len) {
-      best     = i;
-      best_len = j - i;
-    }
-    i = j;
-  }
-  if (best_len < 2) best = -1;
-  std::string out;
-  char group[8];
-  for (int i = 0; i < 8; ++i) {
-    if (i == best) {
-      out += "::";
-      i += best_len - 1;
-      continue;
-    }
-    if (!out.empty() && out.back() != ':') out += ':';
-    std::snprintf(group, sizeof group, "%x", g[i]);
-    out += group;
-  }
-  return out;
-}
-
-std::string ip_to_string(uint8_t ip_version, const uint8_t* bytes) {
-  return ip_version == 4 ? ipv4_to_string(bytes) : ipv6_to_string(bytes);
-}
-
 std::array<std::string, kParseColumns> parse_columns(uint64_t frame, const PacketInfo& info) {
   auto addr = [&](const uint8_t* a) { return ip_to_string(info.ip_version, a); };
   const bool ports = (info.flags & kHasPorts) != 0;

@@ -1,4 +1,4 @@
-#include "warpath/core/selftest.hpp"
+#include "warpath/selftest/selftest.hpp"
 
 #include <chrono>
 #include <cstdio>

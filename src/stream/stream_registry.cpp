@@ -6,7 +6,7 @@
 #include <string>
 
 #include "stream/engines.hpp"
-#include "warpath/lookup/route.hpp"
+#include "warpath/net/addr_text.hpp"
 #include "warpath/stream/generate.hpp"
 
 namespace warpath::stream {
@@ -129,16 +129,13 @@ Result<HostPolicy> parse_host_policy(std::string_view text) {
   }
   h.length = uint8_t(length);
   if (v6) {
-    lookup::Ip6 a;
-    if (!lookup::parse_ipv6(addr, a))
+    net::Ip6 a;
+    if (!net::parse_ipv6(addr, a))
       return Status(Errc::kParseError, "host policy '" + std::string(text) + "': bad IPv6 address");
-    for (int i = 0; i < 8; ++i) {
-      h.addr[i]     = uint8_t(a.hi >> (56 - 8 * i));
-      h.addr[8 + i] = uint8_t(a.lo >> (56 - 8 * i));
-    }
+    net::ip6_to_bytes(a, h.addr);
   } else {
     uint32_t a = 0;
-    if (!lookup::parse_ipv4(addr, a))
+    if (!net::parse_ipv4(addr, a))
       return Status(Errc::kParseError, "host policy '" + std::string(text) + "': bad IPv4 address");
     for (int i = 0; i < 4; ++i) h.addr[i] = uint8_t(a >> (24 - 8 * i));
   }

@@ -19,9 +19,9 @@
 #include "warpath/gen/traffic.hpp"
 #include "warpath/io/pcap_file.hpp"
 #include "warpath/packet/parser.hpp"
+#include "warpath/selftest/catalogue.hpp"
 
 namespace warpath::packet {
-CheckReport check_parser_engine(std::string_view id, uint64_t seed, uint64_t items);
 
 namespace {
 

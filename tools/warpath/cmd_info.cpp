@@ -11,6 +11,7 @@
 #include "warpath/core/cuda_device.hpp"
 #include "warpath/core/registry.hpp"
 #include "warpath/core/version.hpp"
+#include "warpath/selftest/catalogue.hpp"
 
 namespace warpath::cli {
 

@@ -4,7 +4,7 @@
 #include <memory>
 
 #include "commands.hpp"
-#include "warpath/core/selftest.hpp"
+#include "warpath/selftest/selftest.hpp"
 #include "warpath/tools/selftest_main.hpp"
 
 namespace warpath::cli {

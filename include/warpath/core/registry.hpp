@@ -16,8 +16,9 @@
 //     validate:<id>   <id> and the module's reference engine run side by side on every batch;
 //                     the first mismatch is reported as an error naming the item and both answers.
 //
-// The module catalogue (all_modules()) lets `warpath info` and `warpath selftest` walk every
-// module's engines without knowing their interfaces.
+// The module catalogue (selftest/catalogue.hpp) lets `warpath info` and `warpath selftest` walk
+// every module's engines without knowing their interfaces; it sits above the modules, so this
+// header (core) knows none of them.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -45,18 +46,6 @@ struct CheckReport {
   std::string detail;      ///< first mismatch or skip reason
   bool passed() const { return !skipped && detail.empty(); }
 };
-
-/// A module's entry in the catalogue.
-struct ModuleInfo {
-  std::string_view name;  ///< "packet"
-  std::vector<EngineInfo> (*engines)();
-  /// Runs engine `id` against the module's reference on fresh random data of `items` items
-  /// generated from `seed`, at several batch sizes. Never throws.
-  CheckReport (*check)(std::string_view id, uint64_t seed, uint64_t items);
-};
-
-/// Every module of this build, in dependency order.
-const std::vector<ModuleInfo>& all_modules();
 
 /// Shared resolution of "auto": the id of the available engine with the highest priority,
 /// or an error listing the engines when none is available.

@@ -42,6 +42,7 @@
 
 #include "warpath/core/status.hpp"
 #include "warpath/lookup/addr.hpp"
+#include "warpath/net/addr_text.hpp"
 
 namespace warpath::lookup {
 
@@ -93,12 +94,11 @@ struct Address {
 
 // ---- text parsing (warpath_core: no files) -------------------------------------------------
 
-/// IPv4 dotted quad / IPv6 text (RFC 4291 forms, including "::" and an embedded dotted quad).
-/// Return false on malformed text.
-bool parse_ipv4(std::string_view text, uint32_t& out);
-bool parse_ipv6(std::string_view text, Ip6& out);
-std::string format_ipv4(uint32_t a);
-std::string format_ipv6(Ip6 a);  ///< RFC 5952 canonical form
+/// Address text (net/addr_text.hpp), named here for the route code.
+using net::format_ipv4;
+using net::format_ipv6;
+using net::parse_ipv4;
+using net::parse_ipv6;
 
 /// Parses a route file's text; `name` is used in error messages.
 Result<RouteTable> parse_routes(std::string_view name, std::string_view text);

@@ -5,17 +5,16 @@
 #include <cstdint>
 #include <string>
 
+#include "warpath/net/addr_text.hpp"
 #include "warpath/packet/info.hpp"
 
 namespace warpath::packet {
 
-/// "10.0.0.1" from 4 bytes in network order.
-std::string ipv4_to_string(const uint8_t* bytes);
-/// RFC 5952 text: lower case, leading zeros dropped, the longest run (first if tied) of two or
-/// more zero groups compressed to "::"; IPv4-mapped addresses as ::ffff:a.b.c.d.
-std::string ipv6_to_string(const uint8_t* bytes);
-/// The one or the other by IP version (4: the first 4 bytes).
-std::string ip_to_string(uint8_t ip_version, const uint8_t* bytes);
+// The address text forms are net's (net/addr_text.hpp); named here too, as the packet module
+// has always offered them.
+using net::ip_to_string;
+using net::ipv4_to_string;
+using net::ipv6_to_string;
 
 /// The CSV header of `warpath parse`.
 inline constexpr const char* kParseCsvHeader =

@@ -4,7 +4,7 @@
 #pragma once
 #include <string>
 
-#include "warpath/core/selftest.hpp"
+#include "warpath/selftest/selftest.hpp"
 
 namespace warpath {
 

@@ -1,4 +1,4 @@
-// include/warpath/core/selftest.hpp
+// include/warpath/selftest/selftest.hpp
 //
 // The self-test: every engine of every module against its module's reference engine, on fresh
 // random data. `warpath selftest` and the dependency-free `warpath-selftest` binary (built by
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "warpath/core/registry.hpp"
+#include "warpath/selftest/catalogue.hpp"
 
 namespace warpath {
 
