@@ -2,12 +2,11 @@
 // include/warpath/classify/classifier.hpp) and the validating wrapper.
 #include <algorithm>
 #include <cstdio>
-#include <mutex>
-#include <shared_mutex>
 #include <string>
 #include <vector>
 
 #include "classify/engines.hpp"
+#include "core/validating.hpp"
 #include "warpath/core/cuda_device.hpp"
 
 namespace warpath::classify {
@@ -28,52 +27,39 @@ std::string key_text(const KeyBatch& keys, uint32_t i) {
 
 std::string answer_text(uint32_t a) { return a == kNoMatch ? "-1" : std::to_string(a); }
 
-// Runs an engine and ref.linear side by side; updates go to both, under a lock that makes each
-// update atomic across the pair (a classify between the two halves would see them disagree).
-class ValidatingClassifier final : public Classifier {
+// An engine beside ref.linear (core/validating.hpp): updates go to both, every batch is
+// compared.
+class ValidatingClassifier final : public ValidatingPair<Classifier> {
  public:
-  ValidatingClassifier(std::unique_ptr<Classifier> engine, std::unique_ptr<Classifier> ref,
-                       std::string id)
-      : engine_(std::move(engine)), ref_(std::move(ref)), id_(std::move(id)) {}
-  std::string_view id() const noexcept override { return id_; }
+  ValidatingClassifier(std::unique_ptr<Classifier> engine, std::unique_ptr<Classifier> ref)
+      : ValidatingPair(std::move(engine), std::move(ref), "ref.linear") {}
   Status do_classify(const KeyBatch& keys, Span<uint32_t> out, ExecContext& ctx) const override {
     std::shared_lock lock(mutex_);
     WARPATH_TRY(engine_->classify(keys, out, ctx));
     std::vector<uint32_t> want(keys.count);
     WARPATH_TRY(ref_->classify(keys, {want.data(), keys.count}, ctx));
-    for (uint32_t i = 0; i < keys.count; ++i)
-      if (out[i] != want[i])
-        return Status(Errc::kInvalidArgument,
-                      std::string(engine_->id()) + " differs from ref.linear at key " +
-                          std::to_string(i) + " " + key_text(keys, i) + ": got rule " +
-                          answer_text(out[i]) + ", reference rule " + answer_text(want[i]));
-    return Status::ok();
+    return first_difference(keys.count, "key", [&](uint32_t i) { return out[i] == want[i]; },
+                            [&](uint32_t i) {
+                              return " " + key_text(keys, i) + ": got rule " +
+                                     answer_text(out[i]) + ", reference rule " +
+                                     answer_text(want[i]);
+                            });
   }
   Status insert(uint32_t index, const Rule& rule) override {
-    std::unique_lock lock(mutex_);
-    WARPATH_TRY(engine_->insert(index, rule));
-    return ref_->insert(index, rule);
+    return update_both([&](Classifier& c) { return c.insert(index, rule); });
   }
   Status erase(uint32_t index) override {
-    std::unique_lock lock(mutex_);
-    WARPATH_TRY(engine_->erase(index));
-    return ref_->erase(index);
+    return update_both([&](Classifier& c) { return c.erase(index); });
   }
   ClassifierStats stats() const override { return engine_->stats(); }
-
- private:
-  std::unique_ptr<Classifier> engine_, ref_;
-  std::string id_;
-  mutable std::shared_mutex mutex_;
 };
 
 /// `engine` beside ref.linear (validate:<id>).
 Result<std::unique_ptr<Classifier>> validated(std::unique_ptr<Classifier> engine,
                                               const RuleSet& rules) {
   WARPATH_ASSIGN_OR_RETURN(auto ref, detail::make_ref_linear(rules));
-  const std::string id = "validate:" + std::string(engine->id());
   return std::unique_ptr<Classifier>(
-      std::make_unique<ValidatingClassifier>(std::move(engine), std::move(ref), id));
+      std::make_unique<ValidatingClassifier>(std::move(engine), std::move(ref)));
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // (include/warpath/defrag/defrag.hpp).
 #include <string>
 
+#include "core/validating.hpp"
 #include "defrag/engines.hpp"
 #include "defrag/generate.hpp"
 #include "warpath/packet/parser.hpp"
@@ -16,13 +17,10 @@ constexpr const char* kPolicyNames[] = {"first", "last", "bsd", "linux", "window
 
 // An engine and ref.defrag side by side: every packet's result, the reassembled bytes and the
 // counters must be equal; the first difference is kept in status().
-class ValidatingDefragmenter final : public Defragmenter {
+class ValidatingDefragmenter final : public ValidatingPair<Defragmenter> {
  public:
   ValidatingDefragmenter(std::unique_ptr<Defragmenter> engine, const DefragConfig& config)
-      : engine_(std::move(engine)),
-        ref_(detail::make_ref_defragmenter(config)),
-        id_("validate:" + std::string(engine_->id())) {}
-  std::string_view id() const noexcept override { return id_; }
+      : ValidatingPair(std::move(engine), detail::make_ref_defragmenter(config), "ref.defrag") {}
   const DefragConfig& config() const noexcept override { return engine_->config(); }
   DefragCounters counters() const override { return engine_->counters(); }
   Status status() const override { return first_; }
@@ -35,14 +33,14 @@ class ValidatingDefragmenter final : public Defragmenter {
     const FragResult expect = ref_->add(info, frame, caplen, timestamp_ns, want);
     ++packets_;
     if (first_.is_ok()) {
-      const std::string who = std::string(engine_->id()) + " at packet " + std::to_string(packets_);
+      const std::string at = " at packet " + std::to_string(packets_);
       if (got != expect)
-        first_ = Status(Errc::kInvalidArgument, who + ": result " + std::to_string(int(got)) +
-                                                    ", ref.defrag " + std::to_string(int(expect)));
+        first_ = differs(at + ": result " + std::to_string(int(got)) + ", ref.defrag " +
+                         std::to_string(int(expect)));
       else if (std::vector<uint8_t>(out.begin() + long(before), out.end()) != want)
-        first_ = Status(Errc::kInvalidArgument, who + ": the reassembled datagram differs");
-      else if (!(engine_->counters() == ref_->counters()))
-        first_ = Status(Errc::kInvalidArgument, who + ": counters differ from ref.defrag");
+        first_ = differs(at + ": the reassembled datagram differs");
+      else
+        first_ = same_counters(engine_->counters(), ref_->counters());
     }
     return got;
   }
@@ -51,14 +49,11 @@ class ValidatingDefragmenter final : public Defragmenter {
     engine_->advance(now_ns);
     ref_->advance(now_ns);
     if (first_.is_ok() && !(engine_->counters() == ref_->counters()))
-      first_ = Status(Errc::kInvalidArgument, std::string(engine_->id()) + " at clock " +
-                                                  std::to_string(now_ns) +
-                                                  " ns: counters differ from ref.defrag");
+      first_ = differs(" at clock " + std::to_string(now_ns) +
+                       " ns: counters differ from ref.defrag");
   }
 
  private:
-  std::unique_ptr<Defragmenter> engine_, ref_;
-  std::string id_;
   Status first_;
   uint64_t packets_ = 0;
 };

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <string>
 
+#include "core/validating.hpp"
 #include "flow/engines.hpp"
 #include "warpath/core/cuda_device.hpp"
 #include "warpath/flow/conversations.hpp"
@@ -37,13 +38,10 @@ std::string describe(const FlowRecord& r) {
 
 // Runs an engine and ref.flow side by side; fails on the first difference in a packet's
 // answer, an ended flow or the counters.
-class ValidatingTracker final : public FlowTracker {
+class ValidatingTracker final : public ValidatingPair<FlowTracker> {
  public:
   ValidatingTracker(std::unique_ptr<FlowTracker> engine, const FlowConfig& config)
-      : engine_(std::move(engine)),
-        ref_(detail::make_ref_tracker(config)),
-        id_("validate:" + std::string(engine_->id())) {}
-  std::string_view id() const noexcept override { return id_; }
+      : ValidatingPair(std::move(engine), detail::make_ref_tracker(config), "ref.flow") {}
   const FlowConfig& config() const noexcept override { return engine_->config(); }
   FlowCounters counters() const override { return engine_->counters(); }
   Status advance(uint64_t now_ns, std::vector<FlowRecord>& ended) override {
@@ -69,15 +67,14 @@ class ValidatingTracker final : public FlowTracker {
     std::vector<PacketFlow> want(infos.size);
     std::vector<FlowRecord> want_ended;
     WARPATH_TRY(ref_->track(infos, metas, {want.data(), infos.size}, want_ended));
-    for (uint32_t i = 0; i < infos.size; ++i) {
-      const PacketFlow& a = out[i];
-      const PacketFlow& b = want[i];
-      if (a.serial != b.serial || a.dir != b.dir || a.track != b.track || a.created != b.created)
-        return Status(Errc::kInvalidArgument, std::string(engine_->id()) +
-                                           " differs from ref.flow at packet " +
-                                           std::to_string(i) + ": " + describe(a) +
-                                           ", reference " + describe(b));
-    }
+    WARPATH_TRY(first_difference(
+        infos.size, "packet",
+        [&](uint32_t i) {
+          const PacketFlow &a = out[i], &b = want[i];
+          return a.serial == b.serial && a.dir == b.dir && a.track == b.track &&
+                 a.created == b.created;
+        },
+        [&](uint32_t i) { return ": " + describe(out[i]) + ", reference " + describe(want[i]); }));
     return compare(ended, before, want_ended);
   }
 
@@ -85,21 +82,10 @@ class ValidatingTracker final : public FlowTracker {
   // The flows ended since `from` and the counters, against the reference's.
   Status compare(const std::vector<FlowRecord>& got, size_t from,
                  const std::vector<FlowRecord>& want) const {
-    if (got.size() - from != want.size())
-      return Status(Errc::kInvalidArgument, std::string(engine_->id()) + " ended " +
-                                         std::to_string(got.size() - from) + " flows, ref.flow " +
-                                         std::to_string(want.size()));
-    for (size_t i = 0; i < want.size(); ++i)
-      if (!(got[from + i] == want[i]))
-        return Status(Errc::kInvalidArgument, std::string(engine_->id()) + " ended flow #" +
-                                           std::to_string(i) + " as " + describe(got[from + i]) +
-                                           ", ref.flow as " + describe(want[i]));
-    if (!(engine_->counters() == ref_->counters()))
-      return Status(Errc::kInvalidArgument, std::string(engine_->id()) + ": counters differ from ref.flow");
-    return Status::ok();
+    WARPATH_TRY(same_records(got, from, want, "ended flows",
+                             [](const FlowRecord& r) { return describe(r); }));
+    return same_counters(engine_->counters(), ref_->counters());
   }
-  std::unique_ptr<FlowTracker> engine_, ref_;
-  std::string id_;
 };
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <random>
 
+#include "core/validating.hpp"
 #include "ipsec/core/crypto_core.hpp"
 #include "ipsec/core/esp_core.hpp"
 #include "ipsec/engines.hpp"
@@ -30,12 +31,10 @@ Result<std::unique_ptr<EspCrypto>> make_plain(std::string_view id, Span<const Sa
 
 // Seals with the engine and the reference on copies and compares every byte; opens with both
 // and compares the verdicts and the texts that verified.
-class ValidatingEsp final : public EspCrypto {
+class ValidatingEsp final : public ValidatingPair<EspCrypto> {
  public:
   ValidatingEsp(std::unique_ptr<EspCrypto> e, std::unique_ptr<EspCrypto> r, Span<const SaKeys> keys)
-      : engine_(std::move(e)), ref_(std::move(r)), keys_(keys.begin(), keys.end()),
-        id_("validate:" + std::string(engine_->id())) {}
-  std::string_view id() const noexcept override { return id_; }
+      : ValidatingPair(std::move(e), std::move(r), "ref.esp"), keys_(keys.begin(), keys.end()) {}
   Status seal(Span<const CryptoOp> ops) const override {
     std::vector<std::vector<uint8_t>> copies;
     std::vector<CryptoOp> ref_ops = copy(ops, copies);
@@ -69,21 +68,19 @@ class ValidatingEsp final : public EspCrypto {
                  const uint8_t* ok, const uint8_t* ref_ok, const char* what) const {
     for (uint32_t k = 0; k < ops.size; ++k) {
       if (ok && ok[k] != ref_ok[k])
-        return Status(Errc::kInvalidArgument, id_ + ": packet " + std::to_string(k) + ": ICV " +
-                                                  (ok[k] ? "verified" : "failed") + ", ref.esp's " +
-                                                  (ref_ok[k] ? "verified" : "failed"));
+        return differs(": packet " + std::to_string(k) + ": ICV " +
+                       (ok[k] ? "verified" : "failed") + ", ref.esp's " +
+                       (ref_ok[k] ? "verified" : "failed"));
       const uint32_t n = ok ? core::kEspHead + ops[k].text_len : bytes(ops[k]);
       const auto* got  = ops[k].esp;
       for (uint32_t b = 0; b < n; ++b)
         if (got[b] != ref[k][b])
-          return Status(Errc::kInvalidArgument, id_ + ": packet " + std::to_string(k) + " " + what +
-                                                    ": byte " + std::to_string(b) + " differs from ref.esp's");
+          return differs(": packet " + std::to_string(k) + " " + what + ": byte " +
+                         std::to_string(b) + " differs from ref.esp's");
     }
     return Status::ok();
   }
-  std::unique_ptr<EspCrypto> engine_, ref_;
   std::vector<SaKeys> keys_;
-  std::string id_;
 };
 
 }  // namespace

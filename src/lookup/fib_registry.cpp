@@ -2,9 +2,9 @@
 // include/warpath/lookup/fib.hpp), the validating wrapper, and route checks.
 #include <chrono>
 #include <mutex>
-#include <shared_mutex>
 #include <vector>
 
+#include "core/validating.hpp"
 #include "lookup/engines.hpp"
 #include "warpath/core/cuda_device.hpp"
 
@@ -21,68 +21,44 @@ std::string route_text(Ip6 prefix, unsigned len) {
   return format_ipv6(prefix) + "/" + std::to_string(len);
 }
 
-// Runs an engine and ref.lpm side by side: updates go to both, every lookup batch is compared.
-// A lock makes each update atomic across the pair (a lookup between the engine's update and
-// the reference's would see them disagree); the engine alone needs no such lock.
-class ValidatingFib final : public Fib {
+// An engine beside ref.lpm (core/validating.hpp): updates go to both, every lookup batch is
+// compared.
+class ValidatingFib final : public ValidatingPair<Fib> {
  public:
-  ValidatingFib(std::unique_ptr<Fib> engine, std::unique_ptr<Fib> ref, std::string id)
-      : engine_(std::move(engine)), ref_(std::move(ref)), id_(std::move(id)) {}
-  std::string_view id() const noexcept override { return id_; }
+  ValidatingFib(std::unique_ptr<Fib> engine, std::unique_ptr<Fib> ref)
+      : ValidatingPair(std::move(engine), std::move(ref), "ref.lpm") {}
 
   Status do_lookup4(Span<const uint32_t> addrs, Span<NextHop> out, ExecContext& ctx) const override {
     std::shared_lock lock(mutex_);
     WARPATH_TRY(engine_->lookup4(addrs, out, ctx));
     std::vector<NextHop> want(addrs.size);
     WARPATH_TRY(ref_->lookup4(addrs, {want.data(), addrs.size}, ctx));
-    for (uint32_t i = 0; i < addrs.size; ++i)
-      if (out[i] != want[i]) return mismatch(i, format_ipv4(addrs[i]), out[i], want[i]);
-    return Status::ok();
+    return first_difference(addrs.size, "address", [&](uint32_t i) { return out[i] == want[i]; },
+                            [&](uint32_t i) { return answers(format_ipv4(addrs[i]), out[i], want[i]); });
   }
   Status do_lookup6(Span<const Ip6> addrs, Span<NextHop> out, ExecContext& ctx) const override {
     std::shared_lock lock(mutex_);
     WARPATH_TRY(engine_->lookup6(addrs, out, ctx));
     std::vector<NextHop> want(addrs.size);
     WARPATH_TRY(ref_->lookup6(addrs, {want.data(), addrs.size}, ctx));
-    for (uint32_t i = 0; i < addrs.size; ++i)
-      if (out[i] != want[i]) return mismatch(i, format_ipv6(addrs[i]), out[i], want[i]);
-    return Status::ok();
+    return first_difference(addrs.size, "address", [&](uint32_t i) { return out[i] == want[i]; },
+                            [&](uint32_t i) { return answers(format_ipv6(addrs[i]), out[i], want[i]); });
   }
-  Status add4(const Route4& r) override {
-    return both([&](Fib& f) { return f.add4(r); });
-  }
-  Status add6(const Route6& r) override {
-    return both([&](Fib& f) { return f.add6(r); });
-  }
+  Status add4(const Route4& r) override { return update_both([&](Fib& f) { return f.add4(r); }); }
+  Status add6(const Route6& r) override { return update_both([&](Fib& f) { return f.add6(r); }); }
   Status remove4(uint32_t p, uint8_t len) override {
-    return both([&](Fib& f) { return f.remove4(p, len); });
+    return update_both([&](Fib& f) { return f.remove4(p, len); });
   }
   Status remove6(Ip6 p, uint8_t len) override {
-    return both([&](Fib& f) { return f.remove6(p, len); });
+    return update_both([&](Fib& f) { return f.remove6(p, len); });
   }
   FibStats stats() const override { return engine_->stats(); }
 
  private:
-  template <class Op>
-  Status both(const Op& op) {
-    std::unique_lock lock(mutex_);
-    Status a       = op(*engine_);
-    const Status b = op(*ref_);
-    if (a.code() != b.code())
-      return Status(Errc::kInvalidArgument, std::string(engine_->id()) + " answered '" +
-                                                a.to_string() + "' to an update, ref.lpm '" +
-                                                b.to_string() + "'");
-    return a;
-  }
-  Status mismatch(uint32_t i, const std::string& addr, NextHop got, NextHop want) const {
+  static std::string answers(const std::string& addr, NextHop got, NextHop want) {
     auto text = [](NextHop nh) { return nh == kNoRoute ? std::string("-1") : std::to_string(nh); };
-    return Status(Errc::kInvalidArgument, std::string(engine_->id()) + " differs from ref.lpm at " +
-                                              "address " + std::to_string(i) + " (" + addr +
-                                              "): got " + text(got) + ", reference " + text(want));
+    return " (" + addr + "): got " + text(got) + ", reference " + text(want);
   }
-  std::unique_ptr<Fib> engine_, ref_;
-  std::string id_;
-  mutable std::shared_mutex mutex_;
 };
 
 }  // namespace
@@ -154,7 +130,7 @@ Result<std::unique_ptr<Fib>> make_fib(std::string_view requested, const RouteTab
   if (!engine.is_ok() || !validating) return engine;
   WARPATH_ASSIGN_OR_RETURN(auto ref, detail::make_ref_fib(table));
   return std::unique_ptr<Fib>(
-      std::make_unique<ValidatingFib>(std::move(engine).value(), std::move(ref), "validate:" + id));
+      std::make_unique<ValidatingFib>(std::move(engine).value(), std::move(ref)));
 }
 
 Status apply_update(Fib& fib, const RouteUpdate& u, uint64_t* absent) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <random>
 
+#include "core/validating.hpp"
 #include "nids/detector_base.hpp"
 
 namespace warpath::nids {
@@ -17,34 +18,30 @@ std::string hits_text(const DetectImage& img, const std::vector<Hit>& h) {
   return s + "]";
 }
 
-class ValidatingDetector final : public Detector {
+class ValidatingDetector final : public ValidatingPair<Detector> {
  public:
   ValidatingDetector(std::unique_ptr<Detector> e, std::unique_ptr<Detector> r)
-      : engine_(std::move(e)), ref_(std::move(r)), id_("validate:" + std::string(engine_->id())) {}
-  std::string_view id() const noexcept override { return id_; }
+      : ValidatingPair(std::move(e), std::move(r), "ref.nids") {}
   Status inspect(const Unit& u, std::vector<Hit>& hits) override {
     const size_t from = hits.size();
     WARPATH_TRY(engine_->inspect(u, hits));
     std::vector<Hit> got(hits.begin() + long(from), hits.end()), want;
     WARPATH_TRY(ref_->inspect(u, want));
-    if (got != want) {
-      // The first rule one matched and the other did not, as written.
-      std::string rule;
-      for (const std::vector<Hit>* side : {&got, &want})
-        for (const Hit& h : *side)
-          if (rule.empty() && (std::find(got.begin(), got.end(), h) == got.end() ||
-                               std::find(want.begin(), want.end(), h) == want.end()))
-            rule = image().rules()[h.rule].text;
-      return Status(Errc::kInvalidArgument,
-                    std::string(engine_->id()) + " matched sids " + hits_text(image(), got) +
-                        ", ref.nids " + hits_text(image(), want) + " (unit " +
-                        std::to_string(++units_) + ", flow " + std::to_string(u.flow) + ", " +
-                        (u.buffer == Buffer::kStream ? "stream" : "packet") + " of " +
-                        std::to_string(u.len) + " bytes from " + std::to_string(u.new_from) +
-                        "; rule: " + rule + ")");
-    }
     ++units_;
-    return Status::ok();
+    if (got == want) return Status::ok();
+    // The first rule one matched and the other did not, as written.
+    std::string rule;
+    for (const std::vector<Hit>* side : {&got, &want})
+      for (const Hit& h : *side)
+        if (rule.empty() && (std::find(got.begin(), got.end(), h) == got.end() ||
+                             std::find(want.begin(), want.end(), h) == want.end()))
+          rule = image().rules()[h.rule].text;
+    return differs(" matched sids " + hits_text(image(), got) + ", ref.nids " +
+                   hits_text(image(), want) + " (unit " + std::to_string(units_) + ", flow " +
+                   std::to_string(u.flow) + ", " +
+                   (u.buffer == Buffer::kStream ? "stream" : "packet") + " of " +
+                   std::to_string(u.len) + " bytes from " + std::to_string(u.new_from) +
+                   "; rule: " + rule + ")");
   }
   void end_flow(uint64_t flow) override {
     engine_->end_flow(flow);
@@ -54,8 +51,6 @@ class ValidatingDetector final : public Detector {
   const DetectImage& image() const noexcept override { return engine_->image(); }
 
  private:
-  std::unique_ptr<Detector> engine_, ref_;
-  std::string id_;
   uint64_t units_ = 0;
 };
 

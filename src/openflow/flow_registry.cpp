@@ -4,6 +4,7 @@
 #include <random>
 #include <string>
 
+#include "core/validating.hpp"
 #include "warpath/core/cuda_device.hpp"
 #include "warpath/openflow/flow_lookup.hpp"
 
@@ -51,27 +52,21 @@ class CpuFlow final : public FlowLookup {
   std::shared_ptr<const FlowImage> image_;
 };
 
-class ValidatingFlow final : public FlowLookup {
+class ValidatingFlow final : public ValidatingPair<FlowLookup> {
  public:
   ValidatingFlow(std::unique_ptr<FlowLookup> e, std::unique_ptr<FlowLookup> r)
-      : engine_(std::move(e)), ref_(std::move(r)), id_("validate:" + std::string(engine_->id())) {}
-  std::string_view id() const noexcept override { return id_; }
+      : ValidatingPair(std::move(e), std::move(r), "ref.flowtable") {}
   Status lookup(Span<const packet::OfTuple> keys, Span<uint32_t> ids) const override {
     WARPATH_TRY(engine_->lookup(keys, ids));
     std::vector<uint32_t> want(keys.size);
     WARPATH_TRY(ref_->lookup(keys, {want.data(), keys.size}));
-    for (uint32_t i = 0; i < keys.size; ++i)
-      if (ids[i] != want[i])
-        return Status(Errc::kInvalidArgument, std::string(engine_->id()) + ": key " + std::to_string(i) +
-                                           " of " + std::to_string(keys.size) + " hits flow " +
-                                           std::to_string(ids[i]) + ", ref.flowtable says " +
-                                           std::to_string(want[i]));
-    return Status::ok();
+    return first_difference(keys.size, "key", [&](uint32_t i) { return ids[i] == want[i]; },
+                            [&](uint32_t i) {
+                              return " of " + std::to_string(keys.size) + ": hits flow " +
+                                     std::to_string(ids[i]) + ", reference flow " +
+                                     std::to_string(want[i]);
+                            });
   }
-
- private:
-  std::unique_ptr<FlowLookup> engine_, ref_;
-  std::string id_;
 };
 
 Result<std::unique_ptr<FlowLookup>> make_plain(std::string_view id, const FlowTable& table) {

@@ -2,6 +2,7 @@
 // include/warpath/packet/parser.hpp).
 #include <cstdio>
 
+#include "core/validating.hpp"
 #include "packet/engines.hpp"
 #include "warpath/core/cuda_device.hpp"
 
@@ -12,26 +13,20 @@ bool always() { return true; }
 bool have_gpu() { return cuda_device_count() > 0; }
 
 // Runs an engine and the reference on the same batch; fails on the first difference.
-class ValidatingParser final : public Parser {
+class ValidatingParser final : public ValidatingPair<Parser> {
  public:
-  ValidatingParser(std::unique_ptr<Parser> engine, std::string id)
-      : engine_(std::move(engine)), ref_(detail::make_ref_parser()), id_(std::move(id)) {}
-  std::string_view id() const noexcept override { return id_; }
+  explicit ValidatingParser(std::unique_ptr<Parser> engine)
+      : ValidatingPair(std::move(engine), detail::make_ref_parser(), "ref.parse") {}
   Status do_parse(const BatchView& batch, Span<PacketInfo> out, ExecContext& ctx) const override {
     WARPATH_TRY(engine_->parse(batch, out, ctx));
     std::vector<PacketInfo> want(batch.count);
     WARPATH_TRY(ref_->parse(batch, {want.data(), batch.count}, ctx));
     for (uint32_t i = 0; i < batch.count; ++i)
       if (!(out[i] == want[i]))
-        return Status(Errc::kInvalidArgument, std::string(engine_->id()) +
-                                                  " differs from ref.parse at " +
-                                                  detail::describe_difference(i, out[i], want[i]));
+        return differs(" differs from ref.parse at " +
+                       detail::describe_difference(i, out[i], want[i]));
     return Status::ok();
   }
-
- private:
-  std::unique_ptr<Parser> engine_, ref_;
-  std::string id_;
 };
 
 }  // namespace
@@ -63,8 +58,7 @@ Result<std::unique_ptr<Parser>> make_parser(std::string_view requested) {
 #endif
   if (!engine) return Status(Errc::kNotFound, "no factory for parser engine " + id);
   if (validating)
-    return std::unique_ptr<Parser>(
-        std::make_unique<ValidatingParser>(std::move(engine), "validate:" + id));
+    return std::unique_ptr<Parser>(std::make_unique<ValidatingParser>(std::move(engine)));
   return engine;
 }
 

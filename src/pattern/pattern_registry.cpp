@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <random>
 
+#include "core/validating.hpp"
 #include "pattern/engines.hpp"
 #include "pattern/matches.hpp"
 #include "pattern/regex/automaton.hpp"
@@ -20,7 +21,7 @@ std::string describe(const Match& m) {
 }
 
 // The first difference between two sorted match lists, or "".
-std::string first_difference(std::string_view who, const std::vector<Match>& got,
+std::string match_difference(std::string_view who, const std::vector<Match>& got,
                              const std::vector<Match>& want) {
   const size_t n = std::min(got.size(), want.size());
   for (size_t i = 0; i < n; ++i)
@@ -52,7 +53,7 @@ class ValidatingStream final : public Stream {
     std::vector<Match> want;
     WARPATH_TRY(ref_->close(want));
     detail::sort_unique(got_, 0);
-    const std::string diff = first_difference(who_ + " (stream)", got_, want);
+    const std::string diff = match_difference(who_ + " (stream)", got_, want);
     return diff.empty() ? Status::ok() : Status(Errc::kInvalidArgument, diff);
   }
   size_t state_bytes() const override { return engine_->state_bytes(); }
@@ -63,11 +64,10 @@ class ValidatingStream final : public Stream {
   std::vector<Match> got_;
 };
 
-class ValidatingMatcher final : public Matcher {
+class ValidatingMatcher final : public ValidatingPair<Matcher> {
  public:
   ValidatingMatcher(std::unique_ptr<Matcher> e, std::unique_ptr<Matcher> r)
-      : engine_(std::move(e)), ref_(std::move(r)), id_("validate:" + std::string(engine_->id())) {}
-  std::string_view id() const noexcept override { return id_; }
+      : ValidatingPair(std::move(e), std::move(r), "ref.pattern") {}
   size_t patterns() const override { return engine_->patterns(); }
   size_t database_bytes() const override { return engine_->database_bytes(); }
   Status scan(const uint8_t* data, size_t len, std::vector<Match>& out) override {
@@ -75,7 +75,7 @@ class ValidatingMatcher final : public Matcher {
     WARPATH_TRY(engine_->scan(data, len, out));
     std::vector<Match> got(out.begin() + long(from), out.end()), want;
     WARPATH_TRY(ref_->scan(data, len, want));
-    const std::string diff = first_difference(engine_->id(), got, want);
+    const std::string diff = match_difference(engine_->id(), got, want);
     return diff.empty() ? Status::ok() : Status(Errc::kInvalidArgument, diff);
   }
   Status scan_blocks(const Block* blocks, uint32_t n, std::vector<Match>* out) override {
@@ -83,7 +83,7 @@ class ValidatingMatcher final : public Matcher {
     for (uint32_t i = 0; i < n; ++i) {
       std::vector<Match> want;
       WARPATH_TRY(ref_->scan(blocks[i].data, blocks[i].len, want));
-      const std::string diff = first_difference(engine_->id(), out[i], want);
+      const std::string diff = match_difference(engine_->id(), out[i], want);
       if (!diff.empty())
         return Status(Errc::kInvalidArgument, "block " + std::to_string(i) + ": " + diff);
     }
@@ -97,10 +97,6 @@ class ValidatingMatcher final : public Matcher {
     return std::unique_ptr<Stream>(
         std::make_unique<ValidatingStream>(std::move(*e), std::move(*r), std::string(engine_->id())));
   }
-
- private:
-  std::unique_ptr<Matcher> engine_, ref_;
-  std::string id_;
 };
 
 Result<std::unique_ptr<Matcher>> make_engine(const std::string& id, const std::vector<Pattern>& ps) {

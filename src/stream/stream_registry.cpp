@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "core/validating.hpp"
 #include "stream/engines.hpp"
 #include "warpath/net/addr_text.hpp"
 #include "warpath/stream/generate.hpp"
@@ -35,13 +36,10 @@ std::string describe(const Recorded& r) {
 
 // An engine and ref.stream side by side; fails on the first difference in the chunks (data,
 // gaps, offsets) or the counters.
-class ValidatingReassembler final : public Reassembler {
+class ValidatingReassembler final : public ValidatingPair<Reassembler> {
  public:
   ValidatingReassembler(std::unique_ptr<Reassembler> engine, const StreamConfig& config)
-      : engine_(std::move(engine)),
-        ref_(detail::make_ref_reassembler(config)),
-        id_("validate:" + std::string(engine_->id())) {}
-  std::string_view id() const noexcept override { return id_; }
+      : ValidatingPair(std::move(engine), detail::make_ref_reassembler(config), "ref.stream") {}
   const StreamConfig& config() const noexcept override { return engine_->config(); }
   StreamCounters counters() const override { return engine_->counters(); }
   size_t flows() const override { return engine_->flows(); }
@@ -57,6 +55,8 @@ class ValidatingReassembler final : public Reassembler {
   }
 
  private:
+  // The call on both; the chunks each delivered (the engine's also to `sink`) and the counters
+  // compared.
   template <class Call>
   Status both(Call call, const ChunkSink& sink) {
     std::vector<Recorded> got, want;
@@ -72,23 +72,16 @@ class ValidatingReassembler final : public Reassembler {
       if (sink) sink(c);
     }));
     WARPATH_TRY(call(*ref_, recorder(want)));
-    const std::string who = std::string(engine_->id());
     if (got.size() != want.size())
-      return Status(Errc::kInvalidArgument, who + " delivered " + std::to_string(got.size()) +
-                                                " chunks, ref.stream " + std::to_string(want.size()));
+      return differs(" delivered " + std::to_string(got.size()) + " chunks, ref.stream " +
+                     std::to_string(want.size()));
     for (size_t i = 0; i < got.size(); ++i)
       if (!(got[i] == want[i]))
-        return Status(Errc::kInvalidArgument, who + " chunk " + std::to_string(i) + ": " +
-                                                  describe(got[i]) + ", ref.stream " +
-                                                  describe(want[i]) +
-                                                  (got[i].bytes != want[i].bytes ? " (bytes differ)" : ""));
-    if (!(engine_->counters() == ref_->counters()))
-      return Status(Errc::kInvalidArgument, who + ": counters differ from ref.stream");
-    return Status::ok();
+        return differs(" chunk " + std::to_string(i) + ": " + describe(got[i]) + ", ref.stream " +
+                       describe(want[i]) +
+                       (got[i].bytes != want[i].bytes ? " (bytes differ)" : ""));
+    return same_counters(engine_->counters(), ref_->counters());
   }
-
-  std::unique_ptr<Reassembler> engine_, ref_;
-  std::string id_;
 };
 
 }  // namespace
