@@ -547,6 +547,38 @@ Status dpdk_start(const DpdkOptions& o) {
   return g_start_status;
 }
 
+unsigned dpdk_free_hugepages_mb() {
+  bool mounted = false;
+  if (std::FILE* f = std::fopen("/proc/mounts", "r")) {
+    char line[512];
+    while (std::fgets(line, sizeof line, f))
+      if (std::strstr(line, " hugetlbfs ")) mounted = true;
+    std::fclose(f);
+  }
+  if (!mounted) return 0;
+  unsigned long free_pages = 0, page_kb = 0;
+  if (std::FILE* f = std::fopen("/proc/meminfo", "r")) {
+    char line[128];
+    while (std::fgets(line, sizeof line, f)) {
+      std::sscanf(line, "HugePages_Free: %lu", &free_pages);
+      std::sscanf(line, "Hugepagesize: %lu kB", &page_kb);
+    }
+    std::fclose(f);
+  }
+  return page_kb == 2048 ? unsigned(free_pages * 2) : 0;
+}
+
+const char* dpdk_pages_text(const DpdkOptions& o) {
+  return o.huge ? "2 MB hugepages" : "4 KB pages (--no-huge)";
+}
+
+std::string dpdk_hugepages_hint(unsigned memory_mb) {
+  return "DPDK runs on 4 KB pages here, not at its best: reserve " +
+         std::to_string((memory_mb + 1) / 2) +
+         " hugepages (echo N > /proc/sys/vm/nr_hugepages; hugetlbfs mounted, e.g. on "
+         "/dev/hugepages) for its tables";
+}
+
 std::string dpdk_eal_args() { return g_eal_args; }
 std::string dpdk_version() {
   std::string v = rte_version();  // "DPDK 22.11.11"

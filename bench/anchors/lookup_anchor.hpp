@@ -119,6 +119,16 @@ struct DpdkOptions {
   bool huge = false;
 };
 
+/// Free 2 MB hugepages that EAL can use, in MB: HugePages_Free when a hugetlbfs is mounted
+/// (/proc/mounts), else 0. A caller sets DpdkOptions::huge when this covers its memory_mb.
+unsigned dpdk_free_hugepages_mb();
+/// Where the anchors' memory comes from, for reports: "2 MB hugepages" or "4 KB pages
+/// (--no-huge)".
+const char* dpdk_pages_text(const DpdkOptions& options);
+/// What to tell a user whose anchors run on 4 KB pages (DPDK is then not at its best): how to
+/// reserve `memory_mb` of hugepages.
+std::string dpdk_hugepages_hint(unsigned memory_mb);
+
 /// Starts EAL (once per process; later calls return the first call's outcome).
 Status dpdk_start(const DpdkOptions& options);
 /// The EAL arguments dpdk_start used ("" before it ran), for reports.

@@ -100,18 +100,6 @@ double best_rate(const Options& o, const std::vector<packet::OfTuple>& seq, uint
   return best;
 }
 
-// Free 2 MB hugepages, in MB (0 when none or unknown).
-unsigned free_hugepages_mb() {
-  std::FILE* f = std::fopen("/proc/meminfo", "r");
-  if (!f) return 0;
-  char line[128];
-  unsigned long free = 0;
-  while (std::fgets(line, sizeof line, f))
-    if (std::sscanf(line, "HugePages_Free: %lu", &free) == 1) break;
-  std::fclose(f);
-  return unsigned(free * 2);
-}
-
 bool parse_list(const char* s, std::vector<uint32_t>& out) {
   out.clear();
   std::string t = s;
@@ -312,11 +300,11 @@ int main(int argc, char** argv) {
   bench::DpdkOptions dpdk;
   dpdk.lcore     = o.lcore;
   dpdk.memory_mb = 1024;
-  dpdk.huge      = free_hugepages_mb() >= dpdk.memory_mb;
+  dpdk.huge      = bench::dpdk_free_hugepages_mb() >= dpdk.memory_mb;
   const Status eal = bench::dpdk_start(dpdk);
   if (!eal.is_ok()) std::fprintf(stderr, "warpath-flow-bench: %s (no anchor rows)\n", eal.message().c_str());
   const std::string memory_note = std::string("rte_hash memory: ") +
-                                  (dpdk.huge ? "2 MB hugepages" : "4 KB pages (--no-huge)") +
+                                  bench::dpdk_pages_text(dpdk) +
                                   "; warpath's tables: transparent huge pages (madvise)";
 #else
   const std::string memory_note = "no DPDK in this build: no rte_hash rows";

@@ -59,6 +59,46 @@ Result<std::unique_ptr<Chain>> build(const Tables& t, const char* text, bool off
   return Chain::build(specs, env);
 }
 
+constexpr uint32_t kMaxPackets = 20000;
+
+// `n` generated packets of `seed`, their TTLs spread around the filter's minimum (the
+// generator's are all 64).
+Result<packet::PacketBatch> traffic(uint64_t seed, uint32_t n) {
+  gen::TrafficParams p;
+  p.count      = n;
+  p.seed       = seed;
+  p.flows      = 300;
+  p.vlan_share = 0.1;
+  WARPATH_ASSIGN_OR_RETURN(packet::PacketBatch in, gen::batch_for(n));
+  WARPATH_TRY(gen::generate_traffic(p, in));
+  for (uint32_t i = 0; i < in.size(); ++i) {
+    uint8_t* d = in.data(i);
+    if (in.meta(i).caplen >= 34 && d[12] == 0x08 && d[13] == 0x00 && (d[14] >> 4) == 4) {
+      const uint8_t old = d[22], ttl = uint8_t(1 + (i * 7) % 128);
+      d[22]             = ttl;
+      // RFC 1624 incremental update of the header checksum (TTL is the high byte of word 4).
+      uint32_t sum = uint16_t(~(d[24] << 8 | d[25])) + uint16_t(~(old << 8)) + uint16_t(ttl << 8);
+      sum          = (sum & 0xFFFF) + (sum >> 16);
+      sum          = (sum & 0xFFFF) + (sum >> 16);
+      d[24]        = uint8_t(~sum >> 8);
+      d[25]        = uint8_t(~sum);
+    }
+  }
+  return in;
+}
+
+// The distinct reasons and contexts of a run's outcomes.
+std::pair<size_t, size_t> paths_taken(const std::vector<ChainOutcome>& outcomes) {
+  std::vector<std::string> reasons, contexts;
+  for (const ChainOutcome& o : outcomes) {
+    if (std::find(reasons.begin(), reasons.end(), o.reason) == reasons.end())
+      reasons.push_back(o.reason);
+    if (std::find(contexts.begin(), contexts.end(), o.context) == contexts.end())
+      contexts.push_back(o.context);
+  }
+  return {reasons.size(), contexts.size()};
+}
+
 }  // namespace
 
 Result<std::vector<ChainOutcome>> run_chain_frames(const Chain& chain,
@@ -132,32 +172,8 @@ CheckReport check_chain_engine(std::string_view id, uint64_t seed, uint64_t item
     return report;
   }
   // Packets run one per frame through the reference chain: bounded, so the check stays quick.
-  const auto n = uint32_t(std::clamp<uint64_t>(items, 1, 20000));
+  uint32_t n = uint32_t(std::clamp<uint64_t>(items, 1, kMaxPackets));
   const Tables t(seed);
-  gen::TrafficParams p;
-  p.count      = n;
-  p.seed       = seed;
-  p.flows      = 300;
-  p.vlan_share = 0.1;
-  auto in      = gen::batch_for(n);
-  if (!in.is_ok() || !gen::generate_traffic(p, *in).is_ok()) {
-    report.detail = "could not generate traffic";
-    return report;
-  }
-  // TTLs spread around the filter's minimum (the generator's are all 64).
-  for (uint32_t i = 0; i < in->size(); ++i) {
-    uint8_t* d = in->data(i);
-    if (in->meta(i).caplen >= 34 && d[12] == 0x08 && d[13] == 0x00 && (d[14] >> 4) == 4) {
-      const uint8_t old = d[22], ttl = uint8_t(1 + (i * 7) % 128);
-      d[22]             = ttl;
-      // RFC 1624 incremental update of the header checksum (TTL is the high byte of word 4).
-      uint32_t sum = uint16_t(~(d[24] << 8 | d[25])) + uint16_t(~(old << 8)) + uint16_t(ttl << 8);
-      sum          = (sum & 0xFFFF) + (sum >> 16);
-      sum          = (sum & 0xFFFF) + (sum >> 16);
-      d[24]        = uint8_t(~sum >> 8);
-      d[25]        = uint8_t(~sum);
-    }
-  }
   auto fast = build(t, kFast, true, device);
   auto ref  = build(t, kReference, false, "cpu");
   if (!fast.is_ok() || !ref.is_ok()) {
@@ -166,25 +182,30 @@ CheckReport check_chain_engine(std::string_view id, uint64_t seed, uint64_t item
     report.detail   = s.message();
     return report;
   }
-  auto want = run_chain_frames(**ref, *in, 1, Place::kCpu);
-  if (!want.is_ok()) {
-    report.detail = "reference chain: " + want.status().message();
-    return report;
-  }
-  // The check means something only if the chain's paths are all taken.
-  if (n >= 1000) {
-    std::vector<std::string> reasons, contexts;
-    for (const ChainOutcome& o : *want) {
-      if (std::find(reasons.begin(), reasons.end(), o.reason) == reasons.end())
-        reasons.push_back(o.reason);
-      if (std::find(contexts.begin(), contexts.end(), o.context) == contexts.end())
-        contexts.push_back(o.context);
-    }
-    if (reasons.size() < 4 || contexts.size() < 2) {
-      report.detail = "the generated traffic takes only " + std::to_string(reasons.size()) +
-                      " reasons and " + std::to_string(contexts.size()) + " contexts";
+  // The check means something only if the chain's paths are all taken: from 1,000 packets on,
+  // traffic that misses some (a seed whose rules few packets meet) is generated again, larger.
+  Result<packet::PacketBatch> in = Status(Errc::kNotFound, "no traffic yet");
+  Result<std::vector<ChainOutcome>> want = Status(Errc::kNotFound, "no traffic yet");
+  for (;;) {
+    in = traffic(seed, n);
+    if (!in.is_ok()) {
+      report.detail = "could not generate traffic: " + in.status().message();
       return report;
     }
+    want = run_chain_frames(**ref, *in, 1, Place::kCpu);
+    if (!want.is_ok()) {
+      report.detail = "reference chain: " + want.status().message();
+      return report;
+    }
+    if (n < 1000) break;
+    const auto [reasons, contexts] = paths_taken(*want);
+    if (reasons >= 4 && contexts >= 2) break;
+    if (n == kMaxPackets) {
+      report.detail = "the generated traffic takes only " + std::to_string(reasons) +
+                      " reasons and " + std::to_string(contexts) + " contexts";
+      return report;
+    }
+    n = std::min(2 * n, kMaxPackets);
   }
   for (uint32_t batch : {1u, 31u, 32u, 33u, 1024u, 8192u}) {
     auto got = run_chain_frames(**fast, *in, batch, Place::kOffload);
