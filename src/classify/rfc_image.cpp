@@ -1,9 +1,12 @@
 // RFC tree building: see rfc_image.hpp.
 #include "classify/rfc_image.hpp"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <numeric>
 #include <utility>
 
@@ -573,8 +576,15 @@ void PackedTables::release() {
 }
 
 void PackedTables::finish() {
-  const uint64_t bytes = std::max<uint64_t>(64, (size_ + 63) & ~uint64_t(63));
-  buffer_.reset(static_cast<uint8_t*>(std::aligned_alloc(64, bytes)));
+  // Tables of 2 MiB and more on transparent huge pages (2 MiB-aligned, advised), as the lookup
+  // images are: a random read then rarely waits on a page walk.
+  constexpr uint64_t kHuge = uint64_t(2) << 20;
+  const bool huge      = size_ >= kHuge;
+  const uint64_t align = huge ? kHuge : 64;
+  const uint64_t bytes = std::max<uint64_t>(64, (size_ + align - 1) & ~(align - 1));
+  buffer_.reset(static_cast<uint8_t*>(std::aligned_alloc(align, bytes)));
+  if (!buffer_) throw std::bad_alloc();
+  if (huge) ::madvise(buffer_.get(), bytes, MADV_HUGEPAGE);  // advice only
   // Only the padding is cleared, so that each part's pages are first touched as it is copied
   // (and the part freed): the peak stays near one copy of the tables, not two.
   uint64_t at = 0;
