@@ -89,7 +89,11 @@ if runs[0].get("note"):
 d = runs[0]["dpdk"]
 if d["available"]:
     have = [v["name"] for v in d["variants"] if v["available"]]
-    out += [f"DPDK {d.get('version', '-')} rte_acl ({', '.join(have)}): EAL `{d.get('eal_args', '')}`", ""]
+    out += [f"DPDK {d.get('version', '-')} rte_acl ({', '.join(have)}). EAL per set (pages differ "
+            f"where too few hugepages were free):", ""]
+    out += [f"- {r['dataset']['name']}: `{r['dpdk'].get('eal_args', '')}`"
+            + (f" ({r['dpdk']['pages']})" if r["dpdk"].get("pages") else "") for r in runs]
+    out += [""]
 else:
     out += ["DPDK rte_acl unavailable: " + d.get("why_not", ""), ""]
 if not big:

@@ -10,6 +10,8 @@
 #include <rte_malloc.h>
 #include <rte_version.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -532,7 +534,9 @@ Status dpdk_start(const DpdkOptions& o) {
                                      std::to_string(o.lcore),
                                      "--log-level=" + std::to_string(o.log_level),
                                      "--force-max-simd-bitwidth=512"};
-    if (!o.huge) args.insert(args.begin() + 1, "--no-huge");
+    // On hugepages, --in-memory: no rtemap files are left in the hugetlbfs holding their pages
+    // after the process ends (the next run would find too few free and fall back).
+    args.insert(args.begin() + 1, o.huge ? "--in-memory" : "--no-huge");
     for (size_t i = 1; i < args.size(); ++i) g_eal_args += (i > 1 ? " " : "") + args[i];
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
@@ -552,20 +556,25 @@ unsigned dpdk_free_hugepages_mb() {
   if (std::FILE* f = std::fopen("/proc/mounts", "r")) {
     char line[512];
     while (std::fgets(line, sizeof line, f))
-      if (std::strstr(line, " hugetlbfs ")) mounted = true;
+      if (std::strstr(line, " hugetlbfs ") && !std::strstr(line, "pagesize=1G")) {
+        char dir[256];
+        if (std::sscanf(line, "%*s %255s", dir) == 1 && ::access(dir, W_OK) == 0) mounted = true;
+      }
     std::fclose(f);
   }
   if (!mounted) return 0;
-  unsigned long free_pages = 0, page_kb = 0;
+  unsigned long free_pages = 0, reserved = 0, page_kb = 0;
   if (std::FILE* f = std::fopen("/proc/meminfo", "r")) {
     char line[128];
     while (std::fgets(line, sizeof line, f)) {
       std::sscanf(line, "HugePages_Free: %lu", &free_pages);
+      std::sscanf(line, "HugePages_Rsvd: %lu", &reserved);
       std::sscanf(line, "Hugepagesize: %lu kB", &page_kb);
     }
     std::fclose(f);
   }
-  return page_kb == 2048 ? unsigned(free_pages * 2) : 0;
+  if (page_kb != 2048 || free_pages <= reserved) return 0;  // promised pages are not free
+  return unsigned((free_pages - reserved) * 2);
 }
 
 const char* dpdk_pages_text(const DpdkOptions& o) {

@@ -108,7 +108,7 @@ class LookupAnchor {
   double build_ms_       = 0;
 };
 
-/// How EAL is started: `[--no-huge] --no-pci -m <memory_mb> --log-level=<log_level>
+/// How EAL is started: `--in-memory|--no-huge --no-pci -m <memory_mb> --log-level=<log_level>
 /// --force-max-simd-bitwidth=512 --no-shconf --no-telemetry -l <lcore>`.
 struct DpdkOptions {
   unsigned memory_mb = 1024;
@@ -119,8 +119,8 @@ struct DpdkOptions {
   bool huge = false;
 };
 
-/// Free 2 MB hugepages that EAL can use, in MB: HugePages_Free when a hugetlbfs is mounted
-/// (/proc/mounts), else 0. A caller sets DpdkOptions::huge when this covers its memory_mb.
+/// Free 2 MB hugepages that EAL can use, in MB: HugePages_Free less HugePages_Rsvd when a
+/// writable hugetlbfs of 2 MB pages is mounted (/proc/mounts), else 0. A caller sets DpdkOptions::huge when this covers its memory_mb.
 unsigned dpdk_free_hugepages_mb();
 /// Where the anchors' memory comes from, for reports: "2 MB hugepages" or "4 KB pages
 /// (--no-huge)".

@@ -83,13 +83,15 @@ class ValidatingPair : public Iface {
     return differs(": counters differ from " + std::string(ref_name_));
   }
 
-  /// An update applied to both under the pair's write lock: the engine's status when both
-  /// answered alike (both applied it, or both refused it with the same code), else an error
-  /// naming both answers.
+  /// An update applied to both under the pair's write lock. An engine that cannot take
+  /// updates (kNotSupported) answers alone and the reference is left as it was; otherwise both
+  /// apply it and the engine's status is returned when both answered alike (both applied it,
+  /// or both refused it with the same code), else an error naming both answers.
   template <class Op>
   Status update_both(const Op& op) {
     std::unique_lock lock(mutex_);
-    Status a       = op(*engine_);
+    Status a = op(*engine_);
+    if (a.code() == Errc::kNotSupported) return a;
     const Status b = op(*ref_);
     if (a.code() != b.code())
       return differs(" answered '" + a.to_string() + "' to an update, " + std::string(ref_name_) +

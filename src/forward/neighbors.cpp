@@ -41,7 +41,7 @@ bool parse_uint(std::string_view text, T max, T& out) {
 
 bool is_unicast_mac(const Mac& m) { return (m[0] & 1) == 0; }
 
-// The route files' address syntax (lookup::parse_ipv4/parse_ipv6: the dotted quad and the
+// The route files' address syntax (net::parse_ipv4/parse_ipv6: the dotted quad and the
 // RFC 4291 text forms).
 bool parse_address(std::string_view text, RouterAddress& out) {
   if (lookup::parse_ipv4(text, out.v4)) {

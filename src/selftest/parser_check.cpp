@@ -6,6 +6,7 @@
 
 #include "packet/engines.hpp"
 #include "warpath/gen/traffic.hpp"
+#include "warpath/selftest/catalogue.hpp"
 
 namespace warpath::packet {
 

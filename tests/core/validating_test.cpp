@@ -31,11 +31,12 @@ class Toy final : public Doubler {
     return Status::ok();
   }
   Status insert(int v) override {
-    if (refuse_all_ || v < 0) return Status(Errc::kInvalidArgument, "no");
+    if (refuse_all_ || v < 0) return Status(refuse_code, "no");
     inserted.push_back(v);
     return Status::ok();
   }
   std::vector<int> inserted;
+  Errc refuse_code = Errc::kInvalidArgument;
 
  private:
   std::string id_;
@@ -118,6 +119,15 @@ TEST(ValidatingPair, UpdatesGoToBothAndDisagreementIsAnError) {
   const Status both = v.insert(-1);
   EXPECT_EQ(both.code(), Errc::kInvalidArgument);
   EXPECT_EQ(both.message(), "no");
+
+  // An engine that takes no updates answers alone; the reference is not changed.
+  auto fixed = std::make_unique<Toy>("cpu.fixed", 2, /*refuse_all=*/true);
+  fixed->refuse_code = Errc::kNotSupported;
+  auto ref2  = std::make_unique<Toy>("ref.toy", 2);
+  Toy* r2    = ref2.get();
+  ValidatingToy frozen(std::move(fixed), std::move(ref2));
+  EXPECT_EQ(frozen.insert(4).code(), Errc::kNotSupported);
+  EXPECT_TRUE(r2->inserted.empty());
 
   ValidatingToy split(std::make_unique<Toy>("cpu.toy", 2),
                       std::make_unique<Toy>("ref.toy", 2, /*refuse_all=*/true));

@@ -92,7 +92,7 @@ struct Address {
   Ip6 v6{};
 };
 
-// ---- text parsing (warpath_core: no files) -------------------------------------------------
+// ---- text parsing (warpath_lookup: no files) -----------------------------------------------
 
 /// Address text (net/addr_text.hpp), named here for the route code.
 using net::format_ipv4;

@@ -1,6 +1,6 @@
 // include/warpath/runtime/chain_check.hpp
 //
-// The differential check of chains, for the self-test (core/selftest.hpp) and the tests: a
+// The differential check of chains, for the self-test (selftest/selftest.hpp) and the tests: a
 // chain of three modules with a context key splitting the batch (acl with goto:inspect rules
 // -> ttl-filter(when=inspect) -> router) shaded on the offload place's engines, frame by frame
 // at several batch sizes, against the same chain on the reference engines (ref.linear,

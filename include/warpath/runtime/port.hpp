@@ -160,7 +160,7 @@ struct PortSpec {
 };
 Result<PortSpec> parse_port_spec(std::string_view name, std::string_view spec);
 
-/// Ports that need only the C library and Linux headers (in warpath_core, so GPU machines
+/// Ports that need only the C library and Linux headers (in warpath_runtime, so GPU machines
 /// without extra packages have them): gen, null, afpacket. kNotSupported for other kinds.
 Result<std::unique_ptr<Port>> open_builtin_port(std::string_view name, const PortSpec& spec,
                                                 const PortOptions& options);

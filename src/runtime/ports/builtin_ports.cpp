@@ -1,4 +1,4 @@
-// open_builtin_port(): the kinds warpath_core can open by itself (gen, null, afpacket).
+// open_builtin_port(): the kinds warpath_runtime can open by itself (gen, null, afpacket).
 #include "runtime/ports/port_impl.hpp"
 
 namespace warpath::runtime {

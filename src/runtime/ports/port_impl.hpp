@@ -1,7 +1,7 @@
 // src/runtime/ports/port_impl.hpp: what the port implementations share (not a public header).
 //
 // Each kind of port lives in its own file and is reached only through its open_*_port()
-// function: the built-in kinds (gen, null, afpacket) from open_builtin_port() in warpath_core,
+// function: the built-in kinds (gen, null, afpacket) from open_builtin_port() in warpath_runtime,
 // pcap and afxdp from open_port() in warpath_runtime_sys (they need libpcap and libxdp).
 //
 // Counters are per RX queue and per TX worker, each on its own cache line: every slot has one

@@ -1,11 +1,11 @@
-// open_port(): every kind of port. pcap, afxdp and dpdk need libraries warpath_core does
+// open_port(): every kind of port. pcap, afxdp and dpdk need libraries warpath_runtime does
 // without, so they are opened here; the rest by open_builtin_port().
 #include "runtime/ports/port_impl.hpp"
 
 namespace warpath::runtime {
 
 namespace detail {
-// dpdk_port.cpp (declared here: port_impl.hpp lists the kinds warpath_core knows of).
+// dpdk_port.cpp (declared here: port_impl.hpp lists the kinds warpath_runtime knows of).
 Result<std::unique_ptr<Port>> open_dpdk_port(std::string_view name, const PortSpec& spec,
                                              const PortOptions& options);
 }  // namespace detail
