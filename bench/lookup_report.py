@@ -6,7 +6,8 @@ rte_fib's variants, rte_lpm6, rte_fib6's); ratios are best pass against best pas
 of the rounds' paired passes, on which the goal (1.5x) is judged."""
 import glob, json, os, sys, datetime
 tmp, status = sys.argv[1], int(sys.argv[2])
-if os.path.isfile(tmp):  # a combined report written before: its runs, summarised again
+combined = os.path.isfile(tmp)  # a combined report written before: summarised again, kept as is
+if combined:
     runs = json.load(open(tmp))["runs"]
 else:
     runs = [json.load(open(p)) for p in sorted(glob.glob(os.path.join(tmp, "run*.json")))]
@@ -15,10 +16,11 @@ if not runs:
 commit = runs[0].get("commit") or "unknown"
 date = runs[0]["date"][:10] if runs[0].get("date") else datetime.datetime.utcnow().strftime("%Y-%m-%d")
 base = f"bench/results/lookup-cpu-{date}-{commit}"
-with open(base + ".json", "w") as f:
-    json.dump({"tool": "scripts/bench-lookup.sh", "commit": commit, "date": runs[0]["date"],
-               "passed": status == 0 and all(r["check"]["passed"] for r in runs),
-               "runs": runs}, f, indent=2)
+if not combined:
+    with open(base + ".json", "w") as f:
+        json.dump({"tool": "scripts/bench-lookup.sh", "commit": commit, "date": runs[0]["date"],
+                   "passed": status == 0 and all(r["check"]["passed"] for r in runs),
+                   "runs": runs}, f, indent=2)
 m = runs[0]["machine"]
 out = [f"# IP lookup, {date}, commit {commit}", "",
        f"{m['cpu']}, {m['logical_cores']} logical cores, pinned to cpu {m['pinned_cpu']}; "
@@ -82,4 +84,4 @@ out += ["image: lookup tables only (warpath FibStats::memory_bytes; DPDK tbl24 +
         "configured). total: warpath images + RIB estimate; DPDK heap growth across the build "
         "(rules, RIB, mempools included).", ""]
 open(base + ".md", "w").write("\n".join(out))
-print(f"bench-lookup: wrote {base}.json and {base}.md")
+print(f"bench-lookup: wrote {base}.md" if combined else f"bench-lookup: wrote {base}.json and {base}.md")

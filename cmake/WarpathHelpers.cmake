@@ -15,10 +15,10 @@ endfunction()
 #                [IF <variable>])
 # One module of src/: the static library warpath_<name> from its SOURCES (globs relative to
 # src/; CUDA globs only when CUDA is built), linked to the modules it DEPENDS on and to nothing
-# else, so a module that uses another without saying so fails to build. PATHS (relative to the
-# repository root) are the files the module owns: tests/layering/test_layering.py reads these
-# calls and fails on any #include that crosses to a module not in DEPENDS (or its own), and on
-# cycles. IF: build the module only when the variable is true (a module that depends on one not
+# else. Static libraries alone would not stop a module from using one it does not declare (the
+# program's link supplies it), so PATHS (relative to the repository root) name the files the
+# module owns, and tests/layering/test_layering.py reads these calls and fails on any #include
+# that crosses to a module not in DEPENDS, and on cycles. IF: build the module only when the variable is true (a module that depends on one not
 # built is built without that dependency; its sources test the same condition).
 function(warpath_module name)
   cmake_parse_arguments(M "" "IF" "PATHS;SOURCES;CUDA;DEPENDS" ${ARGN})

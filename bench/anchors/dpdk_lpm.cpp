@@ -499,59 +499,10 @@ class RteFib6 final : public LookupAnchor {
 std::once_flag g_start_once;
 Status g_start_status(Errc::kNotBuilt, "DPDK EAL not started");
 std::string g_eal_args;
+bool g_huge = false;  // EAL started on hugepages
 
-}  // namespace
-
-Status LookupAnchor::build4(const std::vector<Route4>&) { return wrong_family(name(), true); }
-Status LookupAnchor::build6(const std::vector<Route6>&) { return wrong_family(name(), false); }
-void LookupAnchor::lookup4(const uint32_t*, NextHop* out, uint32_t n) const {
-  std::fill(out, out + n, kNoRoute);
-}
-void LookupAnchor::lookup6(const Ip6Net*, NextHop* out, uint32_t n) const {
-  std::fill(out, out + n, kNoRoute);
-}
-
-Ip6Net to_network(Ip6 a) {
-  Ip6Net n{};
-  to_bytes(a, n.b);
-  return n;
-}
-std::vector<Ip6Net> to_network(const std::vector<Ip6>& addrs) {
-  std::vector<Ip6Net> out(addrs.size());
-  for (size_t i = 0; i < addrs.size(); ++i) to_bytes(addrs[i], out[i].b);
-  return out;
-}
-
-Status dpdk_start(const DpdkOptions& o) {
-  std::call_once(g_start_once, [&] {
-    std::vector<std::string> args = {"warpath",
-                                     "--no-pci",
-                                     "--no-shconf",
-                                     "--no-telemetry",
-                                     "-m",
-                                     std::to_string(o.memory_mb),
-                                     "-l",
-                                     std::to_string(o.lcore),
-                                     "--log-level=" + std::to_string(o.log_level),
-                                     "--force-max-simd-bitwidth=512"};
-    // On hugepages, --in-memory: no rtemap files are left in the hugetlbfs holding their pages
-    // after the process ends (the next run would find too few free and fall back).
-    args.insert(args.begin() + 1, o.huge ? "--in-memory" : "--no-huge");
-    for (size_t i = 1; i < args.size(); ++i) g_eal_args += (i > 1 ? " " : "") + args[i];
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    // EAL parses a copy: getopt permutes argv.
-    if (rte_eal_init(int(args.size()), argv.data()) < 0)
-      g_start_status = Status(Errc::kNotSupported,
-                              std::string("DPDK EAL did not start: ") + rte_strerror(rte_errno));
-    else
-      g_start_status = Status::ok();
-  });
-  return g_start_status;
-}
-
-unsigned dpdk_free_hugepages_mb() {
+// Free 2 MB hugepages EAL can use, in MB (see DpdkOptions::huge).
+unsigned free_hugepages_mb() {
   bool mounted = false;
   if (std::FILE* f = std::fopen("/proc/mounts", "r")) {
     char line[512];
@@ -577,18 +528,68 @@ unsigned dpdk_free_hugepages_mb() {
   return unsigned((free_pages - reserved) * 2);
 }
 
-const char* dpdk_pages_text(const DpdkOptions& o) {
-  return o.huge ? "2 MB hugepages" : "4 KB pages (--no-huge)";
+}  // namespace
+
+Status LookupAnchor::build4(const std::vector<Route4>&) { return wrong_family(name(), true); }
+Status LookupAnchor::build6(const std::vector<Route6>&) { return wrong_family(name(), false); }
+void LookupAnchor::lookup4(const uint32_t*, NextHop* out, uint32_t n) const {
+  std::fill(out, out + n, kNoRoute);
+}
+void LookupAnchor::lookup6(const Ip6Net*, NextHop* out, uint32_t n) const {
+  std::fill(out, out + n, kNoRoute);
 }
 
-std::string dpdk_hugepages_hint(unsigned memory_mb) {
-  return "DPDK runs on 4 KB pages here, not at its best: reserve " +
-         std::to_string((memory_mb + 1) / 2) +
-         " hugepages (echo N > /proc/sys/vm/nr_hugepages; hugetlbfs mounted, e.g. on "
-         "/dev/hugepages) for its tables";
+Ip6Net to_network(Ip6 a) {
+  Ip6Net n{};
+  to_bytes(a, n.b);
+  return n;
+}
+std::vector<Ip6Net> to_network(const std::vector<Ip6>& addrs) {
+  std::vector<Ip6Net> out(addrs.size());
+  for (size_t i = 0; i < addrs.size(); ++i) to_bytes(addrs[i], out[i].b);
+  return out;
+}
+
+Status dpdk_start(const DpdkOptions& o) {
+  std::call_once(g_start_once, [&] {
+    g_huge = o.huge && free_hugepages_mb() >= o.memory_mb;
+    if (!g_huge)
+      std::fprintf(stderr,
+                   "bench: DPDK runs on 4 KB pages here, not at its best: reserve %u hugepages "
+                   "(echo N > /proc/sys/vm/nr_hugepages; a hugetlbfs mounted, e.g. on "
+                   "/dev/hugepages) for its tables\n",
+                   (o.memory_mb + 1) / 2);
+    std::vector<std::string> args = {"warpath",
+                                     "--no-pci",
+                                     "--no-shconf",
+                                     "--no-telemetry",
+                                     "-m",
+                                     std::to_string(o.memory_mb),
+                                     "-l",
+                                     std::to_string(o.lcore),
+                                     "--log-level=" + std::to_string(o.log_level),
+                                     "--force-max-simd-bitwidth=512"};
+    // On hugepages, --in-memory: no rtemap files are left in the hugetlbfs holding their pages
+    // after the process ends (the next run would find too few free and fall back).
+    args.insert(args.begin() + 1, g_huge ? "--in-memory" : "--no-huge");
+    for (size_t i = 1; i < args.size(); ++i) g_eal_args += (i > 1 ? " " : "") + args[i];
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    // EAL parses a copy: getopt permutes argv.
+    if (rte_eal_init(int(args.size()), argv.data()) < 0)
+      g_start_status = Status(Errc::kNotSupported,
+                              std::string("DPDK EAL did not start: ") + rte_strerror(rte_errno));
+    else
+      g_start_status = Status::ok();
+  });
+  return g_start_status;
 }
 
 std::string dpdk_eal_args() { return g_eal_args; }
+const char* dpdk_pages_text() {
+  return g_eal_args.empty() ? "" : g_huge ? "2 MB hugepages" : "4 KB pages (--no-huge)";
+}
 std::string dpdk_version() {
   std::string v = rte_version();  // "DPDK 22.11.11"
   return v.rfind("DPDK ", 0) == 0 ? v.substr(5) : v;

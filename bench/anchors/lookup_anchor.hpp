@@ -114,20 +114,15 @@ struct DpdkOptions {
   unsigned memory_mb = 1024;
   int lcore          = 0;  ///< the CPU the caller benchmarks on (EAL pins its main thread there)
   int log_level      = 3;  ///< RTE_LOG_ERR
-  /// Hugepages (a mounted hugetlbfs with memory_mb free in 2 MB pages), as DPDK runs at its
-  /// best; without, --no-huge (4 KB pages).
-  bool huge = false;
+  /// On 2 MB hugepages (--in-memory) when a writable hugetlbfs has memory_mb of them free
+  /// (HugePages_Free less HugePages_Rsvd), as DPDK runs at its best; else, or when false,
+  /// --no-huge (4 KB pages), with a hint on stderr saying how to reserve them.
+  bool huge = true;
 };
 
-/// Free 2 MB hugepages that EAL can use, in MB: HugePages_Free less HugePages_Rsvd when a
-/// writable hugetlbfs of 2 MB pages is mounted (/proc/mounts), else 0. A caller sets DpdkOptions::huge when this covers its memory_mb.
-unsigned dpdk_free_hugepages_mb();
-/// Where the anchors' memory comes from, for reports: "2 MB hugepages" or "4 KB pages
-/// (--no-huge)".
-const char* dpdk_pages_text(const DpdkOptions& options);
-/// What to tell a user whose anchors run on 4 KB pages (DPDK is then not at its best): how to
-/// reserve `memory_mb` of hugepages.
-std::string dpdk_hugepages_hint(unsigned memory_mb);
+/// Where the anchors' memory came from, for reports ("2 MB hugepages" or "4 KB pages
+/// (--no-huge)"); "" before dpdk_start ran.
+const char* dpdk_pages_text();
 
 /// Starts EAL (once per process; later calls return the first call's outcome).
 Status dpdk_start(const DpdkOptions& options);

@@ -300,11 +300,10 @@ int main(int argc, char** argv) {
   bench::DpdkOptions dpdk;
   dpdk.lcore     = o.lcore;
   dpdk.memory_mb = 1024;
-  dpdk.huge      = bench::dpdk_free_hugepages_mb() >= dpdk.memory_mb;
   const Status eal = bench::dpdk_start(dpdk);
   if (!eal.is_ok()) std::fprintf(stderr, "warpath-flow-bench: %s (no anchor rows)\n", eal.message().c_str());
   const std::string memory_note = std::string("rte_hash memory: ") +
-                                  bench::dpdk_pages_text(dpdk) +
+                                  bench::dpdk_pages_text() +
                                   "; warpath's tables: transparent huge pages (madvise)";
 #else
   const std::string memory_note = "no DPDK in this build: no rte_hash rows";

@@ -10,6 +10,7 @@
 #include "warpath/forward/router.hpp"
 #include "warpath/io/text_file.hpp"
 #include "warpath/lookup/route.hpp"
+#include "warpath/net/addr_text.hpp"
 
 namespace warpath::forward {
 
@@ -44,17 +45,14 @@ bool is_unicast_mac(const Mac& m) { return (m[0] & 1) == 0; }
 // The route files' address syntax (net::parse_ipv4/parse_ipv6: the dotted quad and the
 // RFC 4291 text forms).
 bool parse_address(std::string_view text, RouterAddress& out) {
-  if (lookup::parse_ipv4(text, out.v4)) {
+  if (net::parse_ipv4(text, out.v4)) {
     out.is_v6 = false;
     return true;
   }
-  lookup::Ip6 a;
-  if (!lookup::parse_ipv6(text, a)) return false;
+  net::Ip6 a;
+  if (!net::parse_ipv6(text, a)) return false;
   out.is_v6 = true;
-  for (int i = 0; i < 8; ++i) {
-    out.v6[size_t(i)]     = uint8_t(a.hi >> (56 - 8 * i));
-    out.v6[size_t(8 + i)] = uint8_t(a.lo >> (56 - 8 * i));
-  }
+  net::ip6_to_bytes(a, out.v6.data());
   return true;
 }
 

@@ -33,16 +33,18 @@ class ValidatingFib final : public ValidatingPair<Fib> {
     WARPATH_TRY(engine_->lookup4(addrs, out, ctx));
     std::vector<NextHop> want(addrs.size);
     WARPATH_TRY(ref_->lookup4(addrs, {want.data(), addrs.size}, ctx));
-    return first_difference(addrs.size, "address", [&](uint32_t i) { return out[i] == want[i]; },
-                            [&](uint32_t i) { return answers(format_ipv4(addrs[i]), out[i], want[i]); });
+    return first_difference(
+        addrs.size, "address", [&](uint32_t i) { return out[i] == want[i]; },
+        [&](uint32_t i) { return answers(format_ipv4(addrs[i]), out[i], want[i]); });
   }
   Status do_lookup6(Span<const Ip6> addrs, Span<NextHop> out, ExecContext& ctx) const override {
     std::shared_lock lock(mutex_);
     WARPATH_TRY(engine_->lookup6(addrs, out, ctx));
     std::vector<NextHop> want(addrs.size);
     WARPATH_TRY(ref_->lookup6(addrs, {want.data(), addrs.size}, ctx));
-    return first_difference(addrs.size, "address", [&](uint32_t i) { return out[i] == want[i]; },
-                            [&](uint32_t i) { return answers(format_ipv6(addrs[i]), out[i], want[i]); });
+    return first_difference(
+        addrs.size, "address", [&](uint32_t i) { return out[i] == want[i]; },
+        [&](uint32_t i) { return answers(format_ipv6(addrs[i]), out[i], want[i]); });
   }
   Status add4(const Route4& r) override { return update_both([&](Fib& f) { return f.add4(r); }); }
   Status add6(const Route6& r) override { return update_both([&](Fib& f) { return f.add6(r); }); }

@@ -59,7 +59,9 @@ class ValidatingToy final : public ValidatingPair<Doubler> {
     WARPATH_TRY(ref_->answer(keys, want));
     return first_difference(
         uint32_t(keys.size()), "key", [&](uint32_t i) { return out[i] == want[i]; },
-        [&](uint32_t i) { return ": got " + std::to_string(out[i]) + ", want " + std::to_string(want[i]); });
+        [&](uint32_t i) {
+          return ": got " + std::to_string(out[i]) + ", want " + std::to_string(want[i]);
+        });
   }
   Status insert(int v) override {
     return update_both([&](Doubler& d) { return d.insert(v); });

@@ -563,10 +563,7 @@ int run_bench_lookup(const BenchLookupOptions& o) {
     d.lcore     = cpu;
     d.memory_mb = bench::dpdk_memory_mb_for(run4 ? full.v4 : std::vector<lookup::Route4>{},
                                             run6 ? full.v6 : std::vector<lookup::Route6>{});
-    d.huge = bench::dpdk_free_hugepages_mb() >= d.memory_mb;  // DPDK at its best where it can be
-    fmt::print(stderr, "bench: starting DPDK EAL ({} MB, {})\n", d.memory_mb,
-               bench::dpdk_pages_text(d));
-    if (!d.huge) fmt::print(stderr, "bench: {}\n", bench::dpdk_hugepages_hint(d.memory_mb));
+    fmt::print(stderr, "bench: starting DPDK EAL ({} MB)\n", d.memory_mb);
     const Status s = bench::dpdk_start(d);
     {  // EAL pins its main thread to the lcore; keep our pin whatever it did.
       cpu_set_t set;
@@ -577,7 +574,7 @@ int run_bench_lookup(const BenchLookupOptions& o) {
     dpdk_j = {{"available", s.is_ok()},
               {"version", bench::dpdk_version()},
               {"eal_args", bench::dpdk_eal_args()},
-              {"pages", bench::dpdk_pages_text(d)},
+              {"pages", bench::dpdk_pages_text()},
               {"variants", nlohmann::json::array()}};
     if (!s.is_ok()) {
       dpdk_j["why_not"] = s.message();

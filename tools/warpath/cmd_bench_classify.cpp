@@ -750,16 +750,13 @@ int run_bench_classify(const BenchClassifyOptions& o) {
     bench::DpdkOptions d;
     d.lcore     = cpu;
     d.memory_mb = bench::acl_memory_mb_for(rules);
-    d.huge = bench::dpdk_free_hugepages_mb() >= d.memory_mb;  // DPDK at its best where it can be
-    fmt::print(stderr, "bench: starting DPDK EAL ({} MB, {})\n", d.memory_mb,
-               bench::dpdk_pages_text(d));
-    if (!d.huge) fmt::print(stderr, "bench: {}\n", bench::dpdk_hugepages_hint(d.memory_mb));
+    fmt::print(stderr, "bench: starting DPDK EAL ({} MB)\n", d.memory_mb);
     const Status s = bench::dpdk_start(d);
     pin();  // EAL pins its main thread to the lcore; keep our pin whatever it did
     dpdk_j = {{"available", s.is_ok()},
               {"version", bench::dpdk_version()},
               {"eal_args", bench::dpdk_eal_args()},
-              {"pages", bench::dpdk_pages_text(d)},
+              {"pages", bench::dpdk_pages_text()},
               {"max_acl_mb", o.max_acl_mb},
               {"mem_available_mb", avail_mb},
               {"build_cap_mb", acl_cap_mb},
