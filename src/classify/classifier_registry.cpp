@@ -6,14 +6,12 @@
 #include <vector>
 
 #include "classify/engines.hpp"
+#include "core/engine_table.hpp"
 #include "core/validating.hpp"
 #include "warpath/core/cuda_device.hpp"
 
 namespace warpath::classify {
 namespace {
-
-bool always() { return true; }
-bool have_gpu() { return cuda_device_count() > 0; }
 
 std::string key_text(const KeyBatch& keys, uint32_t i) {
   std::string t = "[";
@@ -64,60 +62,115 @@ Result<std::unique_ptr<Classifier>> validated(std::unique_ptr<Classifier> engine
 
 }  // namespace
 
+namespace {
+
+// What auto and the make path need to know of an engine besides building it.
+struct ClassifierTraits {
+  bool five_tuple_only  = false;  ///< takes 5-tuple rules only, not OpenFlow's 12 fields
+  bool updates          = false;  ///< inserts and erases rules without a rebuild
+  bool for_updates_only = false;  ///< auto picks it only when updates are expected
+};
+
+using ClassifierTable = EngineTable<Classifier(const RuleSet&, const ClassifyParams&), ClassifierTraits>;
+
+ClassifierTable::Made validated_with(std::unique_ptr<Classifier> engine, const RuleSet& rules,
+                                     const ClassifyParams&) {
+  return validated(std::move(engine), rules);
+}
+
+const ClassifierTable& classifier_table() {
+  constexpr ClassifierTraits kAny{}, kFive{true, false, false}, kUpdates{false, true, false};
+  using P = const ClassifyParams&;
+  using R = const RuleSet&;
+  static const ClassifierTable table(
+      "classifier",
+      {
+          {{"ref.linear", "every rule, every field, in order (the oracle)", 0, engine_always},
+           [](R r, P) { return detail::make_ref_linear(r); },
+           kUpdates},
+          {{"cpu.linear", "GSwitch linear search, vectorised scan over SoA rule blocks", 3,
+            engine_always},
+           [](R r, P p) { return detail::make_cpu_linear(r, p); },
+           kAny},
+          {{"cpu.tuple", "tuple space search, cuckoo hash per class, classes ranked by hits", 7,
+            engine_always},
+           [](R r, P p) { return detail::make_cpu_tuple(r, p, false); },
+           kUpdates},
+          {{"cpu.bloom", "tuple search with a Bloom filter per class (k=2)", 8, engine_always},
+           [](R r, P p) { return detail::make_cpu_tuple(r, p, true); },
+           kUpdates},
+          {{"cpu.rfc", "Recursive Flow Classification, 4 phases (5-tuple)", 12, engine_always},
+           [](R r, P p) { return detail::make_cpu_rfc(r, p); },
+           kFive},
+          {{"cpu.tic", "RFC on addresses + range interpreter over 64-byte blocks (5-tuple)", 11,
+            engine_always},
+           [](R r, P p) { return detail::make_cpu_tic(r, p); },
+           kFive},
+          {{"cpu.split",
+            "address split: rules filed under one address prefix, B+ tree of intervals, short "
+            "runs; the rest by RFC (5-tuple)",
+            10, engine_always},
+           [](R r, P p) { return detail::make_cpu_split(r, p); },
+           kFive},
+          {{"cpu.tuplemerge",
+            "TupleMerge: rules whole in few relaxed-tuple hash tables; versioned updates while "
+            "classifying",
+            9, engine_always},
+           [](R r, P p) { return detail::make_cpu_tuplemerge(r, p); },
+           kUpdates},
+          {{"cpu.overlay",
+            "the best static engine over a snapshot, TupleMerge overlays of the changes, rebuilt "
+            "in the background (5-tuple; picked by auto when updates are expected)",
+            10, engine_always},
+           [](R r, P p) { return detail::make_cpu_overlay(r, p); },
+           {true, true, true}},
+#if defined(WARPATH_HAVE_CUDA)
+          {{"cuda.linear", "GSwitch Algorithm 1: shared-memory rules, SoA keys", 1,
+            cuda_engine_available},
+           [](R r, P p) { return detail::make_cuda_linear(r, p); },
+           kAny},
+          {{"cuda.tuple", "GSwitch Algorithm 4: a block per class (split at 256 rules)", 2,
+            cuda_engine_available},
+           [](R r, P p) { return detail::make_cuda_tuple(r, p, false); },
+           kUpdates},
+          {{"cuda.bloom", "GSwitch Algorithm 5: Bloom filter then cuckoo probe", 2,
+            cuda_engine_available},
+           [](R r, P p) { return detail::make_cuda_tuple(r, p, true); },
+           kUpdates},
+          {{"cuda.rfc", "RFC phases in CUDA (5-tuple)", 2, cuda_engine_available},
+           [](R r, P p) { return detail::make_cuda_rfc(r, p); },
+           kFive},
+          {{"cuda.tic", "TIC range interpreter in CUDA (5-tuple)", 2, cuda_engine_available},
+           [](R r, P p) { return detail::make_cuda_tic(r, p); },
+           kFive},
+          {{"cuda.split", "address split in CUDA, a thread per key (5-tuple)", 2,
+            cuda_engine_available},
+           [](R r, P p) { return detail::make_cuda_split(r, p); },
+           kFive},
+          {{"cuda.tuplemerge",
+            "TupleMerge in CUDA, a thread per key; updates upload small deltas", 2,
+            cuda_engine_available},
+           [](R r, P p) { return detail::make_cuda_tuplemerge(r, p); },
+           kUpdates},
+#endif
+      },
+      &validated_with);
+  return table;
+}
+
+}  // namespace
+
 bool takes_updates(std::string_view id) {
-  for (std::string_view e : {".tuple", ".bloom", ".tuplemerge", ".overlay", "ref.linear"})
-    if (id.size() >= e.size() && id.substr(id.size() - e.size()) == e) return true;
-  return false;
+  const auto* e = classifier_table().find(id);
+  return e && e->traits.updates;
 }
 
 bool takes_layout(std::string_view id, KeyLayout layout) {
-  if (layout == KeyLayout::kFiveTuple) return true;
-  for (std::string_view five : {".rfc", ".tic", ".split", ".overlay"})
-    if (id.find(five) != std::string_view::npos) return false;
-  return true;
+  const auto* e = classifier_table().find(id);
+  return e && (layout == KeyLayout::kFiveTuple || !e->traits.five_tuple_only);
 }
 
-std::vector<EngineInfo> classifier_engines() {
-  std::vector<EngineInfo> engines = {
-      {"ref.linear", "every rule, every field, in order (the oracle)", 0, &always},
-      {"cpu.linear", "GSwitch linear search, vectorised scan over SoA rule blocks", 3, &always},
-      {"cpu.tuple", "tuple space search, cuckoo hash per class, classes ranked by hits", 7,
-       &always},
-      {"cpu.bloom", "tuple search with a Bloom filter per class (k=2)", 8, &always},
-      {"cpu.rfc", "Recursive Flow Classification, 4 phases (5-tuple)", 12, &always},
-      {"cpu.tic", "RFC on addresses + range interpreter over 64-byte blocks (5-tuple)", 11,
-       &always},
-      {"cpu.split",
-       "address split: rules filed under one address prefix, B+ tree of intervals, short runs; "
-       "the rest by RFC (5-tuple)",
-       10, &always},
-      {"cpu.tuplemerge",
-       "TupleMerge: rules whole in few relaxed-tuple hash tables; versioned updates while "
-       "classifying",
-       9, &always},
-      {"cpu.overlay",
-       "the best static engine over a snapshot, TupleMerge overlays of the changes, rebuilt in "
-       "the background (5-tuple; picked by auto when updates are expected)",
-       10, &always},
-  };
-#if defined(WARPATH_HAVE_CUDA)
-  for (EngineInfo e : std::vector<EngineInfo>{
-           {"cuda.linear", "GSwitch Algorithm 1: shared-memory rules, SoA keys", 1, &have_gpu},
-           {"cuda.tuple", "GSwitch Algorithm 4: a block per class (split at 256 rules)", 2,
-            &have_gpu},
-           {"cuda.bloom", "GSwitch Algorithm 5: Bloom filter then cuckoo probe", 2, &have_gpu},
-           {"cuda.rfc", "RFC phases in CUDA (5-tuple)", 2, &have_gpu},
-           {"cuda.tic", "TIC range interpreter in CUDA (5-tuple)", 2, &have_gpu},
-           {"cuda.split", "address split in CUDA, a thread per key (5-tuple)", 2, &have_gpu},
-           {"cuda.tuplemerge", "TupleMerge in CUDA, a thread per key; updates re-upload the image",
-            2, &have_gpu},
-       })
-    engines.push_back(e);
-#else
-  (void)&have_gpu;
-#endif
-  return engines;
-}
+std::vector<EngineInfo> classifier_engines() { return classifier_table().infos(); }
 
 Result<std::unique_ptr<Classifier>> make_classifier(std::string_view requested,
                                                     const RuleSet& rules,
@@ -126,34 +179,14 @@ Result<std::unique_ptr<Classifier>> make_classifier(std::string_view requested,
   WARPATH_ASSIGN_OR_RETURN(
       const std::string id,
       resolve_engine(classifier_engines(), "classifier", requested, validating, false));
-  detail::Made engine = Status(Errc::kNotFound, "no factory for classifier engine " + id);
   if (id == "auto") {  // classification's own order: the best engine that can build the set
-    engine = make_best_classifier(rules, "", params);
+    detail::Made engine = make_best_classifier(rules, "", params);
     if (!engine.is_ok() || !validating) return engine;
     return validated(std::move(engine).value(), rules);
   }
   if (!takes_layout(id, rules.layout))
     return Status(Errc::kNotSupported, id + " classifies 5-tuple rules only, not OpenFlow rules");
-  if (id == "ref.linear") engine = detail::make_ref_linear(rules);
-  if (id == "cpu.linear") engine = detail::make_cpu_linear(rules, params);
-  if (id == "cpu.tuple") engine = detail::make_cpu_tuple(rules, params, false);
-  if (id == "cpu.bloom") engine = detail::make_cpu_tuple(rules, params, true);
-  if (id == "cpu.rfc") engine = detail::make_cpu_rfc(rules, params);
-  if (id == "cpu.tic") engine = detail::make_cpu_tic(rules, params);
-  if (id == "cpu.split") engine = detail::make_cpu_split(rules, params);
-  if (id == "cpu.tuplemerge") engine = detail::make_cpu_tuplemerge(rules, params);
-  if (id == "cpu.overlay") engine = detail::make_cpu_overlay(rules, params);
-#if defined(WARPATH_HAVE_CUDA)
-  if (id == "cuda.linear") engine = detail::make_cuda_linear(rules, params);
-  if (id == "cuda.tuple") engine = detail::make_cuda_tuple(rules, params, false);
-  if (id == "cuda.bloom") engine = detail::make_cuda_tuple(rules, params, true);
-  if (id == "cuda.rfc") engine = detail::make_cuda_rfc(rules, params);
-  if (id == "cuda.tic") engine = detail::make_cuda_tic(rules, params);
-  if (id == "cuda.split") engine = detail::make_cuda_split(rules, params);
-  if (id == "cuda.tuplemerge") engine = detail::make_cuda_tuplemerge(rules, params);
-#endif
-  if (!engine.is_ok() || !validating) return engine;
-  return validated(std::move(engine).value(), rules);
+  return classifier_table().make_resolved(id, validating, rules, params);
 }
 
 std::vector<std::string> classifier_algorithms() {
@@ -184,9 +217,10 @@ Result<std::unique_ptr<Classifier>> make_best_classifier(const RuleSet& rules,
   for (const EngineInfo& e : engines) {
     if (e.id == "ref.linear" || e.id.substr(0, prefix.size()) != prefix) continue;
     if (!takes_layout(e.id, rules.layout) || !e.available()) continue;
-    if (params.updates && !takes_updates(e.id)) continue;
+    const ClassifierTraits& traits = classifier_table().find(e.id)->traits;
+    if (params.updates && !traits.updates) continue;
     // The overlay is for updates only (and its snapshot is built by this same function).
-    if (!params.updates && e.id.size() >= 8 && e.id.substr(e.id.size() - 8) == ".overlay") continue;
+    if (!params.updates && traits.for_updates_only) continue;
     auto made = make_classifier(e.id, rules, limited);
     if (made.is_ok() ||
         (made.status().code() != Errc::kCapacity && made.status().code() != Errc::kNotSupported))

@@ -4,6 +4,9 @@
 
 namespace warpath {
 
+bool engine_always() { return true; }
+bool cuda_engine_available() { return cuda_device_count() > 0; }
+
 Result<std::string> resolve_auto(const std::vector<EngineInfo>& engines, std::string_view module) {
   const EngineInfo* best = nullptr;
   for (const auto& e : engines)

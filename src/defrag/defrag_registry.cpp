@@ -3,6 +3,7 @@
 // (include/warpath/defrag/defrag.hpp).
 #include <string>
 
+#include "core/engine_table.hpp"
 #include "core/validating.hpp"
 #include "defrag/engines.hpp"
 #include "defrag/generate.hpp"
@@ -10,8 +11,6 @@
 
 namespace warpath::defrag {
 namespace {
-
-bool always() { return true; }
 
 constexpr const char* kPolicyNames[] = {"first", "last", "bsd", "linux", "windows", "solaris"};
 
@@ -82,28 +81,35 @@ Status DefragConfig::validate() const {
   return Status::ok();
 }
 
-std::vector<EngineInfo> defrag_engines() {
-  return {
-      {"ref.defrag", "one map entry per buffered byte (the oracle)", 0, &always},
-      {"cpu.defrag", "fragment ranges in a sorted vector, pooled buffers", 10, &always},
-  };
+namespace {
+
+using DefragTable = EngineTable<Defragmenter(const DefragConfig&)>;
+
+const DefragTable& engine_table() {
+  static const DefragTable table(
+      "defrag",
+      {
+          {{"ref.defrag", "one map entry per buffered byte (the oracle)", 0, engine_always},
+           [](const DefragConfig& c) -> DefragTable::Made {
+             return detail::make_ref_defragmenter(c);
+           }},
+          {{"cpu.defrag", "fragment ranges in a sorted vector, pooled buffers", 10, engine_always},
+           [](const DefragConfig& c) -> DefragTable::Made {
+             return detail::make_cpu_defragmenter(c);
+           }},
+      },
+      &DefragTable::wrap<ValidatingDefragmenter>);
+  return table;
 }
+
+}  // namespace
+
+std::vector<EngineInfo> defrag_engines() { return engine_table().infos(); }
 
 Result<std::unique_ptr<Defragmenter>> make_defragmenter(std::string_view requested,
                                                         const DefragConfig& config) {
   WARPATH_TRY(config.validate());
-  bool validating = false;
-  auto resolved   = resolve_engine(defrag_engines(), "defrag", requested, validating);
-  if (!resolved.is_ok()) return resolved.status();
-  const std::string& id = *resolved;
-  std::unique_ptr<Defragmenter> engine;
-  if (id == "ref.defrag") engine = detail::make_ref_defragmenter(config);
-  if (id == "cpu.defrag") engine = detail::make_cpu_defragmenter(config);
-  if (!engine) return Status(Errc::kNotFound, "no factory for defrag engine " + id);
-  if (validating)
-    return std::unique_ptr<Defragmenter>(
-        std::make_unique<ValidatingDefragmenter>(std::move(engine), config));
-  return engine;
+  return engine_table().make(requested, config);
 }
 
 CheckReport check_defrag_engine(std::string_view id, uint64_t seed, uint64_t items) {

@@ -3,16 +3,13 @@
 #include <cstdio>
 #include <string>
 
+#include "core/engine_table.hpp"
 #include "core/validating.hpp"
 #include "flow/engines.hpp"
-#include "warpath/core/cuda_device.hpp"
 #include "warpath/flow/conversations.hpp"
 
 namespace warpath::flow {
 namespace {
-
-bool always() { return true; }
-bool have_gpu() { return cuda_device_count() > 0; }
 
 template <size_t N>
 const char* name_of(const char* const (&names)[N], unsigned i) {
@@ -159,42 +156,38 @@ Status FlowTracker::track(Span<const packet::PacketInfo> infos,
   return do_track(infos, metas, out, ended);
 }
 
-std::vector<EngineInfo> flow_engines() {
-  std::vector<EngineInfo> engines = {
-      {"ref.flow", "ordered map, linear expiry scans (the oracle)", 0, &always},
-      {"cpu.flow", "chained hash, prefetching batch loop, timeout lists per class", 10, &always},
-  };
+namespace {
+
+using TrackerTable = EngineTable<FlowTracker(const FlowConfig&)>;
+
+const TrackerTable& engine_table() {
+  static const TrackerTable table(
+      "flow",
+      {
+          {{"ref.flow", "ordered map, linear expiry scans (the oracle)", 0, engine_always},
+           [](const FlowConfig& c) -> TrackerTable::Made { return detail::make_ref_tracker(c); }},
+          {{"cpu.flow", "chained hash, prefetching batch loop, timeout lists per class", 10,
+            engine_always},
+           [](const FlowConfig& c) -> TrackerTable::Made { return detail::make_cpu_tracker(c); }},
 #if defined(WARPATH_HAVE_CUDA)
-  engines.push_back({"cuda.flow",
-                     "the batch keyed and hashed on the GPU (GASPP), the policy on cpu.flow's "
-                     "table",
-                     5, &have_gpu});
-#else
-  (void)&have_gpu;
+          {{"cuda.flow",
+            "the batch keyed and hashed on the GPU (GASPP), the policy on cpu.flow's table", 5,
+            cuda_engine_available},
+           [](const FlowConfig& c) { return detail::make_cuda_tracker(c); }},
 #endif
-  return engines;
+      },
+      &TrackerTable::wrap<ValidatingTracker>);
+  return table;
 }
+
+}  // namespace
+
+std::vector<EngineInfo> flow_engines() { return engine_table().infos(); }
 
 Result<std::unique_ptr<FlowTracker>> make_flow_tracker(std::string_view requested,
                                                        const FlowConfig& config) {
   WARPATH_TRY(config.validate());
-  bool validating = false;
-  auto resolved = resolve_engine(flow_engines(), "flow", requested, validating);
-  if (!resolved.is_ok()) return resolved.status();
-  const std::string& id = *resolved;
-  std::unique_ptr<FlowTracker> engine;
-  if (id == "ref.flow") engine = detail::make_ref_tracker(config);
-  if (id == "cpu.flow") engine = detail::make_cpu_tracker(config);
-#if defined(WARPATH_HAVE_CUDA)
-  if (id == "cuda.flow") {
-    WARPATH_ASSIGN_OR_RETURN(engine, detail::make_cuda_tracker(config));
-  }
-#endif
-  if (!engine) return Status(Errc::kNotFound, "no factory for flow engine " + id);
-  if (validating)
-    return std::unique_ptr<FlowTracker>(
-        std::make_unique<ValidatingTracker>(std::move(engine), config));
-  return engine;
+  return engine_table().make(requested, config);
 }
 
 }  // namespace warpath::flow

@@ -4,30 +4,17 @@
 #include <cstring>
 #include <random>
 
+#include "core/engine_table.hpp"
 #include "core/validating.hpp"
 #include "ipsec/core/crypto_core.hpp"
 #include "ipsec/core/esp_core.hpp"
 #include "ipsec/engines.hpp"
-#include "warpath/core/cuda_device.hpp"
 
 namespace warpath::ipsec {
 namespace {
 
 bool openssl_built() { return detail::have_openssl(); }
-[[maybe_unused]] bool have_gpu() { return cuda_device_count() > 0; }
 bool ipsec_mb_built() { return detail::have_ipsec_mb(); }
-
-Result<std::unique_ptr<EspCrypto>> make_plain(std::string_view id, Span<const SaKeys> keys) {
-  std::unique_ptr<EspCrypto> e;
-  if (id == "ref.esp") e = detail::make_openssl_esp(keys);
-  else if (id == "cpu.esp") e = detail::make_ipsec_mb_esp(keys);
-#if defined(WARPATH_HAVE_CUDA)
-  else if (id == "cuda.esp") return detail::make_cuda_esp(keys);
-#endif
-  else return Status(Errc::kNotFound, "unknown ESP engine '" + std::string(id) + "'");
-  if (!e) return Status(Errc::kNotSupported, std::string(id) + " could not start");
-  return e;
-}
 
 // Seals with the engine and the reference on copies and compares every byte; opens with both
 // and compares the verdicts and the texts that verified.
@@ -85,26 +72,45 @@ class ValidatingEsp final : public ValidatingPair<EspCrypto> {
 
 }  // namespace
 
-std::vector<EngineInfo> esp_engines() {
-  std::vector<EngineInfo> e = {
-      {"ref.esp", "OpenSSL EVP, one packet at a time (the reference)", 1, openssl_built},
-      {"cpu.esp", "intel-ipsec-mb burst API (multi-buffer SIMD lanes), 128 packets per burst", 10,
-       ipsec_mb_built},
-  };
-#if defined(WARPATH_HAVE_CUDA)
-  e.push_back({"cuda.esp", "AES-CTR + HMAC and AES-GCM on the GPU, a packet per thread "
-                           "(src/ipsec/core/crypto_core.hpp)", 5, have_gpu});
-#endif
-  return e;
+namespace {
+
+using EspTable = EngineTable<EspCrypto(Span<const SaKeys>)>;
+
+EspTable::Made validated(std::unique_ptr<EspCrypto> engine, Span<const SaKeys> keys) {
+  std::unique_ptr<EspCrypto> ref = detail::make_openssl_esp(keys);
+  if (!ref) return Status(Errc::kNotSupported, "validate: needs ref.esp: built without OpenSSL");
+  return std::unique_ptr<EspCrypto>(
+      std::make_unique<ValidatingEsp>(std::move(engine), std::move(ref), keys));
 }
 
+const EspTable& esp_table() {
+  static const EspTable table(
+      "ESP",
+      {
+          {{"ref.esp", "OpenSSL EVP, one packet at a time (the reference)", 1, openssl_built},
+           [](Span<const SaKeys> k) -> EspTable::Made { return detail::make_openssl_esp(k); }},
+          {{"cpu.esp",
+            "intel-ipsec-mb burst API (multi-buffer SIMD lanes), 128 packets per burst", 10,
+            ipsec_mb_built},
+           [](Span<const SaKeys> k) -> EspTable::Made { return detail::make_ipsec_mb_esp(k); }},
+#if defined(WARPATH_HAVE_CUDA)
+          {{"cuda.esp",
+            "AES-CTR + HMAC and AES-GCM on the GPU, a packet per thread "
+            "(src/ipsec/core/crypto_core.hpp)",
+            5, cuda_engine_available},
+           [](Span<const SaKeys> k) { return detail::make_cuda_esp(k); }},
+#endif
+      },
+      &validated);
+  return table;
+}
+
+}  // namespace
+
+std::vector<EngineInfo> esp_engines() { return esp_table().infos(); }
+
 Result<std::unique_ptr<EspCrypto>> make_esp_crypto(std::string_view id, Span<const SaKeys> keys) {
-  bool validating = false;
-  WARPATH_ASSIGN_OR_RETURN(std::string resolved, resolve_engine(esp_engines(), "ESP", id, validating));
-  WARPATH_ASSIGN_OR_RETURN(std::unique_ptr<EspCrypto> e, make_plain(resolved, keys));
-  if (!validating) return e;
-  WARPATH_ASSIGN_OR_RETURN(std::unique_ptr<EspCrypto> r, make_plain("ref.esp", keys));
-  return std::unique_ptr<EspCrypto>(std::make_unique<ValidatingEsp>(std::move(e), std::move(r), keys));
+  return esp_table().make(id, keys);
 }
 
 std::string_view cipher_name(Cipher c) {

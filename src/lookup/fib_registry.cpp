@@ -4,15 +4,12 @@
 #include <mutex>
 #include <vector>
 
+#include "core/engine_table.hpp"
 #include "core/validating.hpp"
 #include "lookup/engines.hpp"
-#include "warpath/core/cuda_device.hpp"
 
 namespace warpath::lookup {
 namespace {
-
-bool always() { return true; }
-bool have_gpu() { return cuda_device_count() > 0; }
 
 std::string route_text(uint32_t prefix, unsigned len) {
   return format_ipv4(prefix) + "/" + std::to_string(len);
@@ -95,44 +92,56 @@ Status check_route(const Route6& r) {
 
 }  // namespace detail
 
-std::vector<EngineInfo> fib_engines() {
-  std::vector<EngineInfo> engines = {
-      {"ref.lpm", "binary trie per family, one bit per step (the oracle)", 0, &always},
-      {"cpu.lpm.scalar", "DIR-24-8 / binary search on lengths, one address at a time", 5, &always},
-      {"cpu.lpm", "DIR-24-8 / binary search on lengths, G-Opt batched prefetch, threads", 10,
-       &always},
-      {"cpu.lpm.compressed",
-       "DIR-24-8 with tbl24 compressed by /16 (4 MiB on the full table) / binary search on "
-       "lengths, staged prefetch, threads",
-       11, &always},
-  };
-#if defined(WARPATH_HAVE_CUDA)
-  engines.push_back(
-      {"cuda.lpm", "DIR-24-8 / binary search on lengths in CUDA kernels", 8, &have_gpu});
-#else
-  (void)&have_gpu;
-#endif
-  return engines;
+namespace {
+
+using FibTable = EngineTable<Fib(const RouteTable&, const FibParams&)>;
+
+FibTable::Made validated(std::unique_ptr<Fib> engine, const RouteTable& table, const FibParams&) {
+  WARPATH_ASSIGN_OR_RETURN(auto ref, detail::make_ref_fib(table));
+  return std::unique_ptr<Fib>(std::make_unique<ValidatingFib>(std::move(engine), std::move(ref)));
 }
+
+const FibTable& fib_table() {
+  using detail::CpuLpm;
+  static const FibTable table(
+      "lookup",
+      {
+          {{"ref.lpm", "binary trie per family, one bit per step (the oracle)", 0, engine_always},
+           [](const RouteTable& t, const FibParams&) { return detail::make_ref_fib(t); }},
+          {{"cpu.lpm.scalar", "DIR-24-8 / binary search on lengths, one address at a time", 5,
+            engine_always},
+           [](const RouteTable& t, const FibParams& p) {
+             return detail::make_cpu_fib(t, p, CpuLpm::kScalar);
+           }},
+          {{"cpu.lpm", "DIR-24-8 / binary search on lengths, G-Opt batched prefetch, threads", 10,
+            engine_always},
+           [](const RouteTable& t, const FibParams& p) {
+             return detail::make_cpu_fib(t, p, CpuLpm::kBatched);
+           }},
+          {{"cpu.lpm.compressed",
+            "DIR-24-8 with tbl24 compressed by /16 (4 MiB on the full table) / binary search on "
+            "lengths, staged prefetch, threads",
+            11, engine_always},
+           [](const RouteTable& t, const FibParams& p) {
+             return detail::make_cpu_fib(t, p, CpuLpm::kCompressed);
+           }},
+#if defined(WARPATH_HAVE_CUDA)
+          {{"cuda.lpm", "DIR-24-8 / binary search on lengths in CUDA kernels", 8,
+            cuda_engine_available},
+           [](const RouteTable& t, const FibParams& p) { return detail::make_cuda_fib(t, p); }},
+#endif
+      },
+      &validated);
+  return table;
+}
+
+}  // namespace
+
+std::vector<EngineInfo> fib_engines() { return fib_table().infos(); }
 
 Result<std::unique_ptr<Fib>> make_fib(std::string_view requested, const RouteTable& table,
                                       const FibParams& params) {
-  bool validating = false;
-  WARPATH_ASSIGN_OR_RETURN(const std::string id,
-                           resolve_engine(fib_engines(), "lookup", requested, validating));
-  Result<std::unique_ptr<Fib>> engine = Status(Errc::kNotFound, "no factory for " + id);
-  if (id == "ref.lpm") engine = detail::make_ref_fib(table);
-  if (id == "cpu.lpm.scalar") engine = detail::make_cpu_fib(table, params, detail::CpuLpm::kScalar);
-  if (id == "cpu.lpm") engine = detail::make_cpu_fib(table, params, detail::CpuLpm::kBatched);
-  if (id == "cpu.lpm.compressed")
-    engine = detail::make_cpu_fib(table, params, detail::CpuLpm::kCompressed);
-#if defined(WARPATH_HAVE_CUDA)
-  if (id == "cuda.lpm") engine = detail::make_cuda_fib(table, params);
-#endif
-  if (!engine.is_ok() || !validating) return engine;
-  WARPATH_ASSIGN_OR_RETURN(auto ref, detail::make_ref_fib(table));
-  return std::unique_ptr<Fib>(
-      std::make_unique<ValidatingFib>(std::move(engine).value(), std::move(ref)));
+  return fib_table().make(requested, table, params);
 }
 
 Status apply_update(Fib& fib, const RouteUpdate& u, uint64_t* absent) {

@@ -3,13 +3,12 @@
 #include <algorithm>
 #include <random>
 
+#include "core/engine_table.hpp"
 #include "core/validating.hpp"
 #include "nids/detector_base.hpp"
 
 namespace warpath::nids {
 namespace {
-
-bool always() { return true; }
 
 std::string hits_text(const DetectImage& img, const std::vector<Hit>& h) {
   std::string s = "[";
@@ -54,35 +53,36 @@ class ValidatingDetector final : public ValidatingPair<Detector> {
   uint64_t units_ = 0;
 };
 
-Result<std::unique_ptr<Detector>> make_engine(const std::string& id,
-                                              std::shared_ptr<const DetectImage> image) {
-  if (id == "ref.nids") return detail::make_ref_detector(std::move(image));
-  if (id == "cpu.nids") return detail::make_cpu_detector(std::move(image));
-  return Status(Errc::kNotFound, "no factory for NIDS engine " + id);
+using Image         = std::shared_ptr<const DetectImage>;
+using DetectorTable = EngineTable<Detector(Image)>;
+
+DetectorTable::Made validated(std::unique_ptr<Detector> engine, Image image) {
+  WARPATH_ASSIGN_OR_RETURN(std::unique_ptr<Detector> ref, detail::make_ref_detector(std::move(image)));
+  return std::unique_ptr<Detector>(std::make_unique<ValidatingDetector>(std::move(engine), std::move(ref)));
+}
+
+const DetectorTable& detector_table() {
+  static const DetectorTable table(
+      "NIDS",
+      {
+          {{"ref.nids", "every rule evaluated on every buffer (the oracle)", 0, engine_always},
+           [](Image image) { return detail::make_ref_detector(std::move(image)); }},
+          {{"cpu.nids", "rules grouped by buffer and protocol, a multi-literal prefilter over their "
+                        "fast patterns (Vectorscan where built, else Aho-Corasick)", 10, engine_always},
+           [](Image image) { return detail::make_cpu_detector(std::move(image)); }},
+      },
+      &validated);
+  return table;
 }
 
 }  // namespace
 
-std::vector<EngineInfo> nids_engines() {
-  return {
-      {"ref.nids", "every rule evaluated on every buffer (the oracle)", 0, &always},
-      {"cpu.nids", "rules grouped by buffer and protocol, a multi-literal prefilter over their "
-                   "fast patterns (Vectorscan where built, else Aho-Corasick)", 10, &always},
-  };
-}
+std::vector<EngineInfo> nids_engines() { return detector_table().infos(); }
 
 Result<std::unique_ptr<Detector>> make_detector(std::string_view requested,
                                                 std::shared_ptr<const DetectImage> image) {
   if (!image) return Status(Errc::kInvalidArgument, "no rule image");
-  bool validating = false;
-  auto resolved   = resolve_engine(nids_engines(), "NIDS", requested, validating);
-  if (!resolved.is_ok()) return resolved.status();
-  auto engine = make_engine(*resolved, image);
-  if (!engine.is_ok() || !validating) return engine;
-  auto ref = detail::make_ref_detector(image);
-  if (!ref.is_ok()) return ref.status();
-  return std::unique_ptr<Detector>(
-      std::make_unique<ValidatingDetector>(std::move(*engine), std::move(*ref)));
+  return detector_table().make(requested, std::move(image));
 }
 
 // ---- the self-test's check: generated rules over a small alphabet and payloads from it ----

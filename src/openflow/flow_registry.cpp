@@ -4,15 +4,12 @@
 #include <random>
 #include <string>
 
+#include "core/engine_table.hpp"
 #include "core/validating.hpp"
-#include "warpath/core/cuda_device.hpp"
 #include "warpath/openflow/flow_lookup.hpp"
 
 namespace warpath::openflow {
 namespace {
-
-bool always() { return true; }
-[[maybe_unused]] bool have_gpu() { return cuda_device_count() > 0; }
 
 Status check_sizes(Span<const packet::OfTuple> keys, Span<uint32_t> ids) {
   if (keys.size != ids.size)
@@ -69,18 +66,45 @@ class ValidatingFlow final : public ValidatingPair<FlowLookup> {
   }
 };
 
-Result<std::unique_ptr<FlowLookup>> make_plain(std::string_view id, const FlowTable& table) {
-  if (id == "ref.flowtable") return std::unique_ptr<FlowLookup>(std::make_unique<RefFlow>(table));
-  if (id != "cpu.flowtable" && id != "cuda.flowtable")
-    return Status(Errc::kNotFound, "unknown flow engine '" + std::string(id) + "'");
-  // Outputs do not matter to a lookup: compiled for the most ports an image takes.
-  WARPATH_ASSIGN_OR_RETURN(std::shared_ptr<const FlowImage> image, FlowImage::build(table, 64));
-  if (id == "cpu.flowtable") return std::unique_ptr<FlowLookup>(std::make_unique<CpuFlow>(std::move(image)));
+using FlowLookupTable = EngineTable<FlowLookup(const FlowTable&)>;
+
+// Outputs do not matter to a lookup: compiled for the most ports an image takes.
+Result<std::shared_ptr<const FlowImage>> lookup_image(const FlowTable& table) {
+  return FlowImage::build(table, 64);
+}
+
+FlowLookupTable::Made validated(std::unique_ptr<FlowLookup> engine, const FlowTable& table) {
+  return std::unique_ptr<FlowLookup>(
+      std::make_unique<ValidatingFlow>(std::move(engine), std::make_unique<RefFlow>(table)));
+}
+
+const FlowLookupTable& flow_lookup_table() {
+  static const FlowLookupTable table(
+      "flow table",
+      {
+          {{"ref.flowtable", "FlowTable's plain scan under the precedence rules (the oracle)", 0,
+            engine_always},
+           [](const FlowTable& t) -> FlowLookupTable::Made {
+             return std::unique_ptr<FlowLookup>(std::make_unique<RefFlow>(t));
+           }},
+          {{"cpu.flowtable",
+            "exact-match hash table + ranked tuple-space subtables, staged prefetch", 10,
+            engine_always},
+           [](const FlowTable& t) -> FlowLookupTable::Made {
+             WARPATH_ASSIGN_OR_RETURN(std::shared_ptr<const FlowImage> image, lookup_image(t));
+             return std::unique_ptr<FlowLookup>(std::make_unique<CpuFlow>(std::move(image)));
+           }},
 #if defined(WARPATH_HAVE_CUDA)
-  return detail::make_cuda_flow(std::move(image));
-#else
-  return Status(Errc::kNotSupported, "cuda.flowtable is not available: built without CUDA");
+          {{"cuda.flowtable", "the same image on the device, one thread per key", 20,
+            cuda_engine_available},
+           [](const FlowTable& t) -> FlowLookupTable::Made {
+             WARPATH_ASSIGN_OR_RETURN(std::shared_ptr<const FlowImage> image, lookup_image(t));
+             return detail::make_cuda_flow(std::move(image));
+           }},
 #endif
+      },
+      &validated);
+  return table;
 }
 
 constexpr uint64_t kMaxCheckKeys = 200'000;
@@ -150,23 +174,10 @@ packet::OfTuple FlowPools::key() {
 
 }  // namespace detail
 
-std::vector<EngineInfo> flow_engines() {
-  return {
-      {"ref.flowtable", "FlowTable's plain scan under the precedence rules (the oracle)", 0, &always},
-      {"cpu.flowtable", "exact-match hash table + ranked tuple-space subtables, staged prefetch", 10, &always},
-#if defined(WARPATH_HAVE_CUDA)
-      {"cuda.flowtable", "the same image on the device, one thread per key", 20, &have_gpu},
-#endif
-  };
-}
+std::vector<EngineInfo> flow_engines() { return flow_lookup_table().infos(); }
 
 Result<std::unique_ptr<FlowLookup>> make_flow_lookup(std::string_view requested, const FlowTable& table) {
-  bool validating = false;
-  WARPATH_ASSIGN_OR_RETURN(std::string id, resolve_engine(flow_engines(), "flow table", requested, validating));
-  WARPATH_ASSIGN_OR_RETURN(std::unique_ptr<FlowLookup> e, make_plain(id, table));
-  if (!validating) return e;
-  WARPATH_ASSIGN_OR_RETURN(std::unique_ptr<FlowLookup> r, make_plain("ref.flowtable", table));
-  return std::unique_ptr<FlowLookup>(std::make_unique<ValidatingFlow>(std::move(e), std::move(r)));
+  return flow_lookup_table().make(requested, table);
 }
 
 CheckReport check_flow_engine(std::string_view id, uint64_t seed, uint64_t items) {

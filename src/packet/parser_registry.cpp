@@ -2,15 +2,12 @@
 // include/warpath/packet/parser.hpp).
 #include <cstdio>
 
+#include "core/engine_table.hpp"
 #include "core/validating.hpp"
 #include "packet/engines.hpp"
-#include "warpath/core/cuda_device.hpp"
 
 namespace warpath::packet {
 namespace {
-
-bool always() { return true; }
-bool have_gpu() { return cuda_device_count() > 0; }
 
 // Runs an engine and the reference on the same batch; fails on the first difference.
 class ValidatingParser final : public ValidatingPair<Parser> {
@@ -29,37 +26,34 @@ class ValidatingParser final : public ValidatingPair<Parser> {
   }
 };
 
-}  // namespace
+using ParserTable = EngineTable<Parser()>;
 
-std::vector<EngineInfo> parser_engines() {
-  std::vector<EngineInfo> engines = {
-      {"ref.parse", "naive byte-by-byte parser (the oracle)", 0, &always},
-      {"cpu.parse", "shared core parser, prefetching batch loop, threads", 10, &always},
-  };
+const ParserTable& parser_table() {
+  static const ParserTable table(
+      "parser",
+      {
+          {{"ref.parse", "naive byte-by-byte parser (the oracle)", 0, engine_always},
+           []() -> ParserTable::Made { return detail::make_ref_parser(); }},
+          {{"cpu.parse", "shared core parser, prefetching batch loop, threads", 10, engine_always},
+           []() -> ParserTable::Made { return detail::make_cpu_parser(); }},
 #if defined(WARPATH_HAVE_CUDA)
-  engines.push_back({"cuda.parse", "shared core parser, one CUDA thread per packet", 5, &have_gpu});
-#else
-  (void)&have_gpu;
+          {{"cuda.parse", "shared core parser, one CUDA thread per packet", 5,
+            cuda_engine_available},
+           []() { return detail::make_cuda_parser(); }},
 #endif
-  return engines;
+      },
+      [](std::unique_ptr<Parser> engine) -> ParserTable::Made {
+        return std::unique_ptr<Parser>(std::make_unique<ValidatingParser>(std::move(engine)));
+      });
+  return table;
 }
 
+}  // namespace
+
+std::vector<EngineInfo> parser_engines() { return parser_table().infos(); }
+
 Result<std::unique_ptr<Parser>> make_parser(std::string_view requested) {
-  bool validating = false;
-  WARPATH_ASSIGN_OR_RETURN(const std::string id,
-                           resolve_engine(parser_engines(), "parser", requested, validating));
-  std::unique_ptr<Parser> engine;
-  if (id == "ref.parse") engine = detail::make_ref_parser();
-  if (id == "cpu.parse") engine = detail::make_cpu_parser();
-#if defined(WARPATH_HAVE_CUDA)
-  if (id == "cuda.parse") {
-    WARPATH_ASSIGN_OR_RETURN(engine, detail::make_cuda_parser());
-  }
-#endif
-  if (!engine) return Status(Errc::kNotFound, "no factory for parser engine " + id);
-  if (validating)
-    return std::unique_ptr<Parser>(std::make_unique<ValidatingParser>(std::move(engine)));
-  return engine;
+  return parser_table().make(requested);
 }
 
 Result<std::vector<PacketInfo>> parse_batch(const PacketBatch& batch, std::string_view id) {

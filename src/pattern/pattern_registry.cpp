@@ -4,17 +4,14 @@
 #include <algorithm>
 #include <random>
 
+#include "core/engine_table.hpp"
 #include "core/validating.hpp"
 #include "pattern/engines.hpp"
 #include "pattern/matches.hpp"
 #include "pattern/regex/automaton.hpp"
-#include "warpath/core/cuda_device.hpp"
 
 namespace warpath::pattern {
 namespace {
-
-bool always() { return true; }
-[[maybe_unused]] bool have_gpu() { return cuda_device_count() > 0; }
 
 std::string describe(const Match& m) {
   return "(id " + std::to_string(m.id) + ", end " + std::to_string(m.end) + ")";
@@ -99,24 +96,6 @@ class ValidatingMatcher final : public ValidatingPair<Matcher> {
   }
 };
 
-Result<std::unique_ptr<Matcher>> make_engine(const std::string& id, const std::vector<Pattern>& ps) {
-  if (id == "ref.pattern") return detail::make_ref_matcher(ps);
-  if (id == "cpu.ac") return detail::make_ac_cpu_matcher(ps);
-  if (id == "cpu.ac.full") return detail::make_ac_cpu_matcher(ps, true);
-  if (id == "cpu.dfa") return detail::make_dfa_cpu_matcher(ps);
-#if defined(WARPATH_HAVE_HS)
-  if (id == "cpu.hs") return detail::make_hs_matcher(ps);
-#endif
-#if defined(WARPATH_HAVE_PCRE2)
-  if (id == "cpu.pcre2") return detail::make_pcre2_matcher(ps);
-#endif
-#if defined(WARPATH_HAVE_CUDA)
-  if (id == "cuda.ac") return detail::make_ac_cuda_matcher(ps);
-  if (id == "cuda.dfa") return detail::make_dfa_cuda_matcher(ps);
-#endif
-  return Status(Errc::kNotFound, "no factory for pattern engine " + id);
-}
-
 }  // namespace
 
 Status Matcher::scan_blocks(const Block* blocks, uint32_t n, std::vector<Match>* out) {
@@ -132,55 +111,86 @@ Status check_pattern(const Pattern& p) {
   return a.is_ok() ? Status::ok() : a.status();
 }
 
-std::vector<EngineInfo> pattern_engines() {
-  std::vector<EngineInfo> engines = {
-      {"ref.pattern", "each pattern's position automaton on its own (the oracle)", 0, &always},
-      {"cpu.ac", "Aho-Corasick over byte classes: full rows to depth 3, children and failure "
-                 "links deeper; interleaved lanes (literals only)", 5, &always},
-      {"cpu.ac.full", "the same automaton with a full row for every state (the classic DFA)", 4, &always},
-      {"cpu.dfa", "regexes as search DFAs of at most 4,096 states per group, Vectorscan or "
-                  "ref.pattern for the rest", 4, &always},
-  };
-#if defined(WARPATH_HAVE_HS)
-  engines.push_back({"cpu.hs", "Vectorscan block and streaming databases (the anchor)", 10, &always});
-#endif
-#if defined(WARPATH_HAVE_PCRE2)
-  engines.push_back({"cpu.pcre2", "PCRE2 enumerating every match by callout: back-references and "
-                                  "look-around, for short buffers", 1, &always});
-#endif
-#if defined(WARPATH_HAVE_CUDA)
-  engines.push_back({"cuda.ac", "the Aho-Corasick DFA on the GPU, a slice of a block per thread "
-                                "(literals only)", 3, &have_gpu});
-  engines.push_back({"cuda.dfa", "cpu.dfa's DFAs on the GPU, a block per thread and group; the "
-                                 "fallback on the CPU", 2, &have_gpu});
-#endif
-  return engines;
+namespace {
+
+// Whether an engine takes one pattern, where that is known without building it (null: build it).
+struct PatternTraits {
+  Status (*supports)(const Pattern&) = nullptr;
+};
+
+using Patterns     = const std::vector<Pattern>&;
+using PatternTable = EngineTable<Matcher(Patterns), PatternTraits>;
+
+PatternTable::Made validated(std::unique_ptr<Matcher> engine, Patterns patterns) {
+  WARPATH_ASSIGN_OR_RETURN(std::unique_ptr<Matcher> ref, detail::make_ref_matcher(patterns));
+  return std::unique_ptr<Matcher>(std::make_unique<ValidatingMatcher>(std::move(engine), std::move(ref)));
 }
 
-Result<std::unique_ptr<Matcher>> make_matcher(std::string_view requested,
-                                              const std::vector<Pattern>& patterns) {
-  bool validating = false;
-  auto resolved   = resolve_engine(pattern_engines(), "pattern", requested, validating);
-  if (!resolved.is_ok()) return resolved.status();
-  auto engine = make_engine(*resolved, patterns);
-  if (!engine.is_ok() || !validating) return engine;
-  auto ref = detail::make_ref_matcher(patterns);
-  if (!ref.is_ok()) return ref.status();
-  return std::unique_ptr<Matcher>(std::make_unique<ValidatingMatcher>(std::move(*engine), std::move(*ref)));
+// The CUDA engines take what their CPU twins take: no device is needed to say.
+[[maybe_unused]] Status ac_supports(const Pattern& p) {
+  auto m = detail::make_ac_cpu_matcher({p});
+  return m.is_ok() ? Status::ok() : m.status();
+}
+[[maybe_unused]] Status dfa_supports(const Pattern& p) {
+  auto m = detail::make_dfa_cpu_matcher({p});
+  return m.is_ok() ? Status::ok() : m.status();
+}
+
+const PatternTable& pattern_table() {
+  static const PatternTable table(
+      "pattern",
+      {
+          {{"ref.pattern", "each pattern's position automaton on its own (the oracle)", 0, engine_always},
+           [](Patterns ps) { return detail::make_ref_matcher(ps); }},
+          {{"cpu.ac", "Aho-Corasick over byte classes: full rows to depth 3, children and failure "
+                      "links deeper; interleaved lanes (literals only)", 5, engine_always},
+           [](Patterns ps) { return detail::make_ac_cpu_matcher(ps); }},
+          {{"cpu.ac.full", "the same automaton with a full row for every state (the classic DFA)", 4,
+            engine_always},
+           [](Patterns ps) { return detail::make_ac_cpu_matcher(ps, true); }},
+          {{"cpu.dfa", "regexes as search DFAs of at most 4,096 states per group, Vectorscan or "
+                       "ref.pattern for the rest", 4, engine_always},
+           [](Patterns ps) { return detail::make_dfa_cpu_matcher(ps); }},
+#if defined(WARPATH_HAVE_HS)
+          {{"cpu.hs", "Vectorscan block and streaming databases (the anchor)", 10, engine_always},
+           [](Patterns ps) { return detail::make_hs_matcher(ps); },
+           {&detail::hs_supports}},
+#endif
+#if defined(WARPATH_HAVE_PCRE2)
+          {{"cpu.pcre2", "PCRE2 enumerating every match by callout: back-references and "
+                         "look-around, for short buffers", 1, engine_always},
+           [](Patterns ps) { return detail::make_pcre2_matcher(ps); }},
+#endif
+#if defined(WARPATH_HAVE_CUDA)
+          {{"cuda.ac", "the Aho-Corasick DFA on the GPU, a slice of a block per thread "
+                       "(literals only)", 3, cuda_engine_available},
+           [](Patterns ps) { return detail::make_ac_cuda_matcher(ps); },
+           {&ac_supports}},
+          {{"cuda.dfa", "cpu.dfa's DFAs on the GPU, a block per thread and group; the "
+                        "fallback on the CPU", 2, cuda_engine_available},
+           [](Patterns ps) { return detail::make_dfa_cuda_matcher(ps); },
+           {&dfa_supports}},
+#endif
+      },
+      &validated);
+  return table;
+}
+
+}  // namespace
+
+std::vector<EngineInfo> pattern_engines() { return pattern_table().infos(); }
+
+Result<std::unique_ptr<Matcher>> make_matcher(std::string_view requested, Patterns patterns) {
+  return pattern_table().make(requested, patterns);
 }
 
 Status engine_supports(std::string_view requested, const Pattern& p) {
   bool validating = false;
-  auto resolved   = resolve_engine(pattern_engines(), "pattern", requested, validating);
-  if (!resolved.is_ok()) return resolved.status();
-#if defined(WARPATH_HAVE_HS)
-  if (*resolved == "cpu.hs") return detail::hs_supports(p);
-#endif
-  if (*resolved == "cuda.ac" || *resolved == "cuda.dfa") {  // as their CPU twins: no device needed to say
-    auto m = *resolved == "cuda.ac" ? detail::make_ac_cpu_matcher({p}) : detail::make_dfa_cpu_matcher({p});
-    return m.is_ok() ? Status::ok() : m.status();
-  }
-  auto m = make_engine(*resolved, {p});
+  WARPATH_ASSIGN_OR_RETURN(const std::string id,
+                           resolve_engine(pattern_engines(), "pattern", requested, validating));
+  const PatternTable::Entry* e = pattern_table().find(id);
+  if (e && e->traits.supports) return e->traits.supports(p);
+  auto m = pattern_table().make_resolved(id, false, {p});
   return m.is_ok() ? Status::ok() : m.status();
 }
 

@@ -12,9 +12,6 @@
 namespace warpath::runtime {
 namespace {
 
-bool always() { return true; }
-[[maybe_unused]] bool have_gpu() { return cuda_device_count() > 0; }
-
 constexpr const char* kFast = "acl(default=permit) -> ttl-filter(min=64, when=inspect) -> router";
 constexpr const char* kReference =
     "acl(default=permit, algo=ref) -> ttl-filter(min=64, when=inspect) -> router(lookup=ref.lpm)";
@@ -145,16 +142,16 @@ Result<std::vector<ChainOutcome>> run_chain_frames(const Chain& chain,
 std::vector<EngineInfo> chain_engines() {
   std::vector<EngineInfo> engines = {
       {"ref.chain", "the chain on ref.linear and ref.lpm, one packet per frame (the oracle)", 0,
-       &always},
+       &engine_always},
       {"cpu.chain", "acl(goto:inspect) -> ttl-filter(when=inspect) -> router, offload place on "
                     "cpu.* engines",
-       1, &always},
+       1, &engine_always},
   };
 #if defined(WARPATH_HAVE_CUDA)
   engines.push_back({"cuda.chain",
                      "acl(goto:inspect) -> ttl-filter(when=inspect) -> router, offload place on "
                      "cuda.* engines",
-                     2, &have_gpu});
+                     2, &cuda_engine_available});
 #endif
   return engines;
 }

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "core/engine_table.hpp"
 #include "core/validating.hpp"
 #include "stream/engines.hpp"
 #include "warpath/net/addr_text.hpp"
@@ -12,8 +13,6 @@
 
 namespace warpath::stream {
 namespace {
-
-bool always() { return true; }
 
 constexpr const char* kPolicyNames[] = {"first", "last",    "bsd",   "linux",
                                         "old-linux", "solaris", "vista", "windows"};
@@ -153,28 +152,35 @@ Status StreamConfig::validate() const {
   return Status::ok();
 }
 
-std::vector<EngineInfo> stream_engines() {
-  return {
-      {"ref.stream", "one map entry per buffered byte (the oracle)", 0, &always},
-      {"cpu.stream", "segment ranges split on overlap", 10, &always},
-  };
+namespace {
+
+using ReassemblerTable = EngineTable<Reassembler(const StreamConfig&)>;
+
+const ReassemblerTable& engine_table() {
+  static const ReassemblerTable table(
+      "stream",
+      {
+          {{"ref.stream", "one map entry per buffered byte (the oracle)", 0, engine_always},
+           [](const StreamConfig& c) -> ReassemblerTable::Made {
+             return detail::make_ref_reassembler(c);
+           }},
+          {{"cpu.stream", "segment ranges split on overlap", 10, engine_always},
+           [](const StreamConfig& c) -> ReassemblerTable::Made {
+             return detail::make_cpu_reassembler(c);
+           }},
+      },
+      &ReassemblerTable::wrap<ValidatingReassembler>);
+  return table;
 }
+
+}  // namespace
+
+std::vector<EngineInfo> stream_engines() { return engine_table().infos(); }
 
 Result<std::unique_ptr<Reassembler>> make_reassembler(std::string_view requested,
                                                       const StreamConfig& config) {
   WARPATH_TRY(config.validate());
-  bool validating = false;
-  auto resolved   = resolve_engine(stream_engines(), "stream", requested, validating);
-  if (!resolved.is_ok()) return resolved.status();
-  const std::string& id = *resolved;
-  std::unique_ptr<Reassembler> engine;
-  if (id == "ref.stream") engine = detail::make_ref_reassembler(config);
-  if (id == "cpu.stream") engine = detail::make_cpu_reassembler(config);
-  if (!engine) return Status(Errc::kNotFound, "no factory for stream engine " + id);
-  if (validating)
-    return std::unique_ptr<Reassembler>(
-        std::make_unique<ValidatingReassembler>(std::move(engine), config));
-  return engine;
+  return engine_table().make(requested, config);
 }
 
 CheckReport check_stream_engine(std::string_view id, uint64_t seed, uint64_t items) {

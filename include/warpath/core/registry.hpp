@@ -4,7 +4,8 @@
 //
 // What
 //   Every module (packet parsing, classification, lookup, ...) keeps one table of its engines:
-//   id, priority, an availability probe and a factory. The table is the only place that knows
+//   id, priority, an availability probe and a factory (EngineTable, src/core/engine_table.hpp:
+//   an id is written once, with how it is built). The table is the only place that knows
 //   which engines exist, so the CLI, the tests, the self-test and the benchmarks all enumerate
 //   it and a new engine is tested and measured without further wiring (OVS
 //   dpcls_subtable_lookup_info_t, STYLE.md 8.6).
@@ -36,6 +37,11 @@ struct EngineInfo {
   int priority        = 0;       ///< "auto" picks the highest available
   bool (*available)() = nullptr;
 };
+
+/// Availability probes for EngineInfo::available: always (CPU engines), and a CUDA device
+/// present (cuda.* engines; false in builds without CUDA).
+bool engine_always();
+bool cuda_engine_available();
 
 /// Outcome of one differential check of an engine against its module's reference.
 struct CheckReport {
