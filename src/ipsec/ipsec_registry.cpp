@@ -22,14 +22,15 @@ class ValidatingEsp final : public ValidatingPair<EspCrypto> {
  public:
   ValidatingEsp(std::unique_ptr<EspCrypto> e, std::unique_ptr<EspCrypto> r, Span<const SaKeys> keys)
       : ValidatingPair(std::move(e), std::move(r), "ref.esp"), keys_(keys.begin(), keys.end()) {}
-  Status seal(Span<const CryptoOp> ops) const override {
+  uint32_t sa_count() const noexcept override { return engine_->sa_count(); }
+  Status do_seal(Span<const CryptoOp> ops) const override {
     std::vector<std::vector<uint8_t>> copies;
     std::vector<CryptoOp> ref_ops = copy(ops, copies);
     WARPATH_TRY(engine_->seal(ops));
     WARPATH_TRY(ref_->seal({ref_ops.data(), uint32_t(ref_ops.size())}));
     return compare(ops, copies, nullptr, nullptr, "sealed");
   }
-  Status open(Span<const CryptoOp> ops, uint8_t* ok) const override {
+  Status do_open(Span<const CryptoOp> ops, uint8_t* ok) const override {
     std::vector<std::vector<uint8_t>> copies;
     std::vector<CryptoOp> ref_ops = copy(ops, copies);
     std::vector<uint8_t> ref_ok(ops.size);
@@ -141,11 +142,12 @@ class BodiesOnHost final : public EspCrypto {
     }
   }
   std::string_view id() const noexcept override { return "crypto_core on the host"; }
-  Status seal(Span<const CryptoOp> ops) const override {
+  uint32_t sa_count() const noexcept override { return uint32_t(sas_.size()); }
+  Status do_seal(Span<const CryptoOp> ops) const override {
     for (const CryptoOp& op : ops) core::seal_packet(sas_[op.sa], sbox_, op.esp, op.text_len, op.seq_hi);
     return Status::ok();
   }
-  Status open(Span<const CryptoOp> ops, uint8_t* ok) const override {
+  Status do_open(Span<const CryptoOp> ops, uint8_t* ok) const override {
     for (uint32_t k = 0; k < ops.size; ++k)
       ok[k] = core::open_packet(sas_[ops[k].sa], sbox_, ops[k].esp, ops[k].text_len, ops[k].seq_hi);
     return Status::ok();

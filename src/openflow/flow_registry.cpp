@@ -11,19 +11,11 @@
 namespace warpath::openflow {
 namespace {
 
-Status check_sizes(Span<const packet::OfTuple> keys, Span<uint32_t> ids) {
-  if (keys.size != ids.size)
-    return Status(Errc::kInvalidArgument, "flow lookup: " + std::to_string(keys.size) + " keys but " +
-                                              std::to_string(ids.size) + " answers");
-  return Status::ok();
-}
-
 class RefFlow final : public FlowLookup {
  public:
   explicit RefFlow(const FlowTable& t) : table_(t) {}
   std::string_view id() const noexcept override { return "ref.flowtable"; }
-  Status lookup(Span<const packet::OfTuple> keys, Span<uint32_t> ids) const override {
-    WARPATH_TRY(check_sizes(keys, ids));
+  Status do_lookup(Span<const packet::OfTuple> keys, Span<uint32_t> ids) const override {
     for (uint32_t i = 0; i < keys.size; ++i) {
       const FlowEntry* e = table_.lookup(keys[i]);
       ids[i]             = e ? e->id : kNoFlow;
@@ -39,8 +31,7 @@ class CpuFlow final : public FlowLookup {
  public:
   explicit CpuFlow(std::shared_ptr<const FlowImage> image) : image_(std::move(image)) {}
   std::string_view id() const noexcept override { return "cpu.flowtable"; }
-  Status lookup(Span<const packet::OfTuple> keys, Span<uint32_t> ids) const override {
-    WARPATH_TRY(check_sizes(keys, ids));
+  Status do_lookup(Span<const packet::OfTuple> keys, Span<uint32_t> ids) const override {
     image_->lookup(keys, ids);
     return Status::ok();
   }
@@ -53,7 +44,7 @@ class ValidatingFlow final : public ValidatingPair<FlowLookup> {
  public:
   ValidatingFlow(std::unique_ptr<FlowLookup> e, std::unique_ptr<FlowLookup> r)
       : ValidatingPair(std::move(e), std::move(r), "ref.flowtable") {}
-  Status lookup(Span<const packet::OfTuple> keys, Span<uint32_t> ids) const override {
+  Status do_lookup(Span<const packet::OfTuple> keys, Span<uint32_t> ids) const override {
     WARPATH_TRY(engine_->lookup(keys, ids));
     std::vector<uint32_t> want(keys.size);
     WARPATH_TRY(ref_->lookup(keys, {want.data(), keys.size}));

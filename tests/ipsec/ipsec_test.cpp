@@ -122,6 +122,36 @@ TEST(Esp, EnginesAgreeWithReference) {
   }
 }
 
+// Arguments are checked once for every engine (the non-virtual seal/open): an op naming an SA
+// the engine was not built with, an op without a buffer and open without verdicts are errors
+// naming the packet, and nothing of the batch is touched.
+TEST(Esp, BadOpsAreErrorsOnEveryEngine) {
+  const std::vector<SaKeys> keys = detail::every_suite(3);
+  for (const std::string& id : engines()) {
+    auto e = engine(id, keys);
+    ASSERT_TRUE(e) << id;
+    EXPECT_EQ(e->sa_count(), keys.size()) << id;
+    std::vector<uint8_t> a(200, 0x11), b(200, 0x22);
+    const std::vector<uint8_t> a0 = a, b0 = b;
+    std::vector<CryptoOp> ops = {{a.data(), 64, 0, 0}, {b.data(), 64, uint32_t(keys.size()), 0}};
+    Status s = e->seal({ops.data(), 2});
+    EXPECT_EQ(s.code(), Errc::kInvalidArgument) << id;
+    EXPECT_NE(s.message().find("packet 1 names SA 12 of 12"), std::string::npos) << id << ": " << s.message();
+    EXPECT_EQ(a, a0) << id << ": the first packet was sealed before the check";
+    ops[1] = {nullptr, 64, 0, 0};
+    std::vector<uint8_t> ok(2, 7);
+    s = e->open({ops.data(), 2}, ok.data());
+    EXPECT_NE(s.message().find("packet 1 has no buffer"), std::string::npos) << id << ": " << s.message();
+    EXPECT_EQ(a, a0) << id;
+    EXPECT_EQ(ok[0], 7) << id;
+    ops[1] = {b.data(), 64, 1, 0};
+    s = e->open({ops.data(), 2}, nullptr);
+    EXPECT_NE(s.message().find("open without verdicts"), std::string::npos) << id << ": " << s.message();
+    EXPECT_EQ(b, b0) << id;
+    EXPECT_TRUE(e->seal({ops.data(), 0}).is_ok()) << id;
+  }
+}
+
 // Every inner length from 0 to 1500 bytes, every suite, in one batch (past a burst): each
 // engine seals exactly what ref.esp seals and opens it back.
 TEST(Esp, EveryLengthEverySuiteRoundTrips) {

@@ -45,6 +45,28 @@ packet::OfTuple ip_key(uint32_t src, uint32_t dst, uint8_t proto = 6, uint16_t s
   return packet::of_pack(f);
 }
 
+// Every flow-lookup engine against ref.flowtable (the self-test's check), and the sizes of a
+// batch checked once for every engine (the non-virtual lookup).
+TEST(FlowLookupEngines, EveryEngineMatchesTheReferenceAndChecksSizes) {
+  std::vector<std::string> ids;
+  for (const EngineInfo& e : flow_engines())
+    if (e.available()) ids.emplace_back(e.id);
+  ids.emplace_back("validate:cpu.flowtable");
+  for (const std::string& id : ids) {
+    const CheckReport r = check_flow_engine(id, 5, 20000);
+    EXPECT_TRUE(r.passed()) << id << ": " << r.detail;
+    FlowTable table;
+    auto engine = make_flow_lookup(id, table);
+    ASSERT_TRUE(engine.is_ok()) << id << ": " << engine.status().message();
+    std::vector<packet::OfTuple> keys(3);
+    std::vector<uint32_t> ids_out(2, 7);
+    const Status s = (*engine)->lookup({keys.data(), 3}, {ids_out.data(), 2});
+    EXPECT_EQ(s.code(), Errc::kInvalidArgument) << id;
+    EXPECT_NE(s.message().find("3 keys but 2 answers"), std::string::npos) << id << ": " << s.message();
+    EXPECT_EQ(ids_out[0], 7u) << id;
+  }
+}
+
 TEST(FlowTable, AddReplacesIdenticalAndResetsCounters) {
   FlowTable t;
   ASSERT_TRUE(apply(t, FlowModCommand::kAdd, "priority=10,ip,nw_src=10.0.0.0/8,actions=output:1").ok());

@@ -210,11 +210,39 @@ class EspCrypto {
  public:
   virtual ~EspCrypto()                         = default;
   virtual std::string_view id() const noexcept = 0;
-  /// Encrypts each op's text in place and writes its ICV.
-  virtual Status seal(Span<const CryptoOp> ops) const = 0;
+  /// How many SAs the engine was built with (CryptoOp::sa indexes them).
+  virtual uint32_t sa_count() const noexcept = 0;
+  /// Encrypts each op's text in place and writes its ICV. kInvalidArgument, with nothing
+  /// touched, when an op has no buffer or names an SA past sa_count().
+  Status seal(Span<const CryptoOp> ops) const {
+    WARPATH_TRY(check(ops));
+    return do_seal(ops);
+  }
   /// Verifies each op's ICV (in constant time) and, where it holds, decrypts the text in
-  /// place: ok[k] = 1; else ok[k] = 0 and the text is left as it was.
-  virtual Status open(Span<const CryptoOp> ops, uint8_t* ok) const = 0;
+  /// place: ok[k] = 1; else ok[k] = 0 and the text is left as it was. The same checks as seal,
+  /// and `ok` must be given.
+  Status open(Span<const CryptoOp> ops, uint8_t* ok) const {
+    if (!ok && ops.size) return Status(Errc::kInvalidArgument, std::string(id()) + ": open without verdicts");
+    WARPATH_TRY(check(ops));
+    return do_open(ops, ok);
+  }
+
+ protected:
+  /// The work, with the arguments checked once here for every engine (non-virtual interface).
+  virtual Status do_seal(Span<const CryptoOp> ops) const               = 0;
+  virtual Status do_open(Span<const CryptoOp> ops, uint8_t* ok) const = 0;
+
+ private:
+  Status check(Span<const CryptoOp> ops) const {
+    const uint32_t sas = sa_count();
+    for (uint32_t k = 0; k < ops.size; ++k)
+      if (!ops[k].esp || ops[k].sa >= sas)
+        return Status(Errc::kInvalidArgument,
+                      std::string(id()) + ": packet " + std::to_string(k) +
+                          (ops[k].esp ? " names SA " + std::to_string(ops[k].sa) + " of " + std::to_string(sas)
+                                      : " has no buffer"));
+    return Status::ok();
+  }
 };
 
 /// Every ESP crypto engine of this build (the registry), available here or not.

@@ -17,6 +17,7 @@
 #include <initializer_list>
 #include <memory>
 #include <random>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -32,7 +33,16 @@ class FlowLookup {
   virtual ~FlowLookup() = default;
   virtual std::string_view id() const noexcept = 0;
   /// ids[i] = the flow keys[i] hits, or kNoFlow; kInvalidArgument when the sizes differ.
-  virtual Status lookup(Span<const packet::OfTuple> keys, Span<uint32_t> ids) const = 0;
+  Status lookup(Span<const packet::OfTuple> keys, Span<uint32_t> ids) const {
+    if (keys.size != ids.size)
+      return Status(Errc::kInvalidArgument, std::string(id()) + ": " + std::to_string(keys.size) +
+                                                " keys but " + std::to_string(ids.size) + " answers");
+    return do_lookup(keys, ids);
+  }
+
+ protected:
+  /// The lookup, with keys.size == ids.size (checked once above for every engine).
+  virtual Status do_lookup(Span<const packet::OfTuple> keys, Span<uint32_t> ids) const = 0;
 };
 
 std::vector<EngineInfo> flow_engines();

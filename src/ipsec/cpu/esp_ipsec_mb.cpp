@@ -39,6 +39,7 @@ class IpsecMbEsp final : public EspCrypto {
  public:
   explicit IpsecMbEsp(Span<const SaKeys> keys) : keys_(keys.begin(), keys.end()) {}
   std::string_view id() const noexcept override { return "cpu.esp"; }
+  uint32_t sa_count() const noexcept override { return uint32_t(keys_.size()); }
 
   Status init() {
     IMB_MGR* m = mgr();
@@ -76,8 +77,8 @@ class IpsecMbEsp final : public EspCrypto {
     return Status::ok();
   }
 
-  Status seal(Span<const CryptoOp> ops) const override { return run(ops, nullptr); }
-  Status open(Span<const CryptoOp> ops, uint8_t* ok) const override { return run(ops, ok); }
+  Status do_seal(Span<const CryptoOp> ops) const override { return run(ops, nullptr); }
+  Status do_open(Span<const CryptoOp> ops, uint8_t* ok) const override { return run(ops, ok); }
 
  private:
   static IMB_MGR* mgr() {

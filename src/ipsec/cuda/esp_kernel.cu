@@ -76,6 +76,7 @@ class CudaEsp final : public EspCrypto {
  public:
   explicit CudaEsp(Span<const SaKeys> keys) : keys_(keys.begin(), keys.end()) {}
   std::string_view id() const noexcept override { return "cuda.esp"; }
+  uint32_t sa_count() const noexcept override { return uint32_t(keys_.size()); }
 
   Status init() {
     const uint32_t n = uint32_t(keys_.size());
@@ -89,8 +90,8 @@ class CudaEsp final : public EspCrypto {
     return Status::ok();
   }
 
-  Status seal(Span<const CryptoOp> ops) const override { return run(ops, nullptr); }
-  Status open(Span<const CryptoOp> ops, uint8_t* ok) const override { return run(ops, ok); }
+  Status do_seal(Span<const CryptoOp> ops) const override { return run(ops, nullptr); }
+  Status do_open(Span<const CryptoOp> ops, uint8_t* ok) const override { return run(ops, ok); }
 
  private:
   Status run(Span<const CryptoOp> ops, uint8_t* ok) const {

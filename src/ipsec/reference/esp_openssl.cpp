@@ -29,12 +29,13 @@ class OpensslEsp final : public EspCrypto {
  public:
   explicit OpensslEsp(Span<const SaKeys> keys) : keys_(keys.begin(), keys.end()) {}
   std::string_view id() const noexcept override { return "ref.esp"; }
+  uint32_t sa_count() const noexcept override { return uint32_t(keys_.size()); }
 
-  Status seal(Span<const CryptoOp> ops) const override {
+  Status do_seal(Span<const CryptoOp> ops) const override {
     for (const CryptoOp& op : ops) WARPATH_TRY(seal_one(op));
     return Status::ok();
   }
-  Status open(Span<const CryptoOp> ops, uint8_t* ok) const override {
+  Status do_open(Span<const CryptoOp> ops, uint8_t* ok) const override {
     for (uint32_t k = 0; k < ops.size; ++k) {
       bool good = false;
       WARPATH_TRY(open_one(ops[k], good));

@@ -112,10 +112,7 @@ class CudaFlowTable final : public FlowLookup {
     WARPATH_ASSIGN_OR_RETURN(device_, DeviceImage::upload(*image_));
     return Status::ok();
   }
-  Status lookup(Span<const packet::OfTuple> keys, Span<uint32_t> ids) const override {
-    if (keys.size != ids.size)
-      return Status(Errc::kInvalidArgument, "flow lookup: " + std::to_string(keys.size) + " keys but " +
-                                                std::to_string(ids.size) + " answers");
+  Status do_lookup(Span<const packet::OfTuple> keys, Span<uint32_t> ids) const override {
     if (keys.size == 0) return Status::ok();
     std::lock_guard<std::mutex> g(lock_);  // one set of buffers per engine
     WARPATH_TRY(d_keys_.reserve(sizeof(packet::OfTuple) * keys.size));
