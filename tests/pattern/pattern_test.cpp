@@ -354,6 +354,53 @@ TEST(PatternSets, LargeInputsAgreeInBlocksAndStreams) {
   expect_same("cpu.ac", "cpu.hs", *lits, data, 65536);
 }
 
+// scan_any_order and write_any_order (the NIDS's prefilter calls): the same matches as scan and
+// write once sorted and de-duplicated, on every engine; ET Open's literals over real payloads
+// end several ids at one offset, in Vectorscan's own order.
+TEST(PatternSets, AnyOrderScansGiveTheSameMatches) {
+  if (!have_data()) GTEST_SKIP() << "needs the shared data";
+  auto all = read_pattern_file(data_path("patterns/et-open/derived/et-open.mpm-literals.tsv"));
+  ASSERT_TRUE(all.is_ok());
+  std::string data;
+  for (const char* s : {"http-digg-304-1", "http-wunderground-1", "ftp-1"})
+    data += read_file(data_path(std::string("patterns/l7-filter/samples/") + s));
+  const auto* bytes = reinterpret_cast<const uint8_t*>(data.data());
+  size_t out_of_order = 0;  // offsets whose ids cpu.hs's any-order scan gave unsorted
+  auto canonical    = [](std::vector<Match> v) {
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+    return v;
+  };
+  for (const EngineInfo& e : pattern_engines()) {
+    if (!e.available() || e.id == "cpu.pcre2" || e.id == "cpu.dfa") continue;  // slow to build here
+    std::vector<Pattern> taken;
+    for (const Pattern& p : *all)
+      if (taken.size() < 6000 && engine_supports(e.id, p).is_ok()) taken.push_back(p);
+    if (taken.empty()) continue;
+    auto m = make_matcher(e.id, taken);
+    ASSERT_TRUE(m.is_ok()) << e.id << ": " << m.status().message();
+    std::vector<Match> sorted, any;
+    ASSERT_TRUE((*m)->scan(bytes, data.size(), sorted).is_ok());
+    ASSERT_TRUE((*m)->scan_any_order(bytes, data.size(), any).is_ok());
+    EXPECT_GT(sorted.size(), 200u) << e.id;
+    EXPECT_EQ(canonical(any), sorted) << e.id;
+    if (e.id == "cpu.hs")
+      for (size_t k = 1; k < any.size(); ++k) out_of_order += any[k] < any[k - 1];
+    auto s1 = (*m)->open_stream(), s2 = (*m)->open_stream();
+    ASSERT_TRUE(s1.is_ok() && s2.is_ok()) << e.id;
+    std::vector<Match> ws, wa;
+    for (size_t off = 0; off < data.size(); off += 1000) {
+      const size_t n = std::min<size_t>(1000, data.size() - off);
+      ASSERT_TRUE((*s1)->write(bytes + off, n, ws).is_ok());
+      ASSERT_TRUE((*s2)->write_any_order(bytes + off, n, wa).is_ok());
+    }
+    ASSERT_TRUE((*s1)->close(ws).is_ok());
+    ASSERT_TRUE((*s2)->close(wa).is_ok());
+    EXPECT_EQ(canonical(wa), canonical(ws)) << e.id;
+  }
+  if (have_engine("cpu.hs")) EXPECT_GT(out_of_order, 0u) << "the test no longer sees Vectorscan's own order";
+}
+
 TEST(PatternSets, Pcre2EnumeratesEveryMatchOfWhatNoOtherEngineTakes) {
   if (!have_engine("cpu.pcre2")) GTEST_SKIP() << "built without PCRE2";
   EXPECT_EQ(ends(scan("cpu.pcre2", {regex(1, "(a)\\1")}, "aaa")), (std::vector<uint64_t>{2, 3}));

@@ -112,6 +112,12 @@ class Stream {
   /// The next `len` bytes; matches that end in them (or are decided by them) are appended,
   /// sorted by (end, id), offsets counted from the stream's start.
   virtual Status write(const uint8_t* data, size_t len, std::vector<Match>& out) = 0;
+  /// write() for callers that need only which patterns matched (the NIDS's prefilter): the
+  /// same matches in the engine's own order, a repeat possible where patterns share an id.
+  /// Engines whose order costs (cpu.hs: 2-15% where a match comes every byte or two) skip it.
+  virtual Status write_any_order(const uint8_t* data, size_t len, std::vector<Match>& out) {
+    return write(data, len, out);
+  }
   /// The end of the stream: matches decided by it ($, \z) are appended.
   virtual Status close(std::vector<Match>& out) = 0;
   /// Bytes of state this stream holds now.
@@ -131,6 +137,10 @@ class Matcher {
   virtual size_t database_bytes() const = 0;
   /// Block mode: every match in data[0, len), sorted by (end, id), appended to `out`.
   virtual Status scan(const uint8_t* data, size_t len, std::vector<Match>& out) = 0;
+  /// scan() in the engine's own order (Stream::write_any_order says for whom).
+  virtual Status scan_any_order(const uint8_t* data, size_t len, std::vector<Match>& out) {
+    return scan(data, len, out);
+  }
   /// A batch of blocks: out[i] gets block i's matches (cleared first). Engines that gain from
   /// batches (cuda.ac) override it; the default scans each block.
   virtual Status scan_blocks(const Block* blocks, uint32_t n, std::vector<Match>* out);

@@ -118,7 +118,8 @@ class CpuDetector final : public DetectorBase {
         stream_candidates(g, u, out);
       } else {
         matches_.clear();
-        if (!g.prefilter->scan(u.data, u.len, matches_).is_ok()) {
+        // Only which patterns matched counts (candidates are sorted below): the engine's order.
+        if (!g.prefilter->scan_any_order(u.data, u.len, matches_).is_ok()) {
           // A prefilter that cannot answer: every rule of the group is a candidate.
           out.insert(out.end(), g.by_pattern.begin(), g.by_pattern.end());
         } else {
@@ -180,7 +181,7 @@ class CpuDetector final : public DetectorBase {
     d.stale = false;
     matches_.clear();
     const size_t before = d.armed.size();
-    if (!d.stream || !d.stream->write(u.data + from, u.len - from, matches_).is_ok()) {
+    if (!d.stream || !d.stream->write_any_order(u.data + from, u.len - from, matches_).is_ok()) {
       d.stream.reset();  // cannot answer: every rule of the group is armed
       d.all = true;
     } else {

@@ -90,6 +90,13 @@ int on_match(unsigned id, unsigned long long, unsigned long long to, unsigned, v
   return 0;
 }
 
+// The any-order scans: matches appended as Vectorscan reports them, nothing else (what a caller
+// of hs_scan that keeps its matches pays).
+int on_match_any_order(unsigned id, unsigned long long, unsigned long long to, unsigned, void* ctx) {
+  static_cast<std::vector<Match>*>(ctx)->push_back(Match{id, uint64_t(to)});
+  return 0;
+}
+
 // A Vectorscan error as a Status naming the call.
 Status hs_status(hs_error_t e, const char* call) {
   if (e == HS_SUCCESS) return Status::ok();
@@ -114,15 +121,11 @@ class HsStream final : public Stream {
     if (stream_) hs_close_stream(stream_, nullptr, nullptr, nullptr);  // no scratch needed without a callback
   }
   Status write(const uint8_t* data, size_t len, std::vector<Match>& out) override {
-    if (!stream_) return Status(Errc::kInvalidArgument, "cpu.hs: write after close");
     Into into{&out, out.size()};
-    for (size_t done = 0; done < len;) {
-      const unsigned part = unsigned(std::min<size_t>(len - done, 1u << 30));
-      WARPATH_TRY(hs_status(hs_scan_stream(stream_, bytes_of(data, len) + done, part, 0, scratch_, on_match, &into),
-                            "hs_scan_stream"));
-      done += part;
-    }
-    return Status::ok();
+    return write_with(data, len, on_match, &into);
+  }
+  Status write_any_order(const uint8_t* data, size_t len, std::vector<Match>& out) override {
+    return write_with(data, len, on_match_any_order, &out);
   }
   Status close(std::vector<Match>& out) override {
     if (!stream_) return Status::ok();
@@ -134,6 +137,17 @@ class HsStream final : public Stream {
   size_t state_bytes() const override { return state_; }
 
  private:
+  Status write_with(const uint8_t* data, size_t len, match_event_handler handler, void* ctx) {
+    if (!stream_) return Status(Errc::kInvalidArgument, "cpu.hs: write after close");
+    for (size_t done = 0; done < len;) {
+      const unsigned part = unsigned(std::min<size_t>(len - done, 1u << 30));
+      WARPATH_TRY(hs_status(hs_scan_stream(stream_, bytes_of(data, len) + done, part, 0, scratch_, handler, ctx),
+                            "hs_scan_stream"));
+      done += part;
+    }
+    return Status::ok();
+  }
+
   hs_stream_t* stream_;
   hs_scratch_t* scratch_;
   size_t state_;
@@ -157,9 +171,15 @@ class HsMatcher final : public Matcher {
     return n;
   }
   Status scan(const uint8_t* data, size_t len, std::vector<Match>& out) override {
-    if (len > UINT32_MAX) return Status(Errc::kInvalidArgument, "cpu.hs: a block above 4 GiB");
     Into into{&out, out.size()};
-    return hs_status(hs_scan(block_, bytes_of(data, len), unsigned(len), 0, scratch_, on_match, &into), "hs_scan");
+    return scan_with(data, len, on_match, &into);
+  }
+  Status scan_any_order(const uint8_t* data, size_t len, std::vector<Match>& out) override {
+    return scan_with(data, len, on_match_any_order, &out);
+  }
+  Status scan_with(const uint8_t* data, size_t len, match_event_handler handler, void* ctx) {
+    if (len > UINT32_MAX) return Status(Errc::kInvalidArgument, "cpu.hs: a block above 4 GiB");
+    return hs_status(hs_scan(block_, bytes_of(data, len), unsigned(len), 0, scratch_, handler, ctx), "hs_scan");
   }
   Result<std::unique_ptr<Stream>> open_stream() override {
     if (!stream_db_) {  // compiled on the first stream, with the scratch every stream shares
