@@ -166,8 +166,9 @@ bool takes_updates(std::string_view id) {
 }
 
 bool takes_layout(std::string_view id, KeyLayout layout) {
+  if (layout == KeyLayout::kFiveTuple) return true;
   const auto* e = classifier_table().find(id);
-  return e && (layout == KeyLayout::kFiveTuple || !e->traits.five_tuple_only);
+  return e && !e->traits.five_tuple_only;
 }
 
 std::vector<EngineInfo> classifier_engines() { return classifier_table().infos(); }

@@ -37,11 +37,10 @@ class ValidatingStream final : public Stream {
   ValidatingStream(std::unique_ptr<Stream> e, std::unique_ptr<Stream> r, std::string who)
       : engine_(std::move(e)), ref_(std::move(r)), who_(std::move(who)) {}
   Status write(const uint8_t* data, size_t len, std::vector<Match>& out) override {
-    const size_t from = out.size();
-    WARPATH_TRY(engine_->write(data, len, out));
-    got_.insert(got_.end(), out.begin() + long(from), out.end());
-    std::vector<Match> ignored;  // ref.pattern reports at close
-    return ref_->write(data, len, ignored);
+    return write_with(false, data, len, out);
+  }
+  Status write_any_order(const uint8_t* data, size_t len, std::vector<Match>& out) override {
+    return write_with(true, data, len, out);
   }
   Status close(std::vector<Match>& out) override {
     const size_t from = out.size();
@@ -56,6 +55,14 @@ class ValidatingStream final : public Stream {
   size_t state_bytes() const override { return engine_->state_bytes(); }
 
  private:
+  // The stream's matches are compared at close, sorted (so either order checks the same).
+  Status write_with(bool any_order, const uint8_t* data, size_t len, std::vector<Match>& out) {
+    const size_t from = out.size();
+    WARPATH_TRY(any_order ? engine_->write_any_order(data, len, out) : engine_->write(data, len, out));
+    got_.insert(got_.end(), out.begin() + long(from), out.end());
+    std::vector<Match> ignored;  // ref.pattern reports at close
+    return ref_->write(data, len, ignored);
+  }
   std::unique_ptr<Stream> engine_, ref_;
   std::string who_;
   std::vector<Match> got_;
@@ -73,6 +80,16 @@ class ValidatingMatcher final : public ValidatingPair<Matcher> {
     std::vector<Match> got(out.begin() + long(from), out.end()), want;
     WARPATH_TRY(ref_->scan(data, len, want));
     const std::string diff = match_difference(engine_->id(), got, want);
+    return diff.empty() ? Status::ok() : Status(Errc::kInvalidArgument, diff);
+  }
+  // The engine's own order: compared once sorted, repeats dropped.
+  Status scan_any_order(const uint8_t* data, size_t len, std::vector<Match>& out) override {
+    const size_t from = out.size();
+    WARPATH_TRY(engine_->scan_any_order(data, len, out));
+    std::vector<Match> got(out.begin() + long(from), out.end()), want;
+    detail::sort_unique(got, 0);
+    WARPATH_TRY(ref_->scan(data, len, want));
+    const std::string diff = match_difference(std::string(engine_->id()) + " (any order)", got, want);
     return diff.empty() ? Status::ok() : Status(Errc::kInvalidArgument, diff);
   }
   Status scan_blocks(const Block* blocks, uint32_t n, std::vector<Match>* out) override {

@@ -189,7 +189,11 @@ int run_classify(const ClassifyOptions& o) {
     if (rules->layout == classify::KeyLayout::kFiveTuple)
       for (auto& x : updates) x.rule.priority = 0;
     params.updates = true;
-    if (id->rfind("auto", 0) != 0 && !classify::takes_updates(*id))
+    // An engine this build lacks (cuda.* without CUDA) is left to make_classifier's error.
+    bool in_build = false;
+    for (const EngineInfo& e : classify::classifier_engines())
+      in_build |= e.id == std::string_view(*id).substr(id->rfind("validate:", 0) == 0 ? 9 : 0);
+    if (in_build && !classify::takes_updates(*id))
       return fail(Status(Errc::kNotSupported,
                          *id + " cannot update rules in place; --updates needs an engine that "
                                "can (overlay, tuplemerge, tuple, bloom, or auto)"));
