@@ -54,15 +54,11 @@ class ValidatingClassifier final : public ValidatingPair<Classifier> {
 
 /// `engine` beside ref.linear (validate:<id>).
 Result<std::unique_ptr<Classifier>> validated(std::unique_ptr<Classifier> engine,
-                                              const RuleSet& rules) {
+                                              const RuleSet& rules, const ClassifyParams&) {
   WARPATH_ASSIGN_OR_RETURN(auto ref, detail::make_ref_linear(rules));
   return std::unique_ptr<Classifier>(
       std::make_unique<ValidatingClassifier>(std::move(engine), std::move(ref)));
 }
-
-}  // namespace
-
-namespace {
 
 // What auto and the make path need to know of an engine besides building it.
 struct ClassifierTraits {
@@ -72,11 +68,6 @@ struct ClassifierTraits {
 };
 
 using ClassifierTable = EngineTable<Classifier(const RuleSet&, const ClassifyParams&), ClassifierTraits>;
-
-ClassifierTable::Made validated_with(std::unique_ptr<Classifier> engine, const RuleSet& rules,
-                                     const ClassifyParams&) {
-  return validated(std::move(engine), rules);
-}
 
 const ClassifierTable& classifier_table() {
   constexpr ClassifierTraits kAny{}, kFive{true, false, false}, kUpdates{false, true, false};
@@ -154,7 +145,7 @@ const ClassifierTable& classifier_table() {
            kUpdates},
 #endif
       },
-      &validated_with);
+      &validated);
   return table;
 }
 
@@ -179,11 +170,11 @@ Result<std::unique_ptr<Classifier>> make_classifier(std::string_view requested,
   bool validating = false;
   WARPATH_ASSIGN_OR_RETURN(
       const std::string id,
-      resolve_engine(classifier_engines(), "classifier", requested, validating, false));
+      resolve_engine(classifier_table().infos(), "classifier", requested, validating, false));
   if (id == "auto") {  // classification's own order: the best engine that can build the set
     detail::Made engine = make_best_classifier(rules, "", params);
     if (!engine.is_ok() || !validating) return engine;
-    return validated(std::move(engine).value(), rules);
+    return validated(std::move(engine).value(), rules, params);
   }
   if (!takes_layout(id, rules.layout))
     return Status(Errc::kNotSupported, id + " classifies 5-tuple rules only, not OpenFlow rules");
@@ -205,9 +196,10 @@ std::string classifier_algorithm_list() {
 Result<std::unique_ptr<Classifier>> make_best_classifier(const RuleSet& rules,
                                                          std::string_view prefix,
                                                          const ClassifyParams& params) {
-  std::vector<EngineInfo> engines = classifier_engines();
-  std::stable_sort(engines.begin(), engines.end(), [](const EngineInfo& a, const EngineInfo& b) {
-    return a.priority > b.priority;
+  std::vector<const ClassifierTable::Entry*> engines;
+  for (const auto& e : classifier_table().entries()) engines.push_back(&e);
+  std::stable_sort(engines.begin(), engines.end(), [](const auto* a, const auto* b) {
+    return a->info.priority > b->info.priority;
   });
   ClassifyParams limited = params;
   if (!limited.max_image_bytes) limited.max_image_bytes = kAutoImageBytes;
@@ -215,10 +207,11 @@ Result<std::unique_ptr<Classifier>> make_best_classifier(const RuleSet& rules,
   Status last(Errc::kNotSupported,
               "no " + std::string(prefix) + "* classifier engine for this rule set is available" +
                   (prefix == "cuda." ? ": " + cuda_unavailable_reason() : std::string()));
-  for (const EngineInfo& e : engines) {
+  for (const ClassifierTable::Entry* entry : engines) {
+    const EngineInfo& e           = entry->info;
+    const ClassifierTraits& traits = entry->traits;
     if (e.id == "ref.linear" || e.id.substr(0, prefix.size()) != prefix) continue;
     if (!takes_layout(e.id, rules.layout) || !e.available()) continue;
-    const ClassifierTraits& traits = classifier_table().find(e.id)->traits;
     if (params.updates && !traits.updates) continue;
     // The overlay is for updates only (and its snapshot is built by this same function).
     if (!params.updates && traits.for_updates_only) continue;

@@ -75,22 +75,10 @@ class ValidatingMatcher final : public ValidatingPair<Matcher> {
   size_t patterns() const override { return engine_->patterns(); }
   size_t database_bytes() const override { return engine_->database_bytes(); }
   Status scan(const uint8_t* data, size_t len, std::vector<Match>& out) override {
-    const size_t from = out.size();
-    WARPATH_TRY(engine_->scan(data, len, out));
-    std::vector<Match> got(out.begin() + long(from), out.end()), want;
-    WARPATH_TRY(ref_->scan(data, len, want));
-    const std::string diff = match_difference(engine_->id(), got, want);
-    return diff.empty() ? Status::ok() : Status(Errc::kInvalidArgument, diff);
+    return scan_with(false, data, len, out);
   }
-  // The engine's own order: compared once sorted, repeats dropped.
   Status scan_any_order(const uint8_t* data, size_t len, std::vector<Match>& out) override {
-    const size_t from = out.size();
-    WARPATH_TRY(engine_->scan_any_order(data, len, out));
-    std::vector<Match> got(out.begin() + long(from), out.end()), want;
-    detail::sort_unique(got, 0);
-    WARPATH_TRY(ref_->scan(data, len, want));
-    const std::string diff = match_difference(std::string(engine_->id()) + " (any order)", got, want);
-    return diff.empty() ? Status::ok() : Status(Errc::kInvalidArgument, diff);
+    return scan_with(true, data, len, out);
   }
   Status scan_blocks(const Block* blocks, uint32_t n, std::vector<Match>* out) override {
     WARPATH_TRY(engine_->scan_blocks(blocks, n, out));
@@ -110,6 +98,19 @@ class ValidatingMatcher final : public ValidatingPair<Matcher> {
     if (!r.is_ok()) return r.status();
     return std::unique_ptr<Stream>(
         std::make_unique<ValidatingStream>(std::move(*e), std::move(*r), std::string(engine_->id())));
+  }
+
+ private:
+  // The engine's own order is compared once sorted, repeats dropped.
+  Status scan_with(bool any_order, const uint8_t* data, size_t len, std::vector<Match>& out) {
+    const size_t from = out.size();
+    WARPATH_TRY(any_order ? engine_->scan_any_order(data, len, out) : engine_->scan(data, len, out));
+    std::vector<Match> got(out.begin() + long(from), out.end()), want;
+    if (any_order) detail::sort_unique(got, 0);
+    WARPATH_TRY(ref_->scan(data, len, want));
+    const std::string diff =
+        match_difference(std::string(engine_->id()) + (any_order ? " (any order)" : ""), got, want);
+    return diff.empty() ? Status::ok() : Status(Errc::kInvalidArgument, diff);
   }
 };
 

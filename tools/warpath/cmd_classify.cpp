@@ -190,9 +190,9 @@ int run_classify(const ClassifyOptions& o) {
       for (auto& x : updates) x.rule.priority = 0;
     params.updates = true;
     // An engine this build lacks (cuda.* without CUDA) is left to make_classifier's error.
-    bool in_build = false;
-    for (const EngineInfo& e : classify::classifier_engines())
-      in_build |= e.id == std::string_view(*id).substr(id->rfind("validate:", 0) == 0 ? 9 : 0);
+    bool validating = false, in_build = false;
+    const std::string_view plain = strip_validate(*id, validating);
+    for (const EngineInfo& e : classify::classifier_engines()) in_build |= e.id == plain;
     if (in_build && !classify::takes_updates(*id))
       return fail(Status(Errc::kNotSupported,
                          *id + " cannot update rules in place; --updates needs an engine that "

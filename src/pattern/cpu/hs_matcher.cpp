@@ -177,10 +177,6 @@ class HsMatcher final : public Matcher {
   Status scan_any_order(const uint8_t* data, size_t len, std::vector<Match>& out) override {
     return scan_with(data, len, on_match_any_order, &out);
   }
-  Status scan_with(const uint8_t* data, size_t len, match_event_handler handler, void* ctx) {
-    if (len > UINT32_MAX) return Status(Errc::kInvalidArgument, "cpu.hs: a block above 4 GiB");
-    return hs_status(hs_scan(block_, bytes_of(data, len), unsigned(len), 0, scratch_, handler, ctx), "hs_scan");
-  }
   Result<std::unique_ptr<Stream>> open_stream() override {
     if (!stream_db_) {  // compiled on the first stream, with the scratch every stream shares
       Compiled c = compile(patterns_, HS_MODE_STREAM);
@@ -196,6 +192,10 @@ class HsMatcher final : public Matcher {
   }
 
  private:
+  Status scan_with(const uint8_t* data, size_t len, match_event_handler handler, void* ctx) {
+    if (len > UINT32_MAX) return Status(Errc::kInvalidArgument, "cpu.hs: a block above 4 GiB");
+    return hs_status(hs_scan(block_, bytes_of(data, len), unsigned(len), 0, scratch_, handler, ctx), "hs_scan");
+  }
   std::vector<Pattern> patterns_;
   hs_database_t* block_;
   hs_scratch_t* scratch_;
