@@ -14,4 +14,14 @@ void cuda_host_free(void* ptr) noexcept;
 void* cuda_stream_create() noexcept;
 void cuda_stream_destroy(void* stream) noexcept;
 
+/// Device memory, or nullptr when there is no device (or it is full).
+void* cuda_device_alloc(size_t bytes) noexcept;
+void cuda_device_free(void* ptr) noexcept;
+/// An asynchronous copy on `stream` between host and device (`to_device`: host -> device);
+/// false, with the reason in `why` when given, when CUDA refuses it.
+bool cuda_copy_async(void* dst, const void* src, size_t bytes, bool to_device, void* stream,
+                     const char** why = nullptr) noexcept;
+/// Waits for everything queued on `stream`; false (with the reason) when a queued call failed.
+bool cuda_stream_sync(void* stream, const char** why = nullptr) noexcept;
+
 }  // namespace warpath::detail

@@ -2,12 +2,15 @@
 #include "warpath/runtime/chain_check.hpp"
 
 #include <algorithm>
+#include <memory>
+#include <thread>
 
 #include "warpath/classify/check.hpp"
 #include "warpath/core/cuda_device.hpp"
 #include "warpath/forward/router.hpp"
 #include "warpath/gen/traffic.hpp"
 #include "warpath/lookup/check.hpp"
+#include "runtime/master.hpp"
 
 namespace warpath::runtime {
 namespace {
@@ -100,41 +103,70 @@ std::pair<size_t, size_t> paths_taken(const std::vector<ChainOutcome>& outcomes)
 
 Result<std::vector<ChainOutcome>> run_chain_frames(const Chain& chain,
                                                    const packet::PacketBatch& in, uint32_t batch,
-                                                   Place place, ModuleCounters* counters) {
+                                                   Place place, ModuleCounters* counters,
+                                                   uint32_t launch_frames) {
   std::vector<ChainOutcome> out;
   out.reserve(in.size());
   const uint32_t frame = std::max<uint32_t>(batch, 1);
-  WARPATH_ASSIGN_OR_RETURN(packet::PacketBatch b,
-                           packet::PacketBatch::create(frame, 2048, size_t(frame) * 2048 + chain.tail_room(frame)));
-  b.set_tail_reserve(chain.tail_room(frame));
-  Frame f(std::move(b));
+  const uint32_t count = std::max<uint32_t>(launch_frames, 1);
   WARPATH_ASSIGN_OR_RETURN(Chain::States states, chain.make_states());
-  chain.make_slots(f, &states);
+  std::vector<std::unique_ptr<Frame>> frames;
+  for (uint32_t k = 0; k < count; ++k) {
+    WARPATH_ASSIGN_OR_RETURN(packet::PacketBatch b,
+                             packet::PacketBatch::create(frame, 2048, size_t(frame) * 2048 + chain.tail_room(frame)));
+    b.set_tail_reserve(chain.tail_room(frame));
+    frames.push_back(std::make_unique<Frame>(std::move(b)));
+    chain.make_slots(*frames.back(), &states);
+  }
+  // Through the offload master: one lane, so a round's frames are one launch.
+  std::unique_ptr<OffloadMaster> master;
+  if (launch_frames) {
+    master = std::make_unique<OffloadMaster>(chain, frame * count, -1, 1);
+    master->start();
+  }
   Chain::Scratch scratch;
   ExecContext ctx;
   uint32_t next = 0;
+  std::vector<Frame*> round;
   do {
-    f.reset();
-    for (uint32_t k = 0; k < batch && next < in.size(); ++k, ++next)
-      if (!f.batch.append(in.data(next), in.meta(next).caplen, in.meta(next).len,
-                          in.meta(next).timestamp_ns, in.meta(next).port))
-        return Status(Errc::kCapacity, "packet " + std::to_string(next) + " (" +
-                                           std::to_string(in.meta(next).caplen) +
-                                           " bytes) does not fit a frame of " +
-                                           std::to_string(batch));
-    WARPATH_TRY(chain.pre(f));
-    WARPATH_TRY(chain.shade(f, place, ctx));
-    WARPATH_TRY(chain.post(f, scratch, counters));
-    for (uint32_t i = 0; i < f.size(); ++i) {
-      ChainOutcome o;
-      o.reason  = chain.reasons()[f.reason[i]].name;
-      o.out      = f.reason[i] == kReasonForwarded ? f.out[i] : 0;
-      o.out_mask = o.out == kOutMany ? f.out_mask[i] : 0;
-      o.context = chain.contexts().name(f.context[i]);
-      o.bytes.assign(f.batch.data(i), f.batch.data(i) + f.batch.meta(i).caplen);
-      out.push_back(std::move(o));
+    round.clear();
+    for (uint32_t r = 0; r < count && (round.empty() || next < in.size()); ++r) {
+      Frame& f = *frames[r];
+      f.reset();
+      for (uint32_t k = 0; k < batch && next < in.size(); ++k, ++next)
+        if (!f.batch.append(in.data(next), in.meta(next).caplen, in.meta(next).len,
+                            in.meta(next).timestamp_ns, in.meta(next).port))
+          return Status(Errc::kCapacity, "packet " + std::to_string(next) + " (" +
+                                             std::to_string(in.meta(next).caplen) +
+                                             " bytes) does not fit a frame of " +
+                                             std::to_string(batch));
+      WARPATH_TRY(chain.pre(f));
+      round.push_back(&f);
+    }
+    if (master) {
+      master->submit(round);
+      for (Frame* f : round) {
+        while (!f->done.load(std::memory_order_acquire)) std::this_thread::yield();
+        WARPATH_TRY(f->error);
+      }
+    } else {
+      WARPATH_TRY(chain.shade(*round[0], place, ctx));
+    }
+    for (Frame* fp : round) {
+      Frame& f = *fp;
+      WARPATH_TRY(chain.post(f, scratch, counters));
+      for (uint32_t i = 0; i < f.size(); ++i) {
+        ChainOutcome o;
+        o.reason   = chain.reasons()[f.reason[i]].name;
+        o.out      = f.reason[i] == kReasonForwarded ? f.out[i] : 0;
+        o.out_mask = o.out == kOutMany ? f.out_mask[i] : 0;
+        o.context  = chain.contexts().name(f.context[i]);
+        o.bytes.assign(f.batch.data(i), f.batch.data(i) + f.batch.meta(i).caplen);
+        out.push_back(std::move(o));
+      }
     }
   } while (batch && next < in.size());
+  if (master) master->stop();
   WARPATH_TRY(chain.finish_states(states));
   return out;
 }
@@ -204,29 +236,34 @@ CheckReport check_chain_engine(std::string_view id, uint64_t seed, uint64_t item
     }
     n = std::min(2 * n, kMaxPackets);
   }
-  for (uint32_t batch : {1u, 31u, 32u, 33u, 1024u, 8192u}) {
-    auto got = run_chain_frames(**fast, *in, batch, Place::kOffload);
-    if (!got.is_ok()) {
-      report.detail = "batch " + std::to_string(batch) + ": " + got.status().message();
-      return report;
+  // Each batch size shaded frame by frame on the offload place, then through the offload
+  // master, three frames a launch (on a GPU whose engines take device memory: one upload,
+  // every module, one download).
+  for (uint32_t batch : {1u, 31u, 32u, 33u, 1024u, 8192u})
+    for (uint32_t launch : {0u, 3u}) {
+      const std::string where = "batch " + std::to_string(batch) +
+                                (launch ? ", offload master, " + std::to_string(launch) + " frames a launch" : "");
+      auto got = run_chain_frames(**fast, *in, batch, Place::kOffload, nullptr, launch);
+      if (!got.is_ok()) {
+        report.detail = where + ": " + got.status().message();
+        return report;
+      }
+      if (got->size() != want->size()) {
+        report.detail = where + ": " + std::to_string(got->size()) + " outcomes for " +
+                        std::to_string(want->size()) + " packets";
+        return report;
+      }
+      for (uint32_t i = 0; i < n; ++i) {
+        const ChainOutcome &g = (*got)[i], &w = (*want)[i];
+        if (g == w) continue;
+        report.detail = where + ", packet " + std::to_string(i) + ": got " + g.reason + " out " +
+                        std::to_string(g.out) + " context " + g.context +
+                        (g.bytes == w.bytes ? "" : " (bytes differ)") + ", reference " + w.reason +
+                        " out " + std::to_string(w.out) + " context " + w.context;
+        return report;
+      }
+      report.items += n;
     }
-    if (got->size() != want->size()) {
-      report.detail = "batch " + std::to_string(batch) + ": " + std::to_string(got->size()) +
-                      " outcomes for " + std::to_string(want->size()) + " packets";
-      return report;
-    }
-    for (uint32_t i = 0; i < n; ++i) {
-      const ChainOutcome &g = (*got)[i], &w = (*want)[i];
-      if (g == w) continue;
-      report.detail = "batch " + std::to_string(batch) + ", packet " + std::to_string(i) +
-                      ": got " + g.reason + " out " + std::to_string(g.out) + " context " +
-                      g.context + (g.bytes == w.bytes ? "" : " (bytes differ)") +
-                      ", reference " + w.reason + " out " + std::to_string(w.out) + " context " +
-                      w.context;
-      return report;
-    }
-    report.items += n;
-  }
   return report;
 }
 

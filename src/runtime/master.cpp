@@ -9,22 +9,32 @@
 
 namespace warpath::runtime {
 
-OffloadMaster::OffloadMaster(const Chain& chain, uint32_t max_launch, int cpu, uint32_t lanes)
-    : chain_(chain), max_launch_(max_launch), cpu_(cpu) {
-  const size_t n = max_launch;
+const OffloadMaster::DeviceOps& OffloadMaster::cuda_device_ops() noexcept {
+  static const DeviceOps ops{&detail::cuda_device_alloc, &detail::cuda_device_free,
+                             &detail::cuda_copy_async, &detail::cuda_stream_sync};
+  return ops;
+}
+
+OffloadMaster::OffloadMaster(const Chain& chain, uint32_t max_launch, int cpu, uint32_t lanes,
+                             const DeviceOps& device)
+    : chain_(chain), dev_(device), max_launch_(max_launch), cpu_(cpu) {
+  // The slab's room for a full launch of keys and answers; a packet job's bytes grow it.
+  size_t bytes = 0;
+  for (const Chain::JobRef& j : chain.jobs())
+    bytes += size_t(max_launch) * (j.shape.columns * j.shape.key_bytes + j.shape.answer_bytes) + 64;
   for (uint32_t l = 0; l < std::max(1u, lanes); ++l) {
-    auto lane = std::make_unique<Lane>();
-    for (const Chain::JobRef& j : chain.jobs()) {
-      lane->keys.emplace_back(n * j.shape.columns * j.shape.key_bytes, MemSpace::kPinned);
-      lane->answers.emplace_back(n * j.shape.answer_bytes, MemSpace::kPinned);
-    }
+    auto lane  = std::make_unique<Lane>();
+    lane->slab = HostBuffer(bytes, MemSpace::kPinned);
     lanes_.push_back(std::move(lane));
   }
 }
 
 OffloadMaster::~OffloadMaster() {
   stop();
-  for (auto& lane : lanes_) detail::cuda_stream_destroy(lane->stream);
+  for (auto& lane : lanes_) {
+    detail::cuda_stream_destroy(lane->stream);
+    dev_.free(lane->device);
+  }
 }
 
 void OffloadMaster::start() {
@@ -44,6 +54,14 @@ void OffloadMaster::submit(Frame* c) {
     queue_.push_back(c);
   }
   cv_.notify_one();
+}
+
+void OffloadMaster::submit(const std::vector<Frame*>& chunks) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.insert(queue_.end(), chunks.begin(), chunks.end());
+  }
+  cv_.notify_all();
 }
 
 void OffloadMaster::stop() {
@@ -83,36 +101,148 @@ void OffloadMaster::loop(Lane& lane) {
   }
 }
 
+namespace {
+
+constexpr size_t align16(size_t n) { return (n + 15) & ~size_t(15); }
+
+uint8_t* buffer_of(const JobData& d, const JobShape& shape, uint32_t k) {
+  uint8_t* p = nullptr;
+  std::memcpy(&p, d.keys + size_t(k) * shape.key_bytes + size_t(shape.buffer_field), sizeof p);
+  return p;
+}
+
+Status cuda_failed(const char* what, const char* why) {
+  return Status(Errc::kCudaError, std::string("offload master: ") + what + ": " + (why ? why : "?"));
+}
+
+}  // namespace
+
 Status OffloadMaster::shade_gathered(Lane& lane, const std::vector<Frame*>& group) {
-  ExecContext ctx;
-  ctx.stream     = lane.stream;
-  const size_t L = max_launch_;
   const auto& jobs = chain_.jobs();
+  const size_t F   = group.size();
+  if (jobs.empty()) return Status::ok();
+  // The modules' data, job by job and frame by frame, checked against JobData's contract.
+  lane.data.resize(jobs.size() * F);
+  std::vector<uint32_t> total(jobs.size(), 0);
+  std::vector<size_t> bytes(jobs.size(), 0);
+  bool resident = true;
   for (size_t k = 0; k < jobs.size(); ++k) {
     const Chain::JobRef& job = jobs[k];
     const Module& module     = chain_.module(job.module);
-    const size_t kb = job.shape.key_bytes, ab = job.shape.answer_bytes;
-    uint8_t* keys    = lane.keys[k].data();
-    uint8_t* answers = lane.answers[k].data();
-    uint32_t total   = 0;
-    for (Frame* f : group) {
+    if (job.shape.buffer_field >= 0 &&
+        (job.shape.columns != 1 || size_t(job.shape.buffer_field) + sizeof(uint8_t*) > job.shape.key_bytes))
+      return Status(Errc::kInvalidArgument, "module " + std::string(module.kind()) + ": job " +
+                                                std::to_string(job.job) + " has a buffer field outside its key");
+    resident = resident && module.job_resident(job.job);
+    for (size_t g = 0; g < F; ++g) {
+      Frame* f        = group[g];
       const JobData d = module.job_data(*f, f->slots[job.module].get(), job.job);
-      if (d.count > f->batch.size() || total + d.count > L)  // JobData's contract, checked
+      if (d.count > f->batch.size() || total[k] + d.count > max_launch_)
         return Status(Errc::kInvalidArgument,
                       "module " + std::string(module.kind()) + ": job " + std::to_string(job.job) +
                           " has " + std::to_string(d.count) + " keys for a frame of " +
                           std::to_string(f->batch.size()) + " packets (launch room " +
-                          std::to_string(L - total) + ")");
-      for (uint32_t c = 0; c < job.shape.columns && d.count; ++c)
-        std::memcpy(keys + (c * L + total) * kb, d.keys + c * d.column_stride, d.count * kb);
-      total += d.count;
+                          std::to_string(max_launch_ - total[k]) + ")");
+      if (job.shape.buffer_field >= 0 && d.count && !d.buffer_bytes)
+        return Status(Errc::kInvalidArgument, "module " + std::string(module.kind()) + ": job " +
+                                                  std::to_string(job.job) + " gives no buffer lengths");
+      if (job.shape.buffer_field >= 0)
+        for (uint32_t i = 0; i < d.count; ++i) bytes[k] += align16(d.buffer_bytes[i]);
+      total[k] += d.count;
+      lane.data[k * F + g] = d;
     }
-    if (total) WARPATH_TRY(module.run_job(Place::kOffload, job.job, {keys, L * kb, answers, total}, ctx));
-    uint32_t off = 0;
-    for (Frame* f : group) {
-      const JobData d = module.job_data(*f, f->slots[job.module].get(), job.job);
-      if (d.count) std::memcpy(d.answers, answers + off * ab, d.count * ab);
-      off += d.count;
+  }
+  // The slab: [keys of every job | bytes of every packet job | answers of every job].
+  std::vector<size_t> key_at(jobs.size()), bytes_at(jobs.size()), answer_at(jobs.size());
+  size_t at = 0;
+  for (size_t k = 0; k < jobs.size(); ++k) {
+    key_at[k] = at;
+    at += align16(size_t(total[k]) * jobs[k].shape.columns * jobs[k].shape.key_bytes);
+  }
+  const size_t down_from = at;  // what comes back: the bytes and the answers
+  for (size_t k = 0; k < jobs.size(); ++k) {
+    bytes_at[k] = at;
+    at += bytes[k];
+  }
+  const size_t up_to = at;
+  for (size_t k = 0; k < jobs.size(); ++k) {
+    answer_at[k] = at;
+    at += align16(size_t(total[k]) * jobs[k].shape.answer_bytes);
+  }
+  const size_t end = at;
+  if (end == 0) return Status::ok();  // no frame of the group has a key
+  if (lane.slab.bytes() < end) {
+    lane.slab = HostBuffer(std::max(end, lane.slab.bytes() * 2), MemSpace::kPinned);
+    if (!lane.slab.data()) return Status(Errc::kOutOfMemory, "offload master: a launch slab of " + std::to_string(end) + " bytes");
+  }
+  if (resident && lane.device_bytes < end) {
+    const size_t want = std::max(end, lane.slab.bytes());
+    dev_.free(lane.device);
+    lane.device       = dev_.alloc(want);
+    lane.device_bytes = lane.device ? want : 0;
+    if (!lane.device) return Status(Errc::kOutOfMemory, "offload master: " + std::to_string(want) + " bytes of device memory");
+  }
+  uint8_t* slab = lane.slab.data();
+  // Where the engines find the slab: its device copy (resident) or the slab itself.
+  uint8_t* base = resident ? static_cast<uint8_t*>(lane.device) : slab;
+
+  // Gather: key columns back to back; a packet job's bytes, its keys pointed at them.
+  for (size_t k = 0; k < jobs.size(); ++k) {
+    const JobShape& shape = jobs[k].shape;
+    const size_t kb = shape.key_bytes, column = size_t(total[k]) * kb;
+    uint32_t row = 0;
+    size_t cursor = bytes_at[k];
+    for (size_t g = 0; g < F; ++g) {
+      const JobData& d = lane.data[k * F + g];
+      for (uint32_t c = 0; c < shape.columns && d.count; ++c)
+        std::memcpy(slab + key_at[k] + c * column + row * kb, d.keys + c * d.column_stride, d.count * kb);
+      if (shape.buffer_field >= 0)
+        for (uint32_t i = 0; i < d.count; ++i) {
+          std::memcpy(slab + cursor, buffer_of(d, shape, i), d.buffer_bytes[i]);
+          uint8_t* moved = base + cursor;
+          std::memcpy(slab + key_at[k] + (row + i) * kb + shape.buffer_field, &moved, sizeof moved);
+          cursor += align16(d.buffer_bytes[i]);
+        }
+      row += d.count;
+    }
+  }
+
+  ExecContext ctx;
+  ctx.stream   = lane.stream;
+  ctx.resident = resident;
+  const char* why = nullptr;
+  if (resident && !dev_.copy(base, slab, up_to, true, lane.stream, &why))
+    return cuda_failed("upload", why);
+  for (size_t k = 0; k < jobs.size(); ++k) {
+    if (!total[k]) continue;
+    const Chain::JobRef& job = jobs[k];
+    const JobShape& shape    = job.shape;
+    const JobData d{base + key_at[k], size_t(total[k]) * shape.key_bytes,
+                    shape.answer_bytes ? base + answer_at[k] : nullptr, total[k]};
+    WARPATH_TRY(chain_.module(job.module).run_job(Place::kOffload, job.job, d, ctx));
+  }
+  if (resident) {
+    if (!dev_.copy(slab + down_from, base + down_from, end - down_from, false, lane.stream, &why))
+      return cuda_failed("download", why);
+    if (!dev_.sync(lane.stream, &why)) return cuda_failed("launch", why);
+    resident_launches_.fetch_add(1, std::memory_order_relaxed);
+  }
+
+  // Scatter: answers to their frames, bytes to their packets.
+  for (size_t k = 0; k < jobs.size(); ++k) {
+    const JobShape& shape = jobs[k].shape;
+    const size_t ab       = shape.answer_bytes;
+    uint32_t row = 0;
+    size_t cursor = bytes_at[k];
+    for (size_t g = 0; g < F; ++g) {
+      const JobData& d = lane.data[k * F + g];
+      if (ab && d.count && d.answers) std::memcpy(d.answers, slab + answer_at[k] + row * ab, d.count * ab);
+      if (shape.buffer_field >= 0)
+        for (uint32_t i = 0; i < d.count; ++i) {
+          std::memcpy(buffer_of(d, shape, i), slab + cursor, d.buffer_bytes[i]);
+          cursor += align16(d.buffer_bytes[i]);
+        }
+      row += d.count;
     }
   }
   return Status::ok();

@@ -10,6 +10,15 @@
 // opportunistic: the master never waits for more chunks than are already queued, so under
 // light load a launch is one chunk and under heavy load launches grow (GSwitch section 5).
 //
+// One upload, every module, one download (GASPP section 3): a launch's jobs are laid out in
+// one pinned slab, [every job's keys | every packet job's bytes | every job's answers], key
+// columns back to back. When every job of the launch runs on engines that take device memory
+// (Module::job_resident: the CUDA engines), the master copies the slab's keys and bytes to the
+// device in one copy, runs every module's jobs on the device copy (ExecContext::resident), and
+// copies the bytes and answers back in one copy; otherwise (CPU offload engines, a validating
+// wrapper) the engines run on the slab itself and copy what they need. Either way a packet
+// job's keys are pointed at the moved bytes, which go back to their packets afterwards.
+//
 // Lanes: the master runs `lanes` threads (default 2) that take groups from the same queue,
 // each with its own CUDA stream and its own pinned gather buffers: while one lane's kernel
 // runs, the other copies its keys in or its answers out (PacketShader's concurrent copy and
@@ -21,6 +30,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -32,26 +42,48 @@ namespace warpath::runtime {
 
 class OffloadMaster {
  public:
-  OffloadMaster(const Chain& chain, uint32_t max_launch, int cpu, uint32_t lanes = 2);
+  /// How the master reaches device memory: CUDA's (cuda_host.hpp) by default. A test passes
+  /// host memory standing in for the device, so the resident path runs where no GPU is.
+  struct DeviceOps {
+    void* (*alloc)(size_t bytes) noexcept;
+    void (*free)(void* ptr) noexcept;
+    bool (*copy)(void* dst, const void* src, size_t bytes, bool to_device, void* stream,
+                 const char** why) noexcept;
+    bool (*sync)(void* stream, const char** why) noexcept;
+  };
+  static const DeviceOps& cuda_device_ops() noexcept;
+
+  OffloadMaster(const Chain& chain, uint32_t max_launch, int cpu, uint32_t lanes = 2,
+                const DeviceOps& device = cuda_device_ops());
   ~OffloadMaster();
   void start();
   /// Queues a chunk; the master sets chunk->done when its answers are in place.
   void submit(Frame* c);
+  /// Queues chunks at once, so that a lane that takes them finds them all (up to max_launch
+  /// packets) for one launch.
+  void submit(const std::vector<Frame*>& chunks);
   /// Finishes every queued chunk, then joins the lanes.
   void stop();
   uint64_t launches() const noexcept { return launches_.load(std::memory_order_relaxed); }
+  /// Of those, the launches that ran resident on the device (one upload, one download).
+  uint64_t resident_launches() const noexcept {
+    return resident_launches_.load(std::memory_order_relaxed);
+  }
 
  private:
   struct Lane {
     std::thread thread;
     void* stream = nullptr;  ///< cudaStream_t, or nullptr (default stream / CPU engines)
-    // Gathered keys and answers of each job of the chain, allocated once (pinned).
-    std::vector<HostBuffer> keys, answers;
+    HostBuffer slab;         ///< one launch's keys, bytes and answers (pinned; grows)
+    void* device = nullptr;  ///< the slab's device copy (resident launches; DeviceOps memory)
+    size_t device_bytes = 0;
+    std::vector<JobData> data;  ///< per job and frame of the group, as the modules gave them
   };
   void loop(Lane& lane);
   Status shade_gathered(Lane& lane, const std::vector<Frame*>& group);
 
   const Chain& chain_;
+  const DeviceOps& dev_;
   uint32_t max_launch_;
   int cpu_;
   std::mutex mu_;
@@ -59,7 +91,7 @@ class OffloadMaster {
   std::deque<Frame*> queue_;
   bool stopping_ = false;
   std::vector<std::unique_ptr<Lane>> lanes_;
-  std::atomic<uint64_t> launches_{0};
+  std::atomic<uint64_t> launches_{0}, resident_launches_{0};
 };
 
 }  // namespace warpath::runtime

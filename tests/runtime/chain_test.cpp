@@ -501,7 +501,7 @@ TEST(ChainRun, SchedulingGroupsPacketsStablyAndKeepsTheFrameOrder) {
 TEST(ChainRun, SelfTestCheckOfChains) {
   const CheckReport r = check_chain_engine("cpu.chain", 11, 3000);
   EXPECT_TRUE(r.passed()) << r.detail;
-  EXPECT_EQ(r.items, 6u * 3000);
+  EXPECT_EQ(r.items, 12u * 3000);
   EXPECT_FALSE(check_chain_engine("cpu.nosuch", 1, 10).passed());
   const CheckReport gpu = check_chain_engine("cuda.chain", 11, 100);
   EXPECT_TRUE(gpu.skipped || gpu.passed()) << gpu.detail;

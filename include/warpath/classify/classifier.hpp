@@ -96,11 +96,20 @@ class Classifier {
  public:
   virtual ~Classifier()                        = default;
   virtual std::string_view id() const noexcept = 0;
+  /// Whether classify takes device-resident keys and answers (ExecContext::resident): the
+  /// CUDA engines.
+  virtual bool takes_device_memory() const noexcept { return false; }
 
   /// out[i] = index of the best rule matching key i, or kNoMatch. keys.layout must be the
   /// rule set's layout. kInvalidArgument for a short span or a layout mismatch. (Non-virtual
   /// interface: the span is checked here, once; engines implement do_classify.)
+  /// With ctx.resident, keys.words and out are device memory and keys.stride must be
+  /// keys.count (the columns back to back): only engines that take_device_memory() accept it.
   Status classify(const KeyBatch& keys, Span<uint32_t> out, ExecContext& ctx) const {
+    if (ctx.resident && !takes_device_memory())
+      return Status(Errc::kNotSupported, std::string(id()) + ": takes host memory only");
+    if (ctx.resident && keys.count && keys.stride != keys.count)
+      return Status(Errc::kInvalidArgument, std::string(id()) + ": resident key columns must be back to back");
     if (out.size < keys.count)
       return Status(Errc::kInvalidArgument, std::string(id()) + ": output span of " +
                                                 std::to_string(out.size) + " for " +

@@ -4,6 +4,13 @@
 // returning; CUDA engines enqueue on `stream` (a cudaStream_t kept as void* so this header
 // needs no CUDA header; nullptr is the default stream) and also complete before returning
 // (each waits for its stream). Per-call counters live here, not in engines, so engines stay const.
+//
+// Resident calls: with `resident` set, a call's inputs and outputs (keys, answers, ESP ops and
+// their packets) are device memory already: the offload master uploaded a whole launch's jobs
+// in one copy and downloads every answer in one copy after the last module (GASPP's point
+// about redundant transfers). A CUDA engine then launches on them without copies; an engine
+// whose memory is the host's (every CPU engine, the validating wrappers) answers
+// kNotSupported (takes_device_memory() says which, before the call).
 #pragma once
 #include <cstdint>
 
@@ -13,6 +20,7 @@ struct ExecContext {
   void* stream     = nullptr;  ///< cudaStream_t for CUDA engines; nullptr = default stream.
   int device       = 0;        ///< CUDA device ordinal.
   uint32_t threads = 1;        ///< CPU worker threads an engine may use for one call.
+  bool resident    = false;    ///< the call's data is device memory (see above)
 };
 
 }  // namespace warpath

@@ -45,6 +45,7 @@
 #include <string_view>
 #include <vector>
 
+#include "warpath/core/exec.hpp"
 #include "warpath/core/registry.hpp"
 #include "warpath/core/span.hpp"
 #include "warpath/core/status.hpp"
@@ -226,13 +227,34 @@ class EspCrypto {
     WARPATH_TRY(check(ops));
     return do_open(ops, ok);
   }
+  /// Whether the engine takes device-resident ops (seal_resident / open_resident): cuda.esp.
+  virtual bool takes_device_memory() const noexcept { return false; }
+  /// seal and open on device memory (ExecContext::resident): `ops` and `ok` are device
+  /// arrays and each op's esp a device pointer (the offload master's one upload of a launch's
+  /// packets). The ops cannot be read here, so the engine checks each on the device: an op
+  /// without a buffer or with an SA past sa_count() is left untouched (and fails its open).
+  /// kNotSupported for engines of host memory. Completes before returning, on ctx.stream.
+  Status seal_resident(Span<const CryptoOp> ops, ExecContext& ctx) const {
+    if (!takes_device_memory()) return host_only();
+    return do_resident(ops, nullptr, ctx);
+  }
+  Status open_resident(Span<const CryptoOp> ops, uint8_t* ok, ExecContext& ctx) const {
+    if (!takes_device_memory()) return host_only();
+    if (!ok && ops.size) return Status(Errc::kInvalidArgument, std::string(id()) + ": open without verdicts");
+    return do_resident(ops, ok, ctx);
+  }
 
  protected:
   /// The work, with the arguments checked once here for every engine (non-virtual interface).
   virtual Status do_seal(Span<const CryptoOp> ops) const               = 0;
   virtual Status do_open(Span<const CryptoOp> ops, uint8_t* ok) const = 0;
+  /// Resident seal (ok == nullptr) or open; only engines that take device memory override it.
+  virtual Status do_resident(Span<const CryptoOp>, uint8_t*, ExecContext&) const { return host_only(); }
 
  private:
+  Status host_only() const {
+    return Status(Errc::kNotSupported, std::string(id()) + ": takes host memory only");
+  }
   Status check(Span<const CryptoOp> ops) const {
     const uint32_t sas = sa_count();
     for (uint32_t k = 0; k < ops.size; ++k)

@@ -87,15 +87,20 @@ class Fib {
  public:
   virtual ~Fib()                               = default;
   virtual std::string_view id() const noexcept = 0;
+  /// Whether lookups take device-resident addresses and answers (ExecContext::resident): the
+  /// CUDA engine; the others answer such a call kNotSupported.
+  virtual bool takes_device_memory() const noexcept { return false; }
 
   /// out[i] = next hop of the longest prefix matching addrs[i], or kNoRoute.
   /// kInvalidArgument when out.size < addrs.size. (Non-virtual interface: the arguments are
   /// checked here, once, and engines implement do_lookup4 / do_lookup6.)
   Status lookup4(Span<const uint32_t> addrs, Span<NextHop> out, ExecContext& ctx) const {
+    if (ctx.resident && !takes_device_memory()) return host_only();
     if (out.size < addrs.size) return short_span(addrs.size, out.size);
     return do_lookup4(addrs, out, ctx);
   }
   Status lookup6(Span<const Ip6> addrs, Span<NextHop> out, ExecContext& ctx) const {
+    if (ctx.resident && !takes_device_memory()) return host_only();
     if (out.size < addrs.size) return short_span(addrs.size, out.size);
     return do_lookup6(addrs, out, ctx);
   }
@@ -116,6 +121,9 @@ class Fib {
   virtual Status do_lookup6(Span<const Ip6> addrs, Span<NextHop> out, ExecContext& ctx) const = 0;
 
  private:
+  Status host_only() const {
+    return Status(Errc::kNotSupported, std::string(id()) + ": takes host memory only");
+  }
   Status short_span(uint32_t items, uint32_t room) const {
     return Status(Errc::kInvalidArgument, std::string(id()) + ": output span of " +
                                               std::to_string(room) + " for " +

@@ -4,7 +4,8 @@
 // chain of three modules with a context key splitting the batch (acl with goto:inspect rules
 // -> ttl-filter(when=inspect) -> router) shaded on the offload place's engines, frame by frame
 // at several batch sizes, against the same chain on the reference engines (ref.linear,
-// ref.lpm) run one packet per frame. Pseudo engines of the "runtime" module:
+// ref.lpm) run one packet per frame, and again through the offload master, three frames a
+// launch. Pseudo engines of the "runtime" module:
 //   cpu.chain    the offload place on cpu.* engines (offload_device=cpu)
 //   cuda.chain   the offload place on cuda.* engines: what a GPU machine checks
 #pragma once
@@ -34,10 +35,12 @@ struct ChainOutcome {
 
 /// Runs every packet of `in` through `chain` in frames of `batch` (0: one empty frame),
 /// shading on `place`; one outcome per packet, in order. `counters` (one per module) may be
-/// nullptr.
+/// nullptr. With `launch_frames` > 0 the frames are shaded by an offload master (the offload
+/// place), that many frames gathered into each launch, as `warpath run` does.
 Result<std::vector<ChainOutcome>> run_chain_frames(const Chain& chain, const packet::PacketBatch& in,
                                                    uint32_t batch, Place place,
-                                                   ModuleCounters* counters = nullptr);
+                                                   ModuleCounters* counters = nullptr,
+                                                   uint32_t launch_frames = 0);
 
 std::vector<EngineInfo> chain_engines();
 CheckReport check_chain_engine(std::string_view id, uint64_t seed, uint64_t items);

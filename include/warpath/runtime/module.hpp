@@ -20,8 +20,12 @@
 //                          their answers (job_shape, job_data); run_job answers them on the
 //                          CPU engines (in the worker) or on the offload engines (in the master,
 //                          which gathers the same job of many frames into one launch without
-//                          knowing what the keys are). A module without jobs has nothing to
-//                          shade.
+//                          knowing what the keys are). A packet job also transforms bytes of
+//                          the frame in place (JobShape::buffer_field: ESP's packets). On a
+//                          GPU whose engines take device memory (job_resident) the master
+//                          uploads every job's keys and bytes of a launch in one copy, runs
+//                          every module's jobs on them, and downloads every answer and byte in
+//                          one copy (master.hpp). A module without jobs has nothing to shade.
 //   post(frame, slot, sel) decide, in chain order, for the packets of `sel`: those no earlier
 //                          module decided (reason == kContinue) whose context the module
 //                          accepts (the chain's `when=`). It sets reason/out (and context or
@@ -84,9 +88,17 @@ struct ModuleContract {
 
 /// The shape of one shade job: `columns` arrays of keys of `key_bytes` each (structure of
 /// arrays: column c of key k at keys + c * column_stride + k * key_bytes), one answer of
-/// `answer_bytes` per key.
+/// `answer_bytes` per key (0: the job answers nothing; JobData::answers may be null).
+///
+/// Key jobs (buffer_field < 0) read their keys and write their answers. Packet jobs also
+/// transform bytes of the frame in place (ESP seals and opens packets): each key holds, at
+/// byte offset `buffer_field`, a `uint8_t*` to its bytes (JobData::buffer_bytes long). The
+/// offload master moves those bytes with the keys (to the device in its one upload and back
+/// in its one download) and points its copy of each key at the moved bytes, so run_job finds
+/// them where the key says. A packet job has one column.
 struct JobShape {
   uint32_t columns = 1, key_bytes = 4, answer_bytes = 4;
+  int32_t buffer_field = -1;
 };
 /// One job's data in one frame's slot (or gathered by the master). `count` is at most the
 /// frame's packet count (the master gathers frames up to its launch size and returns
@@ -96,6 +108,7 @@ struct JobData {
   size_t column_stride = 0;  ///< bytes between columns
   uint8_t* answers     = nullptr;
   uint32_t count       = 0;
+  const uint32_t* buffer_bytes = nullptr;  ///< packet jobs: the length of each key's bytes
 };
 
 /// The packets post() decides: their indices, ascending (or in the scheduling order when the
@@ -164,6 +177,11 @@ class Module {
   virtual Status run_job(Place, uint32_t /*job*/, const JobData&, ExecContext&) const {
     return Status::ok();
   }
+  /// Whether run_job(Place::kOffload, job, ...) takes device memory (ExecContext::resident):
+  /// keys, answers and a packet job's bytes already on the device, where the offload master's
+  /// one upload put them. True when the module's offload engine takes device memory (the
+  /// CUDA engines); the master uses the resident path only when every job of the launch can.
+  virtual bool job_resident(uint32_t /*job*/) const { return false; }
 
   virtual void post(Frame&, ModuleSlot*, const Selection&) const = 0;
 

@@ -71,6 +71,7 @@ class ImageCuda final : public Classifier {
   void set_build_ms(double ms) { stats_.build_ms = ms; }
 
   std::string_view id() const noexcept override { return id_; }
+  bool takes_device_memory() const noexcept override { return true; }
 
   Status do_classify(const KeyBatch& keys, Span<uint32_t> out, ExecContext& ctx) const override {
     if (keys.layout != KeyLayout::kFiveTuple)
@@ -78,6 +79,11 @@ class ImageCuda final : public Classifier {
     const uint32_t n = keys.count;
     if (n == 0) return Status::ok();
     auto stream        = static_cast<cudaStream_t>(ctx.stream);
+    if (ctx.resident) {  // keys and answers are device memory (exec.hpp)
+      WARPATH_TRY((launch_image<View, Lookup>(view_, keys.words, n, out.data, stream)));
+      WARPATH_CUDA_TRY(cudaStreamSynchronize(stream));
+      return Status::ok();
+    }
     auto scratch       = scratch_.acquire();  // this call's device buffers (scratch_pool.cuh)
     DeviceArray &keys_ = scratch[0], &out_ = scratch[1];
     WARPATH_TRY(keys_.reserve(size_t(n) * 4 * sizeof(uint32_t)));

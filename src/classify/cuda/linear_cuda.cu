@@ -160,41 +160,54 @@ class LinearCuda final : public Classifier {
   }
 
   std::string_view id() const noexcept override { return "cuda.linear"; }
+  bool takes_device_memory() const noexcept override { return true; }
 
   Status do_classify(const KeyBatch& keys, Span<uint32_t> out, ExecContext& ctx) const override {
     if (keys.layout != layout_)
       return Status(Errc::kInvalidArgument, "cuda.linear: key layout differs from the rules'");
     const uint32_t n = keys.count;
     if (n == 0) return Status::ok();
+    auto stream = static_cast<cudaStream_t>(ctx.stream);
     if (view_.rules == 0) {
-      std::fill(out.data, out.data + n, kNoMatch);
+      static_assert(kNoMatch == 0xFFFF'FFFFu, "the memset writes kNoMatch");
+      if (ctx.resident) {
+        WARPATH_CUDA_TRY(cudaMemsetAsync(out.data, 0xFF, size_t(n) * sizeof(uint32_t), stream));
+        WARPATH_CUDA_TRY(cudaStreamSynchronize(stream));
+      } else {
+        std::fill(out.data, out.data + n, kNoMatch);
+      }
       return Status::ok();
     }
-    auto stream          = static_cast<cudaStream_t>(ctx.stream);
     const unsigned words = key_words(layout_);
     auto scratch         = scratch_.acquire();  // this call's device buffers (scratch_pool.cuh)
     DeviceArray &keys_ = scratch[0], &best_ = scratch[1], &out_ = scratch[2];
-    WARPATH_TRY(keys_.reserve(size_t(n) * words * sizeof(uint32_t)));
+    // Resident calls (exec.hpp) read the keys and write the answers where they are.
+    const uint32_t* d_keys = keys.words;
+    uint32_t* d_out        = out.data;
     WARPATH_TRY(best_.reserve(size_t(n) * sizeof(uint32_t)));
-    WARPATH_TRY(out_.reserve(size_t(n) * sizeof(uint32_t)));
-    WARPATH_CUDA_TRY(cudaMemcpy2DAsync(
-        keys_.ptr, size_t(n) * sizeof(uint32_t), keys.words, size_t(keys.stride) * sizeof(uint32_t),
-        size_t(n) * sizeof(uint32_t), words, cudaMemcpyHostToDevice, stream));
+    if (!ctx.resident) {
+      WARPATH_TRY(keys_.reserve(size_t(n) * words * sizeof(uint32_t)));
+      WARPATH_TRY(out_.reserve(size_t(n) * sizeof(uint32_t)));
+      WARPATH_CUDA_TRY(cudaMemcpy2DAsync(
+          keys_.ptr, size_t(n) * sizeof(uint32_t), keys.words, size_t(keys.stride) * sizeof(uint32_t),
+          size_t(n) * sizeof(uint32_t), words, cudaMemcpyHostToDevice, stream));
+      d_keys = keys_.as<uint32_t>();
+      d_out  = out_.as<uint32_t>();
+    }
     WARPATH_CUDA_TRY(cudaMemsetAsync(best_.ptr, 0xFF, size_t(n) * sizeof(uint32_t), stream));
     const uint32_t chunks = (view_.block_count() + kChunkBlocks - 1) / kChunkBlocks;
     const dim3 grid(std::min<uint32_t>((n + kBlockSize - 1) / kBlockSize, kMaxGridX),
                     std::min(chunks, kMaxGridY));
     const size_t shared = size_t(kChunkBlocks) * view_.layout.block_words() * sizeof(uint32_t);
-    kernel_<<<grid, kBlockSize, shared, stream>>>(view_, keys_.as<uint32_t>(), n,
-                                                  best_.as<uint32_t>());
+    kernel_<<<grid, kBlockSize, shared, stream>>>(view_, d_keys, n, best_.as<uint32_t>());
     WARPATH_CUDA_CHECK_LAUNCH();
     const uint32_t answer_blocks =
         std::min<uint32_t>((n + kBlockSize - 1) / kBlockSize, kAnswerBlocksPerSm * uint32_t(sms_));
-    answer_kernel<<<answer_blocks, kBlockSize, 0, stream>>>(view_, best_.as<uint32_t>(),
-                                                            out_.as<uint32_t>(), n);
+    answer_kernel<<<answer_blocks, kBlockSize, 0, stream>>>(view_, best_.as<uint32_t>(), d_out, n);
     WARPATH_CUDA_CHECK_LAUNCH();
-    WARPATH_CUDA_TRY(cudaMemcpyAsync(out.data, out_.ptr, size_t(n) * sizeof(uint32_t),
-                                     cudaMemcpyDeviceToHost, stream));
+    if (!ctx.resident)
+      WARPATH_CUDA_TRY(cudaMemcpyAsync(out.data, out_.ptr, size_t(n) * sizeof(uint32_t),
+                                       cudaMemcpyDeviceToHost, stream));
     WARPATH_CUDA_TRY(cudaStreamSynchronize(stream));
     return Status::ok();
   }

@@ -97,6 +97,7 @@ class TupleMergeCuda final : public Classifier {
   }
 
   std::string_view id() const noexcept override { return "cuda.tuplemerge"; }
+  bool takes_device_memory() const noexcept override { return true; }
 
   Status do_classify(const KeyBatch& keys, Span<uint32_t> out, ExecContext& ctx) const override {
     if (keys.layout != layout_)
@@ -110,19 +111,26 @@ class TupleMergeCuda final : public Classifier {
     auto stream  = static_cast<cudaStream_t>(ctx.stream);
     auto scratch = scratch_.acquire();
     DeviceArray &keys_ = scratch[0], &out_ = scratch[1];
-    WARPATH_TRY(keys_.reserve(size_t(n) * NW * 4));
-    WARPATH_TRY(out_.reserve(size_t(n) * 4));
-    WARPATH_CUDA_TRY(cudaMemcpy2DAsync(keys_.ptr, size_t(n) * 4, keys.words,
-                                       size_t(keys.stride) * 4, size_t(n) * 4, NW,
-                                       cudaMemcpyHostToDevice, stream));
+    // Resident calls (exec.hpp) read the keys and write the answers where they are.
+    const uint32_t* d_keys = keys.words;
+    uint32_t* d_out        = out.data;
+    if (!ctx.resident) {
+      WARPATH_TRY(keys_.reserve(size_t(n) * NW * 4));
+      WARPATH_TRY(out_.reserve(size_t(n) * 4));
+      WARPATH_CUDA_TRY(cudaMemcpy2DAsync(keys_.ptr, size_t(n) * 4, keys.words,
+                                         size_t(keys.stride) * 4, size_t(n) * 4, NW,
+                                         cudaMemcpyHostToDevice, stream));
+      d_keys = keys_.as<uint32_t>();
+      d_out  = out_.as<uint32_t>();
+    }
     static const int sms = image_sm_count();
     const uint32_t blocks = std::min<uint32_t>((n + kBlockSize - 1) / kBlockSize, 8u * sms);
     tm_kernel<NW><<<blocks, kBlockSize, 0, stream>>>(views->views(), views->tables, version,
-                                                     keys_.as<uint32_t>(), n,
-                                                     out_.as<uint32_t>());
+                                                     d_keys, n, d_out);
     WARPATH_CUDA_CHECK_LAUNCH();
-    WARPATH_CUDA_TRY(
-        cudaMemcpyAsync(out.data, out_.ptr, size_t(n) * 4, cudaMemcpyDeviceToHost, stream));
+    if (!ctx.resident)
+      WARPATH_CUDA_TRY(
+          cudaMemcpyAsync(out.data, out_.ptr, size_t(n) * 4, cudaMemcpyDeviceToHost, stream));
     WARPATH_CUDA_TRY(cudaStreamSynchronize(stream));
     return Status::ok();
   }

@@ -104,6 +104,7 @@ class TupleCuda final : public Classifier {
   }
 
   std::string_view id() const noexcept override { return bloom_ ? "cuda.bloom" : "cuda.tuple"; }
+  bool takes_device_memory() const noexcept override { return true; }
 
   Status do_classify(const KeyBatch& keys, Span<uint32_t> out, ExecContext& ctx) const override {
     if (keys.layout != set_.layout())
@@ -116,17 +117,23 @@ class TupleCuda final : public Classifier {
     const DeviceVersion& v = *current_.load(std::memory_order_acquire);
     auto scratch           = scratch_.acquire();  // this call's device buffers (scratch_pool.cuh)
     DeviceArray &keys_ = scratch[0], &best_ = scratch[1], &out_ = scratch[2];
-    WARPATH_TRY(keys_.reserve(size_t(n) * nw * 4));
+    // Resident calls (exec.hpp) read the keys and write the answers where they are.
+    const uint32_t* d_keys = keys.words;
+    uint32_t* d_out        = out.data;
     WARPATH_TRY(best_.reserve(size_t(n) * 8));
-    WARPATH_TRY(out_.reserve(size_t(n) * 4));
-    WARPATH_CUDA_TRY(cudaMemcpy2DAsync(keys_.ptr, size_t(n) * 4, keys.words,
-                                       size_t(keys.stride) * 4, size_t(n) * 4, nw,
-                                       cudaMemcpyHostToDevice, stream));
+    if (!ctx.resident) {
+      WARPATH_TRY(keys_.reserve(size_t(n) * nw * 4));
+      WARPATH_TRY(out_.reserve(size_t(n) * 4));
+      WARPATH_CUDA_TRY(cudaMemcpy2DAsync(keys_.ptr, size_t(n) * 4, keys.words,
+                                         size_t(keys.stride) * 4, size_t(n) * 4, nw,
+                                         cudaMemcpyHostToDevice, stream));
+      d_keys = keys_.as<uint32_t>();
+      d_out  = out_.as<uint32_t>();
+    }
     auto* best = static_cast<unsigned long long*>(best_.ptr);
     WARPATH_CUDA_TRY(cudaMemsetAsync(best, 0, size_t(n) * 8, stream));
     if (!v.tables.empty()) {
       const dim3 grid(uint32_t(v.tables.size()), (n + kChunk - 1) / kChunk);
-      const auto* d_keys = static_cast<const uint32_t*>(keys_.ptr);
       const bool shared  = v.shared_bytes <= kSharedLimit;
       const size_t smem  = shared ? v.shared_bytes : 0;
       if (nw == 4) {
@@ -137,10 +144,11 @@ class TupleCuda final : public Classifier {
       WARPATH_CUDA_CHECK_LAUNCH();
     }
     const uint32_t blocks = std::min<uint32_t>((n + kBlockSize - 1) / kBlockSize, 1024);
-    finish_kernel<<<blocks, kBlockSize, 0, stream>>>(best, static_cast<uint32_t*>(out_.ptr), n);
+    finish_kernel<<<blocks, kBlockSize, 0, stream>>>(best, d_out, n);
     WARPATH_CUDA_CHECK_LAUNCH();
-    WARPATH_CUDA_TRY(
-        cudaMemcpyAsync(out.data, out_.ptr, size_t(n) * 4, cudaMemcpyDeviceToHost, stream));
+    if (!ctx.resident)
+      WARPATH_CUDA_TRY(
+          cudaMemcpyAsync(out.data, out_.ptr, size_t(n) * 4, cudaMemcpyDeviceToHost, stream));
     WARPATH_CUDA_TRY(cudaStreamSynchronize(stream));
     return Status::ok();
   }

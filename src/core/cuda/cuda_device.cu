@@ -78,6 +78,33 @@ void* cuda_stream_create() noexcept {
 void cuda_stream_destroy(void* stream) noexcept {
   if (stream) cudaStreamDestroy(static_cast<cudaStream_t>(stream));
 }
+void* cuda_device_alloc(size_t bytes) noexcept {
+  if (cuda_device_count() == 0) return nullptr;
+  void* p = nullptr;
+  if (cudaMalloc(&p, bytes ? bytes : 1) != cudaSuccess) {
+    cudaGetLastError();
+    return nullptr;
+  }
+  return p;
+}
+void cuda_device_free(void* ptr) noexcept {
+  if (ptr) cudaFree(ptr);
+}
+bool cuda_copy_async(void* dst, const void* src, size_t bytes, bool to_device, void* stream,
+                     const char** why) noexcept {
+  const cudaError_t e = cudaMemcpyAsync(dst, src, bytes, to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost,
+                                        static_cast<cudaStream_t>(stream));
+  if (e == cudaSuccess) return true;
+  cudaGetLastError();
+  if (why) *why = cudaGetErrorString(e);
+  return false;
+}
+bool cuda_stream_sync(void* stream, const char** why) noexcept {
+  const cudaError_t e = cudaStreamSynchronize(static_cast<cudaStream_t>(stream));
+  if (e == cudaSuccess) return true;
+  if (why) *why = cudaGetErrorString(e);
+  return false;
+}
 }  // namespace detail
 
 }  // namespace warpath

@@ -15,6 +15,16 @@ void* cuda_host_alloc(size_t) noexcept { return nullptr; }
 void cuda_host_free(void*) noexcept {}
 void* cuda_stream_create() noexcept { return nullptr; }
 void cuda_stream_destroy(void*) noexcept {}
+void* cuda_device_alloc(size_t) noexcept { return nullptr; }
+void cuda_device_free(void*) noexcept {}
+bool cuda_copy_async(void*, const void*, size_t, bool, void*, const char** why) noexcept {
+  if (why) *why = "built without CUDA";
+  return false;
+}
+bool cuda_stream_sync(void*, const char** why) noexcept {
+  if (why) *why = "built without CUDA";
+  return false;
+}
 }  // namespace detail
 
 }  // namespace warpath

@@ -10,6 +10,9 @@
  *            the device when the engine is built (a kernel of one thread per SA).
  * Memory     the packets' ESP bytes (header, text, ICV) are gathered into one pinned staging
  *            buffer, copied up, processed, copied down and scattered back; offsets per packet.
+ *            Resident calls (seal_resident / open_resident: the offload master uploaded the
+ *            ops and their packets) run on the ops where they are, each op's esp a device
+ *            pointer.
  * Next       a thread per 16-byte block for CTR (GHASH already uses per-SA 4-bit tables),
  *            kernel-only throughput against the 400 Gbit/s goal (warpath-gpu-bench, on a GPU).
  * Tested by  warpath selftest (check_esp_engine: every suite, lengths 0-1500, batches of 0, 1,
@@ -61,6 +64,24 @@ __global__ void __launch_bounds__(kBlockSize)
   }
 }
 
+// Resident ops (EspCrypto::seal_resident / open_resident): each op names its packet by a
+// device pointer; an op without one or with an SA past `sa_count` is left alone (open: not ok).
+__global__ void __launch_bounds__(kBlockSize)
+    esp_resident_kernel(const core::DeviceSa* __restrict__ sas, uint32_t sa_count,
+                        const CryptoOp* __restrict__ ops, uint32_t n, uint8_t* ok) {
+  __shared__ uint8_t sbox[256];
+  build_sbox(sbox);
+  for (uint32_t t = blockIdx.x * kBlockSize + threadIdx.x; t < n; t += gridDim.x * kBlockSize) {
+    const CryptoOp op = ops[t];
+    if (!op.esp || op.sa >= sa_count) {
+      if (ok) ok[t] = 0;
+      continue;
+    }
+    if (ok) ok[t] = core::open_packet(sas[op.sa], sbox, op.esp, op.text_len, op.seq_hi);
+    else core::seal_packet(sas[op.sa], sbox, op.esp, op.text_len, op.seq_hi);
+  }
+}
+
 int blocks_for(uint32_t n) {
   int device = 0, sms = 1;
   if (cudaGetDevice(&device) == cudaSuccess) cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
@@ -92,6 +113,16 @@ class CudaEsp final : public EspCrypto {
 
   Status do_seal(Span<const CryptoOp> ops) const override { return run(ops, nullptr); }
   Status do_open(Span<const CryptoOp> ops, uint8_t* ok) const override { return run(ops, ok); }
+  bool takes_device_memory() const noexcept override { return true; }
+  Status do_resident(Span<const CryptoOp> ops, uint8_t* ok, ExecContext& ctx) const override {
+    if (ops.size == 0) return Status::ok();
+    auto stream = static_cast<cudaStream_t>(ctx.stream);
+    esp_resident_kernel<<<blocks_for(ops.size), kBlockSize, 0, stream>>>(
+        d_sas_.as<core::DeviceSa>(), uint32_t(keys_.size()), ops.data, ops.size, ok);
+    WARPATH_CUDA_TRY(cudaGetLastError());
+    WARPATH_CUDA_TRY(cudaStreamSynchronize(stream));
+    return Status::ok();
+  }
 
  private:
   Status run(Span<const CryptoOp> ops, uint8_t* ok) const {

@@ -1,6 +1,7 @@
 // cuda.lpm: the DIR-24-8 and binary-search-on-lengths bodies in CUDA kernels over device
 // mirrors of a FibState's images. A lookup call copies the addresses in, launches, copies the
-// next hops out and waits (ExecContext::stream). Host updates reach the device through the
+// next hops out and waits (ExecContext::stream); a resident call (ExecContext::resident: the
+// offload master's one upload) launches on them where they are and waits. Host updates reach the device through the
 // FibState hooks: dirty IPv4 ranges are copied in place; a rebuilt image (IPv4 or IPv6) is
 // uploaded whole, published by pointer swap, and the old one freed after ReadGuard says no
 // lookup can still use it.
@@ -35,7 +36,8 @@ class CudaFib final : public Fib {
     WARPATH_ASSIGN_OR_RETURN(auto v6, Bsl6Device::upload(*state_->v6()));
     dv6_.store(v6.release());
     state_->on_v4_change = [this](Dir24_8Image& img, bool rebuilt) -> Status {
-      if (!rebuilt) return dv4_.load()->apply(img, img.drain_dirty());
+      Dir24_8Device* d4 = dv4_.load();
+      if (!rebuilt && d4) return d4->apply(img, img.drain_dirty());
       WARPATH_ASSIGN_OR_RETURN(auto fresh, Dir24_8Device::upload(img));
       img.drain_dirty();
       return publish(dv4_, fresh.release());
@@ -48,11 +50,18 @@ class CudaFib final : public Fib {
   }
 
   std::string_view id() const noexcept override { return "cuda.lpm"; }
+  bool takes_device_memory() const noexcept override { return true; }
 
   Status do_lookup4(Span<const uint32_t> addrs, Span<NextHop> out, ExecContext& ctx) const override {
-    return run(addrs, out, ctx, [&](const uint32_t* d_in, NextHop* d_out, void* stream) {
-      return launch_dir24_8_lookup(*dv4_.load(std::memory_order_acquire), d_in, d_out, addrs.size,
-                                   stream);
+    return run(addrs, out, ctx, [&](const uint32_t* d_in, NextHop* d_out, void* stream) -> Status {
+      const Dir24_8Device* d4 = dv4_.load(std::memory_order_acquire);
+      if (!d4) {  // no IPv4 route yet (an IPv6-only FIB): no address has one
+        WARPATH_CUDA_TRY(cudaMemsetAsync(d_out, 0xFF, size_t(addrs.size) * sizeof(NextHop),
+                                         static_cast<cudaStream_t>(stream)));
+        static_assert(kNoRoute == 0xFFFF'FFFFu, "the memset writes kNoRoute");
+        return Status::ok();
+      }
+      return launch_dir24_8_lookup(*d4, d_in, d_out, addrs.size, stream);
     });
   }
   Status do_lookup6(Span<const Ip6> addrs, Span<NextHop> out, ExecContext& ctx) const override {
@@ -88,6 +97,11 @@ class CudaFib final : public Fib {
     if (addrs.size == 0) return Status::ok();
     auto stream = static_cast<cudaStream_t>(ctx.stream);
     ReadGuard::Section section(state_->guard());
+    if (ctx.resident) {  // the addresses and next hops are device memory (exec.hpp)
+      WARPATH_TRY(launch(addrs.data, out.data, stream));
+      WARPATH_CUDA_TRY(cudaStreamSynchronize(stream));
+      return Status::ok();
+    }
     auto scratch     = scratch_.acquire();  // this call's device buffers (scratch_pool.cuh)
     DeviceArray &in_ = scratch[0], &out_ = scratch[1];
     WARPATH_TRY(in_.reserve(size_t(addrs.size) * sizeof(Key)));

@@ -97,6 +97,7 @@ class AclModule final : public Module {
                                   uint32_t(d.column_stride / 4), layout_};
     return c.classify(keys, {reinterpret_cast<uint32_t*>(d.answers), d.count}, ctx);
   }
+  bool job_resident(uint32_t) const override { return offload_ && offload_->takes_device_memory(); }
 
   void post(Frame& f, ModuleSlot* slot, const Selection& sel) const override {
     auto& s      = static_cast<AclSlot&>(*slot);

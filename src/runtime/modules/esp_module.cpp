@@ -34,6 +34,7 @@
 //   8.1); with DF, or IPv6 -> too_big (slow path: ICMP Fragmentation Needed / Packet Too Big
 //   back); no room in the frame's cell -> no_room; a truncated capture -> truncated.
 #include <atomic>
+#include <cstddef>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -75,10 +76,11 @@ struct SaTally {
 };
 
 struct EspSlot final : ModuleSlot {
-  EspSlot(uint32_t cap, size_t sas) : ops(cap), index(cap), ok(cap), seq(cap), tally(sas) {}
+  EspSlot(uint32_t cap, size_t sas) : ops(cap), index(cap), ok(cap), bytes(cap), seq(cap), tally(sas) {}
   std::vector<ipsec::CryptoOp> ops;  ///< the crypto job's keys (job mode: built in pre)
   std::vector<uint32_t> index;       ///< the packet of each op
   std::vector<uint8_t> ok;           ///< the crypto job's answers (open: ICV verified)
+  std::vector<uint32_t> bytes;       ///< each op's ESP bytes (header, text, ICV): what it transforms
   std::vector<uint64_t> seq;
   uint32_t n_ops = 0;
   SaTally tally;
@@ -273,20 +275,40 @@ class EspModuleBase : public Module {
     return Status::ok();
   }
   uint32_t job_count() const noexcept override { return job_mode_ ? 1 : 0; }
-  JobShape job_shape(uint32_t) const override { return {1, uint32_t(sizeof(ipsec::CryptoOp)), 1}; }
+  // A packet job (module.hpp): each op points at its packet's ESP bytes, which it seals or
+  // opens in place; open answers whether the ICV verified, seal answers nothing.
+  JobShape job_shape(uint32_t) const override {
+    return {1, uint32_t(sizeof(ipsec::CryptoOp)), dir_ == ipsec::Dir::kIn ? 1u : 0u,
+            int32_t(offsetof(ipsec::CryptoOp, esp))};
+  }
   JobData job_data(Frame&, ModuleSlot* slot, uint32_t) const override {
     auto& s = static_cast<EspSlot&>(*slot);
-    return {reinterpret_cast<const uint8_t*>(s.ops.data()), 0, s.ok.data(), s.n_ops};
+    {
+      ReadGuard::Section sec(guard_);
+      const auto& sas = image().db.sas();
+      for (uint32_t k = 0; k < s.n_ops; ++k) {
+        const ipsec::CryptoOp& op = s.ops[k];
+        s.bytes[k] = ec::kEspHead + op.text_len + (op.sa < sas.size() ? sas[op.sa].keys.icv_bytes : 0u);
+      }
+    }
+    return {reinterpret_cast<const uint8_t*>(s.ops.data()), 0,
+            dir_ == ipsec::Dir::kIn ? s.ok.data() : nullptr, s.n_ops, s.bytes.data()};
   }
-  Status run_job(Place p, uint32_t, const JobData& d, ExecContext&) const override {
+  Status run_job(Place p, uint32_t, const JobData& d, ExecContext& ctx) const override {
     ReadGuard::Section sec(guard_);
     const EspTables& t = image();
     const ipsec::EspCrypto* engine = p == Place::kCpu ? t.crypto.get() : t.offload.get();
     if (!engine) return Status(Errc::kNotSupported, "no offload ESP engine");
     const Span<const ipsec::CryptoOp> ops{reinterpret_cast<const ipsec::CryptoOp*>(d.keys), d.count};
+    if (ctx.resident)
+      return dir_ == ipsec::Dir::kIn ? engine->open_resident(ops, d.answers, ctx) : engine->seal_resident(ops, ctx);
     if (dir_ == ipsec::Dir::kIn) return engine->open(ops, d.answers);
-    std::fill_n(d.answers, d.count, uint8_t(1));
     return engine->seal(ops);
+  }
+  bool job_resident(uint32_t) const override {
+    ReadGuard::Section sec(guard_);
+    const EspTables& t = image();
+    return t.offload && t.offload->takes_device_memory();
   }
   std::unique_ptr<ModuleSlot> make_slot(uint32_t cap) const override {
     ReadGuard::Section sec(guard_);

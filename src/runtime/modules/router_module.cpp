@@ -66,6 +66,7 @@ class RouterModule final : public Module {
     if (j == 0) return fib.lookup4({reinterpret_cast<const uint32_t*>(d.keys), d.count}, {nh, d.count}, ctx);
     return fib.lookup6({reinterpret_cast<const lookup::Ip6*>(d.keys), d.count}, {nh, d.count}, ctx);
   }
+  bool job_resident(uint32_t) const override { return offload_ && offload_->takes_device_memory(); }
 
   void post(Frame& f, ModuleSlot* slot, const Selection& sel) const override {
     auto& s          = static_cast<RouterSlot&>(*slot);

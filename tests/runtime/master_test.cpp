@@ -1,0 +1,295 @@
+// tests/runtime/master_test.cpp: the offload master's launches (master.hpp): a launch's key
+// jobs and packet jobs laid out in one slab, answers and bytes back in their frames, and the
+// resident path (one upload, every module's jobs on the device copy, one download) run on host
+// memory standing in for a device, so that a machine without a GPU checks its layout.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "runtime/master.hpp"
+#include "warpath/gen/traffic.hpp"
+#include "warpath/runtime/chain.hpp"
+
+namespace warpath::runtime {
+namespace {
+
+// The stand-in device: host allocations it remembers, so a job can tell whether a pointer it
+// is given lies in "device" memory; copies and waits counted.
+struct FakeDevice {
+  std::mutex mu;
+  std::map<const uint8_t*, size_t> blocks;
+  uint64_t uploads = 0, downloads = 0, syncs = 0;
+  bool inside(const void* p, size_t bytes) {
+    std::lock_guard<std::mutex> g(mu);
+    const auto* q = static_cast<const uint8_t*>(p);
+    auto it       = blocks.upper_bound(q);
+    if (it == blocks.begin()) return false;
+    --it;
+    return q >= it->first && q + bytes <= it->first + it->second;
+  }
+};
+FakeDevice* g_device = nullptr;
+
+const OffloadMaster::DeviceOps kFakeOps{
+    [](size_t bytes) noexcept -> void* {
+      auto* p = new (std::nothrow) uint8_t[bytes];
+      std::lock_guard<std::mutex> g(g_device->mu);
+      if (p) g_device->blocks[p] = bytes;
+      return p;
+    },
+    [](void* p) noexcept {
+      if (!p) return;
+      {
+        std::lock_guard<std::mutex> g(g_device->mu);
+        g_device->blocks.erase(static_cast<uint8_t*>(p));
+      }
+      delete[] static_cast<uint8_t*>(p);
+    },
+    [](void* dst, const void* src, size_t bytes, bool to_device, void*, const char**) noexcept {
+      std::memcpy(dst, src, bytes);
+      std::lock_guard<std::mutex> g(g_device->mu);
+      ++(to_device ? g_device->uploads : g_device->downloads);
+      return true;
+    },
+    [](void*, const char**) noexcept {
+      std::lock_guard<std::mutex> g(g_device->mu);
+      ++g_device->syncs;
+      return true;
+    }};
+
+// A packet job's key: its bytes (the IP packet past the Ethernet header) and their length.
+struct PacketKey {
+  uint8_t* bytes;
+  uint32_t len, seed;
+};
+
+struct TwinSlot final : ModuleSlot {
+  explicit TwinSlot(uint32_t cap) : cap(cap), cols(size_t(cap) * 2), sum(cap), keys(cap), lens(cap), sums(cap) {}
+  uint32_t cap;
+  std::vector<uint32_t> cols, sum;  ///< job 0: two key columns (cap apart) and the answers
+  std::vector<PacketKey> keys;      ///< job 1: one key per even packet
+  std::vector<uint32_t> lens;
+  std::vector<uint8_t> sums;  ///< job 1's answers: the bytes' sum before the transform
+  uint32_t n0 = 0, n1 = 0;
+};
+
+bool g_resident = false;        // what job_resident answers
+std::atomic<uint64_t> g_bad{0};  // a job found its data where it should not be
+
+// Job 0: sum[k] = a[k] * 31 + b[k]. Job 1, a packet job: each key's bytes XOR its seed's low
+// byte, in place; the answer is their sum before. Both check that they are given device memory
+// exactly when the master says the launch is resident.
+class TwinModule final : public Module {
+ public:
+  std::string_view kind() const noexcept override { return "test-twin"; }
+  ModuleContract contract() const override { return {field_bit(Field::kParse), 0, {}}; }
+  std::unique_ptr<ModuleSlot> make_slot(uint32_t cap) const override {
+    return std::make_unique<TwinSlot>(cap);
+  }
+  Status pre(Frame& f, ModuleSlot* slot) const override {
+    auto& s = static_cast<TwinSlot&>(*slot);
+    s.n0 = s.n1 = 0;
+    for (uint32_t i = 0; i < f.size(); ++i) {
+      const packet::PacketMeta& m = f.batch.meta(i);
+      uint32_t head               = 0;
+      std::memcpy(&head, f.batch.data(i), std::min<uint32_t>(4, m.caplen));
+      s.cols[s.n0] = head, s.cols[s.cap + s.n0] = m.len, ++s.n0;
+      if (i % 2 == 0 && m.caplen > 14) {
+        s.keys[s.n1] = {f.batch.data(i) + 14, m.caplen - 14, i * 7 + 1};
+        s.lens[s.n1] = m.caplen - 14;
+        ++s.n1;
+      }
+    }
+    return Status::ok();
+  }
+  uint32_t job_count() const noexcept override { return 2; }
+  JobShape job_shape(uint32_t j) const override {
+    if (j == 0) return {2, 4, 4};
+    return {1, uint32_t(sizeof(PacketKey)), 1, int32_t(offsetof(PacketKey, bytes))};
+  }
+  JobData job_data(Frame&, ModuleSlot* slot, uint32_t j) const override {
+    auto& s = static_cast<TwinSlot&>(*slot);
+    if (j == 0)
+      return {reinterpret_cast<const uint8_t*>(s.cols.data()), size_t(s.cap) * 4,
+              reinterpret_cast<uint8_t*>(s.sum.data()), s.n0};
+    return {reinterpret_cast<const uint8_t*>(s.keys.data()), 0, s.sums.data(), s.n1, s.lens.data()};
+  }
+  Status run_job(Place, uint32_t j, const JobData& d, ExecContext& ctx) const override {
+    if (ctx.resident != g_resident) ++g_bad;
+    const JobShape shape = job_shape(j);
+    if (g_resident && g_device &&
+        (!g_device->inside(d.keys, size_t(d.count) * shape.columns * shape.key_bytes) ||
+         !g_device->inside(d.answers, size_t(d.count) * shape.answer_bytes)))
+      ++g_bad;
+    if (j == 0) {
+      auto* out = reinterpret_cast<uint32_t*>(d.answers);
+      for (uint32_t k = 0; k < d.count; ++k) {
+        uint32_t a, b;
+        std::memcpy(&a, d.keys + size_t(k) * 4, 4);
+        std::memcpy(&b, d.keys + d.column_stride + size_t(k) * 4, 4);
+        out[k] = a * 31 + b;
+      }
+      return Status::ok();
+    }
+    for (uint32_t k = 0; k < d.count; ++k) {
+      PacketKey key;
+      std::memcpy(&key, d.keys + size_t(k) * sizeof(PacketKey), sizeof key);
+      if (g_resident && g_device && !g_device->inside(key.bytes, key.len)) ++g_bad;
+      uint8_t sum = 0;
+      for (uint32_t x = 0; x < key.len; ++x) {
+        sum += key.bytes[x];
+        key.bytes[x] ^= uint8_t(key.seed);
+      }
+      d.answers[k] = sum;
+    }
+    return Status::ok();
+  }
+  bool job_resident(uint32_t) const override { return g_resident; }
+  void post(Frame&, ModuleSlot*, const Selection&) const override {}
+};
+
+std::unique_ptr<Chain> twin_chain() {
+  ModuleInfo info;
+  info.kind  = "test-twin";
+  info.reads = field_bit(Field::kParse);
+  info.make  = [](const ModuleArgs&, BuildEnv&) -> Result<std::unique_ptr<Module>> {
+    return std::unique_ptr<Module>(std::make_unique<TwinModule>());
+  };
+  (void)register_module_kind(info);  // (again when the test repeats)
+  auto specs = parse_chain("test-twin");
+  EXPECT_TRUE(specs.is_ok());
+  BuildEnv env;
+  env.offload        = true;
+  env.offload_device = "cpu";
+  auto chain         = Chain::build(*specs, env);
+  EXPECT_TRUE(chain.is_ok()) << chain.status().message();
+  return chain.is_ok() ? std::move(*chain) : nullptr;
+}
+
+packet::PacketBatch traffic(uint32_t n, uint64_t seed) {
+  gen::TrafficParams p;
+  p.count = n;
+  p.seed  = seed;
+  auto in = gen::batch_for(std::max<uint32_t>(n, 1));
+  EXPECT_TRUE(in.is_ok());
+  if (n) EXPECT_TRUE(gen::generate_traffic(p, *in).is_ok());
+  return std::move(*in);
+}
+
+// Frames of `batch` packets, `per_launch` of them submitted at once, through a master on the
+// given device: every answer and every transformed byte where the module's own loop puts them.
+void check_launches(uint32_t batch, uint32_t per_launch, bool resident) {
+  SCOPED_TRACE("batch " + std::to_string(batch) + ", " + std::to_string(per_launch) +
+               " frames a launch, " + (resident ? "resident" : "on the slab"));
+  auto chain = twin_chain();
+  ASSERT_TRUE(chain);
+  ASSERT_EQ(chain->jobs().size(), 2u);
+  FakeDevice device;
+  g_device   = &device;
+  g_resident = resident;
+  g_bad      = 0;
+  const packet::PacketBatch in = traffic(batch * per_launch, batch + per_launch);
+  std::vector<std::unique_ptr<Frame>> frames;
+  uint32_t next = 0;
+  for (uint32_t k = 0; k < per_launch; ++k) {
+    auto b = packet::PacketBatch::create(std::max<uint32_t>(batch, 1), 2048);
+    ASSERT_TRUE(b.is_ok());
+    frames.push_back(std::make_unique<Frame>(std::move(*b)));
+    Frame& f = *frames.back();
+    chain->make_slots(f);
+    for (uint32_t i = 0; i < batch; ++i, ++next)
+      ASSERT_TRUE(f.batch.append(in.data(next), in.meta(next).caplen, in.meta(next).len, 0, 0));
+    ASSERT_TRUE(chain->pre(f).is_ok());
+  }
+  {
+    OffloadMaster master(*chain, std::max<uint32_t>(batch, 1) * per_launch, -1, 1,
+                         resident ? kFakeOps : OffloadMaster::cuda_device_ops());
+    std::vector<Frame*> group;
+    for (auto& f : frames) group.push_back(f.get());
+    master.submit(group);
+    master.start();
+    for (Frame* f : group) {
+      while (!f->done.load(std::memory_order_acquire)) std::this_thread::yield();
+      ASSERT_TRUE(f->error.is_ok()) << f->error.message();
+    }
+    master.stop();
+    EXPECT_EQ(master.launches(), 1u);
+    const bool any = batch > 0;
+    EXPECT_EQ(master.resident_launches(), resident && any ? 1u : 0u);
+  }
+  EXPECT_EQ(g_bad.load(), 0u);
+  if (resident && batch) {
+    EXPECT_EQ(device.uploads, 1u);
+    EXPECT_EQ(device.downloads, 1u);
+    EXPECT_EQ(device.syncs, 1u);
+  } else {
+    EXPECT_EQ(device.uploads + device.downloads, 0u);
+  }
+  EXPECT_TRUE(device.blocks.empty()) << "the master freed its device memory";
+  next = 0;
+  for (auto& fp : frames) {
+    Frame& f = *fp;
+    auto& s  = static_cast<TwinSlot&>(*f.slots[0]);
+    ASSERT_EQ(s.n0, f.size());
+    uint32_t k1 = 0;
+    for (uint32_t i = 0; i < f.size(); ++i, ++next) {
+      const packet::PacketMeta& m = in.meta(next);
+      uint32_t head               = 0;
+      std::memcpy(&head, in.data(next), std::min<uint32_t>(4, m.caplen));
+      ASSERT_EQ(s.sum[i], head * 31 + m.len) << "packet " << i;
+      const bool moved = i % 2 == 0 && m.caplen > 14;
+      uint8_t sum      = 0;
+      for (uint32_t x = 0; x < m.caplen; ++x) {
+        const uint8_t was = in.data(next)[x];
+        if (moved && x >= 14) sum += was;
+        const uint8_t want = moved && x >= 14 ? uint8_t(was ^ uint8_t(i * 7 + 1)) : was;
+        ASSERT_EQ(f.batch.data(i)[x], want) << "packet " << i << " byte " << x;
+      }
+      if (moved) ASSERT_EQ(s.sums[k1++], sum) << "packet " << i;
+    }
+    ASSERT_EQ(k1, s.n1);
+  }
+  g_device = nullptr;
+}
+
+TEST(OffloadMaster, LaunchesPutAnswersAndBytesBackOnTheSlab) {
+  for (uint32_t batch : {0u, 1u, 31u, 32u, 33u, 1024u})
+    for (uint32_t per_launch : {1u, 3u}) check_launches(batch, per_launch, false);
+}
+
+TEST(OffloadMaster, ResidentLaunchesUploadOnceRunEveryJobOnTheDeviceAndDownloadOnce) {
+  for (uint32_t batch : {0u, 1u, 31u, 32u, 33u, 1024u})
+    for (uint32_t per_launch : {1u, 3u}) check_launches(batch, per_launch, true);
+}
+
+// A module that breaks JobData's contract (more keys than packets) fails the launch with its
+// name, not the process.
+TEST(OffloadMaster, AJobWithMoreKeysThanPacketsFailsTheLaunch) {
+  auto chain = twin_chain();
+  ASSERT_TRUE(chain);
+  g_resident = false;
+  auto b     = packet::PacketBatch::create(4, 2048);
+  ASSERT_TRUE(b.is_ok());
+  Frame f(std::move(*b));
+  chain->make_slots(f);
+  const packet::PacketBatch in = traffic(2, 5);
+  for (uint32_t i = 0; i < 2; ++i) ASSERT_TRUE(f.batch.append(in.data(i), in.meta(i).caplen, in.meta(i).len, 0, 0));
+  ASSERT_TRUE(chain->pre(f).is_ok());
+  static_cast<TwinSlot&>(*f.slots[0]).n0 = 3;  // three keys for two packets
+  OffloadMaster master(*chain, 4, -1, 1);
+  master.submit(&f);
+  master.start();
+  while (!f.done.load(std::memory_order_acquire)) std::this_thread::yield();
+  master.stop();
+  EXPECT_EQ(f.error.code(), Errc::kInvalidArgument);
+  EXPECT_NE(f.error.message().find("test-twin"), std::string::npos) << f.error.message();
+}
+
+}  // namespace
+}  // namespace warpath::runtime
