@@ -2,8 +2,10 @@
 // self-test's differential check (include/warpath/ipsec/ipsec.hpp).
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <random>
 
+#include "core/cuda_host.hpp"
 #include "core/engine_table.hpp"
 #include "core/validating.hpp"
 #include "ipsec/core/crypto_core.hpp"
@@ -158,6 +160,65 @@ class BodiesOnHost final : public EspCrypto {
   std::vector<core::DeviceSa> sas_;
 };
 
+// An engine's resident calls (seal_resident / open_resident, what the offload master makes on
+// a GPU) behind the ordinary interface: each call moves its ops and their packets to the
+// device in one copy, runs there, and brings packets and verdicts back in one copy, so the
+// check compares them like any engine's.
+class ResidentOnDevice final : public EspCrypto {
+ public:
+  ResidentOnDevice(const EspCrypto& engine, Span<const SaKeys> keys)
+      : engine_(engine), keys_(keys.begin(), keys.end()) {}
+  std::string_view id() const noexcept override { return "resident"; }
+  uint32_t sa_count() const noexcept override { return engine_.sa_count(); }
+  Status do_seal(Span<const CryptoOp> ops) const override { return run(ops, nullptr); }
+  Status do_open(Span<const CryptoOp> ops, uint8_t* ok) const override { return run(ops, ok); }
+
+ private:
+  struct DeviceFree {
+    void operator()(void* p) const noexcept { warpath::detail::cuda_device_free(p); }
+  };
+  Status run(Span<const CryptoOp> ops, uint8_t* ok) const {
+    const auto at16 = [](size_t n) { return (n + 15) & ~size_t(15); };
+    std::vector<size_t> where(ops.size);
+    size_t total = at16(sizeof(CryptoOp) * ops.size);
+    for (uint32_t k = 0; k < ops.size; ++k) {
+      where[k] = total;
+      total += at16(core::kEspHead + ops[k].text_len + keys_[ops[k].sa].icv_bytes);
+    }
+    const size_t ok_at = total;
+    total += ops.size;
+    std::unique_ptr<void, DeviceFree> dev(warpath::detail::cuda_device_alloc(total));
+    if (!dev) return Status(Errc::kOutOfMemory, "resident check: no device memory");
+    auto* d = static_cast<uint8_t*>(dev.get());
+    std::vector<uint8_t> host(total);
+    std::vector<CryptoOp> moved(ops.begin(), ops.end());
+    for (uint32_t k = 0; k < ops.size; ++k) {
+      std::memcpy(host.data() + where[k], ops[k].esp,
+                  core::kEspHead + ops[k].text_len + keys_[ops[k].sa].icv_bytes);
+      moved[k].esp = d + where[k];
+    }
+    if (ops.size) std::memcpy(host.data(), moved.data(), sizeof(CryptoOp) * ops.size);
+    const char* why = nullptr;
+    if (!warpath::detail::cuda_copy_async(d, host.data(), total, true, nullptr, &why))
+      return Status(Errc::kCudaError, std::string("resident check: upload: ") + why);
+    ExecContext ctx;
+    ctx.resident = true;
+    const Span<const CryptoOp> dops{reinterpret_cast<const CryptoOp*>(d), ops.size};
+    WARPATH_TRY(ok ? engine_.open_resident(dops, d + ok_at, ctx)
+                   : engine_.seal_resident(dops, ctx));
+    if (!warpath::detail::cuda_copy_async(host.data(), d, total, false, nullptr, &why) ||
+        !warpath::detail::cuda_stream_sync(nullptr, &why))
+      return Status(Errc::kCudaError, std::string("resident check: download: ") + why);
+    for (uint32_t k = 0; k < ops.size; ++k)
+      std::memcpy(ops[k].esp, host.data() + where[k],
+                  core::kEspHead + ops[k].text_len + keys_[ops[k].sa].icv_bytes);
+    if (ok) std::memcpy(ok, host.data() + ok_at, ops.size);
+    return Status::ok();
+  }
+  const EspCrypto& engine_;
+  std::vector<SaKeys> keys_;
+};
+
 }  // namespace
 
 // An item is a packet of up to 1,500 bytes sealed, tampered with and opened by the engine and
@@ -180,62 +241,78 @@ CheckReport check_esp_engine(std::string_view id, uint64_t seed, uint64_t items)
   // The oracle: OpenSSL (ref.esp), or, in builds without it, cuda.esp's bodies on the host.
   auto ref = make_esp_crypto("ref.esp", {suites.data(), uint32_t(suites.size())});
   if (!ref.is_ok()) ref = std::unique_ptr<EspCrypto>(std::make_unique<BodiesOnHost>(Span<const SaKeys>{suites.data(), uint32_t(suites.size())}));
+  // An engine that takes device memory is checked a second time through its resident calls.
+  std::unique_ptr<EspCrypto> resident;
+  if (engine.value()->takes_device_memory())
+    resident = std::make_unique<ResidentOnDevice>(
+        **engine, Span<const SaKeys>{suites.data(), uint32_t(suites.size())});
   // Batches of 0, 1, the multi-buffer lane edges, a full burst and past it.
   const uint32_t sizes[] = {0, 1, 7, 8, 9, 16, 17, 127, 128, 129, 300};
-  uint64_t done = 0;
-  for (size_t si = 0; done < items || si < std::size(sizes); ++si) {
-    const uint32_t n = sizes[si % std::size(sizes)];
-    std::vector<std::vector<uint8_t>> bufs(n), refs(n);
-    std::vector<CryptoOp> ops(n), ref_ops(n);
-    for (uint32_t k = 0; k < n; ++k) {
-      const uint32_t inner = uint32_t(rng() % 1501);
-      const uint32_t sa    = uint32_t(rng() % suites.size());
-      const uint64_t seq   = rng() % 3 == 0 ? rng() : rng() % 100000 + 1;
-      ops[k] = {nullptr, core::text_bytes(inner), sa, uint32_t(seq >> 32)};
-      bufs[k].resize(core::kEspHead + ops[k].text_len + 16);
-      core::write_esp_header(bufs[k].data(), 0x1000 + sa, seq);
-      for (uint32_t b = 0; b < inner; ++b) bufs[k][core::kEspHead + b] = uint8_t(rng());
-      core::write_trailer(bufs[k].data() + core::kEspHead, inner, core::kNextIpv4);
-      refs[k]        = bufs[k];
-      ops[k].esp     = bufs[k].data();
-      ref_ops[k]     = ops[k];
-      ref_ops[k].esp = refs[k].data();
-    }
-    const std::vector<std::vector<uint8_t>> plain = bufs;
-    auto fail = [&](std::string why) {
-      rep.detail = "batch of " + std::to_string(n) + ": " + why;
-      return rep;
-    };
-    Status st = engine.value()->seal({ops.data(), n});
-    if (!st.is_ok()) return fail(st.message());
-    st = ref.value()->seal({ref_ops.data(), n});
-    if (!st.is_ok()) return fail(st.message());
-    for (uint32_t k = 0; k < n; ++k)
-      if (bufs[k] != refs[k])
-        return fail("packet " + std::to_string(k) + " (" + std::string(cipher_name(suites[ops[k].sa].cipher)) +
-                    ", text " + std::to_string(ops[k].text_len) + " bytes) sealed differently from " + std::string(ref.value()->id()));
-    // Flip a bit in a third of them (header, text or ICV): those must fail, the others open
-    // back to the plaintext.
-    std::vector<uint8_t> flipped(n), ok(n, 2);
-    for (uint32_t k = 0; k < n; ++k)
-      if (rng() % 3 == 0) {
-        const uint32_t len = core::kEspHead + ops[k].text_len + suites[ops[k].sa].icv_bytes;
-        bufs[k][rng() % len] ^= uint8_t(1u << (rng() % 8));
-        flipped[k] = 1;
+  for (const EspCrypto* e : {engine.value().get(), resident.get()}) {
+    if (!e) continue;
+    const std::string how = e == resident.get() ? "resident, " : "";
+    uint64_t done         = 0;
+    for (size_t si = 0; done < items || si < std::size(sizes); ++si) {
+      const uint32_t n = sizes[si % std::size(sizes)];
+      std::vector<std::vector<uint8_t>> bufs(n), refs(n);
+      std::vector<CryptoOp> ops(n), ref_ops(n);
+      for (uint32_t k = 0; k < n; ++k) {
+        const uint32_t inner = uint32_t(rng() % 1501);
+        const uint32_t sa    = uint32_t(rng() % suites.size());
+        const uint64_t seq   = rng() % 3 == 0 ? rng() : rng() % 100000 + 1;
+        ops[k]               = {nullptr, core::text_bytes(inner), sa, uint32_t(seq >> 32)};
+        bufs[k].resize(core::kEspHead + ops[k].text_len + 16);
+        core::write_esp_header(bufs[k].data(), 0x1000 + sa, seq);
+        for (uint32_t b = 0; b < inner; ++b) bufs[k][core::kEspHead + b] = uint8_t(rng());
+        core::write_trailer(bufs[k].data() + core::kEspHead, inner, core::kNextIpv4);
+        refs[k]        = bufs[k];
+        ops[k].esp     = bufs[k].data();
+        ref_ops[k]     = ops[k];
+        ref_ops[k].esp = refs[k].data();
       }
-    const std::vector<std::vector<uint8_t>> tampered = bufs;
-    st = engine.value()->open({ops.data(), n}, ok.data());
-    if (!st.is_ok()) return fail(st.message());
-    for (uint32_t k = 0; k < n; ++k) {
-      if (ok[k] == flipped[k])
-        return fail("packet " + std::to_string(k) + ": " + (flipped[k] ? "a flipped bit verified" : "an intact packet failed to verify"));
-      const auto& want = ok[k] ? plain[k] : tampered[k];  // a failed open keeps the packet's bytes
-      if (!std::equal(bufs[k].begin(), bufs[k].begin() + core::kEspHead + ops[k].text_len, want.begin()))
-        return fail("packet " + std::to_string(k) + (ok[k] ? ": opened text differs from what was sealed"
-                                                           : ": a packet that failed to verify was changed"));
+      const std::vector<std::vector<uint8_t>> plain = bufs;
+      auto fail                                     = [&](std::string why) {
+        rep.detail = how + "batch of " + std::to_string(n) + ": " + why;
+        return rep;
+      };
+      Status st = e->seal({ops.data(), n});
+      if (!st.is_ok()) return fail(st.message());
+      st = ref.value()->seal({ref_ops.data(), n});
+      if (!st.is_ok()) return fail(st.message());
+      for (uint32_t k = 0; k < n; ++k)
+        if (bufs[k] != refs[k])
+          return fail("packet " + std::to_string(k) + " (" +
+                      std::string(cipher_name(suites[ops[k].sa].cipher)) + ", text " +
+                      std::to_string(ops[k].text_len) + " bytes) sealed differently from " +
+                      std::string(ref.value()->id()));
+      // Flip a bit in a third of them (header, text or ICV): those must fail, the others open
+      // back to the plaintext.
+      std::vector<uint8_t> flipped(n), ok(n, 2);
+      for (uint32_t k = 0; k < n; ++k)
+        if (rng() % 3 == 0) {
+          const uint32_t len = core::kEspHead + ops[k].text_len + suites[ops[k].sa].icv_bytes;
+          bufs[k][rng() % len] ^= uint8_t(1u << (rng() % 8));
+          flipped[k] = 1;
+        }
+      const std::vector<std::vector<uint8_t>> tampered = bufs;
+      st                                               = e->open({ops.data(), n}, ok.data());
+      if (!st.is_ok()) return fail(st.message());
+      for (uint32_t k = 0; k < n; ++k) {
+        if (ok[k] == flipped[k])
+          return fail(
+              "packet " + std::to_string(k) + ": " +
+              (flipped[k] ? "a flipped bit verified" : "an intact packet failed to verify"));
+        const auto& want =
+            ok[k] ? plain[k] : tampered[k];  // a failed open keeps the packet's bytes
+        if (!std::equal(bufs[k].begin(), bufs[k].begin() + core::kEspHead + ops[k].text_len,
+                        want.begin()))
+          return fail("packet " + std::to_string(k) +
+                      (ok[k] ? ": opened text differs from what was sealed"
+                             : ": a packet that failed to verify was changed"));
+      }
+      done += n;
+      rep.items += n;
     }
-    done += n;
-    rep.items = done;
   }
   return rep;
 }

@@ -225,6 +225,23 @@ CheckReport check_fib_engine(std::string_view id, uint64_t seed, uint64_t items)
   report.detail                     = compare_engine(**engine, **ref, a4, a6, sizes);
   if (report.detail.empty()) report.detail = random_updates(**engine, **ref, table, seed, 200);
   if (report.detail.empty()) report.detail = compare_engine(**engine, **ref, a4, a6, {n});
+  // An IPv6-only table (no IPv4 image at all): every IPv4 address has no route, until updates
+  // add the first IPv4 routes.
+  if (report.detail.empty()) {
+    RouteTable six = table;
+    six.v4.clear();
+    auto e6 = make_fib(id, six);
+    auto r6 = detail::make_ref_fib(six);
+    if (!e6.is_ok() || !r6.is_ok()) {
+      report.detail = "IPv6-only table: " + (e6.is_ok() ? r6.status() : e6.status()).message();
+    } else {
+      const std::vector<uint32_t> few = {0, 1, 257, std::min<uint32_t>(n, 4096)};
+      report.detail                   = compare_engine(**e6, **r6, a4, a6, few);
+      if (report.detail.empty()) report.detail = random_updates(**e6, **r6, six, seed + 1, 50);
+      if (report.detail.empty()) report.detail = compare_engine(**e6, **r6, a4, a6, few);
+      if (!report.detail.empty()) report.detail = "IPv6-only table: " + report.detail;
+    }
+  }
   report.items = 2ull * n;
   return report;
 }

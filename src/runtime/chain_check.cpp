@@ -5,12 +5,12 @@
 #include <memory>
 #include <thread>
 
+#include "runtime/master.hpp"
 #include "warpath/classify/check.hpp"
 #include "warpath/core/cuda_device.hpp"
 #include "warpath/forward/router.hpp"
 #include "warpath/gen/traffic.hpp"
 #include "warpath/lookup/check.hpp"
-#include "runtime/master.hpp"
 
 namespace warpath::runtime {
 namespace {
@@ -112,8 +112,9 @@ Result<std::vector<ChainOutcome>> run_chain_frames(const Chain& chain,
   WARPATH_ASSIGN_OR_RETURN(Chain::States states, chain.make_states());
   std::vector<std::unique_ptr<Frame>> frames;
   for (uint32_t k = 0; k < count; ++k) {
-    WARPATH_ASSIGN_OR_RETURN(packet::PacketBatch b,
-                             packet::PacketBatch::create(frame, 2048, size_t(frame) * 2048 + chain.tail_room(frame)));
+    WARPATH_ASSIGN_OR_RETURN(
+        packet::PacketBatch b,
+        packet::PacketBatch::create(frame, 2048, size_t(frame) * 2048 + chain.tail_room(frame)));
     b.set_tail_reserve(chain.tail_room(frame));
     frames.push_back(std::make_unique<Frame>(std::move(b)));
     chain.make_slots(*frames.back(), &states);
@@ -241,8 +242,9 @@ CheckReport check_chain_engine(std::string_view id, uint64_t seed, uint64_t item
   // every module, one download).
   for (uint32_t batch : {1u, 31u, 32u, 33u, 1024u, 8192u})
     for (uint32_t launch : {0u, 3u}) {
-      const std::string where = "batch " + std::to_string(batch) +
-                                (launch ? ", offload master, " + std::to_string(launch) + " frames a launch" : "");
+      const std::string where =
+          "batch " + std::to_string(batch) +
+          (launch ? ", offload master, " + std::to_string(launch) + " frames a launch" : "");
       auto got = run_chain_frames(**fast, *in, batch, Place::kOffload, nullptr, launch);
       if (!got.is_ok()) {
         report.detail = where + ": " + got.status().message();

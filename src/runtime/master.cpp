@@ -112,7 +112,8 @@ uint8_t* buffer_of(const JobData& d, const JobShape& shape, uint32_t k) {
 }
 
 Status cuda_failed(const char* what, const char* why) {
-  return Status(Errc::kCudaError, std::string("offload master: ") + what + ": " + (why ? why : "?"));
+  return Status(Errc::kCudaError,
+                std::string("offload master: ") + what + ": " + (why ? why : "?"));
 }
 
 }  // namespace
@@ -130,9 +131,11 @@ Status OffloadMaster::shade_gathered(Lane& lane, const std::vector<Frame*>& grou
     const Chain::JobRef& job = jobs[k];
     const Module& module     = chain_.module(job.module);
     if (job.shape.buffer_field >= 0 &&
-        (job.shape.columns != 1 || size_t(job.shape.buffer_field) + sizeof(uint8_t*) > job.shape.key_bytes))
+        (job.shape.columns != 1 ||
+         size_t(job.shape.buffer_field) + sizeof(uint8_t*) > job.shape.key_bytes))
       return Status(Errc::kInvalidArgument, "module " + std::string(module.kind()) + ": job " +
-                                                std::to_string(job.job) + " has a buffer field outside its key");
+                                                std::to_string(job.job) +
+                                                " has a buffer field outside its key");
     resident = resident && module.job_resident(job.job);
     for (size_t g = 0; g < F; ++g) {
       Frame* f        = group[g];
@@ -145,7 +148,8 @@ Status OffloadMaster::shade_gathered(Lane& lane, const std::vector<Frame*>& grou
                           std::to_string(max_launch_ - total[k]) + ")");
       if (job.shape.buffer_field >= 0 && d.count && !d.buffer_bytes)
         return Status(Errc::kInvalidArgument, "module " + std::string(module.kind()) + ": job " +
-                                                  std::to_string(job.job) + " gives no buffer lengths");
+                                                  std::to_string(job.job) +
+                                                  " gives no buffer lengths");
       if (job.shape.buffer_field >= 0)
         for (uint32_t i = 0; i < d.count; ++i) bytes[k] += align16(d.buffer_bytes[i]);
       total[k] += d.count;
@@ -173,14 +177,18 @@ Status OffloadMaster::shade_gathered(Lane& lane, const std::vector<Frame*>& grou
   if (end == 0) return Status::ok();  // no frame of the group has a key
   if (lane.slab.bytes() < end) {
     lane.slab = HostBuffer(std::max(end, lane.slab.bytes() * 2), MemSpace::kPinned);
-    if (!lane.slab.data()) return Status(Errc::kOutOfMemory, "offload master: a launch slab of " + std::to_string(end) + " bytes");
+    if (!lane.slab.data())
+      return Status(Errc::kOutOfMemory,
+                    "offload master: a launch slab of " + std::to_string(end) + " bytes");
   }
   if (resident && lane.device_bytes < end) {
     const size_t want = std::max(end, lane.slab.bytes());
     dev_.free(lane.device);
     lane.device       = dev_.alloc(want);
     lane.device_bytes = lane.device ? want : 0;
-    if (!lane.device) return Status(Errc::kOutOfMemory, "offload master: " + std::to_string(want) + " bytes of device memory");
+    if (!lane.device)
+      return Status(Errc::kOutOfMemory,
+                    "offload master: " + std::to_string(want) + " bytes of device memory");
   }
   uint8_t* slab = lane.slab.data();
   // Where the engines find the slab: its device copy (resident) or the slab itself.
@@ -190,12 +198,13 @@ Status OffloadMaster::shade_gathered(Lane& lane, const std::vector<Frame*>& grou
   for (size_t k = 0; k < jobs.size(); ++k) {
     const JobShape& shape = jobs[k].shape;
     const size_t kb = shape.key_bytes, column = size_t(total[k]) * kb;
-    uint32_t row = 0;
+    uint32_t row  = 0;
     size_t cursor = bytes_at[k];
     for (size_t g = 0; g < F; ++g) {
       const JobData& d = lane.data[k * F + g];
       for (uint32_t c = 0; c < shape.columns && d.count; ++c)
-        std::memcpy(slab + key_at[k] + c * column + row * kb, d.keys + c * d.column_stride, d.count * kb);
+        std::memcpy(slab + key_at[k] + c * column + row * kb, d.keys + c * d.column_stride,
+                    d.count * kb);
       if (shape.buffer_field >= 0)
         for (uint32_t i = 0; i < d.count; ++i) {
           std::memcpy(slab + cursor, buffer_of(d, shape, i), d.buffer_bytes[i]);
@@ -208,8 +217,8 @@ Status OffloadMaster::shade_gathered(Lane& lane, const std::vector<Frame*>& grou
   }
 
   ExecContext ctx;
-  ctx.stream   = lane.stream;
-  ctx.resident = resident;
+  ctx.stream      = lane.stream;
+  ctx.resident    = resident;
   const char* why = nullptr;
   if (resident && !dev_.copy(base, slab, up_to, true, lane.stream, &why))
     return cuda_failed("upload", why);
@@ -232,11 +241,12 @@ Status OffloadMaster::shade_gathered(Lane& lane, const std::vector<Frame*>& grou
   for (size_t k = 0; k < jobs.size(); ++k) {
     const JobShape& shape = jobs[k].shape;
     const size_t ab       = shape.answer_bytes;
-    uint32_t row = 0;
-    size_t cursor = bytes_at[k];
+    uint32_t row          = 0;
+    size_t cursor         = bytes_at[k];
     for (size_t g = 0; g < F; ++g) {
       const JobData& d = lane.data[k * F + g];
-      if (ab && d.count && d.answers) std::memcpy(d.answers, slab + answer_at[k] + row * ab, d.count * ab);
+      if (ab && d.count && d.answers)
+        std::memcpy(d.answers, slab + answer_at[k] + row * ab, d.count * ab);
       if (shape.buffer_field >= 0)
         for (uint32_t i = 0; i < d.count; ++i) {
           std::memcpy(buffer_of(d, shape, i), slab + cursor, d.buffer_bytes[i]);

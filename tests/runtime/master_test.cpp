@@ -2,6 +2,8 @@
 // jobs and packet jobs laid out in one slab, answers and bytes back in their frames, and the
 // resident path (one upload, every module's jobs on the device copy, one download) run on host
 // memory standing in for a device, so that a machine without a GPU checks its layout.
+#include "runtime/master.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,7 +14,6 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/master.hpp"
 #include "warpath/gen/traffic.hpp"
 #include "warpath/runtime/chain.hpp"
 
@@ -70,7 +71,8 @@ struct PacketKey {
 };
 
 struct TwinSlot final : ModuleSlot {
-  explicit TwinSlot(uint32_t cap) : cap(cap), cols(size_t(cap) * 2), sum(cap), keys(cap), lens(cap), sums(cap) {}
+  explicit TwinSlot(uint32_t cap)
+      : cap(cap), cols(size_t(cap) * 2), sum(cap), keys(cap), lens(cap), sums(cap) {}
   uint32_t cap;
   std::vector<uint32_t> cols, sum;  ///< job 0: two key columns (cap apart) and the answers
   std::vector<PacketKey> keys;      ///< job 1: one key per even packet
@@ -79,7 +81,7 @@ struct TwinSlot final : ModuleSlot {
   uint32_t n0 = 0, n1 = 0;
 };
 
-bool g_resident = false;        // what job_resident answers
+bool g_resident = false;         // what job_resident answers
 std::atomic<uint64_t> g_bad{0};  // a job found its data where it should not be
 
 // Job 0: sum[k] = a[k] * 31 + b[k]. Job 1, a packet job: each key's bytes XOR its seed's low
@@ -191,9 +193,9 @@ void check_launches(uint32_t batch, uint32_t per_launch, bool resident) {
   ASSERT_TRUE(chain);
   ASSERT_EQ(chain->jobs().size(), 2u);
   FakeDevice device;
-  g_device   = &device;
-  g_resident = resident;
-  g_bad      = 0;
+  g_device                     = &device;
+  g_resident                   = resident;
+  g_bad                        = 0;
   const packet::PacketBatch in = traffic(batch * per_launch, batch + per_launch);
   std::vector<std::unique_ptr<Frame>> frames;
   uint32_t next = 0;
@@ -279,7 +281,8 @@ TEST(OffloadMaster, AJobWithMoreKeysThanPacketsFailsTheLaunch) {
   Frame f(std::move(*b));
   chain->make_slots(f);
   const packet::PacketBatch in = traffic(2, 5);
-  for (uint32_t i = 0; i < 2; ++i) ASSERT_TRUE(f.batch.append(in.data(i), in.meta(i).caplen, in.meta(i).len, 0, 0));
+  for (uint32_t i = 0; i < 2; ++i)
+    ASSERT_TRUE(f.batch.append(in.data(i), in.meta(i).caplen, in.meta(i).len, 0, 0));
   ASSERT_TRUE(chain->pre(f).is_ok());
   static_cast<TwinSlot&>(*f.slots[0]).n0 = 3;  // three keys for two packets
   OffloadMaster master(*chain, 4, -1, 1);

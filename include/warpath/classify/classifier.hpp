@@ -109,7 +109,8 @@ class Classifier {
     if (ctx.resident && !takes_device_memory())
       return Status(Errc::kNotSupported, std::string(id()) + ": takes host memory only");
     if (ctx.resident && keys.count && keys.stride != keys.count)
-      return Status(Errc::kInvalidArgument, std::string(id()) + ": resident key columns must be back to back");
+      return Status(Errc::kInvalidArgument,
+                    std::string(id()) + ": resident key columns must be back to back");
     if (out.size < keys.count)
       return Status(Errc::kInvalidArgument, std::string(id()) + ": output span of " +
                                                 std::to_string(out.size) + " for " +

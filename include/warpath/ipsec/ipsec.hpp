@@ -240,7 +240,8 @@ class EspCrypto {
   }
   Status open_resident(Span<const CryptoOp> ops, uint8_t* ok, ExecContext& ctx) const {
     if (!takes_device_memory()) return host_only();
-    if (!ok && ops.size) return Status(Errc::kInvalidArgument, std::string(id()) + ": open without verdicts");
+    if (!ok && ops.size)
+      return Status(Errc::kInvalidArgument, std::string(id()) + ": open without verdicts");
     return do_resident(ops, ok, ctx);
   }
 
@@ -249,7 +250,9 @@ class EspCrypto {
   virtual Status do_seal(Span<const CryptoOp> ops) const               = 0;
   virtual Status do_open(Span<const CryptoOp> ops, uint8_t* ok) const = 0;
   /// Resident seal (ok == nullptr) or open; only engines that take device memory override it.
-  virtual Status do_resident(Span<const CryptoOp>, uint8_t*, ExecContext&) const { return host_only(); }
+  virtual Status do_resident(Span<const CryptoOp>, uint8_t*, ExecContext&) const {
+    return host_only();
+  }
 
  private:
   Status host_only() const {

@@ -37,9 +37,9 @@ struct ChainOutcome {
 /// shading on `place`; one outcome per packet, in order. `counters` (one per module) may be
 /// nullptr. With `launch_frames` > 0 the frames are shaded by an offload master (the offload
 /// place), that many frames gathered into each launch, as `warpath run` does.
-Result<std::vector<ChainOutcome>> run_chain_frames(const Chain& chain, const packet::PacketBatch& in,
-                                                   uint32_t batch, Place place,
-                                                   ModuleCounters* counters = nullptr,
+Result<std::vector<ChainOutcome>> run_chain_frames(const Chain& chain,
+                                                   const packet::PacketBatch& in, uint32_t batch,
+                                                   Place place, ModuleCounters* counters = nullptr,
                                                    uint32_t launch_frames = 0);
 
 std::vector<EngineInfo> chain_engines();

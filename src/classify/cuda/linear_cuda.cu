@@ -188,9 +188,10 @@ class LinearCuda final : public Classifier {
     if (!ctx.resident) {
       WARPATH_TRY(keys_.reserve(size_t(n) * words * sizeof(uint32_t)));
       WARPATH_TRY(out_.reserve(size_t(n) * sizeof(uint32_t)));
-      WARPATH_CUDA_TRY(cudaMemcpy2DAsync(
-          keys_.ptr, size_t(n) * sizeof(uint32_t), keys.words, size_t(keys.stride) * sizeof(uint32_t),
-          size_t(n) * sizeof(uint32_t), words, cudaMemcpyHostToDevice, stream));
+      WARPATH_CUDA_TRY(cudaMemcpy2DAsync(keys_.ptr, size_t(n) * sizeof(uint32_t), keys.words,
+                                         size_t(keys.stride) * sizeof(uint32_t),
+                                         size_t(n) * sizeof(uint32_t), words,
+                                         cudaMemcpyHostToDevice, stream));
       d_keys = keys_.as<uint32_t>();
       d_out  = out_.as<uint32_t>();
     }

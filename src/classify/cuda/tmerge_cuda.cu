@@ -125,8 +125,8 @@ class TupleMergeCuda final : public Classifier {
     }
     static const int sms = image_sm_count();
     const uint32_t blocks = std::min<uint32_t>((n + kBlockSize - 1) / kBlockSize, 8u * sms);
-    tm_kernel<NW><<<blocks, kBlockSize, 0, stream>>>(views->views(), views->tables, version,
-                                                     d_keys, n, d_out);
+    tm_kernel<NW><<<blocks, kBlockSize, 0, stream>>>(views->views(), views->tables, version, d_keys,
+                                                     n, d_out);
     WARPATH_CUDA_CHECK_LAUNCH();
     if (!ctx.resident)
       WARPATH_CUDA_TRY(

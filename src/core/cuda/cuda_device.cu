@@ -92,8 +92,9 @@ void cuda_device_free(void* ptr) noexcept {
 }
 bool cuda_copy_async(void* dst, const void* src, size_t bytes, bool to_device, void* stream,
                      const char** why) noexcept {
-  const cudaError_t e = cudaMemcpyAsync(dst, src, bytes, to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost,
-                                        static_cast<cudaStream_t>(stream));
+  const cudaError_t e =
+      cudaMemcpyAsync(dst, src, bytes, to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost,
+                      static_cast<cudaStream_t>(stream));
   if (e == cudaSuccess) return true;
   cudaGetLastError();
   if (why) *why = cudaGetErrorString(e);

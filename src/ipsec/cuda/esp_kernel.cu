@@ -77,8 +77,10 @@ __global__ void __launch_bounds__(kBlockSize)
       if (ok) ok[t] = 0;
       continue;
     }
-    if (ok) ok[t] = core::open_packet(sas[op.sa], sbox, op.esp, op.text_len, op.seq_hi);
-    else core::seal_packet(sas[op.sa], sbox, op.esp, op.text_len, op.seq_hi);
+    if (ok)
+      ok[t] = core::open_packet(sas[op.sa], sbox, op.esp, op.text_len, op.seq_hi);
+    else
+      core::seal_packet(sas[op.sa], sbox, op.esp, op.text_len, op.seq_hi);
   }
 }
 

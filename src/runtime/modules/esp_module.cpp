@@ -43,12 +43,12 @@
 #include <vector>
 
 #include "forward/core/forward_core.hpp"
-#include "warpath/forward/router.hpp"
 #include "ipsec/core/esp_core.hpp"
 #include "ipsec/core/replay_window.hpp"
 #include "packet/core/parse_core.hpp"
 #include "runtime/modules/builtin_modules.hpp"
 #include "warpath/core/read_guard.hpp"
+#include "warpath/forward/router.hpp"
 #include "warpath/ipsec/ipsec.hpp"
 
 namespace warpath::runtime {
@@ -76,11 +76,12 @@ struct SaTally {
 };
 
 struct EspSlot final : ModuleSlot {
-  EspSlot(uint32_t cap, size_t sas) : ops(cap), index(cap), ok(cap), bytes(cap), seq(cap), tally(sas) {}
+  EspSlot(uint32_t cap, size_t sas)
+      : ops(cap), index(cap), ok(cap), bytes(cap), seq(cap), tally(sas) {}
   std::vector<ipsec::CryptoOp> ops;  ///< the crypto job's keys (job mode: built in pre)
   std::vector<uint32_t> index;       ///< the packet of each op
   std::vector<uint8_t> ok;           ///< the crypto job's answers (open: ICV verified)
-  std::vector<uint32_t> bytes;       ///< each op's ESP bytes (header, text, ICV): what it transforms
+  std::vector<uint32_t> bytes;  ///< each op's ESP bytes (header, text, ICV): what it transforms
   std::vector<uint64_t> seq;
   uint32_t n_ops = 0;
   SaTally tally;
@@ -288,7 +289,8 @@ class EspModuleBase : public Module {
       const auto& sas = image().db.sas();
       for (uint32_t k = 0; k < s.n_ops; ++k) {
         const ipsec::CryptoOp& op = s.ops[k];
-        s.bytes[k] = ec::kEspHead + op.text_len + (op.sa < sas.size() ? sas[op.sa].keys.icv_bytes : 0u);
+        s.bytes[k] =
+            ec::kEspHead + op.text_len + (op.sa < sas.size() ? sas[op.sa].keys.icv_bytes : 0u);
       }
     }
     return {reinterpret_cast<const uint8_t*>(s.ops.data()), 0,
@@ -301,7 +303,8 @@ class EspModuleBase : public Module {
     if (!engine) return Status(Errc::kNotSupported, "no offload ESP engine");
     const Span<const ipsec::CryptoOp> ops{reinterpret_cast<const ipsec::CryptoOp*>(d.keys), d.count};
     if (ctx.resident)
-      return dir_ == ipsec::Dir::kIn ? engine->open_resident(ops, d.answers, ctx) : engine->seal_resident(ops, ctx);
+      return dir_ == ipsec::Dir::kIn ? engine->open_resident(ops, d.answers, ctx)
+                                     : engine->seal_resident(ops, ctx);
     if (dir_ == ipsec::Dir::kIn) return engine->open(ops, d.answers);
     return engine->seal(ops);
   }
