@@ -19,8 +19,11 @@
  * classifier end to end at batch sizes 256 to 1M, and the image engines (rfc, tic, split)
  * kernel-only on device-resident keys, each first checked against the best CPU engine on all
  * 1M keys; and the ESP crypto (cuda.esp) and the OpenFlow switch's flow table
- * (cuda.flowtable, 1M exact flows and 16 wildcard subtables) kernel-only and end to end.
- * Prints one JSON object on stdout.
+ * (cuda.flowtable, 1M exact flows and 16 wildcard subtables) kernel-only and end to end; and
+ * packet scheduling's A/B (ESP on mixed lengths in arrival order and sorted on the device as
+ * the offload master does; kernel-only, their end-to-end columns 0).
+ * Prints one JSON object on stdout; a part that fails is reported on stderr (and the exit
+ * status is 1), the others' rows still come.
  *
  * Usage: warpath-gpu-bench [--max-batch N] [--repeat N] [--data DIR]
  */
@@ -43,33 +46,35 @@
 #include "classify/tic_image.hpp"
 #include "core/cuda/cuda_check.cuh"
 #include "core/cuda/device_array.cuh"
+#include "flow/cuda/flow_launch.hpp"
+#include "ipsec/core/esp_core.hpp"
+#include "ipsec/cuda/esp_launch.hpp"
 #include "lookup/bsl6_image.hpp"
 #include "lookup/cuda/bsl6_cuda.hpp"
 #include "lookup/cuda/dir24_8_cuda.hpp"
 #include "lookup/dir24_8_image.hpp"
 #include "lookup/rib.hpp"
-#include "flow/cuda/flow_launch.hpp"
 #include "openflow/cuda/flowtable_launch.hpp"
-#include "warpath/openflow/flow_lookup.hpp"
-#include "ipsec/core/esp_core.hpp"
-#include "ipsec/cuda/esp_launch.hpp"
+#include "packet/cuda/parse_launch.hpp"
 #include "pattern/ac_image.hpp"
-#include "pattern/engines.hpp"
 #include "pattern/cuda/ac_launch.hpp"
 #include "pattern/cuda/dfa_launch.hpp"
 #include "pattern/dfa_image.hpp"
-#include "warpath/pattern/pattern.hpp"
-#include "packet/cuda/parse_launch.hpp"
-#include "warpath/flow/conversations.hpp"
-#include "warpath/flow/flow.hpp"
-#include "warpath/ipsec/ipsec.hpp"
+#include "pattern/engines.hpp"
+#include "runtime/core/schedule_key.hpp"
+#include "runtime/schedule_device.hpp"
 #include "warpath/classify/check.hpp"
 #include "warpath/core/cuda_device.hpp"
+#include "warpath/flow/conversations.hpp"
+#include "warpath/flow/flow.hpp"
 #include "warpath/gen/traffic.hpp"
 #include "warpath/io/classbench.hpp"
+#include "warpath/ipsec/ipsec.hpp"
 #include "warpath/lookup/check.hpp"
 #include "warpath/lookup/fib.hpp"
+#include "warpath/openflow/flow_lookup.hpp"
 #include "warpath/packet/parser.hpp"
+#include "warpath/pattern/pattern.hpp"
 
 namespace {
 
@@ -758,6 +763,80 @@ Status run_esp(int repeat, std::vector<Row>& rows) {
   return Status::ok();
 }
 
+// Packet scheduling on the GPU (GASPP section 5.3, its Figure 10): AES-128-GCM sealing of
+// packets whose inner lengths are spread uniformly over 40-1,500 bytes, kernel-only, in arrival
+// order ("esp.gcm128.seal.mixed.arrival") and scheduled as the offload master does it: the
+// ops sorted by core::length_key with CUB's radix sort, gathered, then sealed
+// ("esp.gcm128.seal.mixed.scheduled", the sort and gather included in its time). Scheduling
+// pays where the second row beats the first; the master sorts only when the chain asks
+// (Chain::set_schedule_sort, `warpath run --schedule`).
+Status run_esp_schedule(int repeat, std::vector<Row>& rows) {
+  constexpr uint32_t kMax = 65536;
+  ipsec::SaKeys k;
+  k.cipher    = ipsec::Cipher::kAesGcm;
+  k.integrity = ipsec::Integrity::kNone;
+  k.icv_bytes = 16;
+  for (int i = 0; i < 32; ++i) k.key[size_t(i)] = uint8_t(i * 5 + 3);
+  std::vector<ipsec::detail::EspDeviceOp> ops(kMax);
+  std::vector<uint16_t> keys(kMax);
+  std::vector<uint8_t> host;
+  uint64_t x = 0x9E3779B97F4A7C15ull;
+  for (uint32_t p = 0; p < kMax; ++p) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    const uint32_t inner = 40 + uint32_t(x % 1461);
+    const uint32_t text  = ipsec::core::text_bytes(inner);
+    const uint32_t span  = (ipsec::core::kEspHead + text + 16 + 15) / 16 * 16;
+    const size_t at      = host.size();
+    host.resize(at + span);
+    ipsec::core::write_esp_header(host.data() + at, 0x2002, p + 1);
+    ipsec::core::write_trailer(host.data() + at + ipsec::core::kEspHead, inner,
+                               ipsec::core::kNextIpv4);
+    ops[p]  = {uint32_t(at), text, 0, 0};
+    keys[p] = runtime::core::length_key(ipsec::core::kEspHead + text + 16);
+  }
+  void *d_sas = nullptr, *d_data = nullptr, *d_ops = nullptr, *d_sorted = nullptr,
+       *d_keys = nullptr, *d_order = nullptr;
+  WARPATH_CUDA_TRY(cudaMalloc(&d_sas, sizeof(ipsec::core::DeviceSa)));
+  WARPATH_CUDA_TRY(cudaMalloc(&d_data, host.size()));
+  WARPATH_CUDA_TRY(cudaMalloc(&d_ops, kMax * sizeof(ops[0])));
+  WARPATH_CUDA_TRY(cudaMalloc(&d_sorted, kMax * sizeof(ops[0])));
+  WARPATH_CUDA_TRY(cudaMalloc(&d_keys, kMax * sizeof(uint16_t)));
+  WARPATH_CUDA_TRY(cudaMalloc(&d_order, kMax * sizeof(uint32_t)));
+  WARPATH_TRY(ipsec::detail::prepare_device_sas(&k, 1, static_cast<ipsec::core::DeviceSa*>(d_sas)));
+  WARPATH_CUDA_TRY(cudaMemcpy(d_data, host.data(), host.size(), cudaMemcpyHostToDevice));
+  WARPATH_CUDA_TRY(cudaMemcpy(d_ops, ops.data(), kMax * sizeof(ops[0]), cudaMemcpyHostToDevice));
+  WARPATH_CUDA_TRY(
+      cudaMemcpy(d_keys, keys.data(), kMax * sizeof(uint16_t), cudaMemcpyHostToDevice));
+  auto* sas  = static_cast<ipsec::core::DeviceSa*>(d_sas);
+  auto* data = static_cast<uint8_t*>(d_data);
+  for (uint32_t n = 1024; n <= kMax; n *= 4) {
+    WARPATH_ASSIGN_OR_RETURN(float arrival, time_kernel(repeat, [&] {
+                               return ipsec::detail::launch_esp(
+                                   sas, data, static_cast<ipsec::detail::EspDeviceOp*>(d_ops), n,
+                                   nullptr, nullptr);
+                             }));
+    WARPATH_ASSIGN_OR_RETURN(
+        float scheduled, time_kernel(repeat, [&]() -> Status {
+          const char* why = nullptr;
+          if (!runtime::detail::device_sort_order(static_cast<const uint16_t*>(d_keys),
+                                                  static_cast<uint32_t*>(d_order), n,
+                                                  runtime::core::kLengthKeyBits, nullptr, &why) ||
+              !runtime::detail::device_gather_rows(static_cast<const uint8_t*>(d_ops),
+                                                   static_cast<uint8_t*>(d_sorted),
+                                                   static_cast<const uint32_t*>(d_order), n,
+                                                   uint32_t(sizeof(ops[0])), nullptr, &why))
+            return Status(Errc::kCudaError, std::string("schedule: ") + (why ? why : "?"));
+          return ipsec::detail::launch_esp(
+              sas, data, static_cast<ipsec::detail::EspDeviceOp*>(d_sorted), n, nullptr, nullptr);
+        }));
+    rows.push_back({"esp.gcm128.seal.mixed.arrival", n, arrival * 1e3, n / (arrival * 1e3), 0, 0});
+    rows.push_back(
+        {"esp.gcm128.seal.mixed.scheduled", n, scheduled * 1e3, n / (scheduled * 1e3), 0, 0});
+  }
+  for (void* p : {d_sas, d_data, d_ops, d_sorted, d_keys, d_order}) cudaFree(p);
+  return Status::ok();
+}
+
 // The OpenFlow switch's flow table (cuda.flowtable): 1M exact-match flows of random 12-tuples,
 // and 16 wildcard subtables of 1,000 flows each, looked up by keys that hit them, kernel-only
 // (keys resident on the device) and end to end (the engine's lookup: keys up, kernel, ids
@@ -853,14 +932,15 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::vector<Row> rows;
+  int status = 0;  // a failed part, or a mismatch row, fails the run after the JSON is written
   if (warpath::Status s = run(max_batch, repeat, rows); !s.is_ok()) {
-    std::fprintf(stderr, "warpath-gpu-bench: %s\n", s.message().c_str());
-    return 1;
+    std::fprintf(stderr, "warpath-gpu-bench: parse: %s\n", s.message().c_str());
+    status = 1;
   }
   // Lookups: up to 16M addresses (the kernel-only target is 10 billion lookups/s).
   if (warpath::Status s = run_lookup(std::max(max_batch, 1u << 24), repeat, rows); !s.is_ok()) {
-    std::fprintf(stderr, "warpath-gpu-bench: %s\n", s.message().c_str());
-    return 1;
+    std::fprintf(stderr, "warpath-gpu-bench: lookup: %s\n", s.message().c_str());
+    status = 1;
   }
   // Flow keying: up to 4M packets; a failure here is reported and the other rows still come.
   if (warpath::Status s = run_flow(std::min(max_batch, 1u << 22), repeat, rows); !s.is_ok())
@@ -872,19 +952,20 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "warpath-gpu-bench: pattern.dfa: %s\n", s.message().c_str());
   if (warpath::Status s = run_esp(repeat, rows); !s.is_ok())
     std::fprintf(stderr, "warpath-gpu-bench: esp: %s\n", s.message().c_str());
+  if (warpath::Status s = run_esp_schedule(repeat, rows); !s.is_ok())
+    std::fprintf(stderr, "warpath-gpu-bench: esp scheduling: %s\n", s.message().c_str());
   if (warpath::Status s = run_flowtable(repeat, rows); !s.is_ok())
     std::fprintf(stderr, "warpath-gpu-bench: flowtable: %s\n", s.message().c_str());
   std::vector<ClassifyRow> crows;
   if (warpath::Status s = run_classify(repeat, crows); !s.is_ok()) {
-    std::fprintf(stderr, "warpath-gpu-bench: %s\n", s.message().c_str());
-    return 1;
+    std::fprintf(stderr, "warpath-gpu-bench: classify: %s\n", s.message().c_str());
+    status = 1;
   }
   std::vector<ClassBenchRow> cbrows;
   if (warpath::Status s = run_classbench(data, repeat, cbrows); !s.is_ok()) {
-    std::fprintf(stderr, "warpath-gpu-bench: %s\n", s.message().c_str());
-    return 1;
+    std::fprintf(stderr, "warpath-gpu-bench: classbench: %s\n", s.message().c_str());
+    status = 1;
   }
-  int status = 0;  // a mismatch row fails the run after the JSON is written
   for (const ClassBenchRow& r : cbrows)
     if (r.kind == "mismatch") {
       std::fprintf(stderr, "warpath-gpu-bench: %s on %s: %s\n", r.engine.c_str(), r.set.c_str(),

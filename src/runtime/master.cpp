@@ -5,13 +5,45 @@
 #include <cstring>
 
 #include "core/cuda_host.hpp"
+#include "runtime/core/schedule_key.hpp"
+#include "runtime/schedule_device.hpp"
 #include "runtime/thread_util.hpp"
 
 namespace warpath::runtime {
 
+namespace {
+
+#if !defined(WARPATH_HAVE_CUDA)
+// Without CUDA nothing is resident (no engine takes device memory), so these never run.
+bool no_sort(const uint16_t*, uint32_t*, uint32_t, unsigned, void*, const char** why) noexcept {
+  if (why) *why = "built without CUDA";
+  return false;
+}
+bool no_rows(const uint8_t*, uint8_t*, const uint32_t*, uint32_t, uint32_t, void*,
+             const char** why) noexcept {
+  if (why) *why = "built without CUDA";
+  return false;
+}
+#endif
+
+}  // namespace
+
 const OffloadMaster::DeviceOps& OffloadMaster::cuda_device_ops() noexcept {
-  static const DeviceOps ops{&detail::cuda_device_alloc, &detail::cuda_device_free,
-                             &detail::cuda_copy_async, &detail::cuda_stream_sync};
+#if defined(WARPATH_HAVE_CUDA)
+  static const DeviceOps ops{
+      &warpath::detail::cuda_device_alloc, &warpath::detail::cuda_device_free,
+      &warpath::detail::cuda_copy_async,   &warpath::detail::cuda_stream_sync,
+      &detail::device_sort_order,          &detail::device_gather_rows,
+      &detail::device_scatter_rows};
+#else
+  static const DeviceOps ops{&warpath::detail::cuda_device_alloc,
+                             &warpath::detail::cuda_device_free,
+                             &warpath::detail::cuda_copy_async,
+                             &warpath::detail::cuda_stream_sync,
+                             &no_sort,
+                             &no_rows,
+                             &no_rows};
+#endif
   return ops;
 }
 
@@ -32,14 +64,14 @@ OffloadMaster::OffloadMaster(const Chain& chain, uint32_t max_launch, int cpu, u
 OffloadMaster::~OffloadMaster() {
   stop();
   for (auto& lane : lanes_) {
-    detail::cuda_stream_destroy(lane->stream);
+    warpath::detail::cuda_stream_destroy(lane->stream);
     dev_.free(lane->device);
   }
 }
 
 void OffloadMaster::start() {
   for (auto& lane : lanes_) {
-    lane->stream = detail::cuda_stream_create();
+    lane->stream = warpath::detail::cuda_stream_create();
     Lane* l      = lane.get();
     lane->thread = std::thread([this, l] {
       if (cpu_ >= 0) pin_current_thread(cpu_);
@@ -156,12 +188,24 @@ Status OffloadMaster::shade_gathered(Lane& lane, const std::vector<Frame*>& grou
       lane.data[k * F + g] = d;
     }
   }
-  // The slab: [keys of every job | bytes of every packet job | answers of every job].
+  // Packet jobs of a resident launch are scheduled on the device when the chain sorts.
+  std::vector<uint8_t> sorted(jobs.size(), 0);
+  for (size_t k = 0; k < jobs.size(); ++k)
+    sorted[k] =
+        resident && chain_.schedule_sort() && jobs[k].shape.buffer_field >= 0 && total[k] > 1;
+  // The slab: [keys of every job | sort keys | bytes of every packet job | answers of every
+  // job]; past it, on the device only, each scheduled job's order and its rows in that order.
   std::vector<size_t> key_at(jobs.size()), bytes_at(jobs.size()), answer_at(jobs.size());
+  std::vector<size_t> sort_at(jobs.size()), order_at(jobs.size()), rows_at(jobs.size()),
+      answers_sorted_at(jobs.size());
   size_t at = 0;
   for (size_t k = 0; k < jobs.size(); ++k) {
     key_at[k] = at;
     at += align16(size_t(total[k]) * jobs[k].shape.columns * jobs[k].shape.key_bytes);
+  }
+  for (size_t k = 0; k < jobs.size(); ++k) {
+    sort_at[k] = at;
+    if (sorted[k]) at += align16(size_t(total[k]) * sizeof(uint16_t));
   }
   const size_t down_from = at;  // what comes back: the bytes and the answers
   for (size_t k = 0; k < jobs.size(); ++k) {
@@ -175,14 +219,24 @@ Status OffloadMaster::shade_gathered(Lane& lane, const std::vector<Frame*>& grou
   }
   const size_t end = at;
   if (end == 0) return Status::ok();  // no frame of the group has a key
+  for (size_t k = 0; k < jobs.size(); ++k) {
+    if (!sorted[k]) continue;
+    order_at[k] = at;
+    at += align16(size_t(total[k]) * sizeof(uint32_t));
+    rows_at[k] = at;
+    at += align16(size_t(total[k]) * jobs[k].shape.key_bytes);
+    answers_sorted_at[k] = at;
+    at += align16(size_t(total[k]) * jobs[k].shape.answer_bytes);
+  }
+  const size_t device_end = at;
   if (lane.slab.bytes() < end) {
     lane.slab = HostBuffer(std::max(end, lane.slab.bytes() * 2), MemSpace::kPinned);
     if (!lane.slab.data())
       return Status(Errc::kOutOfMemory,
                     "offload master: a launch slab of " + std::to_string(end) + " bytes");
   }
-  if (resident && lane.device_bytes < end) {
-    const size_t want = std::max(end, lane.slab.bytes());
+  if (resident && lane.device_bytes < device_end) {
+    const size_t want = std::max(device_end, lane.slab.bytes());
     dev_.free(lane.device);
     lane.device       = dev_.alloc(want);
     lane.device_bytes = lane.device ? want : 0;
@@ -210,6 +264,10 @@ Status OffloadMaster::shade_gathered(Lane& lane, const std::vector<Frame*>& grou
           std::memcpy(slab + cursor, buffer_of(d, shape, i), d.buffer_bytes[i]);
           uint8_t* moved = base + cursor;
           std::memcpy(slab + key_at[k] + (row + i) * kb + shape.buffer_field, &moved, sizeof moved);
+          if (sorted[k]) {
+            const uint16_t key = core::length_key(d.buffer_bytes[i]);
+            std::memcpy(slab + sort_at[k] + (row + i) * sizeof key, &key, sizeof key);
+          }
           cursor += align16(d.buffer_bytes[i]);
         }
       row += d.count;
@@ -226,9 +284,28 @@ Status OffloadMaster::shade_gathered(Lane& lane, const std::vector<Frame*>& grou
     if (!total[k]) continue;
     const Chain::JobRef& job = jobs[k];
     const JobShape& shape    = job.shape;
-    const JobData d{base + key_at[k], size_t(total[k]) * shape.key_bytes,
-                    shape.answer_bytes ? base + answer_at[k] : nullptr, total[k]};
-    WARPATH_TRY(chain_.module(job.module).run_job(Place::kOffload, job.job, d, ctx));
+    const Module& module     = chain_.module(job.module);
+    if (!sorted[k]) {
+      const JobData d{base + key_at[k], size_t(total[k]) * shape.key_bytes,
+                      shape.answer_bytes ? base + answer_at[k] : nullptr, total[k]};
+      WARPATH_TRY(module.run_job(Place::kOffload, job.job, d, ctx));
+      continue;
+    }
+    // Scheduled: the rows sorted by length, run in that order, the answers put back.
+    auto* order = reinterpret_cast<uint32_t*>(base + order_at[k]);
+    if (!dev_.sort(reinterpret_cast<const uint16_t*>(base + sort_at[k]), order, total[k],
+                   core::kLengthKeyBits, lane.stream, &why) ||
+        !dev_.gather_rows(base + key_at[k], base + rows_at[k], order, total[k], shape.key_bytes,
+                          lane.stream, &why))
+      return cuda_failed("schedule sort", why);
+    const JobData d{base + rows_at[k], size_t(total[k]) * shape.key_bytes,
+                    shape.answer_bytes ? base + answers_sorted_at[k] : nullptr, total[k]};
+    WARPATH_TRY(module.run_job(Place::kOffload, job.job, d, ctx));
+    if (shape.answer_bytes &&
+        !dev_.scatter_rows(base + answers_sorted_at[k], base + answer_at[k], order, total[k],
+                           shape.answer_bytes, lane.stream, &why))
+      return cuda_failed("schedule scatter", why);
+    scheduled_jobs_.fetch_add(1, std::memory_order_relaxed);
   }
   if (resident) {
     if (!dev_.copy(slab + down_from, base + down_from, end - down_from, false, lane.stream, &why))

@@ -19,6 +19,12 @@
 // wrapper) the engines run on the slab itself and copy what they need. Either way a packet
 // job's keys are pointed at the moved bytes, which go back to their packets afterwards.
 //
+// Packet scheduling on the GPU (GASPP section 5.3; Chain::set_schedule_sort): in a resident
+// launch, a packet job's rows are sorted on the device by the length of their bytes
+// (core::length_key, CUB's radix sort), gathered into that order, run, and their answers
+// scattered back, so a warp's threads take packets of similar length. Key jobs (lookups,
+// classification) keep their order: their kernels do not branch by packet class.
+//
 // Lanes: the master runs `lanes` threads (default 2) that take groups from the same queue,
 // each with its own CUDA stream and its own pinned gather buffers: while one lane's kernel
 // runs, the other copies its keys in or its answers out (PacketShader's concurrent copy and
@@ -50,6 +56,14 @@ class OffloadMaster {
     bool (*copy)(void* dst, const void* src, size_t bytes, bool to_device, void* stream,
                  const char** why) noexcept;
     bool (*sync)(void* stream, const char** why) noexcept;
+    /// Packet scheduling (schedule_device.hpp): the stable order of rows by 16-bit keys, and
+    /// rows moved into (gather) and out of (scatter) that order, all in device memory.
+    bool (*sort)(const uint16_t* keys, uint32_t* order, uint32_t n, unsigned bits, void* stream,
+                 const char** why) noexcept;
+    bool (*gather_rows)(const uint8_t* src, uint8_t* dst, const uint32_t* order, uint32_t n,
+                        uint32_t row_bytes, void* stream, const char** why) noexcept;
+    bool (*scatter_rows)(const uint8_t* src, uint8_t* dst, const uint32_t* order, uint32_t n,
+                         uint32_t row_bytes, void* stream, const char** why) noexcept;
   };
   static const DeviceOps& cuda_device_ops() noexcept;
 
@@ -68,6 +82,10 @@ class OffloadMaster {
   /// Of those, the launches that ran resident on the device (one upload, one download).
   uint64_t resident_launches() const noexcept {
     return resident_launches_.load(std::memory_order_relaxed);
+  }
+  /// Packet jobs whose rows were sorted on the device before they ran.
+  uint64_t scheduled_jobs() const noexcept {
+    return scheduled_jobs_.load(std::memory_order_relaxed);
   }
 
  private:
@@ -91,7 +109,7 @@ class OffloadMaster {
   std::deque<Frame*> queue_;
   bool stopping_ = false;
   std::vector<std::unique_ptr<Lane>> lanes_;
-  std::atomic<uint64_t> launches_{0}, resident_launches_{0};
+  std::atomic<uint64_t> launches_{0}, resident_launches_{0}, scheduled_jobs_{0};
 };
 
 }  // namespace warpath::runtime

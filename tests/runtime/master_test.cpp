@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "runtime/core/schedule_key.hpp"
 #include "warpath/gen/traffic.hpp"
 #include "warpath/runtime/chain.hpp"
 
@@ -25,7 +26,7 @@ namespace {
 struct FakeDevice {
   std::mutex mu;
   std::map<const uint8_t*, size_t> blocks;
-  uint64_t uploads = 0, downloads = 0, syncs = 0;
+  uint64_t uploads = 0, downloads = 0, syncs = 0, sorts = 0;
   bool inside(const void* p, size_t bytes) {
     std::lock_guard<std::mutex> g(mu);
     const auto* q = static_cast<const uint8_t*>(p);
@@ -62,6 +63,28 @@ const OffloadMaster::DeviceOps kFakeOps{
       std::lock_guard<std::mutex> g(g_device->mu);
       ++g_device->syncs;
       return true;
+    },
+    [](const uint16_t* keys, uint32_t* order, uint32_t n, unsigned bits, void*,
+       const char**) noexcept {
+      for (uint32_t i = 0; i < n; ++i) order[i] = i;
+      const uint16_t mask = uint16_t((1u << bits) - 1);
+      std::stable_sort(order, order + n,
+                       [&](uint32_t a, uint32_t b) { return (keys[a] & mask) < (keys[b] & mask); });
+      std::lock_guard<std::mutex> g(g_device->mu);
+      ++g_device->sorts;
+      return true;
+    },
+    [](const uint8_t* src, uint8_t* dst, const uint32_t* order, uint32_t n, uint32_t row, void*,
+       const char**) noexcept {
+      for (uint32_t r = 0; r < n; ++r)
+        std::memcpy(dst + size_t(r) * row, src + size_t(order[r]) * row, row);
+      return true;
+    },
+    [](const uint8_t* src, uint8_t* dst, const uint32_t* order, uint32_t n, uint32_t row, void*,
+       const char**) noexcept {
+      for (uint32_t r = 0; r < n; ++r)
+        std::memcpy(dst + size_t(order[r]) * row, src + size_t(r) * row, row);
+      return true;
     }};
 
 // A packet job's key: its bytes (the IP packet past the Ethernet header) and their length.
@@ -81,6 +104,7 @@ struct TwinSlot final : ModuleSlot {
   uint32_t n0 = 0, n1 = 0;
 };
 
+bool g_sorted   = false;         // packet job rows must come sorted by length (scheduling)
 bool g_resident = false;         // what job_resident answers
 std::atomic<uint64_t> g_bad{0};  // a job found its data where it should not be
 
@@ -139,9 +163,14 @@ class TwinModule final : public Module {
       }
       return Status::ok();
     }
+    uint16_t last = 0;
     for (uint32_t k = 0; k < d.count; ++k) {
       PacketKey key;
       std::memcpy(&key, d.keys + size_t(k) * sizeof(PacketKey), sizeof key);
+      if (g_sorted) {
+        if (core::length_key(key.len) < last) ++g_bad;
+        last = core::length_key(key.len);
+      }
       if (g_resident && g_device && !g_device->inside(key.bytes, key.len)) ++g_bad;
       uint8_t sum = 0;
       for (uint32_t x = 0; x < key.len; ++x) {
@@ -186,12 +215,15 @@ packet::PacketBatch traffic(uint32_t n, uint64_t seed) {
 
 // Frames of `batch` packets, `per_launch` of them submitted at once, through a master on the
 // given device: every answer and every transformed byte where the module's own loop puts them.
-void check_launches(uint32_t batch, uint32_t per_launch, bool resident) {
+void check_launches(uint32_t batch, uint32_t per_launch, bool resident, bool schedule = false) {
   SCOPED_TRACE("batch " + std::to_string(batch) + ", " + std::to_string(per_launch) +
-               " frames a launch, " + (resident ? "resident" : "on the slab"));
+               " frames a launch, " + (resident ? "resident" : "on the slab") +
+               (schedule ? ", scheduled" : ""));
   auto chain = twin_chain();
   ASSERT_TRUE(chain);
   ASSERT_EQ(chain->jobs().size(), 2u);
+  chain->set_schedule_sort(schedule);
+  uint64_t packet_rows = 0;
   FakeDevice device;
   g_device                     = &device;
   g_resident                   = resident;
@@ -208,7 +240,10 @@ void check_launches(uint32_t batch, uint32_t per_launch, bool resident) {
     for (uint32_t i = 0; i < batch; ++i, ++next)
       ASSERT_TRUE(f.batch.append(in.data(next), in.meta(next).caplen, in.meta(next).len, 0, 0));
     ASSERT_TRUE(chain->pre(f).is_ok());
+    packet_rows += static_cast<TwinSlot&>(*f.slots[0]).n1;
   }
+  // Scheduled rows are sorted exactly when the launch is resident and sorts.
+  g_sorted = resident && schedule && packet_rows > 1;
   {
     OffloadMaster master(*chain, std::max<uint32_t>(batch, 1) * per_launch, -1, 1,
                          resident ? kFakeOps : OffloadMaster::cuda_device_ops());
@@ -224,7 +259,10 @@ void check_launches(uint32_t batch, uint32_t per_launch, bool resident) {
     EXPECT_EQ(master.launches(), 1u);
     const bool any = batch > 0;
     EXPECT_EQ(master.resident_launches(), resident && any ? 1u : 0u);
+    EXPECT_EQ(master.scheduled_jobs(), g_sorted ? 1u : 0u);
   }
+  EXPECT_EQ(device.sorts, g_sorted ? 1u : 0u);
+  g_sorted = false;
   EXPECT_EQ(g_bad.load(), 0u);
   if (resident && batch) {
     EXPECT_EQ(device.uploads, 1u);
@@ -268,6 +306,16 @@ TEST(OffloadMaster, LaunchesPutAnswersAndBytesBackOnTheSlab) {
 TEST(OffloadMaster, ResidentLaunchesUploadOnceRunEveryJobOnTheDeviceAndDownloadOnce) {
   for (uint32_t batch : {0u, 1u, 31u, 32u, 33u, 1024u})
     for (uint32_t per_launch : {1u, 3u}) check_launches(batch, per_launch, true);
+}
+
+// Packet scheduling on the device: a packet job's rows reach the module sorted by length,
+// and every answer still lands on its own packet. Without residence the rows keep their order.
+TEST(OffloadMaster, ScheduledLaunchesSortPacketJobRowsByLengthAndPutAnswersBack) {
+  for (uint32_t batch : {1u, 33u, 1024u})
+    for (uint32_t per_launch : {1u, 3u}) {
+      check_launches(batch, per_launch, true, true);
+      check_launches(batch, per_launch, false, true);
+    }
 }
 
 // A module that breaks JobData's contract (more keys than packets) fails the launch with its

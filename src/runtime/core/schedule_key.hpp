@@ -32,4 +32,13 @@ WARPATH_HD uint8_t schedule_key(const packet::PacketInfo& p, uint16_t context,
   return uint8_t(cls << 3 | (context != 0 ? 4u : 0u) | len);
 }
 
+/// The key the offload master sorts a packet job's rows by on the GPU (master.hpp): the
+/// length of the row's bytes in 16-byte steps (an AES block), 2,032 bytes and up together.
+/// Rows of a packet job are one module's selected packets already, so their length is what
+/// makes a warp's threads diverge (the crypto's loop trip counts).
+inline constexpr unsigned kLengthKeyBits = 7;
+WARPATH_HD uint16_t length_key(uint32_t bytes) {
+  return uint16_t(bytes >= (127u << 4) ? 127u : bytes >> 4);
+}
+
 }  // namespace warpath::runtime::core
