@@ -1,61 +1,124 @@
 #!/usr/bin/env bash
 # scripts/gpu-check.sh: the GPU checks, on a machine with an NVIDIA GPU and only the CUDA
-# toolkit, CMake, ninja and Python (no Debian packages). Builds the "gpu" preset (sm_90,
-# dependency-free), runs the self-test (every CUDA engine against its CPU reference on fresh
-# random data) and the GPU benchmarks, and writes one JSON file:
-#   ${OUT:-bench/results}/gpu-check-<utc time>.json
-# Fits in a 10-minute run. Exit status: non-zero if the build or any engine fails.
-set -euo pipefail
+# toolkit, CMake, ninja and Python (no Debian packages).
+#
+#   scripts/gpu-check.sh [STAGE...]      stages: versions build selftest bench pipeline
+#                                        (default: all of them, in that order)
+#
+# Each stage runs under its own `timeout` and writes its own file, so one call can run them all
+# within a 10-minute command and a run cut short still tells what it reached:
+#   versions  nvidia-smi, driver, nvcc and CMake versions      -> <stamp>-versions.txt
+#   build     the dependency-free "gpu" preset (sm_90)         -> <stamp>-build.log
+#   selftest  every CUDA engine against its CPU reference       -> <stamp>-selftest.json
+#             (one line per engine printed and flushed as it completes)
+#   bench     warpath-gpu-bench                                 -> <stamp>-bench.json
+#   pipeline  warpath-pipeline-bench, cpu / gpu / auto offload   -> <stamp>-pipeline.json
+# and, at the end, one JSON file gathering whatever the stages wrote:
+#   ${OUT:-bench/results}/gpu-check-<stamp>.json
+# Stage limits (seconds) can be changed: GPU_CHECK_BUILD_S, _SELFTEST_S, _BENCH_S, _PIPELINE_S.
+# Exit status: non-zero if any stage that ran failed or timed out (124).
+set -uo pipefail
 cd "$(dirname "$0")/.."
 out_dir=${OUT:-bench/results}
 mkdir -p "$out_dir"
-stamp=$(date -u +%Y%m%dT%H%M%SZ)
-result="$out_dir/gpu-check-$stamp.json"
-log="$out_dir/gpu-check-$stamp.log"
+stamp=${GPU_CHECK_STAMP:-$(date -u +%Y%m%dT%H%M%SZ)}
+base="$out_dir/gpu-check-$stamp"
+stages=("$@")
+[[ ${#stages[@]} -gt 0 ]] || stages=(versions build selftest bench pipeline)
+declare -A rc=()
 
-{
-  echo "== nvidia-smi"; nvidia-smi || true
-  echo "== build"
-  cmake --preset gpu
-  cmake --build build-gpu -j "$(nproc)"
-} >"$log" 2>&1 || { echo "gpu-check: build failed; see $log" >&2; tail -30 "$log" >&2; exit 1; }
+want() { local s; for s in "${stages[@]}"; do [[ $s == "$1" ]] && return 0; done; return 1; }
+for s in "${stages[@]}"; do
+  case $s in versions|build|selftest|bench|pipeline) ;; *)
+    echo "gpu-check: unknown stage '$s' (stages: versions build selftest bench pipeline)" >&2; exit 2;;
+  esac
+done
+stage() {  # stage NAME: prints a header with the time
+  echo "gpu-check: == $1 ($(date -u +%H:%M:%S))" >&2
+}
 
-selftest_rc=0
-./build-gpu/warpath-selftest --require-gpu --items 1000000 --json "$out_dir/selftest.tmp.json" | tee -a "$log" || selftest_rc=$?
-# ClassBench sets for the classification rows: $WARPATH_DATA, else a carried copy in .gpu-data/
-# (GPU machines have no ../shared: README "GPU checks"), else ../shared/data.
-data=${WARPATH_DATA:-}
-if [[ -z $data ]]; then
-  if [[ -d .gpu-data ]]; then data=.gpu-data; else data=../shared/data; fi
+if want versions; then
+  stage versions
+  {
+    echo "== nvidia-smi"; timeout 30 nvidia-smi 2>&1 || true
+    echo "== gpu"; timeout 30 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv 2>&1 || true
+    echo "== nvcc"; nvcc --version 2>&1 || true
+    echo "== cmake"; cmake --version 2>&1 | head -1 || true
+    echo "== ninja"; ninja --version 2>&1 || true
+    echo "== cpu"; nproc; grep -m1 'model name' /proc/cpuinfo || true
+    echo "== commit"; git rev-parse HEAD 2>/dev/null || echo unknown
+  } > "$base-versions.txt" 2>&1
+  rc[versions]=0
+  cat "$base-versions.txt" >&2
 fi
-bench_rc=0
-./build-gpu/warpath-gpu-bench --data "$data" > "$out_dir/bench.tmp.json" 2>>"$log" || bench_rc=$?
-# The pipeline (warpath run's engine) with cpu, gpu and auto offload: throughput vs batch size,
-# latency vs delay bound, on built-in data (generator -> router+acl -> null).
-pipeline_rc=0
-./build-gpu/warpath-pipeline-bench --engines cpu,gpu,auto --duration 1 --workers 4 \
-  > "$out_dir/pipeline.tmp.json" 2>>"$log" || pipeline_rc=$?
 
+if want build; then
+  stage build
+  { cmake --preset gpu && timeout "${GPU_CHECK_BUILD_S:-480}" cmake --build build-gpu -j "$(nproc)"; } \
+    > "$base-build.log" 2>&1
+  rc[build]=$?
+  if [[ ${rc[build]} -ne 0 ]]; then
+    echo "gpu-check: build failed (exit ${rc[build]}); the end of $base-build.log:" >&2
+    tail -30 "$base-build.log" >&2
+  fi
+fi
+
+if want selftest; then
+  stage selftest
+  # 1M items per engine: the small burst sizes run over a bounded prefix (the checks), the
+  # full size once. --json is written as engines complete.
+  timeout "${GPU_CHECK_SELFTEST_S:-240}" ./build-gpu/warpath-selftest --require-gpu --items 1000000 \
+    --json "$base-selftest.json" >&2
+  rc[selftest]=$?
+fi
+
+if want bench; then
+  stage bench
+  # ClassBench sets for the classification rows: $WARPATH_DATA, else a carried copy in
+  # .gpu-data/ (GPU machines have no ../shared: README "GPU checks"), else ../shared/data.
+  data=${WARPATH_DATA:-}
+  if [[ -z $data ]]; then
+    if [[ -d .gpu-data ]]; then data=.gpu-data; else data=../shared/data; fi
+  fi
+  timeout "${GPU_CHECK_BENCH_S:-240}" ./build-gpu/warpath-gpu-bench --data "$data" \
+    > "$base-bench.json" 2> >(tee "$base-bench.log" >&2)
+  rc[bench]=$?
+fi
+
+if want pipeline; then
+  stage pipeline
+  # The pipeline (warpath run's engine) with cpu, gpu and auto offload: throughput vs batch
+  # size, latency vs delay bound, on built-in data (generator -> router+acl -> null).
+  timeout "${GPU_CHECK_PIPELINE_S:-150}" ./build-gpu/warpath-pipeline-bench --engines cpu,gpu,auto \
+    --duration 1 --workers 4 > "$base-pipeline.json" 2> >(tee "$base-pipeline.log" >&2)
+  rc[pipeline]=$?
+fi
+
+codes=""
+for s in "${!rc[@]}"; do codes+="$s=${rc[$s]} "; done
 commit=$(git rev-parse HEAD 2>/dev/null || echo unknown)
-python3 - "$out_dir/selftest.tmp.json" "$out_dir/bench.tmp.json" "$result" "$commit" "$selftest_rc" "$bench_rc" "$out_dir/pipeline.tmp.json" "$pipeline_rc" <<'PY'
-import json, sys, platform, subprocess
-selftest_path, bench_path, result_path, commit, st_rc, b_rc, pipeline_path, p_rc = sys.argv[1:]
-def load(p):
+python3 - "$base" "$commit" "$codes" <<'PY'
+import json, sys, platform, subprocess, os
+base, commit, codes = sys.argv[1:]
+exits = dict(kv.split("=") for kv in codes.split())
+def load(path):
+    if not os.path.exists(path):
+        return None
     try:
-        return json.load(open(p))
+        return json.load(open(path))
     except Exception as e:
-        return {"error": str(e)}
+        return {"error": f"{path}: {e}"}
 try:
     smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total",
-                          "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
-except OSError:
+                          "--format=csv,noheader"], capture_output=True, text=True, timeout=30).stdout.strip()
+except (OSError, subprocess.SubprocessError):
     smi = ""
-doc = {"commit": commit, "host": platform.node(), "gpu": smi,
-       "command": "scripts/gpu-check.sh", "selftest_exit": int(st_rc), "bench_exit": int(b_rc),
-       "pipeline_exit": int(p_rc),
-       "selftest": load(selftest_path), "bench": load(bench_path), "pipeline": load(pipeline_path)}
-json.dump(doc, open(result_path, "w"), indent=2)
-print(f"gpu-check: wrote {result_path}")
+doc = {"commit": commit, "host": platform.node(), "gpu": smi, "command": "scripts/gpu-check.sh",
+       "exits": {k: int(v) for k, v in exits.items()},
+       "selftest": load(base + "-selftest.json"), "bench": load(base + "-bench.json"),
+       "pipeline": load(base + "-pipeline.json")}
+json.dump(doc, open(base + ".json", "w"), indent=2)
+print(f"gpu-check: wrote {base}.json (exits: {doc['exits']})", file=sys.stderr)
 PY
-rm -f "$out_dir/selftest.tmp.json" "$out_dir/bench.tmp.json" "$out_dir/pipeline.tmp.json"
-[[ $selftest_rc -eq 0 && $bench_rc -eq 0 && $pipeline_rc -eq 0 ]]
+for s in "${!rc[@]}"; do [[ ${rc[$s]} -eq 0 ]] || exit 1; done
+exit 0

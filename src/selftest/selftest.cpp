@@ -9,8 +9,8 @@
 
 namespace warpath {
 
-
-SelftestResult run_selftest(const SelftestOptions& options) {
+SelftestResult run_selftest(const SelftestOptions& options,
+                            const std::function<void(const SelftestResult&)>& progress) {
   SelftestResult result;
   result.seed = options.seed
                     ? options.seed
@@ -21,7 +21,10 @@ SelftestResult run_selftest(const SelftestOptions& options) {
       if (id.rfind("ref.", 0) == 0) continue;
       if (!options.all && id.rfind("cuda.", 0) != 0) continue;
       if (!options.filter.empty() && id.find(options.filter) == std::string::npos) continue;
+      const auto t0 = std::chrono::steady_clock::now();
       CheckReport r = module.check(id, result.seed, options.items);
+      result.seconds.push_back(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
       if (r.skipped && options.require_gpu && id.rfind("cuda.", 0) == 0) {
         r.skipped = false;
         r.detail  = "required but unavailable: " + r.detail;
@@ -33,6 +36,7 @@ SelftestResult run_selftest(const SelftestOptions& options) {
       else
         ++result.failed;
       result.reports.push_back(std::move(r));
+      if (progress) progress(result);
     }
   }
   return result;
@@ -57,8 +61,10 @@ std::string selftest_json(const SelftestResult& result) {
     const auto& r       = result.reports[i];
     const char* verdict = r.skipped ? "skipped" : r.passed() ? "passed" : "failed";
     j += "    {\"module\": \"" + r.module + "\", \"engine\": \"" + r.engine + "\", \"result\": \"" +
-         verdict + "\", \"items\": " + std::to_string(r.items) + ", \"detail\": \"" +
-         json_escape(r.detail) + "\"}" + (i + 1 < result.reports.size() ? ",\n" : "\n");
+         verdict + "\", \"items\": " + std::to_string(r.items) + ", \"seconds\": " +
+         (i < result.seconds.size() ? std::to_string(result.seconds[i]) : std::string("null")) +
+         ", \"detail\": \"" + json_escape(r.detail) + "\"}" +
+         (i + 1 < result.reports.size() ? ",\n" : "\n");
   }
   j += "  ]\n}\n";
   return j;

@@ -7,29 +7,48 @@
 
 namespace warpath {
 
+namespace {
+
+// Writes the JSON beside the path and renames it over the path: a reader never sees half.
+bool save_json(const std::string& path, const SelftestResult& r) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << selftest_json(r);
+    if (!out) return false;
+  }
+  return std::rename(tmp.c_str(), path.c_str()) == 0;
+}
+
+}  // namespace
+
 int selftest_main(const SelftestOptions& options, const std::string& json_path) {
-  const SelftestResult r = run_selftest(options);
+  std::printf("selftest: %llu items per engine, %s\n",
+              static_cast<unsigned long long>(options.items),
+              cuda_device_count() ? "CUDA device present" : cuda_unavailable_reason().c_str());
+  std::fflush(stdout);
+  bool saved = true;
+  // Each engine's line (and the JSON so far) as its check completes, so that a run stopped by
+  // a time limit still tells what it checked.
+  const SelftestResult r = run_selftest(options, [&](const SelftestResult& so_far) {
+    const CheckReport& rep = so_far.reports.back();
+    if (so_far.reports.size() == 1)
+      std::printf("selftest: seed %llu\n", static_cast<unsigned long long>(so_far.seed));
+    const char* verdict = rep.skipped ? "SKIP" : rep.passed() ? "PASS" : "FAIL";
+    std::printf("  %-4s %-8s %-14s %10llu items %7.1f s  %s\n", verdict, rep.module.c_str(),
+                rep.engine.c_str(), static_cast<unsigned long long>(rep.items),
+                so_far.seconds.back(), rep.detail.c_str());
+    std::fflush(stdout);
+    if (!json_path.empty()) saved = save_json(json_path, so_far) && saved;
+  });
   if (r.reports.empty() && !options.filter.empty()) {
     std::fprintf(stderr, "warpath: no engine matches '%s'\n", options.filter.c_str());
     return 2;
   }
-  std::printf("selftest: seed %llu, %llu items per engine, %s\n",
-              static_cast<unsigned long long>(r.seed),
-              static_cast<unsigned long long>(options.items),
-              cuda_device_count() ? "CUDA device present" : cuda_unavailable_reason().c_str());
-  for (const auto& rep : r.reports) {
-    const char* verdict = rep.skipped ? "SKIP" : rep.passed() ? "PASS" : "FAIL";
-    std::printf("  %-4s %-8s %-14s %10llu items  %s\n", verdict, rep.module.c_str(),
-                rep.engine.c_str(), static_cast<unsigned long long>(rep.items), rep.detail.c_str());
-  }
   std::printf("%d passed, %d failed, %d skipped\n", r.passed, r.failed, r.skipped);
-  if (!json_path.empty()) {
-    std::ofstream out(json_path);
-    out << selftest_json(r);
-    if (!out) {
-      std::fprintf(stderr, "warpath: %s: cannot write\n", json_path.c_str());
-      return 1;
-    }
+  if (!json_path.empty() && !(save_json(json_path, r) && saved)) {
+    std::fprintf(stderr, "warpath: %s: cannot write\n", json_path.c_str());
+    return 1;
   }
   return r.ok() ? 0 : 1;
 }

@@ -7,6 +7,7 @@
 // CPU engines.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -25,11 +26,16 @@ struct SelftestOptions {
 struct SelftestResult {
   uint64_t seed = 0;
   std::vector<CheckReport> reports;
+  std::vector<double> seconds;  ///< each report's check time
   int passed = 0, failed = 0, skipped = 0;
   bool ok() const { return failed == 0; }
 };
 
-SelftestResult run_selftest(const SelftestOptions& options);
+/// `progress`, when given, is called after each engine's check with the results so far (the
+/// new report last), so a caller can print and save them as they come: a run cut short by a
+/// time limit still tells what it checked.
+SelftestResult run_selftest(const SelftestOptions& options,
+                            const std::function<void(const SelftestResult&)>& progress = {});
 
 /// The result as JSON (hand-written: this must build without a JSON library).
 std::string selftest_json(const SelftestResult& result);
