@@ -122,7 +122,7 @@ Result<std::vector<ChainOutcome>> run_chain_frames(const Chain& chain,
   // Through the offload master: one lane, so a round's frames are one launch.
   std::unique_ptr<OffloadMaster> master;
   if (launch_frames) {
-    master = std::make_unique<OffloadMaster>(chain, frame * count, -1, 1);
+    master = std::make_unique<OffloadMaster>(chain, frame * count, std::vector<int>{}, 1);
     master->start();
   }
   Chain::Scratch scratch;

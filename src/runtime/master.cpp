@@ -47,9 +47,9 @@ const OffloadMaster::DeviceOps& OffloadMaster::cuda_device_ops() noexcept {
   return ops;
 }
 
-OffloadMaster::OffloadMaster(const Chain& chain, uint32_t max_launch, int cpu, uint32_t lanes,
-                             const DeviceOps& device)
-    : chain_(chain), dev_(device), max_launch_(max_launch), cpu_(cpu) {
+OffloadMaster::OffloadMaster(const Chain& chain, uint32_t max_launch, std::vector<int> lane_cpus,
+                             uint32_t lanes, const DeviceOps& device)
+    : chain_(chain), dev_(device), max_launch_(max_launch), cpus_(std::move(lane_cpus)) {
   // The slab's room for a full launch of keys and answers; a packet job's bytes grow it.
   size_t bytes = 0;
   for (const Chain::JobRef& j : chain.jobs())
@@ -70,11 +70,12 @@ OffloadMaster::~OffloadMaster() {
 }
 
 void OffloadMaster::start() {
-  for (auto& lane : lanes_) {
-    lane->stream = warpath::detail::cuda_stream_create();
-    Lane* l      = lane.get();
-    lane->thread = std::thread([this, l] {
-      if (cpu_ >= 0) pin_current_thread(cpu_);
+  for (size_t i = 0; i < lanes_.size(); ++i) {
+    Lane* l       = lanes_[i].get();
+    l->stream     = warpath::detail::cuda_stream_create();
+    const int cpu = i < cpus_.size() ? cpus_[i] : -1;
+    l->thread     = std::thread([this, l, cpu] {
+      if (cpu >= 0) pin_current_thread(cpu);
       loop(*l);
     });
   }

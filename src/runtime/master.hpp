@@ -28,7 +28,9 @@
 // Lanes: the master runs `lanes` threads (default 2) that take groups from the same queue,
 // each with its own CUDA stream and its own pinned gather buffers: while one lane's kernel
 // runs, the other copies its keys in or its answers out (PacketShader's concurrent copy and
-// execution, with double buffers). Engines lease device scratch per call (scratch_pool.cuh),
+// execution, with double buffers). Each lane runs on a core of its own when it has one (a
+// lane waiting on its stream spins, CUDA's default: two lanes on one core would take turns
+// instead of overlapping). Engines lease device scratch per call (scratch_pool.cuh),
 // so the two lanes never wait on each other's buffers. Chunks may complete out of order
 // across lanes; each worker still finishes its chunks in order (worker.hpp).
 #pragma once
@@ -67,8 +69,9 @@ class OffloadMaster {
   };
   static const DeviceOps& cuda_device_ops() noexcept;
 
-  OffloadMaster(const Chain& chain, uint32_t max_launch, int cpu, uint32_t lanes = 2,
-                const DeviceOps& device = cuda_device_ops());
+  /// Lane l runs pinned to lane_cpus[l] (not pinned past the list or where it is negative).
+  OffloadMaster(const Chain& chain, uint32_t max_launch, std::vector<int> lane_cpus,
+                uint32_t lanes = 2, const DeviceOps& device = cuda_device_ops());
   ~OffloadMaster();
   void start();
   /// Queues a chunk; the master sets chunk->done when its answers are in place.
@@ -103,7 +106,7 @@ class OffloadMaster {
   const Chain& chain_;
   const DeviceOps& dev_;
   uint32_t max_launch_;
-  int cpu_;
+  std::vector<int> cpus_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Frame*> queue_;

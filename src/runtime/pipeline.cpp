@@ -201,11 +201,19 @@ Result<RunReport> run(const RunConfig& config, RunInputs& in, const RunHooks& ho
     const uint32_t max_launch = std::max<uint32_t>(
         config.batch,
         std::min<uint32_t>(65536, config.batch * config.workers * kInFlightPerWorker));
-    master = std::make_unique<OffloadMaster>(*chain, max_launch,
-                                             !config.pin_threads ? -1
-                                             : config.cpus.size() > config.workers
-                                                 ? config.cpus[config.workers]
-                                                 : 0);
+    // A core per lane: those --cpus lists after the workers', else core 0 (the workers take
+    // 1..W) and the core after the workers' when the machine has one.
+    std::vector<int> lane_cpus;
+    if (config.pin_threads) {
+      if (!config.cpus.empty()) {
+        for (size_t c = config.workers; c < config.cpus.size(); ++c)
+          lane_cpus.push_back(config.cpus[c]);
+      } else {
+        lane_cpus.push_back(0);
+        if (config.workers + 1 < cpus) lane_cpus.push_back(int(config.workers + 1));
+      }
+    }
+    master = std::make_unique<OffloadMaster>(*chain, max_launch, std::move(lane_cpus));
   }
 
   // RX queues round robin over the workers: every (port, queue) pair has one owner.

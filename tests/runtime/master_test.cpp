@@ -245,7 +245,7 @@ void check_launches(uint32_t batch, uint32_t per_launch, bool resident, bool sch
   // Scheduled rows are sorted exactly when the launch is resident and sorts.
   g_sorted = resident && schedule && packet_rows > 1;
   {
-    OffloadMaster master(*chain, std::max<uint32_t>(batch, 1) * per_launch, -1, 1,
+    OffloadMaster master(*chain, std::max<uint32_t>(batch, 1) * per_launch, {}, 1,
                          resident ? kFakeOps : OffloadMaster::cuda_device_ops());
     std::vector<Frame*> group;
     for (auto& f : frames) group.push_back(f.get());
@@ -333,7 +333,7 @@ TEST(OffloadMaster, AJobWithMoreKeysThanPacketsFailsTheLaunch) {
     ASSERT_TRUE(f.batch.append(in.data(i), in.meta(i).caplen, in.meta(i).len, 0, 0));
   ASSERT_TRUE(chain->pre(f).is_ok());
   static_cast<TwinSlot&>(*f.slots[0]).n0 = 3;  // three keys for two packets
-  OffloadMaster master(*chain, 4, -1, 1);
+  OffloadMaster master(*chain, 4, {}, 1);
   master.submit(&f);
   master.start();
   while (!f.done.load(std::memory_order_acquire)) std::this_thread::yield();

@@ -515,8 +515,8 @@ void add_run(CLI::App& app, Runner& run) {
                   "Traffic of gen: ports: default, imix, uniform, min (64-byte frames), max, "
                   "ipv4, ipv6, novlan, tcp, udp, joined by '+' (e.g. ipv4+udp+min)");
   cmd->add_option("--cpus", o->cpus,
-                  "Cores to pin to, e.g. 2,3,1: worker w on the w-th, then the offload master "
-                  "(default: workers on 1..W, master on 0)")
+                  "Cores to pin to, e.g. 2,3,1,4: worker w on the w-th, then the offload "
+                  "master's lanes, a core each (default: workers on 1..W, lanes on 0 and W+1)")
       ->delimiter(',')
       ->check(CLI::Range(0, 65535));
   cmd->add_flag("--no-progress", o->no_progress, "No live progress line");

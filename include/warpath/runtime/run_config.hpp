@@ -13,8 +13,9 @@
 //   pin_threads = true            # false: leave thread placement to the kernel
 //   gen_profile = "ipv4+udp+min"  # traffic of gen: ports (port.hpp: default, imix, uniform,
 //                                 # min, max, ipv4, ipv6, novlan, tcp, udp joined by '+')
-//   cpus      = [2, 3, 1]         # cores to pin to: worker w -> cpus[w], then the offload
-//                                 # master (default: workers on 1..W, master on 0)
+//   cpus      = [2, 3, 1, 4]      # cores to pin to: worker w -> cpus[w], then the offload
+//                                 # master's lanes, one core each (default: workers on
+//                                 # 1..W, lanes on 0 and W+1)
 //   batch     = 1024              # maximum packets per chunk
 //   delay_us  = 200               # maximum time a packet waits for its chunk to fill
 //   duration  = 10.0              # seconds; 0 = until every source has ended (or a signal)
@@ -143,8 +144,9 @@ struct RunConfig {
   std::string slow_path;  ///< slow-path packets: a pcap file, or tap:IFACE (to the host)
   std::string metrics;    ///< "ADDR:PORT": serve Prometheus text at /metrics while running
   bool pin_threads = true;
-  /// Cores to pin to (DPDK's -l): worker w on cpus[w % size], the master on cpus[workers] when
-  /// the list is longer than the workers, else on core 0. Empty: workers on 1..W, master on 0.
+  /// Cores to pin to (DPDK's -l): worker w on cpus[w % size], the master's lanes on the
+  /// entries after the workers' (one each; a lane without one is not pinned). Empty: workers
+  /// on 1..W, the lanes on 0 and W+1 (when the machine has it).
   std::vector<int> cpus;
   std::string gen_profile = "default";  ///< PortOptions::gen_profile of every gen: port
   /// Packet scheduling (GASPP 5.3; Chain::set_schedule_sort): "none" (arrival order) or "sort"
