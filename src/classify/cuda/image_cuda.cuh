@@ -64,6 +64,7 @@ class ImageCuda final : public Classifier {
   Status init() {
     WARPATH_TRY(image_.reserve(img_->bytes()));
     WARPATH_CUDA_TRY(cudaMemcpy(image_.ptr, img_->data(), img_->bytes(), cudaMemcpyHostToDevice));
+    WARPATH_CUDA_UPLOADS_LANDED();  // before a lane's stream reads it
     view_ = img_->view(static_cast<const uint8_t*>(image_.ptr));
     stats_.memory_bytes += img_->bytes();
     return Status::ok();

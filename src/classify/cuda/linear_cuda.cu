@@ -141,6 +141,7 @@ class LinearCuda final : public Classifier {
     if (!order.empty())
       WARPATH_CUDA_TRY(cudaMemcpy(order_.ptr, order.data(), order.size() * sizeof(uint32_t),
                                   cudaMemcpyHostToDevice));
+    WARPATH_CUDA_UPLOADS_LANDED();  // before a lane's stream reads them
     view_ = {host.layout, blocks_.as<uint32_t>(), order_.as<uint32_t>(), host.rules};
     kernel_ =
         host.layout.ranges ? pick_kernel<1>(host.layout.words) : pick_kernel<0>(host.layout.words);

@@ -218,6 +218,7 @@ class TupleMergeCuda final : public Classifier {
       store_words<<<std::min<uint32_t>((n + 255) / 256, 64), 256>>>(base, words_dev_.as<uint64_t>(), n);
       WARPATH_CUDA_CHECK_LAUNCH();
     }
+    WARPATH_CUDA_UPLOADS_LANDED();  // the patch is whole on the device before it is published
     return flat_.views_changed() ? upload_views() : Status::ok();
   }
 
@@ -245,6 +246,7 @@ class TupleMergeCuda final : public Classifier {
     WARPATH_CUDA_TRY(cudaMemcpy(views->mem.ptr, flat_.data(),
                                 size_t(views->tables) * sizeof(core::TmTable<NW>),
                                 cudaMemcpyHostToDevice));
+    WARPATH_CUDA_UPLOADS_LANDED();  // image and views on the device before they are published
     views_ = std::move(views);
     return Status::ok();
   }

@@ -236,6 +236,7 @@ class TupleCuda final : public Classifier {
                                   cudaMemcpyHostToDevice));
     }
     uploaded_ = std::move(keep);
+    WARPATH_CUDA_UPLOADS_LANDED();  // before publish() swaps it in
     return Result<std::unique_ptr<DeviceVersion>>(std::move(v));
   }
 

@@ -60,6 +60,7 @@ Result<std::unique_ptr<Bsl6Device>> Bsl6Device::upload(const Bsl6Image& image) {
   dev->view_.nodes   = static_cast<const core::Bsl6Node*>(dev->nodes_);
   dev->view_.buckets = static_cast<const core::Bsl6Bucket*>(dev->buckets_);
   dev->bytes_        = sbytes + nbytes + bbytes;
+  WARPATH_CUDA_UPLOADS_LANDED();  // before the caller publishes it
   return Result<std::unique_ptr<Bsl6Device>>(std::move(dev));
 }
 

@@ -55,6 +55,7 @@ Result<std::unique_ptr<Dir24_8Device>> Dir24_8Device::upload(const Dir24_8Image&
     WARPATH_CUDA_TRY(cudaMalloc(&d->nh_, d->bytes_nh_));
     WARPATH_CUDA_TRY(cudaMemcpy(d->nh_, img.view16().nh, d->bytes_nh_, cudaMemcpyHostToDevice));
   }
+  WARPATH_CUDA_UPLOADS_LANDED();  // before the caller publishes it
   return Result<std::unique_ptr<Dir24_8Device>>(std::move(d));
 }
 
@@ -82,6 +83,7 @@ Status Dir24_8Device::apply(const Dir24_8Image& img, const std::vector<DirtyRang
     char* dev = static_cast<char*>(r.table == 0 ? tbl24_ : tbl8_) + off * entry;
     WARPATH_CUDA_TRY(cudaMemcpy(dev, host, count * entry, cudaMemcpyHostToDevice));
   }
+  WARPATH_CUDA_UPLOADS_LANDED();  // the update is whole on the device when apply returns
   return Status::ok();
 }
 
