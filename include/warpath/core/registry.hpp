@@ -53,6 +53,16 @@ struct CheckReport {
   bool passed() const { return !skipped && detail.empty(); }
 };
 
+/// How many of a differential check's `n` items a burst size covers: all of them for bursts of
+/// 4,096 and up, else a prefix of 64 bursts (at least 16,384 items): every size meets its lane
+/// edges without a million tiny calls (on a GPU each is a synchronous launch), and the full
+/// size still sees every item.
+constexpr uint32_t check_cover(uint32_t n, uint32_t burst) {
+  if (burst >= 4096) return n;
+  const uint64_t prefix = uint64_t(burst) * 64 > 16384 ? uint64_t(burst) * 64 : 16384;
+  return prefix < n ? uint32_t(prefix) : n;
+}
+
 /// Shared resolution of "auto": the id of the available engine with the highest priority,
 /// or an error listing the engines when none is available.
 Result<std::string> resolve_auto(const std::vector<EngineInfo>& engines, std::string_view module);
