@@ -15,13 +15,17 @@ struct DeviceArray {
   DeviceArray()                              = default;
   DeviceArray(const DeviceArray&)            = delete;
   DeviceArray& operator=(const DeviceArray&) = delete;
+  /// The first reservation is exact; a growth takes at least twice the old size, so a buffer
+  /// that follows growing batches reallocates a logarithmic number of times: cudaFree waits
+  /// for every kernel on the device (the other master lane's included).
   Status reserve(size_t need) {
     if (need <= bytes) return Status::ok();
+    const size_t want = bytes && need < 2 * bytes ? 2 * bytes : need;
     if (ptr) cudaFree(ptr);
     ptr   = nullptr;
     bytes = 0;
-    WARPATH_CUDA_TRY(cudaMalloc(&ptr, need));
-    bytes = need;
+    WARPATH_CUDA_TRY(cudaMalloc(&ptr, want));
+    bytes = want;
     return Status::ok();
   }
   template <class T>
