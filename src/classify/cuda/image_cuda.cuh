@@ -14,6 +14,7 @@
 #include <mutex>
 #include <string>
 
+#include "classify/cuda/key_io.cuh"
 #include "classify/engines.hpp"
 #include "classify/rfc_image.hpp"
 #include "core/cuda/cuda_check.cuh"
@@ -79,25 +80,12 @@ class ImageCuda final : public Classifier {
       return Status(Errc::kInvalidArgument, std::string(id_) + ": keys are not 5-tuple keys");
     const uint32_t n = keys.count;
     if (n == 0) return Status::ok();
-    auto stream        = static_cast<cudaStream_t>(ctx.stream);
-    if (ctx.resident) {  // keys and answers are device memory (exec.hpp)
-      WARPATH_TRY((launch_image<View, Lookup>(view_, keys.words, n, out.data, stream)));
-      WARPATH_CUDA_TRY(cudaStreamSynchronize(stream));
-      return Status::ok();
-    }
-    auto scratch       = scratch_.acquire();  // this call's device buffers (scratch_pool.cuh)
-    DeviceArray &keys_ = scratch[0], &out_ = scratch[1];
-    WARPATH_TRY(keys_.reserve(size_t(n) * 4 * sizeof(uint32_t)));
-    WARPATH_TRY(out_.reserve(size_t(n) * sizeof(uint32_t)));
-    WARPATH_CUDA_TRY(cudaMemcpy2DAsync(keys_.ptr, size_t(n) * 4, keys.words,
-                                       size_t(keys.stride) * 4, size_t(n) * 4, 4,
-                                       cudaMemcpyHostToDevice, stream));
-    WARPATH_TRY(
-        (launch_image<View, Lookup>(view_, keys_.as<uint32_t>(), n, out_.as<uint32_t>(), stream)));
-    WARPATH_CUDA_TRY(cudaMemcpyAsync(out.data, out_.ptr, size_t(n) * sizeof(uint32_t),
-                                     cudaMemcpyDeviceToHost, stream));
-    WARPATH_CUDA_TRY(cudaStreamSynchronize(stream));
-    return Status::ok();
+    auto stream  = static_cast<cudaStream_t>(ctx.stream);
+    auto scratch = scratch_.acquire();  // this call's device buffers (scratch_pool.cuh)
+    KeyIo io;  // the caller's device memory (resident) or the scratch (key_io.cuh)
+    WARPATH_TRY(io.begin(keys, out, 4, ctx.resident, scratch[0], scratch[1], stream));
+    WARPATH_TRY((launch_image<View, Lookup>(view_, io.keys(), n, io.out(), stream)));
+    return io.finish(stream);
   }
 
   ClassifierStats stats() const override { return stats_; }

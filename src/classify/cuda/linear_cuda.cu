@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "classify/core/linear_core.hpp"
+#include "classify/cuda/key_io.cuh"
 #include "classify/engines.hpp"
 #include "classify/linear_image.hpp"
 #include "core/cuda/cuda_check.cuh"
@@ -181,37 +182,23 @@ class LinearCuda final : public Classifier {
     }
     const unsigned words = key_words(layout_);
     auto scratch         = scratch_.acquire();  // this call's device buffers (scratch_pool.cuh)
-    DeviceArray &keys_ = scratch[0], &best_ = scratch[1], &out_ = scratch[2];
-    // Resident calls (exec.hpp) read the keys and write the answers where they are.
-    const uint32_t* d_keys = keys.words;
-    uint32_t* d_out        = out.data;
+    DeviceArray& best_   = scratch[1];
+    KeyIo io;  // the caller's device memory (resident) or the scratch (key_io.cuh)
+    WARPATH_TRY(io.begin(keys, out, words, ctx.resident, scratch[0], scratch[2], stream));
     WARPATH_TRY(best_.reserve(size_t(n) * sizeof(uint32_t)));
-    if (!ctx.resident) {
-      WARPATH_TRY(keys_.reserve(size_t(n) * words * sizeof(uint32_t)));
-      WARPATH_TRY(out_.reserve(size_t(n) * sizeof(uint32_t)));
-      WARPATH_CUDA_TRY(cudaMemcpy2DAsync(keys_.ptr, size_t(n) * sizeof(uint32_t), keys.words,
-                                         size_t(keys.stride) * sizeof(uint32_t),
-                                         size_t(n) * sizeof(uint32_t), words,
-                                         cudaMemcpyHostToDevice, stream));
-      d_keys = keys_.as<uint32_t>();
-      d_out  = out_.as<uint32_t>();
-    }
     WARPATH_CUDA_TRY(cudaMemsetAsync(best_.ptr, 0xFF, size_t(n) * sizeof(uint32_t), stream));
     const uint32_t chunks = (view_.block_count() + kChunkBlocks - 1) / kChunkBlocks;
     const dim3 grid(std::min<uint32_t>((n + kBlockSize - 1) / kBlockSize, kMaxGridX),
                     std::min(chunks, kMaxGridY));
     const size_t shared = size_t(kChunkBlocks) * view_.layout.block_words() * sizeof(uint32_t);
-    kernel_<<<grid, kBlockSize, shared, stream>>>(view_, d_keys, n, best_.as<uint32_t>());
+    kernel_<<<grid, kBlockSize, shared, stream>>>(view_, io.keys(), n, best_.as<uint32_t>());
     WARPATH_CUDA_CHECK_LAUNCH();
     const uint32_t answer_blocks =
         std::min<uint32_t>((n + kBlockSize - 1) / kBlockSize, kAnswerBlocksPerSm * uint32_t(sms_));
-    answer_kernel<<<answer_blocks, kBlockSize, 0, stream>>>(view_, best_.as<uint32_t>(), d_out, n);
+    answer_kernel<<<answer_blocks, kBlockSize, 0, stream>>>(view_, best_.as<uint32_t>(), io.out(),
+                                                            n);
     WARPATH_CUDA_CHECK_LAUNCH();
-    if (!ctx.resident)
-      WARPATH_CUDA_TRY(cudaMemcpyAsync(out.data, out_.ptr, size_t(n) * sizeof(uint32_t),
-                                       cudaMemcpyDeviceToHost, stream));
-    WARPATH_CUDA_TRY(cudaStreamSynchronize(stream));
-    return Status::ok();
+    return io.finish(stream);
   }
 
   ClassifierStats stats() const override { return stats_; }

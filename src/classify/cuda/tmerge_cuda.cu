@@ -30,6 +30,7 @@
 #include "classify/core/tmerge_core.hpp"
 #include "classify/core/tuple_core.hpp"
 #include "classify/cuda/image_cuda.cuh"
+#include "classify/cuda/key_io.cuh"
 #include "classify/engines.hpp"
 #include "classify/tmerge_flat.hpp"
 #include "classify/tmerge_image.hpp"
@@ -110,29 +111,14 @@ class TupleMergeCuda final : public Classifier {
     WARPATH_TRY(current(image, views, version));
     auto stream  = static_cast<cudaStream_t>(ctx.stream);
     auto scratch = scratch_.acquire();
-    DeviceArray &keys_ = scratch[0], &out_ = scratch[1];
-    // Resident calls (exec.hpp) read the keys and write the answers where they are.
-    const uint32_t* d_keys = keys.words;
-    uint32_t* d_out        = out.data;
-    if (!ctx.resident) {
-      WARPATH_TRY(keys_.reserve(size_t(n) * NW * 4));
-      WARPATH_TRY(out_.reserve(size_t(n) * 4));
-      WARPATH_CUDA_TRY(cudaMemcpy2DAsync(keys_.ptr, size_t(n) * 4, keys.words,
-                                         size_t(keys.stride) * 4, size_t(n) * 4, NW,
-                                         cudaMemcpyHostToDevice, stream));
-      d_keys = keys_.as<uint32_t>();
-      d_out  = out_.as<uint32_t>();
-    }
+    KeyIo io;  // the caller's device memory (resident) or the scratch (key_io.cuh)
+    WARPATH_TRY(io.begin(keys, out, NW, ctx.resident, scratch[0], scratch[1], stream));
     static const int sms = image_sm_count();
     const uint32_t blocks = std::min<uint32_t>((n + kBlockSize - 1) / kBlockSize, 8u * sms);
-    tm_kernel<NW><<<blocks, kBlockSize, 0, stream>>>(views->views(), views->tables, version, d_keys,
-                                                     n, d_out);
+    tm_kernel<NW><<<blocks, kBlockSize, 0, stream>>>(views->views(), views->tables, version,
+                                                     io.keys(), n, io.out());
     WARPATH_CUDA_CHECK_LAUNCH();
-    if (!ctx.resident)
-      WARPATH_CUDA_TRY(
-          cudaMemcpyAsync(out.data, out_.ptr, size_t(n) * 4, cudaMemcpyDeviceToHost, stream));
-    WARPATH_CUDA_TRY(cudaStreamSynchronize(stream));
-    return Status::ok();
+    return io.finish(stream);
   }
 
   Status insert(uint32_t index, const Rule& rule) override {

@@ -23,6 +23,7 @@
 #include <mutex>
 
 #include "classify/core/tuple_core.hpp"
+#include "classify/cuda/key_io.cuh"
 #include "classify/engines.hpp"
 #include "classify/tuple_image.hpp"
 #include "core/cuda/cuda_check.cuh"
@@ -116,20 +117,11 @@ class TupleCuda final : public Classifier {
     ReadGuard::Section section(guard_);
     const DeviceVersion& v = *current_.load(std::memory_order_acquire);
     auto scratch           = scratch_.acquire();  // this call's device buffers (scratch_pool.cuh)
-    DeviceArray &keys_ = scratch[0], &best_ = scratch[1], &out_ = scratch[2];
-    // Resident calls (exec.hpp) read the keys and write the answers where they are.
-    const uint32_t* d_keys = keys.words;
-    uint32_t* d_out        = out.data;
+    DeviceArray& best_     = scratch[1];
+    KeyIo io;  // the caller's device memory (resident) or the scratch (key_io.cuh)
+    WARPATH_TRY(io.begin(keys, out, nw, ctx.resident, scratch[0], scratch[2], stream));
+    const uint32_t* d_keys = io.keys();
     WARPATH_TRY(best_.reserve(size_t(n) * 8));
-    if (!ctx.resident) {
-      WARPATH_TRY(keys_.reserve(size_t(n) * nw * 4));
-      WARPATH_TRY(out_.reserve(size_t(n) * 4));
-      WARPATH_CUDA_TRY(cudaMemcpy2DAsync(keys_.ptr, size_t(n) * 4, keys.words,
-                                         size_t(keys.stride) * 4, size_t(n) * 4, nw,
-                                         cudaMemcpyHostToDevice, stream));
-      d_keys = keys_.as<uint32_t>();
-      d_out  = out_.as<uint32_t>();
-    }
     auto* best = static_cast<unsigned long long*>(best_.ptr);
     WARPATH_CUDA_TRY(cudaMemsetAsync(best, 0, size_t(n) * 8, stream));
     if (!v.tables.empty()) {
@@ -144,13 +136,9 @@ class TupleCuda final : public Classifier {
       WARPATH_CUDA_CHECK_LAUNCH();
     }
     const uint32_t blocks = std::min<uint32_t>((n + kBlockSize - 1) / kBlockSize, 1024);
-    finish_kernel<<<blocks, kBlockSize, 0, stream>>>(best, d_out, n);
+    finish_kernel<<<blocks, kBlockSize, 0, stream>>>(best, io.out(), n);
     WARPATH_CUDA_CHECK_LAUNCH();
-    if (!ctx.resident)
-      WARPATH_CUDA_TRY(
-          cudaMemcpyAsync(out.data, out_.ptr, size_t(n) * 4, cudaMemcpyDeviceToHost, stream));
-    WARPATH_CUDA_TRY(cudaStreamSynchronize(stream));
-    return Status::ok();
+    return io.finish(stream);
   }
 
   Status insert(uint32_t index, const Rule& rule) override {
