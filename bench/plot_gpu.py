@@ -6,8 +6,9 @@ papers' (run it on any machine with matplotlib; GPU machines may not have it):
   OUT_PREFIX-classify.png  GSwitch Figures 5(b), 6(c), 7(a-c) and 8: end-to-end Mpps of
                            cuda.linear/tuple/bloom against batch size, N, C, F, Cm and f
   OUT_PREFIX-classbench.png  Mpps of every CUDA classifier on the WUSTL 10K sets against batch
-                           size, end to end (solid) and kernel-only (dashed), with the issue's
-                           1 billion/s kernel-only target
+                           size, end to end (solid), kernel-only (dashed) and resident calls
+                           (dotted: keys and answers on the device, launch and wait included),
+                           with the issue's 1 billion/s kernel-only target
   OUT_PREFIX-parse-lookup.png  parse and IPv4/IPv6 lookup, kernel-only and end to end, against
                            batch size, with the 10 billion/s IPv4 kernel-only target
 OUT_PREFIX defaults to the JSON's path without .json. Sections the file lacks are skipped."""
@@ -50,19 +51,19 @@ def plot_classify(plt, rows, title, out):
 
 
 def plot_classbench(plt, rows, title, out):
-    sets = sorted({r["set"] for r in rows if r["kind"] in ("end_to_end", "kernel")})
+    sets = sorted({r["set"] for r in rows if r["kind"] in ("end_to_end", "kernel", "resident")})
     if not sets:
         return
     fig, axes = plt.subplots(1, len(sets), figsize=(5 * len(sets), 4.5), squeeze=False)
     for ax, s in zip(axes[0], sets):
         engines = sorted({r["engine"] for r in rows if r["set"] == s and "mpps" in r})
         for engine in engines:
-            for kind, style in (("end_to_end", "-"), ("kernel", "--")):
+            for kind, style in (("end_to_end", "-"), ("kernel", "--"), ("resident", ":")):
                 pts = sorted((r["batch"], r["mpps"]) for r in rows
                              if r["set"] == s and r["engine"] == engine and r["kind"] == kind)
                 if pts:
                     ax.plot([p[0] for p in pts], [p[1] for p in pts], style, marker="o",
-                            label=f"{engine} {'kernel' if kind == 'kernel' else 'e2e'}")
+                            label=f"{engine} {'e2e' if kind == 'end_to_end' else kind}")
         ax.axhline(1000, color="grey", linestyle=":", label="1 billion/s target")
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")

@@ -22,6 +22,11 @@
  * (cuda.flowtable, 1M exact flows and 16 wildcard subtables) kernel-only and end to end; and
  * packet scheduling's A/B (ESP on mixed lengths in arrival order and sorted on the device as
  * the offload master does; kernel-only, their end-to-end columns 0).
+ * End-to-end rows hand the engines page-locked inputs and outputs (as the offload master's
+ * slabs do); kernel-only rows time back-to-back launches (launches_for), so a small batch's
+ * figure is the kernel's and not the launch latency; the ClassBench rows add resident calls
+ * (keys and answers already on the device: every CUDA classifier, linear/tuple/bloom/tuplemerge
+ * included, without copies), checked on all 1M keys first.
  * Prints one JSON object on stdout; a part that fails is reported on stderr (and the exit
  * status is 1), the others' rows still come.
  *
@@ -46,6 +51,7 @@
 #include "classify/tic_image.hpp"
 #include "core/cuda/cuda_check.cuh"
 #include "core/cuda/device_array.cuh"
+#include "core/pinned_vector.hpp"
 #include "flow/cuda/flow_launch.hpp"
 #include "ipsec/core/esp_core.hpp"
 #include "ipsec/cuda/esp_launch.hpp"
@@ -79,12 +85,67 @@
 namespace {
 
 using namespace warpath;
+using warpath::detail::PinnedVector;
+
+// End-to-end rows hand the engines page-locked memory, as the offload master's slabs do: a copy
+// from pageable memory is synchronous and goes through the driver's bounce buffer, and the row
+// would measure that rather than the engine.
+template <class T>
+PinnedVector<T> pinned(const std::vector<T>& v) {
+  return PinnedVector<T>(v.begin(), v.end());
+}
+
+// Keys in page-locked memory, rows of `stride` words as in `from`.
+struct PinnedKeys {
+  PinnedVector<uint32_t> words;
+  classify::KeyBatch batch;
+};
+PinnedKeys pinned_keys(const classify::KeyBatch& from) {
+  PinnedKeys k;
+  const size_t words = size_t(classify::key_words(from.layout)) * from.stride;
+  k.words.assign(from.words, from.words + words);
+  k.batch       = from;
+  k.batch.words = k.words.data();
+  return k;
+}
 
 struct Row {
   std::string bench;
   uint32_t batch;
   double kernel_us, kernel_mpps, e2e_us, e2e_mpps;
 };
+
+// Launches timed back to back per round for a batch of n items: enough that a small batch's
+// time is the kernel's and not the launch latency (a few microseconds, comparable to the
+// kernel below some thousands of items), at most 64.
+uint32_t launches_for(uint32_t n) {
+  return std::clamp<uint32_t>((1u << 18) / std::max(n, 1u), 1, 64);
+}
+
+// Best-of-`repeat` time (ms) of one `launch`, with cudaEvents: after one untimed launch (lazy
+// module loading, first-touch), each round times `burst` launches back to back on the stream and
+// divides, so launch latency overlaps the previous kernel instead of adding to a small one.
+template <class Launch>
+Result<float> time_kernel(int repeat, const Launch& launch, uint32_t burst = 1) {
+  cudaEvent_t start, stop;
+  WARPATH_CUDA_TRY(cudaEventCreate(&start));
+  WARPATH_CUDA_TRY(cudaEventCreate(&stop));
+  WARPATH_TRY(launch());
+  WARPATH_CUDA_TRY(cudaDeviceSynchronize());
+  float best = 1e30f;
+  for (int r = 0; r < repeat; ++r) {
+    WARPATH_CUDA_TRY(cudaEventRecord(start));
+    for (uint32_t k = 0; k < burst; ++k) WARPATH_TRY(launch());
+    WARPATH_CUDA_TRY(cudaEventRecord(stop));
+    WARPATH_CUDA_TRY(cudaEventSynchronize(stop));
+    float ms = 0;
+    WARPATH_CUDA_TRY(cudaEventElapsedTime(&ms, start, stop));
+    best = std::min(best, ms / float(std::max(burst, 1u)));
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return best;
+}
 
 Status run(uint32_t max_batch, int repeat, std::vector<Row>& rows) {
   // Minimum-size frames (64 B on the wire) in 64-byte cells: the worst case for packet rate.
@@ -108,24 +169,15 @@ Status run(uint32_t max_batch, int repeat, std::vector<Row>& rows) {
   WARPATH_CUDA_TRY(cudaMemcpy(d_buf, view.buffer, batch.buffer_bytes(), cudaMemcpyHostToDevice));
   WARPATH_CUDA_TRY(cudaMemcpy(d_meta, view.metas, max_batch * sizeof(packet::PacketMeta),
                               cudaMemcpyHostToDevice));
-  cudaEvent_t start, stop;
-  WARPATH_CUDA_TRY(cudaEventCreate(&start));
-  WARPATH_CUDA_TRY(cudaEventCreate(&stop));
-
   WARPATH_ASSIGN_OR_RETURN(auto engine, packet::make_parser("cuda.parse"));
-  std::vector<packet::PacketInfo> host_out(max_batch);
+  PinnedVector<packet::PacketInfo> host_out(max_batch);
   ExecContext ctx;
   for (uint32_t n = 256; n <= max_batch; n *= 4) {
-    float best_kernel = 1e30f;
-    for (int r = 0; r < repeat; ++r) {
-      WARPATH_CUDA_TRY(cudaEventRecord(start));
-      WARPATH_TRY(packet::detail::launch_parse(d_buf, d_meta, d_out, n, nullptr));
-      WARPATH_CUDA_TRY(cudaEventRecord(stop));
-      WARPATH_CUDA_TRY(cudaEventSynchronize(stop));
-      float ms = 0;
-      WARPATH_CUDA_TRY(cudaEventElapsedTime(&ms, start, stop));
-      best_kernel = std::min(best_kernel, ms);
-    }
+    WARPATH_ASSIGN_OR_RETURN(
+        const float best_kernel,
+        time_kernel(
+            repeat, [&] { return packet::detail::launch_parse(d_buf, d_meta, d_out, n, nullptr); },
+            launches_for(n)));
     double best_e2e = 1e30;
     for (int r = 0; r < repeat; ++r) {
       const auto t0 = std::chrono::steady_clock::now();
@@ -143,27 +195,6 @@ Status run(uint32_t max_batch, int repeat, std::vector<Row>& rows) {
   return Status::ok();
 }
 
-// Best-of-`repeat` kernel time (ms) of `launch` with cudaEvents.
-template <class Launch>
-Result<float> time_kernel(int repeat, const Launch& launch) {
-  cudaEvent_t start, stop;
-  WARPATH_CUDA_TRY(cudaEventCreate(&start));
-  WARPATH_CUDA_TRY(cudaEventCreate(&stop));
-  float best = 1e30f;
-  for (int r = 0; r < repeat; ++r) {
-    WARPATH_CUDA_TRY(cudaEventRecord(start));
-    WARPATH_TRY(launch());
-    WARPATH_CUDA_TRY(cudaEventRecord(stop));
-    WARPATH_CUDA_TRY(cudaEventSynchronize(stop));
-    float ms = 0;
-    WARPATH_CUDA_TRY(cudaEventElapsedTime(&ms, start, stop));
-    best = std::min(best, ms);
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  return best;
-}
-
 template <class Key, class Launch, class Call>
 Status lookup_rows(const char* name, const std::vector<Key>& keys,
                    const std::vector<lookup::NextHop>& want, int repeat, const Launch& launch,
@@ -177,7 +208,7 @@ Status lookup_rows(const char* name, const std::vector<Key>& keys,
       cudaMemcpy(d_in, keys.data(), keys.size() * sizeof(Key), cudaMemcpyHostToDevice));
   // Correctness first: the kernel's answers on the whole array equal cpu.lpm's.
   WARPATH_TRY(launch(d_in, d_out, max_n));
-  std::vector<lookup::NextHop> got(max_n);
+  PinnedVector<lookup::NextHop> got(max_n);
   WARPATH_CUDA_TRY(
       cudaMemcpy(got.data(), d_out, max_n * sizeof(lookup::NextHop), cudaMemcpyDeviceToHost));
   for (uint32_t i = 0; i < max_n; ++i)
@@ -186,7 +217,8 @@ Status lookup_rows(const char* name, const std::vector<Key>& keys,
                     std::string(name) + ": kernel differs from cpu.lpm at " + std::to_string(i));
   for (uint32_t n = 256; n <= max_n; n *= 4) {
     WARPATH_ASSIGN_OR_RETURN(float kernel_ms,
-                             time_kernel(repeat, [&] { return launch(d_in, d_out, n); }));
+                             time_kernel(
+                                 repeat, [&] { return launch(d_in, d_out, n); }, launches_for(n)));
     double best_e2e = 1e30;
     for (int r = 0; r < repeat; ++r) {
       const auto t0 = std::chrono::steady_clock::now();
@@ -224,20 +256,26 @@ Status run_flow(uint32_t max_batch, int repeat, std::vector<Row>& rows) {
   WARPATH_CUDA_TRY(cudaMalloc(&d_from, total));
   WARPATH_CUDA_TRY(cudaMemcpy(d_infos, conv.infos.data(), total * sizeof(packet::PacketInfo),
                               cudaMemcpyHostToDevice));
+  const PinnedVector<packet::PacketInfo> infos = pinned(conv.infos);
   std::vector<flow::PacketFlow> out(total);
   std::vector<flow::FlowRecord> ended;
   for (uint32_t n = 256; n <= total; n *= 4) {
-    WARPATH_ASSIGN_OR_RETURN(const float kernel_ms, time_kernel(repeat, [&] {
-      return flow::detail::launch_flow_keys(d_infos, n, d_keys, d_hashes, d_keyed, d_from, false,
-                                            0x9e3779b97f4a7c15ull, nullptr);
-    }));
+    WARPATH_ASSIGN_OR_RETURN(const float kernel_ms, time_kernel(
+                                                        repeat,
+                                                        [&] {
+                                                          return flow::detail::launch_flow_keys(
+                                                              d_infos, n, d_keys, d_hashes, d_keyed,
+                                                              d_from, false, 0x9e3779b97f4a7c15ull,
+                                                              nullptr);
+                                                        },
+                                                        launches_for(n)));
     double best_e2e = 1e30;
     for (int r = 0; r < repeat; ++r) {
       WARPATH_ASSIGN_OR_RETURN(auto tracker, flow::make_flow_tracker("cuda.flow"));
       ended.clear();
       const auto t0 = std::chrono::steady_clock::now();
-      WARPATH_TRY(tracker->track({conv.infos.data(), n}, {conv.metas.data(), n}, {out.data(), n},
-                                 ended));
+      WARPATH_TRY(
+          tracker->track({infos.data(), n}, {conv.metas.data(), n}, {out.data(), n}, ended));
       best_e2e = std::min(
           best_e2e,
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
@@ -265,28 +303,30 @@ Status run_lookup(uint32_t max_batch, int repeat, std::vector<Row>& rows) {
   ExecContext ctx;
   WARPATH_TRY(cpu->lookup4({a4.data(), max_batch}, {want4.data(), max_batch}, ctx));
   WARPATH_TRY(cpu->lookup6({a6.data(), max_batch}, {want6.data(), max_batch}, ctx));
-  detail::Rib4 rib;
+  lookup::detail::Rib4 rib;
   for (const Route4& r : table.v4) rib.insert(r);
-  WARPATH_ASSIGN_OR_RETURN(auto img4, detail::Dir24_8Image::build(rib, 0, 1024));
-  WARPATH_ASSIGN_OR_RETURN(auto dev4, detail::Dir24_8Device::upload(*img4));
-  WARPATH_ASSIGN_OR_RETURN(auto img6, detail::Bsl6Image::build(table.v6));
-  WARPATH_ASSIGN_OR_RETURN(auto dev6, detail::Bsl6Device::upload(*img6));
+  WARPATH_ASSIGN_OR_RETURN(auto img4, lookup::detail::Dir24_8Image::build(rib, 0, 1024));
+  WARPATH_ASSIGN_OR_RETURN(auto dev4, lookup::detail::Dir24_8Device::upload(*img4));
+  WARPATH_ASSIGN_OR_RETURN(auto img6, lookup::detail::Bsl6Image::build(table.v6));
+  WARPATH_ASSIGN_OR_RETURN(auto dev6, lookup::detail::Bsl6Device::upload(*img6));
+  const PinnedVector<uint32_t> p4 = pinned(a4);
+  const PinnedVector<Ip6> p6      = pinned(a6);
   WARPATH_TRY(lookup_rows(
       "lookup4", a4, want4, repeat,
       [&](const uint32_t* in, NextHop* out, uint32_t n) {
-        return detail::launch_dir24_8_lookup(*dev4, in, out, n, nullptr);
+        return lookup::detail::launch_dir24_8_lookup(*dev4, in, out, n, nullptr);
       },
       [&](uint32_t n, NextHop* out) {
-        return gpu->lookup4({a4.data(), n}, {out, n}, ctx);
+        return gpu->lookup4({p4.data(), n}, {out, n}, ctx);
       },
       rows));
   WARPATH_TRY(lookup_rows(
       "lookup6", a6, want6, repeat,
       [&](const Ip6* in, NextHop* out, uint32_t n) {
-        return detail::launch_bsl6_lookup(dev6->view(), in, out, n, nullptr);
+        return lookup::detail::launch_bsl6_lookup(dev6->view(), in, out, n, nullptr);
       },
       [&](uint32_t n, NextHop* out) {
-        return gpu->lookup6({a6.data(), n}, {out, n}, ctx);
+        return gpu->lookup6({p6.data(), n}, {out, n}, ctx);
       },
       rows));
   return Status::ok();
@@ -315,9 +355,10 @@ Status classify_point(const std::string& engine, const std::string& sweep,
   const std::string diff = classify::compare_classifier(*gpu, *ref, probe, {probe.size()});
   if (!diff.empty())
     return Status(Errc::kInvalidArgument, engine + " on " + set.rules.name + ": " + diff);
-  std::vector<uint32_t> out(set.keys.size());
+  PinnedVector<uint32_t> out(set.keys.size());
   ExecContext ctx;
-  const classify::KeyBatch all = set.keys.view();
+  const PinnedKeys keys        = pinned_keys(set.keys.view());
+  const classify::KeyBatch all = keys.batch;
   for (uint32_t batch : batches) {
     batch       = std::min(batch, all.count);
     double best = 1e30;
@@ -394,6 +435,17 @@ Result<std::string> read_text(const std::string& path) {
   return ss.str();
 }
 
+// The first b of n device-resident keys (columns of n words) as a batch of their own (columns
+// of b words, the layout a resident call and launch_image read), in `compact` unless b == n.
+Result<const uint32_t*> first_keys(const DeviceArray& keys, uint32_t n, uint32_t b,
+                                   DeviceArray& compact) {
+  if (b == n) return keys.as<uint32_t>();
+  WARPATH_TRY(compact.reserve(size_t(b) * 16));
+  WARPATH_CUDA_TRY(cudaMemcpy2D(compact.ptr, size_t(b) * 4, keys.ptr, size_t(n) * 4, size_t(b) * 4,
+                                4, cudaMemcpyDeviceToDevice));
+  return compact.as<uint32_t>();
+}
+
 // Kernel-only rows of one image engine: the image uploaded once, keys device-resident.
 template <class Image, class View, class Lookup>
 Status image_kernel_rows(const std::string& set, const char* engine, const classify::RuleSet& rules,
@@ -422,19 +474,57 @@ Status image_kernel_rows(const std::string& set, const char* engine, const class
   // A batch of b < n keys is the first b keys of each row, copied into rows of b words (the
   // layout launch_image reads); then the kernel alone is timed.
   for (uint32_t b = 1u << 16;; b = std::min(b * 4, n)) {
-    const uint32_t* k = keys.as<uint32_t>();
-    if (b < n) {
-      WARPATH_TRY(compact.reserve(size_t(b) * 16));
-      WARPATH_CUDA_TRY(cudaMemcpy2D(compact.ptr, size_t(b) * 4, keys.ptr, size_t(n) * 4,
-                                    size_t(b) * 4, 4, cudaMemcpyDeviceToDevice));
-      k = compact.as<uint32_t>();
-    }
-    WARPATH_ASSIGN_OR_RETURN(float ms, time_kernel(repeat, [&] {
-                               return classify::detail::launch_image<View, Lookup>(
-                                   v, k, b, out.as<uint32_t>(), nullptr);
-                             }));
+    WARPATH_ASSIGN_OR_RETURN(const uint32_t* k, first_keys(keys, n, b, compact));
+    WARPATH_ASSIGN_OR_RETURN(float ms, time_kernel(
+                                           repeat,
+                                           [&] {
+                                             return classify::detail::launch_image<View, Lookup>(
+                                                 v, k, b, out.as<uint32_t>(), nullptr);
+                                           },
+                                           launches_for(b)));
     rows.push_back({set, engine, "kernel", b, ms * 1e3, b / (ms * 1e3), 0, (*img)->bytes(), ""});
     if (b == n) break;
+  }
+  return Status::ok();
+}
+
+// Resident rows of one engine: its classify call on keys and answers already in device memory
+// (ExecContext::resident, the offload master's path: no copies; the launch and the wait
+// included), the kernel-only figure for the engines whose kernels have no launch function of
+// their own (linear, tuple, bloom, tuplemerge). First the resident answers to all n keys are
+// checked against the CPU's: the resident path is not the one the end-to-end rows take.
+Status resident_rows(const std::string& set, const std::string& engine,
+                     const classify::Classifier& gpu, const DeviceArray& keys, uint32_t n,
+                     const std::vector<uint32_t>& want, int repeat,
+                     std::vector<ClassBenchRow>& rows) {
+  if (!gpu.takes_device_memory()) return Status::ok();
+  DeviceArray out, compact;
+  WARPATH_TRY(out.reserve(size_t(n) * 4));
+  ExecContext ctx;
+  ctx.resident                     = true;
+  const classify::KeyLayout layout = classify::KeyLayout::kFiveTuple;
+  WARPATH_TRY(gpu.classify({keys.as<uint32_t>(), n, n, layout}, {out.as<uint32_t>(), n}, ctx));
+  std::vector<uint32_t> got(n);
+  WARPATH_CUDA_TRY(cudaMemcpy(got.data(), out.ptr, size_t(n) * 4, cudaMemcpyDeviceToHost));
+  for (uint32_t i = 0; i < n; ++i)
+    if (got[i] != want[i]) {
+      rows.push_back({set, engine, "mismatch", 0, 0, 0, 0, 0,
+                      "resident call differs from the CPU at key " + std::to_string(i) + ": " +
+                          std::to_string(got[i]) + " vs " + std::to_string(want[i])});
+      return Status::ok();
+    }
+  for (uint32_t b = 256; b <= n; b *= 4) {
+    WARPATH_ASSIGN_OR_RETURN(const uint32_t* k, first_keys(keys, n, b, compact));
+    // cuda.linear is O(rules) per key: a few rounds are enough for a minimum.
+    WARPATH_ASSIGN_OR_RETURN(
+        float ms, time_kernel(
+                      std::min(repeat, 5),
+                      [&] {
+                        return gpu.classify({k, b, b, layout}, {out.as<uint32_t>(), b}, ctx);
+                      },
+                      launches_for(b)));
+    rows.push_back(
+        {set, engine, "resident", b, ms * 1e3, b / (ms * 1e3), 0, gpu.stats().memory_bytes, ""});
   }
   return Status::ok();
 }
@@ -462,8 +552,15 @@ Status run_classbench(const std::string& data, int repeat, std::vector<ClassBenc
     }
     // The answers: the best CPU engine (auto's pick among cpu.*).
     WARPATH_ASSIGN_OR_RETURN(auto cpu, classify::make_best_classifier(rules, "cpu."));
-    std::vector<uint32_t> want(kKeys), got(kKeys);
+    std::vector<uint32_t> want(kKeys);
+    PinnedVector<uint32_t> got(kKeys);
+    const PinnedKeys pk = pinned_keys(keys.view());
     ExecContext ctx;
+    DeviceArray d_keys;  // the keys on the device, for the resident and kernel-only rows
+    WARPATH_TRY(d_keys.reserve(size_t(kKeys) * 16));
+    WARPATH_CUDA_TRY(cudaMemcpy2D(d_keys.ptr, size_t(kKeys) * 4, pk.batch.words,
+                                  size_t(pk.batch.stride) * 4, size_t(kKeys) * 4, 4,
+                                  cudaMemcpyHostToDevice));
     WARPATH_TRY(cpu->classify(keys.view(), {want.data(), kKeys}, ctx));
     for (const std::string engine :
          {"cuda.linear", "cuda.tuple", "cuda.bloom", "cuda.rfc", "cuda.tic", "cuda.split",
@@ -476,7 +573,7 @@ Status run_classbench(const std::string& data, int repeat, std::vector<ClassBenc
         rows.push_back({set, engine, "skipped", 0, 0, 0, 0, 0, gpu.status().message()});
         continue;
       }
-      WARPATH_TRY((*gpu)->classify(keys.view(), {got.data(), kKeys}, ctx));
+      WARPATH_TRY((*gpu)->classify(pk.batch, {got.data(), kKeys}, ctx));
       // A wrong answer is a row of its own (and a failed run), so the other engines still run.
       uint32_t bad = kKeys;
       for (uint32_t k = 0; k < kKeys && bad == kKeys; ++k)
@@ -493,7 +590,7 @@ Status run_classbench(const std::string& data, int repeat, std::vector<ClassBenc
         // cuda.linear is O(rules) per key: a few passes of 1M keys are enough for a minimum.
         for (int r = 0; r < std::min(repeat, 5); ++r) {
           const auto t1 = std::chrono::steady_clock::now();
-          WARPATH_TRY((*gpu)->classify(keys.view().slice(0, b), {got.data(), b}, ctx));
+          WARPATH_TRY((*gpu)->classify(pk.batch.slice(0, b), {got.data(), b}, ctx));
           best = std::min(
               best, std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t1)
                         .count());
@@ -501,12 +598,8 @@ Status run_classbench(const std::string& data, int repeat, std::vector<ClassBenc
         rows.push_back({set, engine, "end_to_end", b, best, b / best, build_ms,
                         (*gpu)->stats().memory_bytes, ""});
       }
+      WARPATH_TRY(resident_rows(set, engine, **gpu, d_keys, kKeys, want, repeat, rows));
     }
-    DeviceArray d_keys;
-    WARPATH_TRY(d_keys.reserve(size_t(kKeys) * 16));
-    const classify::KeyBatch kb = keys.view();
-    WARPATH_CUDA_TRY(cudaMemcpy2D(d_keys.ptr, size_t(kKeys) * 4, kb.words, size_t(kb.stride) * 4,
-                                  size_t(kKeys) * 4, 4, cudaMemcpyHostToDevice));
     using namespace classify::detail;
     namespace core = classify::core;
     WARPATH_TRY((image_kernel_rows<RfcImage, core::RfcView, RfcLookup>(
@@ -591,11 +684,16 @@ Status run_pattern(const std::string& data, int repeat, std::vector<Row>& rows) 
   std::vector<std::vector<pattern::Match>> out(max_blocks), want(max_blocks);
   const uint32_t per_block = (kBlock + pattern::detail::kAcSlice - 1) / pattern::detail::kAcSlice;
   for (uint32_t n = 64; n <= max_blocks; n *= 4) {
-    WARPATH_ASSIGN_OR_RETURN(const float kernel_ms, time_kernel(repeat, [&]() -> Status {
-      WARPATH_CUDA_TRY(cudaMemsetAsync(d_count, 0, sizeof(unsigned long long)));
-      return pattern::detail::launch_ac_scan(v, d_bytes, d_slices, n * per_block, d_matches, capacity,
-                                             d_count, nullptr);
-    }));
+    WARPATH_ASSIGN_OR_RETURN(
+        const float kernel_ms,
+        time_kernel(
+            repeat,
+            [&]() -> Status {
+              WARPATH_CUDA_TRY(cudaMemsetAsync(d_count, 0, sizeof(unsigned long long)));
+              return pattern::detail::launch_ac_scan(v, d_bytes, d_slices, n * per_block, d_matches,
+                                                     capacity, d_count, nullptr);
+            },
+            launches_for(n)));
     double best_e2e = 1e30;
     for (int r = 0; r < repeat; ++r) {
       const auto t0 = std::chrono::steady_clock::now();
@@ -673,13 +771,17 @@ Status run_pattern_dfa(const std::string& data, int repeat, std::vector<Row>& ro
   std::vector<std::vector<pattern::Match>> out(max_blocks), want(max_blocks);
   Status status;
   for (uint32_t n = 64; n <= max_blocks && status.is_ok(); n *= 4) {
-    auto kernel = time_kernel(repeat, [&]() -> Status {
-      WARPATH_CUDA_TRY(cudaMemsetAsync(d_count, 0, 8));
-      return pattern::detail::launch_dfa_scan(static_cast<pattern::core::DfaView*>(d_views), groups,
-                                              static_cast<uint8_t*>(d_bytes), static_cast<uint64_t*>(d_starts),
-                                              n, static_cast<pattern::detail::DeviceMatch*>(d_matches),
-                                              capacity, static_cast<unsigned long long*>(d_count), nullptr);
-    });
+    auto kernel = time_kernel(
+        repeat,
+        [&]() -> Status {
+          WARPATH_CUDA_TRY(cudaMemsetAsync(d_count, 0, 8));
+          return pattern::detail::launch_dfa_scan(
+              static_cast<pattern::core::DfaView*>(d_views), groups, static_cast<uint8_t*>(d_bytes),
+              static_cast<uint64_t*>(d_starts), n,
+              static_cast<pattern::detail::DeviceMatch*>(d_matches), capacity,
+              static_cast<unsigned long long*>(d_count), nullptr);
+        },
+        launches_for(n));
     if (!kernel.is_ok()) {
       (void)(status = kernel.status());
       break;
@@ -739,10 +841,16 @@ Status run_esp(int repeat, std::vector<Row>& rows) {
     WARPATH_ASSIGN_OR_RETURN(auto engine, ipsec::make_esp_crypto("cuda.esp", {&k, 1}));
     const std::string name = gcm ? "esp.gcm128.seal.1420B" : "esp.ctr128-sha1.seal.1420B";
     for (uint32_t n = 256; n <= kMax; n *= 4) {
-      WARPATH_ASSIGN_OR_RETURN(float kernel, time_kernel(repeat, [&] {
-        return ipsec::detail::launch_esp(static_cast<ipsec::core::DeviceSa*>(d_sas), static_cast<uint8_t*>(d_data),
-                                         static_cast<ipsec::detail::EspDeviceOp*>(d_ops), n, nullptr, nullptr);
-      }));
+      WARPATH_ASSIGN_OR_RETURN(
+          float kernel,
+          time_kernel(
+              repeat,
+              [&] {
+                return ipsec::detail::launch_esp(
+                    static_cast<ipsec::core::DeviceSa*>(d_sas), static_cast<uint8_t*>(d_data),
+                    static_cast<ipsec::detail::EspDeviceOp*>(d_ops), n, nullptr, nullptr);
+              },
+              launches_for(n)));
       double best_e2e = 1e30;
       for (int r = 0; r < repeat; ++r) {
         const auto t0 = std::chrono::steady_clock::now();
@@ -810,25 +918,34 @@ Status run_esp_schedule(int repeat, std::vector<Row>& rows) {
   auto* sas  = static_cast<ipsec::core::DeviceSa*>(d_sas);
   auto* data = static_cast<uint8_t*>(d_data);
   for (uint32_t n = 1024; n <= kMax; n *= 4) {
-    WARPATH_ASSIGN_OR_RETURN(float arrival, time_kernel(repeat, [&] {
-                               return ipsec::detail::launch_esp(
-                                   sas, data, static_cast<ipsec::detail::EspDeviceOp*>(d_ops), n,
-                                   nullptr, nullptr);
-                             }));
+    WARPATH_ASSIGN_OR_RETURN(float arrival,
+                             time_kernel(
+                                 repeat,
+                                 [&] {
+                                   return ipsec::detail::launch_esp(
+                                       sas, data, static_cast<ipsec::detail::EspDeviceOp*>(d_ops),
+                                       n, nullptr, nullptr);
+                                 },
+                                 launches_for(n)));
     WARPATH_ASSIGN_OR_RETURN(
-        float scheduled, time_kernel(repeat, [&]() -> Status {
-          const char* why = nullptr;
-          if (!runtime::detail::device_sort_order(static_cast<const uint16_t*>(d_keys),
-                                                  static_cast<uint32_t*>(d_order), n,
-                                                  runtime::core::kLengthKeyBits, nullptr, &why) ||
-              !runtime::detail::device_gather_rows(static_cast<const uint8_t*>(d_ops),
-                                                   static_cast<uint8_t*>(d_sorted),
-                                                   static_cast<const uint32_t*>(d_order), n,
-                                                   uint32_t(sizeof(ops[0])), nullptr, &why))
-            return Status(Errc::kCudaError, std::string("schedule: ") + (why ? why : "?"));
-          return ipsec::detail::launch_esp(
-              sas, data, static_cast<ipsec::detail::EspDeviceOp*>(d_sorted), n, nullptr, nullptr);
-        }));
+        float scheduled,
+        time_kernel(
+            repeat,
+            [&]() -> Status {
+              const char* why = nullptr;
+              if (!runtime::detail::device_sort_order(
+                      static_cast<const uint16_t*>(d_keys), static_cast<uint32_t*>(d_order), n,
+                      runtime::core::kLengthKeyBits, nullptr, &why) ||
+                  !runtime::detail::device_gather_rows(static_cast<const uint8_t*>(d_ops),
+                                                       static_cast<uint8_t*>(d_sorted),
+                                                       static_cast<const uint32_t*>(d_order), n,
+                                                       uint32_t(sizeof(ops[0])), nullptr, &why))
+                return Status(Errc::kCudaError, std::string("schedule: ") + (why ? why : "?"));
+              return ipsec::detail::launch_esp(sas, data,
+                                               static_cast<ipsec::detail::EspDeviceOp*>(d_sorted),
+                                               n, nullptr, nullptr);
+            },
+            launches_for(n)));
     rows.push_back({"esp.gcm128.seal.mixed.arrival", n, arrival * 1e3, n / (arrival * 1e3), 0, 0});
     rows.push_back(
         {"esp.gcm128.seal.mixed.scheduled", n, scheduled * 1e3, n / (scheduled * 1e3), 0, 0});
@@ -878,7 +995,9 @@ Status run_flowtable(int repeat, std::vector<Row>& rows) {
     for (auto& k : keys) k = flows[rng() % flows.size()];
     WARPATH_ASSIGN_OR_RETURN(auto cpu, openflow::make_flow_lookup("cpu.flowtable", table));
     WARPATH_ASSIGN_OR_RETURN(auto gpu, openflow::make_flow_lookup("cuda.flowtable", table));
-    std::vector<uint32_t> want(kMax), got(kMax);
+    std::vector<uint32_t> want(kMax);
+    PinnedVector<uint32_t> got(kMax);
+    const PinnedVector<packet::OfTuple> pkeys = pinned(keys);
     WARPATH_TRY(cpu->lookup({keys.data(), kMax}, {want.data(), kMax}));
     WARPATH_TRY(gpu->lookup({keys.data(), kMax}, {got.data(), kMax}));
     const std::string name = exact ? "flowtable.exact.1M" : "flowtable.wildcard.16x1K";
@@ -893,14 +1012,18 @@ Status run_flowtable(int repeat, std::vector<Row>& rows) {
     WARPATH_CUDA_TRY(cudaMalloc(&d_ids, sizeof(uint32_t) * kMax));
     WARPATH_CUDA_TRY(cudaMemcpy(d_keys, keys.data(), sizeof(packet::OfTuple) * kMax, cudaMemcpyHostToDevice));
     for (uint32_t n = 256; n <= kMax; n *= 4) {
-      WARPATH_ASSIGN_OR_RETURN(float kernel, time_kernel(repeat, [&] {
-        return openflow::detail::launch_flowtable(*dev, static_cast<packet::OfTuple*>(d_keys), n,
-                                                  static_cast<uint32_t*>(d_ids), nullptr);
-      }));
+      WARPATH_ASSIGN_OR_RETURN(float kernel, time_kernel(
+                                                 repeat,
+                                                 [&] {
+                                                   return openflow::detail::launch_flowtable(
+                                                       *dev, static_cast<packet::OfTuple*>(d_keys),
+                                                       n, static_cast<uint32_t*>(d_ids), nullptr);
+                                                 },
+                                                 launches_for(n)));
       double best_e2e = 1e30;
       for (int r = 0; r < repeat; ++r) {
         const auto t0 = std::chrono::steady_clock::now();
-        WARPATH_TRY(gpu->lookup({keys.data(), n}, {got.data(), n}));
+        WARPATH_TRY(gpu->lookup({pkeys.data(), n}, {got.data(), n}));
         best_e2e = std::min(best_e2e, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
       }
       rows.push_back({name, n, kernel * 1e3, n / (kernel * 1e3), best_e2e * 1e3, n / (best_e2e * 1e3)});

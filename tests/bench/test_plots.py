@@ -29,7 +29,7 @@ def gpu_report():
                                  "end_to_end_mpps": v / 10 + 1})
     classbench = [{"set": "acl1_10K", "engine": e, "kind": k, "batch": b, "us": 1.0,
                    "mpps": b / 100, "build_ms": 1.0, "memory_bytes": 1, "detail": ""}
-                  for e in ("cuda.rfc", "cuda.split") for k in ("end_to_end", "kernel")
+                  for e in ("cuda.rfc", "cuda.split") for k in ("end_to_end", "kernel", "resident")
                   for b in (65536, 262144, 1048576)]
     classbench.append({"set": "fw1_10K", "engine": "cuda.tic", "kind": "skipped", "batch": 0,
                        "us": 0, "mpps": 0, "build_ms": 0, "memory_bytes": 0, "detail": "too big"})

@@ -19,6 +19,7 @@
 #include "core/cuda/cuda_check.cuh"
 #include "core/cuda/device_array.cuh"
 #include "core/cuda/scratch_pool.cuh"
+#include "core/pinned_vector.hpp"
 #include "flow/cpu/cpu_table.hpp"
 #include "flow/cuda/flow_launch.hpp"
 #include "flow/engines.hpp"
@@ -26,6 +27,8 @@
 
 namespace warpath::flow::detail {
 namespace {
+
+using warpath::detail::PinnedVector;
 
 constexpr int kBlockSize = 256;
 
@@ -105,10 +108,11 @@ class CudaFlowTracker final : public FlowTracker {
  private:
   TableTracker<CpuTable> table_;
   ScratchPool<5> scratch_;
-  std::vector<core::FlowKey> keys_;
-  std::vector<uint64_t> hashes_;
-  std::vector<Track> keyed_;
-  std::vector<uint8_t> from_b_;
+  // What comes back, in page-locked memory (core/pinned_vector.hpp).
+  PinnedVector<core::FlowKey> keys_;
+  PinnedVector<uint64_t> hashes_;
+  PinnedVector<Track> keyed_;
+  PinnedVector<uint8_t> from_b_;
 };
 
 }  // namespace

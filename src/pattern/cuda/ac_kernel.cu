@@ -19,6 +19,7 @@
 
 #include "core/cuda/cuda_check.cuh"
 #include "core/cuda/device_array.cuh"
+#include "core/pinned_vector.hpp"
 #include "pattern/ac_image.hpp"
 #include "pattern/cuda/ac_launch.hpp"
 #include "pattern/engines.hpp"
@@ -26,6 +27,8 @@
 
 namespace warpath::pattern::detail {
 namespace {
+
+using warpath::detail::PinnedVector;
 
 constexpr int kBlockSize = 256;
 
@@ -146,9 +149,9 @@ class AcCudaMatcher final : public Matcher {
   DeviceArray d_classes_, d_next_, d_out_begin_, d_out_link_, d_outputs_, d_literals_;
   DeviceArray d_sparse_begin_, d_sparse_class_, d_sparse_next_, d_fail_;
   DeviceArray d_data_, d_slices_, d_matches_, d_count_;
-  std::vector<uint8_t> bytes_;
-  std::vector<AcSlice> slices_;
-  std::vector<DeviceMatch> matches_;
+  PinnedVector<uint8_t> bytes_;  // staging in page-locked memory (core/pinned_vector.hpp)
+  PinnedVector<AcSlice> slices_;
+  PinnedVector<DeviceMatch> matches_;
 };
 
 }  // namespace

@@ -19,6 +19,7 @@
 
 #include "core/cuda/cuda_check.cuh"
 #include "core/cuda/device_array.cuh"
+#include "core/pinned_vector.hpp"
 #include "pattern/cuda/dfa_launch.hpp"
 #include "pattern/dfa_image.hpp"
 #include "pattern/engines.hpp"
@@ -26,6 +27,8 @@
 
 namespace warpath::pattern::detail {
 namespace {
+
+using warpath::detail::PinnedVector;
 
 constexpr int kBlockSize = 128;
 
@@ -148,9 +151,9 @@ class DfaCudaMatcher final : public Matcher {
   Matcher* rest_;                  ///< host_'s fallback for the patterns no DFA takes (or null)
   std::vector<std::unique_ptr<Tables>> tables_;
   DeviceArray d_views_, d_data_, d_starts_, d_matches_, d_count_;
-  std::vector<uint8_t> bytes_;
-  std::vector<uint64_t> starts_;
-  std::vector<DeviceMatch> matches_;
+  PinnedVector<uint8_t> bytes_;  // staging in page-locked memory (core/pinned_vector.hpp)
+  PinnedVector<uint64_t> starts_;
+  PinnedVector<DeviceMatch> matches_;
 };
 
 }  // namespace
