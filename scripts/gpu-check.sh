@@ -70,6 +70,12 @@ if want selftest; then
   timeout "${GPU_CHECK_SELFTEST_S:-240}" ./build-gpu/warpath-selftest --require-gpu --items 1000000 \
     --json "$base-selftest.json" >&2
   rc[selftest]=$?
+  # cuda.tuple/bloom's global-memory kernels (tables too big for shared memory: rare, so forced).
+  WARPATH_CUDA_TUPLE_SHARED_LIMIT=0 timeout 60 ./build-gpu/warpath-selftest --require-gpu \
+    --items 100000 --engine cuda.tuple --json "$base-selftest-global.json" >&2 &&
+    WARPATH_CUDA_TUPLE_SHARED_LIMIT=0 timeout 60 ./build-gpu/warpath-selftest --require-gpu \
+      --items 100000 --engine cuda.bloom --json "$base-selftest-global-bloom.json" >&2
+  rc[selftest_global]=$?
 fi
 
 if want bench; then
@@ -115,7 +121,10 @@ except (OSError, subprocess.SubprocessError):
     smi = ""
 doc = {"commit": commit, "host": platform.node(), "gpu": smi, "command": "scripts/gpu-check.sh",
        "exits": {k: int(v) for k, v in exits.items()},
-       "selftest": load(base + "-selftest.json"), "bench": load(base + "-bench.json"),
+       "selftest": load(base + "-selftest.json"),
+       "selftest_global": [load(base + "-selftest-global.json"),
+                           load(base + "-selftest-global-bloom.json")],
+       "bench": load(base + "-bench.json"),
        "pipeline": load(base + "-pipeline.json")}
 json.dump(doc, open(base + ".json", "w"), indent=2)
 print(f"gpu-check: wrote {base}.json (exits: {doc['exits']})", file=sys.stderr)

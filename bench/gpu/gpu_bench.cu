@@ -51,7 +51,6 @@
 #include "classify/tic_image.hpp"
 #include "core/cuda/cuda_check.cuh"
 #include "core/cuda/device_array.cuh"
-#include "core/pinned_vector.hpp"
 #include "flow/cuda/flow_launch.hpp"
 #include "ipsec/core/esp_core.hpp"
 #include "ipsec/cuda/esp_launch.hpp"
@@ -71,6 +70,7 @@
 #include "runtime/schedule_device.hpp"
 #include "warpath/classify/check.hpp"
 #include "warpath/core/cuda_device.hpp"
+#include "warpath/core/memory.hpp"
 #include "warpath/flow/conversations.hpp"
 #include "warpath/flow/flow.hpp"
 #include "warpath/gen/traffic.hpp"
@@ -85,7 +85,6 @@
 namespace {
 
 using namespace warpath;
-using warpath::detail::PinnedVector;
 
 // End-to-end rows hand the engines page-locked memory, as the offload master's slabs do: a copy
 // from pageable memory is synchronous and goes through the driver's bounce buffer, and the row
@@ -980,9 +979,9 @@ Status run_flowtable(int repeat, std::vector<Row>& rows) {
       uint32_t wc = 0;
       if (!exact) {
         const uint32_t mask = i / 1000;  // 16 masks
-        wc = (mask & 1 ? openflow::kWcDlSrc : 0) | (mask & 2 ? openflow::kWcTpSrc : 0) |
-             (mask & 4 ? openflow::kWcInPort : 0) | (mask & 8 ? openflow::kWcDlDst : 0) |
-             (8 + mask) << openflow::kWcNwSrcShift;
+        const auto bit      = [&](uint32_t m, uint32_t w) { return mask & m ? w : 0u; };
+        wc = bit(1, openflow::kWcDlSrc) | bit(2, openflow::kWcTpSrc) | bit(4, openflow::kWcInPort) |
+             bit(8, openflow::kWcDlDst) | (8 + mask) << openflow::kWcNwSrcShift;
       }
       openflow::FlowSpec spec;
       spec.match    = openflow::make_match(f, wc);

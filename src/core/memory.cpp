@@ -44,6 +44,32 @@ HostBuffer& HostBuffer::operator=(HostBuffer&& other) noexcept {
   return *this;
 }
 
+// A 64-byte header before the data says which allocator it came from.
+namespace {
+constexpr size_t kPinnedHeader = 64;
+}
+
+void* alloc_pinned(size_t bytes) noexcept {
+  const size_t total = bytes + kPinnedHeader;
+  void* p            = detail::cuda_host_alloc(total);
+  const bool pinned  = p != nullptr;
+  if (!p)
+    p = std::aligned_alloc(kPinnedHeader,
+                           (total + kPinnedHeader - 1) / kPinnedHeader * kPinnedHeader);
+  if (!p) return nullptr;
+  *static_cast<bool*>(p) = pinned;
+  return static_cast<char*>(p) + kPinnedHeader;
+}
+
+void free_pinned(void* data) noexcept {
+  if (!data) return;
+  char* p = static_cast<char*>(data) - kPinnedHeader;
+  if (*reinterpret_cast<const bool*>(p))
+    detail::cuda_host_free(p);
+  else
+    std::free(p);
+}
+
 void HostBuffer::release() noexcept {
   if (!data_) return;
   if (space_ == MemSpace::kPinned)

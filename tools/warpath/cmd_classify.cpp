@@ -20,23 +20,24 @@
 // rate while the updates ran) and reader_passes.
 #include <fmt/core.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <fstream>
-#include <algorithm>
-#include <atomic>
 #include <memory>
-#include <thread>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "bench_util.hpp"
 #include "commands.hpp"
 #include "output_file.hpp"
+#include "runtime/thread_util.hpp"
 #include "warpath/classify/classifier.hpp"
 #include "warpath/classify/rule_updates.hpp"
-#include "runtime/thread_util.hpp"
 #include "warpath/core/cuda_device.hpp"
+#include "warpath/core/memory.hpp"
 #include "warpath/core/version.hpp"
 
 namespace warpath::cli {
@@ -85,7 +86,7 @@ Result<std::string> engine_id(const ClassifyOptions& o) {
 
 /// One pass over the trace in batches of o.batch.
 Status classify_all(const classify::Classifier& c, const classify::KeyBatch& keys,
-                    std::vector<uint32_t>& result, const ClassifyOptions& o, ExecContext& ctx) {
+                    PinnedVector<uint32_t>& result, const ClassifyOptions& o, ExecContext& ctx) {
   for (uint32_t off = 0; off < keys.count; off += o.batch) {
     const uint32_t k = std::min(o.batch, keys.count - off);
     WARPATH_TRY(c.classify(keys.slice(off, k), {result.data() + off, k}, ctx));
@@ -108,7 +109,7 @@ Status run_updates(classify::Classifier& c, const std::vector<classify::RuleUpda
   Status reader_status = Status::ok();
   std::thread reader([&] {
     if (o.reader_cpu >= 0) (void)runtime::pin_current_thread(o.reader_cpu);
-    std::vector<uint32_t> out(keys.count);
+    PinnedVector<uint32_t> out(keys.count);
     ExecContext ctx;
     ctx.threads = o.threads;
     // Alone first: passes for at least 0.2 s, the rate before any update.
@@ -207,10 +208,18 @@ int run_classify(const ClassifyOptions& o) {
   const double build_ms = std::chrono::duration<double, std::milli>(Clock::now() - t_build).count();
 
   const uint32_t n = keys->size();
-  std::vector<uint32_t> result(n);
+  // Answers in page-locked memory, and for an engine on a GPU the keys too (a copy), so it
+  // copies them straight as in the benchmark (warpath/core/memory.hpp).
+  PinnedVector<uint32_t> result(n);
   ExecContext ctx;
-  ctx.threads      = o.threads;
-  const auto batch = keys->view();
+  ctx.threads              = o.threads;
+  classify::KeyBatch batch = keys->view();
+  PinnedVector<uint32_t> pinned_keys;
+  if ((*engine)->takes_device_memory()) {
+    pinned_keys.assign(batch.words,
+                       batch.words + size_t(classify::key_words(batch.layout)) * batch.stride);
+    batch.words = pinned_keys.data();
+  }
   UpdateRun urun;
   if (!o.updates.empty())
     if (Status s = run_updates(**engine, updates, batch, o, urun); !s.is_ok()) return fail(s);

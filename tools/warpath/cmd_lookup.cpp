@@ -20,6 +20,7 @@
 
 #include "commands.hpp"
 #include "output_file.hpp"
+#include "warpath/core/memory.hpp"
 #include "warpath/core/version.hpp"
 #include "warpath/lookup/fib.hpp"
 #include "warpath/packet/format.hpp"
@@ -38,14 +39,18 @@ double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
+// Addresses and answers in page-locked memory where a GPU is (warpath/core/memory.hpp): a GPU
+// engine copies them straight, as in the benchmark.
+using NextHops = PinnedVector<lookup::NextHop>;
+
 struct Split {
-  std::vector<uint32_t> v4;
-  std::vector<lookup::Ip6> v6;
+  PinnedVector<uint32_t> v4;
+  PinnedVector<lookup::Ip6> v6;
   std::vector<uint8_t> is_v6;  // per input line
 };
 
-Status lookup_all(const lookup::Fib& fib, const Split& in, std::vector<lookup::NextHop>& r4,
-                  std::vector<lookup::NextHop>& r6, ExecContext& ctx) {
+Status lookup_all(const lookup::Fib& fib, const Split& in, NextHops& r4, NextHops& r6,
+                  ExecContext& ctx) {
   r4.resize(in.v4.size());
   r6.resize(in.v6.size());
   // Spans are 32-bit; address files are far smaller, but stay correct for any size.
@@ -161,7 +166,7 @@ int run_lookup(const LookupOptions& o) {
     std::atomic<uint64_t> looked{0};
     Status reader_status;
     std::thread reader([&] {
-      std::vector<lookup::NextHop> r4, r6;
+      NextHops r4, r6;
       ExecContext rctx;
       while (!done.load(std::memory_order_relaxed)) {
         if (Status s = lookup_all(**fib, in, r4, r6, rctx); !s.is_ok()) {
@@ -187,7 +192,7 @@ int run_lookup(const LookupOptions& o) {
     concurrent_lookups = looked.load();
   }
 
-  std::vector<lookup::NextHop> r4, r6;
+  NextHops r4, r6;
   const auto t0 = Clock::now();
   if (Status s = lookup_all(**fib, in, r4, r6, ctx); !s.is_ok()) return fail(s);
   const double lookup_s = seconds_since(t0);

@@ -65,8 +65,10 @@ struct LinearView {
 /// value (which must equal the layout's) lets a CUDA kernel keep the key in registers.
 inline constexpr int kAny = -1;
 
-#if defined(__CUDACC__)
+#if defined(__CUDA_ARCH__)  // nvcc's device pass
 #define WARPATH_LINEAR_UNROLL _Pragma("unroll")
+#elif defined(__CUDACC__)  // nvcc's host pass: its front end knows neither pragma for the host
+#define WARPATH_LINEAR_UNROLL
 #else
 #define WARPATH_LINEAR_UNROLL _Pragma("GCC unroll 9")
 #endif

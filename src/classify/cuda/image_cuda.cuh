@@ -19,6 +19,7 @@
 #include "classify/rfc_image.hpp"
 #include "core/cuda/cuda_check.cuh"
 #include "core/cuda/device_array.cuh"
+#include "core/cuda/grid_stride.cuh"
 #include "core/cuda/scratch_pool.cuh"
 
 namespace warpath::classify::detail {
@@ -29,9 +30,9 @@ template <class View, class Lookup>
 __global__ void __launch_bounds__(kImageBlockSize)
     image_kernel(View v, const uint32_t* __restrict__ keys, uint32_t n,
                  uint32_t* __restrict__ out) {
-  for (uint32_t i = blockIdx.x * kImageBlockSize + threadIdx.x; i < n;
-       i += gridDim.x * kImageBlockSize)
-    out[i] = Lookup{}(v, keys[i], keys[n + i], keys[2 * size_t(n) + i], keys[3 * size_t(n) + i]);
+  for (const uint32_t i : grid_stride(n))
+    out[i] =
+        Lookup{}(v, keys[i], keys[size_t(n) + i], keys[2 * size_t(n) + i], keys[3 * size_t(n) + i]);
 }
 
 inline int image_sm_count() {
@@ -49,8 +50,7 @@ Status launch_image(const View& v, const uint32_t* keys, uint32_t n, uint32_t* o
                     cudaStream_t stream) {
   if (n == 0) return Status::ok();
   static const int sms = image_sm_count();
-  const uint32_t blocks =
-      std::min<uint32_t>((n + kImageBlockSize - 1) / kImageBlockSize, 8u * uint32_t(sms));
+  const uint32_t blocks = std::min<uint32_t>(n / kImageBlockSize + 1, 8u * uint32_t(sms));
   image_kernel<View, Lookup><<<blocks, kImageBlockSize, 0, stream>>>(v, keys, n, out);
   WARPATH_CUDA_CHECK_LAUNCH();
   return Status::ok();

@@ -39,6 +39,7 @@
 #include "classify/linear_image.hpp"
 #include "core/cuda/cuda_check.cuh"
 #include "core/cuda/device_array.cuh"
+#include "core/cuda/grid_stride.cuh"
 #include "core/cuda/scratch_pool.cuh"
 
 namespace warpath::classify::detail {
@@ -72,16 +73,15 @@ __global__ void __launch_bounds__(kBlockSize, kMinBlocksPerSm)
     // Skip the chunk (and its staging) when every key of this block has a match before it.
     // A stale read of best[] only costs work: best[] only decreases.
     bool need = false;
-    for (uint32_t i = blockIdx.x * kBlockSize + threadIdx.x; i < n && !need;
-         i += gridDim.x * kBlockSize)
-      need = *static_cast<volatile const uint32_t*>(best + i) >= first;
+    for (const uint32_t i : grid_stride(n))
+      if ((need = *static_cast<volatile const uint32_t*>(best + i) >= first)) break;
     if (!__syncthreads_or(need)) continue;  // also: the previous chunk's readers are done
     for (uint32_t t = threadIdx.x; t < nb * bw; t += kBlockSize) stage[t] = src[t];
     __syncthreads();
     core::LinearView chunk = v;
     chunk.blocks           = stage;
     chunk.rules            = v.rules - b0 * kLinearLanes;  // lanes past it are padding
-    for (uint32_t i = blockIdx.x * kBlockSize + threadIdx.x; i < n; i += gridDim.x * kBlockSize) {
+    for (const uint32_t i : grid_stride(n)) {
       if (*static_cast<volatile const uint32_t*>(best + i) < first) continue;
       const core::LinearKey k = core::linear_key<NW>(v.layout, keys, n, i);
       const uint32_t pos      = core::linear_first_serial<NW, R>(chunk, k, 0, nb);
@@ -93,8 +93,7 @@ __global__ void __launch_bounds__(kBlockSize, kMinBlocksPerSm)
 __global__ void __launch_bounds__(kBlockSize)
     answer_kernel(core::LinearView v, const uint32_t* __restrict__ best, uint32_t* __restrict__ out,
                   uint32_t n) {
-  for (uint32_t i = blockIdx.x * kBlockSize + threadIdx.x; i < n; i += gridDim.x * kBlockSize)
-    out[i] = core::linear_answer(v, best[i]);
+  for (const uint32_t i : grid_stride(n)) out[i] = core::linear_answer(v, best[i]);
 }
 
 using KernelFn = void (*)(core::LinearView, const uint32_t*, uint32_t, uint32_t*);
@@ -188,13 +187,12 @@ class LinearCuda final : public Classifier {
     WARPATH_TRY(best_.reserve(size_t(n) * sizeof(uint32_t)));
     WARPATH_CUDA_TRY(cudaMemsetAsync(best_.ptr, 0xFF, size_t(n) * sizeof(uint32_t), stream));
     const uint32_t chunks = (view_.block_count() + kChunkBlocks - 1) / kChunkBlocks;
-    const dim3 grid(std::min<uint32_t>((n + kBlockSize - 1) / kBlockSize, kMaxGridX),
-                    std::min(chunks, kMaxGridY));
+    const dim3 grid(std::min<uint32_t>(n / kBlockSize + 1, kMaxGridX), std::min(chunks, kMaxGridY));
     const size_t shared = size_t(kChunkBlocks) * view_.layout.block_words() * sizeof(uint32_t);
     kernel_<<<grid, kBlockSize, shared, stream>>>(view_, io.keys(), n, best_.as<uint32_t>());
     WARPATH_CUDA_CHECK_LAUNCH();
     const uint32_t answer_blocks =
-        std::min<uint32_t>((n + kBlockSize - 1) / kBlockSize, kAnswerBlocksPerSm * uint32_t(sms_));
+        std::min<uint32_t>(n / kBlockSize + 1, kAnswerBlocksPerSm * uint32_t(sms_));
     answer_kernel<<<answer_blocks, kBlockSize, 0, stream>>>(view_, best_.as<uint32_t>(), io.out(),
                                                             n);
     WARPATH_CUDA_CHECK_LAUNCH();

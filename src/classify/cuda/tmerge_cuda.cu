@@ -36,6 +36,7 @@
 #include "classify/tmerge_image.hpp"
 #include "core/cuda/cuda_check.cuh"
 #include "core/cuda/device_array.cuh"
+#include "core/cuda/grid_stride.cuh"
 #include "core/cuda/scratch_pool.cuh"
 
 namespace warpath::classify::detail {
@@ -47,7 +48,7 @@ template <unsigned NW>
 __global__ void __launch_bounds__(kBlockSize)
     tm_kernel(const core::TmTable<NW>* __restrict__ tables, uint32_t nt, uint64_t version,
               const uint32_t* __restrict__ keys, uint32_t n, uint32_t* __restrict__ out) {
-  for (uint32_t i = blockIdx.x * kBlockSize + threadIdx.x; i < n; i += gridDim.x * kBlockSize) {
+  for (const uint32_t i : grid_stride(n)) {
     uint32_t key[NW];
     for (unsigned w = 0; w < NW; ++w) key[w] = keys[size_t(w) * n + i];  // READSOA
     uint64_t best = 0;
@@ -60,7 +61,7 @@ __global__ void __launch_bounds__(kBlockSize)
 // Stores 8-byte words into the image, each whole (kernels reading the image may load it
 // meanwhile): `words` holds (offset, value) pairs.
 __global__ void store_words(unsigned char* image, const uint64_t* __restrict__ words, uint32_t n) {
-  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+  for (const uint32_t i : grid_stride(n))
     *reinterpret_cast<volatile uint64_t*>(image + words[2 * i]) = words[2 * i + 1];
 }
 
@@ -114,7 +115,7 @@ class TupleMergeCuda final : public Classifier {
     KeyIo io;  // the caller's device memory (resident) or the scratch (key_io.cuh)
     WARPATH_TRY(io.begin(keys, out, NW, ctx.resident, scratch[0], scratch[1], stream));
     static const int sms = image_sm_count();
-    const uint32_t blocks = std::min<uint32_t>((n + kBlockSize - 1) / kBlockSize, 8u * sms);
+    const uint32_t blocks = std::min<uint32_t>(n / kBlockSize + 1, 8u * sms);
     tm_kernel<NW><<<blocks, kBlockSize, 0, stream>>>(views->views(), views->tables, version,
                                                      io.keys(), n, io.out());
     WARPATH_CUDA_CHECK_LAUNCH();
@@ -160,16 +161,16 @@ class TupleMergeCuda final : public Classifier {
     TmSet<NW>& set = writer_.mutable_set();
     Status st;
     if (image_ && flat_.update(set)) {
-      st = patch();
+      (void)(st = patch());
     } else {
       image_ = nullptr;
-      st     = flatten(set);
+      (void)(st = flatten(set));
     }
     // Copies from pageable memory may return before they land: readers on other streams
     // launch only after everything uploaded is on the device.
     if (st.is_ok())
       if (const cudaError_t e = cudaStreamSynchronize(nullptr); e != cudaSuccess)
-        st = cuda_status(e, "cudaStreamSynchronize(nullptr)", __FILE__, __LINE__);
+        (void)(st = cuda_status(e, "cudaStreamSynchronize(nullptr)", __FILE__, __LINE__));
     if (!st.is_ok()) {
       image_ = nullptr;
       views_ = nullptr;

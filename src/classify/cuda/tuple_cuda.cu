@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 
@@ -28,6 +29,7 @@
 #include "classify/tuple_image.hpp"
 #include "core/cuda/cuda_check.cuh"
 #include "core/cuda/device_array.cuh"
+#include "core/cuda/grid_stride.cuh"
 #include "core/cuda/scratch_pool.cuh"
 #include "warpath/core/read_guard.hpp"
 
@@ -37,6 +39,18 @@ namespace {
 constexpr int kBlockSize      = 256;
 constexpr uint32_t kChunk     = 8192;       // keys per block
 constexpr size_t kSharedLimit = 48 * 1024;  // default dynamic shared memory per block
+
+// Tables of up to 256 values fit the limit unless cuckoo insertion had to grow one, so the
+// global-memory kernels rarely run: WARPATH_CUDA_TUPLE_SHARED_LIMIT (bytes; 0: never shared)
+// lowers the limit so the GPU checks run them too (scripts/gpu-check.sh).
+size_t shared_limit() {
+  static const size_t limit = [] {
+    const char* env = std::getenv("WARPATH_CUDA_TUPLE_SHARED_LIMIT");
+    return env && *env ? std::min<size_t>(std::strtoull(env, nullptr, 10), kSharedLimit)
+                       : kSharedLimit;
+  }();
+  return limit;
+}
 
 template <unsigned NW, bool kBloom, bool kShared>
 __global__ void __launch_bounds__(kBlockSize)
@@ -57,19 +71,23 @@ __global__ void __launch_bounds__(kBlockSize)
     slots = shared;
     bloom = shared + sw;
   }
-  const uint32_t end = min(n, (blockIdx.y + 1) * kChunk);
-  for (uint32_t i = blockIdx.y * kChunk + threadIdx.x; i < end; i += kBlockSize) {
-    uint32_t key[NW];
-    for (unsigned w = 0; w < NW; ++w) key[w] = keys[size_t(w) * n + i];  // READSOA
-    const uint64_t found = core::tuple_lookup<NW, kBloom>(t, slots, bloom, key);
-    if (found != 0 && found > best[i]) atomicMax(&best[i], (unsigned long long)found);
+  // The block's chunks of keys (gridDim.y is capped at 65,535: a block may take several), in
+  // 64-bit arithmetic so batches near 2^32 keys do not wrap.
+  const uint64_t chunks = (uint64_t(n) + kChunk - 1) / kChunk;
+  for (uint64_t c = blockIdx.y; c < chunks; c += gridDim.y) {
+    const uint64_t end = min(uint64_t(n), (c + 1) * kChunk);
+    for (uint64_t i = c * kChunk + threadIdx.x; i < end; i += kBlockSize) {
+      uint32_t key[NW];
+      for (unsigned w = 0; w < NW; ++w) key[w] = keys[size_t(w) * n + i];  // READSOA
+      const uint64_t found = core::tuple_lookup<NW, kBloom>(t, slots, bloom, key);
+      if (found != 0 && found > best[i]) atomicMax(&best[i], (unsigned long long)found);
+    }
   }
 }
 
 __global__ void finish_kernel(const unsigned long long* __restrict__ best,
                               uint32_t* __restrict__ out, uint32_t n) {
-  for (uint32_t i = blockIdx.x * kBlockSize + threadIdx.x; i < n; i += gridDim.x * kBlockSize)
-    out[i] = core::order_index(best[i]);
+  for (const uint32_t i : grid_stride(n)) out[i] = core::order_index(best[i]);
 }
 
 // One class table in device memory; view points there.
@@ -125,8 +143,9 @@ class TupleCuda final : public Classifier {
     auto* best = static_cast<unsigned long long*>(best_.ptr);
     WARPATH_CUDA_TRY(cudaMemsetAsync(best, 0, size_t(n) * 8, stream));
     if (!v.tables.empty()) {
-      const dim3 grid(uint32_t(v.tables.size()), (n + kChunk - 1) / kChunk);
-      const bool shared  = v.shared_bytes <= kSharedLimit;
+      const dim3 grid(uint32_t(v.tables.size()),
+                      uint32_t(std::min<uint64_t>((uint64_t(n) + kChunk - 1) / kChunk, 65535)));
+      const bool shared  = v.shared_bytes <= shared_limit();
       const size_t smem  = shared ? v.shared_bytes : 0;
       if (nw == 4) {
         launch<4>(grid, smem, stream, shared, v.views, d_keys, n, best);
@@ -135,7 +154,7 @@ class TupleCuda final : public Classifier {
       }
       WARPATH_CUDA_CHECK_LAUNCH();
     }
-    const uint32_t blocks = std::min<uint32_t>((n + kBlockSize - 1) / kBlockSize, 1024);
+    const uint32_t blocks = std::min<uint32_t>(n / kBlockSize + 1, 1024);
     finish_kernel<<<blocks, kBlockSize, 0, stream>>>(best, io.out(), n);
     WARPATH_CUDA_CHECK_LAUNCH();
     return io.finish(stream);

@@ -18,17 +18,16 @@
 
 #include "core/cuda/cuda_check.cuh"
 #include "core/cuda/device_array.cuh"
+#include "core/cuda/grid_stride.cuh"
 #include "core/cuda/scratch_pool.cuh"
-#include "core/pinned_vector.hpp"
 #include "flow/cpu/cpu_table.hpp"
 #include "flow/cuda/flow_launch.hpp"
 #include "flow/engines.hpp"
 #include "flow/table_tracker.hpp"
+#include "warpath/core/memory.hpp"
 
 namespace warpath::flow::detail {
 namespace {
-
-using warpath::detail::PinnedVector;
 
 constexpr int kBlockSize = 256;
 
@@ -36,7 +35,7 @@ __global__ void __launch_bounds__(kBlockSize)
     key_kernel(const packet::PacketInfo* __restrict__ infos, uint32_t n, core::FlowKey* keys,
                uint64_t* hashes, Track* keyed, uint8_t* from_b, bool any_checksum,
                uint64_t seed) {
-  for (uint32_t i = blockIdx.x * kBlockSize + threadIdx.x; i < n; i += gridDim.x * kBlockSize) {
+  for (const uint32_t i : grid_stride(n)) {
     core::FlowKey k;
     uint8_t b       = 0;
     const Track t   = core::make_key(infos[i], k, b, any_checksum);
@@ -108,7 +107,7 @@ class CudaFlowTracker final : public FlowTracker {
  private:
   TableTracker<CpuTable> table_;
   ScratchPool<5> scratch_;
-  // What comes back, in page-locked memory (core/pinned_vector.hpp).
+  // What comes back, in page-locked memory (warpath/core/memory.hpp).
   PinnedVector<core::FlowKey> keys_;
   PinnedVector<uint64_t> hashes_;
   PinnedVector<Track> keyed_;
@@ -122,8 +121,7 @@ Status launch_flow_keys(const packet::PacketInfo* infos, uint32_t n, core::FlowK
                         uint64_t seed, void* stream) {
   if (n == 0) return Status::ok();
   static const int sms = sm_count();
-  const uint32_t blocks =
-      std::min<uint32_t>((n + kBlockSize - 1) / kBlockSize, uint32_t(8 * sms));
+  const uint32_t blocks = std::min<uint32_t>(n / kBlockSize + 1, uint32_t(8 * sms));
   key_kernel<<<blocks, kBlockSize, 0, static_cast<cudaStream_t>(stream)>>>(
       infos, n, keys, hashes, keyed, from_b, any_checksum, seed);
   WARPATH_CUDA_TRY(cudaGetLastError());

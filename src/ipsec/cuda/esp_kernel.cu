@@ -25,6 +25,7 @@
 
 #include "core/cuda/cuda_check.cuh"
 #include "core/cuda/device_array.cuh"
+#include "core/cuda/grid_stride.cuh"
 #include "core/cuda_host.hpp"
 #include "ipsec/core/crypto_core.hpp"
 #include "ipsec/cuda/esp_launch.hpp"
@@ -56,7 +57,7 @@ __global__ void __launch_bounds__(kBlockSize)
                uint32_t n, uint8_t* ok) {
   __shared__ uint8_t sbox[256];
   build_sbox(sbox);
-  for (uint32_t t = blockIdx.x * kBlockSize + threadIdx.x; t < n; t += gridDim.x * kBlockSize) {
+  for (const uint32_t t : grid_stride(n)) {
     const EspDeviceOp op = ops[t];
     uint8_t* esp         = data + op.offset;
     if (ok) ok[t] = core::open_packet(sas[op.sa], sbox, esp, op.text_len, op.seq_hi);
@@ -71,7 +72,7 @@ __global__ void __launch_bounds__(kBlockSize)
                         const CryptoOp* __restrict__ ops, uint32_t n, uint8_t* ok) {
   __shared__ uint8_t sbox[256];
   build_sbox(sbox);
-  for (uint32_t t = blockIdx.x * kBlockSize + threadIdx.x; t < n; t += gridDim.x * kBlockSize) {
+  for (const uint32_t t : grid_stride(n)) {
     const CryptoOp op = ops[t];
     if (!op.esp || op.sa >= sa_count) {
       if (ok) ok[t] = 0;
@@ -87,7 +88,7 @@ __global__ void __launch_bounds__(kBlockSize)
 int blocks_for(uint32_t n) {
   int device = 0, sms = 1;
   if (cudaGetDevice(&device) == cudaSuccess) cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-  const int need = int((n + kBlockSize - 1) / kBlockSize);
+  const int need = int(n / kBlockSize + 1);
   return need < sms * 8 ? (need ? need : 1) : sms * 8;
 }
 

@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "core/cuda/cuda_check.cuh"
+#include "core/cuda/grid_stride.cuh"
 #include "lookup/core/bsl6_core.hpp"
 #include "lookup/cuda/bsl6_cuda.hpp"
 
@@ -27,8 +28,7 @@ constexpr int kBlockSize = 256;
 __global__ void __launch_bounds__(kBlockSize)
     bsl6_lookup_kernel(core::Bsl6View view, const Ip6* __restrict__ addrs,
                        NextHop* __restrict__ out, uint32_t n) {
-  for (uint32_t i = blockIdx.x * kBlockSize + threadIdx.x; i < n; i += gridDim.x * kBlockSize)
-    out[i] = core::bsl6_lookup(view, addrs[i]);
+  for (const uint32_t i : grid_stride(n)) out[i] = core::bsl6_lookup(view, addrs[i]);
 }
 
 int sm_count_of_current_device() {
@@ -74,7 +74,7 @@ Status launch_bsl6_lookup(const core::Bsl6View& dev, const Ip6* d_addrs, NextHop
                           void* stream) {
   if (n == 0) return Status::ok();
   static const int sms  = sm_count_of_current_device();
-  const uint32_t blocks = std::min<uint32_t>((n + kBlockSize - 1) / kBlockSize, uint32_t(8 * sms));
+  const uint32_t blocks = std::min<uint32_t>(n / kBlockSize + 1, uint32_t(8 * sms));
   bsl6_lookup_kernel<<<blocks, kBlockSize, 0, static_cast<cudaStream_t>(stream)>>>(dev, d_addrs,
                                                                                    d_out, n);
   WARPATH_CUDA_CHECK_LAUNCH();

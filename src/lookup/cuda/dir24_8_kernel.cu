@@ -11,6 +11,7 @@
 #include <algorithm>
 
 #include "core/cuda/cuda_check.cuh"
+#include "core/cuda/grid_stride.cuh"
 #include "lookup/cuda/dir24_8_cuda.hpp"
 
 namespace warpath::lookup::detail {
@@ -22,8 +23,7 @@ template <class E>
 __global__ void __launch_bounds__(kBlockSize)
     dir24_8_kernel(core::Dir24_8View<E> view, const uint32_t* __restrict__ addrs,
                    NextHop* __restrict__ out, uint32_t n) {
-  for (uint32_t i = blockIdx.x * kBlockSize + threadIdx.x; i < n; i += gridDim.x * kBlockSize)
-    out[i] = core::dir24_8_lookup(view, addrs[i]);
+  for (const uint32_t i : grid_stride(n)) out[i] = core::dir24_8_lookup(view, addrs[i]);
 }
 
 int sm_count() {
@@ -99,7 +99,7 @@ Status launch_dir24_8_lookup(const Dir24_8Device& dev, const uint32_t* d_addrs, 
                              uint32_t n, void* stream) {
   if (n == 0) return Status::ok();
   static const int sms  = sm_count();
-  const uint32_t blocks = std::min<uint32_t>((n + kBlockSize - 1) / kBlockSize, uint32_t(8 * sms));
+  const uint32_t blocks = std::min<uint32_t>(n / kBlockSize + 1, uint32_t(8 * sms));
   auto s                = static_cast<cudaStream_t>(stream);
   if (dev.entry_bits() == 16) {
     dir24_8_kernel<<<blocks, kBlockSize, 0, s>>>(dev.view16(), d_addrs, d_out, n);

@@ -10,6 +10,7 @@
 
 #include "core/cuda/cuda_check.cuh"
 #include "core/cuda/device_array.cuh"
+#include "core/cuda/grid_stride.cuh"
 #include "openflow/cuda/flowtable_launch.hpp"
 #include "warpath/core/cuda_device.hpp"
 #include "warpath/openflow/flow_lookup.hpp"
@@ -22,7 +23,7 @@ constexpr int kBlockSize = 256;
 __global__ void flowtable_kernel(const DeviceTable* tables, uint32_t count, bool has_exact,
                                  const uint64_t* ranks, const packet::OfTuple* keys, uint32_t n,
                                  uint32_t* ids) {
-  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+  for (const uint32_t i : grid_stride(n)) {
     const packet::OfTuple key = keys[i];
     uint32_t out              = kNoFlow;
     uint64_t best             = 0;
@@ -53,7 +54,7 @@ __global__ void flowtable_kernel(const DeviceTable* tables, uint32_t count, bool
 int blocks_for(uint32_t n) {
   int device = 0, sms = 1;
   if (cudaGetDevice(&device) == cudaSuccess) cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-  const int need = int((n + kBlockSize - 1) / kBlockSize);
+  const int need = int(n / kBlockSize + 1);
   return need < sms * 8 ? (need ? need : 1) : sms * 8;
 }
 

@@ -10,7 +10,8 @@
 
 namespace warpath::packet::detail {
 
-/// out[i] = parse of packet i, all pointers in device memory. Asynchronous on `stream`.
+/// out[i] = parse of packet i, all pointers in device memory, `out` 16-byte aligned (as
+/// cudaMalloc's are; kInvalidArgument otherwise). Asynchronous on `stream`.
 Status launch_parse(const uint8_t* buffer, const PacketMeta* metas, PacketInfo* out, uint32_t n,
                     void* stream);
 

@@ -19,23 +19,22 @@
 
 #include "core/cuda/cuda_check.cuh"
 #include "core/cuda/device_array.cuh"
-#include "core/pinned_vector.hpp"
+#include "core/cuda/grid_stride.cuh"
 #include "pattern/ac_image.hpp"
 #include "pattern/cuda/ac_launch.hpp"
 #include "pattern/engines.hpp"
 #include "pattern/matches.hpp"
+#include "warpath/core/memory.hpp"
 
 namespace warpath::pattern::detail {
 namespace {
-
-using warpath::detail::PinnedVector;
 
 constexpr int kBlockSize = 256;
 
 __global__ void __launch_bounds__(kBlockSize)
     ac_kernel(core::AcView v, const uint8_t* __restrict__ data, const AcSlice* __restrict__ slices,
               uint32_t n, DeviceMatch* out, uint32_t capacity, unsigned long long* count) {
-  for (uint32_t t = blockIdx.x * kBlockSize + threadIdx.x; t < n; t += gridDim.x * kBlockSize) {
+  for (const uint32_t t : grid_stride(n)) {
     const AcSlice s     = slices[t];
     const uint64_t warm = s.begin - s.block_start >= v.max_len - 1 ? s.begin - (v.max_len - 1)
                                                                    : s.block_start;
@@ -149,7 +148,7 @@ class AcCudaMatcher final : public Matcher {
   DeviceArray d_classes_, d_next_, d_out_begin_, d_out_link_, d_outputs_, d_literals_;
   DeviceArray d_sparse_begin_, d_sparse_class_, d_sparse_next_, d_fail_;
   DeviceArray d_data_, d_slices_, d_matches_, d_count_;
-  PinnedVector<uint8_t> bytes_;  // staging in page-locked memory (core/pinned_vector.hpp)
+  PinnedVector<uint8_t> bytes_;  // staging in page-locked memory (warpath/core/memory.hpp)
   PinnedVector<AcSlice> slices_;
   PinnedVector<DeviceMatch> matches_;
 };
@@ -160,7 +159,7 @@ Status launch_ac_scan(const core::AcView& device_view, const uint8_t* data, cons
                       uint32_t n, DeviceMatch* out, uint32_t capacity, unsigned long long* count, void* stream) {
   if (n == 0) return Status::ok();
   static const int sms = sm_count();
-  const uint32_t grid = std::min<uint32_t>((n + kBlockSize - 1) / kBlockSize, uint32_t(32 * sms));
+  const uint32_t grid  = std::min<uint32_t>(n / kBlockSize + 1, uint32_t(32 * sms));
   ac_kernel<<<grid, kBlockSize, 0, static_cast<cudaStream_t>(stream)>>>(device_view, data, slices, n,
                                                                         out, capacity, count);
   WARPATH_CUDA_TRY(cudaGetLastError());

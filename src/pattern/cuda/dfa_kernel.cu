@@ -19,16 +19,14 @@
 
 #include "core/cuda/cuda_check.cuh"
 #include "core/cuda/device_array.cuh"
-#include "core/pinned_vector.hpp"
 #include "pattern/cuda/dfa_launch.hpp"
 #include "pattern/dfa_image.hpp"
 #include "pattern/engines.hpp"
 #include "pattern/matches.hpp"
+#include "warpath/core/memory.hpp"
 
 namespace warpath::pattern::detail {
 namespace {
-
-using warpath::detail::PinnedVector;
 
 constexpr int kBlockSize = 128;
 
@@ -151,7 +149,7 @@ class DfaCudaMatcher final : public Matcher {
   Matcher* rest_;                  ///< host_'s fallback for the patterns no DFA takes (or null)
   std::vector<std::unique_ptr<Tables>> tables_;
   DeviceArray d_views_, d_data_, d_starts_, d_matches_, d_count_;
-  PinnedVector<uint8_t> bytes_;  // staging in page-locked memory (core/pinned_vector.hpp)
+  PinnedVector<uint8_t> bytes_;  // staging in page-locked memory (warpath/core/memory.hpp)
   PinnedVector<uint64_t> starts_;
   PinnedVector<DeviceMatch> matches_;
 };

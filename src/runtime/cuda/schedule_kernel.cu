@@ -21,6 +21,7 @@
 
 #include "core/cuda/cuda_check.cuh"
 #include "core/cuda/device_array.cuh"
+#include "core/cuda/grid_stride.cuh"
 #include "runtime/schedule_device.hpp"
 
 namespace warpath::runtime::detail {
@@ -29,8 +30,7 @@ namespace {
 constexpr int kBlockSize = 256;
 
 __global__ void iota_kernel(uint32_t* out, uint32_t n) {
-  for (uint32_t i = blockIdx.x * kBlockSize + threadIdx.x; i < n; i += gridDim.x * kBlockSize)
-    out[i] = i;
+  for (const uint32_t i : grid_stride(n)) out[i] = i;
 }
 
 // dst row r = src row order[r] (gather) or dst row order[r] = src row r (scatter), a byte at a
