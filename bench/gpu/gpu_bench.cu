@@ -94,20 +94,6 @@ PinnedVector<T> pinned(const std::vector<T>& v) {
   return PinnedVector<T>(v.begin(), v.end());
 }
 
-// Keys in page-locked memory, rows of `stride` words as in `from`.
-struct PinnedKeys {
-  PinnedVector<uint32_t> words;
-  classify::KeyBatch batch;
-};
-PinnedKeys pinned_keys(const classify::KeyBatch& from) {
-  PinnedKeys k;
-  const size_t words = size_t(classify::key_words(from.layout)) * from.stride;
-  k.words.assign(from.words, from.words + words);
-  k.batch       = from;
-  k.batch.words = k.words.data();
-  return k;
-}
-
 struct Row {
   std::string bench;
   uint32_t batch;
@@ -356,8 +342,8 @@ Status classify_point(const std::string& engine, const std::string& sweep,
     return Status(Errc::kInvalidArgument, engine + " on " + set.rules.name + ": " + diff);
   PinnedVector<uint32_t> out(set.keys.size());
   ExecContext ctx;
-  const PinnedKeys keys        = pinned_keys(set.keys.view());
-  const classify::KeyBatch all = keys.batch;
+  PinnedVector<uint32_t> words;
+  const classify::KeyBatch all = classify::pinned_copy(set.keys.view(), words);
   for (uint32_t batch : batches) {
     batch       = std::min(batch, all.count);
     double best = 1e30;
@@ -553,13 +539,13 @@ Status run_classbench(const std::string& data, int repeat, std::vector<ClassBenc
     WARPATH_ASSIGN_OR_RETURN(auto cpu, classify::make_best_classifier(rules, "cpu."));
     std::vector<uint32_t> want(kKeys);
     PinnedVector<uint32_t> got(kKeys);
-    const PinnedKeys pk = pinned_keys(keys.view());
+    PinnedVector<uint32_t> pinned_words;
+    const classify::KeyBatch pk = classify::pinned_copy(keys.view(), pinned_words);
     ExecContext ctx;
     DeviceArray d_keys;  // the keys on the device, for the resident and kernel-only rows
     WARPATH_TRY(d_keys.reserve(size_t(kKeys) * 16));
-    WARPATH_CUDA_TRY(cudaMemcpy2D(d_keys.ptr, size_t(kKeys) * 4, pk.batch.words,
-                                  size_t(pk.batch.stride) * 4, size_t(kKeys) * 4, 4,
-                                  cudaMemcpyHostToDevice));
+    WARPATH_CUDA_TRY(cudaMemcpy2D(d_keys.ptr, size_t(kKeys) * 4, pk.words, size_t(pk.stride) * 4,
+                                  size_t(kKeys) * 4, 4, cudaMemcpyHostToDevice));
     WARPATH_TRY(cpu->classify(keys.view(), {want.data(), kKeys}, ctx));
     for (const std::string engine :
          {"cuda.linear", "cuda.tuple", "cuda.bloom", "cuda.rfc", "cuda.tic", "cuda.split",
@@ -572,7 +558,7 @@ Status run_classbench(const std::string& data, int repeat, std::vector<ClassBenc
         rows.push_back({set, engine, "skipped", 0, 0, 0, 0, 0, gpu.status().message()});
         continue;
       }
-      WARPATH_TRY((*gpu)->classify(pk.batch, {got.data(), kKeys}, ctx));
+      WARPATH_TRY((*gpu)->classify(pk, {got.data(), kKeys}, ctx));
       // A wrong answer is a row of its own (and a failed run), so the other engines still run.
       uint32_t bad = kKeys;
       for (uint32_t k = 0; k < kKeys && bad == kKeys; ++k)
@@ -589,7 +575,7 @@ Status run_classbench(const std::string& data, int repeat, std::vector<ClassBenc
         // cuda.linear is O(rules) per key: a few passes of 1M keys are enough for a minimum.
         for (int r = 0; r < std::min(repeat, 5); ++r) {
           const auto t1 = std::chrono::steady_clock::now();
-          WARPATH_TRY((*gpu)->classify(pk.batch.slice(0, b), {got.data(), b}, ctx));
+          WARPATH_TRY((*gpu)->classify(pk.slice(0, b), {got.data(), b}, ctx));
           best = std::min(
               best, std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t1)
                         .count());

@@ -22,6 +22,13 @@ void KeyBuffer::get(uint32_t i, uint32_t* key) const {
   for (unsigned w = 0; w < key_words(layout_); ++w) key[w] = words_[size_t(w) * count_ + i];
 }
 
+KeyBatch pinned_copy(const KeyBatch& keys, PinnedVector<uint32_t>& words) {
+  words.assign(keys.words, keys.words + size_t(key_words(keys.layout)) * keys.stride);
+  KeyBatch copy = keys;
+  copy.words    = words.data();
+  return copy;
+}
+
 RuleSet from_classbench(const std::vector<io::ClassBenchRule>& rules, std::string name) {
   RuleSet set;
   set.layout = KeyLayout::kFiveTuple;

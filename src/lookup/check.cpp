@@ -226,42 +226,37 @@ CheckReport check_fib_engine(std::string_view id, uint64_t seed, uint64_t items)
   report.detail                     = compare_engine(**engine, **ref, a4, a6, sizes);
   if (report.detail.empty()) report.detail = random_updates(**engine, **ref, table, seed, 200);
   if (report.detail.empty()) report.detail = compare_engine(**engine, **ref, a4, a6, {n});
+  // A variant of the table or the image: the engine against ref.lpm on a few burst sizes,
+  // updates, and again; the detail names the variant.
+  const std::vector<uint32_t> few = {0, 1, 257, std::min<uint32_t>(n, 4096)};
+  auto variant                    = [&](const char* name, RouteTable t, const FibParams& params,
+                     uint64_t update_seed) {
+    if (!report.detail.empty()) return;
+    auto e = make_fib(id, t, params);
+    auto r = detail::make_ref_fib(t);
+    if (!e.is_ok() || !r.is_ok()) {
+      report.detail = (e.is_ok() ? r.status() : e.status()).message();
+    } else if (const unsigned bits = (*e)->stats().entry_bits;
+               params.entry_bits && bits && bits != params.entry_bits) {
+      report.detail = "asked for " + std::to_string(params.entry_bits) + "-bit entries, got " +
+                      std::to_string(bits) + "-bit";
+    } else {
+      report.detail = compare_engine(**e, **r, a4, a6, few);
+      if (report.detail.empty()) report.detail = random_updates(**e, **r, t, update_seed, 50);
+      if (report.detail.empty()) report.detail = compare_engine(**e, **r, a4, a6, few);
+    }
+    if (!report.detail.empty()) report.detail = std::string(name) + ": " + report.detail;
+  };
   // An IPv6-only table (no IPv4 image at all): every IPv4 address has no route, until updates
   // add the first IPv4 routes.
-  if (report.detail.empty()) {
-    RouteTable six = table;
-    six.v4.clear();
-    auto e6 = make_fib(id, six);
-    auto r6 = detail::make_ref_fib(six);
-    if (!e6.is_ok() || !r6.is_ok()) {
-      report.detail = "IPv6-only table: " + (e6.is_ok() ? r6.status() : e6.status()).message();
-    } else {
-      const std::vector<uint32_t> few = {0, 1, 257, std::min<uint32_t>(n, 4096)};
-      report.detail                   = compare_engine(**e6, **r6, a4, a6, few);
-      if (report.detail.empty()) report.detail = random_updates(**e6, **r6, six, seed + 1, 50);
-      if (report.detail.empty()) report.detail = compare_engine(**e6, **r6, a4, a6, few);
-      if (!report.detail.empty()) report.detail = "IPv6-only table: " + report.detail;
-    }
-  }
+  RouteTable six = table;
+  six.v4.clear();
+  variant("IPv6-only table", six, {}, seed + 1);
   // 32-bit IPv4 entries (the width a table with more than 32,767 next hops gets; the kernels
-  // and CPU bodies have a path of their own for it): the same answers, updates included.
-  if (report.detail.empty()) {
-    FibParams wide;
-    wide.entry_bits = 32;
-    auto e32        = make_fib(id, table, wide);
-    auto r32        = detail::make_ref_fib(table);
-    if (!e32.is_ok() || !r32.is_ok()) {
-      report.detail = "32-bit entries: " + (e32.is_ok() ? r32.status() : e32.status()).message();
-    } else if (const unsigned bits = (*e32)->stats().entry_bits; bits != 0 && bits != 32) {
-      report.detail = "32-bit entries: asked for, got " + std::to_string(bits) + "-bit";
-    } else {
-      const std::vector<uint32_t> few = {1, 257, std::min<uint32_t>(n, 4096)};
-      report.detail                   = compare_engine(**e32, **r32, a4, a6, few);
-      if (report.detail.empty()) report.detail = random_updates(**e32, **r32, table, seed + 2, 50);
-      if (report.detail.empty()) report.detail = compare_engine(**e32, **r32, a4, a6, few);
-      if (!report.detail.empty()) report.detail = "32-bit entries: " + report.detail;
-    }
-  }
+  // and CPU bodies have a path of their own for it).
+  FibParams wide;
+  wide.entry_bits = 32;
+  variant("32-bit entries", table, wide, seed + 2);
   report.items = 2ull * n;
   return report;
 }

@@ -16,32 +16,7 @@ namespace {
 
 // One direction's bytes since its last gap, up to the inspection depth.
 struct DirBuffer {
-  // bytes[head..]: the lookback, then bytes not yet inspected. What the lookback drops moves
-  // `head` and is erased only once it is half the string, so a direction's chunk costs its own
-  // bytes, not a move of the whole lookback (4 KiB a chunk for a stream of small segments).
-  std::string bytes;
-  size_t head = 0;
-  size_t size() const { return bytes.size() - head; }
-  const uint8_t* data() const { return reinterpret_cast<const uint8_t*>(bytes.data()) + head; }
-  void clear() {
-    bytes.clear();
-    head = 0;
-  }
-  // The buffer's bytes as a string of their own (the buffer is left empty).
-  std::string take() {
-    bytes.erase(0, head);
-    head = 0;
-    return std::move(bytes);
-  }
-  // Keeps the last n bytes.
-  void keep_last(size_t n) {
-    if (size() <= n) return;
-    head = bytes.size() - n;
-    if (head >= bytes.size() / 2) {
-      bytes.erase(0, head);
-      head = 0;
-    }
-  }
+  std::string bytes;      // the lookback, then bytes not yet inspected
   bool from_start = true; // bytes[0] is the stream's first byte (since the last gap)
   uint64_t total = 0;     // bytes taken for inspection in this direction
   // Bytes before a gap not yet inspected (the gap came in the same delivery): inspected first,
@@ -323,27 +298,26 @@ class PipelineInspector final : public Inspector {
       u.pkt.to_server = d == 0;
       if (ctx.l7_label >= 0) u.pkt.app_proto = &cfg_.l7->names[size_t(ctx.l7_label)];
       u.pkt.app_pending = l7_ && !ctx.l7_done;
-      auto run = [&](const uint8_t* data, size_t len, uint32_t inspected, bool from_start) {
+      auto run          = [&](const std::string& bytes, uint32_t inspected, bool from_start) {
         u.at_stream_start = from_start;
-        u.data            = data;
-        u.len             = uint32_t(len);
+        u.data            = reinterpret_cast<const uint8_t*>(bytes.data());
+        u.len             = uint32_t(bytes.size());
         u.new_from = inspected;
         return inspect(u, serial, alerts, v);
       };
       // Each run of bytes between gaps is a buffer of its own: those before a gap first.
-      for (const auto& [bytes, inspected] : b.before_gap)
-        WARPATH_TRY(
-            run(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), inspected, false));
+      for (const auto& [bytes, inspected] : b.before_gap) WARPATH_TRY(run(bytes, inspected, false));
       b.before_gap.clear();
       if (b.dirty) {
         b.dirty = false;
-        WARPATH_TRY(run(b.data(), b.size(), b.inspected, b.from_start));
-        if (b.size() > kStreamLookback) {  // keep the lookback only
-          buffered_ -= b.size() - kStreamLookback;
-          b.keep_last(kStreamLookback);
+        WARPATH_TRY(run(b.bytes, b.inspected, b.from_start));
+        if (b.bytes.size() > kStreamLookback) {  // keep the lookback only
+          const size_t drop = b.bytes.size() - kStreamLookback;
+          b.bytes.erase(0, drop);
+          buffered_ -= drop;
           b.from_start = false;
         }
-        b.inspected = uint32_t(b.size());
+        b.inspected = uint32_t(b.bytes.size());
       }
     }
     return Status::ok();
@@ -408,10 +382,10 @@ class PipelineInspector final : public Inspector {
     if (it == flows_.end()) return;
     DirBuffer& b = it->second.dir[c.dir & 1];
     if (c.gap) {  // content cannot match across bytes the capture lost
-      if (b.size()) ++counters_.stream_gaps;
-      buffered_ -= b.size();
-      if (b.dirty) b.before_gap.emplace_back(b.take(), b.inspected);
-      b.clear();
+      if (!b.bytes.empty()) ++counters_.stream_gaps;
+      buffered_ -= b.bytes.size();
+      if (b.dirty) b.before_gap.emplace_back(std::move(b.bytes), b.inspected);
+      b.bytes.clear();
       b.dirty      = false;
       b.from_start = false;  // what follows a gap is not a stream's start
       b.inspected = 0;
@@ -424,9 +398,9 @@ class PipelineInspector final : public Inspector {
       // Over the memcap: these bytes are not inspected, and what follows them starts a new
       // buffer (no match across the bytes left out), as after a gap.
       ++counters_.inspect_memcap;
-      buffered_ -= std::min<uint64_t>(buffered_, b.size());
-      if (b.dirty) b.before_gap.emplace_back(b.take(), b.inspected);
-      b.clear();
+      buffered_ -= std::min<uint64_t>(buffered_, b.bytes.size());  // before the move empties it
+      if (b.dirty) b.before_gap.emplace_back(std::move(b.bytes), b.inspected);
+      b.bytes.clear();
       b.dirty = false, b.inspected = 0, b.from_start = false;
       b.total += std::min<size_t>(room, c.len);
       return;
@@ -464,7 +438,7 @@ class PipelineInspector final : public Inspector {
       if (it != flows_.end()) {
         ev.alerts  = it->second.alerts;
         ev.dropped = it->second.dropped;
-        buffered_ -= it->second.dir[0].size() + it->second.dir[1].size();
+        buffered_ -= it->second.dir[0].bytes.size() + it->second.dir[1].bytes.size();
         flows_.erase(it);
       }
       detect_->end_flow(r.serial);

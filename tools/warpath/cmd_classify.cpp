@@ -215,11 +215,7 @@ int run_classify(const ClassifyOptions& o) {
   ctx.threads              = o.threads;
   classify::KeyBatch batch = keys->view();
   PinnedVector<uint32_t> pinned_keys;
-  if ((*engine)->takes_device_memory()) {
-    pinned_keys.assign(batch.words,
-                       batch.words + size_t(classify::key_words(batch.layout)) * batch.stride);
-    batch.words = pinned_keys.data();
-  }
+  if ((*engine)->takes_device_memory()) batch = classify::pinned_copy(batch, pinned_keys);
   UpdateRun urun;
   if (!o.updates.empty())
     if (Status s = run_updates(**engine, updates, batch, o, urun); !s.is_ok()) return fail(s);

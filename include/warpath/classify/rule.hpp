@@ -44,6 +44,7 @@
 #include <vector>
 
 #include "warpath/core/hd.hpp"
+#include "warpath/core/memory.hpp"
 #include "warpath/core/status.hpp"
 #include "warpath/io/classbench.hpp"
 
@@ -125,6 +126,9 @@ inline void five_tuple_words(const packet::FiveTuple4& t, uint32_t* key) {
 RuleSet from_classbench(const std::vector<io::ClassBenchRule>& rules, std::string name);
 /// Keys of a ClassBench trace.
 KeyBuffer keys_from_trace(const std::vector<io::TraceEntry>& trace);
+/// `keys` copied into `words` (page-locked where a GPU is, so a CUDA engine copies them
+/// straight: warpath/core/memory.hpp), as a batch over that copy with the same stride.
+KeyBatch pinned_copy(const KeyBatch& keys, PinnedVector<uint32_t>& words);
 
 /// OpenFlow rules in ovs-ofctl syntax (see the header comment).
 Result<RuleSet> parse_openflow_rules(std::string_view text, std::string_view name);
