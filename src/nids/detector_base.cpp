@@ -45,7 +45,7 @@ void DetectorBase::apply_bits(const CompiledRule& c, uint64_t flow) {
   for (uint32_t b : c.toggle) w[b / 64] ^= uint64_t(1) << (b % 64);
 }
 
-Status DetectorBase::inspect(const Unit& u, std::vector<Hit>& hits) {
+void DetectorBase::count(const Unit& u) {
   ++counters_.units;
   if (u.buffer == Buffer::kStream) {
     ++counters_.stream_units;
@@ -54,15 +54,42 @@ Status DetectorBase::inspect(const Unit& u, std::vector<Hit>& hits) {
     ++counters_.packet_units;
     counters_.bytes += u.len;
   }
-  if (u.packet == 0 || u.packet != packet_) applied_.clear();
-  packet_ = u.packet;
+}
+
+Status DetectorBase::inspect(const Unit& u, std::vector<Hit>& hits) {
+  count(u);
   cands_.clear();
   candidates(u, cands_);
+  evaluate(u, cands_, hits);
+  return Status::ok();
+}
+
+void DetectorBase::candidates_batch(const Unit* units, uint32_t n, std::vector<uint32_t>* out) {
+  for (uint32_t i = 0; i < n; ++i) {
+    out[i].clear();
+    candidates(units[i], out[i]);
+  }
+}
+
+Status DetectorBase::inspect_batch(const Unit* units, uint32_t n, std::vector<Hit>* hits) {
+  if (batch_cands_.size() < n) batch_cands_.resize(n);
+  candidates_batch(units, n, batch_cands_.data());
+  for (uint32_t i = 0; i < n; ++i) {
+    count(units[i]);
+    evaluate(units[i], batch_cands_[i], hits[i]);
+  }
+  return Status::ok();
+}
+
+void DetectorBase::evaluate(const Unit& u, const std::vector<uint32_t>& cands,
+                            std::vector<Hit>& hits) {
+  if (u.packet == 0 || u.packet != packet_) applied_.clear();
+  packet_              = u.packet;
   const auto& compiled = img_.compiled();
   const auto& rules    = img_.rules();
   PayloadEval eval(md_, mc_);
   const int64_t min_end = u.buffer == Buffer::kStream ? int64_t(u.new_from) : -1;
-  for (uint32_t i : cands_) {
+  for (uint32_t i : cands) {
     const CompiledRule& c = compiled[i];
     const Rule& r         = rules[i];
     if (!applies_to(c, u.buffer, u.stream_flow) || !header_matches(r, u.pkt)) continue;
@@ -85,7 +112,6 @@ Status DetectorBase::inspect(const Unit& u, std::vector<Hit>& hits) {
     hits.push_back({i});
     if (r.action == Action::kPass) break;
   }
-  return Status::ok();
 }
 
 void DetectorBase::end_flow(uint64_t flow) {

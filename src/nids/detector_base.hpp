@@ -2,6 +2,7 @@
 // evaluation of candidate rules in order (the engines differ only in how they pick the
 // candidates).
 #pragma once
+#include <functional>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -21,6 +22,8 @@ class DetectorBase : public Detector {
 
   std::string_view id() const noexcept override { return id_; }
   Status inspect(const Unit& u, std::vector<Hit>& hits) override;
+  /// Every unit's candidates first (candidates_batch), then each unit evaluated in order.
+  Status inspect_batch(const Unit* units, uint32_t n, std::vector<Hit>* hits) override;
   void end_flow(uint64_t flow) override;
   DetectCounters counters() const override;
   const DetectImage& image() const noexcept override { return *holder_; }
@@ -28,6 +31,9 @@ class DetectorBase : public Detector {
  protected:
   /// Rule indices worth evaluating for `u`, ascending, each once (a superset of the matches).
   virtual void candidates(const Unit& u, std::vector<uint32_t>& out) = 0;
+  /// The candidates of `n` units (out[i] for units[i], as candidates() would give them, the
+  /// units taken in order); by default candidates() of each.
+  virtual void candidates_batch(const Unit* units, uint32_t n, std::vector<uint32_t>* out);
   /// Per-flow state of the engine to drop.
   virtual void forget_flow(uint64_t) {}
   const Image& img() const noexcept { return img_; }
@@ -35,6 +41,9 @@ class DetectorBase : public Detector {
  private:
   bool conditions_hold(const CompiledRule& c, uint64_t flow) const;
   void apply_bits(const CompiledRule& c, uint64_t flow);
+  void count(const Unit& u);
+  /// The candidates `cands` of `u` evaluated in order; matches appended to `hits`.
+  void evaluate(const Unit& u, const std::vector<uint32_t>& cands, std::vector<Hit>& hits);
 
   std::shared_ptr<const DetectImage> holder_;
   const Image& img_;
@@ -43,6 +52,7 @@ class DetectorBase : public Detector {
   pcre2_match_context* mc_ = nullptr;
   std::unordered_map<uint64_t, std::vector<uint64_t>> bits_;  // flow -> flowbit words
   std::vector<uint32_t> cands_;
+  std::vector<std::vector<uint32_t>> batch_cands_;  // inspect_batch's, per unit
   uint64_t packet_ = 0;            // the packet of the last unit
   std::vector<uint32_t> applied_;  // rules whose flowbits changed for that packet
   DetectCounters counters_;
@@ -50,5 +60,17 @@ class DetectorBase : public Detector {
 
 Result<std::unique_ptr<Detector>> make_ref_detector(std::shared_ptr<const DetectImage> image);
 Result<std::unique_ptr<Detector>> make_cpu_detector(std::shared_ptr<const DetectImage> image);
+/// cuda.nids's detector over any pattern engine's block scans (`engine`: cuda.ac; the tests
+/// run it over cpu.ac), named `id`.
+/// `engine` beside ref.nids (the validate: wrapper).
+Result<std::unique_ptr<Detector>> validated_detector(std::unique_ptr<Detector> engine,
+                                                     std::shared_ptr<const DetectImage> image);
+/// check_nids_engine over detectors `make` builds (validate: ones: they fail on a difference).
+using DetectorMaker =
+    std::function<Result<std::unique_ptr<Detector>>(std::shared_ptr<const DetectImage>)>;
+CheckReport check_detector(std::string_view id, const DetectorMaker& make, uint64_t seed,
+                           uint64_t items);
+Result<std::unique_ptr<Detector>> make_block_detector(std::shared_ptr<const DetectImage> image,
+                                                      std::string id, const std::string& engine);
 
 }  // namespace warpath::nids::detail

@@ -1,6 +1,7 @@
 // The detection engine registry (the only list of NIDS engines), the validating wrapper and the
 // self-test's differential check (include/warpath/nids/detect.hpp).
 #include <algorithm>
+#include <deque>
 #include <random>
 
 #include "core/engine_table.hpp"
@@ -27,6 +28,32 @@ class ValidatingDetector final : public ValidatingPair<Detector> {
     std::vector<Hit> got(hits.begin() + long(from), hits.end()), want;
     WARPATH_TRY(ref_->inspect(u, want));
     ++units_;
+    return compare(u, got, want);
+  }
+  // The engine's batch against ref.nids unit by unit, compared per unit as inspect() does.
+  Status inspect_batch(const Unit* units, uint32_t n, std::vector<Hit>* hits) override {
+    std::vector<size_t> from(n);
+    for (uint32_t i = 0; i < n; ++i) from[i] = hits[i].size();
+    WARPATH_TRY(engine_->inspect_batch(units, n, hits));
+    for (uint32_t i = 0; i < n; ++i) {
+      std::vector<Hit> want;
+      WARPATH_TRY(ref_->inspect(units[i], want));
+      ++units_;
+      WARPATH_TRY(compare(units[i],
+                          std::vector<Hit>(hits[i].begin() + long(from[i]), hits[i].end()), want));
+    }
+    return Status::ok();
+  }
+  bool prefers_batches() const noexcept override { return engine_->prefers_batches(); }
+  void end_flow(uint64_t flow) override {
+    engine_->end_flow(flow);
+    ref_->end_flow(flow);
+  }
+  DetectCounters counters() const override { return engine_->counters(); }
+  const DetectImage& image() const noexcept override { return engine_->image(); }
+
+ private:
+  Status compare(const Unit& u, const std::vector<Hit>& got, const std::vector<Hit>& want) {
     if (got == want) return Status::ok();
     // The first rule one matched and the other did not, as written.
     std::string rule;
@@ -42,14 +69,6 @@ class ValidatingDetector final : public ValidatingPair<Detector> {
                    std::to_string(u.len) + " bytes from " + std::to_string(u.new_from) +
                    "; rule: " + rule + ")");
   }
-  void end_flow(uint64_t flow) override {
-    engine_->end_flow(flow);
-    ref_->end_flow(flow);
-  }
-  DetectCounters counters() const override { return engine_->counters(); }
-  const DetectImage& image() const noexcept override { return engine_->image(); }
-
- private:
   uint64_t units_ = 0;
 };
 
@@ -57,8 +76,7 @@ using Image         = std::shared_ptr<const DetectImage>;
 using DetectorTable = EngineTable<Detector(Image)>;
 
 DetectorTable::Made validated(std::unique_ptr<Detector> engine, Image image) {
-  WARPATH_ASSIGN_OR_RETURN(std::unique_ptr<Detector> ref, detail::make_ref_detector(std::move(image)));
-  return std::unique_ptr<Detector>(std::make_unique<ValidatingDetector>(std::move(engine), std::move(ref)));
+  return detail::validated_detector(std::move(engine), std::move(image));
 }
 
 const DetectorTable& detector_table() {
@@ -67,9 +85,18 @@ const DetectorTable& detector_table() {
       {
           {{"ref.nids", "every rule evaluated on every buffer (the oracle)", 0, engine_always},
            [](Image image) { return detail::make_ref_detector(std::move(image)); }},
-          {{"cpu.nids", "rules grouped by buffer and protocol, a multi-literal prefilter over their "
-                        "fast patterns (Vectorscan where built, else Aho-Corasick)", 10, engine_always},
+          {{"cpu.nids",
+            "rules grouped by buffer and protocol, a multi-literal prefilter over their "
+            "fast patterns (Vectorscan where built, else Aho-Corasick)",
+            10, engine_always},
            [](Image image) { return detail::make_cpu_detector(std::move(image)); }},
+          {{"cuda.nids",
+            "cpu.nids's groups with a block prefilter on the GPU (cuda.ac), a batch of "
+            "units per launch; candidates evaluated in order on the CPU",
+            5, cuda_engine_available},
+           [](Image image) {
+             return detail::make_block_detector(std::move(image), "cuda.nids", "cuda.ac");
+           }},
       },
       &validated);
   return table;
@@ -78,6 +105,14 @@ const DetectorTable& detector_table() {
 }  // namespace
 
 std::vector<EngineInfo> nids_engines() { return detector_table().infos(); }
+
+Result<std::unique_ptr<Detector>> detail::validated_detector(
+    std::unique_ptr<Detector> engine, std::shared_ptr<const DetectImage> image) {
+  WARPATH_ASSIGN_OR_RETURN(std::unique_ptr<Detector> ref,
+                           detail::make_ref_detector(std::move(image)));
+  return std::unique_ptr<Detector>(
+      std::make_unique<ValidatingDetector>(std::move(engine), std::move(ref)));
+}
 
 Result<std::unique_ptr<Detector>> make_detector(std::string_view requested,
                                                 std::shared_ptr<const DetectImage> image) {
@@ -147,6 +182,17 @@ std::string random_rule(std::mt19937_64& rng, uint32_t sid) {
 }  // namespace
 
 CheckReport check_nids_engine(std::string_view id, uint64_t seed, uint64_t items) {
+  const std::string validate = "validate:" + std::string(id);
+  return detail::check_detector(
+      id,
+      [&](std::shared_ptr<const DetectImage> image) {
+        return make_detector(validate, std::move(image));
+      },
+      seed, items);
+}
+
+CheckReport detail::check_detector(std::string_view id, const DetectorMaker& make, uint64_t seed,
+                                   uint64_t items) {
   CheckReport report{"nids", std::string(id), seed, 0, false, {}};
   std::mt19937_64 rng(seed);
   const Vars vars;
@@ -163,7 +209,7 @@ CheckReport check_nids_engine(std::string_view id, uint64_t seed, uint64_t items
       report.detail = image.status().message();
       return report;
     }
-    auto d = make_detector("validate:" + std::string(id), *image);
+    auto d = make(*image);
     if (!d.is_ok()) {
       if (d.status().code() == Errc::kNotFound || d.status().code() == Errc::kNotSupported) {
         report.skipped = true;
@@ -174,7 +220,12 @@ CheckReport check_nids_engine(std::string_view id, uint64_t seed, uint64_t items
       return report;
     }
     static const uint8_t kA[4] = {10, 0, 0, 1}, kB[4] = {192, 168, 1, 2};
-    for (int flow = 1; flow <= 8 && report.items < items; ++flow) {
+    // Eight flows of 12 units, each unit with its own bytes (a stream unit: its flow's stream
+    // so far), fed in batches of random sizes (an empty one, one unit, up to all 96 at once):
+    // inspect_batch must answer as inspect() does unit by unit.
+    std::deque<std::string> buffers;
+    std::vector<Unit> units;
+    for (int flow = 1; flow <= 8; ++flow) {
       std::string stream;
       for (int u = 0; u < 12; ++u) {
         const uint32_t len = kSizes[rng() % std::size(kSizes)];
@@ -196,24 +247,33 @@ CheckReport check_nids_engine(std::string_view id, uint64_t seed, uint64_t items
           unit.buffer   = Buffer::kStream;
           unit.new_from = uint32_t(stream.size());
           stream += payload;
-          unit.data = reinterpret_cast<const uint8_t*>(stream.data());
-          unit.len  = uint32_t(stream.size());
+          buffers.push_back(stream);
         } else {
           unit.stream_flow = unit.pkt.proto == 6 && rng() % 2;
-          unit.data        = reinterpret_cast<const uint8_t*>(payload.data());
-          unit.len         = len;
+          buffers.push_back(std::move(payload));
         }
+        unit.data      = reinterpret_cast<const uint8_t*>(buffers.back().data());
+        unit.len       = uint32_t(buffers.back().size());
         unit.pkt.dsize = len;
-        std::vector<Hit> hits;
-        if (Status s = (*d)->inspect(unit, hits); !s.is_ok()) {
-          report.detail = s.message();
-          return report;
-        }
-        matched += hits.size();
-        ++report.items;
+        units.push_back(unit);
       }
-      (*d)->end_flow(uint64_t(flow));
     }
+    std::vector<std::vector<Hit>> hits(units.size());
+    size_t at = 0;
+    for (int batch = 0; at < units.size() && report.items < items; ++batch) {
+      const uint64_t pick = rng() % 4;
+      size_t step = batch == 0 ? 0 : pick == 0 ? 1 : pick == 1 ? units.size() : 1 + rng() % 40;
+      step        = std::min<size_t>({step, units.size() - at, size_t(items - report.items)});
+      if (Status s = (*d)->inspect_batch(units.data() + at, uint32_t(step), hits.data() + at);
+          !s.is_ok()) {
+        report.detail = s.message();
+        return report;
+      }
+      for (size_t k = at; k < at + step; ++k) matched += hits[k].size();
+      report.items += step;
+      at += step;
+    }
+    for (int flow = 1; flow <= 8; ++flow) (*d)->end_flow(uint64_t(flow));
   }
   if (matched == 0) report.detail = "no generated rule matched: the comparison proved nothing";
   return report;

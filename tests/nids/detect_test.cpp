@@ -2,18 +2,32 @@
 // stream chunks (lookback, matches alerting once, anchors), flowbits, pass and the action
 // order, IP-only rules, headers and flow options; every engine, and the engines against
 // ref.nids on generated rules at several sizes.
-#include <gtest/gtest.h>
+#include "warpath/nids/detect.hpp"
 
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 
-#include "warpath/nids/detect.hpp"
+#include "nids/detector_base.hpp"
 
 namespace warpath::nids {
 namespace {
 
 const std::vector<std::string>& engines() {
-  static const std::vector<std::string> ids = {"ref.nids", "cpu.nids", "validate:cpu.nids"};
+  static const std::vector<std::string> ids = {"ref.nids", "cpu.nids", "validate:cpu.nids",
+                                               "block:cpu.ac", "validate:block:cpu.ac"};
   return ids;
+}
+
+// An engine by id; "block:<pattern engine>" is cuda.nids's detector over that engine's block
+// scans (cuda.ac on a GPU; cpu.ac here runs the same detector without one).
+Result<std::unique_ptr<Detector>> make_engine(const std::string& engine,
+                                              std::shared_ptr<const DetectImage> image) {
+  const bool validate = engine.rfind("validate:block:", 0) == 0;
+  if (!validate && engine.rfind("block:", 0) != 0) return make_detector(engine, std::move(image));
+  const std::string pattern_engine = engine.substr(engine.rfind(':') + 1);
+  auto d                           = detail::make_block_detector(image, engine, pattern_engine);
+  if (!validate || !d.is_ok()) return d;
+  return detail::validated_detector(std::move(*d), std::move(image));
 }
 
 struct Harness {
@@ -34,7 +48,7 @@ struct Harness {
     auto img = compile_rules(set);
     EXPECT_TRUE(img.is_ok()) << img.status().message();
     image = *img;
-    auto d = make_detector(engine, image);
+    auto d = make_engine(engine, image);
     EXPECT_TRUE(d.is_ok()) << d.status().message();
     det = std::move(*d);
   }
@@ -322,6 +336,12 @@ TEST(NidsDetect, EnginesAgreeWithTheReference) {
   for (uint64_t seed : {1u, 2u, 3u, 10u}) {
     const CheckReport r = check_nids_engine("cpu.nids", seed, 3000);
     EXPECT_TRUE(r.passed()) << r.detail;
+    // cuda.nids's detector, its block prefilter on cpu.ac: batches of 0, 1, up to 96 units.
+    const CheckReport b = detail::check_detector(
+        "block:cpu.ac", [](auto image) { return make_engine("validate:block:cpu.ac", image); },
+        seed, 3000);
+    EXPECT_TRUE(b.passed()) << b.detail;
+    EXPECT_EQ(b.items, 3000u);
   }
   EXPECT_FALSE(make_detector("cuda.nids", nullptr).is_ok());
 }

@@ -40,6 +40,12 @@
 //              candidates; rules without a positive content are always candidates. A stream
 //              remembers the rules whose fast pattern it has shown (their other conditions may
 //              complete later).
+//   cuda.nids  cpu.nids's groups with a block prefilter on the GPU (cuda.ac): inspect_batch
+//              scans every unit of a batch at once, one launch per group, each unit's whole
+//              buffer (a stream unit's lookback too, so no per-stream matcher state), then
+//              evaluates the candidates of each unit in order on the CPU (flowbits are
+//              sequential by definition). Only literals run on the GPU: pcre and the other
+//              conditions are the candidates' evaluation, as in cpu.nids.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -151,13 +157,23 @@ class Detector {
   /// Appends the rules that match `u` (in evaluation order, each once; noalert and pass rules
   /// included: the caller decides what to log) and applies their flowbits.
   virtual Status inspect(const Unit& u, std::vector<Hit>& hits) = 0;
+  /// `n` units at once: appends to hits[i] what inspect(units[i], hits[i]) would, the units
+  /// taken in order (flowbits set by one are seen by the next). The units' bytes stay valid
+  /// for the call. Engines that prefilter a batch at once (cuda.nids) answer faster this way;
+  /// the others inspect one unit after the other.
+  virtual Status inspect_batch(const Unit* units, uint32_t n, std::vector<Hit>* hits) {
+    for (uint32_t i = 0; i < n; ++i) WARPATH_TRY(inspect(units[i], hits[i]));
+    return Status::ok();
+  }
+  /// Whether inspect_batch is this engine's fast path (callers then gather units).
+  virtual bool prefers_batches() const noexcept { return false; }
   /// The flow ended: its flowbits and stream state are freed.
   virtual void end_flow(uint64_t flow) = 0;
   virtual DetectCounters counters() const = 0;
   virtual const DetectImage& image() const noexcept = 0;
 };
 
-/// ref.nids, cpu.nids.
+/// ref.nids, cpu.nids, cuda.nids.
 std::vector<EngineInfo> nids_engines();
 /// Resolves `id` (auto, cpu, ref, validate:<id>) and builds a detector over `image`.
 /// validate:<id> runs ref.nids beside it and fails inspect() on the first unit whose hits differ.

@@ -5,51 +5,13 @@
 // the rules its bytes have armed. A TCP or UDP unit's candidates then pass the port filter
 // (port_filter.hpp): rules whose ports cannot take the unit are not evaluated at all.
 #include <algorithm>
+#include <unordered_map>
 
-#include "nids/cpu/port_filter.hpp"
+#include "nids/cpu/rule_groups.hpp"
 #include "nids/detector_base.hpp"
-#include "warpath/pattern/pattern.hpp"
 
 namespace warpath::nids::detail {
 namespace {
-
-// Unit kinds: packets of flows without a stream, packets whose payload goes to the stream,
-// stream buffers.
-constexpr int kKinds = 3;
-// Transport classes: TCP, UDP, ICMP, other.
-constexpr int kProtos = 4;
-
-int proto_class(uint8_t proto) {
-  return proto == 6 ? 0 : proto == 17 ? 1 : (proto == 1 || proto == 58) ? 2 : 3;
-}
-
-int kind_of(const Unit& u) {
-  return u.buffer == Buffer::kStream ? 2 : u.stream_flow ? 1 : 0;
-}
-
-bool rule_takes_proto(Proto p, int cls) {
-  switch (p) {
-    case Proto::kIp: return true;
-    case Proto::kTcp: case Proto::kTcpPkt: case Proto::kTcpStream: return cls == 0;
-    case Proto::kUdp: return cls == 1;
-    case Proto::kIcmp: return cls == 2;
-  }
-  return false;
-}
-
-struct Group {
-  std::vector<uint32_t> always;     // rules without a fast pattern
-  std::vector<uint32_t> by_pattern; // pattern id -> rule
-  std::unique_ptr<pattern::Matcher> prefilter;
-  std::vector<uint64_t> members;    // the rules of by_pattern, a bitset (PortFilter's words)
-};
-
-// Does any rule of `members` pass `allowed`?
-bool any_allowed(const std::vector<uint64_t>& members, const uint64_t* allowed) {
-  for (size_t w = 0; w < members.size(); ++w)
-    if (members[w] & allowed[w]) return true;
-  return false;
-}
 
 class CpuDetector final : public DetectorBase {
  public:
@@ -57,48 +19,10 @@ class CpuDetector final : public DetectorBase {
       : DetectorBase(std::move(image), "cpu.nids"), ports_(img().rules()) {}
 
   Status build() {
-    const auto& compiled = img().compiled();
-    const auto& rules    = img().rules();
     std::string engine = "cpu.ac";
     for (const EngineInfo& e : pattern::pattern_engines())
       if (e.id == "cpu.hs" && e.available && e.available()) engine = "cpu.hs";
-    for (int kind = 0; kind < kKinds; ++kind) {
-      const Buffer b = kind == 2 ? Buffer::kStream : Buffer::kPacket;
-      for (int cls = 0; cls < kProtos; ++cls) {
-        Group& g = groups_[kind][cls];
-        std::vector<pattern::Pattern> patterns;
-        for (uint32_t i = 0; i < rules.size(); ++i) {
-          const CompiledRule& c = compiled[i];
-          if (!applies_to(c, b, kind == 1) || !rule_takes_proto(rules[i].proto, cls)) continue;
-          const Content* fp = img().fast_pattern(i);
-          if (!fp) {
-            g.always.push_back(i);
-            continue;
-          }
-          pattern::Pattern p;
-          p.id         = uint32_t(g.by_pattern.size());
-          p.literal    = true;
-          p.expression = fp->bytes;
-          // Every match, not HS_FLAG_SINGLEMATCH: Vectorscan 5.4.9 misses literals in a database
-          // whose other patterns are single-match (found by the self-test: B/H, xc/i, ba/H
-          // over 65 bytes ending in "xc" reports no xc).
-          p.flags      = fp->nocase ? uint32_t(pattern::kCaseless) : 0u;
-          patterns.push_back(std::move(p));
-          g.by_pattern.push_back(i);
-        }
-        g.members.assign(ports_.words(), 0);
-        if (!g.members.empty())
-          for (uint32_t i : g.by_pattern) g.members[i / 64] |= uint64_t(1) << (i % 64);
-        if (patterns.empty()) continue;
-        auto m = pattern::make_matcher(engine, patterns);
-        if (!m.is_ok()) return m.status();
-        g.prefilter = std::move(*m);
-        // A stream group's streaming database is compiled here, with the rest, and not by
-        // the first stream (a hiccup of tens of milliseconds in the middle of traffic).
-        if (kind == 2) WARPATH_TRY(g.prefilter->open_stream().status());
-      }
-    }
-    return Status::ok();
+    return build_groups(img(), ports_.words(), engine, true, groups_);
   }
 
  protected:
@@ -107,7 +31,7 @@ class CpuDetector final : public DetectorBase {
     const uint64_t* allowed =
         u.pkt.proto == 6 || u.pkt.proto == 17 ? ports_.allowed(u.pkt.sport, u.pkt.dport) : nullptr;
     out = g.always;
-    if (allowed && !any_allowed(g.members, allowed)) {
+    if (allowed && !g.any_allowed(allowed)) {
       // No rule of the group's prefilter takes these ports (Suricata's per-port rule groups):
       // nothing to scan. A stream direction's database has then missed bytes: the next chunk
       // it scans starts afresh from the buffer's first byte (a rule can match only bytes the
@@ -123,16 +47,11 @@ class CpuDetector final : public DetectorBase {
           // A prefilter that cannot answer: every rule of the group is a candidate.
           out.insert(out.end(), g.by_pattern.begin(), g.by_pattern.end());
         } else {
-          take(g, out);
+          take_matches(g, matches_, seen_, out);
         }
       }
     }
-    if (allowed)
-      out.erase(std::remove_if(out.begin(), out.end(),
-                               [&](uint32_t i) { return !PortFilter::test(allowed, i); }),
-                out.end());
-    std::sort(out.begin(), out.end());
-    out.erase(std::unique(out.begin(), out.end()), out.end());
+    finish_candidates(allowed, out);
   }
 
   void forget_flow(uint64_t flow) override {
@@ -152,23 +71,6 @@ class CpuDetector final : public DetectorBase {
   };
   static constexpr size_t kMaxArmed = 64;  // rules remembered per direction (bounded memory)
 
-  // The rules of the patterns matched, each once (a pattern may match many times). (Arming only
-  // rules whose header takes the unit would assume a direction's header never changes; the
-  // self-test's units break that, so every armed rule is checked at each chunk.)
-  void take(Group& g, std::vector<uint32_t>& out) {
-    if (seen_.size() < g.by_pattern.size()) seen_.resize(g.by_pattern.size(), 0);
-    const size_t from = out.size();
-    for (const pattern::Match& m : matches_)
-      if (!seen_[m.id]) {
-        seen_[m.id] = 1;
-        out.push_back(m.id);
-      }
-    for (size_t k = from; k < out.size(); ++k) {
-      seen_[out[k]] = 0;
-      out[k]        = g.by_pattern[out[k]];
-    }
-  }
-
   void stream_candidates(Group& g, const Unit& u, std::vector<uint32_t>& out) {
     DirState& d = streams_[u.flow * 2 + u.dir];
     // A fresh buffer (the stream's start, or after a gap), or unscanned chunks before this one:
@@ -185,7 +87,7 @@ class CpuDetector final : public DetectorBase {
       d.stream.reset();  // cannot answer: every rule of the group is armed
       d.all = true;
     } else {
-      take(g, d.armed);
+      take_matches(g, matches_, seen_, d.armed);
     }
     if (d.armed.size() != before) {
       std::sort(d.armed.begin(), d.armed.end());
@@ -201,7 +103,7 @@ class CpuDetector final : public DetectorBase {
   }
 
  private:
-  Group groups_[kKinds][kProtos];
+  Groups groups_;
   PortFilter ports_;
   std::vector<pattern::Match> matches_;
   std::vector<uint8_t> seen_;  // pattern ids taken in this scan

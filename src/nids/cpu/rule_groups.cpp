@@ -1,0 +1,92 @@
+// The rule groups of the prefiltering engines (src/nids/cpu/rule_groups.hpp).
+#include "nids/cpu/rule_groups.hpp"
+
+#include <algorithm>
+
+namespace warpath::nids::detail {
+namespace {
+
+bool rule_takes_proto(Proto p, int cls) {
+  switch (p) {
+    case Proto::kIp:
+      return true;
+    case Proto::kTcp:
+    case Proto::kTcpPkt:
+    case Proto::kTcpStream:
+      return cls == 0;
+    case Proto::kUdp:
+      return cls == 1;
+    case Proto::kIcmp:
+      return cls == 2;
+  }
+  return false;
+}
+
+}  // namespace
+
+Status build_groups(const Image& img, size_t port_words, const std::string& engine, bool streams,
+                    Groups& groups) {
+  const auto& compiled = img.compiled();
+  const auto& rules    = img.rules();
+  for (int kind = 0; kind < kKinds; ++kind) {
+    const Buffer b = kind == 2 ? Buffer::kStream : Buffer::kPacket;
+    for (int cls = 0; cls < kProtos; ++cls) {
+      Group& g = groups[kind][cls];
+      std::vector<pattern::Pattern> patterns;
+      for (uint32_t i = 0; i < rules.size(); ++i) {
+        const CompiledRule& c = compiled[i];
+        if (!applies_to(c, b, kind == 1) || !rule_takes_proto(rules[i].proto, cls)) continue;
+        const Content* fp = img.fast_pattern(i);
+        if (!fp) {
+          g.always.push_back(i);
+          continue;
+        }
+        pattern::Pattern p;
+        p.id         = uint32_t(g.by_pattern.size());
+        p.literal    = true;
+        p.expression = fp->bytes;
+        // Every match, not HS_FLAG_SINGLEMATCH: Vectorscan 5.4.9 misses literals in a database
+        // whose other patterns are single-match (found by the self-test: B/H, xc/i, ba/H
+        // over 65 bytes ending in "xc" reports no xc).
+        p.flags = fp->nocase ? uint32_t(pattern::kCaseless) : 0u;
+        patterns.push_back(std::move(p));
+        g.by_pattern.push_back(i);
+      }
+      g.members.assign(port_words, 0);
+      if (!g.members.empty())
+        for (uint32_t i : g.by_pattern) g.members[i / 64] |= uint64_t(1) << (i % 64);
+      if (patterns.empty()) continue;
+      auto m = pattern::make_matcher(engine, patterns);
+      if (!m.is_ok()) return m.status();
+      g.prefilter = std::move(*m);
+      if (streams && kind == 2) WARPATH_TRY(g.prefilter->open_stream().status());
+    }
+  }
+  return Status::ok();
+}
+
+void take_matches(const Group& g, const std::vector<pattern::Match>& matches,
+                  std::vector<uint8_t>& seen, std::vector<uint32_t>& out) {
+  if (seen.size() < g.by_pattern.size()) seen.resize(g.by_pattern.size(), 0);
+  const size_t from = out.size();
+  for (const pattern::Match& m : matches)
+    if (!seen[m.id]) {
+      seen[m.id] = 1;
+      out.push_back(m.id);
+    }
+  for (size_t k = from; k < out.size(); ++k) {
+    seen[out[k]] = 0;
+    out[k]       = g.by_pattern[out[k]];
+  }
+}
+
+void finish_candidates(const uint64_t* allowed, std::vector<uint32_t>& out) {
+  if (allowed)
+    out.erase(std::remove_if(out.begin(), out.end(),
+                             [&](uint32_t i) { return !PortFilter::test(allowed, i); }),
+              out.end());
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+}
+
+}  // namespace warpath::nids::detail

@@ -1,0 +1,60 @@
+// src/nids/cpu/rule_groups.hpp: the rule groups of the prefiltering engines (cpu.nids,
+// cuda.nids). Rules are grouped by the unit kind they look at and the transport protocol; a
+// group's multi-literal prefilter holds its rules' fast patterns (Suricata's multi-pattern
+// matcher stage), and rules without one are always candidates.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nids/core/rule_eval.hpp"
+#include "nids/cpu/port_filter.hpp"
+#include "nids/detect_image.hpp"
+#include "warpath/pattern/pattern.hpp"
+
+namespace warpath::nids::detail {
+
+// Unit kinds: packets of flows without a stream, packets whose payload goes to the stream,
+// stream buffers.
+inline constexpr int kKinds = 3;
+// Transport classes: TCP, UDP, ICMP, other.
+inline constexpr int kProtos = 4;
+
+inline int proto_class(uint8_t proto) {
+  return proto == 6 ? 0 : proto == 17 ? 1 : (proto == 1 || proto == 58) ? 2 : 3;
+}
+
+inline int kind_of(const Unit& u) {
+  return u.buffer == Buffer::kStream ? 2 : u.stream_flow ? 1 : 0;
+}
+
+struct Group {
+  std::vector<uint32_t> always;      // rules without a fast pattern
+  std::vector<uint32_t> by_pattern;  // pattern id -> rule
+  std::unique_ptr<pattern::Matcher> prefilter;
+  std::vector<uint64_t> members;  // the rules of by_pattern, a bitset (PortFilter's words)
+  /// Does any rule of the prefilter pass `allowed` (a PortFilter set)?
+  bool any_allowed(const uint64_t* allowed) const {
+    for (size_t w = 0; w < members.size(); ++w)
+      if (members[w] & allowed[w]) return true;
+    return false;
+  }
+};
+
+using Groups = Group[kKinds][kProtos];
+
+/// Builds every group's prefilter with the pattern engine `engine` (a stream group's streaming
+/// database too when `streams`, so the first stream does not compile it mid-traffic).
+Status build_groups(const Image& img, size_t port_words, const std::string& engine, bool streams,
+                    Groups& groups);
+
+/// Appends the rules of the patterns in `matches` to `out`, each once (`seen`: scratch, one
+/// byte per pattern id, left all zero).
+void take_matches(const Group& g, const std::vector<pattern::Match>& matches,
+                  std::vector<uint8_t>& seen, std::vector<uint32_t>& out);
+
+/// Keeps the candidates `allowed` (null: all) takes, ascending and each once.
+void finish_candidates(const uint64_t* allowed, std::vector<uint32_t>& out);
+
+}  // namespace warpath::nids::detail
