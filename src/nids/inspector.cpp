@@ -62,6 +62,12 @@ class PipelineInspector final : public Inspector {
                     const InspectorConfig& c)
       : detect_(std::move(d)), tracker_(std::move(t)), reasm_(std::move(r)), l7_(std::move(l7)), cfg_(c) {
     sink_ = [this](const stream::Chunk& ch) { take_chunk(ch); };
+    const auto& rules   = detect_->image().rules();
+    const bool any_pass = std::any_of(
+        rules.begin(), rules.end(), [](const Rule& rule) { return rule.action == Action::kPass; });
+    gather_ = !cfg_.ips && !any_pass &&
+              (cfg_.unit_batches == UnitBatches::kOn ||
+               (cfg_.unit_batches == UnitBatches::kAuto && detect_->prefers_batches()));
   }
 
   Status process(const packet::BatchView& batch, const packet::PacketInfo* infos, uint32_t n,
@@ -203,7 +209,7 @@ class PipelineInspector final : public Inspector {
       pv.app_proto   = classify(*ctx, payload, plen);
       pv.app_pending = !ctx->l7_done;
     }
-    seen_.clear();
+    next_packet();
     Verdict v;
     // A TCP segment goes to the reassembler first: whether it took the bytes decides where the
     // payload rules look (the stream, or this packet when the stream refused them).
@@ -323,11 +329,57 @@ class PipelineInspector final : public Inspector {
     return Status::ok();
   }
 
+  // A new packet (or a flow's end): its rules alert once however many of its units match.
+  void next_packet() {
+    seen_.clear();
+    ++group_;
+  }
+
+  // Inspects `u` now, or, when gathering, keeps it (its stream bytes copied) for flush().
   Status inspect(const Unit& u, uint64_t serial, std::vector<Alert>& alerts, Verdict& v) {
+    if (gather_) {
+      Gathered g{u, serial, ts_, packet_no_, group_, 0};
+      if (u.buffer == Buffer::kStream) {
+        g.copy = unit_bytes_.size();
+        unit_bytes_.insert(unit_bytes_.end(), u.data, u.data + u.len);
+      }
+      gathered_.push_back(g);
+      return Status::ok();
+    }
     hits_.clear();
     WARPATH_TRY(detect_->inspect(u, hits_));
+    return take_hits(u, serial, hits_, ts_, packet_no_, alerts, v);
+  }
+
+  // The gathered units in one inspect_batch call, their hits taken in order as inspect() would.
+  Status flush(std::vector<Alert>& alerts) {
+    if (gathered_.empty()) return Status::ok();
+    units_.clear();
+    for (Gathered& g : gathered_) {
+      if (g.unit.buffer == Buffer::kStream) g.unit.data = unit_bytes_.data() + g.copy;
+      units_.push_back(g.unit);
+    }
+    if (batch_hits_.size() < units_.size()) batch_hits_.resize(units_.size());
+    for (size_t i = 0; i < units_.size(); ++i) batch_hits_[i].clear();
+    WARPATH_TRY(detect_->inspect_batch(units_.data(), uint32_t(units_.size()), batch_hits_.data()));
+    uint64_t group = ~uint64_t(0);
+    Verdict v;  // IDS without pass rules: no verdict changes what is inspected
+    for (size_t i = 0; i < units_.size(); ++i) {
+      const Gathered& g = gathered_[i];
+      if (g.group != group) seen_.clear(), group = g.group;
+      WARPATH_TRY(take_hits(units_[i], g.serial, batch_hits_[i], g.ts, g.packet, alerts, v));
+    }
+    gathered_.clear();
+    unit_bytes_.clear();
+    return Status::ok();
+  }
+
+  // The alerts and the verdict of the rules `hits` that matched `u` (of packet number
+  // `packet_no` at `ts`).
+  Status take_hits(const Unit& u, uint64_t serial, const std::vector<Hit>& hits, uint64_t ts,
+                   uint64_t packet_no, std::vector<Alert>& alerts, Verdict& v) {
     const auto& rules = detect_->image().rules();
-    for (const Hit& h : hits_) {
+    for (const Hit& h : hits) {
       if (v.pass) break;  // nothing after a pass (alerts after a drop are kept, as Suricata)
       const Rule& r = rules[h.rule];
       if (std::find(seen_.begin(), seen_.end(), h.rule) != seen_.end()) continue;
@@ -344,8 +396,8 @@ class PipelineInspector final : public Inspector {
       // threshold / detection_filter: a detection_filter match below its count is no match
       // (no action either); other thresholds keep the alert back, the action still applies.
       bool full = false;
-      const bool thresholded =
-          r.threshold.type != Threshold::kNone && !thresholds_.allows(h.rule, r.threshold, u.pkt, ts_, full);
+      const bool thresholded = r.threshold.type != Threshold::kNone &&
+                               !thresholds_.allows(h.rule, r.threshold, u.pkt, ts, full);
       counters_.threshold_full += full;
       if (thresholded) ++counters_.thresholded;
       if (thresholded && r.threshold.type == Threshold::kDetectionFilter) continue;
@@ -355,9 +407,9 @@ class PipelineInspector final : public Inspector {
       }
       if (r.noalert || thresholded) continue;
       Alert a;
-      a.ts_ns      = ts_;
+      a.ts_ns           = ts;
       a.flow       = serial;
-      a.packet     = packet_no_;
+      a.packet          = packet_no;
       a.rule       = h.rule;
       a.ip_version = u.pkt.ip_version;
       a.proto      = u.pkt.proto;
@@ -418,20 +470,25 @@ class PipelineInspector final : public Inspector {
     }
   }
 
+  // The flows that ended: their streams closed and inspected a last time, then (after the
+  // gathered units are inspected: their alerts count into the flows) their events.
   Status end_flows(std::vector<Alert>& alerts, std::vector<FlowEvent>& ended) {
+    for (const flow::FlowRecord& r : records_) {
+      if (r.proto != 6) continue;
+      WARPATH_TRY(reasm_->close(r.serial, sink_));
+      auto it = flows_.find(r.serial);
+      if (it != flows_.end() && !it->second.dropped && !it->second.passed) {
+        Verdict v;  // the flow is over: nothing left to drop
+        next_packet();
+        ts_ = std::max(ts_, r.last_ns);
+        WARPATH_TRY(inspect_streams(r.serial, it->second, nullptr, 0, alerts, v, &r));
+      }
+    }
+    WARPATH_TRY(flush(alerts));
     for (const flow::FlowRecord& r : records_) {
       FlowEvent ev;
       ev.record = r;
       auto it   = flows_.find(r.serial);
-      if (r.proto == 6) {
-        WARPATH_TRY(reasm_->close(r.serial, sink_));
-        if (it != flows_.end() && !it->second.dropped && !it->second.passed) {
-          Verdict v;  // the flow is over: nothing left to drop
-          seen_.clear();
-          ts_ = std::max(ts_, r.last_ns);
-          WARPATH_TRY(inspect_streams(r.serial, it->second, nullptr, 0, alerts, v, &r));
-        }
-      }
       if (l7_)
         ev.app_proto = it != flows_.end() && it->second.l7_label >= 0
                            ? cfg_.l7->names[size_t(it->second.l7_label)] : std::string("unknown");
@@ -463,6 +520,19 @@ class PipelineInspector final : public Inspector {
   std::vector<flow::PacketFlow> answers_;
   std::vector<flow::FlowRecord> records_;
   std::vector<Hit> hits_;
+  // Gathering (UnitBatches): the units of the batch so far, a stream unit's bytes copied.
+  struct Gathered {
+    Unit unit;
+    uint64_t serial, ts, packet;
+    uint64_t group;  // units of one packet (or flow end) share it: a rule alerts once there
+    size_t copy;     // a stream unit's bytes in unit_bytes_
+  };
+  bool gather_    = false;
+  uint64_t group_ = 0;
+  std::vector<Gathered> gathered_;
+  std::vector<uint8_t> unit_bytes_;
+  std::vector<Unit> units_;
+  std::vector<std::vector<Hit>> batch_hits_;
   std::vector<uint32_t> seen_;  // rules that alerted for the current packet
   InspectorCounters counters_;
   uint64_t ts_ = 0, packet_no_ = 0;
@@ -471,6 +541,14 @@ class PipelineInspector final : public Inspector {
 };
 
 }  // namespace
+
+Result<UnitBatches> parse_unit_batches(std::string_view t) {
+  if (t == "auto") return UnitBatches::kAuto;
+  if (t == "on") return UnitBatches::kOn;
+  if (t == "off") return UnitBatches::kOff;
+  return Status(Errc::kInvalidArgument,
+                "unit batches '" + std::string(t) + "': expected auto, on or off");
+}
 
 Result<MidstreamPolicy> parse_midstream_policy(std::string_view t, bool ips) {
   if (t == "ignore") return MidstreamPolicy::kIgnore;

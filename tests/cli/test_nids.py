@@ -252,10 +252,10 @@ ET = DATA / "patterns" / "et-open" / "rules"
 CAPTURES = sorted(p for p in (DATA / "pcap").rglob("*.pcap*")) if (DATA / "pcap").is_dir() else []
 
 
-def et_run(tmp_path, extra, cap, engine, batch):
+def et_run(tmp_path, extra, cap, engine, batch, *more):
     eve = tmp_path / "e.json"
     r = run("nids", "--rules", ET, "--rules", extra, "--in", cap, "--eve", eve, "--engine", engine,
-            "--batch", batch, "--no-checksum", "--midstream", timeout=300)
+            "--batch", batch, "--no-checksum", "--midstream", *more, timeout=300)
     if r.returncode != 0 and "link type" in r.stderr:
         return None
     assert_ok(r)
@@ -289,6 +289,25 @@ def test_alerts_do_not_depend_on_engine_or_batch_size(tmp_path, cap):
     extra = anything_rules(tmp_path)
     outputs = {et_run(tmp_path, extra, cap, e, b) for e, b in (("ref.nids", 1024), ("cpu.nids", 1), ("cpu.nids", 7), ("cpu.nids", 1024))}
     assert len(outputs) == 1
+
+
+@pytest.mark.skipif(not ET.is_dir() or not SOME, reason="shared data not found")
+def test_gathered_units_give_the_same_alerts(tmp_path):
+    """--unit-batches on (cuda.nids's path: a batch's units gathered, their stream bytes
+    copied, inspected in one call, alerts taken after) gives what unit-by-unit inspection gives,
+    flowbits across packets included, at every batch size."""
+    extra = rules(tmp_path, 'alert tcp any any -> any any (msg:"any tcp payload"; content:"|00|"; sid:1;)\n'
+                            'alert udp any any -> any any (msg:"any udp"; dsize:>0; sid:2;)\n'
+                            'alert tcp any any -> any any (msg:"get"; content:"GET"; flowbits:set,g; sid:3;)\n'
+                            'alert tcp any any -> any any (msg:"after get"; content:"HTTP/1."; flowbits:isset,g; sid:4;)\n',
+                  "x.rules")
+    total = 0
+    for cap in SOME:
+        want = et_run(tmp_path, extra, cap, "cpu.nids", 64, "--unit-batches", "off")
+        for b in (1, 7, 1024):
+            assert et_run(tmp_path, extra, cap, "cpu.nids", b, "--unit-batches", "on") == want, (cap.name, b)
+        total += 0 if want is None else want.count('"event_type":"alert"')
+    assert total > 0
 
 
 def test_demo_capture_alerts_on_every_attack_and_nothing_else(tmp_path):

@@ -26,7 +26,7 @@ namespace {
 
 struct NidsOptions {
   std::vector<std::string> rules, vars, hosts;
-  std::string action_order, midstream_policy = "ignore", l7;
+  std::string action_order, midstream_policy = "ignore", l7, unit_batches = "auto";
   std::string in, eve, fast, json, classification, engine = "auto", filter, policy = "bsd";
   bool check_rules = false, verbose = false, ips = false, midstream = false, no_checksum = false;
   bool no_defrag = false, no_flows = false, skip_bad_rules = false, progress = false;
@@ -161,6 +161,9 @@ int run_nids(const NidsOptions& o) {
       std::fprintf(stderr, "warpath: warning: %s: pattern skipped: %s\n", o.l7.c_str(), printable(why).c_str());
     cfg.l7 = std::make_shared<const nids::L7Set>(std::move(*l7));
   }
+  auto ub = nids::parse_unit_batches(o.unit_batches);
+  if (!ub.is_ok()) return fail(ub.status());
+  cfg.unit_batches = *ub;
   auto mp = nids::parse_midstream_policy(o.midstream_policy, o.ips);
   if (!mp.is_ok()) return fail(mp.status());
   cfg.midstream_policy = *mp;
@@ -289,7 +292,8 @@ void add_nids(CLI::App& app, Runner& run) {
   cmd->add_option("--eve", o->eve, "EVE JSON output (alerts and flows, one object per line; - for stdout)");
   cmd->add_option("--fast", o->fast, "fast.log output (one line per alert)");
   cmd->add_option("--json", o->json, "Summary (or, with --check-rules, the report) as JSON");
-  cmd->add_option("--engine", o->engine, "Detection engine: auto, ref.nids, cpu.nids, validate:<engine>");
+  cmd->add_option("--engine", o->engine,
+                  "Detection engine: auto, ref.nids, cpu.nids, cuda.nids, validate:<engine>");
   cmd->add_option("--set-var", o->vars, "NAME=VALUE: an address or port variable (HOME_NET=[10.0.0.0/8])");
   cmd->add_option("--l7", o->l7,
                   "l7-filter patterns (the shared data's l7-patterns.tsv, or a .pat file): label each "
@@ -315,6 +319,11 @@ void add_nids(CLI::App& app, Runner& run) {
   cmd->add_flag("--no-defrag", o->no_defrag, "Do not put IP fragments back together first");
   cmd->add_flag("--no-flows", o->no_flows, "Leave flow events out of the EVE output");
   cmd->add_flag("--progress", o->progress, "Show progress even when stderr is not a terminal");
+  cmd->add_option(
+         "--unit-batches", o->unit_batches,
+         "Inspect a batch's buffers in one detector call: auto (when the engine prefers it, "
+         "cuda.nids), on, off; IDS mode without pass rules only (the alerts do not depend on it)")
+      ->check(CLI::IsMember({"auto", "on", "off"}));
   cmd->add_option("--batch", o->batch, "Packets per batch (the alerts do not depend on it)")
       ->check(CLI::Range(1u, 65536u));
   cmd->add_option("--filter", o->filter, "BPF filter expression, as tcpdump takes it");

@@ -53,6 +53,18 @@ enum class MidstreamPolicy : uint8_t {
 /// IPS mode and ignore in IDS mode.
 Result<MidstreamPolicy> parse_midstream_policy(std::string_view text, bool ips);
 
+/// Whether the inspector gathers a packet batch's inspection units and hands them to the
+/// detector at once (Detector::inspect_batch) rather than one by one. Gathering copies the
+/// stream buffers; it applies only in IDS mode to rule sets without pass rules (a pass or an
+/// IPS drop decides what is inspected next, so there each unit waits for the one before). The
+/// alerts are the same either way.
+enum class UnitBatches : uint8_t {
+  kAuto,  ///< when the engine prefers batches (cuda.nids)
+  kOn,    ///< with any engine
+  kOff,
+};
+Result<UnitBatches> parse_unit_batches(std::string_view text);  ///< "auto", "on", "off"
+
 struct InspectorConfig {
   std::string engine = "auto";         ///< detection engine
   std::string flow_engine = "auto";
@@ -66,6 +78,7 @@ struct InspectorConfig {
   bool any_checksum = false;           ///< take IPv4 packets whose header checksum is wrong
   std::shared_ptr<const L7Set> l7;     ///< L7 classification (null: none)
   std::string l7_engine = "auto";      ///< pattern engine for it
+  UnitBatches unit_batches = UnitBatches::kAuto;
 };
 
 struct Alert {
