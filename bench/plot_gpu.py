@@ -83,10 +83,12 @@ def plot_parse_lookup(plt, rows, title, out):
     for b in benches:
         pts = sorted((r["batch"], r["kernel_mpps"], r["end_to_end_mpps"]) for r in rows
                      if r["bench"] == b)
-        line = ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o",
-                       label=f"{b} kernel")[0]
-        ax.plot([p[0] for p in pts], [p[2] for p in pts], "--", marker="x",
-                color=line.get_color(), label=f"{b} end to end")
+        kernel = [p for p in pts if p[1] > 0]  # end-to-end-only rows (nids.*) have no kernel time
+        line = ax.plot([p[0] for p in pts], [p[2] for p in pts], "--", marker="x",
+                       label=f"{b} end to end")[0]
+        if kernel:
+            ax.plot([p[0] for p in kernel], [p[1] for p in kernel], marker="o",
+                    color=line.get_color(), label=f"{b} kernel")
     ax.axhline(10000, color="grey", linestyle=":", label="10 billion/s (IPv4 kernel target)")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")

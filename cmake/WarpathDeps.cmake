@@ -1,5 +1,35 @@
 # Third-party libraries, all from Debian packages (scripts/setup.sh installs them).
-# WARPATH_MINIMAL builds need none of them.
+# WARPATH_MINIMAL builds need none of them; they take PCRE2 where it is found (the NIDS).
+
+# PCRE2 (Debian libpcre2-dev): the cpu.pcre2 pattern engine and the NIDS's pcre keyword (so the
+# NIDS, cuda.nids included, is built only where it is). Through pkg-config, or, where there is
+# none (a GPU machine given the packages' files: scripts/gpu-data.sh), under WARPATH_PCRE2_ROOT.
+set(WARPATH_PCRE2_ROOT "" CACHE PATH "Where libpcre2-dev's and libpcre2-8-0's files were unpacked")
+set(WARPATH_HAVE_PCRE2 OFF)
+if(WARPATH_PCRE2_ROOT)
+  find_path(WARPATH_PCRE2_INCLUDE pcre2.h PATHS ${WARPATH_PCRE2_ROOT}/usr/include NO_DEFAULT_PATH)
+  find_library(WARPATH_PCRE2_LIBRARY pcre2-8 PATHS ${WARPATH_PCRE2_ROOT}/usr/lib/x86_64-linux-gnu
+               ${WARPATH_PCRE2_ROOT}/usr/lib NO_DEFAULT_PATH)
+  if(WARPATH_PCRE2_INCLUDE AND WARPATH_PCRE2_LIBRARY)
+    add_library(PkgConfig::PCRE2 INTERFACE IMPORTED)
+    target_include_directories(PkgConfig::PCRE2 INTERFACE ${WARPATH_PCRE2_INCLUDE})
+    target_link_libraries(PkgConfig::PCRE2 INTERFACE ${WARPATH_PCRE2_LIBRARY})
+    set(WARPATH_HAVE_PCRE2 ON)
+    message(STATUS "PCRE2 under ${WARPATH_PCRE2_ROOT}: the NIDS and cpu.pcre2")
+  else()
+    message(STATUS "PCRE2: nothing usable under ${WARPATH_PCRE2_ROOT}")
+  endif()
+else()
+  find_package(PkgConfig QUIET)
+  if(PkgConfig_FOUND)
+    pkg_check_modules(PCRE2 QUIET IMPORTED_TARGET libpcre2-8)
+    if(PCRE2_FOUND)
+      set(WARPATH_HAVE_PCRE2 ON)
+      message(STATUS "PCRE2 ${PCRE2_VERSION}: the cpu.pcre2 pattern engine and the NIDS")
+    endif()
+  endif()
+endif()
+
 if(WARPATH_MINIMAL)
   return()
 endif()
@@ -25,14 +55,6 @@ if(HS_FOUND)
   message(STATUS "Vectorscan ${HS_VERSION}: the cpu.hs pattern engine")
 else()
   message(STATUS "Vectorscan (libhs) not found: cpu.hs is not built")
-endif()
-
-# PCRE2 (Debian libpcre2-dev): the cpu.pcre2 pattern engine, for back-references and look-around.
-pkg_check_modules(PCRE2 QUIET IMPORTED_TARGET libpcre2-8)
-set(WARPATH_HAVE_PCRE2 OFF)
-if(PCRE2_FOUND)
-  set(WARPATH_HAVE_PCRE2 ON)
-  message(STATUS "PCRE2 ${PCRE2_VERSION}: the cpu.pcre2 pattern engine")
 endif()
 
 # OpenSSL's libcrypto (Debian libssl-dev): the ref.esp engine, the reference of ESP crypto.

@@ -54,7 +54,14 @@ fi
 
 if want build; then
   stage build
-  { cmake --preset gpu && timeout "${GPU_CHECK_BUILD_S:-480}" cmake --build build-gpu -j "$(nproc)"; } \
+  # PCRE2 for the NIDS (cuda.nids): the packages scripts/gpu-data.sh fetched, unpacked here.
+  pcre2=()
+  if compgen -G ".gpu-data/debs/libpcre2-*.deb" > /dev/null; then
+    rm -rf .gpu-data/pcre2 && mkdir -p .gpu-data/pcre2
+    for deb in .gpu-data/debs/libpcre2-*.deb; do dpkg -x "$deb" .gpu-data/pcre2; done
+    pcre2=(-DWARPATH_PCRE2_ROOT="$PWD/.gpu-data/pcre2")
+  fi
+  { cmake --preset gpu "${pcre2[@]}" && timeout "${GPU_CHECK_BUILD_S:-480}" cmake --build build-gpu -j "$(nproc)"; } \
     > "$base-build.log" 2>&1
   rc[build]=$?
   if [[ ${rc[build]} -ne 0 ]]; then

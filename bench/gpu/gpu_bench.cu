@@ -21,7 +21,9 @@
  * 1M keys; and the ESP crypto (cuda.esp) and the OpenFlow switch's flow table
  * (cuda.flowtable, 1M exact flows and 16 wildcard subtables) kernel-only and end to end; and
  * packet scheduling's A/B (ESP on mixed lengths in arrival order and sorted on the device as
- * the offload master does; kernel-only, their end-to-end columns 0).
+ * the offload master does; kernel-only, their end-to-end columns 0); and, where the NIDS is
+ * built (PCRE2: scripts/gpu-data.sh carries its packages), detection with ET Open's rules,
+ * cuda.nids's batches beside cpu.nids unit by unit (end to end only, kernel columns 0).
  * End-to-end rows hand the engines page-locked inputs and outputs (as the offload master's
  * slabs do); kernel-only rows time back-to-back launches (launches_for), so a small batch's
  * figure is the kernel's and not the launch latency; the ClassBench rows add resident calls
@@ -62,6 +64,9 @@
 #include "openflow/cuda/flowtable_launch.hpp"
 #include "packet/cuda/parse_launch.hpp"
 #include "pattern/ac_image.hpp"
+#if defined(WARPATH_HAVE_NIDS)
+#include "warpath/nids/detect.hpp"
+#endif
 #include "pattern/cuda/ac_launch.hpp"
 #include "pattern/cuda/dfa_launch.hpp"
 #include "pattern/dfa_image.hpp"
@@ -700,6 +705,90 @@ Status run_pattern(const std::string& data, int repeat, std::vector<Row>& rows) 
   return Status::ok();
 }
 
+#if defined(WARPATH_HAVE_NIDS)
+// Detection (cuda.nids beside cpu.nids) with ET Open's rules on 1,500-byte TCP payloads (units)
+// of the ANMLZoo dotstar trace, to port 80 of established flows, one flow per unit: cpu.nids
+// inspects unit by unit (its prefilter: cpu.ac in this minimal build, Vectorscan in full ones),
+// cuda.nids a batch per inspect_batch call (a cuda.ac launch per rule group, candidates
+// evaluated on the CPU). End to end only: batch = units; mpps = M units/s (Gbit/s = mpps x 12).
+// Checked first: both give the same hits on the largest batch.
+Status run_nids(const std::string& data, int repeat, std::vector<Row>& rows) {
+  constexpr uint32_t kBlock = 1500;
+  const std::string dir     = data + "/patterns/et-open/rules";
+  auto read                 = [](const std::string& path) -> Result<std::string> {
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f) return Status(Errc::kIoError, path + ": cannot open");
+    std::string text;
+    char buf[1 << 16];
+    for (size_t k; (k = std::fread(buf, 1, sizeof buf, f)) > 0;) text.append(buf, k);
+    std::fclose(f);
+    return text;
+  };
+  WARPATH_ASSIGN_OR_RETURN(const nids::RuleSet set, nids::load_rules({dir}, nids::Vars{}, read));
+  WARPATH_ASSIGN_OR_RETURN(auto image, nids::compile_rules(set));
+  WARPATH_ASSIGN_OR_RETURN(const std::string trace,
+                           read(data + "/patterns/anmlzoo/dotstar/backdoor_1MB.input"));
+  if (trace.empty()) return Status(Errc::kIoError, "the ANMLZoo dotstar trace is empty");
+  const uint32_t max_units = 1u << 14;  // 24 MB
+  std::vector<uint8_t> bytes(size_t(max_units) * kBlock);
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = uint8_t(trace[i % trace.size()]);
+  static const uint8_t kClient[4] = {10, 0, 0, 1}, kServer[4] = {192, 0, 2, 80};
+  std::vector<nids::Unit> units(max_units);
+  for (uint32_t i = 0; i < max_units; ++i) {
+    nids::Unit& u     = units[i];
+    u.pkt.proto       = 6;
+    u.pkt.src         = kClient;
+    u.pkt.dst         = kServer;
+    u.pkt.sport       = uint16_t(1024 + i % 60000);
+    u.pkt.dport       = 80;
+    u.pkt.tcp_flags   = 0x18;
+    u.pkt.dsize       = kBlock;
+    u.pkt.has_flow    = true;
+    u.pkt.established = true;
+    u.data            = bytes.data() + size_t(i) * kBlock;
+    u.len             = kBlock;
+    u.flow            = i + 1;
+    u.packet          = i + 1;
+  }
+  auto hits_of = [&](nids::Detector& d, uint32_t n, bool batch,
+                     std::vector<std::vector<nids::Hit>>& hits) -> Status {
+    for (uint32_t i = 0; i < n; ++i) hits[i].clear();
+    if (batch) return d.inspect_batch(units.data(), n, hits.data());
+    for (uint32_t i = 0; i < n; ++i) WARPATH_TRY(d.inspect(units[i], hits[i]));
+    return Status::ok();
+  };
+  std::vector<std::vector<nids::Hit>> got(max_units), want(max_units);
+  {
+    WARPATH_ASSIGN_OR_RETURN(auto cpu, nids::make_detector("cpu.nids", image));
+    WARPATH_ASSIGN_OR_RETURN(auto gpu, nids::make_detector("cuda.nids", image));
+    WARPATH_TRY(hits_of(*cpu, max_units, false, want));
+    WARPATH_TRY(hits_of(*gpu, max_units, true, got));
+    for (uint32_t i = 0; i < max_units; ++i)
+      if (got[i] != want[i])
+        return Status(Errc::kInvalidArgument,
+                      "cuda.nids differs from cpu.nids on unit " + std::to_string(i));
+  }
+  for (const char* engine : {"cpu.nids", "cuda.nids"}) {
+    const bool batch = std::string_view(engine) == "cuda.nids";
+    for (uint32_t n = 64; n <= max_units; n *= 4) {
+      double best = 1e30;
+      for (int r = 0; r < std::min(repeat, 5); ++r) {
+        // A fresh detector each run: flowbits and stream state from the one before do not count.
+        WARPATH_ASSIGN_OR_RETURN(auto d, nids::make_detector(engine, image));
+        const auto t0 = std::chrono::steady_clock::now();
+        WARPATH_TRY(hits_of(*d, n, batch, got));
+        best = std::min(
+            best, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                      .count());
+      }
+      rows.push_back(
+          {std::string("nids.") + (batch ? "cuda" : "cpu"), n, 0, 0, best * 1e3, n / (best * 1e3)});
+    }
+  }
+  return Status::ok();
+}
+#endif
+
 // Regex matching (cuda.dfa) on ANMLZoo PowerEN's 2,858 regexes (4,096-state DFA groups) over
 // 1,500-byte blocks of its trace: kernel-only (a thread per block and group) and end to end
 // (cuda.dfa's scan_blocks), checked against cpu.dfa on the largest batch.
@@ -1058,6 +1147,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "warpath-gpu-bench: pattern: %s\n", s.message().c_str());
   if (warpath::Status s = run_pattern_dfa(data, repeat, rows); !s.is_ok())
     std::fprintf(stderr, "warpath-gpu-bench: pattern.dfa: %s\n", s.message().c_str());
+#if defined(WARPATH_HAVE_NIDS)
+  if (warpath::Status s = run_nids(data, repeat, rows); !s.is_ok())
+    std::fprintf(stderr, "warpath-gpu-bench: nids: %s\n", s.message().c_str());
+#endif
   if (warpath::Status s = run_esp(repeat, rows); !s.is_ok())
     std::fprintf(stderr, "warpath-gpu-bench: esp: %s\n", s.message().c_str());
   if (warpath::Status s = run_esp_schedule(repeat, rows); !s.is_ok())
