@@ -45,10 +45,7 @@ struct FlowCtx {
   uint64_t alerts   = 0;
   DirBuffer dir[2];
   // L7 classification: the first bytes (NULs removed), packets with payload, the label.
-  std::string l7_bytes;
-  uint8_t l7_packets = 0;
-  bool l7_done       = false;
-  int32_t l7_label   = -1;
+  L7Flow l7;
   bool established(uint8_t proto) const {
     if (proto == 6) return handshake == 7 || midstream;
     return seen[0] && seen[1];
@@ -207,7 +204,7 @@ class PipelineInspector final : public Inspector {
     pv.dsize = plen;
     if (ctx && l7_) {
       pv.app_proto   = classify(*ctx, payload, plen);
-      pv.app_pending = !ctx->l7_done;
+      pv.app_pending = !ctx->l7.done;
     }
     next_packet();
     Verdict v;
@@ -220,9 +217,9 @@ class PipelineInspector final : public Inspector {
     if (is_seg) {
       seg.flow = pf.serial;
       seg.dir  = pf.dir;
-      const uint64_t refused_before = refused(reasm_->counters());
+      const uint64_t refused_before = reasm_->refused();
       WARPATH_TRY(reasm_->segment(seg, sink_));
-      in_stream = refused(reasm_->counters()) == refused_before;
+      in_stream = reasm_->refused() == refused_before;
     }
     Unit u;
     u.pkt         = pv;
@@ -250,29 +247,10 @@ class PipelineInspector final : public Inspector {
 
   // L7: adds a packet's payload to the flow's first bytes and matches them; the label, or null.
   const std::string* classify(FlowCtx& ctx, const uint8_t* data, uint32_t len) {
-    if (!ctx.l7_done && len) {
-      for (uint32_t k = 0; k < len && ctx.l7_bytes.size() < kL7MaxBytes; ++k)
-        if (data[k]) ctx.l7_bytes.push_back(char(data[k]));
-      ++ctx.l7_packets;
-      l7_matches_.clear();
-      if (l7_->scan(reinterpret_cast<const uint8_t*>(ctx.l7_bytes.data()), ctx.l7_bytes.size(), l7_matches_).is_ok())
-        for (const pattern::Match& m : l7_matches_)
-          if (ctx.l7_label < 0 || int32_t(m.id) < ctx.l7_label) ctx.l7_label = int32_t(m.id);
-      if (ctx.l7_label >= 0 || ctx.l7_packets >= kL7MaxPackets || ctx.l7_bytes.size() >= kL7MaxBytes) {
-        ctx.l7_done = true;
-        ++counters_.l7_classified;
-        std::string().swap(ctx.l7_bytes);
-      }
-    }
-    return ctx.l7_label >= 0 ? &cfg_.l7->names[size_t(ctx.l7_label)] : nullptr;
+    if (l7_classify(ctx.l7, data, len, *l7_, l7_matches_)) ++counters_.l7_classified;
+    return ctx.l7.label >= 0 ? &cfg_.l7->names[size_t(ctx.l7.label)] : nullptr;
   }
 
-  // Segments the reassembler did not take (no stream yet, after the close, out of window,
-  // caps): their payload is inspected as a packet.
-  static uint64_t refused(const stream::StreamCounters& c) {
-    return c.before_handshake + c.data_on_syn + c.after_close + c.beyond_window + c.stream_cap +
-           c.memcap + c.segment_cap + c.flows_refused;
-  }
   // Inspects the directions of `ctx` that got bytes. `pv` is the packet that delivered them
   // (oriented as direction `pdir`), or null at the flow's end (`rec` orients then).
   Status inspect_streams(uint64_t serial, FlowCtx& ctx, const PacketView* pv, uint8_t pdir,
@@ -302,8 +280,8 @@ class PipelineInspector final : public Inspector {
         u.pkt.established = ctx.established(6);
       }
       u.pkt.to_server = d == 0;
-      if (ctx.l7_label >= 0) u.pkt.app_proto = &cfg_.l7->names[size_t(ctx.l7_label)];
-      u.pkt.app_pending = l7_ && !ctx.l7_done;
+      if (ctx.l7.label >= 0) u.pkt.app_proto = &cfg_.l7->names[size_t(ctx.l7.label)];
+      u.pkt.app_pending = l7_ && !ctx.l7.done;
       auto run          = [&](const std::string& bytes, uint32_t inspected, bool from_start) {
         u.at_stream_start = from_start;
         u.data            = reinterpret_cast<const uint8_t*>(bytes.data());
@@ -490,8 +468,9 @@ class PipelineInspector final : public Inspector {
       ev.record = r;
       auto it   = flows_.find(r.serial);
       if (l7_)
-        ev.app_proto = it != flows_.end() && it->second.l7_label >= 0
-                           ? cfg_.l7->names[size_t(it->second.l7_label)] : std::string("unknown");
+        ev.app_proto = it != flows_.end() && it->second.l7.label >= 0
+                           ? cfg_.l7->names[size_t(it->second.l7.label)]
+                           : std::string("unknown");
       if (it != flows_.end()) {
         ev.alerts  = it->second.alerts;
         ev.dropped = it->second.dropped;

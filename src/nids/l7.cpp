@@ -60,4 +60,20 @@ Result<L7Set> parse_l7(std::string_view text, std::string_view name) {
   return set;
 }
 
+bool l7_classify(L7Flow& f, const uint8_t* data, uint32_t len, pattern::Matcher& m,
+                 std::vector<pattern::Match>& scratch) {
+  if (f.done || !len) return false;
+  for (uint32_t k = 0; k < len && f.bytes.size() < kL7MaxBytes; ++k)
+    if (data[k]) f.bytes.push_back(char(data[k]));
+  ++f.packets;
+  scratch.clear();
+  if (m.scan(reinterpret_cast<const uint8_t*>(f.bytes.data()), f.bytes.size(), scratch).is_ok())
+    for (const pattern::Match& x : scratch)
+      if (f.label < 0 || int32_t(x.id) < f.label) f.label = int32_t(x.id);
+  if (f.label < 0 && f.packets < kL7MaxPackets && f.bytes.size() < kL7MaxBytes) return false;
+  f.done = true;
+  std::string().swap(f.bytes);
+  return true;
+}
+
 }  // namespace warpath::nids

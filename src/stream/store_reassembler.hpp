@@ -78,6 +78,7 @@ class StoreReassembler final : public Reassembler {
     c.buffered_bytes   = total_;
     return c;
   }
+  uint64_t refused() const override { return stream::refused(c_); }
   size_t flows() const override { return flows_.size(); }
 
   Status segment(const Segment& s, const ChunkSink& sink) override {

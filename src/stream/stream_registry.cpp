@@ -41,6 +41,7 @@ class ValidatingReassembler final : public ValidatingPair<Reassembler> {
       : ValidatingPair(std::move(engine), detail::make_ref_reassembler(config), "ref.stream") {}
   const StreamConfig& config() const noexcept override { return engine_->config(); }
   StreamCounters counters() const override { return engine_->counters(); }
+  uint64_t refused() const override { return engine_->refused(); }
   size_t flows() const override { return engine_->flows(); }
 
   Status segment(const Segment& s, const ChunkSink& sink) override {

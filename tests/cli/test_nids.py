@@ -14,7 +14,7 @@ from warpath_cli import DATA, assert_no_crash, assert_ok, run, skip_without_bina
 
 skip_without_binary()
 scapy = pytest.importorskip("scapy.all")
-from scapy.all import IP, TCP, UDP, Ether, Raw, fragment, wrpcap  # noqa: E402
+from scapy.all import IP, TCP, UDP, Ether, Raw, fragment, rdpcap, wrpcap  # noqa: E402
 
 CLIENT, SERVER = "10.0.0.1", "192.0.2.80"
 MAC = ("02:00:00:00:00:01", "02:00:00:00:00:02")  # given, so scapy never asks ARP
@@ -445,6 +445,37 @@ def test_app_layer_protocol_keyword(tmp_path):
     alerts, flows, _ = nids(tmp_path, rf, write(tmp_path, s.close() + s2.close()), "--l7", table)
     assert sorted((a["src_port"], a["alert"]["signature_id"]) for a in alerts) == [(8080, 1), (40001, 2)]
     assert sorted(f["app_proto"] for f in flows) == ["http", "unknown"]
+
+
+def test_l7_module_tags_labelled_flows_for_an_acl(tmp_path):
+    """`flow -> l7 -> acl(when=http) -> wire`: the HTTP flow's packets from the one that
+    labels it (the reply) on carry the `http` context and meet the deny-all ACL; the handshake
+    and request before the label, and the other flow (classified unknown at 2,048 bytes), pass.
+    The counters add up; a chain without a flow module before l7 is refused."""
+    s = Session(dport=8080)
+    s.send(0, b"GET / HTTP/1.1\r\n\r\n").send(1, b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nhi")
+    s2 = Session(sport=40001, dport=8081)
+    s2.send(0, b"x" * 1400).send(0, b"y" * 700)
+    frames = s.close() + s2.close()
+    cap = write(tmp_path, frames)
+    table = tmp_path / "l7.tsv"
+    table.write_text("protocols\thttp\tgreat\thttp/(0\\.9|1\\.0|1\\.1) [1-5][0-9][0-9] [\\x09-\\x0d -~]*(content-type:)\n")
+    acl = tmp_path / "deny.rules"
+    acl.write_text("@0.0.0.0/0 0.0.0.0/0 0 : 65535 0 : 65535 0x00/0x00 deny\n")
+    report, out = tmp_path / "run.json", tmp_path / "out.pcap"
+    for batch in (1, 4, 64):
+        assert_ok(run("run", "--chain", f"flow -> l7(patterns={table}) -> acl(rules={acl}, when=http) -> wire",
+                      "--port", f"in=pcap:{cap}:", "--port", f"out=pcap::{out}", "--batch", batch,
+                      "--json", report))
+        doc = json.loads(report.read_text())
+        assert doc["totals"]["rx"] == 20 and doc["totals"]["tx"] == 15, doc["totals"]
+        assert {k: v for k, v in doc["drops_by_reason"].items() if v} == {"acl_deny": 5}
+        l7 = next(m for m in doc["modules"] if m["kind"] == "l7")
+        assert l7["stats"] == {"flows_labelled": 1, "flows_unknown": 1, "packets_tagged": 5}, l7
+        sent = [bytes(f) for f in frames[:5]] + [bytes(f) for f in frames[10:]]
+        assert [bytes(p) for p in rdpcap(str(out))] == sent
+    r = run("run", "--chain", f"l7(patterns={table}) -> wire", "--port", f"in=pcap:{cap}:")
+    assert r.returncode != 0 and "needs a flow module before it" in r.stderr
 
 
 def test_tunnelled_traffic_is_inspected_inside(tmp_path):

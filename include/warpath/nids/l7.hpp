@@ -28,6 +28,21 @@ struct L7Set {
   std::vector<std::string> skipped;  ///< "name: reason" of patterns no engine here takes
 };
 
+/// One flow's classification: its first bytes so far (freed when done) and the label.
+struct L7Flow {
+  std::string bytes;
+  uint8_t packets = 0;  ///< packets with payload taken
+  bool done       = false;
+  int32_t label   = -1;  ///< index in L7Set::names; -1: none (yet)
+};
+
+/// Adds a packet's payload (either direction, arrival order) to `f` and matches the first
+/// bytes with `m` (compiled from L7Set::patterns); nothing once `f` is done. True when this
+/// packet ended the classification (a label, or the limits). The one body of the NIDS's and
+/// the `l7` chain module's classification. `scratch`: the matches, reused.
+bool l7_classify(L7Flow& f, const uint8_t* data, uint32_t len, pattern::Matcher& m,
+                 std::vector<pattern::Match>& scratch);
+
 /// l7-filter's patterns: the shared data's table (`dir name attributes regex`, # comments;
 /// patterns its attributes mark `overmatch` are skipped, as l7-filter advises) or l7-filter .pat
 /// files (`protocol name` line, then the regex line). Matched caseless, `.` matching any byte.

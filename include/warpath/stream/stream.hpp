@@ -151,12 +151,22 @@ struct StreamCounters {
   bool operator==(const StreamCounters&) const = default;
 };
 
+/// Segments a reassembler did not take into a stream (no stream yet, data on a SYN, after the
+/// close, past the window, caps, no flow state): their payload is not in any chunk.
+inline uint64_t refused(const StreamCounters& c) {
+  return c.before_handshake + c.data_on_syn + c.after_close + c.beyond_window + c.stream_cap +
+         c.memcap + c.segment_cap + c.flows_refused;
+}
+
 class Reassembler {
  public:
   virtual ~Reassembler() = default;
   virtual std::string_view id() const noexcept = 0;
   virtual const StreamConfig& config() const noexcept = 0;
   virtual StreamCounters counters() const = 0;
+  /// Segments refused so far (refused(counters()), without the copy): a caller learns whether
+  /// the last segment was taken by comparing it before and after.
+  virtual uint64_t refused() const = 0;
   /// One segment; delivered chunks go to `sink` (their data is valid during the call). Fails
   /// only in validate: wrappers (kInvalidArgument naming the first difference).
   virtual Status segment(const Segment& s, const ChunkSink& sink) = 0;

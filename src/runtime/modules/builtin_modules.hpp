@@ -15,6 +15,7 @@ ModuleInfo flow_module_info();
 ModuleInfo flow_aes_module_info();
 ModuleInfo match_module_info();
 #if defined(WARPATH_HAVE_NIDS)  // built where PCRE2 is (the rules' pcre)
+ModuleInfo l7_module_info();
 ModuleInfo nids_module_info();
 #endif
 ModuleInfo router_module_info();
@@ -33,6 +34,7 @@ inline std::vector<ModuleInfo> builtin_module_kinds() {
   v.push_back(flow_aes_module_info());
   v.push_back(match_module_info());
 #if defined(WARPATH_HAVE_NIDS)
+  v.push_back(l7_module_info());
   v.push_back(nids_module_info());
 #endif
   v.push_back(router_module_info());

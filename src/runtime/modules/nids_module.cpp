@@ -144,14 +144,16 @@ ModuleInfo nids_module_info() {
   i.kind    = "nids";
   i.summary = "Suricata-style rules over packets and reassembled TCP streams; EVE alerts; IDS or IPS";
   i.args    = {
-      {"rules", "", "rule file, or a directory of *.rules"},
-      {"eve", "", "write alerts and ended flows here as EVE JSON lines"},
-      {"mode", "ids", "ids (alert) or ips (drop rules drop the packet, and the flow when they cover it)"},
-      {"engine", "auto", "detection engine: auto, cpu.nids, ref.nids"},
-      {"midstream", "0", "1: inspect TCP connections whose handshake was missed"},
-      {"policy", "bsd", "overlap policy of the receivers: bsd, linux, windows, first, last, ..."},
-      {"capacity", "262144", "flows each worker's table holds"},
-      {"l7", "", "l7-filter patterns: label flows (EVE app_proto; app-layer-protocol in rules)"},
+         {"rules", "", "rule file, or a directory of *.rules"},
+         {"eve", "", "write alerts and ended flows here as EVE JSON lines"},
+         {"mode", "ids",
+          "ids (alert) or ips (drop rules drop the packet, and the flow when they cover it)"},
+         {"engine", "auto",
+          "detection engine: auto, cpu.nids, cuda.nids (batches of buffers), ref.nids"},
+         {"midstream", "0", "1: inspect TCP connections whose handshake was missed"},
+         {"policy", "bsd", "overlap policy of the receivers: bsd, linux, windows, first, last, ..."},
+         {"capacity", "262144", "flows each worker's table holds"},
+         {"l7", "", "l7-filter patterns: label flows (EVE app_proto; app-layer-protocol in rules)"},
   };
   i.reads = field_bit(Field::kParse);
   i.sets  = field_bit(Field::kVerdict);
