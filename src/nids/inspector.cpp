@@ -122,8 +122,8 @@ class PipelineInspector final : public Inspector {
   DetectCounters detect_counters() const override { return detect_->counters(); }
   const DetectImage& image() const noexcept override { return detect_->image(); }
   std::string engines() const override {
-    return std::string(detect_->id()) + " + " + std::string(tracker_->id()) + " + " +
-           std::string(reasm_->id());
+    return std::string(detect_->id()) + (gather_ ? " (unit batches)" : "") + " + " +
+           std::string(tracker_->id()) + " + " + std::string(reasm_->id());
   }
 
  private:

@@ -308,6 +308,17 @@ def test_gathered_units_give_the_same_alerts(tmp_path):
             assert et_run(tmp_path, extra, cap, "cpu.nids", b, "--unit-batches", "on") == want, (cap.name, b)
         total += 0 if want is None else want.count('"event_type":"alert"')
     assert total > 0
+    # The summary names the mode; a pass rule (its verdict decides what is inspected next) or
+    # IPS mode turns gathering off.
+    ex = Path(__file__).resolve().parents[2] / "examples" / "nids"
+    for extra_args, gathered in (((), True), (("--ips",), False)):
+        r = run("nids", "--rules", ex / "demo.rules", "--in", ex / "demo.pcap", "--unit-batches", "on", *extra_args)
+        assert_ok(r)
+        assert ("cpu.nids (unit batches) +" in r.stdout) == gathered, r.stdout
+    passing = rules(tmp_path, (ex / "demo.rules").read_text() + 'pass ip any any -> any any (msg:"p"; sid:1;)\n')
+    r = run("nids", "--rules", passing, "--in", ex / "demo.pcap", "--unit-batches", "on")
+    assert_ok(r)
+    assert "(unit batches)" not in r.stdout
 
 
 def test_demo_capture_alerts_on_every_attack_and_nothing_else(tmp_path):

@@ -139,7 +139,8 @@ class Inspector {
   virtual stream::StreamCounters stream_counters() const = 0;
   virtual DetectCounters detect_counters() const = 0;
   virtual const DetectImage& image() const noexcept = 0;
-  virtual std::string engines() const = 0;  ///< "cpu.nids + cpu.flow + cpu.stream"
+  virtual std::string engines()
+      const = 0;  ///< "cpu.nids + cpu.flow + cpu.stream"; "cuda.nids (unit batches) + ..." when gathering
 };
 
 /// EVE JSON (Suricata's eve.json, one object per line): an alert.
