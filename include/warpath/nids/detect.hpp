@@ -41,11 +41,11 @@
 //              remembers the rules whose fast pattern it has shown (their other conditions may
 //              complete later).
 //   cuda.nids  cpu.nids's groups with a block prefilter on the GPU (cuda.ac): inspect_batch
-//              scans every unit of a batch at once, one launch per group, each unit's whole
-//              buffer (a stream unit's lookback too, so no per-stream matcher state), then
-//              evaluates the candidates of each unit in order on the CPU (flowbits are
-//              sequential by definition). Only literals run on the GPU: pcre and the other
-//              conditions are the candidates' evaluation, as in cpu.nids.
+//              scans every unit of a batch at once, one launch per group (a packet unit whole,
+//              a stream unit from its new bytes, its direction remembering the rules earlier
+//              chunks armed), then evaluates the candidates of each unit in order on the CPU
+//              (flowbits are sequential by definition). Only literals run on the GPU: pcre and
+//              the other conditions are the candidates' evaluation, as in cpu.nids.
 #pragma once
 #include <cstdint>
 #include <memory>

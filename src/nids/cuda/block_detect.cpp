@@ -1,13 +1,18 @@
 // cuda.nids: cpu.nids's rule groups (nids/cpu/rule_groups.hpp) with a block prefilter. A batch
 // of units is scanned at once, one scan_blocks call per group (on cuda.ac: one launch for every
-// unit of the group), each unit's whole buffer: a stream unit's lookback too, so no matcher
-// state lives per stream and a fast pattern spanning chunks is still seen. A rule can match a
-// unit only if its fast pattern occurs in the unit's buffer, so the rules of the patterns found
-// (and the group's always-candidates) are a superset of the matches; the port filter then drops
+// unit of the group). A packet unit is scanned whole. A stream unit is scanned from its new
+// bytes, less the group's longest fast pattern but one (an occurrence that straddles the
+// chunk's start), and its direction remembers the rules its scans armed, as cpu.nids's
+// streaming databases do: a rule can match a unit only if its fast pattern occurs in the unit's
+// buffer, and that occurrence was found by this scan or by one of an earlier chunk, so the
+// armed rules (every rule of the group past kMaxArmed) and the group's always-candidates are a
+// superset of the matches. A direction whose last chunk went unscanned (no rule took its ports)
+// or that has no state yet is scanned from its buffer's first byte. The port filter then drops
 // the rules whose ports cannot take the unit, and DetectorBase evaluates the rest in order.
 // The prefilter engine is a parameter: the tests run the same detector over cpu.ac.
 #include <algorithm>
 #include <string>
+#include <unordered_map>
 
 #include "nids/cpu/rule_groups.hpp"
 #include "nids/detector_base.hpp"
@@ -21,7 +26,13 @@ class BlockDetector final : public DetectorBase {
       : DetectorBase(std::move(image), std::move(id)), ports_(img().rules()) {}
 
   Status build(const std::string& engine) {
-    return build_groups(img(), ports_.words(), engine, false, groups_);
+    WARPATH_TRY(build_groups(img(), ports_.words(), engine, false, groups_));
+    for (int kind = 0; kind < kKinds; ++kind)
+      for (int cls = 0; cls < kProtos; ++cls)
+        for (uint32_t rule : groups_[kind][cls].by_pattern)
+          longest_[kind][cls] = std::max<uint32_t>(
+              longest_[kind][cls], uint32_t(img().fast_pattern(rule)->bytes.size()));
+    return Status::ok();
   }
   bool prefers_batches() const noexcept override { return true; }
 
@@ -33,36 +44,84 @@ class BlockDetector final : public DetectorBase {
 
   void candidates_batch(const Unit* units, uint32_t n, std::vector<uint32_t>* out) override {
     for (auto& kind : pending_)
-      for (Pending& p : kind) p.blocks.clear(), p.units.clear();
-    // Which units each group scans: those with bytes whose ports some prefiltered rule takes.
+      for (Pending& p : kind) p.blocks.clear(), p.units.clear(), p.ok = true;
+    if (scanned_.size() < n) scanned_.resize(n);
+    // Which units each group scans, and from where: those with bytes whose ports some
+    // prefiltered rule takes (a stream unit: from its new bytes, unless its direction is new or
+    // skipped bytes).
     for (uint32_t i = 0; i < n; ++i) {
       const Unit& u  = units[i];
       const int kind = kind_of(u), cls = proto_class(u.pkt.proto);
       const Group& g = groups_[kind][cls];
       out[i]         = g.always;
+      scanned_[i]    = false;
       if (!g.prefilter || !u.len) continue;
+      DirState* d = u.buffer == Buffer::kStream && u.flow ? &streams_[u.flow * 2 + u.dir] : nullptr;
       const uint64_t* allowed = ports_of(u);
-      if (allowed && !g.any_allowed(allowed)) continue;
-      pending_[kind][cls].blocks.push_back({u.data, u.len});
+      if (allowed && !g.any_allowed(allowed)) {
+        if (d) d->stale = true;
+        continue;
+      }
+      uint32_t from = 0;
+      if (d) {
+        const uint32_t back = longest_[kind][cls] ? longest_[kind][cls] - 1 : 0;
+        if (d->seen && !d->stale) from = std::min(u.len, u.new_from - std::min(u.new_from, back));
+        d->seen = true, d->stale = false;
+      }
+      pending_[kind][cls].blocks.push_back({u.data + from, u.len - from});
       pending_[kind][cls].units.push_back(i);
     }
     for (int kind = 0; kind < kKinds; ++kind)
       for (int cls = 0; cls < kProtos; ++cls) {
-        Pending& p     = pending_[kind][cls];
-        const Group& g = groups_[kind][cls];
+        Pending& p = pending_[kind][cls];
         if (p.units.empty()) continue;
         if (matches_.size() < p.units.size()) matches_.resize(p.units.size());
-        if (!g.prefilter->scan_blocks(p.blocks.data(), uint32_t(p.blocks.size()), matches_.data())
-                 .is_ok()) {
-          // A prefilter that cannot answer: every rule of the group is a candidate.
-          for (uint32_t i : p.units)
-            out[i].insert(out[i].end(), g.by_pattern.begin(), g.by_pattern.end());
-          continue;
+        p.ok =
+            groups_[kind][cls]
+                .prefilter->scan_blocks(p.blocks.data(), uint32_t(p.blocks.size()), matches_.data())
+                .is_ok();
+        if (!p.ok) continue;
+        if (found_.size() < n) found_.resize(n);
+        for (size_t k = 0; k < p.units.size(); ++k) {
+          found_[p.units[k]].clear();
+          take_matches(groups_[kind][cls], matches_[k], seen_, found_[p.units[k]]);
+          scanned_[p.units[k]] = true;
         }
-        for (size_t k = 0; k < p.units.size(); ++k)
-          take_matches(g, matches_[k], seen_, out[p.units[k]]);
       }
-    for (uint32_t i = 0; i < n; ++i) finish_candidates(ports_of(units[i]), out[i]);
+    // In unit order (a direction's armed rules grow chunk by chunk): the candidates.
+    for (uint32_t i = 0; i < n; ++i) {
+      const Unit& u  = units[i];
+      const int kind = kind_of(u), cls = proto_class(u.pkt.proto);
+      const Group& g    = groups_[kind][cls];
+      const bool failed = !scanned_[i] && g.prefilter && u.len && pending_[kind][cls].failed(i);
+      if (u.buffer == Buffer::kStream && u.flow && (scanned_[i] || failed)) {
+        DirState& d = streams_[u.flow * 2 + u.dir];
+        if (failed) {
+          d.all = true;  // a prefilter that cannot answer: every rule of the group is armed
+        } else if (!d.all) {
+          d.armed.insert(d.armed.end(), found_[i].begin(), found_[i].end());
+          std::sort(d.armed.begin(), d.armed.end());
+          d.armed.erase(std::unique(d.armed.begin(), d.armed.end()), d.armed.end());
+        }
+        if (d.all || d.armed.size() > kMaxArmed) {
+          d.all = true;
+          std::vector<uint32_t>().swap(d.armed);
+          out[i].insert(out[i].end(), g.by_pattern.begin(), g.by_pattern.end());
+        } else {
+          out[i].insert(out[i].end(), d.armed.begin(), d.armed.end());
+        }
+      } else if (failed) {
+        out[i].insert(out[i].end(), g.by_pattern.begin(), g.by_pattern.end());
+      } else if (scanned_[i]) {
+        out[i].insert(out[i].end(), found_[i].begin(), found_[i].end());
+      }
+      finish_candidates(ports_of(u), out[i]);
+    }
+  }
+
+  void forget_flow(uint64_t flow) override {
+    streams_.erase(flow * 2);
+    streams_.erase(flow * 2 + 1);
   }
 
  private:
@@ -75,12 +134,30 @@ class BlockDetector final : public DetectorBase {
   struct Pending {
     std::vector<pattern::Block> blocks;
     std::vector<uint32_t> units;  // the unit of each block
+    bool ok = true;               // the group's scan answered
+    bool failed(uint32_t unit) const {
+      return !ok && std::binary_search(units.begin(), units.end(), unit);
+    }
   };
+  // A stream direction: the rules its chunks' scans armed (cpu.nids's DirState, less the
+  // streaming database: each chunk is a block).
+  struct DirState {
+    std::vector<uint32_t> armed;
+    bool all   = false;  // armed past kMaxArmed: every rule of the group is a candidate
+    bool seen  = false;  // a chunk was scanned: the next scans from its new bytes
+    bool stale = false;  // a chunk went unscanned (no rule took its ports)
+  };
+  static constexpr size_t kMaxArmed = 64;  // rules remembered per direction (bounded memory)
+
   Groups groups_;
   PortFilter ports_;
+  uint32_t longest_[kKinds][kProtos] = {};  // each group's longest fast pattern
   Pending pending_[kKinds][kProtos];
   std::vector<std::vector<pattern::Match>> matches_;  // per block of the group being taken
+  std::vector<std::vector<uint32_t>> found_;          // per unit: the rules its scan found
+  std::vector<uint8_t> scanned_;                      // per unit: scanned and answered
   std::vector<uint8_t> seen_;
+  std::unordered_map<uint64_t, DirState> streams_;  // key: flow * 2 + direction
 };
 
 }  // namespace
