@@ -385,9 +385,9 @@ class PipelineInspector final : public Inspector {
       }
       if (r.noalert || thresholded) continue;
       Alert a;
-      a.ts_ns           = ts;
+      a.ts_ns      = ts;
       a.flow       = serial;
-      a.packet          = packet_no;
+      a.packet     = packet_no;
       a.rule       = h.rule;
       a.ip_version = u.pkt.ip_version;
       a.proto      = u.pkt.proto;
