@@ -65,7 +65,10 @@
 #include "packet/cuda/parse_launch.hpp"
 #include "pattern/ac_image.hpp"
 #if defined(WARPATH_HAVE_NIDS)
+#include "common/http_traffic.hpp"
 #include "warpath/nids/detect.hpp"
+#include "warpath/nids/inspector.hpp"
+#include "warpath/packet/parser.hpp"
 #endif
 #include "pattern/cuda/ac_launch.hpp"
 #include "pattern/cuda/dfa_launch.hpp"
@@ -834,6 +837,95 @@ Status run_nids(const std::string& data, int repeat, std::vector<Row>& rows) {
   }
   return Status::ok();
 }
+
+// The whole NIDS (`warpath nids`'s data path: parse, flows, reassembly, detection) with ET
+// Open's rules and four that the traffic matches, on generated HTTP-like connections
+// (bench/common/http_traffic.hpp: 1,448-byte and 200-byte response segments), cuda.nids
+// (buffers gathered per call, one inspect_batch) beside cpu.nids, the frames handed to the
+// inspector `batch` at a time. The alerts (packet, rule) of every row are checked against
+// cpu.nids's at 256 first. End to end only: batch = frames per call; mpps = M frames/s.
+Status run_nids_inspector(const std::string& data, std::vector<Row>& rows) {
+  auto read = [](const std::string& path) -> Result<std::string> {
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f) return Status(Errc::kIoError, path + ": cannot open");
+    std::string text;
+    char buf[1 << 16];
+    for (size_t k; (k = std::fread(buf, 1, sizeof buf, f)) > 0;) text.append(buf, k);
+    std::fclose(f);
+    return text;
+  };
+  WARPATH_ASSIGN_OR_RETURN(
+      nids::RuleSet set, nids::load_rules({data + "/patterns/et-open/rules"}, nids::Vars{}, read));
+  nids::add_rules_text(set,
+                       "alert tcp any any -> any 80 (msg:\"pw\"; flow:to_server; "
+                       "content:\"password \"; sid:9300001;)\n"
+                       "alert tcp any 80 -> any any (msg:\"exe\"; flow:to_client; "
+                       "content:\"file.exe \"; content:\"download \"; distance:0; sid:9300002;)\n"
+                       "alert tcp any any -> any any (msg:\"sql\"; content:\"SELECT \"; "
+                       "content:\"admin \"; within:40; sid:9300003;)\n"
+                       "alert tcp any any -> any any (msg:\"js\"; content:\"function(a,b)\"; "
+                       "pcre:\"/return a\\+b/\"; sid:9300004;)\n",
+                       "matching.rules", nids::Vars{});
+  WARPATH_ASSIGN_OR_RETURN(auto image, nids::compile_rules(set));
+  const std::pair<const char*, bench::TrafficShape> workloads[] = {{"http", {400, 100, 20, 1448}},
+                                                                   {"small", {800, 200, 10, 200}}};
+  for (const auto& [name, shape] : workloads) {
+    const bench::Frames frames = bench::build_http_traffic(shape, 1);
+    auto run                   = [&](const std::string& engine, uint32_t batch_size,
+                   std::vector<std::pair<uint64_t, uint32_t>>& alerts) -> Result<double> {
+      nids::InspectorConfig cfg;
+      cfg.engine           = engine;
+      cfg.flow_engine      = "cpu.flow";
+      cfg.stream_engine    = "cpu.stream";
+      cfg.stream.midstream = true;
+      cfg.any_checksum     = true;
+      WARPATH_ASSIGN_OR_RETURN(auto ins, nids::Inspector::make(image, cfg));
+      WARPATH_ASSIGN_OR_RETURN(auto parser, packet::make_parser("cpu.parse"));
+      WARPATH_ASSIGN_OR_RETURN(packet::PacketBatch b,
+                                                 packet::PacketBatch::create(batch_size, 2048));
+      std::vector<packet::PacketInfo> infos(batch_size);
+      std::vector<nids::Alert> out;
+      std::vector<nids::FlowEvent> ended;
+      ExecContext ctx;
+      alerts.clear();
+      double seconds = 0;
+      for (size_t next = 0; next < frames.size();) {
+        b.clear();
+        for (uint32_t k = 0; k < batch_size && next < frames.size(); ++k, ++next)
+          b.append(frames.bytes.data() + frames.off[next], frames.len[next], frames.len[next],
+                                     frames.ts[next], 0);
+        const auto t0 = std::chrono::steady_clock::now();
+        WARPATH_TRY(parser->parse(b.view(), {infos.data(), b.size()}, ctx));
+        WARPATH_TRY(ins->process(b.view(), infos.data(), b.size(), out, ended));
+        seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      }
+      const auto t0 = std::chrono::steady_clock::now();
+      WARPATH_TRY(ins->finish(out, ended));
+      seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      for (const nids::Alert& a : out) alerts.push_back({a.packet, a.rule});
+      return seconds;
+    };
+    std::vector<std::pair<uint64_t, uint32_t>> want, got;
+    WARPATH_TRY(run("cpu.nids", 256, want).status());
+    if (want.empty())
+      return Status(Errc::kInvalidArgument,
+                    std::string(name) + ": no alert: the check proves nothing");
+    for (const char* engine : {"cpu.nids", "cuda.nids"})
+      for (uint32_t batch : {64u, 256u, 1024u}) {
+        WARPATH_ASSIGN_OR_RETURN(const double seconds, run(engine, batch, got));
+        if (got != want)
+          return Status(Errc::kInvalidArgument,
+                        std::string(engine) + " at batch " + std::to_string(batch) + " on " + name +
+                            ": " + std::to_string(got.size()) + " alerts, cpu.nids " +
+                            std::to_string(want.size()));
+        const double calls = double((frames.size() + batch - 1) / batch);
+        rows.push_back({std::string("nids.inspect.") +
+                            (std::string_view(engine) == "cuda.nids" ? "cuda." : "cpu.") + name,
+                        batch, 0, 0, seconds * 1e6 / calls, double(frames.size()) / seconds / 1e6});
+      }
+  }
+  return Status::ok();
+}
 #endif
 
 // Regex matching (cuda.dfa) on ANMLZoo PowerEN's 2,858 regexes (4,096-state DFA groups) over
@@ -1197,6 +1289,8 @@ int main(int argc, char** argv) {
 #if defined(WARPATH_HAVE_NIDS)
   if (warpath::Status s = run_nids(data, repeat, rows); !s.is_ok())
     std::fprintf(stderr, "warpath-gpu-bench: nids: %s\n", s.message().c_str());
+  if (warpath::Status s = run_nids_inspector(data, rows); !s.is_ok())
+    std::fprintf(stderr, "warpath-gpu-bench: nids inspector: %s\n", s.message().c_str());
 #endif
   if (warpath::Status s = run_esp(repeat, rows); !s.is_ok())
     std::fprintf(stderr, "warpath-gpu-bench: esp: %s\n", s.message().c_str());

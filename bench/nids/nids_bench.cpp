@@ -20,6 +20,8 @@
 //                   classic CPU pipeline), where libnids is built here
 // Derived: reassembly = track+stream - decode; detection = nids - track+stream; ratio =
 // nids / hs.block (the goal: within 2x).
+#include <hs/hs.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -29,8 +31,7 @@
 #include <string>
 #include <vector>
 
-#include <hs/hs.h>
-
+#include "common/http_traffic.hpp"
 #include "common/tcp_frames.hpp"
 #include "gen/packet_builder.hpp"
 #include "pattern/engines.hpp"
@@ -57,77 +58,6 @@ double now_s() {
 }
 
 using bench::Frames;
-
-// HTTP-like text: request lines, headers, HTML and JSON words.
-std::string text(gen::detail::Rng& rng, size_t n) {
-  static const char* words[] = {
-      "GET ", "POST ", "/index.php?id=", "HTTP/1.1\r\n", "Host: www.example.com\r\n",
-      "User-Agent: Mozilla/5.0 (Windows NT 10.0; Win64; x64)\r\n", "Accept: text/html\r\n",
-      "Cookie: session=", "Content-Type: application/json\r\n", "<html>", "<div class=\"", "</div>",
-      "<script src=\"/js/app.js\"></script>", "{\"user\":", "\"name\":\"", "true,", "null}",
-      "the ", "quick ", "brown ", "fox ", "data ", "value ", "login ", "search ", "item ",
-      "0123456789", "abcdef", "\r\n\r\n", "function(a,b){return a+b;}", "SELECT ", "password ",
-      "admin ", "update ", "download ", "file.exe ", "image.png ", "style.css "};
-  std::string s;
-  s.reserve(n + 64);
-  while (s.size() < n) s += words[rng.next32() % (sizeof words / sizeof *words)];
-  s.resize(n);
-  return s;
-}
-
-// One Ethernet + IPv4 + TCP frame carrying `payload` (text), a microsecond after the last.
-void frame(Frames& out, uint32_t src, uint32_t dst, uint16_t sport, uint16_t dport, uint32_t seq,
-           uint32_t ack, uint8_t flags, const std::string& payload, uint64_t& t) {
-  bench::add_tcp_frame(out, src, dst, sport, dport, seq, ack, flags, uint32_t(payload.size()),
-                       reinterpret_cast<const uint8_t*>(payload.data()), t += 1000);
-}
-
-struct Shape {
-  uint32_t flows, concurrent, response_segments, segment;
-};
-
-Frames build(const Shape& s, uint64_t seed) {
-  gen::detail::Rng rng(seed, 11);
-  Frames out;
-  uint64_t t = 1'700'000'000'000'000'000ull;
-  const std::string none;
-  for (uint32_t first = 0; first < s.flows; first += s.concurrent) {
-    const uint32_t n = std::min(s.concurrent, s.flows - first);
-    struct Conn {
-      uint32_t c, srv;
-      uint16_t cp;
-      uint32_t cseq, sseq;
-    };
-    std::vector<Conn> conns(n);
-    for (uint32_t k = 0; k < n; ++k) {
-      const uint32_t id = first + k;
-      conns[k] = {0xc6120000u + id, 0xc0a80000u + (id & 0xff), uint16_t(1024 + id % 60000),
-                  rng.next32(), rng.next32()};
-    }
-    for (Conn& c : conns) frame(out, c.c, c.srv, c.cp, 80, c.cseq++, 0, 0x02, none, t);
-    for (Conn& c : conns) frame(out, c.srv, c.c, 80, c.cp, c.sseq++, c.cseq, 0x12, none, t);
-    for (Conn& c : conns) frame(out, c.c, c.srv, c.cp, 80, c.cseq, c.sseq, 0x10, none, t);
-    for (Conn& c : conns) {  // the request, and its ACK
-      const std::string req = text(rng, 300 + rng.next32() % 400);
-      frame(out, c.c, c.srv, c.cp, 80, c.cseq, c.sseq, 0x18, req, t);
-      c.cseq += uint32_t(req.size());
-      frame(out, c.srv, c.c, 80, c.cp, c.sseq, c.cseq, 0x10, none, t);
-    }
-    for (uint32_t seg = 0; seg < s.response_segments; ++seg)
-      for (Conn& c : conns) {
-        const std::string body = text(rng, s.segment);
-        frame(out, c.srv, c.c, 80, c.cp, c.sseq, c.cseq, 0x18, body, t);
-        c.sseq += uint32_t(body.size());
-        frame(out, c.c, c.srv, c.cp, 80, c.cseq, c.sseq, 0x10, none, t);
-      }
-    for (Conn& c : conns) {
-      frame(out, c.c, c.srv, c.cp, 80, c.cseq, c.sseq, 0x11, none, t);
-      frame(out, c.srv, c.c, 80, c.cp, c.sseq, c.cseq + 1, 0x11, none, t);
-      frame(out, c.c, c.srv, c.cp, 80, c.cseq + 1, c.sseq + 1, 0x10, none, t);
-    }
-  }
-  return out;
-}
 
 Result<Frames> read_capture(const std::string& path) {
   WARPATH_ASSIGN_OR_RETURN(io::PcapReader reader, io::PcapReader::open(path));
@@ -389,9 +319,9 @@ int main(int argc, char** argv) {
     }
     frames = std::move(*f);
   } else if (workload == "http") {
-    frames = build({2000, 200, 20, 1448}, 1);
+    frames = bench::build_http_traffic({2000, 200, 20, 1448}, 1);
   } else if (workload == "small") {
-    frames = build({4000, 400, 10, 200}, 1);
+    frames = bench::build_http_traffic({4000, 400, 10, 200}, 1);
   } else {
     std::fprintf(stderr, "warpath-nids-bench: unknown workload '%s'\n", workload.c_str());
     return 2;
