@@ -66,6 +66,7 @@
 #include "pattern/ac_image.hpp"
 #if defined(WARPATH_HAVE_NIDS)
 #include "common/http_traffic.hpp"
+#include "common/nids_config.hpp"
 #include "warpath/nids/detect.hpp"
 #include "warpath/nids/inspector.hpp"
 #include "warpath/packet/parser.hpp"
@@ -709,6 +710,17 @@ Status run_pattern(const std::string& data, int repeat, std::vector<Row>& rows) 
 }
 
 #if defined(WARPATH_HAVE_NIDS)
+// A whole file (warpath_io, with its readers, is not in minimal builds).
+Result<std::string> read_whole(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return Status(Errc::kIoError, path + ": cannot open");
+  std::string text;
+  char buf[1 << 16];
+  for (size_t k; (k = std::fread(buf, 1, sizeof buf, f)) > 0;) text.append(buf, k);
+  std::fclose(f);
+  return text;
+}
+
 // Detection (cuda.nids beside cpu.nids) with ET Open's rules on units of the ANMLZoo dotstar
 // trace to port 80 of established flows: 1,500-byte packet payloads, one flow each, and
 // (".stream" rows) 256-byte stream chunks of 1,024 flows after their lookback: cpu.nids
@@ -721,18 +733,9 @@ Status run_pattern(const std::string& data, int repeat, std::vector<Row>& rows) 
 Status run_nids(const std::string& data, int repeat, std::vector<Row>& rows) {
   constexpr uint32_t kBlock = 1500;
   const std::string dir     = data + "/patterns/et-open/rules";
-  auto read                 = [](const std::string& path) -> Result<std::string> {
-    std::FILE* f = std::fopen(path.c_str(), "rb");
-    if (!f) return Status(Errc::kIoError, path + ": cannot open");
-    std::string text;
-    char buf[1 << 16];
-    for (size_t k; (k = std::fread(buf, 1, sizeof buf, f)) > 0;) text.append(buf, k);
-    std::fclose(f);
-    return text;
-  };
-  WARPATH_ASSIGN_OR_RETURN(nids::RuleSet set, nids::load_rules({dir}, nids::Vars{}, read));
+  WARPATH_ASSIGN_OR_RETURN(nids::RuleSet set, nids::load_rules({dir}, nids::Vars{}, read_whole));
   WARPATH_ASSIGN_OR_RETURN(const std::string trace,
-                           read(data + "/patterns/anmlzoo/dotstar/backdoor_1MB.input"));
+                           read_whole(data + "/patterns/anmlzoo/dotstar/backdoor_1MB.input"));
   if (trace.size() < (1u << 19))
     return Status(Errc::kIoError, "the ANMLZoo dotstar trace is too short");
   // ET Open's rules rarely match these bytes: 256 rules with 8-byte contents cut from the trace
@@ -845,17 +848,8 @@ Status run_nids(const std::string& data, int repeat, std::vector<Row>& rows) {
 // inspector `batch` at a time. The alerts (packet, rule) of every row are checked against
 // cpu.nids's at 256 first. End to end only: batch = frames per call; mpps = M frames/s.
 Status run_nids_inspector(const std::string& data, std::vector<Row>& rows) {
-  auto read = [](const std::string& path) -> Result<std::string> {
-    std::FILE* f = std::fopen(path.c_str(), "rb");
-    if (!f) return Status(Errc::kIoError, path + ": cannot open");
-    std::string text;
-    char buf[1 << 16];
-    for (size_t k; (k = std::fread(buf, 1, sizeof buf, f)) > 0;) text.append(buf, k);
-    std::fclose(f);
-    return text;
-  };
-  WARPATH_ASSIGN_OR_RETURN(
-      nids::RuleSet set, nids::load_rules({data + "/patterns/et-open/rules"}, nids::Vars{}, read));
+  WARPATH_ASSIGN_OR_RETURN(nids::RuleSet set, nids::load_rules({data + "/patterns/et-open/rules"},
+                                                               nids::Vars{}, read_whole));
   nids::add_rules_text(set,
                        "alert tcp any any -> any 80 (msg:\"pw\"; flow:to_server; "
                        "content:\"password \"; sid:9300001;)\n"
@@ -873,13 +867,8 @@ Status run_nids_inspector(const std::string& data, std::vector<Row>& rows) {
     const bench::Frames frames = bench::build_http_traffic(shape, 1);
     auto run                   = [&](const std::string& engine, uint32_t batch_size,
                    std::vector<std::pair<uint64_t, uint32_t>>& alerts) -> Result<double> {
-      nids::InspectorConfig cfg;
-      cfg.engine           = engine;
-      cfg.flow_engine      = "cpu.flow";
-      cfg.stream_engine    = "cpu.stream";
-      cfg.stream.midstream = true;
-      cfg.any_checksum     = true;
-      WARPATH_ASSIGN_OR_RETURN(auto ins, nids::Inspector::make(image, cfg));
+      WARPATH_ASSIGN_OR_RETURN(
+                            auto ins, nids::Inspector::make(image, bench::offline_inspector_config(engine)));
       WARPATH_ASSIGN_OR_RETURN(auto parser, packet::make_parser("cpu.parse"));
       WARPATH_ASSIGN_OR_RETURN(packet::PacketBatch b,
                                                  packet::PacketBatch::create(batch_size, 2048));

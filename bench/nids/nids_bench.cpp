@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "common/http_traffic.hpp"
+#include "common/nids_config.hpp"
 #include "common/tcp_frames.hpp"
 #include "gen/packet_builder.hpp"
 #include "pattern/engines.hpp"
@@ -105,13 +106,7 @@ double run_decode(const Frames& f) {
 double run_nids(const Frames& f, std::shared_ptr<const nids::DetectImage> image,
                 const std::string& engine, uint64_t& alerts) {
   auto parser = packet::make_parser("cpu.parse");
-  nids::InspectorConfig cfg;
-  cfg.engine                = engine;
-  cfg.flow_engine           = "cpu.flow";
-  cfg.stream_engine         = "cpu.stream";
-  cfg.stream.midstream      = true;
-  cfg.any_checksum          = true;
-  auto ins = nids::Inspector::make(std::move(image), cfg);
+  auto ins    = nids::Inspector::make(std::move(image), bench::offline_inspector_config(engine));
   if (!ins.is_ok()) {
     std::fprintf(stderr, "warpath-nids-bench: %s\n", ins.status().message().c_str());
     std::exit(1);

@@ -174,7 +174,8 @@ std::string build_error(std::string_view text) {
 TEST(ChainBuild, ErrorsNamePositionArgumentAndReason) {
 #if defined(WARPATH_HAVE_NIDS)  // the nids module is built where PCRE2 is
   EXPECT_EQ(build_error("acl -> nosuch"),
-            "chain position 2: unknown module 'nosuch' (known: acl, defrag, esp-in, esp-out, flow, flow-aes, match, nids, router, stream, switch, ttl-filter, wire)");
+            "chain position 2: unknown module 'nosuch' (known: acl, defrag, esp-in, esp-out, flow, "
+            "flow-aes, l7, match, nids, router, stream, switch, ttl-filter, wire)");
 #else
   EXPECT_EQ(build_error("acl -> nosuch"),
             "chain position 2: unknown module 'nosuch' (known: acl, defrag, esp-in, esp-out, flow, flow-aes, match, router, stream, switch, ttl-filter, wire)");

@@ -16,11 +16,11 @@
 //
 // Contract: reads parse and flow; sets context (one context per protocol of the file).
 #if defined(WARPATH_HAVE_NIDS)
-#include <mutex>
 #include <unordered_map>
 
 #include "runtime/modules/builtin_modules.hpp"
 #include "runtime/modules/flow_state.hpp"
+#include "runtime/modules/module_helpers.hpp"
 #include "warpath/nids/l7.hpp"
 #include "warpath/stream/stream.hpp"
 
@@ -60,13 +60,7 @@ class L7Module final : public Module {
   }
   Result<std::unique_ptr<ModuleState>> make_state() const override {
     auto st = std::make_unique<L7WorkerState>(kStatCount);
-    {  // the first worker takes the matcher compiled at build; the others compile their own
-      std::lock_guard<std::mutex> lock(spare_mutex_);
-      st->matcher = std::move(spare_);
-    }
-    if (!st->matcher) {
-      WARPATH_ASSIGN_OR_RETURN(st->matcher, pattern::make_matcher(engine_, set_->patterns));
-    }
+    WARPATH_ASSIGN_OR_RETURN(st->matcher, spare_.take(engine_, set_->patterns));
     return std::unique_ptr<ModuleState>(std::move(st));
   }
 
@@ -101,8 +95,7 @@ class L7Module final : public Module {
   std::string engine_;
   std::vector<uint16_t> context_of_;  ///< by label: the context id of its name
   size_t flow_slot_;
-  mutable std::mutex spare_mutex_;
-  mutable std::unique_ptr<pattern::Matcher> spare_;
+  SpareMatcher spare_;
 };
 
 }  // namespace
@@ -120,12 +113,7 @@ ModuleInfo l7_module_info() {
   i.reads = field_bit(Field::kParse) | field_bit(Field::kFlow);
   i.sets  = field_bit(Field::kContext);
   i.make  = [](const ModuleArgs& args, BuildEnv& env) -> Result<std::unique_ptr<Module>> {
-    size_t flow_slot = env.earlier.size();
-    for (size_t k = env.earlier.size(); k-- > 0;)
-      if (env.earlier[k]->kind() == "flow") {
-        flow_slot = k;
-        break;
-      }
+    const size_t flow_slot = nearest_earlier(env, "flow");
     if (flow_slot == env.earlier.size())
       return Status(Errc::kInvalidArgument, "needs a flow module before it (e.g. flow -> l7)");
     const std::string path = args.get("patterns");

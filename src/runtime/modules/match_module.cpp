@@ -21,6 +21,7 @@
 
 #include "runtime/modules/builtin_modules.hpp"
 #include "runtime/modules/flow_state.hpp"
+#include "runtime/modules/module_helpers.hpp"
 #include "runtime/modules/stream_state.hpp"
 #include "warpath/pattern/pattern.hpp"
 
@@ -65,13 +66,7 @@ class MatchModule final : public Module {
   }
   Result<std::unique_ptr<ModuleState>> make_state() const override {
     auto st = std::make_unique<MatchWorkerState>(kStatCount);
-    {  // the first worker takes the matcher compiled at build; the others compile their own
-      std::lock_guard<std::mutex> lock(spare_mutex_);
-      st->matcher = std::move(spare_);
-    }
-    if (!st->matcher) {
-      WARPATH_ASSIGN_OR_RETURN(st->matcher, pattern::make_matcher(engine_, patterns_));
-    }
+    WARPATH_ASSIGN_OR_RETURN(st->matcher, spare_.take(engine_, patterns_));
     return std::unique_ptr<ModuleState>(std::move(st));
   }
 
@@ -191,8 +186,7 @@ class MatchModule final : public Module {
   std::FILE* log_;
   std::string log_path_;
   mutable std::mutex log_mutex_;
-  mutable std::mutex spare_mutex_;
-  mutable std::unique_ptr<pattern::Matcher> spare_;  ///< compiled at build, for the first worker
+  SpareMatcher spare_;  ///< compiled at build, for the first worker
 };
 
 }  // namespace
@@ -219,11 +213,9 @@ ModuleInfo match_module_info() {
     // Compiled now (errors at build, not per worker), and used by the first worker.
     WARPATH_ASSIGN_OR_RETURN(auto m, pattern::make_matcher(args.get("engine", "auto"), ps));
     // The stream and flow modules before it, when there are (the nearest of each).
-    size_t flow_slot = SIZE_MAX, stream_slot = SIZE_MAX;
-    for (size_t k = env.earlier.size(); k-- > 0;) {
-      if (stream_slot == SIZE_MAX && env.earlier[k]->kind() == "stream") stream_slot = k;
-      if (flow_slot == SIZE_MAX && env.earlier[k]->kind() == "flow") flow_slot = k;
-    }
+    size_t flow_slot = nearest_earlier(env, "flow"), stream_slot = nearest_earlier(env, "stream");
+    if (flow_slot == env.earlier.size()) flow_slot = SIZE_MAX;
+    if (stream_slot == env.earlier.size()) stream_slot = SIZE_MAX;
     const std::string path = args.get("log");
     std::FILE* log         = nullptr;
     if (!path.empty()) {

@@ -15,6 +15,7 @@
 // flows' serials and directions); sets nothing of the packets'.
 #include "runtime/modules/builtin_modules.hpp"
 #include "runtime/modules/flow_state.hpp"
+#include "runtime/modules/module_helpers.hpp"
 #include "runtime/modules/stream_state.hpp"
 
 namespace warpath::runtime {
@@ -151,12 +152,7 @@ ModuleInfo stream_module_info() {
   i.reads = field_bit(Field::kParse) | field_bit(Field::kFlow);
   i.sets  = 0;
   i.make  = [](const ModuleArgs& args, BuildEnv& env) -> Result<std::unique_ptr<Module>> {
-    size_t flow_slot = env.earlier.size();
-    for (size_t k = env.earlier.size(); k-- > 0;)
-      if (env.earlier[k]->kind() == "flow") {
-        flow_slot = k;
-        break;
-      }
+    const size_t flow_slot = nearest_earlier(env, "flow");
     if (flow_slot == env.earlier.size())
       return Status(Errc::kInvalidArgument,
                     "needs a flow module before it (e.g. flow -> stream)");
