@@ -65,11 +65,9 @@ class CpuDetector final : public DetectorBase {
   // bytes armed (their other conditions may complete in later chunks).
   struct DirState {
     std::unique_ptr<pattern::Stream> stream;
-    std::vector<uint32_t> armed;
-    bool all   = false;  // armed past kMaxArmed: every rule of the group is a candidate
+    ArmedRules armed;
     bool stale = false;  // chunks went unscanned (no rule took their ports)
   };
-  static constexpr size_t kMaxArmed = 64;  // rules remembered per direction (bounded memory)
 
   void stream_candidates(Group& g, const Unit& u, std::vector<uint32_t>& out) {
     DirState& d = streams_[u.flow * 2 + u.dir];
@@ -82,24 +80,14 @@ class CpuDetector final : public DetectorBase {
     }
     d.stale = false;
     matches_.clear();
-    const size_t before = d.armed.size();
-    if (!d.stream || !d.stream->write_any_order(u.data + from, u.len - from, matches_).is_ok()) {
+    found_.clear();
+    const bool failed =
+        !d.stream || !d.stream->write_any_order(u.data + from, u.len - from, matches_).is_ok();
+    if (failed)
       d.stream.reset();  // cannot answer: every rule of the group is armed
-      d.all = true;
-    } else {
-      take_matches(g, matches_, seen_, d.armed);
-    }
-    if (d.armed.size() != before) {
-      std::sort(d.armed.begin(), d.armed.end());
-      d.armed.erase(std::unique(d.armed.begin(), d.armed.end()), d.armed.end());
-    }
-    if (d.all || d.armed.size() > kMaxArmed) {
-      d.all = true;
-      std::vector<uint32_t>().swap(d.armed);
-      out.insert(out.end(), g.by_pattern.begin(), g.by_pattern.end());
-    } else {
-      out.insert(out.end(), d.armed.begin(), d.armed.end());
-    }
+    else
+      take_matches(g, matches_, seen_, found_);
+    d.armed.arm(g, found_, failed, out);
   }
 
  private:
@@ -107,6 +95,7 @@ class CpuDetector final : public DetectorBase {
   PortFilter ports_;
   std::vector<pattern::Match> matches_;
   std::vector<uint8_t> seen_;  // pattern ids taken in this scan
+  std::vector<uint32_t> found_;                     // rules a stream chunk's scan found
   std::unordered_map<uint64_t, DirState> streams_;  // key: flow * 2 + direction
 };
 

@@ -80,6 +80,23 @@ void take_matches(const Group& g, const std::vector<pattern::Match>& matches,
   }
 }
 
+void ArmedRules::arm(const Group& g, const std::vector<uint32_t>& found, bool failed,
+                     std::vector<uint32_t>& out) {
+  all = all || failed;
+  if (!all && !found.empty()) {
+    rules.insert(rules.end(), found.begin(), found.end());
+    std::sort(rules.begin(), rules.end());
+    rules.erase(std::unique(rules.begin(), rules.end()), rules.end());
+  }
+  if (all || rules.size() > kMax) {
+    all = true;
+    std::vector<uint32_t>().swap(rules);
+    out.insert(out.end(), g.by_pattern.begin(), g.by_pattern.end());
+  } else {
+    out.insert(out.end(), rules.begin(), rules.end());
+  }
+}
+
 void finish_candidates(const uint64_t* allowed, std::vector<uint32_t>& out) {
   if (allowed)
     out.erase(std::remove_if(out.begin(), out.end(),

@@ -44,6 +44,18 @@ struct Group {
 
 using Groups = Group[kKinds][kProtos];
 
+/// The rules a stream direction's scans have armed (their fast pattern was seen; their other
+/// conditions may complete in later chunks), bounded: past kMax, every rule of the group.
+struct ArmedRules {
+  static constexpr size_t kMax = 64;
+  std::vector<uint32_t> rules;  // ascending
+  bool all = false;
+  /// Arms `found` (rule indexes; `failed`: the scan could not answer, so every rule is armed)
+  /// and appends the candidates, the armed rules or the whole group, to `out`.
+  void arm(const Group& g, const std::vector<uint32_t>& found, bool failed,
+           std::vector<uint32_t>& out);
+};
+
 /// Builds every group's prefilter with the pattern engine `engine` (a stream group's streaming
 /// database too when `streams`, so the first stream does not compile it mid-traffic).
 Status build_groups(const Image& img, size_t port_words, const std::string& engine, bool streams,

@@ -5,7 +5,7 @@
 // chunk's start), and its direction remembers the rules its scans armed, as cpu.nids's
 // streaming databases do: a rule can match a unit only if its fast pattern occurs in the unit's
 // buffer, and that occurrence was found by this scan or by one of an earlier chunk, so the
-// armed rules (every rule of the group past kMaxArmed) and the group's always-candidates are a
+// armed rules (every rule of the group past ArmedRules::kMax) and the group's always-candidates are a
 // superset of the matches. A direction whose last chunk went unscanned (no rule took its ports)
 // or that has no state yet is scanned from its buffer's first byte. The port filter then drops
 // the rules whose ports cannot take the unit, and DetectorBase evaluates the rest in order.
@@ -95,21 +95,7 @@ class BlockDetector final : public DetectorBase {
       const Group& g    = groups_[kind][cls];
       const bool failed = !scanned_[i] && g.prefilter && u.len && pending_[kind][cls].failed(i);
       if (u.buffer == Buffer::kStream && u.flow && (scanned_[i] || failed)) {
-        DirState& d = streams_[u.flow * 2 + u.dir];
-        if (failed) {
-          d.all = true;  // a prefilter that cannot answer: every rule of the group is armed
-        } else if (!d.all) {
-          d.armed.insert(d.armed.end(), found_[i].begin(), found_[i].end());
-          std::sort(d.armed.begin(), d.armed.end());
-          d.armed.erase(std::unique(d.armed.begin(), d.armed.end()), d.armed.end());
-        }
-        if (d.all || d.armed.size() > kMaxArmed) {
-          d.all = true;
-          std::vector<uint32_t>().swap(d.armed);
-          out[i].insert(out[i].end(), g.by_pattern.begin(), g.by_pattern.end());
-        } else {
-          out[i].insert(out[i].end(), d.armed.begin(), d.armed.end());
-        }
+        streams_[u.flow * 2 + u.dir].armed.arm(g, failed ? none_ : found_[i], failed, out[i]);
       } else if (failed) {
         out[i].insert(out[i].end(), g.by_pattern.begin(), g.by_pattern.end());
       } else if (scanned_[i]) {
@@ -142,12 +128,10 @@ class BlockDetector final : public DetectorBase {
   // A stream direction: the rules its chunks' scans armed (cpu.nids's DirState, less the
   // streaming database: each chunk is a block).
   struct DirState {
-    std::vector<uint32_t> armed;
-    bool all   = false;  // armed past kMaxArmed: every rule of the group is a candidate
+    ArmedRules armed;
     bool seen  = false;  // a chunk was scanned: the next scans from its new bytes
     bool stale = false;  // a chunk went unscanned (no rule took its ports)
   };
-  static constexpr size_t kMaxArmed = 64;  // rules remembered per direction (bounded memory)
 
   Groups groups_;
   PortFilter ports_;
@@ -157,6 +141,7 @@ class BlockDetector final : public DetectorBase {
   std::vector<std::vector<uint32_t>> found_;          // per unit: the rules its scan found
   std::vector<uint8_t> scanned_;                      // per unit: scanned and answered
   std::vector<uint8_t> seen_;
+  const std::vector<uint32_t> none_;
   std::unordered_map<uint64_t, DirState> streams_;  // key: flow * 2 + direction
 };
 
