@@ -222,6 +222,70 @@ TEST(Esp, TrailerPaddingAndChecks) {
   EXPECT_EQ(20 + core::kEspHead + core::text_bytes(84) + 16, 140u);
 }
 
+// The SA's header template (esp-out's per-packet path) writes what the per-field writers do,
+// for every TOS, DF, ID and a spread of lengths, both families; the ESP header is SPI, the
+// low sequence number and the 64-bit IV, big-endian.
+TEST(Esp, OuterHeaderTemplateMatchesTheFieldWriters) {
+  std::mt19937 rng(7);
+  for (bool v4 : {true, false}) {
+    uint8_t src[16], dst[16];
+    for (int k = 0; k < 16; ++k) src[k] = uint8_t(rng()), dst[k] = uint8_t(rng());
+    const core::OuterHeader h = core::outer_header(v4, src, dst);
+    for (int t = 0; t < 2000; ++t) {
+      const uint8_t tos  = uint8_t(rng());
+      const bool df      = rng() & 1;
+      const uint16_t id  = uint16_t(rng());
+      const uint32_t len = 60 + rng() % 65000;
+      uint8_t want[40] = {}, got[40] = {};
+      std::memset(got, 0xAB, sizeof got);  // the template must write every byte
+      if (v4)
+        core::write_outer_ipv4(want, len, tos, df, id, src, dst);
+      else
+        core::write_outer_ipv6(want, len - 40, tos, src, dst);
+      core::write_outer(got, h, len, tos, df, id);
+      ASSERT_EQ(0, std::memcmp(want, got, v4 ? 20 : 40)) << "v4 " << v4 << " len " << len;
+      if (v4) EXPECT_EQ(packet::core::fold_checksum(packet::core::ones_sum(got, 20)), 0);
+    }
+  }
+  uint8_t esp[16];
+  core::write_esp_header(esp, 0x01020304u, 0x1112131405060708ull);
+  const uint8_t want[16] = {1, 2, 3, 4, 5, 6, 7, 8, 0x11, 0x12, 0x13, 0x14, 5, 6, 7, 8};
+  EXPECT_EQ(0, std::memcmp(esp, want, 16));
+  uint8_t b[4];
+  packet::core::store_be16(b, 0x1234);
+  packet::core::store_be32(b, 0xA1B2C3D4u);
+  EXPECT_EQ(packet::core::load_be32(b), 0xA1B2C3D4u);
+  packet::core::store_be16(b + 2, 0xBEEF);
+  EXPECT_EQ(b[2], 0xBE);
+  EXPECT_EQ(b[3], 0xEF);
+}
+
+// Policy selectors: Prefix::contains (word compares under a mask) against the bit-by-bit
+// definition, at every length of both families, on addresses that differ in one bit.
+TEST(Esp, PrefixContainsMatchesTheBitDefinition) {
+  std::mt19937 rng(11);
+  for (uint8_t family : {uint8_t(4), uint8_t(6)}) {
+    const unsigned bits = family == 4 ? 32 : 128;
+    for (unsigned len = 0; len <= bits; ++len) {
+      Prefix p;
+      p.addr.family = family;
+      for (unsigned k = 0; k < bits / 8; ++k) p.addr.bytes[k] = uint8_t(rng());
+      p.len = uint8_t(len);
+      for (unsigned flip = 0; flip <= bits; ++flip) {
+        uint8_t a[16] = {};
+        std::memcpy(a, p.addr.bytes.data(), bits / 8);
+        if (flip < bits) a[flip / 8] ^= uint8_t(0x80 >> (flip % 8));
+        const bool want = flip >= len;  // only a bit past the prefix may differ
+        ASSERT_EQ(p.contains(family, a), want)
+            << "family " << int(family) << " len " << len << " flip " << flip;
+      }
+      uint8_t same[16] = {};
+      std::memcpy(same, p.addr.bytes.data(), bits / 8);
+      EXPECT_FALSE(p.contains(family == 4 ? 6 : 4, same));
+    }
+  }
+}
+
 struct Window {
   uint32_t size;
   bool esn;

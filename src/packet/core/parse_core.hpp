@@ -184,13 +184,17 @@ WARPATH_HD void parse_ipv6(const uint8_t* p, uint32_t off, uint32_t cap, uint32_
   if (too_long) info.status = ParseStatus::kBadIpv6Length;
 }
 
-/// Parses one Ethernet frame.
-WARPATH_HD PacketInfo parse_packet(const uint8_t* p, uint32_t caplen, uint32_t len) {
-  PacketInfo info{};
+/// Parses one Ethernet frame into `info` (every field written). Host code that keeps the
+/// result in memory calls this form: it stores straight into the destination, where the
+/// by-value form builds the PacketInfo on the stack with byte stores and copies it as vectors,
+/// loads that store forwarding cannot serve (two thirds of cpu.parse's time, measured).
+WARPATH_HD void parse_packet_into(const uint8_t* p, uint32_t caplen, uint32_t len,
+                                  PacketInfo& info) {
+  info = PacketInfo{};
   if (len < caplen) len = caplen;
   if (caplen < 14) {
     fail(info, ParseStatus::kTruncated);
-    return info;
+    return;
   }
   uint32_t off  = 12;
   uint16_t type = load_be16(p + off);
@@ -198,7 +202,7 @@ WARPATH_HD PacketInfo parse_packet(const uint8_t* p, uint32_t caplen, uint32_t l
     if (info.vlan_count == 2) break;  // a third tag: report the ethertype as it stands
     if (off + 6 > caplen) {
       fail(info, ParseStatus::kTruncated);
-      return info;
+      return;
     }
     info.vlan_tci[info.vlan_count++] = load_be16(p + off + 2);
     off += 4;
@@ -212,6 +216,12 @@ WARPATH_HD PacketInfo parse_packet(const uint8_t* p, uint32_t caplen, uint32_t l
     parse_ipv6(p, off, caplen, len, info);
   else
     info.l3 = type == kEthArp ? L3::kArp : L3::kOther;
+}
+
+/// Parses one Ethernet frame (by value: the device kernel keeps it in registers).
+WARPATH_HD PacketInfo parse_packet(const uint8_t* p, uint32_t caplen, uint32_t len) {
+  PacketInfo info;
+  parse_packet_into(p, caplen, len, info);
   return info;
 }
 

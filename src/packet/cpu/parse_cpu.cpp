@@ -15,7 +15,7 @@ constexpr uint32_t kMinPerThread = 16384;
 void parse_range(const BatchView& b, PacketInfo* out, uint32_t begin, uint32_t end) {
   for (uint32_t i = begin; i < end; ++i) {
     if (i + kAhead < end) WARPATH_PREFETCH(b.data(i + kAhead));
-    out[i] = core::parse_packet(b.data(i), b.metas[i].caplen, b.metas[i].len);
+    core::parse_packet_into(b.data(i), b.metas[i].caplen, b.metas[i].len, out[i]);
   }
 }
 

@@ -122,7 +122,7 @@ class DefragModule final : public Module {
             break;
           }
           std::memcpy(to, st.whole.data(), size);
-          f.infos[i] = packet::core::parse_packet(to, size, size);
+          packet::core::parse_packet_into(to, size, size, f.infos[i]);
           break;
         }
       }

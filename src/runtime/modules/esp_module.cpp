@@ -115,8 +115,33 @@ class SaLockRun {
 };
 
 // What both directions share: the database, its engine and the SAs' mutable state.
+// An outbound SA's tunnel packet, what is the same for all of its packets: the outer header
+// and what the parser says of it (esp-out writes copies and sets the per-packet fields).
+struct OuterTemplate {
+  ec::OuterHeader header;
+  PacketInfo info;
+};
+
+OuterTemplate outer_template(const ipsec::SaSpec& spec) {
+  OuterTemplate t{};
+  const bool v4 = spec.dst.family == 4;
+  t.header      = ec::outer_header(v4, spec.src.bytes.data(), spec.dst.bytes.data());
+  PacketInfo& o = t.info;
+  o.status      = packet::ParseStatus::kOk;
+  o.l3          = v4 ? packet::L3::kIpv4 : packet::L3::kIpv6;
+  o.ip_version  = v4 ? 4 : 6;
+  o.ethertype   = v4 ? 0x0800 : 0x86dd;
+  o.ttl         = ec::kOuterTtl;
+  o.proto       = ec::kProtoEsp;
+  o.fields      = packet::kFieldsAll;
+  std::memcpy(o.src, spec.src.bytes.data(), v4 ? 4 : 16);
+  std::memcpy(o.dst, spec.dst.bytes.data(), v4 ? 4 : 16);
+  return t;
+}
+
 struct EspTables {
   ipsec::SaDatabase db;
+  std::vector<OuterTemplate> outer;  ///< per SA (outbound ones used)
   std::unique_ptr<ipsec::EspCrypto> crypto, offload;
   std::vector<std::shared_ptr<ipsec::SaState>> states;  ///< kept across reloads (same SA)
   std::string describe;
@@ -167,6 +192,7 @@ Result<std::unique_ptr<EspTables>> build_tables(const EspSource& src, ipsec::Dir
       init_window(*kept, sa);
     }
     t.states.push_back(std::move(kept));
+    t.outer.push_back(outer_template(sa));
   }
   const size_t n = dir == ipsec::Dir::kIn ? t.db.inbound_count() : t.db.outbound_count();
   t.describe     = file + " (" + std::to_string(n) + (dir == ipsec::Dir::kIn ? " inbound" : " outbound") +
@@ -335,7 +361,7 @@ class EspModuleBase : public Module {
  protected:
   void reparse(Frame& f, uint32_t i) const {
     const packet::PacketMeta& m = f.batch.meta(i);
-    f.infos[i]                  = packet::core::parse_packet(f.batch.data(i), m.caplen, m.len);
+    packet::core::parse_packet_into(f.batch.data(i), m.caplen, m.len, f.infos[i]);
   }
   Status add_reasons(BuildEnv& env, std::initializer_list<const char*> names, const char* slow = "") {
     for (const char* n : names) {
@@ -768,14 +794,19 @@ class EspOutModule final : public EspModuleBase {
       s.decide(f, i, ids_[kOutExpired]);
       return false;
     }
-    // The inner packet: forwarded by this gateway, so its TTL / hop limit drops by one.
     const uint8_t tos = in.ip_version == 4 ? ip[1] : uint8_t(ec::load_be16(ip) >> 4);
     const bool df     = in.ip_version == 4 && (ip[6] & 0x40);
-    if (in.ip_version == 4) forward::core::decrement_ttl4(ip);
-    else forward::core::decrement_hop_limit6(ip);
     if (const uint32_t prepend = front(f, i, outer_hdr)) {
-      // Into the headroom: the link-layer header moves down, the inner packet stays.
-      std::memmove(p - prepend, p, l3);
+      // Into the headroom: the link-layer header moves down, the inner packet stays. It moves
+      // by more than its length (l3 <= 22 < prepend), so the copy never overlaps; the usual
+      // 14-22 bytes go as two 16-byte words (what lands past l3 is outer header, written below).
+      if (l3 <= 32 && prepend >= 32) {
+        uint8_t w[32];
+        std::memcpy(w, p, 32);
+        std::memcpy(p - prepend, w, 32);
+      } else {
+        std::memmove(p - prepend, p, l3);
+      }
       m.offset -= prepend;
       p  = f.batch.data(i);
       ip = p + l3;
@@ -783,41 +814,38 @@ class EspOutModule final : public EspModuleBase {
       std::memmove(ip + outer_hdr + ec::kEspHead, ip, inner_len);
     }
     uint8_t* esp  = ip + outer_hdr;
-    uint8_t* text = esp + ec::kEspHead;
+    uint8_t* text = esp + ec::kEspHead;  // the inner packet, wherever it was moved
+    // The inner packet is forwarded by this gateway, so its TTL / hop limit drops by one
+    // (after the moves: the link-layer header's 16-byte copy must not read these stores back).
+    if (in.ip_version == 4)
+      forward::core::decrement_ttl4(text);
+    else
+      forward::core::decrement_hop_limit6(text);
     ec::write_trailer(text, inner_len, in.ip_version == 4 ? ec::kNextIpv4 : ec::kNextIpv6);
     ec::write_esp_header(esp, spec.spi, seq);
-    if (spec.dst.family == 4)
-      ec::write_outer_ipv4(ip, outer_len, tos, df, uint16_t(seq), spec.src.bytes.data(), spec.dst.bytes.data());
-    else
-      ec::write_outer_ipv6(ip, outer_len - 40, tos, spec.src.bytes.data(), spec.dst.bytes.data());
+    const OuterTemplate& tmpl = t_.outer[sa];
+    ec::write_outer(ip, tmpl.header, outer_len, tos, df, uint16_t(seq));
     set_ethertype(p, l3, spec.dst.family);
     m.caplen = m.len = l3 + outer_len;
     op = {esp, text_len, sa, uint32_t(seq >> 32)};
-    f.infos[i] = outer_info(f.infos[i], spec, tos);
+    set_outer_info(f.infos[i], tmpl.info, tos, outer_hdr);
     return true;
   }
 
-  // What the parser says about the tunnel packet, from the values just written (reading the
-  // header back would stall on the stores; tests/ipsec compares the two for every packet).
-  static PacketInfo outer_info(const PacketInfo& inner, const ipsec::SaSpec& spec, uint8_t tos) {
-    PacketInfo o{};
-    o.status     = packet::ParseStatus::kOk;
-    o.vlan_count = inner.vlan_count;
-    o.vlan_tci[0] = inner.vlan_tci[0];
-    o.vlan_tci[1] = inner.vlan_tci[1];
-    o.l3_offset  = inner.l3_offset;
-    const bool v4 = spec.dst.family == 4;
-    o.l3         = v4 ? packet::L3::kIpv4 : packet::L3::kIpv6;
-    o.ip_version = v4 ? 4 : 6;
-    o.ethertype  = v4 ? 0x0800 : 0x86dd;
-    o.tos        = tos;
-    o.ttl        = ec::kOuterTtl;
-    o.proto      = ec::kProtoEsp;
-    o.fields     = packet::kFieldsAll;
-    o.l4_offset  = uint16_t(inner.l3_offset + (v4 ? 20 : 40));
-    std::memcpy(o.src, spec.src.bytes.data(), v4 ? 4 : 16);
-    std::memcpy(o.dst, spec.dst.bytes.data(), v4 ? 4 : 16);
-    return o;
+  // What the parser says about the tunnel packet: the SA's template with the packet's VLAN
+  // tags, offsets and TOS (tests/ipsec compares it with the parse of every packet). Not
+  // built on the stack and copied: byte stores read back as vectors stall store forwarding.
+  static void set_outer_info(PacketInfo& o, const PacketInfo& tmpl, uint8_t tos,
+                             uint32_t outer_hdr) {
+    const uint8_t vlans = o.vlan_count;
+    const uint16_t tci0 = o.vlan_tci[0], tci1 = o.vlan_tci[1], l3 = o.l3_offset;
+    o             = tmpl;
+    o.vlan_count  = vlans;
+    o.vlan_tci[0] = tci0;
+    o.vlan_tci[1] = tci1;
+    o.l3_offset   = l3;
+    o.l4_offset   = uint16_t(l3 + outer_hdr);
+    o.tos         = tos;
   }
 };
 
