@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "packet/core/bytes.hpp"
 #include "warpath/ipsec/ipsec.hpp"
 
 namespace warpath::ipsec {
@@ -79,10 +80,6 @@ namespace {
 bool names(const PolicySpec& p, const SaSpec& sa) {
   if (!(sa.dst == p.tmpl_dst) || !(sa.src == p.tmpl_src)) return false;
   return p.spi == 0 || p.spi == sa.spi;
-}
-
-bool addr_less(const Addr& a, const Addr& b) {
-  return a.family != b.family ? a.family < b.family : a.bytes < b.bytes;
 }
 
 bool ports_apply(uint8_t proto) { return proto == 6 || proto == 17 || proto == 132; }
@@ -162,8 +159,9 @@ Result<SaDatabase> SaDatabase::build(SaConfig config, const SaDatabase* previous
     }
   }
   std::sort(db.in_index_.begin(), db.in_index_.end());
-  for (uint32_t s : db.in_list_) db.locals_.push_back(db.sas_[s].dst);
-  std::sort(db.locals_.begin(), db.locals_.end(), addr_less);
+  for (uint32_t s : db.in_list_)
+    db.locals_.push_back(key_of(db.sas_[s].dst.family, db.sas_[s].dst.bytes.data()));
+  std::sort(db.locals_.begin(), db.locals_.end());
   db.locals_.erase(std::unique(db.locals_.begin(), db.locals_.end()), db.locals_.end());
 
   // Policies: out ones by priority (stable: file order breaks ties), then in ones.
@@ -231,7 +229,8 @@ int32_t SaDatabase::find_inbound(uint32_t spi, uint8_t family, const uint8_t* ds
   auto it = std::lower_bound(in_index_.begin(), in_index_.end(), uint64_t(spi) << 32);
   for (; it != in_index_.end() && uint32_t(*it >> 32) == spi; ++it) {
     const SaSpec& s = sas_[uint32_t(*it)];
-    if (s.dst.family == family && std::memcmp(s.dst.bytes.data(), dst, family == 4 ? 4 : 16) == 0)
+    if (s.dst.family == family && (family == 4 ? std::memcmp(s.dst.bytes.data(), dst, 4)
+                                               : std::memcmp(s.dst.bytes.data(), dst, 16)) == 0)
       return int32_t(uint32_t(*it));
   }
   return -1;
@@ -239,10 +238,21 @@ int32_t SaDatabase::find_inbound(uint32_t spi, uint8_t family, const uint8_t* ds
 
 // A binary search: hostile traffic to many addresses costs log(endpoints) per packet.
 bool SaDatabase::is_local(uint8_t family, const uint8_t* dst) const {
-  Addr a;
-  a.family = family;
-  std::memcpy(a.bytes.data(), dst, family == 4 ? 4 : 16);
-  return std::binary_search(locals_.begin(), locals_.end(), a, addr_less);
+  return std::binary_search(locals_.begin(), locals_.end(), key_of(family, dst));
+}
+
+SaDatabase::AddrKey SaDatabase::key_of(uint8_t family, const uint8_t* a) {
+  AddrKey k;
+  k.family = family;
+  if (family == 4) {
+    k.hi = uint64_t(packet::core::load_be32(a)) << 32;
+  } else {
+    uint64_t w[2];
+    std::memcpy(w, a, 16);
+    k.hi = __builtin_bswap64(w[0]);
+    k.lo = __builtin_bswap64(w[1]);
+  }
+  return k;
 }
 
 int32_t SaDatabase::match_out(uint8_t family, const uint8_t* src, const uint8_t* dst,

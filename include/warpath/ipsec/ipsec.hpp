@@ -62,7 +62,9 @@ enum class Integrity : uint8_t { kNone, kHmacSha1, kHmacSha256 };
 struct Addr {
   uint8_t family = 4;  ///< 4 or 6
   std::array<uint8_t, 16> bytes{};
-  bool operator==(const Addr& o) const { return family == o.family && bytes == o.bytes; }
+  bool operator==(const Addr& o) const {
+    return family == o.family && std::memcmp(bytes.data(), o.bytes.data(), 16) == 0;
+  }
 };
 struct Prefix {
   Addr addr;
@@ -200,7 +202,19 @@ class SaDatabase {
   std::vector<uint32_t> in_policies_;    ///< indices of in policies
   std::vector<uint8_t> active_;          ///< per SA: configured (1) or retired by a reload (0)
   std::vector<uint32_t> in_list_;        ///< active inbound SAs
-  std::vector<Addr> locals_;             ///< their destinations, sorted and unique (is_local)
+  /// An address as big-endian words, ordered by family then value (is_local compares words).
+  struct AddrKey {
+    uint64_t hi = 0, lo = 0;
+    uint8_t family = 0;
+    bool operator<(const AddrKey& o) const {
+      return family != o.family ? family < o.family : hi != o.hi ? hi < o.hi : lo < o.lo;
+    }
+    bool operator==(const AddrKey& o) const {
+      return family == o.family && hi == o.hi && lo == o.lo;
+    }
+  };
+  static AddrKey key_of(uint8_t family, const uint8_t* a);
+  std::vector<AddrKey> locals_;          ///< their destinations, sorted and unique (is_local)
   std::vector<uint64_t> in_index_;       ///< sorted (spi << 32 | sa) of active inbound SAs
   size_t out_count_ = 0;
 };

@@ -252,6 +252,27 @@ uint32_t ip_length(const uint8_t* ip, uint8_t version) {
   return version == 4 ? ec::load_be16(ip + 2) : 40u + ec::load_be16(ip + 4);
 }
 
+// Moves the link-layer header (n bytes) to `to`, `from` and `to` at least n apart (the
+// usual 14-22 bytes as two overlapping words each way, without a call to memmove).
+void move_link_header(uint8_t* to, const uint8_t* from, uint32_t n) {
+  const uint64_t apart = to > from ? uint64_t(to - from) : uint64_t(from - to);
+  if (n < 8 || n > 32 || apart < n) {
+    std::memmove(to, from, n);
+  } else if (n >= 16) {
+    uint8_t a[16], b[16];
+    std::memcpy(a, from, 16);
+    std::memcpy(b, from + n - 16, 16);
+    std::memcpy(to, a, 16);
+    std::memcpy(to + n - 16, b, 16);
+  } else {
+    uint64_t a, b;
+    std::memcpy(&a, from, 8);
+    std::memcpy(&b, from + n - 8, 8);
+    std::memcpy(to, &a, 8);
+    std::memcpy(to + n - 8, &b, 8);
+  }
+}
+
 void set_ethertype(uint8_t* frame, uint32_t l3, uint8_t family) {
   ec::store_be16(frame + l3 - 2, family == 4 ? 0x0800 : 0x86dd);
 }
@@ -565,7 +586,7 @@ class EspInModule final : public EspModuleBase {
     packet::PacketMeta& m     = f.batch.meta(i);
     const uint32_t l3         = f.infos[i].l3_offset;
     const uint32_t delta      = uint32_t(text - p) - l3;
-    std::memmove(p + delta, p, l3);
+    move_link_header(p + delta, p, l3);
     m.offset += delta;
     m.caplen = m.len = l3 + inner_len;
     set_ethertype(f.batch.data(i), l3, version);
@@ -797,16 +818,8 @@ class EspOutModule final : public EspModuleBase {
     const uint8_t tos = in.ip_version == 4 ? ip[1] : uint8_t(ec::load_be16(ip) >> 4);
     const bool df     = in.ip_version == 4 && (ip[6] & 0x40);
     if (const uint32_t prepend = front(f, i, outer_hdr)) {
-      // Into the headroom: the link-layer header moves down, the inner packet stays. It moves
-      // by more than its length (l3 <= 22 < prepend), so the copy never overlaps; the usual
-      // 14-22 bytes go as two 16-byte words (what lands past l3 is outer header, written below).
-      if (l3 <= 32 && prepend >= 32) {
-        uint8_t w[32];
-        std::memcpy(w, p, 32);
-        std::memcpy(p - prepend, w, 32);
-      } else {
-        std::memmove(p - prepend, p, l3);
-      }
+      // Into the headroom: the link-layer header moves down, the inner packet stays.
+      move_link_header(p - prepend, p, l3);
       m.offset -= prepend;
       p  = f.batch.data(i);
       ip = p + l3;
