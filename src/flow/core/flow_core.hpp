@@ -7,6 +7,7 @@
 //     lookup, reuse, a full table (emergency mode, evict / drop / pass) and the update. An
 //     engine supplies only its table (how flows are found, ordered and removed).
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -31,6 +32,10 @@ struct alignas(8) FlowKey {
   uint8_t proto, ip_version;
 };
 static_assert(sizeof(FlowKey) == 40, "FlowKey is five 64-bit words");
+static_assert(offsetof(FlowKey, pa) == 32 && offsetof(FlowKey, pb) == 34 &&
+                  offsetof(FlowKey, vlan) == 36 && offsetof(FlowKey, proto) == 38 &&
+                  offsetof(FlowKey, ip_version) == 39,
+              "make_key writes the fifth word whole (little-endian)");
 
 WARPATH_HD bool key_equal(const FlowKey& x, const FlowKey& y) {
   const auto* p = reinterpret_cast<const uint64_t*>(&x);
@@ -95,11 +100,14 @@ WARPATH_HD Track make_key(const packet::PacketInfo& p, FlowKey& key, uint8_t& fr
   }
   memcpy(key.a, a, 16);
   memcpy(key.b, b, 16);
-  key.pa         = from_b ? dport : sport;
-  key.pb         = from_b ? sport : dport;
-  key.vlan       = p.vlan_count ? uint16_t(p.vlan_tci[0] & 0xfff) : 0;
-  key.proto      = p.proto;
-  key.ip_version = p.l3 == packet::L3::kIpv4 ? 4 : 6;
+  // The fifth word (ports, VLAN, protocol, version) as one store too: written field by field,
+  // the hash's load of it waited for five narrow stores (28% of do_track's samples).
+  const uint64_t pa   = from_b ? dport : sport;
+  const uint64_t pb   = from_b ? sport : dport;
+  const uint64_t vlan = p.vlan_count ? uint16_t(p.vlan_tci[0] & 0xfff) : 0;
+  const uint64_t ipv  = p.l3 == packet::L3::kIpv4 ? 4 : 6;
+  const uint64_t w4   = pa | pb << 16 | vlan << 32 | uint64_t(p.proto) << 48 | ipv << 56;
+  memcpy(&key.pa, &w4, 8);
   return Track::kTracked;
 }
 
