@@ -23,7 +23,10 @@
  * packet scheduling's A/B (ESP on mixed lengths in arrival order and sorted on the device as
  * the offload master does; kernel-only, their end-to-end columns 0); and, where the NIDS is
  * built (PCRE2: scripts/gpu-data.sh carries its packages), detection with ET Open's rules,
- * cuda.nids's batches beside cpu.nids unit by unit (end to end only, kernel columns 0).
+ * cuda.nids's batches beside cpu.nids unit by unit (end to end only, kernel columns 0; every
+ * scan on the GPU, its small-batch CPU fallback off), and the whole inspector on HTTP-like
+ * traffic with cuda.nids on the GPU only and opportunistic ("cuda+cpu": a rule group's batch
+ * under WARPATH_NIDS_OFFLOAD_MIN_BYTES on the CPU), whose crossover sets that default.
  * End-to-end rows hand the engines page-locked inputs and outputs (as the offload master's
  * slabs do); kernel-only rows time back-to-back launches (launches_for), so a small batch's
  * figure is the kernel's and not the launch latency; the ClassBench rows add resident calls
@@ -730,7 +733,32 @@ Result<std::string> read_whole(const std::string& path) {
 // for packets, x 2.048 for stream chunks' new bytes).
 // Checked first: both give the same hits on the largest batch (ET Open and 256 rules cut from
 // the trace, so that something matches).
+// cuda.nids's opportunistic offload threshold (WARPATH_NIDS_OFFLOAD_MIN_BYTES) for a scope:
+// "0" gives the device's own rows (every scan on the GPU); null restores what the process was
+// started with (the default threshold when unset).
+class OffloadThreshold {
+ public:
+  explicit OffloadThreshold(const char* value) {
+    if (const char* v = std::getenv(kVar)) had_ = true, saved_ = v;
+    if (value) ::setenv(kVar, value, 1);
+  }
+  ~OffloadThreshold() {
+    if (had_)
+      ::setenv(kVar, saved_.c_str(), 1);
+    else
+      ::unsetenv(kVar);
+  }
+  OffloadThreshold(const OffloadThreshold&)            = delete;
+  OffloadThreshold& operator=(const OffloadThreshold&) = delete;
+
+ private:
+  static constexpr const char* kVar = "WARPATH_NIDS_OFFLOAD_MIN_BYTES";
+  bool had_                         = false;
+  std::string saved_;
+};
+
 Status run_nids(const std::string& data, int repeat, std::vector<Row>& rows) {
+  const OffloadThreshold all_on_gpu("0");  // the device's rows: no CPU fallback
   constexpr uint32_t kBlock = 1500;
   const std::string dir     = data + "/patterns/et-open/rules";
   WARPATH_ASSIGN_OR_RETURN(nids::RuleSet set, nids::load_rules({dir}, nids::Vars{}, read_whole));
@@ -866,7 +894,8 @@ Status run_nids_inspector(const std::string& data, std::vector<Row>& rows) {
   for (const auto& [name, shape] : workloads) {
     const bench::Frames frames = bench::build_http_traffic(shape, 1);
     auto run                   = [&](const std::string& engine, uint32_t batch_size,
-                   std::vector<std::pair<uint64_t, uint32_t>>& alerts) -> Result<double> {
+                   std::vector<std::pair<uint64_t, uint32_t>>& alerts,
+                   nids::DetectCounters* counters = nullptr) -> Result<double> {
       WARPATH_ASSIGN_OR_RETURN(
                             auto ins, nids::Inspector::make(image, bench::offline_inspector_config(engine)));
       WARPATH_ASSIGN_OR_RETURN(auto parser, packet::make_parser("cpu.parse"));
@@ -892,16 +921,30 @@ Status run_nids_inspector(const std::string& data, std::vector<Row>& rows) {
       WARPATH_TRY(ins->finish(out, ended));
       seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       for (const nids::Alert& a : out) alerts.push_back({a.packet, a.rule});
+      if (counters) *counters = ins->detect_counters();
       return seconds;
     };
     std::vector<std::pair<uint64_t, uint32_t>> want, got;
-    WARPATH_TRY(run("cpu.nids", 256, want).status());
+    WARPATH_TRY(run("cpu.nids", 256, want, nullptr).status());
     if (want.empty())
       return Status(Errc::kInvalidArgument,
                     std::string(name) + ": no alert: the check proves nothing");
-    for (const char* engine : {"cpu.nids", "cuda.nids"})
+    // cuda.nids twice: every scan on the GPU, and opportunistic (a rule group's batch under
+    // the threshold scanned on the CPU: the process's WARPATH_NIDS_OFFLOAD_MIN_BYTES, else
+    // the default); the share of scans each side took goes to stderr.
+    for (const char* engine : {"cpu.nids", "cuda.nids", "cuda.nids+cpu"})
       for (uint32_t batch : {64u, 256u, 1024u}) {
-        WARPATH_ASSIGN_OR_RETURN(const double seconds, run(engine, batch, got));
+        const bool opportunistic = std::string_view(engine) == "cuda.nids+cpu";
+        const OffloadThreshold threshold(opportunistic ? nullptr : "0");
+        nids::DetectCounters split;
+        WARPATH_ASSIGN_OR_RETURN(const double seconds,
+                                 run(opportunistic ? "cuda.nids" : engine, batch, got, &split));
+        if (opportunistic)
+          std::fprintf(stderr,
+                       "nids.inspect.cuda+cpu.%s at %u frames per call: %llu scans on the GPU, "
+                       "%llu on the CPU\n",
+                       name, batch, (unsigned long long)split.scans_offloaded,
+                       (unsigned long long)split.scans_on_cpu);
         if (got != want)
           return Status(Errc::kInvalidArgument,
                         std::string(engine) + " at batch " + std::to_string(batch) + " on " + name +
@@ -909,7 +952,10 @@ Status run_nids_inspector(const std::string& data, std::vector<Row>& rows) {
                             std::to_string(want.size()));
         const double calls = double((frames.size() + batch - 1) / batch);
         rows.push_back({std::string("nids.inspect.") +
-                            (std::string_view(engine) == "cuda.nids" ? "cuda." : "cpu.") + name,
+                            (opportunistic                             ? "cuda+cpu."
+                             : std::string_view(engine) == "cuda.nids" ? "cuda."
+                                                                       : "cpu.") +
+                            name,
                         batch, 0, 0, seconds * 1e6 / calls, double(frames.size()) / seconds / 1e6});
       }
   }

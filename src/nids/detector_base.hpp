@@ -60,8 +60,6 @@ class DetectorBase : public Detector {
 
 Result<std::unique_ptr<Detector>> make_ref_detector(std::shared_ptr<const DetectImage> image);
 Result<std::unique_ptr<Detector>> make_cpu_detector(std::shared_ptr<const DetectImage> image);
-/// cuda.nids's detector over any pattern engine's block scans (`engine`: cuda.ac; the tests
-/// run it over cpu.ac), named `id`.
 /// `engine` beside ref.nids (the validate: wrapper).
 Result<std::unique_ptr<Detector>> validated_detector(std::unique_ptr<Detector> engine,
                                                      std::shared_ptr<const DetectImage> image);
@@ -70,7 +68,21 @@ using DetectorMaker =
     std::function<Result<std::unique_ptr<Detector>>(std::shared_ptr<const DetectImage>)>;
 CheckReport check_detector(std::string_view id, const DetectorMaker& make, uint64_t seed,
                            uint64_t items);
+/// cuda.nids's detector over any pattern engine's block scans (`engine`: cuda.ac; the tests
+/// run it over cpu.ac), named `id`. With a `fallback` CPU engine, a rule group's batch of
+/// fewer than `offload_min_bytes` bytes is scanned there instead (PacketShader's opportunistic
+/// offload: a small batch does not pay for a launch and its copies). Both engines report the
+/// same patterns, so the answers do not depend on the split.
+struct BlockOffload {
+  std::string fallback;            ///< CPU pattern engine; empty: every scan on `engine`
+  uint64_t offload_min_bytes = 0;  ///< a group's batch below this goes to the fallback
+};
 Result<std::unique_ptr<Detector>> make_block_detector(std::shared_ptr<const DetectImage> image,
-                                                      std::string id, const std::string& engine);
+                                                      std::string id, const std::string& engine,
+                                                      const BlockOffload& offload = {});
+/// cuda.nids's offload threshold: WARPATH_NIDS_OFFLOAD_MIN_BYTES when set (0: always the GPU),
+/// else kDefaultOffloadMinBytes.
+inline constexpr uint64_t kDefaultOffloadMinBytes = 32 << 10;
+uint64_t offload_min_bytes_from_env();
 
 }  // namespace warpath::nids::detail

@@ -6,6 +6,7 @@
 
 #include "core/engine_table.hpp"
 #include "core/validating.hpp"
+#include "nids/cpu/rule_groups.hpp"
 #include "nids/detector_base.hpp"
 
 namespace warpath::nids {
@@ -92,10 +93,13 @@ const DetectorTable& detector_table() {
            [](Image image) { return detail::make_cpu_detector(std::move(image)); }},
           {{"cuda.nids",
             "cpu.nids's groups with a block prefilter on the GPU (cuda.ac), a batch of "
-            "units per launch; candidates evaluated in order on the CPU",
+            "units per launch (small batches on the CPU's engine); candidates evaluated in "
+            "order on the CPU",
             5, cuda_engine_available},
            [](Image image) {
-             return detail::make_block_detector(std::move(image), "cuda.nids", "cuda.ac");
+             return detail::make_block_detector(
+                 std::move(image), "cuda.nids", "cuda.ac",
+                 {detail::best_cpu_pattern_engine(), detail::offload_min_bytes_from_env()});
            }},
       },
       &validated);
@@ -183,6 +187,16 @@ std::string random_rule(std::mt19937_64& rng, uint32_t sid) {
 
 CheckReport check_nids_engine(std::string_view id, uint64_t seed, uint64_t items) {
   const std::string validate = "validate:" + std::string(id);
+  if (id ==
+      "cuda.nids")  // every scan on the device (the small-batch CPU fallback is cpu.nids's engine)
+    return detail::check_detector(
+        id,
+        [](std::shared_ptr<const DetectImage> image) -> Result<std::unique_ptr<Detector>> {
+          WARPATH_ASSIGN_OR_RETURN(auto d,
+                                   detail::make_block_detector(image, "cuda.nids", "cuda.ac"));
+          return detail::validated_detector(std::move(d), std::move(image));
+        },
+        seed, items);
   return detail::check_detector(
       id,
       [&](std::shared_ptr<const DetectImage> image) {

@@ -7,6 +7,8 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include "nids/detector_base.hpp"
 #include "support/test_support.hpp"
 
@@ -411,17 +413,53 @@ TEST(NidsDetect, BlockDetectorAgreesWithCpuOnEtOpen) {
     (i < kUnits ? packet_hits : stream_hits) += want[i].size();
   EXPECT_GT(packet_hits, 0u);
   EXPECT_GT(stream_hits, 0u);
-  for (uint32_t batch : {1u, 7u, uint32_t(units.size())}) {
-    auto block = make_engine("block:cpu.ac", *image);
-    ASSERT_TRUE(block.is_ok());
-    std::vector<std::vector<Hit>> got(units.size());
-    for (size_t at = 0; at < units.size(); at += batch) {
-      const uint32_t n = uint32_t(std::min<size_t>(batch, units.size() - at));
-      ASSERT_TRUE((*block)->inspect_batch(units.data() + at, n, got.data() + at).is_ok());
+  // The opportunistic offload (a group's batch under the threshold scanned by the fallback
+  // engine, cpu.ac.full here, the rest by cpu.ac standing in for cuda.ac): the same hits at
+  // every threshold, the scans split as the threshold says. 2 KiB sends single units and a
+  // batch of 7 packets' groups (up to 10.5 KB) apart from the large batches.
+  for (const uint64_t threshold : {uint64_t(0), uint64_t(2048), ~uint64_t(0)}) {
+    uint64_t offloaded = 0, on_cpu = 0;
+    for (uint32_t batch : {1u, 7u, uint32_t(units.size())}) {
+      auto block = threshold == 0 ? make_engine("block:cpu.ac", *image)
+                                  : detail::make_block_detector(*image, "offload", "cpu.ac",
+                                                                {"cpu.ac.full", threshold});
+      ASSERT_TRUE(block.is_ok());
+      std::vector<std::vector<Hit>> got(units.size());
+      for (size_t at = 0; at < units.size(); at += batch) {
+        const uint32_t n = uint32_t(std::min<size_t>(batch, units.size() - at));
+        ASSERT_TRUE((*block)->inspect_batch(units.data() + at, n, got.data() + at).is_ok());
+      }
+      for (size_t i = 0; i < units.size(); ++i)
+        ASSERT_EQ(got[i], want[i])
+            << "threshold " << threshold << ", batch " << batch << ", unit " << i;
+      const DetectCounters c = (*block)->counters();
+      EXPECT_GT(c.scans_offloaded + c.scans_on_cpu, 0u);
+      if (batch == 1 && threshold == 2048) EXPECT_EQ(c.scans_offloaded, 0u);  // no unit is 2 KiB
+      if (batch == units.size() && threshold == 2048) EXPECT_EQ(c.scans_on_cpu, 0u);
+      offloaded += c.scans_offloaded, on_cpu += c.scans_on_cpu;
     }
-    for (size_t i = 0; i < units.size(); ++i)
-      ASSERT_EQ(got[i], want[i]) << "batch " << batch << ", unit " << i;
+    if (threshold == 0) EXPECT_EQ(on_cpu, 0u);  // no fallback: every scan on the engine
+    if (threshold == 2048) {
+      EXPECT_GT(offloaded, 0u);
+      EXPECT_GT(on_cpu, 0u);
+    }
+    if (threshold == ~uint64_t(0)) EXPECT_EQ(offloaded, 0u);
   }
+}
+
+TEST(NidsDetect, OffloadThresholdFromTheEnvironment) {
+  ::unsetenv("WARPATH_NIDS_OFFLOAD_MIN_BYTES");
+  EXPECT_EQ(detail::offload_min_bytes_from_env(), detail::kDefaultOffloadMinBytes);
+  ::setenv("WARPATH_NIDS_OFFLOAD_MIN_BYTES", "0", 1);
+  EXPECT_EQ(detail::offload_min_bytes_from_env(), 0u);
+  ::setenv("WARPATH_NIDS_OFFLOAD_MIN_BYTES", "123456", 1);
+  EXPECT_EQ(detail::offload_min_bytes_from_env(), 123456u);
+  for (const char* bad :
+       {"12k", "-1", " 5", "0x10"}) {  // not a byte count: the default (and a warning)
+    ::setenv("WARPATH_NIDS_OFFLOAD_MIN_BYTES", bad, 1);
+    EXPECT_EQ(detail::offload_min_bytes_from_env(), detail::kDefaultOffloadMinBytes) << bad;
+  }
+  ::unsetenv("WARPATH_NIDS_OFFLOAD_MIN_BYTES");
 }
 
 }  // namespace

@@ -126,6 +126,10 @@ struct DetectCounters {
   uint64_t backtrack_limit = 0;    ///< evaluations stopped by the backtracking bound (no match)
   uint64_t pcre_limit = 0;         ///< pcre runs stopped by PCRE2's match limit (no match)
   uint64_t flows_with_bits = 0;    ///< flows holding flowbits now
+  /// An offloading engine's (cuda.nids) prefilter scans, one per rule group and batch: on the
+  /// device, and on the CPU because the group's bytes in the batch were too few to pay for a
+  /// launch (opportunistic offload, WARPATH_NIDS_OFFLOAD_MIN_BYTES).
+  uint64_t scans_offloaded = 0, scans_on_cpu = 0;
   bool operator==(const DetectCounters&) const = default;
 };
 

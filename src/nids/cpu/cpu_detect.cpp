@@ -19,10 +19,7 @@ class CpuDetector final : public DetectorBase {
       : DetectorBase(std::move(image), "cpu.nids"), ports_(img().rules()) {}
 
   Status build() {
-    std::string engine = "cpu.ac";
-    for (const EngineInfo& e : pattern::pattern_engines())
-      if (e.id == "cpu.hs" && e.available && e.available()) engine = "cpu.hs";
-    return build_groups(img(), ports_.words(), engine, true, groups_);
+    return build_groups(img(), ports_.words(), best_cpu_pattern_engine(), true, groups_);
   }
 
  protected:

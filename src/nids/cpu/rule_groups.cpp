@@ -24,8 +24,14 @@ bool rule_takes_proto(Proto p, int cls) {
 
 }  // namespace
 
+std::string best_cpu_pattern_engine() {
+  for (const EngineInfo& e : pattern::pattern_engines())
+    if (e.id == "cpu.hs" && e.available && e.available()) return "cpu.hs";
+  return "cpu.ac";
+}
+
 Status build_groups(const Image& img, size_t port_words, const std::string& engine, bool streams,
-                    Groups& groups) {
+                    Groups& groups, const std::string& fallback_engine) {
   const auto& compiled = img.compiled();
   const auto& rules    = img.rules();
   for (int kind = 0; kind < kKinds; ++kind) {
@@ -59,6 +65,11 @@ Status build_groups(const Image& img, size_t port_words, const std::string& engi
       auto m = pattern::make_matcher(engine, patterns);
       if (!m.is_ok()) return m.status();
       g.prefilter = std::move(*m);
+      if (!fallback_engine.empty()) {
+        auto f = pattern::make_matcher(fallback_engine, patterns);
+        if (!f.is_ok()) return f.status();
+        g.fallback = std::move(*f);
+      }
       if (streams && kind == 2) WARPATH_TRY(g.prefilter->open_stream().status());
     }
   }

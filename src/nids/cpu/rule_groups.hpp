@@ -33,6 +33,9 @@ struct Group {
   std::vector<uint32_t> always;      // rules without a fast pattern
   std::vector<uint32_t> by_pattern;  // pattern id -> rule
   std::unique_ptr<pattern::Matcher> prefilter;
+  /// The same patterns on a CPU engine, for batches too small to pay for an offload (cuda.nids's
+  /// opportunistic offload); null unless build_groups was given a fallback engine.
+  std::unique_ptr<pattern::Matcher> fallback;
   std::vector<uint64_t> members;  // the rules of by_pattern, a bitset (PortFilter's words)
   /// Does any rule of the prefilter pass `allowed` (a PortFilter set)?
   bool any_allowed(const uint64_t* allowed) const {
@@ -57,9 +60,13 @@ struct ArmedRules {
 };
 
 /// Builds every group's prefilter with the pattern engine `engine` (a stream group's streaming
-/// database too when `streams`, so the first stream does not compile it mid-traffic).
+/// database too when `streams`, so the first stream does not compile it mid-traffic), and its
+/// fallback with `fallback_engine` when one is named.
 Status build_groups(const Image& img, size_t port_words, const std::string& engine, bool streams,
-                    Groups& groups);
+                    Groups& groups, const std::string& fallback_engine = "");
+
+/// The fastest CPU multi-literal engine built in: cpu.hs (Vectorscan) where it is, else cpu.ac.
+std::string best_cpu_pattern_engine();
 
 /// Appends the rules of the patterns in `matches` to `out`, each once (`seen`: scratch, one
 /// byte per pattern id, left all zero).

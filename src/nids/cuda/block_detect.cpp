@@ -9,8 +9,11 @@
 // superset of the matches. A direction whose last chunk went unscanned (no rule took its ports)
 // or that has no state yet is scanned from its buffer's first byte. The port filter then drops
 // the rules whose ports cannot take the unit, and DetectorBase evaluates the rest in order.
-// The prefilter engine is a parameter: the tests run the same detector over cpu.ac.
+// The prefilter engine is a parameter: the tests run the same detector over cpu.ac. A rule
+// group's batch too small to pay for a launch goes to a CPU engine instead (BlockOffload).
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <unordered_map>
 
@@ -22,11 +25,12 @@ namespace {
 
 class BlockDetector final : public DetectorBase {
  public:
-  BlockDetector(std::shared_ptr<const DetectImage> image, std::string id)
-      : DetectorBase(std::move(image), std::move(id)), ports_(img().rules()) {}
+  BlockDetector(std::shared_ptr<const DetectImage> image, std::string id,
+                const BlockOffload& offload)
+      : DetectorBase(std::move(image), std::move(id)), ports_(img().rules()), offload_(offload) {}
 
   Status build(const std::string& engine) {
-    WARPATH_TRY(build_groups(img(), ports_.words(), engine, false, groups_));
+    WARPATH_TRY(build_groups(img(), ports_.words(), engine, false, groups_, offload_.fallback));
     for (int kind = 0; kind < kKinds; ++kind)
       for (int cls = 0; cls < kProtos; ++cls)
         for (uint32_t rule : groups_[kind][cls].by_pattern)
@@ -35,6 +39,12 @@ class BlockDetector final : public DetectorBase {
     return Status::ok();
   }
   bool prefers_batches() const noexcept override { return true; }
+  DetectCounters counters() const override {
+    DetectCounters c  = DetectorBase::counters();
+    c.scans_offloaded = scans_offloaded_;
+    c.scans_on_cpu    = scans_on_cpu_;
+    return c;
+  }
 
  protected:
   void candidates(const Unit& u, std::vector<uint32_t>& out) override {
@@ -44,7 +54,7 @@ class BlockDetector final : public DetectorBase {
 
   void candidates_batch(const Unit* units, uint32_t n, std::vector<uint32_t>* out) override {
     for (auto& kind : pending_)
-      for (Pending& p : kind) p.blocks.clear(), p.units.clear(), p.ok = true;
+      for (Pending& p : kind) p.blocks.clear(), p.units.clear(), p.bytes = 0, p.ok = true;
     if (scanned_.size() < n) scanned_.resize(n);
     // Which units each group scans, and from where: those with bytes whose ports some
     // prefiltered rule takes (a stream unit: from its new bytes, unless its direction is new or
@@ -70,16 +80,18 @@ class BlockDetector final : public DetectorBase {
       }
       pending_[kind][cls].blocks.push_back({u.data + from, u.len - from});
       pending_[kind][cls].units.push_back(i);
+      pending_[kind][cls].bytes += u.len - from;
     }
     for (int kind = 0; kind < kKinds; ++kind)
       for (int cls = 0; cls < kProtos; ++cls) {
         Pending& p = pending_[kind][cls];
         if (p.units.empty()) continue;
         if (matches_.size() < p.units.size()) matches_.resize(p.units.size());
-        p.ok =
-            groups_[kind][cls]
-                .prefilter->scan_blocks(p.blocks.data(), uint32_t(p.blocks.size()), matches_.data())
-                .is_ok();
+        const Group& g      = groups_[kind][cls];
+        const bool small    = g.fallback && p.bytes < offload_.offload_min_bytes;
+        pattern::Matcher& m = small ? *g.fallback : *g.prefilter;
+        ++(small ? scans_on_cpu_ : scans_offloaded_);
+        p.ok = m.scan_blocks(p.blocks.data(), uint32_t(p.blocks.size()), matches_.data()).is_ok();
         if (!p.ok) continue;
         if (found_.size() < n) found_.resize(n);
         for (size_t k = 0; k < p.units.size(); ++k) {
@@ -120,6 +132,7 @@ class BlockDetector final : public DetectorBase {
   struct Pending {
     std::vector<pattern::Block> blocks;
     std::vector<uint32_t> units;  // the unit of each block
+    uint64_t bytes = 0;           // the blocks' bytes (the offload decision)
     bool ok = true;               // the group's scan answered
     bool failed(uint32_t unit) const {
       return !ok && std::binary_search(units.begin(), units.end(), unit);
@@ -135,6 +148,8 @@ class BlockDetector final : public DetectorBase {
 
   Groups groups_;
   PortFilter ports_;
+  BlockOffload offload_;
+  uint64_t scans_offloaded_ = 0, scans_on_cpu_ = 0;
   uint32_t longest_[kKinds][kProtos] = {};  // each group's longest fast pattern
   Pending pending_[kKinds][kProtos];
   std::vector<std::vector<pattern::Match>> matches_;  // per block of the group being taken
@@ -147,9 +162,29 @@ class BlockDetector final : public DetectorBase {
 
 }  // namespace
 
+uint64_t offload_min_bytes_from_env() {
+  const char* v = std::getenv("WARPATH_NIDS_OFFLOAD_MIN_BYTES");
+  if (!v || !*v) return kDefaultOffloadMinBytes;
+  char* end                  = nullptr;
+  const unsigned long long n = std::strtoull(v, &end, 10);
+  if (*v < '0' || *v > '9' || *end != 0) {  // a tuning knob: say so, and run with the default
+    static bool said = false;
+    if (!said)
+      std::fprintf(stderr,
+                   "warpath: WARPATH_NIDS_OFFLOAD_MIN_BYTES=%s is not a byte count; using %llu\n",
+                   v, (unsigned long long)kDefaultOffloadMinBytes);
+    said = true;
+    return kDefaultOffloadMinBytes;
+  }
+  return uint64_t(n);
+}
+
 Result<std::unique_ptr<Detector>> make_block_detector(std::shared_ptr<const DetectImage> image,
-                                                      std::string id, const std::string& engine) {
-  auto d = std::make_unique<BlockDetector>(std::move(image), std::move(id));
+                                                      std::string id, const std::string& engine,
+                                                      const BlockOffload& offload) {
+  BlockOffload o = offload;
+  if (o.offload_min_bytes == 0) o.fallback.clear();  // never used: not built
+  auto d = std::make_unique<BlockDetector>(std::move(image), std::move(id), o);
   WARPATH_TRY(d->build(engine));
   return std::unique_ptr<Detector>(std::move(d));
 }
