@@ -114,7 +114,6 @@ class SaLockRun {
   ipsec::SaState* held_ = nullptr;
 };
 
-// What both directions share: the database, its engine and the SAs' mutable state.
 // An outbound SA's tunnel packet, what is the same for all of its packets: the outer header
 // and what the parser says of it (esp-out writes copies and sets the per-packet fields).
 struct OuterTemplate {
@@ -139,6 +138,7 @@ OuterTemplate outer_template(const ipsec::SaSpec& spec) {
   return t;
 }
 
+// What both directions share: the database, its engine and the SAs' mutable state.
 struct EspTables {
   ipsec::SaDatabase db;
   std::vector<OuterTemplate> outer;  ///< per SA (outbound ones used)
