@@ -103,10 +103,14 @@ double run_decode(const Frames& f) {
   });
 }
 
+uint32_t g_stream_chunk = 0;  // --stream-chunk: InspectorConfig::stream_chunk
+
 double run_nids(const Frames& f, std::shared_ptr<const nids::DetectImage> image,
                 const std::string& engine, uint64_t& alerts) {
-  auto parser = packet::make_parser("cpu.parse");
-  auto ins    = nids::Inspector::make(std::move(image), bench::offline_inspector_config(engine));
+  auto parser               = packet::make_parser("cpu.parse");
+  nids::InspectorConfig cfg = bench::offline_inspector_config(engine);
+  cfg.stream_chunk          = g_stream_chunk;
+  auto ins                  = nids::Inspector::make(std::move(image), cfg);
   if (!ins.is_ok()) {
     std::fprintf(stderr, "warpath-nids-bench: %s\n", ins.status().message().c_str());
     std::exit(1);
@@ -284,6 +288,8 @@ int main(int argc, char** argv) {
     else if (a == "--json") json = value();
     else if (a == "--engine") engine = value();
     else if (a == "--repeat") repeat = std::max(1, std::atoi(value().c_str()));
+    else if (a == "--stream-chunk")
+      g_stream_chunk = uint32_t(std::strtoul(value().c_str(), nullptr, 10));
     else {
       std::fprintf(stderr, "usage: warpath-nids-bench [--rules PATH]... [--workload http|small] [--in PCAP] "
                            "[--repeat N] [--engine ID] [--json FILE]\n");

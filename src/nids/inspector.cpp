@@ -292,6 +292,7 @@ class PipelineInspector final : public Inspector {
       // Each run of bytes between gaps is a buffer of its own: those before a gap first.
       for (const auto& [bytes, inspected] : b.before_gap) WARPATH_TRY(run(bytes, inspected, false));
       b.before_gap.clear();
+      if (b.dirty && pv && defer(b, *pv, d, pdir)) continue;
       if (b.dirty) {
         b.dirty = false;
         WARPATH_TRY(run(b.bytes, b.inspected, b.from_start));
@@ -305,6 +306,16 @@ class PipelineInspector final : public Inspector {
       }
     }
     return Status::ok();
+  }
+
+  // IDS with stream_chunk: does direction d's inspection wait for more bytes? Not past the
+  // chunk, nor at the direction's FIN or either side's RST (the stream ends there).
+  bool defer(const DirBuffer& b, const PacketView& pv, uint8_t d, uint8_t pdir) const {
+    if (cfg_.ips || cfg_.stream_chunk == 0) return false;
+    if (b.bytes.size() - b.inspected >= cfg_.stream_chunk) return false;
+    if (pv.tcp_flags & 0x04) return false;                 // RST
+    if (d == pdir && (pv.tcp_flags & 0x01)) return false;  // this direction's FIN
+    return true;
   }
 
   // A new packet (or a flow's end): its rules alert once however many of its units match.

@@ -535,3 +535,62 @@ def test_hostile_traffic_is_bounded_and_counted(tmp_path):
     r = run("nids", "--rules", rules(tmp_path, 'alert tcp any any -> any any (msg:"d"; content:"a"; depth:99999999; sid:1;)\n', "d.rules"),
             "--in", cap)
     assert r.returncode == 1 and "out of range" in r.stderr
+
+
+def flow_sids(eve_text):
+    """The (signature, flow) pairs of an EVE output: what matched where, not which packet."""
+    out = set()
+    for line in (eve_text or "").splitlines():
+        e = json.loads(line)
+        if e["event_type"] == "alert":
+            out.add((e["alert"]["signature_id"], e.get("flow_id")))
+    return out
+
+
+def test_stream_chunks_inspect_less_often_and_find_the_same(tmp_path):
+    """--stream-chunk N (IDS; Suricata inspects raw streams in 2,560-byte chunks): a direction's
+    stream is inspected once N new bytes wait, at its FIN, an RST, a gap or the flow's end. The
+    same rules match in the same flows (once per inspection: occurrences within one chunk alert
+    once); fewer stream inspections run; IPS ignores it."""
+    # Split and tiny segments: found at the FIN, not lost.
+    s = Session()
+    for part in (b"xxEVI", b"LPAY", b"LOADxx", b" and EVILPAYLOAD again"):
+        s.send(0, part)
+    alerts, _, _ = nids(tmp_path, split_rules(tmp_path), write(tmp_path, s.close()), "--stream-chunk", "2560")
+    # Both occurrences are in one inspected chunk, and a rule alerts once per inspection (as in
+    # Suricata): one stream alert where per-segment inspection gives two.
+    assert sorted(sids(alerts)) == [1, 2]
+    s = Session()
+    for ch in b"EVILPAYLOAD":
+        s.send(0, bytes([ch]))
+    alerts, _, _ = nids(tmp_path, split_rules(tmp_path), write(tmp_path, s.close()), "--stream-chunk", "2560")
+    assert sorted(sids(alerts)) == [1, 3]
+    # A long stream of 100-byte segments: its chunks are inspected before the FIN, and the
+    # count of stream inspections drops by about the chunk's share.
+    s = Session()
+    s.send(0, b"EVILPAYLOAD" + b"." * 89)
+    for _ in range(60):
+        s.send(0, b"." * 100)
+    cap = write(tmp_path, s.close())
+    units = {}
+    for chunk in ("0", "1000"):
+        js = tmp_path / f"s{chunk}.json"
+        alerts, _, _ = nids(tmp_path, split_rules(tmp_path), cap, "--stream-chunk", chunk, "--json", js)
+        assert sorted(sids(alerts)) == [1, 2, 3]
+        units[chunk] = json.loads(js.read_text())["detect"]["stream_units"]
+    assert units["1000"] * 5 < units["0"], units
+    # IPS inspects every segment whatever the chunk says.
+    js = tmp_path / "ips.json"
+    nids(tmp_path, split_rules(tmp_path), cap, "--stream-chunk", "1000", "--ips", "--json", js)
+    assert json.loads(js.read_text())["detect"]["stream_units"] == units["0"]
+
+
+@pytest.mark.skipif(not ET.is_dir() or not SOME, reason="shared data not found")
+def test_stream_chunks_find_what_every_segment_finds_with_et_open(tmp_path):
+    extra, total = anything_rules(tmp_path), 0
+    for cap in SOME:
+        want = et_run(tmp_path, extra, cap, "cpu.nids", 64)
+        got = et_run(tmp_path, extra, cap, "cpu.nids", 64, "--stream-chunk", "2560")
+        assert flow_sids(got) == flow_sids(want), cap.name
+        total += len(flow_sids(want))
+    assert total > 0

@@ -33,6 +33,7 @@ struct NidsOptions {
   uint32_t capacity = 1u << 18;
   uint32_t batch    = CaptureInput::kBatch;
   uint32_t inspect_depth = 1u << 20;
+  uint32_t stream_chunk  = 0;
 };
 
 // An optional output (--eve, --fast, --json): nothing when `path` is empty, stdout for "-".
@@ -146,6 +147,7 @@ int run_nids(const NidsOptions& o) {
   cfg.engine        = o.engine;
   cfg.ips           = o.ips;
   cfg.inspect_depth = o.inspect_depth;
+  cfg.stream_chunk     = o.stream_chunk;
   cfg.any_checksum  = o.no_checksum;
   cfg.flow.capacity = o.capacity;
   cfg.stream.midstream = o.midstream;
@@ -244,21 +246,40 @@ int run_nids(const NidsOptions& o) {
     nlohmann::ordered_json sigs = nlohmann::ordered_json::array();
     for (const auto& [r, n] : top)
       sigs.push_back({{"sid", rules[r].sid}, {"msg", rules[r].msg}, {"alerts", n}});
-    nlohmann::ordered_json doc = {
-        {"capture", o.in}, {"engines", ins.engines()}, {"rules", rules.size()},
-        {"mode", o.ips ? "ips" : "ids"}, {"packets", c.packets}, {"bytes", c.bytes},
-        {"flows", flows}, {"alerts", c.alerts}, {"dropped", c.dropped},
-        {"flows_dropped", c.flows_dropped}, {"seconds", secs},
-        {"mpps", secs > 0 ? double(c.packets) / secs / 1e6 : 0.0},
-        {"gbps", secs > 0 ? double(c.bytes) * 8 / secs / 1e9 : 0.0},
-        {"signatures", sigs},
-        {"app_protos", by_app},
-        {"detect", {{"units", d.units}, {"packet_units", d.packet_units}, {"stream_units", d.stream_units},
-                    {"bytes", d.bytes}, {"candidates", d.candidates}, {"matches", d.matches},
-                    {"backtrack_limit", d.backtrack_limit}, {"pcre_limit", d.pcre_limit}}},
-        {"stream", {{"delivered_bytes", sc.delivered_bytes}, {"gaps", sc.gaps}, {"overlaps", sc.overlaps},
-                    {"overlap_diff", sc.overlap_diff}, {"memcap", sc.memcap},
-                    {"inspect_depth", c.inspect_depth}, {"inspect_memcap", c.inspect_memcap}}}};
+    nlohmann::ordered_json doc = {{"capture", o.in},
+                                  {"engines", ins.engines()},
+                                  {"rules", rules.size()},
+                                  {"mode", o.ips ? "ips" : "ids"},
+                                  {"packets", c.packets},
+                                  {"bytes", c.bytes},
+                                  {"flows", flows},
+                                  {"alerts", c.alerts},
+                                  {"dropped", c.dropped},
+                                  {"flows_dropped", c.flows_dropped},
+                                  {"seconds", secs},
+                                  {"mpps", secs > 0 ? double(c.packets) / secs / 1e6 : 0.0},
+                                  {"gbps", secs > 0 ? double(c.bytes) * 8 / secs / 1e9 : 0.0},
+                                  {"signatures", sigs},
+                                  {"app_protos", by_app},
+                                  {"detect",
+                                   {{"units", d.units},
+                                    {"packet_units", d.packet_units},
+                                    {"stream_units", d.stream_units},
+                                    {"bytes", d.bytes},
+                                    {"candidates", d.candidates},
+                                    {"matches", d.matches},
+                                    {"backtrack_limit", d.backtrack_limit},
+                                    {"pcre_limit", d.pcre_limit},
+                                    {"scans_offloaded", d.scans_offloaded},
+                                    {"scans_on_cpu", d.scans_on_cpu}}},
+                                  {"stream",
+                                   {{"delivered_bytes", sc.delivered_bytes},
+                                    {"gaps", sc.gaps},
+                                    {"overlaps", sc.overlaps},
+                                    {"overlap_diff", sc.overlap_diff},
+                                    {"memcap", sc.memcap},
+                                    {"inspect_depth", c.inspect_depth},
+                                    {"inspect_memcap", c.inspect_memcap}}}};
     if (Status s = write_json(o.json, inputs, doc); !s.is_ok()) return fail(s);
   }
   fmt::print("{}: {} packets, {:.1f} MB, {} flows; {} rules ({}); {} alerts{}\n", o.in, c.packets,
@@ -315,6 +336,12 @@ void add_nids(CLI::App& app, Runner& run) {
   cmd->add_option("--capacity", o->capacity, "Flows the flow table holds")->check(CLI::Range(1u, 1u << 26));
   cmd->add_option("--inspect-depth", o->inspect_depth, "Stream bytes per direction inspected")
       ->check(CLI::Range(1u, 1u << 30));
+  cmd->add_option("--stream-chunk", o->stream_chunk,
+                  "IDS: inspect a direction's stream once this many new bytes wait (or at its FIN, "
+                  "an RST, a gap, the flow's end), as Suricata's raw stream inspection does (its "
+                  "default: 2560); 0 (default): at every segment. Alerts then name the packet that "
+                  "completed the chunk")
+      ->check(CLI::Range(0u, 1u << 24));
   cmd->add_flag("--no-checksum", o->no_checksum, "Take IPv4 packets with bad header checksums (Suricata's -k none)");
   cmd->add_flag("--no-defrag", o->no_defrag, "Do not put IP fragments back together first");
   cmd->add_flag("--no-flows", o->no_flows, "Leave flow events out of the EVE output");

@@ -79,6 +79,10 @@ struct InspectorConfig {
   std::shared_ptr<const L7Set> l7;     ///< L7 classification (null: none)
   std::string l7_engine = "auto";      ///< pattern engine for it
   UnitBatches unit_batches = UnitBatches::kAuto;
+  /// IDS: a direction's stream is inspected once this many new bytes wait, or at its FIN or an
+  /// RST, a gap or the flow's end (Suricata's raw stream inspection in chunks); 0: at every
+  /// segment. IPS inspects at every segment whatever this says (a verdict cannot wait).
+  uint32_t stream_chunk = 0;
 };
 
 struct Alert {
