@@ -153,6 +153,9 @@ ModuleInfo nids_module_info() {
          {"midstream", "0", "1: inspect TCP connections whose handshake was missed"},
          {"policy", "bsd", "overlap policy of the receivers: bsd, linux, windows, first, last, ..."},
          {"capacity", "262144", "flows each worker's table holds"},
+         {"stream_chunk", "0",
+          "ids: inspect a stream direction once this many new bytes wait (Suricata: 2560); 0: every "
+             "segment"},
          {"l7", "", "l7-filter patterns: label flows (EVE app_proto; app-layer-protocol in rules)"},
   };
   i.reads = field_bit(Field::kParse);
@@ -181,6 +184,8 @@ ModuleInfo nids_module_info() {
     WARPATH_ASSIGN_OR_RETURN(cfg.stream.policy, stream::parse_policy(args.get("policy", "bsd")));
     WARPATH_ASSIGN_OR_RETURN(const uint64_t capacity, args.get_u64("capacity", 1u << 18, 1u << 26));
     cfg.flow.capacity = uint32_t(capacity);
+    WARPATH_ASSIGN_OR_RETURN(const uint64_t chunk, args.get_u64("stream_chunk", 0, 1u << 24));
+    cfg.stream_chunk = uint32_t(chunk);
     if (const std::string l7 = args.get("l7"); !l7.empty()) {
       WARPATH_ASSIGN_OR_RETURN(const std::string text, env.tables->read_text(l7));
       WARPATH_ASSIGN_OR_RETURN(nids::L7Set set7, nids::parse_l7(text, l7));
