@@ -24,6 +24,7 @@ struct DirBuffer {
   std::vector<std::pair<std::string, uint32_t>> before_gap;
   bool full  = false;
   bool dirty = false;     // new bytes since the last inspection
+  bool closing       = false;     // its FIN was seen (stream_chunk: no more waiting for a chunk)
   uint32_t inspected = 0; // bytes inspected already
 };
 
@@ -256,6 +257,8 @@ class PipelineInspector final : public Inspector {
   Status inspect_streams(uint64_t serial, FlowCtx& ctx, const PacketView* pv, uint8_t pdir,
                          std::vector<Alert>& alerts, Verdict& v,
                          const flow::FlowRecord* rec = nullptr) {
+    // The FIN's bytes are delivered when the other side acknowledges them, a packet later.
+    if (pv && (pv->tcp_flags & 0x01)) ctx.dir[pdir].closing = true;
     for (uint8_t d = 0; d < 2; ++d) {
       DirBuffer& b = ctx.dir[d];
       Unit u;
@@ -292,7 +295,7 @@ class PipelineInspector final : public Inspector {
       // Each run of bytes between gaps is a buffer of its own: those before a gap first.
       for (const auto& [bytes, inspected] : b.before_gap) WARPATH_TRY(run(bytes, inspected, false));
       b.before_gap.clear();
-      if (b.dirty && pv && defer(b, *pv, d, pdir)) continue;
+      if (b.dirty && pv && defer(b, *pv)) continue;
       if (b.dirty) {
         b.dirty = false;
         WARPATH_TRY(run(b.bytes, b.inspected, b.from_start));
@@ -309,13 +312,11 @@ class PipelineInspector final : public Inspector {
   }
 
   // IDS with stream_chunk: does direction d's inspection wait for more bytes? Not past the
-  // chunk, nor at the direction's FIN or either side's RST (the stream ends there).
-  bool defer(const DirBuffer& b, const PacketView& pv, uint8_t d, uint8_t pdir) const {
+  // chunk, nor once the direction's FIN was seen or at an RST (the stream ends there).
+  bool defer(const DirBuffer& b, const PacketView& pv) const {
     if (cfg_.ips || cfg_.stream_chunk == 0) return false;
     if (b.bytes.size() - b.inspected >= cfg_.stream_chunk) return false;
-    if (pv.tcp_flags & 0x04) return false;                 // RST
-    if (d == pdir && (pv.tcp_flags & 0x01)) return false;  // this direction's FIN
-    return true;
+    return !b.closing && !(pv.tcp_flags & 0x04);
   }
 
   // A new packet (or a flow's end): its rules alert once however many of its units match.
