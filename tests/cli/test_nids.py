@@ -563,8 +563,20 @@ def test_stream_chunks_inspect_less_often_and_find_the_same(tmp_path):
     s = Session()
     for ch in b"EVILPAYLOAD":
         s.send(0, bytes([ch]))
-    alerts, _, _ = nids(tmp_path, split_rules(tmp_path), write(tmp_path, s.close()), "--stream-chunk", "2560")
+    frames = s.close()
+    alerts, _, _ = nids(tmp_path, split_rules(tmp_path), write(tmp_path, frames), "--stream-chunk", "2560")
     assert sorted(sids(alerts)) == [1, 3]
+    # Inspected at the client's FIN (its bytes were all acknowledged by then), not at the end.
+    fin = len(frames) - 2  # pcap_cnt counts from 1: the client's FIN is the third frame from the end
+    assert {a["pcap_cnt"] for a in alerts} == {fin}, [a["pcap_cnt"] for a in alerts]
+    # Bytes the server acknowledges only with its own FIN: inspected at that packet, the
+    # client's FIN having been seen, not held until the flow ends.
+    s = Session()
+    s.send(0, b"xxEVILPAYLOADxx", ack=False)
+    frames = s.close()
+    alerts, _, _ = nids(tmp_path, split_rules(tmp_path), write(tmp_path, frames), "--stream-chunk", "2560")
+    stream = [a for a in alerts if a["alert"]["signature_id"] == 1]
+    assert [a["pcap_cnt"] for a in stream] == [len(frames) - 1]
     # A long stream of 100-byte segments: its chunks are inspected before the FIN, and the
     # count of stream inspections drops by about the chunk's share.
     s = Session()
