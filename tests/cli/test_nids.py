@@ -591,6 +591,9 @@ def test_stream_chunks_inspect_less_often_and_find_the_same(tmp_path):
         assert sorted(sids(alerts)) == [1, 2, 3]
         units[chunk] = json.loads(js.read_text())["detect"]["stream_units"]
     assert units["1000"] * 5 < units["0"], units
+    # A chunk past 1 MiB (bytes a direction holds while it waits) is refused, with the option named.
+    r = run("nids", "--rules", split_rules(tmp_path), "--in", cap, "--stream-chunk", str(1 << 21))
+    assert r.returncode != 0 and "--stream-chunk" in r.stderr, r.stderr
     # IPS inspects every segment whatever the chunk says.
     js = tmp_path / "ips.json"
     nids(tmp_path, split_rules(tmp_path), cap, "--stream-chunk", "1000", "--ips", "--json", js)

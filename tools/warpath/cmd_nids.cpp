@@ -341,7 +341,7 @@ void add_nids(CLI::App& app, Runner& run) {
                   "an RST, a gap, the flow's end), as Suricata's raw stream inspection does (its "
                   "default: 2560); 0 (default): at every segment. Alerts then name the packet that "
                   "completed the chunk")
-      ->check(CLI::Range(0u, 1u << 24));
+      ->check(CLI::Range(0u, 1u << 20));
   cmd->add_flag("--no-checksum", o->no_checksum, "Take IPv4 packets with bad header checksums (Suricata's -k none)");
   cmd->add_flag("--no-defrag", o->no_defrag, "Do not put IP fragments back together first");
   cmd->add_flag("--no-flows", o->no_flows, "Leave flow events out of the EVE output");

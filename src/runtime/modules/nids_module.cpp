@@ -184,7 +184,7 @@ ModuleInfo nids_module_info() {
     WARPATH_ASSIGN_OR_RETURN(cfg.stream.policy, stream::parse_policy(args.get("policy", "bsd")));
     WARPATH_ASSIGN_OR_RETURN(const uint64_t capacity, args.get_u64("capacity", 1u << 18, 1u << 26));
     cfg.flow.capacity = uint32_t(capacity);
-    WARPATH_ASSIGN_OR_RETURN(const uint64_t chunk, args.get_u64("stream_chunk", 0, 1u << 24));
+    WARPATH_ASSIGN_OR_RETURN(const uint64_t chunk, args.get_u64("stream_chunk", 0, 1u << 20));
     cfg.stream_chunk = uint32_t(chunk);
     if (const std::string l7 = args.get("l7"); !l7.empty()) {
       WARPATH_ASSIGN_OR_RETURN(const std::string text, env.tables->read_text(l7));
