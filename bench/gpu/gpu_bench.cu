@@ -724,15 +724,6 @@ Result<std::string> read_whole(const std::string& path) {
   return text;
 }
 
-// Detection (cuda.nids beside cpu.nids) with ET Open's rules on units of the ANMLZoo dotstar
-// trace to port 80 of established flows: 1,500-byte packet payloads, one flow each, and
-// (".stream" rows) 256-byte stream chunks of 1,024 flows after their lookback: cpu.nids
-// inspects unit by unit (its prefilter: cpu.ac in this minimal build, Vectorscan in full ones),
-// cuda.nids a batch per inspect_batch call (a cuda.ac launch per rule group, candidates
-// evaluated on the CPU). End to end only: batch = units; mpps = M units/s (Gbit/s = mpps x 12
-// for packets, x 2.048 for stream chunks' new bytes).
-// Checked first: both give the same hits on the largest batch (ET Open and 256 rules cut from
-// the trace, so that something matches).
 // cuda.nids's opportunistic offload threshold (WARPATH_NIDS_OFFLOAD_MIN_BYTES) for a scope:
 // "0" gives the device's own rows (every scan on the GPU); null restores what the process was
 // started with (the default threshold when unset).
@@ -757,6 +748,15 @@ class OffloadThreshold {
   std::string saved_;
 };
 
+// Detection (cuda.nids beside cpu.nids) with ET Open's rules on units of the ANMLZoo dotstar
+// trace to port 80 of established flows: 1,500-byte packet payloads, one flow each, and
+// (".stream" rows) 256-byte stream chunks of 1,024 flows after their lookback: cpu.nids
+// inspects unit by unit (its prefilter: cpu.ac in this minimal build, Vectorscan in full ones),
+// cuda.nids a batch per inspect_batch call (a cuda.ac launch per rule group, candidates
+// evaluated on the CPU). End to end only: batch = units; mpps = M units/s (Gbit/s = mpps x 12
+// for packets, x 2.048 for stream chunks' new bytes).
+// Checked first: both give the same hits on the largest batch (ET Open and 256 rules cut from
+// the trace, so that something matches).
 Status run_nids(const std::string& data, int repeat, std::vector<Row>& rows) {
   const OffloadThreshold all_on_gpu("0");  // the device's rows: no CPU fallback
   constexpr uint32_t kBlock = 1500;
@@ -925,38 +925,38 @@ Status run_nids_inspector(const std::string& data, std::vector<Row>& rows) {
       return seconds;
     };
     std::vector<std::pair<uint64_t, uint32_t>> want, got;
-    WARPATH_TRY(run("cpu.nids", 256, want, nullptr).status());
+    WARPATH_TRY(run("cpu.nids", 256, want).status());
     if (want.empty())
       return Status(Errc::kInvalidArgument,
                     std::string(name) + ": no alert: the check proves nothing");
     // cuda.nids twice: every scan on the GPU, and opportunistic (a rule group's batch under
     // the threshold scanned on the CPU: the process's WARPATH_NIDS_OFFLOAD_MIN_BYTES, else
-    // the default); the share of scans each side took goes to stderr.
-    for (const char* engine : {"cpu.nids", "cuda.nids", "cuda.nids+cpu"})
+    // the default; threshold null); the share of scans each side took goes to stderr.
+    struct Variant {
+      const char* row;
+      const char* engine;
+      const char* threshold;
+    };
+    for (const Variant& x : {Variant{"cpu.", "cpu.nids", "0"}, Variant{"cuda.", "cuda.nids", "0"},
+                             Variant{"cuda+cpu.", "cuda.nids", nullptr}})
       for (uint32_t batch : {64u, 256u, 1024u}) {
-        const bool opportunistic = std::string_view(engine) == "cuda.nids+cpu";
-        const OffloadThreshold threshold(opportunistic ? nullptr : "0");
+        const OffloadThreshold threshold(x.threshold);
         nids::DetectCounters split;
-        WARPATH_ASSIGN_OR_RETURN(const double seconds,
-                                 run(opportunistic ? "cuda.nids" : engine, batch, got, &split));
-        if (opportunistic)
-          std::fprintf(stderr,
-                       "nids.inspect.cuda+cpu.%s at %u frames per call: %llu scans on the GPU, "
-                       "%llu on the CPU\n",
-                       name, batch, (unsigned long long)split.scans_offloaded,
-                       (unsigned long long)split.scans_on_cpu);
+        WARPATH_ASSIGN_OR_RETURN(const double seconds, run(x.engine, batch, got, &split));
+        if (!x.threshold)
+          std::fprintf(
+              stderr,
+              "nids.inspect.%s%s at %u frames per call: %llu scans on the GPU, %llu on the CPU\n",
+              x.row, name, batch, (unsigned long long)split.scans_offloaded,
+              (unsigned long long)split.scans_on_cpu);
         if (got != want)
           return Status(Errc::kInvalidArgument,
-                        std::string(engine) + " at batch " + std::to_string(batch) + " on " + name +
-                            ": " + std::to_string(got.size()) + " alerts, cpu.nids " +
-                            std::to_string(want.size()));
+                        std::string("nids.inspect.") + x.row + name + " at batch " +
+                            std::to_string(batch) + ": " + std::to_string(got.size()) +
+                            " alerts, cpu.nids " + std::to_string(want.size()));
         const double calls = double((frames.size() + batch - 1) / batch);
-        rows.push_back({std::string("nids.inspect.") +
-                            (opportunistic                             ? "cuda+cpu."
-                             : std::string_view(engine) == "cuda.nids" ? "cuda."
-                                                                       : "cpu.") +
-                            name,
-                        batch, 0, 0, seconds * 1e6 / calls, double(frames.size()) / seconds / 1e6});
+        rows.push_back({std::string("nids.inspect.") + x.row + name, batch, 0, 0,
+                        seconds * 1e6 / calls, double(frames.size()) / seconds / 1e6});
       }
   }
   return Status::ok();

@@ -291,8 +291,10 @@ int main(int argc, char** argv) {
     else if (a == "--stream-chunk")
       g_stream_chunk = uint32_t(std::strtoul(value().c_str(), nullptr, 10));
     else {
-      std::fprintf(stderr, "usage: warpath-nids-bench [--rules PATH]... [--workload http|small] [--in PCAP] "
-                           "[--repeat N] [--engine ID] [--json FILE]\n");
+      std::fprintf(
+          stderr,
+          "usage: warpath-nids-bench [--rules PATH]... [--workload http|small] [--in PCAP] "
+          "[--repeat N] [--engine ID] [--stream-chunk N] [--json FILE]\n");
       return 2;
     }
   }

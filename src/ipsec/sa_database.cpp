@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "packet/core/bytes.hpp"
 #include "warpath/ipsec/ipsec.hpp"
 
 namespace warpath::ipsec {
@@ -160,7 +159,8 @@ Result<SaDatabase> SaDatabase::build(SaConfig config, const SaDatabase* previous
   }
   std::sort(db.in_index_.begin(), db.in_index_.end());
   for (uint32_t s : db.in_list_)
-    db.locals_.push_back(key_of(db.sas_[s].dst.family, db.sas_[s].dst.bytes.data()));
+    db.locals_.push_back(
+        {db.sas_[s].dst.family, addr_words(db.sas_[s].dst.family, db.sas_[s].dst.bytes.data())});
   std::sort(db.locals_.begin(), db.locals_.end());
   db.locals_.erase(std::unique(db.locals_.begin(), db.locals_.end()), db.locals_.end());
 
@@ -238,21 +238,8 @@ int32_t SaDatabase::find_inbound(uint32_t spi, uint8_t family, const uint8_t* ds
 
 // A binary search: hostile traffic to many addresses costs log(endpoints) per packet.
 bool SaDatabase::is_local(uint8_t family, const uint8_t* dst) const {
-  return std::binary_search(locals_.begin(), locals_.end(), key_of(family, dst));
-}
-
-SaDatabase::AddrKey SaDatabase::key_of(uint8_t family, const uint8_t* a) {
-  AddrKey k;
-  k.family = family;
-  if (family == 4) {
-    k.hi = uint64_t(packet::core::load_be32(a)) << 32;
-  } else {
-    uint64_t w[2];
-    std::memcpy(w, a, 16);
-    k.hi = __builtin_bswap64(w[0]);
-    k.lo = __builtin_bswap64(w[1]);
-  }
-  return k;
+  return std::binary_search(locals_.begin(), locals_.end(),
+                            AddrKey{family, addr_words(family, dst)});
 }
 
 int32_t SaDatabase::match_out(uint8_t family, const uint8_t* src, const uint8_t* dst,

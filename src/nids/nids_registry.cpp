@@ -187,8 +187,8 @@ std::string random_rule(std::mt19937_64& rng, uint32_t sid) {
 
 CheckReport check_nids_engine(std::string_view id, uint64_t seed, uint64_t items) {
   const std::string validate = "validate:" + std::string(id);
-  if (id ==
-      "cuda.nids")  // every scan on the device (the small-batch CPU fallback is cpu.nids's engine)
+  // cuda.nids: every scan on the device (its small-batch CPU fallback is cpu.nids's engine).
+  if (id == "cuda.nids")
     return detail::check_detector(
         id,
         [](std::shared_ptr<const DetectImage> image) -> Result<std::unique_ptr<Detector>> {

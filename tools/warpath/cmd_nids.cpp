@@ -246,40 +246,24 @@ int run_nids(const NidsOptions& o) {
     nlohmann::ordered_json sigs = nlohmann::ordered_json::array();
     for (const auto& [r, n] : top)
       sigs.push_back({{"sid", rules[r].sid}, {"msg", rules[r].msg}, {"alerts", n}});
-    nlohmann::ordered_json doc = {{"capture", o.in},
-                                  {"engines", ins.engines()},
-                                  {"rules", rules.size()},
-                                  {"mode", o.ips ? "ips" : "ids"},
-                                  {"packets", c.packets},
-                                  {"bytes", c.bytes},
-                                  {"flows", flows},
-                                  {"alerts", c.alerts},
-                                  {"dropped", c.dropped},
-                                  {"flows_dropped", c.flows_dropped},
-                                  {"seconds", secs},
-                                  {"mpps", secs > 0 ? double(c.packets) / secs / 1e6 : 0.0},
-                                  {"gbps", secs > 0 ? double(c.bytes) * 8 / secs / 1e9 : 0.0},
-                                  {"signatures", sigs},
-                                  {"app_protos", by_app},
-                                  {"detect",
-                                   {{"units", d.units},
-                                    {"packet_units", d.packet_units},
-                                    {"stream_units", d.stream_units},
-                                    {"bytes", d.bytes},
-                                    {"candidates", d.candidates},
-                                    {"matches", d.matches},
-                                    {"backtrack_limit", d.backtrack_limit},
-                                    {"pcre_limit", d.pcre_limit},
-                                    {"scans_offloaded", d.scans_offloaded},
-                                    {"scans_on_cpu", d.scans_on_cpu}}},
-                                  {"stream",
-                                   {{"delivered_bytes", sc.delivered_bytes},
-                                    {"gaps", sc.gaps},
-                                    {"overlaps", sc.overlaps},
-                                    {"overlap_diff", sc.overlap_diff},
-                                    {"memcap", sc.memcap},
-                                    {"inspect_depth", c.inspect_depth},
-                                    {"inspect_memcap", c.inspect_memcap}}}};
+    // clang-format off
+    nlohmann::ordered_json doc = {
+        {"capture", o.in}, {"engines", ins.engines()}, {"rules", rules.size()},
+        {"mode", o.ips ? "ips" : "ids"}, {"packets", c.packets}, {"bytes", c.bytes},
+        {"flows", flows}, {"alerts", c.alerts}, {"dropped", c.dropped},
+        {"flows_dropped", c.flows_dropped}, {"seconds", secs},
+        {"mpps", secs > 0 ? double(c.packets) / secs / 1e6 : 0.0},
+        {"gbps", secs > 0 ? double(c.bytes) * 8 / secs / 1e9 : 0.0},
+        {"signatures", sigs},
+        {"app_protos", by_app},
+        {"detect", {{"units", d.units}, {"packet_units", d.packet_units}, {"stream_units", d.stream_units},
+                    {"bytes", d.bytes}, {"candidates", d.candidates}, {"matches", d.matches},
+                    {"backtrack_limit", d.backtrack_limit}, {"pcre_limit", d.pcre_limit},
+                    {"scans_offloaded", d.scans_offloaded}, {"scans_on_cpu", d.scans_on_cpu}}},
+        {"stream", {{"delivered_bytes", sc.delivered_bytes}, {"gaps", sc.gaps}, {"overlaps", sc.overlaps},
+                    {"overlap_diff", sc.overlap_diff}, {"memcap", sc.memcap},
+                    {"inspect_depth", c.inspect_depth}, {"inspect_memcap", c.inspect_memcap}}}};
+    // clang-format on
     if (Status s = write_json(o.json, inputs, doc); !s.is_ok()) return fail(s);
   }
   fmt::print("{}: {} packets, {:.1f} MB, {} flows; {} rules ({}); {} alerts{}\n", o.in, c.packets,

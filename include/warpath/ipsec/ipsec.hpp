@@ -58,6 +58,26 @@ enum class Dir : uint8_t { kIn, kOut };
 enum class Cipher : uint8_t { kAesCtr, kAesGcm };
 enum class Integrity : uint8_t { kNone, kHmacSha1, kHmacSha256 };
 
+/// An address as two big-endian words (IPv4 in the top half of `hi`), so selectors and
+/// lookups compare words, not bytes.
+struct AddrWords {
+  uint64_t hi = 0, lo = 0;
+};
+inline AddrWords addr_words(uint8_t family, const uint8_t* a) {
+  AddrWords w;
+  if (family == 4) {
+    uint32_t v;
+    std::memcpy(&v, a, 4);
+    w.hi = uint64_t(__builtin_bswap32(v)) << 32;
+  } else {
+    uint64_t v[2];
+    std::memcpy(v, a, 16);
+    w.hi = __builtin_bswap64(v[0]);
+    w.lo = __builtin_bswap64(v[1]);
+  }
+  return w;
+}
+
 /// An IPv4 or IPv6 address (IPv4: the first 4 bytes, network order).
 struct Addr {
   uint8_t family = 4;  ///< 4 or 6
@@ -69,30 +89,15 @@ struct Addr {
 struct Prefix {
   Addr addr;
   uint8_t len = 0;
-  /// Does `a` (of family `family`, 4 or 16 bytes) fall in the prefix? Compared as big-endian
-  /// words under the prefix's mask (a policy match per packet: no byte loop).
+  /// Does `a` (of family `family`, 4 or 16 bytes) fall in the prefix? The words that differ,
+  /// under the prefix's mask (a policy match per packet: no byte loop).
   bool contains(uint8_t family, const uint8_t* a) const {
     if (family != addr.family) return false;
-    if (family == 4) return masked(be32(a) ^ be32(addr.bytes.data()), len, 32) == 0;
-    return masked(be64(a) ^ be64(addr.bytes.data()), len, 64) == 0 &&
-           masked(be64(a + 8) ^ be64(addr.bytes.data() + 8), len > 64 ? len - 64 : 0, 64) == 0;
-  }
-
- private:
-  static uint64_t be64(const uint8_t* p) {
-    uint64_t v;
-    std::memcpy(&v, p, 8);
-    return __builtin_bswap64(v);
-  }
-  static uint64_t be32(const uint8_t* p) {
-    uint32_t v;
-    std::memcpy(&v, p, 4);
-    return __builtin_bswap32(v);
-  }
-  // The top `bits` of a `width`-bit value x (bits may exceed width: all of it).
-  static uint64_t masked(uint64_t x, unsigned bits, unsigned width) {
-    if (bits == 0) return 0;
-    return bits >= width ? x : x >> (width - bits);
+    const AddrWords x = addr_words(family, a), p = addr_words(family, addr.bytes.data());
+    const unsigned l   = len;
+    const uint64_t mhi = l == 0 ? 0 : l >= 64 ? ~0ull : ~0ull << (64 - l);
+    const uint64_t mlo = l <= 64 ? 0 : l >= 128 ? ~0ull : ~0ull << (128 - l);
+    return (((x.hi ^ p.hi) & mhi) | ((x.lo ^ p.lo) & mlo)) == 0;
   }
 };
 /// "10.0.0.1", "2001:db8::1"; "10.0.0.0/8" (a bare address is a host prefix).
@@ -202,18 +207,19 @@ class SaDatabase {
   std::vector<uint32_t> in_policies_;    ///< indices of in policies
   std::vector<uint8_t> active_;          ///< per SA: configured (1) or retired by a reload (0)
   std::vector<uint32_t> in_list_;        ///< active inbound SAs
-  /// An address as big-endian words, ordered by family then value (is_local compares words).
+  /// An address's words, ordered by family then value (is_local compares words).
   struct AddrKey {
-    uint64_t hi = 0, lo = 0;
     uint8_t family = 0;
+    AddrWords w;
     bool operator<(const AddrKey& o) const {
-      return family != o.family ? family < o.family : hi != o.hi ? hi < o.hi : lo < o.lo;
+      return family != o.family ? family < o.family
+             : w.hi != o.w.hi   ? w.hi < o.w.hi
+                                : w.lo < o.w.lo;
     }
     bool operator==(const AddrKey& o) const {
-      return family == o.family && hi == o.hi && lo == o.lo;
+      return family == o.family && w.hi == o.w.hi && w.lo == o.w.lo;
     }
   };
-  static AddrKey key_of(uint8_t family, const uint8_t* a);
   std::vector<AddrKey> locals_;          ///< their destinations, sorted and unique (is_local)
   std::vector<uint64_t> in_index_;       ///< sorted (spi << 32 | sa) of active inbound SAs
   size_t out_count_ = 0;

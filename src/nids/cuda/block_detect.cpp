@@ -54,7 +54,7 @@ class BlockDetector final : public DetectorBase {
 
   void candidates_batch(const Unit* units, uint32_t n, std::vector<uint32_t>* out) override {
     for (auto& kind : pending_)
-      for (Pending& p : kind) p.blocks.clear(), p.units.clear(), p.bytes = 0, p.ok = true;
+      for (Pending& p : kind) p.blocks.clear(), p.units.clear(), p.ok = true;
     if (scanned_.size() < n) scanned_.resize(n);
     // Which units each group scans, and from where: those with bytes whose ports some
     // prefiltered rule takes (a stream unit: from its new bytes, unless its direction is new or
@@ -80,7 +80,6 @@ class BlockDetector final : public DetectorBase {
       }
       pending_[kind][cls].blocks.push_back({u.data + from, u.len - from});
       pending_[kind][cls].units.push_back(i);
-      pending_[kind][cls].bytes += u.len - from;
     }
     for (int kind = 0; kind < kKinds; ++kind)
       for (int cls = 0; cls < kProtos; ++cls) {
@@ -88,7 +87,7 @@ class BlockDetector final : public DetectorBase {
         if (p.units.empty()) continue;
         if (matches_.size() < p.units.size()) matches_.resize(p.units.size());
         const Group& g      = groups_[kind][cls];
-        const bool small    = g.fallback && p.bytes < offload_.offload_min_bytes;
+        const bool small    = g.fallback && bytes_of(p.blocks) < offload_.offload_min_bytes;
         pattern::Matcher& m = small ? *g.fallback : *g.prefilter;
         ++(small ? scans_on_cpu_ : scans_offloaded_);
         p.ok = m.scan_blocks(p.blocks.data(), uint32_t(p.blocks.size()), matches_.data()).is_ok();
@@ -132,12 +131,16 @@ class BlockDetector final : public DetectorBase {
   struct Pending {
     std::vector<pattern::Block> blocks;
     std::vector<uint32_t> units;  // the unit of each block
-    uint64_t bytes = 0;           // the blocks' bytes (the offload decision)
     bool ok = true;               // the group's scan answered
     bool failed(uint32_t unit) const {
       return !ok && std::binary_search(units.begin(), units.end(), unit);
     }
   };
+  static uint64_t bytes_of(const std::vector<pattern::Block>& blocks) {
+    uint64_t n = 0;
+    for (const pattern::Block& b : blocks) n += b.len;
+    return n;
+  }
   // A stream direction: the rules its chunks' scans armed (cpu.nids's DirState, less the
   // streaming database: each chunk is a block).
   struct DirState {
