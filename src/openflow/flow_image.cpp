@@ -52,26 +52,27 @@ using LargeVector = std::vector<T, HugePageAllocator<T>>;
 
 struct FlowImage::Table {
   LargeVector<core::Bucket> buckets;
-  LargeVector<packet::OfTuple> keys;
-  LargeVector<uint32_t> flows;
+  LargeVector<core::Record> records;  ///< by slot
   packet::OfTuple mask{};
   uint64_t max_rank = 0;
 
   core::HashView view() const {
-    return {buckets.data(), uint32_t(buckets.size() - 1), keys.data(), flows.data(), mask};
+    return {buckets.data(), uint32_t(buckets.size() - 1), records.data(), mask};
   }
+  size_t size() const { return records.size(); }
+  void append(const packet::OfTuple& value, uint32_t flow) { records.push_back({value, flow}); }
   void build() {
     size_t n = 1;
-    while (n * core::kBucketWays < 2 * keys.size()) n <<= 1;  // at most half full
+    while (n * core::kBucketWays < 2 * records.size()) n <<= 1;  // at most half full
     buckets.assign(n, core::Bucket{});
-    for (uint32_t s = 0; s < keys.size(); ++s) place(s);
+    for (uint32_t s = 0; s < records.size(); ++s) place(s);
   }
   /// Whether `count` slots fit at most half full (place() needs a free way somewhere).
   bool room_for(size_t count) const { return count * 2 <= buckets.size() * core::kBucketWays; }
-  /// Files slot s (keys[s]) in its first bucket with a free way.
+  /// Files slot s (records[s]) in its first bucket with a free way.
   void place(uint32_t s) {
     const uint32_t bmask = uint32_t(buckets.size() - 1);
-    const uint64_t h     = core::hash_key(keys[s]);
+    const uint64_t h     = core::hash_key(records[s].key);
     for (uint32_t b = uint32_t(h) & bmask;; b = (b + 1) & bmask) {
       core::Bucket& bk = buckets[b];
       uint32_t j       = 0;
@@ -248,8 +249,7 @@ Result<std::shared_ptr<const FlowImage>> FlowImage::build(const FlowTable& table
     shared->ranks[id]          = rank;
     const packet::OfTuple value = e->spec.match.value();
     if (e->spec.match.exact()) {  // at most one flow per exact match (priority 65535)
-      exact->keys.push_back(value);
-      exact->flows.push_back(id);
+      exact->append(value, id);
       ++img->exact_flows_;
       continue;
     }
@@ -263,14 +263,13 @@ Result<std::shared_ptr<const FlowImage>> FlowImage::build(const FlowTable& table
     t.max_rank = std::max(t.max_rank, rank);
     const uint32_t at = t.find(value);
     if (at == core::kMiss) {
-      t.keys.push_back(value);
-      t.flows.push_back(id);
-      if (t.room_for(t.keys.size()))
-        t.place(uint32_t(t.keys.size() - 1));
+      t.append(value, id);
+      if (t.room_for(t.size()))
+        t.place(uint32_t(t.size() - 1));
       else
         t.build();  // twice the buckets
-    } else if (rank > shared->ranks[t.flows[at]]) {
-      t.flows[at] = id;  // the same masked value: the better flow answers
+    } else if (rank > shared->ranks[t.records[at].flow]) {
+      t.records[at].flow = id;  // the same masked value: the better flow answers
     }
   }
   exact->build();
@@ -305,28 +304,26 @@ static std::shared_ptr<FlowImage::Table> overlay(const FlowImage::Table* old, co
   auto t  = std::make_shared<FlowImage::Table>();
   t->mask = mask;
   if (old) {
-    t->keys     = old->keys;
-    t->flows    = old->flows;
+    t->records  = old->records;
     t->max_rank = old->max_rank;
   }
-  const size_t had = t->keys.size();
+  const size_t had = t->size();
   std::unordered_map<packet::OfTuple, uint32_t, TupleHash, TupleEq> appended;
   for (const auto& [value, flow] : entries) {
     uint32_t slot = old ? old->find(value) : core::kMiss;
     if (slot == core::kMiss) {
-      auto [it, fresh] = appended.emplace(value, uint32_t(t->keys.size()));
+      auto [it, fresh] = appended.emplace(value, uint32_t(t->size()));
       if (fresh) {
-        t->keys.push_back(value);
-        t->flows.push_back(flow);
+        t->append(value, flow);
         continue;
       }
       slot = it->second;
     }
-    t->flows[slot] = flow;
+    t->records[slot].flow = flow;
   }
-  if (old && old->room_for(t->keys.size())) {
+  if (old && old->room_for(t->size())) {
     t->buckets = old->buckets;
-    for (uint32_t s = uint32_t(had); s < t->keys.size(); ++s) t->place(s);
+    for (uint32_t s = uint32_t(had); s < t->size(); ++s) t->place(s);
   } else {
     t->build();
   }
@@ -489,9 +486,10 @@ Result<std::shared_ptr<const FlowImage>> FlowImage::publish(const std::shared_pt
     }
     std::shared_ptr<Table> recent = overlay(sub.recent.get(), t.mask, now);
     recent->max_rank              = std::max(recent->max_rank, top);
-    if (recent->keys.size() > std::max(kRecentMin, (sub.over ? sub.over->keys.size() : 0) / 4)) {
-      std::vector<Entry> all(recent->keys.size());
-      for (size_t i = 0; i < all.size(); ++i) all[i] = {recent->keys[i], recent->flows[i]};
+    if (recent->size() > std::max(kRecentMin, (sub.over ? sub.over->size() : 0) / 4)) {
+      std::vector<Entry> all(recent->size());
+      for (size_t i = 0; i < all.size(); ++i)
+        all[i] = {recent->records[i].key, recent->records[i].flow};
       std::shared_ptr<Table> over = overlay(sub.over.get(), t.mask, all);
       over->max_rank              = std::max(over->max_rank, recent->max_rank);
       sub.over                    = std::move(over);
@@ -516,8 +514,8 @@ Result<std::shared_ptr<const FlowImage>> FlowImage::publish(const std::shared_pt
 std::vector<FlowImage::TableData> FlowImage::tables() const {
   std::vector<TableData> out;
   auto add = [&](const Table& t) {
-    out.push_back({t.buckets.data(), uint32_t(t.buckets.size()), t.keys.data(), t.flows.data(),
-                   uint32_t(t.keys.size()), t.mask, t.max_rank});
+    out.push_back({t.buckets.data(), uint32_t(t.buckets.size()), t.records.data(),
+                   uint32_t(t.size()), t.mask, t.max_rank});
   };
   add(*exact_.base);
   for (const Sub& s : subtables_)
@@ -577,15 +575,15 @@ void FlowImage::lookup(Span<const packet::OfTuple> keys, Span<uint32_t> ids) con
       const uint32_t m       = core::sig_matches(bk, core::signature(h[q]), open);
       if (m && !(m & (m - 1))) {
         cand[q] = bk.slot[__builtin_ctz(m)];
-        WARPATH_PREFETCH(&v.keys[cand[q]]);
+        WARPATH_PREFETCH(&v.records[cand[q]]);
       } else {
         cand[q] = m || !open ? kSlow : kNone;
       }
     }
     for (uint32_t q = 0; q < count; ++q) {
       uint32_t f = core::kMiss;
-      if (cand[q] < kOverridden && core::same_key(v.keys[cand[q]], mk[q]))
-        f = v.flows[cand[q]];
+      if (cand[q] < kOverridden && core::same_key(v.records[cand[q]].key, mk[q]))
+        f = v.records[cand[q]].flow;
       else if (cand[q] == kOverridden)
         f = said[q];
       else if (cand[q] != kNone)
@@ -614,11 +612,21 @@ void FlowImage::lookup(Span<const packet::OfTuple> keys, Span<uint32_t> ids) con
     if (s.base) l[n++] = s.base.get();
     run(*l[n - 1], n > 1 ? l[0] : nullptr, n > 2 ? l[1] : nullptr, k, out, count, mode);
   };
-  const bool has_exact = !exact_.base->keys.empty() || exact_.over || exact_.recent;
+  const bool has_exact = exact_.base->size() || exact_.over || exact_.recent;
+  {  // the first chunk's keys: each chunk prefetches the next one's below
+    const char* first  = reinterpret_cast<const char*>(keys.data);
+    const size_t bytes = std::min<size_t>(kChunk, keys.size) * sizeof(packet::OfTuple);
+    for (size_t at = 0; at < bytes; at += 64) WARPATH_PREFETCH(first + at);
+  }
   for (uint32_t base = 0; base < keys.size; base += kChunk) {
     const uint32_t n         = std::min(kChunk, keys.size - base);
     const packet::OfTuple* k = keys.data + base;
     uint32_t* out            = ids.data + base;
+    // The next chunk's keys, while this chunk's buckets load: keys read from a big array in
+    // memory otherwise stall the hashing loop on each of their lines.
+    const char* next   = reinterpret_cast<const char*>(k + n);
+    const size_t ahead = std::min<size_t>(kChunk, keys.size - base - n) * sizeof(packet::OfTuple);
+    for (size_t at = 0; at < ahead; at += 64) WARPATH_PREFETCH(next + at);
     if (has_exact) {
       layered(exact_, k, out, n, kFirst);
     } else {

@@ -278,14 +278,14 @@ class FlowImage {
   bool incremental() const noexcept { return incremental_; }
 
   /// One hash table of the image as raw arrays (the CUDA engine copies them to the device):
-  /// buckets (openflow/core/flow_hash_core.hpp: Bucket, bucket_count of them), keys and flows
-  /// by slot, the key mask, and the best rank of its flows (0 for the exact table).
+  /// buckets (openflow/core/flow_hash_core.hpp: Bucket, bucket_count of them), records (Record:
+  /// a key and its flow in 64 bytes, `slots` of them), the key mask, and the best rank of its
+  /// flows (0 for the exact table).
   struct TableData {
     const void* buckets = nullptr;
     uint32_t bucket_count = 0;
-    const packet::OfTuple* keys = nullptr;
-    const uint32_t* flows       = nullptr;
-    uint32_t slots              = 0;
+    const void* records   = nullptr;
+    uint32_t slots        = 0;
     packet::OfTuple mask{};
     uint64_t max_rank = 0;
   };

@@ -66,22 +66,18 @@ class Uploaded final : public DeviceImage {
     const std::vector<FlowImage::TableData> t = image.tables();
     has_exact_ = t[0].slots > 0;
     std::vector<DeviceTable> host(t.size());
-    for (size_t k = 0; k < 3 * t.size(); ++k) arrays_.push_back(std::make_unique<DeviceArray>());
+    for (size_t k = 0; k < 2 * t.size(); ++k) arrays_.push_back(std::make_unique<DeviceArray>());
     for (size_t k = 0; k < t.size(); ++k) {
-      DeviceArray& b = *arrays_[3 * k];
-      DeviceArray& s = *arrays_[3 * k + 1];
-      DeviceArray& f = *arrays_[3 * k + 2];
+      DeviceArray& b  = *arrays_[2 * k];
+      DeviceArray& r  = *arrays_[2 * k + 1];
       const size_t bb = sizeof(core::Bucket) * t[k].bucket_count;
       WARPATH_TRY(b.reserve(bb));
-      WARPATH_TRY(s.reserve(sizeof(packet::OfTuple) * (t[k].slots ? t[k].slots : 1)));
-      WARPATH_TRY(f.reserve(sizeof(uint32_t) * (t[k].slots ? t[k].slots : 1)));
+      WARPATH_TRY(r.reserve(sizeof(core::Record) * (t[k].slots ? t[k].slots : 1)));
       WARPATH_CUDA_TRY(cudaMemcpy(b.ptr, t[k].buckets, bb, cudaMemcpyHostToDevice));
-      if (t[k].slots) {
-        WARPATH_CUDA_TRY(cudaMemcpy(s.ptr, t[k].keys, sizeof(packet::OfTuple) * t[k].slots, cudaMemcpyHostToDevice));
-        WARPATH_CUDA_TRY(cudaMemcpy(f.ptr, t[k].flows, sizeof(uint32_t) * t[k].slots, cudaMemcpyHostToDevice));
-      }
-      host[k].view     = {b.as<core::Bucket>(), t[k].bucket_count - 1, s.as<packet::OfTuple>(),
-                          f.as<uint32_t>(), t[k].mask};
+      if (t[k].slots)
+        WARPATH_CUDA_TRY(cudaMemcpy(r.ptr, t[k].records, sizeof(core::Record) * t[k].slots,
+                                    cudaMemcpyHostToDevice));
+      host[k].view = {b.as<core::Bucket>(), t[k].bucket_count - 1, r.as<core::Record>(), t[k].mask};
       host[k].max_rank = t[k].max_rank;
     }
     count_ = uint32_t(t.size());
