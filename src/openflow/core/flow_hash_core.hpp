@@ -5,11 +5,12 @@
 // line holding the masked key and its flow. A key's hash picks its first bucket (low bits) and
 // its signature (high bits, never 0: 0 marks an empty pair); a full bucket continues in the
 // next. Images are immutable, so a probe stops at the first bucket with an empty pair. A hit
-// reads two lines, its bucket and its record: keys (36 bytes) and flows in arrays of their own
-// cost one line more per lookup and half the time a second line for a key across two, which at
-// a million flows (lines from memory) made lookups 1.x times slower. (A table of 64-byte entries
-// holding the key without buckets was measured too: equal at 1M flows and 25% slower at 1K,
-// where its lines fall out of L1: docs/adr/0012-openflow-switch.md.)
+// reads two lines, its bucket and its record. Keys (36 bytes) and flows in arrays of their own
+// cost a third line per hit (the flow, read only after the compare) and, half the time, a
+// fourth for a key across two: at a million flows, where lookups wait on memory, records took
+// them from 39 to 17 ns. (A table of 64-byte entries holding the key without buckets was
+// measured too: equal at 1M flows and 25% slower at 1K, where its lines fall out of L1:
+// docs/adr/0012-openflow-switch.md.)
 #pragma once
 #include <cstdint>
 
