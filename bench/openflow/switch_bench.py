@@ -224,6 +224,7 @@ def main():
     meta = {"tool": "bench/openflow/switch_bench.py", "commit": commit, "date": date,
             "machine": cpu_model(), "command": " ".join(sys.argv), "points": points}
     out = Path(args.results)
+    out.mkdir(parents=True, exist_ok=True)
     (out / f"{name}.json").write_text(json.dumps(meta, indent=2) + "\n")
     rows = [f"| {args.kind} flows | flow_mods/s asked | acked | Mpps | switch ns/pkt |", "|---:|---:|---:|---:|---:|"]
     for p in points:
