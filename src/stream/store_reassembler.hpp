@@ -184,11 +184,20 @@ class StoreReassembler final : public Reassembler {
   }
 
   Status close_all(const ChunkSink& sink) override {
+    // Only flows holding bytes deliver anything when closed (a direction with an empty store
+    // has no hole to declare either), so only they are closed one by one in flow order; the
+    // rest (at the end of a capture most are finished connections) go in one clear, without a
+    // sort and a lookup each.
     std::vector<uint64_t> ids;
-    ids.reserve(flows_.size());
-    for (const auto& [id, f] : flows_) ids.push_back(id);
+    for (const auto& [id, f] : flows_) {
+      if (f.d[0].store.buffered() || f.d[1].store.buffered())
+        ids.push_back(id);
+      else  // none: every segment a store held was delivered with its bytes
+        held_ -= f.d[0].held.size() + f.d[1].held.size();
+    }
     std::sort(ids.begin(), ids.end());
     for (uint64_t id : ids) WARPATH_TRY(close(id, sink));
+    flows_.clear();
     return Status::ok();
   }
 
