@@ -16,7 +16,12 @@ namespace {
 
 // One direction's bytes since its last gap, up to the inspection depth.
 struct DirBuffer {
-  std::string bytes;      // the lookback, then bytes not yet inspected
+  // bytes[head..]: the lookback, then bytes not yet inspected. What falls out of the lookback
+  // is skipped by moving `head`, and the buffer is moved down only once the skipped bytes are
+  // as many as the lookback: erasing them at each inspection moved 4 KiB per segment once a
+  // direction passed 4 KiB.
+  std::string bytes;
+  size_t head     = 0;
   bool from_start = true; // bytes[0] is the stream's first byte (since the last gap)
   uint64_t total = 0;     // bytes taken for inspection in this direction
   // Bytes before a gap not yet inspected (the gap came in the same delivery): inspected first,
@@ -26,6 +31,36 @@ struct DirBuffer {
   bool dirty = false;     // new bytes since the last inspection
   bool closing       = false;     // its FIN was seen (stream_chunk: no more waiting for a chunk)
   uint32_t inspected = 0; // bytes inspected already
+
+  size_t held() const { return bytes.size() - head; }
+  const uint8_t* data() const { return reinterpret_cast<const uint8_t*>(bytes.data()) + head; }
+  // Keeps the last `keep` bytes.
+  void keep_last(size_t keep) {
+    head = bytes.size() - keep;
+    if (head >= keep) {
+      bytes.erase(0, head);
+      head = 0;
+    }
+  }
+  // The held bytes, taken out (the buffer is left empty).
+  std::string take() {
+    bytes.erase(0, head);
+    head = 0;
+    return std::move(bytes);
+  }
+  void clear() {
+    bytes.clear();
+    head = 0;
+  }
+  // As a new direction's, keeping the buffers' memory.
+  void reuse() {
+    clear();
+    before_gap.clear();
+    from_start = true;
+    total      = 0;
+    full = dirty = closing = false;
+    inspected              = 0;
+  }
 };
 
 // What the rules decided for the packet being inspected.
@@ -51,7 +86,27 @@ struct FlowCtx {
     if (proto == 6) return handshake == 7 || midstream;
     return seen[0] && seen[1];
   }
+  // As a new flow's, keeping the buffers' memory.
+  void reuse() {
+    handshake = 0;
+    seen[0] = seen[1] = false;
+    midstream = dropped = passed = drop_packets = false;
+    alerts                                      = 0;
+    dir[0].reuse();
+    dir[1].reuse();
+    l7.bytes.clear();
+    l7.packets = 0;
+    l7.done    = false;
+    l7.label   = -1;
+  }
 };
+
+// Flow contexts of ended flows, kept (up to kKept, their buffers up to kKeptBytes) for the
+// flows that start next: a flow then costs no allocation for its context, nor for its
+// directions' buffers while they grow to what the last flows needed.
+using FlowMap               = std::unordered_map<uint64_t, FlowCtx>;
+constexpr size_t kKept      = 4096;
+constexpr size_t kKeptBytes = 16384;
 
 class PipelineInspector final : public Inspector {
  public:
@@ -142,7 +197,7 @@ class PipelineInspector final : public Inspector {
     FlowCtx* ctx = nullptr;
     bool first_in_dir = true, tcp_established = false;
     if (pf.serial) {
-      ctx = &flows_[pf.serial];
+      ctx = &context(pf.serial);
       if (ctx->dropped) {  // IPS: the flow was dropped
         verdict = 1;
         ++counters_.dropped;
@@ -222,7 +277,7 @@ class PipelineInspector final : public Inspector {
       WARPATH_TRY(reasm_->segment(seg, sink_));
       in_stream = reasm_->refused() == refused_before;
     }
-    Unit u;
+    Unit& u        = packet_unit_;  // every field a packet unit has is set here
     u.pkt         = pv;
     u.buffer      = Buffer::kPacket;
     u.data        = payload;
@@ -261,18 +316,22 @@ class PipelineInspector final : public Inspector {
     if (pv && (pv->tcp_flags & 0x01)) ctx.dir[pdir].closing = true;
     for (uint8_t d = 0; d < 2; ++d) {
       DirBuffer& b = ctx.dir[d];
-      Unit u;
+      Unit& u      = stream_unit_;  // below and in run(): every field a stream unit has
       u.buffer = Buffer::kStream;
       u.flow   = serial;
       u.dir    = d;
       u.packet = pv ? packet_no_ : 0;  // a flow's end: no packet of its own
       if (pv) {
         u.pkt = *pv;
-        if (d != pdir) {
-          std::swap(u.pkt.src, u.pkt.dst);
-          std::swap(u.pkt.sport, u.pkt.dport);
+        if (d != pdir) {  // from *pv, not by swapping the copy's fields (reloading just-stored
+                          // fields as one vector stalled on store forwarding)
+          u.pkt.src   = pv->dst;
+          u.pkt.dst   = pv->src;
+          u.pkt.sport = pv->dport;
+          u.pkt.dport = pv->sport;
         }
       } else {
+        u.pkt             = PacketView{};
         u.pkt.ip_version  = rec->ip_version;
         u.pkt.proto       = rec->proto;
         u.pkt.src         = d == 0 ? rec->src : rec->dst;
@@ -285,27 +344,28 @@ class PipelineInspector final : public Inspector {
       u.pkt.to_server = d == 0;
       if (ctx.l7.label >= 0) u.pkt.app_proto = &cfg_.l7->names[size_t(ctx.l7.label)];
       u.pkt.app_pending = l7_ && !ctx.l7.done;
-      auto run          = [&](const std::string& bytes, uint32_t inspected, bool from_start) {
+      auto run = [&](const uint8_t* data, size_t len, uint32_t inspected, bool from_start) {
         u.at_stream_start = from_start;
-        u.data            = reinterpret_cast<const uint8_t*>(bytes.data());
-        u.len             = uint32_t(bytes.size());
+        u.data            = data;
+        u.len             = uint32_t(len);
         u.new_from = inspected;
         return inspect(u, serial, alerts, v);
       };
       // Each run of bytes between gaps is a buffer of its own: those before a gap first.
-      for (const auto& [bytes, inspected] : b.before_gap) WARPATH_TRY(run(bytes, inspected, false));
+      for (const auto& [bytes, inspected] : b.before_gap)
+        WARPATH_TRY(
+            run(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), inspected, false));
       b.before_gap.clear();
       if (b.dirty && pv && defer(b, *pv)) continue;
       if (b.dirty) {
         b.dirty = false;
-        WARPATH_TRY(run(b.bytes, b.inspected, b.from_start));
-        if (b.bytes.size() > kStreamLookback) {  // keep the lookback only
-          const size_t drop = b.bytes.size() - kStreamLookback;
-          b.bytes.erase(0, drop);
-          buffered_ -= drop;
+        WARPATH_TRY(run(b.data(), b.held(), b.inspected, b.from_start));
+        if (b.held() > kStreamLookback) {  // keep the lookback only
+          buffered_ -= b.held() - kStreamLookback;
+          b.keep_last(kStreamLookback);
           b.from_start = false;
         }
-        b.inspected = uint32_t(b.bytes.size());
+        b.inspected = uint32_t(b.held());
       }
     }
     return Status::ok();
@@ -315,7 +375,7 @@ class PipelineInspector final : public Inspector {
   // chunk, nor once the direction's FIN was seen or at an RST (the stream ends there).
   bool defer(const DirBuffer& b, const PacketView& pv) const {
     if (cfg_.ips || cfg_.stream_chunk == 0) return false;
-    if (b.bytes.size() - b.inspected >= cfg_.stream_chunk) return false;
+    if (b.held() - b.inspected >= cfg_.stream_chunk) return false;
     return !b.closing && !(pv.tcp_flags & 0x04);
   }
 
@@ -419,15 +479,34 @@ class PipelineInspector final : public Inspector {
     return Status::ok();
   }
 
+  // The context of flow `serial`, made (from a kept one when there is one) on its first packet.
+  FlowCtx& context(uint64_t serial) {
+    if (auto it = flows_.find(serial); it != flows_.end()) return it->second;
+    if (kept_.empty()) return flows_[serial];
+    FlowMap::node_type node = std::move(kept_.back());
+    kept_.pop_back();
+    node.key() = serial;
+    node.mapped().reuse();
+    return flows_.insert(std::move(node)).position->second;
+  }
+
+  void retire(FlowMap::iterator it) {
+    FlowMap::node_type node = flows_.extract(it);
+    if (kept_.size() >= kKept) return;
+    for (DirBuffer& d : node.mapped().dir)
+      if (d.bytes.capacity() > kKeptBytes) std::string().swap(d.bytes);
+    kept_.push_back(std::move(node));
+  }
+
   void take_chunk(const stream::Chunk& c) {
     auto it = flows_.find(c.flow);
     if (it == flows_.end()) return;
     DirBuffer& b = it->second.dir[c.dir & 1];
     if (c.gap) {  // content cannot match across bytes the capture lost
-      if (!b.bytes.empty()) ++counters_.stream_gaps;
-      buffered_ -= b.bytes.size();
-      if (b.dirty) b.before_gap.emplace_back(std::move(b.bytes), b.inspected);
-      b.bytes.clear();
+      if (b.held()) ++counters_.stream_gaps;
+      buffered_ -= b.held();
+      if (b.dirty) b.before_gap.emplace_back(b.take(), b.inspected);
+      b.clear();
       b.dirty      = false;
       b.from_start = false;  // what follows a gap is not a stream's start
       b.inspected = 0;
@@ -440,9 +519,9 @@ class PipelineInspector final : public Inspector {
       // Over the memcap: these bytes are not inspected, and what follows them starts a new
       // buffer (no match across the bytes left out), as after a gap.
       ++counters_.inspect_memcap;
-      buffered_ -= std::min<uint64_t>(buffered_, b.bytes.size());  // before the move empties it
-      if (b.dirty) b.before_gap.emplace_back(std::move(b.bytes), b.inspected);
-      b.bytes.clear();
+      buffered_ -= std::min<uint64_t>(buffered_, b.held());  // before the move empties it
+      if (b.dirty) b.before_gap.emplace_back(b.take(), b.inspected);
+      b.clear();
       b.dirty = false, b.inspected = 0, b.from_start = false;
       b.total += std::min<size_t>(room, c.len);
       return;
@@ -486,8 +565,8 @@ class PipelineInspector final : public Inspector {
       if (it != flows_.end()) {
         ev.alerts  = it->second.alerts;
         ev.dropped = it->second.dropped;
-        buffered_ -= it->second.dir[0].bytes.size() + it->second.dir[1].bytes.size();
-        flows_.erase(it);
+        buffered_ -= it->second.dir[0].held() + it->second.dir[1].held();
+        retire(it);
       }
       detect_->end_flow(r.serial);
       ended.push_back(ev);
@@ -507,7 +586,12 @@ class PipelineInspector final : public Inspector {
   std::vector<pattern::Match> l7_matches_;
   InspectorConfig cfg_;
   stream::ChunkSink sink_;
-  std::unordered_map<uint64_t, FlowCtx> flows_;
+  FlowMap flows_;
+  // The units packet() and inspect_streams() fill, kept: a Unit made on the stack at each
+  // packet was cleared with `rep stos` (112 bytes) and its non-zero defaults stored over it,
+  // the largest stall of inspect_streams.
+  Unit packet_unit_, stream_unit_;
+  std::vector<FlowMap::node_type> kept_;  // ended flows' contexts (retire, context)
   std::vector<flow::PacketFlow> answers_;
   std::vector<flow::FlowRecord> records_;
   std::vector<Hit> hits_;

@@ -609,3 +609,26 @@ def test_stream_chunks_find_what_every_segment_finds_with_et_open(tmp_path):
         assert flow_sids(got) == flow_sids(want), cap.name
         total += len(flow_sids(want))
     assert total > 0
+
+
+def test_long_streams_match_across_the_kept_lookback(tmp_path):
+    """A direction far past the 4 KiB lookback (the inspector skips what falls out of it and
+    moves its buffer down only now and then): content split across segments still matches
+    there, a relative match reaches back into the lookback, and one that needs bytes older
+    than the lookback does not."""
+    fill = bytes(range(48, 58)) * 10  # 100 bytes without a pattern's letters
+    stream = bytearray(fill * 300)  # 30,000 bytes
+    for at in (5_000 - 4, 9_203, 17_998, 26_050):  # occurrences across segment boundaries
+        stream[at:at + 11] = b"EVILPAYLOAD"
+    stream[12_040:12_045] = b"MARKA"
+    stream[14_540:14_545] = b"MARKB"  # 2,500 bytes after MARKA: in the lookback
+    stream[20_010:20_015] = b"MARKC"
+    stream[25_510:25_515] = b"MARKD"  # 5,500 bytes after MARKC: past it
+    s = Session()
+    for k in range(0, len(stream), 97):
+        s.send(1, bytes(stream[k:k + 97]))
+    r = rules(tmp_path, 'alert tcp any any -> any any (msg:"split"; content:"EVILPAYLOAD"; sid:1;)\n'
+                        'alert tcp any any -> any any (msg:"near"; content:"MARKA"; content:"MARKB"; distance:0; within:3000; sid:2;)\n'
+                        'alert tcp any any -> any any (msg:"far"; content:"MARKC"; content:"MARKD"; distance:0; sid:3;)\n')
+    alerts, _, _ = nids(tmp_path, r, write(tmp_path, s.close()))
+    assert sorted(sids(alerts)) == [1, 1, 1, 1, 2], sids(alerts)
