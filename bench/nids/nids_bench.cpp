@@ -1,7 +1,7 @@
 // warpath-nids-bench: the NIDS offline per core, by stage, beside Vectorscan alone and
 // libnids + Vectorscan on the same frames in memory.
 //
-//   warpath-nids-bench [--rules PATH]... [--workload http|small] [--in PCAP] [--repeat N]
+//   warpath-nids-bench [--rules PATH]... [--workload http|small|long] [--in PCAP] [--repeat N]
 //                      [--engine ID] [--json FILE]
 //
 // Rules: ET Open's rules/ from the shared data by default (the rules warpath loads; the rest are
@@ -293,7 +293,7 @@ int main(int argc, char** argv) {
     else {
       std::fprintf(
           stderr,
-          "usage: warpath-nids-bench [--rules PATH]... [--workload http|small] [--in PCAP] "
+          "usage: warpath-nids-bench [--rules PATH]... [--workload http|small|long] [--in PCAP] "
           "[--repeat N] [--engine ID] [--stream-chunk N] [--json FILE]\n");
       return 2;
     }
@@ -325,6 +325,8 @@ int main(int argc, char** argv) {
     frames = bench::build_http_traffic({2000, 200, 20, 1448}, 1);
   } else if (workload == "small") {
     frames = bench::build_http_traffic({4000, 400, 10, 200}, 1);
+  } else if (workload == "long") {  // streams far past the 4 KiB lookback, in small segments
+    frames = bench::build_http_traffic({64, 64, 2000, 100}, 1);
   } else {
     std::fprintf(stderr, "warpath-nids-bench: unknown workload '%s'\n", workload.c_str());
     return 2;
