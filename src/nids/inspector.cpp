@@ -52,15 +52,6 @@ struct DirBuffer {
     bytes.clear();
     head = 0;
   }
-  // As a new direction's, keeping the buffers' memory.
-  void reuse() {
-    clear();
-    before_gap.clear();
-    from_start = true;
-    total      = 0;
-    full = dirty = closing = false;
-    inspected              = 0;
-  }
 };
 
 // What the rules decided for the packet being inspected.
@@ -86,27 +77,7 @@ struct FlowCtx {
     if (proto == 6) return handshake == 7 || midstream;
     return seen[0] && seen[1];
   }
-  // As a new flow's, keeping the buffers' memory.
-  void reuse() {
-    handshake = 0;
-    seen[0] = seen[1] = false;
-    midstream = dropped = passed = drop_packets = false;
-    alerts                                      = 0;
-    dir[0].reuse();
-    dir[1].reuse();
-    l7.bytes.clear();
-    l7.packets = 0;
-    l7.done    = false;
-    l7.label   = -1;
-  }
 };
-
-// Flow contexts of ended flows, kept (up to kKept, their buffers up to kKeptBytes) for the
-// flows that start next: a flow then costs no allocation for its context, nor for its
-// directions' buffers while they grow to what the last flows needed.
-using FlowMap               = std::unordered_map<uint64_t, FlowCtx>;
-constexpr size_t kKept      = 4096;
-constexpr size_t kKeptBytes = 16384;
 
 class PipelineInspector final : public Inspector {
  public:
@@ -197,7 +168,7 @@ class PipelineInspector final : public Inspector {
     FlowCtx* ctx = nullptr;
     bool first_in_dir = true, tcp_established = false;
     if (pf.serial) {
-      ctx = &context(pf.serial);
+      ctx = &flows_[pf.serial];
       if (ctx->dropped) {  // IPS: the flow was dropped
         verdict = 1;
         ++counters_.dropped;
@@ -479,25 +450,6 @@ class PipelineInspector final : public Inspector {
     return Status::ok();
   }
 
-  // The context of flow `serial`, made (from a kept one when there is one) on its first packet.
-  FlowCtx& context(uint64_t serial) {
-    if (auto it = flows_.find(serial); it != flows_.end()) return it->second;
-    if (kept_.empty()) return flows_[serial];
-    FlowMap::node_type node = std::move(kept_.back());
-    kept_.pop_back();
-    node.key() = serial;
-    node.mapped().reuse();
-    return flows_.insert(std::move(node)).position->second;
-  }
-
-  void retire(FlowMap::iterator it) {
-    FlowMap::node_type node = flows_.extract(it);
-    if (kept_.size() >= kKept) return;
-    for (DirBuffer& d : node.mapped().dir)
-      if (d.bytes.capacity() > kKeptBytes) std::string().swap(d.bytes);
-    kept_.push_back(std::move(node));
-  }
-
   void take_chunk(const stream::Chunk& c) {
     auto it = flows_.find(c.flow);
     if (it == flows_.end()) return;
@@ -566,7 +518,7 @@ class PipelineInspector final : public Inspector {
         ev.alerts  = it->second.alerts;
         ev.dropped = it->second.dropped;
         buffered_ -= it->second.dir[0].held() + it->second.dir[1].held();
-        retire(it);
+        flows_.erase(it);
       }
       detect_->end_flow(r.serial);
       ended.push_back(ev);
@@ -586,12 +538,11 @@ class PipelineInspector final : public Inspector {
   std::vector<pattern::Match> l7_matches_;
   InspectorConfig cfg_;
   stream::ChunkSink sink_;
-  FlowMap flows_;
+  std::unordered_map<uint64_t, FlowCtx> flows_;
   // The units packet() and inspect_streams() fill, kept: a Unit made on the stack at each
   // packet was cleared with `rep stos` (112 bytes) and its non-zero defaults stored over it,
   // the largest stall of inspect_streams.
   Unit packet_unit_, stream_unit_;
-  std::vector<FlowMap::node_type> kept_;  // ended flows' contexts (retire, context)
   std::vector<flow::PacketFlow> answers_;
   std::vector<flow::FlowRecord> records_;
   std::vector<Hit> hits_;
