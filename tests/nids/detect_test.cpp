@@ -211,6 +211,48 @@ TEST(NidsDetect, StreamChunks) {
   }
 }
 
+// Armed rules last as long as their fast pattern's occurrence is in the buffer: past
+// ArmedRules::kMax armed, every rule of the group is a candidate only until the chunk that armed
+// them leaves the 4 KiB lookback (before, every later chunk of the direction evaluated every
+// rule: a chunk of 65 fast patterns made a stream cost its whole rule set per segment). The
+// same alerts either way: a rule still matches while its pattern is in the buffer, and cannot
+// after.
+TEST(NidsDetect, ArmedRulesLeaveWithTheLookback) {
+  std::string rules;
+  for (int n = 0; n < 100; ++n)
+    rules += "alert tcp any any -> any any (content:\"KEY" + std::to_string(1000 + n) +
+             "X\"; content:\"E" + std::to_string(1000 + n) +
+             "\"; distance:0; sid:" + std::to_string(1000 + n) + ";)\n";
+  std::string keys;
+  for (int n = 0; n < 100; ++n) keys += "KEY" + std::to_string(1000 + n) + "X ";
+  for (const std::string& engine : engines()) {
+    if (engine == "ref.nids" || engine.rfind("validate:", 0) == 0) continue;  // no prefilter
+    Harness h(engine, rules);
+    std::string held;  // the inspector's buffer: the last 4 KiB, then the chunk
+    auto chunk = [&](const std::string& more) {
+      if (held.size() > kStreamLookback) held.erase(0, held.size() - kStreamLookback);
+      Unit u     = h.packet("");
+      u.buffer   = Buffer::kStream;
+      u.flow     = 5;
+      u.new_from = uint32_t(held.size());
+      held += more;
+      u.data = reinterpret_cast<const uint8_t*>(held.data());
+      u.len  = uint32_t(held.size());
+      return h.sids(u);
+    };
+    EXPECT_EQ(chunk(keys), Sids{}) << engine;  // 100 rules armed: past kMax, the whole group
+    const uint64_t before = h.det->counters().candidates;
+    EXPECT_EQ(chunk(std::string(100, '.') + "E1099"), (Sids{1099})) << engine;  // in the lookback
+    EXPECT_GE(h.det->counters().candidates - before, 100u) << engine;
+    for (int k = 0; k < 45; ++k) chunk(std::string(100, '.'));  // the keys leave the lookback
+    const uint64_t after = h.det->counters().candidates;
+    EXPECT_EQ(chunk(std::string(100, '.') + "E1098"), Sids{}) << engine;
+    EXPECT_EQ(h.det->counters().candidates, after) << engine;  // nothing armed any more
+    EXPECT_EQ(chunk("KEY1042X E1042"), Sids{1042}) << engine;  // armed again by a new one
+    h.det->end_flow(5);
+  }
+}
+
 TEST(NidsDetect, FlowbitsAcrossPacketsAndFlows) {
   for (const std::string& engine : engines()) {
     Harness h(engine,

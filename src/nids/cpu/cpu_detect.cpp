@@ -28,15 +28,20 @@ class CpuDetector final : public DetectorBase {
     const uint64_t* allowed =
         u.pkt.proto == 6 || u.pkt.proto == 17 ? ports_.allowed(u.pkt.sport, u.pkt.dport) : nullptr;
     out = g.always;
+    DirState* d = nullptr;
+    if (u.buffer == Buffer::kStream && u.flow) {  // its buffer's place in the direction
+      d = &streams_[u.flow * 2 + u.dir];
+      d->end += u.len - std::min(u.len, u.new_from);
+    }
     if (allowed && !g.any_allowed(allowed)) {
       // No rule of the group's prefilter takes these ports (Suricata's per-port rule groups):
       // nothing to scan. A stream direction's database has then missed bytes: the next chunk
       // it scans starts afresh from the buffer's first byte (a rule can match only bytes the
       // buffer holds, so the candidates it needs are found there).
-      if (u.buffer == Buffer::kStream && u.flow) streams_[u.flow * 2 + u.dir].stale = true;
+      if (d) d->stale = true;
     } else if (g.prefilter && u.len) {
-      if (u.buffer == Buffer::kStream && u.flow) {
-        stream_candidates(g, u, out);
+      if (d) {
+        stream_candidates(g, u, *d, out);
       } else {
         matches_.clear();
         // Only which patterns matched counts (candidates are sorted below): the engine's order.
@@ -62,18 +67,21 @@ class CpuDetector final : public DetectorBase {
   // bytes armed (their other conditions may complete in later chunks).
   struct DirState {
     std::unique_ptr<pattern::Stream> stream;
+    uint64_t stream_at = 0;  // the direction offset of the streaming database's first byte
+    uint64_t end       = 0;  // the direction offset past the last unit's buffer
     ArmedRules armed;
     bool stale = false;  // chunks went unscanned (no rule took their ports)
   };
 
-  void stream_candidates(Group& g, const Unit& u, std::vector<uint32_t>& out) {
-    DirState& d = streams_[u.flow * 2 + u.dir];
+  void stream_candidates(Group& g, const Unit& u, DirState& d, std::vector<uint32_t>& out) {
+    const uint64_t start = d.end - u.len;
     // A fresh buffer (the stream's start, or after a gap), or unscanned chunks before this one:
     // a new stream from the buffer's first byte.
-    const uint32_t from = d.stale ? 0 : u.new_from;
+    const uint32_t from = d.stale ? 0 : std::min(u.len, u.new_from);
     if (from == 0 || !d.stream) {
       auto s = g.prefilter->open_stream();
-      d.stream = s.is_ok() ? std::move(*s) : nullptr;
+      d.stream    = s.is_ok() ? std::move(*s) : nullptr;
+      d.stream_at = start;
     }
     d.stale = false;
     matches_.clear();
@@ -83,8 +91,8 @@ class CpuDetector final : public DetectorBase {
     if (failed)
       d.stream.reset();  // cannot answer: every rule of the group is armed
     else
-      take_matches(g, matches_, seen_, found_);
-    d.armed.arm(g, found_, failed, out);
+      take_matches_at(g, matches_, d.stream_at, at_, found_);
+    d.armed.arm(g, found_, failed, start, d.end, out);
   }
 
  private:
@@ -92,7 +100,8 @@ class CpuDetector final : public DetectorBase {
   PortFilter ports_;
   std::vector<pattern::Match> matches_;
   std::vector<uint8_t> seen_;  // pattern ids taken in this scan
-  std::vector<uint32_t> found_;                     // rules a stream chunk's scan found
+  std::vector<uint32_t> at_;   // take_matches_at's scratch
+  std::vector<Found> found_;   // rules a stream chunk's scan found
   std::unordered_map<uint64_t, DirState> streams_;  // key: flow * 2 + direction
 };
 

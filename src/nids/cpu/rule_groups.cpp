@@ -91,20 +91,49 @@ void take_matches(const Group& g, const std::vector<pattern::Match>& matches,
   }
 }
 
-void ArmedRules::arm(const Group& g, const std::vector<uint32_t>& found, bool failed,
-                     std::vector<uint32_t>& out) {
-  all = all || failed;
-  if (!all && !found.empty()) {
-    rules.insert(rules.end(), found.begin(), found.end());
-    std::sort(rules.begin(), rules.end());
-    rules.erase(std::unique(rules.begin(), rules.end()), rules.end());
+void take_matches_at(const Group& g, const std::vector<pattern::Match>& matches, uint64_t shift,
+                     std::vector<uint32_t>& at, std::vector<Found>& out) {
+  if (at.size() < g.by_pattern.size()) at.resize(g.by_pattern.size(), 0);
+  const size_t from = out.size();
+  for (const pattern::Match& m : matches) {
+    uint32_t& k = at[m.id];
+    if (!k) {
+      out.push_back({m.id, shift + m.end});
+      k = uint32_t(out.size() - from);
+    } else {
+      Found& f = out[from + k - 1];
+      f.end    = std::max(f.end, shift + m.end);
+    }
   }
-  if (all || rules.size() > kMax) {
-    all = true;
-    std::vector<uint32_t>().swap(rules);
+  for (size_t k = from; k < out.size(); ++k) {
+    at[out[k].rule] = 0;
+    out[k].rule     = g.by_pattern[out[k].rule];
+  }
+}
+
+void ArmedRules::arm(const Group& g, const std::vector<Found>& found, bool failed, uint64_t start,
+                     uint64_t end, std::vector<uint32_t>& out) {
+  rules.erase(
+      std::remove_if(rules.begin(), rules.end(), [&](const Found& f) { return f.end <= start; }),
+      rules.end());
+  if (failed) all_until = std::max(all_until, end);
+  if (!found.empty()) {
+    rules.insert(rules.end(), found.begin(), found.end());
+    std::sort(rules.begin(), rules.end(), [](const Found& a, const Found& b) {
+      return a.rule != b.rule ? a.rule < b.rule : a.end > b.end;
+    });
+    rules.erase(std::unique(rules.begin(), rules.end(),
+                            [](const Found& a, const Found& b) { return a.rule == b.rule; }),
+                rules.end());  // each rule once, with its latest end (sorted first)
+  }
+  if (rules.size() > kMax) {  // every rule until this unit's bytes leave the buffer
+    all_until = std::max(all_until, end);
+    rules.clear();
+  }
+  if (start < all_until) {
     out.insert(out.end(), g.by_pattern.begin(), g.by_pattern.end());
   } else {
-    out.insert(out.end(), rules.begin(), rules.end());
+    for (const Found& f : rules) out.push_back(f.rule);
   }
 }
 

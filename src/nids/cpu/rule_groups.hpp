@@ -47,16 +47,29 @@ struct Group {
 
 using Groups = Group[kKinds][kProtos];
 
-/// The rules a stream direction's scans have armed (their fast pattern was seen; their other
-/// conditions may complete in later chunks), bounded: past kMax, every rule of the group.
+/// A rule a stream scan found, and the direction offset where its fast pattern's occurrence
+/// ended (a direction's offsets count every byte delivered to it, across gaps).
+struct Found {
+  uint32_t rule = 0;
+  uint64_t end  = 0;
+};
+
+/// The rules a stream direction's scans have armed: their fast pattern was seen and their other
+/// conditions may complete in later chunks, for as long as that occurrence is in the buffer. A
+/// rule can match a buffer only if its fast pattern occurs in it, so a rule whose last
+/// occurrence ended at or before the buffer's first byte is forgotten (those bytes have left the
+/// lookback: no later buffer holds them either). Bounded: past kMax armed, or when a scan could
+/// not answer, every rule of the group is a candidate until the buffer starts past that unit's
+/// last byte; the rules found meanwhile are still remembered, so the set is exact again then.
 struct ArmedRules {
   static constexpr size_t kMax = 64;
-  std::vector<uint32_t> rules;  // ascending
-  bool all = false;
-  /// Arms `found` (rule indexes; `failed`: the scan could not answer, so every rule is armed)
-  /// and appends the candidates, the armed rules or the whole group, to `out`.
-  void arm(const Group& g, const std::vector<uint32_t>& found, bool failed,
-           std::vector<uint32_t>& out);
+  std::vector<Found> rules;  // ascending by rule, each with its latest end
+  uint64_t all_until = 0;    // every rule of the group is armed for buffers starting before this
+  /// A stream unit over direction offsets [start, end): forgets what left the buffer, arms
+  /// `found` (ends in direction offsets; `failed`: the scan could not answer) and appends the
+  /// candidates, the armed rules or the whole group, to `out`.
+  void arm(const Group& g, const std::vector<Found>& found, bool failed, uint64_t start,
+           uint64_t end, std::vector<uint32_t>& out);
 };
 
 /// Builds every group's prefilter with the pattern engine `engine` (a stream group's streaming
@@ -72,6 +85,12 @@ std::string best_cpu_pattern_engine();
 /// byte per pattern id, left all zero).
 void take_matches(const Group& g, const std::vector<pattern::Match>& matches,
                   std::vector<uint8_t>& seen, std::vector<uint32_t>& out);
+
+/// take_matches for a stream scan: each rule once, with the latest end of its pattern's matches
+/// plus `shift` (the direction offset of the scan's first byte). `at`: scratch, one slot per
+/// pattern id, left all zero.
+void take_matches_at(const Group& g, const std::vector<pattern::Match>& matches, uint64_t shift,
+                     std::vector<uint32_t>& at, std::vector<Found>& out);
 
 /// Keeps the candidates `allowed` (null: all) takes, ascending and each once.
 void finish_candidates(const uint64_t* allowed, std::vector<uint32_t>& out);

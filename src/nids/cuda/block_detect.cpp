@@ -55,7 +55,7 @@ class BlockDetector final : public DetectorBase {
   void candidates_batch(const Unit* units, uint32_t n, std::vector<uint32_t>* out) override {
     for (auto& kind : pending_)
       for (Pending& p : kind) p.blocks.clear(), p.units.clear(), p.ok = true;
-    if (scanned_.size() < n) scanned_.resize(n);
+    if (scanned_.size() < n) scanned_.resize(n), start_.resize(n), from_.resize(n);
     // Which units each group scans, and from where: those with bytes whose ports some
     // prefiltered rule takes (a stream unit: from its new bytes, unless its direction is new or
     // skipped bytes).
@@ -65,8 +65,13 @@ class BlockDetector final : public DetectorBase {
       const Group& g = groups_[kind][cls];
       out[i]         = g.always;
       scanned_[i]    = false;
-      if (!g.prefilter || !u.len) continue;
+      from_[i]       = 0;
       DirState* d = u.buffer == Buffer::kStream && u.flow ? &streams_[u.flow * 2 + u.dir] : nullptr;
+      if (d) {  // the unit's buffer's place in its direction
+        d->end += u.len - std::min(u.len, u.new_from);
+        start_[i] = d->end - u.len;
+      }
+      if (!g.prefilter || !u.len) continue;
       const uint64_t* allowed = ports_of(u);
       if (allowed && !g.any_allowed(allowed)) {
         if (d) d->stale = true;
@@ -78,6 +83,7 @@ class BlockDetector final : public DetectorBase {
         if (d->seen && !d->stale) from = std::min(u.len, u.new_from - std::min(u.new_from, back));
         d->seen = true, d->stale = false;
       }
+      from_[i] = from;
       pending_[kind][cls].blocks.push_back({u.data + from, u.len - from});
       pending_[kind][cls].units.push_back(i);
     }
@@ -94,8 +100,9 @@ class BlockDetector final : public DetectorBase {
         if (!p.ok) continue;
         if (found_.size() < n) found_.resize(n);
         for (size_t k = 0; k < p.units.size(); ++k) {
-          found_[p.units[k]].clear();
-          take_matches(groups_[kind][cls], matches_[k], seen_, found_[p.units[k]]);
+          const uint32_t i = p.units[k];
+          found_[i].clear();
+          take_matches_at(groups_[kind][cls], matches_[k], start_[i] + from_[i], at_, found_[i]);
           scanned_[p.units[k]] = true;
         }
       }
@@ -106,11 +113,12 @@ class BlockDetector final : public DetectorBase {
       const Group& g    = groups_[kind][cls];
       const bool failed = !scanned_[i] && g.prefilter && u.len && pending_[kind][cls].failed(i);
       if (u.buffer == Buffer::kStream && u.flow && (scanned_[i] || failed)) {
-        streams_[u.flow * 2 + u.dir].armed.arm(g, failed ? none_ : found_[i], failed, out[i]);
+        streams_[u.flow * 2 + u.dir].armed.arm(g, failed ? none_ : found_[i], failed, start_[i],
+                                               start_[i] + u.len, out[i]);
       } else if (failed) {
         out[i].insert(out[i].end(), g.by_pattern.begin(), g.by_pattern.end());
       } else if (scanned_[i]) {
-        out[i].insert(out[i].end(), found_[i].begin(), found_[i].end());
+        for (const Found& f : found_[i]) out[i].push_back(f.rule);
       }
       finish_candidates(ports_of(u), out[i]);
     }
@@ -145,6 +153,7 @@ class BlockDetector final : public DetectorBase {
   // streaming database: each chunk is a block).
   struct DirState {
     ArmedRules armed;
+    uint64_t end = 0;      // the direction offset past the last unit's buffer
     bool seen  = false;  // a chunk was scanned: the next scans from its new bytes
     bool stale = false;  // a chunk went unscanned (no rule took its ports)
   };
@@ -156,10 +165,12 @@ class BlockDetector final : public DetectorBase {
   uint32_t longest_[kKinds][kProtos] = {};  // each group's longest fast pattern
   Pending pending_[kKinds][kProtos];
   std::vector<std::vector<pattern::Match>> matches_;  // per block of the group being taken
-  std::vector<std::vector<uint32_t>> found_;          // per unit: the rules its scan found
-  std::vector<uint8_t> scanned_;                      // per unit: scanned and answered
-  std::vector<uint8_t> seen_;
-  const std::vector<uint32_t> none_;
+  std::vector<std::vector<Found>> found_;  // per unit: the rules its scan found, and where
+  std::vector<uint8_t> scanned_;           // per unit: scanned and answered
+  std::vector<uint64_t> start_;            // per stream unit: its buffer's direction offset
+  std::vector<uint32_t> from_;             // per unit: where its scan began in its buffer
+  std::vector<uint32_t> at_;               // take_matches_at's scratch
+  const std::vector<Found> none_;
   std::unordered_map<uint64_t, DirState> streams_;  // key: flow * 2 + direction
 };
 
