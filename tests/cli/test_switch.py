@@ -302,9 +302,16 @@ class Agent:
              "--openflow", "ptcp:127.0.0.1:0", "--no-progress", "--duration", "60",
              "--json", str(self.json), *map(str, extra)],
             stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
-        line = self.proc.stderr.readline()
-        m = re.search(r"openflow: listening on (\S+)", line)
-        assert m, line + self.proc.stderr.read()
+        # The listening line; with a controller to connect to as well, its "connected" line may
+        # come first (the two happen on different threads).
+        seen = ""
+        for _ in range(4):
+            line = self.proc.stderr.readline()
+            seen += line
+            m = re.search(r"openflow: listening on (\S+)", line)
+            if m or not line:
+                break
+        assert m, seen + self.proc.stderr.read()
         self.target = "tcp:" + m.group(1)
         self.env = {**os.environ, "OVS_RUNDIR": str(tmp_path)}
 
