@@ -66,6 +66,7 @@ class BlockDetector final : public DetectorBase {
       out[i]         = g.always;
       scanned_[i]    = false;
       from_[i]       = 0;
+      start_[i]      = 0;
       DirState* d = u.buffer == Buffer::kStream && u.flow ? &streams_[u.flow * 2 + u.dir] : nullptr;
       if (d) {  // the unit's buffer's place in its direction
         d->end += u.len - std::min(u.len, u.new_from);
