@@ -613,20 +613,21 @@ void FlowImage::lookup(Span<const packet::OfTuple> keys, Span<uint32_t> ids) con
     run(*l[n - 1], n > 1 ? l[0] : nullptr, n > 2 ? l[1] : nullptr, k, out, count, mode);
   };
   const bool has_exact = exact_.base->size() || exact_.over || exact_.recent;
-  {  // the first chunk's keys: each chunk prefetches the next one's below
-    const char* first  = reinterpret_cast<const char*>(keys.data);
-    const size_t bytes = std::min<size_t>(kChunk, keys.size) * sizeof(packet::OfTuple);
-    for (size_t at = 0; at < bytes; at += 64) WARPATH_PREFETCH(first + at);
-  }
+  // The keys of the chunk at `base`: the first chunk's at the start, each next one's while this
+  // chunk's buckets load (keys read from a big array in memory otherwise stall the hashing loop
+  // on each of their lines).
+  auto prefetch_keys = [&](uint32_t base) __attribute__((always_inline)) {
+    if (base >= keys.size) return;
+    const char* from   = reinterpret_cast<const char*>(keys.data + base);
+    const size_t bytes = std::min(kChunk, keys.size - base) * sizeof(packet::OfTuple);
+    for (size_t at = 0; at < bytes; at += 64) WARPATH_PREFETCH(from + at);
+  };
+  prefetch_keys(0);
   for (uint32_t base = 0; base < keys.size; base += kChunk) {
     const uint32_t n         = std::min(kChunk, keys.size - base);
     const packet::OfTuple* k = keys.data + base;
     uint32_t* out            = ids.data + base;
-    // The next chunk's keys, while this chunk's buckets load: keys read from a big array in
-    // memory otherwise stall the hashing loop on each of their lines.
-    const char* next   = reinterpret_cast<const char*>(k + n);
-    const size_t ahead = std::min<size_t>(kChunk, keys.size - base - n) * sizeof(packet::OfTuple);
-    for (size_t at = 0; at < ahead; at += 64) WARPATH_PREFETCH(next + at);
+    prefetch_keys(base + kChunk);
     if (has_exact) {
       layered(exact_, k, out, n, kFirst);
     } else {

@@ -77,6 +77,20 @@ struct Harness {
     return out;
   }
   std::vector<uint32_t> sids(const std::string& payload) { return sids(packet(payload)); }
+  // A stream chunk of `flow`: `more` appended to `buffer` (the inspector's: what came before,
+  // then the new bytes), whose sids are returned.
+  std::vector<uint32_t> chunk(std::string& buffer, const std::string& more, uint64_t flow,
+                              bool at_start = false) {
+    Unit u            = packet("");
+    u.buffer          = Buffer::kStream;
+    u.flow            = flow;
+    u.at_stream_start = at_start;
+    u.new_from        = uint32_t(buffer.size());
+    buffer += more;
+    u.data = reinterpret_cast<const uint8_t*>(buffer.data());
+    u.len  = uint32_t(buffer.size());
+    return sids(u);
+  }
 
  private:
   std::string keep_;
@@ -171,16 +185,7 @@ TEST(NidsDetect, StreamChunks) {
               "alert tcp any any -> any any (content:\"EVIL\"; sid:1;)\n"
               "alert tcp any any -> any any (content:\"GET\"; depth:3; sid:2;)\n");
     std::string stream;
-    auto chunk = [&](const std::string& more) {
-      Unit u = h.packet("");
-      u.buffer   = Buffer::kStream;
-      u.flow     = 7;
-      u.new_from = uint32_t(stream.size());
-      stream += more;
-      u.data = reinterpret_cast<const uint8_t*>(stream.data());
-      u.len  = uint32_t(stream.size());
-      return h.sids(u);
-    };
+    auto chunk = [&](const std::string& more) { return h.chunk(stream, more, 7); };
     EXPECT_EQ(chunk("GET /EV"), Sids{2}) << engine;
     EXPECT_EQ(chunk("IL x"), Sids{1}) << engine;       // spans the two chunks
     EXPECT_EQ(chunk(" more"), Sids{}) << engine;       // EVIL was reported already
@@ -193,15 +198,7 @@ TEST(NidsDetect, StreamChunks) {
     Harness h(engine, "alert tcp any any -> any any (content:\"GET \"; depth:4; content:\"passwd\"; distance:0; sid:1;)\n");
     std::string stream;
     auto chunk = [&](const std::string& more, bool at_start) {
-      Unit u = h.packet("");
-      u.buffer          = Buffer::kStream;
-      u.flow            = 9;
-      u.at_stream_start = at_start;
-      u.new_from        = uint32_t(stream.size());
-      stream += more;
-      u.data = reinterpret_cast<const uint8_t*>(stream.data());
-      u.len  = uint32_t(stream.size());
-      return h.sids(u);
+      return h.chunk(stream, more, 9, at_start);
     };
     EXPECT_EQ(chunk("GET /etc/pa", true), Sids{}) << engine;
     EXPECT_EQ(chunk("sswd", true), Sids{1}) << engine;
@@ -231,14 +228,7 @@ TEST(NidsDetect, ArmedRulesLeaveWithTheLookback) {
     std::string held;  // the inspector's buffer: the last 4 KiB, then the chunk
     auto chunk = [&](const std::string& more) {
       if (held.size() > kStreamLookback) held.erase(0, held.size() - kStreamLookback);
-      Unit u     = h.packet("");
-      u.buffer   = Buffer::kStream;
-      u.flow     = 5;
-      u.new_from = uint32_t(held.size());
-      held += more;
-      u.data = reinterpret_cast<const uint8_t*>(held.data());
-      u.len  = uint32_t(held.size());
-      return h.sids(u);
+      return h.chunk(held, more, 5);
     };
     EXPECT_EQ(chunk(keys), Sids{}) << engine;  // 100 rules armed: past kMax, the whole group
     const uint64_t before = h.det->counters().candidates;

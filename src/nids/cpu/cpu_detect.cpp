@@ -49,7 +49,9 @@ class CpuDetector final : public DetectorBase {
           // A prefilter that cannot answer: every rule of the group is a candidate.
           out.insert(out.end(), g.by_pattern.begin(), g.by_pattern.end());
         } else {
-          take_matches(g, matches_, seen_, out);
+          found_.clear();
+          take_matches(g, matches_, 0, at_, found_);
+          for (const Found& f : found_) out.push_back(f.rule);
         }
       }
     }
@@ -91,7 +93,7 @@ class CpuDetector final : public DetectorBase {
     if (failed)
       d.stream.reset();  // cannot answer: every rule of the group is armed
     else
-      take_matches_at(g, matches_, d.stream_at, at_, found_);
+      take_matches(g, matches_, d.stream_at, at_, found_);
     d.armed.arm(g, found_, failed, start, d.end, out);
   }
 
@@ -99,9 +101,8 @@ class CpuDetector final : public DetectorBase {
   Groups groups_;
   PortFilter ports_;
   std::vector<pattern::Match> matches_;
-  std::vector<uint8_t> seen_;  // pattern ids taken in this scan
-  std::vector<uint32_t> at_;   // take_matches_at's scratch
-  std::vector<Found> found_;   // rules a stream chunk's scan found
+  std::vector<uint32_t> at_;                        // take_matches's scratch
+  std::vector<Found> found_;                        // rules a scan found
   std::unordered_map<uint64_t, DirState> streams_;  // key: flow * 2 + direction
 };
 

@@ -76,23 +76,8 @@ Status build_groups(const Image& img, size_t port_words, const std::string& engi
   return Status::ok();
 }
 
-void take_matches(const Group& g, const std::vector<pattern::Match>& matches,
-                  std::vector<uint8_t>& seen, std::vector<uint32_t>& out) {
-  if (seen.size() < g.by_pattern.size()) seen.resize(g.by_pattern.size(), 0);
-  const size_t from = out.size();
-  for (const pattern::Match& m : matches)
-    if (!seen[m.id]) {
-      seen[m.id] = 1;
-      out.push_back(m.id);
-    }
-  for (size_t k = from; k < out.size(); ++k) {
-    seen[out[k]] = 0;
-    out[k]       = g.by_pattern[out[k]];
-  }
-}
-
-void take_matches_at(const Group& g, const std::vector<pattern::Match>& matches, uint64_t shift,
-                     std::vector<uint32_t>& at, std::vector<Found>& out) {
+void take_matches(const Group& g, const std::vector<pattern::Match>& matches, uint64_t shift,
+                  std::vector<uint32_t>& at, std::vector<Found>& out) {
   if (at.size() < g.by_pattern.size()) at.resize(g.by_pattern.size(), 0);
   const size_t from = out.size();
   for (const pattern::Match& m : matches) {

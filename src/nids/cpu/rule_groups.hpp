@@ -81,16 +81,11 @@ Status build_groups(const Image& img, size_t port_words, const std::string& engi
 /// The fastest CPU multi-literal engine built in: cpu.hs (Vectorscan) where it is, else cpu.ac.
 std::string best_cpu_pattern_engine();
 
-/// Appends the rules of the patterns in `matches` to `out`, each once (`seen`: scratch, one
-/// byte per pattern id, left all zero).
-void take_matches(const Group& g, const std::vector<pattern::Match>& matches,
-                  std::vector<uint8_t>& seen, std::vector<uint32_t>& out);
-
-/// take_matches for a stream scan: each rule once, with the latest end of its pattern's matches
-/// plus `shift` (the direction offset of the scan's first byte). `at`: scratch, one slot per
-/// pattern id, left all zero.
-void take_matches_at(const Group& g, const std::vector<pattern::Match>& matches, uint64_t shift,
-                     std::vector<uint32_t>& at, std::vector<Found>& out);
+/// Appends the rules of the patterns in `matches` to `out`, each once, with the latest end of
+/// its pattern's matches plus `shift` (the direction offset of the scan's first byte: stream
+/// scans arm rules by where they matched). `at`: scratch, one slot per pattern id, left all zero.
+void take_matches(const Group& g, const std::vector<pattern::Match>& matches, uint64_t shift,
+                  std::vector<uint32_t>& at, std::vector<Found>& out);
 
 /// Keeps the candidates `allowed` (null: all) takes, ascending and each once.
 void finish_candidates(const uint64_t* allowed, std::vector<uint32_t>& out);

@@ -103,7 +103,7 @@ class BlockDetector final : public DetectorBase {
         for (size_t k = 0; k < p.units.size(); ++k) {
           const uint32_t i = p.units[k];
           found_[i].clear();
-          take_matches_at(groups_[kind][cls], matches_[k], start_[i] + from_[i], at_, found_[i]);
+          take_matches(groups_[kind][cls], matches_[k], start_[i] + from_[i], at_, found_[i]);
           scanned_[p.units[k]] = true;
         }
       }
@@ -170,7 +170,7 @@ class BlockDetector final : public DetectorBase {
   std::vector<uint8_t> scanned_;           // per unit: scanned and answered
   std::vector<uint64_t> start_;            // per stream unit: its buffer's direction offset
   std::vector<uint32_t> from_;             // per unit: where its scan began in its buffer
-  std::vector<uint32_t> at_;               // take_matches_at's scratch
+  std::vector<uint32_t> at_;               // take_matches's scratch
   const std::vector<Found> none_;
   std::unordered_map<uint64_t, DirState> streams_;  // key: flow * 2 + direction
 };
