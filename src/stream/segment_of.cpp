@@ -2,6 +2,7 @@
 // (segment_of), a packet's payload of any transport (payload_of), and a tracked batch into a
 // reassembler (reassemble_batch).
 #include <algorithm>
+#include <vector>
 
 #include "warpath/stream/stream.hpp"
 
@@ -90,14 +91,21 @@ Status reassemble_batch(Reassembler& r, const packet::BatchView& batch,
                         const packet::PacketInfo* infos, const flow::PacketFlow* flows,
                         uint32_t n, const ChunkSink& sink, bool any_checksum,
                         const uint8_t* mask) {
+  const bool gather = r.batches();
+  thread_local std::vector<Segment> gathered;
+  gathered.clear();
   for (uint32_t i = 0; i < n; ++i) {
     if (!flows[i].serial || (mask && !mask[i])) continue;
     Segment s;
     if (!segment_of(infos[i], batch.data(i), batch.metas[i].caplen, s, any_checksum)) continue;
     s.flow = flows[i].serial;
     s.dir  = flows[i].dir;
-    WARPATH_TRY(r.segment(s, sink));
+    if (gather)
+      gathered.push_back(s);
+    else
+      WARPATH_TRY(r.segment(s, sink));
   }
+  if (gather) return r.segments(gathered.data(), uint32_t(gathered.size()), sink);
   return Status::ok();
 }
 

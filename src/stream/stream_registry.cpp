@@ -47,6 +47,10 @@ class ValidatingReassembler final : public ValidatingPair<Reassembler> {
   Status segment(const Segment& s, const ChunkSink& sink) override {
     return both([&](Reassembler& r, const ChunkSink& k) { return r.segment(s, k); }, sink);
   }
+  Status segments(const Segment* s, uint32_t n, const ChunkSink& sink) override {
+    return both([&](Reassembler& r, const ChunkSink& k) { return r.segments(s, n, k); }, sink);
+  }
+  bool batches() const override { return engine_->batches(); }
   Status close(uint64_t flow, const ChunkSink& sink) override {
     return both([&](Reassembler& r, const ChunkSink& k) { return r.close(flow, k); }, sink);
   }
@@ -161,14 +165,28 @@ const ReassemblerTable& engine_table() {
   static const ReassemblerTable table(
       "stream",
       {
-          {{"ref.stream", "one map entry per buffered byte (the oracle)", 0, engine_always},
-           [](const StreamConfig& c) -> ReassemblerTable::Made {
-             return detail::make_ref_reassembler(c);
-           }},
-          {{"cpu.stream", "segment ranges split on overlap", 10, engine_always},
-           [](const StreamConfig& c) -> ReassemblerTable::Made {
-             return detail::make_cpu_reassembler(c);
-           }},
+        {{"ref.stream", "one map entry per buffered byte (the oracle)", 0, engine_always},
+         [](const StreamConfig& c) -> ReassemblerTable::Made {
+           return detail::make_ref_reassembler(c);
+         }},
+            {{"cpu.stream", "segment ranges split on overlap", 10, engine_always},
+             [](const StreamConfig& c) -> ReassemblerTable::Made {
+               return detail::make_cpu_reassembler(c);
+             }},
+            {{"emu.stream",
+              "cuda.stream's schedule on the host: flows in 8 fixed slots run as chains, the rest "
+              "on cpu.stream's stores (how cuda.stream is tested without a GPU)",
+              0, engine_always},
+             [](const StreamConfig& c) -> ReassemblerTable::Made {
+               return detail::make_emu_reassembler(c);
+             }},
+#if defined(WARPATH_HAVE_CUDA)
+            {{"cuda.stream",
+              "flows in GPU slots, one thread per flow over its segments of a batch (GASPP's "
+              "next-packet chains); flows a slot cannot hold move to cpu.stream's stores",
+              5, cuda_engine_available},
+             [](const StreamConfig& c) { return detail::make_cuda_reassembler(c); }},
+#endif
       },
       &ReassemblerTable::wrap<ValidatingReassembler>);
   return table;
@@ -221,12 +239,17 @@ CheckReport check_stream_engine(std::string_view id, uint64_t seed, uint64_t ite
     p.conflict_percent  = 10;
     p.loss_percent      = setup.loss;
     const GeneratedStreams g = generate_streams(p);
-    for (const Segment& s : g.segments) {
-      if (Status st = (*r)->segment(s, nullptr); !st.is_ok()) {
+    // Batches of 1, a few, a lane's worth and everything (segments(): batching engines).
+    static constexpr uint32_t kBatch[] = {1, 7, 64, ~0u};
+    const uint32_t batch = kBatch[round % std::size(kBatch)];  // round: already the next
+    for (size_t at = 0; at < g.segments.size();) {
+      const uint32_t n = uint32_t(std::min<size_t>(batch, g.segments.size() - at));
+      if (Status st = (*r)->segments(g.segments.data() + at, n, nullptr); !st.is_ok()) {
         report.detail = std::string(policy_name(setup.policy)) + ": " + st.message();
         return report;
       }
-      report.items += 1;
+      report.items += n;
+      at += n;
     }
     for (uint64_t f = 1; f <= p.flows; ++f)
       if (Status st = (*r)->close(f, nullptr); !st.is_ok()) {

@@ -16,7 +16,8 @@ namespace {
 constexpr uint8_t kSyn = 0x02, kAck = 0x10, kFin = 0x01, kRst = 0x04, kPsh = 0x08;
 
 const std::vector<std::string>& engines() {
-  static const std::vector<std::string> ids = {"ref.stream", "cpu.stream", "validate:cpu.stream"};
+  static const std::vector<std::string> ids = {"ref.stream", "cpu.stream", "validate:cpu.stream",
+                                               "emu.stream", "validate:emu.stream"};
   return ids;
 }
 

@@ -48,7 +48,10 @@
 //     gap. Every drop and event is counted.
 //
 // Engines ("<device>.<algorithm>", registry below): ref.stream (a byte map: one entry per
-// buffered byte, the oracle) and cpu.stream (segment ranges, split on overlap). The per-segment
+// buffered byte, the oracle), cpu.stream (segment ranges, split on overlap), cuda.stream (flows
+// in fixed GPU slots, one thread per flow over its segments of a batch; flows a slot cannot
+// hold move to the host's stores) and emu.stream (cuda.stream's schedule run on the host, so
+// that it is tested without a GPU). The per-segment
 // rules (handshake, offsets, bounds, delivery, gaps) are one body (src/stream/core).
 #pragma once
 #include <cstdint>
@@ -170,6 +173,16 @@ class Reassembler {
   /// One segment; delivered chunks go to `sink` (their data is valid during the call). Fails
   /// only in validate: wrappers (kInvalidArgument naming the first difference).
   virtual Status segment(const Segment& s, const ChunkSink& sink) = 0;
+  /// n segments in arrival order, as n calls of segment() would take them (the same chunks,
+  /// in the same order, and the same counters); a batching engine (cuda.stream) runs them at
+  /// once.
+  virtual Status segments(const Segment* s, uint32_t n, const ChunkSink& sink) {
+    for (uint32_t i = 0; i < n; ++i) WARPATH_TRY(segment(s[i], sink));
+    return Status::ok();
+  }
+  /// Whether segments() is more than a loop of segment() (reassemble_batch gathers a batch's
+  /// segments for it then).
+  virtual bool batches() const { return false; }
   /// The flow ended: what is buffered is delivered (gaps declared between) and its state freed.
   virtual Status close(uint64_t flow, const ChunkSink& sink) = 0;
   /// Closes every flow with state, in flow order (the end of the input).

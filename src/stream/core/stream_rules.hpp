@@ -1,0 +1,319 @@
+// src/stream/core/stream_rules.hpp
+//
+// The reassembly rules of include/warpath/stream/stream.hpp (handshake, offsets, RST and FIN,
+// bounds, overlaps, delivery, gaps), written once for the host and the device: every engine
+// runs these functions on its own flow state, byte store and end queue.
+//
+//   Store  one direction's buffered bytes (core/ranges: ByteStore, RangeStore; slot_store.hpp
+//          on the device): buffered(), insert(at, data, n, os, oe, wins) -> ranges::Insert,
+//          contiguous_end(from), first_start(), take(from, to, out).
+//   Held   the ends of the direction's held segments in insertion order (EndQueue on the host,
+//          a fixed ring in a device slot): size(), empty(), front(), push_back(), pop_front().
+//   Ctx    what the rules need from their engine:
+//            const Limits& limits()
+//            StreamCounters& counters()
+//            Policy policy(const Segment&, bool of_dst)   the receiving host's (of s.dst or s.src)
+//            bool memcap_room(uint64_t n)    n more bytes and one more segment held fit memcap
+//            bool can_store(const Dir&, Store&, Held&, uint64_t at, uint64_t n)
+//                                             false: this store cannot take them (a device slot
+//                                             that is full); the segment is abandoned before
+//                                             any store changed, for the caller to redo it
+//            void buffered(int64_t bytes), held(int64_t segments)   totals over all streams
+//            uint8_t* chunk_bytes(uint32_t n) where a chunk's bytes are copied out
+//            void emit(const Chunk&)
+//
+// Admission (finding or creating a flow's state, max_flows) is the engine's: the rules start
+// with a flow that has state.
+#pragma once
+#include <cstdint>
+
+#include "core/ranges/insert.hpp"
+#include "stream/core/stream_core.hpp"
+#include "warpath/packet/info.hpp"
+
+namespace warpath::stream::core {
+
+inline constexpr uint64_t kNever                = ranges::kNever;
+inline constexpr uint32_t kMaxSegmentsPerStream = 4096;  ///< held at once per direction
+/// What the caps charge per segment held besides its bytes: a stored range's bookkeeping.
+inline constexpr uint64_t kSegmentOverhead = 128;
+
+WARPATH_HD uint64_t umin(uint64_t a, uint64_t b) { return a < b ? a : b; }
+WARPATH_HD uint64_t umax(uint64_t a, uint64_t b) { return a < b ? b : a; }
+
+/// StreamConfig's scalars (no heap: copied to the device as they are).
+struct Limits {
+  Mode mode           = Mode::kIds;
+  bool midstream      = false;
+  uint64_t depth      = 0;
+  uint32_t max_ahead  = 0;
+  uint32_t stream_cap = 0;
+  uint64_t memcap     = 0;
+};
+inline Limits limits_of(const StreamConfig& c) {
+  return {c.mode, c.midstream, c.depth, c.max_ahead, c.stream_cap, c.memcap};
+}
+
+enum class Phase : uint8_t { kNone, kSyn, kSynAck, kOpen };
+
+/// One direction's scalars.
+struct Dir {
+  bool open         = false;
+  bool depth_hit    = false;
+  uint32_t first    = 0;             ///< sequence number of offset 0
+  uint64_t base     = 0;             ///< first undelivered offset
+  uint64_t acked    = 0;             ///< offsets below were acknowledged (clamped to sent_end)
+  uint64_t sent_end = 0;             ///< end of the bytes the sender was seen to send
+  uint64_t fin      = kNever;        ///< offset of the FIN
+  Policy policy     = Policy::kBsd;  ///< the receiving host's
+};
+/// A flow's scalars: what a device thread saves before a segment it may have to hand back.
+struct FlowMeta {
+  Phase phase    = Phase::kNone;
+  bool midstream = false, reset = false;
+  uint32_t isn[2] = {0, 0};
+  Dir d[2];
+};
+/// A flow with reassembly state. `held[i]` holds the ends of direction i's segments in the
+/// store, popped from the front once delivery passed them (so a segment is counted until every
+/// earlier one was delivered too).
+template <class Store, class Held>
+struct FlowState {
+  FlowMeta m;
+  Store store[2];
+  Held held[2];
+};
+
+/// Does a segment open a flow that has no state yet?
+WARPATH_HD bool opens_flow(const Segment& s, bool midstream) {
+  const bool syn = s.flags & packet::kTcpSyn, ack = s.flags & packet::kTcpAck;
+  return (syn && !ack && s.dir == 0) || (midstream && !syn);
+}
+
+template <class Ctx>
+WARPATH_HD void open_dir(Ctx& ctx, Dir& d, uint32_t first, Policy policy) {
+  d.open   = true;
+  d.first  = first;
+  d.policy = policy;
+  ctx.counters().streams += 1;
+}
+
+struct NewWins {
+  Policy policy;
+  uint64_t os, oe;
+  WARPATH_HD bool operator()(uint64_t a, uint64_t b) const {
+    return new_wins(policy, os, oe, a, b);
+  }
+};
+
+/// The segment's bytes [off, end) into direction d. False: ctx.can_store refused them.
+template <class Ctx, class Store, class Held>
+WARPATH_HD bool store_data(Ctx& ctx, Dir& d, Store& store, Held& held, const Segment& s,
+                           int64_t off, int64_t end) {
+  const Limits& lim      = ctx.limits();
+  StreamCounters& c      = ctx.counters();
+  const uint64_t seg_end = end < 0 ? 0 : uint64_t(end);
+  // Bytes the capture cut (snap length) were sent too: an ACK past them declares a gap. Past
+  // the depth nothing is delivered, so nothing there is acknowledged either.
+  uint64_t sent = umin(seg_end + s.missing, d.base + lim.max_ahead);
+  if (lim.depth) sent = umin(sent, lim.depth);
+  if (end <= int64_t(d.base)) {
+    c.retransmitted_bytes += uint64_t(end - off);
+    d.sent_end = umax(d.sent_end, sent);
+    return true;
+  }
+  const uint64_t at = umax(off < 0 ? 0 : uint64_t(off), d.base);
+  if (at > d.base + lim.max_ahead) {
+    c.retransmitted_bytes += uint64_t(int64_t(at) - off);
+    c.beyond_window += 1;
+    return true;
+  }
+  uint64_t stop         = seg_end;
+  const bool hits_depth = lim.depth && stop > lim.depth;
+  if (hits_depth) stop = lim.depth;
+  if (stop > at) {
+    const uint64_t n = stop - at;
+    if (held.size() < kMaxSegmentsPerStream &&
+        store.buffered() + n + kSegmentOverhead * (held.size() + 1) <= lim.stream_cap &&
+        ctx.memcap_room(n) && !ctx.can_store(d, store, held, at, n))
+      return false;  // nothing changed yet: the caller redoes the segment elsewhere
+  }
+  c.retransmitted_bytes += uint64_t(int64_t(at) - off);
+  if (hits_depth) {
+    if (!d.depth_hit) c.depth_reached += 1;
+    d.depth_hit = true;
+  }
+  if (stop > at) {
+    const uint64_t n = stop - at;
+    if (held.size() >= kMaxSegmentsPerStream) {
+      c.segment_cap += 1;
+      return true;
+    }
+    if (store.buffered() + n + kSegmentOverhead * (held.size() + 1) > lim.stream_cap) {
+      c.stream_cap += 1;
+      return true;
+    }
+    if (!ctx.memcap_room(n)) {
+      c.memcap += 1;
+      return true;
+    }
+    const Policy policy    = lim.mode == Mode::kInline ? Policy::kFirst : d.policy;
+    const uint64_t os      = off < 0 ? 0 : uint64_t(off);
+    const ranges::Insert r = store.insert(at, s.data + (int64_t(at) - off), uint32_t(n), os,
+                                          seg_end, NewWins{policy, os, seg_end});
+    ctx.buffered(int64_t(r.added));
+    held.push_back(stop);
+    ctx.held(1);
+    if (r.overlap) c.overlaps += 1;
+    if (r.differ) c.overlap_diff += 1;
+  }
+  d.sent_end = umax(d.sent_end, sent);
+  return true;
+}
+
+/// Delivers direction `dir`'s bytes up to `limit`; with `gaps`, a hole below the limit is
+/// declared lost.
+template <class Ctx, class Store, class Held>
+WARPATH_HD void deliver(Ctx& ctx, uint64_t flow, uint8_t dir, Dir& d, Store& store, Held& held,
+                        uint64_t limit, bool gaps) {
+  StreamCounters& c = ctx.counters();
+  for (;;) {
+    const uint64_t run    = store.contiguous_end(d.base);
+    const uint64_t target = umin(run, limit);
+    if (target > d.base) {
+      const uint32_t n = uint32_t(target - d.base);
+      uint8_t* out     = ctx.chunk_bytes(n);
+      store.take(d.base, target, out);
+      ctx.buffered(-int64_t(n));
+      c.delivered_bytes += n;
+      Chunk ch;
+      ch.flow   = flow;
+      ch.dir    = dir;
+      ch.offset = d.base;
+      ch.data   = out;
+      ch.len    = n;
+      d.base    = target;
+      ctx.emit(ch);
+      continue;
+    }
+    if (!gaps || limit <= d.base) break;
+    const uint64_t next = store.first_start();
+    if (next == kNever && limit == kNever) break;  // closing: no trailing gap
+    const uint64_t gap_end = umin(next, limit);
+    if (gap_end <= d.base) break;
+    if (limit == kNever) {  // closing: a hole nobody acknowledged
+      c.unacked_holes += 1;
+    } else {
+      c.gaps += 1;
+      c.gap_bytes += gap_end - d.base;
+    }
+    Chunk ch;
+    ch.flow   = flow;
+    ch.dir    = dir;
+    ch.gap    = true;
+    ch.offset = d.base;
+    ch.len    = uint32_t(umin(gap_end - d.base, 0xffffffffu));
+    d.base    = gap_end;
+    ctx.emit(ch);
+  }
+  int64_t popped = 0;
+  while (!held.empty() && held.front() <= d.base) {
+    held.pop_front();
+    popped += 1;
+  }
+  if (popped) ctx.held(-popped);
+}
+
+/// One segment of a flow with state. False: ctx.can_store refused its bytes, and the caller
+/// restores the flow's scalars and the counters it saved and redoes the segment elsewhere.
+template <class Ctx, class Store, class Held>
+WARPATH_HD bool flow_segment(Ctx& ctx, FlowState<Store, Held>& f, const Segment& s) {
+  const Limits& lim = ctx.limits();
+  StreamCounters& c = ctx.counters();
+  FlowMeta& m       = f.m;
+  const bool syn = s.flags & packet::kTcpSyn, ack = s.flags & packet::kTcpAck;
+  if (m.phase != Phase::kOpen) {
+    if (syn && !ack && s.dir == 0) {  // a SYN, or its retransmission
+      m.isn[0] = s.seq;
+      m.phase  = Phase::kSyn;
+      if (s.len) c.data_on_syn += 1;
+      return true;
+    }
+    if (syn && ack && s.dir == 1 && m.phase == Phase::kSyn && s.ack == m.isn[0] + 1) {
+      m.isn[1] = s.seq;
+      m.phase  = Phase::kSynAck;
+      if (s.len) c.data_on_syn += 1;
+      return true;
+    }
+    if (!syn && ack && s.dir == 0 && m.phase == Phase::kSynAck && s.ack == m.isn[1] + 1) {
+      open_dir(ctx, m.d[0], m.isn[0] + 1, ctx.policy(s, true));
+      open_dir(ctx, m.d[1], m.isn[1] + 1, ctx.policy(s, false));
+      m.phase = Phase::kOpen;
+    } else if (lim.midstream && !syn) {
+      m.phase     = Phase::kOpen;
+      m.midstream = true;
+      c.midstream += 1;
+    } else {
+      if (s.len) c.before_handshake += 1;
+      return true;
+    }
+  }
+  Dir& d = m.d[s.dir];
+  if (!d.open) {
+    if (syn) return true;  // a midstream flow's late SYN: nothing to learn
+    open_dir(ctx, d, s.seq, ctx.policy(s, true));
+  }
+  const int64_t off = offset_of(s.seq, d.first, d.base);
+  // A RST counts only in the sender's window (RFC 5961): a stale or far one could otherwise
+  // end inspection of a live connection.
+  if (s.flags & packet::kTcpRst) {
+    if (off >= int64_t(d.base) && off <= int64_t(d.sent_end) + int64_t(lim.max_ahead))
+      m.reset = true;
+    else
+      c.bad_rst += 1;
+  }
+  if (m.reset) {
+    if (s.len) c.after_close += 1;
+    return true;
+  }
+  int64_t end = off + int64_t(s.len);
+  if (d.fin != kNever && end > int64_t(d.fin)) {  // data past the FIN: not part of the stream
+    c.after_close += 1;
+    end = off > int64_t(d.fin) ? off : int64_t(d.fin);
+  }
+  // A FIN fixes the end only in the window: a stale one (before what was delivered) or a far
+  // one is the sender's mistake or an evasion, not the end of the stream.
+  if ((s.flags & packet::kTcpFin) && d.fin == kNever && end >= int64_t(d.base) &&
+      end <= int64_t(d.base) + int64_t(lim.max_ahead))
+    d.fin = uint64_t(end);
+  if (end > off || s.missing)
+    if (!store_data(ctx, d, f.store[s.dir], f.held[s.dir], s, off, end)) return false;
+  // The peer's acknowledgement moves the other direction's delivery (IDS mode).
+  const uint8_t other = uint8_t(1 - s.dir);
+  Dir& o              = m.d[other];
+  if (ack && o.open) {
+    const int64_t a = offset_of(s.ack, o.first, o.base);
+    if (a > int64_t(o.acked)) o.acked = umin(uint64_t(a), o.sent_end);
+  }
+  if (lim.mode == Mode::kIds) {
+    if (o.open)
+      deliver(ctx, s.flow, other, o, f.store[other], f.held[other], umin(o.acked, o.fin), true);
+  } else {
+    deliver(ctx, s.flow, s.dir, d, f.store[s.dir], f.held[s.dir], kNever, false);
+  }
+  return true;
+}
+
+/// The flow ended: what is buffered is delivered (holes declared between).
+template <class Ctx, class Store, class Held>
+WARPATH_HD void close_flow(Ctx& ctx, uint64_t flow, FlowState<Store, Held>& f) {
+  for (uint8_t dir = 0; dir < 2; ++dir) {
+    Dir& d = f.m.d[dir];
+    if (!d.open) continue;
+    deliver(ctx, flow, dir, d, f.store[dir], f.held[dir], kNever, true);
+    ctx.buffered(-int64_t(f.store[dir].buffered()));
+    ctx.held(-int64_t(f.held[dir].size()));
+  }
+}
+
+}  // namespace warpath::stream::core

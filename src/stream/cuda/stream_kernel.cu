@@ -1,0 +1,126 @@
+/*
+ * src/stream/cuda/stream_kernel.cu: cuda.stream, TCP stream reassembly with flows in GPU slots.
+ *
+ * Computes   for each chain j of a batch (one flow's segments, in arrival order, linked by
+ *            SlotSegment::next: GASPP's next-packet chains), core::run_chain over the flow's slot
+ *            in device memory: the rules of stream_rules.hpp, chunks and their bytes into the
+ *            chain's part of the output, the counters summed with atomics. A chain stops at a
+ *            segment its slot cannot hold; the host moves that flow to its own stores and runs
+ *            the rest there (slot_reassembler.cpp), so the answers are ref.stream's.
+ * Algorithm  src/stream/core/stream_rules.hpp and slot_chain.hpp, shared with every engine (emu.stream
+ *            runs this schedule on the host). Do not fork.
+ * Launch     one thread per chain; kBlockSize threads per block.
+ * Memory     kSlots slots (FlowState over a fixed store: about 17 KiB each) allocated once;
+ *            segments, payload and chains copied in from page-locked memory, results, chunks
+ *            and bytes copied back.
+ * Sync       the engine waits for its stream before merging the chunks.
+ * Errors     none on device; CUDA API and launch errors become Status (WARPATH_CUDA_TRY).
+ * Tested by  warpath selftest (check_stream_engine: against ref.stream); without a GPU,
+ *            emu.stream in tests/stream (every test, every engine).
+ */
+#include <memory>
+
+#include "core/cuda/cuda_check.cuh"
+#include "core/cuda/device_array.cuh"
+#include "stream/engines.hpp"
+#include "stream/slot_reassembler.hpp"
+
+namespace warpath::stream::detail {
+namespace {
+
+constexpr int kBlockSize   = 64;
+constexpr uint32_t kSlots  = 16384;  ///< flows on the GPU at once; the rest on the host
+constexpr size_t kCounters = sizeof(StreamCounters) / sizeof(uint64_t);
+
+__global__ void __launch_bounds__(kBlockSize)
+    chain_kernel(core::Limits lim, core::SlotFlow* slots, const core::SlotChain* chains, uint32_t n,
+                 const core::SlotSegment* segs, const uint8_t* payload, core::SlotChunk* chunks,
+                 uint8_t* bytes, core::ChainResult* results, unsigned long long* counters) {
+  const uint64_t j = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (j >= n) return;
+  const core::SlotChain ch = chains[j];
+  StreamCounters c;
+  results[j] = core::run_chain(lim, slots[ch.slot], ch, segs, payload, chunks + ch.chunk_at,
+                               bytes + ch.byte_at, c);
+  const uint64_t* words = reinterpret_cast<const uint64_t*>(&c);
+  for (size_t i = 0; i < kCounters; ++i)
+    if (words[i]) atomicAdd(counters + i, static_cast<unsigned long long>(words[i]));
+}
+
+class GpuSlots final : public SlotBackend {
+ public:
+  Status init() {
+    WARPATH_TRY(slots_.reserve(size_t(kSlots) * sizeof(core::SlotFlow)));
+    WARPATH_CUDA_TRY(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    return Status::ok();
+  }
+  ~GpuSlots() override {
+    if (stream_) cudaStreamDestroy(stream_);
+  }
+  uint32_t slots() const override { return kSlots; }
+
+  Status run(const core::Limits& lim, const SlotBatch& b, SlotBatchOut& out) override {
+    const uint32_t n = uint32_t(b.chains.size());
+    out.results.resize(n);
+    out.chunks.resize(b.chunk_total);
+    out.bytes.resize(b.byte_total);
+    WARPATH_TRY(segs_.reserve(b.segs.size() * sizeof(core::SlotSegment)));
+    WARPATH_TRY(payload_.reserve(b.payload.size() + 1));
+    WARPATH_TRY(chains_.reserve(n * sizeof(core::SlotChain)));
+    WARPATH_TRY(chunks_.reserve(b.chunk_total * sizeof(core::SlotChunk)));
+    WARPATH_TRY(bytes_.reserve(b.byte_total + 1));
+    WARPATH_TRY(results_.reserve(n * sizeof(core::ChainResult)));
+    WARPATH_TRY(counters_.reserve(sizeof(StreamCounters)));
+    WARPATH_CUDA_TRY(cudaMemcpyAsync(segs_.ptr, b.segs.data(),
+                                     b.segs.size() * sizeof(core::SlotSegment),
+                                     cudaMemcpyHostToDevice, stream_));
+    if (!b.payload.empty())
+      WARPATH_CUDA_TRY(cudaMemcpyAsync(payload_.ptr, b.payload.data(), b.payload.size(),
+                                       cudaMemcpyHostToDevice, stream_));
+    WARPATH_CUDA_TRY(cudaMemcpyAsync(chains_.ptr, b.chains.data(), n * sizeof(core::SlotChain),
+                                     cudaMemcpyHostToDevice, stream_));
+    WARPATH_CUDA_TRY(cudaMemsetAsync(counters_.ptr, 0, sizeof(StreamCounters), stream_));
+    const uint32_t blocks = (n + kBlockSize - 1) / kBlockSize;
+    chain_kernel<<<blocks, kBlockSize, 0, stream_>>>(
+        lim, slots_.as<core::SlotFlow>(), chains_.as<core::SlotChain>(), n,
+        segs_.as<core::SlotSegment>(), payload_.as<uint8_t>(), chunks_.as<core::SlotChunk>(),
+        bytes_.as<uint8_t>(), results_.as<core::ChainResult>(), counters_.as<unsigned long long>());
+    WARPATH_CUDA_TRY(cudaGetLastError());
+    WARPATH_CUDA_TRY(cudaMemcpyAsync(out.results.data(), results_.ptr,
+                                     n * sizeof(core::ChainResult), cudaMemcpyDeviceToHost,
+                                     stream_));
+    // The chunk records and bytes are copied whole: each chain's part is bounded, not known.
+    WARPATH_CUDA_TRY(cudaMemcpyAsync(out.chunks.data(), chunks_.ptr,
+                                     b.chunk_total * sizeof(core::SlotChunk),
+                                     cudaMemcpyDeviceToHost, stream_));
+    if (b.byte_total)
+      WARPATH_CUDA_TRY(cudaMemcpyAsync(out.bytes.data(), bytes_.ptr, b.byte_total,
+                                       cudaMemcpyDeviceToHost, stream_));
+    WARPATH_CUDA_TRY(cudaMemcpyAsync(&out.c, counters_.ptr, sizeof(StreamCounters),
+                                     cudaMemcpyDeviceToHost, stream_));
+    WARPATH_CUDA_TRY(cudaStreamSynchronize(stream_));
+    return Status::ok();
+  }
+
+  Status read(uint32_t slot, core::SlotFlow& out) override {
+    WARPATH_CUDA_TRY(cudaMemcpyAsync(&out, slots_.as<core::SlotFlow>() + slot,
+                                     sizeof(core::SlotFlow), cudaMemcpyDeviceToHost, stream_));
+    WARPATH_CUDA_TRY(cudaStreamSynchronize(stream_));
+    return Status::ok();
+  }
+
+ private:
+  DeviceArray slots_, segs_, payload_, chains_, chunks_, bytes_, results_, counters_;
+  cudaStream_t stream_ = nullptr;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Reassembler>> make_cuda_reassembler(const StreamConfig& config) {
+  auto backend = std::make_unique<GpuSlots>();
+  WARPATH_TRY(backend->init());
+  return std::unique_ptr<Reassembler>(
+      std::make_unique<SlotReassembler>("cuda.stream", config, std::move(backend)));
+}
+
+}  // namespace warpath::stream::detail

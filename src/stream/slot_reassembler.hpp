@@ -1,0 +1,119 @@
+// src/stream/slot_reassembler.hpp: the host half of cuda.stream (and of emu.stream, which runs
+// the device's schedule on the host): flow admission in arrival order, flows in device slots
+// run as chains (src/stream/core/slot_chain.hpp) by a backend, flows the slots cannot hold on
+// the host's stores, and the chunks of both merged in segment order. Its answers are
+// ref.stream's, segment for segment (the validate: wrapper and the self-test check it).
+#pragma once
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "core/ranges/range_store.hpp"
+#include "stream/core/slot_chain.hpp"
+#include "stream/store_reassembler.hpp"
+#include "warpath/core/memory.hpp"
+
+namespace warpath::stream::detail {
+
+/// A batch for the backend, and what it gives back.
+struct SlotBatch {  // in page-locked memory where a GPU is present (core/memory.hpp)
+  PinnedVector<core::SlotSegment> segs;
+  PinnedVector<uint8_t> payload;
+  PinnedVector<core::SlotChain> chains;
+  uint64_t chunk_total = 0, byte_total = 0;
+};
+struct SlotBatchOut {
+  PinnedVector<core::ChainResult> results;  ///< per chain
+  PinnedVector<core::SlotChunk> chunks;     ///< chain j's at chains[j].chunk_at
+  PinnedVector<uint8_t> bytes;              ///< chain j's at chains[j].byte_at
+  StreamCounters c;                         ///< summed over the chains
+};
+
+/// Where the slots live and how chains run: the host (emu.stream) or a GPU (cuda.stream).
+class SlotBackend {
+ public:
+  virtual ~SlotBackend()                                                                 = default;
+  virtual uint32_t slots() const                                                         = 0;
+  virtual Status run(const core::Limits& lim, const SlotBatch& batch, SlotBatchOut& out) = 0;
+  /// A copy of a slot's flow.
+  virtual Status read(uint32_t slot, core::SlotFlow& out) = 0;
+};
+
+/// How a SlotReassembler's work went where.
+struct SlotStats {
+  uint64_t chains         = 0;  ///< chains run by the backend
+  uint64_t moved          = 0;  ///< flows moved from a slot to the host (outgrew it)
+  uint64_t host_flows     = 0;  ///< flows admitted on the host (no slot free)
+  uint64_t serial_batches = 0;  ///< batches run on the host in arrival order (near memcap)
+};
+
+class SlotReassembler final : public Reassembler {
+ public:
+  const SlotStats& stats() const { return stats_; }
+  SlotReassembler(std::string id, const StreamConfig& config, std::unique_ptr<SlotBackend> backend);
+  std::string_view id() const noexcept override { return id_; }
+  const StreamConfig& config() const noexcept override { return config_; }
+  StreamCounters counters() const override {
+    StreamCounters c = c_;
+    c.buffered_bytes = total_;
+    return c;
+  }
+  uint64_t refused() const override { return stream::refused(c_); }
+  size_t flows() const override { return flows_.size(); }
+  Status segment(const Segment& s, const ChunkSink& sink) override { return segments(&s, 1, sink); }
+  Status segments(const Segment* s, uint32_t n, const ChunkSink& sink) override;
+  bool batches() const override { return true; }
+  Status close(uint64_t flow, const ChunkSink& sink) override;
+  Status close_all(const ChunkSink& sink) override;
+
+ private:
+  using HostFlow = core::FlowState<ranges::RangeStore, EndQueue>;
+  struct Entry {
+    int64_t slot = -1;               ///< the device slot, or -1: on the host
+    std::unique_ptr<HostFlow> host;  ///< when on the host
+    bool fresh = false;              ///< admitted, its slot not yet reset by a chain
+  };
+  struct Rec {  // a chunk with its segment's arrival index and its order among its chunks
+    uint32_t seg, order;
+    Chunk ch;
+    uint64_t at = 0;      ///< a host chunk's bytes in host_bytes_
+    bool device = false;  ///< bytes in out_.bytes (ch.data set)
+  };
+
+  HostRules rules(const ChunkSink& sink) {
+    return HostRules{&config_, lim_, &c_, &total_, &held_, &scratch_, &sink};
+  }
+  Status to_host(Entry& e);  // the slot's flow onto the host's stores; the slot freed
+  Status serial(const Segment* s, uint32_t n, const ChunkSink& sink);
+  Entry* admit(const Segment& s);
+
+  std::string id_;
+  StreamConfig config_;
+  core::Limits lim_;
+  std::unique_ptr<SlotBackend> backend_;
+  std::unordered_map<uint64_t, Entry> flows_;
+  std::vector<uint32_t> free_;     ///< free slots
+  std::vector<int64_t> chain_of_;  ///< per slot: its chain in this batch, or -1
+  uint64_t total_ = 0, held_ = 0;
+  StreamCounters c_;
+  SlotStats stats_;
+  std::vector<uint8_t> scratch_;
+  SlotBatch batch_;
+  SlotBatchOut out_;
+  std::vector<Rec> recs_;
+  std::vector<uint8_t> host_bytes_;
+  std::vector<uint32_t> arrival_;  ///< per batch segment: its index in the caller's batch
+  std::vector<uint32_t> tail_;     ///< per chain: its last segment so far
+};
+
+/// a += b, field by field.
+void add_counters(StreamCounters& a, const StreamCounters& b);
+
+/// emu.stream's slots: few, so that tests reach the host fallbacks (slots run out, flows
+/// outgrow theirs) as well as the chains.
+inline constexpr uint32_t kEmuSlots = 8;
+
+/// The emulation backend: `slots` slots in host memory, chains run one after the other.
+std::unique_ptr<SlotBackend> make_host_slots(uint32_t slots);
+
+}  // namespace warpath::stream::detail

@@ -1,0 +1,154 @@
+// cuda.stream's schedule (src/stream/slot_reassembler.hpp, core/slot_chain.hpp) on the host:
+// flows in fixed slots run as per-flow chains over batches, flows that outgrow their slot or
+// find none on the host's stores, batches near memcap in arrival order. At every batch size the
+// chunks (in order) and the counters equal ref.stream's, and each of those paths is taken.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "stream/slot_reassembler.hpp"
+#include "warpath/stream/generate.hpp"
+
+namespace warpath::stream {
+namespace {
+
+struct Got {
+  uint64_t flow;
+  uint8_t dir;
+  bool gap;
+  uint64_t offset;
+  uint32_t len;
+  std::string bytes;
+  bool operator==(const Got&) const = default;
+};
+
+ChunkSink into(std::vector<Got>& out) {
+  return [&out](const Chunk& c) {
+    out.push_back(
+        {c.flow, c.dir, c.gap, c.offset, c.len,
+         c.gap ? std::string() : std::string(reinterpret_cast<const char*>(c.data), c.len)});
+  };
+}
+
+// Runs `g` through emu.stream's schedule (`slots` slots) in batches of `batch` and through
+// ref.stream one segment at a time; expects the same chunks and counters.
+detail::SlotStats same_as_ref(const GeneratedStreams& g, uint32_t flows, const StreamConfig& c,
+                              uint32_t batch, uint32_t slots) {
+  detail::SlotReassembler emu("emu.stream", c, detail::make_host_slots(slots));
+  auto ref = make_reassembler("ref.stream", c);
+  EXPECT_TRUE(ref.is_ok());
+  std::vector<Got> got, want;
+  EXPECT_TRUE(emu.segments(nullptr, 0, into(got)).is_ok());  // an empty batch
+  for (size_t at = 0; at < g.segments.size();) {
+    const uint32_t n = uint32_t(std::min<size_t>(batch, g.segments.size() - at));
+    EXPECT_TRUE(emu.segments(g.segments.data() + at, n, into(got)).is_ok());
+    for (uint32_t i = 0; i < n; ++i)
+      EXPECT_TRUE((*ref)->segment(g.segments[at + i], into(want)).is_ok());
+    at += n;
+    EXPECT_EQ(emu.counters(), (*ref)->counters()) << "after segment " << at;
+  }
+  for (uint64_t f = 1; f <= flows / 2; ++f) {  // some closed one by one, the rest at the end
+    EXPECT_TRUE(emu.close(f, into(got)).is_ok());
+    EXPECT_TRUE((*ref)->close(f, into(want)).is_ok());
+  }
+  EXPECT_TRUE(emu.close_all(into(got)).is_ok());
+  EXPECT_TRUE((*ref)->close_all(into(want)).is_ok());
+  EXPECT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < std::min(got.size(), want.size()); ++i)
+    if (!(got[i] == want[i])) {
+      ADD_FAILURE() << "chunk " << i << ": flow " << got[i].flow << " dir " << int(got[i].dir)
+                    << " at " << got[i].offset << " len " << got[i].len << ", ref.stream flow "
+                    << want[i].flow << " dir " << int(want[i].dir) << " at " << want[i].offset
+                    << " len " << want[i].len;
+      break;
+    }
+  EXPECT_EQ(emu.counters(), (*ref)->counters());
+  EXPECT_EQ(emu.flows(), 0u);
+  return emu.stats();
+}
+
+TEST(SlotStream, EveryBatchSizeGivesRefStreamsChunksAndCounters) {
+  detail::SlotStats total;
+  for (uint32_t batch : {1u, 2u, 31u, 32u, 33u, 64u, 1000u, ~0u})
+    for (Policy policy : {Policy::kBsd, Policy::kLinux, Policy::kFirst})
+      for (Mode mode : {Mode::kIds, Mode::kInline}) {
+        SCOPED_TRACE(std::to_string(batch) + " " + policy_name(policy));
+        StreamGenParams p;
+        p.seed                   = batch * 7 + uint32_t(policy);
+        p.flows                  = 12;     // more than the 8 slots: some flows start on the host
+        p.bytes                  = 30000;  // more than a slot's 8 KiB: some flows outgrow theirs
+        p.max_segment            = 1400;
+        p.reorder_percent        = 20;
+        p.duplicate_percent      = 10;
+        p.overlap_percent        = 20;
+        p.conflict_percent       = 5;
+        p.loss_percent           = 2;
+        const GeneratedStreams g = generate_streams(p);
+        StreamConfig c;
+        c.policy                  = policy;
+        c.mode                    = mode;
+        c.depth                   = batch % 2 ? 0 : 20000;
+        const detail::SlotStats s = same_as_ref(g, p.flows, c, batch, 8);
+        total.chains += s.chains;
+        total.moved += s.moved;
+        total.host_flows += s.host_flows;
+      }
+  EXPECT_GT(total.chains, 0u);
+  EXPECT_GT(total.moved, 0u);
+  EXPECT_GT(total.host_flows, 0u);
+}
+
+TEST(SlotStream, SmallFlowsStayInTheirSlots) {
+  StreamGenParams p;
+  p.seed                    = 3;
+  p.flows                   = 6;
+  p.bytes                   = 600;  // up to a dozen segments in flight: within a slot's 16
+  p.max_segment             = 200;
+  const GeneratedStreams g  = generate_streams(p);
+  const detail::SlotStats s = same_as_ref(g, p.flows, {}, 64, 8);
+  EXPECT_EQ(s.moved, 0u);
+  EXPECT_EQ(s.host_flows, 0u);
+  EXPECT_GT(s.chains, 0u);
+}
+
+TEST(SlotStream, BatchesNearMemcapRunInArrivalOrder) {
+  StreamGenParams p;
+  p.seed                   = 5;
+  p.flows                  = 10;
+  p.bytes                  = 20000;
+  p.reorder_percent        = 30;
+  p.loss_percent           = 5;
+  const GeneratedStreams g = generate_streams(p);
+  StreamConfig c;
+  c.stream_cap              = 6000;
+  c.memcap                  = 20000;
+  const detail::SlotStats s = same_as_ref(g, p.flows, c, 50, 8);
+  EXPECT_GT(s.serial_batches, 0u);
+}
+
+TEST(SlotStream, ASlotStoreSplitsAndTakesAsTheRangeStore) {
+  // Novak's overlaps through one slot: every piece split, bytes compared in the ring.
+  core::SlotStore<16, 64> st;
+  const auto never    = [](uint64_t, uint64_t) { return false; };
+  const auto always   = [](uint64_t, uint64_t) { return true; };
+  const std::string a = "AAAAAAAAAA", b = "BBBB";
+  EXPECT_EQ(st.insert(60, reinterpret_cast<const uint8_t*>(a.data()), 10, 60, 70, never).added,
+            10u);
+  EXPECT_TRUE(st.fits(60, 62, 4));
+  EXPECT_FALSE(st.fits(60, 120, 8));  // past the ring from base 60
+  const ranges::Insert r =
+      st.insert(62, reinterpret_cast<const uint8_t*>(b.data()), 4, 62, 66, always);
+  EXPECT_TRUE(r.overlap && r.differ);
+  EXPECT_EQ(r.added, 0u);
+  EXPECT_EQ(st.pieces(), 3u);  // before, new, after
+  EXPECT_EQ(st.contiguous_end(60), 70u);
+  std::string out(10, '?');
+  st.take(60, 70, reinterpret_cast<uint8_t*>(out.data()));
+  EXPECT_EQ(out, "AABBBBAAAA");  // across the ring's wrap at 64
+  EXPECT_EQ(st.buffered(), 0u);
+  EXPECT_EQ(st.first_start(), core::kNever);
+}
+
+}  // namespace
+}  // namespace warpath::stream
