@@ -20,6 +20,8 @@
  * kernel-only on device-resident keys, each first checked against the best CPU engine on all
  * 1M keys; and the ESP crypto (cuda.esp) and the OpenFlow switch's flow table
  * (cuda.flowtable, 1M exact flows and 16 wildcard subtables) kernel-only and end to end; and
+ * TCP stream reassembly (cuda.stream: 1,024 and 16,384 generated connections, each a chain in
+ * its slot) kernel-only, checked against the same chains on the host, and end to end; and
  * packet scheduling's A/B (ESP on mixed lengths in arrival order and sorted on the device as
  * the offload master does; kernel-only, their end-to-end columns 0); and, where the NIDS is
  * built (PCRE2: scripts/gpu-data.sh carries its packages), detection with ET Open's rules,
@@ -43,6 +45,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -67,6 +70,8 @@
 #include "openflow/cuda/flowtable_launch.hpp"
 #include "packet/cuda/parse_launch.hpp"
 #include "pattern/ac_image.hpp"
+#include "stream/cuda/stream_launch.hpp"
+#include "stream/slot_reassembler.hpp"
 #if defined(WARPATH_HAVE_NIDS)
 #include "common/http_traffic.hpp"
 #include "common/nids_config.hpp"
@@ -93,6 +98,8 @@
 #include "warpath/openflow/flow_lookup.hpp"
 #include "warpath/packet/parser.hpp"
 #include "warpath/pattern/pattern.hpp"
+#include "warpath/stream/generate.hpp"
+#include "warpath/stream/stream.hpp"
 
 namespace {
 
@@ -285,6 +292,117 @@ Status run_flow(uint32_t max_batch, int repeat, std::vector<Row>& rows) {
   cudaFree(d_hashes);
   cudaFree(d_keyed);
   cudaFree(d_from);
+  return Status::ok();
+}
+
+// Stream reassembly (cuda.stream) on generated connections (handshake, 1-to-300-byte segments
+// both ways with ACKs, FINs), each flow one chain in its own slot. Kernel-only: every chain of
+// the batch from a fresh slot (each launch reassembles every flow from its SYN, so launches
+// repeat), on device-resident segments, first checked against the same chains run on the host
+// (emu.stream's backend: results, counters, chunks and bytes); end to end: cuda.stream's
+// segments() (admission, staging, upload, kernel, download, the merge in segment order) and
+// close_all, a new engine each round (its slots allocated before the clock starts).
+Status run_stream(int repeat, std::vector<Row>& rows) {
+  using namespace stream;
+  for (const uint32_t flows : {1024u, 16384u}) {
+    StreamGenParams p;
+    p.seed                   = flows;
+    p.flows                  = flows;
+    p.bytes                  = 1500;
+    p.max_segment            = 300;
+    const GeneratedStreams g = generate_streams(p);
+    detail::SlotBatch b;
+    std::vector<int64_t> chain_of(flows, -1);
+    std::vector<uint32_t> tail;
+    for (const Segment& s : g.segments) {
+      core::SlotSegment x;
+      x.flow    = s.flow;
+      x.seq     = s.seq;
+      x.ack     = s.ack;
+      x.len     = s.len;
+      x.missing = s.missing;
+      x.dir     = s.dir;
+      x.flags   = s.flags;
+      detail::add_to_chain(b, chain_of, tail, uint32_t(s.flow - 1), true, x, s.data);
+    }
+    detail::place_chains(b, chain_of);
+    const core::Limits lim = core::limits_of(StreamConfig{});
+    const uint32_t n       = uint32_t(b.chains.size());
+    const uint32_t segs    = uint32_t(b.segs.size());
+    // The host's answer.
+    detail::SlotBatchOut want;
+    WARPATH_TRY(detail::make_host_slots(flows)->run(lim, b, want));
+    DeviceArray d_slots, d_chains, d_segs, d_payload, d_chunks, d_bytes, d_results, d_counters;
+    WARPATH_TRY(d_slots.reserve(size_t(flows) * sizeof(core::SlotFlow)));
+    WARPATH_TRY(d_chains.reserve(n * sizeof(core::SlotChain)));
+    WARPATH_TRY(d_segs.reserve(segs * sizeof(core::SlotSegment)));
+    WARPATH_TRY(d_payload.reserve(b.payload.size() + 1));
+    WARPATH_TRY(d_chunks.reserve(b.chunk_total * sizeof(core::SlotChunk)));
+    WARPATH_TRY(d_bytes.reserve(b.byte_total + 1));
+    WARPATH_TRY(d_results.reserve(n * sizeof(core::ChainResult)));
+    WARPATH_TRY(d_counters.reserve(sizeof(StreamCounters)));
+    WARPATH_CUDA_TRY(cudaMemcpy(d_chains.ptr, b.chains.data(), n * sizeof(core::SlotChain),
+                                cudaMemcpyHostToDevice));
+    WARPATH_CUDA_TRY(cudaMemcpy(d_segs.ptr, b.segs.data(), segs * sizeof(core::SlotSegment),
+                                cudaMemcpyHostToDevice));
+    WARPATH_CUDA_TRY(
+        cudaMemcpy(d_payload.ptr, b.payload.data(), b.payload.size(), cudaMemcpyHostToDevice));
+    const auto launch = [&] {
+      return detail::launch_stream_chains(
+          lim, d_slots.as<core::SlotFlow>(), d_chains.as<core::SlotChain>(), n,
+          d_segs.as<core::SlotSegment>(), d_payload.as<uint8_t>(), d_chunks.as<core::SlotChunk>(),
+          d_bytes.as<uint8_t>(), d_results.as<core::ChainResult>(),
+          d_counters.as<unsigned long long>(), nullptr);
+    };
+    // Correctness first: the device's chains equal the host's.
+    WARPATH_CUDA_TRY(cudaMemset(d_counters.ptr, 0, sizeof(StreamCounters)));
+    WARPATH_TRY(launch());
+    detail::SlotBatchOut got;
+    got.results.resize(n);
+    got.chunks.resize(b.chunk_total);
+    got.bytes.resize(b.byte_total);
+    WARPATH_CUDA_TRY(cudaMemcpy(got.results.data(), d_results.ptr, n * sizeof(core::ChainResult),
+                                cudaMemcpyDeviceToHost));
+    WARPATH_CUDA_TRY(cudaMemcpy(got.chunks.data(), d_chunks.ptr,
+                                b.chunk_total * sizeof(core::SlotChunk), cudaMemcpyDeviceToHost));
+    WARPATH_CUDA_TRY(
+        cudaMemcpy(got.bytes.data(), d_bytes.ptr, b.byte_total, cudaMemcpyDeviceToHost));
+    WARPATH_CUDA_TRY(
+        cudaMemcpy(&got.c, d_counters.ptr, sizeof(StreamCounters), cudaMemcpyDeviceToHost));
+    const auto differs = [&](const std::string& what) {
+      return Status(Errc::kInvalidArgument,
+                    "stream.chains: the device differs from the host " + what);
+    };
+    if (!(got.c == want.c)) return differs("in the counters");
+    for (uint32_t j = 0; j < n; ++j) {
+      const core::ChainResult &x = got.results[j], &y = want.results[j];
+      if (x.chunks != y.chunks || x.stopped != y.stopped || x.buffered != y.buffered ||
+          x.held != y.held)
+        return differs("at chain " + std::to_string(j));
+      for (uint32_t k = 0; k < x.chunks; ++k) {
+        const core::SlotChunk &u = got.chunks[b.chains[j].chunk_at + k],
+                              &v = want.chunks[b.chains[j].chunk_at + k];
+        if (u.flow != v.flow || u.offset != v.offset || u.len != v.len || u.seg != v.seg ||
+            u.gap != v.gap ||
+            (!u.gap && std::memcmp(got.bytes.data() + b.chains[j].byte_at + u.bytes,
+                                   want.bytes.data() + b.chains[j].byte_at + v.bytes, u.len)))
+          return differs("at chain " + std::to_string(j) + " chunk " + std::to_string(k));
+      }
+    }
+    WARPATH_ASSIGN_OR_RETURN(const float kernel_ms, time_kernel(repeat, launch));
+    double best_e2e = 1e30;
+    for (int r = 0; r < repeat; ++r) {
+      WARPATH_ASSIGN_OR_RETURN(auto engine, make_reassembler("cuda.stream"));
+      const auto t0 = std::chrono::steady_clock::now();
+      WARPATH_TRY(engine->segments(g.segments.data(), segs, nullptr));
+      WARPATH_TRY(engine->close_all(nullptr));
+      best_e2e = std::min(
+          best_e2e,
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    rows.push_back({"stream.chains." + std::to_string(flows) + "flows", segs, kernel_ms * 1e3,
+                    segs / (kernel_ms * 1e3), best_e2e * 1e3, segs / (best_e2e * 1e3)});
+  }
   return Status::ok();
 }
 
@@ -1333,6 +1451,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "warpath-gpu-bench: esp scheduling: %s\n", s.message().c_str());
   if (warpath::Status s = run_flowtable(repeat, rows); !s.is_ok())
     std::fprintf(stderr, "warpath-gpu-bench: flowtable: %s\n", s.message().c_str());
+  if (warpath::Status s = run_stream(repeat, rows); !s.is_ok())
+    std::fprintf(stderr, "warpath-gpu-bench: stream: %s\n", s.message().c_str());
   std::vector<ClassifyRow> crows;
   if (warpath::Status s = run_classify(repeat, crows); !s.is_ok()) {
     std::fprintf(stderr, "warpath-gpu-bench: classify: %s\n", s.message().c_str());

@@ -41,6 +41,43 @@ class HostSlots final : public SlotBackend {
 
 }  // namespace
 
+void add_to_chain(SlotBatch& b, std::vector<int64_t>& chain_of, std::vector<uint32_t>& tail,
+                  uint32_t slot, bool fresh, core::SlotSegment g, const uint8_t* data) {
+  g.data = b.payload.size();
+  g.next = core::kEnd;
+  if (g.len) b.payload.insert(b.payload.end(), data, data + g.len);
+  const uint32_t at = uint32_t(b.segs.size());
+  b.segs.push_back(g);
+  int64_t& j = chain_of[slot];
+  if (j < 0) {
+    j = int64_t(b.chains.size());
+    core::SlotChain ch;
+    ch.slot  = slot;
+    ch.first = at;
+    ch.fresh = fresh;
+    // What the slot held may be delivered in this batch too, besides the payload.
+    ch.byte_cap = 2 * uint64_t(core::kSlotBytes);
+    b.chains.push_back(ch);
+    tail.push_back(at);
+  } else {
+    b.segs[tail[size_t(j)]].next = at;
+    tail[size_t(j)]              = at;
+  }
+  b.chains[size_t(j)].byte_cap += g.len;
+  b.chains[size_t(j)].chunk_cap += core::chunks_per_segment();
+}
+
+void place_chains(SlotBatch& b, std::vector<int64_t>& chain_of) {
+  b.chunk_total = b.byte_total = 0;
+  for (core::SlotChain& ch : b.chains) {
+    ch.chunk_at = b.chunk_total;
+    ch.byte_at  = b.byte_total;
+    b.chunk_total += ch.chunk_cap;
+    b.byte_total += ch.byte_cap;
+    chain_of[ch.slot] = -1;
+  }
+}
+
 std::unique_ptr<SlotBackend> make_host_slots(uint32_t slots) {
   return std::make_unique<HostSlots>(slots);
 }
@@ -137,7 +174,6 @@ Status SlotReassembler::segments(const Segment* segs, uint32_t n, const ChunkSin
   b.segs.clear();
   b.payload.clear();
   b.chains.clear();
-  b.chunk_total = b.byte_total = 0;
   recs_.clear();
   host_bytes_.clear();
   arrival_.clear();
@@ -167,43 +203,17 @@ Status SlotReassembler::segments(const Segment* segs, uint32_t n, const ChunkSin
     g.flow    = s.flow;
     g.seq     = s.seq;
     g.ack     = s.ack;
-    g.data    = b.payload.size();
     g.len     = s.len;
     g.missing = s.missing;
     g.dir     = s.dir;
     g.flags   = s.flags;
     g.to_dst  = ctx.policy(s, true);
     g.to_src  = ctx.policy(s, false);
-    if (s.len) b.payload.insert(b.payload.end(), s.data, s.data + s.len);
-    const uint32_t at = uint32_t(b.segs.size());
-    b.segs.push_back(g);
     arrival_.push_back(i);
-    int64_t& j = chain_of_[uint32_t(e->slot)];
-    if (j < 0) {
-      j = int64_t(b.chains.size());
-      core::SlotChain ch;
-      ch.slot  = uint32_t(e->slot);
-      ch.first = at;
-      ch.fresh = e->fresh;
-      e->fresh = false;
-      // What was buffered in the slot may be delivered in this batch, besides the payload.
-      ch.byte_cap = 2 * uint64_t(core::kSlotBytes);
-      b.chains.push_back(ch);
-      tail_.push_back(at);
-    } else {
-      b.segs[tail_[size_t(j)]].next = at;
-      tail_[size_t(j)]              = at;
-    }
-    b.chains[size_t(j)].byte_cap += s.len;
-    b.chains[size_t(j)].chunk_cap += core::chunks_per_segment();
+    add_to_chain(b, chain_of_, tail_, uint32_t(e->slot), e->fresh, g, s.data);
+    e->fresh = false;
   }
-  for (core::SlotChain& ch : b.chains) {
-    ch.chunk_at = b.chunk_total;
-    ch.byte_at  = b.byte_total;
-    b.chunk_total += ch.chunk_cap;
-    b.byte_total += ch.byte_cap;
-    chain_of_[ch.slot] = -1;
-  }
+  place_chains(b, chain_of_);
 
   if (!b.chains.empty()) {
     WARPATH_TRY(backend_->run(lim_, b, out_));

@@ -29,6 +29,15 @@ struct SlotBatchOut {
   StreamCounters c;                         ///< summed over the chains
 };
 
+/// Builds a batch's chains: segment `g` (its payload `data`) appended to its slot's chain, the
+/// chain begun (`fresh`: its flow is new) when the slot has none in this batch. `chain_of` (per
+/// slot, -1 when none) and `tail` (per chain, its last segment) are the caller's scratch.
+void add_to_chain(SlotBatch& b, std::vector<int64_t>& chain_of, std::vector<uint32_t>& tail,
+                  uint32_t slot, bool fresh, core::SlotSegment g, const uint8_t* data);
+/// Places every chain's chunks and bytes (its bounds: chunks_per_segment per segment; its
+/// segments' payload and what its slot held) and clears chain_of for the next batch.
+void place_chains(SlotBatch& b, std::vector<int64_t>& chain_of);
+
 /// Where the slots live and how chains run: the host (emu.stream) or a GPU (cuda.stream).
 class SlotBackend {
  public:

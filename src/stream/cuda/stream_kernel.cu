@@ -22,6 +22,7 @@
 
 #include "core/cuda/cuda_check.cuh"
 #include "core/cuda/device_array.cuh"
+#include "stream/cuda/stream_launch.hpp"
 #include "stream/engines.hpp"
 #include "stream/slot_reassembler.hpp"
 
@@ -80,12 +81,11 @@ class GpuSlots final : public SlotBackend {
     WARPATH_CUDA_TRY(cudaMemcpyAsync(chains_.ptr, b.chains.data(), n * sizeof(core::SlotChain),
                                      cudaMemcpyHostToDevice, stream_));
     WARPATH_CUDA_TRY(cudaMemsetAsync(counters_.ptr, 0, sizeof(StreamCounters), stream_));
-    const uint32_t blocks = (n + kBlockSize - 1) / kBlockSize;
-    chain_kernel<<<blocks, kBlockSize, 0, stream_>>>(
+    WARPATH_TRY(launch_stream_chains(
         lim, slots_.as<core::SlotFlow>(), chains_.as<core::SlotChain>(), n,
         segs_.as<core::SlotSegment>(), payload_.as<uint8_t>(), chunks_.as<core::SlotChunk>(),
-        bytes_.as<uint8_t>(), results_.as<core::ChainResult>(), counters_.as<unsigned long long>());
-    WARPATH_CUDA_TRY(cudaGetLastError());
+        bytes_.as<uint8_t>(), results_.as<core::ChainResult>(), counters_.as<unsigned long long>(),
+        stream_));
     WARPATH_CUDA_TRY(cudaMemcpyAsync(out.results.data(), results_.ptr,
                                      n * sizeof(core::ChainResult), cudaMemcpyDeviceToHost,
                                      stream_));
@@ -115,6 +115,19 @@ class GpuSlots final : public SlotBackend {
 };
 
 }  // namespace
+
+Status launch_stream_chains(const core::Limits& lim, core::SlotFlow* slots,
+                            const core::SlotChain* chains, uint32_t n,
+                            const core::SlotSegment* segs, const uint8_t* payload,
+                            core::SlotChunk* chunks, uint8_t* bytes, core::ChainResult* results,
+                            unsigned long long* counters, void* stream) {
+  if (n == 0) return Status::ok();
+  const uint32_t blocks = (n + kBlockSize - 1) / kBlockSize;
+  chain_kernel<<<blocks, kBlockSize, 0, static_cast<cudaStream_t>(stream)>>>(
+      lim, slots, chains, n, segs, payload, chunks, bytes, results, counters);
+  WARPATH_CUDA_TRY(cudaGetLastError());
+  return Status::ok();
+}
 
 Result<std::unique_ptr<Reassembler>> make_cuda_reassembler(const StreamConfig& config) {
   auto backend = std::make_unique<GpuSlots>();
