@@ -79,12 +79,13 @@ def warpath_streams(path, out_dir, *extra):
 
 @pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark not installed")
 @pytest.mark.parametrize("capture", CAPTURES)
-def test_streams_match_tshark_follow(capture, tmp_path):
+@pytest.mark.parametrize("engine", ["validate:cpu.stream", "validate:emu.stream"])
+def test_streams_match_tshark_follow(capture, engine, tmp_path):
     path = DATA / capture
     if not path.is_file():
         pytest.skip(f"{path} missing")
     want = tshark_follow(path)
-    got, index, _ = warpath_streams(path, tmp_path / "out", "--engine", "validate:cpu.stream")
+    got, index, _ = warpath_streams(path, tmp_path / "out", "--engine", engine)
     assert {k: v for k, v in got.items() if v[0] or v[1]} == want
     c = index["counters"]
     assert c["delivered_bytes"] == sum(len(v[0]) for v in got.values())

@@ -251,7 +251,7 @@ void add_reassemble(CLI::App& app, Runner& run) {
   cmd->add_option("--out-dir", o->out_dir, "Directory for the stream files and index.json")
       ->required();
   cmd->add_option("--engine", o->engine,
-                  "Reassembly engine: auto, ref.stream, cpu.stream, validate:<engine>");
+                  "Reassembly engine: auto, ref.stream, cpu.stream, cuda.stream, emu.stream, validate:<engine>");
   cmd->add_option("--flow-engine", o->flow_engine, "Flow engine: auto, ref.flow, cpu.flow");
   cmd->add_option("--policy", o->policy,
                   "Overlap policy of the receivers: first, last, bsd, linux, old-linux, "

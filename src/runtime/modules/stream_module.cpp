@@ -147,7 +147,7 @@ ModuleInfo stream_module_info() {
       {"midstream", "off", "pick up connections whose handshake was missed: on or off"},
       {"stream_cap", "1048576", "bytes buffered per direction"},
       {"memcap", "67108864", "bytes buffered per worker"},
-      {"engine", "cpu.stream", "reassembly engine: cpu.stream, ref.stream, validate:cpu.stream"},
+      {"engine", "cpu.stream", "reassembly engine: cpu.stream, ref.stream, cuda.stream, emu.stream, validate:<engine>"},
   };
   i.reads = field_bit(Field::kParse) | field_bit(Field::kFlow);
   i.sets  = 0;
