@@ -239,9 +239,11 @@ CheckReport check_stream_engine(std::string_view id, uint64_t seed, uint64_t ite
     p.conflict_percent  = 10;
     p.loss_percent      = setup.loss;
     const GeneratedStreams g = generate_streams(p);
-    // Batches of 1, a few, a lane's worth and everything (segments(): batching engines).
+    // Batches of 1, a few, a lane's worth and everything (segments(): batching engines); past
+    // the first 50,000 items only whole inputs (a GPU engine's batch of one is a launch).
     static constexpr uint32_t kBatch[] = {1, 7, 64, ~0u};
-    const uint32_t batch = kBatch[round % std::size(kBatch)];  // round: already the next
+    const uint32_t batch =
+        report.items < 50000 ? kBatch[round % std::size(kBatch)] : ~0u;  // round: the next
     for (size_t at = 0; at < g.segments.size();) {
       const uint32_t n = uint32_t(std::min<size_t>(batch, g.segments.size() - at));
       if (Status st = (*r)->segments(g.segments.data() + at, n, nullptr); !st.is_ok()) {
