@@ -163,6 +163,13 @@ def test_kernel_xfrm_pings_through_warpath(tmp_path, esn):
             ["ip", "netns", "exec", gw, "linux.uml", "mem=256M", "rootfstype=hostfs", "rootflags=/",
              "rw", f"init={init}", f"eth0=tuntap,tapU0,{GUEST_MAC}", "con=null", "con0=null,fd:1"],
             capture_output=True, text=True, timeout=120, cwd=tmp_path)
+        if not log.exists() and "ptrace set fp regs failed" in uml.stdout:
+            # UML 6.1 sets its processes' FPU state from a buffer of a fixed size; a host whose
+            # XSAVE area is larger (AMX: Sapphire Rapids and later) answers EFAULT and the
+            # guest's init dies. Fixed upstream (um: switch to regset API, 2024), not in Debian's
+            # 6.1 build: the host's limit, not warpath's.
+            pytest.skip("user-mode Linux 6.1 cannot run on this CPU (XSAVE area larger than its "
+                        "FPU buffer, e.g. AMX): ptrace set fp regs failed")
         assert log.exists(), f"the guest did not start: {uml.stdout[-2000:]}"
         warpath.send_signal(signal.SIGINT)
         out, err = warpath.communicate(timeout=30)
