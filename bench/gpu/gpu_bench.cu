@@ -323,7 +323,7 @@ Status run_stream(int repeat, std::vector<Row>& rows) {
       x.missing = s.missing;
       x.dir     = s.dir;
       x.flags   = s.flags;
-      detail::add_to_chain(b, chain_of, tail, uint32_t(s.flow - 1), true, x, s.data);
+      detail::add_to_chain(b, chain_of, tail, uint32_t(s.flow - 1), true, 0, x, s.data);
     }
     detail::place_chains(b, chain_of);
     const core::Limits lim = core::limits_of(StreamConfig{});
@@ -333,6 +333,7 @@ Status run_stream(int repeat, std::vector<Row>& rows) {
     detail::SlotBatchOut want;
     WARPATH_TRY(detail::make_host_slots(flows)->run(lim, b, want));
     DeviceArray d_slots, d_chains, d_segs, d_payload, d_chunks, d_bytes, d_results, d_counters;
+    DeviceArray d_out_chunks, d_out_bytes, d_totals;
     WARPATH_TRY(d_slots.reserve(size_t(flows) * sizeof(core::SlotFlow)));
     WARPATH_TRY(d_chains.reserve(n * sizeof(core::SlotChain)));
     WARPATH_TRY(d_segs.reserve(segs * sizeof(core::SlotSegment)));
@@ -341,18 +342,24 @@ Status run_stream(int repeat, std::vector<Row>& rows) {
     WARPATH_TRY(d_bytes.reserve(b.byte_total + 1));
     WARPATH_TRY(d_results.reserve(n * sizeof(core::ChainResult)));
     WARPATH_TRY(d_counters.reserve(sizeof(StreamCounters)));
+    WARPATH_TRY(d_out_chunks.reserve(b.chunk_total * sizeof(core::SlotChunk)));
+    WARPATH_TRY(d_out_bytes.reserve(b.byte_total + 1));
+    WARPATH_TRY(d_totals.reserve(2 * sizeof(unsigned long long)));
     WARPATH_CUDA_TRY(cudaMemcpy(d_chains.ptr, b.chains.data(), n * sizeof(core::SlotChain),
                                 cudaMemcpyHostToDevice));
     WARPATH_CUDA_TRY(cudaMemcpy(d_segs.ptr, b.segs.data(), segs * sizeof(core::SlotSegment),
                                 cudaMemcpyHostToDevice));
     WARPATH_CUDA_TRY(
         cudaMemcpy(d_payload.ptr, b.payload.data(), b.payload.size(), cudaMemcpyHostToDevice));
-    const auto launch = [&] {
+    // Each launch restarts the compact output (a memset of 16 bytes before the kernel).
+    const auto launch = [&]() -> Status {
+      WARPATH_CUDA_TRY(cudaMemsetAsync(d_totals.ptr, 0, 2 * sizeof(unsigned long long)));
       return detail::launch_stream_chains(
           lim, d_slots.as<core::SlotFlow>(), d_chains.as<core::SlotChain>(), n,
           d_segs.as<core::SlotSegment>(), d_payload.as<uint8_t>(), d_chunks.as<core::SlotChunk>(),
           d_bytes.as<uint8_t>(), d_results.as<core::ChainResult>(),
-          d_counters.as<unsigned long long>(), nullptr);
+          d_counters.as<unsigned long long>(), d_out_chunks.as<core::SlotChunk>(),
+          d_out_bytes.as<uint8_t>(), d_totals.as<unsigned long long>(), nullptr);
     };
     // Correctness first: the device's chains equal the host's.
     WARPATH_CUDA_TRY(cudaMemset(d_counters.ptr, 0, sizeof(StreamCounters)));
@@ -363,10 +370,10 @@ Status run_stream(int repeat, std::vector<Row>& rows) {
     got.bytes.resize(b.byte_total);
     WARPATH_CUDA_TRY(cudaMemcpy(got.results.data(), d_results.ptr, n * sizeof(core::ChainResult),
                                 cudaMemcpyDeviceToHost));
-    WARPATH_CUDA_TRY(cudaMemcpy(got.chunks.data(), d_chunks.ptr,
+    WARPATH_CUDA_TRY(cudaMemcpy(got.chunks.data(), d_out_chunks.ptr,
                                 b.chunk_total * sizeof(core::SlotChunk), cudaMemcpyDeviceToHost));
     WARPATH_CUDA_TRY(
-        cudaMemcpy(got.bytes.data(), d_bytes.ptr, b.byte_total, cudaMemcpyDeviceToHost));
+        cudaMemcpy(got.bytes.data(), d_out_bytes.ptr, b.byte_total, cudaMemcpyDeviceToHost));
     WARPATH_CUDA_TRY(
         cudaMemcpy(&got.c, d_counters.ptr, sizeof(StreamCounters), cudaMemcpyDeviceToHost));
     const auto differs = [&](const std::string& what) {
@@ -377,15 +384,14 @@ Status run_stream(int repeat, std::vector<Row>& rows) {
     for (uint32_t j = 0; j < n; ++j) {
       const core::ChainResult &x = got.results[j], &y = want.results[j];
       if (x.chunks != y.chunks || x.stopped != y.stopped || x.buffered != y.buffered ||
-          x.held != y.held)
+          x.held != y.held || x.bytes != y.bytes)
         return differs("at chain " + std::to_string(j));
       for (uint32_t k = 0; k < x.chunks; ++k) {
-        const core::SlotChunk &u = got.chunks[b.chains[j].chunk_at + k],
-                              &v = want.chunks[b.chains[j].chunk_at + k];
+        const core::SlotChunk &u = got.chunks[x.chunk_first + k],
+                              &v = want.chunks[y.chunk_first + k];
         if (u.flow != v.flow || u.offset != v.offset || u.len != v.len || u.seg != v.seg ||
             u.gap != v.gap ||
-            (!u.gap && std::memcmp(got.bytes.data() + b.chains[j].byte_at + u.bytes,
-                                   want.bytes.data() + b.chains[j].byte_at + v.bytes, u.len)))
+            (!u.gap && std::memcmp(got.bytes.data() + u.bytes, want.bytes.data() + v.bytes, u.len)))
           return differs("at chain " + std::to_string(j) + " chunk " + std::to_string(k));
       }
     }

@@ -15,17 +15,25 @@ class HostSlots final : public SlotBackend {
   uint32_t slots() const override { return uint32_t(slots_.size()); }
   Status run(const core::Limits& lim, const SlotBatch& b, SlotBatchOut& out) override {
     out.results.assign(b.chains.size(), {});
-    out.chunks.resize(b.chunk_total);
-    out.bytes.resize(b.byte_total);
+    out.chunks.clear();
+    out.bytes.clear();
     out.c = {};
-    for (size_t j = 0; j < b.chains.size(); ++j) {
+    for (size_t j = 0; j < b.chains.size(); ++j) {  // each chain into its regions, then appended
       const core::SlotChain& ch = b.chains[j];
       auto& slot                = slots_[ch.slot];
       if (!slot) slot = std::make_unique<core::SlotFlow>();
+      chunks_.resize(ch.chunk_cap);
+      bytes_.resize(ch.byte_cap);
       StreamCounters c;
-      out.results[j] =
-          core::run_chain(lim, *slot, ch, b.segs.data(), b.payload.data(),
-                          out.chunks.data() + ch.chunk_at, out.bytes.data() + ch.byte_at, c);
+      core::ChainResult& r = out.results[j];
+      r = core::run_chain(lim, *slot, ch, b.segs.data(), b.payload.data(), chunks_.data(),
+                          bytes_.data(), c);
+      r.chunk_first = out.chunks.size();
+      for (uint32_t k = 0; k < r.chunks; ++k) {
+        out.chunks.push_back(chunks_[k]);
+        out.chunks.back().bytes += out.bytes.size();
+      }
+      out.bytes.insert(out.bytes.end(), bytes_.begin(), bytes_.begin() + long(r.bytes));
       add_counters(out.c, c);
     }
     return Status::ok();
@@ -37,12 +45,15 @@ class HostSlots final : public SlotBackend {
 
  private:
   std::vector<std::unique_ptr<core::SlotFlow>> slots_;
+  std::vector<core::SlotChunk> chunks_;  // a chain's regions
+  std::vector<uint8_t> bytes_;
 };
 
 }  // namespace
 
 void add_to_chain(SlotBatch& b, std::vector<int64_t>& chain_of, std::vector<uint32_t>& tail,
-                  uint32_t slot, bool fresh, core::SlotSegment g, const uint8_t* data) {
+                  uint32_t slot, bool fresh, uint64_t slot_bytes, core::SlotSegment g,
+                  const uint8_t* data) {
   g.data = b.payload.size();
   g.next = core::kEnd;
   if (g.len) b.payload.insert(b.payload.end(), data, data + g.len);
@@ -56,7 +67,7 @@ void add_to_chain(SlotBatch& b, std::vector<int64_t>& chain_of, std::vector<uint
     ch.first = at;
     ch.fresh = fresh;
     // What the slot held may be delivered in this batch too, besides the payload.
-    ch.byte_cap = 2 * uint64_t(core::kSlotBytes);
+    ch.byte_cap = fresh ? 0 : slot_bytes;
     b.chains.push_back(ch);
     tail.push_back(at);
   } else {
@@ -178,6 +189,7 @@ Status SlotReassembler::segments(const Segment* segs, uint32_t n, const ChunkSin
   host_bytes_.clear();
   arrival_.clear();
   tail_.clear();
+  chain_entry_.clear();
   uint32_t seg_index = 0, order = 0;
   const ChunkSink record = [&](const Chunk& ch) {
     Rec r{seg_index, order++, ch};
@@ -210,7 +222,10 @@ Status SlotReassembler::segments(const Segment* segs, uint32_t n, const ChunkSin
     g.to_dst  = ctx.policy(s, true);
     g.to_src  = ctx.policy(s, false);
     arrival_.push_back(i);
-    add_to_chain(b, chain_of_, tail_, uint32_t(e->slot), e->fresh, g, s.data);
+    const size_t chains = b.chains.size();
+    add_to_chain(b, chain_of_, tail_, uint32_t(e->slot), e->fresh, e->slot_bytes, g, s.data);
+    if (b.chains.size() > chains) chain_entry_.push_back(e);
+    if (e->fresh) e->slot_bytes = 0;
     e->fresh = false;
   }
   place_chains(b, chain_of_);
@@ -220,25 +235,25 @@ Status SlotReassembler::segments(const Segment* segs, uint32_t n, const ChunkSin
     stats_.chains += b.chains.size();
     add_counters(c_, out_.c);
     for (size_t j = 0; j < b.chains.size(); ++j) {
-      const core::SlotChain& ch    = b.chains[j];
       const core::ChainResult& res = out_.results[j];
       total_ += uint64_t(res.buffered);
       held_ += uint64_t(res.held);
+      Entry& e = *chain_entry_[j];
+      e.slot_bytes += uint64_t(res.buffered);
       for (uint32_t k = 0; k < res.chunks; ++k) {
-        const core::SlotChunk& o = out_.chunks[ch.chunk_at + k];
+        const core::SlotChunk& o = out_.chunks[res.chunk_first + k];
         Rec r{arrival_[o.seg], o.order, {}};
         r.ch.flow   = o.flow;
         r.ch.dir    = o.dir;
         r.ch.gap    = o.gap;
         r.ch.offset = o.offset;
         r.ch.len    = o.len;
-        r.ch.data   = o.gap ? nullptr : out_.bytes.data() + ch.byte_at + o.bytes;
+        r.ch.data   = o.gap ? nullptr : out_.bytes.data() + o.bytes;
         r.device    = true;
         recs_.push_back(r);
       }
       if (res.stopped == core::kEnd) continue;
       // The slot could not hold the flow: the rest of its chain runs on the host's stores.
-      Entry& e = flows_.at(b.segs[ch.first].flow);
       WARPATH_TRY(to_host(e));
       stats_.moved += 1;
       for (uint32_t k = res.stopped; k != core::kEnd; k = b.segs[k].next) {

@@ -24,16 +24,20 @@ struct SlotBatch {  // in page-locked memory where a GPU is present (core/memory
 };
 struct SlotBatchOut {
   PinnedVector<core::ChainResult> results;  ///< per chain
-  PinnedVector<core::SlotChunk> chunks;     ///< chain j's at chains[j].chunk_at
-  PinnedVector<uint8_t> bytes;              ///< chain j's at chains[j].byte_at
-  StreamCounters c;                         ///< summed over the chains
+  /// Every chain's chunks, compact: chain j's results[j].chunks from results[j].chunk_first,
+  /// their bytes at SlotChunk::bytes in `bytes` (chains in any order).
+  PinnedVector<core::SlotChunk> chunks;
+  PinnedVector<uint8_t> bytes;
+  StreamCounters c;  ///< summed over the chains
 };
 
 /// Builds a batch's chains: segment `g` (its payload `data`) appended to its slot's chain, the
-/// chain begun (`fresh`: its flow is new) when the slot has none in this batch. `chain_of` (per
+/// chain begun (`fresh`: its flow is new; `slot_bytes`: what the slot holds, all of which it may
+/// deliver) when the slot has none in this batch. `chain_of` (per
 /// slot, -1 when none) and `tail` (per chain, its last segment) are the caller's scratch.
 void add_to_chain(SlotBatch& b, std::vector<int64_t>& chain_of, std::vector<uint32_t>& tail,
-                  uint32_t slot, bool fresh, core::SlotSegment g, const uint8_t* data);
+                  uint32_t slot, bool fresh, uint64_t slot_bytes, core::SlotSegment g,
+                  const uint8_t* data);
 /// Places every chain's chunks and bytes (its bounds: chunks_per_segment per segment; its
 /// segments' payload and what its slot held) and clears chain_of for the next batch.
 void place_chains(SlotBatch& b, std::vector<int64_t>& chain_of);
@@ -81,6 +85,7 @@ class SlotReassembler final : public Reassembler {
     int64_t slot = -1;               ///< the device slot, or -1: on the host
     std::unique_ptr<HostFlow> host;  ///< when on the host
     bool fresh = false;              ///< admitted, its slot not yet reset by a chain
+    uint64_t slot_bytes = 0;                  ///< bytes buffered in its slot
   };
   struct Rec {  // a chunk with its segment's arrival index and its order among its chunks
     uint32_t seg, order;
@@ -113,6 +118,7 @@ class SlotReassembler final : public Reassembler {
   std::vector<uint8_t> host_bytes_;
   std::vector<uint32_t> arrival_;  ///< per batch segment: its index in the caller's batch
   std::vector<uint32_t> tail_;     ///< per chain: its last segment so far
+  std::vector<Entry*> chain_entry_;  ///< per chain: its flow
 };
 
 /// a += b, field by field.

@@ -205,7 +205,8 @@ struct SlotSegment {
   uint8_t dir = 0, flags = 0;
   Policy to_dst = Policy::kBsd, to_src = Policy::kBsd;
 };
-/// A chunk a chain delivered: its bytes at `bytes` in the chain's output.
+/// A chunk a chain delivered: its bytes at `bytes` in the chain's byte region (in a backend's
+/// compact output: in SlotBatchOut::bytes).
 struct SlotChunk {
   uint64_t flow = 0, offset = 0, bytes = 0;
   uint32_t seg   = 0;  ///< index of the segment that delivered it
@@ -215,7 +216,9 @@ struct SlotChunk {
   bool gap       = false;
 };
 
-/// One chain: a slot and its segments (first, then SlotSegment::next); where its chunks go.
+/// One chain: a slot and its segments (first, then SlotSegment::next); where its chunks go while
+/// it runs (regions bounded by chunks_per_segment per segment, and by its segments' payload plus
+/// what its slot held for bytes).
 struct SlotChain {
   uint32_t slot     = 0;
   uint32_t first    = 0;
@@ -229,6 +232,9 @@ struct ChainResult {
   uint32_t chunks  = 0;
   uint32_t stopped = kEnd;
   int64_t buffered = 0, held = 0;  ///< changes of the totals
+  uint64_t bytes = 0;              ///< chunk bytes written
+  /// Where the backend put the chain's chunks in its compact output (SlotBatchOut::chunks).
+  uint64_t chunk_first = 0;
 };
 
 /// Chunks a chain may write per segment: one delivery's runs and gaps (a run ends at a hole).
@@ -311,7 +317,8 @@ WARPATH_HD ChainResult run_chain(const Limits& lim, SlotFlow& f, const SlotChain
       break;
     }
   }
-  c = ctx.c;
+  c           = ctx.c;
+  ctx.r.bytes = ctx.used_bytes;
   return ctx.r;
 }
 

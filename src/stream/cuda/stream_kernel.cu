@@ -11,9 +11,10 @@
  *            runs this schedule on the host). Do not fork.
  * Launch     one thread per chain; kBlockSize threads per block.
  * Memory     kSlots slots (FlowState over a fixed store: about 17 KiB each) allocated once;
- *            segments, payload and chains copied in from page-locked memory, results, chunks
- *            and bytes copied back.
- * Sync       the engine waits for its stream before merging the chunks.
+ *            segments, payload and chains copied in from page-locked memory; each chain
+ *            writes into bounded regions, then copies what it delivered to a compact output
+ *            (offsets by atomics), and only that, the results and the counters come back.
+ * Sync       two waits per batch: for the totals, then for the compact output.
  * Errors     none on device; CUDA API and launch errors become Status (WARPATH_CUDA_TRY).
  * Tested by  warpath selftest (check_stream_engine: against ref.stream); without a GPU,
  *            emu.stream in tests/stream (every test, every engine).
@@ -33,19 +34,31 @@ constexpr int kBlockSize   = 64;
 constexpr uint32_t kSlots  = 16384;  ///< flows on the GPU at once; the rest on the host
 constexpr size_t kCounters = sizeof(StreamCounters) / sizeof(uint64_t);
 
+// Each chain writes into its own bounded regions, then copies what it wrote to the compact
+// output at offsets it takes with atomics, so only what was delivered crosses back to the host.
 __global__ void __launch_bounds__(kBlockSize)
     chain_kernel(core::Limits lim, core::SlotFlow* slots, const core::SlotChain* chains, uint32_t n,
                  const core::SlotSegment* segs, const uint8_t* payload, core::SlotChunk* chunks,
-                 uint8_t* bytes, core::ChainResult* results, unsigned long long* counters) {
+                 uint8_t* bytes, core::ChainResult* results, unsigned long long* counters,
+                 core::SlotChunk* out_chunks, uint8_t* out_bytes, unsigned long long* totals) {
   const uint64_t j = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (j >= n) return;
   const core::SlotChain ch = chains[j];
   StreamCounters c;
-  results[j] = core::run_chain(lim, slots[ch.slot], ch, segs, payload, chunks + ch.chunk_at,
-                               bytes + ch.byte_at, c);
+  core::ChainResult r   = core::run_chain(lim, slots[ch.slot], ch, segs, payload,
+                                          chunks + ch.chunk_at, bytes + ch.byte_at, c);
   const uint64_t* words = reinterpret_cast<const uint64_t*>(&c);
   for (size_t i = 0; i < kCounters; ++i)
     if (words[i]) atomicAdd(counters + i, static_cast<unsigned long long>(words[i]));
+  r.chunk_first     = r.chunks ? atomicAdd(totals, static_cast<unsigned long long>(r.chunks)) : 0;
+  const uint64_t at = r.bytes ? atomicAdd(totals + 1, static_cast<unsigned long long>(r.bytes)) : 0;
+  for (uint32_t k = 0; k < r.chunks; ++k) {
+    core::SlotChunk o = chunks[ch.chunk_at + k];
+    o.bytes += at;
+    out_chunks[r.chunk_first + k] = o;
+  }
+  for (uint64_t k = 0; k < r.bytes; ++k) out_bytes[at + k] = bytes[ch.byte_at + k];
+  results[j] = r;
 }
 
 class GpuSlots final : public SlotBackend {
@@ -63,8 +76,6 @@ class GpuSlots final : public SlotBackend {
   Status run(const core::Limits& lim, const SlotBatch& b, SlotBatchOut& out) override {
     const uint32_t n = uint32_t(b.chains.size());
     out.results.resize(n);
-    out.chunks.resize(b.chunk_total);
-    out.bytes.resize(b.byte_total);
     WARPATH_TRY(segs_.reserve(b.segs.size() * sizeof(core::SlotSegment)));
     WARPATH_TRY(payload_.reserve(b.payload.size() + 1));
     WARPATH_TRY(chains_.reserve(n * sizeof(core::SlotChain)));
@@ -72,6 +83,9 @@ class GpuSlots final : public SlotBackend {
     WARPATH_TRY(bytes_.reserve(b.byte_total + 1));
     WARPATH_TRY(results_.reserve(n * sizeof(core::ChainResult)));
     WARPATH_TRY(counters_.reserve(sizeof(StreamCounters)));
+    WARPATH_TRY(out_chunks_.reserve(b.chunk_total * sizeof(core::SlotChunk)));
+    WARPATH_TRY(out_bytes_.reserve(b.byte_total + 1));
+    WARPATH_TRY(totals_.reserve(2 * sizeof(unsigned long long)));
     WARPATH_CUDA_TRY(cudaMemcpyAsync(segs_.ptr, b.segs.data(),
                                      b.segs.size() * sizeof(core::SlotSegment),
                                      cudaMemcpyHostToDevice, stream_));
@@ -81,23 +95,32 @@ class GpuSlots final : public SlotBackend {
     WARPATH_CUDA_TRY(cudaMemcpyAsync(chains_.ptr, b.chains.data(), n * sizeof(core::SlotChain),
                                      cudaMemcpyHostToDevice, stream_));
     WARPATH_CUDA_TRY(cudaMemsetAsync(counters_.ptr, 0, sizeof(StreamCounters), stream_));
+    WARPATH_CUDA_TRY(cudaMemsetAsync(totals_.ptr, 0, 2 * sizeof(unsigned long long), stream_));
     WARPATH_TRY(launch_stream_chains(
         lim, slots_.as<core::SlotFlow>(), chains_.as<core::SlotChain>(), n,
         segs_.as<core::SlotSegment>(), payload_.as<uint8_t>(), chunks_.as<core::SlotChunk>(),
         bytes_.as<uint8_t>(), results_.as<core::ChainResult>(), counters_.as<unsigned long long>(),
-        stream_));
+        out_chunks_.as<core::SlotChunk>(), out_bytes_.as<uint8_t>(),
+        totals_.as<unsigned long long>(), stream_));
     WARPATH_CUDA_TRY(cudaMemcpyAsync(out.results.data(), results_.ptr,
                                      n * sizeof(core::ChainResult), cudaMemcpyDeviceToHost,
                                      stream_));
-    // The chunk records and bytes are copied whole: each chain's part is bounded, not known.
-    WARPATH_CUDA_TRY(cudaMemcpyAsync(out.chunks.data(), chunks_.ptr,
-                                     b.chunk_total * sizeof(core::SlotChunk),
-                                     cudaMemcpyDeviceToHost, stream_));
-    if (b.byte_total)
-      WARPATH_CUDA_TRY(cudaMemcpyAsync(out.bytes.data(), bytes_.ptr, b.byte_total,
-                                       cudaMemcpyDeviceToHost, stream_));
     WARPATH_CUDA_TRY(cudaMemcpyAsync(&out.c, counters_.ptr, sizeof(StreamCounters),
                                      cudaMemcpyDeviceToHost, stream_));
+    unsigned long long totals[2] = {0, 0};
+    WARPATH_CUDA_TRY(
+        cudaMemcpyAsync(totals, totals_.ptr, sizeof totals, cudaMemcpyDeviceToHost, stream_));
+    WARPATH_CUDA_TRY(cudaStreamSynchronize(stream_));
+    // Only what was delivered comes back.
+    out.chunks.resize(totals[0]);
+    out.bytes.resize(totals[1]);
+    if (totals[0])
+      WARPATH_CUDA_TRY(cudaMemcpyAsync(out.chunks.data(), out_chunks_.ptr,
+                                       totals[0] * sizeof(core::SlotChunk), cudaMemcpyDeviceToHost,
+                                       stream_));
+    if (totals[1])
+      WARPATH_CUDA_TRY(cudaMemcpyAsync(out.bytes.data(), out_bytes_.ptr, totals[1],
+                                       cudaMemcpyDeviceToHost, stream_));
     WARPATH_CUDA_TRY(cudaStreamSynchronize(stream_));
     return Status::ok();
   }
@@ -111,6 +134,7 @@ class GpuSlots final : public SlotBackend {
 
  private:
   DeviceArray slots_, segs_, payload_, chains_, chunks_, bytes_, results_, counters_;
+  DeviceArray out_chunks_, out_bytes_, totals_;  // the compact output
   cudaStream_t stream_ = nullptr;
 };
 
@@ -120,11 +144,13 @@ Status launch_stream_chains(const core::Limits& lim, core::SlotFlow* slots,
                             const core::SlotChain* chains, uint32_t n,
                             const core::SlotSegment* segs, const uint8_t* payload,
                             core::SlotChunk* chunks, uint8_t* bytes, core::ChainResult* results,
-                            unsigned long long* counters, void* stream) {
+                            unsigned long long* counters, core::SlotChunk* out_chunks,
+                            uint8_t* out_bytes, unsigned long long* totals, void* stream) {
   if (n == 0) return Status::ok();
   const uint32_t blocks = (n + kBlockSize - 1) / kBlockSize;
   chain_kernel<<<blocks, kBlockSize, 0, static_cast<cudaStream_t>(stream)>>>(
-      lim, slots, chains, n, segs, payload, chunks, bytes, results, counters);
+      lim, slots, chains, n, segs, payload, chunks, bytes, results, counters, out_chunks, out_bytes,
+      totals);
   WARPATH_CUDA_TRY(cudaGetLastError());
   return Status::ok();
 }
