@@ -115,19 +115,22 @@ TEST(StreamChain, SideQueueCarriesTheStreamsAtEveryFrameSize) {
   const Streams want = direct(*in, sc, gaps);
   ASSERT_EQ(want.size(), 16u);  // directions that carried data (as tshark follows them)
   EXPECT_EQ(gaps, 1u);          // the capture lost 7,240 bytes of one response
-  for (uint32_t batch : {1u, 7u, 64u, 4096u}) {
-    SCOPED_TRACE("frame of " + std::to_string(batch));
-    auto specs = parse_chain(
-        "flow(capacity=256, engine=validate:cpu.flow) -> stream(midstream=on, depth=0, "
-        "engine=validate:cpu.stream) -> test-stream-sink -> wire");
-    ASSERT_TRUE(specs.is_ok());
-    auto chain = Chain::build(*specs, BuildEnv{});
-    ASSERT_TRUE(chain.is_ok()) << chain.status().message();
-    StreamSink::seen.clear();
-    auto out = run_chain_frames(**chain, *in, batch, Place::kCpu);
-    ASSERT_TRUE(out.is_ok()) << out.status().message();
-    EXPECT_EQ(StreamSink::seen, want);
-  }
+  // cpu.stream, and emu.stream (cuda.stream's schedule: each frame's segments one batch).
+  for (const char* engine : {"validate:cpu.stream", "validate:emu.stream"})
+    for (uint32_t batch : {1u, 7u, 64u, 4096u}) {
+      SCOPED_TRACE(std::string(engine) + ", frame of " + std::to_string(batch));
+      auto specs = parse_chain(
+          "flow(capacity=256, engine=validate:cpu.flow) -> stream(midstream=on, depth=0, "
+          "engine=" +
+          std::string(engine) + ") -> test-stream-sink -> wire");
+      ASSERT_TRUE(specs.is_ok());
+      auto chain = Chain::build(*specs, BuildEnv{});
+      ASSERT_TRUE(chain.is_ok()) << chain.status().message();
+      StreamSink::seen.clear();
+      auto out = run_chain_frames(**chain, *in, batch, Place::kCpu);
+      ASSERT_TRUE(out.is_ok()) << out.status().message();
+      EXPECT_EQ(StreamSink::seen, want);
+    }
 }
 
 TEST(StreamChain, NeedsAFlowModuleBeforeIt) {
