@@ -368,7 +368,9 @@ TEST(StreamHandshake, StaleFinsAndRstsOutsideTheWindowEndNothing) {
 TEST(StreamBounds, ALongTransferWithDataInFlightIsNotCapped) {
   // A bulk transfer whose receiver acknowledges 100 segments behind: the buffer is never empty,
   // yet only what is held counts against the caps.
-  for (const std::string& engine : {std::string("cpu.stream"), std::string("validate:cpu.stream")}) {
+  // emu.stream: the flow outgrows its slot (100 segments held) and moves to the host's stores.
+  for (const std::string& engine :
+       {std::string("cpu.stream"), std::string("validate:cpu.stream"), std::string("emu.stream")}) {
     StreamConfig c;
     c.depth = 0;
     Conn conn(engine, c, 0xfffff000u);
@@ -409,58 +411,63 @@ TEST(StreamBounds, FarAheadSegmentsAndCapsAreRefusedAndCounted) {
 }
 
 TEST(StreamBounds, MemcapHoldsAcrossFlowsAndDepthCutsStreams) {
-  StreamConfig c;
-  c.stream_cap = 4096;
-  c.memcap     = 10000;
-  auto r       = make_reassembler("validate:cpu.stream", c);
-  ASSERT_TRUE(r.is_ok());
-  std::string block(3000, 'z');
-  for (uint64_t f = 1; f <= 10; ++f) {
-    Segment s;
-    s.flow = f;
-    for (uint8_t step = 0; step < 3; ++step) {
-      s.dir   = step == 1;
-      s.flags = step == 0 ? kSyn : step == 1 ? (kSyn | kAck) : kAck;
-      s.seq   = step == 1 ? 100 : 1000 + (step == 2);
-      s.ack   = step == 1 ? 1001 : step == 2 ? 101 : 0;
+  for (const char* engine : {"validate:cpu.stream", "validate:emu.stream"}) {
+    SCOPED_TRACE(engine);
+    StreamConfig c;
+    c.stream_cap = 4096;
+    c.memcap     = 10000;
+    auto r       = make_reassembler(engine, c);
+    ASSERT_TRUE(r.is_ok());
+    std::string block(3000, 'z');
+    for (uint64_t f = 1; f <= 10; ++f) {
+      Segment s;
+      s.flow = f;
+      for (uint8_t step = 0; step < 3; ++step) {
+        s.dir   = step == 1;
+        s.flags = step == 0 ? kSyn : step == 1 ? (kSyn | kAck) : kAck;
+        s.seq   = step == 1 ? 100 : 1000 + (step == 2);
+        s.ack   = step == 1 ? 1001 : step == 2 ? 101 : 0;
+        ASSERT_TRUE((*r)->segment(s, nullptr).is_ok());
+      }
+      s.dir   = 0;
+      s.flags = kAck;
+      s.seq   = 1002;  // one byte past the first: a hole keeps it buffered
+      s.data  = reinterpret_cast<const uint8_t*>(block.data());
+      s.len   = uint32_t(block.size());
       ASSERT_TRUE((*r)->segment(s, nullptr).is_ok());
     }
-    s.dir   = 0;
-    s.flags = kAck;
-    s.seq   = 1002;  // one byte past the first: a hole keeps it buffered
-    s.data  = reinterpret_cast<const uint8_t*>(block.data());
-    s.len   = uint32_t(block.size());
-    ASSERT_TRUE((*r)->segment(s, nullptr).is_ok());
-  }
-  StreamCounters n = (*r)->counters();
-  EXPECT_LE(n.buffered_bytes, c.memcap);
-  EXPECT_GT(n.memcap, 0u);
+    StreamCounters n = (*r)->counters();
+    EXPECT_LE(n.buffered_bytes, c.memcap);
+    EXPECT_GT(n.memcap, 0u);
 
-  StreamConfig d;
-  d.depth = 5;
-  Conn conn("validate:cpu.stream", d, 9);
-  conn.handshake();
-  conn.data(1, "0123456789");
-  conn.data(11, "abc");
-  conn.close();
-  EXPECT_EQ(conn.client(), "01234");
-  EXPECT_EQ(conn.r->counters().depth_reached, 1u);
+    StreamConfig d;
+    d.depth = 5;
+    Conn conn(engine, d, 9);
+    conn.handshake();
+    conn.data(1, "0123456789");
+    conn.data(11, "abc");
+    conn.close();
+    EXPECT_EQ(conn.client(), "01234");
+    EXPECT_EQ(conn.r->counters().depth_reached, 1u);
+  }
 }
 
 TEST(StreamBounds, MaxFlowsBoundsHalfOpenState) {
-  StreamConfig c;
-  c.max_flows = 100;
-  auto r      = make_reassembler("cpu.stream", c);
-  ASSERT_TRUE(r.is_ok());
-  for (uint64_t f = 1; f <= 100000; ++f) {  // a SYN flood
-    Segment s;
-    s.flow  = f;
-    s.flags = kSyn;
-    s.seq   = uint32_t(f);
-    ASSERT_TRUE((*r)->segment(s, nullptr).is_ok());
+  for (const char* engine : {"cpu.stream", "emu.stream"}) {
+    StreamConfig c;
+    c.max_flows = 100;
+    auto r      = make_reassembler(engine, c);
+    ASSERT_TRUE(r.is_ok());
+    for (uint64_t f = 1; f <= 100000; ++f) {  // a SYN flood
+      Segment s;
+      s.flow  = f;
+      s.flags = kSyn;
+      s.seq   = uint32_t(f);
+      ASSERT_TRUE((*r)->segment(s, nullptr).is_ok());
+    }
+    EXPECT_EQ((*r)->flows(), 100u);
+    EXPECT_EQ((*r)->counters().flows_refused, 100000u - 100u);
   }
-  EXPECT_EQ((*r)->flows(), 100u);
-  EXPECT_EQ((*r)->counters().flows_refused, 100000u - 100u);
 }
 
 TEST(StreamConfigCheck, ErrorsNameTheField) {
