@@ -167,13 +167,15 @@ Status SlotReassembler::serial(const Segment* segs, uint32_t n, const ChunkSink&
   for (uint32_t i = 0; i < n; ++i) {
     Entry* e = admit(segs[i]);
     if (!e) continue;
-    if (e->slot >= 0) WARPATH_TRY(to_host(*e));
+    if (e->slot >= 0)
+      if (Status st = to_host(*e); !st.is_ok()) return failed_ = st;
     core::flow_segment(ctx, *e->host, segs[i]);
   }
   return Status::ok();
 }
 
 Status SlotReassembler::segments(const Segment* segs, uint32_t n, const ChunkSink& sink) {
+  WARPATH_TRY(failed_);
   if (n == 0) return Status::ok();
   uint64_t need = total_ + held_ * core::kSegmentOverhead;
   for (uint32_t i = 0; i < n; ++i) need += segs[i].len + core::kSegmentOverhead;
@@ -231,7 +233,7 @@ Status SlotReassembler::segments(const Segment* segs, uint32_t n, const ChunkSin
   place_chains(b, chain_of_);
 
   if (!b.chains.empty()) {
-    WARPATH_TRY(backend_->run(lim_, b, out_));
+    if (Status st = backend_->run(lim_, b, out_); !st.is_ok()) return failed_ = st;
     stats_.chains += b.chains.size();
     add_counters(c_, out_.c);
     for (size_t j = 0; j < b.chains.size(); ++j) {
@@ -254,7 +256,7 @@ Status SlotReassembler::segments(const Segment* segs, uint32_t n, const ChunkSin
       }
       if (res.stopped == core::kEnd) continue;
       // The slot could not hold the flow: the rest of its chain runs on the host's stores.
-      WARPATH_TRY(to_host(e));
+      if (Status st = to_host(e); !st.is_ok()) return failed_ = st;
       stats_.moved += 1;
       for (uint32_t k = res.stopped; k != core::kEnd; k = b.segs[k].next) {
         seg_index = arrival_[k];
@@ -275,6 +277,7 @@ Status SlotReassembler::segments(const Segment* segs, uint32_t n, const ChunkSin
 }
 
 Status SlotReassembler::close(uint64_t flow, const ChunkSink& sink) {
+  WARPATH_TRY(failed_);
   auto it = flows_.find(flow);
   if (it == flows_.end()) return Status::ok();
   HostRules ctx = rules(sink);
@@ -282,7 +285,7 @@ Status SlotReassembler::close(uint64_t flow, const ChunkSink& sink) {
   if (e.slot >= 0) {
     if (!e.fresh) {
       core::SlotFlow f;
-      WARPATH_TRY(backend_->read(uint32_t(e.slot), f));
+      if (Status st = backend_->read(uint32_t(e.slot), f); !st.is_ok()) return failed_ = st;
       core::close_flow(ctx, flow, f);
     }
     free_.push_back(uint32_t(e.slot));

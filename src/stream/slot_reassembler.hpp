@@ -111,6 +111,9 @@ class SlotReassembler final : public Reassembler {
   uint64_t total_ = 0, held_ = 0;
   StreamCounters c_;
   SlotStats stats_;
+  /// A backend call that failed (a GPU error) leaves slots and totals out of step with the
+  /// flows: the engine answers every later call with that error.
+  Status failed_ = Status::ok();
   std::vector<uint8_t> scratch_;
   SlotBatch batch_;
   SlotBatchOut out_;

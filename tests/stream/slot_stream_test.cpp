@@ -150,5 +150,32 @@ TEST(SlotStream, ASlotStoreSplitsAndTakesAsTheRangeStore) {
   EXPECT_EQ(st.first_start(), core::kNever);
 }
 
+// A device that fails (out of memory, a lost GPU): the call that met it and every later one
+// fail with its error, rather than running on slots that were never reset.
+class FailingSlots final : public detail::SlotBackend {
+ public:
+  uint32_t slots() const override { return 4; }
+  Status run(const core::Limits&, const detail::SlotBatch&, detail::SlotBatchOut&) override {
+    return Status(Errc::kCudaError, "device lost");
+  }
+  Status read(uint32_t, core::SlotFlow&) override {
+    return Status(Errc::kCudaError, "device lost");
+  }
+};
+
+TEST(SlotStream, ADeviceErrorFailsThatCallAndEveryLaterOne) {
+  StreamGenParams p;
+  p.flows                  = 2;
+  const GeneratedStreams g = generate_streams(p);
+  detail::SlotReassembler r("cuda.stream", {}, std::make_unique<FailingSlots>());
+  const Status first = r.segments(g.segments.data(), uint32_t(g.segments.size()), nullptr);
+  EXPECT_EQ(first.code(), Errc::kCudaError);
+  EXPECT_EQ(first.message(), "device lost");
+  EXPECT_EQ(r.segment(g.segments[0], nullptr).code(), Errc::kCudaError);
+  EXPECT_EQ(r.segments(nullptr, 0, nullptr).code(), Errc::kCudaError);
+  EXPECT_EQ(r.close(1, nullptr).code(), Errc::kCudaError);
+  EXPECT_EQ(r.close_all(nullptr).code(), Errc::kCudaError);
+}
+
 }  // namespace
 }  // namespace warpath::stream

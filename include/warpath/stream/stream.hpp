@@ -171,7 +171,8 @@ class Reassembler {
   /// the last segment was taken by comparing it before and after.
   virtual uint64_t refused() const = 0;
   /// One segment; delivered chunks go to `sink` (their data is valid during the call). Fails
-  /// only in validate: wrappers (kInvalidArgument naming the first difference).
+  /// in validate: wrappers (kInvalidArgument naming the first difference), and in a GPU engine
+  /// whose device call failed (then every later call fails with that error).
   virtual Status segment(const Segment& s, const ChunkSink& sink) = 0;
   /// n segments in arrival order, as n calls of segment() would take them (the same chunks,
   /// in the same order, and the same counters); a batching engine (cuda.stream) runs them at

@@ -74,12 +74,14 @@ class StreamModule final : public Module {
     st.chunks.clear();
     st.bytes.clear();
     const stream::ChunkSink sink = [&st](const stream::Chunk& c) { keep(st, c); };
-    // Arrival order; fails only under validate: engines, which the self-test runs.
+    // Arrival order; fails under validate: engines and on a GPU engine's device error: the
+    // first failure is kept for finish to return (post cannot).
     const auto n = uint32_t(std::min<size_t>(f.size(), fs.by_packet.size()));
-    (void)stream::reassemble_batch(*st.reassembler, f.batch.view(), f.infos.data(),
-                                   fs.by_packet.data(), n, sink, false, sel.mask);
+    Status s     = stream::reassemble_batch(*st.reassembler, f.batch.view(), f.infos.data(),
+                                            fs.by_packet.data(), n, sink, false, sel.mask);
     for (const flow::FlowRecord& r : fs.ended)
-      if (r.proto == 6) (void)st.reassembler->close(r.serial, sink);
+      if (r.proto == 6 && s.is_ok()) s = st.reassembler->close(r.serial, sink);
+    if (!s.is_ok() && st.failed.is_ok()) st.failed = s;
     rebase(st);
     publish(st);
   }
@@ -88,6 +90,7 @@ class StreamModule final : public Module {
     auto& st = static_cast<StreamWorkerState&>(state);
     st.chunks.clear();
     st.bytes.clear();
+    WARPATH_TRY(st.failed);
     WARPATH_TRY(st.reassembler->close_all([&st](const stream::Chunk& c) { keep(st, c); }));
     rebase(st);
     publish(st);

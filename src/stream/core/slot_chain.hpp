@@ -49,10 +49,12 @@ struct SlotStore {
   WARPATH_HD const Piece& piece(uint32_t i) const { return p[i]; }
 
   /// Could [at, at + len) be inserted (at >= base, the direction's first undelivered offset)?
-  /// An insert adds at most one range per hole it fills and two split parts.
+  /// An insert past every range adds one; another at most one per hole it fills and two split
+  /// parts.
   WARPATH_HD bool fits(uint64_t base, uint64_t at, uint64_t len) const {
     const uint64_t e = at + len;
     if (e - base > B) return false;
+    if (n == 0 || p[n - 1].end <= at) return n < P;  // in order: one range appended
     uint32_t over = 0;
     for (uint32_t i = 0; i < n; ++i) over += p[i].start < e && p[i].end > at;
     return n + over + 3 <= P;

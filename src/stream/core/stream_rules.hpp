@@ -4,7 +4,7 @@
 // bounds, overlaps, delivery, gaps), written once for the host and the device: every engine
 // runs these functions on its own flow state, byte store and end queue.
 //
-//   Store  one direction's buffered bytes (core/ranges: ByteStore, RangeStore; slot_store.hpp
+//   Store  one direction's buffered bytes (core/ranges: ByteStore, RangeStore; slot_chain.hpp
 //          on the device): buffered(), insert(at, data, n, os, oe, wins) -> ranges::Insert,
 //          contiguous_end(from), first_start(), take(from, to, out).
 //   Held   the ends of the direction's held segments in insertion order (EndQueue on the host,
