@@ -276,23 +276,38 @@ Status SlotReassembler::segments(const Segment* segs, uint32_t n, const ChunkSin
   return Status::ok();
 }
 
-Status SlotReassembler::close(uint64_t flow, const ChunkSink& sink) {
+Status SlotReassembler::close_many(const uint64_t* flows, uint32_t n, const ChunkSink& sink) {
   WARPATH_TRY(failed_);
-  auto it = flows_.find(flow);
-  if (it == flows_.end()) return Status::ok();
-  HostRules ctx = rules(sink);
-  Entry& e      = it->second;
-  if (e.slot >= 0) {
-    if (!e.fresh) {
-      core::SlotFlow f;
-      if (Status st = backend_->read(uint32_t(e.slot), f); !st.is_ok()) return failed_ = st;
-      core::close_flow(ctx, flow, f);
+  // The slots of the flows that have one, read back at once.
+  closing_.clear();
+  read_at_.assign(n, -1);
+  for (uint32_t i = 0; i < n; ++i)
+    if (auto it = flows_.find(flows[i]);
+        it != flows_.end() && it->second.slot >= 0 && !it->second.fresh) {
+      read_at_[i] = int32_t(closing_.size());
+      closing_.push_back(uint32_t(it->second.slot));
     }
-    free_.push_back(uint32_t(e.slot));
-  } else {
-    core::close_flow(ctx, flow, *e.host);
+  if (closing_.size() > read_cap_) {
+    read_cap_ = uint32_t(closing_.size());
+    read_.reset(new core::SlotFlow[read_cap_]);
   }
-  flows_.erase(it);
+  if (!closing_.empty())
+    if (Status st = backend_->read_many(closing_.data(), uint32_t(closing_.size()), read_.get());
+        !st.is_ok())
+      return failed_ = st;
+  HostRules ctx = rules(sink);
+  for (uint32_t i = 0; i < n; ++i) {
+    auto it = flows_.find(flows[i]);
+    if (it == flows_.end()) continue;  // no state, or closed earlier in this call
+    Entry& e = it->second;
+    if (e.slot >= 0) {
+      if (!e.fresh) core::close_flow(ctx, flows[i], read_[size_t(read_at_[i])]);
+      free_.push_back(uint32_t(e.slot));
+    } else {
+      core::close_flow(ctx, flows[i], *e.host);
+    }
+    flows_.erase(it);
+  }
   return Status::ok();
 }
 
@@ -301,8 +316,7 @@ Status SlotReassembler::close_all(const ChunkSink& sink) {
   ids.reserve(flows_.size());
   for (const auto& [id, e] : flows_) ids.push_back(id);
   std::sort(ids.begin(), ids.end());
-  for (uint64_t id : ids) WARPATH_TRY(close(id, sink));
-  return Status::ok();
+  return close_many(ids.data(), uint32_t(ids.size()), sink);
 }
 
 void add_counters(StreamCounters& a, const StreamCounters& b) {

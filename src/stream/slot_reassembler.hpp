@@ -50,6 +50,11 @@ class SlotBackend {
   virtual Status run(const core::Limits& lim, const SlotBatch& batch, SlotBatchOut& out) = 0;
   /// A copy of a slot's flow.
   virtual Status read(uint32_t slot, core::SlotFlow& out) = 0;
+  /// Copies of n slots' flows (a GPU gathers them and copies them back at once).
+  virtual Status read_many(const uint32_t* slots, uint32_t n, core::SlotFlow* out) {
+    for (uint32_t i = 0; i < n; ++i) WARPATH_TRY(read(slots[i], out[i]));
+    return Status::ok();
+  }
 };
 
 /// How a SlotReassembler's work went where.
@@ -76,7 +81,8 @@ class SlotReassembler final : public Reassembler {
   Status segment(const Segment& s, const ChunkSink& sink) override { return segments(&s, 1, sink); }
   Status segments(const Segment* s, uint32_t n, const ChunkSink& sink) override;
   bool batches() const override { return true; }
-  Status close(uint64_t flow, const ChunkSink& sink) override;
+  Status close(uint64_t flow, const ChunkSink& sink) override { return close_many(&flow, 1, sink); }
+  Status close_many(const uint64_t* flows, uint32_t n, const ChunkSink& sink) override;
   Status close_all(const ChunkSink& sink) override;
 
  private:
@@ -122,6 +128,10 @@ class SlotReassembler final : public Reassembler {
   std::vector<uint32_t> arrival_;  ///< per batch segment: its index in the caller's batch
   std::vector<uint32_t> tail_;     ///< per chain: its last segment so far
   std::vector<Entry*> chain_entry_;  ///< per chain: its flow
+  std::vector<uint32_t> closing_;    ///< close_many: the slots read back
+  std::vector<int32_t> read_at_;     ///< ... per flow asked for: its copy, or -1
+  std::unique_ptr<core::SlotFlow[]> read_;  ///< ... their copies
+  uint32_t read_cap_ = 0;
 };
 
 /// a += b, field by field.

@@ -54,6 +54,10 @@ class ValidatingReassembler final : public ValidatingPair<Reassembler> {
   Status close(uint64_t flow, const ChunkSink& sink) override {
     return both([&](Reassembler& r, const ChunkSink& k) { return r.close(flow, k); }, sink);
   }
+  Status close_many(const uint64_t* flows, uint32_t n, const ChunkSink& sink) override {
+    return both([&](Reassembler& r, const ChunkSink& k) { return r.close_many(flows, n, k); },
+                sink);
+  }
   Status close_all(const ChunkSink& sink) override {
     return both([&](Reassembler& r, const ChunkSink& k) { return r.close_all(k); }, sink);
   }

@@ -186,6 +186,11 @@ class Reassembler {
   virtual bool batches() const { return false; }
   /// The flow ended: what is buffered is delivered (gaps declared between) and its state freed.
   virtual Status close(uint64_t flow, const ChunkSink& sink) = 0;
+  /// close() of each of n flows, in that order (a GPU engine reads their state back at once).
+  virtual Status close_many(const uint64_t* flows, uint32_t n, const ChunkSink& sink) {
+    for (uint32_t i = 0; i < n; ++i) WARPATH_TRY(close(flows[i], sink));
+    return Status::ok();
+  }
   /// Closes every flow with state, in flow order (the end of the input).
   virtual Status close_all(const ChunkSink& sink) = 0;
   /// Flows with state now.

@@ -79,8 +79,11 @@ class StreamModule final : public Module {
     const auto n = uint32_t(std::min<size_t>(f.size(), fs.by_packet.size()));
     Status s     = stream::reassemble_batch(*st.reassembler, f.batch.view(), f.infos.data(),
                                             fs.by_packet.data(), n, sink, false, sel.mask);
+    st.closing.clear();
     for (const flow::FlowRecord& r : fs.ended)
-      if (r.proto == 6 && s.is_ok()) s = st.reassembler->close(r.serial, sink);
+      if (r.proto == 6) st.closing.push_back(r.serial);
+    if (s.is_ok() && !st.closing.empty())
+      s = st.reassembler->close_many(st.closing.data(), uint32_t(st.closing.size()), sink);
     if (!s.is_ok() && st.failed.is_ok()) st.failed = s;
     rebase(st);
     publish(st);

@@ -14,6 +14,7 @@ namespace warpath::runtime {
 struct StreamWorkerState final : ModuleState {
   explicit StreamWorkerState(size_t count) : ModuleState(count) {}
   std::unique_ptr<stream::Reassembler> reassembler;
+  std::vector<uint64_t> closing;  ///< the frame's ended TCP flows (scratch)
   /// The engine's first failure (a validate: difference, a GPU error): finish returns it.
   Status failed = Status::ok();
   /// This frame's chunks: data points into `bytes` (valid until the next frame's post).

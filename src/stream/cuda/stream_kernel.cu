@@ -61,6 +61,19 @@ __global__ void __launch_bounds__(kBlockSize)
   results[j] = r;
 }
 
+// Copies slots[ids[i]] to out[i] (16-byte words; a block per slot): the flows being closed,
+// gathered for one copy back.
+__global__ void __launch_bounds__(256)
+    gather_kernel(const core::SlotFlow* slots, const uint32_t* ids, uint32_t n,
+                  core::SlotFlow* out) {
+  static_assert(sizeof(core::SlotFlow) % sizeof(uint4) == 0);
+  constexpr uint32_t kWords = sizeof(core::SlotFlow) / sizeof(uint4);
+  if (blockIdx.x >= n) return;
+  const uint4* from = reinterpret_cast<const uint4*>(slots + ids[blockIdx.x]);
+  uint4* to         = reinterpret_cast<uint4*>(out + blockIdx.x);
+  for (uint32_t w = threadIdx.x; w < kWords; w += blockDim.x) to[w] = from[w];
+}
+
 class GpuSlots final : public SlotBackend {
  public:
   Status init() {
@@ -125,6 +138,22 @@ class GpuSlots final : public SlotBackend {
     return Status::ok();
   }
 
+  Status read_many(const uint32_t* ids, uint32_t n, core::SlotFlow* out) override {
+    if (n == 0) return Status::ok();
+    if (n == 1) return read(ids[0], out[0]);
+    WARPATH_TRY(ids_.reserve(n * sizeof(uint32_t)));
+    WARPATH_TRY(gathered_.reserve(size_t(n) * sizeof(core::SlotFlow)));
+    WARPATH_CUDA_TRY(
+        cudaMemcpyAsync(ids_.ptr, ids, n * sizeof(uint32_t), cudaMemcpyHostToDevice, stream_));
+    gather_kernel<<<n, 256, 0, stream_>>>(slots_.as<core::SlotFlow>(), ids_.as<uint32_t>(), n,
+                                          gathered_.as<core::SlotFlow>());
+    WARPATH_CUDA_TRY(cudaGetLastError());
+    WARPATH_CUDA_TRY(cudaMemcpyAsync(out, gathered_.ptr, size_t(n) * sizeof(core::SlotFlow),
+                                     cudaMemcpyDeviceToHost, stream_));
+    WARPATH_CUDA_TRY(cudaStreamSynchronize(stream_));
+    return Status::ok();
+  }
+
   Status read(uint32_t slot, core::SlotFlow& out) override {
     WARPATH_CUDA_TRY(cudaMemcpyAsync(&out, slots_.as<core::SlotFlow>() + slot,
                                      sizeof(core::SlotFlow), cudaMemcpyDeviceToHost, stream_));
@@ -135,6 +164,7 @@ class GpuSlots final : public SlotBackend {
  private:
   DeviceArray slots_, segs_, payload_, chains_, chunks_, bytes_, results_, counters_;
   DeviceArray out_chunks_, out_bytes_, totals_;  // the compact output
+  DeviceArray ids_, gathered_;                   // read_many
   cudaStream_t stream_ = nullptr;
 };
 
