@@ -3,6 +3,7 @@
 // store (core/ranges: ByteStore for ref.stream, RangeStore for cpu.stream).
 #pragma once
 #include <algorithm>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -21,19 +22,21 @@ using ranges::kNever;
 /// short connection costs no allocation for it.
 class EndQueue {
  public:
+  EndQueue()                               = default;
+  EndQueue(EndQueue&&) noexcept            = default;
+  EndQueue& operator=(EndQueue&&) noexcept = default;
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
   uint64_t front() const { return at(0); }
   void push_back(uint64_t v) {
-    if (head_ + size_ == kInline && spill_.empty()) {  // move the inline ones out, then grow
-      spill_.assign(inline_ + head_, inline_ + head_ + size_);
-      head_ = 0;
+    if (!spill_ && head_ + size_ == kInline) {  // move the inline ones out, then grow
+      spill_ = std::make_unique<std::vector<uint64_t>>(inline_ + head_, inline_ + head_ + size_);
+      head_  = 0;
     }
-    if (spill_.empty() && head_ + size_ < kInline) {
+    if (!spill_)
       inline_[head_ + size_] = v;
-    } else {
-      spill_.push_back(v);
-    }
+    else
+      spill_->push_back(v);
     ++size_;
   }
   void pop_front() {
@@ -41,19 +44,19 @@ class EndQueue {
     --size_;
     if (size_ == 0) {
       head_ = 0;
-      spill_.clear();
-    } else if (!spill_.empty() && head_ > spill_.size() / 2) {
-      spill_.erase(spill_.begin(), spill_.begin() + long(head_));
+      spill_.reset();
+    } else if (spill_ && head_ > spill_->size() / 2) {
+      spill_->erase(spill_->begin(), spill_->begin() + long(head_));
       head_ = 0;
     }
   }
 
  private:
-  static constexpr size_t kInline = 4;
-  uint64_t at(size_t i) const { return spill_.empty() ? inline_[head_ + i] : spill_[head_ + i]; }
+  static constexpr uint32_t kInline = 4;
+  uint64_t at(size_t i) const { return spill_ ? (*spill_)[head_ + i] : inline_[head_ + i]; }
   uint64_t inline_[kInline] = {};
-  std::vector<uint64_t> spill_;
-  size_t head_ = 0, size_ = 0;
+  std::unique_ptr<std::vector<uint64_t>> spill_;  // past kInline (a pointer: the node stays small)
+  uint32_t head_ = 0, size_ = 0;
 };
 
 /// The policy of the receiving host `host` (network order; null: none known): the longest

@@ -57,15 +57,15 @@ inline Limits limits_of(const StreamConfig& c) {
 enum class Phase : uint8_t { kNone, kSyn, kSynAck, kOpen };
 
 /// One direction's scalars.
-struct Dir {
+struct Dir {  // 40 bytes: the small fields first
   bool open         = false;
   bool depth_hit    = false;
+  Policy policy     = Policy::kBsd;  ///< the receiving host's
   uint32_t first    = 0;             ///< sequence number of offset 0
   uint64_t base     = 0;             ///< first undelivered offset
   uint64_t acked    = 0;             ///< offsets below were acknowledged (clamped to sent_end)
   uint64_t sent_end = 0;             ///< end of the bytes the sender was seen to send
   uint64_t fin      = kNever;        ///< offset of the FIN
-  Policy policy     = Policy::kBsd;  ///< the receiving host's
 };
 /// A flow's scalars: what a device thread saves before a segment it may have to hand back.
 struct FlowMeta {
