@@ -95,10 +95,7 @@ std::unique_ptr<SlotBackend> make_host_slots(uint32_t slots) {
 
 SlotReassembler::SlotReassembler(std::string id, const StreamConfig& config,
                                  std::unique_ptr<SlotBackend> backend)
-    : id_(std::move(id)),
-      config_(config),
-      lim_(core::limits_of(config)),
-      backend_(std::move(backend)) {
+    : HostReassembler(std::move(id), config), backend_(std::move(backend)) {
   const uint32_t n = backend_->slots();
   chain_of_.assign(n, -1);
   for (uint32_t i = n; i-- > 0;) free_.push_back(i);

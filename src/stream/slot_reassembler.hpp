@@ -65,18 +65,10 @@ struct SlotStats {
   uint64_t serial_batches = 0;  ///< batches run on the host in arrival order (near memcap)
 };
 
-class SlotReassembler final : public Reassembler {
+class SlotReassembler final : public HostReassembler {
  public:
   const SlotStats& stats() const { return stats_; }
   SlotReassembler(std::string id, const StreamConfig& config, std::unique_ptr<SlotBackend> backend);
-  std::string_view id() const noexcept override { return id_; }
-  const StreamConfig& config() const noexcept override { return config_; }
-  StreamCounters counters() const override {
-    StreamCounters c = c_;
-    c.buffered_bytes = total_;
-    return c;
-  }
-  uint64_t refused() const override { return stream::refused(c_); }
   size_t flows() const override { return flows_.size(); }
   Status segment(const Segment& s, const ChunkSink& sink) override { return segments(&s, 1, sink); }
   Status segments(const Segment* s, uint32_t n, const ChunkSink& sink) override;
@@ -100,27 +92,18 @@ class SlotReassembler final : public Reassembler {
     bool device = false;  ///< bytes in out_.bytes (ch.data set)
   };
 
-  HostRules rules(const ChunkSink& sink) {
-    return HostRules{&config_, lim_, &c_, &total_, &held_, &scratch_, &sink};
-  }
   Status to_host(Entry& e);  // the slot's flow onto the host's stores; the slot freed
   Status serial(const Segment* s, uint32_t n, const ChunkSink& sink);
   Entry* admit(const Segment& s);
 
-  std::string id_;
-  StreamConfig config_;
-  core::Limits lim_;
   std::unique_ptr<SlotBackend> backend_;
   std::unordered_map<uint64_t, Entry> flows_;
   std::vector<uint32_t> free_;     ///< free slots
   std::vector<int64_t> chain_of_;  ///< per slot: its chain in this batch, or -1
-  uint64_t total_ = 0, held_ = 0;
-  StreamCounters c_;
   SlotStats stats_;
   /// A backend call that failed (a GPU error) leaves slots and totals out of step with the
   /// flows: the engine answers every later call with that error.
   Status failed_ = Status::ok();
-  std::vector<uint8_t> scratch_;
   SlotBatch batch_;
   SlotBatchOut out_;
   std::vector<Rec> recs_;

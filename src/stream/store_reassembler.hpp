@@ -113,22 +113,43 @@ struct HostRules {
   }
 };
 
+/// What the host's engines share: id, configuration, counters and totals, and the HostRules
+/// context over them.
+class HostReassembler : public Reassembler {
+ public:
+  std::string_view id() const noexcept override { return id_; }
+  const StreamConfig& config() const noexcept override { return config_; }
+  StreamCounters counters() const override {
+    StreamCounters c = c_;
+    c.buffered_bytes = total_;
+    return c;
+  }
+  uint64_t refused() const override { return stream::refused(c_); }
+
+ protected:
+  HostReassembler(std::string id, const StreamConfig& config)
+      : id_(std::move(id)), config_(config), lim_(core::limits_of(config)) {}
+  HostRules rules(const ChunkSink& sink) {
+    return HostRules{&config_, lim_, &c_, &total_, &held_, &scratch_, &sink};
+  }
+
+  std::string id_;
+  StreamConfig config_;
+  core::Limits lim_;
+  uint64_t total_ = 0;
+  uint64_t held_  = 0;  ///< segments held over all streams
+  StreamCounters c_;
+  std::vector<uint8_t> scratch_;
+};
+
 template <class Store>
-class StoreReassembler final : public Reassembler {
+class StoreReassembler final : public HostReassembler {
  public:
   using Flow = core::FlowState<Store, EndQueue>;
 
   StoreReassembler(std::string id, const StreamConfig& config)
-      : id_(std::move(id)), config_(config), lim_(core::limits_of(config)) {}
+      : HostReassembler(std::move(id), config) {}
 
-  std::string_view id() const noexcept override { return id_; }
-  const StreamConfig& config() const noexcept override { return config_; }
-  StreamCounters counters() const override {
-    StreamCounters c   = c_;
-    c.buffered_bytes   = total_;
-    return c;
-  }
-  uint64_t refused() const override { return stream::refused(c_); }
   size_t flows() const override { return flows_.size(); }
 
   Status segment(const Segment& s, const ChunkSink& sink) override {
@@ -179,18 +200,7 @@ class StoreReassembler final : public Reassembler {
   }
 
  private:
-  HostRules rules(const ChunkSink& sink) {
-    return HostRules{&config_, lim_, &c_, &total_, &held_, &scratch_, &sink};
-  }
-
-  std::string id_;
-  StreamConfig config_;
-  core::Limits lim_;
   std::unordered_map<uint64_t, Flow> flows_;
-  uint64_t total_ = 0;
-  uint64_t held_  = 0;  ///< segments held over all streams
-  StreamCounters c_;
-  std::vector<uint8_t> scratch_;
 };
 
 }  // namespace warpath::stream::detail

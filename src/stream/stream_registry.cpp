@@ -168,30 +168,33 @@ using ReassemblerTable = EngineTable<Reassembler(const StreamConfig&)>;
 const ReassemblerTable& engine_table() {
   static const ReassemblerTable table(
       "stream",
+      // The #if inside the list makes clang-format indent each entry differently.
+      // clang-format off
       {
-        {{"ref.stream", "one map entry per buffered byte (the oracle)", 0, engine_always},
-         [](const StreamConfig& c) -> ReassemblerTable::Made {
-           return detail::make_ref_reassembler(c);
-         }},
-            {{"cpu.stream", "segment ranges split on overlap", 10, engine_always},
-             [](const StreamConfig& c) -> ReassemblerTable::Made {
-               return detail::make_cpu_reassembler(c);
-             }},
-            {{"emu.stream",
-              "cuda.stream's schedule on the host: flows in 8 fixed slots run as chains, the rest "
-              "on cpu.stream's stores (how cuda.stream is tested without a GPU)",
-              0, engine_always},
-             [](const StreamConfig& c) -> ReassemblerTable::Made {
-               return detail::make_emu_reassembler(c);
-             }},
+          {{"ref.stream", "one map entry per buffered byte (the oracle)", 0, engine_always},
+           [](const StreamConfig& c) -> ReassemblerTable::Made {
+             return detail::make_ref_reassembler(c);
+           }},
+          {{"cpu.stream", "segment ranges split on overlap", 10, engine_always},
+           [](const StreamConfig& c) -> ReassemblerTable::Made {
+             return detail::make_cpu_reassembler(c);
+           }},
+          {{"emu.stream",
+            "cuda.stream's schedule on the host: flows in 8 fixed slots run as chains, the rest "
+            "on cpu.stream's stores (how cuda.stream is tested without a GPU)",
+            0, engine_always},
+           [](const StreamConfig& c) -> ReassemblerTable::Made {
+             return detail::make_emu_reassembler(c);
+           }},
 #if defined(WARPATH_HAVE_CUDA)
-            {{"cuda.stream",
-              "flows in GPU slots, one thread per flow over its segments of a batch (GASPP's "
-              "next-packet chains); flows a slot cannot hold move to cpu.stream's stores",
-              5, cuda_engine_available},
-             [](const StreamConfig& c) { return detail::make_cuda_reassembler(c); }},
+          {{"cuda.stream",
+            "flows in GPU slots, one thread per flow over its segments of a batch (GASPP's "
+            "next-packet chains); flows a slot cannot hold move to cpu.stream's stores",
+            5, cuda_engine_available},
+           [](const StreamConfig& c) { return detail::make_cuda_reassembler(c); }},
 #endif
       },
+      // clang-format on
       &ReassemblerTable::wrap<ValidatingReassembler>);
   return table;
 }
