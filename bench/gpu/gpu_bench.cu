@@ -314,17 +314,8 @@ Status run_stream(int repeat, std::vector<Row>& rows) {
     detail::SlotBatch b;
     std::vector<int64_t> chain_of(flows, -1);
     std::vector<uint32_t> tail;
-    for (const Segment& s : g.segments) {
-      core::SlotSegment x;
-      x.flow    = s.flow;
-      x.seq     = s.seq;
-      x.ack     = s.ack;
-      x.len     = s.len;
-      x.missing = s.missing;
-      x.dir     = s.dir;
-      x.flags   = s.flags;
-      detail::add_to_chain(b, chain_of, tail, uint32_t(s.flow - 1), true, 0, x, s.data);
-    }
+    for (const Segment& s : g.segments)
+      detail::add_to_chain(b, chain_of, tail, uint32_t(s.flow - 1), true, 0, s);
     detail::place_chains(b, chain_of);
     const core::Limits lim = core::limits_of(StreamConfig{});
     const uint32_t n       = uint32_t(b.chains.size());

@@ -52,11 +52,20 @@ class HostSlots final : public SlotBackend {
 }  // namespace
 
 void add_to_chain(SlotBatch& b, std::vector<int64_t>& chain_of, std::vector<uint32_t>& tail,
-                  uint32_t slot, bool fresh, uint64_t slot_bytes, core::SlotSegment g,
-                  const uint8_t* data) {
-  g.data = b.payload.size();
-  g.next = core::kEnd;
-  if (g.len) b.payload.insert(b.payload.end(), data, data + g.len);
+                  uint32_t slot, bool fresh, uint64_t slot_bytes, const Segment& s, Policy to_dst,
+                  Policy to_src) {
+  core::SlotSegment g;
+  g.flow    = s.flow;
+  g.seq     = s.seq;
+  g.ack     = s.ack;
+  g.data    = b.payload.size();
+  g.len     = s.len;
+  g.missing = s.missing;
+  g.dir     = s.dir;
+  g.flags   = s.flags;
+  g.to_dst  = to_dst;
+  g.to_src  = to_src;
+  if (s.len) b.payload.insert(b.payload.end(), s.data, s.data + s.len);
   const uint32_t at = uint32_t(b.segs.size());
   b.segs.push_back(g);
   int64_t& j = chain_of[slot];
@@ -210,19 +219,10 @@ Status SlotReassembler::segments(const Segment* segs, uint32_t n, const ChunkSin
       core::flow_segment(ctx, *e->host, s);
       continue;
     }
-    core::SlotSegment g;
-    g.flow    = s.flow;
-    g.seq     = s.seq;
-    g.ack     = s.ack;
-    g.len     = s.len;
-    g.missing = s.missing;
-    g.dir     = s.dir;
-    g.flags   = s.flags;
-    g.to_dst  = ctx.policy(s, true);
-    g.to_src  = ctx.policy(s, false);
     arrival_.push_back(i);
     const size_t chains = b.chains.size();
-    add_to_chain(b, chain_of_, tail_, uint32_t(e->slot), e->fresh, e->slot_bytes, g, s.data);
+    add_to_chain(b, chain_of_, tail_, uint32_t(e->slot), e->fresh, e->slot_bytes, s,
+                 ctx.policy(s, true), ctx.policy(s, false));
     if (b.chains.size() > chains) chain_entry_.push_back(e);
     if (e->fresh) e->slot_bytes = 0;
     e->fresh = false;

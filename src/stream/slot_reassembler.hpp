@@ -31,13 +31,13 @@ struct SlotBatchOut {
   StreamCounters c;  ///< summed over the chains
 };
 
-/// Builds a batch's chains: segment `g` (its payload `data`) appended to its slot's chain, the
-/// chain begun (`fresh`: its flow is new; `slot_bytes`: what the slot holds, all of which it may
-/// deliver) when the slot has none in this batch. `chain_of` (per
-/// slot, -1 when none) and `tail` (per chain, its last segment) are the caller's scratch.
+/// Builds a batch's chains: segment `s` (with its receivers' policies) appended to its slot's
+/// chain, the chain begun (`fresh`: its flow is new; `slot_bytes`: what the slot holds, all of
+/// which it may deliver) when the slot has none in this batch. `chain_of` (per slot, -1 when
+/// none) and `tail` (per chain, its last segment) are the caller's scratch.
 void add_to_chain(SlotBatch& b, std::vector<int64_t>& chain_of, std::vector<uint32_t>& tail,
-                  uint32_t slot, bool fresh, uint64_t slot_bytes, core::SlotSegment g,
-                  const uint8_t* data);
+                  uint32_t slot, bool fresh, uint64_t slot_bytes, const Segment& s,
+                  Policy to_dst = Policy::kBsd, Policy to_src = Policy::kBsd);
 /// Places every chain's chunks and bytes (its bounds: chunks_per_segment per segment; its
 /// segments' payload and what its slot held) and clears chain_of for the next batch.
 void place_chains(SlotBatch& b, std::vector<int64_t>& chain_of);
