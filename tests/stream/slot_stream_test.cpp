@@ -4,9 +4,11 @@
 // chunks (in order) and the counters equal ref.stream's, and each of those paths is taken.
 #include <gtest/gtest.h>
 
+#include <random>
 #include <string>
 #include <vector>
 
+#include "core/ranges/range_store.hpp"
 #include "stream/slot_reassembler.hpp"
 #include "warpath/stream/generate.hpp"
 
@@ -155,6 +157,51 @@ TEST(SlotStream, ASlotStoreSplitsAndTakesAsTheRangeStore) {
   EXPECT_EQ(out, "AABBBBAAAA");  // across the ring's wrap at 64
   EXPECT_EQ(st.buffered(), 0u);
   EXPECT_EQ(st.first_start(), core::kNever);
+}
+
+TEST(SlotStream, ASlotStoreAnswersAsTheRangeStoreOnRandomInserts) {
+  // Random overlapping inserts (random winners) and deliveries from the front, while the slot
+  // can hold them: the same Insert results, runs, first offsets, buffered bytes and bytes taken.
+  std::mt19937_64 rng(7);
+  uint64_t inserts = 0, splits = 0;
+  for (int round = 0; round < 400; ++round) {
+    core::SlotStore<16, 256> slot;
+    ranges::RangeStore range;
+    uint64_t base = rng() % 1000;
+    std::vector<uint8_t> data(64);
+    for (int step = 0; step < 60; ++step) {
+      const uint64_t at  = base + rng() % 200;
+      const uint32_t len = 1 + uint32_t(rng() % 48);
+      if (!slot.fits(base, at, len)) continue;
+      for (uint8_t& b : data) b = uint8_t('a' + rng() % 3);
+      const bool wins        = rng() % 2;
+      const auto decide      = [wins](uint64_t, uint64_t) { return wins; };
+      const uint32_t had     = slot.pieces();
+      const ranges::Insert a = slot.insert(at, data.data(), len, at, at + len, decide);
+      const ranges::Insert b = range.insert(at, data.data(), len, at, at + len, decide);
+      ++inserts;
+      splits += slot.pieces() > had + 1;
+      ASSERT_EQ(a.added, b.added) << "round " << round << " step " << step;
+      ASSERT_EQ(a.overlap, b.overlap);
+      ASSERT_EQ(a.differ, b.differ);
+      ASSERT_EQ(slot.buffered(), range.buffered());
+      ASSERT_EQ(slot.first_start(), range.first_start());
+      ASSERT_EQ(slot.contiguous_end(base), range.contiguous_end(base));
+      if (rng() % 3 == 0) {  // deliver the run at the front, as deliver() does
+        const uint64_t first = slot.first_start();
+        if (first == core::kNever) continue;
+        const uint64_t end = slot.contiguous_end(first);
+        const uint64_t to  = first + 1 + rng() % (end - first);
+        std::string x(to - first, '?'), y(to - first, '?');
+        slot.take(first, to, reinterpret_cast<uint8_t*>(x.data()));
+        range.take(first, to, reinterpret_cast<uint8_t*>(y.data()));
+        ASSERT_EQ(x, y);
+        base = to;
+      }
+    }
+  }
+  EXPECT_GT(inserts, 4000u);
+  EXPECT_GT(splits, 100u);
 }
 
 // A device that fails (out of memory, a lost GPU): the call that met it and every later one
