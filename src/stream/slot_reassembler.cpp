@@ -76,7 +76,7 @@ void add_to_chain(SlotBatch& b, std::vector<int64_t>& chain_of, std::vector<uint
     ch.first = at;
     ch.fresh = fresh;
     // What the slot held may be delivered in this batch too, besides the payload.
-    ch.byte_cap = fresh ? 0 : slot_bytes;
+    ch.byte_cap = slot_bytes;
     b.chains.push_back(ch);
     tail.push_back(at);
   } else {
@@ -137,32 +137,27 @@ SlotReassembler::Entry* SlotReassembler::admit(const Segment& s) {
 
 Status SlotReassembler::to_host(Entry& e) {
   auto h = std::make_unique<HostFlow>();
-  if (e.fresh) {  // its slot holds an earlier flow's state
-    free_.push_back(uint32_t(e.slot));
-    e.slot  = -1;
-    e.fresh = false;
-    e.host  = std::move(h);
-    return Status::ok();
-  }
-  core::SlotFlow f;
-  WARPATH_TRY(backend_->read(uint32_t(e.slot), f));
-  h->m = f.m;
-  std::vector<uint8_t> bytes;
-  for (int dir = 0; dir < 2; ++dir) {
-    const auto& st = f.store[dir];
-    for (uint32_t i = 0; i < st.pieces(); ++i) {
-      const auto& p = st.piece(i);
-      bytes.resize(p.end - p.start);
-      for (uint64_t at = p.start; at < p.end; ++at)
-        bytes[at - p.start] = st.ring[at & (core::kSlotBytes - 1)];
-      h->store[dir].insert(p.start, bytes.data(), uint32_t(bytes.size()), p.os, p.oe,
-                           [](uint64_t, uint64_t) { return false; });
+  if (!e.fresh) {  // a fresh slot still holds an earlier flow's state: nothing to take
+    core::SlotFlow f;
+    WARPATH_TRY(backend_->read(uint32_t(e.slot), f));
+    h->m = f.m;
+    std::vector<uint8_t> bytes;
+    for (int dir = 0; dir < 2; ++dir) {
+      const auto& st = f.store[dir];
+      for (uint32_t i = 0; i < st.pieces(); ++i) {
+        const auto& p = st.piece(i);
+        bytes.resize(p.end - p.start);
+        st.copy(p.start, p.end - p.start, bytes.data());
+        h->store[dir].insert(p.start, bytes.data(), uint32_t(bytes.size()), p.os, p.oe,
+                             [](uint64_t, uint64_t) { return false; });
+      }
+      for (uint32_t i = 0; i < f.held[dir].size(); ++i) h->held[dir].push_back(f.held[dir].at(i));
     }
-    for (uint32_t i = 0; i < f.held[dir].size(); ++i) h->held[dir].push_back(f.held[dir].at(i));
   }
   free_.push_back(uint32_t(e.slot));
-  e.slot = -1;
-  e.host = std::move(h);
+  e.slot  = -1;
+  e.fresh = false;
+  e.host  = std::move(h);
   return Status::ok();
 }
 
@@ -224,7 +219,6 @@ Status SlotReassembler::segments(const Segment* segs, uint32_t n, const ChunkSin
     add_to_chain(b, chain_of_, tail_, uint32_t(e->slot), e->fresh, e->slot_bytes, s,
                  ctx.policy(s, true), ctx.policy(s, false));
     if (b.chains.size() > chains) chain_entry_.push_back(e);
-    if (e->fresh) e->slot_bytes = 0;
     e->fresh = false;
   }
   place_chains(b, chain_of_);

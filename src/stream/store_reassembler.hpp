@@ -14,9 +14,6 @@
 
 namespace warpath::stream::detail {
 
-using ranges::Insert;
-using ranges::kNever;
-
 /// The ends of a direction's held segments in insertion order: a queue that lives inline for
 /// the first few (most connections never hold more) and spills to the heap past that, so a
 /// short connection costs no allocation for it.

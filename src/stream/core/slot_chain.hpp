@@ -113,6 +113,11 @@ struct SlotStore {
   }
   WARPATH_HD uint64_t first_start() const { return n ? p[0].start : kNever; }
 
+  /// Copies the stored bytes [at, at + len) out (they stay stored).
+  WARPATH_HD void copy(uint64_t at, uint64_t len, uint8_t* out) const {
+    for (uint64_t i = 0; i < len; ++i) out[i] = ring[(at + i) & (B - 1)];
+  }
+
   // Runs start at the first range (everything below it was delivered).
   WARPATH_HD void take(uint64_t from, uint64_t to, uint8_t* out) {
     uint32_t k = 0;
@@ -120,7 +125,7 @@ struct SlotStore {
     while (c < to) {
       Piece& q         = p[k];
       const uint64_t e = umin(q.end, to);
-      copy_out(q.start, e - q.start, out);
+      copy(q.start, e - q.start, out);
       out += e - q.start;
       buffered_ -= e - q.start;
       c = e;
@@ -136,9 +141,6 @@ struct SlotStore {
  private:
   WARPATH_HD void copy_in(uint64_t at, const uint8_t* data, uint64_t len) {
     for (uint64_t i = 0; i < len; ++i) ring[(at + i) & (B - 1)] = data[i];
-  }
-  WARPATH_HD void copy_out(uint64_t at, uint64_t len, uint8_t* out) const {
-    for (uint64_t i = 0; i < len; ++i) out[i] = ring[(at + i) & (B - 1)];
   }
   WARPATH_HD bool same(uint64_t at, const uint8_t* data, uint64_t len) const {
     for (uint64_t i = 0; i < len; ++i)
@@ -251,7 +253,6 @@ struct SlotRules {
   uint32_t order         = 0;
   SlotChunk* chunks      = nullptr;
   uint8_t* bytes         = nullptr;
-  uint64_t used_bytes    = 0;
   ChainResult r;
 
   WARPATH_HD const Limits& limits() const { return *lim; }
@@ -268,8 +269,8 @@ struct SlotRules {
   WARPATH_HD void buffered(int64_t n) { r.buffered += n; }
   WARPATH_HD void held(int64_t n) { r.held += n; }
   WARPATH_HD uint8_t* chunk_bytes(uint32_t n) {
-    uint8_t* out = bytes + used_bytes;
-    used_bytes += n;
+    uint8_t* out = bytes + r.bytes;
+    r.bytes += n;
     return out;
   }
   WARPATH_HD void emit(const Chunk& ch) {
@@ -319,8 +320,7 @@ WARPATH_HD ChainResult run_chain(const Limits& lim, SlotFlow& f, const SlotChain
       break;
     }
   }
-  c           = ctx.c;
-  ctx.r.bytes = ctx.used_bytes;
+  c = ctx.c;
   return ctx.r;
 }
 
