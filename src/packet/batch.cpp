@@ -8,8 +8,8 @@ Result<PacketBatch> PacketBatch::create(uint32_t max_packets, uint32_t cell_byte
                                         size_t buffer_bytes, MemSpace space, uint32_t headroom) {
   if (cell_bytes == 0 || cell_bytes % 64 != 0)
     return Status(Errc::kInvalidArgument, "cell size must be a non-zero multiple of 64 bytes");
-  if (headroom % 64 != 0 || headroom >= cell_bytes)
-    return Status(Errc::kInvalidArgument, "headroom must be a multiple of 64 bytes below the cell size");
+  if (headroom >= cell_bytes)
+    return Status(Errc::kInvalidArgument, "headroom must be below the cell size");
   if (buffer_bytes == 0) buffer_bytes = size_t(max_packets) * cell_bytes;
   if (buffer_bytes > 0xffffffffull)
     return Status(Errc::kInvalidArgument, "a batch buffer is limited to 4 GiB (32-bit offsets)");

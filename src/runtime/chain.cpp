@@ -131,7 +131,7 @@ size_t Chain::tail_room(uint32_t batch) const noexcept {
 uint32_t Chain::headroom() const noexcept {
   uint32_t h = 0;
   for (const Entry& e : modules_) h = std::max(h, e.module->headroom());
-  return (h + 63) / 64 * 64;
+  return h ? (h + 63) / 64 * 64 + kL3Align : 0;
 }
 
 std::vector<std::string> Chain::reload() const {

@@ -612,8 +612,8 @@ TEST(EspModules, HeadroomAndMovedPathsAgreeAndRoundTrip) {
   runtime::TableSource t1, t2, t3;
   auto out1 = chain("esp-out", t1), out2 = chain("esp-out", t2), back = chain("esp-in", t3);
   ASSERT_TRUE(out1 && out2 && back);
-  EXPECT_EQ(out1->headroom(), 64u);
-  const auto a = through(*out1, in, 64, 2048, why);
+  EXPECT_EQ(out1->headroom(), 64u + runtime::Chain::kL3Align);
+  const auto a = through(*out1, in, out1->headroom(), 2048, why);
   const auto b = through(*out2, in, 0, 2048, why);
   EXPECT_EQ(a, b);
   // Not first in its stage (a module before it could decide packets): the work moves from
@@ -721,8 +721,27 @@ TEST(PacketBatchHeadroom, OffsetsRoomAndCells) {
   EXPECT_EQ(b->room(0), 1984u);
   EXPECT_EQ(b->meta(1).offset, 2048u + 64);
   EXPECT_EQ(b->room(1), 2u * 2048 - 64);
-  EXPECT_FALSE(packet::PacketBatch::create(4, 2048, 0, MemSpace::kHost, 10).is_ok());
   EXPECT_FALSE(packet::PacketBatch::create(4, 2048, 0, MemSpace::kHost, 2048).is_ok());
+  // Any headroom below the cell: the chains' 64 + 2 puts an untagged frame's IP header on a
+  // 16-byte boundary (Chain::kL3Align), and a 1982-byte packet still fills one cell.
+  auto c = packet::PacketBatch::create(4, 2048, 0, MemSpace::kHost, 66);
+  ASSERT_TRUE(c.is_ok());
+  ASSERT_TRUE(c->append(p.data(), 1982, 1982, 0));
+  ASSERT_TRUE(c->append(p.data(), 1983, 1983, 0));
+  EXPECT_EQ(c->meta(0).offset, 66u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(c->data(0) + 14) % 16, 0u);
+  EXPECT_EQ(c->room(0), 1982u);
+  EXPECT_EQ(c->meta(1).offset, 2048u + 66);
+  EXPECT_EQ(c->room(1), 2u * 2048 - 66);
+}
+
+// The pipeline's chains: no headroom unless a module prepends; then 64n + 2.
+TEST(PacketBatchHeadroom, ChainsAlignTheIpHeader) {
+  using namespace chain_paths;
+  runtime::TableSource t;
+  auto out = chain("esp-out", t);
+  ASSERT_TRUE(out);
+  EXPECT_EQ(out->headroom() % 64, runtime::Chain::kL3Align);
 }
 
 }  // namespace warpath::ipsec

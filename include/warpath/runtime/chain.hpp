@@ -81,8 +81,13 @@ class Chain {
   /// Engines of a place, in chain order ("cpu.rfc + cpu.lpm.compressed").
   std::string engines(Place place) const;
   bool has_offload() const noexcept { return offload_; }
-  /// The headroom the chain's frames need (the largest of its modules', rounded up to 64).
+  /// The headroom the chain's frames need: 0 when no module prepends, else the largest of its
+  /// modules' rounded up to 64, plus kL3Align, so that an untagged Ethernet frame's L3 header
+  /// starts 16-byte aligned (Linux's NET_IP_ALIGN). An encapsulating module leaves the inner
+  /// packet where it is, so ESP's text is then aligned for the cipher: misaligned by 14 bytes,
+  /// AES-GCM ran 15% slower in intel-ipsec-mb's own burst (bench/results/esp-cpu-2026-11-25-*).
   uint32_t headroom() const noexcept;
+  static constexpr uint32_t kL3Align = 2;
   /// The buffer the chain's frames of `batch` packets need past their packets (the sum of its
   /// modules').
   size_t tail_room(uint32_t batch) const noexcept;
