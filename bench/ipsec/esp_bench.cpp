@@ -170,8 +170,8 @@ int main(int argc, char** argv) {
       };
 
       // The anchor: one job per packet, the same fields cpu.esp fills, in the same API form.
-      alignas(64) static uint8_t enc[16 * 15], dec[16 * 15], ipad[32], opad[32], tags[kBatch][32],
-          ivs[kBatch][16], aads[kBatch][16];
+      alignas(64) static uint8_t enc[16 * 15], dec[16 * 15], ipad[32], opad[32], ivs[kBatch][16],
+          aads[kBatch][16];
       alignas(64) static gcm_key_data gkey;
       static gcm_context_data gctx[kBatch];
       if (k.cipher == Cipher::kAesGcm) {
@@ -205,7 +205,7 @@ int main(int argc, char** argv) {
           j->key_len_in_bytes = 16;
           j->cipher_direction = IMB_DIR_ENCRYPT;
           j->chain_order      = IMB_ORDER_CIPHER_HASH;
-          j->auth_tag_output  = tags[p];
+          j->auth_tag_output              = e + 16 + text;  // the ICV's place: no copy afterwards
           j->auth_tag_output_len_in_bytes = k.icv_bytes;
           if (k.cipher == Cipher::kAesGcm) {
             j->cipher_mode = IMB_CIPHER_GCM, j->hash_alg = IMB_AUTH_AES_GMAC;
@@ -223,7 +223,6 @@ int main(int argc, char** argv) {
         }
         uint32_t done = nocheck ? IMB_SUBMIT_BURST_NOCHECK(mgr, n, jobs) : IMB_SUBMIT_BURST(mgr, n, jobs);
         while (done < n) done += IMB_FLUSH_BURST(mgr, n - done, jobs + done);
-        for (uint32_t p = 0; p < n; ++p) std::memcpy(ops[p].esp + 16 + text, tags[p], k.icv_bytes);
         return uint64_t(n);
       };
       const double anchor = best_rate([&] { return imb_pass(false); }, repeat, seconds);

@@ -90,8 +90,8 @@ class IpsecMbEsp final : public EspCrypto {
     return m.get();
   }
 
-  // Per op of a burst: the IV (nonce | IV, 12 bytes), GCM's AAD and context, the tag output
-  // and, opening, the received ICV.
+  // Per op of a burst: the IV (nonce | IV, 12 bytes), GCM's AAD and context and, opening, the
+  // computed tag and the received ICV (sealing writes the tag straight into the packet).
   struct Scratch {
     uint8_t iv[16];
     uint8_t aad[16];
@@ -99,6 +99,25 @@ class IpsecMbEsp final : public EspCrypto {
     uint8_t received[32];
     gcm_context_data gcm;
   };
+
+  // An ICV's bytes (8, 12 or 16 of them, else up to 32): fixed-size copies, as a copy of a
+  // length known only at run time compiles to `rep movsq`, whose start-up cost was a tenth of
+  // the module's own time per packet (perf annotate, esp-out at 1420 bytes).
+  static void copy_icv(uint8_t* to, const uint8_t* from, uint32_t n) {
+    switch (n) {
+      case 16:
+        std::memcpy(to, from, 16);
+        break;
+      case 12:
+        std::memcpy(to, from, 12);
+        break;
+      case 8:
+        std::memcpy(to, from, 8);
+        break;
+      default:
+        for (uint32_t i = 0; i < n; ++i) to[i] = from[i];
+    }
+  }
 
   void fill(IMB_JOB* j, const CryptoOp& op, Scratch& s, bool decrypt) const {
     const SaKeys& k     = keys_[op.sa];
@@ -114,9 +133,9 @@ class IpsecMbEsp final : public EspCrypto {
     j->iv_len_in_bytes                  = 12;
     j->key_len_in_bytes                 = k.key_bytes;
     j->cipher_direction                 = decrypt ? IMB_DIR_DECRYPT : IMB_DIR_ENCRYPT;
-    j->auth_tag_output                  = s.tag;
+    j->auth_tag_output                  = decrypt ? s.tag : icv;  // sealing: straight to its place
     j->auth_tag_output_len_in_bytes     = k.icv_bytes;
-    if (decrypt) std::memcpy(s.received, icv, k.icv_bytes);
+    if (decrypt) copy_icv(s.received, icv, k.icv_bytes);
     if (k.cipher == Cipher::kAesGcm) {
       j->cipher_mode = IMB_CIPHER_GCM;
       j->hash_alg    = IMB_AUTH_AES_GMAC;
@@ -182,16 +201,11 @@ class IpsecMbEsp final : public EspCrypto {
         if (jobs[k]->status != IMB_STATUS_COMPLETED)
           return Status(Errc::kInvalidArgument, "cpu.esp: job failed with status " +
                                                     std::to_string(int(jobs[k]->status)));
-      for (uint32_t k = 0; k < n; ++k) {
+      for (uint32_t k = 0; decrypt && k < n; ++k) {
         const CryptoOp& op = ops[base + k];
-        const SaKeys& key  = keys_[op.sa];
-        uint8_t* icv       = op.esp + core::kEspHead + op.text_len;
-        if (decrypt) {
-          ok[base + k] = CRYPTO_memcmp(scratch[k].tag, scratch[k].received, key.icv_bytes) == 0;
-          if (!ok[base + k]) WARPATH_TRY(restore(m, op));
-        } else {
-          std::memcpy(icv, scratch[k].tag, key.icv_bytes);
-        }
+        ok[base + k] =
+            CRYPTO_memcmp(scratch[k].tag, scratch[k].received, keys_[op.sa].icv_bytes) == 0;
+        if (!ok[base + k]) WARPATH_TRY(restore(m, op));
       }
       base += n;
     }
