@@ -5,9 +5,10 @@
 //   warpath-esp-bench [--repeat N] [--seconds S] [--sizes 64,512,1420] [--json FILE]
 //
 // Rows, per suite and size (128 packets per batch, best of --repeat passes of --seconds each):
-//   imb.burst          the anchor: intel-ipsec-mb's burst API (IMB_SUBMIT_BURST, the checked
-//                      form cpu.esp uses) sealing the 128 packets' ESP text in place
-//   imb.burst.nocheck  the same without the library's argument checks (its fastest form)
+//   imb.burst          intel-ipsec-mb's burst API (IMB_SUBMIT_BURST, the checked form)
+//                      sealing the 128 packets' ESP text in place, each tag written in place
+//   imb.burst.nocheck  the same without the library's argument checks (its fastest form, the
+//                      one cpu.esp uses for well-formed bursts)
 //   cpu.esp.seal       warpath's engine over the same buffers (SPI, seq, IV written as an ESP
 //                      packet has them)
 //   cpu.esp.open       opening them (ICV check, then decryption): open + seal pairs less the
@@ -21,7 +22,8 @@
 //   ... module         the path less "rx copy + parse" (the frame fill and the parser every
 //                      packet of any chain pays): the module's own cost, derived
 //   ref.esp.seal       OpenSSL EVP, one packet at a time (the reference; for scale)
-// Gbit/s counts the inner packets' bytes; "vs anchor" divides by imb.burst.
+// Gbit/s counts the inner packets' bytes; "vs best imb" divides by the faster of the two
+// imb.burst rows (the anchor at its best).
 #include <intel-ipsec-mb.h>
 
 #include <algorithm>
@@ -225,9 +227,11 @@ int main(int argc, char** argv) {
         while (done < n) done += IMB_FLUSH_BURST(mgr, n - done, jobs + done);
         return uint64_t(n);
       };
-      const double anchor = best_rate([&] { return imb_pass(false); }, repeat, seconds);
-      add("imb.burst", anchor);
-      add("imb.burst.nocheck", best_rate([&] { return imb_pass(true); }, repeat, seconds));
+      const double checked = best_rate([&] { return imb_pass(false); }, repeat, seconds);
+      add("imb.burst", checked);
+      const double nocheck = best_rate([&] { return imb_pass(true); }, repeat, seconds);
+      add("imb.burst.nocheck", nocheck);
+      const double anchor = std::max(checked, nocheck);
       add("cpu.esp.seal", best_rate([&] {
             (void)engine.value()->seal({ops.data(), kBatch});
             return uint64_t(kBatch);
@@ -324,7 +328,8 @@ int main(int argc, char** argv) {
   }
   free_mb_mgr(mgr);
 
-  std::printf("| suite | inner bytes | row | Mpps | Gbit/s | vs imb.burst |\n|---|---|---|---|---|---|\n");
+  std::printf(
+      "| suite | inner bytes | row | Mpps | Gbit/s | vs best imb |\n|---|---|---|---|---|---|\n");
   for (const Row& r : rows)
     std::printf("| %s | %u | %s | %.2f | %.1f | %.2fx |\n", r.suite.c_str(), r.size, r.what.c_str(), r.mpps,
                 r.gbps, r.ratio);
