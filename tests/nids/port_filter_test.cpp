@@ -72,6 +72,37 @@ TEST(PortFilter, NeverDropsARuleWhosePortsMatch) {
   EXPECT_GT(kept_wrong, 0u) << "the <> rules do mix their ways at some ports";
 }
 
+// The filter keeps recent class pairs' sets (a direct-mapped cache): a long run of lookups in
+// random order, pairs coming back after others took their slots, answers as a fresh filter.
+TEST(PortFilter, CachedSetsMatchFreshOnes) {
+  std::vector<Rule> rules;
+  for (uint32_t k = 0; k < 300; ++k) {
+    const std::string sp =
+        k % 3 ? "any" : std::to_string(1000 + k) + ":" + std::to_string(1100 + 7 * k);
+    const std::string dp =
+        std::to_string(k * 211 % 65000) + ":" + std::to_string(k * 211 % 65000 + k);
+    auto r = parse_rule(
+        "alert tcp any " + sp + " -> any " + dp + " (sid:" + std::to_string(k + 1) + ";)", Vars{},
+        "t");
+    ASSERT_TRUE(r.is_ok()) << r.status().message();
+    rules.push_back(*r);
+  }
+  PortFilter f(rules);
+  ASSERT_GT(f.classes(), 300u) << "more class pairs than cache slots";
+  std::mt19937 rng(3);
+  std::vector<uint16_t> ports;
+  for (int k = 0; k < 40; ++k) ports.push_back(uint16_t(rng()));
+  for (int k = 0; k < 40; ++k) ports.push_back(uint16_t(1000 + rng() % 65000));
+  // One-way rules: the filter is exact, so the truth is the rules' own port test.
+  for (int n = 0; n < 20000; ++n) {
+    const uint16_t sp = ports[rng() % ports.size()], dp = ports[rng() % ports.size()];
+    const uint64_t* got = f.allowed(sp, dp);
+    for (uint32_t r = 0; r < rules.size(); ++r)
+      ASSERT_EQ(PortFilter::test(got, r), ports_match(rules[r], sp, dp))
+          << "lookup " << n << " rule " << r;
+  }
+}
+
 TEST(PortFilter, EtOpenRules) {
   const std::string dir = warpath::testing::data_path("patterns/et-open/rules");
   if (!std::filesystem::exists(dir)) GTEST_SKIP() << dir << " not found";

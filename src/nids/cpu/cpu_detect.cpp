@@ -19,21 +19,41 @@ class CpuDetector final : public DetectorBase {
       : DetectorBase(std::move(image), "cpu.nids"), ports_(img().rules()) {}
 
   Status build() {
+    for (auto& kind : memo_)
+      for (auto& cls : kind) cls.resize(ports_.cache_slots());
     return build_groups(img(), ports_.words(), best_cpu_pattern_engine(), true, groups_);
   }
 
  protected:
   void candidates(const Unit& u, std::vector<uint32_t>& out) override {
-    Group& g = groups_[kind_of(u)][proto_class(u.pkt.proto)];
+    const int kind = kind_of(u), cls = proto_class(u.pkt.proto);
+    Group& g = groups_[kind][cls];
     const uint64_t* allowed =
         u.pkt.proto == 6 || u.pkt.proto == 17 ? ports_.allowed(u.pkt.sport, u.pkt.dport) : nullptr;
-    out = g.always;
+    bool any_allowed = true;
+    if (allowed) {
+      // The group's always-candidates these ports allow, and whether its prefilter has a rule
+      // they allow, kept per port filter slot (both depend only on the class pair).
+      PortMemo& m = memo_[kind][cls][ports_.last_slot()];
+      if (m.key != ports_.last_key()) {
+        m.key = ports_.last_key();
+        m.any = g.any_allowed(allowed);
+        m.always.clear();
+        for (uint32_t r : g.always)
+          if (PortFilter::test(allowed, r)) m.always.push_back(r);
+      }
+      out         = m.always;
+      any_allowed = m.any;
+    } else {
+      out = g.always;
+    }
+    const size_t kept = out.size();  // ascending, allowed: the rest needs the filter and a sort
     DirState* d = nullptr;
     if (u.buffer == Buffer::kStream && u.flow) {  // its buffer's place in the direction
       d = &streams_[u.flow * 2 + u.dir];
       d->end += u.len - std::min(u.len, u.new_from);
     }
-    if (allowed && !g.any_allowed(allowed)) {
+    if (!any_allowed) {
       // No rule of the group's prefilter takes these ports (Suricata's per-port rule groups):
       // nothing to scan. A stream direction's database has then missed bytes: the next chunk
       // it scans starts afresh from the buffer's first byte (a rule can match only bytes the
@@ -55,7 +75,7 @@ class CpuDetector final : public DetectorBase {
         }
       }
     }
-    finish_candidates(allowed, out);
+    if (out.size() > kept) finish_candidates(allowed, out);
   }
 
   void forget_flow(uint64_t flow) override {
@@ -98,8 +118,14 @@ class CpuDetector final : public DetectorBase {
   }
 
  private:
+  struct PortMemo {
+    uint64_t key = ~uint64_t(0);  // the port filter's class pair it was made for
+    bool any     = false;
+    std::vector<uint32_t> always;
+  };
   Groups groups_;
   PortFilter ports_;
+  std::vector<PortMemo> memo_[kKinds][kProtos];  // per group, per port filter slot
   std::vector<pattern::Match> matches_;
   std::vector<uint32_t> at_;                        // take_matches's scratch
   std::vector<Found> found_;                        // rules a scan found

@@ -36,7 +36,11 @@ PortFilter::PortFilter(const std::vector<Rule>& rules) : class_of_(65536) {
   }
   by_dport_.assign(reps_.size() * words_, 0);
   by_sport_.assign(reps_.size() * words_, 0);
-  allowed_.assign(words_, 0);
+  // The cache: 64 slots, fewer when a slot's set is large (1 MiB in all at most).
+  while (cache_bits_ < 6 && (size_t(2) << cache_bits_) * words_ * 8 <= (size_t(1) << 20))
+    ++cache_bits_;
+  keys_.assign(size_t(1) << cache_bits_, ~uint64_t(0));
+  cache_.assign((size_t(1) << cache_bits_) * words_, 0);
   for (size_t k = 0; k < reps_.size(); ++k) {
     const uint16_t port = reps_[k];
     for (uint32_t i = 0; i < rules.size(); ++i) {
@@ -49,12 +53,13 @@ PortFilter::PortFilter(const std::vector<Rule>& rules) : class_of_(65536) {
   }
 }
 
-const uint64_t* PortFilter::allowed(uint16_t sport, uint16_t dport) {
-  if (words_ == 0) return nullptr;
-  const uint64_t* d = &by_dport_[class_of_[dport] * words_];
-  const uint64_t* s = &by_sport_[class_of_[sport] * words_];
-  for (size_t w = 0; w < words_; ++w) allowed_[w] = d[w] & s[w];
-  return allowed_.data();
+void PortFilter::fill(uint32_t slot, uint64_t key) {
+  const size_t classes = reps_.size();
+  const uint64_t* d    = &by_dport_[key / classes * words_];
+  const uint64_t* s    = &by_sport_[key % classes * words_];
+  uint64_t* out        = &cache_[size_t(slot) * words_];
+  for (size_t w = 0; w < words_; ++w) out[w] = d[w] & s[w];
+  keys_[slot] = key;
 }
 
 }  // namespace warpath::nids::detail

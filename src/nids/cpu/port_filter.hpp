@@ -20,8 +20,24 @@ class PortFilter {
   /// The rules a unit with these ports may match, as a bitset over rule indexes (words()
   /// words); valid until the next call. nullptr (every rule) when the filter is off: rules
   /// whose ports cut the port space into so many classes that the bitsets would pass
-  /// kMaxWords.
-  const uint64_t* allowed(uint16_t sport, uint16_t dport);
+  /// kMaxWords. The last few (source class, destination class) pairs' sets are kept (a
+  /// direct-mapped cache of at most 1 MiB): a link's units mostly repeat a few pairs, and the
+  /// AND over every rule's word cost as much as the rest of a unit's candidate selection.
+  const uint64_t* allowed(uint16_t sport, uint16_t dport) {
+    if (words_ == 0) return nullptr;
+    const uint64_t key = uint64_t(class_of_[dport]) * reps_.size() + class_of_[sport];
+    const uint32_t slot =
+        cache_bits_ ? uint32_t((key * 0x9E3779B97F4A7C15ull) >> (64 - cache_bits_)) : 0;
+    if (keys_[slot] != key) fill(slot, key);
+    last_key_  = key;
+    last_slot_ = slot;
+    return &cache_[size_t(slot) * words_];
+  }
+  /// The (class pair, cache slot) of the last allowed() that returned a set: a caller may keep
+  /// what it derives from a set per slot, valid while the slot's key stays the same.
+  uint64_t last_key() const noexcept { return last_key_; }
+  uint32_t last_slot() const noexcept { return last_slot_; }
+  uint32_t cache_slots() const noexcept { return uint32_t(1) << cache_bits_; }
   static constexpr size_t kMaxWords = size_t(1) << 21;  ///< 16 MiB per direction
   static bool test(const uint64_t* set, uint32_t rule) { return set[rule / 64] >> (rule % 64) & 1; }
   size_t classes() const noexcept { return reps_.size(); }
@@ -32,7 +48,12 @@ class PortFilter {
   std::vector<uint16_t> reps_;      ///< class -> its first port
   size_t words_ = 0;
   std::vector<uint64_t> by_dport_, by_sport_;  ///< class * words_ + word
-  std::vector<uint64_t> allowed_;
+  void fill(uint32_t slot, uint64_t key);
+  uint32_t cache_bits_ = 0;
+  std::vector<uint64_t> keys_;   ///< per slot: its class pair, ~0 when empty
+  std::vector<uint64_t> cache_;  ///< per slot: its words_ words
+  uint64_t last_key_  = ~uint64_t(0);
+  uint32_t last_slot_ = 0;
 };
 
 }  // namespace warpath::nids::detail
