@@ -57,7 +57,7 @@ class PacketBatch {
   /// `headroom` bytes are left free before each packet (DPDK's mbuf headroom), for a module
   /// that prepends headers (ESP encapsulation) without moving the packet; below cell_bytes.
   /// Cells start 64-byte aligned, so a packet starts at headroom mod 64 in its line (the
-  /// pipeline's chains use 64n + 2: Runtime's kL3Align).
+  /// pipeline's chains use 64n + 2: Chain::kL3Align).
   static Result<PacketBatch> create(uint32_t max_packets, uint32_t cell_bytes = kDefaultCellBytes,
                                     size_t buffer_bytes = 0, MemSpace space = MemSpace::kHost,
                                     uint32_t headroom = 0);

@@ -7,8 +7,9 @@
 //
 // ESN with a separate integrity algorithm hashes the high sequence bits after the text
 // (RFC 4303 3.3.2.1): they are written into the first 4 bytes of the ICV's slot and hashed
-// from there, the ICV itself going to scratch first (seal: copied in after; open: the
-// received one is saved before and compared after).
+// from there. Sealing writes the tag into that slot when the job completes (the library has
+// taken the message's last block at submission); opening saves the received ICV first and
+// compares it with the tag computed into scratch.
 #include <intel-ipsec-mb.h>
 #include <openssl/crypto.h>
 
@@ -191,12 +192,13 @@ class IpsecMbEsp final : public EspCrypto {
       // The library's own job checks cost a third of a 64-byte GCM seal (imb.burst.nocheck in
       // warpath-esp-bench). The keys, tag lengths and algorithm pairs were checked per SA in init
       // (shaped), the IV is always 12 bytes, so a burst whose texts are whole 4-byte words
-      // (RFC 4303 2.4) of 4 bytes to 64 KiB skips them; any other burst (a malformed inbound
-      // packet, a hand-made SA) keeps them.
+      // (RFC 4303 2.4) of 4 to 65,512 bytes skips them (the HMAC's message, header and ESN
+      // bytes included, stays within the library's 65,534); any other burst (a malformed
+      // inbound packet, a hand-made SA) keeps them.
       bool shaped = true;
       for (uint32_t k = 0; k < n; ++k) {
         const CryptoOp& op = ops[base + k];
-        shaped &= op.text_len >= 4 && op.text_len % 4 == 0 && op.text_len < 65536 &&
+        shaped &= op.text_len >= 4 && op.text_len % 4 == 0 && op.text_len <= 65512 &&
                   sas_.get()[op.sa].shaped;
         fill(jobs[k], op, scratch[k], decrypt);
       }

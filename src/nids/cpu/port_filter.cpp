@@ -36,7 +36,8 @@ PortFilter::PortFilter(const std::vector<Rule>& rules) : class_of_(65536) {
   }
   by_dport_.assign(reps_.size() * words_, 0);
   by_sport_.assign(reps_.size() * words_, 0);
-  // The cache: 64 slots, fewer when a slot's set is large (1 MiB in all at most).
+  // The cache: 64 slots, fewer when a slot's set is large (1 MiB in all at most, or one slot
+  // when a set alone is larger).
   while (cache_bits_ < 6 && (size_t(2) << cache_bits_) * words_ * 8 <= (size_t(1) << 20))
     ++cache_bits_;
   keys_.assign(size_t(1) << cache_bits_, ~uint64_t(0));
