@@ -302,10 +302,12 @@ CheckReport check_esp_engine(std::string_view id, uint64_t seed, uint64_t items)
           return fail(
               "packet " + std::to_string(k) + ": " +
               (flipped[k] ? "a flipped bit verified" : "an intact packet failed to verify"));
-        const auto& want =
-            ok[k] ? plain[k] : tampered[k];  // a failed open keeps the packet's bytes
-        if (!std::equal(bufs[k].begin(), bufs[k].begin() + core::kEspHead + ops[k].text_len,
-                        want.begin()))
+        // A failed open keeps the packet's bytes, its ICV's included (ESN's high bits are
+        // hashed from there).
+        const auto& want = ok[k] ? plain[k] : tampered[k];
+        const uint32_t upto =
+            core::kEspHead + ops[k].text_len + (ok[k] ? 0 : suites[ops[k].sa].icv_bytes);
+        if (!std::equal(bufs[k].begin(), bufs[k].begin() + upto, want.begin()))
           return fail("packet " + std::to_string(k) +
                       (ok[k] ? ": opened text differs from what was sealed"
                              : ": a packet that failed to verify was changed"));

@@ -224,7 +224,11 @@ class IpsecMbEsp final : public EspCrypto {
         const CryptoOp& op = ops[base + k];
         ok[base + k] =
             CRYPTO_memcmp(scratch[k].tag, scratch[k].received, keys_[op.sa].icv_bytes) == 0;
-        if (!ok[base + k]) WARPATH_TRY(restore(m, op));
+        if (!ok[base + k]) {  // its bytes as they came: the text, and the ICV's slot (ESN's
+          WARPATH_TRY(restore(m, op));  // high bits were written there to be hashed)
+          copy_icv(op.esp + core::kEspHead + op.text_len, scratch[k].received,
+                   keys_[op.sa].icv_bytes);
+        }
       }
       base += n;
     }
