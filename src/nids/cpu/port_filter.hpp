@@ -21,8 +21,9 @@ class PortFilter {
   /// words); valid until the next call. nullptr (every rule) when the filter is off: rules
   /// whose ports cut the port space into so many classes that the bitsets would pass
   /// kMaxWords. The last few (source class, destination class) pairs' sets are kept (a
-  /// direct-mapped cache of at most 1 MiB, or of one set): a link's units mostly repeat a few pairs, and the
-  /// AND over every rule's word cost as much as the rest of a unit's candidate selection.
+  /// direct-mapped cache of at most 1 MiB, or of one set): a link's units mostly repeat a few
+  /// pairs, and the AND over every rule's word cost as much as the rest of a unit's candidate
+  /// selection.
   const uint64_t* allowed(uint16_t sport, uint16_t dport) {
     if (words_ == 0) return nullptr;
     const uint64_t key = uint64_t(class_of_[dport]) * reps_.size() + class_of_[sport];
