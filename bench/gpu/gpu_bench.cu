@@ -70,8 +70,7 @@
 #include "openflow/cuda/flowtable_launch.hpp"
 #include "packet/cuda/parse_launch.hpp"
 #include "pattern/ac_image.hpp"
-#include "stream/cuda/stream_launch.hpp"
-#include "stream/slot_reassembler.hpp"
+#include "stream/cuda/chain_buffers.cuh"
 #if defined(WARPATH_HAVE_NIDS)
 #include "common/http_traffic.hpp"
 #include "common/nids_config.hpp"
@@ -323,50 +322,29 @@ Status run_stream(int repeat, std::vector<Row>& rows) {
     // The host's answer.
     detail::SlotBatchOut want;
     WARPATH_TRY(detail::make_host_slots(flows)->run(lim, b, want));
-    DeviceArray d_slots, d_chains, d_segs, d_payload, d_chunks, d_bytes, d_results, d_counters;
-    DeviceArray d_out_chunks, d_out_bytes, d_totals;
+    DeviceArray d_slots;
+    detail::ChainBuffers d;  // the engine's buffers and launch, the batch resident
     WARPATH_TRY(d_slots.reserve(size_t(flows) * sizeof(core::SlotFlow)));
-    WARPATH_TRY(d_chains.reserve(n * sizeof(core::SlotChain)));
-    WARPATH_TRY(d_segs.reserve(segs * sizeof(core::SlotSegment)));
-    WARPATH_TRY(d_payload.reserve(b.payload.size() + 1));
-    WARPATH_TRY(d_chunks.reserve(b.chunk_total * sizeof(core::SlotChunk)));
-    WARPATH_TRY(d_bytes.reserve(b.byte_total + 1));
-    WARPATH_TRY(d_results.reserve(n * sizeof(core::ChainResult)));
-    WARPATH_TRY(d_counters.reserve(sizeof(StreamCounters)));
-    WARPATH_TRY(d_out_chunks.reserve(b.chunk_total * sizeof(core::SlotChunk)));
-    WARPATH_TRY(d_out_bytes.reserve(b.byte_total + 1));
-    WARPATH_TRY(d_totals.reserve(2 * sizeof(unsigned long long)));
-    WARPATH_CUDA_TRY(cudaMemcpy(d_chains.ptr, b.chains.data(), n * sizeof(core::SlotChain),
-                                cudaMemcpyHostToDevice));
-    WARPATH_CUDA_TRY(cudaMemcpy(d_segs.ptr, b.segs.data(), segs * sizeof(core::SlotSegment),
-                                cudaMemcpyHostToDevice));
-    WARPATH_CUDA_TRY(
-        cudaMemcpy(d_payload.ptr, b.payload.data(), b.payload.size(), cudaMemcpyHostToDevice));
+    WARPATH_TRY(d.upload(b, nullptr));
     // Each launch restarts the compact output (a memset of 16 bytes before the kernel).
     const auto launch = [&]() -> Status {
-      WARPATH_CUDA_TRY(cudaMemsetAsync(d_totals.ptr, 0, 2 * sizeof(unsigned long long)));
-      return detail::launch_stream_chains(
-          lim, d_slots.as<core::SlotFlow>(), d_chains.as<core::SlotChain>(), n,
-          d_segs.as<core::SlotSegment>(), d_payload.as<uint8_t>(), d_chunks.as<core::SlotChunk>(),
-          d_bytes.as<uint8_t>(), d_results.as<core::ChainResult>(),
-          d_counters.as<unsigned long long>(), d_out_chunks.as<core::SlotChunk>(),
-          d_out_bytes.as<uint8_t>(), d_totals.as<unsigned long long>(), nullptr);
+      return d.launch(lim, d_slots.as<core::SlotFlow>(), n, nullptr);
     };
     // Correctness first: the device's chains equal the host's.
-    WARPATH_CUDA_TRY(cudaMemset(d_counters.ptr, 0, sizeof(StreamCounters)));
+    WARPATH_CUDA_TRY(cudaMemset(d.counters.ptr, 0, sizeof(StreamCounters)));
     WARPATH_TRY(launch());
     detail::SlotBatchOut got;
     got.results.resize(n);
     got.chunks.resize(b.chunk_total);
     got.bytes.resize(b.byte_total);
-    WARPATH_CUDA_TRY(cudaMemcpy(got.results.data(), d_results.ptr, n * sizeof(core::ChainResult),
+    WARPATH_CUDA_TRY(cudaMemcpy(got.results.data(), d.results.ptr, n * sizeof(core::ChainResult),
                                 cudaMemcpyDeviceToHost));
-    WARPATH_CUDA_TRY(cudaMemcpy(got.chunks.data(), d_out_chunks.ptr,
+    WARPATH_CUDA_TRY(cudaMemcpy(got.chunks.data(), d.out_chunks.ptr,
                                 b.chunk_total * sizeof(core::SlotChunk), cudaMemcpyDeviceToHost));
     WARPATH_CUDA_TRY(
-        cudaMemcpy(got.bytes.data(), d_out_bytes.ptr, b.byte_total, cudaMemcpyDeviceToHost));
+        cudaMemcpy(got.bytes.data(), d.out_bytes.ptr, b.byte_total, cudaMemcpyDeviceToHost));
     WARPATH_CUDA_TRY(
-        cudaMemcpy(&got.c, d_counters.ptr, sizeof(StreamCounters), cudaMemcpyDeviceToHost));
+        cudaMemcpy(&got.c, d.counters.ptr, sizeof(StreamCounters), cudaMemcpyDeviceToHost));
     const auto differs = [&](const std::string& what) {
       return Status(Errc::kInvalidArgument,
                     "stream.chains: the device differs from the host " + what);

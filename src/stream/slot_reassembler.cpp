@@ -111,18 +111,10 @@ SlotReassembler::SlotReassembler(std::string id, const StreamConfig& config,
 }
 
 SlotReassembler::Entry* SlotReassembler::admit(const Segment& s) {
-  c_.segments += 1;
-  c_.payload_bytes += s.len;
+  count(s);
   auto it = flows_.find(s.flow);
   if (it != flows_.end()) return &it->second;
-  if (!core::opens_flow(s, config_.midstream)) {
-    if (s.len) c_.before_handshake += 1;
-    return nullptr;
-  }
-  if (flows_.size() >= config_.max_flows) {
-    c_.flows_refused += 1;
-    return nullptr;
-  }
+  if (!may_open(s, flows_.size())) return nullptr;
   Entry e;
   if (free_.empty()) {
     e.host = std::make_unique<HostFlow>();

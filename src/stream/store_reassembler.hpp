@@ -129,6 +129,23 @@ class HostReassembler : public Reassembler {
   HostRules rules(const ChunkSink& sink) {
     return HostRules{&config_, lim_, &c_, &total_, &held_, &scratch_, &sink};
   }
+  /// Admission of a segment whose flow has no state (the engine has `flows` with state): may
+  /// it create the flow's state? If not, it is counted (before_handshake, flows_refused).
+  bool may_open(const Segment& s, size_t flows) {
+    if (!core::opens_flow(s, config_.midstream)) {
+      if (s.len) c_.before_handshake += 1;
+      return false;
+    }
+    if (flows >= config_.max_flows) {
+      c_.flows_refused += 1;
+      return false;
+    }
+    return true;
+  }
+  void count(const Segment& s) {
+    c_.segments += 1;
+    c_.payload_bytes += s.len;
+  }
 
   std::string id_;
   StreamConfig config_;
@@ -150,18 +167,10 @@ class StoreReassembler final : public HostReassembler {
   size_t flows() const override { return flows_.size(); }
 
   Status segment(const Segment& s, const ChunkSink& sink) override {
-    c_.segments += 1;
-    c_.payload_bytes += s.len;
+    count(s);
     auto it = flows_.find(s.flow);
     if (it == flows_.end()) {
-      if (!core::opens_flow(s, config_.midstream)) {
-        if (s.len) c_.before_handshake += 1;
-        return Status::ok();
-      }
-      if (flows_.size() >= config_.max_flows) {
-        c_.flows_refused += 1;
-        return Status::ok();
-      }
+      if (!may_open(s, flows_.size())) return Status::ok();
       it = flows_.emplace(s.flow, Flow{}).first;
     }
     HostRules ctx = rules(sink);

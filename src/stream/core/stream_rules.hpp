@@ -131,32 +131,30 @@ WARPATH_HD bool store_data(Ctx& ctx, Dir& d, Store& store, Held& held, const Seg
   uint64_t stop         = seg_end;
   const bool hits_depth = lim.depth && stop > lim.depth;
   if (hits_depth) stop = lim.depth;
-  if (stop > at) {
-    const uint64_t n = stop - at;
-    if (held.size() < kMaxSegmentsPerStream &&
-        store.buffered() + n + kSegmentOverhead * (held.size() + 1) <= lim.stream_cap &&
-        ctx.memcap_room(n) && !ctx.can_store(d, store, held, at, n))
-      return false;  // nothing changed yet: the caller redoes the segment elsewhere
+  const uint64_t n = stop > at ? stop - at : 0;
+  // Which cap refuses the bytes, if any; bytes every cap admits the store must take too
+  // (can_store), or the segment is abandoned before anything changed, for the caller to redo.
+  uint64_t* refused = nullptr;
+  if (n) {
+    if (held.size() >= kMaxSegmentsPerStream)
+      refused = &c.segment_cap;
+    else if (store.buffered() + n + kSegmentOverhead * (held.size() + 1) > lim.stream_cap)
+      refused = &c.stream_cap;
+    else if (!ctx.memcap_room(n))
+      refused = &c.memcap;
+    else if (!ctx.can_store(d, store, held, at, n))
+      return false;
   }
   c.retransmitted_bytes += uint64_t(int64_t(at) - off);
   if (hits_depth) {
     if (!d.depth_hit) c.depth_reached += 1;
     d.depth_hit = true;
   }
-  if (stop > at) {
-    const uint64_t n = stop - at;
-    if (held.size() >= kMaxSegmentsPerStream) {
-      c.segment_cap += 1;
-      return true;
-    }
-    if (store.buffered() + n + kSegmentOverhead * (held.size() + 1) > lim.stream_cap) {
-      c.stream_cap += 1;
-      return true;
-    }
-    if (!ctx.memcap_room(n)) {
-      c.memcap += 1;
-      return true;
-    }
+  if (refused) {
+    *refused += 1;
+    return true;
+  }
+  if (n) {
     const Policy policy    = lim.mode == Mode::kInline ? Policy::kFirst : d.policy;
     const uint64_t os      = off < 0 ? 0 : uint64_t(off);
     const ranges::Insert r = store.insert(at, s.data + (int64_t(at) - off), uint32_t(n), os,

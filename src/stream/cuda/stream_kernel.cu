@@ -21,11 +21,8 @@
  */
 #include <memory>
 
-#include "core/cuda/cuda_check.cuh"
-#include "core/cuda/device_array.cuh"
-#include "stream/cuda/stream_launch.hpp"
+#include "stream/cuda/chain_buffers.cuh"
 #include "stream/engines.hpp"
-#include "stream/slot_reassembler.hpp"
 
 namespace warpath::stream::detail {
 namespace {
@@ -89,50 +86,27 @@ class GpuSlots final : public SlotBackend {
   Status run(const core::Limits& lim, const SlotBatch& b, SlotBatchOut& out) override {
     const uint32_t n = uint32_t(b.chains.size());
     out.results.resize(n);
-    WARPATH_TRY(segs_.reserve(b.segs.size() * sizeof(core::SlotSegment)));
-    WARPATH_TRY(payload_.reserve(b.payload.size() + 1));
-    WARPATH_TRY(chains_.reserve(n * sizeof(core::SlotChain)));
-    WARPATH_TRY(chunks_.reserve(b.chunk_total * sizeof(core::SlotChunk)));
-    WARPATH_TRY(bytes_.reserve(b.byte_total + 1));
-    WARPATH_TRY(results_.reserve(n * sizeof(core::ChainResult)));
-    WARPATH_TRY(counters_.reserve(sizeof(StreamCounters)));
-    WARPATH_TRY(out_chunks_.reserve(b.chunk_total * sizeof(core::SlotChunk)));
-    WARPATH_TRY(out_bytes_.reserve(b.byte_total + 1));
-    WARPATH_TRY(totals_.reserve(2 * sizeof(unsigned long long)));
-    WARPATH_CUDA_TRY(cudaMemcpyAsync(segs_.ptr, b.segs.data(),
-                                     b.segs.size() * sizeof(core::SlotSegment),
-                                     cudaMemcpyHostToDevice, stream_));
-    if (!b.payload.empty())
-      WARPATH_CUDA_TRY(cudaMemcpyAsync(payload_.ptr, b.payload.data(), b.payload.size(),
-                                       cudaMemcpyHostToDevice, stream_));
-    WARPATH_CUDA_TRY(cudaMemcpyAsync(chains_.ptr, b.chains.data(), n * sizeof(core::SlotChain),
-                                     cudaMemcpyHostToDevice, stream_));
-    WARPATH_CUDA_TRY(cudaMemsetAsync(counters_.ptr, 0, sizeof(StreamCounters), stream_));
-    WARPATH_CUDA_TRY(cudaMemsetAsync(totals_.ptr, 0, 2 * sizeof(unsigned long long), stream_));
-    WARPATH_TRY(launch_stream_chains(
-        lim, slots_.as<core::SlotFlow>(), chains_.as<core::SlotChain>(), n,
-        segs_.as<core::SlotSegment>(), payload_.as<uint8_t>(), chunks_.as<core::SlotChunk>(),
-        bytes_.as<uint8_t>(), results_.as<core::ChainResult>(), counters_.as<unsigned long long>(),
-        out_chunks_.as<core::SlotChunk>(), out_bytes_.as<uint8_t>(),
-        totals_.as<unsigned long long>(), stream_));
-    WARPATH_CUDA_TRY(cudaMemcpyAsync(out.results.data(), results_.ptr,
+    WARPATH_TRY(buf_.upload(b, stream_));
+    WARPATH_CUDA_TRY(cudaMemsetAsync(buf_.counters.ptr, 0, sizeof(StreamCounters), stream_));
+    WARPATH_TRY(buf_.launch(lim, slots_.as<core::SlotFlow>(), n, stream_));
+    WARPATH_CUDA_TRY(cudaMemcpyAsync(out.results.data(), buf_.results.ptr,
                                      n * sizeof(core::ChainResult), cudaMemcpyDeviceToHost,
                                      stream_));
-    WARPATH_CUDA_TRY(cudaMemcpyAsync(&out.c, counters_.ptr, sizeof(StreamCounters),
+    WARPATH_CUDA_TRY(cudaMemcpyAsync(&out.c, buf_.counters.ptr, sizeof(StreamCounters),
                                      cudaMemcpyDeviceToHost, stream_));
     unsigned long long totals[2] = {0, 0};
     WARPATH_CUDA_TRY(
-        cudaMemcpyAsync(totals, totals_.ptr, sizeof totals, cudaMemcpyDeviceToHost, stream_));
+        cudaMemcpyAsync(totals, buf_.totals.ptr, sizeof totals, cudaMemcpyDeviceToHost, stream_));
     WARPATH_CUDA_TRY(cudaStreamSynchronize(stream_));
     // Only what was delivered comes back.
     out.chunks.resize(totals[0]);
     out.bytes.resize(totals[1]);
     if (totals[0])
-      WARPATH_CUDA_TRY(cudaMemcpyAsync(out.chunks.data(), out_chunks_.ptr,
+      WARPATH_CUDA_TRY(cudaMemcpyAsync(out.chunks.data(), buf_.out_chunks.ptr,
                                        totals[0] * sizeof(core::SlotChunk), cudaMemcpyDeviceToHost,
                                        stream_));
     if (totals[1])
-      WARPATH_CUDA_TRY(cudaMemcpyAsync(out.bytes.data(), out_bytes_.ptr, totals[1],
+      WARPATH_CUDA_TRY(cudaMemcpyAsync(out.bytes.data(), buf_.out_bytes.ptr, totals[1],
                                        cudaMemcpyDeviceToHost, stream_));
     WARPATH_CUDA_TRY(cudaStreamSynchronize(stream_));
     return Status::ok();
@@ -162,9 +136,9 @@ class GpuSlots final : public SlotBackend {
   }
 
  private:
-  DeviceArray slots_, segs_, payload_, chains_, chunks_, bytes_, results_, counters_;
-  DeviceArray out_chunks_, out_bytes_, totals_;  // the compact output
-  DeviceArray ids_, gathered_;                   // read_many
+  DeviceArray slots_;
+  ChainBuffers buf_;
+  DeviceArray ids_, gathered_;  // read_many
   cudaStream_t stream_ = nullptr;
 };
 
