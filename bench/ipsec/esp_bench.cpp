@@ -2,7 +2,8 @@
 // the same run, on the same core, on the same buffers: Gbit/s and Mpps per suite at inner
 // packet sizes of 64, 512 and 1420 bytes. Markdown on stdout, JSON with --json FILE.
 //
-//   warpath-esp-bench [--repeat N] [--seconds S] [--sizes 64,512,1420] [--json FILE]
+//   warpath-esp-bench [--repeat N] [--seconds S] [--sizes 64,512,1420] [--suites gcm,...]
+//                     [--json FILE]
 //
 // Rows, per suite and size (128 packets per batch, best of --repeat passes of --seconds each):
 //   imb.burst          intel-ipsec-mb's burst API (IMB_SUBMIT_BURST, the checked form)
@@ -123,12 +124,14 @@ int main(int argc, char** argv) {
   int repeat     = 3;
   std::vector<uint32_t> sizes = {64, 512, 1420};
   double seconds = 0.3;
-  std::string json;
+  std::string json, only;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--repeat" && i + 1 < argc) repeat = std::max(1, std::atoi(argv[++i]));
     else if (a == "--seconds" && i + 1 < argc) seconds = std::atof(argv[++i]);
     else if (a == "--json" && i + 1 < argc) json = argv[++i];
+    else if (a == "--suites" && i + 1 < argc)
+      only = argv[++i];
     else if (a == "--sizes" && i + 1 < argc) {
       sizes.clear();
       for (const char* p = argv[++i]; *p;) {
@@ -138,7 +141,9 @@ int main(int argc, char** argv) {
       }
     }
     else {
-      std::fprintf(stderr, "usage: warpath-esp-bench [--repeat N] [--seconds S] [--sizes 64,512,1420] [--json FILE]\n");
+      std::fprintf(stderr,
+                   "usage: warpath-esp-bench [--repeat N] [--seconds S] [--sizes 64,512,1420] "
+                   "[--suites gcm,sha1,...] [--json FILE]\n");
       return 2;
     }
   }
@@ -146,6 +151,14 @@ int main(int argc, char** argv) {
   init_mb_mgr_auto(mgr, nullptr);
   std::vector<Row> rows;
   for (const Suite& suite : kSuites) {
+    // --suites: a comma-separated list of words; a suite runs when its name contains one.
+    bool wanted = only.empty();
+    for (size_t b = 0; !wanted && b <= only.size();) {
+      const size_t e = std::min(only.find(',', b), only.size());
+      wanted = e > b && std::string(suite.name).find(only.substr(b, e - b)) != std::string::npos;
+      b      = e + 1;
+    }
+    if (!wanted) continue;
     auto cfg = io::parse_sa_text("bench", sa_text(suite));
     if (!cfg.is_ok()) return std::fprintf(stderr, "%s\n", cfg.status().message().c_str()), 1;
     auto db = SaDatabase::build(cfg.value());

@@ -1,6 +1,13 @@
 // src/stream/store_reassembler.hpp: the host engines' reassembler: flow state in a hash map
 // (admission and max_flows here), the rules of src/stream/core/stream_rules.hpp over any byte
 // store (core/ranges: ByteStore for ref.stream, RangeStore for cpu.stream).
+//
+// A finished connection (both directions delivered up to their FIN, or reset) with nothing
+// buffered or held keeps only its scalars (FlowMeta, 96 bytes) until the tracker ends it: its
+// stores and queues are empty, so a FlowState rebuilt from the scalars with empty ones behaves
+// exactly as the kept one would (late retransmissions, data past the FIN, ACKs, RSTs: the same
+// counters and chunks). Short connections then reuse a few warm full states instead of keeping
+// one per connection (docs/adr/0009: 100,000 short connections, reassembly 52 -> 30 ns/packet).
 #pragma once
 #include <algorithm>
 #include <memory>
@@ -162,28 +169,49 @@ class StoreReassembler final : public HostReassembler {
   using Flow = core::FlowState<Store, EndQueue>;
 
   StoreReassembler(std::string id, const StreamConfig& config)
-      : HostReassembler(std::move(id), config) {}
+      : HostReassembler(std::move(id), config) {
+    // Buckets for a busy link's finished connections up front (1 MiB): growing the table
+    // rehashes every node, cold, at each doubling.
+    finished_.reserve(std::min<size_t>(config.max_flows, size_t(1) << 17));
+  }
 
-  size_t flows() const override { return flows_.size(); }
+  /// Flows with state, finished ones included (max_flows counts both).
+  size_t flows() const override { return flows_.size() + finished_.size(); }
 
   Status segment(const Segment& s, const ChunkSink& sink) override {
     count(s);
     auto it = flows_.find(s.flow);
     if (it == flows_.end()) {
-      if (!may_open(s, flows_.size())) return Status::ok();
+      // Trackers number flows in creation order, so a new flow's number is past every finished
+      // one's and needs no lookup (any numbering stays exact: this only skips sure misses).
+      if (s.flow <= last_finished_)
+        if (auto f = finished_.find(s.flow); f != finished_.end()) {
+          late(f, s, sink);
+          return Status::ok();
+        }
+      if (!may_open(s, flows())) return Status::ok();
       it = flows_.emplace(s.flow, Flow{}).first;
     }
     HostRules ctx = rules(sink);
     core::flow_segment(ctx, it->second, s);
+    if (finished(it->second)) [[unlikely]] {
+      finished_.emplace(s.flow, it->second.m);
+      last_finished_ = std::max(last_finished_, s.flow);
+      flows_.erase(it);
+    }
     return Status::ok();
   }
 
   Status close(uint64_t flow, const ChunkSink& sink) override {
-    auto it = flows_.find(flow);
-    if (it == flows_.end()) return Status::ok();
     HostRules ctx = rules(sink);
-    core::close_flow(ctx, flow, it->second);
-    flows_.erase(it);
+    if (auto it = flows_.find(flow); it != flows_.end()) {
+      core::close_flow(ctx, flow, it->second);
+      flows_.erase(it);
+    } else if (auto f = finished_.find(flow); f != finished_.end()) {
+      Flow kept{f->second, {}, {}};  // empty stores: closing delivers nothing, as it would have
+      core::close_flow(ctx, flow, kept);
+      finished_.erase(f);
+    }
     return Status::ok();
   }
 
@@ -202,11 +230,41 @@ class StoreReassembler final : public HostReassembler {
     std::sort(ids.begin(), ids.end());
     for (uint64_t id : ids) WARPATH_TRY(close(id, sink));
     flows_.clear();
+    finished_.clear();  // nothing buffered: closing them delivers nothing
     return Status::ok();
   }
 
  private:
+  using Finished = std::unordered_map<uint64_t, core::FlowMeta>;
+
+  /// Can the flow be kept as its scalars alone? Nothing buffered or held, and nothing more to
+  /// come: reset, or both directions delivered up to their FIN.
+  static bool finished(const Flow& f) {
+    const core::Dir &a = f.m.d[0], &b = f.m.d[1];
+    const bool ended = f.m.reset || (f.m.phase == core::Phase::kOpen && a.open && b.open &&
+                                     a.fin != core::kNever && a.base == a.fin &&
+                                     b.fin != core::kNever && b.base == b.fin);
+    return ended && !f.store[0].buffered() && !f.store[1].buffered() && f.held[0].empty() &&
+           f.held[1].empty();
+  }
+
+  /// A segment of a finished flow: the rules run on its scalars with empty stores. If it stored
+  /// bytes after all (the rules decide, not this class), the flow is a full one again.
+  void late(Finished::iterator f, const Segment& s, const ChunkSink& sink) {
+    HostRules ctx = rules(sink);
+    Flow kept{f->second, {}, {}};
+    core::flow_segment(ctx, kept, s);
+    if (finished(kept)) {
+      f->second = kept.m;
+      return;
+    }
+    flows_.emplace(s.flow, std::move(kept));
+    finished_.erase(f);
+  }
+
   std::unordered_map<uint64_t, Flow> flows_;
+  Finished finished_;           ///< flows kept as scalars (finished() above)
+  uint64_t last_finished_ = 0;  ///< the largest flow number ever put in finished_
 };
 
 }  // namespace warpath::stream::detail

@@ -332,6 +332,59 @@ TEST(StreamHandshake, DataAfterRstOrPastTheFinIsNotStream) {
   }
 }
 
+// A connection that ended (both FINs delivered, or a RST) and holds nothing is kept as its
+// scalars alone in ref.stream and cpu.stream (store_reassembler.hpp), in full in emu.stream:
+// the late segments a closed connection still gets must count alike in all of them (the
+// validate: engines compare each segment's counters and chunks with ref.stream's), the flow
+// counts against max_flows until it is closed, and another connection on the same numbers
+// after it is not confused with it.
+TEST(StreamHandshake, LateSegmentsOfAFinishedConnectionCountAlike) {
+  for (const std::string& engine : engines()) {
+    SCOPED_TRACE(engine);
+    StreamConfig one;
+    one.max_flows = 1;
+    Conn conn(engine, one, 1000, 5000);
+    conn.handshake();
+    conn.data(1, "hello");
+    conn.send(1, kAck | kPsh, conn.isn[1] + 1, conn.isn[0] + 6, "world");
+    conn.send(0, kFin | kAck, conn.isn[0] + 6, conn.isn[1] + 6);
+    conn.send(1, kFin | kAck, conn.isn[1] + 6, conn.isn[0] + 7);
+    conn.send(0, kAck, conn.isn[0] + 7, conn.isn[1] + 7);  // both FINs delivered: finished
+    EXPECT_EQ(conn.client(), "hello");
+    EXPECT_EQ(conn.got.text[std::make_pair(uint64_t(1), uint8_t(1))], "world");
+    const StreamCounters before = conn.r->counters();
+    EXPECT_EQ(before.after_close, 0u) << "the final ACK carries no data";
+    conn.data(1, "hello");                                        // a retransmission
+    conn.data(6, "more");                                         // data past the FIN
+    conn.send(0, kFin | kAck, conn.isn[0] + 6, conn.isn[1] + 7);  // the FIN again
+    conn.send(1, kRst, conn.isn[1] + 1 + 100000000, 0);           // a RST far out of the window
+    EXPECT_EQ(conn.r->flows(), 1u);
+    // Still one flow against max_flows: another connection's SYN is refused.
+    conn.flow = 2;
+    conn.send(0, kSyn, 1, 0);
+    EXPECT_EQ(conn.r->counters().flows_refused, before.flows_refused + 1);
+    conn.flow = 1;
+    conn.send(1, kRst, conn.isn[1] + 7, 0);  // a RST in the window now
+    conn.data(1, "late!");                   // after the RST
+    const StreamCounters n = conn.r->counters();
+    EXPECT_EQ(n.retransmitted_bytes, before.retransmitted_bytes + 5);
+    EXPECT_EQ(n.after_close, before.after_close + 2);  // "more" past the FIN, "late!" after the RST
+    EXPECT_EQ(n.bad_rst, before.bad_rst + 1);
+    EXPECT_EQ(n.delivered_bytes, 10u);
+    EXPECT_EQ(n.buffered_bytes, 0u);
+    conn.close();
+    EXPECT_EQ(conn.r->flows(), 0u);
+    EXPECT_EQ(conn.client(), "hello");
+    // Closed, the flow's number may open again (a tracker would not reuse it, but a caller may).
+    conn.got = {};
+    conn.handshake();
+    conn.data(1, "again");
+    conn.send(1, kAck, conn.isn[1] + 1, conn.isn[0] + 6);
+    EXPECT_EQ(conn.client(), "again");
+    EXPECT_EQ(conn.r->flows(), 1u);
+  }
+}
+
 TEST(StreamHandshake, AHoleNobodyAcknowledgedIsNotCaptureLoss) {
   // Suricata's tcp-rst-unacked-stream-03-gap: data after a hole, then a RST before any ACK
   // passed the hole: the bytes are delivered at the end, the hole as a gap chunk, and no

@@ -275,8 +275,10 @@ WARPATH_HD bool flow_segment(Ctx& ctx, FlowState<Store, Held>& f, const Segment&
     return true;
   }
   int64_t end = off + int64_t(s.len);
-  if (d.fin != kNever && end > int64_t(d.fin)) {  // data past the FIN: not part of the stream
-    c.after_close += 1;
+  // Data past the FIN is not part of the stream. (The FIN takes a sequence number, so the
+  // final ACK lies past it too, without data: it is no refused segment.)
+  if (d.fin != kNever && end > int64_t(d.fin)) {
+    if (s.len) c.after_close += 1;
     end = off > int64_t(d.fin) ? off : int64_t(d.fin);
   }
   // A FIN fixes the end only in the window: a stale one (before what was delivered) or a far
