@@ -4,12 +4,13 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <new>
-#include <cstring>
-#include <unordered_map>
 #include <string>
+#include <unordered_map>
 
+#include "core/huge_pages.hpp"
 #include "openflow/core/flow_hash_core.hpp"
 #include "warpath/core/hd.hpp"
 #include "warpath/openflow/flow_table.hpp"
@@ -18,35 +19,9 @@ namespace warpath::openflow {
 
 namespace {
 
-// Memory for the big arrays of an image: 2 MB aligned and marked for transparent huge pages
-// from 2 MB on, so a million-flow table costs a handful of TLB entries instead of thousands
-// (with 4 KB pages the lookups of such a table wait on page walks as much as on the lines).
-template <class T>
-struct HugePageAllocator {
-  using value_type = T;
-  HugePageAllocator() = default;
-  template <class U>
-  HugePageAllocator(const HugePageAllocator<U>&) noexcept {}
-  static constexpr size_t kHuge = size_t(2) << 20;
-  T* allocate(size_t n) {
-    const size_t bytes = n * sizeof(T);
-    if (bytes < kHuge) return std::allocator<T>().allocate(n);
-    void* p = std::aligned_alloc(kHuge, (bytes + kHuge - 1) / kHuge * kHuge);
-    if (!p) throw std::bad_alloc();
-    (void)madvise(p, (bytes + kHuge - 1) / kHuge * kHuge, MADV_HUGEPAGE);
-    return static_cast<T*>(p);
-  }
-  void deallocate(T* p, size_t n) noexcept {
-    if (n * sizeof(T) < kHuge)
-      std::allocator<T>().deallocate(p, n);
-    else
-      std::free(p);
-  }
-  template <class U>
-  bool operator==(const HugePageAllocator<U>&) const noexcept { return true; }
-};
-template <class T>
-using LargeVector = std::vector<T, HugePageAllocator<T>>;
+// The big arrays of an image are on huge pages (core/huge_pages.hpp): a million-flow table
+// then costs a handful of TLB entries instead of thousands.
+using warpath::detail::LargeVector;
 
 }  // namespace
 

@@ -241,9 +241,10 @@ class StoreReassembler final : public HostReassembler {
   /// come: reset, or both directions delivered up to their FIN.
   static bool finished(const Flow& f) {
     const core::Dir &a = f.m.d[0], &b = f.m.d[1];
-    const bool ended = f.m.reset || (f.m.phase == core::Phase::kOpen && a.open && b.open &&
-                                     a.fin != core::kNever && a.base == a.fin &&
-                                     b.fin != core::kNever && b.base == b.fin);
+    // Most segments leave a.fin unset: that test first.
+    const bool ended = (a.fin != core::kNever && b.fin != core::kNever && a.base == a.fin &&
+                        b.base == b.fin && a.open && b.open && f.m.phase == core::Phase::kOpen) ||
+                       f.m.reset;
     return ended && !f.store[0].buffered() && !f.store[1].buffered() && f.held[0].empty() &&
            f.held[1].empty();
   }

@@ -14,6 +14,7 @@
 #include <random>
 #include <vector>
 
+#include "core/huge_pages.hpp"
 #include "flow/core/flow_core.hpp"
 
 namespace warpath::flow::detail {
@@ -169,8 +170,8 @@ class CpuTable {
   }
 
   const FlowConfig& cfg_;
-  std::vector<FlowEntry> entries_;  // handle 0 unused
-  std::vector<uint32_t> heads_;
+  warpath::detail::LargeVector<FlowEntry> entries_;  // handle 0 unused
+  warpath::detail::LargeVector<uint32_t> heads_;
   uint32_t mask_ = 0;
   std::vector<uint32_t> free_;
   uint32_t head_[kLists], tail_[kLists];
