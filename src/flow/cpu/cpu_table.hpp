@@ -7,8 +7,9 @@
 //     first entries, before the per-packet policy runs (G-Opt's batched prefetch).
 //   - Expiry: one list per (protocol class, state) in order of last touch. Within a list every
 //     flow has the same timeout and the clock never goes back, so deadlines are ordered too:
-//     only the heads can be due, and the heads' deadlines and touches are cached, so a packet
-//     that ends nothing costs a scan of 12 cached numbers, not a walk of the table.
+//     only the heads can be due, and the heads' deadlines and touches are cached. A lower
+//     bound of those deadlines (lowered whenever a head's is lower, made exact again only when
+//     the clock reaches it) lets a packet that ends nothing cost one comparison.
 #pragma once
 #include <cstring>
 #include <random>
@@ -114,6 +115,7 @@ class CpuTable {
       cached_emergency_ = st.emergency;
       for (uint32_t l = 0; l < kLists; ++l) set_head(st, l, head_[l]);
     }
+    if (st.now < due_bound_) return;  // no head is due yet
     for (;;) {
       uint32_t best = kLists;
       for (uint32_t l = 0; l < kLists; ++l) {
@@ -122,9 +124,11 @@ class CpuTable {
             (head_deadline_[l] == head_deadline_[best] && head_touch_[l] < head_touch_[best]))
           best = l;
       }
-      if (best == kLists) return;
+      if (best == kLists) break;
       end(st, head_[best], FlowEnd::kTimeout, ended);
     }
+    due_bound_ = kNever;  // exact again: the earliest head deadline
+    for (uint32_t l = 0; l < kLists; ++l) due_bound_ = std::min(due_bound_, head_deadline_[l]);
   }
 
   void evict_oldest(core::TrackerState& st, std::vector<FlowRecord>& ended) {
@@ -151,6 +155,7 @@ class CpuTable {
     const core::FlowCore& f = entries_[h].core;
     head_deadline_[l] = f.last_ns + core::timeout_ns(cfg_, f.cls, f.state, st.emergency);
     head_touch_[l]    = entries_[h].touch;
+    due_bound_              = std::min(due_bound_, head_deadline_[l]);
   }
 
   void unlink(const core::TrackerState& st, uint32_t h) {
@@ -176,6 +181,7 @@ class CpuTable {
   std::vector<uint32_t> free_;
   uint32_t head_[kLists], tail_[kLists];
   uint64_t head_deadline_[kLists], head_touch_[kLists];
+  uint64_t due_bound_    = kNever;  ///< at most the earliest head_deadline_ (expire_due)
   bool cached_emergency_ = false;
   uint64_t seed_ = uint64_t(std::random_device{}()) << 32 ^ std::random_device{}();
 };
