@@ -2,7 +2,7 @@
 // libnids + Vectorscan on the same frames in memory.
 //
 //   warpath-nids-bench [--rules PATH]... [--workload http|small|long] [--in PCAP] [--repeat N]
-//                      [--engine ID] [--json FILE]
+//                      [--engine ID] [--only track+stream|nids] [--json FILE]
 //
 // Rules: ET Open's rules/ from the shared data by default (the rules warpath loads; the rest are
 // skipped as `warpath nids --check-rules` reports). Traffic: a generated mix (--workload; TCP
@@ -271,7 +271,7 @@ double run_libnids(const Frames& f, const std::vector<pattern::Pattern>& ps, uin
 
 int main(int argc, char** argv) {
   std::vector<std::string> rule_paths;
-  std::string workload = "http", in, json, engine = "cpu.nids";
+  std::string workload = "http", in, json, engine = "cpu.nids", only;
   int repeat = 3;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -288,13 +288,16 @@ int main(int argc, char** argv) {
     else if (a == "--json") json = value();
     else if (a == "--engine") engine = value();
     else if (a == "--repeat") repeat = std::max(1, std::atoi(value().c_str()));
+    else if (a == "--only")
+      only = value();
     else if (a == "--stream-chunk")
       g_stream_chunk = uint32_t(std::strtoul(value().c_str(), nullptr, 10));
     else {
       std::fprintf(
           stderr,
           "usage: warpath-nids-bench [--rules PATH]... [--workload http|small|long] [--in PCAP] "
-          "[--repeat N] [--engine ID] [--stream-chunk N] [--json FILE]\n");
+          "[--repeat N] [--engine ID] [--stream-chunk N] [--only track+stream|nids] [--json "
+          "FILE]\n");
       return 2;
     }
   }
@@ -346,6 +349,19 @@ int main(int argc, char** argv) {
     double best = 1e30;
     uint64_t count = 0;
   };
+  if (!only.empty()) {  // one row alone, for a profiler
+    if (only != "track+stream" && only != "nids") {
+      std::fprintf(stderr, "warpath-nids-bench: --only takes track+stream or nids\n");
+      return 2;
+    }
+    double best    = 1e30;
+    uint64_t count = 0;
+    for (int r = 0; r < repeat; ++r)
+      best = std::min(best, run_nids(frames, only == "nids" ? *image : *empty, engine, count));
+    std::printf("%s: %.2f ms, %.1f ns/packet\n", only.c_str(), best * 1e3,
+                best * 1e9 / double(frames.size()));
+    return 0;
+  }
   std::vector<Row> rows = {{"decode"}, {"track+stream"}, {"nids"}, {"hs.block"}};
   for (int r = 0; r < repeat; ++r) {
     rows[0].best = std::min(rows[0].best, run_decode(frames));

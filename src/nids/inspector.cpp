@@ -86,6 +86,7 @@ class PipelineInspector final : public Inspector {
                     const InspectorConfig& c)
       : detect_(std::move(d)), tracker_(std::move(t)), reasm_(std::move(r)), l7_(std::move(l7)), cfg_(c) {
     sink_ = [this](const stream::Chunk& ch) { take_chunk(ch); };
+    flows_.reserve(size_t(1) << 16);  // buckets up front (512 KiB): no rehash of cold nodes
     const auto& rules   = detect_->image().rules();
     const bool any_pass = std::any_of(
         rules.begin(), rules.end(), [](const Rule& rule) { return rule.action == Action::kPass; });

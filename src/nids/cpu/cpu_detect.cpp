@@ -19,6 +19,7 @@ class CpuDetector final : public DetectorBase {
       : DetectorBase(std::move(image), "cpu.nids"), ports_(img().rules()) {}
 
   Status build() {
+    streams_.reserve(size_t(1) << 17);  // two directions of 64K flows (1 MiB of buckets)
     for (auto& kind : memo_)
       for (auto& cls : kind) cls.resize(ports_.cache_slots());
     return build_groups(img(), ports_.words(), best_cpu_pattern_engine(), true, groups_);
