@@ -249,8 +249,9 @@ class StoreReassembler final : public HostReassembler {
            f.held[1].empty();
   }
 
-  /// A segment of a finished flow: the rules run on its scalars with empty stores. If it stored
-  /// bytes after all (the rules decide, not this class), the flow is a full one again.
+  /// A segment of a finished flow: the rules run on its scalars with empty stores. They store
+  /// nothing for it today (data is clipped at the FIN, nothing is taken after a RST); should
+  /// they ever, the flow becomes a full one again rather than lose the bytes.
   void late(Finished::iterator f, const Segment& s, const ChunkSink& sink) {
     HostRules ctx = rules(sink);
     Flow kept{f->second, {}, {}};

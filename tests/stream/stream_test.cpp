@@ -348,8 +348,8 @@ TEST(StreamHandshake, LateSegmentsOfAFinishedConnectionCountAlike) {
     conn.data(1, "hello");
     conn.send(1, kAck | kPsh, conn.isn[1] + 1, conn.isn[0] + 6, "world");
     conn.send(0, kFin | kAck, conn.isn[0] + 6, conn.isn[1] + 6);
-    conn.send(1, kFin | kAck, conn.isn[1] + 6, conn.isn[0] + 7);
-    conn.send(0, kAck, conn.isn[0] + 7, conn.isn[1] + 7);  // both FINs delivered: finished
+    conn.send(1, kFin | kAck, conn.isn[1] + 6, conn.isn[0] + 7);  // both FINs delivered: finished
+    conn.send(0, kAck, conn.isn[0] + 7, conn.isn[1] + 7);         // the final ACK, already late
     EXPECT_EQ(conn.client(), "hello");
     EXPECT_EQ(conn.got.text[std::make_pair(uint64_t(1), uint8_t(1))], "world");
     const StreamCounters before = conn.r->counters();
@@ -383,6 +383,33 @@ TEST(StreamHandshake, LateSegmentsOfAFinishedConnectionCountAlike) {
     EXPECT_EQ(conn.client(), "again");
     EXPECT_EQ(conn.r->flows(), 1u);
   }
+}
+
+// The same in inline mode, for a connection a RST ended before the server sent anything, and
+// at the end of input (close_all): nothing more is delivered, every engine counts alike.
+TEST(StreamHandshake, AResetConnectionEndsAlikeInEveryMode) {
+  for (const Mode mode : {Mode::kIds, Mode::kInline})
+    for (const std::string& engine : engines()) {
+      SCOPED_TRACE(engine + (mode == Mode::kIds ? " ids" : " inline"));
+      StreamConfig c;
+      c.mode = mode;
+      Conn conn(engine, c, 70, 900);
+      conn.handshake();
+      conn.data(1, "abc");
+      conn.send(1, kAck, conn.isn[1] + 1, conn.isn[0] + 4);
+      conn.send(1, kRst, conn.isn[1] + 1, 0);  // nothing buffered: the flow ends here
+      conn.data(4, "def");                     // after the RST
+      conn.send(0, kAck, conn.isn[0] + 4, conn.isn[1] + 1);
+      EXPECT_EQ(conn.r->flows(), 1u);
+      ASSERT_TRUE(conn.r->close_all(conn.got.sink()).is_ok());
+      EXPECT_EQ(conn.r->flows(), 0u);
+      EXPECT_EQ(conn.client(), "abc");
+      const StreamCounters n = conn.r->counters();
+      EXPECT_EQ(n.after_close, 1u);
+      EXPECT_EQ(n.delivered_bytes, 3u);
+      EXPECT_EQ(n.buffered_bytes, 0u);
+      EXPECT_EQ(n.unacked_holes, 0u);
+    }
 }
 
 TEST(StreamHandshake, AHoleNobodyAcknowledgedIsNotCaptureLoss) {

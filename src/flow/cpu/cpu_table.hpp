@@ -11,6 +11,7 @@
 //     bound of those deadlines (lowered whenever a head's is lower, made exact again only when
 //     the clock reaches it) lets a packet that ends nothing cost one comparison.
 #pragma once
+#include <algorithm>
 #include <cstring>
 #include <random>
 #include <vector>
