@@ -86,10 +86,14 @@ class CpuTable {
 
   void touched(core::TrackerState& st, uint32_t h) {
     FlowEntry& e = entries_[h];
-    e.touch  = st.touches;
-    unlink(st, h);
+    e.touch         = st.touches;
     const uint8_t l = uint8_t(unsigned(e.core.cls) * unsigned(FlowState::kCount) +
                               unsigned(e.core.state));
+    if (e.list == l && tail_[l] == h) {  // already last of its list (a flow's packets in a row):
+      if (head_[l] == h) set_head(st, l, h);  // it stays there; only a head's cache changes
+      return;
+    }
+    unlink(st, h);
     e.list          = l;
     e.prev          = tail_[l];
     e.next          = 0;
