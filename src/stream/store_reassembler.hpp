@@ -109,7 +109,8 @@ struct HostRules {
   void buffered(int64_t n) { *total += uint64_t(n); }
   void held(int64_t n) { *held_total += uint64_t(n); }
   uint8_t* chunk_bytes(uint32_t n) {
-    scratch->resize(n);
+    // Grown, never shrunk: resizing to each chunk's length zero-filled its bytes first.
+    if (scratch->size() < n) scratch->resize(n);
     return scratch->data();
   }
   void emit(const Chunk& ch) {
