@@ -1,7 +1,8 @@
 // src/flow/cpu/cpu_table.hpp: the flow table of cpu.flow (and of cuda.flow, whose keys come
 // from the GPU).
 //
-//   - Entries: one preallocated array of 128-byte entries (two cache lines), a free stack.
+//   - Entries: one preallocated array of 128-byte entries (two cache lines; on huge pages from
+//     2 MiB, core/huge_pages.hpp), a free stack.
 //   - Lookup: a chained hash (power-of-two bucket array of head handles, at least one bucket
 //     per entry, so chains stay short); the batch loop prefetches a chunk's buckets, then their
 //     first entries, before the per-packet policy runs (G-Opt's batched prefetch).
