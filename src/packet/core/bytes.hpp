@@ -36,12 +36,45 @@ WARPATH_HD void store_be32(uint8_t* p, uint32_t v) {
 #endif
 }
 
-/// One's-complement sum of 16-bit big-endian words (RFC 1071), not yet folded or inverted.
-WARPATH_HD uint32_t ones_sum(const uint8_t* p, uint32_t bytes, uint32_t sum = 0) {
+/// One's-complement sum of 16-bit big-endian words (RFC 1071), not yet folded or inverted:
+/// `sum` plus a value that folds (fold_checksum, after any further additions) as the words' sum
+/// does. The device adds the words one by one. A little-endian host adds native 32-bit words
+/// into 64 bits, folds to 16 and swaps the bytes (RFC 1071's byte-order independence): a
+/// 20-byte IPv4 header in five loads instead of ten swapped 16-bit ones, which took half the
+/// parser's IPv4 time. The result differs from the word-by-word sum only by multiples of
+/// 0xFFFF and is zero exactly when it is (all bytes zero), so every fold is the same; a test
+/// holds the two equal.
+WARPATH_HD uint32_t ones_sum_words(const uint8_t* p, uint32_t bytes, uint32_t sum = 0) {
   uint32_t i = 0;
   for (; i + 1 < bytes; i += 2) sum += load_be16(p + i);
   if (i < bytes) sum += uint32_t(p[i]) << 8;
   return sum;
+}
+WARPATH_HD uint32_t ones_sum(const uint8_t* p, uint32_t bytes, uint32_t sum = 0) {
+#if !defined(__CUDA_ARCH__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  uint64_t acc = 0;
+  uint32_t i   = 0;
+  for (; i + 4 <= bytes; i += 4) {
+    uint32_t w;
+    __builtin_memcpy(&w, p + i, 4);
+    acc += w;
+  }
+  if (i + 2 <= bytes) {
+    uint16_t w;
+    __builtin_memcpy(&w, p + i, 2);
+    acc += w;
+    i += 2;
+  }
+  if (i < bytes) acc += p[i];  // the low byte of a native word: the high byte once swapped
+  acc = (acc & 0xffffffffu) + (acc >> 32);
+  acc = (acc & 0xffffffffu) + (acc >> 32);
+  acc = (acc & 0xffffu) + (acc >> 16);
+  acc = (acc & 0xffffu) + (acc >> 16);
+  acc = (acc & 0xffffu) + (acc >> 16);
+  return sum + __builtin_bswap16(uint16_t(acc));
+#else
+  return ones_sum_words(p, bytes, sum);
+#endif
 }
 
 WARPATH_HD uint16_t fold_checksum(uint32_t sum) {
