@@ -301,6 +301,10 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  if (!only.empty() && only != "track+stream" && only != "nids") {
+    std::fprintf(stderr, "warpath-nids-bench: --only takes track+stream or nids\n");
+    return 2;
+  }
   if (rule_paths.empty()) {
     const char* data = std::getenv("WARPATH_DATA");
     rule_paths.push_back(std::string(data ? data : "../shared/data") + "/patterns/et-open/rules");
@@ -350,10 +354,6 @@ int main(int argc, char** argv) {
     uint64_t count = 0;
   };
   if (!only.empty()) {  // one row alone, for a profiler
-    if (only != "track+stream" && only != "nids") {
-      std::fprintf(stderr, "warpath-nids-bench: --only takes track+stream or nids\n");
-      return 2;
-    }
     double best    = 1e30;
     uint64_t count = 0;
     for (int r = 0; r < repeat; ++r)

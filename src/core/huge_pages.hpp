@@ -13,24 +13,31 @@
 
 namespace warpath::detail {
 
+inline constexpr size_t kHugePage = size_t(2) << 20;
+
+/// `bytes` rounded up to whole 2 MiB pages, 2 MiB aligned and advised to use transparent huge
+/// pages (free with std::free); null when out of memory.
+inline void* huge_alloc(size_t bytes) {
+  const size_t rounded = (bytes + kHugePage - 1) / kHugePage * kHugePage;
+  void* p              = std::aligned_alloc(kHugePage, rounded ? rounded : kHugePage);
+  if (p) (void)madvise(p, rounded ? rounded : kHugePage, MADV_HUGEPAGE);
+  return p;
+}
+
 template <class T>
 struct HugePageAllocator {
   using value_type    = T;
   HugePageAllocator() = default;
   template <class U>
   HugePageAllocator(const HugePageAllocator<U>&) noexcept {}
-  static constexpr size_t kHuge = size_t(2) << 20;
   T* allocate(size_t n) {
-    const size_t bytes = n * sizeof(T);
-    if (bytes < kHuge) return std::allocator<T>().allocate(n);
-    const size_t rounded = (bytes + kHuge - 1) / kHuge * kHuge;
-    void* p              = std::aligned_alloc(kHuge, rounded);
+    if (n * sizeof(T) < kHugePage) return std::allocator<T>().allocate(n);
+    void* p = huge_alloc(n * sizeof(T));
     if (!p) throw std::bad_alloc();
-    (void)madvise(p, rounded, MADV_HUGEPAGE);
     return static_cast<T*>(p);
   }
   void deallocate(T* p, size_t n) noexcept {
-    if (n * sizeof(T) < kHuge)
+    if (n * sizeof(T) < kHugePage)
       std::allocator<T>().deallocate(p, n);
     else
       std::free(p);

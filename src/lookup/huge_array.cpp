@@ -1,24 +1,18 @@
 // src/lookup/huge_array.cpp
 #include "lookup/huge_array.hpp"
 
-#include <sys/mman.h>
-
 #include <cstdlib>
 #include <new>
 
+#include "core/huge_pages.hpp"
+
 namespace warpath::lookup::detail {
-namespace {
-
-constexpr size_t kHuge = size_t(2) << 20;
-
-}  // namespace
 
 HugeArray::HugeArray(size_t n_bytes) {
-  bytes = (n_bytes + kHuge - 1) / kHuge * kHuge;
-  if (bytes == 0) bytes = kHuge;
-  data = std::aligned_alloc(kHuge, bytes);
+  const size_t page = warpath::detail::kHugePage;
+  bytes             = n_bytes ? (n_bytes + page - 1) / page * page : page;
+  data              = warpath::detail::huge_alloc(bytes);  // advice only: works without THP
   if (!data) throw std::bad_alloc();
-  ::madvise(data, bytes, MADV_HUGEPAGE);  // advice only: works without THP too
 }
 
 HugeArray& HugeArray::operator=(HugeArray&& o) noexcept {
