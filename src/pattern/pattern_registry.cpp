@@ -198,6 +198,10 @@ const PatternTable& pattern_table() {
 
 std::vector<EngineInfo> pattern_engines() { return pattern_table().infos(); }
 
+Result<std::unique_ptr<Matcher>> Matcher::clone() const {
+  return Status(Errc::kNotSupported, std::string(id()) + ": no shared database (compile again)");
+}
+
 Result<std::unique_ptr<Matcher>> make_matcher(std::string_view requested, Patterns patterns) {
   return pattern_table().make(requested, patterns);
 }

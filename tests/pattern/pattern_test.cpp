@@ -446,6 +446,73 @@ TEST(PatternSets, EtOpenLiteralsOnCpuAcAgreeWithVectorscanInBlocksAndStreams) {
   expect_same("cpu.ac", "cpu.hs", *ps, data, 1460);
 }
 
+// A set of literals alone goes to Vectorscan's literal compiler (ET Open's has literals that
+// start with a zero byte, which that compiler refuses, so the set above goes as expressions):
+// the same matches as cpu.ac's automaton, in blocks and in streams.
+TEST(PatternSets, VectorscanLiteralCompilerAgreesWithCpuAc) {
+  if (!have_data() || !have_engine("cpu.hs"))
+    GTEST_SKIP() << "needs the shared data and Vectorscan";
+  auto ps = read_pattern_file(data_path("patterns/et-open/derived/et-open.mpm-literals.tsv"));
+  ASSERT_TRUE(ps.is_ok()) << ps.status().message();
+  std::vector<Pattern> literals;
+  for (const Pattern& p : *ps)
+    if (p.expression[0] != '\0' && literals.size() < 3000) literals.push_back(p);
+  const std::string data =
+      read_file(data_path("patterns/anmlzoo/dotstar/backdoor_1MB.input"), 128 << 10);
+  expect_same("cpu.hs", "cpu.ac", literals, data, 1460);
+}
+
+// clone(): another matcher over the same compiled databases with its own scratch, for another
+// thread. Clones answer as the original, in blocks and streams (the streaming database compiled
+// once, at the first stream of any of them), and outlive it.
+TEST(PatternEngines, ClonesShareTheDatabaseAndOutliveTheOriginal) {
+  if (!have_engine("cpu.hs")) GTEST_SKIP() << "needs Vectorscan";
+  std::mt19937_64 rng(11);
+  std::vector<Pattern> ps;
+  for (uint32_t i = 0; i < 40; ++i) {
+    Pattern p;
+    p.id = i, p.literal = true;
+    for (int k = 0; k < 2 + int(rng() % 4); ++k) p.expression.push_back("abcz"[rng() % 4]);
+    if (i % 3 == 0) p.flags = kCaseless;
+    ps.push_back(p);
+  }
+  ps.push_back(regex(40, "a[bc]+z"));
+  std::string data(20000, 'a');
+  for (auto& c : data) c = "abcAZz"[rng() % 6];
+  const auto* d  = reinterpret_cast<const uint8_t*>(data.data());
+  auto stream_of = [&](Matcher& m) {
+    std::vector<Match> out;
+    auto st = m.open_stream();
+    EXPECT_TRUE(st.is_ok()) << st.status().message();
+    if (!st.is_ok()) return out;
+    for (size_t off = 0; off < data.size(); off += 777)
+      EXPECT_TRUE((*st)->write(d + off, std::min<size_t>(777, data.size() - off), out).is_ok());
+    EXPECT_TRUE((*st)->close(out).is_ok());
+    return out;
+  };
+  auto m = make_matcher("cpu.hs", ps);
+  ASSERT_TRUE(m.is_ok()) << m.status().message();
+  std::vector<Match> block;
+  ASSERT_TRUE((*m)->scan(d, data.size(), block).is_ok());
+  const std::vector<Match> stream = stream_of(**m);
+  ASSERT_GT(block.size(), 100u);
+  auto c1 = (*m)->clone();
+  ASSERT_TRUE(c1.is_ok()) << c1.status().message();
+  auto c2 = (*c1)->clone();
+  ASSERT_TRUE(c2.is_ok()) << c2.status().message();
+  m->reset();  // the clones keep the databases
+  std::vector<Match> b1;
+  ASSERT_TRUE((*c1)->scan(d, data.size(), b1).is_ok());
+  EXPECT_TRUE(b1 == block);
+  EXPECT_TRUE(stream_of(**c2) == stream);
+  EXPECT_TRUE(stream_of(**c1) == stream);
+  EXPECT_EQ((*c2)->patterns(), ps.size());
+  // An engine without a shared database says so: its callers compile again.
+  auto ac = make_matcher("cpu.ac", std::vector<Pattern>(ps.begin(), ps.end() - 1));
+  ASSERT_TRUE(ac.is_ok());
+  EXPECT_EQ((*ac)->clone().status().code(), Errc::kNotSupported);
+}
+
 }  // namespace
 }  // namespace warpath::pattern
 

@@ -146,6 +146,11 @@ class Matcher {
   virtual Status scan_blocks(const Block* blocks, uint32_t n, std::vector<Match>* out);
   /// A new stream.
   virtual Result<std::unique_ptr<Stream>> open_stream() = 0;
+  /// Another matcher over this one's compiled database, for another thread: its own scratch,
+  /// the database shared and not compiled again (cpu.hs). kNotSupported where an engine cannot
+  /// share its database: compile the patterns again then. Safe beside other clone() calls on
+  /// the same matcher, not beside its scans.
+  virtual Result<std::unique_ptr<Matcher>> clone() const;
 };
 
 /// ref.pattern, cpu.hs, cpu.ac, cuda.ac (those built here).
