@@ -10,6 +10,10 @@ struct pcre2_real_code_8;
 
 namespace warpath::nids::detail {
 
+class PrefilterCache;  // nids/cpu/port_groups.hpp
+/// An empty PrefilterCache (defined with it).
+std::shared_ptr<PrefilterCache> make_prefilter_cache();
+
 /// A payload item ready to evaluate.
 struct CompiledItem {
   Item::Kind kind = Item::kContent;
@@ -52,6 +56,10 @@ class Image final : public DetectImage {
     return k < 0 ? nullptr : compiled_[i].items[size_t(k)].content;
   }
   const std::vector<CompiledRule>& compiled() const noexcept { return compiled_; }
+  /// The prefilter databases of port groups (nids/cpu/port_groups.hpp), compiled on first use
+  /// and shared by every detector of the image: what the image answers does not change, and a
+  /// database is compiled once for all of them (the workers of a run, a reloaded inspector).
+  PrefilterCache& prefilter_cache() const noexcept { return *prefilter_cache_; }
   uint32_t bit_count() const noexcept { return bits_; }
 
  private:
@@ -60,6 +68,7 @@ class Image final : public DetectImage {
   std::vector<CompiledRule> compiled_;
   Classification classification_;
   uint32_t bits_ = 0;
+  std::shared_ptr<PrefilterCache> prefilter_cache_ = make_prefilter_cache();
 };
 
 }  // namespace warpath::nids::detail

@@ -8,7 +8,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <random>
 
+#include "nids/cpu/port_groups.hpp"
 #include "nids/cpu/rule_groups.hpp"
 #include "nids/detector_base.hpp"
 #include "support/test_support.hpp"
@@ -380,6 +382,93 @@ TEST(NidsDetect, EnginesAgreeWithTheReference) {
     EXPECT_EQ(b.items, 3000u);
   }
   EXPECT_FALSE(make_detector("cuda.nids", nullptr).is_ok());
+}
+
+// cpu.nids scans with the database of a unit's port groups (nids/cpu/port_groups.hpp) when
+// the rules name ports: rules on low, registered and dynamic ports, source and destination,
+// `<>` and any-port ones, over packets and stream chunks of flows on mixed ports. Every unit
+// gets ref.nids's sids; port group databases were used, and a second detector of the image
+// compiles none (it clones the image's).
+TEST(NidsDetect, PortGroupDatabasesGiveTheReferencesAlerts) {
+  const std::vector<std::string> ports = {
+      "21",          "25",        "80",      "443",  "445",
+      "1433",        "2000:2100", "4444",    "8080", "[40000,50000]",
+      "33000:34000", "!80",       "[1:1023]"};
+  std::string rules;
+  for (int k = 0; k < 120; ++k) {
+    const std::string p    = ports[size_t(k) % ports.size()];
+    const std::string head = k % 5 == 0    ? "any " + p + " -> any any"
+                             : k % 7 == 0  ? "any any <> any " + p
+                             : k % 11 == 0 ? "any any -> any any"
+                                           : "any any -> any " + p;
+    rules += "alert tcp " + head + " (content:\"key" + std::to_string(100 + k) +
+             "\"; sid:" + std::to_string(k + 1) + ";)\n";
+  }
+  RuleSet set;
+  add_rules_text(set, rules, "t", Vars{});
+  for (const FileReport& f : set.files)
+    for (const RuleProblem& p : f.problems) ADD_FAILURE() << p.where << ": " << p.reason;
+  auto image = compile_rules(set);
+  ASSERT_TRUE(image.is_ok()) << image.status().message();
+  const uint16_t unit_ports[] = {21,   25,    80,    443,   445,   1433,  2050, 4444,
+                                 8080, 40000, 50000, 33500, 45000, 60000, 1030, 7};
+  auto ref                    = make_detector("ref.nids", *image);
+  ASSERT_TRUE(ref.is_ok());
+  uint8_t a[4] = {10, 0, 0, 1}, b[4] = {192, 0, 2, 9};
+  auto run = [&](Detector& cpu, uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    std::vector<std::string> buffers(64);
+    uint64_t hits = 0;
+    for (int n = 0; n < 3000; ++n) {
+      const uint64_t f    = rng() % 64;
+      const uint64_t flow = seed * 1000 + f;  // a flow's ports stay the same
+      Unit u;
+      u.pkt.proto = 6;
+      u.pkt.src = a, u.pkt.dst = b;
+      u.pkt.sport = unit_ports[flow % 16];
+      u.pkt.dport = unit_ports[(flow * 7 + 3) % 16];
+      std::string more(20 + rng() % 60, '.');
+      for (int k = 0; k < 3; ++k) {
+        const std::string key = "key" + std::to_string(100 + rng() % 120);
+        more.replace(rng() % (more.size() - key.size()), key.size(), key);
+      }
+      std::string packet;
+      if (rng() % 2) {  // a stream chunk: the flow's buffer, then the new bytes
+        std::string& buf = buffers[f];
+        if (buf.size() > 600) buf.erase(0, buf.size() - 300);
+        u.buffer   = Buffer::kStream;
+        u.flow     = flow;
+        u.new_from = uint32_t(buf.size());
+        buf += more;
+        u.data = reinterpret_cast<const uint8_t*>(buf.data());
+        u.len  = uint32_t(buf.size());
+      } else {
+        packet      = more;
+        u.pkt.dsize = uint32_t(packet.size());
+        u.data      = reinterpret_cast<const uint8_t*>(packet.data());
+        u.len       = uint32_t(packet.size());
+      }
+      std::vector<Hit> want, got;
+      ASSERT_TRUE((*ref)->inspect(u, want).is_ok());
+      ASSERT_TRUE(cpu.inspect(u, got).is_ok());
+      ASSERT_EQ(got.size(), want.size()) << "unit " << n;
+      for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i].rule, want[i].rule) << "unit " << n;
+      hits += got.size();
+    }
+    EXPECT_GT(hits, 1000u);
+  };
+  auto cpu = make_detector("cpu.nids", *image);
+  ASSERT_TRUE(cpu.is_ok());
+  run(**cpu, 1);
+  EXPECT_GT((*cpu)->counters().port_group_dbs, 3u);
+  auto& cache       = static_cast<const detail::Image&>(**image).prefilter_cache();
+  const size_t made = cache.size();
+  EXPECT_GT(made, 3u);
+  auto second = make_detector("cpu.nids", *image);
+  ASSERT_TRUE(second.is_ok());
+  run(**second, 2);  // other flows (ref.nids has seen the first ones)
+  EXPECT_GT((*second)->counters().port_group_dbs, 3u);
+  EXPECT_EQ(cache.size(), made) << "the second detector cloned the image's databases";
 }
 
 std::string fmt_hex(uint8_t b) {

@@ -105,6 +105,67 @@ TEST(PortFilter, CachedSetsMatchTheRulesPorts) {
   }
 }
 
+// Port groups (cpu.nids's prefilter databases): a pair's group set holds the set of every pair
+// of ports of the same groups, and is the same for all of them; for one-way rules between ports
+// that are groups of their own it is the pair's set exactly.
+TEST(PortFilter, GroupSetsHoldTheSetsOfEveryPairOfTheirGroups) {
+  std::vector<Rule> rules;
+  std::mt19937 rng(21);
+  std::vector<uint16_t> ports = {0,    7,    21,   80,    443,   1023, 1024,
+                                 1433, 3306, 8080, 32767, 32768, 65535};
+  for (int k = 0; k < 60; ++k) ports.push_back(uint16_t(rng()));
+  for (uint16_t p : ports)  // rules on single ports: each class's own set counts
+    for (const char* way : {" -> any ", " <> any "}) {
+      auto r = parse_rule("alert tcp any " + std::to_string(p) + way + "any (sid:1;)", Vars{}, "t");
+      ASSERT_TRUE(r.is_ok()) << r.status().message();
+      rules.push_back(*r);
+      auto d =
+          parse_rule("alert tcp any any -> any " + std::to_string(p) + " (sid:1;)", Vars{}, "t");
+      rules.push_back(*d);
+    }
+  for (uint32_t k = 0; k < 400; ++k) {
+    auto range = [&] {
+      const uint32_t lo = rng() % 3 == 0 ? rng() % 1024 : rng() % 65536;
+      return std::to_string(lo) + ":" +
+             std::to_string(std::min<uint32_t>(65535, lo + rng() % 3000));
+    };
+    const std::string sp = k % 4 ? "any" : range(), dp = k % 9 == 0 ? "any" : range();
+    auto r = parse_rule("alert tcp any " + sp + (k % 13 == 0 ? " <> " : " -> ") + "any " + dp +
+                            " (sid:" + std::to_string(k + 1) + ";)",
+                        Vars{}, "t");
+    ASSERT_TRUE(r.is_ok()) << r.status().message();
+    rules.push_back(*r);
+  }
+  PortFilter f(rules);
+  std::vector<uint64_t> g1(f.words()), g2(f.words());
+  for (uint16_t sp : ports)
+    for (uint16_t dp : ports) {
+      f.group_allowed(sp, dp, g1.data());
+      const uint64_t* pair = f.allowed(sp, dp);
+      const bool exact     = PortFilter::group_of(sp) < 0 && PortFilter::group_of(dp) < 0;
+      for (uint32_t i = 0; i < rules.size(); ++i) {
+        if (PortFilter::test(pair, i))
+          ASSERT_TRUE(PortFilter::test(g1.data(), i)) << "rule " << i << " " << sp << "->" << dp;
+        else if (exact && !rules[i].bidirectional)
+          ASSERT_FALSE(PortFilter::test(g1.data(), i)) << "rule " << i << " " << sp << "->" << dp;
+      }
+      // Another pair of the same groups: the same group set, holding that pair's set.
+      for (uint16_t sp2 : ports)
+        for (uint16_t dp2 : ports) {
+          auto same = [](uint16_t a, uint16_t b) {  // the same shared group (or port)
+            return a == b || (PortFilter::group_of(a) >= 0 &&
+                              PortFilter::group_of(a) == PortFilter::group_of(b));
+          };
+          if (!same(sp, sp2) || !same(dp, dp2)) continue;
+          f.group_allowed(sp2, dp2, g2.data());
+          ASSERT_EQ(g1, g2) << sp << "->" << dp << " and " << sp2 << "->" << dp2;
+          const uint64_t* pair2 = f.allowed(sp2, dp2);
+          for (uint32_t i = 0; i < rules.size(); ++i)
+            if (PortFilter::test(pair2, i)) ASSERT_TRUE(PortFilter::test(g1.data(), i));
+        }
+    }
+}
+
 TEST(PortFilter, EtOpenRules) {
   const std::string dir = warpath::testing::data_path("patterns/et-open/rules");
   if (!std::filesystem::exists(dir)) GTEST_SKIP() << dir << " not found";

@@ -259,7 +259,9 @@ int run_nids(const NidsOptions& o) {
         {"detect", {{"units", d.units}, {"packet_units", d.packet_units}, {"stream_units", d.stream_units},
                     {"bytes", d.bytes}, {"candidates", d.candidates}, {"matches", d.matches},
                     {"backtrack_limit", d.backtrack_limit}, {"pcre_limit", d.pcre_limit},
-                    {"scans_offloaded", d.scans_offloaded}, {"scans_on_cpu", d.scans_on_cpu}}},
+                    {"scans_offloaded", d.scans_offloaded}, {"scans_on_cpu", d.scans_on_cpu},
+                    {"port_group_dbs", d.port_group_dbs},
+                    {"port_group_compile_ms", double(d.port_group_compile_ns) / 1e6}}},
         {"stream", {{"delivered_bytes", sc.delivered_bytes}, {"gaps", sc.gaps}, {"overlaps", sc.overlaps},
                     {"overlap_diff", sc.overlap_diff}, {"memcap", sc.memcap},
                     {"inspect_depth", c.inspect_depth}, {"inspect_memcap", c.inspect_memcap}}}};

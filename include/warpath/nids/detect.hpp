@@ -130,6 +130,9 @@ struct DetectCounters {
   /// device, and on the CPU because the group's bytes in the batch were too few to pay for a
   /// launch (opportunistic offload, WARPATH_NIDS_OFFLOAD_MIN_BYTES).
   uint64_t scans_offloaded = 0, scans_on_cpu = 0;
+  /// cpu.nids's prefilter databases per port group (Suricata's signature group heads), compiled
+  /// on first use, and the time compiling them took.
+  uint64_t port_group_dbs = 0, port_group_compile_ns = 0;
   bool operator==(const DetectCounters&) const = default;
 };
 

@@ -3,10 +3,13 @@
 // multi-pattern matcher stage), and rules without a positive content are always candidates.
 // A stream direction feeds its new bytes to the group's streaming database once and remembers
 // the rules its bytes have armed. A TCP or UDP unit's candidates then pass the port filter
-// (port_filter.hpp): rules whose ports cannot take the unit are not evaluated at all.
+// (port_filter.hpp): rules whose ports cannot take the unit are not evaluated at all, and a
+// scan uses the database of the unit's port groups when they exclude most of the group's rules
+// (port_groups.hpp).
 #include <algorithm>
 #include <unordered_map>
 
+#include "nids/cpu/port_groups.hpp"
 #include "nids/cpu/rule_groups.hpp"
 #include "nids/detector_base.hpp"
 
@@ -16,7 +19,9 @@ namespace {
 class CpuDetector final : public DetectorBase {
  public:
   explicit CpuDetector(std::shared_ptr<const DetectImage> image)
-      : DetectorBase(std::move(image), "cpu.nids"), ports_(img().rules()) {}
+      : DetectorBase(std::move(image), "cpu.nids"),
+        ports_(img().rules()),
+        port_groups_(img(), best_cpu_pattern_engine()) {}
 
   Status build() {
     streams_.reserve(size_t(1) << 17);  // two directions of 64K flows (1 MiB of buckets)
@@ -32,6 +37,7 @@ class CpuDetector final : public DetectorBase {
     const uint64_t* allowed =
         u.pkt.proto == 6 || u.pkt.proto == 17 ? ports_.allowed(u.pkt.sport, u.pkt.dport) : nullptr;
     bool any_allowed = true;
+    const PortDb* pdb = nullptr;  // the port groups' database; null: the group's
     if (allowed) {
       // The group's always-candidates these ports allow, and whether its prefilter has a rule
       // they allow, kept per port filter slot (both depend only on the class pair).
@@ -39,12 +45,19 @@ class CpuDetector final : public DetectorBase {
       if (m.key != ports_.last_key()) {
         m.key = ports_.last_key();
         m.any = g.any_allowed(allowed);
+        m.db  = nullptr;
+        if (m.any && g.prefilter) {  // the scan's database: the units' port groups'
+          group_set_.resize(ports_.words());
+          ports_.group_allowed(u.pkt.sport, u.pkt.dport, group_set_.data());
+          m.db = port_groups_.get(kind, cls, g, group_set_.data());
+        }
         m.always.clear();
         for (uint32_t r : g.always)
           if (PortFilter::test(allowed, r)) m.always.push_back(r);
       }
       out         = m.always;
       any_allowed = m.any;
+      pdb         = m.db;
     } else {
       out = g.always;
     }
@@ -61,22 +74,31 @@ class CpuDetector final : public DetectorBase {
       // buffer holds, so the candidates it needs are found there).
       if (d) d->stale = true;
     } else if (g.prefilter && u.len) {
+      pattern::Matcher& pre             = pdb ? *pdb->prefilter : *g.prefilter;
+      const std::vector<uint32_t>& rule = pdb ? pdb->by_pattern : g.by_pattern;
       if (d) {
-        stream_candidates(g, u, *d, out);
+        stream_candidates(g, pre, rule, pdb, u, *d, out);
       } else {
         matches_.clear();
         // Only which patterns matched counts (candidates are sorted below): the engine's order.
-        if (!g.prefilter->scan_any_order(u.data, u.len, matches_).is_ok()) {
+        if (!pre.scan_any_order(u.data, u.len, matches_).is_ok()) {
           // A prefilter that cannot answer: every rule of the group is a candidate.
           out.insert(out.end(), g.by_pattern.begin(), g.by_pattern.end());
         } else {
           found_.clear();
-          take_matches(g, matches_, 0, at_, found_);
+          take_matches(rule, matches_, 0, at_, found_);
           for (const Found& f : found_) out.push_back(f.rule);
         }
       }
     }
     if (out.size() > kept) finish_candidates(allowed, out);
+  }
+
+  DetectCounters counters() const override {
+    DetectCounters c        = DetectorBase::counters();
+    c.port_group_dbs        = port_groups_.databases();
+    c.port_group_compile_ns = port_groups_.compile_ns();
+    return c;
   }
 
   void forget_flow(uint64_t flow) override {
@@ -90,21 +112,26 @@ class CpuDetector final : public DetectorBase {
   // bytes armed (their other conditions may complete in later chunks).
   struct DirState {
     std::unique_ptr<pattern::Stream> stream;
-    uint64_t stream_at = 0;  // the direction offset of the streaming database's first byte
+    const PortDb* db   = nullptr;  // the database `stream` belongs to (null: the group's)
+    uint64_t stream_at = 0;        // the direction offset of the streaming database's first byte
     uint64_t end       = 0;  // the direction offset past the last unit's buffer
     ArmedRules armed;
     bool stale = false;  // chunks went unscanned (no rule took their ports)
   };
 
-  void stream_candidates(Group& g, const Unit& u, DirState& d, std::vector<uint32_t>& out) {
+  // `pre` (the database of `pdb`, or the group's when null) maps its pattern ids by `rule`.
+  void stream_candidates(Group& g, pattern::Matcher& pre, const std::vector<uint32_t>& rule,
+                         const PortDb* pdb, const Unit& u, DirState& d,
+                         std::vector<uint32_t>& out) {
     const uint64_t start = d.end - u.len;
-    // A fresh buffer (the stream's start, or after a gap), or unscanned chunks before this one:
-    // a new stream from the buffer's first byte.
-    const uint32_t from = d.stale ? 0 : std::min(u.len, u.new_from);
+    // A fresh buffer (the stream's start, or after a gap), unscanned chunks before this one, or
+    // a stream of another database: a new stream from the buffer's first byte.
+    const uint32_t from = d.stale || d.db != pdb ? 0 : std::min(u.len, u.new_from);
     if (from == 0 || !d.stream) {
-      auto s = g.prefilter->open_stream();
+      auto s      = pre.open_stream();
       d.stream    = s.is_ok() ? std::move(*s) : nullptr;
-      d.stream_at = start;
+      d.db        = pdb;
+      d.stream_at = start + from;  // the direction offset of the first byte it is given
     }
     d.stale = false;
     matches_.clear();
@@ -114,7 +141,7 @@ class CpuDetector final : public DetectorBase {
     if (failed)
       d.stream.reset();  // cannot answer: every rule of the group is armed
     else
-      take_matches(g, matches_, d.stream_at, at_, found_);
+      take_matches(rule, matches_, d.stream_at, at_, found_);
     d.armed.arm(g, found_, failed, start, d.end, out);
   }
 
@@ -122,10 +149,13 @@ class CpuDetector final : public DetectorBase {
   struct PortMemo {
     uint64_t key = ~uint64_t(0);  // the port filter's class pair it was made for
     bool any     = false;
+    const PortDb* db = nullptr;  // the port groups' prefilter; null: the group's
     std::vector<uint32_t> always;
   };
   Groups groups_;
   PortFilter ports_;
+  PortGroups port_groups_;
+  std::vector<uint64_t> group_set_;              // PortFilter::group_allowed's
   std::vector<PortMemo> memo_[kKinds][kProtos];  // per group, per port filter slot
   std::vector<pattern::Match> matches_;
   std::vector<uint32_t> at_;                        // take_matches's scratch

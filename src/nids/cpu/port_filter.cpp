@@ -52,6 +52,28 @@ PortFilter::PortFilter(const std::vector<Rule>& rules) : class_of_(65536) {
       if (src || (r.bidirectional && dst)) by_sport_[k * words_ + i / 64] |= bit;
     }
   }
+  for (int grp = 0; grp < 2; ++grp) {
+    shared_dport_[grp].assign(words_, 0);
+    shared_sport_[grp].assign(words_, 0);
+    std::vector<uint8_t> in(reps_.size(), 0);  // classes with a port of the group
+    for (uint32_t p = 0; p < 65536; ++p)
+      if (group_of(uint16_t(p)) == grp) in[class_of_[p]] = 1;
+    for (size_t k = 0; k < reps_.size(); ++k)
+      if (in[k])
+        for (size_t w = 0; w < words_; ++w) {
+          shared_dport_[grp][w] |= by_dport_[k * words_ + w];
+          shared_sport_[grp][w] |= by_sport_[k * words_ + w];
+        }
+  }
+}
+
+void PortFilter::group_allowed(uint16_t sport, uint16_t dport, uint64_t* out) const {
+  const int dg = group_of(dport), sg = group_of(sport);
+  const uint64_t* d =
+      dg < 0 ? &by_dport_[size_t(class_of_[dport]) * words_] : shared_dport_[dg].data();
+  const uint64_t* s =
+      sg < 0 ? &by_sport_[size_t(class_of_[sport]) * words_] : shared_sport_[sg].data();
+  for (size_t w = 0; w < words_; ++w) out[w] = d[w] & s[w];
 }
 
 void PortFilter::fill(uint32_t slot, uint64_t key) {

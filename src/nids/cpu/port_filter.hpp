@@ -39,6 +39,28 @@ class PortFilter {
   uint64_t last_key() const noexcept { return last_key_; }
   uint32_t last_slot() const noexcept { return last_slot_; }
   uint32_t cache_slots() const noexcept { return uint32_t(1) << cache_bits_; }
+  /// Port groups (Suricata's signature grouping by port): a port below 1024, or one of the
+  /// well-known high ports of Suricata's default grouping whitelists, is a group of its own
+  /// (group_of: its class); the other ports form two groups, the registered ports (to 32767)
+  /// and the dynamic ones, where clients take their ephemeral ports. Writes to `out` (words()
+  /// words) the rules a unit whose ports are in the groups of `sport` and `dport` may match: a
+  /// superset of allowed(sport, dport), the same for every pair of ports of those groups.
+  void group_allowed(uint16_t sport, uint16_t dport, uint64_t* out) const;
+  /// The group of a port: -1 for one of its own, else 0 (registered) or 1 (dynamic).
+  static int group_of(uint16_t port) {
+    switch (port) {
+      case 1433:
+      case 3306:
+      case 3389:
+      case 5060:
+      case 6666:
+      case 6667:
+      case 8080:
+        return -1;
+      default:
+        return port < 1024 ? -1 : port < 32768 ? 0 : 1;
+    }
+  }
   static constexpr size_t kMaxWords = size_t(1) << 21;  ///< 16 MiB per direction
   static bool test(const uint64_t* set, uint32_t rule) { return set[rule / 64] >> (rule % 64) & 1; }
   size_t classes() const noexcept { return reps_.size(); }
@@ -49,6 +71,8 @@ class PortFilter {
   std::vector<uint16_t> reps_;      ///< class -> its first port
   size_t words_ = 0;
   std::vector<uint64_t> by_dport_, by_sport_;  ///< class * words_ + word
+  /// The shared groups' sets (registered, dynamic): the union of their classes' sets.
+  std::vector<uint64_t> shared_dport_[2], shared_sport_[2];
   void fill(uint32_t slot, uint64_t key);
   uint32_t cache_bits_ = 0;
   std::vector<uint64_t> keys_;   ///< per slot: its class pair, ~0 when empty

@@ -24,6 +24,18 @@ bool rule_takes_proto(Proto p, int cls) {
 
 }  // namespace
 
+pattern::Pattern prefilter_pattern(const Content& fp, uint32_t id) {
+  pattern::Pattern p;
+  p.id         = id;
+  p.literal    = true;
+  p.expression = fp.bytes;
+  // Every match, not HS_FLAG_SINGLEMATCH: Vectorscan 5.4.9 misses literals in a database whose
+  // other patterns are single-match (found by the self-test: B/H, xc/i, ba/H over 65 bytes
+  // ending in "xc" reports no xc).
+  p.flags = fp.nocase ? uint32_t(pattern::kCaseless) : 0u;
+  return p;
+}
+
 std::string best_cpu_pattern_engine() {
   for (const EngineInfo& e : pattern::pattern_engines())
     if (e.id == "cpu.hs" && e.available && e.available()) return "cpu.hs";
@@ -47,15 +59,7 @@ Status build_groups(const Image& img, size_t port_words, const std::string& engi
           g.always.push_back(i);
           continue;
         }
-        pattern::Pattern p;
-        p.id         = uint32_t(g.by_pattern.size());
-        p.literal    = true;
-        p.expression = fp->bytes;
-        // Every match, not HS_FLAG_SINGLEMATCH: Vectorscan 5.4.9 misses literals in a database
-        // whose other patterns are single-match (found by the self-test: B/H, xc/i, ba/H
-        // over 65 bytes ending in "xc" reports no xc).
-        p.flags = fp->nocase ? uint32_t(pattern::kCaseless) : 0u;
-        patterns.push_back(std::move(p));
+        patterns.push_back(prefilter_pattern(*fp, uint32_t(g.by_pattern.size())));
         g.by_pattern.push_back(i);
       }
       g.members.assign(port_words, 0);
@@ -76,9 +80,10 @@ Status build_groups(const Image& img, size_t port_words, const std::string& engi
   return Status::ok();
 }
 
-void take_matches(const Group& g, const std::vector<pattern::Match>& matches, uint64_t shift,
+void take_matches(const std::vector<uint32_t>& by_pattern,
+                  const std::vector<pattern::Match>& matches, uint64_t shift,
                   std::vector<uint32_t>& at, std::vector<Found>& out) {
-  if (at.size() < g.by_pattern.size()) at.resize(g.by_pattern.size(), 0);
+  if (at.size() < by_pattern.size()) at.resize(by_pattern.size(), 0);
   const size_t from = out.size();
   for (const pattern::Match& m : matches) {
     uint32_t& k = at[m.id];
@@ -92,7 +97,7 @@ void take_matches(const Group& g, const std::vector<pattern::Match>& matches, ui
   }
   for (size_t k = from; k < out.size(); ++k) {
     at[out[k].rule] = 0;
-    out[k].rule     = g.by_pattern[out[k].rule];
+    out[k].rule     = by_pattern[out[k].rule];
   }
 }
 

@@ -47,6 +47,9 @@ struct Group {
 
 using Groups = Group[kKinds][kProtos];
 
+/// A rule's fast pattern as a prefilter pattern with id `id` (literal, caseless with nocase).
+pattern::Pattern prefilter_pattern(const Content& fp, uint32_t id);
+
 /// A rule a stream scan found, and the direction offset where its fast pattern's occurrence
 /// ended (a direction's offsets count every byte delivered to it, across gaps).
 struct Found {
@@ -84,8 +87,13 @@ std::string best_cpu_pattern_engine();
 /// Appends the rules of the patterns in `matches` to `out`, each once, with the latest end of
 /// its pattern's matches plus `shift` (the direction offset of the scan's first byte: stream
 /// scans arm rules by where they matched). `at`: scratch, one slot per pattern id, left all zero.
-void take_matches(const Group& g, const std::vector<pattern::Match>& matches, uint64_t shift,
+void take_matches(const std::vector<uint32_t>& by_pattern,
+                  const std::vector<pattern::Match>& matches, uint64_t shift,
                   std::vector<uint32_t>& at, std::vector<Found>& out);
+inline void take_matches(const Group& g, const std::vector<pattern::Match>& matches, uint64_t shift,
+                         std::vector<uint32_t>& at, std::vector<Found>& out) {
+  take_matches(g.by_pattern, matches, shift, at, out);
+}
 
 /// Keeps the candidates `allowed` (null: all) takes, ascending and each once.
 void finish_candidates(const uint64_t* allowed, std::vector<uint32_t>& out);

@@ -1,0 +1,86 @@
+// Prefilter databases per port group (src/nids/cpu/port_groups.hpp).
+#include "nids/cpu/port_groups.hpp"
+
+#include <bit>
+#include <chrono>
+#include <cstring>
+
+namespace warpath::nids::detail {
+
+std::shared_ptr<PrefilterCache> make_prefilter_cache() {
+  return std::make_shared<PrefilterCache>();
+}
+
+std::shared_ptr<const PortDbSource> PrefilterCache::get(
+    const std::string& key, const std::function<std::unique_ptr<PortDbSource>()>& make,
+    bool& made) {
+  made = false;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (auto it = map_.find(key); it != map_.end()) return it->second;
+  if (made_ >= kMaxDatabases) return nullptr;  // not remembered: the bound holds either way
+  ++made_;
+  made                                    = true;
+  std::shared_ptr<const PortDbSource> src = make();
+  map_.emplace(key, src);
+  return src;
+}
+
+size_t PrefilterCache::size() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return made_;
+}
+
+const PortDb* PortGroups::get(int kind, int cls, const Group& g, const uint64_t* allowed) {
+  const size_t words = g.members.size();
+  std::string key(2 + words * sizeof(uint64_t), '\0');
+  key[0]      = char(kind);
+  key[1]      = char(cls);
+  size_t kept = 0;
+  for (size_t w = 0; w < words; ++w) {
+    const uint64_t m = g.members[w] & allowed[w];
+    std::memcpy(&key[2 + w * sizeof(uint64_t)], &m, sizeof m);
+    kept += size_t(std::popcount(m));
+  }
+  if (kept == 0 || kept * 8 > g.by_pattern.size() * kMaxShareEighths) return nullptr;
+  if (auto it = dbs_.find(key); it != dbs_.end()) return it->second.get();
+
+  const auto t0 = std::chrono::steady_clock::now();
+  auto make     = [&]() -> std::unique_ptr<PortDbSource> {
+    auto src = std::make_unique<PortDbSource>();
+    for (uint32_t rule : g.by_pattern)  // ascending, as the group's
+      if (allowed[rule / 64] >> (rule % 64) & 1) {
+        src->patterns.push_back(
+                prefilter_pattern(*img_.fast_pattern(rule), uint32_t(src->by_pattern.size())));
+        src->by_pattern.push_back(rule);
+      }
+    auto m = pattern::make_matcher(engine_, src->patterns);
+    if (!m.is_ok()) return nullptr;  // a set the engine cannot take: the group's database
+    // A stream group's streaming database too, now rather than at a flow's first chunk.
+    if (kind == 2 && !(*m)->open_stream().is_ok()) return nullptr;
+    src->proto = std::move(*m);
+    return src;
+  };
+  bool made                               = false;
+  std::shared_ptr<const PortDbSource> src = img_.prefilter_cache().get(key, make, made);
+  std::unique_ptr<PortDb> db;
+  if (src) {
+    db             = std::make_unique<PortDb>();
+    db->source     = src;
+    db->by_pattern = src->by_pattern;
+    auto c         = src->proto->clone();
+    if (!c.is_ok()) c = pattern::make_matcher(engine_, src->patterns);  // cannot share: again
+    if (c.is_ok())
+      db->prefilter = std::move(*c);
+    else
+      db.reset();
+  }
+  compile_ns_ += uint64_t(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0)
+          .count());
+  if (db) ++databases_;
+  auto& slot = dbs_[key];
+  slot       = std::move(db);
+  return slot.get();
+}
+
+}  // namespace warpath::nids::detail
