@@ -1,7 +1,10 @@
 // bench/common/http_traffic.hpp: generated HTTP-like TCP traffic for the NIDS benchmarks
 // (warpath-nids-bench, warpath-gpu-bench's inspector rows): connections from clients in
 // 198.18.0.0/15 ($EXTERNAL_NET) to servers in 192.168.0.0/16 ($HOME_NET) port 80, with
-// handshakes, a text request and its ACK, response segments each ACKed, and FINs.
+// handshakes, a text request and its ACK, response segments each ACKed, and FINs. Client ports
+// are ephemeral ones, from 32768 as Linux's default range (they were 1024 + n until
+// 2026-11-25: rules name many ports there, so detection's port groups were broader than on a
+// real link's traffic).
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -89,8 +92,8 @@ inline Frames build_http_traffic(const TrafficShape& s, uint64_t seed) {
     std::vector<Conn> conns(n);
     for (uint32_t k = 0; k < n; ++k) {
       const uint32_t id = first + k;
-      conns[k]          = {0xc6120000u + id, 0xc0a80000u + (id & 0xff), uint16_t(1024 + id % 60000),
-                           rng.next32(), rng.next32()};
+      conns[k] = {0xc6120000u + id, 0xc0a80000u + (id & 0xff), uint16_t(32768 + id % 28232),
+                  rng.next32(), rng.next32()};
     }
     for (Conn& c : conns) text_frame(out, c.c, c.srv, c.cp, 80, c.cseq++, 0, 0x02, none, t);
     for (Conn& c : conns) text_frame(out, c.srv, c.c, 80, c.cp, c.sseq++, c.cseq, 0x12, none, t);
