@@ -384,11 +384,12 @@ TEST(NidsDetect, EnginesAgreeWithTheReference) {
   EXPECT_FALSE(make_detector("cuda.nids", nullptr).is_ok());
 }
 
-// cpu.nids scans with the database of a unit's port groups (nids/cpu/port_groups.hpp) when
-// the rules name ports: rules on low, registered and dynamic ports, source and destination,
-// `<>` and any-port ones, over packets and stream chunks of flows on mixed ports. Every unit
-// gets ref.nids's sids; port group databases were used, and a second detector of the image
-// compiles none (it clones the image's).
+// cpu.nids scans with the database of a unit's port groups and direction
+// (nids/cpu/port_groups.hpp) when the rules name ports or a direction: rules on low,
+// registered and dynamic ports, source and destination, `<>` and any-port ones, to_server and
+// to_client ones, over packets (of flows and not) and stream chunks of both directions of flows
+// on mixed ports. Every unit gets ref.nids's sids; port group databases were used, and a
+// second detector of the image compiles none (it clones the image's).
 TEST(NidsDetect, PortGroupDatabasesGiveTheReferencesAlerts) {
   const std::vector<std::string> ports = {
       "21",          "25",        "80",      "443",  "445",
@@ -401,7 +402,8 @@ TEST(NidsDetect, PortGroupDatabasesGiveTheReferencesAlerts) {
                              : k % 7 == 0  ? "any any <> any " + p
                              : k % 11 == 0 ? "any any -> any any"
                                            : "any any -> any " + p;
-    rules += "alert tcp " + head + " (content:\"key" + std::to_string(100 + k) +
+    const std::string flow = k % 3 == 1 ? "flow:to_server; " : k % 3 == 2 ? "flow:to_client; " : "";
+    rules += "alert tcp " + head + " (" + flow + "content:\"key" + std::to_string(100 + k) +
              "\"; sid:" + std::to_string(k + 1) + ";)\n";
   }
   RuleSet set;
@@ -417,16 +419,19 @@ TEST(NidsDetect, PortGroupDatabasesGiveTheReferencesAlerts) {
   uint8_t a[4] = {10, 0, 0, 1}, b[4] = {192, 0, 2, 9};
   auto run = [&](Detector& cpu, uint64_t seed) {
     std::mt19937_64 rng(seed);
-    std::vector<std::string> buffers(64);
+    std::vector<std::string> buffers(128);
     uint64_t hits = 0;
     for (int n = 0; n < 3000; ++n) {
-      const uint64_t f    = rng() % 64;
-      const uint64_t flow = seed * 1000 + f;  // a flow's ports stay the same
+      const uint64_t f    = rng() % 128;  // a flow direction: its ports stay the same
+      const uint64_t flow = seed * 1000 + f / 2;
+      const uint8_t dir   = uint8_t(f % 2);
       Unit u;
       u.pkt.proto = 6;
       u.pkt.src = a, u.pkt.dst = b;
-      u.pkt.sport = unit_ports[flow % 16];
-      u.pkt.dport = unit_ports[(flow * 7 + 3) % 16];
+      u.pkt.sport     = unit_ports[(dir ? flow * 7 + 3 : flow) % 16];
+      u.pkt.dport     = unit_ports[(dir ? flow : flow * 7 + 3) % 16];
+      u.pkt.has_flow  = flow % 5 != 0;  // some packets of untracked flows
+      u.pkt.to_server = dir == 0;
       std::string more(20 + rng() % 60, '.');
       for (int k = 0; k < 3; ++k) {
         const std::string key = "key" + std::to_string(100 + rng() % 120);
@@ -436,9 +441,11 @@ TEST(NidsDetect, PortGroupDatabasesGiveTheReferencesAlerts) {
       if (rng() % 2) {  // a stream chunk: the flow's buffer, then the new bytes
         std::string& buf = buffers[f];
         if (buf.size() > 600) buf.erase(0, buf.size() - 300);
-        u.buffer   = Buffer::kStream;
-        u.flow     = flow;
-        u.new_from = uint32_t(buf.size());
+        u.buffer       = Buffer::kStream;
+        u.flow         = flow;
+        u.dir          = dir;
+        u.pkt.has_flow = true;
+        u.new_from     = uint32_t(buf.size());
         buf += more;
         u.data = reinterpret_cast<const uint8_t*>(buf.data());
         u.len  = uint32_t(buf.size());
@@ -455,7 +462,7 @@ TEST(NidsDetect, PortGroupDatabasesGiveTheReferencesAlerts) {
       for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i].rule, want[i].rule) << "unit " << n;
       hits += got.size();
     }
-    EXPECT_GT(hits, 1000u);
+    EXPECT_GT(hits, 500u);
   };
   auto cpu = make_detector("cpu.nids", *image);
   ASSERT_TRUE(cpu.is_ok());
@@ -466,9 +473,10 @@ TEST(NidsDetect, PortGroupDatabasesGiveTheReferencesAlerts) {
   EXPECT_GT(made, 3u);
   auto second = make_detector("cpu.nids", *image);
   ASSERT_TRUE(second.is_ok());
-  run(**second, 2);  // other flows (ref.nids has seen the first ones)
-  EXPECT_GT((*second)->counters().port_group_dbs, 3u);
+  run(**second, 1);  // the same units (ref.nids keeps no state for these rules)
+  EXPECT_EQ((*second)->counters().port_group_dbs, (*cpu)->counters().port_group_dbs);
   EXPECT_EQ(cache.size(), made) << "the second detector cloned the image's databases";
+  run(**second, 2);  // and other flows
 }
 
 std::string fmt_hex(uint8_t b) {

@@ -4,8 +4,9 @@
 // A stream direction feeds its new bytes to the group's streaming database once and remembers
 // the rules its bytes have armed. A TCP or UDP unit's candidates then pass the port filter
 // (port_filter.hpp): rules whose ports cannot take the unit are not evaluated at all, and a
-// scan uses the database of the unit's port groups when they exclude most of the group's rules
-// (port_groups.hpp).
+// scan uses the database of the unit's port groups and direction when they exclude most of the
+// group's rules (port_groups.hpp; a rule for the other direction, flow:to_server or to_client,
+// cannot match either).
 #include <algorithm>
 #include <unordered_map>
 
@@ -26,7 +27,19 @@ class CpuDetector final : public DetectorBase {
   Status build() {
     streams_.reserve(size_t(1) << 17);  // two directions of 64K flows (1 MiB of buckets)
     for (auto& kind : memo_)
-      for (auto& cls : kind) cls.resize(ports_.cache_slots());
+      for (auto& cls : kind)
+        for (auto& way : cls) way.resize(ports_.cache_slots());
+    // Per direction class, the rules its units may match as far as flow:to_server and
+    // to_client go (header_matches's test).
+    for (auto& w : ways_) w.assign(ports_.words(), 0);
+    const auto& rules = img().rules();
+    for (uint32_t i = 0; i < rules.size() && ports_.words(); ++i) {
+      const FlowOpt& f   = rules[i].flow;
+      const uint64_t bit = uint64_t(1) << (i % 64);
+      if (!f.to_client) ways_[0][i / 64] |= bit;
+      if (!f.to_server) ways_[1][i / 64] |= bit;
+      if (!f.to_client && !f.to_server) ways_[2][i / 64] |= bit;
+    }
     return build_groups(img(), ports_.words(), best_cpu_pattern_engine(), true, groups_);
   }
 
@@ -39,21 +52,27 @@ class CpuDetector final : public DetectorBase {
     bool any_allowed = true;
     const PortDb* pdb = nullptr;  // the port groups' database; null: the group's
     if (allowed) {
-      // The group's always-candidates these ports allow, and whether its prefilter has a rule
-      // they allow, kept per port filter slot (both depend only on the class pair).
-      PortMemo& m = memo_[kind][cls][ports_.last_slot()];
+      // The group's always-candidates these ports and this direction allow, whether its
+      // prefilter has a rule they allow, and the database to scan with, kept per direction
+      // class and port filter slot (they depend only on the class pair and the direction).
+      const int way      = !u.pkt.has_flow ? 2 : u.pkt.to_server ? 0 : 1;
+      const uint64_t* ok = ways_[way].data();
+      PortMemo& m        = memo_[kind][cls][way][ports_.last_slot()];
       if (m.key != ports_.last_key()) {
         m.key = ports_.last_key();
-        m.any = g.any_allowed(allowed);
-        m.db  = nullptr;
-        if (m.any && g.prefilter) {  // the scan's database: the units' port groups'
+        m.any = false;
+        for (size_t w = 0; w < g.members.size() && !m.any; ++w)
+          m.any = (g.members[w] & allowed[w] & ok[w]) != 0;
+        m.db = nullptr;
+        if (m.any && g.prefilter) {  // the scan's database: the port groups' and direction's
           group_set_.resize(ports_.words());
           ports_.group_allowed(u.pkt.sport, u.pkt.dport, group_set_.data());
+          for (size_t w = 0; w < group_set_.size(); ++w) group_set_[w] &= ok[w];
           m.db = port_groups_.get(kind, cls, g, group_set_.data());
         }
         m.always.clear();
         for (uint32_t r : g.always)
-          if (PortFilter::test(allowed, r)) m.always.push_back(r);
+          if (PortFilter::test(allowed, r) && PortFilter::test(ok, r)) m.always.push_back(r);
       }
       out         = m.always;
       any_allowed = m.any;
@@ -156,7 +175,8 @@ class CpuDetector final : public DetectorBase {
   PortFilter ports_;
   PortGroups port_groups_;
   std::vector<uint64_t> group_set_;              // PortFilter::group_allowed's
-  std::vector<PortMemo> memo_[kKinds][kProtos];  // per group, per port filter slot
+  std::vector<PortMemo> memo_[kKinds][kProtos][3];  // per group, direction class, port slot
+  std::vector<uint64_t> ways_[3];  // per direction class (to server, to client, no flow): rules
   std::vector<pattern::Match> matches_;
   std::vector<uint32_t> at_;                        // take_matches's scratch
   std::vector<Found> found_;                        // rules a scan found
