@@ -479,6 +479,44 @@ TEST(NidsDetect, PortGroupDatabasesGiveTheReferencesAlerts) {
   run(**second, 2);  // and other flows
 }
 
+// Traffic that visits every port (a scan) over rules for as many ports: the image compiles at
+// most PrefilterCache::kMaxDatabases port group databases; the units past that scan their
+// group's database, with the same alerts.
+TEST(NidsDetect, PortGroupDatabasesAreBounded) {
+  std::string rules = "alert tcp any any -> any any (content:\"anyport\"; sid:1;)\n";
+  for (int p = 1; p <= 300; ++p)
+    rules += "alert tcp any any -> any " + std::to_string(p) + " (content:\"k" + std::to_string(p) +
+             "x\"; sid:" + std::to_string(p + 1) + ";)\n";
+  RuleSet set;
+  add_rules_text(set, rules, "t", Vars{});
+  auto image = compile_rules(set);
+  ASSERT_TRUE(image.is_ok()) << image.status().message();
+  auto cpu = make_detector("cpu.nids", *image);
+  auto ref = make_detector("ref.nids", *image);
+  ASSERT_TRUE(cpu.is_ok() && ref.is_ok());
+  uint8_t a[4] = {10, 0, 0, 1}, b[4] = {192, 0, 2, 9};
+  for (int p = 1; p <= 300; ++p) {
+    const std::string payload =
+        "..k" + std::to_string(p) + "x..anyport..k" + std::to_string(p + 1) + "x";
+    Unit u;
+    u.pkt.proto = 6;
+    u.pkt.src = a, u.pkt.dst = b;
+    u.pkt.sport = 40000, u.pkt.dport = uint16_t(p);
+    u.pkt.dsize = uint32_t(payload.size());
+    u.data      = reinterpret_cast<const uint8_t*>(payload.data());
+    u.len       = uint32_t(payload.size());
+    std::vector<Hit> want, got;
+    ASSERT_TRUE((*ref)->inspect(u, want).is_ok());
+    ASSERT_TRUE((*cpu)->inspect(u, got).is_ok());
+    ASSERT_EQ(got.size(), 2u) << "port " << p;
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i].rule, want[i].rule);
+  }
+  auto& cache = static_cast<const detail::Image&>(**image).prefilter_cache();
+  EXPECT_EQ(cache.size(), detail::PrefilterCache::kMaxDatabases);
+  EXPECT_EQ((*cpu)->counters().port_group_dbs, detail::PrefilterCache::kMaxDatabases);
+}
+
 std::string fmt_hex(uint8_t b) {
   static const char* kDigits = "0123456789abcdef";
   return {kDigits[b >> 4], kDigits[b & 15], ' '};

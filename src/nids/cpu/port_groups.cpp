@@ -17,10 +17,12 @@ std::shared_ptr<const PortDbSource> PrefilterCache::get(
   made = false;
   std::lock_guard<std::mutex> lock(mu_);
   if (auto it = map_.find(key); it != map_.end()) return it->second;
-  if (made_ >= kMaxDatabases) return nullptr;  // not remembered: the bound holds either way
+  // Past the bounds: not remembered (the bound holds either way).
+  if (made_ >= kMaxDatabases || bytes_ >= kMaxBytes) return nullptr;
   ++made_;
   made                                    = true;
   std::shared_ptr<const PortDbSource> src = make();
+  if (src) bytes_ += src->proto->database_bytes();
   map_.emplace(key, src);
   return src;
 }

@@ -9,9 +9,10 @@
 //
 // A database is compiled on first use, once per image (PrefilterCache, shared by the image's
 // detectors; pairs with the same rules share one), and each detector scans its own clone
-// (Matcher::clone: its own scratch). Bounded: at most kMaxDatabases per image; past that, and
-// for sets that keep most of their group, the group's own database serves (the port filter
-// keeps the answers the same).
+// (Matcher::clone: its own scratch). Bounded, against traffic that would visit every port
+// (a scan): at most kMaxDatabases per image and kMaxBytes of them; past that, and for sets
+// that keep most of their group, the group's own database serves (the port filter keeps the
+// answers the same).
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -36,8 +37,10 @@ struct PortDbSource {
 class PrefilterCache {
  public:
   static constexpr size_t kMaxDatabases = 128;
+  static constexpr size_t kMaxBytes     = size_t(64) << 20;  ///< their block databases' bytes
   /// The database for `key`, made by `make` (null: none) on the first call for the key, at
-  /// most kMaxDatabases of them; nullptr past that. `made`: whether this call made it.
+  /// most kMaxDatabases of them and kMaxBytes; nullptr past that. `made`: whether this call
+  /// made it.
   std::shared_ptr<const PortDbSource> get(
       const std::string& key, const std::function<std::unique_ptr<PortDbSource>()>& make,
       bool& made);
@@ -47,7 +50,7 @@ class PrefilterCache {
  private:
   std::mutex mu_;
   std::unordered_map<std::string, std::shared_ptr<const PortDbSource>> map_;  // null: none
-  size_t made_ = 0;
+  size_t made_ = 0, bytes_ = 0;
 };
 
 /// A detector's port group database: its own clone of the image's.
