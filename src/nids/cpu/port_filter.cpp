@@ -21,6 +21,9 @@ void cuts(const PortSet& s, std::vector<uint8_t>& starts) {
 PortFilter::PortFilter(const std::vector<Rule>& rules) : class_of_(65536) {
   std::vector<uint8_t> starts(65536, 0);
   starts[0] = 1;
+  // A class lies within one port group (group_of), so the group of its ports is the class's.
+  for (uint32_t p = 1; p < 65536; ++p)
+    if (group_of(uint16_t(p)) != group_of(uint16_t(p - 1))) starts[p] = 1;
   for (const Rule& r : rules) {
     cuts(r.sport, starts);
     cuts(r.dport, starts);

@@ -40,11 +40,12 @@ class PortFilter {
   uint32_t last_slot() const noexcept { return last_slot_; }
   uint32_t cache_slots() const noexcept { return uint32_t(1) << cache_bits_; }
   /// Port groups (Suricata's signature grouping by port): a port below 1024, or one of the
-  /// well-known high ports of Suricata's default grouping whitelists, is a group of its own
-  /// (group_of: its class); the other ports form two groups, the registered ports (to 32767)
-  /// and the dynamic ones, where clients take their ephemeral ports. Writes to `out` (words()
-  /// words) the rules a unit whose ports are in the groups of `sport` and `dport` may match: a
-  /// superset of allowed(sport, dport), the same for every pair of ports of those groups.
+  /// well-known high ports of Suricata's default grouping whitelists, is in a group of its own,
+  /// its class; the other ports form two groups, the registered ports (to 32767) and the
+  /// dynamic ones, where clients take their ephemeral ports. Classes are cut at the groups'
+  /// edges, so a class pair decides the group pair. Writes to `out` (words() words) the rules
+  /// a unit whose ports are in the groups of `sport` and `dport` may match: a superset of
+  /// allowed(sport, dport), the same for every pair of ports of those groups.
   void group_allowed(uint16_t sport, uint16_t dport, uint64_t* out) const;
   /// The group of a port: -1 for one of its own, else 0 (registered) or 1 (dynamic).
   static int group_of(uint16_t port) {

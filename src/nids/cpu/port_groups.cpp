@@ -15,16 +15,33 @@ std::shared_ptr<const PortDbSource> PrefilterCache::get(
     const std::string& key, const std::function<std::unique_ptr<PortDbSource>()>& make,
     bool& made) {
   made = false;
-  std::lock_guard<std::mutex> lock(mu_);
-  if (auto it = map_.find(key); it != map_.end()) return it->second;
-  // Past the bounds: not remembered (the bound holds either way).
-  if (made_ >= kMaxDatabases || bytes_ >= kMaxBytes) return nullptr;
-  ++made_;
-  made                                    = true;
-  std::shared_ptr<const PortDbSource> src = make();
-  if (src) bytes_ += src->proto->database_bytes();
-  map_.emplace(key, src);
-  return src;
+  std::shared_ptr<Entry> e;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = map_.find(key); it != map_.end()) {
+      e = it->second;
+    } else {
+      // Past the bounds: not remembered (the bounds hold either way).
+      if (made_ >= kMaxDatabases || bytes_ >= kMaxBytes || compile_ns_ >= kMaxCompileNs)
+        return nullptr;
+      ++made_;
+      e = std::make_shared<Entry>();
+      map_.emplace(key, e);
+    }
+  }
+  // Compiled outside the lock: a detector needing another database does not wait for it.
+  std::call_once(e->once, [&] {
+    made          = true;
+    const auto t0 = std::chrono::steady_clock::now();
+    e->source     = make();
+    const auto ns = uint64_t(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0)
+            .count());
+    std::lock_guard<std::mutex> lock(mu_);
+    compile_ns_ += ns;
+    if (e->source) bytes_ += e->source->proto->database_bytes();
+  });
+  return e->source;
 }
 
 size_t PrefilterCache::size() {

@@ -1,23 +1,26 @@
 // src/nids/cpu/port_groups.hpp: prefilter databases per port group, Suricata's signature group
-// heads. Most rules name their ports ($HTTP_PORTS, 445, ...), so a unit would scan its group's
-// whole database and then drop at the port filter most of what the scan found. A port group's
-// database holds only the fast patterns of the group's rules that the unit's port groups
-// (PortFilter::group_allowed) allow: the same candidates after the port filter, from a
-// smaller scan. ET Open over HTTP traffic: about 250 of the TCP stream group's 1,268 patterns,
-// 24 of the TCP packet group's 91; the NIDS bench's detection about a third faster
-// (docs/adr/0013-nids.md).
+// heads. Most rules name their ports ($HTTP_PORTS, 445, ...) and a direction (flow:to_server),
+// so a unit would scan its group's whole database and then drop at the port and header tests
+// most of what the scan found. A port group's database holds only the fast patterns of the
+// group's rules that the unit's port groups (PortFilter::group_allowed) and direction allow:
+// a superset of the rules that can match the unit, so the same alerts, from a smaller scan.
+// ET Open over HTTP traffic with clients on ephemeral ports: 182 of the TCP stream group's
+// 1,268 patterns towards the server, 110 towards the client; the NIDS bench's detection about
+// twice as fast (docs/adr/0013-nids.md).
 //
 // A database is compiled on first use, once per image (PrefilterCache, shared by the image's
 // detectors; pairs with the same rules share one), and each detector scans its own clone
-// (Matcher::clone: its own scratch). Bounded, against traffic that would visit every port
-// (a scan): at most kMaxDatabases per image and kMaxBytes of them; past that, and for sets
-// that keep most of their group, the group's own database serves (the port filter keeps the
-// answers the same).
+// (Matcher::clone: its own scratch). A compile stalls the detector that needs it (10-40 ms
+// for ET Open's sets), not the image's other detectors. Bounded, against traffic that would
+// visit every port (a scan): at most kMaxDatabases per image, kMaxBytes of their block
+// databases (their streaming databases are about as large again) and kMaxCompileNs of
+// compiling; past that, and for sets that keep most of their group, the group's own database
+// serves (the port filter and the header test keep the answers the same).
 #pragma once
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
+#include <mutex>  // std::mutex, std::once_flag
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -36,21 +39,27 @@ struct PortDbSource {
 /// The image's port group databases, by key (group and rule set); thread-safe.
 class PrefilterCache {
  public:
-  static constexpr size_t kMaxDatabases = 128;
-  static constexpr size_t kMaxBytes     = size_t(64) << 20;  ///< their block databases' bytes
-  /// The database for `key`, made by `make` (null: none) on the first call for the key, at
-  /// most kMaxDatabases of them and kMaxBytes; nullptr past that. `made`: whether this call
-  /// made it.
+  static constexpr size_t kMaxDatabases   = 128;
+  static constexpr size_t kMaxBytes       = size_t(64) << 20;  ///< their block databases' bytes
+  static constexpr uint64_t kMaxCompileNs = 1000000000;        ///< 1 s of compiling in all
+  /// The database for `key`, made by `make` (null: none) on the first call for the key, while
+  /// the bounds hold; nullptr past them. A call for a key being made waits for it; calls for
+  /// other keys do not. `made`: whether this call made it.
   std::shared_ptr<const PortDbSource> get(
       const std::string& key, const std::function<std::unique_ptr<PortDbSource>()>& make,
       bool& made);
-  /// Databases made so far (those the bound refused not counted).
+  /// Databases made or being made (a set the engine could not take counted too).
   size_t size();
 
  private:
+  struct Entry {
+    std::once_flag once;
+    std::shared_ptr<const PortDbSource> source;  // null: the engine could not take the set
+  };
   std::mutex mu_;
-  std::unordered_map<std::string, std::shared_ptr<const PortDbSource>> map_;  // null: none
+  std::unordered_map<std::string, std::shared_ptr<Entry>> map_;
   size_t made_ = 0, bytes_ = 0;
+  uint64_t compile_ns_ = 0;
 };
 
 /// A detector's port group database: its own clone of the image's.
