@@ -29,7 +29,10 @@ Result<std::unique_ptr<Matcher>> make_dfa_fallback(const std::vector<Pattern>& r
 /// The Vectorscan block-mode database cpu.hs builds (hs_database_t; the caller frees it with
 /// hs_free_database): for the benchmark's raw hs_scan anchor, the same database without warpath.
 Result<::hs_database*> hs_block_database(const std::vector<Pattern>& patterns);
-Result<std::unique_ptr<Matcher>> make_hs_matcher(const std::vector<Pattern>& patterns);
+/// cpu.hs over `patterns`: the block database compiled now, the streaming one at the first
+/// stream; or, with `streams`, the other way round.
+Result<std::unique_ptr<Matcher>> make_hs_matcher(const std::vector<Pattern>& patterns,
+                                                 bool streams = false);
 /// Whether Vectorscan compiles `p` alone.
 Status hs_supports(const Pattern& p);
 #endif

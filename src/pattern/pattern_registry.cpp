@@ -198,6 +198,14 @@ const PatternTable& pattern_table() {
 
 std::vector<EngineInfo> pattern_engines() { return pattern_table().infos(); }
 
+Result<std::unique_ptr<Matcher>> make_stream_matcher(std::string_view id,
+                                                     const std::vector<Pattern>& patterns) {
+#if defined(WARPATH_HAVE_HS)
+  if (id == "cpu.hs") return detail::make_hs_matcher(patterns, true);
+#endif
+  return make_matcher(id, patterns);
+}
+
 Result<std::unique_ptr<Matcher>> Matcher::clone() const {
   return Status(Errc::kNotSupported, std::string(id()) + ": no shared database (compile again)");
 }

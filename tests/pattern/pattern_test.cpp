@@ -512,6 +512,18 @@ TEST(PatternEngines, ClonesShareTheDatabaseAndOutliveTheOriginal) {
     ASSERT_TRUE((*c1)->scan(d, data.size(), b1).is_ok());
     EXPECT_TRUE(b1 == block) << mixed;
     EXPECT_EQ((*c2)->patterns(), ps.size());
+    // Made for streams (the streaming database now, the block one at the first block scan):
+    // the same answers both ways, its clone's too.
+    auto sm = make_stream_matcher("cpu.hs", ps);
+    ASSERT_TRUE(sm.is_ok()) << sm.status().message();
+    EXPECT_GT((*sm)->database_bytes(), 0u);
+    EXPECT_TRUE(stream_of(**sm) == stream) << mixed;
+    auto sc = (*sm)->clone();
+    ASSERT_TRUE(sc.is_ok());
+    std::vector<Match> b2, b3;
+    ASSERT_TRUE((*sc)->scan(d, data.size(), b2).is_ok());
+    ASSERT_TRUE((*sm)->scan(d, data.size(), b3).is_ok());
+    EXPECT_TRUE(b2 == block && b3 == block) << mixed;
   }
   // An engine without a shared database says so: its callers compile again.
   auto ac = make_matcher("cpu.ac", std::vector<Pattern>(ps.begin(), ps.end() - 1));

@@ -163,6 +163,12 @@ std::vector<EngineInfo> pattern_engines();
 Result<std::unique_ptr<Matcher>> make_matcher(std::string_view id,
                                               const std::vector<Pattern>& patterns);
 
+/// make_matcher for a caller that opens streams and seldom scans blocks: where an engine
+/// compiles a database per mode (cpu.hs), the streaming one is compiled now and the block one
+/// at the first block scan (the other way round from make_matcher). Other engines: make_matcher.
+Result<std::unique_ptr<Matcher>> make_stream_matcher(std::string_view id,
+                                                     const std::vector<Pattern>& patterns);
+
 /// Whether engine `id` takes pattern `p` alone (ok), or why not. For `patterns check`.
 Status engine_supports(std::string_view id, const Pattern& p);
 

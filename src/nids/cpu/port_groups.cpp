@@ -72,10 +72,10 @@ const PortDb* PortGroups::get(int kind, int cls, const Group& g, const uint64_t*
                 prefilter_pattern(*img_.fast_pattern(rule), uint32_t(src->by_pattern.size())));
         src->by_pattern.push_back(rule);
       }
-    auto m = pattern::make_matcher(engine_, src->patterns);
+    // A stream group's scans are its streams': its streaming database alone, now.
+    auto m = kind == 2 ? pattern::make_stream_matcher(engine_, src->patterns)
+                       : pattern::make_matcher(engine_, src->patterns);
     if (!m.is_ok()) return nullptr;  // a set the engine cannot take: the group's database
-    // A stream group's streaming database too, now rather than at a flow's first chunk.
-    if (kind == 2 && !(*m)->open_stream().is_ok()) return nullptr;
     src->proto = std::move(*m);
     return src;
   };

@@ -66,7 +66,10 @@ Status build_groups(const Image& img, size_t port_words, const std::string& engi
       if (!g.members.empty())
         for (uint32_t i : g.by_pattern) g.members[i / 64] |= uint64_t(1) << (i % 64);
       if (patterns.empty()) continue;
-      auto m = pattern::make_matcher(engine, patterns);
+      // A stream group of streaming engines: its streaming database now, the block one (for
+      // stream units without a flow) at its first use.
+      auto m = streams && kind == 2 ? pattern::make_stream_matcher(engine, patterns)
+                                    : pattern::make_matcher(engine, patterns);
       if (!m.is_ok()) return m.status();
       g.prefilter = std::move(*m);
       if (!fallback_engine.empty()) {
@@ -74,7 +77,6 @@ Status build_groups(const Image& img, size_t port_words, const std::string& engi
         if (!f.is_ok()) return f.status();
         g.fallback = std::move(*f);
       }
-      if (streams && kind == 2) WARPATH_TRY(g.prefilter->open_stream().status());
     }
   }
   return Status::ok();

@@ -76,7 +76,7 @@ struct ArmedRules {
 };
 
 /// Builds every group's prefilter with the pattern engine `engine` (a stream group's streaming
-/// database too when `streams`, so the first stream does not compile it mid-traffic), and its
+/// database first when `streams`, so the first stream does not compile it mid-traffic), and its
 /// fallback with `fallback_engine` when one is named.
 Status build_groups(const Image& img, size_t port_words, const std::string& engine, bool streams,
                     Groups& groups, const std::string& fallback_engine = "");

@@ -176,51 +176,65 @@ class HsStream final : public Stream {
   size_t state_;
 };
 
-// The databases the matchers of one pattern set share (clone()): the block database, compiled
-// when the set is, and the streaming one, compiled once, at the first stream of any of them.
+// The databases the matchers of one pattern set share (clone()), each compiled once, when the
+// set is made for its mode (make_hs_matcher) or at its first use by any of them.
 struct HsDatabases {
+  struct Mode {
+    std::once_flag once;
+    hs_database_t* db = nullptr;
+    Status status;
+  };
   std::vector<Pattern> patterns;
-  hs_database_t* block = nullptr;
-  std::once_flag stream_once;
-  hs_database_t* stream = nullptr;
-  Status stream_status;
+  Mode block, stream;
 
-  HsDatabases(std::vector<Pattern> p, hs_database_t* b) : patterns(std::move(p)), block(b) {}
+  explicit HsDatabases(std::vector<Pattern> p) : patterns(std::move(p)) {}
   ~HsDatabases() {
-    hs_free_database(block);
-    if (stream) hs_free_database(stream);
+    if (block.db) hs_free_database(block.db);
+    if (stream.db) hs_free_database(stream.db);
   }
   HsDatabases(const HsDatabases&)            = delete;
   HsDatabases& operator=(const HsDatabases&) = delete;
-  Status compile_stream() {
-    std::call_once(stream_once, [&] {
-      Compiled c    = compile(patterns, HS_MODE_STREAM);
-      stream        = c.db;
-      stream_status = c.status;
+  Status compile(Mode& m, unsigned mode) {
+    std::call_once(m.once, [&] {
+      Compiled c = detail::compile(patterns, mode);
+      m.db       = c.db;
+      m.status   = c.status;
     });
-    return stream_status;
+    return m.status;
   }
 };
 
+// A matcher's scratch per mode is its own, allocated at its first scan or stream of the mode.
 class HsMatcher final : public Matcher {
  public:
-  HsMatcher(std::shared_ptr<HsDatabases> dbs, hs_scratch_t* scratch)
-      : dbs_(std::move(dbs)), block_(dbs_->block), scratch_(scratch) {}
+  explicit HsMatcher(std::shared_ptr<HsDatabases> dbs) : dbs_(std::move(dbs)) {}
   ~HsMatcher() override {
     hs_free_scratch(scratch_);
     hs_free_scratch(stream_scratch_);
   }
   std::string_view id() const noexcept override { return "cpu.hs"; }
   size_t patterns() const override { return dbs_->patterns.size(); }
+  /// The block database's bytes (the streaming one's for a matcher made for streams).
   size_t database_bytes() const override {
     size_t n = 0;
-    hs_database_size(block_, &n);
+    if (hs_database_t* db = dbs_->block.db ? dbs_->block.db : dbs_->stream.db)
+      hs_database_size(db, &n);
     return n;
   }
   Result<std::unique_ptr<Matcher>> clone() const override {
-    hs_scratch_t* scratch = nullptr;
-    WARPATH_TRY(hs_status(hs_alloc_scratch(block_, &scratch), "hs_alloc_scratch"));
-    return std::unique_ptr<Matcher>(std::make_unique<HsMatcher>(dbs_, scratch));
+    return std::unique_ptr<Matcher>(std::make_unique<HsMatcher>(dbs_));
+  }
+  // This matcher's scratch for `mode`, its database compiled first if no matcher of the set has.
+  Status prepare(HsDatabases::Mode& m, unsigned mode, hs_database_t*& db, hs_scratch_t*& scratch) {
+    if (db) return Status::ok();
+    WARPATH_TRY(dbs_->compile(m, mode));
+    WARPATH_TRY(hs_status(hs_alloc_scratch(m.db, &scratch), "hs_alloc_scratch"));
+    db = m.db;
+    return Status::ok();
+  }
+  Status prepare_block() { return prepare(dbs_->block, HS_MODE_BLOCK, block_, scratch_); }
+  Status prepare_stream() {
+    return prepare(dbs_->stream, HS_MODE_STREAM, stream_db_, stream_scratch_);
   }
   Status scan(const uint8_t* data, size_t len, std::vector<Match>& out) override {
     Into into{&out, out.size()};
@@ -230,11 +244,7 @@ class HsMatcher final : public Matcher {
     return scan_with(data, len, on_match_any_order, &out);
   }
   Result<std::unique_ptr<Stream>> open_stream() override {
-    if (!stream_db_) {  // compiled at the set's first stream; this matcher's stream scratch
-      WARPATH_TRY(dbs_->compile_stream());
-      WARPATH_TRY(hs_status(hs_alloc_scratch(dbs_->stream, &stream_scratch_), "hs_alloc_scratch"));
-      stream_db_ = dbs_->stream;
-    }
+    WARPATH_TRY(prepare_stream());
     hs_stream_t* s = nullptr;
     WARPATH_TRY(hs_status(hs_open_stream(stream_db_, 0, &s), "hs_open_stream"));
     size_t state = 0;
@@ -245,27 +255,23 @@ class HsMatcher final : public Matcher {
  private:
   Status scan_with(const uint8_t* data, size_t len, match_event_handler handler, void* ctx) {
     if (len > UINT32_MAX) return Status(Errc::kInvalidArgument, "cpu.hs: a block above 4 GiB");
+    if (!block_) WARPATH_TRY(prepare_block());
     return hs_status(hs_scan(block_, bytes_of(data, len), unsigned(len), 0, scratch_, handler, ctx), "hs_scan");
   }
   std::shared_ptr<HsDatabases> dbs_;
-  hs_database_t* block_;
-  hs_scratch_t* scratch_;
-  hs_database_t* stream_db_      = nullptr;  // dbs_->stream once this matcher has its scratch
+  hs_database_t* block_          = nullptr;  // dbs_'s, once this matcher has its scratch
+  hs_scratch_t* scratch_         = nullptr;
+  hs_database_t* stream_db_      = nullptr;  // likewise for streams
   hs_scratch_t* stream_scratch_  = nullptr;
 };
 
 }  // namespace
 
-Result<std::unique_ptr<Matcher>> make_hs_matcher(const std::vector<Pattern>& patterns) {
-  Compiled c = compile(patterns, HS_MODE_BLOCK);
-  if (!c.status.is_ok()) return c.status;
-  hs_scratch_t* scratch = nullptr;
-  if (Status st = hs_status(hs_alloc_scratch(c.db, &scratch), "hs_alloc_scratch"); !st.is_ok()) {
-    hs_free_database(c.db);
-    return st;
-  }
-  return std::unique_ptr<Matcher>(
-      std::make_unique<HsMatcher>(std::make_shared<HsDatabases>(patterns, c.db), scratch));
+Result<std::unique_ptr<Matcher>> make_hs_matcher(const std::vector<Pattern>& patterns,
+                                                 bool streams) {
+  auto m = std::make_unique<HsMatcher>(std::make_shared<HsDatabases>(patterns));
+  WARPATH_TRY(streams ? m->prepare_stream() : m->prepare_block());
+  return std::unique_ptr<Matcher>(std::move(m));
 }
 
 Result<hs_database_t*> hs_block_database(const std::vector<Pattern>& patterns) {
