@@ -10,10 +10,10 @@
 //
 // A database is compiled on first use, once per image (PrefilterCache, shared by the image's
 // detectors; pairs with the same rules share one), and each detector scans its own clone
-// (Matcher::clone: its own scratch). A compile stalls the detector that needs it (10-40 ms
+// (Matcher::clone: its own scratch). A compile stalls the detector that needs it (2-20 ms
 // for ET Open's sets), not the image's other detectors. Bounded, against traffic that would
-// visit every port (a scan): at most kMaxDatabases per image, kMaxBytes of their block
-// databases (their streaming databases are about as large again) and kMaxCompileNs of
+// visit every port (a scan): at most kMaxDatabases per image, kMaxBytes of their databases
+// (each in the mode it was made for: a block database made later is not counted) and kMaxCompileNs of
 // compiling; past that, and for sets that keep most of their group, the group's own database
 // serves (the port filter and the header test keep the answers the same).
 #pragma once
@@ -40,7 +40,7 @@ struct PortDbSource {
 class PrefilterCache {
  public:
   static constexpr size_t kMaxDatabases   = 128;
-  static constexpr size_t kMaxBytes       = size_t(64) << 20;  ///< their block databases' bytes
+  static constexpr size_t kMaxBytes       = size_t(64) << 20;  ///< database_bytes() summed
   static constexpr uint64_t kMaxCompileNs = 1000000000;        ///< 1 s of compiling in all
   /// The database for `key`, made by `make` (null: none) on the first call for the key, while
   /// the bounds hold; nullptr past them. A call for a key being made waits for it; calls for
