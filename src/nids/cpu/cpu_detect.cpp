@@ -94,7 +94,7 @@ class CpuDetector final : public DetectorBase {
       if (d) d->stale = true;
     } else if (g.prefilter && u.len) {
       pattern::Matcher& pre             = pdb ? *pdb->prefilter : *g.prefilter;
-      const std::vector<uint32_t>& rule = pdb ? pdb->by_pattern : g.by_pattern;
+      const std::vector<uint32_t>& rule = pdb ? pdb->source->by_pattern : g.by_pattern;
       if (d) {
         stream_candidates(g, pre, rule, pdb, u, *d, out);
       } else {

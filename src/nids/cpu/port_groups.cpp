@@ -83,10 +83,9 @@ const PortDb* PortGroups::get(int kind, int cls, const Group& g, const uint64_t*
   std::shared_ptr<const PortDbSource> src = img_.prefilter_cache().get(key, make, made);
   std::unique_ptr<PortDb> db;
   if (src) {
-    db             = std::make_unique<PortDb>();
-    db->source     = src;
-    db->by_pattern = src->by_pattern;
-    auto c         = src->proto->clone();
+    db         = std::make_unique<PortDb>();
+    db->source = src;
+    auto c     = src->proto->clone();
     if (!c.is_ok()) c = pattern::make_matcher(engine_, src->patterns);  // cannot share: again
     if (c.is_ok())
       db->prefilter = std::move(*c);

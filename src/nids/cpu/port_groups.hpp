@@ -64,8 +64,7 @@ class PrefilterCache {
 
 /// A detector's port group database: its own clone of the image's.
 struct PortDb {
-  std::shared_ptr<const PortDbSource> source;
-  std::vector<uint32_t> by_pattern;  ///< the source's
+  std::shared_ptr<const PortDbSource> source;  ///< its pattern ids' rules: source->by_pattern
   std::unique_ptr<pattern::Matcher> prefilter;
 };
 

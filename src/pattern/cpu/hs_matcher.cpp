@@ -1,10 +1,11 @@
 // cpu.hs: Vectorscan (Hyperscan's portable fork, Debian's libvectorscan-dev) as an engine: the
 // field's best CPU matcher and the anchor of every pattern benchmark. A set of literals only
 // goes to its literal compiler (hs_compile_lit_multi: the same database, compiled about a
-// third faster); a mixed set is given as expressions, literals escaped (regex_of). The
-// streaming database is compiled on the first open_stream() of any of the matchers sharing
-// it (clone()); each matcher has its own scratch, and one scratch all its streams share (one
-// thread per matcher); streams end before their matcher. Built only where the library is
+// third faster); a mixed set is given as expressions, literals escaped (regex_of). A set's
+// block and streaming databases are each compiled once for all the matchers sharing them
+// (clone()): the one its matcher was made for (make_hs_matcher) at once, the other at its
+// first use. Each matcher has its own scratch per mode, the streaming one shared by all its
+// streams (one thread per matcher); streams end before their matcher. Built only where the library is
 // found (WARPATH_HAVE_HS); elsewhere the engine is not in the registry.
 #include <hs/hs.h>
 
