@@ -67,14 +67,15 @@ class TableTracker final : public FlowTracker {
  protected:
   Status do_track(Span<const packet::PacketInfo> infos, Span<const packet::PacketMeta> metas,
                   Span<PacketFlow> out, std::vector<FlowRecord>& ended) override {
-    // Software-pipelined by chunks: the next chunk is keyed and its buckets prefetched while
-    // this one's are still in flight, then this chunk's first entries are prefetched and its
-    // packets applied in order.
+    // Software-pipelined by chunks, three deep: while chunk c's packets are applied in order,
+    // chunk c+1's entries (read from buckets prefetched a chunk earlier) and chunk c+2's
+    // buckets are in flight.
     constexpr uint32_t kChunk = 32;
-    core::FlowKey keys[2][kChunk];
-    uint64_t hashes[2][kChunk];
-    Track keyed[2][kChunk];
-    uint8_t from_b[2][kChunk];
+    core::FlowKey keys[3][kChunk];
+    uint64_t hashes[3][kChunk];
+    Track keyed[3][kChunk];
+    uint8_t from_b[3][kChunk];
+    uint32_t fresh[3] = {};
     auto key_chunk = [&](uint32_t base, int buf) {
       const uint32_t n = std::min(kChunk, infos.size - base);
       for (uint32_t i = 0; i < n; ++i) {
@@ -85,11 +86,21 @@ class TableTracker final : public FlowTracker {
       }
       table_.prefetch_buckets(hashes[buf], keyed[buf], n);
     };
-    if (infos.size) key_chunk(0, 0);
-    for (uint32_t base = 0, buf = 0; base < infos.size; base += kChunk, buf ^= 1) {
+    // The entries of chunk c, after `ahead` new flows expected in the chunk before it.
+    auto entries = [&](uint32_t c, uint32_t ahead) {
+      const int buf = int(c % 3);
+      fresh[buf]    = table_.prefetch_entries(hashes[buf], keyed[buf],
+                                              std::min(kChunk, infos.size - c * kChunk), ahead);
+    };
+    const uint32_t chunks = (infos.size + kChunk - 1) / kChunk;
+    if (chunks > 0) key_chunk(0, 0);
+    if (chunks > 1) key_chunk(kChunk, 1);
+    if (chunks > 0) entries(0, 0);
+    for (uint32_t c = 0; c < chunks; ++c) {
+      const uint32_t base = c * kChunk, buf = c % 3;
       const uint32_t n = std::min(kChunk, infos.size - base);
-      if (base + kChunk < infos.size) key_chunk(base + kChunk, int(buf ^ 1));
-      table_.prefetch_entries(hashes[buf], keyed[buf], n);
+      if (c + 2 < chunks) key_chunk((c + 2) * kChunk, int((c + 2) % 3));
+      if (c + 1 < chunks) entries(c + 1, fresh[buf]);
       for (uint32_t i = 0; i < n; ++i)
         out[base + i] = core::track_packet(table_, st_, config_, infos[base + i],
                                            metas[base + i], hashes[buf][i], keys[buf][i],

@@ -4,8 +4,9 @@
 //   - Entries: one preallocated array of 128-byte entries (two cache lines; on huge pages from
 //     2 MiB, core/huge_pages.hpp), a free stack.
 //   - Lookup: a chained hash (power-of-two bucket array of head handles, at least one bucket
-//     per entry, so chains stay short); the batch loop prefetches a chunk's buckets, then their
-//     first entries, before the per-packet policy runs (G-Opt's batched prefetch).
+//     per entry, so chains stay short); the batch loop prefetches a chunk's buckets, a chunk
+//     later their first entries (for an empty bucket, the free entry a new flow will take),
+//     and a chunk later still runs the per-packet policy (G-Opt's batched prefetch).
 //   - Expiry: one list per (protocol class, state) in order of last touch. Within a list every
 //     flow has the same timeout and the clock never goes back, so deadlines are ordered too:
 //     only the heads can be due, and the heads' deadlines and touches are cached. A lower
@@ -59,12 +60,25 @@ class CpuTable {
     for (uint32_t i = 0; i < n; ++i)
       if (keyed[i] == Track::kTracked) __builtin_prefetch(&heads_[hashes[i] & mask_]);
   }
-  void prefetch_entries(const uint64_t* hashes, const Track* keyed, uint32_t n) {
+  /// Prefetches both lines of each tracked packet's first bucket entry; for a packet whose
+  /// bucket is empty (a new flow, most likely) the free entry its insert will take instead,
+  /// counting `ahead` inserts expected before this chunk's. Returns how many it expected here.
+  uint32_t prefetch_entries(const uint64_t* hashes, const Track* keyed, uint32_t n,
+                            uint32_t ahead = 0) {
+    uint32_t fresh = 0;
     for (uint32_t i = 0; i < n; ++i) {
       if (keyed[i] != Track::kTracked) continue;
-      const uint32_t h = heads_[hashes[i] & mask_];
-      if (h) __builtin_prefetch(&entries_[h]);
+      uint32_t h = heads_[hashes[i] & mask_];
+      if (!h) {
+        const size_t next = size_t(ahead) + fresh++;
+        if (next >= free_.size()) continue;
+        h = free_[free_.size() - 1 - next];
+      }
+      const char* e = reinterpret_cast<const char*>(&entries_[h]);
+      __builtin_prefetch(e);
+      __builtin_prefetch(e + 64);
     }
+    return fresh;
   }
 
   uint32_t find(const core::FlowKey& key, uint64_t hash) {

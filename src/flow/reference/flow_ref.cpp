@@ -26,7 +26,7 @@ class RefTable {
   uint64_t seed() const { return 0; }  // the map does not hash
   core::FlowCore& at(uint32_t h) { return flows_[h].core; }
   void prefetch_buckets(const uint64_t*, const Track*, uint32_t) {}
-  void prefetch_entries(const uint64_t*, const Track*, uint32_t) {}
+  uint32_t prefetch_entries(const uint64_t*, const Track*, uint32_t, uint32_t = 0) { return 0; }
 
   uint32_t find(const core::FlowKey& key, uint64_t) {
     auto it = index_.find(bytes_of(key));
