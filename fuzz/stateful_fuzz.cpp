@@ -135,8 +135,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   sc.depth      = r.u8() & 1 ? 2000 : 0;
   defrag::detail::StoreDefragmenter<ranges::ByteStore> da("ref", dc);
   defrag::detail::StoreDefragmenter<ranges::RangeStore> db("cpu", dc);
-  stream::detail::StoreReassembler<ranges::ByteStore> sa("ref", sc);
-  stream::detail::StoreReassembler<ranges::RangeStore> sb("cpu", sc);
+  stream::detail::StoreReassembler<ranges::ByteStore, stream::detail::NodeMap> sa("ref", sc);
+  stream::detail::StoreReassembler<ranges::RangeStore, warpath::detail::SerialMap> sb("cpu", sc);
   uint32_t seq_base[4][2] = {{0xfffffff0u, 7}, {1, 0x7fffffffu}, {0, 0}, {0xfffffff5u, 0xffffffffu}};
   std::vector<stream::Chunk> ca, cb;
   std::vector<std::string> ta, tb;

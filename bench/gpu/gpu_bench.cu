@@ -310,20 +310,20 @@ Status run_stream(int repeat, std::vector<Row>& rows) {
     p.bytes                  = 1500;
     p.max_segment            = 300;
     const GeneratedStreams g = generate_streams(p);
-    detail::SlotBatch b;
+    stream::detail::SlotBatch b;
     std::vector<int64_t> chain_of(flows, -1);
     std::vector<uint32_t> tail;
     for (const Segment& s : g.segments)
-      detail::add_to_chain(b, chain_of, tail, uint32_t(s.flow - 1), true, 0, s);
-    detail::place_chains(b, chain_of);
+      stream::detail::add_to_chain(b, chain_of, tail, uint32_t(s.flow - 1), true, 0, s);
+    stream::detail::place_chains(b, chain_of);
     const core::Limits lim = core::limits_of(StreamConfig{});
     const uint32_t n       = uint32_t(b.chains.size());
     const uint32_t segs    = uint32_t(b.segs.size());
     // The host's answer.
-    detail::SlotBatchOut want;
-    WARPATH_TRY(detail::make_host_slots(flows)->run(lim, b, want));
+    stream::detail::SlotBatchOut want;
+    WARPATH_TRY(stream::detail::make_host_slots(flows)->run(lim, b, want));
     DeviceArray d_slots;
-    detail::ChainBuffers d;  // the engine's buffers and launch, the batch resident
+    stream::detail::ChainBuffers d;  // the engine's buffers and launch, the batch resident
     WARPATH_TRY(d_slots.reserve(size_t(flows) * sizeof(core::SlotFlow)));
     WARPATH_TRY(d.upload(b, nullptr));
     // Each launch restarts the compact output (a memset of 16 bytes before the kernel).
@@ -333,7 +333,7 @@ Status run_stream(int repeat, std::vector<Row>& rows) {
     // Correctness first: the device's chains equal the host's.
     WARPATH_CUDA_TRY(cudaMemset(d.counters.ptr, 0, sizeof(StreamCounters)));
     WARPATH_TRY(launch());
-    detail::SlotBatchOut got;
+    stream::detail::SlotBatchOut got;
     got.results.resize(n);
     got.chunks.resize(b.chunk_total);
     got.bytes.resize(b.byte_total);

@@ -1,6 +1,8 @@
-// src/stream/store_reassembler.hpp: the host engines' reassembler: flow state in a hash map
-// (admission and max_flows here), the rules of src/stream/core/stream_rules.hpp over any byte
-// store (core/ranges: ByteStore for ref.stream, RangeStore for cpu.stream).
+// src/stream/store_reassembler.hpp: the host engines' reassembler: flow state in a map by flow
+// serial (admission and max_flows here), the rules of src/stream/core/stream_rules.hpp over
+// any byte store (core/ranges: ByteStore for ref.stream, RangeStore for cpu.stream). ref.stream
+// keeps its flows in std::unordered_map (NodeMap below), cpu.stream in core/serial_map.hpp's
+// flat SerialMap (no allocation per flow; docs/adr/0009 has the numbers).
 //
 // A finished connection (both directions delivered up to their FIN, or reset) with nothing
 // buffered or held keeps only its scalars (FlowMeta, 96 bytes) until the tracker ends it: its
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include "core/ranges/insert.hpp"
+#include "core/serial_map.hpp"
 #include "stream/core/stream_rules.hpp"
 
 namespace warpath::stream::detail {
@@ -61,6 +64,27 @@ class EndQueue {
   uint64_t inline_[kInline] = {};
   std::unique_ptr<std::vector<uint64_t>> spill_;  // past kInline (a pointer: the node stays small)
   uint32_t head_ = 0, size_ = 0;
+};
+
+/// SerialMap's interface over std::unordered_map: the reference's obvious map.
+template <class T>
+class NodeMap {
+ public:
+  size_t size() const { return m_.size(); }
+  T* find(uint64_t key) {
+    auto it = m_.find(key);
+    return it == m_.end() ? nullptr : &it->second;
+  }
+  T& emplace(uint64_t key, T&& value) { return m_.emplace(key, std::move(value)).first->second; }
+  void erase(uint64_t key) { m_.erase(key); }
+  template <class F>
+  void for_each(F&& f) {
+    for (auto& [k, v] : m_) f(k, v);
+  }
+  void clear() { m_.clear(); }
+
+ private:
+  std::unordered_map<uint64_t, T> m_;
 };
 
 /// The policy of the receiving host `host` (network order; null: none known): the longest
@@ -164,54 +188,50 @@ class HostReassembler : public Reassembler {
   std::vector<uint8_t> scratch_;
 };
 
-template <class Store>
+template <class Store, template <class> class Map>
 class StoreReassembler final : public HostReassembler {
  public:
   using Flow = core::FlowState<Store, EndQueue>;
 
   StoreReassembler(std::string id, const StreamConfig& config)
-      : HostReassembler(std::move(id), config) {
-    // Buckets for a busy link's finished connections up front (1 MiB): growing the table
-    // rehashes every node, cold, at each doubling.
-    finished_.reserve(std::min<size_t>(config.max_flows, size_t(1) << 17));
-  }
+      : HostReassembler(std::move(id), config) {}
 
   /// Flows with state, finished ones included (max_flows counts both).
   size_t flows() const override { return flows_.size() + finished_.size(); }
 
   Status segment(const Segment& s, const ChunkSink& sink) override {
     count(s);
-    auto it = flows_.find(s.flow);
-    if (it == flows_.end()) {
+    Flow* f = flows_.find(s.flow);
+    if (!f) {
       // Trackers number flows in creation order, so a new flow's number is past every finished
       // one's and needs no lookup (any numbering stays exact: this only skips sure misses).
       if (s.flow <= last_finished_)
-        if (auto f = finished_.find(s.flow); f != finished_.end()) {
-          late(f, s, sink);
+        if (core::FlowMeta* m = finished_.find(s.flow)) {
+          late(*m, s, sink);
           return Status::ok();
         }
       if (!may_open(s, flows())) return Status::ok();
-      it = flows_.emplace(s.flow, Flow{}).first;
+      f = &flows_.emplace(s.flow, Flow{});
     }
     HostRules ctx = rules(sink);
-    core::flow_segment(ctx, it->second, s);
-    if (finished(it->second)) [[unlikely]] {
-      finished_.emplace(s.flow, it->second.m);
+    core::flow_segment(ctx, *f, s);
+    if (finished(*f)) [[unlikely]] {
+      finished_.emplace(s.flow, core::FlowMeta(f->m));
       last_finished_ = std::max(last_finished_, s.flow);
-      flows_.erase(it);
+      flows_.erase(s.flow);
     }
     return Status::ok();
   }
 
   Status close(uint64_t flow, const ChunkSink& sink) override {
     HostRules ctx = rules(sink);
-    if (auto it = flows_.find(flow); it != flows_.end()) {
-      core::close_flow(ctx, flow, it->second);
-      flows_.erase(it);
-    } else if (auto f = finished_.find(flow); f != finished_.end()) {
-      Flow kept{f->second, {}, {}};  // empty stores: closing delivers nothing, as it would have
+    if (Flow* f = flows_.find(flow)) {
+      core::close_flow(ctx, flow, *f);
+      flows_.erase(flow);
+    } else if (core::FlowMeta* m = finished_.find(flow)) {
+      Flow kept{*m, {}, {}};  // empty stores: closing delivers nothing, as it would have
       core::close_flow(ctx, flow, kept);
-      finished_.erase(f);
+      finished_.erase(flow);
     }
     return Status::ok();
   }
@@ -222,12 +242,12 @@ class StoreReassembler final : public HostReassembler {
     // rest (at the end of a capture most are finished connections) go in one clear, without a
     // sort and a lookup each.
     std::vector<uint64_t> ids;
-    for (const auto& [id, f] : flows_) {
+    flows_.for_each([&](uint64_t id, const Flow& f) {
       if (f.store[0].buffered() || f.store[1].buffered())
         ids.push_back(id);
       else  // none: every segment a store held was delivered with its bytes
         held_ -= f.held[0].size() + f.held[1].size();
-    }
+    });
     std::sort(ids.begin(), ids.end());
     for (uint64_t id : ids) WARPATH_TRY(close(id, sink));
     flows_.clear();
@@ -236,8 +256,6 @@ class StoreReassembler final : public HostReassembler {
   }
 
  private:
-  using Finished = std::unordered_map<uint64_t, core::FlowMeta>;
-
   /// Can the flow be kept as its scalars alone? Nothing buffered or held, and nothing more to
   /// come: reset, or both directions delivered up to their FIN.
   static bool finished(const Flow& f) {
@@ -253,20 +271,20 @@ class StoreReassembler final : public HostReassembler {
   /// A segment of a finished flow: the rules run on its scalars with empty stores. They store
   /// nothing for it today (data is clipped at the FIN, nothing is taken after a RST); should
   /// they ever, the flow becomes a full one again rather than lose the bytes.
-  void late(Finished::iterator f, const Segment& s, const ChunkSink& sink) {
+  void late(core::FlowMeta& m, const Segment& s, const ChunkSink& sink) {
     HostRules ctx = rules(sink);
-    Flow kept{f->second, {}, {}};
+    Flow kept{m, {}, {}};
     core::flow_segment(ctx, kept, s);
     if (finished(kept)) {
-      f->second = kept.m;
+      m = kept.m;
       return;
     }
     flows_.emplace(s.flow, std::move(kept));
-    finished_.erase(f);
+    finished_.erase(s.flow);
   }
 
-  std::unordered_map<uint64_t, Flow> flows_;
-  Finished finished_;           ///< flows kept as scalars (finished() above)
+  Map<Flow> flows_;
+  Map<core::FlowMeta> finished_;  ///< flows kept as scalars (finished() above)
   uint64_t last_finished_ = 0;  ///< the largest flow number ever put in finished_
 };
 

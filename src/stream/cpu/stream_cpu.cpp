@@ -7,7 +7,8 @@
 namespace warpath::stream::detail {
 
 std::unique_ptr<Reassembler> make_cpu_reassembler(const StreamConfig& config) {
-  return std::make_unique<StoreReassembler<ranges::RangeStore>>("cpu.stream", config);
+  return std::make_unique<StoreReassembler<ranges::RangeStore, warpath::detail::SerialMap>>(
+      "cpu.stream", config);
 }
 
 }  // namespace warpath::stream::detail

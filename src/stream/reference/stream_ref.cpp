@@ -7,7 +7,7 @@
 namespace warpath::stream::detail {
 
 std::unique_ptr<Reassembler> make_ref_reassembler(const StreamConfig& config) {
-  return std::make_unique<StoreReassembler<ranges::ByteStore>>("ref.stream", config);
+  return std::make_unique<StoreReassembler<ranges::ByteStore, NodeMap>>("ref.stream", config);
 }
 
 }  // namespace warpath::stream::detail

@@ -1,0 +1,148 @@
+// src/core/serial_map.hpp: a map from 64-bit serial numbers to values, for state kept by a
+// flow's serial (the tracker numbers flows 1, 2, 3, ... in creation order).
+//
+//   - Slots: one flat power-of-two array of {key, value index} (16 bytes), open addressing with
+//     linear probing in Robin Hood order (within a run, entries sorted by home slot), at most
+//     half full. Deletion shifts back the entries after the hole up to the first one at its
+//     home: no tombstones, and a deletion in a long run of keys at home (consecutive serials)
+//     moves nothing.
+//   - Values: a slab of blocks of 256 with a free list: no allocation per entry, no node to
+//     chase, and growth never moves a value (nor touches fresh memory twice, as a vector's
+//     doubling would).
+//   - Placement: a key's home slot is its low bits folded with its high ones. Serials alive at
+//     once are close together, so they land in neighbouring slots without colliding, and a
+//     lookup of a recent flow finds its line warm. Any keys stay correct (linear probing), only
+//     their probe lengths depend on how they cluster.
+//
+// References returned by find() and emplace() stay valid until the erase of that key.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <utility>
+#include <vector>
+
+namespace warpath::detail {
+
+template <class T>
+class SerialMap {
+ public:
+  SerialMap() { rebuild(16); }
+
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  /// Slots (16 bytes each) and values allocated: what the map holds in memory.
+  size_t slots() const { return slots_.size(); }
+  size_t values_allocated() const { return blocks_.size() * kBlock; }
+
+  T* find(uint64_t key) {
+    for (size_t i = home(key);; i = (i + 1) & mask_) {
+      const Slot& s = slots_[i];
+      if (!s.index) return nullptr;
+      if (s.key == key) return &value_at(s.index - 1);
+    }
+  }
+
+  /// Inserts `key`, which must be absent, with `value`.
+  T& emplace(uint64_t key, T&& value) {
+    if (2 * (size_ + 1) > slots_.size()) rebuild(2 * slots_.size());
+    uint32_t v;
+    if (!free_.empty()) {
+      v = free_.back();
+      free_.pop_back();
+    } else {
+      if (used_ == blocks_.size() * kBlock) blocks_.push_back(std::make_unique<T[]>(kBlock));
+      v = used_++;
+    }
+    value_at(v) = std::move(value);
+    place({key, v + 1});
+    size_ += 1;
+    return value_at(v);
+  }
+
+  /// Removes `key` if present; its value is reset to T{} (its memory released).
+  void erase(uint64_t key) {
+    size_t i = home(key);
+    for (;; i = (i + 1) & mask_) {
+      if (!slots_[i].index) return;
+      if (slots_[i].key == key) break;
+    }
+    const uint32_t v = slots_[i].index - 1;
+    value_at(v)      = T{};
+    free_.push_back(v);
+    size_ -= 1;
+    // Backward shift: the entries after the hole move back one slot until an empty slot or one
+    // at its home (in Robin Hood order, every entry after that one has its home past the hole).
+    for (size_t j = (i + 1) & mask_; slots_[j].index && distance(j) > 0; j = (j + 1) & mask_) {
+      slots_[i] = slots_[j];
+      i         = j;
+    }
+    slots_[i] = {};
+  }
+
+  /// f(key, value&) for every entry, in slot order.
+  template <class F>
+  void for_each(F&& f) {
+    for (const Slot& s : slots_)
+      if (s.index) f(s.key, value_at(s.index - 1));
+  }
+
+  /// Empties the map, releasing the values' memory.
+  void clear() {
+    blocks_.clear();
+    free_.clear();
+    used_ = 0;
+    slots_.clear();
+    rebuild(16);
+  }
+
+ private:
+  static constexpr uint32_t kBlock = 256;
+  struct Slot {
+    uint64_t key   = 0;
+    uint32_t index = 0;  ///< value index + 1; 0: empty
+  };
+
+  T& value_at(uint32_t v) { return blocks_[v / kBlock][v % kBlock]; }
+  size_t home(uint64_t key) const { return size_t(key ^ (key >> shift_)) & mask_; }
+  size_t distance(size_t i) const { return (i - home(slots_[i].key)) & mask_; }
+
+  /// Robin Hood insertion: an entry farther from its home takes the slot of one nearer to its
+  /// own, which moves on.
+  void place(Slot s) {
+    size_t dist = 0;
+    for (size_t i = home(s.key);; i = (i + 1) & mask_, ++dist) {
+      if (!slots_[i].index) {
+        slots_[i] = s;
+        return;
+      }
+      const size_t d = distance(i);
+      if (d < dist) {
+        std::swap(s, slots_[i]);
+        dist = d;
+      }
+    }
+  }
+
+  void rebuild(size_t n) {
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(n, Slot{});
+    mask_  = n - 1;
+    shift_ = 0;
+    while ((size_t(1) << shift_) < n) ++shift_;
+    size_ = 0;
+    for (const Slot& s : old) {
+      if (!s.index) continue;
+      place(s);
+      size_ += 1;
+    }
+  }
+
+  std::vector<Slot> slots_;
+  std::vector<std::unique_ptr<T[]>> blocks_;
+  std::vector<uint32_t> free_;
+  uint32_t used_ = 0;  ///< values ever handed out (the free list holds the erased ones)
+  size_t mask_ = 0, size_ = 0;
+  unsigned shift_ = 0;
+};
+
+}  // namespace warpath::detail

@@ -1,0 +1,103 @@
+// SerialMap against std::unordered_map: random inserts, erases and lookups over key patterns
+// that cluster (consecutive serials, as a tracker gives), spread (random) and collide (strided
+// by the table size), with the whole content compared after every step of churn.
+#include "core/serial_map.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace {
+
+using warpath::detail::SerialMap;
+
+struct Value {
+  uint64_t a = 0;
+  std::string s;  // owns memory: erase must release and reuse it cleanly
+};
+
+std::map<uint64_t, uint64_t> contents(SerialMap<Value>& m) {
+  std::map<uint64_t, uint64_t> out;
+  m.for_each([&](uint64_t k, Value& v) { out[k] = v.a; });
+  return out;
+}
+
+void churn(const std::vector<uint64_t>& keys, uint32_t seed) {
+  SerialMap<Value> m;
+  std::unordered_map<uint64_t, uint64_t> oracle;
+  std::mt19937_64 rng(seed);
+  for (int step = 0; step < 20000; ++step) {
+    const uint64_t k = keys[rng() % keys.size()];
+    const int op     = int(rng() % 3);
+    if (op == 0 && !oracle.count(k)) {
+      Value& v = m.emplace(k, Value{k * 3, std::string(size_t(k % 40), 'x')});
+      ASSERT_EQ(v.a, k * 3);
+      oracle[k] = k * 3;
+    } else if (op == 1) {
+      m.erase(k);
+      oracle.erase(k);
+    } else {
+      Value* v = m.find(k);
+      ASSERT_EQ(v != nullptr, oracle.count(k) == 1) << "key " << k << " step " << step;
+      if (v) {
+        ASSERT_EQ(v->a, oracle[k]);
+        ASSERT_EQ(v->s.size(), size_t(k % 40));
+      }
+    }
+    ASSERT_EQ(m.size(), oracle.size());
+    if (step % 997 == 0) {
+      const std::map<uint64_t, uint64_t> want(oracle.begin(), oracle.end());
+      ASSERT_EQ(contents(m), want) << "step " << step;
+    }
+  }
+  for (const auto& [k, a] : oracle) {
+    Value* v = m.find(k);
+    ASSERT_NE(v, nullptr);
+    EXPECT_EQ(v->a, a);
+  }
+  m.clear();
+  EXPECT_EQ(m.size(), 0u);
+  for (const auto& [k, a] : oracle) EXPECT_EQ(m.find(k), nullptr);
+}
+
+TEST(SerialMap, AgreesWithUnorderedMapOnConsecutiveSerials) {
+  std::vector<uint64_t> keys;
+  for (uint64_t k = 1; k <= 3000; ++k) keys.push_back(k);
+  churn(keys, 1);
+}
+
+TEST(SerialMap, AgreesWithUnorderedMapOnRandomKeys) {
+  std::mt19937_64 rng(7);
+  std::vector<uint64_t> keys;
+  for (int i = 0; i < 3000; ++i) keys.push_back(rng());
+  keys.push_back(0);  // zero is a key like any other
+  keys.push_back(~uint64_t(0));
+  churn(keys, 2);
+}
+
+TEST(SerialMap, AgreesWithUnorderedMapOnKeysThatShareAHomeSlot) {
+  std::vector<uint64_t> keys;
+  for (uint64_t k = 0; k < 600; ++k) keys.push_back(k << 20);  // one home at every table size
+  for (uint64_t k = 0; k < 600; ++k) keys.push_back((k << 20) + 1);
+  churn(keys, 3);
+}
+
+TEST(SerialMap, AWindowOfLiveSerialsSlidesWithoutGrowing) {
+  // A tracker's view: serials created in order, each ended a while later.
+  SerialMap<Value> m;
+  for (uint64_t k = 1; k <= 200000; ++k) {
+    m.emplace(k, Value{k, {}});
+    if (k > 1000) m.erase(k - 1000);
+    ASSERT_EQ(m.size(), std::min<uint64_t>(k, 1000));
+  }
+  EXPECT_LE(m.slots(), 4096u);
+  EXPECT_LE(m.values_allocated(), 1024u + 256u);
+  for (uint64_t k = 199001; k <= 200000; ++k) ASSERT_NE(m.find(k), nullptr);
+  EXPECT_EQ(m.find(199000), nullptr);
+}
+
+}  // namespace
