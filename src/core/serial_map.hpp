@@ -44,6 +44,13 @@ class SerialMap {
 
   /// Inserts `key`, which must be absent, with `value`.
   T& emplace(uint64_t key, T&& value) {
+    T& v = emplace(key);
+    v    = std::move(value);
+    return v;
+  }
+
+  /// Inserts `key`, which must be absent, with a default T (built when its slot was freed).
+  T& emplace(uint64_t key) {
     if (2 * (size_ + 1) > slots_.size()) rebuild(2 * slots_.size());
     uint32_t v;
     if (!free_.empty()) {
@@ -53,13 +60,13 @@ class SerialMap {
       if (used_ == blocks_.size() * kBlock) blocks_.push_back(std::make_unique<T[]>(kBlock));
       v = used_++;
     }
-    value_at(v) = std::move(value);
     place({key, v + 1});
     size_ += 1;
     return value_at(v);
   }
 
-  /// Removes `key` if present; its value is reset to T{} (its memory released).
+  /// Removes `key` if present; its value is destroyed (its memory released) and a default T
+  /// built in its place, ready for the next emplace.
   void erase(uint64_t key) {
     size_t i = home(key);
     for (;; i = (i + 1) & mask_) {
@@ -67,7 +74,8 @@ class SerialMap {
       if (slots_[i].key == key) break;
     }
     const uint32_t v = slots_[i].index - 1;
-    value_at(v)      = T{};
+    std::destroy_at(&value_at(v));
+    std::construct_at(&value_at(v));
     free_.push_back(v);
     size_ -= 1;
     // Backward shift: the entries after the hole move back one slot until an empty slot or one

@@ -76,6 +76,7 @@ class NodeMap {
     return it == m_.end() ? nullptr : &it->second;
   }
   T& emplace(uint64_t key, T&& value) { return m_.emplace(key, std::move(value)).first->second; }
+  T& emplace(uint64_t key) { return m_.try_emplace(key).first->second; }
   void erase(uint64_t key) { m_.erase(key); }
   template <class F>
   void for_each(F&& f) {
@@ -211,7 +212,7 @@ class StoreReassembler final : public HostReassembler {
           return Status::ok();
         }
       if (!may_open(s, flows())) return Status::ok();
-      f = &flows_.emplace(s.flow, Flow{});
+      f = &flows_.emplace(s.flow);
     }
     HostRules ctx = rules(sink);
     core::flow_segment(ctx, *f, s);

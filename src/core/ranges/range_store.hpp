@@ -1,11 +1,16 @@
 // src/core/ranges/range_store.hpp: buffered bytes of a stream or datagram as a sorted vector
 // of non-overlapping ranges, each remembering the extent of the piece (segment, fragment) that
-// stored it. An in-order piece is appended; another fills the free space between ranges and,
-// where `wins` lets it, splits the range it overlaps into the part before, its own part and the
-// part after. take() copies a run out and drops it (or the front of a range). Range buffers are
-// recycled through a per-thread pool (an engine belongs to one worker). The fast store of
+// stored it. The bytes live in one arena per store: an in-order piece is appended to it, so
+// pieces that arrived in order lie side by side and a run of them can be read in place
+// (view(), then drop()) instead of copied out (take()). Another piece fills the free space
+// between ranges and, where `wins` lets it, splits the range it overlaps into the part before,
+// its own part (appended) and the part after (both still where they were). The arena restarts
+// when the store empties and is compacted when dead bytes (taken, or overwritten) outgrow the
+// live ones, so it holds at most twice the buffered bytes plus kSlack. An empty store holds no
+// arena: small ones are recycled through a per-thread pool (an engine belongs to one worker). The fast store of
 // cpu.stream and cpu.defrag; byte_store.hpp is the oracle's.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <utility>
@@ -15,8 +20,8 @@
 
 namespace warpath::ranges {
 
-// Byte buffers of stored ranges, recycled per thread (a reassembler belongs to one worker), so
-// a buffered segment costs no allocation once the pool is warm. At most kPooled are kept.
+// Small arenas of stores, recycled per thread (a reassembler belongs to one worker), so a
+// store costs no allocation once the pool is warm. At most kPooled are kept.
 class BufferPool {
  public:
   static constexpr size_t kPooled = 4096;
@@ -27,7 +32,8 @@ class BufferPool {
     return v;
   }
   void give(std::vector<uint8_t>&& v) {
-    if (free_.size() < kPooled && v.capacity() <= 4096) free_.push_back(std::move(v));
+    if (free_.size() < kPooled && v.capacity() && v.capacity() <= 4096)
+      free_.push_back(std::move(v));
   }
 
  private:
@@ -37,14 +43,28 @@ inline thread_local BufferPool g_pool;
 
 class RangeStore {
  public:
+  /// Dead arena bytes tolerated beyond the live ones before a compaction.
+  static constexpr uint64_t kSlack = 4096;
+
   RangeStore() = default;
   RangeStore(RangeStore&&) noexcept = default;
-  RangeStore& operator=(RangeStore&&) noexcept = default;
-  ~RangeStore() {
-    for (Piece& p : pieces_) g_pool.give(std::move(p.bytes));
+  RangeStore& operator=(RangeStore&& o) noexcept {
+    if (this != &o) {
+      release();
+      pieces_   = std::move(o.pieces_);
+      arena_    = std::move(o.arena_);
+      buffered_ = o.buffered_;
+      o.pieces_.clear();
+      o.arena_.clear();
+      o.buffered_ = 0;
+    }
+    return *this;
   }
+  ~RangeStore() { release(); }
 
   uint64_t buffered() const { return buffered_; }
+  /// Bytes the arena holds, dead ones included (at most 2 * buffered() + kSlack after each call).
+  uint64_t arena_bytes() const { return arena_.size(); }
 
   /// Stores n bytes at `at`; `wins(old_start, old_end)` says whether they overwrite a byte
   /// stored by the piece [old_start, old_end).
@@ -56,41 +76,48 @@ class RangeStore {
     const uint64_t e = at + n;
     // In order and past everything buffered (the common case): one new range at the end.
     if (pieces_.empty() || pieces_.back().end <= at) {
-      pieces_.push_back(make(at, e, os, oe, data));
+      pieces_.push_back({at, e, os, oe, append(data, n)});
+      buffered_ += n;
       r.added = n;
       return r;
     }
-    uint64_t c = at;
-    size_t k   = first_ending_after(c);
+    uint64_t c   = at;
+    size_t k     = first_ending_after(c);
+    bool garbage = false;
     while (c < e) {
       if (k == pieces_.size() || pieces_[k].start > c) {  // free space up to the next range
         const uint64_t to = k == pieces_.size() ? e : std::min(e, pieces_[k].start);
-        pieces_.insert(pieces_.begin() + long(k), make(c, to, os, oe, data + (c - at)));
+        const uint64_t a  = append(data + (c - at), to - c);
+        pieces_.insert(pieces_.begin() + long(k), Piece{c, to, os, oe, a});
+        buffered_ += to - c;
         r.added += to - c;
         c = to;
         ++k;
         continue;
       }
-      const uint64_t ps = pieces_[k].start, pe = pieces_[k].end;
-      const uint64_t to = std::min(e, pe);
+      const Piece old   = pieces_[k];
+      const uint64_t to = std::min(e, old.end);
       r.overlap         = true;
-      if (std::memcmp(pieces_[k].bytes.data() + (c - ps), data + (c - at), to - c) != 0)
+      if (std::memcmp(arena_.data() + old.at + (c - old.start), data + (c - at), to - c) != 0)
         r.differ = true;
-      if (wins(pieces_[k].os, pieces_[k].oe)) {
-        // Split into the part before (the old range's), the new part, the part after.
-        Piece old = std::move(pieces_[k]);
-        pieces_.erase(pieces_.begin() + long(k));
-        buffered_ -= pe - ps;
-        if (ps < c) pieces_.insert(pieces_.begin() + long(k++), make(ps, c, old.os, old.oe, old.bytes.data()));
-        pieces_.insert(pieces_.begin() + long(k++), make(c, to, os, oe, data + (c - at)));
-        if (to < pe)
-          pieces_.insert(pieces_.begin() + long(k), make(to, pe, old.os, old.oe, old.bytes.data() + (to - ps)));
-        g_pool.give(std::move(old.bytes));
-      } else if (to == pe) {
+      if (wins(old.os, old.oe)) {
+        // Split into the part before (the old range's), the new part, the part after; the
+        // old parts keep their bytes where they are, the new part's are appended.
+        const uint64_t a = append(data + (c - at), to - c);
+        pieces_[k]       = Piece{c, to, os, oe, a};
+        if (old.start < c)
+          pieces_.insert(pieces_.begin() + long(k++), Piece{old.start, c, old.os, old.oe, old.at});
+        ++k;
+        if (to < old.end)
+          pieces_.insert(pieces_.begin() + long(k),
+                         Piece{to, old.end, old.os, old.oe, old.at + (to - old.start)});
+        garbage = true;
+      } else if (to == old.end) {
         ++k;
       }
       c = to;
     }
+    if (garbage) compact_if_sparse();
     return r;
   }
 
@@ -108,53 +135,100 @@ class RangeStore {
   /// Whether any byte of [from, to) is stored.
   bool overlaps(uint64_t from, uint64_t to) const {
     const size_t k = first_ending_after(from);
-    return k < pieces_.size() && pieces_[k].start < to;
+    return from < to && k < pieces_.size() && pieces_[k].start < to;
   }
 
   // Runs start at the first range (everything below it was delivered).
-  void take(uint64_t from, uint64_t to, uint8_t* out) {
-    size_t k = 0;
-    uint64_t c = from;
-    while (c < to) {
-      Piece& p = pieces_[k];
-      if (p.end <= to) {
-        std::memcpy(out, p.bytes.data(), p.end - p.start);
-        out += p.end - p.start;
-        buffered_ -= p.end - p.start;
-        c = p.end;
-        ++k;
-        continue;
-      }
-      std::memcpy(out, p.bytes.data(), to - p.start);  // the front of a range
-      buffered_ -= to - p.start;
-      p.bytes.erase(p.bytes.begin(), p.bytes.begin() + long(to - p.start));
-      p.start = to;
-      c       = to;
+
+  /// Copies the run [from, to) out and drops it.
+  void take(uint64_t from, uint64_t to, uint8_t* out) { consume(from, to, out); }
+  /// The run [from, to) in place, when its ranges lie side by side in the arena (they arrived
+  /// in order); else null. Valid until the next call that changes the store.
+  const uint8_t* view(uint64_t from, uint64_t to) const {
+    if (pieces_.empty() || pieces_[0].start != from) return nullptr;
+    uint64_t end = pieces_[0].end, next = pieces_[0].at + (end - from);
+    for (size_t k = 1; end < to; ++k) {
+      if (k == pieces_.size() || pieces_[k].start != end || pieces_[k].at != next) return nullptr;
+      next += pieces_[k].end - pieces_[k].start;
+      end = pieces_[k].end;
     }
-    for (size_t i = 0; i < k; ++i) g_pool.give(std::move(pieces_[i].bytes));
-    pieces_.erase(pieces_.begin(), pieces_.begin() + long(k));
+    return arena_.data() + pieces_[0].at;
   }
+  /// Drops the run [from, to) (after view()).
+  void drop(uint64_t from, uint64_t to) { consume(from, to, nullptr); }
 
  private:
   struct Piece {
     uint64_t start = 0, end = 0;
     uint64_t os = 0, oe = 0;  ///< the storing segment
-    std::vector<uint8_t> bytes;
+    uint64_t at = 0;          ///< where its bytes start in the arena
   };
 
-  Piece make(uint64_t from, uint64_t to, uint64_t os, uint64_t oe, const uint8_t* data) {
-    Piece p;
-    p.start = from;
-    p.end   = to;
-    p.os    = os;
-    p.oe    = oe;
-    p.bytes = g_pool.take();
-    // A pooled buffer far larger than the piece would hide memory from the caps: drop it.
-    if (p.bytes.capacity() > 2 * (to - from) + 256) p.bytes = std::vector<uint8_t>();
-    p.bytes.assign(data, data + (to - from));
-    buffered_ += to - from;
-    return p;
+  /// The arena to the pool (or freed); the store holds none after. (The pool is a
+  /// thread_local with a destructor: each use costs a call, which most stores never make.)
+  void release() {
+    if (arena_.capacity()) g_pool.give(std::move(arena_));
+    arena_ = std::vector<uint8_t>();
   }
+
+  /// n bytes appended to the arena; where they start.
+  uint64_t append(const uint8_t* data, uint64_t n) {
+    if (arena_.capacity() == 0) {
+      arena_ = g_pool.take();
+      arena_.clear();
+    }
+    const uint64_t a = arena_.size();
+    arena_.insert(arena_.end(), data, data + n);
+    return a;
+  }
+
+  void consume(uint64_t from, uint64_t to, uint8_t* out) {
+    size_t k   = 0;
+    uint64_t c = from;
+    while (c < to) {
+      Piece& p = pieces_[k];
+      if (p.end <= to) {
+        const uint64_t n = p.end - p.start;
+        if (out) std::memcpy(out, arena_.data() + p.at, n), out += n;
+        buffered_ -= n;
+        c = p.end;
+        ++k;
+        continue;
+      }
+      const uint64_t n = to - p.start;  // the front of a range
+      if (out) std::memcpy(out, arena_.data() + p.at, n);
+      buffered_ -= n;
+      p.at += n;
+      p.start = to;
+      c       = to;
+    }
+    pieces_.erase(pieces_.begin(), pieces_.begin() + long(k));
+    if (pieces_.empty()) {
+      // The arena goes back to the pool (a large one is freed: the caps count buffered bytes,
+      // not capacity); the next append takes the pool's most recent one, which is still in
+      // cache, where keeping its own would make every stream's arena part of the working set.
+      release();
+    } else {
+      compact_if_sparse();
+    }
+  }
+
+  /// Moves the live bytes to a fresh arena, in range order, once the dead ones outgrow them.
+  void compact_if_sparse() {
+    if (arena_.size() <= 2 * buffered_ + kSlack) return;
+    std::vector<uint8_t> packed = g_pool.take();
+    packed.clear();
+    packed.reserve(buffered_);
+    for (Piece& p : pieces_) {
+      const uint64_t a = packed.size();
+      packed.insert(packed.end(), arena_.begin() + long(p.at),
+                    arena_.begin() + long(p.at + (p.end - p.start)));
+      p.at = a;
+    }
+    g_pool.give(std::move(arena_));
+    arena_ = std::move(packed);
+  }
+
   // The first range ending after `at` (the one covering it, or the next).
   size_t first_ending_after(uint64_t at) const {
     size_t lo = 0, hi = pieces_.size();
@@ -169,6 +243,7 @@ class RangeStore {
   }
 
   std::vector<Piece> pieces_;  ///< sorted, non-overlapping
+  std::vector<uint8_t> arena_;
   uint64_t buffered_ = 0;
 };
 

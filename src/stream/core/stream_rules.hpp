@@ -6,7 +6,8 @@
 //
 //   Store  one direction's buffered bytes (core/ranges: ByteStore, RangeStore; slot_chain.hpp
 //          on the device): buffered(), insert(at, data, n, os, oe, wins) -> ranges::Insert,
-//          contiguous_end(from), first_start(), take(from, to, out).
+//          contiguous_end(from), first_start(), take(from, to, out); optionally view(from,
+//          to) (the run in place, or null) and drop(from, to), which save the copy.
 //   Held   the ends of the direction's held segments in insertion order (EndQueue on the host,
 //          a fixed ring in a device slot): size(), empty(), front(), push_back(), pop_front().
 //   Ctx    what the rules need from their engine:
@@ -179,19 +180,30 @@ WARPATH_HD void deliver(Ctx& ctx, uint64_t flow, uint8_t dir, Dir& d, Store& sto
     const uint64_t run    = store.contiguous_end(d.base);
     const uint64_t target = umin(run, limit);
     if (target > d.base) {
-      const uint32_t n = uint32_t(target - d.base);
-      uint8_t* out     = ctx.chunk_bytes(n);
-      store.take(d.base, target, out);
+      const uint64_t from  = d.base;
+      const uint32_t n     = uint32_t(target - from);
+      const uint8_t* bytes = nullptr;
+      // A store that can hand the run out in place (RangeStore, when its segments came in
+      // order) saves the copy; it drops the run once the chunk was emitted.
+      if constexpr (requires { store.view(from, target); }) bytes = store.view(from, target);
+      const bool in_place = bytes != nullptr;
+      if (!in_place) {
+        uint8_t* out = ctx.chunk_bytes(n);
+        store.take(from, target, out);
+        bytes = out;
+      }
       ctx.buffered(-int64_t(n));
       c.delivered_bytes += n;
       Chunk ch;
       ch.flow   = flow;
       ch.dir    = dir;
-      ch.offset = d.base;
-      ch.data   = out;
+      ch.offset = from;
+      ch.data   = bytes;
       ch.len    = n;
       d.base    = target;
       ctx.emit(ch);
+      if constexpr (requires { store.view(from, target); })
+        if (in_place) store.drop(from, target);
       continue;
     }
     if (!gaps || limit <= d.base) break;
