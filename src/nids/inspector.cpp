@@ -2,14 +2,14 @@
 // detection, alerts and IPS verdicts.
 #include "warpath/nids/inspector.hpp"
 
-#include "nids/threshold_table.hpp"
-#include "nids/tunnel.hpp"
-
 #include <algorithm>
 #include <array>
 #include <cstring>
 #include <iterator>
-#include <unordered_map>
+
+#include "core/serial_map.hpp"
+#include "nids/threshold_table.hpp"
+#include "nids/tunnel.hpp"
 
 namespace warpath::nids {
 namespace {
@@ -85,8 +85,7 @@ class PipelineInspector final : public Inspector {
                     std::unique_ptr<stream::Reassembler> r, std::unique_ptr<pattern::Matcher> l7,
                     const InspectorConfig& c)
       : detect_(std::move(d)), tracker_(std::move(t)), reasm_(std::move(r)), l7_(std::move(l7)), cfg_(c) {
-    sink_ = [this](const stream::Chunk& ch) { take_chunk(ch); };
-    flows_.reserve(size_t(1) << 16);  // buckets up front (512 KiB): no rehash of cold nodes
+    sink_               = [this](const stream::Chunk& ch) { take_chunk(ch); };
     const auto& rules   = detect_->image().rules();
     const bool any_pass = std::any_of(
         rules.begin(), rules.end(), [](const Rule& rule) { return rule.action == Action::kPass; });
@@ -169,7 +168,8 @@ class PipelineInspector final : public Inspector {
     FlowCtx* ctx = nullptr;
     bool first_in_dir = true, tcp_established = false;
     if (pf.serial) {
-      ctx = &flows_[pf.serial];
+      ctx = flows_.find(pf.serial);
+      if (!ctx) ctx = &flows_.emplace(pf.serial);
       if (ctx->dropped) {  // IPS: the flow was dropped
         verdict = 1;
         ++counters_.dropped;
@@ -446,15 +446,15 @@ class PipelineInspector final : public Inspector {
       alerts.push_back(a);
       ++counters_.alerts;
       if (serial)
-        if (auto it = flows_.find(serial); it != flows_.end()) ++it->second.alerts;
+        if (FlowCtx* f = flows_.find(serial)) ++f->alerts;
     }
     return Status::ok();
   }
 
   void take_chunk(const stream::Chunk& c) {
-    auto it = flows_.find(c.flow);
-    if (it == flows_.end()) return;
-    DirBuffer& b = it->second.dir[c.dir & 1];
+    FlowCtx* f = flows_.find(c.flow);
+    if (!f) return;
+    DirBuffer& b = f->dir[c.dir & 1];
     if (c.gap) {  // content cannot match across bytes the capture lost
       if (b.held()) ++counters_.stream_gaps;
       buffered_ -= b.held();
@@ -498,28 +498,27 @@ class PipelineInspector final : public Inspector {
     for (const flow::FlowRecord& r : records_) {
       if (r.proto != 6) continue;
       WARPATH_TRY(reasm_->close(r.serial, sink_));
-      auto it = flows_.find(r.serial);
-      if (it != flows_.end() && !it->second.dropped && !it->second.passed) {
+      FlowCtx* f = flows_.find(r.serial);
+      if (f && !f->dropped && !f->passed) {
         Verdict v;  // the flow is over: nothing left to drop
         next_packet();
         ts_ = std::max(ts_, r.last_ns);
-        WARPATH_TRY(inspect_streams(r.serial, it->second, nullptr, 0, alerts, v, &r));
+        WARPATH_TRY(inspect_streams(r.serial, *f, nullptr, 0, alerts, v, &r));
       }
     }
     WARPATH_TRY(flush(alerts));
     for (const flow::FlowRecord& r : records_) {
       FlowEvent ev;
       ev.record = r;
-      auto it   = flows_.find(r.serial);
+      FlowCtx* f = flows_.find(r.serial);
       if (l7_)
-        ev.app_proto = it != flows_.end() && it->second.l7.label >= 0
-                           ? cfg_.l7->names[size_t(it->second.l7.label)]
-                           : std::string("unknown");
-      if (it != flows_.end()) {
-        ev.alerts  = it->second.alerts;
-        ev.dropped = it->second.dropped;
-        buffered_ -= it->second.dir[0].held() + it->second.dir[1].held();
-        flows_.erase(it);
+        ev.app_proto =
+            f && f->l7.label >= 0 ? cfg_.l7->names[size_t(f->l7.label)] : std::string("unknown");
+      if (f) {
+        ev.alerts  = f->alerts;
+        ev.dropped = f->dropped;
+        buffered_ -= f->dir[0].held() + f->dir[1].held();
+        flows_.erase(r.serial);
       }
       detect_->end_flow(r.serial);
       ended.push_back(ev);
@@ -539,7 +538,7 @@ class PipelineInspector final : public Inspector {
   std::vector<pattern::Match> l7_matches_;
   InspectorConfig cfg_;
   stream::ChunkSink sink_;
-  std::unordered_map<uint64_t, FlowCtx> flows_;
+  warpath::detail::SerialMap<FlowCtx> flows_;  // by flow serial
   // The units packet() and inspect_streams() fill, kept: a Unit made on the stack at each
   // packet was cleared with `rep stos` (112 bytes) and its non-zero defaults stored over it,
   // the largest stall of inspect_streams.

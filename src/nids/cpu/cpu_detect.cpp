@@ -8,8 +8,8 @@
 // group's rules (port_groups.hpp; a rule for the other direction, flow:to_server or to_client,
 // cannot match either).
 #include <algorithm>
-#include <unordered_map>
 
+#include "core/serial_map.hpp"
 #include "nids/cpu/port_groups.hpp"
 #include "nids/cpu/rule_groups.hpp"
 #include "nids/detector_base.hpp"
@@ -25,7 +25,6 @@ class CpuDetector final : public DetectorBase {
         port_groups_(img(), best_cpu_pattern_engine()) {}
 
   Status build() {
-    streams_.reserve(size_t(1) << 17);  // two directions of 64K flows (1 MiB of buckets)
     for (auto& kind : memo_)
       for (auto& cls : kind)
         for (auto& way : cls) way.resize(ports_.cache_slots());
@@ -83,7 +82,8 @@ class CpuDetector final : public DetectorBase {
     const size_t kept = out.size();  // ascending, allowed: the rest needs the filter and a sort
     DirState* d = nullptr;
     if (u.buffer == Buffer::kStream && u.flow) {  // its buffer's place in the direction
-      d = &streams_[u.flow * 2 + u.dir];
+      d = streams_.find(u.flow * 2 + u.dir);
+      if (!d) d = &streams_.emplace(u.flow * 2 + u.dir);
       d->end += u.len - std::min(u.len, u.new_from);
     }
     if (!any_allowed) {
@@ -180,7 +180,7 @@ class CpuDetector final : public DetectorBase {
   std::vector<pattern::Match> matches_;
   std::vector<uint32_t> at_;                        // take_matches's scratch
   std::vector<Found> found_;                        // rules a scan found
-  std::unordered_map<uint64_t, DirState> streams_;  // key: flow * 2 + direction
+  warpath::detail::SerialMap<DirState> streams_;    // key: flow * 2 + direction
 };
 
 }  // namespace
