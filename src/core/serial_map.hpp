@@ -14,7 +14,11 @@
 //     lookup of a recent flow finds its line warm. Any keys stay correct (linear probing), only
 //     their probe lengths depend on how they cluster.
 //
-// References returned by find() and emplace() stay valid until the erase of that key.
+// References returned by find() and emplace() stay valid until the erase of that key, clear()
+// or the map's end (a stale one would alias the next entry given that value, not crash).
+// Memory grows to the peak number of entries and is kept, as a preallocated pool would be,
+// until clear(): an erased value is destroyed (its own allocations released) and rebuilt as a
+// default T in place.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -35,11 +39,8 @@ class SerialMap {
   size_t values_allocated() const { return blocks_.size() * kBlock; }
 
   T* find(uint64_t key) {
-    for (size_t i = home(key);; i = (i + 1) & mask_) {
-      const Slot& s = slots_[i];
-      if (!s.index) return nullptr;
-      if (s.key == key) return &value_at(s.index - 1);
-    }
+    const size_t i = slot_of(key);
+    return i == kAbsent ? nullptr : &value_at(slots_[i].index - 1);
   }
 
   /// Inserts `key`, which must be absent, with `value`.
@@ -68,11 +69,8 @@ class SerialMap {
   /// Removes `key` if present; its value is destroyed (its memory released) and a default T
   /// built in its place, ready for the next emplace.
   void erase(uint64_t key) {
-    size_t i = home(key);
-    for (;; i = (i + 1) & mask_) {
-      if (!slots_[i].index) return;
-      if (slots_[i].key == key) break;
-    }
+    size_t i = slot_of(key);
+    if (i == kAbsent) return;
     const uint32_t v = slots_[i].index - 1;
     std::destroy_at(&value_at(v));
     std::construct_at(&value_at(v));
@@ -113,6 +111,18 @@ class SerialMap {
   T& value_at(uint32_t v) { return blocks_[v / kBlock][v % kBlock]; }
   size_t home(uint64_t key) const { return size_t(key ^ (key >> shift_)) & mask_; }
   size_t distance(size_t i) const { return (i - home(slots_[i].key)) & mask_; }
+
+  static constexpr size_t kAbsent = ~size_t(0);
+  /// The slot holding `key`, or kAbsent: an empty slot, or one whose entry is nearer its home
+  /// than `key` would be (in Robin Hood order `key` would have taken it), ends the search.
+  size_t slot_of(uint64_t key) const {
+    size_t dist = 0;
+    for (size_t i = home(key);; i = (i + 1) & mask_, ++dist) {
+      const Slot& s = slots_[i];
+      if (!s.index || distance(i) < dist) return kAbsent;
+      if (s.key == key) return i;
+    }
+  }
 
   /// Robin Hood insertion: an entry farther from its home takes the slot of one nearer to its
   /// own, which moves on.

@@ -92,6 +92,19 @@ void run(uint32_t seed, int rule, bool in_order_mostly) {
     // A hole at the front: skip to the first stored byte (as a gap would).
     if (b.buffered() && b.first_start() > base && rng() % 4 == 0) base = b.first_start();
   }
+  // Everything still stored, run by run across the holes: the same bytes.
+  while (b.buffered()) {
+    const uint64_t from = b.first_start(), to = b.contiguous_end(from);
+    ASSERT_EQ(r.first_start(), from);
+    ASSERT_EQ(r.contiguous_end(from), to);
+    out_b.resize(to - from);
+    out_r.resize(to - from);
+    b.take(from, to, out_b.data());
+    r.take(from, to, out_r.data());
+    ASSERT_EQ(out_r, out_b);
+  }
+  EXPECT_EQ(r.buffered(), 0u);
+  EXPECT_EQ(r.arena_bytes(), 0u);
 }
 
 TEST(RangeStore, AnswersAsTheByteStoreInOrder) {
@@ -126,6 +139,28 @@ TEST(RangeStore, InOrderRunsAreReadInPlace) {
   r.drop(150, 500);
   EXPECT_EQ(r.buffered(), 0u);
   EXPECT_EQ(r.arena_bytes(), 0u);  // an empty store holds no arena
+  // It starts another from the pool when bytes come again.
+  r.insert(500, b.data(), 200, 500, 700, w);
+  ASSERT_NE(r.view(500, 700), nullptr);
+  EXPECT_EQ(r.view(500, 700)[0], 2);
+  EXPECT_EQ(r.arena_bytes(), 200u);
+}
+
+TEST(RangeStore, OverwritesAreCompactedAway) {
+  // A hole at 0 keeps the store from draining; the same 10 bytes overwritten again and again
+  // (last wins) leave dead bytes that compaction must bound.
+  RangeStore r;
+  const Wins last{1, 0, 0};
+  std::vector<uint8_t> v(10);
+  for (int k = 0; k < 1000; ++k) {
+    std::fill(v.begin(), v.end(), uint8_t(k));
+    r.insert(100, v.data(), 10, 100, 110, last);
+    ASSERT_EQ(r.buffered(), 10u);
+    ASSERT_LE(r.arena_bytes(), 2 * r.buffered() + RangeStore::kSlack);
+  }
+  std::vector<uint8_t> out(10);
+  r.take(100, 110, out.data());
+  EXPECT_EQ(out, std::vector<uint8_t>(10, uint8_t(999)));
 }
 
 }  // namespace

@@ -127,6 +127,8 @@ struct Chunk {
   const uint8_t* data = nullptr;
   uint32_t len        = 0;
 };
+/// Receives chunks in order. `data` is valid during the call only (it may point into the
+/// reassembler's own buffer), and a sink must not call back into the reassembler that called it.
 using ChunkSink = std::function<void(const Chunk&)>;
 
 struct StreamCounters {

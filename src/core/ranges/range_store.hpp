@@ -4,10 +4,13 @@
 // pieces that arrived in order lie side by side and a run of them can be read in place
 // (view(), then drop()) instead of copied out (take()). Another piece fills the free space
 // between ranges and, where `wins` lets it, splits the range it overlaps into the part before,
-// its own part (appended) and the part after (both still where they were). The arena restarts
-// when the store empties and is compacted when dead bytes (taken, or overwritten) outgrow the
-// live ones, so it holds at most twice the buffered bytes plus kSlack. An empty store holds no
-// arena: small ones are recycled through a per-thread pool (an engine belongs to one worker). The fast store of
+// its own part (appended) and the part after (both still where they were). Memory: an empty
+// store holds no arena (small ones are recycled through a per-thread pool: an engine belongs to
+// one worker; a pooled one is taken only if it is not much larger than the first piece); dead
+// bytes (delivered, or overwritten) are compacted away once they outgrow the live ones plus
+// kSlack, so an arena's size stays within 2 x buffered() + kSlack and, a vector's growth
+// included, its capacity within about twice that. The caps count buffered bytes (every engine
+// must refuse at the same points), so they bound this memory to that factor. The fast store of
 // cpu.stream and cpu.defrag; byte_store.hpp is the oracle's.
 #pragma once
 #include <algorithm>
@@ -25,6 +28,7 @@ namespace warpath::ranges {
 class BufferPool {
  public:
   static constexpr size_t kPooled = 4096;
+  BufferPool() { free_.reserve(kPooled); }  // give() never allocates (it runs in destructors)
   std::vector<uint8_t> take() {
     if (free_.empty()) return {};
     std::vector<uint8_t> v = std::move(free_.back());
@@ -44,10 +48,15 @@ inline thread_local BufferPool g_pool;
 class RangeStore {
  public:
   /// Dead arena bytes tolerated beyond the live ones before a compaction.
-  static constexpr uint64_t kSlack = 4096;
+  static constexpr uint64_t kSlack = 256;
 
   RangeStore() = default;
-  RangeStore(RangeStore&&) noexcept = default;
+  RangeStore(RangeStore&& o) noexcept
+      : pieces_(std::move(o.pieces_)), arena_(std::move(o.arena_)), buffered_(o.buffered_) {
+    o.pieces_.clear();
+    o.arena_.clear();
+    o.buffered_ = 0;
+  }
   RangeStore& operator=(RangeStore&& o) noexcept {
     if (this != &o) {
       release();
@@ -64,6 +73,7 @@ class RangeStore {
 
   uint64_t buffered() const { return buffered_; }
   /// Bytes the arena holds, dead ones included (at most 2 * buffered() + kSlack after each call).
+  /// Its capacity can be about twice that.
   uint64_t arena_bytes() const { return arena_.size(); }
 
   /// Stores n bytes at `at`; `wins(old_start, old_end)` says whether they overwrite a byte
@@ -175,6 +185,8 @@ class RangeStore {
   uint64_t append(const uint8_t* data, uint64_t n) {
     if (arena_.capacity() == 0) {
       arena_ = g_pool.take();
+      // A pooled arena far larger than the piece would hide memory from the caps: drop it.
+      if (arena_.capacity() > 2 * n + kSlack) arena_ = std::vector<uint8_t>();
       arena_.clear();
     }
     const uint64_t a = arena_.size();
