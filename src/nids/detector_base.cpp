@@ -84,7 +84,8 @@ Status DetectorBase::inspect_batch(const Unit* units, uint32_t n, std::vector<Hi
 void DetectorBase::evaluate(const Unit& u, const std::vector<uint32_t>& cands,
                             std::vector<Hit>& hits) {
   if (u.packet == 0 || u.packet != packet_) applied_.clear();
-  packet_              = u.packet;
+  packet_ = u.packet;
+  if (cands.empty()) return;
   const auto& compiled = img_.compiled();
   const auto& rules    = img_.rules();
   PayloadEval eval(md_, mc_);

@@ -228,7 +228,15 @@ class PipelineInspector final : public Inspector {
     pv.to_server   = pf.dir == 0;
     const uint8_t* payload = nullptr;
     uint32_t plen          = 0;
-    if (!stream::payload_of(info, frame, caplen, payload, plen)) payload = nullptr, plen = 0;
+    // A TCP packet's segment is read once: its payload here (what payload_of gives, whatever
+    // the IPv4 checksum), and below what the reassembler gets.
+    stream::Segment seg;
+    const bool tcp_seg = info.proto == 6 && stream::segment_of(info, frame, caplen, seg, true);
+    if (tcp_seg) {
+      if (seg.len) payload = seg.data, plen = seg.len;
+    } else if (info.proto == 6 || !stream::payload_of(info, frame, caplen, payload, plen)) {
+      payload = nullptr, plen = 0;
+    }
     pv.dsize = plen;
     if (ctx && l7_) {
       pv.app_proto   = classify(*ctx, payload, plen);
@@ -239,9 +247,8 @@ class PipelineInspector final : public Inspector {
     // A TCP segment goes to the reassembler first: whether it took the bytes decides where the
     // payload rules look (the stream, or this packet when the stream refused them).
     bool in_stream = false;
-    stream::Segment seg;
-    const bool is_seg = info.proto == 6 && pf.serial &&
-                        stream::segment_of(info, frame, caplen, seg, cfg_.any_checksum);
+    const bool is_seg =
+        tcp_seg && pf.serial && (cfg_.any_checksum || info.status == packet::ParseStatus::kOk);
     if (is_seg) {
       seg.flow = pf.serial;
       seg.dir  = pf.dir;

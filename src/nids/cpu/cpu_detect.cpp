@@ -73,7 +73,10 @@ class CpuDetector final : public DetectorBase {
         for (uint32_t r : g.always)
           if (PortFilter::test(allowed, r) && PortFilter::test(ok, r)) m.always.push_back(r);
       }
-      out         = m.always;
+      if (m.always.empty())
+        out.clear();
+      else
+        out = m.always;
       any_allowed = m.any;
       pdb         = m.db;
     } else {
