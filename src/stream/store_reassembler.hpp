@@ -230,8 +230,8 @@ class StoreReassembler final : public HostReassembler {
       core::close_flow(ctx, flow, *f);
       flows_.erase(flow);
     } else if (core::FlowMeta* m = finished_.find(flow)) {
-      Flow kept{*m, {}, {}};  // empty stores: closing delivers nothing, as it would have
-      core::close_flow(ctx, flow, kept);
+      spare_.m = *m;  // empty stores: closing delivers nothing, as it would have
+      core::close_flow(ctx, flow, spare_);
       finished_.erase(flow);
     }
     return Status::ok();
@@ -272,21 +272,25 @@ class StoreReassembler final : public HostReassembler {
   /// A segment of a finished flow: the rules run on its scalars with empty stores. They store
   /// nothing for it today (data is clipped at the FIN, nothing is taken after a RST); should
   /// they ever, the flow becomes a full one again rather than lose the bytes.
+  /// (`spare_`, whose stores and queues are empty between calls, stands in for the rebuilt
+  /// state: a finished flow's final ACK costs no construction of a full one.)
   void late(core::FlowMeta& m, const Segment& s, const ChunkSink& sink) {
     HostRules ctx = rules(sink);
-    Flow kept{m, {}, {}};
-    core::flow_segment(ctx, kept, s);
-    if (finished(kept)) {
-      m = kept.m;
+    spare_.m      = m;
+    core::flow_segment(ctx, spare_, s);
+    if (finished(spare_)) {
+      m = spare_.m;
       return;
     }
-    flows_.emplace(s.flow, std::move(kept));
+    flows_.emplace(s.flow, std::move(spare_));
+    spare_ = Flow{};
     finished_.erase(s.flow);
   }
 
   Map<Flow> flows_;
   Map<core::FlowMeta> finished_;  ///< flows kept as scalars (finished() above)
   uint64_t last_finished_ = 0;  ///< the largest flow number ever put in finished_
+  Flow spare_;                  ///< late()'s state: empty stores and queues between calls
 };
 
 }  // namespace warpath::stream::detail
