@@ -6,9 +6,11 @@
 //     half full. Deletion shifts back the entries after the hole up to the first one at its
 //     home: no tombstones, and a deletion in a long run of keys at home (consecutive serials)
 //     moves nothing.
-//   - Values: a slab of blocks of 256 with a free list: no allocation per entry, no node to
-//     chase, and growth never moves a value (nor touches fresh memory twice, as a vector's
-//     doubling would).
+//   - Values: a slab with a free list: no allocation per entry, no node to chase. Block k holds
+//     256 << k values, so growth never moves a value (nor touches fresh memory twice, as a
+//     vector's doubling would), and large blocks and slot arrays are on transparent huge pages
+//     (core/huge_pages.hpp): a table of 100,000 finished connections faults in a few 2 MiB
+//     pages instead of thousands of 4 KiB ones.
 //   - Placement: a key's home slot is its low bits folded with its high ones. Serials alive at
 //     once are close together, so they land in neighbouring slots without colliding, and a
 //     lookup of a recent flow finds its line warm. Any keys stay correct (linear probing), only
@@ -25,6 +27,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/huge_pages.hpp"
+
 namespace warpath::detail {
 
 template <class T>
@@ -36,7 +40,7 @@ class SerialMap {
   bool empty() const { return size_ == 0; }
   /// Slots (16 bytes each) and values allocated: what the map holds in memory.
   size_t slots() const { return slots_.size(); }
-  size_t values_allocated() const { return blocks_.size() * kBlock; }
+  size_t values_allocated() const { return (size_t(kBlock) << blocks_.size()) - kBlock; }
 
   T* find(uint64_t key) {
     const size_t i = slot_of(key);
@@ -58,7 +62,7 @@ class SerialMap {
       v = free_.back();
       free_.pop_back();
     } else {
-      if (used_ == blocks_.size() * kBlock) blocks_.push_back(std::make_unique<T[]>(kBlock));
+      if (used_ == values_allocated()) blocks_.emplace_back(size_t(kBlock) << blocks_.size());
       v = used_++;
     }
     place({key, v + 1});
@@ -108,7 +112,11 @@ class SerialMap {
     uint32_t index = 0;  ///< value index + 1; 0: empty
   };
 
-  T& value_at(uint32_t v) { return blocks_[v / kBlock][v % kBlock]; }
+  // Value v is in block k = floor(log2(v / kBlock + 1)), which starts at kBlock * (2^k - 1).
+  T& value_at(uint32_t v) {
+    const uint32_t k = 31 - uint32_t(__builtin_clz((v / kBlock) + 1));
+    return blocks_[k][v - kBlock * ((1u << k) - 1)];
+  }
   size_t home(uint64_t key) const { return size_t(key ^ (key >> shift_)) & mask_; }
   size_t distance(size_t i) const { return (i - home(slots_[i].key)) & mask_; }
 
@@ -142,7 +150,7 @@ class SerialMap {
   }
 
   void rebuild(size_t n) {
-    std::vector<Slot> old = std::move(slots_);
+    LargeVector<Slot> old = std::move(slots_);
     slots_.assign(n, Slot{});
     mask_  = n - 1;
     shift_ = 0;
@@ -155,8 +163,8 @@ class SerialMap {
     }
   }
 
-  std::vector<Slot> slots_;
-  std::vector<std::unique_ptr<T[]>> blocks_;
+  LargeVector<Slot> slots_;
+  std::vector<LargeVector<T>> blocks_;  // never resized once made: values do not move
   std::vector<uint32_t> free_;
   uint32_t used_ = 0;  ///< values ever handed out (the free list holds the erased ones)
   size_t mask_ = 0, size_ = 0;

@@ -96,7 +96,7 @@ TEST(SerialMap, AWindowOfLiveSerialsSlidesWithoutGrowing) {
     ASSERT_EQ(m.size(), std::min<uint64_t>(k, 1000));
   }
   EXPECT_LE(m.slots(), 4096u);
-  EXPECT_LE(m.values_allocated(), 1024u + 256u);
+  EXPECT_LE(m.values_allocated(), 2 * 1001u + 256u);  // blocks double: at most 2x the peak
   for (uint64_t k = 199001; k <= 200000; ++k) ASSERT_NE(m.find(k), nullptr);
   EXPECT_EQ(m.find(199000), nullptr);
 }
