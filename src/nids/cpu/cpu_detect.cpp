@@ -73,10 +73,7 @@ class CpuDetector final : public DetectorBase {
         for (uint32_t r : g.always)
           if (PortFilter::test(allowed, r) && PortFilter::test(ok, r)) m.always.push_back(r);
       }
-      if (m.always.empty())
-        out.clear();
-      else
-        out = m.always;
+      out.assign(m.always.begin(), m.always.end());
       any_allowed = m.any;
       pdb         = m.db;
     } else {

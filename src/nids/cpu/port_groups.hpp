@@ -13,9 +13,9 @@
 // (Matcher::clone: its own scratch). A compile stalls the detector that needs it (2-20 ms
 // for ET Open's sets), not the image's other detectors. Bounded, against traffic that would
 // visit every port (a scan): at most kMaxDatabases per image, kMaxBytes of their databases
-// (each in the mode it was made for: a block database made later is not counted) and kMaxCompileNs of
-// compiling; past that, and for sets that keep most of their group, the group's own database
-// serves (the port filter and the header test keep the answers the same).
+// (each in the mode it was made for: a block database made later is not counted) and
+// kMaxCompileNs of compiling; past that, and for sets that keep most of their group, the
+// group's own database serves (the port filter and the header test keep the answers the same).
 #pragma once
 #include <cstdint>
 #include <functional>

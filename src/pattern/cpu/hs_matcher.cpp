@@ -5,8 +5,8 @@
 // block and streaming databases are each compiled once for all the matchers sharing them
 // (clone()): the one its matcher was made for (make_hs_matcher) at once, the other at its
 // first use. Each matcher has its own scratch per mode, the streaming one shared by all its
-// streams (one thread per matcher); streams end before their matcher. Built only where the library is
-// found (WARPATH_HAVE_HS); elsewhere the engine is not in the registry.
+// streams (one thread per matcher); streams end before their matcher. Built only where the
+// library is found (WARPATH_HAVE_HS); elsewhere the engine is not in the registry.
 #include <hs/hs.h>
 
 #include <algorithm>
