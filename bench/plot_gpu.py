@@ -11,6 +11,11 @@ papers' (run it on any machine with matplotlib; GPU machines may not have it):
                            with the issue's 1 billion/s kernel-only target
   OUT_PREFIX-parse-lookup.png  parse and IPv4/IPv6 lookup, kernel-only and end to end, against
                            batch size, with the 10 billion/s IPv4 kernel-only target
+  OUT_PREFIX-engines.png   every other benchmark row (flow keying, pattern matching, NIDS, ESP,
+                           OpenFlow tables, stream chains) the same way
+  OUT_PREFIX-pipeline.png  the pipeline (warpath run) with cpu, gpu and auto offload: throughput
+                           and p99 latency against batch size, and p50/p99 latency against the
+                           delay bound, with the 100 us p99 goal
 OUT_PREFIX defaults to the JSON's path without .json. Sections the file lacks are skipped."""
 import json
 import sys
@@ -75,8 +80,11 @@ def plot_classbench(plt, rows, title, out):
     save(fig, title, out)
 
 
-def plot_parse_lookup(plt, rows, title, out):
-    benches = sorted({r["bench"] for r in rows})
+PARSE_LOOKUP = ("parse", "lookup4", "lookup6")
+
+
+def plot_parse_lookup(plt, rows, title, out, wanted=lambda b: b in PARSE_LOOKUP, target=True):
+    benches = sorted({r["bench"] for r in rows if wanted(r["bench"])})
     if not benches:
         return
     fig, ax = plt.subplots(figsize=(8, 5))
@@ -89,13 +97,46 @@ def plot_parse_lookup(plt, rows, title, out):
         if kernel:
             ax.plot([p[0] for p in kernel], [p[1] for p in kernel], marker="o",
                     color=line.get_color(), label=f"{b} kernel")
-    ax.axhline(10000, color="grey", linestyle=":", label="10 billion/s (IPv4 kernel target)")
+    if target:
+        ax.axhline(10000, color="grey", linestyle=":", label="10 billion/s (IPv4 kernel target)")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("batch")
     ax.set_ylabel("M packets or lookups / s")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
+    save(fig, title, out)
+
+
+def plot_pipeline(plt, points, title, out):
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.5))
+    engines = sorted({p["engine"] for p in points})
+    for engine in engines:
+        thr = sorted((p["batch"], p["mpps"], p["latency_us"]["p99"]) for p in points
+                     if p["sweep"] == "throughput" and p["engine"] == engine)
+        dly = sorted((p["delay_us"], p["latency_us"]["p50"], p["latency_us"]["p99"]) for p in points
+                     if p["sweep"] == "delay" and p["engine"] == engine)
+        if thr:
+            axes[0].plot([t[0] for t in thr], [t[1] for t in thr], marker="o", label=engine)
+            axes[1].plot([t[0] for t in thr], [t[2] for t in thr], marker="o", label=engine)
+        if dly:
+            line = axes[2].plot([d[0] for d in dly], [d[2] for d in dly], marker="o",
+                                label=f"{engine} p99")[0]
+            axes[2].plot([d[0] for d in dly], [d[1] for d in dly], "--", marker="x",
+                         color=line.get_color(), label=f"{engine} p50")
+    axes[0].set_ylabel("Mpps (delay bound 1 ms)")
+    axes[1].set_ylabel("p99 latency, us (delay bound 1 ms)")
+    axes[2].set_ylabel("latency, us (batch 8192, half the cpu rate)")
+    for ax in axes[:2]:
+        ax.set_xlabel("batch")
+    axes[2].set_xlabel("delay bound, us")
+    for ax in axes[1:]:
+        ax.axhline(100, color="grey", linestyle=":", label="100 us p99 goal")
+        ax.set_yscale("log")
+    for ax in axes:
+        ax.set_xscale("log", base=2 if ax is not axes[2] else 10)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
     save(fig, title, out)
 
 
@@ -118,6 +159,12 @@ def main():
     if bench.get("classbench"):
         plot_classbench(plt, bench["classbench"], title, prefix + "-classbench.png")
     plot_parse_lookup(plt, bench["results"], title, prefix + "-parse-lookup.png")
+    if any(r["bench"] not in PARSE_LOOKUP for r in bench["results"]):
+        plot_parse_lookup(plt, bench["results"], title, prefix + "-engines.png",
+                          wanted=lambda b: b not in PARSE_LOOKUP, target=False)
+    pipeline = doc.get("pipeline") or {}
+    if pipeline.get("points"):
+        plot_pipeline(plt, pipeline["points"], title, prefix + "-pipeline.png")
 
 
 if __name__ == "__main__":

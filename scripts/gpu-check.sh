@@ -9,13 +9,18 @@
 # within a 10-minute command and a run cut short still tells what it reached:
 #   versions  nvidia-smi, driver, nvcc and CMake versions      -> <stamp>-versions.txt
 #   build     the dependency-free "gpu" preset (sm_90)         -> <stamp>-build.log
-#   selftest  every CUDA engine against its CPU reference       -> <stamp>-selftest.json
-#             (one line per engine printed and flushed as it completes)
+#   selftest  every CUDA engine against its CPU reference, each in its own process
+#                                                             -> <stamp>-selftest-<engine>.json/.log
+#             (one line per engine printed as it completes)
 #   bench     warpath-gpu-bench                                 -> <stamp>-bench.json
 #   pipeline  warpath-pipeline-bench, cpu / gpu / auto offload   -> <stamp>-pipeline.json
 # and, at the end, one JSON file gathering whatever the stages wrote:
 #   ${OUT:-bench/results}/gpu-check-<stamp>.json
 # Stage limits (seconds) can be changed: GPU_CHECK_BUILD_S, _SELFTEST_S, _BENCH_S, _PIPELINE_S.
+# GPU_CHECK_BIN (default build-gpu) names the folder the stages run the programs from: one built
+# elsewhere and carried (`cmake --preset gpu` on a machine of the same architecture, then leave
+# out the build stage) saves the GPU machine the build's minutes. GPU_CHECK_BENCH_ARGS are
+# passed to warpath-gpu-bench (e.g. "--repeat 5" or "--only esp,stream").
 # Exit status: non-zero if any stage that ran failed or timed out (124).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -26,6 +31,11 @@ base="$out_dir/gpu-check-$stamp"
 stages=("$@")
 [[ ${#stages[@]} -gt 0 ]] || stages=(versions build selftest bench pipeline)
 declare -A rc=()
+bin=${GPU_CHECK_BIN:-build-gpu}
+# The PCRE2 that scripts/gpu-data.sh fetched, for programs built against it (WARPATH_PCRE2_ROOT).
+if [[ -d .gpu-data/pcre2/usr/lib/x86_64-linux-gnu ]]; then
+  export LD_LIBRARY_PATH="$PWD/.gpu-data/pcre2/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
 
 want() { local s; for s in "${stages[@]}"; do [[ $s == "$1" ]] && return 0; done; return 1; }
 for s in "${stages[@]}"; do
@@ -72,19 +82,32 @@ fi
 
 if want selftest; then
   stage selftest
-  # 1M items per engine: the small burst sizes run over a bounded prefix (the checks), the
-  # full size once. --json is written as engines complete.
-  timeout "${GPU_CHECK_SELFTEST_S:-240}" ./build-gpu/warpath-selftest --require-gpu --items 1000000 \
-    --json "$base-selftest.json" >&2
+  # Every CUDA engine against its CPU reference, 1M items each (the small burst sizes run over a
+  # bounded prefix, the full size once), each engine in its own process (one engine's crash or
+  # sticky CUDA error cannot hide the others), GPU_CHECK_JOBS (default 4) at a time, each under
+  # the stage's limit; then cuda.tuple/bloom again with their global-memory kernels (tables too
+  # big for shared memory: rare, so forced). One line per engine as it completes.
+  jobs=()
+  while read -r e; do jobs+=("$e"); done < <("./$bin/warpath-selftest" --list)
+  jobs+=("global:cuda.tuple" "global:cuda.bloom")
+  echo "gpu-check: ${#jobs[@]} self-test jobs: ${jobs[*]}" >&2
+  selftest_one() {  # selftest_one [global:]ENGINE
+    local job=$1 engine=${1#global:} items=1000000 envs=()
+    if [[ $job == global:* ]]; then items=100000; envs=(WARPATH_CUDA_TUPLE_SHARED_LIMIT=0); fi
+    local name=${job//:/-}
+    env "${envs[@]}" timeout "${GPU_CHECK_SELFTEST_S:-240}" "./$bin/warpath-selftest" \
+      --require-gpu --items $items --engine "$engine" --exact \
+      --json "$base-selftest-$name.json" > "$base-selftest-$name.log" 2>&1
+    local code=$?
+    grep -E "^  (PASS|FAIL|SKIP)" "$base-selftest-$name.log" | sed "s/^/[$job] /" >&2
+    # 1 is a failed check (its line above); anything else a crash or the time limit.
+    [[ $code -le 1 ]] || { echo "[$job] exit $code; the end of its log:" >&2; tail -5 "$base-selftest-$name.log" >&2; }
+    return $code
+  }
+  export -f selftest_one
+  export bin base
+  printf '%s\n' "${jobs[@]}" | xargs -P "${GPU_CHECK_JOBS:-4}" -I{} bash -c 'selftest_one "$1"' _ {}
   rc[selftest]=$?
-  # cuda.tuple/bloom's global-memory kernels (tables too big for shared memory: rare, so forced;
-  # "cuda.tuple" matches cuda.tuplemerge too, which ignores the variable).
-  rc[selftest_global]=0
-  for e in tuple bloom; do
-    WARPATH_CUDA_TUPLE_SHARED_LIMIT=0 timeout 60 ./build-gpu/warpath-selftest --require-gpu \
-      --items 100000 --engine "cuda.$e" --json "$base-selftest-global-$e.json" >&2 ||
-      rc[selftest_global]=1
-  done
 fi
 
 if want bench; then
@@ -95,7 +118,7 @@ if want bench; then
   if [[ -z $data ]]; then
     if [[ -d .gpu-data ]]; then data=.gpu-data; else data=../shared/data; fi
   fi
-  timeout "${GPU_CHECK_BENCH_S:-240}" ./build-gpu/warpath-gpu-bench --data "$data" \
+  timeout "${GPU_CHECK_BENCH_S:-240}" "./$bin/warpath-gpu-bench" --data "$data" ${GPU_CHECK_BENCH_ARGS:-} \
     > "$base-bench.json" 2> >(tee "$base-bench.log" >&2)
   rc[bench]=$?
 fi
@@ -104,7 +127,7 @@ if want pipeline; then
   stage pipeline
   # The pipeline (warpath run's engine) with cpu, gpu and auto offload: throughput vs batch
   # size, latency vs delay bound, on built-in data (generator -> router+acl -> null).
-  timeout "${GPU_CHECK_PIPELINE_S:-150}" ./build-gpu/warpath-pipeline-bench --engines cpu,gpu,auto \
+  timeout "${GPU_CHECK_PIPELINE_S:-150}" "./$bin/warpath-pipeline-bench" --engines cpu,gpu,auto \
     --duration 1 --workers 4 > "$base-pipeline.json" 2> >(tee "$base-pipeline.log" >&2)
   rc[pipeline]=$?
 fi
@@ -113,7 +136,7 @@ codes=""
 for s in "${!rc[@]}"; do codes+="$s=${rc[$s]} "; done
 commit=$(git rev-parse HEAD 2>/dev/null || echo unknown)
 python3 - "$base" "$commit" "$codes" <<'PY'
-import json, sys, platform, subprocess, os
+import glob, json, sys, platform, subprocess, os
 base, commit, codes = sys.argv[1:]
 exits = dict(kv.split("=") for kv in codes.split())
 def load(path):
@@ -130,9 +153,7 @@ except (OSError, subprocess.SubprocessError):
     smi = ""
 doc = {"commit": commit, "host": platform.node(), "gpu": smi, "command": "scripts/gpu-check.sh",
        "exits": {k: int(v) for k, v in exits.items()},
-       "selftest": load(base + "-selftest.json"),
-       "selftest_global": [load(base + "-selftest-global-tuple.json"),
-                           load(base + "-selftest-global-bloom.json")],
+       "selftest": [load(p) for p in sorted(glob.glob(base + "-selftest-*.json"))],
        "bench": load(base + "-bench.json"),
        "pipeline": load(base + "-pipeline.json")}
 json.dump(doc, open(base + ".json", "w"), indent=2)

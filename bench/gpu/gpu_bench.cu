@@ -37,7 +37,9 @@
  * Prints one JSON object on stdout; a part that fails is reported on stderr (and the exit
  * status is 1), the others' rows still come.
  *
- * Usage: warpath-gpu-bench [--max-batch N] [--repeat N] [--data DIR]
+ * Usage: warpath-gpu-bench [--max-batch N] [--repeat N] [--data DIR] [--only PART,...]
+ *   PART: parse lookup flow pattern pattern.dfa nids nids.inspector esp esp.schedule flowtable
+ *         stream classify classbench. Each part prints its time and rows on stderr as it ends.
  */
 #include <cuda_runtime.h>
 
@@ -515,6 +517,60 @@ struct ClassBenchRow {
   double us = 0, mpps = 0, build_ms = 0;
   uint64_t memory = 0;
   std::string detail;
+};
+
+std::string json_row(const Row& r) {
+  char b[512];
+  std::snprintf(b, sizeof b,
+                "{\"bench\": \"%s\", \"batch\": %u, \"kernel_us\": %.2f, \"kernel_mpps\": %.1f, "
+                "\"end_to_end_us\": %.2f, \"end_to_end_mpps\": %.1f}",
+                r.bench.c_str(), r.batch, r.kernel_us, r.kernel_mpps, r.e2e_us, r.e2e_mpps);
+  return b;
+}
+
+std::string json_row(const ClassifyRow& r) {
+  char b[512];
+  std::snprintf(b, sizeof b,
+                "{\"engine\": \"%s\", \"sweep\": \"%s\", \"N\": %u, \"C\": %u, \"F\": %u, "
+                "\"Cm\": %u, \"f\": %u, \"batch\": %u, \"end_to_end_us\": %.2f, "
+                "\"end_to_end_mpps\": %.2f}",
+                r.engine.c_str(), r.sweep.c_str(), r.rules, r.classes, r.full, r.matching, r.fields,
+                r.batch, r.e2e_us, r.e2e_mpps);
+  return b;
+}
+
+std::string json_row(const ClassBenchRow& r) {
+  std::string detail;
+  for (char c : r.detail) detail += c == '"' || c == '\\' || c < ' ' ? '\'' : c;
+  char b[512];
+  std::snprintf(b, sizeof b,
+                "{\"set\": \"%s\", \"engine\": \"%s\", \"kind\": \"%s\", \"batch\": %u, "
+                "\"us\": %.2f, \"mpps\": %.2f, \"build_ms\": %.1f, \"memory_bytes\": %llu, "
+                "\"detail\": \"",
+                r.set.c_str(), r.engine.c_str(), r.kind.c_str(), r.batch, r.us, r.mpps, r.build_ms,
+                static_cast<unsigned long long>(r.memory));
+  return b + detail + "\"}";
+}
+
+// Progress on stderr as each part completes (its time and its rows, one JSON object a line), so
+// that a run cut short by its time limit still leaves every finished part's numbers in the log.
+class Progress {
+ public:
+  template <class RowT>
+  void done(const char* part, const Status& s, const std::vector<RowT>& rows, size_t& reported) {
+    const auto now = std::chrono::steady_clock::now();
+    std::fprintf(stderr, "warpath-gpu-bench: %s %s in %.1f s (%zu rows)\n", part,
+                 s.is_ok() ? "done" : "FAILED", std::chrono::duration<double>(now - last_).count(),
+                 rows.size() - reported);
+    if (!s.is_ok()) std::fprintf(stderr, "warpath-gpu-bench: %s: %s\n", part, s.message().c_str());
+    for (; reported < rows.size(); ++reported)
+      std::fprintf(stderr, "row %s %s\n", part, json_row(rows[reported]).c_str());
+    std::fflush(stderr);
+    last_ = now;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
 };
 
 Result<std::string> read_text(const std::string& path) {
@@ -1086,7 +1142,9 @@ Status run_pattern_dfa(const std::string& data, int repeat, std::vector<Row>& ro
     void* d = nullptr;
     WARPATH_CUDA_TRY(cudaMalloc(&d, std::max<size_t>(n, 4)));
     owned.push_back(d);
-    if (n) WARPATH_CUDA_TRY(cudaMemcpy(d, src, n, cudaMemcpyHostToDevice));
+    // src null: an output buffer, allocated only (a copy from null fails: cudaErrorInvalidValue,
+    // seen on the H200 run of 2026-11-26).
+    if (n && src) WARPATH_CUDA_TRY(cudaMemcpy(d, src, n, cudaMemcpyHostToDevice));
     return d;
   };
   std::vector<pattern::core::DfaView> views;
@@ -1382,6 +1440,7 @@ int main(int argc, char** argv) {
   int repeat           = 20;
   const char* env_data = std::getenv("WARPATH_DATA");
   std::string data     = env_data ? env_data : "../shared/data";
+  std::string only;  // --only PART,PART,...: run these parts alone (a rerun of what failed)
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
     if (a == "--max-batch")
@@ -1390,53 +1449,55 @@ int main(int argc, char** argv) {
       repeat = std::atoi(argv[i + 1]);
     else if (a == "--data")
       data = argv[i + 1];
+    else if (a == "--only")
+      only = argv[i + 1];
   }
+  auto wanted = [&](const char* name) {
+    if (only.empty()) return true;
+    const std::string list = "," + only + ",";
+    return list.find("," + std::string(name) + ",") != std::string::npos;
+  };
   if (warpath::cuda_device_count() == 0) {
     std::fprintf(stderr, "warpath-gpu-bench: %s\n", warpath::cuda_unavailable_reason().c_str());
     return 1;
   }
   std::vector<Row> rows;
-  int status = 0;  // a failed part, or a mismatch row, fails the run after the JSON is written
-  if (warpath::Status s = run(max_batch, repeat, rows); !s.is_ok()) {
-    std::fprintf(stderr, "warpath-gpu-bench: parse: %s\n", s.message().c_str());
-    status = 1;
-  }
-  // Lookups: up to 16M addresses (the kernel-only target is 10 billion lookups/s).
-  if (warpath::Status s = run_lookup(std::max(max_batch, 1u << 24), repeat, rows); !s.is_ok()) {
-    std::fprintf(stderr, "warpath-gpu-bench: lookup: %s\n", s.message().c_str());
-    status = 1;
-  }
-  // Flow keying: up to 4M packets; a failure here is reported and the other rows still come.
-  if (warpath::Status s = run_flow(std::min(max_batch, 1u << 22), repeat, rows); !s.is_ok())
-    std::fprintf(stderr, "warpath-gpu-bench: flow: %s\n", s.message().c_str());
-  // Literal matching: a failure here is reported and the other rows still come.
-  if (warpath::Status s = run_pattern(data, repeat, rows); !s.is_ok())
-    std::fprintf(stderr, "warpath-gpu-bench: pattern: %s\n", s.message().c_str());
-  if (warpath::Status s = run_pattern_dfa(data, repeat, rows); !s.is_ok())
-    std::fprintf(stderr, "warpath-gpu-bench: pattern.dfa: %s\n", s.message().c_str());
-#if defined(WARPATH_HAVE_NIDS)
-  if (warpath::Status s = run_nids(data, repeat, rows); !s.is_ok())
-    std::fprintf(stderr, "warpath-gpu-bench: nids: %s\n", s.message().c_str());
-  if (warpath::Status s = run_nids_inspector(data, rows); !s.is_ok())
-    std::fprintf(stderr, "warpath-gpu-bench: nids inspector: %s\n", s.message().c_str());
-#endif
-  if (warpath::Status s = run_esp(repeat, rows); !s.is_ok())
-    std::fprintf(stderr, "warpath-gpu-bench: esp: %s\n", s.message().c_str());
-  if (warpath::Status s = run_esp_schedule(repeat, rows); !s.is_ok())
-    std::fprintf(stderr, "warpath-gpu-bench: esp scheduling: %s\n", s.message().c_str());
-  if (warpath::Status s = run_flowtable(repeat, rows); !s.is_ok())
-    std::fprintf(stderr, "warpath-gpu-bench: flowtable: %s\n", s.message().c_str());
-  if (warpath::Status s = run_stream(repeat, rows); !s.is_ok())
-    std::fprintf(stderr, "warpath-gpu-bench: stream: %s\n", s.message().c_str());
   std::vector<ClassifyRow> crows;
-  if (warpath::Status s = run_classify(repeat, crows); !s.is_ok()) {
-    std::fprintf(stderr, "warpath-gpu-bench: classify: %s\n", s.message().c_str());
-    status = 1;
-  }
   std::vector<ClassBenchRow> cbrows;
-  if (warpath::Status s = run_classbench(data, repeat, cbrows); !s.is_ok()) {
-    std::fprintf(stderr, "warpath-gpu-bench: classbench: %s\n", s.message().c_str());
-    status = 1;
+  size_t reported = 0, creported = 0, cbreported = 0;
+  int status = 0;  // a failed part, or a mismatch row, fails the run after the JSON is written
+  Progress progress;
+  // `fatal` parts fail the run; the others are reported and the remaining rows still come.
+  auto part = [&](const char* name, bool fatal, auto&& body) {
+    if (!wanted(name)) return;
+    const Status s = body();
+    progress.done(name, s, rows, reported);
+    if (fatal && !s.is_ok()) status = 1;
+  };
+  part("parse", true, [&] { return run(max_batch, repeat, rows); });
+  // Lookups: up to 16M addresses (the kernel-only target is 10 billion lookups/s).
+  part("lookup", true, [&] { return run_lookup(std::max(max_batch, 1u << 24), repeat, rows); });
+  // Flow keying: up to 4M packets.
+  part("flow", false, [&] { return run_flow(std::min(max_batch, 1u << 22), repeat, rows); });
+  part("pattern", false, [&] { return run_pattern(data, repeat, rows); });
+  part("pattern.dfa", false, [&] { return run_pattern_dfa(data, repeat, rows); });
+#if defined(WARPATH_HAVE_NIDS)
+  part("nids", false, [&] { return run_nids(data, repeat, rows); });
+  part("nids.inspector", false, [&] { return run_nids_inspector(data, rows); });
+#endif
+  part("esp", false, [&] { return run_esp(repeat, rows); });
+  part("esp.schedule", false, [&] { return run_esp_schedule(repeat, rows); });
+  part("flowtable", false, [&] { return run_flowtable(repeat, rows); });
+  part("stream", false, [&] { return run_stream(repeat, rows); });
+  if (wanted("classify")) {
+    const Status s = run_classify(repeat, crows);
+    progress.done("classify", s, crows, creported);
+    if (!s.is_ok()) status = 1;
+  }
+  if (wanted("classbench")) {
+    const Status s = run_classbench(data, repeat, cbrows);
+    progress.done("classbench", s, cbrows, cbreported);
+    if (!s.is_ok()) status = 1;
   }
   for (const ClassBenchRow& r : cbrows)
     if (r.kind == "mismatch") {
@@ -1450,37 +1511,14 @@ int main(int argc, char** argv) {
       "\"mpps = million packets (parse) or lookups (lookup4/6) per second\", "
       "\"lookup_table\": \"synthetic_full_table(1, 900000, 160000)\", \"results\": [\n",
       dev.name.c_str(), warpath::cuda_versions().c_str());
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const Row& r = rows[i];
-    std::printf(
-        "  {\"bench\": \"%s\", \"batch\": %u, \"kernel_us\": %.2f, \"kernel_mpps\": %.1f, "
-        "\"end_to_end_us\": %.2f, \"end_to_end_mpps\": %.1f}%s\n",
-        r.bench.c_str(), r.batch, r.kernel_us, r.kernel_mpps, r.e2e_us, r.e2e_mpps,
-        i + 1 < rows.size() ? "," : "");
-  }
+  for (size_t i = 0; i < rows.size(); ++i)
+    std::printf("  %s%s\n", json_row(rows[i]).c_str(), i + 1 < rows.size() ? "," : "");
   std::printf("], \"classify\": [\n");
-  for (size_t i = 0; i < crows.size(); ++i) {
-    const ClassifyRow& r = crows[i];
-    std::printf(
-        "  {\"engine\": \"%s\", \"sweep\": \"%s\", \"N\": %u, \"C\": %u, \"F\": %u, "
-        "\"Cm\": %u, \"f\": %u, \"batch\": %u, \"end_to_end_us\": %.2f, "
-        "\"end_to_end_mpps\": %.2f}%s\n",
-        r.engine.c_str(), r.sweep.c_str(), r.rules, r.classes, r.full, r.matching, r.fields,
-        r.batch, r.e2e_us, r.e2e_mpps, i + 1 < crows.size() ? "," : "");
-  }
+  for (size_t i = 0; i < crows.size(); ++i)
+    std::printf("  %s%s\n", json_row(crows[i]).c_str(), i + 1 < crows.size() ? "," : "");
   std::printf("], \"classbench_data\": \"%s\", \"classbench\": [\n", data.c_str());
-  for (size_t i = 0; i < cbrows.size(); ++i) {
-    const ClassBenchRow& r = cbrows[i];
-    std::string detail;
-    for (char c : r.detail) detail += c == '"' || c == '\\' ? '\'' : c;
-    std::printf(
-        "  {\"set\": \"%s\", \"engine\": \"%s\", \"kind\": \"%s\", \"batch\": %u, "
-        "\"us\": %.2f, \"mpps\": %.2f, \"build_ms\": %.1f, \"memory_bytes\": %llu, "
-        "\"detail\": \"%s\"}%s\n",
-        r.set.c_str(), r.engine.c_str(), r.kind.c_str(), r.batch, r.us, r.mpps, r.build_ms,
-        static_cast<unsigned long long>(r.memory), detail.c_str(),
-        i + 1 < cbrows.size() ? "," : "");
-  }
+  for (size_t i = 0; i < cbrows.size(); ++i)
+    std::printf("  %s%s\n", json_row(cbrows[i]).c_str(), i + 1 < cbrows.size() ? "," : "");
   std::printf("]}\n");
   return status;
 }

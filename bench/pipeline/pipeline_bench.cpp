@@ -83,12 +83,13 @@ Result<RunReport> run_point(const Data& d, Offload engine, uint32_t workers, uin
   return run(c, in);
 }
 
-void print_point(const Point& p, bool last) {
+void print_point(std::FILE* out, const Point& p, bool last) {
   const RunReport& r   = p.report;
   const auto ring      = r.drops_by_reason.find("rx_queue_full");
   const uint64_t lost  = ring == r.drops_by_reason.end() ? 0 : ring->second;
   const double handled = double(r.rx - lost);  // what reached the worker
-  std::printf(
+  std::fprintf(
+      out,
       "  {\"sweep\": \"%s\", \"engine\": \"%s\", \"batch\": %u, \"delay_us\": %u, "
       "\"offered_pps\": %.0f, \"seconds\": %.3f, \"rx\": %llu, \"tx\": %llu, \"dropped\": %llu, "
       "\"slow_path\": %llu, \"rx_queue_full\": %llu, \"mpps\": %.3f, \"gbps\": %.3f, "
@@ -175,7 +176,7 @@ int main(int argc, char** argv) {
     std::printf("{\"bench\": \"pipeline-schedule\", \"app\": \"router+acl\", \"workers\": %u, "
                 "\"duration_s\": %.2f, \"rounds\": %u, \"gpu\": %s, \"points\": [\n",
                 workers, seconds, ab_rounds, gpu ? "true" : "false");
-    for (size_t i = 0; i < ab.size(); ++i) print_point(ab[i], i + 1 == ab.size());
+    for (size_t i = 0; i < ab.size(); ++i) print_point(stdout, ab[i], i + 1 == ab.size());
     std::printf("]}\n");
     return 0;
   }
@@ -186,18 +187,26 @@ int main(int argc, char** argv) {
       quick ? std::vector<uint32_t>{50, 1000} : std::vector<uint32_t>{10, 50, 200, 1000, 5000};
   std::vector<Point> points;
   double best_cpu_pps = 0;
+  int status = 0;  // a failed point is reported and the others still run; the JSON always comes
+  // Each point also goes to stderr as it completes, so a run cut short keeps what it measured.
+  auto add = [&](Point p) {
+    print_point(stderr, p, true);
+    std::fflush(stderr);
+    points.push_back(std::move(p));
+  };
   for (auto& [name, engine] : engines) {
     for (uint32_t batch : batches) {
       std::fprintf(stderr, "throughput %s batch %u ...\n", name.c_str(), batch);
       auto r = run_point(d, engine, workers, batch, 1000, 0, seconds);
       if (!r.is_ok()) {
-        std::fprintf(stderr, "warpath-pipeline-bench: %s\n", r.status().message().c_str());
-        return 1;
+        std::fprintf(stderr, "warpath-pipeline-bench: %s batch %u: %s\n", name.c_str(), batch,
+                     r.status().message().c_str());
+        status = 1;
+        continue;
       }
-      Point p{"throughput", name, "none", "default", batch, 1000, 0, *r};
       const double pps = double(r->tx + r->dropped + r->slow_path) / r->seconds;
       if (engine == Offload::kCpu) best_cpu_pps = std::max(best_cpu_pps, pps);
-      points.push_back(std::move(p));
+      add({"throughput", name, "none", "default", batch, 1000, 0, *r});
     }
   }
   const double offered = best_cpu_pps / 2;
@@ -206,10 +215,12 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "delay %s %u us at %.2f Mpps ...\n", name.c_str(), delay, offered / 1e6);
       auto r = run_point(d, engine, workers, 8192, delay, offered, seconds);
       if (!r.is_ok()) {
-        std::fprintf(stderr, "warpath-pipeline-bench: %s\n", r.status().message().c_str());
-        return 1;
+        std::fprintf(stderr, "warpath-pipeline-bench: %s delay %u us: %s\n", name.c_str(), delay,
+                     r.status().message().c_str());
+        status = 1;
+        continue;
       }
-      points.push_back({"delay", name, "none", "default", 8192, delay, offered, *r});
+      add({"delay", name, "none", "default", 8192, delay, offered, *r});
     }
   }
   std::printf(
@@ -218,7 +229,7 @@ int main(int argc, char** argv) {
       "200000, 40000) + defaults, random_rule_set(1, 5-tuple, 1000) all permit, "
       "gen (seed 1) -> null\", \"points\": [\n",
       workers, seconds, gpu ? "true" : "false");
-  for (size_t i = 0; i < points.size(); ++i) print_point(points[i], i + 1 == points.size());
+  for (size_t i = 0; i < points.size(); ++i) print_point(stdout, points[i], i + 1 == points.size());
   std::printf("]}\n");
-  return 0;
+  return status;
 }

@@ -21,6 +21,7 @@ SelftestResult run_selftest(const SelftestOptions& options,
       if (id.rfind("ref.", 0) == 0) continue;
       if (!options.all && id.rfind("cuda.", 0) != 0) continue;
       if (!options.filter.empty() && id.find(options.filter) == std::string::npos) continue;
+      if (options.exact && id != options.filter) continue;
       const auto t0 = std::chrono::steady_clock::now();
       CheckReport r = module.check(id, result.seed, options.items);
       result.seconds.push_back(

@@ -35,10 +35,16 @@ def gpu_report():
                        "us": 0, "mpps": 0, "build_ms": 0, "memory_bytes": 0, "detail": "too big"})
     results = [{"bench": b, "batch": n, "kernel_us": 1.0, "kernel_mpps": n / 10,
                 "end_to_end_us": 2.0, "end_to_end_mpps": n / 20}
-               for b in ("parse", "lookup4", "lookup6") for n in (256, 4096, 65536)]
+               for b in ("parse", "lookup4", "lookup6", "flow.key") for n in (256, 4096, 65536)]
+    points = [{"sweep": sweep, "engine": e, "batch": b, "delay_us": d, "mpps": b / 100,
+               "latency_us": {"p50": d / 2, "p99": d, "p999": d * 2, "max": d * 3}}
+              for e in ("cpu", "gpu", "auto")
+              for sweep, b, d in (("throughput", 32, 1000), ("throughput", 512, 1000),
+                                  ("delay", 8192, 10), ("delay", 8192, 1000))]
     return {"commit": "0123456789abcdef", "gpu": "NVIDIA H200, 570.00, 143771 MiB",
             "bench": {"device": "NVIDIA H200", "results": results, "classify": classify,
-                      "classbench": classbench}}
+                      "classbench": classbench},
+            "pipeline": {"bench": "pipeline", "points": points}}
 
 
 def run(*args):
@@ -50,7 +56,7 @@ def test_plot_gpu_draws_every_figure(tmp_path):
     report.write_text(json.dumps(gpu_report()))
     r = run(ROOT / "bench/plot_gpu.py", report)
     assert r.returncode == 0, r.stderr
-    for name in ("classify", "classbench", "parse-lookup"):
+    for name in ("classify", "classbench", "parse-lookup", "engines", "pipeline"):
         png = tmp_path / f"gpu-check-x-{name}.png"
         assert png.read_bytes()[:8] == PNG, name
 

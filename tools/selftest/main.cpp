@@ -1,4 +1,8 @@
-// warpath-selftest [--seed N] [--items N] [--all] [--require-gpu] [--engine TEXT] [--json FILE]
+// warpath-selftest [--seed N] [--items N] [--all] [--require-gpu] [--engine TEXT [--exact]]
+//                  [--json FILE] [--list]
+// --list prints the ids of the engines a run would check (one a line) and checks none;
+// --exact checks only the engine whose id is TEXT (scripts/gpu-check.sh runs each CUDA engine
+// in its own process, so that one engine's crash or sticky CUDA error cannot hide the others).
 // The same check as `warpath selftest`, with a hand-rolled argument parser so it needs no
 // CLI library (see tools/selftest/CMakeLists.txt).
 #include <cstdio>
@@ -6,11 +10,13 @@
 #include <cstring>
 #include <string>
 
+#include "warpath/selftest/catalogue.hpp"
 #include "warpath/tools/selftest_main.hpp"
 
 int main(int argc, char** argv) {
   warpath::SelftestOptions o;
   std::string json;
+  bool list = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value          = [&](const char* name) -> const char* {
@@ -32,13 +38,29 @@ int main(int argc, char** argv) {
       o.all = true;
     else if (a == "--require-gpu")
       o.require_gpu = true;
+    else if (a == "--exact")
+      o.exact = true;
+    else if (a == "--list")
+      list = true;
     else {
       std::fprintf(stderr,
                    "usage: warpath-selftest [--seed N] [--items N] [--all] "
-                   "[--require-gpu] [--engine TEXT] [--json FILE]\n");
+                   "[--require-gpu] [--engine TEXT [--exact]] [--json FILE] [--list]\n");
       return a == "--help" || a == "-h" ? 0 : 2;
     }
   }
   if (o.items == 0) o.items = 1;
+  if (list) {
+    for (const warpath::ModuleInfo& module : warpath::all_modules())
+      for (const warpath::EngineInfo& engine : module.engines()) {
+        const std::string id(engine.id);
+        if (id.rfind("ref.", 0) == 0 || (!o.all && id.rfind("cuda.", 0) != 0)) continue;
+        if (!o.filter.empty() &&
+            (o.exact ? id != o.filter : id.find(o.filter) == std::string::npos))
+          continue;
+        std::printf("%s\n", id.c_str());
+      }
+    return 0;
+  }
   return warpath::selftest_main(o, json);
 }

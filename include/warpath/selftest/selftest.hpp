@@ -20,6 +20,7 @@ struct SelftestOptions {
   uint64_t items = 100000;   ///< items per engine
   bool all       = false;    ///< also check CPU engines
   std::string filter;        ///< only engine ids containing this text
+  bool exact       = false;  ///< only the engine whose id is `filter` (one engine per process)
   bool require_gpu = false;  ///< a skipped CUDA engine counts as a failure (scripts/gpu-check.sh)
 };
 
