@@ -29,6 +29,9 @@ SWEEPS = [("batch", "batch", "tuples per batch", "Fig. 5(b)"),
           ("fields", "f", "fields f", "Fig. 8")]
 
 
+PARSE_LOOKUP = ("parse", "lookup4", "lookup6")
+
+
 def save(fig, title, out):
     fig.suptitle(title)
     fig.tight_layout()
@@ -80,31 +83,63 @@ def plot_classbench(plt, rows, title, out):
     save(fig, title, out)
 
 
-PARSE_LOOKUP = ("parse", "lookup4", "lookup6")
+def rates(r):
+    """(kernel, end-to-end) M items/s of a row, from its times where it has them (the Mpps
+    columns carry one decimal, too few for the slow rows)."""
+    def rate(us, mpps):
+        return r["batch"] / us if us > 0 else mpps
+    return rate(r["kernel_us"], r["kernel_mpps"]), rate(r["end_to_end_us"], r["end_to_end_mpps"])
 
 
-def plot_parse_lookup(plt, rows, title, out, wanted=lambda b: b in PARSE_LOOKUP, target=True):
-    benches = sorted({r["bench"] for r in rows if wanted(r["bench"])})
-    if not benches:
-        return
-    fig, ax = plt.subplots(figsize=(8, 5))
+def draw_rows(ax, rows, benches):
     for b in benches:
-        pts = sorted((r["batch"], r["kernel_mpps"], r["end_to_end_mpps"]) for r in rows
-                     if r["bench"] == b)
+        pts = sorted((r["batch"], *rates(r)) for r in rows if r["bench"] == b)
         kernel = [p for p in pts if p[1] > 0]  # end-to-end-only rows (nids.*) have no kernel time
-        line = ax.plot([p[0] for p in pts], [p[2] for p in pts], "--", marker="x",
-                       label=f"{b} end to end")[0]
+        e2e = [p for p in pts if p[2] > 0]  # kernel-only rows (esp.*.mixed) have no end to end
+        color = None
+        if e2e:
+            color = ax.plot([p[0] for p in e2e], [p[2] for p in e2e], "--", marker="x",
+                            label=f"{b} end to end")[0].get_color()
         if kernel:
-            ax.plot([p[0] for p in kernel], [p[1] for p in kernel], marker="o",
-                    color=line.get_color(), label=f"{b} kernel")
-    if target:
-        ax.axhline(10000, color="grey", linestyle=":", label="10 billion/s (IPv4 kernel target)")
+            ax.plot([p[0] for p in kernel], [p[1] for p in kernel], marker="o", color=color,
+                    label=f"{b} kernel")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("batch")
-    ax.set_ylabel("M packets or lookups / s")
     ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+
+
+def plot_parse_lookup(plt, rows, title, out):
+    benches = sorted({r["bench"] for r in rows if r["bench"] in PARSE_LOOKUP})
+    if not benches:
+        return
+    fig, ax = plt.subplots(figsize=(8, 5))
+    draw_rows(ax, rows, benches)
+    ax.axhline(10000, color="grey", linestyle=":", label="10 billion/s (IPv4 kernel target)")
+    ax.set_ylabel("M packets or lookups / s")
     ax.legend(fontsize=8)
+    save(fig, title, out)
+
+
+def plot_engines(plt, rows, title, out):
+    """The other rows, one panel per family (the name's first part: flow, pattern, nids, esp,
+    flowtable, stream)."""
+    families = {}
+    for r in rows:
+        if r["bench"] not in PARSE_LOOKUP:
+            families.setdefault(r["bench"].split(".")[0], set()).add(r["bench"])
+    if not families:
+        return
+    cols = min(3, len(families))
+    nrows = (len(families) + cols - 1) // cols
+    fig, axes = plt.subplots(nrows, cols, figsize=(6 * cols, 4.5 * nrows), squeeze=False)
+    for ax, (family, benches) in zip(axes.flat, sorted(families.items())):
+        draw_rows(ax, rows, sorted(benches))
+        ax.set_title(family)
+        ax.set_ylabel("M items / s")
+    for ax in list(axes.flat)[len(families):]:
+        ax.set_visible(False)
     save(fig, title, out)
 
 
@@ -159,9 +194,7 @@ def main():
     if bench.get("classbench"):
         plot_classbench(plt, bench["classbench"], title, prefix + "-classbench.png")
     plot_parse_lookup(plt, bench["results"], title, prefix + "-parse-lookup.png")
-    if any(r["bench"] not in PARSE_LOOKUP for r in bench["results"]):
-        plot_parse_lookup(plt, bench["results"], title, prefix + "-engines.png",
-                          wanted=lambda b: b not in PARSE_LOOKUP, target=False)
+    plot_engines(plt, bench["results"], title, prefix + "-engines.png")
     pipeline = doc.get("pipeline") or {}
     if pipeline.get("points"):
         plot_pipeline(plt, pipeline["points"], title, prefix + "-pipeline.png")
