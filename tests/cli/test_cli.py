@@ -394,6 +394,21 @@ def test_selftest_all(tmp_path):
     assert "seed 11" in r.stdout
 
 
+def test_selftest_exact_engine(tmp_path):
+    # --engine matches by substring (cpu.tuple is in cpu.tuplemerge's id); --exact checks the
+    # one engine (scripts/gpu-check.sh runs each CUDA engine in its own process this way).
+    out = tmp_path / "selftest.json"
+    assert_ok(run("selftest", "--all", "--engine", "cpu.tuple", "--items", 2000, "--json", out))
+    assert {e["engine"] for e in json.loads(out.read_text())["engines"]} >= {"cpu.tuple",
+                                                                            "cpu.tuplemerge"}
+    assert_ok(run("selftest", "--all", "--engine", "cpu.tuple", "--exact", "--items", 2000,
+                  "--json", out))
+    j = json.loads(out.read_text())
+    assert [e["engine"] for e in j["engines"]] == ["cpu.tuple"] and j["passed"] == 1
+    r = run("selftest", "--all", "--engine", "cpu.tupl", "--exact")
+    assert r.returncode == 2 and "no engine matches" in r.stderr
+
+
 def test_selftest_without_gpu(tmp_path):
     info = json.loads(assert_ok(run("info", "--json")).stdout)
     if info["cuda"]["devices"]:

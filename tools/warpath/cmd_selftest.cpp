@@ -20,6 +20,8 @@ void add_selftest(CLI::App& app, Runner& run) {
   cmd->add_flag("--all", o->all, "Check CPU engines too (default: CUDA engines only)");
   cmd->add_flag("--require-gpu", o->require_gpu, "Fail when a CUDA engine cannot run here");
   cmd->add_option("--engine", o->filter, "Only engines whose id contains this text");
+  cmd->add_flag("--exact", o->exact, "Only the engine whose id is --engine's text")
+      ->needs(cmd->get_option("--engine"));
   cmd->add_option("--json", *json, "Write the result as JSON to this file");
   cmd->callback([o, json, &run] { run = [o, json] { return selftest_main(*o, *json); }; });
 }
