@@ -130,9 +130,6 @@ double run_warpath(const Frames& f, uint64_t& delivered) {
   sc.depth      = 0;
   sc.stream_cap = 16u << 20;
   sc.memcap     = 4ull << 30;
-  // Sized at the start for the tracker's capacity, as the tracker's table and libnids's
-  // n_tcp_streams are, so that no engine pays for growing its tables inside the timed loop.
-  sc.initial_flows = fc.capacity;
   auto r        = stream::make_reassembler("cpu.stream", sc);
   if (!parser.is_ok() || !tracker.is_ok() || !r.is_ok()) {
     std::fprintf(stderr, "warpath-stream-bench: cannot build the engines\n");

@@ -37,13 +37,6 @@ class SerialMap {
   SerialMap() { rebuild(16); }
 
   size_t size() const { return size_; }
-  /// Sizes the slots for `entries` keys (at most half full) now, so that growing to them
-  /// rehashes nothing: for a map whose peak is known at the start, as a preallocated table's.
-  void reserve(size_t entries) {
-    size_t n = slots_.size();
-    while (n < 2 * entries) n *= 2;
-    if (n > slots_.size()) rebuild(n);
-  }
   bool empty() const { return size_ == 0; }
   /// Slots (16 bytes each) and values allocated: what the map holds in memory.
   size_t slots() const { return slots_.size(); }

@@ -78,7 +78,6 @@ class NodeMap {
   T& emplace(uint64_t key, T&& value) { return m_.emplace(key, std::move(value)).first->second; }
   T& emplace(uint64_t key) { return m_.try_emplace(key).first->second; }
   void erase(uint64_t key) { m_.erase(key); }
-  void reserve(size_t entries) { m_.reserve(entries); }
   template <class F>
   void for_each(F&& f) {
     for (auto& [k, v] : m_) f(k, v);
@@ -196,12 +195,7 @@ class StoreReassembler final : public HostReassembler {
   using Flow = core::FlowState<Store, EndQueue>;
 
   StoreReassembler(std::string id, const StreamConfig& config)
-      : HostReassembler(std::move(id), config) {
-    // A flow's state moves from flows_ to finished_ when it finishes, so either may hold them
-    // all at its peak.
-    flows_.reserve(config.initial_flows);
-    finished_.reserve(config.initial_flows);
-  }
+      : HostReassembler(std::move(id), config) {}
 
   /// Flows with state, finished ones included (max_flows counts both).
   size_t flows() const override { return flows_.size() + finished_.size(); }

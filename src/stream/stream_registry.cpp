@@ -153,9 +153,6 @@ Status StreamConfig::validate() const {
                                               ", memcap " + std::to_string(memcap) +
                                               ": expected 1 <= stream_cap <= memcap");
   if (max_flows < 1) return Status(Errc::kInvalidArgument, "max_flows must be at least 1");
-  if (initial_flows > max_flows)
-    return Status(Errc::kInvalidArgument, "initial_flows " + std::to_string(initial_flows) +
-                                              " is over max_flows " + std::to_string(max_flows));
   for (const HostPolicy& h : hosts)
     if ((h.ip_version != 4 && h.ip_version != 6) || h.length > (h.ip_version == 4 ? 32 : 128) ||
         unsigned(h.policy) >= unsigned(Policy::kCount))
@@ -235,7 +232,6 @@ CheckReport check_stream_engine(std::string_view id, uint64_t seed, uint64_t ite
     c.stream_cap = setup.stream_cap;
     c.depth      = round % 3 == 0 ? 3000 : 0;
     c.max_flows  = round % 4 == 1 ? 5 : 1u << 20;
-    c.initial_flows = round % 2 ? std::min<uint32_t>(c.max_flows, 64) : 0;  // maps sized or grown
     auto r       = make_reassembler("validate:" + std::string(id), c);
     if (!r.is_ok()) {
       report.skipped = r.status().code() == Errc::kNotSupported;

@@ -102,21 +102,3 @@ TEST(SerialMap, AWindowOfLiveSerialsSlidesWithoutGrowing) {
 }
 
 }  // namespace
-
-namespace {
-
-TEST(SerialMap, ReserveSizesTheSlotsOnceAndKeepsTheEntries) {
-  SerialMap<Value> m;
-  for (uint64_t k = 1; k <= 100; ++k) m.emplace(k, Value{k, {}});
-  m.reserve(5000);  // at most half full: 10,000 slots, rounded up to a power of two
-  EXPECT_EQ(m.slots(), 16384u);
-  for (uint64_t k = 1; k <= 100; ++k) ASSERT_EQ(m.find(k)->a, k);  // rehashed, not lost
-  for (uint64_t k = 101; k <= 5000; ++k) m.emplace(k, Value{k, {}});
-  EXPECT_EQ(m.slots(), 16384u);  // growing to what was reserved rebuilt nothing
-  EXPECT_EQ(m.size(), 5000u);
-  m.reserve(10);  // never shrinks
-  EXPECT_EQ(m.slots(), 16384u);
-  for (uint64_t k = 1; k <= 5000; ++k) ASSERT_EQ(m.find(k)->a, k);
-}
-
-}  // namespace

@@ -97,10 +97,6 @@ struct StreamConfig {
   uint32_t stream_cap = 1u << 20;     ///< bytes buffered per direction
   uint64_t memcap     = 64ull << 20;  ///< bytes buffered over all streams
   uint32_t max_flows  = 1u << 20;     ///< flows with reassembly state (half-open ones too)
-  /// Flows the state maps are sized for at the start (at most max_flows; 0: they start small
-  /// and grow, rehashing as they double). Set it to the flows a run expects at once, as a flow
-  /// tracker's capacity is, so that the first seconds of a run do not pay for the growth.
-  uint32_t initial_flows = 0;
   /// kInvalidArgument naming the field.
   Status validate() const;
 };
