@@ -16,7 +16,9 @@
 #   pipeline  warpath-pipeline-bench, cpu / gpu / auto offload   -> <stamp>-pipeline.json
 # and, at the end, one JSON file gathering whatever the stages wrote:
 #   ${OUT:-bench/results}/gpu-check-<stamp>.json
-# Stage limits (seconds) can be changed: GPU_CHECK_BUILD_S, _SELFTEST_S, _BENCH_S, _PIPELINE_S.
+# Stage limits (seconds) can be changed: GPU_CHECK_BUILD_S, _SELFTEST_S (the whole self-test
+# stage: a job started late gets only what is left), _SELFTEST_JOB_S (one engine's check),
+# _BENCH_S, _PIPELINE_S.
 # GPU_CHECK_BIN (default build-gpu) names the folder the stages run the programs from: one built
 # elsewhere and carried (`cmake --preset gpu` on a machine of the same architecture, then leave
 # out the build stage) saves the GPU machine the build's minutes. GPU_CHECK_BENCH_ARGS are
@@ -32,6 +34,7 @@ stages=("$@")
 [[ ${#stages[@]} -gt 0 ]] || stages=(versions build selftest bench pipeline)
 declare -A rc=()
 bin=${GPU_CHECK_BIN:-build-gpu}
+[[ $bin == /* ]] || bin=./$bin
 # The PCRE2 that scripts/gpu-data.sh fetched, for programs built against it (WARPATH_PCRE2_ROOT).
 if [[ -d .gpu-data/pcre2/usr/lib/x86_64-linux-gnu ]]; then
   export LD_LIBRARY_PATH="$PWD/.gpu-data/pcre2/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -82,30 +85,40 @@ fi
 
 if want selftest; then
   stage selftest
-  # Every CUDA engine against its CPU reference, 1M items each (the small burst sizes run over a
-  # bounded prefix, the full size once), each engine in its own process (one engine's crash or
-  # sticky CUDA error cannot hide the others), GPU_CHECK_JOBS (default 4) at a time, each under
-  # the stage's limit; then cuda.tuple/bloom again with their global-memory kernels (tables too
-  # big for shared memory: rare, so forced). One line per engine as it completes.
+  # Every CUDA engine against its CPU reference, 1M items asked (the small burst sizes run over
+  # a bounded prefix, the full size once; some modules' checks size themselves), each engine in
+  # its own process (one engine's crash or sticky CUDA error cannot hide the others),
+  # GPU_CHECK_JOBS (default 4) at a time, none past the stage's deadline; then cuda.tuple/bloom
+  # again with their global-memory kernels (tables too big for shared memory: rare, so forced).
+  # One line per engine as it completes; each job's exit status in <stamp>-selftest-<job>.exit.
   jobs=()
-  while read -r e; do jobs+=("$e"); done < <("./$bin/warpath-selftest" --list)
+  while read -r e; do jobs+=("$e"); done < <("$bin/warpath-selftest" --list)
   jobs+=("global:cuda.tuple" "global:cuda.bloom")
   echo "gpu-check: ${#jobs[@]} self-test jobs: ${jobs[*]}" >&2
   selftest_one() {  # selftest_one [global:]ENGINE
     local job=$1 engine=${1#global:} items=1000000 envs=()
     if [[ $job == global:* ]]; then items=100000; envs=(WARPATH_CUDA_TUPLE_SHARED_LIMIT=0); fi
-    local name=${job//:/-}
-    env "${envs[@]}" timeout "${GPU_CHECK_SELFTEST_S:-240}" "./$bin/warpath-selftest" \
+    local name=${job//:/-} code
+    local left=$((deadline - $(date +%s))) limit=${GPU_CHECK_SELFTEST_JOB_S:-240}
+    if ((left <= 0)); then
+      echo "[$job] not run: the stage's time is spent" >&2
+      echo 124 > "$base-selftest-$name.exit"
+      return 124
+    fi
+    ((limit > left)) && limit=$left
+    env "${envs[@]}" timeout "$limit" "$bin/warpath-selftest" \
       --require-gpu --items $items --engine "$engine" --exact \
       --json "$base-selftest-$name.json" > "$base-selftest-$name.log" 2>&1
-    local code=$?
+    code=$?
+    echo $code > "$base-selftest-$name.exit"
     grep -E "^  (PASS|FAIL|SKIP)" "$base-selftest-$name.log" | sed "s/^/[$job] /" >&2
     # 1 is a failed check (its line above); anything else a crash or the time limit.
     [[ $code -le 1 ]] || { echo "[$job] exit $code; the end of its log:" >&2; tail -5 "$base-selftest-$name.log" >&2; }
     return $code
   }
   export -f selftest_one
-  export bin base
+  deadline=$(($(date +%s) + ${GPU_CHECK_SELFTEST_S:-300}))
+  export bin base deadline
   printf '%s\n' "${jobs[@]}" | xargs -P "${GPU_CHECK_JOBS:-4}" -I{} bash -c 'selftest_one "$1"' _ {}
   rc[selftest]=$?
 fi
@@ -118,7 +131,7 @@ if want bench; then
   if [[ -z $data ]]; then
     if [[ -d .gpu-data ]]; then data=.gpu-data; else data=../shared/data; fi
   fi
-  timeout "${GPU_CHECK_BENCH_S:-240}" "./$bin/warpath-gpu-bench" --data "$data" ${GPU_CHECK_BENCH_ARGS:-} \
+  timeout "${GPU_CHECK_BENCH_S:-240}" "$bin/warpath-gpu-bench" --data "$data" ${GPU_CHECK_BENCH_ARGS:-} \
     > "$base-bench.json" 2> >(tee "$base-bench.log" >&2)
   rc[bench]=$?
 fi
@@ -127,7 +140,7 @@ if want pipeline; then
   stage pipeline
   # The pipeline (warpath run's engine) with cpu, gpu and auto offload: throughput vs batch
   # size, latency vs delay bound, on built-in data (generator -> router+acl -> null).
-  timeout "${GPU_CHECK_PIPELINE_S:-150}" "./$bin/warpath-pipeline-bench" --engines cpu,gpu,auto \
+  timeout "${GPU_CHECK_PIPELINE_S:-150}" "$bin/warpath-pipeline-bench" --engines cpu,gpu,auto \
     --duration 1 --workers 4 > "$base-pipeline.json" 2> >(tee "$base-pipeline.log" >&2)
   rc[pipeline]=$?
 fi
@@ -153,7 +166,12 @@ except (OSError, subprocess.SubprocessError):
     smi = ""
 doc = {"commit": commit, "host": platform.node(), "gpu": smi, "command": "scripts/gpu-check.sh",
        "exits": {k: int(v) for k, v in exits.items()},
-       "selftest": [load(p) for p in sorted(glob.glob(base + "-selftest-*.json"))],
+       # Per job: its exit status (124: the time limit; none: never started) and its report
+       # (none when it crashed before writing one).
+       "selftest": {p[len(base) + len("-selftest-"):-len(".exit")]: {
+                        "exit": int(open(p).read().strip() or -1),
+                        "report": load(p[:-len(".exit")] + ".json")}
+                    for p in sorted(glob.glob(base + "-selftest-*.exit"))},
        "bench": load(base + "-bench.json"),
        "pipeline": load(base + "-pipeline.json")}
 json.dump(doc, open(base + ".json", "w"), indent=2)

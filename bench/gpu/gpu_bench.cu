@@ -541,7 +541,8 @@ std::string json_row(const ClassifyRow& r) {
 
 std::string json_row(const ClassBenchRow& r) {
   std::string detail;
-  for (char c : r.detail) detail += c == '"' || c == '\\' || c < ' ' ? '\'' : c;
+  for (char c : r.detail)
+    detail += c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20 ? '\'' : c;
   char b[512];
   std::snprintf(b, sizeof b,
                 "{\"set\": \"%s\", \"engine\": \"%s\", \"kind\": \"%s\", \"batch\": %u, "
@@ -1459,6 +1460,26 @@ int main(int argc, char** argv) {
     const std::string list = "," + only + ",";
     return list.find("," + std::string(name) + ",") != std::string::npos;
   };
+  {
+    std::vector<std::string> parts = {"parse",       "lookup",   "flow",         "pattern",
+                                      "pattern.dfa", "esp",      "esp.schedule", "flowtable",
+                                      "stream",      "classify", "classbench"};
+#if defined(WARPATH_HAVE_NIDS)
+    parts.insert(parts.end(), {"nids", "nids.inspector"});
+#endif
+    for (size_t b = 0; !only.empty() && b <= only.size();) {
+      const size_t e      = std::min(only.find(',', b), only.size());
+      const std::string p = only.substr(b, e - b);
+      if (std::find(parts.begin(), parts.end(), p) == parts.end()) {
+        std::string known;
+        for (const std::string& k : parts) known += " " + k;
+        std::fprintf(stderr, "warpath-gpu-bench: --only: no part '%s' in this build (parts:%s)\n",
+                     p.c_str(), known.c_str());
+        return 2;
+      }
+      b = e + 1;
+    }
+  }
   if (warpath::cuda_device_count() == 0) {
     std::fprintf(stderr, "warpath-gpu-bench: %s\n", warpath::cuda_unavailable_reason().c_str());
     return 1;

@@ -393,8 +393,10 @@ int main(int argc, char** argv) {
       }
       for (Row& r : size_rows) {
         r.ratio = anchor > 0 ? r.mlookups * 1e6 / anchor : 0;
+        char ratio[32] = "-";
+        if (anchor > 0) std::snprintf(ratio, sizeof ratio, "%.2fx", r.ratio);  // rounded
         std::printf("| %u | %s | %.1f | %.2f | %s |\n", r.flows, r.name.c_str(), r.mlookups, r.ns,
-                    anchor > 0 ? (std::to_string(r.ratio).substr(0, 4) + "x").c_str() : "-");
+                    ratio);
         rows.push_back(r);
       }
     }

@@ -209,9 +209,18 @@ int main(int argc, char** argv) {
       add({"throughput", name, "none", "default", batch, 1000, 0, *r});
     }
   }
-  const double offered = best_cpu_pps / 2;
+  // Half the cpu policy's best rate (queues stay short); without a cpu point, half the best of
+  // any engine; with none, the delay sweep is skipped (it would run at gen:max, saturated).
+  double best_pps = best_cpu_pps;
+  if (best_pps == 0)
+    for (const Point& p : points)
+      best_pps = std::max(best_pps, double(p.report.tx + p.report.dropped + p.report.slow_path) /
+                                        std::max(p.report.seconds, 1e-9));
+  const double offered = best_pps / 2;
+  if (offered == 0)
+    std::fprintf(stderr, "warpath-pipeline-bench: no throughput point: no delay sweep\n");
   for (auto& [name, engine] : engines) {
-    for (uint32_t delay : delays) {
+    for (uint32_t delay : offered > 0 ? delays : std::vector<uint32_t>{}) {
       std::fprintf(stderr, "delay %s %u us at %.2f Mpps ...\n", name.c_str(), delay, offered / 1e6);
       auto r = run_point(d, engine, workers, 8192, delay, offered, seconds);
       if (!r.is_ok()) {

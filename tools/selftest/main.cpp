@@ -50,6 +50,10 @@ int main(int argc, char** argv) {
     }
   }
   if (o.items == 0) o.items = 1;
+  if (o.exact && o.filter.empty()) {
+    std::fprintf(stderr, "warpath-selftest: --exact needs --engine\n");
+    return 2;
+  }
   if (list) {
     for (const warpath::ModuleInfo& module : warpath::all_modules())
       for (const warpath::EngineInfo& engine : module.engines()) {
