@@ -179,7 +179,7 @@ def main():
     path = sys.argv[1]
     prefix = sys.argv[2] if len(sys.argv) > 2 else path.rsplit(".", 1)[0]
     doc = json.load(open(path))
-    bench = doc.get("bench", {})
+    bench = doc.get("bench") or {}  # null when the bench stage wrote nothing
     if "results" not in bench:
         sys.exit(f"plot_gpu: {path} has no benchmark rows ({bench.get('error', 'bench missing')})")
     try:
