@@ -10,7 +10,7 @@
 #   versions  nvidia-smi, driver, nvcc and CMake versions      -> <stamp>-versions.txt
 #   build     the dependency-free "gpu" preset (sm_90)         -> <stamp>-build.log
 #   selftest  every CUDA engine against its CPU reference, each in its own process
-#                                                             -> <stamp>-selftest-<engine>.json/.log
+#                                                  -> <stamp>-selftest-<engine>.json/.log/.exit
 #             (one line per engine printed as it completes)
 #   bench     warpath-gpu-bench                                 -> <stamp>-bench.json
 #   pipeline  warpath-pipeline-bench, cpu / gpu / auto offload   -> <stamp>-pipeline.json
