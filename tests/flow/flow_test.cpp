@@ -1,13 +1,16 @@
 // Flow tracking: keys, the TCP state machine, timeouts on a fake clock, a full table (evict,
 // drop, pass, emergency mode), a SYN flood, and every engine against ref.flow.
+#include "warpath/flow/flow.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
 
 #include "flow/core/flow_core.hpp"
+#include "flow/cpu/cpu_table.hpp"
+#include "flow/table_tracker.hpp"
 #include "support/test_support.hpp"
 #include "warpath/flow/conversations.hpp"
-#include "warpath/flow/flow.hpp"
 
 namespace warpath::flow {
 namespace {
@@ -365,6 +368,51 @@ TEST(FlowEngines, BatchSizesDoNotChangeAnything) {
                                answers[0].size() * sizeof(PacketFlow)))
           << id << " burst #" << i;
     }
+  }
+}
+
+// cuda.flow keys a batch on the GPU and hands the keys to TableTracker::track_keyed; the same
+// keys made on the host must give cpu.flow's answers and records, at every burst size (the
+// one pipelined loop both paths share, run here without a GPU).
+TEST(FlowEngines, KeysMadeElsewhereGiveTheSameAnswers) {
+  ConversationParams p;
+  p.packets                = 20000;
+  p.concurrent             = 300;
+  p.mean_gap_ns            = 50000000;
+  const Conversations conv = generate_conversations(p);
+  FlowConfig c;
+  c.capacity           = 128;  // full: evictions too
+  const uint32_t total = uint32_t(conv.infos.size());
+  for (uint32_t burst : warpath::testing::burst_sizes()) {
+    if (burst == 0) continue;
+    auto want_t = make_flow_tracker("cpu.flow", c);
+    ASSERT_TRUE(want_t.is_ok());
+    detail::TableTracker<detail::CpuTable> keyed_t("cpu.flow", c);
+    std::vector<PacketFlow> want(total), got(total);
+    std::vector<FlowRecord> want_ended, got_ended;
+    std::vector<core::FlowKey> keys(total);
+    std::vector<uint64_t> hashes(total);
+    std::vector<Track> keyed(total);
+    std::vector<uint8_t> from_b(total);
+    for (uint32_t i = 0; i < total; ++i) {
+      keyed[i]  = core::make_key(conv.infos[i], keys[i], from_b[i], c.ignore_ipv4_checksum);
+      hashes[i] = keyed[i] == Track::kTracked ? core::key_hash(keys[i], keyed_t.hash_seed()) : 0;
+    }
+    for (uint32_t done = 0; done < total; done += burst) {
+      const uint32_t n = std::min(burst, total - done);
+      ASSERT_TRUE((*want_t)
+                      ->track({conv.infos.data() + done, n}, {conv.metas.data() + done, n},
+                              {want.data() + done, n}, want_ended)
+                      .is_ok());
+      ASSERT_TRUE(keyed_t
+                      .track_keyed({conv.infos.data() + done, n}, {conv.metas.data() + done, n},
+                                   {got.data() + done, n}, got_ended, keys.data() + done,
+                                   hashes.data() + done, keyed.data() + done, from_b.data() + done)
+                      .is_ok());
+    }
+    EXPECT_EQ(got_ended, want_ended) << "burst " << burst;
+    EXPECT_EQ(0, std::memcmp(got.data(), want.data(), total * sizeof(PacketFlow)))
+        << "burst " << burst;
   }
 }
 
