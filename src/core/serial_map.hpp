@@ -70,6 +70,12 @@ class SerialMap {
     return value_at(v);
   }
 
+  /// The value of `key`, inserted as a default T if absent.
+  T& find_or_emplace(uint64_t key) {
+    T* v = find(key);
+    return v ? *v : emplace(key);
+  }
+
   /// Removes `key` if present; its value is destroyed (its memory released) and a default T
   /// built in its place, ready for the next emplace.
   void erase(uint64_t key) {

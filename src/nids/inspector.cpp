@@ -168,8 +168,7 @@ class PipelineInspector final : public Inspector {
     FlowCtx* ctx = nullptr;
     bool first_in_dir = true, tcp_established = false;
     if (pf.serial) {
-      ctx = flows_.find(pf.serial);
-      if (!ctx) ctx = &flows_.emplace(pf.serial);
+      ctx = &flows_.find_or_emplace(pf.serial);
       if (ctx->dropped) {  // IPS: the flow was dropped
         verdict = 1;
         ++counters_.dropped;

@@ -87,6 +87,16 @@ TEST(SerialMap, AgreesWithUnorderedMapOnKeysThatShareAHomeSlot) {
   churn(keys, 3);
 }
 
+TEST(SerialMap, FindOrEmplaceInsertsOnceThenFinds) {
+  SerialMap<Value> m;
+  Value& a = m.find_or_emplace(42);
+  EXPECT_EQ(a.a, 0u);  // a default value
+  a.a = 7;
+  EXPECT_EQ(m.find_or_emplace(42).a, 7u);  // found, not inserted again
+  EXPECT_EQ(&m.find_or_emplace(42), &a);
+  EXPECT_EQ(m.size(), 1u);
+}
+
 TEST(SerialMap, AWindowOfLiveSerialsSlidesWithoutGrowing) {
   // A tracker's view: serials created in order, each ended a while later.
   SerialMap<Value> m;

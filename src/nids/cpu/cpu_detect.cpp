@@ -82,8 +82,7 @@ class CpuDetector final : public DetectorBase {
     const size_t kept = out.size();  // ascending, allowed: the rest needs the filter and a sort
     DirState* d = nullptr;
     if (u.buffer == Buffer::kStream && u.flow) {  // its buffer's place in the direction
-      d = streams_.find(u.flow * 2 + u.dir);
-      if (!d) d = &streams_.emplace(u.flow * 2 + u.dir);
+      d = &streams_.find_or_emplace(u.flow * 2 + u.dir);
       d->end += u.len - std::min(u.len, u.new_from);
     }
     if (!any_allowed) {
