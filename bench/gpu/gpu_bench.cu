@@ -49,6 +49,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -88,6 +89,7 @@
 #include "runtime/schedule_device.hpp"
 #include "warpath/classify/check.hpp"
 #include "warpath/core/cuda_device.hpp"
+#include "warpath/core/json_text.hpp"
 #include "warpath/core/memory.hpp"
 #include "warpath/flow/conversations.hpp"
 #include "warpath/flow/flow.hpp"
@@ -540,9 +542,6 @@ std::string json_row(const ClassifyRow& r) {
 }
 
 std::string json_row(const ClassBenchRow& r) {
-  std::string detail;
-  for (char c : r.detail)
-    detail += c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20 ? '\'' : c;
   char b[512];
   std::snprintf(b, sizeof b,
                 "{\"set\": \"%s\", \"engine\": \"%s\", \"kind\": \"%s\", \"batch\": %u, "
@@ -550,27 +549,43 @@ std::string json_row(const ClassBenchRow& r) {
                 "\"detail\": \"",
                 r.set.c_str(), r.engine.c_str(), r.kind.c_str(), r.batch, r.us, r.mpps, r.build_ms,
                 static_cast<unsigned long long>(r.memory));
-  return b + detail + "\"}";
+  return b + json_escape(r.detail) + "\"}";
 }
 
-// Progress on stderr as each part completes (its time and its rows, one JSON object a line), so
-// that a run cut short by its time limit still leaves every finished part's numbers in the log.
+// Progress on stderr as each part completes (its time and its new rows, one JSON object a
+// line), so that a run cut short by its time limit still leaves every finished part's numbers
+// in the log.
 class Progress {
  public:
-  template <class RowT>
-  void done(const char* part, const Status& s, const std::vector<RowT>& rows, size_t& reported) {
+  Progress(const std::vector<Row>& rows, const std::vector<ClassifyRow>& crows,
+           const std::vector<ClassBenchRow>& cbrows)
+      : rows_(rows), crows_(crows), cbrows_(cbrows) {}
+
+  void done(const char* part, const Status& s) {
     const auto now = std::chrono::steady_clock::now();
+    const size_t added =
+        rows_.size() - rows_at_ + crows_.size() - crows_at_ + cbrows_.size() - cbrows_at_;
     std::fprintf(stderr, "warpath-gpu-bench: %s %s in %.1f s (%zu rows)\n", part,
                  s.is_ok() ? "done" : "FAILED", std::chrono::duration<double>(now - last_).count(),
-                 rows.size() - reported);
+                 added);
     if (!s.is_ok()) std::fprintf(stderr, "warpath-gpu-bench: %s: %s\n", part, s.message().c_str());
-    for (; reported < rows.size(); ++reported)
-      std::fprintf(stderr, "row %s %s\n", part, json_row(rows[reported]).c_str());
+    print(part, rows_, rows_at_);
+    print(part, crows_, crows_at_);
+    print(part, cbrows_, cbrows_at_);
     std::fflush(stderr);
     last_ = now;
   }
 
  private:
+  template <class R>
+  static void print(const char* part, const std::vector<R>& rows, size_t& at) {
+    for (; at < rows.size(); ++at)
+      std::fprintf(stderr, "row %s %s\n", part, json_row(rows[at]).c_str());
+  }
+  const std::vector<Row>& rows_;
+  const std::vector<ClassifyRow>& crows_;
+  const std::vector<ClassBenchRow>& cbrows_;
+  size_t rows_at_ = 0, crows_at_ = 0, cbrows_at_ = 0;
   std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
 };
 
@@ -1455,31 +1470,6 @@ int main(int argc, char** argv) {
     else if (a == "--only")
       only = argv[i + 1];
   }
-  auto wanted = [&](const char* name) {
-    if (only.empty()) return true;
-    const std::string list = "," + only + ",";
-    return list.find("," + std::string(name) + ",") != std::string::npos;
-  };
-  {
-    std::vector<std::string> parts = {"parse",       "lookup",   "flow",         "pattern",
-                                      "pattern.dfa", "esp",      "esp.schedule", "flowtable",
-                                      "stream",      "classify", "classbench"};
-#if defined(WARPATH_HAVE_NIDS)
-    parts.insert(parts.end(), {"nids", "nids.inspector"});
-#endif
-    for (size_t b = 0; !only.empty() && b <= only.size();) {
-      const size_t e      = std::min(only.find(',', b), only.size());
-      const std::string p = only.substr(b, e - b);
-      if (std::find(parts.begin(), parts.end(), p) == parts.end()) {
-        std::string known;
-        for (const std::string& k : parts) known += " " + k;
-        std::fprintf(stderr, "warpath-gpu-bench: --only: no part '%s' in this build (parts:%s)\n",
-                     p.c_str(), known.c_str());
-        return 2;
-      }
-      b = e + 1;
-    }
-  }
   if (warpath::cuda_device_count() == 0) {
     std::fprintf(stderr, "warpath-gpu-bench: %s\n", warpath::cuda_unavailable_reason().c_str());
     return 1;
@@ -1487,40 +1477,55 @@ int main(int argc, char** argv) {
   std::vector<Row> rows;
   std::vector<ClassifyRow> crows;
   std::vector<ClassBenchRow> cbrows;
-  size_t reported = 0, creported = 0, cbreported = 0;
-  int status = 0;  // a failed part, or a mismatch row, fails the run after the JSON is written
-  Progress progress;
-  // `fatal` parts fail the run; the others are reported and the remaining rows still come.
-  auto part = [&](const char* name, bool fatal, auto&& body) {
-    if (!wanted(name)) return;
-    const Status s = body();
-    progress.done(name, s, rows, reported);
-    if (fatal && !s.is_ok()) status = 1;
+  // The parts, in order. A `fatal` part's failure fails the run; another's is reported and the
+  // remaining parts still run. Either way the JSON comes.
+  struct Part {
+    const char* name;
+    bool fatal;
+    std::function<Status()> run;
   };
-  part("parse", true, [&] { return run(max_batch, repeat, rows); });
-  // Lookups: up to 16M addresses (the kernel-only target is 10 billion lookups/s).
-  part("lookup", true, [&] { return run_lookup(std::max(max_batch, 1u << 24), repeat, rows); });
-  // Flow keying: up to 4M packets.
-  part("flow", false, [&] { return run_flow(std::min(max_batch, 1u << 22), repeat, rows); });
-  part("pattern", false, [&] { return run_pattern(data, repeat, rows); });
-  part("pattern.dfa", false, [&] { return run_pattern_dfa(data, repeat, rows); });
+  const std::vector<Part> parts = {
+    {"parse", true, [&] { return run(max_batch, repeat, rows); }},
+    // Lookups: up to 16M addresses (the kernel-only target is 10 billion lookups/s).
+    {"lookup", true, [&] { return run_lookup(std::max(max_batch, 1u << 24), repeat, rows); }},
+    // Flow keying: up to 4M packets.
+    {"flow", false, [&] { return run_flow(std::min(max_batch, 1u << 22), repeat, rows); }},
+    {"pattern", false, [&] { return run_pattern(data, repeat, rows); }},
+    {"pattern.dfa", false, [&] { return run_pattern_dfa(data, repeat, rows); }},
 #if defined(WARPATH_HAVE_NIDS)
-  part("nids", false, [&] { return run_nids(data, repeat, rows); });
-  part("nids.inspector", false, [&] { return run_nids_inspector(data, rows); });
+    {"nids", false, [&] { return run_nids(data, repeat, rows); }},
+    {"nids.inspector", false, [&] { return run_nids_inspector(data, rows); }},
 #endif
-  part("esp", false, [&] { return run_esp(repeat, rows); });
-  part("esp.schedule", false, [&] { return run_esp_schedule(repeat, rows); });
-  part("flowtable", false, [&] { return run_flowtable(repeat, rows); });
-  part("stream", false, [&] { return run_stream(repeat, rows); });
-  if (wanted("classify")) {
-    const Status s = run_classify(repeat, crows);
-    progress.done("classify", s, crows, creported);
-    if (!s.is_ok()) status = 1;
+    {"esp", false, [&] { return run_esp(repeat, rows); }},
+    {"esp.schedule", false, [&] { return run_esp_schedule(repeat, rows); }},
+    {"flowtable", false, [&] { return run_flowtable(repeat, rows); }},
+    {"stream", false, [&] { return run_stream(repeat, rows); }},
+    {"classify", true, [&] { return run_classify(repeat, crows); }},
+    {"classbench", true, [&] { return run_classbench(data, repeat, cbrows); }},
+  };
+  // --only: every name must be a part of this build.
+  std::vector<std::string> wanted;
+  for (size_t b = 0; !only.empty() && b <= only.size();) {
+    const size_t e = std::min(only.find(',', b), only.size());
+    wanted.push_back(only.substr(b, e - b));
+    b = e + 1;
   }
-  if (wanted("classbench")) {
-    const Status s = run_classbench(data, repeat, cbrows);
-    progress.done("classbench", s, cbrows, cbreported);
-    if (!s.is_ok()) status = 1;
+  for (const std::string& w : wanted)
+    if (std::none_of(parts.begin(), parts.end(), [&](const Part& p) { return w == p.name; })) {
+      std::string known;
+      for (const Part& p : parts) known += std::string(" ") + p.name;
+      std::fprintf(stderr, "warpath-gpu-bench: --only: no part '%s' in this build (parts:%s)\n",
+                   w.c_str(), known.c_str());
+      return 2;
+    }
+  int status = 0;  // a failed fatal part, or a mismatch row, fails the run after the JSON
+  Progress progress(rows, crows, cbrows);
+  for (const Part& p : parts) {
+    if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), p.name) == wanted.end())
+      continue;
+    const Status s = p.run();
+    progress.done(p.name, s);
+    if (p.fatal && !s.is_ok()) status = 1;
   }
   for (const ClassBenchRow& r : cbrows)
     if (r.kind == "mismatch") {

@@ -149,7 +149,6 @@ class RangeStore {
   }
 
   // Runs start at the first range (everything below it was delivered).
-
   /// Copies the run [from, to) out and drops it.
   void take(uint64_t from, uint64_t to, uint8_t* out) { consume(from, to, out); }
   /// The run [from, to) in place, when its ranges lie side by side in the arena (they arrived
