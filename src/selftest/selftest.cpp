@@ -9,6 +9,13 @@
 
 namespace warpath {
 
+bool selftest_selects(const SelftestOptions& options, std::string_view id) {
+  if (id.rfind("ref.", 0) == 0) return false;
+  if (!options.all && id.rfind("cuda.", 0) != 0) return false;
+  if (options.exact) return id == options.filter;
+  return options.filter.empty() || id.find(options.filter) != std::string_view::npos;
+}
+
 SelftestResult run_selftest(const SelftestOptions& options,
                             const std::function<void(const SelftestResult&)>& progress) {
   SelftestResult result;
@@ -18,10 +25,7 @@ SelftestResult run_selftest(const SelftestOptions& options,
   for (const ModuleInfo& module : all_modules()) {
     for (const EngineInfo& engine : module.engines()) {
       const std::string id(engine.id);
-      if (id.rfind("ref.", 0) == 0) continue;
-      if (!options.all && id.rfind("cuda.", 0) != 0) continue;
-      if (!options.filter.empty() && id.find(options.filter) == std::string::npos) continue;
-      if (options.exact && id != options.filter) continue;
+      if (!selftest_selects(options, id)) continue;
       const auto t0 = std::chrono::steady_clock::now();
       CheckReport r = module.check(id, result.seed, options.items);
       result.seconds.push_back(

@@ -10,7 +10,7 @@
 #include <cstring>
 #include <string>
 
-#include "warpath/selftest/catalogue.hpp"
+#include "warpath/selftest/selftest.hpp"
 #include "warpath/tools/selftest_main.hpp"
 
 int main(int argc, char** argv) {
@@ -57,12 +57,8 @@ int main(int argc, char** argv) {
   if (list) {
     for (const warpath::ModuleInfo& module : warpath::all_modules())
       for (const warpath::EngineInfo& engine : module.engines()) {
-        const std::string id(engine.id);
-        if (id.rfind("ref.", 0) == 0 || (!o.all && id.rfind("cuda.", 0) != 0)) continue;
-        if (!o.filter.empty() &&
-            (o.exact ? id != o.filter : id.find(o.filter) == std::string::npos))
-          continue;
-        std::printf("%s\n", id.c_str());
+        if (warpath::selftest_selects(o, engine.id))
+          std::printf("%.*s\n", int(engine.id.size()), engine.id.data());
       }
     return 0;
   }

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "warpath/selftest/catalogue.hpp"
@@ -31,6 +32,9 @@ struct SelftestResult {
   int passed = 0, failed = 0, skipped = 0;
   bool ok() const { return failed == 0; }
 };
+
+/// Whether a run with `options` checks engine `id` (never a reference engine).
+bool selftest_selects(const SelftestOptions& options, std::string_view id);
 
 /// `progress`, when given, is called after each engine's check with the results so far (the
 /// new report last), so a caller can print and save them as they come: a run cut short by a
