@@ -143,38 +143,6 @@ def plot_engines(plt, rows, title, out):
     save(fig, title, out)
 
 
-def plot_pipeline(plt, points, title, out):
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4.5))
-    engines = sorted({p["engine"] for p in points})
-    for engine in engines:
-        thr = sorted((p["batch"], p["mpps"], p["latency_us"]["p99"]) for p in points
-                     if p["sweep"] == "throughput" and p["engine"] == engine)
-        dly = sorted((p["delay_us"], p["latency_us"]["p50"], p["latency_us"]["p99"]) for p in points
-                     if p["sweep"] == "delay" and p["engine"] == engine)
-        if thr:
-            axes[0].plot([t[0] for t in thr], [t[1] for t in thr], marker="o", label=engine)
-            axes[1].plot([t[0] for t in thr], [t[2] for t in thr], marker="o", label=engine)
-        if dly:
-            line = axes[2].plot([d[0] for d in dly], [d[2] for d in dly], marker="o",
-                                label=f"{engine} p99")[0]
-            axes[2].plot([d[0] for d in dly], [d[1] for d in dly], "--", marker="x",
-                         color=line.get_color(), label=f"{engine} p50")
-    axes[0].set_ylabel("Mpps (delay bound 1 ms)")
-    axes[1].set_ylabel("p99 latency, us (delay bound 1 ms)")
-    axes[2].set_ylabel("latency, us (batch 8192, half the cpu rate)")
-    for ax in axes[:2]:
-        ax.set_xlabel("batch")
-    axes[2].set_xlabel("delay bound, us")
-    for ax in axes[1:]:
-        ax.axhline(100, color="grey", linestyle=":", label="100 us p99 goal")
-        ax.set_yscale("log")
-    for ax in axes:
-        ax.set_xscale("log", base=2 if ax is not axes[2] else 10)
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
-    save(fig, title, out)
-
-
 def main():
     path = sys.argv[1]
     prefix = sys.argv[2] if len(sys.argv) > 2 else path.rsplit(".", 1)[0]
@@ -197,7 +165,10 @@ def main():
     plot_engines(plt, bench["results"], title, prefix + "-engines.png")
     pipeline = doc.get("pipeline") or {}
     if pipeline.get("points"):
-        plot_pipeline(plt, pipeline["points"], title, prefix + "-pipeline.png")
+        from plot_pipeline import draw_pipeline  # beside this file: the same figure as its own
+        draw_pipeline(plt, pipeline["points"], title, p99_goal_us=100).savefig(
+            prefix + "-pipeline.png", dpi=110)
+        print(f"plot_gpu: wrote {prefix}-pipeline.png")
 
 
 if __name__ == "__main__":

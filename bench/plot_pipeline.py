@@ -12,6 +12,45 @@ import sys
 from machine_info import cpu_model
 
 
+def draw_pipeline(plt, pts, title, p99_goal_us=None):
+    """The report's points as GSwitch's Figures 9-10 show them: throughput and p99 latency
+    against batch size, and p50/p99 latency against the delay bound, a line per engine (with
+    the p99 goal, if given). Returns the figure (bench/plot_gpu.py draws the GPU run's too)."""
+    fig, (a, l, b) = plt.subplots(1, 3, figsize=(15, 4.5))
+    for eng in sorted({p["engine"] for p in pts}):
+        t = sorted((p["batch"], p["mpps"], p["latency_us"]["p99"]) for p in pts
+                   if p["sweep"] == "throughput" and p["engine"] == eng)
+        a.plot([x[0] for x in t], [x[1] for x in t], marker="o", label=eng)
+        l.plot([x[0] for x in t], [x[2] for x in t], marker="o", label=eng)
+        d = sorted((p["delay_us"], p["latency_us"]["p50"], p["latency_us"]["p99"]) for p in pts
+                   if p["sweep"] == "delay" and p["engine"] == eng)
+        line = b.plot([x[0] for x in d], [x[2] for x in d], marker="o", label=f"{eng} p99")[0]
+        b.plot([x[0] for x in d], [x[1] for x in d], marker="x", linestyle="--",
+               color=line.get_color(), label=f"{eng} p50")
+    for ax in (a, l):
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("maximum batch (packets)")
+    a.set_ylabel("Mpps (generator at full speed)")
+    a.set_title("Throughput vs batch size")
+    l.set_ylabel("RX-to-TX p99 latency (us)")
+    l.set_title("p99 latency vs batch size")
+    b.set_xscale("log")
+    b.set_xlabel("delay bound (us)")
+    b.set_ylabel("RX-to-TX latency (us)")
+    off = next((p["offered_pps"] for p in pts if p["sweep"] == "delay"), 0)
+    b.set_title(f"Latency vs delay bound ({off / 1e6:.2f} Mpps offered)")
+    for ax in (l, b):
+        ax.set_yscale("log")
+        if p99_goal_us:
+            ax.axhline(p99_goal_us, color="grey", linestyle=":", label=f"{p99_goal_us} us p99 goal")
+    for ax in (a, l, b):
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
 def main():
     report_path, prefix, commit, command = sys.argv[1:5]
     doc = json.load(open(report_path))
@@ -43,29 +82,7 @@ def main():
     except ImportError:
         print(f"wrote {prefix}.json and .md (no matplotlib: no plot)")
         return
-    fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4))
-    for eng in sorted({p["engine"] for p in pts}):
-        t = [p for p in pts if p["sweep"] == "throughput" and p["engine"] == eng]
-        a.plot([p["batch"] for p in t], [p["mpps"] for p in t], marker="o", label=eng)
-        d = [p for p in pts if p["sweep"] == "delay" and p["engine"] == eng]
-        b.plot([p["delay_us"] for p in d], [p["latency_us"]["p50"] for p in d], marker="o",
-               label=f"{eng} p50")
-        b.plot([p["delay_us"] for p in d], [p["latency_us"]["p99"] for p in d], marker="x",
-               linestyle="--", label=f"{eng} p99")
-    a.set_xscale("log", base=2)
-    a.set_xlabel("maximum batch (packets)")
-    a.set_ylabel("Mpps (generator at full speed)")
-    a.set_title("Throughput vs batch size")
-    a.legend()
-    b.set_xscale("log")
-    b.set_yscale("log")
-    b.set_xlabel("delay bound (us)")
-    b.set_ylabel("RX-to-TX latency (us)")
-    off = next((p["offered_pps"] for p in pts if p["sweep"] == "delay"), 0)
-    b.set_title(f"Latency vs delay bound ({off / 1e6:.2f} Mpps offered)")
-    b.legend()
-    fig.suptitle(f"warpath run pipeline, {doc['app']}, commit {commit}")
-    fig.tight_layout()
+    fig = draw_pipeline(plt, pts, f"warpath run pipeline, {doc['app']}, commit {commit}")
     fig.savefig(prefix + ".png", dpi=110)
     print(f"wrote {prefix}.json, .md and .png")
 

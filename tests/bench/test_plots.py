@@ -37,6 +37,7 @@ def gpu_report():
                 "end_to_end_us": 2.0, "end_to_end_mpps": n / 20}
                for b in ("parse", "lookup4", "lookup6", "flow.key") for n in (256, 4096, 65536)]
     points = [{"sweep": sweep, "engine": e, "batch": b, "delay_us": d, "mpps": b / 100,
+               "offered_pps": 4e6 if sweep == "delay" else 0,
                "latency_us": {"p50": d / 2, "p99": d, "p999": d * 2, "max": d * 3}}
               for e in ("cpu", "gpu", "auto")
               for sweep, b, d in (("throughput", 32, 1000), ("throughput", 512, 1000),
