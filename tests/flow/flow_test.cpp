@@ -334,12 +334,17 @@ TEST(FlowEngines, EveryEngineMatchesTheReference) {
     }
 }
 
-TEST(FlowEngines, BatchSizesDoNotChangeAnything) {
+// 20,000 packets of 300 concurrent conversations, for a table of 128 flows (full: evictions).
+Conversations busy_conversations() {
   ConversationParams p;
   p.packets     = 20000;
   p.concurrent  = 300;
   p.mean_gap_ns = 50000000;
-  const Conversations conv = generate_conversations(p);
+  return generate_conversations(p);
+}
+
+TEST(FlowEngines, BatchSizesDoNotChangeAnything) {
+  const Conversations conv = busy_conversations();
   FlowConfig c;
   c.capacity = 128;
   for (std::string_view id : {"ref.flow", "cpu.flow"}) {
@@ -375,11 +380,7 @@ TEST(FlowEngines, BatchSizesDoNotChangeAnything) {
 // keys made on the host must give cpu.flow's answers and records, at every burst size (the
 // one pipelined loop both paths share, run here without a GPU).
 TEST(FlowEngines, KeysMadeElsewhereGiveTheSameAnswers) {
-  ConversationParams p;
-  p.packets                = 20000;
-  p.concurrent             = 300;
-  p.mean_gap_ns            = 50000000;
-  const Conversations conv = generate_conversations(p);
+  const Conversations conv = busy_conversations();
   FlowConfig c;
   c.capacity           = 128;  // full: evictions too
   const uint32_t total = uint32_t(conv.infos.size());
