@@ -3,7 +3,12 @@
 // packet sizes of 64, 512 and 1420 bytes. Markdown on stdout, JSON with --json FILE.
 //
 //   warpath-esp-bench [--repeat N] [--seconds S] [--sizes 64,512,1420] [--suites gcm,...]
-//                     [--json FILE]
+//                     [--policies N] [--json FILE]
+//
+// --policies N: the security policy database holds N outbound and N inbound policies, the
+// packets' own last (N - 1 host-pair policies of other tunnels first, in file order, and
+// naming the same SAs inbound): what a gateway of many tunnels does per packet to find its
+// policy (src/ipsec/spd_index.hpp).
 //
 // Rows, per suite and size (128 packets per batch, best of --repeat passes of --seconds each):
 //   imb.burst          intel-ipsec-mb's burst API (IMB_SUBMIT_BURST, the checked form)
@@ -62,10 +67,22 @@ const Suite kSuites[] = {
      "aead = \"rfc4106(gcm(aes))\"\naead_key = \"0x000102030405060708090a0b0c0d0e0fcafebabe\"\n"},
 };
 
-std::string sa_text(const Suite& s) {
-  return std::string("[[sa]]\nsrc = \"192.0.2.1\"\ndst = \"192.0.2.2\"\nspi = 0x2001\ndir = \"out\"\nmtu = 9000\n") +
+std::string sa_text(const Suite& s, uint32_t policies) {
+  std::string decoys;
+  for (uint32_t k = 1; k < policies; ++k) {
+    const std::string a = std::to_string(k >> 8 & 255) + "." + std::to_string(k & 255);
+    for (const char* dir : {"out", "in"})
+      decoys += std::string("[[policy]]\nsrc = \"172.16.") + a + "/32\"\ndst = \"172.17." + a +
+                "/32\"\ndir = \"" + dir + "\"\n" +
+                (dir[0] == 'o' ? "tmpl_src = \"192.0.2.1\"\ntmpl_dst = \"192.0.2.2\"\n"
+                               : "tmpl_src = \"192.0.2.2\"\ntmpl_dst = \"192.0.2.1\"\n");
+  }
+  return std::string(
+             "[[sa]]\nsrc = \"192.0.2.1\"\ndst = \"192.0.2.2\"\nspi = 0x2001\ndir = \"out\"\nmtu = "
+             "9000\n") +
          s.sa_fields +
-         "[[sa]]\nsrc = \"192.0.2.2\"\ndst = \"192.0.2.1\"\nspi = 0x2001\ndir = \"in\"\n" + s.sa_fields +
+         "[[sa]]\nsrc = \"192.0.2.2\"\ndst = \"192.0.2.1\"\nspi = 0x2001\ndir = \"in\"\n" +
+         s.sa_fields + decoys +
          "[[policy]]\nsrc = \"10.1.0.0/16\"\ndst = \"10.2.0.0/16\"\ndir = \"out\"\n"
          "tmpl_src = \"192.0.2.1\"\ntmpl_dst = \"192.0.2.2\"\n"
          "[[policy]]\nsrc = \"10.0.0.0/8\"\ndst = \"10.0.0.0/8\"\ndir = \"in\"\n"
@@ -125,11 +142,14 @@ int main(int argc, char** argv) {
   std::vector<uint32_t> sizes = {64, 512, 1420};
   double seconds = 0.3;
   std::string json, only;
+  uint32_t policies = 1;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--repeat" && i + 1 < argc) repeat = std::max(1, std::atoi(argv[++i]));
     else if (a == "--seconds" && i + 1 < argc) seconds = std::atof(argv[++i]);
     else if (a == "--json" && i + 1 < argc) json = argv[++i];
+    else if (a == "--policies" && i + 1 < argc)
+      policies = uint32_t(std::clamp(std::atoi(argv[++i]), 1, 65535));
     else if (a == "--suites" && i + 1 < argc)
       only = argv[++i];
     else if (a == "--sizes" && i + 1 < argc) {
@@ -143,7 +163,7 @@ int main(int argc, char** argv) {
     else {
       std::fprintf(stderr,
                    "usage: warpath-esp-bench [--repeat N] [--seconds S] [--sizes 64,512,1420] "
-                   "[--suites gcm,sha1,...] [--json FILE]\n");
+                   "[--suites gcm,sha1,...] [--policies N] [--json FILE]\n");
       return 2;
     }
   }
@@ -159,7 +179,7 @@ int main(int argc, char** argv) {
       b      = e + 1;
     }
     if (!wanted) continue;
-    auto cfg = io::parse_sa_text("bench", sa_text(suite));
+    auto cfg = io::parse_sa_text("bench", sa_text(suite, policies));
     if (!cfg.is_ok()) return std::fprintf(stderr, "%s\n", cfg.status().message().c_str()), 1;
     auto db = SaDatabase::build(cfg.value());
     if (!db.is_ok()) return std::fprintf(stderr, "%s\n", db.status().message().c_str()), 1;
@@ -348,8 +368,9 @@ int main(int argc, char** argv) {
                 r.gbps, r.ratio);
   if (!json.empty()) {
     std::ofstream o(json);
-    o << "{\"bench\": \"esp\", \"commit\": \"" << build_info().git_commit << "\", \"compiler\": \"" << build_info().compiler << "\", \"batch\": " << kBatch
-      << ", \"repeat\": " << repeat << ", \"seconds\": " << seconds << ", \"rows\": [";
+    o << "{\"bench\": \"esp\", \"commit\": \"" << build_info().git_commit << "\", \"compiler\": \""
+      << build_info().compiler << "\", \"batch\": " << kBatch << ", \"repeat\": " << repeat
+      << ", \"seconds\": " << seconds << ", \"policies\": " << policies << ", \"rows\": [";
     for (size_t i = 0; i < rows.size(); ++i)
       o << (i ? ", " : "") << "{\"suite\": \"" << rows[i].suite << "\", \"size\": " << rows[i].size
         << ", \"row\": \"" << rows[i].what << "\", \"mpps\": " << rows[i].mpps << ", \"gbps\": " << rows[i].gbps

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "ipsec/spd_index.hpp"
 #include "warpath/ipsec/ipsec.hpp"
 
 namespace warpath::ipsec {
@@ -215,6 +216,20 @@ Result<SaDatabase> SaDatabase::build(SaConfig config, const SaDatabase* previous
       return Status(Errc::kInvalidArgument,
                     db.sas_[s].where + ": no `in` policy names this inbound SA, so nothing it "
                                        "carries could be accepted (add a [[policy]] with dir = \"in\")");
+  // Retired SAs too: packets already on their way with one's index are checked as before.
+  db.in_naming_.resize(db.sas_.size());
+  db.in_naming_index_.resize(db.sas_.size());
+  for (size_t s = 0; s < db.sas_.size(); ++s)
+    if (db.sas_[s].dir == Dir::kIn)
+      for (uint32_t p : db.in_policies_)
+        if (names(db.policies_[p], db.sas_[s])) db.in_naming_[s].push_back(p);
+  auto index = [&db](const std::vector<uint32_t>& list) -> std::shared_ptr<const detail::SpdIndex> {
+    if (list.size() <= detail::SpdIndex::kLinearMax) return nullptr;
+    return std::make_shared<const detail::SpdIndex>(db.policies_, list);
+  };
+  db.out_index_    = index(db.out_policies_);
+  db.in_index_all_ = index(db.in_policies_);
+  for (size_t s = 0; s < db.sas_.size(); ++s) db.in_naming_index_[s] = index(db.in_naming_[s]);
   return db;
 }
 
@@ -242,9 +257,27 @@ bool SaDatabase::is_local(uint8_t family, const uint8_t* dst) const {
                             AddrKey{family, addr_words(family, dst)});
 }
 
+int32_t SaDatabase::first_of(const std::vector<uint32_t>& list, const detail::SpdIndex* index,
+                             uint8_t family, const uint8_t* src, const uint8_t* dst, uint8_t proto,
+                             uint16_t sport, uint16_t dport, bool ports_known) const {
+  // Without known ports (a later fragment: rare) the index, keyed by the ports a policy
+  // names, cannot answer; those scan.
+  if (index && ports_known) return index->first(family, src, dst, proto, sport, dport);
+  for (uint32_t p : list)
+    if (selects(policies_[p], family, src, dst, proto, sport, dport, ports_known))
+      return int32_t(p);
+  return -1;
+}
+
 int32_t SaDatabase::match_out(uint8_t family, const uint8_t* src, const uint8_t* dst,
                               uint8_t proto, uint16_t sport, uint16_t dport, int32_t* sa,
                               bool ports_known) const {
+  if (ports_known) {
+    const int32_t p =
+        first_of(out_policies_, out_index_.get(), family, src, dst, proto, sport, dport, true);
+    if (p >= 0) *sa = policy_sa_[size_t(p)];
+    return p;
+  }
   for (uint32_t p : out_policies_) {
     const PolicySpec& pol = policies_[p];
     if (!selects(pol, family, src, dst, proto, sport, dport, ports_known)) continue;
@@ -257,11 +290,11 @@ int32_t SaDatabase::match_out(uint8_t family, const uint8_t* src, const uint8_t*
 
 bool SaDatabase::admits_in(int32_t sa, uint8_t family, const uint8_t* src, const uint8_t* dst,
                            uint8_t proto, uint16_t sport, uint16_t dport, bool ports_known) const {
-  for (uint32_t p : in_policies_)
-    if ((sa < 0 || names(policies_[p], sas_[size_t(sa)])) &&
-        selects(policies_[p], family, src, dst, proto, sport, dport, ports_known))
-      return true;
-  return false;
+  if (sa >= int32_t(in_naming_.size())) return false;
+  const bool any = sa < 0;
+  return first_of(any ? in_policies_ : in_naming_[size_t(sa)],
+                  any ? in_index_all_.get() : in_naming_index_[size_t(sa)].get(), family, src, dst,
+                  proto, sport, dport, ports_known) >= 0;
 }
 
 }  // namespace warpath::ipsec

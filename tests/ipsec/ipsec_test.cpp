@@ -1,5 +1,7 @@
 // ESP: the crypto engines against published vectors and each other, the anti-replay window
 // (RFC 4303 appendix A, ESN), the trailer, the SA file and the SA database.
+#include "warpath/ipsec/ipsec.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -10,11 +12,11 @@
 #include "ipsec/core/esp_core.hpp"
 #include "ipsec/core/replay_window.hpp"
 #include "ipsec/engines.hpp"
+#include "ipsec/spd_index.hpp"
 #include "packet/core/bytes.hpp"
 #include "packet/core/parse_core.hpp"
 #include "warpath/io/sa_file.hpp"
 #include "warpath/runtime/chain.hpp"
-#include "warpath/ipsec/ipsec.hpp"
 
 namespace warpath::ipsec {
 namespace {
@@ -533,6 +535,162 @@ TEST(SaDatabase, ReloadKeepsIndicesStable) {
   EXPECT_EQ(b.inbound_count(), 1u);
   EXPECT_EQ(b.outbound_count(), 1u);
   EXPECT_EQ(b.keys().size(), 3u);
+}
+
+// The policy lookup (a scan for a few policies, a tuple space past them: src/ipsec/
+// spd_index.hpp) against a plain reading of the specification: the first policy by priority
+// (ties in file order) whose selectors all hold, and for inbound, any policy naming the SA.
+// Random sets of every size around the scan's limit, both families, prefixes of every length,
+// protocols and ports named or not, priority ties; packets near the policies and far.
+bool ref_bit(const uint8_t* a, unsigned b) { return a[b / 8] >> (7 - b % 8) & 1; }
+bool ref_selects(const PolicySpec& p, uint8_t family, const uint8_t* src, const uint8_t* dst,
+                 uint8_t proto, uint16_t sport, uint16_t dport, bool ports) {
+  if (p.src.addr.family != family) return false;
+  for (unsigned b = 0; b < p.src.len; ++b)
+    if (ref_bit(p.src.addr.bytes.data(), b) != ref_bit(src, b)) return false;
+  for (unsigned b = 0; b < p.dst.len; ++b)
+    if (ref_bit(p.dst.addr.bytes.data(), b) != ref_bit(dst, b)) return false;
+  if (p.proto != 0 && p.proto != proto) return false;
+  if (ports && p.sport != 0 && p.sport != sport) return false;
+  if (ports && p.dport != 0 && p.dport != dport) return false;
+  return true;
+}
+
+TEST(SaDatabase, PolicyLookupMatchesAPlainScanAtEverySize) {
+  std::mt19937 rng(29);
+  auto pick = [&rng](unsigned n) { return unsigned(rng() % n); };
+  // Addresses from a small space, so that policies overlap and packets hit them.
+  auto addr = [&](uint8_t family) {
+    Addr a;
+    a.family = family;
+    if (family == 4) {
+      a.bytes[0] = 10;
+      a.bytes[1] = uint8_t(pick(3));
+      a.bytes[2] = uint8_t(pick(4));
+      a.bytes[3] = uint8_t(pick(256));
+    } else {
+      a.bytes[0] = 0x20, a.bytes[1] = 0x01, a.bytes[2] = 0x0d, a.bytes[3] = 0xb8;
+      for (int k = 4; k < 16; k += 5) a.bytes[size_t(k)] = uint8_t(pick(3));
+      a.bytes[15] = uint8_t(pick(256));
+    }
+    return a;
+  };
+  auto prefix = [&](uint8_t family) {
+    Prefix p;
+    p.addr              = addr(family);
+    const unsigned bits = family == 4 ? 32 : 128;
+    p.len               = uint8_t(pick(4) == 0 ? pick(bits + 1)
+                                               : (family == 4 ? 8 + 8 * pick(4) : 32 + 32 * pick(4)));
+    for (unsigned b = p.len; b < bits; ++b) p.addr.bytes[b / 8] &= uint8_t(~(0x80 >> (b % 8)));
+    return p;
+  };
+  for (const size_t count : {size_t(1), size_t(2), detail::SpdIndex::kLinearMax,
+                             detail::SpdIndex::kLinearMax + 1, size_t(40), size_t(400)}) {
+    SaConfig cfg;
+    // Three tunnels each way; policies name them by endpoints, some by spi too.
+    for (uint32_t t = 0; t < 3; ++t)
+      for (const Dir dir : {Dir::kOut, Dir::kIn}) {
+        SaSpec sa;
+        sa.where        = "sa";
+        sa.dir          = dir;
+        sa.spi          = 0x1000 + t;
+        sa.src          = parse_addr(dir == Dir::kOut ? "192.0.2.1" : "192.0.2.2").value();
+        sa.dst          = parse_addr(dir == Dir::kOut ? "192.0.2.2" : "192.0.2.1").value();
+        sa.src.bytes[3] = uint8_t(sa.src.bytes[3] + 10 * t);
+        sa.dst.bytes[3] = uint8_t(sa.dst.bytes[3] + 10 * t);
+        cfg.sas.push_back(sa);
+      }
+    for (size_t k = 0; k < count + 3; ++k) {
+      PolicySpec p;
+      p.where = "policy " + std::to_string(k);
+      // The last three: one `in` policy per inbound SA, so every SA is admitted.
+      p.dir                  = k >= count ? Dir::kIn : pick(3) == 0 ? Dir::kIn : Dir::kOut;
+      const uint8_t fam      = pick(3) == 0 ? 6 : 4;
+      p.src                  = prefix(fam);
+      p.dst                  = prefix(fam);
+      const uint8_t protos[] = {0, 0, 6, 17, 1};
+      p.proto                = protos[pick(5)];
+      if (p.proto == 6 || p.proto == 17) {
+        const uint16_t ports[] = {0, 0, 53, 80};
+        p.sport                = ports[pick(4)];
+        p.dport                = ports[pick(4)];
+      }
+      p.priority       = int32_t(pick(4));  // ties, broken by file order
+      const uint32_t t = k >= count ? uint32_t(k - count) : pick(3);
+      const SaSpec& sa = cfg.sas[2 * t + (p.dir == Dir::kIn ? 1 : 0)];
+      p.tmpl_src       = sa.src;
+      p.tmpl_dst       = sa.dst;
+      p.spi            = pick(2) ? sa.spi : 0;
+      cfg.policies.push_back(p);
+    }
+    auto built = SaDatabase::build(cfg);
+    ASSERT_TRUE(built.is_ok()) << built.status().message();
+    const SaDatabase& db                = built.value();
+    const std::vector<PolicySpec>& pols = db.policies();  // out by priority, then in
+    int hits = 0, unknown = 0, admits = 0;
+    for (int q = 0; q < 4000; ++q) {
+      const uint8_t fam = pick(3) == 0 ? 6 : 4;
+      // Near a policy (its prefixes, random host bits) or anywhere in the space.
+      Addr s = addr(fam), d = addr(fam);
+      if (!pols.empty() && pick(2)) {
+        const PolicySpec& near = pols[pick(unsigned(pols.size()))];
+        if (near.src.addr.family == fam) {
+          const unsigned bits = fam == 4 ? 32 : 128;
+          for (unsigned b = 0; b < bits; ++b) {
+            auto put = [b](Addr& a, bool v) {
+              a.bytes[b / 8] =
+                  uint8_t((a.bytes[b / 8] & ~(0x80 >> (b % 8))) | (v ? 0x80 >> (b % 8) : 0));
+            };
+            if (b < near.src.len) put(s, ref_bit(near.src.addr.bytes.data(), b));
+            if (b < near.dst.len) put(d, ref_bit(near.dst.addr.bytes.data(), b));
+          }
+        }
+      }
+      const uint8_t protos[] = {6, 17, 1, 50};
+      const uint8_t proto    = protos[pick(4)];
+      const uint16_t ports[] = {53, 80, 443};
+      const uint16_t sport = ports[pick(3)], dport = ports[pick(3)];
+      const bool known = pick(8) != 0;
+      const uint8_t* a = s.bytes.data();
+      const uint8_t* b = d.bytes.data();
+      // Outbound: the first selecting policy, or kPortsUnknown when that one names ports the
+      // packet does not show.
+      int32_t want = -1;
+      for (size_t p = 0; p < pols.size() && want == -1; ++p)
+        if (pols[p].dir == Dir::kOut && ref_selects(pols[p], fam, a, b, proto, sport, dport, known))
+          want =
+              !known && (pols[p].sport || pols[p].dport) ? SaDatabase::kPortsUnknown : int32_t(p);
+      int32_t sa        = -1;
+      const int32_t got = db.match_out(fam, a, b, proto, sport, dport, &sa, known);
+      ASSERT_EQ(got, want) << count << " policies, query " << q;
+      hits += got >= 0;
+      unknown += got == SaDatabase::kPortsUnknown;
+      if (got >= 0) {
+        EXPECT_EQ(db.sas()[size_t(sa)].dir, Dir::kOut);
+        EXPECT_EQ(db.sas()[size_t(sa)].dst, pols[size_t(got)].tmpl_dst);
+      }
+      // Inbound: any policy (of the SA, or of any SA) selecting the packet.
+      for (int32_t in_sa : {-1, 1, 3, 5}) {
+        bool admit = false;
+        for (const PolicySpec& p : pols) {
+          if (p.dir != Dir::kIn) continue;
+          if (in_sa >= 0) {
+            const SaSpec& x = db.sas()[size_t(in_sa)];
+            if (!(x.dst == p.tmpl_dst) || !(x.src == p.tmpl_src) || (p.spi && p.spi != x.spi))
+              continue;
+          }
+          admit = admit || ref_selects(p, fam, a, b, proto, sport, dport, known);
+        }
+        ASSERT_EQ(db.admits_in(in_sa, fam, a, b, proto, sport, dport, known), admit)
+            << count << " policies, query " << q << ", sa " << in_sa;
+        admits += admit;
+      }
+    }
+    // Not a test of misses alone: many queries are selected, some with their ports unknown.
+    EXPECT_GT(hits, count > detail::SpdIndex::kLinearMax ? 500 : 0) << count << " policies";
+    EXPECT_GT(admits, 300) << count << " policies";
+    if (count >= 40) EXPECT_GT(unknown, 10) << count << " policies";
+  }
 }
 
 TEST(SaDatabase, RefusesInconsistentConfigurations) {

@@ -159,6 +159,10 @@ struct SaConfig {
   std::vector<PolicySpec> policies;
 };
 
+namespace detail {
+class SpdIndex;  // src/ipsec/spd_index.hpp: policies in a tuple space
+}
+
 /// The compiled, immutable form of an SaConfig.
 class SaDatabase {
  public:
@@ -185,7 +189,8 @@ class SaDatabase {
   /// Is `dst` a local tunnel endpoint (the destination of some inbound SA)?
   bool is_local(uint8_t family, const uint8_t* dst) const;
   /// The first outbound policy (by priority, then file order) matching the packet's
-  /// selectors, or -1; its SA index in *sa. With `ports_known` false (a later fragment, an
+  /// selectors, or -1; its SA index in *sa. Past a few policies, a few hash probes (one per
+  /// selector shape: src/ipsec/spd_index.hpp) whatever their number. With `ports_known` false (a later fragment, an
   /// unreadable transport header) a policy with ports cannot be decided: kPortsUnknown, and
   /// the caller must not let the packet out in the clear (RFC 4301 7).
   static constexpr int32_t kPortsUnknown = -2;
@@ -205,6 +210,15 @@ class SaDatabase {
   std::vector<int32_t> policy_sa_;       ///< per policy: its SA index
   std::vector<uint32_t> out_policies_;   ///< indices of out policies in match order
   std::vector<uint32_t> in_policies_;    ///< indices of in policies
+  std::vector<std::vector<uint32_t>> in_naming_;  ///< per SA: the in policies naming it
+  /// Indexes of out_policies_, in_policies_ and each in_naming_ list longer than a scan's
+  /// worth (null: scanned).
+  std::shared_ptr<const detail::SpdIndex> out_index_, in_index_all_;
+  std::vector<std::shared_ptr<const detail::SpdIndex>> in_naming_index_;
+  /// The first of `list` selecting the packet (through `index` when there is one), or -1.
+  int32_t first_of(const std::vector<uint32_t>& list, const detail::SpdIndex* index, uint8_t family,
+                   const uint8_t* src, const uint8_t* dst, uint8_t proto, uint16_t sport,
+                   uint16_t dport, bool ports_known) const;
   std::vector<uint8_t> active_;          ///< per SA: configured (1) or retired by a reload (0)
   std::vector<uint32_t> in_list_;        ///< active inbound SAs
   /// An address's words, ordered by family then value (is_local compares words).

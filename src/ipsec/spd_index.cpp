@@ -1,0 +1,88 @@
+// src/ipsec/spd_index.cpp: the policy tuple space (spd_index.hpp).
+#include "ipsec/spd_index.hpp"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+namespace warpath::ipsec::detail {
+
+namespace {
+
+AddrWords prefix_mask(uint8_t len) {
+  const unsigned l = len;
+  return {l == 0    ? 0
+          : l >= 64 ? ~0ull
+                    : ~0ull << (64 - l),
+          l <= 64    ? 0
+          : l >= 128 ? ~0ull
+                     : ~0ull << (128 - l)};
+}
+
+}  // namespace
+
+size_t SpdIndex::KeyHash::operator()(const Key& k) const noexcept {
+  // Independent products, summed and mixed (as the flow image's NH hash).
+  uint64_t h = (k.w[0] ^ 0x9E37'79B9'7F4A'7C15ull) * 0xC2B2'AE3D'27D4'EB4Full;
+  h += (k.w[1] ^ 0x1656'67B1'9E37'79F9ull) * 0x85EB'CA77'C2B2'AE63ull;
+  h += (k.w[2] ^ 0x27D4'EB2F'1656'67C5ull) * 0x9E37'79B9'7F4A'7C15ull;
+  h += (k.w[3] ^ 0xFD70'46C5'D3A2'646Cull) * 0xC4CE'B9FE'1A85'EC53ull;
+  h += (k.w[4] ^ 0x85EB'CA6B'C2B2'AE35ull) * 0xFF51'AFD7'ED55'8CCDull;
+  h ^= h >> 31;
+  h *= 0xC4CE'B9FE'1A85'EC53ull;
+  return size_t(h ^ (h >> 29));
+}
+
+SpdIndex::Key SpdIndex::key_of(uint8_t family, const AddrWords& s, const AddrWords& d,
+                               uint8_t proto, uint16_t sport, uint16_t dport) {
+  return {{s.hi, s.lo, d.hi, d.lo,
+           uint64_t(family) << 40 | uint64_t(proto) << 32 | uint64_t(sport) << 16 | dport}};
+}
+
+SpdIndex::SpdIndex(const std::vector<PolicySpec>& policies, const std::vector<uint32_t>& order)
+    : order_(order) {
+  std::map<std::tuple<uint8_t, uint8_t, uint8_t, uint64_t>, size_t> shape_of;
+  for (uint32_t r = 0; r < order_.size(); ++r) {
+    const PolicySpec& p   = policies[order_[r]];
+    const uint8_t family  = p.src.addr.family;
+    const uint64_t fields = uint64_t(0xFF) << 40 | (p.proto ? uint64_t(0xFF) << 32 : 0) |
+                            (p.sport ? uint64_t(0xFFFF) << 16 : 0) | (p.dport ? 0xFFFFu : 0);
+    auto [it, fresh] =
+        shape_of.emplace(std::make_tuple(family, p.src.len, p.dst.len, fields), shapes_.size());
+    if (fresh) {
+      Shape sh;
+      sh.family = family;
+      sh.smask  = prefix_mask(p.src.len);
+      sh.dmask  = prefix_mask(p.dst.len);
+      sh.fields = fields;
+      sh.best   = r;
+      shapes_.push_back(std::move(sh));
+    }
+    Shape& sh         = shapes_[it->second];
+    const AddrWords s = addr_words(family, p.src.addr.bytes.data());
+    const AddrWords d = addr_words(family, p.dst.addr.bytes.data());
+    const Key k       = key_of(family, {s.hi & sh.smask.hi, s.lo & sh.smask.lo},
+                               {d.hi & sh.dmask.hi, d.lo & sh.dmask.lo}, p.proto, p.sport, p.dport);
+    sh.first.emplace(k, r);  // the first policy with these selectors stays
+  }
+  std::sort(shapes_.begin(), shapes_.end(),
+            [](const Shape& a, const Shape& b) { return a.best < b.best; });
+}
+
+int32_t SpdIndex::first(uint8_t family, const uint8_t* src, const uint8_t* dst, uint8_t proto,
+                        uint16_t sport, uint16_t dport) const {
+  const Key k =
+      key_of(family, addr_words(family, src), addr_words(family, dst), proto, sport, dport);
+  uint32_t best = UINT32_MAX;
+  for (const Shape& sh : shapes_) {
+    if (sh.best >= best) break;  // by best: no later shape has an earlier policy
+    if (sh.family != family) continue;
+    const Key m   = {{k.w[0] & sh.smask.hi, k.w[1] & sh.smask.lo, k.w[2] & sh.dmask.hi,
+                      k.w[3] & sh.dmask.lo, k.w[4] & sh.fields}};
+    const auto it = sh.first.find(m);
+    if (it != sh.first.end()) best = std::min(best, it->second);
+  }
+  return best == UINT32_MAX ? -1 : int32_t(order_[best]);
+}
+
+}  // namespace warpath::ipsec::detail
