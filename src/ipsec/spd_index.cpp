@@ -21,7 +21,7 @@ AddrWords prefix_mask(uint8_t len) {
 
 }  // namespace
 
-size_t SpdIndex::KeyHash::operator()(const Key& k) const noexcept {
+uint64_t SpdIndex::hash(const Key& k) noexcept {
   // Independent products, summed and mixed (as the flow image's NH hash).
   uint64_t h = (k.w[0] ^ 0x9E37'79B9'7F4A'7C15ull) * 0xC2B2'AE3D'27D4'EB4Full;
   h += (k.w[1] ^ 0x1656'67B1'9E37'79F9ull) * 0x85EB'CA77'C2B2'AE63ull;
@@ -30,7 +30,7 @@ size_t SpdIndex::KeyHash::operator()(const Key& k) const noexcept {
   h += (k.w[4] ^ 0x85EB'CA6B'C2B2'AE35ull) * 0xFF51'AFD7'ED55'8CCDull;
   h ^= h >> 31;
   h *= 0xC4CE'B9FE'1A85'EC53ull;
-  return size_t(h ^ (h >> 29));
+  return h ^ (h >> 29);
 }
 
 SpdIndex::Key SpdIndex::key_of(uint8_t family, const AddrWords& s, const AddrWords& d,
@@ -42,6 +42,7 @@ SpdIndex::Key SpdIndex::key_of(uint8_t family, const AddrWords& s, const AddrWor
 SpdIndex::SpdIndex(const std::vector<PolicySpec>& policies, const std::vector<uint32_t>& order)
     : order_(order) {
   std::map<std::tuple<uint8_t, uint8_t, uint8_t, uint64_t>, size_t> shape_of;
+  std::vector<std::vector<Slot>> staged;  // per shape, in rank order
   for (uint32_t r = 0; r < order_.size(); ++r) {
     const PolicySpec& p   = policies[order_[r]];
     const uint8_t family  = p.src.addr.family;
@@ -57,13 +58,28 @@ SpdIndex::SpdIndex(const std::vector<PolicySpec>& policies, const std::vector<ui
       sh.fields = fields;
       sh.best   = r;
       shapes_.push_back(std::move(sh));
+      staged.emplace_back();
     }
     Shape& sh         = shapes_[it->second];
     const AddrWords s = addr_words(family, p.src.addr.bytes.data());
     const AddrWords d = addr_words(family, p.dst.addr.bytes.data());
     const Key k       = key_of(family, {s.hi & sh.smask.hi, s.lo & sh.smask.lo},
                                {d.hi & sh.dmask.hi, d.lo & sh.dmask.lo}, p.proto, p.sport, p.dport);
-    sh.first.emplace(k, r);  // the first policy with these selectors stays
+    staged[it->second].push_back({k, r});
+  }
+  for (size_t x = 0; x < shapes_.size(); ++x) {
+    Shape& sh = shapes_[x];
+    size_t n  = 4;
+    while (n < 2 * staged[x].size()) n <<= 1;
+    sh.slots.assign(n, Slot{Key{}, kEmpty});
+    for (const Slot& e : staged[x])  // in rank order: the first policy with these selectors stays
+      for (size_t at = hash(e.key) & (n - 1);; at = (at + 1) & (n - 1)) {
+        if (sh.slots[at].rank == kEmpty) {
+          sh.slots[at] = e;
+          break;
+        }
+        if (sh.slots[at].key == e.key) break;
+      }
   }
   std::sort(shapes_.begin(), shapes_.end(),
             [](const Shape& a, const Shape& b) { return a.best < b.best; });
@@ -79,8 +95,15 @@ int32_t SpdIndex::first(uint8_t family, const uint8_t* src, const uint8_t* dst, 
     if (sh.family != family) continue;
     const Key m   = {{k.w[0] & sh.smask.hi, k.w[1] & sh.smask.lo, k.w[2] & sh.dmask.hi,
                       k.w[3] & sh.dmask.lo, k.w[4] & sh.fields}};
-    const auto it = sh.first.find(m);
-    if (it != sh.first.end()) best = std::min(best, it->second);
+    const size_t mask = sh.slots.size() - 1;
+    for (size_t at = hash(m) & mask;; at = (at + 1) & mask) {
+      const Slot& e = sh.slots[at];
+      if (e.rank == kEmpty) break;
+      if (e.key == m) {
+        best = std::min(best, e.rank);
+        break;
+      }
+    }
   }
   return best == UINT32_MAX ? -1 : int32_t(order_[best]);
 }

@@ -14,7 +14,6 @@
 // the usual case, cost a few compares where a probe costs a hash (bench/ipsec: --policies).
 #pragma once
 #include <cstdint>
-#include <unordered_map>
 #include <vector>
 
 #include "warpath/ipsec/ipsec.hpp"
@@ -42,15 +41,20 @@ class SpdIndex {
               (w[4] ^ o.w[4])) == 0;
     }
   };
-  struct KeyHash {
-    size_t operator()(const Key& k) const noexcept;
+  static uint64_t hash(const Key& k) noexcept;
+  /// Masked selectors and the first policy (a rank: position in order_) with them; rank
+  /// kEmpty marks a free slot.
+  struct Slot {
+    Key key;
+    uint32_t rank;
   };
+  static constexpr uint32_t kEmpty = UINT32_MAX;
   struct Shape {
     uint8_t family = 4;
     AddrWords smask, dmask;
     uint64_t fields = 0;  ///< mask of Key::w[4]
-    uint32_t best   = 0;  ///< the shape's first policy (a rank: position in order_)
-    std::unordered_map<Key, uint32_t, KeyHash> first;  ///< masked selectors -> first rank
+    uint32_t best   = 0;  ///< the shape's first policy
+    std::vector<Slot> slots;  ///< open addressing, linear probing, at most half full
   };
   static Key key_of(uint8_t family, const AddrWords& s, const AddrWords& d, uint8_t proto,
                     uint16_t sport, uint16_t dport);
