@@ -702,6 +702,17 @@ TEST(SaDatabase, RefusesInconsistentConfigurations) {
   std::string t = kGoodSa;
   const std::string no_sa = build(std::string(t).replace(t.find("spi = 0x4001\n"), 13, "spi = 0x4002\n"));
   EXPECT_NE(no_sa.find(": no outbound SA with dst 192.0.2.2 and spi 16386"), std::string::npos) << no_sa;
+  // The SA its spi names, from another source than the template's.
+  const std::string other_src = build(
+      std::string(t).replace(t.find("tmpl_src = \"192.0.2.1\"\ntmpl_dst = \"192.0.2.2\"\nspi"), 22,
+                             "tmpl_src = \"192.0.2.7\""));
+  EXPECT_NE(other_src.find("tmpl_src 192.0.2.7 is not the SA's src 192.0.2.1"), std::string::npos)
+      << other_src;
+  // Without an spi, an SA between the template's endpoints.
+  const std::string no_ends = build(
+      std::string(t).replace(t.find("tmpl_src = \"192.0.2.2\""), 22, "tmpl_src = \"192.0.2.9\""));
+  EXPECT_NE(no_ends.find("no inbound SA with dst 192.0.2.1 and src 192.0.2.9"), std::string::npos)
+      << no_ends;
   EXPECT_NE(build(std::string(t).replace(t.find("spi = 0x1001"), 12, "spi = 7")).find("reserved"), std::string::npos);
   // An inbound SA no policy admits anything through.
   std::string no_in = t.substr(0, t.find("[[policy]]")) + t.substr(t.find("[[policy]]", t.find("[[policy]]") + 1));
