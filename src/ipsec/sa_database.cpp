@@ -298,9 +298,7 @@ bool SaDatabase::is_local(uint8_t family, const uint8_t* dst) const {
 int32_t SaDatabase::first_of(const std::vector<uint32_t>& list, const detail::SpdIndex* index,
                              uint8_t family, const uint8_t* src, const uint8_t* dst, uint8_t proto,
                              uint16_t sport, uint16_t dport, bool ports_known) const {
-  // Without known ports (a later fragment: rare) the index, keyed by the ports a policy
-  // names, cannot answer; those scan.
-  if (index && ports_known) return index->first(family, src, dst, proto, sport, dport);
+  if (index) return index->first(family, src, dst, proto, sport, dport, ports_known);
   for (uint32_t p : list)
     if (selects(policies_[p], family, src, dst, proto, sport, dport, ports_known))
       return int32_t(p);
@@ -310,20 +308,15 @@ int32_t SaDatabase::first_of(const std::vector<uint32_t>& list, const detail::Sp
 int32_t SaDatabase::match_out(uint8_t family, const uint8_t* src, const uint8_t* dst,
                               uint8_t proto, uint16_t sport, uint16_t dport, int32_t* sa,
                               bool ports_known) const {
-  if (ports_known) {
-    const int32_t p =
-        first_of(out_policies_, out_index_.get(), family, src, dst, proto, sport, dport, true);
-    if (p >= 0) *sa = policy_sa_[size_t(p)];
-    return p;
-  }
-  for (uint32_t p : out_policies_) {
-    const PolicySpec& pol = policies_[p];
-    if (!selects(pol, family, src, dst, proto, sport, dport, ports_known)) continue;
-    if (!ports_known && (pol.sport || pol.dport)) return kPortsUnknown;
-    *sa = policy_sa_[p];
-    return int32_t(p);
-  }
-  return -1;
+  const int32_t p =
+      first_of(out_policies_, out_index_.get(), family, src, dst, proto, sport, dport, ports_known);
+  if (p < 0) return -1;
+  // Without the ports, the first policy on addresses and protocol decides: one that names
+  // ports cannot be told, and the packet must not leave in the clear.
+  const PolicySpec& pol = policies_[size_t(p)];
+  if (!ports_known && (pol.sport || pol.dport)) return kPortsUnknown;
+  *sa = policy_sa_[size_t(p)];
+  return p;
 }
 
 bool SaDatabase::admits_in(int32_t sa, uint8_t family, const uint8_t* src, const uint8_t* dst,

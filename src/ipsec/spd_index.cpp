@@ -41,60 +41,64 @@ SpdIndex::Key SpdIndex::key_of(uint8_t family, const AddrWords& s, const AddrWor
 
 SpdIndex::SpdIndex(const std::vector<PolicySpec>& policies, const std::vector<uint32_t>& order)
     : order_(order) {
-  std::map<std::tuple<uint8_t, uint8_t, uint8_t, uint64_t>, size_t> shape_of;
-  std::vector<std::vector<Slot>> staged;  // per shape, in rank order
-  for (uint32_t r = 0; r < order_.size(); ++r) {
-    const PolicySpec& p   = policies[order_[r]];
-    const uint8_t family  = p.src.addr.family;
-    const uint64_t fields = uint64_t(0xFF) << 40 | (p.proto ? uint64_t(0xFF) << 32 : 0) |
-                            (p.sport ? uint64_t(0xFFFF) << 16 : 0) | (p.dport ? 0xFFFFu : 0);
-    auto [it, fresh] =
-        shape_of.emplace(std::make_tuple(family, p.src.len, p.dst.len, fields), shapes_.size());
-    if (fresh) {
-      Shape sh;
-      sh.family = family;
-      sh.smask  = prefix_mask(p.src.len);
-      sh.dmask  = prefix_mask(p.dst.len);
-      sh.fields = fields;
-      sh.best   = r;
-      shapes_.push_back(std::move(sh));
-      staged.emplace_back();
-    }
-    Shape& sh         = shapes_[it->second];
-    const AddrWords s = addr_words(family, p.src.addr.bytes.data());
-    const AddrWords d = addr_words(family, p.dst.addr.bytes.data());
-    const Key k       = key_of(family, {s.hi & sh.smask.hi, s.lo & sh.smask.lo},
-                               {d.hi & sh.dmask.hi, d.lo & sh.dmask.lo}, p.proto, p.sport, p.dport);
-    staged[it->second].push_back({k, r});
-  }
-  for (size_t x = 0; x < shapes_.size(); ++x) {
-    Shape& sh = shapes_[x];
-    size_t n  = 4;
-    while (n < 2 * staged[x].size()) n <<= 1;
-    sh.slots.assign(n, Slot{Key{}, kEmpty});
-    for (const Slot& e : staged[x])  // in rank order: the first policy with these selectors stays
-      for (size_t at = hash(e.key) & (n - 1);; at = (at + 1) & (n - 1)) {
-        if (sh.slots[at].rank == kEmpty) {
-          sh.slots[at] = e;
-          break;
-        }
-        if (sh.slots[at].key == e.key) break;
+  for (const bool ports : {false, true}) {
+    std::vector<Shape>& shapes = shapes_[ports];
+    std::map<std::tuple<uint8_t, uint8_t, uint8_t, uint64_t>, size_t> shape_of;
+    std::vector<std::vector<Slot>> staged;  // per shape, in rank order
+    for (uint32_t r = 0; r < order_.size(); ++r) {
+      const PolicySpec& p  = policies[order_[r]];
+      const uint8_t family = p.src.addr.family;
+      const uint16_t sport = ports ? p.sport : 0, dport = ports ? p.dport : 0;
+      const uint64_t fields = uint64_t(0xFF) << 40 | (p.proto ? uint64_t(0xFF) << 32 : 0) |
+                              (sport ? uint64_t(0xFFFF) << 16 : 0) | (dport ? 0xFFFFu : 0);
+      auto [it, fresh] =
+          shape_of.emplace(std::make_tuple(family, p.src.len, p.dst.len, fields), shapes.size());
+      if (fresh) {
+        Shape sh;
+        sh.family = family;
+        sh.smask  = prefix_mask(p.src.len);
+        sh.dmask  = prefix_mask(p.dst.len);
+        sh.fields = fields;
+        sh.best   = r;
+        shapes.push_back(std::move(sh));
+        staged.emplace_back();
       }
+      Shape& sh         = shapes[it->second];
+      const AddrWords s = addr_words(family, p.src.addr.bytes.data());
+      const AddrWords d = addr_words(family, p.dst.addr.bytes.data());
+      const Key k       = key_of(family, {s.hi & sh.smask.hi, s.lo & sh.smask.lo},
+                                 {d.hi & sh.dmask.hi, d.lo & sh.dmask.lo}, p.proto, sport, dport);
+      staged[it->second].push_back({k, r});
+    }
+    for (size_t x = 0; x < shapes.size(); ++x) {
+      Shape& sh = shapes[x];
+      size_t n  = 4;
+      while (n < 2 * staged[x].size()) n <<= 1;
+      sh.slots.assign(n, Slot{Key{}, kEmpty});
+      for (const Slot& e : staged[x])  // in rank order: the first policy with these selectors stays
+        for (size_t at = hash(e.key) & (n - 1);; at = (at + 1) & (n - 1)) {
+          if (sh.slots[at].rank == kEmpty) {
+            sh.slots[at] = e;
+            break;
+          }
+          if (sh.slots[at].key == e.key) break;
+        }
+    }
+    std::sort(shapes.begin(), shapes.end(),
+              [](const Shape& a, const Shape& b) { return a.best < b.best; });
   }
-  std::sort(shapes_.begin(), shapes_.end(),
-            [](const Shape& a, const Shape& b) { return a.best < b.best; });
 }
 
 int32_t SpdIndex::first(uint8_t family, const uint8_t* src, const uint8_t* dst, uint8_t proto,
-                        uint16_t sport, uint16_t dport) const {
-  const Key k =
-      key_of(family, addr_words(family, src), addr_words(family, dst), proto, sport, dport);
+                        uint16_t sport, uint16_t dport, bool ports_known) const {
+  const Key k   = key_of(family, addr_words(family, src), addr_words(family, dst), proto,
+                       ports_known ? sport : 0, ports_known ? dport : 0);
   uint32_t best = UINT32_MAX;
-  for (const Shape& sh : shapes_) {
+  for (const Shape& sh : shapes_[ports_known]) {
     if (sh.best >= best) break;  // by best: no later shape has an earlier policy
     if (sh.family != family) continue;
-    const Key m   = {{k.w[0] & sh.smask.hi, k.w[1] & sh.smask.lo, k.w[2] & sh.dmask.hi,
-                      k.w[3] & sh.dmask.lo, k.w[4] & sh.fields}};
+    const Key m       = {{k.w[0] & sh.smask.hi, k.w[1] & sh.smask.lo, k.w[2] & sh.dmask.hi,
+                          k.w[3] & sh.dmask.lo, k.w[4] & sh.fields}};
     const size_t mask = sh.slots.size() - 1;
     for (size_t at = hash(m) & mask;; at = (at + 1) & mask) {
       const Slot& e = sh.slots[at];

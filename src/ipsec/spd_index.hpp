@@ -27,11 +27,12 @@ class SpdIndex {
   /// `order`: indices into `policies`, in match order (the answer is the first that selects).
   SpdIndex(const std::vector<PolicySpec>& policies, const std::vector<uint32_t>& order);
 
-  /// The first policy of the order selecting the packet (ports known: the ports are compared
-  /// where a policy names them), or -1.
+  /// The first policy of the order selecting the packet, or -1. With `ports_known`, a policy's
+  /// ports are compared where it names them; without (a later fragment), policies are
+  /// matched on addresses and protocol alone, through a second tuple space that leaves the
+  /// ports out: hostile fragments cost a few probes too, not a scan.
   int32_t first(uint8_t family, const uint8_t* src, const uint8_t* dst, uint8_t proto,
-                uint16_t sport, uint16_t dport) const;
-  size_t shapes() const noexcept { return shapes_.size(); }
+                uint16_t sport, uint16_t dport, bool ports_known = true) const;
 
  private:
   struct Key {
@@ -60,7 +61,7 @@ class SpdIndex {
                     uint16_t sport, uint16_t dport);
 
   std::vector<uint32_t> order_;
-  std::vector<Shape> shapes_;  ///< by best
+  std::vector<Shape> shapes_[2];  ///< [ports known], by best
 };
 
 }  // namespace warpath::ipsec::detail
