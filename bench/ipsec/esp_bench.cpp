@@ -6,9 +6,10 @@
 //                     [--policies N] [--json FILE]
 //
 // --policies N: the security policy database holds N outbound and N inbound policies, the
-// packets' own last (N - 1 host-pair policies of other tunnels first, in file order, and
-// naming the same SAs inbound): what a gateway of many tunnels does per packet to find its
-// policy (src/ipsec/spd_index.hpp).
+// packets' own last: N - 1 host-pair policies (172.16.x.y -> 172.17.x.y) first, in file
+// order, naming the same two SAs, so that esp-in's check of its SA's own policies sees all N
+// as well. The worst case for a scan; for the index (src/ipsec/spd_index.hpp), two selector
+// shapes, two probes per lookup, whatever N.
 //
 // Rows, per suite and size (128 packets per batch, best of --repeat passes of --seconds each):
 //   imb.burst          intel-ipsec-mb's burst API (IMB_SUBMIT_BURST, the checked form)

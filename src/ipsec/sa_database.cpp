@@ -123,6 +123,9 @@ bool SaDatabase::same_sa(const SaSpec& a, const SaSpec& b) {
 }
 
 Result<SaDatabase> SaDatabase::build(SaConfig config, const SaDatabase* previous) {
+  // Each SA's checks in file order, the first error reported (a duplicate is found by its
+  // identity, not by comparing every pair).
+  std::unordered_map<std::string, size_t> seen;
   for (size_t i = 0; i < config.sas.size(); ++i) {
     const SaSpec& s = config.sas[i];
     if (s.src.family != s.dst.family)
@@ -132,12 +135,9 @@ Result<SaDatabase> SaDatabase::build(SaConfig config, const SaDatabase* previous
                                                 " is reserved (RFC 4303 2.1: 1-255 reserved, 0 never sent)");
     if (s.keys.esn && s.dir == Dir::kIn && s.replay_window == 0)
       return Status(Errc::kInvalidArgument,
-                    s.where + ": esn needs replay_window >= 1 (it infers the high sequence bits "
-                              "from the window), as the kernel requires");
-  }
-  std::unordered_map<std::string, size_t> seen;
-  for (size_t i = 0; i < config.sas.size(); ++i) {
-    const SaSpec& s        = config.sas[i];
+                    s.where +
+                        ": esn needs replay_window >= 1 (it infers the high sequence bits "
+                        "from the window), as the kernel requires");
     const auto [at, fresh] = seen.emplace(sa_id(s.dir, s.spi, s.dst), i);
     if (!fresh)
       return Status(

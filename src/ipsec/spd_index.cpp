@@ -84,8 +84,7 @@ SpdIndex::SpdIndex(const std::vector<PolicySpec>& policies, const std::vector<ui
           if (sh.slots[at].key == e.key) break;
         }
     }
-    std::sort(shapes.begin(), shapes.end(),
-              [](const Shape& a, const Shape& b) { return a.best < b.best; });
+    // Shapes were made in rank order, each at its first policy: they are ordered by best.
   }
 }
 

@@ -579,16 +579,20 @@ TEST(SaDatabase, PolicyLookupMatchesAPlainScanAtEverySize) {
     Prefix p;
     p.addr              = addr(family);
     const unsigned bits = family == 4 ? 32 : 128;
-    p.len               = uint8_t(pick(4) == 0 ? pick(bits + 1)
-                                               : (family == 4 ? 8 + 8 * pick(4) : 32 + 32 * pick(4)));
+    const unsigned how  = pick(8);  // any length, /0, or the space's own steps
+    p.len               = uint8_t(how < 2    ? pick(bits + 1)
+                                  : how == 2 ? 0
+                                             : (family == 4 ? 8 + 8 * pick(4) : 32 + 32 * pick(4)));
     for (unsigned b = p.len; b < bits; ++b) p.addr.bytes[b / 8] &= uint8_t(~(0x80 >> (b % 8)));
     return p;
   };
   for (const size_t count : {size_t(1), size_t(2), detail::SpdIndex::kLinearMax,
                              detail::SpdIndex::kLinearMax + 1, size_t(40), size_t(400)}) {
     SaConfig cfg;
-    // Three tunnels each way; policies name them by endpoints, some by spi too.
-    for (uint32_t t = 0; t < 3; ++t)
+    // Four tunnels each way (SA 2t out, 2t + 1 in); policies name them by endpoints, some by
+    // spi too. Tunnel 3 has tunnel 0's endpoints (a rekey's second SA): a policy without an
+    // spi takes the first of the two.
+    for (uint32_t t = 0; t < 4; ++t)
       for (const Dir dir : {Dir::kOut, Dir::kIn}) {
         SaSpec sa;
         sa.where        = "sa";
@@ -596,33 +600,45 @@ TEST(SaDatabase, PolicyLookupMatchesAPlainScanAtEverySize) {
         sa.spi          = 0x1000 + t;
         sa.src          = parse_addr(dir == Dir::kOut ? "192.0.2.1" : "192.0.2.2").value();
         sa.dst          = parse_addr(dir == Dir::kOut ? "192.0.2.2" : "192.0.2.1").value();
-        sa.src.bytes[3] = uint8_t(sa.src.bytes[3] + 10 * t);
-        sa.dst.bytes[3] = uint8_t(sa.dst.bytes[3] + 10 * t);
+        sa.src.bytes[3] = uint8_t(sa.src.bytes[3] + 10 * (t % 3));
+        sa.dst.bytes[3] = uint8_t(sa.dst.bytes[3] + 10 * (t % 3));
         cfg.sas.push_back(sa);
       }
-    for (size_t k = 0; k < count + 3; ++k) {
+    // `count` outbound policies, then `count` inbound ones naming tunnel 0 (so both the
+    // outbound list and that SA's list are exactly `count` long: scanned up to kLinearMax,
+    // indexed past it), then one inbound policy per other tunnel.
+    for (size_t k = 0; k < 2 * count + 3; ++k) {
       PolicySpec p;
       p.where = "policy " + std::to_string(k);
-      // The last three: one `in` policy per inbound SA, so every SA is admitted.
-      p.dir                  = k >= count ? Dir::kIn : pick(3) == 0 ? Dir::kIn : Dir::kOut;
+      p.dir                  = k < count ? Dir::kOut : Dir::kIn;
       const uint8_t fam      = pick(3) == 0 ? 6 : 4;
       p.src                  = prefix(fam);
       p.dst                  = prefix(fam);
-      const uint8_t protos[] = {0, 0, 6, 17, 1};
-      p.proto                = protos[pick(5)];
-      if (p.proto == 6 || p.proto == 17) {
-        const uint16_t ports[] = {0, 0, 53, 80};
-        p.sport                = ports[pick(4)];
-        p.dport                = ports[pick(4)];
+      const uint8_t protos[] = {0, 0, 6, 17, 1, 132};
+      p.proto                = protos[pick(6)];
+      if (p.proto == 6 || p.proto == 17 || p.proto == 132) {
+        const uint16_t ports[] = {0, 0, 53, 80, 0x8001};
+        p.sport                = ports[pick(5)];
+        p.dport                = ports[pick(5)];
       }
       p.priority       = int32_t(pick(4));  // ties, broken by file order
-      const uint32_t t = k >= count ? uint32_t(k - count) : pick(3);
+      const uint32_t t = k < count ? pick(4) : k < 2 * count ? 0 : uint32_t(k - 2 * count + 1);
       const SaSpec& sa = cfg.sas[2 * t + (p.dir == Dir::kIn ? 1 : 0)];
       p.tmpl_src       = sa.src;
       p.tmpl_dst       = sa.dst;
-      p.spi            = pick(2) ? sa.spi : 0;
+      p.spi            = pick(2) || t == 3 ? sa.spi : 0;  // tunnel 3 only by its spi
       cfg.policies.push_back(p);
     }
+    // Each policy's SA as the specification reads it: the one its spi names, else the first
+    // between its template's endpoints.
+    auto sa_of = [&cfg](const PolicySpec& p) {
+      for (size_t s = 0; s < cfg.sas.size(); ++s) {
+        const SaSpec& x = cfg.sas[s];
+        if (x.dir == p.dir && x.dst == p.tmpl_dst && (p.spi ? x.spi == p.spi : x.src == p.tmpl_src))
+          return int32_t(s);
+      }
+      return -1;
+    };
     auto built = SaDatabase::build(cfg);
     ASSERT_TRUE(built.is_ok()) << built.status().message();
     const SaDatabase& db                = built.value();
@@ -646,10 +662,10 @@ TEST(SaDatabase, PolicyLookupMatchesAPlainScanAtEverySize) {
           }
         }
       }
-      const uint8_t protos[] = {6, 17, 1, 50};
-      const uint8_t proto    = protos[pick(4)];
-      const uint16_t ports[] = {53, 80, 443};
-      const uint16_t sport = ports[pick(3)], dport = ports[pick(3)];
+      const uint8_t protos[] = {6, 17, 1, 50, 132};
+      const uint8_t proto    = protos[pick(5)];
+      const uint16_t ports[] = {53, 80, 443, 0x8001};
+      const uint16_t sport = ports[pick(4)], dport = ports[pick(4)];
       const bool known = pick(8) != 0;
       const uint8_t* a = s.bytes.data();
       const uint8_t* b = d.bytes.data();
@@ -665,12 +681,9 @@ TEST(SaDatabase, PolicyLookupMatchesAPlainScanAtEverySize) {
       ASSERT_EQ(got, want) << count << " policies, query " << q;
       hits += got >= 0;
       unknown += got == SaDatabase::kPortsUnknown;
-      if (got >= 0) {
-        EXPECT_EQ(db.sas()[size_t(sa)].dir, Dir::kOut);
-        EXPECT_EQ(db.sas()[size_t(sa)].dst, pols[size_t(got)].tmpl_dst);
-      }
+      if (got >= 0) EXPECT_EQ(sa, sa_of(pols[size_t(got)])) << count << " policies, query " << q;
       // Inbound: any policy (of the SA, or of any SA) selecting the packet.
-      for (int32_t in_sa : {-1, 1, 3, 5}) {
+      for (int32_t in_sa : {-1, 1, 3, 5, 7}) {
         bool admit = false;
         for (const PolicySpec& p : pols) {
           if (p.dir != Dir::kIn) continue;
@@ -685,6 +698,9 @@ TEST(SaDatabase, PolicyLookupMatchesAPlainScanAtEverySize) {
             << count << " policies, query " << q << ", sa " << in_sa;
         admits += admit;
       }
+      // Only inbound SAs have policies to admit through.
+      EXPECT_FALSE(db.admits_in(0, fam, a, b, proto, sport, dport, known));
+      EXPECT_FALSE(db.admits_in(int32_t(db.sas().size()), fam, a, b, proto, sport, dport, known));
     }
     // Not a test of misses alone: many queries are selected, some with their ports unknown.
     EXPECT_GT(hits, count > detail::SpdIndex::kLinearMax ? 500 : 0) << count << " policies";
@@ -731,6 +747,12 @@ TEST(SaDatabase, RefusesInconsistentConfigurations) {
   std::string dup = t + "\n[[sa]]\nsrc = \"192.0.2.2\"\ndst = \"192.0.2.1\"\nspi = 0x1001\ndir = \"in\"\n"
                         "aead = \"rfc4106(gcm(aes))\"\naead_key = \"0x000102030405060708090a0b0c0d0e0fcafebabe\"\n";
   EXPECT_NE(build(dup).find("already defined at sa.toml:2"), std::string::npos);
+  // Errors in file order: the duplicate first, then an SA after it with a reserved spi.
+  const std::string two = build(
+      dup +
+      "\n[[sa]]\nsrc = \"192.0.2.2\"\ndst = \"192.0.2.1\"\nspi = 7\ndir = \"in\"\n"
+      "aead = \"rfc4106(gcm(aes))\"\naead_key = \"0x000102030405060708090a0b0c0d0e0fcafebabe\"\n");
+  EXPECT_NE(two.find("already defined at sa.toml:2"), std::string::npos) << two;
 }
 
 }  // namespace

@@ -190,15 +190,17 @@ class SaDatabase {
   bool is_local(uint8_t family, const uint8_t* dst) const;
   /// The first outbound policy (by priority, then file order) matching the packet's
   /// selectors, or -1; its SA index in *sa. Past a few policies, a few hash probes (one per
-  /// selector shape: src/ipsec/spd_index.hpp) whatever their number. With `ports_known` false (a later fragment, an
-  /// unreadable transport header) a policy with ports cannot be decided: kPortsUnknown, and
-  /// the caller must not let the packet out in the clear (RFC 4301 7).
+  /// selector shape: src/ipsec/spd_index.hpp) whatever their number. With `ports_known`
+  /// false (a later fragment, an unreadable transport header) a policy with ports cannot be
+  /// decided: kPortsUnknown, and the caller must not let the packet out in the clear
+  /// (RFC 4301 7).
   static constexpr int32_t kPortsUnknown = -2;
   int32_t match_out(uint8_t family, const uint8_t* src, const uint8_t* dst, uint8_t proto,
                     uint16_t sport, uint16_t dport, int32_t* sa, bool ports_known = true) const;
   /// Does some inbound policy of SA `sa` admit the decapsulated packet? (-1: any SA's policy;
-  /// the answer for a plaintext packet that should have arrived protected.) Without known
-  /// ports, policies are matched on addresses and protocol.
+  /// the answer for a plaintext packet that should have arrived protected.) `sa` is an
+  /// inbound SA's index (find_inbound's, retired ones included); any other admits nothing.
+  /// Without known ports, policies are matched on addresses and protocol.
   bool admits_in(int32_t sa, uint8_t family, const uint8_t* src, const uint8_t* dst,
                  uint8_t proto, uint16_t sport, uint16_t dport, bool ports_known = true) const;
   size_t inbound_count() const noexcept { return in_list_.size(); }
