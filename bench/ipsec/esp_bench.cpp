@@ -360,6 +360,144 @@ int main(int argc, char** argv) {
         if (r.suite == suite.name && r.size == size) r.ratio = r.mpps / (anchor / 1e6);
     }
   }
+  // GASPP's AES application: the flow-aes module over 128 UDP flows (a packet of each per
+  // frame), beside intel-ipsec-mb's raw CTR burst over the same payloads under the same keys.
+  bool flow_wanted = only.empty();
+  for (size_t b = 0; !flow_wanted && b <= only.size();) {
+    const size_t e = std::min(only.find(',', b), only.size());
+    flow_wanted = e > b && std::string("flow-aes").find(only.substr(b, e - b)) != std::string::npos;
+    b           = e + 1;
+  }
+  for (uint32_t size : flow_wanted ? sizes : std::vector<uint32_t>{}) {
+    if (size < 29) continue;  // a UDP payload of at least a byte
+    const char* suite = "flow-aes aes128-ctr";
+    auto add          = [&](const char* what, double pps) {
+      rows.push_back({suite, what, size, pps / 1e6, pps * size * 8 / 1e9, 0});
+    };
+    std::vector<std::vector<uint8_t>> input(kBatch);
+    for (uint32_t p = 0; p < kBatch; ++p) {
+      input[p] = frame(size, false);
+      ipsec::core::store_be16(input[p].data() + 14 + 20, uint16_t(4000 + p));  // a flow each
+    }
+    const uint32_t payload = size - 28;
+    // The anchor: a CTR job per packet over its payload, in place, a key per flow.
+    alignas(64) static uint8_t keys[kBatch][16 * 15], dec[16 * 15], ivs[kBatch][16];
+    for (uint32_t p = 0; p < kBatch; ++p) {
+      uint8_t key[16];
+      for (int b = 0; b < 16; ++b) key[b] = uint8_t(p * 31 + b);
+      IMB_AES_KEYEXP_128(mgr, key, keys[p], dec);
+      for (int b = 0; b < 16; ++b) ivs[p][b] = uint8_t(p + b);
+    }
+    std::vector<uint8_t> bufs(size_t(kBatch) * payload, 0x5a);
+    double anchor = 0;
+    for (const bool nocheck : {false, true}) {
+      const double r = best_rate(
+          [&] {
+            IMB_JOB* jobs[kBatch];
+            uint32_t n = IMB_GET_NEXT_BURST(mgr, kBatch, jobs);
+            if (n < kBatch) {
+              IMB_FLUSH_BURST(mgr, kBatch, jobs);
+              n = IMB_GET_NEXT_BURST(mgr, kBatch, jobs);
+            }
+            for (uint32_t p = 0; p < n; ++p) {
+              IMB_JOB* j = jobs[p];
+              uint8_t* d = bufs.data() + size_t(p) * payload;
+              j->src = j->dst                     = d;
+              j->cipher_start_src_offset_in_bytes = 0;
+              j->msg_len_to_cipher_in_bytes       = payload;
+              j->iv = ivs[p], j->iv_len_in_bytes = 16;
+              j->enc_keys = j->dec_keys = keys[p];
+              j->key_len_in_bytes       = 16;
+              j->cipher_mode            = IMB_CIPHER_CNTR;
+              j->cipher_direction       = IMB_DIR_ENCRYPT;
+              j->chain_order            = IMB_ORDER_CIPHER_HASH;
+              j->hash_alg               = IMB_AUTH_NULL;
+            }
+            uint32_t done =
+                nocheck ? IMB_SUBMIT_BURST_NOCHECK(mgr, n, jobs) : IMB_SUBMIT_BURST(mgr, n, jobs);
+            while (done < n) done += IMB_FLUSH_BURST(mgr, n - done, jobs + done);
+            return uint64_t(n);
+          },
+          repeat, seconds);
+      add(nocheck ? "imb.ctr.burst.nocheck" : "imb.ctr.burst", r);
+      anchor = std::max(anchor, r);
+    }
+    // cpu.ctr alone over the same ranges (its own cost around the library's).
+    {
+      auto c = make_ctr_cipher("cpu.ctr");
+      if (!c.is_ok()) return std::fprintf(stderr, "%s\n", c.status().message().c_str()), 1;
+      std::vector<CtrOp> ops(kBatch);
+      for (uint32_t p = 0; p < kBatch; ++p) {
+        uint8_t key[16];
+        for (int b = 0; b < 16; ++b) key[b] = uint8_t(p * 31 + b);
+        ops[p].key = c.value()->add_key(key, 16).value();
+        std::memcpy(ops[p].counter, ivs[p], 16);
+        ops[p].data = bufs.data() + size_t(p) * payload;
+        ops[p].len  = payload;
+      }
+      add("cpu.ctr", best_rate(
+                         [&] {
+                           (void)c.value()->apply({ops.data(), kBatch});
+                           return uint64_t(kBatch);
+                         },
+                         repeat, seconds));
+    }
+    // The module in a chain, as `warpath run` runs it (frame filled, parsed, flow-aes).
+    double base = 0;
+    for (const char* engine : {"cpu.ctr", "ref.ctr"}) {
+      runtime::TableSource tables;
+      runtime::BuildEnv env;
+      env.port_count = 2;
+      env.tables     = &tables;
+      auto chain     = runtime::Chain::build(
+              {runtime::ModuleSpec{
+              "flow-aes", {{"key", "0x000102030405060708090a0b0c0d0e0f"}, {"engine", engine}}, ""}},
+              env);
+      if (!chain.is_ok()) return std::fprintf(stderr, "%s\n", chain.status().message().c_str()), 1;
+      runtime::Frame f(std::move(packet::PacketBatch::create(kBatch, 2048, 0, MemSpace::kHost,
+                                                             chain.value()->headroom()))
+                           .value());
+      auto states = chain.value()->make_states();  // the worker's flow table and cipher
+      if (!states.is_ok())
+        return std::fprintf(stderr, "%s\n", states.status().message().c_str()), 1;
+      chain.value()->make_slots(f, &states.value());
+      runtime::Chain::Scratch scratch;
+      ExecContext ctx;
+      if (base == 0) {
+        auto parser = packet::make_parser("cpu.parse");
+        if (!parser.is_ok())
+          return std::fprintf(stderr, "%s\n", parser.status().message().c_str()), 1;
+        base = best_rate(
+            [&] {
+              f.reset();
+              for (auto& fr : input)
+                f.batch.append(fr.data(), uint32_t(fr.size()), uint32_t(fr.size()), 0);
+              (void)parser.value()->parse(f.batch.view(), {f.infos.data(), f.size()}, ctx);
+              return uint64_t(kBatch);
+            },
+            repeat, seconds);
+      }
+      const double pps = best_rate(
+          [&] {
+            f.reset();
+            for (auto& fr : input)
+              f.batch.append(fr.data(), uint32_t(fr.size()), uint32_t(fr.size()), 0);
+            (void)chain.value()->pre(f);
+            (void)chain.value()->shade(f, runtime::Place::kCpu, ctx);
+            (void)chain.value()->post(f, scratch, nullptr);
+            return uint64_t(kBatch);
+          },
+          repeat, seconds);
+      const std::string what = std::string("flow-aes (") + engine + ")";
+      rows.push_back({suite, what, size, pps / 1e6, pps * size * 8 / 1e9, 0});
+      if (engine[0] == 'c') {
+        const double module_ns = 1e9 / pps - 1e9 / base;
+        add("flow-aes (cpu.ctr) module (derived)", module_ns > 0 ? 1e9 / module_ns : 0);
+      }
+    }
+    for (Row& r : rows)
+      if (r.suite == suite && r.size == size) r.ratio = r.mpps / (anchor / 1e6);
+  }
   free_mb_mgr(mgr);
 
   std::printf(

@@ -14,6 +14,37 @@ bool have_openssl();
 std::unique_ptr<EspCrypto> make_ipsec_mb_esp(Span<const SaKeys> keys);
 bool have_ipsec_mb();
 
+/// ref.ctr (OpenSSL EVP) and cpu.ctr (intel-ipsec-mb); nullptr when built without them.
+std::unique_ptr<CtrCipher> make_openssl_ctr();
+std::unique_ptr<CtrCipher> make_ipsec_mb_ctr();
+
+/// An engine's key store: values by handle, dropped handles reused.
+template <class T>
+struct KeySlots {
+  std::vector<T> values;
+  std::vector<uint8_t> used;
+  std::vector<uint32_t> free;
+  uint32_t take() {
+    if (free.empty()) {
+      values.emplace_back();
+      used.push_back(1);
+      return uint32_t(values.size() - 1);
+    }
+    const uint32_t h = free.back();
+    free.pop_back();
+    used[h] = 1;
+    return h;
+  }
+  bool live(uint32_t h) const noexcept { return h < used.size() && used[h]; }
+  /// Frees `h`; the value is reset to T{} (a key schedule does not outlive its key).
+  void drop(uint32_t h) {
+    if (!live(h)) return;
+    values[h] = T{};
+    used[h]   = 0;
+    free.push_back(h);
+  }
+};
+
 /// cuda.esp (CUDA builds only): the SAs' keys prepared on the device.
 Result<std::unique_ptr<EspCrypto>> make_cuda_esp(Span<const SaKeys> keys);
 

@@ -112,6 +112,166 @@ const EspTable& esp_table() {
 
 std::vector<EngineInfo> esp_engines() { return esp_table().infos(); }
 
+// An item is a packet of up to 1,500 bytes sealed, tampered with and opened by the engine and
+// by the oracle (in builds without OpenSSL, crypto_core's bitwise GHASH on the host), or a
+// range of up to 1,500 bytes through an AES-CTR engine and ref.ctr: the checks stop at
+// kMaxCheckPackets whatever `items` asks, so a GPU self-test of a million items per engine
+// stays within seconds here.
+constexpr uint64_t kMaxCheckPackets = 30000;
+
+namespace {
+
+// Applies the engine to the ranges and ref.ctr to copies of them, and compares every byte; keys
+// go to both (the reference's handle kept per engine handle).
+class ValidatingCtr final : public ValidatingPair<CtrCipher> {
+ public:
+  ValidatingCtr(std::unique_ptr<CtrCipher> e, std::unique_ptr<CtrCipher> r)
+      : ValidatingPair(std::move(e), std::move(r), "ref.ctr") {}
+  bool live(uint32_t h) const noexcept override { return engine_->live(h); }
+  void drop_key(uint32_t h) override {
+    if (h < ref_key_.size() && engine_->live(h)) ref_->drop_key(ref_key_[h]);
+    engine_->drop_key(h);
+  }
+
+ protected:
+  Result<uint32_t> do_add_key(const uint8_t* key, uint32_t bytes) override {
+    WARPATH_ASSIGN_OR_RETURN(const uint32_t h, engine_->add_key(key, bytes));
+    WARPATH_ASSIGN_OR_RETURN(const uint32_t r, ref_->add_key(key, bytes));
+    if (ref_key_.size() <= h) ref_key_.resize(h + 1);
+    ref_key_[h] = r;
+    return h;
+  }
+  Status do_apply(Span<const CtrOp> ops) override {
+    std::vector<std::vector<uint8_t>> copies(ops.size);
+    std::vector<CtrOp> ref_ops(ops.begin(), ops.end());
+    for (uint32_t k = 0; k < ops.size; ++k) {
+      copies[k].assign(ops[k].data, ops[k].data + ops[k].len);
+      ref_ops[k].data = copies[k].data();
+      ref_ops[k].key  = ref_key_[ops[k].key];
+    }
+    WARPATH_TRY(engine_->apply(ops));
+    WARPATH_TRY(ref_->apply({ref_ops.data(), uint32_t(ref_ops.size())}));
+    for (uint32_t k = 0; k < ops.size; ++k)
+      for (uint32_t b = 0; b < ops[k].len; ++b)
+        if (ops[k].data[b] != copies[k][b])
+          return differs(": range " + std::to_string(k) + ": byte " + std::to_string(b) +
+                         " differs from ref.ctr's");
+    return Status::ok();
+  }
+
+ private:
+  std::vector<uint32_t> ref_key_;
+};
+
+using CtrTable = EngineTable<CtrCipher()>;
+
+CtrTable::Made validated_ctr(std::unique_ptr<CtrCipher> engine) {
+  std::unique_ptr<CtrCipher> ref = detail::make_openssl_ctr();
+  if (!ref) return Status(Errc::kNotSupported, "validate: needs ref.ctr: built without OpenSSL");
+  return std::unique_ptr<CtrCipher>(
+      std::make_unique<ValidatingCtr>(std::move(engine), std::move(ref)));
+}
+
+CtrTable::Made made(std::unique_ptr<CtrCipher> c, const char* what) {
+  if (!c) return Status(Errc::kNotSupported, std::string(what) + ": could not be set up");
+  return c;
+}
+
+const CtrTable& ctr_table() {
+  static const CtrTable table(
+      "AES-CTR",
+      {
+          {{"ref.ctr", "OpenSSL EVP, one range at a time (the reference)", 1, openssl_built},
+           []() -> CtrTable::Made { return made(detail::make_openssl_ctr(), "ref.ctr"); }},
+          {{"cpu.ctr", "intel-ipsec-mb burst API (multi-buffer SIMD lanes), 128 ranges per burst",
+            10, ipsec_mb_built},
+           []() -> CtrTable::Made { return made(detail::make_ipsec_mb_ctr(), "cpu.ctr"); }},
+      },
+      &validated_ctr);
+  return table;
+}
+
+}  // namespace
+
+std::vector<EngineInfo> ctr_engines() { return ctr_table().infos(); }
+
+Result<std::unique_ptr<CtrCipher>> make_ctr_cipher(std::string_view id) {
+  return ctr_table().make(id);
+}
+
+CheckReport check_ctr_engine(std::string_view id, uint64_t seed, uint64_t items) {
+  CheckReport rep{"aes-ctr", std::string(id), seed, 0, false, {}};
+  items       = std::min(items, kMaxCheckPackets);
+  auto engine = make_ctr_cipher(id);
+  if (!engine.is_ok()) {
+    rep.skipped = engine.status().code() == Errc::kNotSupported;
+    rep.detail  = engine.status().message();
+    return rep;
+  }
+  auto ref = make_ctr_cipher("ref.ctr");
+  if (!ref.is_ok()) {
+    rep.skipped = true;
+    rep.detail  = "needs ref.ctr (OpenSSL) as its oracle: " + ref.status().message();
+    return rep;
+  }
+  std::mt19937_64 rng(seed);
+  // Keys of both sizes in both engines, their handles paired.
+  std::vector<uint32_t> he, hr;
+  for (int k = 0; k < 16; ++k) {
+    uint8_t key[32];
+    for (auto& b : key) b = uint8_t(rng());
+    const uint32_t bytes = k % 2 ? 32 : 16;
+    auto a               = engine.value()->add_key(key, bytes);
+    auto b               = ref.value()->add_key(key, bytes);
+    if (!a.is_ok() || !b.is_ok()) {
+      rep.detail = "add_key: " + (a.is_ok() ? b.status() : a.status()).message();
+      return rep;
+    }
+    he.push_back(a.value());
+    hr.push_back(b.value());
+  }
+  // Batches of 0, 1, the multi-buffer lane edges, a full burst and past it; ranges of any
+  // length (a packet's payload), any start inside a block, counters about to wrap.
+  const uint32_t sizes[] = {0, 1, 7, 8, 9, 16, 17, 127, 128, 129, 300};
+  uint64_t done          = 0;
+  for (size_t si = 0; done < items || si < std::size(sizes); ++si) {
+    const uint32_t n = sizes[si % std::size(sizes)];
+    std::vector<std::vector<uint8_t>> a(n), b(n);
+    std::vector<CtrOp> oe(n), orf(n);
+    for (uint32_t k = 0; k < n; ++k) {
+      a[k].resize(rng() % 1501);
+      for (auto& x : a[k]) x = uint8_t(rng());
+      b[k]            = a[k];
+      const size_t kk = rng() % he.size();
+      for (auto& x : oe[k].counter) x = uint8_t(rng());
+      if (rng() % 4 == 0) std::memset(oe[k].counter + 12, 0xFF, 4);  // the low 32 bits wrap
+      oe[k].key   = he[kk];
+      oe[k].skip  = uint8_t(rng() % 16);
+      oe[k].data  = a[k].data();
+      oe[k].len   = uint32_t(a[k].size());
+      orf[k]      = oe[k];
+      orf[k].key  = hr[kk];
+      orf[k].data = b[k].data();
+    }
+    Status st = engine.value()->apply({oe.data(), n});
+    if (st.is_ok()) st = ref.value()->apply({orf.data(), n});
+    if (!st.is_ok()) {
+      rep.detail = st.message();
+      return rep;
+    }
+    for (uint32_t k = 0; k < n; ++k)
+      if (a[k] != b[k]) {
+        rep.detail = "batch of " + std::to_string(n) + ", range " + std::to_string(k) + " (" +
+                     std::to_string(a[k].size()) + " bytes from byte " +
+                     std::to_string(oe[k].skip) + " of its block): differs from ref.ctr";
+        return rep;
+      }
+    done += n;
+    rep.items += n;
+  }
+  return rep;
+}
+
 Result<std::unique_ptr<EspCrypto>> make_esp_crypto(std::string_view id, Span<const SaKeys> keys) {
   return esp_table().make(id, keys);
 }
@@ -220,12 +380,6 @@ class ResidentOnDevice final : public EspCrypto {
 };
 
 }  // namespace
-
-// An item is a packet of up to 1,500 bytes sealed, tampered with and opened by the engine and
-// by the oracle (in builds without OpenSSL, crypto_core's bitwise GHASH on the host): the
-// check stops at kMaxCheckPackets whatever `items` asks, so a GPU self-test of a million items
-// per engine stays within seconds here.
-constexpr uint64_t kMaxCheckPackets = 30000;
 
 CheckReport check_esp_engine(std::string_view id, uint64_t seed, uint64_t items) {
   CheckReport rep{"ipsec", std::string(id), seed, 0, false, {}};

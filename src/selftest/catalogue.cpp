@@ -19,19 +19,20 @@ namespace warpath {
 
 const std::vector<ModuleInfo>& all_modules() {
   static const std::vector<ModuleInfo> modules = {
-      {"packet", &packet::parser_engines, &packet::check_parser_engine},
-      {"lookup", &lookup::fib_engines, &lookup::check_fib_engine},
-      {"classify", &classify::classifier_engines, &classify::check_classifier_engine},
-      {"defrag", &defrag::defrag_engines, &defrag::check_defrag_engine},
-      {"flow", &flow::flow_engines, &flow::check_flow_engine},
-      {"stream", &stream::stream_engines, &stream::check_stream_engine},
-      {"pattern", &pattern::pattern_engines, &pattern::check_pattern_engine},
-      {"ipsec", &ipsec::esp_engines, &ipsec::check_esp_engine},
-      {"openflow", &openflow::flow_engines, &openflow::check_flow_engine},
+    {"packet", &packet::parser_engines, &packet::check_parser_engine},
+    {"lookup", &lookup::fib_engines, &lookup::check_fib_engine},
+    {"classify", &classify::classifier_engines, &classify::check_classifier_engine},
+    {"defrag", &defrag::defrag_engines, &defrag::check_defrag_engine},
+    {"flow", &flow::flow_engines, &flow::check_flow_engine},
+    {"stream", &stream::stream_engines, &stream::check_stream_engine},
+    {"pattern", &pattern::pattern_engines, &pattern::check_pattern_engine},
+    {"ipsec", &ipsec::esp_engines, &ipsec::check_esp_engine},
+    {"aes-ctr", &ipsec::ctr_engines, &ipsec::check_ctr_engine},
+    {"openflow", &openflow::flow_engines, &openflow::check_flow_engine},
 #if defined(WARPATH_HAVE_NIDS)
-      {"nids", &nids::nids_engines, &nids::check_nids_engine},
+    {"nids", &nids::nids_engines, &nids::check_nids_engine},
 #endif
-      {"runtime", &runtime::chain_engines, &runtime::check_chain_engine},
+    {"runtime", &runtime::chain_engines, &runtime::check_chain_engine},
   };
   return modules;
 }

@@ -334,6 +334,68 @@ Result<std::unique_ptr<EspCrypto>> make_esp_crypto(std::string_view id, Span<con
 /// 30,000 packets, whatever `items` asks.
 CheckReport check_esp_engine(std::string_view id, uint64_t seed, uint64_t items);
 
+/// A byte range to XOR with AES-CTR keystream (CtrCipher::apply).
+struct CtrOp {
+  uint32_t key        = 0;   ///< CtrCipher::add_key's handle
+  uint8_t counter[16] = {};  ///< the counter block of the block holding the range's first byte
+  uint8_t skip        = 0;   ///< keystream bytes of that block before the first byte (0-15)
+  uint8_t* data       = nullptr;
+  uint32_t len        = 0;
+};
+
+/// AES-CTR over byte ranges under keys that come and go: GASPP's AES application (the
+/// flow-aes module: a key per flow, the counter from the byte's place in the flow) on the ESP
+/// engines' libraries. The counter block counts as one 128-bit big-endian number (NIST SP
+/// 800-38A, OpenSSL's CTR). An engine holds its keys' schedules and is one worker's: not
+/// shared between threads.
+///
+///   id        priority  what
+///   ref.ctr   1         OpenSSL EVP, one range at a time: the reference
+///   cpu.ctr   10        intel-ipsec-mb's burst API, up to 128 ranges per burst (a range that
+///                       starts inside a block costs one more job, for that block)
+///   validate:<id>       applies <id> and ref.ctr to copies and compares every byte
+class CtrCipher {
+ public:
+  virtual ~CtrCipher()                         = default;
+  virtual std::string_view id() const noexcept = 0;
+  /// The schedule of a 16- or 32-byte AES key; its handle (a dropped key's is reused).
+  Result<uint32_t> add_key(const uint8_t* key, uint32_t bytes) {
+    if (!key || (bytes != 16 && bytes != 32))
+      return Status(
+          Errc::kInvalidArgument,
+          std::string(id()) + ": an AES key is 16 or 32 bytes, not " + std::to_string(bytes));
+    return do_add_key(key, bytes);
+  }
+  /// Forgets a key (its schedule wiped); an unknown handle is ignored.
+  virtual void drop_key(uint32_t handle) = 0;
+  /// XORs every op's bytes in place with its keystream. kInvalidArgument, with nothing
+  /// touched, when an op names no live key, has bytes but no buffer, or skips 16 or more.
+  Status apply(Span<const CtrOp> ops) {
+    for (uint32_t k = 0; k < ops.size; ++k)
+      if (!live(ops[k].key) || (ops[k].len && !ops[k].data) || ops[k].skip > 15)
+        return Status(Errc::kInvalidArgument, std::string(id()) + ": range " + std::to_string(k) +
+                                                  (!live(ops[k].key)  ? " names no key"
+                                                   : ops[k].skip > 15 ? " skips 16 bytes or more"
+                                                                      : " has no buffer"));
+    return do_apply(ops);
+  }
+  /// Whether `handle` is a key added and not dropped.
+  virtual bool live(uint32_t handle) const noexcept = 0;
+
+ protected:
+  virtual Result<uint32_t> do_add_key(const uint8_t* key, uint32_t bytes) = 0;
+  virtual Status do_apply(Span<const CtrOp> ops)                          = 0;
+};
+
+/// Every AES-CTR engine of this build (the registry), available here or not.
+std::vector<EngineInfo> ctr_engines();
+/// Ids: ref.ctr, cpu.ctr, auto, cpu, ref, validate:<id>. kNotSupported when built without the
+/// engine's library.
+Result<std::unique_ptr<CtrCipher>> make_ctr_cipher(std::string_view id);
+/// The self-test's differential check of an AES-CTR engine against ref.ctr (random ranges of
+/// every length and start, counters about to wrap, batches around the burst's edges).
+CheckReport check_ctr_engine(std::string_view id, uint64_t seed, uint64_t items);
+
 /// Names the kernel gives algorithms: "rfc3686(ctr(aes))", "hmac(sha1)", "rfc4106(gcm(aes))".
 std::string_view cipher_name(Cipher c);
 std::string_view integrity_name(Integrity i);
