@@ -38,12 +38,13 @@
  * status is 1), the others' rows still come.
  *
  * Usage: warpath-gpu-bench [--max-batch N] [--repeat N] [--data DIR] [--only PART,...]
- *   PART: parse lookup flow pattern pattern.dfa nids nids.inspector esp esp.schedule flowtable
- *         stream classify classbench. Each part prints its time and rows on stderr as it ends.
+ *   PART: parse lookup flow pattern pattern.dfa nids nids.inspector esp esp.schedule ctr
+ *         flowtable stream classify classbench. Each part prints its time and rows on stderr as it ends.
  */
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -64,6 +65,7 @@
 #include "core/cuda/device_array.cuh"
 #include "flow/cuda/flow_launch.hpp"
 #include "ipsec/core/esp_core.hpp"
+#include "ipsec/cuda/ctr_launch.hpp"
 #include "ipsec/cuda/esp_launch.hpp"
 #include "lookup/bsl6_image.hpp"
 #include "lookup/cuda/bsl6_cuda.hpp"
@@ -1288,6 +1290,94 @@ Status run_esp(int repeat, std::vector<Row>& rows) {
   return Status::ok();
 }
 
+// GASPP's AES application (cuda.ctr, the flow-aes module's GPU engine): AES-128-CTR over the
+// 1,392-byte payloads of 1,420-byte packets of 1,024 flows (a key each), each range starting at
+// a random byte of its block, kernel-only (ranges resident) and end to end (cuda.ctr's apply:
+// gather, copy up, kernel, copy down, scatter). The end-to-end output must equal ref.ctr's.
+Status run_ctr(int repeat, std::vector<Row>& rows) {
+  constexpr uint32_t kLen = 1392, kMax = 65536, kKeys = 1024;
+  WARPATH_ASSIGN_OR_RETURN(auto engine, ipsec::make_ctr_cipher("cuda.ctr"));
+  std::vector<ipsec::core::AesKey> keys(kKeys);
+  std::vector<uint32_t> handles(kKeys);
+  uint8_t sbox[256];
+  for (int x = 0; x < 256; ++x) sbox[x] = ipsec::core::sbox_entry(uint8_t(x));
+  std::vector<std::array<uint8_t, 16>> raw(kKeys);
+  for (uint32_t k = 0; k < kKeys; ++k) {
+    for (int b = 0; b < 16; ++b) raw[k][size_t(b)] = uint8_t(k * 13 + b * 7 + 1);
+    ipsec::core::aes_expand(raw[k].data(), 16, sbox, keys[k]);
+    WARPATH_ASSIGN_OR_RETURN(handles[k], engine->add_key(raw[k].data(), 16));
+  }
+  std::vector<uint8_t> host(size_t(kLen + 16) * kMax);
+  std::vector<ipsec::detail::CtrDeviceOp> ops(kMax);
+  std::vector<ipsec::CtrOp> host_ops(kMax);
+  for (uint32_t p = 0; p < kMax; ++p) {
+    const uint32_t key            = p % kKeys;
+    ipsec::detail::CtrDeviceOp& d = ops[p];
+    d.offset = p * (kLen + 16), d.len = kLen, d.key = key, d.skip = (p * 7) % 16;
+    for (int b = 0; b < 16; ++b) d.counter[b] = uint8_t(p >> (b % 4 * 8));
+    host_ops[p].key  = handles[key];
+    host_ops[p].skip = uint8_t(d.skip);
+    std::memcpy(host_ops[p].counter, d.counter, 16);
+    host_ops[p].data = host.data() + d.offset;
+    host_ops[p].len  = kLen;
+  }
+  for (size_t b = 0; b < host.size(); ++b) host[b] = uint8_t(b * 31);
+  void *d_keys = nullptr, *d_data = nullptr, *d_ops = nullptr;
+  WARPATH_CUDA_TRY(cudaMalloc(&d_keys, sizeof(keys[0]) * kKeys));
+  WARPATH_CUDA_TRY(cudaMalloc(&d_data, host.size()));
+  WARPATH_CUDA_TRY(cudaMalloc(&d_ops, sizeof(ops[0]) * kMax));
+  WARPATH_CUDA_TRY(
+      cudaMemcpy(d_keys, keys.data(), sizeof(keys[0]) * kKeys, cudaMemcpyHostToDevice));
+  WARPATH_CUDA_TRY(cudaMemcpy(d_data, host.data(), host.size(), cudaMemcpyHostToDevice));
+  WARPATH_CUDA_TRY(cudaMemcpy(d_ops, ops.data(), sizeof(ops[0]) * kMax, cudaMemcpyHostToDevice));
+  const std::string name = "ctr.aes128.1392B";
+  for (uint32_t n = 256; n <= kMax; n *= 4) {
+    WARPATH_ASSIGN_OR_RETURN(float kernel,
+                             time_kernel(
+                                 repeat,
+                                 [&] {
+                                   return ipsec::detail::launch_ctr(
+                                       static_cast<ipsec::core::AesKey*>(d_keys),
+                                       static_cast<uint8_t*>(d_data),
+                                       static_cast<ipsec::detail::CtrDeviceOp*>(d_ops), n, nullptr);
+                                 },
+                                 launches_for(n)));
+    double best_e2e = 1e30;
+    for (int r = 0; r < repeat; ++r) {
+      const auto t0 = std::chrono::steady_clock::now();
+      WARPATH_TRY(engine->apply({host_ops.data(), n}));
+      best_e2e = std::min(
+          best_e2e,
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    rows.push_back(
+        {name, n, kernel * 1e3, n / (kernel * 1e3), best_e2e * 1e3, n / (best_e2e * 1e3)});
+  }
+  // The engine's output against ref.ctr's on fresh copies of the first 4,096 ranges.
+  auto ref = ipsec::make_ctr_cipher("ref.ctr");
+  if (ref.is_ok()) {
+    constexpr uint32_t kCheck = 4096;
+    std::vector<uint8_t> a(host.begin(), host.begin() + long(kCheck * (kLen + 16))), b = a;
+    std::vector<ipsec::CtrOp> oa(host_ops.begin(), host_ops.begin() + kCheck), ob      = oa;
+    std::vector<uint32_t> ref_handles(kKeys);
+    for (uint32_t k = 0; k < kKeys; ++k) {
+      WARPATH_ASSIGN_OR_RETURN(ref_handles[k], ref.value()->add_key(raw[k].data(), 16));
+    }
+    for (uint32_t p = 0; p < kCheck; ++p) {
+      oa[p].data = a.data() + size_t(p) * (kLen + 16);
+      ob[p].data = b.data() + size_t(p) * (kLen + 16);
+      ob[p].key  = ref_handles[p % kKeys];
+    }
+    WARPATH_TRY(engine->apply({oa.data(), kCheck}));
+    WARPATH_TRY(ref.value()->apply({ob.data(), kCheck}));
+    if (a != b) return Status(Errc::kInvalidArgument, name + ": cuda.ctr differs from ref.ctr");
+  }
+  cudaFree(d_keys);
+  cudaFree(d_data);
+  cudaFree(d_ops);
+  return Status::ok();
+}
+
 // Packet scheduling on the GPU (GASPP section 5.3, its Figure 10): AES-128-GCM sealing of
 // packets whose inner lengths are spread uniformly over 40-1,500 bytes, kernel-only, in arrival
 // order ("esp.gcm128.seal.mixed.arrival") and scheduled as the offload master does it: the
@@ -1498,6 +1588,7 @@ int main(int argc, char** argv) {
 #endif
     {"esp", false, [&] { return run_esp(repeat, rows); }},
     {"esp.schedule", false, [&] { return run_esp_schedule(repeat, rows); }},
+    {"ctr", false, [&] { return run_ctr(repeat, rows); }},
     {"flowtable", false, [&] { return run_flowtable(repeat, rows); }},
     {"stream", false, [&] { return run_stream(repeat, rows); }},
     {"classify", true, [&] { return run_classify(repeat, crows); }},

@@ -45,6 +45,9 @@ struct KeySlots {
   }
 };
 
+/// cuda.ctr (CUDA builds only).
+Result<std::unique_ptr<CtrCipher>> make_cuda_ctr();
+
 /// cuda.esp (CUDA builds only): the SAs' keys prepared on the device.
 Result<std::unique_ptr<EspCrypto>> make_cuda_esp(Span<const SaKeys> keys);
 

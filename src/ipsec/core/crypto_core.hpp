@@ -110,6 +110,22 @@ WARPATH_HD void aes_ctr(const AesKey& k, const uint8_t* sbox, const uint8_t* pre
   }
 }
 
+/// XORs `len` bytes at `data` with the keystream of counter blocks counter, counter + 1, ...
+/// (one 128-bit big-endian number: NIST SP 800-38A, OpenSSL's CTR), starting `skip` (0-15)
+/// bytes into the first block's keystream: flow-aes's ranges (CtrCipher, cuda.ctr).
+WARPATH_HD void aes_ctr_range(const AesKey& k, const uint8_t* sbox, const uint8_t* counter,
+                              uint32_t skip, uint8_t* data, uint32_t len) {
+  uint8_t block[16], ks[16];
+  for (int i = 0; i < 16; ++i) block[i] = counter[i];
+  for (uint32_t done = 0; done < len;) {
+    aes_encrypt(k, sbox, block, ks);
+    for (uint32_t i = skip; i < 16 && done < len; ++i) data[done++] ^= ks[i];
+    skip = 0;
+    for (int i = 15; i >= 0 && ++block[i] == 0; --i) {  // the carry runs through all 16 bytes
+    }
+  }
+}
+
 // ------------------------------------------------------------------------------------- SHA
 
 WARPATH_HD uint32_t rotl32(uint32_t x, int s) { return (x << s) | (x >> (32 - s)); }
