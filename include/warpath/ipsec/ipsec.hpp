@@ -353,6 +353,8 @@ struct CtrOp {
 ///   ref.ctr   1         OpenSSL EVP, one range at a time: the reference
 ///   cpu.ctr   10        intel-ipsec-mb's burst API, up to 128 ranges per burst (a range that
 ///                       starts inside a block costs one more job, for that block)
+///   cuda.ctr  5         the GPU, a range per thread (src/ipsec/core/crypto_core.hpp's
+///                       aes_ctr_range, checked on the host against OpenSSL by the tests)
 ///   validate:<id>       applies <id> and ref.ctr to copies and compares every byte
 class CtrCipher {
  public:
