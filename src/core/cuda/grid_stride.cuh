@@ -5,7 +5,8 @@
 // The usual `for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x *
 // blockDim.x)` wraps when n is within a stride of 2^32 (i += stride overflows back below n and
 // the loop repeats items), and its products overflow on grids past 2^32 threads. Every kernel
-// walks its items through this instead. Only .cu files include this header.
+// walks its items through this instead, launched with grid_blocks. Only .cu files include this
+// header.
 #pragma once
 #include <cstdint>
 
@@ -40,5 +41,15 @@ class GridStride {
 
 /// This thread's items of [0, n) (n < 2^32: the item is a uint32_t).
 __device__ inline GridStride grid_stride(uint64_t n) { return GridStride(n); }
+
+/// Blocks of `block` threads for a grid-stride loop over n items: one item per thread, at most
+/// eight blocks per SM (the loop takes the rest), at least one.
+inline int grid_blocks(uint32_t n, int block) {
+  int device = 0, sms = 1;
+  if (cudaGetDevice(&device) == cudaSuccess)
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  const int need = int(n / uint32_t(block) + 1);
+  return need < sms * 8 ? need : sms * 8;
+}
 
 }  // namespace warpath

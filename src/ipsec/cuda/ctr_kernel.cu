@@ -24,7 +24,7 @@
 #include "core/cuda/cuda_check.cuh"
 #include "core/cuda/device_array.cuh"
 #include "core/cuda/grid_stride.cuh"
-#include "core/cuda_host.hpp"
+#include "core/pinned_buffer.hpp"
 #include "ipsec/core/crypto_core.hpp"
 #include "ipsec/cuda/ctr_launch.hpp"
 #include "ipsec/engines.hpp"
@@ -56,17 +56,7 @@ __global__ void scatter_keys(const KeyUpdate* __restrict__ updates, uint32_t n,
   for (const uint32_t t : grid_stride(n)) keys[updates[t].handle] = updates[t].key;
 }
 
-int blocks_for(uint32_t n) {
-  int device = 0, sms = 1;
-  if (cudaGetDevice(&device) == cudaSuccess)
-    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-  const int need = int(n / kBlockSize + 1);
-  return need < sms * 8 ? (need ? need : 1) : sms * 8;
-}
-
-struct PinnedFree {
-  void operator()(uint8_t* p) const { warpath::detail::cuda_host_free(p); }
-};
+int blocks_for(uint32_t n) { return grid_blocks(n, kBlockSize); }
 
 class CudaCtr final : public CtrCipher {
  public:
@@ -103,7 +93,7 @@ class CudaCtr final : public CtrCipher {
       std::memcpy(d.counter, ops[k].counter, 16);
       total += (size_t(ops[k].len) + 15) / 16 * 16;
     }
-    WARPATH_TRY(stage(total ? total : 16));
+    WARPATH_TRY(staging_.reserve(total ? total : 16, "cuda.ctr"));
     for (uint32_t k = 0; k < ops.size; ++k)
       if (ops[k].len) std::memcpy(staging_.get() + dops_[k].offset, ops[k].data, ops[k].len);
     WARPATH_TRY(d_data_.reserve(total ? total : 16));
@@ -146,25 +136,13 @@ class CudaCtr final : public CtrCipher {
     return Status::ok();
   }
 
-  Status stage(size_t bytes) {
-    if (bytes <= staging_bytes_) return Status::ok();
-    uint8_t* p = static_cast<uint8_t*>(warpath::detail::cuda_host_alloc(bytes));
-    if (!p)
-      return Status(Errc::kOutOfMemory,
-                    "cuda.ctr: pinned staging of " + std::to_string(bytes) + " bytes");
-    staging_.reset(p);
-    staging_bytes_ = bytes;
-    return Status::ok();
-  }
-
   uint8_t sbox_[256];
   KeySlots<core::AesKey> keys_;
   std::vector<uint32_t> dirty_;
   std::vector<KeyUpdate> updates_;
   std::vector<CtrDeviceOp> dops_;
   DeviceArray d_keys_, d_updates_, d_data_, d_ops_;
-  std::unique_ptr<uint8_t, PinnedFree> staging_;
-  size_t staging_bytes_ = 0;
+  warpath::detail::PinnedBuffer staging_;
 };
 
 }  // namespace

@@ -27,6 +27,7 @@
 #include "core/cuda/device_array.cuh"
 #include "core/cuda/grid_stride.cuh"
 #include "core/cuda_host.hpp"
+#include "core/pinned_buffer.hpp"
 #include "ipsec/core/crypto_core.hpp"
 #include "ipsec/cuda/esp_launch.hpp"
 #include "ipsec/engines.hpp"
@@ -85,16 +86,7 @@ __global__ void __launch_bounds__(kBlockSize)
   }
 }
 
-int blocks_for(uint32_t n) {
-  int device = 0, sms = 1;
-  if (cudaGetDevice(&device) == cudaSuccess) cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-  const int need = int(n / kBlockSize + 1);
-  return need < sms * 8 ? (need ? need : 1) : sms * 8;
-}
-
-struct PinnedFree {
-  void operator()(uint8_t* p) const { warpath::detail::cuda_host_free(p); }
-};
+int blocks_for(uint32_t n) { return grid_blocks(n, kBlockSize); }
 
 class CudaEsp final : public EspCrypto {
  public:
@@ -139,7 +131,7 @@ class CudaEsp final : public EspCrypto {
       dops[k]              = {uint32_t(total), ops[k].text_len, ops[k].sa, ops[k].seq_hi};
       total += (bytes + 15) / 16 * 16;
     }
-    WARPATH_TRY(stage(total));
+    WARPATH_TRY(staging_.reserve(total, "cuda.esp"));
     for (uint32_t k = 0; k < ops.size; ++k)
       std::memcpy(staging_.get() + dops[k].offset, ops[k].esp,
                   core::kEspHead + ops[k].text_len + keys_[ops[k].sa].icv_bytes);
@@ -160,20 +152,10 @@ class CudaEsp final : public EspCrypto {
     return Status::ok();
   }
 
-  Status stage(size_t bytes) const {
-    if (bytes <= staging_bytes_) return Status::ok();
-    uint8_t* p = static_cast<uint8_t*>(warpath::detail::cuda_host_alloc(bytes));
-    if (!p) return Status(Errc::kOutOfMemory, "cuda.esp: pinned staging of " + std::to_string(bytes) + " bytes");
-    staging_.reset(p);
-    staging_bytes_ = bytes;
-    return Status::ok();
-  }
-
   std::vector<SaKeys> keys_;
   DeviceArray d_keys_, d_sas_;
   mutable DeviceArray d_data_, d_ops_, d_ok_;
-  mutable std::unique_ptr<uint8_t, PinnedFree> staging_;
-  mutable size_t staging_bytes_ = 0;
+  mutable warpath::detail::PinnedBuffer staging_;
   mutable std::vector<EspDeviceOp> dops_;
   mutable std::mutex lock_;
 };

@@ -51,12 +51,7 @@ __global__ void flowtable_kernel(const DeviceTable* tables, uint32_t count, bool
   }
 }
 
-int blocks_for(uint32_t n) {
-  int device = 0, sms = 1;
-  if (cudaGetDevice(&device) == cudaSuccess) cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-  const int need = int(n / kBlockSize + 1);
-  return need < sms * 8 ? (need ? need : 1) : sms * 8;
-}
+int blocks_for(uint32_t n) { return grid_blocks(n, kBlockSize); }
 
 class Uploaded final : public DeviceImage {
  public:
