@@ -18,6 +18,7 @@
 #include <memory>
 #include <vector>
 
+#include "ipsec/cpu/imb_burst.hpp"
 #include "ipsec/engines.hpp"
 
 namespace warpath::ipsec::detail {
@@ -93,24 +94,7 @@ class IpsecMbCtr final : public CtrCipher {
         fill(jobs[j], pieces_[base + j]);
         shaped &= pieces_[base + j].len <= 65512;
       }
-      uint32_t done = shaped ? IMB_SUBMIT_BURST_NOCHECK(m, n, jobs) : IMB_SUBMIT_BURST(m, n, jobs);
-      if (done == 0 && imb_get_errno(m) != 0) {
-        drain(m);
-        return Status(Errc::kInvalidArgument, std::string("cpu.ctr: intel-ipsec-mb: ") +
-                                                  imb_get_strerror(imb_get_errno(m)));
-      }
-      while (done < n) {
-        const uint32_t more = IMB_FLUSH_BURST(m, n - done, jobs + done);
-        if (more == 0) {
-          drain(m);
-          return Status(Errc::kInvalidArgument, "cpu.ctr: burst did not complete");
-        }
-        done += more;
-      }
-      for (uint32_t j = 0; j < n; ++j)
-        if (jobs[j]->status != IMB_STATUS_COMPLETED)
-          return Status(Errc::kInvalidArgument,
-                        "cpu.ctr: job failed with status " + std::to_string(int(jobs[j]->status)));
+      WARPATH_TRY(imb_complete_burst(m, jobs, n, shaped, "cpu.ctr"));
       base += n;
     }
     for (const Piece& p : pieces_)  // a head block's bytes back into their range
@@ -187,12 +171,6 @@ class IpsecMbCtr final : public CtrCipher {
     j->cipher_direction                 = IMB_DIR_ENCRYPT;
     j->chain_order                      = IMB_ORDER_CIPHER_HASH;
     j->hash_alg                         = IMB_AUTH_NULL;
-  }
-
-  static void drain(IMB_MGR* m) {
-    IMB_JOB* jobs[IMB_MAX_BURST_SIZE];
-    while (IMB_FLUSH_BURST(m, IMB_MAX_BURST_SIZE, jobs) > 0) {
-    }
   }
 
   std::unique_ptr<IMB_MGR, MgrFree> mgr_;

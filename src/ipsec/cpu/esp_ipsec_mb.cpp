@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "ipsec/core/esp_core.hpp"
+#include "ipsec/cpu/imb_burst.hpp"
 #include "ipsec/engines.hpp"
 
 namespace warpath::ipsec::detail {
@@ -202,24 +203,7 @@ class IpsecMbEsp final : public EspCrypto {
                   sas_.get()[op.sa].shaped;
         fill(jobs[k], op, scratch[k], decrypt);
       }
-      uint32_t done = shaped ? IMB_SUBMIT_BURST_NOCHECK(m, n, jobs) : IMB_SUBMIT_BURST(m, n, jobs);
-      if (done == 0 && imb_get_errno(m) != 0) {
-        drain(m);  // nothing of this call may be left to write into the frames later
-        return Status(Errc::kInvalidArgument,
-                      std::string("cpu.esp: intel-ipsec-mb: ") + imb_get_strerror(imb_get_errno(m)));
-      }
-      while (done < n) {
-        const uint32_t more = IMB_FLUSH_BURST(m, n - done, jobs + done);
-        if (more == 0) {
-          drain(m);
-          return Status(Errc::kInvalidArgument, "cpu.esp: burst did not complete");
-        }
-        done += more;
-      }
-      for (uint32_t k = 0; k < n; ++k)
-        if (jobs[k]->status != IMB_STATUS_COMPLETED)
-          return Status(Errc::kInvalidArgument, "cpu.esp: job failed with status " +
-                                                    std::to_string(int(jobs[k]->status)));
+      WARPATH_TRY(imb_complete_burst(m, jobs, n, shaped, "cpu.esp"));
       for (uint32_t k = 0; decrypt && k < n; ++k) {
         const CryptoOp& op = ops[base + k];
         ok[base + k] =
@@ -233,12 +217,6 @@ class IpsecMbEsp final : public EspCrypto {
       base += n;
     }
     return Status::ok();
-  }
-
-  static void drain(IMB_MGR* m) {
-    IMB_JOB* jobs[IMB_MAX_BURST_SIZE];
-    while (IMB_FLUSH_BURST(m, IMB_MAX_BURST_SIZE, jobs) > 0) {
-    }
   }
 
   // The chained job decrypted the text whatever the ICV said: a failed open encrypts it back
