@@ -136,6 +136,80 @@ double best_rate(F&& pass, int repeat, double seconds) {
   return best;
 }
 
+// --suites: a comma-separated list of words; a suite runs when its name contains one (all
+// run without the option).
+bool wanted(const std::string& only, std::string_view name) {
+  if (only.empty()) return true;
+  for (size_t b = 0; b <= only.size();) {
+    const size_t e = std::min(only.find(',', b), only.size());
+    if (e > b && name.find(std::string_view(only).substr(b, e - b)) != std::string_view::npos)
+      return true;
+    b = e + 1;
+  }
+  return false;
+}
+
+// A burst of `n` free jobs (flushing what an earlier pass left first, when it holds fewer).
+uint32_t full_burst(IMB_MGR* mgr, uint32_t n, IMB_JOB** jobs) {
+  uint32_t got = IMB_GET_NEXT_BURST(mgr, n, jobs);
+  if (got < n) {
+    IMB_FLUSH_BURST(mgr, n, jobs);
+    got = IMB_GET_NEXT_BURST(mgr, n, jobs);
+  }
+  return got;
+}
+
+// A chain of one module as `warpath run` runs it, on a frame of kBatch copies of `input`: the
+// frame filled (the copy a port makes) and parsed (rx_parse_rate: what every packet of any
+// chain pays), or filled and run through the chain (path_rate, which fails unless every
+// packet went through).
+struct ChainRun {
+  runtime::Chain& chain;
+  runtime::Frame& frame;
+  const std::vector<std::vector<uint8_t>>& input;
+  runtime::Chain::Scratch scratch{};
+  ExecContext ctx{};
+
+  void fill() {
+    frame.reset();
+    for (auto& fr : input)
+      frame.batch.append(fr.data(), uint32_t(fr.size()), uint32_t(fr.size()), 0);
+  }
+  void pass() {
+    fill();
+    (void)chain.pre(frame);
+    (void)chain.shade(frame, runtime::Place::kCpu, ctx);
+    (void)chain.post(frame, scratch, nullptr);
+  }
+  Result<double> rx_parse_rate(int repeat, double seconds) {
+    // (The parser alone: the chain's pre also does a job-mode module's work.)
+    WARPATH_ASSIGN_OR_RETURN(auto parser, packet::make_parser("cpu.parse"));
+    return best_rate(
+        [&] {
+          fill();
+          (void)parser->parse(frame.batch.view(), {frame.infos.data(), frame.size()}, ctx);
+          return uint64_t(frame.size());
+        },
+        repeat, seconds);
+  }
+  Result<double> path_rate(int repeat, double seconds) {
+    uint64_t good = 0, total = 0;
+    const double pps = best_rate(
+        [&] {
+          pass();
+          for (uint32_t p = 0; p < frame.size(); ++p)
+            good += frame.reason[p] == runtime::kReasonNoVerdict;
+          total += frame.size();
+          return uint64_t(frame.size());
+        },
+        repeat, seconds);
+    if (good != total)
+      return Status(Errc::kInvalidArgument, std::to_string(good) + " of " + std::to_string(total) +
+                                                " packets went through");
+    return pps;
+  }
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -172,14 +246,7 @@ int main(int argc, char** argv) {
   init_mb_mgr_auto(mgr, nullptr);
   std::vector<Row> rows;
   for (const Suite& suite : kSuites) {
-    // --suites: a comma-separated list of words; a suite runs when its name contains one.
-    bool wanted = only.empty();
-    for (size_t b = 0; !wanted && b <= only.size();) {
-      const size_t e = std::min(only.find(',', b), only.size());
-      wanted = e > b && std::string(suite.name).find(only.substr(b, e - b)) != std::string::npos;
-      b      = e + 1;
-    }
-    if (!wanted) continue;
+    if (!wanted(only, suite.name)) continue;
     auto cfg = io::parse_sa_text("bench", sa_text(suite, policies));
     if (!cfg.is_ok()) return std::fprintf(stderr, "%s\n", cfg.status().message().c_str()), 1;
     auto db = SaDatabase::build(cfg.value());
@@ -224,11 +291,7 @@ int main(int argc, char** argv) {
       }
       auto imb_pass = [&](bool nocheck) {
         IMB_JOB* jobs[kBatch];
-        uint32_t n = IMB_GET_NEXT_BURST(mgr, kBatch, jobs);
-        if (n < kBatch) {
-          IMB_FLUSH_BURST(mgr, kBatch, jobs);
-          n = IMB_GET_NEXT_BURST(mgr, kBatch, jobs);
-        }
+        const uint32_t n = full_burst(mgr, kBatch, jobs);
         for (uint32_t p = 0; p < n; ++p) {
           IMB_JOB* j  = jobs[p];
           uint8_t* e  = ops[p].esp;
@@ -297,19 +360,15 @@ int main(int argc, char** argv) {
         auto batch = packet::PacketBatch::create(kBatch, 2048, 0, MemSpace::kHost, chain.value()->headroom());
         runtime::Frame f(std::move(batch).value());
         chain.value()->make_slots(f);
-        runtime::Chain::Scratch scratch;
-        ExecContext ctx;
         // The inbound path's input: the outbound path's output (sealed by warpath, the
         // window off so that the same packets may be opened again and again).
         std::vector<std::vector<uint8_t>> input(kBatch, frame(size, false));
+        ChainRun run{*chain.value(), f, input};
         if (in) {
           auto out = runtime::Chain::build({runtime::ModuleSpec{"esp-out", {{"sa", "bench"}}, ""}}, env);
           runtime::Frame g(std::move(packet::PacketBatch::create(kBatch)).value());
           out.value()->make_slots(g);
-          for (auto& fr : input) g.batch.append(fr.data(), uint32_t(fr.size()), uint32_t(fr.size()), 0);
-          (void)out.value()->pre(g);
-          (void)out.value()->shade(g, runtime::Place::kCpu, ctx);
-          (void)out.value()->post(g, scratch, nullptr);
+          ChainRun{*out.value(), g, input}.pass();
           for (uint32_t p = 0; p < kBatch; ++p) {
             input[p].assign(g.batch.data(p), g.batch.data(p) + g.batch.meta(p).caplen);
             // Swap the endpoints: the packet now arrives at the inbound SA's destination.
@@ -319,38 +378,19 @@ int main(int argc, char** argv) {
             ipsec::core::store_be16(ip + 10, packet::core::fold_checksum(packet::core::ones_sum(ip, 20)));
           }
         }
-        // What every packet of any chain pays before the module: the copy into the frame (as
-        // a port makes it) and the parser.
-        // (The parser alone: the chain's pre also does a job-mode module's work.)
-        auto parser = packet::make_parser("cpu.parse");
-        if (!parser.is_ok()) return std::fprintf(stderr, "%s\n", parser.status().message().c_str()), 1;
-        const double base = best_rate([&] {
-          f.reset();
-          for (auto& fr : input) f.batch.append(fr.data(), uint32_t(fr.size()), uint32_t(fr.size()), 0);
-          (void)parser.value()->parse(f.batch.view(), {f.infos.data(), f.size()}, ctx);
-          return uint64_t(kBatch);
-        }, repeat, seconds);
-        uint64_t good = 0, total = 0;
-        const double pps = best_rate([&] {
-          f.reset();
-          for (auto& fr : input) f.batch.append(fr.data(), uint32_t(fr.size()), uint32_t(fr.size()), 0);
-          (void)chain.value()->pre(f);
-          (void)chain.value()->shade(f, runtime::Place::kCpu, ctx);
-          (void)chain.value()->post(f, scratch, nullptr);
-          for (uint32_t p = 0; p < kBatch; ++p) good += f.reason[p] == runtime::kReasonNoVerdict;
-          total += kBatch;
-          return uint64_t(kBatch);
-        }, repeat, seconds);
-        if (good != total) {
-          std::fprintf(stderr, "%s %s %u: %llu of %llu packets went through\n", suite.name, kind, size,
-                       (unsigned long long)good, (unsigned long long)total);
+        auto base = run.rx_parse_rate(repeat, seconds);
+        auto path = base.is_ok() ? run.path_rate(repeat, seconds) : Result<double>(base.status());
+        if (!path.is_ok()) {
+          std::fprintf(stderr, "%s %s %u: %s\n", suite.name, kind, size,
+                       path.status().message().c_str());
           return 1;
         }
+        const double pps = path.value();
         add(kind, pps);
         // The module alone: the path's time less the copy and the parse (derived).
-        const double module_ns = 1e9 / pps - 1e9 / base;
+        const double module_ns = 1e9 / pps - 1e9 / base.value();
         add(in ? "esp-in module (derived)" : "esp-out module (derived)", module_ns > 0 ? 1e9 / module_ns : 0);
-        if (!in) add("rx copy + parse", base);
+        if (!in) add("rx copy + parse", base.value());
       }
       add("ref.esp.seal", best_rate([&] {
             (void)ref.value()->seal({ops.data(), kBatch});
@@ -362,13 +402,7 @@ int main(int argc, char** argv) {
   }
   // GASPP's AES application: the flow-aes module over 128 UDP flows (a packet of each per
   // frame), beside intel-ipsec-mb's raw CTR burst over the same payloads under the same keys.
-  bool flow_wanted = only.empty();
-  for (size_t b = 0; !flow_wanted && b <= only.size();) {
-    const size_t e = std::min(only.find(',', b), only.size());
-    flow_wanted = e > b && std::string("flow-aes").find(only.substr(b, e - b)) != std::string::npos;
-    b           = e + 1;
-  }
-  for (uint32_t size : flow_wanted ? sizes : std::vector<uint32_t>{}) {
+  for (uint32_t size : wanted(only, "flow-aes") ? sizes : std::vector<uint32_t>{}) {
     if (size < 29) continue;  // a UDP payload of at least a byte
     const char* suite = "flow-aes aes128-ctr";
     auto add          = [&](const char* what, double pps) {
@@ -394,11 +428,7 @@ int main(int argc, char** argv) {
       const double r = best_rate(
           [&] {
             IMB_JOB* jobs[kBatch];
-            uint32_t n = IMB_GET_NEXT_BURST(mgr, kBatch, jobs);
-            if (n < kBatch) {
-              IMB_FLUSH_BURST(mgr, kBatch, jobs);
-              n = IMB_GET_NEXT_BURST(mgr, kBatch, jobs);
-            }
+            const uint32_t n = full_burst(mgr, kBatch, jobs);
             for (uint32_t p = 0; p < n; ++p) {
               IMB_JOB* j = jobs[p];
               uint8_t* d = bufs.data() + size_t(p) * payload;
@@ -461,33 +491,18 @@ int main(int argc, char** argv) {
       if (!states.is_ok())
         return std::fprintf(stderr, "%s\n", states.status().message().c_str()), 1;
       chain.value()->make_slots(f, &states.value());
-      runtime::Chain::Scratch scratch;
-      ExecContext ctx;
+      ChainRun run{*chain.value(), f, input};
       if (base == 0) {
-        auto parser = packet::make_parser("cpu.parse");
-        if (!parser.is_ok())
-          return std::fprintf(stderr, "%s\n", parser.status().message().c_str()), 1;
-        base = best_rate(
-            [&] {
-              f.reset();
-              for (auto& fr : input)
-                f.batch.append(fr.data(), uint32_t(fr.size()), uint32_t(fr.size()), 0);
-              (void)parser.value()->parse(f.batch.view(), {f.infos.data(), f.size()}, ctx);
-              return uint64_t(kBatch);
-            },
-            repeat, seconds);
+        auto r = run.rx_parse_rate(repeat, seconds);
+        if (!r.is_ok()) return std::fprintf(stderr, "%s\n", r.status().message().c_str()), 1;
+        base = r.value();
       }
-      const double pps = best_rate(
-          [&] {
-            f.reset();
-            for (auto& fr : input)
-              f.batch.append(fr.data(), uint32_t(fr.size()), uint32_t(fr.size()), 0);
-            (void)chain.value()->pre(f);
-            (void)chain.value()->shade(f, runtime::Place::kCpu, ctx);
-            (void)chain.value()->post(f, scratch, nullptr);
-            return uint64_t(kBatch);
-          },
-          repeat, seconds);
+      auto path = run.path_rate(repeat, seconds);
+      if (!path.is_ok())
+        return std::fprintf(stderr, "flow-aes (%s) %u: %s\n", engine, size,
+                            path.status().message().c_str()),
+               1;
+      const double pps       = path.value();
       const std::string what = std::string("flow-aes (") + engine + ")";
       rows.push_back({suite, what, size, pps / 1e6, pps * size * 8 / 1e9, 0});
       if (engine[0] == 'c') {
