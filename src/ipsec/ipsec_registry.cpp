@@ -121,12 +121,15 @@ constexpr uint64_t kMaxCheckPackets = 30000;
 
 namespace {
 
-// Applies the engine to the ranges and ref.ctr to copies of them, and compares every byte; keys
-// go to both (the reference's handle kept per engine handle).
+// Applies the engine to the ranges and the reference to copies of them, and compares every
+// byte; keys go to both (the reference's handle kept per engine handle). validate:<id> (against
+// ref.ctr) and the self-test's check (against ref.ctr, or crypto_core's body on the host).
 class ValidatingCtr final : public ValidatingPair<CtrCipher> {
  public:
-  ValidatingCtr(std::unique_ptr<CtrCipher> e, std::unique_ptr<CtrCipher> r)
-      : ValidatingPair(std::move(e), std::move(r), "ref.ctr") {}
+  /// `ref_name`: the reference's id (a literal, as every engine's id is).
+  ValidatingCtr(std::unique_ptr<CtrCipher> e, std::unique_ptr<CtrCipher> r,
+                std::string_view ref_name)
+      : ValidatingPair(std::move(e), std::move(r), ref_name) {}
   bool live(uint32_t h) const noexcept override { return engine_->live(h); }
   void drop_key(uint32_t h) override {
     if (h < ref_key_.size() && engine_->live(h)) ref_->drop_key(ref_key_[h]);
@@ -154,8 +157,10 @@ class ValidatingCtr final : public ValidatingPair<CtrCipher> {
     for (uint32_t k = 0; k < ops.size; ++k)
       for (uint32_t b = 0; b < ops[k].len; ++b)
         if (ops[k].data[b] != copies[k][b])
-          return differs(": range " + std::to_string(k) + ": byte " + std::to_string(b) +
-                         " differs from ref.ctr's");
+          return differs(": range " + std::to_string(k) + " of " + std::to_string(ops.size) + " (" +
+                         std::to_string(ops[k].len) + " bytes from byte " +
+                         std::to_string(ops[k].skip) + " of its block): byte " + std::to_string(b) +
+                         " differs from " + std::string(ref_->id()) + "'s");
     return Status::ok();
   }
 
@@ -169,7 +174,7 @@ CtrTable::Made validated_ctr(std::unique_ptr<CtrCipher> engine) {
   std::unique_ptr<CtrCipher> ref = detail::make_openssl_ctr();
   if (!ref) return Status(Errc::kNotSupported, "validate: needs ref.ctr: built without OpenSSL");
   return std::unique_ptr<CtrCipher>(
-      std::make_unique<ValidatingCtr>(std::move(engine), std::move(ref)));
+      std::make_unique<ValidatingCtr>(std::move(engine), std::move(ref), "ref.ctr"));
 }
 
 CtrTable::Made made(std::unique_ptr<CtrCipher> c, const char* what) {
@@ -246,23 +251,21 @@ CheckReport check_ctr_engine(std::string_view id, uint64_t seed, uint64_t items)
     return rep;
   }
   // The oracle: OpenSSL (ref.ctr), or, in builds without it, cuda.ctr's body on the host.
-  auto ref = make_ctr_cipher("ref.ctr");
-  if (!ref.is_ok()) ref = std::unique_ptr<CtrCipher>(std::make_unique<CtrBodiesOnHost>());
+  auto oracle = make_ctr_cipher("ref.ctr");
+  if (!oracle.is_ok()) oracle = std::unique_ptr<CtrCipher>(std::make_unique<CtrBodiesOnHost>());
+  const std::string_view oracle_id = oracle.value()->id();
+  ValidatingCtr pair(std::move(engine).value(), std::move(oracle).value(), oracle_id);
   std::mt19937_64 rng(seed);
-  // Keys of both sizes in both engines, their handles paired.
-  std::vector<uint32_t> he, hr;
+  std::vector<uint32_t> keys;  // of both sizes
   for (int k = 0; k < 16; ++k) {
     uint8_t key[32];
     for (auto& b : key) b = uint8_t(rng());
-    const uint32_t bytes = k % 2 ? 32 : 16;
-    auto a               = engine.value()->add_key(key, bytes);
-    auto b               = ref.value()->add_key(key, bytes);
-    if (!a.is_ok() || !b.is_ok()) {
-      rep.detail = "add_key: " + (a.is_ok() ? b.status() : a.status()).message();
+    auto h = pair.add_key(key, k % 2 ? 32 : 16);
+    if (!h.is_ok()) {
+      rep.detail = "add_key: " + h.status().message();
       return rep;
     }
-    he.push_back(a.value());
-    hr.push_back(b.value());
+    keys.push_back(h.value());
   }
   // Batches of 0, 1, the multi-buffer lane edges, a full burst and past it; ranges of any
   // length (a packet's payload), any start inside a block, counters about to wrap.
@@ -270,37 +273,22 @@ CheckReport check_ctr_engine(std::string_view id, uint64_t seed, uint64_t items)
   uint64_t done          = 0;
   for (size_t si = 0; done < items || si < std::size(sizes); ++si) {
     const uint32_t n = sizes[si % std::size(sizes)];
-    std::vector<std::vector<uint8_t>> a(n), b(n);
-    std::vector<CtrOp> oe(n), orf(n);
+    std::vector<std::vector<uint8_t>> data(n);
+    std::vector<CtrOp> ops(n);
     for (uint32_t k = 0; k < n; ++k) {
-      a[k].resize(rng() % 1501);
-      for (auto& x : a[k]) x = uint8_t(rng());
-      b[k]            = a[k];
-      const size_t kk = rng() % he.size();
-      for (auto& x : oe[k].counter) x = uint8_t(rng());
-      if (rng() % 4 == 0) std::memset(oe[k].counter + 12, 0xFF, 4);  // the low 32 bits wrap
-      oe[k].key   = he[kk];
-      oe[k].skip  = uint8_t(rng() % 16);
-      oe[k].data  = a[k].data();
-      oe[k].len   = uint32_t(a[k].size());
-      orf[k]      = oe[k];
-      orf[k].key  = hr[kk];
-      orf[k].data = b[k].data();
+      data[k].resize(rng() % 1501);
+      for (auto& x : data[k]) x = uint8_t(rng());
+      for (auto& x : ops[k].counter) x = uint8_t(rng());
+      if (rng() % 4 == 0) std::memset(ops[k].counter + 12, 0xFF, 4);  // the low 32 bits wrap
+      ops[k].key  = keys[rng() % keys.size()];
+      ops[k].skip = uint8_t(rng() % 16);
+      ops[k].data = data[k].data();
+      ops[k].len  = uint32_t(data[k].size());
     }
-    Status st = engine.value()->apply({oe.data(), n});
-    if (st.is_ok()) st = ref.value()->apply({orf.data(), n});
-    if (!st.is_ok()) {
+    if (const Status st = pair.apply({ops.data(), n}); !st.is_ok()) {
       rep.detail = st.message();
       return rep;
     }
-    for (uint32_t k = 0; k < n; ++k)
-      if (a[k] != b[k]) {
-        rep.detail = "batch of " + std::to_string(n) + ", range " + std::to_string(k) + " (" +
-                     std::to_string(a[k].size()) + " bytes from byte " +
-                     std::to_string(oe[k].skip) + " of its block): differs from " +
-                     std::string(ref.value()->id());
-        return rep;
-      }
     done += n;
     rep.items += n;
   }
