@@ -3,6 +3,7 @@
 #include <memory>
 #include <vector>
 
+#include "ipsec/core/crypto_core.hpp"
 #include "warpath/ipsec/ipsec.hpp"
 
 namespace warpath::ipsec::detail {
@@ -42,6 +43,21 @@ struct KeySlots {
     values[h] = T{};
     used[h]   = 0;
     free.push_back(h);
+  }
+};
+
+/// AES schedules by handle, expanded on the host by crypto_core's aes_expand: cuda.ctr's keys
+/// (copied to the device) and the self-test's oracle without OpenSSL (crypto_core on the host).
+struct CoreKeys {
+  uint8_t sbox[256];
+  KeySlots<core::AesKey> slots;
+  CoreKeys() {
+    for (int x = 0; x < 256; ++x) sbox[x] = core::sbox_entry(uint8_t(x));
+  }
+  uint32_t add(const uint8_t* key, uint32_t bytes) {
+    const uint32_t h = slots.take();
+    core::aes_expand(key, bytes, sbox, slots.values[h]);
+    return h;
   }
 };
 

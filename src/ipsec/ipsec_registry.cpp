@@ -215,28 +215,23 @@ namespace {
 // crypto_core's aes_ctr_range, on the host (itself held to OpenSSL by tests/ipsec).
 class CtrBodiesOnHost final : public CtrCipher {
  public:
-  CtrBodiesOnHost() {
-    for (int x = 0; x < 256; ++x) sbox_[x] = core::sbox_entry(uint8_t(x));
-  }
   std::string_view id() const noexcept override { return "crypto_core on the host"; }
-  bool live(uint32_t h) const noexcept override { return keys_.live(h); }
-  void drop_key(uint32_t h) override { keys_.drop(h); }
+  bool live(uint32_t h) const noexcept override { return keys_.slots.live(h); }
+  void drop_key(uint32_t h) override { keys_.slots.drop(h); }
 
  protected:
   Result<uint32_t> do_add_key(const uint8_t* key, uint32_t bytes) override {
-    const uint32_t h = keys_.take();
-    core::aes_expand(key, bytes, sbox_, keys_.values[h]);
-    return h;
+    return keys_.add(key, bytes);
   }
   Status do_apply(Span<const CtrOp> ops) override {
     for (const CtrOp& op : ops)
-      core::aes_ctr_range(keys_.values[op.key], sbox_, op.counter, op.skip, op.data, op.len);
+      core::aes_ctr_range(keys_.slots.values[op.key], keys_.sbox, op.counter, op.skip, op.data,
+                          op.len);
     return Status::ok();
   }
 
  private:
-  uint8_t sbox_[256];
-  detail::KeySlots<core::AesKey> keys_;
+  detail::CoreKeys keys_;
 };
 
 }  // namespace

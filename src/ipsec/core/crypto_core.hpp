@@ -95,21 +95,6 @@ WARPATH_HD void aes_encrypt(const AesKey& k, const uint8_t* sbox, const uint8_t*
   for (int i = 0; i < 16; ++i) out[i] = s[i];
 }
 
-/// XORs `len` bytes at `data` with the keystream of counter blocks prefix (12 bytes) | n,
-/// n = first, first + 1, ... (big-endian): RFC 3686 (prefix nonce | IV, from 1) and GCM
-/// (prefix salt | IV, from 2).
-WARPATH_HD void aes_ctr(const AesKey& k, const uint8_t* sbox, const uint8_t* prefix, uint32_t first,
-                        uint8_t* data, uint32_t len) {
-  uint8_t block[16], ks[16];
-  for (int i = 0; i < 12; ++i) block[i] = prefix[i];
-  for (uint32_t off = 0, n = first; off < len; off += 16, ++n) {
-    store_be32(block + 12, n);
-    aes_encrypt(k, sbox, block, ks);
-    const uint32_t m = len - off < 16 ? len - off : 16;
-    for (uint32_t i = 0; i < m; ++i) data[off + i] ^= ks[i];
-  }
-}
-
 /// XORs `len` bytes at `data` with the keystream of counter blocks counter, counter + 1, ...
 /// (one 128-bit big-endian number: NIST SP 800-38A, OpenSSL's CTR), starting `skip` (0-15)
 /// bytes into the first block's keystream: flow-aes's ranges (CtrCipher, cuda.ctr).
@@ -124,6 +109,18 @@ WARPATH_HD void aes_ctr_range(const AesKey& k, const uint8_t* sbox, const uint8_
     for (int i = 15; i >= 0 && ++block[i] == 0; --i) {  // the carry runs through all 16 bytes
     }
   }
+}
+
+/// XORs `len` bytes at `data` with the keystream of counter blocks prefix (12 bytes) | n,
+/// n = first, first + 1, ... (big-endian): RFC 3686 (prefix nonce | IV, from 1) and GCM
+/// (prefix salt | IV, from 2). aes_ctr_range's keystream: an ESP text (under 64 KiB, 4,096
+/// blocks from 1 or 2) never carries out of the low 32 bits, where GCM's inc32 would wrap.
+WARPATH_HD void aes_ctr(const AesKey& k, const uint8_t* sbox, const uint8_t* prefix, uint32_t first,
+                        uint8_t* data, uint32_t len) {
+  uint8_t block[16];
+  for (int i = 0; i < 12; ++i) block[i] = prefix[i];
+  store_be32(block + 12, first);
+  aes_ctr_range(k, sbox, block, 0, data, len);
 }
 
 // ------------------------------------------------------------------------------------- SHA

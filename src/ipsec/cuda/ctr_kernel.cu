@@ -60,21 +60,17 @@ int blocks_for(uint32_t n) { return grid_blocks(n, kBlockSize); }
 
 class CudaCtr final : public CtrCipher {
  public:
-  CudaCtr() {
-    for (int x = 0; x < 256; ++x) sbox_[x] = core::sbox_entry(uint8_t(x));
-  }
   std::string_view id() const noexcept override { return "cuda.ctr"; }
-  bool live(uint32_t h) const noexcept override { return keys_.live(h); }
+  bool live(uint32_t h) const noexcept override { return keys_.slots.live(h); }
   void drop_key(uint32_t h) override {
-    if (!keys_.live(h)) return;
-    keys_.drop(h);  // its schedule zeroed here, and on the device with the next call
+    if (!keys_.slots.live(h)) return;
+    keys_.slots.drop(h);  // its schedule zeroed here, and on the device with the next call
     dirty_.push_back(h);
   }
 
  protected:
   Result<uint32_t> do_add_key(const uint8_t* key, uint32_t bytes) override {
-    const uint32_t h = keys_.take();
-    core::aes_expand(key, bytes, sbox_, keys_.values[h]);
+    const uint32_t h = keys_.add(key, bytes);
     dirty_.push_back(h);
     return h;
   }
@@ -115,17 +111,18 @@ class CudaCtr final : public CtrCipher {
   // The device's schedules made equal to the host's: the changed ones, or all of them into a
   // larger array.
   Status sync_keys() {
-    const size_t n = keys_.values.size();
+    const std::vector<core::AesKey>& values = keys_.slots.values;
+    const size_t n                          = values.size();
     if (sizeof(core::AesKey) * n > d_keys_.bytes) {
       WARPATH_TRY(d_keys_.reserve(sizeof(core::AesKey) * n));  // a new array: everything goes up
-      WARPATH_CUDA_TRY(cudaMemcpy(d_keys_.ptr, keys_.values.data(), sizeof(core::AesKey) * n,
-                                  cudaMemcpyHostToDevice));
+      WARPATH_CUDA_TRY(
+          cudaMemcpy(d_keys_.ptr, values.data(), sizeof(core::AesKey) * n, cudaMemcpyHostToDevice));
       dirty_.clear();
       return Status::ok();
     }
     if (dirty_.empty()) return Status::ok();
     updates_.resize(dirty_.size());
-    for (size_t i = 0; i < dirty_.size(); ++i) updates_[i] = {dirty_[i], keys_.values[dirty_[i]]};
+    for (size_t i = 0; i < dirty_.size(); ++i) updates_[i] = {dirty_[i], values[dirty_[i]]};
     WARPATH_TRY(d_updates_.reserve(sizeof(KeyUpdate) * updates_.size()));
     WARPATH_CUDA_TRY(cudaMemcpy(d_updates_.ptr, updates_.data(),
                                 sizeof(KeyUpdate) * updates_.size(), cudaMemcpyHostToDevice));
@@ -136,8 +133,7 @@ class CudaCtr final : public CtrCipher {
     return Status::ok();
   }
 
-  uint8_t sbox_[256];
-  KeySlots<core::AesKey> keys_;
+  CoreKeys keys_;
   std::vector<uint32_t> dirty_;
   std::vector<KeyUpdate> updates_;
   std::vector<CtrDeviceOp> dops_;
