@@ -131,6 +131,28 @@ class CpuTable {
   }
 
   void expire_due(core::TrackerState& st, std::vector<FlowRecord>& ended) {
+    // Every packet asks; almost every answer is "nothing due", inline.
+    if (cached_emergency_ == st.emergency && st.now < due_bound_) return;
+    expire_some(st, ended);
+  }
+
+  void evict_oldest(core::TrackerState& st, std::vector<FlowRecord>& ended) {
+    uint32_t best = kLists;
+    for (uint32_t l = 0; l < kLists; ++l)
+      if (head_[l] && (best == kLists || head_touch_[l] < head_touch_[best])) best = l;
+    if (best != kLists) end(st, head_[best], FlowEnd::kEvicted, ended);
+  }
+
+  std::vector<uint32_t> live_handles() const {
+    std::vector<uint32_t> v;
+    for (uint32_t l = 0; l < kLists; ++l)
+      for (uint32_t h = head_[l]; h; h = entries_[h].next) v.push_back(h);
+    return v;
+  }
+
+ private:
+  __attribute__((noinline)) void expire_some(core::TrackerState& st,
+                                             std::vector<FlowRecord>& ended) {
     if (cached_emergency_ != st.emergency) {
       cached_emergency_ = st.emergency;
       for (uint32_t l = 0; l < kLists; ++l) set_head(st, l, head_[l]);
@@ -151,21 +173,6 @@ class CpuTable {
     for (uint32_t l = 0; l < kLists; ++l) due_bound_ = std::min(due_bound_, head_deadline_[l]);
   }
 
-  void evict_oldest(core::TrackerState& st, std::vector<FlowRecord>& ended) {
-    uint32_t best = kLists;
-    for (uint32_t l = 0; l < kLists; ++l)
-      if (head_[l] && (best == kLists || head_touch_[l] < head_touch_[best])) best = l;
-    if (best != kLists) end(st, head_[best], FlowEnd::kEvicted, ended);
-  }
-
-  std::vector<uint32_t> live_handles() const {
-    std::vector<uint32_t> v;
-    for (uint32_t l = 0; l < kLists; ++l)
-      for (uint32_t h = head_[l]; h; h = entries_[h].next) v.push_back(h);
-    return v;
-  }
-
- private:
   void set_head(const core::TrackerState& st, uint32_t l, uint32_t h) {
     head_[l] = h;
     if (!h) {
