@@ -9,6 +9,8 @@
 //   small    2,000 concurrent connections x 200 segments of 100 bytes
 //   short    100,000 connections (1,000 at a time): handshake, one 200-byte request, close
 //   reorder  `small` with 1% of the data segments swapped with the next one of their flow
+//   small20, small200  `small`'s segments over 20 or 200 connections (the same packet count):
+//            what the per-packet work costs with the flows' state in L1 or L2 instead of farther
 // Every connection has a handshake, an ACK from the receiver every second segment and FINs.
 // Frames are built before timing; the time is the per-packet work only: for warpath, parsing
 // (cpu.parse), flow tracking (cpu.flow) and reassembly (cpu.stream, IDS mode, BSD policy,
@@ -105,6 +107,8 @@ Shape shape_of(const std::string& w) {
   if (w == "inorder") return {200, 200, 200, 1448, 0};
   if (w == "small") return {2000, 2000, 200, 100, 0};
   if (w == "short") return {100000, 1000, 1, 200, 0};
+  if (w == "small20") return {20, 20, 20000, 100, 0};
+  if (w == "small200") return {200, 200, 2000, 100, 0};
   if (w == "reorder") return {2000, 2000, 200, 100, 10};
   return {0, 0, 0, 0, 0};
 }
@@ -230,8 +234,10 @@ int main(int argc, char** argv) {
     else if (a == "--json") json = true;
     else if (a == "--breakdown") g_breakdown = true;
     else {
-      std::fprintf(stderr, "usage: warpath-stream-bench --workload inorder|small|short|reorder "
-                           "--engine warpath|libnids [--repeat N] [--json]\n");
+      std::fprintf(
+          stderr,
+          "usage: warpath-stream-bench --workload inorder|small|short|reorder|small20|small200 "
+          "--engine warpath|libnids [--repeat N] [--json]\n");
       return 2;
     }
   }

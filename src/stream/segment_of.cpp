@@ -94,16 +94,20 @@ Status reassemble_batch(Reassembler& r, const packet::BatchView& batch,
   const bool gather = r.batches();
   thread_local std::vector<Segment> gathered;
   gathered.clear();
+  if (gather) gathered.reserve(n);
   for (uint32_t i = 0; i < n; ++i) {
     if (!flows[i].serial || (mask && !mask[i])) continue;
-    Segment s;
-    if (!segment_of(infos[i], batch.data(i), batch.metas[i].caplen, s, any_checksum)) continue;
+    // Gathered segments are written where they stay: built on the stack and copied, each
+    // copy's wide loads waited for the narrow stores that had just filled the fields.
+    Segment local;
+    Segment& s = gather ? gathered.emplace_back() : local;
+    if (!segment_of(infos[i], batch.data(i), batch.metas[i].caplen, s, any_checksum)) {
+      if (gather) gathered.pop_back();
+      continue;
+    }
     s.flow = flows[i].serial;
     s.dir  = flows[i].dir;
-    if (gather)
-      gathered.push_back(s);
-    else
-      WARPATH_TRY(r.segment(s, sink));
+    if (!gather) WARPATH_TRY(r.segment(s, sink));
   }
   if (gather) return r.segments(gathered.data(), uint32_t(gathered.size()), sink);
   return Status::ok();

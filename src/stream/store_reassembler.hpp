@@ -201,28 +201,18 @@ class StoreReassembler final : public HostReassembler {
   size_t flows() const override { return flows_.size() + finished_.size(); }
 
   Status segment(const Segment& s, const ChunkSink& sink) override {
-    count(s);
-    Flow* f = flows_.find(s.flow);
-    if (!f) {
-      // Trackers number flows in creation order, so a new flow's number is past every finished
-      // one's and needs no lookup (any numbering stays exact: this only skips sure misses).
-      if (s.flow <= last_finished_)
-        if (core::FlowMeta* m = finished_.find(s.flow)) {
-          late(*m, s, sink);
-          return Status::ok();
-        }
-      if (!may_open(s, flows())) return Status::ok();
-      f = &flows_.emplace(s.flow);
-    }
     HostRules ctx = rules(sink);
-    core::flow_segment(ctx, *f, s);
-    if (finished(*f)) [[unlikely]] {
-      finished_.emplace(s.flow, core::FlowMeta(f->m));
-      last_finished_ = std::max(last_finished_, s.flow);
-      flows_.erase(s.flow);
-    }
+    one(ctx, s);
     return Status::ok();
   }
+
+  /// A batch in one call: the rules' context is built once, and no call per segment.
+  Status segments(const Segment* s, uint32_t n, const ChunkSink& sink) override {
+    HostRules ctx = rules(sink);
+    for (uint32_t i = 0; i < n; ++i) one(ctx, s[i]);
+    return Status::ok();
+  }
+  bool batches() const override { return true; }
 
   Status close(uint64_t flow, const ChunkSink& sink) override {
     HostRules ctx = rules(sink);
@@ -269,14 +259,35 @@ class StoreReassembler final : public HostReassembler {
            f.held[1].empty();
   }
 
+  __attribute__((always_inline)) void one(HostRules& ctx, const Segment& s) {
+    count(s);
+    Flow* f = flows_.find(s.flow);
+    if (!f) {
+      // Trackers number flows in creation order, so a new flow's number is past every finished
+      // one's and needs no lookup (any numbering stays exact: this only skips sure misses).
+      if (s.flow <= last_finished_)
+        if (core::FlowMeta* m = finished_.find(s.flow)) {
+          late(ctx, *m, s);
+          return;
+        }
+      if (!may_open(s, flows())) return;
+      f = &flows_.emplace(s.flow);
+    }
+    core::flow_segment(ctx, *f, s);
+    if (finished(*f)) [[unlikely]] {
+      finished_.emplace(s.flow, core::FlowMeta(f->m));
+      last_finished_ = std::max(last_finished_, s.flow);
+      flows_.erase(s.flow);
+    }
+  }
+
   /// A segment of a finished flow: the rules run on its scalars with empty stores. They store
   /// nothing for it today (data is clipped at the FIN, nothing is taken after a RST); should
   /// they ever, the flow becomes a full one again rather than lose the bytes.
   /// (`spare_`, whose stores and queues are empty between calls, stands in for the rebuilt
   /// state: a finished flow's final ACK costs no construction of a full one.)
-  void late(core::FlowMeta& m, const Segment& s, const ChunkSink& sink) {
-    HostRules ctx = rules(sink);
-    spare_.m      = m;
+  void late(HostRules& ctx, core::FlowMeta& m, const Segment& s) {
+    spare_.m = m;
     core::flow_segment(ctx, spare_, s);
     if (finished(spare_)) {
       m = spare_.m;

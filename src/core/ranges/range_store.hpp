@@ -15,7 +15,9 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <new>
 #include <utility>
 #include <vector>
 
@@ -23,27 +25,100 @@
 
 namespace warpath::ranges {
 
+/// A store's bytes: a plain growable buffer. An in-order piece's append is one capacity test and
+/// a memcpy (std::vector's range insert, generic over iterators, cost about twice the
+/// instructions of the rest of the append).
+class Arena {
+ public:
+  Arena() = default;
+  Arena(Arena&& o) noexcept : p_(o.p_), size_(o.size_), cap_(o.cap_) {
+    o.p_    = nullptr;
+    o.size_ = o.cap_ = 0;
+  }
+  Arena& operator=(Arena&& o) noexcept {
+    if (this != &o) {
+      std::free(p_);
+      p_      = o.p_;
+      size_   = o.size_;
+      cap_    = o.cap_;
+      o.p_    = nullptr;
+      o.size_ = o.cap_ = 0;
+    }
+    return *this;
+  }
+  Arena(const Arena&)            = delete;
+  Arena& operator=(const Arena&) = delete;
+  ~Arena() { std::free(p_); }
+
+  uint8_t* data() { return p_; }
+  const uint8_t* data() const { return p_; }
+  uint64_t size() const { return size_; }
+  uint64_t capacity() const { return cap_; }
+  void clear() { size_ = 0; }
+  void reserve(uint64_t n) {
+    if (n > cap_) grow(n);
+  }
+  /// n bytes appended; where they start.
+  uint64_t append(const uint8_t* d, uint64_t n) {
+    if (size_ + n > cap_) grow(std::max(size_ + n, 2 * cap_));
+    std::memcpy(p_ + size_, d, n);
+    const uint64_t at = size_;
+    size_ += n;
+    return at;
+  }
+
+ private:
+  void grow(uint64_t cap) {
+    auto* q = static_cast<uint8_t*>(std::realloc(p_, cap));
+    if (!q) throw std::bad_alloc();
+    p_   = q;
+    cap_ = cap;
+  }
+  uint8_t* p_    = nullptr;
+  uint64_t size_ = 0, cap_ = 0;
+};
+
 // Small arenas of stores, recycled per thread (a reassembler belongs to one worker), so a
 // store costs no allocation once the pool is warm. At most kPooled are kept.
 class BufferPool {
  public:
   static constexpr size_t kPooled = 4096;
   BufferPool() { free_.reserve(kPooled); }  // give() never allocates (it runs in destructors)
-  std::vector<uint8_t> take() {
+  ~BufferPool();
+  Arena take() {
     if (free_.empty()) return {};
-    std::vector<uint8_t> v = std::move(free_.back());
+    Arena a = std::move(free_.back());
     free_.pop_back();
-    return v;
+    return a;
   }
-  void give(std::vector<uint8_t>&& v) {
-    if (free_.size() < kPooled && v.capacity() && v.capacity() <= 4096)
-      free_.push_back(std::move(v));
+  /// Takes `a` (left empty) into the pool, or frees it.
+  void give(Arena& a) {
+    if (free_.size() < kPooled && a.capacity() && a.capacity() <= 4096)
+      free_.push_back(std::move(a));
+    else
+      a = Arena();
   }
 
  private:
-  std::vector<std::vector<uint8_t>> free_;
+  std::vector<Arena> free_;
 };
-inline thread_local BufferPool g_pool;
+
+/// This thread's pool. The pool is a thread_local with a destructor, and each use of one costs
+/// a call to its guard; a plain pointer to it (constant-initialised: no guard) is read instead.
+inline constinit thread_local BufferPool* g_pool_ptr = nullptr;
+[[gnu::noinline]] inline BufferPool& thread_pool_slow() {
+  thread_local BufferPool pool;
+  g_pool_ptr = &pool;
+  return pool;
+}
+inline BufferPool& thread_pool() {
+  if (g_pool_ptr) [[likely]]
+    return *g_pool_ptr;
+  return thread_pool_slow();
+}
+inline BufferPool::~BufferPool() {
+  if (g_pool_ptr == this) g_pool_ptr = nullptr;
+}
 
 class RangeStore {
  public:
@@ -54,7 +129,6 @@ class RangeStore {
   RangeStore(RangeStore&& o) noexcept
       : pieces_(std::move(o.pieces_)), arena_(std::move(o.arena_)), buffered_(o.buffered_) {
     o.pieces_.clear();
-    o.arena_.clear();
     o.buffered_ = 0;
   }
   RangeStore& operator=(RangeStore&& o) noexcept {
@@ -64,7 +138,6 @@ class RangeStore {
       arena_    = std::move(o.arena_);
       buffered_ = o.buffered_;
       o.pieces_.clear();
-      o.arena_.clear();
       o.buffered_ = 0;
     }
     return *this;
@@ -81,17 +154,26 @@ class RangeStore {
   template <class Wins>
   Insert insert(uint64_t at, const uint8_t* data, uint32_t n, uint64_t os, uint64_t oe,
                 const Wins& wins) {
-    Insert r;
-    if (n == 0) return r;
-    const uint64_t e = at + n;
-    // In order and past everything buffered (the common case): one new range at the end.
-    if (pieces_.empty() || pieces_.back().end <= at) {
-      pieces_.push_back({at, e, os, oe, append(data, n)});
+    if (n == 0) return Insert{};
+    // In order and past everything buffered (the common case): one new range at the end,
+    // inline. (Returned from a function, the answer went through the stack: a byte stored and
+    // read back as a word, which cannot be forwarded and stalled every segment.)
+    if (pieces_.empty() || pieces_.back().end <= at) [[likely]] {
+      pieces_.push_back({at, at + n, os, oe, append(data, n)});
       buffered_ += n;
-      r.added = n;
-      return r;
+      return Insert{n, false, false};
     }
-    uint64_t c   = at;
+    return insert_among(at, data, n, os, oe, wins);
+  }
+
+ private:
+  /// insert() of bytes that do not all lie past the stored ones.
+  template <class Wins>
+  [[gnu::noinline]] Insert insert_among(uint64_t at, const uint8_t* data, uint32_t n, uint64_t os,
+                                        uint64_t oe, const Wins& wins) {
+    Insert r;
+    const uint64_t e = at + n;
+    uint64_t c       = at;
     size_t k     = first_ending_after(c);
     bool garbage = false;
     while (c < e) {
@@ -131,6 +213,7 @@ class RangeStore {
     return r;
   }
 
+ public:
   uint64_t contiguous_end(uint64_t from) const {
     size_t k = first_ending_after(from);
     if (k == pieces_.size() || pieces_[k].start > from) return from;
@@ -176,21 +259,18 @@ class RangeStore {
   /// The arena to the pool (or freed); the store holds none after. (The pool is a
   /// thread_local with a destructor: each use costs a call, which most stores never make.)
   void release() {
-    if (arena_.capacity()) g_pool.give(std::move(arena_));
-    arena_ = std::vector<uint8_t>();
+    if (arena_.capacity()) thread_pool().give(arena_);
   }
 
   /// n bytes appended to the arena; where they start.
   uint64_t append(const uint8_t* data, uint64_t n) {
-    if (arena_.capacity() == 0) {
-      arena_ = g_pool.take();
+    if (arena_.capacity() == 0) [[unlikely]] {
+      arena_ = thread_pool().take();
       // A pooled arena far larger than the piece would hide memory from the caps: drop it.
-      if (arena_.capacity() > 2 * n + kSlack) arena_ = std::vector<uint8_t>();
+      if (arena_.capacity() > 2 * n + kSlack) arena_ = Arena();
       arena_.clear();
     }
-    const uint64_t a = arena_.size();
-    arena_.insert(arena_.end(), data, data + n);
-    return a;
+    return arena_.append(data, n);
   }
 
   void consume(uint64_t from, uint64_t to, uint8_t* out) {
@@ -227,16 +307,12 @@ class RangeStore {
   /// Moves the live bytes to a fresh arena, in range order, once the dead ones outgrow them.
   void compact_if_sparse() {
     if (arena_.size() <= 2 * buffered_ + kSlack) return;
-    std::vector<uint8_t> packed = g_pool.take();
+    BufferPool& pool = thread_pool();
+    Arena packed     = pool.take();
     packed.clear();
     packed.reserve(buffered_);
-    for (Piece& p : pieces_) {
-      const uint64_t a = packed.size();
-      packed.insert(packed.end(), arena_.begin() + long(p.at),
-                    arena_.begin() + long(p.at + (p.end - p.start)));
-      p.at = a;
-    }
-    g_pool.give(std::move(arena_));
+    for (Piece& p : pieces_) p.at = packed.append(arena_.data() + p.at, p.end - p.start);
+    pool.give(arena_);
     arena_ = std::move(packed);
   }
 
@@ -254,7 +330,7 @@ class RangeStore {
   }
 
   std::vector<Piece> pieces_;  ///< sorted, non-overlapping
-  std::vector<uint8_t> arena_;
+  Arena arena_;
   uint64_t buffered_ = 0;
 };
 

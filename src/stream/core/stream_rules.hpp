@@ -308,8 +308,12 @@ WARPATH_HD bool flow_segment(Ctx& ctx, FlowState<Store, Held>& f, const Segment&
     if (a > int64_t(o.acked)) o.acked = umin(uint64_t(a), o.sent_end);
   }
   if (lim.mode == Mode::kIds) {
-    if (o.open)
-      deliver(ctx, s.flow, other, o, f.store[other], f.held[other], umin(o.acked, o.fin), true);
+    // Nothing to deliver or declare unless the limit passed what was delivered (most segments:
+    // an ACK that moved nothing). Every held segment of a direction ends past its base, so
+    // there is nothing to pop either.
+    const uint64_t limit = umin(o.acked, o.fin);
+    if (o.open && limit > o.base)
+      deliver(ctx, s.flow, other, o, f.store[other], f.held[other], limit, true);
   } else {
     deliver(ctx, s.flow, s.dir, d, f.store[s.dir], f.held[s.dir], kNever, false);
   }
