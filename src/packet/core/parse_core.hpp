@@ -115,7 +115,8 @@ WARPATH_HD void parse_ipv4(const uint8_t* p, uint32_t off, uint32_t cap, uint32_
   // Neither a bad checksum nor a datagram longer than the frame stops the parse: the fields stay
   // useful for counters and the slow path, and the transport header is read within the frame.
   const bool too_long    = off + total > len;
-  const bool checksum_ok = fold_checksum(ones_sum(p + off, ihl)) == 0;
+  const bool checksum_ok =
+      fold_checksum(ihl == 20 ? ones_sum20(p + off) : ones_sum(p + off, ihl)) == 0;
   if (!(info.flags & kLaterFragment))
     parse_l4(p, off + ihl, too_long ? len : off + total, cap, info);
   if (too_long) info.status = ParseStatus::kBadIpv4Length;
