@@ -335,7 +335,8 @@ TEST(StreamHandshake, DataAfterRstOrPastTheFinIsNotStream) {
 // A connection that ended (both FINs delivered, or a RST) and holds nothing is kept as its
 // scalars alone in ref.stream and cpu.stream (store_reassembler.hpp), in full in emu.stream:
 // the late segments a closed connection still gets must count alike in all of them (the
-// validate: engines compare each segment's counters and chunks with ref.stream's), the flow
+// validate: engines compare each call's counters and chunks with ref.stream's: a segment's
+// here, a batch's through reassemble_batch), the flow
 // counts against max_flows until it is closed, and another connection on the same numbers
 // after it is not confused with it.
 TEST(StreamHandshake, LateSegmentsOfAFinishedConnectionCountAlike) {

@@ -8,7 +8,7 @@
 // store holds no arena (small ones are recycled through a per-thread pool: an engine belongs to
 // one worker; a pooled one is taken only if it is not much larger than the first piece); dead
 // bytes (delivered, or overwritten) are compacted away once they outgrow the live ones plus
-// kSlack, so an arena's size stays within 2 x buffered() + kSlack and, a vector's growth
+// kSlack, so an arena's size stays within 2 x buffered() + kSlack and, its doubling growth
 // included, its capacity within about twice that. The caps count buffered bytes (every engine
 // must refuse at the same points), so they bound this memory to that factor. The fast store of
 // cpu.stream and cpu.defrag; byte_store.hpp is the oracle's.
@@ -58,7 +58,7 @@ class Arena {
   void reserve(uint64_t n) {
     if (n > cap_) grow(n);
   }
-  /// n bytes appended; where they start.
+  /// n > 0 bytes appended; where they start.
   uint64_t append(const uint8_t* d, uint64_t n) {
     if (size_ + n > cap_) grow(std::max(size_ + n, 2 * cap_));
     std::memcpy(p_ + size_, d, n);
@@ -103,21 +103,27 @@ class BufferPool {
   std::vector<Arena> free_;
 };
 
-/// This thread's pool. The pool is a thread_local with a destructor, and each use of one costs
-/// a call to its guard; a plain pointer to it (constant-initialised: no guard) is read instead.
+/// This thread's pool, or null once the thread's exit destroyed it (a store destroyed after
+/// that frees its arena instead). The pool is a thread_local with a destructor, and each use of
+/// one costs a call to its guard; plain, constant-initialised ones (no guard) are read instead.
 inline constinit thread_local BufferPool* g_pool_ptr = nullptr;
-[[gnu::noinline]] inline BufferPool& thread_pool_slow() {
+inline constinit thread_local bool g_pool_gone       = false;
+[[gnu::noinline]] inline BufferPool* thread_pool_slow() {
+  if (g_pool_gone) return nullptr;
   thread_local BufferPool pool;
   g_pool_ptr = &pool;
-  return pool;
+  return &pool;
 }
-inline BufferPool& thread_pool() {
+inline BufferPool* thread_pool() {
   if (g_pool_ptr) [[likely]]
-    return *g_pool_ptr;
+    return g_pool_ptr;
   return thread_pool_slow();
 }
 inline BufferPool::~BufferPool() {
-  if (g_pool_ptr == this) g_pool_ptr = nullptr;
+  if (g_pool_ptr == this) {
+    g_pool_ptr  = nullptr;
+    g_pool_gone = true;
+  }
 }
 
 class RangeStore {
@@ -256,16 +262,19 @@ class RangeStore {
     uint64_t at = 0;          ///< where its bytes start in the arena
   };
 
-  /// The arena to the pool (or freed); the store holds none after. (The pool is a
-  /// thread_local with a destructor: each use costs a call, which most stores never make.)
+  /// The arena to the pool (or freed); the store holds none after.
   void release() {
-    if (arena_.capacity()) thread_pool().give(arena_);
+    if (!arena_.capacity()) return;
+    if (BufferPool* pool = thread_pool())
+      pool->give(arena_);
+    else
+      arena_ = Arena();
   }
 
   /// n bytes appended to the arena; where they start.
   uint64_t append(const uint8_t* data, uint64_t n) {
     if (arena_.capacity() == 0) [[unlikely]] {
-      arena_ = thread_pool().take();
+      if (BufferPool* pool = thread_pool()) arena_ = pool->take();
       // A pooled arena far larger than the piece would hide memory from the caps: drop it.
       if (arena_.capacity() > 2 * n + kSlack) arena_ = Arena();
       arena_.clear();
@@ -307,12 +316,12 @@ class RangeStore {
   /// Moves the live bytes to a fresh arena, in range order, once the dead ones outgrow them.
   void compact_if_sparse() {
     if (arena_.size() <= 2 * buffered_ + kSlack) return;
-    BufferPool& pool = thread_pool();
-    Arena packed     = pool.take();
+    BufferPool* pool = thread_pool();
+    Arena packed     = pool ? pool->take() : Arena();
     packed.clear();
     packed.reserve(buffered_);
     for (Piece& p : pieces_) p.at = packed.append(arena_.data() + p.at, p.end - p.start);
-    pool.give(arena_);
+    if (pool) pool->give(arena_);
     arena_ = std::move(packed);
   }
 

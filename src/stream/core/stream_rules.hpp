@@ -309,8 +309,8 @@ WARPATH_HD bool flow_segment(Ctx& ctx, FlowState<Store, Held>& f, const Segment&
   }
   if (lim.mode == Mode::kIds) {
     // Nothing to deliver or declare unless the limit passed what was delivered (most segments:
-    // an ACK that moved nothing). Every held segment of a direction ends past its base, so
-    // there is nothing to pop either.
+    // an ACK that moved nothing). Nor anything to pop: a direction's first held segment always
+    // ends past its base (stored only past it; popped whenever the base moves).
     const uint64_t limit = umin(o.acked, o.fin);
     if (o.open && limit > o.base)
       deliver(ctx, s.flow, other, o, f.store[other], f.held[other], limit, true);
