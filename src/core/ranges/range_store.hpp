@@ -162,8 +162,8 @@ class RangeStore {
                 const Wins& wins) {
     if (n == 0) return Insert{};
     // In order and past everything buffered (the common case): one new range at the end,
-    // inline. (Returned from a function, the answer went through the stack: a byte stored and
-    // read back as a word, which cannot be forwarded and stalled every segment.)
+    // inline. (Returned from the out-of-line function, the answer went through the stack, a
+    // byte stored and read back as a word: a load that store forwarding cannot serve.)
     if (pieces_.empty() || pieces_.back().end <= at) [[likely]] {
       pieces_.push_back({at, at + n, os, oe, append(data, n)});
       buffered_ += n;
