@@ -5,6 +5,8 @@
 #include <map>
 #include <tuple>
 
+#include "core/hash_words.hpp"
+
 namespace warpath::ipsec::detail {
 
 namespace {
@@ -21,17 +23,7 @@ AddrWords prefix_mask(uint8_t len) {
 
 }  // namespace
 
-uint64_t SpdIndex::hash(const Key& k) noexcept {
-  // Independent products, summed and mixed (as the flow image's NH hash).
-  uint64_t h = (k.w[0] ^ 0x9E37'79B9'7F4A'7C15ull) * 0xC2B2'AE3D'27D4'EB4Full;
-  h += (k.w[1] ^ 0x1656'67B1'9E37'79F9ull) * 0x85EB'CA77'C2B2'AE63ull;
-  h += (k.w[2] ^ 0x27D4'EB2F'1656'67C5ull) * 0x9E37'79B9'7F4A'7C15ull;
-  h += (k.w[3] ^ 0xFD70'46C5'D3A2'646Cull) * 0xC4CE'B9FE'1A85'EC53ull;
-  h += (k.w[4] ^ 0x85EB'CA6B'C2B2'AE35ull) * 0xFF51'AFD7'ED55'8CCDull;
-  h ^= h >> 31;
-  h *= 0xC4CE'B9FE'1A85'EC53ull;
-  return h ^ (h >> 29);
-}
+uint64_t SpdIndex::hash(const Key& k) noexcept { return warpath::detail::hash_words5(k.w); }
 
 SpdIndex::Key SpdIndex::key_of(uint8_t family, const AddrWords& s, const AddrWords& d,
                                uint8_t proto, uint16_t sport, uint16_t dport) {
