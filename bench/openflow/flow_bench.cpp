@@ -8,7 +8,10 @@
 //                               -march=native)
 //   warpath.exact.bN            FlowImage::lookup (the switch module's lookup: hash, prefetch,
 //                               compare; exact-match table first, then the wildcard subtables,
-//                               of which there are none here) in bursts of N = 32, 64, 256
+//                               of which there are none here) in bursts of N = 32, 64, 256,
+//                               with the per-key steps of the best instruction set the CPU
+//                               has (AVX-512VL, else SSE2)
+//   warpath.exact.sse2.b64      the same with the SSE2 steps (where AVX-512VL was picked)
 // over the same uniformly random sequence of hits (--lookups, default 4M: cold, the keys
 // streamed from memory), and again (".hot" rows) over its first 16,384 keys repeated (in L2, as
 // a frame's keys are when the switch looks them up; fewer distinct flows touched). Every row's answers
@@ -389,6 +392,17 @@ int main(int argc, char** argv) {
         const std::string name = "warpath.exact.b" + std::to_string(burst) + suffix;
         if (!hot) check(fn, burst, name.c_str());
         const double r = best_rate(o, part, burst, fn);
+        size_rows.push_back({uint32_t(keys.size()), name, r / 1e6, 1e9 / r, 0});
+      }
+      // The SSE2 steps beside the AVX-512 ones lookup() picks on this CPU (one burst).
+      if (openflow::FlowImage::has_isa(openflow::FlowImage::LookupIsa::kAvx512)) {
+        const openflow::FlowImage& im = **img;
+        auto fn                       = [&](const packet::OfTuple* k, uint32_t c, uint32_t* ids) {
+          im.lookup({k, c}, {ids, c}, openflow::FlowImage::LookupIsa::kSse2);
+        };
+        const std::string name = "warpath.exact.sse2.b64" + suffix;
+        if (!hot) check(fn, 64, name.c_str());
+        const double r = best_rate(o, part, 64, fn);
         size_rows.push_back({uint32_t(keys.size()), name, r / 1e6, 1e9 / r, 0});
       }
       for (Row& r : size_rows) {

@@ -15,6 +15,7 @@ CpuFeatures probe() {
   f.avx2     = __builtin_cpu_supports("avx2");
   f.avx512f  = __builtin_cpu_supports("avx512f");
   f.avx512bw = __builtin_cpu_supports("avx512bw");
+  f.avx512vl = __builtin_cpu_supports("avx512vl");
   f.aes      = __builtin_cpu_supports("aes");
   f.bmi2     = __builtin_cpu_supports("bmi2");
 #endif
@@ -38,8 +39,9 @@ CpuFeatures probe() {
 std::vector<std::string> CpuFeatures::names() const {
   std::vector<std::string> out;
   const std::pair<bool, const char*> all[] = {
-      {sse42, "sse4.2"}, {avx2, "avx2"}, {avx512f, "avx512f"}, {avx512bw, "avx512bw"},
-      {aes, "aes"},      {vaes, "vaes"}, {sha, "sha"},         {bmi2, "bmi2"}};
+      {sse42, "sse4.2"},      {avx2, "avx2"},         {avx512f, "avx512f"},
+      {avx512bw, "avx512bw"}, {avx512vl, "avx512vl"}, {aes, "aes"},
+      {vaes, "vaes"},         {sha, "sha"},           {bmi2, "bmi2"}};
   for (auto [have, name] : all)
     if (have) out.emplace_back(name);
   return out;

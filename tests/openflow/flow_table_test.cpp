@@ -259,6 +259,13 @@ size_t expect_same_as_reference(const FlowTable& t, Pools& pools, const char* wh
     for (auto& k : keys) k = pools.key();
     std::vector<uint32_t> ids(n, 12345);
     (*img)->lookup({keys.data(), n}, {ids.data(), n});
+    // Every instruction set this CPU has gives the same ids (the reference is checked below).
+    for (FlowImage::LookupIsa isa : {FlowImage::LookupIsa::kSse2, FlowImage::LookupIsa::kAvx512}) {
+      if (!FlowImage::has_isa(isa)) continue;
+      std::vector<uint32_t> other(n, 12345);
+      (*img)->lookup({keys.data(), n}, {other.data(), n}, isa);
+      EXPECT_EQ(other, ids) << what << ", burst " << n << ", isa " << int(isa);
+    }
     for (uint32_t i = 0; i < n; ++i) {
       const FlowEntry* e = t.lookup(keys[i]);
       const uint32_t want = e ? e->id : kNoFlow;
@@ -358,8 +365,11 @@ ChurnCounts churn(uint64_t seed, unsigned exact_percent) {
     std::vector<packet::OfTuple> keys(kSizes[step % 8]);
     for (auto& k : keys)
       k = !exact_keys.empty() && pools.coin(50) ? exact_keys[pools.rng() % exact_keys.size()] : pools.key();
-    std::vector<uint32_t> ids(keys.size());
+    std::vector<uint32_t> ids(keys.size()), sse2(keys.size());
     img->lookup({keys.data(), uint32_t(keys.size())}, {ids.data(), uint32_t(ids.size())});
+    img->lookup({keys.data(), uint32_t(keys.size())}, {sse2.data(), uint32_t(sse2.size())},
+                FlowImage::LookupIsa::kSse2);
+    EXPECT_EQ(sse2, ids) << "step " << step << ": SSE2 and the picked instruction set differ";
     for (size_t i = 0; i < keys.size(); ++i) {
       const FlowEntry* e = t.lookup(keys[i]);
       (e && e->spec.match.exact() ? n.exact_hits : n.wild_hits) += e != nullptr;
