@@ -14,7 +14,7 @@
 #include <immintrin.h>
 
 #pragma GCC push_options
-#pragma GCC target("avx2,avx512f,avx512vl,bmi")
+#pragma GCC target("avx2,avx512f,avx512vl")
 #include "openflow/core/flow_hash_avx512.hpp"
 #include "openflow/flow_lookup_body.hpp"
 

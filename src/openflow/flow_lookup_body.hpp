@@ -1,8 +1,9 @@
 // src/openflow/flow_lookup_body.hpp: FlowImage's batched lookup, once for every instruction
 // set: `Ops` supplies the four per-key steps of openflow/core/flow_hash_core.hpp (mask, hash,
 // signature match, key compare) as plain SSE2 (flow_image.cpp: core's own) or AVX-512VL
-// (flow_image_avx512.cpp: core/flow_hash_avx512.hpp, the same values). A translation unit
-// includes it once, after everything else, inside the target pragma of its instruction set.
+// (flow_image_avx512.cpp: core/flow_hash_avx512.hpp, the same values). flow_image_avx512.cpp
+// includes it inside its target pragma, after every header it shares with other files (so
+// that only this body and the steps are compiled for AVX-512).
 // The slow paths (a bucket that overflowed, the layers of an incremental image) call core's
 // functions directly: they are rare, and give the same answers.
 #pragma once

@@ -11,7 +11,7 @@
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #pragma GCC push_options
-#pragma GCC target("avx2,avx512f,avx512vl,bmi")
+#pragma GCC target("avx2,avx512f,avx512vl")
 #include "openflow/core/flow_hash_avx512.hpp"
 #define WARPATH_TEST_AVX512 1
 namespace warpath::openflow::core {

@@ -261,8 +261,8 @@ class FlowImage {
   /// instruction set the CPU has (LookupIsa); every one gives the same answers.
   void lookup(Span<const packet::OfTuple> keys, Span<uint32_t> ids) const;
   /// The instruction sets of lookup's per-key steps: SSE2 (any x86-64), AVX-512VL (256-bit
-  /// loads, compares into mask registers: about 10% faster on an Intel Xeon VM,
-  /// docs/adr/0012-openflow-switch.md).
+  /// loads, compares into mask registers: 7-9% less time per lookup with keys in cache on an
+  /// Intel Xeon VM, docs/adr/0012-openflow-switch.md).
   enum class LookupIsa { kAuto, kSse2, kAvx512 };
   /// lookup() with `isa` (kAuto: the fastest; one the CPU lacks: SSE2). For benchmarks, tests.
   void lookup(Span<const packet::OfTuple> keys, Span<uint32_t> ids, LookupIsa isa) const;
