@@ -79,7 +79,7 @@ const FlowLookupTable& flow_lookup_table() {
              return std::unique_ptr<FlowLookup>(std::make_unique<RefFlow>(t));
            }},
           {{"cpu.flowtable",
-            "exact-match hash + ranked tuple-space subtables, staged prefetch, AVX-512VL", 10,
+            "exact-match hash + ranked tuple-space subtables, staged prefetch, SSE2/AVX-512VL", 10,
             engine_always},
            [](const FlowTable& t) -> FlowLookupTable::Made {
              WARPATH_ASSIGN_OR_RETURN(std::shared_ptr<const FlowImage> image, lookup_image(t));
