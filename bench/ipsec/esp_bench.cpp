@@ -3,7 +3,12 @@
 // packet sizes of 64, 512 and 1420 bytes. Markdown on stdout, JSON with --json FILE.
 //
 //   warpath-esp-bench [--repeat N] [--seconds S] [--sizes 64,512,1420] [--suites gcm,...]
-//                     [--policies N] [--json FILE]
+//                     [--policies N] [--breakdown] [--json FILE]
+//
+// --breakdown: per path, the time per packet of each step of a pass on stderr (cycle-clock
+// ticks around each stage, the chain's per-module ticks): the frame fill, the parse, the
+// module's pre (policy, checks, encapsulation or SA lookup), the shade (the crypto job) and
+// the post.
 //
 // --policies N: the security policy database holds N outbound and N inbound policies, the
 // packets' own last: N - 1 host-pair policies (172.16.x.y -> 172.17.x.y) first, in file
@@ -42,6 +47,7 @@
 #include <vector>
 
 #include "ipsec/core/esp_core.hpp"
+#include "runtime/thread_util.hpp"
 #include "warpath/core/version.hpp"
 #include "warpath/io/sa_file.hpp"
 #include "warpath/ipsec/ipsec.hpp"
@@ -175,11 +181,44 @@ struct ChainRun {
     for (auto& fr : input)
       frame.batch.append(fr.data(), uint32_t(fr.size()), uint32_t(fr.size()), 0);
   }
+  // --breakdown: ticks spent in each step over `passed` packets (the module's pre apart from
+  // the parse that Chain::pre runs first).
+  bool timed      = false;
+  uint64_t t_fill = 0, t_pre = 0, t_module_pre = 0, t_shade = 0, t_post = 0, passed = 0;
+
   void pass() {
+    if (!timed) {
+      fill();
+      (void)chain.pre(frame);
+      (void)chain.shade(frame, runtime::Place::kCpu, ctx);
+      (void)chain.post(frame, scratch, nullptr);
+      return;
+    }
+    uint64_t module[1] = {0};
+    const uint64_t a   = runtime::ticks();
     fill();
-    (void)chain.pre(frame);
+    const uint64_t b = runtime::ticks();
+    (void)chain.pre(frame, module);
+    const uint64_t c = runtime::ticks();
     (void)chain.shade(frame, runtime::Place::kCpu, ctx);
+    const uint64_t d = runtime::ticks();
     (void)chain.post(frame, scratch, nullptr);
+    const uint64_t e = runtime::ticks();
+    t_fill += b - a;
+    t_pre += c - b;
+    t_module_pre += module[0];
+    t_shade += d - c;
+    t_post += e - d;
+    passed += frame.size();
+  }
+  /// The breakdown's line: ns per packet of each step.
+  void print_breakdown(const char* what) const {
+    if (!passed) return;
+    const double k = runtime::ns_per_tick() / double(passed);
+    std::fprintf(stderr,
+                 "  %s: ns/packet: fill %.1f, parse %.1f, module pre %.1f, shade %.1f, post %.1f\n",
+                 what, double(t_fill) * k, double(t_pre - t_module_pre) * k,
+                 double(t_module_pre) * k, double(t_shade) * k, double(t_post) * k);
   }
   Result<double> rx_parse_rate(int repeat, double seconds) {
     // (The parser alone: the chain's pre also does a job-mode module's work.)
@@ -217,12 +256,15 @@ int main(int argc, char** argv) {
   std::vector<uint32_t> sizes = {64, 512, 1420};
   double seconds = 0.3;
   std::string json, only;
+  bool breakdown    = false;
   uint32_t policies = 1;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--repeat" && i + 1 < argc) repeat = std::max(1, std::atoi(argv[++i]));
     else if (a == "--seconds" && i + 1 < argc) seconds = std::atof(argv[++i]);
     else if (a == "--json" && i + 1 < argc) json = argv[++i];
+    else if (a == "--breakdown")
+      breakdown = true;
     else if (a == "--policies" && i + 1 < argc)
       policies = uint32_t(std::clamp(std::atoi(argv[++i]), 1, 65535));
     else if (a == "--suites" && i + 1 < argc)
@@ -238,7 +280,7 @@ int main(int argc, char** argv) {
     else {
       std::fprintf(stderr,
                    "usage: warpath-esp-bench [--repeat N] [--seconds S] [--sizes 64,512,1420] "
-                   "[--suites gcm,sha1,...] [--policies N] [--json FILE]\n");
+                   "[--suites gcm,sha1,...] [--policies N] [--breakdown] [--json FILE]\n");
       return 2;
     }
   }
@@ -364,6 +406,7 @@ int main(int argc, char** argv) {
         // window off so that the same packets may be opened again and again).
         std::vector<std::vector<uint8_t>> input(kBatch, frame(size, false));
         ChainRun run{*chain.value(), f, input};
+        run.timed = breakdown;  // five clock reads a frame of 128
         if (in) {
           auto out = runtime::Chain::build({runtime::ModuleSpec{"esp-out", {{"sa", "bench"}}, ""}}, env);
           runtime::Frame g(std::move(packet::PacketBatch::create(kBatch)).value());
@@ -386,6 +429,9 @@ int main(int argc, char** argv) {
           return 1;
         }
         const double pps = path.value();
+        if (breakdown)
+          run.print_breakdown(
+              (std::string(suite.name) + " " + std::to_string(size) + " B " + kind).c_str());
         add(kind, pps);
         // The module alone: the path's time less the copy and the parse (derived).
         const double module_ns = 1e9 / pps - 1e9 / base.value();
