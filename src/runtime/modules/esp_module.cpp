@@ -65,7 +65,7 @@ struct SaTally {
   std::vector<uint64_t> bytes;
   std::vector<uint64_t> next, packets, total;  ///< running sequence number and lifetime counts
   std::vector<uint32_t> touched;
-  void add(uint32_t sa, uint64_t b) {
+  __attribute__((always_inline)) void add(uint32_t sa, uint64_t b) {
     if (!count[sa]++) touched.push_back(sa);
     bytes[sa] += b;
   }
@@ -254,7 +254,8 @@ uint32_t ip_length(const uint8_t* ip, uint8_t version) {
 
 // Moves the link-layer header (n bytes) to `to`, `from` and `to` at least n apart (the
 // usual 14-22 bytes as two overlapping words each way, without a call to memmove).
-void move_link_header(uint8_t* to, const uint8_t* from, uint32_t n) {
+inline __attribute__((always_inline)) void move_link_header(uint8_t* to, const uint8_t* from,
+                                                            uint32_t n) {
   const uint64_t apart = to > from ? uint64_t(to - from) : uint64_t(from - to);
   if (n < 8 || n > 32 || apart < n) {
     std::memmove(to, from, n);
@@ -279,7 +280,9 @@ void set_ethertype(uint8_t* frame, uint32_t l3, uint8_t family) {
 
 // Lifetime (RFC 4301 4.4.2.1) of a packet that is the SA's p-th, with b bytes so far: false
 // once past the hard limit; the soft one raises the SA's flag.
-bool within_lifetime(const ipsec::SaSpec& sa, ipsec::SaState& st, uint64_t p, uint64_t b) {
+inline __attribute__((always_inline)) bool within_lifetime(const ipsec::SaSpec& sa,
+                                                           ipsec::SaState& st, uint64_t p,
+                                                           uint64_t b) {
   if ((sa.hard_packets && p > sa.hard_packets) || (sa.hard_bytes && b > sa.hard_bytes)) return false;
   if ((sa.soft_packets && p > sa.soft_packets) || (sa.soft_bytes && b > sa.soft_bytes))
     st.soft_expired.store(true, std::memory_order_relaxed);
@@ -755,7 +758,8 @@ class EspOutModule final : public EspModuleBase {
 
   // Can packet i be encapsulated for SA `sa`? Its text length if so; else 0, with its
   // reason set.
-  uint32_t fits(const EspTables& t_, Frame& f, EspSlot& s, uint32_t i, uint32_t sa) const {
+  __attribute__((always_inline)) uint32_t fits(const EspTables& t_, Frame& f, EspSlot& s,
+                                               uint32_t i, uint32_t sa) const {
     const PacketInfo& in      = f.infos[i];
     const ipsec::SaSpec& spec = t_.db.sas()[sa];
     const uint32_t l3         = in.l3_offset;
@@ -793,7 +797,9 @@ class EspOutModule final : public EspModuleBase {
 
   // Builds the tunnel packet around packet i (all but the crypto), with the SA's next
   // sequence number from the frame's reservation; false when it was dropped.
-  bool encapsulate(const EspTables& t_, Frame& f, EspSlot& s, uint32_t i, uint32_t sa, ipsec::CryptoOp& op) const {
+  __attribute__((always_inline)) bool encapsulate(const EspTables& t_, Frame& f, EspSlot& s,
+                                                  uint32_t i, uint32_t sa,
+                                                  ipsec::CryptoOp& op) const {
     SaTally& t                = s.tally;
     const PacketInfo& in      = f.infos[i];
     const ipsec::SaSpec& spec = t_.db.sas()[sa];
