@@ -101,15 +101,12 @@ std::string endpoints(Dir dir, const Addr& src, const Addr& dst) {
   return std::string(1, char(dir)) + addr_key(src) + addr_key(dst);
 }
 
-// Addresses and protocol; the ports too when they are known (`ports` false: a later fragment,
-// a transport header the parser could not read).
-bool selects(const PolicySpec& p, uint8_t family, const uint8_t* src, const uint8_t* dst,
-             uint8_t proto, uint16_t sport, uint16_t dport, bool ports = true) {
-  if (!p.src.contains(family, src) || !p.dst.contains(family, dst)) return false;
-  if (p.proto && p.proto != proto) return false;
-  if (ports && p.sport && p.sport != sport) return false;
-  if (ports && p.dport && p.dport != dport) return false;
-  return true;
+// A prefix's mask as address words (Prefix::contains's).
+AddrWords prefix_mask(unsigned len) {
+  AddrWords m;
+  m.hi = len == 0 ? 0 : len >= 64 ? ~0ull : ~0ull << (64 - len);
+  m.lo = len <= 64 ? 0 : len >= 128 ? ~0ull : ~0ull << (128 - len);
+  return m;
 }
 
 }  // namespace
@@ -199,6 +196,19 @@ Result<SaDatabase> SaDatabase::build(SaConfig config, const SaDatabase* previous
                      return a.priority < b.priority;
                    });
   db.policies_ = std::move(config.policies);
+  db.selectors_.reserve(db.policies_.size());
+  for (const PolicySpec& pol : db.policies_) {
+    Selector x;
+    x.family = pol.src.addr.family;  // the dst's too (checked below)
+    x.src    = addr_words(x.family, pol.src.addr.bytes.data());
+    x.dst    = addr_words(x.family, pol.dst.addr.bytes.data());
+    x.smask  = prefix_mask(pol.src.len);
+    x.dmask  = prefix_mask(pol.dst.len);
+    x.proto  = pol.proto;
+    x.sport  = pol.sport;
+    x.dport  = pol.dport;
+    db.selectors_.push_back(x);
+  }
   // Configured SAs by identity and by endpoints (the first in index order), and every inbound
   // SA, retired ones too, by endpoints.
   std::unordered_map<std::string, uint32_t> by_id, by_ends;
@@ -299,9 +309,19 @@ int32_t SaDatabase::first_of(const std::vector<uint32_t>& list, const detail::Sp
                              uint8_t family, const uint8_t* src, const uint8_t* dst, uint8_t proto,
                              uint16_t sport, uint16_t dport, bool ports_known) const {
   if (index) return index->first(family, src, dst, proto, sport, dport, ports_known);
-  for (uint32_t p : list)
-    if (selects(policies_[p], family, src, dst, proto, sport, dport, ports_known))
-      return int32_t(p);
+  // Addresses and protocol; the ports too when they are known (not: a later fragment, a
+  // transport header the parser could not read).
+  const AddrWords s = addr_words(family, src), d = addr_words(family, dst);
+  for (uint32_t p : list) {
+    const Selector& x = selectors_[p];
+    if (x.family != family) continue;
+    if ((((s.hi ^ x.src.hi) & x.smask.hi) | ((s.lo ^ x.src.lo) & x.smask.lo) |
+         ((d.hi ^ x.dst.hi) & x.dmask.hi) | ((d.lo ^ x.dst.lo) & x.dmask.lo)) != 0)
+      continue;
+    if (x.proto && x.proto != proto) continue;
+    if (ports_known && ((x.sport && x.sport != sport) || (x.dport && x.dport != dport))) continue;
+    return int32_t(p);
+  }
   return -1;
 }
 

@@ -217,6 +217,15 @@ class SaDatabase {
   /// worth (null: scanned).
   std::shared_ptr<const detail::SpdIndex> out_index_, in_index_all_;
   std::vector<std::shared_ptr<const detail::SpdIndex>> in_naming_index_;
+  /// Each policy's selectors as the scan of a short list compares them (first_of): the
+  /// prefixes as address words and masks, built once, so that a packet's addresses are turned
+  /// into words once per lookup instead of once per policy.
+  struct Selector {
+    AddrWords src, dst, smask, dmask;
+    uint8_t family = 4, proto = 0;
+    uint16_t sport = 0, dport = 0;
+  };
+  std::vector<Selector> selectors_;  ///< by policy
   /// The first of `list` selecting the packet (through `index` when there is one), or -1.
   int32_t first_of(const std::vector<uint32_t>& list, const detail::SpdIndex* index, uint8_t family,
                    const uint8_t* src, const uint8_t* dst, uint8_t proto, uint16_t sport,
