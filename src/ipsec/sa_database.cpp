@@ -309,34 +309,13 @@ int32_t SaDatabase::first_of(const std::vector<uint32_t>& list, const detail::Sp
                              uint8_t family, const uint8_t* src, const uint8_t* dst, uint8_t proto,
                              uint16_t sport, uint16_t dport, bool ports_known) const {
   if (index) return index->first(family, src, dst, proto, sport, dport, ports_known);
-  // Addresses and protocol; the ports too when they are known (not: a later fragment, a
-  // transport header the parser could not read).
-  const AddrWords s = addr_words(family, src), d = addr_words(family, dst);
-  for (uint32_t p : list) {
-    const Selector& x = selectors_[p];
-    if (x.family != family) continue;
-    if ((((s.hi ^ x.src.hi) & x.smask.hi) | ((s.lo ^ x.src.lo) & x.smask.lo) |
-         ((d.hi ^ x.dst.hi) & x.dmask.hi) | ((d.lo ^ x.dst.lo) & x.dmask.lo)) != 0)
-      continue;
-    if (x.proto && x.proto != proto) continue;
-    if (ports_known && ((x.sport && x.sport != sport) || (x.dport && x.dport != dport))) continue;
-    return int32_t(p);
-  }
-  return -1;
+  return scan(list, family, src, dst, proto, sport, dport, ports_known);
 }
 
-int32_t SaDatabase::match_out(uint8_t family, const uint8_t* src, const uint8_t* dst,
-                              uint8_t proto, uint16_t sport, uint16_t dport, int32_t* sa,
-                              bool ports_known) const {
-  const int32_t p =
-      first_of(out_policies_, out_index_.get(), family, src, dst, proto, sport, dport, ports_known);
-  if (p < 0) return -1;
-  // Without the ports, the first policy on addresses and protocol decides: one that names
-  // ports cannot be told, and the packet must not leave in the clear.
-  const PolicySpec& pol = policies_[size_t(p)];
-  if (!ports_known && (pol.sport || pol.dport)) return kPortsUnknown;
-  *sa = policy_sa_[size_t(p)];
-  return p;
+int32_t SaDatabase::indexed_first(const detail::SpdIndex* index, uint8_t family, const uint8_t* src,
+                                  const uint8_t* dst, uint8_t proto, uint16_t sport, uint16_t dport,
+                                  bool ports_known) {
+  return index->first(family, src, dst, proto, sport, dport, ports_known);
 }
 
 bool SaDatabase::admits_in(int32_t sa, uint8_t family, const uint8_t* src, const uint8_t* dst,

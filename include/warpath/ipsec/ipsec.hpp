@@ -195,8 +195,22 @@ class SaDatabase {
   /// decided: kPortsUnknown, and the caller must not let the packet out in the clear
   /// (RFC 4301 7).
   static constexpr int32_t kPortsUnknown = -2;
+  /// (Inline: esp-out asks once per packet, and a call with eight arguments cost about as
+  /// much as scanning one policy.)
   int32_t match_out(uint8_t family, const uint8_t* src, const uint8_t* dst, uint8_t proto,
-                    uint16_t sport, uint16_t dport, int32_t* sa, bool ports_known = true) const;
+                    uint16_t sport, uint16_t dport, int32_t* sa, bool ports_known = true) const {
+    const int32_t p =
+        out_index_
+            ? indexed_first(out_index_.get(), family, src, dst, proto, sport, dport, ports_known)
+            : scan(out_policies_, family, src, dst, proto, sport, dport, ports_known);
+    if (p < 0) return -1;
+    // Without the ports, the first policy on addresses and protocol decides: one that names
+    // ports cannot be told, and the packet must not leave in the clear.
+    const Selector& x = selectors_[size_t(p)];
+    if (!ports_known && (x.sport || x.dport)) return kPortsUnknown;
+    *sa = policy_sa_[size_t(p)];
+    return p;
+  }
   /// Does some inbound policy of SA `sa` admit the decapsulated packet? (-1: any SA's policy;
   /// the answer for a plaintext packet that should have arrived protected.) `sa` is an
   /// inbound SA's index (find_inbound's, retired ones included); any other admits nothing.
@@ -226,6 +240,29 @@ class SaDatabase {
     uint16_t sport = 0, dport = 0;
   };
   std::vector<Selector> selectors_;  ///< by policy
+  /// The first of `list` selecting the packet, compared policy by policy: addresses and
+  /// protocol, and the ports too when they are known (not: a later fragment, a transport
+  /// header the parser could not read). -1 if none.
+  int32_t scan(const std::vector<uint32_t>& list, uint8_t family, const uint8_t* src,
+               const uint8_t* dst, uint8_t proto, uint16_t sport, uint16_t dport,
+               bool ports_known) const {
+    const AddrWords s = addr_words(family, src), d = addr_words(family, dst);
+    for (uint32_t p : list) {
+      const Selector& x = selectors_[p];
+      if (x.family != family) continue;
+      if ((((s.hi ^ x.src.hi) & x.smask.hi) | ((s.lo ^ x.src.lo) & x.smask.lo) |
+           ((d.hi ^ x.dst.hi) & x.dmask.hi) | ((d.lo ^ x.dst.lo) & x.dmask.lo)) != 0)
+        continue;
+      if (x.proto && x.proto != proto) continue;
+      if (ports_known && ((x.sport && x.sport != sport) || (x.dport && x.dport != dport))) continue;
+      return int32_t(p);
+    }
+    return -1;
+  }
+  /// index->first(...) (src/ipsec/spd_index.hpp; not inline: the index is opaque here).
+  static int32_t indexed_first(const detail::SpdIndex* index, uint8_t family, const uint8_t* src,
+                               const uint8_t* dst, uint8_t proto, uint16_t sport, uint16_t dport,
+                               bool ports_known);
   /// The first of `list` selecting the packet (through `index` when there is one), or -1.
   int32_t first_of(const std::vector<uint32_t>& list, const detail::SpdIndex* index, uint8_t family,
                    const uint8_t* src, const uint8_t* dst, uint8_t proto, uint16_t sport,
