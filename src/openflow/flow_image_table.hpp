@@ -10,7 +10,7 @@
 namespace warpath::openflow {
 
 /// Whether this build has FlowImage's AVX-512 lookup (flow_image_avx512.cpp; x86-64 only).
-#if defined(__x86_64__) && defined(__GNUC__)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)  // GCC's target pragma
 inline constexpr bool kHaveAvx512Lookup = true;
 #else
 inline constexpr bool kHaveAvx512Lookup = false;

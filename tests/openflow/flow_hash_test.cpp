@@ -9,7 +9,8 @@
 #include "openflow/core/flow_hash_core.hpp"
 #include "warpath/openflow/flow_table.hpp"
 
-#if defined(__x86_64__) && defined(__GNUC__)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#include <immintrin.h>  // before the pragma, as the library's file does
 #pragma GCC push_options
 #pragma GCC target("avx2,avx512f,avx512vl")
 #include "openflow/core/flow_hash_avx512.hpp"

@@ -231,7 +231,7 @@ class SaDatabase {
   /// worth (null: scanned).
   std::shared_ptr<const detail::SpdIndex> out_index_, in_index_all_;
   std::vector<std::shared_ptr<const detail::SpdIndex>> in_naming_index_;
-  /// Each policy's selectors as the scan of a short list compares them (first_of): the
+  /// Each policy's selectors as the scan of a short list compares them (scan()): the
   /// prefixes as address words and masks, built once, so that a packet's addresses are turned
   /// into words once per lookup instead of once per policy.
   struct Selector {

@@ -261,7 +261,7 @@ class FlowImage {
   /// instruction set the CPU has (LookupIsa); every one gives the same answers.
   void lookup(Span<const packet::OfTuple> keys, Span<uint32_t> ids) const;
   /// The instruction sets of lookup's per-key steps: SSE2 (any x86-64), AVX-512VL (256-bit
-  /// loads, compares into mask registers: 7-9% less time per lookup with keys in cache on an
+  /// loads, compares into mask registers: 6-9% less time per lookup with keys in cache on an
   /// Intel Xeon VM, docs/adr/0012-openflow-switch.md).
   enum class LookupIsa { kAuto, kSse2, kAvx512 };
   /// lookup() with `isa` (kAuto: the fastest; one the CPU lacks: SSE2). For benchmarks, tests.
@@ -305,7 +305,7 @@ class FlowImage {
   /// Per flow id: its rank (priority, then earlier install; larger wins).
   const std::vector<uint64_t>& ranks() const noexcept { return *ranks_; }
 
-  struct Table;   // one hash table (openflow/flow_image.cpp)
+  struct Table;   // one hash table (openflow/flow_image_table.hpp)
   struct Shared;  // what the incremental images of a full one share with it
   struct Patch;   // the programs of flows modified since the full image
   ~FlowImage();
