@@ -6,9 +6,10 @@
 //                     [--policies N] [--breakdown] [--json FILE]
 //
 // --breakdown: per path, the time per packet of each step of a pass on stderr (cycle-clock
-// ticks around each stage, the chain's per-module ticks): the frame fill, the parse (with the
-// chain's per-packet resets before the modules), the module's pre (policy, checks, encapsulation or SA lookup), the shade (the crypto job) and
-// the post.
+// ticks around each stage, the chain's per-module ticks; seven clock reads a frame of 128,
+// taken with or without the option): the frame fill, the parse (with the chain's per-packet
+// resets before the modules), the module's pre (policy, checks, encapsulation or SA lookup),
+// the shade (the crypto job) and the post.
 //
 // --policies N: the security policy database holds N outbound and N inbound policies, the
 // packets' own last: N - 1 host-pair policies (172.16.x.y -> 172.17.x.y) first, in file
@@ -183,17 +184,9 @@ struct ChainRun {
   }
   // --breakdown: ticks spent in each step over `passed` packets (the module's pre apart from
   // the parse that Chain::pre runs first).
-  bool timed      = false;
   uint64_t t_fill = 0, t_pre = 0, t_module_pre = 0, t_shade = 0, t_post = 0, passed = 0;
 
   void pass() {
-    if (!timed) {
-      fill();
-      (void)chain.pre(frame);
-      (void)chain.shade(frame, runtime::Place::kCpu, ctx);
-      (void)chain.post(frame, scratch, nullptr);
-      return;
-    }
     uint64_t module[1] = {0};
     const uint64_t a   = runtime::ticks();
     fill();
@@ -406,7 +399,6 @@ int main(int argc, char** argv) {
         // window off so that the same packets may be opened again and again).
         std::vector<std::vector<uint8_t>> input(kBatch, frame(size, false));
         ChainRun run{*chain.value(), f, input};
-        run.timed = breakdown;  // seven clock reads a frame of 128 (two in Chain::pre)
         if (in) {
           auto out = runtime::Chain::build({runtime::ModuleSpec{"esp-out", {{"sa", "bench"}}, ""}}, env);
           runtime::Frame g(std::move(packet::PacketBatch::create(kBatch)).value());

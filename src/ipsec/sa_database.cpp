@@ -101,14 +101,6 @@ std::string endpoints(Dir dir, const Addr& src, const Addr& dst) {
   return std::string(1, char(dir)) + addr_key(src) + addr_key(dst);
 }
 
-// A prefix's mask as address words (Prefix::contains's).
-AddrWords prefix_mask(unsigned len) {
-  AddrWords m;
-  m.hi = len == 0 ? 0 : len >= 64 ? ~0ull : ~0ull << (64 - len);
-  m.lo = len <= 64 ? 0 : len >= 128 ? ~0ull : ~0ull << (128 - len);
-  return m;
-}
-
 }  // namespace
 
 bool SaDatabase::same_sa(const SaSpec& a, const SaSpec& b) {
@@ -303,13 +295,6 @@ int32_t SaDatabase::find_inbound(uint32_t spi, uint8_t family, const uint8_t* ds
 bool SaDatabase::is_local(uint8_t family, const uint8_t* dst) const {
   return std::binary_search(locals_.begin(), locals_.end(),
                             AddrKey{family, addr_words(family, dst)});
-}
-
-int32_t SaDatabase::first_of(const std::vector<uint32_t>& list, const detail::SpdIndex* index,
-                             uint8_t family, const uint8_t* src, const uint8_t* dst, uint8_t proto,
-                             uint16_t sport, uint16_t dport, bool ports_known) const {
-  if (index) return index->first(family, src, dst, proto, sport, dport, ports_known);
-  return scan(list, family, src, dst, proto, sport, dport, ports_known);
 }
 
 int32_t SaDatabase::indexed_first(const detail::SpdIndex* index, uint8_t family, const uint8_t* src,

@@ -9,20 +9,6 @@
 
 namespace warpath::ipsec::detail {
 
-namespace {
-
-AddrWords prefix_mask(uint8_t len) {
-  const unsigned l = len;
-  return {l == 0    ? 0
-          : l >= 64 ? ~0ull
-                    : ~0ull << (64 - l),
-          l <= 64    ? 0
-          : l >= 128 ? ~0ull
-                     : ~0ull << (128 - l)};
-}
-
-}  // namespace
-
 uint64_t SpdIndex::hash(const Key& k) noexcept { return warpath::detail::hash_words5(k.w); }
 
 SpdIndex::Key SpdIndex::key_of(uint8_t family, const AddrWords& s, const AddrWords& d,

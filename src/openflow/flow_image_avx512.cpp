@@ -10,7 +10,7 @@
 #include "openflow/flow_image_table.hpp"
 #include "warpath/openflow/flow_table.hpp"
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)  // GCC's target pragma
+#if WARPATH_AVX512_LOOKUP
 #include <immintrin.h>
 
 #pragma GCC push_options

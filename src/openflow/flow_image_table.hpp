@@ -7,14 +7,17 @@
 #include "openflow/core/flow_hash_core.hpp"
 #include "warpath/openflow/flow_table.hpp"
 
+/// Whether this build has FlowImage's AVX-512 lookup (flow_image_avx512.cpp): x86-64 with
+/// GCC, whose target pragma compiles it (clang ignores the pragma).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define WARPATH_AVX512_LOOKUP 1
+#else
+#define WARPATH_AVX512_LOOKUP 0
+#endif
+
 namespace warpath::openflow {
 
-/// Whether this build has FlowImage's AVX-512 lookup (flow_image_avx512.cpp; x86-64 only).
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)  // GCC's target pragma
-inline constexpr bool kHaveAvx512Lookup = true;
-#else
-inline constexpr bool kHaveAvx512Lookup = false;
-#endif
+inline constexpr bool kHaveAvx512Lookup = WARPATH_AVX512_LOOKUP;
 
 /// An override table's tombstone (no live flow).
 inline constexpr uint32_t kGone = 0xFFFF'FFFEu;

@@ -7,9 +7,10 @@
 #include <random>
 
 #include "openflow/core/flow_hash_core.hpp"
+#include "openflow/flow_image_table.hpp"  // WARPATH_AVX512_LOOKUP
 #include "warpath/openflow/flow_table.hpp"
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#if WARPATH_AVX512_LOOKUP
 #include <immintrin.h>  // before the pragma, as the library's file does
 #pragma GCC push_options
 #pragma GCC target("avx2,avx512f,avx512vl")

@@ -77,6 +77,13 @@ inline AddrWords addr_words(uint8_t family, const uint8_t* a) {
   }
   return w;
 }
+/// The mask of a prefix of `len` bits as address words (addr_words' layout).
+inline AddrWords prefix_mask(unsigned len) {
+  AddrWords m;
+  m.hi = len == 0 ? 0 : len >= 64 ? ~0ull : ~0ull << (64 - len);
+  m.lo = len <= 64 ? 0 : len >= 128 ? ~0ull : ~0ull << (128 - len);
+  return m;
+}
 
 /// An IPv4 or IPv6 address (IPv4: the first 4 bytes, network order).
 struct Addr {
@@ -94,10 +101,8 @@ struct Prefix {
   bool contains(uint8_t family, const uint8_t* a) const {
     if (family != addr.family) return false;
     const AddrWords x = addr_words(family, a), p = addr_words(family, addr.bytes.data());
-    const unsigned l   = len;
-    const uint64_t mhi = l == 0 ? 0 : l >= 64 ? ~0ull : ~0ull << (64 - l);
-    const uint64_t mlo = l <= 64 ? 0 : l >= 128 ? ~0ull : ~0ull << (128 - l);
-    return (((x.hi ^ p.hi) & mhi) | ((x.lo ^ p.lo) & mlo)) == 0;
+    const AddrWords m = prefix_mask(len);
+    return (((x.hi ^ p.hi) & m.hi) | ((x.lo ^ p.lo) & m.lo)) == 0;
   }
 };
 /// "10.0.0.1", "2001:db8::1"; "10.0.0.0/8" (a bare address is a host prefix).
@@ -199,10 +204,8 @@ class SaDatabase {
   /// much as scanning one policy.)
   int32_t match_out(uint8_t family, const uint8_t* src, const uint8_t* dst, uint8_t proto,
                     uint16_t sport, uint16_t dport, int32_t* sa, bool ports_known = true) const {
-    const int32_t p =
-        out_index_
-            ? indexed_first(out_index_.get(), family, src, dst, proto, sport, dport, ports_known)
-            : scan(out_policies_, family, src, dst, proto, sport, dport, ports_known);
+    const int32_t p = first_of(out_policies_, out_index_.get(), family, src, dst, proto, sport,
+                               dport, ports_known);
     if (p < 0) return -1;
     // Without the ports, the first policy on addresses and protocol decides: one that names
     // ports cannot be told, and the packet must not leave in the clear.
@@ -231,7 +234,7 @@ class SaDatabase {
   /// worth (null: scanned).
   std::shared_ptr<const detail::SpdIndex> out_index_, in_index_all_;
   std::vector<std::shared_ptr<const detail::SpdIndex>> in_naming_index_;
-  /// Each policy's selectors as the scan of a short list compares them (scan()): the
+  /// Each policy's selectors as the scan of a short list compares them (first_of): the
   /// prefixes as address words and masks, built once, so that a packet's addresses are turned
   /// into words once per lookup instead of once per policy.
   struct Selector {
@@ -240,12 +243,13 @@ class SaDatabase {
     uint16_t sport = 0, dport = 0;
   };
   std::vector<Selector> selectors_;  ///< by policy
-  /// The first of `list` selecting the packet, compared policy by policy: addresses and
-  /// protocol, and the ports too when they are known (not: a later fragment, a transport
-  /// header the parser could not read). -1 if none.
-  int32_t scan(const std::vector<uint32_t>& list, uint8_t family, const uint8_t* src,
-               const uint8_t* dst, uint8_t proto, uint16_t sport, uint16_t dport,
-               bool ports_known) const {
+  /// The first of `list` selecting the packet, or -1: through `index` when there is one,
+  /// else policy by policy: addresses and protocol, and the ports too when they are known
+  /// (not: a later fragment, a transport header the parser could not read).
+  int32_t first_of(const std::vector<uint32_t>& list, const detail::SpdIndex* index, uint8_t family,
+                   const uint8_t* src, const uint8_t* dst, uint8_t proto, uint16_t sport,
+                   uint16_t dport, bool ports_known) const {
+    if (index) return indexed_first(index, family, src, dst, proto, sport, dport, ports_known);
     const AddrWords s = addr_words(family, src), d = addr_words(family, dst);
     for (uint32_t p : list) {
       const Selector& x = selectors_[p];
@@ -263,10 +267,6 @@ class SaDatabase {
   static int32_t indexed_first(const detail::SpdIndex* index, uint8_t family, const uint8_t* src,
                                const uint8_t* dst, uint8_t proto, uint16_t sport, uint16_t dport,
                                bool ports_known);
-  /// The first of `list` selecting the packet (through `index` when there is one), or -1.
-  int32_t first_of(const std::vector<uint32_t>& list, const detail::SpdIndex* index, uint8_t family,
-                   const uint8_t* src, const uint8_t* dst, uint8_t proto, uint16_t sport,
-                   uint16_t dport, bool ports_known) const;
   std::vector<uint8_t> active_;          ///< per SA: configured (1) or retired by a reload (0)
   std::vector<uint32_t> in_list_;        ///< active inbound SAs
   /// An address's words, ordered by family then value (is_local compares words).
