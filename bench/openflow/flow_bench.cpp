@@ -13,7 +13,7 @@
 //                               has (AVX-512VL, else SSE2)
 //   warpath.exact.sse2.b64      the same with the SSE2 steps (where AVX-512VL was picked)
 // over the same uniformly random sequence of hits (--lookups, default 4M: cold, the keys
-// streamed from memory), and again (".hot" rows) over its first 16,384 keys repeated (in L2, as
+// streamed from memory, on huge pages unless --key-pages 4k: KeySeq), and again (".hot" rows) over its first 16,384 keys repeated (in L2, as
 // a frame's keys are when the switch looks them up; fewer distinct flows touched). Every row's answers
 // are checked against the keys' flow ids before it is timed. Each row runs --repeat times
 // (default 3) for --seconds (default 0.5) each; the best run is reported (the machine's noise
@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "warpath/classify/classifier.hpp"
+#include "core/huge_pages.hpp"
 #include "warpath/core/version.hpp"
 #include "warpath/openflow/flow_table.hpp"
 
@@ -55,7 +56,33 @@ struct Options {
   double seconds              = 0.5;
   int repeat                  = 3;
   int lcore                   = 1;
+  bool huge_keys              = true;  ///< --key-pages huge (else 4k)
   std::string json;
+};
+
+// The sequence of keys looked up: on transparent huge pages (--key-pages huge, the default), as
+// a DPDK application's packets are (mbufs on hugepages, where rte_hash's tables are too), or on
+// 4 KB pages (--key-pages 4k). Streamed from memory, 4 KB pages cost warpath about a tenth at
+// 1K flows (a page walk and a restarted hardware prefetch every 113 keys) and rte_hash's best
+// burst nothing measurable (bench/results/flow-cpu-2026-11-26-*-keypages.md).
+class KeySeq {
+ public:
+  KeySeq(size_t n, bool huge) : huge_(huge) { huge ? big_.resize(n) : small_.resize(n); }
+  KeySeq(const KeySeq& from, size_t n, bool huge) : KeySeq(n, huge) {
+    std::copy(from.data(), from.data() + n, data());
+  }
+  packet::OfTuple* data() { return huge_ ? big_.data() : small_.data(); }
+  const packet::OfTuple* data() const { return huge_ ? big_.data() : small_.data(); }
+  size_t size() const { return huge_ ? big_.size() : small_.size(); }
+  packet::OfTuple& operator[](size_t i) { return data()[i]; }
+  const packet::OfTuple& operator[](size_t i) const { return data()[i]; }
+  packet::OfTuple* begin() { return data(); }
+  packet::OfTuple* end() { return data() + size(); }
+
+ private:
+  bool huge_;
+  detail::LargeVector<packet::OfTuple> big_;
+  std::vector<packet::OfTuple> small_;
 };
 
 struct Row {
@@ -81,7 +108,7 @@ packet::OfTuple random_exact_key(std::mt19937_64& rng) {
 
 // Best lookups/s of `fn(keys, n)` over the sequence, in bursts.
 template <class Fn>
-double best_rate(const Options& o, const std::vector<packet::OfTuple>& seq, uint32_t burst, Fn fn) {
+double best_rate(const Options& o, const KeySeq& seq, uint32_t burst, Fn fn) {
   std::vector<uint32_t> ids(burst);
   double best = 0;
   for (int r = 0; r < o.repeat; ++r) {
@@ -160,7 +187,7 @@ void wildcard_rows(const Options& o, uint32_t per_mask, std::vector<Row>& rows,
   Result<std::shared_ptr<const openflow::FlowImage>> img = openflow::FlowImage::publish(nullptr, table, 8);
   const double build_us = std::chrono::duration<double, std::micro>(Clock::now() - b0).count();
   if (!img.is_ok() || keys.empty()) return;
-  std::vector<packet::OfTuple> seq(o.lookups);
+  KeySeq seq(o.lookups, o.huge_keys);
   for (auto& k : seq) k = keys[rng() % keys.size()];
   auto measure = [&](const openflow::FlowImage& im, const std::string& name) {
     const double r = best_rate(o, seq, 64, [&](const packet::OfTuple* k, uint32_t c, uint32_t* ids) {
@@ -284,12 +311,20 @@ int main(int argc, char** argv) {
       o.repeat = std::max(1, std::atoi(next()));
     } else if (a == "--lcore") {
       o.lcore = std::atoi(next());
+    } else if (a == "--key-pages") {
+      const std::string v = next();
+      if (v != "huge" && v != "4k") {
+        std::fprintf(stderr, "warpath-flow-bench: --key-pages: huge or 4k\n");
+        return 2;
+      }
+      o.huge_keys = v == "huge";
     } else if (a == "--json") {
       o.json = next();
     } else {
       std::fprintf(stderr,
                    "usage: warpath-flow-bench [--flows 1000,100000,1000000] [--lookups N] "
-                   "[--subtables N] [--seconds S] [--repeat N] [--lcore CPU] [--json FILE]\n");
+                   "[--subtables N] [--seconds S] [--repeat N] [--lcore CPU] [--key-pages huge|4k] "
+                   "[--json FILE]\n");
       return a == "--help" ? 0 : 2;
     }
   }
@@ -313,7 +348,8 @@ int main(int argc, char** argv) {
 #endif
   std::vector<Row> rows;
   std::printf("| flows | engine | M lookups/s | ns/lookup | vs best rte_hash |\n|---:|---|---:|---:|---:|\n");
-  std::vector<std::string> notes = {memory_note};
+  std::vector<std::string> notes = {memory_note + (o.huge_keys ? "; the key sequence: transparent huge pages"
+                                                                 : "; the key sequence: 4 KB pages")};
   for (uint32_t n : o.flows) {
     std::mt19937_64 rng(n);
     std::vector<packet::OfTuple> keys;
@@ -337,7 +373,7 @@ int main(int argc, char** argv) {
     }
     notes.push_back(std::to_string(keys.size()) + " flows: image built in " +
                     std::to_string(int(build_ms)) + " ms");
-    std::vector<packet::OfTuple> seq(o.lookups);
+    KeySeq seq(o.lookups, o.huge_keys);
     std::vector<uint32_t> want(o.lookups);
     for (uint32_t i = 0; i < o.lookups; ++i) {
       want[i] = uint32_t(rng() % keys.size());
@@ -368,7 +404,7 @@ int main(int argc, char** argv) {
     // Cold: the whole sequence (keys streamed from memory, as 20M random lookups are); hot: its
     // first 16,384 keys over and over (in L2, as a frame's keys are when a switch looks them up).
     for (const bool hot : {false, true}) {
-      const std::vector<packet::OfTuple> part(seq.begin(), seq.begin() + (hot ? std::min<uint32_t>(o.lookups, 16384) : o.lookups));
+      const KeySeq part(seq, hot ? std::min<uint32_t>(o.lookups, 16384) : o.lookups, o.huge_keys);
       const std::string suffix = hot ? ".hot" : "";
       double anchor = 0;
       std::vector<Row> size_rows;
