@@ -134,6 +134,9 @@ double run_warpath(const Frames& f, uint64_t& delivered) {
   sc.depth      = 0;
   sc.stream_cap = 16u << 20;
   sc.memcap     = 4ull << 30;
+  // Storage for as many finished connections as the tracker holds, made at the start, as
+  // libnids makes its streams for n_tcp_streams below (and the stream module does by default).
+  sc.prealloc_flows = fc.capacity;
   auto r        = stream::make_reassembler("cpu.stream", sc);
   if (!parser.is_ok() || !tracker.is_ok() || !r.is_ok()) {
     std::fprintf(stderr, "warpath-stream-bench: cannot build the engines\n");

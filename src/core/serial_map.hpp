@@ -70,6 +70,16 @@ class SerialMap {
     return value_at(v);
   }
 
+  /// Room for `n` entries made now: slots for them at most half full and values built, so
+  /// that the first `n` inserts neither rehash nor touch fresh memory (the page faults and the
+  /// values' construction happen here, as a preallocated pool's would). Kept until clear().
+  void reserve(size_t n) {
+    size_t slots = slots_.size();
+    while (slots < 2 * n) slots *= 2;
+    if (slots > slots_.size()) rebuild(slots);
+    while (values_allocated() < n) blocks_.emplace_back(size_t(kBlock) << blocks_.size());
+  }
+
   /// The value of `key`, inserted as a default T if absent.
   T& find_or_emplace(uint64_t key) {
     T* v = find(key);

@@ -83,6 +83,7 @@ class NodeMap {
     for (auto& [k, v] : m_) f(k, v);
   }
   void clear() { m_.clear(); }
+  void reserve(size_t) {}  // the reference allocates per flow, as it goes
 
  private:
   std::unordered_map<uint64_t, T> m_;
@@ -195,7 +196,9 @@ class StoreReassembler final : public HostReassembler {
   using Flow = core::FlowState<Store, EndQueue>;
 
   StoreReassembler(std::string id, const StreamConfig& config)
-      : HostReassembler(std::move(id), config) {}
+      : HostReassembler(std::move(id), config) {
+    finished_.reserve(config.prealloc_flows);  // validated: at most max_flows
+  }
 
   /// Flows with state, finished ones included (max_flows counts both).
   size_t flows() const override { return flows_.size() + finished_.size(); }

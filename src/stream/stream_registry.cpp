@@ -153,6 +153,10 @@ Status StreamConfig::validate() const {
                                               ", memcap " + std::to_string(memcap) +
                                               ": expected 1 <= stream_cap <= memcap");
   if (max_flows < 1) return Status(Errc::kInvalidArgument, "max_flows must be at least 1");
+  if (prealloc_flows > max_flows)
+    return Status(Errc::kInvalidArgument, "prealloc_flows " + std::to_string(prealloc_flows) +
+                                              " is more than max_flows " +
+                                              std::to_string(max_flows));
   for (const HostPolicy& h : hosts)
     if ((h.ip_version != 4 && h.ip_version != 6) || h.length > (h.ip_version == 4 ? 32 : 128) ||
         unsigned(h.policy) >= unsigned(Policy::kCount))

@@ -26,8 +26,9 @@ std::map<uint64_t, uint64_t> contents(SerialMap<Value>& m) {
   return out;
 }
 
-void churn(const std::vector<uint64_t>& keys, uint32_t seed) {
+void churn(const std::vector<uint64_t>& keys, uint32_t seed, size_t reserve = 0) {
   SerialMap<Value> m;
+  m.reserve(reserve);
   std::unordered_map<uint64_t, uint64_t> oracle;
   std::mt19937_64 rng(seed);
   for (int step = 0; step < 20000; ++step) {
@@ -68,6 +69,26 @@ TEST(SerialMap, AgreesWithUnorderedMapOnConsecutiveSerials) {
   std::vector<uint64_t> keys;
   for (uint64_t k = 1; k <= 3000; ++k) keys.push_back(k);
   churn(keys, 1);
+}
+
+// Room made up front (reserve): the first inserts neither rehash nor allocate; past it the map
+// grows as before, and the answers are the same as without it.
+TEST(SerialMap, ReservedRoomIsUsedFirstThenTheMapGrows) {
+  SerialMap<Value> m;
+  m.reserve(5000);
+  const size_t slots = m.slots(), values = m.values_allocated();
+  EXPECT_GE(slots, 10000u);
+  EXPECT_GE(values, 5000u);
+  for (uint64_t k = 1; k <= 5000; ++k) m.emplace(k, Value{k, {}});
+  EXPECT_EQ(m.slots(), slots);
+  EXPECT_EQ(m.values_allocated(), values);
+  for (uint64_t k = 5001; k <= 20000; ++k) m.emplace(k, Value{k, {}});
+  EXPECT_GT(m.slots(), slots);
+  for (uint64_t k = 1; k <= 20000; ++k) ASSERT_EQ(m.find(k)->a, k);
+  std::vector<uint64_t> keys;
+  for (uint64_t k = 1; k <= 3000; ++k) keys.push_back(k);
+  churn(keys, 11, 100);   // reserved below the peak: grows past it
+  churn(keys, 12, 4000);  // reserved above it: never grows
 }
 
 TEST(SerialMap, AgreesWithUnorderedMapOnRandomKeys) {

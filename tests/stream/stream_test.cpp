@@ -2,13 +2,15 @@
 // Suricata tests (0, 1, 2^32-1, 2^32-11), random streams reassembled to the original, losses
 // declared as gaps, the handshake and midstream rules, and the bounds attackers aim at; every
 // engine against ref.stream.
+#include "warpath/stream/stream.hpp"
+
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <map>
 #include <string>
 
 #include "warpath/stream/generate.hpp"
-#include "warpath/stream/stream.hpp"
 
 namespace warpath::stream {
 namespace {
@@ -551,10 +553,66 @@ TEST(StreamBounds, MaxFlowsBoundsHalfOpenState) {
   }
 }
 
+// Finished connections' storage made at the start (prealloc_flows) changes where they are
+// kept, never what is delivered or counted: 300 short connections, more than the 64 made, each
+// finished, then late retransmissions and data past the FIN for some of them, through engines
+// with and without the storage (validate:cpu.stream compares every call with ref.stream's).
+TEST(StreamBounds, PreallocatedFinishedConnectionsAnswerAlike) {
+  struct Run {
+    StreamCounters c;
+    std::map<std::pair<uint64_t, uint8_t>, std::string> text;
+    size_t flows = 0;
+  };
+  auto run = [](const std::string& engine, uint32_t prealloc) {
+    StreamConfig c;
+    c.prealloc_flows = prealloc;
+    Conn conn(engine, c, 4000, 9000);
+    for (uint64_t f = 1; f <= 300; ++f) {
+      conn.flow = f;
+      conn.handshake();
+      conn.data(1, "req" + std::to_string(f));
+      const uint32_t n = uint32_t(3 + std::to_string(f).size());
+      conn.send(1, kAck | kPsh, conn.isn[1] + 1, conn.isn[0] + 1 + n, "ok");
+      conn.send(0, kFin | kAck, conn.isn[0] + 1 + n, conn.isn[1] + 3);
+      conn.send(1, kFin | kAck, conn.isn[1] + 3, conn.isn[0] + 2 + n);
+      conn.send(0, kAck, conn.isn[0] + 2 + n, conn.isn[1] + 4);
+    }
+    for (uint64_t f = 1; f <= 300; f += 7) {
+      conn.flow = f;
+      conn.data(1, "req");        // a retransmission
+      conn.data(40, "too late");  // past the FIN
+    }
+    Run r{conn.r->counters(), conn.got.text, conn.r->flows()};
+    EXPECT_TRUE(conn.r->close_all(conn.got.sink()).is_ok());
+    EXPECT_EQ(conn.r->flows(), 0u);
+    return r;
+  };
+  const Run want = run("ref.stream", 0);
+  EXPECT_EQ(want.flows, 300u);
+  EXPECT_EQ(want.text.size(), 600u);
+  EXPECT_GT(want.c.retransmitted_bytes, 0u);
+  EXPECT_GT(want.c.after_close, 0u);
+  for (const std::string engine : {"cpu.stream", "validate:cpu.stream"})
+    for (const uint32_t prealloc : {0u, 64u, 1000u}) {
+      SCOPED_TRACE(engine + " prealloc " + std::to_string(prealloc));
+      const Run got = run(engine, prealloc);
+      EXPECT_EQ(got.flows, want.flows);
+      EXPECT_EQ(got.text, want.text);
+      EXPECT_EQ(std::memcmp(&got.c, &want.c, sizeof got.c), 0);
+    }
+}
+
 TEST(StreamConfigCheck, ErrorsNameTheField) {
   StreamConfig c;
   c.memcap = 10;
   EXPECT_NE(c.validate().message().find("stream_cap"), std::string::npos);
+  StreamConfig p;
+  p.max_flows      = 10;
+  p.prealloc_flows = 11;
+  EXPECT_NE(p.validate().message().find("prealloc_flows"), std::string::npos);
+  EXPECT_FALSE(make_reassembler("cpu.stream", p).is_ok());
+  p.prealloc_flows = 10;
+  EXPECT_TRUE(make_reassembler("cpu.stream", p).is_ok());
   EXPECT_FALSE(make_reassembler("cpu.nope").is_ok());
   auto old_linux = parse_policy("old-linux");
   ASSERT_TRUE(old_linux.is_ok());

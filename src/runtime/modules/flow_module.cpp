@@ -53,6 +53,7 @@ class FlowModule final : public Module {
     if (log_) std::fclose(log_);
   }
   std::string_view kind() const noexcept override { return "flow"; }
+  const flow::FlowConfig& config() const { return config_; }
   ModuleContract contract() const override {
     return {field_bit(Field::kParse), field_bit(Field::kFlow) | field_bit(Field::kVerdict), {}};
   }
@@ -171,6 +172,11 @@ class FlowModule final : public Module {
 };
 
 }  // namespace
+
+uint32_t flow_module_capacity(const Module& m) {
+  const auto* f = dynamic_cast<const FlowModule*>(&m);
+  return f ? f->config().capacity : 0;
+}
 
 ModuleInfo flow_module_info() {
   ModuleInfo i;

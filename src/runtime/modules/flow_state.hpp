@@ -10,6 +10,9 @@
 
 namespace warpath::runtime {
 
+/// The flows per worker of a flow module's table (its `capacity`); 0 for another module.
+uint32_t flow_module_capacity(const Module& m);
+
 struct FlowWorkerState final : ModuleState {
   explicit FlowWorkerState(size_t count) : ModuleState(count) {}
   std::unique_ptr<flow::FlowTracker> tracker;

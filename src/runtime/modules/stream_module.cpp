@@ -146,14 +146,19 @@ ModuleInfo stream_module_info() {
   i.kind    = "stream";
   i.summary = "reassemble TCP streams of the flows a flow module tracks (side queue: chunks)";
   i.args    = {
-      {"policy", "bsd", "overlap policy: first, last, bsd, linux, old-linux, solaris, vista, windows"},
-      {"hosts", "", "per receiving host: PREFIX=POLICY[|PREFIX=POLICY...], longest prefix first"},
-      {"mode", "ids", "ids (deliver acknowledged bytes) or inline (at once, first copy wins)"},
-      {"depth", "1048576", "bytes per direction delivered; 0 = no limit"},
-      {"midstream", "off", "pick up connections whose handshake was missed: on or off"},
-      {"stream_cap", "1048576", "bytes buffered per direction"},
-      {"memcap", "67108864", "bytes buffered per worker"},
-      {"engine", "cpu.stream", "reassembly engine: cpu.stream, ref.stream, cuda.stream, emu.stream, validate:<engine>"},
+         {"policy", "bsd",
+          "overlap policy: first, last, bsd, linux, old-linux, solaris, vista, windows"},
+         {"hosts", "", "per receiving host: PREFIX=POLICY[|PREFIX=POLICY...], longest prefix first"},
+         {"mode", "ids", "ids (deliver acknowledged bytes) or inline (at once, first copy wins)"},
+         {"depth", "1048576", "bytes per direction delivered; 0 = no limit"},
+         {"midstream", "off", "pick up connections whose handshake was missed: on or off"},
+         {"stream_cap", "1048576", "bytes buffered per direction"},
+         {"memcap", "67108864", "bytes buffered per worker"},
+         {"prealloc", "(flow capacity)",
+          "finished connections kept per worker without allocating (112 bytes each, "
+             "made at start); default: the flow module's capacity, 0 = grow as needed"},
+         {"engine", "cpu.stream",
+          "reassembly engine: cpu.stream, ref.stream, cuda.stream, emu.stream, validate:<engine>"},
   };
   i.reads = field_bit(Field::kParse) | field_bit(Field::kFlow);
   i.sets  = 0;
@@ -184,6 +189,11 @@ ModuleInfo stream_module_info() {
     WARPATH_ASSIGN_OR_RETURN(const uint64_t cap, args.get_u64("stream_cap", c.stream_cap, 1u << 30));
     c.stream_cap = uint32_t(cap);
     WARPATH_ASSIGN_OR_RETURN(c.memcap, args.get_u64("memcap", c.memcap, uint64_t(1) << 40));
+    // Finished connections stay until the flow module ends them, so its table bounds them.
+    const uint32_t table = flow_module_capacity(*env.earlier[flow_slot]);
+    WARPATH_ASSIGN_OR_RETURN(const uint64_t pre,
+                             args.get_u64("prealloc", std::min(table, c.max_flows), c.max_flows));
+    c.prealloc_flows         = uint32_t(pre);
     const std::string engine = args.get("engine", "cpu.stream");
     WARPATH_TRY(stream::make_reassembler(engine, c).status());
     return std::unique_ptr<Module>(std::make_unique<StreamModule>(engine, c, flow_slot));
