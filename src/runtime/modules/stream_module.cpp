@@ -146,19 +146,15 @@ ModuleInfo stream_module_info() {
   i.kind    = "stream";
   i.summary = "reassemble TCP streams of the flows a flow module tracks (side queue: chunks)";
   i.args    = {
-         {"policy", "bsd",
-          "overlap policy: first, last, bsd, linux, old-linux, solaris, vista, windows"},
-         {"hosts", "", "per receiving host: PREFIX=POLICY[|PREFIX=POLICY...], longest prefix first"},
-         {"mode", "ids", "ids (deliver acknowledged bytes) or inline (at once, first copy wins)"},
-         {"depth", "1048576", "bytes per direction delivered; 0 = no limit"},
-         {"midstream", "off", "pick up connections whose handshake was missed: on or off"},
-         {"stream_cap", "1048576", "bytes buffered per direction"},
-         {"memcap", "67108864", "bytes buffered per worker"},
-         {"prealloc", "(flow capacity)",
-          "finished connections kept per worker without allocating (112 bytes each, "
-             "made at start); default: the flow module's capacity, 0 = grow as needed"},
-         {"engine", "cpu.stream",
-          "reassembly engine: cpu.stream, ref.stream, cuda.stream, emu.stream, validate:<engine>"},
+      {"policy", "bsd", "overlap policy: first, last, bsd, linux, old-linux, solaris, vista, windows"},
+      {"hosts", "", "per receiving host: PREFIX=POLICY[|PREFIX=POLICY...], longest prefix first"},
+      {"mode", "ids", "ids (deliver acknowledged bytes) or inline (at once, first copy wins)"},
+      {"depth", "1048576", "bytes per direction delivered; 0 = no limit"},
+      {"midstream", "off", "pick up connections whose handshake was missed: on or off"},
+      {"stream_cap", "1048576", "bytes buffered per direction"},
+      {"memcap", "67108864", "bytes buffered per worker"},
+      {"prealloc", "(flow capacity)", "finished connections kept per worker in storage made at start (about 128 bytes each); default: the flow module's capacity; 0: grown as needed"},
+      {"engine", "cpu.stream", "reassembly engine: cpu.stream, ref.stream, cuda.stream, emu.stream, validate:<engine>"},
   };
   i.reads = field_bit(Field::kParse) | field_bit(Field::kFlow);
   i.sets  = 0;
@@ -193,9 +189,13 @@ ModuleInfo stream_module_info() {
     const uint32_t table = flow_module_capacity(*env.earlier[flow_slot]);
     WARPATH_ASSIGN_OR_RETURN(const uint64_t pre,
                              args.get_u64("prealloc", std::min(table, c.max_flows), c.max_flows));
-    c.prealloc_flows         = uint32_t(pre);
+    c.prealloc_flows = uint32_t(pre);
+    WARPATH_TRY(c.validate());
+    // The engine's name checked on a copy without the storage (each worker makes its own).
     const std::string engine = args.get("engine", "cpu.stream");
-    WARPATH_TRY(stream::make_reassembler(engine, c).status());
+    stream::StreamConfig probe = c;
+    probe.prealloc_flows       = 0;
+    WARPATH_TRY(stream::make_reassembler(engine, probe).status());
     return std::unique_ptr<Module>(std::make_unique<StreamModule>(engine, c, flow_slot));
   };
   return i;
