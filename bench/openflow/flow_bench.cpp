@@ -13,9 +13,9 @@
 //                               has (AVX-512VL, else SSE2)
 //   warpath.exact.sse2.b64      the same with the SSE2 steps (where AVX-512VL was picked)
 // over the same uniformly random sequence of hits (--lookups, default 4M: cold, the keys
-// streamed from memory, on huge pages unless --key-pages 4k: KeySeq), and again (".hot" rows) over its first 16,384 keys repeated (in L2, as
-// a frame's keys are when the switch looks them up; fewer distinct flows touched). Every row's answers
-// are checked against the keys' flow ids before it is timed. Each row runs --repeat times
+// streamed from memory, on huge pages unless --key-pages 4k: KeySeq), and again (".hot" rows)
+// over its first 16,384 keys repeated (in L2, as a frame's keys are when the switch looks them
+// up; fewer distinct flows touched). Every row's answers are checked against the keys' flow ids before it is timed. Each row runs --repeat times
 // (default 3) for --seconds (default 0.5) each; the best run is reported (the machine's noise
 // only ever slows a run), with the ratio to the best rte_hash row of the same size.
 // Also measured: building the image (FlowImage::build) per size: what one published flow_mod
@@ -30,12 +30,13 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
 
-#include "warpath/classify/classifier.hpp"
 #include "core/huge_pages.hpp"
+#include "warpath/classify/classifier.hpp"
 #include "warpath/core/version.hpp"
 #include "warpath/openflow/flow_table.hpp"
 
@@ -59,6 +60,18 @@ struct Options {
   bool huge_keys              = true;  ///< --key-pages huge (else 4k)
   std::string json;
 };
+
+// What the key sequence was on: huge pages are advice (madvise), which a machine with
+// transparent huge pages off does not take.
+std::string key_pages_text(const Options& o) {
+  if (!o.huge_keys) return "4 KB pages";
+  std::ifstream thp("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string mode((std::istreambuf_iterator<char>(thp)), std::istreambuf_iterator<char>());
+  if (mode.find("[never]") != std::string::npos)
+    return "4 KB pages (transparent huge pages are off here)";
+  return "transparent huge pages (" +
+         std::string(mode.find("[always]") != std::string::npos ? "always" : "madvise") + ")";
+}
 
 // The sequence of keys looked up: on transparent huge pages (--key-pages huge, the default), as
 // a DPDK application's packets are (mbufs on hugepages, where rte_hash's tables are too), or on
@@ -348,8 +361,7 @@ int main(int argc, char** argv) {
 #endif
   std::vector<Row> rows;
   std::printf("| flows | engine | M lookups/s | ns/lookup | vs best rte_hash |\n|---:|---|---:|---:|---:|\n");
-  std::vector<std::string> notes = {memory_note + (o.huge_keys ? "; the key sequence: transparent huge pages"
-                                                                 : "; the key sequence: 4 KB pages")};
+  std::vector<std::string> notes = {memory_note + "; the key sequence: " + key_pages_text(o)};
   for (uint32_t n : o.flows) {
     std::mt19937_64 rng(n);
     std::vector<packet::OfTuple> keys;

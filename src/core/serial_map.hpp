@@ -10,7 +10,8 @@
 //     256 << k values, so growth never moves a value (nor touches fresh memory twice, as a
 //     vector's doubling would), and large blocks and slot arrays are on transparent huge pages
 //     (core/huge_pages.hpp): a table of 100,000 finished connections faults in a few 2 MiB
-//     pages instead of thousands of 4 KiB ones.
+//     pages instead of thousands of 4 KiB ones. reserve(n) on a map without values makes one
+//     pool of exactly n values first (indices 0..n-1), the doubling blocks after it.
 //   - Placement: a key's home slot is its low bits folded with its high ones. Serials alive at
 //     once are close together, so they land in neighbouring slots without colliding, and a
 //     lookup of a recent flow finds its line warm. Any keys stay correct (linear probing), only
@@ -18,10 +19,11 @@
 //
 // References returned by find() and emplace() stay valid until the erase of that key, clear()
 // or the map's end (a stale one would alias the next entry given that value, not crash).
-// Memory grows to the peak number of entries and is kept, as a preallocated pool would be,
-// until clear(): an erased value is destroyed (its own allocations released) and rebuilt as a
-// default T in place.
+// Memory grows to the peak number of entries (or what reserve() made, if more) and is kept, as
+// a preallocated pool would be, until clear(): an erased value is destroyed (its own
+// allocations released) and rebuilt as a default T in place.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <utility>
@@ -40,7 +42,9 @@ class SerialMap {
   bool empty() const { return size_ == 0; }
   /// Slots (16 bytes each) and values allocated: what the map holds in memory.
   size_t slots() const { return slots_.size(); }
-  size_t values_allocated() const { return (size_t(kBlock) << blocks_.size()) - kBlock; }
+  size_t values_allocated() const {
+    return pool_.size() + (size_t(kBlock) << blocks_.size()) - kBlock;
+  }
 
   T* find(uint64_t key) {
     const size_t i = slot_of(key);
@@ -70,13 +74,23 @@ class SerialMap {
     return value_at(v);
   }
 
-  /// Room for `n` entries made now: slots for them at most half full and values built, so
-  /// that the first `n` inserts neither rehash nor touch fresh memory (the page faults and the
-  /// values' construction happen here, as a preallocated pool's would). Kept until clear().
+  /// Room for `n` entries in all (at most 2^31) made now: slots for them at most half full
+  /// and values built, so that the map holds n entries without rehashing or touching fresh
+  /// memory (the page faults and the values' construction happen here, as a preallocated
+  /// pool's would). On a map that never had values they are one pool of exactly n; else
+  /// doubling blocks are added until n fit. Kept until clear(); std::bad_alloc when out of
+  /// memory.
   void reserve(size_t n) {
-    size_t slots = slots_.size();
+    if (n > (size_t(1) << 31)) throw std::bad_alloc();
+    size_t slots = std::max<size_t>(slots_.size(), 16);
     while (slots < 2 * n) slots *= 2;
     if (slots > slots_.size()) rebuild(slots);
+    if (values_allocated() >= n) return;
+    if (used_ == 0 && blocks_.empty() && pool_.empty()) {
+      pool_      = LargeVector<T>(n);
+      pool_size_ = uint32_t(n);
+      return;
+    }
     while (values_allocated() < n) blocks_.emplace_back(size_t(kBlock) << blocks_.size());
   }
 
@@ -114,6 +128,8 @@ class SerialMap {
 
   /// Empties the map, releasing the values' memory.
   void clear() {
+    LargeVector<T>().swap(pool_);
+    pool_size_ = 0;
     blocks_.clear();
     free_.clear();
     used_ = 0;
@@ -128,8 +144,11 @@ class SerialMap {
     uint32_t index = 0;  ///< value index + 1; 0: empty
   };
 
-  // Value v is in block k = floor(log2(v / kBlock + 1)), which starts at kBlock * (2^k - 1).
+  // Value v is in the pool when below its size; past it, v - pool_size_ is in block
+  // k = floor(log2(v / kBlock + 1)), which starts at kBlock * (2^k - 1).
   T& value_at(uint32_t v) {
+    if (v < pool_size_) return pool_[v];
+    v -= pool_size_;
     const uint32_t k = 31 - uint32_t(__builtin_clz((v / kBlock) + 1));
     return blocks_[k][v - kBlock * ((1u << k) - 1)];
   }
@@ -180,6 +199,8 @@ class SerialMap {
   }
 
   LargeVector<Slot> slots_;
+  LargeVector<T> pool_;                 // reserve()'s values, when it made them first
+  uint32_t pool_size_ = 0;              // pool_.size(), read on every lookup
   std::vector<LargeVector<T>> blocks_;  // never resized once made: values do not move
   std::vector<uint32_t> free_;
   uint32_t used_ = 0;  ///< values ever handed out (the free list holds the erased ones)

@@ -3,6 +3,7 @@
 // (include/warpath/stream/stream.hpp).
 #include <algorithm>
 #include <cstdlib>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -211,7 +212,13 @@ std::vector<EngineInfo> stream_engines() { return engine_table().infos(); }
 Result<std::unique_ptr<Reassembler>> make_reassembler(std::string_view requested,
                                                       const StreamConfig& config) {
   WARPATH_TRY(config.validate());
-  return engine_table().make(requested, config);
+  try {  // the storage prealloc_flows asks for is made here
+    return engine_table().make(requested, config);
+  } catch (const std::bad_alloc&) {
+    return Status(Errc::kOutOfMemory, "stream engine " + std::string(requested) +
+                                          ": no memory for prealloc_flows " +
+                                          std::to_string(config.prealloc_flows));
+  }
 }
 
 CheckReport check_stream_engine(std::string_view id, uint64_t seed, uint64_t items) {

@@ -26,7 +26,9 @@ std::map<uint64_t, uint64_t> contents(SerialMap<Value>& m) {
   return out;
 }
 
-void churn(const std::vector<uint64_t>& keys, uint32_t seed, size_t reserve = 0) {
+// slots_out: the map's slots at the end (after its clear, which keeps none of them).
+void churn(const std::vector<uint64_t>& keys, uint32_t seed, size_t reserve = 0,
+           size_t* slots_out = nullptr) {
   SerialMap<Value> m;
   m.reserve(reserve);
   std::unordered_map<uint64_t, uint64_t> oracle;
@@ -60,6 +62,7 @@ void churn(const std::vector<uint64_t>& keys, uint32_t seed, size_t reserve = 0)
     ASSERT_NE(v, nullptr);
     EXPECT_EQ(v->a, a);
   }
+  if (slots_out) *slots_out = m.slots();
   m.clear();
   EXPECT_EQ(m.size(), 0u);
   for (const auto& [k, a] : oracle) EXPECT_EQ(m.find(k), nullptr);
@@ -77,18 +80,43 @@ TEST(SerialMap, ReservedRoomIsUsedFirstThenTheMapGrows) {
   SerialMap<Value> m;
   m.reserve(5000);
   const size_t slots = m.slots(), values = m.values_allocated();
-  EXPECT_GE(slots, 10000u);
-  EXPECT_GE(values, 5000u);
+  EXPECT_EQ(slots, 16384u);  // 5,000 at most half full
+  EXPECT_EQ(values, 5000u);  // a map without values: one pool of exactly that many
   for (uint64_t k = 1; k <= 5000; ++k) m.emplace(k, Value{k, {}});
   EXPECT_EQ(m.slots(), slots);
   EXPECT_EQ(m.values_allocated(), values);
   for (uint64_t k = 5001; k <= 20000; ++k) m.emplace(k, Value{k, {}});
   EXPECT_GT(m.slots(), slots);
+  EXPECT_GT(m.values_allocated(), values);  // blocks after the pool
   for (uint64_t k = 1; k <= 20000; ++k) ASSERT_EQ(m.find(k)->a, k);
+  // Reserving on a map with entries and erased values: the entries are placed again and kept,
+  // values come as blocks after what exists, and the free list is used first.
+  for (uint64_t k = 1; k <= 20000; k += 2) m.erase(k);
+  m.reserve(40000);
+  EXPECT_GE(m.slots(), 80000u);
+  EXPECT_GE(m.values_allocated(), 40000u);
+  const size_t after = m.values_allocated(), slots_after = m.slots();
+  for (uint64_t k = 20001; k <= 40000; ++k) m.emplace(k, Value{k, {}});
+  EXPECT_EQ(m.values_allocated(), after);
+  EXPECT_EQ(m.slots(), slots_after);
+  for (uint64_t k = 1; k <= 40000; ++k) {
+    Value* v = m.find(k);
+    ASSERT_EQ(v != nullptr, k > 20000 || k % 2 == 0) << k;
+    if (v) ASSERT_EQ(v->a, k);
+  }
+  m.reserve(10);  // less than it has: nothing changes
+  EXPECT_EQ(m.slots(), slots_after);
+  m.clear();
+  EXPECT_EQ(m.values_allocated(), 0u);
+  m.reserve(300);  // after clear() the pool may be made again
+  EXPECT_EQ(m.values_allocated(), 300u);
   std::vector<uint64_t> keys;
   for (uint64_t k = 1; k <= 3000; ++k) keys.push_back(k);
-  churn(keys, 11, 100);   // reserved below the peak: grows past it
-  churn(keys, 12, 4000);  // reserved above it: never grows
+  size_t below = 0, above = 0;
+  churn(keys, 11, 100, &below);   // reserved below the peak: grows past it
+  churn(keys, 12, 4000, &above);  // reserved above it: never grows
+  EXPECT_GT(below, 256u);
+  EXPECT_EQ(above, 8192u);
 }
 
 TEST(SerialMap, AgreesWithUnorderedMapOnRandomKeys) {

@@ -147,6 +147,34 @@ TEST(StreamChain, NeedsAFlowModuleBeforeIt) {
             std::string::npos);
 }
 
+// Room for finished connections: by default what the flow module's table holds (they stay
+// until it ends them), at most max_flows; prealloc= sets it, 0 grows it as they finish.
+TEST(StreamChain, RoomForFinishedConnectionsFollowsTheFlowTable) {
+  auto describe = [](const std::string& text) -> std::string {
+    auto specs = parse_chain(text);
+    EXPECT_TRUE(specs.is_ok());
+    auto chain = Chain::build(*specs, BuildEnv{});
+    if (!chain.is_ok()) return "error: " + chain.status().message();
+    return (*chain)->module(1).describe();
+  };
+  EXPECT_NE(describe("flow(capacity=300) -> stream -> wire").find("room for 300 finished"),
+            std::string::npos);
+  EXPECT_NE(describe("flow(capacity=4194304) -> stream -> wire").find("room for 1048576 finished"),
+            std::string::npos);  // max_flows
+  EXPECT_NE(describe("flow -> stream(prealloc=77) -> wire").find("room for 77 finished"),
+            std::string::npos);
+  EXPECT_EQ(describe("flow -> stream(prealloc=0) -> wire").find("room for"), std::string::npos);
+  EXPECT_NE(describe("flow -> stream(prealloc=1048577) -> wire")
+                .find("error: chain position 2 (stream): prealloc=1048577"),
+            std::string::npos);
+  // A worker's state is made with it: a chain with the room runs as one without.
+  auto specs = parse_chain("flow(capacity=64) -> stream(prealloc=64) -> wire");
+  ASSERT_TRUE(specs.is_ok());
+  auto chain = Chain::build(*specs, BuildEnv{});
+  ASSERT_TRUE(chain.is_ok());
+  EXPECT_TRUE((*chain)->make_states().is_ok());
+}
+
 }  // namespace
 }  // namespace warpath::runtime
 

@@ -100,8 +100,9 @@ struct StreamConfig {
   /// Finished connections whose storage is allocated when the engine is built, as libnids
   /// preallocates its streams and Suricata its sessions (stream.prealloc-sessions): until
   /// that many are kept at once, a connection that finishes touches no fresh memory and the
-  /// lookup never rehashes (cpu.stream: about 128 bytes each; 100,000 short connections from
-  /// a cold start, 61 -> 55 ns a packet, docs/adr/0009). 0: grown as needed. At most max_flows.
+  /// lookup never rehashes (cpu.stream, the one engine that keeps finished connections apart:
+  /// about 128 bytes each, 32 MiB for 262,144; 100,000 short connections from a cold start,
+  /// 61 -> 55 ns a packet, docs/adr/0009). 0: grown as needed. At most max_flows.
   uint32_t prealloc_flows = 0;
   /// kInvalidArgument naming the field.
   Status validate() const;

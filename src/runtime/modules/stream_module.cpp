@@ -52,7 +52,10 @@ class StreamModule final : public Module {
            (config_.hosts.empty() ? "" : " (" + std::to_string(config_.hosts.size()) + " host prefixes)") +
            (config_.mode == stream::Mode::kInline ? ", inline" : ", ids") +
            (config_.depth ? ", depth " + std::to_string(config_.depth) : "") +
-           (config_.midstream ? ", midstream" : "");
+           (config_.midstream ? ", midstream" : "") +
+           (config_.prealloc_flows
+                ? ", room for " + std::to_string(config_.prealloc_flows) + " finished connections"
+                : "");
   }
   std::string engines(Place) const override { return engine_; }
   std::vector<std::string> stat_names() const override {
@@ -153,7 +156,9 @@ ModuleInfo stream_module_info() {
       {"midstream", "off", "pick up connections whose handshake was missed: on or off"},
       {"stream_cap", "1048576", "bytes buffered per direction"},
       {"memcap", "67108864", "bytes buffered per worker"},
-      {"prealloc", "(flow capacity)", "finished connections kept per worker in storage made at start (about 128 bytes each); default: the flow module's capacity; 0: grown as needed"},
+      {"prealloc", "(flow capacity)",
+       "cpu.stream: finished connections kept per worker in storage made at start (about 128 "
+       "bytes each); default: the flow module's capacity, at most 1048576; 0: grown as needed"},
       {"engine", "cpu.stream", "reassembly engine: cpu.stream, ref.stream, cuda.stream, emu.stream, validate:<engine>"},
   };
   i.reads = field_bit(Field::kParse) | field_bit(Field::kFlow);
