@@ -15,9 +15,10 @@
 // over the same uniformly random sequence of hits (--lookups, default 4M: cold, the keys
 // streamed from memory, on huge pages unless --key-pages 4k: KeySeq), and again (".hot" rows)
 // over its first 16,384 keys repeated (in L2, as a frame's keys are when the switch looks them
-// up; fewer distinct flows touched). Every row's answers are checked against the keys' flow ids before it is timed. Each row runs --repeat times
-// (default 3) for --seconds (default 0.5) each; the best run is reported (the machine's noise
-// only ever slows a run), with the ratio to the best rte_hash row of the same size.
+// up; fewer distinct flows touched). Every row's answers are checked against the keys' flow
+// ids before it is timed. Each row runs --repeat times (default 3) for --seconds (default 0.5)
+// each; the best run is reported (the machine's noise only ever slows a run), with the ratio
+// to the best rte_hash row of the same size.
 // Also measured: building the image (FlowImage::build) per size: what one published flow_mod
 // costs the agent when a change forces a full build, and wildcard tables (--subtables masks
 // of 1,000 and of 10,000 flows each) in bursts of 64, without an anchor, before and after a
@@ -81,7 +82,7 @@ std::string key_pages_text(const Options& o) {
 class KeySeq {
  public:
   KeySeq(size_t n, bool huge) : huge_(huge) { huge ? big_.resize(n) : small_.resize(n); }
-  KeySeq(const KeySeq& from, size_t n, bool huge) : KeySeq(n, huge) {
+  KeySeq(const KeySeq& from, size_t n) : KeySeq(n, from.huge_) {  // its first n, alike
     std::copy(from.data(), from.data() + n, data());
   }
   packet::OfTuple* data() { return huge_ ? big_.data() : small_.data(); }
@@ -416,7 +417,7 @@ int main(int argc, char** argv) {
     // Cold: the whole sequence (keys streamed from memory, as 20M random lookups are); hot: its
     // first 16,384 keys over and over (in L2, as a frame's keys are when a switch looks them up).
     for (const bool hot : {false, true}) {
-      const KeySeq part(seq, hot ? std::min<uint32_t>(o.lookups, 16384) : o.lookups, o.huge_keys);
+      const KeySeq part(seq, hot ? std::min<uint32_t>(o.lookups, 16384) : o.lookups);
       const std::string suffix = hot ? ".hot" : "";
       double anchor = 0;
       std::vector<Row> size_rows;

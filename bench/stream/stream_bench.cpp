@@ -136,7 +136,7 @@ double run_warpath(const Frames& f, uint64_t& delivered) {
   sc.memcap     = 4ull << 30;
   // Storage for as many finished connections as the tracker holds, made at the start, as
   // libnids makes its streams for n_tcp_streams below (and the stream module does by default).
-  sc.prealloc_flows = fc.capacity;
+  sc.prealloc_flows = sc.prealloc_for(fc.capacity);
   auto r        = stream::make_reassembler("cpu.stream", sc);
   if (!parser.is_ok() || !tracker.is_ok() || !r.is_ok()) {
     std::fprintf(stderr, "warpath-stream-bench: cannot build the engines\n");

@@ -3,7 +3,6 @@
 // listing the files, their gaps and the counters.
 #include <fmt/core.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -143,9 +142,7 @@ int run_reassemble(const ReassembleOptions& o) {
   sc.depth     = o.depth;
   sc.stream_cap = 64u << 20;
   sc.memcap     = 1ull << 30;
-  // Room for as many finished connections as the flow table holds, as the stream module
-  // makes (they stay until the table ends them).
-  sc.prealloc_flows = std::min(o.capacity, sc.max_flows);
+  sc.prealloc_flows = sc.prealloc_for(o.capacity);  // as the stream module's
   auto reassembler  = stream::make_reassembler(o.engine, sc);
   if (!reassembler.is_ok()) return fail(reassembler.status());
   flow::FlowConfig fc;

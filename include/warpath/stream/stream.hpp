@@ -100,10 +100,15 @@ struct StreamConfig {
   /// Finished connections whose storage is allocated when the engine is built, as libnids
   /// preallocates its streams and Suricata its sessions (stream.prealloc-sessions): until
   /// that many are kept at once, a connection that finishes touches no fresh memory and the
-  /// lookup never rehashes (cpu.stream, the one engine that keeps finished connections apart:
-  /// about 128 bytes each, 32 MiB for 262,144; 100,000 short connections from a cold start,
-  /// 61 -> 55 ns a packet, docs/adr/0009). 0: grown as needed. At most max_flows.
+  /// lookup never rehashes (cpu.stream: about 128 bytes each, 32 MiB for 262,144; 100,000
+  /// short connections from a cold start, 61 -> 55 ns a packet, docs/adr/0009; ref.stream
+  /// allocates per connection). 0: grown as needed. At most max_flows.
   uint32_t prealloc_flows = 0;
+  /// The room for finished connections beside a flow table of `flow_capacity`: they stay
+  /// until the table ends them, so it bounds them (at most max_flows).
+  uint32_t prealloc_for(uint32_t flow_capacity) const {
+    return flow_capacity < max_flows ? flow_capacity : max_flows;
+  }
   /// kInvalidArgument naming the field.
   Status validate() const;
 };

@@ -190,13 +190,12 @@ ModuleInfo stream_module_info() {
     WARPATH_ASSIGN_OR_RETURN(const uint64_t cap, args.get_u64("stream_cap", c.stream_cap, 1u << 30));
     c.stream_cap = uint32_t(cap);
     WARPATH_ASSIGN_OR_RETURN(c.memcap, args.get_u64("memcap", c.memcap, uint64_t(1) << 40));
-    // Finished connections stay until the flow module ends them, so its table bounds them.
     const uint32_t table = flow_module_capacity(*env.earlier[flow_slot]);
     WARPATH_ASSIGN_OR_RETURN(const uint64_t pre,
-                             args.get_u64("prealloc", std::min(table, c.max_flows), c.max_flows));
+                             args.get_u64("prealloc", c.prealloc_for(table), c.max_flows));
     c.prealloc_flows = uint32_t(pre);
-    WARPATH_TRY(c.validate());
-    // The engine's name checked on a copy without the storage (each worker makes its own).
+    // The config and the engine's name checked on a copy without the storage (each worker
+    // makes its own).
     const std::string engine = args.get("engine", "cpu.stream");
     stream::StreamConfig probe = c;
     probe.prealloc_flows       = 0;
