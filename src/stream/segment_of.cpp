@@ -8,8 +8,11 @@
 
 namespace warpath::stream {
 
-bool segment_of(const packet::PacketInfo& p, const uint8_t* frame, uint32_t caplen, Segment& s,
-                bool any_checksum) {
+namespace {
+// segment_of's body, inlined into reassemble_batch's loop (a call per packet there otherwise).
+__attribute__((always_inline)) inline bool segment_from(const packet::PacketInfo& p,
+                                                        const uint8_t* frame, uint32_t caplen,
+                                                        Segment& s, bool any_checksum) {
   const bool ok = p.status == packet::ParseStatus::kOk ||
                   (any_checksum && p.status == packet::ParseStatus::kBadIpv4Checksum);
   if (!ok || p.proto != 6 || !(p.flags & packet::kHasPorts) ||
@@ -42,6 +45,12 @@ bool segment_of(const packet::PacketInfo& p, const uint8_t* frame, uint32_t capl
   s.len     = captured_end - data;
   s.missing = ip_end - captured_end;
   return true;
+}
+}  // namespace
+
+bool segment_of(const packet::PacketInfo& p, const uint8_t* frame, uint32_t caplen, Segment& s,
+                bool any_checksum) {
+  return segment_from(p, frame, caplen, s, any_checksum);
 }
 
 namespace {
@@ -101,7 +110,7 @@ Status reassemble_batch(Reassembler& r, const packet::BatchView& batch,
     // copy's wide loads waited for the narrow stores that had just filled the fields.
     Segment local;
     Segment& s = gather ? gathered.emplace_back() : local;
-    if (!segment_of(infos[i], batch.data(i), batch.metas[i].caplen, s, any_checksum)) {
+    if (!segment_from(infos[i], batch.data(i), batch.metas[i].caplen, s, any_checksum)) {
       if (gather) gathered.pop_back();
       continue;
     }

@@ -12,9 +12,13 @@
 #if defined(__CUDACC__)
 #define WARPATH_HD __host__ __device__ __forceinline__
 #define WARPATH_HD_NOINLINE __host__ __device__
+#define WARPATH_HD_HOT __host__ __device__ __forceinline__
 #else
 #define WARPATH_HD inline
 #define WARPATH_HD_NOINLINE inline
+// WARPATH_HD_HOT: a per-packet body the host compiler must inline into its batch loop as well
+// (g++ at -O2 kept some out of line: a call per packet, with its spills and reloads).
+#define WARPATH_HD_HOT inline __attribute__((always_inline))
 #endif
 
 #if defined(__CUDA_ARCH__)

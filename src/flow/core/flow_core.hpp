@@ -83,8 +83,8 @@ WARPATH_HD uint32_t be32(const uint8_t* b) {
 /// Keys a packet. kTracked with `key` and `from_b` (the packet's source is endpoint b), or why
 /// the packet cannot be tracked. `any_checksum`: an IPv4 header checksum that does not verify
 /// is no reason to leave the packet out (captures taken before checksum offload).
-WARPATH_HD Track make_key(const packet::PacketInfo& p, FlowKey& key, uint8_t& from_b,
-                          bool any_checksum = false) {
+WARPATH_HD_HOT Track make_key(const packet::PacketInfo& p, FlowKey& key, uint8_t& from_b,
+                              bool any_checksum = false) {
   if (p.l3 != packet::L3::kIpv4 && p.l3 != packet::L3::kIpv6) return Track::kNotIp;
   if (p.flags & packet::kLaterFragment) return Track::kFragment;
   constexpr uint8_t kNeed = packet::kFieldSrc | packet::kFieldDst | packet::kFieldProto;

@@ -34,8 +34,8 @@ WARPATH_HD void fail(PacketInfo& info, ParseStatus status) { info.status = statu
 
 /// Transport layer: ports, TCP flags, ICMP type/code. `end` bounds the datagram (in bytes from
 /// the frame start); `cap` is the captured length.
-WARPATH_HD void parse_l4(const uint8_t* p, uint32_t off, uint32_t end, uint32_t cap,
-                         PacketInfo& info) {
+WARPATH_HD_HOT void parse_l4(const uint8_t* p, uint32_t off, uint32_t end, uint32_t cap,
+                             PacketInfo& info) {
   info.l4_offset      = uint16_t(off < 0xffffu ? off : 0);
   const uint8_t proto = info.proto;
   if (proto == kProtoTcp || proto == kProtoUdp || proto == kProtoSctp) {
@@ -80,8 +80,8 @@ WARPATH_HD void parse_l4(const uint8_t* p, uint32_t off, uint32_t end, uint32_t 
   }
 }
 
-WARPATH_HD void parse_ipv4(const uint8_t* p, uint32_t off, uint32_t cap, uint32_t len,
-                           PacketInfo& info) {
+WARPATH_HD_HOT void parse_ipv4(const uint8_t* p, uint32_t off, uint32_t cap, uint32_t len,
+                               PacketInfo& info) {
   info.l3        = L3::kIpv4;
   info.l3_offset = uint16_t(off);
   if (off + 1 > cap) return fail(info, ParseStatus::kTruncated);
@@ -190,8 +190,8 @@ WARPATH_HD void parse_ipv6(const uint8_t* p, uint32_t off, uint32_t cap, uint32_
 /// by-value form builds the PacketInfo on the stack with byte stores and copies it as vectors,
 /// loads that store forwarding cannot serve (perf put two thirds of parse_range's samples on
 /// that copy; a parse that follows a header rewrite, as esp-in's, gains most).
-WARPATH_HD void parse_packet_into(const uint8_t* p, uint32_t caplen, uint32_t len,
-                                  PacketInfo& info) {
+WARPATH_HD_HOT void parse_packet_into(const uint8_t* p, uint32_t caplen, uint32_t len,
+                                      PacketInfo& info) {
   info = PacketInfo{};
   if (len < caplen) len = caplen;
   if (caplen < 14) {

@@ -173,8 +173,8 @@ WARPATH_HD bool store_data(Ctx& ctx, Dir& d, Store& store, Held& held, const Seg
 /// Delivers direction `dir`'s bytes up to `limit`; with `gaps`, a hole below the limit is
 /// declared lost.
 template <class Ctx, class Store, class Held>
-WARPATH_HD void deliver(Ctx& ctx, uint64_t flow, uint8_t dir, Dir& d, Store& store, Held& held,
-                        uint64_t limit, bool gaps) {
+WARPATH_HD_HOT void deliver(Ctx& ctx, uint64_t flow, uint8_t dir, Dir& d, Store& store, Held& held,
+                            uint64_t limit, bool gaps) {
   StreamCounters& c = ctx.counters();
   for (;;) {
     const uint64_t run    = store.contiguous_end(d.base);
@@ -237,7 +237,7 @@ WARPATH_HD void deliver(Ctx& ctx, uint64_t flow, uint8_t dir, Dir& d, Store& sto
 /// One segment of a flow with state. False: ctx.can_store refused its bytes, and the caller
 /// restores the flow's scalars and the counters it saved and redoes the segment elsewhere.
 template <class Ctx, class Store, class Held>
-WARPATH_HD bool flow_segment(Ctx& ctx, FlowState<Store, Held>& f, const Segment& s) {
+WARPATH_HD_HOT bool flow_segment(Ctx& ctx, FlowState<Store, Held>& f, const Segment& s) {
   const Limits& lim = ctx.limits();
   StreamCounters& c = ctx.counters();
   FlowMeta& m       = f.m;
