@@ -569,6 +569,105 @@ def test_extended_sequence_numbers_cross_two_to_the_32(tmp_path):
         assert bytes(sa.decrypt(outer)) == forwarded_inner(bytes(IP(inside[k][14:])))
 
 
+LIMITS_SA_FILE = f"""
+[[sa]]
+src = "{GW}"
+dst = "{PEER}"
+spi = 0x2201
+dir = "out"
+enc = "rfc3686(ctr(aes))"
+enc_key = "0x{CTR_KEY.hex()}"
+auth = "hmac(sha1)"
+auth_key = "0x{SHA1_KEY.hex()}"
+replay_oseq = 0xfffffffc
+
+[[sa]]
+src = "{GW}"
+dst = "{PEER}"
+spi = 0x4201
+dir = "out"
+aead = "rfc4106(gcm(aes))"
+aead_key = "0x{GCM_KEY.hex()}"
+soft_packet_limit = 2
+hard_packet_limit = 4
+
+[[sa]]
+src = "{GW}"
+dst = "{PEER}"
+spi = 0x4202
+dir = "out"
+aead = "rfc4106(gcm(aes))"
+aead_key = "0x{GCM_KEY.hex()}"
+hard_byte_limit = 100
+
+[[policy]]
+src = "10.1.0.0/16"
+dst = "10.2.0.0/16"
+dir = "out"
+tmpl_src = "{GW}"
+tmpl_dst = "{PEER}"
+spi = 0x2201
+
+[[policy]]
+src = "10.3.0.0/16"
+dst = "10.4.0.0/16"
+dir = "out"
+tmpl_src = "{GW}"
+tmpl_dst = "{PEER}"
+spi = 0x4201
+
+[[policy]]
+src = "10.5.0.0/16"
+dst = "10.6.0.0/16"
+dir = "out"
+tmpl_src = "{GW}"
+tmpl_dst = "{PEER}"
+spi = 0x4202
+"""
+
+
+@pytest.mark.parametrize("batch", [64, 2])
+def test_sequence_overflow_and_lifetimes_stop_an_sa_where_they_fall(tmp_path, batch):
+    """RFC 4303 3.3.3: a 32-bit sequence number never cycles (the SA stops at 2^32 - 1);
+    RFC 4301 4.4.2.1: past its hard lifetime an SA stops, past its soft one it should be
+    rekeyed (counted and said once). Six packets per SA, interleaved: in one frame (the
+    limits fall inside it) and in frames of two (they fall between frames too)."""
+    (tmp_path / "sa.toml").write_text(LIMITS_SA_FILE)
+    (tmp_path / "fib.txt").write_text(FIB + "10.6.0.0/16 2\n")
+    (tmp_path / "n.txt").write_text(NEIGHBORS)
+    # 40-byte inner packets: 44 bytes of ESP text each, so 100 bytes hold two.
+    inside = []
+    for k in range(6):
+        inside += [eth(plain4("10.1.0.5", "10.2.0.1", 12, ttl=64 - k)),
+                   eth(plain4("10.3.0.5", "10.4.0.1", 12, ttl=64 - k)),
+                   eth(plain4("10.5.0.5", "10.6.0.1", 12, ttl=64 - k))]
+    write_pcap(tmp_path / "in0.pcap", inside)
+    write_pcap(tmp_path / "in1.pcap", [])
+    r, j = run_json(tmp_path, "--app", "ipsec", "--sa", tmp_path / "sa.toml", "--fib",
+                    tmp_path / "fib.txt", "--neighbors", tmp_path / "n.txt", "--workers", 1,
+                    "--batch", batch, "--no-progress",
+                    "--port", f"p0=pcap:{tmp_path / 'in0.pcap'}:{tmp_path / 'o0.pcap'}",
+                    "--port", f"p1=pcap:{tmp_path / 'in1.pcap'}:{tmp_path / 'o1.pcap'}")
+    assert nonzero(j["drops_by_reason"]) == {"seq_overflow": 3, "sa_expired": 2 + 4}
+    o1 = [IP(frame[14:]) for frame in read_pcap(tmp_path / "o1.pcap")]
+    by_spi = {}
+    for outer in o1:
+        by_spi.setdefault(outer[ESP].spi, []).append(outer)
+    assert {spi: len(v) for spi, v in by_spi.items()} == {0x2201: 3, 0x4201: 4, 0x4202: 2}
+    assert [p[ESP].seq for p in by_spi[0x2201]] == [0xFFFFFFFD, 0xFFFFFFFE, 0xFFFFFFFF]
+    assert [p[ESP].seq for p in by_spi[0x4201]] == [1, 2, 3, 4]
+    # The packets that left are the first ones of each SA, in order and intact.
+    sa = SecurityAssociation(ESP, spi=0x4201, crypt_algo="AES-GCM", crypt_key=GCM_KEY,
+                             auth_algo="NULL", auth_key=None, tunnel_header=IP(src=GW, dst=PEER))
+    for k, outer in enumerate(by_spi[0x4201]):
+        assert bytes(sa.decrypt(outer)) == forwarded_inner(plain4("10.3.0.5", "10.4.0.1", 12,
+                                                                  ttl=64 - k))
+    esp_out = [m for m in j["modules"] if m["kind"] == "esp-out"]
+    assert len(esp_out) == 1 and esp_out[0]["stats"] == {"soft_expired": 1}
+    assert r.stderr.count("reached its soft lifetime") == 1, r.stderr
+    assert "spi 0x4201 to 192.0.2.2" in r.stderr, r.stderr
+
+
 RELOAD_SA = """
 [[sa]]
 src = "192.0.2.1"

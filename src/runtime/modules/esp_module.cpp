@@ -35,6 +35,7 @@
 //   back); no room in the frame's cell -> no_room; a truncated capture -> truncated.
 #include <atomic>
 #include <cstddef>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -60,10 +61,15 @@ using packet::PacketInfo;
 // Per-frame accounting of the SAs a frame touches: one atomic update per SA and frame instead
 // of one per packet (a locked add costs about what sealing 40 bytes does).
 struct SaTally {
-  explicit SaTally(size_t sas) : count(sas), bytes(sas), next(sas), packets(sas), total(sas) {}
+  explicit SaTally(size_t sas)
+      : count(sas), bytes(sas), next(sas), packets(sas), total(sas), careful(sas) {}
   std::vector<uint32_t> count;
   std::vector<uint64_t> bytes;
   std::vector<uint64_t> next, packets, total;  ///< running sequence number and lifetime counts
+  /// Outbound, per SA: can some packet of this frame overflow the sequence number or pass a
+  /// lifetime limit? Decided once per frame from its reservation; only then does each packet
+  /// check (the counts only grow, so the frame's last packet bounds every other).
+  std::vector<uint8_t> careful;
   std::vector<uint32_t> touched;
   __attribute__((always_inline)) void add(uint32_t sa, uint64_t b) {
     if (!count[sa]++) touched.push_back(sa);
@@ -278,15 +284,36 @@ void set_ethertype(uint8_t* frame, uint32_t l3, uint8_t family) {
   ec::store_be16(frame + l3 - 2, family == 4 ? 0x0800 : 0x86dd);
 }
 
+// Does the SA's p-th packet, with b bytes so far, stay within every limit, soft ones included?
+inline bool within_all_limits(const ipsec::SaSpec& sa, uint64_t p, uint64_t b) {
+  return (!sa.hard_packets || p <= sa.hard_packets) && (!sa.hard_bytes || b <= sa.hard_bytes) &&
+         (!sa.soft_packets || p <= sa.soft_packets) && (!sa.soft_bytes || b <= sa.soft_bytes);
+}
+
 // Lifetime (RFC 4301 4.4.2.1) of a packet that is the SA's p-th, with b bytes so far: false
-// once past the hard limit; the soft one raises the SA's flag.
+// once past the hard limit. Past the soft one the SA should be rekeyed: the first packet there
+// counts it in the module's soft_expired stat (`ms`, the worker's state) and says so on stderr,
+// once per SA (the kernel sends its key manager a soft expire then).
+void report_soft_expiry(const ipsec::SaSpec& sa, ModuleState* ms, uint64_t p, uint64_t b);
 inline __attribute__((always_inline)) bool within_lifetime(const ipsec::SaSpec& sa,
                                                            ipsec::SaState& st, uint64_t p,
-                                                           uint64_t b) {
+                                                           uint64_t b, ModuleState* ms) {
   if ((sa.hard_packets && p > sa.hard_packets) || (sa.hard_bytes && b > sa.hard_bytes)) return false;
-  if ((sa.soft_packets && p > sa.soft_packets) || (sa.soft_bytes && b > sa.soft_bytes))
-    st.soft_expired.store(true, std::memory_order_relaxed);
+  if (((sa.soft_packets && p > sa.soft_packets) || (sa.soft_bytes && b > sa.soft_bytes)) &&
+      !st.soft_expired.load(std::memory_order_relaxed) &&
+      !st.soft_expired.exchange(true, std::memory_order_relaxed)) [[unlikely]]
+    report_soft_expiry(sa, ms, p, b);
   return true;
+}
+
+void report_soft_expiry(const ipsec::SaSpec& sa, ModuleState* ms, uint64_t p, uint64_t b) {
+  if (ms && ms->stat_count) ms->stats[0].fetch_add(1, std::memory_order_relaxed);
+  std::fprintf(stderr,
+               "warpath: %s SA spi 0x%x to %s (%s) reached its soft lifetime at packet %llu, "
+               "%llu bytes: rekey it\n",
+               sa.dir == ipsec::Dir::kOut ? "outbound" : "inbound", sa.spi,
+               ipsec::addr_text(sa.dst).c_str(), sa.where.c_str(),
+               static_cast<unsigned long long>(p), static_cast<unsigned long long>(b));
 }
 
 class EspModuleBase : public Module {
@@ -362,6 +389,11 @@ class EspModuleBase : public Module {
     ReadGuard::Section sec(guard_);
     const EspTables& t = image();
     return t.offload && t.offload->takes_device_memory();
+  }
+  // Per worker: SAs that reached their soft lifetime here (within_lifetime).
+  std::vector<std::string> stat_names() const override { return {"soft_expired"}; }
+  Result<std::unique_ptr<ModuleState>> make_state() const override {
+    return std::make_unique<ModuleState>(1);
   }
   std::unique_ptr<ModuleSlot> make_slot(uint32_t cap) const override {
     ReadGuard::Section sec(guard_);
@@ -560,7 +592,7 @@ class EspInModule final : public EspModuleBase {
     SaTally& t = s.tally;
     t.add(op.sa, op.text_len);
     if (!within_lifetime(spec, st, st.packets.load(std::memory_order_relaxed) + t.count[op.sa],
-                         st.bytes.load(std::memory_order_relaxed) + t.bytes[op.sa])) {
+                         st.bytes.load(std::memory_order_relaxed) + t.bytes[op.sa], s.state)) {
       reason = ids_[kInExpired];
       return;
     }
@@ -735,9 +767,13 @@ class EspOutModule final : public EspModuleBase {
     // Sequence numbers and lifetime counts, reserved once per SA for the frame's packets.
     for (uint32_t sa : s.tally.touched) {
       ipsec::SaState& st = *t_.states[sa];
-      s.tally.next[sa]    = st.oseq.fetch_add(s.tally.count[sa], std::memory_order_relaxed);
-      s.tally.packets[sa] = st.packets.fetch_add(s.tally.count[sa], std::memory_order_relaxed);
-      s.tally.total[sa]   = st.bytes.fetch_add(s.tally.bytes[sa], std::memory_order_relaxed);
+      SaTally& t         = s.tally;
+      t.next[sa]         = st.oseq.fetch_add(t.count[sa], std::memory_order_relaxed);
+      t.packets[sa]      = st.packets.fetch_add(t.count[sa], std::memory_order_relaxed);
+      t.total[sa]        = st.bytes.fetch_add(t.bytes[sa], std::memory_order_relaxed);
+      const ipsec::SaSpec& spec = t_.db.sas()[sa];
+      t.careful[sa] = (!spec.keys.esn && t.next[sa] + t.count[sa] > 0xFFFFFFFFull) ||
+                      !within_all_limits(spec, t.packets[sa] + t.count[sa], t.total[sa] + t.bytes[sa]);
     }
     s.tally.clear();
     uint32_t kept = 0;
@@ -812,14 +848,16 @@ class EspOutModule final : public EspModuleBase {
     const uint32_t text_len   = ec::text_bytes(inner_len);
     const uint32_t outer_len  = outer_hdr + ec::kEspHead + text_len + spec.keys.icv_bytes;
     const uint64_t seq        = ++t.next[sa];
-    t.total[sa] += text_len;
-    if (!spec.keys.esn && seq > 0xFFFFFFFFull) {  // RFC 4303 3.3.3: never cycle; rekey
-      s.decide(f, i, ids_[kOutOverflow]);
-      return false;
-    }
-    if (!within_lifetime(spec, *t_.states[sa], ++t.packets[sa], t.total[sa])) {
-      s.decide(f, i, ids_[kOutExpired]);
-      return false;
+    if (t.careful[sa]) [[unlikely]] {  // this frame may cross a limit: each packet checks
+      t.total[sa] += text_len;
+      if (!spec.keys.esn && seq > 0xFFFFFFFFull) {  // RFC 4303 3.3.3: never cycle; rekey
+        s.decide(f, i, ids_[kOutOverflow]);
+        return false;
+      }
+      if (!within_lifetime(spec, *t_.states[sa], ++t.packets[sa], t.total[sa], s.state)) {
+        s.decide(f, i, ids_[kOutExpired]);
+        return false;
+      }
     }
     const uint8_t tos = in.ip_version == 4 ? ip[1] : uint8_t(ec::load_be16(ip) >> 4);
     const bool df     = in.ip_version == 4 && (ip[6] & 0x40);
