@@ -17,7 +17,10 @@
 // as well. The worst case for a scan; for the index (src/ipsec/spd_index.hpp), two selector
 // shapes, two probes per lookup, whatever N.
 //
-// Rows, per suite and size (128 packets per batch, best of --repeat passes of --seconds each):
+// Rows, per suite and size (128 packets per batch). The timed rows run in --repeat rounds, each
+// round running every row for --seconds in turn, so that the anchor and the modules are timed in
+// the same minutes; a row reports its best round. (Timed one row after another, the module's
+// ratio moved by several per cent between runs as the machine's speed drifted.)
 //   imb.burst          intel-ipsec-mb's burst API (IMB_SUBMIT_BURST, the checked form)
 //                      sealing the 128 packets' ESP text in place, each tag written in place
 //   imb.burst.nocheck  the same without the library's argument checks (its fastest form, the
@@ -33,7 +36,12 @@
 //   esp-in             the whole inbound path: frame filled with sealed packets, parser, SA
 //                      lookup, anti-replay, open, padding, decapsulation, policy check
 //   ... module         the path less "rx copy + parse" (the frame fill and the parser every
-//                      packet of any chain pays): the module's own cost, derived
+//                      packet of any chain pays): the module's own cost, derived from the best
+//                      rounds
+//   ... module, median of rounds
+//                      the same derived within each round, against that round's anchor: the
+//                      median round's rate and, under "vs best imb", the median of the rounds'
+//                      ratios (the steadier figure)
 //   ref.esp.seal       OpenSSL EVP, one packet at a time (the reference; for scale)
 // Gbit/s counts the inner packets' bytes; "vs best imb" divides by the faster of the two
 // imb.burst rows (the anchor at its best).
@@ -44,6 +52,8 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -359,76 +369,171 @@ int main(int argc, char** argv) {
         while (done < n) done += IMB_FLUSH_BURST(mgr, n - done, jobs + done);
         return uint64_t(n);
       };
-      const double checked = best_rate([&] { return imb_pass(false); }, repeat, seconds);
-      add("imb.burst", checked);
-      const double nocheck = best_rate([&] { return imb_pass(true); }, repeat, seconds);
-      add("imb.burst.nocheck", nocheck);
-      const double anchor = std::max(checked, nocheck);
-      add("cpu.esp.seal", best_rate([&] {
-            (void)engine.value()->seal({ops.data(), kBatch});
-            return uint64_t(kBatch);
-          }, repeat, seconds));
-      // Opening needs sealed packets each pass (an opened packet no longer verifies, and a
-      // failed open costs a restore): each pass opens then seals again; the open alone is the
-      // pair less the seal (derived).
-      std::vector<uint8_t> ok(kBatch);
-      const double seal_rate = rows.back().mpps * 1e6;
-      const double pair      = best_rate([&] {
-        (void)engine.value()->open({ops.data(), kBatch}, ok.data());
-        (void)engine.value()->seal({ops.data(), kBatch});
-        return uint64_t(kBatch);
-      }, repeat, seconds);
-      if (std::count(ok.begin(), ok.end(), 1) != kBatch) return std::fprintf(stderr, "open failed\n"), 1;
-      const double open_ns = 1e9 / pair - 1e9 / seal_rate;
-      add("cpu.esp.open (derived)", open_ns > 0 ? 1e9 / open_ns : 0);
-
-      // The whole paths, through a chain of the module alone.
+      // The whole paths, through a chain of the module alone (built first: every row below is
+      // timed in the same rounds).
+      struct Path {
+        const char* kind;
+        std::unique_ptr<runtime::TableSource> tables;  // what the chain was built from
+        std::unique_ptr<runtime::Chain> chain;
+        std::unique_ptr<runtime::Frame> frame;
+        std::vector<std::vector<uint8_t>> input;
+        std::unique_ptr<ChainRun> run;
+        std::unique_ptr<packet::Parser> parser;
+      };
+      std::vector<Path> paths;
+      paths.reserve(2);  // never reallocated: the ChainRuns and the timed passes hold references
       for (const char* kind : {"esp-out", "esp-in"}) {
         const bool in = kind[4] == 'i';
-        runtime::TableSource tables;
-        tables.load_sas = [&](const std::string&) { return Result<SaConfig>(cfg.value()); };
+        auto tables      = std::make_unique<runtime::TableSource>();
+        tables->load_sas = [&](const std::string&) { return Result<SaConfig>(cfg.value()); };
         runtime::BuildEnv env;
         env.port_count = 2;
-        env.tables     = &tables;
+        env.tables     = tables.get();
         auto chain = runtime::Chain::build({runtime::ModuleSpec{kind, {{"sa", "bench"}}, ""}}, env);
         if (!chain.is_ok()) return std::fprintf(stderr, "%s\n", chain.status().message().c_str()), 1;
         auto batch = packet::PacketBatch::create(kBatch, 2048, 0, MemSpace::kHost, chain.value()->headroom());
-        runtime::Frame f(std::move(batch).value());
-        chain.value()->make_slots(f);
+        // Made in place: the ChainRun below holds references into it.
+        Path& pa =
+            paths.emplace_back(Path{kind,
+                                    std::move(tables),
+                                    std::move(chain).value(),
+                                    std::make_unique<runtime::Frame>(std::move(batch).value()),
+                                    {},
+                                    nullptr,
+                                    nullptr});
+        pa.chain->make_slots(*pa.frame);
         // The inbound path's input: the outbound path's output (sealed by warpath, the
         // window off so that the same packets may be opened again and again).
-        std::vector<std::vector<uint8_t>> input(kBatch, frame(size, false));
-        ChainRun run{*chain.value(), f, input};
+        pa.input.assign(kBatch, frame(size, false));
         if (in) {
           auto out = runtime::Chain::build({runtime::ModuleSpec{"esp-out", {{"sa", "bench"}}, ""}}, env);
           runtime::Frame g(std::move(packet::PacketBatch::create(kBatch)).value());
           out.value()->make_slots(g);
-          ChainRun{*out.value(), g, input}.pass();
+          ChainRun{*out.value(), g, pa.input}.pass();
           for (uint32_t p = 0; p < kBatch; ++p) {
-            input[p].assign(g.batch.data(p), g.batch.data(p) + g.batch.meta(p).caplen);
+            pa.input[p].assign(g.batch.data(p), g.batch.data(p) + g.batch.meta(p).caplen);
             // Swap the endpoints: the packet now arrives at the inbound SA's destination.
-            std::swap_ranges(input[p].begin() + 26, input[p].begin() + 30, input[p].begin() + 30);
-            uint8_t* ip = input[p].data() + 14;
+            std::swap_ranges(pa.input[p].begin() + 26, pa.input[p].begin() + 30,
+                             pa.input[p].begin() + 30);
+            uint8_t* ip = pa.input[p].data() + 14;
             ip[10] = ip[11] = 0;
             ipsec::core::store_be16(ip + 10, packet::core::fold_checksum(packet::core::ones_sum(ip, 20)));
           }
         }
-        auto base = run.rx_parse_rate(repeat, seconds);
-        auto path = base.is_ok() ? run.path_rate(repeat, seconds) : Result<double>(base.status());
-        if (!path.is_ok()) {
-          std::fprintf(stderr, "%s %s %u: %s\n", suite.name, kind, size,
-                       path.status().message().c_str());
-          return 1;
-        }
-        const double pps = path.value();
+        pa.run      = std::make_unique<ChainRun>(ChainRun{*pa.chain, *pa.frame, pa.input});
+        auto parser = packet::make_parser("cpu.parse");
+        if (!parser.is_ok())
+          return std::fprintf(stderr, "%s\n", parser.status().message().c_str()), 1;
+        pa.parser = std::move(parser).value();
+        // Every packet must go through (checked once here; the timed passes repeat it).
+        pa.run->pass();
+        for (uint32_t p = 0; p < pa.frame->size(); ++p)
+          if (pa.frame->reason[p] != runtime::kReasonNoVerdict)
+            return std::fprintf(stderr, "%s %s %u: packet %u did not go through\n", suite.name,
+                                kind, size, p),
+                   1;
+        pa.run->t_fill = pa.run->t_pre = pa.run->t_module_pre = pa.run->t_shade = pa.run->t_post =
+            pa.run->passed                                                      = 0;
+      }
+
+      // Every row's pass, timed in rounds: each round runs each row for `seconds`, one after
+      // the other, so that the anchor and the module are measured in the same minutes (rows
+      // timed one after another moved the ratios by several per cent from run to run). A row
+      // keeps its best round; the module's ratio is also taken within each round (median).
+      std::vector<uint8_t> ok(kBatch);
+      struct Timed {
+        const char* name;
+        std::function<uint64_t()> pass;
+        std::vector<double> rates;
+      };
+      std::vector<Timed> timed;
+      timed.push_back({"imb.burst", [&] { return imb_pass(false); }, {}});
+      timed.push_back({"imb.burst.nocheck", [&] { return imb_pass(true); }, {}});
+      timed.push_back({"cpu.esp.seal",
+                       [&] {
+                         (void)engine.value()->seal({ops.data(), kBatch});
+                         return uint64_t(kBatch);
+                       },
+                       {}});
+      // Opening needs sealed packets each pass (an opened packet no longer verifies, and a
+      // failed open costs a restore): each pass opens then seals again; the open alone is the
+      // pair less the seal (derived).
+      timed.push_back({"open+seal",
+                       [&] {
+                         (void)engine.value()->open({ops.data(), kBatch}, ok.data());
+                         (void)engine.value()->seal({ops.data(), kBatch});
+                         return uint64_t(kBatch);
+                       },
+                       {}});
+      for (Path& pa : paths) {
+        timed.push_back({pa.kind[4] == 'i' ? "esp-in base" : "rx copy + parse",
+                         [&pa] {
+                           pa.run->fill();
+                           ExecContext ctx;
+                           (void)pa.parser->parse(pa.frame->batch.view(),
+                                                  {pa.frame->infos.data(), pa.frame->size()}, ctx);
+                           return uint64_t(pa.frame->size());
+                         },
+                         {}});
+        timed.push_back({pa.kind,
+                         [&pa] {
+                           pa.run->pass();
+                           return uint64_t(pa.frame->size());
+                         },
+                         {}});
+      }
+      for (int r = 0; r < repeat; ++r)
+        for (Timed& t : timed) t.rates.push_back(best_rate(t.pass, 1, seconds));
+      auto best = [&](const char* name) {
+        for (const Timed& t : timed)
+          if (std::string_view(t.name) == name)
+            return *std::max_element(t.rates.begin(), t.rates.end());
+        return 0.0;
+      };
+      auto round_rate = [&](const char* name, int r) {
+        for (const Timed& t : timed)
+          if (std::string_view(t.name) == name) return t.rates[size_t(r)];
+        return 0.0;
+      };
+      if (std::count(ok.begin(), ok.end(), 1) != kBatch)
+        return std::fprintf(stderr, "open failed\n"), 1;
+      const double checked = best("imb.burst"), nocheck = best("imb.burst.nocheck");
+      add("imb.burst", checked);
+      add("imb.burst.nocheck", nocheck);
+      const double anchor    = std::max(checked, nocheck);
+      const double seal_rate = best("cpu.esp.seal");
+      add("cpu.esp.seal", seal_rate);
+      const double open_ns = 1e9 / best("open+seal") - 1e9 / seal_rate;
+      add("cpu.esp.open (derived)", open_ns > 0 ? 1e9 / open_ns : 0);
+      std::vector<std::pair<size_t, double>> fixed;  // rows whose ratio is a median of rounds
+      for (const Path& pa : paths) {
+        const bool in         = pa.kind[4] == 'i';
+        const char* base_name = in ? "esp-in base" : "rx copy + parse";
+        const double pps = best(pa.kind), base = best(base_name);
         if (breakdown)
-          run.print_breakdown(
-              (std::string(suite.name) + " " + std::to_string(size) + " B " + kind).c_str());
-        add(kind, pps);
+          pa.run->print_breakdown(
+              (std::string(suite.name) + " " + std::to_string(size) + " B " + pa.kind).c_str());
+        add(pa.kind, pps);
         // The module alone: the path's time less the copy and the parse (derived).
-        const double module_ns = 1e9 / pps - 1e9 / base.value();
+        const double module_ns = 1e9 / pps - 1e9 / base;
         add(in ? "esp-in module (derived)" : "esp-out module (derived)", module_ns > 0 ? 1e9 / module_ns : 0);
-        if (!in) add("rx copy + parse", base.value());
+        // The same within each round: the module against that round's anchor.
+        std::vector<double> per_round, module_rates;
+        for (int r = 0; r < repeat; ++r) {
+          const double m_ns = 1e9 / round_rate(pa.kind, r) - 1e9 / round_rate(base_name, r);
+          const double a = std::max(round_rate("imb.burst", r), round_rate("imb.burst.nocheck", r));
+          if (m_ns <= 0) continue;
+          module_rates.push_back(1e9 / m_ns);
+          per_round.push_back(1e9 / m_ns / a);
+        }
+        if (!per_round.empty()) {
+          std::sort(per_round.begin(), per_round.end());
+          std::sort(module_rates.begin(), module_rates.end());
+          add(in ? "esp-in module, median of rounds" : "esp-out module, median of rounds",
+              module_rates[module_rates.size() / 2]);
+          fixed.emplace_back(rows.size() - 1, per_round[per_round.size() / 2]);
+        }
+        if (!in) add("rx copy + parse", base);
       }
       add("ref.esp.seal", best_rate([&] {
             (void)ref.value()->seal({ops.data(), kBatch});
@@ -436,6 +541,7 @@ int main(int argc, char** argv) {
           }, 1, seconds));
       for (Row& r : rows)
         if (r.suite == suite.name && r.size == size) r.ratio = r.mpps / (anchor / 1e6);
+      for (const auto& [row, ratio] : fixed) rows[row].ratio = ratio;
     }
   }
   // GASPP's AES application: the flow-aes module over 128 UDP flows (a packet of each per
