@@ -101,13 +101,18 @@ class SerialMap {
   }
 
   /// Removes `key` if present; its value is destroyed (its memory released) and a default T
-  /// built in its place, ready for the next emplace.
+  /// built in its place, ready for the next emplace; or, for a T with recycle(), recycled
+  /// (it then keeps what recycle() keeps for the next entry that takes it).
   void erase(uint64_t key) {
     size_t i = slot_of(key);
     if (i == kAbsent) return;
     const uint32_t v = slots_[i].index - 1;
-    std::destroy_at(&value_at(v));
-    std::construct_at(&value_at(v));
+    if constexpr (requires(T & t) { t.recycle(); }) {
+      value_at(v).recycle();  // as new, keeping what the next entry may reuse
+    } else {
+      std::destroy_at(&value_at(v));
+      std::construct_at(&value_at(v));
+    }
     free_.push_back(v);
     size_ -= 1;
     // Backward shift: the entries after the hole move back one slot until an empty slot or one

@@ -190,10 +190,26 @@ class HostReassembler : public Reassembler {
   std::vector<uint8_t> scratch_;
 };
 
+/// A flow's state in a host engine's map. SerialMap::erase recycles it instead of destroying
+/// and rebuilding it, so a store keeps its small vectors for the next flow that takes the slot.
+template <class Store>
+struct HostFlow : core::FlowState<Store, EndQueue> {
+  void recycle() {
+    this->m = core::FlowMeta{};
+    for (int d = 0; d < 2; ++d) {
+      if constexpr (requires(Store & s) { s.recycle(); })
+        this->store[d].recycle();
+      else
+        this->store[d] = Store{};
+      this->held[d] = EndQueue{};
+    }
+  }
+};
+
 template <class Store, template <class> class Map>
 class StoreReassembler final : public HostReassembler {
  public:
-  using Flow = core::FlowState<Store, EndQueue>;
+  using Flow = HostFlow<Store>;
 
   StoreReassembler(std::string id, const StreamConfig& config)
       : HostReassembler(std::move(id), config) {

@@ -42,9 +42,11 @@ void compare(const RangeStore& r, const ByteStore& b, int step) {
   ASSERT_LE(r.arena_bytes(), 2 * r.buffered() + RangeStore::kSlack) << "step " << step;
 }
 
-void run(uint32_t seed, int rule, bool in_order_mostly) {
+// `given`: a store to run (a recycled one); a fresh one without.
+void run(uint32_t seed, int rule, bool in_order_mostly, RangeStore* given = nullptr) {
   std::mt19937 rng(seed);
-  RangeStore r;
+  RangeStore own;
+  RangeStore& r = given ? *given : own;
   ByteStore b;
   uint64_t base = 0;  // everything below was taken
   uint64_t next = 0;  // where an in-order sender would go on
@@ -161,6 +163,28 @@ TEST(RangeStore, OverwritesAreCompactedAway) {
   std::vector<uint8_t> out(10);
   r.take(100, 110, out.data());
   EXPECT_EQ(out, std::vector<uint8_t>(10, uint8_t(999)));
+}
+
+// recycle() (what SerialMap::erase calls on a finished stream's slot) leaves a store that
+// answers as a new one, whatever it held: a run in order, holes, pieces past the room it keeps.
+TEST(RangeStore, RecycledStoresAnswerAsNewOnes) {
+  std::vector<uint8_t> data(100, 7);
+  for (const uint32_t pieces : {1u, 8u, 50u}) {
+    RangeStore r;
+    for (uint32_t k = 0; k < pieces; ++k)  // 100 bytes every 200: a hole after each
+      (void)r.insert(uint64_t(k) * 200, data.data(), 100, uint64_t(k) * 200,
+                     uint64_t(k) * 200 + 100, Wins{0, 0, 0});
+    ASSERT_EQ(r.buffered(), uint64_t(pieces) * 100);
+    r.recycle();
+    EXPECT_EQ(r.buffered(), 0u);
+    EXPECT_EQ(r.arena_bytes(), 0u);
+    EXPECT_EQ(r.first_start(), ByteStore().first_start());
+    EXPECT_EQ(r.max_end(), ByteStore().max_end());
+    for (int rule = 0; rule < 4; ++rule) {
+      run(40 + pieces + uint32_t(rule), rule, rule % 2 == 0, &r);
+      r.recycle();
+    }
+  }
 }
 
 }  // namespace

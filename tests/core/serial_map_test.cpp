@@ -160,4 +160,29 @@ TEST(SerialMap, AWindowOfLiveSerialsSlidesWithoutGrowing) {
   EXPECT_EQ(m.find(199000), nullptr);
 }
 
+// A value with recycle() is recycled by erase (not destroyed and rebuilt), and the next entry
+// that takes its slot finds it as recycle() left it.
+struct Recyclable {
+  uint64_t a = 0;
+  std::string kept;  // what recycle() keeps (a store's small vectors)
+  int recycled = 0;
+  void recycle() {
+    a = 0;
+    recycled += 1;
+  }
+};
+
+TEST(SerialMap, EraseRecyclesValuesThatCanBeRecycled) {
+  SerialMap<Recyclable> m;
+  m.emplace(7).a  = 70;
+  m.find(7)->kept = "room";
+  m.erase(7);
+  EXPECT_EQ(m.find(7), nullptr);
+  Recyclable& v = m.emplace(8);  // the freed value, taken again
+  EXPECT_EQ(v.a, 0u);
+  EXPECT_EQ(v.recycled, 1);
+  EXPECT_EQ(v.kept, "room");
+  EXPECT_EQ(m.size(), 1u);
+}
+
 }  // namespace

@@ -5,7 +5,8 @@
 // (view(), then drop()) instead of copied out (take()). Another piece fills the free space
 // between ranges and, where `wins` lets it, splits the range it overlaps into the part before,
 // its own part (appended) and the part after (both still where they were). Memory: an empty
-// store holds no arena (small ones are recycled through a per-thread pool: an engine belongs to
+// store holds no arena, and a recycled one (recycle(): a finished stream's slot, taken by the
+// next stream) keeps at most kKeptPieces pieces' room (small ones are recycled through a per-thread pool: an engine belongs to
 // one worker; a pooled one is taken only if it is not much larger than the first piece); dead
 // bytes (delivered, or overwritten) are compacted away once they outgrow the live ones plus
 // kSlack, so an arena's size stays within 2 x buffered() + kSlack and, its doubling growth
@@ -130,6 +131,8 @@ class RangeStore {
  public:
   /// Dead arena bytes tolerated beyond the live ones before a compaction.
   static constexpr uint64_t kSlack = 256;
+  /// Pieces whose room recycle() keeps (40 bytes each).
+  static constexpr size_t kKeptPieces = 8;
 
   RangeStore() = default;
   RangeStore(RangeStore&& o) noexcept
@@ -151,6 +154,16 @@ class RangeStore {
   ~RangeStore() { release(); }
 
   uint64_t buffered() const { return buffered_; }
+  /// Empty, as a new store, keeping a small piece vector's capacity for the next stream that
+  /// takes this store (SerialMap::erase: a malloc and a free per stream otherwise).
+  void recycle() {
+    release();
+    buffered_ = 0;
+    if (pieces_.capacity() > kKeptPieces)
+      std::vector<Piece>().swap(pieces_);
+    else
+      pieces_.clear();
+  }
   /// Bytes the arena holds, dead ones included (at most 2 * buffered() + kSlack after each call).
   /// Its capacity can be about twice that.
   uint64_t arena_bytes() const { return arena_.size(); }
