@@ -1,7 +1,8 @@
 // src/core/serial_map.hpp: a map from 64-bit serial numbers to values, for state kept by a
 // flow's serial (the tracker numbers flows 1, 2, 3, ... in creation order).
 //
-//   - Slots: one flat power-of-two array of {key, value index} (16 bytes), open addressing with
+//   - Slots: one flat power-of-two array of {key, value's address} (16 bytes: a lookup goes
+//     from the slot straight to the value, values never move), open addressing with
 //     linear probing in Robin Hood order (within a run, entries sorted by home slot), at most
 //     half full. Deletion shifts back the entries after the hole up to the first one at its
 //     home: no tombstones, and a deletion in a long run of keys at home (consecutive serials)
@@ -48,7 +49,7 @@ class SerialMap {
 
   T* find(uint64_t key) {
     const size_t i = slot_of(key);
-    return i == kAbsent ? nullptr : &value_at(slots_[i].index - 1);
+    return i == kAbsent ? nullptr : slots_[i].value;
   }
 
   /// Inserts `key`, which must be absent, with `value`.
@@ -61,17 +62,17 @@ class SerialMap {
   /// Inserts `key`, which must be absent, with a default T (built when its slot was freed).
   T& emplace(uint64_t key) {
     if (2 * (size_ + 1) > slots_.size()) rebuild(2 * slots_.size());
-    uint32_t v;
+    T* v;
     if (!free_.empty()) {
       v = free_.back();
       free_.pop_back();
     } else {
       if (used_ == values_allocated()) blocks_.emplace_back(size_t(kBlock) << blocks_.size());
-      v = used_++;
+      v = &value_at(used_++);
     }
-    place({key, v + 1});
+    place({key, v});
     size_ += 1;
-    return value_at(v);
+    return *v;
   }
 
   /// Room for `n` entries in all (at most 2^31) made now: slots for them at most half full
@@ -106,18 +107,18 @@ class SerialMap {
   void erase(uint64_t key) {
     size_t i = slot_of(key);
     if (i == kAbsent) return;
-    const uint32_t v = slots_[i].index - 1;
+    T* const v = slots_[i].value;
     if constexpr (requires(T & t) { t.recycle(); }) {
-      value_at(v).recycle();  // as new, keeping what the next entry may reuse
+      v->recycle();  // as new, keeping what the next entry may reuse
     } else {
-      std::destroy_at(&value_at(v));
-      std::construct_at(&value_at(v));
+      std::destroy_at(v);
+      std::construct_at(v);
     }
     free_.push_back(v);
     size_ -= 1;
     // Backward shift: the entries after the hole move back one slot until an empty slot or one
     // at its home (in Robin Hood order, every entry after that one has its home past the hole).
-    for (size_t j = (i + 1) & mask_; slots_[j].index && distance(j) > 0; j = (j + 1) & mask_) {
+    for (size_t j = (i + 1) & mask_; slots_[j].value && distance(j) > 0; j = (j + 1) & mask_) {
       slots_[i] = slots_[j];
       i         = j;
     }
@@ -128,7 +129,7 @@ class SerialMap {
   template <class F>
   void for_each(F&& f) {
     for (const Slot& s : slots_)
-      if (s.index) f(s.key, value_at(s.index - 1));
+      if (s.value) f(s.key, *s.value);
   }
 
   /// Empties the map, releasing the values' memory.
@@ -145,8 +146,8 @@ class SerialMap {
  private:
   static constexpr uint32_t kBlock = 256;
   struct Slot {
-    uint64_t key   = 0;
-    uint32_t index = 0;  ///< value index + 1; 0: empty
+    uint64_t key = 0;
+    T* value     = nullptr;  ///< null: empty
   };
 
   // Value v is in the pool when below its size; past it, v - pool_size_ is in block
@@ -167,7 +168,7 @@ class SerialMap {
     size_t dist = 0;
     for (size_t i = home(key);; i = (i + 1) & mask_, ++dist) {
       const Slot& s = slots_[i];
-      if (!s.index || distance(i) < dist) return kAbsent;
+      if (!s.value || distance(i) < dist) return kAbsent;
       if (s.key == key) return i;
     }
   }
@@ -177,7 +178,7 @@ class SerialMap {
   void place(Slot s) {
     size_t dist = 0;
     for (size_t i = home(s.key);; i = (i + 1) & mask_, ++dist) {
-      if (!slots_[i].index) {
+      if (!slots_[i].value) {
         slots_[i] = s;
         return;
       }
@@ -197,7 +198,7 @@ class SerialMap {
     while ((size_t(1) << shift_) < n) ++shift_;
     size_ = 0;
     for (const Slot& s : old) {
-      if (!s.index) continue;
+      if (!s.value) continue;
       place(s);
       size_ += 1;
     }
@@ -205,9 +206,9 @@ class SerialMap {
 
   LargeVector<Slot> slots_;
   LargeVector<T> pool_;                 // reserve()'s values, when it made them first
-  uint32_t pool_size_ = 0;              // pool_.size(), read on every lookup
+  uint32_t pool_size_ = 0;              // pool_.size()
   std::vector<LargeVector<T>> blocks_;  // never resized once made: values do not move
-  std::vector<uint32_t> free_;
+  std::vector<T*> free_;  ///< erased values, rebuilt or recycled, for the next inserts
   uint32_t used_ = 0;  ///< values ever handed out (the free list holds the erased ones)
   size_t mask_ = 0, size_ = 0;
   unsigned shift_ = 0;
