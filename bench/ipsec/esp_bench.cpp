@@ -379,6 +379,7 @@ int main(int argc, char** argv) {
         std::vector<std::vector<uint8_t>> input;
         std::unique_ptr<ChainRun> run;
         std::unique_ptr<packet::Parser> parser;
+        uint64_t stopped = 0;  // packets of the timed passes that did not go through
       };
       std::vector<Path> paths;
       paths.reserve(2);  // never reallocated: the ChainRuns and the timed passes hold references
@@ -425,7 +426,7 @@ int main(int argc, char** argv) {
         if (!parser.is_ok())
           return std::fprintf(stderr, "%s\n", parser.status().message().c_str()), 1;
         pa.parser = std::move(parser).value();
-        // Every packet must go through (checked once here; the timed passes repeat it).
+        // Every packet must go through (here, and in every timed pass: `stopped`).
         pa.run->pass();
         for (uint32_t p = 0; p < pa.frame->size(); ++p)
           if (pa.frame->reason[p] != runtime::kReasonNoVerdict)
@@ -478,12 +479,20 @@ int main(int argc, char** argv) {
         timed.push_back({pa.kind,
                          [&pa] {
                            pa.run->pass();
+                           for (uint32_t p = 0; p < pa.frame->size(); ++p)
+                             pa.stopped += pa.frame->reason[p] != runtime::kReasonNoVerdict;
                            return uint64_t(pa.frame->size());
                          },
                          {}});
       }
       for (int r = 0; r < repeat; ++r)
         for (Timed& t : timed) t.rates.push_back(best_rate(t.pass, 1, seconds));
+      for (const Path& pa : paths)
+        if (pa.stopped)
+          return std::fprintf(
+                     stderr, "%s %s %u: %llu packets of the timed passes did not go through\n",
+                     suite.name, pa.kind, size, static_cast<unsigned long long>(pa.stopped)),
+                 1;
       auto best = [&](const char* name) {
         for (const Timed& t : timed)
           if (std::string_view(t.name) == name)

@@ -22,7 +22,9 @@
 // or the map's end (a stale one would alias the next entry given that value, not crash).
 // Memory grows to the peak number of entries (or what reserve() made, if more) and is kept, as
 // a preallocated pool would be, until clear(): an erased value is destroyed (its own
-// allocations released) and rebuilt as a default T in place.
+// allocations released) and rebuilt as a default T in place, or, for a T with recycle(),
+// recycled (it keeps what recycle() keeps: cpu.stream's flows up to 8 pieces' room per
+// direction). Slots point into the values, so a map moves but is not copied.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -38,6 +40,10 @@ template <class T>
 class SerialMap {
  public:
   SerialMap() { rebuild(16); }
+  SerialMap(const SerialMap&)                = delete;  // slots point at this map's own values
+  SerialMap& operator=(const SerialMap&)     = delete;
+  SerialMap(SerialMap&&) noexcept            = default;
+  SerialMap& operator=(SerialMap&&) noexcept = default;
 
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }

@@ -598,6 +598,7 @@ spi = 0x4202
 dir = "out"
 aead = "rfc4106(gcm(aes))"
 aead_key = "0x{GCM_KEY.hex()}"
+soft_byte_limit = 50
 hard_byte_limit = 100
 
 [[policy]]
@@ -630,7 +631,7 @@ spi = 0x4202
 def test_sequence_overflow_and_lifetimes_stop_an_sa_where_they_fall(tmp_path, batch):
     """RFC 4303 3.3.3: a 32-bit sequence number never cycles (the SA stops at 2^32 - 1);
     RFC 4301 4.4.2.1: past its hard lifetime an SA stops, past its soft one it should be
-    rekeyed (counted and said once). Six packets per SA, interleaved: in one frame (the
+    rekeyed (counted and said once, with the packet and byte count where it happened). Six packets per SA, interleaved: in one frame (the
     limits fall inside it) and in frames of two (they fall between frames too)."""
     (tmp_path / "sa.toml").write_text(LIMITS_SA_FILE)
     (tmp_path / "fib.txt").write_text(FIB + "10.6.0.0/16 2\n")
@@ -662,10 +663,12 @@ def test_sequence_overflow_and_lifetimes_stop_an_sa_where_they_fall(tmp_path, ba
     for k, outer in enumerate(by_spi[0x4201]):
         assert bytes(sa.decrypt(outer)) == forwarded_inner(plain4("10.3.0.5", "10.4.0.1", 12,
                                                                   ttl=64 - k))
+    # Soft limits: 0x4201's third packet (past 2 packets), 0x4202's second (88 bytes past 50).
     esp_out = [m for m in j["modules"] if m["kind"] == "esp-out"]
-    assert len(esp_out) == 1 and esp_out[0]["stats"] == {"soft_expired": 1}
-    assert r.stderr.count("reached its soft lifetime") == 1, r.stderr
-    assert "spi 0x4201 to 192.0.2.2" in r.stderr, r.stderr
+    assert len(esp_out) == 1 and esp_out[0]["stats"] == {"soft_expired": 2}
+    assert r.stderr.count("reached its soft lifetime") == 2, r.stderr
+    assert "spi 0x4201 to 192.0.2.2" in r.stderr and "at packet 3, 132 bytes" in r.stderr, r.stderr
+    assert "spi 0x4202 to 192.0.2.2" in r.stderr and "at packet 2, 88 bytes" in r.stderr, r.stderr
 
 
 RELOAD_SA = """

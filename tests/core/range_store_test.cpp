@@ -175,7 +175,11 @@ TEST(RangeStore, RecycledStoresAnswerAsNewOnes) {
       (void)r.insert(uint64_t(k) * 200, data.data(), 100, uint64_t(k) * 200,
                      uint64_t(k) * 200 + 100, Wins{0, 0, 0});
     ASSERT_EQ(r.buffered(), uint64_t(pieces) * 100);
+    const size_t room = r.piece_room();
     r.recycle();
+    // The pieces' room is kept up to kKeptPieces and freed past it (a hostile flow's holes do
+    // not stay with the slot).
+    EXPECT_EQ(r.piece_room(), room <= RangeStore::kKeptPieces ? room : 0u);
     EXPECT_EQ(r.buffered(), 0u);
     EXPECT_EQ(r.arena_bytes(), 0u);
     EXPECT_EQ(r.first_start(), ByteStore().first_start());

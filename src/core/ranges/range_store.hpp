@@ -5,9 +5,10 @@
 // (view(), then drop()) instead of copied out (take()). Another piece fills the free space
 // between ranges and, where `wins` lets it, splits the range it overlaps into the part before,
 // its own part (appended) and the part after (both still where they were). Memory: an empty
-// store holds no arena, and a recycled one (recycle(): a finished stream's slot, taken by the
-// next stream) keeps at most kKeptPieces pieces' room (small ones are recycled through a per-thread pool: an engine belongs to
-// one worker; a pooled one is taken only if it is not much larger than the first piece); dead
+// store holds no arena (small arenas are recycled through a per-thread pool: an engine belongs
+// to one worker; a pooled one is taken only if it is not much larger than the first piece), and
+// a recycled store (recycle(): a finished stream's slot, taken by the next stream) keeps at
+// most kKeptPieces pieces' room, outside the caps (they count buffered bytes); dead
 // bytes (delivered, or overwritten) are compacted away once they outgrow the live ones plus
 // kSlack, so an arena's size stays within 2 x buffered() + kSlack and, its doubling growth
 // included, its capacity within about twice that. The caps count buffered bytes (every engine
@@ -154,6 +155,8 @@ class RangeStore {
   ~RangeStore() { release(); }
 
   uint64_t buffered() const { return buffered_; }
+  /// Pieces the store has room for without allocating (what recycle() keeps, for tests).
+  size_t piece_room() const { return pieces_.capacity(); }
   /// Empty, as a new store, keeping a small piece vector's capacity for the next stream that
   /// takes this store (SerialMap::erase: a malloc and a free per stream otherwise).
   void recycle() {

@@ -284,26 +284,32 @@ void set_ethertype(uint8_t* frame, uint32_t l3, uint8_t family) {
   ec::store_be16(frame + l3 - 2, family == 4 ? 0x0800 : 0x86dd);
 }
 
-// Does the SA's p-th packet, with b bytes so far, stay within every limit, soft ones included?
-inline bool within_all_limits(const ipsec::SaSpec& sa, uint64_t p, uint64_t b) {
+// Does the SA's p-th packet, with b bytes so far, stay within every limit, the soft ones
+// included unless the SA already reported its soft expiry (then only the hard ones can change
+// a packet's fate, and frames need not check each packet until one may reach them)?
+inline bool within_all_limits(const ipsec::SaSpec& sa, const ipsec::SaState& st, uint64_t p,
+                              uint64_t b) {
+  const bool soft = !st.soft_expired.load(std::memory_order_relaxed);
   return (!sa.hard_packets || p <= sa.hard_packets) && (!sa.hard_bytes || b <= sa.hard_bytes) &&
-         (!sa.soft_packets || p <= sa.soft_packets) && (!sa.soft_bytes || b <= sa.soft_bytes);
+         (!soft ||
+          ((!sa.soft_packets || p <= sa.soft_packets) && (!sa.soft_bytes || b <= sa.soft_bytes)));
 }
 
 // Lifetime (RFC 4301 4.4.2.1) of a packet that is the SA's p-th, with b bytes so far: false
 // once past the hard limit. Past the soft one the SA should be rekeyed: the first packet there
-// counts it in the module's soft_expired stat (`ms`, the worker's state) and says so on stderr,
-// once per SA (the kernel sends its key manager a soft expire then).
+// (even one the hard limit drops) counts it in the module's soft_expired stat (`ms`, the
+// worker's state) and says so on stderr, once per SA (the kernel sends its key manager a soft
+// expire then).
 void report_soft_expiry(const ipsec::SaSpec& sa, ModuleState* ms, uint64_t p, uint64_t b);
 inline __attribute__((always_inline)) bool within_lifetime(const ipsec::SaSpec& sa,
                                                            ipsec::SaState& st, uint64_t p,
                                                            uint64_t b, ModuleState* ms) {
-  if ((sa.hard_packets && p > sa.hard_packets) || (sa.hard_bytes && b > sa.hard_bytes)) return false;
+  // The soft limit first: a packet that passes both at once (a byte limit) reports it too.
   if (((sa.soft_packets && p > sa.soft_packets) || (sa.soft_bytes && b > sa.soft_bytes)) &&
       !st.soft_expired.load(std::memory_order_relaxed) &&
       !st.soft_expired.exchange(true, std::memory_order_relaxed)) [[unlikely]]
     report_soft_expiry(sa, ms, p, b);
-  return true;
+  return !((sa.hard_packets && p > sa.hard_packets) || (sa.hard_bytes && b > sa.hard_bytes));
 }
 
 void report_soft_expiry(const ipsec::SaSpec& sa, ModuleState* ms, uint64_t p, uint64_t b) {
@@ -772,8 +778,9 @@ class EspOutModule final : public EspModuleBase {
       t.packets[sa]      = st.packets.fetch_add(t.count[sa], std::memory_order_relaxed);
       t.total[sa]        = st.bytes.fetch_add(t.bytes[sa], std::memory_order_relaxed);
       const ipsec::SaSpec& spec = t_.db.sas()[sa];
-      t.careful[sa] = (!spec.keys.esn && t.next[sa] + t.count[sa] > 0xFFFFFFFFull) ||
-                      !within_all_limits(spec, t.packets[sa] + t.count[sa], t.total[sa] + t.bytes[sa]);
+      t.careful[sa] =
+          (!spec.keys.esn && t.next[sa] + t.count[sa] > 0xFFFFFFFFull) ||
+          !within_all_limits(spec, st, t.packets[sa] + t.count[sa], t.total[sa] + t.bytes[sa]);
     }
     s.tally.clear();
     uint32_t kept = 0;
