@@ -197,10 +197,7 @@ struct HostFlow : core::FlowState<Store, EndQueue> {
   void recycle() {
     this->m = core::FlowMeta{};
     for (int d = 0; d < 2; ++d) {
-      if constexpr (requires(Store & s) { s.recycle(); })
-        this->store[d].recycle();
-      else
-        this->store[d] = Store{};
+      this->store[d].recycle();
       this->held[d] = EndQueue{};
     }
   }

@@ -553,9 +553,10 @@ TEST(StreamBounds, MaxFlowsBoundsHalfOpenState) {
 }
 
 // Finished connections' storage made at the start (prealloc_flows) changes where they are
-// kept, never what is delivered or counted (the room itself is SerialMap's test's): 300 short connections, more than the 64 made, each
-// finished, then late retransmissions and data past the FIN for some of them, through engines
-// with and without the storage (validate:cpu.stream compares every call with ref.stream's).
+// kept, never what is delivered or counted (the room itself is SerialMap's test's): 300 short
+// connections, more than the 64 made, each finished, then late retransmissions and data past
+// the FIN for some of them, through engines with and without the storage (validate:cpu.stream
+// compares every call with ref.stream's).
 TEST(StreamBounds, PreallocatedFinishedConnectionsAnswerAlike) {
   struct Run {
     StreamCounters c;

@@ -24,6 +24,7 @@
 #include "flow/cuda/flow_launch.hpp"
 #include "flow/engines.hpp"
 #include "flow/table_tracker.hpp"
+#include "packet/cuda/info_words.cuh"
 #include "warpath/core/memory.hpp"
 
 namespace warpath::flow::detail {
@@ -33,21 +34,14 @@ constexpr int kBlockSize = 256;
 
 __global__ void __launch_bounds__(kBlockSize)
     key_kernel(const packet::PacketInfo* __restrict__ infos, uint32_t n, core::FlowKey* keys,
-               uint64_t* hashes, Track* keyed, uint8_t* from_b, bool any_checksum,
-               uint64_t seed) {
-  static_assert(sizeof(packet::PacketInfo) == 4 * sizeof(uint4));
+               uint64_t* hashes, Track* keyed, uint8_t* from_b, bool any_checksum, uint64_t seed) {
   static_assert(sizeof(core::FlowKey) == 5 * sizeof(uint64_t));
   for (const uint32_t i : grid_stride(n)) {
-    // The PacketInfo read as four 16-byte words and keyed in registers, the key stored as five
-    // 8-byte words: read field by field, a PacketInfo of bytes cost 62 byte loads a packet and
-    // the key was stored in 2-byte pieces (`infos` is 16-byte aligned: launch_flow_keys checks).
-    union {
-      packet::PacketInfo info;
-      uint4 words[4];
-    } in;
-    const uint4* src = reinterpret_cast<const uint4*>(infos + i);
-#pragma unroll
-    for (int w = 0; w < 4; ++w) in.words[w] = __ldg(src + w);
+    // The PacketInfo read as four 16-byte words and keyed in registers (`infos` aligned:
+    // launch_flow_keys checks), the key stored as five 8-byte words (assigned as a struct it
+    // was stored in 2-byte pieces).
+    packet::detail::InfoWords in;
+    packet::detail::load_info(infos, i, in);
     union {
       core::FlowKey key;
       uint64_t words[5];
@@ -137,7 +131,7 @@ Status launch_flow_keys(const packet::PacketInfo* infos, uint32_t n, core::FlowK
                         uint64_t* hashes, Track* keyed, uint8_t* from_b, bool any_checksum,
                         uint64_t seed, void* stream) {
   if (n == 0) return Status::ok();
-  if (reinterpret_cast<uintptr_t>(infos) % alignof(uint4) != 0)
+  if (!packet::detail::info_words_aligned(infos))
     return Status(Errc::kInvalidArgument,
                   "launch_flow_keys: parse results must be 16-byte aligned");
   static const int sms = sm_count();

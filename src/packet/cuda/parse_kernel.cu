@@ -17,6 +17,7 @@
 #include "core/cuda/grid_stride.cuh"
 #include "core/cuda/scratch_pool.cuh"
 #include "packet/core/parse_core.hpp"
+#include "packet/cuda/info_words.cuh"
 #include "packet/cuda/parse_launch.hpp"
 #include "packet/engines.hpp"
 
@@ -28,19 +29,10 @@ constexpr int kBlockSize = 256;
 __global__ void __launch_bounds__(kBlockSize)
     parse_kernel(const uint8_t* __restrict__ buffer, const PacketMeta* __restrict__ metas,
                  PacketInfo* __restrict__ out, uint32_t n) {
-  static_assert(sizeof(PacketInfo) == 4 * sizeof(uint4));
   for (const uint32_t i : grid_stride(n)) {
     const PacketMeta m = metas[i];
-    // Assigned as a struct, a PacketInfo of bytes and shorts is stored field by field (dozens
-    // of narrow stores); built in registers and stored as four 16-byte words instead (`out` is
-    // 16-byte aligned: launch_parse checks).
-    union {
-      PacketInfo info;
-      uint4 words[4];
-    } r{core::parse_packet(buffer + m.offset, m.caplen, m.len)};
-    uint4* o = reinterpret_cast<uint4*>(out + i);
-#pragma unroll
-    for (int w = 0; w < 4; ++w) o[w] = r.words[w];
+    // Built in registers, stored as four 16-byte words (`out` aligned: launch_parse checks).
+    store_info(out, i, core::parse_packet(buffer + m.offset, m.caplen, m.len));
   }
 }
 
@@ -88,7 +80,7 @@ class CudaParser final : public Parser {
 Status launch_parse(const uint8_t* buffer, const PacketMeta* metas, PacketInfo* out, uint32_t n,
                     void* stream) {
   if (n == 0) return Status::ok();
-  if (reinterpret_cast<uintptr_t>(out) % alignof(uint4) != 0)
+  if (!info_words_aligned(out))
     return Status(Errc::kInvalidArgument, "launch_parse: results must be 16-byte aligned");
   static const int sms  = sm_count_of_current_device();
   const uint32_t blocks = std::min<uint32_t>(n / kBlockSize + 1, uint32_t(8 * sms));
