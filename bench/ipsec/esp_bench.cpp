@@ -223,31 +223,34 @@ struct ChainRun {
                  what, double(t_fill) * k, double(t_pre - t_module_pre) * k,
                  double(t_module_pre) * k, double(t_shade) * k, double(t_post) * k);
   }
+  // The frame filled and parsed alone (the chain's pre also does a job-mode module's work):
+  // what every packet of any chain pays. Packets a pass.
+  uint64_t parse_pass(packet::Parser& parser) {
+    fill();
+    (void)parser.parse(frame.batch.view(), {frame.infos.data(), frame.size()}, ctx);
+    return frame.size();
+  }
+  // pass(), counting the packets that did not go through in `stopped`. Packets a pass.
+  uint64_t checked_pass() {
+    pass();
+    for (uint32_t p = 0; p < frame.size(); ++p)
+      stopped += frame.reason[p] != runtime::kReasonNoVerdict;
+    return frame.size();
+  }
+  uint64_t stopped = 0;
+  /// Why the path is not measured (packets that did not go through), or ok.
+  Status went_through() const {
+    if (!stopped) return Status::ok();
+    return Status(Errc::kInvalidArgument,
+                  std::to_string(stopped) + " packets of the timed passes did not go through");
+  }
   Result<double> rx_parse_rate(int repeat, double seconds) {
-    // (The parser alone: the chain's pre also does a job-mode module's work.)
     WARPATH_ASSIGN_OR_RETURN(auto parser, packet::make_parser("cpu.parse"));
-    return best_rate(
-        [&] {
-          fill();
-          (void)parser->parse(frame.batch.view(), {frame.infos.data(), frame.size()}, ctx);
-          return uint64_t(frame.size());
-        },
-        repeat, seconds);
+    return best_rate([&] { return parse_pass(*parser); }, repeat, seconds);
   }
   Result<double> path_rate(int repeat, double seconds) {
-    uint64_t good = 0, total = 0;
-    const double pps = best_rate(
-        [&] {
-          pass();
-          for (uint32_t p = 0; p < frame.size(); ++p)
-            good += frame.reason[p] == runtime::kReasonNoVerdict;
-          total += frame.size();
-          return uint64_t(frame.size());
-        },
-        repeat, seconds);
-    if (good != total)
-      return Status(Errc::kInvalidArgument, std::to_string(good) + " of " + std::to_string(total) +
-                                                " packets went through");
+    const double pps = best_rate([&] { return checked_pass(); }, repeat, seconds);
+    WARPATH_TRY(went_through());
     return pps;
   }
 };
@@ -379,7 +382,6 @@ int main(int argc, char** argv) {
         std::vector<std::vector<uint8_t>> input;
         std::unique_ptr<ChainRun> run;
         std::unique_ptr<packet::Parser> parser;
-        uint64_t stopped = 0;  // packets of the timed passes that did not go through
       };
       std::vector<Path> paths;
       paths.reserve(2);  // never reallocated: the ChainRuns and the timed passes hold references
@@ -427,12 +429,11 @@ int main(int argc, char** argv) {
           return std::fprintf(stderr, "%s\n", parser.status().message().c_str()), 1;
         pa.parser = std::move(parser).value();
         // Every packet must go through (here, and in every timed pass: `stopped`).
-        pa.run->pass();
-        for (uint32_t p = 0; p < pa.frame->size(); ++p)
-          if (pa.frame->reason[p] != runtime::kReasonNoVerdict)
-            return std::fprintf(stderr, "%s %s %u: packet %u did not go through\n", suite.name,
-                                kind, size, p),
-                   1;
+        (void)pa.run->checked_pass();
+        if (const Status st = pa.run->went_through(); !st.is_ok())
+          return std::fprintf(stderr, "%s %s %u: %s\n", suite.name, kind, size,
+                              st.message().c_str()),
+                 1;
         pa.run->t_fill = pa.run->t_pre = pa.run->t_module_pre = pa.run->t_shade = pa.run->t_post =
             pa.run->passed                                                      = 0;
       }
@@ -468,30 +469,16 @@ int main(int argc, char** argv) {
                        {}});
       for (Path& pa : paths) {
         timed.push_back({pa.kind[4] == 'i' ? "esp-in base" : "rx copy + parse",
-                         [&pa] {
-                           pa.run->fill();
-                           ExecContext ctx;
-                           (void)pa.parser->parse(pa.frame->batch.view(),
-                                                  {pa.frame->infos.data(), pa.frame->size()}, ctx);
-                           return uint64_t(pa.frame->size());
-                         },
+                         [&pa] { return pa.run->parse_pass(*pa.parser); },
                          {}});
-        timed.push_back({pa.kind,
-                         [&pa] {
-                           pa.run->pass();
-                           for (uint32_t p = 0; p < pa.frame->size(); ++p)
-                             pa.stopped += pa.frame->reason[p] != runtime::kReasonNoVerdict;
-                           return uint64_t(pa.frame->size());
-                         },
-                         {}});
+        timed.push_back({pa.kind, [&pa] { return pa.run->checked_pass(); }, {}});
       }
       for (int r = 0; r < repeat; ++r)
         for (Timed& t : timed) t.rates.push_back(best_rate(t.pass, 1, seconds));
       for (const Path& pa : paths)
-        if (pa.stopped)
-          return std::fprintf(
-                     stderr, "%s %s %u: %llu packets of the timed passes did not go through\n",
-                     suite.name, pa.kind, size, static_cast<unsigned long long>(pa.stopped)),
+        if (const Status st = pa.run->went_through(); !st.is_ok())
+          return std::fprintf(stderr, "%s %s %u: %s\n", suite.name, pa.kind, size,
+                              st.message().c_str()),
                  1;
       auto best = [&](const char* name) {
         for (const Timed& t : timed)
