@@ -168,8 +168,8 @@ def plain4(src, dst, n, ttl=64):
     return ipv4(a4(src), a4(dst), udp(5000 + n, 53, bytes([n % 251]) * n), ttl=ttl)
 
 
-def gateway(tmp_path, inside, outside, engine=None, extra=(), front=""):
-    (tmp_path / "sa.toml").write_text(SA_FILE)
+def gateway(tmp_path, inside, outside, engine=None, extra=(), front="", sa_text=SA_FILE):
+    (tmp_path / "sa.toml").write_text(sa_text)
     (tmp_path / "fib.txt").write_text(FIB)
     (tmp_path / "n.txt").write_text(NEIGHBORS)
     write_pcap(tmp_path / "in0.pcap", inside)
@@ -759,16 +759,55 @@ def set_tos(frame, tos):
 
 
 def test_ecn_crosses_the_tunnel_as_rfc_6040_says(tmp_path):
-    ect0 = set_tos(eth(plain4("10.2.0.9", "10.1.0.5", 20)), 2)[14:]   # inner ECT(0)
-    not_ect = plain4("10.2.0.9", "10.1.0.5", 21)                       # inner Not-ECT
-    ce_on_ect = set_tos(handmade_ctr(40, ect0, [1, 2], 4), 3)          # outer CE
-    ce_on_not = set_tos(handmade_ctr(41, not_ect, [1], 4), 3)
-    j, o0, _ = gateway(tmp_path, [], [ce_on_ect, ce_on_not])
+    """RFC 6040 4.2, Figure 4: outer CE marks an ECN-capable inner packet and drops a Not-ECT
+    one; outer ECT(1) turns inner ECT(0) into ECT(1) and leaves Not-ECT and CE as they are;
+    outer ECT(0) changes nothing."""
+    def inner(n, ecn):
+        return set_tos(eth(plain4("10.2.0.9", "10.1.0.5", n)), ecn)[14:]
+    pads = {20: [1, 2], 21: [1], 22: [], 23: [1, 2, 3]}  # each text 4-byte aligned
+    cases = [  # (UDP length n, inner ECN, outer ECN, inner ECN after; None: dropped)
+        (20, 2, 3, 3), (21, 0, 3, None), (22, 2, 1, 1), (23, 0, 1, 0),
+        (20, 3, 1, 3), (21, 1, 3, 3), (22, 2, 2, 2), (23, 1, 0, 1),
+    ]
+    frames = [set_tos(handmade_ctr(40 + k, inner(n, e), pads[n], 4), outer)
+              for k, (n, e, outer, _) in enumerate(cases)]
+    j, o0, _ = gateway(tmp_path, [], frames)
     assert nonzero(j["drops_by_reason"]) == {"ecn_not_ect": 1}
-    assert len(o0) == 1
-    ip = o0[0][14:]
-    assert ip[1] & 3 == 3, "congestion experienced reaches the inner header"
-    assert csum(ip[:20]) == 0
+    want = [after for _, _, _, after in cases if after is not None]
+    assert len(o0) == len(want)
+    for frame, after in zip(o0, want):
+        ip = frame[14:]
+        assert ip[1] & 3 == after
+        assert csum(ip[:20]) == 0
+
+
+def test_unreadable_ipv6_extension_headers_never_pass_a_policy_in_the_clear(tmp_path):
+    """An IPv6 packet whose extension header chain cannot be followed (a Destination Options
+    header whose length runs past the datagram) has an OPAQUE next-layer protocol and ports
+    (RFC 4301 4.4.1.1), which only ANY selectors match; the router forwards it all the same, so
+    the policies decide it on its addresses. Outbound, fd01::/64 -> fd02::/64's ANY policy seals
+    it; inbound, the same packet in the clear under an `in` policy is refused (unprotected)."""
+    sa = SA_FILE + f"""
+[[policy]]
+src = "fd02::/64"
+dst = "fd01::/64"
+dir = "in"
+tmpl_src = "{PEER}"
+tmpl_dst = "{GW}"
+spi = 0x3001
+"""
+    opts = bytes([17, 10]) + bytes(6) + udp(7, 9, b"x" * 8)  # Hdr Ext Len 10: 88 bytes, past the end
+    out = ipv6(a6("fd01::5"), a6("fd02::1"), opts, nxt=60)
+    back = ipv6(a6("fd02::1"), a6("fd01::5"), opts, nxt=60)
+    j, o0, o1 = gateway(tmp_path, [eth(out, ethertype=0x86DD)], [eth(back, ethertype=0x86DD)],
+                        sa_text=sa)
+    assert nonzero(j["drops_by_reason"]) == {"unprotected": 1}
+    assert o0 == []
+    assert len(o1) == 1 and o1[0][12:14] == b"\x08\x00" and o1[0][14 + 9] == 50
+    outer = IP(o1[0][14:])
+    assert outer[ESP].spi == 0x4001
+    got = out_gcm.decrypt(outer)  # verifies the ICV, checks the padding
+    assert bytes(got) == forwarded_inner(out)
 
 
 def test_later_fragments_never_leave_in_the_clear(tmp_path):

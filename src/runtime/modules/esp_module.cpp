@@ -11,9 +11,11 @@
 // to the GPU, post finishes), else in post.
 //
 // Packets whose IP header is unreadable are the router's to drop; nothing a policy selects
-// leaves in the clear (a later fragment under a policy with ports: ports_unknown). SIGHUP
-// reloads the SA file (reload below). Inbound, ECN follows RFC 6040: CE outside marks an
-// ECN-capable inner packet, a Not-ECT one is dropped (ecn_not_ect).
+// leaves in the clear (a later fragment under a policy with ports: ports_unknown). An IPv6
+// packet whose extension headers cannot be followed (the router forwards it) is decided on its
+// addresses, its upper layer OPAQUE (opaque_upper). SIGHUP reloads the SA file (reload below).
+// Inbound, ECN follows RFC 6040: CE outside marks an ECN-capable inner packet, a Not-ECT one is
+// dropped (ecn_not_ect); ECT(1) outside turns ECT(0) inside into ECT(1).
 //
 // esp-in, per selected packet
 //   ESP (protocol 50) to a local tunnel endpoint: fragment -> drop fragment; too short for the
@@ -251,6 +253,27 @@ bool ip_readable(const PacketInfo& in) {
   }
   const uint8_t need = packet::kFieldSrc | packet::kFieldDst | packet::kFieldProto;
   return in.ip_version != 0 && (in.fields & need) == need;
+}
+
+// The addresses were read but not the upper layer: an IPv6 extension header chain the parser
+// could not follow (malformed, or longer than it walks) or one the capture cut short. The
+// router forwards such a packet (it does not read extension headers), so the policies must
+// decide it: its next-layer protocol and ports are RFC 4301 4.4.1.1's OPAQUE, which only ANY
+// selectors match (protocol 0 below), and a policy that names ports cannot decide it
+// (ports_unknown, as for a later fragment).
+bool opaque_upper(const PacketInfo& in) {
+  using packet::ParseStatus;
+  const uint8_t addrs = packet::kFieldSrc | packet::kFieldDst;
+  return in.ip_version == 6 && (in.fields & addrs) == addrs && !(in.fields & packet::kFieldProto) &&
+         (in.status == ParseStatus::kBadIpv6ExtHeader || in.status == ParseStatus::kTruncated);
+}
+
+// The first `out` policy selecting the packet (SaDatabase::match_out: -1 none, kPortsUnknown
+// when one that names ports would have to decide it without them), its SA in `sa`.
+int32_t out_policy(const EspTables& t_, const PacketInfo& in, int32_t* sa) {
+  if (opaque_upper(in)) return t_.db.match_out(6, in.src, in.dst, 0, 0, 0, sa, false);
+  return t_.db.match_out(family_of(in), in.src, in.dst, in.proto, sport_of(in), dport_of(in), sa,
+                         ports_known(in));
 }
 
 // The IP packet's length from its header (the frame may carry Ethernet padding after it).
@@ -514,7 +537,13 @@ class EspInModule final : public EspModuleBase {
       const uint32_t i      = list ? list[k] : k;
       if (!take(i)) continue;
       const PacketInfo& in  = f.infos[i];
-      if (!ip_readable(in)) continue;
+      if (!ip_readable(in)) {
+        // Addresses without a readable upper layer (opaque_upper): not ESP that can be opened;
+        // plaintext an `in` policy covers on its addresses alone is refused (fail closed).
+        if (opaque_upper(in) && t_.db.admits_in(-1, 6, in.src, in.dst, 0, 0, 0, false))
+          s.decide(f, i, ids_[kInUnprotected]);
+        continue;
+      }
       const uint8_t family  = family_of(in);
       const bool esp        = in.proto == ec::kProtoEsp;
       if (!esp || !t_.db.is_local(family, in.dst)) {
@@ -639,25 +668,29 @@ class EspInModule final : public EspModuleBase {
       reason = ids_[kInBadInner];
       return;
     }
-    // RFC 6040 4.2: congestion marked on the tunnel reaches the inner header; a Not-ECT inner
-    // packet with CE outside is dropped.
-    if ((outer_tos & 3) == 3) {
+    // RFC 6040 4.2 (Figure 4): congestion marked on the tunnel reaches the inner header, and
+    // a Not-ECT inner packet with CE outside is dropped; ECT(1) outside turns an ECT(0) inner
+    // packet into ECT(1). Every other pair leaves the inner header as it is.
+    const uint8_t outer_ecn = outer_tos & 3;
+    if (outer_ecn == 3 || outer_ecn == 1) {
       uint8_t* ip = f.batch.data(i) + in.l3_offset;
       const uint8_t inner_ecn = version == 4 ? ip[1] & 3 : (ip[1] >> 4) & 3;
-      if (inner_ecn == 0) {
+      if (outer_ecn == 3 && inner_ecn == 0) {
         reason = ids_[kInEcn];
         return;
       }
-      if (inner_ecn != 3) {
+      const uint8_t ecn = outer_ecn == 3 ? 3 : inner_ecn == 2 ? 1 : inner_ecn;
+      if (ecn != inner_ecn) {
         if (version == 4) {
           const uint16_t old_word = ec::load_be16(ip);
-          ip[1] |= 3;
+          ip[1]                   = uint8_t((ip[1] & ~3u) | ecn);
           const uint16_t sum = forward::core::checksum_update16(ec::load_be16(ip + 10), old_word, ec::load_be16(ip));
           ec::store_be16(ip + 10, sum);
         } else {
-          ip[1] |= 0x30;
+          ip[1] = uint8_t((ip[1] & ~0x30u) | unsigned(ecn) << 4);
         }
-        f.infos[i].tos |= 3;  // the parse result's TOS / traffic class, as the bytes now say
+        // The parse result's TOS / traffic class, as the bytes now say.
+        f.infos[i].tos = uint8_t((f.infos[i].tos & ~3u) | ecn);
       }
     }
     if (!t_.db.admits_in(int32_t(op.sa), version, in.src, in.dst, in.proto, sport_of(in), dport_of(in),
@@ -692,7 +725,7 @@ class EspOutModule final : public EspModuleBase {
     const uint8_t* ip        = frame + in.l3_offset;
     int32_t sa               = -1;
     const uint8_t family     = family_of(in);
-    if (t_.db.match_out(family, in.src, in.dst, in.proto, sport_of(in), dport_of(in), &sa) < 0) return -1;
+    if (out_policy(t_, in, &sa) < 0) return -1;
     const ipsec::SaSpec& spec = t_.db.sas()[size_t(sa)];
     if (family == 4 && !(ip[6] & 0x40)) return -1;
     if (spec.src.family != family) return 0;  // no local address of the packet's family
@@ -752,14 +785,12 @@ class EspOutModule final : public EspModuleBase {
       const uint32_t i     = list ? list[k] : k;
       if (!take(i)) continue;
       const PacketInfo& in = f.infos[i];
-      if (!ip_readable(in)) continue;  // the router drops it
-      const uint8_t family = family_of(in);
-      int32_t sa           = -1;
-      const int32_t pol =
-          t_.db.match_out(family, in.src, in.dst, in.proto, sport_of(in), dport_of(in), &sa, ports_known(in));
-      if (pol == ipsec::SaDatabase::kPortsUnknown) {  // a later fragment under a policy with ports:
-        s.decide(f, i, ids_[kOutPortsUnknown]);      // never in the clear (defragment first)
-        continue;
+      if (!ip_readable(in) && !opaque_upper(in)) continue;  // the router drops it
+      int32_t sa        = -1;
+      const int32_t pol = out_policy(t_, in, &sa);
+      if (pol == ipsec::SaDatabase::kPortsUnknown) {  // a later fragment, or an unreadable upper
+        s.decide(f, i, ids_[kOutPortsUnknown]);       // layer, under a policy with ports: never in
+        continue;                                     // the clear (defragment first)
       }
       if (pol < 0) continue;  // no policy: bypass
       const uint32_t text = fits(t_, f, s, i, uint32_t(sa));
