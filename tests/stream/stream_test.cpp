@@ -447,6 +447,49 @@ TEST(StreamHandshake, StaleFinsAndRstsOutsideTheWindowEndNothing) {
   }
 }
 
+// A SYN on an open connection (a handshake retransmission, or an evasion: its data would sit
+// one byte off) carries nothing into the stream, with or without ACK.
+TEST(StreamHandshake, ASynOnAnOpenConnectionCarriesNothing) {
+  for (const std::string& engine : engines()) {
+    SCOPED_TRACE(engine);
+    Conn conn(engine, {}, 50);
+    conn.handshake();
+    conn.data(1, "abc");
+    conn.send(0, kSyn, conn.isn[0] + 3, 0, "XYZ");
+    conn.send(0, kSyn | kAck, conn.isn[0] + 4, conn.isn[1] + 1, "QQ");
+    conn.data(4, "def");
+    conn.send(1, kAck, conn.isn[1] + 1, conn.isn[0] + 7);
+    EXPECT_EQ(conn.client(), "abcdef");
+    EXPECT_EQ(conn.r->counters().data_on_syn, 2u);
+    EXPECT_EQ(conn.r->counters().overlaps, 0u);
+  }
+}
+
+// A FIN before bytes the sender already sent is stale and ends nothing, even before they were
+// acknowledged; a FIN counts as sent, so its ACK declares the bytes before it that the capture
+// never saw a gap, and the stream ends there.
+TEST(StreamHandshake, AFinEndsTheStreamOnlyAfterWhatWasSent) {
+  for (const std::string& engine : engines()) {
+    SCOPED_TRACE(engine);
+    Conn conn(engine, {}, 7);
+    conn.handshake();
+    conn.data(1, "0123456789");                                   // not yet acknowledged
+    conn.send(0, kFin | kAck, conn.isn[0] + 3, conn.isn[1] + 1);  // stale
+    conn.data(11, "abc");
+    conn.send(1, kAck, conn.isn[1] + 1, conn.isn[0] + 14);
+    EXPECT_EQ(conn.client(), "0123456789abc");
+    EXPECT_EQ(conn.r->counters().after_close, 0u);
+
+    Conn lost(engine, {}, 7);
+    lost.handshake();
+    lost.data(1, "01234");  // 5..9 never seen, then the FIN at 10 and its ACK
+    lost.send(0, kFin | kAck, lost.isn[0] + 11, lost.isn[1] + 1);
+    lost.send(1, kAck, lost.isn[1] + 1, lost.isn[0] + 12);
+    EXPECT_EQ(lost.client(), "01234#####");
+    EXPECT_EQ(lost.r->counters().gaps, 1u);
+  }
+}
+
 TEST(StreamBounds, ALongTransferWithDataInFlightIsNotCapped) {
   // A bulk transfer whose receiver acknowledges 100 segments behind: the buffer is never empty,
   // yet only what is held counts against the caps.

@@ -11,8 +11,11 @@
 //
 // Rules
 //   - A RST counts only when its sequence number is in the sender's window, a FIN only when
-//     it is not before the first undelivered byte nor past max_ahead (stale ones are ignored:
-//     they cannot end inspection of a live connection).
+//     it is not before what the sender already sent nor past max_ahead (stale ones are
+//     ignored: they cannot end inspection of a live connection). A FIN counts as sent (its
+//     ACK declares unseen bytes before it a gap), after the bytes a snap length cut from it.
+//   - A SYN once the connection is open carries nothing into the stream (counted as
+//     data_on_syn when it has data): a host in ESTABLISHED takes none of it.
 //   - Handshake first: a stream is created when the three-way handshake completes (SYN, then
 //     SYN+ACK acknowledging it, then an ACK acknowledging that); a half-open flow costs a small
 //     entry and buffers nothing (SYN floods). Data on the SYN is counted (data_on_syn) and not
@@ -32,7 +35,9 @@
 //       solaris                 new wins when it ends after the stored segment, or ends at the
 //                               same place and starts at or before it
 //     (windows is treated as vista: not measured against a Windows host.) Overlapping bytes
-//     that differ are counted (overlap_diff): an evasion attempt or a broken stack.
+//     that differ are counted (overlap_diff): an evasion attempt or a broken stack. As in
+//     Suricata (its eve-overlap-payload-02 vector), the policy also decides over bytes stored
+//     in order and not yet acknowledged, though a real stack has taken those for good.
 //   - Delivery. IDS mode (default): a byte is delivered once the receiver acknowledged it (the
 //     other direction's ACK), so what is inspected is what the host accepted. A hole the ACK
 //     has passed was lost by the capture, not by the host: it is declared a gap (a gap chunk,

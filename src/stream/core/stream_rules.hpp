@@ -273,6 +273,13 @@ WARPATH_HD_HOT bool flow_segment(Ctx& ctx, FlowState<Store, Held>& f, const Segm
     if (syn) return true;  // a midstream flow's late SYN: nothing to learn
     open_dir(ctx, d, s.seq, ctx.policy(s, true));
   }
+  // A SYN once the connection is open (a handshake retransmission, or an evasion: its data
+  // would sit one byte off) carries nothing the receiver takes: a stack in ESTABLISHED answers
+  // it with an ACK at most (RFC 5961 4), whatever its flags and bytes.
+  if (syn) {
+    if (s.len) c.data_on_syn += 1;
+    return true;
+  }
   const int64_t off = offset_of(s.seq, d.first, d.base);
   // A RST counts only in the sender's window (RFC 5961): a stale or far one could otherwise
   // end inspection of a live connection.
@@ -293,11 +300,19 @@ WARPATH_HD_HOT bool flow_segment(Ctx& ctx, FlowState<Store, Held>& f, const Segm
     if (s.len) c.after_close += 1;
     end = off > int64_t(d.fin) ? off : int64_t(d.fin);
   }
-  // A FIN fixes the end only in the window: a stale one (before what was delivered) or a far
-  // one is the sender's mistake or an evasion, not the end of the stream.
-  if ((s.flags & packet::kTcpFin) && d.fin == kNever && end >= int64_t(d.base) &&
-      end <= int64_t(d.base) + int64_t(lim.max_ahead))
-    d.fin = uint64_t(end);
+  // A FIN fixes the end only in the window: a stale one (before what was sent already: the
+  // sender cannot end its stream there) or a far one is the sender's mistake or an evasion, not
+  // the end of the stream. It takes the place after the segment's bytes, those the capture cut
+  // (snap length) included, and counts as sent: an ACK of it declares the bytes before it
+  // that were never seen a gap.
+  if (s.flags & packet::kTcpFin) {
+    const int64_t fin_at = end + int64_t(s.missing);
+    if (d.fin == kNever && fin_at >= int64_t(d.sent_end) &&
+        fin_at <= int64_t(d.base) + int64_t(lim.max_ahead)) {
+      d.fin      = uint64_t(fin_at);
+      d.sent_end = umax(d.sent_end, lim.depth ? umin(d.fin, lim.depth) : d.fin);
+    }
+  }
   if (end > off || s.missing)
     if (!store_data(ctx, d, f.store[s.dir], f.held[s.dir], s, off, end)) return false;
   // The peer's acknowledgement moves the other direction's delivery (IDS mode).
