@@ -490,6 +490,31 @@ TEST(StreamHandshake, AFinEndsTheStreamOnlyAfterWhatWasSent) {
   }
 }
 
+// A RST counts only where the receiver's next expected byte may be (RFC 5961 3.2): between
+// what it acknowledged and what the sender sent, one past a FIN; elsewhere in the window it is
+// counted and ends nothing.
+TEST(StreamHandshake, ARstCountsOnlyWhereTheReceiversNextByteMayBe) {
+  for (const std::string& engine : engines()) {
+    SCOPED_TRACE(engine);
+    Conn conn(engine, {}, 300);
+    conn.handshake();
+    conn.data(1, "0123456789");
+    conn.send(1, kAck, conn.isn[1] + 1, conn.isn[0] + 6);  // 5 acknowledged
+    conn.send(0, kRst, conn.isn[0] + 3, 0);                // before that: stale
+    conn.send(0, kRst, conn.isn[0] + 1 + 10 + 500, 0);     // past what was sent
+    conn.data(11, "abc");
+    conn.send(1, kAck, conn.isn[1] + 1, conn.isn[0] + 14);
+    EXPECT_EQ(conn.client(), "0123456789abc");
+    EXPECT_EQ(conn.r->counters().bad_rst, 2u);
+    EXPECT_EQ(conn.r->counters().after_close, 0u);
+    conn.send(0, kFin | kAck, conn.isn[0] + 14, conn.isn[1] + 1);
+    conn.send(0, kRst, conn.isn[0] + 15, 0);  // one past the FIN: taken
+    conn.send(1, kAck, conn.isn[1] + 1, conn.isn[0] + 15, "late");
+    EXPECT_EQ(conn.r->counters().bad_rst, 2u);
+    EXPECT_EQ(conn.r->counters().after_close, 1u);  // the server's bytes after the RST
+  }
+}
+
 TEST(StreamBounds, ALongTransferWithDataInFlightIsNotCapped) {
   // A bulk transfer whose receiver acknowledges 100 segments behind: the buffer is never empty,
   // yet only what is held counts against the caps.

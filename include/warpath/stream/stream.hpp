@@ -10,9 +10,11 @@
 // bytes per (flow, direction), with gaps named as gaps.
 //
 // Rules
-//   - A RST counts only when its sequence number is in the sender's window, a FIN only when
-//     it is not before what the sender already sent nor past max_ahead (stale ones are
-//     ignored: they cannot end inspection of a live connection). A FIN counts as sent (its
+//   - A RST counts only where the receiver's next expected byte may be (RFC 5961 3.2): not
+//     before what it acknowledged or was delivered, not past what the sender sent (one past
+//     its FIN); a FIN only when it is not before what the sender already sent nor past
+//     max_ahead. Stale or far ones are ignored (bad_rst counts RSTs): they cannot end
+//     inspection of a live connection. A FIN counts as sent (its
 //     ACK declares unseen bytes before it a gap), after the bytes a snap length cut from it.
 //   - A SYN once the connection is open carries nothing into the stream (counted as
 //     data_on_syn when it has data): a host in ESTABLISHED takes none of it.

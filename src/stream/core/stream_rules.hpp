@@ -281,10 +281,14 @@ WARPATH_HD_HOT bool flow_segment(Ctx& ctx, FlowState<Store, Held>& f, const Segm
     return true;
   }
   const int64_t off = offset_of(s.seq, d.first, d.base);
-  // A RST counts only in the sender's window (RFC 5961): a stale or far one could otherwise
-  // end inspection of a live connection.
+  // A RST counts only where the receiver's next expected byte may be (RFC 5961 3.2: a stack
+  // takes a RST there alone, and answers one elsewhere in its window with an ACK): not before
+  // what it acknowledged or was delivered, not past what the sender sent (its FIN included). A
+  // stale or far one could otherwise end inspection of a live connection.
   if (s.flags & packet::kTcpRst) {
-    if (off >= int64_t(d.base) && off <= int64_t(d.sent_end) + int64_t(lim.max_ahead))
+    const uint64_t lo = umax(d.base, d.acked);
+    const uint64_t hi = d.fin != kNever ? umax(d.sent_end, d.fin + 1) : d.sent_end;
+    if (off >= int64_t(lo) && off <= int64_t(hi))
       m.reset = true;
     else
       c.bad_rst += 1;
