@@ -810,6 +810,25 @@ spi = 0x3001
     assert bytes(got) == forwarded_inner(out)
 
 
+def test_expired_ttl_gets_time_exceeded_from_the_gateway(tmp_path):
+    """A packet an out policy selects whose TTL runs out at the gateway is not sealed: ICMP Time
+    Exceeded goes back from the SA's local address (RFC 1812 5.3.1), as the router answers for
+    the packets it forwards; an IPv6 one whose SA has no IPv6 address is only counted."""
+    v4 = eth(plain4("10.1.0.5", "10.2.0.1", 30, ttl=1))
+    v6 = bytearray(eth(ipv6(a6("fd01::5"), a6("fd02::1"), udp(7, 9, b"v6" * 20)), ethertype=0x86DD))
+    v6[14 + 7] = 1  # hop limit
+    j, o0, o1 = gateway(tmp_path, [v4, bytes(v6)], [])
+    assert nonzero(j["drops_by_reason"]) == {}
+    assert nonzero(j["slow_path_by_reason"]) == {"ttl_expired": 2}
+    assert o1 == []
+    assert len(o0) == 1
+    ip = o0[0][14:]
+    assert ip[9] == 1 and ip[12:16] == a4(GW) and ip[16:20] == a4("10.1.0.5")
+    assert (ip[20], ip[21]) == (11, 0)
+    assert csum(ip[:20]) == 0 and csum(ip[20:]) == 0
+    assert ip[28:48] == v4[14:34]  # the original header, quoted
+
+
 def test_later_fragments_never_leave_in_the_clear(tmp_path):
     """A policy with ports cannot decide a fragment after the first (it has no ports): it is
     dropped (defragment first), never forwarded in the clear (RFC 4301 7). Without ports, a

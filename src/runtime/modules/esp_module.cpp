@@ -29,12 +29,14 @@
 //   Plaintext that an `in` policy covers (it should have arrived protected) -> unprotected.
 // esp-out, per selected packet
 //   IP packets an `out` policy selects: the inner TTL / hop limit is decremented (the gateway
-//   forwards it: RFC 4301 5.1.2.1; expired -> ttl_expired), the packet is encapsulated with
+//   forwards it: RFC 4301 5.1.2.1; expired -> ttl_expired, slow path: ICMP Time Exceeded
+//   back), the packet is encapsulated with
 //   the next sequence number (the SA stops at 2^32 - 1 without ESN: seq_overflow; at its hard
 //   lifetime: sa_expired), sealed, and goes on to be routed by its outer header. Past the SA's
 //   mtu: an IPv4 packet without DF goes on, its tunnel packet fragmented on output (RFC 4301
 //   8.1); with DF, or IPv6 -> too_big (slow path: ICMP Fragmentation Needed / Packet Too Big
 //   back); no room in the frame's cell -> no_room; a truncated capture -> truncated.
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdio>
@@ -448,9 +450,11 @@ class EspModuleBase : public Module {
     const packet::PacketMeta& m = f.batch.meta(i);
     packet::core::parse_packet_into(f.batch.data(i), m.caplen, m.len, f.infos[i]);
   }
-  Status add_reasons(BuildEnv& env, std::initializer_list<const char*> names, const char* slow = "") {
+  Status add_reasons(BuildEnv& env, std::initializer_list<const char*> names,
+                     std::initializer_list<std::string_view> slow = {}) {
     for (const char* n : names) {
-      const Verdict v = std::string_view(n) == slow ? Verdict::kSlowPath : Verdict::kDrop;
+      const Verdict v = std::find(slow.begin(), slow.end(), n) != slow.end() ? Verdict::kSlowPath
+                                                                             : Verdict::kDrop;
       WARPATH_ASSIGN_OR_RETURN(uint16_t id, env.reasons->add(n, v, env.position));
       ids_.push_back(id);
     }
@@ -715,9 +719,12 @@ class EspOutModule final : public EspModuleBase {
   // Fragmentation Needed (IPv4 with DF) or ICMPv6 Packet Too Big back, with the largest inner
   // packet the tunnel carries, from the SA's local address and the MAC the packet was sent
   // to. (IPv4 without DF is fragmented after encapsulation instead: fits(); those that are
-  // too big even so are only counted.)
+  // too big even so are only counted.) One whose TTL or hop limit ran out here gets ICMP Time
+  // Exceeded (RFC 1812 5.3.1, RFC 4443 3.3), as the router sends for the packets it forwards,
+  // from the same address. (No address of the packet's family on the SA: counted, no ICMP.)
   int32_t reply(const Frame& f, uint32_t i, uint8_t* out) const override {
-    if (f.reason[i] != ids_[kOutTooBig]) return -1;
+    const bool ttl = f.reason[i] == ids_[kOutTtl];
+    if (!ttl && f.reason[i] != ids_[kOutTooBig]) return -1;
     ReadGuard::Section sec(guard_);
     const EspTables& t_ = image();
     const PacketInfo& in     = f.infos[i];
@@ -727,7 +734,7 @@ class EspOutModule final : public EspModuleBase {
     const uint8_t family     = family_of(in);
     if (out_policy(t_, in, &sa) < 0) return -1;
     const ipsec::SaSpec& spec = t_.db.sas()[size_t(sa)];
-    if (family == 4 && !(ip[6] & 0x40)) return -1;
+    if (!ttl && family == 4 && !(ip[6] & 0x40)) return -1;
     if (spec.src.family != family) return 0;  // no local address of the packet's family
     const uint32_t outer_hdr = spec.dst.family == 4 ? 20 : 40;
     const uint32_t avail     = spec.mtu - outer_hdr - ec::kEspHead - spec.keys.icv_bytes;
@@ -737,7 +744,8 @@ class EspOutModule final : public EspModuleBase {
     std::memcpy(mac.data(), frame, 6);  // the packet was sent to us: our MAC on that link
     std::array<uint8_t, 16> src6{};
     std::memcpy(src6.data(), spec.src.bytes.data(), 16);
-    const forward::IcmpError e{3, 4, 2, 0, mtu & 0xffff, mtu};
+    const forward::IcmpError e  = ttl ? forward::IcmpError{11, 0, 3, 0, 0, 0}
+                                      : forward::IcmpError{3, 4, 2, 0, mtu & 0xffff, mtu};
     const packet::PacketMeta& m = f.batch.meta(i);
     return int32_t(forward::build_icmp_error(frame, m.caplen, in, mac, ec::load_be32(spec.src.bytes.data()), src6, e, out));
   }
@@ -745,10 +753,11 @@ class EspOutModule final : public EspModuleBase {
   static Result<std::unique_ptr<Module>> make(const ModuleArgs& args, BuildEnv& env) {
     auto m = std::make_unique<EspOutModule>();
     WARPATH_TRY(m->init(args, env, ipsec::Dir::kOut));
-    // too_big goes to the slow path, which answers with ICMP (reply below).
-    WARPATH_TRY(m->add_reasons(env, {"truncated", "ttl_expired", "too_big", "no_room",
-                                     "seq_overflow", "sa_expired", "crypto_error", "ports_unknown"},
-                               "too_big"));
+    // too_big and ttl_expired go to the slow path, which answers with ICMP (reply below).
+    WARPATH_TRY(m->add_reasons(env,
+                               {"truncated", "ttl_expired", "too_big", "no_room", "seq_overflow",
+                                "sa_expired", "crypto_error", "ports_unknown"},
+                               {"too_big", "ttl_expired"}));
     return std::unique_ptr<Module>(std::move(m));
   }
 
