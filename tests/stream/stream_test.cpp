@@ -602,6 +602,39 @@ TEST(StreamBounds, MemcapHoldsAcrossFlowsAndDepthCutsStreams) {
   }
 }
 
+// Past the depth nothing is stored or delivered, but the direction moves along with its
+// acknowledgements: a stream far longer than depth + max_ahead raises no false drops and no
+// gaps, and its FIN and a RST still count where the connection is.
+TEST(StreamBounds, PastTheDepthAStreamStillMovesAndEnds) {
+  for (const std::string& engine : engines()) {
+    for (const Mode mode : {Mode::kIds, Mode::kInline}) {
+      SCOPED_TRACE(engine + (mode == Mode::kIds ? " ids" : " inline"));
+      StreamConfig c;
+      c.depth     = 5;
+      c.max_ahead = 100;
+      c.mode      = mode;
+      Conn conn(engine, c, 11);
+      conn.handshake();
+      const std::string seg(10, 'y');
+      for (uint32_t k = 0; k < 100; ++k) {
+        conn.data(1 + 10 * k, seg);
+        conn.send(1, kAck, conn.isn[1] + 1, conn.isn[0] + 1 + 10 * (k + 1));
+      }
+      conn.send(0, kFin | kAck, conn.isn[0] + 1001, conn.isn[1] + 1);
+      conn.send(1, kAck, conn.isn[1] + 1, conn.isn[0] + 1002);
+      conn.send(0, kRst, conn.isn[0] + 1002, 0);  // one past the FIN
+      conn.data(1002, "late");
+      EXPECT_EQ(conn.client(), "yyyyy");
+      const StreamCounters& n = conn.r->counters();
+      EXPECT_EQ(n.beyond_window, 0u);
+      EXPECT_EQ(n.gaps, 0u);
+      EXPECT_EQ(n.depth_reached, 1u);
+      EXPECT_EQ(n.bad_rst, 0u);
+      EXPECT_EQ(n.after_close, 1u);
+    }
+  }
+}
+
 TEST(StreamBounds, MaxFlowsBoundsHalfOpenState) {
   for (const char* engine : {"cpu.stream", "emu.stream"}) {
     StreamConfig c;

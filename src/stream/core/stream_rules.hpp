@@ -114,10 +114,11 @@ WARPATH_HD bool store_data(Ctx& ctx, Dir& d, Store& store, Held& held, const Seg
   const Limits& lim      = ctx.limits();
   StreamCounters& c      = ctx.counters();
   const uint64_t seg_end = end < 0 ? 0 : uint64_t(end);
-  // Bytes the capture cut (snap length) were sent too: an ACK past them declares a gap. Past
-  // the depth nothing is delivered, so nothing there is acknowledged either.
-  uint64_t sent = umin(seg_end + s.missing, d.base + lim.max_ahead);
-  if (lim.depth) sent = umin(sent, lim.depth);
+  // Bytes the capture cut (snap length) were sent too: an ACK past them declares a gap. (Past
+  // the depth they count as sent as well: the ACKs move the direction along past it, without
+  // delivering or declaring anything, so that its window, FIN and RST stay where the
+  // connection is.)
+  const uint64_t sent = umin(seg_end + s.missing, d.base + lim.max_ahead);
   if (end <= int64_t(d.base)) {
     c.retransmitted_bytes += uint64_t(end - off);
     d.sent_end = umax(d.sent_end, sent);
@@ -206,10 +207,18 @@ WARPATH_HD_HOT void deliver(Ctx& ctx, uint64_t flow, uint8_t dir, Dir& d, Store&
         if (in_place) store.drop(from, target);
       continue;
     }
+    // Past the depth nothing is kept: the bytes only pass, up to the limit (IDS mode: what
+    // was acknowledged) or, inline, what was sent; closing moves nothing.
+    const uint64_t depth = ctx.limits().depth;
+    if (depth && d.base >= depth) {
+      const uint64_t to = limit != kNever ? limit : gaps ? d.base : d.sent_end;
+      if (to > d.base) d.base = to;
+      break;
+    }
     if (!gaps || limit <= d.base) break;
     const uint64_t next = store.first_start();
     if (next == kNever && limit == kNever) break;  // closing: no trailing gap
-    const uint64_t gap_end = umin(next, limit);
+    const uint64_t gap_end = umin(umin(next, limit), depth ? depth : kNever);
     if (gap_end <= d.base) break;
     if (limit == kNever) {  // closing: a hole nobody acknowledged
       c.unacked_holes += 1;
@@ -314,7 +323,7 @@ WARPATH_HD_HOT bool flow_segment(Ctx& ctx, FlowState<Store, Held>& f, const Segm
     if (d.fin == kNever && fin_at >= int64_t(d.sent_end) &&
         fin_at <= int64_t(d.base) + int64_t(lim.max_ahead)) {
       d.fin      = uint64_t(fin_at);
-      d.sent_end = umax(d.sent_end, lim.depth ? umin(d.fin, lim.depth) : d.fin);
+      d.sent_end = umax(d.sent_end, d.fin);
     }
   }
   if (end > off || s.missing)
