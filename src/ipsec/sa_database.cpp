@@ -299,17 +299,18 @@ bool SaDatabase::is_local(uint8_t family, const uint8_t* dst) const {
 
 int32_t SaDatabase::indexed_first(const detail::SpdIndex* index, uint8_t family, const uint8_t* src,
                                   const uint8_t* dst, uint8_t proto, uint16_t sport, uint16_t dport,
-                                  bool ports_known) {
-  return index->first(family, src, dst, proto, sport, dport, ports_known);
+                                  bool ports_known, bool proto_known) {
+  return index->first(family, src, dst, proto, sport, dport, ports_known, proto_known);
 }
 
 bool SaDatabase::admits_in(int32_t sa, uint8_t family, const uint8_t* src, const uint8_t* dst,
-                           uint8_t proto, uint16_t sport, uint16_t dport, bool ports_known) const {
+                           uint8_t proto, uint16_t sport, uint16_t dport, bool ports_known,
+                           bool proto_known) const {
   if (sa >= int32_t(in_naming_.size())) return false;
   const bool any = sa < 0;
   return first_of(any ? in_policies_ : in_naming_[size_t(sa)],
                   any ? in_index_all_.get() : in_naming_index_[size_t(sa)].get(), family, src, dst,
-                  proto, sport, dport, ports_known) >= 0;
+                  proto, sport, dport, ports_known, proto_known) >= 0;
 }
 
 }  // namespace warpath::ipsec

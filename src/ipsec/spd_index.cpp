@@ -19,15 +19,17 @@ SpdIndex::Key SpdIndex::key_of(uint8_t family, const AddrWords& s, const AddrWor
 
 SpdIndex::SpdIndex(const std::vector<PolicySpec>& policies, const std::vector<uint32_t>& order)
     : order_(order) {
-  for (const bool ports : {false, true}) {
-    std::vector<Shape>& shapes = shapes_[ports];
+  for (const int space : {0, 1, 2}) {
+    const bool ports = space == 1, proto = space != 2;
+    std::vector<Shape>& shapes = shapes_[space];
     std::map<std::tuple<uint8_t, uint8_t, uint8_t, uint64_t>, size_t> shape_of;
     std::vector<std::vector<Slot>> staged;  // per shape, in rank order
     for (uint32_t r = 0; r < order_.size(); ++r) {
       const PolicySpec& p  = policies[order_[r]];
       const uint8_t family = p.src.addr.family;
       const uint16_t sport = ports ? p.sport : 0, dport = ports ? p.dport : 0;
-      const uint64_t fields = uint64_t(0xFF) << 40 | (p.proto ? uint64_t(0xFF) << 32 : 0) |
+      const uint8_t pproto  = proto ? p.proto : 0;
+      const uint64_t fields = uint64_t(0xFF) << 40 | (pproto ? uint64_t(0xFF) << 32 : 0) |
                               (sport ? uint64_t(0xFFFF) << 16 : 0) | (dport ? 0xFFFFu : 0);
       auto [it, fresh] =
           shape_of.emplace(std::make_tuple(family, p.src.len, p.dst.len, fields), shapes.size());
@@ -45,7 +47,7 @@ SpdIndex::SpdIndex(const std::vector<PolicySpec>& policies, const std::vector<ui
       const AddrWords s = addr_words(family, p.src.addr.bytes.data());
       const AddrWords d = addr_words(family, p.dst.addr.bytes.data());
       const Key k       = key_of(family, {s.hi & sh.smask.hi, s.lo & sh.smask.lo},
-                                 {d.hi & sh.dmask.hi, d.lo & sh.dmask.lo}, p.proto, sport, dport);
+                                 {d.hi & sh.dmask.hi, d.lo & sh.dmask.lo}, pproto, sport, dport);
       staged[it->second].push_back({k, r});
     }
     for (size_t x = 0; x < shapes.size(); ++x) {
@@ -67,11 +69,12 @@ SpdIndex::SpdIndex(const std::vector<PolicySpec>& policies, const std::vector<ui
 }
 
 int32_t SpdIndex::first(uint8_t family, const uint8_t* src, const uint8_t* dst, uint8_t proto,
-                        uint16_t sport, uint16_t dport, bool ports_known) const {
-  const Key k   = key_of(family, addr_words(family, src), addr_words(family, dst), proto,
-                       ports_known ? sport : 0, ports_known ? dport : 0);
-  uint32_t best = UINT32_MAX;
-  for (const Shape& sh : shapes_[ports_known]) {
+                        uint16_t sport, uint16_t dport, bool ports_known, bool proto_known) const {
+  const bool ports = ports_known && proto_known;
+  const Key k      = key_of(family, addr_words(family, src), addr_words(family, dst),
+                       proto_known ? proto : 0, ports ? sport : 0, ports ? dport : 0);
+  uint32_t best    = UINT32_MAX;
+  for (const Shape& sh : shapes_[!proto_known ? 2 : ports ? 1 : 0]) {
     if (sh.best >= best) break;  // by best: no later shape has an earlier policy
     if (sh.family != family) continue;
     const Key m       = {{k.w[0] & sh.smask.hi, k.w[1] & sh.smask.lo, k.w[2] & sh.dmask.hi,

@@ -30,9 +30,11 @@ class SpdIndex {
   /// The first policy of the order selecting the packet, or -1. With `ports_known`, a policy's
   /// ports are compared where it names them; without (a later fragment), policies are
   /// matched on addresses and protocol alone, through a second tuple space that leaves the
-  /// ports out: hostile fragments cost a few probes too, not a scan.
+  /// ports out: hostile fragments cost a few probes too, not a scan. Without `proto_known`
+  /// (an upper layer the parser could not reach), on addresses alone, through a third.
   int32_t first(uint8_t family, const uint8_t* src, const uint8_t* dst, uint8_t proto,
-                uint16_t sport, uint16_t dport, bool ports_known = true) const;
+                uint16_t sport, uint16_t dport, bool ports_known = true,
+                bool proto_known = true) const;
 
  private:
   struct Key {
@@ -61,7 +63,8 @@ class SpdIndex {
                     uint16_t sport, uint16_t dport);
 
   std::vector<uint32_t> order_;
-  std::vector<Shape> shapes_[2];  ///< [ports known], by best
+  /// By best: [0] addresses and protocol, [1] ports too where named, [2] addresses alone.
+  std::vector<Shape> shapes_[3];
 };
 
 }  // namespace warpath::ipsec::detail

@@ -784,9 +784,11 @@ def test_ecn_crosses_the_tunnel_as_rfc_6040_says(tmp_path):
 def test_unreadable_ipv6_extension_headers_never_pass_a_policy_in_the_clear(tmp_path):
     """An IPv6 packet whose extension header chain cannot be followed (a Destination Options
     header whose length runs past the datagram) has an OPAQUE next-layer protocol and ports
-    (RFC 4301 4.4.1.1), which only ANY selectors match; the router forwards it all the same, so
-    the policies decide it on its addresses. Outbound, fd01::/64 -> fd02::/64's ANY policy seals
-    it; inbound, the same packet in the clear under an `in` policy is refused (unprotected)."""
+    (RFC 4301 4.4.1.1); the router forwards it all the same, so the policies decide it on its
+    addresses alone. Outbound, fd01::/64 -> fd02::/64's ANY policy seals it; under a policy that
+    names a protocol (fd05::/64 -> fd06::/64, udp) it cannot be told and is dropped, never let
+    out in the clear (ports_unknown); inbound, the same packet in the clear under an `in` policy
+    is refused (unprotected)."""
     sa = SA_FILE + f"""
 [[policy]]
 src = "fd02::/64"
@@ -795,13 +797,23 @@ dir = "in"
 tmpl_src = "{PEER}"
 tmpl_dst = "{GW}"
 spi = 0x3001
+
+[[policy]]
+src = "fd05::/64"
+dst = "fd06::/64"
+proto = "udp"
+dir = "out"
+tmpl_src = "{GW}"
+tmpl_dst = "{PEER}"
+spi = 0x4001
 """
     opts = bytes([17, 10]) + bytes(6) + udp(7, 9, b"x" * 8)  # Hdr Ext Len 10: 88 bytes, past the end
     out = ipv6(a6("fd01::5"), a6("fd02::1"), opts, nxt=60)
     back = ipv6(a6("fd02::1"), a6("fd01::5"), opts, nxt=60)
-    j, o0, o1 = gateway(tmp_path, [eth(out, ethertype=0x86DD)], [eth(back, ethertype=0x86DD)],
-                        sa_text=sa)
-    assert nonzero(j["drops_by_reason"]) == {"unprotected": 1}
+    udp_only = ipv6(a6("fd05::5"), a6("fd06::1"), opts, nxt=60)
+    j, o0, o1 = gateway(tmp_path, [eth(out, ethertype=0x86DD), eth(udp_only, ethertype=0x86DD)],
+                        [eth(back, ethertype=0x86DD)], sa_text=sa)
+    assert nonzero(j["drops_by_reason"]) == {"unprotected": 1, "ports_unknown": 1}
     assert o0 == []
     assert len(o1) == 1 and o1[0][12:14] == b"\x08\x00" and o1[0][14 + 9] == 50
     outer = IP(o1[0][14:])

@@ -687,12 +687,14 @@ TEST(SaDatabase, ReloadKeepsIndicesStable) {
 // protocols and ports named or not, priority ties; packets near the policies and far.
 bool ref_bit(const uint8_t* a, unsigned b) { return a[b / 8] >> (7 - b % 8) & 1; }
 bool ref_selects(const PolicySpec& p, uint8_t family, const uint8_t* src, const uint8_t* dst,
-                 uint8_t proto, uint16_t sport, uint16_t dport, bool ports) {
+                 uint8_t proto, uint16_t sport, uint16_t dport, bool ports,
+                 bool proto_known = true) {
   if (p.src.addr.family != family) return false;
   for (unsigned b = 0; b < p.src.len; ++b)
     if (ref_bit(p.src.addr.bytes.data(), b) != ref_bit(src, b)) return false;
   for (unsigned b = 0; b < p.dst.len; ++b)
     if (ref_bit(p.dst.addr.bytes.data(), b) != ref_bit(dst, b)) return false;
+  if (!proto_known) return true;  // OPAQUE: addresses alone
   if (p.proto != 0 && p.proto != proto) return false;
   if (ports && p.sport != 0 && p.sport != sport) return false;
   if (ports && p.dport != 0 && p.dport != dport) return false;
@@ -809,18 +811,23 @@ TEST(SaDatabase, PolicyLookupMatchesAPlainScanAtEverySize) {
       const uint8_t proto    = protos[pick(5)];
       const uint16_t ports[] = {53, 80, 443, 0x8001};
       const uint16_t sport = ports[pick(4)], dport = ports[pick(4)];
-      const bool known = pick(8) != 0;
+      // Ports unknown (a later fragment) one time in eight, the upper layer too (OPAQUE:
+      // extension headers the parser could not follow) one in eight.
+      const unsigned knowledge = pick(8);
+      const bool opaque = knowledge == 0, known = knowledge > 1;
       const uint8_t* a = s.bytes.data();
       const uint8_t* b = d.bytes.data();
-      // Outbound: the first selecting policy, or kPortsUnknown when that one names ports the
-      // packet does not show.
+      // Outbound: the first selecting policy, or kPortsUnknown when that one names ports (or,
+      // OPAQUE, a protocol) the packet does not show.
       int32_t want = -1;
       for (size_t p = 0; p < pols.size() && want == -1; ++p)
-        if (pols[p].dir == Dir::kOut && ref_selects(pols[p], fam, a, b, proto, sport, dport, known))
-          want =
-              !known && (pols[p].sport || pols[p].dport) ? SaDatabase::kPortsUnknown : int32_t(p);
+        if (pols[p].dir == Dir::kOut &&
+            ref_selects(pols[p], fam, a, b, proto, sport, dport, known, !opaque))
+          want = (!known && (pols[p].sport || pols[p].dport)) || (opaque && pols[p].proto)
+                     ? SaDatabase::kPortsUnknown
+                     : int32_t(p);
       int32_t sa        = -1;
-      const int32_t got = db.match_out(fam, a, b, proto, sport, dport, &sa, known);
+      const int32_t got = db.match_out(fam, a, b, proto, sport, dport, &sa, known, !opaque);
       ASSERT_EQ(got, want) << count << " policies, query " << q;
       hits += got >= 0;
       unknown += got == SaDatabase::kPortsUnknown;
@@ -835,9 +842,9 @@ TEST(SaDatabase, PolicyLookupMatchesAPlainScanAtEverySize) {
             if (!(x.dst == p.tmpl_dst) || !(x.src == p.tmpl_src) || (p.spi && p.spi != x.spi))
               continue;
           }
-          admit = admit || ref_selects(p, fam, a, b, proto, sport, dport, known);
+          admit = admit || ref_selects(p, fam, a, b, proto, sport, dport, known, !opaque);
         }
-        ASSERT_EQ(db.admits_in(in_sa, fam, a, b, proto, sport, dport, known), admit)
+        ASSERT_EQ(db.admits_in(in_sa, fam, a, b, proto, sport, dport, known, !opaque), admit)
             << count << " policies, query " << q << ", sa " << in_sa;
         admits += admit;
       }

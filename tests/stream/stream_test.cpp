@@ -465,10 +465,11 @@ TEST(StreamHandshake, ASynOnAnOpenConnectionCarriesNothing) {
   }
 }
 
-// A FIN before bytes the sender already sent is stale and ends nothing, even before they were
-// acknowledged; a FIN counts as sent, so its ACK declares the bytes before it that the capture
-// never saw a gap, and the stream ends there.
-TEST(StreamHandshake, AFinEndsTheStreamOnlyAfterWhatWasSent) {
+// A FIN before bytes already in sequence is stale and ends nothing, even before they were
+// acknowledged, while a byte injected past the real FIN does not make that one stale; a FIN
+// counts as sent, so its ACK declares the bytes before it that the capture never saw a gap,
+// and the stream ends there.
+TEST(StreamHandshake, AFinEndsTheStreamOnlyAfterBytesInSequence) {
   for (const std::string& engine : engines()) {
     SCOPED_TRACE(engine);
     Conn conn(engine, {}, 7);
@@ -487,6 +488,15 @@ TEST(StreamHandshake, AFinEndsTheStreamOnlyAfterWhatWasSent) {
     lost.send(1, kAck, lost.isn[1] + 1, lost.isn[0] + 12);
     EXPECT_EQ(lost.client(), "01234#####");
     EXPECT_EQ(lost.r->counters().gaps, 1u);
+
+    Conn inj(engine, {}, 7);
+    inj.handshake();
+    inj.data(1, "01234");
+    inj.data(21, "X");                                         // injected, far past the end
+    inj.send(0, kFin | kAck, inj.isn[0] + 6, inj.isn[1] + 1);  // the real FIN, after 01234
+    inj.send(1, kAck, inj.isn[1] + 1, inj.isn[0] + 7);
+    EXPECT_EQ(inj.client(), "01234");
+    EXPECT_EQ(inj.r->counters().gaps, 0u);
   }
 }
 

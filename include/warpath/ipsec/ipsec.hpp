@@ -203,23 +203,28 @@ class SaDatabase {
   /// (Inline: esp-out asks once per packet, and a call with eight arguments cost about as
   /// much as scanning one policy.)
   int32_t match_out(uint8_t family, const uint8_t* src, const uint8_t* dst, uint8_t proto,
-                    uint16_t sport, uint16_t dport, int32_t* sa, bool ports_known = true) const {
+                    uint16_t sport, uint16_t dport, int32_t* sa, bool ports_known = true,
+                    bool proto_known = true) const {
     const int32_t p = first_of(out_policies_, out_index_.get(), family, src, dst, proto, sport,
-                               dport, ports_known);
+                               dport, ports_known, proto_known);
     if (p < 0) return -1;
     // Without the ports, the first policy on addresses and protocol decides: one that names
-    // ports cannot be told, and the packet must not leave in the clear.
+    // ports cannot be told, and the packet must not leave in the clear. Without the protocol
+    // (an upper layer the parser could not reach: OPAQUE), the first on addresses alone, and
+    // one that names a protocol cannot be told either.
     const Selector& x = selectors_[size_t(p)];
-    if (!ports_known && (x.sport || x.dport)) return kPortsUnknown;
+    if ((!ports_known && (x.sport || x.dport)) || (!proto_known && x.proto)) return kPortsUnknown;
     *sa = policy_sa_[size_t(p)];
     return p;
   }
   /// Does some inbound policy of SA `sa` admit the decapsulated packet? (-1: any SA's policy;
   /// the answer for a plaintext packet that should have arrived protected.) `sa` is an
   /// inbound SA's index (find_inbound's, retired ones included); any other admits nothing.
-  /// Without known ports, policies are matched on addresses and protocol.
-  bool admits_in(int32_t sa, uint8_t family, const uint8_t* src, const uint8_t* dst,
-                 uint8_t proto, uint16_t sport, uint16_t dport, bool ports_known = true) const;
+  /// Without known ports, policies are matched on addresses and protocol; without a known
+  /// protocol, on addresses alone.
+  bool admits_in(int32_t sa, uint8_t family, const uint8_t* src, const uint8_t* dst, uint8_t proto,
+                 uint16_t sport, uint16_t dport, bool ports_known = true,
+                 bool proto_known = true) const;
   size_t inbound_count() const noexcept { return in_list_.size(); }
   size_t outbound_count() const noexcept { return out_count_; }
 
@@ -248,8 +253,9 @@ class SaDatabase {
   /// (not: a later fragment, a transport header the parser could not read).
   int32_t first_of(const std::vector<uint32_t>& list, const detail::SpdIndex* index, uint8_t family,
                    const uint8_t* src, const uint8_t* dst, uint8_t proto, uint16_t sport,
-                   uint16_t dport, bool ports_known) const {
-    if (index) return indexed_first(index, family, src, dst, proto, sport, dport, ports_known);
+                   uint16_t dport, bool ports_known, bool proto_known = true) const {
+    if (index)
+      return indexed_first(index, family, src, dst, proto, sport, dport, ports_known, proto_known);
     const AddrWords s = addr_words(family, src), d = addr_words(family, dst);
     for (uint32_t p : list) {
       const Selector& x = selectors_[p];
@@ -257,8 +263,10 @@ class SaDatabase {
       if ((((s.hi ^ x.src.hi) & x.smask.hi) | ((s.lo ^ x.src.lo) & x.smask.lo) |
            ((d.hi ^ x.dst.hi) & x.dmask.hi) | ((d.lo ^ x.dst.lo) & x.dmask.lo)) != 0)
         continue;
-      if (x.proto && x.proto != proto) continue;
-      if (ports_known && ((x.sport && x.sport != sport) || (x.dport && x.dport != dport))) continue;
+      if (proto_known && x.proto && x.proto != proto) continue;
+      if (ports_known && proto_known &&
+          ((x.sport && x.sport != sport) || (x.dport && x.dport != dport)))
+        continue;
       return int32_t(p);
     }
     return -1;
@@ -266,7 +274,7 @@ class SaDatabase {
   /// index->first(...) (src/ipsec/spd_index.hpp; not inline: the index is opaque here).
   static int32_t indexed_first(const detail::SpdIndex* index, uint8_t family, const uint8_t* src,
                                const uint8_t* dst, uint8_t proto, uint16_t sport, uint16_t dport,
-                               bool ports_known);
+                               bool ports_known, bool proto_known);
   std::vector<uint8_t> active_;          ///< per SA: configured (1) or retired by a reload (0)
   std::vector<uint32_t> in_list_;        ///< active inbound SAs
   /// An address's words, ordered by family then value (is_local compares words).

@@ -12,7 +12,7 @@
 // Rules
 //   - A RST counts only where the receiver's next expected byte may be (RFC 5961 3.2): not
 //     before what it acknowledged or was delivered, not past what the sender sent (one past
-//     its FIN); a FIN only when it is not before what the sender already sent nor past
+//     its FIN); a FIN only when it is not before bytes already in sequence nor past
 //     max_ahead. Stale or far ones are ignored (bad_rst counts RSTs): they cannot end
 //     inspection of a live connection. A FIN counts as sent (its
 //     ACK declares unseen bytes before it a gap), after the bytes a snap length cut from it.
@@ -169,7 +169,7 @@ struct StreamCounters {
   uint64_t beyond_window = 0;       ///< segments dropped: past max_ahead
   uint64_t stream_cap = 0, memcap = 0;  ///< segments dropped by each cap
   uint64_t segment_cap = 0;          ///< segments dropped: 4,096 held in the direction already
-  uint64_t bad_rst = 0;              ///< RSTs outside the sender's window (ignored)
+  uint64_t bad_rst        = 0;       ///< RSTs not where the receiver's next byte may be (ignored)
   uint64_t depth_reached = 0;       ///< streams that reached depth
   uint64_t flows_refused = 0;       ///< flows not given state: max_flows reached
   uint64_t buffered_bytes = 0;      ///< now

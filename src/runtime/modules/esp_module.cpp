@@ -260,9 +260,10 @@ bool ip_readable(const PacketInfo& in) {
 // The addresses were read but not the upper layer: an IPv6 extension header chain the parser
 // could not follow (malformed, or longer than it walks) or one the capture cut short. The
 // router forwards such a packet (it does not read extension headers), so the policies must
-// decide it: its next-layer protocol and ports are RFC 4301 4.4.1.1's OPAQUE, which only ANY
-// selectors match (protocol 0 below), and a policy that names ports cannot decide it
-// (ports_unknown, as for a later fragment).
+// decide it: its next-layer protocol and ports are RFC 4301 4.4.1.1's OPAQUE. The first policy
+// on its addresses alone decides: one with ANY protocol and ports selects it; one that names
+// a protocol or ports cannot be told, and the packet is dropped rather than let out in the
+// clear (ports_unknown, as a later fragment under a policy with ports).
 bool opaque_upper(const PacketInfo& in) {
   using packet::ParseStatus;
   const uint8_t addrs = packet::kFieldSrc | packet::kFieldDst;
@@ -273,7 +274,7 @@ bool opaque_upper(const PacketInfo& in) {
 // The first `out` policy selecting the packet (SaDatabase::match_out: -1 none, kPortsUnknown
 // when one that names ports would have to decide it without them), its SA in `sa`.
 int32_t out_policy(const EspTables& t_, const PacketInfo& in, int32_t* sa) {
-  if (opaque_upper(in)) return t_.db.match_out(6, in.src, in.dst, 0, 0, 0, sa, false);
+  if (opaque_upper(in)) return t_.db.match_out(6, in.src, in.dst, 0, 0, 0, sa, false, false);
   return t_.db.match_out(family_of(in), in.src, in.dst, in.proto, sport_of(in), dport_of(in), sa,
                          ports_known(in));
 }
@@ -544,7 +545,7 @@ class EspInModule final : public EspModuleBase {
       if (!ip_readable(in)) {
         // Addresses without a readable upper layer (opaque_upper): not ESP that can be opened;
         // plaintext an `in` policy covers on its addresses alone is refused (fail closed).
-        if (opaque_upper(in) && t_.db.admits_in(-1, 6, in.src, in.dst, 0, 0, 0, false))
+        if (opaque_upper(in) && t_.db.admits_in(-1, 6, in.src, in.dst, 0, 0, 0, false, false))
           s.decide(f, i, ids_[kInUnprotected]);
         continue;
       }

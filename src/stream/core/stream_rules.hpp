@@ -313,14 +313,15 @@ WARPATH_HD_HOT bool flow_segment(Ctx& ctx, FlowState<Store, Held>& f, const Segm
     if (s.len) c.after_close += 1;
     end = off > int64_t(d.fin) ? off : int64_t(d.fin);
   }
-  // A FIN fixes the end only in the window: a stale one (before what was sent already: the
+  // A FIN fixes the end only in the window: a stale one (before bytes already in sequence: the
   // sender cannot end its stream there) or a far one is the sender's mistake or an evasion, not
-  // the end of the stream. It takes the place after the segment's bytes, those the capture cut
-  // (snap length) included, and counts as sent: an ACK of it declares the bytes before it
-  // that were never seen a gap.
+  // the end of the stream. (In sequence, not merely seen: a byte injected past the real FIN
+  // must not make that FIN look stale.) It takes the place after the segment's bytes, those
+  // the capture cut (snap length) included, and counts as sent: an ACK of it declares the
+  // bytes before it that were never seen a gap.
   if (s.flags & packet::kTcpFin) {
     const int64_t fin_at = end + int64_t(s.missing);
-    if (d.fin == kNever && fin_at >= int64_t(d.sent_end) &&
+    if (d.fin == kNever && fin_at >= int64_t(f.store[s.dir].contiguous_end(d.base)) &&
         fin_at <= int64_t(d.base) + int64_t(lim.max_ahead)) {
       d.fin      = uint64_t(fin_at);
       d.sent_end = umax(d.sent_end, d.fin);
