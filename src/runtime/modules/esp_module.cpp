@@ -272,10 +272,20 @@ bool opaque_upper(const PacketInfo& in) {
 }
 
 // The first `out` policy selecting the packet (SaDatabase::match_out: -1 none, kPortsUnknown
-// when one that names ports would have to decide it without them), its SA in `sa`.
+// when one that names ports, or for an OPAQUE packet a protocol, would have to decide it
+// without them), its SA in `sa`.
 int32_t out_policy(const EspTables& t_, const PacketInfo& in, int32_t* sa) {
   if (opaque_upper(in)) return t_.db.match_out(6, in.src, in.dst, 0, 0, 0, sa, false, false);
   return t_.db.match_out(family_of(in), in.src, in.dst, in.proto, sport_of(in), dport_of(in), sa,
+                         ports_known(in));
+}
+
+// Does some `in` policy cover the packet, arrived in the clear (it should have come through
+// its tunnel)? Fail closed: without known ports, a policy with ports covers it; with an OPAQUE
+// upper layer, any policy on its addresses.
+bool in_policy_covers(const EspTables& t_, const PacketInfo& in) {
+  if (opaque_upper(in)) return t_.db.admits_in(-1, 6, in.src, in.dst, 0, 0, 0, false, false);
+  return t_.db.admits_in(-1, family_of(in), in.src, in.dst, in.proto, sport_of(in), dport_of(in),
                          ports_known(in));
 }
 
@@ -543,19 +553,16 @@ class EspInModule final : public EspModuleBase {
       if (!take(i)) continue;
       const PacketInfo& in  = f.infos[i];
       if (!ip_readable(in)) {
-        // Addresses without a readable upper layer (opaque_upper): not ESP that can be opened;
-        // plaintext an `in` policy covers on its addresses alone is refused (fail closed).
-        if (opaque_upper(in) && t_.db.admits_in(-1, 6, in.src, in.dst, 0, 0, 0, false, false))
-          s.decide(f, i, ids_[kInUnprotected]);
+        // Addresses without a readable upper layer (opaque_upper) are no ESP that can be
+        // opened: plaintext, refused where an `in` policy covers it.
+        if (opaque_upper(in) && in_policy_covers(t_, in)) s.decide(f, i, ids_[kInUnprotected]);
         continue;
       }
       const uint8_t family  = family_of(in);
       const bool esp        = in.proto == ec::kProtoEsp;
       if (!esp || !t_.db.is_local(family, in.dst)) {
-        // Plaintext that an `in` policy covers should have come through its tunnel (without
-        // known ports, a policy with ports counts as covering it: fail closed).
-        if (t_.db.admits_in(-1, family, in.src, in.dst, in.proto, sport_of(in), dport_of(in), ports_known(in)))
-          s.decide(f, i, ids_[kInUnprotected]);
+        // Plaintext that an `in` policy covers should have come through its tunnel.
+        if (in_policy_covers(t_, in)) s.decide(f, i, ids_[kInUnprotected]);
         continue;
       }
       if (in.flags & packet::kFragment) {  // RFC 4303 3.4.1: reassemble first (the defrag module)
@@ -798,10 +805,10 @@ class EspOutModule final : public EspModuleBase {
       if (!ip_readable(in) && !opaque_upper(in)) continue;  // the router drops it
       int32_t sa        = -1;
       const int32_t pol = out_policy(t_, in, &sa);
-      if (pol == ipsec::SaDatabase::kPortsUnknown) {  // a later fragment, or an unreadable upper
-        s.decide(f, i, ids_[kOutPortsUnknown]);       // layer, under a policy with ports: never in
-        continue;                                     // the clear (defragment first)
-      }
+      if (pol == ipsec::SaDatabase::kPortsUnknown) {  // a later fragment under a policy with
+        s.decide(f, i, ids_[kOutPortsUnknown]);       // ports (defragment first), or an OPAQUE
+        continue;                                     // packet under one naming a protocol:
+      }                                               // never in the clear
       if (pol < 0) continue;  // no policy: bypass
       const uint32_t text = fits(t_, f, s, i, uint32_t(sa));
       if (!text) continue;
