@@ -1299,12 +1299,12 @@ Status run_ctr(int repeat, std::vector<Row>& rows) {
   WARPATH_ASSIGN_OR_RETURN(auto engine, ipsec::make_ctr_cipher("cuda.ctr"));
   std::vector<ipsec::core::AesKey> keys(kKeys);
   std::vector<uint32_t> handles(kKeys);
-  uint8_t sbox[256];
-  for (int x = 0; x < 256; ++x) sbox[x] = ipsec::core::sbox_entry(uint8_t(x));
+  ipsec::core::AesTable table;
+  ipsec::core::aes_table_build(table);
   std::vector<std::array<uint8_t, 16>> raw(kKeys);
   for (uint32_t k = 0; k < kKeys; ++k) {
     for (int b = 0; b < 16; ++b) raw[k][size_t(b)] = uint8_t(k * 13 + b * 7 + 1);
-    ipsec::core::aes_expand(raw[k].data(), 16, sbox, keys[k]);
+    ipsec::core::aes_expand(raw[k].data(), 16, table, keys[k]);
     WARPATH_ASSIGN_OR_RETURN(handles[k], engine->add_key(raw[k].data(), 16));
   }
   std::vector<uint8_t> host(size_t(kLen + 16) * kMax);

@@ -49,14 +49,12 @@ struct KeySlots {
 /// AES schedules by handle, expanded on the host by crypto_core's aes_expand: cuda.ctr's keys
 /// (copied to the device) and the self-test's oracle without OpenSSL (crypto_core on the host).
 struct CoreKeys {
-  uint8_t sbox[256];
+  core::AesTable table;
   KeySlots<core::AesKey> slots;
-  CoreKeys() {
-    for (int x = 0; x < 256; ++x) sbox[x] = core::sbox_entry(uint8_t(x));
-  }
+  CoreKeys() { core::aes_table_build(table); }
   uint32_t add(const uint8_t* key, uint32_t bytes) {
     const uint32_t h = slots.take();
-    core::aes_expand(key, bytes, sbox, slots.values[h]);
+    core::aes_expand(key, bytes, table, slots.values[h]);
     return h;
   }
 };

@@ -225,7 +225,7 @@ class CtrBodiesOnHost final : public CtrCipher {
   }
   Status do_apply(Span<const CtrOp> ops) override {
     for (const CtrOp& op : ops)
-      core::aes_ctr_range(keys_.slots.values[op.key], keys_.sbox, op.counter, op.skip, op.data,
+      core::aes_ctr_range(keys_.slots.values[op.key], keys_.table, op.counter, op.skip, op.data,
                           op.len);
     return Status::ok();
   }
@@ -313,28 +313,30 @@ namespace {
 class BodiesOnHost final : public EspCrypto {
  public:
   explicit BodiesOnHost(Span<const SaKeys> keys) : sas_(keys.size) {
-    for (int x = 0; x < 256; ++x) sbox_[x] = core::sbox_entry(uint8_t(x));
+    core::aes_table_build(table_);
     for (uint32_t s = 0; s < keys.size; ++s) {
       const SaKeys& k = keys[s];
       core::sa_prepare(k.key.data(), k.key_bytes, k.nonce.data(), k.cipher == Cipher::kAesGcm,
-                       k.integrity == Integrity::kHmacSha256, k.auth_key.data(), k.auth_key_bytes, k.icv_bytes,
-                       k.esn, sbox_, sas_[s]);
+                       k.integrity == Integrity::kHmacSha256, k.auth_key.data(), k.auth_key_bytes,
+                       k.icv_bytes, k.esn, table_, sas_[s]);
     }
   }
   std::string_view id() const noexcept override { return "crypto_core on the host"; }
   uint32_t sa_count() const noexcept override { return uint32_t(sas_.size()); }
   Status do_seal(Span<const CryptoOp> ops) const override {
-    for (const CryptoOp& op : ops) core::seal_packet(sas_[op.sa], sbox_, op.esp, op.text_len, op.seq_hi);
+    for (const CryptoOp& op : ops)
+      core::seal_packet(sas_[op.sa], table_, op.esp, op.text_len, op.seq_hi);
     return Status::ok();
   }
   Status do_open(Span<const CryptoOp> ops, uint8_t* ok) const override {
     for (uint32_t k = 0; k < ops.size; ++k)
-      ok[k] = core::open_packet(sas_[ops[k].sa], sbox_, ops[k].esp, ops[k].text_len, ops[k].seq_hi);
+      ok[k] =
+          core::open_packet(sas_[ops[k].sa], table_, ops[k].esp, ops[k].text_len, ops[k].seq_hi);
     return Status::ok();
   }
 
  private:
-  uint8_t sbox_[256];
+  core::AesTable table_;
   std::vector<core::DeviceSa> sas_;
 };
 

@@ -1170,8 +1170,8 @@ TEST(EspDeviceBodies, GhashTablesMatchTheDefinition) {
 // around the block, counters whose low 32, 64 or all 128 bits are about to wrap, both key sizes.
 TEST(EspDeviceBodies, CtrRangeMatchesRefCtrOnTheHost) {
   if (!detail::have_openssl()) GTEST_SKIP() << "needs ref.ctr (OpenSSL)";
-  uint8_t sbox[256];
-  for (int x = 0; x < 256; ++x) sbox[x] = core::sbox_entry(uint8_t(x));
+  core::AesTable table;
+  core::aes_table_build(table);
   std::mt19937_64 rng(53);
   auto ref = make_ctr_cipher("ref.ctr").value();
   for (int round = 0; round < 400; ++round) {
@@ -1179,7 +1179,7 @@ TEST(EspDeviceBodies, CtrRangeMatchesRefCtrOnTheHost) {
     for (auto& b : key) b = uint8_t(rng());
     const uint32_t bytes = round % 2 ? 32 : 16;
     core::AesKey k;
-    core::aes_expand(key, bytes, sbox, k);
+    core::aes_expand(key, bytes, table, k);
     const uint32_t h = ref->add_key(key, bytes).value();
     CtrOp op;
     op.key = h;
@@ -1196,27 +1196,54 @@ TEST(EspDeviceBodies, CtrRangeMatchesRefCtrOnTheHost) {
     op.data                = b.data();
     op.len                 = uint32_t(b.size());
     ASSERT_TRUE(ref->apply({&op, 1}).is_ok());
-    core::aes_ctr_range(k, sbox, op.counter, op.skip, a.data(), uint32_t(a.size()));
+    // At 16-byte alignment (the 16-byte-word path) and off it (byte by byte).
+    const uint32_t shift = round % 3 ? 0 : 1 + round % 15;
+    std::vector<uint8_t> at(a.size() + 16);
+    std::copy(a.begin(), a.end(), at.begin() + shift);
+    core::aes_ctr_range(k, table, op.counter, op.skip, a.data(), uint32_t(a.size()));
     ASSERT_EQ(a, b) << "round " << round << " skip " << int(op.skip) << " len " << a.size();
+    core::aes_ctr_range(k, table, op.counter, op.skip, at.data() + shift, uint32_t(a.size()));
+    ASSERT_TRUE(std::equal(b.begin(), b.end(), at.begin() + shift))
+        << "round " << round << " shift " << shift;
     ref->drop_key(h);
   }
 }
 
+// The table AES against FIPS 197's own examples (Appendix C.1 and C.3) and its S-box entries.
+TEST(EspDeviceBodies, AesMatchesFips197Examples) {
+  core::AesTable table;
+  core::aes_table_build(table);
+  EXPECT_EQ(core::sub_byte(table, 0x00), 0x63);
+  EXPECT_EQ(core::sub_byte(table, 0x01), 0x7c);
+  EXPECT_EQ(core::sub_byte(table, 0x53), 0xed);
+  EXPECT_EQ(core::sub_byte(table, 0xff), 0x16);
+  uint8_t key[32], in[16], out[16];
+  for (int i = 0; i < 32; ++i) key[i] = uint8_t(i);
+  for (int i = 0; i < 16; ++i) in[i] = uint8_t(0x11 * i);
+  const uint8_t want128[16] = {0x69, 0xc4, 0xe0, 0xd8, 0x6a, 0x7b, 0x04, 0x30,
+                               0xd8, 0xcd, 0xb7, 0x80, 0x70, 0xb4, 0xc5, 0x5a};
+  const uint8_t want256[16] = {0x8e, 0xa2, 0xb7, 0xca, 0x51, 0x67, 0x45, 0xbf,
+                               0xea, 0xfc, 0x49, 0x90, 0x4b, 0x49, 0x60, 0x89};
+  core::AesKey k;
+  core::aes_expand(key, 16, table, k);
+  core::aes_encrypt(k, table, in, out);
+  EXPECT_TRUE(std::equal(out, out + 16, want128));
+  core::aes_expand(key, 32, table, k);
+  core::aes_encrypt(k, table, in, out);
+  EXPECT_TRUE(std::equal(out, out + 16, want256));
+}
+
 TEST(EspDeviceBodies, MatchOpensslOnTheHost) {
-  uint8_t sbox[256];
-  for (int x = 0; x < 256; ++x) sbox[x] = core::sbox_entry(uint8_t(x));
-  EXPECT_EQ(sbox[0x00], 0x63);
-  EXPECT_EQ(sbox[0x01], 0x7c);
-  EXPECT_EQ(sbox[0x53], 0xed);
-  EXPECT_EQ(sbox[0xff], 0x16);
+  core::AesTable table;
+  core::aes_table_build(table);
   std::mt19937_64 rng(11);
   const std::vector<SaKeys> suites = detail::every_suite(11);
   std::vector<core::DeviceSa> dev(suites.size());
   for (size_t s = 0; s < suites.size(); ++s) {
     const SaKeys& k = suites[s];
     core::sa_prepare(k.key.data(), k.key_bytes, k.nonce.data(), k.cipher == Cipher::kAesGcm,
-                     k.integrity == Integrity::kHmacSha256, k.auth_key.data(), k.auth_key_bytes, k.icv_bytes,
-                     k.esn, sbox, dev[s]);
+                     k.integrity == Integrity::kHmacSha256, k.auth_key.data(), k.auth_key_bytes,
+                     k.icv_bytes, k.esn, table, dev[s]);
   }
   auto ref = make_esp_crypto("ref.esp", {suites.data(), uint32_t(suites.size())});
   ASSERT_TRUE(ref.is_ok());
@@ -1231,12 +1258,23 @@ TEST(EspDeviceBodies, MatchOpensslOnTheHost) {
       std::vector<uint8_t> b = a, plain = a;
       CryptoOp op{b.data(), text, s, uint32_t(seq >> 32)};
       ASSERT_TRUE(ref.value()->seal({&op, 1}).is_ok());
-      core::seal_packet(dev[s], sbox, a.data(), text, uint32_t(seq >> 32));
+      // The same packet where a frame would put it (not 16-byte aligned: the byte-wise path).
+      std::vector<uint8_t> shifted(a.size() + 16);
+      const uint32_t shift = 1 + s % 15;
+      std::copy(a.begin(), a.end(), shifted.begin() + shift);
+      core::seal_packet(dev[s], table, a.data(), text, uint32_t(seq >> 32));
       ASSERT_EQ(a, b) << "suite " << s << " inner " << inner;
-      EXPECT_TRUE(core::open_packet(dev[s], sbox, a.data(), text, uint32_t(seq >> 32)));
+      core::seal_packet(dev[s], table, shifted.data() + shift, text, uint32_t(seq >> 32));
+      ASSERT_TRUE(std::equal(a.begin(), a.end(), shifted.begin() + shift))
+          << "suite " << s << " shift " << shift;
+      EXPECT_TRUE(
+          core::open_packet(dev[s], table, shifted.data() + shift, text, uint32_t(seq >> 32)));
+      EXPECT_TRUE(std::equal(plain.begin(), plain.begin() + core::kEspHead + text,
+                             shifted.begin() + shift));
+      EXPECT_TRUE(core::open_packet(dev[s], table, a.data(), text, uint32_t(seq >> 32)));
       EXPECT_TRUE(std::equal(a.begin(), a.begin() + core::kEspHead + text, plain.begin()));
       b[rng() % (core::kEspHead + text + suites[s].icv_bytes)] ^= 0x10;
-      EXPECT_FALSE(core::open_packet(dev[s], sbox, b.data(), text, uint32_t(seq >> 32)));
+      EXPECT_FALSE(core::open_packet(dev[s], table, b.data(), text, uint32_t(seq >> 32)));
     }
   }
 }

@@ -1,16 +1,21 @@
-// src/ipsec/core/crypto_core.hpp: ESP crypto written once for the GPU (cuda.esp) and checked
-// on the host against OpenSSL (tests/ipsec): AES-128/256 (FIPS 197, byte-oriented, the S-box
-// built from its definition), CTR (RFC 3686), SHA-1 / SHA-256 (FIPS 180-4) with HMAC from
-// precomputed pad states (RFC 2104), GHASH and GCM (NIST SP 800-38D, RFC 4106).
+// src/ipsec/core/crypto_core.hpp: ESP crypto written once for the GPU (cuda.esp, cuda.ctr)
+// and checked on the host against OpenSSL (tests/ipsec): AES-128/256 (FIPS 197 through one
+// 32-bit table, its S-box built from the definition), CTR (RFC 3686), SHA-1 / SHA-256
+// (FIPS 180-4) with HMAC from precomputed pad states (RFC 2104), GHASH and GCM (NIST SP
+// 800-38D, RFC 4106).
 //
 // This is the GPU's crypto: warpath's CPU engines use intel-ipsec-mb and OpenSSL and never
 // this code. One thread seals or opens one packet (PacketShader runs AES one block per thread
-// and SHA-1 one packet per thread; per-block AES with T-tables is the next step, measured on a
-// GPU). GHASH uses Shoup's 4-bit tables of each SA's H (32 table steps per block, checked
-// against the bit-by-bit definition gf128_mul).
+// and SHA-1 one packet per thread). AES runs on four column words with one table (AesTable:
+// 16 lookups a round). A thread's accesses to its packet are not coalesced with its warp's, so
+// their count, not the arithmetic, bounded the kernels: moving aligned text as 16-byte words
+// (aligned16, load16) made GCM's kernel-only rate 3.2x on an H100, where the table alone had
+// changed nothing (bench/results/gpu-esp-2026-11-26-h100.md). GHASH uses Shoup's 4-bit tables
+// of each SA's H (32 table steps per block, checked against the bit-by-bit gf128_mul).
 //
-// Tables: the S-box is passed in (the kernel builds it in shared memory with sbox_entry; the
-// tests on the host build it once), so no constant array needs a device copy.
+// Tables: the AES table is passed in (the kernels build it in shared memory with
+// aes_table_entry; the host builds it once with aes_table_build), so no constant array needs a
+// device copy.
 #pragma once
 #include <cstdint>
 
@@ -43,70 +48,163 @@ WARPATH_HD uint8_t sbox_entry(uint8_t x) {
   return uint8_t(inv ^ rotl(inv, 1) ^ rotl(inv, 2) ^ rotl(inv, 3) ^ rotl(inv, 4) ^ 0x63);
 }
 
+/// The one AES table (the "T-table" of Daemen and Rijmen's 32-bit implementation, AES
+/// proposal section 5.2.1), built from sbox_entry: te[x] holds S(x)'s MixColumns column
+/// (2S, S, S, 3S), byte j of the word being row j. The other three columns' tables are its
+/// rotations, and S(x) itself is byte 1, so SubBytes, ShiftRows and MixColumns of a round are
+/// 16 lookups, 12 rotations and XORs, in 1 KiB (a GPU block's shared memory).
+struct AesTable {
+  uint32_t te[256];
+};
+WARPATH_HD uint32_t aes_table_entry(uint8_t x) {
+  const uint8_t s = sbox_entry(x), s2 = xtime(s), s3 = uint8_t(s2 ^ s);
+  return uint32_t(s2) | uint32_t(s) << 8 | uint32_t(s) << 16 | uint32_t(s3) << 24;
+}
+WARPATH_HD uint8_t sub_byte(const AesTable& t, uint8_t x) { return uint8_t(t.te[x] >> 8); }
+/// Host: the table built once (the GPU kernels build it in shared memory, a thread an entry).
+inline void aes_table_build(AesTable& t) {
+  for (int x = 0; x < 256; ++x) t.te[x] = aes_table_entry(uint8_t(x));
+}
+
+/// An expanded key: word i holds key-schedule bytes 4i..4i+3 (byte 4i lowest), the layout of a
+/// state column.
 struct AesKey {
-  uint8_t rk[16 * 15];
+  uint32_t rk[4 * 15];
   uint32_t rounds;  ///< 10 (AES-128) or 14 (AES-256)
 };
 
-/// FIPS 197 5.2: the key schedule of a 16- or 32-byte key.
-WARPATH_HD void aes_expand(const uint8_t* key, uint32_t key_bytes, const uint8_t* sbox, AesKey& k) {
-  const uint32_t nk = key_bytes / 4;
-  k.rounds          = nk + 6;
-  const uint32_t words = 4 * (k.rounds + 1);
-  for (uint32_t i = 0; i < key_bytes; ++i) k.rk[i] = key[i];
-  uint8_t rcon = 1;
-  for (uint32_t i = nk; i < words; ++i) {
-    uint8_t t[4];
-    for (int b = 0; b < 4; ++b) t[b] = k.rk[4 * (i - 1) + b];
-    if (i % nk == 0) {
-      const uint8_t t0 = t[0];
-      t[0] = uint8_t(sbox[t[1]] ^ rcon);
-      t[1] = sbox[t[2]];
-      t[2] = sbox[t[3]];
-      t[3] = sbox[t0];
-      rcon = xtime(rcon);
-    } else if (nk > 6 && i % nk == 4) {
-      for (int b = 0; b < 4; ++b) t[b] = sbox[t[b]];
+WARPATH_HD uint32_t load_le32(const uint8_t* p) {
+  return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
+}
+WARPATH_HD void store_le32(uint8_t* p, uint32_t v) {
+  p[0] = uint8_t(v), p[1] = uint8_t(v >> 8), p[2] = uint8_t(v >> 16), p[3] = uint8_t(v >> 24);
+}
+WARPATH_HD uint32_t rotl8x(uint32_t v, int s) { return s ? (v << s) | (v >> (32 - s)) : v; }
+WARPATH_HD uint32_t bswap32(uint32_t v) {
+#if defined(__CUDA_ARCH__)
+  return __byte_perm(v, 0, 0x0123);
+#else
+  return __builtin_bswap32(v);
+#endif
+}
+
+/// Whether p is 16-byte aligned. cuda.esp's staging area holds each ESP packet at a multiple
+/// of 16, so its text moves as 16-byte words (one load or store a block instead of 16: the
+/// GPU's thread-per-packet accesses are not coalesced, so their count bounds the kernels);
+/// a packet elsewhere (a frame's, in resident calls) moves byte by byte.
+WARPATH_HD bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
+/// The 16 bytes at a 16-aligned p as four little-endian words, and back.
+WARPATH_HD void load16(const uint8_t* p, uint32_t* w) {
+#if defined(__CUDA_ARCH__)
+  const uint4 v = *reinterpret_cast<const uint4*>(p);
+  w[0] = v.x, w[1] = v.y, w[2] = v.z, w[3] = v.w;
+#else
+  for (int c = 0; c < 4; ++c) w[c] = load_le32(p + 4 * c);
+#endif
+}
+WARPATH_HD void store16(uint8_t* p, const uint32_t* w) {
+#if defined(__CUDA_ARCH__)
+  *reinterpret_cast<uint4*>(p) = make_uint4(w[0], w[1], w[2], w[3]);
+#else
+  for (int c = 0; c < 4; ++c) store_le32(p + 4 * c, w[c]);
+#endif
+}
+/// `n` (a multiple of 4) big-endian words from p, by 16-byte words where p is aligned.
+WARPATH_HD void load_be_words(const uint8_t* p, uint32_t* w, int n) {
+  if (aligned16(p)) {
+    for (int i = 0; i < n; i += 4) {
+      load16(p + 4 * i, w + i);
+      for (int c = 0; c < 4; ++c) w[i + c] = bswap32(w[i + c]);
     }
-    for (int b = 0; b < 4; ++b) k.rk[4 * i + b] = uint8_t(k.rk[4 * (i - nk) + b] ^ t[b]);
+  } else {
+    for (int i = 0; i < n; ++i) w[i] = load_be32(p + 4 * i);
   }
 }
 
-/// One block (column-major state, FIPS 197 section 5.1).
-WARPATH_HD void aes_encrypt(const AesKey& k, const uint8_t* sbox, const uint8_t* in, uint8_t* out) {
-  uint8_t s[16];
-  for (int i = 0; i < 16; ++i) s[i] = uint8_t(in[i] ^ k.rk[i]);
-  for (uint32_t r = 1; r <= k.rounds; ++r) {
-    uint8_t t[16];
-    for (int c = 0; c < 4; ++c)  // SubBytes and ShiftRows: row j of column c from column c + j
-      for (int j = 0; j < 4; ++j) t[j + 4 * c] = sbox[s[j + 4 * ((c + j) & 3)]];
-    if (r != k.rounds) {
-      for (int c = 0; c < 4; ++c) {  // MixColumns
-        const uint8_t a0 = t[4 * c], a1 = t[4 * c + 1], a2 = t[4 * c + 2], a3 = t[4 * c + 3];
-        const uint8_t all = uint8_t(a0 ^ a1 ^ a2 ^ a3);
-        t[4 * c]     = uint8_t(a0 ^ all ^ xtime(uint8_t(a0 ^ a1)));
-        t[4 * c + 1] = uint8_t(a1 ^ all ^ xtime(uint8_t(a1 ^ a2)));
-        t[4 * c + 2] = uint8_t(a2 ^ all ^ xtime(uint8_t(a2 ^ a3)));
-        t[4 * c + 3] = uint8_t(a3 ^ all ^ xtime(uint8_t(a3 ^ a0)));
-      }
+/// FIPS 197 5.2: the key schedule of a 16- or 32-byte key.
+WARPATH_HD void aes_expand(const uint8_t* key, uint32_t key_bytes, const AesTable& tab, AesKey& k) {
+  const uint32_t nk = key_bytes / 4;
+  k.rounds          = nk + 6;
+  const uint32_t words = 4 * (k.rounds + 1);
+  for (uint32_t i = 0; i < nk; ++i) k.rk[i] = load_le32(key + 4 * i);
+  uint8_t rcon = 1;
+  for (uint32_t i = nk; i < words; ++i) {
+    uint32_t t = k.rk[i - 1];
+    if (i % nk == 0) {  // RotWord, SubWord, Rcon (byte 0 is the word's first byte)
+      t = rotl8x(t, 24);
+      t = uint32_t(sub_byte(tab, uint8_t(t))) | uint32_t(sub_byte(tab, uint8_t(t >> 8))) << 8 |
+          uint32_t(sub_byte(tab, uint8_t(t >> 16))) << 16 |
+          uint32_t(sub_byte(tab, uint8_t(t >> 24))) << 24;
+      t ^= rcon;
+      rcon = xtime(rcon);
+    } else if (nk > 6 && i % nk == 4) {
+      t = uint32_t(sub_byte(tab, uint8_t(t))) | uint32_t(sub_byte(tab, uint8_t(t >> 8))) << 8 |
+          uint32_t(sub_byte(tab, uint8_t(t >> 16))) << 16 |
+          uint32_t(sub_byte(tab, uint8_t(t >> 24))) << 24;
     }
-    for (int i = 0; i < 16; ++i) s[i] = uint8_t(t[i] ^ k.rk[16 * r + i]);
+    k.rk[i] = k.rk[i - nk] ^ t;
   }
-  for (int i = 0; i < 16; ++i) out[i] = s[i];
+}
+
+/// One block on four column words (FIPS 197 section 5.1 through the table): column c of a
+/// round's output takes row j from column c + j of its input.
+WARPATH_HD void aes_encrypt_words(const AesKey& k, const AesTable& tab, uint32_t* s) {
+  const uint32_t* te = tab.te;
+  uint32_t s0 = s[0] ^ k.rk[0], s1 = s[1] ^ k.rk[1], s2 = s[2] ^ k.rk[2], s3 = s[3] ^ k.rk[3];
+  const uint32_t* rk = k.rk + 4;
+  for (uint32_t r = 1; r < k.rounds; ++r, rk += 4) {
+#define WARPATH_AES_COL(a, b, c, d)                                                       \
+  (te[(a)&0xff] ^ rotl8x(te[((b) >> 8) & 0xff], 8) ^ rotl8x(te[((c) >> 16) & 0xff], 16) ^ \
+   rotl8x(te[(d) >> 24], 24))
+    const uint32_t t0 = WARPATH_AES_COL(s0, s1, s2, s3) ^ rk[0];
+    const uint32_t t1 = WARPATH_AES_COL(s1, s2, s3, s0) ^ rk[1];
+    const uint32_t t2 = WARPATH_AES_COL(s2, s3, s0, s1) ^ rk[2];
+    const uint32_t t3 = WARPATH_AES_COL(s3, s0, s1, s2) ^ rk[3];
+#undef WARPATH_AES_COL
+    s0 = t0, s1 = t1, s2 = t2, s3 = t3;
+  }
+  auto last = [&](uint32_t a, uint32_t b, uint32_t c, uint32_t d) {  // SubBytes and ShiftRows
+    return uint32_t(sub_byte(tab, uint8_t(a))) | uint32_t(sub_byte(tab, uint8_t(b >> 8))) << 8 |
+           uint32_t(sub_byte(tab, uint8_t(c >> 16))) << 16 |
+           uint32_t(sub_byte(tab, uint8_t(d >> 24))) << 24;
+  };
+  s[0] = last(s0, s1, s2, s3) ^ rk[0];
+  s[1] = last(s1, s2, s3, s0) ^ rk[1];
+  s[2] = last(s2, s3, s0, s1) ^ rk[2];
+  s[3] = last(s3, s0, s1, s2) ^ rk[3];
+}
+
+/// One block of bytes.
+WARPATH_HD void aes_encrypt(const AesKey& k, const AesTable& tab, const uint8_t* in, uint8_t* out) {
+  uint32_t s[4];
+  for (int c = 0; c < 4; ++c) s[c] = load_le32(in + 4 * c);
+  aes_encrypt_words(k, tab, s);
+  for (int c = 0; c < 4; ++c) store_le32(out + 4 * c, s[c]);
 }
 
 /// XORs `len` bytes at `data` with the keystream of counter blocks counter, counter + 1, ...
 /// (one 128-bit big-endian number: NIST SP 800-38A, OpenSSL's CTR), starting `skip` (0-15)
 /// bytes into the first block's keystream: flow-aes's ranges (CtrCipher, cuda.ctr).
-WARPATH_HD void aes_ctr_range(const AesKey& k, const uint8_t* sbox, const uint8_t* counter,
+WARPATH_HD void aes_ctr_range(const AesKey& k, const AesTable& tab, const uint8_t* counter,
                               uint32_t skip, uint8_t* data, uint32_t len) {
-  uint8_t block[16], ks[16];
-  for (int i = 0; i < 16; ++i) block[i] = counter[i];
+  uint32_t ctr[4];  // the counter as a big-endian number in four words, most significant first
+  for (int c = 0; c < 4; ++c) ctr[c] = load_be32(counter + 4 * c);
   for (uint32_t done = 0; done < len;) {
-    aes_encrypt(k, sbox, block, ks);
-    for (uint32_t i = skip; i < 16 && done < len; ++i) data[done++] ^= ks[i];
-    skip = 0;
-    for (int i = 15; i >= 0 && ++block[i] == 0; --i) {  // the carry runs through all 16 bytes
+    uint32_t ks[4];
+    for (int c = 0; c < 4; ++c) ks[c] = bswap32(ctr[c]);
+    aes_encrypt_words(k, tab, ks);
+    if (skip == 0 && len - done >= 16 && aligned16(data + done)) {
+      uint32_t d[4];
+      load16(data + done, d);
+      for (int c = 0; c < 4; ++c) d[c] ^= ks[c];
+      store16(data + done, d);
+      done += 16;
+    } else {
+      for (uint32_t i = skip; i < 16 && done < len; ++i)
+        data[done++] ^= uint8_t(ks[i / 4] >> (8 * (i % 4)));
+      skip = 0;
+    }
+    for (int c = 3; c >= 0 && ++ctr[c] == 0; --c) {  // the carry runs through all 16 bytes
     }
   }
 }
@@ -115,12 +213,12 @@ WARPATH_HD void aes_ctr_range(const AesKey& k, const uint8_t* sbox, const uint8_
 /// n = first, first + 1, ... (big-endian): RFC 3686 (prefix nonce | IV, from 1) and GCM
 /// (prefix salt | IV, from 2). aes_ctr_range's keystream: an ESP text (under 64 KiB, 4,096
 /// blocks from 1 or 2) never carries out of the low 32 bits, where GCM's inc32 would wrap.
-WARPATH_HD void aes_ctr(const AesKey& k, const uint8_t* sbox, const uint8_t* prefix, uint32_t first,
+WARPATH_HD void aes_ctr(const AesKey& k, const AesTable& tab, const uint8_t* prefix, uint32_t first,
                         uint8_t* data, uint32_t len) {
   uint8_t block[16];
   for (int i = 0; i < 12; ++i) block[i] = prefix[i];
   store_be32(block + 12, first);
-  aes_ctr_range(k, sbox, block, 0, data, len);
+  aes_ctr_range(k, tab, block, 0, data, len);
 }
 
 // ------------------------------------------------------------------------------------- SHA
@@ -130,7 +228,7 @@ WARPATH_HD uint32_t rotr32(uint32_t x, int s) { return (x >> s) | (x << (32 - s)
 
 WARPATH_HD void sha1_block(uint32_t* h, const uint8_t* p) {
   uint32_t w[16];
-  for (int i = 0; i < 16; ++i) w[i] = load_be32(p + 4 * i);
+  load_be_words(p, w, 16);
   uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4];
   for (int i = 0; i < 80; ++i) {
     if (i >= 16) w[i & 15] = rotl32(w[(i + 13) & 15] ^ w[(i + 8) & 15] ^ w[(i + 2) & 15] ^ w[i & 15], 1);
@@ -156,7 +254,7 @@ WARPATH_HD void sha256_block(uint32_t* h, const uint8_t* p) {
       0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
       0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
   uint32_t w[16];
-  for (int i = 0; i < 16; ++i) w[i] = load_be32(p + 4 * i);
+  load_be_words(p, w, 16);
   uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7];
 #if defined(__CUDA_ARCH__)
 #pragma unroll
@@ -308,11 +406,18 @@ WARPATH_HD void gf128_mul_table(uint64_t& xh, uint64_t& xl, const uint64_t* mh, 
 WARPATH_HD void ghash_update(uint64_t& yh, uint64_t& yl, const uint64_t* mh, const uint64_t* ml, const uint8_t* p,
                              uint32_t len) {
   for (uint32_t off = 0; off < len; off += 16) {
-    uint8_t b[16];
-    const uint32_t m = len - off < 16 ? len - off : 16;
-    for (uint32_t i = 0; i < 16; ++i) b[i] = i < m ? p[off + i] : 0;
-    yh ^= load_be64(b);
-    yl ^= load_be64(b + 8);
+    if (len - off >= 16 && aligned16(p + off)) {
+      uint32_t w[4];
+      load_be_words(p + off, w, 4);
+      yh ^= uint64_t(w[0]) << 32 | w[1];
+      yl ^= uint64_t(w[2]) << 32 | w[3];
+    } else {
+      uint8_t b[16];
+      const uint32_t m = len - off < 16 ? len - off : 16;
+      for (uint32_t i = 0; i < 16; ++i) b[i] = i < m ? p[off + i] : 0;
+      yh ^= load_be64(b);
+      yl ^= load_be64(b + 8);
+    }
     gf128_mul_table(yh, yl, mh, ml);
   }
 }
@@ -329,17 +434,17 @@ struct DeviceSa {
   uint32_t ipad[8], opad[8];  ///< HMAC pad states
 };
 
-WARPATH_HD void sa_prepare(const uint8_t* key, uint32_t key_bytes, const uint8_t* nonce, bool gcm, bool sha256,
-                           const uint8_t* auth_key, uint32_t auth_key_bytes, uint32_t icv_bytes, bool esn,
-                           const uint8_t* sbox, DeviceSa& sa) {
-  aes_expand(key, key_bytes, sbox, sa.aes);
+WARPATH_HD void sa_prepare(const uint8_t* key, uint32_t key_bytes, const uint8_t* nonce, bool gcm,
+                           bool sha256, const uint8_t* auth_key, uint32_t auth_key_bytes,
+                           uint32_t icv_bytes, bool esn, const AesTable& tab, DeviceSa& sa) {
+  aes_expand(key, key_bytes, tab, sa.aes);
   for (int i = 0; i < 4; ++i) sa.nonce[i] = nonce[i];
   sa.gcm = gcm, sa.sha256 = sha256, sa.esn = esn, sa.icv_bytes = uint8_t(icv_bytes);
   sa.hh = sa.hl = 0;
   for (int i = 0; i < 8; ++i) sa.ipad[i] = sa.opad[i] = 0;
   if (gcm) {
     uint8_t zero[16] = {}, h[16];
-    aes_encrypt(sa.aes, sbox, zero, h);
+    aes_encrypt(sa.aes, tab, zero, h);
     sa.hh = load_be64(h), sa.hl = load_be64(h + 8);
     ghash_table(sa.hh, sa.hl, sa.mh, sa.ml);
   } else {
@@ -348,8 +453,8 @@ WARPATH_HD void sa_prepare(const uint8_t* key, uint32_t key_bytes, const uint8_t
 }
 
 /// GCM's tag over AAD (SPI | [seq_hi |] seq) and the ciphertext (RFC 4106 section 5).
-WARPATH_HD void gcm_tag(const DeviceSa& sa, const uint8_t* sbox, const uint8_t* esp, uint32_t text_len,
-                        uint32_t seq_hi, const uint8_t* j0, uint8_t* tag) {
+WARPATH_HD void gcm_tag(const DeviceSa& sa, const AesTable& tab, const uint8_t* esp,
+                        uint32_t text_len, uint32_t seq_hi, const uint8_t* j0, uint8_t* tag) {
   uint8_t aad[12];
   for (int i = 0; i < 4; ++i) aad[i] = esp[i];
   uint32_t aad_len = 8;
@@ -367,34 +472,36 @@ WARPATH_HD void gcm_tag(const DeviceSa& sa, const uint8_t* sbox, const uint8_t* 
   yl ^= uint64_t(text_len) * 8;
   gf128_mul_table(yh, yl, sa.mh, sa.ml);
   uint8_t ek[16];
-  aes_encrypt(sa.aes, sbox, j0, ek);
+  aes_encrypt(sa.aes, tab, j0, ek);
   store_be64(tag, yh ^ load_be64(ek));
   store_be64(tag + 8, yl ^ load_be64(ek + 8));
 }
 
 /// Seals one ESP packet in place (engine contract: ipsec.hpp CryptoOp).
-WARPATH_HD void seal_packet(const DeviceSa& sa, const uint8_t* sbox, uint8_t* esp, uint32_t text_len, uint32_t seq_hi) {
+WARPATH_HD void seal_packet(const DeviceSa& sa, const AesTable& tab, uint8_t* esp,
+                            uint32_t text_len, uint32_t seq_hi) {
   uint8_t prefix[16];
   for (int i = 0; i < 4; ++i) prefix[i] = sa.nonce[i];
   for (int i = 0; i < 8; ++i) prefix[4 + i] = esp[kEspHeaderBytes + i];
   uint8_t* text = esp + kEspHead;
   uint8_t* icv  = text + text_len;
   if (sa.gcm) {
-    aes_ctr(sa.aes, sbox, prefix, 2, text, text_len);
+    aes_ctr(sa.aes, tab, prefix, 2, text, text_len);
     store_be32(prefix + 12, 1);  // J0
     uint8_t tag[16];
-    gcm_tag(sa, sbox, esp, text_len, seq_hi, prefix, tag);
+    gcm_tag(sa, tab, esp, text_len, seq_hi, prefix, tag);
     for (uint32_t i = 0; i < sa.icv_bytes; ++i) icv[i] = tag[i];
     return;
   }
-  aes_ctr(sa.aes, sbox, prefix, 1, text, text_len);
+  aes_ctr(sa.aes, tab, prefix, 1, text, text_len);
   uint8_t hi[4];
   store_be32(hi, seq_hi);
   hmac(sa.sha256, sa.ipad, sa.opad, esp, kEspHead + text_len, hi, sa.esn ? 4 : 0, icv, sa.icv_bytes);
 }
 
 /// Opens one ESP packet in place: the ICV compared in constant time, then the text decrypted.
-WARPATH_HD bool open_packet(const DeviceSa& sa, const uint8_t* sbox, uint8_t* esp, uint32_t text_len, uint32_t seq_hi) {
+WARPATH_HD bool open_packet(const DeviceSa& sa, const AesTable& tab, uint8_t* esp,
+                            uint32_t text_len, uint32_t seq_hi) {
   uint8_t prefix[16];
   for (int i = 0; i < 4; ++i) prefix[i] = sa.nonce[i];
   for (int i = 0; i < 8; ++i) prefix[4 + i] = esp[kEspHeaderBytes + i];
@@ -403,7 +510,7 @@ WARPATH_HD bool open_packet(const DeviceSa& sa, const uint8_t* sbox, uint8_t* es
   uint8_t want[32];
   if (sa.gcm) {
     store_be32(prefix + 12, 1);
-    gcm_tag(sa, sbox, esp, text_len, seq_hi, prefix, want);
+    gcm_tag(sa, tab, esp, text_len, seq_hi, prefix, want);
   } else {
     uint8_t hi[4];
     store_be32(hi, seq_hi);
@@ -412,7 +519,7 @@ WARPATH_HD bool open_packet(const DeviceSa& sa, const uint8_t* sbox, uint8_t* es
   uint8_t diff = 0;
   for (uint32_t i = 0; i < sa.icv_bytes; ++i) diff |= uint8_t(want[i] ^ icv[i]);
   if (diff) return false;
-  aes_ctr(sa.aes, sbox, prefix, sa.gcm ? 2 : 1, text, text_len);
+  aes_ctr(sa.aes, tab, prefix, sa.gcm ? 2 : 1, text, text_len);
   return true;
 }
 

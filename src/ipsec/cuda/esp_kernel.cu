@@ -6,15 +6,14 @@
  * Algorithm  src/ipsec/core/crypto_core.hpp (seal_packet, open_packet, sa_prepare), checked on
  *            the host against OpenSSL by tests/ipsec. Do not fork.
  * Launch     one thread per packet, kBlockSize threads per block; each block first builds the
- *            AES S-box in shared memory (one entry per thread). The SAs' keys are prepared on
+ *            AES table in shared memory (AesTable, 1 KiB, an entry or two per thread). The SAs' keys are prepared on
  *            the device when the engine is built (a kernel of one thread per SA).
  * Memory     the packets' ESP bytes (header, text, ICV) are gathered into one pinned staging
  *            buffer, copied up, processed, copied down and scattered back; offsets per packet.
  *            Resident calls (seal_resident / open_resident: the offload master uploaded the
  *            ops and their packets) run on the ops where they are, each op's esp a device
  *            pointer.
- * Next       a thread per 16-byte block for CTR (GHASH already uses per-SA 4-bit tables),
- *            kernel-only throughput against the 400 Gbit/s goal (warpath-gpu-bench, on a GPU).
+ * Next       a thread per 16-byte block for CTR (GHASH already uses per-SA 4-bit tables).
  * Tested by  warpath selftest (check_esp_engine: every suite, lengths 0-1500, batches of 0, 1,
  *            lane edges and 300, tampering), on a GPU.
  */
@@ -37,32 +36,35 @@ namespace {
 
 constexpr int kBlockSize = 128;
 
-__device__ void build_sbox(uint8_t* sbox) {
-  for (int x = threadIdx.x; x < 256; x += blockDim.x) sbox[x] = core::sbox_entry(uint8_t(x));
+__device__ void build_table(core::AesTable& table) {
+  for (int x = threadIdx.x; x < 256; x += blockDim.x)
+    table.te[x] = core::aes_table_entry(uint8_t(x));
   __syncthreads();
 }
 
 __global__ void prepare_kernel(const SaKeys* keys, uint32_t n, core::DeviceSa* out) {
-  __shared__ uint8_t sbox[256];
-  build_sbox(sbox);
+  __shared__ core::AesTable table;
+  build_table(table);
   const uint32_t s = blockIdx.x * blockDim.x + threadIdx.x;
   if (s >= n) return;
   const SaKeys& k = keys[s];
   core::sa_prepare(k.key.data(), k.key_bytes, k.nonce.data(), k.cipher == Cipher::kAesGcm,
-                   k.integrity == Integrity::kHmacSha256, k.auth_key.data(), k.auth_key_bytes, k.icv_bytes,
-                   k.esn, sbox, out[s]);
+                   k.integrity == Integrity::kHmacSha256, k.auth_key.data(), k.auth_key_bytes,
+                   k.icv_bytes, k.esn, table, out[s]);
 }
 
 __global__ void __launch_bounds__(kBlockSize)
     esp_kernel(const core::DeviceSa* __restrict__ sas, uint8_t* data, const EspDeviceOp* __restrict__ ops,
                uint32_t n, uint8_t* ok) {
-  __shared__ uint8_t sbox[256];
-  build_sbox(sbox);
+  __shared__ core::AesTable table;
+  build_table(table);
   for (const uint32_t t : grid_stride(n)) {
     const EspDeviceOp op = ops[t];
     uint8_t* esp         = data + op.offset;
-    if (ok) ok[t] = core::open_packet(sas[op.sa], sbox, esp, op.text_len, op.seq_hi);
-    else core::seal_packet(sas[op.sa], sbox, esp, op.text_len, op.seq_hi);
+    if (ok)
+      ok[t] = core::open_packet(sas[op.sa], table, esp, op.text_len, op.seq_hi);
+    else
+      core::seal_packet(sas[op.sa], table, esp, op.text_len, op.seq_hi);
   }
 }
 
@@ -71,8 +73,8 @@ __global__ void __launch_bounds__(kBlockSize)
 __global__ void __launch_bounds__(kBlockSize)
     esp_resident_kernel(const core::DeviceSa* __restrict__ sas, uint32_t sa_count,
                         const CryptoOp* __restrict__ ops, uint32_t n, uint8_t* ok) {
-  __shared__ uint8_t sbox[256];
-  build_sbox(sbox);
+  __shared__ core::AesTable table;
+  build_table(table);
   for (const uint32_t t : grid_stride(n)) {
     const CryptoOp op = ops[t];
     if (!op.esp || op.sa >= sa_count) {
@@ -80,9 +82,9 @@ __global__ void __launch_bounds__(kBlockSize)
       continue;
     }
     if (ok)
-      ok[t] = core::open_packet(sas[op.sa], sbox, op.esp, op.text_len, op.seq_hi);
+      ok[t] = core::open_packet(sas[op.sa], table, op.esp, op.text_len, op.seq_hi);
     else
-      core::seal_packet(sas[op.sa], sbox, op.esp, op.text_len, op.seq_hi);
+      core::seal_packet(sas[op.sa], table, op.esp, op.text_len, op.seq_hi);
   }
 }
 
