@@ -88,10 +88,11 @@ WARPATH_HD uint32_t bswap32(uint32_t v) {
 #endif
 }
 
-/// Whether p is 16-byte aligned. cuda.esp's staging area holds each ESP packet at a multiple
-/// of 16, so its text moves as 16-byte words (one load or store a block instead of 16: the
-/// GPU's thread-per-packet accesses are not coalesced, so their count bounds the kernels);
-/// a packet elsewhere (a frame's, in resident calls) moves byte by byte.
+/// Whether p is 16-byte aligned. The GPU's thread-per-packet accesses are not coalesced, so
+/// their count bounds the kernels: text moves as 16-byte words (one access a block instead of
+/// 16). CTR's XOR does so wherever the text lies (aes_ctr_range aligns on the data and shifts
+/// the keystream); GHASH's and SHA's reads where the text is aligned (cuda.esp's staging area
+/// holds each packet at a multiple of 16), byte by byte elsewhere (a frame's, in resident calls).
 WARPATH_HD bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
 /// The 16 bytes at a 16-aligned p as four little-endian words, and back.
 WARPATH_HD void load16(const uint8_t* p, uint32_t* w) {
@@ -182,31 +183,84 @@ WARPATH_HD void aes_encrypt(const AesKey& k, const AesTable& tab, const uint8_t*
   for (int c = 0; c < 4; ++c) store_le32(out + 4 * c, s[c]);
 }
 
+/// Bytes o..o+15 (0 < o < 16) of the 32 bytes a | b, each four little-endian words.
+WARPATH_HD void shift_bytes(const uint32_t* a, const uint32_t* b, uint32_t o, uint32_t* out) {
+  uint32_t w0, w1, w2, w3, w4;
+  switch (o / 4) {
+    case 0:
+      w0 = a[0], w1 = a[1], w2 = a[2], w3 = a[3], w4 = b[0];
+      break;
+    case 1:
+      w0 = a[1], w1 = a[2], w2 = a[3], w3 = b[0], w4 = b[1];
+      break;
+    case 2:
+      w0 = a[2], w1 = a[3], w2 = b[0], w3 = b[1], w4 = b[2];
+      break;
+    default:
+      w0 = a[3], w1 = b[0], w2 = b[1], w3 = b[2], w4 = b[3];
+      break;
+  }
+  const uint32_t r = (o % 4) * 8;
+  if (r == 0) {
+    out[0] = w0, out[1] = w1, out[2] = w2, out[3] = w3;
+    return;
+  }
+  out[0] = (w0 >> r) | (w1 << (32 - r));
+  out[1] = (w1 >> r) | (w2 << (32 - r));
+  out[2] = (w2 >> r) | (w3 << (32 - r));
+  out[3] = (w3 >> r) | (w4 << (32 - r));
+}
+
 /// XORs `len` bytes at `data` with the keystream of counter blocks counter, counter + 1, ...
 /// (one 128-bit big-endian number: NIST SP 800-38A, OpenSSL's CTR), starting `skip` (0-15)
 /// bytes into the first block's keystream: flow-aes's ranges (CtrCipher, cuda.ctr).
 WARPATH_HD void aes_ctr_range(const AesKey& k, const AesTable& tab, const uint8_t* counter,
                               uint32_t skip, uint8_t* data, uint32_t len) {
+  if (len == 0) return;
   uint32_t ctr[4];  // the counter as a big-endian number in four words, most significant first
   for (int c = 0; c < 4; ++c) ctr[c] = load_be32(counter + 4 * c);
-  for (uint32_t done = 0; done < len;) {
-    uint32_t ks[4];
+  auto next = [&](uint32_t* ks) {  // the next keystream block, as four column words
     for (int c = 0; c < 4; ++c) ks[c] = bswap32(ctr[c]);
     aes_encrypt_words(k, tab, ks);
-    if (skip == 0 && len - done >= 16 && aligned16(data + done)) {
-      uint32_t d[4];
-      load16(data + done, d);
-      for (int c = 0; c < 4; ++c) d[c] ^= ks[c];
-      store16(data + done, d);
-      done += 16;
-    } else {
-      for (uint32_t i = skip; i < 16 && done < len; ++i)
-        data[done++] ^= uint8_t(ks[i / 4] >> (8 * (i % 4)));
-      skip = 0;
-    }
     for (int c = 3; c >= 0 && ++ctr[c] == 0; --c) {  // the carry runs through all 16 bytes
     }
+  };
+  // Word i of ks by selects (a register array indexed at run time would go to local memory).
+  auto word = [](const uint32_t* ks, uint32_t i) {
+    return i < 2 ? (i == 0 ? ks[0] : ks[1]) : (i == 2 ? ks[2] : ks[3]);
+  };
+  uint32_t ks[4];
+  next(ks);
+  uint32_t at    = skip;  // bytes of ks used
+  uint32_t done  = 0;
+  auto xor_bytes = [&](uint32_t until) {
+    for (; done < until; ++done, ++at) {
+      if (at == 16) next(ks), at = 0;
+      data[done] ^= uint8_t(word(ks, at / 4) >> (8 * (at % 4)));
+    }
+  };
+  // Byte by byte up to a 16-byte boundary of data; then a 16-byte word at a time, each XORed
+  // with bytes at..15 of one keystream block and 0..at-1 of the next (shift_bytes) unless the
+  // blocks fall on the words; the tail byte by byte.
+  const uint32_t head = uint32_t(16 - (reinterpret_cast<uintptr_t>(data) & 15)) & 15;
+  xor_bytes(head < len ? head : len);
+  for (; len - done >= 16; done += 16) {
+    uint32_t x[4], d[4];
+    if (at == 16) next(ks), at = 0;
+    if (at == 0) {
+      for (int c = 0; c < 4; ++c) x[c] = ks[c];
+      at = 16;
+    } else {
+      uint32_t nx[4];
+      next(nx);
+      shift_bytes(ks, nx, at, x);
+      for (int c = 0; c < 4; ++c) ks[c] = nx[c];
+    }
+    load16(data + done, d);
+    for (int c = 0; c < 4; ++c) d[c] ^= x[c];
+    store16(data + done, d);
   }
+  xor_bytes(len);
 }
 
 /// XORs `len` bytes at `data` with the keystream of counter blocks prefix (12 bytes) | n,
