@@ -993,6 +993,15 @@ std::vector<std::vector<uint8_t>> through(Chain& c, const std::vector<std::vecto
   return out;
 }
 
+// The frames with each IPv4 ESP packet's outer ID and header checksum zeroed: the ID counters
+// (one per pair of tunnel endpoints) start at random, so two chains' packets differ there.
+std::vector<std::vector<uint8_t>> without_outer_id(std::vector<std::vector<uint8_t>> frames) {
+  for (auto& fr : frames)
+    if (fr.size() >= 34 && fr[12] == 0x08 && fr[13] == 0x00 && fr[14 + 9] == 50)
+      fr[18] = fr[19] = fr[24] = fr[25] = 0;
+  return frames;
+}
+
 }  // namespace chain_paths
 
 // Encapsulation into the frame's headroom (only the Ethernet header moves) and without any
@@ -1009,7 +1018,9 @@ TEST(EspModules, HeadroomAndMovedPathsAgreeAndRoundTrip) {
   EXPECT_EQ(out1->headroom(), 64u + runtime::Chain::kL3Align);
   const auto a = through(*out1, in, out1->headroom(), 2048, why);
   const auto b = through(*out2, in, 0, 2048, why);
-  EXPECT_EQ(a, b);
+  EXPECT_EQ(without_outer_id(a), without_outer_id(b));
+  for (size_t k = 1; k < a.size(); ++k)  // one SA's packets: consecutive outer IDs
+    EXPECT_EQ(uint16_t(core::load_be16(a[k].data() + 18) - core::load_be16(a[0].data() + 18)), k);
   // Not first in its stage (a module before it could decide packets): the work moves from
   // pre and the shade (job mode) to post. The same bytes either way.
   {
@@ -1023,7 +1034,7 @@ TEST(EspModules, HeadroomAndMovedPathsAgreeAndRoundTrip) {
     ASSERT_TRUE(late.is_ok()) << late.status().message();
     EXPECT_EQ(late.value()->jobs().size(), 0u);
     EXPECT_EQ(out1->jobs().size(), 1u);
-    EXPECT_EQ(through(*late.value(), in, 64, 2048, why), a);
+    EXPECT_EQ(without_outer_id(through(*late.value(), in, 64, 2048, why)), without_outer_id(a));
   }
   std::vector<std::vector<uint8_t>> swapped = a;
   for (auto& fr : swapped) {  // to the inbound SA's side: swap the outer addresses

@@ -77,7 +77,8 @@ WARPATH_HD void write_esp_header(uint8_t* esp, uint32_t spi, uint64_t seq) {
 
 /// The outer IPv4 header (20 bytes) of a tunnel packet: DSCP and ECN copied from the inner
 /// header (RFC 4301 5.1.2.1, RFC 6040's normal mode), DF copied from an inner IPv4 header (as
-/// the Linux kernel does), ID from the sequence number, TTL 64, protocol ESP.
+/// the Linux kernel does), the ID given (esp-out: a counter per pair of tunnel endpoints), TTL
+/// 64, protocol ESP.
 WARPATH_HD void write_outer_ipv4(uint8_t* ip, uint32_t total_len, uint8_t tos, bool df,
                                  uint16_t id, const uint8_t* src, const uint8_t* dst) {
   ip[0] = 0x45;

@@ -44,6 +44,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -66,10 +67,11 @@ using packet::PacketInfo;
 // of one per packet (a locked add costs about what sealing 40 bytes does).
 struct SaTally {
   explicit SaTally(size_t sas)
-      : count(sas), bytes(sas), next(sas), packets(sas), total(sas), careful(sas) {}
+      : count(sas), bytes(sas), next(sas), packets(sas), total(sas), id(sas), careful(sas) {}
   std::vector<uint32_t> count;
   std::vector<uint64_t> bytes;
   std::vector<uint64_t> next, packets, total;  ///< running sequence number and lifetime counts
+  std::vector<uint32_t> id;                    ///< running outer IPv4 ID (EspTables::ids)
   /// Outbound, per SA: can some packet of this frame overflow the sequence number or pass a
   /// lifetime limit? Decided once per frame from its reservation; only then does each packet
   /// check (the counts only grow, so the frame's last packet bounds every other).
@@ -154,6 +156,13 @@ struct EspTables {
   std::vector<OuterTemplate> outer;  ///< per SA (outbound ones used)
   std::unique_ptr<ipsec::EspCrypto> crypto, offload;
   std::vector<std::shared_ptr<ipsec::SaState>> states;  ///< kept across reloads (same SA)
+  /// Outbound SAs with an IPv4 outer header: the counter their packets' IDs come from, one per
+  /// pair of tunnel endpoints, shared by its SAs. RFC 6864 asks a source to keep the ID of a
+  /// datagram that may be fragmented (DF clear) unique per source, destination and protocol;
+  /// SAs between the same gateways each taking its sequence number's low bits would repeat
+  /// each other's IDs, and the peer could join fragments of two tunnel packets. Seeded at
+  /// random (as Linux's ip_idents), kept across reloads.
+  std::vector<std::shared_ptr<std::atomic<uint32_t>>> ids;
   std::string describe;
 };
 
@@ -203,6 +212,35 @@ Result<std::unique_ptr<EspTables>> build_tables(const EspSource& src, ipsec::Dir
     }
     t.states.push_back(std::move(kept));
     t.outer.push_back(outer_template(sa));
+  }
+  // The outer IPv4 ID counters: those of the previous tables by endpoint pair, else new.
+  auto pair_of = [](const ipsec::SaSpec& sa) {
+    uint64_t k = 0;
+    for (int b = 0; b < 4; ++b) k = k << 8 | sa.src.bytes[size_t(b)];
+    for (int b = 0; b < 4; ++b) k = k << 8 | sa.dst.bytes[size_t(b)];
+    return k;
+  };
+  auto v4_out = [](const ipsec::SaSpec& sa) {
+    return sa.dir == ipsec::Dir::kOut && sa.dst.family == 4;
+  };
+  std::vector<std::pair<uint64_t, std::shared_ptr<std::atomic<uint32_t>>>> counters;
+  auto counter_for = [&](uint64_t pair) -> std::shared_ptr<std::atomic<uint32_t>>& {
+    for (auto& c : counters)
+      if (c.first == pair) return c.second;
+    counters.emplace_back(pair, nullptr);
+    return counters.back().second;
+  };
+  if (previous)
+    for (size_t s = 0; s < previous->ids.size() && s < previous->db.sas().size(); ++s)
+      if (previous->ids[s]) counter_for(pair_of(previous->db.sas()[s])) = previous->ids[s];
+  std::random_device seed;
+  t.ids.resize(keys.size());
+  for (size_t s = 0; s < keys.size(); ++s) {
+    const ipsec::SaSpec& sa = t.db.sas()[s];
+    if (!v4_out(sa)) continue;
+    auto& c = counter_for(pair_of(sa));
+    if (!c) c = std::make_shared<std::atomic<uint32_t>>(seed());
+    t.ids[s] = c;
   }
   const size_t n = dir == ipsec::Dir::kIn ? t.db.inbound_count() : t.db.outbound_count();
   t.describe     = file + " (" + std::to_string(n) + (dir == ipsec::Dir::kIn ? " inbound" : " outbound") +
@@ -825,6 +863,7 @@ class EspOutModule final : public EspModuleBase {
       t.next[sa]         = st.oseq.fetch_add(t.count[sa], std::memory_order_relaxed);
       t.packets[sa]      = st.packets.fetch_add(t.count[sa], std::memory_order_relaxed);
       t.total[sa]        = st.bytes.fetch_add(t.bytes[sa], std::memory_order_relaxed);
+      if (t_.ids[sa]) t.id[sa] = t_.ids[sa]->fetch_add(t.count[sa], std::memory_order_relaxed);
       const ipsec::SaSpec& spec = t_.db.sas()[sa];
       t.careful[sa] =
           (!spec.keys.esn && t.next[sa] + t.count[sa] > 0xFFFFFFFFull) ||
@@ -936,7 +975,7 @@ class EspOutModule final : public EspModuleBase {
     ec::write_trailer(text, inner_len, in.ip_version == 4 ? ec::kNextIpv4 : ec::kNextIpv6);
     ec::write_esp_header(esp, spec.spi, seq);
     const OuterTemplate& tmpl = t_.outer[sa];
-    ec::write_outer(ip, tmpl.header, outer_len, tos, df, uint16_t(seq));
+    ec::write_outer(ip, tmpl.header, outer_len, tos, df, uint16_t(t.id[sa]++));
     set_ethertype(p, l3, spec.dst.family);
     m.caplen = m.len = l3 + outer_len;
     op = {esp, text_len, sa, uint32_t(seq >> 32)};
