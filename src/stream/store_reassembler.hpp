@@ -24,7 +24,7 @@
 
 namespace warpath::stream::detail {
 
-/// The ends of a direction's held segments in insertion order: a queue that lives inline for
+/// The ends of a direction's held segments in ascending order: a queue that lives inline for
 /// the first few (most connections never hold more) and spills to the heap past that, so a
 /// short connection costs no allocation for it.
 class EndQueue {
@@ -45,6 +45,15 @@ class EndQueue {
     else
       spill_->push_back(v);
     ++size_;
+  }
+  /// Inserts v in order, from the back: O(1) for a stream's segments in order, O(entries
+  /// past v) for one that arrives before segments parked further ahead.
+  void push_sorted(uint64_t v) {
+    push_back(v);
+    uint64_t* d = spill_ ? spill_->data() + head_ : inline_ + head_;
+    size_t i    = size_ - 1;
+    for (; i > 0 && d[i - 1] > v; --i) d[i] = d[i - 1];
+    d[i] = v;
   }
   void pop_front() {
     ++head_;

@@ -549,6 +549,32 @@ TEST(StreamBounds, ALongTransferWithDataInFlightIsNotCapped) {
 
 // ---- bounds ---------------------------------------------------------------------------------
 
+TEST(StreamBounds, ASegmentParkedFarAheadDoesNotPinTheOnesAfterIt) {
+  // One byte parked 900,000 bytes ahead (inside max_ahead) that nobody acknowledges, then 6,000
+  // small segments in order, each acknowledged: the acknowledged ones leave the count of held
+  // segments, so the direction never reaches kMaxSegmentsPerStream (4,096) and nothing is
+  // refused (a FIFO of ends kept them all behind the parked one, refused the rest: evasion).
+  for (const std::string& engine : engines()) {
+    SCOPED_TRACE(engine);
+    StreamConfig c;
+    c.depth      = 0;
+    c.stream_cap = 64u << 20;
+    c.memcap     = 256u << 20;
+    Conn conn(engine, c, 0xffff0000u);
+    conn.handshake();
+    conn.data(900000, "z");
+    const std::string seg(100, 'x');
+    for (uint32_t k = 0; k < 6000; ++k) {
+      conn.data(1 + 100 * k, seg);
+      conn.send(1, kAck, conn.isn[1] + 1, conn.isn[0] + 1 + 100 * (k + 1));
+    }
+    const StreamCounters n = conn.r->counters();
+    EXPECT_EQ(n.segment_cap + n.stream_cap + n.memcap, 0u);
+    EXPECT_TRUE(conn.client() == std::string(600000, 'x')) << conn.client().size() << " bytes";
+    conn.close();
+  }
+}
+
 TEST(StreamBounds, FarAheadSegmentsAndCapsAreRefusedAndCounted) {
   for (const std::string& engine : engines()) {
     StreamConfig c;

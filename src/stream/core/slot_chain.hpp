@@ -169,7 +169,7 @@ struct SlotStore {
   }
 };
 
-/// The ends of a direction's held segments, at most H (a ring).
+/// The ends of a direction's held segments in ascending order, at most H (a ring).
 template <uint32_t H>
 struct FixedEnds {
   uint64_t v[H];
@@ -180,6 +180,12 @@ struct FixedEnds {
   WARPATH_HD uint64_t front() const { return v[head]; }
   WARPATH_HD uint64_t at(uint32_t i) const { return v[(head + i) % H]; }
   WARPATH_HD void push_back(uint64_t x) { v[(head + count++) % H] = x; }
+  /// Inserts x in order, from the back (EndQueue::push_sorted).
+  WARPATH_HD void push_sorted(uint64_t x) {
+    uint32_t i = count++;
+    for (; i > 0 && v[(head + i - 1) % H] > x; --i) v[(head + i) % H] = v[(head + i - 1) % H];
+    v[(head + i) % H] = x;
+  }
   WARPATH_HD void pop_front() {
     head = (head + 1) % H;
     --count;

@@ -8,8 +8,10 @@
 //          on the device): buffered(), insert(at, data, n, os, oe, wins) -> ranges::Insert,
 //          contiguous_end(from), first_start(), take(from, to, out); optionally view(from,
 //          to) (the run in place, or null) and drop(from, to), which save the copy.
-//   Held   the ends of the direction's held segments in insertion order (EndQueue on the host,
-//          a fixed ring in a device slot): size(), empty(), front(), push_back(), pop_front().
+//   Held   the ends of the direction's held segments in ascending order (EndQueue on the
+//          host, a fixed ring in a device slot): size(), empty(), front(), push_sorted(),
+//          pop_front(). Ordered, not FIFO: a segment parked far ahead that nobody acknowledges
+//          must not keep the acknowledged ones after it counted against kMaxSegmentsPerStream.
 //   Ctx    what the rules need from their engine:
 //            const Limits& limits()
 //            StreamCounters& counters()
@@ -162,7 +164,7 @@ WARPATH_HD bool store_data(Ctx& ctx, Dir& d, Store& store, Held& held, const Seg
     const ranges::Insert r = store.insert(at, s.data + (int64_t(at) - off), uint32_t(n), os,
                                           seg_end, NewWins{policy, os, seg_end});
     ctx.buffered(int64_t(r.added));
-    held.push_back(stop);
+    held.push_sorted(stop);
     ctx.held(1);
     if (r.overlap) c.overlaps += 1;
     if (r.differ) c.overlap_diff += 1;
