@@ -48,12 +48,10 @@ class EndQueue {
   }
   /// Inserts v in order, from the back: O(1) for a stream's segments in order, O(entries
   /// past v) for one that arrives before segments parked further ahead.
-  void push_sorted(uint64_t v) {
+  __attribute__((always_inline)) void push_sorted(uint64_t v) {
     push_back(v);
-    uint64_t* d = spill_ ? spill_->data() + head_ : inline_ + head_;
-    size_t i    = size_ - 1;
-    for (; i > 0 && d[i - 1] > v; --i) d[i] = d[i - 1];
-    d[i] = v;
+    if (size_ > 1 && at(size_ - 2) > v) [[unlikely]]
+      sink_last();
   }
   void pop_front() {
     ++head_;
@@ -70,6 +68,14 @@ class EndQueue {
  private:
   static constexpr uint32_t kInline = 4;
   uint64_t at(size_t i) const { return spill_ ? (*spill_)[head_ + i] : inline_[head_ + i]; }
+  // The last entry moved down to its place (a segment that arrived before ones parked ahead).
+  __attribute__((noinline)) void sink_last() {
+    uint64_t* d      = spill_ ? spill_->data() + head_ : inline_ + head_;
+    const uint64_t v = d[size_ - 1];
+    size_t i         = size_ - 1;
+    for (; i > 0 && d[i - 1] > v; --i) d[i] = d[i - 1];
+    d[i] = v;
+  }
   uint64_t inline_[kInline] = {};
   std::unique_ptr<std::vector<uint64_t>> spill_;  // past kInline (a pointer: the node stays small)
   uint32_t head_ = 0, size_ = 0;
