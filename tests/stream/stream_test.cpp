@@ -549,6 +549,38 @@ TEST(StreamBounds, ALongTransferWithDataInFlightIsNotCapped) {
 
 // ---- bounds ---------------------------------------------------------------------------------
 
+TEST(StreamBounds, ACaptureLossLongerThanTheWindowBecomesAGap) {
+  // The capture lost 2 MB of a transfer (max_ahead is 1 MiB): the first segment after the loss
+  // lies past the window and is refused, but the receiver's ACK of it shows the bytes were
+  // sent; the loss up to that ACK is declared one gap and the direction goes on (it had refused
+  // every later segment: the rest of the connection uninspected). An ACK past every segment
+  // seen moves nothing.
+  for (const std::string& engine : engines()) {
+    SCOPED_TRACE(engine);
+    StreamConfig c;
+    c.depth = 0;
+    Conn conn(engine, c, 0x7ffffff0u);
+    conn.handshake();
+    conn.data(1, "before");
+    conn.send(1, kAck, conn.isn[1] + 1, conn.isn[0] + 7);
+    conn.send(1, kAck, conn.isn[1] + 1, conn.isn[0] + 3000000);  // forged: nothing seen there
+    EXPECT_EQ(conn.client(), "before");
+    const uint32_t after = 7 + 2000000;  // relative sequence of the first byte after the loss
+    conn.data(after, "first");           // refused: past base + max_ahead
+    EXPECT_EQ(conn.r->counters().beyond_window, 1u);
+    conn.send(1, kAck, conn.isn[1] + 1, conn.isn[0] + after + 5);
+    conn.data(after + 5, "second");
+    conn.send(1, kAck, conn.isn[1] + 1, conn.isn[0] + after + 11);
+    const std::string& got = conn.client();
+    ASSERT_EQ(got.size(), size_t(after + 10)) << "delivered up to the last ACK";
+    EXPECT_EQ(got.substr(0, 6), "before");
+    EXPECT_EQ(got.find_first_not_of('#', 6), size_t(after + 4));  // the loss and "first": a gap
+    EXPECT_EQ(got.substr(after + 4), "second");
+    EXPECT_EQ(conn.r->counters().gaps, 1u);
+    conn.close();
+  }
+}
+
 TEST(StreamBounds, ASegmentParkedFarAheadDoesNotPinTheOnesAfterIt) {
   // One byte parked 900,000 bytes ahead (inside max_ahead) that nobody acknowledges, then 6,000
   // small segments in order, each acknowledged: the acknowledged ones leave the count of held

@@ -60,15 +60,20 @@ inline Limits limits_of(const StreamConfig& c) {
 enum class Phase : uint8_t { kNone, kSyn, kSynAck, kOpen };
 
 /// One direction's scalars.
-struct Dir {  // 40 bytes: the small fields first
+struct Dir {  // 48 bytes: the small fields first
   bool open         = false;
   bool depth_hit    = false;
   Policy policy     = Policy::kBsd;  ///< the receiving host's
   uint32_t first    = 0;             ///< sequence number of offset 0
   uint64_t base     = 0;             ///< first undelivered offset
-  uint64_t acked    = 0;             ///< offsets below were acknowledged (clamped to sent_end)
+  uint64_t acked    = 0;             ///< offsets below were acknowledged (up to sent_end)
   uint64_t sent_end = 0;             ///< end of the bytes the sender was seen to send
   uint64_t fin      = kNever;        ///< offset of the FIN
+  /// End of the segments refused (past the window, base + max_ahead, or by a cap): sent, not
+  /// taken. An acknowledgement up to it counts those bytes as sent (the receiver has them), so
+  /// that after a capture loss longer than max_ahead, or a refusal, the ACKs declare a gap and
+  /// the direction goes on; an ACK alone, past every segment seen, moves nothing.
+  uint64_t refused_end = 0;
 };
 /// A flow's scalars: what a device thread saves before a segment it may have to hand back.
 struct FlowMeta {
@@ -130,6 +135,7 @@ WARPATH_HD bool store_data(Ctx& ctx, Dir& d, Store& store, Held& held, const Seg
   if (at > d.base + lim.max_ahead) {
     c.retransmitted_bytes += uint64_t(int64_t(at) - off);
     c.beyond_window += 1;
+    d.refused_end = umax(d.refused_end, seg_end + s.missing);
     return true;
   }
   uint64_t stop         = seg_end;
@@ -156,6 +162,7 @@ WARPATH_HD bool store_data(Ctx& ctx, Dir& d, Store& store, Held& held, const Seg
   }
   if (refused) {
     *refused += 1;
+    d.refused_end = umax(d.refused_end, sent);
     return true;
   }
   if (n) {
@@ -336,7 +343,10 @@ WARPATH_HD_HOT bool flow_segment(Ctx& ctx, FlowState<Store, Held>& f, const Segm
   Dir& o              = m.d[other];
   if (ack && o.open) {
     const int64_t a = offset_of(s.ack, o.first, o.base);
-    if (a > int64_t(o.acked)) o.acked = umin(uint64_t(a), o.sent_end);
+    if (a > int64_t(o.acked)) {
+      o.acked    = umin(uint64_t(a), umax(o.sent_end, o.refused_end));
+      o.sent_end = umax(o.sent_end, o.acked);  // acknowledged: sent (Dir::refused_end)
+    }
   }
   if (lim.mode == Mode::kIds) {
     // Nothing to deliver or declare unless the limit passed what was delivered (most segments:
