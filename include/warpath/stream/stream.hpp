@@ -50,7 +50,9 @@
 //   - Bounds: segments more than max_ahead bytes past the first undelivered byte are dropped;
 //     buffered bytes per stream (stream_cap) and over all streams (memcap) are capped, each
 //     segment held charged 128 bytes of bookkeeping besides its bytes, and at most 4,096
-//     segments are held per direction; a segment that would exceed them is dropped; bytes past `depth` (0: no limit) are neither
+//     segments are held per direction; a segment that would exceed them is dropped (the
+//     receiver's ACK of a dropped segment still declares its bytes a gap, so a capture loss
+//     longer than max_ahead does not stop the direction); bytes past `depth` (0: no limit) are neither
 //     buffered nor delivered, but the direction moves along past it with its ACKs (inline:
 //     with what was sent), so its window, FIN and RST stay where the connection is. Memory is the bytes buffered, never a buffer sized by a sequence
 //     gap. Every drop and event is counted.
