@@ -5,7 +5,7 @@
 // flat SerialMap (no allocation per flow; docs/adr/0009 has the numbers).
 //
 // A finished connection (both directions delivered up to their FIN, or reset) with nothing
-// buffered or held keeps only its scalars (FlowMeta, 96 bytes) until the tracker ends it: its
+// buffered or held keeps only its scalars (FlowMeta, 112 bytes) until the tracker ends it: its
 // stores and queues are empty, so a FlowState rebuilt from the scalars with empty ones behaves
 // exactly as the kept one would (late retransmissions, data past the FIN, ACKs, RSTs: the same
 // counters and chunks). Short connections then reuse a few warm full states instead of keeping

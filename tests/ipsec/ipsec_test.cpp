@@ -1207,7 +1207,8 @@ TEST(EspDeviceBodies, CtrRangeMatchesRefCtrOnTheHost) {
     op.data                = b.data();
     op.len                 = uint32_t(b.size());
     ASSERT_TRUE(ref->apply({&op, 1}).is_ok());
-    // At 16-byte alignment (the 16-byte-word path) and off it (byte by byte).
+    // At 16-byte alignment and off it (then bytes up to the first 16-byte boundary, words
+    // after it: with `skip`, keystream shifted across two blocks either way).
     const uint32_t shift = round % 3 ? 0 : 1 + round % 15;
     std::vector<uint8_t> at(a.size() + 16);
     std::copy(a.begin(), a.end(), at.begin() + shift);
@@ -1269,7 +1270,8 @@ TEST(EspDeviceBodies, MatchOpensslOnTheHost) {
       std::vector<uint8_t> b = a, plain = a;
       CryptoOp op{b.data(), text, s, uint32_t(seq >> 32)};
       ASSERT_TRUE(ref.value()->seal({&op, 1}).is_ok());
-      // The same packet where a frame would put it (not 16-byte aligned: the byte-wise path).
+      // The same packet where a frame would put it (not 16-byte aligned: GHASH's and SHA's
+      // byte-wise reads; CTR aligns itself).
       std::vector<uint8_t> shifted(a.size() + 16);
       const uint32_t shift = 1 + s % 15;
       std::copy(a.begin(), a.end(), shifted.begin() + shift);

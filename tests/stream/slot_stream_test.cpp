@@ -5,11 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "core/ranges/range_store.hpp"
 #include "stream/slot_reassembler.hpp"
+#include "stream/store_reassembler.hpp"
 #include "warpath/stream/generate.hpp"
 
 namespace warpath::stream {
@@ -216,6 +218,36 @@ class FailingSlots final : public detail::SlotBackend {
     return Status(Errc::kCudaError, "device lost");
   }
 };
+
+// The held ends, on the device's ring and in the host's queue: kept in ascending order whatever
+// the order of arrival (a segment parked ahead must not hide the ones after it), also across
+// the ring's wrap and the queue's spill; popped from the front as delivery passes them.
+TEST(SlotStream, HeldEndsStaySortedOnTheRingAndInTheQueue) {
+  std::mt19937_64 rng(91);
+  for (int round = 0; round < 200; ++round) {
+    core::FixedEnds<core::kSlotHeld> ring;
+    detail::EndQueue queue;
+    std::multiset<uint64_t> want;
+    for (int step = 0; step < 400; ++step) {
+      if (ring.size() < core::kSlotHeld && rng() % 3) {
+        const uint64_t v = rng() % 4 ? 1000 + step * 10 + rng() % 25 : 1000 + step * 10 + 5000;
+        ring.push_sorted(v);
+        queue.push_sorted(v);
+        want.insert(v);
+      } else if (!want.empty()) {  // delivery passed some ends: pop those
+        const uint64_t base = *want.begin() + rng() % 40;
+        while (!ring.empty() && ring.front() <= base) ring.pop_front();
+        while (!queue.empty() && queue.front() <= base) queue.pop_front();
+        want.erase(want.begin(), want.upper_bound(base));
+      }
+      ASSERT_EQ(ring.size(), want.size());
+      ASSERT_EQ(queue.size(), want.size());
+      uint32_t k = 0;
+      for (uint64_t v : want) ASSERT_EQ(ring.at(k++), v) << "round " << round << " step " << step;
+      if (!want.empty()) ASSERT_EQ(queue.front(), *want.begin());
+    }
+  }
+}
 
 TEST(SlotStream, ADeviceErrorFailsThatCallAndEveryLaterOne) {
   StreamGenParams p;

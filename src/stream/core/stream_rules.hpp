@@ -69,10 +69,12 @@ struct Dir {  // 48 bytes: the small fields first
   uint64_t acked    = 0;             ///< offsets below were acknowledged (up to sent_end)
   uint64_t sent_end = 0;             ///< end of the bytes the sender was seen to send
   uint64_t fin      = kNever;        ///< offset of the FIN
-  /// End of the segments refused (past the window, base + max_ahead, or by a cap): sent, not
-  /// taken. An acknowledgement up to it counts those bytes as sent (the receiver has them), so
-  /// that after a capture loss longer than max_ahead, or a refusal, the ACKs declare a gap and
-  /// the direction goes on; an ACK alone, past every segment seen, moves nothing.
+  /// End of the segments refused (past the window, base + max_ahead, or by a cap), clamped to
+  /// base + max_ahead: sent, not taken. An acknowledgement up to it counts those bytes as sent
+  /// (the receiver has them), so that after a capture loss longer than max_ahead, or a refusal,
+  /// the ACKs declare gaps and the direction catches up, max_ahead at a time (a forged segment
+  /// and ACK skip no further than a stored segment could); an ACK alone, past every segment
+  /// seen, moves nothing.
   uint64_t refused_end = 0;
 };
 /// A flow's scalars: what a device thread saves before a segment it may have to hand back.
@@ -135,8 +137,8 @@ WARPATH_HD bool store_data(Ctx& ctx, Dir& d, Store& store, Held& held, const Seg
   if (at > d.base + lim.max_ahead) {
     c.retransmitted_bytes += uint64_t(int64_t(at) - off);
     c.beyond_window += 1;
-    d.refused_end = umax(d.refused_end, seg_end + s.missing);
-    return true;
+    d.refused_end = umax(d.refused_end, sent);  // at most max_ahead past the base: an ACK
+    return true;                                // moves a direction that far at a time
   }
   uint64_t stop         = seg_end;
   const bool hits_depth = lim.depth && stop > lim.depth;
