@@ -75,6 +75,8 @@ struct Conn {
   void data(uint32_t rel, std::string_view bytes) {
     send(0, kAck | kPsh, isn[0] + rel, isn[1] + 1, bytes);
   }
+  // The server acknowledges the client's bytes before relative sequence `rel` (a bare ACK).
+  void ack(uint32_t rel) { send(1, kAck, isn[1] + 1, isn[0] + rel); }
   void close() { ASSERT_TRUE(r->close(flow, got.sink()).is_ok()); }
   const std::string& client() { return got.text[{flow, 0}]; }
 };
@@ -159,12 +161,12 @@ TEST(StreamNovak, AcknowledgedBytesAreDeliveredAtOnce) {
   conn.data(1, "hello ");
   conn.data(7, "world");
   EXPECT_EQ(conn.client(), "");
-  conn.send(1, kAck, conn.isn[1] + 1, conn.isn[0] + 1 + 6);  // the server has "hello "
+  conn.ack(1 + 6);  // the server has "hello "
   EXPECT_EQ(conn.client(), "hello ");
-  conn.send(1, kAck, conn.isn[1] + 1, conn.isn[0] + 1 + 11);
+  conn.ack(1 + 11);
   EXPECT_EQ(conn.client(), "hello world");
   // An ACK past everything the client sent acknowledges nothing more: no phantom gap.
-  conn.send(1, kAck, conn.isn[1] + 1, conn.isn[0] + 1 + 5000);
+  conn.ack(1 + 5000);
   EXPECT_EQ(conn.client(), "hello world");
   EXPECT_EQ(conn.r->counters().gaps, 0u);
 }
@@ -381,7 +383,7 @@ TEST(StreamHandshake, LateSegmentsOfAFinishedConnectionCountAlike) {
     conn.got = {};
     conn.handshake();
     conn.data(1, "again");
-    conn.send(1, kAck, conn.isn[1] + 1, conn.isn[0] + 6);
+    conn.ack(6);
     EXPECT_EQ(conn.client(), "again");
     EXPECT_EQ(conn.r->flows(), 1u);
   }
@@ -398,7 +400,7 @@ TEST(StreamHandshake, AResetConnectionEndsAlikeInEveryMode) {
       Conn conn(engine, c, 70, 900);
       conn.handshake();
       conn.data(1, "abc");
-      conn.send(1, kAck, conn.isn[1] + 1, conn.isn[0] + 4);
+      conn.ack(4);
       conn.send(1, kRst, conn.isn[1] + 1, 0);  // nothing buffered: the flow ends here
       conn.data(4, "def");                     // after the RST
       conn.send(0, kAck, conn.isn[0] + 4, conn.isn[1] + 1);
@@ -436,11 +438,11 @@ TEST(StreamHandshake, StaleFinsAndRstsOutsideTheWindowEndNothing) {
     Conn conn(engine, {}, 100);
     conn.handshake();
     conn.data(1, "0123456789");
-    conn.send(1, kAck, conn.isn[1] + 1, conn.isn[0] + 11);          // delivered
+    conn.ack(11);                                                   // delivered
     conn.send(0, kFin | kAck, conn.isn[0] + 3, conn.isn[1] + 1);    // a stale FIN
     conn.send(1, kRst, conn.isn[1] + 1 + 3000000, 0);                // a RST far off
     conn.data(11, "abcdef");
-    conn.send(1, kAck, conn.isn[1] + 1, conn.isn[0] + 17);
+    conn.ack(17);
     EXPECT_EQ(conn.client(), "0123456789abcdef");
     EXPECT_EQ(conn.r->counters().bad_rst, 1u);
     EXPECT_EQ(conn.r->counters().after_close, 0u);
@@ -458,7 +460,7 @@ TEST(StreamHandshake, ASynOnAnOpenConnectionCarriesNothing) {
     conn.send(0, kSyn, conn.isn[0] + 3, 0, "XYZ");
     conn.send(0, kSyn | kAck, conn.isn[0] + 4, conn.isn[1] + 1, "QQ");
     conn.data(4, "def");
-    conn.send(1, kAck, conn.isn[1] + 1, conn.isn[0] + 7);
+    conn.ack(7);
     EXPECT_EQ(conn.client(), "abcdef");
     EXPECT_EQ(conn.r->counters().data_on_syn, 2u);
     EXPECT_EQ(conn.r->counters().overlaps, 0u);
@@ -477,7 +479,7 @@ TEST(StreamHandshake, AFinEndsTheStreamOnlyAfterBytesInSequence) {
     conn.data(1, "0123456789");                                   // not yet acknowledged
     conn.send(0, kFin | kAck, conn.isn[0] + 3, conn.isn[1] + 1);  // stale
     conn.data(11, "abc");
-    conn.send(1, kAck, conn.isn[1] + 1, conn.isn[0] + 14);
+    conn.ack(14);
     EXPECT_EQ(conn.client(), "0123456789abc");
     EXPECT_EQ(conn.r->counters().after_close, 0u);
 
@@ -509,11 +511,11 @@ TEST(StreamHandshake, ARstCountsOnlyWhereTheReceiversNextByteMayBe) {
     Conn conn(engine, {}, 300);
     conn.handshake();
     conn.data(1, "0123456789");
-    conn.send(1, kAck, conn.isn[1] + 1, conn.isn[0] + 6);  // 5 acknowledged
+    conn.ack(6);                                           // 5 acknowledged
     conn.send(0, kRst, conn.isn[0] + 3, 0);                // before that: stale
     conn.send(0, kRst, conn.isn[0] + 1 + 10 + 500, 0);     // past what was sent
     conn.data(11, "abc");
-    conn.send(1, kAck, conn.isn[1] + 1, conn.isn[0] + 14);
+    conn.ack(14);
     EXPECT_EQ(conn.client(), "0123456789abc");
     EXPECT_EQ(conn.r->counters().bad_rst, 2u);
     EXPECT_EQ(conn.r->counters().after_close, 0u);
@@ -538,7 +540,7 @@ TEST(StreamBounds, ALongTransferWithDataInFlightIsNotCapped) {
     const std::string seg(100, 'x');
     for (uint32_t k = 0; k < 20000; ++k) {
       conn.data(1 + 100 * k, seg);
-      if (k >= 100) conn.send(1, kAck, conn.isn[1] + 1, conn.isn[0] + 1 + 100 * (k - 100));
+      if (k >= 100) conn.ack(1 + 100 * (k - 100));
     }
     conn.close();
     EXPECT_EQ(conn.client().size(), 2000000u);
@@ -562,15 +564,15 @@ TEST(StreamBounds, ACaptureLossLongerThanTheWindowBecomesAGap) {
     Conn conn(engine, c, 0x7ffffff0u);
     conn.handshake();
     conn.data(1, "before");
-    conn.send(1, kAck, conn.isn[1] + 1, conn.isn[0] + 7);
-    conn.send(1, kAck, conn.isn[1] + 1, conn.isn[0] + 3000000);  // forged: nothing seen there
+    conn.ack(7);
+    conn.ack(3000000);  // forged: nothing seen there
     EXPECT_EQ(conn.client(), "before");
     const uint32_t after = 7 + 2000000;  // relative sequence of the first byte after the loss
     conn.data(after, "first");           // refused: past base + max_ahead
     EXPECT_EQ(conn.r->counters().beyond_window, 1u);
-    conn.send(1, kAck, conn.isn[1] + 1, conn.isn[0] + after + 5);
+    conn.ack(after + 5);
     conn.data(after + 5, "second");
-    conn.send(1, kAck, conn.isn[1] + 1, conn.isn[0] + after + 11);
+    conn.ack(after + 11);
     const std::string& got = conn.client();
     ASSERT_EQ(got.size(), size_t(after + 10)) << "delivered up to the last ACK";
     EXPECT_EQ(got.substr(0, 6), "before");
@@ -598,7 +600,7 @@ TEST(StreamBounds, ASegmentParkedFarAheadDoesNotPinTheOnesAfterIt) {
     const std::string seg(100, 'x');
     for (uint32_t k = 0; k < 6000; ++k) {
       conn.data(1 + 100 * k, seg);
-      conn.send(1, kAck, conn.isn[1] + 1, conn.isn[0] + 1 + 100 * (k + 1));
+      conn.ack(1 + 100 * (k + 1));
     }
     const StreamCounters n = conn.r->counters();
     EXPECT_EQ(n.segment_cap + n.stream_cap + n.memcap, 0u);
@@ -686,10 +688,10 @@ TEST(StreamBounds, PastTheDepthAStreamStillMovesAndEnds) {
       const std::string seg(10, 'y');
       for (uint32_t k = 0; k < 100; ++k) {
         conn.data(1 + 10 * k, seg);
-        conn.send(1, kAck, conn.isn[1] + 1, conn.isn[0] + 1 + 10 * (k + 1));
+        conn.ack(1 + 10 * (k + 1));
       }
       conn.send(0, kFin | kAck, conn.isn[0] + 1001, conn.isn[1] + 1);
-      conn.send(1, kAck, conn.isn[1] + 1, conn.isn[0] + 1002);
+      conn.ack(1002);
       conn.send(0, kRst, conn.isn[0] + 1002, 0);  // one past the FIN
       conn.data(1002, "late");
       EXPECT_EQ(conn.client(), "yyyyy");

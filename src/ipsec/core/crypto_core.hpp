@@ -14,8 +14,8 @@
 // of each SA's H (32 table steps per block, checked against the bit-by-bit gf128_mul).
 //
 // Tables: the AES table is passed in (the kernels build it in shared memory with
-// aes_table_entry; the host builds it once with aes_table_build), so no constant array needs a
-// device copy.
+// aes_table_build_block; the host builds it once with aes_table_build), so no constant array
+// needs a device copy.
 #pragma once
 #include <cstdint>
 
@@ -61,10 +61,18 @@ WARPATH_HD uint32_t aes_table_entry(uint8_t x) {
   return uint32_t(s2) | uint32_t(s) << 8 | uint32_t(s) << 16 | uint32_t(s3) << 24;
 }
 WARPATH_HD uint8_t sub_byte(const AesTable& t, uint8_t x) { return uint8_t(t.te[x] >> 8); }
-/// Host: the table built once (the GPU kernels build it in shared memory, a thread an entry).
+/// Host: the table built once.
 inline void aes_table_build(AesTable& t) {
   for (int x = 0; x < 256; ++x) t.te[x] = aes_table_entry(uint8_t(x));
 }
+#if defined(__CUDACC__)
+/// A kernel's table in shared memory, built by its block (an entry or two a thread), then a
+/// barrier: every thread of the block must call it.
+__device__ inline void aes_table_build_block(AesTable& t) {
+  for (int x = threadIdx.x; x < 256; x += blockDim.x) t.te[x] = aes_table_entry(uint8_t(x));
+  __syncthreads();
+}
+#endif
 
 /// An expanded key: word i holds key-schedule bytes 4i..4i+3 (byte 4i lowest), the layout of a
 /// state column.
@@ -79,7 +87,8 @@ WARPATH_HD uint32_t load_le32(const uint8_t* p) {
 WARPATH_HD void store_le32(uint8_t* p, uint32_t v) {
   p[0] = uint8_t(v), p[1] = uint8_t(v >> 8), p[2] = uint8_t(v >> 16), p[3] = uint8_t(v >> 24);
 }
-WARPATH_HD uint32_t rotl8x(uint32_t v, int s) { return s ? (v << s) | (v >> (32 - s)) : v; }
+WARPATH_HD uint32_t rotl32(uint32_t x, int s) { return (x << s) | (x >> (32 - s)); }  // 0 < s < 32
+WARPATH_HD uint32_t rotr32(uint32_t x, int s) { return (x >> s) | (x << (32 - s)); }
 WARPATH_HD uint32_t bswap32(uint32_t v) {
 #if defined(__CUDA_ARCH__)
   return __byte_perm(v, 0, 0x0123);
@@ -122,6 +131,13 @@ WARPATH_HD void load_be_words(const uint8_t* p, uint32_t* w, int n) {
   }
 }
 
+/// SubWord: the S-box on each byte of a word.
+WARPATH_HD uint32_t sub_word(const AesTable& tab, uint32_t t) {
+  return uint32_t(sub_byte(tab, uint8_t(t))) | uint32_t(sub_byte(tab, uint8_t(t >> 8))) << 8 |
+         uint32_t(sub_byte(tab, uint8_t(t >> 16))) << 16 |
+         uint32_t(sub_byte(tab, uint8_t(t >> 24))) << 24;
+}
+
 /// FIPS 197 5.2: the key schedule of a 16- or 32-byte key.
 WARPATH_HD void aes_expand(const uint8_t* key, uint32_t key_bytes, const AesTable& tab, AesKey& k) {
   const uint32_t nk = key_bytes / 4;
@@ -132,16 +148,10 @@ WARPATH_HD void aes_expand(const uint8_t* key, uint32_t key_bytes, const AesTabl
   for (uint32_t i = nk; i < words; ++i) {
     uint32_t t = k.rk[i - 1];
     if (i % nk == 0) {  // RotWord, SubWord, Rcon (byte 0 is the word's first byte)
-      t = rotl8x(t, 24);
-      t = uint32_t(sub_byte(tab, uint8_t(t))) | uint32_t(sub_byte(tab, uint8_t(t >> 8))) << 8 |
-          uint32_t(sub_byte(tab, uint8_t(t >> 16))) << 16 |
-          uint32_t(sub_byte(tab, uint8_t(t >> 24))) << 24;
-      t ^= rcon;
+      t    = sub_word(tab, rotl32(t, 24)) ^ rcon;
       rcon = xtime(rcon);
     } else if (nk > 6 && i % nk == 4) {
-      t = uint32_t(sub_byte(tab, uint8_t(t))) | uint32_t(sub_byte(tab, uint8_t(t >> 8))) << 8 |
-          uint32_t(sub_byte(tab, uint8_t(t >> 16))) << 16 |
-          uint32_t(sub_byte(tab, uint8_t(t >> 24))) << 24;
+      t = sub_word(tab, t);
     }
     k.rk[i] = k.rk[i - nk] ^ t;
   }
@@ -155,8 +165,8 @@ WARPATH_HD void aes_encrypt_words(const AesKey& k, const AesTable& tab, uint32_t
   const uint32_t* rk = k.rk + 4;
   for (uint32_t r = 1; r < k.rounds; ++r, rk += 4) {
 #define WARPATH_AES_COL(a, b, c, d)                                                       \
-  (te[(a)&0xff] ^ rotl8x(te[((b) >> 8) & 0xff], 8) ^ rotl8x(te[((c) >> 16) & 0xff], 16) ^ \
-   rotl8x(te[(d) >> 24], 24))
+  (te[(a)&0xff] ^ rotl32(te[((b) >> 8) & 0xff], 8) ^ rotl32(te[((c) >> 16) & 0xff], 16) ^ \
+   rotl32(te[(d) >> 24], 24))
     const uint32_t t0 = WARPATH_AES_COL(s0, s1, s2, s3) ^ rk[0];
     const uint32_t t1 = WARPATH_AES_COL(s1, s2, s3, s0) ^ rk[1];
     const uint32_t t2 = WARPATH_AES_COL(s2, s3, s0, s1) ^ rk[2];
@@ -276,9 +286,6 @@ WARPATH_HD void aes_ctr(const AesKey& k, const AesTable& tab, const uint8_t* pre
 }
 
 // ------------------------------------------------------------------------------------- SHA
-
-WARPATH_HD uint32_t rotl32(uint32_t x, int s) { return (x << s) | (x >> (32 - s)); }
-WARPATH_HD uint32_t rotr32(uint32_t x, int s) { return (x >> s) | (x << (32 - s)); }
 
 WARPATH_HD void sha1_block(uint32_t* h, const uint8_t* p) {
   uint32_t w[16];

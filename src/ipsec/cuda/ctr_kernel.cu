@@ -38,9 +38,7 @@ __global__ void __launch_bounds__(kBlockSize)
     ctr_kernel(const core::AesKey* __restrict__ keys, uint8_t* data,
                const CtrDeviceOp* __restrict__ ops, uint32_t n) {
   __shared__ core::AesTable table;
-  for (int x = threadIdx.x; x < 256; x += blockDim.x)
-    table.te[x] = core::aes_table_entry(uint8_t(x));
-  __syncthreads();
+  core::aes_table_build_block(table);
   for (const uint32_t t : grid_stride(n)) {
     const CtrDeviceOp op = ops[t];
     core::aes_ctr_range(keys[op.key], table, op.counter, op.skip, data + op.offset, op.len);

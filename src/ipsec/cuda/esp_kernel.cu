@@ -6,8 +6,8 @@
  * Algorithm  src/ipsec/core/crypto_core.hpp (seal_packet, open_packet, sa_prepare), checked on
  *            the host against OpenSSL by tests/ipsec. Do not fork.
  * Launch     one thread per packet, kBlockSize threads per block; each block first builds the
- *            AES table in shared memory (AesTable, 1 KiB, an entry or two per thread). The SAs' keys are prepared on
- *            the device when the engine is built (a kernel of one thread per SA).
+ *            AES table in shared memory (AesTable, 1 KiB). The SAs' keys are prepared on the
+ *            device when the engine is built (a kernel of one thread per SA).
  * Memory     the packets' ESP bytes (header, text, ICV) are gathered into one pinned staging
  *            buffer, copied up, processed, copied down and scattered back; offsets per packet.
  *            Resident calls (seal_resident / open_resident: the offload master uploaded the
@@ -36,15 +36,9 @@ namespace {
 
 constexpr int kBlockSize = 128;
 
-__device__ void build_table(core::AesTable& table) {
-  for (int x = threadIdx.x; x < 256; x += blockDim.x)
-    table.te[x] = core::aes_table_entry(uint8_t(x));
-  __syncthreads();
-}
-
 __global__ void prepare_kernel(const SaKeys* keys, uint32_t n, core::DeviceSa* out) {
   __shared__ core::AesTable table;
-  build_table(table);
+  core::aes_table_build_block(table);
   const uint32_t s = blockIdx.x * blockDim.x + threadIdx.x;
   if (s >= n) return;
   const SaKeys& k = keys[s];
@@ -57,7 +51,7 @@ __global__ void __launch_bounds__(kBlockSize)
     esp_kernel(const core::DeviceSa* __restrict__ sas, uint8_t* data, const EspDeviceOp* __restrict__ ops,
                uint32_t n, uint8_t* ok) {
   __shared__ core::AesTable table;
-  build_table(table);
+  core::aes_table_build_block(table);
   for (const uint32_t t : grid_stride(n)) {
     const EspDeviceOp op = ops[t];
     uint8_t* esp         = data + op.offset;
@@ -74,7 +68,7 @@ __global__ void __launch_bounds__(kBlockSize)
     esp_resident_kernel(const core::DeviceSa* __restrict__ sas, uint32_t sa_count,
                         const CryptoOp* __restrict__ ops, uint32_t n, uint8_t* ok) {
   __shared__ core::AesTable table;
-  build_table(table);
+  core::aes_table_build_block(table);
   for (const uint32_t t : grid_stride(n)) {
     const CryptoOp op = ops[t];
     if (!op.esp || op.sa >= sa_count) {
