@@ -143,7 +143,7 @@ Status SlotReassembler::to_host(Entry& e) {
         h->store[dir].insert(p.start, bytes.data(), uint32_t(bytes.size()), p.os, p.oe,
                              [](uint64_t, uint64_t) { return false; });
       }
-      for (uint32_t i = 0; i < f.held[dir].size(); ++i) h->held[dir].push_back(f.held[dir].at(i));
+      for (uint32_t i = 0; i < f.held[dir].size(); ++i) h->held[dir].push_sorted(f.held[dir].at(i));
     }
   }
   free_.push_back(uint32_t(e.slot));

@@ -165,6 +165,96 @@ TEST(RangeStore, OverwritesAreCompactedAway) {
   EXPECT_EQ(out, std::vector<uint8_t>(10, uint8_t(999)));
 }
 
+// Orders a hostile sender picks against a sorted vector of pieces (each insert or delivery
+// moving every piece after it): descending, from the middle outward, holes filled one by one
+// from the front (each fill delivers and drops the front piece), and one wide segment
+// filling thousands of holes at once. The answers match the ByteStore's, and the pieces moved
+// in memory stay within a constant per piece (SortedChunks' chunk of 64), not O(pieces).
+std::vector<uint64_t> hostile_order(int kind, uint32_t n) {
+  std::vector<uint64_t> at;
+  switch (kind) {
+    case 0:  // descending, a one-byte hole after each
+      for (uint32_t k = n; k-- > 0;) at.push_back(2 * uint64_t(k) + 1);
+      break;
+    case 1:  // from the middle outward, alternating sides
+      for (uint32_t k = 0; k < n / 2; ++k) {
+        at.push_back(2 * uint64_t(n / 2 - 1 - k) + 1);
+        at.push_back(2 * uint64_t(n / 2 + k) + 1);
+      }
+      break;
+    default:  // odd bytes ascending, then the even ones (the holes) ascending
+      for (uint32_t k = 0; k < n; ++k) at.push_back(2 * uint64_t(k) + 1);
+      for (uint32_t k = 0; k < n; ++k) at.push_back(2 * uint64_t(k));
+      break;
+  }
+  return at;
+}
+
+TEST(RangeStore, HostileOrdersCostAConstantPerPiece) {
+  constexpr uint32_t kPieces = 6000;
+  for (int kind = 0; kind < 3; ++kind) {
+    SCOPED_TRACE(kind);
+    RangeStore r;
+    ByteStore b;
+    uint64_t base    = 0;
+    uint32_t inserts = 0;
+    std::vector<uint8_t> out_r, out_b;
+    for (const uint64_t at : hostile_order(kind, kPieces)) {
+      const uint8_t byte = uint8_t(at * 7);
+      const Wins w{1, at, at + 1};
+      const auto ir = r.insert(at, &byte, 1, at, at + 1, w);
+      const auto ib = b.insert(at, &byte, 1, at, at + 1, w);
+      ++inserts;
+      ASSERT_EQ(ir.added, ib.added);
+      compare(r, b, int(inserts));
+      // Deliver the run at the front, if any (as a stream does once its hole fills).
+      if (b.buffered() && b.first_start() == base) {
+        const uint64_t to = b.contiguous_end(base);
+        out_b.resize(to - base);
+        out_r.resize(to - base);
+        b.take(base, to, out_b.data());
+        r.take(base, to, out_r.data());
+        ASSERT_EQ(out_r, out_b);
+        base = to;
+      }
+    }
+    if (kind < 2) {  // the hole at 0 was never filled: everything is still stored
+      EXPECT_EQ(r.buffered(), kPieces);
+    } else {
+      EXPECT_EQ(r.buffered(), 0u);
+      EXPECT_EQ(base, 2 * uint64_t(kPieces));
+    }
+    // A sorted vector moves about kPieces^2 / 4 pieces here (9 million); the chunks at most
+    // half a chunk per insert, a chunk per split and a header per chunk.
+    EXPECT_LE(r.piece_moves(), uint64_t(inserts) * 100) << "pieces moved: " << r.piece_moves();
+  }
+  // One wide segment across thousands of holes (first wins: it fills each one, a piece per
+  // hole): linear too, and the bytes read back are the old ones with the holes filled.
+  RangeStore r;
+  ByteStore b;
+  std::vector<uint8_t> one(1, 1), wide(2 * kPieces + 1, 2);
+  for (uint32_t k = 0; k < kPieces; ++k) {
+    const uint64_t at = 2 * uint64_t(k) + 1;
+    r.insert(at, one.data(), 1, at, at + 1, Wins{0, at, at + 1});
+    b.insert(at, one.data(), 1, at, at + 1, Wins{0, at, at + 1});
+  }
+  const uint64_t before = r.piece_moves();
+  const auto ir =
+      r.insert(0, wide.data(), uint32_t(wide.size()), 0, wide.size(), Wins{0, 0, wide.size()});
+  const auto ib =
+      b.insert(0, wide.data(), uint32_t(wide.size()), 0, wide.size(), Wins{0, 0, wide.size()});
+  EXPECT_EQ(ir.added, ib.added);
+  EXPECT_EQ(ir.overlap, ib.overlap);
+  compare(r, b, 0);
+  EXPECT_LE(r.piece_moves() - before, uint64_t(kPieces) * 100);
+  std::vector<uint8_t> out_r(wide.size()), out_b(wide.size());
+  r.take(0, wide.size(), out_r.data());
+  b.take(0, wide.size(), out_b.data());
+  EXPECT_EQ(out_r, out_b);
+  EXPECT_EQ(out_r[1], 1);
+  EXPECT_EQ(out_r[2], 2);
+}
+
 // recycle() (what SerialMap::erase calls on a finished stream's slot) leaves a store that
 // answers as a new one, whatever it held: a run in order, holes, pieces past the room it keeps.
 TEST(RangeStore, RecycledStoresAnswerAsNewOnes) {

@@ -4,6 +4,7 @@
 // chunks (in order) and the counters equal ref.stream's, and each of those paths is taken.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <set>
 #include <string>
@@ -219,9 +220,9 @@ class FailingSlots final : public detail::SlotBackend {
   }
 };
 
-// The held ends, on the device's ring and in the host's queue: kept in ascending order whatever
-// the order of arrival (a segment parked ahead must not hide the ones after it), also across
-// the ring's wrap and the queue's spill; popped from the front as delivery passes them.
+// The held ends, on the device's ring and in the host's queue (a heap): the smallest first
+// whatever the order of arrival (a segment parked ahead must not hide the ones after it), also
+// across the ring's wrap and the queue's spill; popped from the front as delivery passes them.
 TEST(SlotStream, HeldEndsStaySortedOnTheRingAndInTheQueue) {
   std::mt19937_64 rng(91);
   for (int round = 0; round < 200; ++round) {
@@ -246,6 +247,27 @@ TEST(SlotStream, HeldEndsStaySortedOnTheRingAndInTheQueue) {
       for (uint64_t v : want) ASSERT_EQ(ring.at(k++), v) << "round " << round << " step " << step;
       if (!want.empty()) ASSERT_EQ(queue.front(), *want.begin());
     }
+  }
+}
+
+// The host's queue in the orders a hostile sender picks (descending, alternating ends, equal
+// ends): every end comes back, smallest first.
+TEST(SlotStream, HostQueueGivesEveryEndBackInOrderWhateverTheArrival) {
+  for (int kind = 0; kind < 3; ++kind) {
+    detail::EndQueue queue;
+    std::vector<uint64_t> want;
+    for (uint64_t k = 0; k < 5000; ++k) {
+      const uint64_t v = kind == 0 ? 10000 - k : kind == 1 ? (k % 2 ? 10000 - k : k) : 7 + k % 3;
+      queue.push_sorted(v);
+      want.push_back(v);
+    }
+    std::sort(want.begin(), want.end());
+    ASSERT_EQ(queue.size(), want.size());
+    for (const uint64_t v : want) {
+      ASSERT_EQ(queue.front(), v) << "kind " << kind;
+      queue.pop_front();
+    }
+    EXPECT_TRUE(queue.empty());
   }
 }
 

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "core/ranges/insert.hpp"
+#include "core/ranges/sorted_chunks.hpp"
 
 namespace warpath::ranges {
 
@@ -138,7 +139,7 @@ class RangeStore {
   RangeStore() = default;
   RangeStore(RangeStore&& o) noexcept
       : pieces_(std::move(o.pieces_)), arena_(std::move(o.arena_)), buffered_(o.buffered_) {
-    o.pieces_.clear();
+    o.pieces_.release();
     o.buffered_ = 0;
   }
   RangeStore& operator=(RangeStore&& o) noexcept {
@@ -147,7 +148,7 @@ class RangeStore {
       pieces_   = std::move(o.pieces_);
       arena_    = std::move(o.arena_);
       buffered_ = o.buffered_;
-      o.pieces_.clear();
+      o.pieces_.release();
       o.buffered_ = 0;
     }
     return *this;
@@ -162,14 +163,14 @@ class RangeStore {
   void recycle() {
     release();
     buffered_ = 0;
-    if (pieces_.capacity() > kKeptPieces)
-      std::vector<Piece>().swap(pieces_);
-    else
-      pieces_.clear();
+    pieces_.recycle(kKeptPieces);
   }
   /// Bytes the arena holds, dead ones included (at most 2 * buffered() + kSlack after each call).
   /// Its capacity can be about twice that.
   uint64_t arena_bytes() const { return arena_.size(); }
+  /// Pieces (and chunk headers) moved in memory by inserts and deliveries so far: the witness
+  /// that a hostile order of segments costs no more than an ordinary one per piece (tests).
+  uint64_t piece_moves() const { return pieces_.moved(); }
 
   /// Stores n bytes at `at`; `wins(old_start, old_end)` says whether they overwrite a byte
   /// stored by the piece [old_start, old_end).
@@ -180,7 +181,8 @@ class RangeStore {
     // In order and past everything buffered (the common case): one new range at the end,
     // inline. (Returned from the out-of-line function, the answer went through the stack, a
     // byte stored and read back as a word: a load that store forwarding cannot serve.)
-    if (pieces_.empty() || pieces_.back().end <= at) [[likely]] {
+    const Piece* last = pieces_.last();
+    if (!last || last->end <= at) [[likely]] {
       pieces_.push_back({at, at + n, os, oe, append(data, n)});
       buffered_ += n;
       return Insert{n, false, false};
@@ -196,17 +198,17 @@ class RangeStore {
     Insert r;
     const uint64_t e = at + n;
     uint64_t c       = at;
-    size_t k     = first_ending_after(c);
-    bool garbage = false;
+    Pos k            = pieces_.first_ending_after(c);
+    bool garbage     = false;
     while (c < e) {
-      if (k == pieces_.size() || pieces_[k].start > c) {  // free space up to the next range
-        const uint64_t to = k == pieces_.size() ? e : std::min(e, pieces_[k].start);
+      if (pieces_.at_end(k) || pieces_[k].start > c) {  // free space up to the next range
+        const uint64_t to = pieces_.at_end(k) ? e : std::min(e, pieces_[k].start);
         const uint64_t a  = append(data + (c - at), to - c);
-        pieces_.insert(pieces_.begin() + long(k), Piece{c, to, os, oe, a});
+        k                 = pieces_.insert(k, Piece{c, to, os, oe, a});
+        pieces_.next(k);
         buffered_ += to - c;
         r.added += to - c;
         c = to;
-        ++k;
         continue;
       }
       const Piece old   = pieces_[k];
@@ -219,15 +221,16 @@ class RangeStore {
         // old parts keep their bytes where they are, the new part's are appended.
         const uint64_t a = append(data + (c - at), to - c);
         pieces_[k]       = Piece{c, to, os, oe, a};
-        if (old.start < c)
-          pieces_.insert(pieces_.begin() + long(k++), Piece{old.start, c, old.os, old.oe, old.at});
-        ++k;
+        if (old.start < c) {
+          k = pieces_.insert(k, Piece{old.start, c, old.os, old.oe, old.at});
+          pieces_.next(k);
+        }
+        pieces_.next(k);
         if (to < old.end)
-          pieces_.insert(pieces_.begin() + long(k),
-                         Piece{to, old.end, old.os, old.oe, old.at + (to - old.start)});
+          k = pieces_.insert(k, Piece{to, old.end, old.os, old.oe, old.at + (to - old.start)});
         garbage = true;
       } else if (to == old.end) {
-        ++k;
+        pieces_.next(k);
       }
       c = to;
     }
@@ -236,11 +239,15 @@ class RangeStore {
   }
 
  public:
-  uint64_t contiguous_end(uint64_t from) const {
-    size_t k = first_ending_after(from);
-    if (k == pieces_.size() || pieces_[k].start > from) return from;
-    uint64_t end = pieces_[k].end;
-    for (++k; k < pieces_.size() && pieces_[k].start == end; ++k) end = pieces_[k].end;
+  [[gnu::always_inline]] uint64_t contiguous_end(uint64_t from) const {
+    const Pos k = pieces_.first_ending_after(from);
+    if (pieces_.at_end(k) || pieces_[k].start > from) return from;
+    uint64_t end = pieces_[k].start;
+    pieces_.walk(k, [&](const Piece& p) {
+      if (p.start != end) return false;
+      end = p.end;
+      return true;
+    });
     return end;
   }
 
@@ -249,8 +256,8 @@ class RangeStore {
   uint64_t max_end() const { return pieces_.empty() ? 0 : pieces_.back().end; }
   /// Whether any byte of [from, to) is stored.
   bool overlaps(uint64_t from, uint64_t to) const {
-    const size_t k = first_ending_after(from);
-    return from < to && k < pieces_.size() && pieces_[k].start < to;
+    const Pos k = pieces_.first_ending_after(from);
+    return from < to && !pieces_.at_end(k) && pieces_[k].start < to;
   }
 
   // Runs start at the first range (everything below it was delivered).
@@ -258,15 +265,18 @@ class RangeStore {
   void take(uint64_t from, uint64_t to, uint8_t* out) { consume(from, to, out); }
   /// The run [from, to) in place, when its ranges lie side by side in the arena (they arrived
   /// in order); else null. Valid until the next call that changes the store.
-  const uint8_t* view(uint64_t from, uint64_t to) const {
-    if (pieces_.empty() || pieces_[0].start != from) return nullptr;
-    uint64_t end = pieces_[0].end, next = pieces_[0].at + (end - from);
-    for (size_t k = 1; end < to; ++k) {
-      if (k == pieces_.size() || pieces_[k].start != end || pieces_[k].at != next) return nullptr;
-      next += pieces_[k].end - pieces_[k].start;
-      end = pieces_[k].end;
-    }
-    return arena_.data() + pieces_[0].at;
+  [[gnu::always_inline]] const uint8_t* view(uint64_t from, uint64_t to) const {
+    if (pieces_.empty() || pieces_.front().start != from) return nullptr;
+    uint64_t end = from, next = pieces_.front().at;
+    bool side_by_side = true;
+    pieces_.walk(pieces_.begin(), [&](const Piece& p) {
+      if (end >= to) return false;
+      if (p.start != end || p.at != next) return side_by_side = false;
+      next += p.end - p.start;
+      end = p.end;
+      return true;
+    });
+    return side_by_side && end >= to ? arena_.data() + pieces_.front().at : nullptr;
   }
   /// Drops the run [from, to) (after view()).
   void drop(uint64_t from, uint64_t to) { consume(from, to, nullptr); }
@@ -277,6 +287,7 @@ class RangeStore {
     uint64_t os = 0, oe = 0;  ///< the storing segment
     uint64_t at = 0;          ///< where its bytes start in the arena
   };
+  using Pos = SortedChunks<Piece>::Pos;
 
   /// The arena to the pool (or freed); the store holds none after.
   void release() {
@@ -299,17 +310,15 @@ class RangeStore {
   }
 
   void consume(uint64_t from, uint64_t to, uint8_t* out) {
-    size_t k   = 0;
-    uint64_t c = from;
-    while (c < to) {
-      Piece& p = pieces_[k];
+    uint64_t c  = from;
+    const Pos k = pieces_.walk(pieces_.begin(), [&](Piece& p) {
+      if (c >= to) return false;
       if (p.end <= to) {
         const uint64_t n = p.end - p.start;
         if (out) std::memcpy(out, arena_.data() + p.at, n), out += n;
         buffered_ -= n;
         c = p.end;
-        ++k;
-        continue;
+        return true;
       }
       const uint64_t n = to - p.start;  // the front of a range
       if (out) std::memcpy(out, arena_.data() + p.at, n);
@@ -317,8 +326,9 @@ class RangeStore {
       p.at += n;
       p.start = to;
       c       = to;
-    }
-    pieces_.erase(pieces_.begin(), pieces_.begin() + long(k));
+      return false;
+    });
+    pieces_.erase_before(k);
     if (pieces_.empty()) {
       // The arena goes back to the pool (a large one is freed: the caps count buffered bytes,
       // not capacity); the next append takes the pool's most recent one, which is still in
@@ -336,25 +346,13 @@ class RangeStore {
     Arena packed     = pool ? pool->take() : Arena();
     packed.clear();
     packed.reserve(buffered_);
-    for (Piece& p : pieces_) p.at = packed.append(arena_.data() + p.at, p.end - p.start);
+    pieces_.for_each(
+        [&](Piece& p) { p.at = packed.append(arena_.data() + p.at, p.end - p.start); });
     if (pool) pool->give(arena_);
     arena_ = std::move(packed);
   }
 
-  // The first range ending after `at` (the one covering it, or the next).
-  size_t first_ending_after(uint64_t at) const {
-    size_t lo = 0, hi = pieces_.size();
-    while (lo < hi) {
-      const size_t mid = (lo + hi) / 2;
-      if (pieces_[mid].end <= at)
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-    return lo;
-  }
-
-  std::vector<Piece> pieces_;  ///< sorted, non-overlapping
+  SortedChunks<Piece> pieces_;  ///< sorted, non-overlapping
   Arena arena_;
   uint64_t buffered_ = 0;
 };

@@ -8,7 +8,7 @@
 //          on the device): buffered(), insert(at, data, n, os, oe, wins) -> ranges::Insert,
 //          contiguous_end(from), first_start(), take(from, to, out); optionally view(from,
 //          to) (the run in place, or null) and drop(from, to), which save the copy.
-//   Held   the ends of the direction's held segments in ascending order (EndQueue on the
+//   Held   the ends of the direction's held segments, smallest first (EndQueue, a heap, on the
 //          host, a fixed ring in a device slot): size(), empty(), front(), push_sorted(),
 //          pop_front(). Ordered, not FIFO: a segment parked far ahead that nobody acknowledges
 //          must not keep the acknowledged ones after it counted against kMaxSegmentsPerStream.
