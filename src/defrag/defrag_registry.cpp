@@ -93,7 +93,7 @@ const DefragTable& engine_table() {
            [](const DefragConfig& c) -> DefragTable::Made {
              return detail::make_ref_defragmenter(c);
            }},
-          {{"cpu.defrag", "fragment ranges in a sorted vector, pooled buffers", 10, engine_always},
+          {{"cpu.defrag", "fragment ranges in sorted chunks, pooled buffers", 10, engine_always},
            [](const DefragConfig& c) -> DefragTable::Made {
              return detail::make_cpu_defragmenter(c);
            }},

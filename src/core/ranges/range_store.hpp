@@ -1,5 +1,6 @@
-// src/core/ranges/range_store.hpp: buffered bytes of a stream or datagram as a sorted vector
-// of non-overlapping ranges, each remembering the extent of the piece (segment, fragment) that
+// src/core/ranges/range_store.hpp: buffered bytes of a stream or datagram as a sorted sequence
+// of non-overlapping ranges (in chunks of at most 64: sorted_chunks.hpp, so an insert or a
+// delivery moves a bounded number of them however a sender orders its pieces), each remembering the extent of the piece (segment, fragment) that
 // stored it. The bytes live in one arena per store: an in-order piece is appended to it, so
 // pieces that arrived in order lie side by side and a run of them can be read in place
 // (view(), then drop()) instead of copied out (take()). Another piece fills the free space
