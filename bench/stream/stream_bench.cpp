@@ -11,6 +11,8 @@
 //   reorder  `small` with 1% of the data segments swapped with the next one of their flow
 //   reverse  20 connections x 4,000 segments of 10 bytes, each connection's segments sent last
 //            first (a hostile order: every one lands before everything held), then one ACK
+//   acksteps 20 connections x 4,000 segments of 10 bytes in order with no ACK between them,
+//            then 4,000 ACKs a segment apart (each delivers one segment of a long held run)
 //   small20, small200  `small`'s segments over 20 or 200 connections (the same packet count):
 //            what the per-packet work costs with the flows' state in L1 or L2 instead of farther
 // Every connection has a handshake, an ACK from the receiver every second segment and FINs.
@@ -58,6 +60,7 @@ void frame(Frames& out, uint32_t src, uint32_t dst, uint16_t sport, uint16_t dpo
 struct Shape {
   uint32_t flows, concurrent, segments, size, reorder_permille;
   bool reverse = false;  ///< each connection's data segments last first, then one ACK
+  bool steps   = false;  ///< in order, then one ACK per segment after all of them
 };
 
 Frames build(const Shape& s, uint64_t seed) {
@@ -80,15 +83,18 @@ Frames build(const Shape& s, uint64_t seed) {
     for (Conn& c : conns) frame(out, c.c, c.srv, c.cp, 80, c.cseq, 0, 0x02, 0);
     for (Conn& c : conns) frame(out, c.srv, c.c, 80, c.cp, c.sseq, c.cseq + 1, 0x12, 0);
     for (Conn& c : conns) frame(out, c.c, c.srv, c.cp, 80, c.cseq + 1, c.sseq + 1, 0x10, 0);
-    if (s.reverse) {
+    if (s.reverse || s.steps) {
       for (Conn& c : conns) {
-        for (uint32_t seg = s.segments; seg-- > 0;)
+        for (uint32_t k = 0; k < s.segments; ++k) {
+          const uint32_t seg = s.reverse ? s.segments - 1 - k : k;
           frame(out, c.c, c.srv, c.cp, 80, c.cseq + 1 + seg * s.size, c.sseq + 1, 0x18, s.size);
+        }
         c.sent = s.segments * s.size;
-        frame(out, c.srv, c.c, 80, c.cp, c.sseq + 1, c.cseq + 1 + c.sent, 0x10, 0);
+        for (uint32_t k = s.steps ? 1 : s.segments; k <= s.segments; ++k)
+          frame(out, c.srv, c.c, 80, c.cp, c.sseq + 1, c.cseq + 1 + k * s.size, 0x10, 0);
       }
     }
-    for (uint32_t seg = 0; !s.reverse && seg < s.segments; seg += 2) {
+    for (uint32_t seg = 0; !s.reverse && !s.steps && seg < s.segments; seg += 2) {
       const uint32_t count = std::min(2u, s.segments - seg);
       for (Conn& c : conns) {
         const uint32_t base = c.cseq + 1 + c.sent;
@@ -122,6 +128,7 @@ Shape shape_of(const std::string& w) {
   if (w == "small200") return {200, 200, 2000, 100, 0};
   if (w == "reorder") return {2000, 2000, 200, 100, 10};
   if (w == "reverse") return {20, 20, 4000, 10, 0, true};
+  if (w == "acksteps") return {20, 20, 4000, 10, 0, false, true};
   return {0, 0, 0, 0, 0};
 }
 
@@ -257,7 +264,7 @@ int main(int argc, char** argv) {
     else {
       std::fprintf(
           stderr,
-          "usage: warpath-stream-bench --workload inorder|small|short|reorder|reverse|small20|"
+          "usage: warpath-stream-bench --workload inorder|small|short|reorder|reverse|acksteps|"
           "small200 "
           "--engine warpath|libnids [--repeat N] [--json]\n");
       return 2;

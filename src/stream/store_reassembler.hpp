@@ -32,9 +32,18 @@ namespace warpath::stream::detail {
 /// order a push is one comparison with its parent, as the sorted insert from the back was.
 class EndQueue {
  public:
-  EndQueue()                               = default;
-  EndQueue(EndQueue&&) noexcept            = default;
-  EndQueue& operator=(EndQueue&&) noexcept = default;
+  EndQueue() = default;
+  /// A moved-from queue is empty (its entries may have gone with the spill).
+  EndQueue(EndQueue&& o) noexcept { *this = std::move(o); }
+  EndQueue& operator=(EndQueue&& o) noexcept {
+    if (this != &o) {
+      std::copy(o.inline_, o.inline_ + kInline, inline_);
+      spill_  = std::move(o.spill_);
+      size_   = o.size_;
+      o.size_ = 0;
+    }
+    return *this;
+  }
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
   uint64_t front() const { return data()[0]; }

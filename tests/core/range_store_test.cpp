@@ -42,8 +42,11 @@ void compare(const RangeStore& r, const ByteStore& b, int step) {
   ASSERT_LE(r.arena_bytes(), 2 * r.buffered() + RangeStore::kSlack) << "step " << step;
 }
 
-// `given`: a store to run (a recycled one); a fresh one without.
-void run(uint32_t seed, int rule, bool in_order_mostly, RangeStore* given = nullptr) {
+// `given`: a store to run (a recycled one); a fresh one without. Pieces of 1..max_len bytes,
+// those out of order up to `ahead` bytes past the in-order point. The most pieces the store held
+// at once in *most.
+void run(uint32_t seed, int rule, bool in_order_mostly, RangeStore* given = nullptr,
+         uint32_t max_len = 600, uint32_t ahead = 1200, int steps = 2000, size_t* most = nullptr) {
   std::mt19937 rng(seed);
   RangeStore own;
   RangeStore& r = given ? *given : own;
@@ -51,13 +54,13 @@ void run(uint32_t seed, int rule, bool in_order_mostly, RangeStore* given = null
   uint64_t base = 0;  // everything below was taken
   uint64_t next = 0;  // where an in-order sender would go on
   std::vector<uint8_t> data(3000), out_r, out_b;
-  for (int step = 0; step < 2000; ++step) {
-    const uint32_t n = 1 + rng() % 600;
+  for (int step = 0; step < steps; ++step) {
+    const uint32_t n = 1 + rng() % max_len;
     uint64_t at;
     if (in_order_mostly && rng() % 8) {
       at = next;
     } else {  // behind, at, or ahead of the in-order point, overlapping what is stored
-      at = base + rng() % uint32_t(next - base + 1200);
+      at = base + rng() % uint32_t(next - base + ahead);
     }
     for (uint32_t i = 0; i < n; ++i) data[i] = uint8_t(rng());
     const Wins w{rule, at, at + n};
@@ -67,11 +70,12 @@ void run(uint32_t seed, int rule, bool in_order_mostly, RangeStore* given = null
     ASSERT_EQ(ir.overlap, ib.overlap) << "step " << step;
     ASSERT_EQ(ir.differ, ib.differ) << "step " << step;
     next = std::max(next, at + n);
+    if (most) *most = std::max(*most, r.pieces());
     compare(r, b, step);
     const uint64_t lo = rng() % 40, hi = rng() % 40;
     ASSERT_EQ(r.overlaps(base + lo, base + lo + hi), b.overlaps(base + lo, base + lo + hi));
     // Sometimes deliver part or all of the run at the front, in place when the store can.
-    if (b.buffered() && b.first_start() == base && rng() % 2 == 0) {
+    if (b.buffered() && b.first_start() == base && rng() % (max_len < 8 ? 16 : 2) == 0) {
       const uint64_t end = b.contiguous_end(base);
       const uint64_t to  = base + 1 + rng() % (end - base);
       out_b.resize(to - base);
@@ -115,6 +119,18 @@ TEST(RangeStore, AnswersAsTheByteStoreInOrder) {
 
 TEST(RangeStore, AnswersAsTheByteStoreOnOverlapsAndHoles) {
   for (int rule = 0; rule < 4; ++rule) run(20 + rule, rule, false);
+}
+
+// Pieces of 1-3 bytes scattered over a few thousand: the store holds hundreds of them, so
+// inserts split chunks, overlaps split pieces across chunk edges, deliveries end inside later
+// chunks and in-place runs span chunks; every answer still the ByteStore's.
+TEST(RangeStore, AnswersAsTheByteStoreAcrossManyChunks) {
+  for (int rule = 0; rule < 4; ++rule) {
+    SCOPED_TRACE(rule);
+    size_t most = 0;
+    run(60 + rule, rule, rule % 2 == 0, nullptr, 3, 3000, 12000, &most);
+    EXPECT_GT(most, 200u);
+  }
 }
 
 TEST(RangeStore, InOrderRunsAreReadInPlace) {
@@ -253,6 +269,47 @@ TEST(RangeStore, HostileOrdersCostAConstantPerPiece) {
   EXPECT_EQ(out_r, out_b);
   EXPECT_EQ(out_r[1], 1);
   EXPECT_EQ(out_r[2], 2);
+}
+
+// contiguous_end() from the front, as a stream asks it once or twice per ACK and per FIN: a
+// long run behind the front costs no walk of it each time. 6,000 one-byte pieces in order
+// stay buffered (nothing acknowledged), then the run is asked for 6,000 times (FINs inside
+// it) and taken a byte at a time (ACKs a byte apart), asking before each take; then the same
+// with the run built by filling holes from the front and from the back.
+TEST(RangeStore, TheFrontRunIsNotWalkedAgainPerQuestion) {
+  constexpr uint64_t kPieces = 6000;
+  for (int build = 0; build < 3; ++build) {
+    SCOPED_TRACE(build);
+    RangeStore r;
+    ByteStore b;
+    const uint8_t byte = 9;
+    auto put           = [&](uint64_t at) {
+      r.insert(at, &byte, 1, at, at + 1, Wins{0, at, at + 1});
+      b.insert(at, &byte, 1, at, at + 1, Wins{0, at, at + 1});
+    };
+    if (build == 0) {
+      for (uint64_t k = 0; k < kPieces; ++k) put(k);
+    } else {  // odd bytes first, then the even ones ascending (1) or descending (2)
+      for (uint64_t k = 1; k < kPieces; k += 2) put(k);
+      for (uint64_t k = 0; k < kPieces; k += 2) put(build == 1 ? k : kPieces - 2 - k);
+    }
+    for (int q = 0; q < 6000; ++q) ASSERT_EQ(r.contiguous_end(0), kPieces);
+    for (uint64_t base = 0; base < kPieces; ++base) {
+      ASSERT_EQ(r.contiguous_end(base), kPieces);
+      uint8_t out = 0;
+      r.take(base, base + 1, &out);
+      ASSERT_EQ(out, byte);
+      if (base % 1000 == 0) {  // the oracle's answer too (its byte map walks: not each time)
+        ASSERT_EQ(b.contiguous_end(base), kPieces);
+        std::vector<uint8_t> taken(1000);
+        b.take(base, base + 1000, taken.data());
+        ASSERT_EQ(taken, std::vector<uint8_t>(1000, byte));
+      }
+    }
+    EXPECT_EQ(r.buffered(), 0u);
+    // Walking the run per question would visit about 6,000 x 6,000 / 2 pieces.
+    EXPECT_LE(r.run_visits(), 6 * kPieces) << "pieces visited: " << r.run_visits();
+  }
 }
 
 // recycle() (what SerialMap::erase calls on a finished stream's slot) leaves a store that

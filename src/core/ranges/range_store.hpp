@@ -139,7 +139,10 @@ class RangeStore {
 
   RangeStore() = default;
   RangeStore(RangeStore&& o) noexcept
-      : pieces_(std::move(o.pieces_)), arena_(std::move(o.arena_)), buffered_(o.buffered_) {
+      : pieces_(std::move(o.pieces_)),
+        arena_(std::move(o.arena_)),
+        buffered_(o.buffered_),
+        run_end_(o.run_end_) {
     o.pieces_.release();
     o.buffered_ = 0;
   }
@@ -149,6 +152,7 @@ class RangeStore {
       pieces_   = std::move(o.pieces_);
       arena_    = std::move(o.arena_);
       buffered_ = o.buffered_;
+      run_end_  = o.run_end_;
       o.pieces_.release();
       o.buffered_ = 0;
     }
@@ -172,6 +176,10 @@ class RangeStore {
   /// Pieces (and chunk headers) moved in memory by inserts and deliveries so far: the witness
   /// that a hostile order of segments costs no more than an ordinary one per piece (tests).
   uint64_t piece_moves() const { return pieces_.moved(); }
+  /// Pieces contiguous_end() has looked at so far (the same witness for the run it keeps).
+  uint64_t run_visits() const { return run_visits_; }
+  /// Ranges stored (tests).
+  size_t pieces() const { return pieces_.size(); }
 
   /// Stores n bytes at `at`; `wins(old_start, old_end)` says whether they overwrite a byte
   /// stored by the piece [old_start, old_end).
@@ -186,6 +194,7 @@ class RangeStore {
     if (!last || last->end <= at) [[likely]] {
       pieces_.push_back({at, at + n, os, oe, append(data, n)});
       buffered_ += n;
+      if (!last || at == run_end_) run_end_ = at + n;  // a new front, or the run goes on
       return Insert{n, false, false};
     }
     return insert_among(at, data, n, os, oe, wins);
@@ -197,8 +206,9 @@ class RangeStore {
   [[gnu::noinline]] Insert insert_among(uint64_t at, const uint8_t* data, uint32_t n, uint64_t os,
                                         uint64_t oe, const Wins& wins) {
     Insert r;
-    const uint64_t e = at + n;
-    uint64_t c       = at;
+    const uint64_t e     = at + n;
+    const uint64_t front = pieces_.front().start;  // not empty: something lies past `at`
+    uint64_t c           = at;
     Pos k            = pieces_.first_ending_after(c);
     bool garbage     = false;
     while (c < e) {
@@ -235,16 +245,31 @@ class RangeStore {
       }
       c = to;
     }
+    // Every byte of [at, e) is stored now: the front run grows by them where they touch it.
+    if (at < front)
+      run_end_ = e >= front ? std::max(run_end_, e) : e;
+    else if (at <= run_end_)
+      run_end_ = std::max(run_end_, e);
     if (garbage) compact_if_sparse();
     return r;
   }
 
  public:
+  /// One past the bytes stored contiguously from `from` (`from` if none is). From anywhere in
+  /// the front run (a stream asks from its next undelivered byte), O(log pieces) amortized:
+  /// the store keeps a bound on the run's end and only walks the pieces that joined it since.
   [[gnu::always_inline]] uint64_t contiguous_end(uint64_t from) const {
+    if (pieces_.empty() || from < pieces_.front().start) return from;
+    if (from <= run_end_) [[likely]] {
+      if (pieces_.back().end > run_end_) [[unlikely]]  // pieces past the run may touch it
+        extend_run();
+      return std::max(from, run_end_);
+    }
     const Pos k = pieces_.first_ending_after(from);
     if (pieces_.at_end(k) || pieces_[k].start > from) return from;
     uint64_t end = pieces_[k].start;
     pieces_.walk(k, [&](const Piece& p) {
+      ++run_visits_;
       if (p.start != end) return false;
       end = p.end;
       return true;
@@ -330,6 +355,9 @@ class RangeStore {
       return false;
     });
     pieces_.erase_before(k);
+    // Taken inside the front run: the rest of it still lies from `to` on; else the run went
+    // whole and the next piece starts the front one.
+    if (!pieces_.empty() && to >= run_end_) run_end_ = pieces_.front().end;
     if (pieces_.empty()) {
       // The arena goes back to the pool (a large one is freed: the caps count buffered bytes,
       // not capacity); the next append takes the pool's most recent one, which is still in
@@ -353,9 +381,25 @@ class RangeStore {
     arena_ = std::move(packed);
   }
 
+  /// Extends run_end_ over the pieces that touch it (each joins the run once).
+  [[gnu::noinline]] void extend_run() const {
+    const Pos k = pieces_.first_ending_after(run_end_);
+    if (pieces_.at_end(k)) return;
+    pieces_.walk(k, [&](const Piece& p) {
+      ++run_visits_;
+      if (p.start > run_end_) return false;
+      run_end_ = p.end;
+      return true;
+    });
+  }
+
   SortedChunks<Piece> pieces_;  ///< sorted, non-overlapping
   Arena arena_;
   uint64_t buffered_ = 0;
+  /// Not empty: the bytes [front piece's start, run_end_) are all stored (a lower bound of the
+  /// front run's end; contiguous_end() extends it).
+  mutable uint64_t run_end_    = 0;
+  mutable uint64_t run_visits_ = 0;
 };
 
 }  // namespace warpath::ranges

@@ -14,7 +14,8 @@
 // empty only when the whole list is (rest_ then is too: an emptied list keeps head_'s storage,
 // which in-order streams fill and empty once per delivery); every chunk holds 1..kChunk
 // elements. A Pos is (chunk, index), chunk 0 being head_, valid until the next insert or erase
-// (which return the positions they leave valid); the end is (chunks(), 0).
+// (insert returns the inserted element's); the end is (chunks(), 0). An allocation that fails
+// (bad_alloc) leaves the list as it was.
 #pragma once
 #include <cstdint>
 #include <cstdlib>
@@ -87,9 +88,12 @@ class SmallArray {
   }
   /// Keeps the first n elements.
   void truncate(uint32_t n) { n_ = n; }
-  /// Elements [from, n) appended (this one empty, from another chunk).
+  /// Room for n elements (n <= kMax), in one allocation.
+  void reserve(uint32_t n) {
+    if (n > cap_) resize_storage(n);
+  }
+  /// Elements [from, n) of `o` moved to the end of this one (which has room for them).
   void take_tail(SmallArray& o, uint32_t from) {
-    while (cap_ < o.n_ - from) grow();
     std::memcpy(p_ + n_, o.p_ + from, sizeof(T) * (o.n_ - from));
     n_ += o.n_ - from;
     o.n_ = from;
@@ -102,10 +106,10 @@ class SmallArray {
   }
 
  private:
-  [[gnu::noinline]] void grow() {
-    const uint32_t cap = cap_ ? (2 * cap_ < kMax ? 2 * cap_ : kMax) : 1;
-    auto* q            = static_cast<T*>(std::realloc(p_, sizeof(T) * cap));
-    if (!q) throw std::bad_alloc();
+  [[gnu::noinline]] void grow() { resize_storage(cap_ ? (2 * cap_ < kMax ? 2 * cap_ : kMax) : 1); }
+  void resize_storage(uint32_t cap) {
+    auto* q = static_cast<T*>(std::realloc(p_, sizeof(T) * cap));
+    if (!q) throw std::bad_alloc();  // this array unchanged
     p_   = q;
     cap_ = cap;
   }
@@ -202,7 +206,10 @@ class SortedChunks {
       return Pos{chunks() - 1, uint32_t(chunk(chunks() - 1).size() - 1)};
     }
     if (chunk(p.c).size() == kChunk) {  // split: the upper half to a new chunk after it
-      add_chunk(p.c);                   // rest_[p.c] is chunk p.c + 1
+      Chunk upper;
+      upper.reserve(kChunk / 2);  // allocations first: a failure changes nothing
+      add_chunk(p.c);             // rest_[p.c] is chunk p.c + 1
+      rest_[p.c].swap(upper);
       rest_[p.c].take_tail(chunk(p.c), kChunk / 2);
       moved_ += kChunk / 2;
       if (p.i > kChunk / 2) p = Pos{p.c + 1, p.i - kChunk / 2};
@@ -296,8 +303,13 @@ class SortedChunks {
   }
 
   [[gnu::noinline]] void push_back_past_head(const T& v) {
-    if (rest_.empty() || rest_.back().size() == kChunk) add_chunk(rest_.size());
-    rest_.back().push_back(v);
+    if (!rest_.empty() && rest_.back().size() < kChunk) {
+      rest_.back().push_back(v);
+      return;
+    }
+    Chunk last;
+    last.push_back(v);  // allocations first: a failure changes nothing
+    rest_.push_back(std::move(last));
   }
   [[gnu::noinline]] void erase_some(Pos p) {
     if (p.c) {  // chunks 0..p.c-1 go: chunk p.c becomes head_

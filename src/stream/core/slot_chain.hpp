@@ -180,7 +180,8 @@ struct FixedEnds {
   WARPATH_HD uint64_t front() const { return v[head]; }
   WARPATH_HD uint64_t at(uint32_t i) const { return v[(head + i) % H]; }
   WARPATH_HD void push_back(uint64_t x) { v[(head + count++) % H] = x; }
-  /// Inserts x in order, from the back (EndQueue::push_sorted).
+  /// Inserts x in order, from the back: O(entries past x), at most H (the host's EndQueue, which
+  /// holds up to kMaxSegmentsPerStream, is a heap).
   WARPATH_HD void push_sorted(uint64_t x) {
     uint32_t i = count++;
     for (; i > 0 && v[(head + i - 1) % H] > x; --i) v[(head + i) % H] = v[(head + i - 1) % H];
