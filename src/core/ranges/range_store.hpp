@@ -1,8 +1,10 @@
 // src/core/ranges/range_store.hpp: buffered bytes of a stream or datagram as a sorted sequence
 // of non-overlapping ranges (in chunks of at most 64: sorted_chunks.hpp, so an insert or a
-// delivery moves a bounded number of them however a sender orders its pieces), each remembering the extent of the piece (segment, fragment) that
-// stored it. The bytes live in one arena per store: an in-order piece is appended to it, so
-// pieces that arrived in order lie side by side and a run of them can be read in place
+// delivery moves a bounded number of them however a sender orders its pieces), each
+// remembering the extent of the piece (segment, fragment) that stored it, with a bound on the
+// end of the run of bytes from the first piece (contiguous_end() does not walk it again). The
+// bytes live in one arena per store: an in-order piece is appended to it, so pieces that
+// arrived in order lie side by side and a run of them can be read in place
 // (view(), then drop()) instead of copied out (take()). Another piece fills the free space
 // between ranges and, where `wins` lets it, splits the range it overlaps into the part before,
 // its own part (appended) and the part after (both still where they were). Memory: an empty

@@ -7,8 +7,9 @@
 // searches.
 //
 // The first chunk is a member (head_), the others a vector of chunks (rest_): a stream that
-// holds at most kChunk pieces (every ordinary one) touches only head_, a plain vector, as the
-// store's single vector did before (its in-order paths cost the same instructions).
+// holds at most kChunk pieces (every ordinary one) touches only head_, a plain array, as the
+// store's single vector did before (its in-order paths cost about the same instructions:
+// docs/adr/0009).
 //
 // Invariants: the elements are sorted by `end` (T has a member `end`, non-decreasing); head_ is
 // empty only when the whole list is (rest_ then is too: an emptied list keeps head_'s storage,
