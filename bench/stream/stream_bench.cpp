@@ -265,7 +265,7 @@ int main(int argc, char** argv) {
       std::fprintf(
           stderr,
           "usage: warpath-stream-bench --workload inorder|small|short|reorder|reverse|acksteps|"
-          "small200 "
+          "small20|small200 "
           "--engine warpath|libnids [--repeat N] [--json]\n");
       return 2;
     }

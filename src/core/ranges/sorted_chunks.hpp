@@ -87,8 +87,6 @@ class SmallArray {
     std::memmove(p_, p_ + k, sizeof(T) * (n_ - k));
     n_ -= k;
   }
-  /// Keeps the first n elements.
-  void truncate(uint32_t n) { n_ = n; }
   /// Room for n elements (n <= kMax), in one allocation.
   void reserve(uint32_t n) {
     if (n > cap_) resize_storage(n);
