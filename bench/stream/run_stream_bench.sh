@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # TCP flow tracking + reassembly, warpath beside libnids, one core, alternating per round:
-#   bench/stream/run_stream_bench.sh [BUILD_DIR] [CPU] [ROUNDS] > results.jsonl
+#   [WORKLOADS="inorder small ..."] bench/stream/run_stream_bench.sh [BUILD_DIR] [CPU] [ROUNDS] > results.jsonl
+# WORKLOADS defaults to the four (inorder small short reorder); small20 and small200 put
+# the same packets over fewer flows (warpath-stream-bench's usage).
 # Each line is one process's best of 5 runs, for every engine (libnids starts each run from a
 # fresh nids_init). Run on a quiet machine: no build or test running.
 # Where the build has warpath-stream-bench-nids-best (cmake -DWARPATH_LIBNIDS_BEST=libnids.a
@@ -9,10 +11,11 @@ set -euo pipefail
 build=${1:-build}
 cpu=${2:-1}
 rounds=${3:-3}
+workloads=${WORKLOADS:-inorder small short reorder}
 bin="$build/warpath-stream-bench"
 best="$build/warpath-stream-bench-nids-best"
 for round in $(seq "$rounds"); do
-  for workload in inorder small short reorder; do
+  for workload in $workloads; do
     for engine in warpath libnids; do
       taskset -c "$cpu" "$bin" --workload "$workload" --engine "$engine" --repeat 5 --json |
         sed "s/^{/{\"round\": $round, /"
