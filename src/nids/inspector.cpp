@@ -6,6 +6,7 @@
 #include <array>
 #include <cstring>
 #include <iterator>
+#include <random>
 
 #include "core/serial_map.hpp"
 #include "nids/threshold_table.hpp"
@@ -31,6 +32,7 @@ struct DirBuffer {
   bool dirty = false;     // new bytes since the last inspection
   bool closing       = false;     // its FIN was seen (stream_chunk: no more waiting for a chunk)
   uint32_t inspected = 0; // bytes inspected already
+  uint32_t chunk     = 0;  // stream_chunk: this chunk's size, drawn with jitter (0: not yet drawn)
 
   size_t held() const { return bytes.size() - head; }
   const uint8_t* data() const { return reinterpret_cast<const uint8_t*>(bytes.data()) + head; }
@@ -337,6 +339,7 @@ class PipelineInspector final : public Inspector {
       if (b.dirty && pv && defer(b, *pv)) continue;
       if (b.dirty) {
         b.dirty = false;
+        b.chunk = 0;  // the next chunk draws its own size
         WARPATH_TRY(run(b.data(), b.held(), b.inspected, b.from_start));
         if (b.held() > kStreamLookback) {  // keep the lookback only
           buffered_ -= b.held() - kStreamLookback;
@@ -351,10 +354,28 @@ class PipelineInspector final : public Inspector {
 
   // IDS with stream_chunk: does direction d's inspection wait for more bytes? Not past the
   // chunk, nor once the direction's FIN was seen or at an RST (the stream ends there).
-  bool defer(const DirBuffer& b, const PacketView& pv) const {
+  bool defer(DirBuffer& b, const PacketView& pv) {
     if (cfg_.ips || cfg_.stream_chunk == 0) return false;
-    if (b.held() - b.inspected >= cfg_.stream_chunk) return false;
+    if (b.chunk == 0) b.chunk = chunk_size();
+    if (b.held() - b.inspected >= b.chunk) return false;
     return !b.closing && !(pv.tcp_flags & 0x04);
+  }
+
+  // A chunk's size: stream_chunk, moved by up to stream_chunk_jitter per cent either way at
+  // random (uniformly, from a generator seeded per inspector from the system's entropy), so
+  // that where a direction is inspected does not follow from its bytes alone.
+  uint32_t chunk_size() {
+    const uint64_t n    = cfg_.stream_chunk;
+    const uint64_t span = n * cfg_.stream_chunk_jitter / 100;
+    if (span == 0) return uint32_t(n);
+    const uint64_t r = next_random() % (2 * span + 1);
+    return uint32_t(std::max<uint64_t>(1, n - span + r));
+  }
+  uint64_t next_random() {  // splitmix64
+    uint64_t z = (rng_ += 0x9e3779b97f4a7c15ull);
+    z          = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z          = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
   }
 
   // A new packet (or a flow's end): its rules alert once however many of its units match.
@@ -469,6 +490,7 @@ class PipelineInspector final : public Inspector {
       b.dirty      = false;
       b.from_start = false;  // what follows a gap is not a stream's start
       b.inspected = 0;
+      b.chunk      = 0;
       return;
     }
     if (b.full) return;
@@ -481,7 +503,7 @@ class PipelineInspector final : public Inspector {
       buffered_ -= std::min<uint64_t>(buffered_, b.held());  // before the move empties it
       if (b.dirty) b.before_gap.emplace_back(b.take(), b.inspected);
       b.clear();
-      b.dirty = false, b.inspected = 0, b.from_start = false;
+      b.dirty = false, b.inspected = 0, b.from_start = false, b.chunk = 0;
       b.total += std::min<size_t>(room, c.len);
       return;
     }
@@ -569,6 +591,7 @@ class PipelineInspector final : public Inspector {
   InspectorCounters counters_;
   uint64_t ts_ = 0, packet_no_ = 0;
   uint64_t buffered_ = 0;  // bytes in every direction's inspection buffer
+  uint64_t rng_ = uint64_t(std::random_device{}()) << 32 ^ std::random_device{}();  // chunk_size()
   detail::ThresholdTable thresholds_;
 };
 
@@ -596,6 +619,8 @@ Result<MidstreamPolicy> parse_midstream_policy(std::string_view t, bool ips) {
 Result<std::unique_ptr<Inspector>> Inspector::make(std::shared_ptr<const DetectImage> image,
                                                    const InspectorConfig& config) {
   if (config.inspect_depth == 0) return Status(Errc::kInvalidArgument, "inspect_depth must be above 0");
+  if (config.stream_chunk_jitter > 50)
+    return Status(Errc::kInvalidArgument, "stream_chunk_jitter must be 0 to 50 (per cent)");
   InspectorConfig c = config;
   c.stream.mode     = c.ips ? stream::Mode::kInline : stream::Mode::kIds;
   c.flow.ignore_ipv4_checksum = c.flow.ignore_ipv4_checksum || c.any_checksum;

@@ -600,6 +600,36 @@ def test_stream_chunks_inspect_less_often_and_find_the_same(tmp_path):
     assert json.loads(js.read_text())["detect"]["stream_units"] == units["0"]
 
 
+def test_stream_chunk_sizes_are_drawn_at_random(tmp_path):
+    """--stream-chunk-jitter P (10 by default, as Suricata's randomize-chunk-range): each chunk's
+    size is drawn at random within P per cent of --stream-chunk, anew for every chunk, so that an
+    attacker cannot predict where a stream is inspected; 0 gives exactly --stream-chunk."""
+    s = Session()
+    s.send(0, b"EVILPAYLOAD" + b"." * 89)
+    for _ in range(30):
+        s.send(0, b"." * 100)
+    cap = write(tmp_path, s.close())
+
+    def first_inspection(jitter):
+        alerts, _, _ = nids(tmp_path, split_rules(tmp_path), cap, "--stream-chunk", "1000",
+                            "--stream-chunk-jitter", jitter)
+        assert sorted(sids(alerts)) == [1, 2, 3]
+        return [a["pcap_cnt"] for a in alerts if a["alert"]["signature_id"] == 1][0]
+
+    # Exactly 1,000 bytes: the tenth segment's acknowledgement completes the chunk, every time.
+    exact = {first_inspection("0") for _ in range(3)}
+    assert len(exact) == 1, exact
+    tenth = exact.pop()
+    # 500 to 1,500 bytes: the 5th to 15th segment's acknowledgement (two frames a segment), not
+    # the same one every run (eight runs all alike would take a chance of about 1e-7).
+    drawn = [first_inspection("50") for _ in range(8)]
+    assert all(tenth - 10 <= p <= tenth + 10 and (p - tenth) % 2 == 0 for p in drawn), (tenth, drawn)
+    assert len(set(drawn)) > 1, drawn
+    r = run("nids", "--rules", split_rules(tmp_path), "--in", cap, "--stream-chunk", "1000",
+            "--stream-chunk-jitter", "51")
+    assert r.returncode != 0 and "--stream-chunk-jitter" in r.stderr, r.stderr
+
+
 @pytest.mark.skipif(not ET.is_dir() or not SOME, reason="shared data not found")
 def test_stream_chunks_find_what_every_segment_finds_with_et_open(tmp_path):
     extra, total = anything_rules(tmp_path), 0

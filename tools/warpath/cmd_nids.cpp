@@ -34,6 +34,7 @@ struct NidsOptions {
   uint32_t batch    = CaptureInput::kBatch;
   uint32_t inspect_depth = 1u << 20;
   uint32_t stream_chunk  = 0;
+  uint32_t stream_chunk_jitter = 10;
 };
 
 // An optional output (--eve, --fast, --json): nothing when `path` is empty, stdout for "-".
@@ -148,6 +149,7 @@ int run_nids(const NidsOptions& o) {
   cfg.ips           = o.ips;
   cfg.inspect_depth = o.inspect_depth;
   cfg.stream_chunk     = o.stream_chunk;
+  cfg.stream_chunk_jitter = o.stream_chunk_jitter;
   cfg.any_checksum  = o.no_checksum;
   cfg.flow.capacity = o.capacity;
   cfg.stream.midstream = o.midstream;
@@ -328,6 +330,11 @@ void add_nids(CLI::App& app, Runner& run) {
                   "default: 2560); 0 (default): at every segment. Alerts then name the packet that "
                   "completed the chunk")
       ->check(CLI::Range(0u, 1u << 20));
+  cmd->add_option("--stream-chunk-jitter", o->stream_chunk_jitter,
+                  "Per cent by which each chunk's size is drawn at random around --stream-chunk, "
+                  "anew for every chunk, so that an attacker cannot predict where inspections "
+                  "happen (Suricata's randomize-chunk-range); 0: exactly --stream-chunk bytes")
+      ->check(CLI::Range(0u, 50u));
   cmd->add_flag("--no-checksum", o->no_checksum, "Take IPv4 packets with bad header checksums (Suricata's -k none)");
   cmd->add_flag("--no-defrag", o->no_defrag, "Do not put IP fragments back together first");
   cmd->add_flag("--no-flows", o->no_flows, "Leave flow events out of the EVE output");

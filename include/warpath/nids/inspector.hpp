@@ -83,6 +83,10 @@ struct InspectorConfig {
   /// RST, a gap or the flow's end (Suricata's raw stream inspection in chunks); 0: at every
   /// segment. IPS inspects at every segment whatever this says (a verdict cannot wait).
   uint32_t stream_chunk = 0;
+  /// Each chunk's size is drawn at random within this many per cent of stream_chunk (0 to 50;
+  /// Suricata's randomize-chunk-range, 10 by default), anew for every chunk of every direction,
+  /// so that an attacker cannot predict where an inspection happens.
+  uint32_t stream_chunk_jitter = 10;
 };
 
 struct Alert {

@@ -156,6 +156,8 @@ ModuleInfo nids_module_info() {
          {"stream_chunk", "0",
           "ids: inspect a stream direction once this many new bytes wait (Suricata: 2560); 0: every "
              "segment"},
+         {"stream_chunk_jitter", "10",
+          "per cent by which each chunk's size is drawn at random around stream_chunk (0-50)"},
          {"l7", "", "l7-filter patterns: label flows (EVE app_proto; app-layer-protocol in rules)"},
   };
   i.reads = field_bit(Field::kParse);
@@ -186,6 +188,8 @@ ModuleInfo nids_module_info() {
     cfg.flow.capacity = uint32_t(capacity);
     WARPATH_ASSIGN_OR_RETURN(const uint64_t chunk, args.get_u64("stream_chunk", 0, 1u << 20));
     cfg.stream_chunk = uint32_t(chunk);
+    WARPATH_ASSIGN_OR_RETURN(const uint64_t jitter, args.get_u64("stream_chunk_jitter", 10, 50));
+    cfg.stream_chunk_jitter = uint32_t(jitter);
     if (const std::string l7 = args.get("l7"); !l7.empty()) {
       WARPATH_ASSIGN_OR_RETURN(const std::string text, env.tables->read_text(l7));
       WARPATH_ASSIGN_OR_RETURN(nids::L7Set set7, nids::parse_l7(text, l7));
