@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstring>
 #include <iterator>
 #include <random>
@@ -14,6 +15,19 @@
 
 namespace warpath::nids {
 namespace {
+
+// 64 bits from the system's entropy source; should it fail (std::random_device may throw where
+// none is available), the clock and an address: hard to guess from off the host, if weaker.
+uint64_t entropy_seed() {
+  try {
+    std::random_device rd;
+    return uint64_t(rd()) << 32 ^ rd();
+  } catch (const std::exception&) {
+    static int anchor;
+    return uint64_t(std::chrono::steady_clock::now().time_since_epoch().count()) ^
+           uint64_t(reinterpret_cast<uintptr_t>(&anchor)) << 17;
+  }
+}
 
 // One direction's bytes since its last gap, up to the inspection depth.
 struct DirBuffer {
@@ -356,22 +370,28 @@ class PipelineInspector final : public Inspector {
   // chunk, nor once the direction's FIN was seen or at an RST (the stream ends there).
   bool defer(DirBuffer& b, const PacketView& pv) {
     if (cfg_.ips || cfg_.stream_chunk == 0) return false;
+    if (b.full) return false;  // past inspect_depth no more bytes come: nothing to wait for
     if (b.chunk == 0) b.chunk = chunk_size();
     if (b.held() - b.inspected >= b.chunk) return false;
     return !b.closing && !(pv.tcp_flags & 0x04);
   }
 
   // A chunk's size: stream_chunk, moved by up to stream_chunk_jitter per cent either way at
-  // random (uniformly, from a generator seeded per inspector from the system's entropy), so
-  // that where a direction is inspected does not follow from its bytes alone.
+  // random (uniformly, from a generator seeded from the system's entropy at the first draw), so
+  // that where a direction is inspected does not follow from its bytes alone; never past
+  // kMaxStreamChunk (what a direction may hold while it waits).
   uint32_t chunk_size() {
     const uint64_t n    = cfg_.stream_chunk;
     const uint64_t span = n * cfg_.stream_chunk_jitter / 100;
     if (span == 0) return uint32_t(n);
     const uint64_t r = next_random() % (2 * span + 1);
-    return uint32_t(std::max<uint64_t>(1, n - span + r));
+    return uint32_t(std::min<uint64_t>(n - span + r, kMaxStreamChunk));
   }
   uint64_t next_random() {  // splitmix64
+    if (!seeded_) {
+      rng_    = entropy_seed();
+      seeded_ = true;
+    }
     uint64_t z = (rng_ += 0x9e3779b97f4a7c15ull);
     z          = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z          = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
@@ -591,7 +611,8 @@ class PipelineInspector final : public Inspector {
   InspectorCounters counters_;
   uint64_t ts_ = 0, packet_no_ = 0;
   uint64_t buffered_ = 0;  // bytes in every direction's inspection buffer
-  uint64_t rng_ = uint64_t(std::random_device{}()) << 32 ^ std::random_device{}();  // chunk_size()
+  uint64_t rng_      = 0;  // chunk_size()'s generator, seeded at its first draw
+  bool seeded_       = false;
   detail::ThresholdTable thresholds_;
 };
 
@@ -619,6 +640,8 @@ Result<MidstreamPolicy> parse_midstream_policy(std::string_view t, bool ips) {
 Result<std::unique_ptr<Inspector>> Inspector::make(std::shared_ptr<const DetectImage> image,
                                                    const InspectorConfig& config) {
   if (config.inspect_depth == 0) return Status(Errc::kInvalidArgument, "inspect_depth must be above 0");
+  if (config.stream_chunk > kMaxStreamChunk)
+    return Status(Errc::kInvalidArgument, "stream_chunk must be at most 1 MiB");
   if (config.stream_chunk_jitter > 50)
     return Status(Errc::kInvalidArgument, "stream_chunk_jitter must be 0 to 50 (per cent)");
   InspectorConfig c = config;

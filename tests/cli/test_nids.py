@@ -547,16 +547,21 @@ def flow_sids(eve_text):
     return out
 
 
+# Chunks of exactly --stream-chunk bytes, where a test checks the packets that complete them
+# (the default draws each chunk's size at random: test_stream_chunk_sizes_are_drawn_at_random).
+EXACT = ("--stream-chunk-jitter", "0")
+
+
 def test_stream_chunks_inspect_less_often_and_find_the_same(tmp_path):
     """--stream-chunk N (IDS; Suricata inspects raw streams in 2,560-byte chunks): a direction's
     stream is inspected once N new bytes wait, at its FIN, an RST, a gap or the flow's end. The
     same rules match in the same flows (once per inspection: occurrences within one chunk alert
-    once); fewer stream inspections run; IPS ignores it."""
+    once); fewer stream inspections run; IPS ignores it. (Exact chunks: EXACT.)"""
     # Split and tiny segments: found at the FIN, not lost.
     s = Session()
     for part in (b"xxEVI", b"LPAY", b"LOADxx", b" and EVILPAYLOAD again"):
         s.send(0, part)
-    alerts, _, _ = nids(tmp_path, split_rules(tmp_path), write(tmp_path, s.close()), "--stream-chunk", "2560")
+    alerts, _, _ = nids(tmp_path, split_rules(tmp_path), write(tmp_path, s.close()), "--stream-chunk", "2560", *EXACT)
     # Both occurrences are in one inspected chunk, and a rule alerts once per inspection (as in
     # Suricata): one stream alert where per-segment inspection gives two.
     assert sorted(sids(alerts)) == [1, 2]
@@ -564,7 +569,7 @@ def test_stream_chunks_inspect_less_often_and_find_the_same(tmp_path):
     for ch in b"EVILPAYLOAD":
         s.send(0, bytes([ch]))
     frames = s.close()
-    alerts, _, _ = nids(tmp_path, split_rules(tmp_path), write(tmp_path, frames), "--stream-chunk", "2560")
+    alerts, _, _ = nids(tmp_path, split_rules(tmp_path), write(tmp_path, frames), "--stream-chunk", "2560", *EXACT)
     assert sorted(sids(alerts)) == [1, 3]
     # Inspected at the client's FIN (its bytes were all acknowledged by then), not at the end.
     fin = len(frames) - 2  # pcap_cnt counts from 1: the client's FIN is the third frame from the end
@@ -574,7 +579,7 @@ def test_stream_chunks_inspect_less_often_and_find_the_same(tmp_path):
     s = Session()
     s.send(0, b"xxEVILPAYLOADxx", ack=False)
     frames = s.close()
-    alerts, _, _ = nids(tmp_path, split_rules(tmp_path), write(tmp_path, frames), "--stream-chunk", "2560")
+    alerts, _, _ = nids(tmp_path, split_rules(tmp_path), write(tmp_path, frames), "--stream-chunk", "2560", *EXACT)
     stream = [a for a in alerts if a["alert"]["signature_id"] == 1]
     assert [a["pcap_cnt"] for a in stream] == [len(frames) - 1]
     # A long stream of 100-byte segments: its chunks are inspected before the FIN, and the
@@ -587,7 +592,7 @@ def test_stream_chunks_inspect_less_often_and_find_the_same(tmp_path):
     units = {}
     for chunk in ("0", "1000"):
         js = tmp_path / f"s{chunk}.json"
-        alerts, _, _ = nids(tmp_path, split_rules(tmp_path), cap, "--stream-chunk", chunk, "--json", js)
+        alerts, _, _ = nids(tmp_path, split_rules(tmp_path), cap, "--stream-chunk", chunk, *EXACT, "--json", js)
         assert sorted(sids(alerts)) == [1, 2, 3]
         units[chunk] = json.loads(js.read_text())["detect"]["stream_units"]
     assert units["1000"] * 5 < units["0"], units
@@ -601,9 +606,10 @@ def test_stream_chunks_inspect_less_often_and_find_the_same(tmp_path):
 
 
 def test_stream_chunk_sizes_are_drawn_at_random(tmp_path):
-    """--stream-chunk-jitter P (10 by default, as Suricata's randomize-chunk-range): each chunk's
-    size is drawn at random within P per cent of --stream-chunk, anew for every chunk, so that an
-    attacker cannot predict where a stream is inspected; 0 gives exactly --stream-chunk."""
+    """--stream-chunk-jitter P (10 by default, as Suricata documents its randomize-chunk-range):
+    each chunk's size is drawn at random within P per cent of --stream-chunk either way, anew for
+    every chunk, so that an attacker cannot predict where a stream is inspected; 0 gives exactly
+    --stream-chunk."""
     s = Session()
     s.send(0, b"EVILPAYLOAD" + b"." * 89)
     for _ in range(30):
@@ -628,6 +634,25 @@ def test_stream_chunk_sizes_are_drawn_at_random(tmp_path):
     r = run("nids", "--rules", split_rules(tmp_path), "--in", cap, "--stream-chunk", "1000",
             "--stream-chunk-jitter", "51")
     assert r.returncode != 0 and "--stream-chunk-jitter" in r.stderr, r.stderr
+    # Drawn anew for every chunk: a rule matching every chunk's new bytes alerts at each
+    # inspection. Over 60 segments with exact chunks the inspections are ten segments (20
+    # frames) apart; drawn, the steps between them change within a run (each run has at least
+    # two steps, each one of eleven with a chance of at most 0.1 each: eight runs that all keep
+    # one step would take a chance below 1e-8).
+    every = rules(tmp_path, 'alert tcp any any -> any any (msg:"every chunk"; content:"."; sid:9;)\n', "every.rules")
+    s = Session()
+    for _ in range(60):
+        s.send(0, b"." * 100)
+    cap = write(tmp_path, s.close(), "dots.pcap")
+
+    def steps(jitter):
+        alerts, _, _ = nids(tmp_path, every, cap, "--stream-chunk", "1000", "--stream-chunk-jitter", jitter)
+        at = sorted(a["pcap_cnt"] for a in alerts if a["alert"]["signature_id"] == 9)
+        assert len(at) >= 4, at
+        return [b - a for a, b in zip(at, at[1:-1])]  # the last one may be the FIN's
+
+    assert set(steps("0")) == {20}
+    assert any(len(set(steps("50"))) > 1 for _ in range(8))
 
 
 @pytest.mark.skipif(not ET.is_dir() or not SOME, reason="shared data not found")
@@ -635,7 +660,7 @@ def test_stream_chunks_find_what_every_segment_finds_with_et_open(tmp_path):
     extra, total = anything_rules(tmp_path), 0
     for cap in SOME:
         want = et_run(tmp_path, extra, cap, "cpu.nids", 64)
-        got = et_run(tmp_path, extra, cap, "cpu.nids", 64, "--stream-chunk", "2560")
+        got = et_run(tmp_path, extra, cap, "cpu.nids", 64, "--stream-chunk", "2560", *EXACT)
         assert flow_sids(got) == flow_sids(want), cap.name
         total += len(flow_sids(want))
     assert total > 0

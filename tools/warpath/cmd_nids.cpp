@@ -329,11 +329,13 @@ void add_nids(CLI::App& app, Runner& run) {
                   "an RST, a gap, the flow's end), as Suricata's raw stream inspection does (its "
                   "default: 2560); 0 (default): at every segment. Alerts then name the packet that "
                   "completed the chunk")
-      ->check(CLI::Range(0u, 1u << 20));
-  cmd->add_option("--stream-chunk-jitter", o->stream_chunk_jitter,
-                  "Per cent by which each chunk's size is drawn at random around --stream-chunk, "
-                  "anew for every chunk, so that an attacker cannot predict where inspections "
-                  "happen (Suricata's randomize-chunk-range); 0: exactly --stream-chunk bytes")
+      ->check(CLI::Range(0u, nids::kMaxStreamChunk));
+  cmd->add_option(
+         "--stream-chunk-jitter", o->stream_chunk_jitter,
+         "Each chunk's size is drawn at random within this many per cent of --stream-chunk "
+         "either way (at most 1 MiB), anew for every chunk, so that an attacker cannot "
+         "predict where inspections happen (as Suricata's randomize-chunk-range is "
+         "documented); 0: exactly --stream-chunk bytes")
       ->check(CLI::Range(0u, 50u));
   cmd->add_flag("--no-checksum", o->no_checksum, "Take IPv4 packets with bad header checksums (Suricata's -k none)");
   cmd->add_flag("--no-defrag", o->no_defrag, "Do not put IP fragments back together first");

@@ -65,6 +65,10 @@ enum class UnitBatches : uint8_t {
 };
 Result<UnitBatches> parse_unit_batches(std::string_view text);  ///< "auto", "on", "off"
 
+/// The largest stream_chunk, and the largest chunk its jitter may draw: what a stream direction
+/// may hold while its inspection waits.
+inline constexpr uint32_t kMaxStreamChunk = 1u << 20;
+
 struct InspectorConfig {
   std::string engine = "auto";         ///< detection engine
   std::string flow_engine = "auto";
@@ -83,9 +87,10 @@ struct InspectorConfig {
   /// RST, a gap or the flow's end (Suricata's raw stream inspection in chunks); 0: at every
   /// segment. IPS inspects at every segment whatever this says (a verdict cannot wait).
   uint32_t stream_chunk = 0;
-  /// Each chunk's size is drawn at random within this many per cent of stream_chunk (0 to 50;
-  /// Suricata's randomize-chunk-range, 10 by default), anew for every chunk of every direction,
-  /// so that an attacker cannot predict where an inspection happens.
+  /// Each chunk's size is drawn at random within this many per cent of stream_chunk either way
+  /// (0 to 50, 10 by default; at most kMaxStreamChunk), anew for every chunk of every
+  /// direction, so that an attacker cannot predict where an inspection happens. Suricata's
+  /// randomize-chunk-range is documented so (10 by default), though its code applies half.
   uint32_t stream_chunk_jitter = 10;
 };
 

@@ -157,7 +157,8 @@ ModuleInfo nids_module_info() {
           "ids: inspect a stream direction once this many new bytes wait (Suricata: 2560); 0: every "
              "segment"},
          {"stream_chunk_jitter", "10",
-          "per cent by which each chunk's size is drawn at random around stream_chunk (0-50)"},
+          "each chunk's size drawn at random within this many per cent of stream_chunk either way "
+             "(0-50)"},
          {"l7", "", "l7-filter patterns: label flows (EVE app_proto; app-layer-protocol in rules)"},
   };
   i.reads = field_bit(Field::kParse);
@@ -186,7 +187,8 @@ ModuleInfo nids_module_info() {
     WARPATH_ASSIGN_OR_RETURN(cfg.stream.policy, stream::parse_policy(args.get("policy", "bsd")));
     WARPATH_ASSIGN_OR_RETURN(const uint64_t capacity, args.get_u64("capacity", 1u << 18, 1u << 26));
     cfg.flow.capacity = uint32_t(capacity);
-    WARPATH_ASSIGN_OR_RETURN(const uint64_t chunk, args.get_u64("stream_chunk", 0, 1u << 20));
+    WARPATH_ASSIGN_OR_RETURN(const uint64_t chunk,
+                             args.get_u64("stream_chunk", 0, nids::kMaxStreamChunk));
     cfg.stream_chunk = uint32_t(chunk);
     WARPATH_ASSIGN_OR_RETURN(const uint64_t jitter, args.get_u64("stream_chunk_jitter", 10, 50));
     cfg.stream_chunk_jitter = uint32_t(jitter);
