@@ -83,9 +83,10 @@ struct InspectorConfig {
   std::shared_ptr<const L7Set> l7;     ///< L7 classification (null: none)
   std::string l7_engine = "auto";      ///< pattern engine for it
   UnitBatches unit_batches = UnitBatches::kAuto;
-  /// IDS: a direction's stream is inspected once this many new bytes wait, or at its FIN or an
-  /// RST, a gap or the flow's end (Suricata's raw stream inspection in chunks); 0: at every
-  /// segment. IPS inspects at every segment whatever this says (a verdict cannot wait).
+  /// IDS: a direction's stream is inspected once about this many new bytes wait (each chunk's
+  /// own size drawn by stream_chunk_jitter), or at its FIN or an RST, a gap, the flow's end or
+  /// inspect_depth (Suricata's raw stream inspection in chunks); 0: at every segment. IPS
+  /// inspects at every segment whatever this says (a verdict cannot wait).
   uint32_t stream_chunk = 0;
   /// Each chunk's size is drawn at random within this many per cent of stream_chunk either way
   /// (0 to 50, 10 by default; at most kMaxStreamChunk), anew for every chunk of every
