@@ -642,8 +642,10 @@ Result<std::unique_ptr<Inspector>> Inspector::make(std::shared_ptr<const DetectI
   if (config.inspect_depth == 0) return Status(Errc::kInvalidArgument, "inspect_depth must be above 0");
   if (config.stream_chunk > kMaxStreamChunk)
     return Status(Errc::kInvalidArgument, "stream_chunk must be at most 1 MiB");
-  if (config.stream_chunk_jitter > 50)
-    return Status(Errc::kInvalidArgument, "stream_chunk_jitter must be 0 to 50 (per cent)");
+  if (config.stream_chunk_jitter > kMaxStreamChunkJitter)
+    return Status(Errc::kInvalidArgument, "stream_chunk_jitter must be 0 to " +
+                                              std::to_string(kMaxStreamChunkJitter) +
+                                              " (per cent)");
   InspectorConfig c = config;
   c.stream.mode     = c.ips ? stream::Mode::kInline : stream::Mode::kIds;
   c.flow.ignore_ipv4_checksum = c.flow.ignore_ipv4_checksum || c.any_checksum;

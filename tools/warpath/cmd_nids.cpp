@@ -336,7 +336,7 @@ void add_nids(CLI::App& app, Runner& run) {
          "either way (at most 1 MiB), anew for every chunk, so that an attacker cannot "
          "predict where inspections happen (as Suricata's randomize-chunk-range is "
          "documented); 0: exactly --stream-chunk bytes")
-      ->check(CLI::Range(0u, 50u));
+      ->check(CLI::Range(0u, nids::kMaxStreamChunkJitter));
   cmd->add_flag("--no-checksum", o->no_checksum, "Take IPv4 packets with bad header checksums (Suricata's -k none)");
   cmd->add_flag("--no-defrag", o->no_defrag, "Do not put IP fragments back together first");
   cmd->add_flag("--no-flows", o->no_flows, "Leave flow events out of the EVE output");

@@ -68,6 +68,8 @@ Result<UnitBatches> parse_unit_batches(std::string_view text);  ///< "auto", "on
 /// The largest stream_chunk, and the largest chunk its jitter may draw: what a stream direction
 /// may hold while its inspection waits.
 inline constexpr uint32_t kMaxStreamChunk = 1u << 20;
+/// The largest stream_chunk_jitter (per cent).
+inline constexpr uint32_t kMaxStreamChunkJitter = 50;
 
 struct InspectorConfig {
   std::string engine = "auto";         ///< detection engine

@@ -190,7 +190,8 @@ ModuleInfo nids_module_info() {
     WARPATH_ASSIGN_OR_RETURN(const uint64_t chunk,
                              args.get_u64("stream_chunk", 0, nids::kMaxStreamChunk));
     cfg.stream_chunk = uint32_t(chunk);
-    WARPATH_ASSIGN_OR_RETURN(const uint64_t jitter, args.get_u64("stream_chunk_jitter", 10, 50));
+    WARPATH_ASSIGN_OR_RETURN(const uint64_t jitter,
+                             args.get_u64("stream_chunk_jitter", 10, nids::kMaxStreamChunkJitter));
     cfg.stream_chunk_jitter = uint32_t(jitter);
     if (const std::string l7 = args.get("l7"); !l7.empty()) {
       WARPATH_ASSIGN_OR_RETURN(const std::string text, env.tables->read_text(l7));
