@@ -1,7 +1,7 @@
 // warpath-stream-bench: TCP flow tracking + reassembly per core, warpath beside libnids on the
 // same frames in memory.
 //
-//   warpath-stream-bench --workload inorder|small|short|reorder --engine warpath|libnids
+//   warpath-stream-bench --workload inorder|small|short|reorder --engine warpath|libnids|floor
 //                        [--repeat N] [--json]
 //
 // Workloads (the shapes of ../shared/notes/stream-reassembly.md's libnids measurements):
@@ -16,11 +16,14 @@
 //   small20, small200  `small`'s segments over 20 or 200 connections (the same packet count):
 //            what the per-packet work costs with the flows' state in L1 or L2 instead of farther
 // Every connection has a handshake, an ACK from the receiver every second segment and FINs.
-// Frames are built before timing; the time is the per-packet work only: for warpath, parsing
-// (cpu.parse), flow tracking (cpu.flow) and reassembly (cpu.stream, IDS mode, BSD policy,
-// no depth limit) of batches of 256 frames; for libnids, nids_pcap_handler on each frame (its
-// IP and TCP processing, checksums off, port-scan detection off), with a callback collecting
-// both directions. Both count the stream bytes they deliver, which must equal the payload.
+// Frames are built before timing. Every engine gets them 256 at a time, copied into a reused
+// buffer (a receive's work, timed apart and left out: each engine reads frames just written,
+// as from a port's RX or a capture ring). The time is the per-packet work only: for warpath,
+// parsing (cpu.parse), flow tracking (cpu.flow) and reassembly (cpu.stream, IDS mode, BSD
+// policy, no depth limit) of each batch; for libnids, nids_pcap_handler on each frame (its IP
+// and TCP processing, checksums off, port-scan detection off), with a callback collecting both
+// directions; for floor, stream_floor.hpp's least work (a yardstick, not an engine). Each
+// counts the stream bytes it delivers, which must equal the payload.
 // Run one engine and workload per process, pinned (taskset -c N), alternating; the script
 // bench/stream/run_stream_bench.sh does this and writes bench/results/.
 #include <algorithm>
@@ -32,6 +35,7 @@
 
 #include "common/tcp_frames.hpp"
 #include "gen/packet_builder.hpp"
+#include "stream/stream_floor.hpp"
 #include "warpath/flow/flow.hpp"
 #include "warpath/gen/traffic.hpp"
 #include "warpath/packet/batch.hpp"
@@ -139,7 +143,7 @@ double now_s() {
 }
 
 // warpath: frames copied into one reused batch of 256 (what a port's RX does; the copy is
-// timed apart and left out, as libnids reads the frames where they are), then parse -> track
+// timed apart and left out, as it is for libnids and floor: Stage), then parse -> track
 // -> reassemble.
 double run_warpath(const Frames& f, uint64_t& delivered) {
   auto batch = packet::PacketBatch::create(256, 2048);
@@ -203,6 +207,47 @@ double run_warpath(const Frames& f, uint64_t& delivered) {
   return t;
 }
 
+// The frames of one batch for libnids and floor: copied into one reused buffer of 256 slots,
+// as warpath's run copies them into its batch, and timed apart in the same way, so that every
+// engine reads frames that a receive has just written (what a port's RX or a capture ring
+// gives it) rather than some reading them from memory and others from the cache.
+struct Stage {
+  static constexpr uint32_t kSlot = 2048;
+  std::vector<uint8_t> bytes      = std::vector<uint8_t>(256 * kSlot);
+  uint8_t* ptr[256];
+  uint32_t len[256];
+  // Frames [next, next + 256) or to the end; returns how many.
+  uint32_t fill(const Frames& f, size_t& next) {
+    uint32_t n = 0;
+    for (; n < 256 && next < f.size(); ++n, ++next) {
+      ptr[n] = bytes.data() + size_t(n) * kSlot;
+      len[n] = std::min<uint32_t>(f.len[next], kSlot);
+      std::memcpy(ptr[n], f.bytes.data() + f.off[next], len[n]);
+    }
+    return n;
+  }
+};
+
+// floor (stream_floor.hpp): the least work the job allows, a yardstick and not an engine, in
+// batches of 256 as warpath's parse and track take theirs.
+double run_floor(const Frames& f, uint64_t& delivered) {
+  bench::floor_engine::Floor fl(18);
+  uint64_t bytes = 0;
+  auto sink      = [&bytes](const uint8_t*, uint32_t n) { bytes += n; };
+  Stage stage;
+  double t_fill   = 0;
+  const double t0 = now_s();
+  for (size_t next = 0; next < f.size();) {
+    const double a   = now_s();
+    const uint32_t n = stage.fill(f, next);
+    t_fill += now_s() - a;
+    if (!fl.batch(stage.ptr, stage.len, n, sink)) return -1;
+  }
+  const double t = now_s() - t0 - t_fill;
+  delivered      = bytes;
+  return t;
+}
+
 #if defined(WARPATH_HAVE_LIBNIDS)
 uint64_t g_nids_bytes = 0;
 void nids_callback(struct tcp_stream* s, void**) {
@@ -233,16 +278,24 @@ double run_libnids(const Frames& f, uint64_t& delivered) {
     return -1;
   }
   nids_register_tcp(reinterpret_cast<void*>(nids_callback));
-  std::vector<uint8_t> copy(f.bytes);  // libnids takes non-const pointers
+  Stage stage;  // libnids takes non-const pointers: the stage is writable
   struct pcap_pkthdr h {};
+  double t_fill   = 0;
   const double t0 = now_s();
-  for (size_t i = 0; i < f.size(); ++i) {
-    h.ts.tv_sec  = 1700000000 + long(i / 1000000);
-    h.ts.tv_usec = long(i % 1000000);
-    h.caplen = h.len = f.len[i];
-    nids_pcap_handler(nullptr, &h, copy.data() + f.off[i]);
+  for (size_t next = 0; next < f.size();) {
+    const size_t first = next;
+    const double a     = now_s();
+    const uint32_t n   = stage.fill(f, next);
+    t_fill += now_s() - a;
+    for (uint32_t k = 0; k < n; ++k) {
+      const size_t i = first + k;
+      h.ts.tv_sec    = 1700000000 + long(i / 1000000);
+      h.ts.tv_usec   = long(i % 1000000);
+      h.caplen = h.len = stage.len[k];
+      nids_pcap_handler(nullptr, &h, stage.ptr[k]);
+    }
   }
-  const double t = now_s() - t0;
+  const double t = now_s() - t0 - t_fill;
   delivered      = g_nids_bytes;
   return t;
 }
@@ -266,7 +319,7 @@ int main(int argc, char** argv) {
           stderr,
           "usage: warpath-stream-bench --workload inorder|small|short|reorder|reverse|acksteps|"
           "small20|small200 "
-          "--engine warpath|libnids [--repeat N] [--json]\n");
+          "--engine warpath|libnids|floor [--repeat N] [--json]\n");
       return 2;
     }
   }
@@ -281,7 +334,7 @@ int main(int argc, char** argv) {
     return 1;
   }
 #endif
-  if (engine != "warpath" && engine != "libnids") {
+  if (engine != "warpath" && engine != "libnids" && engine != "floor") {
     std::fprintf(stderr, "warpath-stream-bench: unknown engine '%s'\n", engine.c_str());
     return 2;
   }
@@ -292,9 +345,11 @@ int main(int argc, char** argv) {
   for (int k = 0; k < repeat; ++k) {
     uint64_t d = 0;
 #if defined(WARPATH_HAVE_LIBNIDS)
-    const double t = engine == "libnids" ? run_libnids(f, d) : run_warpath(f, d);
+    const double t = engine == "libnids" ? run_libnids(f, d)
+                     : engine == "floor" ? run_floor(f, d)
+                                         : run_warpath(f, d);
 #else
-    const double t = run_warpath(f, d);
+    const double t = engine == "floor" ? run_floor(f, d) : run_warpath(f, d);
 #endif
     if (t < 0) return 1;
     best      = std::min(best, t);
