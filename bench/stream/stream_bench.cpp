@@ -31,8 +31,10 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "common/stage.hpp"
 #include "common/tcp_frames.hpp"
 #include "gen/packet_builder.hpp"
 #include "stream/stream_floor.hpp"
@@ -207,26 +209,14 @@ double run_warpath(const Frames& f, uint64_t& delivered) {
   return t;
 }
 
-// The frames of one batch for libnids and floor: copied into one reused buffer of 256 slots,
-// as warpath's run copies them into its batch, and timed apart in the same way, so that every
-// engine reads frames that a receive has just written (what a port's RX or a capture ring
-// gives it) rather than some reading them from memory and others from the cache.
-struct Stage {
-  static constexpr uint32_t kSlot = 2048;
-  std::vector<uint8_t> bytes      = std::vector<uint8_t>(256 * kSlot);
-  uint8_t* ptr[256];
-  uint32_t len[256];
-  // Frames [next, next + 256) or to the end; returns how many.
-  uint32_t fill(const Frames& f, size_t& next) {
-    uint32_t n = 0;
-    for (; n < 256 && next < f.size(); ++n, ++next) {
-      ptr[n] = bytes.data() + size_t(n) * kSlot;
-      len[n] = std::min<uint32_t>(f.len[next], kSlot);
-      std::memcpy(ptr[n], f.bytes.data() + f.off[next], len[n]);
-    }
-    return n;
-  }
-};
+using bench::Stage;  // libnids' and floor's frames, 256 at a time as warpath's (stage.hpp)
+
+// Frames [next, next + 256) into the stage.
+uint32_t fill(Stage& st, const Frames& f, size_t& next) {
+  return st.fill(f.size(), next, [&](size_t i) {
+    return std::pair<const uint8_t*, uint32_t>(f.bytes.data() + f.off[i], f.len[i]);
+  });
+}
 
 // floor (stream_floor.hpp): the least work the job allows, a yardstick and not an engine, in
 // batches of 256 as warpath's parse and track take theirs.
@@ -239,7 +229,7 @@ double run_floor(const Frames& f, uint64_t& delivered) {
   const double t0 = now_s();
   for (size_t next = 0; next < f.size();) {
     const double a   = now_s();
-    const uint32_t n = stage.fill(f, next);
+    const uint32_t n = fill(stage, f, next);
     t_fill += now_s() - a;
     if (!fl.batch(stage.ptr, stage.len, n, sink)) return -1;
   }
@@ -285,7 +275,7 @@ double run_libnids(const Frames& f, uint64_t& delivered) {
   for (size_t next = 0; next < f.size();) {
     const size_t first = next;
     const double a     = now_s();
-    const uint32_t n   = stage.fill(f, next);
+    const uint32_t n   = fill(stage, f, next);
     t_fill += now_s() - a;
     for (uint32_t k = 0; k < n; ++k) {
       const size_t i = first + k;
