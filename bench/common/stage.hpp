@@ -15,21 +15,35 @@
 namespace warpath::bench {
 
 struct Stage {
-  static constexpr uint32_t kCount = 256;   ///< pieces a fill copies, as warpath's batches
-  static constexpr uint32_t kSlot  = 2048;  ///< bytes kept of each (frames are at most 1,518)
-  std::vector<uint8_t> bytes       = std::vector<uint8_t>(size_t(kCount) * kSlot);
+  static constexpr uint32_t kCount = 256;  ///< pieces a fill copies, as warpath's batches
+
+  /// Room for pieces of up to `max_len` bytes (the largest the caller will give: fill never
+  /// cuts one), in slots of at least 2,048 bytes as warpath's batch cells.
+  explicit Stage(size_t max_len)
+      : slot((std::max<size_t>(max_len, 2048) + 63) / 64 * 64), bytes(kCount * slot) {}
+
+  /// The largest piece of `count`, piece i's length being `len(i)`.
+  template <class Len>
+  static size_t largest(size_t count, Len&& len) {
+    size_t m = 0;
+    for (size_t i = 0; i < count; ++i) m = std::max<size_t>(m, len(i));
+    return m;
+  }
+
+  size_t slot;
+  std::vector<uint8_t> bytes;
   uint8_t* ptr[kCount];
   uint32_t len[kCount];
 
-  /// Pieces [next, next + 256) of `count`, piece i being `at(i)` = {pointer, length}; returns
-  /// how many it copied and moves `next` past them.
+  /// Pieces [next, next + 256) of `count`, piece i being `at(i)` = {pointer, length} of at most
+  /// the constructor's max_len bytes; returns how many it copied and moves `next` past them.
   template <class At>
   uint32_t fill(size_t count, size_t& next, At&& at) {
     uint32_t n = 0;
     for (; n < kCount && next < count; ++n, ++next) {
       const auto [p, l] = at(next);
-      ptr[n]            = bytes.data() + size_t(n) * kSlot;
-      len[n]            = std::min<uint32_t>(uint32_t(l), kSlot);
+      ptr[n]            = bytes.data() + size_t(n) * slot;
+      len[n]            = uint32_t(std::min<size_t>(l, slot));  // == l for the promised sizes
       std::memcpy(ptr[n], p, len[n]);
     }
     return n;

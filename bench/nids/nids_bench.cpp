@@ -204,7 +204,8 @@ double run_hs_block(const Frames& f, const std::vector<std::pair<uint32_t, uint3
   hs_scratch_t* scratch = nullptr;
   hs_alloc_scratch(db, &scratch);
   matches = 0;
-  bench::Stage stage;  // payloads 256 at a time, as warpath's rows get their frames
+  // Payloads 256 at a time, as warpath's rows get their frames.
+  bench::Stage stage(bench::Stage::largest(pl.size(), [&](size_t i) { return pl[i].second; }));
   double fill     = 0;
   const double t0 = now_s();
   for (size_t next = 0; next < pl.size();) {
@@ -234,7 +235,7 @@ struct HsPair {
 };
 
 void nids_callback(tcp_stream* s, void** slot) {
-  if (s->nids_state == NIDS_JUST_EST) {
+  if (s->nids_state == NIDS_JUST_EST) {  // *slot is not initialised yet (libnids' tcp.c)
     s->client.collect++;
     s->server.collect++;
     auto* st = new HsPair;
@@ -289,7 +290,8 @@ double run_libnids(const Frames& f, const std::vector<pattern::Pattern>& ps, uin
   if (!nids_init()) return -1;
   nids_register_tcp(reinterpret_cast<void*>(nids_callback));
   g_matches = 0;
-  bench::Stage stage;  // frames 256 at a time, as warpath's rows get theirs (writable for libnids)
+  // Frames 256 at a time, as warpath's rows get theirs (writable: libnids takes non-const).
+  bench::Stage stage(bench::Stage::largest(f.size(), [&](size_t i) { return f.len[i]; }));
   double fill     = 0;
   const double t0 = now_s();
   for (size_t next = 0; next < f.size();) {
@@ -302,7 +304,7 @@ double run_libnids(const Frames& f, const std::vector<pattern::Pattern>& ps, uin
     for (uint32_t k = 0; k < n; ++k) {
       const size_t i = first + k;
       pcap_pkthdr h{};
-      h.caplen = h.len = stage.len[k];
+      h.caplen = h.len = f.len[i];  // == stage.len[k]: the stage holds the largest frame
       h.ts.tv_sec      = long(f.ts[i] / 1000000000u);
       h.ts.tv_usec     = long(f.ts[i] % 1000000000u / 1000u);
       nids_pcap_handler(nullptr, &h, stage.ptr[k]);

@@ -212,6 +212,10 @@ double run_warpath(const Frames& f, uint64_t& delivered) {
 using bench::Stage;  // libnids' and floor's frames, 256 at a time as warpath's (stage.hpp)
 
 // Frames [next, next + 256) into the stage.
+Stage stage_for(const Frames& f) {
+  return Stage(Stage::largest(f.size(), [&](size_t i) { return f.len[i]; }));
+}
+
 uint32_t fill(Stage& st, const Frames& f, size_t& next) {
   return st.fill(f.size(), next, [&](size_t i) {
     return std::pair<const uint8_t*, uint32_t>(f.bytes.data() + f.off[i], f.len[i]);
@@ -224,14 +228,17 @@ double run_floor(const Frames& f, uint64_t& delivered) {
   bench::floor_engine::Floor fl(18);
   uint64_t bytes = 0;
   auto sink      = [&bytes](const uint8_t*, uint32_t n) { bytes += n; };
-  Stage stage;
+  Stage stage     = stage_for(f);
   double t_fill   = 0;
   const double t0 = now_s();
   for (size_t next = 0; next < f.size();) {
     const double a   = now_s();
     const uint32_t n = fill(stage, f, next);
     t_fill += now_s() - a;
-    if (!fl.batch(stage.ptr, stage.len, n, sink)) return -1;
+    if (!fl.batch(stage.ptr, stage.len, n, sink)) {
+      std::fprintf(stderr, "warpath-stream-bench: floor reads only Ethernet + IPv4 + TCP frames\n");
+      return -1;
+    }
   }
   const double t = now_s() - t0 - t_fill;
   delivered      = bytes;
@@ -268,7 +275,7 @@ double run_libnids(const Frames& f, uint64_t& delivered) {
     return -1;
   }
   nids_register_tcp(reinterpret_cast<void*>(nids_callback));
-  Stage stage;  // libnids takes non-const pointers: the stage is writable
+  Stage stage = stage_for(f);  // libnids takes non-const pointers: the stage is writable
   struct pcap_pkthdr h {};
   double t_fill   = 0;
   const double t0 = now_s();
@@ -281,7 +288,7 @@ double run_libnids(const Frames& f, uint64_t& delivered) {
       const size_t i = first + k;
       h.ts.tv_sec    = 1700000000 + long(i / 1000000);
       h.ts.tv_usec   = long(i % 1000000);
-      h.caplen = h.len = stage.len[k];
+      h.caplen = h.len = f.len[i];  // == stage.len[k]: the stage holds the largest frame
       nids_pcap_handler(nullptr, &h, stage.ptr[k]);
     }
   }

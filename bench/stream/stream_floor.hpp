@@ -4,8 +4,8 @@
 //   - Ethernet + IPv4 + TCP only (no VLAN, IPv6, fragments or malformed input: it stops at the
 //     first frame it cannot read), no checksums;
 //   - a flow is a canonical 5-tuple in an open-addressed index (linear probing, backward-shift
-//     deletion) over a pool of entries, looked up in batches of 256 with the index slots and
-//     entries prefetched a stage ahead;
+//     deletion) over a pool of entries, in batches of 256: every packet's home slot requested,
+//     then the entry that slot names, then each packet found and applied in order;
 //   - per direction: the next sequence number, the bytes not yet acknowledged (copied, as
 //     libnids and warpath copy them) and the segments that came early (copied, delivered when
 //     the hole fills); an ACK delivers the acknowledged bytes to the sink;
@@ -53,25 +53,26 @@ class Floor {
     for (uint32_t i = uint32_t(pool_.size()); i > 1; --i) free_.push_back(i - 1);  // 0: empty
   }
 
-  /// One batch of frames; returns false at a frame it cannot read.
+  static constexpr uint32_t kMaxBatch = 256;
+
+  /// One batch of at most kMaxBatch frames; returns false at a frame it cannot read.
   template <class Sink>
   bool batch(const uint8_t* const* frames, const uint32_t* lens, uint32_t n, Sink&& sink) {
-    Parsed p[256];
-    for (uint32_t i = 0; i < n; ++i) {
+    if (n > kMaxBatch) return false;
+    Parsed p[kMaxBatch];
+    for (uint32_t i = 0; i < n; ++i) {  // headers read, keys hashed, home slots requested
       if (!parse(frames[i], lens[i], p[i])) return false;
       __builtin_prefetch(&slots_[p[i].hash & mask_]);
     }
-    for (uint32_t i = 0; i < n; ++i) {
-      p[i].slot = find(p[i]);
-      if (const uint32_t e = slots_[p[i].slot]) __builtin_prefetch(&pool_[e]);
-    }
-    for (uint32_t i = 0; i < n; ++i) packet(p[i], sink);
+    for (uint32_t i = 0; i < n; ++i)  // the home slot's entry requested (most flows are there)
+      if (const uint32_t e = slots_[p[i].hash & mask_]) __builtin_prefetch(&pool_[e]);
+    for (uint32_t i = 0; i < n; ++i) packet(p[i], sink);  // found and applied in order
     return true;
   }
 
  private:
   struct Parsed {
-    uint32_t a, b, ports, hash, slot;
+    uint32_t a, b, ports, hash;
     uint32_t seq, ack, len;
     const uint8_t* data;
     uint8_t flags;
@@ -173,18 +174,17 @@ class Floor {
 
   template <class Sink>
   void packet(const Parsed& p, Sink& sink) {
-    // The slot found a stage earlier may be stale: a flow opened or erased since.
-    uint32_t s = p.slot, e = slots_[s];
-    if (!e || pool_[e].a != p.a || pool_[e].b != p.b || pool_[e].ports != p.ports) {
-      s = find(p);
-      e = slots_[s];
-    }
-    if (!e) {
-      if ((p.flags & 0x12) != 0x02 || free_.empty()) return;  // only a SYN opens a flow
-      e = free_.back();
-      free_.pop_back();
-      slots_[s] = e;
-      Flow& f   = pool_[e];
+    const uint32_t s    = find(p);
+    uint32_t e          = slots_[s];
+    const bool bare_syn = (p.flags & 0x12) == 0x02;
+    if (bare_syn) {  // only a SYN opens a flow; a SYN on a known one starts it again
+      if (!e) {
+        if (free_.empty()) return;
+        e = free_.back();
+        free_.pop_back();
+        slots_[s] = e;
+      }
+      Flow& f = pool_[e];
       f.a = p.a, f.b = p.b, f.ports = p.ports;
       f.initiator_is_b = p.from_b;
       f.live           = false;
@@ -193,6 +193,8 @@ class Floor {
         d.early.clear();
         d.has_fin = false;
       }
+    } else if (!e) {
+      return;
     }
     Flow& f       = pool_[e];
     const int dir = p.from_b != f.initiator_is_b;
