@@ -206,19 +206,19 @@ double run_hs_block(const Frames& f, const std::vector<std::pair<uint32_t, uint3
   matches = 0;
   // Payloads 256 at a time, as warpath's rows get their frames.
   bench::Stage stage(bench::Stage::largest(pl.size(), [&](size_t i) { return pl[i].second; }));
-  double fill     = 0;
-  const double t0 = now_s();
-  for (size_t next = 0; next < pl.size();) {
-    const double a   = now_s();
-    const uint32_t n = stage.fill(pl.size(), next, [&](size_t i) {
-      return std::pair<const uint8_t*, uint32_t>(f.bytes.data() + pl[i].first, pl[i].second);
-    });
-    fill += now_s() - a;
-    for (uint32_t k = 0; k < n; ++k)
-      hs_scan(db, reinterpret_cast<const char*>(stage.ptr[k]), stage.len[k], 0, scratch, on_match,
-              &matches);
-  }
-  const double t = now_s() - t0 - fill;
+  const double t0      = now_s();
+  const double filling = stage.each_fill(
+      pl.size(),
+      [&](size_t i) {
+        return std::pair<const uint8_t*, uint32_t>(f.bytes.data() + pl[i].first, pl[i].second);
+      },
+      [&](uint32_t n, size_t) {
+        for (uint32_t k = 0; k < n; ++k)
+          hs_scan(db, reinterpret_cast<const char*>(stage.ptr[k]), stage.len[k], 0, scratch,
+                  on_match, &matches);
+        return true;
+      });
+  const double t = now_s() - t0 - filling;
   hs_free_scratch(scratch);
   return t;
 }
@@ -292,25 +292,24 @@ double run_libnids(const Frames& f, const std::vector<pattern::Pattern>& ps, uin
   g_matches = 0;
   // Frames 256 at a time, as warpath's rows get theirs (writable: libnids takes non-const).
   bench::Stage stage(bench::Stage::largest(f.size(), [&](size_t i) { return f.len[i]; }));
-  double fill     = 0;
-  const double t0 = now_s();
-  for (size_t next = 0; next < f.size();) {
-    const size_t first = next;
-    const double a     = now_s();
-    const uint32_t n   = stage.fill(f.size(), next, [&](size_t i) {
-      return std::pair<const uint8_t*, uint32_t>(f.bytes.data() + f.off[i], f.len[i]);
-    });
-    fill += now_s() - a;
-    for (uint32_t k = 0; k < n; ++k) {
-      const size_t i = first + k;
-      pcap_pkthdr h{};
-      h.caplen = h.len = f.len[i];  // == stage.len[k]: the stage holds the largest frame
-      h.ts.tv_sec      = long(f.ts[i] / 1000000000u);
-      h.ts.tv_usec     = long(f.ts[i] % 1000000000u / 1000u);
-      nids_pcap_handler(nullptr, &h, stage.ptr[k]);
-    }
-  }
-  const double t = now_s() - t0 - fill;
+  const double t0      = now_s();
+  const double filling = stage.each_fill(
+      f.size(),
+      [&](size_t i) {
+        return std::pair<const uint8_t*, uint32_t>(f.bytes.data() + f.off[i], f.len[i]);
+      },
+      [&](uint32_t n, size_t first) {
+        for (uint32_t k = 0; k < n; ++k) {
+          const size_t i = first + k;
+          pcap_pkthdr h{};
+          h.caplen = h.len = f.len[i];  // == stage.len[k]: the stage holds the largest frame
+          h.ts.tv_sec      = long(f.ts[i] / 1000000000u);
+          h.ts.tv_usec     = long(f.ts[i] % 1000000000u / 1000u);
+          nids_pcap_handler(nullptr, &h, stage.ptr[k]);
+        }
+        return true;
+      });
+  const double t = now_s() - t0 - filling;
   nids_exit();
   matches = g_matches;
   return t;

@@ -211,15 +211,15 @@ double run_warpath(const Frames& f, uint64_t& delivered) {
 
 using bench::Stage;  // libnids' and floor's frames, 256 at a time as warpath's (stage.hpp)
 
-// Frames [next, next + 256) into the stage.
 Stage stage_for(const Frames& f) {
   return Stage(Stage::largest(f.size(), [&](size_t i) { return f.len[i]; }));
 }
 
-uint32_t fill(Stage& st, const Frames& f, size_t& next) {
-  return st.fill(f.size(), next, [&](size_t i) {
+// Frame i for Stage::fill.
+auto frame_at(const Frames& f) {
+  return [&f](size_t i) {
     return std::pair<const uint8_t*, uint32_t>(f.bytes.data() + f.off[i], f.len[i]);
-  });
+  };
 }
 
 // floor (stream_floor.hpp): the least work the job allows, a yardstick and not an engine, in
@@ -228,20 +228,18 @@ double run_floor(const Frames& f, uint64_t& delivered) {
   bench::floor_engine::Floor fl(18);
   uint64_t bytes = 0;
   auto sink      = [&bytes](const uint8_t*, uint32_t n) { bytes += n; };
-  Stage stage     = stage_for(f);
-  double t_fill   = 0;
+  Stage stage          = stage_for(f);
+  bool read_all        = true;
   const double t0 = now_s();
-  for (size_t next = 0; next < f.size();) {
-    const double a   = now_s();
-    const uint32_t n = fill(stage, f, next);
-    t_fill += now_s() - a;
-    if (!fl.batch(stage.ptr, stage.len, n, sink)) {
-      std::fprintf(stderr, "warpath-stream-bench: floor reads only Ethernet + IPv4 + TCP frames\n");
-      return -1;
-    }
+  const double filling = stage.each_fill(f.size(), frame_at(f), [&](uint32_t n, size_t) {
+    return read_all = fl.batch(stage.ptr, stage.len, n, sink);
+  });
+  const double t       = now_s() - t0 - filling;
+  if (!read_all) {
+    std::fprintf(stderr, "warpath-stream-bench: floor reads only Ethernet + IPv4 + TCP frames\n");
+    return -1;
   }
-  const double t = now_s() - t0 - t_fill;
-  delivered      = bytes;
+  delivered = bytes;
   return t;
 }
 
@@ -277,13 +275,8 @@ double run_libnids(const Frames& f, uint64_t& delivered) {
   nids_register_tcp(reinterpret_cast<void*>(nids_callback));
   Stage stage = stage_for(f);  // libnids takes non-const pointers: the stage is writable
   struct pcap_pkthdr h {};
-  double t_fill   = 0;
-  const double t0 = now_s();
-  for (size_t next = 0; next < f.size();) {
-    const size_t first = next;
-    const double a     = now_s();
-    const uint32_t n   = fill(stage, f, next);
-    t_fill += now_s() - a;
+  const double t0      = now_s();
+  const double filling = stage.each_fill(f.size(), frame_at(f), [&](uint32_t n, size_t first) {
     for (uint32_t k = 0; k < n; ++k) {
       const size_t i = first + k;
       h.ts.tv_sec    = 1700000000 + long(i / 1000000);
@@ -291,8 +284,9 @@ double run_libnids(const Frames& f, uint64_t& delivered) {
       h.caplen = h.len = f.len[i];  // == stage.len[k]: the stage holds the largest frame
       nids_pcap_handler(nullptr, &h, stage.ptr[k]);
     }
-  }
-  const double t = now_s() - t0 - t_fill;
+    return true;
+  });
+  const double t       = now_s() - t0 - filling;
   delivered      = g_nids_bytes;
   return t;
 }

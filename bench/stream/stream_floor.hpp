@@ -33,7 +33,7 @@ struct Dir {
     uint32_t seq;
     std::vector<uint8_t> bytes;
   };
-  std::vector<Early> early;  ///< came before `next`'s bytes
+  std::vector<Early> early;  ///< came past a hole at `next`
 };
 
 struct Flow {
@@ -100,9 +100,7 @@ class Floor {
     p.a              = p.from_b ? dst : src;
     p.b              = p.from_b ? src : dst;
     p.ports          = p.from_b ? uint32_t(dp) << 16 | sp : uint32_t(sp) << 16 | dp;
-    const uint64_t h = (uint64_t(p.a) << 32 | p.b) * 0x9e3779b97f4a7c15ull ^
-                       uint64_t(p.ports) * 0xc2b2ae3d27d4eb4full;
-    p.hash  = uint32_t(h >> 32 ^ h);
+    p.hash           = hash(p.a, p.b, p.ports);
     p.seq   = be32(t + 4);
     p.ack   = be32(t + 8);
     p.flags = t[13];
@@ -121,9 +119,9 @@ class Floor {
     }
   }
 
-  static uint32_t hash_of(const Flow& f) {
-    const uint64_t h = (uint64_t(f.a) << 32 | f.b) * 0x9e3779b97f4a7c15ull ^
-                       uint64_t(f.ports) * 0xc2b2ae3d27d4eb4full;
+  static uint32_t hash(uint32_t a, uint32_t b, uint32_t ports) {
+    const uint64_t h =
+        (uint64_t(a) << 32 | b) * 0x9e3779b97f4a7c15ull ^ uint64_t(ports) * 0xc2b2ae3d27d4eb4full;
     return uint32_t(h >> 32 ^ h);
   }
 
@@ -136,7 +134,7 @@ class Floor {
         slots_[hole] = 0;
         return;
       }
-      const uint32_t home = hash_of(pool_[e]) & mask_;
+      const uint32_t home = hash(pool_[e].a, pool_[e].b, pool_[e].ports) & mask_;
       if (((k - home) & mask_) >= ((k - hole) & mask_)) {
         slots_[hole] = e;
         hole         = k;
