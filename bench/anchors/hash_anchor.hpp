@@ -6,6 +6,11 @@
 // lookup rte_hash has for keys it hashes itself. Built as the DPDK documentation sets up a
 // flow table: rte_hash_crc, entries = twice the flows (so inserts never fail), no extra flags
 // (single writer, no readers during the build). dpdk_start (lookup_anchor.hpp) first.
+//
+// Two key layouts, each a row: the 36-byte key as it is (rte_hash then compares keys with
+// memcmp: its vector compares are for lengths of 16, 32, 48, ... 128 bytes only), and the key
+// padded with zeros to 48 bytes (PaddedOfTuple), which rte_hash compares with its three-vector
+// k48 compare but hashes 12 more bytes of, the queries padded before timing.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -16,13 +21,23 @@
 
 namespace warpath::bench {
 
+/// An OfTuple and 12 zero bytes: a key length rte_hash has a vector compare for.
+struct PaddedOfTuple {
+  packet::OfTuple key;
+  uint8_t pad[12] = {};
+};
+static_assert(sizeof(PaddedOfTuple) == 48, "rte_hash's k48 compare");
+
 class HashAnchor {
  public:
-  /// Key i maps to data i. kNotSupported when DPDK refuses (no memory).
-  static Result<std::unique_ptr<HashAnchor>> build(const std::vector<packet::OfTuple>& keys);
+  /// Key i maps to data i, stored as 36-byte keys or (`padded`) as 48-byte PaddedOfTuples.
+  /// kNotSupported when DPDK refuses (no memory).
+  static Result<std::unique_ptr<HashAnchor>> build(const std::vector<packet::OfTuple>& keys,
+                                                   bool padded = false);
   virtual ~HashAnchor() = default;
-  /// ids[k] = the data of keys[k], or 0xFFFFFFFF; n <= 64.
-  virtual void lookup_bulk(const packet::OfTuple* keys, uint32_t n, uint32_t* ids) const = 0;
+  /// ids[k] = the data of key k, or 0xFFFFFFFF; n <= 64. `keys` holds n keys of the layout
+  /// the table was built with (OfTuple, or PaddedOfTuple when padded), side by side.
+  virtual void lookup_bulk(const void* keys, uint32_t n, uint32_t* ids) const = 0;
   double build_ms() const { return build_ms_; }
 
  protected:

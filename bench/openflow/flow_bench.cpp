@@ -6,6 +6,9 @@
 //   rte_hash.bulk32 / .bulk64   rte_hash_lookup_bulk_data over the same 36-byte keys, bursts of
 //                               32 / 64 (the anchor; bench/anchors/dpdk_hash.cpp, -O3
 //                               -march=native)
+//   rte_hash.k48.bulk32 / 64    the same keys padded to 48 bytes, queries padded before timing
+//                               (rte_hash compares 48-byte keys with vectors, 36-byte ones with
+//                               memcmp); the best rte_hash row of a size is the anchor
 //   warpath.exact.bN            FlowImage::lookup (the switch module's lookup: hash, prefetch,
 //                               compare; exact-match table first, then the wildcard subtables,
 //                               of which there are none here) in bursts of N = 32, 64, 256,
@@ -79,25 +82,28 @@ std::string key_pages_text(const Options& o) {
 // 4 KB pages (--key-pages 4k). Streamed from memory, 4 KB pages cost warpath about a tenth at
 // 1K flows (a page walk and a restarted hardware prefetch every 113 keys) and rte_hash's best
 // burst nothing measurable (bench/results/flow-cpu-2026-11-26-*-keypages.md).
-class KeySeq {
+template <class Key>
+class KeySeqOf {
  public:
-  KeySeq(size_t n, bool huge) : huge_(huge) { huge ? big_.resize(n) : small_.resize(n); }
-  KeySeq(const KeySeq& from, size_t n) : KeySeq(n, from.huge_) {  // its first n, alike
+  KeySeqOf(size_t n, bool huge) : huge_(huge) { huge ? big_.resize(n) : small_.resize(n); }
+  KeySeqOf(const KeySeqOf& from, size_t n) : KeySeqOf(n, from.huge_) {  // its first n, alike
     std::copy(from.data(), from.data() + n, data());
   }
-  packet::OfTuple* data() { return huge_ ? big_.data() : small_.data(); }
-  const packet::OfTuple* data() const { return huge_ ? big_.data() : small_.data(); }
+  bool huge() const { return huge_; }
+  Key* data() { return huge_ ? big_.data() : small_.data(); }
+  const Key* data() const { return huge_ ? big_.data() : small_.data(); }
   size_t size() const { return huge_ ? big_.size() : small_.size(); }
-  packet::OfTuple& operator[](size_t i) { return data()[i]; }
-  const packet::OfTuple& operator[](size_t i) const { return data()[i]; }
-  packet::OfTuple* begin() { return data(); }
-  packet::OfTuple* end() { return data() + size(); }
+  Key& operator[](size_t i) { return data()[i]; }
+  const Key& operator[](size_t i) const { return data()[i]; }
+  Key* begin() { return data(); }
+  Key* end() { return data() + size(); }
 
  private:
   bool huge_;
-  detail::LargeVector<packet::OfTuple> big_;
-  std::vector<packet::OfTuple> small_;
+  detail::LargeVector<Key> big_;
+  std::vector<Key> small_;
 };
+using KeySeq = KeySeqOf<packet::OfTuple>;
 
 struct Row {
   uint32_t flows;
@@ -121,8 +127,8 @@ packet::OfTuple random_exact_key(std::mt19937_64& rng) {
 }
 
 // Best lookups/s of `fn(keys, n)` over the sequence, in bursts.
-template <class Fn>
-double best_rate(const Options& o, const KeySeq& seq, uint32_t burst, Fn fn) {
+template <class Seq, class Fn>
+double best_rate(const Options& o, const Seq& seq, uint32_t burst, Fn fn) {
   std::vector<uint32_t> ids(burst);
   double best = 0;
   for (int r = 0; r < o.repeat; ++r) {
@@ -392,10 +398,10 @@ int main(int argc, char** argv) {
       want[i] = uint32_t(rng() % keys.size());
       seq[i]  = keys[want[i]];
     }
-    auto check = [&](auto fn, uint32_t burst, const char* name) {
+    auto check_on = [&](const auto& keys_seq, auto fn, uint32_t burst, const char* name) {
       std::vector<uint32_t> ids(burst);
       for (uint32_t at = 0; at + burst <= std::min<uint32_t>(o.lookups, 1u << 16); at += burst) {
-        fn(&seq[at], burst, ids.data());
+        fn(&keys_seq[at], burst, ids.data());
         for (uint32_t k = 0; k < burst; ++k)
           if (ids[k] != want[at + k]) {
             std::fprintf(stderr, "warpath-flow-bench: %s answers %u for key %u, not %u\n", name,
@@ -404,12 +410,16 @@ int main(int argc, char** argv) {
           }
       }
     };
+    auto check = [&](auto fn, uint32_t burst, const char* name) { check_on(seq, fn, burst, name); };
 #ifdef WARPATH_HAVE_DPDK
-    std::unique_ptr<bench::HashAnchor> anchor_table;
-    if (eal.is_ok()) {
-      Result<std::unique_ptr<bench::HashAnchor>> h = bench::HashAnchor::build(keys);
+    // The 36-byte keys as they are, and padded to 48 bytes (hash_anchor.hpp): a row each.
+    std::unique_ptr<bench::HashAnchor> anchor_table[2];
+    KeySeqOf<bench::PaddedOfTuple> padded_seq(eal.is_ok() ? o.lookups : 0, o.huge_keys);
+    for (size_t i = 0; i < padded_seq.size(); ++i) padded_seq[i].key = seq[i];
+    for (int padded = 0; padded < 2 && eal.is_ok(); ++padded) {
+      Result<std::unique_ptr<bench::HashAnchor>> h = bench::HashAnchor::build(keys, padded);
       if (h.is_ok())
-        anchor_table = std::move(*h);
+        anchor_table[padded] = std::move(*h);
       else
         std::fprintf(stderr, "warpath-flow-bench: rte_hash: %s\n", h.status().message().c_str());
     }
@@ -422,14 +432,25 @@ int main(int argc, char** argv) {
       double anchor = 0;
       std::vector<Row> size_rows;
 #ifdef WARPATH_HAVE_DPDK
-      if (anchor_table) {
+      const KeySeqOf<bench::PaddedOfTuple> padded_part(
+          padded_seq, std::min<size_t>(padded_seq.size(), part.size()));
+      for (int padded = 0; padded < 2; ++padded) {
+        if (!anchor_table[padded]) continue;
         for (uint32_t burst : {32u, 64u}) {
           if (hot && burst == 32) continue;
-          auto fn = [&](const packet::OfTuple* k, uint32_t c, uint32_t* ids) { anchor_table->lookup_bulk(k, c, ids); };
-          const std::string name = "rte_hash.bulk" + std::to_string(burst) + suffix;
-          if (!hot) check(fn, burst, name.c_str());
-          const double r = best_rate(o, part, burst, fn);
-          anchor         = std::max(anchor, r);
+          const bench::HashAnchor& a = *anchor_table[padded];
+          auto fn = [&](const auto* k, uint32_t c, uint32_t* ids) { a.lookup_bulk(k, c, ids); };
+          const std::string name = std::string(padded ? "rte_hash.k48.bulk" : "rte_hash.bulk") +
+                                   std::to_string(burst) + suffix;
+          double r = 0;
+          if (padded) {
+            if (!hot) check_on(padded_seq, fn, burst, name.c_str());
+            r = best_rate(o, padded_part, burst, fn);
+          } else {
+            if (!hot) check(fn, burst, name.c_str());
+            r = best_rate(o, part, burst, fn);
+          }
+          anchor = std::max(anchor, r);
           size_rows.push_back({uint32_t(keys.size()), name, r / 1e6, 1e9 / r, 0});
         }
       }
