@@ -32,6 +32,7 @@ class DpdkHash final : public HashAnchor {
     h_                   = rte_hash_create(&p);
     if (!h_) return Status(Errc::kNotSupported, std::string("rte_hash_create: ") + rte_strerror(rte_errno));
     for (size_t i = 0; i < keys.size(); ++i) {
+      // The key first, zeros after: a 36-byte table reads only the key.
       const PaddedOfTuple k{keys[i]};
       if (rte_hash_add_key_data(h_, &k, reinterpret_cast<void*>(uintptr_t(i))) < 0)
         return Status(Errc::kNotSupported, "rte_hash_add_key_data failed at key " + std::to_string(i));

@@ -89,7 +89,6 @@ class KeySeqOf {
   KeySeqOf(const KeySeqOf& from, size_t n) : KeySeqOf(n, from.huge_) {  // its first n, alike
     std::copy(from.data(), from.data() + n, data());
   }
-  bool huge() const { return huge_; }
   Key* data() { return huge_ ? big_.data() : small_.data(); }
   const Key* data() const { return huge_ ? big_.data() : small_.data(); }
   size_t size() const { return huge_ ? big_.size() : small_.size(); }
