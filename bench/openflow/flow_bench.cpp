@@ -7,8 +7,9 @@
 //                               32 / 64 (the anchor; bench/anchors/dpdk_hash.cpp, -O3
 //                               -march=native)
 //   rte_hash.k48.bulk32 / 64    the same keys padded to 48 bytes, queries padded before timing
-//                               (rte_hash compares 48-byte keys with vectors, 36-byte ones with
-//                               memcmp); the best rte_hash row of a size is the anchor
+//                               (rte_hash's key slots are then one cache line, not 48 bytes
+//                               that cross one half the time: hash_anchor.hpp); the best
+//                               rte_hash row of a size is the anchor
 //   warpath.exact.bN            FlowImage::lookup (the switch module's lookup: hash, prefetch,
 //                               compare; exact-match table first, then the wildcard subtables,
 //                               of which there are none here) in bursts of N = 32, 64, 256,
