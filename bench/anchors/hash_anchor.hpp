@@ -28,7 +28,7 @@ struct PaddedOfTuple {
   packet::OfTuple key;
   uint8_t pad[12] = {};
 };
-static_assert(sizeof(PaddedOfTuple) == 48, "rte_hash's k48 compare");
+static_assert(sizeof(PaddedOfTuple) == 48, "with its 8-byte pointer, one 64-byte key slot");
 
 class HashAnchor {
  public:
