@@ -3,6 +3,8 @@
 //
 //   warpath-stream-bench --workload inorder|small|short|reorder --engine warpath|libnids|floor
 //                        [--repeat N] [--json]
+//   warpath-stream-bench --workload W --write-pcap FILE   the workload as a capture, untimed,
+//                        for the commands a user runs (`warpath reassemble --in FILE`)
 //
 // Workloads (the shapes of ../shared/notes/stream-reassembly.md's libnids measurements):
 //   inorder  200 concurrent connections x 200 segments of 1,448 bytes, in order
@@ -40,6 +42,7 @@
 #include "stream/stream_floor.hpp"
 #include "warpath/flow/flow.hpp"
 #include "warpath/gen/traffic.hpp"
+#include "warpath/io/pcap_file.hpp"
 #include "warpath/packet/batch.hpp"
 #include "warpath/packet/parser.hpp"
 #include "warpath/stream/stream.hpp"
@@ -295,7 +298,7 @@ double run_libnids(const Frames& f, uint64_t& delivered) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string workload = "small", engine = "warpath";
+  std::string workload = "small", engine = "warpath", pcap_out;
   int repeat = 1;
   bool json  = false;
   for (int i = 1; i < argc; ++i) {
@@ -305,12 +308,14 @@ int main(int argc, char** argv) {
     else if (a == "--repeat" && i + 1 < argc) repeat = std::max(1, std::atoi(argv[++i]));
     else if (a == "--json") json = true;
     else if (a == "--breakdown") g_breakdown = true;
+    else if (a == "--write-pcap" && i + 1 < argc)
+      pcap_out = argv[++i];
     else {
       std::fprintf(
           stderr,
           "usage: warpath-stream-bench --workload inorder|small|short|reorder|reverse|acksteps|"
           "small20|small200 "
-          "--engine warpath|libnids|floor [--repeat N] [--json]\n");
+          "--engine warpath|libnids|floor [--repeat N] [--json] [--write-pcap FILE]\n");
       return 2;
     }
   }
@@ -330,6 +335,21 @@ int main(int argc, char** argv) {
     return 2;
   }
   const Frames f = build(shape, 1);
+  // The workload as a capture, for the commands a user runs on it (`warpath reassemble`,
+  // `warpath run` with a flow -> stream chain), then nothing is timed.
+  if (!pcap_out.empty()) {
+    auto w    = io::PcapWriter::create(pcap_out);
+    Status st = w.is_ok() ? Status::ok() : w.status();
+    for (size_t i = 0; i < f.size() && st.is_ok(); ++i)
+      st = w->write_packet(f.bytes.data() + f.off[i], f.len[i], f.len[i], f.ts[i]);
+    if (st.is_ok()) st = w->close();
+    if (!st.is_ok()) {
+      std::fprintf(stderr, "warpath-stream-bench: %s\n", st.message().c_str());
+      return 1;
+    }
+    std::printf("%s: %zu packets of workload %s\n", pcap_out.c_str(), f.size(), workload.c_str());
+    return 0;
+  }
   double best    = 1e30;
   uint64_t delivered = 0;
   bool complete      = true;  // every run delivered the whole payload
