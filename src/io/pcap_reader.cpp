@@ -19,14 +19,12 @@ struct PcapReader::Impl {
   bool has_pending = false;
   // Classic pcap only: the file offset after the last record. libpcap silently cuts a record
   // whose caplen exceeds the snap length down to the snap length (and skips the rest), so the
-  // stored caplen is recovered from how far the file advanced: header plus the data. A record
-  // libpcap hands out shorter than the snap length was not cut, so its end is counted, not
-  // asked of the file: ftell is a system call (lseek), one per record otherwise, a third of
-  // `warpath reassemble`'s time on 612,000 small records.
+  // stored caplen is recovered from how far the file advanced: 16-byte header plus the data. A
+  // record libpcap hands out shorter than the snap length was not cut (libpcap cuts to exactly
+  // the snap length), so its end is counted, not asked of the file: ftell is a system call
+  // (lseek), one per record otherwise, a third of `warpath reassemble`'s time on 612,000 small
+  // records.
   long record_end = -1;
-  // The record header's size, learned from the first record read whole (16; 24 in the
-  // "patched" format libpcap also reads); 0 until then.
-  long record_header = 0;
   Status error;  // the first bad record, reported on every read from then on
   std::vector<uint8_t> converted;  // a record rewritten as an Ethernet frame (SLL, raw IP)
   bpf_program filter{};            // set_filter(); applied per record (pcap_offline_filter)
@@ -205,16 +203,11 @@ Result<uint32_t> PcapReader::read(packet::PacketBatch& batch, uint16_t port) {
       return fail(Status(Errc::kParseError, where() + ": " + pcap_geterr(impl_->handle)));
     uint64_t stored_caplen = hdr->caplen;
     if (impl_->record_end >= 0) {
-      const bool whole = hdr->caplen < impl_->file_snaplen;
-      if (whole && impl_->record_header > 0) {
-        impl_->record_end += impl_->record_header + long(hdr->caplen);
+      if (hdr->caplen < impl_->file_snaplen) {
+        impl_->record_end += 16 + long(hdr->caplen);
       } else {
         const long end = std::ftell(pcap_file(impl_->handle));
-        if (whole && end >= impl_->record_end + long(hdr->caplen))
-          impl_->record_header = end - impl_->record_end - long(hdr->caplen);
-        const long header = impl_->record_header > 0 ? impl_->record_header : 16;
-        if (end >= impl_->record_end + header)
-          stored_caplen = uint64_t(end - impl_->record_end - header);
+        if (end >= impl_->record_end + 16) stored_caplen = uint64_t(end - impl_->record_end - 16);
         impl_->record_end = end;
       }
     }

@@ -173,16 +173,18 @@ def test_host_policies(tmp_path):
                                      "pcap/tcpreplay/test.pcap"])
 def test_files_closed_and_reopened_to_append_keep_every_byte(capture, tmp_path):
     # --max-open 1: every other chunk (the other direction, another flow) closes the open file
-    # and the next reopens its own to append; the files and the index must not change.
+    # and the next reopens its own to append (3: the least recently written is closed); the
+    # files and the index must not change.
     path = DATA / capture
     if not path.is_file():
         pytest.skip(f"{path} missing")
     whole, index, _ = warpath_streams(path, tmp_path / "all")
     assert sum(1 for s in index["streams"] if (tmp_path / "all" / s["file"]).stat().st_size) > 1
-    one, index_one, _ = warpath_streams(path, tmp_path / "one", "--max-open", "1")
-    assert one == whole
-    assert index_one == index
-    for s in index["streams"]:
-        assert (tmp_path / "one" / s["file"]).read_bytes() == (tmp_path / "all" / s["file"]).read_bytes()
+    for cap in ("1", "3"):  # 3: the least recently written of several open files goes first
+        few, index_few, _ = warpath_streams(path, tmp_path / cap, "--max-open", cap)
+        assert few == whole
+        assert index_few == index
+        for s in index["streams"]:
+            assert (tmp_path / cap / s["file"]).read_bytes() == (tmp_path / "all" / s["file"]).read_bytes()
     r = run("reassemble", "--in", path, "--out-dir", tmp_path / "bad", "--max-open", "0")
     assert r.returncode != 0 and "--max-open" in r.stderr

@@ -464,6 +464,9 @@ TEST(PcapBadInput, InconsistentLengths) {
              capture(64, {{60, 60}, {10, 10}, {63, 63}, {40, 60}, {64, 64}, {100, 100}}));
   expect_error(read_status(path), Errc::kParseError, path,
                "record 6: captured length 100 exceeds the file's snap length 64");
+  path = put(tmp, "counted-then-cut.pcap", capture(64, {{60, 60}, {10, 10}, {63, 63}, {100, 100}}));
+  expect_error(read_status(path), Errc::kParseError, path,
+               "record 4: captured length 100 exceeds the file's snap length 64");
   path = put(tmp, "huge.pcap", capture(64, {{300000, 300000}}));  // beyond libpcap's limit
   expect_error(read_status(path), Errc::kParseError, path, "record 1");
   path = put(tmp, "over-len.pcap", capture(65535, {{60, 50}}));

@@ -48,11 +48,13 @@ struct StreamFile {
 };
 
 // How many stream files may be open at once: the process's descriptor limit, its soft limit
-// raised to the hard one first (as tcpflow does with its -f), less some for the rest. A
+// raised to the hard one first (as tcpflow does with its -f), less some for the rest, and at
+// most kMaxOpen (each open file holds a stdio buffer of about 4 KiB: 32 MiB at most). A
 // capture with more streams alive at once than that reopens files to append; closing all of
 // them when the cap was reached (as until 2026-11-27) reopened a file for nearly every chunk
 // once more streams than the cap were alive: 2,000 interleaved connections of 100-byte
 // segments took 3.6 s, five system calls a chunk.
+constexpr size_t kMaxOpen = 8192;
 size_t open_file_cap() {
   rlimit r{};
   if (getrlimit(RLIMIT_NOFILE, &r) != 0) return 256;
@@ -62,7 +64,7 @@ size_t open_file_cap() {
     if (setrlimit(RLIMIT_NOFILE, &raised) == 0) r = raised;
   }
   const rlim_t have = r.rlim_cur == RLIM_INFINITY ? rlim_t(1) << 20 : r.rlim_cur;
-  return size_t(std::clamp<rlim_t>(have > 64 ? have - 64 : 16, 16, rlim_t(1) << 16));
+  return size_t(std::clamp<rlim_t>(have > 64 ? have - 64 : 16, 16, kMaxOpen));
 }
 
 // Files by (flow, dir); at most cap() open at once, the least recently written closed first
@@ -86,8 +88,13 @@ class Files {
     if (!sf.f) {
       if (lru_.size() >= cap_) WARPATH_TRY(shut(files_.at(lru_.front())));
       const std::string path = dir_ + "/" + sf.name;
-      sf.f = std::fopen(path.c_str(), sf.bytes ? "ab" : "wb");
-      if (!sf.f) return Status(Errc::kIoError, path + ": " + std::strerror(errno));
+      // Out of descriptors anyway (another part of the process holds more than the margin):
+      // close the least recently written and try again.
+      while (!(sf.f = std::fopen(path.c_str(), sf.bytes ? "ab" : "wb")))
+        if ((errno != EMFILE && errno != ENFILE) || lru_.empty())
+          return Status(Errc::kIoError, path + ": " + std::strerror(errno));
+        else
+          WARPATH_TRY(shut(files_.at(lru_.front())));
       sf.lru = lru_.insert(lru_.end(), key);
     } else if (std::next(sf.lru) != lru_.end()) {
       lru_.splice(lru_.end(), lru_, sf.lru);  // the most recently written last
@@ -187,7 +194,8 @@ int run_reassemble(const ReassembleOptions& o) {
   std::vector<packet::PacketInfo> infos;
   std::vector<flow::PacketFlow> answers;
   std::vector<flow::FlowRecord> ended;
-  Files files(o.out_dir, o.max_open ? o.max_open : open_file_cap());
+  const size_t cap = open_file_cap();  // raises the descriptor limit: --max-open may not
+  Files files(o.out_dir, o.max_open ? std::min<size_t>(o.max_open, cap) : cap);
   Status write_error;
   const stream::ChunkSink sink = [&](const stream::Chunk& c) {
     if (Status s = files.write(c); !s.is_ok() && write_error.is_ok()) write_error = s;
@@ -296,8 +304,8 @@ void add_reassemble(CLI::App& app, Runner& run) {
       ->check(CLI::Range(1u, 1u << 26));
   cmd->add_option("--max-open", o->max_open,
                   "Stream files open at once; more streams alive than that are closed and "
-                  "reopened to append, least recently written first (default: the descriptor "
-                  "limit, raised to its maximum, less 64)")
+                  "reopened to append, least recently written first (default and most: the "
+                  "descriptor limit, raised to its maximum, less 64, and at most 8192)")
       ->check(CLI::Range(1u, 1u << 20));
   cmd->add_flag("--midstream", o->midstream,
                 "Pick up connections whose handshake the capture missed");
