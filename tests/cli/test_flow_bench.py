@@ -10,21 +10,16 @@ Environment: WARPATH_BIN (default <repo>/build/warpath); the bench is beside it.
 """
 
 import json
-import subprocess
 
 import pytest
-from warpath_cli import WARPATH_BIN, skip_without_binary
+from warpath_cli import run_beside, skip_without_binary
 
 
 skip_without_binary()
-BENCH = WARPATH_BIN.parent / "warpath-flow-bench"
 
 
-def bench(*args, timeout=120):
-    if not BENCH.is_file():
-        pytest.skip(f"{BENCH} not built")
-    return subprocess.run([str(BENCH), *map(str, args)], capture_output=True, text=True,
-                          timeout=timeout)
+def bench(*args):
+    return run_beside("warpath-flow-bench", *args)
 
 
 def test_every_row_answers_right_and_the_best_anchor_is_the_reference(tmp_path):

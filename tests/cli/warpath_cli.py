@@ -29,6 +29,16 @@ def run(*args, timeout=120, cwd=None):
                           timeout=timeout, cwd=cwd)
 
 
+def run_beside(name, *args, timeout=180):
+    """Runs the program `name` built beside warpath (a bench) with `args`; skips the test when
+    it was not built."""
+    program = WARPATH_BIN.parent / name
+    if not program.is_file():
+        pytest.skip(f"{program} not built")
+    return subprocess.run([str(program), *map(str, args)], capture_output=True, text=True,
+                          timeout=timeout)
+
+
 def assert_no_crash(r):
     assert r.returncode >= 0, f"killed by signal {-r.returncode}: {r.stderr}"
     for bad in ("terminate called", "Traceback", "Aborted", "core dumped", "internal error"):
