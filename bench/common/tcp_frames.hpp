@@ -2,8 +2,10 @@
 // feed whole TCP connections (warpath-stream-bench, warpath-nids-bench): one buffer, an
 // offset, length and timestamp per frame, and the payload bytes in all.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "gen/packet_builder.hpp"
@@ -24,6 +26,16 @@ struct Frames {
     wire += n;
   }
   size_t size() const { return off.size(); }
+  /// Frame i as {pointer, length} (what Stage::fill takes).
+  std::pair<const uint8_t*, uint32_t> frame(size_t i) const {
+    return {bytes.data() + off[i], len[i]};
+  }
+  /// The longest frame's length (what a Stage must hold).
+  size_t largest() const {
+    size_t m = 0;
+    for (uint32_t l : len) m = std::max<size_t>(m, l);
+    return m;
+  }
 };
 
 /// One Ethernet + IPv4 + TCP frame (the traffic generator's builder) carrying `payload` bytes:

@@ -291,13 +291,10 @@ double run_libnids(const Frames& f, const std::vector<pattern::Pattern>& ps, uin
   nids_register_tcp(reinterpret_cast<void*>(nids_callback));
   g_matches = 0;
   // Frames 256 at a time, as warpath's rows get theirs (writable: libnids takes non-const).
-  bench::Stage stage(bench::Stage::largest(f.size(), [&](size_t i) { return f.len[i]; }));
+  bench::Stage stage(f.largest());
   const double t0      = now_s();
   const double filling = stage.each_fill(
-      f.size(),
-      [&](size_t i) {
-        return std::pair<const uint8_t*, uint32_t>(f.bytes.data() + f.off[i], f.len[i]);
-      },
+      f.size(), [&](size_t i) { return f.frame(i); },
       [&](uint32_t n, size_t first) {
         for (uint32_t k = 0; k < n; ++k) {
           const size_t i = first + k;

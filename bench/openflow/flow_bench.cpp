@@ -442,15 +442,12 @@ int main(int argc, char** argv) {
           auto fn = [&](const auto* k, uint32_t c, uint32_t* ids) { a.lookup_bulk(k, c, ids); };
           const std::string name = std::string(padded ? "rte_hash.k48.bulk" : "rte_hash.bulk") +
                                    std::to_string(burst) + suffix;
-          double r = 0;
-          if (padded) {
-            if (!hot) check_on(padded_seq, fn, burst, name.c_str());
-            r = best_rate(o, padded_part, burst, fn);
-          } else {
-            if (!hot) check(fn, burst, name.c_str());
-            r = best_rate(o, part, burst, fn);
-          }
-          anchor = std::max(anchor, r);
+          auto measure = [&](const auto& all, const auto& timed) {  // checked on the whole
+            if (!hot) check_on(all, fn, burst, name.c_str());
+            return best_rate(o, timed, burst, fn);
+          };
+          const double r = padded ? measure(padded_seq, padded_part) : measure(seq, part);
+          anchor         = std::max(anchor, r);
           size_rows.push_back({uint32_t(keys.size()), name, r / 1e6, 1e9 / r, 0});
         }
       }

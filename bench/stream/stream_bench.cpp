@@ -214,15 +214,9 @@ double run_warpath(const Frames& f, uint64_t& delivered) {
 
 using bench::Stage;  // libnids' and floor's frames, 256 at a time as warpath's (stage.hpp)
 
-Stage stage_for(const Frames& f) {
-  return Stage(Stage::largest(f.size(), [&](size_t i) { return f.len[i]; }));
-}
-
 // Frame i for Stage::fill.
 auto frame_at(const Frames& f) {
-  return [&f](size_t i) {
-    return std::pair<const uint8_t*, uint32_t>(f.bytes.data() + f.off[i], f.len[i]);
-  };
+  return [&f](size_t i) { return f.frame(i); };
 }
 
 // floor (stream_floor.hpp): the least work the job allows, a yardstick and not an engine, in
@@ -231,7 +225,7 @@ double run_floor(const Frames& f, uint64_t& delivered) {
   bench::floor_engine::Floor fl(18);
   uint64_t bytes = 0;
   auto sink      = [&bytes](const uint8_t*, uint32_t n) { bytes += n; };
-  Stage stage          = stage_for(f);
+  Stage stage(f.largest());
   bool read_all        = true;
   const double t0 = now_s();
   const double filling = stage.each_fill(f.size(), frame_at(f), [&](uint32_t n, size_t) {
@@ -276,7 +270,7 @@ double run_libnids(const Frames& f, uint64_t& delivered) {
     return -1;
   }
   nids_register_tcp(reinterpret_cast<void*>(nids_callback));
-  Stage stage = stage_for(f);  // libnids takes non-const pointers: the stage is writable
+  Stage stage(f.largest());  // libnids takes non-const pointers: the stage is writable
   struct pcap_pkthdr h {};
   const double t0      = now_s();
   const double filling = stage.each_fill(f.size(), frame_at(f), [&](uint32_t n, size_t first) {
@@ -341,7 +335,7 @@ int main(int argc, char** argv) {
     auto w    = io::PcapWriter::create(pcap_out);
     Status st = w.is_ok() ? Status::ok() : w.status();
     for (size_t i = 0; i < f.size() && st.is_ok(); ++i)
-      st = w->write_packet(f.bytes.data() + f.off[i], f.len[i], f.len[i], f.ts[i]);
+      st = w->write_packet(f.frame(i).first, f.len[i], f.len[i], f.ts[i]);
     if (st.is_ok()) st = w->close();
     if (!st.is_ok()) {
       std::fprintf(stderr, "warpath-stream-bench: %s\n", st.message().c_str());

@@ -67,16 +67,15 @@ size_t open_file_cap() {
   return size_t(std::clamp<rlim_t>(have > 64 ? have - 64 : 16, 16, kMaxOpen));
 }
 
-// Files by (flow, dir); at most cap() open at once, the least recently written closed first
+// Files by (flow, dir); at most `cap` open at once, the least recently written closed first
 // (and reopened to append when its stream goes on).
 class Files {
  public:
-  explicit Files(std::string dir, size_t cap = open_file_cap()) : dir_(std::move(dir)), cap_(cap) {}
+  Files(std::string dir, size_t cap) : dir_(std::move(dir)), cap_(cap) {}
   ~Files() {
     for (auto& [k, f] : files_)
       if (f.f) std::fclose(f.f);
   }
-  size_t cap() const { return cap_; }
   void name(uint64_t flow, uint8_t dir, std::string n) { files_[{flow, dir}].name = std::move(n); }
   Status write(const stream::Chunk& c) {
     const FileKey key{c.flow, c.dir};
@@ -86,15 +85,16 @@ class Files {
       return Status::ok();
     }
     if (!sf.f) {
-      if (lru_.size() >= cap_) WARPATH_TRY(shut(files_.at(lru_.front())));
       const std::string path = dir_ + "/" + sf.name;
-      // Out of descriptors anyway (another part of the process holds more than the margin):
-      // close the least recently written and try again.
-      while (!(sf.f = std::fopen(path.c_str(), sf.bytes ? "ab" : "wb")))
-        if ((errno != EMFILE && errno != ENFILE) || lru_.empty())
-          return Status(Errc::kIoError, path + ": " + std::strerror(errno));
-        else
-          WARPATH_TRY(shut(files_.at(lru_.front())));
+      // At the cap, or out of descriptors anyway (another part of the process holds more than
+      // the margin): the least recently written file is closed first.
+      bool full = lru_.size() >= cap_;
+      for (;;) {
+        if (full) WARPATH_TRY(shut(files_.at(lru_.front())));
+        if ((sf.f = std::fopen(path.c_str(), sf.bytes ? "ab" : "wb"))) break;
+        full = (errno == EMFILE || errno == ENFILE) && !lru_.empty();
+        if (!full) return Status(Errc::kIoError, path + ": " + std::strerror(errno));
+      }
       sf.lru = lru_.insert(lru_.end(), key);
     } else if (std::next(sf.lru) != lru_.end()) {
       lru_.splice(lru_.end(), lru_, sf.lru);  // the most recently written last
