@@ -130,7 +130,12 @@ std::vector<ModuleSpec> preset_chain(const RunConfig& c, Preloaded preloaded) {
   acl.args.emplace_back("algo", c.algo);
   acl.args.emplace_back("match", c.match_action);
   acl.args.emplace_back("default", c.default_action);
-  acl.args.emplace_back("ipv6", c.ipv6_action);
+  // IPv6 under 5-tuple rules (IPv4 keys): the default action unless told (a firewall fails
+  // closed), but the built-in random ACL, the demo's and the benches', lets it reach the router.
+  if (!c.ipv6_action.empty())
+    acl.args.emplace_back("ipv6", c.ipv6_action);
+  else if (c.rules.empty() && !preloaded.rules)
+    acl.args.emplace_back("ipv6", "permit");
   // Non-IP frames: alone, the firewall applies its default action to them (it cannot inspect
   // them, so it must not pass them unasked); before the router they continue to it, which
   // sends ARP to the slow path and drops the rest as not_ip.

@@ -202,7 +202,7 @@ Status RunConfig::validate() const {
   }
   WARPATH_TRY(check_action("acl.match", match_action));
   WARPATH_TRY(check_action("acl.default", default_action));
-  WARPATH_TRY(check_action("acl.ipv6", ipv6_action));
+  if (!ipv6_action.empty()) WARPATH_TRY(check_action("acl.ipv6", ipv6_action));
   if (!nonip_action.empty()) WARPATH_TRY(check_action("acl.nonip", nonip_action));
   return check_ports(*this);  // last: see the header comment
 }

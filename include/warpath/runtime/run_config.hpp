@@ -39,7 +39,9 @@
 //   algo      = "auto"            # linear | tuple | bloom | rfc | tic | split | auto
 //   match     = "permit"          # action of a matching rule that names none
 //   default   = "deny"            # action when no rule matches
-//   ipv6      = "permit"          # IPv6 packets with a 5-tuple ACL (its keys are IPv4)
+//   ipv6      = "deny"            # IPv6 packets with a 5-tuple ACL (its keys are IPv4);
+//                                 # default: `default` (a firewall fails closed; counted as
+//                                 # acl_ipv6 when denied), permit with the built-in ACL
 //   nonip     = "deny"            # frames neither IPv4 nor IPv6 (ARP, MPLS, PPPoE) with a
 //                                 # 5-tuple ACL; default: `default` in the acl app (counted as
 //                                 # acl_non_ip when denied), permit before the router
@@ -118,13 +120,17 @@ struct RunConfig {
   /// "none"); empty = ptcp:127.0.0.1:6653 when the chain has a switch (then a port in use is a
   /// warning, not an error).
   std::vector<std::string> openflow;
+  /// The agent's inactivity probe (openflow_agent.hpp), in ms; 0 = off.
+  uint32_t openflow_probe_ms = 5000;
 
   std::string rules;  ///< rule file; empty = built-in ACL
   std::string rules_format   = "classbench";
   std::string algo           = "auto";  ///< classification algorithm
   std::string match_action   = "permit";
   std::string default_action = "deny";
-  std::string ipv6_action    = "permit";
+  /// IPv6 packets under 5-tuple rules (whose keys are IPv4); empty = default_action (a
+  /// firewall fails closed), permit with the built-in ACL (the demo's router sees IPv6).
+  std::string ipv6_action;
   /// Frames neither IPv4 nor IPv6 under 5-tuple rules (ARP, MPLS, PPPoE); empty = default_action.
   std::string nonip_action;
 

@@ -10,7 +10,8 @@
 //   post   for each selected packet with a key, the action of the rule it matched (or the
 //          default action): deny -> drop "acl_deny", output:N -> forward out of N, goto:NAME ->
 //          context NAME, permit -> continue. IPv6 packets under 5-tuple rules get `ipv6`'s
-//          action; packets that are neither IPv4 nor IPv6 (ARP, MPLS, PPPoE, ...) under 5-tuple
+//          action (default: the default action, so a deny-by-default firewall does not pass a
+//          family its rules do not cover), dropped as "acl_ipv6"; packets that are neither IPv4 nor IPv6 (ARP, MPLS, PPPoE, ...) under 5-tuple
 //          rules get `nonip`'s (default: the default action, so a deny-by-default firewall
 //          does not pass what it cannot inspect), dropped as "acl_non_ip"; IPv4 packets
 //          without a key (ports not captured: RFC 1858 tiny fragments) get the default
@@ -131,7 +132,10 @@ class AclModule final : public Module {
         if (f.reason[i] != kContinue) continue;
         const packet::L3 l3 = f.infos[i].l3;
         if (l3 == packet::L3::kIpv6) {
-          apply(i, ipv6_);
+          if (ipv6_.kind == ActionKind::kDeny)
+            f.reason[i] = ipv6_deny_;
+          else
+            apply(i, ipv6_);
         } else if (l3 == packet::L3::kIpv4) {
           // Still undecided: an IPv4 packet the rules cannot see (its header or, for TCP/UDP,
           // its ports not captured: a tiny first fragment, RFC 1858). No rule can match it:
@@ -175,7 +179,7 @@ class AclModule final : public Module {
   std::vector<Decision> rules_;
   Decision default_, ipv6_, nonip_;
   bool malformed_drop_ = false;
-  uint16_t deny_ = 0, malformed_ = 0, non_ip_ = 0;
+  uint16_t deny_ = 0, malformed_ = 0, non_ip_ = 0, ipv6_deny_ = 0;
   std::vector<std::string> contexts_;
   std::unique_ptr<classify::Classifier> cpu_, offload_;
   std::string describe_;
@@ -233,8 +237,8 @@ Result<std::unique_ptr<Module>> AclModule::make(const ModuleArgs& args, BuildEnv
   };
   WARPATH_ASSIGN_OR_RETURN(const Decision match, action("match", "permit"));
   WARPATH_ASSIGN_OR_RETURN(m->default_, action("default", "deny"));
-  WARPATH_ASSIGN_OR_RETURN(m->ipv6_, action("ipv6", "permit"));
   const std::string default_text = args.get("default", "deny");
+  WARPATH_ASSIGN_OR_RETURN(m->ipv6_, action("ipv6", default_text.c_str()));
   WARPATH_ASSIGN_OR_RETURN(m->nonip_, action("nonip", default_text.c_str()));
   const Action match_action = parse_action(args.get("match", "permit")).value();
   m->rules_.reserve(rules->rules.size());
@@ -258,6 +262,8 @@ Result<std::unique_ptr<Module>> AclModule::make(const ModuleArgs& args, BuildEnv
                            env.reasons->add("malformed", Verdict::kDrop, env.position));
   WARPATH_ASSIGN_OR_RETURN(m->non_ip_,
                            env.reasons->add("acl_non_ip", Verdict::kDrop, env.position));
+  WARPATH_ASSIGN_OR_RETURN(m->ipv6_deny_,
+                           env.reasons->add("acl_ipv6", Verdict::kDrop, env.position));
   return std::unique_ptr<Module>(std::move(m));
 }
 
@@ -273,7 +279,9 @@ ModuleInfo acl_module_info() {
       {"algo", "auto", "linear | tuple | bloom | rfc | tic | split | auto | ref (the oracle)"},
       {"match", "permit", "action of a matching rule that names none"},
       {"default", "deny", "action when no rule matches"},
-      {"ipv6", "permit", "action for IPv6 packets under 5-tuple rules"},
+      {"ipv6", "(default's)",
+       "action for IPv6 packets under 5-tuple rules (their keys are IPv4); a deny counts them as "
+       "acl_ipv6"},
       {"nonip", "(default's)",
        "action for frames neither IPv4 nor IPv6 (ARP, MPLS, PPPoE) under 5-tuple rules; a deny "
        "counts them as acl_non_ip"},
