@@ -10,6 +10,7 @@
 #include <numeric>
 
 #include "nids/detect_image.hpp"
+#include "nids/rule_keywords.hpp"
 
 namespace warpath::nids {
 namespace detail {
@@ -73,14 +74,7 @@ int flowbits_rank(const Rule& r) {
 }
 
 Result<pcre2_code*> compile_pcre(const Rule& r, const Pcre& p) {
-  uint32_t options = 0;
-  if (p.caseless) options |= PCRE2_CASELESS;
-  if (p.dotall) options |= PCRE2_DOTALL;
-  if (p.multiline) options |= PCRE2_MULTILINE;
-  if (p.extended) options |= PCRE2_EXTENDED;
-  if (p.anchored) options |= PCRE2_ANCHORED;
-  if (p.dollar_endonly) options |= PCRE2_DOLLAR_ENDONLY;
-  if (p.ungreedy) options |= PCRE2_UNGREEDY;
+  const uint32_t options = pcre_options(p);
   int err = 0;
   PCRE2_SIZE at = 0;
   pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(p.regex.data()), p.regex.size(),

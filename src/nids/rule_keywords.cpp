@@ -1,6 +1,9 @@
 // The value of each rule keyword (src/nids/rule_keywords.hpp).
 #include "nids/rule_keywords.hpp"
 
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+
 #include <cctype>
 #include <cstdint>
 
@@ -231,7 +234,30 @@ Result<Pcre> parse_pcre(std::string_view v) {
     }
   }
   if (p.regex.empty()) return syntax("pcre: empty expression");
+  int err       = 0;
+  PCRE2_SIZE at = 0;
+  pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(p.regex.data()), p.regex.size(),
+                                   pcre_options(p), &err, &at, nullptr);
+  if (!code) {
+    PCRE2_UCHAR msg[256];
+    pcre2_get_error_message(err, msg, sizeof msg);
+    return syntax("pcre \"" + p.regex + "\" does not compile at offset " + std::to_string(at) +
+                  ": " + reinterpret_cast<const char*>(msg));
+  }
+  pcre2_code_free(code);
   return p;
+}
+
+uint32_t pcre_options(const Pcre& p) noexcept {
+  uint32_t options = 0;
+  if (p.caseless) options |= PCRE2_CASELESS;
+  if (p.dotall) options |= PCRE2_DOTALL;
+  if (p.multiline) options |= PCRE2_MULTILINE;
+  if (p.extended) options |= PCRE2_EXTENDED;
+  if (p.anchored) options |= PCRE2_ANCHORED;
+  if (p.dollar_endonly) options |= PCRE2_DOLLAR_ENDONLY;
+  if (p.ungreedy) options |= PCRE2_UNGREEDY;
+  return options;
 }
 
 namespace {

@@ -23,7 +23,11 @@ Result<NumTest> parse_numtest(std::string_view v, std::string_view what);
 Status parse_flow(std::string_view v, FlowOpt& f);
 Status parse_flowbits(std::string_view v, Rule& r);
 Status parse_flags(std::string_view v, TcpFlags& f);
+/// A pcre keyword's value; an expression PCRE2 does not compile is a syntax error (with
+/// PCRE2's reason and offset), so --check-rules and --skip-bad-rules see it before a run.
 Result<Pcre> parse_pcre(std::string_view v);
+/// PCRE2 compile options of a pcre's flags (the parser's check and the image's compile).
+uint32_t pcre_options(const Pcre& p) noexcept;
 /// byte_test (jump = false) or byte_jump as a payload item.
 Result<Item> parse_byte(std::string_view value, bool jump);
 /// threshold, or (filter) detection_filter.
