@@ -41,8 +41,9 @@ find_package(fmt CONFIG REQUIRED)
 find_package(GTest REQUIRED)
 find_package(Threads REQUIRED)
 find_package(tomlplusplus CONFIG REQUIRED)
-# cpp-httplib (Debian libcpp-httplib-dev, built as a shared library there): `warpath run
-# --metrics` serves Prometheus text over HTTP.
+# cpp-httplib (Debian libcpp-httplib-dev, built as a shared library there): the HTTP client of
+# the metrics server's tests (the server, src/runtime/system/metrics_server.cpp, is a poll loop
+# of its own: httplib's thread per connection let eight slow clients block every scrape).
 pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
 
 # Vectorscan (Debian libvectorscan-dev; Hyperscan's portable fork, pkg-config name libhs): the

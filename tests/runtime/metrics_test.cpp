@@ -5,8 +5,16 @@
 
 #include <gtest/gtest.h>
 
-#include <httplib.h>
+#include "runtime/http_head.hpp"
 
+#include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+#include <vector>
 #include <map>
 #include <sstream>
 #include <string>
@@ -138,4 +146,119 @@ TEST(Metrics, BadAddressesAreErrors) {
 }
 
 }  // namespace
+
+// A connected TCP socket to 127.0.0.1:port (-1 when it cannot connect).
+int connect_to(uint16_t port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in sa{};
+  sa.sin_family      = AF_INET;
+  sa.sin_port        = htons(port);
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Slowloris (hardening round 2, defect 6): clients that send a request a header at a time hold
+// no scrape up, and are closed once their head has taken more than 2 s.
+TEST(Metrics, SlowClientsDoNotBlockScrapes) {
+  auto s = MetricsServer::start("127.0.0.1:0");
+  ASSERT_TRUE(s.is_ok()) << s.status().message();
+  (*s)->publish("warpath_up_seconds 1\n");
+  std::vector<int> slow;
+  for (int i = 0; i < 32; ++i) {
+    const int fd = connect_to((*s)->port());
+    ASSERT_GE(fd, 0);
+    const std::string part = "GET /metrics HTTP/1.1\r\nHost: x\r\n";
+    ASSERT_EQ(::send(fd, part.data(), part.size(), 0), ssize_t(part.size()));
+    slow.push_back(fd);
+  }
+  httplib::Client client("127.0.0.1", (*s)->port());
+  client.set_read_timeout(1, 0);
+  client.set_connection_timeout(1, 0);
+  for (int round = 0; round < 3; ++round) {
+    for (int fd : slow) (void)::send(fd, "X-a: b\r\n", 8, MSG_NOSIGNAL);  // one more header each
+    const auto t0 = std::chrono::steady_clock::now();
+    auto res      = client.Get("/metrics");
+    ASSERT_TRUE(res) << "round " << round;
+    EXPECT_EQ(res->status, 200);
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1));
+    std::this_thread::sleep_for(std::chrono::milliseconds(900));
+  }
+  // By now (2.7 s) each slow head took more than 2 s: closed (a read sees the end).
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  for (int fd : slow) {
+    timeval tv{1, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    char b[64];
+    EXPECT_EQ(::recv(fd, b, sizeof b, 0), 0);
+    ::close(fd);
+  }
+}
+
+TEST(Metrics, MoreConnectionsThanTheCapStillScrape) {
+  auto s = MetricsServer::start("127.0.0.1:0");
+  ASSERT_TRUE(s.is_ok()) << s.status().message();
+  (*s)->publish("x 1\n");
+  std::vector<int> idle;
+  for (int i = 0; i < 300; ++i) idle.push_back(connect_to((*s)->port()));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  httplib::Client client("127.0.0.1", (*s)->port());
+  client.set_read_timeout(1, 0);
+  auto res = client.Get("/metrics");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->body, "x 1\n");
+  for (int fd : idle) ::close(fd);
+}
+
+TEST(Metrics, PipelinedKeepAliveAndBadRequests) {
+  auto s = MetricsServer::start("127.0.0.1:0");
+  ASSERT_TRUE(s.is_ok()) << s.status().message();
+  (*s)->publish("x 1\n");
+  auto exchange = [&](const std::string& req) {
+    const int fd = connect_to((*s)->port());
+    EXPECT_EQ(::send(fd, req.data(), req.size(), 0), ssize_t(req.size()));
+    ::shutdown(fd, SHUT_WR);
+    std::string got;
+    char b[4096];
+    timeval tv{2, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    for (ssize_t n; (n = ::recv(fd, b, sizeof b, 0)) > 0;) got.append(b, size_t(n));
+    ::close(fd);
+    return got;
+  };
+  const std::string two = exchange("GET /metrics HTTP/1.1\r\n\r\nHEAD /metrics HTTP/1.1\r\n\r\n");
+  EXPECT_EQ(two.find("HTTP/1.1 200"), 0u) << two;
+  EXPECT_NE(two.find("HTTP/1.1 200", 10), std::string::npos) << two;
+  EXPECT_EQ(exchange("POST /metrics HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc").find("HTTP/1.1 405"), 0u);
+  EXPECT_EQ(exchange("GET /metrics\r\n\r\n").find("HTTP/1.1 400"), 0u);
+  EXPECT_EQ(exchange(std::string(9000, 'A')).find("HTTP/1.1 400"), 0u);
+  EXPECT_EQ(exchange("GET /?x HTTP/1.0\r\n\r\n").find("HTTP/1.1 404"), 0u);
+}
+
+TEST(HttpHead, ParsesWhatServersMustAndRefusesTheRest) {
+  HttpHead h;
+  size_t used = 0;
+  std::string why;
+  const std::string ok = "GET /metrics?x=1 HTTP/1.0\r\nConnection: Keep-Alive\r\nHost: a\r\n\r\nrest";
+  ASSERT_EQ(parse_http_head(ok, h, used, why), HeadParse::kComplete) << why;
+  EXPECT_EQ(h.method, "GET");
+  EXPECT_EQ(h.target, "/metrics?x=1");
+  EXPECT_EQ(h.minor, 0);
+  EXPECT_TRUE(h.keep_alive);
+  EXPECT_EQ(used, ok.size() - 4);
+  EXPECT_EQ(parse_http_head("GET / HTTP/1.1\r\nHost:", h, used, why), HeadParse::kIncomplete);
+  EXPECT_EQ(parse_http_head("", h, used, why), HeadParse::kIncomplete);
+  ASSERT_EQ(parse_http_head("GET / HTTP/1.1\nConnection: close\n\n", h, used, why), HeadParse::kComplete);
+  EXPECT_FALSE(h.keep_alive);
+  for (const char* bad : {"GET / HTTP/2.0\r\n\r\n", "GET  / HTTP/1.1\r\n\r\n", "G(T / HTTP/1.1\r\n\r\n",
+                          "GET / HTTP/1.1\r\n folded\r\n\r\n", "GET / HTTP/1.1\r\nNoColon\r\n\r\n",
+                          "GET / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\n",
+                          "GET / HTTP/1.1\r\nContent-Length: -1\r\n\r\n", "GET /\r HTTP/1.1\r\n\r\n"})
+    EXPECT_EQ(parse_http_head(bad, h, used, why), HeadParse::kBad) << bad;
+  EXPECT_EQ(parse_http_head(std::string(kMaxHttpHead + 1, 'a'), h, used, why), HeadParse::kBad);
+}
+
 }  // namespace warpath::runtime
