@@ -28,6 +28,10 @@ Session::Session(const SwitchControl& sw, const SwitchInfo& info, bool controlle
 
 std::vector<uint8_t> Session::hello() const { return Writer(Type::kHello, 0).finish(); }
 
+std::vector<uint8_t> Session::echo_request(uint32_t xid) {
+  return Writer(Type::kEchoRequest, xid).finish();
+}
+
 std::vector<uint8_t> Session::packet_in(const PacketIn& p, uint16_t miss_send_len) {
   Writer w(Type::kPacketIn, 0);
   const size_t keep =
@@ -78,6 +82,7 @@ bool Session::message(const uint8_t* m, size_t len, std::vector<uint8_t>& out) {
   const Header h = read_header(m);
   auto err = [&](ErrorType t, uint16_t code) { append(out, error(h.xid, t, code, m, len)); };
   if (h.type == Type::kHello) {
+    hello_received_ = true;
     if (h.version < kVersion) {
       append(out, error(h.xid, ErrorType::kHelloFailed, 0, m, len));
       why_ = "the peer speaks OpenFlow below 1.0 (version " + std::to_string(h.version) + ")";

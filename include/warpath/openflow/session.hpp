@@ -125,6 +125,11 @@ class Session {
   /// close (why() says why); replies already appended should still be sent.
   bool receive(const uint8_t* p, size_t n, std::vector<uint8_t>& out);
   const std::string& why() const noexcept { return why_; }
+  /// Whether the peer's HELLO arrived (the agent closes a connection silent through the
+  /// handshake).
+  bool hello_received() const noexcept { return hello_received_; }
+  /// An ECHO_REQUEST (the agent's inactivity probe of a silent peer).
+  static std::vector<uint8_t> echo_request(uint32_t xid);
   /// Whether FLOW_REMOVED and PORT_STATUS go to this connection: one the switch opened to a
   /// controller, or one that sent SET_CONFIG (as `ovs-ofctl monitor` does).
   bool async() const noexcept { return controller_ || configured_; }
@@ -151,6 +156,7 @@ class Session {
   uint16_t miss_send_len_ = 0;
   uint16_t config_flags_  = 0;
   bool configured_        = false;  ///< SET_CONFIG received
+  bool hello_received_    = false;
   std::vector<uint8_t> buf_;
   std::vector<RemovedFlow> removed_;
   std::vector<std::vector<uint8_t>> port_status_;

@@ -11,8 +11,12 @@
 //   tcp:HOST:PORT    connect to a controller, again every second while it is down
 //
 // A misbehaving peer cannot stall the data path: the agent never blocks on a socket, a peer
-// whose unsent replies pass 4 MiB is disconnected, at most 64 connections are served, and a
-// malformed stream closes its connection only.
+// whose unsent replies pass 4 MiB is disconnected, and a malformed stream closes its
+// connection only. Nor can idle peers lock others out (Open vSwitch's inactivity probe): a
+// peer that sends no HELLO within the probe interval is closed; one silent for the interval
+// is sent an ECHO_REQUEST and closed if nothing comes back within another; and at most 64
+// connections are served, the accepted one silent longest closed to make room for a new one.
+// Listening beyond loopback is allowed with a warning (warnings()): there is no TLS yet.
 #pragma once
 #include <functional>
 #include <memory>
@@ -30,10 +34,13 @@ class OpenflowAgent {
   /// listen. `notice` gets one line per connection opened or closed (from the agent's thread).
   static Result<std::unique_ptr<OpenflowAgent>> start(
       const openflow::SwitchControl& sw, openflow::SwitchInfo info,
-      const std::vector<std::string>& targets, std::function<void(const std::string&)> notice);
+      const std::vector<std::string>& targets, std::function<void(const std::string&)> notice,
+      uint32_t inactivity_probe_ms = 5000);
   virtual ~OpenflowAgent() = default;
   /// "127.0.0.1:6653" per listening target, in order.
   virtual std::vector<std::string> listening() const = 0;
+  /// What the user should know (a listener beyond loopback without TLS).
+  virtual std::vector<std::string> warnings() const = 0;
 };
 
 }  // namespace warpath::runtime

@@ -23,7 +23,7 @@ namespace warpath::runtime {
 namespace {
 
 constexpr size_t kMaxPending     = 4u << 20;  // unsent bytes before a peer is dropped
-constexpr size_t kMaxConnections = 64;
+constexpr size_t kMaxConnections = 64;  // beyond: the least recently active accepted one goes
 constexpr uint64_t kStallMs      = 2000;
 
 struct Target {
@@ -73,13 +73,20 @@ struct Conn {
   int target = -1;  // the controller target it serves, or -1 (accepted)
   bool connecting = false;
   uint64_t sent_ms = 0;  // the last time the socket took bytes (or had none waiting)
+  uint64_t opened_ms = 0;  // accepted, or connected to the controller
+  uint64_t rx_ms     = 0;  // the last time the peer sent anything
+  uint64_t probe_ms  = 0;  // when the inactivity probe (an ECHO_REQUEST) went out; 0: none out
 };
+
+bool loopback(const std::string& host) {
+  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
 
 class Agent final : public OpenflowAgent {
  public:
   Agent(const openflow::SwitchControl& sw, openflow::SwitchInfo info,
-        std::function<void(const std::string&)> notice)
-      : sw_(sw), info_(std::move(info)), notice_(std::move(notice)) {}
+        std::function<void(const std::string&)> notice, uint32_t probe_ms)
+      : sw_(sw), info_(std::move(info)), notice_(std::move(notice)), probe_ms_(probe_ms) {}
 
   ~Agent() override {
     stop_.store(true);
@@ -103,7 +110,7 @@ class Agent final : public OpenflowAgent {
       const int fd = ::socket(sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
       const int one = 1;
       setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-      if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&sa), len) != 0 || ::listen(fd, 16) != 0) {
+      if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&sa), len) != 0 || ::listen(fd, 128) != 0) {
         const std::string why = std::strerror(errno);
         if (fd >= 0) ::close(fd);
         return Status(Errc::kIoError, "--openflow " + text + ": cannot listen: " + why);
@@ -117,12 +124,17 @@ class Agent final : public OpenflowAgent {
                                       : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
       listening_.push_back(t.host + ":" + std::to_string(port));
       listeners_.push_back(fd);
+      if (!loopback(t.host))
+        warnings_.push_back("--openflow " + text + ": listening beyond loopback without TLS: "
+                            "anyone who reaches " + t.host + ":" + std::to_string(port) +
+                            " can program the switch (firewall the port, or listen on 127.0.0.1)");
     }
     thread_ = std::thread([this] { loop(); });
     return Status::ok();
   }
 
   std::vector<std::string> listening() const override { return listening_; }
+  std::vector<std::string> warnings() const override { return warnings_; }
 
  private:
   void say(const std::string& line) {
@@ -135,26 +147,45 @@ class Agent final : public OpenflowAgent {
     c.out.insert(c.out.end(), h.begin(), h.end());
   }
 
-  void accept_all(int lfd) {
+  void accept_all(int lfd, uint64_t now_ms) {
     for (;;) {
       sockaddr_storage sa{};
       socklen_t len = sizeof sa;
       const int fd  = ::accept4(lfd, reinterpret_cast<sockaddr*>(&sa), &len, SOCK_CLOEXEC | SOCK_NONBLOCK);
       if (fd < 0) return;
-      if (conns_.size() >= kMaxConnections) {
-        ::close(fd);
-        continue;
+      // Full: the accepted connection that has been silent longest makes room, so idle peers
+      // never starve a new one (they are also closed by the inactivity probe).
+      size_t live = 0, oldest = conns_.size();
+      for (size_t k = 0; k < conns_.size(); ++k) {
+        if (conns_[k].fd < 0) continue;
+        ++live;
+        if (conns_[k].target < 0 && (oldest == conns_.size() || conns_[k].rx_ms < conns_[oldest].rx_ms))
+          oldest = k;
+      }
+      if (live >= kMaxConnections) {
+        if (oldest == conns_.size()) {
+          ::close(fd);
+          continue;
+        }
+        drop(conns_[oldest], "the least recently active of " + std::to_string(kMaxConnections) +
+                                 " connections, closed for a new one");
       }
       const int one = 1;
       setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
       Conn c;
       c.fd = fd;
       char host[64] = "?";
-      if (sa.ss_family == AF_INET)
+      uint16_t port  = 0;
+      if (sa.ss_family == AF_INET) {
         inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(&sa)->sin_addr, host, sizeof host);
-      c.peer    = host;
-      c.sent_ms = uint64_t(std::chrono::duration_cast<std::chrono::milliseconds>(
-                               std::chrono::steady_clock::now() - t0_).count());
+        port = ntohs(reinterpret_cast<sockaddr_in*>(&sa)->sin_port);
+      } else if (sa.ss_family == AF_INET6) {
+        inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(&sa)->sin6_addr, host, sizeof host);
+        port = ntohs(reinterpret_cast<sockaddr_in6*>(&sa)->sin6_port);
+      }
+      c.peer = std::string(host) + ":" + std::to_string(port);
+      // The loop's clock, read before the poll: a later reading would run ahead of it.
+      c.sent_ms = c.opened_ms = c.rx_ms = now_ms;
       open_session(c, false);
       conns_.push_back(std::move(c));
     }
@@ -181,6 +212,7 @@ class Agent final : public OpenflowAgent {
       c.connecting = true;
       c.peer       = controllers_[t].host + ":" + std::to_string(controllers_[t].port);
       c.sent_ms    = now_ms;
+      c.opened_ms = c.rx_ms = now_ms;
       open_session(c, true);
       conns_.push_back(std::move(c));
     }
@@ -237,6 +269,29 @@ class Agent final : public OpenflowAgent {
     for (const openflow::PacketIn& p : ins) broadcast({}, true, &p);
   }
 
+  // Open vSwitch's inactivity probe: a peer silent through the handshake is closed after the
+  // interval; one silent for the interval after it is sent an ECHO_REQUEST, and closed when
+  // nothing comes back within another. 0: off.
+  void probe(uint64_t now_ms) {
+    if (!probe_ms_) return;
+    const std::string secs = fmt_seconds(probe_ms_);
+    for (Conn& c : conns_) {
+      if (c.fd < 0 || c.connecting) continue;
+      if (!c.session->hello_received()) {
+        if (now_ms - c.opened_ms >= probe_ms_) drop(c, "no HELLO within " + secs);
+      } else if (c.probe_ms) {
+        if (now_ms - c.probe_ms >= probe_ms_) drop(c, "no reply to the inactivity probe within " + secs);
+      } else if (now_ms - c.rx_ms >= probe_ms_) {
+        const std::vector<uint8_t> m = openflow::Session::echo_request(uint32_t(++probe_xid_));
+        c.out.insert(c.out.end(), m.begin(), m.end());
+        c.probe_ms = now_ms;
+      }
+    }
+  }
+  static std::string fmt_seconds(uint64_t ms) {
+    return ms % 1000 ? std::to_string(ms) + " ms" : std::to_string(ms / 1000) + " s";
+  }
+
   void loop() {
     using clock         = std::chrono::steady_clock;
     const auto t0       = t0_;
@@ -251,7 +306,7 @@ class Agent final : public OpenflowAgent {
         fds.push_back({c.fd, short(POLLIN | (c.out.empty() && !c.connecting ? 0 : POLLOUT)), 0});
       ::poll(fds.data(), fds.size(), 50);
       for (size_t l = 0; l < listeners_.size(); ++l)
-        if (fds[l].revents & POLLIN) accept_all(listeners_[l]);
+        if (fds[l].revents & POLLIN) accept_all(listeners_[l], now_ms);
       const size_t base = listeners_.size();
       for (size_t k = 0; k < conns_.size() && base + k < fds.size(); ++k) {
         Conn& c           = conns_[k];
@@ -267,6 +322,7 @@ class Agent final : public OpenflowAgent {
           }
           if (ev & POLLOUT) {
             c.connecting = false;
+            c.opened_ms = c.rx_ms = now_ms;
             say("openflow: connected to controller " + c.peer);
           }
         }
@@ -276,6 +332,8 @@ class Agent final : public OpenflowAgent {
             if (n == 0 || (errno != EAGAIN && errno != EINTR)) drop(c, "");
             continue;
           }
+          c.rx_ms    = now_ms;
+          c.probe_ms = 0;
           if (!c.session->receive(buf.data(), size_t(n), c.out)) {
             flush(c, now_ms);
             if (c.fd >= 0) drop(c, c.session->why());
@@ -290,6 +348,7 @@ class Agent final : public OpenflowAgent {
         async_work();
         next_async = now_ms + 100;
       }
+      probe(now_ms);
       bool listening = false;
       for (Conn& c : conns_) {
         if (c.fd >= 0 && !c.connecting) flush(c, now_ms);
@@ -304,7 +363,9 @@ class Agent final : public OpenflowAgent {
   openflow::SwitchInfo info_;
   std::function<void(const std::string&)> notice_;
   std::vector<int> listeners_;
-  std::vector<std::string> listening_;
+  std::vector<std::string> listening_, warnings_;
+  uint32_t probe_ms_;
+  uint64_t probe_xid_ = 0;
   std::vector<Target> controllers_;
   std::vector<uint64_t> retry_at_;
   std::vector<Conn> conns_;
@@ -318,8 +379,9 @@ class Agent final : public OpenflowAgent {
 
 Result<std::unique_ptr<OpenflowAgent>> OpenflowAgent::start(
     const openflow::SwitchControl& sw, openflow::SwitchInfo info,
-    const std::vector<std::string>& targets, std::function<void(const std::string&)> notice) {
-  auto a = std::make_unique<Agent>(sw, std::move(info), std::move(notice));
+    const std::vector<std::string>& targets, std::function<void(const std::string&)> notice,
+    uint32_t inactivity_probe_ms) {
+  auto a = std::make_unique<Agent>(sw, std::move(info), std::move(notice), inactivity_probe_ms);
   WARPATH_TRY(a->init(targets));
   return std::unique_ptr<OpenflowAgent>(std::move(a));
 }
