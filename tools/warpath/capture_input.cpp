@@ -39,11 +39,16 @@ Result<const packet::PacketBatch*> CaptureInput::next(std::vector<packet::Packet
   ExecContext ctx;
   for (;;) {
     in_->clear();
-    if (reader_->at_end()) {
+    if (reader_->at_end() || !damage_.empty()) {
       infos.clear();
       return in_.get();
     }
-    WARPATH_TRY(reader_->read(*in_).status());
+    if (auto got = reader_->read(*in_); !got.is_ok()) {
+      if (got.status().code() != Errc::kParseError) return got.status();
+      damage_ = got.status().message() + "; the input ends there (the packets before it were processed)";
+      infos.clear();
+      return in_.get();
+    }
     const uint32_t n = in_->size();
     in_infos_.resize(n);
     WARPATH_TRY(parser_->parse(in_->view(), {in_infos_.data(), n}, ctx));
@@ -73,6 +78,11 @@ Result<const packet::PacketBatch*> CaptureInput::next(std::vector<packet::Packet
     WARPATH_TRY(parser_->parse(out_->view(), {infos.data(), k}, ctx));
     if (k || reader_->at_end()) return out_.get();
   }
+}
+
+std::vector<std::string> CaptureInput::warnings() const {
+  if (damage_.empty()) return {};
+  return {damage_};
 }
 
 defrag::DefragCounters CaptureInput::defrag_counters() const {

@@ -22,8 +22,14 @@ class CaptureInput {
                                    const std::string& defrag,
                                    const defrag::DefragConfig& config = {},
                                    uint32_t batch = kBatch);
-  /// The next batch and its parse results; an empty batch at the end.
+  /// The next batch and its parse results; an empty batch at the end. A damaged record (cut
+  /// short, a caplen beyond the snap length) ends the input there: the packets before it are
+  /// handed out, then an empty batch, and damage() says where (as `run` and `route` do).
   Result<const packet::PacketBatch*> next(std::vector<packet::PacketInfo>& infos);
+  /// Empty, or "PATH: record N: REASON; the input ends there" once a damaged record ended it.
+  const std::string& damage() const { return damage_; }
+  /// damage() as the command's warnings (none or one).
+  std::vector<std::string> warnings() const;
   const io::CaptureInfo& info() const { return reader_->info(); }
   /// Defragmentation counters (zero without defragmentation).
   defrag::DefragCounters defrag_counters() const;
@@ -39,6 +45,7 @@ class CaptureInput {
   std::unique_ptr<packet::PacketBatch> in_, out_;
   std::vector<packet::PacketInfo> in_infos_;
   std::vector<uint8_t> whole_;
+  std::string damage_;
 };
 
 }  // namespace warpath::cli

@@ -16,6 +16,7 @@ struct DefragOptions {
   std::string in, out, engine = "auto", policy = "bsd", filter;
   uint32_t timeout = 60;
   bool ipv6_overlap = false;
+  bool strict       = false;
 };
 
 int run_defrag(const DefragOptions& o) {
@@ -51,7 +52,8 @@ int run_defrag(const DefragOptions& o) {
              "{} malformed; {} datagrams unfinished at the end\n",
              k.ipv6_overlap, k.tiny, k.too_large, k.too_many, k.timeout, k.memcap,
              k.max_datagrams, k.malformed, k.datagrams);
-  return 0;
+  print_warnings(input->warnings());
+  return strict_exit(o.strict, input->warnings());
 }
 
 }  // namespace
@@ -70,6 +72,9 @@ void add_defrag(CLI::App& app, Runner& run) {
                 "Resolve overlapping IPv6 fragments by the policy instead of dropping the "
                 "datagram (RFC 5722)");
   cmd->add_option("--filter", o->filter, "BPF filter expression, as tcpdump takes it");
+  cmd->add_flag("--strict", o->strict,
+                "Exit 1 when the capture is damaged (by default the packets before the damaged "
+                "record are written, with a warning naming it)");
   cmd->footer("Fragments are held until their datagram completes; the datagram then takes the "
               "place of the fragment that completed it, with MF and the offset cleared.");
   cmd->callback([o, &run] { run = [o] { return run_defrag(*o); }; });

@@ -28,6 +28,7 @@ struct FlowsOptions {
   uint32_t capacity = 1u << 18;
   bool defrag       = false;
   bool no_checksum  = false;
+  bool strict       = false;
 };
 
 std::string address(const FlowRecord& r, bool src) {
@@ -89,11 +90,12 @@ class Printer {
                fmt::format("{}/{}", r.bytes[0], r.bytes[1]), flow_state_name(r.state),
                flow_end_name(r.end), tcp_history(r));
   }
-  void end(const FlowCounters& c, std::string_view engine) {
+  void end(const FlowCounters& c, std::string_view engine, const std::vector<std::string>& warnings) {
     if (format_ == "json") {
       auto j      = counters_json(c);
       j["engine"] = engine;
-      fmt::print(out_, "{}],\n\"counters\": {}}}\n", n_ ? "\n" : "", j.dump());
+      fmt::print(out_, "{}],\n\"counters\": {},\n\"warnings\": {}}}\n", n_ ? "\n" : "",
+                 j.dump(), nlohmann::ordered_json(warnings).dump());
     }
     if (format_ == "text") {
       fmt::print(out_, "# {} packets, {} flows by {} (max {} at once); ended: {} timeout, {} "
@@ -117,7 +119,7 @@ class Printer {
   uint64_t n_ = 0;
 };
 
-int flows_to(const FlowsOptions& o, std::FILE* out) {
+int flows_to(const FlowsOptions& o, std::FILE* out, std::vector<std::string>& warnings) {
   FlowConfig config;
   config.capacity = o.capacity;
   auto on_full    = parse_on_full(o.on_full);
@@ -149,7 +151,8 @@ int flows_to(const FlowsOptions& o, std::FILE* out) {
   ended.clear();
   if (Status s = (*tracker)->flush(ended); !s.is_ok()) return fail(s);
   for (const FlowRecord& r : ended) printer.record(r);
-  printer.end((*tracker)->counters(), (*tracker)->id());
+  warnings = input->warnings();  // a damaged record ended the input: what came before stands
+  printer.end((*tracker)->counters(), (*tracker)->id(), warnings);
   return 0;
 }
 
@@ -157,11 +160,13 @@ int run_flows(const FlowsOptions& o) {
   OutputFile out(o.out);
   if (Status s = out.open({o.in}); !s.is_ok()) return fail(s);
   int rc = 0;
-  if (Status s = out.guarded([&](std::FILE* f) { rc = flows_to(o, f); }); !s.is_ok())
+  std::vector<std::string> warnings;
+  if (Status s = out.guarded([&](std::FILE* f) { rc = flows_to(o, f, warnings); }); !s.is_ok())
     return fail(s);
   if (rc != 0) return rc;
   if (Status s = out.commit(); !s.is_ok()) return fail(s);
-  return 0;
+  print_warnings(warnings);
+  return strict_exit(o.strict, warnings);
 }
 
 }  // namespace
@@ -189,6 +194,9 @@ void add_flows(CLI::App& app, Runner& run) {
   cmd->add_flag("--defrag", o->defrag,
                 "Put IP fragments back together first (later fragments then count with their "
                 "flow instead of as untracked)");
+  cmd->add_flag("--strict", o->strict,
+                "Exit 1 when the capture is damaged (by default the flows of the packets before "
+                "the damaged record are reported, with a warning naming it)");
   cmd->footer("Records are in the order flows end: by timeout (Suricata's: TCP 60 s new, 600 s "
               "established, 60 s closed; others 30 / 300 s), on TCP port reuse, on eviction, "
               "and at the end of the capture (in flow order). The clock is the capture's time. "

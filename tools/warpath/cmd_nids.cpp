@@ -30,6 +30,7 @@ struct NidsOptions {
   std::string in, eve, fast, json, classification, engine = "auto", filter, policy = "bsd";
   bool check_rules = false, verbose = false, ips = false, midstream = false, no_checksum = false;
   bool no_defrag = false, no_flows = false, skip_bad_rules = false, progress = false;
+  bool strict = false;
   uint32_t capacity = 1u << 18;
   uint32_t batch    = CaptureInput::kBatch;
   uint32_t inspect_depth = 1u << 20;
@@ -266,7 +267,8 @@ int run_nids(const NidsOptions& o) {
                     {"port_group_compile_ms", double(d.port_group_compile_ns) / 1e6}}},
         {"stream", {{"delivered_bytes", sc.delivered_bytes}, {"gaps", sc.gaps}, {"overlaps", sc.overlaps},
                     {"overlap_diff", sc.overlap_diff}, {"memcap", sc.memcap},
-                    {"inspect_depth", c.inspect_depth}, {"inspect_memcap", c.inspect_memcap}}}};
+                    {"inspect_depth", c.inspect_depth}, {"inspect_memcap", c.inspect_memcap}}},
+        {"warnings", input->warnings()}};
     // clang-format on
     if (Status s = write_json(o.json, inputs, doc); !s.is_ok()) return fail(s);
   }
@@ -288,7 +290,8 @@ int run_nids(const NidsOptions& o) {
   if (d.backtrack_limit || d.pcre_limit || c.inspect_memcap)
     fmt::print("  bounds reached: {} evaluations by the backtracking bound, {} by the pcre limit, "
                "{} directions by the inspection memcap\n", d.backtrack_limit, d.pcre_limit, c.inspect_memcap);
-  return 0;
+  print_warnings(input->warnings());  // a damaged record ended the input; its alerts stand
+  return strict_exit(o.strict, input->warnings());
 }
 
 }  // namespace
@@ -310,7 +313,12 @@ void add_nids(CLI::App& app, Runner& run) {
   cmd->add_option("--classification", o->classification, "classification.config (default: Suricata's)");
   cmd->add_flag("--check-rules", o->check_rules, "Report how many rules of each file load and why the rest do not");
   cmd->add_flag("--verbose", o->verbose, "With --check-rules: every rule that does not load, and why");
-  cmd->add_flag("--skip-bad-rules", o->skip_bad_rules, "Run without the rules that have syntax errors");
+  cmd->add_flag("--skip-bad-rules", o->skip_bad_rules,
+                "Run without the rules that have syntax errors (a pcre PCRE2 does not compile "
+                "among them), each named on standard error");
+  cmd->add_flag("--strict", o->strict,
+                "Exit 1 when the capture is damaged (by default the alerts and flows of the "
+                "packets before the damaged record are written, with a warning naming it)");
   cmd->add_flag("--ips", o->ips, "IPS mode: inline reassembly, drop rules drop the packet and its flow");
   cmd->add_flag("--midstream", o->midstream, "Inspect TCP connections whose handshake the capture missed");
   cmd->add_option("--midstream-policy", o->midstream_policy,
