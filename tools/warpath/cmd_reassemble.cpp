@@ -1,8 +1,11 @@
 // warpath reassemble: every TCP stream of a capture to files (like tcpflow): one file per
 // direction of each flow with the bytes the receiver accepted, in order, and index.json
 // listing the files, their gaps and the counters.
+#include <fcntl.h>
 #include <fmt/core.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -34,6 +37,7 @@ struct ReassembleOptions {
   bool midstream    = false;
   bool defrag       = false;
   bool no_checksum  = false;
+  bool strict       = false;
   std::vector<std::string> hosts;
 };
 
@@ -67,11 +71,112 @@ size_t open_file_cap() {
   return size_t(std::clamp<rlim_t>(have > 64 ? have - 64 : 16, 16, kMaxOpen));
 }
 
+// The output directory, opened once: every output is created under it by name (openat), so
+// a symbolic link planted there is never followed out of it, and a file already there under an
+// output's name is replaced, never written through (a hard link to a file elsewhere keeps its
+// bytes); the input capture under an output's name is refused, not destroyed.
+class OutDir {
+ public:
+  /// Creates `path` if needed and opens it; `input` (empty or "-": none) is the capture read.
+  Status open(const std::string& path, const std::string& input) {
+    path_ = path;
+    std::error_code ec;
+    std::filesystem::create_directories(path, ec);
+    if (ec) return Status(Errc::kIoError, path + ": " + ec.message());
+    fd_ = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd_ < 0) return Status(Errc::kIoError, path + ": " + std::strerror(errno));
+    struct stat st {};
+    if (!input.empty() && input != "-" && ::stat(input.c_str(), &st) == 0) {
+      input_     = {st.st_dev, st.st_ino};
+      has_input_ = true;
+    }
+    return Status::ok();
+  }
+  ~OutDir() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  const std::string& path() const { return path_; }
+  std::string where(const std::string& name) const { return path_ + "/" + name; }
+
+  /// kInvalidArgument when `name` in the directory is the input capture (any hard link to it).
+  Status check_not_input(const std::string& name) const {
+    struct stat st {};
+    if (has_input_ && ::fstatat(fd_, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        std::pair(st.st_dev, st.st_ino) == input_)
+      return Status(Errc::kInvalidArgument, where(name) + ": is the input capture; refusing to "
+                                                          "overwrite it (another --out-dir)");
+    return Status::ok();
+  }
+  /// A new file `name` (whatever was there removed first, a link never followed), or with
+  /// `append` the one this run created, opened to append without following a link.
+  Result<std::FILE*> create(const std::string& name, bool append) {
+    int fd = -1;
+    if (append) {
+      fd = ::openat(fd_, name.c_str(), O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+    } else {
+      WARPATH_TRY(check_not_input(name));
+      if (::unlinkat(fd_, name.c_str(), 0) != 0 && errno != ENOENT)
+        return Status(Errc::kIoError, where(name) + ": " + std::strerror(errno));
+      fd = ::openat(fd_, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+      if (fd >= 0) created_.push_back(name);
+    }
+    if (fd < 0) {
+      const int e = errno;
+      Status s(Errc::kIoError, where(name) + ": " +
+                                   (e == ELOOP ? std::string("is a symbolic link; not followed")
+                                               : std::string(std::strerror(e))));
+      errno = e;  // the caller tells a descriptor shortage by it
+      return s;
+    }
+    std::FILE* f = ::fdopen(fd, append ? "ab" : "wb");
+    if (!f) {
+      const int e = errno;
+      ::close(fd);
+      return Status(Errc::kIoError, where(name) + ": " + std::strerror(e));
+    }
+    return f;
+  }
+  /// Writes `text` to `name` through "NAME.partial", renamed over it once whole.
+  Status write_whole(const std::string& name, const std::string& text) {
+    const std::string partial = name + ".partial";
+    WARPATH_TRY(check_not_input(name));
+    WARPATH_ASSIGN_OR_RETURN(std::FILE * f, create(partial, false));
+    const bool ok   = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+    const int e     = errno;
+    const bool shut = std::fclose(f) == 0;
+    if (!ok || !shut) {
+      const int why = !ok ? e : errno;
+      ::unlinkat(fd_, partial.c_str(), 0);
+      return Status(Errc::kIoError, where(name) + ": write failed: " + std::strerror(why));
+    }
+    if (::renameat(fd_, partial.c_str(), fd_, name.c_str()) != 0) {
+      const int e2 = errno;
+      ::unlinkat(fd_, partial.c_str(), 0);
+      return Status(Errc::kIoError, where(name) + ": " + std::strerror(e2));
+    }
+    return Status::ok();
+  }
+  /// Removes every file this run created (after a failure: a torn output is not left behind).
+  size_t remove_created() {
+    size_t n = 0;
+    for (const std::string& name : created_) n += ::unlinkat(fd_, name.c_str(), 0) == 0;
+    created_.clear();
+    return n;
+  }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  std::pair<dev_t, ino_t> input_{};
+  bool has_input_ = false;
+  std::vector<std::string> created_;
+};
+
 // Files by (flow, dir); at most `cap` open at once, the least recently written closed first
 // (and reopened to append when its stream goes on).
 class Files {
  public:
-  Files(std::string dir, size_t cap) : dir_(std::move(dir)), cap_(cap) {}
+  Files(OutDir& dir, size_t cap) : dir_(dir), cap_(cap) {}
   ~Files() {
     for (auto& [k, f] : files_)
       if (f.f) std::fclose(f.f);
@@ -85,22 +190,26 @@ class Files {
       return Status::ok();
     }
     if (!sf.f) {
-      const std::string path = dir_ + "/" + sf.name;
       // At the cap, or out of descriptors anyway (another part of the process holds more than
       // the margin): the least recently written file is closed first.
       bool full = lru_.size() >= cap_;
       for (;;) {
         if (full) WARPATH_TRY(shut(files_.at(lru_.front())));
-        if ((sf.f = std::fopen(path.c_str(), sf.bytes ? "ab" : "wb"))) break;
+        errno  = 0;
+        auto f = dir_.create(sf.name, sf.bytes != 0);
+        if (f.is_ok()) {
+          sf.f = *f;
+          break;
+        }
         full = (errno == EMFILE || errno == ENFILE) && !lru_.empty();
-        if (!full) return Status(Errc::kIoError, path + ": " + std::strerror(errno));
+        if (!full) return f.status();
       }
       sf.lru = lru_.insert(lru_.end(), key);
     } else if (std::next(sf.lru) != lru_.end()) {
       lru_.splice(lru_.end(), lru_, sf.lru);  // the most recently written last
     }
     if (std::fwrite(c.data, 1, c.len, sf.f) != c.len)
-      return Status(Errc::kIoError, dir_ + "/" + sf.name + ": write failed");
+      return Status(Errc::kIoError, dir_.where(sf.name) + ": write failed: " + std::strerror(errno));
     sf.bytes += c.len;
     return Status::ok();
   }
@@ -108,6 +217,13 @@ class Files {
     auto it = files_.find({flow, dir});
     if (it == files_.end() || !it->second.f) return Status::ok();
     return shut(it->second);
+  }
+  /// Closes every open file (before the index is written, or after a failure).
+  Status close_all() {
+    Status first;
+    while (!lru_.empty())
+      if (Status s = shut(files_.at(lru_.front())); !s.is_ok() && first.is_ok()) first = s;
+    return first;
   }
   /// Drops what is kept of a flow whose files are closed and indexed.
   void forget(uint64_t flow) {
@@ -122,12 +238,14 @@ class Files {
  private:
   Status shut(StreamFile& sf) {
     const bool bad = std::fclose(sf.f) != 0;
+    const int e    = errno;
     sf.f           = nullptr;
     lru_.erase(sf.lru);
-    return bad ? Status(Errc::kIoError, dir_ + "/" + sf.name + ": write failed") : Status::ok();
+    return bad ? Status(Errc::kIoError, dir_.where(sf.name) + ": write failed: " + std::strerror(e))
+               : Status::ok();
   }
 
-  std::string dir_;
+  OutDir& dir_;
   size_t cap_;
   std::map<FileKey, StreamFile> files_;
   std::list<FileKey> lru_;  ///< the open files, least recently written first
@@ -188,14 +306,24 @@ int run_reassemble(const ReassembleOptions& o) {
   if (!tracker.is_ok()) return fail(tracker.status());
   auto input = CaptureInput::open(o.in, o.filter, o.defrag ? "auto" : "");
   if (!input.is_ok()) return fail(input.status());
-  std::error_code ec;
-  std::filesystem::create_directories(o.out_dir, ec);
-  if (ec) return fail(o.out_dir + ": " + ec.message());
+  OutDir out;
+  if (Status s = out.open(o.out_dir, o.in); !s.is_ok()) return fail(s);
+  // The index is written last: an input under its name is refused before any work.
+  if (Status s = out.check_not_input("index.json"); !s.is_ok()) return fail(s);
   std::vector<packet::PacketInfo> infos;
   std::vector<flow::PacketFlow> answers;
   std::vector<flow::FlowRecord> ended;
   const size_t cap = open_file_cap();  // raises the descriptor limit: --max-open may not
-  Files files(o.out_dir, o.max_open ? std::min<size_t>(o.max_open, cap) : cap);
+  Files files(out, o.max_open ? std::min<size_t>(o.max_open, cap) : cap);
+  // A failure after files were written (a full disk): they are removed, not left torn and
+  // unindexed, and the message says so.
+  auto failed = [&](const Status& s) {
+    (void)files.close_all();
+    const size_t n = out.remove_created();
+    return fail(n ? Status(s.code(), s.message() + fmt::format("; the {} file(s) this run wrote "
+                                                               "in {} were removed", n, o.out_dir))
+                  : s);
+  };
   Status write_error;
   const stream::ChunkSink sink = [&](const stream::Chunk& c) {
     if (Status s = files.write(c); !s.is_ok() && write_error.is_ok()) write_error = s;
@@ -232,7 +360,7 @@ int run_reassemble(const ReassembleOptions& o) {
   };
   for (;;) {
     auto got = input->next(infos);
-    if (!got.is_ok()) return fail(got.status());
+    if (!got.is_ok()) return failed(got.status());
     const packet::PacketBatch& batch = **got;
     const uint32_t n                 = batch.size();
     if (n == 0) break;
@@ -241,22 +369,22 @@ int run_reassemble(const ReassembleOptions& o) {
     ended.clear();
     if (Status s = (*tracker)->track({infos.data(), n}, {v.metas, n}, {answers.data(), n}, ended);
         !s.is_ok())
-      return fail(s);
+      return failed(s);
     for (uint32_t i = 0; i < n; ++i)  // files are named from the flow's first TCP packet
       if (answers[i].serial && infos[i].proto == 6) name_of(answers[i].serial, infos[i], answers[i].dir);
     if (Status st = stream::reassemble_batch(**reassembler, v, infos.data(), answers.data(), n,
                                              sink, o.no_checksum);
         !st.is_ok())
-      return fail(st);
+      return failed(st);
     for (const flow::FlowRecord& r : ended)
-      if (Status st = finish(r); !st.is_ok()) return fail(st);
-    if (!write_error.is_ok()) return fail(write_error);
+      if (Status st = finish(r); !st.is_ok()) return failed(st);
+    if (!write_error.is_ok()) return failed(write_error);
   }
   ended.clear();
-  if (Status s = (*tracker)->flush(ended); !s.is_ok()) return fail(s);
+  if (Status s = (*tracker)->flush(ended); !s.is_ok()) return failed(s);
   for (const flow::FlowRecord& r : ended)
-    if (Status st = finish(r); !st.is_ok()) return fail(st);
-  if (!write_error.is_ok()) return fail(write_error);
+    if (Status st = finish(r); !st.is_ok()) return failed(st);
+  if (!write_error.is_ok()) return failed(write_error);
   nlohmann::ordered_json doc;
   doc["capture"]  = o.in;
   doc["engine"]   = (*reassembler)->id();
@@ -264,18 +392,19 @@ int run_reassemble(const ReassembleOptions& o) {
   doc["mode"]     = o.mode;
   doc["streams"]  = index;
   doc["counters"] = stream_counters((*reassembler)->counters());
-  const std::string path = o.out_dir + "/index.json";
-  std::FILE* f = std::fopen(path.c_str(), "w");
-  if (!f) return fail(path + ": " + std::strerror(errno));
-  const std::string text = doc.dump(2) + "\n";
-  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  if (std::fclose(f) != 0 || !ok) return fail(path + ": write failed");
+  doc["warnings"] = input->warnings();
+  if (Status s = files.close_all(); !s.is_ok()) return failed(s);
+  if (Status s = out.write_whole("index.json", doc.dump(2) + "\n"); !s.is_ok()) return failed(s);
   const stream::StreamCounters c = (*reassembler)->counters();
-  fmt::print("{}: {} streams to {} ({} bytes delivered, {} gaps, {} overlaps ({} with different "
-             "bytes), {} retransmitted bytes)\n",
-             o.in, index.size(), o.out_dir, c.delivered_bytes, c.gaps, c.overlaps,
-             c.overlap_diff, c.retransmitted_bytes);
-  return 0;
+  // Every hole index.json lists: those the receiver acknowledged (capture loss) and those
+  // still open when their flow ended.
+  fmt::print("{}: {} streams to {} ({} bytes delivered, {} gaps ({} lost by the capture, {} "
+             "never acknowledged), {} overlaps ({} with different bytes), {} retransmitted "
+             "bytes)\n",
+             o.in, index.size(), o.out_dir, c.delivered_bytes, c.gaps + c.unacked_holes, c.gaps,
+             c.unacked_holes, c.overlaps, c.overlap_diff, c.retransmitted_bytes);
+  print_warnings(input->warnings());
+  return strict_exit(o.strict, input->warnings());
 }
 
 }  // namespace
@@ -314,9 +443,15 @@ void add_reassemble(CLI::App& app, Runner& run) {
   cmd->add_flag("--no-checksum", o->no_checksum,
                 "Take IPv4 packets whose header checksum does not verify (captures taken before "
                 "checksum offload, like Suricata's -k none)");
+  cmd->add_flag("--strict", o->strict,
+                "Exit 1 when the capture is damaged (by default the streams of the packets "
+                "before the damaged record are written, with a warning naming it)");
   cmd->footer("Files are named FLOW-SRC.PORT-DST.PORT (the sender first). Gaps (bytes the "
-              "capture lost but the receiver acknowledged) are not written: index.json lists "
-              "them by stream offset.");
+              "capture lost but the receiver acknowledged, and holes still open when a flow "
+              "ended) are not written: index.json lists them by stream offset. Outputs are "
+              "created in --out-dir by name: a file already there under an output's name is "
+              "replaced (a symbolic link is never followed), and the input capture among them "
+              "is refused. After a failure (a full disk) the files written are removed.");
   cmd->callback([o, &run] { run = [o] { return run_reassemble(*o); }; });
 }
 
