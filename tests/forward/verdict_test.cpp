@@ -218,6 +218,14 @@ TEST(Verdict, MartiansAreDropped) {
   expect_reason(udp6(unspec_dst), Reason::kMartianDestination);
   expect_reason(udp6(loop_dst), Reason::kMartianDestination);
   expect_reason(udp6(ll_dst), Reason::kLinkLocal);  // the host's (unicast ND), never forwarded
+  // Hardening round 2: IPv4-mapped addresses (::ffff:127.0.0.1 and any other) never on the wire.
+  Ipv6Spec mapped_src, mapped_dst;
+  std::memset(mapped_src.src, 0, 16), mapped_src.src[10] = mapped_src.src[11] = 0xff;
+  mapped_src.src[12] = 127, mapped_src.src[15] = 1;
+  std::memset(mapped_dst.dst, 0, 16), mapped_dst.dst[10] = mapped_dst.dst[11] = 0xff;
+  mapped_dst.dst[12] = 10, mapped_dst.dst[15] = 1;
+  expect_reason(udp6(mapped_src), Reason::kMartianSource);
+  expect_reason(udp6(mapped_dst), Reason::kMartianDestination);
   EXPECT_EQ(reason_verdict(Reason::kLinkLocal), Verdict::kSlowPath);
   expect_reason(udp6(), Reason::kForwarded);
 }

@@ -35,9 +35,11 @@
 //   l2_broadcast_unicast_ip  drop   a unicast IP destination in a link-layer broadcast or
 //                                   multicast frame (RFC 1812 5.3.4)
 //   martian_source       drop       IPv4 source in 0/8, 127/8, 224/4 or 240/4 (RFC 1812
-//                                   5.3.7); IPv6 source ::, ::1, ff00::/8 or fe80::/10 (RFC
-//                                   4291: link-local never leaves its link)
-//   martian_destination  drop       IPv4 destination in 0/8, 127/8 or 240/4; IPv6 :: or ::1
+//                                   5.3.7); IPv6 source ::, ::1, ff00::/8, fe80::/10 (RFC
+//                                   4291: link-local never leaves its link) or ::ffff:0:0/96
+//                                   (IPv4-mapped: never on the wire, RFC 4291 2.5.5.2)
+//   martian_destination  drop       IPv4 destination in 0/8, 127/8 or 240/4; IPv6 ::, ::1 or
+//                                   ::ffff:0:0/96
 //   ttl_expired          slow path  IPv4 TTL <= 1: the host answers with ICMP Time Exceeded
 //   hop_limit_expired    slow path  IPv6 hop limit <= 1: ICMPv6 Time Exceeded
 //   ipv4_options         slow path  IHL > 5 (options are processed by the host, as in every

@@ -115,6 +115,10 @@ struct PortLink {
   bool promiscuous = false;
   std::array<uint8_t, 6> mac{};
   uint32_t mtu = 0;
+  /// The interface's own addresses (live ports; getifaddrs): the router hands packets for them
+  /// to the slow path (to_router) instead of forwarding them.
+  std::vector<uint32_t> ipv4;                 ///< host order
+  std::vector<std::array<uint8_t, 16>> ipv6;  ///< network order
 };
 
 class Port {

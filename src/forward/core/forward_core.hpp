@@ -157,6 +157,14 @@ WARPATH_HD bool is_unspecified_or_loopback6(const uint8_t* a) {
   return a[15] <= 1;
 }
 WARPATH_HD bool is_link_local6(const uint8_t* a) { return a[0] == 0xfe && (a[1] & 0xc0) == 0x80; }
+/// RFC 4291 2.5.5.2: ::ffff:0:0/96, IPv4-mapped, stands for an IPv4 host inside a dual stack
+/// and never appears on the wire (RFC 6890: not forwardable); a packet from ::ffff:127.0.0.1
+/// would otherwise pass as an ordinary IPv6 source.
+WARPATH_HD bool is_ipv4_mapped6(const uint8_t* a) {
+  for (int i = 0; i < 10; ++i)
+    if (a[i] != 0) return false;
+  return a[10] == 0xff && a[11] == 0xff;
+}
 
 /// The Ethernet destination check of a port in promiscuous mode: a unicast frame for neither
 /// the port's MAC nor its interface's is not the router's (a NIC filters these; a promiscuous
@@ -217,9 +225,10 @@ WARPATH_HD Reason pre_route_reason(const uint8_t* frame, uint32_t caplen, uint32
     if (dst[0] == 0xff) return Reason::kMulticast;
     if (is_link_local6(dst)) return Reason::kLinkLocal;
     if (l2_group) return Reason::kL2BroadcastUnicastIp;
-    if (is_unspecified_or_loopback6(src) || src[0] == 0xff || is_link_local6(src))
+    if (is_unspecified_or_loopback6(src) || src[0] == 0xff || is_link_local6(src) ||
+        is_ipv4_mapped6(src))
       return Reason::kMartianSource;
-    if (is_unspecified_or_loopback6(dst)) return Reason::kMartianDestination;
+    if (is_unspecified_or_loopback6(dst) || is_ipv4_mapped6(dst)) return Reason::kMartianDestination;
     if (ip[7] <= 1) return Reason::kHopLimitExpired;
     if (next == 0) return Reason::kIpv6HopByHop;
     return Reason::kForwarded;

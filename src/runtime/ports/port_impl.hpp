@@ -101,7 +101,8 @@ inline uint64_t wire_bytes(const packet::PacketBatch& batch, Span<const uint32_t
   return bytes;
 }
 
-/// The link of live interface `iface` (SIOCGIFHWADDR for its MAC; all zero when that fails).
+/// The link of live interface `iface` (SIOCGIFHWADDR for its MAC, all zero when that fails;
+/// getifaddrs for its IPv4 and IPv6 addresses).
 PortLink interface_link(const std::string& iface, bool promiscuous);
 
 // The kinds. `spec.kind` is already known to be the function's kind.
