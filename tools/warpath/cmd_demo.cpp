@@ -7,10 +7,14 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 
 #include "commands.hpp"
 #include "forward_print.hpp"
@@ -28,7 +32,7 @@ namespace {
 struct DemoOptions {
   uint32_t packets    = 200'000;
   uint64_t seed       = 1;
-  std::string out_dir = "warpath-demo";
+  std::string out_dir;  ///< empty: a temporary directory, removed at the end
   std::string json;
 };
 
@@ -36,8 +40,35 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-int run_demo(const DemoOptions& o) {
+// A directory made for the run (mkdtemp under $TMPDIR) and removed with what is in it.
+class TempDir {
+ public:
+  TempDir() {
+    const char* base = std::getenv("TMPDIR");
+    std::string t    = std::string(base && *base ? base : "/tmp") + "/warpath-demo-XXXXXX";
+    if (::mkdtemp(t.data())) path_ = t;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+int run_demo(const DemoOptions& given) {
   namespace fs = std::filesystem;
+  DemoOptions o = given;
+  // Nothing is left in the current directory unasked: without --out-dir the capture goes to a
+  // temporary directory that is removed at the end.
+  std::optional<TempDir> temp;
+  if (o.out_dir.empty()) {
+    temp.emplace();
+    if (temp->path().empty()) return fail(std::string("cannot create a temporary directory: ") + std::strerror(errno));
+    o.out_dir = temp->path();
+  }
   std::error_code ec;
   fs::create_directories(o.out_dir, ec);
   if (ec) return fail(o.out_dir + ": cannot create: " + ec.message());
@@ -65,7 +96,10 @@ int run_demo(const DemoOptions& o) {
   {
     std::error_code size_ec;
     const auto bytes = std::filesystem::file_size(pcap, size_ec);
-    if (!size_ec) fmt::print("      {:.2f} MB written (the directory is --out-dir)\n", double(bytes) / 1e6);
+    if (!size_ec)
+      fmt::print("      {:.2f} MB written ({})\n", double(bytes) / 1e6,
+                 temp ? "a temporary directory, removed at the end; --out-dir keeps it"
+                      : "the directory is --out-dir");
   }
 
   fmt::print("[3/6] reading it back through libpcap\n");
@@ -193,7 +227,9 @@ void add_demo(CLI::App& app, Runner& run) {
   cmd->add_option("--packets", o->packets, "Packets to generate")
       ->check(CLI::Range(1u, 1'000'000u));
   cmd->add_option("--seed", o->seed, "Generator seed");
-  cmd->add_option("--out-dir", o->out_dir, "Where the demo writes its capture");
+  cmd->add_option("--out-dir", o->out_dir,
+                  "Where the demo writes its capture, kept (default: a temporary directory, "
+                  "removed at the end)");
   cmd->add_option("--json", o->json, "Also write the summary as JSON");
   cmd->callback([o, &run] { run = [o] { return run_demo(*o); }; });
 }

@@ -13,6 +13,7 @@
 // file) while it runs.
 // Exit status: 0 when the final counters add up (RunReport::check), 1 otherwise or on any
 // error, 2 for usage errors. Printing lives in run_print.cpp.
+#include <sched.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -52,6 +53,28 @@ namespace {
 /// The built-in default: a second or two of generated traffic on a small machine.
 constexpr const char* kDefaultGenSpec = "gen:max:5000000";
 
+/// Every core of --cpus (or the config's cpus) must be one this process may run on: pinning to
+/// another failed, or wrapped around to one not asked for, without a word.
+Status check_cpus(const std::vector<int>& cpus) {
+  if (cpus.empty()) return Status::ok();
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return Status::ok();
+  std::string list;  // "0-1", "0,2-5"
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (!CPU_ISSET(c, &allowed) || (c > 0 && CPU_ISSET(c - 1, &allowed))) continue;
+    int e = c;
+    while (e + 1 < CPU_SETSIZE && CPU_ISSET(e + 1, &allowed)) ++e;
+    list += (list.empty() ? "" : ",") + std::to_string(c) + (e > c ? "-" + std::to_string(e) : "");
+  }
+  for (int c : cpus)
+    if (c < 0 || c >= CPU_SETSIZE || !CPU_ISSET(c, &allowed))
+      return Status(Errc::kInvalidArgument, "--cpus: CPU " + std::to_string(c) +
+                                                " is not one this process may run on (" + list +
+                                                "; --no-pin runs unpinned)");
+  return Status::ok();
+}
+
 /// Flag values; a flag overrides the config only when given (its Option's count() > 0).
 struct RunOptions {
   std::string config;
@@ -60,6 +83,7 @@ struct RunOptions {
       nonip_action;
   std::vector<std::string> ports, openflow;
   uint32_t workers = 1, batch = 1024, delay_us = 200;
+  double openflow_probe = 5;  ///< seconds; 0 = off
   double duration = 0;
   uint64_t seed   = 1;
   bool no_pin = false, no_progress = false, strict = false;
@@ -156,6 +180,7 @@ Result<runtime::RunConfig> build_config(const RunOptions& o, bool& builtin_ports
   set("--sa", c.sa, o.sa);
   set("--flows", c.flows, o.flows);
   if (o.has("--openflow")) c.openflow = o.openflow;
+  if (o.has("--openflow-probe")) c.openflow_probe_ms = uint32_t(o.openflow_probe * 1000 + 0.5);
   set("--lookup", c.lookup_engine, o.lookup);
   set("--offload-device", c.offload_device, o.offload_device);
   set("--json", c.json, o.json);
@@ -190,6 +215,7 @@ Result<runtime::RunConfig> build_config(const RunOptions& o, bool& builtin_ports
   builtin_ports = c.ports.empty();
   if (builtin_ports) c.ports = {{"gen", kDefaultGenSpec}, {"sink", "null"}};
   WARPATH_TRY(c.validate());
+  if (c.pin_threads) WARPATH_TRY(check_cpus(c.cpus));
   return c;
 }
 
@@ -227,9 +253,10 @@ Result<std::shared_ptr<void>> attach_openflow(const runtime::RunConfig& c, const
     return out;
   };
   info.software = "warpath " + std::string(version());
-  auto agent    = runtime::OpenflowAgent::start(*sw, std::move(info), targets, [](const std::string& line) {
-    std::fprintf(stderr, "warpath run: %s\n", line.c_str());
-  });
+  auto agent    = runtime::OpenflowAgent::start(
+      *sw, std::move(info), targets,
+      [](const std::string& line) { std::fprintf(stderr, "warpath run: %s\n", line.c_str()); },
+      c.openflow_probe_ms);
   if (!agent.is_ok()) {
     if (!by_default) return agent.status();
     std::fprintf(stderr, "warpath run: warning: no OpenFlow agent: %s (--openflow picks another)\n",
@@ -238,6 +265,8 @@ Result<std::shared_ptr<void>> attach_openflow(const runtime::RunConfig& c, const
   }
   for (const std::string& a : (*agent)->listening())
     std::fprintf(stderr, "warpath run: openflow: listening on %s\n", a.c_str());
+  for (const std::string& w : (*agent)->warnings())
+    std::fprintf(stderr, "warpath run: warning: %s\n", w.c_str());
   return std::shared_ptr<void>(std::move(*agent));
 }
 
@@ -455,12 +484,23 @@ void add_run(CLI::App& app, Runner& run) {
   flag("--algo", o->algo, "Classification algorithm")
       ->check(CLI::IsMember(classify::classifier_algorithms()));
   flag("--fib", o->fib, "Route file: <prefix>/<len> [<nexthop>] per line (default: built-in)");
-  flag("--neighbors", o->neighbors, "Neighbour file: lines '<nexthop> <port> <dst_mac>'");
+  flag("--neighbors", o->neighbors,
+       "Neighbour file for the router: lines '<nexthop> <port> <dst_mac>' (a neighbour), "
+       "'port <port> <mac>|- [<addr>...]' (a port's MAC and addresses) and 'router <addr>...' "
+       "(the router's own addresses). Packets for the router's addresses go to the slow path "
+       "(to_router), never back out; on live ports (afpacket, afxdp) the interfaces' own "
+       "addresses are the router's too");
   flag("--sa", o->sa, "IPsec SA file ([[sa]] and [[policy]] with ip xfrm's fields) for --app ipsec");
   flag("--flows", o->flows, "OpenFlow flow file (ovs-ofctl syntax, one flow per line) for --app switch");
   flag("--openflow", o->openflow,
        "OpenFlow 1.0 agent of the switch: ptcp:[IP:]PORT (listen; default ptcp:127.0.0.1:6653), "
-       "tcp:HOST:PORT (a controller), or none; repeatable");
+       "tcp:HOST:PORT (a controller), or none; repeatable. Listening beyond loopback is "
+       "warned about: there is no TLS, and anyone who reaches the port can program the switch");
+  flag("--openflow-probe", o->openflow_probe,
+       "Seconds of silence before the OpenFlow agent probes a peer with an ECHO_REQUEST and, "
+       "after as many again without a reply, closes it; a peer that sends no HELLO within them "
+       "is closed too (Open vSwitch's inactivity probe; 0: off)")
+      ->check(CLI::Range(0.0, 3600.0));
   flag("--lookup", o->lookup, "CPU-side lookup engine id (cpu.lpm, ref.lpm, ...) or auto");
   flag("--port", o->ports, "NAME=SPEC, repeatable, in port-number order (replaces the config's)")
       ->check(CLI::Validator(
@@ -499,7 +539,10 @@ void add_run(CLI::App& app, Runner& run) {
   flag("--match-action", o->match_action,
        "Action of a matching rule that names none: permit, deny, drop, output:N");
   flag("--default-action", o->default_action, "Action when no rule matches");
-  flag("--ipv6-action", o->ipv6_action, "Action for IPv6 packets under a 5-tuple ACL");
+  flag("--ipv6-action", o->ipv6_action,
+       "Action for IPv6 packets under a 5-tuple ACL, whose rules are IPv4 (default: the default "
+       "action, so a deny-by-default firewall fails closed; a deny counts them as acl_ipv6; "
+       "permit with the built-in ACL)");
   flag("--non-ip-action", o->nonip_action,
        "Action for frames neither IPv4 nor IPv6 (ARP, MPLS, PPPoE) under a 5-tuple ACL "
        "(default: the default action; a deny counts them as acl_non_ip)");
