@@ -12,6 +12,8 @@
 //   toml         runtime::parse_run_config       run configurations (validated as the CLI does)
 //   pcap         io::PcapReader                  pcap / pcapng through libpcap and our checks
 //   nidsrules    nids::add_rules_text            Suricata rule files (addresses, ports, options)
+//   sa           io::parse_sa_text               IPsec SA files (TOML, ip xfrm's fields)
+//   http         runtime::parse_http_head        requests to the metrics endpoint
 //
 // What is checked: no crash, no leak of memory errors (AddressSanitizer, UBSan), bounded work;
 // every failure is a Status, never an exception. Inputs above 1 MiB are skipped.
@@ -33,10 +35,15 @@
 #include "warpath/nids/rule.hpp"
 #include "warpath/runtime/chain.hpp"
 #include "warpath/runtime/run_config.hpp"
+#include "warpath/io/sa_file.hpp"
+#include "runtime/http_head.hpp"
 
 namespace {
 
-enum class Reader { kClassBench, kTrace, kRoutes, kUpdates, kNeighbors, kOpenFlow, kChain, kToml, kPcap, kNidsRules };
+enum class Reader {
+  kClassBench, kTrace, kRoutes, kUpdates, kNeighbors, kOpenFlow, kChain, kToml, kPcap, kNidsRules,
+  kSa, kHttp
+};
 
 Reader reader() {
   static const Reader r = [] {
@@ -52,9 +59,11 @@ Reader reader() {
     if (v == "toml") return Reader::kToml;
     if (v == "pcap") return Reader::kPcap;
     if (v == "nidsrules") return Reader::kNidsRules;
+    if (v == "sa") return Reader::kSa;
+    if (v == "http") return Reader::kHttp;
     std::fprintf(stderr,
                  "WARPATH_FUZZ_READER must be one of classbench, trace, routes, updates, "
-                 "neighbors, openflow, chain, toml, pcap, nidsrules\n");
+                 "neighbors, openflow, chain, toml, pcap, nidsrules, sa, http\n");
     std::exit(2);
   }();
   return r;
@@ -105,6 +114,27 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case Reader::kNidsRules: {
       nids::RuleSet set;
       nids::add_rules_text(set, text, "fuzz.rules", nids::Vars{});
+      break;
+    }
+    case Reader::kSa:
+      (void)io::parse_sa_text("fuzz.sa", text);
+      break;
+    case Reader::kHttp: {
+      // As the server reads: the head at the start, then what follows it (pipelining).
+      std::string_view rest = text;
+      for (int round = 0; round < 64 && !rest.empty(); ++round) {
+        runtime::HttpHead head;
+        size_t used = 0;
+        std::string why;
+        const runtime::HeadParse p = runtime::parse_http_head(rest, head, used, why);
+        if (p != runtime::HeadParse::kComplete) {
+          if (p == runtime::HeadParse::kBad && why.empty()) std::abort();  // a 400 says why
+          break;
+        }
+        if (used == 0 || used > rest.size() || used > runtime::kMaxHttpHead || head.method.empty())
+          std::abort();
+        rest.remove_prefix(used);
+      }
       break;
     }
     case Reader::kPcap: {

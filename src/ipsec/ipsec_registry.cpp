@@ -294,16 +294,6 @@ Result<std::unique_ptr<EspCrypto>> make_esp_crypto(std::string_view id, Span<con
   return esp_table().make(id, keys);
 }
 
-std::string_view cipher_name(Cipher c) {
-  return c == Cipher::kAesGcm ? "rfc4106(gcm(aes))" : "rfc3686(ctr(aes))";
-}
-std::string_view integrity_name(Integrity i) {
-  switch (i) {
-    case Integrity::kHmacSha1: return "hmac(sha1)";
-    case Integrity::kHmacSha256: return "hmac(sha256)";
-    default: return "none";
-  }
-}
 
 namespace {
 
