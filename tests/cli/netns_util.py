@@ -38,9 +38,10 @@ def ipv4_frame(src, dst, payload, ttl=64, ident=0, sport=7777, dport=7777,
 PROBE_MARK = b"WARPATH-E2E-PROBE"
 
 
-def probe_frame(k):
-    """The k-th probe: IPv4/UDP 192.0.2.77 -> 198.51.100.77, port 7777, marked payload."""
-    return ipv4_frame("192.0.2.77", "198.51.100.77", PROBE_MARK + struct.pack("!I", k) + bytes(20))
+def probe_frame(k, src="192.0.2.77", dst="198.51.100.77"):
+    """The k-th probe: IPv4/UDP src -> dst (by default 192.0.2.77 -> 198.51.100.77), port 7777,
+    marked payload."""
+    return ipv4_frame(src, dst, PROBE_MARK + struct.pack("!I", k) + bytes(20))
 
 
 def is_probe(frame):
@@ -186,7 +187,8 @@ def agent(job):
         if time.monotonic() > deadline:
             result["error"] = f"no probe came out on {job['probe_on']} within the timeout"
             break
-        tx.send(probe_frame(k))
+        tx.send(probe_frame(k, job.get("probe_src", "192.0.2.77"),
+                            job.get("probe_dst", "198.51.100.77")))
         k += 1
         t_end = time.monotonic() + 0.05
         while time.monotonic() < t_end and not any(is_probe(f) for f in watch.frames):

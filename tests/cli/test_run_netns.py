@@ -503,6 +503,34 @@ def test_router_drops_frames_for_others_and_martians(tmp_path, topo):
     assert d.get("martian_source") == 2 and d.get("martian_destination") == 1, d
 
 
+# Regression (hardening round 2): on live ports the router forwarded packets addressed to its
+# own interface's address back out. It learns the interfaces' addresses and hands packets for
+# them to the host (to_router, slow path).
+@pytest.mark.parametrize("kind", ["afpacket", "afxdp"])
+def test_router_hands_packets_for_its_interface_address_to_the_host(tmp_path, topo, kind):
+    nu.sh("ip", "-n", topo.ns, "addr", "add", "10.1.0.1/24", "dev", "wA")
+    wa = nu.Topology.MACS["wA"]
+    good = [nu.ipv4_frame("10.1.0.5", f"10.2.0.{k}", bytes(20), dst_mac=wa) for k in range(1, 11)]
+    mine = [nu.ipv4_frame("10.1.0.5", "10.1.0.1", bytes(20), dst_mac=wa, ident=k)
+            for k in range(50)]
+    nu.write_pcap(tmp_path / "in.pcap", good + mine)
+    (tmp_path / "fib.txt").write_text(FIB)
+    (tmp_path / "neighbors.txt").write_text(NEIGHBORS)
+    w = start(topo, tmp_path, ["--app", "router", "--fib", tmp_path / "fib.txt", "--neighbors",
+                               tmp_path / "neighbors.txt", "--port", f"a={kind}:wA", "--port",
+                               f"b={kind}:wB", "--workers", 1, "--engine", "cpu"],
+              xdp=kind == "afxdp")
+    res = run_agent(topo, tmp_path, w, {
+        "inject": "srcA", "pcap": str(tmp_path / "in.pcap"), "capture": ["dstB"],
+        "probe_on": "dstB", "expect": len(good)}, xdp=kind == "afxdp")
+    rc, j = w.stop()
+    assert rc == 0, w.err()
+    check_report_adds_up(j)
+    probes = res["captures"]["dstB"]["probes"]
+    assert j["totals"]["tx"] == len(good) + probes, j["totals"]
+    assert j["slow_path_by_reason"].get("to_router") == len(mine), j["slow_path_by_reason"]
+
+
 # Regression: with AF_XDP the kernel never sees the port's frames, so the
 # slow path's packets (ARP, packets for the router) were counted and lost. `--slow-path
 # tap:IFACE` hands them to the host's stack, which receives them on IFACE.
