@@ -66,6 +66,10 @@ if(LIBCRYPTO_FOUND)
   message(STATUS "OpenSSL ${LIBCRYPTO_VERSION}: the ref.esp engine")
 endif()
 
+# OpenSSL's libssl: TLS for the OpenFlow agent's pssl: and ssl: targets (without it they are
+# refused with the reason).
+pkg_check_modules(LIBSSL QUIET IMPORTED_TARGET libssl)
+
 # intel-ipsec-mb (Debian libipsec-mb-dev; no pkg-config file): the cpu.esp engine and the
 # anchor of the ESP benchmark. cpu.esp also needs OpenSSL (its constant-time compare).
 find_path(IPSEC_MB_INCLUDE intel-ipsec-mb.h)

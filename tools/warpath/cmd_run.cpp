@@ -80,7 +80,7 @@ struct RunOptions {
   std::string config;
   std::string app, chain, rules, format, algo, fib, neighbors, sa, flows, lookup, engine, offload_device,
       json, slow_path, metrics, schedule, match_action, default_action, ipv6_action,
-      nonip_action;
+      nonip_action, of_key, of_cert, of_ca;
   std::vector<std::string> ports, openflow;
   uint32_t workers = 1, batch = 1024, delay_us = 200;
   double openflow_probe = 5;  ///< seconds; 0 = off
@@ -181,6 +181,9 @@ Result<runtime::RunConfig> build_config(const RunOptions& o, bool& builtin_ports
   set("--flows", c.flows, o.flows);
   if (o.has("--openflow")) c.openflow = o.openflow;
   if (o.has("--openflow-probe")) c.openflow_probe_ms = uint32_t(o.openflow_probe * 1000 + 0.5);
+  set("--openflow-private-key", c.openflow_private_key, o.of_key);
+  set("--openflow-certificate", c.openflow_certificate, o.of_cert);
+  set("--openflow-ca-cert", c.openflow_ca_cert, o.of_ca);
   set("--lookup", c.lookup_engine, o.lookup);
   set("--offload-device", c.offload_device, o.offload_device);
   set("--json", c.json, o.json);
@@ -256,7 +259,9 @@ Result<std::shared_ptr<void>> attach_openflow(const runtime::RunConfig& c, const
   auto agent    = runtime::OpenflowAgent::start(
       *sw, std::move(info), targets,
       [](const std::string& line) { std::fprintf(stderr, "warpath run: %s\n", line.c_str()); },
-      c.openflow_probe_ms);
+      runtime::OpenflowAgentOptions{
+          c.openflow_probe_ms,
+          {c.openflow_private_key, c.openflow_certificate, c.openflow_ca_cert}});
   if (!agent.is_ok()) {
     if (!by_default) return agent.status();
     std::fprintf(stderr, "warpath run: warning: no OpenFlow agent: %s (--openflow picks another)\n",
@@ -494,13 +499,22 @@ void add_run(CLI::App& app, Runner& run) {
   flag("--flows", o->flows, "OpenFlow flow file (ovs-ofctl syntax, one flow per line) for --app switch");
   flag("--openflow", o->openflow,
        "OpenFlow 1.0 agent of the switch: ptcp:[IP:]PORT (listen; default ptcp:127.0.0.1:6653), "
-       "tcp:HOST:PORT (a controller), or none; repeatable. Listening beyond loopback is "
+       "tcp:HOST:PORT (a controller), pssl:[IP:]PORT and ssl:HOST:PORT (the same over TLS, "
+       "with --openflow-private-key, --openflow-certificate and --openflow-ca-cert), or none; "
+       "repeatable. Listening beyond loopback is "
        "warned about: there is no TLS, and anyone who reaches the port can program the switch");
   flag("--openflow-probe", o->openflow_probe,
        "Seconds of silence before the OpenFlow agent probes a peer with an ECHO_REQUEST and, "
        "after as many again without a reply, closes it; a peer that sends no HELLO within them "
        "is closed too (Open vSwitch's inactivity probe; 0: off)")
       ->check(CLI::Range(0.0, 3600.0));
+  flag("--openflow-private-key", o->of_key,
+       "PEM private key of the agent's pssl: and ssl: targets (TLS; as ovs-vswitchd's "
+       "--private-key)");
+  flag("--openflow-certificate", o->of_cert, "PEM certificate of that key (--certificate)");
+  flag("--openflow-ca-cert", o->of_ca,
+       "PEM CA certificate every peer's certificate must chain to; a peer without one is "
+       "refused (--ca-cert)");
   flag("--lookup", o->lookup, "CPU-side lookup engine id (cpu.lpm, ref.lpm, ...) or auto");
   flag("--port", o->ports, "NAME=SPEC, repeatable, in port-number order (replaces the config's)")
       ->check(CLI::Validator(

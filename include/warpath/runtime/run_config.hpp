@@ -122,6 +122,8 @@ struct RunConfig {
   std::vector<std::string> openflow;
   /// The agent's inactivity probe (openflow_agent.hpp), in ms; 0 = off.
   uint32_t openflow_probe_ms = 5000;
+  /// PEM files of pssl: and ssl: targets: the private key, its certificate, the peers' CA.
+  std::string openflow_private_key, openflow_certificate, openflow_ca_cert;
 
   std::string rules;  ///< rule file; empty = built-in ACL
   std::string rules_format   = "classbench";

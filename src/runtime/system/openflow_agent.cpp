@@ -16,6 +16,7 @@
 #include <cstring>
 #include <thread>
 
+#include "runtime/system/openflow_tls.hpp"
 #include "warpath/openflow/wire.hpp"
 #include "warpath/runtime/metrics.hpp"
 
@@ -28,6 +29,7 @@ constexpr uint64_t kStallMs      = 2000;
 
 struct Target {
   bool listen = false;
+  bool tls    = false;  // pssl:, ssl:
   std::string host;
   uint16_t port = 0;
 };
@@ -35,15 +37,18 @@ struct Target {
 Result<Target> parse_target(const std::string& t) {
   Target out;
   std::string rest;
-  if (t.rfind("ptcp:", 0) == 0) {
+  if (t.rfind("ptcp:", 0) == 0 || t.rfind("pssl:", 0) == 0) {
     out.listen = true;
+    out.tls    = t[1] == 's';
     rest       = t.substr(5);
     if (rest.find(':') == std::string::npos) rest = "127.0.0.1:" + rest;
-  } else if (t.rfind("tcp:", 0) == 0) {
-    rest = t.substr(4);
+  } else if (t.rfind("tcp:", 0) == 0 || t.rfind("ssl:", 0) == 0) {
+    out.tls = t[0] == 's';
+    rest    = t.substr(4);
   } else {
     return Status(Errc::kInvalidArgument,
-                  "--openflow " + t + ": must be ptcp:[IP:]PORT (listen) or tcp:HOST:PORT (controller)");
+                  "--openflow " + t + ": must be ptcp:[IP:]PORT or pssl:[IP:]PORT (listen), or "
+                  "tcp:HOST:PORT or ssl:HOST:PORT (a controller)");
   }
   Result<ListenAddress> a = parse_listen_address(rest);
   if (!a.is_ok()) return Status(Errc::kInvalidArgument, "--openflow " + t + ": " + a.status().message());
@@ -67,6 +72,7 @@ void nonblocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK); 
 
 struct Conn {
   int fd = -1;
+  std::unique_ptr<TlsStream> tls;  // pssl:, ssl: (the socket stays Conn's)
   std::unique_ptr<openflow::Session> session;
   std::vector<uint8_t> out;
   std::string peer;
@@ -85,20 +91,28 @@ bool loopback(const std::string& host) {
 class Agent final : public OpenflowAgent {
  public:
   Agent(const openflow::SwitchControl& sw, openflow::SwitchInfo info,
-        std::function<void(const std::string&)> notice, uint32_t probe_ms)
-      : sw_(sw), info_(std::move(info)), notice_(std::move(notice)), probe_ms_(probe_ms) {}
+        std::function<void(const std::string&)> notice, const OpenflowAgentOptions& options)
+      : sw_(sw), info_(std::move(info)), notice_(std::move(notice)),
+        probe_ms_(options.inactivity_probe_ms), tls_files_(options.tls) {}
 
   ~Agent() override {
     stop_.store(true);
     if (thread_.joinable()) thread_.join();
-    for (Conn& c : conns_)
+    for (Conn& c : conns_) {
+      c.tls.reset();
       if (c.fd >= 0) ::close(c.fd);
+    }
     for (int fd : listeners_) ::close(fd);
   }
 
   Status init(const std::vector<std::string>& targets) {
     for (const std::string& text : targets) {
       WARPATH_ASSIGN_OR_RETURN(Target t, parse_target(text));
+      if (t.tls && !tls_) {
+        auto ctx = TlsContext::create(tls_files_);
+        if (!ctx.is_ok()) return Status(ctx.status().code(), "--openflow " + text + ": " + ctx.status().message());
+        tls_ = *ctx;
+      }
       if (!t.listen) {
         controllers_.push_back(t);
         retry_at_.push_back(0);
@@ -124,11 +138,16 @@ class Agent final : public OpenflowAgent {
                                       : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
       listening_.push_back(t.host + ":" + std::to_string(port));
       listeners_.push_back(fd);
-      if (!loopback(t.host))
+      listener_tls_.push_back(t.tls);
+      if (!t.tls && !loopback(t.host))
         warnings_.push_back("--openflow " + text + ": listening beyond loopback without TLS: "
                             "anyone who reaches " + t.host + ":" + std::to_string(port) +
-                            " can program the switch (firewall the port, or listen on 127.0.0.1)");
+                            " can program the switch (pssl: with certificates, a firewall, or "
+                            "127.0.0.1)");
     }
+    if (tls_files_.any() && !tls_)
+      warnings_.push_back("--openflow-private-key, --openflow-certificate and --openflow-ca-cert "
+                          "are used by pssl: and ssl: targets only");
     thread_ = std::thread([this] { loop(); });
     return Status::ok();
   }
@@ -147,7 +166,7 @@ class Agent final : public OpenflowAgent {
     c.out.insert(c.out.end(), h.begin(), h.end());
   }
 
-  void accept_all(int lfd, uint64_t now_ms) {
+  void accept_all(int lfd, bool tls, uint64_t now_ms) {
     for (;;) {
       sockaddr_storage sa{};
       socklen_t len = sizeof sa;
@@ -174,6 +193,7 @@ class Agent final : public OpenflowAgent {
       setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
       Conn c;
       c.fd = fd;
+      if (tls) c.tls = tls_->stream(fd, true);
       char host[64] = "?";
       uint16_t port  = 0;
       if (sa.ss_family == AF_INET) {
@@ -209,6 +229,7 @@ class Agent final : public OpenflowAgent {
       Conn c;
       c.fd         = fd;
       c.target     = int(t);
+      if (controllers_[t].tls) c.tls = tls_->stream(fd, false);
       c.connecting = true;
       c.peer       = controllers_[t].host + ":" + std::to_string(controllers_[t].port);
       c.sent_ms    = now_ms;
@@ -220,6 +241,7 @@ class Agent final : public OpenflowAgent {
 
   void drop(Conn& c, const std::string& why) {
     if (c.connecting && c.target >= 0) {
+      c.tls.reset();
       ::close(c.fd);  // not up yet: retried quietly
       c.fd = -1;
       return;
@@ -227,6 +249,7 @@ class Agent final : public OpenflowAgent {
     // ovs-ofctl opens a connection per request: only errors and controllers are news.
     if (!why.empty() || c.target >= 0)
       say("openflow: " + c.peer + " closed" + (why.empty() ? "" : ": " + why));
+    c.tls.reset();
     ::close(c.fd);
     c.fd = -1;
   }
@@ -237,7 +260,12 @@ class Agent final : public OpenflowAgent {
   void flush(Conn& c, uint64_t now_ms) {
     size_t at = 0;  // erased once at the end: a 100 MB dump is not moved per send
     while (at < c.out.size()) {
-      const ssize_t n = ::send(c.fd, c.out.data() + at, c.out.size() - at, MSG_NOSIGNAL);
+      const ssize_t n = c.tls ? c.tls->write(c.out.data() + at, c.out.size() - at)
+                              : ::send(c.fd, c.out.data() + at, c.out.size() - at, MSG_NOSIGNAL);
+      if (n < 0 && c.tls) {
+        drop(c, c.tls->why());
+        return;
+      }
       if (n <= 0) break;
       at += size_t(n);
       c.sent_ms = now_ms;
@@ -303,10 +331,14 @@ class Agent final : public OpenflowAgent {
       std::vector<pollfd> fds;
       for (int fd : listeners_) fds.push_back({fd, POLLIN, 0});
       for (const Conn& c : conns_)
-        fds.push_back({c.fd, short(POLLIN | (c.out.empty() && !c.connecting ? 0 : POLLOUT)), 0});
+        fds.push_back({c.fd, short(POLLIN | (c.out.empty() && !c.connecting &&
+                                                     !(c.tls && c.tls->wants_write())
+                                                 ? 0
+                                                 : POLLOUT)),
+                       0});
       ::poll(fds.data(), fds.size(), 50);
       for (size_t l = 0; l < listeners_.size(); ++l)
-        if (fds[l].revents & POLLIN) accept_all(listeners_[l], now_ms);
+        if (fds[l].revents & POLLIN) accept_all(listeners_[l], listener_tls_[l], now_ms);
       const size_t base = listeners_.size();
       for (size_t k = 0; k < conns_.size() && base + k < fds.size(); ++k) {
         Conn& c           = conns_[k];
@@ -326,18 +358,31 @@ class Agent final : public OpenflowAgent {
             say("openflow: connected to controller " + c.peer);
           }
         }
-        if (ev & (POLLIN | POLLHUP | POLLERR)) {
-          const ssize_t n = ::recv(c.fd, buf.data(), buf.size(), 0);
-          if (n <= 0) {
-            if (n == 0 || (errno != EAGAIN && errno != EINTR)) drop(c, "");
-            continue;
+        // TLS: what OpenSSL decrypted may wait in its buffer, unseen by poll: read it all.
+        const bool readable = (ev & (POLLIN | POLLHUP | POLLERR)) || (c.tls && (ev & POLLOUT));
+        for (bool more = readable; more && c.fd >= 0;) {
+          ssize_t n = 0;
+          if (c.tls) {
+            n = c.tls->read(buf.data(), buf.size());
+            if (n < 0) {
+              drop(c, c.tls->why());
+              break;
+            }
+            if (n == 0) break;  // until OpenSSL has nothing more
+          } else {
+            more = false;
+            n    = ::recv(c.fd, buf.data(), buf.size(), 0);
+            if (n <= 0) {
+              if (n == 0 || (errno != EAGAIN && errno != EINTR)) drop(c, "");
+              break;
+            }
           }
           c.rx_ms    = now_ms;
           c.probe_ms = 0;
           if (!c.session->receive(buf.data(), size_t(n), c.out)) {
             flush(c, now_ms);
             if (c.fd >= 0) drop(c, c.session->why());
-            continue;
+            break;
           }
           for (const openflow::RemovedFlow& f : c.session->take_removed())
             broadcast(openflow::wire::flow_removed(f, sw_.now_ns()));
@@ -364,6 +409,9 @@ class Agent final : public OpenflowAgent {
   std::function<void(const std::string&)> notice_;
   std::vector<int> listeners_;
   std::vector<std::string> listening_, warnings_;
+  std::vector<bool> listener_tls_;
+  TlsFiles tls_files_;
+  std::shared_ptr<TlsContext> tls_;
   uint32_t probe_ms_;
   uint64_t probe_xid_ = 0;
   std::vector<Target> controllers_;
@@ -380,8 +428,8 @@ class Agent final : public OpenflowAgent {
 Result<std::unique_ptr<OpenflowAgent>> OpenflowAgent::start(
     const openflow::SwitchControl& sw, openflow::SwitchInfo info,
     const std::vector<std::string>& targets, std::function<void(const std::string&)> notice,
-    uint32_t inactivity_probe_ms) {
-  auto a = std::make_unique<Agent>(sw, std::move(info), std::move(notice), inactivity_probe_ms);
+    const OpenflowAgentOptions& options) {
+  auto a = std::make_unique<Agent>(sw, std::move(info), std::move(notice), options);
   WARPATH_TRY(a->init(targets));
   return std::unique_ptr<OpenflowAgent>(std::move(a));
 }
