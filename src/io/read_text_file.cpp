@@ -166,4 +166,16 @@ Result<std::string> read_text_file(const std::string& path) {
   }
 }
 
+Status check_toml_ascii(std::string_view text, std::string_view name) {
+  uint64_t line = 1;
+  for (const char c : text) {
+    if (c == '\n') ++line;
+    if (static_cast<unsigned char>(c) >= 0x80)
+      return parse_error(name, line,
+                         "non-ASCII character: configs are ASCII (in a \"string\" write it as a "
+                         "\\uXXXX escape; the TOML library mishandles raw ones)");
+  }
+  return Status::ok();
+}
+
 }  // namespace warpath::io

@@ -257,6 +257,7 @@ class SaLoader {
 }  // namespace
 
 Result<ipsec::SaConfig> parse_sa_text(std::string_view name, std::string_view text) {
+  WARPATH_TRY(check_toml_ascii(text, name));
   toml::table root;
   try {
     root = toml::parse(text, name);

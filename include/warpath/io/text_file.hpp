@@ -65,4 +65,12 @@ bool parse_number(std::string_view t, uint64_t max, uint64_t& out) noexcept;
 /// "name:line: reason" as a kParseError Status.
 Status parse_error(std::string_view name, uint64_t line, std::string_view reason);
 
+/// TOML files (run configurations, SA files) are ASCII: toml++ as Debian ships it (3.x before
+/// upstream PR #305) reaches __builtin_unreachable on some non-ASCII code points (upstream
+/// issues #190 and #295; found by fuzz/readers_fuzz.cpp in strings, comments and its error
+/// paths alike, in both readers): undefined behaviour on a user's file. A string spells other
+/// characters as \uXXXX escapes, which toml++ decodes without that check.
+/// kParseError "name:line: non-ASCII character: ..." for the first raw one.
+Status check_toml_ascii(std::string_view text, std::string_view name);
+
 }  // namespace warpath::io

@@ -380,28 +380,10 @@ class Loader {
   bool file_has_ports_ = false;
 };
 
-/// toml++ as Debian ships it (3.x before upstream PR #305) reaches __builtin_unreachable on
-/// some non-ASCII code points (upstream issues #190 and #295; found here by
-/// fuzz/readers_fuzz.cpp in strings, comments and its error paths alike): undefined behaviour
-/// on a user's file. So a config is ASCII; a string spells other characters as \uXXXX
-/// escapes, which toml++ decodes without that check. kParseError "name:line: ..."
-Status check_ascii(std::string_view t, std::string_view name) {
-  uint32_t line = 1;
-  for (const char c : t) {
-    if (c == '\n') ++line;
-    if (static_cast<unsigned char>(c) >= 0x80)
-      return Status(Errc::kParseError,
-                    std::string(name) + ":" + std::to_string(line) +
-                        ": non-ASCII character: configs are ASCII (in a \"string\" write it as a "
-                        "\\uXXXX escape; the TOML library mishandles raw ones)");
-  }
-  return Status::ok();
-}
-
 }  // namespace
 
 Status parse_run_config(std::string_view text, std::string_view name, RunConfig& config) {
-  WARPATH_TRY(check_ascii(text, name));
+  WARPATH_TRY(io::check_toml_ascii(text, name));
   try {
     toml::table root;
     try {
