@@ -425,3 +425,117 @@ def test_demo_leaves_nothing_in_the_current_directory(tmp_path):
     r = assert_ok(run("demo", "--packets", 2000, cwd=tmp_path, timeout=300))
     assert list(tmp_path.iterdir()) == [], list(tmp_path.iterdir())
     assert "temporary directory" in r.stdout
+
+
+# --- 2 (continued). TLS: pssl: and ssl: as ovs-vswitchd takes them ------------------------------
+
+def openssl(*args, cwd):
+    subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True)
+
+
+@pytest.fixture(scope="module")
+def pki(tmp_path_factory):
+    """A CA, the switch's and a controller's key and certificate signed by it, and a stranger's
+    self-signed pair (openssl req/x509, as ovs-pki would make them)."""
+    if not shutil.which("openssl"):
+        pytest.skip("openssl is not installed")
+    d = tmp_path_factory.mktemp("pki")
+    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out",
+            "ca.crt", "-days", "2", "-subj", "/CN=warpath test CA", cwd=d)
+    for name in ("switch", "ctl"):
+        openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{name}.key", "-out",
+                f"{name}.csr", "-subj", f"/CN={name}", cwd=d)
+        openssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.crt", "-CAkey", "ca.key",
+                "-CAcreateserial", "-out", f"{name}.crt", "-days", "2", cwd=d)
+    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "other.key", "-out",
+            "other.crt", "-days", "2", "-subj", "/CN=stranger", cwd=d)
+    return d
+
+
+def tls_flags(pki):
+    return ("--openflow-private-key", pki / "switch.key", "--openflow-certificate",
+            pki / "switch.crt", "--openflow-ca-cert", pki / "ca.crt")
+
+
+def test_pssl_serves_ovs_ofctl_with_certificates_and_refuses_strangers(tmp_path, pki):
+    import ssl
+    from test_switch import Agent
+    a = Agent(tmp_path, "priority=1,actions=drop\n",
+              extra=("--openflow", "pssl:127.0.0.1:0", *tls_flags(pki)))
+    try:
+        # Agent listens on ptcp: first (its own --openflow), then on the pssl: target.
+        import re
+        line = a.proc.stderr.readline()
+        m = re.search(r"openflow: listening on (\S+)", line)
+        assert m, line
+        a.target = "tcp:" + m.group(1)
+        target = "ssl:" + m.group(1)
+        r = subprocess.run(["ovs-ofctl", "-O", "OpenFlow10", "-p", pki / "ctl.key", "-c",
+                            pki / "ctl.crt", "-C", pki / "ca.crt", "dump-flows", target],
+                           capture_output=True, text=True, env=a.env, timeout=20)
+        assert r.returncode == 0 and "actions=drop" in r.stdout, r.stderr
+        host, port = a.target[4:].rsplit(":", 1)
+        for cert in (None, "other"):  # no client certificate; one from another CA
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+            ctx.load_verify_locations(pki / "ca.crt")
+            ctx.check_hostname = False
+            if cert:
+                ctx.load_cert_chain(pki / f"{cert}.crt", pki / f"{cert}.key")
+            with socket.create_connection((host, int(port)), timeout=5) as raw:
+                with pytest.raises((ssl.SSLError, ConnectionError, OSError)):
+                    with ctx.wrap_socket(raw) as s:
+                        s.sendall(hello())
+                        assert s.recv(8) == b"", "a peer without a trusted certificate is refused"
+                        raise ConnectionError("closed")
+        # Plain TCP to the TLS port gets no OpenFlow.
+        with socket.create_connection((host, int(port)), timeout=5) as raw:
+            raw.sendall(hello())
+            raw.settimeout(3)
+            try:
+                data = raw.recv(64)
+            except (socket.timeout, ConnectionError):
+                data = b""
+            assert not data.startswith(b"\x01\x00"), data
+    finally:
+        a.stop()
+
+
+def test_ssl_controller_is_reached_over_tls(tmp_path, pki):
+    import ssl
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(pki / "ctl.crt", pki / "ctl.key")
+    ctx.load_verify_locations(pki / "ca.crt")
+    ctx.verify_mode = ssl.CERT_REQUIRED
+    with socket.socket() as srv:
+        srv.bind(("127.0.0.1", 0))
+        srv.listen(1)
+        srv.settimeout(20)
+        port = srv.getsockname()[1]
+        (tmp_path / "flows.txt").write_text("")
+        p = subprocess.Popen([str(WARPATH_BIN), "run", "--app", "switch", "--flows",
+                              str(tmp_path / "flows.txt"), "--port", "p0=gen:100", "--port",
+                              "p1=null", "--openflow", f"ssl:127.0.0.1:{port}",
+                              *map(str, tls_flags(pki)), "--no-progress", "--duration", "30"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        try:
+            conn, _ = srv.accept()
+            with ctx.wrap_socket(conn, server_side=True) as s:
+                assert s.getpeercert()["subject"] == ((("commonName", "switch"),),)
+                s.settimeout(10)
+                assert s.recv(8)[:2] == b"\x01\x00"  # the switch's HELLO
+                s.sendall(hello() + struct.pack("!BBHI", 1, 5, 8, 9))  # FEATURES_REQUEST
+                reply = b""
+                while len(reply) < 16:
+                    reply += s.recv(4096)
+                assert reply[1] == 6 and struct.unpack("!I", reply[4:8])[0] == 9  # FEATURES_REPLY
+        finally:
+            p.send_signal(signal.SIGINT)
+            p.communicate(timeout=30)
+
+
+def test_pssl_without_certificates_is_an_error(tmp_path):
+    (tmp_path / "flows.txt").write_text("")
+    r = run("run", "--app", "switch", "--flows", tmp_path / "flows.txt", "--port", "p0=gen:max:10",
+            "--port", "p1=null", "--openflow", "pssl:127.0.0.1:0", "--no-progress")
+    assert_no_crash(r)
+    assert r.returncode == 1 and "need --openflow-private-key" in r.stderr, r.stderr
