@@ -7,12 +7,17 @@
 #include <string>
 #include <unordered_map>
 
+#include "forward/core/forward_core.hpp"
 #include "warpath/forward/router.hpp"
 #include "warpath/io/text_file.hpp"
 #include "warpath/lookup/route.hpp"
 #include "warpath/net/addr_text.hpp"
 
 namespace warpath::forward {
+
+namespace {
+bool link_local6(const std::array<uint8_t, 16>& a) { return core::is_link_local6(a.data()); }
+}  // namespace
 
 namespace {
 
@@ -258,8 +263,10 @@ Result<RouterTables> RouterTables::build(const RouterConfig& config) {
     if (p < t.mac_check_.size()) std::memcpy(t.hw_macs_.data() + 6 * size_t(p), mac.data(), 6);
 
   t.addresses_ = config.addresses;
+  // A link-local IPv6 address (every live interface has one) cannot source ICMPv6 errors to
+  // off-link hosts: without a global one, the default is kept for that.
   bool has4 = false, has6 = false;
-  for (const auto& a : t.addresses_) (a.is_v6 ? has6 : has4) = true;
+  for (const auto& a : t.addresses_) (a.is_v6 ? has6 : has4) |= !a.is_v6 || !link_local6(a.v6);
   if (!has4) t.addresses_.push_back(RouterAddress{-1, false, kDefaultRouterAddr4, {}});
   if (!has6) t.addresses_.push_back(RouterAddress{-1, true, 0, kDefaultRouterAddr6});
   for (const auto& a : t.addresses_) {
@@ -309,11 +316,10 @@ uint32_t RouterTables::icmp_source4(uint16_t in_port) const noexcept {
 
 std::array<uint8_t, 16> RouterTables::icmp_source6(uint16_t in_port) const noexcept {
   for (const auto& a : addresses_)
-    if (a.is_v6 && a.port == in_port) return a.v6;
-  if (addrs6_.size() < 16) return kDefaultRouterAddr6;
-  std::array<uint8_t, 16> out;
-  std::memcpy(out.data(), addrs6_.data(), 16);
-  return out;
+    if (a.is_v6 && a.port == in_port && !link_local6(a.v6)) return a.v6;
+  for (const auto& a : addresses_)  // router-wide, or another port's: never link-local
+    if (a.is_v6 && !link_local6(a.v6)) return a.v6;
+  return kDefaultRouterAddr6;
 }
 
 }  // namespace warpath::forward

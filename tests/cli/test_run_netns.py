@@ -588,10 +588,11 @@ def parse_acl(text):
 
 
 def acl_action(rules, frame, default="deny"):
-    """First match over the IPv4 5-tuple (ports only for TCP / UDP); IPv6: permit."""
+    """First match over the IPv4 5-tuple (ports only for TCP / UDP); IPv6, which IPv4 rules do
+    not cover, "ipv6": the default action, counted apart (a firewall fails closed)."""
     off, et = nu.l3(frame)
     if et == 0x86DD:
-        return "permit"
+        return "ipv6"
     assert et == 0x0800
     src = ipaddress.ip_address(frame[off + 12:off + 16])
     dst = ipaddress.ip_address(frame[off + 16:off + 20])
@@ -618,7 +619,8 @@ def test_firewall_permits_denies_and_outputs(tmp_path, topo):
     to_b = [f for f, a in zip(frames, actions) if a in ("permit", "output:1")]
     to_a = [f for f, a in zip(frames, actions) if a == "output:0"]
     denied = sum(a in ("deny", "drop") for a in actions)
-    assert to_a and to_b and denied, "the rules and the traffic exercise every action"
+    ipv6 = actions.count("ipv6")
+    assert to_a and to_b and denied and ipv6, "the rules and the traffic exercise every action"
     assert {"permit", "output:1", "output:0", "deny", "drop"} <= set(actions)
 
     w = start(topo, tmp_path, ["--app", "acl", "--rules", tmp_path / "acl.rules", "--format",
@@ -644,7 +646,7 @@ def test_firewall_permits_denies_and_outputs(tmp_path, topo):
     t = j["totals"]
     assert t["rx"] == len(frames) + probes
     assert t["tx"] == len(to_a) + len(to_b) + probes
-    assert j["drops_by_reason"] == {"acl_deny": denied}
+    assert j["drops_by_reason"] == {"acl_deny": denied, "acl_ipv6": ipv6}
     assert t["slow_path"] == 0
     a, b = j["ports"]
     assert a["tx"] == len(to_a) and b["tx"] == len(to_b) + probes

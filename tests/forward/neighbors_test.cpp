@@ -1,4 +1,5 @@
 // tests/forward/neighbors_test.cpp: the neighbour file, default neighbours and RouterTables.
+#include <array>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -112,6 +113,26 @@ TEST(Neighbors, Defaults) {
   EXPECT_EQ(t->icmp_source6(0), kDefaultRouterAddr6);
   EXPECT_EQ(t->view().addr4_count, 1u);
   EXPECT_EQ(t->view().addr6_count, 1u);
+}
+
+// A live interface's link-local address (every one has one) is the router's (packets for it go
+// to the host) but never the source of ICMPv6 errors to off-link hosts: the port's global
+// address, else a router-wide global one, else the default.
+TEST(Neighbors, LinkLocalAddressesNeverSourceIcmpv6Errors) {
+  RouterConfig c = default_neighbors(numeric_fib());
+  std::array<uint8_t, 16> ll{0xfe, 0x80}, global{0x20, 0x01, 0x0d, 0xb8};
+  ll[15] = 1, global[15] = 7;
+  c.addresses.push_back({0, true, 0, ll});
+  auto t = RouterTables::build(c);
+  ASSERT_TRUE(t.is_ok());
+  EXPECT_EQ(t->icmp_source6(0), kDefaultRouterAddr6);
+  EXPECT_EQ(t->view().addr6_count, 2u);  // the link-local one is the router's all the same
+  c.addresses.push_back({1, true, 0, global});
+  t = RouterTables::build(c);
+  ASSERT_TRUE(t.is_ok());
+  EXPECT_EQ(t->icmp_source6(0), global);  // another port's global one
+  EXPECT_EQ(t->icmp_source6(1), global);
+  EXPECT_EQ(t->view().addr6_count, 2u);   // no default beside a global address
 }
 
 struct BadCase {

@@ -156,6 +156,16 @@ TEST(RunConfigToml, SwitchFlowsAndOpenflowTargets) {
   EXPECT_EQ(c.openflow, (std::vector<std::string>{"ptcp:6000"}));
   ASSERT_TRUE(parse_run_config("openflow = [\"ptcp:6000\", \"tcp:10.0.0.1:6653\"]\n", "x.toml", c).is_ok());
   EXPECT_EQ(c.openflow.size(), 2u);
+  ASSERT_TRUE(parse_run_config("openflow = \"pssl:6000\"\nopenflow_private_key = \"/k.pem\"\n"
+                               "openflow_certificate = \"/c.pem\"\nopenflow_ca_cert = \"/ca.pem\"\n"
+                               "openflow_probe = 0.5\n",
+                               "x.toml", c)
+                  .is_ok());
+  EXPECT_EQ(c.openflow_private_key, "/k.pem");
+  EXPECT_EQ(c.openflow_certificate, "/c.pem");
+  EXPECT_EQ(c.openflow_ca_cert, "/ca.pem");
+  EXPECT_EQ(c.openflow_probe_ms, 500u);
+  EXPECT_FALSE(parse_run_config("openflow_probe = 7200\n", "x.toml", c).is_ok());
   Status bad = parse_run_config("openflow = 6653\n", "x.toml", c);
   ASSERT_FALSE(bad.is_ok());
   EXPECT_NE(bad.message().find("x.toml:1: openflow"), std::string::npos) << bad.message();

@@ -72,9 +72,7 @@ void add_defrag(CLI::App& app, Runner& run) {
                 "Resolve overlapping IPv6 fragments by the policy instead of dropping the "
                 "datagram (RFC 5722)");
   cmd->add_option("--filter", o->filter, "BPF filter expression, as tcpdump takes it");
-  cmd->add_flag("--strict", o->strict,
-                "Exit 1 when the capture is damaged (by default the packets before the damaged "
-                "record are written, with a warning naming it)");
+  add_strict_flag(cmd, o->strict, "the whole datagrams", "are written");
   cmd->footer("Fragments are held until their datagram completes; the datagram then takes the "
               "place of the fragment that completed it, with MF and the offset cleared.");
   cmd->callback([o, &run] { run = [o] { return run_defrag(*o); }; });

@@ -194,9 +194,7 @@ void add_flows(CLI::App& app, Runner& run) {
   cmd->add_flag("--defrag", o->defrag,
                 "Put IP fragments back together first (later fragments then count with their "
                 "flow instead of as untracked)");
-  cmd->add_flag("--strict", o->strict,
-                "Exit 1 when the capture is damaged (by default the flows of the packets before "
-                "the damaged record are reported, with a warning naming it)");
+  add_strict_flag(cmd, o->strict, "the flows", "are reported");
   cmd->footer("Records are in the order flows end: by timeout (Suricata's: TCP 60 s new, 600 s "
               "established, 60 s closed; others 30 / 300 s), on TCP port reuse, on eviction, "
               "and at the end of the capture (in flow order). The clock is the capture's time. "

@@ -316,9 +316,7 @@ void add_nids(CLI::App& app, Runner& run) {
   cmd->add_flag("--skip-bad-rules", o->skip_bad_rules,
                 "Run without the rules that have syntax errors (a pcre PCRE2 does not compile "
                 "among them), each named on standard error");
-  cmd->add_flag("--strict", o->strict,
-                "Exit 1 when the capture is damaged (by default the alerts and flows of the "
-                "packets before the damaged record are written, with a warning naming it)");
+  add_strict_flag(cmd, o->strict, "the alerts and flows", "are written");
   cmd->add_flag("--ips", o->ips, "IPS mode: inline reassembly, drop rules drop the packet and its flow");
   cmd->add_flag("--midstream", o->midstream, "Inspect TCP connections whose handshake the capture missed");
   cmd->add_option("--midstream-policy", o->midstream_policy,

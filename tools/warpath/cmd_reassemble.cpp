@@ -443,9 +443,7 @@ void add_reassemble(CLI::App& app, Runner& run) {
   cmd->add_flag("--no-checksum", o->no_checksum,
                 "Take IPv4 packets whose header checksum does not verify (captures taken before "
                 "checksum offload, like Suricata's -k none)");
-  cmd->add_flag("--strict", o->strict,
-                "Exit 1 when the capture is damaged (by default the streams of the packets "
-                "before the damaged record are written, with a warning naming it)");
+  add_strict_flag(cmd, o->strict, "the streams", "are written");
   cmd->footer("Files are named FLOW-SRC.PORT-DST.PORT (the sender first). Gaps (bytes the "
               "capture lost but the receiver acknowledged, and holes still open when a flow "
               "ended) are not written: index.json lists them by stream offset. Outputs are "

@@ -180,7 +180,8 @@ Result<runtime::RunConfig> build_config(const RunOptions& o, bool& builtin_ports
   set("--sa", c.sa, o.sa);
   set("--flows", c.flows, o.flows);
   if (o.has("--openflow")) c.openflow = o.openflow;
-  if (o.has("--openflow-probe")) c.openflow_probe_ms = uint32_t(o.openflow_probe * 1000 + 0.5);
+  if (o.has("--openflow-probe"))  // a positive interval never rounds to 0 (off)
+    c.openflow_probe_ms = o.openflow_probe > 0 ? std::max(1u, uint32_t(o.openflow_probe * 1000 + 0.5)) : 0;
   set("--openflow-private-key", c.openflow_private_key, o.of_key);
   set("--openflow-certificate", c.openflow_certificate, o.of_cert);
   set("--openflow-ca-cert", c.openflow_ca_cert, o.of_ca);

@@ -40,5 +40,9 @@ int fail(const std::string& message);
 void print_warnings(const std::vector<std::string>& warnings);
 /// `--strict`: 1 (with a message) when there were warnings, else 0.
 int strict_exit(bool strict, const std::vector<std::string>& warnings);
+/// Adds the `--strict` flag of a command that reads a capture: "Exit 1 when the capture is
+/// damaged (by default <what> of the packets before the damaged record <done>, with a warning
+/// naming it)".
+void add_strict_flag(CLI::App* cmd, bool& strict, const std::string& what, const std::string& done);
 
 }  // namespace warpath::cli

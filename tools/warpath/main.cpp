@@ -51,6 +51,13 @@ int strict_exit(bool strict, const std::vector<std::string>& warnings) {
   return fail("--strict: " + std::to_string(warnings.size()) + " warning(s), above");
 }
 
+void add_strict_flag(CLI::App* cmd, bool& strict, const std::string& what, const std::string& done) {
+  cmd->add_flag("--strict", strict,
+                "Exit 1 when the capture is damaged (by default " + what +
+                    " of the packets before the damaged record " + done +
+                    ", with a warning naming it)");
+}
+
 }  // namespace warpath::cli
 
 namespace {

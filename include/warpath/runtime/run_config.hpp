@@ -25,6 +25,11 @@
 //   metrics   = "127.0.0.1:9100"  # serve Prometheus text at http://ADDR:PORT/metrics (metrics.hpp)
 //   stats_interval = 10           # seconds: a JSON line of live counters on stdout (0: none)
 //   schedule  = "none"            # or "sort": packet scheduling before the modules (GASPP 5.3)
+//   openflow  = ["pssl:127.0.0.1:6653"]  # app switch: the agent's targets (openflow_agent.hpp)
+//   openflow_private_key = "sc-privkey.pem"  # pssl:/ssl: (TLS): key, its certificate, and
+//   openflow_certificate = "sc-cert.pem"     # the CA every peer's certificate chains to
+//   openflow_ca_cert     = "cacert.pem"
+//   openflow_probe       = 5      # seconds of silence before a peer is probed (0: off)
 //   [ports]                       # name = spec, in port-number order (port.hpp lists specs)
 //   in  = "pcap:in.pcap:out.pcap"
 //   out = "null"

@@ -158,11 +158,8 @@ Result<std::unique_ptr<Module>> RouterModule::make(const ModuleArgs& args, Build
     // the host (to_router), never back out (the kernel answers them on AF_PACKET; a tap
     // slow path hands them over on AF_XDP).
     for (uint32_t a : link.ipv4) checked.addresses.push_back({int32_t(p), false, a, {}});
-    // (Global IPv6 addresses first: the first of a port is its ICMPv6 errors' source.)
-    for (const bool link_local : {false, true})
-      for (const auto& a : link.ipv6)
-        if ((a[0] == 0xfe && (a[1] & 0xc0) == 0x80) == link_local)
-          checked.addresses.push_back({int32_t(p), true, 0, a});
+    // (ICMPv6 errors leave from a port's global address, never a link-local one: tables.)
+    for (const auto& a : link.ipv6) checked.addresses.push_back({int32_t(p), true, 0, a});
   }
   for (const auto& n : checked.neighbors)
     if (n.port >= env.port_count)

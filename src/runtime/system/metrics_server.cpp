@@ -24,15 +24,20 @@
 #include <vector>
 
 #include "runtime/http_head.hpp"
+#include "runtime/system/spare_fd.hpp"
 #include "warpath/runtime/metrics.hpp"
 
 namespace warpath::runtime {
 namespace {
 
 constexpr uint64_t kHeadMs       = 2000;
+constexpr uint64_t kDrainMs      = 1000;  // after our reply, for the peer's unread bytes
 constexpr uint64_t kIdleMs       = 10000;
 constexpr size_t kMaxConnections = 256;
 constexpr uint32_t kMaxRequests  = 1000;  // per keep-alive connection
+// Replies waiting for a peer that pipelines requests but does not read: above this, its
+// requests wait unread (and it is closed after kIdleMs without progress).
+constexpr size_t kMaxOut = size_t(1) << 18;
 
 struct Client {
   int fd = -1;
@@ -42,6 +47,7 @@ struct Client {
   uint64_t active_ms = 0;  // the last byte read or written
   uint32_t requests  = 0;
   bool close_after   = false;  // close once out is sent
+  uint64_t shut_ms = 0;  // our side shut (the reply sent): unread bytes are drained
 };
 
 class PollMetricsServer final : public MetricsServer {
@@ -100,7 +106,10 @@ class PollMetricsServer final : public MetricsServer {
   void accept_all(uint64_t now) {
     for (;;) {
       const int fd = ::accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-      if (fd < 0) return;
+      if (fd < 0) {
+        if (spare_.shed(listener_)) continue;
+        return;
+      }
       if (clients_.size() >= kMaxConnections) {  // the one idle longest makes room
         size_t oldest = 0;
         for (size_t k = 1; k < clients_.size(); ++k)
@@ -134,7 +143,7 @@ class PollMetricsServer final : public MetricsServer {
 
   // Answers the complete requests in c.in; false when the connection is to close now.
   bool serve(Client& c, uint64_t now) {
-    while (!c.in.empty() && !c.close_after) {
+    while (!c.in.empty() && !c.close_after && c.out.size() < kMaxOut) {
       HttpHead head;
       size_t used = 0;
       std::string why;
@@ -191,7 +200,7 @@ class PollMetricsServer final : public MetricsServer {
       fds.clear();
       fds.push_back({listener_, POLLIN, 0});
       for (const Client& c : clients_)
-        fds.push_back({c.fd, short(c.out.empty() ? POLLIN : POLLIN | POLLOUT), 0});
+        fds.push_back({c.fd, short((c.out.size() < kMaxOut ? POLLIN : 0) | (c.out.empty() ? 0 : POLLOUT)), 0});
       ::poll(fds.data(), fds.size(), 100);
       const uint64_t now = now_ms();
       // Clients by index into fds; closing swaps the last one in, so go from the end.
@@ -209,8 +218,18 @@ class PollMetricsServer final : public MetricsServer {
             keep = false;
           }
         }
-        if (keep && !c.out.empty()) keep = flush(c, now);
-        if (keep && c.out.empty() && c.close_after) keep = false;
+        if (keep && !c.out.empty()) {
+          keep = flush(c, now);
+          if (keep && c.out.size() < kMaxOut && !c.in.empty()) keep = serve(c, now);  // held back
+          if (keep && !c.out.empty()) keep = flush(c, now);
+        }
+        // Closing with request bytes unread would send RST, which may destroy the reply in
+        // flight (a POST's body): shut our side, drain what comes, close at its end or soon.
+        if (keep && c.out.empty() && c.close_after && !c.shut_ms) {
+          ::shutdown(c.fd, SHUT_WR);
+          c.shut_ms = now;
+        }
+        if (keep && c.shut_ms && now - c.shut_ms > kDrainMs) keep = false;
         if (keep && c.head_ms && now - c.head_ms > kHeadMs) keep = false;  // slowloris
         if (keep && now - c.active_ms > kIdleMs) keep = false;  // idle, or not reading replies
         if (!keep) close_client(k);
@@ -220,6 +239,7 @@ class PollMetricsServer final : public MetricsServer {
   }
 
   int listener_ = -1;
+  SpareFd spare_;
   std::vector<Client> clients_;
   std::thread thread_;
   std::atomic<bool> stop_{false};

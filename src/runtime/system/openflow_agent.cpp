@@ -10,13 +10,16 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <csignal>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <thread>
 
 #include "runtime/system/openflow_tls.hpp"
+#include "runtime/system/spare_fd.hpp"
 #include "warpath/openflow/wire.hpp"
 #include "warpath/runtime/metrics.hpp"
 
@@ -81,6 +84,8 @@ struct Conn {
   uint64_t sent_ms = 0;  // the last time the socket took bytes (or had none waiting)
   uint64_t opened_ms = 0;  // accepted, or connected to the controller
   uint64_t rx_ms     = 0;  // the last time the peer sent anything
+  uint64_t tx_ms     = 0;  // the last time the socket took bytes (a peer reading a long reply
+                           // is active, though it sends nothing)
   uint64_t probe_ms  = 0;  // when the inactivity probe (an ECHO_REQUEST) went out; 0: none out
 };
 
@@ -145,6 +150,9 @@ class Agent final : public OpenflowAgent {
                             " can program the switch (pssl: with certificates, a firewall, or "
                             "127.0.0.1)");
     }
+    // OpenSSL writes with write(2), not send(MSG_NOSIGNAL): a peer that reset its connection
+    // must not end the run with SIGPIPE.
+    if (tls_) std::signal(SIGPIPE, SIG_IGN);
     if (tls_files_.any() && !tls_)
       warnings_.push_back("--openflow-private-key, --openflow-certificate and --openflow-ca-cert "
                           "are used by pssl: and ssl: targets only");
@@ -171,29 +179,43 @@ class Agent final : public OpenflowAgent {
       sockaddr_storage sa{};
       socklen_t len = sizeof sa;
       const int fd  = ::accept4(lfd, reinterpret_cast<sockaddr*>(&sa), &len, SOCK_CLOEXEC | SOCK_NONBLOCK);
-      if (fd < 0) return;
-      // Full: the accepted connection that has been silent longest makes room, so idle peers
-      // never starve a new one (they are also closed by the inactivity probe).
-      size_t live = 0, oldest = conns_.size();
+      if (fd < 0) {
+        if (spare_.shed(lfd)) continue;
+        return;
+      }
+      // Full: an accepted connection makes room, so idle peers never starve a new one (they
+      // are also closed by the inactivity probe): first one that has not finished its
+      // handshake (TLS and HELLO: on pssl:, peers without a certificate can never push out an
+      // authenticated session), the oldest of those, else the least recently active.
+      size_t live = 0, victim = conns_.size();
+      auto rank = [](const Conn& c) {
+        return std::pair(c.session->hello_received(), std::max(c.rx_ms, c.tx_ms));
+      };
       for (size_t k = 0; k < conns_.size(); ++k) {
         if (conns_[k].fd < 0) continue;
         ++live;
-        if (conns_[k].target < 0 && (oldest == conns_.size() || conns_[k].rx_ms < conns_[oldest].rx_ms))
-          oldest = k;
+        if (conns_[k].target < 0 && (victim == conns_.size() || rank(conns_[k]) < rank(conns_[victim])))
+          victim = k;
       }
       if (live >= kMaxConnections) {
-        if (oldest == conns_.size()) {
+        if (victim == conns_.size()) {
           ::close(fd);
           continue;
         }
-        drop(conns_[oldest], "the least recently active of " + std::to_string(kMaxConnections) +
+        drop(conns_[victim], std::string(conns_[victim].session->hello_received()
+                                             ? "the least recently active"
+                                             : "the oldest without a handshake") +
+                                 " of " + std::to_string(kMaxConnections) +
                                  " connections, closed for a new one");
       }
       const int one = 1;
       setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
       Conn c;
       c.fd = fd;
-      if (tls) c.tls = tls_->stream(fd, true);
+      if (tls && !(c.tls = tls_->stream(fd, true))) {  // never plain TCP on a TLS target
+        ::close(fd);
+        continue;
+      }
       char host[64] = "?";
       uint16_t port  = 0;
       if (sa.ss_family == AF_INET) {
@@ -229,7 +251,10 @@ class Agent final : public OpenflowAgent {
       Conn c;
       c.fd         = fd;
       c.target     = int(t);
-      if (controllers_[t].tls) c.tls = tls_->stream(fd, false);
+      if (controllers_[t].tls && !(c.tls = tls_->stream(fd, false))) {
+        ::close(fd);
+        continue;
+      }
       c.connecting = true;
       c.peer       = controllers_[t].host + ":" + std::to_string(controllers_[t].port);
       c.sent_ms    = now_ms;
@@ -254,6 +279,15 @@ class Agent final : public OpenflowAgent {
     c.fd = -1;
   }
 
+  // Whether to wait for the socket to take bytes: connecting, replies waiting, or TLS waiting
+  // to write. Not during a TLS handshake that waits to read (the socket is writable, and the
+  // loop would spin; each pass tries the queued HELLO again anyway).
+  static bool wants_pollout(const Conn& c) {
+    if (c.connecting) return true;
+    if (c.tls) return c.tls->wants_write() || (c.tls->established() && !c.out.empty());
+    return !c.out.empty();
+  }
+
   // Sends what the socket takes. A peer is dropped only when it stops reading: more than
   // kMaxPending bytes waiting and nothing sent for kStallMs (a dump of a million flows is
   // 130 MB of replies, sent as fast as the peer reads them).
@@ -268,7 +302,7 @@ class Agent final : public OpenflowAgent {
       }
       if (n <= 0) break;
       at += size_t(n);
-      c.sent_ms = now_ms;
+      c.sent_ms = c.tx_ms = now_ms;
     }
     c.out.erase(c.out.begin(), c.out.begin() + long(at));
     if (c.out.empty()) c.sent_ms = now_ms;
@@ -308,8 +342,10 @@ class Agent final : public OpenflowAgent {
       if (!c.session->hello_received()) {
         if (now_ms - c.opened_ms >= probe_ms_) drop(c, "no HELLO within " + secs);
       } else if (c.probe_ms) {
-        if (now_ms - c.probe_ms >= probe_ms_) drop(c, "no reply to the inactivity probe within " + secs);
-      } else if (now_ms - c.rx_ms >= probe_ms_) {
+        // The probe may wait behind a long reply: its deadline runs from the last byte sent.
+        if (now_ms - std::max(c.probe_ms, c.tx_ms) >= probe_ms_)
+          drop(c, "no reply to the inactivity probe within " + secs);
+      } else if (now_ms - std::max(c.rx_ms, c.tx_ms) >= probe_ms_) {
         const std::vector<uint8_t> m = openflow::Session::echo_request(uint32_t(++probe_xid_));
         c.out.insert(c.out.end(), m.begin(), m.end());
         c.probe_ms = now_ms;
@@ -331,11 +367,7 @@ class Agent final : public OpenflowAgent {
       std::vector<pollfd> fds;
       for (int fd : listeners_) fds.push_back({fd, POLLIN, 0});
       for (const Conn& c : conns_)
-        fds.push_back({c.fd, short(POLLIN | (c.out.empty() && !c.connecting &&
-                                                     !(c.tls && c.tls->wants_write())
-                                                 ? 0
-                                                 : POLLOUT)),
-                       0});
+        fds.push_back({c.fd, short(POLLIN | (wants_pollout(c) ? POLLOUT : 0)), 0});
       ::poll(fds.data(), fds.size(), 50);
       for (size_t l = 0; l < listeners_.size(); ++l)
         if (fds[l].revents & POLLIN) accept_all(listeners_[l], listener_tls_[l], now_ms);
@@ -410,6 +442,7 @@ class Agent final : public OpenflowAgent {
   std::vector<int> listeners_;
   std::vector<std::string> listening_, warnings_;
   std::vector<bool> listener_tls_;
+  SpareFd spare_;
   TlsFiles tls_files_;
   std::shared_ptr<TlsContext> tls_;
   uint32_t probe_ms_;

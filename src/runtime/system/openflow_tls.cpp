@@ -75,9 +75,11 @@ std::unique_ptr<TlsStream> TlsContext::stream(int fd, bool server) const {
 }
 
 TlsStream::~TlsStream() {
-  SSL_shutdown(ssl_of(ssl_));  // one close_notify, not waited for (non-blocking)
+  if (!failed_) SSL_shutdown(ssl_of(ssl_));  // one close_notify, not waited for (non-blocking)
   SSL_free(ssl_of(ssl_));
 }
+
+bool TlsStream::established() const { return SSL_is_init_finished(ssl_of(ssl_)) == 1; }
 
 ssize_t TlsStream::fail(int ret) {
   const int e  = SSL_get_error(ssl_of(ssl_), ret);
@@ -87,8 +89,9 @@ ssize_t TlsStream::fail(int ret) {
     why_.clear();  // an orderly close_notify
     return -1;
   }
-  why_ = e == SSL_ERROR_SYSCALL ? std::string("the connection ended during TLS")
-                                : "TLS: " + openssl_error();
+  failed_ = true;  // SSL_ERROR_SYSCALL, SSL_ERROR_SSL: SSL_shutdown must not follow
+  why_    = e == SSL_ERROR_SYSCALL ? std::string("the connection ended during TLS")
+                                   : "TLS: " + openssl_error();
   ERR_clear_error();
   return -1;
 }
@@ -125,6 +128,7 @@ Result<std::shared_ptr<TlsContext>> TlsContext::create(const TlsFiles&) {
 TlsContext::~TlsContext() = default;
 std::unique_ptr<TlsStream> TlsContext::stream(int, bool) const { return nullptr; }
 TlsStream::~TlsStream() = default;
+bool TlsStream::established() const { return false; }
 ssize_t TlsStream::fail(int) { return -1; }
 ssize_t TlsStream::read(void*, size_t) { return -1; }
 ssize_t TlsStream::write(const void*, size_t) { return -1; }

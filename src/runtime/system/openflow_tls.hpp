@@ -48,12 +48,15 @@ class TlsStream {
   ssize_t write(const void* buf, size_t n);
   /// Whether the last call waits for the socket to become writable (POLLOUT).
   bool wants_write() const noexcept { return wants_write_; }
+  /// Whether the handshake is done.
+  bool established() const;
   const std::string& why() const noexcept { return why_; }
 
  private:
   ssize_t fail(int ret);
   void* ssl_;  // SSL
   bool wants_write_ = false;
+  bool failed_      = false;  // a fatal error: no close_notify (SSL_shutdown) afterwards
   std::string why_;
 };
 

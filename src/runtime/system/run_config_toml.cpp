@@ -237,6 +237,17 @@ class Loader {
       return Status::ok();
     }
     if (key == "metrics") return get_string(line, key, v, c_.metrics);
+    // The OpenFlow agent's TLS files (pssl:, ssl:) and inactivity probe.
+    if (key == "openflow_private_key") return get_path(line, key, v, c_.openflow_private_key);
+    if (key == "openflow_certificate") return get_path(line, key, v, c_.openflow_certificate);
+    if (key == "openflow_ca_cert") return get_path(line, key, v, c_.openflow_ca_cert);
+    if (key == "openflow_probe") {
+      double s = 0;
+      WARPATH_TRY(get_seconds(line, key, v, s));
+      if (s > 3600) return error(Errc::kInvalidArgument, line, key + ": at most 3600 seconds");
+      c_.openflow_probe_ms = s > 0 ? std::max(1u, uint32_t(s * 1000 + 0.5)) : 0;  // 0: off
+      return Status::ok();
+    }
     if (key == "pin_threads") {
       const auto* b = v.as_boolean();
       if (!b) return wrong_type(line, key, "a boolean", v);
@@ -282,7 +293,8 @@ class Loader {
     return unknown(line, key,
                    "app, engine, offload_device, workers, batch, delay_us, duration, seed, json, "
                    "slow_path, metrics, stats_interval, schedule, pin_threads, cpus, gen_profile, sa, "
-                   "flows, openflow, [ports], "
+                   "flows, openflow, openflow_probe, openflow_private_key, openflow_certificate, "
+                   "openflow_ca_cert, [ports], "
                    "[router], [acl], [[module]]");
   }
 
