@@ -14,7 +14,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 fz=$build/fuzz
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(classbench trace routes updates neighbors openflow chain toml pcap nidsrules sa http
+  targets=(classbench trace routes updates neighbors openflow chain toml pcap nidsrules sa http ofmsg
            parse stateful)
 fi
 echo "| target | seconds | inputs run | exec/s | coverage (cov / ft) | corpus (files) | findings |"

@@ -14,6 +14,8 @@
 //   nidsrules    nids::add_rules_text            Suricata rule files (addresses, ports, options)
 //   sa           io::parse_sa_text               IPsec SA files (TOML, ip xfrm's fields)
 //   http         runtime::parse_http_head        requests to the metrics endpoint
+//   ofmsg        openflow::Session::receive      OpenFlow 1.0 messages from a peer, over the
+//                                                real flow table (openflow_switch_shim.hpp)
 //
 // What is checked: no crash, no leak of memory errors (AddressSanitizer, UBSan), bounded work;
 // every failure is a Status, never an exception. Inputs above 1 MiB are skipped.
@@ -36,13 +38,14 @@
 #include "warpath/runtime/chain.hpp"
 #include "warpath/runtime/run_config.hpp"
 #include "warpath/io/sa_file.hpp"
+#include "openflow_switch_shim.hpp"
 #include "runtime/http_head.hpp"
 
 namespace {
 
 enum class Reader {
   kClassBench, kTrace, kRoutes, kUpdates, kNeighbors, kOpenFlow, kChain, kToml, kPcap, kNidsRules,
-  kSa, kHttp
+  kSa, kHttp, kOfMsg
 };
 
 Reader reader() {
@@ -61,9 +64,10 @@ Reader reader() {
     if (v == "nidsrules") return Reader::kNidsRules;
     if (v == "sa") return Reader::kSa;
     if (v == "http") return Reader::kHttp;
+    if (v == "ofmsg") return Reader::kOfMsg;
     std::fprintf(stderr,
                  "WARPATH_FUZZ_READER must be one of classbench, trace, routes, updates, "
-                 "neighbors, openflow, chain, toml, pcap, nidsrules, sa, http\n");
+                 "neighbors, openflow, chain, toml, pcap, nidsrules, sa, http, ofmsg\n");
     std::exit(2);
   }();
   return r;
@@ -135,6 +139,31 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           std::abort();
         rest.remove_prefix(used);
       }
+      break;
+    }
+    case Reader::kOfMsg: {
+      // A peer's byte stream, cut where the input says (its first byte: the chunk size), as the
+      // agent's reads would cut it; the session must answer or close, never misbehave.
+      static const fuzz::SwitchShim sw;
+      static const openflow::SwitchInfo info = [] {
+        openflow::SwitchInfo i;
+        for (uint16_t p = 1; p <= 3; ++p) i.ports.push_back({p, "p" + std::to_string(p), {2, 0, 0, 0, 0, uint8_t(p)}});
+        return i;
+      }();
+      if (size == 0) break;
+      openflow::Session s(sw, info, data[0] & 1);
+      const size_t chunk = 1 + data[0] / 2;
+      std::vector<uint8_t> out;
+      for (size_t at = 1; at < size; at += chunk) {
+        out.clear();
+        if (!s.receive(data + at, std::min(chunk, size - at), out)) {
+          if (s.why().empty()) std::abort();  // a closed session says why
+          break;
+        }
+        (void)s.take_removed();
+        (void)s.take_port_status();
+      }
+      (void)sw.expire();
       break;
     }
     case Reader::kPcap: {
