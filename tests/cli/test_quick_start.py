@@ -48,6 +48,14 @@ def ipv6_frame():
         ip6 + struct.pack("!HHHH", 1, 2, 8, 0)
 
 
+def test_run_help_gives_the_quick_start():
+    from warpath_cli import run
+    _, args = quick_start()
+    text = " ".join(run("run", "--help").stdout.split())
+    line = "warpath run " + " ".join(a for a in args if "metrics" not in a and "9100" not in a)
+    assert line.replace("wA", "eth0").replace("wB", "eth1") in text, text
+
+
 def test_the_readme_quick_start_routes_and_filters(tmp_path, topo):  # noqa: F811
     setup, args = quick_start()
     assert args[:2] == ["--app", "router+acl"], args
