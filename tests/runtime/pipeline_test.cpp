@@ -431,7 +431,7 @@ TEST(Pipeline, AclDecisionsMatchReferenceClassifier) {
     // Reference: parse, 5-tuple, ref.linear, action.
     auto infos    = packet::parse_batch(in, "ref.parse");
     auto ref      = classify::make_classifier("ref.linear", f.rules);
-    uint64_t deny = 0, to_a = 0, to_b = 0, malformed = 0;
+    uint64_t deny = 0, to_a = 0, to_b = 0, malformed = 0, ipv6 = 0;
     std::vector<packet::FiveTuple4> keys(in.size());
     std::vector<uint8_t> present(in.size());
     packet::extract_five_tuple4({infos->data(), in.size()}, keys.data(), present.data());
@@ -443,7 +443,7 @@ TEST(Pipeline, AclDecisionsMatchReferenceClassifier) {
       }
       if (!present[i]) {
         if (info.l3 == packet::L3::kIpv6)
-          ++deny;
+          ++ipv6;  // the ipv6 action (deny), counted apart from the rules' denies
         else
           ++to_b;
         continue;
@@ -464,6 +464,7 @@ TEST(Pipeline, AclDecisionsMatchReferenceClassifier) {
     }
     const auto& d = r.report.drops_by_reason;
     EXPECT_EQ(d.count("acl_deny") ? d.at("acl_deny") : 0, deny);
+    EXPECT_EQ(d.count("acl_ipv6") ? d.at("acl_ipv6") : 0, ipv6);
     EXPECT_EQ(d.count("malformed") ? d.at("malformed") : 0, malformed);
     EXPECT_EQ(r.a->all_sent().size(), to_a);
     EXPECT_EQ(r.b->all_sent().size(), to_b);
