@@ -96,27 +96,25 @@ ssize_t TlsStream::fail(int ret) {
   return -1;
 }
 
+// SSL_read / SSL_write take an int length: at most 1 GiB a call.
+static int chunk(size_t n) { return int(n > (size_t(1) << 30) ? size_t(1) << 30 : n); }
+
+ssize_t TlsStream::done(int r) {
+  if (r <= 0) return fail(r);
+  wants_write_ = false;
+  return r;
+}
+
 ssize_t TlsStream::read(void* buf, size_t n) {
   ERR_clear_error();
-  const int r = SSL_read(ssl_of(ssl_), buf, int(n > 1 << 30 ? 1 << 30 : n));
-  if (r > 0) {
-    wants_write_ = false;
-    return r;
-  }
-  return fail(r);
+  return done(SSL_read(ssl_of(ssl_), buf, chunk(n)));
 }
 
 ssize_t TlsStream::write(const void* buf, size_t n) {
   if (n == 0) return 0;
   ERR_clear_error();
-  const int r = SSL_write(ssl_of(ssl_), buf, int(n > 1 << 30 ? 1 << 30 : n));
-  if (r > 0) {
-    wants_write_ = false;
-    return r;
-  }
-  return fail(r);
+  return done(SSL_write(ssl_of(ssl_), buf, chunk(n)));
 }
-
 
 #else  // no libssl
 
@@ -130,6 +128,7 @@ std::unique_ptr<TlsStream> TlsContext::stream(int, bool) const { return nullptr;
 TlsStream::~TlsStream() = default;
 bool TlsStream::established() const { return false; }
 ssize_t TlsStream::fail(int) { return -1; }
+ssize_t TlsStream::done(int) { return -1; }
 ssize_t TlsStream::read(void*, size_t) { return -1; }
 ssize_t TlsStream::write(const void*, size_t) { return -1; }
 

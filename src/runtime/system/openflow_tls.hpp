@@ -54,6 +54,7 @@ class TlsStream {
 
  private:
   ssize_t fail(int ret);
+  ssize_t done(int ret);  ///< an SSL_read / SSL_write result as read() / write() give it
   void* ssl_;  // SSL
   bool wants_write_ = false;
   bool failed_      = false;  // a fatal error: no close_notify (SSL_shutdown) afterwards
