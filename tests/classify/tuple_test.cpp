@@ -881,7 +881,10 @@ TEST(Overlay, RandomUpdatesAcrossRebuildsMatchTheOracle) {
     for (uint32_t burst : {1u, 33u, 64u}) expect_agrees(*c, want, KeyLayout::kFiveTuple, keys, burst);
     ASSERT_EQ(c->stats().rules, rules.size());
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  // The background rebuild has had its chance: wait for it, up to 20 s (it takes a few ms
+  // here, seconds under ASan's Debug build on a loaded machine, where 200 ms was too short).
+  for (int i = 0; i < 200 && c->stats().detail.find(" 0 builds") != std::string::npos; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
   EXPECT_NE(c->stats().detail.find("builds"), std::string::npos);
   EXPECT_EQ(c->stats().detail.find(" 0 builds"), std::string::npos) << c->stats().detail;
   const auto keys = keys_for(rules, KeyLayout::kFiveTuple, 77, 1000);
