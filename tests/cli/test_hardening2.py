@@ -302,11 +302,11 @@ def test_slowloris_does_not_block_metrics(tmp_path):
     import urllib.request
     port = free_port()
     p = subprocess.Popen([str(WARPATH_BIN), "run", "--metrics", f"127.0.0.1:{port}", "--port",
-                          "g=gen:1000", "--port", "s=null", "--no-progress", "--duration", "30"],
+                          "g=gen:1000", "--port", "s=null", "--no-progress", "--duration", "120"],
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     slow = []
     try:
-        for _ in range(200):  # until the server is up and the first counters are published
+        for _ in range(1200):  # until the first counters are published (up to 60 s: ASan builds)
             try:
                 with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=1) as r:
                     if b"warpath_packets_total" in r.read():
