@@ -74,7 +74,8 @@ TEST(FlowTable, AddReplacesIdenticalAndResetsCounters) {
   ASSERT_NE(e, nullptr);
   t.account(e->id, e->order, 3, 300, 5 * kSec);
   EXPECT_EQ(t.entry(e->id)->packets, 3u);
-  const uint64_t v = t.version();
+  const uint32_t old_id = e->id;  // e points into the table: gone once the ADD replaces it
+  const uint64_t v      = t.version();
   FlowModResult r  = apply(t, FlowModCommand::kAdd, "priority=10,ip,nw_src=10.0.0.0/8,actions=output:2", 7 * kSec);
   ASSERT_TRUE(r.ok());
   EXPECT_GT(t.version(), v);
@@ -84,7 +85,7 @@ TEST(FlowTable, AddReplacesIdenticalAndResetsCounters) {
   EXPECT_EQ(n->created_ns, 7 * kSec);
   EXPECT_EQ(format_actions(n->spec.actions), "output:2");
   // The old flow's late counters do not land on the new one.
-  t.account(e->id, 1, 9, 900, 8 * kSec);
+  t.account(old_id, 1, 9, 900, 8 * kSec);
   EXPECT_EQ(t.entry(n->id)->packets, 0u);
   // A different priority is another flow.
   ASSERT_TRUE(apply(t, FlowModCommand::kAdd, "priority=11,ip,nw_src=10.0.0.0/8,actions=output:3").ok());
