@@ -24,11 +24,10 @@ class CaptureInput {
                                    uint32_t batch = kBatch);
   /// The next batch and its parse results; an empty batch at the end. A damaged record (cut
   /// short, a caplen beyond the snap length) ends the input there: the packets before it are
-  /// handed out, then an empty batch, and damage() says where (as `run` and `route` do).
+  /// handed out, then an empty batch, and warnings() says where (as `run` and `route` do).
   Result<const packet::PacketBatch*> next(std::vector<packet::PacketInfo>& infos);
-  /// Empty, or "PATH: record N: REASON; the input ends there" once a damaged record ended it.
-  const std::string& damage() const { return damage_; }
-  /// damage() as the command's warnings (none or one).
+  /// None, or "PATH: record N: REASON; the input ends there ..." once a damaged record ended
+  /// the input: the command's warnings.
   std::vector<std::string> warnings() const;
   const io::CaptureInfo& info() const { return reader_->info(); }
   /// Defragmentation counters (zero without defragmentation).

@@ -95,7 +95,6 @@ class OutDir {
   ~OutDir() {
     if (fd_ >= 0) ::close(fd_);
   }
-  const std::string& path() const { return path_; }
   std::string where(const std::string& name) const { return path_ + "/" + name; }
 
   /// kInvalidArgument when `name` in the directory is the input capture (any hard link to it).
