@@ -635,23 +635,29 @@ def test_stream_chunk_sizes_are_drawn_at_random(tmp_path):
             "--stream-chunk-jitter", "51")
     assert r.returncode != 0 and "--stream-chunk-jitter" in r.stderr, r.stderr
     # Drawn anew for every chunk: a rule matching every chunk's new bytes alerts at each
-    # inspection. Over 60 segments with exact chunks the inspections are ten segments (20
-    # frames) apart; drawn, the steps between them change within a run (each run has at least
-    # two steps, each one of eleven with a chance of at most 0.1 each: eight runs that all keep
-    # one step would take a chance below 1e-8).
+    # inspection. Over 120 segments (12,000 bytes) with exact chunks the inspections are ten
+    # segments (20 frames) apart; drawn, the steps between them change within a run. Chunks of
+    # at most 1,500 bytes give every run at least eight inspections, so at least six steps
+    # (60 segments once drew three chunks of ~1,500 bytes and left one step to compare), each
+    # one of eleven with a chance of at most 0.1 each: eight runs that all keep one step would
+    # take a chance far below 1e-8.
     every = rules(tmp_path, 'alert tcp any any -> any any (msg:"every chunk"; content:"."; sid:9;)\n', "every.rules")
     s = Session()
-    for _ in range(60):
+    for _ in range(120):
         s.send(0, b"." * 100)
     cap = write(tmp_path, s.close(), "dots.pcap")
 
     def steps(jitter):
         alerts, _, _ = nids(tmp_path, every, cap, "--stream-chunk", "1000", "--stream-chunk-jitter", jitter)
         at = sorted(a["pcap_cnt"] for a in alerts if a["alert"]["signature_id"] == 9)
-        assert len(at) >= 4, at
+        assert len(at) >= 8, at
         return [b - a for a, b in zip(at, at[1:-1])]  # the last one may be the FIN's
 
     assert set(steps("0")) == {20}
+    # All twelve chunks alert: a 4 KiB lookback full of the needle must not spend the
+    # evaluation's step bound before the new bytes are reached (it did from the fifth chunk on).
+    alerts, _, _ = nids(tmp_path, every, cap, "--stream-chunk", "1000", "--stream-chunk-jitter", "0")
+    assert len([a for a in alerts if a["alert"]["signature_id"] == 9]) == 12, alerts
     assert any(len(set(steps("50"))) > 1 for _ in range(8))
 
 
