@@ -118,8 +118,9 @@ const ClassifierTable& classifier_table() {
 #if defined(WARPATH_HAVE_CUDA)
           // The CUDA engines rank among themselves (the `gpu` alias, the offload place) as the
           // CPU engines do on this machine's measurements (rfc, tic, split, tuplemerge, bloom,
-          // tuple, linear), all below the CPU's best so that `auto` stays on the CPU: no GPU
-          // has measured them yet; warpath-gpu-bench's ClassBench rows are what re-ranks them.
+          // tuple, linear), all below the CPU's best so that `auto` stays on the CPU: end to end a
+          // call pays its copies (bench/README.md, "GPU results"); the offload master's
+          // resident path is where they pay off, and warpath-gpu-bench's ClassBench rows rank them.
           {{"cuda.linear", "GSwitch Algorithm 1: shared-memory rules, SoA keys", 1,
             cuda_engine_available},
            [](R r, P p) { return detail::make_cuda_linear(r, p); },

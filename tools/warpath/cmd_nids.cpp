@@ -355,7 +355,7 @@ void add_nids(CLI::App& app, Runner& run) {
   cmd->add_option("--batch", o->batch, "Packets per batch (the alerts do not depend on it)")
       ->check(CLI::Range(1u, 65536u));
   cmd->add_option("--filter", o->filter, "BPF filter expression, as tcpdump takes it");
-  cmd->footer("Supported rule language: see `warpath docs` or the README's NIDS section. Rules "
+  cmd->footer("Supported rule language: see docs/nids.md. Rules "
               "outside it are skipped with a reason (--check-rules lists them).");
   cmd->callback([o, &run] { run = [o] { return run_nids(*o); }; });
 }

@@ -512,8 +512,8 @@ void add_run(CLI::App& app, Runner& run) {
        "OpenFlow 1.0 agent of the switch: ptcp:[IP:]PORT (listen; default ptcp:127.0.0.1:6653), "
        "tcp:HOST:PORT (a controller), pssl:[IP:]PORT and ssl:HOST:PORT (the same over TLS, "
        "with --openflow-private-key, --openflow-certificate and --openflow-ca-cert), or none; "
-       "repeatable. Listening beyond loopback is "
-       "warned about: there is no TLS, and anyone who reaches the port can program the switch");
+       "repeatable. A plain ptcp: listener beyond loopback is warned about: anyone who reaches "
+       "the port can program the switch (pssl: asks for the peer's certificate)");
   flag("--openflow-probe", o->openflow_probe,
        "Seconds of silence before the OpenFlow agent probes a peer with an ECHO_REQUEST and, "
        "after as many again without a reply, closes it; a peer that sends no HELLO within them "

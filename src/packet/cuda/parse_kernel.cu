@@ -7,7 +7,7 @@
  * Memory     the batch buffer and metas are copied to device global memory; results back.
  * Sync       the engine waits for its stream before returning.
  * Errors     none on device; CUDA API and launch errors become Status (WARPATH_CUDA_TRY).
- * Tested by  warpath selftest (src/packet/check.cpp: every engine against ref.parse).
+ * Tested by  warpath selftest (src/selftest/parser_check.cpp: every engine against ref.parse).
  */
 #include <algorithm>
 #include <mutex>

@@ -3,7 +3,7 @@
 // ref.parse: the oracle for every parser engine. It is written independently of
 // core::parse_packet, as plainly as possible: a cursor that refuses to read past the captured
 // bytes, one step per layer, no cleverness. It must implement exactly the contract in
-// include/warpath/packet/info.hpp; tests/packet/parser_test.cpp holds both to it.
+// include/warpath/packet/info.hpp; tests/packet/ (engines_test.cpp, parser_paths_test.cpp, truncation_test.cpp) holds both to it.
 #include "packet/reference/parse_reference.hpp"
 
 #include <optional>

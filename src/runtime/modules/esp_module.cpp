@@ -259,7 +259,7 @@ Result<EspSource> source_of(const ModuleArgs& args, const BuildEnv& env, bool jo
   bool first_stage = true;
   for (const Module* m : env.earlier) first_stage = first_stage && !(m->contract().sets & field_bit(Field::kParse));
   if (env.offload && first_stage && job_mode) src.offload = env.offload_device == "cpu" ? "cpu.esp" : "cuda.esp";
-  if (src.file.empty()) return Status(Errc::kInvalidArgument, "needs sa=FILE (the SA file: README, IPsec)");
+  if (src.file.empty()) return Status(Errc::kInvalidArgument, "needs sa=FILE (the SA file: docs/ipsec.md)");
   if (!env.tables || !env.tables->load_sas)
     return Status(Errc::kNotSupported, "sa=" + src.file + ": this program cannot load SA files");
   src.load = env.tables->load_sas;
@@ -1002,7 +1002,7 @@ class EspOutModule final : public EspModuleBase {
 
 std::vector<ArgInfo> esp_args() {
   return {
-      {"sa", "", "SA file: [[sa]] and [[policy]] tables with ip xfrm's fields (README, IPsec)"},
+      {"sa", "", "SA file: [[sa]] and [[policy]] tables with ip xfrm's fields (docs/ipsec.md)"},
       {"engine", "auto", "ESP crypto engine: auto, cpu.esp (intel-ipsec-mb), ref.esp (OpenSSL), validate:cpu.esp"},
   };
 }
