@@ -15,7 +15,7 @@ function(warpath_warnings target)
 endfunction()
 
 # warpath_module(<name> PATHS <paths>... SOURCES <globs>... [CUDA <globs>...] [DEPENDS <modules>...]
-#                [IF <variable>])
+#                [IF <variable>] [WHOLE])
 # One module of src/: the static library warpath_<name> from its SOURCES (globs relative to
 # src/; CUDA globs only when CUDA is built), linked to the modules it DEPENDS on and to nothing
 # else. Static libraries alone would not stop a module from using one it does not declare (the
@@ -23,8 +23,12 @@ endfunction()
 # module owns, and tests/layering/test_layering.py reads these calls and fails on any #include
 # that crosses to a module not in DEPENDS, and on cycles. IF: build the module only when the variable is true (a module that depends on one not
 # built is built without that dependency; its sources test the same condition).
+# WHOLE: the library registers what it holds when the program starts (the chain modules'
+# WARPATH_REGISTER_MODULE) and nothing calls it by name, so everything that links it, here and
+# in warpath_framework, links it whole (--whole-archive, as DPDK's drivers are linked) and the
+# linker drops no registration. warpath_link_module() is how anything else links one.
 function(warpath_module name)
-  cmake_parse_arguments(M "" "IF" "PATHS;SOURCES;CUDA;DEPENDS" ${ARGN})
+  cmake_parse_arguments(M "WHOLE" "IF" "PATHS;SOURCES;CUDA;DEPENDS" ${ARGN})
   if(M_IF AND NOT ${M_IF})
     return()
   endif()
@@ -44,9 +48,12 @@ function(warpath_module name)
                                        PRIVATE ${PROJECT_SOURCE_DIR}/src)
   foreach(d IN LISTS M_DEPENDS)
     if(TARGET warpath_${d})
-      target_link_libraries(${target} PUBLIC warpath_${d})
+      warpath_link_module(${target} PUBLIC ${d})
     endif()
   endforeach()
+  if(M_WHOLE)
+    set_property(TARGET ${target} PROPERTY WARPATH_WHOLE ON)
+  endif()
   warpath_warnings(${target})
   if(WARPATH_HAVE_CUDA)
     set_target_properties(${target} PROPERTIES CUDA_SEPARABLE_COMPILATION OFF
@@ -55,4 +62,16 @@ function(warpath_module name)
       $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr -lineinfo>)
   endif()
   set_property(GLOBAL APPEND PROPERTY WARPATH_MODULE_TARGETS ${target})
+endfunction()
+
+# warpath_link_module(<target> <PUBLIC|PRIVATE|INTERFACE> <module>): links warpath_<module>,
+# whole when it was declared WHOLE (one way for every consumer: CMake refuses a library linked
+# both whole and plainly).
+function(warpath_link_module target scope module)
+  get_target_property(whole warpath_${module} WARPATH_WHOLE)
+  if(whole)
+    target_link_libraries(${target} ${scope} "$<LINK_LIBRARY:WHOLE_ARCHIVE,warpath_${module}>")
+  else()
+    target_link_libraries(${target} ${scope} warpath_${module})
+  endif()
 endfunction()

@@ -25,7 +25,7 @@
 #include "warpath/core/cuda_device.hpp"
 #include "warpath/forward/router.hpp"
 #include "warpath/lookup/check.hpp"
-#include "warpath/runtime/builtin.hpp"
+#include "warpath/modules/builtin.hpp"
 #include "warpath/runtime/pipeline.hpp"
 
 namespace {

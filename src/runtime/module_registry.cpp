@@ -2,10 +2,11 @@
 // fields and reasons (module.hpp, reasons.hpp).
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 
-#include "runtime/modules/builtin_modules.hpp"
 #include "warpath/runtime/module.hpp"
 #include "warpath/runtime/reasons.hpp"
 
@@ -95,11 +96,22 @@ namespace {
 struct Registry {
   std::mutex mu;
   std::map<std::string, std::unique_ptr<ModuleInfo>, std::less<>> kinds;
-  Registry() {
-    for (ModuleInfo& info : builtin_module_kinds()) {
+  std::vector<ModuleInfo (*)()> pending;  // WARPATH_REGISTER_MODULE's, not yet called
+
+  // Registers the kinds the program's modules declared (under mu).
+  void drain() {
+    for (ModuleInfo (*source)() : pending) {
+      ModuleInfo info = source();
+      if (info.kind.empty() || !info.make || kinds.count(info.kind)) {
+        std::fprintf(stderr, "warpath: module kind '%s' %s\n", info.kind.c_str(),
+                     info.kind.empty() || !info.make ? "has no name or no factory"
+                                                     : "is registered twice");
+        std::abort();  // a build defect, not an input error: no program may run with it
+      }
       std::string kind = info.kind;
       kinds.emplace(kind, std::make_unique<ModuleInfo>(std::move(info)));
     }
+    pending.clear();
   }
 };
 
@@ -108,19 +120,33 @@ Registry& registry() {
   return r;
 }
 
+// The registry, its declared kinds registered, locked.
+struct Locked {
+  Registry& r;
+  std::lock_guard<std::mutex> lock;
+  Locked() : r(registry()), lock(r.mu) { r.drain(); }
+};
+
 }  // namespace
 
-std::vector<const ModuleInfo*> module_kinds() {
+bool detail::add_module_kind_source(ModuleInfo (*info)()) noexcept {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
+  r.pending.push_back(info);
+  return true;
+}
+
+std::vector<const ModuleInfo*> module_kinds() {
+  Locked l;
+  Registry& r = l.r;
   std::vector<const ModuleInfo*> out;
   for (const auto& [k, v] : r.kinds) out.push_back(v.get());
   return out;
 }
 
 const ModuleInfo* find_module_kind(std::string_view kind) {
-  Registry& r = registry();
-  std::lock_guard<std::mutex> lock(r.mu);
+  Locked l;
+  Registry& r = l.r;
   auto it = r.kinds.find(kind);
   return it == r.kinds.end() ? nullptr : it->second.get();
 }
@@ -128,8 +154,8 @@ const ModuleInfo* find_module_kind(std::string_view kind) {
 Status register_module_kind(ModuleInfo info) {
   if (info.kind.empty() || !info.make)
     return Status(Errc::kInvalidArgument, "a module kind needs a name and a factory");
-  Registry& r = registry();
-  std::lock_guard<std::mutex> lock(r.mu);
+  Locked l;
+  Registry& r = l.r;
   if (r.kinds.count(info.kind))
     return Status(Errc::kInvalidArgument, "module kind '" + info.kind + "' already exists");
   std::string kind = info.kind;

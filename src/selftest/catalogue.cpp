@@ -9,7 +9,7 @@
 #include "warpath/openflow/flow_lookup.hpp"
 #include "warpath/packet/parser.hpp"
 #include "warpath/pattern/pattern.hpp"
-#include "warpath/runtime/chain_check.hpp"
+#include "warpath/modules/chain_check.hpp"
 #include "warpath/stream/stream.hpp"
 #if defined(WARPATH_HAVE_NIDS)  // built where PCRE2 is (its pcre keyword)
 #include "warpath/nids/detect.hpp"

@@ -8,11 +8,12 @@
 - warpath modules lists every module with its arguments, as text and JSON.
 """
 import json
+import re
 
 import pytest
 from pcap_frames import eth, ipv4, read_pcap, udp, write_pcap
 from test_run import FIB, NEIGHBORS, check_report, run_json
-from warpath_cli import assert_no_crash, assert_ok, run, skip_without_binary
+from warpath_cli import REPO, assert_no_crash, assert_ok, run, skip_without_binary
 
 skip_without_binary()
 
@@ -190,6 +191,20 @@ def test_modules_lists_every_module():
     for m in j:
         for a in m["args"]:
             assert a["help"] and "default" in a, (m["kind"], a)
+    # Every module file registers its kinds (WARPATH_REGISTER_MODULE), and the linker kept every
+    # registration: the library is linked whole, since nothing calls a module by name.
+    declared = set()
+    for f in sorted((REPO / "src" / "modules").glob("*_module.cpp")):
+        text = f.read_text()
+        registered = re.findall(r"^WARPATH_REGISTER_MODULE\((\w+)\);", text, re.M)
+        assert registered, f"{f.name} registers no module kind"
+        for fn in registered:
+            body = text[text.index(f"ModuleInfo {fn}() {{"):]
+            declared.add(re.search(r'i\.kind\s*=\s*"([^"]+)"', body).group(1))
+    engines = json.loads(assert_ok(run("info", "--json")).stdout)["engines"]
+    if not any(e["module"] == "nids" for e in engines):  # built without PCRE2: no nids, no l7
+        declared -= {"nids", "l7"}
+    assert set(kinds) == declared, (sorted(set(kinds) ^ declared))
 
 
 def test_chain_summary_shows_modules(tmp_path):

@@ -20,10 +20,10 @@ def test_the_module_example_is_the_ttl_filter_source():
     doc = (REPO / "docs" / "modules.md").read_text()
     blocks = re.findall(r"```cpp\n(.*?)```", doc, re.S)
     example = next(b for b in blocks if "class TtlFilterModule" in b)
-    source = code_lines((REPO / "src" / "runtime" / "modules" / "ttl_filter_module.cpp").read_text())
+    source = code_lines((REPO / "src" / "modules" / "ttl_filter_module.cpp").read_text())
     want = code_lines(example)
     cut = want.index("ModuleInfo ttl_filter_module_info() {")
-    for part in (want[:cut], want[cut:]):  # the class, then its registry entry
+    for part in (want[:cut], want[cut:]):  # the class, then its registry entry and registration
         start = source.index(part[0])
         assert source[start:start + len(part)] == part, (
-            "docs/modules.md's example differs from src/runtime/modules/ttl_filter_module.cpp")
+            "docs/modules.md's example differs from src/modules/ttl_filter_module.cpp")

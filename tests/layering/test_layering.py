@@ -13,7 +13,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 CMAKE = ROOT / "src" / "CMakeLists.txt"
-KEYWORDS = {"PATHS", "SOURCES", "CUDA", "DEPENDS", "IF"}
+KEYWORDS = {"PATHS", "SOURCES", "CUDA", "DEPENDS", "IF", "WHOLE"}
 
 
 def modules(text=None):

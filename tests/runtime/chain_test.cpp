@@ -22,7 +22,7 @@
 #include "warpath/lookup/check.hpp"
 #include "warpath/packet/parser.hpp"
 #include "runtime/core/schedule_key.hpp"
-#include "warpath/runtime/chain_check.hpp"
+#include "warpath/modules/chain_check.hpp"
 
 namespace warpath::runtime {
 namespace {

@@ -11,7 +11,7 @@
 #include "packet/core/parse_core.hpp"
 #include "warpath/defrag/defrag.hpp"
 #include "warpath/runtime/chain.hpp"
-#include "warpath/runtime/chain_check.hpp"
+#include "warpath/modules/chain_check.hpp"
 
 namespace warpath::runtime {
 namespace {

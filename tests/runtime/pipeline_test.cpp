@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/actions.hpp"
+#include "modules/actions.hpp"
 #include "runtime/latency_histogram.hpp"
 #include "warpath/runtime/chain.hpp"
 #include "warpath/classify/check.hpp"

@@ -7,14 +7,14 @@
 #include <map>
 #include <string>
 
-#include "runtime/modules/stream_state.hpp"
+#include "modules/stream_state.hpp"
 #include "support/test_support.hpp"
 #include "warpath/flow/flow.hpp"
 #include "warpath/gen/traffic.hpp"
 #include "warpath/io/pcap_file.hpp"
 #include "warpath/packet/parser.hpp"
 #include "warpath/runtime/chain.hpp"
-#include "warpath/runtime/chain_check.hpp"
+#include "warpath/modules/chain_check.hpp"
 #include "warpath/stream/stream.hpp"
 
 namespace warpath::runtime {

@@ -12,7 +12,7 @@
 #include "support/test_support.hpp"
 #include "warpath/gen/traffic.hpp"
 #include "warpath/openflow/flow_table.hpp"
-#include "warpath/runtime/chain_check.hpp"
+#include "warpath/modules/chain_check.hpp"
 
 namespace warpath::runtime {
 namespace {

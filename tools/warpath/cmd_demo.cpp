@@ -23,7 +23,7 @@
 #include "warpath/gen/traffic.hpp"
 #include "warpath/io/pcap_file.hpp"
 #include "warpath/packet/parser.hpp"
-#include "warpath/runtime/builtin.hpp"
+#include "warpath/modules/builtin.hpp"
 
 namespace warpath::cli {
 

@@ -39,7 +39,7 @@
 #include "warpath/runtime/openflow_agent.hpp"
 #include "warpath/io/text_file.hpp"
 #include "warpath/lookup/route.hpp"
-#include "warpath/runtime/builtin.hpp"
+#include "warpath/modules/builtin.hpp"
 #include "warpath/core/version.hpp"
 #include "warpath/runtime/chain.hpp"
 #include "warpath/runtime/metrics.hpp"

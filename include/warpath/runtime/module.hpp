@@ -2,7 +2,7 @@
 //
 // A module: one function of a chain (a VPP node, a Click element, a GASPP module): the ACL, the
 // router, a TTL filter, later the OpenFlow switch, ESP, flow tracking and the NIDS. docs/
-// modules.md shows how one is written, with a complete example (src/runtime/modules/
+// modules.md shows how one is written, with a complete example (src/modules/
 // ttl_filter_module.cpp).
 //
 // Compile, then run
@@ -272,10 +272,29 @@ struct ModuleInfo {
   std::function<Result<std::unique_ptr<Module>>(const ModuleArgs&, BuildEnv&)> make;
 };
 
-/// Every module kind, in name order (built in: acl, flow, match, router, stream, ttl-filter, wire).
+/// Every module kind the program holds, in name order (`warpath modules` lists them).
 std::vector<const ModuleInfo*> module_kinds();
 const ModuleInfo* find_module_kind(std::string_view kind);
 /// Adds a kind (a user's module, a test's); kInvalidArgument when the name is taken or empty.
 Status register_module_kind(ModuleInfo info);
+
+namespace detail {
+/// Keeps `info` to be registered on the registry's first use (WARPATH_REGISTER_MODULE). Only a
+/// function pointer is stored while the program starts, so no module's static state is read
+/// before main; a kind registered twice stops the program there, naming it.
+bool add_module_kind_source(ModuleInfo (*info)()) noexcept;
+}  // namespace detail
+
+/// Registers a module kind from its own file, as DPDK's RTE_INIT and VPP's VLIB_REGISTER_NODE
+/// do: `WARPATH_REGISTER_MODULE(acl_module_info);` after the function that returns its
+/// ModuleInfo. The runtime names no module: the chain modules are a library above it
+/// (src/modules/), linked whole into every program (CMake: `warpath_module(... WHOLE)`), so
+/// the linker keeps every registration although nothing calls it.
+#define WARPATH_REGISTER_MODULE(info_fn) \
+  WARPATH_REGISTER_MODULE_AT(info_fn, __LINE__)
+#define WARPATH_REGISTER_MODULE_AT(info_fn, line) WARPATH_REGISTER_MODULE_AT2(info_fn, line)
+#define WARPATH_REGISTER_MODULE_AT2(info_fn, line)                 \
+  [[maybe_unused]] static const bool warpath_module_registered_##line = \
+      ::warpath::runtime::detail::add_module_kind_source(&(info_fn))
 
 }  // namespace warpath::runtime

@@ -1,4 +1,4 @@
-// src/runtime/actions.hpp
+// src/modules/actions.hpp
 //
 // ACL actions: what the acl module does with a packet a rule matched (or no rule matched).
 //   permit      continue: the next module decides (in the acl preset, `wire` forwards it)

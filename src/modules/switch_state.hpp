@@ -1,4 +1,4 @@
-// src/runtime/modules/switch_state.hpp: the switch module's per-worker state: the flows'
+// src/modules/switch_state.hpp: the switch module's per-worker state: the flows'
 // counters (pages of atomics the worker writes and the OpenFlow agent reads) and the MAC table
 // of `normal`.
 #pragma once

@@ -1,4 +1,4 @@
-// src/runtime/modules/l7_module.cpp: the `l7` module: L7 classification of flows
+// src/modules/l7_module.cpp: the `l7` module: L7 classification of flows
 // (include/warpath/nids/l7.hpp: l7-filter's method, GASPP's L7 traffic classifier) as context
 // keys, so later modules, the ACL first, take a protocol's traffic: `flow -> l7(patterns=FILE)
 // -> acl(rules=web.rules, when=http)`.
@@ -18,9 +18,9 @@
 #if defined(WARPATH_HAVE_NIDS)
 #include <unordered_map>
 
-#include "runtime/modules/builtin_modules.hpp"
-#include "runtime/modules/flow_state.hpp"
-#include "runtime/modules/module_helpers.hpp"
+#include "warpath/runtime/module.hpp"
+#include "modules/flow_state.hpp"
+#include "modules/module_helpers.hpp"
 #include "warpath/nids/l7.hpp"
 #include "warpath/stream/stream.hpp"
 
@@ -143,6 +143,8 @@ ModuleInfo l7_module_info() {
   };
   return i;
 }
+
+WARPATH_REGISTER_MODULE(l7_module_info);
 
 }  // namespace warpath::runtime
 #endif  // WARPATH_HAVE_NIDS

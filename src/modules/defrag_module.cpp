@@ -1,4 +1,4 @@
-// src/runtime/modules/defrag_module.cpp: the `defrag` module: IP defragmentation in a chain
+// src/modules/defrag_module.cpp: the `defrag` module: IP defragmentation in a chain
 // (include/warpath/defrag/defrag.hpp has the rules: overlap policies, RFC 5722, tiny
 // fragments, the bounds).
 //
@@ -23,8 +23,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "warpath/runtime/module.hpp"
 #include "packet/core/parse_core.hpp"
-#include "runtime/modules/builtin_modules.hpp"
 #include "warpath/defrag/defrag.hpp"
 
 namespace warpath::runtime {
@@ -214,5 +214,7 @@ ModuleInfo defrag_module_info() {
   };
   return i;
 }
+
+WARPATH_REGISTER_MODULE(defrag_module_info);
 
 }  // namespace warpath::runtime

@@ -1,4 +1,4 @@
-// src/runtime/modules/flow_module.cpp: the `flow` module: flow tracking in a chain
+// src/modules/flow_module.cpp: the `flow` module: flow tracking in a chain
 // (include/warpath/flow/flow.hpp has the semantics).
 //
 // What: every packet it is shown gets its flow (frame.flow: the flow's handle in this worker's
@@ -16,8 +16,8 @@
 #include <cstdio>
 #include <mutex>
 
-#include "runtime/modules/builtin_modules.hpp"
-#include "runtime/modules/flow_state.hpp"
+#include "warpath/runtime/module.hpp"
+#include "modules/flow_state.hpp"
 #include "warpath/flow/flow.hpp"
 
 namespace warpath::runtime {
@@ -214,5 +214,7 @@ ModuleInfo flow_module_info() {
   };
   return i;
 }
+
+WARPATH_REGISTER_MODULE(flow_module_info);
 
 }  // namespace warpath::runtime

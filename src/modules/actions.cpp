@@ -1,4 +1,4 @@
-#include "runtime/actions.hpp"
+#include "modules/actions.hpp"
 
 #include <charconv>
 #include <optional>

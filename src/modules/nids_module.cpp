@@ -1,4 +1,4 @@
-// src/runtime/modules/nids_module.cpp: the `nids` module: Suricata-style rules over live traffic
+// src/modules/nids_module.cpp: the `nids` module: Suricata-style rules over live traffic
 // (include/warpath/nids/inspector.hpp has the semantics; `warpath nids` runs the same inspector
 // over a capture).
 //
@@ -15,7 +15,7 @@
 #include <chrono>
 #include <mutex>
 
-#include "runtime/modules/builtin_modules.hpp"
+#include "warpath/runtime/module.hpp"
 #include "warpath/nids/inspector.hpp"
 #include "warpath/nids/rule.hpp"
 
@@ -217,6 +217,8 @@ ModuleInfo nids_module_info() {
   };
   return i;
 }
+
+WARPATH_REGISTER_MODULE(nids_module_info);
 
 }  // namespace warpath::runtime
 #endif  // WARPATH_HAVE_NIDS

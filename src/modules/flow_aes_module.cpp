@@ -1,4 +1,4 @@
-// src/runtime/modules/flow_aes_module.cpp: the `flow-aes` module, GASPP's AES application:
+// src/modules/flow_aes_module.cpp: the `flow-aes` module, GASPP's AES application:
 // the payload of every selected TCP or UDP flow is encrypted (or, the same operation,
 // decrypted) with AES-CTR under a key of its own, so a chain can consolidate it with the
 // firewall and the NIDS (acl(... goto:secret) -> flow-aes(key=..., when=secret) -> router).
@@ -37,9 +37,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "warpath/runtime/module.hpp"
 #include "core/hash_words.hpp"
 #include "packet/core/bytes.hpp"
-#include "runtime/modules/builtin_modules.hpp"
 #include "runtime/thread_util.hpp"
 #include "warpath/ipsec/ipsec.hpp"
 #include "warpath/stream/stream.hpp"
@@ -306,5 +306,7 @@ ModuleInfo flow_aes_module_info() {
   };
   return i;
 }
+
+WARPATH_REGISTER_MODULE(flow_aes_module_info);
 
 }  // namespace warpath::runtime

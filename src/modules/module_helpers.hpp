@@ -1,4 +1,4 @@
-// src/runtime/modules/module_helpers.hpp: what several built-in modules share: finding the
+// src/modules/module_helpers.hpp: what several built-in modules share: finding the
 // nearest earlier module of a kind (the flow module whose state a later module reads), and the
 // matcher compiled at build that the first worker takes (the others compile their own).
 #pragma once

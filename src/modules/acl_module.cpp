@@ -1,4 +1,4 @@
-// src/runtime/modules/acl_module.cpp: the `acl` module, a firewall over 5-tuple (ClassBench)
+// src/modules/acl_module.cpp: the `acl` module, a firewall over 5-tuple (ClassBench)
 // or OpenFlow 12-tuple rules.
 //
 // Contract: reads parse; sets verdict, and context when a rule's action is goto:NAME.
@@ -20,13 +20,13 @@
 #include <algorithm>
 #include <string>
 
+#include "warpath/runtime/module.hpp"
 #include "packet/core/key_core.hpp"
-#include "runtime/actions.hpp"
-#include "runtime/modules/builtin_modules.hpp"
+#include "modules/actions.hpp"
 #include "warpath/classify/classifier.hpp"
 #include "warpath/classify/rule.hpp"
 #include "warpath/packet/parser.hpp"
-#include "warpath/runtime/builtin.hpp"
+#include "warpath/modules/builtin.hpp"
 
 namespace warpath::runtime {
 namespace {
@@ -292,5 +292,7 @@ ModuleInfo acl_module_info() {
   i.make  = AclModule::make;
   return i;
 }
+
+WARPATH_REGISTER_MODULE(acl_module_info);
 
 }  // namespace warpath::runtime

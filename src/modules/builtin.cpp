@@ -1,5 +1,5 @@
-// src/runtime/builtin.cpp: the built-in tables (include/warpath/runtime/builtin.hpp).
-#include "warpath/runtime/builtin.hpp"
+// src/modules/builtin.cpp: the built-in tables (include/warpath/modules/builtin.hpp).
+#include "warpath/modules/builtin.hpp"
 
 #include "warpath/classify/check.hpp"
 #include "warpath/lookup/check.hpp"

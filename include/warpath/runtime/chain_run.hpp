@@ -1,20 +1,13 @@
-// include/warpath/runtime/chain_check.hpp
+// include/warpath/runtime/chain_run.hpp
 //
-// The differential check of chains, for the self-test (selftest/selftest.hpp) and the tests: a
-// chain of three modules with a context key splitting the batch (acl with goto:inspect rules
-// -> ttl-filter(when=inspect) -> router) shaded on the offload place's engines, frame by frame
-// at several batch sizes, against the same chain on the reference engines (ref.linear,
-// ref.lpm) run one packet per frame, and again through the offload master, three frames a
-// launch. Pseudo engines of the "runtime" module:
-//   cpu.chain    the offload place on cpu.* engines (offload_device=cpu)
-//   cuda.chain   the offload place on cuda.* engines: what a GPU machine checks
+// A chain run over a batch of packets frame by frame, on one offload place or through an
+// offload master, with one outcome per packet: what the tests and the self-test's chain check
+// (modules/chain_check.hpp) compare.
 #pragma once
 #include <cstdint>
 #include <string>
-#include <string_view>
 #include <vector>
 
-#include "warpath/core/registry.hpp"
 #include "warpath/packet/batch.hpp"
 #include "warpath/runtime/chain.hpp"
 
@@ -41,8 +34,5 @@ Result<std::vector<ChainOutcome>> run_chain_frames(const Chain& chain,
                                                    const packet::PacketBatch& in, uint32_t batch,
                                                    Place place, ModuleCounters* counters = nullptr,
                                                    uint32_t launch_frames = 0);
-
-std::vector<EngineInfo> chain_engines();
-CheckReport check_chain_engine(std::string_view id, uint64_t seed, uint64_t items);
 
 }  // namespace warpath::runtime

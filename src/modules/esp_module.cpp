@@ -1,4 +1,4 @@
-// src/runtime/modules/esp_module.cpp: the `esp-in` and `esp-out` modules, an IPsec ESP gateway
+// src/modules/esp_module.cpp: the `esp-in` and `esp-out` modules, an IPsec ESP gateway
 // in tunnel mode (include/warpath/ipsec/ipsec.hpp; PacketShader's IPsec gateway). A gateway
 // chain is esp-in -> esp-out -> router: inbound ESP is decapsulated and routed by its inner
 // destination; plaintext that an outbound policy selects is encapsulated and routed by its
@@ -48,11 +48,11 @@
 #include <string>
 #include <vector>
 
+#include "warpath/runtime/module.hpp"
 #include "forward/core/forward_core.hpp"
 #include "ipsec/core/esp_core.hpp"
 #include "ipsec/core/replay_window.hpp"
 #include "packet/core/parse_core.hpp"
-#include "runtime/modules/builtin_modules.hpp"
 #include "warpath/core/read_guard.hpp"
 #include "warpath/forward/router.hpp"
 #include "warpath/ipsec/ipsec.hpp"
@@ -1020,6 +1020,8 @@ ModuleInfo esp_in_module_info() {
   return i;
 }
 
+WARPATH_REGISTER_MODULE(esp_in_module_info);
+
 ModuleInfo esp_out_module_info() {
   ModuleInfo i;
   i.kind    = "esp-out";
@@ -1030,5 +1032,7 @@ ModuleInfo esp_out_module_info() {
   i.make    = EspOutModule::make;
   return i;
 }
+
+WARPATH_REGISTER_MODULE(esp_out_module_info);
 
 }  // namespace warpath::runtime

@@ -1,4 +1,4 @@
-// include/warpath/runtime/builtin.hpp
+// include/warpath/modules/builtin.hpp
 //
 // The built-in data `warpath run` uses without files (and `warpath demo`, the pipeline
 // benchmark): so that the main job runs on any machine, and every tool runs the same tables.

@@ -1,4 +1,4 @@
-// src/runtime/modules/switch_module.cpp: the `switch` module, PacketShader's OpenFlow switch:
+// src/modules/switch_module.cpp: the `switch` module, PacketShader's OpenFlow switch:
 // one OpenFlow 1.0 flow table (include/warpath/openflow/flow_table.hpp) applied to every packet.
 //
 // Ports: OpenFlow port N is the pipeline's port N-1 (`warpath run --port` order, from 1).
@@ -42,11 +42,11 @@
 #include <mutex>
 #include <string>
 
+#include "warpath/runtime/module.hpp"
 #include "openflow/core/action_core.hpp"
 #include "packet/core/key_core.hpp"
 #include "packet/core/parse_core.hpp"
-#include "runtime/modules/builtin_modules.hpp"
-#include "runtime/modules/switch_state.hpp"
+#include "modules/switch_state.hpp"
 #include "runtime/thread_util.hpp"
 #include "warpath/core/hd.hpp"
 #include "warpath/openflow/flow_table.hpp"
@@ -655,5 +655,7 @@ ModuleInfo switch_module_info() {
   i.make  = SwitchModule::make;
   return i;
 }
+
+WARPATH_REGISTER_MODULE(switch_module_info);
 
 }  // namespace warpath::runtime

@@ -1,4 +1,4 @@
-// src/runtime/modules/flow_state.hpp: the flow module's per-worker state, which later modules
+// src/modules/flow_state.hpp: the flow module's per-worker state, which later modules
 // of the chain read (a side queue between modules of one worker): the answers of the frame
 // being finished, per packet, and the flows that ended while tracking it.
 #pragma once

@@ -1,4 +1,4 @@
-// src/runtime/modules/match_module.cpp: the `match` module: a pattern set scanned over the
+// src/modules/match_module.cpp: the `match` module: a pattern set scanned over the
 // traffic of a chain (include/warpath/pattern/pattern.hpp has the semantics).
 //
 // What: with a stream module before it, the in-order bytes of every TCP stream (its side queue
@@ -19,10 +19,10 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "runtime/modules/builtin_modules.hpp"
-#include "runtime/modules/flow_state.hpp"
-#include "runtime/modules/module_helpers.hpp"
-#include "runtime/modules/stream_state.hpp"
+#include "warpath/runtime/module.hpp"
+#include "modules/flow_state.hpp"
+#include "modules/module_helpers.hpp"
+#include "modules/stream_state.hpp"
 #include "warpath/pattern/pattern.hpp"
 
 namespace warpath::runtime {
@@ -227,5 +227,7 @@ ModuleInfo match_module_info() {
   };
   return i;
 }
+
+WARPATH_REGISTER_MODULE(match_module_info);
 
 }  // namespace warpath::runtime

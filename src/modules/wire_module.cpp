@@ -1,10 +1,10 @@
-// src/runtime/modules/wire_module.cpp: the `wire` module, a bump in the wire: every packet it
+// src/modules/wire_module.cpp: the `wire` module, a bump in the wire: every packet it
 // sees leaves, unchanged, out of the port paired with the one it came in on (port p -> p ^ 1, or
 // p itself when that port does not exist). The end of the acl preset: a firewall between two
 // ports.
 //
 // Contract: reads nothing (the ingress port is the packet's own); sets verdict.
-#include "runtime/modules/builtin_modules.hpp"
+#include "warpath/runtime/module.hpp"
 
 namespace warpath::runtime {
 namespace {
@@ -39,5 +39,7 @@ ModuleInfo wire_module_info() {
   };
   return i;
 }
+
+WARPATH_REGISTER_MODULE(wire_module_info);
 
 }  // namespace warpath::runtime

@@ -1,4 +1,4 @@
-// src/runtime/modules/router_module.cpp: the `router` module, PacketShader's IPv4/IPv6 router
+// src/modules/router_module.cpp: the `router` module, PacketShader's IPv4/IPv6 router
 // (include/warpath/forward/router.hpp has its verdicts, tables and files).
 //
 // Contract: reads parse; sets verdict and bytes (TTL / hop limit, checksum, MACs of forwarded
@@ -13,12 +13,12 @@
 #include <array>
 #include <string>
 
+#include "warpath/runtime/module.hpp"
 #include "forward/core/forward_core.hpp"
-#include "runtime/modules/builtin_modules.hpp"
 #include "warpath/core/hd.hpp"
 #include "warpath/forward/router.hpp"
 #include "warpath/lookup/fib.hpp"
-#include "warpath/runtime/builtin.hpp"
+#include "warpath/modules/builtin.hpp"
 
 namespace warpath::runtime {
 namespace {
@@ -211,5 +211,7 @@ ModuleInfo router_module_info() {
   i.make  = RouterModule::make;
   return i;
 }
+
+WARPATH_REGISTER_MODULE(router_module_info);
 
 }  // namespace warpath::runtime

@@ -1,4 +1,4 @@
-// src/runtime/modules/stream_state.hpp: the stream module's per-worker state. Its side queue is
+// src/modules/stream_state.hpp: the stream module's per-worker state. Its side queue is
 // `chunks`: the in-order stream bytes (and gaps) the frame being finished delivered, which a
 // later module of the chain (pattern matching, the NIDS) reads in post, as GASPP's
 // processStream modules get stream chunks rather than packets.

@@ -1,4 +1,4 @@
-// src/runtime/modules/stream_module.cpp: the `stream` module: TCP stream reassembly in a chain
+// src/modules/stream_module.cpp: the `stream` module: TCP stream reassembly in a chain
 // (include/warpath/stream/stream.hpp has the rules).
 //
 // What: for every TCP packet the flow module before it tracked in this frame, the segment goes
@@ -13,10 +13,10 @@
 //
 // Contract: reads parse and flow (and needs a flow module before it: its answers are the
 // flows' serials and directions); sets nothing of the packets'.
-#include "runtime/modules/builtin_modules.hpp"
-#include "runtime/modules/flow_state.hpp"
-#include "runtime/modules/module_helpers.hpp"
-#include "runtime/modules/stream_state.hpp"
+#include "warpath/runtime/module.hpp"
+#include "modules/flow_state.hpp"
+#include "modules/module_helpers.hpp"
+#include "modules/stream_state.hpp"
 
 namespace warpath::runtime {
 namespace {
@@ -204,5 +204,7 @@ ModuleInfo stream_module_info() {
   };
   return i;
 }
+
+WARPATH_REGISTER_MODULE(stream_module_info);
 
 }  // namespace warpath::runtime

@@ -1,4 +1,4 @@
-// src/runtime/modules/ttl_filter_module.cpp: the `ttl-filter` module, and the example of
+// src/modules/ttl_filter_module.cpp: the `ttl-filter` module, and the example of
 // docs/modules.md: a whole module in one small file.
 //
 // What: drops IPv4 packets whose TTL, and IPv6 packets whose hop limit, is below `min`
@@ -10,7 +10,7 @@
 //
 // Contract: reads parse (the TTL the parser read); sets verdict. No keys, no shade: the work is
 // one comparison per packet, in post().
-#include "runtime/modules/builtin_modules.hpp"
+#include "warpath/runtime/module.hpp"
 
 namespace warpath::runtime {
 namespace {
@@ -53,5 +53,7 @@ ModuleInfo ttl_filter_module_info() {
   };
   return i;
 }
+
+WARPATH_REGISTER_MODULE(ttl_filter_module_info);
 
 }  // namespace warpath::runtime
