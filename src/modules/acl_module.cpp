@@ -287,8 +287,8 @@ ModuleInfo acl_module_info() {
        "counts them as acl_non_ip"},
       {"malformed", "continue", "drop | continue: packets the parser rejected"},
   };
-  i.reads = field_bit(Field::kParse);
-  i.sets  = field_bit(Field::kVerdict) | field_bit(Field::kContext);
+  i.contract.reads = field_bit(Field::kParse);
+  i.contract.sets  = field_bit(Field::kVerdict) | field_bit(Field::kContext);
   i.make  = AclModule::make;
   return i;
 }

@@ -182,8 +182,8 @@ ModuleInfo defrag_module_info() {
                        "fragment (a frame gets at least 72 KiB, one datagram of 64 KiB, and at most 16 MiB), "
                        "0..1048576"},
   };
-  i.reads = field_bit(Field::kParse);
-  i.sets  = field_bit(Field::kParse) | field_bit(Field::kBytes) | field_bit(Field::kVerdict);
+  i.contract.reads = field_bit(Field::kParse);
+  i.contract.sets  = field_bit(Field::kParse) | field_bit(Field::kBytes) | field_bit(Field::kVerdict);
   i.make  = [](const ModuleArgs& args, BuildEnv& env) -> Result<std::unique_ptr<Module>> {
     defrag::DefragConfig c;
     WARPATH_ASSIGN_OR_RETURN(c.policy, defrag::parse_frag_policy(args.get("policy", "bsd")));

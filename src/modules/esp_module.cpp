@@ -1014,8 +1014,8 @@ ModuleInfo esp_in_module_info() {
   i.kind    = "esp-in";
   i.summary = "IPsec ESP inbound: decapsulates tunnel-mode ESP for local SAs (ICV, anti-replay, policy)";
   i.args    = esp_args();
-  i.reads   = field_bit(Field::kParse);
-  i.sets    = field_bit(Field::kParse) | field_bit(Field::kBytes);
+  i.contract.reads   = field_bit(Field::kParse);
+  i.contract.sets    = field_bit(Field::kParse) | field_bit(Field::kBytes);
   i.make    = EspInModule::make;
   return i;
 }
@@ -1027,8 +1027,8 @@ ModuleInfo esp_out_module_info() {
   i.kind    = "esp-out";
   i.summary = "IPsec ESP outbound: encapsulates what an out policy selects (tunnel mode, sealed)";
   i.args    = esp_args();
-  i.reads   = field_bit(Field::kParse);
-  i.sets    = field_bit(Field::kParse) | field_bit(Field::kBytes);
+  i.contract.reads   = field_bit(Field::kParse);
+  i.contract.sets    = field_bit(Field::kParse) | field_bit(Field::kBytes);
   i.make    = EspOutModule::make;
   return i;
 }

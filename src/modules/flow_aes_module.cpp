@@ -278,8 +278,8 @@ ModuleInfo flow_aes_module_info() {
          {"capacity", "65536", "flows remembered per worker (the oldest forgotten first)"},
          {"engine", "auto",
           "AES-CTR engine: cpu.ctr (intel-ipsec-mb), ref.ctr (OpenSSL), auto, validate:cpu.ctr"}};
-  i.reads   = field_bit(Field::kParse);
-  i.sets    = field_bit(Field::kBytes) | field_bit(Field::kVerdict);
+  i.contract.reads   = field_bit(Field::kParse);
+  i.contract.sets    = field_bit(Field::kBytes) | field_bit(Field::kVerdict);
   i.make    = [](const ModuleArgs& args, BuildEnv& env) -> Result<std::unique_ptr<Module>> {
 #if defined(WARPATH_HAVE_OPENSSL)
     auto parsed = ipsec::parse_hex_bytes(args.get("key"));

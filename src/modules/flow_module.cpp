@@ -23,6 +23,13 @@
 namespace warpath::runtime {
 namespace {
 
+// Reads the parse, sets each packet's flow (and drops what the table refuses); its state is the
+// "flows" side queue.
+ModuleContract flow_contract() {
+  return {field_bit(Field::kParse), field_bit(Field::kFlow) | field_bit(Field::kVerdict), {},
+          {std::string(FlowWorkerState::kQueue)}, {}, {}};
+}
+
 // The stats, in stat_names() order.
 enum Stat : size_t {
   kFlows,
@@ -55,7 +62,7 @@ class FlowModule final : public Module {
   std::string_view kind() const noexcept override { return "flow"; }
   const flow::FlowConfig& config() const { return config_; }
   ModuleContract contract() const override {
-    return {field_bit(Field::kParse), field_bit(Field::kFlow) | field_bit(Field::kVerdict), {}};
+    return flow_contract();
   }
   std::string describe() const override {
     return engine_ + ", " + std::to_string(config_.capacity) + " flows per worker, on full " +
@@ -189,8 +196,7 @@ ModuleInfo flow_module_info() {
       {"engine", "cpu.flow", "flow engine: cpu.flow, ref.flow, validate:cpu.flow"},
       {"log", "", "write ended flows here as JSON lines"},
   };
-  i.reads = field_bit(Field::kParse);
-  i.sets  = field_bit(Field::kFlow) | field_bit(Field::kVerdict);
+  i.contract = flow_contract();
   i.make  = [](const ModuleArgs& args, BuildEnv& env) -> Result<std::unique_ptr<Module>> {
     flow::FlowConfig config;
     WARPATH_ASSIGN_OR_RETURN(const uint64_t capacity,

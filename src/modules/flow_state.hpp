@@ -3,6 +3,7 @@
 // being finished, per packet, and the flows that ended while tracking it.
 #pragma once
 #include <memory>
+#include <string_view>
 #include <vector>
 
 #include "warpath/flow/flow.hpp"
@@ -14,6 +15,7 @@ namespace warpath::runtime {
 uint32_t flow_module_capacity(const Module& m);
 
 struct FlowWorkerState final : ModuleState {
+  static constexpr std::string_view kQueue = "flows";  ///< the side queue (ModuleContract)
   explicit FlowWorkerState(size_t count) : ModuleState(count) {}
   std::unique_ptr<flow::FlowTracker> tracker;
   /// By packet index of the current frame: its flow (serial 0 when the flow module did not

@@ -27,6 +27,12 @@
 namespace warpath::runtime {
 namespace {
 
+// Reads the flow module's answers ("flows"); tags packets with their flow's protocol label.
+ModuleContract l7_contract() {
+  return {field_bit(Field::kParse) | field_bit(Field::kFlow), field_bit(Field::kContext), {}, {},
+          {std::string(FlowWorkerState::kQueue)}, {}};
+}
+
 enum Stat : size_t { kLabelled, kUnknown, kTagged, kStatCount };
 
 struct L7WorkerState final : ModuleState {
@@ -48,8 +54,9 @@ class L7Module final : public Module {
         spare_(std::move(first)) {}
   std::string_view kind() const noexcept override { return "l7"; }
   ModuleContract contract() const override {
-    return {field_bit(Field::kParse) | field_bit(Field::kFlow), field_bit(Field::kContext),
-            set_->names};
+    ModuleContract c = l7_contract();
+    c.contexts       = set_->names;
+    return c;
   }
   std::string describe() const override {
     return std::to_string(set_->names.size()) + " protocols on " + engine_;
@@ -66,7 +73,7 @@ class L7Module final : public Module {
 
   void post(Frame& f, ModuleSlot* slot, const Selection& sel) const override {
     auto& st        = static_cast<L7WorkerState&>(*slot->state);
-    const auto& fs  = static_cast<const FlowWorkerState&>(*f.slots[flow_slot_]->state);
+    const auto& fs  = side_queue<FlowWorkerState>(f, flow_slot_);
     const auto view = f.batch.view();
     const auto n    = uint32_t(std::min<size_t>(f.size(), fs.by_packet.size()));
     for (uint32_t i : sel.list) {
@@ -110,10 +117,9 @@ ModuleInfo l7_module_info() {
       {"patterns", "", "l7-filter patterns: the shared table (l7-patterns.tsv) or .pat files"},
       {"engine", "auto", "pattern engine (regexes: cpu.hs where built, else cpu.dfa)"},
   };
-  i.reads = field_bit(Field::kParse) | field_bit(Field::kFlow);
-  i.sets  = field_bit(Field::kContext);
+  i.contract = l7_contract();
   i.make  = [](const ModuleArgs& args, BuildEnv& env) -> Result<std::unique_ptr<Module>> {
-    const size_t flow_slot = nearest_earlier(env, "flow");
+    const size_t flow_slot = producer<FlowWorkerState>(env);
     if (flow_slot == env.earlier.size())
       return Status(Errc::kInvalidArgument, "needs a flow module before it (e.g. flow -> l7)");
     const std::string path = args.get("patterns");

@@ -28,6 +28,13 @@
 namespace warpath::runtime {
 namespace {
 
+// Scans payloads, or the "streams" side queue when a stream module runs before it (and names
+// flows from "flows" in its log when a flow module does).
+ModuleContract match_contract() {
+  return {field_bit(Field::kParse), 0, {}, {}, {},
+          {std::string(FlowWorkerState::kQueue), std::string(StreamWorkerState::kQueue)}};
+}
+
 enum Stat : size_t { kBlocks, kBlockBytes, kStreamBytes, kStreams, kGapResets, kMatches, kStatCount };
 
 struct MatchWorkerState final : ModuleState {
@@ -55,7 +62,9 @@ class MatchModule final : public Module {
     if (log_) std::fclose(log_);
   }
   std::string_view kind() const noexcept override { return "match"; }
-  ModuleContract contract() const override { return {field_bit(Field::kParse), 0, {}}; }
+  ModuleContract contract() const override {
+    return match_contract();
+  }
   std::string describe() const override {
     return std::to_string(patterns_.size()) + " patterns on " + engine_ +
            (stream_slot_ != kNone ? ", streams" : ", payloads") + (log_ ? ", log " + log_path_ : "");
@@ -101,7 +110,7 @@ class MatchModule final : public Module {
     add(st, kBlockBytes, bytes);
     // Streams: the chunks the stream module delivered for this frame, then the ended flows.
     if (stream_slot_ != kNone) {
-      const auto& ss = static_cast<const StreamWorkerState&>(*f.slots[stream_slot_]->state);
+      const auto& ss = side_queue<StreamWorkerState>(f, stream_slot_);
       uint64_t stream_bytes = 0;
       for (const stream::Chunk& c : ss.chunks) {
         const uint64_t key = c.flow * 2 + c.dir;
@@ -126,7 +135,7 @@ class MatchModule final : public Module {
       }
       add(st, kStreamBytes, stream_bytes);
       if (flow_slot_ != kNone) {
-        const auto& fs = static_cast<const FlowWorkerState&>(*f.slots[flow_slot_]->state);
+        const auto& fs = side_queue<FlowWorkerState>(f, flow_slot_);
         for (const flow::FlowRecord& r : fs.ended)
           for (uint8_t d = 0; d < 2; ++d) close(st, r.serial * 2 + d);
       }
@@ -200,8 +209,7 @@ ModuleInfo match_module_info() {
       {"engine", "auto", "pattern engine: auto, cpu.hs, cpu.ac, cpu.dfa, ref.pattern, ... (warpath info)"},
       {"log", "", "write every match here as JSON lines"},
   };
-  i.reads = field_bit(Field::kParse);
-  i.sets  = 0;
+  i.contract = match_contract();
   i.make  = [](const ModuleArgs& args, BuildEnv& env) -> Result<std::unique_ptr<Module>> {
     const std::string file = args.get("patterns");
     if (file.empty()) return Status(Errc::kInvalidArgument, "needs patterns=FILE");
@@ -213,7 +221,7 @@ ModuleInfo match_module_info() {
     // Compiled now (errors at build, not per worker), and used by the first worker.
     WARPATH_ASSIGN_OR_RETURN(auto m, pattern::make_matcher(args.get("engine", "auto"), ps));
     // The stream and flow modules before it, when there are (the nearest of each).
-    size_t flow_slot = nearest_earlier(env, "flow"), stream_slot = nearest_earlier(env, "stream");
+    size_t flow_slot = producer<FlowWorkerState>(env), stream_slot = producer<StreamWorkerState>(env);
     if (flow_slot == env.earlier.size()) flow_slot = SIZE_MAX;
     if (stream_slot == env.earlier.size()) stream_slot = SIZE_MAX;
     const std::string path = args.get("log");

@@ -1,6 +1,6 @@
-// src/modules/module_helpers.hpp: what several built-in modules share: finding the
-// nearest earlier module of a kind (the flow module whose state a later module reads), and the
-// matcher compiled at build that the first worker takes (the others compile their own).
+// src/modules/module_helpers.hpp: what several built-in modules share: the matcher compiled
+// at build that the first worker takes (the others compile their own). A side queue's producer
+// is found by its state type (module.hpp: producer<T>, side_queue<T>).
 #pragma once
 #include <cstddef>
 #include <memory>
@@ -13,14 +13,6 @@
 #include "warpath/runtime/module.hpp"
 
 namespace warpath::runtime {
-
-/// The position (in env.earlier) of the nearest module of `kind` before this one, or
-/// env.earlier.size() when there is none.
-inline size_t nearest_earlier(const BuildEnv& env, std::string_view kind) {
-  for (size_t k = env.earlier.size(); k-- > 0;)
-    if (env.earlier[k]->kind() == kind) return k;
-  return env.earlier.size();
-}
 
 /// A matcher compiled when the module is built (so pattern errors show then), handed to the
 /// first worker's state; later workers compile their own from the same patterns (an engine's

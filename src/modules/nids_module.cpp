@@ -161,8 +161,8 @@ ModuleInfo nids_module_info() {
              "(0-50)"},
          {"l7", "", "l7-filter patterns: label flows (EVE app_proto; app-layer-protocol in rules)"},
   };
-  i.reads = field_bit(Field::kParse);
-  i.sets  = field_bit(Field::kVerdict);
+  i.contract.reads = field_bit(Field::kParse);
+  i.contract.sets  = field_bit(Field::kVerdict);
   i.make  = [](const ModuleArgs& args, BuildEnv& env) -> Result<std::unique_ptr<Module>> {
     const std::string path = args.get("rules");
     if (path.empty()) return Status(Errc::kInvalidArgument, "needs rules=FILE|DIR");

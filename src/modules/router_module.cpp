@@ -206,8 +206,8 @@ ModuleInfo router_module_info() {
        "drop unicast frames for neither the port's MAC nor its interface's as not_for_us: on, "
        "off, or auto (on promiscuous live ports: afpacket, afxdp, dpdk NICs)"},
   };
-  i.reads = field_bit(Field::kParse);
-  i.sets  = field_bit(Field::kVerdict) | field_bit(Field::kBytes);
+  i.contract.reads = field_bit(Field::kParse);
+  i.contract.sets  = field_bit(Field::kVerdict) | field_bit(Field::kBytes);
   i.make  = RouterModule::make;
   return i;
 }

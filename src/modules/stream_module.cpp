@@ -21,6 +21,12 @@
 namespace warpath::runtime {
 namespace {
 
+// Reads the flow module's answers ("flows"); its state is the "streams" side queue.
+ModuleContract stream_contract() {
+  return {field_bit(Field::kParse) | field_bit(Field::kFlow), 0, {},
+          {std::string(StreamWorkerState::kQueue)}, {std::string(FlowWorkerState::kQueue)}, {}};
+}
+
 enum Stat : size_t {
   kStreams,
   kDelivered,
@@ -45,7 +51,7 @@ class StreamModule final : public Module {
       : engine_(std::move(engine)), config_(config), flow_slot_(flow_slot) {}
   std::string_view kind() const noexcept override { return "stream"; }
   ModuleContract contract() const override {
-    return {field_bit(Field::kParse) | field_bit(Field::kFlow), 0, {}};
+    return stream_contract();
   }
   std::string describe() const override {
     return engine_ + ", policy " + stream::policy_name(config_.policy) +
@@ -73,7 +79,7 @@ class StreamModule final : public Module {
 
   void post(Frame& f, ModuleSlot* slot, const Selection& sel) const override {
     auto& st       = static_cast<StreamWorkerState&>(*slot->state);
-    const auto& fs = static_cast<const FlowWorkerState&>(*f.slots[flow_slot_]->state);
+    const auto& fs = side_queue<FlowWorkerState>(f, flow_slot_);
     st.chunks.clear();
     st.bytes.clear();
     const stream::ChunkSink sink = [&st](const stream::Chunk& c) { keep(st, c); };
@@ -161,10 +167,9 @@ ModuleInfo stream_module_info() {
        "bytes each); default: the flow module's capacity, at most 1048576; 0: grown as needed"},
       {"engine", "cpu.stream", "reassembly engine: cpu.stream, ref.stream, cuda.stream, emu.stream, validate:<engine>"},
   };
-  i.reads = field_bit(Field::kParse) | field_bit(Field::kFlow);
-  i.sets  = 0;
+  i.contract = stream_contract();
   i.make  = [](const ModuleArgs& args, BuildEnv& env) -> Result<std::unique_ptr<Module>> {
-    const size_t flow_slot = nearest_earlier(env, "flow");
+    const size_t flow_slot = producer<FlowWorkerState>(env);
     if (flow_slot == env.earlier.size())
       return Status(Errc::kInvalidArgument,
                     "needs a flow module before it (e.g. flow -> stream)");

@@ -4,6 +4,7 @@
 // processStream modules get stream chunks rather than packets.
 #pragma once
 #include <memory>
+#include <string_view>
 #include <vector>
 
 #include "warpath/runtime/frame.hpp"
@@ -12,6 +13,7 @@
 namespace warpath::runtime {
 
 struct StreamWorkerState final : ModuleState {
+  static constexpr std::string_view kQueue = "streams";  ///< the side queue (ModuleContract)
   explicit StreamWorkerState(size_t count) : ModuleState(count) {}
   std::unique_ptr<stream::Reassembler> reassembler;
   std::vector<uint64_t> closing;  ///< the frame's ended TCP flows (scratch)

@@ -650,8 +650,8 @@ ModuleInfo switch_module_info() {
                {"miss", "controller", "a packet no flow matches: controller (slow path), drop or normal"},
                {"mac_aging", "300", "seconds a learnt MAC stays (actions=normal), 1..1000000"},
                {"dump", "", "write the flows with their counters here at the end, as ovs-ofctl dump-flows"}};
-  i.reads = field_bit(Field::kParse);
-  i.sets  = field_bit(Field::kVerdict) | field_bit(Field::kBytes);
+  i.contract.reads = field_bit(Field::kParse);
+  i.contract.sets  = field_bit(Field::kVerdict) | field_bit(Field::kBytes);
   i.make  = SwitchModule::make;
   return i;
 }

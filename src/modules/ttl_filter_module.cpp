@@ -19,9 +19,11 @@ class TtlFilterModule final : public Module {
  public:
   TtlFilterModule(uint8_t min, uint16_t reason) : min_(min), reason_(reason) {}
   std::string_view kind() const noexcept override { return "ttl-filter"; }
-  ModuleContract contract() const override {
+  // The contract, written once: the kind declares it (below) and every instance keeps it.
+  static ModuleContract declared() {
     return {field_bit(Field::kParse), field_bit(Field::kVerdict), {}};
   }
+  ModuleContract contract() const override { return declared(); }
   std::string describe() const override { return "min " + std::to_string(min_); }
   void post(Frame& f, ModuleSlot*, const Selection& sel) const override {
     for (uint32_t i : sel.list) {
@@ -43,8 +45,7 @@ ModuleInfo ttl_filter_module_info() {
   i.kind    = "ttl-filter";
   i.summary = "drop IP packets whose TTL / hop limit is below min (RFC 5082 with min=255)";
   i.args    = {{"min", "1", "lowest TTL / hop limit let through, 0..255"}};
-  i.reads   = field_bit(Field::kParse);
-  i.sets    = field_bit(Field::kVerdict);
+  i.contract = TtlFilterModule::declared();
   i.make    = [](const ModuleArgs& args, BuildEnv& env) -> Result<std::unique_ptr<Module>> {
     WARPATH_ASSIGN_OR_RETURN(const uint64_t min, args.get_u64("min", 1, 255));
     WARPATH_ASSIGN_OR_RETURN(const uint16_t reason,

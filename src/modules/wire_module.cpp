@@ -33,7 +33,7 @@ ModuleInfo wire_module_info() {
   ModuleInfo i;
   i.kind    = "wire";
   i.summary = "bump in the wire: out of the paired port (p -> p ^ 1), unchanged";
-  i.sets    = field_bit(Field::kVerdict);
+  i.contract.sets    = field_bit(Field::kVerdict);
   i.make    = [](const ModuleArgs&, BuildEnv& env) -> Result<std::unique_ptr<Module>> {
     return std::unique_ptr<Module>(std::make_unique<WireModule>(env.port_count));
   };

@@ -17,6 +17,21 @@ std::string known_kinds() {
   return s;
 }
 
+// The kinds whose declared contract produces `queue`: "flow", "flow or x".
+std::string producer_kinds(const std::string& queue) {
+  std::string s;
+  for (const ModuleInfo* m : module_kinds()) {
+    const auto& p = m->contract.produces;
+    if (std::find(p.begin(), p.end(), queue) != p.end()) s += (s.empty() ? "" : " or ") + m->kind;
+  }
+  return s;
+}
+
+std::string first_word(const std::string& s) {
+  const size_t space = s.find(' ');
+  return s.empty() ? "producer" : s.substr(0, space);
+}
+
 std::string known_args(const ModuleInfo& info) {
   std::string s;
   for (const ArgInfo& a : info.args) s += a.name + ", ";
@@ -88,6 +103,17 @@ Result<std::unique_ptr<Chain>> Chain::build(const std::vector<ModuleSpec>& specs
     env.position = position;
     env.earlier.clear();
     for (const Entry& before : chain->modules_) env.earlier.push_back(before.module.get());
+    // Side queues the kind consumes: an earlier module must produce each (checked before the
+    // factory runs, so every consumer is refused the same way).
+    for (const std::string& queue : info->contract.consumes)
+      if (find_producer(env, queue) == env.earlier.size()) {
+        const std::string kinds = producer_kinds(queue);
+        return fail(Errc::kInvalidArgument,
+                    "needs " + (kinds.empty() ? "a module producing '" + queue + "'"
+                                              : "a " + kinds + " module") +
+                        " before it (e.g. " + first_word(kinds) + " -> " + spec.kind +
+                        "): it consumes '" + queue + "'");
+      }
     std::vector<std::string> module_warnings;
     env.warnings = &module_warnings;
     auto made    = info->make(args, env);
@@ -95,6 +121,9 @@ Result<std::unique_ptr<Chain>> Chain::build(const std::vector<ModuleSpec>& specs
     if (!made.is_ok()) return fail(made.status().code(), made.status().message());
     e.module                = std::move(*made);
     const ModuleContract c  = e.module->contract();
+    if (const std::string beyond = contract_excess(c, info->contract); !beyond.empty())
+      return fail(Errc::kInvalidArgument, "its contract() " + beyond +
+                                       ", beyond its kind's declared contract (ModuleInfo)");
     e.sets_context          = (c.sets & field_bit(Field::kContext)) != 0;
     const FieldSet missing  = c.reads & ~have;
     if (missing)

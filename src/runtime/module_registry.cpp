@@ -37,6 +37,55 @@ std::string field_list(FieldSet s) {
   return out.empty() ? "-" : out;
 }
 
+namespace {
+
+std::string names_beyond(const std::vector<std::string>& a, const std::vector<std::string>& b,
+                         const std::vector<std::string>* b2 = nullptr) {
+  std::string out;
+  for (const std::string& n : a)
+    if (std::find(b.begin(), b.end(), n) == b.end() &&
+        (!b2 || std::find(b2->begin(), b2->end(), n) == b2->end()))
+      out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string out;
+  for (const std::string& n : v) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+}  // namespace
+
+std::string contract_excess(const ModuleContract& a, const ModuleContract& b) {
+  std::string out;
+  auto add = [&out](const char* what, const std::string& names) {
+    if (!names.empty()) out += (out.empty() ? "" : "; ") + std::string(what) + " " + names;
+  };
+  if (a.reads & ~b.reads) add("reads", field_list(a.reads & ~b.reads));
+  if (a.sets & ~b.sets) add("sets", field_list(a.sets & ~b.sets));
+  add("produces", names_beyond(a.produces, b.produces));
+  add("consumes", names_beyond(a.consumes, b.consumes));
+  add("may consume", names_beyond(a.may_consume, b.may_consume, &b.consumes));
+  return out;
+}
+
+std::string contract_text(const ModuleContract& c) {
+  std::string s = "reads " + field_list(c.reads) + "; sets " + field_list(c.sets);
+  if (!c.produces.empty()) s += "; produces " + join(c.produces);
+  if (!c.consumes.empty()) s += "; consumes " + join(c.consumes);
+  if (!c.may_consume.empty()) s += "; may consume " + join(c.may_consume);
+  return s;
+}
+
+size_t find_producer(const BuildEnv& env, std::string_view queue) {
+  for (size_t k = env.earlier.size(); k-- > 0;) {
+    const ModuleContract c = env.earlier[k]->contract();
+    if (std::find(c.produces.begin(), c.produces.end(), queue) != c.produces.end()) return k;
+  }
+  return env.earlier.size();
+}
+
 ReasonTable::ReasonTable() {
   entries_ = {{"forwarded", Verdict::kForward, kPipelineOwner},
               {"no_port", Verdict::kDrop, kPipelineOwner},

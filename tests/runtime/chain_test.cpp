@@ -228,7 +228,7 @@ class FlowReader final : public Module {
 TEST(ChainBuild, ReadingWhatNothingSetsIsAnError) {
   ModuleInfo info;
   info.kind  = "test-flow-reader";
-  info.reads = field_bit(Field::kFlow);
+  info.contract = FlowReader().contract();
   info.make  = [](const ModuleArgs&, BuildEnv&) -> Result<std::unique_ptr<Module>> {
     return std::unique_ptr<Module>(std::make_unique<FlowReader>());
   };
@@ -243,6 +243,67 @@ TEST(ChainBuild, ReadingWhatNothingSetsIsAnError) {
             "chain position 2 (test-flow-reader): reads flow, which no module before it sets");
   EXPECT_NE(find_module_kind("test-flow-reader"), nullptr);
   EXPECT_EQ(find_module_kind("nosuch"), nullptr);
+}
+
+// A module whose contract() promises more than its kind declares: a side queue it produces
+// and a field it sets that ModuleInfo does not name.
+class Overreacher final : public Module {
+ public:
+  std::string_view kind() const noexcept override { return "test-overreacher"; }
+  ModuleContract contract() const override {
+    return {field_bit(Field::kParse), field_bit(Field::kVerdict) | field_bit(Field::kBytes), {},
+            {"test-queue"}, {}, {}};
+  }
+  void post(Frame&, ModuleSlot*, const Selection&) const override {}
+};
+
+// A consumer of the overreacher's queue, declared as such.
+class QueueReader final : public Module {
+ public:
+  std::string_view kind() const noexcept override { return "test-queue-reader"; }
+  ModuleContract contract() const override {
+    return {field_bit(Field::kParse), 0, {}, {}, {"test-queue"}, {}};
+  }
+  void post(Frame&, ModuleSlot*, const Selection&) const override {}
+};
+
+TEST(ChainBuild, ContractsAreDeclaredOnceAndSideQueuesChecked) {
+  ModuleInfo over;
+  over.kind           = "test-overreacher";
+  over.contract.reads = field_bit(Field::kParse);
+  over.contract.sets  = field_bit(Field::kVerdict);
+  over.make           = [](const ModuleArgs&, BuildEnv&) -> Result<std::unique_ptr<Module>> {
+    return std::unique_ptr<Module>(std::make_unique<Overreacher>());
+  };
+  (void)register_module_kind(over);  // (a repeat of the test finds it registered)
+  EXPECT_EQ(build_error("test-overreacher"),
+            "chain position 1 (test-overreacher): its contract() sets bytes; produces test-queue, "
+            "beyond its kind's declared contract (ModuleInfo)");
+  ModuleInfo reader;
+  reader.kind     = "test-queue-reader";
+  reader.contract = QueueReader().contract();
+  reader.make     = [](const ModuleArgs&, BuildEnv&) -> Result<std::unique_ptr<Module>> {
+    return std::unique_ptr<Module>(std::make_unique<QueueReader>());
+  };
+  (void)register_module_kind(reader);
+  // Nothing before it produces the queue, and no kind declares it: named in the error.
+  EXPECT_EQ(build_error("acl -> test-queue-reader"),
+            "chain position 2 (test-queue-reader): needs a module producing 'test-queue' before "
+            "it (e.g. producer -> test-queue-reader): it consumes 'test-queue'");
+  // The built-in consumers: l7 and stream need flows (flow produces them), match may read
+  // flows and streams; every built-in kind's contract is what `warpath modules` prints.
+  EXPECT_EQ(build_error("stream -> wire"),
+            "chain position 1 (stream): needs a flow module before it (e.g. flow -> stream): it "
+            "consumes 'flows'");
+  const ModuleInfo* stream = find_module_kind("stream");
+  ASSERT_NE(stream, nullptr);
+  EXPECT_EQ(contract_text(stream->contract), "reads parse, flow; sets -; produces streams; consumes flows");
+  EXPECT_EQ(contract_excess(Overreacher().contract(), over.contract), "sets bytes; produces test-queue");
+  EXPECT_EQ(contract_excess(over.contract, Overreacher().contract()), "");
+  ModuleContract opt;
+  opt.may_consume = {"test-queue"};
+  EXPECT_EQ(contract_excess(opt, QueueReader().contract()), "");  // consumes covers may consume
+  EXPECT_EQ(contract_excess(QueueReader().contract(), opt), "reads parse; consumes test-queue");
 }
 
 TEST(ChainBuild, RegistryListsTheBuiltInModules) {
@@ -290,12 +351,12 @@ TEST(ChainBuild, ContractsAndReasonsOfABuiltChain) {
   EXPECT_EQ(owner["ttl_below_min"], 2);
   EXPECT_EQ(owner["no_route"], 3);
   EXPECT_EQ(owner["forwarded"], kPipelineOwner);
-  // Every module's contract holds what the registry says.
+  // Every module's contract holds what the registry says (acl with goto: rules tags contexts).
   for (size_t m = 0; m < chain.size(); ++m) {
     const ModuleInfo* info = find_module_kind(chain.module(m).kind());
     ASSERT_NE(info, nullptr);
-    EXPECT_EQ(chain.module(m).contract().reads, info->reads) << info->kind;
-    EXPECT_EQ(chain.module(m).contract().sets, info->sets) << info->kind;
+    EXPECT_EQ(chain.module(m).contract().reads, info->contract.reads) << info->kind;
+    EXPECT_EQ(chain.module(m).contract().sets, info->contract.sets) << info->kind;
   }
 }
 
@@ -452,7 +513,7 @@ TEST(ChainRun, SchedulingGroupsPacketsStablyAndKeepsTheFrameOrder) {
   static OrderRecorder* recorder = nullptr;
   ModuleInfo info;
   info.kind  = "test-order";
-  info.reads = field_bit(Field::kParse);
+  info.contract.reads = field_bit(Field::kParse);
   info.make  = [](const ModuleArgs&, BuildEnv&) -> Result<std::unique_ptr<Module>> {
     auto m   = std::make_unique<OrderRecorder>();
     recorder = m.get();

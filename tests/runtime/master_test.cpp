@@ -188,7 +188,7 @@ class TwinModule final : public Module {
 std::unique_ptr<Chain> twin_chain() {
   ModuleInfo info;
   info.kind  = "test-twin";
-  info.reads = field_bit(Field::kParse);
+  info.contract.reads = field_bit(Field::kParse);
   info.make  = [](const ModuleArgs&, BuildEnv&) -> Result<std::unique_ptr<Module>> {
     return std::unique_ptr<Module>(std::make_unique<TwinModule>());
   };

@@ -54,7 +54,7 @@ void register_sink() {
   static bool done = [] {
     ModuleInfo i;
     i.kind  = "test-stream-sink";
-    i.reads = field_bit(Field::kParse);
+    i.contract.reads = field_bit(Field::kParse);
     i.make  = [](const ModuleArgs&, BuildEnv& env) -> Result<std::unique_ptr<Module>> {
       for (size_t k = env.earlier.size(); k-- > 0;)
         if (env.earlier[k]->kind() == "stream")
@@ -139,7 +139,8 @@ TEST(StreamChain, NeedsAFlowModuleBeforeIt) {
   auto chain = Chain::build(*specs, BuildEnv{});
   ASSERT_FALSE(chain.is_ok());
   EXPECT_EQ(chain.status().message(),
-            "chain position 1 (stream): needs a flow module before it (e.g. flow -> stream)");
+            "chain position 1 (stream): needs a flow module before it (e.g. flow -> stream): it "
+            "consumes 'flows'");
   specs = parse_chain("flow -> stream(policy=hpux) -> wire");
   chain = Chain::build(*specs, BuildEnv{});
   ASSERT_FALSE(chain.is_ok());

@@ -25,8 +25,11 @@ int run_modules(bool json) {
                       {"help", "context names, joined by '|', the module runs on"}});
       j.push_back({{"kind", m->kind},
                    {"summary", m->summary},
-                   {"reads", runtime::field_list(m->reads)},
-                   {"sets", runtime::field_list(m->sets)},
+                   {"reads", runtime::field_list(m->contract.reads)},
+                   {"sets", runtime::field_list(m->contract.sets)},
+                   {"produces", m->contract.produces},
+                   {"consumes", m->contract.consumes},
+                   {"may_consume", m->contract.may_consume},
                    {"args", args}});
     }
     fmt::print("{}\n", j.dump(2));
@@ -37,8 +40,7 @@ int run_modules(bool json) {
              "contexts.\n");
   for (const runtime::ModuleInfo* m : kinds) {
     fmt::print("\n{}  {}\n", m->kind, m->summary);
-    fmt::print("  reads {}; sets {}\n", runtime::field_list(m->reads),
-               runtime::field_list(m->sets));
+    fmt::print("  {}\n", runtime::contract_text(m->contract));
     for (const runtime::ArgInfo& a : m->args)
       fmt::print("  {:<12} {} (default: {})\n", a.name, a.help, a.fallback);
   }

@@ -53,6 +53,7 @@
 //   touched only by its worker.
 #pragma once
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <string>
@@ -84,7 +85,22 @@ struct ModuleContract {
   FieldSet reads = 0, sets = 0;
   /// Context names the module may tag packets with (those of goto: actions, say).
   std::vector<std::string> contexts;
+  /// Side queues (docs/modules.md): per-worker state the module's state offers the modules
+  /// after it (`produces`: "flows", the flow tracker's answers per packet and the flows that
+  /// ended; "streams", the stream bytes the frame delivered), and those it reads from the
+  /// nearest earlier module producing them: each of `consumes` must have one (the chain is
+  /// refused otherwise, naming the position); `may_consume` is read when there is one.
+  std::vector<std::string> produces, consumes, may_consume;
 };
+
+/// Whether `a` promises nothing beyond `b` (fields, side queues; contexts are named by the
+/// module's arguments and are not compared): a module's contract() against its kind's declared
+/// one (ModuleInfo::contract), which Chain::build checks for every module it builds. Empty when
+/// it does not, else what is beyond ("sets context", "produces streams").
+std::string contract_excess(const ModuleContract& a, const ModuleContract& b);
+/// "reads parse, flow; sets verdict; produces flows; consumes flows; may consume streams": the
+/// line `warpath modules` prints (parts without entries left out but reads and sets).
+std::string contract_text(const ModuleContract& c);
 
 /// The shape of one shade job: `columns` arrays of keys of `key_bytes` each (structure of
 /// arrays: column c of key k at keys + c * column_stride + k * key_bytes), one answer of
@@ -268,9 +284,36 @@ struct ArgInfo {
 struct ModuleInfo {
   std::string kind, summary;
   std::vector<ArgInfo> args;  ///< besides `when`, which every module takes
-  FieldSet reads = 0, sets = 0;
+  /// The kind's contract, the one place it is written: what `warpath modules` prints, and the
+  /// bound every module of the kind keeps to (its contract() may promise less, as acl without
+  /// goto: rules tags no context; Chain::build refuses more).
+  ModuleContract contract;
   std::function<Result<std::unique_ptr<Module>>(const ModuleArgs&, BuildEnv&)> make;
 };
+
+/// The position in env.earlier of the nearest module before this one whose contract produces
+/// `queue`, or env.earlier.size() when there is none.
+size_t find_producer(const BuildEnv& env, std::string_view queue);
+
+/// A side queue's producer, found by the queue's state type: T is the producing module's
+/// per-worker state and names its queue (`static constexpr std::string_view kQueue`). The
+/// position of the nearest earlier producer, or env.earlier.size() when there is none; in a
+/// frame, frame.slots[position]->state is then a T (side_queue reads it).
+template <class T>
+size_t producer(const BuildEnv& env) {
+  return find_producer(env, T::kQueue);
+}
+
+/// The state of side queue T in frame `f`, at the position producer<T>() found. A producer
+/// whose contract names T::kQueue makes a T (checked in debug builds).
+template <class T>
+const T& side_queue(const Frame& f, size_t position) {
+  const ModuleState* s = f.slots[position]->state;
+#if !defined(NDEBUG)
+  if (dynamic_cast<const T*>(s) == nullptr) std::abort();
+#endif
+  return static_cast<const T&>(*s);
+}
 
 /// Every module kind the program holds, in name order (`warpath modules` lists them).
 std::vector<const ModuleInfo*> module_kinds();
