@@ -16,23 +16,18 @@
 #pragma once
 #include <cstdint>
 
+#include "warpath/net/protocols.hpp"
 #include "warpath/packet/info.hpp"
 
 namespace warpath::gen::detail {
 
 inline constexpr uint32_t kEthHeaderBytes  = 14;
 inline constexpr uint32_t kVlanTagBytes    = 4;
-inline constexpr uint32_t kIpv4HeaderBytes = 20;
-inline constexpr uint32_t kIpv6HeaderBytes = 40;
-inline constexpr uint32_t kTcpHeaderBytes  = 20;
-inline constexpr uint32_t kUdpHeaderBytes  = 8;
-inline constexpr uint32_t kIcmpHeaderBytes = 8;
-inline constexpr uint32_t kFcsBytes        = 4;
+using net::kIcmpHeaderBytes, net::kIpv4HeaderBytes, net::kIpv6HeaderBytes, net::kTcpHeaderBytes,
+    net::kUdpHeaderBytes;
+inline constexpr uint32_t kFcsBytes = 4;
 
-inline constexpr uint8_t kProtoIcmp   = 1;
-inline constexpr uint8_t kProtoTcp    = 6;
-inline constexpr uint8_t kProtoUdp    = 17;
-inline constexpr uint8_t kProtoIcmpv6 = 58;
+using net::kProtoIcmp, net::kProtoIcmpv6, net::kProtoTcp, net::kProtoUdp;
 
 using packet::kTcpAck;
 using packet::kTcpFin;

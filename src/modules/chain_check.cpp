@@ -10,6 +10,7 @@
 #include "warpath/forward/router.hpp"
 #include "warpath/gen/traffic.hpp"
 #include "warpath/lookup/check.hpp"
+#include "warpath/net/checksum.hpp"
 
 namespace warpath::runtime {
 namespace {
@@ -73,14 +74,9 @@ Result<packet::PacketBatch> traffic(uint64_t seed, uint32_t n) {
   for (uint32_t i = 0; i < in.size(); ++i) {
     uint8_t* d = in.data(i);
     if (in.meta(i).caplen >= 34 && d[12] == 0x08 && d[13] == 0x00 && (d[14] >> 4) == 4) {
-      const uint8_t old = d[22], ttl = uint8_t(1 + (i * 7) % 128);
-      d[22]             = ttl;
-      // RFC 1624 incremental update of the header checksum (TTL is the high byte of word 4).
-      uint32_t sum = uint16_t(~(d[24] << 8 | d[25])) + uint16_t(~(old << 8)) + uint16_t(ttl << 8);
-      sum          = (sum & 0xFFFF) + (sum >> 16);
-      sum          = (sum & 0xFFFF) + (sum >> 16);
-      d[24]        = uint8_t(~sum >> 8);
-      d[25]        = uint8_t(~sum);
+      const uint16_t old = net::load_be16(d + 22);  // TTL and protocol: word 4 of the header
+      d[22]              = uint8_t(1 + (i * 7) % 128);
+      net::store_be16(d + 24, net::checksum_update16(net::load_be16(d + 24), old, net::load_be16(d + 22)));
     }
   }
   return in;

@@ -35,12 +35,6 @@ __global__ void __launch_bounds__(kImageBlockSize)
         Lookup{}(v, keys[i], keys[size_t(n) + i], keys[2 * size_t(n) + i], keys[3 * size_t(n) + i]);
 }
 
-inline int image_sm_count() {
-  int device = 0, sms = 1;
-  if (cudaGetDevice(&device) == cudaSuccess)
-    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-  return sms;
-}
 
 /// out[i] = Lookup{}(v, key i) for n keys already on the device (SoA rows of n words each):
 /// the kernel alone, asynchronous on `stream` (what the engines and warpath-gpu-bench's
@@ -49,7 +43,7 @@ template <class View, class Lookup>
 Status launch_image(const View& v, const uint32_t* keys, uint32_t n, uint32_t* out,
                     cudaStream_t stream) {
   if (n == 0) return Status::ok();
-  static const int sms = image_sm_count();
+  static const int sms = sm_count();
   const uint32_t blocks = std::min<uint32_t>(n / kImageBlockSize + 1, 8u * uint32_t(sms));
   image_kernel<View, Lookup><<<blocks, kImageBlockSize, 0, stream>>>(v, keys, n, out);
   WARPATH_CUDA_CHECK_LAUNCH();

@@ -114,7 +114,7 @@ class TupleMergeCuda final : public Classifier {
     auto scratch = scratch_.acquire();
     KeyIo io;  // the caller's device memory (resident) or the scratch (key_io.cuh)
     WARPATH_TRY(io.begin(keys, out, NW, ctx.resident, scratch[0], scratch[1], stream));
-    static const int sms = image_sm_count();
+    static const int sms = sm_count();
     const uint32_t blocks = std::min<uint32_t>(n / kBlockSize + 1, 8u * sms);
     tm_kernel<NW><<<blocks, kBlockSize, 0, stream>>>(views->views(), views->tables, version,
                                                      io.keys(), n, io.out());

@@ -42,12 +42,19 @@ class GridStride {
 /// This thread's items of [0, n) (n < 2^32: the item is a uint32_t).
 __device__ inline GridStride grid_stride(uint64_t n) { return GridStride(n); }
 
-/// Blocks of `block` threads for a grid-stride loop over n items: one item per thread, at most
-/// eight blocks per SM (the loop takes the rest), at least one.
-inline int grid_blocks(uint32_t n, int block) {
+/// The current device's streaming multiprocessors (1 when it cannot be asked): the one place
+/// every engine sizes its grids from.
+inline int sm_count() {
   int device = 0, sms = 1;
   if (cudaGetDevice(&device) == cudaSuccess)
     cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  return sms;
+}
+
+/// Blocks of `block` threads for a grid-stride loop over n items: one item per thread, at most
+/// eight blocks per SM (the loop takes the rest), at least one.
+inline int grid_blocks(uint32_t n, int block) {
+  const int sms  = sm_count();
   const int need = int(n / uint32_t(block) + 1);
   return need < sms * 8 ? need : sms * 8;
 }

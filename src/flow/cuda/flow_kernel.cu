@@ -57,12 +57,6 @@ __global__ void __launch_bounds__(kBlockSize)
   }
 }
 
-int sm_count() {
-  int device = 0, sms = 1;
-  if (cudaGetDevice(&device) == cudaSuccess)
-    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-  return sms;
-}
 
 class CudaFlowTracker final : public FlowTracker {
  public:

@@ -20,6 +20,7 @@
 #include "packet/core/bytes.hpp"
 #include "warpath/core/hd.hpp"
 #include "warpath/forward/verdict.hpp"
+#include "warpath/net/checksum.hpp"
 #include "warpath/packet/info.hpp"
 
 namespace warpath::forward::core {
@@ -40,16 +41,7 @@ WARPATH_HD ForwardResult make_result(Reason reason, uint32_t nexthop, uint16_t p
   return r;
 }
 
-/// RFC 1624 equation 3: the checksum after one 16-bit word of the covered data changes from
-/// `m_old` to `m_new`, HC' = ~(~HC + ~m + m') in one's-complement arithmetic. Unlike RFC 1141's
-/// HC' = HC + m - m', it never yields 0xFFFF (-0) where a full recomputation yields 0x0000, and
-/// it is exact for a received checksum of 0xFFFF (the other zero) as well.
-WARPATH_HD uint16_t checksum_update16(uint16_t hc, uint16_t m_old, uint16_t m_new) {
-  uint32_t sum = uint32_t(uint16_t(~hc)) + uint16_t(~m_old) + m_new;
-  sum          = (sum & 0xffffu) + (sum >> 16);
-  sum          = (sum & 0xffffu) + (sum >> 16);
-  return uint16_t(~sum & 0xffffu);
-}
+using net::checksum_update16;  // RFC 1624 (warpath/net/checksum.hpp)
 
 /// RFC 1812 section 5.2.2 checks of the IPv4 header at `ip` (`avail` bytes captured from `ip`,
 /// `wire` bytes of the frame from `ip` on the wire). Returns kForwarded when the header may be

@@ -31,12 +31,6 @@ __global__ void __launch_bounds__(kBlockSize)
   for (const uint32_t i : grid_stride(n)) out[i] = core::bsl6_lookup(view, addrs[i]);
 }
 
-int sm_count_of_current_device() {
-  int device = 0, sms = 1;
-  if (cudaGetDevice(&device) == cudaSuccess)
-    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-  return sms;
-}
 
 }  // namespace
 
@@ -73,7 +67,7 @@ Bsl6Device::~Bsl6Device() {
 Status launch_bsl6_lookup(const core::Bsl6View& dev, const Ip6* d_addrs, NextHop* d_out, uint32_t n,
                           void* stream) {
   if (n == 0) return Status::ok();
-  static const int sms  = sm_count_of_current_device();
+  static const int sms  = sm_count();
   const uint32_t blocks = std::min<uint32_t>(n / kBlockSize + 1, uint32_t(8 * sms));
   bsl6_lookup_kernel<<<blocks, kBlockSize, 0, static_cast<cudaStream_t>(stream)>>>(dev, d_addrs,
                                                                                    d_out, n);

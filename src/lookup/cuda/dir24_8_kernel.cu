@@ -26,12 +26,6 @@ __global__ void __launch_bounds__(kBlockSize)
   for (const uint32_t i : grid_stride(n)) out[i] = core::dir24_8_lookup(view, addrs[i]);
 }
 
-int sm_count() {
-  int device = 0, sms = 1;
-  if (cudaGetDevice(&device) == cudaSuccess)
-    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-  return sms;
-}
 
 }  // namespace
 

@@ -19,6 +19,7 @@
 #include <cstdint>
 
 #include "warpath/core/hd.hpp"
+#include "warpath/net/checksum.hpp"
 #include "warpath/openflow/flow.hpp"
 #include "warpath/packet/info.hpp"
 
@@ -37,13 +38,6 @@ WARPATH_HD void wr16(uint8_t* p, uint16_t v) {
   p[1] = uint8_t(v);
 }
 
-/// RFC 1624 eqn. 3: the checksum after one 16-bit word changed from `old_w` to `new_w`.
-WARPATH_HD uint16_t csum_update16(uint16_t csum, uint16_t old_w, uint16_t new_w) {
-  uint32_t s = uint32_t(uint16_t(~csum)) + uint16_t(~old_w) + new_w;
-  s          = (s & 0xffff) + (s >> 16);
-  s          = (s & 0xffff) + (s >> 16);
-  return uint16_t(~s);
-}
 
 /// Updates the checksum at `at` (when captured) for a 16-bit word change.
 WARPATH_HD void fix_csum(PacketRef& p, uint32_t at, uint16_t old_w, uint16_t new_w,
@@ -51,7 +45,7 @@ WARPATH_HD void fix_csum(PacketRef& p, uint32_t at, uint16_t old_w, uint16_t new
   if (at + 2 > p.caplen) return;
   const uint16_t c = rd16(p.data + at);
   if (udp && c == 0) return;  // no UDP checksum
-  uint16_t n = csum_update16(c, old_w, new_w);
+  uint16_t n = net::checksum_update16(c, old_w, new_w);
   if (udp && n == 0) n = 0xffff;
   wr16(p.data + at, n);
 }

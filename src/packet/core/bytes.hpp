@@ -1,104 +1,21 @@
-// src/packet/core/bytes.hpp: bounds-aware big-endian reads for the parsers (host and device).
+// src/packet/core/bytes.hpp: the byte-order and checksum helpers of warpath/net, under the
+// names the parsers and the packet code use (packet::core::load_be16, ones_sum, ...).
 #pragma once
 #include <cstdint>
 
 #include "warpath/core/hd.hpp"
+#include "warpath/net/byte_order.hpp"
+#include "warpath/net/checksum.hpp"
 
 namespace warpath::packet::core {
 
-WARPATH_HD uint16_t load_be16(const uint8_t* p) { return uint16_t(uint16_t(p[0]) << 8 | p[1]); }
-WARPATH_HD uint32_t load_be32(const uint8_t* p) {
-  return uint32_t(p[0]) << 24 | uint32_t(p[1]) << 16 | uint32_t(p[2]) << 8 | p[3];
-}
-
-/// Big-endian stores, the loads' counterparts (frames built or rewritten in place). On a
-/// little-endian host one store of the swapped value: g++ leaves byte stores as bytes, and a
-/// wider load of them soon after (a parse of a header just rewritten) cannot be served by
-/// store forwarding; it waits for both stores to reach the cache.
-WARPATH_HD void store_be16(uint8_t* p, uint32_t v) {
-#if !defined(__CUDA_ARCH__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  const uint16_t w = __builtin_bswap16(uint16_t(v));
-  __builtin_memcpy(p, &w, 2);
-#else
-  p[0] = uint8_t(v >> 8);
-  p[1] = uint8_t(v);
-#endif
-}
-WARPATH_HD void store_be32(uint8_t* p, uint32_t v) {
-#if !defined(__CUDA_ARCH__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  const uint32_t w = __builtin_bswap32(v);
-  __builtin_memcpy(p, &w, 4);
-#else
-  p[0] = uint8_t(v >> 24);
-  p[1] = uint8_t(v >> 16);
-  p[2] = uint8_t(v >> 8);
-  p[3] = uint8_t(v);
-#endif
-}
-
-/// One's-complement sum of 16-bit big-endian words (RFC 1071), not yet folded or inverted:
-/// `sum` plus a value that folds (fold_checksum, after any further additions) as the words' sum
-/// does. The device adds the words one by one. A little-endian host adds native 32-bit words
-/// into 64 bits, folds to 16 and swaps the bytes (RFC 1071's byte-order independence): a
-/// 20-byte IPv4 header in five loads instead of ten swapped 16-bit ones, which took half the
-/// parser's IPv4 time. The result differs from the word-by-word sum only by multiples of
-/// 0xFFFF and is zero exactly when it is (all bytes zero), so every fold is the same; a test
-/// holds the two equal.
-WARPATH_HD uint32_t ones_sum_words(const uint8_t* p, uint32_t bytes, uint32_t sum = 0) {
-  uint32_t i = 0;
-  for (; i + 1 < bytes; i += 2) sum += load_be16(p + i);
-  if (i < bytes) sum += uint32_t(p[i]) << 8;
-  return sum;
-}
-WARPATH_HD uint32_t ones_sum(const uint8_t* p, uint32_t bytes, uint32_t sum = 0) {
-#if !defined(__CUDA_ARCH__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  uint64_t acc = 0;
-  uint32_t i   = 0;
-  for (; i + 4 <= bytes; i += 4) {
-    uint32_t w;
-    __builtin_memcpy(&w, p + i, 4);
-    acc += w;
-  }
-  if (i + 2 <= bytes) {
-    uint16_t w;
-    __builtin_memcpy(&w, p + i, 2);
-    acc += w;
-    i += 2;
-  }
-  if (i < bytes) acc += p[i];  // the low byte of a native word: the high byte once swapped
-  acc = (acc & 0xffffffffu) + (acc >> 32);
-  acc = (acc & 0xffffffffu) + (acc >> 32);
-  acc = (acc & 0xffffu) + (acc >> 16);
-  acc = (acc & 0xffffu) + (acc >> 16);
-  acc = (acc & 0xffffu) + (acc >> 16);
-  return sum + __builtin_bswap16(uint16_t(acc));
-#else
-  return ones_sum_words(p, bytes, sum);
-#endif
-}
-
-/// ones_sum of a 20-byte header (an IPv4 header without options), without the loop.
-WARPATH_HD uint32_t ones_sum20(const uint8_t* p) {
-#if !defined(__CUDA_ARCH__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  uint64_t a, b;
-  uint32_t c;
-  __builtin_memcpy(&a, p, 8);
-  __builtin_memcpy(&b, p + 8, 8);
-  __builtin_memcpy(&c, p + 16, 4);
-  uint64_t acc = (a & 0xffffffffu) + (a >> 32) + (b & 0xffffffffu) + (b >> 32) + c;
-  acc          = (acc & 0xffffffffu) + (acc >> 32);
-  acc          = (acc & 0xffffu) + (acc >> 16);
-  acc          = (acc & 0xffffu) + (acc >> 16);
-  acc          = (acc & 0xffffu) + (acc >> 16);
-  return __builtin_bswap16(uint16_t(acc));
-#else
-  return ones_sum_words(p, 20);
-#endif
-}
-
-WARPATH_HD uint16_t fold_checksum(uint32_t sum) {
-  while (sum >> 16) sum = (sum & 0xffffu) + (sum >> 16);
-  return uint16_t(~sum & 0xffffu);
-}
+using net::fold_checksum;
+using net::load_be16;
+using net::load_be32;
+using net::ones_sum;
+using net::ones_sum20;
+using net::ones_sum_words;
+using net::store_be16;
+using net::store_be32;
 
 }  // namespace warpath::packet::core

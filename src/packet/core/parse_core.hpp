@@ -18,15 +18,15 @@
 
 #include "packet/core/bytes.hpp"
 #include "warpath/core/hd.hpp"
+#include "warpath/net/protocols.hpp"
 #include "warpath/packet/info.hpp"
 
 namespace warpath::packet::core {
 
-inline constexpr uint16_t kEthIpv4 = 0x0800, kEthIpv6 = 0x86dd, kEthArp = 0x0806, kEthVlan = 0x8100,
-                          kEthQinQ = 0x88a8, kEthQinQOld = 0x9100;
-inline constexpr uint8_t kProtoIcmp = 1, kProtoIpInIp = 4, kProtoTcp = 6, kProtoUdp = 17,
-                         kProtoIpv6 = 41, kProtoGre = 47, kProtoIcmpv6 = 58, kProtoSctp = 132;
-inline constexpr uint16_t kVxlanPort = 4789, kGenevePort = 6081;
+using net::kEthArp, net::kEthIpv4, net::kEthIpv6, net::kEthQinQ, net::kEthQinQOld, net::kEthVlan;
+using net::kProtoGre, net::kProtoIcmp, net::kProtoIcmpv6, net::kProtoIpInIp, net::kProtoIpv6,
+    net::kProtoSctp, net::kProtoTcp, net::kProtoUdp;
+using net::kGenevePort, net::kVxlanPort;
 
 // The stages fill one PacketInfo by reference: passing 64 bytes by value between them costs
 // store-forwarding stalls (byte stores read back as vectors), about half of the parse.

@@ -36,12 +36,6 @@ __global__ void __launch_bounds__(kBlockSize)
   }
 }
 
-int sm_count_of_current_device() {
-  int device = 0, sms = 1;
-  if (cudaGetDevice(&device) == cudaSuccess)
-    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-  return sms;
-}
 
 class CudaParser final : public Parser {
  public:
@@ -82,7 +76,7 @@ Status launch_parse(const uint8_t* buffer, const PacketMeta* metas, PacketInfo* 
   if (n == 0) return Status::ok();
   if (!info_words_aligned(out))
     return Status(Errc::kInvalidArgument, "launch_parse: results must be 16-byte aligned");
-  static const int sms  = sm_count_of_current_device();
+  static const int sms  = sm_count();
   const uint32_t blocks = std::min<uint32_t>(n / kBlockSize + 1, uint32_t(8 * sms));
   parse_kernel<<<blocks, kBlockSize, 0, static_cast<cudaStream_t>(stream)>>>(buffer, metas, out, n);
   WARPATH_CUDA_CHECK_LAUNCH();

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "core/cuda/grid_stride.cuh"
 #include "core/cuda/cuda_check.cuh"
 #include "core/cuda/device_array.cuh"
 #include "pattern/cuda/dfa_launch.hpp"
@@ -46,12 +47,6 @@ __global__ void __launch_bounds__(kBlockSize)
   }
 }
 
-int sm_count() {
-  int device = 0, sms = 1;
-  if (cudaGetDevice(&device) == cudaSuccess)
-    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-  return sms;
-}
 
 class DfaCudaMatcher final : public Matcher {
  public:
