@@ -51,6 +51,7 @@
 #include "warpath/runtime/module.hpp"
 #include "forward/core/forward_core.hpp"
 #include "ipsec/core/esp_core.hpp"
+#include "ipsec/gateway.hpp"
 #include "ipsec/core/replay_window.hpp"
 #include "packet/core/parse_core.hpp"
 #include "warpath/core/read_guard.hpp"
@@ -63,29 +64,23 @@ namespace {
 namespace ec = ipsec::core;
 using packet::PacketInfo;
 
-// Per-frame accounting of the SAs a frame touches: one atomic update per SA and frame instead
-// of one per packet (a locked add costs about what sealing 40 bytes does).
-struct SaTally {
-  explicit SaTally(size_t sas)
-      : count(sas), bytes(sas), next(sas), packets(sas), total(sas), id(sas), careful(sas) {}
-  std::vector<uint32_t> count;
-  std::vector<uint64_t> bytes;
-  std::vector<uint64_t> next, packets, total;  ///< running sequence number and lifetime counts
-  std::vector<uint32_t> id;                    ///< running outer IPv4 ID (EspTables::ids)
-  /// Outbound, per SA: can some packet of this frame overflow the sequence number or pass a
-  /// lifetime limit? Decided once per frame from its reservation; only then does each packet
-  /// check (the counts only grow, so the frame's last packet bounds every other).
-  std::vector<uint8_t> careful;
-  std::vector<uint32_t> touched;
-  __attribute__((always_inline)) void add(uint32_t sa, uint64_t b) {
-    if (!count[sa]++) touched.push_back(sa);
-    bytes[sa] += b;
-  }
-  void clear() {
-    for (uint32_t sa : touched) count[sa] = 0, bytes[sa] = 0;
-    touched.clear();
-  }
-};
+using ipsec::dport_of;
+using ipsec::EspTables;
+using ipsec::family_of;
+using ipsec::in_policy_covers;
+using ipsec::init_window;
+using ipsec::ip_length;
+using ipsec::ip_readable;
+using ipsec::move_link_header;
+using ipsec::opaque_upper;
+using ipsec::out_policy;
+using ipsec::OuterTemplate;
+using ipsec::ports_known;
+using ipsec::SaLockRun;
+using ipsec::SaTally;
+using ipsec::set_ethertype;
+using ipsec::sport_of;
+using ipsec::within_all_limits;
 
 struct EspSlot final : ModuleSlot {
   EspSlot(uint32_t cap, size_t sas)
@@ -106,72 +101,6 @@ struct EspSlot final : ModuleSlot {
   }
 };
 
-// Holds one SA's lock across a run of packets of that SA (frames usually carry one SA's
-// packets in a row), switching when the SA changes.
-class SaLockRun {
- public:
-  ~SaLockRun() { release(); }
-  void hold(ipsec::SaState& s) {
-    if (held_ == &s) return;
-    release();
-    s.lock.lock();
-    held_ = &s;
-  }
-  void release() {
-    if (held_) held_->lock.unlock();
-    held_ = nullptr;
-  }
-
- private:
-  ipsec::SaState* held_ = nullptr;
-};
-
-// An outbound SA's tunnel packet, what is the same for all of its packets: the outer header
-// and what the parser says of it (esp-out writes copies and sets the per-packet fields).
-struct OuterTemplate {
-  ec::OuterHeader header;
-  PacketInfo info;
-};
-
-OuterTemplate outer_template(const ipsec::SaSpec& spec) {
-  OuterTemplate t{};
-  const bool v4 = spec.dst.family == 4;
-  t.header      = ec::outer_header(v4, spec.src.bytes.data(), spec.dst.bytes.data());
-  PacketInfo& o = t.info;
-  o.status      = packet::ParseStatus::kOk;
-  o.l3          = v4 ? packet::L3::kIpv4 : packet::L3::kIpv6;
-  o.ip_version  = v4 ? 4 : 6;
-  o.ethertype   = v4 ? 0x0800 : 0x86dd;
-  o.ttl         = ec::kOuterTtl;
-  o.proto       = ec::kProtoEsp;
-  o.fields      = packet::kFieldsAll;
-  std::memcpy(o.src, spec.src.bytes.data(), v4 ? 4 : 16);
-  std::memcpy(o.dst, spec.dst.bytes.data(), v4 ? 4 : 16);
-  return t;
-}
-
-// What both directions share: the database, its engine and the SAs' mutable state.
-struct EspTables {
-  ipsec::SaDatabase db;
-  std::vector<OuterTemplate> outer;  ///< per SA (outbound ones used)
-  std::unique_ptr<ipsec::EspCrypto> crypto, offload;
-  std::vector<std::shared_ptr<ipsec::SaState>> states;  ///< kept across reloads (same SA)
-  /// Outbound SAs with an IPv4 outer header: the counter their packets' IDs come from, one per
-  /// pair of tunnel endpoints, shared by its SAs. RFC 6864 asks a source to keep the ID of a
-  /// datagram that may be fragmented (DF clear) unique per source, destination and protocol;
-  /// SAs between the same gateways each taking its sequence number's low bits would repeat
-  /// each other's IDs, and the peer could join fragments of two tunnel packets. Seeded at
-  /// random (as Linux's ip_idents), kept across reloads.
-  std::vector<std::shared_ptr<std::atomic<uint32_t>>> ids;
-  std::string describe;
-};
-
-// A fresh window as the file says: replay_seq and the window below it count as received.
-void init_window(ipsec::SaState& st, const ipsec::SaSpec& sa) {
-  st.top = sa.replay_seq;
-  st.bitmap.assign(sa.replay_window ? (sa.replay_window + 63) / 64 : 0, sa.replay_seq ? ~uint64_t(0) : 0);
-}
-
 // What a module is built from, kept for reloads.
 struct EspSource {
   std::string file, engine;
@@ -182,74 +111,9 @@ struct EspSource {
 Result<std::unique_ptr<EspTables>> build_tables(const EspSource& src, ipsec::Dir dir,
                                                 const EspTables* previous,
                                                 std::vector<std::string>* warnings) {
-  const std::string& file = src.file;
-  WARPATH_ASSIGN_OR_RETURN(ipsec::SaConfig config, src.load(file));
-  auto made  = std::make_unique<EspTables>();
-  EspTables& t = *made;
-  WARPATH_ASSIGN_OR_RETURN(t.db, ipsec::SaDatabase::build(std::move(config), previous ? &previous->db : nullptr));
-  const std::vector<ipsec::SaKeys> keys = t.db.keys();
-  WARPATH_ASSIGN_OR_RETURN(t.crypto, ipsec::make_esp_crypto(src.engine, {keys.data(), uint32_t(keys.size())}));
-  if (!src.offload.empty()) {
-    WARPATH_ASSIGN_OR_RETURN(t.offload, ipsec::make_esp_crypto(src.offload, {keys.data(), uint32_t(keys.size())}));
-  }
-  for (size_t s = 0; s < keys.size(); ++s) {
-    const ipsec::SaSpec& sa = t.db.sas()[s];
-    // Indices are stable across reloads (SaDatabase::build): the same index is the same SA, and
-    // its state (sequence numbers, replay window, lifetime) goes on.
-    std::shared_ptr<ipsec::SaState> kept = previous && s < previous->states.size() ? previous->states[s] : nullptr;
-    if (kept && t.db.active(s)) {
-      // The counter never goes back (a file's replay_oseq may move it on); a window that
-      // grew counts its new part as received (fail closed).
-      uint64_t o = kept->oseq.load(std::memory_order_relaxed);
-      while (o < sa.replay_oseq && !kept->oseq.compare_exchange_weak(o, sa.replay_oseq)) {
-      }
-      std::lock_guard<std::mutex> g(kept->lock);
-      kept->bitmap.resize(sa.replay_window ? (sa.replay_window + 63) / 64 : 0, ~uint64_t(0));
-    } else if (!kept) {
-      kept = std::make_shared<ipsec::SaState>();
-      kept->oseq.store(sa.replay_oseq, std::memory_order_relaxed);
-      init_window(*kept, sa);
-    }
-    t.states.push_back(std::move(kept));
-    t.outer.push_back(outer_template(sa));
-  }
-  // The outer IPv4 ID counters: those of the previous tables by endpoint pair, else new.
-  auto pair_of = [](const ipsec::SaSpec& sa) {
-    uint64_t k = 0;
-    for (int b = 0; b < 4; ++b) k = k << 8 | sa.src.bytes[size_t(b)];
-    for (int b = 0; b < 4; ++b) k = k << 8 | sa.dst.bytes[size_t(b)];
-    return k;
-  };
-  auto v4_out = [](const ipsec::SaSpec& sa) {
-    return sa.dir == ipsec::Dir::kOut && sa.dst.family == 4;
-  };
-  std::vector<std::pair<uint64_t, std::shared_ptr<std::atomic<uint32_t>>>> counters;
-  auto counter_for = [&](uint64_t pair) -> std::shared_ptr<std::atomic<uint32_t>>& {
-    for (auto& c : counters)
-      if (c.first == pair) return c.second;
-    counters.emplace_back(pair, nullptr);
-    return counters.back().second;
-  };
-  if (previous)
-    for (size_t s = 0; s < previous->ids.size() && s < previous->db.sas().size(); ++s)
-      if (previous->ids[s]) counter_for(pair_of(previous->db.sas()[s])) = previous->ids[s];
-  std::random_device seed;
-  t.ids.resize(keys.size());
-  for (size_t s = 0; s < keys.size(); ++s) {
-    const ipsec::SaSpec& sa = t.db.sas()[s];
-    if (!v4_out(sa)) continue;
-    auto& c = counter_for(pair_of(sa));
-    if (!c) c = std::make_shared<std::atomic<uint32_t>>(seed());
-    t.ids[s] = c;
-  }
-  const size_t n = dir == ipsec::Dir::kIn ? t.db.inbound_count() : t.db.outbound_count();
-  t.describe     = file + " (" + std::to_string(n) + (dir == ipsec::Dir::kIn ? " inbound" : " outbound") +
-               " SAs of " + std::to_string(t.db.inbound_count() + t.db.outbound_count()) + ", " +
-               std::to_string(t.db.policies().size()) + " policies) on " + std::string(t.crypto->id());
-  if (warnings && n == 0)
-    warnings->push_back(std::string("no ") + (dir == ipsec::Dir::kIn ? "inbound" : "outbound") +
-                        " SA: every packet passes through");
-  return made;
+  WARPATH_ASSIGN_OR_RETURN(ipsec::SaConfig config, src.load(src.file));
+  return ipsec::build_gateway_tables(std::move(config), src.file, src.engine, src.offload, dir,
+                                     previous, warnings);
 }
 
 Result<EspSource> source_of(const ModuleArgs& args, const BuildEnv& env, bool job_mode) {
@@ -264,109 +128,6 @@ Result<EspSource> source_of(const ModuleArgs& args, const BuildEnv& env, bool jo
     return Status(Errc::kNotSupported, "sa=" + src.file + ": this program cannot load SA files");
   src.load = env.tables->load_sas;
   return src;
-}
-
-uint8_t family_of(const PacketInfo& in) { return in.ip_version == 6 ? 6 : 4; }
-// The selectors' ports: those of TCP/UDP/SCTP first fragments, else 0 (a policy with ports
-// then does not select the packet).
-uint16_t sport_of(const PacketInfo& in) { return (in.flags & packet::kHasPorts) ? in.sport : 0; }
-uint16_t dport_of(const PacketInfo& in) { return (in.flags & packet::kHasPorts) ? in.dport : 0; }
-// Are the packet's ports known? Not for a later fragment or a transport header the parser could
-// not read: a policy with ports then cannot decide it (and nothing may leave in the clear).
-bool ports_known(const PacketInfo& in) {
-  const bool has_ports = in.proto == 6 || in.proto == 17 || in.proto == 132;
-  return !has_ports || (in.flags & packet::kHasPorts);
-}
-// The IP header was read (addresses, protocol): what the selectors need. A packet whose IP
-// header is broken is the router's to drop.
-bool ip_readable(const PacketInfo& in) {
-  using packet::ParseStatus;
-  switch (in.status) {
-    case ParseStatus::kBadIpv4Header:
-    case ParseStatus::kBadIpv4Checksum:
-    case ParseStatus::kBadIpv4Length:
-    case ParseStatus::kBadIpv6Header:
-    case ParseStatus::kBadIpv6Length:
-      return false;
-    default:
-      break;
-  }
-  const uint8_t need = packet::kFieldSrc | packet::kFieldDst | packet::kFieldProto;
-  return in.ip_version != 0 && (in.fields & need) == need;
-}
-
-// The addresses were read but not the upper layer: an IPv6 extension header chain the parser
-// could not follow (malformed, or longer than it walks) or one the capture cut short. The
-// router forwards such a packet (it does not read extension headers), so the policies must
-// decide it: its next-layer protocol and ports are RFC 4301 4.4.1.1's OPAQUE. The first policy
-// on its addresses alone decides: one with ANY protocol and ports selects it; one that names
-// a protocol or ports cannot be told, and the packet is dropped rather than let out in the
-// clear (ports_unknown, as a later fragment under a policy with ports).
-bool opaque_upper(const PacketInfo& in) {
-  using packet::ParseStatus;
-  const uint8_t addrs = packet::kFieldSrc | packet::kFieldDst;
-  return in.ip_version == 6 && (in.fields & addrs) == addrs && !(in.fields & packet::kFieldProto) &&
-         (in.status == ParseStatus::kBadIpv6ExtHeader || in.status == ParseStatus::kTruncated);
-}
-
-// The first `out` policy selecting the packet (SaDatabase::match_out: -1 none, kPortsUnknown
-// when one that names ports, or for an OPAQUE packet a protocol, would have to decide it
-// without them), its SA in `sa`.
-int32_t out_policy(const EspTables& t_, const PacketInfo& in, int32_t* sa) {
-  if (opaque_upper(in)) return t_.db.match_out(6, in.src, in.dst, 0, 0, 0, sa, false, false);
-  return t_.db.match_out(family_of(in), in.src, in.dst, in.proto, sport_of(in), dport_of(in), sa,
-                         ports_known(in));
-}
-
-// Does some `in` policy cover the packet, arrived in the clear (it should have come through
-// its tunnel)? Fail closed: without known ports, a policy with ports covers it; with an OPAQUE
-// upper layer, any policy on its addresses.
-bool in_policy_covers(const EspTables& t_, const PacketInfo& in) {
-  if (opaque_upper(in)) return t_.db.admits_in(-1, 6, in.src, in.dst, 0, 0, 0, false, false);
-  return t_.db.admits_in(-1, family_of(in), in.src, in.dst, in.proto, sport_of(in), dport_of(in),
-                         ports_known(in));
-}
-
-// The IP packet's length from its header (the frame may carry Ethernet padding after it).
-uint32_t ip_length(const uint8_t* ip, uint8_t version) {
-  return version == 4 ? ec::load_be16(ip + 2) : 40u + ec::load_be16(ip + 4);
-}
-
-// Moves the link-layer header (n bytes) to `to`, `from` and `to` at least n apart (the
-// usual 14-22 bytes as two overlapping words each way, without a call to memmove).
-inline __attribute__((always_inline)) void move_link_header(uint8_t* to, const uint8_t* from,
-                                                            uint32_t n) {
-  const uint64_t apart = to > from ? uint64_t(to - from) : uint64_t(from - to);
-  if (n < 8 || n > 32 || apart < n) {
-    std::memmove(to, from, n);
-  } else if (n >= 16) {
-    uint8_t a[16], b[16];
-    std::memcpy(a, from, 16);
-    std::memcpy(b, from + n - 16, 16);
-    std::memcpy(to, a, 16);
-    std::memcpy(to + n - 16, b, 16);
-  } else {
-    uint64_t a, b;
-    std::memcpy(&a, from, 8);
-    std::memcpy(&b, from + n - 8, 8);
-    std::memcpy(to, &a, 8);
-    std::memcpy(to + n - 8, &b, 8);
-  }
-}
-
-void set_ethertype(uint8_t* frame, uint32_t l3, uint8_t family) {
-  ec::store_be16(frame + l3 - 2, family == 4 ? 0x0800 : 0x86dd);
-}
-
-// Does the SA's p-th packet, with b bytes so far, stay within every limit, the soft ones
-// included unless the SA already reported its soft expiry (then only the hard ones can change
-// a packet's fate, and frames need not check each packet until one may reach them)?
-inline bool within_all_limits(const ipsec::SaSpec& sa, const ipsec::SaState& st, uint64_t p,
-                              uint64_t b) {
-  const bool soft = !st.soft_expired.load(std::memory_order_relaxed);
-  return (!sa.hard_packets || p <= sa.hard_packets) && (!sa.hard_bytes || b <= sa.hard_bytes) &&
-         (!soft ||
-          ((!sa.soft_packets || p <= sa.soft_packets) && (!sa.soft_bytes || b <= sa.soft_bytes)));
 }
 
 // Lifetime (RFC 4301 4.4.2.1) of a packet that is the SA's p-th, with b bytes so far: false

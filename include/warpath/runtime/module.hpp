@@ -82,6 +82,11 @@ const char* field_name(Field f) noexcept;
 std::string field_list(FieldSet s);
 
 struct ModuleContract {
+  ModuleContract(FieldSet r = 0, FieldSet s = 0, std::vector<std::string> ctx = {},
+                 std::vector<std::string> prod = {}, std::vector<std::string> cons = {},
+                 std::vector<std::string> may = {})
+      : reads(r), sets(s), contexts(std::move(ctx)), produces(std::move(prod)),
+        consumes(std::move(cons)), may_consume(std::move(may)) {}
   FieldSet reads = 0, sets = 0;
   /// Context names the module may tag packets with (those of goto: actions, say).
   std::vector<std::string> contexts;
