@@ -189,6 +189,10 @@ Result<RunReport> run(const RunConfig& config, RunInputs& in, const RunHooks& ho
   const std::vector<ModuleSpec> specs =
       preset ? preset_chain(config, {in.fib != nullptr, in.neighbors != nullptr, in.rules != nullptr})
              : config.chain;
+  if (specs.empty())
+    return Status(Errc::kNotSupported, "no chain: this program has no preset for app " +
+                                           std::string(app_name(config.app)) +
+                                           " (the chain modules' library builds them)");
   WARPATH_ASSIGN_OR_RETURN(std::unique_ptr<Chain> chain, Chain::build(specs, env));
   WARPATH_TRY(check_frame_memory(config, chain->tail_room(config.batch)));
   chain->set_schedule_sort(config.schedule == "sort");

@@ -17,8 +17,8 @@
 
 namespace warpath {
 
-const std::vector<ModuleInfo>& all_modules() {
-  static const std::vector<ModuleInfo> modules = {
+const std::vector<EngineFamily>& engine_families() {
+  static const std::vector<EngineFamily> modules = {
     {"packet", &packet::parser_engines, &packet::check_parser_engine},
     {"lookup", &lookup::fib_engines, &lookup::check_fib_engine},
     {"classify", &classify::classifier_engines, &classify::check_classifier_engine},
@@ -28,7 +28,7 @@ const std::vector<ModuleInfo>& all_modules() {
     {"pattern", &pattern::pattern_engines, &pattern::check_pattern_engine},
     {"ipsec", &ipsec::esp_engines, &ipsec::check_esp_engine},
     {"aes-ctr", &ipsec::ctr_engines, &ipsec::check_ctr_engine},
-    {"openflow", &openflow::flow_engines, &openflow::check_flow_engine},
+    {"openflow", &openflow::flow_table_engines, &openflow::check_flow_table_engine},
 #if defined(WARPATH_HAVE_NIDS)
     {"nids", &nids::nids_engines, &nids::check_nids_engine},
 #endif

@@ -22,7 +22,7 @@ SelftestResult run_selftest(const SelftestOptions& options,
   result.seed = options.seed
                     ? options.seed
                     : uint64_t(std::chrono::steady_clock::now().time_since_epoch().count());
-  for (const ModuleInfo& module : all_modules()) {
+  for (const EngineFamily& module : engine_families()) {
     for (const EngineInfo& engine : module.engines()) {
       const std::string id(engine.id);
       if (!selftest_selects(options, id)) continue;

@@ -49,11 +49,11 @@ packet::OfTuple ip_key(uint32_t src, uint32_t dst, uint8_t proto = 6, uint16_t s
 // batch checked once for every engine (the non-virtual lookup).
 TEST(FlowLookupEngines, EveryEngineMatchesTheReferenceAndChecksSizes) {
   std::vector<std::string> ids;
-  for (const EngineInfo& e : flow_engines())
+  for (const EngineInfo& e : flow_table_engines())
     if (e.available()) ids.emplace_back(e.id);
   ids.emplace_back("validate:cpu.flowtable");
   for (const std::string& id : ids) {
-    const CheckReport r = check_flow_engine(id, 5, 20000);
+    const CheckReport r = check_flow_table_engine(id, 5, 20000);
     EXPECT_TRUE(r.passed()) << id << ": " << r.detail;
     FlowTable table;
     auto engine = make_flow_lookup(id, table);

@@ -55,7 +55,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (list) {
-    for (const warpath::ModuleInfo& module : warpath::all_modules())
+    for (const warpath::EngineFamily& module : warpath::engine_families())
       for (const warpath::EngineInfo& engine : module.engines()) {
         if (warpath::selftest_selects(o, engine.id))
           std::printf("%.*s\n", int(engine.id.size()), engine.id.data());

@@ -41,7 +41,7 @@ int run_info(const InfoOptions& o) {
                                     {"cc", fmt::format("{}.{}", d.cc_major, d.cc_minor)},
                                     {"sms", d.sm_count},
                                     {"memory_bytes", d.global_memory_bytes}});
-  for (const auto& m : all_modules())
+  for (const auto& m : engine_families())
     for (const auto& e : m.engines())
       j["engines"].push_back({{"module", m.name},
                               {"id", e.id},
@@ -66,11 +66,11 @@ int run_info(const InfoOptions& o) {
     fmt::print("cuda      [{}] {} (sm_{}{}, {} SMs, {:.1f} GiB), {}\n", d.index, d.name, d.cc_major,
                d.cc_minor, d.sm_count, double(d.global_memory_bytes) / (1 << 30), cuda_versions());
   size_t width = 6;  // the engine column fits the longest id
-  for (const auto& m : all_modules())
+  for (const auto& m : engine_families())
     for (const auto& e : m.engines()) width = std::max(width, std::string_view(e.id).size());
   fmt::print("\n{:<10} {:<{}} {:>8}  {:<10} {}\n", "module", "engine", width, "priority",
              "available", "description");
-  for (const auto& m : all_modules())
+  for (const auto& m : engine_families())
     for (const auto& e : m.engines())
       fmt::print("{:<10} {:<{}} {:>8}  {:<10} {}\n", m.name, e.id, width, e.priority,
                  e.available() ? "yes" : "no", e.description);

@@ -227,9 +227,8 @@ Result<runtime::RunConfig> build_config(const RunOptions& o, bool& builtin_ports
 Result<std::shared_ptr<void>> attach_openflow(const runtime::RunConfig& c, const runtime::Chain& chain,
                                               const std::vector<runtime::Port*>& ports) {
   const openflow::SwitchControl* sw = nullptr;
-  for (size_t m = 0; m < chain.size(); ++m)
-    if (chain.module(m).kind() == "switch")
-      sw = dynamic_cast<const openflow::SwitchControl*>(&chain.module(m));
+  for (size_t m = 0; m < chain.size() && !sw; ++m)  // a module the controller programs
+    sw = dynamic_cast<const openflow::SwitchControl*>(&chain.module(m));
   std::vector<std::string> targets = c.openflow;
   const bool by_default            = targets.empty();
   if (!sw) {

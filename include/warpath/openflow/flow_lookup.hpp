@@ -6,7 +6,7 @@
 // frame's keys up in the image it published); the engines are what the self-test, the GPU
 // benchmark and the CUDA offload see.
 //
-// Engines (the registry: flow_engines())
+// Engines (the registry: flow_table_engines())
 //   ref.flowtable   FlowTable::lookup: every flow tested, the precedence rule applied (the oracle)
 //   cpu.flowtable   FlowImage::lookup: exact-match hash table, then ranked tuple-space subtables,
 //              hashed and prefetched in stages
@@ -45,13 +45,13 @@ class FlowLookup {
   virtual Status do_lookup(Span<const packet::OfTuple> keys, Span<uint32_t> ids) const = 0;
 };
 
-std::vector<EngineInfo> flow_engines();
+std::vector<EngineInfo> flow_table_engines();
 /// An engine over `table` as it is now (a later change of the table needs a new engine).
 Result<std::unique_ptr<FlowLookup>> make_flow_lookup(std::string_view id, const FlowTable& table);
 /// The self-test's differential check against ref.flowtable: random tables over small value pools
 /// (overlaps, ties and exact flows frequent) and random keys, at batch sizes 0, 1, 31-33,
 /// 63-65, 255-257 and large; at most 200,000 keys.
-CheckReport check_flow_engine(std::string_view id, uint64_t seed, uint64_t items);
+CheckReport check_flow_table_engine(std::string_view id, uint64_t seed, uint64_t items);
 
 namespace detail {
 /// Random flows and keys over small value pools (Open vSwitch's test-classifier does the same),

@@ -11,7 +11,8 @@
 //                ignored; KIND and NAME are [A-Za-z0-9_.-]+)
 //   TOML         [[module]] tables in order: kind = "acl", then the arguments as keys
 //                (run_config.hpp)
-//   a preset     --app acl | router | router+acl (preset_chain: today's three applications)
+//   a preset     --app acl | router | router+acl | ipsec | switch (preset_chain, built by the
+//                chain modules' library: src/modules/presets.cpp)
 //
 // Every module takes `when=NAME[|NAME...]`: it then runs only on packets whose context key is
 // one of those (GASPP's context keys); an ACL rule with the action goto:NAME tags a packet with
@@ -45,10 +46,15 @@ Result<std::vector<ModuleSpec>> parse_chain(std::string_view text);
 std::string format_chain(const std::vector<ModuleSpec>& specs);
 /// The chain of a preset application, with its arguments from `config` (router.* and acl.*).
 /// A file argument is left out for each table the caller passes in TableSource (`preloaded`),
-/// so a caller may load some tables and leave the others to the modules.
+/// so a caller may load some tables and leave the others to the modules. The chain modules'
+/// library registers the builder (src/modules/presets.cpp); the runtime names no module, and
+/// without a builder a preset is an empty chain (run() refuses it).
 struct Preloaded {
   bool fib = false, neighbors = false, rules = false;
 };
+using PresetBuilder = std::vector<ModuleSpec> (*)(const RunConfig&, Preloaded);
+/// Sets the builder of preset_chain (the last registered wins). Always true.
+bool register_preset_builder(PresetBuilder builder) noexcept;
 std::vector<ModuleSpec> preset_chain(const RunConfig& config, Preloaded preloaded);
 
 /// Per-module counters of one worker (written by its owner only; relaxed atomics, so the

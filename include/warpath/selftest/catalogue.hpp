@@ -1,8 +1,9 @@
 // include/warpath/selftest/catalogue.hpp
 //
-// The module catalogue: every module of this build with its engine table and its differential
-// check, so `warpath info` and `warpath selftest` walk every engine without knowing the
-// modules' interfaces. It lives above the modules (the selftest module depends on all of them);
+// The engine catalogue: every library of this build that has engines (an engine family: packet,
+// lookup, classify, ...) with its engine table and its differential check, so `warpath info`
+// and `warpath selftest` walk every engine without knowing the libraries' interfaces. (A chain
+// module is another thing: runtime/module.hpp.) It lives above the modules (the selftest module depends on all of them);
 // core's registry.hpp knows none of them.
 #pragma once
 #include <cstdint>
@@ -13,8 +14,8 @@
 
 namespace warpath {
 
-/// A module's entry in the catalogue.
-struct ModuleInfo {
+/// An engine family's entry in the catalogue.
+struct EngineFamily {
   std::string_view name;  ///< "packet"
   std::vector<EngineInfo> (*engines)();
   /// Runs engine `id` against the module's reference on fresh random data of `items` items
@@ -22,8 +23,8 @@ struct ModuleInfo {
   CheckReport (*check)(std::string_view id, uint64_t seed, uint64_t items);
 };
 
-/// Every module of this build, in dependency order.
-const std::vector<ModuleInfo>& all_modules();
+/// Every engine family of this build, in dependency order.
+const std::vector<EngineFamily>& engine_families();
 
 namespace packet {
 /// The parsers' check (every parser engine against ref.parse on generated traffic). It is the

@@ -1,4 +1,4 @@
-// src/openflow/flow_registry.cpp: the flow-lookup engine registry (the only list of them), the
+// src/openflow/flow_table_registry.cpp: the flow-lookup engine registry (the only list of them), the
 // validating wrapper and the self-test's differential check (flow_lookup.hpp).
 #include <algorithm>
 #include <random>
@@ -165,13 +165,13 @@ packet::OfTuple FlowPools::key() {
 
 }  // namespace detail
 
-std::vector<EngineInfo> flow_engines() { return flow_lookup_table().infos(); }
+std::vector<EngineInfo> flow_table_engines() { return flow_lookup_table().infos(); }
 
 Result<std::unique_ptr<FlowLookup>> make_flow_lookup(std::string_view requested, const FlowTable& table) {
   return flow_lookup_table().make(requested, table);
 }
 
-CheckReport check_flow_engine(std::string_view id, uint64_t seed, uint64_t items) {
+CheckReport check_flow_table_engine(std::string_view id, uint64_t seed, uint64_t items) {
   CheckReport rep{"openflow", std::string(id), seed, 0, false, {}};
   items = std::min(items, kMaxCheckKeys);
   detail::FlowPools pools(seed);
