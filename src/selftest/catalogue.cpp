@@ -1,4 +1,4 @@
-// src/selftest/catalogue.cpp: the module catalogue (see include/warpath/selftest/catalogue.hpp).
+// src/selftest/catalogue.cpp: the engine catalogue (see include/warpath/selftest/catalogue.hpp).
 #include "warpath/selftest/catalogue.hpp"
 
 #include "warpath/classify/check.hpp"
