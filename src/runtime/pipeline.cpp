@@ -158,17 +158,10 @@ Status check_frame_memory(const RunConfig& c, uint64_t tail_room) {
                     "; lower workers or batch");
 }
 
-Result<RunReport> run(const RunConfig& config, RunInputs& in, const RunHooks& hooks) {
-  WARPATH_TRY(config.validate());
-  if (in.ports.empty()) return Status(Errc::kInvalidArgument, "no ports");
-  if (in.ports.size() > 65535) return Status(Errc::kInvalidArgument, "more than 65535 ports");
-  const bool want_offload = config.engine != Offload::kCpu;
-  const bool have_device  = config.offload_device == "cpu" || cuda_device_count() > 0;
-  if (config.engine == Offload::kGpu && !have_device)
-    return Status(Errc::kNotSupported,
-                  "--engine gpu: no usable CUDA device (" + cuda_unavailable_reason() + ")");
-  const bool offload = want_offload && have_device;
-
+// The run's chain: the configured one, or the preset of `app` (taking the tables the caller
+// loaded), built for the offload place when the run offloads.
+Result<std::unique_ptr<Chain>> build_run_chain(const RunConfig& config, const RunInputs& in,
+                                               bool offload) {
   TableSource tables;
   tables.fib         = in.fib;
   tables.neighbors   = in.neighbors;
@@ -196,29 +189,48 @@ Result<RunReport> run(const RunConfig& config, RunInputs& in, const RunHooks& ho
   WARPATH_ASSIGN_OR_RETURN(std::unique_ptr<Chain> chain, Chain::build(specs, env));
   WARPATH_TRY(check_frame_memory(config, chain->tail_room(config.batch)));
   chain->set_schedule_sort(config.schedule == "sort");
+  return chain;
+}
+
+// The offload master: launches of up to every worker's frames in flight, a core per lane (those
+// --cpus lists after the workers', else core 0 and the core after the workers' when there is one).
+std::unique_ptr<OffloadMaster> make_master(const RunConfig& config, const Chain& chain,
+                                           unsigned cpus) {
+  const uint32_t max_launch = std::max<uint32_t>(
+      config.batch,
+      std::min<uint32_t>(65536, config.batch * config.workers * kInFlightPerWorker));
+  // A core per lane: those --cpus lists after the workers', else core 0 (the workers take
+  // 1..W) and the core after the workers' when the machine has one.
+  std::vector<int> lane_cpus;
+  if (config.pin_threads) {
+    if (!config.cpus.empty()) {
+      for (size_t c = config.workers; c < config.cpus.size(); ++c)
+        lane_cpus.push_back(config.cpus[c]);
+    } else {
+      lane_cpus.push_back(0);
+      if (config.workers + 1 < cpus) lane_cpus.push_back(int(config.workers + 1));
+    }
+  }
+  return std::make_unique<OffloadMaster>(chain, max_launch, std::move(lane_cpus));
+}
+
+Result<RunReport> run(const RunConfig& config, RunInputs& in, const RunHooks& hooks) {
+  WARPATH_TRY(config.validate());
+  if (in.ports.empty()) return Status(Errc::kInvalidArgument, "no ports");
+  if (in.ports.size() > 65535) return Status(Errc::kInvalidArgument, "more than 65535 ports");
+  const bool want_offload = config.engine != Offload::kCpu;
+  const bool have_device  = config.offload_device == "cpu" || cuda_device_count() > 0;
+  if (config.engine == Offload::kGpu && !have_device)
+    return Status(Errc::kNotSupported,
+                  "--engine gpu: no usable CUDA device (" + cuda_unavailable_reason() + ")");
+  const bool offload = want_offload && have_device;
+
+  WARPATH_ASSIGN_OR_RETURN(std::unique_ptr<Chain> chain, build_run_chain(config, in, offload));
 
   (void)ns_per_tick();  // calibrated here, not on the first progress report
   std::atomic<bool> stop{false};
   const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
-  std::unique_ptr<OffloadMaster> master;
-  if (offload) {
-    const uint32_t max_launch = std::max<uint32_t>(
-        config.batch,
-        std::min<uint32_t>(65536, config.batch * config.workers * kInFlightPerWorker));
-    // A core per lane: those --cpus lists after the workers', else core 0 (the workers take
-    // 1..W) and the core after the workers' when the machine has one.
-    std::vector<int> lane_cpus;
-    if (config.pin_threads) {
-      if (!config.cpus.empty()) {
-        for (size_t c = config.workers; c < config.cpus.size(); ++c)
-          lane_cpus.push_back(config.cpus[c]);
-      } else {
-        lane_cpus.push_back(0);
-        if (config.workers + 1 < cpus) lane_cpus.push_back(int(config.workers + 1));
-      }
-    }
-    master = std::make_unique<OffloadMaster>(*chain, max_launch, std::move(lane_cpus));
-  }
+  std::unique_ptr<OffloadMaster> master = offload ? make_master(config, *chain, cpus) : nullptr;
 
   // RX queues round robin over the workers: every (port, queue) pair has one owner.
   std::vector<std::vector<std::pair<Port*, uint32_t>>> queues(config.workers);
