@@ -53,6 +53,58 @@ Status check_content(const Content& c) {
 
 const char* const kInformational[] = {"reference", "metadata", "target", "tag", "rawbytes"};
 
+// msg:"..." with its backslash escapes removed.
+Status parse_msg(std::string_view value, Rule& r) {
+  std::string_view m = value;
+  if (m.size() >= 2 && m.front() == '"' && m.back() == '"') m = m.substr(1, m.size() - 2);
+  r.msg.clear();
+  for (size_t i = 0; i < m.size(); ++i) {
+    if (m[i] == '\\' && i + 1 < m.size()) ++i;
+    r.msg.push_back(m[i]);
+  }
+  return Status::ok();
+}
+
+// content:["!"]"bytes|hex|": a content item, its modifiers to follow.
+Status parse_content(std::string_view value, Rule& r) {
+  Item it;
+  it.kind = Item::kContent;
+  std::string_view v = value;
+  if (v[0] == '!') {
+    it.content.negated = true;
+    v = io::trim(v.substr(1));
+  }
+  auto bytes = content_bytes(v);
+  if (!bytes.is_ok()) return bytes.status();
+  it.content.bytes = std::move(*bytes);
+  if (it.content.bytes.size() > 65535) return syntax("content longer than 65535 bytes");
+  r.items.push_back(std::move(it));
+  return Status::ok();
+}
+
+// isdataat:["!"]N[, relative|rawbytes].
+Status parse_isdataat(std::string_view value, Rule& r) {
+  Item it;
+  it.kind = Item::kIsDataAt;
+  std::string_view v = value;
+  if (v[0] == '!') it.isdataat.negated = true, v = io::trim(v.substr(1));
+  const size_t comma = v.find(',');
+  if (comma != std::string_view::npos) {
+    std::string_view opt = io::trim(v.substr(comma + 1));
+    if (opt == "relative") it.isdataat.relative = true;
+    else if (opt == "rawbytes") {}
+    else return syntax("isdataat: unknown option '" + std::string(opt) + "'");
+    v = io::trim(v.substr(0, comma));
+  }
+  if (!v.empty() && !std::isdigit(static_cast<unsigned char>(v[0])))
+    return unsupported("isdataat from a variable (byte_extract)");
+  auto n = parse_int(v, "isdataat", 0, 65535);
+  if (!n.is_ok()) return n.status();
+  it.isdataat.offset = int32_t(*n);
+  r.items.push_back(std::move(it));
+  return Status::ok();
+}
+
 Status parse_option(std::string_view name, std::string_view value, bool has_value, Rule& r) {
   auto need_value = [&]() -> Status {
     return has_value && !value.empty() ? Status::ok() : syntax(std::string(name) + " needs a value");
@@ -78,14 +130,7 @@ Status parse_option(std::string_view name, std::string_view value, bool has_valu
 
   if (name == "msg") {
     WARPATH_TRY(need_value());
-    std::string_view m = value;
-    if (m.size() >= 2 && m.front() == '"' && m.back() == '"') m = m.substr(1, m.size() - 2);
-    r.msg.clear();
-    for (size_t i = 0; i < m.size(); ++i) {
-      if (m[i] == '\\' && i + 1 < m.size()) ++i;
-      r.msg.push_back(m[i]);
-    }
-    return Status::ok();
+    return parse_msg(value, r);
   }
   if (name == "sid" || name == "rev" || name == "gid") {
     WARPATH_TRY(need_value());
@@ -110,19 +155,7 @@ Status parse_option(std::string_view name, std::string_view value, bool has_valu
     if (name == info) return Status::ok();
   if (name == "content") {
     WARPATH_TRY(need_value());
-    Item it;
-    it.kind = Item::kContent;
-    std::string_view v = value;
-    if (v[0] == '!') {
-      it.content.negated = true;
-      v = io::trim(v.substr(1));
-    }
-    auto bytes = content_bytes(v);
-    if (!bytes.is_ok()) return bytes.status();
-    it.content.bytes = std::move(*bytes);
-    if (it.content.bytes.size() > 65535) return syntax("content longer than 65535 bytes");
-    r.items.push_back(std::move(it));
-    return Status::ok();
+    return parse_content(value, r);
   }
   if (name == "nocase") return modifier([](Content& c) { c.nocase = true; return Status::ok(); });
   if (name == "startswith") return modifier([](Content& c) { c.startswith = true; return Status::ok(); });
@@ -156,25 +189,7 @@ Status parse_option(std::string_view name, std::string_view value, bool has_valu
   }
   if (name == "isdataat") {
     WARPATH_TRY(need_value());
-    Item it;
-    it.kind = Item::kIsDataAt;
-    std::string_view v = value;
-    if (v[0] == '!') it.isdataat.negated = true, v = io::trim(v.substr(1));
-    const size_t comma = v.find(',');
-    if (comma != std::string_view::npos) {
-      std::string_view opt = io::trim(v.substr(comma + 1));
-      if (opt == "relative") it.isdataat.relative = true;
-      else if (opt == "rawbytes") {}
-      else return syntax("isdataat: unknown option '" + std::string(opt) + "'");
-      v = io::trim(v.substr(0, comma));
-    }
-    if (!v.empty() && !std::isdigit(static_cast<unsigned char>(v[0])))
-      return unsupported("isdataat from a variable (byte_extract)");
-    auto n = parse_int(v, name, 0, 65535);
-    if (!n.is_ok()) return n.status();
-    it.isdataat.offset = int32_t(*n);
-    r.items.push_back(std::move(it));
-    return Status::ok();
+    return parse_isdataat(value, r);
   }
   if (name == "byte_test" || name == "byte_jump") {
     WARPATH_TRY(need_value());
