@@ -111,9 +111,11 @@ bool SaDatabase::same_sa(const SaSpec& a, const SaSpec& b) {
          x.esn == y.esn;
 }
 
-Result<SaDatabase> SaDatabase::build(SaConfig config, const SaDatabase* previous) {
-  // Each SA's checks in file order, the first error reported (a duplicate is found by its
-  // identity, not by comparing every pair).
+namespace {
+
+// Each SA's checks in file order, the first error reported (a duplicate is found by its
+// identity, not by comparing every pair).
+Status check_sas(const SaConfig& config) {
   std::unordered_map<std::string, size_t> seen;
   for (size_t i = 0; i < config.sas.size(); ++i) {
     const SaSpec& s = config.sas[i];
@@ -139,6 +141,13 @@ Result<SaDatabase> SaDatabase::build(SaConfig config, const SaDatabase* previous
                                       " and dst " + addr_text(s.dst) + " already defined at " +
                                       config.sas[at->second].where);
   }
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<SaDatabase> SaDatabase::build(SaConfig config, const SaDatabase* previous) {
+  WARPATH_TRY(check_sas(config));
   // Indices are stable across builds: an SA of `previous` keeps its index (and its keys),
   // one no longer in the file stays as a retired entry, a new one is appended.
   SaDatabase db;

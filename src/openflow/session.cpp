@@ -173,70 +173,78 @@ bool Session::message(const uint8_t* m, size_t len, std::vector<uint8_t>& out) {
       append(out, w.finish());
       break;
     }
-    case Type::kPacketOut: {
-      if (len < 16) {
-        err(ErrorType::kBadRequest, kBadLen);
-        break;
-      }
-      Reader r(m + kHeaderBytes, len - kHeaderBytes);
-      const uint32_t buffer    = r.u32();
-      const uint16_t in_port   = r.u16();
-      const uint16_t acts_len  = r.u16();
-      std::vector<Action> acts;
-      WireError we;
-      if (!read_actions(r, acts_len, acts, we, true)) {
-        err(we.type, we.code);
-        break;
-      }
-      if (buffer != 0xffffffffu) {
-        err(ErrorType::kBadRequest, kBufferUnknown);  // the switch buffers nothing
-        break;
-      }
-      const std::vector<uint8_t> data(m + kHeaderBytes + 8 + acts_len, m + len);
-      if (data.size() < 14 || (in_port > info_.ports.size() && in_port != kPortController &&
-                               in_port != kPortNone && in_port != kPortLocal)) {
-        err(ErrorType::kBadRequest, kBadEperm);
-        break;
-      }
-      if (Status s = sw_.packet_out(in_port, acts, data); !s.is_ok())
-        err(ErrorType::kBadRequest, s.code() == Errc::kCapacity ? uint16_t(kBufferEmpty) : uint16_t(kBadEperm));
-      break;
-    }
-    case Type::kPortMod: {
-      if (len < 32) {
-        err(ErrorType::kBadRequest, kBadLen);
-        break;
-      }
-      Reader r(m + kHeaderBytes, len - kHeaderBytes);
-      const uint16_t port  = r.u16();
-      const uint8_t* mac   = r.take(6);
-      const uint32_t config = r.u32(), mask = r.u32();
-      if (port == 0 || port > info_.ports.size()) {
-        err(ErrorType::kPortModFailed, 0);  // BAD_PORT
-        break;
-      }
-      if (std::memcmp(mac, info_.ports[port - 1].mac.data(), 6) != 0) {
-        err(ErrorType::kPortModFailed, 1);  // BAD_HW_ADDR
-        break;
-      }
-      if (mask & ~kPortConfigAll) {  // STP bits: the switch has no spanning tree
-        err(ErrorType::kBadRequest, kBadEperm);
-        break;
-      }
-      if (!sw_.port_mod(port, config, mask).is_ok()) {
-        err(ErrorType::kPortModFailed, 0);
-        break;
-      }
-      Writer st(Type::kPortStatus, 0);
-      st.u8(2);  // OFPPR_MODIFY
-      st.zeros(7);
-      write_port(st, info_.ports[port - 1]);
-      port_status_.push_back(st.finish());
-      break;
-    }
+    case Type::kPacketOut: on_packet_out(m, len, out); break;
+    case Type::kPortMod: on_port_mod(m, len, out); break;
     default: err(ErrorType::kBadRequest, kBadType); break;
   }
   return true;
+}
+
+// PACKET_OUT: the actions on the packet it carries (the switch buffers nothing).
+void Session::on_packet_out(const uint8_t* m, size_t len, std::vector<uint8_t>& out) {
+  const Header h = read_header(m);
+  auto err = [&](ErrorType t, uint16_t code) { append(out, error(h.xid, t, code, m, len)); };
+  if (len < 16) {
+    err(ErrorType::kBadRequest, kBadLen);
+    return;
+  }
+  Reader r(m + kHeaderBytes, len - kHeaderBytes);
+  const uint32_t buffer    = r.u32();
+  const uint16_t in_port   = r.u16();
+  const uint16_t acts_len  = r.u16();
+  std::vector<Action> acts;
+  WireError we;
+  if (!read_actions(r, acts_len, acts, we, true)) {
+    err(we.type, we.code);
+    return;
+  }
+  if (buffer != 0xffffffffu) {
+    err(ErrorType::kBadRequest, kBufferUnknown);  // the switch buffers nothing
+    return;
+  }
+  const std::vector<uint8_t> data(m + kHeaderBytes + 8 + acts_len, m + len);
+  if (data.size() < 14 || (in_port > info_.ports.size() && in_port != kPortController &&
+                           in_port != kPortNone && in_port != kPortLocal)) {
+    err(ErrorType::kBadRequest, kBadEperm);
+    return;
+  }
+  if (Status s = sw_.packet_out(in_port, acts, data); !s.is_ok())
+    err(ErrorType::kBadRequest, s.code() == Errc::kCapacity ? uint16_t(kBufferEmpty) : uint16_t(kBadEperm));
+}
+
+// PORT_MOD: a port's config bits (no spanning tree), then a PORT_STATUS for the listeners.
+void Session::on_port_mod(const uint8_t* m, size_t len, std::vector<uint8_t>& out) {
+  const Header h = read_header(m);
+  auto err = [&](ErrorType t, uint16_t code) { append(out, error(h.xid, t, code, m, len)); };
+  if (len < 32) {
+    err(ErrorType::kBadRequest, kBadLen);
+    return;
+  }
+  Reader r(m + kHeaderBytes, len - kHeaderBytes);
+  const uint16_t port  = r.u16();
+  const uint8_t* mac   = r.take(6);
+  const uint32_t config = r.u32(), mask = r.u32();
+  if (port == 0 || port > info_.ports.size()) {
+    err(ErrorType::kPortModFailed, 0);  // BAD_PORT
+    return;
+  }
+  if (std::memcmp(mac, info_.ports[port - 1].mac.data(), 6) != 0) {
+    err(ErrorType::kPortModFailed, 1);  // BAD_HW_ADDR
+    return;
+  }
+  if (mask & ~kPortConfigAll) {  // STP bits: the switch has no spanning tree
+    err(ErrorType::kBadRequest, kBadEperm);
+    return;
+  }
+  if (!sw_.port_mod(port, config, mask).is_ok()) {
+    err(ErrorType::kPortModFailed, 0);
+    return;
+  }
+  Writer st(Type::kPortStatus, 0);
+  st.u8(2);  // OFPPR_MODIFY
+  st.zeros(7);
+  write_port(st, info_.ports[port - 1]);
+  port_status_.push_back(st.finish());
 }
 
 void Session::stats(const uint8_t* m, size_t len, std::vector<uint8_t>& out) {

@@ -130,6 +130,43 @@ int check_rules(const NidsOptions& o, const nids::RuleSet& set) {
   return 0;
 }
 
+// The inspector's settings from the options (engine, mode, stream policies, l7 patterns).
+Result<nids::InspectorConfig> inspector_config(const NidsOptions& o) {
+  nids::InspectorConfig cfg;
+  cfg.engine        = o.engine;
+  cfg.ips           = o.ips;
+  cfg.inspect_depth = o.inspect_depth;
+  cfg.stream_chunk     = o.stream_chunk;
+  cfg.stream_chunk_jitter = o.stream_chunk_jitter;
+  cfg.any_checksum  = o.no_checksum;
+  cfg.flow.capacity = o.capacity;
+  cfg.stream.midstream = o.midstream;
+  auto policy = stream::parse_policy(o.policy);
+  if (!policy.is_ok()) return policy.status();
+  cfg.stream.policy = *policy;
+  if (!o.l7.empty()) {
+    auto text = io::read_text_file(o.l7);
+    if (!text.is_ok()) return text.status();
+    auto l7 = nids::parse_l7(*text, o.l7);
+    if (!l7.is_ok()) return l7.status();
+    for (const std::string& why : l7->skipped)
+      std::fprintf(stderr, "warpath: warning: %s: pattern skipped: %s\n", o.l7.c_str(), printable(why).c_str());
+    cfg.l7 = std::make_shared<const nids::L7Set>(std::move(*l7));
+  }
+  auto ub = nids::parse_unit_batches(o.unit_batches);
+  if (!ub.is_ok()) return ub.status();
+  cfg.unit_batches = *ub;
+  auto mp = nids::parse_midstream_policy(o.midstream_policy, o.ips);
+  if (!mp.is_ok()) return mp.status();
+  cfg.midstream_policy = *mp;
+  for (const std::string& h : o.hosts) {
+    auto hp = stream::parse_host_policy(h);
+    if (!hp.is_ok()) return hp.status();
+    cfg.stream.hosts.push_back(*hp);
+  }
+  return cfg;
+}
+
 int run_nids(const NidsOptions& o) {
   auto set = load(o);
   if (!set.is_ok()) return fail(set.status());
@@ -145,39 +182,9 @@ int run_nids(const NidsOptions& o) {
                 " rule(s) with syntax errors (--skip-bad-rules to run without them)");
   auto image = nids::compile_rules(*set);
   if (!image.is_ok()) return fail(image.status());
-  nids::InspectorConfig cfg;
-  cfg.engine        = o.engine;
-  cfg.ips           = o.ips;
-  cfg.inspect_depth = o.inspect_depth;
-  cfg.stream_chunk     = o.stream_chunk;
-  cfg.stream_chunk_jitter = o.stream_chunk_jitter;
-  cfg.any_checksum  = o.no_checksum;
-  cfg.flow.capacity = o.capacity;
-  cfg.stream.midstream = o.midstream;
-  auto policy = stream::parse_policy(o.policy);
-  if (!policy.is_ok()) return fail(policy.status());
-  cfg.stream.policy = *policy;
-  if (!o.l7.empty()) {
-    auto text = io::read_text_file(o.l7);
-    if (!text.is_ok()) return fail(text.status());
-    auto l7 = nids::parse_l7(*text, o.l7);
-    if (!l7.is_ok()) return fail(l7.status());
-    for (const std::string& why : l7->skipped)
-      std::fprintf(stderr, "warpath: warning: %s: pattern skipped: %s\n", o.l7.c_str(), printable(why).c_str());
-    cfg.l7 = std::make_shared<const nids::L7Set>(std::move(*l7));
-  }
-  auto ub = nids::parse_unit_batches(o.unit_batches);
-  if (!ub.is_ok()) return fail(ub.status());
-  cfg.unit_batches = *ub;
-  auto mp = nids::parse_midstream_policy(o.midstream_policy, o.ips);
-  if (!mp.is_ok()) return fail(mp.status());
-  cfg.midstream_policy = *mp;
-  for (const std::string& h : o.hosts) {
-    auto hp = stream::parse_host_policy(h);
-    if (!hp.is_ok()) return fail(hp.status());
-    cfg.stream.hosts.push_back(*hp);
-  }
-  auto inspector = nids::Inspector::make(*image, cfg);
+  auto cfg = inspector_config(o);
+  if (!cfg.is_ok()) return fail(cfg.status());
+  auto inspector = nids::Inspector::make(*image, *cfg);
   if (!inspector.is_ok()) return fail(inspector.status());
   nids::Inspector& ins = **inspector;
   auto input = CaptureInput::open(o.in, o.filter, o.no_defrag ? "" : "auto", {}, o.batch);

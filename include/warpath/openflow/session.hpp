@@ -149,6 +149,8 @@ class Session {
  private:
   bool message(const uint8_t* m, size_t len, std::vector<uint8_t>& out);
   void stats(const uint8_t* m, size_t len, std::vector<uint8_t>& out);
+  void on_packet_out(const uint8_t* m, size_t len, std::vector<uint8_t>& out);
+  void on_port_mod(const uint8_t* m, size_t len, std::vector<uint8_t>& out);
 
   const SwitchControl& sw_;
   const SwitchInfo& info_;

@@ -98,7 +98,7 @@ class Agent final : public OpenflowAgent {
   Agent(const openflow::SwitchControl& sw, openflow::SwitchInfo info,
         std::function<void(const std::string&)> notice, const OpenflowAgentOptions& options)
       : sw_(sw), info_(std::move(info)), notice_(std::move(notice)),
-        probe_ms_(options.inactivity_probe_ms), tls_files_(options.tls) {}
+        tls_files_(options.tls), probe_ms_(options.inactivity_probe_ms) {}
 
   ~Agent() override {
     stop_.store(true);
