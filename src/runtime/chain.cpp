@@ -226,10 +226,12 @@ Status Chain::finish_states(States& states) const {
   return first;
 }
 
-Status Chain::pre(Frame& f, uint64_t* ticks_out) const {
+Status Chain::pre(Frame& f, uint64_t* ticks_out, uint64_t* parse_ticks) const {
   const uint32_t n = f.size();
   ExecContext ctx;
+  const uint64_t p0 = parse_ticks ? ticks() : 0;
   WARPATH_TRY(parser_->parse(f.batch.view(), {f.infos.data(), n}, ctx));
+  if (parse_ticks) *parse_ticks += ticks() - p0;
   std::fill_n(f.reason.begin(), n, kContinue);
   std::fill_n(f.context.begin(), n, kDefaultContext);
   std::fill_n(f.flow.begin(), n, 0u);

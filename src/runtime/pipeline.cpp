@@ -40,6 +40,7 @@ RunReport snapshot(const RunConfig& cfg, const Chain& chain,
   for (size_t m = 0; m < chain.size(); ++m) stat_names[m] = chain.module(m).stat_names();
   uint64_t shade_ns = 0;
   double share      = 0;
+  uint64_t rx_ticks = 0, parse_ticks = 0, tx_ticks = 0, busy_ticks = 0, all_module_ticks = 0;
   for (const auto& w : workers) {
     const Chain::States& states = w->states();
     for (size_t m = 0; m < states.size() && m < chain.size(); ++m)
@@ -57,6 +58,10 @@ RunReport snapshot(const RunConfig& cfg, const Chain& chain,
     r.cpu_packets += c.cpu_packets.load(std::memory_order_relaxed);
     r.gpu_packets += c.gpu_packets.load(std::memory_order_relaxed);
     shade_ns += c.shade_cpu_ns.load(std::memory_order_relaxed);
+    rx_ticks += c.rx_ticks.load(std::memory_order_relaxed);
+    parse_ticks += c.parse_ticks.load(std::memory_order_relaxed);
+    tx_ticks += c.tx_ticks.load(std::memory_order_relaxed);
+    busy_ticks += c.busy_ticks.load(std::memory_order_relaxed);
     r.icmp_sent += c.icmp_sent.load(std::memory_order_relaxed);
     r.icmp_suppressed += c.icmp_suppressed.load(std::memory_order_relaxed);
     r.originated += c.originated.load(std::memory_order_relaxed);
@@ -74,9 +79,17 @@ RunReport snapshot(const RunConfig& cfg, const Chain& chain,
     }
   }
   const uint64_t packets = r.cpu_packets + r.gpu_packets;
-  for (size_t m = 0; m < chain.size(); ++m)
+  for (size_t m = 0; m < chain.size(); ++m) {
     r.modules[m].ns_per_packet =
         packets ? double(module_ticks[m]) * ns_per_tick() / double(packets) : 0;
+    all_module_ticks += module_ticks[m];
+  }
+  if (packets) {
+    const double per = ns_per_tick() / double(packets);
+    const uint64_t known = rx_ticks + parse_ticks + all_module_ticks + tx_ticks;
+    r.stages = {double(rx_ticks) * per, double(parse_ticks) * per, double(all_module_ticks) * per,
+                double(tx_ticks) * per, busy_ticks > known ? double(busy_ticks - known) * per : 0};
+  }
   r.batch_fill =
       r.chunks ? double(r.cpu_packets + r.gpu_packets) / double(r.chunks) / cfg.batch : 0;
   r.cpu_ns_per_pkt = r.cpu_packets ? double(shade_ns) / double(r.cpu_packets) : 0;

@@ -76,6 +76,7 @@ Frame* Worker::take_free() {
 
 // Polls this worker's RX queues once each (round robin start) into `c`. True if any packet came.
 bool Worker::receive(Frame& c, uint64_t& now) {
+  const uint64_t t0 = ticks();
   bool got      = false;
   const auto nq = uint32_t(cfg_.rx_queues.size());
   for (uint32_t k = 0; k < nq; ++k) {
@@ -102,6 +103,7 @@ bool Worker::receive(Frame& c, uint64_t& now) {
     }
   }
   next_queue_ = nq ? (next_queue_ + 1) % nq : 0;
+  if (got) add_owned(counters_.rx_ticks, ticks() - t0);  // empty polls are idle time
   return got;
 }
 
@@ -114,7 +116,9 @@ void Worker::add_module_ticks() {
 }
 
 Status Worker::close(Frame* c) {
-  WARPATH_TRY(cfg_.chain->pre(*c, module_ticks_.data()));
+  uint64_t parse = 0;
+  WARPATH_TRY(cfg_.chain->pre(*c, module_ticks_.data(), &parse));
+  add_owned(counters_.parse_ticks, parse);
   const uint32_t n = c->batch.size();
   add_owned(counters_.chunks, 1);
   if (policy_.offload_next()) {
@@ -142,6 +146,7 @@ Status Worker::finish(Frame& c) {
   const Chain& chain = *cfg_.chain;
   WARPATH_TRY(chain.post(c, selection_, counters_.modules.get(), module_ticks_.data()));
   add_module_ticks();
+  const uint64_t tx0 = ticks();
   const uint32_t n   = c.batch.size();
   const uint16_t fwd = kReasonForwarded;
   std::fill(reason_scratch_.begin(), reason_scratch_.end(), 0);
@@ -203,6 +208,7 @@ Status Worker::finish(Frame& c) {
     if (reason_scratch_[r])
       add_owned(counters_.by_reason[r], reason_scratch_[r]);
   add_owned(counters_.tx_bytes, tx_bytes);
+  add_owned(counters_.tx_ticks, ticks() - tx0);
   return Status::ok();
 }
 
@@ -363,6 +369,7 @@ void Worker::run() {
     bool ended          = true;
     for (auto& [port, q] : cfg_.rx_queues) ended = ended && port->rx_done(q);
     uint64_t now = mono_ns();
+    const uint64_t loop0 = ticks();
     if (idle_since) policy_.on_idle(now - idle_since);  // the last iteration found nothing
     idle_since  = 0;
     bool worked = false;
@@ -397,6 +404,7 @@ void Worker::run() {
     if (!error_.is_ok()) break;
     if (cfg_.id == 0 && !stopping) send_originated();
     if (!worked) idle_since = now;
+    else add_owned(counters_.busy_ticks, ticks() - loop0);
     // Stateful modules get the time while nothing is in flight (idle flows end on a quiet link).
     if (!worked && !ended && !stopping && pending_.empty() && (!cur || cur->batch.size() == 0) &&
         !states_.empty() && now - last_idle_call_ >= kIdleCallNs) {

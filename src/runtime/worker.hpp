@@ -25,6 +25,11 @@ struct WorkerCounters {
   std::atomic<uint64_t> rx{0}, rx_bytes{0}, tx_bytes{0};
   std::atomic<uint64_t> chunks{0}, cpu_chunks{0}, gpu_chunks{0}, cpu_packets{0}, gpu_packets{0};
   std::atomic<uint64_t> shade_cpu_ns{0};
+  /// Cycle-clock ticks of the worker's own stages (thread_util.hpp: ticks()): receiving
+  /// (rx bursts that brought packets), parsing, sending (verdicts to ports, the slow path and
+  /// replies), and every loop iteration that did work (`busy`: the rest is bookkeeping). The
+  /// modules' own time is ModuleCounters::ticks. RunReport::stages turns them into ns a packet.
+  std::atomic<uint64_t> rx_ticks{0}, parse_ticks{0}, tx_ticks{0}, busy_ticks{0};
   /// Router-originated ICMP Time Exceeded errors (outside rx = tx + dropped + slow_path).
   std::atomic<uint64_t> icmp_sent{0}, icmp_suppressed{0};
   std::atomic<uint64_t> originated{0};  ///< copies of module-originated packets sent (PACKET_OUT)

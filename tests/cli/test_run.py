@@ -34,6 +34,12 @@ def has_gpu():
 def check_report(j):
     """The identities every final report satisfies."""
     t = j["totals"]
+    # Where the workers' time went, per packet finished: every stage measured, none negative.
+    s = j["stages_ns_per_packet"]
+    assert set(s) == {"rx", "parse", "modules", "tx", "other"}, s
+    assert all(v >= 0 for v in s.values()), s
+    if j["batches"]["cpu_packets"] + j["batches"]["gpu_packets"] > 0:
+        assert s["rx"] > 0 and s["parse"] > 0 and s["tx"] > 0, s
     assert t["rx"] == t["tx"] + t["dropped"] + t["slow_path"], t
     assert t["in_flight"] == 0
     assert sum(j["drops_by_reason"].values()) == t["dropped"]

@@ -41,6 +41,7 @@ RunReport sample_report() {
   router.ns_per_packet = 12.5;
   r.modules = {acl, router};
   r.latency.p50_us = 3, r.latency.p99_us = 7;
+  r.stages         = {21.5, 30, 12.5, 18, 4};
   return r;
 }
 
@@ -83,6 +84,10 @@ TEST(Metrics, TextHasEveryFamilyWithTypesAndEscapedLabels) {
                 "warpath_module_drops_total{position=\"2\",module=\"router\",reason=\"no_route\"}"),
             10);
   EXPECT_EQ(p.samples.at("warpath_module_ns_per_packet{position=\"2\",module=\"router\"}"), 12.5);
+  EXPECT_EQ(p.types.at("warpath_stage_ns_per_packet"), "gauge");
+  EXPECT_EQ(p.samples.at("warpath_stage_ns_per_packet{stage=\"rx\"}"), 21.5);
+  EXPECT_EQ(p.samples.at("warpath_stage_ns_per_packet{stage=\"parse\"}"), 30);
+  EXPECT_EQ(p.samples.at("warpath_stage_ns_per_packet{stage=\"other\"}"), 4);
   EXPECT_EQ(p.samples.count("warpath_latency_microseconds{quantile=\"0.99\"}"), 0u)
       << "a live snapshot has no latency summary, so it has no latency family";
   // A quote in a port name is escaped.

@@ -148,6 +148,10 @@ void print_run_summary(const runtime::RunConfig& c, const runtime::RunReport& r,
   fmt::print(out, "{:<16}cpu {} / gpu {} packets ({:.1f}% on the GPU), cpu {:.1f} ns/packet\n",
              "shading", r.cpu_packets, r.gpu_packets,
              pct(r.gpu_packets, r.cpu_packets + r.gpu_packets), r.cpu_ns_per_pkt);
+  const runtime::RunReport::Stages& s = r.stages;
+  fmt::print(out, "{:<16}rx {:.1f}, parse {:.1f}, modules {:.1f}, tx {:.1f}, other {:.1f}: {:.1f} ns a "
+             "packet (worker time, summed over the workers)\n",
+             "stages", s.rx, s.parse, s.modules, s.tx, s.other, s.rx + s.parse + s.modules + s.tx + s.other);
   const runtime::LatencySummary& l = r.latency;
   fmt::print(
       out, "{:<16}p50 {:.1f}  p99 {:.1f}  p99.9 {:.1f}  max {:.1f}  mean {:.1f} us ({} packets)\n",
@@ -301,6 +305,9 @@ nlohmann::ordered_json run_report_json(const runtime::RunConfig& c, const runtim
                                       {"gpu_packets", r.gpu_packets},
                                       {"gpu_share", r.gpu_share},
                                       {"cpu_ns_per_packet", r.cpu_ns_per_pkt}};
+  j["stages_ns_per_packet"]        = {{"rx", r.stages.rx},           {"parse", r.stages.parse},
+                                      {"modules", r.stages.modules}, {"tx", r.stages.tx},
+                                      {"other", r.stages.other}};
   const runtime::LatencySummary& l = r.latency;
   j["latency_us"]                  = {{"count", l.count},  {"p50", l.p50_us}, {"p99", l.p99_us},
                                       {"p999", l.p999_us}, {"max", l.max_us}, {"mean", l.mean_us}};

@@ -116,7 +116,8 @@ class Chain {
   uint32_t originate(States& states, packet::PacketBatch& out, std::vector<uint64_t>& masks) const;
   /// Pre-shade: parse, then every module's pre. `ticks` (one per module, may be nullptr) gets
   /// the time each took, in cycle-clock ticks (ModuleCounters::ticks).
-  Status pre(Frame& f, uint64_t* ticks = nullptr) const;
+  /// `ticks` (one per module) gets each module's pre time and `parse_ticks` the parser's.
+  Status pre(Frame& f, uint64_t* ticks = nullptr, uint64_t* parse_ticks = nullptr) const;
   /// Shade on the engines of `place`: every module's jobs.
   Status shade(Frame& f, Place place, ExecContext& ctx, uint64_t* ticks = nullptr) const;
   /// Post-shade: every module's post on its selection, then the chain's end (undecided ->

@@ -16,6 +16,7 @@
 //   warpath_module_drops_total{position, module, reason}               counter
 //   warpath_module_slow_path_total{position, module, reason}           counter
 //   warpath_module_ns_per_packet{position, module}                     gauge
+//   warpath_stage_ns_per_packet{stage="rx|parse|modules|tx|other"}     gauge
 //   warpath_module_stat{position, module, stat}                         gauge (stateful modules)
 //   warpath_chunks_total{place="cpu|gpu"}, warpath_gpu_launches_total  counter
 //   warpath_batch_fill_ratio, warpath_gpu_share_ratio                  gauge

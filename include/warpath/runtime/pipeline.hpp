@@ -105,6 +105,14 @@ struct RunReport {
   uint64_t gpu_launches = 0;  ///< master launches (each gathers one or more chunks)
   double batch_fill     = 0;  ///< mean chunk size / batch
   double cpu_ns_per_pkt = 0;  ///< measured shade cost on the CPU
+  /// Where a worker's time goes, in ns per packet finished (summed over the workers, so on
+  /// one worker their sum is the framework's cost a packet): receiving, parsing, the modules
+  /// (every module's pre, CPU shade and post), sending, and the rest of the loop's working
+  /// iterations (`other`: frame bookkeeping, the offload policy, waiting for the master's
+  /// answers in order). Idle polling is not counted.
+  struct Stages {
+    double rx = 0, parse = 0, modules = 0, tx = 0, other = 0;
+  } stages;
   double gpu_share      = 0;  ///< current (snapshot) or mean (final) share sent to the GPU
   uint64_t in_flight    = 0;  ///< packets received but not yet finished (0 at the end)
   /// ICMP / ICMPv6 Time Exceeded errors the slow path sent back out of the ingress port about
