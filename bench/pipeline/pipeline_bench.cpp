@@ -95,6 +95,8 @@ void print_point(std::FILE* out, const Point& p, bool last) {
       "\"slow_path\": %llu, \"rx_queue_full\": %llu, \"mpps\": %.3f, \"gbps\": %.3f, "
       "\"batch_fill\": %.3f, \"gpu_share\": %.3f, \"gpu_launches\": %llu, "
       "\"latency_us\": {\"p50\": %.1f, \"p99\": %.1f, \"p999\": %.1f, \"max\": %.1f}, "
+      "\"stages_ns_per_packet\": {\"rx\": %.1f, \"parse\": %.1f, \"modules\": %.1f, \"tx\": %.1f, "
+      "\"other\": %.1f}, "
       "\"engines\": \"%s\", \"offload_engines\": \"%s\", \"schedule\": \"%s\", "
       "\"profile\": \"%s\"}%s\n",
       p.sweep.c_str(), p.engine.c_str(), p.batch, p.delay_us, p.offered_pps, r.seconds,
@@ -103,7 +105,8 @@ void print_point(std::FILE* out, const Point& p, bool last) {
       r.seconds > 0 ? handled / r.seconds / 1e6 : 0,
       r.seconds > 0 ? double(r.tx_bytes) * 8 / r.seconds / 1e9 : 0, r.batch_fill, r.gpu_share,
       (unsigned long long)r.gpu_launches, r.latency.p50_us, r.latency.p99_us, r.latency.p999_us,
-      r.latency.max_us, r.engine.c_str(), r.offload_engine.c_str(), p.schedule.c_str(),
+      r.latency.max_us, r.stages.rx, r.stages.parse, r.stages.modules, r.stages.tx, r.stages.other,
+      r.engine.c_str(), r.offload_engine.c_str(), p.schedule.c_str(),
       p.profile.c_str(), last ? "" : ",");
 }
 
