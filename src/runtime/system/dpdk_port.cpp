@@ -106,6 +106,12 @@ Result<std::unique_ptr<Port>> open_dpdk_port(std::string_view name, const PortSp
 namespace {
 
 constexpr uint16_t kRxBurst       = 32;
+// Each lcore's cache of a pool (DPDK's per-lcore mempool cache, as testpmd's 250): a worker
+// registers itself as a non-EAL lcore on its first burst (register_thread), so its allocations
+// and frees, and the PMD's on its behalf, take the cache, not the pool's shared ring. The pool
+// holds kPoolCache more mbufs for each of up to kCachingThreads threads.
+constexpr unsigned kPoolCache      = 256;
+constexpr unsigned kCachingThreads = 8;
 constexpr uint32_t kTxBurst       = 64;
 constexpr uint16_t kTxDescriptors = 1024;
 constexpr int kTxIdleTries        = 16;
@@ -195,6 +201,23 @@ const Eal& eal() {
 
 // ---- mbufs -------------------------------------------------------------------------------
 
+// Makes the calling thread a DPDK lcore (rte_thread_register) once, so mempool caches serve
+// it; unregistered when the thread ends. A thread DPDK refuses (every lcore id taken) goes on
+// without a cache: slower, not wrong.
+void register_thread() {
+  struct Registration {
+    bool mine = false;
+    Registration() {
+      if (rte_lcore_id() == LCORE_ID_ANY) mine = rte_thread_register() == 0;
+    }
+    ~Registration() {
+      if (mine) rte_thread_unregister();
+    }
+  };
+  thread_local Registration r;
+  (void)r;
+}
+
 // rte_pktmbuf_pool_create() with RTE_MEMPOOL_F_NO_IOVA_CONTIG, no per-lcore cache. Without the
 // flag, on EAL's 4 KiB pages (--no-huge) no mbuf may cross a page, so mbufs of 2 KiB and more
 // lie a page apart; net_af_xdp takes the pool as its UMEM assuming they are packed (size =
@@ -204,7 +227,7 @@ rte_mempool* create_mbuf_pool(const std::string& name, uint32_t count, uint16_t 
   rte_pktmbuf_pool_private priv{};
   priv.mbuf_data_room_size = room;
   rte_mempool* mp =
-      rte_mempool_create_empty(name.c_str(), count, unsigned(sizeof(rte_mbuf)) + room, 0,
+      rte_mempool_create_empty(name.c_str(), count, unsigned(sizeof(rte_mbuf)) + room, kPoolCache,
                                unsigned(sizeof priv), socket, RTE_MEMPOOL_F_NO_IOVA_CONTIG);
   if (!mp) return nullptr;
   int rc = rte_mempool_set_ops_byname(mp, rte_mbuf_best_mempool_ops(), nullptr);
@@ -332,8 +355,8 @@ class DpdkPort final : public Port {
 
     static std::atomic<unsigned> pools{0};
     const std::string pool_name = "warpath_" + std::to_string(pools.fetch_add(1));
-    const uint32_t mbufs =
-        nrx_ * (uint32_t(nb_rxd) + kRxBurst) + ntx_ * (uint32_t(nb_txd) + kTxBurst) + 1024;
+    const uint32_t mbufs = nrx_ * (uint32_t(nb_rxd) + kRxBurst) +
+                           ntx_ * (uint32_t(nb_txd) + kTxBurst) + 1024 + kPoolCache * kCachingThreads;
     const uint32_t room = std::clamp<uint32_t>(options_.frame_bytes + RTE_PKTMBUF_HEADROOM,
                                                RTE_MBUF_DEFAULT_BUF_SIZE, UINT16_MAX);
     int socket          = rte_eth_dev_socket_id(port_id_);
@@ -393,6 +416,7 @@ class DpdkPort final : public Port {
   uint32_t rx_queue_count() const noexcept override { return nrx_; }
 
   Result<uint32_t> rx_burst(uint32_t q, packet::PacketBatch& batch, uint32_t max) override {
+    register_thread();
     if (q >= nrx_)
       return port_error(Errc::kInvalidArgument, name_, "no RX queue " + std::to_string(q));
     RxQueue& rq = rx_[q];
@@ -414,7 +438,8 @@ class DpdkPort final : public Port {
         }
         rq.received = true;
       }
-      bool full = false;
+      bool full         = false;
+      const uint16_t first = rq.next;
       while (rq.next < rq.count && n < max) {
         rte_mbuf* m = rq.pending[rq.next];
         if (!copy(m, batch, now)) {
@@ -422,10 +447,13 @@ class DpdkPort final : public Port {
           break;
         }
         bytes += m->pkt_len;
-        rte_pktmbuf_free(m);
         ++rq.next;
         ++n;
       }
+      // The copied mbufs back to the pool in one bulk put: the pool has no per-lcore cache
+      // (workers are not EAL lcores), so a put per packet took the ring's lock-free enqueue
+      // once a packet (about 10 ns of the rx stage's 24-35 at 64 bytes).
+      if (rq.next > first) rte_pktmbuf_free_bulk(rq.pending.data() + first, unsigned(rq.next - first));
       if (full || (asked != 0 && rq.count < asked)) break;  // batch full, or the device is dry
     }
     counters_.rx(q, n, bytes);
@@ -449,6 +477,7 @@ class DpdkPort final : public Port {
 
   uint32_t tx_burst(uint32_t worker, const packet::PacketBatch& batch,
                     Span<const uint32_t> which) override {
+    register_thread();
     uint32_t sent  = 0;
     uint64_t bytes = 0;
     if (ntx_ > 0 && !closed_.load(std::memory_order_acquire)) {
