@@ -49,6 +49,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -584,37 +585,82 @@ Result<classify::SyntheticParams> parse_synthetic(const std::string& s) {
   return p;
 }
 
-// ---- the command ---------------------------------------------------------------------------
+// One result row of the JSON: the engine's speed, build and memory, its check, its updates.
+nlohmann::json row_json(const Row& r) {
+  nlohmann::json x = {{"engine", r.engine}, {"kind", r.kind}};
+  if (!r.skipped.empty()) {
+    x["skipped"] = r.skipped;
+    if (r.build_ms > 0) x["build_ms"] = r.build_ms;
+  } else {
+    x["count"]                = r.count;
+    x["batch"]                = r.batch;
+    x["mpps"]                 = r.mpps();
+    x["ns_per_key"]           = r.best_s * 1e9 / double(r.count);
+    x["best_s"]               = r.best_s;
+    x["pass_s"]               = r.pass_s;
+    x["build_ms"]             = r.build_ms;
+    x["memory_bytes"]         = r.memory_bytes;
+    x["build_peak_rss_bytes"] = r.peak_bytes;
+    x["ratio_to_best_acl"]    = r.ratio > 0 ? nlohmann::json(r.ratio) : nlohmann::json(nullptr);
+    x["reference"]            = r.reference;
+    x["mismatches"]           = r.mismatches;
+    x["trace_mismatches"]     = r.trace_mismatches;
+    if (!r.note.empty()) x["note"] = r.note;
+    const Updates& u = r.updates;
+    if (u.ran) {
+      x["updates"] = {{"pairs", u.pairs},
+                      {"updates_per_s", u.per_s(u.alone_s)},
+                      {"alone_s", u.alone_s},
+                      {"p50_us", u.p50_us},
+                      {"p99_us", u.p99_us},
+                      {"max_us", u.max_us},
+                      {"concurrent_updates_per_s", u.per_s(u.concurrent_s)},
+                      {"concurrent_s", u.concurrent_s},
+                      {"reader_mpps", u.reader_mpps()},
+                      {"reader_keys", u.reader_keys},
+                      {"reader_cpu", u.reader_cpu},
+                      {"after_checked", u.after_checked},
+                      {"after_mismatches", u.after_mismatches}};
+    } else if (!u.skipped.empty()) {
+      x["updates"] = {{"skipped", u.skipped}};
+    }
+    if (r.kind == "warpath") {
+      x["engine_build_ms"] = r.engine_build_ms;
+      x["classes"]         = r.classes;
+      x["entries"]         = r.entries;
+      x["detail"]          = r.detail;
+    } else {
+      x["config"] = r.config;
+    }
+  }
+  return x;
+}
 
-int run_bench_classify(const BenchClassifyOptions& o) {
-  const auto t_start           = Clock::now();
-  const std::string load_start = read_first_line("/proc/loadavg");
-  const int cpu                = o.cpu >= 0 ? o.cpu : sched_getcpu();
-  auto pin                     = [cpu] {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    return sched_setaffinity(0, sizeof set, &set);
-  };
-  if (pin() != 0) return fail(fmt::format("cannot pin to cpu {}: {}", cpu, std::strerror(errno)));
-
-  // Rules and keys.
+// The rules and the trace's keys (a synthetic set, or files), with the trace's first matches
+// when it has them and what the JSON says of the data.
+struct BenchInputs {
   RuleSet rules;
   KeyBuffer trace_keys;
   std::vector<int64_t> first_match;  // per trace key; empty when the trace has no such column
   nlohmann::json dataset;
+};
+
+Result<BenchInputs> load_bench_inputs(const BenchClassifyOptions& o,
+                                      const std::optional<classify::SyntheticParams>& synthetic) {
+  BenchInputs in;
+  RuleSet& rules                   = in.rules;
+  KeyBuffer& trace_keys            = in.trace_keys;
+  std::vector<int64_t>& first_match = in.first_match;
+  nlohmann::json& dataset          = in.dataset;
   if (!o.synthetic.empty()) {
-    auto p = parse_synthetic(o.synthetic);
-    if (!p.is_ok()) {
-      fmt::print(stderr, "warpath: {}\n", p.status().message());
-      return 2;
-    }
+    classify::SyntheticParams params = *synthetic;
+    classify::SyntheticParams* p     = &params;
     p->tuples = o.tuples;
     p->seed   = o.seed;
     fmt::print(stderr, "bench: generating synthetic set {} ({} tuples, seed {})\n", o.synthetic,
                o.tuples, o.seed);
     auto set = classify::synthetic_rules(*p);
-    if (!set.is_ok()) return fail(set.status());
+    if (!set.is_ok()) return set.status();
     rules      = std::move(set->rules);
     trace_keys = std::move(set->keys);
     dataset    = {{"source", "synthetic"},
@@ -630,13 +676,13 @@ int run_bench_classify(const BenchClassifyOptions& o) {
   } else {
     fmt::print(stderr, "bench: loading {}\n", o.rules);
     auto r = classify::load_rules(o.rules, o.format);
-    if (!r.is_ok()) return fail(r.status());
+    if (!r.is_ok()) return r.status();
     rules = std::move(*r);
-    if (o.trace.empty()) return fail("--trace is required with --rules (or use --synthetic)");
+    if (o.trace.empty()) return Status(Errc::kInvalidArgument, "--trace is required with --rules (or use --synthetic)");
     fmt::print(stderr, "bench: loading {}\n", o.trace);
     if (rules.layout == KeyLayout::kFiveTuple) {
       auto t = io::load_trace(o.trace);
-      if (!t.is_ok()) return fail(t.status());
+      if (!t.is_ok()) return t.status();
       trace_keys = classify::keys_from_trace(*t);
       bool all   = !t->empty();
       for (const auto& e : *t) all = all && e.first_match >= 0;
@@ -647,7 +693,7 @@ int run_bench_classify(const BenchClassifyOptions& o) {
       }
     } else {
       auto t = classify::load_keys(o.trace, rules.layout);
-      if (!t.is_ok()) return fail(t.status());
+      if (!t.is_ok()) return t.status();
       trace_keys = std::move(*t);
     }
     dataset = {{"source", "file"},
@@ -656,6 +702,39 @@ int run_bench_classify(const BenchClassifyOptions& o) {
                {"trace_file", o.trace},
                {"format", o.format}};
   }
+  return in;
+}
+
+// ---- the command ---------------------------------------------------------------------------
+
+int run_bench_classify(const BenchClassifyOptions& o) {
+  const auto t_start           = Clock::now();
+  const std::string load_start = read_first_line("/proc/loadavg");
+  const int cpu                = o.cpu >= 0 ? o.cpu : sched_getcpu();
+  auto pin                     = [cpu] {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    return sched_setaffinity(0, sizeof set, &set);
+  };
+  if (pin() != 0) return fail(fmt::format("cannot pin to cpu {}: {}", cpu, std::strerror(errno)));
+
+  // Rules and keys.
+  std::optional<classify::SyntheticParams> synthetic;
+  if (!o.synthetic.empty()) {
+    auto p = parse_synthetic(o.synthetic);
+    if (!p.is_ok()) {
+      fmt::print(stderr, "warpath: {}\n", p.status().message());
+      return 2;
+    }
+    synthetic = *p;
+  }
+  auto loaded = load_bench_inputs(o, synthetic);
+  if (!loaded.is_ok()) return fail(loaded.status());
+  RuleSet& rules                    = loaded->rules;
+  KeyBuffer& trace_keys             = loaded->trace_keys;
+  std::vector<int64_t>& first_match = loaded->first_match;
+  nlohmann::json& dataset           = loaded->dataset;
   if (rules.rules.empty()) return fail("the rule set is empty");
   if (trace_keys.size() == 0) return fail("no keys to classify");
   const bool five = rules.layout == KeyLayout::kFiveTuple;
@@ -888,55 +967,7 @@ int run_bench_classify(const BenchClassifyOptions& o) {
     j["notes"]   = notes;
     j["dpdk"]    = dpdk_j;
     j["results"] = nlohmann::json::array();
-    for (const auto& r : b.rows) {
-      nlohmann::json x = {{"engine", r.engine}, {"kind", r.kind}};
-      if (!r.skipped.empty()) {
-        x["skipped"] = r.skipped;
-        if (r.build_ms > 0) x["build_ms"] = r.build_ms;
-      } else {
-        x["count"]                = r.count;
-        x["batch"]                = r.batch;
-        x["mpps"]                 = r.mpps();
-        x["ns_per_key"]           = r.best_s * 1e9 / double(r.count);
-        x["best_s"]               = r.best_s;
-        x["pass_s"]               = r.pass_s;
-        x["build_ms"]             = r.build_ms;
-        x["memory_bytes"]         = r.memory_bytes;
-        x["build_peak_rss_bytes"] = r.peak_bytes;
-        x["ratio_to_best_acl"]    = r.ratio > 0 ? nlohmann::json(r.ratio) : nlohmann::json(nullptr);
-        x["reference"]            = r.reference;
-        x["mismatches"]           = r.mismatches;
-        x["trace_mismatches"]     = r.trace_mismatches;
-        if (!r.note.empty()) x["note"] = r.note;
-        const Updates& u = r.updates;
-        if (u.ran) {
-          x["updates"] = {{"pairs", u.pairs},
-                          {"updates_per_s", u.per_s(u.alone_s)},
-                          {"alone_s", u.alone_s},
-                          {"p50_us", u.p50_us},
-                          {"p99_us", u.p99_us},
-                          {"max_us", u.max_us},
-                          {"concurrent_updates_per_s", u.per_s(u.concurrent_s)},
-                          {"concurrent_s", u.concurrent_s},
-                          {"reader_mpps", u.reader_mpps()},
-                          {"reader_keys", u.reader_keys},
-                          {"reader_cpu", u.reader_cpu},
-                          {"after_checked", u.after_checked},
-                          {"after_mismatches", u.after_mismatches}};
-        } else if (!u.skipped.empty()) {
-          x["updates"] = {{"skipped", u.skipped}};
-        }
-        if (r.kind == "warpath") {
-          x["engine_build_ms"] = r.engine_build_ms;
-          x["classes"]         = r.classes;
-          x["entries"]         = r.entries;
-          x["detail"]          = r.detail;
-        } else {
-          x["config"] = r.config;
-        }
-      }
-      j["results"].push_back(x);
-    }
+    for (const auto& r : b.rows) j["results"].push_back(row_json(r));
     j["check"]                  = {{"passed", !b.failed},
                                    {"compared", compared},
                                    {"mismatches", mismatches},
