@@ -58,6 +58,59 @@ class TempDir {
   std::string path_;
 };
 
+// What step 6 reports: the ACL's size, its engine, the keys classified, those that matched a
+// specific rule.
+struct DemoAcl {
+  size_t rules = 0;
+  std::string engine;
+  uint32_t keys     = 0;
+  uint64_t specific = 0;
+};
+
+// [6/6] Classify the IPv4 5-tuples of `infos` against a ClassBench-like ACL (catch-all last),
+// checked against ref.linear.
+Result<DemoAcl> demo_classify(const DemoOptions& o, const std::vector<packet::PacketInfo>& infos,
+                              uint32_t n, ExecContext& ctx) {
+  const classify::RuleSet acl =
+      classify::random_rule_set(o.seed, classify::KeyLayout::kFiveTuple, 1000);
+  auto classifier = classify::make_classifier("auto", acl);
+  if (!classifier.is_ok()) return classifier.status();
+  std::vector<packet::FiveTuple4> tuples(n);
+  std::vector<uint8_t> present(n);
+  packet::extract_five_tuple4({infos.data(), n}, tuples.data(), present.data());
+  std::vector<packet::FiveTuple4> v4;
+  for (uint32_t i = 0; i < n; ++i)
+    if (present[i]) v4.push_back(tuples[i]);
+  classify::KeyBuffer acl_keys(classify::KeyLayout::kFiveTuple, uint32_t(v4.size()));
+  uint32_t w[classify::kMaxKeyWords];
+  for (uint32_t i = 0; i < v4.size(); ++i) {
+    classify::five_tuple_words(v4[i], w);
+    acl_keys.set(i, w);
+  }
+  fmt::print(
+      "\n[6/6] classifying {} IPv4 5-tuples against a {}-rule ACL with {}, checked "
+      "against ref.linear\n",
+      v4.size(), acl.rules.size(), (*classifier)->id());
+  std::vector<uint32_t> match(v4.size());
+  const auto t2 = std::chrono::steady_clock::now();
+  if (Status s = (*classifier)->classify(acl_keys.view(), {match.data(), acl_keys.size()}, ctx);
+      !s.is_ok())
+    return s;
+  const double classify_s = seconds_since(t2);
+  auto acl_ref            = classify::make_classifier("ref.linear", acl);
+  if (!acl_ref.is_ok()) return acl_ref.status();
+  const std::string diff =
+      classify::compare_classifier(**classifier, **acl_ref, acl_keys, {acl_keys.size()});
+  if (!diff.empty()) return Status(Errc::kInvalidArgument, "classifier differs from ref.linear: " + diff);
+  const uint32_t catch_all = uint32_t(acl.rules.size() - 1);
+  const auto specific =
+      std::count_if(match.begin(), match.end(), [&](uint32_t m) { return m != catch_all; });
+  fmt::print("{} matched a specific rule, {} only the catch-all; {:.1f} ms; reference agrees\n",
+             specific, match.size() - specific, classify_s * 1e3);
+
+  return DemoAcl{acl.rules.size(), std::string((*classifier)->id()), acl_keys.size(), uint64_t(specific)};
+}
+
 int run_demo(const DemoOptions& given) {
   namespace fs = std::filesystem;
   DemoOptions o = given;
@@ -160,43 +213,8 @@ int run_demo(const DemoOptions& given) {
   fmt::print("routed {} packets in {:.1f} ms; rx = tx + dropped + slow_path: {} = {} + {} + {}\n",
              n, route_s * 1e3, counters.rx, counters.tx, counters.dropped, counters.slow_path);
 
-  // [6/6] Classify the IPv4 5-tuples against a ClassBench-like ACL (catch-all last).
-  const classify::RuleSet acl =
-      classify::random_rule_set(o.seed, classify::KeyLayout::kFiveTuple, 1000);
-  auto classifier = classify::make_classifier("auto", acl);
-  if (!classifier.is_ok()) return fail(classifier.status());
-  std::vector<packet::FiveTuple4> tuples(n);
-  std::vector<uint8_t> present(n);
-  packet::extract_five_tuple4({infos.data(), n}, tuples.data(), present.data());
-  std::vector<packet::FiveTuple4> v4;
-  for (uint32_t i = 0; i < n; ++i)
-    if (present[i]) v4.push_back(tuples[i]);
-  classify::KeyBuffer acl_keys(classify::KeyLayout::kFiveTuple, uint32_t(v4.size()));
-  uint32_t w[classify::kMaxKeyWords];
-  for (uint32_t i = 0; i < v4.size(); ++i) {
-    classify::five_tuple_words(v4[i], w);
-    acl_keys.set(i, w);
-  }
-  fmt::print(
-      "\n[6/6] classifying {} IPv4 5-tuples against a {}-rule ACL with {}, checked "
-      "against ref.linear\n",
-      v4.size(), acl.rules.size(), (*classifier)->id());
-  std::vector<uint32_t> match(v4.size());
-  const auto t2 = std::chrono::steady_clock::now();
-  if (Status s = (*classifier)->classify(acl_keys.view(), {match.data(), acl_keys.size()}, ctx);
-      !s.is_ok())
-    return fail(s);
-  const double classify_s = seconds_since(t2);
-  auto acl_ref            = classify::make_classifier("ref.linear", acl);
-  if (!acl_ref.is_ok()) return fail(acl_ref.status());
-  const std::string diff =
-      classify::compare_classifier(**classifier, **acl_ref, acl_keys, {acl_keys.size()});
-  if (!diff.empty()) return fail("classifier differs from ref.linear: " + diff);
-  const uint32_t catch_all = uint32_t(acl.rules.size() - 1);
-  const auto specific =
-      std::count_if(match.begin(), match.end(), [&](uint32_t m) { return m != catch_all; });
-  fmt::print("{} matched a specific rule, {} only the catch-all; {:.1f} ms; reference agrees\n",
-             specific, match.size() - specific, classify_s * 1e3);
+  auto acl = demo_classify(o, infos, n, ctx);
+  if (!acl.is_ok()) return fail(acl.status());
 
   if (!o.json.empty()) {
     nlohmann::json j = {{"packets", back->size()},
@@ -210,10 +228,10 @@ int run_demo(const DemoOptions& given) {
                           {"engine", (*fib)->id()},
                           {"counters", counters_json(counters)}}},
                         {"classify",
-                         {{"rules", acl.rules.size()},
-                          {"engine", (*classifier)->id()},
-                          {"keys", acl_keys.size()},
-                          {"specific_matches", specific}}}};
+                         {{"rules", acl->rules},
+                          {"engine", acl->engine},
+                          {"keys", acl->keys},
+                          {"specific_matches", acl->specific}}}};
     std::ofstream(o.json) << j.dump(2) << "\n";
   }
   return 0;
