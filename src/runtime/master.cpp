@@ -149,6 +149,110 @@ Status cuda_failed(const char* what, const char* why) {
                 std::string("offload master: ") + what + ": " + (why ? why : "?"));
 }
 
+// Where each part of a launch lies in the lane's slab (shade_gathered): [keys of every job |
+// sort keys | bytes of every packet job | answers of every job]; past `end`, on the device only,
+// each scheduled job's order and its rows and answers in that order.
+struct SlabLayout {
+  std::vector<size_t> key_at, sort_at, bytes_at, answer_at, order_at, rows_at, answers_sorted_at;
+  size_t down_from = 0;   ///< what comes back (the bytes and the answers) starts here
+  size_t up_to = 0;       ///< what goes up (keys, sort keys, bytes) ends here
+  size_t end = 0;         ///< the host slab's size
+  size_t device_end = 0;  ///< the device copy's size
+};
+
+SlabLayout slab_layout(const std::vector<Chain::JobRef>& jobs, const std::vector<uint32_t>& total,
+                       const std::vector<size_t>& bytes, const std::vector<uint8_t>& sorted) {
+  const size_t J = jobs.size();
+  SlabLayout L;
+  for (auto* v : {&L.key_at, &L.sort_at, &L.bytes_at, &L.answer_at, &L.order_at, &L.rows_at,
+                  &L.answers_sorted_at})
+    v->assign(J, 0);
+  size_t at = 0;
+  for (size_t k = 0; k < J; ++k) {
+    L.key_at[k] = at;
+    at += align16(size_t(total[k]) * jobs[k].shape.columns * jobs[k].shape.key_bytes);
+  }
+  for (size_t k = 0; k < J; ++k) {
+    L.sort_at[k] = at;
+    if (sorted[k]) at += align16(size_t(total[k]) * sizeof(uint16_t));
+  }
+  L.down_from = at;
+  for (size_t k = 0; k < J; ++k) {
+    L.bytes_at[k] = at;
+    at += bytes[k];
+  }
+  L.up_to = at;
+  for (size_t k = 0; k < J; ++k) {
+    L.answer_at[k] = at;
+    at += align16(size_t(total[k]) * jobs[k].shape.answer_bytes);
+  }
+  L.end = at;
+  for (size_t k = 0; k < J; ++k) {
+    if (!sorted[k]) continue;
+    L.order_at[k] = at;
+    at += align16(size_t(total[k]) * sizeof(uint32_t));
+    L.rows_at[k] = at;
+    at += align16(size_t(total[k]) * jobs[k].shape.key_bytes);
+    L.answers_sorted_at[k] = at;
+    at += align16(size_t(total[k]) * jobs[k].shape.answer_bytes);
+  }
+  L.device_end = at;
+  return L;
+}
+
+// Gather: key columns back to back; a packet job's bytes, its keys pointed at them (at `base`,
+// where the engines will find the slab), and their length keys when the job is scheduled.
+void gather(const std::vector<Chain::JobRef>& jobs, const std::vector<JobData>& data, size_t F,
+            const std::vector<uint32_t>& total, const std::vector<uint8_t>& sorted,
+            const SlabLayout& L, uint8_t* slab, uint8_t* base) {
+  for (size_t k = 0; k < jobs.size(); ++k) {
+    const JobShape& shape = jobs[k].shape;
+    const size_t kb = shape.key_bytes, column = size_t(total[k]) * kb;
+    uint32_t row  = 0;
+    size_t cursor = L.bytes_at[k];
+    for (size_t g = 0; g < F; ++g) {
+      const JobData& d = data[k * F + g];
+      for (uint32_t c = 0; c < shape.columns && d.count; ++c)
+        std::memcpy(slab + L.key_at[k] + c * column + row * kb, d.keys + c * d.column_stride,
+                    d.count * kb);
+      if (shape.buffer_field >= 0)
+        for (uint32_t i = 0; i < d.count; ++i) {
+          std::memcpy(slab + cursor, buffer_of(d, shape, i), d.buffer_bytes[i]);
+          uint8_t* moved = base + cursor;
+          std::memcpy(slab + L.key_at[k] + (row + i) * kb + shape.buffer_field, &moved, sizeof moved);
+          if (sorted[k]) {
+            const uint16_t key = core::length_key(d.buffer_bytes[i]);
+            std::memcpy(slab + L.sort_at[k] + (row + i) * sizeof key, &key, sizeof key);
+          }
+          cursor += align16(d.buffer_bytes[i]);
+        }
+      row += d.count;
+    }
+  }
+}
+
+// Scatter: answers to their frames, bytes to their packets.
+void scatter(const std::vector<Chain::JobRef>& jobs, const std::vector<JobData>& data, size_t F,
+             const SlabLayout& L, const uint8_t* slab) {
+  for (size_t k = 0; k < jobs.size(); ++k) {
+    const JobShape& shape = jobs[k].shape;
+    const size_t ab       = shape.answer_bytes;
+    uint32_t row          = 0;
+    size_t cursor         = L.bytes_at[k];
+    for (size_t g = 0; g < F; ++g) {
+      const JobData& d = data[k * F + g];
+      if (ab && d.count && d.answers)
+        std::memcpy(d.answers, slab + L.answer_at[k] + row * ab, d.count * ab);
+      if (shape.buffer_field >= 0)
+        for (uint32_t i = 0; i < d.count; ++i) {
+          std::memcpy(buffer_of(d, shape, i), slab + cursor, d.buffer_bytes[i]);
+          cursor += align16(d.buffer_bytes[i]);
+        }
+      row += d.count;
+    }
+  }
+}
+
 }  // namespace
 
 Status OffloadMaster::shade_gathered(Lane& lane, const std::vector<Frame*>& group) {
@@ -194,42 +298,9 @@ Status OffloadMaster::shade_gathered(Lane& lane, const std::vector<Frame*>& grou
   for (size_t k = 0; k < jobs.size(); ++k)
     sorted[k] =
         resident && chain_.schedule_sort() && jobs[k].shape.buffer_field >= 0 && total[k] > 1;
-  // The slab: [keys of every job | sort keys | bytes of every packet job | answers of every
-  // job]; past it, on the device only, each scheduled job's order and its rows in that order.
-  std::vector<size_t> key_at(jobs.size()), bytes_at(jobs.size()), answer_at(jobs.size());
-  std::vector<size_t> sort_at(jobs.size()), order_at(jobs.size()), rows_at(jobs.size()),
-      answers_sorted_at(jobs.size());
-  size_t at = 0;
-  for (size_t k = 0; k < jobs.size(); ++k) {
-    key_at[k] = at;
-    at += align16(size_t(total[k]) * jobs[k].shape.columns * jobs[k].shape.key_bytes);
-  }
-  for (size_t k = 0; k < jobs.size(); ++k) {
-    sort_at[k] = at;
-    if (sorted[k]) at += align16(size_t(total[k]) * sizeof(uint16_t));
-  }
-  const size_t down_from = at;  // what comes back: the bytes and the answers
-  for (size_t k = 0; k < jobs.size(); ++k) {
-    bytes_at[k] = at;
-    at += bytes[k];
-  }
-  const size_t up_to = at;
-  for (size_t k = 0; k < jobs.size(); ++k) {
-    answer_at[k] = at;
-    at += align16(size_t(total[k]) * jobs[k].shape.answer_bytes);
-  }
-  const size_t end = at;
-  if (end == 0) return Status::ok();  // no frame of the group has a key
-  for (size_t k = 0; k < jobs.size(); ++k) {
-    if (!sorted[k]) continue;
-    order_at[k] = at;
-    at += align16(size_t(total[k]) * sizeof(uint32_t));
-    rows_at[k] = at;
-    at += align16(size_t(total[k]) * jobs[k].shape.key_bytes);
-    answers_sorted_at[k] = at;
-    at += align16(size_t(total[k]) * jobs[k].shape.answer_bytes);
-  }
-  const size_t device_end = at;
+  const SlabLayout L = slab_layout(jobs, total, bytes, sorted);
+  if (L.end == 0) return Status::ok();  // no frame of the group has a key
+  const size_t end = L.end, device_end = L.device_end;
   if (lane.slab.bytes() < end) {
     lane.slab = HostBuffer(std::max(end, lane.slab.bytes() * 2), MemSpace::kPinned);
     if (!lane.slab.data())
@@ -249,37 +320,13 @@ Status OffloadMaster::shade_gathered(Lane& lane, const std::vector<Frame*>& grou
   // Where the engines find the slab: its device copy (resident) or the slab itself.
   uint8_t* base = resident ? static_cast<uint8_t*>(lane.device) : slab;
 
-  // Gather: key columns back to back; a packet job's bytes, its keys pointed at them.
-  for (size_t k = 0; k < jobs.size(); ++k) {
-    const JobShape& shape = jobs[k].shape;
-    const size_t kb = shape.key_bytes, column = size_t(total[k]) * kb;
-    uint32_t row  = 0;
-    size_t cursor = bytes_at[k];
-    for (size_t g = 0; g < F; ++g) {
-      const JobData& d = lane.data[k * F + g];
-      for (uint32_t c = 0; c < shape.columns && d.count; ++c)
-        std::memcpy(slab + key_at[k] + c * column + row * kb, d.keys + c * d.column_stride,
-                    d.count * kb);
-      if (shape.buffer_field >= 0)
-        for (uint32_t i = 0; i < d.count; ++i) {
-          std::memcpy(slab + cursor, buffer_of(d, shape, i), d.buffer_bytes[i]);
-          uint8_t* moved = base + cursor;
-          std::memcpy(slab + key_at[k] + (row + i) * kb + shape.buffer_field, &moved, sizeof moved);
-          if (sorted[k]) {
-            const uint16_t key = core::length_key(d.buffer_bytes[i]);
-            std::memcpy(slab + sort_at[k] + (row + i) * sizeof key, &key, sizeof key);
-          }
-          cursor += align16(d.buffer_bytes[i]);
-        }
-      row += d.count;
-    }
-  }
+  gather(jobs, lane.data, F, total, sorted, L, slab, base);
 
   ExecContext ctx;
   ctx.stream      = lane.stream;
   ctx.resident    = resident;
   const char* why = nullptr;
-  if (resident && !dev_.copy(base, slab, up_to, true, lane.stream, &why))
+  if (resident && !dev_.copy(base, slab, L.up_to, true, lane.stream, &why))
     return cuda_failed("upload", why);
   for (size_t k = 0; k < jobs.size(); ++k) {
     if (!total[k]) continue;
@@ -287,52 +334,35 @@ Status OffloadMaster::shade_gathered(Lane& lane, const std::vector<Frame*>& grou
     const JobShape& shape    = job.shape;
     const Module& module     = chain_.module(job.module);
     if (!sorted[k]) {
-      const JobData d{base + key_at[k], size_t(total[k]) * shape.key_bytes,
-                      shape.answer_bytes ? base + answer_at[k] : nullptr, total[k]};
+      const JobData d{base + L.key_at[k], size_t(total[k]) * shape.key_bytes,
+                      shape.answer_bytes ? base + L.answer_at[k] : nullptr, total[k]};
       WARPATH_TRY(module.run_job(Place::kOffload, job.job, d, ctx));
       continue;
     }
     // Scheduled: the rows sorted by length, run in that order, the answers put back.
-    auto* order = reinterpret_cast<uint32_t*>(base + order_at[k]);
-    if (!dev_.sort(reinterpret_cast<const uint16_t*>(base + sort_at[k]), order, total[k],
+    auto* order = reinterpret_cast<uint32_t*>(base + L.order_at[k]);
+    if (!dev_.sort(reinterpret_cast<const uint16_t*>(base + L.sort_at[k]), order, total[k],
                    core::kLengthKeyBits, lane.stream, &why) ||
-        !dev_.gather_rows(base + key_at[k], base + rows_at[k], order, total[k], shape.key_bytes,
+        !dev_.gather_rows(base + L.key_at[k], base + L.rows_at[k], order, total[k], shape.key_bytes,
                           lane.stream, &why))
       return cuda_failed("schedule sort", why);
-    const JobData d{base + rows_at[k], size_t(total[k]) * shape.key_bytes,
-                    shape.answer_bytes ? base + answers_sorted_at[k] : nullptr, total[k]};
+    const JobData d{base + L.rows_at[k], size_t(total[k]) * shape.key_bytes,
+                    shape.answer_bytes ? base + L.answers_sorted_at[k] : nullptr, total[k]};
     WARPATH_TRY(module.run_job(Place::kOffload, job.job, d, ctx));
     if (shape.answer_bytes &&
-        !dev_.scatter_rows(base + answers_sorted_at[k], base + answer_at[k], order, total[k],
+        !dev_.scatter_rows(base + L.answers_sorted_at[k], base + L.answer_at[k], order, total[k],
                            shape.answer_bytes, lane.stream, &why))
       return cuda_failed("schedule scatter", why);
     scheduled_jobs_.fetch_add(1, std::memory_order_relaxed);
   }
   if (resident) {
-    if (!dev_.copy(slab + down_from, base + down_from, end - down_from, false, lane.stream, &why))
+    if (!dev_.copy(slab + L.down_from, base + L.down_from, end - L.down_from, false, lane.stream, &why))
       return cuda_failed("download", why);
     if (!dev_.sync(lane.stream, &why)) return cuda_failed("launch", why);
     resident_launches_.fetch_add(1, std::memory_order_relaxed);
   }
 
-  // Scatter: answers to their frames, bytes to their packets.
-  for (size_t k = 0; k < jobs.size(); ++k) {
-    const JobShape& shape = jobs[k].shape;
-    const size_t ab       = shape.answer_bytes;
-    uint32_t row          = 0;
-    size_t cursor         = bytes_at[k];
-    for (size_t g = 0; g < F; ++g) {
-      const JobData& d = lane.data[k * F + g];
-      if (ab && d.count && d.answers)
-        std::memcpy(d.answers, slab + answer_at[k] + row * ab, d.count * ab);
-      if (shape.buffer_field >= 0)
-        for (uint32_t i = 0; i < d.count; ++i) {
-          std::memcpy(buffer_of(d, shape, i), slab + cursor, d.buffer_bytes[i]);
-          cursor += align16(d.buffer_bytes[i]);
-        }
-      row += d.count;
-    }
-  }
+  scatter(jobs, lane.data, F, L, slab);
   return Status::ok();
 }
 
