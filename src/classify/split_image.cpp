@@ -69,6 +69,44 @@ struct PartStats {
   uint64_t run_total = 0;  ///< summed over intervals
 };
 
+// The search index over one part's interval bounds: its layers (sizes and first nodes, leaves
+// last) and their nodes, kSplitNodeKeys keys each; an inner node's key j is the first key of its
+// child j + 1's leftmost leaf. kCapacity when it would be deeper than kSplitMaxLayers.
+struct PartIndex {
+  std::vector<uint32_t> sizes, start, nodes;
+};
+
+Result<PartIndex> part_index(const std::vector<uint32_t>& bounds) {
+  const uint32_t m = uint32_t(bounds.size());
+  PartIndex ix;
+  std::vector<uint32_t>& sizes = ix.sizes;
+  sizes.push_back((m + core::kSplitNodeKeys - 1) / core::kSplitNodeKeys);
+  while (sizes.back() > 1)
+    sizes.push_back((sizes.back() + core::kSplitFanout - 1) / core::kSplitFanout);
+  std::reverse(sizes.begin(), sizes.end());
+  if (sizes.size() > core::kSplitMaxLayers) return Status(Errc::kCapacity, "split: index too deep");
+  const uint32_t layers = uint32_t(sizes.size());
+  uint32_t at           = 0;
+  for (uint32_t l = 0; l < layers; ++l) {
+    ix.start.push_back(at);
+    at += sizes[l];
+  }
+  ix.nodes.assign(uint64_t(at) * core::kSplitNodeKeys, 0xFFFF'FFFFu);
+  const uint32_t leaf = layers - 1;
+  std::copy(bounds.begin(), bounds.end(),
+            ix.nodes.begin() + uint64_t(ix.start[leaf]) * core::kSplitNodeKeys);
+  for (uint32_t l = 0; l < leaf; ++l)
+    for (uint32_t k = 0; k < sizes[l]; ++k)
+      for (uint32_t j = 0; j < core::kSplitNodeKeys; ++j) {
+        uint64_t c = uint64_t(k) * core::kSplitFanout + j + 1;
+        if (c >= sizes[l + 1]) break;
+        for (uint32_t below = l + 1; below < leaf; ++below) c *= core::kSplitFanout;
+        ix.nodes[(uint64_t(ix.start[l]) + k) * core::kSplitNodeKeys + j] =
+            bounds[c * core::kSplitNodeKeys];
+      }
+  return ix;
+}
+
 struct RunHash {
   size_t operator()(const std::vector<uint32_t>& v) const {
     uint64_t h = 0x9E37'79B9'7F4A'7C15ull;
@@ -134,33 +172,30 @@ Status build_part(const std::vector<Filed>& filed, const std::vector<SplitCand>&
 
 }  // namespace
 
-Result<std::unique_ptr<SplitImage>> SplitImage::build(const RuleSet& rules, uint64_t max_bytes,
-                                                      uint32_t min_prefix, bool ports) {
-  if (min_prefix) return build_with(rules, max_bytes, {min_prefix, ports}, max_bytes);
-  std::string tried;
-  const size_t n = std::size(kSplitTries);
-  for (size_t i = 0; i < n; ++i) {
-    auto img = build_with(rules, max_bytes, kSplitTries[i], i + 1 < n ? max_bytes / 4 : max_bytes);
-    if (img.is_ok() || img.status().code() != Errc::kCapacity) return img;
-    tried += (tried.empty() ? "" : "; ") + img.status().message();
-  }
-  return Status(Errc::kCapacity, tried);
-}
+namespace {
 
-Result<std::unique_ptr<SplitImage>> SplitImage::build_with(const RuleSet& rules, uint64_t max_bytes,
-                                                           SplitTry how, uint64_t rest_bytes) {
+// Where each rule goes (a SplitField, kRest or kNever: its port ranges do not meet), its
+// candidate record by rank, and its condition on each field. A rule is filed on the field where
+// the fewest other rules share its condition (then the narrowest); a rule with an address part
+// never goes by port: ports are for what addresses cannot tell.
+constexpr uint8_t kRest = core::kSplitFields, kNever = kRest + 1;
+struct Assignment {
+  std::vector<uint8_t> part;
+  std::vector<SplitCand> by_rank;
+  std::vector<std::array<Filed, core::kSplitFields>> cond;
+};
+
+Assignment assign_parts(const RuleSet& rules, const std::vector<uint32_t>& rank_index,
+                        SplitTry how) {
   const uint32_t min_prefix = how.min_prefix;
-  if (rules.layout != KeyLayout::kFiveTuple)
-    return Status(Errc::kNotSupported, "address split classifies 5-tuple rules only");
-  const uint32_t n                       = uint32_t(rules.rules.size());
-  const std::vector<uint32_t> rank_index = rank_order(rules);
-
-  // Where each rule goes: a SplitField, kRest or kNever (its port ranges do not meet).
-  constexpr uint8_t kRest = core::kSplitFields, kNever = kRest + 1;
-  std::vector<uint8_t> part(n, kRest);
-  std::vector<SplitCand> by_rank(n);
-  // A rule's condition on each field, and whether it may be filed there.
-  std::vector<std::array<Filed, core::kSplitFields>> cond(n);
+  Assignment a;
+  const uint32_t n = uint32_t(rules.rules.size());
+  std::vector<uint8_t>& part = a.part;
+  std::vector<SplitCand>& by_rank = a.by_rank;
+  std::vector<std::array<Filed, core::kSplitFields>>& cond = a.cond;
+  part.assign(n, kRest);
+  by_rank.resize(n);
+  cond.resize(n);
   std::vector<std::array<bool, core::kSplitFields>> can(n);
   std::unordered_map<uint64_t, uint32_t> sharing[core::kSplitFields];  // (start, end) -> rules
   auto key_of = [](const Filed& f) { return uint64_t(f.start) << 32 | f.end; };
@@ -214,6 +249,37 @@ Result<std::unique_ptr<SplitImage>> SplitImage::build_with(const RuleSet& rules,
     }
   }
 
+  return a;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<SplitImage>> SplitImage::build(const RuleSet& rules, uint64_t max_bytes,
+                                                      uint32_t min_prefix, bool ports) {
+  if (min_prefix) return build_with(rules, max_bytes, {min_prefix, ports}, max_bytes);
+  std::string tried;
+  const size_t n = std::size(kSplitTries);
+  for (size_t i = 0; i < n; ++i) {
+    auto img = build_with(rules, max_bytes, kSplitTries[i], i + 1 < n ? max_bytes / 4 : max_bytes);
+    if (img.is_ok() || img.status().code() != Errc::kCapacity) return img;
+    tried += (tried.empty() ? "" : "; ") + img.status().message();
+  }
+  return Status(Errc::kCapacity, tried);
+}
+
+Result<std::unique_ptr<SplitImage>> SplitImage::build_with(const RuleSet& rules, uint64_t max_bytes,
+                                                           SplitTry how, uint64_t rest_bytes) {
+  const uint32_t min_prefix = how.min_prefix;
+  if (rules.layout != KeyLayout::kFiveTuple)
+    return Status(Errc::kNotSupported, "address split classifies 5-tuple rules only");
+  const uint32_t n                       = uint32_t(rules.rules.size());
+  const std::vector<uint32_t> rank_index = rank_order(rules);
+
+  Assignment assigned = assign_parts(rules, rank_index, how);
+  std::vector<uint8_t>& part = assigned.part;
+  const std::vector<SplitCand>& by_rank = assigned.by_rank;
+  const std::vector<std::array<Filed, core::kSplitFields>>& cond = assigned.cond;
+
   std::unique_ptr<SplitImage> img(new SplitImage());
   img->min_prefix_         = min_prefix;
   const uint64_t max_cands = max_bytes / sizeof(SplitCand);
@@ -247,36 +313,15 @@ Result<std::unique_ptr<SplitImage>> SplitImage::build_with(const RuleSet& rules,
     if (st[p].rules == 0) continue;
     const std::vector<uint32_t>& bounds = sweep[p].bounds;
     const uint32_t m                    = uint32_t(bounds.size());
-    // Layer sizes, leaves last.
-    std::vector<uint32_t> sizes{(m + core::kSplitNodeKeys - 1) / core::kSplitNodeKeys};
-    while (sizes.back() > 1)
-      sizes.push_back((sizes.back() + core::kSplitFanout - 1) / core::kSplitFanout);
-    std::reverse(sizes.begin(), sizes.end());
-    if (sizes.size() > core::kSplitMaxLayers)
-      return Status(Errc::kCapacity, "split: index too deep");
-    L.layers    = uint32_t(sizes.size());
-    L.bounds    = m;
-    uint32_t at = 0;
+    WARPATH_ASSIGN_OR_RETURN(const PartIndex ix, part_index(bounds));
+    L.layers = uint32_t(ix.sizes.size());
+    L.bounds = m;
     for (uint32_t l = 0; l < L.layers; ++l) {
-      L.layer_start[l] = at;
-      L.layer_nodes[l] = sizes[l];
-      at += sizes[l];
+      L.layer_start[l] = ix.start[l];
+      L.layer_nodes[l] = ix.sizes[l];
     }
-    std::vector<uint32_t> nodes(uint64_t(at) * core::kSplitNodeKeys, 0xFFFF'FFFFu);
-    const uint32_t leaf = L.layers - 1;
-    std::copy(bounds.begin(), bounds.end(),
-              nodes.begin() + uint64_t(L.layer_start[leaf]) * core::kSplitNodeKeys);
-    for (uint32_t l = 0; l < leaf; ++l)
-      for (uint32_t k = 0; k < sizes[l]; ++k)
-        for (uint32_t j = 0; j < core::kSplitNodeKeys; ++j) {
-          // Child j + 1's first key: the first key of its leftmost leaf.
-          uint64_t c = uint64_t(k) * core::kSplitFanout + j + 1;
-          if (c >= sizes[l + 1]) break;
-          for (uint32_t below = l + 1; below < leaf; ++below) c *= core::kSplitFanout;
-          nodes[(uint64_t(L.layer_start[l]) + k) * core::kSplitNodeKeys + j] =
-              bounds[c * core::kSplitNodeKeys];
-        }
-    L.nodes = t.add_words(nodes);
+    const std::vector<uint32_t>& nodes = ix.nodes;
+    L.nodes                            = t.add_words(nodes);
     std::vector<uint32_t> lists(uint64_t(m) * 2);
     std::memcpy(lists.data(), sweep[p].lists.data(), lists.size() * 4);
     L.lists = t.add_words(lists);
