@@ -439,7 +439,12 @@ def test_stats_interval_writes_json_lines_without_a_tty():
     for ln in lines:
         t = ln["totals"]
         assert t["rx"] == t["tx"] + t["dropped"] + t["slow_path"] + t["in_flight"]
-        assert {"rates", "ports", "modules", "drops_by_reason"} <= set(ln)
+        assert {"rates", "ports", "modules", "drops_by_reason", "stages_ns_per_packet"} <= set(ln)
+    # Where the worker's time goes, live (issue 60's "see it"): once packets were finished,
+    # every stage that touches them has been timed.
+    stages = lines[-1]["stages_ns_per_packet"]
+    assert set(stages) == {"rx", "parse", "modules", "tx", "other"}, stages
+    assert stages["rx"] > 0 and stages["parse"] > 0 and stages["modules"] > 0, stages
     assert 50_000 < lines[-1]["rates"]["rx_pps"] < 150_000
     assert "check: rx = tx + dropped + slow_path" in r.stdout  # the summary still follows
 

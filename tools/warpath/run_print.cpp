@@ -209,7 +209,10 @@ nlohmann::ordered_json run_stats_line(const runtime::RunReport& r, const runtime
                        {"ns_per_packet", m.ns_per_packet},
                        {"stats", st}});
   }
-  j["modules"] = modules;
+  j["modules"]              = modules;
+  j["stages_ns_per_packet"] = {{"rx", r.stages.rx},           {"parse", r.stages.parse},
+                               {"modules", r.stages.modules}, {"tx", r.stages.tx},
+                               {"other", r.stages.other}};
   return j;
 }
 
