@@ -64,12 +64,18 @@ class ValidatingFib final : public ValidatingPair<Fib> {
 
 namespace detail {
 
-Status check_route(const Route4& r) {
-  if (r.len > 32)
-    return Status(Errc::kInvalidArgument, "IPv4 prefix length " + std::to_string(r.len) + " > 32");
-  if (mask4(r.prefix, r.len) != r.prefix)
-    return Status(Errc::kInvalidArgument, "route " + format_ipv4(r.prefix) + "/" +
-                                              std::to_string(r.len) + " has host bits set");
+namespace {
+
+// The checks both families share: the length within the family's bits, no host bits, a next
+// hop the tables can hold.
+template <class Route, class Mask>
+Status check_route_of(const Route& r, unsigned bits, const char* family, Mask mask) {
+  if (r.len > bits)
+    return Status(Errc::kInvalidArgument, std::string(family) + " prefix length " +
+                                              std::to_string(r.len) + " > " + std::to_string(bits));
+  if (mask(r.prefix, r.len) != r.prefix)
+    return Status(Errc::kInvalidArgument,
+                  "route " + route_text(r.prefix, r.len) + " has host bits set");
   if (r.nh > kMaxNextHop)
     return Status(Errc::kInvalidArgument, "route " + route_text(r.prefix, r.len) + ": next hop " +
                                               std::to_string(r.nh) + " above " +
@@ -77,17 +83,14 @@ Status check_route(const Route4& r) {
   return Status::ok();
 }
 
+}  // namespace
+
+Status check_route(const Route4& r) {
+  return check_route_of(r, 32, "IPv4", [](uint32_t p, unsigned len) { return mask4(p, len); });
+}
+
 Status check_route(const Route6& r) {
-  if (r.len > 128)
-    return Status(Errc::kInvalidArgument, "IPv6 prefix length " + std::to_string(r.len) + " > 128");
-  if (mask6(r.prefix, r.len) != r.prefix)
-    return Status(Errc::kInvalidArgument, "route " + format_ipv6(r.prefix) + "/" +
-                                              std::to_string(r.len) + " has host bits set");
-  if (r.nh > kMaxNextHop)
-    return Status(Errc::kInvalidArgument, "route " + route_text(r.prefix, r.len) + ": next hop " +
-                                              std::to_string(r.nh) + " above " +
-                                              std::to_string(kMaxNextHop));
-  return Status::ok();
+  return check_route_of(r, 128, "IPv6", [](Ip6 p, unsigned len) { return mask6(p, len); });
 }
 
 }  // namespace detail
