@@ -1,5 +1,5 @@
 """scripts/gpu-data.sh gathers every file warpath-gpu-bench reads from the data directory (each
-`data + "..."` path of bench/gpu/gpu_bench.cu) into a folder small enough to carry to a GPU
+`data + "..."` path of bench/gpu/gpu_bench*.cu) into a folder small enough to carry to a GPU
 machine, and names each missing input with a non-zero exit."""
 import os
 import re
@@ -15,7 +15,7 @@ SCRIPT = ROOT / "scripts" / "gpu-data.sh"
 
 def bench_paths():
     """The data files the GPU benchmark opens, as written in its source."""
-    src = (ROOT / "bench/gpu/gpu_bench.cu").read_text()
+    src = "".join(f.read_text() for f in sorted((ROOT / "bench/gpu").glob("gpu_bench*.cu")))
     paths = set(re.findall(r'data \+ "/([^"]+)"', src))
     sets = re.findall(r'"((?:acl1|fw1|ipc1)_10K)"', src)
     for base in [p for p in paths if p.endswith("/")]:
