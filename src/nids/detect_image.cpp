@@ -151,12 +151,14 @@ Result<std::shared_ptr<const DetectImage>> compile_rules(const RuleSet& set) {
           longest_item = idx;
         }
         if (!it.content.negated && it.content.fast_pattern) c.fast_pattern = idx;
+        if (!it.content.negated) c.last_positive = idx;
         if (idx > 0 && it.content.relative()) c.needs_relative_retry = true;
       } else if (it.kind == Item::kPcre) {
         ci.pcre = &it.pcre;
         auto code = detail::compile_pcre(r, it.pcre);
         if (!code.is_ok()) return code.status();
         ci.code = *code;
+        if (!it.pcre.negated) c.last_positive = int32_t(c.items.size());
         if (!c.items.empty() && it.pcre.relative) c.needs_relative_retry = true;
       } else if (it.kind == Item::kIsDataAt) {
         ci.isdataat = &it.isdataat;

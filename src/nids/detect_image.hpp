@@ -39,6 +39,7 @@ struct CompiledRule {
   bool stream_only = false;  ///< looks at streams only (only_stream, tcp-stream)
   bool needs_relative_retry = false;  ///< some item after the first is relative (backtracking helps)
   int32_t fast_pattern = -1;          ///< index of the fast-pattern content in items, -1: none
+  int32_t last_positive = -1;  ///< index of the last non-negated content or pcre, -1: none
   RuleKind kind = RuleKind::kPacket;
 };
 

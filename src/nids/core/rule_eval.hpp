@@ -105,12 +105,6 @@ class PayloadEval {
            bool& limited, bool& pcre_limited) {
     c_ = &c, buf_ = buf, len_ = len, min_end_ = min_end, anchor_ = anchor;
     steps_ = 0, pcre_runs_ = 0, limited_ = false, pcre_limited_ = false;
-    last_positive_ = -1;
-    for (size_t k = 0; k < c.items.size(); ++k) {
-      const CompiledItem& it = c.items[k];
-      if ((it.kind == Item::kContent && !it.content->negated) || (it.kind == Item::kPcre && !it.pcre->negated))
-        last_positive_ = int64_t(k);
-    }
     const bool ok = step(0, 0, -1);
     limited = limited_, pcre_limited = pcre_limited_;
     return ok;
@@ -179,7 +173,7 @@ class PayloadEval {
     // The last positive item must end in the new bytes when none before it did: occurrences
     // wholly in the lookback cannot complete a match, and skipping them keeps a lookback full
     // of the needle (padding) from spending the step bound before the new bytes are reached.
-    if (!ct.negated && min_end_ >= 0 && max_end <= min_end_ && int64_t(k) == last_positive_)
+    if (!ct.negated && min_end_ >= 0 && max_end <= min_end_ && int64_t(k) == c_->last_positive)
       lo = std::max<int64_t>(lo, min_end_ - n + 1);
     lo = std::max<int64_t>(lo, 0);
     if (ct.negated) {
@@ -267,7 +261,6 @@ class PayloadEval {
   uint32_t len_          = 0;
   int64_t min_end_       = -1;
   uint32_t anchor_       = 0;
-  int64_t last_positive_ = -1;  // index of the last non-negated content or pcre
   uint32_t steps_        = 0;
   uint32_t pcre_runs_    = 0;
   bool limited_ = false, pcre_limited_ = false;
