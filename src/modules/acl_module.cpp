@@ -31,6 +31,12 @@
 namespace warpath::runtime {
 namespace {
 
+// The kind's contract, declared once (ModuleInfo): an instance without goto: rules tags no
+// context.
+ModuleContract acl_contract() {
+  return {field_bit(Field::kParse), field_bit(Field::kVerdict) | field_bit(Field::kContext)};
+}
+
 struct AclSlot final : ModuleSlot {
   AclSlot(uint32_t cap, unsigned n_words) : words(size_t(n_words) * cap), index(cap), match(cap) {}
   std::vector<uint32_t> words, index, match;
@@ -47,9 +53,8 @@ class AclModule final : public Module {
  public:
   std::string_view kind() const noexcept override { return "acl"; }
   ModuleContract contract() const override {
-    ModuleContract c;
-    c.reads = field_bit(Field::kParse);
-    c.sets  = field_bit(Field::kVerdict) | (contexts_.empty() ? 0 : field_bit(Field::kContext));
+    ModuleContract c = acl_contract();
+    if (contexts_.empty()) c.sets &= ~field_bit(Field::kContext);  // no goto: rules
     c.contexts = contexts_;
     return c;
   }
@@ -287,8 +292,7 @@ ModuleInfo acl_module_info() {
        "counts them as acl_non_ip"},
       {"malformed", "continue", "drop | continue: packets the parser rejected"},
   };
-  i.contract.reads = field_bit(Field::kParse);
-  i.contract.sets  = field_bit(Field::kVerdict) | field_bit(Field::kContext);
+  i.contract = acl_contract();
   i.make  = AclModule::make;
   return i;
 }

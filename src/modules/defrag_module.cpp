@@ -30,6 +30,12 @@
 namespace warpath::runtime {
 namespace {
 
+// The kind's contract, declared once (ModuleInfo) and kept by every instance.
+ModuleContract defrag_contract() {
+  return {field_bit(Field::kParse),
+          field_bit(Field::kParse) | field_bit(Field::kBytes) | field_bit(Field::kVerdict)};
+}
+
 // The stats, in stat_names() order.
 enum Stat : size_t {
   kFragments,
@@ -71,11 +77,7 @@ class DefragModule final : public Module {
   DefragModule(std::string engine, defrag::DefragConfig config, uint32_t room, Reasons r)
       : engine_(std::move(engine)), config_(config), room_(room), r_(r) {}
   std::string_view kind() const noexcept override { return "defrag"; }
-  ModuleContract contract() const override {
-    return {field_bit(Field::kParse),
-            field_bit(Field::kParse) | field_bit(Field::kBytes) | field_bit(Field::kVerdict),
-            {}};
-  }
+  ModuleContract contract() const override { return defrag_contract(); }
   std::string describe() const override {
     return engine_ + ", policy " + defrag::frag_policy_name(config_.policy) + ", timeout " +
            std::to_string(config_.timeout_s) + " s, memcap " + std::to_string(config_.memcap >> 20) +
@@ -182,8 +184,7 @@ ModuleInfo defrag_module_info() {
                        "fragment (a frame gets at least 72 KiB, one datagram of 64 KiB, and at most 16 MiB), "
                        "0..1048576"},
   };
-  i.contract.reads = field_bit(Field::kParse);
-  i.contract.sets  = field_bit(Field::kParse) | field_bit(Field::kBytes) | field_bit(Field::kVerdict);
+  i.contract = defrag_contract();
   i.make  = [](const ModuleArgs& args, BuildEnv& env) -> Result<std::unique_ptr<Module>> {
     defrag::DefragConfig c;
     WARPATH_ASSIGN_OR_RETURN(c.policy, defrag::parse_frag_policy(args.get("policy", "bsd")));

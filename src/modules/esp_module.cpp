@@ -44,7 +44,6 @@
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -61,6 +60,13 @@
 namespace warpath::runtime {
 namespace {
 
+// Both directions' contract, declared once (ModuleInfo) and kept by every instance: they
+// rewrite headers (parse) and bytes.
+ModuleContract esp_contract() {
+  return {field_bit(Field::kParse),
+          field_bit(Field::kParse) | field_bit(Field::kBytes)};
+}
+
 namespace ec = ipsec::core;
 using packet::PacketInfo;
 
@@ -68,7 +74,6 @@ using ipsec::dport_of;
 using ipsec::EspTables;
 using ipsec::family_of;
 using ipsec::in_policy_covers;
-using ipsec::init_window;
 using ipsec::ip_length;
 using ipsec::ip_readable;
 using ipsec::move_link_header;
@@ -160,9 +165,7 @@ void report_soft_expiry(const ipsec::SaSpec& sa, ModuleState* ms, uint64_t p, ui
 class EspModuleBase : public Module {
  public:
   ~EspModuleBase() override { delete image_.load(); }
-  ModuleContract contract() const override {
-    return {field_bit(Field::kParse), field_bit(Field::kParse) | field_bit(Field::kBytes), {}};
-  }
+  ModuleContract contract() const override { return esp_contract(); }
   std::string describe() const override {
     ReadGuard::Section sec(guard_);
     return image_.load(std::memory_order_acquire)->describe;
@@ -775,8 +778,7 @@ ModuleInfo esp_in_module_info() {
   i.kind    = "esp-in";
   i.summary = "IPsec ESP inbound: decapsulates tunnel-mode ESP for local SAs (ICV, anti-replay, policy)";
   i.args    = esp_args();
-  i.contract.reads   = field_bit(Field::kParse);
-  i.contract.sets    = field_bit(Field::kParse) | field_bit(Field::kBytes);
+  i.contract = esp_contract();
   i.make    = EspInModule::make;
   return i;
 }
@@ -788,8 +790,7 @@ ModuleInfo esp_out_module_info() {
   i.kind    = "esp-out";
   i.summary = "IPsec ESP outbound: encapsulates what an out policy selects (tunnel mode, sealed)";
   i.args    = esp_args();
-  i.contract.reads   = field_bit(Field::kParse);
-  i.contract.sets    = field_bit(Field::kParse) | field_bit(Field::kBytes);
+  i.contract = esp_contract();
   i.make    = EspOutModule::make;
   return i;
 }

@@ -52,6 +52,12 @@
 namespace warpath::runtime {
 namespace {
 
+// The kind's contract, declared once (ModuleInfo) and kept by every instance.
+ModuleContract flow_aes_contract() {
+  return {field_bit(Field::kParse),
+          field_bit(Field::kBytes) | field_bit(Field::kVerdict)};
+}
+
 using packet::PacketInfo;
 namespace pc = packet::core;
 
@@ -129,9 +135,7 @@ class FlowAesModule final : public Module {
                 std::string engine)
       : master_(std::move(key)), capacity_(capacity), ids_(ids), engine_(std::move(engine)) {}
   std::string_view kind() const noexcept override { return "flow-aes"; }
-  ModuleContract contract() const override {
-    return {field_bit(Field::kParse), field_bit(Field::kBytes) | field_bit(Field::kVerdict), {}};
-  }
+  ModuleContract contract() const override { return flow_aes_contract(); }
   std::string describe() const override {
     return "AES-" + std::to_string(master_.size() * 8) + "-CTR per flow (" + engine_ +
            "), at most " + std::to_string(capacity_) + " flows per worker";
@@ -278,8 +282,7 @@ ModuleInfo flow_aes_module_info() {
          {"capacity", "65536", "flows remembered per worker (the oldest forgotten first)"},
          {"engine", "auto",
           "AES-CTR engine: cpu.ctr (intel-ipsec-mb), ref.ctr (OpenSSL), auto, validate:cpu.ctr"}};
-  i.contract.reads   = field_bit(Field::kParse);
-  i.contract.sets    = field_bit(Field::kBytes) | field_bit(Field::kVerdict);
+  i.contract = flow_aes_contract();
   i.make    = [](const ModuleArgs& args, BuildEnv& env) -> Result<std::unique_ptr<Module>> {
 #if defined(WARPATH_HAVE_OPENSSL)
     auto parsed = ipsec::parse_hex_bytes(args.get("key"));

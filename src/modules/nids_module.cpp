@@ -22,6 +22,9 @@
 namespace warpath::runtime {
 namespace {
 
+// The kind's contract, declared once (ModuleInfo) and kept by every instance.
+ModuleContract nids_contract() { return {field_bit(Field::kParse), field_bit(Field::kVerdict)}; }
+
 enum Stat : size_t { kPackets, kAlerts, kDropped, kFlows, kStatCount };
 
 struct NidsWorkerState final : ModuleState {
@@ -46,9 +49,7 @@ class NidsModule final : public Module {
     if (eve_) std::fclose(eve_);
   }
   std::string_view kind() const noexcept override { return "nids"; }
-  ModuleContract contract() const override {
-    return {field_bit(Field::kParse), field_bit(Field::kVerdict), {}};
-  }
+  ModuleContract contract() const override { return nids_contract(); }
   std::string describe() const override {
     return std::to_string(image_->rules().size()) + " rules (" + std::to_string(skipped_) +
            " skipped), " + (cfg_.ips ? "ips" : "ids") + (eve_ ? ", eve " + eve_path_ : "");
@@ -161,8 +162,7 @@ ModuleInfo nids_module_info() {
              "(0-50)"},
          {"l7", "", "l7-filter patterns: label flows (EVE app_proto; app-layer-protocol in rules)"},
   };
-  i.contract.reads = field_bit(Field::kParse);
-  i.contract.sets  = field_bit(Field::kVerdict);
+  i.contract = nids_contract();
   i.make  = [](const ModuleArgs& args, BuildEnv& env) -> Result<std::unique_ptr<Module>> {
     const std::string path = args.get("rules");
     if (path.empty()) return Status(Errc::kInvalidArgument, "needs rules=FILE|DIR");

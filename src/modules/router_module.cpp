@@ -23,6 +23,12 @@
 namespace warpath::runtime {
 namespace {
 
+// The kind's contract, declared once (ModuleInfo) and kept by every instance.
+ModuleContract router_contract() {
+  return {field_bit(Field::kParse),
+          field_bit(Field::kVerdict) | field_bit(Field::kBytes)};
+}
+
 struct RouterSlot final : ModuleSlot {
   explicit RouterSlot(uint32_t cap) : keys(cap), nexthops(cap) {}
   forward::RouteKeys keys;
@@ -32,9 +38,7 @@ struct RouterSlot final : ModuleSlot {
 class RouterModule final : public Module {
  public:
   std::string_view kind() const noexcept override { return "router"; }
-  ModuleContract contract() const override {
-    return {field_bit(Field::kParse), field_bit(Field::kVerdict) | field_bit(Field::kBytes), {}};
-  }
+  ModuleContract contract() const override { return router_contract(); }
   std::string describe() const override { return describe_; }
   std::string engines(Place p) const override {
     const auto& e = p == Place::kCpu ? cpu_ : offload_;
@@ -206,8 +210,7 @@ ModuleInfo router_module_info() {
        "drop unicast frames for neither the port's MAC nor its interface's as not_for_us: on, "
        "off, or auto (on promiscuous live ports: afpacket, afxdp, dpdk NICs)"},
   };
-  i.contract.reads = field_bit(Field::kParse);
-  i.contract.sets  = field_bit(Field::kVerdict) | field_bit(Field::kBytes);
+  i.contract = router_contract();
   i.make  = RouterModule::make;
   return i;
 }

@@ -55,6 +55,12 @@
 namespace warpath::runtime {
 namespace {
 
+// The kind's contract, declared once (ModuleInfo) and kept by every instance.
+ModuleContract switch_contract() {
+  return {field_bit(Field::kParse),
+          field_bit(Field::kVerdict) | field_bit(Field::kBytes)};
+}
+
 using openflow::FlowImage;
 using openflow::FlowTable;
 using namespace switch_detail;
@@ -76,9 +82,7 @@ struct SwitchSlot final : ModuleSlot {
 class SwitchModule final : public Module, public openflow::SwitchControl {
  public:
   std::string_view kind() const noexcept override { return "switch"; }
-  ModuleContract contract() const override {
-    return {field_bit(Field::kParse), field_bit(Field::kVerdict) | field_bit(Field::kBytes), {}};
-  }
+  ModuleContract contract() const override { return switch_contract(); }
   std::string describe() const override {
     std::lock_guard<std::mutex> lock(table_mutex_);
     return describe_;
@@ -650,8 +654,7 @@ ModuleInfo switch_module_info() {
                {"miss", "controller", "a packet no flow matches: controller (slow path), drop or normal"},
                {"mac_aging", "300", "seconds a learnt MAC stays (actions=normal), 1..1000000"},
                {"dump", "", "write the flows with their counters here at the end, as ovs-ofctl dump-flows"}};
-  i.contract.reads = field_bit(Field::kParse);
-  i.contract.sets  = field_bit(Field::kVerdict) | field_bit(Field::kBytes);
+  i.contract = switch_contract();
   i.make  = SwitchModule::make;
   return i;
 }

@@ -9,11 +9,14 @@
 namespace warpath::runtime {
 namespace {
 
+// The kind's contract, declared once (ModuleInfo) and kept by every instance.
+ModuleContract wire_contract() { return {0, field_bit(Field::kVerdict)}; }
+
 class WireModule final : public Module {
  public:
   explicit WireModule(uint16_t ports) : ports_(ports) {}
   std::string_view kind() const noexcept override { return "wire"; }
-  ModuleContract contract() const override { return {0, field_bit(Field::kVerdict), {}}; }
+  ModuleContract contract() const override { return wire_contract(); }
   void post(Frame& f, ModuleSlot*, const Selection& sel) const override {
     for (uint32_t i : sel.list) {
       const uint16_t in   = f.batch.meta(i).port;
@@ -33,7 +36,7 @@ ModuleInfo wire_module_info() {
   ModuleInfo i;
   i.kind    = "wire";
   i.summary = "bump in the wire: out of the paired port (p -> p ^ 1), unchanged";
-  i.contract.sets    = field_bit(Field::kVerdict);
+  i.contract = wire_contract();
   i.make    = [](const ModuleArgs&, BuildEnv& env) -> Result<std::unique_ptr<Module>> {
     return std::unique_ptr<Module>(std::make_unique<WireModule>(env.port_count));
   };
