@@ -5,7 +5,9 @@
 #include <utility>
 
 namespace warpath::ipsec {
+namespace {
 
+// The tunnel packet's outer header and what the parser says of it, for SA `spec`.
 OuterTemplate outer_template(const SaSpec& spec) {
   OuterTemplate t{};
   const bool v4 = spec.dst.family == 4;
@@ -14,7 +16,7 @@ OuterTemplate outer_template(const SaSpec& spec) {
   o.status      = packet::ParseStatus::kOk;
   o.l3          = v4 ? packet::L3::kIpv4 : packet::L3::kIpv6;
   o.ip_version  = v4 ? 4 : 6;
-  o.ethertype   = v4 ? 0x0800 : 0x86dd;
+  o.ethertype   = v4 ? net::kEthIpv4 : net::kEthIpv6;
   o.ttl         = core::kOuterTtl;
   o.proto       = core::kProtoEsp;
   o.fields      = packet::kFieldsAll;
@@ -23,10 +25,13 @@ OuterTemplate outer_template(const SaSpec& spec) {
   return t;
 }
 
+// A fresh window as the file says: replay_seq and the window below it count as received.
 void init_window(SaState& st, const SaSpec& sa) {
   st.top = sa.replay_seq;
   st.bitmap.assign(sa.replay_window ? (sa.replay_window + 63) / 64 : 0, sa.replay_seq ? ~uint64_t(0) : 0);
 }
+
+}  // namespace
 
 Result<std::unique_ptr<EspTables>> build_gateway_tables(SaConfig config, const std::string& file,
                                                         const std::string& engine,

@@ -13,6 +13,7 @@
 
 #include "ipsec/core/esp_core.hpp"
 #include "warpath/ipsec/ipsec.hpp"
+#include "warpath/net/protocols.hpp"
 #include "warpath/packet/info.hpp"
 
 namespace warpath::ipsec {
@@ -70,8 +71,6 @@ struct OuterTemplate {
   PacketInfo info;
 };
 
-OuterTemplate outer_template(const SaSpec& spec);
-
 // What both directions share: the database, its engine and the SAs' mutable state.
 struct EspTables {
   SaDatabase db;
@@ -87,9 +86,6 @@ struct EspTables {
   std::vector<std::shared_ptr<std::atomic<uint32_t>>> ids;
   std::string describe;
 };
-
-// A fresh window as the file says: replay_seq and the window below it count as received.
-void init_window(SaState& st, const SaSpec& sa);
 
 /// The tables of `file`'s SAs and policies on `engine` (and `offload` for the offload place
 /// when not empty), for one direction's module. With `previous` (a reload), an SA with the same
@@ -190,7 +186,7 @@ inline __attribute__((always_inline)) void move_link_header(uint8_t* to, const u
 }
 
 inline void set_ethertype(uint8_t* frame, uint32_t l3, uint8_t family) {
-  core::store_be16(frame + l3 - 2, family == 4 ? 0x0800 : 0x86dd);
+  core::store_be16(frame + l3 - 2, family == 4 ? net::kEthIpv4 : net::kEthIpv6);
 }
 
 // Does the SA's p-th packet, with b bytes so far, stay within every limit, the soft ones

@@ -146,10 +146,8 @@ std::string prometheus_text(const RunReport& r, std::string_view version) {
   t.family("warpath_stage_ns_per_packet", "gauge",
            "Worker time per packet finished by stage (rx, parse, modules, tx, other), summed over "
            "the workers.");
-  const std::pair<const char*, double> stages[] = {{"rx", r.stages.rx},           {"parse", r.stages.parse},
-                                                   {"modules", r.stages.modules}, {"tx", r.stages.tx},
-                                                   {"other", r.stages.other}};
-  for (const auto& [name, v] : stages) t.sample("warpath_stage_ns_per_packet", v, "stage", name);
+  for (const auto& [name, v] : r.stages.named())
+    t.sample("warpath_stage_ns_per_packet", v, "stage", name);
 
   t.family("warpath_module_stat", "gauge",
            "Per stateful module: what its per-worker state counts (flows, active, ...), summed "

@@ -71,14 +71,7 @@
 namespace warpath::cli {
 namespace {
 
-using namespace bench_classify;
-
-using classify::KeyBatch;
-using classify::KeyBuffer;
-using classify::KeyLayout;
-using classify::kNoMatch;
-using classify::RuleSet;
-using Clock = std::chrono::steady_clock;
+using namespace bench_classify;  // its rows, runner and names (KeyBuffer, RuleSet, Clock, ...)
 
 Result<classify::SyntheticParams> parse_synthetic(const std::string& s) {
   const auto parts = split(s, ',');

@@ -174,6 +174,13 @@ nlohmann::ordered_json totals_json(const runtime::RunReport& r) {
 }
 }  // namespace
 
+// Where the workers' time went, ns a packet by stage (RunReport::Stages).
+static nlohmann::ordered_json stages_json(const runtime::RunReport::Stages& s) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (const auto& [name, v] : s.named()) j[name] = v;
+  return j;
+}
+
 nlohmann::ordered_json run_stats_line(const runtime::RunReport& r, const runtime::RunReport* prev) {
   using J = nlohmann::ordered_json;
   J j;
@@ -210,9 +217,7 @@ nlohmann::ordered_json run_stats_line(const runtime::RunReport& r, const runtime
                        {"stats", st}});
   }
   j["modules"]              = modules;
-  j["stages_ns_per_packet"] = {{"rx", r.stages.rx},           {"parse", r.stages.parse},
-                               {"modules", r.stages.modules}, {"tx", r.stages.tx},
-                               {"other", r.stages.other}};
+  j["stages_ns_per_packet"] = stages_json(r.stages);
   return j;
 }
 
@@ -308,9 +313,7 @@ nlohmann::ordered_json run_report_json(const runtime::RunConfig& c, const runtim
                                       {"gpu_packets", r.gpu_packets},
                                       {"gpu_share", r.gpu_share},
                                       {"cpu_ns_per_packet", r.cpu_ns_per_pkt}};
-  j["stages_ns_per_packet"]        = {{"rx", r.stages.rx},           {"parse", r.stages.parse},
-                                      {"modules", r.stages.modules}, {"tx", r.stages.tx},
-                                      {"other", r.stages.other}};
+  j["stages_ns_per_packet"]        = stages_json(r.stages);
   const runtime::LatencySummary& l = r.latency;
   j["latency_us"]                  = {{"count", l.count},  {"p50", l.p50_us}, {"p99", l.p99_us},
                                       {"p999", l.p999_us}, {"max", l.max_us}, {"mean", l.mean_us}};

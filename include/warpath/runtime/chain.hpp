@@ -115,8 +115,8 @@ class Chain {
   /// Every module's Module::originate, in chain order (worker 0).
   uint32_t originate(States& states, packet::PacketBatch& out, std::vector<uint64_t>& masks) const;
   /// Pre-shade: parse, then every module's pre. `ticks` (one per module, may be nullptr) gets
-  /// the time each took, in cycle-clock ticks (ModuleCounters::ticks).
-  /// `ticks` (one per module) gets each module's pre time and `parse_ticks` the parser's.
+  /// the time each took, in cycle-clock ticks (ModuleCounters::ticks), and `parse_ticks` (may
+  /// be nullptr) the parser's.
   Status pre(Frame& f, uint64_t* ticks = nullptr, uint64_t* parse_ticks = nullptr) const;
   /// Shade on the engines of `place`: every module's jobs.
   Status shade(Frame& f, Place place, ExecContext& ctx, uint64_t* ticks = nullptr) const;

@@ -45,6 +45,7 @@
 //   *hooks.stop becomes true (the CLI sets it on SIGINT/SIGTERM). In every case RX stops first,
 //   then every chunk already received is finished and sent: nothing is lost.
 #pragma once
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -52,6 +53,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "warpath/core/status.hpp"
@@ -112,6 +114,10 @@ struct RunReport {
   /// answers in order). Idle polling is not counted.
   struct Stages {
     double rx = 0, parse = 0, modules = 0, tx = 0, other = 0;
+    /// (name, ns) in report order: what the JSON, the stats lines and the metrics write.
+    std::array<std::pair<const char*, double>, 5> named() const {
+      return {{{"rx", rx}, {"parse", parse}, {"modules", modules}, {"tx", tx}, {"other", other}}};
+    }
   } stages;
   double gpu_share      = 0;  ///< current (snapshot) or mean (final) share sent to the GPU
   uint64_t in_flight    = 0;  ///< packets received but not yet finished (0 at the end)

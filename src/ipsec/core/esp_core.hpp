@@ -6,6 +6,7 @@
 
 #include "packet/core/bytes.hpp"
 #include "warpath/core/hd.hpp"
+#include "warpath/net/protocols.hpp"
 
 namespace warpath::ipsec::core {
 
@@ -17,7 +18,7 @@ using packet::core::store_be32;
 inline constexpr uint32_t kEspHeaderBytes = 8;   ///< SPI + sequence number
 inline constexpr uint32_t kIvBytes        = 8;   ///< CTR and GCM: the 64-bit sequence number
 inline constexpr uint32_t kEspHead        = kEspHeaderBytes + kIvBytes;
-inline constexpr uint8_t kProtoEsp        = 50;
+using net::kProtoEsp;  // 50 (net/protocols.hpp)
 inline constexpr uint8_t kNextIpv4        = 4;
 inline constexpr uint8_t kNextIpv6        = 41;
 inline constexpr uint8_t kNextNone        = 59;  ///< a TFC dummy packet: discarded

@@ -26,11 +26,12 @@
 //   rx queues = min(options.rx_queues, the device's max_rx_queues), with RSS over IP/TCP/UDP
 //   when there is more than one and the PMD hashes; tx queues = min(options.workers,
 //   max_tx_queues); worker w sends on tx queue w % tx queues under that queue's mutex. The
-//   pipeline's threads are not EAL lcores: DPDK allows them rx/tx bursts on distinct queues,
-//   and the port's mempool has no per-lcore cache (those are for EAL lcores only), so mbuf
-//   allocation and freeing go straight to the pool's multi-producer/consumer ring from any
-//   thread. One mempool per port holds every rx descriptor, every tx descriptor, a burst per
-//   queue and 1024 spare (net_ring keeps sent mbufs in its ring until they are received); mbufs
+//   pipeline's threads are not EAL lcores; each registers as a non-EAL lcore on its first
+//   burst (register_thread), so the port's mempool serves it from a per-lcore cache of
+//   kPoolCache mbufs, as it serves testpmd's lcores (a thread DPDK refuses goes to the pool's
+//   shared ring: slower, not wrong). One mempool per port holds every rx descriptor, every tx
+//   descriptor, a burst per queue, 1024 spare (net_ring keeps sent mbufs in its ring until
+//   they are received) and the caches of up to kCachingThreads threads; mbufs
 //   have room for frame_bytes (at least 2048 bytes), longer frames use chains. The pool is
 //   packed (RTE_MEMPOOL_F_NO_IOVA_CONTIG; net_af_xdp needs that, see create_mbuf_pool()).
 //
@@ -218,7 +219,7 @@ void register_thread() {
   (void)r;
 }
 
-// rte_pktmbuf_pool_create() with RTE_MEMPOOL_F_NO_IOVA_CONTIG, no per-lcore cache. Without the
+// rte_pktmbuf_pool_create() with RTE_MEMPOOL_F_NO_IOVA_CONTIG and per-lcore caches. Without the
 // flag, on EAL's 4 KiB pages (--no-huge) no mbuf may cross a page, so mbufs of 2 KiB and more
 // lie a page apart; net_af_xdp takes the pool as its UMEM assuming they are packed (size =
 // count x mbuf size) and the kernel then refuses every mbuf beyond that length. Nothing here
@@ -450,9 +451,7 @@ class DpdkPort final : public Port {
         ++rq.next;
         ++n;
       }
-      // The copied mbufs back to the pool in one bulk put: the pool has no per-lcore cache
-      // (workers are not EAL lcores), so a put per packet took the ring's lock-free enqueue
-      // once a packet (about 10 ns of the rx stage's 24-35 at 64 bytes).
+      // The copied mbufs back to the pool in one bulk put a burst, not one put a packet.
       if (rq.next > first) rte_pktmbuf_free_bulk(rq.pending.data() + first, unsigned(rq.next - first));
       if (full || (asked != 0 && rq.count < asked)) break;  // batch full, or the device is dry
     }
