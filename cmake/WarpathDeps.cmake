@@ -30,6 +30,28 @@ else()
   endif()
 endif()
 
+# libhtp (Debian libhtp-dev; OISF's HTTP parser, the one Suricata used through 7.x): the NIDS's
+# HTTP app layer. Linked from its static archive, so binaries carried to another machine (the
+# GPU device) need no libhtp there; it needs zlib. The NIDS is built only with it.
+find_path(WARPATH_HTP_INCLUDE htp/htp.h)
+find_library(WARPATH_HTP_LIBRARY NAMES libhtp.a htp)
+find_library(WARPATH_ZLIB_LIBRARY NAMES z)
+set(WARPATH_HAVE_HTP OFF)
+if(WARPATH_HTP_INCLUDE AND WARPATH_HTP_LIBRARY AND WARPATH_ZLIB_LIBRARY)
+  add_library(warpath_htp INTERFACE IMPORTED)
+  target_include_directories(warpath_htp INTERFACE ${WARPATH_HTP_INCLUDE})
+  target_link_libraries(warpath_htp INTERFACE ${WARPATH_HTP_LIBRARY} ${WARPATH_ZLIB_LIBRARY})
+  set(WARPATH_HAVE_HTP ON)
+  message(STATUS "libhtp: the NIDS's HTTP parser (${WARPATH_HTP_LIBRARY})")
+else()
+  message(STATUS "libhtp not found (apt-get install libhtp-dev): the NIDS is not built")
+endif()
+if(WARPATH_HAVE_PCRE2 AND WARPATH_HAVE_HTP)
+  set(WARPATH_BUILD_NIDS ON)
+else()
+  set(WARPATH_BUILD_NIDS OFF)
+endif()
+
 if(WARPATH_MINIMAL)
   return()
 endif()

@@ -36,6 +36,7 @@ struct NidsWorkerState final : ModuleState {
   std::vector<uint8_t> drop;
   std::vector<nids::Alert> alerts;
   std::vector<nids::FlowEvent> ended;
+  std::vector<nids::AppEvent> app_events;
   std::string lines;
 };
 
@@ -118,9 +119,12 @@ class NidsModule final : public Module {
   void emit(NidsWorkerState& st) const {
     add(st, kAlerts, st.alerts.size());
     add(st, kFlows, st.ended.size());
-    if (eve_ && (!st.alerts.empty() || !st.ended.empty())) {
+    st.app_events.clear();
+    st.inspector->take_app_events(st.app_events);
+    if (eve_ && (!st.alerts.empty() || !st.ended.empty() || !st.app_events.empty())) {
       st.lines.clear();
       for (const nids::Alert& a : st.alerts) st.lines += nids::alert_eve(a, *image_, cfg_.ips) + "\n";
+      for (const nids::AppEvent& e : st.app_events) st.lines += nids::app_eve(e) + "\n";
       for (const nids::FlowEvent& e : st.ended) st.lines += nids::flow_eve(e) + "\n";
       std::lock_guard<std::mutex> lock(eve_mutex_);
       std::fwrite(st.lines.data(), 1, st.lines.size(), eve_);

@@ -16,9 +16,14 @@ namespace warpath::nids {
 namespace detail {
 
 Image::~Image() {
-  for (CompiledRule& r : compiled_)
-    for (CompiledItem& it : r.items)
+  auto free_list = [](ItemList& l) {
+    for (CompiledItem& it : l.items)
       if (it.code) pcre2_code_free(it.code);
+  };
+  for (CompiledRule& r : compiled_) {
+    free_list(r);
+    for (AppList& l : r.app) free_list(l);
+  }
 }
 
 ClassType Image::class_of(const Rule& r) const {
@@ -47,6 +52,7 @@ bool packet_keywords(const Rule& r) {
 }
 
 RuleKind kind_of(const Rule& r) {
+  if (r.has_app_buffers()) return RuleKind::kAppTx;
   if (r.proto == Proto::kTcpStream || r.flow.only_stream) return RuleKind::kStream;
   if (r.has_payload()) {
     const bool packet = packet_keywords(r);
@@ -91,6 +97,40 @@ Result<pcre2_code*> compile_pcre(const Rule& r, const Pcre& p) {
 }
 
 }  // namespace
+
+// One item compiled onto the end of `list` (its pcre compiled, its content folded for nocase).
+Status add_item(const Rule& r, const Item& it, ItemList& list) {
+  CompiledItem ci;
+  ci.kind = it.kind;
+  const bool first = list.items.empty();
+  const int32_t idx = int32_t(list.items.size());
+  if (it.kind == Item::kContent) {
+    ci.content = &it.content;
+    ci.needle  = it.content.bytes;
+    if (it.content.nocase)
+      for (char& ch : ci.needle) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+    if (!it.content.negated) list.last_positive = idx;
+    if (!first && it.content.relative()) list.needs_relative_retry = true;
+  } else if (it.kind == Item::kPcre) {
+    ci.pcre = &it.pcre;
+    auto code = compile_pcre(r, it.pcre);
+    if (!code.is_ok()) return code.status();
+    ci.code = *code;
+    if (!it.pcre.negated) list.last_positive = idx;
+    if (!first && it.pcre.relative) list.needs_relative_retry = true;
+  } else if (it.kind == Item::kIsDataAt) {
+    ci.isdataat = &it.isdataat;
+    if (!first && it.isdataat.relative) list.needs_relative_retry = true;
+  } else if (it.kind == Item::kBsize) {
+    ci.size = &it.size;
+  } else {
+    ci.byte = &it.byte;
+    if (!first && it.byte.relative) list.needs_relative_retry = true;
+  }
+  list.items.push_back(std::move(ci));
+  return Status::ok();
+}
+
 }  // namespace detail
 
 const char* rule_kind_name(RuleKind k) noexcept {
@@ -100,6 +140,7 @@ const char* rule_kind_name(RuleKind k) noexcept {
     case RuleKind::kPacket: return "pkt";
     case RuleKind::kPacketStream: return "pkt_stream";
     case RuleKind::kStream: return "stream";
+    case RuleKind::kAppTx: return "app_tx";
   }
   return "?";
 }
@@ -135,41 +176,42 @@ Result<std::shared_ptr<const DetectImage>> compile_rules(const RuleSet& set) {
   for (size_t i = 0; i < image->rules_.size(); ++i) {
     const Rule& r = image->rules_[i];
     detail::CompiledRule& c = image->compiled_[i];
+    // Each item into its buffer's list; the fast pattern is the fast_pattern content, else the
+    // longest positive one (of any buffer: a transaction rule is prefiltered in that buffer).
     size_t longest = 0;
-    int32_t longest_item = -1;
+    int32_t longest_list = -1, longest_item = -1, fp_list = -1, fp_item = -1;
     for (const Item& it : r.items) {
-      detail::CompiledItem ci;
-      ci.kind = it.kind;
-      if (it.kind == Item::kContent) {
-        ci.content = &it.content;
-        ci.needle  = it.content.bytes;
-        if (it.content.nocase)
-          for (char& ch : ci.needle) ch = char(std::tolower(static_cast<unsigned char>(ch)));
-        const int32_t idx = int32_t(c.items.size());
-        if (!it.content.negated && it.content.bytes.size() > longest) {
-          longest      = it.content.bytes.size();
-          longest_item = idx;
+      detail::ItemList* list = &c;
+      int32_t list_index = -1;
+      if (it.buffer != AppBuffer::kPayload) {
+        auto found = std::find_if(c.app.begin(), c.app.end(),
+                                  [&](const detail::AppList& l) { return l.buffer == it.buffer; });
+        if (found == c.app.end()) {
+          c.app.emplace_back();
+          c.app.back().buffer = it.buffer;
+          found = c.app.end() - 1;
         }
-        if (!it.content.negated && it.content.fast_pattern) c.fast_pattern = idx;
-        if (!it.content.negated) c.last_positive = idx;
-        if (idx > 0 && it.content.relative()) c.needs_relative_retry = true;
-      } else if (it.kind == Item::kPcre) {
-        ci.pcre = &it.pcre;
-        auto code = detail::compile_pcre(r, it.pcre);
-        if (!code.is_ok()) return code.status();
-        ci.code = *code;
-        if (!it.pcre.negated) c.last_positive = int32_t(c.items.size());
-        if (!c.items.empty() && it.pcre.relative) c.needs_relative_retry = true;
-      } else if (it.kind == Item::kIsDataAt) {
-        ci.isdataat = &it.isdataat;
-        if (!c.items.empty() && it.isdataat.relative) c.needs_relative_retry = true;
-      } else {
-        ci.byte = &it.byte;
-        if (!c.items.empty() && it.byte.relative) c.needs_relative_retry = true;
+        list       = &*found;
+        list_index = int32_t(found - c.app.begin());
+        c.app_response = c.app_response || app_buffer_is_response(it.buffer);
       }
-      c.items.push_back(std::move(ci));
+      const int32_t idx = int32_t(list->items.size());
+      auto code = detail::add_item(r, it, *list);
+      if (!code.is_ok()) return code;
+      if (it.kind == Item::kContent && !it.content.negated) {
+        if (it.content.bytes.size() > longest) {
+          longest      = it.content.bytes.size();
+          longest_list = list_index, longest_item = idx;
+        }
+        if (it.content.fast_pattern) fp_list = list_index, fp_item = idx;
+      }
     }
-    if (c.fast_pattern < 0) c.fast_pattern = longest_item;
+    if (fp_item < 0) fp_list = longest_list, fp_item = longest_item;
+    if (r.has_app_buffers()) {
+      c.app_fp_list = fp_list, c.app_fp_item = fp_item;
+    } else {
+      c.fast_pattern = fp_item;
+    }
     for (const Flowbit& f : r.flowbits) {
       std::vector<uint32_t> ids;
       for (const std::string& n : f.names) ids.push_back(bit(n));

@@ -21,6 +21,7 @@ struct CompiledItem {
   const Pcre* pcre       = nullptr;
   const IsDataAt* isdataat = nullptr;
   const ByteOp* byte       = nullptr;
+  const NumTest* size      = nullptr;  ///< kBsize
   std::string needle;                ///< content bytes, lower-cased when nocase
   pcre2_real_code_8* code = nullptr; ///< compiled pcre (owned by the image)
 };
@@ -31,16 +32,30 @@ struct BitCondition {
   std::vector<uint32_t> bits;
 };
 
-struct CompiledRule {
+/// The items of one buffer, in rule order (relative items chain within it).
+struct ItemList {
   std::vector<CompiledItem> items;
+  bool needs_relative_retry = false;  ///< some item after the first is relative (backtracking helps)
+  int32_t last_positive = -1;  ///< index of the last non-negated content or pcre, -1: none
+};
+
+/// The items of one application-layer buffer.
+struct AppList : ItemList {
+  AppBuffer buffer = AppBuffer::kPayload;
+};
+
+/// A rule ready to evaluate: its payload items (the ItemList it is) and, for a transaction
+/// rule, one list per application-layer buffer it names.
+struct CompiledRule : ItemList {
   std::vector<BitCondition> conditions;
   std::vector<uint32_t> set, unset, toggle;
   bool packet_only = false;  ///< looks at packets only (no payload, dsize, no_stream, tcp-pkt, udp, icmp)
   bool stream_only = false;  ///< looks at streams only (only_stream, tcp-stream)
-  bool needs_relative_retry = false;  ///< some item after the first is relative (backtracking helps)
   int32_t fast_pattern = -1;          ///< index of the fast-pattern content in items, -1: none
-  int32_t last_positive = -1;  ///< index of the last non-negated content or pcre, -1: none
   RuleKind kind = RuleKind::kPacket;
+  std::vector<AppList> app;    ///< kAppTx: the buffers' items
+  bool app_response = false;   ///< kAppTx: inspected with the response (names a response buffer)
+  int32_t app_fp_list = -1, app_fp_item = -1;  ///< kAppTx: the fast-pattern content, -1: none
 };
 
 class Image final : public DetectImage {
@@ -53,8 +68,16 @@ class Image final : public DetectImage {
   ClassType class_of(const Rule& r) const override;
   RuleKind kind(uint32_t i) const override { return compiled_[i].kind; }
   const Content* fast_pattern(uint32_t i) const override {
-    const int32_t k = compiled_[i].fast_pattern;
-    return k < 0 ? nullptr : compiled_[i].items[size_t(k)].content;
+    const CompiledRule& c = compiled_[i];
+    if (c.kind == RuleKind::kAppTx)
+      return c.app_fp_list < 0 ? nullptr : c.app[size_t(c.app_fp_list)].items[size_t(c.app_fp_item)].content;
+    return c.fast_pattern < 0 ? nullptr : c.items[size_t(c.fast_pattern)].content;
+  }
+  /// The buffer of rules()[i]'s fast pattern (kPayload for packet and stream rules).
+  AppBuffer fast_pattern_buffer(uint32_t i) const {
+    const CompiledRule& c = compiled_[i];
+    return c.kind == RuleKind::kAppTx && c.app_fp_list >= 0 ? c.app[size_t(c.app_fp_list)].buffer
+                                                            : AppBuffer::kPayload;
   }
   const std::vector<CompiledRule>& compiled() const noexcept { return compiled_; }
   /// The prefilter databases of port groups (nids/cpu/port_groups.hpp), compiled on first use

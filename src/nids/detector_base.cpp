@@ -47,7 +47,9 @@ void DetectorBase::apply_bits(const CompiledRule& c, uint64_t flow) {
 
 void DetectorBase::count(const Unit& u) {
   ++counters_.units;
-  if (u.buffer == Buffer::kStream) {
+  if (u.buffer == Buffer::kApp) {
+    ++counters_.app_units;
+  } else if (u.buffer == Buffer::kStream) {
     ++counters_.stream_units;
     counters_.bytes += u.len - std::min(u.len, u.new_from);
   } else {
@@ -59,7 +61,10 @@ void DetectorBase::count(const Unit& u) {
 Status DetectorBase::inspect(const Unit& u, std::vector<Hit>& hits) {
   count(u);
   cands_.clear();
-  candidates(u, cands_);
+  if (u.buffer == Buffer::kApp)
+    app_candidates(u, cands_);
+  else
+    candidates(u, cands_);
   evaluate(u, cands_, hits);
   return Status::ok();
 }
@@ -67,8 +72,22 @@ Status DetectorBase::inspect(const Unit& u, std::vector<Hit>& hits) {
 void DetectorBase::candidates_batch(const Unit* units, uint32_t n, std::vector<uint32_t>* out) {
   for (uint32_t i = 0; i < n; ++i) {
     out[i].clear();
-    candidates(units[i], out[i]);
+    if (units[i].buffer == Buffer::kApp)
+      app_candidates(units[i], out[i]);
+    else
+      candidates(units[i], out[i]);
   }
+}
+
+void DetectorBase::app_candidates(const Unit& u, std::vector<uint32_t>& out) {
+  if (!app_rules_built_) {
+    for (uint32_t i = 0; i < img_.compiled().size(); ++i)
+      if (img_.compiled()[i].kind == RuleKind::kAppTx) app_rules_.push_back(i);
+    app_rules_built_ = true;
+  }
+  if (!u.tx) return;
+  for (uint32_t i : app_rules_)
+    if (img_.compiled()[i].app_response == u.tx->response) out.push_back(i);
 }
 
 Status DetectorBase::inspect_batch(const Unit* units, uint32_t n, std::vector<Hit>* hits) {
@@ -99,9 +118,14 @@ void DetectorBase::evaluate(const Unit& u, const std::vector<uint32_t>& cands,
     ++counters_.candidates;
     bool limited = false, pcre_limited = false;
     const bool stream = u.buffer == Buffer::kStream;
-    bool ok = eval.run(c, u.data, u.len, min_end, stream ? u.new_from : 0, limited, pcre_limited);
-    if (!ok && stream && u.at_stream_start && u.new_from > 0)  // anchored at the stream's start
-      ok = eval.run(c, u.data, u.len, min_end, 0, limited, pcre_limited);
+    bool ok = false;
+    if (u.buffer == Buffer::kApp) {
+      ok = u.tx && app_matches(c, *u.tx, eval, limited, pcre_limited);
+    } else {
+      ok = eval.run(c, u.data, u.len, min_end, stream ? u.new_from : 0, limited, pcre_limited);
+      if (!ok && stream && u.at_stream_start && u.new_from > 0)  // anchored at the stream's start
+        ok = eval.run(c, u.data, u.len, min_end, 0, limited, pcre_limited);
+    }
     counters_.backtrack_limit += limited && !ok;
     counters_.pcre_limit += pcre_limited && !ok;
     if (!ok) continue;

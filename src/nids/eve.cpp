@@ -59,14 +59,63 @@ std::string addr_text(uint8_t version, const uint8_t* a) {
   return t;
 }
 
+// The http object of an EVE http event or an alert (Suricata's EveHttpLogJSONBasic and
+// Extended fields, those the transaction has).
+std::string http_object(const AppTx& tx) {
+  auto b = [&](AppBuffer k) -> const std::string* {
+    return tx.has[size_t(k)] ? &tx.buf[size_t(k)] : nullptr;
+  };
+  std::string j = "{";
+  auto field = [&](const char* name, const std::string* v) {
+    if (!v) return;
+    if (j.size() > 1) j += ",";
+    j += "\"" + std::string(name) + "\":" + quote(*v);
+  };
+  field("hostname", b(AppBuffer::kHttpHost));
+  field("url", b(AppBuffer::kHttpUriRaw));
+  field("http_user_agent", b(AppBuffer::kHttpUserAgent));
+  if (const std::string* ct = b(AppBuffer::kHttpResponseContentType)) {
+    const std::string type = ct->substr(0, ct->find(';'));  // parameters left out, as Suricata
+    field("http_content_type", &type);
+  }
+  field("http_refer", b(AppBuffer::kHttpReferer));
+  field("http_method", b(AppBuffer::kHttpMethod));
+  field("protocol", b(AppBuffer::kHttpRequestProtocol));
+  if (const std::string* st = b(AppBuffer::kHttpStatCode)) {
+    if (!st->empty() && st->find_first_not_of("0123456789") == std::string::npos && st->size() < 6) {
+      if (j.size() > 1) j += ",";
+      j += "\"status\":" + *st;
+    }
+  }
+  field("redirect", b(AppBuffer::kHttpLocation));
+  if (tx.response) {
+    if (j.size() > 1) j += ",";
+    j += "\"length\":" + std::to_string(tx.response_len);
+  }
+  return j + "}";
+}
+
 }  // namespace
+
+std::string app_eve(const AppEvent& e) {
+  std::string j = "{\"timestamp\":\"" + eve_time(e.ts_ns) + "\"";
+  if (e.flow) j += ",\"flow_id\":" + std::to_string(e.flow);
+  if (e.packet) j += ",\"pcap_cnt\":" + std::to_string(e.packet);
+  j += ",\"event_type\":\"" + std::string(app_layer_name(e.tx->layer)) + "\"";
+  j += ",\"src_ip\":\"" + addr_text(e.ip_version, e.src) + "\",\"src_port\":" + std::to_string(e.sport);
+  j += ",\"dest_ip\":\"" + addr_text(e.ip_version, e.dst) + "\",\"dest_port\":" + std::to_string(e.dport);
+  j += ",\"proto\":\"" + proto_text(e.proto) + "\",\"pkt_src\":\"wire/pcap\"";
+  j += ",\"tx_id\":" + std::to_string(e.tx->id);
+  j += ",\"" + std::string(app_layer_name(e.tx->layer)) + "\":" + http_object(*e.tx) + "}";
+  return j;
+}
 
 std::string alert_eve(const Alert& a, const DetectImage& image, bool ips) {
   const Rule& r     = image.rules()[a.rule];
   const ClassType c = image.class_of(r);
   std::string j = "{\"timestamp\":\"" + eve_time(a.ts_ns) + "\"";
   if (a.flow) j += ",\"flow_id\":" + std::to_string(a.flow);
-  j += ",\"pcap_cnt\":" + std::to_string(a.packet);
+  if (a.packet) j += ",\"pcap_cnt\":" + std::to_string(a.packet);  // none at a flow's end
   j += ",\"event_type\":\"alert\",\"src_ip\":\"" + addr_text(a.ip_version, a.src) + "\"";
   if (has_ports(a.proto)) j += ",\"src_port\":" + std::to_string(a.sport);
   j += ",\"dest_ip\":\"" + addr_text(a.ip_version, a.dst) + "\"";
@@ -78,6 +127,9 @@ std::string alert_eve(const Alert& a, const DetectImage& image, bool ips) {
   j += ",\"gid\":" + std::to_string(r.gid) + ",\"signature_id\":" + std::to_string(r.sid) +
        ",\"rev\":" + std::to_string(r.rev) + ",\"signature\":" + quote(r.msg) +
        ",\"category\":" + quote(c.description) + ",\"severity\":" + std::to_string(c.priority) + "}";
+  if (a.tx && a.tx->layer == AppLayer::kHttp) j += ",\"http\":" + http_object(*a.tx);
+  if (a.app != AppLayer::kNone) j += ",\"app_proto\":\"" + std::string(app_layer_name(a.app)) + "\"";
+  if (a.tx_id >= 0) j += ",\"tx_id\":" + std::to_string(a.tx_id);
   j += std::string(",\"stream\":") + (a.stream ? "1" : "0") + "}";
   return j;
 }

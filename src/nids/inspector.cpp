@@ -10,6 +10,7 @@
 #include <random>
 
 #include "core/serial_map.hpp"
+#include "nids/app/app_flow.hpp"
 #include "nids/threshold_table.hpp"
 #include "nids/tunnel.hpp"
 
@@ -89,6 +90,7 @@ struct FlowCtx {
   DirBuffer dir[2];
   // L7 classification: the first bytes (NULs removed), packets with payload, the label.
   L7Flow l7;
+  detail::AppFlow app;  // the application layer: its protocol, parser and finished transactions
   bool established(uint8_t proto) const {
     if (proto == 6) return handshake == 7 || midstream;
     return seen[0] && seen[1];
@@ -100,7 +102,8 @@ class PipelineInspector final : public Inspector {
   PipelineInspector(std::unique_ptr<Detector> d, std::unique_ptr<flow::FlowTracker> t,
                     std::unique_ptr<stream::Reassembler> r, std::unique_ptr<pattern::Matcher> l7,
                     const InspectorConfig& c)
-      : detect_(std::move(d)), tracker_(std::move(t)), reasm_(std::move(r)), l7_(std::move(l7)), cfg_(c) {
+      : detect_(std::move(d)), tracker_(std::move(t)), reasm_(std::move(r)), l7_(std::move(l7)), cfg_(c),
+        app_(c.app) {
     sink_               = [this](const stream::Chunk& ch) { take_chunk(ch); };
     const auto& rules   = detect_->image().rules();
     const bool any_pass = std::any_of(
@@ -159,7 +162,16 @@ class PipelineInspector final : public Inspector {
     return end_flows(alerts, ended);
   }
 
-  InspectorCounters counters() const override { return counters_; }
+  void take_app_events(std::vector<AppEvent>& out) override {
+    std::move(app_events_.begin(), app_events_.end(), std::back_inserter(out));
+    app_events_.clear();
+  }
+
+  InspectorCounters counters() const override {
+    InspectorCounters c = counters_;
+    c.app = app_.counters();
+    return c;
+  }
   flow::FlowCounters flow_counters() const override { return tracker_->counters(); }
   stream::StreamCounters stream_counters() const override { return reasm_->counters(); }
   DetectCounters detect_counters() const override { return detect_->counters(); }
@@ -270,6 +282,9 @@ class PipelineInspector final : public Inspector {
       const uint64_t refused_before = reasm_->refused();
       WARPATH_TRY(reasm_->segment(seg, sink_));
       in_stream = reasm_->refused() == refused_before;
+      pv.app_layer = ctx->app.layer;  // detection may have decided on these bytes
+    } else if (ctx) {
+      pv.app_layer = ctx->app.layer;
     }
     Unit& u        = packet_unit_;  // every field a packet unit has is set here
     u.pkt         = pv;
@@ -283,6 +298,10 @@ class PipelineInspector final : public Inspector {
     u.packet       = packet_no_;
     WARPATH_TRY(inspect(u, pf.serial, alerts, v));
     if (is_seg && !v.pass) WARPATH_TRY(inspect_streams(pf.serial, *ctx, &pv, pf.dir, alerts, v));
+    if (ctx && !ctx->app.ready.empty() && !v.pass)
+      WARPATH_TRY(inspect_transactions(pf.serial, *ctx, &pv, pf.dir, alerts, v));
+    else if (ctx)
+      ctx->app.ready.clear();
     if (ctx && v.pass_flow) ctx->passed = true;
     if (v.drop && cfg_.ips) {
       verdict = 1;
@@ -336,6 +355,7 @@ class PipelineInspector final : public Inspector {
         u.pkt.established = ctx.established(6);
       }
       u.pkt.to_server = d == 0;
+      u.pkt.app_layer = ctx.app.layer;
       if (ctx.l7.label >= 0) u.pkt.app_proto = &cfg_.l7->names[size_t(ctx.l7.label)];
       u.pkt.app_pending = l7_ && !ctx.l7.done;
       auto run = [&](const uint8_t* data, size_t len, uint32_t inspected, bool from_start) {
@@ -364,6 +384,71 @@ class PipelineInspector final : public Inspector {
       }
     }
     return Status::ok();
+  }
+
+  // Inspects the transactions the flow's parser finished (ctx.app.ready), each a unit of its
+  // own oriented as its phase (request: from the client); `pv` as in inspect_streams.
+  Status inspect_transactions(uint64_t serial, FlowCtx& ctx, const PacketView* pv, uint8_t pdir,
+                              std::vector<Alert>& alerts, Verdict& v,
+                              const flow::FlowRecord* rec = nullptr) {
+    WARPATH_TRY(flush(alerts));  // the units gathered before these come first
+    for (const AppTx& tx : ctx.app.ready) {
+      if (v.pass) break;
+      const uint8_t d = tx.response ? 1 : 0;
+      Unit& u = app_unit_;
+      u.buffer = Buffer::kApp;
+      u.tx     = &tx;
+      u.data   = nullptr;
+      u.len    = 0;
+      u.flow   = serial;
+      u.dir    = d;
+      u.packet = pv ? packet_no_ : 0;
+      u.stream_flow  = true;
+      u.first_in_dir = false;
+      if (pv) {
+        u.pkt = *pv;
+        if (d != pdir) {
+          u.pkt.src = pv->dst, u.pkt.dst = pv->src;
+          u.pkt.sport = pv->dport, u.pkt.dport = pv->sport;
+        }
+      } else {
+        u.pkt = PacketView{};
+        u.pkt.ip_version = rec->ip_version;
+        u.pkt.proto      = rec->proto;
+        u.pkt.src   = d == 0 ? rec->src : rec->dst;
+        u.pkt.dst   = d == 0 ? rec->dst : rec->src;
+        u.pkt.sport = d == 0 ? rec->sport : rec->dport;
+        u.pkt.dport = d == 0 ? rec->dport : rec->sport;
+        u.pkt.has_flow    = true;
+        u.pkt.established = ctx.established(6);
+      }
+      u.pkt.to_server = d == 0;
+      u.pkt.dsize     = 0;
+      u.pkt.app_layer = ctx.app.layer;
+      if (ctx.l7.label >= 0) u.pkt.app_proto = &cfg_.l7->names[size_t(ctx.l7.label)];
+      u.pkt.app_pending = l7_ && !ctx.l7.done;
+      hits_.clear();
+      WARPATH_TRY(detect_->inspect(u, hits_));
+      WARPATH_TRY(take_hits(u, serial, hits_, ts_, pv ? packet_no_ : 0, alerts, v));
+      if (tx.last) app_event(u, tx);
+    }
+    ctx.app.ready.clear();
+    return Status::ok();
+  }
+
+  // The transaction's EVE event, oriented from the client (u is oriented as its phase).
+  void app_event(const Unit& u, const AppTx& tx) {
+    AppEvent e;
+    e.ts_ns = ts_, e.flow = u.flow, e.packet = u.packet;
+    e.ip_version = u.pkt.ip_version, e.proto = u.pkt.proto;
+    const bool flip = u.dir == 1;
+    const size_t alen = u.pkt.ip_version == 6 ? 16 : 4;
+    std::memcpy(e.src, flip ? u.pkt.dst : u.pkt.src, alen);
+    std::memcpy(e.dst, flip ? u.pkt.src : u.pkt.dst, alen);
+    e.sport = flip ? u.pkt.dport : u.pkt.sport;
+    e.dport = flip ? u.pkt.sport : u.pkt.dport;
+    e.tx = std::make_shared<const AppTx>(tx);
+    app_events_.push_back(std::move(e));
   }
 
   // IDS with stream_chunk: does direction d's inspection wait for more bytes? Not past the
@@ -451,11 +536,14 @@ class PipelineInspector final : public Inspector {
     for (const Hit& h : hits) {
       if (v.pass) break;  // nothing after a pass (alerts after a drop are kept, as Suricata)
       const Rule& r = rules[h.rule];
-      if (std::find(seen_.begin(), seen_.end(), h.rule) != seen_.end()) continue;
-      seen_.push_back(h.rule);
+      // A rule alerts once per packet, and once per transaction (however many a packet ends).
+      if (u.buffer != Buffer::kApp) {
+        if (std::find(seen_.begin(), seen_.end(), h.rule) != seen_.end()) continue;
+        seen_.push_back(h.rule);
+      }
       const RuleKind kind = detect_->image().kind(h.rule);
       const bool flow_scope = kind == RuleKind::kIpOnly || kind == RuleKind::kLikeIpOnly ||
-                              u.buffer == Buffer::kStream;
+                              u.buffer == Buffer::kStream || u.buffer == Buffer::kApp;
       // A flow takes the first of drop and pass that covers it.
       if (r.action == Action::kPass) {
         v.pass = true;
@@ -489,6 +577,13 @@ class PipelineInspector final : public Inspector {
       a.dport     = u.pkt.dport;
       a.to_server = u.pkt.to_server;
       a.stream    = u.buffer == Buffer::kStream;
+      if (u.buffer == Buffer::kApp) {
+        a.app   = u.tx->layer;
+        a.tx_id = int64_t(u.tx->id);
+        a.tx    = std::make_shared<const AppTx>(*u.tx);
+      } else {
+        a.app = u.pkt.app_layer;
+      }
       a.blocked   = cfg_.ips && r.action == Action::kDrop;
       alerts.push_back(a);
       ++counters_.alerts;
@@ -501,6 +596,9 @@ class PipelineInspector final : public Inspector {
   void take_chunk(const stream::Chunk& c) {
     FlowCtx* f = flows_.find(c.flow);
     if (!f) return;
+    // The application layer parses every byte, whatever the inspection depth or memcap (its own
+    // bounds are AppConfig's).
+    if (cfg_.app.http) app_.take(f->app, c.dir, c.data, c.len, c.gap, ts_);
     DirBuffer& b = f->dir[c.dir & 1];
     if (c.gap) {  // content cannot match across bytes the capture lost
       if (b.held()) ++counters_.stream_gaps;
@@ -552,6 +650,8 @@ class PipelineInspector final : public Inspector {
         next_packet();
         ts_ = std::max(ts_, r.last_ns);
         WARPATH_TRY(inspect_streams(r.serial, *f, nullptr, 0, alerts, v, &r));
+        app_.close(f->app, ts_);
+        if (!f->app.ready.empty()) WARPATH_TRY(inspect_transactions(r.serial, *f, nullptr, 0, alerts, v, &r));
       }
     }
     WARPATH_TRY(flush(alerts));
@@ -559,9 +659,13 @@ class PipelineInspector final : public Inspector {
       FlowEvent ev;
       ev.record = r;
       FlowCtx* f = flows_.find(r.serial);
+      // The L7 label when classification runs (what --l7 asked for), else what app-layer
+      // detection found.
       if (l7_)
         ev.app_proto =
             f && f->l7.label >= 0 ? cfg_.l7->names[size_t(f->l7.label)] : std::string("unknown");
+      else if (f && f->app.layer != AppLayer::kNone)
+        ev.app_proto = app_layer_name(f->app.layer);
       if (f) {
         ev.alerts  = f->alerts;
         ev.dropped = f->dropped;
@@ -590,7 +694,9 @@ class PipelineInspector final : public Inspector {
   // The units packet() and inspect_streams() fill, kept: a Unit made on the stack at each
   // packet was cleared with `rep stos` (112 bytes) and its non-zero defaults stored over it,
   // the largest stall of inspect_streams.
-  Unit packet_unit_, stream_unit_;
+  Unit packet_unit_, stream_unit_, app_unit_;
+  detail::AppParsers app_;
+  std::vector<AppEvent> app_events_;
   std::vector<flow::PacketFlow> answers_;
   std::vector<flow::FlowRecord> records_;
   std::vector<Hit> hits_;

@@ -228,7 +228,10 @@ Result<Pcre> parse_pcre(std::string_view v) {
       case 'B': case 'O': break;  // rawbytes; match-limit override
       case 'U': case 'I': case 'P': case 'Q': case 'H': case 'D': case 'M': case 'C':
       case 'K': case 'S': case 'Y': case 'V': case 'W': case 'Z':
-        return unsupported(std::string("pcre/") + c + " (an app-layer buffer)");
+        if (p.buffer_flag && p.buffer_flag != c)
+          return syntax(std::string("pcre: two buffer flags '") + p.buffer_flag + "' and '" + c + "'");
+        p.buffer_flag = c;
+        break;
       default:
         return syntax(std::string("pcre: unknown flag '") + c + "'");
     }
@@ -308,8 +311,10 @@ Status byte_options(std::vector<std::string_view> rest, ByteOp& b, bool jump, st
       return syntax(std::string(kw) + ": unknown option '" + std::string(o) + "'");
     }
   }
-  const int max_bytes = b.string ? 10 : 8;
-  if (b.bytes < 1 || b.bytes > max_bytes)
+  // As Suricata: at most 23 digits as a string (what fits 64 bits in octal), 8 bytes binary; 0
+  // digits reads a string number to its end (strtoull's way).
+  const int max_bytes = b.string ? 23 : 8;
+  if ((b.bytes < 1 && !b.string) || b.bytes > max_bytes)
     return syntax(std::string(kw) + ": " + std::to_string(b.bytes) + " bytes (1.." + std::to_string(max_bytes) + (b.string ? " as a string)" : " binary)"));
   if (b.from_beginning && b.from_end) return syntax(std::string(kw) + ": from_beginning and from_end together");
   return Status::ok();
@@ -346,7 +351,7 @@ Result<Item> parse_byte(std::string_view value, bool jump) {
     }
     return parse_int(t, kw, lo, hi);
   };
-  auto n = num(parts[0], "size", 1, 64);
+  auto n = num(parts[0], "size", 0, 64);
   if (!n.is_ok()) return n.status();
   b.bytes = uint8_t(*n);
   size_t next = 1;

@@ -105,6 +105,104 @@ Status parse_isdataat(std::string_view value, Rule& r) {
   return Status::ok();
 }
 
+// The buffers a rule's items look at, as its options name them: a sticky buffer keyword applies
+// to the items after it, a legacy modifier (http_uri) and a pcre flag to their own item. Which
+// side a buffer both sides have (http.header, file_data) is decided once the rule is read.
+struct BufferState {
+  bool sticky_set = false;
+  BufferKeyword sticky;
+  std::vector<BufferKeyword> item;  // per item of the rule (kPayload: the payload)
+
+  // Items parse_option added take the sticky buffer (a pcre its flag's).
+  void took(Rule& r) {
+    for (size_t k = item.size(); k < r.items.size(); ++k) {
+      BufferKeyword kw = sticky_set ? sticky : BufferKeyword{};
+      if (r.items[k].kind == Item::kPcre && r.items[k].pcre.buffer_flag)
+        find_pcre_buffer(r.items[k].pcre.buffer_flag, kw);
+      item.push_back(kw);
+    }
+  }
+
+  Status resolve(Rule& r) {
+    bool app = false, request = r.flow.to_server, response = r.flow.to_client;
+    bool request_only = false, response_only = false;
+    for (const BufferKeyword& kw : item) {
+      if (kw.request == AppBuffer::kPayload) continue;
+      app = true;
+      if (kw.request == kw.response) (app_buffer_is_response(kw.request) ? response_only : request_only) = true;
+    }
+    if (request_only && response_only)
+      return syntax("buffers of the request and of the response in one rule (conflicting directions)");
+    request  = request || request_only;
+    response = response || response_only;
+    bool payload = false;
+    for (size_t k = 0; k < r.items.size(); ++k) {
+      const BufferKeyword& kw = item[k];
+      if (kw.request == AppBuffer::kPayload) {
+        payload = true;
+        continue;
+      }
+      const bool resp = response || (!request && kw.response_default);
+      r.items[k].buffer = resp ? kw.response : kw.request;
+    }
+    if (!app) return Status::ok();
+    if (r.proto != Proto::kTcp && r.proto != Proto::kIp)
+      return syntax(std::string("HTTP buffers in a rule for ") + proto_name(r.proto));
+    (void)payload;  // payload items look at the transaction's raw stream (app_layer.hpp)
+    r.proto = Proto::kTcp;
+    r.app   = AppLayer::kHttp;
+    return Status::ok();
+  }
+};
+
+// A buffer keyword (sticky, legacy modifier), bsize or urilen; kNotFound for any other option.
+Status buffer_option(std::string_view name, std::string_view value, bool has_value, Rule& r,
+                     BufferState& st) {
+  BufferKeyword kw;
+  if (find_buffer_keyword(name, kw)) {
+    if (has_value) return syntax(std::string(name) + " takes no value");
+    if (kw.sticky) {
+      st.sticky     = kw;
+      st.sticky_set = true;
+      return Status::ok();
+    }
+    // A legacy modifier: the content before it (and only a content) looks at the buffer.
+    for (size_t k = r.items.size(); k-- > 0;) {
+      if (r.items[k].kind != Item::kContent) continue;
+      if (st.item[k].request != AppBuffer::kPayload && st.sticky_set)
+        return syntax(std::string(name) + " after a sticky buffer");
+      st.item[k] = kw;
+      return Status::ok();
+    }
+    return syntax(std::string(name) + " without a preceding content");
+  }
+  if (name == "bsize" || name == "urilen") {
+    if (!has_value || value.empty()) return syntax(std::string(name) + " needs a value");
+    std::string_view v = value;
+    BufferKeyword where = st.sticky;
+    if (name == "urilen") {
+      find_buffer_keyword("http.uri", where);
+      if (size_t comma = v.find(','); comma != std::string_view::npos) {
+        const std::string_view opt = io::trim(v.substr(comma + 1));
+        if (opt == "raw") find_buffer_keyword("http.uri.raw", where);
+        else if (opt != "norm") return syntax("urilen: unknown option '" + std::string(opt) + "'");
+        v = io::trim(v.substr(0, comma));
+      }
+    } else if (!st.sticky_set) {
+      return syntax("bsize without a sticky buffer before it");
+    }
+    auto t = parse_numtest(v, name);
+    if (!t.is_ok()) return t.status();
+    Item it;
+    it.kind = Item::kBsize;
+    it.size = *t;
+    r.items.push_back(std::move(it));
+    st.item.push_back(where);
+    return Status::ok();
+  }
+  return Status(Errc::kNotFound, "");
+}
+
 Status parse_option(std::string_view name, std::string_view value, bool has_value, Rule& r) {
   auto need_value = [&]() -> Status {
     return has_value && !value.empty() ? Status::ok() : syntax(std::string(name) + " needs a value");
@@ -328,6 +426,7 @@ Result<Rule> parse_rule(std::string_view line, const Vars& vars, std::string_vie
   else if (proto == "icmp") r.proto = Proto::kIcmp;
   else if (proto == "tcp-pkt") r.proto = Proto::kTcpPkt;
   else if (proto == "tcp-stream") r.proto = Proto::kTcpStream;
+  else if (proto == "http" || proto == "http1") r.proto = Proto::kTcp, r.app = AppLayer::kHttp;
   else return unsupported("app-layer proto " + std::string(proto));
   auto src = parse_addresses(head[2], vars);
   if (!src.is_ok()) return syntax("source address: " + src.status().message());
@@ -346,11 +445,14 @@ Result<Rule> parse_rule(std::string_view line, const Vars& vars, std::string_vie
   r.dport = std::move(*dport);
 
   Status first_unsupported;
+  BufferState buffers;
   for (std::string_view opt : split_options(line.substr(open + 1, close - open - 1))) {
     const size_t colon = opt.find(':');
     const std::string_view name  = io::trim(opt.substr(0, colon));
     const std::string_view value = colon == std::string_view::npos ? std::string_view{} : io::trim(opt.substr(colon + 1));
-    Status s = parse_option(name, value, colon != std::string_view::npos, r);
+    Status s = buffer_option(name, value, colon != std::string_view::npos, r, buffers);
+    if (s.code() == Errc::kNotFound) s = parse_option(name, value, colon != std::string_view::npos, r);
+    buffers.took(r);
     if (s.code() == Errc::kNotSupported) {
       if (first_unsupported.is_ok()) first_unsupported = s;
       continue;  // syntax errors later in the rule still count as such
@@ -359,6 +461,7 @@ Result<Rule> parse_rule(std::string_view line, const Vars& vars, std::string_vie
   }
   if (r.sid == 0) return syntax("no sid");
   if (!first_unsupported.is_ok()) return first_unsupported;
+  WARPATH_TRY(buffers.resolve(r));
   for (const Item& it : r.items)
     if (it.kind == Item::kContent) WARPATH_TRY(check_content(it.content));
   const bool has_ports = !r.sport.unrestricted() || !r.dport.unrestricted();

@@ -209,18 +209,18 @@ def test_ips_drops_the_flow(tmp_path):
 def test_check_rules_reports_per_keyword(tmp_path):
     rf = rules(tmp_path,
                'alert tcp any any -> any any (msg:"ok"; content:"a"; sid:1;)\n'
-               'alert http any any -> any any (msg:"app"; content:"a"; sid:2;)\n'
+               'alert smtp any any -> any any (msg:"app"; content:"a"; sid:2;)\n'
                'alert tcp any any -> any any (msg:"be"; byte_extract:1,0,len; sid:3;)\n'
                '# alert tcp any any -> any any (msg:"off"; sid:4;)\n')
     r = run("nids", "--rules", rf, "--check-rules")
     assert_ok(r)
     assert "1 of 3 rules load (33.3%), 1 commented out" in r.stdout
-    assert "app-layer proto http" in r.stdout and "byte_extract" in r.stdout
+    assert "app-layer proto smtp" in r.stdout and "byte_extract" in r.stdout
     r = run("nids", "--rules", rf, "--check-rules", "--json", tmp_path / "c.json", "--verbose")
     assert_ok(r)
     doc = json.loads((tmp_path / "c.json").read_text())
     assert (doc["rules"], doc["loaded"], doc["syntax_errors"]) == (3, 1, 0)
-    assert doc["skipped_by"] == {"app-layer proto http": 1, "byte_extract": 1}
+    assert doc["skipped_by"] == {"app-layer proto smtp": 1, "byte_extract": 1}
     assert doc["files"][0]["problems"][1]["sid"] == 3
 
 

@@ -213,12 +213,12 @@ TEST(NidsRule, OutsideTheSubsetIsSkippedByKeyword) {
     const char* rule;
     const char* key;
   } cases[] = {
-      {"alert http any any -> any any (content:\"x\"; http.uri; sid:1;)", "app-layer proto http"},
-      {"alert tcp any any -> any any (content:\"x\"; http.uri; sid:1;)", "http.uri"},
+      {"alert smtp any any -> any any (content:\"x\"; sid:1;)", "app-layer proto smtp"},
+      {"alert tcp any any -> any any (dns.query; content:\"x\"; sid:1;)", "dns.query"},
       {"alert tcp any any -> any any (byte_extract:1,0,len; sid:1;)", "byte_extract"},
       {"alert tcp any any -> any any (byte_test:1,>,len,0; sid:1;)", "byte_test"},
       {"alert tcp any any -> any any (byte_jump:4,0,relative,dce; sid:1;)", "byte_jump"},
-      {"alert tcp any any -> any any (pcre:\"/a/U\"; sid:1;)", "pcre/U"},
+      {"alert tcp any any -> any any (xbits:set,a,track ip_src; sid:1;)", "xbits"},
       {"alert tcp any any -> any any (content:\"a\"; threshold:type limit,track by_flow,count 1,seconds 60; sid:1;)", "threshold"},
       {"alert tcp any any -> any any (content:\"a\"; distance:var; sid:1;)", "distance"},
   };
@@ -241,7 +241,7 @@ TEST(NidsRule, RuleFiles) {
                  "alert tcp any any -> any any (msg:\"two lines\"; \\\n"
                  "   content:\"x\"; sid:3;)\n"
                  "alert tcp any any -> any any (msg:\"dup\"; sid:1;)\n"
-                 "alert tcp any any -> any any (msg:\"app\"; http.method; sid:4;)\n"
+                 "alert tcp any any -> any any (msg:\"app\"; dns.query; sid:4;)\n"
                  "alert tcp any any -> any (sid:5;)\n",
                  "f.rules", Vars{});
   ASSERT_EQ(set.files.size(), 1u);

@@ -197,6 +197,7 @@ int run_nids(const NidsOptions& o) {
   if (Status s = fast.open(o.fast, inputs); !s.is_ok()) return fail(s);
   std::vector<nids::Alert> alerts;
   std::vector<nids::FlowEvent> ended;
+  std::vector<nids::AppEvent> app_events;
   std::vector<packet::PacketInfo> infos;
   std::map<uint32_t, uint64_t> by_rule;
   std::map<std::string, uint64_t> by_app;
@@ -212,6 +213,11 @@ int run_nids(const NidsOptions& o) {
     flows += ended.size();
     for (const nids::FlowEvent& f : ended)
       if (!f.app_proto.empty()) ++by_app[f.app_proto];
+    app_events.clear();
+    ins.take_app_events(app_events);
+    if (eve.is_open())
+      for (const nids::AppEvent& e : app_events)
+        if (out_error.is_ok()) out_error = eve.line(nids::app_eve(e));
     if (eve.is_open() && !o.no_flows)
       for (const nids::FlowEvent& f : ended)
         if (out_error.is_ok()) out_error = eve.line(nids::flow_eve(f));

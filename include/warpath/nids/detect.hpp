@@ -55,6 +55,7 @@
 
 #include "warpath/core/registry.hpp"
 #include "warpath/core/status.hpp"
+#include "warpath/nids/app_layer.hpp"
 #include "warpath/nids/rule.hpp"
 
 namespace warpath::nids {
@@ -74,9 +75,12 @@ struct PacketView {
   bool to_server = true;      ///< direction 0 (from the initiator)
   const std::string* app_proto = nullptr;  ///< the flow's L7 label; null when none matched
   bool app_pending = false;  ///< L7 classification still running: app-layer-protocol waits
+  AppLayer app_layer = AppLayer::kNone;  ///< the protocol app-layer detection found in the flow
 };
 
-enum class Buffer : uint8_t { kPacket, kStream };
+/// What a unit's bytes are: a packet's payload, a stream chunk, or (kApp) a transaction's
+/// buffers (Unit::tx; data and len unused).
+enum class Buffer : uint8_t { kPacket, kStream, kApp };
 
 /// Bytes of a direction's earlier stream kept before each new chunk.
 inline constexpr uint32_t kStreamLookback = 4096;
@@ -99,6 +103,9 @@ struct Unit {
   /// The first packet of its flow in its direction (or an untracked packet): IP-only rules
   /// look at these packets only.
   bool first_in_dir = true;
+  /// kApp: the transaction (its request, or with `response` its response too); the kAppTx
+  /// rules of its phase look at it, each buffer list at its buffer.
+  const AppTx* tx = nullptr;
 };
 
 /// Suricata's rule types, which decide when a rule is evaluated and what its action covers.
@@ -109,6 +116,7 @@ enum class RuleKind : uint8_t {
   kPacket,      ///< packet keywords or no payload: every packet; action covers the packet
   kPacketStream,///< payload: the stream when there is one (action covers the flow), else packets
   kStream,      ///< tcp-stream or flow:only_stream: the stream only; action covers the flow
+  kAppTx,       ///< application-layer buffers: a flow's transactions; action covers the flow
 };
 const char* rule_kind_name(RuleKind k) noexcept;  ///< "ip_only", "like_ip_only", "pkt", ...
 
@@ -119,7 +127,7 @@ struct Hit {
 };
 
 struct DetectCounters {
-  uint64_t units = 0, packet_units = 0, stream_units = 0;
+  uint64_t units = 0, packet_units = 0, stream_units = 0, app_units = 0;
   uint64_t bytes = 0;              ///< buffer bytes inspected (stream: the new ones)
   uint64_t candidates = 0;         ///< rules fully evaluated
   uint64_t matches = 0;            ///< rules that matched (noalert ones too)

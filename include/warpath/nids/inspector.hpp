@@ -95,6 +95,7 @@ struct InspectorConfig {
   /// direction, so that an attacker cannot predict where an inspection happens. Suricata's
   /// randomize-chunk-range is documented so (10 by default), though its code applies half.
   uint32_t stream_chunk_jitter = 10;
+  AppConfig app;  ///< the application-layer parsers (nids/app_layer.hpp)
 };
 
 struct Alert {
@@ -108,6 +109,20 @@ struct Alert {
   bool to_server = true;  ///< the direction of the packet or stream bytes that matched
   bool stream    = false; ///< matched in a stream buffer
   bool blocked   = false; ///< IPS: the packet was dropped
+  AppLayer app   = AppLayer::kNone;  ///< the flow's application protocol, when detected
+  int64_t tx_id  = -1;               ///< a transaction rule's transaction (its number in the flow)
+  std::shared_ptr<const AppTx> tx;   ///< ... and its buffers (EVE's http object)
+};
+
+/// A finished application-layer transaction (EVE's http event), oriented client to server.
+struct AppEvent {
+  uint64_t ts_ns  = 0;
+  uint64_t flow   = 0;
+  uint64_t packet = 0;  ///< the packet that finished it (0: the flow's end)
+  uint8_t ip_version = 4, proto = 6;
+  uint8_t src[16] = {}, dst[16] = {};
+  uint16_t sport = 0, dport = 0;
+  std::shared_ptr<const AppTx> tx;
 };
 
 /// A flow that ended, with what detection made of it.
@@ -131,6 +146,7 @@ struct InspectorCounters {
   uint64_t l7_classified = 0;      ///< flows whose L7 classification finished (labelled or not)
   uint64_t thresholded = 0;        ///< matches threshold / detection_filter kept from alerting
   uint64_t threshold_full = 0;     ///< matches that alerted because the threshold table was full
+  AppCounters app;                 ///< the application-layer parsers'
 };
 
 class Inspector {
@@ -150,6 +166,8 @@ class Inspector {
   /// The end of the input: every flow ends, what is buffered is inspected.
   virtual Status finish(std::vector<Alert>& alerts, std::vector<FlowEvent>& ended) = 0;
 
+  /// The transactions finished since the last call (appended to `out`).
+  virtual void take_app_events(std::vector<AppEvent>& out) = 0;
   virtual InspectorCounters counters() const = 0;
   virtual flow::FlowCounters flow_counters() const = 0;
   virtual stream::StreamCounters stream_counters() const = 0;
@@ -164,6 +182,9 @@ std::string alert_eve(const Alert& a, const DetectImage& image, bool ips);
 /// A flow record as an EVE flow event (flow.alerted, flow.state, flow.reason, app_proto when
 /// L7 classification ran).
 std::string flow_eve(const FlowEvent& f);
+/// A transaction as an EVE event of its protocol (event_type http: hostname, url, method,
+/// protocol, status, user agent, content type, referer, redirect, length; Suricata's names).
+std::string app_eve(const AppEvent& e);
 /// A fast.log line.
 std::string alert_fast(const Alert& a, const DetectImage& image, bool ips);
 

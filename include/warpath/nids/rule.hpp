@@ -8,7 +8,8 @@
 //   ACTION PROTO SRC SPORT DIR DST DPORT (KEYWORD[:VALUE]; ...)
 //   action     alert, drop, reject (as drop), pass
 //   proto      ip, tcp, udp, icmp, tcp-pkt (packets only), tcp-stream (streams only);
-//              application protocols (http, tls, dns, ...) are skipped: no app-layer parsers
+//              http (HTTP/1.x flows, found by content, nids/app_layer.hpp); other application
+//              protocols (tls, dns, smtp, ...) are skipped: no parser for them yet
 //   addresses  any, an address or prefix (IPv4/IPv6), a variable ($HOME_NET), a list [a,b],
 //              negation !a, !$VAR, ![a,b], nested lists
 //   ports      any, N, N:M, N:, :M, a variable ($HTTP_PORTS), lists and negation as above
@@ -18,7 +19,7 @@
 //     content:"..." (|41 42| hex, \" \; \\ escapes; ! negation) with nocase, offset, depth,
 //       distance, within, startswith, endswith, fast_pattern (also :only and :N,M),
 //       rawbytes (no-op: there is no normalised buffer)
-//     pcre:"/re/flags" (! negation; flags i s m x A E G R; buffer flags U H P C ... skipped)
+//     pcre:"/re/flags" (! negation; flags i s m x A E G R; the HTTP buffer flags below)
 //     isdataat:N[,relative] (! negation)
 //     byte_test:N,[!]OP,VALUE,OFFSET[,relative][,big|little][,string,hex|dec|oct][,bitmask M]
 //     byte_jump:N,OFFSET[,relative][,multiplier M][,big|little][,string,hex|dec|oct][,align]
@@ -34,7 +35,10 @@
 //     app-layer-protocol:[!]NAME (the flow's L7 label, nids/l7.hpp)
 //     threshold: type limit|threshold|both, track by_src|by_dst|by_rule|by_both, count N,
 //       seconds T; detection_filter: track ..., count N, seconds T (which matches alert)
-//   Anything else (sticky buffers such as http.uri, byte_test, threshold, ...) skips the rule
+//     HTTP buffers (nids/app_layer.hpp): sticky (http.uri, http.method, http.header,
+//       file_data, ...), the legacy content modifiers (http_uri, http_header, ...) and pcre's
+//       buffer flags (U I M H D C K P Q S Y V W Z); bsize:N (the buffer's length), urilen:N
+//   Anything else (xbits, byte_extract, dns.query, ...) skips the rule
 //   with the keyword as its reason; a malformed rule is a syntax error naming file, line and
 //   what is wrong.
 //
@@ -50,6 +54,7 @@
 #include <vector>
 
 #include "warpath/core/status.hpp"
+#include "warpath/nids/app_layer.hpp"
 
 namespace warpath::nids {
 
@@ -104,6 +109,7 @@ struct Pcre {
   bool caseless = false, dotall = false, multiline = false, extended = false;
   bool anchored = false, dollar_endonly = false, ungreedy = false;
   bool relative = false, negated = false;
+  char buffer_flag = 0;  ///< an HTTP buffer's flag (U, I, M, H, ...; app_layer.hpp), 0: none
 };
 
 struct IsDataAt {
@@ -129,20 +135,23 @@ struct ByteOp {
   int32_t post_offset = 0;
 };
 
-/// One payload condition, in rule order.
-struct Item {
-  enum Kind : uint8_t { kContent, kPcre, kIsDataAt, kByteTest, kByteJump } kind = kContent;
-  Content content;
-  Pcre pcre;
-  IsDataAt isdataat;
-  ByteOp byte;
-};
-
-/// A numeric test: dsize, itype, icode.
+/// A numeric test: dsize, itype, icode, bsize, urilen.
 struct NumTest {
   enum Op : uint8_t { kNone, kEq, kNe, kLt, kGt, kRange } op = kNone;
   uint32_t a = 0, b = 0;
   bool matches(uint32_t v) const noexcept;
+};
+
+/// One payload condition, in rule order, and the buffer it looks at (kPayload: the packet's
+/// payload or the stream; else an application-layer buffer, nids/app_layer.hpp).
+struct Item {
+  enum Kind : uint8_t { kContent, kPcre, kIsDataAt, kByteTest, kByteJump, kBsize } kind = kContent;
+  AppBuffer buffer = AppBuffer::kPayload;
+  Content content;
+  Pcre pcre;
+  IsDataAt isdataat;
+  ByteOp byte;
+  NumTest size;  ///< kBsize: the buffer's length (bsize; urilen is bsize on http.uri)
 };
 
 struct FlowOpt {
@@ -186,13 +195,26 @@ struct Rule {
   TcpFlags flags;
   std::vector<Flowbit> flowbits;
   Threshold threshold;
+  /// The application protocol the rule is for (`alert http ...`, or a buffer of it): it sees
+  /// flows whose protocol detection found it, and its buffers' transactions.
+  AppLayer app = AppLayer::kNone;
   std::string app_proto;          ///< app-layer-protocol: the flow's L7 label must be this
   bool app_proto_negated = false; ///< ... must not be
   bool noalert = false;
   std::string text;   ///< the rule as written
   std::string where;  ///< "file:line"
   /// Whether the rule looks at the payload (content, pcre, isdataat, byte_test, byte_jump).
-  bool has_payload() const noexcept { return !items.empty(); }
+  bool has_payload() const noexcept {
+    for (const Item& it : items)
+      if (it.buffer == AppBuffer::kPayload) return true;
+    return false;
+  }
+  /// Whether the rule looks at application-layer buffers (its transactions'), not the payload.
+  bool has_app_buffers() const noexcept {
+    for (const Item& it : items)
+      if (it.buffer != AppBuffer::kPayload) return true;
+    return false;
+  }
 };
 
 /// Address and port variables ($HOME_NET, $HTTP_PORTS).

@@ -48,9 +48,13 @@ inline bool header_matches(const Rule& r, const PacketView& p) {
   if (f.to_client && !(p.has_flow && !p.to_server)) return false;
   if (!r.dsize.matches(p.dsize)) return false;
   if (r.flags.set && (p.proto != 6 || !r.flags.matches(p.tcp_flags))) return false;
+  if (r.app != AppLayer::kNone && p.app_layer != r.app) return false;
   if (!r.app_proto.empty()) {
-    if (p.app_pending) return false;  // neither the protocol nor its negation is known yet
-    const bool is = p.app_proto ? *p.app_proto == r.app_proto : r.app_proto == "unknown";
+    // The flow's protocol as app-layer detection found it (http) or its L7 label says.
+    const bool detected = p.app_layer != AppLayer::kNone && r.app_proto == app_layer_name(p.app_layer);
+    if (p.app_pending && !detected) return false;  // neither it nor its negation is known yet
+    const bool is = detected || (p.app_proto ? *p.app_proto == r.app_proto
+                                             : r.app_proto == "unknown" && p.app_layer == AppLayer::kNone);
     if (is == r.app_proto_negated) return false;
   }
   if (r.itype.op != NumTest::kNone || r.icode.op != NumTest::kNone) {
@@ -63,6 +67,7 @@ inline bool header_matches(const Rule& r, const PacketView& p) {
 /// Whether rule `c` looks at this kind of unit (`stream_flow`: the packet's payload is
 /// inspected through its stream instead).
 inline bool applies_to(const CompiledRule& c, Buffer b, bool stream_flow) {
+  if (c.kind == RuleKind::kAppTx || b == Buffer::kApp) return c.kind == RuleKind::kAppTx && b == Buffer::kApp;
   if (b == Buffer::kStream) return !c.packet_only;
   if (c.stream_only) return false;
   return c.packet_only || !stream_flow;
@@ -101,7 +106,7 @@ class PayloadEval {
   /// (`min_end` < 0: anywhere). `limited` is set when a bound stopped the search.
   /// Absolute positions (offset, depth, startswith, absolute isdataat, anchored pcre) count
   /// from `anchor` (a stream chunk's start; 0 for a packet).
-  bool run(const CompiledRule& c, const uint8_t* buf, uint32_t len, int64_t min_end, uint32_t anchor,
+  bool run(const ItemList& c, const uint8_t* buf, uint32_t len, int64_t min_end, uint32_t anchor,
            bool& limited, bool& pcre_limited) {
     c_ = &c, buf_ = buf, len_ = len, min_end_ = min_end, anchor_ = anchor;
     steps_ = 0, pcre_runs_ = 0, limited_ = false, pcre_limited_ = false;
@@ -128,6 +133,7 @@ class PayloadEval {
       return has != d.negated && step(k + 1, prev_end, max_end);
     }
     if (it.kind == Item::kPcre) return pcre_step(k, it, prev_end, max_end);
+    if (it.kind == Item::kBsize) return it.size->matches(len_) && step(k + 1, prev_end, max_end);
     if (it.kind == Item::kByteTest || it.kind == Item::kByteJump) {
       const ByteOp& b = *it.byte;
       const int64_t at = (b.relative ? prev_end : int64_t(anchor_)) + b.offset;
@@ -197,7 +203,10 @@ class PayloadEval {
     const uint8_t* p = buf_ + at;
     v = 0;
     if (b.string) {
-      for (uint8_t i = 0; i < b.bytes; ++i) {
+      // 0 digits: as many as there are, to the buffer's end (at most 23).
+      const int64_t n = b.bytes ? b.bytes : std::min<int64_t>(23, int64_t(len_) - at);
+      if (n <= 0) return false;
+      for (int64_t i = 0; i < n; ++i) {
         const int c = std::tolower(p[i]);
         int d = -1;
         if (c >= '0' && c <= '9') d = c - '0';
@@ -256,7 +265,7 @@ class PayloadEval {
 
   pcre2_match_data* md_;
   pcre2_match_context* mc_;
-  const CompiledRule* c_ = nullptr;
+  const ItemList* c_ = nullptr;
   const uint8_t* buf_    = nullptr;
   uint32_t len_          = 0;
   int64_t min_end_       = -1;
@@ -265,5 +274,29 @@ class PayloadEval {
   uint32_t pcre_runs_    = 0;
   bool limited_ = false, pcre_limited_ = false;
 };
+
+/// Whether transaction rule `c` holds on `tx`: it is the rule's phase, and each of its buffer
+/// lists matches its buffer (a buffer the transaction does not carry matches nothing).
+inline bool app_matches(const CompiledRule& c, const AppTx& tx, PayloadEval& eval, bool& limited,
+                        bool& pcre_limited) {
+  if (c.app_response != tx.response) return false;
+  if (!c.items.empty()) {  // payload items: the raw stream of the transaction's direction
+    const std::string& raw = tx.buf[size_t(AppBuffer::kPayload)];
+    bool lim = false, plim = false;
+    const bool ok = eval.run(c, reinterpret_cast<const uint8_t*>(raw.data()), uint32_t(raw.size()), -1, 0, lim, plim);
+    limited |= lim, pcre_limited |= plim;
+    if (!ok) return false;
+  }
+  for (const AppList& l : c.app) {
+    const size_t b = size_t(l.buffer);
+    if (!tx.has[b]) return false;
+    const std::string& v = tx.buf[b];
+    bool lim = false, plim = false;
+    const bool ok = eval.run(l, reinterpret_cast<const uint8_t*>(v.data()), uint32_t(v.size()), -1, 0, lim, plim);
+    limited |= lim, pcre_limited |= plim;
+    if (!ok) return false;
+  }
+  return true;
+}
 
 }  // namespace warpath::nids::detail

@@ -1,0 +1,121 @@
+// include/warpath/nids/app_layer.hpp
+//
+// The application layer of the NIDS: which protocol a flow speaks (found by content, as
+// Suricata's app-layer protocol detection does, not by port), the transactions its parser
+// makes of the reassembled streams, and the inspection buffers rules look at in them.
+//
+// HTTP/1.x (OISF's libhtp, the parser Suricata used through 7.x; personality IDS): a flow is
+// HTTP when its client's first bytes start with a request method and a space, or its server's
+// with "HTTP/". Each request/response pair is a transaction; its buffers are Suricata's:
+//   request   http.uri (normalised: path, ?query), http.uri.raw, http.method,
+//             http.request_line, http.protocol, http.host (lower case), http.host.raw,
+//             http.cookie, http.user_agent, http.accept, http.accept_enc, http.accept_lang,
+//             http.referer, http.connection, http.content_type, http.content_len,
+//             http.header ("Name: value\r\n" each, Cookie left out), http.header.raw (the
+//             header bytes as sent, to the empty line), http.header_names
+//             ("\r\nName\r\n...\r\n\r\n"), http.start (the line, "\r\n", every header as
+//             in http.header but Cookie kept, "\r\n"), http.request_body (de-chunked,
+//             decompressed; file_data in a to_server rule)
+//   response  http.stat_code, http.stat_msg, http.response_line, http.server, http.location,
+//             http.cookie (Set-Cookie),
+//             and the response's own protocol, content_type, content_len, header (Set-Cookie
+//             left out), header.raw, header_names, start, and http.response_body (de-chunked,
+//             gzip/deflate decoded; file_data)
+// A rule's payload contents (no buffer) beside them look at the raw stream of the transaction's
+// direction: its last kStreamLookback bytes when the phase completed (Suricata inspects the
+// stream beside the transaction).
+// A buffer that both sides have (http.header, file_data, ...) is the response's in a rule that
+// is to_client or names a response-only buffer, else the request's; a rule that names
+// request-only and response-only buffers is an error, as in Suricata.
+//
+// When a transaction is inspected (nids/detect.hpp, Unit::tx): its request once the request is
+// complete (headers and body; or at the flow's end), by the rules whose buffers are request
+// buffers; its response once complete, by the rules with a response buffer. Each rule alerts
+// at most once per transaction.
+//
+// Bounds: bodies are kept up to AppConfig's body limits (Suricata's request-body-limit and
+// response-body-limit), a flow holds at most max_txs unanswered requests, and libhtp's own
+// limits apply (header field sizes, decompression bomb and time limits); every bound reached
+// is counted.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace warpath::nids {
+
+enum class AppLayer : uint8_t { kNone, kHttp };
+const char* app_layer_name(AppLayer a) noexcept;  ///< "", "http"
+
+/// The inspection buffers. kPayload is the packet's payload or the TCP stream.
+enum class AppBuffer : uint8_t {
+  kPayload,
+  // HTTP request
+  kHttpUri, kHttpUriRaw, kHttpMethod, kHttpRequestLine, kHttpHost, kHttpHostRaw, kHttpCookie,
+  kHttpUserAgent, kHttpAccept, kHttpAcceptEnc, kHttpAcceptLang, kHttpReferer, kHttpConnection,
+  kHttpRequestBody, kHttpRequestHeader, kHttpRequestHeaderRaw, kHttpRequestHeaderNames,
+  kHttpRequestStart, kHttpRequestProtocol, kHttpRequestContentType, kHttpRequestContentLen,
+  // HTTP response
+  kHttpStatCode, kHttpStatMsg, kHttpResponseLine, kHttpServer, kHttpLocation, kHttpResponseBody,
+  kHttpResponseHeader, kHttpResponseHeaderRaw, kHttpResponseHeaderNames, kHttpResponseStart,
+  kHttpResponseProtocol, kHttpResponseContentType, kHttpResponseContentLen, kHttpResponseCookie,
+  kCount
+};
+inline constexpr size_t kAppBuffers = size_t(AppBuffer::kCount);
+
+/// The buffer's keyword ("http.uri", "http.header" for both header buffers, "payload").
+const char* app_buffer_name(AppBuffer b) noexcept;
+/// Whether the buffer belongs to a response.
+bool app_buffer_is_response(AppBuffer b) noexcept;
+AppLayer app_buffer_layer(AppBuffer b) noexcept;
+
+/// A rule keyword that selects a buffer: a sticky buffer (http.uri; following items look at
+/// it), a legacy content modifier (http_uri; the content before it moves there), or a pcre flag.
+struct BufferKeyword {
+  AppBuffer request = AppBuffer::kPayload;   ///< the buffer in a request-side rule
+  AppBuffer response = AppBuffer::kPayload;  ///< ... in a response-side rule (== request: one)
+  bool response_default = false;  ///< which one a rule that says neither gets (file_data)
+  bool sticky = true;             ///< false: a legacy content modifier
+};
+/// The buffer keyword `name` names, or false.
+bool find_buffer_keyword(std::string_view name, BufferKeyword& out) noexcept;
+/// The buffer a pcre flag letter selects (U, I, M, H, D, C, P, Q, S, Y, V, W, Z), or false.
+bool find_pcre_buffer(char flag, BufferKeyword& out) noexcept;
+
+/// One transaction as the rules see it: its buffers (those the protocol carried).
+struct AppTx {
+  AppLayer layer = AppLayer::kNone;
+  bool response  = false;  ///< the response phase: its buffers are filled too
+  uint64_t id    = 0;      ///< the transaction's number in its flow, from 0
+  bool last      = false;  ///< the transaction's last phase (it is logged then: EVE's http event)
+  int64_t response_len = 0;  ///< the response body's length as sent (EVE's http.length)
+  std::array<std::string, kAppBuffers> buf;
+  std::array<bool, kAppBuffers> has{};
+  void set(AppBuffer b, std::string_view v) {
+    buf[size_t(b)].assign(v.data(), v.size());
+    has[size_t(b)] = true;
+  }
+};
+
+/// Limits of the application-layer parsers (Suricata's libhtp section defaults).
+struct AppConfig {
+  bool http = true;                         ///< parse HTTP
+  uint32_t request_body_limit  = 100 << 10; ///< bytes of a request body kept for inspection
+  uint32_t response_body_limit = 100 << 10; ///< ... of a response body (after decoding)
+  uint32_t max_txs = 512;                   ///< unanswered requests a flow may hold
+  uint64_t decompression_limit = 1 << 20;   ///< decoded bytes a response may grow to (bomb)
+};
+
+struct AppCounters {
+  uint64_t http_flows = 0;      ///< flows detected as HTTP
+  uint64_t http_txs = 0;        ///< HTTP transactions inspected (request phase)
+  uint64_t http_responses = 0;  ///< ... their responses
+  uint64_t parse_errors = 0;    ///< flows whose parser stopped on malformed data
+  uint64_t body_truncated = 0;  ///< bodies cut at their limit
+  uint64_t tx_limit = 0;        ///< requests dropped past max_txs
+  uint64_t app_bytes = 0;       ///< stream bytes given to the parsers
+  bool operator==(const AppCounters&) const = default;
+};
+
+}  // namespace warpath::nids

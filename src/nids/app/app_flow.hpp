@@ -1,0 +1,47 @@
+// src/nids/app/app_flow.hpp: a flow's application layer in the inspector: protocol detection by
+// content on each direction's first bytes, then the protocol's parser, whose finished
+// transactions wait in `ready` for the inspector to inspect (include/warpath/nids/app_layer.hpp).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nids/app/http_flow.hpp"
+#include "warpath/nids/app_layer.hpp"
+
+namespace warpath::nids::detail {
+
+struct AppFlow {
+  AppLayer layer = AppLayer::kNone;
+  bool decided   = false;       // detection finished (found a protocol or gave up)
+  std::string probe[2];         // each direction's first bytes while detection waits
+  Probe said[2] = {Probe::kMore, Probe::kMore};
+  std::unique_ptr<HttpFlow> http;
+  std::vector<AppTx> ready;     // transactions (or responses) to inspect
+  std::string raw[2];           // each direction's last stream bytes (a rule's payload items)
+};
+
+/// The parsers of one inspector: their shared configuration and counters.
+class AppParsers {
+ public:
+  /// Bytes each direction may show before detection gives up on it.
+  static constexpr size_t kProbeBytes = 64;
+  /// Bytes a direction keeps while the other decides (what the parser gets once it does).
+  static constexpr size_t kProbeLimit = 4096;
+
+  explicit AppParsers(const AppConfig& cfg) : cfg_(cfg), http_(cfg) {}
+  /// In-order stream bytes of direction `dir` (or a gap: the parser stops).
+  void take(AppFlow& f, uint8_t dir, const uint8_t* data, size_t len, bool gap, uint64_t ts_ns);
+  /// The flow ended: open transactions finish into f.ready.
+  void close(AppFlow& f, uint64_t ts_ns);
+  const AppCounters& counters() const noexcept { return counters_; }
+
+ private:
+  void detect(AppFlow& f, uint64_t ts_ns);
+  AppConfig cfg_;
+  HttpConfig http_;
+  AppCounters counters_;
+};
+
+}  // namespace warpath::nids::detail
