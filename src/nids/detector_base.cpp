@@ -1,6 +1,8 @@
 // The shared part of the detection engines: candidates evaluated in order, flowbits.
 #include "nids/detector_base.hpp"
 
+#include "nids/cpu/rule_groups.hpp"
+
 #include <algorithm>
 
 namespace warpath::nids::detail {
@@ -79,7 +81,7 @@ void DetectorBase::candidates_batch(const Unit* units, uint32_t n, std::vector<u
   }
 }
 
-void DetectorBase::app_candidates(const Unit& u, std::vector<uint32_t>& out) {
+void DetectorBase::all_app_rules(const Unit& u, std::vector<uint32_t>& out) {
   if (!app_rules_built_) {
     for (uint32_t i = 0; i < img_.compiled().size(); ++i)
       if (img_.compiled()[i].kind == RuleKind::kAppTx) app_rules_.push_back(i);
@@ -88,6 +90,16 @@ void DetectorBase::app_candidates(const Unit& u, std::vector<uint32_t>& out) {
   if (!u.tx) return;
   for (uint32_t i : app_rules_)
     if (img_.compiled()[i].app_response == u.tx->response) out.push_back(i);
+}
+
+void DetectorBase::app_candidates(const Unit& u, std::vector<uint32_t>& out) {
+  if (!u.tx) return;
+  if (!app_groups_) {  // compiled at the first transaction
+    app_groups_ = std::make_unique<AppGroups>();
+    if (!build_app_groups(img_, best_cpu_pattern_engine(), *app_groups_).is_ok()) app_failed_ = true;
+  }
+  if (app_failed_) return all_app_rules(u, out);  // no prefilter: every rule of the phase
+  app_group_candidates(*app_groups_, *u.tx, app_matches_, app_at_, app_found_, out);
 }
 
 Status DetectorBase::inspect_batch(const Unit* units, uint32_t n, std::vector<Hit>* hits) {
@@ -159,6 +171,7 @@ class RefDetector final : public DetectorBase {
       : DetectorBase(std::move(image), "ref.nids") {}
 
  protected:
+  void app_candidates(const Unit& u, std::vector<uint32_t>& out) override { all_app_rules(u, out); }
   void candidates(const Unit&, std::vector<uint32_t>& out) override {
     out.resize(img().rules().size());
     for (uint32_t i = 0; i < out.size(); ++i) out[i] = i;

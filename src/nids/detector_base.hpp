@@ -10,6 +10,7 @@
 
 #include "nids/core/rule_eval.hpp"
 #include "nids/detect_image.hpp"
+#include "warpath/pattern/pattern.hpp"
 
 namespace warpath::nids::detail {
 
@@ -34,9 +35,11 @@ class DetectorBase : public Detector {
   /// The candidates of `n` units (out[i] for units[i], as candidates() would give them, the
   /// units taken in order); by default candidates() of each.
   virtual void candidates_batch(const Unit* units, uint32_t n, std::vector<uint32_t>* out);
-  /// Rule indices worth evaluating for a transaction unit (Buffer::kApp), ascending, each once;
-  /// by default every transaction rule of its phase (ref.nids; cpu.nids prefilters).
+  /// Rule indices worth evaluating for a transaction unit (Buffer::kApp), ascending, each once:
+  /// by default those the per-buffer prefilter finds (AppGroups, on the CPU for every engine);
+  /// ref.nids takes every transaction rule of the unit's phase (all_app_rules).
   virtual void app_candidates(const Unit& u, std::vector<uint32_t>& out);
+  void all_app_rules(const Unit& u, std::vector<uint32_t>& out);
   /// Per-flow state of the engine to drop.
   virtual void forget_flow(uint64_t) {}
   const Image& img() const noexcept { return img_; }
@@ -55,8 +58,13 @@ class DetectorBase : public Detector {
   pcre2_match_context* mc_ = nullptr;
   std::unordered_map<uint64_t, std::vector<uint64_t>> bits_;  // flow -> flowbit words
   std::vector<uint32_t> cands_;
-  std::vector<uint32_t> app_rules_;  // the transaction rules (app_candidates' default)
+  std::vector<uint32_t> app_rules_;  // the transaction rules (all_app_rules)
   bool app_rules_built_ = false;
+  std::unique_ptr<struct AppGroups> app_groups_;  // the transaction prefilter, at first use
+  bool app_failed_ = false;                       // ... could not be compiled
+  std::vector<pattern::Match> app_matches_;
+  std::vector<uint32_t> app_at_;
+  std::vector<struct Found> app_found_;
   std::vector<std::vector<uint32_t>> batch_cands_;  // inspect_batch's, per unit
   uint64_t packet_ = 0;            // the packet of the last unit
   std::vector<uint32_t> applied_;  // rules whose flowbits changed for that packet

@@ -106,9 +106,12 @@ void append_capped(std::string& to, const unsigned char* data, size_t len, uint3
 struct HttpCallbacks {
   static int request_start(htp_tx_t* tx) {
     HttpFlow* f = flow_of(tx);
-    if (f->txs_.size() >= f->cfg_.limits().max_txs) {  // a pipelined flood: stop this flow
-      ++f->counters_.tx_limit;
-      return HTP_ERROR;
+    if (f->over_ || f->txs_.size() >= f->cfg_.limits().max_txs) {
+      // A pipelined flood: this request is not kept, and the flow's parser stops once libhtp
+      // returns (an error returned here would make libhtp retry the request without end).
+      if (!f->over_) ++f->counters_.tx_limit;
+      f->over_ = true;
+      return HTP_OK;
     }
     auto t = std::make_unique<HttpFlow::Tx>();
     t->tx  = tx;
@@ -330,6 +333,7 @@ void HttpFlow::run(uint64_t ts_ns) {
     }
     if (!progress) break;
   }
+  if (over_) stopped_ = true;
 }
 
 void HttpFlow::feed(uint8_t dir, const uint8_t* data, size_t len, uint64_t ts_ns, std::vector<AppTx>& ready) {

@@ -68,6 +68,7 @@ class HttpFlow {
   std::vector<AppTx>* ready_ = nullptr;   // feed()'s output while libhtp calls back
   uint64_t next_id_ = 0;
   bool stopped_ = false;
+  bool over_    = false;  // past max_txs: the parser stops when libhtp returns
 };
 
 }  // namespace warpath::nids::detail

@@ -82,6 +82,55 @@ Status build_groups(const Image& img, size_t port_words, const std::string& engi
   return Status::ok();
 }
 
+Status build_app_groups(const Image& img, const std::string& engine, AppGroups& groups) {
+  const auto& compiled = img.compiled();
+  std::vector<pattern::Pattern> patterns[2][kAppBuffers];
+  for (uint32_t i = 0; i < compiled.size(); ++i) {
+    const CompiledRule& c = compiled[i];
+    if (c.kind != RuleKind::kAppTx) continue;
+    const int phase    = c.app_response ? 1 : 0;
+    const Content* fp  = img.fast_pattern(i);
+    if (!fp) {
+      groups.always[phase].push_back(i);
+      continue;
+    }
+    const size_t b = size_t(img.fast_pattern_buffer(i));
+    AppGroups::Buffer& g = groups.buffers[phase][b];
+    patterns[phase][b].push_back(prefilter_pattern(*fp, uint32_t(g.by_pattern.size())));
+    g.by_pattern.push_back(i);
+  }
+  for (int phase = 0; phase < 2; ++phase)
+    for (size_t b = 0; b < kAppBuffers; ++b) {
+      if (patterns[phase][b].empty()) continue;
+      auto m = pattern::make_matcher(engine, patterns[phase][b]);
+      if (!m.is_ok()) return m.status();
+      groups.buffers[phase][b].prefilter = std::move(*m);
+    }
+  return Status::ok();
+}
+
+void app_group_candidates(AppGroups& groups, const AppTx& tx, std::vector<pattern::Match>& matches,
+                          std::vector<uint32_t>& at, std::vector<Found>& found,
+                          std::vector<uint32_t>& out) {
+  const int phase = tx.response ? 1 : 0;
+  out.insert(out.end(), groups.always[phase].begin(), groups.always[phase].end());
+  for (size_t b = 0; b < kAppBuffers; ++b) {
+    AppGroups::Buffer& g = groups.buffers[phase][b];
+    if (!g.prefilter || !tx.has[b] || tx.buf[b].empty()) continue;
+    matches.clear();
+    const std::string& v = tx.buf[b];
+    if (!g.prefilter->scan_any_order(reinterpret_cast<const uint8_t*>(v.data()), v.size(), matches).is_ok()) {
+      out.insert(out.end(), g.by_pattern.begin(), g.by_pattern.end());
+      continue;
+    }
+    found.clear();
+    take_matches(g.by_pattern, matches, 0, at, found);
+    for (const Found& f : found) out.push_back(f.rule);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+}
+
 void take_matches(const std::vector<uint32_t>& by_pattern,
                   const std::vector<pattern::Match>& matches, uint64_t shift,
                   std::vector<uint32_t>& at, std::vector<Found>& out) {

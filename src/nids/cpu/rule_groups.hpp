@@ -75,6 +75,24 @@ struct ArmedRules {
            uint64_t end, std::vector<uint32_t>& out);
 };
 
+/// The transaction rules' prefilter (Suricata's per-buffer multi-pattern matchers): per phase
+/// (request, response) and buffer, a multi-literal database over the fast patterns that look
+/// at that buffer; rules without a fast pattern are always candidates of their phase.
+struct AppGroups {
+  struct Buffer {
+    std::vector<uint32_t> by_pattern;  // pattern id -> rule
+    std::unique_ptr<pattern::Matcher> prefilter;
+  };
+  std::vector<uint32_t> always[2];
+  Buffer buffers[2][kAppBuffers];
+};
+Status build_app_groups(const Image& img, const std::string& engine, AppGroups& groups);
+/// The candidates of transaction `tx` (ascending, each once): each buffer it carries scanned
+/// once; a scan that cannot answer makes every rule of its buffer a candidate.
+void app_group_candidates(AppGroups& groups, const AppTx& tx, std::vector<pattern::Match>& matches,
+                          std::vector<uint32_t>& at, std::vector<Found>& found,
+                          std::vector<uint32_t>& out);
+
 /// Builds every group's prefilter with the pattern engine `engine` (a stream group's streaming
 /// database first when `streams`, so the first stream does not compile it mid-traffic), and its
 /// fallback with `fallback_engine` when one is named.
