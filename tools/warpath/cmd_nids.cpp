@@ -272,7 +272,12 @@ int run_nids(const NidsOptions& o) {
         {"gbps", secs > 0 ? double(c.bytes) * 8 / secs / 1e9 : 0.0},
         {"signatures", sigs},
         {"app_protos", by_app},
+        {"http", {{"flows", c.app.http_flows}, {"transactions", c.app.http_txs},
+                  {"responses", c.app.http_responses}, {"parse_errors", c.app.parse_errors},
+                  {"body_truncated", c.app.body_truncated}, {"tx_limit", c.app.tx_limit},
+                  {"bytes", c.app.app_bytes}}},
         {"detect", {{"units", d.units}, {"packet_units", d.packet_units}, {"stream_units", d.stream_units},
+                    {"app_units", d.app_units},
                     {"bytes", d.bytes}, {"candidates", d.candidates}, {"matches", d.matches},
                     {"backtrack_limit", d.backtrack_limit}, {"pcre_limit", d.pcre_limit},
                     {"scans_offloaded", d.scans_offloaded}, {"scans_on_cpu", d.scans_on_cpu},
@@ -300,6 +305,14 @@ int run_nids(const NidsOptions& o) {
     line.pop_back();
     fmt::print("{}\n", line);
   }
+  if (c.app.http_flows)
+    fmt::print("  http: {} flows, {} transactions, {} responses{}\n", c.app.http_flows, c.app.http_txs,
+               c.app.http_responses,
+               c.app.parse_errors || c.app.body_truncated || c.app.tx_limit
+                   ? fmt::format("; bounds: {} parsers stopped on malformed data, {} bodies cut at "
+                                 "their limit, {} flows past the unanswered-request limit",
+                                 c.app.parse_errors, c.app.body_truncated, c.app.tx_limit)
+                   : std::string());
   if (d.backtrack_limit || d.pcre_limit || c.inspect_memcap)
     fmt::print("  bounds reached: {} evaluations by the backtracking bound, {} by the pcre limit, "
                "{} directions by the inspection memcap\n", d.backtrack_limit, d.pcre_limit, c.inspect_memcap);
@@ -314,7 +327,7 @@ void add_nids(CLI::App& app, Runner& run) {
   auto* cmd = app.add_subcommand("nids", "Run Suricata-style rules over a capture (alerts as EVE JSON)");
   cmd->add_option("--rules", o->rules, "Rule file or directory of *.rules (repeat for more)")->required();
   cmd->add_option("--in", o->in, "Capture file (pcap or pcapng; - for standard input)");
-  cmd->add_option("--eve", o->eve, "EVE JSON output (alerts and flows, one object per line; - for stdout)");
+  cmd->add_option("--eve", o->eve, "EVE JSON output (alerts, http transactions and flows, one object per line; - for stdout)");
   cmd->add_option("--fast", o->fast, "fast.log output (one line per alert)");
   cmd->add_option("--json", o->json, "Summary (or, with --check-rules, the report) as JSON");
   cmd->add_option("--engine", o->engine,
