@@ -72,10 +72,36 @@ inline void text_frame(Frames& out, uint32_t src, uint32_t dst, uint16_t sport, 
 }
 
 /// `flows` connections, `concurrent` at a time, each a request and `response_segments`
-/// segments of `segment` bytes back.
+/// segments of `segment` bytes back. `http1`: real HTTP/1.1 messages (a request line and
+/// headers; a status line, headers and a Content-Length body over the segments), which the
+/// NIDS's app layer parses; else HTTP-like text.
 struct TrafficShape {
   uint32_t flows, concurrent, response_segments, segment;
+  bool http1 = false;
 };
+
+// A real HTTP/1.1 request (GET or POST with a small form body), its words drawn from rng.
+inline std::string http1_request(gen::detail::Rng& rng) {
+  static const char* paths[] = {"/index.php", "/login", "/api/v1/items", "/search", "/static/app.js",
+                                "/images/logo.png", "/admin/config", "/download/file.exe"};
+  const bool post = rng.next32() % 4 == 0;
+  std::string req = post ? "POST " : "GET ";
+  req += paths[rng.next32() % 8];
+  req += "?id=" + std::to_string(rng.next32() % 100000) + "&q=" + http_like_text(rng, 8 + rng.next32() % 24);
+  for (char& c : req)
+    if (c == ' ' && &c != &req[post ? 4 : 3]) c = '+';
+  req += " HTTP/1.1\r\nHost: www.example" + std::to_string(rng.next32() % 50) + ".com\r\n";
+  req += "User-Agent: Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36\r\n";
+  req += "Accept: text/html,application/json\r\nAccept-Language: en-US\r\n";
+  req += "Cookie: session=" + std::to_string(rng.next32()) + "\r\n";
+  std::string body;
+  if (post) {
+    body = "user=" + std::to_string(rng.next32() % 1000) + "&data=";
+    for (uint32_t i = 0, n = 40 + rng.next32() % 200; i < n; ++i) body += char('a' + rng.next32() % 26);
+    req += "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
+  }
+  return req + "\r\n" + body;
+}
 
 inline Frames build_http_traffic(const TrafficShape& s, uint64_t seed) {
   gen::detail::Rng rng(seed, 11);
@@ -99,14 +125,22 @@ inline Frames build_http_traffic(const TrafficShape& s, uint64_t seed) {
     for (Conn& c : conns) text_frame(out, c.srv, c.c, 80, c.cp, c.sseq++, c.cseq, 0x12, none, t);
     for (Conn& c : conns) text_frame(out, c.c, c.srv, c.cp, 80, c.cseq, c.sseq, 0x10, none, t);
     for (Conn& c : conns) {  // the request, and its ACK
-      const std::string req = http_like_text(rng, 300 + rng.next32() % 400);
+      const std::string req = s.http1 ? http1_request(rng) : http_like_text(rng, 300 + rng.next32() % 400);
       text_frame(out, c.c, c.srv, c.cp, 80, c.cseq, c.sseq, 0x18, req, t);
       c.cseq += uint32_t(req.size());
       text_frame(out, c.srv, c.c, 80, c.cp, c.sseq, c.cseq, 0x10, none, t);
     }
+    // http1: the status line and headers (kHead bytes, padded by an X-Pad header) start the
+    // first segment; the body fills the rest of the segments (segment >= kHead).
+    constexpr size_t kHead = 160;
+    const uint32_t total = s.response_segments * s.segment;
+    std::string status = "HTTP/1.1 200 OK\r\nServer: nginx/1.24.0\r\nContent-Type: text/html; charset=utf-8\r\n"
+                         "Content-Length: " + std::to_string(total > kHead ? total - kHead : 0) + "\r\nX-Pad: ";
+    status += std::string(kHead - std::min(kHead, status.size() + 4), 'x') + "\r\n\r\n";
     for (uint32_t seg = 0; seg < s.response_segments; ++seg)
       for (Conn& c : conns) {
-        const std::string body = http_like_text(rng, s.segment);
+        std::string body = http_like_text(rng, s.segment);
+        if (s.http1 && seg == 0) body.replace(0, std::min(body.size(), status.size()), status, 0, body.size());
         text_frame(out, c.srv, c.c, 80, c.cp, c.sseq, c.cseq, 0x18, body, t);
         c.sseq += uint32_t(body.size());
         text_frame(out, c.c, c.srv, c.cp, 80, c.cseq, c.sseq, 0x10, none, t);

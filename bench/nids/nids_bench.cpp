@@ -1,7 +1,7 @@
 // warpath-nids-bench: the NIDS offline per core, by stage, beside Vectorscan alone and
 // libnids + Vectorscan on the same frames in memory.
 //
-//   warpath-nids-bench [--rules PATH]... [--workload http|small|long] [--in PCAP] [--repeat N]
+//   warpath-nids-bench [--rules PATH]... [--workload http|http1|small|long] [--in PCAP] [--repeat N]
 //                      [--engine ID] [--only track+stream|nids] [--json FILE]
 //
 // Rules: ET Open's rules/ from the shared data by default (the rules warpath loads; the rest are
@@ -149,11 +149,13 @@ double run_nids(const Frames& f, std::shared_ptr<const nids::DetectImage> image,
   g_port_group_compile_ms      = double(d.port_group_compile_ns) / 1e6;
   if (getenv("WARPATH_BENCH_VERBOSE"))
     std::fprintf(stderr,
-                 "  units %llu (stream %llu), candidates %llu, matches %llu, port-group "
-                 "databases %llu (compiled in %.1f ms)\n",
+                 "  units %llu (stream %llu, transactions %llu), candidates %llu, matches %llu, "
+                 "port-group databases %llu (compiled in %.1f ms); http flows %llu\n",
                  (unsigned long long)d.units, (unsigned long long)d.stream_units,
+                 (unsigned long long)d.app_units,
                  (unsigned long long)d.candidates, (unsigned long long)d.matches,
-                 (unsigned long long)d.port_group_dbs, double(d.port_group_compile_ns) / 1e6);
+                 (unsigned long long)d.port_group_dbs, double(d.port_group_compile_ns) / 1e6,
+                 (unsigned long long)(*ins)->counters().app.http_flows);
   return total;
 }
 
@@ -343,7 +345,7 @@ int main(int argc, char** argv) {
     else {
       std::fprintf(
           stderr,
-          "usage: warpath-nids-bench [--rules PATH]... [--workload http|small|long] [--in PCAP] "
+          "usage: warpath-nids-bench [--rules PATH]... [--workload http|http1|small|long] [--in PCAP] "
           "[--repeat N] [--engine ID] [--stream-chunk N] [--stream-chunk-jitter P] "
           "[--only track+stream|nids] [--json "
           "FILE]\n");
@@ -379,6 +381,10 @@ int main(int argc, char** argv) {
     frames = std::move(*f);
   } else if (workload == "http") {
     frames = bench::build_http_traffic({2000, 200, 20, 1448}, 1);
+  } else if (workload == "http1") {  // real HTTP/1.1: what the app layer parses
+    bench::TrafficShape shape{2000, 200, 20, 1448};
+    shape.http1 = true;
+    frames      = bench::build_http_traffic(shape, 1);
   } else if (workload == "small") {
     frames = bench::build_http_traffic({4000, 400, 10, 200}, 1);
   } else if (workload == "long") {  // streams far past the 4 KiB lookback, in small segments

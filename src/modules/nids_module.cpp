@@ -211,6 +211,7 @@ ModuleInfo nids_module_info() {
     WARPATH_ASSIGN_OR_RETURN(const uint16_t reason,
                              env.reasons->add("nids_drop", Verdict::kDrop, env.position));
     const std::string eve_path = args.get("eve");
+    cfg.app_events             = !eve_path.empty();  // EVE's http events
     std::FILE* eve             = nullptr;
     if (!eve_path.empty()) {
       eve = std::fopen(eve_path.c_str(), "w");

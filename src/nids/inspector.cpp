@@ -430,7 +430,7 @@ class PipelineInspector final : public Inspector {
       hits_.clear();
       WARPATH_TRY(detect_->inspect(u, hits_));
       WARPATH_TRY(take_hits(u, serial, hits_, ts_, pv ? packet_no_ : 0, alerts, v));
-      if (tx.last) app_event(u, tx);
+      if (tx.last && cfg_.app_events) app_event(u, tx);
     }
     ctx.app.ready.clear();
     return Status::ok();

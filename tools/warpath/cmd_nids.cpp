@@ -139,6 +139,7 @@ Result<nids::InspectorConfig> inspector_config(const NidsOptions& o) {
   cfg.stream_chunk     = o.stream_chunk;
   cfg.stream_chunk_jitter = o.stream_chunk_jitter;
   cfg.any_checksum  = o.no_checksum;
+  cfg.app_events    = !o.eve.empty();  // EVE's http events
   cfg.flow.capacity = o.capacity;
   cfg.stream.midstream = o.midstream;
   auto policy = stream::parse_policy(o.policy);

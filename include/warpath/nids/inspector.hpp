@@ -96,6 +96,8 @@ struct InspectorConfig {
   /// randomize-chunk-range is documented so (10 by default), though its code applies half.
   uint32_t stream_chunk_jitter = 10;
   AppConfig app;  ///< the application-layer parsers (nids/app_layer.hpp)
+  /// Keep each finished transaction for take_app_events (EVE's http events); off, none is kept.
+  bool app_events = false;
 };
 
 struct Alert {
