@@ -23,6 +23,7 @@ PACKAGES=(
   libvectorscan-dev                 # pattern matching: the cpu.hs engine and the anchor
   libpcre2-dev                      # pattern matching: cpu.pcre2 (back-references, look-around)
   libhtp-dev                        # NIDS: the HTTP app layer (OISF's libhtp, as Suricata)
+  libldns-dev                       # NIDS: the DNS app layer
   libipsec-mb-dev                   # IPsec ESP: the cpu.esp engine and its anchor
   user-mode-linux kmod iputils-ping # IPsec ESP: the Linux kernel (in user-mode Linux) as the interop peer
   libssl-dev                        # IPsec ESP: the OpenSSL EVP reference engine

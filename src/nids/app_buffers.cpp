@@ -74,7 +74,42 @@ constexpr Named kKeywords[] = {
     // file_data: the response body, or the request body in a to_server rule.
     {"file_data", B::kHttpRequestBody, B::kHttpResponseBody, true, true},
     {"file.data", B::kHttpRequestBody, B::kHttpResponseBody, true, true},
+    // DNS and TLS (sticky buffers; the underscore forms their older names)
+    {"dns.query", B::kDnsQuery, B::kDnsQuery, false, true},
+    {"dns_query", B::kDnsQuery, B::kDnsQuery, false, true},
+    {"tls.sni", B::kTlsSni, B::kTlsSni, false, true},
+    {"tls_sni", B::kTlsSni, B::kTlsSni, false, true},
+    {"ja3.hash", B::kJa3Hash, B::kJa3Hash, false, true},
+    {"ja3_hash", B::kJa3Hash, B::kJa3Hash, false, true},
+    {"ja3.string", B::kJa3String, B::kJa3String, false, true},
+    {"ja3_string", B::kJa3String, B::kJa3String, false, true},
+    {"tls.cert_subject", B::kTlsCertSubject, B::kTlsCertSubject, true, true},
+    {"tls_cert_subject", B::kTlsCertSubject, B::kTlsCertSubject, true, true},
+    {"tls.cert_issuer", B::kTlsCertIssuer, B::kTlsCertIssuer, true, true},
+    {"tls_cert_issuer", B::kTlsCertIssuer, B::kTlsCertIssuer, true, true},
+    {"tls.cert_serial", B::kTlsCertSerial, B::kTlsCertSerial, true, true},
+    {"tls_cert_serial", B::kTlsCertSerial, B::kTlsCertSerial, true, true},
+    {"tls.cert_fingerprint", B::kTlsCertFingerprint, B::kTlsCertFingerprint, true, true},
+    {"tls_cert_fingerprint", B::kTlsCertFingerprint, B::kTlsCertFingerprint, true, true},
+    {"tls.certs", B::kTlsCerts, B::kTlsCerts, true, true},
+    {"ja3s.hash", B::kJa3sHash, B::kJa3sHash, true, true},
+    {"ja3s_hash", B::kJa3sHash, B::kJa3sHash, true, true},
+    {"ja3s.string", B::kJa3sString, B::kJa3sString, true, true},
+    {"ja3s_string", B::kJa3sString, B::kJa3sString, true, true},
 };
+
+// Each buffer's layer and side.
+struct Info {
+  AppLayer layer;
+  bool response, multi;
+};
+constexpr Info info_of(B b) {
+  if (b == B::kPayload || b >= B::kCount) return {AppLayer::kNone, false, false};
+  if (b == B::kDnsQuery) return {AppLayer::kDns, false, true};
+  if (b >= B::kTlsSni && b <= B::kJa3String) return {AppLayer::kTls, false, false};
+  if (b >= B::kTlsCertSubject && b < B::kCount) return {AppLayer::kTls, true, b == B::kTlsCerts};
+  return {AppLayer::kHttp, b >= B::kHttpStatCode, false};
+}
 
 struct Flag {
   char flag;
@@ -103,6 +138,8 @@ const char* app_layer_name(AppLayer a) noexcept {
   switch (a) {
     case AppLayer::kNone: return "";
     case AppLayer::kHttp: return "http";
+    case AppLayer::kDns: return "dns";
+    case AppLayer::kTls: return "tls";
   }
   return "";
 }
@@ -116,11 +153,9 @@ const char* app_buffer_name(AppBuffer b) noexcept {
   return "?";
 }
 
-bool app_buffer_is_response(AppBuffer b) noexcept { return b >= B::kHttpStatCode && b < B::kCount; }
-
-AppLayer app_buffer_layer(AppBuffer b) noexcept {
-  return b == B::kPayload || b >= B::kCount ? AppLayer::kNone : AppLayer::kHttp;
-}
+bool app_buffer_is_response(AppBuffer b) noexcept { return info_of(b).response; }
+bool app_buffer_is_multi(AppBuffer b) noexcept { return info_of(b).multi; }
+AppLayer app_buffer_layer(AppBuffer b) noexcept { return info_of(b).layer; }
 
 bool find_buffer_keyword(std::string_view name, BufferKeyword& out) noexcept {
   for (const Named& n : kKeywords)

@@ -184,11 +184,13 @@ Result<std::shared_ptr<const DetectImage>> compile_rules(const RuleSet& set) {
       detail::ItemList* list = &c;
       int32_t list_index = -1;
       if (it.buffer != AppBuffer::kPayload) {
-        auto found = std::find_if(c.app.begin(), c.app.end(),
-                                  [&](const detail::AppList& l) { return l.buffer == it.buffer; });
+        auto found = std::find_if(c.app.begin(), c.app.end(), [&](const detail::AppList& l) {
+          return l.buffer == it.buffer && l.dotprefix == it.dotprefix;
+        });
         if (found == c.app.end()) {
           c.app.emplace_back();
-          c.app.back().buffer = it.buffer;
+          c.app.back().buffer    = it.buffer;
+          c.app.back().dotprefix = it.dotprefix;
           found = c.app.end() - 1;
         }
         list       = &*found;

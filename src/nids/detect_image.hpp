@@ -42,6 +42,7 @@ struct ItemList {
 /// The items of one application-layer buffer.
 struct AppList : ItemList {
   AppBuffer buffer = AppBuffer::kPayload;
+  bool dotprefix   = false;  ///< looks at "." + the buffer
 };
 
 /// A rule ready to evaluate: its payload items (the ItemList it is) and, for a transaction
@@ -73,11 +74,10 @@ class Image final : public DetectImage {
       return c.app_fp_list < 0 ? nullptr : c.app[size_t(c.app_fp_list)].items[size_t(c.app_fp_item)].content;
     return c.fast_pattern < 0 ? nullptr : c.items[size_t(c.fast_pattern)].content;
   }
-  /// The buffer of rules()[i]'s fast pattern (kPayload for packet and stream rules).
-  AppBuffer fast_pattern_buffer(uint32_t i) const {
+  /// The list of rules()[i]'s fast pattern (null for packet and stream rules).
+  const AppList* fast_pattern_list(uint32_t i) const {
     const CompiledRule& c = compiled_[i];
-    return c.kind == RuleKind::kAppTx && c.app_fp_list >= 0 ? c.app[size_t(c.app_fp_list)].buffer
-                                                            : AppBuffer::kPayload;
+    return c.kind == RuleKind::kAppTx && c.app_fp_list >= 0 ? &c.app[size_t(c.app_fp_list)] : nullptr;
   }
   const std::vector<CompiledRule>& compiled() const noexcept { return compiled_; }
   /// The prefilter databases of port groups (nids/cpu/port_groups.hpp), compiled on first use

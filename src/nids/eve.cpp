@@ -95,6 +95,74 @@ std::string http_object(const AppTx& tx) {
   return j + "}";
 }
 
+const char* rcode_name(uint16_t r) {
+  static const char* names[] = {"NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN", "NOTIMP", "REFUSED"};
+  return r < 6 ? names[r] : "UNKNOWN";
+}
+
+// EVE's dns object (Suricata's version 2 records): a query, or an answer with its records.
+std::string dns_object(const AppTx& tx) {
+  if (!tx.dns) return "{}";
+  const AppTx::Dns& d = *tx.dns;
+  std::string j = "{\"version\":2,\"type\":\"" + std::string(d.response ? "answer" : "query") + "\"";
+  j += ",\"id\":" + std::to_string(d.id);
+  if (d.response) {
+    char flags[8];
+    std::snprintf(flags, sizeof flags, "%x", d.flags);
+    j += std::string(",\"flags\":\"") + flags + "\",\"qr\":true";
+    if (d.flags & 0x0100) j += ",\"rd\":true";
+    if (d.flags & 0x0080) j += ",\"ra\":true";
+    j += std::string(",\"rcode\":\"") + rcode_name(d.rcode) + "\"";
+  }
+  if (!d.questions.empty())
+    j += ",\"rrname\":" + quote(d.questions[0].name) + ",\"rrtype\":" + quote(d.questions[0].type);
+  if (d.response && !d.answers.empty()) {
+    j += ",\"answers\":[";
+    for (size_t i = 0; i < d.answers.size(); ++i)
+      j += std::string(i ? "," : "") + "{\"rrname\":" + quote(d.answers[i].name) + ",\"rrtype\":" +
+           quote(d.answers[i].type) + ",\"rdata\":" + quote(d.answers[i].data) + "}";
+    j += "]";
+  }
+  return j + "}";
+}
+
+// EVE's tls object (Suricata's field names), the fields the handshake showed.
+std::string tls_object(const AppTx& tx) {
+  auto b = [&](AppBuffer k) -> const std::string* { return tx.has[size_t(k)] ? &tx.buf[size_t(k)] : nullptr; };
+  std::string j = "{";
+  auto field = [&](const char* name, const std::string* v) {
+    if (!v) return;
+    if (j.size() > 1) j += ",";
+    j += "\"" + std::string(name) + "\":" + quote(*v);
+  };
+  field("subject", b(AppBuffer::kTlsCertSubject));
+  field("issuerdn", b(AppBuffer::kTlsCertIssuer));
+  field("serial", b(AppBuffer::kTlsCertSerial));
+  field("fingerprint", b(AppBuffer::kTlsCertFingerprint));
+  field("sni", b(AppBuffer::kTlsSni));
+  if (!tx.tls_version.empty()) field("version", &tx.tls_version);
+  if (const std::string* h = b(AppBuffer::kJa3Hash)) {
+    if (j.size() > 1) j += ",";
+    j += "\"ja3\":{\"hash\":" + quote(*h) + ",\"string\":" + quote(tx.buf[size_t(AppBuffer::kJa3String)]) + "}";
+  }
+  if (const std::string* h = b(AppBuffer::kJa3sHash)) {
+    if (j.size() > 1) j += ",";
+    j += "\"ja3s\":{\"hash\":" + quote(*h) + ",\"string\":" + quote(tx.buf[size_t(AppBuffer::kJa3sString)]) + "}";
+  }
+  return j + "}";
+}
+
+// The transaction's object under its protocol's name.
+std::string app_object(const AppTx& tx) {
+  switch (tx.layer) {
+    case AppLayer::kHttp: return http_object(tx);
+    case AppLayer::kDns: return dns_object(tx);
+    case AppLayer::kTls: return tls_object(tx);
+    case AppLayer::kNone: break;
+  }
+  return "{}";
+}
+
 }  // namespace
 
 std::string app_eve(const AppEvent& e) {
@@ -106,7 +174,7 @@ std::string app_eve(const AppEvent& e) {
   j += ",\"dest_ip\":\"" + addr_text(e.ip_version, e.dst) + "\",\"dest_port\":" + std::to_string(e.dport);
   j += ",\"proto\":\"" + proto_text(e.proto) + "\",\"pkt_src\":\"wire/pcap\"";
   j += ",\"tx_id\":" + std::to_string(e.tx->id);
-  j += ",\"" + std::string(app_layer_name(e.tx->layer)) + "\":" + http_object(*e.tx) + "}";
+  j += ",\"" + std::string(app_layer_name(e.tx->layer)) + "\":" + app_object(*e.tx) + "}";
   return j;
 }
 
@@ -127,7 +195,8 @@ std::string alert_eve(const Alert& a, const DetectImage& image, bool ips) {
   j += ",\"gid\":" + std::to_string(r.gid) + ",\"signature_id\":" + std::to_string(r.sid) +
        ",\"rev\":" + std::to_string(r.rev) + ",\"signature\":" + quote(r.msg) +
        ",\"category\":" + quote(c.description) + ",\"severity\":" + std::to_string(c.priority) + "}";
-  if (a.tx && a.tx->layer == AppLayer::kHttp) j += ",\"http\":" + http_object(*a.tx);
+  if (a.tx && a.tx->layer != AppLayer::kNone)
+    j += ",\"" + std::string(app_layer_name(a.tx->layer)) + "\":" + app_object(*a.tx);
   if (a.app != AppLayer::kNone) j += ",\"app_proto\":\"" + std::string(app_layer_name(a.app)) + "\"";
   if (a.tx_id >= 0) j += ",\"tx_id\":" + std::to_string(a.tx_id);
   j += std::string(",\"stream\":") + (a.stream ? "1" : "0") + "}";

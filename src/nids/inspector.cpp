@@ -284,6 +284,8 @@ class PipelineInspector final : public Inspector {
       in_stream = reasm_->refused() == refused_before;
       pv.app_layer = ctx->app.layer;  // detection may have decided on these bytes
     } else if (ctx) {
+      // A UDP datagram: DNS by content, each message a transaction.
+      if (info.proto == 17 && plen) app_.datagram(ctx->app, pf.dir, payload, plen);
       pv.app_layer = ctx->app.layer;
     }
     Unit& u        = packet_unit_;  // every field a packet unit has is set here
@@ -427,6 +429,10 @@ class PipelineInspector final : public Inspector {
       u.pkt.app_layer = ctx.app.layer;
       if (ctx.l7.label >= 0) u.pkt.app_proto = &cfg_.l7->names[size_t(ctx.l7.label)];
       u.pkt.app_pending = l7_ && !ctx.l7.done;
+      if (tx.log_only) {  // a phase inspected already, given again to be logged
+        if (tx.last && cfg_.app_events) app_event(u, tx);
+        continue;
+      }
       hits_.clear();
       WARPATH_TRY(detect_->inspect(u, hits_));
       WARPATH_TRY(take_hits(u, serial, hits_, ts_, pv ? packet_no_ : 0, alerts, v));
@@ -598,7 +604,7 @@ class PipelineInspector final : public Inspector {
     if (!f) return;
     // The application layer parses every byte, whatever the inspection depth or memcap (its own
     // bounds are AppConfig's).
-    if (cfg_.app.http) app_.take(f->app, c.dir, c.data, c.len, c.gap, ts_);
+    app_.take(f->app, c.dir, c.data, c.len, c.gap, ts_);
     DirBuffer& b = f->dir[c.dir & 1];
     if (c.gap) {  // content cannot match across bytes the capture lost
       if (b.held()) ++counters_.stream_gaps;

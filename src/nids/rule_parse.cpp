@@ -110,6 +110,7 @@ Status parse_isdataat(std::string_view value, Rule& r) {
 // side a buffer both sides have (http.header, file_data) is decided once the rule is read.
 struct BufferState {
   bool sticky_set = false;
+  bool dotprefix  = false;  // the sticky buffer's transform
   BufferKeyword sticky;
   std::vector<BufferKeyword> item;  // per item of the rule (kPayload: the payload)
 
@@ -117,6 +118,7 @@ struct BufferState {
   void took(Rule& r) {
     for (size_t k = item.size(); k < r.items.size(); ++k) {
       BufferKeyword kw = sticky_set ? sticky : BufferKeyword{};
+      r.items[k].dotprefix = sticky_set && dotprefix;
       if (r.items[k].kind == Item::kPcre && r.items[k].pcre.buffer_flag)
         find_pcre_buffer(r.items[k].pcre.buffer_flag, kw);
       item.push_back(kw);
@@ -146,11 +148,25 @@ struct BufferState {
       r.items[k].buffer = resp ? kw.response : kw.request;
     }
     if (!app) return Status::ok();
-    if (r.proto != Proto::kTcp && r.proto != Proto::kIp)
-      return syntax(std::string("HTTP buffers in a rule for ") + proto_name(r.proto));
-    (void)payload;  // payload items look at the transaction's raw stream (app_layer.hpp)
-    r.proto = Proto::kTcp;
-    r.app   = AppLayer::kHttp;
+    AppLayer layer = AppLayer::kNone;
+    for (const Item& it : r.items) {
+      const AppLayer l = app_buffer_layer(it.buffer);
+      if (l == AppLayer::kNone) continue;
+      if (layer != AppLayer::kNone && l != layer)
+        return syntax(std::string("buffers of ") + app_layer_name(layer) + " and " + app_layer_name(l) + " in one rule");
+      layer = l;
+    }
+    if (r.app != AppLayer::kNone && r.app != layer)
+      return syntax(std::string(app_layer_name(layer)) + " buffers in an " + app_layer_name(r.app) + " rule");
+    const bool tcp_only = layer != AppLayer::kDns;
+    if (tcp_only ? r.proto != Proto::kTcp && r.proto != Proto::kIp
+                 : r.proto != Proto::kTcp && r.proto != Proto::kUdp && r.proto != Proto::kIp)
+      return syntax(std::string(app_layer_name(layer)) + " buffers in a rule for " + proto_name(r.proto));
+    if (payload && layer == AppLayer::kDns)
+      return unsupported("payload content beside dns buffers");
+    // HTTP and TLS payload items look at the transaction's raw stream (app_layer.hpp).
+    if (tcp_only) r.proto = Proto::kTcp;
+    r.app = layer;
     return Status::ok();
   }
 };
@@ -164,6 +180,7 @@ Status buffer_option(std::string_view name, std::string_view value, bool has_val
     if (kw.sticky) {
       st.sticky     = kw;
       st.sticky_set = true;
+      st.dotprefix  = false;  // a transform applies to the buffer it follows
       return Status::ok();
     }
     // A legacy modifier: the content before it (and only a content) looks at the buffer.
@@ -175,6 +192,12 @@ Status buffer_option(std::string_view name, std::string_view value, bool has_val
       return Status::ok();
     }
     return syntax(std::string(name) + " without a preceding content");
+  }
+  if (name == "dotprefix") {  // a transform of the sticky buffer: "." + its bytes
+    if (has_value) return syntax("dotprefix takes no value");
+    if (!st.sticky_set) return syntax("dotprefix without a sticky buffer before it");
+    st.dotprefix = true;
+    return Status::ok();
   }
   if (name == "bsize" || name == "urilen") {
     if (!has_value || value.empty()) return syntax(std::string(name) + " needs a value");
@@ -194,8 +217,9 @@ Status buffer_option(std::string_view name, std::string_view value, bool has_val
     auto t = parse_numtest(v, name);
     if (!t.is_ok()) return t.status();
     Item it;
-    it.kind = Item::kBsize;
-    it.size = *t;
+    it.kind      = Item::kBsize;
+    it.size      = *t;
+    it.dotprefix = name == "bsize" && st.dotprefix;
     r.items.push_back(std::move(it));
     st.item.push_back(where);
     return Status::ok();
@@ -427,6 +451,8 @@ Result<Rule> parse_rule(std::string_view line, const Vars& vars, std::string_vie
   else if (proto == "tcp-pkt") r.proto = Proto::kTcpPkt;
   else if (proto == "tcp-stream") r.proto = Proto::kTcpStream;
   else if (proto == "http" || proto == "http1") r.proto = Proto::kTcp, r.app = AppLayer::kHttp;
+  else if (proto == "tls") r.proto = Proto::kTcp, r.app = AppLayer::kTls;
+  else if (proto == "dns") r.proto = Proto::kIp, r.app = AppLayer::kDns;  // over UDP and TCP
   else return unsupported("app-layer proto " + std::string(proto));
   auto src = parse_addresses(head[2], vars);
   if (!src.is_ok()) return syntax("source address: " + src.status().message());

@@ -214,7 +214,7 @@ TEST(NidsRule, OutsideTheSubsetIsSkippedByKeyword) {
     const char* key;
   } cases[] = {
       {"alert smtp any any -> any any (content:\"x\"; sid:1;)", "app-layer proto smtp"},
-      {"alert tcp any any -> any any (dns.query; content:\"x\"; sid:1;)", "dns.query"},
+      {"alert tcp any any -> any any (smb.named_pipe; content:\"x\"; sid:1;)", "smb.named_pipe"},
       {"alert tcp any any -> any any (byte_extract:1,0,len; sid:1;)", "byte_extract"},
       {"alert tcp any any -> any any (byte_test:1,>,len,0; sid:1;)", "byte_test"},
       {"alert tcp any any -> any any (byte_jump:4,0,relative,dce; sid:1;)", "byte_jump"},
@@ -241,7 +241,7 @@ TEST(NidsRule, RuleFiles) {
                  "alert tcp any any -> any any (msg:\"two lines\"; \\\n"
                  "   content:\"x\"; sid:3;)\n"
                  "alert tcp any any -> any any (msg:\"dup\"; sid:1;)\n"
-                 "alert tcp any any -> any any (msg:\"app\"; dns.query; sid:4;)\n"
+                 "alert tcp any any -> any any (msg:\"app\"; smb.share; sid:4;)\n"
                  "alert tcp any any -> any (sid:5;)\n",
                  "f.rules", Vars{});
   ASSERT_EQ(set.files.size(), 1u);

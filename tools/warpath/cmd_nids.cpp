@@ -277,6 +277,8 @@ int run_nids(const NidsOptions& o) {
                   {"responses", c.app.http_responses}, {"parse_errors", c.app.parse_errors},
                   {"body_truncated", c.app.body_truncated}, {"tx_limit", c.app.tx_limit},
                   {"bytes", c.app.app_bytes}}},
+        {"dns", {{"flows", c.app.dns_flows}, {"messages", c.app.dns_messages}}},
+        {"tls", {{"flows", c.app.tls_flows}, {"handshake_messages", c.app.tls_handshakes}}},
         {"detect", {{"units", d.units}, {"packet_units", d.packet_units}, {"stream_units", d.stream_units},
                     {"app_units", d.app_units},
                     {"bytes", d.bytes}, {"candidates", d.candidates}, {"matches", d.matches},
@@ -314,6 +316,9 @@ int run_nids(const NidsOptions& o) {
                                  "their limit, {} flows past the unanswered-request limit",
                                  c.app.parse_errors, c.app.body_truncated, c.app.tx_limit)
                    : std::string());
+  if (c.app.dns_flows) fmt::print("  dns: {} flows, {} messages\n", c.app.dns_flows, c.app.dns_messages);
+  if (c.app.tls_flows)
+    fmt::print("  tls: {} flows, {} handshake messages\n", c.app.tls_flows, c.app.tls_handshakes);
   if (d.backtrack_limit || d.pcre_limit || c.inspect_memcap)
     fmt::print("  bounds reached: {} evaluations by the backtracking bound, {} by the pcre limit, "
                "{} directions by the inspection memcap\n", d.backtrack_limit, d.pcre_limit, c.inspect_memcap);
@@ -328,7 +333,7 @@ void add_nids(CLI::App& app, Runner& run) {
   auto* cmd = app.add_subcommand("nids", "Run Suricata-style rules over a capture (alerts as EVE JSON)");
   cmd->add_option("--rules", o->rules, "Rule file or directory of *.rules (repeat for more)")->required();
   cmd->add_option("--in", o->in, "Capture file (pcap or pcapng; - for standard input)");
-  cmd->add_option("--eve", o->eve, "EVE JSON output (alerts, http transactions and flows, one object per line; - for stdout)");
+  cmd->add_option("--eve", o->eve, "EVE JSON output (alerts, http/dns/tls transactions and flows, one object per line; - for stdout)");
   cmd->add_option("--fast", o->fast, "fast.log output (one line per alert)");
   cmd->add_option("--json", o->json, "Summary (or, with --check-rules, the report) as JSON");
   cmd->add_option("--engine", o->engine,

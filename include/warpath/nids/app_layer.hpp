@@ -21,6 +21,22 @@
 //             and the response's own protocol, content_type, content_len, header (Set-Cookie
 //             left out), header.raw, header_names, start, and http.response_body (de-chunked,
 //             gzip/deflate decoded; file_data)
+// DNS (ldns; over UDP by content, and over TCP with its length prefix): each query message is a
+// transaction whose dns.query instances are its questions' names (labels joined by '.', no
+// trailing dot), inspected by `alert dns` rules; responses are logged to EVE (dns answers).
+//
+// TLS (a bounded record and handshake parser; OpenSSL decodes certificates and computes the
+// MD5 and SHA-1 digests): a flow is TLS when a side starts with a handshake record (16 03 0x).
+// The request phase is the ClientHello: tls.sni, ja3.hash, ja3.string (GREASE values left out,
+// as JA3 says); the response phase the server's ServerHello and certificates (until its
+// ChangeCipherSpec or the flow's end): tls.cert_subject, tls.cert_issuer (RFC 2253 order as
+// Suricata writes them, "C=US, O=..., CN=..."), tls.cert_serial ("0A:1B:..."),
+// tls.cert_fingerprint (SHA-1, "aa:bb:..."), tls.certs (each certificate's DER, an instance
+// each), ja3s.hash, ja3s.string. TLS 1.3 encrypts its certificates: only the hellos are seen.
+//
+// Transforms: dotprefix (Suricata's) looks at "." + the buffer, so ".example.com" with endswith
+// matches the domain and its subdomains.
+//
 // A rule's payload contents (no buffer) beside them look at the raw stream of the transaction's
 // direction: its last kStreamLookback bytes when the phase completed (Suricata inspects the
 // stream beside the transaction).
@@ -40,13 +56,16 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace warpath::nids {
 
-enum class AppLayer : uint8_t { kNone, kHttp };
-const char* app_layer_name(AppLayer a) noexcept;  ///< "", "http"
+enum class AppLayer : uint8_t { kNone, kHttp, kDns, kTls };
+const char* app_layer_name(AppLayer a) noexcept;  ///< "", "http", "dns", "tls"
 
 /// The inspection buffers. kPayload is the packet's payload or the TCP stream.
 enum class AppBuffer : uint8_t {
@@ -60,6 +79,12 @@ enum class AppBuffer : uint8_t {
   kHttpStatCode, kHttpStatMsg, kHttpResponseLine, kHttpServer, kHttpLocation, kHttpResponseBody,
   kHttpResponseHeader, kHttpResponseHeaderRaw, kHttpResponseHeaderNames, kHttpResponseStart,
   kHttpResponseProtocol, kHttpResponseContentType, kHttpResponseContentLen, kHttpResponseCookie,
+  // DNS (a query's names; each question an instance of dns.query)
+  kDnsQuery,
+  // TLS: the ClientHello's, then the server's (ServerHello, Certificate)
+  kTlsSni, kJa3Hash, kJa3String,
+  kTlsCertSubject, kTlsCertIssuer, kTlsCertSerial, kTlsCertFingerprint, kTlsCerts, kJa3sHash,
+  kJa3sString,
   kCount
 };
 inline constexpr size_t kAppBuffers = size_t(AppBuffer::kCount);
@@ -83,24 +108,49 @@ bool find_buffer_keyword(std::string_view name, BufferKeyword& out) noexcept;
 /// The buffer a pcre flag letter selects (U, I, M, H, D, C, P, Q, S, Y, V, W, Z), or false.
 bool find_pcre_buffer(char flag, BufferKeyword& out) noexcept;
 
+/// Whether a buffer may have several instances in one transaction (dns.query, tls.certs): a
+/// rule's list for it matches when it matches one of them.
+bool app_buffer_is_multi(AppBuffer b) noexcept;
+
 /// One transaction as the rules see it: its buffers (those the protocol carried).
 struct AppTx {
   AppLayer layer = AppLayer::kNone;
   bool response  = false;  ///< the response phase: its buffers are filled too
   uint64_t id    = 0;      ///< the transaction's number in its flow, from 0
-  bool last      = false;  ///< the transaction's last phase (it is logged then: EVE's http event)
+  bool last      = false;  ///< the transaction's last phase (it is logged then: EVE's event)
+  bool log_only  = false;  ///< a phase already inspected, given again to be logged only
   int64_t response_len = 0;  ///< the response body's length as sent (EVE's http.length)
   std::array<std::string, kAppBuffers> buf;
   std::array<bool, kAppBuffers> has{};
+  /// The second and later instances of multi-instance buffers (the first is in buf).
+  std::vector<std::pair<AppBuffer, std::string>> more;
   void set(AppBuffer b, std::string_view v) {
     buf[size_t(b)].assign(v.data(), v.size());
     has[size_t(b)] = true;
   }
+  /// Another instance of a multi-instance buffer (the first goes to buf).
+  void add(AppBuffer b, std::string_view v) {
+    if (!has[size_t(b)]) return set(b, v);
+    more.emplace_back(b, std::string(v));
+  }
+  /// DNS: the message's header and its records, for EVE (queries and answers).
+  struct DnsRecord {
+    std::string name, type, data;  ///< data: an answer's rdata as text
+  };
+  struct Dns {
+    uint16_t id = 0, rcode = 0, flags = 0;
+    bool response = false;
+    std::vector<DnsRecord> questions, answers;
+  };
+  std::shared_ptr<const Dns> dns;
+  std::string tls_version;  ///< TLS: "TLS 1.2", ... (EVE's tls.version)
 };
 
 /// Limits of the application-layer parsers (Suricata's libhtp section defaults).
 struct AppConfig {
   bool http = true;                         ///< parse HTTP
+  bool dns  = true;                         ///< parse DNS (UDP and TCP)
+  bool tls  = true;                         ///< parse TLS handshakes
   uint32_t request_body_limit  = 100 << 10; ///< bytes of a request body kept for inspection
   uint32_t response_body_limit = 100 << 10; ///< ... of a response body (after decoding)
   uint32_t max_txs = 512;                   ///< unanswered requests a flow may hold
@@ -109,6 +159,10 @@ struct AppConfig {
 
 struct AppCounters {
   uint64_t http_flows = 0;      ///< flows detected as HTTP
+  uint64_t dns_flows = 0;       ///< ... as DNS (over UDP or TCP)
+  uint64_t dns_messages = 0;    ///< DNS messages parsed (queries and responses)
+  uint64_t tls_flows = 0;       ///< flows detected as TLS
+  uint64_t tls_handshakes = 0;  ///< TLS hellos and certificate messages parsed
   uint64_t http_txs = 0;        ///< HTTP transactions inspected (request phase)
   uint64_t http_responses = 0;  ///< ... their responses
   uint64_t parse_errors = 0;    ///< flows whose parser stopped on malformed data

@@ -37,7 +37,10 @@
 //       seconds T; detection_filter: track ..., count N, seconds T (which matches alert)
 //     HTTP buffers (nids/app_layer.hpp): sticky (http.uri, http.method, http.header,
 //       file_data, ...), the legacy content modifiers (http_uri, http_header, ...) and pcre's
-//       buffer flags (U I M H D C K P Q S Y V W Z); bsize:N (the buffer's length), urilen:N
+//       buffer flags (U I M H D C P Q S Y V W Z); bsize:N (the buffer's length), urilen:N;
+//       DNS: dns.query (dns_query); TLS: tls.sni, tls.cert_subject, tls.cert_issuer,
+//       tls.cert_serial, tls.cert_fingerprint, tls.certs, ja3.hash, ja3.string, ja3s.hash,
+//       ja3s.string (and their underscore forms); the dotprefix transform
 //   Anything else (xbits, byte_extract, dns.query, ...) skips the rule
 //   with the keyword as its reason; a malformed rule is a syntax error naming file, line and
 //   what is wrong.
@@ -147,6 +150,7 @@ struct NumTest {
 struct Item {
   enum Kind : uint8_t { kContent, kPcre, kIsDataAt, kByteTest, kByteJump, kBsize } kind = kContent;
   AppBuffer buffer = AppBuffer::kPayload;
+  bool dotprefix   = false;  ///< the buffer's dotprefix transform ("." + the buffer)
   Content content;
   Pcre pcre;
   IsDataAt isdataat;

@@ -7,7 +7,6 @@
 #include "warpath/nids/detect.hpp"
 
 namespace warpath::nids::detail {
-
 namespace {
 
 // A direction's last stream bytes: kStreamLookback of them (trimmed once twice as many).
@@ -25,64 +24,133 @@ void stamp_raw(AppFlow& f, size_t from) {
   }
 }
 
+// DNS over TCP: a two-byte length, then a whole message that parses (kMore until it is there).
+Probe probe_dns_tcp(const std::string& s) {
+  if (s.size() < 2) return Probe::kMore;
+  const size_t n = size_t(uint8_t(s[0]) << 8 | uint8_t(s[1]));
+  if (n < 12 || n + 2 > AppParsers::kProbeLimit) return Probe::kNo;
+  if (s.size() < n + 2) return Probe::kMore;
+  return probe_dns(reinterpret_cast<const uint8_t*>(s.data()) + 2, n) ? Probe::kYes : Probe::kNo;
+}
+
 }  // namespace
+
+void AppParsers::feed(AppFlow& f, uint8_t dir, const uint8_t* data, size_t len, uint64_t ts_ns) {
+  keep_raw(f.raw[dir], data, len);
+  const size_t before = f.ready.size();
+  switch (f.layer) {
+    case AppLayer::kHttp: f.http->feed(dir, data, len, ts_ns, f.ready); break;
+    case AppLayer::kTls: f.tls->feed(dir, data, len, f.ready); break;
+    case AppLayer::kDns: {
+      const size_t first = f.ready.size();
+      if (!f.dns[dir]->feed(data, len, f.ready, f.next_id)) ++counters_.parse_errors;
+      counters_.dns_messages += f.ready.size() - first;
+      break;
+    }
+    case AppLayer::kNone: break;
+  }
+  counters_.app_bytes += len;
+  stamp_raw(f, before);
+}
 
 void AppParsers::take(AppFlow& f, uint8_t dir, const uint8_t* data, size_t len, bool gap,
                       uint64_t ts_ns) {
   dir &= 1;
   if (gap) {
     if (f.http) f.http->gap();
+    if (f.layer != AppLayer::kNone && f.layer != AppLayer::kHttp) f.layer = AppLayer::kNone, f.decided = true;
     if (!f.decided) f.decided = true;  // no detection across lost bytes
     return;
   }
   if (f.decided) {
-    if (!f.http) return;
-    keep_raw(f.raw[dir], data, len);
-    const size_t before = f.ready.size();
-    f.http->feed(dir, data, len, ts_ns, f.ready);
-    stamp_raw(f, before);
+    if (f.layer != AppLayer::kNone) feed(f, dir, data, len, ts_ns);
     return;
   }
   // Detection: keep the first bytes of each direction until one of them says what they are.
   std::string& p = f.probe[dir];
   p.append(reinterpret_cast<const char*>(data), std::min(len, kProbeLimit - std::min(p.size(), kProbeLimit)));
-  if (f.said[dir] == Probe::kMore) {
-    f.said[dir] = probe_http(dir, reinterpret_cast<const uint8_t*>(p.data()), std::min(p.size(), kProbeBytes));
-    if (f.said[dir] == Probe::kMore && p.size() >= kProbeBytes) f.said[dir] = Probe::kNo;
+  const auto* bytes = reinterpret_cast<const uint8_t*>(p.data());
+  if (f.said[0][dir] == Probe::kMore) {
+    f.said[0][dir] = probe_http(dir, bytes, std::min(p.size(), kProbeBytes));
+    if (f.said[0][dir] == Probe::kMore && p.size() >= kProbeBytes) f.said[0][dir] = Probe::kNo;
   }
+  if (f.said[1][dir] == Probe::kMore) {
+    bool more = false;
+    f.said[1][dir] = probe_tls(bytes, p.size(), more) ? Probe::kYes : more ? Probe::kMore : Probe::kNo;
+  }
+  if (f.said[2][dir] == Probe::kMore)
+    f.said[2][dir] = dir == 0 ? probe_dns_tcp(p) : Probe::kNo;  // the client asks first
+  if (f.said[2][dir] == Probe::kMore && p.size() >= kProbeLimit) f.said[2][dir] = Probe::kNo;
   detect(f, ts_ns);
 }
 
-void AppParsers::detect(AppFlow& f, uint64_t ts_ns) {
-  const bool yes = f.said[0] == Probe::kYes || f.said[1] == Probe::kYes;
-  if (yes && cfg_.http) {
-    f.decided = true;
-    f.layer   = AppLayer::kHttp;
-    f.http    = std::make_unique<HttpFlow>(http_, counters_);
-    ++counters_.http_flows;
-    // What waited, the client's first (a request comes before its response).
-    for (uint8_t d = 0; d < 2; ++d) {
-      const auto* bytes = reinterpret_cast<const uint8_t*>(f.probe[d].data());
-      keep_raw(f.raw[d], bytes, f.probe[d].size());
-      const size_t before = f.ready.size();
-      f.http->feed(d, bytes, f.probe[d].size(), ts_ns, f.ready);
-      stamp_raw(f, before);
-      std::string().swap(f.probe[d]);
-    }
-    return;
+void AppParsers::start(AppFlow& f, AppLayer layer, uint64_t ts_ns) {
+  f.decided = true;
+  f.layer   = layer;
+  switch (layer) {
+    case AppLayer::kHttp:
+      f.http = std::make_unique<HttpFlow>(http_, counters_);
+      ++counters_.http_flows;
+      break;
+    case AppLayer::kTls:
+      f.tls = std::make_unique<TlsFlow>(counters_);
+      ++counters_.tls_flows;
+      break;
+    case AppLayer::kDns:
+      f.dns[0] = std::make_unique<DnsTcpStream>();
+      f.dns[1] = std::make_unique<DnsTcpStream>();
+      ++counters_.dns_flows;
+      break;
+    case AppLayer::kNone: break;
   }
-  // Neither direction can be HTTP. (A direction that has shown nothing yet may still say yes;
-  // each keeps at most kProbeLimit bytes meanwhile.)
-  if (f.said[0] == Probe::kNo && f.said[1] == Probe::kNo) {
-    f.decided = true;
-    for (std::string& p : f.probe) std::string().swap(p);
+  // What waited, the client's first (a request comes before its response).
+  for (uint8_t d = 0; d < 2; ++d) {
+    if (layer != AppLayer::kNone && !f.probe[d].empty())
+      feed(f, d, reinterpret_cast<const uint8_t*>(f.probe[d].data()), f.probe[d].size(), ts_ns);
+    std::string().swap(f.probe[d]);
   }
 }
 
+void AppParsers::detect(AppFlow& f, uint64_t ts_ns) {
+  const bool enabled[3] = {cfg_.http, cfg_.tls, cfg_.dns};
+  const AppLayer layers[3] = {AppLayer::kHttp, AppLayer::kTls, AppLayer::kDns};
+  bool all_no = true;
+  for (int k = 0; k < 3; ++k) {
+    if (!enabled[k]) continue;
+    if (f.said[k][0] == Probe::kYes || f.said[k][1] == Probe::kYes) return start(f, layers[k], ts_ns);
+    all_no = all_no && f.said[k][0] == Probe::kNo && f.said[k][1] == Probe::kNo;
+  }
+  // No protocol can still be found. (A direction that has shown nothing yet may still say yes;
+  // each keeps at most kProbeLimit bytes meanwhile.)
+  if (all_no) start(f, AppLayer::kNone, ts_ns);
+}
+
+void AppParsers::datagram(AppFlow& f, uint8_t dir, const uint8_t* data, size_t len) {
+  if (!cfg_.dns || !len) return;
+  if (!f.decided) {  // a UDP flow's first datagram decides
+    f.decided = true;
+    if (!probe_dns(data, len)) return;
+    f.layer = AppLayer::kDns;
+    ++counters_.dns_flows;
+  }
+  if (f.layer != AppLayer::kDns) return;
+  AppTx tx;
+  if (!parse_dns(data, len, tx)) {
+    ++counters_.parse_errors;
+    return;
+  }
+  (void)dir;
+  tx.id = f.next_id++;
+  ++counters_.dns_messages;
+  counters_.app_bytes += len;
+  tx.set(AppBuffer::kPayload, std::string_view(reinterpret_cast<const char*>(data), len));
+  f.ready.push_back(std::move(tx));
+}
+
 void AppParsers::close(AppFlow& f, uint64_t ts_ns) {
-  if (!f.http) return;
   const size_t before = f.ready.size();
-  f.http->close(ts_ns, f.ready);
+  if (f.http) f.http->close(ts_ns, f.ready);
+  if (f.tls) f.tls->close(f.ready);
   stamp_raw(f, before);
 }
 

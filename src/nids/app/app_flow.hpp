@@ -1,13 +1,16 @@
 // src/nids/app/app_flow.hpp: a flow's application layer in the inspector: protocol detection by
-// content on each direction's first bytes, then the protocol's parser, whose finished
-// transactions wait in `ready` for the inspector to inspect (include/warpath/nids/app_layer.hpp).
+// content on each direction's first bytes (HTTP, TLS, DNS over TCP) or a UDP flow's first
+// datagram (DNS), then the protocol's parser, whose finished transactions wait in `ready` for
+// the inspector to inspect (include/warpath/nids/app_layer.hpp).
 #pragma once
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "nids/app/dns_parse.hpp"
 #include "nids/app/http_flow.hpp"
+#include "nids/app/tls_flow.hpp"
 #include "warpath/nids/app_layer.hpp"
 
 namespace warpath::nids::detail {
@@ -16,8 +19,12 @@ struct AppFlow {
   AppLayer layer = AppLayer::kNone;
   bool decided   = false;       // detection finished (found a protocol or gave up)
   std::string probe[2];         // each direction's first bytes while detection waits
-  Probe said[2] = {Probe::kMore, Probe::kMore};
+  // What each protocol's probe said of each direction: HTTP, TLS, DNS over TCP.
+  Probe said[3][2] = {{Probe::kMore, Probe::kMore}, {Probe::kMore, Probe::kMore}, {Probe::kMore, Probe::kMore}};
   std::unique_ptr<HttpFlow> http;
+  std::unique_ptr<TlsFlow> tls;
+  std::unique_ptr<DnsTcpStream> dns[2];
+  uint64_t next_id = 0;         // DNS: the next message's transaction number
   std::vector<AppTx> ready;     // transactions (or responses) to inspect
   std::string raw[2];           // each direction's last stream bytes (a rule's payload items)
 };
@@ -33,12 +40,16 @@ class AppParsers {
   explicit AppParsers(const AppConfig& cfg) : cfg_(cfg), http_(cfg) {}
   /// In-order stream bytes of direction `dir` (or a gap: the parser stops).
   void take(AppFlow& f, uint8_t dir, const uint8_t* data, size_t len, bool gap, uint64_t ts_ns);
+  /// A UDP datagram's payload (DNS: detected by its first datagram, then each one parsed).
+  void datagram(AppFlow& f, uint8_t dir, const uint8_t* data, size_t len);
   /// The flow ended: open transactions finish into f.ready.
   void close(AppFlow& f, uint64_t ts_ns);
   const AppCounters& counters() const noexcept { return counters_; }
 
  private:
   void detect(AppFlow& f, uint64_t ts_ns);
+  void start(AppFlow& f, AppLayer layer, uint64_t ts_ns);
+  void feed(AppFlow& f, uint8_t dir, const uint8_t* data, size_t len, uint64_t ts_ns);
   AppConfig cfg_;
   HttpConfig http_;
   AppCounters counters_;

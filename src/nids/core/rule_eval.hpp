@@ -287,13 +287,26 @@ inline bool app_matches(const CompiledRule& c, const AppTx& tx, PayloadEval& eva
     limited |= lim, pcre_limited |= plim;
     if (!ok) return false;
   }
+  thread_local std::string dotted;  // dotprefix's "." + the buffer
+  auto one = [&](const AppList& l, const std::string& v) {
+    const std::string* in = &v;
+    if (l.dotprefix) {
+      dotted.assign(1, '.');
+      dotted += v;
+      in = &dotted;
+    }
+    bool lim = false, plim = false;
+    const bool ok = eval.run(l, reinterpret_cast<const uint8_t*>(in->data()), uint32_t(in->size()), -1, 0, lim, plim);
+    limited |= lim, pcre_limited |= plim;
+    return ok;
+  };
   for (const AppList& l : c.app) {
     const size_t b = size_t(l.buffer);
     if (!tx.has[b]) return false;
-    const std::string& v = tx.buf[b];
-    bool lim = false, plim = false;
-    const bool ok = eval.run(l, reinterpret_cast<const uint8_t*>(v.data()), uint32_t(v.size()), -1, 0, lim, plim);
-    limited |= lim, pcre_limited |= plim;
+    bool ok = one(l, tx.buf[b]);
+    // A multi-instance buffer (dns.query, tls.certs): any of its instances.
+    for (size_t k = 0; !ok && k < tx.more.size(); ++k)
+      if (tx.more[k].first == l.buffer) ok = one(l, tx.more[k].second);
     if (!ok) return false;
   }
   return true;

@@ -84,7 +84,7 @@ Status build_groups(const Image& img, size_t port_words, const std::string& engi
 
 Status build_app_groups(const Image& img, const std::string& engine, AppGroups& groups) {
   const auto& compiled = img.compiled();
-  std::vector<pattern::Pattern> patterns[2][kAppBuffers];
+  std::vector<pattern::Pattern> patterns[2][kAppBuffers][2];
   for (uint32_t i = 0; i < compiled.size(); ++i) {
     const CompiledRule& c = compiled[i];
     if (c.kind != RuleKind::kAppTx) continue;
@@ -94,18 +94,20 @@ Status build_app_groups(const Image& img, const std::string& engine, AppGroups& 
       groups.always[phase].push_back(i);
       continue;
     }
-    const size_t b = size_t(img.fast_pattern_buffer(i));
-    AppGroups::Buffer& g = groups.buffers[phase][b];
-    patterns[phase][b].push_back(prefilter_pattern(*fp, uint32_t(g.by_pattern.size())));
+    const AppList* l = img.fast_pattern_list(i);
+    const size_t b = size_t(l->buffer), dot = l->dotprefix ? 1 : 0;
+    AppGroups::Buffer& g = groups.buffers[phase][b][dot];
+    patterns[phase][b][dot].push_back(prefilter_pattern(*fp, uint32_t(g.by_pattern.size())));
     g.by_pattern.push_back(i);
   }
   for (int phase = 0; phase < 2; ++phase)
-    for (size_t b = 0; b < kAppBuffers; ++b) {
-      if (patterns[phase][b].empty()) continue;
-      auto m = pattern::make_matcher(engine, patterns[phase][b]);
-      if (!m.is_ok()) return m.status();
-      groups.buffers[phase][b].prefilter = std::move(*m);
-    }
+    for (size_t b = 0; b < kAppBuffers; ++b)
+      for (int dot = 0; dot < 2; ++dot) {
+        if (patterns[phase][b][dot].empty()) continue;
+        auto m = pattern::make_matcher(engine, patterns[phase][b][dot]);
+        if (!m.is_ok()) return m.status();
+        groups.buffers[phase][b][dot].prefilter = std::move(*m);
+      }
   return Status::ok();
 }
 
@@ -114,19 +116,33 @@ void app_group_candidates(AppGroups& groups, const AppTx& tx, std::vector<patter
                           std::vector<uint32_t>& out) {
   const int phase = tx.response ? 1 : 0;
   out.insert(out.end(), groups.always[phase].begin(), groups.always[phase].end());
-  for (size_t b = 0; b < kAppBuffers; ++b) {
-    AppGroups::Buffer& g = groups.buffers[phase][b];
-    if (!g.prefilter || !tx.has[b] || tx.buf[b].empty()) continue;
+  std::string dotted;
+  // One instance of buffer b scanned with its dotprefix database `dot`.
+  auto scan = [&](AppGroups::Buffer& g, const std::string& v, bool dot) {
+    const std::string* in = &v;
+    if (dot) {
+      dotted.assign(1, '.');
+      dotted += v;
+      in = &dotted;
+    }
+    if (in->empty()) return;
     matches.clear();
-    const std::string& v = tx.buf[b];
-    if (!g.prefilter->scan_any_order(reinterpret_cast<const uint8_t*>(v.data()), v.size(), matches).is_ok()) {
+    if (!g.prefilter->scan_any_order(reinterpret_cast<const uint8_t*>(in->data()), in->size(), matches).is_ok()) {
       out.insert(out.end(), g.by_pattern.begin(), g.by_pattern.end());
-      continue;
+      return;
     }
     found.clear();
     take_matches(g.by_pattern, matches, 0, at, found);
     for (const Found& f : found) out.push_back(f.rule);
-  }
+  };
+  for (size_t b = 0; b < kAppBuffers; ++b)
+    for (int dot = 0; dot < 2; ++dot) {
+      AppGroups::Buffer& g = groups.buffers[phase][b][dot];
+      if (!g.prefilter || !tx.has[b]) continue;
+      scan(g, tx.buf[b], dot);
+      for (const auto& [mb, v] : tx.more)
+        if (size_t(mb) == b) scan(g, v, dot);
+    }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
 }

@@ -84,7 +84,7 @@ struct AppGroups {
     std::unique_ptr<pattern::Matcher> prefilter;
   };
   std::vector<uint32_t> always[2];
-  Buffer buffers[2][kAppBuffers];
+  Buffer buffers[2][kAppBuffers][2];  // phase, buffer, dotprefix
 };
 Status build_app_groups(const Image& img, const std::string& engine, AppGroups& groups);
 /// The candidates of transaction `tx` (ascending, each once): each buffer it carries scanned
