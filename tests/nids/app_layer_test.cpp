@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "nids/app/app_flow.hpp"
+#include "nids/app/dns_parse.hpp"
+#include "nids/app/tls_flow.hpp"
 #include "nids/app/http_flow.hpp"
 #include "nids/detector_base.hpp"
 #include "warpath/nids/app_layer.hpp"
@@ -312,7 +314,7 @@ struct TxHarness {
     u.pkt.sport = tx.response ? 80 : 40000, u.pkt.dport = tx.response ? 40000 : 80;
     u.pkt.has_flow = u.pkt.established = true;
     u.pkt.to_server = !tx.response;
-    u.pkt.app_layer = AppLayer::kHttp;
+    u.pkt.app_layer = tx.layer;
     std::vector<Hit> hits;
     EXPECT_TRUE(d.inspect(u, hits).is_ok());
     std::vector<uint32_t> out;
@@ -416,6 +418,115 @@ TEST(NidsHttpDetect, PrefilterAgreesWithTheReferenceOnGeneratedRules) {
       }
       EXPECT_EQ(h.sids(**ref, tx), h.sids(**cpu, tx)) << "rules " << rules_n << " tx " << t;
     }
+  }
+}
+
+// DNS through ldns: each question an instance of dns.query (labels joined by '.'), a response
+// the response phase; compression loops, truncations and junk are refused.
+TEST(NidsDns, QuestionsAreQueryInstances) {
+  auto bytes = [](const char* hexs) {
+    std::vector<uint8_t> v;
+    for (const char* p = hexs; p[0] && p[1]; p += 2) v.push_back(uint8_t(std::stoi(std::string(p, 2), nullptr, 16)));
+    return v;
+  };
+  // Two questions: www.example.com A, then mail.example.com (compressed onto the first) AAAA.
+  const auto two = bytes("abcd0100000200000000000003777777076578616d706c6503636f6d00000100010"
+                         "46d61696cc010001c0001");
+  AppTx t;
+  ASSERT_TRUE(detail::parse_dns(two.data(), two.size(), t));
+  EXPECT_EQ(t.layer, AppLayer::kDns);
+  EXPECT_FALSE(t.response);
+  EXPECT_EQ(t.buf[size_t(AppBuffer::kDnsQuery)], "www.example.com");
+  ASSERT_EQ(t.more.size(), 1u);
+  EXPECT_EQ(t.more[0].second, "mail.example.com");
+  ASSERT_TRUE(t.dns);
+  EXPECT_EQ(t.dns->questions[1].type, "AAAA");
+  EXPECT_TRUE(detail::probe_dns(two.data(), two.size()));
+  const auto loop = bytes("abcd01000001000000000000c00c00010001");  // a name pointing at itself
+  AppTx l;
+  EXPECT_FALSE(detail::parse_dns(loop.data(), loop.size(), l));
+  EXPECT_FALSE(detail::probe_dns(loop.data(), loop.size()));
+  for (size_t cut = 0; cut < two.size(); ++cut) {  // every truncation refused, none crashes
+    AppTx c;
+    EXPECT_FALSE(detail::parse_dns(two.data(), cut, c) && c.more.size() > 1) << cut;
+  }
+  // Over TCP: two messages in one delivery, a third split across two.
+  detail::DnsTcpStream st;
+  std::vector<AppTx> out;
+  uint64_t id = 0;
+  std::string wire;
+  for (int i = 0; i < 3; ++i) {
+    wire.push_back(char(two.size() >> 8));
+    wire.push_back(char(two.size() & 0xff));
+    wire.append(two.begin(), two.end());
+  }
+  const size_t split = wire.size() - 10;
+  EXPECT_TRUE(st.feed(reinterpret_cast<const uint8_t*>(wire.data()), split, out, id));
+  EXPECT_EQ(out.size(), 2u);
+  EXPECT_TRUE(st.feed(reinterpret_cast<const uint8_t*>(wire.data()) + split, 10, out, id));
+  EXPECT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[2].id, 2u);
+  const std::string junk = std::string("\x00\x05hello", 7);
+  EXPECT_FALSE(st.feed(reinterpret_cast<const uint8_t*>(junk.data()), junk.size(), out, id));
+}
+
+// JA3 as its specification says: GREASE values left out of ciphers, extensions and groups.
+TEST(NidsTls, Ja3LeavesGreaseOut) {
+  std::string body = std::string("\x03\x03", 2) + std::string(32, '\0') + std::string("\x00", 1);
+  body += std::string("\x00\x06\x0a\x0a\xc0\x2f\x00\x9c", 8);            // ciphers: GREASE, c02f, 009c
+  body += std::string("\x01\x00", 2);                                    // compression: null
+  std::string ext;
+  ext += std::string("\x2a\x2a\x00\x00", 4);                                 // a GREASE extension
+  ext += std::string("\x00\x00\x00\x0e\x00\x0c\x00\x00\x09", 9) + "a.example";  // server_name
+  ext += std::string("\x00\x0a\x00\x06\x00\x04\x1a\x1a\x00\x1d", 10);          // groups: GREASE, x25519
+  ext += std::string("\x00\x0b\x00\x02\x01\x00", 6);                          // point formats: 0
+  body += char(ext.size() >> 8);
+  body += char(ext.size() & 0xff);
+  body += ext;
+  detail::TlsHello h;
+  ASSERT_TRUE(detail::parse_client_hello(reinterpret_cast<const uint8_t*>(body.data()), body.size(), h));
+  EXPECT_EQ(h.sni, "a.example");
+  EXPECT_EQ(h.ja3, "771,49199-156,0-10-11,29,0");
+  EXPECT_EQ(h.version, "TLS 1.2");
+  EXPECT_EQ(detail::md5_hex("771,49199-156,0-10-11,29,0").size(), 32u);
+  for (size_t cut = 0; cut + 1 < body.size(); ++cut) {  // truncations: refused, never read past
+    detail::TlsHello t;
+    (void)detail::parse_client_hello(reinterpret_cast<const uint8_t*>(body.data()), cut, t);
+  }
+  bool more = false;
+  EXPECT_TRUE(detail::probe_tls(reinterpret_cast<const uint8_t*>("\x16\x03\x01"), 3, more));
+  EXPECT_FALSE(detail::probe_tls(reinterpret_cast<const uint8_t*>("\x16\x03"), 2, more));
+  EXPECT_TRUE(more);
+  EXPECT_FALSE(detail::probe_tls(reinterpret_cast<const uint8_t*>("GET"), 3, more));
+}
+
+// dotprefix and multi-instance buffers on every engine: ref.nids, cpu.nids (its per-buffer
+// prefilter scans each instance and the dot-prefixed text).
+TEST(NidsHttpDetect, DotprefixAndInstancesOnEveryEngine) {
+  TxHarness h(
+      "alert dns any any -> any any (msg:\"dom\"; dns.query; dotprefix; content:\".evil.example\"; endswith; sid:1;)\n"
+      "alert dns any any -> any any (msg:\"exact\"; dns.query; content:\"evil.example\"; bsize:12; sid:2;)\n"
+      "alert dns any any -> any any (msg:\"two\"; dns.query; content:\"mail.\"; startswith; sid:3;)\n"
+      "alert tls any any -> any any (msg:\"cert\"; tls.certs; content:\"BAD\"; sid:4;)\n");
+  auto query = [](std::vector<std::string> names) {
+    AppTx t;
+    t.layer = AppLayer::kDns;
+    for (const std::string& n : names) t.add(AppBuffer::kDnsQuery, n);
+    return t;
+  };
+  AppTx certs;
+  certs.layer    = AppLayer::kTls;
+  certs.response = true;
+  certs.add(AppBuffer::kTlsCerts, "GOOD");
+  certs.add(AppBuffer::kTlsCerts, "xxBADxx");
+  for (const char* engine : {"ref.nids", "cpu.nids", "validate:cpu.nids"}) {
+    auto d = make_detector(engine, h.image);
+    ASSERT_TRUE(d.is_ok());
+    EXPECT_EQ(h.sids(**d, query({"www.evil.example"})), (std::vector<uint32_t>{1})) << engine;
+    EXPECT_EQ(h.sids(**d, query({"evil.example"})), (std::vector<uint32_t>{1, 2})) << engine;
+    EXPECT_EQ(h.sids(**d, query({"notevil.example"})), (std::vector<uint32_t>{})) << engine;
+    EXPECT_EQ(h.sids(**d, query({"a.test", "mail.evil.example"})), (std::vector<uint32_t>{1, 3})) << engine;
+    EXPECT_EQ(h.sids(**d, certs), (std::vector<uint32_t>{4})) << engine;
   }
 }
 

@@ -273,10 +273,10 @@ int run_nids(const NidsOptions& o) {
         {"gbps", secs > 0 ? double(c.bytes) * 8 / secs / 1e9 : 0.0},
         {"signatures", sigs},
         {"app_protos", by_app},
+        {"app_layer", {{"bytes", c.app.app_bytes}, {"parse_errors", c.app.parse_errors}}},
         {"http", {{"flows", c.app.http_flows}, {"transactions", c.app.http_txs},
-                  {"responses", c.app.http_responses}, {"parse_errors", c.app.parse_errors},
-                  {"body_truncated", c.app.body_truncated}, {"tx_limit", c.app.tx_limit},
-                  {"bytes", c.app.app_bytes}}},
+                  {"responses", c.app.http_responses}, {"body_truncated", c.app.body_truncated},
+                  {"tx_limit", c.app.tx_limit}}},
         {"dns", {{"flows", c.app.dns_flows}, {"messages", c.app.dns_messages}}},
         {"tls", {{"flows", c.app.tls_flows}, {"handshake_messages", c.app.tls_handshakes}}},
         {"detect", {{"units", d.units}, {"packet_units", d.packet_units}, {"stream_units", d.stream_units},
@@ -311,14 +311,15 @@ int run_nids(const NidsOptions& o) {
   if (c.app.http_flows)
     fmt::print("  http: {} flows, {} transactions, {} responses{}\n", c.app.http_flows, c.app.http_txs,
                c.app.http_responses,
-               c.app.parse_errors || c.app.body_truncated || c.app.tx_limit
-                   ? fmt::format("; bounds: {} parsers stopped on malformed data, {} bodies cut at "
-                                 "their limit, {} flows past the unanswered-request limit",
-                                 c.app.parse_errors, c.app.body_truncated, c.app.tx_limit)
+               c.app.body_truncated || c.app.tx_limit
+                   ? fmt::format("; bounds: {} bodies cut at their limit, {} flows past the "
+                                 "unanswered-request limit", c.app.body_truncated, c.app.tx_limit)
                    : std::string());
   if (c.app.dns_flows) fmt::print("  dns: {} flows, {} messages\n", c.app.dns_flows, c.app.dns_messages);
   if (c.app.tls_flows)
     fmt::print("  tls: {} flows, {} handshake messages\n", c.app.tls_flows, c.app.tls_handshakes);
+  if (c.app.parse_errors)
+    fmt::print("  app layer: {} parsers stopped on malformed data\n", c.app.parse_errors);
   if (d.backtrack_limit || d.pcre_limit || c.inspect_memcap)
     fmt::print("  bounds reached: {} evaluations by the backtracking bound, {} by the pcre limit, "
                "{} directions by the inspection memcap\n", d.backtrack_limit, d.pcre_limit, c.inspect_memcap);
