@@ -1,14 +1,16 @@
 // warpath-nids-bench: the NIDS offline per core, by stage, beside Vectorscan alone and
 // libnids + Vectorscan on the same frames in memory.
 //
-//   warpath-nids-bench [--rules PATH]... [--workload http|http1|small|long] [--in PCAP] [--repeat N]
+//   warpath-nids-bench [--rules PATH]... [--workload http|http1|app|small|long] [--in PCAP] [--repeat N]
 //                      [--engine ID] [--only track+stream|nids] [--json FILE]
 //
 // Rules: ET Open's rules/ from the shared data by default (the rules warpath loads; the rest are
 // skipped as `warpath nids --check-rules` reports). Traffic: a generated mix (--workload; TCP
 // connections from clients in 198.18.0.0/15 ($EXTERNAL_NET) to servers in 192.168.0.0/16
 // ($HOME_NET) port 80, with handshakes, HTTP-like text requests and responses, an ACK per
-// segment, FINs) or a capture (--in), copied into memory before timing.
+// segment, FINs; http1: real HTTP/1.1 messages the app layer parses; app: a third each of
+// HTTP/1.1, TLS 1.2 with a certificate and DNS over UDP, common/app_traffic.hpp) or a capture
+// (--in), copied into memory before timing.
 // Rows, each the best of --repeat runs, one core (pin it: taskset -c N):
 //   decode          parsing alone (cpu.parse)
 //   track+stream    + flow tracking and TCP reassembly (the inspector with no rules)
@@ -34,6 +36,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/app_traffic.hpp"
 #include "common/http_traffic.hpp"
 #include "common/nids_config.hpp"
 #include "common/stage.hpp"
@@ -150,12 +153,14 @@ double run_nids(const Frames& f, std::shared_ptr<const nids::DetectImage> image,
   if (getenv("WARPATH_BENCH_VERBOSE"))
     std::fprintf(stderr,
                  "  units %llu (stream %llu, transactions %llu), candidates %llu, matches %llu, "
-                 "port-group databases %llu (compiled in %.1f ms); http flows %llu\n",
+                 "port-group databases %llu (compiled in %.1f ms); flows http %llu, tls %llu, dns %llu\n",
                  (unsigned long long)d.units, (unsigned long long)d.stream_units,
                  (unsigned long long)d.app_units,
                  (unsigned long long)d.candidates, (unsigned long long)d.matches,
                  (unsigned long long)d.port_group_dbs, double(d.port_group_compile_ns) / 1e6,
-                 (unsigned long long)(*ins)->counters().app.http_flows);
+                 (unsigned long long)(*ins)->counters().app.http_flows,
+                 (unsigned long long)(*ins)->counters().app.tls_flows,
+                 (unsigned long long)(*ins)->counters().app.dns_flows);
   return total;
 }
 
@@ -345,7 +350,7 @@ int main(int argc, char** argv) {
     else {
       std::fprintf(
           stderr,
-          "usage: warpath-nids-bench [--rules PATH]... [--workload http|http1|small|long] [--in PCAP] "
+          "usage: warpath-nids-bench [--rules PATH]... [--workload http|http1|app|small|long] [--in PCAP] "
           "[--repeat N] [--engine ID] [--stream-chunk N] [--stream-chunk-jitter P] "
           "[--only track+stream|nids] [--json "
           "FILE]\n");
@@ -385,6 +390,8 @@ int main(int argc, char** argv) {
     bench::TrafficShape shape{2000, 200, 20, 1448};
     shape.http1 = true;
     frames      = bench::build_http_traffic(shape, 1);
+  } else if (workload == "app") {  // HTTP/1.1, TLS 1.2 and DNS, a third each
+    frames = bench::build_app_traffic(3000, 20, 1448, 1);
   } else if (workload == "small") {
     frames = bench::build_http_traffic({4000, 400, 10, 200}, 1);
   } else if (workload == "long") {  // streams far past the 4 KiB lookback, in small segments
