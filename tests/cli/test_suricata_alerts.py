@@ -24,7 +24,7 @@ for line in (Path(__file__).parent / "data" / "suricata-verify-known-failures.tx
         KNOWN[name] = reason
 
 
-def tests():
+def verify_tests():
     return [pytest.param(p.parent, id=p.parent.name) for p in sorted(SV.glob("*/test.yaml"))] if SV.is_dir() else []
 
 
@@ -32,7 +32,7 @@ def test_known_failures_name_real_tests():
     assert not [n for n in KNOWN if not (SV / n).is_dir()]
 
 
-@pytest.mark.parametrize("folder", tests())
+@pytest.mark.parametrize("folder", verify_tests())
 def test_alert_checks(folder):
     outcome, detail = suricata_verify.run_test(folder, str(WARPATH_BIN))
     if folder.name in KNOWN:
