@@ -676,6 +676,7 @@ class PipelineInspector final : public Inspector {
         ev.alerts  = f->alerts;
         ev.dropped = f->dropped;
         buffered_ -= f->dir[0].held() + f->dir[1].held();
+        app_.release(f->app);
         flows_.erase(r.serial);
       }
       detect_->end_flow(r.serial);

@@ -5,6 +5,7 @@ HTTP rule, and the bounds on hostile traffic, with their counters."""
 
 import gzip
 import json
+from itertools import zip_longest
 
 import pytest
 
@@ -131,3 +132,30 @@ def test_hostile_http_stays_bounded_and_counted(tmp_path):
     assert h["body_truncated"] >= 1  # the bomb's decoded body cut at the response body limit
     assert [e["alert"]["signature_id"] for e in ev if e["event_type"] == "alert"] == [1]
     assert "bounds:" in r.stdout
+
+
+def test_the_app_memcap_stops_parsing_past_it_and_releases_every_byte(tmp_path):
+    # Twenty concurrent uploads, each a 60 KiB body arriving slowly: together past a 256 KiB
+    # memcap. Parsing stops for the flows past it (counted); the rest are parsed; when the
+    # capture ends every byte the parsers held is released.
+    sessions = [Session(sport=41000 + i) for i in range(20)]
+    frames = []
+    for s in sessions:
+        s.send(0, b"POST /up HTTP/1.1\r\nHost: h\r\nContent-Length: 61440\r\n\r\n")
+    for chunk in range(0, 61440, 1400):
+        for s in sessions:
+            s.send(0, b"B" * min(1400, 61440 - chunk))
+    lists = [s.close() for s in sessions]
+    for group in zip_longest(*lists):  # the uploads interleaved, packet by packet
+        frames += [f for f in group if f is not None]
+    cap = write(tmp_path, frames)
+    ev, summary, r = events(tmp_path, cap, 'alert http any any -> any any (msg:"up"; http.uri; content:"/up"; sid:1;)\n',
+                            "--app-memcap", str(256 << 10))
+    app = summary["app_layer"]
+    assert app["memcap"] >= 1 and app["held_bytes"] == 0
+    assert summary["http"]["flows"] == 20
+    assert "stopped at the memcap" in r.stdout
+    # The same capture under the default memcap: every upload parsed and alerted.
+    ev, summary, _ = events(tmp_path, cap, 'alert http any any -> any any (msg:"up"; http.uri; content:"/up"; sid:1;)\n')
+    assert summary["app_layer"]["memcap"] == 0 and summary["app_layer"]["held_bytes"] == 0
+    assert len([e for e in ev if e["event_type"] == "alert"]) == 20

@@ -34,6 +34,7 @@ struct NidsOptions {
   uint32_t capacity = 1u << 18;
   uint32_t batch    = CaptureInput::kBatch;
   uint32_t inspect_depth = 1u << 20;
+  uint64_t app_memcap    = 256ull << 20;  // AppConfig::memcap
   uint32_t stream_chunk  = 0;
   uint32_t stream_chunk_jitter = 10;
 };
@@ -140,6 +141,7 @@ Result<nids::InspectorConfig> inspector_config(const NidsOptions& o) {
   cfg.stream_chunk_jitter = o.stream_chunk_jitter;
   cfg.any_checksum  = o.no_checksum;
   cfg.app_events    = !o.eve.empty();  // EVE's http events
+  cfg.app.memcap    = o.app_memcap;
   cfg.flow.capacity = o.capacity;
   cfg.stream.midstream = o.midstream;
   auto policy = stream::parse_policy(o.policy);
@@ -273,7 +275,8 @@ int run_nids(const NidsOptions& o) {
         {"gbps", secs > 0 ? double(c.bytes) * 8 / secs / 1e9 : 0.0},
         {"signatures", sigs},
         {"app_protos", by_app},
-        {"app_layer", {{"bytes", c.app.app_bytes}, {"parse_errors", c.app.parse_errors}}},
+        {"app_layer", {{"bytes", c.app.app_bytes}, {"parse_errors", c.app.parse_errors},
+                       {"memcap", c.app.memcap}, {"held_bytes", c.app.held_bytes}}},
         {"http", {{"flows", c.app.http_flows}, {"transactions", c.app.http_txs},
                   {"responses", c.app.http_responses}, {"body_truncated", c.app.body_truncated},
                   {"tx_limit", c.app.tx_limit}}},
@@ -318,8 +321,9 @@ int run_nids(const NidsOptions& o) {
   if (c.app.dns_flows) fmt::print("  dns: {} flows, {} messages\n", c.app.dns_flows, c.app.dns_messages);
   if (c.app.tls_flows)
     fmt::print("  tls: {} flows, {} handshake messages\n", c.app.tls_flows, c.app.tls_handshakes);
-  if (c.app.parse_errors)
-    fmt::print("  app layer: {} parsers stopped on malformed data\n", c.app.parse_errors);
+  if (c.app.parse_errors || c.app.memcap)
+    fmt::print("  app layer: {} parsers stopped on malformed data, {} flows' parsing stopped at the "
+               "memcap ({} bytes)\n", c.app.parse_errors, c.app.memcap, o.app_memcap);
   if (d.backtrack_limit || d.pcre_limit || c.inspect_memcap)
     fmt::print("  bounds reached: {} evaluations by the backtracking bound, {} by the pcre limit, "
                "{} directions by the inspection memcap\n", d.backtrack_limit, d.pcre_limit, c.inspect_memcap);
@@ -350,6 +354,10 @@ void add_nids(CLI::App& app, Runner& run) {
                 "Run without the rules that have syntax errors (a pcre PCRE2 does not compile "
                 "among them), each named on standard error");
   add_strict_flag(cmd, o->strict, "the alerts and flows", "are written");
+  cmd->add_option("--app-memcap", o->app_memcap,
+                  "Bytes the HTTP, TLS and DNS parsers of all flows may hold together; a flow past "
+                  "it is no longer parsed (counted), its packets and streams still inspected")
+      ->check(CLI::Range(uint64_t(1) << 16, uint64_t(1) << 40));
   cmd->add_flag("--ips", o->ips, "IPS mode: inline reassembly, drop rules drop the packet and its flow");
   cmd->add_flag("--midstream", o->midstream, "Inspect TCP connections whose handshake the capture missed");
   cmd->add_option("--midstream-policy", o->midstream_policy,

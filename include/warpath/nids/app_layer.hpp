@@ -155,6 +155,11 @@ struct AppConfig {
   uint32_t response_body_limit = 100 << 10; ///< ... of a response body (after decoding)
   uint32_t max_txs = 512;                   ///< unanswered requests a flow may hold
   uint64_t decompression_limit = 1 << 20;   ///< decoded bytes a response may grow to (bomb)
+  /// Bytes all flows' parsers may hold together (bodies, headers, records and messages not yet
+  /// complete, detection's first bytes); a flow whose parser would pass it stops being parsed
+  /// (its packets and streams are still inspected), counted as memcap (Suricata's app-layer
+  /// memcap with the exception policy "ignore").
+  uint64_t memcap = 256ull << 20;
 };
 
 struct AppCounters {
@@ -169,6 +174,8 @@ struct AppCounters {
   uint64_t body_truncated = 0;  ///< bodies cut at their limit
   uint64_t tx_limit = 0;        ///< requests dropped past max_txs
   uint64_t app_bytes = 0;       ///< stream bytes given to the parsers
+  uint64_t memcap = 0;          ///< flows whose parsing stopped at AppConfig::memcap
+  uint64_t held_bytes = 0;      ///< bytes the parsers hold now (over all flows)
   bool operator==(const AppCounters&) const = default;
 };
 

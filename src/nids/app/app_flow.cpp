@@ -35,6 +35,29 @@ Probe probe_dns_tcp(const std::string& s) {
 
 }  // namespace
 
+void AppParsers::stop(AppFlow& f) {
+  f.http.reset();
+  f.tls.reset();
+  f.dns[0].reset();
+  f.dns[1].reset();
+  for (std::string& s : f.probe) std::string().swap(s);
+  for (std::string& s : f.raw) std::string().swap(s);
+  f.decided = true;
+  f.layer   = AppLayer::kNone;
+}
+
+void AppParsers::account(AppFlow& f) {
+  const size_t now = f.holding();
+  counters_.held_bytes = counters_.held_bytes - f.held + now;
+  f.held = now;
+  if (counters_.held_bytes > cfg_.memcap) {  // this flow's parsing ends here (policy ignore)
+    ++counters_.memcap;
+    stop(f);
+    counters_.held_bytes -= f.held;
+    f.held = 0;
+  }
+}
+
 void AppParsers::feed(AppFlow& f, uint8_t dir, const uint8_t* data, size_t len, uint64_t ts_ns) {
   keep_raw(f.raw[dir], data, len);
   const size_t before = f.ready.size();
@@ -51,6 +74,7 @@ void AppParsers::feed(AppFlow& f, uint8_t dir, const uint8_t* data, size_t len, 
   }
   counters_.app_bytes += len;
   stamp_raw(f, before);
+  account(f);
 }
 
 void AppParsers::take(AppFlow& f, uint8_t dir, const uint8_t* data, size_t len, bool gap,
@@ -82,6 +106,7 @@ void AppParsers::take(AppFlow& f, uint8_t dir, const uint8_t* data, size_t len, 
     f.said[2][dir] = dir == 0 ? probe_dns_tcp(p) : Probe::kNo;  // the client asks first
   if (f.said[2][dir] == Probe::kMore && p.size() >= kProbeLimit) f.said[2][dir] = Probe::kNo;
   detect(f, ts_ns);
+  account(f);
 }
 
 void AppParsers::start(AppFlow& f, AppLayer layer, uint64_t ts_ns) {
@@ -152,6 +177,7 @@ void AppParsers::close(AppFlow& f, uint64_t ts_ns) {
   if (f.http) f.http->close(ts_ns, f.ready);
   if (f.tls) f.tls->close(f.ready);
   stamp_raw(f, before);
+  release(f);  // the flow is over: nothing of it is held any more
 }
 
 }  // namespace warpath::nids::detail

@@ -27,6 +27,16 @@ struct AppFlow {
   uint64_t next_id = 0;         // DNS: the next message's transaction number
   std::vector<AppTx> ready;     // transactions (or responses) to inspect
   std::string raw[2];           // each direction's last stream bytes (a rule's payload items)
+  size_t held = 0;              // what it counted into AppParsers's held bytes
+  /// Bytes its parser and detection hold now.
+  size_t holding() const noexcept {
+    size_t n = probe[0].size() + probe[1].size() + raw[0].size() + raw[1].size();
+    if (http) n += http->held();
+    if (tls) n += tls->held();
+    for (const auto& d : dns)
+      if (d) n += d->held();
+    return n;
+  }
 };
 
 /// The parsers of one inspector: their shared configuration and counters.
@@ -42,14 +52,22 @@ class AppParsers {
   void take(AppFlow& f, uint8_t dir, const uint8_t* data, size_t len, bool gap, uint64_t ts_ns);
   /// A UDP datagram's payload (DNS: detected by its first datagram, then each one parsed).
   void datagram(AppFlow& f, uint8_t dir, const uint8_t* data, size_t len);
-  /// The flow ended: open transactions finish into f.ready.
+  /// The flow ended: open transactions finish into f.ready, and what it held is released.
   void close(AppFlow& f, uint64_t ts_ns);
+  /// The flow is forgotten: what it held leaves the count.
+  void release(AppFlow& f) noexcept {
+    counters_.held_bytes -= f.held;
+    f.held = 0;
+  }
   const AppCounters& counters() const noexcept { return counters_; }
 
  private:
   void detect(AppFlow& f, uint64_t ts_ns);
   void start(AppFlow& f, AppLayer layer, uint64_t ts_ns);
   void feed(AppFlow& f, uint8_t dir, const uint8_t* data, size_t len, uint64_t ts_ns);
+  // After a flow's parser ran: its holding counted again; past the memcap the parser stops.
+  void account(AppFlow& f);
+  void stop(AppFlow& f);
   AppConfig cfg_;
   HttpConfig http_;
   AppCounters counters_;

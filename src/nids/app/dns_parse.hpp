@@ -23,6 +23,7 @@ class DnsTcpStream {
  public:
   /// False when a message does not parse (the direction stops, counted by the caller).
   bool feed(const uint8_t* data, size_t len, std::vector<AppTx>& ready, uint64_t& next_id);
+  size_t held() const noexcept { return held_.size(); }
 
  private:
   std::string held_;

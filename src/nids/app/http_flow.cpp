@@ -353,6 +353,13 @@ void HttpFlow::feed(uint8_t dir, const uint8_t* data, size_t len, uint64_t ts_ns
 
 void HttpFlow::gap() { stopped_ = true; }
 
+size_t HttpFlow::held() const noexcept {
+  size_t n = pending_[0].size() + pending_[1].size();
+  for (const auto& t : txs_)
+    n += t->req_raw_headers.size() + t->res_raw_headers.size() + t->req_body.size() + t->res_body.size();
+  return n;
+}
+
 void HttpFlow::close(uint64_t ts_ns, std::vector<AppTx>& ready) {
   ready_ = &ready;
   if (!stopped_ && connp_) {

@@ -51,6 +51,8 @@ class HttpFlow {
   /// The flow ended: what its open transactions hold is appended (request, response phases).
   void close(uint64_t ts_ns, std::vector<AppTx>& ready);
   bool stopped() const noexcept { return stopped_; }
+  /// Bytes it holds: bodies and raw headers of open transactions, input not yet taken.
+  size_t held() const noexcept;
 
   struct Tx;  // a transaction's state (http_flow.cpp)
 

@@ -34,6 +34,13 @@ class TlsFlow {
   void feed(uint8_t dir, const uint8_t* data, size_t len, std::vector<AppTx>& ready);
   /// The flow ended: a server side that began is inspected as it is.
   void close(std::vector<AppTx>& ready);
+  /// Bytes it holds: records and handshake messages not yet complete, the server's certificates.
+  size_t held() const noexcept {
+    size_t n = side_[0].records.size() + side_[0].handshake.size() + side_[1].records.size() +
+               side_[1].handshake.size();
+    for (const auto& [b, v] : server_.more) n += v.size();
+    return n + server_.buf[size_t(AppBuffer::kTlsCerts)].size();
+  }
 
  private:
   struct Side {
