@@ -147,10 +147,10 @@ class NidsModule final : public Module {
 ModuleInfo nids_module_info() {
   ModuleInfo i;
   i.kind    = "nids";
-  i.summary = "Suricata-style rules over packets and reassembled TCP streams; EVE alerts; IDS or IPS";
+  i.summary = "Suricata-style rules over packets, reassembled TCP streams and HTTP/TLS/DNS transactions; EVE alerts; IDS or IPS";
   i.args    = {
          {"rules", "", "rule file, or a directory of *.rules"},
-         {"eve", "", "write alerts and ended flows here as EVE JSON lines"},
+         {"eve", "", "write alerts, transactions and ended flows here as EVE JSON lines"},
          {"mode", "ids",
           "ids (alert) or ips (drop rules drop the packet, and the flow when they cover it)"},
          {"engine", "auto",
@@ -165,6 +165,8 @@ ModuleInfo nids_module_info() {
           "each chunk's size drawn at random within this many per cent of stream_chunk either way "
              "(0-50)"},
          {"l7", "", "l7-filter patterns: label flows (EVE app_proto; app-layer-protocol in rules)"},
+         {"tls_encryption_handling", "default",
+          "TLS after its handshake: default (its encrypted stream is not inspected) or full"},
   };
   i.contract = nids_contract();
   i.make  = [](const ModuleArgs& args, BuildEnv& env) -> Result<std::unique_ptr<Module>> {
@@ -186,6 +188,10 @@ ModuleInfo nids_module_info() {
     const std::string mode = args.get("mode", "ids");
     if (mode != "ids" && mode != "ips") return Status(Errc::kInvalidArgument, "mode must be ids or ips");
     cfg.ips = mode == "ips";
+    const std::string encrypted = args.get("tls_encryption_handling", "default");
+    if (encrypted != "default" && encrypted != "full")
+      return Status(Errc::kInvalidArgument, "tls_encryption_handling must be default or full");
+    cfg.inspect_encrypted = encrypted == "full";
     WARPATH_ASSIGN_OR_RETURN(const uint64_t midstream, args.get_u64("midstream", 0, 1));
     cfg.stream.midstream = midstream != 0;
     WARPATH_ASSIGN_OR_RETURN(cfg.stream.policy, stream::parse_policy(args.get("policy", "bsd")));

@@ -293,6 +293,9 @@ class PipelineInspector final : public Inspector {
     u.buffer      = Buffer::kPacket;
     u.data        = payload;
     u.len         = plen;
+    // TLS after its handshake: content rules see no payload (encryption-handling default).
+    if (ctx && !cfg_.inspect_encrypted && ctx->app.tls && ctx->app.tls->encrypted(pf.dir))
+      u.data = nullptr, u.len = 0;
     u.flow        = pf.serial;
     u.dir         = pf.dir;
     u.stream_flow  = in_stream;
@@ -604,7 +607,12 @@ class PipelineInspector final : public Inspector {
     if (!f) return;
     // The application layer parses every byte, whatever the inspection depth or memcap (its own
     // bounds are AppConfig's).
+    const bool encrypted = !cfg_.inspect_encrypted && f->app.tls && f->app.tls->encrypted(c.dir);
     app_.take(f->app, c.dir, c.data, c.len, c.gap, ts_);
+    if (encrypted && !c.gap) {  // TLS after its handshake: not inspected (encryption-handling default)
+      counters_.encrypted_bytes += c.len;
+      return;
+    }
     DirBuffer& b = f->dir[c.dir & 1];
     if (c.gap) {  // content cannot match across bytes the capture lost
       if (b.held()) ++counters_.stream_gaps;

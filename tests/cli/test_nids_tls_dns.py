@@ -29,7 +29,7 @@ def certificate(tmp_path):
     return tmp_path / "c.pem", tmp_path / "k.pem"
 
 
-def handshake(tmp_path, version, sni="evil.example.test"):
+def handshake(tmp_path, version, sni="evil.example.test", after=b""):
     """A real handshake between OpenSSL endpoints, as the TCP conversation that carried it."""
     cert, key = certificate(tmp_path)
     server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -57,7 +57,7 @@ def handshake(tmp_path, version, sni="evil.example.test"):
         if not a and not b:
             break
     c.write(b"GET / HTTP/1.1\r\n\r\n")
-    flights.append((0, bios[1].read()))
+    flights.append((0, bios[1].read() + after))
     conv = Session(dport=443)
     for d, data in flights:
         for i in range(0, len(data), 1400):
@@ -179,3 +179,19 @@ def test_hostile_tls_and_dns_are_bounded(tmp_path):
     assert summary["tls"]["flows"] == 2 and summary["app_layer"]["parse_errors"] == 2
     assert "app layer: 2 parsers stopped on malformed data" in r.stdout
     assert summary["dns"]["flows"] == 0  # the looping name is not a DNS message ldns takes
+
+
+def test_encrypted_tls_is_not_inspected_by_content_rules_unless_asked(tmp_path):
+    # An application data record whose bytes happen to hold a marker, after the handshake.
+    record = b"\x17\x03\x03\x00\x10" + b"secret-marker!!!"
+    cap, _ = handshake(tmp_path, ssl.TLSVersion.TLSv1_2, after=record)
+    text = ('alert tcp any any -> any any (msg:"marker"; content:"secret-marker"; sid:20;)\n'
+            'alert tls any any -> any any (msg:"sni"; tls.sni; content:"evil"; sid:21;)\n')
+    ev, summary, _ = nids(tmp_path, cap, text)
+    assert sorted(e["alert"]["signature_id"] for e in ev if e["event_type"] == "alert") == [21]
+    assert summary["stream"]["encrypted_bytes"] > 0
+    ev, summary, _ = nids(tmp_path, cap, text, "--tls-encryption-handling", "full")
+    assert sorted(e["alert"]["signature_id"] for e in ev if e["event_type"] == "alert") == [20, 21]
+    assert summary["stream"]["encrypted_bytes"] == 0
+    r = run("nids", "--rules", rules(tmp_path, text), "--in", cap, "--tls-encryption-handling", "bypass")
+    assert r.returncode != 0 and "expected default or full" in r.stderr

@@ -35,6 +35,7 @@ struct NidsOptions {
   uint32_t batch    = CaptureInput::kBatch;
   uint32_t inspect_depth = 1u << 20;
   uint64_t app_memcap    = 256ull << 20;  // AppConfig::memcap
+  std::string encryption_handling = "default";
   uint32_t stream_chunk  = 0;
   uint32_t stream_chunk_jitter = 10;
 };
@@ -142,6 +143,10 @@ Result<nids::InspectorConfig> inspector_config(const NidsOptions& o) {
   cfg.any_checksum  = o.no_checksum;
   cfg.app_events    = !o.eve.empty();  // EVE's http events
   cfg.app.memcap    = o.app_memcap;
+  if (o.encryption_handling != "default" && o.encryption_handling != "full")
+    return Status(Errc::kInvalidArgument, "--tls-encryption-handling: expected default or full, not '" +
+                                              o.encryption_handling + "'");
+  cfg.inspect_encrypted = o.encryption_handling == "full";
   cfg.flow.capacity = o.capacity;
   cfg.stream.midstream = o.midstream;
   auto policy = stream::parse_policy(o.policy);
@@ -291,7 +296,8 @@ int run_nids(const NidsOptions& o) {
                     {"port_group_compile_ms", double(d.port_group_compile_ns) / 1e6}}},
         {"stream", {{"delivered_bytes", sc.delivered_bytes}, {"gaps", sc.gaps}, {"overlaps", sc.overlaps},
                     {"overlap_diff", sc.overlap_diff}, {"memcap", sc.memcap},
-                    {"inspect_depth", c.inspect_depth}, {"inspect_memcap", c.inspect_memcap}}},
+                    {"inspect_depth", c.inspect_depth}, {"inspect_memcap", c.inspect_memcap},
+                    {"encrypted_bytes", c.encrypted_bytes}}},
         {"warnings", input->warnings()}};
     // clang-format on
     if (Status s = write_json(o.json, inputs, doc); !s.is_ok()) return fail(s);
@@ -358,6 +364,9 @@ void add_nids(CLI::App& app, Runner& run) {
                   "Bytes the HTTP, TLS and DNS parsers of all flows may hold together; a flow past "
                   "it is no longer parsed (counted), its packets and streams still inspected")
       ->check(CLI::Range(uint64_t(1) << 16, uint64_t(1) << 40));
+  cmd->add_option("--tls-encryption-handling", o->encryption_handling,
+                  "TLS after its handshake (Suricata's encryption-handling): default (its encrypted "
+                  "stream is not inspected; tls.* rules and packet keywords still are) or full");
   cmd->add_flag("--ips", o->ips, "IPS mode: inline reassembly, drop rules drop the packet and its flow");
   cmd->add_flag("--midstream", o->midstream, "Inspect TCP connections whose handshake the capture missed");
   cmd->add_option("--midstream-policy", o->midstream_policy,

@@ -98,6 +98,11 @@ struct InspectorConfig {
   AppConfig app;  ///< the application-layer parsers (nids/app_layer.hpp)
   /// Keep each finished transaction for take_app_events (EVE's http events); off, none is kept.
   bool app_events = false;
+  /// TLS once encrypted (Suricata's tls.encryption-handling): false ("default") inspects a
+  /// direction's stream no more after its ChangeCipherSpec or first application data (the
+  /// tls.* buffers, packet keywords and the handshake's own bytes still are); true ("full")
+  /// inspects the encrypted bytes with the content rules too.
+  bool inspect_encrypted = false;
 };
 
 struct Alert {
@@ -145,6 +150,7 @@ struct InspectorCounters {
   uint64_t stream_gaps = 0;        ///< gaps that restarted a direction's inspection buffer
   uint64_t midstream_flows = 0;    ///< TCP flows seen without their handshake (midstream policy)
   uint64_t decapsulated = 0;       ///< tunnel layers removed (IP-in-IP, GRE, VXLAN, Geneve)
+  uint64_t encrypted_bytes = 0;    ///< TLS stream bytes not inspected: encrypted (inspect_encrypted off)
   uint64_t l7_classified = 0;      ///< flows whose L7 classification finished (labelled or not)
   uint64_t thresholded = 0;        ///< matches threshold / detection_filter kept from alerting
   uint64_t threshold_full = 0;     ///< matches that alerted because the threshold table was full

@@ -34,6 +34,9 @@ class TlsFlow {
   void feed(uint8_t dir, const uint8_t* data, size_t len, std::vector<AppTx>& ready);
   /// The flow ended: a server side that began is inspected as it is.
   void close(std::vector<AppTx>& ready);
+  /// Whether direction `dir` has turned to encrypted records (after its ChangeCipherSpec or
+  /// first application data).
+  bool encrypted(uint8_t dir) const noexcept { return side_[dir & 1].encrypted; }
   /// Bytes it holds: records and handshake messages not yet complete, the server's certificates.
   size_t held() const noexcept {
     size_t n = side_[0].records.size() + side_[0].handshake.size() + side_[1].records.size() +
