@@ -1,8 +1,8 @@
 // libFuzzer target: the NIDS's application-layer parsers on hostile bytes (HTTP through libhtp,
 // TLS's record and handshake parser with OpenSSL's certificate decoding, DNS through ldns over
 // UDP and TCP), each conversation fed in the pieces and directions the input chooses. The
-// sanitizers watch; the bounds are checked: bodies within their limits, transactions within
-// max_txs per phase, nothing parsed after a gap.
+// sanitizers watch; the bounds are checked: bodies within their limits, unanswered requests
+// within max_txs, and (detection's path) every byte the parsers held released at the flow's end.
 //
 // Input: byte 0 picks the protocol (0 HTTP, 1 TLS, 2 DNS over TCP, 3 DNS over UDP, 4 detection
 // by content), then pieces of [direction and length byte][bytes].
@@ -31,6 +31,8 @@ void check(const std::vector<AppTx>& txs, const AppConfig& cfg) {
     if (t.buf[size_t(AppBuffer::kHttpResponseBody)].size() > cfg.response_body_limit) std::abort();
     if (t.layer == AppLayer::kHttp) (t.response ? answered : asked).push_back(t.id);
   }
+  std::sort(asked.begin(), asked.end());  // a request inspected, then logged at the end: once
+  asked.erase(std::unique(asked.begin(), asked.end()), asked.end());
   size_t open = 0;
   for (uint64_t id : asked)
     open += std::find(answered.begin(), answered.end(), id) == answered.end();
@@ -78,7 +80,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   if (kind == 0) http.close(2, txs);
   if (kind == 1) tls.close(txs);
-  if (kind == 4) parsers.close(flow, 2);
+  if (kind == 4) {
+    parsers.close(flow, 2);
+    if (parsers.counters().held_bytes != 0) std::abort();
+  }
   check(txs, cfg);
   check(flow.ready, cfg);
   return 0;

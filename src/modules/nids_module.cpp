@@ -165,6 +165,8 @@ ModuleInfo nids_module_info() {
           "each chunk's size drawn at random within this many per cent of stream_chunk either way "
              "(0-50)"},
          {"l7", "", "l7-filter patterns: label flows (EVE app_proto; app-layer-protocol in rules)"},
+         {"app_memcap", "268435456",
+          "bytes the HTTP, TLS and DNS parsers of a worker's flows may hold together"},
          {"tls_encryption_handling", "default",
           "TLS after its handshake: default (its encrypted stream is not inspected) or full"},
   };
@@ -192,6 +194,7 @@ ModuleInfo nids_module_info() {
     if (encrypted != "default" && encrypted != "full")
       return Status(Errc::kInvalidArgument, "tls_encryption_handling must be default or full");
     cfg.inspect_encrypted = encrypted == "full";
+    WARPATH_ASSIGN_OR_RETURN(cfg.app.memcap, args.get_u64("app_memcap", 256ull << 20, uint64_t(1) << 40));
     WARPATH_ASSIGN_OR_RETURN(const uint64_t midstream, args.get_u64("midstream", 0, 1));
     cfg.stream.midstream = midstream != 0;
     WARPATH_ASSIGN_OR_RETURN(cfg.stream.policy, stream::parse_policy(args.get("policy", "bsd")));

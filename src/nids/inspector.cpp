@@ -604,7 +604,7 @@ class PipelineInspector final : public Inspector {
 
   void take_chunk(const stream::Chunk& c) {
     FlowCtx* f = flows_.find(c.flow);
-    if (!f) return;
+    if (!f || f->dropped || f->passed) return;  // nothing of the flow is inspected any more
     // The application layer parses every byte, whatever the inspection depth or memcap (its own
     // bounds are AppConfig's).
     const bool encrypted = !cfg_.inspect_encrypted && f->app.tls && f->app.tls->encrypted(c.dir);

@@ -227,7 +227,7 @@ Result<Pcre> parse_pcre(std::string_view v) {
       case 'R': p.relative = true; break;
       case 'B': case 'O': break;  // rawbytes; match-limit override
       case 'U': case 'I': case 'P': case 'Q': case 'H': case 'D': case 'M': case 'C':
-      case 'K': case 'S': case 'Y': case 'V': case 'W': case 'Z':
+      case 'S': case 'Y': case 'V': case 'W': case 'Z':
         if (p.buffer_flag && p.buffer_flag != c)
           return syntax(std::string("pcre: two buffer flags '") + p.buffer_flag + "' and '" + c + "'");
         p.buffer_flag = c;

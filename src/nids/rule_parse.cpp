@@ -135,6 +135,9 @@ struct BufferState {
     }
     if (request_only && response_only)
       return syntax("buffers of the request and of the response in one rule (conflicting directions)");
+    if ((r.flow.to_server && response_only) || (r.flow.to_client && request_only))
+      return syntax(std::string("flow:") + (r.flow.to_server ? "to_server" : "to_client") +
+                    " with buffers of the other direction (conflicting directions)");
     request  = request || request_only;
     response = response || response_only;
     bool payload = false;

@@ -29,8 +29,9 @@
 // MD5 and SHA-1 digests): a flow is TLS when a side starts with a handshake record (16 03 0x).
 // The request phase is the ClientHello: tls.sni, ja3.hash, ja3.string (GREASE values left out,
 // as JA3 says); the response phase the server's ServerHello and certificates (until its
-// ChangeCipherSpec or the flow's end): tls.cert_subject, tls.cert_issuer (RFC 2253 order as
-// Suricata writes them, "C=US, O=..., CN=..."), tls.cert_serial ("0A:1B:..."),
+// ChangeCipherSpec or the flow's end): tls.cert_subject, tls.cert_issuer (in the certificate's
+// order, as Suricata writes them, "C=US, O=..., CN=..."), tls.cert_serial ("00:8A:1B:...", its
+// DER bytes),
 // tls.cert_fingerprint (SHA-1, "aa:bb:..."), tls.certs (each certificate's DER, an instance
 // each), ja3s.hash, ja3s.string. TLS 1.3 encrypts its certificates: only the hellos are seen.
 //
@@ -41,8 +42,10 @@
 // direction: its last kStreamLookback bytes when the phase completed (Suricata inspects the
 // stream beside the transaction).
 // A buffer that both sides have (http.header, file_data, ...) is the response's in a rule that
-// is to_client or names a response-only buffer, else the request's; a rule that names
-// request-only and response-only buffers is an error, as in Suricata.
+// is to_client or names a response-only buffer, else the request's (file_data: the response's);
+// Suricata matches such a rule that names no direction on either side, warpath on that one
+// only. A rule that names request-only and response-only buffers, or a flow direction against
+// its buffers, is an error, as in Suricata.
 //
 // When a transaction is inspected (nids/detect.hpp, Unit::tx): its request once the request is
 // complete (headers and body; or at the flow's end), by the rules whose buffers are request
@@ -170,7 +173,7 @@ struct AppCounters {
   uint64_t tls_handshakes = 0;  ///< TLS hellos and certificate messages parsed
   uint64_t http_txs = 0;        ///< HTTP transactions inspected (request phase)
   uint64_t http_responses = 0;  ///< ... their responses
-  uint64_t parse_errors = 0;    ///< flows whose parser stopped on malformed data
+  uint64_t parse_errors = 0;    ///< parsers stopped on malformed data (a flow's, or a datagram)
   uint64_t body_truncated = 0;  ///< bodies cut at their limit
   uint64_t tx_limit = 0;        ///< requests dropped past max_txs
   uint64_t app_bytes = 0;       ///< stream bytes given to the parsers

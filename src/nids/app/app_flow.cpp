@@ -81,9 +81,10 @@ void AppParsers::take(AppFlow& f, uint8_t dir, const uint8_t* data, size_t len, 
                       uint64_t ts_ns) {
   dir &= 1;
   if (gap) {
-    if (f.http) f.http->gap();
-    if (f.layer != AppLayer::kNone && f.layer != AppLayer::kHttp) f.layer = AppLayer::kNone, f.decided = true;
-    if (!f.decided) f.decided = true;  // no detection across lost bytes
+    if (f.http) f.http->gap();  // HTTP: what was parsed stands, nothing after the gap is
+    else if (f.layer != AppLayer::kNone) stop(f);  // TLS, DNS: no framing across lost bytes
+    f.decided = true;  // no detection across lost bytes
+    account(f);
     return;
   }
   if (f.decided) {
@@ -92,7 +93,9 @@ void AppParsers::take(AppFlow& f, uint8_t dir, const uint8_t* data, size_t len, 
   }
   // Detection: keep the first bytes of each direction until one of them says what they are.
   std::string& p = f.probe[dir];
-  p.append(reinterpret_cast<const char*>(data), std::min(len, kProbeLimit - std::min(p.size(), kProbeLimit)));
+  const size_t keep = std::min(len, kProbeLimit - std::min(p.size(), kProbeLimit));
+  p.append(reinterpret_cast<const char*>(data), keep);
+  f.probe_cut[dir] = f.probe_cut[dir] || keep < len;
   const auto* bytes = reinterpret_cast<const uint8_t*>(p.data());
   if (f.said[0][dir] == Probe::kMore) {
     f.said[0][dir] = probe_http(dir, bytes, std::min(p.size(), kProbeBytes));
@@ -110,6 +113,9 @@ void AppParsers::take(AppFlow& f, uint8_t dir, const uint8_t* data, size_t len, 
 }
 
 void AppParsers::start(AppFlow& f, AppLayer layer, uint64_t ts_ns) {
+  // A direction that passed kProbeLimit while the other decided lost bytes: no parser can
+  // follow it (it would read a stream with a hole), so the flow is not parsed.
+  if (f.probe_cut[0] || f.probe_cut[1]) layer = AppLayer::kNone;
   f.decided = true;
   f.layer   = layer;
   switch (layer) {

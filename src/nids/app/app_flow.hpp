@@ -19,6 +19,7 @@ struct AppFlow {
   AppLayer layer = AppLayer::kNone;
   bool decided   = false;       // detection finished (found a protocol or gave up)
   std::string probe[2];         // each direction's first bytes while detection waits
+  bool probe_cut[2] = {};       // a direction passed kProbeLimit while detection waited
   // What each protocol's probe said of each direction: HTTP, TLS, DNS over TCP.
   Probe said[3][2] = {{Probe::kMore, Probe::kMore}, {Probe::kMore, Probe::kMore}, {Probe::kMore, Probe::kMore}};
   std::unique_ptr<HttpFlow> http;

@@ -104,8 +104,11 @@ void append_capped(std::string& to, const unsigned char* data, size_t len, uint3
 
 // libhtp's callbacks: they find the flow through the connection parser's user data.
 struct HttpCallbacks {
-  static int request_start(htp_tx_t* tx) {
+  // A transaction's state, made when libhtp starts it: at its request, or at a response libhtp
+  // could not match to a request (it makes a transaction of its own then, without a request).
+  static int adopt(htp_tx_t* tx) {
     HttpFlow* f = flow_of(tx);
+    if (state_of(tx)) return HTP_OK;
     if (f->over_ || f->txs_.size() >= f->cfg_.limits().max_txs) {
       // A pipelined flood: this request is not kept, and the flow's parser stops once libhtp
       // returns (an error returned here would make libhtp retry the request without end).
@@ -120,6 +123,8 @@ struct HttpCallbacks {
     f->txs_.push_back(std::move(t));
     return HTP_OK;
   }
+  static int request_start(htp_tx_t* tx) { return adopt(tx); }
+  static int response_start(htp_tx_t* tx) { return adopt(tx); }
   static int request_header_data(htp_tx_data_t* d) {
     if (HttpFlow::Tx* t = state_of(d->tx))
       t->req_raw_headers.append(reinterpret_cast<const char*>(d->data), d->data ? d->len : 0);
@@ -201,6 +206,7 @@ HttpConfig::HttpConfig(const AppConfig& limits) : limits_(limits) {
   htp_config_set_compression_bomb_limit(cfg_, limits.decompression_limit);
   htp_config_set_parse_request_cookies(cfg_, 0);
   htp_config_register_request_start(cfg_, HttpCallbacks::request_start);
+  htp_config_register_response_start(cfg_, HttpCallbacks::response_start);
   htp_config_register_request_header_data(cfg_, HttpCallbacks::request_header_data);
   htp_config_register_response_header_data(cfg_, HttpCallbacks::response_header_data);
   htp_config_register_request_body_data(cfg_, HttpCallbacks::request_body_data);
@@ -272,6 +278,8 @@ void HttpFlow::finish_request(Tx& t, htp_tx_t* tx) {
   if (!t.req_raw_headers.empty()) a.set(AppBuffer::kHttpRequestHeaderRaw, t.req_raw_headers);
   if (tx->request_line) a.set(AppBuffer::kHttpRequestStart, start_buffer(view(tx->request_line), h));
   if (!t.req_body.empty()) a.set(AppBuffer::kHttpRequestBody, t.req_body);
+  std::string().swap(t.req_body);  // in the transaction's buffers now
+  std::string().swap(t.req_raw_headers);
   a.response = false;
   ++counters_.http_txs;
   if (ready_) ready_->push_back(a);
@@ -279,6 +287,8 @@ void HttpFlow::finish_request(Tx& t, htp_tx_t* tx) {
 
 void HttpFlow::finish_response(Tx& t, htp_tx_t* tx) {
   AppTx a = std::move(t.built);
+  a.layer        = AppLayer::kHttp;
+  a.id           = t.id;
   a.response     = true;
   a.last         = true;
   a.response_len = tx->response_message_len;
@@ -338,7 +348,6 @@ void HttpFlow::run(uint64_t ts_ns) {
 
 void HttpFlow::feed(uint8_t dir, const uint8_t* data, size_t len, uint64_t ts_ns, std::vector<AppTx>& ready) {
   if (stopped_ || !len) return;
-  counters_.app_bytes += len;
   std::string& p = pending_[dir & 1];
   if (p.size() + len > (1u << 20)) {  // one side waits on the other past 1 MiB: give up
     ++counters_.parse_errors;
@@ -355,8 +364,10 @@ void HttpFlow::gap() { stopped_ = true; }
 
 size_t HttpFlow::held() const noexcept {
   size_t n = pending_[0].size() + pending_[1].size();
-  for (const auto& t : txs_)
+  for (const auto& t : txs_) {
     n += t->req_raw_headers.size() + t->res_raw_headers.size() + t->req_body.size() + t->res_body.size();
+    for (const std::string& b : t->built.buf) n += b.size();  // a request kept for its response
+  }
   return n;
 }
 
@@ -375,6 +386,11 @@ void HttpFlow::close(uint64_t ts_ns, std::vector<AppTx>& ready) {
     if (!t->request_done && tx->request_progress > HTP_REQUEST_LINE) {
       finish_request(*t, tx);
       ready.back().last = !response;  // no response to wait for: the request is logged now
+    } else if (t->request_done && !response) {
+      AppTx logged   = t->built;  // inspected already; unanswered: logged as it is
+      logged.last    = true;
+      logged.log_only = true;
+      ready.push_back(std::move(logged));
     }
     if (response) finish_response(*t, tx);
     htp_tx_set_user_data(tx, nullptr);

@@ -46,8 +46,8 @@ std::string join(const std::vector<uint32_t>& v) {
 
 std::string version_name(uint32_t v) {
   switch (v) {
-    case 0x0300: return "SSLv3";
-    case 0x0301: return "TLS 1.0";
+    case 0x0300: return "SSLv3";  // Suricata's names
+    case 0x0301: return "TLSv1";
     case 0x0302: return "TLS 1.1";
     case 0x0303: return "TLS 1.2";
     case 0x0304: return "TLS 1.3";
@@ -284,10 +284,10 @@ void TlsFlow::certificates(const uint8_t* p, size_t n) {
     if (!cert) continue;
     server_.set(AppBuffer::kTlsCertSubject, name_text(X509_get_subject_name(cert.get())));
     server_.set(AppBuffer::kTlsCertIssuer, name_text(X509_get_issuer_name(cert.get())));
-    if (BIGNUM* bn = ASN1_INTEGER_to_BN(X509_get0_serialNumber(cert.get()), nullptr)) {
-      std::vector<uint8_t> bytes(size_t(BN_num_bytes(bn)));
-      BN_bn2bin(bn, bytes.data());
-      BN_free(bn);
+    if (const ASN1_INTEGER* serial = X509_get0_serialNumber(cert.get())) {
+      // The serial's DER content bytes (a leading 00 where the high bit is set), as Suricata.
+      std::vector<uint8_t> bytes(ASN1_STRING_get0_data(serial), ASN1_STRING_get0_data(serial) + ASN1_STRING_length(serial));
+      if (bytes.empty() || bytes[0] & 0x80) bytes.insert(bytes.begin(), 0);
       server_.set(AppBuffer::kTlsCertSerial, hex(bytes.data(), bytes.size(), true));
     }
     unsigned char md[EVP_MAX_MD_SIZE];
@@ -304,7 +304,9 @@ void TlsFlow::server_done(std::vector<AppTx>& ready) {
   t.layer          = AppLayer::kTls;
   t.response       = true;
   t.last           = true;
-  if (client_.has[size_t(AppBuffer::kTlsSni)]) t.set(AppBuffer::kTlsSni, client_.buf[size_t(AppBuffer::kTlsSni)]);
+  // The client's fields too: one TLS transaction, logged (EVE's tls event) from this phase.
+  for (AppBuffer b : {AppBuffer::kTlsSni, AppBuffer::kJa3Hash, AppBuffer::kJa3String})
+    if (client_.has[size_t(b)]) t.set(b, client_.buf[size_t(b)]);
   ready.push_back(std::move(t));
 }
 
