@@ -325,6 +325,36 @@ class PipelineInspector final : public Inspector {
     return ctx.l7.label >= 0 ? &cfg_.l7->names[size_t(ctx.l7.label)] : nullptr;
   }
 
+  // A stream or transaction unit's packet view, oriented as direction d: from the packet `pv`
+  // that delivered it (oriented as `pdir`), or at the flow's end (pv null) from its record.
+  void orient(Unit& u, const PacketView* pv, uint8_t pdir, uint8_t d, const flow::FlowRecord* rec,
+              const FlowCtx& ctx) const {
+    if (pv) {
+      u.pkt = *pv;
+      if (d != pdir) {  // from *pv, not by swapping the copy's fields (reloading just-stored
+                        // fields as one vector stalled on store forwarding)
+        u.pkt.src   = pv->dst;
+        u.pkt.dst   = pv->src;
+        u.pkt.sport = pv->dport;
+        u.pkt.dport = pv->sport;
+      }
+    } else {
+      u.pkt             = PacketView{};
+      u.pkt.ip_version  = rec->ip_version;
+      u.pkt.proto       = rec->proto;
+      u.pkt.src         = d == 0 ? rec->src : rec->dst;
+      u.pkt.dst         = d == 0 ? rec->dst : rec->src;
+      u.pkt.sport       = d == 0 ? rec->sport : rec->dport;
+      u.pkt.dport       = d == 0 ? rec->dport : rec->sport;
+      u.pkt.has_flow    = true;
+      u.pkt.established = ctx.established(6);
+    }
+    u.pkt.to_server = d == 0;
+    u.pkt.app_layer = ctx.app.layer;
+    if (ctx.l7.label >= 0) u.pkt.app_proto = &cfg_.l7->names[size_t(ctx.l7.label)];
+    u.pkt.app_pending = l7_ && !ctx.l7.done;
+  }
+
   // Inspects the directions of `ctx` that got bytes. `pv` is the packet that delivered them
   // (oriented as direction `pdir`), or null at the flow's end (`rec` orients then).
   Status inspect_streams(uint64_t serial, FlowCtx& ctx, const PacketView* pv, uint8_t pdir,
@@ -339,30 +369,7 @@ class PipelineInspector final : public Inspector {
       u.flow   = serial;
       u.dir    = d;
       u.packet = pv ? packet_no_ : 0;  // a flow's end: no packet of its own
-      if (pv) {
-        u.pkt = *pv;
-        if (d != pdir) {  // from *pv, not by swapping the copy's fields (reloading just-stored
-                          // fields as one vector stalled on store forwarding)
-          u.pkt.src   = pv->dst;
-          u.pkt.dst   = pv->src;
-          u.pkt.sport = pv->dport;
-          u.pkt.dport = pv->sport;
-        }
-      } else {
-        u.pkt             = PacketView{};
-        u.pkt.ip_version  = rec->ip_version;
-        u.pkt.proto       = rec->proto;
-        u.pkt.src         = d == 0 ? rec->src : rec->dst;
-        u.pkt.dst         = d == 0 ? rec->dst : rec->src;
-        u.pkt.sport       = d == 0 ? rec->sport : rec->dport;
-        u.pkt.dport       = d == 0 ? rec->dport : rec->sport;
-        u.pkt.has_flow    = true;
-        u.pkt.established = ctx.established(6);
-      }
-      u.pkt.to_server = d == 0;
-      u.pkt.app_layer = ctx.app.layer;
-      if (ctx.l7.label >= 0) u.pkt.app_proto = &cfg_.l7->names[size_t(ctx.l7.label)];
-      u.pkt.app_pending = l7_ && !ctx.l7.done;
+      orient(u, pv, pdir, d, rec, ctx);
       auto run = [&](const uint8_t* data, size_t len, uint32_t inspected, bool from_start) {
         u.at_stream_start = from_start;
         u.data            = data;
@@ -410,28 +417,8 @@ class PipelineInspector final : public Inspector {
       u.packet = pv ? packet_no_ : 0;
       u.stream_flow  = true;
       u.first_in_dir = false;
-      if (pv) {
-        u.pkt = *pv;
-        if (d != pdir) {
-          u.pkt.src = pv->dst, u.pkt.dst = pv->src;
-          u.pkt.sport = pv->dport, u.pkt.dport = pv->sport;
-        }
-      } else {
-        u.pkt = PacketView{};
-        u.pkt.ip_version = rec->ip_version;
-        u.pkt.proto      = rec->proto;
-        u.pkt.src   = d == 0 ? rec->src : rec->dst;
-        u.pkt.dst   = d == 0 ? rec->dst : rec->src;
-        u.pkt.sport = d == 0 ? rec->sport : rec->dport;
-        u.pkt.dport = d == 0 ? rec->dport : rec->sport;
-        u.pkt.has_flow    = true;
-        u.pkt.established = ctx.established(6);
-      }
-      u.pkt.to_server = d == 0;
-      u.pkt.dsize     = 0;
-      u.pkt.app_layer = ctx.app.layer;
-      if (ctx.l7.label >= 0) u.pkt.app_proto = &cfg_.l7->names[size_t(ctx.l7.label)];
-      u.pkt.app_pending = l7_ && !ctx.l7.done;
+      orient(u, pv, pdir, d, rec, ctx);
+      u.pkt.dsize = 0;
       if (tx.log_only) {  // a phase inspected already, given again to be logged
         if (tx.last && cfg_.app_events) app_event(u, tx);
         continue;
