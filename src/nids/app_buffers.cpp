@@ -72,6 +72,8 @@ constexpr Named kKeywords[] = {
     {"http.response_body", B::kHttpResponseBody, B::kHttpResponseBody, true, true},
     {"http_server_body", B::kHttpResponseBody, B::kHttpResponseBody, true, false},
     // file_data: the response body, or the request body in a to_server rule.
+    {"http.request_header", B::kHttpRequestHeaderEach, B::kHttpRequestHeaderEach, false, true},
+    {"http.response_header", B::kHttpResponseHeaderEach, B::kHttpResponseHeaderEach, true, true},
     {"file_data", B::kHttpRequestBody, B::kHttpResponseBody, true, true},
     {"file.data", B::kHttpRequestBody, B::kHttpResponseBody, true, true},
     // DNS and TLS (sticky buffers; the underscore forms their older names)
@@ -108,6 +110,8 @@ constexpr Info info_of(B b) {
   if (b == B::kDnsQuery) return {AppLayer::kDns, false, true};
   if (b >= B::kTlsSni && b <= B::kJa3String) return {AppLayer::kTls, false, false};
   if (b >= B::kTlsCertSubject && b < B::kCount) return {AppLayer::kTls, true, b == B::kTlsCerts};
+  if (b == B::kHttpRequestHeaderEach) return {AppLayer::kHttp, false, true};
+  if (b == B::kHttpResponseHeaderEach) return {AppLayer::kHttp, true, true};
   return {AppLayer::kHttp, b >= B::kHttpStatCode, false};
 }
 

@@ -111,6 +111,9 @@ Status parse_isdataat(std::string_view value, Rule& r) {
 struct BufferState {
   bool sticky_set = false;
   bool dotprefix  = false;  // the sticky buffer's transform
+  // A keyword outside the subset that takes no value, as a sticky buffer does (tls.random): the
+  // rule is skipped for it, and what follows (bsize, dotprefix) is no syntax error.
+  bool unknown_sticky = false;
   BufferKeyword sticky;
   std::vector<BufferKeyword> item;  // per item of the rule (kPayload: the payload)
 
@@ -198,7 +201,7 @@ Status buffer_option(std::string_view name, std::string_view value, bool has_val
   }
   if (name == "dotprefix") {  // a transform of the sticky buffer: "." + its bytes
     if (has_value) return syntax("dotprefix takes no value");
-    if (!st.sticky_set) return syntax("dotprefix without a sticky buffer before it");
+    if (!st.sticky_set && !st.unknown_sticky) return syntax("dotprefix without a sticky buffer before it");
     st.dotprefix = true;
     return Status::ok();
   }
@@ -214,7 +217,7 @@ Status buffer_option(std::string_view name, std::string_view value, bool has_val
         else if (opt != "norm") return syntax("urilen: unknown option '" + std::string(opt) + "'");
         v = io::trim(v.substr(0, comma));
       }
-    } else if (!st.sticky_set) {
+    } else if (!st.sticky_set && !st.unknown_sticky) {
       return syntax("bsize without a sticky buffer before it");
     }
     auto t = parse_numtest(v, name);
@@ -483,6 +486,7 @@ Result<Rule> parse_rule(std::string_view line, const Vars& vars, std::string_vie
     if (s.code() == Errc::kNotFound) s = parse_option(name, value, colon != std::string_view::npos, r);
     buffers.took(r);
     if (s.code() == Errc::kNotSupported) {
+      if (colon == std::string_view::npos) buffers.unknown_sticky = true;
       if (first_unsupported.is_ok()) first_unsupported = s;
       continue;  // syntax errors later in the rule still count as such
     }

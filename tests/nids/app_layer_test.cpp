@@ -92,6 +92,10 @@ TEST(NidsAppRules, MalformedBufferUseIsASyntaxError) {
     ASSERT_FALSE(r.is_ok()) << text;
     EXPECT_EQ(r.status().code(), Errc::kParseError) << text << ": " << r.status().message();
   }
+  // A sticky buffer outside the subset skips the rule by its name; its bsize is no syntax error.
+  auto r = parse_rule(R"(alert tls any any -> any any (tls.random; content:"a"; bsize:>1; sid:1;))", Vars{}, "t:1");
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_EQ(r.status().code(), Errc::kNotSupported) << r.status().message();
 }
 
 TEST(NidsAppRules, BufferNamesAndSides) {
@@ -165,6 +169,10 @@ TEST(NidsHttp, RequestBuffersAreSuricatas) {
   EXPECT_EQ(Conversation::buf(t, B::kHttpRequestHeaderRaw),
             "Host: WWW.Example.COM\r\nUser-Agent: Mozilla/5.0\r\nCookie: s=1\r\nAccept: */*\r\n\r\n");
   EXPECT_EQ(Conversation::buf(t, B::kHttpRequestBody), "<none>");
+  // http.request_header: each header an instance, "Name: value".
+  EXPECT_EQ(Conversation::buf(t, B::kHttpRequestHeaderEach), "Host: WWW.Example.COM");
+  ASSERT_EQ(t.more.size(), 3u);
+  EXPECT_EQ(t.more[1].second, "Cookie: s=1");
   EXPECT_EQ(c.counters.http_txs, 1u);
 }
 

@@ -18,6 +18,8 @@
 //             decompressed; file_data in a to_server rule)
 //   response  http.stat_code, http.stat_msg, http.response_line, http.server, http.location,
 //             http.cookie (Set-Cookie),
+//   both      http.request_header / http.response_header: each header "Name: value", an
+//             instance each (multi-instance buffers, below)
 //             and the response's own protocol, content_type, content_len, header (Set-Cookie
 //             left out), header.raw, header_names, start, and http.response_body (de-chunked,
 //             gzip/deflate decoded; file_data)
@@ -82,6 +84,8 @@ enum class AppBuffer : uint8_t {
   kHttpStatCode, kHttpStatMsg, kHttpResponseLine, kHttpServer, kHttpLocation, kHttpResponseBody,
   kHttpResponseHeader, kHttpResponseHeaderRaw, kHttpResponseHeaderNames, kHttpResponseStart,
   kHttpResponseProtocol, kHttpResponseContentType, kHttpResponseContentLen, kHttpResponseCookie,
+  // HTTP: each header as "Name: value", an instance each (http.request_header, .response_header)
+  kHttpRequestHeaderEach, kHttpResponseHeaderEach,
   // DNS (a query's names; each question an instance of dns.query)
   kDnsQuery,
   // TLS: the ClientHello's, then the server's (ServerHello, Certificate)

@@ -76,6 +76,14 @@ void header_buffers(const htp_table_t* t, const char* cookie, std::string& heade
   names.append("\r\n");
 }
 
+// http.request_header / http.response_header: each header as "Name: value", an instance each.
+void each_header(const htp_table_t* t, AppBuffer b, AppTx& a) {
+  const size_t n = t ? htp_table_size(t) : 0;
+  for (size_t i = 0; i < n; ++i)
+    if (const auto* h = static_cast<const htp_header_t*>(htp_table_get_index(t, i, nullptr)))
+      a.add(b, std::string(view(h->name)).append(": ").append(view(h->value)));
+}
+
 // http.start: the first line, then every header as "Name: value\r\n" (cookies too), then an
 // empty line when there was a header.
 std::string start_buffer(std::string_view line, const htp_table_t* t) {
@@ -274,6 +282,7 @@ void HttpFlow::finish_request(Tx& t, htp_tx_t* tx) {
     header_buffers(h, "cookie", headers, names);
     a.set(AppBuffer::kHttpRequestHeader, headers);
     a.set(AppBuffer::kHttpRequestHeaderNames, names);
+    each_header(h, AppBuffer::kHttpRequestHeaderEach, a);
   }
   if (!t.req_raw_headers.empty()) a.set(AppBuffer::kHttpRequestHeaderRaw, t.req_raw_headers);
   if (tx->request_line) a.set(AppBuffer::kHttpRequestStart, start_buffer(view(tx->request_line), h));
@@ -308,6 +317,7 @@ void HttpFlow::finish_response(Tx& t, htp_tx_t* tx) {
     header_buffers(h, "set-cookie", headers, names);
     a.set(AppBuffer::kHttpResponseHeader, headers);
     a.set(AppBuffer::kHttpResponseHeaderNames, names);
+    each_header(h, AppBuffer::kHttpResponseHeaderEach, a);
   }
   if (!t.res_raw_headers.empty()) a.set(AppBuffer::kHttpResponseHeaderRaw, t.res_raw_headers);
   if (tx->response_line) a.set(AppBuffer::kHttpResponseStart, start_buffer(view(tx->response_line), h));
