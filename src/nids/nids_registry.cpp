@@ -66,7 +66,7 @@ class ValidatingDetector final : public ValidatingPair<Detector> {
     return differs(" matched sids " + hits_text(image(), got) + ", ref.nids " +
                    hits_text(image(), want) + " (unit " + std::to_string(units_) + ", flow " +
                    std::to_string(u.flow) + ", " +
-                   (u.buffer == Buffer::kStream ? "stream" : "packet") + " of " +
+                   (u.buffer == Buffer::kStream ? "stream" : u.buffer == Buffer::kApp ? "transaction" : "packet") + " of " +
                    std::to_string(u.len) + " bytes from " + std::to_string(u.new_from) +
                    "; rule: " + rule + ")");
   }

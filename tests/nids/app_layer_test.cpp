@@ -395,6 +395,23 @@ TEST(NidsHttpDetect, TransactionRulesOnEveryEngine) {
   auto block = detail::make_block_detector(h.image, "block:cpu.ac", "cpu.ac");
   ASSERT_TRUE(block.is_ok());
   EXPECT_EQ(h.sids(**block, post), (std::vector<uint32_t>{1, 2, 3, 4, 7, 8}));
+  // ... and in a batch beside packet units (its batch path sends transactions to the per-buffer
+  // prefilter too).
+  Unit units[3];
+  for (int k = 0; k < 3; ++k) {
+    units[k].buffer = Buffer::kApp;
+    units[k].tx     = k == 1 ? &get : &post;
+    units[k].pkt.proto = 6;
+    units[k].pkt.src = h.a, units[k].pkt.dst = h.b;
+    units[k].pkt.sport = 40000, units[k].pkt.dport = 80;
+    units[k].pkt.has_flow = units[k].pkt.established = true;
+    units[k].pkt.app_layer = AppLayer::kHttp;
+  }
+  std::vector<Hit> hits[3];
+  ASSERT_TRUE((*block)->inspect_batch(units, 3, hits).is_ok());
+  EXPECT_EQ(hits[0].size(), 6u);
+  EXPECT_EQ(hits[1].size(), 2u);
+  EXPECT_EQ(hits[2].size(), 6u);
 }
 
 // Generated transaction rules and transactions: cpu.nids's per-buffer prefilter gives ref.nids's

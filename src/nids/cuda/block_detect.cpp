@@ -61,6 +61,12 @@ class BlockDetector final : public DetectorBase {
     // skipped bytes).
     for (uint32_t i = 0; i < n; ++i) {
       const Unit& u  = units[i];
+      if (u.buffer == Buffer::kApp) {  // a transaction: the per-buffer prefilter (on the CPU)
+        out[i].clear();
+        app_candidates(u, out[i]);
+        scanned_[i] = false, from_[i] = 0, start_[i] = 0;
+        continue;
+      }
       const int kind = kind_of(u), cls = proto_class(u.pkt.proto);
       const Group& g = groups_[kind][cls];
       out[i]         = g.always;
@@ -110,6 +116,7 @@ class BlockDetector final : public DetectorBase {
     // In unit order (a direction's armed rules grow chunk by chunk): the candidates.
     for (uint32_t i = 0; i < n; ++i) {
       const Unit& u  = units[i];
+      if (u.buffer == Buffer::kApp) continue;  // its candidates are final already
       const int kind = kind_of(u), cls = proto_class(u.pkt.proto);
       const Group& g    = groups_[kind][cls];
       const bool failed = !scanned_[i] && g.prefilter && u.len && pending_[kind][cls].failed(i);
