@@ -38,6 +38,20 @@ struct Reader {
   bool done() const { return at == n; }
 };
 
+// A hello's extensions (if any follow): `each(type, body)` for each; false when malformed.
+template <class F>
+bool extensions(Reader& r, F&& each) {
+  if (!r.ok || r.done()) return true;
+  Reader ext = r.sub(2);
+  while (ext.ok && !ext.done()) {
+    const uint32_t type = ext.u(2);
+    Reader body = ext.sub(2);
+    if (!ext.ok) break;
+    each(type, body);
+  }
+  return ext.ok;
+}
+
 std::string join(const std::vector<uint32_t>& v) {
   std::string s;
   for (size_t i = 0; i < v.size(); ++i) s += (i ? "-" : "") + std::to_string(v[i]);
@@ -113,41 +127,34 @@ bool parse_client_hello(const uint8_t* p, size_t n, TlsHello& out) {
     if (suites.ok && !grease(uint16_t(c))) ciphers.push_back(c);
   }
   uint32_t best = version;
-  if (r.ok && !r.done()) {
-    Reader ext = r.sub(2);
-    while (ext.ok && !ext.done()) {
-      const uint32_t type = ext.u(2);
-      Reader body = ext.sub(2);
-      if (!ext.ok) break;
-      if (!grease(uint16_t(type))) exts.push_back(type);
-      if (type == 0) {  // server_name: a list of (type, name)
-        Reader list = body.sub(2);
-        while (list.ok && !list.done()) {
-          const uint32_t kind = list.u(1);
-          Reader name = list.sub(2);
-          if (list.ok && kind == 0 && out.sni.empty())
-            out.sni.assign(reinterpret_cast<const char*>(name.p), name.n);
-        }
-      } else if (type == 10) {  // supported_groups
-        Reader list = body.sub(2);
-        while (list.ok && !list.done()) {
-          const uint32_t g = list.u(2);
-          if (list.ok && !grease(uint16_t(g))) groups.push_back(g);
-        }
-      } else if (type == 11) {  // ec_point_formats
-        Reader list = body.sub(1);
-        while (list.ok && !list.done()) formats.push_back(list.u(1));
-      } else if (type == 43) {  // supported_versions: the highest that is not GREASE
-        Reader list = body.sub(1);
-        while (list.ok && !list.done()) {
-          const uint32_t v = list.u(2);
-          if (list.ok && !grease(uint16_t(v)) && v > best && v <= 0x0304) best = v;
-        }
+  const bool ext_ok = extensions(r, [&](uint32_t type, Reader& body) {
+    if (!grease(uint16_t(type))) exts.push_back(type);
+    if (type == 0) {  // server_name: a list of (type, name)
+      Reader list = body.sub(2);
+      while (list.ok && !list.done()) {
+        const uint32_t kind = list.u(1);
+        Reader name = list.sub(2);
+        if (list.ok && kind == 0 && out.sni.empty())
+          out.sni.assign(reinterpret_cast<const char*>(name.p), name.n);
+      }
+    } else if (type == 10) {  // supported_groups
+      Reader list = body.sub(2);
+      while (list.ok && !list.done()) {
+        const uint32_t g = list.u(2);
+        if (list.ok && !grease(uint16_t(g))) groups.push_back(g);
+      }
+    } else if (type == 11) {  // ec_point_formats
+      Reader list = body.sub(1);
+      while (list.ok && !list.done()) formats.push_back(list.u(1));
+    } else if (type == 43) {  // supported_versions: the highest that is not GREASE
+      Reader list = body.sub(1);
+      while (list.ok && !list.done()) {
+        const uint32_t v = list.u(2);
+        if (list.ok && !grease(uint16_t(v)) && v > best && v <= 0x0304) best = v;
       }
     }
-    if (!ext.ok) return false;
-  }
-  if (!r.ok) return false;
+  });
+  if (!ext_ok || !r.ok) return false;
   out.ja3 = std::to_string(version) + "," + join(ciphers) + "," + join(exts) + "," + join(groups) + "," +
             join(formats);
   out.version = version_name(best);
@@ -164,18 +171,11 @@ bool parse_server_hello(const uint8_t* p, size_t n, TlsHello& out) {
   r.u(1);
   std::vector<uint32_t> exts;
   uint32_t chosen = version;
-  if (r.ok && !r.done()) {
-    Reader ext = r.sub(2);
-    while (ext.ok && !ext.done()) {
-      const uint32_t type = ext.u(2);
-      Reader body = ext.sub(2);
-      if (!ext.ok) break;
-      exts.push_back(type);
-      if (type == 43) chosen = body.u(2);
-    }
-    if (!ext.ok) return false;
-  }
-  if (!r.ok) return false;
+  const bool ext_ok = extensions(r, [&](uint32_t type, Reader& body) {
+    exts.push_back(type);
+    if (type == 43) chosen = body.u(2);
+  });
+  if (!ext_ok || !r.ok) return false;
   out.ja3     = std::to_string(version) + "," + std::to_string(cipher) + "," + join(exts);
   out.version = version_name(chosen);
   return true;
