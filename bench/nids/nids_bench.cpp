@@ -459,7 +459,10 @@ int main(int argc, char** argv) {
   std::printf("stages (ns/packet): decode %.1f, tracking+reassembly %.1f, detection %.1f "
               "(prefilter scan alone, hs.block: %.1f)\n",
               rows[0].best * 1e9 / pkts, reasm * 1e9 / pkts, detect * 1e9 / pkts, rows[3].best * 1e9 / pkts);
-  std::printf("nids / hs.block = %.2fx (goal: <= 2x)\n", rows[2].best / rows[3].best);
+  // The app-layer workloads' goal is issue 61's (all of ET Open over HTTP, TLS and DNS: 3x);
+  // the others keep the stream NIDS's (2x).
+  const bool app_layer = in.empty() && (workload == "app" || workload == "http1");
+  std::printf("nids / hs.block = %.2fx (goal: <= %s)\n", rows[2].best / rows[3].best, app_layer ? "3x" : "2x");
   std::printf(
       "port-group prefilter databases: %llu, compiled in %.1f ms in the first nids run "
       "(nids.first); later runs clone the image's\n",
