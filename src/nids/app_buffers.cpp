@@ -115,25 +115,17 @@ constexpr Info info_of(B b) {
   return {AppLayer::kHttp, b >= B::kHttpStatCode, false};
 }
 
+// pcre's buffer flags, each the legacy keyword whose buffers it selects (Suricata's detect-pcre.c).
 struct Flag {
   char flag;
-  B request, response;
-  bool response_default;
+  const char* keyword;
 };
 constexpr Flag kPcreFlags[] = {
-    {'U', B::kHttpUri, B::kHttpUri, false},
-    {'I', B::kHttpUriRaw, B::kHttpUriRaw, false},
-    {'M', B::kHttpMethod, B::kHttpMethod, false},
-    {'H', B::kHttpRequestHeader, B::kHttpResponseHeader, false},
-    {'D', B::kHttpRequestHeaderRaw, B::kHttpResponseHeaderRaw, false},
-    {'C', B::kHttpCookie, B::kHttpResponseCookie, false},
-    {'P', B::kHttpRequestBody, B::kHttpRequestBody, false},
-    {'Q', B::kHttpResponseBody, B::kHttpResponseBody, true},
-    {'S', B::kHttpStatCode, B::kHttpStatCode, true},
-    {'Y', B::kHttpStatMsg, B::kHttpStatMsg, true},
-    {'V', B::kHttpUserAgent, B::kHttpUserAgent, false},
-    {'W', B::kHttpHost, B::kHttpHost, false},
-    {'Z', B::kHttpHostRaw, B::kHttpHostRaw, false},
+    {'U', "http_uri"},        {'I', "http_raw_uri"},    {'M', "http_method"},
+    {'H', "http_header"},     {'D', "http_raw_header"}, {'C', "http_cookie"},
+    {'P', "http_client_body"}, {'Q', "http_server_body"}, {'S', "http_stat_code"},
+    {'Y', "http_stat_msg"},   {'V', "http_user_agent"}, {'W', "http_host"},
+    {'Z', "http_raw_host"},
 };
 
 }  // namespace
@@ -172,10 +164,7 @@ bool find_buffer_keyword(std::string_view name, BufferKeyword& out) noexcept {
 
 bool find_pcre_buffer(char flag, BufferKeyword& out) noexcept {
   for (const Flag& f : kPcreFlags)
-    if (f.flag == flag) {
-      out = {f.request, f.response, f.response_default, false};
-      return true;
-    }
+    if (f.flag == flag) return find_buffer_keyword(f.keyword, out);
   return false;
 }
 

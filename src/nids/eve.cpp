@@ -59,40 +59,39 @@ std::string addr_text(uint8_t version, const uint8_t* a) {
   return t;
 }
 
+// A JSON object written field by field, a field left out when its value is missing.
+struct Object {
+  std::string j = "{";
+  void raw(const char* name, const std::string& text) {
+    if (j.size() > 1) j += ",";
+    j += "\"" + std::string(name) + "\":" + text;
+  }
+  void str(const char* name, const std::string* v) {
+    if (v) raw(name, quote(*v));
+  }
+  std::string done() { return j + "}"; }
+};
+
 // The http object of an EVE http event or an alert (Suricata's EveHttpLogJSONBasic and
 // Extended fields, those the transaction has).
 std::string http_object(const AppTx& tx) {
-  auto b = [&](AppBuffer k) -> const std::string* {
-    return tx.has[size_t(k)] ? &tx.buf[size_t(k)] : nullptr;
-  };
-  std::string j = "{";
-  auto field = [&](const char* name, const std::string* v) {
-    if (!v) return;
-    if (j.size() > 1) j += ",";
-    j += "\"" + std::string(name) + "\":" + quote(*v);
-  };
-  field("hostname", b(AppBuffer::kHttpHost));
-  field("url", b(AppBuffer::kHttpUriRaw));
-  field("http_user_agent", b(AppBuffer::kHttpUserAgent));
-  if (const std::string* ct = b(AppBuffer::kHttpResponseContentType)) {
+  Object o;
+  o.str("hostname", tx.find(AppBuffer::kHttpHost));
+  o.str("url", tx.find(AppBuffer::kHttpUriRaw));
+  o.str("http_user_agent", tx.find(AppBuffer::kHttpUserAgent));
+  if (const std::string* ct = tx.find(AppBuffer::kHttpResponseContentType)) {
     const std::string type = ct->substr(0, ct->find(';'));  // parameters left out, as Suricata
-    field("http_content_type", &type);
+    o.str("http_content_type", &type);
   }
-  field("http_refer", b(AppBuffer::kHttpReferer));
-  field("http_method", b(AppBuffer::kHttpMethod));
-  field("protocol", b(AppBuffer::kHttpRequestProtocol));
-  if (const std::string* st = b(AppBuffer::kHttpStatCode)) {
-    if (!st->empty() && st->find_first_not_of("0123456789") == std::string::npos && st->size() < 6) {
-      if (j.size() > 1) j += ",";
-      j += "\"status\":" + *st;
-    }
-  }
-  field("redirect", b(AppBuffer::kHttpLocation));
-  if (tx.response) {
-    if (j.size() > 1) j += ",";
-    j += "\"length\":" + std::to_string(tx.response_len);
-  }
-  return j + "}";
+  o.str("http_refer", tx.find(AppBuffer::kHttpReferer));
+  o.str("http_method", tx.find(AppBuffer::kHttpMethod));
+  o.str("protocol", tx.find(AppBuffer::kHttpRequestProtocol));
+  if (const std::string* st = tx.find(AppBuffer::kHttpStatCode))
+    if (!st->empty() && st->find_first_not_of("0123456789") == std::string::npos && st->size() < 6)
+      o.raw("status", *st);
+  o.str("redirect", tx.find(AppBuffer::kHttpLocation));
+  if (tx.response) o.raw("length", std::to_string(tx.response_len));
+  return o.done();
 }
 
 const char* rcode_name(uint16_t r) {
@@ -128,28 +127,18 @@ std::string dns_object(const AppTx& tx) {
 
 // EVE's tls object (Suricata's field names), the fields the handshake showed.
 std::string tls_object(const AppTx& tx) {
-  auto b = [&](AppBuffer k) -> const std::string* { return tx.has[size_t(k)] ? &tx.buf[size_t(k)] : nullptr; };
-  std::string j = "{";
-  auto field = [&](const char* name, const std::string* v) {
-    if (!v) return;
-    if (j.size() > 1) j += ",";
-    j += "\"" + std::string(name) + "\":" + quote(*v);
-  };
-  field("subject", b(AppBuffer::kTlsCertSubject));
-  field("issuerdn", b(AppBuffer::kTlsCertIssuer));
-  field("serial", b(AppBuffer::kTlsCertSerial));
-  field("fingerprint", b(AppBuffer::kTlsCertFingerprint));
-  field("sni", b(AppBuffer::kTlsSni));
-  if (!tx.tls_version.empty()) field("version", &tx.tls_version);
-  if (const std::string* h = b(AppBuffer::kJa3Hash)) {
-    if (j.size() > 1) j += ",";
-    j += "\"ja3\":{\"hash\":" + quote(*h) + ",\"string\":" + quote(tx.buf[size_t(AppBuffer::kJa3String)]) + "}";
-  }
-  if (const std::string* h = b(AppBuffer::kJa3sHash)) {
-    if (j.size() > 1) j += ",";
-    j += "\"ja3s\":{\"hash\":" + quote(*h) + ",\"string\":" + quote(tx.buf[size_t(AppBuffer::kJa3sString)]) + "}";
-  }
-  return j + "}";
+  Object o;
+  o.str("subject", tx.find(AppBuffer::kTlsCertSubject));
+  o.str("issuerdn", tx.find(AppBuffer::kTlsCertIssuer));
+  o.str("serial", tx.find(AppBuffer::kTlsCertSerial));
+  o.str("fingerprint", tx.find(AppBuffer::kTlsCertFingerprint));
+  o.str("sni", tx.find(AppBuffer::kTlsSni));
+  if (!tx.tls_version.empty()) o.str("version", &tx.tls_version);
+  if (const std::string* h = tx.find(AppBuffer::kJa3Hash))
+    o.raw("ja3", "{\"hash\":" + quote(*h) + ",\"string\":" + quote(tx.buf[size_t(AppBuffer::kJa3String)]) + "}");
+  if (const std::string* h = tx.find(AppBuffer::kJa3sHash))
+    o.raw("ja3s", "{\"hash\":" + quote(*h) + ",\"string\":" + quote(tx.buf[size_t(AppBuffer::kJa3sString)]) + "}");
+  return o.done();
 }
 
 // The transaction's object under its protocol's name.

@@ -97,13 +97,22 @@ struct FlowCtx {
   }
 };
 
+// The app-layer parsers' settings: the raw-stream window only where a loaded transaction rule
+// has payload items to look at it.
+AppConfig parser_config(const InspectorConfig& c, const DetectImage& image) {
+  AppConfig a   = c.app;
+  a.raw_window = std::any_of(image.rules().begin(), image.rules().end(),
+                             [](const Rule& r) { return r.has_app_buffers() && r.has_payload(); });
+  return a;
+}
+
 class PipelineInspector final : public Inspector {
  public:
   PipelineInspector(std::unique_ptr<Detector> d, std::unique_ptr<flow::FlowTracker> t,
                     std::unique_ptr<stream::Reassembler> r, std::unique_ptr<pattern::Matcher> l7,
                     const InspectorConfig& c)
       : detect_(std::move(d)), tracker_(std::move(t)), reasm_(std::move(r)), l7_(std::move(l7)), cfg_(c),
-        app_(c.app) {
+        app_(parser_config(c, detect_->image())) {
     sink_               = [this](const stream::Chunk& ch) { take_chunk(ch); };
     const auto& rules   = detect_->image().rules();
     const bool any_pass = std::any_of(

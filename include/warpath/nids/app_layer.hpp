@@ -131,6 +131,8 @@ struct AppTx {
   std::array<bool, kAppBuffers> has{};
   /// The second and later instances of multi-instance buffers (the first is in buf).
   std::vector<std::pair<AppBuffer, std::string>> more;
+  /// Buffer b's (first) instance, or null when the transaction does not carry it.
+  const std::string* find(AppBuffer b) const noexcept { return has[size_t(b)] ? &buf[size_t(b)] : nullptr; }
   void set(AppBuffer b, std::string_view v) {
     buf[size_t(b)].assign(v.data(), v.size());
     has[size_t(b)] = true;
@@ -167,6 +169,9 @@ struct AppConfig {
   /// (its packets and streams are still inspected), counted as memcap (Suricata's app-layer
   /// memcap with the exception policy "ignore").
   uint64_t memcap = 256ull << 20;
+  /// Keep each direction's last stream bytes for transaction rules' payload items (the
+  /// inspector turns it off when no loaded rule has such items: nothing is copied then).
+  bool raw_window = true;
 };
 
 struct AppCounters {

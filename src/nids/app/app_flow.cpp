@@ -59,7 +59,7 @@ void AppParsers::account(AppFlow& f) {
 }
 
 void AppParsers::feed(AppFlow& f, uint8_t dir, const uint8_t* data, size_t len, uint64_t ts_ns) {
-  keep_raw(f.raw[dir], data, len);
+  if (cfg_.raw_window) keep_raw(f.raw[dir], data, len);
   const size_t before = f.ready.size();
   switch (f.layer) {
     case AppLayer::kHttp: f.http->feed(dir, data, len, ts_ns, f.ready); break;
@@ -73,7 +73,7 @@ void AppParsers::feed(AppFlow& f, uint8_t dir, const uint8_t* data, size_t len, 
     case AppLayer::kNone: break;
   }
   counters_.app_bytes += len;
-  stamp_raw(f, before);
+  if (cfg_.raw_window) stamp_raw(f, before);
   account(f);
 }
 
@@ -174,7 +174,7 @@ void AppParsers::datagram(AppFlow& f, uint8_t dir, const uint8_t* data, size_t l
   tx.id = f.next_id++;
   ++counters_.dns_messages;
   counters_.app_bytes += len;
-  tx.set(AppBuffer::kPayload, std::string_view(reinterpret_cast<const char*>(data), len));
+  if (cfg_.raw_window) tx.set(AppBuffer::kPayload, std::string_view(reinterpret_cast<const char*>(data), len));
   f.ready.push_back(std::move(tx));
 }
 
@@ -182,7 +182,7 @@ void AppParsers::close(AppFlow& f, uint64_t ts_ns) {
   const size_t before = f.ready.size();
   if (f.http) f.http->close(ts_ns, f.ready);
   if (f.tls) f.tls->close(f.ready);
-  stamp_raw(f, before);
+  if (cfg_.raw_window) stamp_raw(f, before);
   release(f);  // the flow is over: nothing of it is held any more
 }
 

@@ -22,6 +22,13 @@ struct HttpFlow::Tx {
 
 namespace {
 
+htp_time_t time_of(uint64_t ts_ns) {
+  htp_time_t tv;
+  tv.tv_sec  = time_t(ts_ns / 1'000'000'000);
+  tv.tv_usec = suseconds_t(ts_ns / 1000 % 1'000'000);
+  return tv;
+}
+
 std::string_view view(const bstr* b) {
   return b ? std::string_view(reinterpret_cast<const char*>(bstr_ptr(b)), bstr_len(b)) : std::string_view{};
 }
@@ -95,6 +102,50 @@ std::string start_buffer(std::string_view line, const htp_table_t* t) {
       out.append(view(h->name)).append(": ").append(view(h->value)).append("\r\n");
   if (n) out.append("\r\n");
   return out;
+}
+
+// One side's header-derived buffers: single headers by name, http.header (without the side's
+// cookie header), header_names, header.raw, start, and each header an instance.
+struct NamedHeader {
+  const char* name;
+  AppBuffer buffer;
+};
+struct HeaderSide {
+  std::vector<NamedHeader> single;
+  const char* cookie;
+  AppBuffer header, names, raw, start, each;
+};
+const HeaderSide kRequestSide = {
+    {{"host", AppBuffer::kHttpHostRaw},           {"cookie", AppBuffer::kHttpCookie},
+     {"user-agent", AppBuffer::kHttpUserAgent},   {"accept", AppBuffer::kHttpAccept},
+     {"accept-encoding", AppBuffer::kHttpAcceptEnc}, {"accept-language", AppBuffer::kHttpAcceptLang},
+     {"referer", AppBuffer::kHttpReferer},        {"connection", AppBuffer::kHttpConnection},
+     {"content-type", AppBuffer::kHttpRequestContentType},
+     {"content-length", AppBuffer::kHttpRequestContentLen}},
+    "cookie", AppBuffer::kHttpRequestHeader, AppBuffer::kHttpRequestHeaderNames,
+    AppBuffer::kHttpRequestHeaderRaw, AppBuffer::kHttpRequestStart, AppBuffer::kHttpRequestHeaderEach};
+const HeaderSide kResponseSide = {
+    {{"server", AppBuffer::kHttpServer},          {"location", AppBuffer::kHttpLocation},
+     {"set-cookie", AppBuffer::kHttpResponseCookie},
+     {"content-type", AppBuffer::kHttpResponseContentType},
+     {"content-length", AppBuffer::kHttpResponseContentLen}},
+    "set-cookie", AppBuffer::kHttpResponseHeader, AppBuffer::kHttpResponseHeaderNames,
+    AppBuffer::kHttpResponseHeaderRaw, AppBuffer::kHttpResponseStart, AppBuffer::kHttpResponseHeaderEach};
+
+void header_side(const htp_table_t* h, const HeaderSide& side, std::string_view line,
+                 const std::string& raw, AppTx& a) {
+  std::string_view v;
+  for (const NamedHeader& n : side.single)
+    if (header(h, n.name, v)) a.set(n.buffer, v);
+  if (h && htp_table_size(h)) {
+    std::string headers, names;
+    header_buffers(h, side.cookie, headers, names);
+    a.set(side.header, headers);
+    a.set(side.names, names);
+    each_header(h, side.each, a);
+  }
+  if (!raw.empty()) a.set(side.raw, raw);
+  if (!line.empty()) a.set(side.start, start_buffer(line, h));
 }
 
 void append_capped(std::string& to, const unsigned char* data, size_t len, uint32_t limit, bool& cut,
@@ -265,27 +316,7 @@ void HttpFlow::finish_request(Tx& t, htp_tx_t* tx) {
     for (char& c : host) c = char(std::tolower(static_cast<unsigned char>(c)));
     a.set(AppBuffer::kHttpHost, host);
   }
-  const htp_table_t* h = tx->request_headers;
-  std::string_view v;
-  if (header(h, "host", v)) a.set(AppBuffer::kHttpHostRaw, v);
-  if (header(h, "cookie", v)) a.set(AppBuffer::kHttpCookie, v);
-  if (header(h, "user-agent", v)) a.set(AppBuffer::kHttpUserAgent, v);
-  if (header(h, "accept", v)) a.set(AppBuffer::kHttpAccept, v);
-  if (header(h, "accept-encoding", v)) a.set(AppBuffer::kHttpAcceptEnc, v);
-  if (header(h, "accept-language", v)) a.set(AppBuffer::kHttpAcceptLang, v);
-  if (header(h, "referer", v)) a.set(AppBuffer::kHttpReferer, v);
-  if (header(h, "connection", v)) a.set(AppBuffer::kHttpConnection, v);
-  if (header(h, "content-type", v)) a.set(AppBuffer::kHttpRequestContentType, v);
-  if (header(h, "content-length", v)) a.set(AppBuffer::kHttpRequestContentLen, v);
-  std::string headers, names;
-  if (h && htp_table_size(h)) {
-    header_buffers(h, "cookie", headers, names);
-    a.set(AppBuffer::kHttpRequestHeader, headers);
-    a.set(AppBuffer::kHttpRequestHeaderNames, names);
-    each_header(h, AppBuffer::kHttpRequestHeaderEach, a);
-  }
-  if (!t.req_raw_headers.empty()) a.set(AppBuffer::kHttpRequestHeaderRaw, t.req_raw_headers);
-  if (tx->request_line) a.set(AppBuffer::kHttpRequestStart, start_buffer(view(tx->request_line), h));
+  header_side(tx->request_headers, kRequestSide, view(tx->request_line), t.req_raw_headers, a);
   if (!t.req_body.empty()) a.set(AppBuffer::kHttpRequestBody, t.req_body);
   std::string().swap(t.req_body);  // in the transaction's buffers now
   std::string().swap(t.req_raw_headers);
@@ -305,31 +336,14 @@ void HttpFlow::finish_response(Tx& t, htp_tx_t* tx) {
   if (tx->response_message) a.set(AppBuffer::kHttpStatMsg, view(tx->response_message));
   if (tx->response_line) a.set(AppBuffer::kHttpResponseLine, view(tx->response_line));
   if (tx->response_protocol) a.set(AppBuffer::kHttpResponseProtocol, view(tx->response_protocol));
-  const htp_table_t* h = tx->response_headers;
-  std::string_view v;
-  if (header(h, "server", v)) a.set(AppBuffer::kHttpServer, v);
-  if (header(h, "location", v)) a.set(AppBuffer::kHttpLocation, v);
-  if (header(h, "set-cookie", v)) a.set(AppBuffer::kHttpResponseCookie, v);
-  if (header(h, "content-type", v)) a.set(AppBuffer::kHttpResponseContentType, v);
-  if (header(h, "content-length", v)) a.set(AppBuffer::kHttpResponseContentLen, v);
-  std::string headers, names;
-  if (h && htp_table_size(h)) {
-    header_buffers(h, "set-cookie", headers, names);
-    a.set(AppBuffer::kHttpResponseHeader, headers);
-    a.set(AppBuffer::kHttpResponseHeaderNames, names);
-    each_header(h, AppBuffer::kHttpResponseHeaderEach, a);
-  }
-  if (!t.res_raw_headers.empty()) a.set(AppBuffer::kHttpResponseHeaderRaw, t.res_raw_headers);
-  if (tx->response_line) a.set(AppBuffer::kHttpResponseStart, start_buffer(view(tx->response_line), h));
+  header_side(tx->response_headers, kResponseSide, view(tx->response_line), t.res_raw_headers, a);
   if (!t.res_body.empty()) a.set(AppBuffer::kHttpResponseBody, t.res_body);
   ++counters_.http_responses;
   if (ready_) ready_->push_back(std::move(a));
 }
 
 void HttpFlow::run(uint64_t ts_ns) {
-  htp_time_t tv;
-  tv.tv_sec  = time_t(ts_ns / 1'000'000'000);
-  tv.tv_usec = suseconds_t(ts_ns / 1000 % 1'000'000);
+  const htp_time_t tv = time_of(ts_ns);
   // Feed each direction what it holds; a side that waits on the other (HTP_STREAM_DATA_OTHER)
   // keeps its rest until the other side has been fed. Bounded: each pass consumes bytes or ends.
   for (int pass = 0; pass < 8 && !stopped_; ++pass) {
@@ -384,9 +398,7 @@ size_t HttpFlow::held() const noexcept {
 void HttpFlow::close(uint64_t ts_ns, std::vector<AppTx>& ready) {
   ready_ = &ready;
   if (!stopped_ && connp_) {
-    htp_time_t tv;
-    tv.tv_sec  = time_t(ts_ns / 1'000'000'000);
-    tv.tv_usec = suseconds_t(ts_ns / 1000 % 1'000'000);
+    const htp_time_t tv = time_of(ts_ns);
     htp_connp_close(connp_, &tv);  // completes what the end of the stream completes
   }
   // Transactions still open: their request as it is, and a response that began.
