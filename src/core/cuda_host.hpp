@@ -8,6 +8,10 @@ namespace warpath::detail {
 /// Page-locked host memory, or nullptr when there is no CUDA device.
 void* cuda_host_alloc(size_t bytes) noexcept;
 void cuda_host_free(void* ptr) noexcept;
+/// Page-locks `bytes` of existing host memory at `ptr` (cudaHostRegister); false when there is
+/// no CUDA device or it refuses. Undone by cuda_host_unregister.
+bool cuda_host_register(void* ptr, size_t bytes) noexcept;
+void cuda_host_unregister(void* ptr) noexcept;
 
 /// A new non-blocking CUDA stream (cudaStream_t as void*), or nullptr (the default stream)
 /// when there is no device.

@@ -1,11 +1,13 @@
 #include "warpath/packet/batch.hpp"
 
 #include <cstring>
+#include <utility>
 
 namespace warpath::packet {
 
-Result<PacketBatch> PacketBatch::create(uint32_t max_packets, uint32_t cell_bytes,
-                                        size_t buffer_bytes, MemSpace space, uint32_t headroom) {
+Result<PacketBatch> PacketBatch::make(uint32_t max_packets, uint32_t cell_bytes,
+                                      size_t buffer_bytes, MemSpace space, uint32_t headroom,
+                                      bool arena) {
   if (cell_bytes == 0 || cell_bytes % 64 != 0)
     return Status(Errc::kInvalidArgument, "cell size must be a non-zero multiple of 64 bytes");
   if (headroom >= cell_bytes)
@@ -19,12 +21,34 @@ Result<PacketBatch> PacketBatch::create(uint32_t max_packets, uint32_t cell_byte
   b.headroom_    = headroom;
   b.starts_.resize(max_packets);
   b.ends_.resize(max_packets);
-  b.buffer_      = HostBuffer(buffer_bytes, space);
+  if (arena) {
+    PacketArena& a = PacketArena::get();
+    WARPATH_ASSIGN_OR_RETURN(b.slice_, a.allocate(buffer_bytes, space));
+    if (b.slice_.offset() + buffer_bytes > 0xffffffffull)
+      return Status(Errc::kOutOfMemory, "the packet arena's free room lies beyond 4 GiB");
+    b.base_        = a.base();
+    b.cells_begin_ = b.slice_.offset();
+  } else {
+    b.buffer_ = HostBuffer(buffer_bytes, space);
+    b.base_   = b.buffer_.data();
+  }
+  b.cells_bytes_ = buffer_bytes;
   b.meta_buffer_ = HostBuffer(size_t(max_packets) * sizeof(PacketMeta), space);
-  if ((buffer_bytes && !b.buffer_.data()) || (max_packets && !b.meta_buffer_.data()))
+  if ((buffer_bytes && !b.base_) || (max_packets && !b.meta_buffer_.data()))
     return Status(Errc::kOutOfMemory,
                   "cannot allocate a batch of " + std::to_string(buffer_bytes) + " bytes");
   return b;
+}
+
+Result<PacketBatch> PacketBatch::create(uint32_t max_packets, uint32_t cell_bytes,
+                                        size_t buffer_bytes, MemSpace space, uint32_t headroom) {
+  return make(max_packets, cell_bytes, buffer_bytes, space, headroom, false);
+}
+
+Result<PacketBatch> PacketBatch::create_in_arena(uint32_t max_packets, uint32_t cell_bytes,
+                                                 size_t buffer_bytes, MemSpace space,
+                                                 uint32_t headroom) {
+  return make(max_packets, cell_bytes, buffer_bytes, space, headroom, true);
 }
 
 size_t PacketBatch::cells_for(uint32_t caplen) const noexcept {
@@ -36,19 +60,19 @@ size_t PacketBatch::cells_for(uint32_t caplen) const noexcept {
 uint8_t* PacketBatch::append_uninitialized(uint32_t caplen, uint32_t len, uint64_t timestamp_ns,
                                            uint16_t port) {
   const size_t need = cells_for(caplen);
-  if (count_ == max_packets_ || used_bytes_ + need > buffer_.bytes() - tail_reserve_)
-    return nullptr;
-  starts_[count_] = static_cast<uint32_t>(used_bytes_);
-  ends_[count_]   = static_cast<uint32_t>(used_bytes_ + need);
-  PacketMeta& m   = metas()[count_++];
-  m.offset        = static_cast<uint32_t>(used_bytes_ + headroom_);
-  m.caplen       = caplen;
-  m.len          = len < caplen ? caplen : len;
-  m.port         = port;
-  m.flags        = 0;
-  m.timestamp_ns = timestamp_ns;
+  if (count_ == max_packets_ || used_bytes_ + need > cells_bytes_ - tail_reserve_) return nullptr;
+  const uint64_t at = cells_begin_ + used_bytes_;
+  starts_[count_]   = static_cast<uint32_t>(at);
+  ends_[count_]     = static_cast<uint32_t>(at + need);
+  PacketMeta& m     = metas()[count_++];
+  m.offset          = static_cast<uint32_t>(at + headroom_);
+  m.caplen          = caplen;
+  m.len             = len < caplen ? caplen : len;
+  m.port            = port;
+  m.flags           = 0;
+  m.timestamp_ns    = timestamp_ns;
   used_bytes_ += need;
-  return buffer_.data() + m.offset;
+  return base_ + m.offset;
 }
 
 bool PacketBatch::append(const uint8_t* bytes, uint32_t caplen, uint32_t len, uint64_t timestamp_ns,
@@ -59,22 +83,100 @@ bool PacketBatch::append(const uint8_t* bytes, uint32_t caplen, uint32_t len, ui
   return true;
 }
 
+bool PacketBatch::attach(const uint8_t* data, uint32_t caplen, uint32_t len,
+                         uint64_t timestamp_ns, uint16_t port, const uint8_t* begin,
+                         const uint8_t* end, void* handle, ReleaseFn release) {
+  if (count_ == max_packets_ || !attachable(release) || !release || begin < base_ ||
+      data < begin || end < data || size_t(end - data) < caplen ||
+      size_t(end - base_) > 0xffffffffull)
+    return false;
+  if (held_.handles.empty()) {
+    held_.handles.assign(max_packets_, nullptr);
+    held_.orphans.reserve(size_t(max_packets_) * 2);
+  }
+  held_.release          = release;
+  held_.handles[count_]  = handle;
+  ++held_.count;
+  starts_[count_] = static_cast<uint32_t>(begin - base_);
+  ends_[count_]   = static_cast<uint32_t>(end - base_);
+  PacketMeta& m   = metas()[count_++];
+  m.offset        = static_cast<uint32_t>(data - base_);
+  m.caplen        = caplen;
+  m.len           = len < caplen ? caplen : len;
+  m.port          = port;
+  m.flags         = 0;
+  m.timestamp_ns  = timestamp_ns;
+  return true;
+}
+
 uint8_t* PacketBatch::relocate(uint32_t i, uint32_t caplen, uint32_t len) {
   const size_t need = cells_for(caplen);
-  if (i >= count_ || used_bytes_ + need > buffer_.bytes()) return nullptr;
-  starts_[i]    = static_cast<uint32_t>(used_bytes_);
-  ends_[i]      = static_cast<uint32_t>(used_bytes_ + need);
-  PacketMeta& m = metas()[i];
-  m.offset      = static_cast<uint32_t>(used_bytes_ + headroom_);
-  m.caplen      = caplen;
-  m.len         = len < caplen ? caplen : len;
+  if (i >= count_ || used_bytes_ + need > cells_bytes_) return nullptr;
+  if (held_.count && held_.handles[i]) {  // its port's buffer goes back at the next clear
+    held_.orphans.push_back(held_.handles[i]);
+    held_.handles[i] = nullptr;
+  }
+  const uint64_t at = cells_begin_ + used_bytes_;
+  starts_[i]        = static_cast<uint32_t>(at);
+  ends_[i]          = static_cast<uint32_t>(at + need);
+  PacketMeta& m     = metas()[i];
+  m.offset          = static_cast<uint32_t>(at + headroom_);
+  m.caplen          = caplen;
+  m.len             = len < caplen ? caplen : len;
   used_bytes_ += need;
-  return buffer_.data() + m.offset;
+  return base_ + m.offset;
+}
+
+bool PacketBatch::own_all() {
+  if (!held_.count) return true;
+  bool all = true;
+  for (uint32_t i = 0; i < count_; ++i) {
+    if (!held_.handles[i]) continue;
+    const PacketMeta m = metas()[i];
+    const uint8_t* src = base_ + m.offset;
+    uint8_t* dst       = relocate(i, m.caplen, m.len);
+    if (!dst) {
+      all = false;
+      continue;
+    }
+    std::memmove(dst, src, m.caplen);
+  }
+  if (!held_.orphans.empty()) {
+    held_.release(held_.orphans.data(), uint32_t(held_.orphans.size()));
+    held_.orphans.clear();
+  }
+  return all;
 }
 
 void PacketBatch::clear() noexcept {
+  if (held_.count) held_.give_back(count_);
   count_      = 0;
   used_bytes_ = 0;
+}
+
+PacketBatch::Held& PacketBatch::Held::operator=(Held&& o) noexcept {
+  if (this != &o) {
+    give_back(uint32_t(handles.size()));
+    handles = std::move(o.handles);
+    orphans = std::move(o.orphans);
+    release = std::exchange(o.release, nullptr);
+    count   = std::exchange(o.count, 0);
+    o.handles.clear();
+    o.orphans.clear();
+  }
+  return *this;
+}
+
+void PacketBatch::Held::give_back(uint32_t n) noexcept {
+  if (!release) return;
+  for (uint32_t i = 0; i < n && i < handles.size(); ++i)
+    if (handles[i]) {
+      orphans.push_back(handles[i]);
+      handles[i] = nullptr;
+    }
+  if (!orphans.empty()) release(orphans.data(), uint32_t(orphans.size()));
+  orphans.clear();
+  count = 0;
 }
 
 }  // namespace warpath::packet

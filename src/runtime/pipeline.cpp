@@ -227,6 +227,11 @@ std::unique_ptr<OffloadMaster> make_master(const RunConfig& config, const Chain&
   return std::make_unique<OffloadMaster>(chain, max_launch, std::move(lane_cpus));
 }
 
+uint32_t packets_held(const RunConfig& config) {
+  const uint64_t n = uint64_t(config.workers) * (kInFlightPerWorker + 1) * config.batch;
+  return uint32_t(std::min<uint64_t>(n, UINT32_MAX));
+}
+
 Result<RunReport> run(const RunConfig& config, RunInputs& in, const RunHooks& hooks) {
   WARPATH_TRY(config.validate());
   if (in.ports.empty()) return Status(Errc::kInvalidArgument, "no ports");
@@ -270,6 +275,7 @@ Result<RunReport> run(const RunConfig& config, RunInputs& in, const RunHooks& ho
     // Pinned packet memory pays only when a stage uploads packets, and none does yet: the
     // master uploads keys, through its own pinned slabs (ADR 0007).
     s.pinned_memory = false;
+    s.zero_copy     = config.zero_copy;
     s.cpu           = !config.pin_threads   ? -1
                       : config.cpus.empty() ? int((w + 1) % cpus)
                                             : config.cpus[w % config.cpus.size()];

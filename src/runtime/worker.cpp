@@ -30,9 +30,14 @@ Status Worker::init() {
   const uint32_t chunks = cfg_.in_flight + 1;
   WARPATH_ASSIGN_OR_RETURN(states_, chain.make_states());
   for (uint32_t i = 0; i < chunks; ++i) {
-    auto batch = packet::PacketBatch::create(
-        cfg_.batch, packet::PacketBatch::kDefaultCellBytes, frame_buffer_bytes(cfg_.batch) + chain.tail_room(cfg_.batch),
-        cfg_.pinned_memory ? MemSpace::kPinned : MemSpace::kHost, chain.headroom());
+    const size_t bytes   = frame_buffer_bytes(cfg_.batch) + chain.tail_room(cfg_.batch);
+    const MemSpace space = cfg_.pinned_memory ? MemSpace::kPinned : MemSpace::kHost;
+    constexpr uint32_t cell = packet::PacketBatch::kDefaultCellBytes;
+    auto batch = cfg_.zero_copy
+                     ? packet::PacketBatch::create_in_arena(cfg_.batch, cell, bytes, space, chain.headroom())
+                     : Result<packet::PacketBatch>(Status(Errc::kNotSupported, "copy"));
+    if (!batch.is_ok())
+      batch = packet::PacketBatch::create(cfg_.batch, cell, bytes, space, chain.headroom());
     if (!batch.is_ok()) return batch.status();
     batch->set_tail_reserve(chain.tail_room(cfg_.batch));
     pool_.push_back(std::make_unique<Frame>(std::move(*batch)));
@@ -121,7 +126,9 @@ Status Worker::close(Frame* c) {
   add_owned(counters_.parse_ticks, parse);
   const uint32_t n = c->batch.size();
   add_owned(counters_.chunks, 1);
-  if (policy_.offload_next()) {
+  // A frame crossing to the offload gets its packets in one compact range of its own cells
+  // (the device copies from there); one whose cells cannot take them stays on the CPU.
+  if (policy_.offload_next() && c->batch.own_all()) {
     c->offloaded = true;
     add_owned(counters_.gpu_chunks, 1);
     add_owned(counters_.gpu_packets, n);
@@ -156,8 +163,9 @@ Status Worker::finish(Frame& c) {
   for (uint32_t i = 0; i < n; ++i) {
     const uint16_t r = c.reason[i];
     if (r == fwd && c.out[i] == kOutMany) {
-      // One copy per port (ports copy the bytes out of the frame), counted once: forwarded
-      // when every copy went, tx_error otherwise.
+      // One copy per port (ports copy the bytes out of the frame, none sends the buffer the
+      // frame holds), counted once: forwarded when every copy went, tx_error otherwise.
+      c.batch.meta(i).flags |= packet::kMetaShared;
       many_list_.push_back(i);
       many_failed_[i] = 0;
       first_port_[i]  = uint32_t(__builtin_ctzll((c.out_mask[i] & ~kOutSlowPathBit) | (uint64_t(1) << 62)));
@@ -335,7 +343,7 @@ void Worker::send_replies(Frame& c) {
 }
 
 // Sends port_lists_[p] (indices into `batch`) out of port p; the frames the ports took.
-uint64_t Worker::send_port_lists(const packet::PacketBatch& batch) {
+uint64_t Worker::send_port_lists(packet::PacketBatch& batch) {
   uint64_t sent = 0;
   for (size_t p = 0; p < port_lists_.size(); ++p)
     if (!port_lists_[p].empty())
@@ -398,6 +406,7 @@ void Worker::run() {
         break;
       }
       pending_.pop_front();
+      c->reset();  // the ports' buffers it held go back now, not when it is next taken
       free_.push_back(c);
       worked = true;
     }
@@ -433,6 +442,8 @@ void Worker::run() {
     else
       std::this_thread::yield();
   }
+  // Every port buffer a frame holds goes back before the ports close (they free their pools).
+  for (auto& f : pool_) f->reset();
   // Stateful modules end here (flows flushed and logged), on the worker that owns them.
   if (Status st = cfg_.chain->finish_states(states_); !st.is_ok() && error_.is_ok()) error_ = st;
 }

@@ -60,6 +60,9 @@ struct WorkerSetup {
   Port* slow_path = nullptr;
   uint32_t batch = 1024, delay_us = 200, in_flight = 4;
   bool pinned_memory            = false;
+  /// Frames in the packet arena, so ports may lend them packets (PacketBatch::attach); they
+  /// fall back to their own memory when the arena has no room.
+  bool zero_copy                = false;
   int cpu                       = -1;
   const std::atomic<bool>* stop = nullptr;
 };
@@ -117,7 +120,7 @@ class Worker {
   std::vector<FragPending> frag_pending_;
   uint32_t frag_ident_ = 0;  ///< IPv6 Fragment header identification (RFC 8200 4.5)
   std::vector<std::vector<uint32_t>> port_lists_;  ///< per port: ICMP replies or originated packets
-  uint64_t send_port_lists(const packet::PacketBatch& batch);
+  uint64_t send_port_lists(packet::PacketBatch& batch);
   std::vector<uint8_t> icmp_frame_;
   std::vector<uint64_t> reason_scratch_;
   WorkerCounters counters_;

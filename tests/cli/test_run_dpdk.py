@@ -3,7 +3,9 @@
 A router run whose ports are DPDK net_pcap virtual devices (the input port reads the capture
 through rx_pcap, every port writes through tx_pcap) must write, per output port, exactly the
 packets `warpath route` writes for the same capture and FIB, as the pcap-to-pcap run of
-test_run.py does (its helpers are reused), and end by itself when the capture is read. Bad
+test_run.py does (its helpers are reused), and end by itself when the capture is read: with
+zero copy (the default: frames hold the received mbufs and send them), with --copy, and with
+frames offloaded (the CPU offload device: they copy their packets into their own cells). Bad
 dpdk specs are usage errors whatever the build.
 
 Skips (with the reason) when `warpath info --json` says the build has no DPDK ports or the run
@@ -50,13 +52,19 @@ def run_dpdk_router(d, pcap, *extra):
     return r, j
 
 
-@pytest.mark.parametrize("workers", [1, 2])
-def test_router_over_dpdk_pcap_equals_warpath_route(tmp_path, workers):
+@pytest.mark.parametrize("workers, mode", [
+    (1, ()), (2, ()),                                  # zero copy: frames hold the mbufs
+    (1, ("--copy",)),                                  # copied in and out
+    (1, ("--engine", "gpu", "--offload-device", "cpu")),  # offloaded frames own their bytes
+])
+def test_router_over_dpdk_pcap_equals_warpath_route(tmp_path, workers, mode):
     pcap = tmp_path / "gen.pcap"
     tr.assert_ok(tr.run("gen", "traffic", "--out", pcap, "--count", 3000, "--seed", 11,
                         "--ipv6-share", 0.3, "--vlan-share", 0.2))
     c = tr.route_reference(tmp_path, pcap)
-    _, j = run_dpdk_router(tmp_path, pcap, "--workers", workers)
+    _, j = run_dpdk_router(tmp_path, pcap, "--workers", workers, *mode)
+    zero_copy = "--copy" not in mode
+    assert ("zero copy" in j["ports"][0]["description"]) == zero_copy, j["ports"][0]
     t = j["totals"]
     assert t["rx"] == c["rx"] == 3000
     assert (t["tx"], t["dropped"], t["slow_path"]) == (c["tx"], c["dropped"], c["slow_path"])

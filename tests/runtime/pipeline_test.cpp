@@ -67,7 +67,7 @@ class MemoryPort final : public Port {
   bool rx_done(uint32_t q) const noexcept override {
     return order_[q].empty() || (!endless_ && pos_[q] >= order_[q].size());
   }
-  uint32_t tx_burst(uint32_t worker, const packet::PacketBatch& b,
+  uint32_t tx_burst(uint32_t worker, packet::PacketBatch& b,
                     Span<const uint32_t> which) override {
     std::lock_guard<std::mutex> lock(mu_);
     const uint32_t n = std::min(which.size, tx_limit_);  // a full ring takes the first n

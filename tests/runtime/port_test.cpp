@@ -650,7 +650,7 @@ struct Exchange {
   uint32_t tx;  // frames tx_burst took
   Received got;
 };
-Exchange exchange(Port& from, Port& to, const PacketBatch& frames, double seconds,
+Exchange exchange(Port& from, Port& to, PacketBatch& frames, double seconds,
                   int settle_ms = 0) {
   std::set<Bytes> sent;
   for (uint32_t i = 0; i < frames.size(); ++i) sent.insert(bytes_of(frames, i));
@@ -662,7 +662,7 @@ Exchange exchange(Port& from, Port& to, const PacketBatch& frames, double second
 
 // Sends all of `frames` through `tx` (worker 0) and checks they arrive, in order and byte for
 // byte, through `rx` (one queue).
-void send_and_expect(Port& tx, Port& rx, const PacketBatch& frames) {
+void send_and_expect(Port& tx, Port& rx, PacketBatch& frames) {
   std::set<Bytes> sent;
   std::vector<Bytes> order;
   for (uint32_t i = 0; i < frames.size(); ++i) {
@@ -767,8 +767,9 @@ TEST(AfPacketPort, RingKindFollowsTheDelayBound) {
       const char* ring = wait_us < 1000 ? "TPACKET_V2" : "TPACKET_V3";
       EXPECT_NE(bp->describe().find(ring), std::string::npos) << bp->describe();
       // More frames than the V2 ring has slots, so the reader wraps around it.
-      send_and_expect(*a, *bp, traffic(600, 23));
-      send_and_expect(*a, *bp, traffic(600, 24));
+      PacketBatch first = traffic(600, 23), second = traffic(600, 24);
+      send_and_expect(*a, *bp, first);
+      send_and_expect(*a, *bp, second);
     }
   });
 }

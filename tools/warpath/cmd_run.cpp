@@ -86,7 +86,7 @@ struct RunOptions {
   double openflow_probe = 5;  ///< seconds; 0 = off
   double duration = 0;
   uint64_t seed   = 1;
-  bool no_pin = false, no_progress = false, strict = false;
+  bool no_pin = false, no_progress = false, strict = false, copy = false;
   double stats_interval = 0;  ///< seconds between JSON lines on standard output; 0 = none
   std::vector<int> cpus;
   std::string gen_profile;
@@ -206,6 +206,7 @@ Result<runtime::RunConfig> build_config(const RunOptions& o, bool& builtin_ports
   if (o.has("--stats-interval")) c.stats_interval_s = o.stats_interval;
   if (o.has("--seed")) c.seed = o.seed;
   if (o.no_pin) c.pin_threads = false;
+  if (o.copy) c.zero_copy = false;
   if (!o.cpus.empty()) c.cpus = o.cpus;
   if (!o.gen_profile.empty()) c.gen_profile = o.gen_profile;
   if (o.no_progress) c.progress = false;
@@ -327,6 +328,8 @@ Status open_ports(const runtime::RunConfig& c, runtime::RunInputs& in) {
   po.seed        = c.seed;
   po.gen_profile = c.gen_profile;
   po.rx_wait_us  = c.delay_us;
+  po.zero_copy   = c.zero_copy;
+  po.held_packets = runtime::packets_held(c);
   for (size_t i = 0; i < c.ports.size(); ++i) {
     po.index = uint16_t(i);
     WARPATH_ASSIGN_OR_RETURN(auto port,
@@ -575,6 +578,9 @@ void add_run(CLI::App& app, Runner& run) {
        "class, context and length; TX keeps arrival order)")
       ->check(CLI::IsMember({"none", "sort"}));
   cmd->add_flag("--no-pin", o->no_pin, "Do not pin threads to cores");
+  cmd->add_flag("--copy", o->copy,
+                "Copy received packets into frames and out again (dpdk ports hold them where "
+                "they arrived by default: zero copy)");
   cmd->add_flag("--strict", o->strict,
                 "Exit 1 when the run had warnings (a damaged capture: by default its packets "
                 "before the damage are processed, reported and the exit status is 0)");

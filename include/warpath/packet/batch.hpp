@@ -14,6 +14,17 @@
 //   With MemSpace::kPinned both arrays are page-locked when a CUDA device is present (see
 //   HostBuffer); otherwise ordinary 64-byte-aligned memory.
 //
+// Zero copy
+//   A batch made by create_in_arena() takes its cells from the packet arena
+//   (core/packet_arena.hpp) and measures every offset from the arena's base, so it can also
+//   hold packets that stay where a port received them (a DPDK mbuf's data room in the arena):
+//   attach() records such a packet with the port's handle for its buffer, and the batch gives
+//   the buffers back in bulk (the port's release function) when it is cleared or destroyed,
+//   unless a port took one to send it (take_handle). Modules see no difference: data(i),
+//   headroom(i) and room(i) answer for a held packet from its buffer's bounds, and relocate()
+//   moves one into the batch's own cells like any other. own_all() copies every held packet
+//   into the own cells (a frame about to cross to a GPU gets one compact range).
+//
 // Thread safety
 //   A batch is filled by one thread; afterwards any number of engines may read it.
 #pragma once
@@ -22,6 +33,7 @@
 
 #include "warpath/core/hd.hpp"
 #include "warpath/core/memory.hpp"
+#include "warpath/core/packet_arena.hpp"
 #include "warpath/core/span.hpp"
 #include "warpath/core/status.hpp"
 
@@ -38,6 +50,10 @@ struct PacketMeta {
 };
 static_assert(sizeof(PacketMeta) == 24, "PacketMeta layout is part of the GPU contract");
 
+/// PacketMeta::flags: the packet leaves by more than one way (several ports, or a port and the
+/// slow path), so a port must not send the buffer it lends (it copies the bytes instead).
+inline constexpr uint16_t kMetaShared = 1;
+
 /// POD view of a batch, valid on host or device (depending on where the pointers point).
 struct BatchView {
   const uint8_t* buffer   = nullptr;
@@ -50,6 +66,8 @@ struct BatchView {
 class PacketBatch {
  public:
   static constexpr uint32_t kDefaultCellBytes = 2048;
+  /// Gives `count` buffers back to the port that lent them (attach): one call per clear.
+  using ReleaseFn = void (*)(void* const* handles, uint32_t count);
 
   PacketBatch() = default;
   /// A batch for up to `max_packets` packets and `buffer_bytes` bytes of cells (default:
@@ -61,6 +79,13 @@ class PacketBatch {
   static Result<PacketBatch> create(uint32_t max_packets, uint32_t cell_bytes = kDefaultCellBytes,
                                     size_t buffer_bytes = 0, MemSpace space = MemSpace::kHost,
                                     uint32_t headroom = 0);
+  /// The same, its cells a slice of the packet arena, so that attach() can take packets from
+  /// the arena's other slices (a port's buffers). kOutOfMemory when the arena has no room.
+  static Result<PacketBatch> create_in_arena(uint32_t max_packets,
+                                             uint32_t cell_bytes = kDefaultCellBytes,
+                                             size_t buffer_bytes = 0,
+                                             MemSpace space = MemSpace::kHost,
+                                             uint32_t headroom = 0);
 
   /// Appends a copy of `caplen` bytes. Returns false (and changes nothing) when the batch is
   /// full. `len` is the wire length; it is raised to caplen if smaller.
@@ -70,6 +95,32 @@ class PacketBatch {
   /// full); the generator builds frames in place this way.
   uint8_t* append_uninitialized(uint32_t caplen, uint32_t len, uint64_t timestamp_ns,
                                 uint16_t port = 0);
+  /// Can attach() take packets released by `release`? (an arena batch, holding none of
+  /// another port kind's).
+  bool attachable(ReleaseFn release) const noexcept {
+    return bool(slice_) && (!held_.release || held_.release == release);
+  }
+  /// Appends a packet that stays in a port's buffer [begin, end) in the arena, `data` its first
+  /// byte; the batch holds `handle` until cleared (then `release` gets it back) unless a port
+  /// takes it. False, changing nothing, when the batch is full or the buffer is not in reach
+  /// (not attachable, outside the arena).
+  bool attach(const uint8_t* data, uint32_t caplen, uint32_t len, uint64_t timestamp_ns,
+              uint16_t port, const uint8_t* begin, const uint8_t* end, void* handle,
+              ReleaseFn release);
+  /// The handle packet i's bytes are held by (nullptr: the batch's own cells).
+  void* handle(uint32_t i) const noexcept { return held_.count ? held_.handles[i] : nullptr; }
+  /// Hands packet i's buffer to the caller (a port sending it): the batch no longer releases
+  /// it, and packet i's bytes must not be read after the caller gave the buffer on.
+  void* take_handle(uint32_t i) noexcept {
+    if (!held_.count) return nullptr;
+    void* h           = held_.handles[i];
+    held_.handles[i]  = nullptr;
+    return h;
+  }
+  /// Copies every held packet into the batch's own cells and gives their buffers back. False
+  /// when the cells have no room left (the packets not moved stay held).
+  bool own_all();
+
   /// Moves packet i to fresh cells at the end of the buffer, with room for `caplen` bytes (and
   /// the batch's headroom before them), and returns where to write them (its old cells stay
   /// unused until clear()); nullptr, changing nothing, when the buffer has no room left. A
@@ -78,31 +129,36 @@ class PacketBatch {
   uint8_t* relocate(uint32_t i, uint32_t caplen, uint32_t len);
   /// Bytes of cells the buffer has left (what relocate() can still take; append() leaves the
   /// tail reserve alone).
-  size_t free_bytes() const noexcept { return buffer_.bytes() - used_bytes_; }
+  size_t free_bytes() const noexcept { return cells_bytes_ - used_bytes_; }
   /// Keeps the last `bytes` of the buffer (at most all of it) for relocate(): append() stops
   /// short of them, so packets as they arrive (jumbo frames taking many cells) cannot use up
   /// the room a module needs to grow one (a reassembled datagram). 0 by default.
   void set_tail_reserve(size_t bytes) noexcept {
-    tail_reserve_ = bytes < buffer_.bytes() ? bytes : buffer_.bytes();
+    tail_reserve_ = bytes < cells_bytes_ ? bytes : cells_bytes_;
   }
   size_t tail_reserve() const noexcept { return tail_reserve_; }
   /// Would `count` more packets of at most `caplen` bytes each fit append()?
   bool can_append(uint32_t count, uint32_t caplen) const noexcept {
     return max_packets_ - count_ >= count &&
-           buffer_.bytes() - used_bytes_ >= tail_reserve_ + size_t(count) * cells_for(caplen);
+           cells_bytes_ - used_bytes_ >= tail_reserve_ + size_t(count) * cells_for(caplen);
   }
+  /// Empties the batch, giving held buffers back.
   void clear() noexcept;
 
   uint32_t size() const noexcept { return count_; }
   uint32_t max_packets() const noexcept { return max_packets_; }
   uint32_t cell_bytes() const noexcept { return cell_bytes_; }
-  size_t buffer_bytes() const noexcept { return buffer_.bytes(); }
-  MemSpace space() const noexcept { return buffer_.space(); }
+  /// Bytes of the batch's own cells.
+  size_t buffer_bytes() const noexcept { return cells_bytes_; }
+  MemSpace space() const noexcept { return !slice_ ? buffer_.space() : slice_.space(); }
+  bool in_arena() const noexcept { return bool(slice_); }
   const PacketMeta& meta(uint32_t i) const { return metas()[i]; }
   PacketMeta& meta(uint32_t i) { return metas()[i]; }
-  const uint8_t* data(uint32_t i) const { return buffer_.data() + meta(i).offset; }
-  uint8_t* data(uint32_t i) { return buffer_.data() + meta(i).offset; }
-  BatchView view() const noexcept { return {buffer_.data(), metas(), count_}; }
+  const uint8_t* data(uint32_t i) const { return base_ + meta(i).offset; }
+  uint8_t* data(uint32_t i) { return base_ + meta(i).offset; }
+  /// Offsets count from here: the own buffer, or the arena's base for an arena batch.
+  uint8_t* base() const noexcept { return base_; }
+  BatchView view() const noexcept { return {base_, metas(), count_}; }
   /// Packet i's cells: a module may move the packet's start (meta(i).offset) anywhere within
   /// them and change its length, as long as it stays inside. headroom(i) bytes are free
   /// before the packet (an encapsulating module lowers offset into them); room(i) bytes from
@@ -117,8 +173,32 @@ class PacketBatch {
   size_t cells_for(uint32_t caplen) const noexcept;
   PacketMeta* metas() const noexcept { return reinterpret_cast<PacketMeta*>(meta_buffer_.data()); }
 
+  // Packets held in ports' buffers (attach): a handle per packet, nullptr for the own cells;
+  // buffers of packets relocated away wait in `orphans` for the next clear. Gives everything
+  // back when destroyed; a moved-from one holds nothing.
+  struct Held {
+    std::vector<void*> handles;
+    std::vector<void*> orphans;
+    ReleaseFn release = nullptr;
+    uint32_t count    = 0;  ///< attach() calls since the last release (0: no handle is set)
+    Held()            = default;
+    Held(Held&& o) noexcept { *this = std::move(o); }
+    Held& operator=(Held&& o) noexcept;
+    ~Held() { give_back(uint32_t(handles.size())); }
+    /// Releases the handles of packets [0, n) and the orphans.
+    void give_back(uint32_t n) noexcept;
+  };
+
+  static Result<PacketBatch> make(uint32_t max_packets, uint32_t cell_bytes, size_t buffer_bytes,
+                                  MemSpace space, uint32_t headroom, bool arena);
+
   HostBuffer buffer_;
+  ArenaSlice slice_;
   HostBuffer meta_buffer_;
+  uint8_t* base_         = nullptr;  ///< offsets count from here
+  uint64_t cells_begin_  = 0;        ///< the own cells' offset from base_
+  size_t cells_bytes_    = 0;
+  Held held_;
   uint32_t max_packets_ = 0;
   uint32_t cell_bytes_  = kDefaultCellBytes;
   uint32_t headroom_    = 0;

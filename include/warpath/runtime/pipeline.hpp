@@ -183,6 +183,10 @@ struct RunInputs {
   std::unique_ptr<Port> slow_path;
 };
 
+/// Packets the run's frames may hold at once (workers x frames a worker x batch): what a
+/// zero-copy port must have buffers for beside its rings (PortOptions::held_packets).
+uint32_t packets_held(const RunConfig& config);
+
 /// Runs the pipeline until the sources end, the duration passes or hooks.stop is set.
 Result<RunReport> run(const RunConfig& config, RunInputs& inputs, const RunHooks& hooks = {});
 

@@ -105,6 +105,12 @@ struct PortOptions {
   /// Generator traffic profile: modifiers joined by '+' (default, imix, uniform, min, max,
   /// ipv4, ipv6, novlan, tcp, udp; e.g. "ipv4+udp+min"). See src/runtime/ports/gen_port.cpp.
   std::string gen_profile = "default";
+  /// Zero copy (dpdk): received packets stay in the port's buffers, placed in the packet
+  /// arena, and frames hold them there until they leave (sent as they are) or are dropped.
+  bool zero_copy = true;
+  /// Packets the pipeline's frames may hold at once (workers x frames x batch: pipeline.hpp
+  /// packets_held): a zero-copy port has that many buffers more than its rings need.
+  uint32_t held_packets = 0;
 };
 
 /// What a live port knows of its link: whether it receives frames for every MAC (promiscuous
@@ -138,8 +144,10 @@ class Port {
   /// True once RX queue `q` will never deliver again (file read, generator count reached).
   virtual bool rx_done(uint32_t q) const noexcept = 0;
   /// Sends batch packets `which` (indices into `batch`) as the given worker. Returns how many
-  /// were sent; the rest are counted as tx_errors by the port and dropped by the caller.
-  virtual uint32_t tx_burst(uint32_t worker, const packet::PacketBatch& batch,
+  /// were sent; the rest are counted as tx_errors by the port and dropped by the caller. A
+  /// port may send a packet's own buffer where the batch holds one and the packet leaves only
+  /// there (PacketBatch::take_handle; kMetaShared says it does not), and copies it otherwise.
+  virtual uint32_t tx_burst(uint32_t worker, packet::PacketBatch& batch,
                             Span<const uint32_t> which) = 0;
   /// Pushes out anything buffered (pcap writer, AF_XDP TX ring). Called once at the end.
   virtual Status flush() { return Status::ok(); }

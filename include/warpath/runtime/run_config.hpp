@@ -11,6 +11,7 @@
 //   offload_device = "cuda"       # cuda | cpu (test aid: the offload path on CPU engines)
 //   workers   = 2                 # worker threads (each pinned to a core when possible)
 //   pin_threads = true            # false: leave thread placement to the kernel
+//   zero_copy = true              # false: dpdk ports copy packets into frames and out again
 //   gen_profile = "ipv4+udp+min"  # traffic of gen: ports (port.hpp: default, imix, uniform,
 //                                 # min, max, ipv4, ipv6, novlan, tcp, udp joined by '+')
 //   cpus      = [2, 3, 1, 4]      # cores to pin to: worker w -> cpus[w], then the offload
@@ -157,6 +158,9 @@ struct RunConfig {
   std::string slow_path;  ///< slow-path packets: a pcap file, or tap:IFACE (to the host)
   std::string metrics;    ///< "ADDR:PORT": serve Prometheus text at /metrics while running
   bool pin_threads = true;
+  /// Frames hold received packets where the port put them (PortOptions::zero_copy; the
+  /// packet arena), `--copy` turns it off (the floor bench compares both).
+  bool zero_copy = true;
   /// Cores to pin to (DPDK's -l): worker w on cpus[w % size], the master's lanes on the
   /// entries after the workers' (one each; a lane without one is not pinned). Empty: workers
   /// on 1..W, the lanes on 0 and W+1 (when the machine has it).

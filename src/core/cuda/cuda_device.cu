@@ -66,6 +66,17 @@ void* cuda_host_alloc(size_t bytes) noexcept {
   return p;
 }
 void cuda_host_free(void* ptr) noexcept { cudaFreeHost(ptr); }
+bool cuda_host_register(void* ptr, size_t bytes) noexcept {
+  if (cuda_device_count() == 0) return false;
+  if (cudaHostRegister(ptr, bytes, cudaHostRegisterDefault) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return true;
+}
+void cuda_host_unregister(void* ptr) noexcept {
+  if (cudaHostUnregister(ptr) != cudaSuccess) cudaGetLastError();
+}
 void* cuda_stream_create() noexcept {
   if (cuda_device_count() == 0) return nullptr;
   cudaStream_t s = nullptr;

@@ -13,6 +13,8 @@ bool built_with_cuda() noexcept { return false; }
 namespace detail {
 void* cuda_host_alloc(size_t) noexcept { return nullptr; }
 void cuda_host_free(void*) noexcept {}
+bool cuda_host_register(void*, size_t) noexcept { return false; }
+void cuda_host_unregister(void*) noexcept {}
 void* cuda_stream_create() noexcept { return nullptr; }
 void cuda_stream_destroy(void*) noexcept {}
 void* cuda_device_alloc(size_t) noexcept { return nullptr; }

@@ -11,8 +11,9 @@
 namespace warpath::packet::detail {
 
 /// out[i] = parse of packet i, all pointers in device memory, `out` 16-byte aligned (as
-/// cudaMalloc's are; kInvalidArgument otherwise). Asynchronous on `stream`.
+/// cudaMalloc's are; kInvalidArgument otherwise), packet i at buffer + metas[i].offset - first
+/// (`buffer` holds the range from the batch's lowest offset). Asynchronous on `stream`.
 Status launch_parse(const uint8_t* buffer, const PacketMeta* metas, PacketInfo* out, uint32_t n,
-                    void* stream);
+                    void* stream, uint32_t first = 0);
 
 }  // namespace warpath::packet::detail

@@ -236,7 +236,7 @@ class AfPacketPort final : public Port {
 
   bool rx_done(uint32_t) const noexcept override { return false; }
 
-  uint32_t tx_burst(uint32_t worker, const packet::PacketBatch& batch,
+  uint32_t tx_burst(uint32_t worker, packet::PacketBatch& batch,
                     Span<const uint32_t> which) override {
     TxSocket& s = *tx_[worker % tx_.size()];
     std::lock_guard<std::mutex> lock(s.mutex);

@@ -227,7 +227,7 @@ class GenPort final : public Port {
     return q >= queues_.size() || queues_[q]->done.load(std::memory_order_relaxed);
   }
 
-  uint32_t tx_burst(uint32_t worker, const packet::PacketBatch& batch,
+  uint32_t tx_burst(uint32_t worker, packet::PacketBatch& batch,
                     Span<const uint32_t> which) override {
     counters_.tx(worker, which.size, wire_bytes(batch, which), 0);
     return which.size;

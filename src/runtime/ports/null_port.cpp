@@ -15,7 +15,7 @@ class NullPort final : public Port {
   uint32_t rx_queue_count() const noexcept override { return 0; }
   Result<uint32_t> rx_burst(uint32_t, packet::PacketBatch&, uint32_t) override { return 0u; }
   bool rx_done(uint32_t) const noexcept override { return true; }
-  uint32_t tx_burst(uint32_t worker, const packet::PacketBatch& batch,
+  uint32_t tx_burst(uint32_t worker, packet::PacketBatch& batch,
                     Span<const uint32_t> which) override {
     counters_.tx(worker, which.size, wire_bytes(batch, which), 0);
     return which.size;

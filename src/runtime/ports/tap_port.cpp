@@ -64,7 +64,7 @@ class TapPort final : public Port {
   Result<uint32_t> rx_burst(uint32_t, packet::PacketBatch&, uint32_t) override { return 0u; }
   bool rx_done(uint32_t) const noexcept override { return true; }
 
-  uint32_t tx_burst(uint32_t worker, const packet::PacketBatch& batch,
+  uint32_t tx_burst(uint32_t worker, packet::PacketBatch& batch,
                     Span<const uint32_t> which) override {
     uint32_t sent  = 0;
     uint64_t bytes = 0;

@@ -223,26 +223,60 @@ void register_thread() {
 // flag, on EAL's 4 KiB pages (--no-huge) no mbuf may cross a page, so mbufs of 2 KiB and more
 // lie a page apart; net_af_xdp takes the pool as its UMEM assuming they are packed (size =
 // count x mbuf size) and the kernel then refuses every mbuf beyond that length. Nothing here
-// needs physically contiguous mbufs: vdevs do no DMA. Null with rte_errno set on failure.
-rte_mempool* create_mbuf_pool(const std::string& name, uint32_t count, uint16_t room, int socket) {
+// needs physically contiguous mbufs: vdevs do no DMA. With `arena`, the mbufs (headers and
+// data rooms, packed in one chunk) are placed in a slice of the packet arena, which the pool
+// does not own: frames then hold received packets where they are (zero copy). Null with
+// rte_errno set on failure.
+rte_mempool* create_mbuf_pool(const std::string& name, uint32_t count, uint16_t room, int socket,
+                              ArenaSlice* arena) {
   rte_pktmbuf_pool_private priv{};
   priv.mbuf_data_room_size = room;
-  rte_mempool* mp =
-      rte_mempool_create_empty(name.c_str(), count, unsigned(sizeof(rte_mbuf)) + room, kPoolCache,
-                               unsigned(sizeof priv), socket, RTE_MEMPOOL_F_NO_IOVA_CONTIG);
+  const unsigned elt       = unsigned(sizeof(rte_mbuf)) + room;
+  rte_mempool* mp = rte_mempool_create_empty(name.c_str(), count, elt, kPoolCache,
+                                             unsigned(sizeof priv), socket,
+                                             RTE_MEMPOOL_F_NO_IOVA_CONTIG);
   if (!mp) return nullptr;
-  int rc = rte_mempool_set_ops_byname(mp, rte_mbuf_best_mempool_ops(), nullptr);
+  // A zero-copy pool is a stack (LIFO, DPDK's "stack" ops) behind the lcore caches: frames
+  // hold a batch of mbufs (up to 1,024 and more), more than a cache keeps, and a ring
+  // (FIFO) would then hand out the least recently used of the whole pool, cold in every
+  // cache, where a stack hands out those just freed.
+  int rc = arena && rte_mempool_set_ops_byname(mp, "stack", nullptr) == 0
+               ? 0
+               : rte_mempool_set_ops_byname(mp, rte_mbuf_best_mempool_ops(), nullptr);
   if (rc == 0) {
     rte_pktmbuf_pool_init(mp, &priv);
-    rc = rte_mempool_populate_default(mp);
+    if (!arena) {
+      rc = rte_mempool_populate_default(mp);
+    } else {
+      rte_mempool_objsz sz{};
+      const size_t bytes = size_t(count) * rte_mempool_calc_obj_size(elt, mp->flags, &sz) +
+                           RTE_CACHE_LINE_SIZE;
+      auto slice = PacketArena::get().allocate(bytes);
+      if (!slice.is_ok()) {
+        rc = -ENOMEM;
+      } else {
+        *arena                = std::move(*slice);
+        char* addr            = reinterpret_cast<char*>(arena->data());
+        const rte_iova_t iova = rte_eal_iova_mode() == RTE_IOVA_VA ? rte_iova_t(uintptr_t(addr))
+                                                                    : RTE_BAD_IOVA;
+        rc = rte_mempool_populate_iova(mp, addr, iova, arena->bytes(), nullptr, nullptr);
+        if (rc >= 0 && mp->populated_size != mp->size) rc = -ENOSPC;
+      }
+    }
   }
   if (rc < 0) {
     rte_mempool_free(mp);
+    if (arena) *arena = ArenaSlice();
     rte_errno = -rc;
     return nullptr;
   }
   rte_mempool_obj_iter(mp, rte_pktmbuf_init, nullptr);
   return mp;
+}
+
+// A frame's held mbufs back to their pools (PacketBatch::ReleaseFn), in one bulk put.
+void release_mbufs(void* const* handles, uint32_t count) {
+  rte_pktmbuf_free_bulk(reinterpret_cast<rte_mbuf**>(const_cast<void**>(handles)), count);
 }
 
 // ---- devargs -----------------------------------------------------------------------------
@@ -267,6 +301,7 @@ std::vector<std::pair<std::string, std::string>> split_kvargs(std::string_view t
 
 struct RxQueue {
   std::array<rte_mbuf*, kRxBurst> pending{};  // received, not yet copied into a batch
+  std::array<rte_mbuf*, kRxBurst> copied{};   // copied into a batch, to free
   uint16_t next = 0, count = 0;
   bool received     = false;  // anything ever (net_pcap end detection)
   uint32_t empties  = 0;      // consecutive empty polls
@@ -356,19 +391,24 @@ class DpdkPort final : public Port {
 
     static std::atomic<unsigned> pools{0};
     const std::string pool_name = "warpath_" + std::to_string(pools.fetch_add(1));
+    // Zero copy: frames hold received mbufs until their packets leave, up to held_packets.
+    zero_copy_           = options_.zero_copy && nrx_ > 0 && PacketArena::get().base() != nullptr;
     const uint32_t mbufs = nrx_ * (uint32_t(nb_rxd) + kRxBurst) +
-                           ntx_ * (uint32_t(nb_txd) + kTxBurst) + 1024 + kPoolCache * kCachingThreads;
+                           ntx_ * (uint32_t(nb_txd) + kTxBurst) + 1024 +
+                           kPoolCache * kCachingThreads + (zero_copy_ ? options_.held_packets : 0);
     const uint32_t room = std::clamp<uint32_t>(options_.frame_bytes + RTE_PKTMBUF_HEADROOM,
                                                RTE_MBUF_DEFAULT_BUF_SIZE, UINT16_MAX);
     int socket          = rte_eth_dev_socket_id(port_id_);
     if (socket < 0) socket = SOCKET_ID_ANY;
-    pool_ = create_mbuf_pool(pool_name, mbufs, uint16_t(room), socket);
+    pool_ = create_mbuf_pool(pool_name, mbufs, uint16_t(room), socket,
+                             zero_copy_ ? &pool_memory_ : nullptr);
     if (!pool_)
       return fail(Errc::kIoError,
                   "cannot create a pool of " + std::to_string(mbufs) + " mbufs of " +
                       std::to_string(room) + " bytes: " + dpdk_error(rte_errno) +
                       (rte_errno == ENOMEM ? " (EAL has -m " + std::to_string(kEalMemoryMb) +
-                                                 " MiB for all dpdk ports)"
+                                                 " MiB for all dpdk ports" +
+                                                 (zero_copy_ ? ", and the packet arena" : "") + ")"
                                            : std::string()));
 
     rte_eth_rxconf rxconf = info.default_rxconf;
@@ -411,6 +451,7 @@ class DpdkPort final : public Port {
     std::string d = "dpdk " + vdev_ + " (" + driver_ + ", " + std::to_string(nrx_) + " rx + " +
                     std::to_string(ntx_) + " tx queues";
     if (rss_) d += ", RSS";
+    if (zero_copy_) d += ", zero copy";
     return d + ")";
   }
 
@@ -439,20 +480,22 @@ class DpdkPort final : public Port {
         }
         rq.received = true;
       }
-      bool full         = false;
-      const uint16_t first = rq.next;
+      bool full           = false;
+      const bool attach   = zero_copy_ && batch.attachable(release_mbufs);
+      uint32_t copied     = 0;
       while (rq.next < rq.count && n < max) {
         rte_mbuf* m = rq.pending[rq.next];
-        if (!copy(m, batch, now)) {
+        if (attach && m->nb_segs == 1 ? !hold(m, batch, now) : !copy(m, batch, now)) {
           full = true;
           break;
         }
+        if (!(attach && m->nb_segs == 1)) rq.copied[copied++] = m;
         bytes += m->pkt_len;
         ++rq.next;
         ++n;
       }
       // The copied mbufs back to the pool in one bulk put a burst, not one put a packet.
-      if (rq.next > first) rte_pktmbuf_free_bulk(rq.pending.data() + first, unsigned(rq.next - first));
+      if (copied) rte_pktmbuf_free_bulk(rq.copied.data(), copied);
       if (full || (asked != 0 && rq.count < asked)) break;  // batch full, or the device is dry
     }
     counters_.rx(q, n, bytes);
@@ -474,7 +517,7 @@ class DpdkPort final : public Port {
            rx_[q].done.load(std::memory_order_relaxed);
   }
 
-  uint32_t tx_burst(uint32_t worker, const packet::PacketBatch& batch,
+  uint32_t tx_burst(uint32_t worker, packet::PacketBatch& batch,
                     Span<const uint32_t> which) override {
     register_thread();
     uint32_t sent  = 0;
@@ -485,9 +528,25 @@ class DpdkPort final : public Port {
       std::array<rte_mbuf*, kTxBurst> mbufs{};
       for (uint32_t at = 0; at < which.size && !closed_.load(std::memory_order_relaxed);) {
         const uint32_t k = std::min<uint32_t>(kTxBurst, which.size - at);
-        if (rte_pktmbuf_alloc_bulk(pool_, mbufs.data(), k) != 0) break;  // out of mbufs
+        // The packets' own mbufs where the frame lends them, fresh ones filled with a copy
+        // for the rest; a packet whose copy fails ends the burst (it and the rest are freed).
+        uint32_t need = 0;
+        for (uint32_t j = 0; j < k; ++j) need += (mbufs[j] = lend(batch, which[at + j])) == nullptr;
+        std::array<rte_mbuf*, kTxBurst> fresh{};
+        if (need && rte_pktmbuf_alloc_bulk(pool_, fresh.data(), need) != 0) {  // out of mbufs
+          for (uint32_t j = 0; j < k; ++j)
+            if (mbufs[j]) rte_pktmbuf_free(mbufs[j]);
+          break;
+        }
         uint32_t built = 0;
-        while (built < k && fill(mbufs[built], batch, which[at + built])) ++built;
+        for (uint32_t f = 0; built < k; ++built) {
+          if (mbufs[built]) continue;
+          mbufs[built] = fresh[f++];
+          if (!fill(mbufs[built], batch, which[at + built])) {
+            if (f < need) rte_pktmbuf_free_bulk(fresh.data() + f, need - f);
+            break;  // mbufs[built..k): the failed one and lent ones, freed below (nulls skipped)
+          }
+        }
         if (built < k) rte_pktmbuf_free_bulk(mbufs.data() + built, k - built);
         uint32_t done = 0;
         for (int idle = 0; done < built && idle < kTxIdleTries;) {
@@ -548,6 +607,30 @@ class DpdkPort final : public Port {
     return true;
   }
 
+  // Appends mbuf `m` (one segment, in the packet arena) to `batch` where it is: the batch holds
+  // it until the packet leaves (lend) or the frame is done. False when the batch is full.
+  bool hold(rte_mbuf* m, packet::PacketBatch& batch, uint64_t ts) const {
+    const auto* buf = static_cast<const uint8_t*>(m->buf_addr);
+    return batch.attach(rte_pktmbuf_mtod(m, const uint8_t*),
+                        std::min<uint32_t>(m->data_len, options_.frame_bytes), m->pkt_len, ts,
+                        options_.index, buf, buf + m->buf_len, m, release_mbufs);
+  }
+
+  // Packet i's own mbuf, taken from the batch and set to the packet's bytes now (a module may
+  // have moved its start or changed its length within the buffer), when the batch holds one
+  // and the packet leaves only here; nullptr otherwise (the caller copies the bytes).
+  static rte_mbuf* lend(packet::PacketBatch& batch, uint32_t i) {
+    const packet::PacketMeta& meta = batch.meta(i);
+    if (!batch.handle(i) || (meta.flags & packet::kMetaShared) || !batch.attachable(release_mbufs))
+      return nullptr;
+    auto* m     = static_cast<rte_mbuf*>(batch.take_handle(i));
+    m->data_off = uint16_t(batch.data(i) - static_cast<const uint8_t*>(m->buf_addr));
+    m->data_len = uint16_t(meta.caplen);
+    m->pkt_len  = meta.caplen;
+    m->ol_flags &= ~RTE_MBUF_F_TX_OFFLOAD_MASK;
+    return m;
+  }
+
   // Copies packet i of `batch` into `m` (fresh from the pool), chaining more mbufs when it
   // does not fit. False when the pool ran dry (`m` is the caller's to free, with its chain).
   bool fill(rte_mbuf* m, const packet::PacketBatch& batch, uint32_t i) const {
@@ -592,7 +675,8 @@ class DpdkPort final : public Port {
       close_status_ = fail(Errc::kIoError, "rte_vdev_uninit: " + dpdk_error(rc));
     have_port_ = vdev_created_ = started_ = false;
     if (pool_) rte_mempool_free(pool_);
-    pool_ = nullptr;
+    pool_        = nullptr;
+    pool_memory_ = ArenaSlice();
     return close_status_;
   }
 
@@ -607,6 +691,8 @@ class DpdkPort final : public Port {
   bool rss_ = false, pcap_file_ = false;
   uint32_t nrx_ = 0, ntx_ = 0;
   rte_mempool* pool_ = nullptr;
+  ArenaSlice pool_memory_;  // the pool's mbufs when zero_copy_ (freed after the pool)
+  bool zero_copy_ = false;
   std::unique_ptr<RxQueue[]> rx_;
   std::unique_ptr<TxQueue[]> tx_;
   // Closing.

@@ -133,7 +133,7 @@ class PcapPort final : public Port {
 
   bool rx_done(uint32_t) const noexcept override { return !reader_ || done_; }
 
-  uint32_t tx_burst(uint32_t worker, const packet::PacketBatch& batch,
+  uint32_t tx_burst(uint32_t worker, packet::PacketBatch& batch,
                     Span<const uint32_t> which) override {
     std::lock_guard<std::mutex> lock(tx_mutex_);
     uint32_t sent  = 0;

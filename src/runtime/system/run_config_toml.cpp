@@ -254,6 +254,12 @@ class Loader {
       c_.pin_threads = b->get();
       return Status::ok();
     }
+    if (key == "zero_copy") {
+      const auto* b = v.as_boolean();
+      if (!b) return wrong_type(line, key, "a boolean", v);
+      c_.zero_copy = b->get();
+      return Status::ok();
+    }
     if (key == "schedule") return get_string(line, key, v, c_.schedule);
     if (key == "gen_profile") {
       const auto* s = v.as_string();
@@ -292,7 +298,7 @@ class Loader {
     }
     return unknown(line, key,
                    "app, engine, offload_device, workers, batch, delay_us, duration, seed, json, "
-                   "slow_path, metrics, stats_interval, schedule, pin_threads, cpus, gen_profile, sa, "
+                   "slow_path, metrics, stats_interval, schedule, pin_threads, zero_copy, cpus, gen_profile, sa, "
                    "flows, openflow, openflow_probe, openflow_private_key, openflow_certificate, "
                    "openflow_ca_cert, [ports], "
                    "[router], [acl], [[module]]");
