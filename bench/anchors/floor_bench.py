@@ -10,8 +10,10 @@ Configurations (each over the same ports for testpmd and for `warpath run`):
             infinite_rx=1) -> net_null1 (no-rx=1)
 testpmd runs `--forward-mode=io` (and `macswap` on null, which touches each packet); warpath
 runs `--chain wire` (the empty chain: out of the paired port, unchanged) and, on pcap,
-`--chain router` (the built-in full table). Mpps are packets forwarded per second over every
-port; ns a packet = 1000 / Mpps (one core), cycles at the nominal clock of /proc/cpuinfo.
+`--chain router` (the built-in full table), each with zero copy (the default: frames hold the
+received mbufs and send them) and with `--copy` (packets copied into frames and out again).
+Mpps are packets forwarded per second over every port; ns a packet = 1000 / Mpps (one core),
+cycles at the nominal clock of /proc/cpuinfo.
 
   bench/anchors/floor_bench.py [--rounds 5] [--seconds 3] [--core 1] [--out bench/results]
 
@@ -60,10 +62,10 @@ def testpmd(vdevs, mode, seconds, core):
     return statistics.median(steady) / 1e6
 
 
-def warpath(binary, ports, chain, seconds, core):
+def warpath(binary, ports, chain, seconds, core, *extra):
     with tempfile.NamedTemporaryFile(suffix=".json") as j:
         args = [str(binary), "run", "--chain", chain, "--workers", "1", "--duration", str(seconds),
-                "--cpus", str(core), "--no-progress", "--json", j.name]
+                "--cpus", str(core), "--no-progress", "--json", j.name, *extra]
         for name, spec in ports:
             args += ["--port", f"{name}=dpdk:{spec}"]
         r = sh(args, timeout=seconds + 60)
@@ -95,9 +97,12 @@ def main():
         "testpmd io, null": lambda: (testpmd(null, "io", a.seconds, a.core), {}),
         "testpmd macswap, null": lambda: (testpmd(null, "macswap", a.seconds, a.core), {}),
         "warpath wire, null": lambda: warpath(a.warpath, [("a", null[0]), ("b", null[1])], "wire", a.seconds, a.core),
+        "warpath wire --copy, null": lambda: warpath(a.warpath, [("a", null[0]), ("b", null[1])], "wire", a.seconds, a.core, "--copy"),
         "testpmd io, pcap": lambda: (testpmd(pcap, "io", a.seconds, a.core), {}),
         "warpath wire, pcap": lambda: warpath(a.warpath, [("a", pcap[0]), ("b", pcap[1])], "wire", a.seconds, a.core),
+        "warpath wire --copy, pcap": lambda: warpath(a.warpath, [("a", pcap[0]), ("b", pcap[1])], "wire", a.seconds, a.core, "--copy"),
         "warpath router, pcap": lambda: warpath(a.warpath, [("a", pcap[0]), ("b", pcap[1])], "router", a.seconds, a.core),
+        "warpath router --copy, pcap": lambda: warpath(a.warpath, [("a", pcap[0]), ("b", pcap[1])], "router", a.seconds, a.core, "--copy"),
     }
     got = {k: [] for k in rows}
     stages = {k: [] for k in rows}

@@ -28,6 +28,8 @@ Result<PacketBatch> PacketBatch::make(uint32_t max_packets, uint32_t cell_bytes,
       return Status(Errc::kOutOfMemory, "the packet arena's free room lies beyond 4 GiB");
     b.base_        = a.base();
     b.cells_begin_ = b.slice_.offset();
+    b.held_.handles.assign(max_packets, nullptr);
+    b.held_.orphans.reserve(size_t(max_packets) * 2);
   } else {
     b.buffer_ = HostBuffer(buffer_bytes, space);
     b.base_   = b.buffer_.data();
@@ -83,38 +85,13 @@ bool PacketBatch::append(const uint8_t* bytes, uint32_t caplen, uint32_t len, ui
   return true;
 }
 
-bool PacketBatch::attach(const uint8_t* data, uint32_t caplen, uint32_t len,
-                         uint64_t timestamp_ns, uint16_t port, const uint8_t* begin,
-                         const uint8_t* end, void* handle, ReleaseFn release) {
-  if (count_ == max_packets_ || !attachable(release) || !release || begin < base_ ||
-      data < begin || end < data || size_t(end - data) < caplen ||
-      size_t(end - base_) > 0xffffffffull)
-    return false;
-  if (held_.handles.empty()) {
-    held_.handles.assign(max_packets_, nullptr);
-    held_.orphans.reserve(size_t(max_packets_) * 2);
-  }
-  held_.release          = release;
-  held_.handles[count_]  = handle;
-  ++held_.count;
-  starts_[count_] = static_cast<uint32_t>(begin - base_);
-  ends_[count_]   = static_cast<uint32_t>(end - base_);
-  PacketMeta& m   = metas()[count_++];
-  m.offset        = static_cast<uint32_t>(data - base_);
-  m.caplen        = caplen;
-  m.len           = len < caplen ? caplen : len;
-  m.port          = port;
-  m.flags         = 0;
-  m.timestamp_ns  = timestamp_ns;
-  return true;
-}
-
 uint8_t* PacketBatch::relocate(uint32_t i, uint32_t caplen, uint32_t len) {
   const size_t need = cells_for(caplen);
   if (i >= count_ || used_bytes_ + need > cells_bytes_) return nullptr;
   if (held_.count && held_.handles[i]) {  // its port's buffer goes back at the next clear
     held_.orphans.push_back(held_.handles[i]);
     held_.handles[i] = nullptr;
+    --held_.count;
   }
   const uint64_t at = cells_begin_ + used_bytes_;
   starts_[i]        = static_cast<uint32_t>(at);
@@ -149,7 +126,7 @@ bool PacketBatch::own_all() {
 }
 
 void PacketBatch::clear() noexcept {
-  if (held_.count) held_.give_back(count_);
+  if (held_.count || !held_.orphans.empty()) held_.give_back(count_);
   count_      = 0;
   used_bytes_ = 0;
 }
@@ -169,10 +146,11 @@ PacketBatch::Held& PacketBatch::Held::operator=(Held&& o) noexcept {
 
 void PacketBatch::Held::give_back(uint32_t n) noexcept {
   if (!release) return;
-  for (uint32_t i = 0; i < n && i < handles.size(); ++i)
+  for (uint32_t i = 0; count && i < n && i < handles.size(); ++i)
     if (handles[i]) {
       orphans.push_back(handles[i]);
       handles[i] = nullptr;
+      --count;
     }
   if (!orphans.empty()) release(orphans.data(), uint32_t(orphans.size()));
   orphans.clear();

@@ -227,12 +227,21 @@ void Worker::send_whole(Frame& c, size_t p, Span<const uint32_t> run, uint64_t& 
   const uint32_t sent = cfg_.ports[p]->tx_burst(cfg_.id, c.batch, run);
   const uint64_t t    = mono_ns();
   uint32_t single_sent = 0, single_failed = 0;
+  // One latency sample per packet (a copied packet's on its first port), recorded per run of
+  // packets received at the same time (a receive call stamps its packets alike).
+  uint64_t rx_at = 0, same = 0;
   for (uint32_t k = 0; k < run.size; ++k) {
     const uint32_t i = run[k];
     const bool many  = c.out[i] == kOutMany;
     if (k < sent) {
-      // One latency sample per packet: a copied packet's on its first port.
-      if (!many || first_port_[i] == p) latency_.record(t - c.rx_ns[i]);
+      if (!many || first_port_[i] == p) {
+        if (c.rx_ns[i] != rx_at && same) {
+          latency_.record(t - rx_at, same);
+          same = 0;
+        }
+        rx_at = c.rx_ns[i];
+        ++same;
+      }
       tx_bytes += c.batch.meta(i).len;
       single_sent += !many;
       many_copies += many;
@@ -242,6 +251,7 @@ void Worker::send_whole(Frame& c, size_t p, Span<const uint32_t> run, uint64_t& 
       ++single_failed;
     }
   }
+  if (same) latency_.record(t - rx_at, same);
   reason_scratch_[kReasonForwarded] += single_sent;
   reason_scratch_[kReasonTxError] += single_failed;
 }

@@ -103,18 +103,38 @@ class PacketBatch {
   /// Appends a packet that stays in a port's buffer [begin, end) in the arena, `data` its first
   /// byte; the batch holds `handle` until cleared (then `release` gets it back) unless a port
   /// takes it. False, changing nothing, when the batch is full or the buffer is not in reach
-  /// (not attachable, outside the arena).
+  /// (not attachable, outside the arena). Inline: a port calls it for every packet.
   bool attach(const uint8_t* data, uint32_t caplen, uint32_t len, uint64_t timestamp_ns,
               uint16_t port, const uint8_t* begin, const uint8_t* end, void* handle,
-              ReleaseFn release);
+              ReleaseFn release) noexcept {
+    const uint32_t n = count_;
+    if (n == max_packets_ || release != held_.release || begin < base_ || data < begin ||
+        size_t(end - data) < caplen || size_t(end - base_) > 0xffffffffull)
+      return adopt(release) && attach(data, caplen, len, timestamp_ns, port, begin, end, handle,
+                                      release);
+    held_.handles[n] = handle;
+    ++held_.count;
+    starts_[n]       = static_cast<uint32_t>(begin - base_);
+    ends_[n]         = static_cast<uint32_t>(end - base_);
+    PacketMeta& m    = metas()[n];
+    m.offset         = static_cast<uint32_t>(data - base_);
+    m.caplen         = caplen;
+    m.len            = len < caplen ? caplen : len;
+    m.port           = port;
+    m.flags          = 0;
+    m.timestamp_ns   = timestamp_ns;
+    count_           = n + 1;
+    return true;
+  }
   /// The handle packet i's bytes are held by (nullptr: the batch's own cells).
   void* handle(uint32_t i) const noexcept { return held_.count ? held_.handles[i] : nullptr; }
   /// Hands packet i's buffer to the caller (a port sending it): the batch no longer releases
   /// it, and packet i's bytes must not be read after the caller gave the buffer on.
   void* take_handle(uint32_t i) noexcept {
     if (!held_.count) return nullptr;
-    void* h           = held_.handles[i];
-    held_.handles[i]  = nullptr;
+    void* h          = held_.handles[i];
+    held_.handles[i] = nullptr;
+    held_.count -= h != nullptr;
     return h;
   }
   /// Copies every held packet into the batch's own cells and gives their buffers back. False
@@ -180,7 +200,7 @@ class PacketBatch {
     std::vector<void*> handles;
     std::vector<void*> orphans;
     ReleaseFn release = nullptr;
-    uint32_t count    = 0;  ///< attach() calls since the last release (0: no handle is set)
+    uint32_t count    = 0;  ///< handles set (0: none, and nothing to scan when cleared)
     Held()            = default;
     Held(Held&& o) noexcept { *this = std::move(o); }
     Held& operator=(Held&& o) noexcept;
@@ -188,6 +208,14 @@ class PacketBatch {
     /// Releases the handles of packets [0, n) and the orphans.
     void give_back(uint32_t n) noexcept;
   };
+
+  /// attach()'s slow path: takes `release` as the batch's lender when it has none (and is an
+  /// arena batch); false when it cannot (attach then refuses the packet).
+  bool adopt(ReleaseFn release) noexcept {
+    if (!slice_ || !release || held_.release || held_.handles.empty()) return false;
+    held_.release = release;
+    return true;
+  }
 
   static Result<PacketBatch> make(uint32_t max_packets, uint32_t cell_bytes, size_t buffer_bytes,
                                   MemSpace space, uint32_t headroom, bool arena);
