@@ -48,7 +48,9 @@
 //                           once per process without hugepages or PCI. A live device never
 //                           ends; net_pcap reading a file ends after the file (detected by empty
 //                           polls); net_pcap without an RX source is send-only. Timestamps:
-//                           CLOCK_REALTIME at reception. See src/runtime/system/dpdk_port.cpp.
+//                           CLOCK_REALTIME at reception. Zero copy (PortOptions::zero_copy):
+//                           frames hold received mbufs and the port sends them as they are.
+//                           See src/runtime/system/dpdk_port.cpp.
 //
 // RX queue overflow
 //   A live source does not wait for warpath: packets that arrive while the RX ring is full are

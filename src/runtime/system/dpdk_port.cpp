@@ -35,10 +35,20 @@
 //   have room for frame_bytes (at least 2048 bytes), longer frames use chains. The pool is
 //   packed (RTE_MEMPOOL_F_NO_IOVA_CONTIG; net_af_xdp needs that, see create_mbuf_pool()).
 //
+// Zero copy (options.zero_copy, the default)
+//   The pool's mbufs (headers and data rooms, one packed chunk) lie in the packet arena
+//   (core/packet_arena.hpp), in a LIFO pool (DPDK's "stack" ops: frames hold a whole batch of
+//   mbufs, more than an lcore cache keeps, and a FIFO ring would hand out the coldest), with
+//   options.held_packets mbufs more than the rings need. RX attaches each single-segment mbuf
+//   to an arena batch where it is (PacketBatch::attach; the batch frees it when cleared); TX
+//   sends a held packet's own mbuf, set to the packet's bytes now, unless the packet is shared
+//   (kMetaShared), and copies everything else as below. ADR 0017.
+//
 // RX
-//   rte_eth_rx_burst() (non-blocking) for at most what the caller asked, each mbuf (chains
-//   too) copied into the batch, cut to frame_bytes (caplen), timestamp CLOCK_REALTIME read once
-//   per call, then freed. When the batch fills, the mbufs not taken wait for the next call.
+//   rte_eth_rx_burst() (non-blocking) for at most what the caller asked; without zero copy (or
+//   for a chain of mbufs, or a batch not in the arena) each mbuf is copied into the batch, cut
+//   to frame_bytes (caplen), then freed; timestamp CLOCK_REALTIME read once per call. When the
+//   batch fills, the mbufs not taken wait for the next call.
 //   net_pcap without an rx source (no rx_pcap, rx_iface, rx_iface_in or iface) is send-only:
 //   0 RX queues, as "pcap::out.pcap" is.
 //   End of input: live devices never end (rx_done is false). net_pcap reading a file (rx_pcap,
@@ -48,7 +58,8 @@
 //   Only net_pcap rx_pcap devices end this way.
 //
 // TX
-//   Frames are copied into mbufs from the port's pool (chained when longer than one) and given
+//   Held mbufs go as they are; other frames are copied into mbufs from the port's pool (chained
+//   when longer than one); both are given
 //   to rte_eth_tx_burst(), retried while the device takes some (up to 16 tries in a row that
 //   take none, with a yield between); what it does not take is freed and counted in tx_errors.
 //   net_pcap without tx_pcap (or tx_iface) discards what it is given, counting it as sent.
