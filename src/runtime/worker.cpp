@@ -160,8 +160,10 @@ Status Worker::finish(Frame& c) {
   for (auto& l : out_lists_) l.clear();
   slow_list_.clear();
   many_list_.clear();
+  uint16_t any_frag_mtu = 0;  // a module asked for fragmentation of some packet
   for (uint32_t i = 0; i < n; ++i) {
     const uint16_t r = c.reason[i];
+    any_frag_mtu |= c.frag_mtu[i];
     if (r == fwd && c.out[i] == kOutMany) {
       // One copy per port (ports copy the bytes out of the frame, none sends the buffer the
       // frame holds), counted once: forwarded when every copy went, tx_error otherwise.
@@ -186,7 +188,11 @@ Status Worker::finish(Frame& c) {
     // (a router fragments IPv4 only: RFC 1812 5.2.6, RFC 8200 5; one with DF is refused:
     // tx_error). Without MTUs the whole list is one run, one burst.
     const auto& list = out_lists_[p];
-    auto cut         = [&](uint32_t i) {
+    if (!link_mtu_[p] && !any_frag_mtu) {  // nothing can need fragments: one run, one burst
+      if (!list.empty()) send_whole(c, p, {list.data(), uint32_t(list.size())}, tx_bytes, many_copies);
+      continue;
+    }
+    auto cut = [&](uint32_t i) {
       const uint32_t mtu = out_mtu(c, i, link_mtu_[p]);
       return mtu && c.out[i] != kOutMany && c.batch.meta(i).caplen > c.infos[i].l3_offset + mtu;
     };
