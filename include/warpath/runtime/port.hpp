@@ -107,8 +107,9 @@ struct PortOptions {
   /// Generator traffic profile: modifiers joined by '+' (default, imix, uniform, min, max,
   /// ipv4, ipv6, novlan, tcp, udp; e.g. "ipv4+udp+min"). See src/runtime/ports/gen_port.cpp.
   std::string gen_profile = "default";
-  /// Zero copy (dpdk): received packets stay in the port's buffers, placed in the packet
-  /// arena, and frames hold them there until they leave (sent as they are) or are dropped.
+  /// Zero copy (dpdk, afxdp): received packets stay in the port's buffers (mbufs, UMEM
+  /// frames), placed in the packet arena, and frames hold them there until they leave (a dpdk
+  /// port sends them as they are) or are dropped.
   bool zero_copy = true;
   /// Packets the pipeline's frames may hold at once (workers x frames x batch: pipeline.hpp
   /// packets_held): a zero-copy port has that many buffers more than its rings need.

@@ -10,11 +10,19 @@
 //   The kernel binds zero-copy when the driver supports it, otherwise copy mode. Deleting the
 //   last socket detaches the program.
 //
+// Zero copy (options.zero_copy, the default)
+//   Each UMEM is a slice of the packet arena (core/packet_arena.hpp) with options.held_packets
+//   RX frames more than the ring's. rx_burst() into an arena batch attaches each frame where
+//   the kernel put it (PacketBatch::attach) instead of copying; the batch gives the frames back
+//   (release_umem_frames) when cleared, onto the fill ring of the queue they came from, so
+//   the fill ring holds every RX frame neither in the RX ring nor held. TX copies, as below.
+//   ADR 0017.
+//
 // RX
-//   rx_burst() copies descriptors from the RX ring into the batch (timestamp: CLOCK_REALTIME,
-//   once per burst; AF_XDP has no kernel timestamps) and gives their frames straight back to
-//   the fill ring, so the fill ring always holds every frame not waiting in the RX ring: the
-//   RX ring of ring_frames packets is the only queue, and what the kernel cannot put in it is
+//   Otherwise rx_burst() copies descriptors from the RX ring into the batch (timestamp:
+//   CLOCK_REALTIME, once per burst; AF_XDP has no kernel timestamps) and gives their frames
+//   straight back to the fill ring, so the fill ring always holds every frame not waiting in
+//   the RX ring: the RX ring of ring_frames packets is the only queue, and what the kernel cannot put in it is
 //   counted in XDP_STATISTICS (rx_ring_full, rx_dropped): rx_dropped. With nothing waiting it
 //   poll()s with timeout 0 (which wakes the driver when the fill ring needs it) and returns.
 //
@@ -83,6 +91,7 @@ constexpr uint32_t kMaxRing     = 1u << 16;
 constexpr uint32_t kMaxTxFrames = 4096;
 constexpr uint32_t kXdpHeadroom = 256;  // XDP_PACKET_HEADROOM
 constexpr int kKicks            = 256;  // sendto() calls per TX burst, at most
+constexpr uint32_t kMaxHeldFrames = 1u << 18;  // UMEM frames for what frames hold, at most
 
 // --- libbpf / libxdp messages --------------------------------------------------------------
 
@@ -159,8 +168,11 @@ struct XskQueue {
   uint32_t id        = 0;
   uint8_t* area      = nullptr;
   size_t area_bytes  = 0;
+  ArenaSlice arena_area;  // the UMEM when frames hold its frames (else area is mmap'd)
   uint32_t chunk     = 0;
   uint32_t rx_frames = 0, tx_frames = 0;
+  uint32_t held_frames = 0;  // RX frames beyond the ring's, for what frames hold
+  uint32_t fill_size   = 0;  // the fill ring: every RX frame not in the RX ring fits
   xsk_umem* umem  = nullptr;
   xsk_socket* xsk = nullptr;
   int fd          = -1;
@@ -175,10 +187,26 @@ struct XskQueue {
   std::vector<xdp_desc> pending;  // frames copied, not yet in the TX ring
 
   ~XskQueue() {
+    forget_held(this);
     if (xsk) xsk_socket__delete(xsk);
     if (umem) xsk_umem__delete(umem);
-    if (area) munmap(area, area_bytes);
+    if (area && !arena_area) munmap(area, area_bytes);
   }
+
+  // Frames (UMEM chunk starts) back to the fill ring. Only the thread that reads this queue
+  // calls it (rx_burst, and the frames its worker holds): the fill ring has one producer.
+  void refill(uint8_t* const* chunks, uint32_t n) {
+    uint32_t idx = 0;
+    if (n == 0 || xsk_ring_prod__reserve(&fill, n, &idx) != n) return;  // room for all, always
+    for (uint32_t i = 0; i < n; ++i)
+      *xsk_ring_prod__fill_addr(&fill, idx + i) = uint64_t(chunks[i] - area);
+    xsk_ring_prod__submit(&fill, n);
+  }
+
+  // The queues whose UMEM frames may be held by frames, found by address when they come back
+  // (PacketBatch::ReleaseFn gets only the handles: chunk starts in the arena).
+  static XskQueue* holder_of(const uint8_t* chunk);
+  static void forget_held(XskQueue* q);
 
   // Takes finished TX frames back from the completion ring.
   void reclaim() {
@@ -213,6 +241,38 @@ struct XskQueue {
     }
   }
 };
+
+std::mutex g_held_mutex;
+std::vector<XskQueue*> g_held;  // queues that lend frames (few; read under the lock)
+
+XskQueue* XskQueue::holder_of(const uint8_t* chunk) {
+  std::lock_guard<std::mutex> lock(g_held_mutex);
+  for (XskQueue* q : g_held)
+    if (chunk >= q->area && chunk < q->area + q->area_bytes) return q;
+  return nullptr;
+}
+
+void XskQueue::forget_held(XskQueue* q) {
+  std::lock_guard<std::mutex> lock(g_held_mutex);
+  g_held.erase(std::remove(g_held.begin(), g_held.end(), q), g_held.end());
+}
+
+// A frame's held UMEM frames back to their queues' fill rings (PacketBatch::ReleaseFn), a run
+// of the same queue at a time.
+void release_umem_frames(void* const* handles, uint32_t count) {
+  XskQueue* q = nullptr;
+  for (uint32_t from = 0, to; from < count; from = to) {
+    auto* const* h = reinterpret_cast<uint8_t* const*>(handles);
+    if (!q || h[from] < q->area || h[from] >= q->area + q->area_bytes) q = XskQueue::holder_of(h[from]);
+    for (to = from + 1; q && to < count && h[to] >= q->area && h[to] < q->area + q->area_bytes;) ++to;
+    if (!q) {  // its port is gone (not the pipeline's order): nothing to give back to
+      ++to;
+      continue;
+    }
+    q->refill(h + from, to - from);
+  }
+}
+
 
 class AfXdpPort final : public Port {
  public:
@@ -266,7 +326,8 @@ class AfXdpPort final : public Port {
   std::string describe() const override {
     return "afxdp " + iface_ + " (" + std::to_string(queues_.size()) +
            (queues_.size() == 1 ? " queue, " : " queues, ") + mode_ + " XDP, " +
-           (zero_copy_ ? "zero-copy" : "copy mode") + ")";
+           (zero_copy_ ? "zero-copy" : "copy mode") +
+           (queues_.empty() || !queues_[0]->arena_area ? "" : ", frames held (zero copy)") + ")";
   }
 
   uint32_t rx_queue_count() const noexcept override { return uint32_t(queues_.size()); }
@@ -291,6 +352,25 @@ class AfXdpPort final : public Port {
     const uint64_t ts = realtime_ns();
     uint32_t used = 0, n = 0, lost = 0;
     uint64_t bytes = 0;
+    if (x.arena_area && batch.attachable(release_umem_frames)) {
+      // Zero copy: the batch holds each frame where the kernel put it; they go back to the
+      // fill ring when the batch is cleared (release_umem_frames).
+      for (; used < got; ++used) {
+        const xdp_desc* d     = xsk_ring_cons__rx_desc(&x.rx, idx + used);
+        uint8_t* chunk        = x.area + (d->addr - d->addr % x.chunk);
+        const uint32_t caplen = std::min(d->len, options_.frame_bytes);
+        if (!batch.attach(static_cast<uint8_t*>(xsk_umem__get_data(x.area, d->addr)), caplen,
+                          d->len, ts, options_.index, chunk, chunk + x.chunk, chunk,
+                          release_umem_frames))
+          break;  // full: the rest stays in the RX ring
+        ++n;
+        bytes += d->len;
+      }
+      if (used < got) xsk_ring_cons__cancel(&x.rx, got - used);
+      if (used > 0) xsk_ring_cons__release(&x.rx, used);
+      counters_.rx(q, n, bytes);
+      return n;
+    }
     for (; used < got; ++used) {
       const xdp_desc* d     = xsk_ring_cons__rx_desc(&x.rx, idx + used);
       const uint32_t caplen = std::min(d->len, options_.frame_bytes);
@@ -442,7 +522,7 @@ class AfXdpPort final : public Port {
   // left behind).
   int create_socket(XskQueue& x, uint32_t q) {
     xsk_umem_config ucfg{};
-    ucfg.fill_size      = x.rx_frames;
+    ucfg.fill_size      = x.fill_size;
     ucfg.comp_size      = x.tx_frames;
     ucfg.frame_size     = x.chunk;
     ucfg.frame_headroom = 0;
@@ -471,12 +551,29 @@ class AfXdpPort final : public Port {
     x.chunk      = options_.frame_bytes + kXdpHeadroom <= 2048 ? 2048 : 4096;
     x.rx_frames  = std::clamp(std::bit_ceil(options_.ring_frames), kMinRing, kMaxRing);
     x.tx_frames  = std::min(x.rx_frames, kMaxTxFrames);
-    x.area_bytes = size_t(x.rx_frames + x.tx_frames) * x.chunk;
+    // Zero copy: the UMEM is an arena slice and frames hold its RX frames, so it has as many
+    // more as the pipeline's frames may hold (a queue's packets may be all of them).
+    if (options_.zero_copy)
+      x.held_frames = std::min<uint32_t>(options_.held_packets, kMaxHeldFrames);
+    const uint32_t rx_all = x.rx_frames + x.held_frames;
+    x.fill_size  = std::bit_ceil(rx_all);
+    x.area_bytes = size_t(rx_all + x.tx_frames) * x.chunk;
     umem_mib_    = x.area_bytes >> 20;
-    void* area   = mmap(nullptr, x.area_bytes, PROT_READ | PROT_WRITE,
-                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-    if (area == MAP_FAILED) return xsk_error("UMEM allocation", errno);
-    x.area = static_cast<uint8_t*>(area);
+    if (options_.zero_copy) {
+      if (auto slice = PacketArena::get().allocate(x.area_bytes); slice.is_ok()) {
+        x.arena_area = std::move(slice).value();
+        x.area       = x.arena_area.data();
+      }
+    }
+    if (!x.area) {  // copying, or no room in the arena: frames copy out of the UMEM
+      x.held_frames = 0;
+      x.fill_size   = x.rx_frames;
+      x.area_bytes  = size_t(x.rx_frames + x.tx_frames) * x.chunk;
+      void* area    = mmap(nullptr, x.area_bytes, PROT_READ | PROT_WRITE,
+                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+      if (area == MAP_FAILED) return xsk_error("UMEM allocation", errno);
+      x.area = static_cast<uint8_t*>(area);
+    }
 
     // The first socket finds the mode: the driver's choice, else generic (SKB) XDP. The
     // others use the program it attached. A socket that failed to attach its program stays
@@ -506,16 +603,21 @@ class AfXdpPort final : public Port {
     if (getsockopt(x.fd, SOL_XDP, XDP_OPTIONS, &xo, &len) == 0)
       x.zero_copy = (xo.flags & XDP_OPTIONS_ZEROCOPY) != 0;
 
-    uint32_t idx = 0;
-    if (xsk_ring_prod__reserve(&x.fill, x.rx_frames, &idx) != x.rx_frames)
+    const uint32_t rx_frames = x.rx_frames + x.held_frames;
+    uint32_t idx             = 0;
+    if (xsk_ring_prod__reserve(&x.fill, rx_frames, &idx) != rx_frames)
       return xsk_error("fill ring", ENOBUFS);
-    for (uint32_t i = 0; i < x.rx_frames; ++i)
+    for (uint32_t i = 0; i < rx_frames; ++i)
       *xsk_ring_prod__fill_addr(&x.fill, idx + i) = uint64_t(i) * x.chunk;
-    xsk_ring_prod__submit(&x.fill, x.rx_frames);
+    xsk_ring_prod__submit(&x.fill, rx_frames);
     x.tx_free.reserve(x.tx_frames);
     x.pending.resize(x.tx_frames);
     for (uint32_t i = 0; i < x.tx_frames; ++i)
-      x.tx_free.push_back(uint64_t(x.rx_frames + i) * x.chunk);
+      x.tx_free.push_back(uint64_t(rx_frames + i) * x.chunk);
+    if (x.arena_area) {
+      std::lock_guard<std::mutex> lock(g_held_mutex);
+      g_held.push_back(&x);
+    }
     return Status::ok();
   }
 
