@@ -37,8 +37,9 @@ size_t wanted_capacity() {
 }  // namespace
 
 PacketArena& PacketArena::get() {
-  static PacketArena arena;
-  return arena;
+  // Never destroyed: a slice released during static destruction still finds it.
+  static PacketArena* arena = new PacketArena;
+  return *arena;
 }
 
 PacketArena::PacketArena() {

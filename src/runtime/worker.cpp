@@ -121,14 +121,16 @@ void Worker::add_module_ticks() {
 }
 
 Status Worker::close(Frame* c) {
-  uint64_t parse = 0;
+  // A frame crossing to the offload gets its packets in one compact range of its own cells
+  // (the device copies from there); one whose cells cannot take them stays on the CPU. Before
+  // the pre stage: its modules keep pointers to the packets' bytes (ESP's crypto jobs).
+  const bool offload = policy_.offload_next() && c->batch.own_all();
+  uint64_t parse     = 0;
   WARPATH_TRY(cfg_.chain->pre(*c, module_ticks_.data(), &parse));
   add_owned(counters_.parse_ticks, parse);
   const uint32_t n = c->batch.size();
   add_owned(counters_.chunks, 1);
-  // A frame crossing to the offload gets its packets in one compact range of its own cells
-  // (the device copies from there); one whose cells cannot take them stays on the CPU.
-  if (policy_.offload_next() && c->batch.own_all()) {
+  if (offload) {
     c->offloaded = true;
     add_owned(counters_.gpu_chunks, 1);
     add_owned(counters_.gpu_packets, n);
@@ -178,7 +180,10 @@ Status Worker::finish(Frame& c) {
       out_lists_[c.out[i]].push_back(i);
     } else {
       ++reason_scratch_[r];
-      if (chain.reasons()[r].verdict == Verdict::kSlowPath) slow_list_.push_back(i);
+      if (chain.reasons()[r].verdict == Verdict::kSlowPath) {
+        c.batch.meta(i).flags |= packet::kMetaShared;  // read again for the replies after
+        slow_list_.push_back(i);
+      }
     }
   }
   uint64_t tx_bytes = 0, many_copies = 0;

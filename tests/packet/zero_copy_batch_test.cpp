@@ -138,7 +138,18 @@ TEST(ZeroCopyBatch, AttachRefusesWhatItCannotHold) {
   EXPECT_FALSE(port.lend(*own, 0, 10, 1));
   auto b = PacketBatch::create_in_arena(2);
   ASSERT_TRUE(b.is_ok());
-  // Bytes beyond the buffer, a start before it, no release function, a full batch.
+  // No release function on a fresh batch (nothing could give the buffer back), and on one that
+  // is not in the arena.
+  EXPECT_FALSE(b->attach(port.buf(1), 10, 10, 0, 0, port.buf(1), port.buf(1) + 256, port.buf(1),
+                         nullptr));
+  EXPECT_FALSE(own->attach(port.buf(1), 10, 10, 0, 0, port.buf(1), port.buf(1) + 256,
+                           port.buf(1), nullptr));
+  EXPECT_EQ(b->size(), 0u);
+  EXPECT_EQ(b->handle(0), nullptr);
+  // Bytes beyond the buffer, a start before it, data past the end, no release function, a
+  // full batch.
+  EXPECT_FALSE(b->attach(port.buf(1) + 300, 0, 0, 0, 0, port.buf(1), port.buf(1) + 256,
+                         port.buf(1), FakePort::release));
   EXPECT_FALSE(b->attach(port.buf(0) + 200, 100, 100, 0, 0, port.buf(0), port.buf(0) + 256,
                          port.buf(0), FakePort::release));
   EXPECT_FALSE(b->attach(port.buf(1), 10, 10, 0, 0, port.buf(1) + 8, port.buf(1) + 256,

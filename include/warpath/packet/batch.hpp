@@ -108,8 +108,9 @@ class PacketBatch {
               uint16_t port, const uint8_t* begin, const uint8_t* end, void* handle,
               ReleaseFn release) noexcept {
     const uint32_t n = count_;
-    if (n == max_packets_ || release != held_.release || begin < base_ || data < begin ||
-        size_t(end - data) < caplen || size_t(end - base_) > 0xffffffffull)
+    if (!release || n == max_packets_ || release != held_.release || begin < base_ ||
+        data < begin || data > end || size_t(end - data) < caplen ||
+        size_t(end - base_) > 0xffffffffull)
       return adopt(release) && attach(data, caplen, len, timestamp_ns, port, begin, end, handle,
                                       release);
     held_.handles[n] = handle;

@@ -112,8 +112,9 @@ struct PortOptions {
   /// port sends them as they are) or are dropped.
   bool zero_copy = true;
   /// Packets the pipeline's frames may hold at once (workers x frames x batch: pipeline.hpp
-  /// packets_held): a zero-copy port has that many buffers more than its rings need.
-  uint32_t held_packets = 0;
+  /// packets_held): a zero-copy port has that many buffers more than its rings need. The
+  /// default is one worker's five frames of 1,024.
+  uint32_t held_packets = 5 * 1024;
 };
 
 /// What a live port knows of its link: whether it receives frames for every MAC (promiscuous

@@ -285,6 +285,30 @@ rte_mempool* create_mbuf_pool(const std::string& name, uint32_t count, uint16_t 
   return mp;
 }
 
+// Pools outlive their ports until every dpdk port is closed: a port sends the mbufs frames
+// hold wherever they came from, so another device (net_ring's ring, a queue's pending burst)
+// may still hold this pool's mbufs when this port closes, and frees them when it closes.
+std::mutex g_pool_mutex;
+unsigned g_open_ports = 0;  // dpdk ports made and not yet closed
+std::vector<std::pair<rte_mempool*, ArenaSlice>> g_retired;
+
+void port_made() {
+  std::lock_guard<std::mutex> lock(g_pool_mutex);
+  ++g_open_ports;
+}
+
+// Called once per port, after its device is stopped and closed.
+void retire_pool(rte_mempool* pool, ArenaSlice memory) {
+  std::vector<std::pair<rte_mempool*, ArenaSlice>> free_now;
+  {
+    std::lock_guard<std::mutex> lock(g_pool_mutex);
+    if (pool) g_retired.emplace_back(pool, std::move(memory));
+    if (g_open_ports > 0) --g_open_ports;
+    if (g_open_ports == 0) free_now.swap(g_retired);
+  }
+  for (auto& [p, mem] : free_now) rte_mempool_free(p);  // then the slices go
+}
+
 // A frame's held mbufs back to their pools (PacketBatch::ReleaseFn), in one bulk put.
 void release_mbufs(void* const* handles, uint32_t count) {
   rte_pktmbuf_free_bulk(reinterpret_cast<rte_mbuf**>(const_cast<void**>(handles)), count);
@@ -334,6 +358,7 @@ class DpdkPort final : public Port {
     const size_t comma = spec_.args.find(',');
     vdev_              = spec_.args.substr(0, comma);
     if (comma != std::string::npos) params_ = spec_.args.substr(comma + 1);
+    port_made();  // close() retires the pool, once
   }
 
   ~DpdkPort() override { (void)close(); }
@@ -413,6 +438,11 @@ class DpdkPort final : public Port {
     if (socket < 0) socket = SOCKET_ID_ANY;
     pool_ = create_mbuf_pool(pool_name, mbufs, uint16_t(room), socket,
                              zero_copy_ ? &pool_memory_ : nullptr);
+    if (!pool_ && zero_copy_) {  // no room in the packet arena: an ordinary pool, copying
+      zero_copy_ = false;
+      pool_      = create_mbuf_pool(pool_name, mbufs - options_.held_packets, uint16_t(room), socket,
+                                    nullptr);
+    }
     if (!pool_)
       return fail(Errc::kIoError,
                   "cannot create a pool of " + std::to_string(mbufs) + " mbufs of " +
@@ -496,11 +526,14 @@ class DpdkPort final : public Port {
       uint32_t copied     = 0;
       while (rq.next < rq.count && n < max) {
         rte_mbuf* m = rq.pending[rq.next];
-        if (attach && m->nb_segs == 1 ? !hold(m, batch, now) : !copy(m, batch, now)) {
-          full = true;
-          break;
+        // Held where it is, or copied (a chain of mbufs; one the batch cannot hold).
+        if (!(attach && m->nb_segs == 1 && hold(m, batch, now))) {
+          if (!copy(m, batch, now)) {
+            full = true;
+            break;
+          }
+          rq.copied[copied++] = m;
         }
-        if (!(attach && m->nb_segs == 1)) rq.copied[copied++] = m;
         bytes += m->pkt_len;
         ++rq.next;
         ++n;
@@ -685,9 +718,8 @@ class DpdkPort final : public Port {
     if (vdev_created_ && (rc = rte_vdev_uninit(vdev_.c_str())) != 0 && close_status_.is_ok())
       close_status_ = fail(Errc::kIoError, "rte_vdev_uninit: " + dpdk_error(rc));
     have_port_ = vdev_created_ = started_ = false;
-    if (pool_) rte_mempool_free(pool_);
-    pool_        = nullptr;
-    pool_memory_ = ArenaSlice();
+    retire_pool(pool_, std::move(pool_memory_));
+    pool_ = nullptr;
     return close_status_;
   }
 
