@@ -888,19 +888,22 @@ dir = "out"''')
     assert len(out) == 2 and all(f[14 + 9] == 50 for f in out), "both others sealed"
 
 
+def mask_outer_id(frames):
+    """ESP frames with the outer IPv4 ID and header checksum zeroed (each run seeds its ID
+    counter at random)."""
+    out = []
+    for f in frames:
+        if f[12:14] == b"\x08\x00" and f[14 + 9] == 50:
+            f = f[:14 + 4] + b"\0\0" + f[14 + 6:14 + 10] + b"\0\0" + f[14 + 12:]
+        out.append(f)
+    return out
+
+
 def test_offload_path_gives_the_same_packets(tmp_path):
     """--engine gpu --offload-device cpu: esp-in's crypto is a shade job that the offload master
     gathers over frames (on a GPU, cuda.esp's; here cpu.esp through the same master path).
     The packets out are byte for byte those of the CPU run, but for the outer IPv4 ID (random
     from where each run's counter was seeded) and so the header checksum."""
-    def unseeded(frames):
-        out = []
-        for f in frames:
-            if f[12:14] == b"\x08\x00" and f[14 + 9] == 50:
-                f = f[:14 + 4] + b"\0\0" + f[14 + 6:14 + 10] + b"\0\0" + f[14 + 12:]
-            out.append(f)
-        return out
-
     outbound, _ = outbound_frames()
     inbound_frames = [inbound(in_ctr, "10.2.0.9", "10.1.0.5", n, k + 1) for k, n in enumerate(OUTBOUND_LENGTHS)]
     results = []
@@ -908,7 +911,7 @@ def test_offload_path_gives_the_same_packets(tmp_path):
         d = tmp_path / how
         d.mkdir()
         j, o0, o1 = gateway(d, outbound, inbound_frames, extra=extra)
-        results.append((o0, unseeded(o1), nonzero(j["drops_by_reason"]), nonzero(j["slow_path_by_reason"])))
+        results.append((o0, mask_outer_id(o1), nonzero(j["drops_by_reason"]), nonzero(j["slow_path_by_reason"])))
         if how == "offload":
             assert j["batches"]["gpu_packets"] > 0, j["batches"]
             assert j["engines"]["offload"].startswith("cpu.esp + cpu.lpm"), j["engines"]
@@ -943,17 +946,6 @@ def test_offload_over_zero_copy_dpdk_ports_gives_the_same_packets(tmp_path):
         got[how] = (sorted(o0), sorted(mask_outer_id(o1)), nonzero(j["drops_by_reason"]))
     assert got["cpu"] == got["offload"] == got["zero copy"]
     assert len(got["cpu"][0]) > 10 and len(got["cpu"][1]) > 10
-
-
-def mask_outer_id(frames):
-    """ESP frames with the outer IPv4 ID and header checksum zeroed (each run seeds its ID
-    counter at random)."""
-    out = []
-    for f in frames:
-        if f[12:14] == b"\x08\x00" and f[14 + 9] == 50:
-            f = f[:14 + 4] + b"\0\0" + f[14 + 6:14 + 10] + b"\0\0" + f[14 + 12:]
-        out.append(f)
-    return out
 
 
 def test_preset_in_a_config_file(tmp_path):
