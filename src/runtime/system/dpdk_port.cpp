@@ -570,12 +570,14 @@ class DpdkPort final : public Port {
       const uint32_t q = worker % ntx_;
       std::lock_guard<std::mutex> lock(tx_[q].mutex);
       std::array<rte_mbuf*, kTxBurst> mbufs{};
+      const bool lends = batch.attachable(release_mbufs);  // handles, if any, are mbufs
       for (uint32_t at = 0; at < which.size && !closed_.load(std::memory_order_relaxed);) {
         const uint32_t k = std::min<uint32_t>(kTxBurst, which.size - at);
         // The packets' own mbufs where the frame lends them, fresh ones filled with a copy
         // for the rest; a packet whose copy fails ends the burst (it and the rest are freed).
         uint32_t need = 0;
-        for (uint32_t j = 0; j < k; ++j) need += (mbufs[j] = lend(batch, which[at + j])) == nullptr;
+        for (uint32_t j = 0; j < k; ++j)
+          need += (mbufs[j] = lend(batch, which[at + j], lends)) == nullptr;
         std::array<rte_mbuf*, kTxBurst> fresh{};
         if (need && rte_pktmbuf_alloc_bulk(pool_, fresh.data(), need) != 0) {  // out of mbufs
           for (uint32_t j = 0; j < k; ++j)
@@ -663,10 +665,12 @@ class DpdkPort final : public Port {
   // Packet i's own mbuf, taken from the batch and set to the packet's bytes now (a module may
   // have moved its start or changed its length within the buffer), when the batch holds one
   // and the packet leaves only here; nullptr otherwise (the caller copies the bytes).
-  static rte_mbuf* lend(packet::PacketBatch& batch, uint32_t i) {
+  // `lends`: the batch holds mbufs (batch.attachable(release_mbufs) and a handle set), asked
+  // once a burst.
+  static rte_mbuf* lend(packet::PacketBatch& batch, uint32_t i, bool lends) {
+    if (!lends) return nullptr;
     const packet::PacketMeta& meta = batch.meta(i);
-    if (!batch.handle(i) || (meta.flags & packet::kMetaShared) || !batch.attachable(release_mbufs))
-      return nullptr;
+    if (!batch.handle(i) || (meta.flags & packet::kMetaShared)) return nullptr;
     auto* m     = static_cast<rte_mbuf*>(batch.take_handle(i));
     m->data_off = uint16_t(batch.data(i) - static_cast<const uint8_t*>(m->buf_addr));
     m->data_len = uint16_t(meta.caplen);
