@@ -309,33 +309,36 @@ const char* path_row(bool in, bool zero_copy, bool base) {
   return in ? (zero_copy ? "esp-in, zero copy" : "esp-in") : (zero_copy ? "esp-out, zero copy" : "esp-out");
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  int repeat     = 3;
+// The command line.
+struct Options {
+  int repeat                  = 3;
   std::vector<uint32_t> sizes = {64, 512, 1420};
-  double seconds = 0.3;
+  double seconds              = 0.3;
   std::string json, only;
   bool breakdown    = false;
   bool cold         = false;
   uint32_t policies = 1;
+};
+
+// 0, or 2 after the usage line.
+int parse_options(int argc, char** argv, Options& o) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--repeat" && i + 1 < argc) repeat = std::max(1, std::atoi(argv[++i]));
-    else if (a == "--seconds" && i + 1 < argc) seconds = std::atof(argv[++i]);
-    else if (a == "--json" && i + 1 < argc) json = argv[++i];
+    if (a == "--repeat" && i + 1 < argc) o.repeat = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--seconds" && i + 1 < argc) o.seconds = std::atof(argv[++i]);
+    else if (a == "--json" && i + 1 < argc) o.json = argv[++i];
     else if (a == "--cold")
-      cold = true;
+      o.cold = true;
     else if (a == "--breakdown")
-      breakdown = true;
+      o.breakdown = true;
     else if (a == "--policies" && i + 1 < argc)
-      policies = uint32_t(std::clamp(std::atoi(argv[++i]), 1, 65535));
+      o.policies = uint32_t(std::clamp(std::atoi(argv[++i]), 1, 65535));
     else if (a == "--suites" && i + 1 < argc)
-      only = argv[++i];
+      o.only = argv[++i];
     else if (a == "--sizes" && i + 1 < argc) {
-      sizes.clear();
+      o.sizes.clear();
       for (const char* p = argv[++i]; *p;) {
-        sizes.push_back(uint32_t(std::strtoul(p, const_cast<char**>(&p), 10)));
+        o.sizes.push_back(uint32_t(std::strtoul(p, const_cast<char**>(&p), 10)));
         if (*p == ',') ++p;
         else if (*p) break;
       }
@@ -343,291 +346,153 @@ int main(int argc, char** argv) {
     else {
       std::fprintf(stderr,
                    "usage: warpath-esp-bench [--repeat N] [--seconds S] [--sizes 64,512,1420] "
-                   "[--suites gcm,sha1,...] [--policies N] [--breakdown] [--json FILE]\n");
+                   "[--suites gcm,sha1,...] [--policies N] [--breakdown] [--cold] [--json FILE]\n");
       return 2;
     }
   }
-  IMB_MGR* mgr = alloc_mb_mgr(0);
-  init_mb_mgr_auto(mgr, nullptr);
-  std::vector<Row> rows;
-  for (const Suite& suite : kSuites) {
-    if (!wanted(only, suite.name)) continue;
-    auto cfg = io::parse_sa_text("bench", sa_text(suite, policies));
-    if (!cfg.is_ok()) return std::fprintf(stderr, "%s\n", cfg.status().message().c_str()), 1;
-    auto db = SaDatabase::build(cfg.value());
-    if (!db.is_ok()) return std::fprintf(stderr, "%s\n", db.status().message().c_str()), 1;
-    const std::vector<SaKeys> keys = db->keys();
-    const SaKeys& k                = keys[0];  // the outbound SA (the file's first)
-    auto engine = make_esp_crypto("cpu.esp", {keys.data(), uint32_t(keys.size())});
-    auto ref    = make_esp_crypto("ref.esp", {keys.data(), uint32_t(keys.size())});
-    if (!engine.is_ok() || !ref.is_ok()) return std::fprintf(stderr, "no ESP engines\n"), 1;
+  return 0;
+}
 
-    for (uint32_t size : sizes) {
-      const uint32_t text = core::text_bytes(size);
-      const uint32_t span = core::kEspHead + text + 16;
-      std::vector<uint8_t> buf(size_t(span) * kBatch, 0x5a);
-      std::vector<CryptoOp> ops(kBatch);
-      for (uint32_t p = 0; p < kBatch; ++p) {
-        uint8_t* e = buf.data() + size_t(p) * span;
-        core::write_esp_header(e, 0x2001, p + 1);
-        core::write_trailer(e + core::kEspHead, size, core::kNextIpv4);
-        ops[p] = {e, text, 0, 0};
-      }
-      auto add = [&](const char* what, double pps) {
-        rows.push_back({suite.name, what, size, pps / 1e6, pps * size * 8 / 1e9, 0});
-      };
+// intel-ipsec-mb's raw burst over the ops' packets, one job per packet with the fields
+// cpu.esp fills, in the same API form: the anchor.
+struct ImbAnchor {
+  IMB_MGR* mgr;
+  const SaKeys& k;
+  const std::vector<CryptoOp>& ops;
+  uint32_t text;
+  alignas(64) uint8_t enc[16 * 15], dec[16 * 15], ipad[32], opad[32], ivs[kBatch][16],
+      aads[kBatch][16];
+  alignas(64) gcm_key_data gkey;
+  gcm_context_data gctx[kBatch];
 
-      // The anchor: one job per packet, the same fields cpu.esp fills, in the same API form.
-      alignas(64) static uint8_t enc[16 * 15], dec[16 * 15], ipad[32], opad[32], ivs[kBatch][16],
-          aads[kBatch][16];
-      alignas(64) static gcm_key_data gkey;
-      static gcm_context_data gctx[kBatch];
+  ImbAnchor(IMB_MGR* m, const SaKeys& keys, const std::vector<CryptoOp>& o, uint32_t t)
+      : mgr(m), k(keys), ops(o), text(t) {
+    if (k.cipher == Cipher::kAesGcm) {
+      IMB_AES128_GCM_PRE(mgr, k.key.data(), &gkey);
+      return;
+    }
+    IMB_AES_KEYEXP_128(mgr, k.key.data(), enc, dec);
+    uint8_t ip[64], op[64];
+    for (int b = 0; b < 64; ++b) {
+      const uint8_t kb = b < k.auth_key_bytes ? k.auth_key[b] : 0;
+      ip[b] = kb ^ 0x36, op[b] = kb ^ 0x5c;
+    }
+    IMB_SHA1_ONE_BLOCK(mgr, ip, ipad);
+    IMB_SHA1_ONE_BLOCK(mgr, op, opad);
+  }
+
+  uint64_t pass(bool nocheck) {
+    IMB_JOB* jobs[kBatch];
+    const uint32_t n = full_burst(mgr, kBatch, jobs);
+    for (uint32_t p = 0; p < n; ++p) {
+      IMB_JOB* j = jobs[p];
+      uint8_t* e = ops[p].esp;
+      std::memcpy(ivs[p], k.nonce.data(), 4);
+      std::memcpy(ivs[p] + 4, e + 8, 8);
+      j->src = e, j->dst = e + 16;
+      j->cipher_start_src_offset_in_bytes = 16;
+      j->msg_len_to_cipher_in_bytes       = text;
+      j->iv = ivs[p], j->iv_len_in_bytes = 12;
+      j->key_len_in_bytes = 16;
+      j->cipher_direction = IMB_DIR_ENCRYPT;
+      j->chain_order      = IMB_ORDER_CIPHER_HASH;
+      j->auth_tag_output              = e + 16 + text;  // the ICV's place: no copy afterwards
+      j->auth_tag_output_len_in_bytes = k.icv_bytes;
       if (k.cipher == Cipher::kAesGcm) {
-        IMB_AES128_GCM_PRE(mgr, k.key.data(), &gkey);
+        j->cipher_mode = IMB_CIPHER_GCM, j->hash_alg = IMB_AUTH_AES_GMAC;
+        j->enc_keys = j->dec_keys = &gkey;
+        std::memcpy(aads[p], e, 8);
+        j->u.GCM.aad = aads[p], j->u.GCM.aad_len_in_bytes = 8, j->u.GCM.ctx = &gctx[p];
+        j->hash_start_src_offset_in_bytes = 16, j->msg_len_to_hash_in_bytes = text;
       } else {
-        IMB_AES_KEYEXP_128(mgr, k.key.data(), enc, dec);
-        uint8_t ip[64], op[64];
-        for (int b = 0; b < 64; ++b) {
-          const uint8_t kb = b < k.auth_key_bytes ? k.auth_key[b] : 0;
-          ip[b] = kb ^ 0x36, op[b] = kb ^ 0x5c;
-        }
-        IMB_SHA1_ONE_BLOCK(mgr, ip, ipad);
-        IMB_SHA1_ONE_BLOCK(mgr, op, opad);
+        j->cipher_mode = IMB_CIPHER_CNTR, j->hash_alg = IMB_AUTH_HMAC_SHA_1;
+        j->enc_keys = j->dec_keys = enc;
+        j->u.HMAC._hashed_auth_key_xor_ipad = ipad;
+        j->u.HMAC._hashed_auth_key_xor_opad = opad;
+        j->hash_start_src_offset_in_bytes = 0, j->msg_len_to_hash_in_bytes = 16 + text;
       }
-      auto imb_pass = [&](bool nocheck) {
-        IMB_JOB* jobs[kBatch];
-        const uint32_t n = full_burst(mgr, kBatch, jobs);
-        for (uint32_t p = 0; p < n; ++p) {
-          IMB_JOB* j  = jobs[p];
-          uint8_t* e  = ops[p].esp;
-          std::memcpy(ivs[p], k.nonce.data(), 4);
-          std::memcpy(ivs[p] + 4, e + 8, 8);
-          j->src = e, j->dst = e + 16;
-          j->cipher_start_src_offset_in_bytes = 16;
-          j->msg_len_to_cipher_in_bytes       = text;
-          j->iv = ivs[p], j->iv_len_in_bytes = 12;
-          j->key_len_in_bytes = 16;
-          j->cipher_direction = IMB_DIR_ENCRYPT;
-          j->chain_order      = IMB_ORDER_CIPHER_HASH;
-          j->auth_tag_output              = e + 16 + text;  // the ICV's place: no copy afterwards
-          j->auth_tag_output_len_in_bytes = k.icv_bytes;
-          if (k.cipher == Cipher::kAesGcm) {
-            j->cipher_mode = IMB_CIPHER_GCM, j->hash_alg = IMB_AUTH_AES_GMAC;
-            j->enc_keys = j->dec_keys = &gkey;
-            std::memcpy(aads[p], e, 8);
-            j->u.GCM.aad = aads[p], j->u.GCM.aad_len_in_bytes = 8, j->u.GCM.ctx = &gctx[p];
-            j->hash_start_src_offset_in_bytes = 16, j->msg_len_to_hash_in_bytes = text;
-          } else {
-            j->cipher_mode = IMB_CIPHER_CNTR, j->hash_alg = IMB_AUTH_HMAC_SHA_1;
-            j->enc_keys = j->dec_keys = enc;
-            j->u.HMAC._hashed_auth_key_xor_ipad = ipad;
-            j->u.HMAC._hashed_auth_key_xor_opad = opad;
-            j->hash_start_src_offset_in_bytes = 0, j->msg_len_to_hash_in_bytes = 16 + text;
-          }
-        }
-        uint32_t done = nocheck ? IMB_SUBMIT_BURST_NOCHECK(mgr, n, jobs) : IMB_SUBMIT_BURST(mgr, n, jobs);
-        while (done < n) done += IMB_FLUSH_BURST(mgr, n - done, jobs + done);
-        return uint64_t(n);
-      };
-      // The whole paths, through a chain of the module alone (built first: every row below is
-      // timed in the same rounds).
-      struct Path {
-        const char* kind;
-        std::unique_ptr<runtime::TableSource> tables;  // what the chain was built from
-        std::unique_ptr<runtime::Chain> chain;
-        std::unique_ptr<runtime::Frame> frame;
-        std::vector<std::vector<uint8_t>> input;
-        std::unique_ptr<ChainRun> run;
-        std::unique_ptr<packet::Parser> parser;
-        bool zero_copy = false;
-        ArenaSlice buffers;  // zero copy: the packets' buffers (ChainRun)
-      };
-      std::vector<Path> paths;
-      paths.reserve(4);  // never reallocated: the ChainRuns and the timed passes hold references
-      for (const auto [kind, zero_copy] : {std::pair{"esp-out", false}, std::pair{"esp-in", false},
-                                           std::pair{"esp-out", true}, std::pair{"esp-in", true}}) {
-        const bool in = kind[4] == 'i';
-        auto tables      = std::make_unique<runtime::TableSource>();
-        tables->load_sas = [&](const std::string&) { return Result<SaConfig>(cfg.value()); };
-        runtime::BuildEnv env;
-        env.port_count = 2;
-        env.tables     = tables.get();
-        auto chain = runtime::Chain::build({runtime::ModuleSpec{kind, {{"sa", "bench"}}, ""}}, env);
-        if (!chain.is_ok()) return std::fprintf(stderr, "%s\n", chain.status().message().c_str()), 1;
-        auto batch = zero_copy ? packet::PacketBatch::create_in_arena(kBatch, 2048, 0, MemSpace::kHost,
-                                                                      chain.value()->headroom())
-                               : packet::PacketBatch::create(kBatch, 2048, 0, MemSpace::kHost,
-                                                             chain.value()->headroom());
-        if (!batch.is_ok()) return std::fprintf(stderr, "%s\n", batch.status().message().c_str()), 1;
-        // Made in place: the ChainRun below holds references into it.
-        Path& pa =
-            paths.emplace_back(Path{kind,
-                                    std::move(tables),
-                                    std::move(chain).value(),
-                                    std::make_unique<runtime::Frame>(std::move(batch).value()),
-                                    {},
-                                    nullptr,
-                                    nullptr,
-                                    zero_copy,
-                                    {}});
-        pa.chain->make_slots(*pa.frame);
-        if (zero_copy) {
-          auto bufs = PacketArena::get().allocate(size_t(kBatch) * ChainRun::kBufBytes);
-          if (!bufs.is_ok()) return std::fprintf(stderr, "%s\n", bufs.status().message().c_str()), 1;
-          pa.buffers = std::move(bufs).value();
-        }
-        // The inbound path's input: the outbound path's output (sealed by warpath, the
-        // window off so that the same packets may be opened again and again).
-        pa.input.assign(kBatch, frame(size, false));
-        if (in) {
-          auto out = runtime::Chain::build({runtime::ModuleSpec{"esp-out", {{"sa", "bench"}}, ""}}, env);
-          runtime::Frame g(std::move(packet::PacketBatch::create(kBatch)).value());
-          out.value()->make_slots(g);
-          ChainRun{*out.value(), g, pa.input}.pass();
-          for (uint32_t p = 0; p < kBatch; ++p) {
-            pa.input[p].assign(g.batch.data(p), g.batch.data(p) + g.batch.meta(p).caplen);
-            // Swap the endpoints: the packet now arrives at the inbound SA's destination.
-            std::swap_ranges(pa.input[p].begin() + 26, pa.input[p].begin() + 30,
-                             pa.input[p].begin() + 30);
-            uint8_t* ip = pa.input[p].data() + 14;
-            ip[10] = ip[11] = 0;
-            ipsec::core::store_be16(ip + 10, packet::core::fold_checksum(packet::core::ones_sum(ip, 20)));
-          }
-        }
-        pa.run      = std::make_unique<ChainRun>(ChainRun{*pa.chain, *pa.frame, pa.input});
-        if (zero_copy) pa.run->buffers = &pa.buffers;
-        pa.run->cold = cold;
-        auto parser = packet::make_parser("cpu.parse");
-        if (!parser.is_ok())
-          return std::fprintf(stderr, "%s\n", parser.status().message().c_str()), 1;
-        pa.parser = std::move(parser).value();
-        // Every packet must go through (here, and in every timed pass: `stopped`).
-        (void)pa.run->checked_pass();
-        if (const Status st = pa.run->went_through(); !st.is_ok())
-          return std::fprintf(stderr, "%s %s %u: %s\n", suite.name, kind, size,
-                              st.message().c_str()),
-                 1;
-        pa.run->t_fill = pa.run->t_pre = pa.run->t_module_pre = pa.run->t_shade = pa.run->t_post =
-            pa.run->passed                                                      = 0;
-      }
+    }
+    uint32_t done = nocheck ? IMB_SUBMIT_BURST_NOCHECK(mgr, n, jobs) : IMB_SUBMIT_BURST(mgr, n, jobs);
+    while (done < n) done += IMB_FLUSH_BURST(mgr, n - done, jobs + done);
+    return uint64_t(n);
+  }
+};
 
-      // Every row's pass, timed in rounds: each round runs each row for `seconds`, one after
-      // the other, so that the anchor and the module are measured in the same minutes (rows
-      // timed one after another moved the ratios by several per cent from run to run). A row
-      // keeps its best round; the module's ratio is also taken within each round (median).
-      std::vector<uint8_t> ok(kBatch);
-      struct Timed {
-        const char* name;
-        std::function<uint64_t()> pass;
-        std::vector<double> rates;
-        const uint64_t* untimed = nullptr;  // ChainRun::untimed_ns of a zero-copy path
-      };
-      std::vector<Timed> timed;
-      timed.push_back({"imb.burst", [&] { return imb_pass(false); }, {}});
-      timed.push_back({"imb.burst.nocheck", [&] { return imb_pass(true); }, {}});
-      timed.push_back({"cpu.esp.seal",
-                       [&] {
-                         (void)engine.value()->seal({ops.data(), kBatch});
-                         return uint64_t(kBatch);
-                       },
-                       {}});
-      // Opening needs sealed packets each pass (an opened packet no longer verifies, and a
-      // failed open costs a restore): each pass opens then seals again; the open alone is the
-      // pair less the seal (derived).
-      timed.push_back({"open+seal",
-                       [&] {
-                         (void)engine.value()->open({ops.data(), kBatch}, ok.data());
-                         (void)engine.value()->seal({ops.data(), kBatch});
-                         return uint64_t(kBatch);
-                       },
-                       {}});
-      for (Path& pa : paths) {
-        const bool in = pa.kind[4] == 'i';
-        timed.push_back({path_row(in, pa.zero_copy, true),
-                         [&pa] { return pa.run->parse_pass(*pa.parser); },
-                         {},
-                         &pa.run->untimed_ns});
-        timed.push_back({path_row(in, pa.zero_copy, false),
-                         [&pa] { return pa.run->checked_pass(); },
-                         {},
-                         &pa.run->untimed_ns});
-      }
-      for (int r = 0; r < repeat; ++r)
-        for (Timed& t : timed) t.rates.push_back(best_rate(t.pass, 1, seconds, t.untimed));
-      for (const Path& pa : paths)
-        if (const Status st = pa.run->went_through(); !st.is_ok())
-          return std::fprintf(stderr, "%s %s %u: %s\n", suite.name, pa.kind, size,
-                              st.message().c_str()),
-                 1;
-      auto best = [&](const char* name) {
-        for (const Timed& t : timed)
-          if (std::string_view(t.name) == name)
-            return *std::max_element(t.rates.begin(), t.rates.end());
-        return 0.0;
-      };
-      auto round_rate = [&](const char* name, int r) {
-        for (const Timed& t : timed)
-          if (std::string_view(t.name) == name) return t.rates[size_t(r)];
-        return 0.0;
-      };
-      if (std::count(ok.begin(), ok.end(), 1) != kBatch)
-        return std::fprintf(stderr, "open failed\n"), 1;
-      const double checked = best("imb.burst"), nocheck = best("imb.burst.nocheck");
-      add("imb.burst", checked);
-      add("imb.burst.nocheck", nocheck);
-      const double anchor    = std::max(checked, nocheck);
-      const double seal_rate = best("cpu.esp.seal");
-      add("cpu.esp.seal", seal_rate);
-      const double open_ns = 1e9 / best("open+seal") - 1e9 / seal_rate;
-      add("cpu.esp.open (derived)", open_ns > 0 ? 1e9 / open_ns : 0);
-      std::vector<std::pair<size_t, double>> fixed;  // rows whose ratio is a median of rounds
-      for (const Path& pa : paths) {
-        const bool in         = pa.kind[4] == 'i';
-        const char* base_name = path_row(in, pa.zero_copy, true);
-        const char* path_name = path_row(in, pa.zero_copy, false);
-        const double pps = best(path_name), base = best(base_name);
-        if (pa.zero_copy) {  // the whole path with a zero-copy rx, and its attach + parse
-          add(path_name, pps);
-          add(base_name, base);
-          continue;
-        }
-        if (breakdown)
-          pa.run->print_breakdown(
-              (std::string(suite.name) + " " + std::to_string(size) + " B " + pa.kind).c_str());
-        add(path_name, pps);
-        // The module alone: the path's time less the copy and the parse (derived).
-        const double module_ns = 1e9 / pps - 1e9 / base;
-        add(in ? "esp-in module (derived)" : "esp-out module (derived)", module_ns > 0 ? 1e9 / module_ns : 0);
-        // The same within each round: the module against that round's anchor.
-        std::vector<double> per_round, module_rates;
-        for (int r = 0; r < repeat; ++r) {
-          const double m_ns = 1e9 / round_rate(path_name, r) - 1e9 / round_rate(base_name, r);
-          const double a = std::max(round_rate("imb.burst", r), round_rate("imb.burst.nocheck", r));
-          if (m_ns <= 0) continue;
-          module_rates.push_back(1e9 / m_ns);
-          per_round.push_back(1e9 / m_ns / a);
-        }
-        if (!per_round.empty()) {
-          std::sort(per_round.begin(), per_round.end());
-          std::sort(module_rates.begin(), module_rates.end());
-          add(in ? "esp-in module, median of rounds" : "esp-out module, median of rounds",
-              module_rates[module_rates.size() / 2]);
-          fixed.emplace_back(rows.size() - 1, per_round[per_round.size() / 2]);
-        }
-        if (!in) add("rx copy + parse", base);
-      }
-      add("ref.esp.seal", best_rate([&] {
-            (void)ref.value()->seal({ops.data(), kBatch});
-            return uint64_t(kBatch);
-          }, 1, seconds));
-      for (Row& r : rows)
-        if (r.suite == suite.name && r.size == size) r.ratio = r.mpps / (anchor / 1e6);
-      for (const auto& [row, ratio] : fixed) rows[row].ratio = ratio;
+// A whole path: a chain of the module alone on its frame, with its input (kBatch packets of
+// `size` bytes; the inbound path's are the outbound path's output), copying or zero copy.
+struct Path {
+  const char* kind;
+  std::unique_ptr<runtime::TableSource> tables;  // what the chain was built from
+  std::unique_ptr<runtime::Chain> chain;
+  std::unique_ptr<runtime::Frame> frame;
+  std::vector<std::vector<uint8_t>> input;
+  std::unique_ptr<ChainRun> run;
+  std::unique_ptr<packet::Parser> parser;
+  bool zero_copy = false;
+  ArenaSlice buffers;  // zero copy: the packets' buffers (ChainRun)
+};
+
+// Appends the path of `kind` to `paths` (made in place: its ChainRun holds references into
+// it, so `paths` must not reallocate), checked: every packet goes through.
+Status make_path(std::vector<Path>& paths, const char* kind, bool zero_copy, const SaConfig& cfg,
+                 uint32_t size, bool cold) {
+  const bool in    = kind[4] == 'i';
+  auto tables      = std::make_unique<runtime::TableSource>();
+  tables->load_sas = [&cfg](const std::string&) { return Result<SaConfig>(cfg); };
+  runtime::BuildEnv env;
+  env.port_count = 2;
+  env.tables     = tables.get();
+  WARPATH_ASSIGN_OR_RETURN(auto chain,
+                           runtime::Chain::build({runtime::ModuleSpec{kind, {{"sa", "bench"}}, ""}}, env));
+  auto batch = zero_copy ? packet::PacketBatch::create_in_arena(kBatch, 2048, 0, MemSpace::kHost,
+                                                                chain->headroom())
+                         : packet::PacketBatch::create(kBatch, 2048, 0, MemSpace::kHost,
+                                                       chain->headroom());
+  WARPATH_TRY(batch.status());
+  Path& pa = paths.emplace_back(Path{kind, std::move(tables), std::move(chain),
+                                     std::make_unique<runtime::Frame>(std::move(batch).value()),
+                                     {}, nullptr, nullptr, zero_copy, {}});
+  pa.chain->make_slots(*pa.frame);
+  if (zero_copy) {
+    WARPATH_ASSIGN_OR_RETURN(pa.buffers,
+                             PacketArena::get().allocate(size_t(kBatch) * ChainRun::kBufBytes));
+  }
+  // The inbound path's input: the outbound path's output (sealed by warpath, the window off so
+  // that the same packets may be opened again and again).
+  pa.input.assign(kBatch, frame(size, false));
+  if (in) {
+    WARPATH_ASSIGN_OR_RETURN(
+        auto out, runtime::Chain::build({runtime::ModuleSpec{"esp-out", {{"sa", "bench"}}, ""}}, env));
+    runtime::Frame g(std::move(packet::PacketBatch::create(kBatch)).value());
+    out->make_slots(g);
+    ChainRun{*out, g, pa.input}.pass();
+    for (uint32_t p = 0; p < kBatch; ++p) {
+      pa.input[p].assign(g.batch.data(p), g.batch.data(p) + g.batch.meta(p).caplen);
+      // Swap the endpoints: the packet now arrives at the inbound SA's destination.
+      std::swap_ranges(pa.input[p].begin() + 26, pa.input[p].begin() + 30, pa.input[p].begin() + 30);
+      uint8_t* ip = pa.input[p].data() + 14;
+      ip[10] = ip[11] = 0;
+      ipsec::core::store_be16(ip + 10, packet::core::fold_checksum(packet::core::ones_sum(ip, 20)));
     }
   }
-  // GASPP's AES application: the flow-aes module over 128 UDP flows (a packet of each per
-  // frame), beside intel-ipsec-mb's raw CTR burst over the same payloads under the same keys.
-  for (uint32_t size : wanted(only, "flow-aes") ? sizes : std::vector<uint32_t>{}) {
+  pa.run = std::make_unique<ChainRun>(ChainRun{*pa.chain, *pa.frame, pa.input});
+  if (zero_copy) pa.run->buffers = &pa.buffers;
+  pa.run->cold = cold;
+  WARPATH_ASSIGN_OR_RETURN(pa.parser, packet::make_parser("cpu.parse"));
+  // Every packet must go through (here, and in every timed pass: `stopped`).
+  (void)pa.run->checked_pass();
+  WARPATH_TRY(pa.run->went_through());
+  pa.run->t_fill = pa.run->t_pre = pa.run->t_module_pre = pa.run->t_shade = pa.run->t_post =
+      pa.run->passed                                                      = 0;
+  return Status::ok();
+}
+
+// GASPP's AES application: the flow-aes module over 128 UDP flows (a packet of each per
+// frame), beside intel-ipsec-mb's raw CTR burst over the same payloads under the same keys.
+Status bench_flow_aes(IMB_MGR* mgr, const Options& opt, std::vector<Row>& rows) {
+  const int repeat     = opt.repeat;
+  const double seconds = opt.seconds;
+  for (uint32_t size : wanted(opt.only, "flow-aes") ? opt.sizes : std::vector<uint32_t>{}) {
     if (size < 29) continue;  // a UDP payload of at least a byte
     const char* suite = "flow-aes aes128-ctr";
     auto add          = [&](const char* what, double pps) {
@@ -680,7 +545,7 @@ int main(int argc, char** argv) {
     // cpu.ctr alone over the same ranges (its own cost around the library's).
     {
       auto c = make_ctr_cipher("cpu.ctr");
-      if (!c.is_ok()) return std::fprintf(stderr, "%s\n", c.status().message().c_str()), 1;
+      WARPATH_TRY(c.status());
       std::vector<CtrOp> ops(kBatch);
       for (uint32_t p = 0; p < kBatch; ++p) {
         uint8_t key[16];
@@ -708,25 +573,24 @@ int main(int argc, char** argv) {
               {runtime::ModuleSpec{
               "flow-aes", {{"key", "0x000102030405060708090a0b0c0d0e0f"}, {"engine", engine}}, ""}},
               env);
-      if (!chain.is_ok()) return std::fprintf(stderr, "%s\n", chain.status().message().c_str()), 1;
+      WARPATH_TRY(chain.status());
       runtime::Frame f(std::move(packet::PacketBatch::create(kBatch, 2048, 0, MemSpace::kHost,
                                                              chain.value()->headroom()))
                            .value());
       auto states = chain.value()->make_states();  // the worker's flow table and cipher
-      if (!states.is_ok())
-        return std::fprintf(stderr, "%s\n", states.status().message().c_str()), 1;
+      WARPATH_TRY(states.status());
       chain.value()->make_slots(f, &states.value());
       ChainRun run{*chain.value(), f, input};
       if (base == 0) {
         auto r = run.rx_parse_rate(repeat, seconds);
-        if (!r.is_ok()) return std::fprintf(stderr, "%s\n", r.status().message().c_str()), 1;
+        WARPATH_TRY(r.status());
         base = r.value();
       }
       auto path = run.path_rate(repeat, seconds);
       if (!path.is_ok())
-        return std::fprintf(stderr, "flow-aes (%s) %u: %s\n", engine, size,
-                            path.status().message().c_str()),
-               1;
+        return Status(path.status().code(), std::string("flow-aes (") + engine + ") " +
+                                                std::to_string(size) + ": " +
+                                                path.status().message());
       const double pps       = path.value();
       const std::string what = std::string("flow-aes (") + engine + ")";
       rows.push_back({suite, what, size, pps / 1e6, pps * size * 8 / 1e9, 0});
@@ -738,23 +602,216 @@ int main(int argc, char** argv) {
     for (Row& r : rows)
       if (r.suite == suite && r.size == size) r.ratio = r.mpps / (anchor / 1e6);
   }
-  free_mb_mgr(mgr);
+  return Status::ok();
+}
 
+// The table on stdout, and the JSON file when asked.
+void write_rows(const std::vector<Row>& rows, const Options& opt) {
   std::printf(
       "| suite | inner bytes | row | Mpps | Gbit/s | vs best imb |\n|---|---|---|---|---|---|\n");
   for (const Row& r : rows)
     std::printf("| %s | %u | %s | %.2f | %.1f | %.2fx |\n", r.suite.c_str(), r.size, r.what.c_str(), r.mpps,
                 r.gbps, r.ratio);
-  if (!json.empty()) {
-    std::ofstream o(json);
-    o << "{\"bench\": \"esp\", \"commit\": \"" << build_info().git_commit << "\", \"compiler\": \""
-      << build_info().compiler << "\", \"batch\": " << kBatch << ", \"repeat\": " << repeat
-      << ", \"seconds\": " << seconds << ", \"policies\": " << policies << ", \"rows\": [";
-    for (size_t i = 0; i < rows.size(); ++i)
-      o << (i ? ", " : "") << "{\"suite\": \"" << rows[i].suite << "\", \"size\": " << rows[i].size
-        << ", \"row\": \"" << rows[i].what << "\", \"mpps\": " << rows[i].mpps << ", \"gbps\": " << rows[i].gbps
-        << ", \"vs_anchor\": " << rows[i].ratio << "}";
-    o << "]}\n";
+  if (opt.json.empty()) return;
+  std::ofstream o(opt.json);
+  o << "{\"bench\": \"esp\", \"commit\": \"" << build_info().git_commit << "\", \"compiler\": \""
+    << build_info().compiler << "\", \"batch\": " << kBatch << ", \"repeat\": " << opt.repeat
+    << ", \"seconds\": " << opt.seconds << ", \"policies\": " << opt.policies << ", \"rows\": [";
+  for (size_t i = 0; i < rows.size(); ++i)
+    o << (i ? ", " : "") << "{\"suite\": \"" << rows[i].suite << "\", \"size\": " << rows[i].size
+      << ", \"row\": \"" << rows[i].what << "\", \"mpps\": " << rows[i].mpps << ", \"gbps\": " << rows[i].gbps
+      << ", \"vs_anchor\": " << rows[i].ratio << "}";
+  o << "]}\n";
+}
+
+// A row's pass, timed in each round (best_rate over `seconds`).
+struct Timed {
+  const char* name;
+  std::function<uint64_t()> pass;
+  std::vector<double> rates;
+  const uint64_t* untimed = nullptr;  // ChainRun::untimed_ns of a path
+};
+
+// The best round of row `name`, or its round r.
+double best_of(const std::vector<Timed>& timed, const char* name) {
+  for (const Timed& t : timed)
+    if (std::string_view(t.name) == name) return *std::max_element(t.rates.begin(), t.rates.end());
+  return 0.0;
+}
+double round_of(const std::vector<Timed>& timed, const char* name, int r) {
+  for (const Timed& t : timed)
+    if (std::string_view(t.name) == name) return t.rates[size_t(r)];
+  return 0.0;
+}
+
+void add_row(std::vector<Row>& rows, const char* suite, const char* what, uint32_t size, double pps) {
+  rows.push_back({suite, what, size, pps / 1e6, pps * size * 8 / 1e9, 0});
+}
+
+// The paths' rows: each path and its base; for a copying path also the module alone (the path
+// less its base, derived) and the same within each round against that round's anchor, whose
+// median ratio goes to `fixed`.
+void add_path_rows(const std::vector<Path>& paths, const std::vector<Timed>& timed,
+                   const Options& opt, const char* suite, uint32_t size, std::vector<Row>& rows,
+                   std::vector<std::pair<size_t, double>>& fixed) {
+  auto add        = [&](const char* what, double pps) { add_row(rows, suite, what, size, pps); };
+  auto best       = [&](const char* name) { return best_of(timed, name); };
+  auto round_rate = [&](const char* name, int r) { return round_of(timed, name, r); };
+      for (const Path& pa : paths) {
+    const bool in         = pa.kind[4] == 'i';
+    const char* base_name = path_row(in, pa.zero_copy, true);
+    const char* path_name = path_row(in, pa.zero_copy, false);
+    const double pps = best(path_name), base = best(base_name);
+    if (pa.zero_copy) {  // the whole path with a zero-copy rx, and its attach + parse
+      add(path_name, pps);
+      add(base_name, base);
+      continue;
+    }
+    if (opt.breakdown)
+      pa.run->print_breakdown(
+          (std::string(suite) + " " + std::to_string(size) + " B " + pa.kind).c_str());
+    add(path_name, pps);
+    // The module alone: the path's time less the copy and the parse (derived).
+    const double module_ns = 1e9 / pps - 1e9 / base;
+    add(in ? "esp-in module (derived)" : "esp-out module (derived)", module_ns > 0 ? 1e9 / module_ns : 0);
+    // The same within each round: the module against that round's anchor.
+    std::vector<double> per_round, module_rates;
+    for (int r = 0; r < opt.repeat; ++r) {
+      const double m_ns = 1e9 / round_rate(path_name, r) - 1e9 / round_rate(base_name, r);
+      const double a = std::max(round_rate("imb.burst", r), round_rate("imb.burst.nocheck", r));
+      if (m_ns <= 0) continue;
+      module_rates.push_back(1e9 / m_ns);
+      per_round.push_back(1e9 / m_ns / a);
+    }
+    if (!per_round.empty()) {
+      std::sort(per_round.begin(), per_round.end());
+      std::sort(module_rates.begin(), module_rates.end());
+      add(in ? "esp-in module, median of rounds" : "esp-out module, median of rounds",
+          module_rates[module_rates.size() / 2]);
+      fixed.emplace_back(rows.size() - 1, per_round[per_round.size() / 2]);
+    }
+    if (!in) add("rx copy + parse", base);
   }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options opt;
+  if (const int rc = parse_options(argc, argv, opt)) return rc;
+  const int repeat     = opt.repeat;
+  const double seconds = opt.seconds;
+  const std::vector<uint32_t>& sizes = opt.sizes;
+  IMB_MGR* mgr = alloc_mb_mgr(0);
+  init_mb_mgr_auto(mgr, nullptr);
+  std::vector<Row> rows;
+  for (const Suite& suite : kSuites) {
+    if (!wanted(opt.only, suite.name)) continue;
+    auto cfg = io::parse_sa_text("bench", sa_text(suite, opt.policies));
+    if (!cfg.is_ok()) return std::fprintf(stderr, "%s\n", cfg.status().message().c_str()), 1;
+    auto db = SaDatabase::build(cfg.value());
+    if (!db.is_ok()) return std::fprintf(stderr, "%s\n", db.status().message().c_str()), 1;
+    const std::vector<SaKeys> keys = db->keys();
+    const SaKeys& k                = keys[0];  // the outbound SA (the file's first)
+    auto engine = make_esp_crypto("cpu.esp", {keys.data(), uint32_t(keys.size())});
+    auto ref    = make_esp_crypto("ref.esp", {keys.data(), uint32_t(keys.size())});
+    if (!engine.is_ok() || !ref.is_ok()) return std::fprintf(stderr, "no ESP engines\n"), 1;
+
+    for (uint32_t size : sizes) {
+      const uint32_t text = core::text_bytes(size);
+      const uint32_t span = core::kEspHead + text + 16;
+      std::vector<uint8_t> buf(size_t(span) * kBatch, 0x5a);
+      std::vector<CryptoOp> ops(kBatch);
+      for (uint32_t p = 0; p < kBatch; ++p) {
+        uint8_t* e = buf.data() + size_t(p) * span;
+        core::write_esp_header(e, 0x2001, p + 1);
+        core::write_trailer(e + core::kEspHead, size, core::kNextIpv4);
+        ops[p] = {e, text, 0, 0};
+      }
+      auto add = [&](const char* what, double pps) {
+        rows.push_back({suite.name, what, size, pps / 1e6, pps * size * 8 / 1e9, 0});
+      };
+
+      // The anchor: one job per packet, the same fields cpu.esp fills, in the same API form.
+      auto anchor_jobs = std::make_unique<ImbAnchor>(mgr, k, ops, text);
+      auto imb_pass    = [&](bool nocheck) { return anchor_jobs->pass(nocheck); };
+      // The whole paths, through a chain of the module alone (built first: every row below is
+      // timed in the same rounds).
+      std::vector<Path> paths;
+      paths.reserve(4);  // never reallocated: the ChainRuns and the timed passes hold references
+      for (const auto [kind, zero_copy] : {std::pair{"esp-out", false}, std::pair{"esp-in", false},
+                                           std::pair{"esp-out", true}, std::pair{"esp-in", true}})
+        if (const Status st = make_path(paths, kind, zero_copy, cfg.value(), size, opt.cold); !st.is_ok())
+          return std::fprintf(stderr, "%s %s %u: %s\n", suite.name, kind, size, st.message().c_str()), 1;
+
+      // Every row's pass, timed in rounds: each round runs each row for `seconds`, one after
+      // the other, so that the anchor and the module are measured in the same minutes (rows
+      // timed one after another moved the ratios by several per cent from run to run). A row
+      // keeps its best round; the module's ratio is also taken within each round (median).
+      std::vector<uint8_t> ok(kBatch);
+      std::vector<Timed> timed;
+      timed.push_back({"imb.burst", [&] { return imb_pass(false); }, {}});
+      timed.push_back({"imb.burst.nocheck", [&] { return imb_pass(true); }, {}});
+      timed.push_back({"cpu.esp.seal",
+                       [&] {
+                         (void)engine.value()->seal({ops.data(), kBatch});
+                         return uint64_t(kBatch);
+                       },
+                       {}});
+      // Opening needs sealed packets each pass (an opened packet no longer verifies, and a
+      // failed open costs a restore): each pass opens then seals again; the open alone is the
+      // pair less the seal (derived).
+      timed.push_back({"open+seal",
+                       [&] {
+                         (void)engine.value()->open({ops.data(), kBatch}, ok.data());
+                         (void)engine.value()->seal({ops.data(), kBatch});
+                         return uint64_t(kBatch);
+                       },
+                       {}});
+      for (Path& pa : paths) {
+        const bool in = pa.kind[4] == 'i';
+        timed.push_back({path_row(in, pa.zero_copy, true),
+                         [&pa] { return pa.run->parse_pass(*pa.parser); },
+                         {},
+                         &pa.run->untimed_ns});
+        timed.push_back({path_row(in, pa.zero_copy, false),
+                         [&pa] { return pa.run->checked_pass(); },
+                         {},
+                         &pa.run->untimed_ns});
+      }
+      for (int r = 0; r < repeat; ++r)
+        for (Timed& t : timed) t.rates.push_back(best_rate(t.pass, 1, seconds, t.untimed));
+      for (const Path& pa : paths)
+        if (const Status st = pa.run->went_through(); !st.is_ok())
+          return std::fprintf(stderr, "%s %s %u: %s\n", suite.name, pa.kind, size,
+                              st.message().c_str()),
+                 1;
+      auto best = [&](const char* name) { return best_of(timed, name); };
+      if (std::count(ok.begin(), ok.end(), 1) != kBatch)
+        return std::fprintf(stderr, "open failed\n"), 1;
+      const double checked = best("imb.burst"), nocheck = best("imb.burst.nocheck");
+      add("imb.burst", checked);
+      add("imb.burst.nocheck", nocheck);
+      const double anchor    = std::max(checked, nocheck);
+      const double seal_rate = best("cpu.esp.seal");
+      add("cpu.esp.seal", seal_rate);
+      const double open_ns = 1e9 / best("open+seal") - 1e9 / seal_rate;
+      add("cpu.esp.open (derived)", open_ns > 0 ? 1e9 / open_ns : 0);
+      std::vector<std::pair<size_t, double>> fixed;  // rows whose ratio is a median of rounds
+      add_path_rows(paths, timed, opt, suite.name, size, rows, fixed);
+      add("ref.esp.seal", best_rate([&] {
+            (void)ref.value()->seal({ops.data(), kBatch});
+            return uint64_t(kBatch);
+          }, 1, seconds));
+      for (Row& r : rows)
+        if (r.suite == suite.name && r.size == size) r.ratio = r.mpps / (anchor / 1e6);
+      for (const auto& [row, ratio] : fixed) rows[row].ratio = ratio;
+    }
+  }
+  if (const Status st = bench_flow_aes(mgr, opt, rows); !st.is_ok())
+    return std::fprintf(stderr, "%s\n", st.message().c_str()), 1;
+  free_mb_mgr(mgr);
+
+  write_rows(rows, opt);
   return 0;
 }
