@@ -3,8 +3,11 @@
 // packet sizes of 64, 512 and 1420 bytes. Markdown on stdout, JSON with --json FILE.
 //
 //   warpath-esp-bench [--repeat N] [--seconds S] [--sizes 64,512,1420] [--suites gcm,...]
-//                     [--policies N] [--breakdown] [--json FILE]
+//                     [--policies N] [--breakdown] [--cold] [--json FILE]
 //
+// --cold: the packets' source bytes (what the copying paths copy from, what the zero-copy
+// paths' frames hold) are flushed from the caches before each pass, untimed: a device's write
+// without DDIO. Without it they are in cache in both kinds of path.
 // --breakdown: per path, the time per packet of each step of a pass on stderr (cycle-clock
 // ticks around each stage, the chain's per-module ticks; seven clock reads a frame of 128,
 // taken with or without the option): the frame fill, the parse (with the chain's per-packet
@@ -42,6 +45,11 @@
 //                      the same derived within each round, against that round's anchor: the
 //                      median round's rate and, under "vs best imb", the median of the rounds'
 //                      ratios (the steadier figure)
+//   esp-out, zero copy / esp-in, zero copy
+//                      the whole paths with the rx a zero-copy port does (ADR 0017): the
+//                      packets written into mbuf-like buffers of the packet arena (untimed: the
+//                      device's write) and held in place by the frame; their bases
+//                      ("rx attach + parse (zero copy)", "esp-in base, zero copy") beside
 //   ref.esp.seal       OpenSSL EVP, one packet at a time (the reference; for scale)
 // Gbit/s counts the inner packets' bytes; "vs best imb" divides by the faster of the two
 // imb.burst rows (the anchor at its best).
