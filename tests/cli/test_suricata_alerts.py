@@ -29,6 +29,8 @@ def verify_tests():
 
 
 def test_known_failures_name_real_tests():
+    if not SV.is_dir():
+        pytest.skip(f"no suricata-verify tests at {SV} (set WARPATH_DATA)")
     assert not [n for n in KNOWN if not (SV / n).is_dir()]
 
 
