@@ -118,10 +118,7 @@ bool PacketBatch::own_all() {
     }
     std::memmove(dst, src, m.caplen);
   }
-  if (!held_.orphans.empty()) {
-    held_.release(held_.orphans.data(), uint32_t(held_.orphans.size()));
-    held_.orphans.clear();
-  }
+  held_.release_orphans();
   return all;
 }
 
@@ -152,9 +149,13 @@ void PacketBatch::Held::give_back(uint32_t n) noexcept {
       handles[i] = nullptr;
       --count;
     }
-  if (!orphans.empty()) release(orphans.data(), uint32_t(orphans.size()));
+  release_orphans();
+}
+
+void PacketBatch::Held::release_orphans() noexcept {
+  if (orphans.empty()) return;
+  release(orphans.data(), uint32_t(orphans.size()));
   orphans.clear();
-  count = 0;
 }
 
 }  // namespace warpath::packet

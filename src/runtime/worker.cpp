@@ -35,8 +35,8 @@ Status Worker::init() {
     constexpr uint32_t cell = packet::PacketBatch::kDefaultCellBytes;
     auto batch = cfg_.zero_copy
                      ? packet::PacketBatch::create_in_arena(cfg_.batch, cell, bytes, space, chain.headroom())
-                     : Result<packet::PacketBatch>(Status(Errc::kNotSupported, "copy"));
-    if (!batch.is_ok())
+                     : packet::PacketBatch::create(cfg_.batch, cell, bytes, space, chain.headroom());
+    if (!batch.is_ok() && cfg_.zero_copy)  // no room in the arena: the frame's own memory
       batch = packet::PacketBatch::create(cfg_.batch, cell, bytes, space, chain.headroom());
     if (!batch.is_ok()) return batch.status();
     batch->set_tail_reserve(chain.tail_room(cfg_.batch));

@@ -206,8 +206,9 @@ class PacketBatch {
     Held(Held&& o) noexcept { *this = std::move(o); }
     Held& operator=(Held&& o) noexcept;
     ~Held() { give_back(uint32_t(handles.size())); }
-    /// Releases the handles of packets [0, n) and the orphans.
+    /// Releases the handles of packets [0, n) (a clear passes them all) and the orphans.
     void give_back(uint32_t n) noexcept;
+    void release_orphans() noexcept;
   };
 
   /// attach()'s slow path: takes `release` as the batch's lender when it has none (and is an

@@ -172,7 +172,6 @@ struct XskQueue {
   uint32_t chunk     = 0;
   uint32_t rx_frames = 0, tx_frames = 0;
   uint32_t held_frames = 0;  // RX frames beyond the ring's, for what frames hold
-  uint32_t fill_size   = 0;  // the fill ring: every RX frame not in the RX ring fits
   xsk_umem* umem  = nullptr;
   xsk_socket* xsk = nullptr;
   int fd          = -1;
@@ -352,41 +351,31 @@ class AfXdpPort final : public Port {
     const uint64_t ts = realtime_ns();
     uint32_t used = 0, n = 0, lost = 0;
     uint64_t bytes = 0;
-    if (x.arena_area && batch.attachable(release_umem_frames)) {
-      // Zero copy: the batch holds each frame where the kernel put it; they go back to the
-      // fill ring when the batch is cleared (release_umem_frames).
-      for (; used < got; ++used) {
-        const xdp_desc* d     = xsk_ring_cons__rx_desc(&x.rx, idx + used);
-        uint8_t* chunk        = x.area + (d->addr - d->addr % x.chunk);
-        const uint32_t caplen = std::min(d->len, options_.frame_bytes);
-        if (!batch.attach(static_cast<uint8_t*>(xsk_umem__get_data(x.area, d->addr)), caplen,
-                          d->len, ts, options_.index, chunk, chunk + x.chunk, chunk,
-                          release_umem_frames))
-          break;  // full: the rest stays in the RX ring
-        ++n;
-        bytes += d->len;
-      }
-      if (used < got) xsk_ring_cons__cancel(&x.rx, got - used);
-      if (used > 0) xsk_ring_cons__release(&x.rx, used);
-      counters_.rx(q, n, bytes);
-      return n;
-    }
+    // Zero copy: the batch holds each frame where the kernel put it, and gives it back to the
+    // fill ring when cleared (release_umem_frames); otherwise the bytes are copied.
+    const bool hold = x.arena_area && batch.attachable(release_umem_frames);
     for (; used < got; ++used) {
       const xdp_desc* d     = xsk_ring_cons__rx_desc(&x.rx, idx + used);
       const uint32_t caplen = std::min(d->len, options_.frame_bytes);
-      uint8_t* dst          = batch.append_uninitialized(caplen, d->len, ts, options_.index);
-      if (!dst) {
+      auto* data            = static_cast<uint8_t*>(xsk_umem__get_data(x.area, d->addr));
+      if (hold) {
+        uint8_t* chunk = x.area + (d->addr - d->addr % x.chunk);
+        if (!batch.attach(data, caplen, d->len, ts, options_.index, chunk, chunk + x.chunk, chunk,
+                          release_umem_frames))
+          break;  // full: the rest stays in the RX ring
+      } else if (uint8_t* dst = batch.append_uninitialized(caplen, d->len, ts, options_.index)) {
+        std::memcpy(dst, data, caplen);
+      } else {
         if (batch.size() > 0) break;  // full: the rest stays in the RX ring
         ++lost;                       // cannot fit even an empty batch
         continue;
       }
-      std::memcpy(dst, static_cast<uint8_t*>(xsk_umem__get_data(x.area, d->addr)), caplen);
       ++n;
       bytes += d->len;
     }
-    // The frames just read go straight back to the fill ring (it always has room: it holds
-    // every frame that is not in the RX ring).
-    if (used > 0) {
+    // Copied frames go straight back to the fill ring (it always has room: it holds every
+    // frame that is neither in the RX ring nor held).
+    if (used > 0 && !hold) {
       uint32_t fidx = 0;
       if (xsk_ring_prod__reserve(&x.fill, used, &fidx) == used) {
         for (uint32_t i = 0; i < used; ++i) {
@@ -522,7 +511,7 @@ class AfXdpPort final : public Port {
   // left behind).
   int create_socket(XskQueue& x, uint32_t q) {
     xsk_umem_config ucfg{};
-    ucfg.fill_size      = x.fill_size;
+    ucfg.fill_size      = std::bit_ceil(x.rx_frames + x.held_frames);  // every free RX frame
     ucfg.comp_size      = x.tx_frames;
     ucfg.frame_size     = x.chunk;
     ucfg.frame_headroom = 0;
@@ -553,24 +542,21 @@ class AfXdpPort final : public Port {
     x.tx_frames  = std::min(x.rx_frames, kMaxTxFrames);
     // Zero copy: the UMEM is an arena slice and frames hold its RX frames, so it has as many
     // more as the pipeline's frames may hold (a queue's packets may be all of them).
-    if (options_.zero_copy)
-      x.held_frames = std::min<uint32_t>(options_.held_packets, kMaxHeldFrames);
-    const uint32_t rx_all = x.rx_frames + x.held_frames;
-    x.fill_size  = std::bit_ceil(rx_all);
-    x.area_bytes = size_t(rx_all + x.tx_frames) * x.chunk;
-    umem_mib_    = x.area_bytes >> 20;
+    auto umem_bytes = [&x] { return size_t(x.rx_frames + x.held_frames + x.tx_frames) * x.chunk; };
     if (options_.zero_copy) {
-      if (auto slice = PacketArena::get().allocate(x.area_bytes); slice.is_ok()) {
+      x.held_frames = std::min<uint32_t>(options_.held_packets, kMaxHeldFrames);
+      if (auto slice = PacketArena::get().allocate(umem_bytes()); slice.is_ok()) {
         x.arena_area = std::move(slice).value();
         x.area       = x.arena_area.data();
+      } else {
+        x.held_frames = 0;  // no room in the arena: frames copy out of the UMEM
       }
     }
-    if (!x.area) {  // copying, or no room in the arena: frames copy out of the UMEM
-      x.held_frames = 0;
-      x.fill_size   = x.rx_frames;
-      x.area_bytes  = size_t(x.rx_frames + x.tx_frames) * x.chunk;
-      void* area    = mmap(nullptr, x.area_bytes, PROT_READ | PROT_WRITE,
-                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    x.area_bytes = umem_bytes();
+    umem_mib_    = x.area_bytes >> 20;
+    if (!x.area) {
+      void* area = mmap(nullptr, x.area_bytes, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
       if (area == MAP_FAILED) return xsk_error("UMEM allocation", errno);
       x.area = static_cast<uint8_t*>(area);
     }

@@ -580,8 +580,7 @@ class DpdkPort final : public Port {
           need += (mbufs[j] = lend(batch, which[at + j], lends)) == nullptr;
         std::array<rte_mbuf*, kTxBurst> fresh{};
         if (need && rte_pktmbuf_alloc_bulk(pool_, fresh.data(), need) != 0) {  // out of mbufs
-          for (uint32_t j = 0; j < k; ++j)
-            if (mbufs[j]) rte_pktmbuf_free(mbufs[j]);
+          rte_pktmbuf_free_bulk(mbufs.data(), k);  // the lent ones (nulls skipped)
           break;
         }
         uint32_t built = 0;
@@ -665,13 +664,14 @@ class DpdkPort final : public Port {
   // Packet i's own mbuf, taken from the batch and set to the packet's bytes now (a module may
   // have moved its start or changed its length within the buffer), when the batch holds one
   // and the packet leaves only here; nullptr otherwise (the caller copies the bytes).
-  // `lends`: the batch holds mbufs (batch.attachable(release_mbufs) and a handle set), asked
+  // `lends`: the batch's handles, if any, are mbufs (batch.attachable(release_mbufs)), asked
   // once a burst.
   static rte_mbuf* lend(packet::PacketBatch& batch, uint32_t i, bool lends) {
     if (!lends) return nullptr;
     const packet::PacketMeta& meta = batch.meta(i);
-    if (!batch.handle(i) || (meta.flags & packet::kMetaShared)) return nullptr;
-    auto* m     = static_cast<rte_mbuf*>(batch.take_handle(i));
+    if (meta.flags & packet::kMetaShared) return nullptr;
+    auto* m = static_cast<rte_mbuf*>(batch.take_handle(i));
+    if (!m) return nullptr;
     m->data_off = uint16_t(batch.data(i) - static_cast<const uint8_t*>(m->buf_addr));
     m->data_len = uint16_t(meta.caplen);
     m->pkt_len  = meta.caplen;
