@@ -2,6 +2,7 @@
 // timing passes, the provenance a result file records (UTC time, exact command line, /proc
 // facts) and number formatting.
 #pragma once
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -95,6 +96,14 @@ std::vector<double> time_passes(uint64_t count, uint32_t batch, unsigned repeat,
     out.push_back(seconds_since(t0));
   }
   return out;
+}
+
+/// Pins the calling thread to `cpu`; false when the kernel refuses.
+inline bool pin_to(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  return sched_setaffinity(0, sizeof set, &set) == 0;
 }
 
 inline double mib(uint64_t b) { return double(b) / double(1 << 20); }

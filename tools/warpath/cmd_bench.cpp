@@ -445,42 +445,38 @@ void print_table(const std::vector<Row>& rows, const std::string& family,
 
 // ---- the command ---------------------------------------------------------------------------
 
-int run_bench_lookup(const BenchLookupOptions& o) {
-  const auto t_start           = Clock::now();
-  const std::string load_start = read_first_line("/proc/loadavg");
-  // Pin first: the table, the addresses and every engine's memory are touched on this core.
-  const int cpu = o.cpu >= 0 ? o.cpu : sched_getcpu();
-  {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    if (sched_setaffinity(0, sizeof set, &set) != 0)
-      return fail(fmt::format("cannot pin to cpu {}: {}", cpu, std::strerror(errno)));
-  }
+/// The DPDK variants this build can name (without DPDK: their names, so that a request for one
+/// gives a skipped row instead of "unknown engine").
+std::vector<std::string> dpdk_variant_names() {
+#if defined(WARPATH_HAVE_DPDK)
+  std::vector<std::string> names;
+  for (const auto& v : bench::anchor_variants()) names.push_back(v.name);
+  return names;
+#else
+  return {"rte_lpm",        "rte_lpm.x4", "rte_fib.macro",   "rte_fib.inline", "rte_fib.uni",
+          "rte_fib.avx512", "rte_lpm6",   "rte_fib6.scalar", "rte_fib6.avx512"};
+#endif
+}
 
-  // Engines: warpath ids, DPDK variant names, or the groups "warpath" and "dpdk".
+struct EngineChoice {
   std::vector<EngineSpec> engines;
+  bool want_dpdk = false;
+};
+
+/// --engines: warpath ids, DPDK variant names, or the groups "warpath" and "dpdk". Exit code 2
+/// with a message on an unknown name or an empty list.
+Result<EngineChoice> choose_engines(const std::string& list) {
+  EngineChoice c;
   std::set<std::string> seen;
   const auto warpath_engines = lookup::fib_engines();
+  const auto dpdk_names      = dpdk_variant_names();
   auto add                   = [&](const EngineSpec& e) {
-    if (seen.insert(e.id).second) engines.push_back(e);
+    if (seen.insert(e.id).second) c.engines.push_back(e);
   };
-  std::vector<std::string> requested;
-  {
-    std::stringstream ss(o.engines);
-    std::string item;
-    while (std::getline(ss, item, ','))
-      if (!item.empty()) requested.push_back(item);
-  }
-  std::vector<std::string> dpdk_names;
-#if defined(WARPATH_HAVE_DPDK)
-  for (const auto& v : bench::anchor_variants()) dpdk_names.push_back(v.name);
-#else
-  dpdk_names = {"rte_lpm",        "rte_lpm.x4", "rte_fib.macro",   "rte_fib.inline", "rte_fib.uni",
-                "rte_fib.avx512", "rte_lpm6",   "rte_fib6.scalar", "rte_fib6.avx512"};
-#endif
-  bool want_dpdk = false;
-  for (const auto& r : requested) {
+  std::stringstream ss(list);
+  std::string r;
+  while (std::getline(ss, r, ',')) {
+    if (r.empty()) continue;
     if (r == "warpath") {  // by priority: the headline engine first, and the reference
       auto by_priority = warpath_engines;
       std::stable_sort(
@@ -492,12 +488,12 @@ int run_bench_lookup(const BenchLookupOptions& o) {
       continue;
     }
     if (r == "dpdk") {
-      want_dpdk = true;
+      c.want_dpdk = true;
       for (const auto& n : dpdk_names) add({n, true, false});
       continue;
     }
     if (std::find(dpdk_names.begin(), dpdk_names.end(), r) != dpdk_names.end()) {
-      want_dpdk = true;
+      c.want_dpdk = true;
       add({r, true, false});
       continue;
     }
@@ -509,127 +505,139 @@ int run_bench_lookup(const BenchLookupOptions& o) {
       std::string names;
       for (const auto& e : warpath_engines) names += std::string(e.id) + ", ";
       for (const auto& n : dpdk_names) names += n + ", ";
-      fmt::print(stderr,
-                 "warpath: unknown engine '{}' (engines: {}warpath, dpdk)\nRun 'warpath bench "
-                 "lookup --help'.\n",
-                 r, names);
-      return 2;
+      return Status(Errc::kInvalidArgument, fmt::format(
+          "unknown engine '{}' (engines: {}warpath, dpdk)\nRun 'warpath bench lookup --help'.", r,
+          names));
     }
     add({r, false, base_id.substr(0, 5) == "cuda."});
   }
-  if (engines.empty()) {
-    fmt::print(stderr, "warpath: --engines names no engine\n");
-    return 2;
-  }
+  if (c.engines.empty()) return Status(Errc::kInvalidArgument, "--engines names no engine");
+  return c;
+}
 
-  // The table and the addresses.
-  fmt::print(stderr, "bench: loading {}\n", o.fib);
-  auto loaded = lookup::load_routes(o.fib);
-  if (!loaded.is_ok()) return fail(loaded.status());
-  const lookup::RouteTable& full = *loaded;
-  const bool want4               = o.family != "ipv6" && !full.v4.empty();
-  const bool want6               = o.family != "ipv4" && !full.v6.empty();
-  std::vector<uint32_t> addrs4;
-  std::vector<Ip6> addrs6;
+/// The addresses of each family: the --addrs file's, or generated from the table.
+struct Addresses {
+  std::vector<uint32_t> v4;
+  std::vector<Ip6> v6;
+};
+
+Result<Addresses> make_addresses(const BenchLookupOptions& o, const lookup::RouteTable& full,
+                                 bool want4, bool want6) {
+  Addresses a;
   if (!o.addrs.empty()) {
-    auto a = lookup::load_addresses(o.addrs);
-    if (!a.is_ok()) return fail(a.status());
-    for (const auto& x : *a) {
+    WARPATH_ASSIGN_OR_RETURN(auto loaded, lookup::load_addresses(o.addrs));
+    for (const auto& x : loaded) {
       if (x.is_v6)
-        addrs6.push_back(x.v6);
+        a.v6.push_back(x.v6);
       else
-        addrs4.push_back(x.v4);
+        a.v4.push_back(x.v4);
     }
-  } else {
-    Rng rng(o.seed);
-    if (want4)
-      addrs4 = generate<uint32_t>(full.v4, o.count ? o.count : kDefaultCount4, o.mix, rng, random4,
-                                  in_prefix4);
-    Rng rng6(o.seed ^ 0x6666'6666'6666'6666ull);
-    if (want6)
-      addrs6 = generate<Ip6>(full.v6, o.count ? o.count : kDefaultCount6, o.mix, rng6, random6,
-                             in_prefix6);
+    return a;
   }
-  const bool run4 = want4 && !addrs4.empty();
-  const bool run6 = want6 && !addrs6.empty();
-  if (!run4 && !run6)
-    return fail(fmt::format("{}: no family with both routes and addresses to look up", o.fib));
+  Rng rng(o.seed);
+  if (want4)
+    a.v4 = generate<uint32_t>(full.v4, o.count ? o.count : kDefaultCount4, o.mix, rng, random4,
+                              in_prefix4);
+  Rng rng6(o.seed ^ 0x6666'6666'6666'6666ull);
+  if (want6)
+    a.v6 = generate<Ip6>(full.v6, o.count ? o.count : kDefaultCount6, o.mix, rng6, random6,
+                         in_prefix6);
+  return a;
+}
 
-  // DPDK.
+/// Starts DPDK's EAL on `cpu` when an anchor was asked for; what it says goes in the JSON.
+nlohmann::json start_dpdk(bool want_dpdk, int cpu, const lookup::RouteTable& full, bool run4,
+                          bool run6) {
   nlohmann::json dpdk_j = {{"available", false}};
+  if (!want_dpdk) return dpdk_j;
 #if defined(WARPATH_HAVE_DPDK)
-  if (want_dpdk) {
-    bench::DpdkOptions d;
-    d.lcore     = cpu;
-    d.memory_mb = bench::dpdk_memory_mb_for(run4 ? full.v4 : std::vector<lookup::Route4>{},
-                                            run6 ? full.v6 : std::vector<lookup::Route6>{});
-    fmt::print(stderr, "bench: starting DPDK EAL ({} MB)\n", d.memory_mb);
-    const Status s = bench::dpdk_start(d);
-    {  // EAL pins its main thread to the lcore; keep our pin whatever it did.
-      cpu_set_t set;
-      CPU_ZERO(&set);
-      CPU_SET(cpu, &set);
-      sched_setaffinity(0, sizeof set, &set);
-    }
-    dpdk_j = {{"available", s.is_ok()},
-              {"version", bench::dpdk_version()},
-              {"eal_args", bench::dpdk_eal_args()},
-              {"pages", bench::dpdk_pages_text()},
-              {"variants", nlohmann::json::array()}};
-    if (!s.is_ok()) {
-      dpdk_j["why_not"] = s.message();
-      fmt::print(stderr, "bench: DPDK anchors unavailable: {}\n", s.message());
-    }
-    for (const auto& v : bench::anchor_variants())
-      dpdk_j["variants"].push_back({{"name", v.name},
-                                    {"structure", v.structure},
-                                    {"family", v.v6 ? "ipv6" : "ipv4"},
-                                    {"available", v.available},
-                                    {"why_not", v.why_not}});
+  bench::DpdkOptions d;
+  d.lcore     = cpu;
+  d.memory_mb = bench::dpdk_memory_mb_for(run4 ? full.v4 : std::vector<lookup::Route4>{},
+                                          run6 ? full.v6 : std::vector<lookup::Route6>{});
+  fmt::print(stderr, "bench: starting DPDK EAL ({} MB)\n", d.memory_mb);
+  const Status s = bench::dpdk_start(d);
+  pin_to(cpu);  // EAL pins its main thread to the lcore; keep our pin whatever it did.
+  dpdk_j = {{"available", s.is_ok()},
+            {"version", bench::dpdk_version()},
+            {"eal_args", bench::dpdk_eal_args()},
+            {"pages", bench::dpdk_pages_text()},
+            {"variants", nlohmann::json::array()}};
+  if (!s.is_ok()) {
+    dpdk_j["why_not"] = s.message();
+    fmt::print(stderr, "bench: DPDK anchors unavailable: {}\n", s.message());
+  }
+  for (const auto& v : bench::anchor_variants())
+    dpdk_j["variants"].push_back({{"name", v.name},
+                                  {"structure", v.structure},
+                                  {"family", v.v6 ? "ipv6" : "ipv4"},
+                                  {"available", v.available},
+                                  {"why_not", v.why_not}});
+#else
+  (void)cpu, (void)full, (void)run4, (void)run6;
+  dpdk_j["why_not"] = "built without DPDK (libdpdk-dev not found by CMake)";
+  fmt::print(stderr, "bench: DPDK anchors unavailable: built without DPDK\n");
+#endif
+  return dpdk_j;
+}
+
+/// Without DPDK, each anchor asked for is a skipped row of its family.
+void add_skipped_anchors(const std::vector<EngineSpec>& engines, bool run4, bool run6,
+                         std::vector<Row>& rows) {
+#if !defined(WARPATH_HAVE_DPDK)
+  for (const auto& fam : {std::string("ipv4"), std::string("ipv6")}) {
+    if ((fam == "ipv4" && !run4) || (fam == "ipv6" && !run6)) continue;
+    for (const auto& e : engines)
+      if (e.anchor && (e.id.find('6') != std::string::npos) == (fam == "ipv6")) {
+        Row r;
+        r.family  = fam;
+        r.engine  = e.id;
+        r.kind    = "dpdk";
+        r.skipped = "anchors unavailable: built without DPDK";
+        rows.push_back(r);
+      }
   }
 #else
-  if (want_dpdk) {
-    dpdk_j["why_not"] = "built without DPDK (libdpdk-dev not found by CMake)";
-    fmt::print(stderr, "bench: DPDK anchors unavailable: built without DPDK\n");
-  }
+  (void)engines, (void)run4, (void)run6, (void)rows;
 #endif
+}
 
+/// Everything one run measured, for the report and the JSON.
+struct Outcome {
   std::vector<Row> rows;
   std::vector<GpuRow> gpu_rows;
   bool failed = false;
+  std::string ref4, ref6;
+  uint64_t mismatches() const {
+    uint64_t n = 0;
+    for (const auto& r : rows) n += r.mismatches;
+    return n;
+  }
+};
+
+Outcome measure(const BenchLookupOptions& o, const std::vector<EngineSpec>& engines,
+                const lookup::RouteTable& full, const Addresses& addrs, bool run4, bool run6) {
+  Outcome out;
   lookup::RouteTable t4, t6;
   t4.source = t6.source = full.source;
   t4.nexthop_names = t6.nexthop_names = full.nexthop_names;
   t4.v4                               = full.v4;
   t6.v6                               = full.v6;
-  std::string ref4, ref6;
   if (run4) {
-    FamilyBench<false> fb{o, t4, addrs4, rows, gpu_rows, failed, {}, {}, {}, {}};
+    FamilyBench<false> fb{o, t4, addrs.v4, out.rows, out.gpu_rows, out.failed, {}, {}, {}, {}};
     fb.run(engines);
-    ref4 = fb.reference_id;
+    out.ref4 = fb.reference_id;
   }
   if (run6) {
-    FamilyBench<true> fb{o, t6, addrs6, rows, gpu_rows, failed, {}, {}, {}, {}};
+    FamilyBench<true> fb{o, t6, addrs.v6, out.rows, out.gpu_rows, out.failed, {}, {}, {}, {}};
     fb.run(engines);
-    ref6 = fb.reference_id;
+    out.ref6 = fb.reference_id;
   }
-#if !defined(WARPATH_HAVE_DPDK)
-  if (want_dpdk)
-    for (const auto& fam : {std::string("ipv4"), std::string("ipv6")}) {
-      if ((fam == "ipv4" && !run4) || (fam == "ipv6" && !run6)) continue;
-      for (const auto& e : engines)
-        if (e.anchor && (e.id.find('6') != std::string::npos) == (fam == "ipv6")) {
-          Row r;
-          r.family  = fam;
-          r.engine  = e.id;
-          r.kind    = "dpdk";
-          r.skipped = "anchors unavailable: built without DPDK";
-          rows.push_back(r);
-        }
-    }
-#endif
+  return out;
+}
 
-  // Report.
+void print_report(const BenchLookupOptions& o, int cpu, const lookup::RouteTable& full,
+                  const Addresses& addrs, bool run4, bool run6, const Outcome& out) {
   const std::string mixed =
       o.addrs.empty() ? fmt::format("{}, seed {}", o.mix, o.seed) : "from " + base_name(o.addrs);
   const std::string how =
@@ -637,89 +645,130 @@ int run_bench_lookup(const BenchLookupOptions& o) {
                   o.batch ? std::to_string(o.batch) : std::string("all"), o.repeat, cpu);
   if (run4)
     print_table(
-        rows, "ipv4",
+        out.rows, "ipv4",
         fmt::format("IPv4  {}: {} routes, {} addresses ({}), {}", base_name(o.fib),
-                    group_thousands(full.v4.size()), group_thousands(addrs4.size()), mixed, how));
+                    group_thousands(full.v4.size()), group_thousands(addrs.v4.size()), mixed, how));
   if (run6)
     print_table(
-        rows, "ipv6",
+        out.rows, "ipv6",
         fmt::format("IPv6  {}: {} routes, {} addresses ({}), {}", base_name(o.fib),
-                    group_thousands(full.v6.size()), group_thousands(addrs6.size()), mixed, how));
-  if (!gpu_rows.empty()) {
+                    group_thousands(full.v6.size()), group_thousands(addrs.v6.size()), mixed, how));
+  if (!out.gpu_rows.empty()) {
     fmt::print("\nGPU end to end (copies + kernel; the Fib API has no kernel-only timing)\n");
     fmt::print("{:<6} {:<12} {:>8} {:>11} {:>9}\n", "family", "engine", "batch", "Mlookups/s",
                "ns/lookup");
-    for (const auto& g : gpu_rows)
+    for (const auto& g : out.gpu_rows)
       fmt::print("{:<6} {:<12} {:>8} {:>11.1f} {:>9.2f}\n", g.family, g.engine, g.batch,
                  1e-6 * double(g.count) / g.best_s, g.best_s * 1e9 / double(g.count));
   }
-  uint64_t mismatches = 0;
-  for (const auto& r : rows) mismatches += r.mismatches;
-  fmt::print("\ncheck: {}\n", failed ? fmt::format("FAILED ({} mismatching answers)", mismatches)
-                                     : std::string("every engine gave the same answers"));
+  fmt::print("\ncheck: {}\n",
+             out.failed ? fmt::format("FAILED ({} mismatching answers)", out.mismatches())
+                        : std::string("every engine gave the same answers"));
+}
 
-  if (!o.json.empty()) {
-    nlohmann::json j = result_header("warpath bench lookup", o.command_line, cpu, load_start);
-    if (!o.note.empty()) j["note"] = o.note;
-    j["dataset"]   = {{"file", o.fib},
-                      {"name", base_name(o.fib)},
-                      {"routes4", full.v4.size()},
-                      {"routes6", full.v6.size()}};
-    j["addresses"] = {{"source", o.addrs.empty() ? "generated" : "file"},
-                      {"file", o.addrs},
-                      {"count4", addrs4.size()},
-                      {"count6", addrs6.size()},
-                      {"mix", o.addrs.empty() ? o.mix : "file"},
-                      {"seed", o.seed},
-                      {"ipv6_random_space", "2000::/3"}};
-    j["params"]    = {{"repeat", o.repeat},
-                      {"batch", o.batch},
-                      {"gpu_batch", o.gpu_batch},
-                      {"engines", o.engines},
-                      {"timing", "steady_clock over the whole address array per pass, best pass"}};
-    j["dpdk"]      = dpdk_j;
-    j["results"]   = nlohmann::json::array();
-    for (const auto& r : rows) {
-      nlohmann::json x = {{"family", r.family}, {"engine", r.engine}, {"kind", r.kind}};
-      if (!r.skipped.empty()) {
-        x["skipped"] = r.skipped;
-      } else {
-        x["count"]              = r.count;
-        x["mlookups_per_s"]     = r.mlps();
-        x["ns_per_lookup"]      = r.best_s * 1e9 / double(r.count);
-        x["best_s"]             = r.best_s;
-        x["pass_s"]             = r.pass_s;
-        x["build_ms"]           = r.build_ms;
-        x["image_bytes"]        = r.image_bytes;
-        x["memory_bytes"]       = r.total_bytes;
-        x["config"]             = r.config;
-        x["ratio_to_best_dpdk"] = r.ratio > 0 ? nlohmann::json(r.ratio) : nlohmann::json(nullptr);
-        x["paired_ratio_to_best_dpdk"] =
-            r.paired > 0 ? nlohmann::json(r.paired) : nlohmann::json(nullptr);
-        x["reference"]          = r.reference;
-        x["mismatches"]         = r.mismatches;
-        if (r.kind == "warpath") x["engine_build_ms"] = r.engine_build_ms;
-      }
-      j["results"].push_back(x);
-    }
-    j["gpu"] = nlohmann::json::array();
-    for (const auto& g : gpu_rows)
-      j["gpu"].push_back({{"family", g.family},
-                          {"engine", g.engine},
-                          {"batch", g.batch},
-                          {"mode", "end_to_end"},
-                          {"mlookups_per_s", 1e-6 * double(g.count) / g.best_s},
-                          {"ns_per_lookup", g.best_s * 1e9 / double(g.count)}});
-    j["check"]                  = {{"passed", !failed},
-                                   {"mismatches", mismatches},
-                                   {"reference", {{"ipv4", ref4}, {"ipv6", ref6}}}};
-    j["machine"]["loadavg_end"] = read_first_line("/proc/loadavg");
-    j["wall_s"]                 = seconds_since(t_start);
-    std::ofstream f(o.json);
-    f << j.dump(2) << "\n";
-    if (!f) return fail(fmt::format("{}: cannot write", o.json));
+nlohmann::json row_json(const Row& r) {
+  nlohmann::json x = {{"family", r.family}, {"engine", r.engine}, {"kind", r.kind}};
+  if (!r.skipped.empty()) {
+    x["skipped"] = r.skipped;
+    return x;
   }
-  return failed ? 1 : 0;
+  auto ratio_or_null = [](double v) { return v > 0 ? nlohmann::json(v) : nlohmann::json(nullptr); };
+  x["count"]                     = r.count;
+  x["mlookups_per_s"]            = r.mlps();
+  x["ns_per_lookup"]             = r.best_s * 1e9 / double(r.count);
+  x["best_s"]                    = r.best_s;
+  x["pass_s"]                    = r.pass_s;
+  x["build_ms"]                  = r.build_ms;
+  x["image_bytes"]               = r.image_bytes;
+  x["memory_bytes"]              = r.total_bytes;
+  x["config"]                    = r.config;
+  x["ratio_to_best_dpdk"]        = ratio_or_null(r.ratio);
+  x["paired_ratio_to_best_dpdk"] = ratio_or_null(r.paired);
+  x["reference"]                 = r.reference;
+  x["mismatches"]                = r.mismatches;
+  if (r.kind == "warpath") x["engine_build_ms"] = r.engine_build_ms;
+  return x;
+}
+
+Status write_json(const BenchLookupOptions& o, int cpu, const std::string& load_start,
+                  Clock::time_point t_start, const lookup::RouteTable& full,
+                  const Addresses& addrs, const nlohmann::json& dpdk_j, const Outcome& out) {
+  nlohmann::json j = result_header("warpath bench lookup", o.command_line, cpu, load_start);
+  if (!o.note.empty()) j["note"] = o.note;
+  j["dataset"]   = {{"file", o.fib},
+                    {"name", base_name(o.fib)},
+                    {"routes4", full.v4.size()},
+                    {"routes6", full.v6.size()}};
+  j["addresses"] = {{"source", o.addrs.empty() ? "generated" : "file"},
+                    {"file", o.addrs},
+                    {"count4", addrs.v4.size()},
+                    {"count6", addrs.v6.size()},
+                    {"mix", o.addrs.empty() ? o.mix : "file"},
+                    {"seed", o.seed},
+                    {"ipv6_random_space", "2000::/3"}};
+  j["params"]    = {{"repeat", o.repeat},
+                    {"batch", o.batch},
+                    {"gpu_batch", o.gpu_batch},
+                    {"engines", o.engines},
+                    {"timing", "steady_clock over the whole address array per pass, best pass"}};
+  j["dpdk"]      = dpdk_j;
+  j["results"]   = nlohmann::json::array();
+  for (const auto& r : out.rows) j["results"].push_back(row_json(r));
+  j["gpu"] = nlohmann::json::array();
+  for (const auto& g : out.gpu_rows)
+    j["gpu"].push_back({{"family", g.family},
+                        {"engine", g.engine},
+                        {"batch", g.batch},
+                        {"mode", "end_to_end"},
+                        {"mlookups_per_s", 1e-6 * double(g.count) / g.best_s},
+                        {"ns_per_lookup", g.best_s * 1e9 / double(g.count)}});
+  j["check"]                  = {{"passed", !out.failed},
+                                 {"mismatches", out.mismatches()},
+                                 {"reference", {{"ipv4", out.ref4}, {"ipv6", out.ref6}}}};
+  j["machine"]["loadavg_end"] = read_first_line("/proc/loadavg");
+  j["wall_s"]                 = seconds_since(t_start);
+  std::ofstream f(o.json);
+  f << j.dump(2) << "\n";
+  if (!f) return Status(Errc::kIoError, fmt::format("{}: cannot write", o.json));
+  return Status::ok();
+}
+
+int run_bench_lookup(const BenchLookupOptions& o) {
+  const auto t_start           = Clock::now();
+  const std::string load_start = read_first_line("/proc/loadavg");
+  // Pin first: the table, the addresses and every engine's memory are touched on this core.
+  const int cpu = o.cpu >= 0 ? o.cpu : sched_getcpu();
+  if (!pin_to(cpu)) return fail(fmt::format("cannot pin to cpu {}: {}", cpu, std::strerror(errno)));
+
+  auto choice = choose_engines(o.engines);
+  if (!choice.is_ok()) {
+    fmt::print(stderr, "warpath: {}\n", choice.status().message());
+    return 2;
+  }
+
+  fmt::print(stderr, "bench: loading {}\n", o.fib);
+  auto loaded = lookup::load_routes(o.fib);
+  if (!loaded.is_ok()) return fail(loaded.status());
+  const lookup::RouteTable& full = *loaded;
+  const bool want4               = o.family != "ipv6" && !full.v4.empty();
+  const bool want6               = o.family != "ipv4" && !full.v6.empty();
+  auto addrs                     = make_addresses(o, full, want4, want6);
+  if (!addrs.is_ok()) return fail(addrs.status());
+  const bool run4 = want4 && !addrs->v4.empty();
+  const bool run6 = want6 && !addrs->v6.empty();
+  if (!run4 && !run6)
+    return fail(fmt::format("{}: no family with both routes and addresses to look up", o.fib));
+
+  const nlohmann::json dpdk_j = start_dpdk(choice->want_dpdk, cpu, full, run4, run6);
+  Outcome out                 = measure(o, choice->engines, full, *addrs, run4, run6);
+  if (choice->want_dpdk) add_skipped_anchors(choice->engines, run4, run6, out.rows);
+
+  print_report(o, cpu, full, *addrs, run4, run6, out);
+  if (!o.json.empty()) {
+    const Status s = write_json(o, cpu, load_start, t_start, full, *addrs, dpdk_j, out);
+    if (!s.is_ok()) return fail(s);
+  }
+  return out.failed ? 1 : 0;
 }
 
 }  // namespace

@@ -222,19 +222,287 @@ Result<BenchInputs> load_bench_inputs(const BenchClassifyOptions& o,
 
 // ---- the command ---------------------------------------------------------------------------
 
+/// The timed array: the first --max-keys keys of the trace, tiled to at least --min-keys. What
+/// the JSON says of the keys goes into the inputs' dataset.
+struct TimedKeys {
+  KeyBuffer keys;
+  uint32_t distinct = 0;
+  uint64_t total    = 0;
+};
+
+Result<TimedKeys> tile_keys(const BenchClassifyOptions& o, BenchInputs& in) {
+  const uint32_t distinct =
+      o.max_keys ? std::min(o.max_keys, in.trace_keys.size()) : in.trace_keys.size();
+  uint64_t total = distinct;
+  if (total < o.min_keys) total = (uint64_t(o.min_keys) + distinct - 1) / distinct * distinct;
+  if (total > (1ull << 30)) return Status(Errc::kInvalidArgument, "too many keys");
+  TimedKeys t{KeyBuffer(in.rules.layout, uint32_t(total)), distinct, total};
+  uint32_t k[classify::kMaxKeyWords];
+  for (uint32_t i = 0; i < total; ++i) {
+    in.trace_keys.get(i % distinct, k);
+    t.keys.set(i, k);
+  }
+  if (in.first_match.size() > distinct) in.first_match.resize(distinct);
+  in.dataset["layout"]            = in.rules.layout == KeyLayout::kFiveTuple ? "5-tuple" : "openflow";
+  in.dataset["rules"]             = in.rules.rules.size();
+  in.dataset["trace_keys"]        = in.trace_keys.size();
+  in.dataset["keys_distinct"]     = distinct;
+  in.dataset["keys_timed"]        = total;
+  in.dataset["first_match_check"] = !in.first_match.empty();
+  return t;
+}
+
+/// --engines: registry ids, rte_acl variant names, or the groups "warpath" and "dpdk".
+struct EngineChoice {
+  std::vector<std::string> warpath_ids, acl_ids, notes;
+  bool want_dpdk = false;
+};
+
+Result<EngineChoice> choose_engines(const BenchClassifyOptions& o, const RuleSet& rules) {
+  const auto registry = classify::classifier_engines();
+  EngineChoice c;
+  std::set<std::string> seen;
+  for (const auto& r : split(o.engines, ',')) {
+    if (r == "warpath") {
+      for (const auto& e : registry) {
+        const std::string id(e.id);
+        if (id == "ref.linear" || !e.available()) continue;
+        const bool linear = id.rfind("ref.", 0) == 0 || id.find(".linear") != std::string::npos;
+        if (linear && rules.rules.size() > o.linear_max) {
+          if (seen.insert(id).second)
+            c.notes.push_back(fmt::format(
+                "{} left out: O(rules) per key on {} rules (more than "
+                "--linear-max {}); name it in --engines to run it",
+                id, group_thousands(rules.rules.size()), group_thousands(o.linear_max)));
+          continue;
+        }
+        if (seen.insert(id).second) c.warpath_ids.push_back(id);
+      }
+      continue;
+    }
+    if (r == "dpdk") {
+      c.want_dpdk = true;
+      for (const char* v : kAclVariants)
+        if (seen.insert(v).second) c.acl_ids.push_back(v);
+      continue;
+    }
+    if (is_acl_name(r)) {
+      c.want_dpdk = true;
+      if (seen.insert(r).second) c.acl_ids.push_back(r);
+      continue;
+    }
+    bool validating    = false;
+    const auto base_id = strip_validate(r, validating);
+    const bool known   = std::any_of(registry.begin(), registry.end(),
+                                     [&](const EngineInfo& e) { return e.id == base_id; });
+    if (!known && base_id != "auto") {
+      std::string names;
+      for (const auto& e : registry) names += std::string(e.id) + ", ";
+      for (const char* v : kAclVariants) names += std::string(v) + ", ";
+      return Status(Errc::kInvalidArgument,
+                    fmt::format("unknown engine '{}' (engines: {}warpath, dpdk)\nRun 'warpath "
+                                "bench classify --help'.",
+                                r, names));
+    }
+    if (seen.insert(r).second) c.warpath_ids.push_back(r);
+  }
+  if (c.warpath_ids.empty() && c.acl_ids.empty())
+    return Status(Errc::kInvalidArgument, "--engines names no engine");
+  return c;
+}
+
+/// rte_acl's build memory: --max-acl-mb, bounded by what the machine has free now.
+struct AclMemory {
+  uint64_t avail_mb = 0, cap_mb = 0;
+};
+
+AclMemory acl_memory(const BenchClassifyOptions& o) {
+  AclMemory m;
+  m.avail_mb = bench::proc_kb_field("/proc/meminfo", "MemAvailable") >> 20;
+  m.cap_mb   = m.avail_mb > 1024 ? std::min(o.max_acl_mb, m.avail_mb - 1024)
+                                 : std::min<uint64_t>(o.max_acl_mb, 256);
+  return m;
+}
+
+/// Starts DPDK's EAL on `cpu` when an rte_acl variant was asked for; what it says goes in the
+/// JSON.
+nlohmann::json start_dpdk(const BenchClassifyOptions& o, bool want_dpdk, int cpu,
+                          const RuleSet& rules, const AclMemory& mem) {
+  nlohmann::json dpdk_j = {{"available", false}};
+  if (!want_dpdk) return dpdk_j;
+#if defined(WARPATH_HAVE_DPDK)
+  bench::DpdkOptions d;
+  d.lcore     = cpu;
+  d.memory_mb = bench::acl_memory_mb_for(rules);
+  fmt::print(stderr, "bench: starting DPDK EAL ({} MB)\n", d.memory_mb);
+  const Status s = bench::dpdk_start(d);
+  pin_to(cpu);  // EAL pins its main thread to the lcore; keep our pin whatever it did
+  dpdk_j = {{"available", s.is_ok()},
+            {"version", bench::dpdk_version()},
+            {"eal_args", bench::dpdk_eal_args()},
+            {"pages", bench::dpdk_pages_text()},
+            {"max_acl_mb", o.max_acl_mb},
+            {"mem_available_mb", mem.avail_mb},
+            {"build_cap_mb", mem.cap_mb},
+            {"variants", nlohmann::json::array()}};
+  if (!s.is_ok()) {
+    dpdk_j["why_not"] = s.message();
+    fmt::print(stderr, "bench: DPDK anchors unavailable: {}\n", s.message());
+  }
+  for (const auto& v : bench::acl_variants())
+    dpdk_j["variants"].push_back(
+        {{"name", v.name}, {"available", v.available}, {"why_not", v.why_not}});
+#else
+  (void)o, (void)cpu, (void)rules, (void)mem;
+  dpdk_j["why_not"] = "built without DPDK (libdpdk-dev not found by CMake)";
+  fmt::print(stderr, "bench: DPDK anchors unavailable: built without DPDK\n");
+#endif
+  return dpdk_j;
+}
+
+/// The rte_acl variants of one round: unavailable ones as skipped rows, the others from one
+/// shared build.
+void run_acl_variants(Bench& bench, const std::vector<std::string>& acl_ids, uint64_t cap_mb) {
+#if defined(WARPATH_HAVE_DPDK)
+  if (acl_ids.empty()) return;
+  std::vector<std::string> run;
+  for (const auto& v : acl_ids) {
+    std::string why;
+    for (const auto& av : bench::acl_variants())
+      if (av.name == v && !av.available) why = av.why_not;
+    if (why.empty()) {
+      run.push_back(v);
+    } else {
+      Row r;
+      r.engine  = v;
+      r.kind    = "dpdk";
+      r.skipped = why;
+      bench.rows.push_back(r);
+    }
+  }
+  if (!run.empty()) bench.run_acl(run, cap_mb);
+#else
+  (void)cap_mb;
+  for (const auto& v : acl_ids) {
+    Row r;
+    r.engine  = v;
+    r.kind    = "dpdk";
+    r.skipped = "anchors unavailable: built without DPDK";
+    bench.rows.push_back(r);
+  }
+#endif
+}
+
+/// One round: warpath engines in `order`, the rte_acl variants before or after them.
+void run_round(Bench& bench, const EngineChoice& c, const std::vector<std::string>& order,
+               bool acl_first, uint64_t cap_mb) {
+  if (acl_first) run_acl_variants(bench, c.acl_ids, cap_mb);
+  for (const auto& id : order) bench.run_warpath(id);
+  if (!acl_first) run_acl_variants(bench, c.acl_ids, cap_mb);
+}
+
+/// A later round's passes merged into the first round's rows (the best counts).
+void merge_round(Bench& b, const Bench& b2) {
+  b.failed = b.failed || b2.failed;
+  for (const Row& r2 : b2.rows) {
+    auto it = std::find_if(b.rows.begin(), b.rows.end(),
+                           [&](const Row& r) { return r.engine == r2.engine; });
+    if (it == b.rows.end() || !it->skipped.empty() || !r2.skipped.empty()) continue;
+    it->pass_s.insert(it->pass_s.end(), r2.pass_s.begin(), r2.pass_s.end());
+    it->best_s = std::min(it->best_s, r2.best_s);
+    it->mismatches += r2.mismatches;
+    it->trace_mismatches += r2.trace_mismatches;
+  }
+}
+
+/// What the check line and the JSON's check say.
+struct CheckSummary {
+  uint64_t mismatches = 0, trace_mismatches = 0;
+  bool compared = false, updates_changed = false;
+};
+
+CheckSummary summarize(Bench& b) {
+  CheckSummary c;
+  for (const auto& r : b.rows) {
+    c.mismatches += r.mismatches;
+    c.trace_mismatches += r.trace_mismatches;
+    c.compared        = c.compared || r.skipped.empty();
+    c.updates_changed = c.updates_changed || r.updates.after_mismatches > 0;
+  }
+  if (c.updates_changed) b.failed = true;
+  return c;
+}
+
+void print_report(const BenchClassifyOptions& o, int cpu, const Bench& b, const TimedKeys& t,
+                  const EngineChoice& c, const CheckSummary& sum) {
+  const bool five         = b.rules.layout == KeyLayout::kFiveTuple;
+  const std::string name  = o.synthetic.empty() ? base_name(o.rules) : "synthetic " + o.synthetic;
+  const std::string title = fmt::format(
+      "{} ({}): {} rules, {} keys ({} distinct{}), batch {}, best of {}, cpu {}", name,
+      five ? "5-tuple" : "OpenFlow", group_thousands(b.rules.rules.size()),
+      group_thousands(t.total), group_thousands(t.distinct),
+      o.synthetic.empty() ? " from " + base_name(o.trace) : "",
+      o.batch ? std::to_string(o.batch) : std::string("all"), o.repeat, cpu);
+  print_table(b.rows, title);
+  print_updates(b.rows, o.updates);
+  for (const auto& n : c.notes) fmt::print("note: {}\n", n);
+  for (const auto& r : b.rows)
+    if (!r.note.empty()) fmt::print("note: {}: {}\n", r.engine, r.note);
+  fmt::print("\ncheck: {}\n",
+             b.failed ? fmt::format("FAILED ({} answers differ from {}, {} from the trace{})",
+                                    sum.mismatches, b.reference_id, sum.trace_mismatches,
+                                    sum.updates_changed ? "; answers changed by --updates" : "")
+             : !sum.compared
+                 ? std::string("no engine ran")
+                 : std::string("every engine gave the same answers") +
+                       (b.first_match.empty() ? "" : ", equal to the trace's first match"));
+}
+
+Status write_json(const BenchClassifyOptions& o, int cpu, const std::string& load_start,
+                  Clock::time_point t_start, const BenchInputs& in, const Bench& b,
+                  const EngineChoice& c, const AclMemory& mem, const nlohmann::json& dpdk_j,
+                  const CheckSummary& sum) {
+  nlohmann::json j = result_header("warpath bench classify", o.command_line, cpu, load_start);
+  j["machine"]["mem_total_mb"]           = bench::proc_kb_field("/proc/meminfo", "MemTotal") >> 20;
+  j["machine"]["mem_available_mb_start"] = mem.avail_mb;
+  if (!o.note.empty()) j["note"] = o.note;
+  j["dataset"] = in.dataset;
+  j["params"]  = {{"repeat", o.repeat},
+                  {"rounds", o.rounds},
+                  {"batch", o.batch},
+                  {"gpu_batch", o.gpu_batch},
+                  {"engines", o.engines},
+                  {"max_keys", o.max_keys},
+                  {"min_keys", o.min_keys},
+                  {"max_acl_mb", o.max_acl_mb},
+                  {"linear_max", o.linear_max},
+                  {"engine_timeout_s", o.engine_timeout_s},
+                  {"updates", o.updates},
+                  {"timing", "steady_clock over the whole key array per pass, best pass"}};
+  j["notes"]   = c.notes;
+  j["dpdk"]    = dpdk_j;
+  j["results"] = nlohmann::json::array();
+  for (const auto& r : b.rows) j["results"].push_back(row_json(r));
+  j["check"]                  = {{"passed", !b.failed},
+                                 {"compared", sum.compared},
+                                 {"mismatches", sum.mismatches},
+                                 {"trace_mismatches", sum.trace_mismatches},
+                                 {"trace_first_match_checked", !in.first_match.empty()},
+                                 {"reference", b.reference_id}};
+  j["machine"]["loadavg_end"] = read_first_line("/proc/loadavg");
+  j["wall_s"]                 = seconds_since(t_start);
+  std::ofstream f(o.json);
+  f << j.dump(2) << "\n";
+  if (!f) return Status(Errc::kIoError, fmt::format("{}: cannot write", o.json));
+  return Status::ok();
+}
+
 int run_bench_classify(const BenchClassifyOptions& o) {
   const auto t_start           = Clock::now();
   const std::string load_start = read_first_line("/proc/loadavg");
   const int cpu                = o.cpu >= 0 ? o.cpu : sched_getcpu();
-  auto pin                     = [cpu] {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    return sched_setaffinity(0, sizeof set, &set);
-  };
-  if (pin() != 0) return fail(fmt::format("cannot pin to cpu {}: {}", cpu, std::strerror(errno)));
+  if (!pin_to(cpu)) return fail(fmt::format("cannot pin to cpu {}: {}", cpu, std::strerror(errno)));
 
-  // Rules and keys.
   std::optional<classify::SyntheticParams> synthetic;
   if (!o.synthetic.empty()) {
     auto p = parse_synthetic(o.synthetic);
@@ -246,254 +514,45 @@ int run_bench_classify(const BenchClassifyOptions& o) {
   }
   auto loaded = load_bench_inputs(o, synthetic);
   if (!loaded.is_ok()) return fail(loaded.status());
-  RuleSet& rules                    = loaded->rules;
-  KeyBuffer& trace_keys             = loaded->trace_keys;
-  std::vector<int64_t>& first_match = loaded->first_match;
-  nlohmann::json& dataset           = loaded->dataset;
-  if (rules.rules.empty()) return fail("the rule set is empty");
-  if (trace_keys.size() == 0) return fail("no keys to classify");
-  const bool five = rules.layout == KeyLayout::kFiveTuple;
+  if (loaded->rules.rules.empty()) return fail("the rule set is empty");
+  if (loaded->trace_keys.size() == 0) return fail("no keys to classify");
+  auto timed = tile_keys(o, *loaded);
+  if (!timed.is_ok()) return fail(timed.status());
 
-  // The timed array: the first --max-keys keys, tiled to at least --min-keys.
-  const uint32_t distinct =
-      o.max_keys ? std::min(o.max_keys, trace_keys.size()) : trace_keys.size();
-  uint64_t total = distinct;
-  if (total < o.min_keys) total = (uint64_t(o.min_keys) + distinct - 1) / distinct * distinct;
-  if (total > (1ull << 30)) return fail("too many keys");
-  KeyBuffer keys(rules.layout, uint32_t(total));
-  {
-    uint32_t k[classify::kMaxKeyWords];
-    for (uint32_t i = 0; i < total; ++i) {
-      trace_keys.get(i % distinct, k);
-      keys.set(i, k);
-    }
-  }
-  if (first_match.size() > distinct) first_match.resize(distinct);
-  dataset["layout"]            = five ? "5-tuple" : "openflow";
-  dataset["rules"]             = rules.rules.size();
-  dataset["trace_keys"]        = trace_keys.size();
-  dataset["keys_distinct"]     = distinct;
-  dataset["keys_timed"]        = total;
-  dataset["first_match_check"] = !first_match.empty();
-
-  // Engines.
-  const auto registry = classify::classifier_engines();
-  std::vector<std::string> warpath_ids, acl_ids, notes;
-  std::set<std::string> seen;
-  bool want_dpdk = false;
-  for (const auto& r : split(o.engines, ',')) {
-    if (r == "warpath") {
-      for (const auto& e : registry) {
-        const std::string id(e.id);
-        if (id == "ref.linear" || !e.available()) continue;
-        const bool linear = id.rfind("ref.", 0) == 0 || id.find(".linear") != std::string::npos;
-        if (linear && rules.rules.size() > o.linear_max) {
-          if (seen.insert(id).second)
-            notes.push_back(fmt::format(
-                "{} left out: O(rules) per key on {} rules (more than "
-                "--linear-max {}); name it in --engines to run it",
-                id, group_thousands(rules.rules.size()), group_thousands(o.linear_max)));
-          continue;
-        }
-        if (seen.insert(id).second) warpath_ids.push_back(id);
-      }
-      continue;
-    }
-    if (r == "dpdk") {
-      want_dpdk = true;
-      for (const char* v : kAclVariants)
-        if (seen.insert(v).second) acl_ids.push_back(v);
-      continue;
-    }
-    if (is_acl_name(r)) {
-      want_dpdk = true;
-      if (seen.insert(r).second) acl_ids.push_back(r);
-      continue;
-    }
-    bool validating    = false;
-    const auto base_id = strip_validate(r, validating);
-    const bool known   = std::any_of(registry.begin(), registry.end(),
-                                     [&](const EngineInfo& e) { return e.id == base_id; });
-    if (!known && base_id != "auto") {
-      std::string names;
-      for (const auto& e : registry) names += std::string(e.id) + ", ";
-      for (const char* v : kAclVariants) names += std::string(v) + ", ";
-      fmt::print(stderr,
-                 "warpath: unknown engine '{}' (engines: {}warpath, dpdk)\nRun 'warpath bench "
-                 "classify --help'.\n",
-                 r, names);
-      return 2;
-    }
-    if (seen.insert(r).second) warpath_ids.push_back(r);
-  }
-  if (warpath_ids.empty() && acl_ids.empty()) {
-    fmt::print(stderr, "warpath: --engines names no engine\n");
+  auto choice = choose_engines(o, loaded->rules);
+  if (!choice.is_ok()) {
+    fmt::print(stderr, "warpath: {}\n", choice.status().message());
     return 2;
   }
-  for (const auto& n : notes) fmt::print(stderr, "bench: note: {}\n", n);
+  for (const auto& n : choice->notes) fmt::print(stderr, "bench: note: {}\n", n);
+  const AclMemory mem         = acl_memory(o);
+  const nlohmann::json dpdk_j = start_dpdk(o, choice->want_dpdk, cpu, loaded->rules, mem);
 
-  // rte_acl's build memory: --max-acl-mb, bounded by what the machine has free now.
-  const uint64_t avail_mb   = bench::proc_kb_field("/proc/meminfo", "MemAvailable") >> 20;
-  const uint64_t acl_cap_mb = avail_mb > 1024 ? std::min(o.max_acl_mb, avail_mb - 1024)
-                                              : std::min<uint64_t>(o.max_acl_mb, 256);
-
-  // DPDK.
-  nlohmann::json dpdk_j = {{"available", false}};
-#if defined(WARPATH_HAVE_DPDK)
-  if (want_dpdk) {
-    bench::DpdkOptions d;
-    d.lcore     = cpu;
-    d.memory_mb = bench::acl_memory_mb_for(rules);
-    fmt::print(stderr, "bench: starting DPDK EAL ({} MB)\n", d.memory_mb);
-    const Status s = bench::dpdk_start(d);
-    pin();  // EAL pins its main thread to the lcore; keep our pin whatever it did
-    dpdk_j = {{"available", s.is_ok()},
-              {"version", bench::dpdk_version()},
-              {"eal_args", bench::dpdk_eal_args()},
-              {"pages", bench::dpdk_pages_text()},
-              {"max_acl_mb", o.max_acl_mb},
-              {"mem_available_mb", avail_mb},
-              {"build_cap_mb", acl_cap_mb},
-              {"variants", nlohmann::json::array()}};
-    if (!s.is_ok()) {
-      dpdk_j["why_not"] = s.message();
-      fmt::print(stderr, "bench: DPDK anchors unavailable: {}\n", s.message());
-    }
-    for (const auto& v : bench::acl_variants())
-      dpdk_j["variants"].push_back(
-          {{"name", v.name}, {"available", v.available}, {"why_not", v.why_not}});
-  }
-#else
-  if (want_dpdk) {
-    dpdk_j["why_not"] = "built without DPDK (libdpdk-dev not found by CMake)";
-    fmt::print(stderr, "bench: DPDK anchors unavailable: built without DPDK\n");
-  }
-#endif
-
-  // One round: warpath engines in `order`, the rte_acl variants before or after them.
-  auto run_round = [&](Bench& bench, const std::vector<std::string>& order, bool acl_first) {
-    auto acl = [&] {
-#if defined(WARPATH_HAVE_DPDK)
-      if (acl_ids.empty()) return;
-      // Unavailable variants are reported without a build; the others share one.
-      std::vector<std::string> run;
-      for (const auto& v : acl_ids) {
-        std::string why;
-        for (const auto& av : bench::acl_variants())
-          if (av.name == v && !av.available) why = av.why_not;
-        if (why.empty()) {
-          run.push_back(v);
-        } else {
-          Row r;
-          r.engine  = v;
-          r.kind    = "dpdk";
-          r.skipped = why;
-          bench.rows.push_back(r);
-        }
-      }
-      if (!run.empty()) bench.run_acl(run, acl_cap_mb);
-#else
-      for (const auto& v : acl_ids) {
-        Row r;
-        r.engine  = v;
-        r.kind    = "dpdk";
-        r.skipped = "anchors unavailable: built without DPDK";
-        bench.rows.push_back(r);
-      }
-#endif
-    };
-    if (acl_first) acl();
-    for (const auto& id : order) bench.run_warpath(id);
-    if (!acl_first) acl();
-  };
-  Bench b{o, rules, keys.view(), first_match, distinct, {}, {}, {}, false};
-  run_round(b, warpath_ids, false);
+  const auto& rules       = loaded->rules;
+  const auto& first_match = loaded->first_match;
+  const auto keys         = timed->keys.view();
+  Bench b{o, rules, keys, first_match, timed->distinct, {}, {}, {}, false};
+  run_round(b, *choice, choice->warpath_ids, false, mem.cap_mb);
   // Later rounds (--rounds, default 2): every engine again in the reverse order (rte_acl
-  // first), updates left out, the passes merged into the first round's rows (the best counts),
-  // so that drift in the machine's speed over a run of minutes reaches the engines alike.
+  // first), updates left out, so that drift in the machine's speed over a run of minutes
+  // reaches the engines alike.
   for (unsigned round = 1; round < o.rounds; ++round) {
     BenchClassifyOptions again = o;
     again.updates              = 0;
-    Bench b2{again, rules, keys.view(), first_match, distinct, {}, {}, {}, false};
+    Bench b2{again, rules, keys, first_match, timed->distinct, {}, {}, {}, false};
     fmt::print(stderr, "bench: round {} of {}, engines in reverse order\n", round + 1, o.rounds);
-    std::vector<std::string> reversed(warpath_ids.rbegin(), warpath_ids.rend());
-    run_round(b2, reversed, true);
-    b.failed = b.failed || b2.failed;
-    for (const Row& r2 : b2.rows) {
-      auto it = std::find_if(b.rows.begin(), b.rows.end(),
-                             [&](const Row& r) { return r.engine == r2.engine; });
-      if (it == b.rows.end() || !it->skipped.empty() || !r2.skipped.empty()) continue;
-      it->pass_s.insert(it->pass_s.end(), r2.pass_s.begin(), r2.pass_s.end());
-      it->best_s = std::min(it->best_s, r2.best_s);
-      it->mismatches += r2.mismatches;
-      it->trace_mismatches += r2.trace_mismatches;
-    }
+    const std::vector<std::string> reversed(choice->warpath_ids.rbegin(),
+                                            choice->warpath_ids.rend());
+    run_round(b2, *choice, reversed, true, mem.cap_mb);
+    merge_round(b, b2);
   }
   b.ratios();
 
-  // Report.
-  const std::string name  = o.synthetic.empty() ? base_name(o.rules) : "synthetic " + o.synthetic;
-  const std::string title = fmt::format(
-      "{} ({}): {} rules, {} keys ({} distinct{}), batch {}, best of {}, cpu {}", name,
-      five ? "5-tuple" : "OpenFlow", group_thousands(rules.rules.size()), group_thousands(total),
-      group_thousands(distinct), o.synthetic.empty() ? " from " + base_name(o.trace) : "",
-      o.batch ? std::to_string(o.batch) : std::string("all"), o.repeat, cpu);
-  print_table(b.rows, title);
-  print_updates(b.rows, o.updates);
-  for (const auto& n : notes) fmt::print("note: {}\n", n);
-  for (const auto& r : b.rows)
-    if (!r.note.empty()) fmt::print("note: {}: {}\n", r.engine, r.note);
-  uint64_t mismatches = 0, trace_mismatches = 0;
-  for (const auto& r : b.rows) mismatches += r.mismatches, trace_mismatches += r.trace_mismatches;
-  for (const auto& r : b.rows)
-    if (r.updates.after_mismatches) b.failed = true;
-  const bool compared = std::count_if(b.rows.begin(), b.rows.end(),
-                                      [](const Row& r) { return r.skipped.empty(); }) > 0;
-  fmt::print("\ncheck: {}\n",
-             b.failed ? fmt::format(
-                            "FAILED ({} answers differ from {}, {} from the trace{})", mismatches,
-                            b.reference_id, trace_mismatches,
-                            std::any_of(b.rows.begin(), b.rows.end(),
-                                        [](const Row& r) { return r.updates.after_mismatches > 0; })
-                                ? "; answers changed by --updates"
-                                : "")
-             : !compared ? std::string("no engine ran")
-                         : std::string("every engine gave the same answers") +
-                               (first_match.empty() ? "" : ", equal to the trace's first match"));
-
+  const CheckSummary sum = summarize(b);
+  print_report(o, cpu, b, *timed, *choice, sum);
   if (!o.json.empty()) {
-    nlohmann::json j = result_header("warpath bench classify", o.command_line, cpu, load_start);
-    j["machine"]["mem_total_mb"]           = bench::proc_kb_field("/proc/meminfo", "MemTotal") >> 20;
-    j["machine"]["mem_available_mb_start"] = avail_mb;
-    if (!o.note.empty()) j["note"] = o.note;
-    j["dataset"] = dataset;
-    j["params"]  = {{"repeat", o.repeat},
-                    {"rounds", o.rounds},
-                    {"batch", o.batch},
-                    {"gpu_batch", o.gpu_batch},
-                    {"engines", o.engines},
-                    {"max_keys", o.max_keys},
-                    {"min_keys", o.min_keys},
-                    {"max_acl_mb", o.max_acl_mb},
-                    {"linear_max", o.linear_max},
-                    {"engine_timeout_s", o.engine_timeout_s},
-                    {"updates", o.updates},
-                    {"timing", "steady_clock over the whole key array per pass, best pass"}};
-    j["notes"]   = notes;
-    j["dpdk"]    = dpdk_j;
-    j["results"] = nlohmann::json::array();
-    for (const auto& r : b.rows) j["results"].push_back(row_json(r));
-    j["check"]                  = {{"passed", !b.failed},
-                                   {"compared", compared},
-                                   {"mismatches", mismatches},
-                                   {"trace_mismatches", trace_mismatches},
-                                   {"trace_first_match_checked", !first_match.empty()},
-                                   {"reference", b.reference_id}};
-    j["machine"]["loadavg_end"] = read_first_line("/proc/loadavg");
-    j["wall_s"]                 = seconds_since(t_start);
-    std::ofstream f(o.json);
-    f << j.dump(2) << "\n";
-    if (!f) return fail(fmt::format("{}: cannot write", o.json));
+    const Status s = write_json(o, cpu, load_start, t_start, *loaded, b, *choice, mem, dpdk_j, sum);
+    if (!s.is_ok()) return fail(s);
   }
   return b.failed ? 1 : 0;
 }
