@@ -28,8 +28,8 @@
 // of 1,000 and of 10,000 flows each) in bursts of 64, without an anchor, before and after a
 // churn of delete+add pairs each published incrementally (wildcard_rows()).
 //
-// Output: a markdown table on stdout, and with --json FILE the rows with the machine, the
-// commit and the command (bench/results/ keeps them).
+// Output (bench/harness/report.hpp): a markdown table on stdout, and with --json FILE the
+// rows with the machine, the commit and the command (bench/results/ keeps them).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "core/huge_pages.hpp"
+#include "harness/report.hpp"
 #include "warpath/classify/classifier.hpp"
 #include "warpath/core/version.hpp"
 #include "warpath/openflow/flow_table.hpp"
@@ -105,11 +106,21 @@ class KeySeqOf {
 };
 using KeySeq = KeySeqOf<packet::OfTuple>;
 
-struct Row {
-  uint32_t flows;
-  std::string name;
-  double mlookups = 0, ns = 0, ratio = 0;
-};
+using bench::Row;
+
+/// A row of `flows` flows: its workload says the size and whether the keys were hot (the
+/// anchor of a row is the fastest rte_hash row of its workload).
+Row flow_row(size_t flows, const std::string& kind, const std::string& engine, double rate,
+             bool anchor = false) {
+  Row r;
+  r.workload = std::to_string(flows) + (kind.empty() ? "" : " " + kind);
+  r.engine   = engine;
+  r.anchor   = anchor;
+  r.unit     = "lookups";
+  r.rate     = rate;
+  r.with("flows", int64_t(flows));
+  return r;
+}
 
 packet::OfTuple random_exact_key(std::mt19937_64& rng) {
   packet::OfFields f;
@@ -213,8 +224,7 @@ void wildcard_rows(const Options& o, uint32_t per_mask, std::vector<Row>& rows,
     const double r = best_rate(o, seq, 64, [&](const packet::OfTuple* k, uint32_t c, uint32_t* ids) {
       im.lookup({k, c}, {ids, c});
     });
-    std::printf("| %zu | %s | %.1f | %.2f | - |\n", table.size(), name.c_str(), r / 1e6, 1e9 / r);
-    rows.push_back({uint32_t(table.size()), name, r / 1e6, 1e9 / r, 0});
+    rows.push_back(flow_row(table.size(), "wildcard", name, r));
   };
   measure(**img, "warpath.wildcard.b64 (" + std::to_string((*img)->subtables()) + " subtables)");
   // The same flows as classification rules (OpenFlow layout) in the updatable classifier of
@@ -255,8 +265,7 @@ void wildcard_rows(const Options& o, uint32_t per_mask, std::vector<Row>& rows,
         at += c;
       });
       const std::string name = "classify cpu.tuplemerge.b64 (" + std::to_string((*tm)->stats().classes) + " tables)";
-      std::printf("| %zu | %s | %.1f | %.2f | - |\n", table.size(), name.c_str(), r / 1e6, 1e9 / r);
-      rows.push_back({uint32_t(table.size()), name, r / 1e6, 1e9 / r, 0});
+      rows.push_back(flow_row(table.size(), "wildcard", name, r));
     }
   }
   std::shared_ptr<const openflow::FlowImage> cur = *img;
@@ -303,9 +312,115 @@ void wildcard_rows(const Options& o, uint32_t per_mask, std::vector<Row>& rows,
   notes.push_back(line);
 }
 
-}  // namespace
+/// The exact-match rows of one table size: rte_hash (when `anchors`) and warpath's lookups,
+/// cold and hot. Its image build time goes in the notes.
+void exact_rows(const Options& o, uint32_t n, bool anchors, std::vector<Row>& rows,
+                std::vector<std::string>& notes) {
+  std::mt19937_64 rng(n);
+  std::vector<packet::OfTuple> keys;
+  keys.reserve(n);
+  openflow::FlowTable table(std::max<uint32_t>(n, 1));
+  for (uint32_t i = 0; i < n; ++i) {
+    const packet::OfTuple k = random_exact_key(rng);
+    openflow::FlowSpec s;
+    s.match = openflow::make_match(packet::of_unpack(k), 0);
+    s.actions.push_back(openflow::Action{});
+    s.actions[0].port = 1;
+    if (!table.apply(openflow::FlowModCommand::kAdd, s, 0).ok()) continue;
+    keys.push_back(k);  // id = keys.size() - 1 (a fresh table hands out ids in order)
+  }
+  const auto b0 = Clock::now();
+  Result<std::shared_ptr<const openflow::FlowImage>> img = openflow::FlowImage::build(table, 8);
+  const double build_ms = std::chrono::duration<double, std::milli>(Clock::now() - b0).count();
+  if (!img.is_ok()) {
+    std::fprintf(stderr, "warpath-flow-bench: %s\n", img.status().message().c_str());
+    std::exit(1);
+  }
+  notes.push_back(std::to_string(keys.size()) + " flows: image built in " +
+                  std::to_string(int(build_ms)) + " ms");
+  KeySeq seq(o.lookups, o.huge_keys);
+  std::vector<uint32_t> want(o.lookups);
+  for (uint32_t i = 0; i < o.lookups; ++i) {
+    want[i] = uint32_t(rng() % keys.size());
+    seq[i]  = keys[want[i]];
+  }
+  auto check_on = [&](const auto& keys_seq, auto fn, uint32_t burst, const std::string& name) {
+    std::vector<uint32_t> ids(burst);
+    for (uint32_t at = 0; at + burst <= std::min<uint32_t>(o.lookups, 1u << 16); at += burst) {
+      fn(&keys_seq[at], burst, ids.data());
+      for (uint32_t k = 0; k < burst; ++k)
+        if (ids[k] != want[at + k]) {
+          std::fprintf(stderr, "warpath-flow-bench: %s answers %u for key %u, not %u\n",
+                       name.c_str(), ids[k], at + k, want[at + k]);
+          std::exit(1);
+        }
+    }
+  };
+#ifdef WARPATH_HAVE_DPDK
+  // The 36-byte keys as they are, and padded to 48 bytes (hash_anchor.hpp): a row each.
+  std::unique_ptr<bench::HashAnchor> anchor_table[2];
+  KeySeqOf<bench::PaddedOfTuple> padded_seq(anchors ? o.lookups : 0, o.huge_keys);
+  for (size_t i = 0; i < padded_seq.size(); ++i) padded_seq[i].key = seq[i];
+  for (int padded = 0; padded < 2 && anchors; ++padded) {
+    Result<std::unique_ptr<bench::HashAnchor>> h = bench::HashAnchor::build(keys, padded);
+    if (h.is_ok())
+      anchor_table[padded] = std::move(*h);
+    else
+      std::fprintf(stderr, "warpath-flow-bench: rte_hash: %s\n", h.status().message().c_str());
+  }
+#else
+  (void)anchors;
+#endif
+  const openflow::FlowImage& im = **img;
+  // Cold: the whole sequence (keys streamed from memory, as 20M random lookups are); hot: its
+  // first 16,384 keys over and over (in L2, as a frame's keys are when a switch looks them up).
+  for (const bool hot : {false, true}) {
+    const KeySeq part(seq, hot ? std::min<uint32_t>(o.lookups, 16384) : o.lookups);
+    const std::string suffix = hot ? ".hot" : "";
+    // Checked on the whole sequence (when cold), then timed on the part.
+    auto measure = [&](const auto& all, const auto& timed, auto fn, uint32_t burst,
+                       const std::string& name, bool anchor) {
+      if (!hot) check_on(all, fn, burst, name);
+      rows.push_back(flow_row(keys.size(), hot ? "hot" : "", name,
+                              best_rate(o, timed, burst, fn), anchor));
+    };
+#ifdef WARPATH_HAVE_DPDK
+    const KeySeqOf<bench::PaddedOfTuple> padded_part(
+        padded_seq, std::min<size_t>(padded_seq.size(), part.size()));
+    for (int padded = 0; padded < 2; ++padded) {
+      if (!anchor_table[padded]) continue;
+      for (uint32_t burst : {32u, 64u}) {
+        if (hot && burst == 32) continue;
+        const bench::HashAnchor& a = *anchor_table[padded];
+        auto fn = [&](const auto* k, uint32_t c, uint32_t* ids) { a.lookup_bulk(k, c, ids); };
+        const std::string name = std::string(padded ? "rte_hash.k48.bulk" : "rte_hash.bulk") +
+                                 std::to_string(burst) + suffix;
+        if (padded)
+          measure(padded_seq, padded_part, fn, burst, name, true);
+        else
+          measure(seq, part, fn, burst, name, true);
+      }
+    }
+#endif
+    for (uint32_t burst : {32u, 64u, 256u}) {
+      if (hot && burst != 64) continue;
+      auto fn = [&](const packet::OfTuple* k, uint32_t c, uint32_t* ids) {
+        im.lookup({k, c}, {ids, c});
+      };
+      measure(seq, part, fn, burst, "warpath.exact.b" + std::to_string(burst) + suffix, false);
+    }
+    // The SSE2 steps beside the AVX-512 ones lookup() picks on this CPU (one burst).
+    if (openflow::FlowImage::has_isa(openflow::FlowImage::LookupIsa::kAvx512)) {
+      auto fn = [&](const packet::OfTuple* k, uint32_t c, uint32_t* ids) {
+        im.lookup({k, c}, {ids, c}, openflow::FlowImage::LookupIsa::kSse2);
+      };
+      measure(seq, part, fn, 64, "warpath.exact.sse2.b64" + suffix, false);
+    }
+  }
+}
 
-int main(int argc, char** argv) {
+/// The options; exits 2 (with the usage) on a bad one, 0 on --help.
+Options parse_options(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -319,7 +434,7 @@ int main(int argc, char** argv) {
     if (a == "--flows") {
       if (!parse_list(next(), o.flows)) {
         std::fprintf(stderr, "warpath-flow-bench: --flows: a list of sizes 1..16777216\n");
-        return 2;
+        std::exit(2);
       }
     } else if (a == "--lookups") {
       o.lookups = uint32_t(std::strtoul(next(), nullptr, 10));
@@ -335,7 +450,7 @@ int main(int argc, char** argv) {
       const std::string v = next();
       if (v != "huge" && v != "4k") {
         std::fprintf(stderr, "warpath-flow-bench: --key-pages: huge or 4k\n");
-        return 2;
+        std::exit(2);
       }
       o.huge_keys = v == "huge";
     } else if (a == "--json") {
@@ -345,159 +460,61 @@ int main(int argc, char** argv) {
                    "usage: warpath-flow-bench [--flows 1000,100000,1000000] [--lookups N] "
                    "[--subtables N] [--seconds S] [--repeat N] [--lcore CPU] [--key-pages huge|4k] "
                    "[--json FILE]\n");
-      return a == "--help" ? 0 : 2;
+      std::exit(a == "--help" ? 0 : 2);
     }
   }
   if (o.lookups < 256 || o.seconds <= 0) {
     std::fprintf(stderr, "warpath-flow-bench: --lookups >= 256 and --seconds > 0\n");
-    return 2;
+    std::exit(2);
   }
+  return o;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options o = parse_options(argc, argv);
 #ifdef WARPATH_HAVE_DPDK
   // rte_hash at its best: on hugepages when this machine has them free (`echo 1024 >
   // /proc/sys/vm/nr_hugepages` and a hugetlbfs mount), as DPDK deployments run.
   bench::DpdkOptions dpdk;
-  dpdk.lcore     = o.lcore;
-  dpdk.memory_mb = 1024;
+  dpdk.lcore       = o.lcore;
+  dpdk.memory_mb   = 1024;
   const Status eal = bench::dpdk_start(dpdk);
-  if (!eal.is_ok()) std::fprintf(stderr, "warpath-flow-bench: %s (no anchor rows)\n", eal.message().c_str());
-  const std::string memory_note = std::string("rte_hash memory: ") +
-                                  bench::dpdk_pages_text() +
+  if (!eal.is_ok())
+    std::fprintf(stderr, "warpath-flow-bench: %s (no anchor rows)\n", eal.message().c_str());
+  const bool anchors            = eal.is_ok();
+  const std::string memory_note = std::string("rte_hash memory: ") + bench::dpdk_pages_text() +
                                   "; warpath's tables: transparent huge pages (madvise)";
 #else
+  const bool anchors            = false;
   const std::string memory_note = "no DPDK in this build: no rte_hash rows";
 #endif
   std::vector<Row> rows;
-  std::printf("| flows | engine | M lookups/s | ns/lookup | vs best rte_hash |\n|---:|---|---:|---:|---:|\n");
   std::vector<std::string> notes = {memory_note + "; the key sequence: " + key_pages_text(o)};
   for (uint32_t n : o.flows) {
-    std::mt19937_64 rng(n);
-    std::vector<packet::OfTuple> keys;
-    keys.reserve(n);
-    openflow::FlowTable table(std::max<uint32_t>(n, 1));
-    for (uint32_t i = 0; i < n; ++i) {
-      const packet::OfTuple k = random_exact_key(rng);
-      openflow::FlowSpec s;
-      s.match = openflow::make_match(packet::of_unpack(k), 0);
-      s.actions.push_back(openflow::Action{});
-      s.actions[0].port = 1;
-      if (!table.apply(openflow::FlowModCommand::kAdd, s, 0).ok()) continue;
-      keys.push_back(k);  // id = keys.size() - 1 (a fresh table hands out ids in order)
-    }
-    const auto b0 = Clock::now();
-    Result<std::shared_ptr<const openflow::FlowImage>> img = openflow::FlowImage::build(table, 8);
-    const double build_ms = std::chrono::duration<double, std::milli>(Clock::now() - b0).count();
-    if (!img.is_ok()) {
-      std::fprintf(stderr, "warpath-flow-bench: %s\n", img.status().message().c_str());
-      return 1;
-    }
-    notes.push_back(std::to_string(keys.size()) + " flows: image built in " +
-                    std::to_string(int(build_ms)) + " ms");
-    KeySeq seq(o.lookups, o.huge_keys);
-    std::vector<uint32_t> want(o.lookups);
-    for (uint32_t i = 0; i < o.lookups; ++i) {
-      want[i] = uint32_t(rng() % keys.size());
-      seq[i]  = keys[want[i]];
-    }
-    auto check_on = [&](const auto& keys_seq, auto fn, uint32_t burst, const char* name) {
-      std::vector<uint32_t> ids(burst);
-      for (uint32_t at = 0; at + burst <= std::min<uint32_t>(o.lookups, 1u << 16); at += burst) {
-        fn(&keys_seq[at], burst, ids.data());
-        for (uint32_t k = 0; k < burst; ++k)
-          if (ids[k] != want[at + k]) {
-            std::fprintf(stderr, "warpath-flow-bench: %s answers %u for key %u, not %u\n", name,
-                         ids[k], at + k, want[at + k]);
-            std::exit(1);
-          }
-      }
-    };
-    auto check = [&](auto fn, uint32_t burst, const char* name) { check_on(seq, fn, burst, name); };
-#ifdef WARPATH_HAVE_DPDK
-    // The 36-byte keys as they are, and padded to 48 bytes (hash_anchor.hpp): a row each.
-    std::unique_ptr<bench::HashAnchor> anchor_table[2];
-    KeySeqOf<bench::PaddedOfTuple> padded_seq(eal.is_ok() ? o.lookups : 0, o.huge_keys);
-    for (size_t i = 0; i < padded_seq.size(); ++i) padded_seq[i].key = seq[i];
-    for (int padded = 0; padded < 2 && eal.is_ok(); ++padded) {
-      Result<std::unique_ptr<bench::HashAnchor>> h = bench::HashAnchor::build(keys, padded);
-      if (h.is_ok())
-        anchor_table[padded] = std::move(*h);
-      else
-        std::fprintf(stderr, "warpath-flow-bench: rte_hash: %s\n", h.status().message().c_str());
-    }
-#endif
-    // Cold: the whole sequence (keys streamed from memory, as 20M random lookups are); hot: its
-    // first 16,384 keys over and over (in L2, as a frame's keys are when a switch looks them up).
-    for (const bool hot : {false, true}) {
-      const KeySeq part(seq, hot ? std::min<uint32_t>(o.lookups, 16384) : o.lookups);
-      const std::string suffix = hot ? ".hot" : "";
-      double anchor = 0;
-      std::vector<Row> size_rows;
-#ifdef WARPATH_HAVE_DPDK
-      const KeySeqOf<bench::PaddedOfTuple> padded_part(
-          padded_seq, std::min<size_t>(padded_seq.size(), part.size()));
-      for (int padded = 0; padded < 2; ++padded) {
-        if (!anchor_table[padded]) continue;
-        for (uint32_t burst : {32u, 64u}) {
-          if (hot && burst == 32) continue;
-          const bench::HashAnchor& a = *anchor_table[padded];
-          auto fn = [&](const auto* k, uint32_t c, uint32_t* ids) { a.lookup_bulk(k, c, ids); };
-          const std::string name = std::string(padded ? "rte_hash.k48.bulk" : "rte_hash.bulk") +
-                                   std::to_string(burst) + suffix;
-          auto measure = [&](const auto& all, const auto& timed) {  // checked on the whole
-            if (!hot) check_on(all, fn, burst, name.c_str());
-            return best_rate(o, timed, burst, fn);
-          };
-          const double r = padded ? measure(padded_seq, padded_part) : measure(seq, part);
-          anchor         = std::max(anchor, r);
-          size_rows.push_back({uint32_t(keys.size()), name, r / 1e6, 1e9 / r, 0});
-        }
-      }
-#endif
-      for (uint32_t burst : {32u, 64u, 256u}) {
-        if (hot && burst != 64) continue;
-        const openflow::FlowImage& im = **img;
-        auto fn = [&](const packet::OfTuple* k, uint32_t c, uint32_t* ids) { im.lookup({k, c}, {ids, c}); };
-        const std::string name = "warpath.exact.b" + std::to_string(burst) + suffix;
-        if (!hot) check(fn, burst, name.c_str());
-        const double r = best_rate(o, part, burst, fn);
-        size_rows.push_back({uint32_t(keys.size()), name, r / 1e6, 1e9 / r, 0});
-      }
-      // The SSE2 steps beside the AVX-512 ones lookup() picks on this CPU (one burst).
-      if (openflow::FlowImage::has_isa(openflow::FlowImage::LookupIsa::kAvx512)) {
-        const openflow::FlowImage& im = **img;
-        auto fn                       = [&](const packet::OfTuple* k, uint32_t c, uint32_t* ids) {
-          im.lookup({k, c}, {ids, c}, openflow::FlowImage::LookupIsa::kSse2);
-        };
-        const std::string name = "warpath.exact.sse2.b64" + suffix;
-        if (!hot) check(fn, 64, name.c_str());
-        const double r = best_rate(o, part, 64, fn);
-        size_rows.push_back({uint32_t(keys.size()), name, r / 1e6, 1e9 / r, 0});
-      }
-      for (Row& r : size_rows) {
-        r.ratio = anchor > 0 ? r.mlookups * 1e6 / anchor : 0;
-        char ratio[32] = "-";
-        if (anchor > 0) std::snprintf(ratio, sizeof ratio, "%.2fx", r.ratio);  // rounded
-        std::printf("| %u | %s | %.1f | %.2f | %s |\n", r.flows, r.name.c_str(), r.mlookups, r.ns,
-                    ratio);
-        rows.push_back(r);
-      }
-    }
-    std::fflush(stdout);
+    std::fprintf(stderr, "warpath-flow-bench: %u exact-match flows\n", n);
+    exact_rows(o, n, anchors, rows, notes);
   }
-  for (uint32_t per_mask : {1000u, 10000u}) wildcard_rows(o, per_mask, rows, notes);
+  for (uint32_t per_mask : {1000u, 10000u}) {
+    std::fprintf(stderr, "warpath-flow-bench: wildcard flows, %u a mask\n", per_mask);
+    wildcard_rows(o, per_mask, rows, notes);
+  }
+  bench::ratios_to_best_anchor(rows);
+  bench::print_table(stdout,
+                     {bench::workload_column("flows"), bench::engine_column(),
+                      bench::rate_column("M lookups/s"), bench::ns_column("ns/lookup"),
+                      bench::ratio_column("vs best rte_hash")},
+                     rows);
   for (const std::string& n : notes) std::printf("\n%s", n.c_str());
   std::printf("\n");
-  if (!o.json.empty()) {
-    std::ofstream j(o.json);
-    j << "{\n  \"tool\": \"warpath-flow-bench\",\n  \"version\": \"" << version() << "\",\n"
-      << "  \"lookups\": " << o.lookups << ", \"seconds\": " << o.seconds << ", \"repeat\": " << o.repeat
-      << ",\n  \"notes\": [";
-    for (size_t i = 0; i < notes.size(); ++i) j << (i ? ", " : "") << "\"" << notes[i] << "\"";
-    j << "],\n  \"rows\": [\n";
-    for (size_t i = 0; i < rows.size(); ++i)
-      j << "    {\"flows\": " << rows[i].flows << ", \"engine\": \"" << rows[i].name
-        << "\", \"mlookups\": " << rows[i].mlookups << ", \"ns\": " << rows[i].ns
-        << ", \"vs_anchor\": " << rows[i].ratio << "}" << (i + 1 < rows.size() ? "," : "") << "\n";
-    j << "  ]\n}\n";
-  }
+  if (!o.json.empty() &&
+      !bench::write_results(o.json, bench::provenance("warpath-flow-bench", argc, argv, o.lcore),
+                            {{"lookups", int64_t(o.lookups)},
+                             {"seconds", o.seconds},
+                             {"repeat", int64_t(o.repeat)},
+                             {"subtables", int64_t(o.subtables)}},
+                            notes, rows))
+    return 1;
   return 0;
 }

@@ -29,7 +29,9 @@ def test_every_row_answers_right_and_the_best_anchor_is_the_reference(tmp_path):
     assert r.returncode == 0, r.stderr
     doc = json.loads(out.read_text())
     rows = {}
-    for row in doc["rows"]:
+    assert doc["tool"] == "warpath-flow-bench" and doc["commit"] and doc["machine"]["cpu"]
+    for row in doc["results"]:
+        assert row["unit"] == "lookups" and row["rate"] > 0, row
         rows.setdefault(row["flows"], {})[row["engine"]] = row
     assert sorted(rows) == [1000, 5000]
     with_anchor = not any("no rte_hash rows" in n or "no anchor rows" in n for n in doc["notes"])
@@ -47,7 +49,9 @@ def test_every_row_answers_right_and_the_best_anchor_is_the_reference(tmp_path):
             assert f"rte_hash.bulk64{hot}" in anchors and f"rte_hash.k48.bulk64{hot}" in anchors
             best = min(row["ns"] for row in anchors.values())
             for row in anchors.values():  # each against the fastest rte_hash row of its size
-                assert row["vs_anchor"] == pytest.approx(best / row["ns"], rel=1e-3)
+                assert row["anchor"] and row["ratio"] == pytest.approx(best / row["ns"], rel=1e-3)
+            row = by_engine[f"warpath.exact.b64{hot}"]  # against the same best anchor
+            assert row["ratio"] == pytest.approx(best / row["ns"], rel=1e-3)
 
 
 def test_bad_options_are_refused():

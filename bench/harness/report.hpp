@@ -1,0 +1,98 @@
+// bench/harness/report.hpp: what every warpath benchmark reports, and how.
+//
+// A benchmark measures engines on workloads: warpath's engines and, beside them on the same core
+// in the same run, the field's tool (the anchor: rte_hash, Vectorscan, rte_acl, ...). Each
+// measurement is a `Row`: the workload, the engine, whether it is an anchor, its rate at the
+// best pass (items per second), its passes, and the bench's own fields. From the rows the
+// harness makes
+//   - the ratios: each row against the fastest anchor of its workload, best pass against best
+//     pass (`ratio`), and, where the bench alternated passes of the two, the median of the
+//     per-round ratios (`paired`, which cancels a shared machine's drift: paired_median);
+//   - the table a person reads (markdown, `print_table` with the bench's columns);
+//   - the JSON a script reads (`write_results`): the provenance (tool, version, commit, build,
+//     date, command line, machine, pinned core) and then {"results": [row, ...]} with every
+//     row's fields, the same keys in every bench (workload, engine, anchor, rate, unit, ns,
+//     ratio, paired, skipped) plus its own.
+// Dependency-free (the C++ library and warpath_framework), so that every bench, the CUDA ones
+// too, can use it. Hyperscan's hsbench is the model: one reporting path, engines as rows.
+#pragma once
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace warpath::bench {
+
+/// A field of a row or of the provenance: a number, a count, a flag or text.
+using Value = std::variant<double, int64_t, bool, std::string>;
+using Fields = std::vector<std::pair<std::string, Value>>;
+
+struct Row {
+  std::string workload;  ///< what was measured (a table size, a pattern set on a corpus, ...)
+  std::string engine;    ///< warpath's engine id or the anchor's name
+  bool anchor = false;   ///< the field's tool, the yardstick of its workload
+  std::string unit;      ///< what one item is: "lookups", "packets", "bytes", ...
+  double rate = 0;       ///< items per second at the best pass; 0 when skipped
+  std::vector<double> pass_s;  ///< every timed pass, when the bench keeps them
+  double ratio  = 0;     ///< rate / the fastest anchor's of the workload; 0: no anchor
+  double paired = 0;     ///< median of per-round ratios to the anchor; 0: not paired
+  std::string skipped;   ///< why it did not run (then no rate)
+  Fields extra;          ///< the bench's own fields, in order
+
+  double ns_per_item() const { return rate > 0 ? 1e9 / rate : 0; }
+  Row& with(std::string key, Value v) {
+    extra.emplace_back(std::move(key), std::move(v));
+    return *this;
+  }
+  /// The bench's field `key`, or nullptr.
+  const Value* field(const std::string& key) const;
+};
+
+/// The median of `v` (0 when empty).
+double median(std::vector<double> v);
+/// The median over rounds k of anchor[k] / row[k] (pass times): each round's passes of the two
+/// ran back to back, so drift that moves best-of ratios by 20-40% on a shared VM mostly cancels.
+double paired_median(const std::vector<double>& anchor_s, const std::vector<double>& row_s);
+
+/// Sets every row's `ratio` to its rate over the fastest anchor row of the same workload (0
+/// where the workload has none that ran).
+void ratios_to_best_anchor(std::vector<Row>& rows);
+
+/// One column of the table: its title, right-aligned unless `left`, and its cell.
+struct Column {
+  std::string title;
+  std::function<std::string(const Row&)> cell;
+  bool left = false;
+};
+/// The usual columns: workload, engine, rate in millions of `unit`/s, ns per item, ratio.
+Column workload_column(const std::string& title);
+Column engine_column();
+Column rate_column(const std::string& title, double scale = 1e-6, int decimals = 1);
+Column ns_column(const std::string& title = "ns/item", int decimals = 2);
+Column ratio_column(const std::string& title);
+Column paired_column(const std::string& title);
+/// A bench field as a cell ("-" where absent); numbers with `decimals`.
+Column field_column(const std::string& title, const std::string& key, int decimals = 2);
+
+/// Markdown: a header row, the alignment row, a row per Row (skipped rows say why).
+void print_table(std::FILE* out, const std::vector<Column>& columns, const std::vector<Row>& rows);
+
+/// "1.23x", or "-" for 0.
+std::string times(double ratio);
+
+/// What a result file says of where it came from. `argv` gives the command line; pinned_cpu <
+/// 0: not pinned.
+Fields provenance(const std::string& tool, int argc, char** argv, int pinned_cpu = -1);
+
+/// Writes {provenance..., params..., "notes": [...], "results": [rows]} to `path`; false (and
+/// a message on stderr naming the path) when it cannot.
+bool write_results(const std::string& path, const Fields& provenance, const Fields& params,
+                   const std::vector<std::string>& notes, const std::vector<Row>& rows);
+
+/// JSON text of one value (strings escaped).
+std::string json_text(const Value& v);
+
+}  // namespace warpath::bench
