@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "common/app_traffic.hpp"
+#include "harness/report.hpp"
 #include "common/http_traffic.hpp"
 #include "common/nids_config.hpp"
 #include "common/stage.hpp"
@@ -66,6 +67,7 @@ double now_s() {
 }
 
 using bench::Frames;
+using bench::Row;
 
 Result<Frames> read_capture(const std::string& path) {
   WARPATH_ASSIGN_OR_RETURN(io::PcapReader reader, io::PcapReader::open(path));
@@ -320,12 +322,15 @@ double run_libnids(const Frames& f, const std::vector<pattern::Pattern>& ps, uin
 }
 #endif
 
-}  // namespace
-
-int main(int argc, char** argv) {
+struct Options {
   std::vector<std::string> rule_paths;
   std::string workload = "http", in, json, engine = "cpu.nids", only;
   int repeat = 3;
+};
+
+/// The options; exits 2 (with the usage) on a bad one.
+Options parse_options(int argc, char** argv) {
+  Options o;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&]() -> std::string {
@@ -335,14 +340,14 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (a == "--rules") rule_paths.push_back(value());
-    else if (a == "--workload") workload = value();
-    else if (a == "--in") in = value();
-    else if (a == "--json") json = value();
-    else if (a == "--engine") engine = value();
-    else if (a == "--repeat") repeat = std::max(1, std::atoi(value().c_str()));
+    if (a == "--rules") o.rule_paths.push_back(value());
+    else if (a == "--workload") o.workload = value();
+    else if (a == "--in") o.in = value();
+    else if (a == "--json") o.json = value();
+    else if (a == "--engine") o.engine = value();
+    else if (a == "--repeat") o.repeat = std::max(1, std::atoi(value().c_str()));
     else if (a == "--only")
-      only = value();
+      o.only = value();
     else if (a == "--stream-chunk")
       g_stream_chunk = uint32_t(std::strtoul(value().c_str(), nullptr, 10));
     else if (a == "--stream-chunk-jitter")
@@ -354,18 +359,101 @@ int main(int argc, char** argv) {
           "[--repeat N] [--engine ID] [--stream-chunk N] [--stream-chunk-jitter P] "
           "[--only track+stream|nids] [--json "
           "FILE]\n");
-      return 2;
+      std::exit(2);
     }
   }
-  if (!only.empty() && only != "track+stream" && only != "nids") {
+  if (!o.only.empty() && o.only != "track+stream" && o.only != "nids") {
     std::fprintf(stderr, "warpath-nids-bench: --only takes track+stream or nids\n");
-    return 2;
+    std::exit(2);
   }
-  if (rule_paths.empty()) {
+  if (o.rule_paths.empty()) {
     const char* data = std::getenv("WARPATH_DATA");
-    rule_paths.push_back(std::string(data ? data : "../shared/data") + "/patterns/et-open/rules");
+    o.rule_paths.push_back(std::string(data ? data : "../shared/data") + "/patterns/et-open/rules");
   }
-  auto set = nids::load_rules(rule_paths, nids::Vars{});
+  return o;
+}
+
+/// The frames: the capture of --in, or the generated --workload. Exits 2 on an unknown workload.
+Result<Frames> workload_frames(const Options& o) {
+  if (!o.in.empty()) return read_capture(o.in);
+  if (o.workload == "http") return bench::build_http_traffic({2000, 200, 20, 1448}, 1);
+  if (o.workload == "http1") {  // real HTTP/1.1: what the app layer parses
+    bench::TrafficShape shape{2000, 200, 20, 1448};
+    shape.http1 = true;
+    return bench::build_http_traffic(shape, 1);
+  }
+  if (o.workload == "app")  // HTTP/1.1, TLS 1.2 and DNS, a third each
+    return bench::build_app_traffic(3000, 20, 1448, 1);
+  if (o.workload == "small") return bench::build_http_traffic({4000, 400, 10, 200}, 1);
+  if (o.workload == "long")  // streams far past the 4 KiB lookback, in small segments
+    return bench::build_http_traffic({64, 64, 2000, 100}, 1);
+  std::fprintf(stderr, "warpath-nids-bench: unknown workload '%s'\n", o.workload.c_str());
+  std::exit(2);
+}
+
+/// A stage's row: its best time over the frames, packets per second, and what it counted.
+Row stage_row(const std::string& name, double best_s, uint64_t count, const Frames& frames) {
+  Row r;
+  r.workload = "stages";
+  r.engine   = name;
+  r.anchor   = name == "hs.block" || name == "libnids+hs";
+  r.unit     = "packets";
+  r.rate     = best_s > 0 ? double(frames.size()) / best_s : 0;
+  r.with("seconds", best_s)
+      .with("gbps", best_s > 0 ? double(frames.wire) * 8 / best_s / 1e9 : 0.0)
+      .with("count", int64_t(count));
+  return r;
+}
+
+/// The stages by --repeat runs (the best of each): decoding alone, tracking and reassembly (an
+/// empty rule set), the NIDS, Vectorscan's scan of the payloads (hs.block), the NIDS's first
+/// run (which compiles the port-group databases: its time goes in *first_compile_ms), and
+/// libnids + Vectorscan where built with it.
+std::vector<Row> stage_rows(const Options& o, const Frames& frames,
+                            const std::vector<std::pair<uint32_t, uint32_t>>& pl,
+                            const std::vector<pattern::Pattern>& fps, hs_database_t* db,
+                            const std::shared_ptr<const nids::DetectImage>& image,
+                            const std::shared_ptr<const nids::DetectImage>& empty,
+                            double& first_compile_ms) {
+  double best[4] = {1e30, 1e30, 1e30, 1e30}, first = 0;
+  uint64_t count[4] = {}, first_count = 0;
+  for (int r = 0; r < o.repeat; ++r) {
+    best[0]        = std::min(best[0], run_decode(frames));
+    best[1]        = std::min(best[1], run_nids(frames, empty, o.engine, count[1]));
+    const double t = run_nids(frames, image, o.engine, count[2]);
+    best[2]        = std::min(best[2], t);
+    best[3]        = std::min(best[3], run_hs_block(frames, pl, db, count[3]));
+    if (r == 0) {  // the run that compiled the port-group databases
+      first            = t;
+      first_count      = count[2];
+      first_compile_ms = g_port_group_compile_ms;
+    }
+  }
+  std::vector<Row> rows = {stage_row("decode", best[0], count[0], frames),
+                           stage_row("track+stream", best[1], count[1], frames),
+                           stage_row("nids", best[2], count[2], frames),
+                           stage_row("hs.block", best[3], count[3], frames),
+                           stage_row("nids.first", first, first_count, frames)};
+#if defined(WARPATH_HAVE_LIBNIDS)
+  {  // the best of --repeat runs, each from a fresh nids_init
+    double lib     = 1e30;
+    uint64_t n     = 0;
+    for (int r = 0; r < o.repeat && lib > 0; ++r) lib = std::min(lib, run_libnids(frames, fps, n));
+    if (lib > 0 && lib < 1e30) rows.push_back(stage_row("libnids+hs", lib, n, frames));
+  }
+#else
+  (void)fps;
+#endif
+  return rows;
+}
+
+double seconds_of(const Row& r) { return std::get<double>(*r.field("seconds")); }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options o = parse_options(argc, argv);
+  auto set        = nids::load_rules(o.rule_paths, nids::Vars{});
   if (!set.is_ok()) {
     std::fprintf(stderr, "warpath-nids-bench: %s\n", set.status().message().c_str());
     return 1;
@@ -376,29 +464,20 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "warpath-nids-bench: cannot compile the rules\n");
     return 1;
   }
-  Frames frames;
-  if (!in.empty()) {
-    auto f = read_capture(in);
-    if (!f.is_ok()) {
-      std::fprintf(stderr, "warpath-nids-bench: %s\n", f.status().message().c_str());
-      return 1;
-    }
-    frames = std::move(*f);
-  } else if (workload == "http") {
-    frames = bench::build_http_traffic({2000, 200, 20, 1448}, 1);
-  } else if (workload == "http1") {  // real HTTP/1.1: what the app layer parses
-    bench::TrafficShape shape{2000, 200, 20, 1448};
-    shape.http1 = true;
-    frames      = bench::build_http_traffic(shape, 1);
-  } else if (workload == "app") {  // HTTP/1.1, TLS 1.2 and DNS, a third each
-    frames = bench::build_app_traffic(3000, 20, 1448, 1);
-  } else if (workload == "small") {
-    frames = bench::build_http_traffic({4000, 400, 10, 200}, 1);
-  } else if (workload == "long") {  // streams far past the 4 KiB lookback, in small segments
-    frames = bench::build_http_traffic({64, 64, 2000, 100}, 1);
-  } else {
-    std::fprintf(stderr, "warpath-nids-bench: unknown workload '%s'\n", workload.c_str());
-    return 2;
+  auto frames_or = workload_frames(o);
+  if (!frames_or.is_ok()) {
+    std::fprintf(stderr, "warpath-nids-bench: %s\n", frames_or.status().message().c_str());
+    return 1;
+  }
+  const Frames& frames = *frames_or;
+  if (!o.only.empty()) {  // one row alone, for a profiler
+    double best    = 1e30;
+    uint64_t count = 0;
+    for (int r = 0; r < o.repeat; ++r)
+      best = std::min(best, run_nids(frames, o.only == "nids" ? *image : *empty, o.engine, count));
+    std::printf("%s: %.2f ms, %.1f ns/packet\n", o.only.c_str(), best * 1e3,
+                best * 1e9 / double(frames.size()));
+    return 0;
   }
   const auto pl = payloads(frames);
   uint64_t payload_bytes = 0;
@@ -409,85 +488,56 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "warpath-nids-bench: %s\n", db.status().message().c_str());
     return 1;
   }
-
-  struct Row {
-    std::string name;
-    double best = 1e30;
-    uint64_t count = 0;
-  };
-  if (!only.empty()) {  // one row alone, for a profiler
-    double best    = 1e30;
-    uint64_t count = 0;
-    for (int r = 0; r < repeat; ++r)
-      best = std::min(best, run_nids(frames, only == "nids" ? *image : *empty, engine, count));
-    std::printf("%s: %.2f ms, %.1f ns/packet\n", only.c_str(), best * 1e3,
-                best * 1e9 / double(frames.size()));
-    return 0;
-  }
-  std::vector<Row> rows   = {{"decode"}, {"track+stream"}, {"nids"}, {"hs.block"}, {"nids.first"}};
   double first_compile_ms = 0;
-  for (int r = 0; r < repeat; ++r) {
-    rows[0].best   = std::min(rows[0].best, run_decode(frames));
-    rows[1].best   = std::min(rows[1].best, run_nids(frames, *empty, engine, rows[1].count));
-    const double t = run_nids(frames, *image, engine, rows[2].count);
-    rows[2].best   = std::min(rows[2].best, t);
-    rows[3].best   = std::min(rows[3].best, run_hs_block(frames, pl, *db, rows[3].count));
-    if (r == 0) {  // the run that compiled the port-group databases
-      rows[4].best     = t;
-      rows[4].count    = rows[2].count;
-      first_compile_ms = g_port_group_compile_ms;
-    }
-  }
-#if defined(WARPATH_HAVE_LIBNIDS)
-  {  // the best of --repeat runs, each from a fresh nids_init
-    Row lib{"libnids+hs"};
-    for (int r = 0; r < repeat && lib.best > 0; ++r) lib.best = std::min(lib.best, run_libnids(frames, fps, lib.count));
-    if (lib.best > 0 && lib.best < 1e30) rows.push_back(lib);
-  }
-#endif
+  std::vector<Row> rows = stage_rows(o, frames, pl, fps, *db, *image, *empty, first_compile_ms);
   hs_free_database(*db);
-  const double pkts = double(frames.size()), bits = double(frames.wire) * 8;
+
+  const std::string name = o.in.empty() ? o.workload : o.in;
+  const double pkts      = double(frames.size());
   std::printf("workload %s: %zu packets, %.1f MB on the wire, %.1f MB of payload; %zu rules (%zu fast "
               "patterns), engine %s\n",
-              in.empty() ? workload.c_str() : in.c_str(), frames.size(), double(frames.wire) / 1e6,
-              double(payload_bytes) / 1e6, (*image)->rules().size(), fps.size(), engine.c_str());
-  std::printf("%-14s %10s %10s %10s %12s\n", "row", "ms", "Mpps", "Gbit/s", "alerts/hits");
-  for (const Row& r : rows)
-    std::printf("%-14s %10.2f %10.2f %10.2f %12llu\n", r.name.c_str(), r.best * 1e3, pkts / r.best / 1e6,
-                bits / r.best / 1e9, static_cast<unsigned long long>(r.count));
-  const double reasm = rows[1].best - rows[0].best, detect = rows[2].best - rows[1].best;
+              name.c_str(), frames.size(), double(frames.wire) / 1e6, double(payload_bytes) / 1e6,
+              (*image)->rules().size(), fps.size(), o.engine.c_str());
+  bench::print_table(stdout,
+                     {bench::engine_column(),
+                      {"ms",
+                       [](const Row& r) {
+                         char t[32];
+                         std::snprintf(t, sizeof t, "%.2f", seconds_of(r) * 1e3);
+                         return std::string(t);
+                       }},
+                      bench::rate_column("Mpps", 1e-6, 2), bench::ns_column("ns/packet", 1),
+                      bench::field_column("Gbit/s", "gbps"),
+                      bench::field_column("alerts/hits", "count")},
+                     rows);
+  const double decode = seconds_of(rows[0]), stream = seconds_of(rows[1]);
+  const double nids = seconds_of(rows[2]), hs = seconds_of(rows[3]);
   std::printf("stages (ns/packet): decode %.1f, tracking+reassembly %.1f, detection %.1f "
               "(prefilter scan alone, hs.block: %.1f)\n",
-              rows[0].best * 1e9 / pkts, reasm * 1e9 / pkts, detect * 1e9 / pkts, rows[3].best * 1e9 / pkts);
+              decode * 1e9 / pkts, (stream - decode) * 1e9 / pkts, (nids - stream) * 1e9 / pkts,
+              hs * 1e9 / pkts);
   // The app-layer workloads' goal is issue 61's (all of ET Open over HTTP, TLS and DNS: 3x);
   // the others keep the stream NIDS's (2x).
-  const bool app_layer = in.empty() && (workload == "app" || workload == "http1");
-  std::printf("nids / hs.block = %.2fx (goal: <= %s)\n", rows[2].best / rows[3].best, app_layer ? "3x" : "2x");
+  const bool app_layer = o.in.empty() && (o.workload == "app" || o.workload == "http1");
+  std::printf("nids / hs.block = %.2fx (goal: <= %s)\n", nids / hs, app_layer ? "3x" : "2x");
   std::printf(
       "port-group prefilter databases: %llu, compiled in %.1f ms in the first nids run "
       "(nids.first); later runs clone the image's\n",
       static_cast<unsigned long long>(g_port_group_dbs), first_compile_ms);
-  if (!json.empty()) {
-    std::FILE* f = std::fopen(json.c_str(), "w");
-    if (!f) {
-      std::perror(json.c_str());
-      return 1;
-    }
-    std::fprintf(f, "{\"workload\":\"%s\",\"packets\":%zu,\"wire_bytes\":%llu,\"payload_bytes\":%llu,"
-                    "\"rules\":%zu,\"fast_patterns\":%zu,\"engine\":\"%s\",\"rows\":[",
-                 in.empty() ? workload.c_str() : in.c_str(), frames.size(),
-                 static_cast<unsigned long long>(frames.wire), static_cast<unsigned long long>(payload_bytes),
-                 (*image)->rules().size(), fps.size(), engine.c_str());
-    for (size_t i = 0; i < rows.size(); ++i)
-      std::fprintf(f, "%s{\"row\":\"%s\",\"seconds\":%.6f,\"mpps\":%.3f,\"gbps\":%.3f,\"count\":%llu}",
-                   i ? "," : "", rows[i].name.c_str(), rows[i].best, pkts / rows[i].best / 1e6,
-                   bits / rows[i].best / 1e9, static_cast<unsigned long long>(rows[i].count));
-    std::fprintf(f,
-                 "],\"ratio_nids_to_hs_block\":%.3f,\"port_group_dbs\":%llu,"
-                 "\"port_group_compile_ms_first_run\":%.3f}\n",
-                 rows[2].best / rows[3].best, static_cast<unsigned long long>(g_port_group_dbs),
-                 first_compile_ms);
-    std::fclose(f);
-  }
+  if (!o.json.empty() &&
+      !bench::write_results(o.json, bench::provenance("warpath-nids-bench", argc, argv),
+                            {{"workload", name},
+                             {"engine", o.engine},
+                             {"repeat", int64_t(o.repeat)},
+                             {"packets", int64_t(frames.size())},
+                             {"wire_bytes", int64_t(frames.wire)},
+                             {"payload_bytes", int64_t(payload_bytes)},
+                             {"rules", int64_t((*image)->rules().size())},
+                             {"fast_patterns", int64_t(fps.size())},
+                             {"ratio_nids_to_hs_block", nids / hs},
+                             {"port_group_dbs", int64_t(g_port_group_dbs)},
+                             {"port_group_compile_ms_first_run", first_compile_ms}},
+                            {}, rows))
+    return 1;
   return 0;
 }
