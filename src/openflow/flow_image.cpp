@@ -259,6 +259,190 @@ static std::shared_ptr<FlowImage::Table> overlay(const FlowImage::Table* old, co
   return t;
 }
 
+/// publish()'s incremental steps on a copy of `current`: the changes since it collected by
+/// mask, the modified flows' patch, the touched values answered afresh into the masks' recent
+/// tables, the subtables ranked again. A step that returns false asks for a full build (the
+/// change log went past what an incremental image may hold, the late buffer is full, or a flow
+/// does not compile: a full build reports it).
+struct FlowImage::Publish {
+  const FlowImage& current;
+  FlowTable& table;
+  uint32_t port_count;
+  Shared& shared;
+  FlowImage& img;
+
+  static constexpr size_t kExactSub = ~size_t(0);
+  /// A mask touched since `current`, with its entry in subtables_ (kExactSub: exact_).
+  struct Touched {
+    size_t sub;
+    packet::OfTuple mask;
+    uint32_t wildcards;
+    std::vector<packet::OfTuple> values;
+  };
+  std::vector<Touched> touched;
+  std::vector<uint32_t> modified;  // ids MODIFY gave new actions since `current`
+
+  /// The matches touched since `current`, by mask (an id is added at most once and removed at
+  /// most once between full images: ids are not reused until then), each with its entry in
+  /// subtables_, made when the image has none for the mask.
+  bool collect_changes() {
+    const auto& changes = table.changes();
+    std::unordered_map<packet::OfTuple, size_t, TupleHash, TupleEq> sub_of;  // mask -> subtables_
+    for (size_t k = 0; k < img.subtables_.size(); ++k) {
+      const Sub& s = img.subtables_[k];
+      sub_of.emplace((s.base ? s.base : s.over ? s.over : s.recent)->mask, k);
+    }
+    std::unordered_map<packet::OfTuple, size_t, TupleHash, TupleEq> touched_of;  // mask -> touched
+    for (size_t c = current.log_pos_; c < changes.size(); ++c) {
+      const FlowTable::Change& ch = changes[c];
+      if (ch.id >= shared.programs.size()) return false;
+      if (ch.kind == FlowTable::Change::kModified) {
+        modified.push_back(ch.id);
+        continue;
+      }
+      if (ch.exact) {
+        if (ch.kind == FlowTable::Change::kAdded)
+          ++img.exact_flows_;
+        else
+          --img.exact_flows_;
+      }
+      const Match& m   = table.last(ch.id).spec.match;
+      const auto mask  = m.mask();
+      auto [it, fresh] = touched_of.emplace(mask, touched.size());
+      if (fresh) {
+        size_t sub = kExactSub;
+        if (!ch.exact) {
+          auto [s, added] = sub_of.emplace(mask, img.subtables_.size());
+          if (added) img.subtables_.push_back({});
+          sub = s->second;
+        }
+        touched.push_back({sub, mask, m.wildcards, {}});
+      }
+      touched[it->second].values.push_back(m.value());
+    }
+    return true;
+  }
+
+  /// A flow's program with its rewrites in the late buffer (past what published images use);
+  /// false when that buffer is full.
+  Result<bool> compile_late(const FlowEntry& e, ActionProgram& q) {
+    std::vector<Action> rw;
+    WARPATH_ASSIGN_OR_RETURN(q, compile_actions(e.spec.actions, port_count, rw));
+    if (shared.late_used + rw.size() > shared.late_capacity) return false;
+    q.order = e.order;
+    if (!rw.empty()) {  // (none: first stays 0, inside either buffer)
+      q.first = shared.late_used;
+      q.special |= kLateRewrites;
+    }
+    std::copy(rw.begin(), rw.end(), shared.late.get() + shared.late_used);
+    shared.late_used += uint32_t(rw.size());
+    return true;
+  }
+
+  /// The program (and rank) of a flow an image now answers with: written once per flow, into
+  /// an id no published image maps a key to. False when the late buffer is full.
+  Result<bool> ensure_program(const FlowEntry& e) {
+    ActionProgram& prog = shared.programs[e.id];
+    if (prog.order == e.order) return true;
+    ActionProgram q;
+    WARPATH_ASSIGN_OR_RETURN(bool ok, compile_late(e, q));
+    if (!ok) return false;
+    shared.ranks[e.id] = rank_of(e);
+    prog               = q;
+    return true;
+  }
+
+  /// Modified flows: the patch of `current`, with the programs of the flows modified since
+  /// compiled again (a flow removed since is left out).
+  bool patch_modified() {
+    if (modified.empty()) return true;
+    auto patch = std::make_shared<Patch>();
+    std::sort(modified.begin(), modified.end());
+    modified.erase(std::unique(modified.begin(), modified.end()), modified.end());
+    if (current.patch_)
+      for (size_t k = 0; k < current.patch_->ids.size(); ++k) {
+        const uint32_t id  = current.patch_->ids[k];
+        const FlowEntry* e = table.entry(id);
+        if (e && e->order == current.patch_->programs[k].order &&
+            !std::binary_search(modified.begin(), modified.end(), id)) {
+          patch->ids.push_back(id);
+          patch->programs.push_back(current.patch_->programs[k]);
+        }
+      }
+    for (uint32_t id : modified) {
+      const FlowEntry* e = table.entry(id);
+      if (!e) continue;
+      ActionProgram q;
+      Result<bool> ok = compile_late(*e, q);
+      if (!ok.is_ok() || !*ok) return false;
+      patch->ids.push_back(id);
+      patch->programs.push_back(q);
+    }
+    patch->build();
+    img.patch_ = std::move(patch);
+    return true;
+  }
+
+  /// The best live flow of a touched match, or kGone.
+  Result<uint32_t> best_of(const packet::OfTuple& value, uint32_t wildcards) {
+    uint32_t best = kGone;
+    for (uint32_t id : table.same_match(make_match(packet::of_unpack(value), wildcards)))
+      if (best == kGone || precedes(*table.entry(id), *table.entry(best))) best = id;
+    if (best != kGone) {
+      WARPATH_ASSIGN_OR_RETURN(bool ok, ensure_program(*table.entry(best)));
+      if (!ok) return Status(Errc::kCapacity, "late rewrites full");
+    }
+    return best;
+  }
+
+  /// The values touched now, each answered afresh, go to the mask's recent table (a copy of
+  /// the old one: its answers stand unless touched again); a recent table grown past a
+  /// quarter of the override table is merged into it. max_rank only grows until the next full
+  /// image (a bound is all the ranking needs).
+  bool answer_touched() {
+    const std::vector<uint64_t>& ranks = shared.ranks;
+    for (const Touched& t : touched) {
+      const bool wild = t.sub != kExactSub;
+      Sub& sub        = wild ? img.subtables_[t.sub] : img.exact_;
+      std::vector<Entry> now;
+      uint64_t top = 0;
+      for (const packet::OfTuple& v : t.values) {
+        Result<uint32_t> best = best_of(v, t.wildcards);
+        if (!best.is_ok()) return false;
+        if (*best != kGone && wild) top = std::max(top, ranks[*best]);
+        now.emplace_back(v, *best);
+      }
+      std::shared_ptr<Table> recent = overlay(sub.recent.get(), t.mask, now);
+      recent->max_rank              = std::max(recent->max_rank, top);
+      if (recent->size() > std::max(kRecentMin, (sub.over ? sub.over->size() : 0) / 4)) {
+        std::vector<Entry> all(recent->size());
+        for (size_t i = 0; i < all.size(); ++i)
+          all[i] = {recent->records[i].key, recent->records[i].flow};
+        std::shared_ptr<Table> over = overlay(sub.over.get(), t.mask, all);
+        over->max_rank              = std::max(over->max_rank, recent->max_rank);
+        sub.over                    = std::move(over);
+        sub.recent                  = nullptr;
+      } else {
+        sub.recent = std::move(recent);
+      }
+      if (wild)
+        for (const Table* l : {sub.base.get(), sub.over.get(), sub.recent.get()})
+          if (l) sub.max_rank = std::max(sub.max_rank, l->max_rank);
+    }
+    return true;
+  }
+
+  /// A mask without a base table whose override never held a live flow answers nothing:
+  /// dropped. Then ranked again.
+  void rank_subtables() {
+    img.subtables_.erase(std::remove_if(img.subtables_.begin(), img.subtables_.end(),
+                                        [](const Sub& s) { return s.max_rank == 0; }),
+                         img.subtables_.end());
+    std::stable_sort(img.subtables_.begin(), img.subtables_.end(),
+                     [](const Sub& a, const Sub& b) { return a.max_rank > b.max_rank; });
+  }
+};
+
 Result<std::shared_ptr<const FlowImage>> FlowImage::publish(const std::shared_ptr<const FlowImage>& current,
                                                             FlowTable& table, uint32_t port_count) {
   auto full = [&]() -> Result<std::shared_ptr<const FlowImage>> {
@@ -286,157 +470,9 @@ Result<std::shared_ptr<const FlowImage>> FlowImage::publish(const std::shared_pt
   img->log_pos_     = changes.size();
   img->incremental_ = true;
   img->patch_       = current->patch_;
-  // The matches touched since `current`, by mask (an id is added at most once and removed at
-  // most once between full images: ids are not reused until then), each with its entry in
-  // subtables_ (kExactSub: exact_), made when the image has none for the mask.
-  constexpr size_t kExactSub = ~size_t(0);
-  std::unordered_map<packet::OfTuple, size_t, TupleHash, TupleEq> sub_of;  // mask -> subtables_
-  for (size_t k = 0; k < img->subtables_.size(); ++k) {
-    const Sub& s = img->subtables_[k];
-    sub_of.emplace((s.base ? s.base : s.over ? s.over : s.recent)->mask, k);
-  }
-  struct Touched {
-    size_t sub;
-    packet::OfTuple mask;
-    uint32_t wildcards;
-    std::vector<packet::OfTuple> values;
-  };
-  std::vector<Touched> touched;
-  std::unordered_map<packet::OfTuple, size_t, TupleHash, TupleEq> touched_of;  // mask -> touched
-  std::vector<uint32_t> modified;  // ids MODIFY gave new actions since `current`
-  for (size_t c = current->log_pos_; c < changes.size(); ++c) {
-    const FlowTable::Change& ch = changes[c];
-    if (ch.id >= shared.programs.size()) return full();
-    if (ch.kind == FlowTable::Change::kModified) {
-      modified.push_back(ch.id);
-      continue;
-    }
-    if (ch.exact) {
-      if (ch.kind == FlowTable::Change::kAdded)
-        ++img->exact_flows_;
-      else
-        --img->exact_flows_;
-    }
-    const Match& m   = table.last(ch.id).spec.match;
-    const auto mask  = m.mask();
-    auto [it, fresh] = touched_of.emplace(mask, touched.size());
-    if (fresh) {
-      size_t sub = kExactSub;
-      if (!ch.exact) {
-        auto [s, added] = sub_of.emplace(mask, img->subtables_.size());
-        if (added) img->subtables_.push_back({});
-        sub = s->second;
-      }
-      touched.push_back({sub, mask, m.wildcards, {}});
-    }
-    touched[it->second].values.push_back(m.value());
-  }
-  // A flow's program with its rewrites in the late buffer (past what published images use);
-  // false when that buffer is full.
-  auto compile_late = [&](const FlowEntry& e, ActionProgram& q) -> Result<bool> {
-    std::vector<Action> rw;
-    WARPATH_ASSIGN_OR_RETURN(q, compile_actions(e.spec.actions, port_count, rw));
-    if (shared.late_used + rw.size() > shared.late_capacity) return false;
-    q.order = e.order;
-    if (!rw.empty()) {  // (none: first stays 0, inside either buffer)
-      q.first = shared.late_used;
-      q.special |= kLateRewrites;
-    }
-    std::copy(rw.begin(), rw.end(), shared.late.get() + shared.late_used);
-    shared.late_used += uint32_t(rw.size());
-    return true;
-  };
-  // The program (and rank) of a flow an image now answers with: written once per flow, into an
-  // id no published image maps a key to. False when the late buffer is full.
-  auto ensure_program = [&](const FlowEntry& e) -> Result<bool> {
-    ActionProgram& prog = shared.programs[e.id];
-    if (prog.order == e.order) return true;
-    ActionProgram q;
-    WARPATH_ASSIGN_OR_RETURN(bool ok, compile_late(e, q));
-    if (!ok) return false;
-    shared.ranks[e.id] = rank_of(e);
-    prog               = q;
-    return true;
-  };
-  // Modified flows: the patch of `current`, with the programs of the flows modified since
-  // compiled again (a flow removed since is left out).
-  if (!modified.empty()) {
-    auto patch = std::make_shared<Patch>();
-    std::sort(modified.begin(), modified.end());
-    modified.erase(std::unique(modified.begin(), modified.end()), modified.end());
-    if (current->patch_)
-      for (size_t k = 0; k < current->patch_->ids.size(); ++k) {
-        const uint32_t id  = current->patch_->ids[k];
-        const FlowEntry* e = table.entry(id);
-        if (e && e->order == current->patch_->programs[k].order &&
-            !std::binary_search(modified.begin(), modified.end(), id)) {
-          patch->ids.push_back(id);
-          patch->programs.push_back(current->patch_->programs[k]);
-        }
-      }
-    for (uint32_t id : modified) {
-      const FlowEntry* e = table.entry(id);
-      if (!e) continue;
-      ActionProgram q;
-      Result<bool> ok = compile_late(*e, q);
-      if (!ok.is_ok() || !*ok) return full();  // a full build reports a flow it cannot compile
-      patch->ids.push_back(id);
-      patch->programs.push_back(q);
-    }
-    patch->build();
-    img->patch_ = std::move(patch);
-  }
-  // The best live flow of a touched match, or kGone.
-  auto best_of = [&](const packet::OfTuple& value, uint32_t wildcards) -> Result<uint32_t> {
-    uint32_t best = kGone;
-    for (uint32_t id : table.same_match(make_match(packet::of_unpack(value), wildcards)))
-      if (best == kGone || precedes(*table.entry(id), *table.entry(best))) best = id;
-    if (best != kGone) {
-      WARPATH_ASSIGN_OR_RETURN(bool ok, ensure_program(*table.entry(best)));
-      if (!ok) return Status(Errc::kCapacity, "late rewrites full");
-    }
-    return best;
-  };
-  const std::vector<uint64_t>& ranks = shared.ranks;
-  for (const Touched& t : touched) {
-    const bool wild = t.sub != kExactSub;
-    Sub& sub        = wild ? img->subtables_[t.sub] : img->exact_;
-    // The values touched now, each answered afresh, go to the mask's recent table (a copy of
-    // the old one: its answers stand unless touched again); a recent table grown past a
-    // quarter of the override table is merged into it. max_rank only grows until the next full
-    // image (a bound is all the ranking needs).
-    std::vector<Entry> now;
-    uint64_t top = 0;
-    for (const packet::OfTuple& v : t.values) {
-      Result<uint32_t> best = best_of(v, t.wildcards);
-      if (!best.is_ok()) return full();  // a full build reports a flow it cannot compile
-      if (*best != kGone && wild) top = std::max(top, ranks[*best]);
-      now.emplace_back(v, *best);
-    }
-    std::shared_ptr<Table> recent = overlay(sub.recent.get(), t.mask, now);
-    recent->max_rank              = std::max(recent->max_rank, top);
-    if (recent->size() > std::max(kRecentMin, (sub.over ? sub.over->size() : 0) / 4)) {
-      std::vector<Entry> all(recent->size());
-      for (size_t i = 0; i < all.size(); ++i)
-        all[i] = {recent->records[i].key, recent->records[i].flow};
-      std::shared_ptr<Table> over = overlay(sub.over.get(), t.mask, all);
-      over->max_rank              = std::max(over->max_rank, recent->max_rank);
-      sub.over                    = std::move(over);
-      sub.recent                  = nullptr;
-    } else {
-      sub.recent = std::move(recent);
-    }
-    if (wild)
-      for (const Table* l : {sub.base.get(), sub.over.get(), sub.recent.get()})
-        if (l) sub.max_rank = std::max(sub.max_rank, l->max_rank);
-  }
-  // A mask without a base table whose override never held a live flow answers nothing: dropped.
-  // Then ranked again.
-  img->subtables_.erase(std::remove_if(img->subtables_.begin(), img->subtables_.end(),
-                                       [](const Sub& s) { return s.max_rank == 0; }),
-                        img->subtables_.end());
-  std::stable_sort(img->subtables_.begin(), img->subtables_.end(),
-                   [](const Sub& a, const Sub& b) { return a.max_rank > b.max_rank; });
+  Publish p{*current, table, port_count, shared, *img, {}, {}};
+  if (!p.collect_changes() || !p.patch_modified() || !p.answer_touched()) return full();
+  p.rank_subtables();
   return std::shared_ptr<const FlowImage>(std::move(img));
 }
 

@@ -308,6 +308,7 @@ class FlowImage {
   struct Table;   // one hash table (openflow/flow_image_table.hpp)
   struct Shared;  // what the incremental images of a full one share with it
   struct Patch;   // the programs of flows modified since the full image
+  struct Publish; // publish()'s incremental steps (openflow/flow_image.cpp)
   ~FlowImage();
   FlowImage();
 
