@@ -252,33 +252,21 @@ void RfcBuilder::expand(const RfcPhase& p, uint32_t cls, const std::vector<uint3
   for (; k < cover.size() && cover[k] <= end; ++k) out.push_back(cover[k]);
 }
 
-Status RfcBuilder::cross(const RfcPhase& a, const RfcPhase& b, unsigned seen, const char* name,
-                         RfcPhase& out, uint64_t next_entries) {
-  const uint64_t na = a.classes(), nb = b.classes(), entries = na * nb;
-  WARPATH_TRY(charge(entries * 4, name, entries));
-  out.table.assign(entries, 0);
-  out.seen = seen;
-  // A rule in a class of `a` either matches every value of b's chunks or not, and the same
-  // the other way round. Every class is the (pruned) set of rules matching some values of its
-  // chunks, so with G = the rules matching every value of both sides,
-  //   a AND b = G u U_a u V_b u (N_a n N_b),
-  // U_a: a's rules matching all of b's chunks (not all of a's), V_b: b's rules matching all
-  // of a's chunks (not all of b's), N: the rules of a class matching all of neither. U_a and
-  // N_a come from a's explicit ranks (its implicit rules match all of a's chunks: they are in
-  // G or V_b), V_b and N_b from b's, and G is implicit in the result. The parts are disjoint,
-  // so (U_a, V_b, N_a n N_b) names the set, and pruning at the first rule that matches
-  // everything unseen cuts each part at the same rank `end` (each side's own end is a rule
-  // of U_a, V_b or G, so the smallest of theirs bounds `end`). Only the pairs with a common
-  // N rule are visited rule by rule; the others take a cached class per (U_a, V_b), and a
-  // list is written out once per distinct (U_a, V_b, N_a n N_b) key.
-  constexpr uint32_t kNone = 0xFFFF'FFFFu;
-  const unsigned sa = a.seen, sb = b.seen;
-  const uint32_t n = rules();
-  auto covers      = [&](uint32_t r, unsigned s) { return (wild_[r] & s) == s; };
-  auto ends        = [&](uint32_t r) { return (wild_[r] | seen) == kAllChunks; };
-  uint32_t g_end   = n;  // G is implicit in the result (it covers the result's chunks)
-  for (uint32_t r = 0; r < n && g_end == n; ++r)
-    if (covers(r, sa | sb) && ends(r)) g_end = r;
+// cross()'s work. A rule in a class of `a` either matches every value of b's chunks or not,
+// and the same the other way round. Every class is the (pruned) set of rules matching some
+// values of its chunks, so with G = the rules matching every value of both sides,
+//   a AND b = G u U_a u V_b u (N_a n N_b),
+// U_a: a's rules matching all of b's chunks (not all of a's), V_b: b's rules matching all of
+// a's chunks (not all of b's), N: the rules of a class matching all of neither. U_a and N_a
+// come from a's explicit ranks (its implicit rules match all of a's chunks: they are in G or
+// V_b), V_b and N_b from b's, and G is implicit in the result. The parts are disjoint, so
+// (U_a, V_b, N_a n N_b) names the set, and pruning at the first rule that matches everything
+// unseen cuts each part at the same rank `end` (each side's own end is a rule of U_a, V_b or
+// G, so the smallest of theirs bounds `end`). Only the pairs with a common N rule are visited
+// rule by rule; the others take a cached class per (U_a, V_b), and a list is written out once
+// per distinct (U_a, V_b, N_a n N_b) key.
+struct RfcBuilder::Cross {
+  static constexpr uint32_t kNone = 0xFFFF'FFFFu;
   struct Side {
     SetPool own;                    // distinct U (or V) lists
     std::vector<uint32_t> own_end;  // per own list: its first rank that ends a list
@@ -286,7 +274,45 @@ Status RfcBuilder::cross(const RfcPhase& a, const RfcPhase& b, unsigned seen, co
     std::vector<uint64_t> n_off{0};
     std::vector<uint32_t> n_rank;  // per class: its N part
   };
-  auto split = [&](const RfcPhase& p, unsigned other, Side& side) {
+  struct Entry {  // (U id, V id, N id) -> class, open addressing
+    uint32_t u, v, nn, id;
+  };
+
+  Cross(RfcBuilder& builder, const RfcPhase& left, const RfcPhase& right, unsigned seen_bits,
+        const char* table_name, RfcPhase& result, uint64_t next)
+      : bld(builder), a(left), b(right), seen(seen_bits), name(table_name), out(result),
+        next_entries(next) {}
+
+  RfcBuilder& bld;
+  const RfcPhase &a, &b;
+  unsigned seen;
+  const char* name;
+  RfcPhase& out;
+  uint64_t next_entries;
+  uint64_t na = a.classes(), nb = b.classes(), entries = na * nb;
+  uint32_t n     = bld.rules();
+  uint32_t g_end = n;  // G is implicit in the result (it covers the result's chunks)
+  double steps   = double(entries);
+  Side sa_side, sb_side;
+  std::vector<uint64_t> by_rule_off;  // b's classes by N rule
+  std::vector<uint32_t> by_rule;
+  std::vector<Entry> map = std::vector<Entry>(1024, Entry{0, 0, 0, kNone});
+  uint64_t used          = 0;
+  SetPool npool;
+  std::vector<uint32_t> list, nl;
+
+  bool covers(uint32_t r, unsigned s) const { return (bld.wild_[r] & s) == s; }
+  bool ends(uint32_t r) const { return (bld.wild_[r] | seen) == kAllChunks; }
+
+  Status too_long(double scanned) const {
+    return Status(Errc::kCapacity, std::string("RFC ") + name + " (" + std::to_string(entries) +
+                                       " entries) would scan " + std::to_string(uint64_t(scanned)) +
+                                       " class-list elements to build, over the limit of " +
+                                       std::to_string(uint64_t(kRfcMaxBuildSteps)));
+  }
+
+  /// Each class of `p` as its own list (the rules covering `other`) and its N part.
+  void split(const RfcPhase& p, unsigned other, Side& side) {
     std::vector<uint32_t> own;
     side.own_id.resize(p.classes());
     for (uint32_t c = 0; c < p.classes(); ++c) {
@@ -313,49 +339,50 @@ Status RfcBuilder::cross(const RfcPhase& a, const RfcPhase& b, unsigned seen, co
       side.own_id[c] = id;
       side.n_off.push_back(side.n_rank.size());
     }
-  };
-  Side sa_side, sb_side;
-  split(a, sb, sa_side);
-  split(b, sa, sb_side);
-  // b's classes by N rule.
-  std::vector<uint64_t> by_rule_off(uint64_t(n) + 1, 0);
-  for (uint32_t r : sb_side.n_rank) ++by_rule_off[r + 1];
-  for (uint32_t r = 0; r < n; ++r) by_rule_off[r + 1] += by_rule_off[r];
-  std::vector<uint32_t> by_rule(sb_side.n_rank.size());
-  {
+  }
+
+  /// G's end, both sides split, b's classes by N rule; kCapacity when the build would scan
+  /// too much.
+  Status prepare() {
+    for (uint32_t r = 0; r < n && g_end == n; ++r)
+      if (covers(r, a.seen | b.seen) && ends(r)) g_end = r;
+    split(a, b.seen, sa_side);
+    split(b, a.seen, sb_side);
+    by_rule_off.assign(uint64_t(n) + 1, 0);
+    for (uint32_t r : sb_side.n_rank) ++by_rule_off[r + 1];
+    for (uint32_t r = 0; r < n; ++r) by_rule_off[r + 1] += by_rule_off[r];
+    by_rule.resize(sb_side.n_rank.size());
     std::vector<uint64_t> fill(by_rule_off.begin(), by_rule_off.end() - 1);
     for (uint32_t c = 0; c < nb; ++c)
       for (uint64_t k = sb_side.n_off[c]; k < sb_side.n_off[c + 1]; ++k)
         by_rule[fill[sb_side.n_rank[k]]++] = c;
+    for (uint32_t r : sa_side.n_rank) steps += double(by_rule_off[r + 1] - by_rule_off[r]);
+    return steps > kRfcMaxBuildSteps ? too_long(steps) : Status::ok();
   }
-  double steps = double(entries);
-  for (uint32_t r : sa_side.n_rank) steps += double(by_rule_off[r + 1] - by_rule_off[r]);
-  auto too_long = [&](double scanned) {
-    return Status(Errc::kCapacity, std::string("RFC ") + name + " (" + std::to_string(entries) +
-                                       " entries) would scan " + std::to_string(uint64_t(scanned)) +
-                                       " class-list elements to build, over the limit of " +
-                                       std::to_string(uint64_t(kRfcMaxBuildSteps)));
-  };
-  if (steps > kRfcMaxBuildSteps) return too_long(steps);
 
-  // (U id, V id, N id) -> class, open addressing.
-  struct Entry {
-    uint32_t u, v, nn, id;
-  };
-  std::vector<Entry> map(1024, Entry{0, 0, 0, kNone});
-  uint64_t used = 0;
-  auto slot_of  = [&](std::vector<Entry>& m, uint32_t u, uint32_t v, uint32_t nn) -> Entry& {
+  static Entry& slot_of(std::vector<Entry>& m, uint32_t u, uint32_t v, uint32_t nn) {
     uint64_t h          = (uint64_t(u) << 32 | v) * 0x9E37'79B9'7F4A'7C15ull;
     h                   = (h ^ (h >> 31) ^ nn) * 0xFF51'AFD7'ED55'8CCDull;
     const uint64_t mask = m.size() - 1;
     for (uint64_t i = (h ^ (h >> 29)) & mask;; i = (i + 1) & mask)
       if (m[i].id == kNone || (m[i].u == u && m[i].v == v && m[i].nn == nn)) return m[i];
-  };
-  SetPool npool;
-  npool.intern(nullptr, 0);  // id 0: no common N rule
-  std::vector<uint32_t> list, nl;
-  auto combine = [&](uint32_t u, uint32_t v, std::vector<uint32_t>& common,
-                     uint32_t& id) -> Status {
+  }
+
+  /// kCapacity when the classes made so far would make the next table too large.
+  Status next_table_fits() const {
+    // Classes are distinct sets, so all but one (the empty set) take the next entries.
+    const uint64_t next = uint64_t(out.sets.size() - 1) * next_entries;
+    if (next && bld.charged_ + out.sets.bytes() + map.size() * sizeof(Entry) + next * 2 > bld.max_bytes_)
+      return Status(Errc::kCapacity,
+                    std::string("RFC ") + name + " reaches " + std::to_string(out.sets.size()) +
+                        " classes: the next table would need at least " + std::to_string(next) +
+                        " entries (" + mib(next * 2) + ") on top of " + mib(bld.charged_) +
+                        " built so far: over the " + mib(bld.max_bytes_) + " image limit");
+    return Status::ok();
+  }
+
+  /// The class of (U u, V v, the common N rules): from the map, or its list made and interned.
+  Status combine(uint32_t u, uint32_t v, std::vector<uint32_t>& common, uint32_t& id) {
     uint32_t end = std::min({sa_side.own_end[u], sb_side.own_end[v], g_end});
     size_t keep  = 0;
     for (; keep < common.size() && common[keep] <= end; ++keep)
@@ -381,15 +408,8 @@ Status RfcBuilder::cross(const RfcPhase& a, const RfcPhase& b, unsigned seen, co
     if (steps > kRfcMaxBuildSteps) return too_long(steps);
     id = out.sets.intern(list.data(), uint32_t(list.size()));
     if (id + 1 == out.sets.size()) {
-      WARPATH_TRY(check_pool(out.sets, name));
-      // Classes are distinct sets, so all but one (the empty set) take the next entries.
-      const uint64_t next = uint64_t(out.sets.size() - 1) * next_entries;
-      if (next && charged_ + out.sets.bytes() + map.size() * sizeof(Entry) + next * 2 > max_bytes_)
-        return Status(Errc::kCapacity,
-                      std::string("RFC ") + name + " reaches " + std::to_string(out.sets.size()) +
-                          " classes: the next table would need at least " + std::to_string(next) +
-                          " entries (" + mib(next * 2) + ") on top of " + mib(charged_) +
-                          " built so far: over the " + mib(max_bytes_) + " image limit");
+      WARPATH_TRY(bld.check_pool(out.sets, name));
+      WARPATH_TRY(next_table_fits());
     }
     e = Entry{u, v, nn, id};
     if (++used * 2 > map.size()) {
@@ -399,37 +419,54 @@ Status RfcBuilder::cross(const RfcPhase& a, const RfcPhase& b, unsigned seen, co
       map.swap(bigger);
     }
     return Status::ok();
-  };
-  std::vector<uint32_t> row(sb_side.own.size(), kNone);
-  std::vector<uint64_t> pairs;  // b << 32 | rank
-  for (uint32_t ai = 0; ai < na; ++ai) {
-    const uint32_t u = sa_side.own_id[ai];
-    std::fill(row.begin(), row.end(), kNone);
-    pairs.clear();
-    for (uint64_t k = sa_side.n_off[ai]; k < sa_side.n_off[ai + 1]; ++k) {
-      const uint32_t r = sa_side.n_rank[k];
-      for (uint64_t j = by_rule_off[r]; j < by_rule_off[r + 1]; ++j)
-        pairs.push_back(uint64_t(by_rule[j]) << 32 | r);
-    }
-    std::sort(pairs.begin(), pairs.end());
-    uint32_t* dst = out.table.data() + uint64_t(ai) * nb;
-    size_t q      = 0;
-    for (uint32_t bi = 0; bi < nb; ++bi) {
-      const uint32_t v = sb_side.own_id[bi];
-      if (q < pairs.size() && uint32_t(pairs[q] >> 32) == bi) {
-        nl.clear();
-        for (; q < pairs.size() && uint32_t(pairs[q] >> 32) == bi; ++q)
-          nl.push_back(uint32_t(pairs[q]));
-        WARPATH_TRY(combine(u, v, nl, dst[bi]));
-      } else {
-        if (row[v] == kNone) {
+  }
+
+  /// Every entry of the table, a row of `a`'s classes at a time.
+  Status fill() {
+    npool.intern(nullptr, 0);  // id 0: no common N rule
+    std::vector<uint32_t> row(sb_side.own.size(), kNone);
+    std::vector<uint64_t> pairs;  // b << 32 | rank
+    for (uint32_t ai = 0; ai < na; ++ai) {
+      const uint32_t u = sa_side.own_id[ai];
+      std::fill(row.begin(), row.end(), kNone);
+      pairs.clear();
+      for (uint64_t k = sa_side.n_off[ai]; k < sa_side.n_off[ai + 1]; ++k) {
+        const uint32_t r = sa_side.n_rank[k];
+        for (uint64_t j = by_rule_off[r]; j < by_rule_off[r + 1]; ++j)
+          pairs.push_back(uint64_t(by_rule[j]) << 32 | r);
+      }
+      std::sort(pairs.begin(), pairs.end());
+      uint32_t* dst = out.table.data() + uint64_t(ai) * nb;
+      size_t q      = 0;
+      for (uint32_t bi = 0; bi < nb; ++bi) {
+        const uint32_t v = sb_side.own_id[bi];
+        if (q < pairs.size() && uint32_t(pairs[q] >> 32) == bi) {
           nl.clear();
-          WARPATH_TRY(combine(u, v, nl, row[v]));
+          for (; q < pairs.size() && uint32_t(pairs[q] >> 32) == bi; ++q)
+            nl.push_back(uint32_t(pairs[q]));
+          WARPATH_TRY(combine(u, v, nl, dst[bi]));
+        } else {
+          if (row[v] == kNone) {
+            nl.clear();
+            WARPATH_TRY(combine(u, v, nl, row[v]));
+          }
+          dst[bi] = row[v];
         }
-        dst[bi] = row[v];
       }
     }
+    return Status::ok();
   }
+};
+
+Status RfcBuilder::cross(const RfcPhase& a, const RfcPhase& b, unsigned seen, const char* name,
+                         RfcPhase& out, uint64_t next_entries) {
+  const uint64_t entries = a.classes() * b.classes();
+  WARPATH_TRY(charge(entries * 4, name, entries));
+  out.table.assign(entries, 0);
+  out.seen = seen;
+  Cross x(*this, a, b, seen, name, out, next_entries);
+  WARPATH_TRY(x.prepare());
+  WARPATH_TRY(x.fill());
   return charge(out.sets.bytes(), name, out.sets.total_length());
 }
 

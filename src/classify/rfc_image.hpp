@@ -114,6 +114,7 @@ class RfcBuilder {
   unsigned wild(uint32_t rank) const { return wild_[rank]; }
 
  private:
+  struct Cross;  // cross()'s work (rfc_image.cpp)
   RfcBuilder()                    = default;
   const std::vector<Rule>* rules_ = nullptr;
   std::vector<uint32_t> rank_index_;
