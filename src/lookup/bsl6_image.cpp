@@ -306,6 +306,272 @@ bool find_slot(Bsl6Bucket* home, bool wide, Ip6 key, Bsl6Bucket*& b, uint32_t& i
   return false;
 }
 
+/// The routes of each length, validated; the default route's next hop in `default_nh`.
+Status collect_routes(const std::vector<Route6>& routes, Bsl6Writer& w, NextHop& default_nh) {
+  for (const Route6& r : routes) {
+    if (r.len > 128)
+      return Status(Errc::kInvalidArgument, "route " + route_text(r) + ": prefix length above 128");
+    if (r.nh > kMaxNextHop)
+      return Status(Errc::kInvalidArgument, "route " + route_text(r) + ": next hop " +
+                                                std::to_string(r.nh) + " above the maximum " +
+                                                std::to_string(kMaxNextHop));
+    if (mask6(r.prefix, r.len) != r.prefix)
+      return Status(Errc::kInvalidArgument, "route " + route_text(r) + ": host bits set");
+    if (!w.by_len[r.len].emplace(r.prefix, Entry{r.nh, true}).second)
+      return Status(Errc::kInvalidArgument, "route " + route_text(r) + ": duplicate prefix");
+    if (r.len == 0) default_nh = r.nh;
+  }
+  w.refresh_lens();
+  return Status::ok();
+}
+
+/// Blocks: the /16s holding prefixes longer than 16, most such prefixes first, up to
+/// max_blocks (the rest keep one tree over all their lengths), in address order.
+void choose_blocks(Bsl6Writer& w, uint32_t max_blocks) {
+  std::vector<uint32_t> longer(core::kBsl6TopEntries, 0);
+  for (unsigned len = 17; len <= 128; ++len)
+    for (const auto& [prefix, e] : w.by_len[len]) ++longer[prefix.hi >> 48];
+  std::vector<uint32_t>& dense = w.blocks;
+  for (uint32_t top = 0; top < core::kBsl6TopEntries; ++top)
+    if (longer[top] > 0) dense.push_back(top);
+  std::stable_sort(dense.begin(), dense.end(),
+                   [&](uint32_t x, uint32_t y) { return longer[x] > longer[y]; });
+  if (dense.size() > max_blocks) dense.resize(max_blocks);
+  std::sort(dense.begin(), dense.end());
+  for (uint32_t b = 0; b < dense.size(); ++b) w.block_of[dense[b]] = b;
+}
+
+/// The initial array: the /16 leaves painted with routes of length <= 16, shortest first, then
+/// each block with its /16's bmp and the routes of length 17..24 under it.
+void paint_starts(const Bsl6Writer& w, NextHop default_nh, std::vector<core::Bsl6Start>& starts) {
+  const std::vector<uint32_t>& dense = w.blocks;
+  starts.assign(core::kBsl6TopEntries + (size_t(dense.size()) << core::kBsl6BlockBits),
+                core::Bsl6Start{default_nh, core::kBsl6Terminal});
+  for (unsigned len = 1; len <= 16; ++len)
+    for (const auto& [prefix, e] : w.by_len[len]) {
+      const uint32_t first = uint32_t(prefix.hi >> 48), count = 1u << (16 - len);
+      for (uint32_t k = 0; k < count; ++k) starts[first + k].bmp = e.nh;
+    }
+  for (uint32_t b = 0; b < dense.size(); ++b) {
+    core::Bsl6Start* blk = &starts[core::kBsl6TopEntries + (size_t(b) << core::kBsl6BlockBits)];
+    for (uint32_t k = 0; k < (1u << core::kBsl6BlockBits); ++k) blk[k].bmp = starts[dense[b]].bmp;
+    starts[dense[b]].node = core::kBsl6Block | b;
+  }
+  for (unsigned len = 17; len <= 24; ++len)
+    for (const auto& [prefix, e] : w.by_len[len]) {
+      const uint32_t top = uint32_t(prefix.hi >> 48);
+      if (w.block_of[top] == kNoBlock) continue;
+      const uint32_t first = leaf_of(prefix, w.block_of), count = 1u << (24 - len);
+      for (uint32_t k = 0; k < count; ++k) starts[first + k].bmp = e.nh;
+    }
+}
+
+/// Each leaf's longer routes (into the writer) and the lengths that need a table (`used`);
+/// the leaves with routes, in index order so that node numbering (and the image) is the same
+/// on every run.
+std::vector<uint32_t> leaves_with_routes(Bsl6Writer& w, bool (&used)[129]) {
+  for (unsigned len = 17; len <= 128; ++len)
+    for (const auto& [prefix, e] : w.by_len[len]) {
+      const uint32_t leaf = leaf_of(prefix, w.block_of);
+      if (len <= leaf_depth(leaf)) continue;
+      w.leaf_routes[leaf].push_back(Route6{prefix, uint8_t(len), e.nh});
+      used[len] = true;
+    }
+  std::vector<uint32_t> leaves;
+  leaves.reserve(w.leaf_routes.size());
+  for (auto& [leaf, rs] : w.leaf_routes) {
+    leaves.push_back(leaf);
+    // Route order fixes marker order, hence (with sorted slots) nothing; sorted for clarity.
+    std::sort(rs.begin(), rs.end(), [](const Route6& x, const Route6& y) {
+      return x.len != y.len ? x.len < y.len
+                            : (x.prefix.hi != y.prefix.hi ? x.prefix.hi < y.prefix.hi
+                                                          : x.prefix.lo < y.prefix.lo);
+    });
+  }
+  std::sort(leaves.begin(), leaves.end());
+  return leaves;
+}
+
+/// Hash tables, one per length in use, with room for updates, filled with `slots`. Bucket 0
+/// is the terminal node's, always empty. `lengths` counts the tables.
+Status place_tables(std::vector<std::vector<Slot>>& slots, const bool (&used)[129], Bsl6Writer& w,
+                    std::vector<Bsl6Bucket>& buckets, uint32_t& lengths) {
+  uint64_t total = 1;
+  std::vector<Bsl6Bucket> scratch;
+  for (unsigned len = 17; len <= 128; ++len) {
+    if (!used[len]) continue;
+    ++lengths;
+    std::vector<Slot>& sl = slots[len];
+    // Key order, not unordered_map order, so the image is the same on every run.
+    std::sort(sl.begin(), sl.end(), [](const Slot& x, const Slot& y) {
+      return x.key.hi != y.key.hi ? x.key.hi < y.key.hi : x.key.lo < y.key.lo;
+    });
+    const bool wide    = len > 64;
+    const uint32_t cap = wide ? core::kBsl6WideSlots : core::kBsl6NarrowSlots;
+    const double want  = double(sl.size()) / (cap * kLoad);
+    if (want > double(1u << 31)) return Status(Errc::kCapacity, "IPv6 image too large");
+    uint32_t nb = std::max<uint32_t>(1, uint32_t(want + 1));
+    for (;;) {
+      scratch.resize(size_t(nb) + kBsl6MaxProbe - 1);
+      if (place(sl, wide, nb, scratch.data())) break;
+      const uint64_t grown = uint64_t(nb) + nb / 4 + 1;
+      if (grown > (1u << 31)) return Status(Errc::kCapacity, "IPv6 image too large");
+      nb = uint32_t(grown);
+    }
+    w.nbs[len]          = nb;
+    w.first_bucket[len] = uint32_t(total);
+    total += uint64_t(nb) + kBsl6MaxProbe - 1;
+    if (total > 0xFFFF'FFFFull) return Status(Errc::kCapacity, "IPv6 image too large");
+  }
+  buckets.resize(total);
+  buckets[0].narrow = core::Bsl6Narrow{};
+  for (unsigned len = 17; len <= 128; ++len)
+    if (w.nbs[len] != 0) place(slots[len], len > 64, w.nbs[len], buckets.data() + w.first_bucket[len]);
+  return Status::ok();
+}
+
+/// The leaves whose entries a change of `r` can change: the route's own leaf when it is longer
+/// than the leaf's depth (`painted` false), else every leaf it covers (their bmp and their
+/// markers' bmps). kCapacity past kMaxUpdateLeaves.
+Result<std::vector<uint32_t>> leaves_of_change(const Bsl6Writer& w, const Route6& r, bool& painted) {
+  const uint32_t top = uint32_t(r.prefix.hi >> 48);
+  std::vector<uint32_t> leaves;
+  painted = r.len <= 16 || (r.len <= 24 && w.block_of[top] != kNoBlock);
+  if (!painted) {
+    leaves.push_back(leaf_of(r.prefix, w.block_of));
+    return leaves;
+  }
+  const uint32_t tops = r.len <= 16 ? 1u << (16 - r.len) : 1u;
+  for (uint32_t k = 0; k < tops && leaves.size() <= kMaxUpdateLeaves; ++k) {
+    const uint32_t t16 = top + k;
+    if (w.block_of[t16] == kNoBlock) {
+      leaves.push_back(t16);
+      continue;
+    }
+    const uint32_t first = r.len <= 16 ? 0 : (uint32_t(r.prefix.hi >> 40) & 0xFFu);
+    const uint32_t count = r.len <= 16 ? 256u : 1u << (24 - r.len);
+    leaves.push_back(t16);  // its bmp (unused by lookups, kept right)
+    for (uint32_t j = 0; j < count; ++j)
+      leaves.push_back(core::kBsl6TopEntries + (w.block_of[t16] << core::kBsl6BlockBits) + first +
+                       j);
+  }
+  if (leaves.size() > kMaxUpdateLeaves)
+    return Status(Errc::kCapacity, "IPv6 update covers too many leaves: rebuild");
+  return leaves;
+}
+
+/// The change in the writer's leaf routes of an unpainted route's leaf.
+Status change_leaf_routes(Bsl6Writer& w, uint32_t leaf, const Route6& r, bool remove) {
+  std::vector<Route6>& rs = w.leaf_routes[leaf];
+  const auto it           = std::find_if(rs.begin(), rs.end(), [&](const Route6& x) {
+    return x.len == r.len && x.prefix == r.prefix;
+  });
+  if (it != rs.end()) {
+    if (remove)
+      rs.erase(it);
+    else
+      it->nh = r.nh;
+  } else if (!remove) {
+    if (w.nbs[r.len] == 0) return Status(Errc::kCapacity, "IPv6 update: new length");
+    rs.push_back(r);
+  }
+  return Status::ok();
+}
+
+/// Removes entry `e` from its bucket: the bucket's last used slot moves into its place.
+/// Overflow flags stay (they only make a miss look one bucket further).
+Status erase_entry(Bsl6Bucket* buckets, const Bsl6Writer& w, const LeafEntry& e) {
+  Bsl6Bucket* b;
+  uint32_t slot;
+  const bool wide = e.len > 64;
+  if (!find_slot(home_of(buckets, w, e.len, e.key), wide, e.key, b, slot))
+    return Status(Errc::kCapacity, "IPv6 update: entry not found (a bug; rebuilt)");
+  uint32_t& meta      = meta_of(*b, wide);
+  const uint32_t last = (meta & 0xFFu) - 1;
+  if (wide) {
+    b->wide.his[slot] = b->wide.his[last], b->wide.los[slot] = b->wide.los[last];
+    b->wide.vals[slot] = b->wide.vals[last];
+    b->wide.his[last] = b->wide.los[last] = 0, b->wide.vals[last] = 0;
+  } else {
+    b->narrow.keys[slot] = b->narrow.keys[last], b->narrow.vals[slot] = b->narrow.vals[last];
+    b->narrow.keys[last] = 0, b->narrow.vals[last] = 0;
+  }
+  meta -= 1;
+  return Status::ok();
+}
+
+/// Sets the next hop of entry `e`, which its bucket holds.
+Status set_entry(Bsl6Bucket* buckets, const Bsl6Writer& w, const LeafEntry& e, NextHop nh) {
+  Bsl6Bucket* b;
+  uint32_t slot;
+  const bool wide = e.len > 64;
+  if (!find_slot(home_of(buckets, w, e.len, e.key), wide, e.key, b, slot))
+    return Status(Errc::kCapacity, "IPv6 update: entry not found (a bug; rebuilt)");
+  (wide ? b->wide.vals : b->narrow.vals)[slot] = nh;
+  return Status::ok();
+}
+
+/// Writes entry `e` into the first bucket with room from its home, marking the buckets passed
+/// as overflowed; kCapacity when none is within the probe bound or the overflow run through
+/// them would reach it.
+Status insert_entry(Bsl6Bucket* buckets, const Bsl6Writer& w, const LeafEntry& e) {
+  const bool wide    = e.len > 64;
+  const uint32_t cap = wide ? core::kBsl6WideSlots : core::kBsl6NarrowSlots;
+  if (w.nbs[e.len] == 0) return Status(Errc::kCapacity, "IPv6 update: new length");
+  Bsl6Bucket* home = home_of(buckets, w, e.len, e.key);
+  uint32_t d       = 0;
+  while (d < kBsl6MaxProbe && (meta_of(home[d], wide) & 0xFFu) == cap) ++d;
+  if (d == kBsl6MaxProbe) return Status(Errc::kCapacity, "IPv6 update: table full");
+  for (uint32_t k = 0; k < d; ++k) meta_of(home[k], wide) |= core::kBsl6Overflow;
+  // The longest overflow run through these buckets must stay below the probe bound.
+  Bsl6Bucket* const first = buckets + w.first_bucket[e.len];
+  Bsl6Bucket* const end   = first + w.nbs[e.len] + kBsl6MaxProbe - 1;
+  Bsl6Bucket* lo          = home;
+  while (lo > first && (meta_of(lo[-1], wide) & core::kBsl6Overflow)) --lo;
+  uint32_t run = 0;
+  for (Bsl6Bucket* q = lo; q < end && (meta_of(*q, wide) & core::kBsl6Overflow); ++q) ++run;
+  if (run >= kBsl6MaxProbe) return Status(Errc::kCapacity, "IPv6 update: probe run");
+  Bsl6Bucket& b     = home[d];
+  uint32_t& meta    = meta_of(b, wide);
+  const uint32_t i2 = meta & 0xFFu;
+  if (wide) {
+    b.wide.his[i2] = e.key.hi, b.wide.los[i2] = e.key.lo, b.wide.vals[i2] = e.nh;
+  } else {
+    b.narrow.keys[i2] = e.key.hi, b.narrow.vals[i2] = e.nh;
+  }
+  meta += 1;
+  return Status::ok();
+}
+
+/// A leaf's entries from `before` to `after`, diffed by (length, key): what is gone removed,
+/// what is new or changed written. `markers` follows the marker entries.
+Status apply_diff(Bsl6Bucket* buckets, const Bsl6Writer& w, const std::vector<LeafEntry>& before,
+                  const std::vector<LeafEntry>& after, uint64_t& markers) {
+  std::unordered_map<Ip6, const LeafEntry*, Ip6Hash> now[129];
+  for (const LeafEntry& e : after) now[e.len][e.key] = &e;
+  for (const LeafEntry& e : before) {
+    const auto it = now[e.len].find(e.key);
+    if (it != now[e.len].end() && it->second->prefix == e.prefix && it->second->nh == e.nh) {
+      now[e.len].erase(it);  // unchanged
+      continue;
+    }
+    if (it != now[e.len].end()) {  // same key, new next hop
+      WARPATH_TRY(set_entry(buckets, w, e, it->second->nh));
+      markers += (it->second->prefix ? 0 : 1) - (e.prefix ? 0 : 1);
+      now[e.len].erase(it);
+      continue;
+    }
+    WARPATH_TRY(erase_entry(buckets, w, e));
+    markers -= e.prefix ? 0 : 1;
+  }
+  for (const LeafEntry& e : after) {
+    if (now[e.len].find(e.key) == now[e.len].end()) continue;
+    WARPATH_TRY(insert_entry(buckets, w, e));
+    markers += e.prefix ? 0 : 1;
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Bsl6Image>> Bsl6Image::build(const std::vector<Route6>& routes,
@@ -313,92 +579,20 @@ Result<std::unique_ptr<Bsl6Image>> Bsl6Image::build(const std::vector<Route6>& r
   try {
     auto writer        = std::make_shared<Bsl6Writer>();
     Bsl6Writer& w      = *writer;
-    auto& by_len       = w.by_len;
     NextHop default_nh = kNoRoute;
-    // Validate and collect the routes of each length.
-    for (const Route6& r : routes) {
-      if (r.len > 128)
-        return Status(Errc::kInvalidArgument,
-                      "route " + route_text(r) + ": prefix length above 128");
-      if (r.nh > kMaxNextHop)
-        return Status(Errc::kInvalidArgument, "route " + route_text(r) + ": next hop " +
-                                                  std::to_string(r.nh) + " above the maximum " +
-                                                  std::to_string(kMaxNextHop));
-      if (mask6(r.prefix, r.len) != r.prefix)
-        return Status(Errc::kInvalidArgument, "route " + route_text(r) + ": host bits set");
-      if (!by_len[r.len].emplace(r.prefix, Entry{r.nh, true}).second)
-        return Status(Errc::kInvalidArgument, "route " + route_text(r) + ": duplicate prefix");
-      if (r.len == 0) default_nh = r.nh;
-    }
-    w.refresh_lens();
-
+    WARPATH_TRY(collect_routes(routes, w, default_nh));
     std::unique_ptr<Bsl6Image> img(new Bsl6Image());
     img->routes_     = routes.size();
     img->default_nh_ = default_nh;
     img->writer_     = writer;
-
-    // 1. Blocks: the /16s holding prefixes longer than 16, most such prefixes first, up to
-    //    max_blocks (the rest keep one tree over all their lengths).
-    std::vector<uint32_t> longer(core::kBsl6TopEntries, 0);
-    for (unsigned len = 17; len <= 128; ++len)
-      for (const auto& [prefix, e] : by_len[len]) ++longer[prefix.hi >> 48];
-    std::vector<uint32_t>& dense = w.blocks;
-    for (uint32_t top = 0; top < core::kBsl6TopEntries; ++top)
-      if (longer[top] > 0) dense.push_back(top);
-    std::stable_sort(dense.begin(), dense.end(),
-                     [&](uint32_t x, uint32_t y) { return longer[x] > longer[y]; });
-    if (dense.size() > max_blocks) dense.resize(max_blocks);
-    std::sort(dense.begin(), dense.end());  // blocks in address order
-    for (uint32_t b = 0; b < dense.size(); ++b) w.block_of[dense[b]] = b;
-    img->blocks_ = uint32_t(dense.size());
-
-    // 2. The initial array: the /16 leaves painted with routes of length <= 16, shortest
-    //    first, then each block with its /16's bmp and the routes of length 17..24 under it.
+    choose_blocks(w, max_blocks);
+    img->blocks_ = uint32_t(w.blocks.size());
     auto& starts = img->starts_;
-    starts.assign(core::kBsl6TopEntries + (size_t(dense.size()) << core::kBsl6BlockBits),
-                  core::Bsl6Start{default_nh, core::kBsl6Terminal});
-    for (unsigned len = 1; len <= 16; ++len)
-      for (const auto& [prefix, e] : by_len[len]) {
-        const uint32_t first = uint32_t(prefix.hi >> 48), count = 1u << (16 - len);
-        for (uint32_t k = 0; k < count; ++k) starts[first + k].bmp = e.nh;
-      }
-    for (uint32_t b = 0; b < dense.size(); ++b) {
-      core::Bsl6Start* blk = &starts[core::kBsl6TopEntries + (size_t(b) << core::kBsl6BlockBits)];
-      for (uint32_t k = 0; k < (1u << core::kBsl6BlockBits); ++k) blk[k].bmp = starts[dense[b]].bmp;
-      starts[dense[b]].node = core::kBsl6Block | b;
-    }
-    for (unsigned len = 17; len <= 24; ++len)
-      for (const auto& [prefix, e] : by_len[len]) {
-        const uint32_t top = uint32_t(prefix.hi >> 48);
-        if (w.block_of[top] == kNoBlock) continue;
-        const uint32_t first = leaf_of(prefix, w.block_of), count = 1u << (24 - len);
-        for (uint32_t k = 0; k < count; ++k) starts[first + k].bmp = e.nh;
-      }
+    paint_starts(w, default_nh, starts);
+    bool used[129]                     = {};
+    const std::vector<uint32_t> leaves = leaves_with_routes(w, used);
 
-    // 3. Each leaf's longer routes, and the lengths that need a table.
-    bool used[129] = {};
-    for (unsigned len = 17; len <= 128; ++len)
-      for (const auto& [prefix, e] : by_len[len]) {
-        const uint32_t leaf = leaf_of(prefix, w.block_of);
-        if (len <= leaf_depth(leaf)) continue;
-        w.leaf_routes[leaf].push_back(Route6{prefix, uint8_t(len), e.nh});
-        used[len] = true;
-      }
-    std::vector<uint32_t> leaves;
-    leaves.reserve(w.leaf_routes.size());
-    for (auto& [leaf, rs] : w.leaf_routes) {
-      leaves.push_back(leaf);
-      // Route order fixes marker order, hence (with sorted slots) nothing; sorted for clarity.
-      std::sort(rs.begin(), rs.end(), [](const Route6& x, const Route6& y) {
-        return x.len != y.len ? x.len < y.len
-                              : (x.prefix.hi != y.prefix.hi ? x.prefix.hi < y.prefix.hi
-                                                            : x.prefix.lo < y.prefix.lo);
-      });
-    }
-    // Leaves in index order so that node numbering (and the image) is the same on every run.
-    std::sort(leaves.begin(), leaves.end());
-
-    // 4. Search trees (nodes get their table geometry once the tables are placed).
+    // Search trees (nodes get their table geometry once the tables are placed).
     auto& nodes = img->nodes_;
     nodes.assign(1, Bsl6Node{});  // the terminal node: masks 0, bucket 0, children 0
     nodes[0].buckets = 1;
@@ -409,7 +603,7 @@ Result<std::unique_ptr<Bsl6Image>> Bsl6Image::build(const std::vector<Route6>& r
     }
     w.built_nodes = nodes.size();
 
-    // 5. Table contents: every leaf's routes and markers.
+    // Table contents: every leaf's routes and markers, then the tables.
     std::vector<std::vector<Slot>> slots(129);
     std::vector<LeafEntry> es;
     for (const uint32_t leaf : leaves) {
@@ -419,41 +613,7 @@ Result<std::unique_ptr<Bsl6Image>> Bsl6Image::build(const std::vector<Route6>& r
         img->markers_ += e.prefix ? 0 : 1;
       }
     }
-
-    // 6. Hash tables, one per length in use, with room for updates. Bucket 0 is the terminal
-    //    node's, always empty.
-    uint64_t total = 1;
-    std::vector<Bsl6Bucket> scratch;
-    for (unsigned len = 17; len <= 128; ++len) {
-      if (!used[len]) continue;
-      ++img->lengths_;
-      std::vector<Slot>& sl = slots[len];
-      // Key order, not unordered_map order, so the image is the same on every run.
-      std::sort(sl.begin(), sl.end(), [](const Slot& x, const Slot& y) {
-        return x.key.hi != y.key.hi ? x.key.hi < y.key.hi : x.key.lo < y.key.lo;
-      });
-      const bool wide    = len > 64;
-      const uint32_t cap = wide ? core::kBsl6WideSlots : core::kBsl6NarrowSlots;
-      const double want  = double(sl.size()) / (cap * kLoad);
-      if (want > double(1u << 31)) return Status(Errc::kCapacity, "IPv6 image too large");
-      uint32_t nb = std::max<uint32_t>(1, uint32_t(want + 1));
-      for (;;) {
-        scratch.resize(size_t(nb) + kBsl6MaxProbe - 1);
-        if (place(sl, wide, nb, scratch.data())) break;
-        const uint64_t grown = uint64_t(nb) + nb / 4 + 1;
-        if (grown > (1u << 31)) return Status(Errc::kCapacity, "IPv6 image too large");
-        nb = uint32_t(grown);
-      }
-      w.nbs[len]          = nb;
-      w.first_bucket[len] = uint32_t(total);
-      total += uint64_t(nb) + kBsl6MaxProbe - 1;
-      if (total > 0xFFFF'FFFFull) return Status(Errc::kCapacity, "IPv6 image too large");
-    }
-    img->buckets_.resize(total);
-    img->buckets_[0].narrow = core::Bsl6Narrow{};
-    for (unsigned len = 17; len <= 128; ++len)
-      if (w.nbs[len] != 0)
-        place(slots[len], len > 64, w.nbs[len], img->buckets_.data() + w.first_bucket[len]);
+    WARPATH_TRY(place_tables(slots, used, w, img->buckets_, img->lengths_));
     for (size_t i = 1; i < nodes.size(); ++i) {
       nodes[i].first_bucket = w.first_bucket[w.node_len[i]];
       nodes[i].buckets      = w.nbs[w.node_len[i]];
@@ -473,38 +633,17 @@ Result<std::unique_ptr<Bsl6Image>> Bsl6Image::updated(const Route6& r, bool remo
     Table& t         = w.by_len[r.len];
     const auto found = t.find(r.prefix);
     if (remove && found == t.end()) return Status(Errc::kNotFound, "no route " + route_text(r));
-
-    // The leaves whose entries can change: the route's own leaf when it is longer than the
-    // leaf's depth, else every leaf it covers (their bmp and their markers' bmps).
-    const uint32_t top = uint32_t(r.prefix.hi >> 48);
-    std::vector<uint32_t> leaves;
-    const bool painted = r.len <= 16 || (r.len <= 24 && w.block_of[top] != kNoBlock);
-    if (!painted) {
-      leaves.push_back(leaf_of(r.prefix, w.block_of));
-    } else {
-      const uint32_t tops = r.len <= 16 ? 1u << (16 - r.len) : 1u;
-      for (uint32_t k = 0; k < tops && leaves.size() <= kMaxUpdateLeaves; ++k) {
-        const uint32_t t16 = top + k;
-        if (w.block_of[t16] == kNoBlock) {
-          leaves.push_back(t16);
-          continue;
-        }
-        const uint32_t first = r.len <= 16 ? 0 : (uint32_t(r.prefix.hi >> 40) & 0xFFu);
-        const uint32_t count = r.len <= 16 ? 256u : 1u << (24 - r.len);
-        leaves.push_back(t16);  // its bmp (unused by lookups, kept right)
-        for (uint32_t j = 0; j < count; ++j)
-          leaves.push_back(core::kBsl6TopEntries + (w.block_of[t16] << core::kBsl6BlockBits) +
-                           first + j);
-      }
-      if (leaves.size() > kMaxUpdateLeaves)
-        return Status(Errc::kCapacity, "IPv6 update covers too many leaves: rebuild");
-    }
+    bool painted = false;
+    WARPATH_ASSIGN_OR_RETURN(const std::vector<uint32_t> leaves, leaves_of_change(w, r, painted));
+    // A painted block's /16 leaf keeps only its bmp: no entries.
+    auto bmp_only = [&](uint32_t leaf) {
+      return painted && leaf < core::kBsl6TopEntries && w.block_of[leaf] != kNoBlock;
+    };
 
     // Entries before the change.
     std::vector<std::vector<LeafEntry>> before(leaves.size());
     for (size_t i = 0; i < leaves.size(); ++i)
-      if (!(painted && leaves[i] < core::kBsl6TopEntries && w.block_of[leaves[i]] != kNoBlock))
-        w.entries(leaves[i], starts_[leaves[i]].node, nodes_, before[i]);
+      if (!bmp_only(leaves[i])) w.entries(leaves[i], starts_[leaves[i]].node, nodes_, before[i]);
 
     // The change, in the writer's state (undone by a rebuild if anything below fails).
     w.valid = false;
@@ -514,21 +653,7 @@ Result<std::unique_ptr<Bsl6Image>> Bsl6Image::updated(const Route6& r, bool remo
       t.insert_or_assign(r.prefix, Entry{r.nh, true});
     }
     w.refresh_lens();
-    if (!painted) {
-      std::vector<Route6>& rs = w.leaf_routes[leaves[0]];
-      const auto it           = std::find_if(rs.begin(), rs.end(), [&](const Route6& x) {
-        return x.len == r.len && x.prefix == r.prefix;
-      });
-      if (it != rs.end()) {
-        if (remove)
-          rs.erase(it);
-        else
-          it->nh = r.nh;
-      } else if (!remove) {
-        if (w.nbs[r.len] == 0) return Status(Errc::kCapacity, "IPv6 update: new length");
-        rs.push_back(r);
-      }
-    }
+    if (!painted) WARPATH_TRY(change_leaf_routes(w, leaves[0], r, remove));
 
     std::unique_ptr<Bsl6Image> img(new Bsl6Image(*this));
     std::vector<LeafEntry> after;
@@ -536,75 +661,12 @@ Result<std::unique_ptr<Bsl6Image>> Bsl6Image::updated(const Route6& r, bool remo
       const uint32_t leaf = leaves[i];
       core::Bsl6Start& s  = img->starts_[leaf];
       s.bmp               = w.best_below(w.leaf_address(leaf), leaf_depth(leaf) + 1);
-      if (painted && leaf < core::kBsl6TopEntries && w.block_of[leaf] != kNoBlock) continue;
+      if (bmp_only(leaf)) continue;
       WARPATH_ASSIGN_OR_RETURN(s.node, w.root_of(leaf, img->nodes_, img->height_, img->trees_));
       if (img->nodes_.size() > 2 * w.built_nodes + 4096)
         return Status(Errc::kCapacity, "IPv6 update: too many retired trees");
       w.entries(leaf, s.node, img->nodes_, after);
-      // Diff by (length, key): remove what is gone, write what is new or changed.
-      std::unordered_map<Ip6, const LeafEntry*, Ip6Hash> now[129];
-      for (const LeafEntry& e : after) now[e.len][e.key] = &e;
-      for (const LeafEntry& e : before[i]) {
-        const auto it = now[e.len].find(e.key);
-        if (it != now[e.len].end() && it->second->prefix == e.prefix && it->second->nh == e.nh) {
-          now[e.len].erase(it);  // unchanged
-          continue;
-        }
-        Bsl6Bucket* b;
-        uint32_t slot;
-        const bool wide = e.len > 64;
-        if (!find_slot(home_of(img->buckets_.data(), w, e.len, e.key), wide, e.key, b, slot))
-          return Status(Errc::kCapacity, "IPv6 update: entry not found (a bug; rebuilt)");
-        if (it != now[e.len].end()) {  // same key, new next hop
-          (wide ? b->wide.vals : b->narrow.vals)[slot] = it->second->nh;
-          img->markers_ += (it->second->prefix ? 0 : 1) - (e.prefix ? 0 : 1);
-          now[e.len].erase(it);
-          continue;
-        }
-        // Gone: the bucket's last used slot moves into its place. Overflow flags stay (they
-        // only make a miss look one bucket further).
-        uint32_t& meta      = meta_of(*b, wide);
-        const uint32_t last = (meta & 0xFFu) - 1;
-        if (wide) {
-          b->wide.his[slot] = b->wide.his[last], b->wide.los[slot] = b->wide.los[last];
-          b->wide.vals[slot] = b->wide.vals[last];
-          b->wide.his[last] = b->wide.los[last] = 0, b->wide.vals[last] = 0;
-        } else {
-          b->narrow.keys[slot] = b->narrow.keys[last], b->narrow.vals[slot] = b->narrow.vals[last];
-          b->narrow.keys[last] = 0, b->narrow.vals[last] = 0;
-        }
-        meta -= 1;
-        img->markers_ -= e.prefix ? 0 : 1;
-      }
-      for (const LeafEntry& e : after) {
-        if (now[e.len].find(e.key) == now[e.len].end()) continue;
-        const bool wide    = e.len > 64;
-        const uint32_t cap = wide ? core::kBsl6WideSlots : core::kBsl6NarrowSlots;
-        if (w.nbs[e.len] == 0) return Status(Errc::kCapacity, "IPv6 update: new length");
-        Bsl6Bucket* home = home_of(img->buckets_.data(), w, e.len, e.key);
-        uint32_t d       = 0;
-        while (d < kBsl6MaxProbe && (meta_of(home[d], wide) & 0xFFu) == cap) ++d;
-        if (d == kBsl6MaxProbe) return Status(Errc::kCapacity, "IPv6 update: table full");
-        for (uint32_t k = 0; k < d; ++k) meta_of(home[k], wide) |= core::kBsl6Overflow;
-        // The longest overflow run through these buckets must stay below the probe bound.
-        Bsl6Bucket* const first = img->buckets_.data() + w.first_bucket[e.len];
-        Bsl6Bucket* const end   = first + w.nbs[e.len] + kBsl6MaxProbe - 1;
-        Bsl6Bucket* lo          = home;
-        while (lo > first && (meta_of(lo[-1], wide) & core::kBsl6Overflow)) --lo;
-        uint32_t run = 0;
-        for (Bsl6Bucket* q = lo; q < end && (meta_of(*q, wide) & core::kBsl6Overflow); ++q) ++run;
-        if (run >= kBsl6MaxProbe) return Status(Errc::kCapacity, "IPv6 update: probe run");
-        Bsl6Bucket& b     = home[d];
-        uint32_t& meta    = meta_of(b, wide);
-        const uint32_t i2 = meta & 0xFFu;
-        if (wide) {
-          b.wide.his[i2] = e.key.hi, b.wide.los[i2] = e.key.lo, b.wide.vals[i2] = e.nh;
-        } else {
-          b.narrow.keys[i2] = e.key.hi, b.narrow.vals[i2] = e.nh;
-        }
-        meta += 1;
-        img->markers_ += e.prefix ? 0 : 1;
-      }
+      WARPATH_TRY(apply_diff(img->buckets_.data(), w, before[i], after, img->markers_));
     }
     if (r.len == 0) img->default_nh_ = remove ? kNoRoute : r.nh;
     img->routes_ = 0;
