@@ -175,52 +175,51 @@ Result<nids::InspectorConfig> inspector_config(const NidsOptions& o) {
   return cfg;
 }
 
-int run_nids(const NidsOptions& o) {
-  auto set = load(o);
-  if (!set.is_ok()) return fail(set.status());
-  if (o.check_rules) return check_rules(o, *set);
-  if (o.in.empty()) return fail("--in is required (or --check-rules)");
+/// The rule set's syntax errors (the first 20) on stderr; an error unless --skip-bad-rules.
+Status check_syntax(const NidsOptions& o, const nids::RuleSet& set) {
   uint32_t shown = 0;
-  for (const nids::FileReport& f : set->files)
+  for (const nids::FileReport& f : set.files)
     for (const nids::RuleProblem& p : f.problems)
       if (p.syntax && shown++ < 20)
         std::fprintf(stderr, "warpath: %s: %s\n", p.where.c_str(), printable(p.reason).c_str());
-  if (set->syntax_errors() && !o.skip_bad_rules)
-    return fail(std::to_string(set->syntax_errors()) +
-                " rule(s) with syntax errors (--skip-bad-rules to run without them)");
-  auto image = nids::compile_rules(*set);
-  if (!image.is_ok()) return fail(image.status());
-  auto cfg = inspector_config(o);
-  if (!cfg.is_ok()) return fail(cfg.status());
-  auto inspector = nids::Inspector::make(*image, *cfg);
-  if (!inspector.is_ok()) return fail(inspector.status());
-  nids::Inspector& ins = **inspector;
-  auto input = CaptureInput::open(o.in, o.filter, o.no_defrag ? "" : "auto", {}, o.batch);
-  if (!input.is_ok()) return fail(input.status());
+  if (set.syntax_errors() && !o.skip_bad_rules)
+    return Status(Errc::kParseError,
+                  std::to_string(set.syntax_errors()) +
+                      " rule(s) with syntax errors (--skip-bad-rules to run without them)");
+  return Status::ok();
+}
 
-  std::vector<std::string> inputs = o.rules;
-  inputs.push_back(o.in);
-  Out eve, fast;
-  if (Status s = eve.open(o.eve, inputs); !s.is_ok()) return fail(s);
-  if (Status s = fast.open(o.fast, inputs); !s.is_ok()) return fail(s);
-  std::vector<nids::Alert> alerts;
-  std::vector<nids::FlowEvent> ended;
-  std::vector<nids::AppEvent> app_events;
-  std::vector<packet::PacketInfo> infos;
+/// What a run counted for its summary.
+struct Tally {
   std::map<uint32_t, uint64_t> by_rule;
   std::map<std::string, uint64_t> by_app;
   uint64_t flows = 0;
-  Status out_error;
-  auto emit = [&]() {
+  double seconds = 0;
+};
+
+/// A batch's alerts, application events and ended flows: to the EVE and fast outputs, and
+/// counted.
+struct Emitter {
+  const NidsOptions& o;
+  nids::Inspector& ins;
+  Out &eve, &fast;
+  Tally& tally;
+  std::vector<nids::Alert> alerts;
+  std::vector<nids::FlowEvent> ended;
+  std::vector<nids::AppEvent> app_events;
+
+  Status emit() {
+    Status out_error;
     for (const nids::Alert& a : alerts) {
-      ++by_rule[a.rule];
+      ++tally.by_rule[a.rule];
       if (eve.is_open()) out_error = eve.line(nids::alert_eve(a, ins.image(), o.ips));
-      if (fast.is_open() && out_error.is_ok()) out_error = fast.line(nids::alert_fast(a, ins.image(), o.ips));
-      if (!out_error.is_ok()) return;
+      if (fast.is_open() && out_error.is_ok())
+        out_error = fast.line(nids::alert_fast(a, ins.image(), o.ips));
+      if (!out_error.is_ok()) return out_error;
     }
-    flows += ended.size();
+    tally.flows += ended.size();
     for (const nids::FlowEvent& f : ended)
-      if (!f.app_proto.empty()) ++by_app[f.app_proto];
+      if (!f.app_proto.empty()) ++tally.by_app[f.app_proto];
     app_events.clear();
     ins.take_app_events(app_events);
     if (eve.is_open())
@@ -231,79 +230,88 @@ int run_nids(const NidsOptions& o) {
         if (out_error.is_ok()) out_error = eve.line(nids::flow_eve(f));
     alerts.clear();
     ended.clear();
-  };
+    return out_error;
+  }
+};
+
+/// Every batch of the capture through the inspector, then its end; the time in tally.seconds.
+Status inspect_capture(const NidsOptions& o, CaptureInput& input, Emitter& out) {
+  nids::Inspector& ins = out.ins;
+  std::vector<packet::PacketInfo> infos;
   const bool progress = o.progress || isatty(STDERR_FILENO);
-  const auto start = std::chrono::steady_clock::now();
-  auto last_shown  = start;
+  const auto start    = std::chrono::steady_clock::now();
+  auto last_shown     = start;
   for (;;) {
-    auto got = input->next(infos);
-    if (!got.is_ok()) return fail(got.status());
-    const packet::PacketBatch& batch = **got;
-    if (batch.size() == 0) break;
-    if (Status s = ins.process(batch.view(), infos.data(), batch.size(), alerts, ended); !s.is_ok())
-      return fail(s);
-    emit();
-    if (!out_error.is_ok()) return fail(out_error);
+    WARPATH_ASSIGN_OR_RETURN(const packet::PacketBatch* batch, input.next(infos));
+    if (batch->size() == 0) break;
+    WARPATH_TRY(ins.process(batch->view(), infos.data(), batch->size(), out.alerts, out.ended));
+    WARPATH_TRY(out.emit());
     const auto now = std::chrono::steady_clock::now();
     if (progress && now - last_shown > std::chrono::milliseconds(500)) {
-      last_shown = now;
+      last_shown                      = now;
       const nids::InspectorCounters c = ins.counters();
       std::fprintf(stderr, "\r%llu packets, %llu alerts, %.1f MB   ", (unsigned long long)c.packets,
                    (unsigned long long)c.alerts, double(c.bytes) / 1e6);
     }
   }
-  if (Status s = ins.finish(alerts, ended); !s.is_ok()) return fail(s);
-  emit();
-  if (!out_error.is_ok()) return fail(out_error);
-  if (Status s = eve.commit(); !s.is_ok()) return fail(s);
-  if (Status s = fast.commit(); !s.is_ok()) return fail(s);
-  if (Status s = input->defrag_status(); !s.is_ok()) return fail(s);
-  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  WARPATH_TRY(ins.finish(out.alerts, out.ended));
+  WARPATH_TRY(out.emit());
+  out.tally.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (progress) std::fprintf(stderr, "\r%60s\r", "");
+  return Status::ok();
+}
 
+nlohmann::ordered_json summary_json(const NidsOptions& o, const nids::Inspector& ins,
+                                    const Tally& t, const std::vector<std::string>& warnings) {
   const nids::InspectorCounters c = ins.counters();
   const nids::DetectCounters d    = ins.detect_counters();
   const stream::StreamCounters sc = ins.stream_counters();
-  const auto& rules = ins.image().rules();
-  const auto top = by_count(by_rule);
-  if (!o.json.empty()) {
-    nlohmann::ordered_json sigs = nlohmann::ordered_json::array();
-    for (const auto& [r, n] : top)
-      sigs.push_back({{"sid", rules[r].sid}, {"msg", rules[r].msg}, {"alerts", n}});
-    // clang-format off
-    nlohmann::ordered_json doc = {
-        {"capture", o.in}, {"engines", ins.engines()}, {"rules", rules.size()},
-        {"mode", o.ips ? "ips" : "ids"}, {"packets", c.packets}, {"bytes", c.bytes},
-        {"flows", flows}, {"alerts", c.alerts}, {"dropped", c.dropped},
-        {"flows_dropped", c.flows_dropped}, {"seconds", secs},
-        {"mpps", secs > 0 ? double(c.packets) / secs / 1e6 : 0.0},
-        {"gbps", secs > 0 ? double(c.bytes) * 8 / secs / 1e9 : 0.0},
-        {"signatures", sigs},
-        {"app_protos", by_app},
-        {"app_layer", {{"bytes", c.app.app_bytes}, {"parse_errors", c.app.parse_errors},
-                       {"memcap", c.app.memcap}, {"held_bytes", c.app.held_bytes}}},
-        {"http", {{"flows", c.app.http_flows}, {"transactions", c.app.http_txs},
-                  {"responses", c.app.http_responses}, {"body_truncated", c.app.body_truncated},
-                  {"tx_limit", c.app.tx_limit}}},
-        {"dns", {{"flows", c.app.dns_flows}, {"messages", c.app.dns_messages}}},
-        {"tls", {{"flows", c.app.tls_flows}, {"handshake_messages", c.app.tls_handshakes}}},
-        {"detect", {{"units", d.units}, {"packet_units", d.packet_units}, {"stream_units", d.stream_units},
-                    {"app_units", d.app_units},
-                    {"bytes", d.bytes}, {"candidates", d.candidates}, {"matches", d.matches},
-                    {"backtrack_limit", d.backtrack_limit}, {"pcre_limit", d.pcre_limit},
-                    {"scans_offloaded", d.scans_offloaded}, {"scans_on_cpu", d.scans_on_cpu},
-                    {"port_group_dbs", d.port_group_dbs},
-                    {"port_group_compile_ms", double(d.port_group_compile_ns) / 1e6}}},
-        {"stream", {{"delivered_bytes", sc.delivered_bytes}, {"gaps", sc.gaps}, {"overlaps", sc.overlaps},
-                    {"overlap_diff", sc.overlap_diff}, {"memcap", sc.memcap},
-                    {"inspect_depth", c.inspect_depth}, {"inspect_memcap", c.inspect_memcap},
-                    {"encrypted_bytes", c.encrypted_bytes}}},
-        {"warnings", input->warnings()}};
-    // clang-format on
-    if (Status s = write_json(o.json, inputs, doc); !s.is_ok()) return fail(s);
-  }
+  const auto& rules               = ins.image().rules();
+  const double secs               = t.seconds;
+  nlohmann::ordered_json sigs     = nlohmann::ordered_json::array();
+  for (const auto& [r, n] : by_count(t.by_rule))
+    sigs.push_back({{"sid", rules[r].sid}, {"msg", rules[r].msg}, {"alerts", n}});
+  // clang-format off
+  return {
+      {"capture", o.in}, {"engines", ins.engines()}, {"rules", rules.size()},
+      {"mode", o.ips ? "ips" : "ids"}, {"packets", c.packets}, {"bytes", c.bytes},
+      {"flows", t.flows}, {"alerts", c.alerts}, {"dropped", c.dropped},
+      {"flows_dropped", c.flows_dropped}, {"seconds", secs},
+      {"mpps", secs > 0 ? double(c.packets) / secs / 1e6 : 0.0},
+      {"gbps", secs > 0 ? double(c.bytes) * 8 / secs / 1e9 : 0.0},
+      {"signatures", sigs},
+      {"app_protos", t.by_app},
+      {"app_layer", {{"bytes", c.app.app_bytes}, {"parse_errors", c.app.parse_errors},
+                     {"memcap", c.app.memcap}, {"held_bytes", c.app.held_bytes}}},
+      {"http", {{"flows", c.app.http_flows}, {"transactions", c.app.http_txs},
+                {"responses", c.app.http_responses}, {"body_truncated", c.app.body_truncated},
+                {"tx_limit", c.app.tx_limit}}},
+      {"dns", {{"flows", c.app.dns_flows}, {"messages", c.app.dns_messages}}},
+      {"tls", {{"flows", c.app.tls_flows}, {"handshake_messages", c.app.tls_handshakes}}},
+      {"detect", {{"units", d.units}, {"packet_units", d.packet_units}, {"stream_units", d.stream_units},
+                  {"app_units", d.app_units},
+                  {"bytes", d.bytes}, {"candidates", d.candidates}, {"matches", d.matches},
+                  {"backtrack_limit", d.backtrack_limit}, {"pcre_limit", d.pcre_limit},
+                  {"scans_offloaded", d.scans_offloaded}, {"scans_on_cpu", d.scans_on_cpu},
+                  {"port_group_dbs", d.port_group_dbs},
+                  {"port_group_compile_ms", double(d.port_group_compile_ns) / 1e6}}},
+      {"stream", {{"delivered_bytes", sc.delivered_bytes}, {"gaps", sc.gaps}, {"overlaps", sc.overlaps},
+                  {"overlap_diff", sc.overlap_diff}, {"memcap", sc.memcap},
+                  {"inspect_depth", c.inspect_depth}, {"inspect_memcap", c.inspect_memcap},
+                  {"encrypted_bytes", c.encrypted_bytes}}},
+      {"warnings", warnings}};
+  // clang-format on
+}
+
+void print_summary(const NidsOptions& o, const nids::Inspector& ins, const Tally& t) {
+  const nids::InspectorCounters c = ins.counters();
+  const nids::DetectCounters d    = ins.detect_counters();
+  const auto& rules               = ins.image().rules();
+  const double secs               = t.seconds;
+  const auto top                  = by_count(t.by_rule);
   fmt::print("{}: {} packets, {:.1f} MB, {} flows; {} rules ({}); {} alerts{}\n", o.in, c.packets,
-             double(c.bytes) / 1e6, flows, rules.size(), ins.engines(), c.alerts,
+             double(c.bytes) / 1e6, t.flows, rules.size(), ins.engines(), c.alerts,
              o.ips ? fmt::format(", {} packets dropped ({} flows)", c.dropped, c.flows_dropped) : "");
   fmt::print("  {:.3f} s: {:.2f} Mpps, {:.2f} Gbit/s\n", secs, secs > 0 ? double(c.packets) / secs / 1e6 : 0.0,
              secs > 0 ? double(c.bytes) * 8 / secs / 1e9 : 0.0);
@@ -311,9 +319,9 @@ int run_nids(const NidsOptions& o) {
     fmt::print("  {:8}  [{}:{}] {}\n", top[i].second, rules[top[i].first].gid, rules[top[i].first].sid,
                printable(rules[top[i].first].msg));
   if (top.size() > 10) fmt::print("  ... {} more signatures\n", top.size() - 10);
-  if (!by_app.empty()) {
+  if (!t.by_app.empty()) {
     std::string line = "  flows by application:";
-    for (const auto& [name, n] : by_count(by_app)) line += fmt::format(" {} {},", name, n);
+    for (const auto& [name, n] : by_count(t.by_app)) line += fmt::format(" {} {},", name, n);
     line.pop_back();
     fmt::print("{}\n", line);
   }
@@ -333,6 +341,40 @@ int run_nids(const NidsOptions& o) {
   if (d.backtrack_limit || d.pcre_limit || c.inspect_memcap)
     fmt::print("  bounds reached: {} evaluations by the backtracking bound, {} by the pcre limit, "
                "{} directions by the inspection memcap\n", d.backtrack_limit, d.pcre_limit, c.inspect_memcap);
+}
+
+int run_nids(const NidsOptions& o) {
+  auto set = load(o);
+  if (!set.is_ok()) return fail(set.status());
+  if (o.check_rules) return check_rules(o, *set);
+  if (o.in.empty()) return fail("--in is required (or --check-rules)");
+  if (Status s = check_syntax(o, *set); !s.is_ok()) return fail(s);
+  auto image = nids::compile_rules(*set);
+  if (!image.is_ok()) return fail(image.status());
+  auto cfg = inspector_config(o);
+  if (!cfg.is_ok()) return fail(cfg.status());
+  auto inspector = nids::Inspector::make(*image, *cfg);
+  if (!inspector.is_ok()) return fail(inspector.status());
+  nids::Inspector& ins = **inspector;
+  auto input = CaptureInput::open(o.in, o.filter, o.no_defrag ? "" : "auto", {}, o.batch);
+  if (!input.is_ok()) return fail(input.status());
+
+  std::vector<std::string> inputs = o.rules;
+  inputs.push_back(o.in);
+  Out eve, fast;
+  if (Status s = eve.open(o.eve, inputs); !s.is_ok()) return fail(s);
+  if (Status s = fast.open(o.fast, inputs); !s.is_ok()) return fail(s);
+  Tally tally;
+  Emitter out{o, ins, eve, fast, tally, {}, {}, {}};
+  if (Status s = inspect_capture(o, *input, out); !s.is_ok()) return fail(s);
+  if (Status s = eve.commit(); !s.is_ok()) return fail(s);
+  if (Status s = fast.commit(); !s.is_ok()) return fail(s);
+  if (Status s = input->defrag_status(); !s.is_ok()) return fail(s);
+  if (!o.json.empty())
+    if (Status s = write_json(o.json, inputs, summary_json(o, ins, tally, input->warnings()));
+        !s.is_ok())
+      return fail(s);
+  print_summary(o, ins, tally);
   print_warnings(input->warnings());  // a damaged record ended the input; its alerts stand
   return strict_exit(o.strict, input->warnings());
 }
