@@ -66,6 +66,8 @@
 #include <string>
 #include <vector>
 
+#include "esp_chain_run.hpp"
+#include "harness/report.hpp"
 #include "ipsec/core/esp_core.hpp"
 #include "runtime/thread_util.hpp"
 #include "warpath/core/version.hpp"
@@ -76,7 +78,9 @@
 
 using namespace warpath;
 using namespace warpath::ipsec;
-using Clock = std::chrono::steady_clock;
+using bench::esp::best_rate;
+using bench::esp::ChainRun;
+using bench::esp::Clock;
 
 namespace {
 
@@ -139,31 +143,28 @@ std::vector<uint8_t> frame(uint32_t ip_len, bool reverse) {
   return f;
 }
 
-struct Row {
-  std::string suite, what;
-  uint32_t size = 0;
-  double mpps = 0, gbps = 0, ratio = 0;
-};
+using bench::Row;
 
-// Best rate (packets per second) of `repeat` passes of about `seconds` each.
-template <class F>
-double best_rate(F&& pass, int repeat, double seconds, const uint64_t* untimed_ns = nullptr) {
-  double best = 0;
-  for (int r = 0; r < repeat; ++r) {
-    uint64_t packets    = 0;
-    const uint64_t skip = untimed_ns ? *untimed_ns : 0;
-    const auto t0       = Clock::now();
-    double el           = 0;
-    do {
-      packets += pass();
-      el = std::chrono::duration<double>(Clock::now() - t0).count();
-    } while (el < seconds);
-    // What the pass says it did for the device (a zero-copy path's packets written into their
-    // buffers) is not the path's time.
-    if (untimed_ns) el -= double(*untimed_ns - skip) * 1e-9;
-    best = std::max(best, double(packets) / el);
-  }
-  return best;
+std::string workload_of(const std::string& suite, uint32_t size) {
+  return suite + " " + std::to_string(size) + " B";
+}
+
+/// A row of `suite` at `size` inner bytes: `what` ran at `pps` packets per second.
+Row esp_row(const std::string& suite, const std::string& what, uint32_t size, double pps) {
+  Row r;
+  r.workload = workload_of(suite, size);
+  r.engine   = what;
+  r.anchor   = what.rfind("imb.", 0) == 0;
+  r.unit     = "packets";
+  r.rate     = pps;
+  r.with("suite", suite).with("size", int64_t(size)).with("gbps", pps * size * 8 / 1e9);
+  return r;
+}
+
+/// Every row of `suite` at `size` against the anchor's rate.
+void ratios_to(std::vector<Row>& rows, const std::string& suite, uint32_t size, double anchor) {
+  for (Row& r : rows)
+    if (r.workload == workload_of(suite, size)) r.ratio = anchor > 0 ? r.rate / anchor : 0;
 }
 
 // --suites: a comma-separated list of words; a suite runs when its name contains one (all
@@ -188,125 +189,6 @@ uint32_t full_burst(IMB_MGR* mgr, uint32_t n, IMB_JOB** jobs) {
   }
   return got;
 }
-
-// A chain of one module as `warpath run` runs it, on a frame of kBatch copies of `input`: the
-// frame filled (the copy a port makes) and parsed (rx_parse_rate: what every packet of any
-// chain pays), or filled and run through the chain (path_rate, which fails unless every
-// packet went through).
-//
-// Zero copy (`buffers` set, the frame an arena batch): the packets are written into buffers
-// of an arena slice laid out as mbufs are (128 bytes of headroom in 2,304), as a device writes
-// them, untimed (`untimed_ns`); the frame holds them where they are (PacketBatch::attach): the
-// rx a zero-copy dpdk port does, without the copy. --cold flushes the source bytes from the
-// caches, untimed, in both kinds of path (what a copying port copies from and what a zero-copy
-// frame holds: a device's write, which with DDIO would be in the LLC, here in memory).
-struct ChainRun {
-  runtime::Chain& chain;
-  runtime::Frame& frame;
-  const std::vector<std::vector<uint8_t>>& input;
-  runtime::Chain::Scratch scratch{};
-  ExecContext ctx{};
-  ArenaSlice* buffers = nullptr;
-  bool cold           = false;  // --cold: the packets' source bytes flushed from the caches
-  uint64_t untimed_ns = 0;
-
-  static void flush(const uint8_t* p, size_t n) {
-    for (size_t off = 0; off < n; off += 64) _mm_clflush(p + off);
-  }
-  template <typename F>
-  void flush_untimed(F&& f) {
-    const auto t0 = Clock::now();
-    f();
-    _mm_mfence();
-    untimed_ns += uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
-  }
-  static constexpr uint32_t kBufBytes = 2304, kBufHeadroom = 128;
-
-  void fill() {
-    frame.reset();
-    if (!buffers) {
-      if (cold) flush_untimed([&] {  // the bytes a copying port reads: a device's, uncached
-        for (auto& fr : input) flush(fr.data(), fr.size());
-      });
-      for (auto& fr : input)
-        frame.batch.append(fr.data(), uint32_t(fr.size()), uint32_t(fr.size()), 0);
-      return;
-    }
-    flush_untimed([&] {  // the device's write
-      for (size_t p = 0; p < input.size(); ++p)
-        std::memcpy(buffers->data() + p * kBufBytes + kBufHeadroom, input[p].data(), input[p].size());
-      if (cold)
-        for (size_t p = 0; p < input.size(); ++p)
-          flush(buffers->data() + p * kBufBytes, kBufHeadroom + input[p].size());
-    });
-    for (size_t p = 0; p < input.size(); ++p) {
-      uint8_t* b = buffers->data() + p * kBufBytes;
-      frame.batch.attach(b + kBufHeadroom, uint32_t(input[p].size()), uint32_t(input[p].size()), 0,
-                         0, b, b + kBufBytes, b, [](void* const*, uint32_t) {});
-    }
-  }
-  // --breakdown: ticks spent in each step over `passed` packets (the module's pre apart from
-  // the parse that Chain::pre runs first).
-  uint64_t t_fill = 0, t_pre = 0, t_module_pre = 0, t_shade = 0, t_post = 0, passed = 0;
-
-  void pass() {
-    uint64_t module[1] = {0};
-    const uint64_t a   = runtime::ticks();
-    fill();
-    const uint64_t b = runtime::ticks();
-    (void)chain.pre(frame, module);
-    const uint64_t c = runtime::ticks();
-    (void)chain.shade(frame, runtime::Place::kCpu, ctx);
-    const uint64_t d = runtime::ticks();
-    (void)chain.post(frame, scratch, nullptr);
-    const uint64_t e = runtime::ticks();
-    t_fill += b - a;
-    t_pre += c - b;
-    t_module_pre += module[0];
-    t_shade += d - c;
-    t_post += e - d;
-    passed += frame.size();
-  }
-  /// The breakdown's line: ns per packet of each step.
-  void print_breakdown(const char* what) const {
-    if (!passed) return;
-    const double k = runtime::ns_per_tick() / double(passed);
-    std::fprintf(stderr,
-                 "  %s: ns/packet: fill %.1f, parse %.1f, module pre %.1f, shade %.1f, post %.1f\n",
-                 what, double(t_fill) * k, double(t_pre - t_module_pre) * k,
-                 double(t_module_pre) * k, double(t_shade) * k, double(t_post) * k);
-  }
-  // The frame filled and parsed alone (the chain's pre also does a job-mode module's work):
-  // what every packet of any chain pays. Packets a pass.
-  uint64_t parse_pass(packet::Parser& parser) {
-    fill();
-    (void)parser.parse(frame.batch.view(), {frame.infos.data(), frame.size()}, ctx);
-    return frame.size();
-  }
-  // pass(), counting the packets that did not go through in `stopped`. Packets a pass.
-  uint64_t checked_pass() {
-    pass();
-    for (uint32_t p = 0; p < frame.size(); ++p)
-      stopped += frame.reason[p] != runtime::kReasonNoVerdict;
-    return frame.size();
-  }
-  uint64_t stopped = 0;
-  /// Why the path is not measured (packets that did not go through), or ok.
-  Status went_through() const {
-    if (!stopped) return Status::ok();
-    return Status(Errc::kInvalidArgument,
-                  std::to_string(stopped) + " packets of the timed passes did not go through");
-  }
-  Result<double> rx_parse_rate(int repeat, double seconds) {
-    WARPATH_ASSIGN_OR_RETURN(auto parser, packet::make_parser("cpu.parse"));
-    return best_rate([&] { return parse_pass(*parser); }, repeat, seconds, &untimed_ns);
-  }
-  Result<double> path_rate(int repeat, double seconds) {
-    const double pps = best_rate([&] { return checked_pass(); }, repeat, seconds, &untimed_ns);
-    WARPATH_TRY(went_through());
-    return pps;
-  }
-};
 
 // The timed rows of the whole paths: the path, or its base (the rx and the parse alone;
 // the inbound base also has its packets sealed again), copied into the frame or held in place.
@@ -504,7 +386,7 @@ Status bench_flow_aes(IMB_MGR* mgr, const Options& opt, std::vector<Row>& rows) 
     if (size < 29) continue;  // a UDP payload of at least a byte
     const char* suite = "flow-aes aes128-ctr";
     auto add          = [&](const char* what, double pps) {
-      rows.push_back({suite, what, size, pps / 1e6, pps * size * 8 / 1e9, 0});
+      rows.push_back(esp_row(suite, what, size, pps));
     };
     std::vector<std::vector<uint8_t>> input(kBatch);
     for (uint32_t p = 0; p < kBatch; ++p) {
@@ -601,35 +483,33 @@ Status bench_flow_aes(IMB_MGR* mgr, const Options& opt, std::vector<Row>& rows) 
                                                 path.status().message());
       const double pps       = path.value();
       const std::string what = std::string("flow-aes (") + engine + ")";
-      rows.push_back({suite, what, size, pps / 1e6, pps * size * 8 / 1e9, 0});
+      rows.push_back(esp_row(suite, what, size, pps));
       if (engine[0] == 'c') {
         const double module_ns = 1e9 / pps - 1e9 / base;
         add("flow-aes (cpu.ctr) module (derived)", module_ns > 0 ? 1e9 / module_ns : 0);
       }
     }
-    for (Row& r : rows)
-      if (r.suite == suite && r.size == size) r.ratio = r.mpps / (anchor / 1e6);
+    ratios_to(rows, suite, size, anchor);
   }
   return Status::ok();
 }
 
 // The table on stdout, and the JSON file when asked.
-void write_rows(const std::vector<Row>& rows, const Options& opt) {
-  std::printf(
-      "| suite | inner bytes | row | Mpps | Gbit/s | vs best imb |\n|---|---|---|---|---|---|\n");
-  for (const Row& r : rows)
-    std::printf("| %s | %u | %s | %.2f | %.1f | %.2fx |\n", r.suite.c_str(), r.size, r.what.c_str(), r.mpps,
-                r.gbps, r.ratio);
-  if (opt.json.empty()) return;
-  std::ofstream o(opt.json);
-  o << "{\"bench\": \"esp\", \"commit\": \"" << build_info().git_commit << "\", \"compiler\": \""
-    << build_info().compiler << "\", \"batch\": " << kBatch << ", \"repeat\": " << opt.repeat
-    << ", \"seconds\": " << opt.seconds << ", \"policies\": " << opt.policies << ", \"rows\": [";
-  for (size_t i = 0; i < rows.size(); ++i)
-    o << (i ? ", " : "") << "{\"suite\": \"" << rows[i].suite << "\", \"size\": " << rows[i].size
-      << ", \"row\": \"" << rows[i].what << "\", \"mpps\": " << rows[i].mpps << ", \"gbps\": " << rows[i].gbps
-      << ", \"vs_anchor\": " << rows[i].ratio << "}";
-  o << "]}\n";
+bool write_rows(const std::vector<Row>& rows, const Options& opt, int argc, char** argv) {
+  bench::print_table(stdout,
+                     {bench::field_column("suite", "suite"), bench::field_column("inner bytes", "size"),
+                      {"row", [](const Row& r) { return r.engine; }, true},
+                      bench::rate_column("Mpps", 1e-6, 2), bench::field_column("Gbit/s", "gbps", 1),
+                      bench::ratio_column("vs best imb")},
+                     rows);
+  return opt.json.empty() ||
+         bench::write_results(opt.json, bench::provenance("warpath-esp-bench", argc, argv),
+                              {{"batch", int64_t(kBatch)},
+                               {"repeat", int64_t(opt.repeat)},
+                               {"seconds", opt.seconds},
+                               {"policies", int64_t(opt.policies)},
+                               {"cold", opt.cold}},
+                              {}, rows);
 }
 
 // A row's pass, timed in each round (best_rate over `seconds`).
@@ -653,7 +533,7 @@ double round_of(const std::vector<Timed>& timed, const char* name, int r) {
 }
 
 void add_row(std::vector<Row>& rows, const char* suite, const char* what, uint32_t size, double pps) {
-  rows.push_back({suite, what, size, pps / 1e6, pps * size * 8 / 1e9, 0});
+  rows.push_back(esp_row(suite, what, size, pps));
 }
 
 // The paths' rows: each path and its base; for a copying path also the module alone (the path
@@ -736,9 +616,7 @@ int main(int argc, char** argv) {
         core::write_trailer(e + core::kEspHead, size, core::kNextIpv4);
         ops[p] = {e, text, 0, 0};
       }
-      auto add = [&](const char* what, double pps) {
-        rows.push_back({suite.name, what, size, pps / 1e6, pps * size * 8 / 1e9, 0});
-      };
+      auto add = [&](const char* what, double pps) { add_row(rows, suite.name, what, size, pps); };
 
       // The anchor: one job per packet, the same fields cpu.esp fills, in the same API form.
       auto anchor_jobs = std::make_unique<ImbAnchor>(mgr, k, ops, text);
@@ -811,8 +689,7 @@ int main(int argc, char** argv) {
             (void)ref.value()->seal({ops.data(), kBatch});
             return uint64_t(kBatch);
           }, 1, seconds));
-      for (Row& r : rows)
-        if (r.suite == suite.name && r.size == size) r.ratio = r.mpps / (anchor / 1e6);
+      ratios_to(rows, suite.name, size, anchor);
       for (const auto& [row, ratio] : fixed) rows[row].ratio = ratio;
     }
   }
@@ -820,6 +697,5 @@ int main(int argc, char** argv) {
     return std::fprintf(stderr, "%s\n", st.message().c_str()), 1;
   free_mb_mgr(mgr);
 
-  write_rows(rows, opt);
-  return 0;
+  return write_rows(rows, opt, argc, argv) ? 0 : 1;
 }
