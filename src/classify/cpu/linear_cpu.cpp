@@ -73,6 +73,32 @@ void scan_portable(const LinearView& v, const KeyBatch& keys, uint32_t* out) {
 
 #if defined(__x86_64__)
 
+// A group of G keys of the batch from `base` (the last key repeated past its end): their NW
+// active words and their ports, kept as scalars (the compares broadcast them), and each key's
+// first matching position so far.
+template <unsigned NW, unsigned G>
+struct KeyGroup {
+  uint32_t kw[G][NW ? NW : 1], kp[G], pos[G];
+  uint32_t n = 0;
+
+  __attribute__((always_inline)) void load(const LinearView& v, const KeyBatch& keys,
+                                           uint32_t base) {
+    n = keys.count;
+#pragma GCC unroll 16
+    for (unsigned g = 0; g < G; ++g) {
+      const uint32_t i = std::min(base + g, n - 1);
+#pragma GCC unroll 9
+      for (unsigned j = 0; j < NW; ++j) kw[g][j] = keys.word(v.layout.word_ids[j], i);
+      kp[g]  = keys.word(v.layout.ports_word, i);
+      pos[g] = kLinearNone;
+    }
+  }
+  /// The answers of the group's keys that are in the batch.
+  void answer(const LinearView& v, uint32_t base, uint32_t* out) const {
+    for (unsigned g = 0; g < G && base + g < n; ++g) out[base + g] = core::linear_answer(v, pos[g]);
+  }
+};
+
 // ---- AVX-512: NW active words, R port ranges, G keys per group ----
 template <unsigned NW, bool R, unsigned G>
 __attribute__((target("avx512f,avx512bw"))) void scan_avx512(const LinearView& v,
@@ -83,15 +109,11 @@ __attribute__((target("avx512f,avx512bw"))) void scan_avx512(const LinearView& v
   for (uint32_t base = 0; base < n; base += G) {
     // Key words stay scalars in memory: the compares take them as {1to16} broadcast operands,
     // leaving the registers to the block's fields.
-    uint32_t kw[G][NW ? NW : 1], kp[G], pos[G];
-#pragma GCC unroll 16
-    for (unsigned g = 0; g < G; ++g) {
-      const uint32_t i = std::min(base + g, n - 1);
-#pragma GCC unroll 9
-      for (unsigned j = 0; j < NW; ++j) kw[g][j] = keys.word(v.layout.word_ids[j], i);
-      kp[g]  = keys.word(v.layout.ports_word, i);
-      pos[g] = kLinearNone;
-    }
+    KeyGroup<NW, G> grp;
+    grp.load(v, keys, base);
+    auto& kw = grp.kw;
+    auto& kp = grp.kp;
+    auto& pos = grp.pos;
     unsigned alive        = (1u << G) - 1;
     const uint32_t* block = v.blocks;
     for (uint32_t b = 0; b < blocks && alive; ++b, block += bw) {
@@ -127,7 +149,7 @@ __attribute__((target("avx512f,avx512bw"))) void scan_avx512(const LinearView& v
         }
       }
     }
-    for (unsigned g = 0; g < G && base + g < n; ++g) out[base + g] = core::linear_answer(v, pos[g]);
+    grp.answer(v, base, out);
   }
 }
 
@@ -145,15 +167,11 @@ __attribute__((target("avx2"))) void scan_avx2(const LinearView& v, const KeyBat
   const __m256i zero        = _mm256_setzero_si256();
 
   for (uint32_t base = 0; base < n; base += G) {
-    uint32_t kw[G][NW ? NW : 1], kp[G], pos[G];
-#pragma GCC unroll 16
-    for (unsigned g = 0; g < G; ++g) {
-      const uint32_t i = std::min(base + g, n - 1);
-#pragma GCC unroll 9
-      for (unsigned j = 0; j < NW; ++j) kw[g][j] = keys.word(v.layout.word_ids[j], i);
-      kp[g]  = keys.word(v.layout.ports_word, i);
-      pos[g] = kLinearNone;
-    }
+    KeyGroup<NW, G> grp;
+    grp.load(v, keys, base);
+    auto& kw = grp.kw;
+    auto& kp = grp.kp;
+    auto& pos = grp.pos;
     unsigned alive        = (1u << G) - 1;
     const uint32_t* block = v.blocks;
     for (uint32_t b = 0; b < blocks && alive; ++b, block += bw) {
@@ -192,7 +210,7 @@ __attribute__((target("avx2"))) void scan_avx2(const LinearView& v, const KeyBat
         }
       }
     }
-    for (unsigned g = 0; g < G && base + g < n; ++g) out[base + g] = core::linear_answer(v, pos[g]);
+    grp.answer(v, base, out);
   }
 }
 
