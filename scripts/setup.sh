@@ -20,6 +20,7 @@ PACKAGES=(
   tshark                            # optional truth for the capture golden files
   libdpdk-dev dpdk-dev              # optional anchors: rte_lpm/rte_fib (warpath bench lookup)
   libnids-dev                       # optional anchor: libnids beside warpath-stream-bench
+  tcpflow                           # optional peer: `warpath reassemble` beside tcpflow (bytes and time)
   libvectorscan-dev                 # pattern matching: the cpu.hs engine and the anchor
   libpcre2-dev                      # pattern matching: cpu.pcre2 (back-references, look-around)
   libhtp-dev                        # NIDS: the HTTP app layer (OISF's libhtp, as Suricata)

@@ -1,0 +1,214 @@
+#!/usr/bin/env python3
+"""`warpath reassemble` beside tcpflow (Debian's tcpflow 1.6): the same bytes, and the time.
+
+Both tools write one file per direction of each TCP connection. tcpflow names a file
+SRCIP.SRCPORT-DSTIP.DSTPORT with zero-padded numbers (010.000.000.001.01024-...; a 4-tuple
+used again gets "c1", "c2", ... after it); warpath names it FLOW-SRC.PORT-DST.PORT (index.json
+has the rest). A direction is compared where both tools define its bytes the same way:
+
+  - tcpflow writes each segment at its sequence offset from the first it saw (holes stay
+    zeros, an overlap keeps the last bytes written); warpath delivers what the receiver
+    acknowledged, under the receiver's overlap policy, and leaves out gaps (index.json lists
+    them). On a capture without loss or conflicting overlaps the two agree byte for byte.
+  - tcpflow takes an Ethernet frame's padding (a 60-byte minimum frame around a segment
+    without payload) for payload: a direction of only such zeros, which warpath rightly does
+    not write, is counted as `padding`, not compared.
+  - A 4-tuple seen in more than one connection is left out (tcpflow's c1/c2 files and
+    warpath's flows pair up only by order); so is a direction whose warpath stream has gaps.
+
+As a library (tests/cli/test_reassemble_tcpflow.py): compare(warpath_dir, tcpflow_dir).
+As a benchmark: times both on each capture (files on tmpfs, both pinned to one core, rounds
+alternating the tools, medians), beside an I/O floor yardstick (`cat` of the capture to a file
+on the same tmpfs: reading every byte and writing as many, more than the streams hold), and
+checks the bytes:
+
+  bench/stream/tcpflow_compare.py [--warpath build/warpath] [--rounds 5] [--cpu 1]
+      [--workloads small,reorder,inorder,short] [--captures FILE...] [--json OUT] [--md OUT]
+
+Generated workloads come from warpath-stream-bench --write-pcap (beside the warpath binary).
+"""
+
+import argparse
+import json
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+TCPFLOW_NAME = re.compile(
+    r"^(\d{3})\.(\d{3})\.(\d{3})\.(\d{3})\.(\d{5})-(\d{3})\.(\d{3})\.(\d{3})\.(\d{3})\.(\d{5})(c\d+)?$")
+WARPATH_NAME = re.compile(r"^\d+-(\d+\.\d+\.\d+\.\d+)\.(\d+)-(\d+\.\d+\.\d+\.\d+)\.(\d+)$")
+
+
+def _ip(parts):
+    return ".".join(str(int(p)) for p in parts)
+
+
+def tcpflow_streams(directory):
+    """{(src, sport, dst, dport): [path, ...]} of tcpflow's IPv4 stream files."""
+    out = {}
+    for p in sorted(Path(directory).iterdir()):
+        m = TCPFLOW_NAME.match(p.name)
+        if m:
+            g = m.groups()
+            key = (_ip(g[0:4]), int(g[4]), _ip(g[5:9]), int(g[9]))
+            out.setdefault(key, []).append(p)
+    return out
+
+
+def warpath_streams(directory):
+    """{(src, sport, dst, dport): [path, ...]} of warpath's IPv4 stream files, and the set of
+    those (by name) whose stream has gaps (index.json)."""
+    out, gapped = {}, set()
+    index = Path(directory) / "index.json"
+    if index.exists():
+        doc = json.loads(index.read_text())
+        for s in doc.get("streams", []):
+            if s.get("gaps"):
+                gapped.add(s.get("file"))
+    for p in sorted(Path(directory).iterdir()):
+        m = WARPATH_NAME.match(p.name)
+        if m:
+            key = (m.group(1), int(m.group(2)), m.group(3), int(m.group(4)))
+            out.setdefault(key, []).append(p)
+    return out, gapped
+
+
+def compare(warpath_dir, tcpflow_dir):
+    """What the two tools wrote, direction by direction: a dict of counts and the first
+    differences (equal, differ, only_warpath, only_tcpflow, reused, gapped, bytes)."""
+    w, gapped = warpath_streams(warpath_dir)
+    t = tcpflow_streams(tcpflow_dir)
+    r = {"equal": 0, "differ": [], "only_warpath": [], "only_tcpflow": [], "reused": 0,
+         "gapped": 0, "padding": 0, "bytes": 0}
+    for key in sorted(set(w) | set(t)):
+        wf, tf = w.get(key, []), t.get(key, [])
+        if len(wf) > 1 or len(tf) > 1:
+            r["reused"] += 1
+            continue
+        if not tf:
+            # tcpflow writes no file for a direction without payload; warpath neither
+            r["only_warpath"].append(key)
+            continue
+        if not wf:
+            data = tf[0].read_bytes()
+            if data and not data.strip(b"\0"):
+                r["padding"] += 1
+            elif data:
+                r["only_tcpflow"].append(key)
+            continue
+        if wf[0].name in gapped:
+            r["gapped"] += 1
+            continue
+        a, b = wf[0].read_bytes(), tf[0].read_bytes()
+        if a == b:
+            r["equal"] += 1
+            r["bytes"] += len(a)
+        else:
+            r["differ"].append((key, len(a), len(b)))
+    return r
+
+
+def timed(cmd, cpu):
+    t0 = time.perf_counter()
+    subprocess.run(["taskset", "-c", str(cpu)] + cmd, check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+    return time.perf_counter() - t0
+
+
+def bench_capture(name, pcap, warpath, tmp, rounds, cpu):
+    """Alternating rounds of warpath reassemble, tcpflow and the cat yardstick on one capture."""
+    times = {"warpath": [], "tcpflow": [], "floor": []}
+    for r in range(rounds):
+        order = ["warpath", "tcpflow", "floor"] if r % 2 == 0 else ["floor", "tcpflow", "warpath"]
+        for tool in order:
+            out = tmp / f"out-{tool}"
+            shutil.rmtree(out, ignore_errors=True)
+            out.mkdir()
+            if tool == "warpath":
+                cmd = [warpath, "reassemble", "--in", str(pcap), "--out-dir", str(out)]
+            elif tool == "tcpflow":
+                cmd = ["tcpflow", "-r", str(pcap), "-o", str(out)]
+            else:
+                cmd = ["sh", "-c", f"cat '{pcap}' > '{out}/copy'"]
+            times[tool].append(timed(cmd, cpu))
+    check = compare(tmp / "out-warpath", tmp / "out-tcpflow")
+    med = {k: statistics.median(v) for k, v in times.items()}
+    ratios = [tf / w for w, tf in zip(times["warpath"], times["tcpflow"])]
+    floors = [w / f for w, f in zip(times["warpath"], times["floor"])]
+    return {"capture": name, "capture_bytes": pcap.stat().st_size, "rounds": rounds,
+            "seconds": times, "median_s": med,
+            "speedup_vs_tcpflow_paired": statistics.median(ratios),
+            "warpath_vs_floor_paired": statistics.median(floors),
+            "check": {k: (len(v) if isinstance(v, list) else v) for k, v in check.items()},
+            "first_differences": [list(map(str, d)) for d in check["differ"][:5]]}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    root = Path(__file__).resolve().parents[2]
+    ap.add_argument("--warpath", default=str(root / "build" / "warpath"))
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--cpu", type=int, default=1)
+    ap.add_argument("--workloads", default="small,reorder,inorder,short")
+    ap.add_argument("--captures", nargs="*", default=[])
+    ap.add_argument("--json")
+    ap.add_argument("--md")
+    a = ap.parse_args()
+    if not shutil.which("tcpflow"):
+        sys.exit("tcpflow_compare: tcpflow is not installed (apt-get install tcpflow)")
+    stream_bench = Path(a.warpath).with_name("warpath-stream-bench")
+    base = Path("/dev/shm") if Path("/dev/shm").is_dir() else None
+    rows = []
+    with tempfile.TemporaryDirectory(dir=base) as d:
+        tmp = Path(d)
+        inputs = []
+        for w in [x for x in a.workloads.split(",") if x]:
+            pcap = tmp / f"{w}.pcap"
+            subprocess.run([str(stream_bench), "--workload", w, "--engine", "warpath",
+                            "--write-pcap", str(pcap)], check=True, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+            inputs.append((f"generated {w}", pcap))
+        for c in a.captures:
+            copy = tmp / Path(c).name
+            shutil.copy(c, copy)
+            inputs.append((Path(c).name, copy))
+        for name, pcap in inputs:
+            print(f"tcpflow_compare: {name}", file=sys.stderr)
+            rows.append(bench_capture(name, pcap, a.warpath, tmp, a.rounds, a.cpu))
+            pcap.unlink()
+    commit = subprocess.run(["git", "-C", str(root), "rev-parse", "--short=12", "HEAD"],
+                            capture_output=True, text=True).stdout.strip()
+    tcpflow_version = subprocess.run(["tcpflow", "-V"], capture_output=True,
+                                     text=True).stdout.strip()
+    doc = {"tool": "bench/stream/tcpflow_compare.py", "commit": commit,
+           "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+           "command": " ".join(sys.argv), "machine": platform.processor() or platform.machine(),
+           "cpu_model": next((l.split(":", 1)[1].strip() for l in
+                              open("/proc/cpuinfo") if l.startswith("model name")), ""),
+           "pinned_cpu": a.cpu, "tcpflow": tcpflow_version, "results": rows}
+    lines = ["| capture | MB | warpath s | tcpflow s | floor (cat) s | warpath vs tcpflow (paired) "
+             "| warpath / floor (paired) | directions equal | differ | gapped | reused |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        m, c = r["median_s"], r["check"]
+        lines.append(f"| {r['capture']} | {r['capture_bytes'] / 1e6:.1f} | {m['warpath']:.3f} | "
+                     f"{m['tcpflow']:.3f} | {m['floor']:.3f} | "
+                     f"{r['speedup_vs_tcpflow_paired']:.2f}x | {r['warpath_vs_floor_paired']:.2f}x "
+                     f"| {c['equal']} | {c['differ']} | {c['gapped']} | {c['reused']} |")
+    print("\n".join(lines))
+    if a.json:
+        Path(a.json).write_text(json.dumps(doc, indent=2) + "\n")
+    if a.md:
+        Path(a.md).write_text("\n".join(lines) + "\n")
+    return 1 if any(r["check"]["differ"] for r in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
