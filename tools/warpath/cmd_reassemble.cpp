@@ -43,9 +43,62 @@ struct ReassembleOptions {
 
 using FileKey = std::pair<uint64_t, uint8_t>;  // (flow, direction)
 
+// An output file written through a buffer of its own. A stdio FILE would do the same, but
+// glibc keeps every FILE on one list that fclose walks: with thousands of stream files open,
+// closing one cost more than everything else a short connection costs (100,000 one-segment
+// connections took 8.2 s, 55% of it in _IO_un_link; tcpflow took 4.0 s).
+class OutFile {
+ public:
+  static constexpr size_t kBuffer = 4096;
+  explicit OutFile(int fd) : fd_(fd), buf_(new uint8_t[kBuffer]) {}
+  OutFile(const OutFile&)            = delete;
+  OutFile& operator=(const OutFile&) = delete;
+  ~OutFile() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  /// False on a failed write (errno says why).
+  bool write(const void* data, size_t n) {
+    if (used_ + n > kBuffer && !flush()) return false;
+    if (n >= kBuffer) return write_all(data, n);
+    std::memcpy(buf_.get() + used_, data, n);
+    used_ += n;
+    return true;
+  }
+  /// Writes what is buffered and closes; false when either failed (errno says why).
+  bool close() {
+    const bool ok   = flush();
+    const int e     = errno;
+    const bool shut = ::close(fd_) == 0;
+    fd_             = -1;
+    if (!ok) errno = e;
+    return ok && shut;
+  }
+
+ private:
+  bool flush() {
+    const bool ok = write_all(buf_.get(), used_);
+    used_         = 0;
+    return ok;
+  }
+  bool write_all(const void* data, size_t n) {
+    const auto* p = static_cast<const uint8_t*>(data);
+    while (n > 0) {
+      const ssize_t w = ::write(fd_, p, n);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) return false;
+      p += w;
+      n -= size_t(w);
+    }
+    return true;
+  }
+  int fd_;
+  std::unique_ptr<uint8_t[]> buf_;
+  size_t used_ = 0;
+};
+
 struct StreamFile {
   std::string name;
-  std::FILE* f = nullptr;
+  std::unique_ptr<OutFile> f;
   uint64_t bytes = 0;
   nlohmann::ordered_json gaps = nlohmann::ordered_json::array();
   std::list<FileKey>::iterator lru;  ///< its place among the open files (while f is open)
@@ -108,15 +161,21 @@ class OutDir {
   }
   /// A new file `name` (whatever was there removed first, a link never followed), or with
   /// `append` the one this run created, opened to append without following a link.
-  Result<std::FILE*> create(const std::string& name, bool append) {
+  Result<std::unique_ptr<OutFile>> create(const std::string& name, bool append) {
     int fd = -1;
     if (append) {
       fd = ::openat(fd_, name.c_str(), O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
     } else {
-      WARPATH_TRY(check_not_input(name));
-      if (::unlinkat(fd_, name.c_str(), 0) != 0 && errno != ENOENT)
-        return Status(Errc::kIoError, where(name) + ": " + std::strerror(errno));
-      fd = ::openat(fd_, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+      // Made new where nothing has the name (the usual case: no stat, no unlink); else what is
+      // there is checked not to be the input, removed, and the file made again.
+      const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+      fd              = ::openat(fd_, name.c_str(), flags, 0644);
+      if (fd < 0 && errno == EEXIST) {
+        WARPATH_TRY(check_not_input(name));
+        if (::unlinkat(fd_, name.c_str(), 0) != 0 && errno != ENOENT)
+          return Status(Errc::kIoError, where(name) + ": " + std::strerror(errno));
+        fd = ::openat(fd_, name.c_str(), flags, 0644);
+      }
       if (fd >= 0) created_.push_back(name);
     }
     if (fd < 0) {
@@ -127,22 +186,16 @@ class OutDir {
       errno = e;  // the caller tells a descriptor shortage by it
       return s;
     }
-    std::FILE* f = ::fdopen(fd, append ? "ab" : "wb");
-    if (!f) {
-      const int e = errno;
-      ::close(fd);
-      return Status(Errc::kIoError, where(name) + ": " + std::strerror(e));
-    }
-    return f;
+    return std::make_unique<OutFile>(fd);
   }
   /// Writes `text` to `name` through "NAME.partial", renamed over it once whole.
   Status write_whole(const std::string& name, const std::string& text) {
     const std::string partial = name + ".partial";
     WARPATH_TRY(check_not_input(name));
-    WARPATH_ASSIGN_OR_RETURN(std::FILE * f, create(partial, false));
-    const bool ok   = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+    WARPATH_ASSIGN_OR_RETURN(std::unique_ptr<OutFile> f, create(partial, false));
+    const bool ok   = f->write(text.data(), text.size());
     const int e     = errno;
-    const bool shut = std::fclose(f) == 0;
+    const bool shut = f->close();
     if (!ok || !shut) {
       const int why = !ok ? e : errno;
       ::unlinkat(fd_, partial.c_str(), 0);
@@ -176,10 +229,8 @@ class OutDir {
 class Files {
  public:
   Files(OutDir& dir, size_t cap) : dir_(dir), cap_(cap) {}
-  ~Files() {
-    for (auto& [k, f] : files_)
-      if (f.f) std::fclose(f.f);
-  }
+  // (Files still open at the end close with their StreamFile, without a check: after a
+  // failure; close_all() checks them on the way to the index.)
   void name(uint64_t flow, uint8_t dir, std::string n) { files_[{flow, dir}].name = std::move(n); }
   Status write(const stream::Chunk& c) {
     const FileKey key{c.flow, c.dir};
@@ -197,7 +248,7 @@ class Files {
         errno  = 0;
         auto f = dir_.create(sf.name, sf.bytes != 0);
         if (f.is_ok()) {
-          sf.f = *f;
+          sf.f = std::move(*f);
           break;
         }
         full = (errno == EMFILE || errno == ENFILE) && !lru_.empty();
@@ -207,7 +258,7 @@ class Files {
     } else if (std::next(sf.lru) != lru_.end()) {
       lru_.splice(lru_.end(), lru_, sf.lru);  // the most recently written last
     }
-    if (std::fwrite(c.data, 1, c.len, sf.f) != c.len)
+    if (!sf.f->write(c.data, c.len))
       return Status(Errc::kIoError, dir_.where(sf.name) + ": write failed: " + std::strerror(errno));
     sf.bytes += c.len;
     return Status::ok();
@@ -236,9 +287,9 @@ class Files {
 
  private:
   Status shut(StreamFile& sf) {
-    const bool bad = std::fclose(sf.f) != 0;
+    const bool bad = !sf.f->close();
     const int e    = errno;
-    sf.f           = nullptr;
+    sf.f.reset();
     lru_.erase(sf.lru);
     return bad ? Status(Errc::kIoError, dir_.where(sf.name) + ": write failed: " + std::strerror(e))
                : Status::ok();
