@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "warpath/io/pcap_file.hpp"
@@ -30,6 +31,7 @@ struct PcapReader::Impl {
   bpf_program filter{};            // set_filter(); applied per record (pcap_offline_filter)
   bool has_filter = false;
   uint32_t file_snaplen = 0;  // the file's own (CaptureInfo::snaplen may be raised by 14)
+  std::unique_ptr<char[]> read_buffer;  // the FILE's buffer (freed after pcap_close)
   ~Impl() {
     if (has_filter) pcap_freecode(&filter);
     if (handle) pcap_close(handle);
@@ -128,6 +130,8 @@ Result<PcapReader> PcapReader::open(const std::string& path) {
   CaptureInfo info;
   char err[PCAP_ERRBUF_SIZE] = {};
   pcap_t* h                  = nullptr;
+  constexpr size_t kReadBuffer = size_t(1) << 20;
+  std::unique_ptr<char[]> buffer;
   if (stream) {
     std::FILE* f = path == "-" ? stdin : std::fopen(path.c_str(), "rb");
     if (!f) return Status(Errc::kIoError, path + ": cannot open: " + std::strerror(errno));
@@ -141,12 +145,21 @@ Result<PcapReader> PcapReader::open(const std::string& path) {
     info.precision = TimePrecision::kNano;
   } else {
     WARPATH_ASSIGN_OR_RETURN(info, sniff(path));
-    h = pcap_open_offline_with_tstamp_precision(path.c_str(), PCAP_TSTAMP_PRECISION_NANO, err);
+    // Read in 1 MiB blocks (libpcap's own open reads by the file's block size, 4 KiB: a
+    // system call every few packets of a large capture). glibc takes a size only with a
+    // buffer, so the reader owns it.
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f) return Status(Errc::kIoError, path + ": cannot open: " + std::strerror(errno));
+    buffer.reset(new char[kReadBuffer]);
+    std::setvbuf(f, buffer.get(), _IOFBF, kReadBuffer);
+    h = pcap_fopen_offline_with_tstamp_precision(f, PCAP_TSTAMP_PRECISION_NANO, err);
+    if (!h) std::fclose(f);
   }
   if (!h) return Status(Errc::kParseError, path + ": " + err);
   PcapReader r;
   r.impl_         = std::make_unique<Impl>();
   r.impl_->handle = h;
+  r.impl_->read_buffer = std::move(buffer);
   r.path_         = path;
   info.linktype      = pcap_datalink(h);
   info.file_linktype = info.linktype;
