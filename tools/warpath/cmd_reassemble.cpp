@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <list>
 #include <map>
+#include <unordered_map>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -306,7 +307,12 @@ class Files {
 
   OutDir& dir_;
   size_t cap_;
-  std::map<FileKey, StreamFile> files_;
+  struct KeyHash {
+    size_t operator()(const FileKey& k) const noexcept {
+      return std::hash<uint64_t>()(k.first * 2 + k.second);
+    }
+  };
+  std::unordered_map<FileKey, StreamFile, KeyHash> files_;  // nodes: references stay valid
   std::list<FileKey> lru_;  ///< the open files, least recently written first
 };
 
