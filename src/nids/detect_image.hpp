@@ -11,8 +11,8 @@ struct pcre2_real_code_8;
 namespace warpath::nids::detail {
 
 class PrefilterCache;  // nids/cpu/port_groups.hpp
-/// An empty PrefilterCache (defined with it).
-std::shared_ptr<PrefilterCache> make_prefilter_cache();
+/// An empty PrefilterCache (defined with it); `bounded`: PrefilterCache's bounds hold.
+std::shared_ptr<PrefilterCache> make_prefilter_cache(bool bounded = true);
 
 /// A payload item ready to evaluate.
 struct CompiledItem {
@@ -84,6 +84,10 @@ class Image final : public DetectImage {
   /// and shared by every detector of the image: what the image answers does not change, and a
   /// database is compiled once for all of them (the workers of a run, a reloaded inspector).
   PrefilterCache& prefilter_cache() const noexcept { return *prefilter_cache_; }
+  /// The rule groups' and app groups' databases (nids/cpu/rule_groups.hpp), the same way:
+  /// compiled by the image's first detector, cloned by the others (a worker's inspector made
+  /// later, a run's every run in a benchmark), not once per detector.
+  PrefilterCache& group_cache() const noexcept { return *group_cache_; }
   uint32_t bit_count() const noexcept { return bits_; }
 
  private:
@@ -93,6 +97,7 @@ class Image final : public DetectImage {
   Classification classification_;
   uint32_t bits_ = 0;
   std::shared_ptr<PrefilterCache> prefilter_cache_ = make_prefilter_cache();
+  std::shared_ptr<PrefilterCache> group_cache_     = make_prefilter_cache(false);
 };
 
 }  // namespace warpath::nids::detail

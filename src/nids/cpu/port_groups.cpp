@@ -7,8 +7,33 @@
 
 namespace warpath::nids::detail {
 
-std::shared_ptr<PrefilterCache> make_prefilter_cache() {
-  return std::make_shared<PrefilterCache>();
+std::shared_ptr<PrefilterCache> make_prefilter_cache(bool bounded) {
+  return std::make_shared<PrefilterCache>(bounded);
+}
+
+Result<std::unique_ptr<pattern::Matcher>> shared_matcher(PrefilterCache& cache,
+                                                          const std::string& key,
+                                                          const std::string& engine,
+                                                          const std::vector<pattern::Pattern>& patterns,
+                                                          bool streaming) {
+  auto compile = [&] {
+    return streaming ? pattern::make_stream_matcher(engine, patterns)
+                     : pattern::make_matcher(engine, patterns);
+  };
+  bool made = false;
+  std::shared_ptr<const PortDbSource> src = cache.get(
+      key,
+      [&]() -> std::unique_ptr<PortDbSource> {
+        auto m = compile();
+        if (!m.is_ok()) return nullptr;
+        auto s   = std::make_unique<PortDbSource>();
+        s->proto = std::move(*m);
+        return s;
+      },
+      made);
+  if (src)
+    if (auto c = src->proto->clone(); c.is_ok()) return c;
+  return compile();  // not shared (past the bounds, or an engine that cannot clone): its own
 }
 
 std::shared_ptr<const PortDbSource> PrefilterCache::get(
@@ -22,7 +47,8 @@ std::shared_ptr<const PortDbSource> PrefilterCache::get(
       e = it->second;
     } else {
       // Past the bounds: not remembered (the bounds hold either way).
-      if (made_ >= kMaxDatabases || bytes_ >= kMaxBytes || compile_ns_ >= kMaxCompileNs)
+      if (bounded_ &&
+          (made_ >= kMaxDatabases || bytes_ >= kMaxBytes || compile_ns_ >= kMaxCompileNs))
         return nullptr;
       ++made_;
       e = std::make_shared<Entry>();

@@ -39,6 +39,9 @@ struct PortDbSource {
 /// The image's port group databases, by key (group and rule set); thread-safe.
 class PrefilterCache {
  public:
+  /// `bounded`: the bounds below hold (port groups: their number grows with the traffic);
+  /// unbounded for a fixed set of databases (the rule groups', the app groups').
+  explicit PrefilterCache(bool bounded = true) : bounded_(bounded) {}
   static constexpr size_t kMaxDatabases   = 128;
   static constexpr size_t kMaxBytes       = size_t(64) << 20;  ///< database_bytes() summed
   static constexpr uint64_t kMaxCompileNs = 1000000000;        ///< 1 s of compiling in all
@@ -56,11 +59,21 @@ class PrefilterCache {
     std::once_flag once;
     std::shared_ptr<const PortDbSource> source;  // null: the engine could not take the set
   };
+  bool bounded_;
   std::mutex mu_;
   std::unordered_map<std::string, std::shared_ptr<Entry>> map_;
   size_t made_ = 0, bytes_ = 0;
   uint64_t compile_ns_ = 0;
 };
+
+/// A detector's own matcher for `patterns`: a clone of the one the image's `cache` holds under
+/// `key` (compiled there by the first detector that asks, with make_stream_matcher when
+/// `streaming`), or compiled for it alone where the cache or the engine cannot share.
+Result<std::unique_ptr<pattern::Matcher>> shared_matcher(PrefilterCache& cache,
+                                                          const std::string& key,
+                                                          const std::string& engine,
+                                                          const std::vector<pattern::Pattern>& patterns,
+                                                          bool streaming);
 
 /// A detector's port group database: its own clone of the image's.
 struct PortDb {

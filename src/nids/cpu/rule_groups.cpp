@@ -1,6 +1,8 @@
 // The rule groups of the prefiltering engines (src/nids/cpu/rule_groups.hpp).
 #include "nids/cpu/rule_groups.hpp"
 
+#include "nids/cpu/port_groups.hpp"
+
 #include <algorithm>
 
 namespace warpath::nids::detail {
@@ -68,8 +70,9 @@ Status build_groups(const Image& img, size_t port_words, const std::string& engi
       if (patterns.empty()) continue;
       // A stream group of streaming engines: its streaming database now, the block one (for
       // stream units without a flow) at its first use.
-      auto m = streams && kind == 2 ? pattern::make_stream_matcher(engine, patterns)
-                                    : pattern::make_matcher(engine, patterns);
+      const std::string key = "group:" + engine + ":" + std::to_string(kind) + ":" +
+                              std::to_string(cls) + (streams ? ":streams" : "");
+      auto m = shared_matcher(img.group_cache(), key, engine, patterns, streams && kind == 2);
       if (!m.is_ok()) return m.status();
       g.prefilter = std::move(*m);
       if (!fallback_engine.empty()) {
@@ -104,7 +107,9 @@ Status build_app_groups(const Image& img, const std::string& engine, AppGroups& 
     for (size_t b = 0; b < kAppBuffers; ++b)
       for (int dot = 0; dot < 2; ++dot) {
         if (patterns[phase][b][dot].empty()) continue;
-        auto m = pattern::make_matcher(engine, patterns[phase][b][dot]);
+        const std::string key = "app:" + engine + ":" + std::to_string(phase) + ":" +
+                                std::to_string(b) + ":" + std::to_string(dot);
+        auto m = shared_matcher(img.group_cache(), key, engine, patterns[phase][b][dot], false);
         if (!m.is_ok()) return m.status();
         groups.buffers[phase][b][dot].prefilter = std::move(*m);
       }
