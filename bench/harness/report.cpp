@@ -10,6 +10,7 @@
 #include <map>
 
 #include "warpath/core/cpu_features.hpp"
+#include "warpath/core/json_text.hpp"
 #include "warpath/core/version.hpp"
 
 namespace warpath::bench {
@@ -59,27 +60,7 @@ std::string cell_text(const Value& v, int decimals) {
   return std::get<std::string>(v);
 }
 
-std::string escaped(const std::string& s) {
-  std::string out = "\"";
-  for (const unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      default:
-        if (c < 0x20) {
-          char u[8];
-          std::snprintf(u, sizeof u, "\\u%04x", c);
-          out += u;
-        } else {
-          out += char(c);
-        }
-    }
-  }
-  return out + "\"";
-}
+std::string escaped(const std::string& s) { return "\"" + json_escape(s) + "\""; }
 
 /// The members of an object from fields, each on its own line after `indent`, without the
 /// braces; a key "a.b" goes into the object "a" (placed where "a" first comes).
@@ -133,6 +114,20 @@ Fields row_fields(const Row& r) {
   return f;
 }
 
+}  // namespace
+
+std::string json_text(const Value& v) {
+  if (const auto* d = std::get_if<double>(&v)) {
+    if (!std::isfinite(*d)) return "null";
+    char text[64];
+    std::snprintf(text, sizeof text, "%.10g", *d);
+    return text;
+  }
+  if (const auto* i = std::get_if<int64_t>(&v)) return std::to_string(*i);
+  if (const auto* b = std::get_if<bool>(&v)) return *b ? "true" : "false";
+  return escaped(std::get<std::string>(v));
+}
+
 std::string utc_now() {
   const std::time_t t = std::time(nullptr);
   std::tm tm{};
@@ -147,20 +142,6 @@ std::string first_line(const char* path) {
   std::string line;
   std::getline(f, line);
   return line;
-}
-
-}  // namespace
-
-std::string json_text(const Value& v) {
-  if (const auto* d = std::get_if<double>(&v)) {
-    if (!std::isfinite(*d)) return "null";
-    char text[64];
-    std::snprintf(text, sizeof text, "%.10g", *d);
-    return text;
-  }
-  if (const auto* i = std::get_if<int64_t>(&v)) return std::to_string(*i);
-  if (const auto* b = std::get_if<bool>(&v)) return *b ? "true" : "false";
-  return escaped(std::get<std::string>(v));
 }
 
 std::string times(double ratio) { return ratio > 0 ? fixed(ratio, 2) + "x" : "-"; }

@@ -92,6 +92,11 @@ Fields provenance(const std::string& tool, int argc, char** argv, int pinned_cpu
 bool write_results(const std::string& path, const Fields& provenance, const Fields& params,
                    const std::vector<std::string>& notes, const std::vector<Row>& rows);
 
+/// The time now, "2026-11-27T23:45:00Z".
+std::string utc_now();
+/// The first line of a file ("" when it cannot be read): /proc facts.
+std::string first_line(const char* path);
+
 /// JSON text of one value (strings escaped).
 std::string json_text(const Value& v);
 

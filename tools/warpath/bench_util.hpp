@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/report.hpp"
+#include "warpath/core/status.hpp"
 #include "warpath/core/cpu_features.hpp"
 #include "warpath/core/version.hpp"
 
@@ -47,21 +49,9 @@ inline std::string group_thousands(uint64_t v) {
   return out;
 }
 
-inline std::string utc_now() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
+inline std::string utc_now() { return bench::utc_now(); }
 
-inline std::string read_first_line(const char* path) {
-  std::ifstream f(path);
-  std::string line;
-  std::getline(f, line);
-  return line;
-}
+inline std::string read_first_line(const char* path) { return bench::first_line(path); }
 
 /// The exact command line, as the kernel has it.
 inline std::string command_line() {
@@ -133,6 +123,18 @@ inline nlohmann::json result_header(const char* tool, const std::string& command
                   {"cpufreq_governor",
                    read_first_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")}};
   return j;
+}
+
+/// The end of a result file: the load average at the end and the run's wall time, then the
+/// JSON written to `path`.
+inline Status write_result(nlohmann::json& j, bench_util_detail::Clock::time_point t_start,
+                           const std::string& path) {
+  j["machine"]["loadavg_end"] = read_first_line("/proc/loadavg");
+  j["wall_s"]                 = seconds_since(t_start);
+  std::ofstream f(path);
+  f << j.dump(2) << "\n";
+  if (!f) return Status(Errc::kIoError, path + ": cannot write");
+  return Status::ok();
 }
 
 }  // namespace warpath::cli

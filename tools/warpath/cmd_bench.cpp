@@ -326,12 +326,7 @@ Status write_json(const BenchLookupOptions& o, int cpu, const std::string& load_
   j["check"]                  = {{"passed", !out.failed},
                                  {"mismatches", out.mismatches()},
                                  {"reference", {{"ipv4", out.ref4}, {"ipv6", out.ref6}}}};
-  j["machine"]["loadavg_end"] = read_first_line("/proc/loadavg");
-  j["wall_s"]                 = seconds_since(t_start);
-  std::ofstream f(o.json);
-  f << j.dump(2) << "\n";
-  if (!f) return Status(Errc::kIoError, fmt::format("{}: cannot write", o.json));
-  return Status::ok();
+  return write_result(j, t_start, o.json);
 }
 
 int run_bench_lookup(const BenchLookupOptions& o) {

@@ -489,12 +489,7 @@ Status write_json(const BenchClassifyOptions& o, int cpu, const std::string& loa
                                  {"trace_mismatches", sum.trace_mismatches},
                                  {"trace_first_match_checked", !in.first_match.empty()},
                                  {"reference", b.reference_id}};
-  j["machine"]["loadavg_end"] = read_first_line("/proc/loadavg");
-  j["wall_s"]                 = seconds_since(t_start);
-  std::ofstream f(o.json);
-  f << j.dump(2) << "\n";
-  if (!f) return Status(Errc::kIoError, fmt::format("{}: cannot write", o.json));
-  return Status::ok();
+  return write_result(j, t_start, o.json);
 }
 
 int run_bench_classify(const BenchClassifyOptions& o) {
