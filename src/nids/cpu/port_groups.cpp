@@ -20,6 +20,9 @@ Result<std::unique_ptr<pattern::Matcher>> shared_matcher(PrefilterCache& cache,
     return streaming ? pattern::make_stream_matcher(engine, patterns)
                      : pattern::make_matcher(engine, patterns);
   };
+  // A device engine's matcher cannot clone (Matcher::clone: kNotSupported): a prototype kept
+  // in the image would only hold device memory beside each detector's own.
+  if (engine.rfind("cuda.", 0) == 0) return compile();
   bool made = false;
   std::shared_ptr<const PortDbSource> src = cache.get(
       key,
