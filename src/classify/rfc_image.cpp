@@ -460,7 +460,7 @@ struct RfcBuilder::Cross {
 
 Status RfcBuilder::cross(const RfcPhase& a, const RfcPhase& b, unsigned seen, const char* name,
                          RfcPhase& out, uint64_t next_entries) {
-  const uint64_t entries = a.classes() * b.classes();
+  const uint64_t entries = uint64_t(a.classes()) * b.classes();
   WARPATH_TRY(charge(entries * 4, name, entries));
   out.table.assign(entries, 0);
   out.seen = seen;

@@ -3,9 +3,10 @@ bytes in every direction where both tools define them the same way.
 
 tcpflow writes each segment at its sequence offset and picks connections up mid-stream, so
 warpath runs with --midstream; a 4-tuple used by more than one connection, a direction whose
-warpath stream has gaps (tcpflow leaves holes as zeros), IPv6 (named differently) and VLAN
-frames (tcpflow does not decode 802.1Q) are left out of the comparison, which
-bench/stream/tcpflow_compare.py does (it also times both tools). Generated captures: the stream
+warpath stream has gaps (tcpflow leaves holes as zeros), tcpflow's Ethernet padding taken for
+payload and IPv6 (named differently) are left out of the comparison, which
+bench/stream/tcpflow_compare.py does (it also times both tools); the VLAN captures are not in
+the list (tcpflow does not decode 802.1Q). Generated captures: the stream
 bench's 2,000 connections of 100-byte segments with 10% reordered, and 200 in-order bulk
 connections; shared captures: real ones from ../shared/data/pcap.
 """

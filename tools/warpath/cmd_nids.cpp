@@ -234,7 +234,7 @@ struct Emitter {
   }
 };
 
-/// Every batch of the capture through the inspector, then its end; the time in tally.seconds.
+/// Every batch of the capture through the inspector, then its end.
 Status inspect_capture(const NidsOptions& o, CaptureInput& input, Emitter& out) {
   nids::Inspector& ins = out.ins;
   std::vector<packet::PacketInfo> infos;
@@ -256,8 +256,6 @@ Status inspect_capture(const NidsOptions& o, CaptureInput& input, Emitter& out) 
   }
   WARPATH_TRY(ins.finish(out.alerts, out.ended));
   WARPATH_TRY(out.emit());
-  out.tally.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (progress) std::fprintf(stderr, "\r%60s\r", "");
   return Status::ok();
 }
@@ -366,10 +364,13 @@ int run_nids(const NidsOptions& o) {
   if (Status s = fast.open(o.fast, inputs); !s.is_ok()) return fail(s);
   Tally tally;
   Emitter out{o, ins, eve, fast, tally, {}, {}, {}};
+  // The time of the run: the capture inspected and its outputs committed.
+  const auto start = std::chrono::steady_clock::now();
   if (Status s = inspect_capture(o, *input, out); !s.is_ok()) return fail(s);
   if (Status s = eve.commit(); !s.is_ok()) return fail(s);
   if (Status s = fast.commit(); !s.is_ok()) return fail(s);
   if (Status s = input->defrag_status(); !s.is_ok()) return fail(s);
+  tally.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!o.json.empty())
     if (Status s = write_json(o.json, inputs, summary_json(o, ins, tally, input->warnings()));
         !s.is_ok())

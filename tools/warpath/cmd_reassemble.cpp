@@ -50,23 +50,31 @@ using FileKey = std::pair<uint64_t, uint8_t>;  // (flow, direction)
 // connections took 8.2 s, 55% of it in _IO_un_link; tcpflow took 4.0 s).
 class OutFile {
  public:
-  /// The buffer starts small and doubles each time it fills, up to kMaxBuffer: a bulk stream
-  /// writes 64 KiB a system call (4 KiB took 0.17 s where 64 KiB took 0.13 on 200 bulk
-  /// connections), thousands of short ones hold 4 KiB each.
-  static constexpr size_t kMinBuffer = 4096, kMaxBuffer = 65536;
-  explicit OutFile(int fd) : fd_(fd), buf_(new uint8_t[kMinBuffer]), size_(kMinBuffer) {}
+  /// The buffer starts small and doubles each time it fills, up to kMaxBuffer, while the
+  /// buffers of all files (`*pool` bytes) stay within kMaxPool: a bulk stream writes 64 KiB a
+  /// system call (4 KiB took 0.17 s where 64 KiB took 0.13 on 200 bulk connections), thousands
+  /// of short ones hold 4 KiB each, and 8,192 open files hold at most 64 MiB more than that.
+  static constexpr size_t kMinBuffer = 4096, kMaxBuffer = 65536, kMaxPool = size_t(64) << 20;
+  OutFile(int fd, size_t* pool)
+      : fd_(fd), buf_(new uint8_t[kMinBuffer]), size_(kMinBuffer), pool_(pool) {
+    *pool_ += size_;
+  }
   OutFile(const OutFile&)            = delete;
   OutFile& operator=(const OutFile&) = delete;
+  /// Closes without writing what is buffered: close() writes it (every path that keeps the
+  /// files calls it; after a failure the files are removed).
   ~OutFile() {
+    *pool_ -= size_;
     if (fd_ >= 0) ::close(fd_);
   }
   /// False on a failed write (errno says why).
   bool write(const void* data, size_t n) {
     if (used_ + n > size_) {
       if (!flush()) return false;
-      if (size_ < kMaxBuffer) {
+      if (size_ < kMaxBuffer && *pool_ + size_ <= kMaxPool) {
+        buf_.reset(new uint8_t[2 * size_]);
+        *pool_ += size_;
         size_ *= 2;
-        buf_.reset(new uint8_t[size_]);
       }
     }
     if (n >= size_) return write_all(data, n);
@@ -104,6 +112,7 @@ class OutFile {
   int fd_;
   std::unique_ptr<uint8_t[]> buf_;
   size_t size_, used_ = 0;
+  size_t* pool_;  ///< the bytes of every open file's buffer
 };
 
 struct StreamFile {
@@ -172,6 +181,10 @@ class OutDir {
   /// A new file `name` (whatever was there removed first, a link never followed), or with
   /// `append` the one this run created, opened to append without following a link.
   Result<std::unique_ptr<OutFile>> create(const std::string& name, bool append) {
+    return create(name, append, &buffered_);
+  }
+  /// The same with the buffer counted in `*pool` (Files' open files).
+  Result<std::unique_ptr<OutFile>> create(const std::string& name, bool append, size_t* pool) {
     int fd = -1;
     if (append) {
       fd = ::openat(fd_, name.c_str(), O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
@@ -196,7 +209,7 @@ class OutDir {
       errno = e;  // the caller tells a descriptor shortage by it
       return s;
     }
-    return std::make_unique<OutFile>(fd);
+    return std::make_unique<OutFile>(fd, pool);
   }
   /// Writes `text` to `name` through "NAME.partial", renamed over it once whole.
   Status write_whole(const std::string& name, const std::string& text) {
@@ -232,6 +245,7 @@ class OutDir {
   std::pair<dev_t, ino_t> input_{};
   bool has_input_ = false;
   std::vector<std::string> created_;
+  size_t buffered_ = 0;  // the buffers of files made by create(name, append)
 };
 
 // Files by (flow, dir); at most `cap` open at once, the least recently written closed first
@@ -256,7 +270,7 @@ class Files {
       for (;;) {
         if (full) WARPATH_TRY(shut(files_.at(lru_.front())));
         errno  = 0;
-        auto f = dir_.create(sf.name, sf.bytes != 0);
+        auto f = dir_.create(sf.name, sf.bytes != 0, &buffered_);
         if (f.is_ok()) {
           sf.f = std::move(*f);
           break;
@@ -307,6 +321,7 @@ class Files {
 
   OutDir& dir_;
   size_t cap_;
+  size_t buffered_ = 0;  ///< the bytes of the open files' buffers (OutFile; outlives files_)
   struct KeyHash {
     size_t operator()(const FileKey& k) const noexcept {
       return std::hash<uint64_t>()(k.first * 2 + k.second);

@@ -20,20 +20,26 @@ Result<std::unique_ptr<pattern::Matcher>> shared_matcher(PrefilterCache& cache,
     return streaming ? pattern::make_stream_matcher(engine, patterns)
                      : pattern::make_matcher(engine, patterns);
   };
-  // A device engine's matcher cannot clone (Matcher::clone: kNotSupported): a prototype kept
-  // in the image would only hold device memory beside each detector's own.
-  if (engine.rfind("cuda.", 0) == 0) return compile();
+  // An engine whose matchers cannot clone (cpu.ac, cuda.ac: Matcher::clone kNotSupported)
+  // leaves nothing in the image: the first detector keeps what it compiled (`mine`), the others
+  // compile their own, and no prototype holds memory (device memory for cuda.ac) unused.
+  std::unique_ptr<pattern::Matcher> mine;
   bool made = false;
   std::shared_ptr<const PortDbSource> src = cache.get(
       key,
       [&]() -> std::unique_ptr<PortDbSource> {
         auto m = compile();
         if (!m.is_ok()) return nullptr;
+        if (!(*m)->clone().is_ok()) {
+          mine = std::move(*m);
+          return nullptr;
+        }
         auto s   = std::make_unique<PortDbSource>();
         s->proto = std::move(*m);
         return s;
       },
       made);
+  if (mine) return mine;
   if (src)
     if (auto c = src->proto->clone(); c.is_ok()) return c;
   return compile();  // not shared (past the bounds, or an engine that cannot clone): its own
