@@ -12,6 +12,7 @@
 #include "nids/app/app_flow.hpp"
 #include "nids/app/dns_parse.hpp"
 #include "nids/app/tls_flow.hpp"
+#include "nids/cpu/port_groups.hpp"
 #include "nids/app/http_flow.hpp"
 #include "nids/detector_base.hpp"
 #include "warpath/nids/app_layer.hpp"
@@ -465,6 +466,17 @@ TEST(NidsHttpDetect, PrefilterAgreesWithTheReferenceOnGeneratedRules) {
       }
       EXPECT_EQ(h.sids(**ref, tx), h.sids(**cpu, tx)) << "rules " << rules_n << " tx " << t;
     }
+    // A second cpu.nids detector of the image clones the app groups' databases the first
+    // compiled at its first transaction (the image's group cache), and answers alike.
+    auto& groups      = static_cast<const detail::Image&>(*h.image).group_cache();
+    const size_t made = groups.size();
+    auto again        = make_detector("cpu.nids", h.image);
+    ASSERT_TRUE(again.is_ok());
+    AppTx tx;
+    tx.layer = AppLayer::kHttp;
+    tx.set(AppBuffer::kHttpUri, std::string(words[0]) + words[1]);
+    EXPECT_EQ(h.sids(**ref, tx), h.sids(**again, tx));
+    EXPECT_EQ(groups.size(), made) << "rules " << rules_n;
   }
 }
 

@@ -471,11 +471,16 @@ TEST(NidsDetect, PortGroupDatabasesGiveTheReferencesAlerts) {
   auto& cache       = static_cast<const detail::Image&>(**image).prefilter_cache();
   const size_t made = cache.size();
   EXPECT_GT(made, 3u);
+  // The rule groups' databases too: made by the first detector, in the image's group cache.
+  auto& groups             = static_cast<const detail::Image&>(**image).group_cache();
+  const size_t groups_made = groups.size();
+  EXPECT_GT(groups_made, 0u);
   auto second = make_detector("cpu.nids", *image);
   ASSERT_TRUE(second.is_ok());
   run(**second, 1);  // the same units (ref.nids keeps no state for these rules)
   EXPECT_EQ((*second)->counters().port_group_dbs, (*cpu)->counters().port_group_dbs);
   EXPECT_EQ(cache.size(), made) << "the second detector cloned the image's databases";
+  EXPECT_EQ(groups.size(), groups_made) << "the second detector compiled its groups again";
   run(**second, 2);  // and other flows
 }
 
