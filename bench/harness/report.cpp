@@ -66,11 +66,15 @@ std::string escaped(const std::string& s) { return "\"" + json_escape(s) + "\"";
 /// braces; a key "a.b" goes into the object "a" (placed where "a" first comes).
 std::vector<std::string> members(const Fields& fields, const std::string& indent);
 
-std::string object_text(const Fields& fields, const std::string& indent) {
-  const std::vector<std::string> m = members(fields, indent + "  ");
+/// Members (each already indented) in braces, the closing one at `indent`.
+std::string braced(const std::vector<std::string>& m, const std::string& indent) {
   std::string out = "{";
   for (size_t i = 0; i < m.size(); ++i) out += (i ? ",\n" : "\n") + m[i];
   return out + (m.empty() ? "}" : "\n" + indent + "}");
+}
+
+std::string object_text(const Fields& fields, const std::string& indent) {
+  return braced(members(fields, indent + "  "), indent);
 }
 
 std::vector<std::string> members(const Fields& fields, const std::string& indent) {
@@ -182,10 +186,11 @@ void print_table(std::FILE* out, const std::vector<Column>& columns,
   for (const Row& r : rows) {
     std::string line = "|";
     if (!r.skipped.empty()) {
-      // The identifying columns, then why it did not run.
+      // The columns that name the row (the first and the left-aligned ones), then why it did
+      // not run.
       bool said = false;
       for (const Column& c : columns) {
-        const bool id = c.title == columns.front().title || c.title == "engine";
+        const bool id = &c == &columns.front() || c.left;
         line += " " + (id ? c.cell(r) : said ? std::string("") : "skipped: " + r.skipped) + " |";
         said = said || !id;
       }
@@ -236,14 +241,10 @@ bool write_results(const std::string& path, const Fields& provenance, const Fiel
   for (size_t i = 0; i < rows.size(); ++i) {
     std::vector<std::string> r = members(row_fields(rows[i]), "      ");
     if (!rows[i].pass_s.empty()) r.push_back("      \"pass_s\": " + numbers_text(rows[i].pass_s));
-    results += std::string(i ? ",\n" : "\n") + "    {";
-    for (size_t k = 0; k < r.size(); ++k) results += (k ? ",\n" : "\n") + r[k];
-    results += "\n    }";
+    results += std::string(i ? ",\n" : "\n") + "    " + braced(r, "    ");
   }
   m.push_back("  \"results\": [" + results + (rows.empty() ? "]" : "\n  ]"));
-  std::string text = "{";
-  for (size_t i = 0; i < m.size(); ++i) text += (i ? ",\n" : "\n") + m[i];
-  text += "\n}\n";
+  const std::string text = braced(m, "") + "\n";
   std::ofstream f(path);
   f << text;
   f.close();

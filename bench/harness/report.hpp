@@ -61,7 +61,8 @@ double paired_median(const std::vector<double>& anchor_s, const std::vector<doub
 /// where the workload has none that ran).
 void ratios_to_best_anchor(std::vector<Row>& rows);
 
-/// One column of the table: its title, right-aligned unless `left`, and its cell.
+/// One column of the table: its title, right-aligned unless `left`, and its cell. The first
+/// column and the left-aligned ones name a row (a skipped row shows them, then why).
 struct Column {
   std::string title;
   std::function<std::string(const Row&)> cell;

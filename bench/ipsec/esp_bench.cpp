@@ -53,14 +53,12 @@
 //   ref.esp.seal       OpenSSL EVP, one packet at a time (the reference; for scale)
 // Gbit/s counts the inner packets' bytes; "vs best imb" divides by the faster of the two
 // imb.burst rows (the anchor at its best).
-#include <immintrin.h>
 #include <intel-ipsec-mb.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <functional>
 #include <memory>
 #include <string>
@@ -69,8 +67,6 @@
 #include "esp_chain_run.hpp"
 #include "harness/report.hpp"
 #include "ipsec/core/esp_core.hpp"
-#include "runtime/thread_util.hpp"
-#include "warpath/core/version.hpp"
 #include "warpath/io/sa_file.hpp"
 #include "warpath/ipsec/ipsec.hpp"
 #include "warpath/packet/parser.hpp"
@@ -80,7 +76,6 @@ using namespace warpath;
 using namespace warpath::ipsec;
 using bench::esp::best_rate;
 using bench::esp::ChainRun;
-using bench::esp::Clock;
 
 namespace {
 

@@ -128,34 +128,32 @@ Result<PcapReader> PcapReader::open(const std::string& path) {
   struct stat st {};
   const bool stream = path == "-" || (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode));
   CaptureInfo info;
-  char err[PCAP_ERRBUF_SIZE] = {};
-  pcap_t* h                  = nullptr;
+  if (!stream) {
+    WARPATH_ASSIGN_OR_RETURN(info, sniff(path));
+  }
+  std::FILE* f = path == "-" ? stdin : std::fopen(path.c_str(), "rb");
+  if (!f) return Status(Errc::kIoError, path + ": cannot open: " + std::strerror(errno));
+  // Read in 1 MiB blocks (libpcap's own open reads by the file's block size, 4 KiB: a system
+  // call every few packets of a large capture; a pipe's read returns what it holds). glibc
+  // takes a size only with a buffer, so the reader owns it (not standard input's: a failed
+  // open leaves stdin open, and it would keep a freed buffer).
   constexpr size_t kReadBuffer = size_t(1) << 20;
   std::unique_ptr<char[]> buffer;
-  if (stream) {
-    std::FILE* f = path == "-" ? stdin : std::fopen(path.c_str(), "rb");
-    if (!f) return Status(Errc::kIoError, path + ": cannot open: " + std::strerror(errno));
-    h = pcap_fopen_offline_with_tstamp_precision(f, PCAP_TSTAMP_PRECISION_NANO, err);
-    if (!h) {
-      if (f != stdin) std::fclose(f);
-      return Status(Errc::kParseError,
-                    (path == "-" ? std::string("standard input") : path) + ": " + err);
-    }
-    info.format    = pcap_major_version(h) == 1 ? CaptureFormat::kPcapng : CaptureFormat::kPcap;
-    info.precision = TimePrecision::kNano;
-  } else {
-    WARPATH_ASSIGN_OR_RETURN(info, sniff(path));
-    // Read in 1 MiB blocks (libpcap's own open reads by the file's block size, 4 KiB: a
-    // system call every few packets of a large capture). glibc takes a size only with a
-    // buffer, so the reader owns it.
-    std::FILE* f = std::fopen(path.c_str(), "rb");
-    if (!f) return Status(Errc::kIoError, path + ": cannot open: " + std::strerror(errno));
+  if (f != stdin) {
     buffer.reset(new char[kReadBuffer]);
     std::setvbuf(f, buffer.get(), _IOFBF, kReadBuffer);
-    h = pcap_fopen_offline_with_tstamp_precision(f, PCAP_TSTAMP_PRECISION_NANO, err);
-    if (!h) std::fclose(f);
   }
-  if (!h) return Status(Errc::kParseError, path + ": " + err);
+  char err[PCAP_ERRBUF_SIZE] = {};
+  pcap_t* h = pcap_fopen_offline_with_tstamp_precision(f, PCAP_TSTAMP_PRECISION_NANO, err);
+  if (!h) {
+    if (f != stdin) std::fclose(f);
+    return Status(Errc::kParseError,
+                  (path == "-" ? std::string("standard input") : path) + ": " + err);
+  }
+  if (stream) {
+    info.format    = pcap_major_version(h) == 1 ? CaptureFormat::kPcapng : CaptureFormat::kPcap;
+    info.precision = TimePrecision::kNano;
+  }
   PcapReader r;
   r.impl_         = std::make_unique<Impl>();
   r.impl_->handle = h;
@@ -171,7 +169,7 @@ Result<PcapReader> PcapReader::open(const std::string& path) {
   }
   r.info_ = info;
   if (info.format == CaptureFormat::kPcap && !stream) {
-    if (std::FILE* f = pcap_file(h)) r.impl_->record_end = std::ftell(f);
+    r.impl_->record_end = std::ftell(f);  // the FILE libpcap reads
   }
   return r;
 }

@@ -12,7 +12,6 @@
 #include <cstring>
 #include <filesystem>
 #include <list>
-#include <map>
 #include <unordered_map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -179,11 +178,8 @@ class OutDir {
     return Status::ok();
   }
   /// A new file `name` (whatever was there removed first, a link never followed), or with
-  /// `append` the one this run created, opened to append without following a link.
-  Result<std::unique_ptr<OutFile>> create(const std::string& name, bool append) {
-    return create(name, append, &buffered_);
-  }
-  /// The same with the buffer counted in `*pool` (Files' open files).
+  /// `append` the one this run created, opened to append without following a link; its
+  /// buffer counted in `*pool`.
   Result<std::unique_ptr<OutFile>> create(const std::string& name, bool append, size_t* pool) {
     int fd = -1;
     if (append) {
@@ -215,7 +211,8 @@ class OutDir {
   Status write_whole(const std::string& name, const std::string& text) {
     const std::string partial = name + ".partial";
     WARPATH_TRY(check_not_input(name));
-    WARPATH_ASSIGN_OR_RETURN(std::unique_ptr<OutFile> f, create(partial, false));
+    size_t pool = 0;  // one file, written whole
+    WARPATH_ASSIGN_OR_RETURN(std::unique_ptr<OutFile> f, create(partial, false, &pool));
     const bool ok   = f->write(text.data(), text.size());
     const int e     = errno;
     const bool shut = f->close();
@@ -245,7 +242,6 @@ class OutDir {
   std::pair<dev_t, ino_t> input_{};
   bool has_input_ = false;
   std::vector<std::string> created_;
-  size_t buffered_ = 0;  // the buffers of files made by create(name, append)
 };
 
 // Files by (flow, dir); at most `cap` open at once, the least recently written closed first

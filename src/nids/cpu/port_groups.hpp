@@ -36,7 +36,9 @@ struct PortDbSource {
   std::unique_ptr<pattern::Matcher> proto;  ///< never scanned: the detectors scan clones
 };
 
-/// The image's port group databases, by key (group and rule set); thread-safe.
+/// An image's prefilter databases by key, each compiled once and cloned by every detector
+/// (port groups' by group and rule set; rule and app groups' in an unbounded one:
+/// shared_matcher); thread-safe.
 class PrefilterCache {
  public:
   /// `bounded`: the bounds below hold (port groups: their number grows with the traffic);
