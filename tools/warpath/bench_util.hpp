@@ -6,8 +6,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <ctime>
 #include <fstream>
 #include <iterator>
@@ -98,11 +100,30 @@ inline bool pin_to(int cpu) {
 
 inline double mib(uint64_t b) { return double(b) / double(1 << 20); }
 
+/// Where a benchmark run started: its time, the load average then, and the core it is pinned
+/// to (pin_run).
+struct RunStart {
+  bench_util_detail::Clock::time_point t;
+  std::string loadavg;
+  int cpu = -1;
+};
+
+/// Pins the calling thread to `cpu` (-1: the one it is on) and notes the start; kIoError when
+/// the kernel refuses the pin.
+inline Result<RunStart> pin_run(int cpu) {
+  RunStart s{bench_util_detail::Clock::now(), read_first_line("/proc/loadavg"),
+             cpu >= 0 ? cpu : sched_getcpu()};
+  if (!pin_to(s.cpu))
+    return Status(Errc::kIoError,
+                  "cannot pin to cpu " + std::to_string(s.cpu) + ": " + std::strerror(errno));
+  return s;
+}
+
 /// The provenance every result file starts with: tool, version, commit, build, date, exact
 /// command line, and the machine (CPU, cores, features, pinned core, host, load average at the
 /// start, frequency governor). Callers add their own fields.
-inline nlohmann::json result_header(const char* tool, const std::string& command, int pinned_cpu,
-                                    const std::string& load_start) {
+inline nlohmann::json result_header(const char* tool, const std::string& command,
+                                    const RunStart& start) {
   const BuildInfo b     = build_info();
   const CpuFeatures& cf = cpu_features();
   char host[256]        = {};
@@ -117,9 +138,9 @@ inline nlohmann::json result_header(const char* tool, const std::string& command
   j["machine"] = {{"cpu", cf.model},
                   {"logical_cores", cf.logical_cores},
                   {"features", cf.names()},
-                  {"pinned_cpu", pinned_cpu},
+                  {"pinned_cpu", start.cpu},
                   {"hostname", host},
-                  {"loadavg_start", load_start},
+                  {"loadavg_start", start.loadavg},
                   {"cpufreq_governor",
                    read_first_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")}};
   return j;
@@ -127,10 +148,9 @@ inline nlohmann::json result_header(const char* tool, const std::string& command
 
 /// The end of a result file: the load average at the end and the run's wall time, then the
 /// JSON written to `path`.
-inline Status write_result(nlohmann::json& j, bench_util_detail::Clock::time_point t_start,
-                           const std::string& path) {
+inline Status write_result(nlohmann::json& j, const RunStart& start, const std::string& path) {
   j["machine"]["loadavg_end"] = read_first_line("/proc/loadavg");
-  j["wall_s"]                 = seconds_since(t_start);
+  j["wall_s"]                 = seconds_since(start.t);
   std::ofstream f(path);
   f << j.dump(2) << "\n";
   if (!f) return Status(Errc::kIoError, path + ": cannot write");

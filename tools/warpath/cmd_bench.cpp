@@ -291,10 +291,10 @@ nlohmann::json row_json(const Row& r) {
   return x;
 }
 
-Status write_json(const BenchLookupOptions& o, int cpu, const std::string& load_start,
-                  Clock::time_point t_start, const lookup::RouteTable& full,
-                  const Addresses& addrs, const nlohmann::json& dpdk_j, const Outcome& out) {
-  nlohmann::json j = result_header("warpath bench lookup", o.command_line, cpu, load_start);
+Status write_json(const BenchLookupOptions& o, const RunStart& start,
+                  const lookup::RouteTable& full, const Addresses& addrs,
+                  const nlohmann::json& dpdk_j, const Outcome& out) {
+  nlohmann::json j = result_header("warpath bench lookup", o.command_line, start);
   if (!o.note.empty()) j["note"] = o.note;
   j["dataset"]   = {{"file", o.fib},
                     {"name", base_name(o.fib)},
@@ -326,15 +326,14 @@ Status write_json(const BenchLookupOptions& o, int cpu, const std::string& load_
   j["check"]                  = {{"passed", !out.failed},
                                  {"mismatches", out.mismatches()},
                                  {"reference", {{"ipv4", out.ref4}, {"ipv6", out.ref6}}}};
-  return write_result(j, t_start, o.json);
+  return write_result(j, start, o.json);
 }
 
 int run_bench_lookup(const BenchLookupOptions& o) {
-  const auto t_start           = Clock::now();
-  const std::string load_start = read_first_line("/proc/loadavg");
   // Pin first: the table, the addresses and every engine's memory are touched on this core.
-  const int cpu = o.cpu >= 0 ? o.cpu : sched_getcpu();
-  if (!pin_to(cpu)) return fail(fmt::format("cannot pin to cpu {}: {}", cpu, std::strerror(errno)));
+  auto start = pin_run(o.cpu);
+  if (!start.is_ok()) return fail(start.status());
+  const int cpu = start->cpu;
 
   auto choice = choose_engines(o.engines);
   if (!choice.is_ok()) {
@@ -361,7 +360,7 @@ int run_bench_lookup(const BenchLookupOptions& o) {
 
   print_report(o, cpu, full, *addrs, run4, run6, out);
   if (!o.json.empty()) {
-    const Status s = write_json(o, cpu, load_start, t_start, full, *addrs, dpdk_j, out);
+    const Status s = write_json(o, *start, full, *addrs, dpdk_j, out);
     if (!s.is_ok()) return fail(s);
   }
   return out.failed ? 1 : 0;

@@ -458,11 +458,10 @@ void print_report(const BenchClassifyOptions& o, int cpu, const Bench& b, const 
                        (b.first_match.empty() ? "" : ", equal to the trace's first match"));
 }
 
-Status write_json(const BenchClassifyOptions& o, int cpu, const std::string& load_start,
-                  Clock::time_point t_start, const BenchInputs& in, const Bench& b,
-                  const EngineChoice& c, const AclMemory& mem, const nlohmann::json& dpdk_j,
-                  const CheckSummary& sum) {
-  nlohmann::json j = result_header("warpath bench classify", o.command_line, cpu, load_start);
+Status write_json(const BenchClassifyOptions& o, const RunStart& start, const BenchInputs& in,
+                  const Bench& b, const EngineChoice& c, const AclMemory& mem,
+                  const nlohmann::json& dpdk_j, const CheckSummary& sum) {
+  nlohmann::json j = result_header("warpath bench classify", o.command_line, start);
   j["machine"]["mem_total_mb"]           = bench::proc_kb_field("/proc/meminfo", "MemTotal") >> 20;
   j["machine"]["mem_available_mb_start"] = mem.avail_mb;
   if (!o.note.empty()) j["note"] = o.note;
@@ -489,14 +488,13 @@ Status write_json(const BenchClassifyOptions& o, int cpu, const std::string& loa
                                  {"trace_mismatches", sum.trace_mismatches},
                                  {"trace_first_match_checked", !in.first_match.empty()},
                                  {"reference", b.reference_id}};
-  return write_result(j, t_start, o.json);
+  return write_result(j, start, o.json);
 }
 
 int run_bench_classify(const BenchClassifyOptions& o) {
-  const auto t_start           = Clock::now();
-  const std::string load_start = read_first_line("/proc/loadavg");
-  const int cpu                = o.cpu >= 0 ? o.cpu : sched_getcpu();
-  if (!pin_to(cpu)) return fail(fmt::format("cannot pin to cpu {}: {}", cpu, std::strerror(errno)));
+  auto start = pin_run(o.cpu);
+  if (!start.is_ok()) return fail(start.status());
+  const int cpu = start->cpu;
 
   std::optional<classify::SyntheticParams> synthetic;
   if (!o.synthetic.empty()) {
@@ -546,7 +544,7 @@ int run_bench_classify(const BenchClassifyOptions& o) {
   const CheckSummary sum = summarize(b);
   print_report(o, cpu, b, *timed, *choice, sum);
   if (!o.json.empty()) {
-    const Status s = write_json(o, cpu, load_start, t_start, *loaded, b, *choice, mem, dpdk_j, sum);
+    const Status s = write_json(o, *start, *loaded, b, *choice, mem, dpdk_j, sum);
     if (!s.is_ok()) return fail(s);
   }
   return b.failed ? 1 : 0;

@@ -224,7 +224,7 @@ nlohmann::ordered_json run_stats_line(const runtime::RunReport& r, const runtime
 nlohmann::ordered_json run_report_json(const runtime::RunConfig& c, const runtime::RunReport& r,
                                        const RunContext& ctx) {
   using J                     = nlohmann::ordered_json;
-  J j                         = result_header("warpath run", ctx.command, -1, ctx.load_start);
+  J j = result_header("warpath run", ctx.command, RunStart{{}, ctx.load_start, -1});  // not pinned
   j["machine"]["loadavg_end"] = read_first_line("/proc/loadavg");
   {  // where the threads ran (pipeline.cpp's placement)
     J pins = J::array();
