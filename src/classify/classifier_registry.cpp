@@ -172,6 +172,8 @@ std::vector<EngineInfo> classifier_engines() { return classifier_table().infos()
 Result<std::unique_ptr<Classifier>> make_classifier(std::string_view requested,
                                                     const RuleSet& rules,
                                                     const ClassifyParams& params) {
+  if (requested.rfind("auto:", 0) == 0)
+    return make_best_classifier(rules, requested.substr(5), params);
   bool validating = false;
   WARPATH_ASSIGN_OR_RETURN(
       const std::string id,
@@ -184,6 +186,18 @@ Result<std::unique_ptr<Classifier>> make_classifier(std::string_view requested,
   if (!takes_layout(id, rules.layout))
     return Status(Errc::kNotSupported, id + " classifies 5-tuple rules only, not OpenFlow rules");
   return classifier_table().make_resolved(id, validating, rules, params);
+}
+
+Result<std::string> classifier_id(std::string_view algo, std::string_view engine) {
+  const std::string e(engine), a(algo);
+  if (e.find('.') != std::string::npos) return e;  // a full id, or validate:<id>
+  if (e == "ref") return std::string("ref.linear");
+  if (e != "cpu" && e != "gpu" && e != "auto")
+    return Status(Errc::kNotFound, "unknown engine '" + e + "' (cpu, gpu, ref, auto or an id)");
+  if (a == "auto") return std::string(e == "auto" ? "auto" : e == "cpu" ? "auto:cpu." : "auto:cuda.");
+  if (e == "cpu") return "cpu." + a;
+  if (e == "gpu") return "cuda." + a;
+  return (cuda_device_count() > 0 ? "cuda." : "cpu.") + a;
 }
 
 std::vector<std::string> classifier_algorithms() {

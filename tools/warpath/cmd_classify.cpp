@@ -70,18 +70,12 @@ std::string rule_line(const classify::RuleSet& set, uint32_t r) {
 
 using Clock = std::chrono::steady_clock;
 
-/// --algo and --engine as one registry id.
+/// --algo and --engine as one registry id (--engine's words named as the option).
 Result<std::string> engine_id(const ClassifyOptions& o) {
-  const std::string& e = o.engine;
-  if (e.find('.') != std::string::npos) return e;  // a full id, or validate:<id>
-  if (e == "ref") return std::string("ref.linear");
-  if (e != "cpu" && e != "gpu" && e != "auto")
-    return Status(Errc::kNotFound, "unknown --engine '" + e + "' (cpu, gpu, ref, auto or an id)");
-  if (o.algo == "auto")
-    return std::string(e == "auto" ? "auto" : e == "cpu" ? "auto:cpu." : "auto:cuda.");
-  if (e == "cpu") return "cpu." + o.algo;
-  if (e == "gpu") return "cuda." + o.algo;
-  return (cuda_device_count() > 0 ? "cuda." : "cpu.") + o.algo;
+  auto id = classify::classifier_id(o.algo, o.engine);
+  if (!id.is_ok() && id.status().code() == Errc::kNotFound)
+    return Status(Errc::kNotFound, "unknown --engine '" + o.engine + "' (cpu, gpu, ref, auto or an id)");
+  return id;
 }
 
 /// One pass over the trace in batches of o.batch.
@@ -200,10 +194,7 @@ int run_classify(const ClassifyOptions& o) {
                                "can (overlay, tuplemerge, tuple, bloom, or auto)"));
   }
   const auto t_build = Clock::now();
-  // auto:<prefix>: the best engine of that device that builds (make_best_classifier).
-  auto engine = id->rfind("auto:", 0) == 0
-                    ? classify::make_best_classifier(*rules, std::string_view(*id).substr(5), params)
-                    : classify::make_classifier(*id, *rules, params);
+  auto engine = classify::make_classifier(*id, *rules, params);
   if (!engine.is_ok()) return fail(engine.status());
   const double build_ms = std::chrono::duration<double, std::milli>(Clock::now() - t_build).count();
 

@@ -150,7 +150,15 @@ std::vector<std::string> classifier_algorithms();
 /// "linear, tuple, ..., auto".
 std::string classifier_algorithm_list();
 
-/// Builds engine `id` over `rules`. kNotFound for an unknown id, kNotSupported when the
+/// The engine id for an algorithm and an engine choice, as `warpath classify --algo --engine`
+/// and the Python package's Classifier take them: `engine` is cpu, gpu, ref, auto or a full id
+/// (a full id or validate:<id> is returned as it is); `algo` one of classifier_algorithms().
+/// "auto" with a device gives "auto:cpu." or "auto:cuda." (make_classifier takes them: the best
+/// engine of that device that builds); an algorithm with engine "auto" takes the GPU's engine
+/// where a GPU is. kNotFound for an unknown engine word.
+Result<std::string> classifier_id(std::string_view algo, std::string_view engine);
+
+/// Builds engine `id` over `rules`; "auto:<prefix>" is make_best_classifier(rules, prefix). kNotFound for an unknown id, kNotSupported when the
 /// engine cannot run here or does not take this layout.
 Result<std::unique_ptr<Classifier>> make_classifier(std::string_view id, const RuleSet& rules,
                                                     const ClassifyParams& params = {});
