@@ -47,11 +47,17 @@ else()
   message(STATUS "libhtp not found (apt-get install libhtp-dev): the NIDS is not built")
 endif()
 # ldns (Debian libldns-dev): the NIDS's DNS parser; OpenSSL's libcrypto (libssl-dev): its TLS
-# certificates (X.509 names) and the JA3 / fingerprint digests. ldns from its static archive;
+# certificates (X.509 names) and the JA3 / fingerprint digests. ldns from its static archive
+# (the shared library where the Python extension is built: Debian's archive is not
+# position-independent);
 # libcrypto from its static archive in minimal builds (binaries carried to the GPU device need
 # no OpenSSL there), else the shared library the ESP engines use too.
 find_path(WARPATH_LDNS_INCLUDE ldns/ldns.h)
-find_library(WARPATH_LDNS_LIBRARY NAMES libldns.a ldns)
+if(WARPATH_HAVE_PYTHON)
+  find_library(WARPATH_LDNS_LIBRARY NAMES ldns libldns.a)
+else()
+  find_library(WARPATH_LDNS_LIBRARY NAMES libldns.a ldns)
+endif()
 find_path(WARPATH_CRYPTO_INCLUDE openssl/x509.h)
 if(WARPATH_MINIMAL)
   find_library(WARPATH_NIDS_CRYPTO NAMES libcrypto.a crypto)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/setup.sh: everything warpath needs on a fresh Debian 12 machine, idempotent.
 #   - system packages (apt-get, when run as root and something is missing)
-#   - the Python virtual environment .venv (pytest, numpy, matplotlib)
+#   - the Python virtual environment .venv (pytest, numpy, matplotlib, nanobind: python/requirements.txt)
 # `make demo` and `make test` call it through the .setup-done stamp, so it runs once per
 # version of this file.
 set -euo pipefail
@@ -17,6 +17,7 @@ PACKAGES=(
   iproute2 tcpreplay                # end-to-end tests over veth pairs in network namespaces
   clang libclang-rt-14-dev          # libFuzzer for the parser fuzz test
   python3 python3-venv python3-pip
+  python3-dev                       # the Python package's extension (Python.h)
   tshark                            # optional truth for the capture golden files
   libdpdk-dev dpdk-dev              # optional anchors: rte_lpm/rte_fib (warpath bench lookup)
   libnids-dev                       # optional anchor: libnids beside warpath-stream-bench

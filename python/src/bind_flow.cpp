@@ -1,0 +1,68 @@
+// python/src/bind_flow.cpp: flow records of a capture (include/warpath/flow/flow.hpp), as
+// `warpath flows --format json` writes them: the capture parsed once, tracked in batches of
+// 1024 packets as the CLI reads it, every record as its JSON line (the Python side makes them
+// dicts and a pandas frame), and the tracker's counters.
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "capture.hpp"
+#include "common.hpp"
+#include "warpath/flow/flow.hpp"
+
+namespace warpath::py {
+namespace {
+
+nb::dict counters_dict(const flow::FlowCounters& c) {
+  nb::dict d, track, ended;
+  d["packets"] = c.packets;
+  for (unsigned i = 0; i < unsigned(flow::Track::kCount); ++i)
+    track[flow::track_name(flow::Track(i))] = c.track[i];
+  d["packets_by_track"] = track;
+  d["flows"]            = c.created;
+  for (unsigned i = 0; i < unsigned(flow::FlowEnd::kCount); ++i)
+    ended[flow::flow_end_name(flow::FlowEnd(i))] = c.ended[i];
+  d["ended"]             = ended;
+  d["midstream"]         = c.midstream;
+  d["max_active"]        = c.max_active;
+  d["emergency_entered"] = c.emergency_entered;
+  return d;
+}
+
+nb::tuple flows(const PyCapture& capture, const std::string& engine, uint32_t capacity,
+                const std::string& on_full, bool no_checksum) {
+  flow::FlowConfig config;
+  config.capacity             = capacity;
+  config.on_full              = take(flow::parse_on_full(on_full));
+  config.ignore_ipv4_checksum = no_checksum;
+  auto tracker = take(flow::make_flow_tracker(engine, config));
+  std::vector<std::string> lines;
+  {
+    nb::gil_scoped_release unlocked;
+    const packet::PacketBatch& batch = capture.batch();
+    const std::vector<PacketInfo> infos = take(packet::parse_batch(batch, "auto"));
+    const packet::BatchView v            = batch.view();
+    std::vector<flow::PacketFlow> answers(1024);
+    std::vector<flow::FlowRecord> ended;
+    for (uint32_t off = 0; off < batch.size(); off += 1024) {
+      const uint32_t n = std::min<uint32_t>(1024, batch.size() - off);
+      check(tracker->track({infos.data() + off, n}, {v.metas + off, n}, {answers.data(), n}, ended));
+      for (const auto& r : ended) lines.push_back(flow::flow_record_json(r));
+      ended.clear();
+    }
+    check(tracker->flush(ended));
+    for (const auto& r : ended) lines.push_back(flow::flow_record_json(r));
+  }
+  return nb::make_tuple(lines, counters_dict(tracker->counters()), std::string(tracker->id()));
+}
+
+}  // namespace
+
+void bind_flow(nb::module_& m) {
+  m.def("_flows", &flows, nb::arg("capture"), nb::arg("engine") = "auto",
+        nb::arg("capacity") = 1u << 18, nb::arg("on_full") = "evict",
+        nb::arg("no_checksum") = false,
+        "Flow records of a capture: (JSON lines, counters, engine id).");
+  m.def("_flow_engines", [] { return engine_list(flow::flow_engines()); }, "The flow engines.");
+}
+
+}  // namespace warpath::py

@@ -1,0 +1,394 @@
+"""warpath from Python: packet-processing engines over numpy arrays.
+
+The compiled engines of warpath (longest-prefix match, packet classification, pattern
+matching, capture reading and packet parsing) with numpy arrays in and out:
+
+    >>> import numpy as np, warpath
+    >>> fib = warpath.Fib.from_text("10.0.0.0/8 1\\n10.1.0.0/16 2\\n")
+    >>> fib.lookup(warpath.ipv4(["10.1.2.3", "10.9.9.9", "192.0.2.1"])).tolist()
+    [2, 1, 4294967295]
+
+Every batch call runs without the GIL; arrays are read in place where their layout is the
+engine's and answers own the engine's output buffer. Errors are ``warpath.Error`` (and a
+subclass per code, each also the built-in exception a Python user would catch: ``ParseError``
+is a ``ValueError``, ``IoError`` an ``OSError``) with the message the CLI prints: file, line,
+reason. docs/python.md is the tutorial.
+"""
+from __future__ import annotations
+
+import gzip
+import lzma
+import os
+import shutil
+from typing import Iterable, Iterator, Optional, Union
+
+import numpy as np
+
+from . import _warpath
+from ._warpath import (
+    NO_MATCH,
+    NO_ROUTE,
+    CapacityError,
+    Classifier,
+    CudaError,
+    Error,
+    Fib,
+    InvalidArgumentError,
+    IoError,
+    NotBuiltError,
+    NotFoundError,
+    NotSupportedError,
+    OutOfMemoryError,
+    ParseError,
+    __version__,
+    build_info,
+    cuda_devices,
+    format_ipv4,
+    format_ipv6,
+    ipv4,
+    ipv6,
+    load_keys,
+)
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+__all__ = [
+    "NO_MATCH", "NO_ROUTE", "MATCH_DTYPE", "META_DTYPE", "PACKET_INFO_DTYPE",
+    "Error", "InvalidArgumentError", "ParseError", "IoError", "NotFoundError",
+    "NotSupportedError", "NotBuiltError", "CapacityError", "OutOfMemoryError", "CudaError",
+    "Fib", "Classifier", "Patterns", "Capture", "Packets",
+    "read_pcap", "parse", "write_pcap", "flows", "Flows", "engines", "ipv4", "ipv6", "format_ipv4",
+    "format_ipv6", "load_keys", "five_tuple_keys", "cuda_devices", "build_info",
+    "__version__",
+]
+
+
+def _dtype(fields, itemsize: int) -> np.dtype:
+    names, formats, offsets = [], [], []
+    for name, typ, offset, count in fields:
+        names.append(name)
+        formats.append(typ if count == 1 else (typ, (count,)))
+        offsets.append(offset)
+    return np.dtype({"names": names, "formats": formats, "offsets": offsets,
+                     "itemsize": itemsize})
+
+
+#: A packet record of a capture (PacketMeta): where its bytes are, their lengths, its time.
+META_DTYPE = _dtype(_warpath._meta_fields(), 24)
+#: A parse result (PacketInfo, 64 bytes): the header fields the parser found.
+PACKET_INFO_DTYPE = _dtype(_warpath._info_fields(), 64)
+#: A pattern match: the pattern id and the offset just past the match's last byte.
+MATCH_DTYPE = np.dtype({"names": ["id", "end"], "formats": ["<u4", "<u8"],
+                        "offsets": [0, 8], "itemsize": 16})
+_PARSE_STATUS = _warpath._parse_status_names()
+_L3 = ["none", "arp", "ipv4", "ipv6", "other"]
+
+
+def engines(kind: str) -> list:
+    """The engines of a registry: ``'lookup'``, ``'classify'``, ``'pattern'``, ``'parse'`` or
+    ``'flow'``.
+
+    Each is a dict with ``id``, ``description``, ``priority`` (``auto`` picks the highest
+    available) and ``available`` (whether it runs here: CUDA engines need a GPU).
+    """
+    table = {"lookup": _warpath._engines_lookup, "classify": _warpath._engines_classify,
+             "pattern": _warpath._engines_pattern, "parse": _warpath._parser_engines,
+             "flow": _warpath._flow_engines}
+    if kind not in table:
+        raise InvalidArgumentError(f"engines: unknown kind {kind!r} (one of {', '.join(table)})")
+    return table[kind]()
+
+
+def five_tuple_keys(src, dst, sport, dport, proto) -> np.ndarray:
+    """5-tuple keys for ``Classifier.classify`` from columns (IPv4 addresses in host order).
+
+    Returns an (n, 4) uint32 array in Fortran order (the engines read it in place).
+    """
+    cols = [np.asarray(c, dtype=np.uint32) for c in (src, dst, sport, dport, proto)]
+    n = len(cols[0])
+    if any(len(c) != n for c in cols):
+        raise InvalidArgumentError("five_tuple_keys: the columns differ in length")
+    keys = np.empty((n, 4), dtype=np.uint32, order="F")
+    keys[:, 0] = cols[0]
+    keys[:, 1] = cols[1]
+    keys[:, 2] = (cols[2] << 16) | (cols[3] & 0xFFFF)
+    keys[:, 3] = cols[4]
+    return keys
+
+
+class Patterns:
+    """A pattern database compiled for one engine (Vectorscan's ``cpu.hs`` under ``auto``).
+
+    ``patterns`` is a pattern file's path, or a list of lines (``'1:/abc/i'``, Hyperscan's
+    ``ID:/REGEX/FLAGS`` form). ``scan`` gives every match as a structured array of
+    (``id``, ``end``): the end offset is just past the match's last byte, as Hyperscan reports.
+    One thread at a time scans one Patterns object (others wait); ``clone()`` gives another
+    thread its own scratch over the same database, and scans run without the GIL.
+    """
+
+    def __init__(self, patterns, engine: str = "auto", validate: bool = False, *, _impl=None):
+        if _impl is not None:
+            self._impl = _impl
+        elif isinstance(patterns, (str, os.PathLike)):
+            self._impl = _warpath._Patterns.from_file(os.fspath(patterns), engine, validate)
+        else:
+            self._impl = _warpath._Patterns.from_lines(list(patterns), engine, validate)
+
+    @property
+    def engine(self) -> str:
+        """The engine id that scans."""
+        return self._impl.engine
+
+    @property
+    def database_bytes(self) -> int:
+        """Bytes of the compiled database."""
+        return self._impl.database_bytes
+
+    def __len__(self) -> int:
+        return len(self._impl)
+
+    def scan(self, data) -> np.ndarray:
+        """Every match in ``data`` (bytes, bytearray, memoryview or a uint8 array), sorted by
+        (end, id), as a structured array of ``MATCH_DTYPE``."""
+        if isinstance(data, bytes):
+            raw = self._impl.scan(data)
+        else:
+            arr = np.frombuffer(data, dtype=np.uint8) if not isinstance(data, np.ndarray) else data
+            if arr.dtype != np.uint8 or arr.ndim != 1:
+                raise InvalidArgumentError(
+                    f"scan: data must be bytes or a 1-D uint8 array, not {arr.dtype} "
+                    f"with shape {arr.shape}")
+            raw = self._impl.scan(np.ascontiguousarray(arr))
+        return raw.view(MATCH_DTYPE).reshape(-1)
+
+    def scan_capture(self, capture: "Capture", payload_only: bool = False):
+        """Matches in every packet of a capture: (matches, packet index of each).
+
+        ``payload_only`` scans from the transport payload (after the TCP/UDP header), as a
+        packet rule's content does; otherwise the whole captured frame."""
+        starts = capture.meta["offset"].astype(np.uint64)
+        lengths = capture.meta["caplen"].astype(np.uint64)
+        if payload_only:
+            info = capture.parse()
+            skip = _payload_offsets(capture, info)
+            starts = starts + np.minimum(skip, lengths)
+            lengths = lengths - np.minimum(skip, lengths)
+        spans = np.ascontiguousarray(np.stack([starts, lengths], axis=1))
+        raw, which = self._impl.scan_blocks(capture.buffer, spans)
+        return raw.view(MATCH_DTYPE).reshape(-1), which
+
+    def clone(self) -> "Patterns":
+        """Another matcher over the same compiled database, for another thread."""
+        return Patterns(None, _impl=self._impl.clone())
+
+
+def _payload_offsets(capture: "Capture", info: np.ndarray) -> np.ndarray:
+    """Bytes before the transport payload of each packet (0 where there is no TCP/UDP)."""
+    buf, meta = capture.buffer, capture.meta
+    out = np.zeros(len(info), dtype=np.uint64)
+    for i in np.nonzero(info["l4_offset"] > 0)[0]:
+        l4 = int(info["l4_offset"][i])
+        base = int(meta["offset"][i])
+        if info["proto"][i] == 6 and meta["caplen"][i] > l4 + 12:
+            out[i] = l4 + 4 * (int(buf[base + l4 + 12]) >> 4)
+        elif info["proto"][i] == 17:
+            out[i] = l4 + 8
+    return out
+
+
+class Packets(np.ndarray):
+    """Parse results: a structured array of ``PACKET_INFO_DTYPE`` (one record per packet),
+    with ``to_pandas()`` where pandas is installed."""
+
+    def __array_finalize__(self, obj):
+        self.timestamp_ns = getattr(obj, "timestamp_ns", None)
+
+    def to_pandas(self):
+        """A pandas DataFrame: one row per packet; addresses as text, the parse status, L3
+        kind as names, and the capture time where the packets came from a capture."""
+        import pandas as pd
+
+        rec = np.asarray(self).view(np.ndarray)
+        cols = {}
+        if self.timestamp_ns is not None and len(self.timestamp_ns) == len(rec):
+            cols["time"] = pd.to_datetime(np.asarray(self.timestamp_ns, dtype=np.int64), unit="ns")
+        cols["status"] = pd.Categorical([_PARSE_STATUS[s] for s in rec["status"]])
+        cols["l3"] = pd.Categorical([_L3[x] if x < len(_L3) else str(x) for x in rec["l3"]])
+        for name in ("ip_version", "proto", "sport", "dport", "tcp_flags", "ttl", "tos",
+                     "icmp_type", "icmp_code", "vlan_count", "flags", "tunnel", "ethertype",
+                     "l3_offset", "l4_offset"):
+            cols[name] = rec[name]
+        cols["src"] = _addresses(rec, "src")
+        cols["dst"] = _addresses(rec, "dst")
+        return pd.DataFrame(cols)
+
+
+def _addresses(rec: np.ndarray, field: str) -> list:
+    out = []
+    raw = rec[field]
+    for v, b in zip(rec["ip_version"], raw):
+        if v == 4:
+            out.append("%d.%d.%d.%d" % tuple(int(x) for x in b[:4]))
+        elif v == 6:
+            hi = int.from_bytes(bytes(b[:8]), "big")
+            lo = int.from_bytes(bytes(b[8:]), "big")
+            out.append(format_ipv6(np.array([[hi, lo]], dtype=np.uint64))[0])
+        else:
+            out.append(None)
+    return out
+
+
+class Capture:
+    """A whole capture in memory: ``len``, indexing and iteration give packets' bytes;
+    ``meta`` (a structured array of ``META_DTYPE``) and ``buffer`` are views of warpath's own
+    batch (no copy)."""
+
+    def __init__(self, impl, path: str):
+        self._impl = impl
+        self.path = path
+        self.buffer: np.ndarray = impl.buffer()
+        self.meta: np.ndarray = impl.meta().view(META_DTYPE).reshape(-1)
+
+    def __len__(self) -> int:
+        return len(self._impl)
+
+    def __getitem__(self, i: int) -> bytes:
+        return self._impl.packet(i)
+
+    def __iter__(self) -> Iterator[bytes]:
+        for i in range(len(self)):
+            yield self._impl.packet(i)
+
+    def __repr__(self) -> str:
+        return f"<warpath.Capture {self.path!r}: {len(self)} packets>"
+
+    @property
+    def timestamps(self) -> np.ndarray:
+        """Capture times, nanoseconds since the epoch (a view)."""
+        return self.meta["timestamp_ns"]
+
+    @property
+    def info(self) -> dict:
+        """The file's link type, snap length, format (pcap, pcapng) and time precision."""
+        return self._impl.info()
+
+    def parse(self, engine: str = "auto") -> Packets:
+        """Every packet parsed (see ``warpath.parse``)."""
+        out = self._impl.parse(engine).view(PACKET_INFO_DTYPE).reshape(-1).view(Packets)
+        out.timestamp_ns = self.timestamps
+        return out
+
+
+def _materialise(source) -> tuple:
+    """A path libpcap can open for ``source``: the path itself, or for a .gz/.xz file or a
+    file object, an in-memory file (memfd) holding the decompressed bytes. Returns (path, fd to
+    close or None, name for messages)."""
+    if hasattr(source, "read"):
+        name = getattr(source, "name", "<file object>")
+        stream = source
+    else:
+        path = os.fspath(source)
+        if not (path.endswith(".gz") or path.endswith(".xz")):
+            return path, None, path
+        name = path
+        try:
+            stream = (gzip.open if path.endswith(".gz") else lzma.open)(path, "rb")
+        except OSError as e:
+            raise IoError(f"{path}: cannot open: {e.strerror or e}") from None
+    fd = os.memfd_create("warpath-capture")
+    try:
+        with os.fdopen(os.dup(fd), "wb") as out:
+            shutil.copyfileobj(stream, out, 1 << 20)
+    except (OSError, EOFError, lzma.LZMAError) as e:
+        os.close(fd)
+        raise IoError(f"{name}: cannot decompress: {e}") from None
+    finally:
+        if stream is not source:
+            stream.close()
+    return f"/proc/self/fd/{fd}", fd, str(name)
+
+
+def read_pcap(source, filter: Optional[str] = None) -> Capture:
+    """Reads a whole capture: pcap or pcapng, a .gz or .xz of one, a FIFO or pipe path
+    (``tcpdump -w -`` into it), or a binary file object. ``filter`` is a BPF expression (as
+    tcpdump takes it). Link types libpcap hands out as Linux cooked or raw IP are given as
+    Ethernet frames, as the CLI reads them."""
+    path, fd, name = _materialise(source)
+    try:
+        impl = _warpath._Capture.read(path, filter or "")
+    except Error as e:
+        if fd is None:
+            raise
+        raise type(e)(str(e).replace(path, name)) from None
+    finally:
+        if fd is not None:
+            os.close(fd)
+    return Capture(impl, name)
+
+
+def parse(capture: Capture, engine: str = "auto") -> Packets:
+    """Parses every packet of a capture with a parser engine (``auto``, ``cpu.parse``,
+    ``ref.parse``, ...): a structured array of ``PACKET_INFO_DTYPE`` that owns warpath's own
+    parse records (no copy), with ``to_pandas()``."""
+    return capture.parse(engine)
+
+
+def write_pcap(path: PathLike, packets, *, linktype: int = 1, snaplen: int = 262144,
+               nano: bool = True, format: str = "pcap") -> int:
+    """Writes packets to a pcap (or pcapng) file: a ``Capture`` (written whole), or an
+    iterable of ``bytes`` or of ``(timestamp_ns, bytes)`` pairs. Returns the packets written.
+    A capture read and written back with the same settings is byte-identical."""
+    w = _warpath._PcapWriter(os.fspath(path), linktype, snaplen, nano, format)
+    n = 0
+    try:
+        if isinstance(packets, Capture):
+            w.write_capture(packets._impl)
+            n = len(packets)
+        else:
+            for p in packets:
+                if isinstance(p, (bytes, bytearray, memoryview)):
+                    w.write(bytes(p))
+                else:
+                    ts, data = p
+                    w.write(bytes(data), int(ts))
+                n += 1
+    finally:
+        w.close()
+    return n
+
+
+class Flows(list):
+    """Flow records (dicts, in the order flows ended), as ``warpath flows --format json``
+    writes them: flow, ts, duration, proto, ip_version, vlan, src, sport, dst, dport,
+    orig/resp packets and bytes, state, tcp_state, history, orig/resp flags, end. ``counters``
+    holds the tracker's counters (packets by how they were tracked, flows, how they ended) and
+    ``engine`` the engine id."""
+
+    counters: dict
+    engine: str
+
+    def to_pandas(self):
+        """A pandas DataFrame, one row per flow (``ts`` as a time)."""
+        import pandas as pd
+
+        frame = pd.DataFrame(list(self))
+        if len(frame):
+            frame["ts"] = pd.to_datetime(frame["ts"], unit="s")
+        return frame
+
+
+def flows(capture, engine: str = "auto", capacity: int = 1 << 18, on_full: str = "evict",
+          no_checksum: bool = False) -> Flows:
+    """Tracks the flows of a capture (a ``Capture`` or anything ``read_pcap`` takes) with a
+    flow engine (``auto``, ``cpu.flow``, ``ref.flow``, ``validate:<id>``): one record per flow
+    as it ends, by Suricata's timeouts on the capture's clock, on TCP port reuse, on eviction
+    (``on_full``: evict, drop or pass when ``capacity`` flows are held) and at the end."""
+    import json
+
+    cap = capture if isinstance(capture, Capture) else read_pcap(capture)
+    lines, counters, engine_id = _warpath._flows(cap._impl, engine, capacity, on_full,
+                                                 no_checksum)
+    out = Flows(json.loads(line) for line in lines)
+    out.counters = counters
+    out.engine = engine_id
+    return out

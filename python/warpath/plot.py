@@ -1,0 +1,103 @@
+"""Plots of captures and benchmarks, with matplotlib (an optional dependency: ``pip install
+.[plot]``). Each function draws on ``ax`` (a new figure's axes when not given) and returns the
+axes, so a notebook shows it and a script saves it with ``ax.figure.savefig(...)``.
+"""
+from __future__ import annotations
+
+import time
+from typing import Callable, Optional, Sequence
+
+import numpy as np
+
+from . import Capture, InvalidArgumentError
+
+_PROTOCOLS = {6: "TCP", 17: "UDP", 1: "ICMP", 58: "ICMPv6", 50: "ESP", 47: "GRE", 132: "SCTP"}
+
+
+def _axes(ax):
+    if ax is not None:
+        return ax
+    import matplotlib.pyplot as plt
+
+    _, ax = plt.subplots(figsize=(8, 4.5), layout="constrained")
+    return ax
+
+
+def protocol_mix(capture: Capture, bins: int = 60, ax=None):
+    """Packets per second of each transport protocol over the capture's time, stacked."""
+    info = capture.parse()
+    if len(info) == 0:
+        raise InvalidArgumentError("protocol_mix: the capture has no packets")
+    t = (capture.timestamps - capture.timestamps.min()).astype(np.float64) / 1e9
+    edges = np.linspace(0.0, max(float(t.max()), 1e-6), bins + 1)
+    width = edges[1] - edges[0]
+    names = np.array([_PROTOCOLS.get(int(p), "other") if v else "non-IP"
+                      for p, v in zip(info["proto"], info["ip_version"])])
+    ax = _axes(ax)
+    labels, series = [], []
+    for name in sorted(set(names), key=lambda n: -int((names == n).sum())):
+        counts, _ = np.histogram(t[names == name], bins=edges)
+        labels.append(name)
+        series.append(counts / width)
+    ax.stackplot(edges[:-1], *series, labels=labels, step="post")
+    ax.set_xlabel("seconds since the first packet")
+    ax.set_ylabel("packets per second")
+    ax.set_title(f"protocol mix: {capture.path}")
+    ax.legend(loc="upper right")
+    return ax
+
+
+def top_talkers(capture: Capture, n: int = 10, ax=None):
+    """The ``n`` source addresses that sent the most bytes (wire lengths), as bars."""
+    frame = capture.parse().to_pandas()
+    frame["bytes"] = capture.meta["len"]
+    top = frame.dropna(subset=["src"]).groupby("src")["bytes"].sum().nlargest(n)
+    ax = _axes(ax)
+    ax.barh(list(top.index)[::-1], list(top.values)[::-1])
+    ax.set_xlabel("bytes sent")
+    ax.set_title(f"top {len(top)} talkers: {capture.path}")
+    return ax
+
+
+def packet_sizes(capture: Capture, bins: int = 50, ax=None):
+    """The distribution of packet lengths on the wire (log-scaled counts)."""
+    ax = _axes(ax)
+    ax.hist(capture.meta["len"], bins=bins, log=True)
+    ax.set_xlabel("packet length on the wire (bytes)")
+    ax.set_ylabel("packets")
+    ax.set_title(f"packet sizes: {capture.path}")
+    return ax
+
+
+def measure_batches(call: Callable[[int], object], batches: Sequence[int],
+                    seconds: float = 0.2) -> np.ndarray:
+    """Items per second of ``call(n)`` (one call answers n items) at each batch size: the
+    median of timed rounds within ``seconds`` a size. Returns an array of rates."""
+    rates = []
+    for n in batches:
+        call(n)  # warm
+        samples, spent = [], 0.0
+        while spent < seconds or len(samples) < 3:
+            t0 = time.perf_counter()
+            call(n)
+            dt = time.perf_counter() - t0
+            spent += dt
+            samples.append(n / dt if dt > 0 else float("inf"))
+        rates.append(float(np.median(samples)))
+    return np.array(rates)
+
+
+def batch_curve(curves: dict, batches: Sequence[int], unit: str = "items/s",
+                title: str = "throughput against batch size", ax=None):
+    """Throughput against batch size, one line per engine: ``curves`` maps a label (an engine,
+    its anchor) to the rates of ``measure_batches`` (or a benchmark's figures) at ``batches``."""
+    ax = _axes(ax)
+    for label, rates in curves.items():
+        ax.plot(batches, np.asarray(rates) / 1e6, marker="o", label=label)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("batch size")
+    ax.set_ylabel(f"M{unit}")
+    ax.set_title(title)
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    return ax
