@@ -11,6 +11,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <cstddef>
+#include <mutex>
 
 #include "capture.hpp"
 #include "common.hpp"
@@ -69,6 +70,7 @@ class PyWriter {
     writer_ = std::make_unique<io::PcapWriter>(take(io::PcapWriter::create(path, info)));
   }
   void write(const nb::bytes& data, uint64_t ts_ns, int64_t wire_len) {
+    std::lock_guard lock(mutex_);  // with the GIL: write_capture takes it without
     live();
     const auto caplen = uint32_t(data.size());
     const uint32_t len = wire_len < 0 ? caplen : uint32_t(wire_len);
@@ -78,13 +80,17 @@ class PyWriter {
     check(writer_->write_packet(reinterpret_cast<const uint8_t*>(data.c_str()), caplen, len, ts_ns));
   }
   void write_capture(const PyCapture& c) {
+    nb::gil_scoped_release unlocked;  // before the lock
+    std::lock_guard lock(mutex_);
     live();
-    nb::gil_scoped_release unlocked;
     check(writer_->write(c.batch()));
   }
   void close() {
-    if (writer_) check(writer_->close());
-    writer_.reset();
+    nb::gil_scoped_release unlocked;
+    std::lock_guard lock(mutex_);
+    if (!writer_) return;
+    auto w = std::move(writer_);
+    check(w->close());
   }
 
  private:
@@ -92,6 +98,7 @@ class PyWriter {
     if (!writer_) invalid("the writer is closed");
   }
   std::unique_ptr<io::PcapWriter> writer_;
+  std::mutex mutex_;
 };
 
 }  // namespace

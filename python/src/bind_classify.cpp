@@ -85,9 +85,9 @@ class PyClassifier {
       }
       ExecContext ctx;
       ctx.threads = threads;
-      for (uint32_t off = 0; off < kb.count; off += batch) {
-        const uint32_t k = std::min(batch, kb.count - off);
-        check(engine_->classify(kb.slice(off, k), {out.data() + off, k}, ctx));
+      for (uint64_t off = 0; off < kb.count; off += batch) {
+        const auto k = uint32_t(std::min<uint64_t>(batch, kb.count - off));
+        check(engine_->classify(kb.slice(uint32_t(off), k), {out.data() + off, k}, ctx));
       }
     }
     return out_obj.is_none() ? nb::cast(result) : out_obj;
@@ -95,6 +95,7 @@ class PyClassifier {
 
   /// "+ INDEX RULE" through the update parser (the rule in the rule file's format).
   void insert(uint32_t index, const std::string& rule) {
+    nb::gil_scoped_release unlocked;  // before the lock: a waiter must not hold the GIL
     std::lock_guard lock(update_mutex_);
     auto u = take(classify::parse_rule_updates("+ " + std::to_string(index) + " " + rule,
                                                "<insert>", format_, uint32_t(rules_.rules.size())));
@@ -104,6 +105,7 @@ class PyClassifier {
     }
   }
   void erase(uint32_t index) {
+    nb::gil_scoped_release unlocked;
     std::lock_guard lock(update_mutex_);
     check(engine_->erase(index));
   }

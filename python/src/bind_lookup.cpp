@@ -88,6 +88,7 @@ class PyFib {
 
   /// One update line through the update parser (next hops interned as the file's are).
   void update(const std::string& line) {
+    nb::gil_scoped_release unlocked;  // before the lock: a waiter must not hold the GIL
     std::lock_guard lock(update_mutex_);
     auto u = take(lookup::parse_route_updates("<update>", line, table_));
     for (const auto& x : u) check(lookup::apply_update(*fib_, x));
@@ -96,16 +97,17 @@ class PyFib {
     update("0 a " + prefix + " " + nexthop);
   }
   void remove(const std::string& prefix) {
+    nb::gil_scoped_release unlocked;
     std::lock_guard lock(update_mutex_);
     auto u = take(lookup::parse_route_updates("<update>", "0 w " + prefix + " 0", table_));
     for (const auto& x : u)  // kNotFound when absent (an update file's withdrawal is not)
       check(x.is_v6 ? fib_->remove6(x.r6.prefix, x.r6.len) : fib_->remove4(x.r4.prefix, x.r4.len));
   }
   uint64_t apply_updates(const std::string& path) {
+    nb::gil_scoped_release unlocked;
     std::lock_guard lock(update_mutex_);
     auto updates    = take(lookup::load_route_updates(path, table_));
     uint64_t absent = 0;
-    nb::gil_scoped_release unlocked;
     for (const auto& u : updates) {
       Status s = lookup::apply_update(*fib_, u, &absent);
       if (!s.is_ok())

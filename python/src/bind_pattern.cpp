@@ -100,6 +100,7 @@ class PyPatterns {
   }
 
   std::unique_ptr<PyPatterns> clone() const {
+    nb::gil_scoped_release unlocked;  // before the lock: a scan holding it waits for the GIL
     std::lock_guard lock(mutex_);
     auto c = matcher_->clone();
     if (c.is_ok()) return std::make_unique<PyPatterns>(std::move(c).value(), patterns_);

@@ -2,6 +2,7 @@
 // whole capture in one PacketBatch, shared by the bindings that read captures (bind_capture.cpp,
 // bind_flow.cpp).
 #pragma once
+#include <algorithm>
 #include <memory>
 #include <string>
 
@@ -59,16 +60,20 @@ class PyCapture {
   }
 
   size_t size() const { return batch_.size(); }
-  /// The batch buffer, a view owned by this capture (packets at their meta offsets).
-  Array<uint8_t> buffer(nb::handle self) const {
-    const size_t n = batch_.size() ? batch_.buffer_bytes() : 0;
-    return Array<uint8_t>(n ? batch_.base() : nullptr, {n}, self);
+  /// The batch buffer up to the end of its last packet, a read-only view owned by this capture
+  /// (packets at their meta offsets). Read-only: the offsets and lengths are what every later
+  /// call trusts.
+  Array<const uint8_t> buffer(nb::handle self) const {
+    size_t end = 0;
+    for (uint32_t i = 0; i < batch_.size(); ++i)
+      end = std::max<size_t>(end, size_t(batch_.meta(i).offset) + batch_.meta(i).caplen);
+    return Array<const uint8_t>(end ? batch_.base() : nullptr, {end}, self);
   }
-  /// The PacketMeta records as (n, 24) bytes, a view.
-  Array<uint8_t> meta(nb::handle self) const {
+  /// The PacketMeta records as (n, 24) bytes, a read-only view.
+  Array<const uint8_t> meta(nb::handle self) const {
     const size_t n = batch_.size();
-    auto* p = n ? const_cast<uint8_t*>(reinterpret_cast<const uint8_t*>(&batch_.meta(0))) : nullptr;
-    return Array<uint8_t>(p, {n, sizeof(PacketMeta)}, self);
+    const auto* p = n ? reinterpret_cast<const uint8_t*>(&batch_.meta(0)) : nullptr;
+    return Array<const uint8_t>(p, {n, sizeof(PacketMeta)}, self);
   }
   nb::bytes packet(int64_t i) const {
     const int64_t n = int64_t(batch_.size());

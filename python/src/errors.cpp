@@ -67,8 +67,11 @@ void bind_errors(nb::module_& m) {
       "Every error warpath raises: its message names the file, line and reason where there is "
       "one, and `code` is the error's stable name (\"parse_error\", \"io_error\", ...).",
       PyExc_Exception, nullptr);
+  if (!g_error) throw nb::python_error();
   m.attr("Error") = nb::steal(g_error);
   Py_INCREF(g_error);  // kept for the translator as long as the module lives
+  // `code` on the classes too, so an error raised from Python (or re-raised) has it.
+  nb::handle(g_error).attr("code") = "error";
   for (ErrorType& t : g_types) {
     const std::string qual = std::string("warpath.") + t.name;
     PyObject* bases        = PyTuple_Pack(2, g_error, t.builtin);
@@ -77,6 +80,8 @@ void bind_errors(nb::module_& m) {
     if (!t.type) throw nb::python_error();
     m.attr(t.name) = nb::steal(t.type);
     Py_INCREF(t.type);
+    const std::string_view code = errc_name(t.code);
+    nb::handle(t.type).attr("code") = nb::str(code.data(), code.size());
   }
   nb::register_exception_translator(translate);
 }

@@ -172,9 +172,14 @@ std::vector<EngineInfo> classifier_engines() { return classifier_table().infos()
 Result<std::unique_ptr<Classifier>> make_classifier(std::string_view requested,
                                                     const RuleSet& rules,
                                                     const ClassifyParams& params) {
-  if (requested.rfind("auto:", 0) == 0)
-    return make_best_classifier(rules, requested.substr(5), params);
   bool validating = false;
+  if (const std::string_view plain = strip_validate(requested, validating);
+      plain.rfind("auto:", 0) == 0) {  // the best engine of a device, checked or not
+    detail::Made engine = make_best_classifier(rules, plain.substr(5), params);
+    if (!engine.is_ok() || !validating) return engine;
+    return validated(std::move(engine).value(), rules, params);
+  }
+  validating = false;
   WARPATH_ASSIGN_OR_RETURN(
       const std::string id,
       resolve_engine(classifier_table().infos(), "classifier", requested, validating, false));

@@ -43,6 +43,13 @@ def test_views_are_not_copies():
     meta = c.meta
     del c
     assert int(meta["caplen"][0]) == 54
+    # read-only: the offsets and lengths are what later calls trust
+    with pytest.raises(ValueError):
+        meta["caplen"][0] = 9999
+    c = warpath.read_pcap(DEMO)
+    with pytest.raises(ValueError):
+        c.buffer[0] = 1
+    assert len(c.buffer) == int((c.meta["offset"] + c.meta["caplen"]).max())
 
 
 def test_parse_matches_the_cli():

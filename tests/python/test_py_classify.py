@@ -171,3 +171,10 @@ def test_bad_input(tmp_path, ruleset):
         warpath.Classifier(str(path), engine="tpu")
     with pytest.raises(warpath.InvalidArgumentError):
         c.classify(keys, batch=0)
+
+
+def test_validate_with_a_device_word(ruleset):
+    path, keys, want, _ = ruleset
+    c = warpath.Classifier(str(path), engine="cpu", validate=True)
+    assert c.engine.startswith("validate:")
+    assert c.classify(keys).tolist() == want

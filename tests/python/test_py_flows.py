@@ -29,9 +29,11 @@ def test_demo_capture_frame_and_capacity():
     assert f.engine == "cpu.flow" and len(f) >= 1
     frame = f.to_pandas()
     assert len(frame) == len(f) and {"src", "dst", "orig_bytes", "history"} <= set(frame)
+    # one flow at a time: the packets of every other flow are refused, and still counted
     small = warpath.flows(cap, capacity=1, on_full="drop")
-    assert small.counters["packets_by_track"].get("full_dropped", 0) >= 0
-    assert small.counters["packets"] == f.counters["packets"]
+    by = small.counters["packets_by_track"]
+    assert by["full_dropped"] > 0 and len(small) < len(f)
+    assert small.counters["packets"] == f.counters["packets"] == sum(by.values())
     assert [e["id"] for e in warpath.engines("flow")][:2] == ["ref.flow", "cpu.flow"]
 
 

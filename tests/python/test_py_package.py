@@ -2,7 +2,6 @@
 errors' family, the build facts, and pyproject.toml's build wiring."""
 
 import inspect
-import tomllib
 
 import pytest
 from pyutil import PACKAGE_DIR, REPO, need_package
@@ -42,6 +41,8 @@ def test_errors_are_one_family_and_builtin_kinds():
     assert issubclass(warpath.IoError, OSError)
     assert issubclass(warpath.NotFoundError, LookupError)
     assert issubclass(warpath.NotSupportedError, NotImplementedError)
+    # `code` on the classes too, so errors raised from Python carry it
+    assert warpath.ParseError("x").code == "parse_error" and warpath.Error.code == "error"
     with pytest.raises(warpath.InvalidArgumentError, match="unknown kind 'x'"):
         warpath.engines("x")
 
@@ -61,6 +62,7 @@ def test_build_info_and_engine_tables():
 
 
 def test_pyproject_builds_the_package_with_scikit_build_core():
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11
     meta = tomllib.loads((REPO / "pyproject.toml").read_text())
     assert meta["build-system"]["build-backend"] == "scikit_build_core.build"
     assert any(r.startswith("nanobind") for r in meta["build-system"]["requires"])

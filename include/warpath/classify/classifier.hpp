@@ -158,7 +158,8 @@ std::string classifier_algorithm_list();
 /// where a GPU is. kNotFound for an unknown engine word.
 Result<std::string> classifier_id(std::string_view algo, std::string_view engine);
 
-/// Builds engine `id` over `rules`; "auto:<prefix>" is make_best_classifier(rules, prefix). kNotFound for an unknown id, kNotSupported when the
+/// Builds engine `id` over `rules`; "auto:<prefix>" is make_best_classifier(rules, prefix), and
+/// "validate:auto:<prefix>" that engine beside ref.linear. kNotFound for an unknown id, kNotSupported when the
 /// engine cannot run here or does not take this layout.
 Result<std::unique_ptr<Classifier>> make_classifier(std::string_view id, const RuleSet& rules,
                                                     const ClassifyParams& params = {});
