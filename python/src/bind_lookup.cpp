@@ -116,7 +116,12 @@ class PyFib {
     return absent;
   }
 
-  std::string nexthop_text(uint32_t nh) const { return table_.nexthop_text(nh); }
+  /// Under the update lock: an update interns new next hop names into the table.
+  std::string nexthop_text(uint32_t nh) const {
+    nb::gil_scoped_release unlocked;
+    std::lock_guard lock(update_mutex_);
+    return table_.nexthop_text(nh);
+  }
   nb::dict stats() const {
     const lookup::FibStats s = fib_->stats();
     nb::dict d;
@@ -136,7 +141,7 @@ class PyFib {
  private:
   lookup::RouteTable table_;
   std::unique_ptr<lookup::Fib> fib_;
-  std::mutex update_mutex_;  // one updater at a time (the Fib's rule)
+  mutable std::mutex update_mutex_;  // one updater at a time (the Fib's rule); the table's names
 };
 
 /// Address strings to arrays: IPv4 as uint32 (host order), IPv6 as (n, 2) uint64 (hi, lo).
