@@ -57,7 +57,7 @@ __all__ = [
     "Error", "InvalidArgumentError", "ParseError", "IoError", "NotFoundError",
     "NotSupportedError", "NotBuiltError", "CapacityError", "OutOfMemoryError", "CudaError",
     "Fib", "Classifier", "Patterns", "Capture", "Packets",
-    "read_pcap", "parse", "write_pcap", "flows", "Flows", "engines", "ipv4", "ipv6", "format_ipv4",
+    "read_pcap", "parse", "write_pcap", "flows", "Flows", "reassemble", "Streams", "engines", "ipv4", "ipv6", "format_ipv4",
     "format_ipv6", "load_keys", "five_tuple_keys", "cuda_devices", "build_info",
     "__version__",
 ]
@@ -389,6 +389,34 @@ def flows(capture, engine: str = "auto", capacity: int = 1 << 18, on_full: str =
     lines, counters, engine_id = _warpath._flows(cap._impl, engine, capacity, on_full,
                                                  no_checksum)
     out = Flows(json.loads(line) for line in lines)
+    out.counters = counters
+    out.engine = engine_id
+    return out
+
+
+class Streams(list):
+    """Reassembled TCP streams, one dict per direction that carried bytes or gaps, in the order
+    their flows ended (initiator first), as ``warpath reassemble`` indexes its files: flow,
+    dir (initiator or responder), src and dst (``address.port``), data (the bytes, in order),
+    gaps ((offset, length) holes the capture lost), end. ``counters`` holds the reassembler's
+    counters and ``engine`` its id."""
+
+    counters: dict
+    engine: str
+
+
+def reassemble(capture, policy: str = "bsd", mode: str = "ids", midstream: bool = False,
+               depth: int = 0, engine: str = "auto", flow_engine: str = "auto",
+               capacity: int = 1 << 18, no_checksum: bool = False) -> Streams:
+    """Reassembles the TCP streams of a capture (a ``Capture`` or anything ``read_pcap``
+    takes), as ``warpath reassemble`` does: overlaps resolved by ``policy`` (bsd, linux, first,
+    last, windows, ...), ``mode`` ids (what the receiver acknowledged) or inline, flows picked
+    up without a handshake when ``midstream``, each direction cut at ``depth`` bytes (0: none).
+    Streams are held in memory (each capped at 64 MiB, all at 1 GiB)."""
+    cap = capture if isinstance(capture, Capture) else read_pcap(capture)
+    streams, counters, engine_id = _warpath._reassemble(
+        cap._impl, policy, mode, midstream, depth, engine, flow_engine, capacity, no_checksum)
+    out = Streams(streams)
     out.counters = counters
     out.engine = engine_id
     return out

@@ -1,0 +1,147 @@
+// python/src/bind_stream.cpp: reassembled TCP streams of a capture
+// (include/warpath/stream/stream.hpp), as `warpath reassemble` writes them: the flow tracker and
+// the reassembler over the capture in batches of 1024 packets, each direction's bytes in
+// memory (each stream capped at 64 MiB, all at 1 GiB, as the CLI caps them), its gaps, and an
+// index entry per direction that carried bytes or gaps.
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <map>
+
+#include "capture.hpp"
+#include "common.hpp"
+#include "warpath/flow/flow.hpp"
+#include "warpath/packet/format.hpp"
+#include "warpath/stream/stream.hpp"
+
+namespace warpath::py {
+namespace {
+
+struct StreamData {
+  std::string bytes;
+  std::vector<std::pair<uint64_t, uint64_t>> gaps;  ///< (offset, length)
+};
+
+struct Reassembled {
+  struct Entry {
+    flow::FlowRecord record;
+    uint8_t dir = 0;
+    StreamData data;
+  };
+  std::vector<Entry> streams;  ///< in the order flows ended, initiator first
+};
+
+std::string endpoint(const flow::FlowRecord& r, bool src) {
+  return packet::ip_to_string(r.ip_version, src ? r.src : r.dst) + "." +
+         std::to_string(src ? r.sport : r.dport);
+}
+
+nb::tuple reassemble(const PyCapture& capture, const std::string& policy, const std::string& mode,
+                     bool midstream, uint64_t depth, const std::string& engine,
+                     const std::string& flow_engine, uint32_t capacity, bool no_checksum) {
+  stream::StreamConfig sc;
+  sc.policy = take(stream::parse_policy(policy));
+  if (mode != "ids" && mode != "inline") invalid("mode '" + mode + "': ids or inline");
+  sc.mode           = mode == "inline" ? stream::Mode::kInline : stream::Mode::kIds;
+  sc.midstream      = midstream;
+  sc.depth          = depth;
+  sc.stream_cap     = 64u << 20;
+  sc.memcap         = 1ull << 30;
+  sc.prealloc_flows = 0;
+  auto reassembler  = take(stream::make_reassembler(engine, sc));
+  flow::FlowConfig fc;
+  fc.capacity             = capacity;
+  fc.ignore_ipv4_checksum = no_checksum;
+  auto tracker = take(flow::make_flow_tracker(flow_engine, fc));
+  Reassembled out;
+  {
+    nb::gil_scoped_release unlocked;
+    std::map<std::pair<uint64_t, uint8_t>, StreamData> live;
+    const stream::ChunkSink sink = [&](const stream::Chunk& c) {
+      StreamData& s = live[{c.flow, c.dir}];
+      if (c.gap) {
+        s.gaps.emplace_back(c.offset, c.len);
+      } else {
+        s.bytes.append(reinterpret_cast<const char*>(c.data), c.len);
+      }
+    };
+    auto finish = [&](const flow::FlowRecord& r) {
+      if (r.proto != 6) return;
+      check(reassembler->close(r.serial, sink));
+      for (uint8_t dir = 0; dir < 2; ++dir) {
+        auto it = live.find({r.serial, dir});
+        if (it == live.end()) continue;
+        if (!it->second.bytes.empty() || !it->second.gaps.empty())
+          out.streams.push_back({r, dir, std::move(it->second)});
+        live.erase(it);
+      }
+    };
+    const packet::PacketBatch& batch    = capture.batch();
+    const std::vector<PacketInfo> infos = take(packet::parse_batch(batch, "auto"));
+    const packet::BatchView v           = batch.view();
+    std::vector<flow::PacketFlow> answers(1024);
+    std::vector<flow::FlowRecord> ended;
+    for (uint32_t off = 0; off < batch.size(); off += 1024) {
+      const uint32_t n = std::min<uint32_t>(1024, batch.size() - off);
+      const packet::BatchView part{v.buffer, v.metas + off, n};
+      ended.clear();
+      check(tracker->track({infos.data() + off, n}, {part.metas, n}, {answers.data(), n}, ended));
+      check(stream::reassemble_batch(*reassembler, part, infos.data() + off, answers.data(), n,
+                                     sink, no_checksum));
+      for (const auto& r : ended) finish(r);
+    }
+    ended.clear();
+    check(tracker->flush(ended));
+    for (const auto& r : ended) finish(r);
+  }
+  nb::list streams;
+  for (auto& e : out.streams) {
+    nb::dict d;
+    d["flow"]  = e.record.serial;
+    d["dir"]   = e.dir ? "responder" : "initiator";
+    d["src"]   = endpoint(e.record, e.dir == 0);
+    d["dst"]   = endpoint(e.record, e.dir != 0);
+    d["data"]  = nb::bytes(e.data.bytes.data(), e.data.bytes.size());
+    nb::list gaps;
+    for (const auto& [o, l] : e.data.gaps) gaps.append(nb::make_tuple(o, l));
+    d["gaps"]  = gaps;
+    d["end"]   = flow::flow_end_name(e.record.end);
+    streams.append(d);
+  }
+  const stream::StreamCounters c = reassembler->counters();
+  nb::dict counters;
+  counters["segments"]        = c.segments;
+  counters["payload_bytes"]   = c.payload_bytes;
+  counters["streams"]         = c.streams;
+  counters["midstream"]       = c.midstream;
+  counters["delivered_bytes"] = c.delivered_bytes;
+  counters["gaps"]            = c.gaps;
+  counters["gap_bytes"]       = c.gap_bytes;
+  counters["unacked_holes"]   = c.unacked_holes;
+  counters["overlaps"]        = c.overlaps;
+  counters["overlap_diff"]    = c.overlap_diff;
+  counters["retransmitted_bytes"] = c.retransmitted_bytes;
+  counters["before_handshake"] = c.before_handshake;
+  counters["data_on_syn"] = c.data_on_syn;
+  counters["after_close"] = c.after_close;
+  counters["beyond_window"] = c.beyond_window;
+  counters["stream_cap"] = c.stream_cap;
+  counters["memcap"] = c.memcap;
+  counters["segment_cap"] = c.segment_cap;
+  counters["bad_rst"] = c.bad_rst;
+  counters["depth_reached"] = c.depth_reached;
+  counters["flows_refused"] = c.flows_refused;
+  return nb::make_tuple(streams, counters, std::string(reassembler->id()));
+}
+
+}  // namespace
+
+void bind_stream(nb::module_& m) {
+  m.def("_reassemble", &reassemble, nb::arg("capture"), nb::arg("policy") = "bsd",
+        nb::arg("mode") = "ids", nb::arg("midstream") = false, nb::arg("depth") = 0,
+        nb::arg("engine") = "auto", nb::arg("flow_engine") = "auto",
+        nb::arg("capacity") = 1u << 18, nb::arg("no_checksum") = false,
+        "Reassembled TCP streams of a capture: (streams, counters, engine id).");
+}
+
+}  // namespace warpath::py
