@@ -78,5 +78,6 @@ void bind_pattern(nb::module_& m);
 void bind_capture(nb::module_& m);
 void bind_flow(nb::module_& m);
 void bind_stream(nb::module_& m);
+void bind_nids(nb::module_& m);
 
 }  // namespace warpath::py

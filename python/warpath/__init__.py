@@ -57,7 +57,7 @@ __all__ = [
     "Error", "InvalidArgumentError", "ParseError", "IoError", "NotFoundError",
     "NotSupportedError", "NotBuiltError", "CapacityError", "OutOfMemoryError", "CudaError",
     "Fib", "Classifier", "Patterns", "Capture", "Packets",
-    "read_pcap", "parse", "write_pcap", "flows", "Flows", "reassemble", "Streams", "engines", "ipv4", "ipv6", "format_ipv4",
+    "read_pcap", "parse", "write_pcap", "flows", "Flows", "reassemble", "Streams", "nids", "engines", "ipv4", "ipv6", "format_ipv4",
     "format_ipv6", "load_keys", "five_tuple_keys", "cuda_devices", "build_info",
     "__version__",
 ]
@@ -420,3 +420,37 @@ def reassemble(capture, policy: str = "bsd", mode: str = "ids", midstream: bool 
     out.counters = counters
     out.engine = engine_id
     return out
+
+
+def nids(rules, capture, engine: str = "auto", vars: Optional[dict] = None, ips: bool = False,
+         flows: bool = True, policy: str = "bsd", midstream: bool = False,
+         skip_bad_rules: bool = False, no_checksum: bool = False,
+         capacity: int = 1 << 18, defrag: bool = True) -> Iterator[dict]:
+    """Runs Suricata-style rules over a capture, as ``warpath nids --eve`` does, yielding its
+    EVE records as dicts: after each batch of 1024 packets its alerts, then its HTTP/DNS/TLS
+    transactions, then its ended flows (``flows=False`` leaves those out).
+
+    ``rules``: a rule file or directory, or a list of them; ``capture``: a ``Capture`` or
+    anything ``read_pcap`` takes; ``vars``: address and port variables (``{"HOME_NET":
+    "[10.0.0.0/8]"}``); ``engine``: auto, ref.nids, cpu.nids, cuda.nids or validate:<id>;
+    ``ips``: inline mode (drop actions drop). A rule with a syntax error fails the load (a
+    ``ParseError`` naming its file and line) unless ``skip_bad_rules``. IP fragments are put
+    back together first, as the CLI does (``defrag=False``: its ``--no-defrag``).
+    The whole run happens on the first ``next()``; the GIL is released meanwhile."""
+    import json
+
+    if not getattr(_warpath, "_HAVE_NIDS", False):
+        raise NotBuiltError("nids: this build of warpath has no NIDS (it needs PCRE2, libhtp "
+                            "and ldns)")
+    cap = capture if isinstance(capture, Capture) else read_pcap(capture)
+    args = _warpath._NidsArgs()
+    args.rules = [os.fspath(r) for r in ([rules] if isinstance(rules, (str, os.PathLike))
+                                          else rules)]
+    args.vars = {str(k): str(v) for k, v in (vars or {}).items()}
+    args.engine, args.policy = engine, policy
+    args.ips, args.midstream, args.flows = ips, midstream, flows
+    args.skip_bad_rules, args.no_checksum, args.capacity = skip_bad_rules, no_checksum, capacity
+    args.defrag = "auto" if defrag else ""
+    lines, _counters, _engines = _warpath._nids(cap._impl, args)
+    for line in lines:
+        yield json.loads(line)

@@ -1,0 +1,126 @@
+// python/src/bind_nids.cpp: the NIDS over a capture (include/warpath/nids/inspector.hpp), as
+// `warpath nids --eve` runs it: the rules loaded and compiled (a syntax error fails the load
+// unless skipped, as the CLI's), the inspector over the capture in batches of 1024 packets,
+// and after each batch its alerts, then its application-layer transactions, then its ended
+// flows as EVE JSON lines, in the CLI's order. Built where the NIDS is (PCRE2, libhtp, ldns).
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "batches.hpp"
+#include "capture.hpp"
+#include "common.hpp"
+
+#if defined(WARPATH_HAVE_NIDS)
+#include "warpath/nids/detect.hpp"
+#include "warpath/nids/inspector.hpp"
+#include "warpath/nids/rule.hpp"
+
+namespace warpath::py {
+namespace {
+
+struct NidsArgs {
+  std::vector<std::string> rules;
+  std::map<std::string, std::string> vars;
+  std::string engine, policy;
+  std::string defrag = "auto";  ///< the defragmentation engine, "" for none (the CLI's --no-defrag)
+  bool ips = false, midstream = false, flows = true, skip_bad_rules = false, no_checksum = false;
+  uint32_t capacity = 1u << 18;
+};
+
+std::shared_ptr<const nids::DetectImage> compile(const NidsArgs& a) {
+  nids::Vars vars;
+  for (const auto& [k, v] : a.vars) vars.set(k, v);
+  nids::RuleSet set = take(nids::load_rules(a.rules, vars));
+  if (set.syntax_errors() && !a.skip_bad_rules) {
+    std::string first;
+    for (const nids::FileReport& f : set.files)
+      for (const nids::RuleProblem& p : f.problems)
+        if (p.syntax && first.empty()) first = p.where + ": " + p.reason;
+    throw StatusError(Status(Errc::kParseError,
+                             first + " (" + std::to_string(set.syntax_errors()) +
+                                 " rule(s) with syntax errors; skip_bad_rules=True runs without "
+                                 "them)"));
+  }
+  return take(nids::compile_rules(set));
+}
+
+nids::InspectorConfig config(const NidsArgs& a) {
+  nids::InspectorConfig cfg;  // the CLI's defaults, with EVE's transactions kept
+  cfg.engine           = a.engine;
+  cfg.ips              = a.ips;
+  cfg.any_checksum     = a.no_checksum;
+  cfg.app_events       = true;
+  cfg.flow.capacity    = a.capacity;
+  cfg.stream.midstream = a.midstream;
+  cfg.stream.policy    = take(stream::parse_policy(a.policy));
+  cfg.unit_batches     = take(nids::parse_unit_batches("auto"));
+  cfg.midstream_policy = take(nids::parse_midstream_policy("ignore", a.ips));
+  return cfg;
+}
+
+nb::tuple run_nids(const PyCapture& capture, const NidsArgs& a) {
+  auto image = compile(a);
+  auto ins   = take(nids::Inspector::make(image, config(a)));
+  std::vector<std::string> lines;
+  {
+    nb::gil_scoped_release unlocked;
+    std::vector<nids::Alert> alerts;
+    std::vector<nids::FlowEvent> ended;
+    std::vector<nids::AppEvent> app;
+    auto emit = [&] {
+      for (const nids::Alert& x : alerts) lines.push_back(nids::alert_eve(x, ins->image(), a.ips));
+      app.clear();
+      ins->take_app_events(app);
+      for (const nids::AppEvent& e : app) lines.push_back(nids::app_eve(e));
+      if (a.flows)
+        for (const nids::FlowEvent& f : ended) lines.push_back(nids::flow_eve(f));
+      alerts.clear();
+      ended.clear();
+    };
+    for_each_batch(capture.batch(), a.defrag,
+                   [&](const packet::BatchView& v, const PacketInfo* infos, uint32_t n) {
+                     check(ins->process(v, infos, n, alerts, ended));
+                     emit();
+                   });
+    check(ins->finish(alerts, ended));
+    emit();
+  }
+  const nids::InspectorCounters c = ins->counters();
+  nb::dict counters;
+  counters["packets"]       = c.packets;
+  counters["bytes"]         = c.bytes;
+  counters["alerts"]        = c.alerts;
+  counters["dropped"]       = c.dropped;
+  counters["flows_dropped"] = c.flows_dropped;
+  counters["rules"]         = ins->image().rules().size();
+  return nb::make_tuple(lines, counters, ins->engines());
+}
+
+}  // namespace
+
+void bind_nids(nb::module_& m) {
+  nb::class_<NidsArgs>(m, "_NidsArgs", "The NIDS's options (see warpath.nids).")
+      .def(nb::init<>())
+      .def_rw("rules", &NidsArgs::rules)
+      .def_rw("vars", &NidsArgs::vars)
+      .def_rw("engine", &NidsArgs::engine)
+      .def_rw("policy", &NidsArgs::policy)
+      .def_rw("ips", &NidsArgs::ips)
+      .def_rw("midstream", &NidsArgs::midstream)
+      .def_rw("flows", &NidsArgs::flows)
+      .def_rw("skip_bad_rules", &NidsArgs::skip_bad_rules)
+      .def_rw("no_checksum", &NidsArgs::no_checksum)
+      .def_rw("capacity", &NidsArgs::capacity)
+      .def_rw("defrag", &NidsArgs::defrag);
+  m.def("_nids", &run_nids, nb::arg("capture"), nb::arg("args"),
+        "The NIDS over a capture: (EVE lines, counters, engines).");
+  m.attr("_HAVE_NIDS") = true;
+}
+
+}  // namespace warpath::py
+#else
+namespace warpath::py {
+void bind_nids(nb::module_& m) { m.attr("_HAVE_NIDS") = false; }
+}  // namespace warpath::py
+#endif
