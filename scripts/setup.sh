@@ -22,6 +22,7 @@ PACKAGES=(
   libdpdk-dev dpdk-dev              # optional anchors: rte_lpm/rte_fib (warpath bench lookup)
   libnids-dev                       # optional anchor: libnids beside warpath-stream-bench
   tcpflow                           # optional peer: `warpath reassemble` beside tcpflow (bytes and time)
+  chromium                          # optional: the tests render `warpath report`'s page headless
   libvectorscan-dev                 # pattern matching: the cpu.hs engine and the anchor
   libpcre2-dev                      # pattern matching: cpu.pcre2 (back-references, look-around)
   libhtp-dev                        # NIDS: the HTTP app layer (OISF's libhtp, as Suricata)

@@ -69,6 +69,65 @@ def packet_sizes(capture: Capture, bins: int = 50, ax=None):
     return ax
 
 
+def flow_sizes(flows, bins: int = 40, ax=None):
+    """Flow sizes (bytes both directions) of ``warpath.flows(...)``, a log-scaled histogram."""
+    sizes = np.array([f["orig_bytes"] + f["resp_bytes"] for f in flows], dtype=np.float64)
+    if len(sizes) == 0:
+        raise InvalidArgumentError("flow_sizes: no flows")
+    ax = _axes(ax)
+    edges = np.logspace(0, np.log10(max(float(sizes.max()), 10.0)), bins)
+    ax.hist(sizes, bins=edges, alpha=0.8, label="bytes per flow")
+    ax.set_xscale("log")
+    ax.set_xlabel("bytes per flow (both directions)")
+    ax.set_ylabel("flows")
+    ax.set_title(f"{len(sizes)} flows: sizes")
+    return ax
+
+
+def flow_durations(flows, bins: int = 40, ax=None):
+    """Flow durations of ``warpath.flows(...)`` (seconds, log-scaled; zero-length flows at
+    1 microsecond)."""
+    d = np.array([max(float(f["duration"]), 1e-6) for f in flows])
+    if len(d) == 0:
+        raise InvalidArgumentError("flow_durations: no flows")
+    ax = _axes(ax)
+    ax.hist(d, bins=np.logspace(-6, np.log10(max(d.max(), 1e-5)) + 0.01, bins))
+    ax.set_xscale("log")
+    ax.set_xlabel("flow duration (s)")
+    ax.set_ylabel("flows")
+    ax.set_title(f"{len(d)} flows: durations")
+    return ax
+
+
+def alerts_over_time(events, bins: int = 40, ax=None):
+    """Alerts of ``warpath.nids(...)`` over time, stacked by signature (the five most frequent,
+    the rest as other)."""
+    import datetime as _dt
+
+    alerts = [e for e in events if e.get("event_type") == "alert"]
+    if not alerts:
+        raise InvalidArgumentError("alerts_over_time: no alerts")
+    t = np.array([_dt.datetime.strptime(a["timestamp"], "%Y-%m-%dT%H:%M:%S.%f%z").timestamp()
+                  for a in alerts])
+    t = t - t.min()
+    sigs = [a["alert"]["signature"] for a in alerts]
+    top = [s for s, _ in sorted(((s, sigs.count(s)) for s in set(sigs)), key=lambda x: -x[1])][:5]
+    edges = np.linspace(0, max(float(t.max()), 1e-6), bins + 1)
+    ax = _axes(ax)
+    series, labels = [], []
+    for s in top + ["other"]:
+        mask = np.array([(x == s) if s != "other" else (x not in top) for x in sigs])
+        if mask.any():
+            series.append(np.histogram(t[mask], bins=edges)[0])
+            labels.append(s)
+    ax.stackplot(edges[:-1], *series, labels=labels, step="post")
+    ax.set_xlabel("seconds since the first alert")
+    ax.set_ylabel("alerts per bin")
+    ax.set_title(f"{len(alerts)} alerts")
+    ax.legend(loc="upper right", fontsize="small")
+    return ax
+
+
 def measure_batches(call: Callable[[int], object], batches: Sequence[int],
                     seconds: float = 0.2) -> np.ndarray:
     """Items per second of ``call(n)`` (one call answers n items) at each batch size: the

@@ -30,6 +30,7 @@ void add_modules(CLI::App& app, Runner& run);
 void add_docs(CLI::App& app, Runner& run);
 void add_patterns(CLI::App& app, Runner& run);
 void add_nids(CLI::App& app, Runner& run);
+void add_report(CLI::App& app, Runner& run);
 /// An error or pattern text as one printable line (binary bytes as \xNN).
 std::string printable(const std::string& m);
 

@@ -88,6 +88,7 @@ int run_main(int argc, char** argv) {
   add_run(app, run);
   add_modules(app, run);
   add_docs(app, run);
+  add_report(app, run);
   // CLI11 reports a mistyped command as "a subcommand is required"; name it instead.
   const auto known      = app.get_subcommands([](CLI::App*) { return true; });
   const bool is_command = argc > 1 && std::any_of(known.begin(), known.end(), [&](CLI::App* c) {
