@@ -79,5 +79,6 @@ void bind_capture(nb::module_& m);
 void bind_flow(nb::module_& m);
 void bind_stream(nb::module_& m);
 void bind_nids(nb::module_& m);
+void bind_chain(nb::module_& m);
 
 }  // namespace warpath::py

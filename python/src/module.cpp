@@ -20,6 +20,7 @@ NB_MODULE(_warpath, m) {
   py::bind_flow(m);
   py::bind_stream(m);
   py::bind_nids(m);
+  py::bind_chain(m);
   m.def("_engines_lookup", [] { return py::engine_list(warpath::lookup::fib_engines()); });
   m.def("_engines_classify",
         [] { return py::engine_list(warpath::classify::classifier_engines()); });

@@ -20,7 +20,7 @@ import gzip
 import lzma
 import os
 import shutil
-from typing import Iterable, Iterator, Optional, Union
+from typing import Iterable, Iterator, Optional, Sequence, Union
 
 import numpy as np
 
@@ -57,7 +57,7 @@ __all__ = [
     "Error", "InvalidArgumentError", "ParseError", "IoError", "NotFoundError",
     "NotSupportedError", "NotBuiltError", "CapacityError", "OutOfMemoryError", "CudaError",
     "Fib", "Classifier", "Patterns", "Capture", "Packets",
-    "read_pcap", "parse", "write_pcap", "flows", "Flows", "reassemble", "Streams", "nids", "engines", "ipv4", "ipv6", "format_ipv4",
+    "read_pcap", "parse", "write_pcap", "flows", "Flows", "reassemble", "Streams", "nids", "Chain", "engines", "ipv4", "ipv6", "format_ipv4",
     "format_ipv6", "load_keys", "five_tuple_keys", "cuda_devices", "build_info",
     "__version__",
 ]
@@ -454,3 +454,44 @@ def nids(rules, capture, engine: str = "auto", vars: Optional[dict] = None, ips:
     lines, _counters, _engines = _warpath._nids(cap._impl, args)
     for line in lines:
         yield json.loads(line)
+
+
+class Chain:
+    """A chain of modules (``"acl(rules=acl.rules) -> router(fib=routes.txt)"``: ``warpath
+    modules`` lists them and their arguments), run between ports as ``warpath run --chain``
+    runs it."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def __repr__(self) -> str:
+        return f"warpath.Chain({self.text!r})"
+
+    def run(self, ports, workers: int = 1, batch: Optional[int] = None, engine: str = "cpu",
+            duration: float = 0.0, seed: Optional[int] = None, schedule: Optional[str] = None,
+            cpus: Optional[Sequence[int]] = None, zero_copy: bool = True) -> dict:
+        """Runs the chain until the input ports end (or ``duration`` seconds pass) and returns
+        the report ``warpath run --json`` writes (without its provenance header): totals
+        (rx = tx + dropped + slow_path), ``check``, ports, ``modules`` with each module's own
+        counters, drops and slow path by reason, stages, latency.
+
+        ``ports``: a mapping or a list of (name, spec) pairs, in order, with the CLI's specs:
+        ``pcap:IN.pcap:OUT.pcap`` (either side may be empty), ``gen:max:N``, ``null``, ... A
+        run's worker threads are not pinned unless ``cpus`` are given. The GIL is released
+        while the chain runs."""
+        import json
+
+        a = _warpath._ChainArgs()
+        a.chain = self.text
+        a.ports = [(str(k), str(v)) for k, v in (ports.items() if hasattr(ports, "items")
+                                                  else ports)]
+        a.engine, a.workers, a.duration, a.zero_copy = engine, workers, float(duration), zero_copy
+        if batch is not None:
+            a.batch = batch
+        if seed is not None:
+            a.seed = seed
+        if schedule is not None:
+            a.schedule = schedule
+        if cpus:
+            a.cpus = list(cpus)
+        return json.loads(_warpath._run_chain(a))

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "bench_util.hpp"
+#include "runtime/system/report_json.hpp"
 
 namespace warpath::cli {
 
@@ -161,31 +162,11 @@ void print_run_summary(const runtime::RunConfig& c, const runtime::RunReport& r,
              gbps(r.tx_bytes, r.seconds));
 }
 
-namespace {
-/// The "totals" object of the final report and of each --stats-interval line.
-nlohmann::ordered_json totals_json(const runtime::RunReport& r) {
-  return {{"rx", r.rx},
-          {"tx", r.tx},
-          {"dropped", r.dropped},
-          {"slow_path", r.slow_path},
-          {"rx_bytes", r.rx_bytes},
-          {"tx_bytes", r.tx_bytes},
-          {"in_flight", r.in_flight}};
-}
-}  // namespace
-
-// Where the workers' time went, ns a packet by stage (RunReport::Stages).
-static nlohmann::ordered_json stages_json(const runtime::RunReport::Stages& s) {
-  nlohmann::ordered_json j = nlohmann::ordered_json::object();
-  for (const auto& [name, v] : s.named()) j[name] = v;
-  return j;
-}
-
 nlohmann::ordered_json run_stats_line(const runtime::RunReport& r, const runtime::RunReport* prev) {
   using J = nlohmann::ordered_json;
   J j;
   j["seconds"] = r.seconds;
-  j["totals"]  = totals_json(r);
+  j["totals"]  = runtime::report_totals_json(r);
   const double dt = prev ? r.seconds - prev->seconds : r.seconds;
   auto rate       = [&](uint64_t now, uint64_t before) {
     return dt > 0 ? double(now - std::min(now, before)) / dt : 0.0;
@@ -217,7 +198,7 @@ nlohmann::ordered_json run_stats_line(const runtime::RunReport& r, const runtime
                        {"stats", st}});
   }
   j["modules"]              = modules;
-  j["stages_ns_per_packet"] = stages_json(r.stages);
+  j["stages_ns_per_packet"] = runtime::report_stages_json(r.stages);
   return j;
 }
 
@@ -235,88 +216,9 @@ nlohmann::ordered_json run_report_json(const runtime::RunConfig& c, const runtim
                          : c.cpus[w % c.cpus.size()]);
     j["machine"]["worker_cpus"] = pins;
   }
-  j["app"]            = r.app.empty() ? runtime::app_name(c.app) : r.app;
-  j["chain"]          = r.chain;
-  j["schedule"]       = r.schedule;
-  j["errors"]         = r.errors;
-  j["warnings"]       = r.warnings;
-  j["engine"]         = runtime::offload_name(c.engine);
-  j["engines"]        = {{"cpu", r.engine}, {"offload", r.offload_engine}};
-  j["offload_device"] = c.offload_device;
-  j["workers"]        = c.workers;
-  j["batch"]          = c.batch;
-  j["delay_us"]       = c.delay_us;
-  j["duration_s"]     = c.duration_s;
-  j["seed"]           = c.seed;
-  j["fib"]            = ctx.fib;
-  j["rules"]          = ctx.rules;
-  j["stopped_by"]     = ctx.stopped_by.empty() ? J() : J(ctx.stopped_by);
-  j["seconds"]        = r.seconds;
-  j["mpps"]           = mpps(r.rx, r.seconds);
-  j["mpps_out"]       = mpps(r.tx, r.seconds);
-  j["gbps"]           = gbps(r.rx_bytes, r.seconds);
-  j["gbps_out"]       = gbps(r.tx_bytes, r.seconds);
-  j["totals"]         = totals_json(r);
-  const Status check  = r.check();
-  j["check"]          = {{"ok", check.is_ok()}, {"message", check.message()}};
-  J ports             = J::array();
-  for (size_t i = 0; i < r.ports.size(); ++i) {
-    const runtime::PortReport& p = r.ports[i];
-    const std::string spec       = i < c.ports.size() ? c.ports[i].second : "";
-    ports.push_back({{"index", i},
-                     {"name", p.name},
-                     {"spec", spec},
-                     {"description", p.description},
-                     {"rx", p.stats.rx},
-                     {"rx_bytes", p.stats.rx_bytes},
-                     {"rx_dropped", p.stats.rx_dropped},
-                     {"tx", p.stats.tx},
-                     {"tx_bytes", p.stats.tx_bytes},
-                     {"tx_errors", p.stats.tx_errors}});
-  }
-  j["ports"] = ports;
-  J drops    = J::object();
-  J slow     = J::object();
-  for (const auto& [reason, n] : r.drops_by_reason) drops[reason] = n;
-  for (const auto& [reason, n] : r.slow_path_by_reason) slow[reason] = n;
-  J modules = J::array();
-  for (const runtime::ModuleReport& m : r.modules) {
-    J md = J::object(), ms = J::object();
-    for (const auto& [k, n] : m.drops) md[k] = n;
-    for (const auto& [k, n] : m.slow_path) ms[k] = n;
-    J st = J::object();
-    for (const auto& [k, n] : m.stats) st[k] = n;
-    modules.push_back({{"position", m.position},
-                       {"kind", m.kind},
-                       {"describe", m.describe},
-                       {"in", m.in},
-                       {"out", m.out},
-                       {"forwarded", m.forwarded},
-                       {"drops_by_reason", md},
-                       {"slow_path_by_reason", ms},
-                       {"ns_per_packet", m.ns_per_packet},
-                       {"stats", st}});
-  }
-  j["modules"]                     = modules;
-  j["drops_by_reason"]             = drops;
-  j["slow_path_by_reason"]         = slow;
-  j["icmp"]                        = {{"sent", r.icmp_sent}, {"suppressed", r.icmp_suppressed}};
-  j["originated"]                  = r.originated;
-  j["copies"]                      = r.copies;
-  j["fragmented"]                  = {{"packets", r.fragmented}, {"fragments", r.fragments}};
-  j["batches"]                     = {{"chunks", r.chunks},
-                                      {"fill", r.batch_fill},
-                                      {"cpu", r.cpu_chunks},
-                                      {"gpu", r.gpu_chunks},
-                                      {"launches", r.gpu_launches},
-                                      {"cpu_packets", r.cpu_packets},
-                                      {"gpu_packets", r.gpu_packets},
-                                      {"gpu_share", r.gpu_share},
-                                      {"cpu_ns_per_packet", r.cpu_ns_per_pkt}};
-  j["stages_ns_per_packet"]        = stages_json(r.stages);
-  const runtime::LatencySummary& l = r.latency;
-  j["latency_us"]                  = {{"count", l.count},  {"p50", l.p50_us}, {"p99", l.p99_us},
-                                      {"p999", l.p999_us}, {"max", l.max_us}, {"mean", l.mean_us}};
+  // The body (runtime/system/report_json.cpp: the Python package's Chain.run returns the same).
+  J body = runtime::run_report_body(c, r, {ctx.fib, ctx.rules, ctx.stopped_by});
+  for (auto& [key, value] : body.items()) j[key] = std::move(value);
   return j;
 }
 

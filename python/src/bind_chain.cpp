@@ -1,0 +1,100 @@
+// python/src/bind_chain.cpp: a chain of modules between ports (include/warpath/runtime/
+// pipeline.hpp), as `warpath run --chain TEXT --port NAME=SPEC ...` runs it, with the report
+// `warpath run --json` writes after its provenance header (runtime/system/report_json.hpp).
+// Threads are not pinned (a Python process shares its cores) unless cpus are given.
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "common.hpp"
+#include "runtime/system/report_json.hpp"
+#include "warpath/classify/rule.hpp"
+#include "warpath/io/sa_file.hpp"
+#include "warpath/io/text_file.hpp"
+#include "warpath/lookup/route.hpp"
+#include "warpath/runtime/chain.hpp"
+#include "warpath/runtime/pipeline.hpp"
+#include "warpath/runtime/port.hpp"
+
+namespace warpath::py {
+namespace {
+
+struct ChainArgs {
+  std::string chain;
+  std::vector<std::pair<std::string, std::string>> ports;
+  std::string engine = "cpu", schedule;
+  std::vector<int> cpus;
+  uint32_t workers = 1, batch = 0;
+  double duration  = 0;
+  uint64_t seed    = 0;
+  bool zero_copy   = true;
+};
+
+std::string run_chain(const ChainArgs& a) {
+  runtime::RunConfig c;
+  auto parsed = runtime::parse_chain(a.chain);
+  if (!parsed) throw StatusError(Status(parsed.status().code(), "chain: " + parsed.status().message()));
+  c.chain = std::move(*parsed);
+  for (auto& m : c.chain) m.where = "chain";
+  if (a.ports.empty()) invalid("a chain needs ports: [('in', 'pcap:IN.pcap:'), ...]");
+  c.ports = a.ports;
+  if (!runtime::parse_offload(a.engine, c.engine))
+    invalid("engine '" + a.engine + "': cpu, gpu or auto");
+  c.workers     = a.workers;
+  if (a.batch) c.batch = a.batch;
+  c.duration_s  = a.duration;
+  if (a.seed) c.seed = a.seed;
+  if (!a.schedule.empty()) c.schedule = a.schedule;
+  c.progress    = false;
+  c.pin_threads = !a.cpus.empty();
+  c.cpus        = a.cpus;
+  c.zero_copy   = a.zero_copy;
+  check(c.validate());
+  runtime::RunInputs in;
+  in.load_routes = [](const std::string& path) { return lookup::load_routes(path); };
+  in.load_rules  = [](const std::string& path, std::string_view format) {
+    return classify::load_rules(path, format);
+  };
+  in.read_text = [](const std::string& path) { return io::read_text_file(path); };
+  in.load_sas  = [](const std::string& path) { return io::read_sa_file(path); };
+  runtime::PortOptions po;
+  po.rx_queues    = c.workers;
+  po.workers      = c.workers;
+  po.seed         = c.seed;
+  po.gen_profile  = c.gen_profile;
+  po.rx_wait_us   = c.delay_us;
+  po.zero_copy    = c.zero_copy;
+  po.held_packets = runtime::packets_held(c);
+  for (size_t i = 0; i < c.ports.size(); ++i) {
+    po.index = uint16_t(i);
+    in.ports.push_back(take(runtime::open_port(c.ports[i].first, c.ports[i].second, po)));
+  }
+  runtime::RunReport report;
+  {
+    nb::gil_scoped_release unlocked;
+    report = take(runtime::run(c, in));
+  }
+  if (!report.errors.empty()) throw StatusError(Status(Errc::kIoError, report.errors.back()));
+  return runtime::run_report_body(c, report).dump();
+}
+
+}  // namespace
+
+void bind_chain(nb::module_& m) {
+  nb::class_<ChainArgs>(m, "_ChainArgs", "A chain run's settings (see warpath.Chain).")
+      .def(nb::init<>())
+      .def_rw("chain", &ChainArgs::chain)
+      .def_rw("ports", &ChainArgs::ports)
+      .def_rw("engine", &ChainArgs::engine)
+      .def_rw("schedule", &ChainArgs::schedule)
+      .def_rw("cpus", &ChainArgs::cpus)
+      .def_rw("workers", &ChainArgs::workers)
+      .def_rw("batch", &ChainArgs::batch)
+      .def_rw("duration", &ChainArgs::duration)
+      .def_rw("seed", &ChainArgs::seed)
+      .def_rw("zero_copy", &ChainArgs::zero_copy);
+  m.def("_run_chain", &run_chain, nb::arg("args"),
+        "Runs a chain between ports: the report as JSON text.");
+}
+
+}  // namespace warpath::py
