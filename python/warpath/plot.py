@@ -146,6 +146,48 @@ def measure_batches(call: Callable[[int], object], batches: Sequence[int],
     return np.array(rates)
 
 
+def bench_batches(kind: str, args: Sequence[str], batches: Sequence[int],
+                  engines: Optional[Sequence[str]] = None, cli: Optional[str] = None) -> dict:
+    """An engine against its anchor over batch sizes: runs ``warpath bench lookup|classify
+    ARGS --batch B --json ...`` for each batch size (the C++ benchmark, pinned, with the DPDK
+    anchors it was built with: rte_lpm/rte_fib, rte_acl) and gathers each row's rate. Returns
+    {label: rates} for ``batch_curve`` (labels are engine ids; anchors' rows say their
+    library). ``engines`` keeps those rows only; ``cli``: the warpath binary (default
+    $WARPATH_BIN, the one beside the package's build, or ``warpath`` on the PATH)."""
+    import json
+    import os
+    import shutil
+    import subprocess
+    import tempfile
+
+    if kind not in ("lookup", "classify"):
+        raise InvalidArgumentError(f"bench_batches: kind {kind!r} is lookup or classify")
+    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    cli = cli or os.environ.get("WARPATH_BIN") or (
+        os.path.join(here, "warpath") if os.path.isfile(os.path.join(here, "warpath"))
+        else shutil.which("warpath"))
+    if not cli:
+        raise InvalidArgumentError("bench_batches: no warpath binary (set WARPATH_BIN)")
+    key = "mlookups_per_s" if kind == "lookup" else "mpps"
+    curves: dict = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "bench.json")
+        for i, b in enumerate(batches):
+            r = subprocess.run([cli, "bench", kind, *map(str, args), "--batch", str(b),
+                                "--json", out], capture_output=True, text=True)
+            if r.returncode != 0:
+                raise InvalidArgumentError(f"warpath bench {kind}: {r.stderr.strip()}")
+            with open(out) as f:
+                rows = json.load(f)["results"]
+            for row in rows:
+                if engines and row["engine"] not in engines:
+                    continue
+                rate = row.get(key)
+                curves.setdefault(row["engine"], [float("nan")] * len(batches))[i] = (
+                    rate * 1e6 if rate else float("nan"))
+    return curves
+
+
 def batch_curve(curves: dict, batches: Sequence[int], unit: str = "items/s",
                 title: str = "throughput against batch size", ax=None):
     """Throughput against batch size, one line per engine: ``curves`` maps a label (an engine,

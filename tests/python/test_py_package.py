@@ -72,3 +72,33 @@ def test_pyproject_builds_the_package_with_scikit_build_core():
     assert sk["cmake"]["define"]["WARPATH_PYTHON"] == "ON"
     assert "python" in sk["install"]["components"]
     assert meta["project"]["version"] == warpath.__version__
+
+
+def test_bench_curve_of_an_engine_against_its_anchor(tmp_path):
+    """warpath.plot.bench_batches runs the C++ benchmark per batch size (with its DPDK anchors
+    where the build has them) and batch_curve draws engine and anchor."""
+    import os
+
+    import matplotlib
+    from pyutil import WARPATH_BIN, data
+
+    matplotlib.use("Agg")
+    import warpath.plot
+
+    if not WARPATH_BIN.is_file():
+        pytest.skip(f"warpath binary not found at {WARPATH_BIN}")
+    rules = data("classbench", "wustl_5tuple", "acl1_1K")
+    trace = data("classbench", "wustl_5tuple", "acl1_1K_trace")
+    batches = [64, 4096]
+    curves = warpath.plot.bench_batches(
+        "classify", ["--rules", rules, "--trace", trace, "--repeat", 1, "--min-keys", 20000],
+        batches, cli=str(WARPATH_BIN))
+    assert "cpu.rfc" in curves and all(r > 0 for r in curves["cpu.rfc"])
+    anchors = [k for k in curves if k.startswith("rte_acl")]
+    if anchors:  # built with DPDK: the anchor is in the same curves
+        assert all(r > 0 for r in curves[anchors[-1]])
+    keep = {k: v for k, v in curves.items() if k == "cpu.rfc" or k in anchors[-1:]}
+    ax = warpath.plot.batch_curve(keep, batches, unit="keys/s")
+    ax.figure.savefig(tmp_path / "curve.png")
+    assert (tmp_path / "curve.png").stat().st_size > 2000
+    assert len(ax.get_lines()) == len(keep)
