@@ -6,6 +6,10 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <Python.h>
+
+#include <atomic>
+
 #include "common.hpp"
 #include "runtime/system/report_json.hpp"
 #include "warpath/classify/rule.hpp"
@@ -22,11 +26,11 @@ namespace {
 struct ChainArgs {
   std::string chain;
   std::vector<std::pair<std::string, std::string>> ports;
-  std::string engine = "cpu", schedule;
+  std::string engine = "auto", schedule = runtime::RunConfig{}.schedule;  // the CLI's defaults
   std::vector<int> cpus;
-  uint32_t workers = 1, batch = 0;
+  uint32_t workers = 1, batch = runtime::RunConfig{}.batch;
   double duration  = 0;
-  uint64_t seed    = 0;
+  uint64_t seed    = runtime::RunConfig{}.seed;
   bool zero_copy   = true;
 };
 
@@ -41,10 +45,10 @@ std::string run_chain(const ChainArgs& a) {
   if (!runtime::parse_offload(a.engine, c.engine))
     invalid("engine '" + a.engine + "': cpu, gpu or auto");
   c.workers     = a.workers;
-  if (a.batch) c.batch = a.batch;
+  c.batch       = a.batch;
   c.duration_s  = a.duration;
-  if (a.seed) c.seed = a.seed;
-  if (!a.schedule.empty()) c.schedule = a.schedule;
+  c.seed        = a.seed;
+  c.schedule    = a.schedule;
   c.progress    = false;
   c.pin_threads = !a.cpus.empty();
   c.cpus        = a.cpus;
@@ -69,12 +73,34 @@ std::string run_chain(const ChainArgs& a) {
     po.index = uint16_t(i);
     in.ports.push_back(take(runtime::open_port(c.ports[i].first, c.ports[i].second, po)));
   }
+  // Ctrl-C stops the run (drained, as the CLI's SIGINT does) and raises KeyboardInterrupt.
+  std::atomic<bool> stop{false};
+  bool interrupted = false;
+  runtime::RunHooks hooks;
+  hooks.stop                = &stop;
+  hooks.progress_interval_s = 0.2;
+  hooks.progress            = [&](const runtime::RunReport&) {
+    nb::gil_scoped_acquire locked;
+    if (PyErr_CheckSignals() != 0) {
+      PyErr_Clear();
+      interrupted = true;
+      stop.store(true);
+    }
+  };
   runtime::RunReport report;
   {
     nb::gil_scoped_release unlocked;
-    report = take(runtime::run(c, in));
+    report = take(runtime::run(c, in, hooks));
   }
-  if (!report.errors.empty()) throw StatusError(Status(Errc::kIoError, report.errors.back()));
+  if (interrupted) {
+    PyErr_SetNone(PyExc_KeyboardInterrupt);
+    throw nb::python_error();
+  }
+  if (!report.errors.empty()) {  // what went wrong after the run started: every line of it
+    std::string all;
+    for (const std::string& e : report.errors) all += (all.empty() ? "" : "; ") + e;
+    throw StatusError(Status(Errc::kIoError, all));
+  }
   return runtime::run_report_body(c, report).dump();
 }
 

@@ -30,7 +30,7 @@ struct NidsArgs {
 
 std::shared_ptr<const nids::DetectImage> compile(const NidsArgs& a) {
   nids::Vars vars;
-  for (const auto& [k, v] : a.vars) vars.set(k, v);
+  for (const auto& [k, v] : a.vars) check(vars.set_from(k + "=" + v));  // as --set-var
   nids::RuleSet set = take(nids::load_rules(a.rules, vars));
   if (set.syntax_errors() && !a.skip_bad_rules) {
     std::string first;

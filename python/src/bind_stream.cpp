@@ -1,8 +1,9 @@
 // python/src/bind_stream.cpp: reassembled TCP streams of a capture
 // (include/warpath/stream/stream.hpp), as `warpath reassemble` writes them: the flow tracker and
-// the reassembler over the capture in batches of 1024 packets, each direction's bytes in
-// memory (each stream capped at 64 MiB, all at 1 GiB, as the CLI caps them), its gaps, and an
-// index entry per direction that carried bytes or gaps.
+// the reassembler over the capture in batches of 1024 packets (the reassembler's own caps as
+// the CLI's: 64 MiB buffered a stream, 1 GiB in all), each direction's delivered bytes held in
+// memory up to `max_bytes` over all streams (kCapacity beyond), its gaps, and an entry per
+// direction that carried bytes or gaps. Each entry is freed as its dict is made.
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -38,7 +39,8 @@ std::string endpoint(const flow::FlowRecord& r, bool src) {
 
 nb::tuple reassemble(const PyCapture& capture, const std::string& policy, const std::string& mode,
                      bool midstream, uint64_t depth, const std::string& engine,
-                     const std::string& flow_engine, uint32_t capacity, bool no_checksum) {
+                     const std::string& flow_engine, uint32_t capacity, bool no_checksum,
+                     uint64_t max_bytes) {
   stream::StreamConfig sc;
   sc.policy = take(stream::parse_policy(policy));
   if (mode != "ids" && mode != "inline") invalid("mode '" + mode + "': ids or inline");
@@ -57,13 +59,26 @@ nb::tuple reassemble(const PyCapture& capture, const std::string& policy, const 
   {
     nb::gil_scoped_release unlocked;
     std::map<std::pair<uint64_t, uint8_t>, StreamData> live;
+    uint64_t held = 0;
+    bool over     = false;  // the sink may not throw through the reassembler: a flag
     const stream::ChunkSink sink = [&](const stream::Chunk& c) {
       StreamData& s = live[{c.flow, c.dir}];
       if (c.gap) {
         s.gaps.emplace_back(c.offset, c.len);
+      } else if (held + c.len > max_bytes) {
+        over = true;
       } else {
         s.bytes.append(reinterpret_cast<const char*>(c.data), c.len);
+        held += c.len;
       }
+    };
+    auto check_room = [&] {
+      if (over)
+        throw StatusError(Status(Errc::kCapacity,
+                                 "reassemble: the streams hold more than max_bytes (" +
+                                     std::to_string(max_bytes) +
+                                     " bytes); cut them with depth, or use warpath reassemble, "
+                                     "which writes files"));
     };
     auto finish = [&](const flow::FlowRecord& r) {
       if (r.proto != 6) return;
@@ -89,13 +104,15 @@ nb::tuple reassemble(const PyCapture& capture, const std::string& policy, const 
       check(stream::reassemble_batch(*reassembler, part, infos.data() + off, answers.data(), n,
                                      sink, no_checksum));
       for (const auto& r : ended) finish(r);
+      check_room();
     }
     ended.clear();
     check(tracker->flush(ended));
     for (const auto& r : ended) finish(r);
+    check_room();
   }
   nb::list streams;
-  for (auto& e : out.streams) {
+  for (auto& e : out.streams) {  // each entry's bytes freed once its dict holds their copy
     nb::dict d;
     d["flow"]  = e.record.serial;
     d["dir"]   = e.dir ? "responder" : "initiator";
@@ -107,6 +124,7 @@ nb::tuple reassemble(const PyCapture& capture, const std::string& policy, const 
     d["gaps"]  = gaps;
     d["end"]   = flow::flow_end_name(e.record.end);
     streams.append(d);
+    std::string().swap(e.data.bytes);
   }
   const stream::StreamCounters c = reassembler->counters();
   nb::dict counters;
@@ -141,6 +159,7 @@ void bind_stream(nb::module_& m) {
         nb::arg("mode") = "ids", nb::arg("midstream") = false, nb::arg("depth") = 0,
         nb::arg("engine") = "auto", nb::arg("flow_engine") = "auto",
         nb::arg("capacity") = 1u << 18, nb::arg("no_checksum") = false,
+        nb::arg("max_bytes") = uint64_t(1) << 30,
         "Reassembled TCP streams of a capture: (streams, counters, engine id).");
 }
 

@@ -407,15 +407,18 @@ class Streams(list):
 
 def reassemble(capture, policy: str = "bsd", mode: str = "ids", midstream: bool = False,
                depth: int = 0, engine: str = "auto", flow_engine: str = "auto",
-               capacity: int = 1 << 18, no_checksum: bool = False) -> Streams:
+               capacity: int = 1 << 18, no_checksum: bool = False,
+               max_bytes: int = 1 << 30) -> Streams:
     """Reassembles the TCP streams of a capture (a ``Capture`` or anything ``read_pcap``
     takes), as ``warpath reassemble`` does: overlaps resolved by ``policy`` (bsd, linux, first,
     last, windows, ...), ``mode`` ids (what the receiver acknowledged) or inline, flows picked
     up without a handshake when ``midstream``, each direction cut at ``depth`` bytes (0: none).
-    Streams are held in memory (each capped at 64 MiB, all at 1 GiB)."""
+    The streams' bytes are held in memory: a ``CapacityError`` when they pass ``max_bytes``
+    (use ``depth``, or the CLI's ``warpath reassemble`` that writes files, for larger)."""
     cap = capture if isinstance(capture, Capture) else read_pcap(capture)
     streams, counters, engine_id = _warpath._reassemble(
-        cap._impl, policy, mode, midstream, depth, engine, flow_engine, capacity, no_checksum)
+        cap._impl, policy, mode, midstream, depth, engine, flow_engine, capacity, no_checksum,
+        max_bytes)
     out = Streams(streams)
     out.counters = counters
     out.engine = engine_id
@@ -436,7 +439,8 @@ def nids(rules, capture, engine: str = "auto", vars: Optional[dict] = None, ips:
     ``ips``: inline mode (drop actions drop). A rule with a syntax error fails the load (a
     ``ParseError`` naming its file and line) unless ``skip_bad_rules``. IP fragments are put
     back together first, as the CLI does (``defrag=False``: its ``--no-defrag``).
-    The whole run happens on the first ``next()``; the GIL is released meanwhile."""
+    The run happens in this call (without the GIL), so its errors are raised here; the
+    records are held as JSON lines and parsed as they are iterated."""
     import json
 
     if not getattr(_warpath, "_HAVE_NIDS", False):
@@ -452,8 +456,7 @@ def nids(rules, capture, engine: str = "auto", vars: Optional[dict] = None, ips:
     args.skip_bad_rules, args.no_checksum, args.capacity = skip_bad_rules, no_checksum, capacity
     args.defrag = "auto" if defrag else ""
     lines, _counters, _engines = _warpath._nids(cap._impl, args)
-    for line in lines:
-        yield json.loads(line)
+    return (json.loads(line) for line in lines)
 
 
 class Chain:
@@ -467,7 +470,7 @@ class Chain:
     def __repr__(self) -> str:
         return f"warpath.Chain({self.text!r})"
 
-    def run(self, ports, workers: int = 1, batch: Optional[int] = None, engine: str = "cpu",
+    def run(self, ports, workers: int = 1, batch: Optional[int] = None, engine: str = "auto",
             duration: float = 0.0, seed: Optional[int] = None, schedule: Optional[str] = None,
             cpus: Optional[Sequence[int]] = None, zero_copy: bool = True) -> dict:
         """Runs the chain until the input ports end (or ``duration`` seconds pass) and returns
@@ -478,7 +481,8 @@ class Chain:
         ``ports``: a mapping or a list of (name, spec) pairs, in order, with the CLI's specs:
         ``pcap:IN.pcap:OUT.pcap`` (either side may be empty), ``gen:max:N``, ``null``, ... A
         run's worker threads are not pinned unless ``cpus`` are given. The GIL is released
-        while the chain runs."""
+        while the chain runs; Ctrl-C stops it (drained) and raises KeyboardInterrupt. Errors
+        after the run started (a port that could not write) raise ``IoError`` naming them."""
         import json
 
         a = _warpath._ChainArgs()

@@ -19,6 +19,10 @@ def main(argv=None) -> int:
     except (Error, OSError) as e:
         print(f"warpath: {e}", file=sys.stderr)
         return 1
+    except ImportError as e:
+        print(f"warpath: report needs matplotlib and pandas ({e}): pip install 'warpath[plot,pandas]'",
+              file=sys.stderr)
+        return 1
     print(f"{a.capture}: report written to {out}")
     return 0
 

@@ -97,7 +97,11 @@ def write(capture, path, rules: Optional[Sequence[str]] = None) -> str:
     """Writes the report to ``path`` (via a temporary name, renamed when complete)."""
     text = build(capture, rules)
     tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
     return str(path)

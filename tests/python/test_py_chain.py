@@ -12,7 +12,8 @@ warpath = need_package()
 DEMO = REPO / "examples" / "nids" / "demo.pcap"
 RULES = REPO / "examples" / "firewall.rules"
 STABLE = ("totals", "check", "chain", "app", "drops_by_reason", "slow_path_by_reason", "icmp",
-          "copies", "fragmented", "originated", "workers", "batch", "schedule", "errors")
+          "copies", "fragmented", "originated", "workers", "batch", "schedule", "errors",
+          "engine", "engines", "seed", "duration_s", "offload_device")
 
 
 def module_counts(report):
@@ -56,3 +57,22 @@ def test_bad_chains():
         warpath.Chain("router").run({"in": "weird:thing"})
     with pytest.raises(warpath.InvalidArgumentError, match="engine 'tpu'"):
         warpath.Chain("router").run(ports, engine="tpu")
+
+
+def test_ctrl_c_stops_a_run_and_raises():
+    """SIGINT while a chain runs (an endless generator): the run stops, drained, and Python
+    gets KeyboardInterrupt."""
+    import os
+    import signal
+    import threading
+    import time
+
+    timer = threading.Timer(0.5, os.kill, args=(os.getpid(), signal.SIGINT))
+    t0 = time.monotonic()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            warpath.Chain("router").run({"gen": "gen:max:4000000000", "sink": "null"})
+    finally:
+        timer.cancel()
+    assert time.monotonic() - t0 < 30

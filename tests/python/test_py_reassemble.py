@@ -43,3 +43,12 @@ def test_bad_arguments():
         warpath.reassemble(cap, mode="x")
     with pytest.raises(warpath.NotFoundError):
         warpath.reassemble(cap, engine="cpu.nothing")
+
+
+def test_max_bytes_bounds_what_is_held():
+    cap = warpath.read_pcap(REPO / "examples" / "nids" / "demo.pcap")
+    total = sum(len(s["data"]) for s in warpath.reassemble(cap))
+    assert total > 100
+    assert sum(len(s["data"]) for s in warpath.reassemble(cap, max_bytes=total)) == total
+    with pytest.raises(warpath.CapacityError, match="max_bytes"):
+        warpath.reassemble(cap, max_bytes=total - 1)

@@ -44,10 +44,12 @@ def test_cli_report_renders_with_every_plot(tmp_path):
         assert f"<h2>{heading}" in page, heading
     assert 'data-plots="ok"' in rendered(out)
     # the alert table names the demo's signatures, with their counts
-    sids = {e["alert"]["signature_id"] for e in warpath.nids(RULES, DEMO, flows=False)
-            if e["event_type"] == "alert"}
-    for sid in sids:
-        assert f"<td>{sid}</td>" in page
+    from collections import Counter
+    alerts = Counter((e["alert"]["signature_id"], e["alert"]["signature"])
+                     for e in warpath.nids(RULES, DEMO, flows=False) if e["event_type"] == "alert")
+    table = page[page.index("<h2>Alerts ("):]
+    for (sid, msg), n in alerts.items():
+        assert f"<tr><td>{sid}</td><td>{msg}</td><td>{n}</td></tr>" in table, (sid, msg)
 
 
 def test_python_report_of_a_shared_capture(tmp_path):

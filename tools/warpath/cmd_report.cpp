@@ -43,7 +43,13 @@ int run_report(const ReportOptions& o) {
   }
   const char* env         = std::getenv("WARPATH_PYTHON_EXE");
   const std::string python = env && *env ? env : WARPATH_PYTHON_EXE;
-  std::vector<std::string> args = {python, "-m", "warpath", "report", o.capture, "--html", o.html};
+  // Not `-m`: it puts the current directory first on sys.path, where a checkout's python/ holds
+  // the package's sources without the extension.
+  std::vector<std::string> args = {
+      python, "-c",
+      "import sys; sys.path[:] = [p for p in sys.path if p not in ('', '.')]; "
+      "from warpath.__main__ import main; sys.exit(main(sys.argv[1:]))",
+      "report", o.capture, "--html", o.html};
   for (const std::string& r : o.rules) {
     args.emplace_back("--rules");
     args.push_back(r);
