@@ -61,18 +61,7 @@ std::string run_chain(const ChainArgs& a) {
   };
   in.read_text = [](const std::string& path) { return io::read_text_file(path); };
   in.load_sas  = [](const std::string& path) { return io::read_sa_file(path); };
-  runtime::PortOptions po;
-  po.rx_queues    = c.workers;
-  po.workers      = c.workers;
-  po.seed         = c.seed;
-  po.gen_profile  = c.gen_profile;
-  po.rx_wait_us   = c.delay_us;
-  po.zero_copy    = c.zero_copy;
-  po.held_packets = runtime::packets_held(c);
-  for (size_t i = 0; i < c.ports.size(); ++i) {
-    po.index = uint16_t(i);
-    in.ports.push_back(take(runtime::open_port(c.ports[i].first, c.ports[i].second, po)));
-  }
+  check(runtime::open_run_ports(c, in));
   // Ctrl-C stops the run (drained, as the CLI's SIGINT does) and raises KeyboardInterrupt.
   std::atomic<bool> stop{false};
   bool interrupted = false;

@@ -1,10 +1,11 @@
 // python/src/bind_flow.cpp: flow records of a capture (include/warpath/flow/flow.hpp), as
-// `warpath flows --format json` writes them: the capture parsed once, tracked in batches of
-// 1024 packets as the CLI reads it, every record as its JSON line (the Python side makes them
+// `warpath flows --format json` writes them: the capture in the CLI's batches (batches.hpp,
+// defragmented with --defrag's engine when asked), every record as its JSON line (the Python side makes them
 // dicts and a pandas frame), and the tracker's counters.
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include "batches.hpp"
 #include "capture.hpp"
 #include "common.hpp"
 #include "warpath/flow/flow.hpp"
@@ -29,7 +30,7 @@ nb::dict counters_dict(const flow::FlowCounters& c) {
 }
 
 nb::tuple flows(const PyCapture& capture, const std::string& engine, uint32_t capacity,
-                const std::string& on_full, bool no_checksum) {
+                const std::string& on_full, bool no_checksum, const std::string& defrag) {
   flow::FlowConfig config;
   config.capacity             = capacity;
   config.on_full              = take(flow::parse_on_full(on_full));
@@ -38,17 +39,15 @@ nb::tuple flows(const PyCapture& capture, const std::string& engine, uint32_t ca
   std::vector<std::string> lines;
   {
     nb::gil_scoped_release unlocked;
-    const packet::PacketBatch& batch = capture.batch();
-    const std::vector<PacketInfo> infos = take(packet::parse_batch(batch, "auto"));
-    const packet::BatchView v            = batch.view();
-    std::vector<flow::PacketFlow> answers(1024);
+    std::vector<flow::PacketFlow> answers;
     std::vector<flow::FlowRecord> ended;
-    for (uint32_t off = 0; off < batch.size(); off += 1024) {
-      const uint32_t n = std::min<uint32_t>(1024, batch.size() - off);
-      check(tracker->track({infos.data() + off, n}, {v.metas + off, n}, {answers.data(), n}, ended));
-      for (const auto& r : ended) lines.push_back(flow::flow_record_json(r));
-      ended.clear();
-    }
+    for_each_batch(capture.batch(), defrag,
+                   [&](const packet::BatchView& v, const PacketInfo* infos, uint32_t n) {
+                     answers.resize(n);
+                     check(tracker->track({infos, n}, {v.metas, n}, {answers.data(), n}, ended));
+                     for (const auto& r : ended) lines.push_back(flow::flow_record_json(r));
+                     ended.clear();
+                   });
     check(tracker->flush(ended));
     for (const auto& r : ended) lines.push_back(flow::flow_record_json(r));
   }
@@ -60,7 +59,7 @@ nb::tuple flows(const PyCapture& capture, const std::string& engine, uint32_t ca
 void bind_flow(nb::module_& m) {
   m.def("_flows", &flows, nb::arg("capture"), nb::arg("engine") = "auto",
         nb::arg("capacity") = 1u << 18, nb::arg("on_full") = "evict",
-        nb::arg("no_checksum") = false,
+        nb::arg("no_checksum") = false, nb::arg("defrag") = "",
         "Flow records of a capture: (JSON lines, counters, engine id).");
   m.def("_flow_engines", [] { return engine_list(flow::flow_engines()); }, "The flow engines.");
 }

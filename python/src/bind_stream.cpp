@@ -9,6 +9,7 @@
 
 #include <map>
 
+#include "batches.hpp"
 #include "capture.hpp"
 #include "common.hpp"
 #include "warpath/flow/flow.hpp"
@@ -40,7 +41,7 @@ std::string endpoint(const flow::FlowRecord& r, bool src) {
 nb::tuple reassemble(const PyCapture& capture, const std::string& policy, const std::string& mode,
                      bool midstream, uint64_t depth, const std::string& engine,
                      const std::string& flow_engine, uint32_t capacity, bool no_checksum,
-                     uint64_t max_bytes) {
+                     uint64_t max_bytes, const std::string& defrag) {
   stream::StreamConfig sc;
   sc.policy = take(stream::parse_policy(policy));
   if (mode != "ids" && mode != "inline") invalid("mode '" + mode + "': ids or inline");
@@ -91,21 +92,18 @@ nb::tuple reassemble(const PyCapture& capture, const std::string& policy, const 
         live.erase(it);
       }
     };
-    const packet::PacketBatch& batch    = capture.batch();
-    const std::vector<PacketInfo> infos = take(packet::parse_batch(batch, "auto"));
-    const packet::BatchView v           = batch.view();
-    std::vector<flow::PacketFlow> answers(1024);
+    std::vector<flow::PacketFlow> answers;
     std::vector<flow::FlowRecord> ended;
-    for (uint32_t off = 0; off < batch.size(); off += 1024) {
-      const uint32_t n = std::min<uint32_t>(1024, batch.size() - off);
-      const packet::BatchView part{v.buffer, v.metas + off, n};
-      ended.clear();
-      check(tracker->track({infos.data() + off, n}, {part.metas, n}, {answers.data(), n}, ended));
-      check(stream::reassemble_batch(*reassembler, part, infos.data() + off, answers.data(), n,
-                                     sink, no_checksum));
-      for (const auto& r : ended) finish(r);
-      check_room();
-    }
+    for_each_batch(capture.batch(), defrag,
+                   [&](const packet::BatchView& v, const PacketInfo* infos, uint32_t n) {
+                     answers.resize(n);
+                     ended.clear();
+                     check(tracker->track({infos, n}, {v.metas, n}, {answers.data(), n}, ended));
+                     check(stream::reassemble_batch(*reassembler, v, infos, answers.data(), n, sink,
+                                                    no_checksum));
+                     for (const auto& r : ended) finish(r);
+                     check_room();
+                   });
     ended.clear();
     check(tracker->flush(ended));
     for (const auto& r : ended) finish(r);
@@ -159,7 +157,7 @@ void bind_stream(nb::module_& m) {
         nb::arg("mode") = "ids", nb::arg("midstream") = false, nb::arg("depth") = 0,
         nb::arg("engine") = "auto", nb::arg("flow_engine") = "auto",
         nb::arg("capacity") = 1u << 18, nb::arg("no_checksum") = false,
-        nb::arg("max_bytes") = uint64_t(1) << 30,
+        nb::arg("max_bytes") = uint64_t(1) << 30, nb::arg("defrag") = "",
         "Reassembled TCP streams of a capture: (streams, counters, engine id).");
 }
 

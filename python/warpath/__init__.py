@@ -378,16 +378,17 @@ class Flows(list):
 
 
 def flows(capture, engine: str = "auto", capacity: int = 1 << 18, on_full: str = "evict",
-          no_checksum: bool = False) -> Flows:
+          no_checksum: bool = False, defrag: bool = False) -> Flows:
     """Tracks the flows of a capture (a ``Capture`` or anything ``read_pcap`` takes) with a
     flow engine (``auto``, ``cpu.flow``, ``ref.flow``, ``validate:<id>``): one record per flow
     as it ends, by Suricata's timeouts on the capture's clock, on TCP port reuse, on eviction
-    (``on_full``: evict, drop or pass when ``capacity`` flows are held) and at the end."""
+    (``on_full``: evict, drop or pass when ``capacity`` flows are held) and at the end.
+    ``defrag``: IP fragments put back together first (the CLI's ``--defrag``)."""
     import json
 
     cap = capture if isinstance(capture, Capture) else read_pcap(capture)
     lines, counters, engine_id = _warpath._flows(cap._impl, engine, capacity, on_full,
-                                                 no_checksum)
+                                                 no_checksum, "auto" if defrag else "")
     out = Flows(json.loads(line) for line in lines)
     out.counters = counters
     out.engine = engine_id
@@ -408,17 +409,18 @@ class Streams(list):
 def reassemble(capture, policy: str = "bsd", mode: str = "ids", midstream: bool = False,
                depth: int = 0, engine: str = "auto", flow_engine: str = "auto",
                capacity: int = 1 << 18, no_checksum: bool = False,
-               max_bytes: int = 1 << 30) -> Streams:
+               max_bytes: int = 1 << 30, defrag: bool = False) -> Streams:
     """Reassembles the TCP streams of a capture (a ``Capture`` or anything ``read_pcap``
     takes), as ``warpath reassemble`` does: overlaps resolved by ``policy`` (bsd, linux, first,
     last, windows, ...), ``mode`` ids (what the receiver acknowledged) or inline, flows picked
     up without a handshake when ``midstream``, each direction cut at ``depth`` bytes (0: none).
     The streams' bytes are held in memory: a ``CapacityError`` when they pass ``max_bytes``
-    (use ``depth``, or the CLI's ``warpath reassemble`` that writes files, for larger)."""
+    (use ``depth``, or the CLI's ``warpath reassemble`` that writes files, for larger).
+    ``defrag``: IP fragments put back together first (the CLI's ``--defrag``)."""
     cap = capture if isinstance(capture, Capture) else read_pcap(capture)
     streams, counters, engine_id = _warpath._reassemble(
         cap._impl, policy, mode, midstream, depth, engine, flow_engine, capacity, no_checksum,
-        max_bytes)
+        max_bytes, "auto" if defrag else "")
     out = Streams(streams)
     out.counters = counters
     out.engine = engine_id

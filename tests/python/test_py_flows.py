@@ -45,3 +45,13 @@ def test_bad_arguments():
         warpath.flows(cap, engine="gpu.nothing")
     with pytest.raises(warpath.Error):
         warpath.flows(cap, capacity=0)
+
+
+def test_defrag_as_the_cli(tmp_path):
+    """--defrag: the demo's fragmented datagram counts with its flow."""
+    demo = REPO / "examples" / "nids" / "demo.pcap"
+    want = json.loads(cli("flows", "--in", demo, "--format", "json", "--defrag"))
+    got = warpath.flows(demo, defrag=True)
+    assert list(got) == want["flows"]
+    assert got.counters["packets_by_track"]["fragment"] < \
+        warpath.flows(demo).counters["packets_by_track"]["fragment"]

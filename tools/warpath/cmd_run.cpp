@@ -321,32 +321,6 @@ Status load_tables(const runtime::RunConfig& c, bool builtin_ports, Tables& t) {
   return Status::ok();
 }
 
-Status open_ports(const runtime::RunConfig& c, runtime::RunInputs& in) {
-  runtime::PortOptions po;
-  po.rx_queues   = c.workers;
-  po.workers     = c.workers;
-  po.seed        = c.seed;
-  po.gen_profile = c.gen_profile;
-  po.rx_wait_us  = c.delay_us;
-  po.zero_copy   = c.zero_copy;
-  po.held_packets = runtime::packets_held(c);
-  for (size_t i = 0; i < c.ports.size(); ++i) {
-    po.index = uint16_t(i);
-    WARPATH_ASSIGN_OR_RETURN(auto port,
-                             runtime::open_port(c.ports[i].first, c.ports[i].second, po));
-    in.ports.push_back(std::move(port));
-  }
-  if (!c.slow_path.empty()) {
-    po.index     = uint16_t(c.ports.size());
-    po.rx_queues = 0;
-    // tap:IFACE hands the slow path to the host's stack; anything else is a capture file.
-    const bool tap = c.slow_path.rfind("tap:", 0) == 0;
-    WARPATH_ASSIGN_OR_RETURN(
-        in.slow_path, runtime::open_port("slow_path", tap ? c.slow_path : "pcap::" + c.slow_path, po));
-  }
-  return Status::ok();
-}
-
 int run_pipeline(const RunOptions& o) {
   // From the start: a signal while the tables load makes run() return at once, drained.
   StopSignals signals;
@@ -381,7 +355,7 @@ int run_pipeline(const RunOptions& o) {
   }
   if (c.chain.empty() && (c.app == runtime::AppKind::kAcl || c.app == runtime::AppKind::kRouterAcl))
     in.rules = &tables.rules;
-  if (Status s = open_ports(c, in); !s.is_ok()) return fail(s.message());
+  if (Status s = runtime::open_run_ports(c, in); !s.is_ok()) return fail(s.message());
   OutputFile json(c.json);
   if (!c.json.empty())
     if (Status s = json.open(); !s.is_ok()) return fail(s.message());

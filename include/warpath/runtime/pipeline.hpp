@@ -183,6 +183,12 @@ struct RunInputs {
   std::unique_ptr<Port> slow_path;
 };
 
+/// Opens `config`'s ports, in order, into `in.ports` (and its slow path, `tap:IFACE` or a
+/// capture file, into `in.slow_path`), with the options `warpath run` gives them: rx queues for
+/// the workers, the seed and generator profile, the rx wait, zero copy and the packets the
+/// frames may hold. In warpath_runtime_sys (it knows every kind of port); errors as open_port's.
+Status open_run_ports(const RunConfig& config, RunInputs& in);
+
 /// Packets the run's frames may hold at once (workers x frames a worker x batch): what a
 /// zero-copy port must have buffers for beside its rings (PortOptions::held_packets).
 uint32_t packets_held(const RunConfig& config);
