@@ -43,21 +43,7 @@ inline void for_each_batch(const packet::PacketBatch& all, const std::string& de
       fn(part, in_infos.data(), n);
       continue;
     }
-    out.clear();
-    for (uint32_t i = 0; i < n; ++i) {
-      const PacketMeta& m = part.metas[i];
-      whole.clear();
-      const defrag::FragResult r = dfr->add(in_infos[i], part.data(i), m.caplen, m.timestamp_ns, whole);
-      bool kept = true;
-      if (r == defrag::FragResult::kNotFragment)
-        kept = out.append(part.data(i), m.caplen, m.len, m.timestamp_ns, m.port);
-      else if (r == defrag::FragResult::kCompleted)
-        kept = out.append(whole.data(), uint32_t(whole.size()), uint32_t(whole.size()),
-                          m.timestamp_ns, m.port);
-      if (!kept)
-        throw StatusError(Status(Errc::kCapacity, "record " + std::to_string(off + i + 1) +
-                                                      " does not fit the defragmented batch"));
-    }
+    check(defrag::defragment_batch(*dfr, part, in_infos.data(), out, whole));
     const uint32_t k = out.size();
     infos.resize(k);
     check(parser->parse(out.view(), {infos.data(), k}, ctx));

@@ -16,6 +16,7 @@
 #include "capture.hpp"
 #include "common.hpp"
 #include "warpath/io/pcap_file.hpp"
+#include "warpath/packet/format.hpp"
 #include "warpath/packet/parser.hpp"
 
 namespace warpath::py {
@@ -46,6 +47,26 @@ std::vector<Field> info_fields() {
           WARPATH_FIELD(PacketInfo, dst, "u1", 16)};
 }
 #undef WARPATH_FIELD
+
+/// The addresses of parse records as the CLI prints them (packet::ip_to_string): `versions`
+/// (n,) and `addrs` (n, 16) in network order; None where the version is neither 4 nor 6.
+nb::list ip_strings(const nb::ndarray<const uint8_t, nb::ndim<1>, nb::device::cpu>& versions,
+                    const nb::ndarray<const uint8_t, nb::shape<-1, 16>, nb::device::cpu>& addrs) {
+  const size_t n = versions.shape(0);
+  if (addrs.shape(0) != n) invalid("versions and addresses differ in length");
+  nb::list out;
+  uint8_t a[16];
+  for (size_t i = 0; i < n; ++i) {
+    const uint8_t v = versions.data()[i * versions.stride(0)];
+    if (v != 4 && v != 6) {
+      out.append(nb::none());
+      continue;
+    }
+    for (size_t k = 0; k < 16; ++k) a[k] = addrs.data()[i * addrs.stride(0) + k * addrs.stride(1)];
+    out.append(packet::ip_to_string(v, a));
+  }
+  return out;
+}
 
 std::vector<std::string> parse_status_names() {
   std::vector<std::string> v;
@@ -107,6 +128,8 @@ void bind_capture(nb::module_& m) {
   m.def("_meta_fields", &meta_fields, "PacketMeta's fields: (name, type, offset, count).");
   m.def("_info_fields", &info_fields, "PacketInfo's fields: (name, type, offset, count).");
   m.def("_parse_status_names", &parse_status_names, "Parse status names by value.");
+  m.def("_ip_strings", &ip_strings, nb::arg("versions"), nb::arg("addrs"),
+        "Parse records' addresses as text (None where not IP).");
   m.def("_parser_engines", [] { return engine_list(packet::parser_engines()); },
         "The parser engines.");
 

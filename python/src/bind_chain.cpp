@@ -12,10 +12,6 @@
 
 #include "common.hpp"
 #include "runtime/system/report_json.hpp"
-#include "warpath/classify/rule.hpp"
-#include "warpath/io/sa_file.hpp"
-#include "warpath/io/text_file.hpp"
-#include "warpath/lookup/route.hpp"
 #include "warpath/runtime/chain.hpp"
 #include "warpath/runtime/pipeline.hpp"
 #include "warpath/runtime/port.hpp"
@@ -55,12 +51,7 @@ std::string run_chain(const ChainArgs& a) {
   c.zero_copy   = a.zero_copy;
   check(c.validate());
   runtime::RunInputs in;
-  in.load_routes = [](const std::string& path) { return lookup::load_routes(path); };
-  in.load_rules  = [](const std::string& path, std::string_view format) {
-    return classify::load_rules(path, format);
-  };
-  in.read_text = [](const std::string& path) { return io::read_text_file(path); };
-  in.load_sas  = [](const std::string& path) { return io::read_sa_file(path); };
+  runtime::set_file_loaders(in);
   check(runtime::open_run_ports(c, in));
   // Ctrl-C stops the run (drained, as the CLI's SIGINT does) and raises KeyboardInterrupt.
   std::atomic<bool> stop{false};

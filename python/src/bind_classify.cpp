@@ -20,7 +20,6 @@ namespace {
 
 using classify::KeyLayout;
 using Keys = nb::ndarray<const uint32_t, nb::ndim<2>, nb::device::cpu>;
-using Out  = nb::ndarray<uint32_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 
 class PyClassifier {
  public:
@@ -53,19 +52,7 @@ class PyClassifier {
     const size_t n = keys.shape(0);
     if (n > 0xFFFF'FFF0u) invalid("at most 2^32 - 16 keys a call");
     if (batch == 0) invalid("batch must be at least 1");
-    Out out;
-    Array<uint32_t> result;
-    if (!out_obj.is_none()) {
-      if (!nb::try_cast(out_obj, out, /*convert=*/false)) invalid("out must be a writable, contiguous 1-D uint32 array");
-      if (out.shape(0) < n)
-        invalid("out has " + std::to_string(out.shape(0)) + " elements for " + std::to_string(n) +
-                " keys");
-    } else {
-      auto owner = std::make_unique<PinnedVector<uint32_t>>(n);
-      uint32_t* d = owner->data();
-      result      = owned<uint32_t>(std::move(owner), d, {n});
-      out         = Out(d, {n});
-    }
+    const Answers answers = answers_for(std::move(out_obj), n, "keys");
     {
       nb::gil_scoped_release unlocked;
       // Columns in place when the array is column-major (element strides 1 and >= n).
@@ -87,10 +74,10 @@ class PyClassifier {
       ctx.threads = threads;
       for (uint64_t off = 0; off < kb.count; off += batch) {
         const auto k = uint32_t(std::min<uint64_t>(batch, kb.count - off));
-        check(engine_->classify(kb.slice(uint32_t(off), k), {out.data() + off, k}, ctx));
+        check(engine_->classify(kb.slice(uint32_t(off), k), {answers.data + off, k}, ctx));
       }
     }
-    return out_obj.is_none() ? nb::cast(result) : out_obj;
+    return answers.object;
   }
 
   /// "+ INDEX RULE" through the update parser (the rule in the rule file's format).
@@ -123,6 +110,7 @@ class PyClassifier {
     return d;
   }
   size_t size() const { return rules_.rules.size(); }
+  uint64_t keys_copied() const { return copied_.load(std::memory_order_relaxed); }
   std::string layout() const { return rules_.layout == KeyLayout::kFiveTuple ? "5-tuple" : "openflow"; }
 
  private:
@@ -130,10 +118,7 @@ class PyClassifier {
   classify::RuleSet rules_;
   std::unique_ptr<classify::Classifier> engine_;
   std::mutex update_mutex_;
-  mutable std::atomic<uint64_t> copied_{0};
-
- public:
-  uint64_t keys_copied() const { return copied_.load(std::memory_order_relaxed); }
+  mutable std::atomic<uint64_t> copied_{0};  ///< keys_copied()
 };
 
 /// A trace file's keys as an (n, k) array in Fortran order (the engines' layout).

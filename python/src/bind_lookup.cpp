@@ -1,14 +1,12 @@
 // python/src/bind_lookup.cpp: warpath.Fib, longest-prefix match over numpy arrays
 // (include/warpath/lookup/fib.hpp), and the address helpers.
 #include <nanobind/stl/string.h>
-#include <nanobind/stl/optional.h>
 #include <nanobind/stl/unique_ptr.h>
 #include <nanobind/stl/vector.h>
 
 #include <mutex>
 
 #include "common.hpp"
-#include "warpath/core/memory.hpp"
 #include "warpath/lookup/fib.hpp"
 #include "warpath/lookup/route.hpp"
 
@@ -18,7 +16,6 @@ namespace {
 using lookup::NextHop;
 using Addrs4 = nb::ndarray<const uint32_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 using Addrs6 = nb::ndarray<const uint64_t, nb::shape<-1, 2>, nb::c_contig, nb::device::cpu>;
-using Out    = nb::ndarray<uint32_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 
 // Spans are 32-bit: larger arrays go in chunks.
 constexpr size_t kChunk = size_t(1) << 30;
@@ -39,28 +36,9 @@ class PyFib {
   std::string engine() const { return std::string(fib_->id()); }
 
   template <class In, class Addr>
-  nb::object lookup_into(const In& addrs, const Addr* data, nb::object out_obj,
-                         uint32_t threads) const {
-    const size_t n = addrs.shape(0);
-    std::optional<Out> out;
-    if (!out_obj.is_none()) {
-      Out o;
-      if (!nb::try_cast(out_obj, o, /*convert=*/false))
-        invalid("out must be a writable, contiguous 1-D uint32 array");
-      out = o;
-    }
-    Array<uint32_t> result;
-    uint32_t* dst = nullptr;
-    if (out) {
-      if (out->shape(0) < n)
-        invalid("out has " + std::to_string(out->shape(0)) + " elements for " +
-                std::to_string(n) + " addresses");
-      dst = out->data();
-    } else {
-      auto owner = std::make_unique<PinnedVector<NextHop>>(n);
-      dst        = owner->data();
-      result     = owned<uint32_t>(std::move(owner), dst, {n});
-    }
+  nb::object lookup_into(const In& addrs, const Addr* data, nb::object out, uint32_t threads) const {
+    const size_t n          = addrs.shape(0);
+    const Answers answers   = answers_for(std::move(out), n, "addresses");
     {
       nb::gil_scoped_release unlocked;
       ExecContext ctx;
@@ -68,14 +46,13 @@ class PyFib {
       for (size_t off = 0; off < n; off += kChunk) {
         const auto k = uint32_t(std::min(kChunk, n - off));
         if constexpr (std::is_same_v<Addr, uint32_t>) {
-          check(fib_->lookup4({data + off, k}, {dst + off, k}, ctx));
+          check(fib_->lookup4({data + off, k}, {answers.data + off, k}, ctx));
         } else {
-          check(fib_->lookup6({data + off, k}, {dst + off, k}, ctx));
+          check(fib_->lookup6({data + off, k}, {answers.data + off, k}, ctx));
         }
       }
     }
-    if (out) return out_obj;
-    return nb::cast(result);
+    return answers.object;
   }
 
   nb::object lookup4(const Addrs4& a, nb::object out, uint32_t threads) const {

@@ -73,6 +73,7 @@ class PyPatterns {
   nb::tuple scan_blocks(const Bytes& buffer, const nb::ndarray<const uint64_t, nb::shape<-1, 2>,
                                                                nb::c_contig, nb::device::cpu>& spans) {
     const size_t n = spans.shape(0);
+    if (n > 0xFFFF'FFFFu) invalid("too many blocks");
     std::vector<pattern::Block> blocks(n);
     for (size_t i = 0; i < n; ++i) {
       const uint64_t off = spans.data()[2 * i], len = spans.data()[2 * i + 1];
@@ -88,7 +89,6 @@ class PyPatterns {
     {
       nb::gil_scoped_release unlocked;
       std::lock_guard lock(mutex_);
-      if (n > 0xFFFF'FFFFu) invalid("too many blocks");
       check(matcher_->scan_blocks(blocks.data(), uint32_t(n), per.data()));
       for (size_t i = 0; i < n; ++i)
         for (const auto& x : per[i]) {

@@ -21,42 +21,15 @@ class PyCapture {
   PyCapture(packet::PacketBatch batch, io::CaptureInfo info, std::string path)
       : batch_(std::move(batch)), info_(info), path_(std::move(path)) {}
 
+  /// A whole capture, through a BPF filter when one is given.
   static std::unique_ptr<PyCapture> read(const std::string& path, const std::string& filter) {
     io::CaptureInfo info;
-    if (filter.empty()) {
-      packet::PacketBatch b;
-      {
-        nb::gil_scoped_release unlocked;
-        b = take(io::read_capture(path, &info));
-      }
-      return std::make_unique<PyCapture>(std::move(b), info, path);
+    packet::PacketBatch b;
+    {
+      nb::gil_scoped_release unlocked;
+      b = take(io::read_capture(path, &info, filter));
     }
-    // With a BPF filter: the reader's own, batch by batch into one growing batch.
-    auto reader = take(io::PcapReader::open(path));
-    check(reader.set_filter(filter));
-    info        = reader.info();
-    auto whole  = take(packet::PacketBatch::create(1024));
-    auto chunk  = take(packet::PacketBatch::create(1024));
-    nb::gil_scoped_release unlocked;
-    for (;;) {
-      chunk.clear();
-      const uint32_t got = take(reader.read(chunk));
-      for (uint32_t i = 0; i < chunk.size(); ++i) {
-        const PacketMeta& m = chunk.meta(i);
-        if (!whole.append(chunk.data(i), m.caplen, m.len, m.timestamp_ns, m.port)) {
-          auto bigger = take(packet::PacketBatch::create(whole.max_packets() * 2, 2048,
-                                                         whole.buffer_bytes() * 2 + (1u << 17)));
-          for (uint32_t j = 0; j < whole.size(); ++j) {
-            const PacketMeta& w = whole.meta(j);
-            bigger.append(whole.data(j), w.caplen, w.len, w.timestamp_ns, w.port);
-          }
-          whole = std::move(bigger);
-          whole.append(chunk.data(i), m.caplen, m.len, m.timestamp_ns, m.port);
-        }
-      }
-      if (got == 0 && reader.at_end()) break;
-    }
-    return std::make_unique<PyCapture>(std::move(whole), info, path);
+    return std::make_unique<PyCapture>(std::move(b), info, path);
   }
 
   size_t size() const { return batch_.size(); }

@@ -62,6 +62,16 @@ Array<T> owned_vector(Vec&& v) {
   return owned<T>(std::move(p), data, {n});
 }
 
+/// Where a call's `n` uint32 answers go: the caller's `out` (a writable, contiguous 1-D uint32
+/// array of at least n elements; refused, never converted, otherwise) or a new array that owns
+/// its buffer (page-locked where a GPU is, for the CUDA engines' copies). `object` is what the
+/// call returns: `out` itself, or the new array.
+struct Answers {
+  uint32_t* data = nullptr;
+  nb::object object;
+};
+Answers answers_for(nb::object out, size_t n, const char* items);
+
 /// An engine table as a list of dicts: id, description, priority, available (here).
 nb::list engine_list(const std::vector<EngineInfo>& engines);
 

@@ -86,17 +86,4 @@ void bind_errors(nb::module_& m) {
   nb::register_exception_translator(translate);
 }
 
-nb::list engine_list(const std::vector<EngineInfo>& engines) {
-  nb::list out;
-  for (const EngineInfo& e : engines) {
-    nb::dict d;
-    d["id"]          = std::string(e.id);
-    d["description"] = std::string(e.description);
-    d["priority"]    = e.priority;
-    d["available"]   = e.available ? e.available() : true;
-    out.append(d);
-  }
-  return out;
-}
-
 }  // namespace warpath::py

@@ -224,18 +224,9 @@ class Packets(np.ndarray):
 
 
 def _addresses(rec: np.ndarray, field: str) -> list:
-    out = []
-    raw = rec[field]
-    for v, b in zip(rec["ip_version"], raw):
-        if v == 4:
-            out.append("%d.%d.%d.%d" % tuple(int(x) for x in b[:4]))
-        elif v == 6:
-            hi = int.from_bytes(bytes(b[:8]), "big")
-            lo = int.from_bytes(bytes(b[8:]), "big")
-            out.append(format_ipv6(np.array([[hi, lo]], dtype=np.uint64))[0])
-        else:
-            out.append(None)
-    return out
+    """A record field's addresses as text, as the CLI prints them (None where not IP)."""
+    return _warpath._ip_strings(np.ascontiguousarray(rec["ip_version"]),
+                                np.ascontiguousarray(rec[field]))
 
 
 class Capture:
@@ -326,6 +317,11 @@ def read_pcap(source, filter: Optional[str] = None) -> Capture:
     return Capture(impl, name)
 
 
+def _as_capture(capture) -> Capture:
+    """A ``Capture`` as it is, anything else through ``read_pcap``."""
+    return capture if isinstance(capture, Capture) else read_pcap(capture)
+
+
 def parse(capture: Capture, engine: str = "auto") -> Packets:
     """Parses every packet of a capture with a parser engine (``auto``, ``cpu.parse``,
     ``ref.parse``, ...): a structured array of ``PACKET_INFO_DTYPE`` that owns warpath's own
@@ -386,7 +382,7 @@ def flows(capture, engine: str = "auto", capacity: int = 1 << 18, on_full: str =
     ``defrag``: IP fragments put back together first (the CLI's ``--defrag``)."""
     import json
 
-    cap = capture if isinstance(capture, Capture) else read_pcap(capture)
+    cap = _as_capture(capture)
     lines, counters, engine_id = _warpath._flows(cap._impl, engine, capacity, on_full,
                                                  no_checksum, "auto" if defrag else "")
     out = Flows(json.loads(line) for line in lines)
@@ -417,7 +413,7 @@ def reassemble(capture, policy: str = "bsd", mode: str = "ids", midstream: bool 
     The streams' bytes are held in memory: a ``CapacityError`` when they pass ``max_bytes``
     (use ``depth``, or the CLI's ``warpath reassemble`` that writes files, for larger).
     ``defrag``: IP fragments put back together first (the CLI's ``--defrag``)."""
-    cap = capture if isinstance(capture, Capture) else read_pcap(capture)
+    cap = _as_capture(capture)
     streams, counters, engine_id = _warpath._reassemble(
         cap._impl, policy, mode, midstream, depth, engine, flow_engine, capacity, no_checksum,
         max_bytes, "auto" if defrag else "")
@@ -448,7 +444,7 @@ def nids(rules, capture, engine: str = "auto", vars: Optional[dict] = None, ips:
     if not getattr(_warpath, "_HAVE_NIDS", False):
         raise NotBuiltError("nids: this build of warpath has no NIDS (it needs PCRE2, libhtp "
                             "and ldns)")
-    cap = capture if isinstance(capture, Capture) else read_pcap(capture)
+    cap = _as_capture(capture)
     args = _warpath._NidsArgs()
     args.rules = [os.fspath(r) for r in ([rules] if isinstance(rules, (str, os.PathLike))
                                           else rules)]

@@ -14,7 +14,7 @@ import os
 from collections import Counter
 from typing import Optional, Sequence
 
-from . import Capture, flows as _flows, nids as _nids, read_pcap
+from . import _as_capture, flows as _flows, nids as _nids
 
 
 def _png(ax) -> str:
@@ -41,7 +41,7 @@ def build(capture, rules: Optional[Sequence[str]] = None, title: Optional[str] =
     matplotlib.use("Agg")
     from . import plot
 
-    cap = capture if isinstance(capture, Capture) else read_pcap(capture)
+    cap = _as_capture(capture)
     title = title or f"warpath report: {os.path.basename(cap.path)}"
     info = cap.parse()
     n = len(cap)

@@ -165,4 +165,25 @@ CheckReport check_defrag_engine(std::string_view id, uint64_t seed, uint64_t ite
   return report;
 }
 
+Status defragment_batch(Defragmenter& d, const packet::BatchView& in,
+                        const packet::PacketInfo* infos, packet::PacketBatch& out,
+                        std::vector<uint8_t>& whole) {
+  out.clear();
+  for (uint32_t i = 0; i < in.count; ++i) {
+    const packet::PacketMeta& m = in.metas[i];
+    whole.clear();
+    const FragResult r = d.add(infos[i], in.data(i), m.caplen, m.timestamp_ns, whole);
+    bool kept = true;
+    if (r == FragResult::kNotFragment)
+      kept = out.append(in.data(i), m.caplen, m.len, m.timestamp_ns, m.port);
+    else if (r == FragResult::kCompleted)
+      kept = out.append(whole.data(), uint32_t(whole.size()), uint32_t(whole.size()),
+                        m.timestamp_ns, m.port);
+    if (!kept)
+      return Status(Errc::kCapacity, "record " + std::to_string(i + 1) +
+                                         " of a batch does not fit the defragmented batch");
+  }
+  return Status::ok();
+}
+
 }  // namespace warpath::defrag

@@ -267,8 +267,10 @@ Status PcapReader::set_filter(const std::string& expression) {
   return Status::ok();
 }
 
-Result<packet::PacketBatch> read_capture(const std::string& path, CaptureInfo* info) {
+Result<packet::PacketBatch> read_capture(const std::string& path, CaptureInfo* info,
+                                         const std::string& filter) {
   WARPATH_ASSIGN_OR_RETURN(PcapReader reader, PcapReader::open(path));
+  if (!filter.empty()) WARPATH_TRY(reader.set_filter(filter));
   if (info) *info = reader.info();
   // Read into a batch that doubles whenever it fills, so any capture ends up in one batch.
   WARPATH_ASSIGN_OR_RETURN(auto batch, packet::PacketBatch::create(1024));

@@ -57,22 +57,9 @@ Result<const packet::PacketBatch*> CaptureInput::next(std::vector<packet::Packet
       if (n || reader_->at_end()) return in_.get();
       continue;
     }
-    out_->clear();
-    for (uint32_t i = 0; i < n; ++i) {
-      const packet::PacketMeta& m = in_->meta(i);
-      whole_.clear();
-      const defrag::FragResult r =
-          defrag_->add(in_infos_[i], in_->data(i), m.caplen, m.timestamp_ns, whole_);
-      bool kept = true;
-      if (r == defrag::FragResult::kNotFragment)
-        kept = out_->append(in_->data(i), m.caplen, m.len, m.timestamp_ns, m.port);
-      else if (r == defrag::FragResult::kCompleted)
-        kept = out_->append(whole_.data(), uint32_t(whole_.size()), uint32_t(whole_.size()),
-                            m.timestamp_ns, m.port);
-      if (!kept)
-        return Status(Errc::kCapacity, path_ + ": record " + std::to_string(i + 1) +
-                                           " of a batch does not fit the defragmented batch");
-    }
+    if (Status s = defrag::defragment_batch(*defrag_, in_->view(), in_infos_.data(), *out_, whole_);
+        !s.is_ok())
+      return Status(s.code(), path_ + ": " + s.message());
     const uint32_t k = out_->size();
     infos.resize(k);
     WARPATH_TRY(parser_->parse(out_->view(), {infos.data(), k}, ctx));

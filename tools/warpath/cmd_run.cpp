@@ -33,7 +33,6 @@
 #include "warpath/classify/rule.hpp"
 #include "warpath/core/cuda_device.hpp"
 #include "warpath/forward/router.hpp"
-#include "warpath/io/sa_file.hpp"
 #include "warpath/openflow/session.hpp"
 #include "warpath/runtime/chain.hpp"
 #include "warpath/runtime/openflow_agent.hpp"
@@ -342,12 +341,7 @@ int run_pipeline(const RunOptions& o) {
   ctx.fib   = tables.fib_text;
   ctx.rules = tables.rules_text;
   runtime::RunInputs in;
-  in.load_routes = [](const std::string& path) { return lookup::load_routes(path); };
-  in.load_rules  = [](const std::string& path, std::string_view format) {
-    return classify::load_rules(path, format);
-  };
-  in.read_text = [](const std::string& path) { return io::read_text_file(path); };
-  in.load_sas  = [](const std::string& path) { return io::read_sa_file(path); };
+  runtime::set_file_loaders(in);
   if (c.chain.empty() && c.app != runtime::AppKind::kAcl &&
       c.app != runtime::AppKind::kSwitch) {  // a chain's modules load theirs
     in.fib       = &tables.fib;

@@ -102,6 +102,15 @@ class Defragmenter {
   virtual Status status() const { return Status::ok(); }
 };
 
+/// A parsed batch through `d` into `out` (cleared first), as a capture reader feeds the commands:
+/// a packet that is no fragment is copied as it is, a held fragment leaves the batch, the one
+/// that completes a datagram is replaced by the whole datagram (`whole` is scratch). kCapacity
+/// "record N of a batch does not fit the defragmented batch" when `out` has no room (give it
+/// room for datagrams of up to 64 KiB).
+Status defragment_batch(Defragmenter& d, const packet::BatchView& in,
+                        const packet::PacketInfo* infos, packet::PacketBatch& out,
+                        std::vector<uint8_t>& whole);
+
 /// ref.defrag, cpu.defrag.
 std::vector<EngineInfo> defrag_engines();
 Result<std::unique_ptr<Defragmenter>> make_defragmenter(std::string_view id,

@@ -95,7 +95,9 @@ class PcapWriter {
   std::unique_ptr<Impl> impl_;
 };
 
-/// Reads a whole capture into one batch sized to fit it.
-Result<packet::PacketBatch> read_capture(const std::string& path, CaptureInfo* info = nullptr);
+/// Reads a whole capture into one batch sized to fit it; `filter`, when given, is a BPF
+/// expression (PcapReader::set_filter) the records must pass.
+Result<packet::PacketBatch> read_capture(const std::string& path, CaptureInfo* info = nullptr,
+                                         const std::string& filter = {});
 
 }  // namespace warpath::io

@@ -188,6 +188,9 @@ struct RunInputs {
 /// the workers, the seed and generator profile, the rx wait, zero copy and the packets the
 /// frames may hold. In warpath_runtime_sys (it knows every kind of port); errors as open_port's.
 Status open_run_ports(const RunConfig& config, RunInputs& in);
+/// Sets `in`'s file loaders to warpath_io's (routes, rules, text, SA files), as `warpath run`
+/// gives them to the modules. In warpath_runtime_sys.
+void set_file_loaders(RunInputs& in);
 
 /// Packets the run's frames may hold at once (workers x frames a worker x batch): what a
 /// zero-copy port must have buffers for beside its rings (PortOptions::held_packets).

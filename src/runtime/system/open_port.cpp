@@ -46,5 +46,4 @@ Status open_run_ports(const RunConfig& c, RunInputs& in) {
   return Status::ok();
 }
 
-
 }  // namespace warpath::runtime
