@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <mutex>
 
+#include "batches.hpp"
 #include "capture.hpp"
 #include "common.hpp"
 #include "warpath/io/pcap_file.hpp"
@@ -146,6 +147,15 @@ void bind_capture(nb::module_& m) {
       .def("parse", &PyCapture::parse, nb::arg("engine") = "auto",
            "Parses every packet: (n, 64) bytes of PacketInfo records.")
       .def("info", &PyCapture::info, "The file's link type, snap length, format and precision.");
+
+  nb::class_<CaptureFile>(m, "_CaptureFile",
+                          "A capture file streamed batch by batch (optionally one part of N: "
+                          "whole flows to one part), for flows, reassemble and nids.")
+      .def(nb::init<>())
+      .def_rw("path", &CaptureFile::path)
+      .def_rw("filter", &CaptureFile::filter)
+      .def_rw("shard", &CaptureFile::shard)
+      .def_rw("shards", &CaptureFile::shards);
 
   nb::class_<PyWriter>(m, "_PcapWriter", "A pcap or pcapng file being written.")
       .def(nb::init<const std::string&, int, uint32_t, bool, const std::string&>(),

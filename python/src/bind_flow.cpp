@@ -1,4 +1,4 @@
-// python/src/bind_flow.cpp: flow records of a capture (include/warpath/flow/flow.hpp), as
+// python/src/bind_flow.cpp: flow records of a capture (held or a file's part; include/warpath/flow/flow.hpp), as
 // `warpath flows --format json` writes them: the capture in the CLI's batches (batches.hpp,
 // defragmented with --defrag's engine when asked), every record as its JSON line (the Python side makes them
 // dicts and a pandas frame), and the tracker's counters.
@@ -29,7 +29,7 @@ nb::dict counters_dict(const flow::FlowCounters& c) {
   return d;
 }
 
-nb::tuple flows(const PyCapture& capture, const std::string& engine, uint32_t capacity,
+nb::tuple flows(nb::handle capture, const std::string& engine, uint32_t capacity,
                 const std::string& on_full, bool no_checksum, const std::string& defrag) {
   flow::FlowConfig config;
   config.capacity             = capacity;
@@ -37,21 +37,26 @@ nb::tuple flows(const PyCapture& capture, const std::string& engine, uint32_t ca
   config.ignore_ipv4_checksum = no_checksum;
   auto tracker = take(flow::make_flow_tracker(engine, config));
   std::vector<std::string> lines;
+  const Source source(capture);
+  SourceStats stats;
   {
     nb::gil_scoped_release unlocked;
     std::vector<flow::PacketFlow> answers;
     std::vector<flow::FlowRecord> ended;
-    for_each_batch(capture.batch(), defrag,
+    stats = for_each_batch(source, defrag,
                    [&](const packet::BatchView& v, const PacketInfo* infos, uint32_t n) {
                      answers.resize(n);
                      check(tracker->track({infos, n}, {v.metas, n}, {answers.data(), n}, ended));
                      for (const auto& r : ended) lines.push_back(flow::flow_record_json(r));
                      ended.clear();
                    });
+    // A part's clock goes on to the whole capture's last packet (a no-op for the whole).
+    check(tracker->advance(stats.clock_ns, ended));
     check(tracker->flush(ended));
     for (const auto& r : ended) lines.push_back(flow::flow_record_json(r));
   }
-  return nb::make_tuple(lines, counters_dict(tracker->counters()), std::string(tracker->id()));
+  return nb::make_tuple(lines, counters_dict(tracker->counters()), std::string(tracker->id()),
+                        stats.to_dict());
 }
 
 }  // namespace
@@ -60,7 +65,8 @@ void bind_flow(nb::module_& m) {
   m.def("_flows", &flows, nb::arg("capture"), nb::arg("engine") = "auto",
         nb::arg("capacity") = 1u << 18, nb::arg("on_full") = "evict",
         nb::arg("no_checksum") = false, nb::arg("defrag") = "",
-        "Flow records of a capture: (JSON lines, counters, engine id).");
+        "Flow records of a capture or capture file: (JSON lines, counters, engine id, "
+        "read stats).");
   m.def("_flow_engines", [] { return engine_list(flow::flow_engines()); }, "The flow engines.");
 }
 

@@ -59,10 +59,12 @@ nids::InspectorConfig config(const NidsArgs& a) {
   return cfg;
 }
 
-nb::tuple run_nids(const PyCapture& capture, const NidsArgs& a) {
+nb::tuple run_nids(nb::handle capture, const NidsArgs& a) {
   auto image = compile(a);
   auto ins   = take(nids::Inspector::make(image, config(a)));
   std::vector<std::string> lines;
+  const Source source(capture);
+  SourceStats stats;
   {
     nb::gil_scoped_release unlocked;
     std::vector<nids::Alert> alerts;
@@ -78,11 +80,14 @@ nb::tuple run_nids(const PyCapture& capture, const NidsArgs& a) {
       alerts.clear();
       ended.clear();
     };
-    for_each_batch(capture.batch(), a.defrag,
+    stats = for_each_batch(source, a.defrag,
                    [&](const packet::BatchView& v, const PacketInfo* infos, uint32_t n) {
                      check(ins->process(v, infos, n, alerts, ended));
                      emit();
                    });
+    // A part's clock goes on to the whole capture's last packet (a no-op for the whole).
+    check(ins->advance(stats.clock_ns, alerts, ended));
+    emit();
     check(ins->finish(alerts, ended));
     emit();
   }
@@ -94,7 +99,7 @@ nb::tuple run_nids(const PyCapture& capture, const NidsArgs& a) {
   counters["dropped"]       = c.dropped;
   counters["flows_dropped"] = c.flows_dropped;
   counters["rules"]         = ins->image().rules().size();
-  return nb::make_tuple(lines, counters, ins->engines());
+  return nb::make_tuple(lines, counters, ins->engines(), stats.to_dict());
 }
 
 }  // namespace
@@ -114,7 +119,7 @@ void bind_nids(nb::module_& m) {
       .def_rw("capacity", &NidsArgs::capacity)
       .def_rw("defrag", &NidsArgs::defrag);
   m.def("_nids", &run_nids, nb::arg("capture"), nb::arg("args"),
-        "The NIDS over a capture: (EVE lines, counters, engines).");
+        "The NIDS over a capture or capture file: (EVE lines, counters, engines, read stats).");
   m.attr("_HAVE_NIDS") = true;
 }
 

@@ -38,7 +38,7 @@ std::string endpoint(const flow::FlowRecord& r, bool src) {
          std::to_string(src ? r.sport : r.dport);
 }
 
-nb::tuple reassemble(const PyCapture& capture, const std::string& policy, const std::string& mode,
+nb::tuple reassemble(nb::handle capture, const std::string& policy, const std::string& mode,
                      bool midstream, uint64_t depth, const std::string& engine,
                      const std::string& flow_engine, uint32_t capacity, bool no_checksum,
                      uint64_t max_bytes, const std::string& defrag) {
@@ -57,6 +57,8 @@ nb::tuple reassemble(const PyCapture& capture, const std::string& policy, const 
   fc.ignore_ipv4_checksum = no_checksum;
   auto tracker = take(flow::make_flow_tracker(flow_engine, fc));
   Reassembled out;
+  const Source source(capture);
+  SourceStats stats;
   {
     nb::gil_scoped_release unlocked;
     std::map<std::pair<uint64_t, uint8_t>, StreamData> live;
@@ -94,7 +96,7 @@ nb::tuple reassemble(const PyCapture& capture, const std::string& policy, const 
     };
     std::vector<flow::PacketFlow> answers;
     std::vector<flow::FlowRecord> ended;
-    for_each_batch(capture.batch(), defrag,
+    stats = for_each_batch(source, defrag,
                    [&](const packet::BatchView& v, const PacketInfo* infos, uint32_t n) {
                      answers.resize(n);
                      ended.clear();
@@ -105,6 +107,8 @@ nb::tuple reassemble(const PyCapture& capture, const std::string& policy, const 
                      check_room();
                    });
     ended.clear();
+    // A part's clock goes on to the whole capture's last packet (a no-op for the whole).
+    check(tracker->advance(stats.clock_ns, ended));
     check(tracker->flush(ended));
     for (const auto& r : ended) finish(r);
     check_room();
@@ -147,7 +151,7 @@ nb::tuple reassemble(const PyCapture& capture, const std::string& policy, const 
   counters["bad_rst"] = c.bad_rst;
   counters["depth_reached"] = c.depth_reached;
   counters["flows_refused"] = c.flows_refused;
-  return nb::make_tuple(streams, counters, std::string(reassembler->id()));
+  return nb::make_tuple(streams, counters, std::string(reassembler->id()), stats.to_dict());
 }
 
 }  // namespace
@@ -158,7 +162,8 @@ void bind_stream(nb::module_& m) {
         nb::arg("engine") = "auto", nb::arg("flow_engine") = "auto",
         nb::arg("capacity") = 1u << 18, nb::arg("no_checksum") = false,
         nb::arg("max_bytes") = uint64_t(1) << 30, nb::arg("defrag") = "",
-        "Reassembled TCP streams of a capture: (streams, counters, engine id).");
+        "Reassembled TCP streams of a capture or capture file: (streams, counters, engine id, "
+        "read stats).");
 }
 
 }  // namespace warpath::py

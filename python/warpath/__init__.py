@@ -322,6 +322,49 @@ def _as_capture(capture) -> Capture:
     return capture if isinstance(capture, Capture) else read_pcap(capture)
 
 
+class _Source:
+    """What flows, reassemble and nids read: a ``Capture`` held in memory, or a capture file
+    streamed batch by batch as the CLI reads it (memory bounded by the batch; a .gz/.xz or a
+    file object decompressed into memory first), optionally one part of N (``shard=(k, n)``:
+    the packets whose flows fall into part k, every flow whole in one part; warpath.dist).
+    A context manager: ``with _Source(capture, shard) as handle: ...``."""
+
+    def __init__(self, capture, shard: Optional[Sequence[int]] = None):
+        self.capture, self.shard, self._fd = capture, shard, None
+
+    def __enter__(self):
+        if isinstance(self.capture, Capture):
+            if self.shard is not None:
+                raise InvalidArgumentError("shard: give the capture's path, not a Capture "
+                                           "held in memory")
+            return self.capture._impl
+        path, self._fd, self.name = _materialise(self.capture)
+        f = _warpath._CaptureFile()
+        f.path = path
+        if self.shard is not None:
+            k, n = (int(x) for x in self.shard)
+            if not (0 <= k < n <= 65536):
+                raise InvalidArgumentError(f"shard {self.shard!r}: (k, n) with 0 <= k < n <= 65536")
+            f.shard, f.shards = k, n
+        return f
+
+    def __exit__(self, kind, error, tb):
+        if self._fd is not None:
+            os.close(self._fd)
+            if isinstance(error, Error):  # the memfd's name is no use to the user
+                raise type(error)(str(error).replace(f"/proc/self/fd/{self._fd}", self.name))
+        return False
+
+
+def _warn_damage(stats: dict) -> None:
+    """A damaged record ended the input (what came before stands): a Python warning, as the
+    CLI prints one."""
+    import warnings
+
+    for w in stats.get("warnings", []):
+        warnings.warn(f"warpath: {w}", RuntimeWarning, stacklevel=3)
+
+
 def parse(capture: Capture, engine: str = "auto") -> Packets:
     """Parses every packet of a capture with a parser engine (``auto``, ``cpu.parse``,
     ``ref.parse``, ...): a structured array of ``PACKET_INFO_DTYPE`` that owns warpath's own
@@ -357,11 +400,13 @@ class Flows(list):
     """Flow records (dicts, in the order flows ended), as ``warpath flows --format json``
     writes them: flow, ts, duration, proto, ip_version, vlan, src, sport, dst, dport,
     orig/resp packets and bytes, state, tcp_state, history, orig/resp flags, end. ``counters``
-    holds the tracker's counters (packets by how they were tracked, flows, how they ended) and
-    ``engine`` the engine id."""
+    holds the tracker's counters (packets by how they were tracked, flows, how they ended),
+    ``engine`` the engine id and ``read`` what was read (records, packets after
+    defragmentation, packets handed out: this part's, the clock, warnings)."""
 
     counters: dict
     engine: str
+    read: dict
 
     def to_pandas(self):
         """A pandas DataFrame, one row per flow (``ts`` as a time)."""
@@ -374,20 +419,23 @@ class Flows(list):
 
 
 def flows(capture, engine: str = "auto", capacity: int = 1 << 18, on_full: str = "evict",
-          no_checksum: bool = False, defrag: bool = False) -> Flows:
+          no_checksum: bool = False, defrag: bool = False,
+          shard: Optional[Sequence[int]] = None) -> Flows:
     """Tracks the flows of a capture (a ``Capture`` or anything ``read_pcap`` takes) with a
     flow engine (``auto``, ``cpu.flow``, ``ref.flow``, ``validate:<id>``): one record per flow
     as it ends, by Suricata's timeouts on the capture's clock, on TCP port reuse, on eviction
     (``on_full``: evict, drop or pass when ``capacity`` flows are held) and at the end.
-    ``defrag``: IP fragments put back together first (the CLI's ``--defrag``)."""
+    ``defrag``: IP fragments put back together first (the CLI's ``--defrag``). A path is read
+    as the CLI reads it, batch by batch (a damaged record ends it with a RuntimeWarning);
+    ``shard=(k, n)``: only part k of n, whole flows to one part (the CLI's ``--shard k/n``)."""
     import json
 
-    cap = _as_capture(capture)
-    lines, counters, engine_id = _warpath._flows(cap._impl, engine, capacity, on_full,
-                                                 no_checksum, "auto" if defrag else "")
+    with _Source(capture, shard) as src:
+        lines, counters, engine_id, read = _warpath._flows(src, engine, capacity, on_full,
+                                                           no_checksum, "auto" if defrag else "")
+    _warn_damage(read)
     out = Flows(json.loads(line) for line in lines)
-    out.counters = counters
-    out.engine = engine_id
+    out.counters, out.engine, out.read = counters, engine_id, read
     return out
 
 
@@ -396,37 +444,41 @@ class Streams(list):
     their flows ended (initiator first), as ``warpath reassemble`` indexes its files: flow,
     dir (initiator or responder), src and dst (``address.port``), data (the bytes, in order),
     gaps ((offset, length) holes the capture lost), end. ``counters`` holds the reassembler's
-    counters and ``engine`` its id."""
+    counters, ``engine`` its id and ``read`` what was read (as ``Flows.read``)."""
 
     counters: dict
     engine: str
+    read: dict
 
 
 def reassemble(capture, policy: str = "bsd", mode: str = "ids", midstream: bool = False,
                depth: int = 0, engine: str = "auto", flow_engine: str = "auto",
                capacity: int = 1 << 18, no_checksum: bool = False,
-               max_bytes: int = 1 << 30, defrag: bool = False) -> Streams:
+               max_bytes: int = 1 << 30, defrag: bool = False,
+               shard: Optional[Sequence[int]] = None) -> Streams:
     """Reassembles the TCP streams of a capture (a ``Capture`` or anything ``read_pcap``
     takes), as ``warpath reassemble`` does: overlaps resolved by ``policy`` (bsd, linux, first,
     last, windows, ...), ``mode`` ids (what the receiver acknowledged) or inline, flows picked
     up without a handshake when ``midstream``, each direction cut at ``depth`` bytes (0: none).
     The streams' bytes are held in memory: a ``CapacityError`` when they pass ``max_bytes``
     (use ``depth``, or the CLI's ``warpath reassemble`` that writes files, for larger).
-    ``defrag``: IP fragments put back together first (the CLI's ``--defrag``)."""
-    cap = _as_capture(capture)
-    streams, counters, engine_id = _warpath._reassemble(
-        cap._impl, policy, mode, midstream, depth, engine, flow_engine, capacity, no_checksum,
-        max_bytes, "auto" if defrag else "")
+    ``defrag``: IP fragments put back together first (the CLI's ``--defrag``); ``shard``: as
+    ``flows`` takes it."""
+    with _Source(capture, shard) as src:
+        streams, counters, engine_id, read = _warpath._reassemble(
+            src, policy, mode, midstream, depth, engine, flow_engine, capacity, no_checksum,
+            max_bytes, "auto" if defrag else "")
+    _warn_damage(read)
     out = Streams(streams)
-    out.counters = counters
-    out.engine = engine_id
+    out.counters, out.engine, out.read = counters, engine_id, read
     return out
 
 
 def nids(rules, capture, engine: str = "auto", vars: Optional[dict] = None, ips: bool = False,
          flows: bool = True, policy: str = "bsd", midstream: bool = False,
          skip_bad_rules: bool = False, no_checksum: bool = False,
-         capacity: int = 1 << 18, defrag: bool = True) -> Iterator[dict]:
+         capacity: int = 1 << 18, defrag: bool = True,
+         shard: Optional[Sequence[int]] = None) -> Iterator[dict]:
     """Runs Suricata-style rules over a capture, as ``warpath nids --eve`` does, yielding its
     EVE records as dicts: after each batch of 1024 packets its alerts, then its HTTP/DNS/TLS
     transactions, then its ended flows (``flows=False`` leaves those out).
@@ -436,7 +488,9 @@ def nids(rules, capture, engine: str = "auto", vars: Optional[dict] = None, ips:
     "[10.0.0.0/8]"}``); ``engine``: auto, ref.nids, cpu.nids, cuda.nids or validate:<id>;
     ``ips``: inline mode (drop actions drop). A rule with a syntax error fails the load (a
     ``ParseError`` naming its file and line) unless ``skip_bad_rules``. IP fragments are put
-    back together first, as the CLI does (``defrag=False``: its ``--no-defrag``).
+    back together first, as the CLI does (``defrag=False``: its ``--no-defrag``). A path is
+    read as the CLI reads it (a damaged record ends it with a RuntimeWarning); ``shard=(k,
+    n)``: only part k of n, whole flows to one part (the CLI's ``--shard k/n``).
     The run happens in this call (without the GIL), so its errors are raised here; the
     records are held as JSON lines and parsed as they are iterated."""
     import json
@@ -444,7 +498,6 @@ def nids(rules, capture, engine: str = "auto", vars: Optional[dict] = None, ips:
     if not getattr(_warpath, "_HAVE_NIDS", False):
         raise NotBuiltError("nids: this build of warpath has no NIDS (it needs PCRE2, libhtp "
                             "and ldns)")
-    cap = _as_capture(capture)
     args = _warpath._NidsArgs()
     args.rules = [os.fspath(r) for r in ([rules] if isinstance(rules, (str, os.PathLike))
                                           else rules)]
@@ -453,7 +506,9 @@ def nids(rules, capture, engine: str = "auto", vars: Optional[dict] = None, ips:
     args.ips, args.midstream, args.flows = ips, midstream, flows
     args.skip_bad_rules, args.no_checksum, args.capacity = skip_bad_rules, no_checksum, capacity
     args.defrag = "auto" if defrag else ""
-    lines, _counters, _engines = _warpath._nids(cap._impl, args)
+    with _Source(capture, shard) as src:
+        lines, _counters, _engines, read = _warpath._nids(src, args)
+    _warn_damage(read)
     return (json.loads(line) for line in lines)
 
 

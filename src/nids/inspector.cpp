@@ -650,7 +650,11 @@ class PipelineInspector final : public Inspector {
 
   // The flows that ended: their streams closed and inspected a last time, then (after the
   // gathered units are inspected: their alerts count into the flows) their events.
+  // What a flow's end finds (alerts in its last bytes, transactions it leaves open) is stamped
+  // with the flow's last packet: the same whichever packet or batch ended it, and in whichever
+  // part of a cut capture (warpath cluster) it was inspected.
   Status end_flows(std::vector<Alert>& alerts, std::vector<FlowEvent>& ended) {
+    const uint64_t now = ts_;
     for (const flow::FlowRecord& r : records_) {
       if (r.proto != 6) continue;
       WARPATH_TRY(reasm_->close(r.serial, sink_));
@@ -658,12 +662,13 @@ class PipelineInspector final : public Inspector {
       if (f && !f->dropped && !f->passed) {
         Verdict v;  // the flow is over: nothing left to drop
         next_packet();
-        ts_ = std::max(ts_, r.last_ns);
+        ts_ = r.last_ns;
         WARPATH_TRY(inspect_streams(r.serial, *f, nullptr, 0, alerts, v, &r));
         app_.close(f->app, ts_);
         if (!f->app.ready.empty()) WARPATH_TRY(inspect_transactions(r.serial, *f, nullptr, 0, alerts, v, &r));
       }
     }
+    ts_ = now;
     WARPATH_TRY(flush(alerts));
     for (const flow::FlowRecord& r : records_) {
       FlowEvent ev;

@@ -4,11 +4,13 @@
 
 #include <memory>
 
-#include "capture_input.hpp"
+#include "warpath/io/capture_input.hpp"
 #include "commands.hpp"
 #include "warpath/io/same_file.hpp"
 
 namespace warpath::cli {
+
+using io::CaptureInput;
 
 namespace {
 

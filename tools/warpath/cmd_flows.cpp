@@ -5,7 +5,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "capture_input.hpp"
+#include "warpath/io/capture_input.hpp"
 #include "commands.hpp"
 #include "output_file.hpp"
 #include "warpath/flow/flow.hpp"
@@ -14,6 +14,8 @@
 #include "warpath/packet/parser.hpp"
 
 namespace warpath::cli {
+
+using io::CaptureInput;
 
 namespace {
 
@@ -24,7 +26,7 @@ using flow::FlowEnd;
 using namespace flow;
 
 struct FlowsOptions {
-  std::string in, out, format = "text", engine = "auto", filter, on_full = "evict";
+  std::string in, out, format = "text", engine = "auto", filter, on_full = "evict", shard = "0/1";
   uint32_t capacity = 1u << 18;
   bool defrag       = false;
   bool no_checksum  = false;
@@ -128,7 +130,10 @@ int flows_to(const FlowsOptions& o, std::FILE* out, std::vector<std::string>& wa
   config.ignore_ipv4_checksum = o.no_checksum;
   auto tracker   = make_flow_tracker(o.engine, config);
   if (!tracker.is_ok()) return fail(tracker.status());
-  auto input = CaptureInput::open(o.in, o.filter, o.defrag ? "auto" : "");
+  auto shard = io::parse_shard(o.shard);
+  if (!shard.is_ok()) return fail(shard.status());
+  auto input = CaptureInput::open(o.in, o.filter, o.defrag ? "auto" : "", {},
+                                  CaptureInput::kBatch, *shard);
   if (!input.is_ok()) return fail(input.status());
   std::vector<packet::PacketInfo> infos;
   std::vector<PacketFlow> answers;
@@ -149,6 +154,8 @@ int flows_to(const FlowsOptions& o, std::FILE* out, std::vector<std::string>& wa
     for (const FlowRecord& r : ended) printer.record(r);
   }
   ended.clear();
+  // A part's clock goes on to the whole capture's last packet first (a no-op for the whole).
+  if (Status s = (*tracker)->advance(input->clock_ns(), ended); !s.is_ok()) return fail(s);
   if (Status s = (*tracker)->flush(ended); !s.is_ok()) return fail(s);
   for (const FlowRecord& r : ended) printer.record(r);
   warnings = input->warnings();  // a damaged record ended the input: what came before stands
@@ -194,6 +201,7 @@ void add_flows(CLI::App& app, Runner& run) {
   cmd->add_flag("--defrag", o->defrag,
                 "Put IP fragments back together first (later fragments then count with their "
                 "flow instead of as untracked)");
+  add_shard_option(cmd, o->shard);
   add_strict_flag(cmd, o->strict, "the flows", "are reported");
   cmd->footer("Records are in the order flows end: by timeout (Suricata's: TCP 60 s new, 600 s "
               "established, 60 s closed; others 30 / 300 s), on TCP port reuse, on eviction, "

@@ -13,7 +13,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "capture_input.hpp"
+#include "warpath/io/capture_input.hpp"
 #include "commands.hpp"
 #include "output_file.hpp"
 #include "warpath/io/text_file.hpp"
@@ -22,6 +22,8 @@
 #include "warpath/nids/rule.hpp"
 
 namespace warpath::cli {
+
+using io::CaptureInput;
 namespace {
 
 struct NidsOptions {
@@ -31,6 +33,7 @@ struct NidsOptions {
   bool check_rules = false, verbose = false, ips = false, midstream = false, no_checksum = false;
   bool no_defrag = false, no_flows = false, skip_bad_rules = false, progress = false;
   bool strict = false;
+  std::string shard = "0/1";
   uint32_t capacity = 1u << 18;
   uint32_t batch    = CaptureInput::kBatch;
   uint32_t inspect_depth = 1u << 20;
@@ -254,6 +257,9 @@ Status inspect_capture(const NidsOptions& o, CaptureInput& input, Emitter& out) 
                    (unsigned long long)c.alerts, double(c.bytes) / 1e6);
     }
   }
+  // A part's clock goes on to the whole capture's last packet first (a no-op for the whole).
+  WARPATH_TRY(ins.advance(input.clock_ns(), out.alerts, out.ended));
+  WARPATH_TRY(out.emit());
   WARPATH_TRY(ins.finish(out.alerts, out.ended));
   WARPATH_TRY(out.emit());
   if (progress) std::fprintf(stderr, "\r%60s\r", "");
@@ -354,7 +360,9 @@ int run_nids(const NidsOptions& o) {
   auto inspector = nids::Inspector::make(*image, *cfg);
   if (!inspector.is_ok()) return fail(inspector.status());
   nids::Inspector& ins = **inspector;
-  auto input = CaptureInput::open(o.in, o.filter, o.no_defrag ? "" : "auto", {}, o.batch);
+  auto shard = io::parse_shard(o.shard);
+  if (!shard.is_ok()) return fail(shard.status());
+  auto input = CaptureInput::open(o.in, o.filter, o.no_defrag ? "" : "auto", {}, o.batch, *shard);
   if (!input.is_ok()) return fail(input.status());
 
   std::vector<std::string> inputs = o.rules;
@@ -402,6 +410,7 @@ void add_nids(CLI::App& app, Runner& run) {
   cmd->add_flag("--skip-bad-rules", o->skip_bad_rules,
                 "Run without the rules that have syntax errors (a pcre PCRE2 does not compile "
                 "among them), each named on standard error");
+  add_shard_option(cmd, o->shard);
   add_strict_flag(cmd, o->strict, "the alerts and flows", "are written");
   cmd->add_option("--app-memcap", o->app_memcap,
                   "Bytes the HTTP, TLS and DNS parsers of all flows may hold together; a flow past "

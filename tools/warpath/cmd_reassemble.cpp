@@ -16,7 +16,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "capture_input.hpp"
+#include "warpath/io/capture_input.hpp"
 #include "commands.hpp"
 #include "warpath/flow/flow.hpp"
 #include "warpath/io/pcap_file.hpp"
@@ -26,11 +26,13 @@
 
 namespace warpath::cli {
 
+using io::CaptureInput;
+
 namespace {
 
 struct ReassembleOptions {
   std::string in, out_dir, engine = "auto", flow_engine = "auto", policy = "bsd", filter;
-  std::string mode = "ids";
+  std::string mode = "ids", shard = "0/1";
   uint32_t capacity = 1u << 18;
   uint32_t max_open = 0;  ///< stream files open at once (0: open_file_cap())
   uint64_t depth    = 0;
@@ -384,7 +386,10 @@ int run_reassemble(const ReassembleOptions& o) {
   fc.ignore_ipv4_checksum = o.no_checksum;
   auto tracker = flow::make_flow_tracker(o.flow_engine, fc);
   if (!tracker.is_ok()) return fail(tracker.status());
-  auto input = CaptureInput::open(o.in, o.filter, o.defrag ? "auto" : "");
+  auto shard = io::parse_shard(o.shard);
+  if (!shard.is_ok()) return fail(shard.status());
+  auto input = CaptureInput::open(o.in, o.filter, o.defrag ? "auto" : "", {},
+                                  CaptureInput::kBatch, *shard);
   if (!input.is_ok()) return fail(input.status());
   OutDir out;
   if (Status s = out.open(o.out_dir, o.in); !s.is_ok()) return fail(s);
@@ -461,6 +466,8 @@ int run_reassemble(const ReassembleOptions& o) {
     if (!write_error.is_ok()) return failed(write_error);
   }
   ended.clear();
+  // A part's clock goes on to the whole capture's last packet first (a no-op for the whole).
+  if (Status s = (*tracker)->advance(input->clock_ns(), ended); !s.is_ok()) return failed(s);
   if (Status s = (*tracker)->flush(ended); !s.is_ok()) return failed(s);
   for (const flow::FlowRecord& r : ended)
     if (Status st = finish(r); !st.is_ok()) return failed(st);
@@ -523,6 +530,7 @@ void add_reassemble(CLI::App& app, Runner& run) {
   cmd->add_flag("--no-checksum", o->no_checksum,
                 "Take IPv4 packets whose header checksum does not verify (captures taken before "
                 "checksum offload, like Suricata's -k none)");
+  add_shard_option(cmd, o->shard);
   add_strict_flag(cmd, o->strict, "the streams", "are written");
   cmd->footer("Files are named FLOW-SRC.PORT-DST.PORT (the sender first). Gaps (bytes the "
               "capture lost but the receiver acknowledged, and holes still open when a flow "

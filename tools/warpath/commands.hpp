@@ -31,6 +31,7 @@ void add_docs(CLI::App& app, Runner& run);
 void add_patterns(CLI::App& app, Runner& run);
 void add_nids(CLI::App& app, Runner& run);
 void add_report(CLI::App& app, Runner& run);
+void add_cluster(CLI::App& app, Runner& run);
 /// An error or pattern text as one printable line (binary bytes as \xNN).
 std::string printable(const std::string& m);
 
@@ -45,5 +46,8 @@ int strict_exit(bool strict, const std::vector<std::string>& warnings);
 /// damaged (by default <what> of the packets before the damaged record <done>, with a warning
 /// naming it)".
 void add_strict_flag(CLI::App* cmd, bool& strict, const std::string& what, const std::string& done);
+/// Adds `--shard K/N` (checked by io::parse_shard) of a command that tracks flows: only part K
+/// of N of the capture, whole flows to one part (warpath cluster's cut; docs/cluster.md).
+void add_shard_option(CLI::App* cmd, std::string& shard);
 
 }  // namespace warpath::cli

@@ -5,6 +5,7 @@
 
 #include "commands.hpp"
 #include "warpath/core/version.hpp"
+#include "warpath/io/capture_input.hpp"
 
 namespace warpath::cli {
 
@@ -58,6 +59,17 @@ void add_strict_flag(CLI::App* cmd, bool& strict, const std::string& what, const
                     ", with a warning naming it)");
 }
 
+void add_shard_option(CLI::App* cmd, std::string& shard) {
+  cmd->add_option("--shard", shard,
+                  "K/N: only part K (from 0) of N of the capture, cut by a symmetric hash of "
+                  "the flow key so that each flow is whole in one part; the N parts' outputs "
+                  "together are the whole run's (docs/cluster.md)")
+      ->check([](const std::string& text) {
+        auto s = warpath::io::parse_shard(text);
+        return s.is_ok() ? std::string() : s.status().message();
+      });
+}
+
 }  // namespace warpath::cli
 
 namespace {
@@ -89,6 +101,7 @@ int run_main(int argc, char** argv) {
   add_modules(app, run);
   add_docs(app, run);
   add_report(app, run);
+  add_cluster(app, run);
   // CLI11 reports a mistyped command as "a subcommand is required"; name it instead.
   const auto known      = app.get_subcommands([](CLI::App*) { return true; });
   const bool is_command = argc > 1 && std::any_of(known.begin(), known.end(), [&](CLI::App* c) {

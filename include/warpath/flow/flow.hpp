@@ -186,6 +186,16 @@ class FlowTracker {
                         std::vector<FlowRecord>& ended) = 0;
 };
 
+/// Which of `shards` parts a packet belongs to when a capture is cut so that every flow stays
+/// whole in one part (warpath cluster; `--shard K/N` of nids, flows and reassemble): a hash of
+/// the flow key (both directions alike, as symmetric RSS spreads them over NIC queues) with a
+/// fixed seed, so every machine cuts alike. The key is the tracker's own, the IPv4 header
+/// checksum aside (a packet goes to its flow's part whether or not the run checks it). Packets
+/// without one go by their address pair (later IP fragments of an undefragmented capture: not
+/// tracked, so any part would do, and their datagram's other fragments go with them), and
+/// non-IP packets to part 0. `shards` 0 or 1: 0.
+uint32_t flow_shard(const packet::PacketInfo& info, uint32_t shards) noexcept;
+
 /// The flow engines: ref.flow, cpu.flow.
 std::vector<EngineInfo> flow_engines();
 /// Resolves `id` (auto, cpu, ref, validate:<id>) and builds a tracker for `config` (validated).
