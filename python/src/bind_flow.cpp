@@ -29,8 +29,15 @@ nb::dict counters_dict(const flow::FlowCounters& c) {
   return d;
 }
 
+// A record's JSON line, its flow number offset by `base` (warpath.dist: unique per shard).
+std::string record(flow::FlowRecord& r, uint64_t base) {
+  r.serial += base;
+  return flow::flow_record_json(r);
+}
+
 nb::tuple flows(nb::handle capture, const std::string& engine, uint32_t capacity,
-                const std::string& on_full, bool no_checksum, const std::string& defrag) {
+                const std::string& on_full, bool no_checksum, const std::string& defrag,
+                uint64_t flow_base) {
   flow::FlowConfig config;
   config.capacity             = capacity;
   config.on_full              = take(flow::parse_on_full(on_full));
@@ -47,13 +54,13 @@ nb::tuple flows(nb::handle capture, const std::string& engine, uint32_t capacity
                    [&](const packet::BatchView& v, const PacketInfo* infos, uint32_t n) {
                      answers.resize(n);
                      check(tracker->track({infos, n}, {v.metas, n}, {answers.data(), n}, ended));
-                     for (const auto& r : ended) lines.push_back(flow::flow_record_json(r));
+                     for (auto& r : ended) lines.push_back(record(r, flow_base));
                      ended.clear();
                    });
     // A part's clock goes on to the whole capture's last packet (a no-op for the whole).
     check(tracker->advance(stats.clock_ns, ended));
     check(tracker->flush(ended));
-    for (const auto& r : ended) lines.push_back(flow::flow_record_json(r));
+    for (auto& r : ended) lines.push_back(record(r, flow_base));
   }
   return nb::make_tuple(lines, counters_dict(tracker->counters()), std::string(tracker->id()),
                         stats.to_dict());
@@ -64,7 +71,7 @@ nb::tuple flows(nb::handle capture, const std::string& engine, uint32_t capacity
 void bind_flow(nb::module_& m) {
   m.def("_flows", &flows, nb::arg("capture"), nb::arg("engine") = "auto",
         nb::arg("capacity") = 1u << 18, nb::arg("on_full") = "evict",
-        nb::arg("no_checksum") = false, nb::arg("defrag") = "",
+        nb::arg("no_checksum") = false, nb::arg("defrag") = "", nb::arg("flow_base") = 0,
         "Flow records of a capture or capture file: (JSON lines, counters, engine id, "
         "read stats).");
   m.def("_flow_engines", [] { return engine_list(flow::flow_engines()); }, "The flow engines.");

@@ -26,6 +26,7 @@ struct NidsArgs {
   std::string defrag = "auto";  ///< the defragmentation engine, "" for none (the CLI's --no-defrag)
   bool ips = false, midstream = false, flows = true, skip_bad_rules = false, no_checksum = false;
   uint32_t capacity = 1u << 18;
+  uint64_t flow_base = 0;  ///< added to every flow number written (warpath.dist: unique per shard)
 };
 
 std::shared_ptr<const nids::DetectImage> compile(const NidsArgs& a) {
@@ -71,12 +72,21 @@ nb::tuple run_nids(nb::handle capture, const NidsArgs& a) {
     std::vector<nids::FlowEvent> ended;
     std::vector<nids::AppEvent> app;
     auto emit = [&] {
-      for (const nids::Alert& x : alerts) lines.push_back(nids::alert_eve(x, ins->image(), a.ips));
+      for (nids::Alert& x : alerts) {
+        if (x.flow) x.flow += a.flow_base;
+        lines.push_back(nids::alert_eve(x, ins->image(), a.ips));
+      }
       app.clear();
       ins->take_app_events(app);
-      for (const nids::AppEvent& e : app) lines.push_back(nids::app_eve(e));
+      for (nids::AppEvent& e : app) {
+        if (e.flow) e.flow += a.flow_base;
+        lines.push_back(nids::app_eve(e));
+      }
       if (a.flows)
-        for (const nids::FlowEvent& f : ended) lines.push_back(nids::flow_eve(f));
+        for (nids::FlowEvent& f : ended) {
+          f.record.serial += a.flow_base;
+          lines.push_back(nids::flow_eve(f));
+        }
       alerts.clear();
       ended.clear();
     };
@@ -117,7 +127,8 @@ void bind_nids(nb::module_& m) {
       .def_rw("skip_bad_rules", &NidsArgs::skip_bad_rules)
       .def_rw("no_checksum", &NidsArgs::no_checksum)
       .def_rw("capacity", &NidsArgs::capacity)
-      .def_rw("defrag", &NidsArgs::defrag);
+      .def_rw("defrag", &NidsArgs::defrag)
+      .def_rw("flow_base", &NidsArgs::flow_base);
   m.def("_nids", &run_nids, nb::arg("capture"), nb::arg("args"),
         "The NIDS over a capture or capture file: (EVE lines, counters, engines, read stats).");
   m.attr("_HAVE_NIDS") = true;

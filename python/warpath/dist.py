@@ -149,14 +149,29 @@ def _atomic_write(path: str, write: Callable) -> None:
     os.replace(tmp, path)
 
 
-def _eve_key(record: dict) -> str:
-    # EVE timestamps are one fixed-width form (2026-11-28T04:35:37.123456+0000): text order is
-    # time order.
-    return record.get("timestamp", "")
+def _field(line: str, name: str) -> str:
+    """A top-level field's text in a JSON line warpath wrote (compact, that field once, before
+    any nested object of the same name): the value up to the next comma, unquoted."""
+    at = line.find(f'"{name}":')
+    if at < 0:
+        return ""
+    at += len(name) + 3
+    if line[at] == '"':
+        return line[at + 1:line.index('"', at + 1)]
+    end = at
+    while end < len(line) and line[end] not in ",}":
+        end += 1
+    return line[at:end]
 
 
-def _flow_key(record: dict) -> float:
-    return record.get("ts", 0.0)
+def _eve_key(line: str) -> str:
+    # EVE timestamps are one fixed-width form (2026-11-28T04:35:37.123456+0000), the records'
+    # first field: text order is time order.
+    return _field(line, "timestamp")
+
+
+def _flow_key(line: str) -> float:
+    return float(_field(line, "ts") or 0.0)
 
 
 #: Flow ids in a merged output: the shard's number times 2^40 plus the flow's number in its
@@ -168,8 +183,10 @@ def _global_flow(shard: dict, serial: int) -> int:
     return shard["number"] * FLOW_ID_SHARD + serial
 
 
-def _compact(record: dict) -> str:
-    return json.dumps(record, separators=(",", ":"))
+def _write_sorted(path: str, lines: List[str], key: Callable[[str], object]) -> None:
+    """The lines in key order, ties in their order (a stable sort), under a temporary name."""
+    order = sorted(range(len(lines)), key=lambda i: key(lines[i]))
+    _atomic_write(path, lambda f: f.writelines(lines[i] + "\n" for i in order))
 
 
 def _shard_source(shard: dict):
@@ -210,37 +227,29 @@ def _nids_shard(shard, path, part, o, shards_dir):
     args.skip_bad_rules, args.no_checksum = o["skip_bad_rules"], o["no_checksum"]
     args.capacity = o["capacity"]
     args.defrag = "auto" if o["defrag"] else ""
+    args.flow_base = _global_flow(shard, 0)
     with _Source(path, part) as src:
         lines, counters, engines, read = _warpath._nids(src, args)
-    records = [json.loads(line) for line in lines]
     by_type: dict = {}
-    for r in records:
-        by_type[r.get("event_type", "?")] = by_type.get(r.get("event_type", "?"), 0) + 1
-        if "flow_id" in r:
-            r["flow_id"] = _global_flow(shard, r["flow_id"])
-    # In timestamp order, ties in the run's order (a stable sort).
-    order = sorted(range(len(records)), key=lambda i: _eve_key(records[i]))
+    for line in lines:
+        t = _field(line, "event_type")
+        by_type[t] = by_type.get(t, 0) + 1
     name = f"{shard['id']}.eve.json"
-    _atomic_write(os.path.join(shards_dir, name),
-                  lambda f: f.writelines(_compact(records[i]) + "\n" for i in order))
+    _write_sorted(os.path.join(shards_dir, name), lines, _eve_key)
     stats = dict(counters)
     stats.update(read=read, records=by_type, engines=engines)
     return stats, f"shards/{name}"
 
 
 def _flows_shard(shard, path, part, o, shards_dir):
-    from . import flows
-
-    got = flows(path, engine=o["engine"], capacity=o["capacity"], on_full=o["on_full"],
-                no_checksum=o["no_checksum"], defrag=o["defrag"], shard=part)
-    for r in got:
-        r["flow"] = _global_flow(shard, r["flow"])
-    order = sorted(range(len(got)), key=lambda i: _flow_key(got[i]))
+    with _Source(path, part) as src:
+        lines, counters, engine, read = _warpath._flows(
+            src, o["engine"], o["capacity"], o["on_full"], o["no_checksum"],
+            "auto" if o["defrag"] else "", _global_flow(shard, 0))
     name = f"{shard['id']}.flows.json"
-    _atomic_write(os.path.join(shards_dir, name),
-                  lambda f: f.writelines(_compact(got[i]) + "\n" for i in order))
-    stats = dict(got.counters)
-    stats.update(read=got.read, engine=got.engine, records=len(got))
+    _write_sorted(os.path.join(shards_dir, name), lines, _flow_key)
+    stats = dict(counters)
+    stats.update(read=read, engine=engine, records=len(lines))
     return stats, f"shards/{name}"
 
 
@@ -570,10 +579,10 @@ def _summary(command: str, m: Manifest, already: int, seconds: float,
 # Merging
 
 
-def _lines_keyed(path: str, key: Callable[[dict], object]) -> Iterable:
+def _lines_keyed(path: str, key: Callable[[str], object]) -> Iterable:
     with open(path, encoding="utf-8") as f:
         for line in f:
-            yield key(json.loads(line)), line
+            yield key(line), line
 
 
 def merge(command: str, m: Manifest) -> dict:
