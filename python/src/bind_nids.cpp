@@ -7,6 +7,10 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
+#include <filesystem>
+#include <mutex>
+
 #include "batches.hpp"
 #include "capture.hpp"
 #include "common.hpp"
@@ -29,7 +33,63 @@ struct NidsArgs {
   uint64_t flow_base = 0;  ///< added to every flow number written (warpath.dist: unique per shard)
 };
 
+// What the compiled rules depend on: the paths, each rule file's size and time (a directory's
+// *.rules and *.rules.gz files, as load_rules reads it), the variables and skip_bad_rules. Empty when a path cannot be read (no cache).
+std::string rules_key(const NidsArgs& a) {
+  namespace fs = std::filesystem;
+  std::string key = a.skip_bad_rules ? "skip\n" : "strict\n";
+  for (const auto& [k, v] : a.vars) key += k + "=" + v + "\n";
+  auto add = [&](const fs::path& p) {
+    std::error_code ec;
+    const auto size = fs::file_size(p, ec);
+    if (ec) return false;
+    const auto time = fs::last_write_time(p, ec);
+    if (ec) return false;
+    key += p.string() + " " + std::to_string(size) + " " +
+           std::to_string(time.time_since_epoch().count()) + "\n";
+    return true;
+  };
+  for (const std::string& r : a.rules) {
+    std::error_code ec;
+    if (fs::is_directory(r, ec)) {
+      std::vector<fs::path> files;
+      for (const auto& e : fs::directory_iterator(r, ec))
+        if (const std::string n = e.path().filename().string();
+            n.ends_with(".rules") || n.ends_with(".rules.gz"))
+          files.push_back(e.path());
+      if (ec) return {};
+      std::sort(files.begin(), files.end());
+      key += r + "/\n";
+      for (const auto& f : files)
+        if (!add(f)) return {};
+    } else if (!add(r)) {
+      return {};
+    }
+  }
+  return key;
+}
+
+std::shared_ptr<const nids::DetectImage> compile_rules(const NidsArgs& a);
+
+// The last rule set compiled, kept for the next call with the same rules (unchanged files):
+// a corpus's shards run one after another in a worker process and compile ET Open once
+// (about a second each time otherwise). The image is immutable and shared.
 std::shared_ptr<const nids::DetectImage> compile(const NidsArgs& a) {
+  static std::mutex mutex;
+  static std::string last_key;
+  static std::shared_ptr<const nids::DetectImage> last;
+  const std::string key = rules_key(a);
+  {
+    std::lock_guard lock(mutex);
+    if (!key.empty() && key == last_key) return last;
+  }
+  auto image = compile_rules(a);
+  std::lock_guard lock(mutex);
+  if (!key.empty()) last_key = key, last = image;
+  return image;
+}
+
+std::shared_ptr<const nids::DetectImage> compile_rules(const NidsArgs& a) {
   nids::Vars vars;
   for (const auto& [k, v] : a.vars) check(vars.set_from(k + "=" + v));  // as --set-var
   nids::RuleSet set = take(nids::load_rules(a.rules, vars));

@@ -81,3 +81,24 @@ def test_rule_errors(tmp_path):
         warpath.nids(tmp_path / "missing.rules", DEMO)  # raised by the call, not when iterated
     with pytest.raises(warpath.Error, match="policy|sideways"):
         list(warpath.nids(DEMO_RULES, DEMO, policy="sideways"))
+
+
+def test_rules_changed_between_calls_are_compiled_again(tmp_path):
+    """The last rule set is kept for the next call with the same, unchanged rules (a worker's
+    shards compile ET Open once): an edited file, or one added to the directory, is not."""
+    if not getattr(warpath._warpath, "_HAVE_NIDS", False):
+        pytest.skip("this build has no NIDS")
+    d = tmp_path / "rules"
+    d.mkdir()
+    (d / "a.rules").write_text('alert tcp any any -> any 80 (msg:"GET"; content:"GET"; sid:1;)\n')
+
+    def sids():
+        return sorted({e["alert"]["signature_id"] for e in warpath.nids(d, DEMO, flows=False)
+                       if e["event_type"] == "alert"})
+
+    assert sids() == [1]
+    assert sids() == [1]
+    (d / "a.rules").write_text('alert tcp any any -> any 21 (msg:"FTP"; content:"USER"; sid:22;)\n')
+    assert sids() == [22]
+    (d / "b.rules").write_text('alert tcp any any -> any 80 (msg:"GET"; content:"GET"; sid:3;)\n')
+    assert sids() == [3, 22]
