@@ -482,6 +482,7 @@ def run(command: str, inputs: Sequence[str], out_dir: str, *, address: str = "lo
     interrupted = False
     if todo:
         ray = connect(address, workers)
+        prog.start = time.monotonic()  # rates from here: Ray's start is not the job's
         task = ray.remote(run_shard).options(num_cpus=1, num_gpus=num_gpus or None,
                                              max_retries=max_retries, retry_exceptions=False)
         pending = {task.remote(command, asdict(s), opts, out_dir): s for s in todo}
@@ -622,8 +623,10 @@ def format_summary(summary: dict) -> str:
     lines = [f"{summary['command']}: {s['done']} of {s['total']} shards done"
              + (f" ({s['done_before']} before this run)" if s["done_before"] else "")
              + (f", {s['failed']} failed" if s["failed"] else "")
-             + f" in {summary['seconds']:.1f} s; {r.get('records', 0)} records read, "
-             f"{r.get('handed_out', 0)} packets in shards"
+             + f" in {summary['seconds']:.1f} s; {r.get('records', 0)} records read"
+             + (f" ({r.get('packets', 0)} packets after defragmentation)"
+                if r.get("packets", 0) != r.get("records", 0) else "")
+             + f", {r.get('handed_out', 0)} packets in shards"
              + ("" if summary["check"]["adds_up"] else " (DOES NOT ADD UP)")]
     if summary["command"] == "nids":
         rec = c.get("records", {})
