@@ -108,12 +108,13 @@ inline SourceStats for_each_batch(const packet::PacketBatch& all, const std::str
 }
 
 /// Calls `fn` for each batch of `source` (a file through io::CaptureInput, as the CLI reads it).
+/// `part_of`: which part a packet is in when the file is cut (empty: the flow tracker's flow).
 inline SourceStats for_each_batch(const Source& source, const std::string& defrag,
-                                  const BatchFn& fn) {
+                                  const BatchFn& fn, flow::PartOf part_of = {}) {
   if (source.capture) return for_each_batch(source.capture->batch(), defrag, fn);
   const CaptureFile& f = source.file;
   auto input = take(io::CaptureInput::open(f.path, f.filter, defrag, {}, io::CaptureInput::kBatch,
-                                           io::ShardSpec{f.shard, f.shards}));
+                                           io::ShardSpec{f.shard, f.shards, std::move(part_of)}));
   std::vector<PacketInfo> infos;
   for (;;) {
     const packet::PacketBatch* b = take(input.next(infos));

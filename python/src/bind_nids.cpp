@@ -154,7 +154,10 @@ nb::tuple run_nids(nb::handle capture, const NidsArgs& a) {
                    [&](const packet::BatchView& v, const PacketInfo* infos, uint32_t n) {
                      check(ins->process(v, infos, n, alerts, ended));
                      emit();
-                   });
+                   },
+                   // A file cut into parts by the flows the inspector tracks (tunnels' inner).
+                   source.file.shards > 1 ? nids::inspected_part_of(source.file.shards)
+                                          : flow::PartOf());
     // A part's clock goes on to the whole capture's last packet (a no-op for the whole).
     check(ins->advance(stats.clock_ns, alerts, ended));
     emit();
@@ -170,6 +173,16 @@ nb::tuple run_nids(nb::handle capture, const NidsArgs& a) {
   counters["flows_dropped"] = c.flows_dropped;
   counters["rules"]         = ins->image().rules().size();
   return nb::make_tuple(lines, counters, ins->engines(), stats.to_dict());
+}
+
+// The sids of rules whose state spans flows (threshold and detection_filter counting by
+// source, destination, both or rule): a capture cut by flow would count them per part.
+std::vector<uint32_t> cross_flow_rules(const NidsArgs& a) {
+  auto image = compile(a);
+  std::vector<uint32_t> sids;
+  for (const nids::Rule& r : image->rules())
+    if (r.threshold.type != nids::Threshold::kNone) sids.push_back(r.sid);
+  return sids;
 }
 
 }  // namespace
@@ -191,6 +204,9 @@ void bind_nids(nb::module_& m) {
       .def_rw("flow_base", &NidsArgs::flow_base);
   m.def("_nids", &run_nids, nb::arg("capture"), nb::arg("args"),
         "The NIDS over a capture or capture file: (EVE lines, counters, engines, read stats).");
+  m.def("_nids_cross_flow_rules", &cross_flow_rules, nb::arg("args"),
+        "The sids of rules with state across flows (thresholds), which a cut by flow would "
+        "count per part.");
   m.attr("_HAVE_NIDS") = true;
 }
 

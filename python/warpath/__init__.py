@@ -324,36 +324,91 @@ def _as_capture(capture) -> Capture:
 
 class _Source:
     """What flows, reassemble and nids read: a ``Capture`` held in memory, or a capture file
-    streamed batch by batch as the CLI reads it (memory bounded by the batch; a .gz/.xz or a
-    file object decompressed into memory first), optionally one part of N (``shard=(k, n)``:
-    the packets whose flows fall into part k, every flow whole in one part; warpath.dist).
-    A context manager: ``with _Source(capture, shard) as handle: ...``."""
+    streamed batch by batch as the CLI reads it (memory bounded by the batch; a .gz/.xz file or
+    a file object decompressed by a thread into a pipe the reader reads), optionally one part
+    of N (``shard=(k, n)``: the packets whose flows fall into part k, every flow whole in one
+    part; warpath.dist). A context manager: ``with _Source(capture, shard) as handle: ...``."""
 
     def __init__(self, capture, shard: Optional[Sequence[int]] = None):
-        self.capture, self.shard, self._fd = capture, shard, None
+        self.capture, self.shard = capture, shard
+        self._read = None
+        self._thread = None
+        self._error: Optional[BaseException] = None
 
     def __enter__(self):
-        if isinstance(self.capture, Capture):
-            if self.shard is not None:
+        part = None
+        if self.shard is not None:
+            if isinstance(self.capture, Capture):
                 raise InvalidArgumentError("shard: give the capture's path, not a Capture "
                                            "held in memory")
-            return self.capture._impl
-        path, self._fd, self.name = _materialise(self.capture)
-        f = _warpath._CaptureFile()
-        f.path = path
-        if self.shard is not None:
             k, n = (int(x) for x in self.shard)
             if not (0 <= k < n <= 65536):
                 raise InvalidArgumentError(f"shard {self.shard!r}: (k, n) with 0 <= k < n <= 65536")
-            f.shard, f.shards = k, n
+            part = (k, n)
+        if isinstance(self.capture, Capture):
+            return self.capture._impl
+        f = _warpath._CaptureFile()
+        f.path = self._open(self.capture)
+        if part is not None:
+            f.shard, f.shards = part
         return f
 
+    def _open(self, source) -> str:
+        """A path the reader streams: the file itself, or the read end of a pipe a thread fills
+        with the decompressed bytes."""
+        if hasattr(source, "read"):
+            self.name, stream = getattr(source, "name", "<file object>"), source
+        else:
+            path = os.fspath(source)
+            if not path.endswith((".gz", ".xz")):
+                self.name = path
+                return path
+            self.name = path
+            try:
+                stream = (gzip.open if path.endswith(".gz") else lzma.open)(path, "rb")
+            except OSError as e:
+                raise IoError(f"{path}: cannot open: {e.strerror or e}") from None
+        import threading
+
+        r, w = os.pipe()
+        self._read = r
+
+        def pump():
+            try:
+                with os.fdopen(w, "wb") as out:
+                    shutil.copyfileobj(stream, out, 1 << 20)
+            except BrokenPipeError:
+                pass  # the reader stopped (an error of its own, or a damaged record)
+            except (OSError, EOFError, lzma.LZMAError) as e:
+                self._error = e
+            finally:
+                if stream is not source:
+                    stream.close()
+
+        self._thread = threading.Thread(target=pump, name="warpath-decompress", daemon=True)
+        self._thread.start()
+        return f"/proc/self/fd/{r}"
+
     def __exit__(self, kind, error, tb):
-        if self._fd is not None:
-            os.close(self._fd)
-            if isinstance(error, Error):  # the memfd's name is no use to the user
-                raise type(error)(str(error).replace(f"/proc/self/fd/{self._fd}", self.name))
+        if self._read is None:
+            return False
+        os.close(self._read)  # a writer still blocked on the pipe gets EPIPE and ends
+        self._thread.join()
+        fd_path = f"/proc/self/fd/{self._read}"
+        if self._error is not None and (error is None or isinstance(error, Error)):
+            # The reader's error, if any, follows from the stream that ended early.
+            raise IoError(f"{self.name}: cannot decompress: {self._error}") from None
+        if isinstance(error, Error):  # the pipe's name is no use to the user
+            raise type(error)(str(error).replace(fd_path, self.name)) from None
         return False
+
+
+    def rename(self, stats: dict) -> dict:
+        """`stats` with the pipe's name in its warnings replaced by the file's."""
+        if self._read is not None:
+            fd_path = f"/proc/self/fd/{self._read}"
+            stats["warnings"] = [w.replace(fd_path, self.name) for w in stats.get("warnings", [])]
+        return stats
 
 
 def _warn_damage(stats: dict) -> None:
@@ -430,10 +485,11 @@ def flows(capture, engine: str = "auto", capacity: int = 1 << 18, on_full: str =
     ``shard=(k, n)``: only part k of n, whole flows to one part (the CLI's ``--shard k/n``)."""
     import json
 
-    with _Source(capture, shard) as src:
+    source = _Source(capture, shard)
+    with source as src:
         lines, counters, engine_id, read = _warpath._flows(src, engine, capacity, on_full,
                                                            no_checksum, "auto" if defrag else "")
-    _warn_damage(read)
+    _warn_damage(source.rename(read))
     out = Flows(json.loads(line) for line in lines)
     out.counters, out.engine, out.read = counters, engine_id, read
     return out
@@ -464,11 +520,12 @@ def reassemble(capture, policy: str = "bsd", mode: str = "ids", midstream: bool 
     (use ``depth``, or the CLI's ``warpath reassemble`` that writes files, for larger).
     ``defrag``: IP fragments put back together first (the CLI's ``--defrag``); ``shard``: as
     ``flows`` takes it."""
-    with _Source(capture, shard) as src:
+    source = _Source(capture, shard)
+    with source as src:
         streams, counters, engine_id, read = _warpath._reassemble(
             src, policy, mode, midstream, depth, engine, flow_engine, capacity, no_checksum,
             max_bytes, "auto" if defrag else "")
-    _warn_damage(read)
+    _warn_damage(source.rename(read))
     out = Streams(streams)
     out.counters, out.engine, out.read = counters, engine_id, read
     return out
@@ -506,9 +563,10 @@ def nids(rules, capture, engine: str = "auto", vars: Optional[dict] = None, ips:
     args.ips, args.midstream, args.flows = ips, midstream, flows
     args.skip_bad_rules, args.no_checksum, args.capacity = skip_bad_rules, no_checksum, capacity
     args.defrag = "auto" if defrag else ""
-    with _Source(capture, shard) as src:
+    source = _Source(capture, shard)
+    with source as src:
         lines, _counters, _engines, read = _warpath._nids(src, args)
-    _warn_damage(read)
+    _warn_damage(source.rename(read))
     return (json.loads(line) for line in lines)
 
 

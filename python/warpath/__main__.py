@@ -74,6 +74,9 @@ def _cluster_args(sub) -> None:
             p.add_argument("--mode", default="ids", choices=["ids", "inline"])
             p.add_argument("--depth", type=int, default=0)
             p.add_argument("--flow-engine", default="auto")
+            p.add_argument("--max-bytes", type=int, default=1 << 30,
+                           help="stream bytes a shard holds before it writes them (beyond: "
+                                "the shard fails; use --depth or a lower --split-mb)")
 
 
 def _cluster_options(a) -> dict:
@@ -94,7 +97,7 @@ def _cluster_options(a) -> dict:
         o["on_full"] = a.on_full
     if a.cluster_command == "reassemble":
         o.update(policy=a.policy, midstream=a.midstream, mode=a.mode, depth=a.depth,
-                 flow_engine=a.flow_engine)
+                 flow_engine=a.flow_engine, max_bytes=a.max_bytes)
     return o
 
 

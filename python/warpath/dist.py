@@ -38,7 +38,7 @@ import os
 import sys
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Callable, Iterable, List, Optional, Sequence
+from typing import Callable, List, Optional, Sequence
 
 from . import _Source, __version__, _warpath
 from . import Error, InvalidArgumentError
@@ -67,7 +67,7 @@ class Shard:
 
     id: str
     path: str
-    number: int = 0     # its place in the plan: flow ids in the merged output are unique by it
+    file: int = 0       # the file's place in the job's sorted inputs (flow ids: _global_flow)
     part: int = 0
     parts: int = 1
     size: int = 0       # the file's bytes (its share: size / parts)
@@ -126,8 +126,8 @@ def plan(files: Sequence[str], split_bytes: int = 256 << 20,
         stem = f"{i:0{width}d}-{_safe(os.path.basename(path))}"
         for k in range(parts):
             sid = stem if parts == 1 else f"{stem}.{k}of{parts}"
-            shards.append(Shard(id=sid, path=path, number=len(shards), part=k, parts=parts,
-                                size=size, mtime_ns=mtime))
+            shards.append(Shard(id=sid, path=path, file=i, part=k, parts=parts, size=size,
+                                mtime_ns=mtime))
     return shards
 
 
@@ -139,9 +139,33 @@ def _safe(name: str) -> str:
 # One shard: what a Ray task runs
 
 
+TMP_MARK = ".tmp-"
+
+
+def _tmp_suffix() -> str:
+    """A temporary name's suffix no other process, on this machine or another sharing the
+    storage, uses at once."""
+    return f"{TMP_MARK}{_safe(os.uname().nodename)}-{os.getpid()}"
+
+
+def _remove_leftovers(out_dir: str) -> None:
+    """Temporary files and stream folders of tasks killed mid-write in an earlier run (the
+    driver's only: one job runs in an output directory at a time)."""
+    import shutil
+
+    for sub in ("shards", "streams"):
+        d = os.path.join(out_dir, sub)
+        if not os.path.isdir(d):
+            continue
+        for name in os.listdir(d):
+            if TMP_MARK in name:
+                p = os.path.join(d, name)
+                shutil.rmtree(p, ignore_errors=True) if os.path.isdir(p) else os.remove(p)
+
+
 def _atomic_write(path: str, write: Callable) -> None:
     """Writes ``path`` through ``write(file)`` under a temporary name, renamed when whole."""
-    tmp = f"{path}.tmp-{os.getpid()}"
+    tmp = f"{path}{_tmp_suffix()}"
     with open(tmp, "w", encoding="utf-8") as f:
         write(f)
         f.flush()
@@ -174,13 +198,12 @@ def _flow_key(line: str) -> float:
     return float(_field(line, "ts") or 0.0)
 
 
-#: Flow ids in a merged output: the shard's number times 2^40 plus the flow's number in its
-#: shard (unique over the corpus; a corpus of one shard keeps the single run's).
-FLOW_ID_SHARD = 1 << 40
-
-
 def _global_flow(shard: dict, serial: int) -> int:
-    return shard["number"] * FLOW_ID_SHARD + serial
+    """A flow's id in a merged output: the file's place in the job's inputs times 2^40, plus
+    its part times 2^32, plus the flow's number in its shard. Unique over the corpus and the
+    same in every run of the job (a file cut otherwise on a rerun is redone whole); a corpus
+    of one whole file keeps the single run's numbers."""
+    return (shard["file"] << 40) + (shard["part"] << 32) + serial
 
 
 def _write_sorted(path: str, lines: List[str], key: Callable[[str], object]) -> None:
@@ -228,8 +251,10 @@ def _nids_shard(shard, path, part, o, shards_dir):
     args.capacity = o["capacity"]
     args.defrag = "auto" if o["defrag"] else ""
     args.flow_base = _global_flow(shard, 0)
-    with _Source(path, part) as src:
+    source = _Source(path, part)
+    with source as src:
         lines, counters, engines, read = _warpath._nids(src, args)
+    source.rename(read)
     by_type: dict = {}
     for line in lines:
         t = _field(line, "event_type")
@@ -242,10 +267,12 @@ def _nids_shard(shard, path, part, o, shards_dir):
 
 
 def _flows_shard(shard, path, part, o, shards_dir):
-    with _Source(path, part) as src:
+    source = _Source(path, part)
+    with source as src:
         lines, counters, engine, read = _warpath._flows(
             src, o["engine"], o["capacity"], o["on_full"], o["no_checksum"],
             "auto" if o["defrag"] else "", _global_flow(shard, 0))
+    source.rename(read)
     name = f"{shard['id']}.flows.json"
     _write_sorted(os.path.join(shards_dir, name), lines, _flow_key)
     stats = dict(counters)
@@ -263,7 +290,7 @@ def _reassemble_shard(shard, path, part, o, out_dir):
     # The stream files under streams/<shard id>/, named as warpath reassemble names them; the
     # directory is written under a temporary name and renamed when whole.
     final = os.path.join(out_dir, "streams", shard["id"])
-    tmp = f"{final}.tmp-{os.getpid()}"
+    tmp = f"{final}{_tmp_suffix()}"
     os.makedirs(tmp, exist_ok=True)
     index = []
     for s in got:
@@ -469,12 +496,26 @@ def run(command: str, inputs: Sequence[str], out_dir: str, *, address: str = "lo
 
             raise NotBuiltError("nids: this build of warpath has no NIDS")
     files = find_captures(inputs)
-    shards = plan(files, split_bytes)
+    notes = []
+    cut = split_bytes
+    if command == "nids":
+        held = _cross_flow_rules(opts)
+        if held:
+            # Their counts span flows: a cut by flow would count them per part.
+            cut = 1 << 62
+            notes.append(f"{len(held)} rule(s) count across flows (threshold, detection_filter: "
+                         f"sid {', '.join(map(str, held[:5]))}{', ...' if len(held) > 5 else ''})"
+                         ": no capture is cut, each file is one shard")
+    shards = plan(files, cut)
     out_dir = os.path.abspath(out_dir)
     os.makedirs(out_dir, exist_ok=True)
-    job = dict(opts, inputs=files, split_bytes=split_bytes)
+    # The job: its command and options, its inputs, how they are cut, what the rules' files
+    # and warpath are (an edited rule file or another warpath makes another job).
+    job = dict(opts, inputs=files, split_bytes=cut, warpath=__version__,
+               rule_files=_rule_files(opts.get("rules", [])))
     manifest = Manifest.open(out_dir, command, job, shards, restart=restart)
     manifest.save()
+    _remove_leftovers(out_dir)
     todo = [s for s in shards if s.state != "done"]
     already = len(shards) - len(todo)
     prog = Progress(shards, progress, quiet)
@@ -509,6 +550,7 @@ def run(command: str, inputs: Sequence[str], out_dir: str, *, address: str = "lo
             manifest.save()
     prog.end()
     summary = _summary(command, manifest, already, time.monotonic() - started, interrupted)
+    summary["notes"] = notes
     if not interrupted:
         summary["outputs"] = merge(command, manifest)
     _atomic_write(os.path.join(out_dir, "summary.json"),
@@ -518,6 +560,31 @@ def run(command: str, inputs: Sequence[str], out_dir: str, *, address: str = "lo
             f"{summary['shards']['done']} of {summary['shards']['total']} shards done; rerun "
             "the same command to finish the rest")
     return summary
+
+
+def _cross_flow_rules(opts: dict) -> List[int]:
+    """The sids of rules whose counts span flows (thresholds), from the rules as compiled."""
+    args = _warpath._NidsArgs()
+    args.rules = list(opts["rules"])
+    args.vars = {str(k): str(v) for k, v in opts["vars"].items()}
+    args.skip_bad_rules = opts["skip_bad_rules"]
+    return list(_warpath._nids_cross_flow_rules(args))
+
+
+def _rule_files(rules: Sequence[str]) -> list:
+    """(path, size, mtime) of every rule file the rules name (a directory's *.rules and
+    *.rules.gz, as the NIDS reads them)."""
+    out = []
+    for r in rules:
+        paths = ([os.path.join(r, f) for f in sorted(os.listdir(r))
+                  if f.endswith((".rules", ".rules.gz"))] if os.path.isdir(r) else [r])
+        for p in paths:
+            try:
+                st = os.stat(p)
+                out.append([p, st.st_size, st.st_mtime_ns])
+            except OSError:
+                out.append([p, None, None])
+    return out
 
 
 def _task_error(e: Exception, s: Shard) -> str:
@@ -580,10 +647,44 @@ def _summary(command: str, m: Manifest, already: int, seconds: float,
 # Merging
 
 
-def _lines_keyed(path: str, key: Callable[[str], object]) -> Iterable:
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            yield key(line), line
+#: Files merged at once (each an open file): more are merged in rounds.
+MERGE_FAN_IN = 128
+
+
+def _merge_files(paths: List[str], target: str, key: Callable[[str], object]) -> int:
+    """Merges sorted JSON-line files into `target` (a temporary name renamed when whole) and
+    returns the lines written. heapq.merge is stable (equal keys in the order of the inputs),
+    and rounds merge runs of consecutive inputs, so ties stay in the inputs' order."""
+    rounds = []
+    try:
+        while len(paths) > MERGE_FAN_IN:
+            merged = []
+            for i in range(0, len(paths), MERGE_FAN_IN):
+                part = f"{target}.round{len(rounds)}-{i // MERGE_FAN_IN}{_tmp_suffix()}"
+                _merge_files(paths[i:i + MERGE_FAN_IN], part, key)
+                merged.append(part)
+            rounds.append(merged)
+            paths = merged
+        n = 0
+        files = [open(p, encoding="utf-8") for p in paths]
+        try:
+            def write(f):
+                nonlocal n
+                for _, line in heapq.merge(*(((key(x), x) for x in src) for src in files),
+                                           key=lambda kl: kl[0]):
+                    f.write(line)
+                    n += 1
+
+            _atomic_write(target, write)
+        finally:
+            for f in files:
+                f.close()
+        return n
+    finally:
+        for merged in rounds:
+            for p in merged:
+                if os.path.exists(p):
+                    os.remove(p)
 
 
 def merge(command: str, m: Manifest) -> dict:
@@ -594,17 +695,8 @@ def merge(command: str, m: Manifest) -> dict:
     if command in ("nids", "flows"):
         name = "eve.json" if command == "nids" else "flows.json"
         key = _eve_key if command == "nids" else _flow_key
-        # heapq.merge is stable: equal keys come out in the order of the inputs (shard order).
-        streams = [_lines_keyed(os.path.join(out, s.output), key) for s in done]
-        n = 0
-
-        def write(f):
-            nonlocal n
-            for _, line in heapq.merge(*streams, key=lambda kl: kl[0]):
-                f.write(line)
-                n += 1
-
-        _atomic_write(os.path.join(out, name), write)
+        n = _merge_files([os.path.join(out, s.output) for s in done],
+                         os.path.join(out, name), key)
         return {name: n}
     index, counters = [], {}
     for s in done:
@@ -641,6 +733,8 @@ def format_summary(summary: dict) -> str:
                      f"delivered, {c.get('gaps', 0)} gaps")
     for name, n in summary.get("outputs", {}).items():
         lines.append(f"  {n} records in {name}")
+    for note in summary.get("notes", []):
+        lines.append(f"  note: {note}")
     for w in summary["warnings"]:
         lines.append(f"  warning: {w}")
     for f in summary["failed"]:

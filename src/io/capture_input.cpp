@@ -76,8 +76,11 @@ const packet::PacketBatch* CaptureInput::select(const packet::PacketBatch& from,
   part_->clear();
   part_infos_.clear();
   for (uint32_t i = 0; i < from.size(); ++i) {
-    if (flow::flow_shard(infos[i], shard_.count) != shard_.index) continue;
     const packet::PacketMeta& m = from.meta(i);
+    const uint32_t part = shard_.part_of
+                              ? shard_.part_of(infos[i], from.data(i), m.caplen, m.timestamp_ns)
+                              : flow::flow_shard(infos[i], shard_.count);
+    if (part != shard_.index) continue;
     part_->append(from.data(i), m.caplen, m.len, m.timestamp_ns, m.port);  // fits: same sizes
     part_infos_.push_back(infos[i]);
   }

@@ -657,12 +657,12 @@ class PipelineInspector final : public Inspector {
     const uint64_t now = ts_;
     for (const flow::FlowRecord& r : records_) {
       if (r.proto != 6) continue;
+      ts_ = r.last_ns;  // before close: its last bytes may finish transactions
       WARPATH_TRY(reasm_->close(r.serial, sink_));
       FlowCtx* f = flows_.find(r.serial);
       if (f && !f->dropped && !f->passed) {
         Verdict v;  // the flow is over: nothing left to drop
         next_packet();
-        ts_ = r.last_ns;
         WARPATH_TRY(inspect_streams(r.serial, *f, nullptr, 0, alerts, v, &r));
         app_.close(f->app, ts_);
         if (!f->app.ready.empty()) WARPATH_TRY(inspect_transactions(r.serial, *f, nullptr, 0, alerts, v, &r));

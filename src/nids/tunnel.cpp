@@ -2,6 +2,7 @@
 #include "nids/tunnel.hpp"
 
 #include "warpath/core/exec.hpp"
+#include "warpath/nids/inspector.hpp"
 
 namespace warpath::nids::detail {
 
@@ -62,3 +63,25 @@ bool Decapsulator::inner(const packet::PacketInfo& outer, const uint8_t* f, uint
 
 
 }  // namespace warpath::nids::detail
+
+namespace warpath::nids {
+
+flow::PartOf inspected_part_of(uint32_t shards) {
+  auto decap = std::make_shared<detail::Decapsulator>();
+  auto bytes = std::make_shared<std::vector<uint8_t>[]>(2);
+  return [decap, bytes, shards](const packet::PacketInfo& outer, const uint8_t* frame,
+                                uint32_t caplen, uint64_t ts) {
+    packet::PacketInfo info = outer, next;
+    // As the inspector: up to three levels, each level's frame in its own buffer.
+    for (int level = 0; level < 3 && info.tunnel != packet::Tunnel::kNone; ++level) {
+      std::vector<uint8_t>& out = bytes[level & 1];
+      if (!decap->inner(info, frame, caplen, ts, out, next)) break;
+      info   = next;
+      frame  = out.data();
+      caplen = uint32_t(out.size());
+    }
+    return flow::flow_shard(info, shards);
+  };
+}
+
+}  // namespace warpath::nids

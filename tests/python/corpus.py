@@ -5,40 +5,20 @@ match examples/nids/demo.rules (some split over segments), FTP logins (flowbits)
 for a bad domain, large ICMP echoes, fragmented UDP datagrams carrying a shell command, UDP
 flows idle past their timeout and then used again, connections left open at the end."""
 import random
+import sys
+from pathlib import Path
 
-from scapy.all import DNS, DNSQR, ICMP, IP, TCP, UDP, Ether, Raw, fragment, wrpcap
+from scapy.all import DNS, DNSQR, ICMP, IP, UDP, Ether, Raw, fragment, wrpcap
 
-MAC = ("02:00:00:00:00:01", "02:00:00:00:00:02")
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "nids"))
+from make_demo_pcap import MAC, tcp_frames  # noqa: E402,F401 (tcp_frames: the tests too)
 START = 1_767_225_600.0  # 2026-01-01
 
 
 def _tcp_conn(rng, client, server, sport, dport, exchanges, close=True):
     """The frames of one TCP connection, in order (times are given later)."""
-    seq = [rng.randrange(1 << 30), rng.randrange(1 << 30)]
-    ends = ((client, sport), (server, dport))
-    out = []
-
-    def pkt(d, flags, data=b"", s=None):
-        (src, sp), (dst, dp) = ends[d], ends[1 - d]
-        return (Ether(src=MAC[d], dst=MAC[1 - d]) / IP(src=src, dst=dst) /
-                TCP(sport=sp, dport=dp, flags=flags, seq=seq[d] if s is None else s,
-                    ack=seq[1 - d]) / Raw(data))
-
-    out.append(pkt(0, "S", s=seq[0] - 1))
-    out.append(Ether(src=MAC[1], dst=MAC[0]) / IP(src=server, dst=client) /
-               TCP(sport=dport, dport=sport, flags="SA", seq=seq[1] - 1, ack=seq[0]))
-    out.append(pkt(0, "A"))
-    for d, data in exchanges:
-        out.append(pkt(d, "PA", data))
-        seq[d] += len(data)
-        out.append(pkt(1 - d, "A"))
-    if close:
-        out.append(pkt(0, "FA"))
-        seq[0] += 1
-        out.append(pkt(1, "FA"))
-        seq[1] += 1
-        out.append(pkt(0, "A"))
-    return out
+    return tcp_frames(client, server, sport, dport, exchanges,
+                      seq=(rng.randrange(1 << 30), rng.randrange(1 << 30)), close=close)
 
 
 def _conversations(rng, n):
@@ -57,7 +37,7 @@ def _conversations(rng, n):
                     b"uid=0(root) gid=0(root) groups=0(root)\n")], close=rng.random() < 0.7))
         elif kind == 1:
             convs.append(_tcp_conn(rng, client, server, sport, 80, [
-                (0, b"GET /item.php?id=1%20UNION%20ALL%20SELECT%20pw HTTP/1.1\r\n\r\n"),
+                (0, b"GET /item.php?id=1 UNION  ALL   SELECT pw HTTP/1.1\r\n\r\n"),
                 (1, b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\n\r\n")]))
         elif kind == 2:
             convs.append(_tcp_conn(rng, client, server, sport, 21, [

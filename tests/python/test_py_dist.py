@@ -386,3 +386,117 @@ def test_a_two_node_cluster_from_the_cli(large_capture, tmp_path):
                     proc.wait(timeout=30)
                 except subprocess.TimeoutExpired:
                     os.killpg(proc.pid, signal.SIGKILL)
+
+
+# --- what the review found: tunnels, thresholds, compressed captures, many shards, reruns -------
+
+
+def write_vxlan(path, connections=12, seed=5):
+    """TCP connections carried in VXLAN whose outer UDP source port differs per direction (as
+    a VTEP's flow hash makes it), each with a request the demo rules alert on."""
+    import random
+
+    from scapy.all import IP, UDP, Ether, wrpcap
+    from scapy.layers.vxlan import VXLAN
+
+    rng = random.Random(seed)
+    timed = []
+    for i in range(connections):
+        frames = corpus.tcp_frames(f"10.9.0.{i + 1}", "192.168.1.10", 40000 + i, 80, [
+            (0, b"GET /item.php?id=1 UNION  ALL   SELECT pw HTTP/1.1\r\n\r\n"),
+            (1, b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")])
+        ports = (rng.randrange(49152, 65535), rng.randrange(49152, 65535))
+        t = rng.uniform(0, 50)
+        for f in frames:
+            d = 0 if f[IP].src.startswith("10.9.") else 1
+            outer = (Ether() / IP(src=("172.16.0.1", "172.16.0.2")[d],
+                                  dst=("172.16.0.2", "172.16.0.1")[d]) /
+                     UDP(sport=ports[d], dport=4789) / VXLAN(vni=7) / f)
+            t += rng.uniform(0.5, 3)
+            timed.append((t, outer))
+    timed.sort(key=lambda x: x[0])
+    for t, f in timed:
+        f.time = corpus.START + t
+    wrpcap(str(path), [f for _, f in timed])
+
+
+@needs_nids
+def test_tunnelled_connections_are_cut_by_what_they_carry(tmp_path):
+    p = tmp_path / "vxlan.pcap"
+    write_vxlan(p)
+    whole = list(warpath.nids(RULES, p))
+    assert sum(e["event_type"] == "alert" for e in whole) >= 12
+    for parts in (2, 3, 5):
+        got = [e for k in range(parts) for e in warpath.nids(RULES, p, shard=(k, parts))]
+        assert collections.Counter(map(norm_eve, got)) == collections.Counter(map(norm_eve, whole))
+    assert cli_eve(tmp_path, p, "--shard", "1/3") == list(warpath.nids(RULES, p, shard=(1, 3)))
+
+
+@needs_nids
+def test_rules_that_count_across_flows_cut_no_capture(local_ray, large_capture, tmp_path):
+    rules = tmp_path / "t.rules"
+    rules.write_text(RULES.read_text() + 'alert tcp any any -> any 80 (msg:"2nd GET to a host"; '
+                     'content:"GET"; threshold:type threshold, track by_dst, count 2, seconds '
+                     '600; sid:77;)\n')
+    size = os.path.getsize(large_capture)
+    s = dist.run("nids", [str(large_capture)], tmp_path / "out", rules=[rules],
+                 split_bytes=size // 4 + 1, quiet=True)
+    assert s["shards"]["total"] == 1
+    assert any("sid 77" in n and "no capture is cut" in n for n in s["notes"])
+    assert "note:" in dist.format_summary(s)
+    got = read_lines(tmp_path / "out" / "eve.json")
+    single = tmp_path / "single.json"
+    cli("nids", "--rules", rules, "--in", large_capture, "--eve", single)
+    want = read_lines(single)
+    assert collections.Counter(map(norm_eve, got)) == collections.Counter(map(norm_eve, want))
+    assert any(e["event_type"] == "alert" and e["alert"]["signature_id"] == 77 for e in got)
+
+
+def test_compressed_captures_are_streamed_and_cut(large_capture, tmp_path):
+    import gzip
+    import lzma
+
+    gz = tmp_path / "large.pcap.gz"
+    gz.write_bytes(gzip.compress(large_capture.read_bytes()))
+    xz = tmp_path / "large.pcap.xz"
+    xz.write_bytes(lzma.compress(large_capture.read_bytes()))
+    single = sorted(map(norm_flow, warpath.flows(large_capture)))
+    for path in (gz, xz):
+        got = [r for k in range(3) for r in warpath.flows(path, shard=(k, 3))]
+        assert sorted(map(norm_flow, got)) == single
+    bad = tmp_path / "bad.pcap.gz"
+    bad.write_bytes(gzip.compress(large_capture.read_bytes())[:-40])  # cut in the gzip stream
+    with pytest.raises(warpath.IoError, match="bad.pcap.gz: cannot decompress"):
+        warpath.flows(bad)
+
+
+def test_many_shards_merge_in_rounds(tmp_path, monkeypatch):
+    """More shard outputs than files merged at once: rounds, with ties in shard order."""
+    monkeypatch.setattr(dist, "MERGE_FAN_IN", 4)
+    paths, want = [], []
+    for i in range(11):
+        p = tmp_path / f"s{i:02d}.json"
+        lines = [json.dumps({"timestamp": f"2026-01-01T00:00:0{t}.000000+0000", "shard": i,
+                             "n": j}, separators=(",", ":"))
+                 for j, t in enumerate(sorted((i * 7 + k) % 10 for k in range(5)))]
+        p.write_text("".join(line + "\n" for line in lines))
+        paths.append(str(p))
+        want += [(json.loads(x)["timestamp"], i, j) for j, x in enumerate(lines)]
+    n = dist._merge_files(paths, str(tmp_path / "eve.json"), dist._eve_key)
+    got = [(r["timestamp"], r["shard"], r["n"]) for r in read_lines(tmp_path / "eve.json")]
+    assert n == 55 and got == sorted(want)
+    assert sorted(os.listdir(tmp_path)) == sorted([os.path.basename(p) for p in paths] +
+                                                  ["eve.json"])  # no round left behind
+
+
+@needs_nids
+def test_a_rule_file_edited_between_runs_is_another_job(local_ray, small_corpus, tmp_path):
+    rules = tmp_path / "r.rules"
+    rules.write_text(RULES.read_text())
+    one = small_corpus / "corpus-02.pcap"
+    dist.run("nids", [str(one)], tmp_path / "out", rules=[rules], quiet=True)
+    rules.write_text(RULES.read_text() + "# edited\n")
+    with pytest.raises(warpath.InvalidArgumentError, match="another job"):
+        dist.run("nids", [str(one)], tmp_path / "out", rules=[rules], quiet=True)
+    s = dist.run("nids", [str(one)], tmp_path / "out", rules=[rules], restart=True, quiet=True)
+    assert s["shards"]["done"] == 1 and s["shards"]["done_before"] == 0

@@ -362,6 +362,7 @@ int run_nids(const NidsOptions& o) {
   nids::Inspector& ins = **inspector;
   auto shard = io::parse_shard(o.shard);
   if (!shard.is_ok()) return fail(shard.status());
+  if (!shard->whole()) shard->part_of = nids::inspected_part_of(shard->count);
   auto input = CaptureInput::open(o.in, o.filter, o.no_defrag ? "" : "auto", {}, o.batch, *shard);
   if (!input.is_ok()) return fail(input.status());
 

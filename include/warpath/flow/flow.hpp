@@ -47,6 +47,7 @@
 // through RSS / fanout hashing).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -195,6 +196,11 @@ class FlowTracker {
 /// tracked, so any part would do, and their datagram's other fragments go with them), and
 /// non-IP packets to part 0. `shards` 0 or 1: 0.
 uint32_t flow_shard(const packet::PacketInfo& info, uint32_t shards) noexcept;
+/// A part function for a reader that cuts a capture (io::ShardSpec): the packet's parse, its
+/// frame, capture length and time, to its part. A command whose flows are not the outer
+/// headers' gives its own (the NIDS tracks tunnels' inner flows: nids::inspected_part_of).
+using PartOf = std::function<uint32_t(const packet::PacketInfo& info, const uint8_t* frame,
+                                      uint32_t caplen, uint64_t ts_ns)>;
 
 /// The flow engines: ref.flow, cpu.flow.
 std::vector<EngineInfo> flow_engines();

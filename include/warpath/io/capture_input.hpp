@@ -15,14 +15,17 @@
 
 #include "warpath/core/status.hpp"
 #include "warpath/defrag/defrag.hpp"
+#include "warpath/flow/flow.hpp"
 #include "warpath/io/pcap_file.hpp"
 #include "warpath/packet/parser.hpp"
 
 namespace warpath::io {
 
-/// Part `index` of `count` (count 1: the whole capture).
+/// Part `index` of `count` (count 1: the whole capture); `part_of` says which part a packet is
+/// in (empty: flow::flow_shard of its parse, the flow tracker's flow).
 struct ShardSpec {
   uint32_t index = 0, count = 1;
+  flow::PartOf part_of;
   bool whole() const { return count <= 1; }
 };
 /// "K/N" (0 <= K < N, 1 <= N <= 65536) as a ShardSpec; kInvalidArgument otherwise.

@@ -193,6 +193,13 @@ std::string flow_eve(const FlowEvent& f);
 /// A transaction as an EVE event of its protocol (event_type http: hostname, url, method,
 /// protocol, status, user agent, content type, referer, redirect, length; Suricata's names).
 std::string app_eve(const AppEvent& e);
+
+/// The part function (io::ShardSpec::part_of) of a capture cut into `shards` parts for the NIDS:
+/// flow::flow_shard of the flow the inspector tracks a packet by, a tunnel's inner flow for a
+/// tunnelled packet (decapsulated as the inspector does, up to three levels), so both
+/// directions of a tunnelled connection, whose outer headers differ (VXLAN's and Geneve's
+/// source ports), go to one part. One function per reader (it keeps scratch space).
+flow::PartOf inspected_part_of(uint32_t shards);
 /// A fast.log line.
 std::string alert_fast(const Alert& a, const DetectImage& image, bool ips);
 
