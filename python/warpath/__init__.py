@@ -379,7 +379,7 @@ class _Source:
                     shutil.copyfileobj(stream, out, 1 << 20)
             except BrokenPipeError:
                 pass  # the reader stopped (an error of its own, or a damaged record)
-            except (OSError, EOFError, lzma.LZMAError) as e:
+            except Exception as e:  # OSError, EOFError, zlib.error, LZMAError, ...
                 self._error = e
             finally:
                 if stream is not source:

@@ -35,6 +35,7 @@ import heapq
 import json
 import math
 import os
+import re
 import sys
 import time
 from dataclasses import asdict, dataclass, field
@@ -139,7 +140,10 @@ def _safe(name: str) -> str:
 # One shard: what a Ray task runs
 
 
-TMP_MARK = ".tmp-"
+TMP_MARK = ".warpath-tmp-"
+#: A temporary name's end: the mark, the host, the process (no shard id ends so: ids end in
+#: their capture's name or part, and the mark is not a capture suffix).
+_TMP_END = re.compile(re.escape(TMP_MARK) + r"[A-Za-z0-9._-]+-[0-9]+$")
 
 
 def _tmp_suffix() -> str:
@@ -149,16 +153,15 @@ def _tmp_suffix() -> str:
 
 
 def _remove_leftovers(out_dir: str) -> None:
-    """Temporary files and stream folders of tasks killed mid-write in an earlier run (the
-    driver's only: one job runs in an output directory at a time)."""
+    """Temporary files and stream folders of tasks (and merges) killed mid-write in an earlier
+    run (the driver's only: one job runs in an output directory at a time)."""
     import shutil
 
-    for sub in ("shards", "streams"):
-        d = os.path.join(out_dir, sub)
+    for d in (out_dir, os.path.join(out_dir, "shards"), os.path.join(out_dir, "streams")):
         if not os.path.isdir(d):
             continue
         for name in os.listdir(d):
-            if TMP_MARK in name:
+            if _TMP_END.search(name):
                 p = os.path.join(d, name)
                 shutil.rmtree(p, ignore_errors=True) if os.path.isdir(p) else os.remove(p)
 
@@ -199,11 +202,11 @@ def _flow_key(line: str) -> float:
 
 
 def _global_flow(shard: dict, serial: int) -> int:
-    """A flow's id in a merged output: the file's place in the job's inputs times 2^40, plus
-    its part times 2^32, plus the flow's number in its shard. Unique over the corpus and the
+    """A flow's id in a merged output: the file's place in the job's inputs times 2^42, plus
+    its part (below 1024: ``plan``'s max_parts) times 2^32, plus the flow's number in its shard. Unique over the corpus and the
     same in every run of the job (a file cut otherwise on a rerun is redone whole); a corpus
     of one whole file keeps the single run's numbers."""
-    return (shard["file"] << 40) + (shard["part"] << 32) + serial
+    return (shard["file"] << 42) + (shard["part"] << 32) + serial
 
 
 def _write_sorted(path: str, lines: List[str], key: Callable[[str], object]) -> None:
@@ -350,7 +353,8 @@ class Manifest:
         if old.get("fingerprint") != m.fingerprint:
             raise InvalidArgumentError(
                 f"{out_dir} holds the output of another job ({old.get('command')} with other "
-                "options or inputs): use another --out, or --restart to start over there")
+                "options, inputs, rule files or warpath): use another --out, or --restart to "
+                "start over there")
         before = {s["id"]: s for s in old.get("shards", [])}
         for s in shards:
             o = before.get(s.id)
@@ -572,18 +576,22 @@ def _cross_flow_rules(opts: dict) -> List[int]:
 
 
 def _rule_files(rules: Sequence[str]) -> list:
-    """(path, size, mtime) of every rule file the rules name (a directory's *.rules and
-    *.rules.gz, as the NIDS reads them)."""
+    """(path, sha-256 of its content) of every rule file the rules name (a directory's *.rules
+    and *.rules.gz, as the NIDS reads them): the same rules rewritten unchanged (as
+    suricata-update does) are the same job."""
     out = []
     for r in rules:
         paths = ([os.path.join(r, f) for f in sorted(os.listdir(r))
                   if f.endswith((".rules", ".rules.gz"))] if os.path.isdir(r) else [r])
         for p in paths:
+            h = hashlib.sha256()
             try:
-                st = os.stat(p)
-                out.append([p, st.st_size, st.st_mtime_ns])
+                with open(p, "rb") as f:
+                    for block in iter(lambda: f.read(1 << 20), b""):
+                        h.update(block)
+                out.append([p, h.hexdigest()])
             except OSError:
-                out.append([p, None, None])
+                out.append([p, None])
     return out
 
 
@@ -654,20 +662,30 @@ MERGE_FAN_IN = 128
 def _merge_files(paths: List[str], target: str, key: Callable[[str], object]) -> int:
     """Merges sorted JSON-line files into `target` (a temporary name renamed when whole) and
     returns the lines written. heapq.merge is stable (equal keys in the order of the inputs),
-    and rounds merge runs of consecutive inputs, so ties stay in the inputs' order."""
-    rounds = []
+    and a round merges runs of consecutive inputs, so ties stay in the inputs' order. More
+    than MERGE_FAN_IN inputs are merged in rounds; a round's files go once the next is made
+    (the names are temporary ones: a merge killed midway leaves what the next run removes)."""
+    import contextlib
+
+    made: List[str] = []  # this call's round files still on disk
     try:
+        level = 0
         while len(paths) > MERGE_FAN_IN:
             merged = []
             for i in range(0, len(paths), MERGE_FAN_IN):
-                part = f"{target}.round{len(rounds)}-{i // MERGE_FAN_IN}{_tmp_suffix()}"
+                part = f"{target}.round{level}-{i // MERGE_FAN_IN}{_tmp_suffix()}"
+                made.append(part)
                 _merge_files(paths[i:i + MERGE_FAN_IN], part, key)
                 merged.append(part)
-            rounds.append(merged)
-            paths = merged
+            for p in paths:  # the previous round's, not the shards' own
+                if p in made:
+                    os.remove(p)
+                    made.remove(p)
+            paths, level = merged, level + 1
         n = 0
-        files = [open(p, encoding="utf-8") for p in paths]
-        try:
+        with contextlib.ExitStack() as stack:
+            files = [stack.enter_context(open(p, encoding="utf-8")) for p in paths]
+
             def write(f):
                 nonlocal n
                 for _, line in heapq.merge(*(((key(x), x) for x in src) for src in files),
@@ -676,15 +694,11 @@ def _merge_files(paths: List[str], target: str, key: Callable[[str], object]) ->
                     n += 1
 
             _atomic_write(target, write)
-        finally:
-            for f in files:
-                f.close()
         return n
     finally:
-        for merged in rounds:
-            for p in merged:
-                if os.path.exists(p):
-                    os.remove(p)
+        for p in made:
+            if os.path.exists(p):
+                os.remove(p)
 
 
 def merge(command: str, m: Manifest) -> dict:

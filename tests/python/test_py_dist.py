@@ -464,10 +464,16 @@ def test_compressed_captures_are_streamed_and_cut(large_capture, tmp_path):
     for path in (gz, xz):
         got = [r for k in range(3) for r in warpath.flows(path, shard=(k, 3))]
         assert sorted(map(norm_flow, got)) == single
+    packed = gzip.compress(large_capture.read_bytes())
     bad = tmp_path / "bad.pcap.gz"
-    bad.write_bytes(gzip.compress(large_capture.read_bytes())[:-40])  # cut in the gzip stream
+    bad.write_bytes(packed[:-40])  # cut in the gzip stream
     with pytest.raises(warpath.IoError, match="bad.pcap.gz: cannot decompress"):
         warpath.flows(bad)
+    mid = len(packed) // 2
+    bad.write_bytes(packed[:mid] + bytes(b ^ 0x5A for b in packed[mid:mid + 64]) +
+                    packed[mid + 64:])  # corrupt deflate data (zlib.error) or a bad CRC
+    with pytest.raises(warpath.IoError, match="bad.pcap.gz: cannot decompress"):
+        warpath.flows(bad, shard=(0, 2))
 
 
 def test_many_shards_merge_in_rounds(tmp_path, monkeypatch):
@@ -489,12 +495,33 @@ def test_many_shards_merge_in_rounds(tmp_path, monkeypatch):
                                                   ["eve.json"])  # no round left behind
 
 
+def test_leftovers_are_temporary_names_only(tmp_path):
+    out = tmp_path / "out"
+    (out / "shards").mkdir(parents=True)
+    (out / "streams" / "0001-x.tmp-1.pcap").mkdir(parents=True)  # a capture named so
+    keep = [out / "shards" / "0001-x.tmp-1.pcap.eve.json", out / "eve.json"]
+    for p in keep:
+        p.write_text("{}\n")
+    gone = [out / "shards" / f"0002-y.pcap.eve.json{dist._tmp_suffix()}",
+            out / f"eve.json.round0-1{dist._tmp_suffix()}"]
+    for p in gone:
+        p.write_text("{}\n")
+    (out / "streams" / f"0003-z.pcap{dist._tmp_suffix()}").mkdir()
+    dist._remove_leftovers(str(out))
+    assert all(p.exists() for p in keep) and (out / "streams" / "0001-x.tmp-1.pcap").is_dir()
+    assert not any(p.exists() for p in gone)
+    assert os.listdir(out / "streams") == ["0001-x.tmp-1.pcap"]
+
+
 @needs_nids
 def test_a_rule_file_edited_between_runs_is_another_job(local_ray, small_corpus, tmp_path):
     rules = tmp_path / "r.rules"
     rules.write_text(RULES.read_text())
     one = small_corpus / "corpus-02.pcap"
     dist.run("nids", [str(one)], tmp_path / "out", rules=[rules], quiet=True)
+    rules.write_text(RULES.read_text())  # rewritten unchanged (as suricata-update does)
+    assert dist.run("nids", [str(one)], tmp_path / "out", rules=[rules],
+                    quiet=True)["shards"]["done_before"] == 1
     rules.write_text(RULES.read_text() + "# edited\n")
     with pytest.raises(warpath.InvalidArgumentError, match="another job"):
         dist.run("nids", [str(one)], tmp_path / "out", rules=[rules], quiet=True)
