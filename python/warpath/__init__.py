@@ -20,7 +20,7 @@ import gzip
 import lzma
 import os
 import shutil
-from typing import Iterable, Iterator, Optional, Sequence, Union
+from typing import Iterator, Optional, Sequence, Union
 
 import numpy as np
 

@@ -640,7 +640,13 @@ def _summary(command: str, m: Manifest, already: int, seconds: float,
              "packets_of_whole_files": sum(files[p][0].stats["read"]["packets"] for p in whole),
              "packets_in_their_shards": sum(s.stats["read"]["handed_out"]
                                             for p in whole for s in files[p])}
-    check["adds_up"] = check["packets_of_whole_files"] == check["packets_in_their_shards"]
+    # Every part of a file read the same file: the same records and packets (a file changed
+    # while the job ran would differ).
+    check["parts_agree"] = all(
+        len({(s.stats["read"].get("records"), s.stats["read"].get("packets")) for s in parts}) == 1
+        for parts in files.values())
+    check["adds_up"] = (check["packets_of_whole_files"] == check["packets_in_their_shards"]
+                        and check["parts_agree"])
     warnings = [f"{s.id}: {w}" for s in done for w in s.stats.get("read", {}).get("warnings", [])
                 if s.part == 0]
     return {"command": command, "warpath": __version__, "seconds": round(seconds, 3),
