@@ -32,6 +32,8 @@ import warpath  # noqa: E402
 from warpath import dist  # noqa: E402
 
 DATA = Path(os.environ.get("WARPATH_DATA", REPO.parent / "shared" / "data"))
+sys.path.insert(0, str(REPO / "bench"))
+from machine_info import cpu_model  # noqa: E402
 
 
 def run(args, **kw):
@@ -46,15 +48,7 @@ def timed(fn):
 
 
 def machine():
-    cpu = "?"
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return {"cpu": cpu, "cpus": os.cpu_count(), "kernel": platform.release(),
+    return {"cpu": cpu_model(), "cpus": os.cpu_count(), "kernel": platform.release(),
             "python": platform.python_version(), "ray": __import__("ray").__version__}
 
 
