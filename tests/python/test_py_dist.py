@@ -341,6 +341,20 @@ def free_port():
         return s.getsockname()[1]
 
 
+def wait_for_port(port, proc, timeout=90):
+    """Until the head's GCS accepts connections (a slow machine takes longer than a fixed
+    sleep would allow), or the head died."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, "ray start --head ended"
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return
+        except OSError:
+            time.sleep(0.5)
+    pytest.fail(f"the Ray head did not listen on {port} within {timeout} s")
+
+
 def test_a_two_node_cluster_from_the_cli(large_capture, tmp_path):
     """`ray start --head` and a second node (both on 127.0.0.1), then `warpath cluster` joins
     them by address: the flows equal a single run's."""
@@ -359,7 +373,7 @@ def test_a_two_node_cluster_from_the_cli(large_capture, tmp_path):
                             start_new_session=True)
     node = None
     try:
-        time.sleep(6)
+        wait_for_port(port, head)
         node = subprocess.Popen([raybin, "start", "--address", f"127.0.0.1:{port}",
                                  "--node-ip-address", "127.0.0.1", *common], env=env,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
