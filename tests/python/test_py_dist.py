@@ -570,3 +570,28 @@ def test_real_captures_cut_into_parts_give_the_whole(tmp_path):
             assert sorted(map(norm_flow, flows)) == sorted(map(norm_flow, warpath.flows(p))), p
             compared += 1
     assert compared > 20
+
+
+def test_progress_on_a_terminal_and_as_json_lines():
+    import io
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    tty = Tty()
+    p = dist.Progress([dist.Shard(id="a", path="x", size=1000), dist.Shard(id="b", path="y",
+                                                                        size=1000)], tty)
+    done = dist.Shard(id="a", path="x", size=1000, state="done",
+                      stats={"read": {"handed_out": 100}})
+    p.shard(done)
+    text = tty.getvalue()
+    assert text.startswith("\rshards 1/2") and "Kpps" in text and "MB/s" in text and "ETA" in text
+    p.end()
+    assert tty.getvalue().endswith("\r")
+    plain = io.StringIO()
+    p = dist.Progress([dist.Shard(id="a", path="x", size=1000)], plain)
+    p.shard(dist.Shard(id="a", path="x", size=1000, state="failed", error="bad"))
+    rec = json.loads(plain.getvalue())["progress"]
+    assert rec["shards_done"] == 1 and rec["failed"] == 1 and rec["state"] == "failed"
+    assert rec["eta_s"] is None
