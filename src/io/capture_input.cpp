@@ -29,12 +29,8 @@ Result<CaptureInput> CaptureInput::open(const std::string& path, const std::stri
                                         const std::string& defrag_engine,
                                         const defrag::DefragConfig& config, uint32_t batch,
                                         ShardSpec shard) {
-  if (batch == 0) return Status(Errc::kInvalidArgument, "batch size must be at least 1");
-  if (shard.count == 0 || shard.index >= shard.count)
-    return Status(Errc::kInvalidArgument, "shard: the part must be below the number of parts");
   CaptureInput c;
-  c.path_  = path;
-  c.shard_ = shard;
+  c.path_ = path;
   WARPATH_ASSIGN_OR_RETURN(io::PcapReader reader, io::PcapReader::open(path));
   c.reader_ = std::make_unique<io::PcapReader>(std::move(reader));
   if (c.reader_->info().linktype != 1)
@@ -43,24 +39,62 @@ Result<CaptureInput> CaptureInput::open(const std::string& path, const std::stri
                       " is not supported (Ethernet, Linux cooked SLL/SLL2 and raw IP captures "
                       "only)");
   if (!filter.empty()) WARPATH_TRY(c.reader_->set_filter(filter));
-  WARPATH_ASSIGN_OR_RETURN(c.parser_, packet::make_parser("auto"));
+  WARPATH_TRY(c.prepare(defrag_engine, config, batch, std::move(shard)));
+  return c;
+}
+
+Result<CaptureInput> CaptureInput::over(const packet::PacketBatch& held,
+                                        const std::string& defrag_engine,
+                                        const defrag::DefragConfig& config, uint32_t batch,
+                                        ShardSpec shard) {
+  CaptureInput c;
+  c.path_ = "capture";
+  c.held_ = &held;
+  WARPATH_TRY(c.prepare(defrag_engine, config, batch, std::move(shard)));
+  return c;
+}
+
+Status CaptureInput::prepare(const std::string& defrag_engine, const defrag::DefragConfig& config,
+                             uint32_t batch, ShardSpec shard) {
+  if (batch == 0) return Status(Errc::kInvalidArgument, "batch size must be at least 1");
+  if (shard.count == 0 || shard.index >= shard.count)
+    return Status(Errc::kInvalidArgument, "shard: the part must be below the number of parts");
+  shard_ = std::move(shard);
+  WARPATH_ASSIGN_OR_RETURN(parser_, packet::make_parser("auto"));
   if (!defrag_engine.empty()) {
-    WARPATH_ASSIGN_OR_RETURN(c.defrag_, defrag::make_defragmenter(defrag_engine, config));
+    WARPATH_ASSIGN_OR_RETURN(defrag_, defrag::make_defragmenter(defrag_engine, config));
   }
   // Reassembled datagrams may be up to 64 KiB: room for a batch of them.
   const size_t bytes = size_t(batch) * 2048 + (size_t(1) << 17);
-  const size_t whole = bytes + (c.defrag_ ? size_t(64) << 20 : 0);
+  const size_t whole = bytes + (defrag_ ? size_t(64) << 20 : 0);
   WARPATH_ASSIGN_OR_RETURN(packet::PacketBatch in, packet::PacketBatch::create(batch, 2048, bytes));
-  c.in_ = std::make_unique<packet::PacketBatch>(std::move(in));
-  if (c.defrag_) {
+  in_ = std::make_unique<packet::PacketBatch>(std::move(in));
+  if (defrag_) {
     WARPATH_ASSIGN_OR_RETURN(packet::PacketBatch out, packet::PacketBatch::create(batch, 2048, whole));
-    c.out_ = std::make_unique<packet::PacketBatch>(std::move(out));
+    out_ = std::make_unique<packet::PacketBatch>(std::move(out));
   }
-  if (!shard.whole()) {
+  if (!shard_.whole()) {
     WARPATH_ASSIGN_OR_RETURN(packet::PacketBatch part, packet::PacketBatch::create(batch, 2048, whole));
-    c.part_ = std::make_unique<packet::PacketBatch>(std::move(part));
+    part_ = std::make_unique<packet::PacketBatch>(std::move(part));
   }
-  return c;
+  return Status::ok();
+}
+
+Status CaptureInput::fill() {
+  if (reader_) return reader_->read(*in_).status();
+  // As PcapReader::read fills a batch: until it is full by count or by bytes.
+  while (held_next_ < held_->size() && in_->size() < in_->max_packets()) {
+    const packet::PacketMeta& m = held_->meta(held_next_);
+    if (!in_->append(held_->data(held_next_), m.caplen, m.len, m.timestamp_ns, m.port)) {
+      if (in_->size() == 0)
+        return Status(Errc::kCapacity, "record " + std::to_string(held_next_ + 1) + " of " +
+                                           std::to_string(m.caplen) +
+                                           " bytes does not fit in an empty batch");
+      break;
+    }
+    ++held_next_;
+  }
+  return Status::ok();
 }
 
 // The packets of `from` in this input's part, into part_ (infos replaced by theirs).
@@ -93,13 +127,13 @@ Result<const packet::PacketBatch*> CaptureInput::next(std::vector<packet::Packet
   ExecContext ctx;
   for (;;) {
     in_->clear();
-    if (reader_->at_end() || !damage_.empty()) {
+    if (at_end() || !damage_.empty()) {
       infos.clear();
       return in_.get();
     }
-    if (auto got = reader_->read(*in_); !got.is_ok()) {
-      if (got.status().code() != Errc::kParseError) return got.status();
-      damage_ = got.status().message() + "; the input ends there (the packets before it were processed)";
+    if (Status got = fill(); !got.is_ok()) {
+      if (got.code() != Errc::kParseError) return got;
+      damage_ = got.message() + "; the input ends there (the packets before it were processed)";
       infos.clear();
       in_->clear();
       return in_.get();
@@ -121,7 +155,7 @@ Result<const packet::PacketBatch*> CaptureInput::next(std::vector<packet::Packet
       got = out_.get();
     }
     got = select(*got, infos);
-    if (got->size() || reader_->at_end()) return got;
+    if (got->size() || at_end()) return got;
   }
 }
 

@@ -138,15 +138,10 @@ class PipelineInspector final : public Inspector {
       for (uint32_t i = 0; i < n; ++i) {
         const uint8_t* f = batch.data(i);
         uint32_t caplen  = batch.metas[i].caplen;
-        for (int level = 0; level < 3 && local_infos_[i].tunnel != packet::Tunnel::kNone; ++level) {
-          if (!decap_.inner(local_infos_[i], f, caplen, batch.metas[i].timestamp_ns,
-                            inner_[i][level & 1], local_infos_[i]))
-            break;
-          f      = inner_[i][level & 1].data();
-          caplen = uint32_t(inner_[i][level & 1].size());
-          frames_[i] = {f, caplen};
-          ++counters_.decapsulated;
-        }
+        const int levels =
+            decap_.innermost(local_infos_[i], f, caplen, batch.metas[i].timestamp_ns, inner_[i]);
+        if (levels) frames_[i] = {f, caplen};
+        counters_.decapsulated += uint64_t(levels);
       }
       seen = local_infos_.data();
     }

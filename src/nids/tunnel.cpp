@@ -61,6 +61,19 @@ bool Decapsulator::inner(const packet::PacketInfo& outer, const uint8_t* f, uint
   return true;
 }
 
+int Decapsulator::innermost(packet::PacketInfo& info, const uint8_t*& frame, uint32_t& caplen,
+                            uint64_t ts, std::array<std::vector<uint8_t>, 2>& bufs) {
+  int level = 0;
+  packet::PacketInfo next;
+  for (; level < kMaxLevels && info.tunnel != packet::Tunnel::kNone; ++level) {
+    std::vector<uint8_t>& out = bufs[level & 1];
+    if (!inner(info, frame, caplen, ts, out, next)) break;
+    info   = next;
+    frame  = out.data();
+    caplen = uint32_t(out.size());
+  }
+  return level;
+}
 
 }  // namespace warpath::nids::detail
 
@@ -68,18 +81,11 @@ namespace warpath::nids {
 
 flow::PartOf inspected_part_of(uint32_t shards) {
   auto decap = std::make_shared<detail::Decapsulator>();
-  auto bytes = std::make_shared<std::vector<uint8_t>[]>(2);
-  return [decap, bytes, shards](const packet::PacketInfo& outer, const uint8_t* frame,
-                                uint32_t caplen, uint64_t ts) {
-    packet::PacketInfo info = outer, next;
-    // As the inspector: up to three levels, each level's frame in its own buffer.
-    for (int level = 0; level < 3 && info.tunnel != packet::Tunnel::kNone; ++level) {
-      std::vector<uint8_t>& out = bytes[level & 1];
-      if (!decap->inner(info, frame, caplen, ts, out, next)) break;
-      info   = next;
-      frame  = out.data();
-      caplen = uint32_t(out.size());
-    }
+  auto bufs  = std::make_shared<std::array<std::vector<uint8_t>, 2>>();
+  return [decap, bufs, shards](const packet::PacketInfo& outer, const uint8_t* frame,
+                               uint32_t caplen, uint64_t ts) {
+    packet::PacketInfo info = outer;  // as the inspector sees it
+    decap->innermost(info, frame, caplen, ts, *bufs);
     return flow::flow_shard(info, shards);
   };
 }

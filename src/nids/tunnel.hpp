@@ -1,5 +1,6 @@
 // src/nids/tunnel.hpp: the packet a tunnel carries, for the inspector (internal).
 #pragma once
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -21,6 +22,12 @@ class Decapsulator {
   /// packet is inspected as it is.
   bool inner(const packet::PacketInfo& outer, const uint8_t* f, uint32_t caplen, uint64_t ts,
              std::vector<uint8_t>& out, packet::PacketInfo& inner);
+  /// Tunnels taken off one after another, up to kMaxLevels: `info`, `frame` and `caplen`
+  /// become the innermost packet's (each level's frame in bufs[level & 1]). Returns the levels
+  /// taken off (0: not a tunnel, or not one inner() takes).
+  static constexpr int kMaxLevels = 3;
+  int innermost(packet::PacketInfo& info, const uint8_t*& frame, uint32_t& caplen, uint64_t ts,
+                std::array<std::vector<uint8_t>, 2>& bufs);
 
  private:
   std::unique_ptr<packet::Parser> parser_;

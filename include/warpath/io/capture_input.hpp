@@ -40,6 +40,12 @@ class CaptureInput {
                                    const std::string& defrag,
                                    const defrag::DefragConfig& config = {},
                                    uint32_t batch = kBatch, ShardSpec shard = {});
+  /// The same over a capture held in memory (`held`, which must outlive the input), its
+  /// records handed out in batches as a file of them would be read: the same boundaries,
+  /// events and answers (warpath.Capture in the Python package).
+  static Result<CaptureInput> over(const packet::PacketBatch& held, const std::string& defrag,
+                                   const defrag::DefragConfig& config = {},
+                                   uint32_t batch = kBatch, ShardSpec shard = {});
   /// The next batch and its parse results; an empty batch at the end. A damaged record (cut
   /// short, a caplen beyond the snap length) ends the input there: the packets before it are
   /// handed out, then an empty batch, and warnings() says where (as `run` and `route` do).
@@ -47,7 +53,7 @@ class CaptureInput {
   /// None, or "PATH: record N: REASON; the input ends there ..." once a damaged record ended
   /// the input: the command's warnings.
   std::vector<std::string> warnings() const;
-  const io::CaptureInfo& info() const { return reader_->info(); }
+  const io::CaptureInfo& info() const { return reader_ ? reader_->info() : held_info_; }
   /// Defragmentation counters (zero without defragmentation).
   defrag::DefragCounters defrag_counters() const;
   std::string defrag_engine() const;
@@ -66,14 +72,21 @@ class CaptureInput {
   /// rather than at shutdown where the capture went on past their timeout). Without a shard,
   /// the tracker's own clock already.
   uint64_t clock_ns() const { return clock_ns_; }
-  ShardSpec shard() const { return shard_; }
 
  private:
+  Status prepare(const std::string& defrag, const defrag::DefragConfig& config, uint32_t batch,
+                 ShardSpec shard);
+  /// Fills in_ with the next records (from the file or the held batch).
+  Status fill();
+  bool at_end() const { return reader_ ? reader_->at_end() : held_next_ >= held_->size(); }
   const packet::PacketBatch* select(const packet::PacketBatch& from,
                                     std::vector<packet::PacketInfo>& infos);
 
   std::string path_;
-  std::unique_ptr<io::PcapReader> reader_;
+  std::unique_ptr<io::PcapReader> reader_;  // or, over a capture in memory:
+  const packet::PacketBatch* held_ = nullptr;
+  uint32_t held_next_              = 0;
+  io::CaptureInfo held_info_;
   std::unique_ptr<packet::Parser> parser_;
   std::unique_ptr<defrag::Defragmenter> defrag_;
   std::unique_ptr<packet::PacketBatch> in_, out_, part_;
