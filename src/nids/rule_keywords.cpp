@@ -263,7 +263,45 @@ uint32_t pcre_options(const Pcre& p) noexcept {
   return options;
 }
 
+Result<int64_t> number_or_var(std::string_view t, std::string_view kw, std::string_view what,
+                              int64_t lo, int64_t hi, const std::vector<std::string>& vars,
+                              int8_t& var) {
+  t   = io::trim(t);
+  var = -1;
+  if (!t.empty() && (std::isalpha(static_cast<unsigned char>(t[0])) || t[0] == '_')) {
+    for (size_t i = 0; i < vars.size(); ++i)
+      if (vars[i] == t) {
+        var = int8_t(i);
+        return int64_t(0);
+      }
+    return syntax(std::string(kw) + ": " + std::string(what) + " '" + std::string(t) +
+                  "' is no byte_extract variable set before it");
+  }
+  if (t.starts_with("0x") || t.starts_with("0X")) {
+    uint64_t x = 0;
+    if (t.size() == 2 || t.size() > 18) return syntax(std::string(kw) + ": bad " + std::string(what));
+    for (char c : t.substr(2)) {
+      if (!std::isxdigit(static_cast<unsigned char>(c))) return syntax(std::string(kw) + ": bad " + std::string(what));
+      x = x * 16 + uint64_t(std::isdigit(static_cast<unsigned char>(c)) ? c - '0' : std::tolower(c) - 'a' + 10);
+    }
+    if (int64_t(x) < lo || x > uint64_t(hi)) return syntax(std::string(kw) + ": " + std::string(what) + " out of range");
+    return int64_t(x);
+  }
+  return parse_int(t, kw, lo, hi);
+}
+
 namespace {
+
+std::vector<std::string_view> split_commas(std::string_view value) {
+  std::vector<std::string_view> parts;
+  size_t start = 0;
+  for (size_t i = 0; i <= value.size(); ++i)
+    if (i == value.size() || value[i] == ',') {
+      parts.push_back(io::trim(value.substr(start, i - start)));
+      start = i + 1;
+    }
+  return parts;
+}
 
 // byte_test / byte_jump arguments after the leading ones: the common options.
 Status byte_options(std::vector<std::string_view> rest, ByteOp& b, bool jump, std::string_view kw) {
@@ -314,7 +352,7 @@ Status byte_options(std::vector<std::string_view> rest, ByteOp& b, bool jump, st
   // As Suricata: at most 23 digits as a string (what fits 64 bits in octal), 8 bytes binary; 0
   // digits reads a string number to its end (strtoull's way).
   const int max_bytes = b.string ? 23 : 8;
-  if ((b.bytes < 1 && !b.string) || b.bytes > max_bytes)
+  if (b.bytes_var < 0 && ((b.bytes < 1 && !b.string) || b.bytes > max_bytes))
     return syntax(std::string(kw) + ": " + std::to_string(b.bytes) + " bytes (1.." + std::to_string(max_bytes) + (b.string ? " as a string)" : " binary)"));
   if (b.from_beginning && b.from_end) return syntax(std::string(kw) + ": from_beginning and from_end together");
   return Status::ok();
@@ -322,36 +360,18 @@ Status byte_options(std::vector<std::string_view> rest, ByteOp& b, bool jump, st
 
 }  // namespace
 
-Result<Item> parse_byte(std::string_view value, bool jump) {
+Result<Item> parse_byte(std::string_view value, bool jump, const std::vector<std::string>& vars) {
   const std::string_view kw = jump ? "byte_jump" : "byte_test";
-  std::vector<std::string_view> parts;
-  size_t start = 0;
-  for (size_t i = 0; i <= value.size(); ++i)
-    if (i == value.size() || value[i] == ',') {
-      parts.push_back(io::trim(value.substr(start, i - start)));
-      start = i + 1;
-    }
+  const std::vector<std::string_view> parts = split_commas(value);
   const size_t lead = jump ? 2 : 4;
   if (parts.size() < lead) return syntax(std::string(kw) + ": expected at least " + std::to_string(lead) + " values");
   Item it;
   it.kind = jump ? Item::kByteJump : Item::kByteTest;
   ByteOp& b = it.byte;
-  auto num = [&](std::string_view t, std::string_view what, int64_t lo, int64_t hi) -> Result<int64_t> {
-    if (!t.empty() && !std::isdigit(static_cast<unsigned char>(t[0])) && t[0] != '-')
-      return unsupported(std::string(kw) + " " + std::string(what) + " from a variable (byte_extract)");
-    if (t.starts_with("0x") || t.starts_with("0X")) {
-      uint64_t x = 0;
-      if (t.size() == 2 || t.size() > 18) return syntax(std::string(kw) + ": bad " + std::string(what));
-      for (char c : t.substr(2)) {
-        if (!std::isxdigit(static_cast<unsigned char>(c))) return syntax(std::string(kw) + ": bad " + std::string(what));
-        x = x * 16 + uint64_t(std::isdigit(static_cast<unsigned char>(c)) ? c - '0' : std::tolower(c) - 'a' + 10);
-      }
-      if (int64_t(x) < lo || x > uint64_t(hi)) return syntax(std::string(kw) + ": " + std::string(what) + " out of range");
-      return int64_t(x);
-    }
-    return parse_int(t, kw, lo, hi);
+  auto num = [&](std::string_view t, std::string_view what, int64_t lo, int64_t hi, int8_t& var) {
+    return number_or_var(t, kw, what, lo, hi, vars, var);
   };
-  auto n = num(parts[0], "size", 0, 64);
+  auto n = num(parts[0], "size", 0, 64, b.bytes_var);
   if (!n.is_ok()) return n.status();
   b.bytes = uint8_t(*n);
   size_t next = 1;
@@ -371,16 +391,71 @@ Result<Item> parse_byte(std::string_view value, bool jump) {
     else if (op.empty() && b.negated) b.op = '=';  // "!" alone is !=
     else if (op == "!=") b.op = '=', b.negated = !b.negated;
     else return syntax("byte_test: unknown operator '" + std::string(parts[1]) + "'");
-    auto v = num(parts[2], "value", 0, INT64_MAX);
+    auto v = num(parts[2], "value", 0, INT64_MAX, b.value_var);
     if (!v.is_ok()) return v.status();
     b.value = uint64_t(*v);
     next = 3;
   }
-  auto off = num(parts[next], "offset", -65535, 65535);
+  auto off = num(parts[next], "offset", -65535, 65535, b.offset_var);
   if (!off.is_ok()) return off.status();
   b.offset = int32_t(*off);
   std::vector<std::string_view> rest(parts.begin() + long(next + 1), parts.end());
   WARPATH_TRY(byte_options(rest, b, jump, kw));
+  return it;
+}
+
+Result<Item> parse_byte_extract(std::string_view value, std::vector<std::string>& vars) {
+  const std::vector<std::string_view> parts = split_commas(value);
+  if (parts.size() < 3) return syntax("byte_extract: expected at least 3 values (size, offset, name)");
+  Item it;
+  it.kind   = Item::kByteExtract;
+  ByteOp& b = it.byte;
+  auto n = parse_int(parts[0], "byte_extract size", 1, 23);
+  if (!n.is_ok()) return n.status();
+  b.bytes  = uint8_t(*n);
+  auto off = parse_int(parts[1], "byte_extract offset", -65535, 65535);
+  if (!off.is_ok()) return off.status();
+  b.offset = int32_t(*off);
+  const std::string_view name = parts[2];
+  bool word = !name.empty() && (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_');
+  for (char c : name) word = word && (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.');
+  if (!word) return syntax("byte_extract: bad variable name '" + std::string(name) + "'");
+  for (const std::string& v : vars)
+    if (v == name) return syntax("byte_extract: variable '" + std::string(name) + "' set twice");
+  if (vars.size() >= kMaxByteVars)
+    return syntax("byte_extract: more than " + std::to_string(kMaxByteVars) + " variables in one rule");
+  bool has_base = false;
+  for (size_t i = 3; i < parts.size(); ++i) {
+    const std::string_view o = parts[i];
+    auto number_after = [&](std::string_view word_, int64_t lo, int64_t hi) {
+      return parse_int(o.substr(word_.size()), std::string("byte_extract ") + std::string(word_), lo, hi);
+    };
+    if (o == "relative") b.relative = true;
+    else if (o == "big") b.little = false;
+    else if (o == "little") b.little = true;
+    else if (o == "string") b.string = true;
+    else if (o == "hex" || o == "dec" || o == "oct") b.base = o == "hex" ? 16 : o == "dec" ? 10 : 8, has_base = true;
+    else if (o == "dce") return unsupported("byte_extract dce");
+    else if (o.starts_with("multiplier")) {
+      auto m = number_after("multiplier", 1, 65535);
+      if (!m.is_ok()) return m.status();
+      b.multiplier = uint32_t(*m);
+    } else if (o.starts_with("align")) {
+      auto m = number_after("align", 2, 4);
+      if (!m.is_ok() || *m == 3) return syntax("byte_extract: align takes 2 or 4");
+      b.align_to = uint8_t(*m);
+    } else {
+      return syntax("byte_extract: unknown option '" + std::string(o) + "'");
+    }
+  }
+  if (has_base && !b.string) return syntax("byte_extract: hex, dec or oct without string");
+  // As Suricata: 8 bytes binary; as a string what fits 64 bits (20 decimal, 14 hex, 23 octal).
+  const int max_bytes = !b.string ? 8 : b.base == 16 ? 14 : b.base == 10 ? 20 : 23;
+  if (b.bytes > max_bytes)
+    return syntax("byte_extract: " + std::to_string(b.bytes) + " bytes (1.." + std::to_string(max_bytes) +
+                  (b.string ? " as a string)" : " binary)"));
+  b.var = int8_t(vars.size());
+  vars.emplace_back(name);
   return it;
 }
 

@@ -28,8 +28,15 @@ Status parse_flags(std::string_view v, TcpFlags& f);
 Result<Pcre> parse_pcre(std::string_view v);
 /// PCRE2 compile options of a pcre's flags (the parser's check and the image's compile).
 uint32_t pcre_options(const Pcre& p) noexcept;
-/// byte_test (jump = false) or byte_jump as a payload item.
-Result<Item> parse_byte(std::string_view value, bool jump);
+/// A number (decimal, or hex with 0x) in [lo, hi], or the name of a byte_extract variable in
+/// `vars`: then `var` is its index (else -1) and the result 0. `kw` and `what` name it in errors.
+Result<int64_t> number_or_var(std::string_view t, std::string_view kw, std::string_view what,
+                              int64_t lo, int64_t hi, const std::vector<std::string>& vars,
+                              int8_t& var);
+/// byte_test (jump = false) or byte_jump as a payload item; names are `vars`' variables.
+Result<Item> parse_byte(std::string_view value, bool jump, const std::vector<std::string>& vars);
+/// byte_extract as a payload item; its variable is appended to `vars`.
+Result<Item> parse_byte_extract(std::string_view value, std::vector<std::string>& vars);
 /// threshold, or (filter) detection_filter.
 Status parse_threshold(std::string_view v, bool filter, Threshold& t);
 

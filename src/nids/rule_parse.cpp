@@ -44,10 +44,25 @@ Status check_content(const Content& c) {
   const int32_t len = int32_t(c.bytes.size());
   if ((c.has_offset || c.has_depth) && c.relative())
     return syntax("content \"" + c.bytes + "\": offset/depth with distance/within");
-  if (c.has_depth && c.depth < len) return syntax("content: depth " + std::to_string(c.depth) + " is shorter than the content");
-  if (c.has_within && c.within < len) return syntax("content: within " + std::to_string(c.within) + " is shorter than the content");
+  if (c.has_depth && c.depth_var < 0 && c.depth < len) return syntax("content: depth " + std::to_string(c.depth) + " is shorter than the content");
+  if (c.has_within && c.within_var < 0 && c.within < len) return syntax("content: within " + std::to_string(c.within) + " is shorter than the content");
   if (c.startswith && (c.has_offset || c.has_depth || c.relative()))
     return syntax("content: startswith with offset, depth, distance or within");
+  return Status::ok();
+}
+
+// A byte_extract variable is read only by items of the buffer it was extracted from.
+Status check_byte_vars(const Rule& r) {
+  std::vector<AppBuffer> home(r.byte_vars.size(), AppBuffer::kPayload);
+  for (const Item& it : r.items) {
+    if (it.kind == Item::kByteExtract) home[size_t(it.byte.var)] = it.buffer;
+    const int8_t used[] = {it.content.offset_var,  it.content.depth_var, it.content.distance_var,
+                           it.content.within_var,  it.isdataat.offset_var, it.byte.bytes_var,
+                           it.byte.offset_var,     it.byte.value_var};
+    for (int8_t v : used)
+      if (v >= 0 && home[size_t(v)] != it.buffer)
+        return syntax("byte_extract variable '" + r.byte_vars[size_t(v)] + "' read in another buffer");
+  }
   return Status::ok();
 }
 
@@ -96,9 +111,7 @@ Status parse_isdataat(std::string_view value, Rule& r) {
     else return syntax("isdataat: unknown option '" + std::string(opt) + "'");
     v = io::trim(v.substr(0, comma));
   }
-  if (!v.empty() && !std::isdigit(static_cast<unsigned char>(v[0])))
-    return unsupported("isdataat from a variable (byte_extract)");
-  auto n = parse_int(v, "isdataat", 0, 65535);
+  auto n = detail::number_or_var(v, "isdataat", "offset", 0, 65535, r.byte_vars, it.isdataat.offset_var);
   if (!n.is_ok()) return n.status();
   it.isdataat.offset = int32_t(*n);
   r.items.push_back(std::move(it));
@@ -242,16 +255,17 @@ Status parse_option(std::string_view name, std::string_view value, bool has_valu
     if (!c) return syntax(std::string(name) + " without a preceding content");
     return apply(*c);
   };
-  auto int_modifier = [&](bool Content::*has, int32_t Content::*field, int64_t lo) -> Status {
+  auto int_modifier = [&](bool Content::*has, int32_t Content::*field, int8_t Content::*var,
+                          int64_t lo) -> Status {
     WARPATH_TRY(need_value());
-    if (!value.empty() && !std::isdigit(static_cast<unsigned char>(value[0])) && value[0] != '-')
-      return unsupported(std::string(name) + " from a variable (byte_extract)");
-    auto n = parse_int(value, name, lo, 65535);
+    int8_t index = -1;
+    auto n = detail::number_or_var(value, name, "value", lo, 65535, r.byte_vars, index);
     if (!n.is_ok()) return n.status();
     return modifier([&](Content& c) -> Status {
       if (c.*has) return syntax(std::string(name) + " given twice for one content");
       c.*has   = true;
       c.*field = int32_t(*n);
+      c.*var   = index;
       return Status::ok();
     });
   };
@@ -301,10 +315,11 @@ Status parse_option(std::string_view name, std::string_view value, bool has_valu
       return Status::ok();
     });
   }
-  if (name == "offset") return int_modifier(&Content::has_offset, &Content::offset, 0);
-  if (name == "depth") return int_modifier(&Content::has_depth, &Content::depth, 1);
-  if (name == "distance") return int_modifier(&Content::has_distance, &Content::distance, -65535);
-  if (name == "within") return int_modifier(&Content::has_within, &Content::within, 1);
+  if (name == "offset") return int_modifier(&Content::has_offset, &Content::offset, &Content::offset_var, 0);
+  if (name == "depth") return int_modifier(&Content::has_depth, &Content::depth, &Content::depth_var, 1);
+  if (name == "distance")
+    return int_modifier(&Content::has_distance, &Content::distance, &Content::distance_var, -65535);
+  if (name == "within") return int_modifier(&Content::has_within, &Content::within, &Content::within_var, 1);
   if (name == "pcre") {
     WARPATH_TRY(need_value());
     auto p = parse_pcre(value);
@@ -321,7 +336,14 @@ Status parse_option(std::string_view name, std::string_view value, bool has_valu
   }
   if (name == "byte_test" || name == "byte_jump") {
     WARPATH_TRY(need_value());
-    auto it = parse_byte(value, name == "byte_jump");
+    auto it = parse_byte(value, name == "byte_jump", r.byte_vars);
+    if (!it.is_ok()) return it.status();
+    r.items.push_back(std::move(*it));
+    return Status::ok();
+  }
+  if (name == "byte_extract") {
+    WARPATH_TRY(need_value());
+    auto it = detail::parse_byte_extract(value, r.byte_vars);
     if (!it.is_ok()) return it.status();
     r.items.push_back(std::move(*it));
     return Status::ok();
@@ -495,6 +517,7 @@ Result<Rule> parse_rule(std::string_view line, const Vars& vars, std::string_vie
   if (r.sid == 0) return syntax("no sid");
   if (!first_unsupported.is_ok()) return first_unsupported;
   WARPATH_TRY(buffers.resolve(r));
+  WARPATH_TRY(check_byte_vars(r));
   for (const Item& it : r.items)
     if (it.kind == Item::kContent) WARPATH_TRY(check_content(it.content));
   const bool has_ports = !r.sport.unrestricted() || !r.dport.unrestricted();

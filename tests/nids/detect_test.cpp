@@ -168,6 +168,30 @@ TEST(NidsDetect, PayloadSemantics) {
       {R"(byte_jump:1,0,from_beginning; content:"Z"; within:1;)", "\x02yZ", true},
       {R"(byte_jump:2,0,string,dec,post_offset -2; content:"Z"; within:1;)", "03aZ", true},
       {R"(byte_jump:1,0;)", "\x09" "ab", false},  // past the end
+      // byte_extract: a variable for later items, the cursor after the bytes read.
+      {R"(byte_extract:1,0,n; content:"Z"; offset:n; depth:1;)", "\x02xZ", true},
+      {R"(byte_extract:1,0,n; content:"Z"; offset:n; depth:1;)", "\x01xZ", false},
+      {R"(byte_extract:1,0,n,string; content:"ab"; distance:n; within:2;)", "2xxab", true},
+      {R"(byte_extract:1,0,n,string; content:"ab"; distance:n; within:2;)", "2xab", false},
+      {R"(byte_extract:1,0,n,string,dec; isdataat:n;)", "3xx", false},  // n = 3: no byte 3
+      {R"(byte_extract:1,0,n,string,dec; isdataat:n;)", "3xxy", true},
+      {R"(byte_extract:2,0,n,little; byte_test:2,=,n,2;)", "\x01\x02\x02\x01", true},
+      {R"(byte_extract:2,0,n; byte_test:2,=,n,2;)", "\x01\x02\x02\x01", false},
+      {R"(byte_extract:1,0,n,multiplier 2; isdataat:n;)", "\x02" "abcd", true},  // n = 4
+      {R"(byte_extract:1,0,n,multiplier 2; isdataat:n;)", "\x03" "abcde", false},  // n = 6
+      {R"(byte_extract:1,0,n,align 4; byte_test:1,=,n,4;)", "\x01" "abc\x04", true},  // 1 -> 4
+      {R"(byte_extract:1,0,n,align 4; byte_test:1,=,n,4;)", "\x01" "abc\x01", false},
+      {R"(byte_extract:1,1,v; byte_test:1,=,v,0;)", "\x07\x07", true},
+      {R"(byte_extract:1,0,n; byte_jump:n,0,relative; content:"Z"; within:1;)", "\x01\x02xyZ", true},
+      {R"(byte_extract:1,0,n; byte_jump:n,0,relative; content:"Z"; within:1;)", "\x01\x03xyZ", false},
+      {R"(byte_extract:1,0,n,string; byte_jump:n,0,relative; isdataat:1,relative;)", "0x", true},  // 0 bytes
+      {R"(byte_extract:1,0,off; byte_test:1,=,0x5a,off;)", "\x02xZ", true},
+      {R"(byte_extract:1,0,n; content:"Z"; offset:n; depth:1;)", "\xff" "Z", false},  // past the end
+      // Backtracking re-extracts: the first L's length overshoots, the second's fits.
+      {R"(content:"L"; byte_extract:1,0,n,relative; content:"Z"; distance:n; within:1;)",
+       "L\x09" "abL\x01xZ", true},
+      {R"(content:"L"; byte_extract:1,0,n,relative; content:"Z"; distance:n; within:1;)",
+       "L\x09" "abL\x02xZ", false},
   };
   for (const std::string& engine : engines()) {
     for (const PayloadCase& c : cases) {

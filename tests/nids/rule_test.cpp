@@ -200,6 +200,19 @@ TEST(NidsRule, SyntaxErrorsSayWhat) {
       {"alert tcp any any -> any any (byte_jump:1,0,sideways; sid:1;)", "unknown option 'sideways'"},
       {"alert tcp any any -> any any (threshold:type limit, count 1, seconds 5; sid:1;)", "needs type, track, count and seconds"},
       {"alert tcp any any -> any any (threshold:type often, track by_src, count 1, seconds 5; sid:1;)", "unknown type 'often'"},
+      // byte_extract's variables: set before use, once, in the buffer that reads them.
+      {"alert tcp any any -> any any (byte_test:1,>,len,0; sid:1;)", "'len' is no byte_extract variable"},
+      {"alert tcp any any -> any any (content:\"a\"; distance:var; sid:1;)", "'var' is no byte_extract variable"},
+      {"alert tcp any any -> any any (content:\"a\"; depth:n; byte_extract:1,0,n; sid:1;)", "'n' is no byte_extract"},
+      {"alert tcp any any -> any any (byte_extract:1,0,n; byte_extract:1,1,n; sid:1;)", "'n' set twice"},
+      {"alert tcp any any -> any any (byte_extract:9,0,n; sid:1;)", "9 bytes (1..8 binary)"},
+      {"alert tcp any any -> any any (byte_extract:21,0,n,string,dec; sid:1;)", "21 bytes (1..20 as a string)"},
+      {"alert tcp any any -> any any (byte_extract:1,0,n,align 3; sid:1;)", "align takes 2 or 4"},
+      {"alert tcp any any -> any any (byte_extract:1,0,n,hex; sid:1;)", "without string"},
+      {"alert tcp any any -> any any (byte_extract:1,0,1n; sid:1;)", "bad variable name"},
+      {"alert tcp any any -> any any (byte_extract:1,0; sid:1;)", "at least 3 values"},
+      {"alert http any any -> any any (byte_extract:1,0,n; http.uri; content:\"a\"; offset:n; sid:1;)",
+       "'n' read in another buffer"},
   };
   for (const Case& c : cases) {
     Status s = parse_status(c.rule);
@@ -215,12 +228,10 @@ TEST(NidsRule, OutsideTheSubsetIsSkippedByKeyword) {
   } cases[] = {
       {"alert smtp any any -> any any (content:\"x\"; sid:1;)", "app-layer proto smtp"},
       {"alert tcp any any -> any any (smb.named_pipe; content:\"x\"; sid:1;)", "smb.named_pipe"},
-      {"alert tcp any any -> any any (byte_extract:1,0,len; sid:1;)", "byte_extract"},
-      {"alert tcp any any -> any any (byte_test:1,>,len,0; sid:1;)", "byte_test"},
+      {"alert tcp any any -> any any (byte_extract:1,0,len,dce; sid:1;)", "byte_extract"},
       {"alert tcp any any -> any any (byte_jump:4,0,relative,dce; sid:1;)", "byte_jump"},
       {"alert tcp any any -> any any (xbits:set,a,track ip_src; sid:1;)", "xbits"},
       {"alert tcp any any -> any any (content:\"a\"; threshold:type limit,track by_flow,count 1,seconds 60; sid:1;)", "threshold"},
-      {"alert tcp any any -> any any (content:\"a\"; distance:var; sid:1;)", "distance"},
   };
   for (const Case& c : cases) {
     Status s = parse_status(c.rule);

@@ -24,7 +24,11 @@
 //     byte_test:N,[!]OP,VALUE,OFFSET[,relative][,big|little][,string,hex|dec|oct][,bitmask M]
 //     byte_jump:N,OFFSET[,relative][,multiplier M][,big|little][,string,hex|dec|oct][,align]
 //       [,from_beginning|from_end][,post_offset P][,bitmask M]
-//       (values and offsets from byte_extract variables, and dce, are outside the subset)
+//     byte_extract:N,OFFSET,NAME[,relative][,multiplier M][,big|little][,string[,hex|dec|oct]]
+//       [,align 2|4]: the number into variable NAME and the cursor after it; a later item of
+//       the same buffer may take NAME for byte_test's size, value and offset, byte_jump's size
+//       and offset, isdataat's offset and content's offset, depth, distance and within
+//       (dce is outside the subset)
 //     flow: established, not_established, stateless, to_server/from_client,
 //       to_client/from_server, only_stream, no_stream
 //     dsize: N, <N, >N, N<>M, !N
@@ -96,14 +100,20 @@ struct PortSet {
   bool unrestricted() const noexcept { return any && exclude.empty() && exclude_sets.empty(); }
 };
 
+/// At most this many byte_extract variables in one rule.
+inline constexpr uint32_t kMaxByteVars = 16;
+
 /// A content match and its modifiers. Offsets and lengths are in bytes; `distance` may be
-/// negative. A relative content (distance/within) is placed after the previous match.
+/// negative. A relative content (distance/within) is placed after the previous match. A
+/// modifier given as a byte_extract variable holds its index in the `*_var` field (-1: the
+/// number in the field itself).
 struct Content {
   std::string bytes;
   bool nocase = false, negated = false, fast_pattern = false, fast_pattern_only = false;
   bool startswith = false, endswith = false;
   bool has_offset = false, has_depth = false, has_distance = false, has_within = false;
   int32_t offset = 0, depth = 0, distance = 0, within = 0;
+  int8_t offset_var = -1, depth_var = -1, distance_var = -1, within_var = -1;
   bool relative() const noexcept { return has_distance || has_within; }
 };
 
@@ -117,14 +127,21 @@ struct Pcre {
 
 struct IsDataAt {
   int32_t offset = 0;
+  int8_t offset_var = -1;  ///< the offset from a byte_extract variable (-1: `offset`)
   bool relative = false, negated = false;
 };
 
-/// byte_test and byte_jump: a number read from the buffer (binary in either byte order, or
-/// ASCII digits in base 8, 10 or 16), masked and shifted by `bitmask`.
+/// byte_test, byte_jump and byte_extract: a number read from the buffer (binary in either byte
+/// order, or ASCII digits in base 8, 10 or 16), masked and shifted by `bitmask`. Its size,
+/// offset and (byte_test) value may come from byte_extract variables (`*_var`, -1: the field).
 struct ByteOp {
   uint8_t bytes = 1;
   int32_t offset = 0;
+  int8_t bytes_var = -1, offset_var = -1, value_var = -1;
+  // byte_extract: the variable it sets (Rule::byte_vars), and its value rounded up to a
+  // multiple of align_to (2 or 4; 0: not) after the multiplier.
+  int8_t var = -1;
+  uint8_t align_to = 0;
   bool relative = false, little = false, string = false;
   uint8_t base = 10;      ///< string: 8, 10 or 16
   uint64_t bitmask = 0;   ///< 0: none
@@ -148,7 +165,7 @@ struct NumTest {
 /// One payload condition, in rule order, and the buffer it looks at (kPayload: the packet's
 /// payload or the stream; else an application-layer buffer, nids/app_layer.hpp).
 struct Item {
-  enum Kind : uint8_t { kContent, kPcre, kIsDataAt, kByteTest, kByteJump, kBsize } kind = kContent;
+  enum Kind : uint8_t { kContent, kPcre, kIsDataAt, kByteTest, kByteJump, kBsize, kByteExtract } kind = kContent;
   AppBuffer buffer = AppBuffer::kPayload;
   bool dotprefix   = false;  ///< the buffer's dotprefix transform ("." + the buffer)
   Content content;
@@ -194,6 +211,9 @@ struct Rule {
   uint32_t sid = 0, rev = 0, gid = 1;
   int32_t priority = 0;  ///< 0: the classtype's
   std::vector<Item> items;
+  /// byte_extract's variable names, by index (the items' `*_var` fields); a variable is read
+  /// only by later items of its own buffer.
+  std::vector<std::string> byte_vars;
   FlowOpt flow;
   NumTest dsize, itype, icode;
   TcpFlags flags;

@@ -128,27 +128,39 @@ class PayloadEval {
     const int64_t len = len_;
     if (it.kind == Item::kIsDataAt) {
       const IsDataAt& d = *it.isdataat;
+      const int64_t n = value(d.offset_var, d.offset);
       // Absolute: a byte at offset N; relative: N more bytes after the previous match.
-      const bool has = d.relative ? prev_end + d.offset <= len : anchor_ + d.offset < len;
+      const bool has = d.relative ? prev_end + n <= len : anchor_ + n < len;
       return has != d.negated && step(k + 1, prev_end, max_end);
     }
     if (it.kind == Item::kPcre) return pcre_step(k, it, prev_end, max_end);
     if (it.kind == Item::kBsize) return it.size->matches(len_) && step(k + 1, prev_end, max_end);
-    if (it.kind == Item::kByteTest || it.kind == Item::kByteJump) {
+    if (it.kind == Item::kByteTest || it.kind == Item::kByteJump || it.kind == Item::kByteExtract) {
       const ByteOp& b = *it.byte;
-      const int64_t at = (b.relative ? prev_end : int64_t(anchor_)) + b.offset;
+      const int64_t at = (b.relative ? prev_end : int64_t(anchor_)) + value(b.offset_var, b.offset);
+      const int64_t bytes = value(b.bytes_var, b.bytes);
+      // A size from a variable: 0 reads nothing (the value 0), as Suricata's extraction does.
+      if (b.bytes_var >= 0 && bytes > (b.string ? 23 : 8)) return false;
       uint64_t v = 0;
-      if (!read_number(b, at, v)) return false;
+      if (!read_number(b, at, uint32_t(bytes), v)) return false;
+      if (it.kind == Item::kByteExtract) {
+        // The variable for the items after it, the cursor after the bytes read.
+        v *= b.multiplier;
+        if (b.align_to) v = (v + b.align_to - 1) / b.align_to * b.align_to;
+        vars_[size_t(b.var)] = v;
+        return step(k + 1, at + bytes, max_end);
+      }
       if (it.kind == Item::kByteTest) {
+        const uint64_t want = b.value_var >= 0 ? vars_[size_t(b.value_var)] : b.value;
         bool r = false;
         switch (b.op) {
-          case '<': r = v < b.value; break;
-          case '>': r = v > b.value; break;
-          case '=': r = v == b.value; break;
-          case '&': r = (v & b.value) != 0; break;
-          case '^': r = (v ^ b.value) != 0; break;
-          case 'l': r = v <= b.value; break;
-          case 'g': r = v >= b.value; break;
+          case '<': r = v < want; break;
+          case '>': r = v > want; break;
+          case '=': r = v == want; break;
+          case '&': r = (v & want) != 0; break;
+          case '^': r = (v ^ want) != 0; break;
+          case 'l': r = v <= want; break;
+          case 'g': r = v >= want; break;
           default: break;
         }
         return r != b.negated && step(k + 1, prev_end, max_end);
@@ -157,7 +169,7 @@ class PayloadEval {
       uint64_t jump = v * b.multiplier;
       if (b.align) jump = (jump + 3) & ~uint64_t(3);
       if (jump > uint64_t(len)) return false;
-      const int64_t from = b.from_beginning ? int64_t(anchor_) : b.from_end ? len : at + b.bytes;
+      const int64_t from = b.from_beginning ? int64_t(anchor_) : b.from_end ? len : at + bytes;
       const int64_t to   = from + int64_t(jump) + b.post_offset;
       if (to < 0 || to > len) return false;
       return step(k + 1, to, max_end);
@@ -166,13 +178,14 @@ class PayloadEval {
     const int64_t n = int64_t(it.needle.size());
     int64_t lo = 0, hi = len;  // the match lies in [lo, hi)
     if (ct.relative()) {
-      const int64_t base = prev_end + (ct.has_distance ? ct.distance : 0);
+      const int64_t base = prev_end + (ct.has_distance ? value(ct.distance_var, ct.distance) : 0);
       lo = base;
-      if (ct.has_within) hi = std::min<int64_t>(hi, base + ct.within);
+      if (ct.has_within) hi = std::min<int64_t>(hi, base + value(ct.within_var, ct.within));
     } else {
       // Offset and depth count from the chunk; an unanchored content may start in the lookback.
-      if (ct.has_offset || ct.has_depth || ct.startswith) lo = anchor_ + (ct.has_offset ? ct.offset : 0);
-      if (ct.has_depth) hi = std::min<int64_t>(hi, lo + ct.depth);
+      if (ct.has_offset || ct.has_depth || ct.startswith)
+        lo = anchor_ + (ct.has_offset ? value(ct.offset_var, ct.offset) : 0);
+      if (ct.has_depth) hi = std::min<int64_t>(hi, lo + value(ct.depth_var, ct.depth));
     }
     if (ct.startswith) hi = std::min<int64_t>(hi, lo + n);
     if (ct.endswith) lo = std::max<int64_t>(lo, len - n);
@@ -196,15 +209,21 @@ class PayloadEval {
     return false;
   }
 
-  // The number byte_test / byte_jump read at `at`: false when it is not all in the buffer or
-  // (string) not all digits of its base.
-  bool read_number(const ByteOp& b, int64_t at, uint64_t& v) const {
-    if (at < 0 || at + b.bytes > int64_t(len_)) return false;
+  // A modifier's number: byte_extract variable `var`'s value (capped: a huge one places nothing
+  // in the buffer, and cannot wrap), or `fixed` when var < 0.
+  int64_t value(int8_t var, int32_t fixed) const {
+    return var < 0 ? fixed : int64_t(std::min<uint64_t>(vars_[size_t(var)], uint64_t(1) << 32));
+  }
+
+  // The number byte_test / byte_jump / byte_extract read at `at` (`bytes` of it): false when it
+  // is not all in the buffer or (string) not all digits of its base.
+  bool read_number(const ByteOp& b, int64_t at, uint32_t bytes, uint64_t& v) const {
+    if (at < 0 || at + bytes > int64_t(len_)) return false;
     const uint8_t* p = buf_ + at;
     v = 0;
     if (b.string) {
       // 0 digits: as many as there are, to the buffer's end (at most 23).
-      const int64_t n = b.bytes ? b.bytes : std::min<int64_t>(23, int64_t(len_) - at);
+      const int64_t n = bytes ? bytes : std::min<int64_t>(23, int64_t(len_) - at);
       if (n <= 0) return false;
       for (int64_t i = 0; i < n; ++i) {
         const int c = std::tolower(p[i]);
@@ -218,8 +237,8 @@ class PayloadEval {
         v = v * b.base + uint64_t(d);
       }
     } else {
-      for (uint8_t i = 0; i < b.bytes; ++i)
-        v |= uint64_t(p[i]) << (8 * (b.little ? i : b.bytes - 1 - i));
+      for (uint32_t i = 0; i < bytes; ++i)
+        v |= uint64_t(p[i]) << (8 * (b.little ? i : bytes - 1 - i));
     }
     if (b.bitmask) {
       v &= b.bitmask;
@@ -273,6 +292,7 @@ class PayloadEval {
   uint32_t steps_        = 0;
   uint32_t pcre_runs_    = 0;
   bool limited_ = false, pcre_limited_ = false;
+  uint64_t vars_[kMaxByteVars] = {};  ///< byte_extract's variables on the path being tried
 };
 
 /// Whether transaction rule `c` holds on `tx`: it is the rule's phase, and each of its buffer
