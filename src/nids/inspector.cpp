@@ -79,8 +79,29 @@ struct Verdict {
   bool pass_flow = false;  // ... one whose action covers the flow: nothing more of the flow
 };
 
+// A TCP side's sequence space as stream_size sees it (Suricata's isn and next_seq): the ISN
+// from its SYN (picked up midstream: one before its first segment), and one past the furthest
+// byte, SYN or FIN it sent.
+struct SeqSpace {
+  bool known    = false;
+  uint32_t isn  = 0;
+  uint32_t next = 0;
+  void add(const stream::Segment& s) {
+    const bool syn = s.flags & 0x02, fin = s.flags & 0x01;
+    if (!known) {
+      known = true;
+      isn   = syn ? s.seq : s.seq - 1;
+      next  = isn + 1;
+    }
+    const uint32_t end = s.seq + uint32_t(syn) + s.len + s.missing + uint32_t(fin);
+    if (int32_t(end - next) > 0) next = end;
+  }
+  uint32_t size() const { return known ? next - isn : 0; }
+};
+
 struct FlowCtx {
   uint8_t handshake = 0;  // bit 0: SYN from the initiator, bit 1: SYN+ACK back, bit 2: its ACK
+  SeqSpace seq[2];        // per direction (0: the client's)
   bool seen[2]      = {};
   bool midstream    = false;
   bool dropped      = false;  // IPS: a drop rule covering the flow matched
@@ -265,6 +286,12 @@ class PipelineInspector final : public Inspector {
     const bool tcp_seg = info.proto == 6 && stream::segment_of(info, frame, caplen, seg, true);
     if (tcp_seg) {
       if (seg.len) payload = seg.data, plen = seg.len;
+      if (ctx) {  // stream_size: the session's sides, this segment counted
+        ctx->seq[pf.dir].add(seg);
+        pv.has_session    = (ctx->handshake & 1) || ctx->midstream;
+        pv.stream_size[0] = ctx->seq[0].size();
+        pv.stream_size[1] = ctx->seq[1].size();
+      }
     } else if (info.proto == 6 || !stream::payload_of(info, frame, caplen, payload, plen)) {
       payload = nullptr, plen = 0;
     }

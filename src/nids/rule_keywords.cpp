@@ -6,6 +6,7 @@
 
 #include <cctype>
 #include <cstdint>
+#include <utility>
 
 #include "warpath/io/text_file.hpp"
 
@@ -106,6 +107,49 @@ Result<NumTest> parse_numtest(std::string_view v, std::string_view what) {
   t.op = op;
   t.a  = uint32_t(x);
   return t;
+}
+
+Result<NumTest> parse_ip_proto(std::string_view v) {
+  static constexpr std::pair<std::string_view, uint8_t> kNames[] = {
+      {"ip", 0},      {"hopopt", 0},     {"icmp", 1},       {"igmp", 2},         {"ipencap", 4},
+      {"tcp", 6},     {"egp", 8},        {"udp", 17},       {"dccp", 33},        {"ipv6", 41},
+      {"ipv6-route", 43}, {"ipv6-frag", 44}, {"rsvp", 46},  {"gre", 47},         {"esp", 50},
+      {"ah", 51},     {"ipv6-icmp", 58}, {"icmpv6", 58},    {"ipv6-nonxt", 59},  {"ipv6-opts", 60},
+      {"eigrp", 88},  {"ospf", 89},      {"ipip", 94},      {"etherip", 97},     {"pim", 103},
+      {"ipcomp", 108}, {"vrrp", 112},    {"l2tp", 115},     {"sctp", 132},       {"udplite", 136},
+  };
+  v = io::trim(v);
+  std::string_view op, rest = v;
+  if (!rest.empty() && (rest[0] == '!' || rest[0] == '<' || rest[0] == '>')) op = rest.substr(0, 1), rest = io::trim(rest.substr(1));
+  if (!rest.empty() && std::isalpha(static_cast<unsigned char>(rest[0]))) {
+    for (const auto& [name, number] : kNames)
+      if (name == rest) return parse_numtest(std::string(op) + std::to_string(number), "ip_proto");
+    return syntax("ip_proto: unknown protocol '" + std::string(rest) + "'");
+  }
+  auto n = parse_int(rest, "ip_proto", 0, 255);
+  if (!n.is_ok()) return n.status();
+  return parse_numtest(std::string(op) + std::to_string(*n), "ip_proto");
+}
+
+Result<StreamSize> parse_stream_size(std::string_view v) {
+  StreamSize s;
+  std::vector<std::string_view> parts;
+  size_t start = 0;
+  for (size_t i = 0; i <= v.size(); ++i)
+    if (i == v.size() || v[i] == ',') parts.push_back(io::trim(v.substr(start, i - start))), start = i + 1;
+  if (parts.size() != 3) return syntax("stream_size: expected SIDE,OPERATOR,NUMBER");
+  if (parts[0] == "client") s.side = StreamSize::kClient;
+  else if (parts[0] == "server") s.side = StreamSize::kServer;
+  else if (parts[0] == "both") s.side = StreamSize::kBoth;
+  else if (parts[0] == "either") s.side = StreamSize::kEither;
+  else return syntax("stream_size: unknown side '" + std::string(parts[0]) + "' (client, server, both, either)");
+  const std::string_view op = parts[1];
+  if (op != "<" && op != ">" && op != "=" && op != "!=" && op != "<=" && op != ">=")
+    return syntax("stream_size: unknown operator '" + std::string(op) + "'");
+  auto t = parse_numtest(std::string(op == "!=" ? "!" : op) + std::string(parts[2]), "stream_size");
+  if (!t.is_ok()) return t.status();
+  s.test = *t;
+  return s;
 }
 
 Status parse_flow(std::string_view v, FlowOpt& f) {

@@ -21,6 +21,10 @@ Result<std::string> content_bytes(std::string_view v);
 /// dsize, itype, icode: N, !N, <N, >N, <=N, >=N, N<>M.
 Result<NumTest> parse_numtest(std::string_view v, std::string_view what);
 Status parse_flow(std::string_view v, FlowOpt& f);
+/// ip_proto: [!|<|>]N, or a protocol's name (/etc/protocols' names for the common ones).
+Result<NumTest> parse_ip_proto(std::string_view v);
+/// stream_size: SIDE,OP,N.
+Result<StreamSize> parse_stream_size(std::string_view v);
 Status parse_flowbits(std::string_view v, Rule& r);
 Status parse_flags(std::string_view v, TcpFlags& f);
 /// A pcre keyword's value; an expression PCRE2 does not compile is a syntax error (with

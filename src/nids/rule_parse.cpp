@@ -66,7 +66,7 @@ Status check_byte_vars(const Rule& r) {
   return Status::ok();
 }
 
-const char* const kInformational[] = {"reference", "metadata", "target", "tag", "rawbytes"};
+const char* const kInformational[] = {"reference", "metadata", "target", "tag", "rawbytes", "prefilter"};
 
 // msg:"..." with its backslash escapes removed.
 Status parse_msg(std::string_view value, Rule& r) {
@@ -375,6 +375,20 @@ Status parse_option(std::string_view name, std::string_view value, bool has_valu
   if (name == "flowbits") {
     WARPATH_TRY(need_value());
     return parse_flowbits(value, r);
+  }
+  if (name == "ip_proto") {
+    WARPATH_TRY(need_value());
+    auto t = detail::parse_ip_proto(value);
+    if (!t.is_ok()) return t.status();
+    r.ip_proto = *t;
+    return Status::ok();
+  }
+  if (name == "stream_size") {
+    WARPATH_TRY(need_value());
+    auto t = detail::parse_stream_size(value);
+    if (!t.is_ok()) return t.status();
+    r.stream_size = *t;
+    return Status::ok();
   }
   if (name == "noalert") {
     r.noalert = true;

@@ -190,6 +190,26 @@ def test_flowbits_across_directions(tmp_path):
     assert sids(alerts) == [2]
 
 
+def test_stream_size_and_ip_proto(tmp_path):
+    # Each side's size is its next sequence number less its ISN: its SYN and its bytes.
+    s = Session()
+    s.send(0, b"GET x").send(1, b"HTTP/1.0 200")
+    dns = Ether(src=MAC[0], dst=MAC[1]) / IP(src=CLIENT, dst=SERVER) / UDP(sport=5353, dport=53) / Raw(b"q")
+    rf = rules(tmp_path,
+               'alert tcp any any -> any any (flow:established,to_server; stream_size:server,<,2; content:"GET"; sid:1;)\n'
+               'alert tcp any any -> any any (flow:to_client; stream_size:client,=,6; content:"HTTP"; sid:2;)\n'
+               'alert tcp any any -> any any (stream_size:client,>,6; content:"HTTP"; sid:3;)\n'
+               'alert tcp any any -> any any (stream_size:both,>=,6; content:"HTTP"; sid:4;)\n'
+               'alert tcp any any -> any any (stream_size:either,<,2; content:"HTTP"; sid:5;)\n'
+               'alert tcp any any -> any any (stream_size:server,=,13; content:"HTTP"; sid:8;)\n'
+               'alert udp any any -> any any (stream_size:client,>=,0; sid:9;)\n'
+               'alert ip any any -> any any (ip_proto:udp; sid:6;)\n'
+               'alert ip any any -> any any (ip_proto:<6; sid:7;)\n'
+               'alert ip any any -> any any (ip_proto:!6; prefilter; sid:10;)\n')
+    alerts, _, _ = nids(tmp_path, rf, write(tmp_path, s.close() + [dns]))
+    assert sorted(sids(alerts)) == [1, 2, 4, 6, 8, 10]
+
+
 def test_ips_drops_the_flow(tmp_path):
     s = Session()
     s.send(0, b"hello").send(0, b"attack now").send(0, b"more data")

@@ -370,6 +370,31 @@ TEST(NidsDetect, HeadersFlowAndRuleTypes) {
   EXPECT_EQ(k.sids(pa), (Sids{1, 2}));
 }
 
+// stream_size and ip_proto are header conditions every engine checks alike.
+TEST(NidsDetect, StreamSizeAndIpProto) {
+  for (const std::string& engine : engines()) {
+    Harness h(engine,
+              "alert tcp any any -> any any (stream_size:server,<,5; sid:1;)\n"
+              "alert tcp any any -> any any (stream_size:client,>=,100; sid:2;)\n"
+              "alert tcp any any -> any any (stream_size:both,!=,1; sid:3;)\n"
+              "alert tcp any any -> any any (stream_size:either,=,1; sid:4;)\n"
+              "alert ip any any -> any any (ip_proto:17; sid:5;)\n"
+              "alert ip any any -> any any (ip_proto:!tcp; sid:6;)\n"
+              "alert ip any any -> any any (ip_proto:>16; sid:7;)\n");
+    Unit u = h.packet("q");
+    EXPECT_EQ(h.sids(u), Sids{}) << engine;  // no session: stream_size never holds
+    u.pkt.has_session   = true;
+    u.pkt.stream_size[0] = 100, u.pkt.stream_size[1] = 1;
+    EXPECT_EQ(h.sids(u), (Sids{1, 2, 4})) << engine;
+    u.pkt.stream_size[1] = 5;
+    EXPECT_EQ(h.sids(u), (Sids{2, 3})) << engine;
+    Unit udp = h.packet("q", 17);
+    udp.pkt.has_session = true;  // not TCP: stream_size never holds
+    EXPECT_EQ(h.sids(udp), (Sids{5, 6, 7})) << engine;
+    EXPECT_EQ(h.image->kind(4), RuleKind::kPacket);  // not IP-only: it looks at every packet
+  }
+}
+
 TEST(NidsDetect, BoundsAndCounters) {
   // Many candidate positions with a relative rule that never completes: bounded, counted.
   Harness h("cpu.nids", "alert tcp any any -> any any (content:\"a\"; content:\"a\"; distance:0; content:\"z\"; distance:0; within:1; sid:1;)\n");

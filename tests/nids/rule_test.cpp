@@ -211,6 +211,11 @@ TEST(NidsRule, SyntaxErrorsSayWhat) {
       {"alert tcp any any -> any any (byte_extract:1,0,n,hex; sid:1;)", "without string"},
       {"alert tcp any any -> any any (byte_extract:1,0,1n; sid:1;)", "bad variable name"},
       {"alert tcp any any -> any any (byte_extract:1,0; sid:1;)", "at least 3 values"},
+      {"alert tcp any any -> any any (stream_size:server,<; sid:1;)", "SIDE,OPERATOR,NUMBER"},
+      {"alert tcp any any -> any any (stream_size:middle,<,5; sid:1;)", "unknown side 'middle'"},
+      {"alert tcp any any -> any any (stream_size:server,<>,5; sid:1;)", "unknown operator '<>'"},
+      {"alert ip any any -> any any (ip_proto:tcpx; sid:1;)", "unknown protocol 'tcpx'"},
+      {"alert ip any any -> any any (ip_proto:256; sid:1;)", "out of range"},
       {"alert http any any -> any any (byte_extract:1,0,n; http.uri; content:\"a\"; offset:n; sid:1;)",
        "'n' read in another buffer"},
   };

@@ -70,6 +70,10 @@ struct PacketView {
   uint8_t tcp_flags = 0;
   uint8_t icmp_type = 0, icmp_code = 0;
   uint32_t dsize = 0;         ///< the packet's payload length
+  /// TCP: a session was seen opening (or picked up midstream), so stream_size applies; its
+  /// size per side (0: the client's, the initiator's; 1: the server's), this packet included.
+  bool has_session = false;
+  uint32_t stream_size[2] = {};
   bool has_flow = false;      ///< tracked by the flow table
   bool established = false;   ///< TCP: handshake done (or picked up midstream); others: answered
   bool to_server = true;      ///< direction 0 (from the initiator)

@@ -32,6 +32,10 @@
 //     flow: established, not_established, stateless, to_server/from_client,
 //       to_client/from_server, only_stream, no_stream
 //     dsize: N, <N, >N, N<>M, !N
+//     ip_proto: [!|<|>]N or a protocol name (tcp, udp, icmp, ipv6-icmp, gre, esp, ipv6, ...)
+//     stream_size: client|server|both|either, < > = != <= >=, N (TCP only: a side's next
+//       sequence number less its ISN; 0 before it is seen)
+//     prefilter (a hint to Suricata's engine choice: matches are the same without it)
 //     flowbits: set, unset, toggle, isset, isnotset (names joined with | or &), noalert;
 //       noalert
 //     flags: TCP flags (F S R P A U C E, 0; + * ! modifiers; ,mask)
@@ -180,6 +184,13 @@ struct FlowOpt {
   bool to_server = false, to_client = false, only_stream = false, no_stream = false;
 };
 
+/// stream_size: a TCP session's size on a side (its next sequence number less its ISN:
+/// the bytes it sent, plus one for its SYN and one for its FIN), tested against a number.
+struct StreamSize {
+  enum Side : uint8_t { kNone, kClient, kServer, kBoth, kEither } side = kNone;
+  NumTest test;
+};
+
 struct Flowbit {
   enum Op : uint8_t { kSet, kUnset, kToggle, kIsSet, kIsNotSet } op = kSet;
   std::vector<std::string> names;
@@ -216,6 +227,8 @@ struct Rule {
   std::vector<std::string> byte_vars;
   FlowOpt flow;
   NumTest dsize, itype, icode;
+  NumTest ip_proto;  ///< ip_proto: the packet's transport protocol number
+  StreamSize stream_size;
   TcpFlags flags;
   std::vector<Flowbit> flowbits;
   Threshold threshold;

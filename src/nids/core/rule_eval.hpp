@@ -47,6 +47,19 @@ inline bool header_matches(const Rule& r, const PacketView& p) {
   if (f.to_server && !(p.has_flow && p.to_server)) return false;
   if (f.to_client && !(p.has_flow && !p.to_server)) return false;
   if (!r.dsize.matches(p.dsize)) return false;
+  if (!r.ip_proto.matches(p.proto)) return false;
+  if (r.stream_size.side != StreamSize::kNone) {
+    if (p.proto != 6 || !p.has_session) return false;
+    const bool client = r.stream_size.test.matches(p.stream_size[0]);
+    const bool server = r.stream_size.test.matches(p.stream_size[1]);
+    switch (r.stream_size.side) {
+      case StreamSize::kClient: if (!client) return false; break;
+      case StreamSize::kServer: if (!server) return false; break;
+      case StreamSize::kBoth: if (!(client && server)) return false; break;
+      case StreamSize::kEither: if (!(client || server)) return false; break;
+      case StreamSize::kNone: break;
+    }
+  }
   if (r.flags.set && (p.proto != 6 || !r.flags.matches(p.tcp_flags))) return false;
   if (r.app != AppLayer::kNone && p.app_layer != r.app) return false;
   if (!r.app_proto.empty()) {
