@@ -66,7 +66,7 @@ RuleKind kind_of(const Rule& r) {
   if (flow_kw || checks_bits || !r.sport.unrestricted() || !r.dport.unrestricted() || r.dsize.op != NumTest::kNone ||
       r.flags.set || r.itype.op != NumTest::kNone || r.icode.op != NumTest::kNone ||
       r.proto == Proto::kTcpPkt || !r.app_proto.empty() || r.ip_proto.op != NumTest::kNone ||
-      r.stream_size.side != StreamSize::kNone)
+      r.stream_size.side != StreamSize::kNone || r.tls_version)
     return RuleKind::kPacket;
   const bool negated = !r.src.exclude.empty() || !r.dst.exclude.empty() || !r.src.exclude_sets.empty() ||
                        !r.dst.exclude_sets.empty();

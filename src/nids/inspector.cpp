@@ -313,11 +313,11 @@ class PipelineInspector final : public Inspector {
       const uint64_t refused_before = reasm_->refused();
       WARPATH_TRY(reasm_->segment(seg, sink_));
       in_stream = reasm_->refused() == refused_before;
-      pv.app_layer = ctx->app.layer;  // detection may have decided on these bytes
+      app_view(*ctx, pv);  // detection may have decided on these bytes
     } else if (ctx) {
       // A UDP datagram: DNS by content, each message a transaction.
       if (info.proto == 17 && plen) app_.datagram(ctx->app, pf.dir, payload, plen);
-      pv.app_layer = ctx->app.layer;
+      app_view(*ctx, pv);
     }
     Unit& u        = packet_unit_;  // every field a packet unit has is set here
     u.pkt         = pv;
@@ -356,6 +356,12 @@ class PipelineInspector final : public Inspector {
     return ctx.l7.label >= 0 ? &cfg_.l7->names[size_t(ctx.l7.label)] : nullptr;
   }
 
+  // What the flow's application layer shows a packet view: its protocol, TLS's versions.
+  static void app_view(const FlowCtx& ctx, PacketView& pv) {
+    pv.app_layer = ctx.app.layer;
+    if (ctx.app.tls) pv.tls_version[0] = ctx.app.tls->version(0), pv.tls_version[1] = ctx.app.tls->version(1);
+  }
+
   // A stream or transaction unit's packet view, oriented as direction d: from the packet `pv`
   // that delivered it (oriented as `pdir`), or at the flow's end (pv null) from its record.
   void orient(Unit& u, const PacketView* pv, uint8_t pdir, uint8_t d, const flow::FlowRecord* rec,
@@ -379,9 +385,11 @@ class PipelineInspector final : public Inspector {
       u.pkt.dport       = d == 0 ? rec->dport : rec->sport;
       u.pkt.has_flow    = true;
       u.pkt.established = ctx.established(6);
+      u.pkt.has_session = (ctx.handshake & 1) || ctx.midstream;
+      u.pkt.stream_size[0] = ctx.seq[0].size(), u.pkt.stream_size[1] = ctx.seq[1].size();
     }
     u.pkt.to_server = d == 0;
-    u.pkt.app_layer = ctx.app.layer;
+    app_view(ctx, u.pkt);
     if (ctx.l7.label >= 0) u.pkt.app_proto = &cfg_.l7->names[size_t(ctx.l7.label)];
     u.pkt.app_pending = l7_ && !ctx.l7.done;
   }

@@ -383,6 +383,27 @@ Status parse_option(std::string_view name, std::string_view value, bool has_valu
     r.ip_proto = *t;
     return Status::ok();
   }
+  if (name == "tls.version") {
+    WARPATH_TRY(need_value());
+    if (r.app != AppLayer::kNone && r.app != AppLayer::kTls)
+      return syntax(std::string("tls.version in an ") + app_layer_name(r.app) + " rule");
+    if (r.proto != Proto::kTcp && r.proto != Proto::kIp) return syntax(std::string("tls.version in a rule for ") + proto_name(r.proto));
+    static constexpr std::pair<std::string_view, uint16_t> kVersions[] = {
+        {"1.0", 0x0301}, {"1.1", 0x0302}, {"1.2", 0x0303}, {"1.3", 0x0304}};
+    for (const auto& [text, number] : kVersions)
+      if (value == text) r.tls_version = number;
+    if (!r.tls_version) {
+      int8_t no_var = -1;
+      auto n = detail::number_or_var(value, "tls.version", "version", 1, 0xffff, {}, no_var);
+      if (!n.is_ok() || !value.starts_with("0x"))
+        return syntax("tls.version: '" + std::string(value) + "' (1.0, 1.1, 1.2, 1.3 or 0xNNNN)");
+      r.tls_version     = uint16_t(*n);
+      r.tls_version_raw = true;
+    }
+    r.proto = Proto::kTcp;
+    r.app   = AppLayer::kTls;
+    return Status::ok();
+  }
   if (name == "stream_size") {
     WARPATH_TRY(need_value());
     auto t = detail::parse_stream_size(value);

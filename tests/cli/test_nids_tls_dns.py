@@ -195,3 +195,17 @@ def test_encrypted_tls_is_not_inspected_by_content_rules_unless_asked(tmp_path):
     assert summary["stream"]["encrypted_bytes"] == 0
     r = run("nids", "--rules", rules(tmp_path, text), "--in", cap, "--tls-encryption-handling", "bypass")
     assert r.returncode != 0 and "expected default or full" in r.stderr
+
+
+@pytest.mark.parametrize("version,expect", [(ssl.TLSVersion.TLSv1_2, {1, 3, 4, 5}), (ssl.TLSVersion.TLSv1_3, {2, 3})])
+def test_tls_version_is_each_sides_hello(tmp_path, version, expect):
+    # The client offers 1.3 either way (supported_versions); the server picks what it is held to.
+    cap, _ = handshake(tmp_path, version)
+    ev, _, _ = nids(tmp_path, cap,
+                    'alert tls any any -> any any (flow:to_client; tls.version:1.2; sid:1;)\n'
+                    'alert tls any any -> any any (flow:to_client; tls.version:1.3; sid:2;)\n'
+                    'alert tls any any -> any any (flow:to_server; tls.version:1.3; sid:3;)\n'
+                    'alert tls any any -> any any (flow:to_client; tls.version:0x0303; sid:4;)\n'
+                    'alert tcp any any -> any any (flow:to_client; tls.version:1.2; sid:5;)\n'
+                    'alert tls any any -> any any (flow:to_server; tls.version:1.0; sid:6;)\n')
+    assert {e["alert"]["signature_id"] for e in ev if e["event_type"] == "alert"} == expect

@@ -216,6 +216,9 @@ TEST(NidsRule, SyntaxErrorsSayWhat) {
       {"alert tcp any any -> any any (stream_size:server,<>,5; sid:1;)", "unknown operator '<>'"},
       {"alert ip any any -> any any (ip_proto:tcpx; sid:1;)", "unknown protocol 'tcpx'"},
       {"alert ip any any -> any any (ip_proto:256; sid:1;)", "out of range"},
+      {"alert tls any any -> any any (tls.version:2.0; sid:1;)", "tls.version: '2.0'"},
+      {"alert http any any -> any any (tls.version:1.2; sid:1;)", "tls.version in an http rule"},
+      {"alert udp any any -> any any (tls.version:1.2; sid:1;)", "tls.version in a rule for udp"},
       {"alert http any any -> any any (byte_extract:1,0,n; http.uri; content:\"a\"; offset:n; sid:1;)",
        "'n' read in another buffer"},
   };

@@ -80,6 +80,8 @@ struct PacketView {
   const std::string* app_proto = nullptr;  ///< the flow's L7 label; null when none matched
   bool app_pending = false;  ///< L7 classification still running: app-layer-protocol waits
   AppLayer app_layer = AppLayer::kNone;  ///< the protocol app-layer detection found in the flow
+  /// TLS: each side's hello version (0: the client's, 1: the server's; 0 before the hello).
+  uint16_t tls_version[2] = {};
 };
 
 /// What a unit's bytes are: a packet's payload, a stream chunk, or (kApp) a transaction's

@@ -35,6 +35,7 @@
 //     ip_proto: [!|<|>]N or a protocol name (tcp, udp, icmp, ipv6-icmp, gre, esp, ipv6, ...)
 //     stream_size: client|server|both|either, < > = != <= >=, N (TCP only: a side's next
 //       sequence number less its ISN; 0 before it is seen)
+//     tls.version: 1.0, 1.1, 1.2, 1.3 or 0xNNNN (the side's hello version; a tls rule)
 //     prefilter (a hint to Suricata's engine choice: matches are the same without it)
 //     flowbits: set, unset, toggle, isset, isnotset (names joined with | or &), noalert;
 //       noalert
@@ -229,6 +230,10 @@ struct Rule {
   NumTest dsize, itype, icode;
   NumTest ip_proto;  ///< ip_proto: the packet's transport protocol number
   StreamSize stream_size;
+  /// tls.version: the hello version of the packet's side (0: none asked), exactly when
+  /// `tls_version_raw` (given in hex), else 1.3 takes 1.3's drafts too.
+  uint16_t tls_version = 0;
+  bool tls_version_raw = false;
   TcpFlags flags;
   std::vector<Flowbit> flowbits;
   Threshold threshold;

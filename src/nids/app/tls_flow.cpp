@@ -126,7 +126,7 @@ bool parse_client_hello(const uint8_t* p, size_t n, TlsHello& out) {
     const uint32_t c = suites.u(2);
     if (suites.ok && !grease(uint16_t(c))) ciphers.push_back(c);
   }
-  uint32_t best = version;
+  uint32_t best = version, number = version;
   const bool ext_ok = extensions(r, [&](uint32_t type, Reader& body) {
     if (!grease(uint16_t(type))) exts.push_back(type);
     if (type == 0) {  // server_name: a list of (type, name)
@@ -151,6 +151,7 @@ bool parse_client_hello(const uint8_t* p, size_t n, TlsHello& out) {
       while (list.ok && !list.done()) {
         const uint32_t v = list.u(2);
         if (list.ok && !grease(uint16_t(v)) && v > best && v <= 0x0304) best = v;
+        if (list.ok && (v == 0x0304 || v >> 8 == 0x7f) && number == version) number = v;
       }
     }
   });
@@ -158,6 +159,7 @@ bool parse_client_hello(const uint8_t* p, size_t n, TlsHello& out) {
   out.ja3 = std::to_string(version) + "," + join(ciphers) + "," + join(exts) + "," + join(groups) + "," +
             join(formats);
   out.version = version_name(best);
+  out.number  = uint16_t(number);
   return true;
 }
 
@@ -178,6 +180,7 @@ bool parse_server_hello(const uint8_t* p, size_t n, TlsHello& out) {
   if (!ext_ok || !r.ok) return false;
   out.ja3     = std::to_string(version) + "," + std::to_string(cipher) + "," + join(exts);
   out.version = version_name(chosen);
+  out.number  = uint16_t(chosen);
   return true;
 }
 
@@ -246,6 +249,7 @@ void TlsFlow::message(uint8_t dir, uint8_t type, const uint8_t* p, size_t n, std
     client_.set(AppBuffer::kJa3String, hello.ja3);
     client_.set(AppBuffer::kJa3Hash, md5_hex(hello.ja3));
     client_.tls_version = hello.version;
+    version_[0]  = hello.number;
     client_sent_ = true;
     ready.push_back(client_);
   } else if (dir == 1 && type == 2) {  // ServerHello
@@ -259,6 +263,7 @@ void TlsFlow::message(uint8_t dir, uint8_t type, const uint8_t* p, size_t n, std
     server_.set(AppBuffer::kJa3sString, hello.ja3);
     server_.set(AppBuffer::kJa3sHash, md5_hex(hello.ja3));
     server_.tls_version = hello.version;
+    version_[1]         = hello.number;
     if (hello.version == "TLS 1.3") server_done(ready);  // its certificates are encrypted
   } else if (dir == 1 && type == 11) {  // Certificate
     ++counters_.tls_handshakes;

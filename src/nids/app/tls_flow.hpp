@@ -20,6 +20,9 @@ bool probe_tls(const uint8_t* data, size_t len, bool& more) noexcept;
 /// as JA3 specifies, GREASE values left out.
 struct TlsHello {
   std::string sni, ja3, version;
+  /// The version as tls.version compares it (Suricata's): the hello's, or from
+  /// supported_versions the server's choice and a client's TLS 1.3 (or a 1.3 draft, 0x7fNN).
+  uint16_t number = 0;
 };
 /// A ClientHello (its body, after the 4-byte message header) into sni and ja3; false when
 /// malformed.
@@ -37,6 +40,8 @@ class TlsFlow {
   /// Whether direction `dir` has turned to encrypted records (after its ChangeCipherSpec or
   /// first application data).
   bool encrypted(uint8_t dir) const noexcept { return side_[dir & 1].encrypted; }
+  /// Direction `dir`'s hello's version (TlsHello::number), 0 before it.
+  uint16_t version(uint8_t dir) const noexcept { return version_[dir & 1]; }
   /// Bytes it holds: records and handshake messages not yet complete, the server's certificates.
   size_t held() const noexcept {
     size_t n = side_[0].records.size() + side_[0].handshake.size() + side_[1].records.size() +
@@ -60,6 +65,7 @@ class TlsFlow {
   Side side_[2];
   AppTx client_, server_;
   bool client_sent_ = false, server_began_ = false, server_sent_ = false;
+  uint16_t version_[2] = {};
 };
 
 }  // namespace warpath::nids::detail

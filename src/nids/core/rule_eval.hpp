@@ -48,6 +48,10 @@ inline bool header_matches(const Rule& r, const PacketView& p) {
   if (f.to_client && !(p.has_flow && !p.to_server)) return false;
   if (!r.dsize.matches(p.dsize)) return false;
   if (!r.ip_proto.matches(p.proto)) return false;
+  if (r.tls_version) {
+    const uint16_t v = p.tls_version[p.to_server ? 0 : 1];
+    if (v != r.tls_version && (r.tls_version_raw || r.tls_version != 0x0304 || v >> 8 != 0x7f)) return false;
+  }
   if (r.stream_size.side != StreamSize::kNone) {
     if (p.proto != 6 || !p.has_session) return false;
     const bool client = r.stream_size.test.matches(p.stream_size[0]);
