@@ -176,12 +176,13 @@ nb::tuple run_nids(nb::handle capture, const NidsArgs& a) {
 }
 
 // The sids of rules whose state spans flows (threshold and detection_filter counting by
-// source, destination, both or rule): a capture cut by flow would count them per part.
+// source, destination, both or rule; xbits kept on hosts and address pairs): a capture cut by
+// flow would count them per part.
 std::vector<uint32_t> cross_flow_rules(const NidsArgs& a) {
   auto image = compile(a);
   std::vector<uint32_t> sids;
   for (const nids::Rule& r : image->rules())
-    if (r.threshold.type != nids::Threshold::kNone) sids.push_back(r.sid);
+    if (r.threshold.type != nids::Threshold::kNone || !r.xbits.empty()) sids.push_back(r.sid);
   return sids;
 }
 
@@ -205,8 +206,8 @@ void bind_nids(nb::module_& m) {
   m.def("_nids", &run_nids, nb::arg("capture"), nb::arg("args"),
         "The NIDS over a capture or capture file: (EVE lines, counters, engines, read stats).");
   m.def("_nids_cross_flow_rules", &cross_flow_rules, nb::arg("args"),
-        "The sids of rules with state across flows (thresholds), which a cut by flow would "
-        "count per part.");
+        "The sids of rules with state across flows (thresholds, xbits), which a cut by flow "
+        "would count per part.");
   m.attr("_HAVE_NIDS") = true;
 }
 

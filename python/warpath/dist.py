@@ -507,7 +507,7 @@ def run(command: str, inputs: Sequence[str], out_dir: str, *, address: str = "lo
         if held:
             # Their counts span flows: a cut by flow would count them per part.
             cut = 1 << 62
-            notes.append(f"{len(held)} rule(s) count across flows (threshold, detection_filter: "
+            notes.append(f"{len(held)} rule(s) count across flows (threshold, detection_filter, xbits: "
                          f"sid {', '.join(map(str, held[:5]))}{', ...' if len(held) > 5 else ''})"
                          ": no capture is cut, each file is one shard")
     shards = plan(files, cut)
@@ -567,7 +567,7 @@ def run(command: str, inputs: Sequence[str], out_dir: str, *, address: str = "lo
 
 
 def _cross_flow_rules(opts: dict) -> List[int]:
-    """The sids of rules whose counts span flows (thresholds), from the rules as compiled."""
+    """The sids of rules whose state spans flows (thresholds, xbits), from the rules as compiled."""
     args = _warpath._NidsArgs()
     args.rules = list(opts["rules"])
     args.vars = {str(k): str(v) for k, v in opts["vars"].items()}

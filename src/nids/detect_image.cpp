@@ -63,6 +63,7 @@ RuleKind kind_of(const Rule& r) {
                        f.stateless || f.only_stream || f.no_stream;
   bool checks_bits = false;
   for (const Flowbit& b : r.flowbits) checks_bits |= b.op == Flowbit::kIsSet || b.op == Flowbit::kIsNotSet;
+  for (const Xbit& b : r.xbits) checks_bits |= b.op == Flowbit::kIsSet || b.op == Flowbit::kIsNotSet;
   if (flow_kw || checks_bits || !r.sport.unrestricted() || !r.dport.unrestricted() || r.dsize.op != NumTest::kNone ||
       r.flags.set || r.itype.op != NumTest::kNone || r.icode.op != NumTest::kNone ||
       r.proto == Proto::kTcpPkt || !r.app_proto.empty() || r.ip_proto.op != NumTest::kNone ||
@@ -76,6 +77,8 @@ RuleKind kind_of(const Rule& r) {
 int flowbits_rank(const Rule& r) {
   bool sets = false, checks = false;
   for (const Flowbit& f : r.flowbits)
+    (f.op == Flowbit::kIsSet || f.op == Flowbit::kIsNotSet ? checks : sets) = true;
+  for (const Xbit& f : r.xbits)
     (f.op == Flowbit::kIsSet || f.op == Flowbit::kIsNotSet ? checks : sets) = true;
   return sets && !checks ? 0 : checks && !sets ? 2 : 1;
 }
@@ -173,6 +176,10 @@ Result<std::shared_ptr<const DetectImage>> compile_rules(const RuleSet& set) {
     auto [it, fresh] = bit_ids.try_emplace(name, uint32_t(bit_ids.size()));
     return it->second;
   };
+  std::map<std::pair<std::string, bool>, uint32_t> xbit_ids;
+  auto xbit = [&](const std::string& name, bool pair) {
+    return xbit_ids.try_emplace({name, pair}, uint32_t(xbit_ids.size())).first->second;
+  };
   image->compiled_.resize(image->rules_.size());
   for (size_t i = 0; i < image->rules_.size(); ++i) {
     const Rule& r = image->rules_[i];
@@ -225,6 +232,12 @@ Result<std::shared_ptr<const DetectImage>> compile_rules(const RuleSet& set) {
         case Flowbit::kIsSet: c.conditions.push_back({f.any, false, ids}); break;
         case Flowbit::kIsNotSet: c.conditions.push_back({f.any, true, ids}); break;
       }
+    }
+    for (const Xbit& x : r.xbits) {
+      // Host bits (ip_src, ip_dst: one space, keyed by an address) apart from address pairs'.
+      const detail::XbitOp op{xbit(x.name, x.track == Xbit::kIpPair), x.op, x.track,
+                              uint64_t(x.expire) * 1'000'000'000ull};
+      (x.op == Flowbit::kIsSet || x.op == Flowbit::kIsNotSet ? c.xbit_conditions : c.xbit_changes).push_back(op);
     }
     c.kind        = detail::kind_of(r);
     c.stream_only = r.proto == Proto::kTcpStream || r.flow.only_stream;

@@ -32,6 +32,15 @@ struct BitCondition {
   std::vector<uint32_t> bits;
 };
 
+/// An xbit condition or change: the bit (by name and whether it is an address pair's), where
+/// it is kept, and (set, toggle) how long it lives.
+struct XbitOp {
+  uint32_t bit = 0;
+  Flowbit::Op op = Flowbit::kSet;
+  Xbit::Track track = Xbit::kIpSrc;
+  uint64_t expire_ns = 0;
+};
+
 /// The items of one buffer, in rule order (relative items chain within it).
 struct ItemList {
   std::vector<CompiledItem> items;
@@ -50,6 +59,7 @@ struct AppList : ItemList {
 struct CompiledRule : ItemList {
   std::vector<BitCondition> conditions;
   std::vector<uint32_t> set, unset, toggle;
+  std::vector<XbitOp> xbit_conditions, xbit_changes;
   bool packet_only = false;  ///< looks at packets only (no payload, dsize, no_stream, tcp-pkt, udp, icmp)
   bool stream_only = false;  ///< looks at streams only (only_stream, tcp-stream)
   int32_t fast_pattern = -1;          ///< index of the fast-pattern content in items, -1: none

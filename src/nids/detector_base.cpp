@@ -20,8 +20,11 @@ DetectorBase::~DetectorBase() {
   pcre2_match_context_free(mc_);
 }
 
-bool DetectorBase::conditions_hold(const CompiledRule& c, uint64_t flow) const {
+bool DetectorBase::conditions_hold(const CompiledRule& c, const Unit& u) const {
+  for (const XbitOp& x : c.xbit_conditions)
+    if (xbits_.is_set(x, u.pkt) != (x.op == Flowbit::kIsSet)) return false;
   if (c.conditions.empty()) return true;
+  const uint64_t flow = u.flow;
   const std::vector<uint64_t>* words = nullptr;
   if (flow)
     if (auto it = bits_.find(flow); it != bits_.end()) words = &it->second;
@@ -38,7 +41,9 @@ bool DetectorBase::conditions_hold(const CompiledRule& c, uint64_t flow) const {
   return true;
 }
 
-void DetectorBase::apply_bits(const CompiledRule& c, uint64_t flow) {
+void DetectorBase::apply_bits(const CompiledRule& c, const Unit& u) {
+  for (const XbitOp& x : c.xbit_changes) xbits_.apply(x, u.pkt);
+  const uint64_t flow = u.flow;
   if (!flow || (c.set.empty() && c.unset.empty() && c.toggle.empty())) return;
   std::vector<uint64_t>& w = bits_[flow];
   if (w.empty()) w.assign((img_.bit_count() + 63) / 64, 0);
@@ -126,7 +131,7 @@ void DetectorBase::evaluate(const Unit& u, const std::vector<uint32_t>& cands,
     const Rule& r         = rules[i];
     if (!applies_to(c, u.buffer, u.stream_flow) || !header_matches(r, u.pkt)) continue;
     if (c.kind == RuleKind::kIpOnly && !u.first_in_dir) continue;  // once per direction
-    if (!conditions_hold(c, u.flow)) continue;
+    if (!conditions_hold(c, u)) continue;
     ++counters_.candidates;
     bool limited = false, pcre_limited = false;
     const bool stream = u.buffer == Buffer::kStream;
@@ -144,7 +149,7 @@ void DetectorBase::evaluate(const Unit& u, const std::vector<uint32_t>& cands,
     ++counters_.matches;
     if (std::find(applied_.begin(), applied_.end(), i) == applied_.end()) {  // once per packet
       applied_.push_back(i);
-      apply_bits(c, u.flow);
+      apply_bits(c, u);
     }
     hits.push_back({i});
     if (r.action == Action::kPass) break;
@@ -159,6 +164,8 @@ void DetectorBase::end_flow(uint64_t flow) {
 DetectCounters DetectorBase::counters() const {
   DetectCounters c     = counters_;
   c.flows_with_bits = bits_.size();
+  c.xbits           = xbits_.size();
+  c.xbits_full      = xbits_.full();
   return c;
 }
 

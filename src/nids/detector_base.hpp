@@ -10,6 +10,7 @@
 
 #include "nids/core/rule_eval.hpp"
 #include "nids/detect_image.hpp"
+#include "nids/xbit_table.hpp"
 #include "warpath/pattern/pattern.hpp"
 
 namespace warpath::nids::detail {
@@ -45,8 +46,8 @@ class DetectorBase : public Detector {
   const Image& img() const noexcept { return img_; }
 
  private:
-  bool conditions_hold(const CompiledRule& c, uint64_t flow) const;
-  void apply_bits(const CompiledRule& c, uint64_t flow);
+  bool conditions_hold(const CompiledRule& c, const Unit& u) const;
+  void apply_bits(const CompiledRule& c, const Unit& u);
   void count(const Unit& u);
   /// The candidates `cands` of `u` evaluated in order; matches appended to `hits`.
   void evaluate(const Unit& u, const std::vector<uint32_t>& cands, std::vector<Hit>& hits);
@@ -57,6 +58,7 @@ class DetectorBase : public Detector {
   pcre2_match_data* md_    = nullptr;
   pcre2_match_context* mc_ = nullptr;
   std::unordered_map<uint64_t, std::vector<uint64_t>> bits_;  // flow -> flowbit words
+  XbitTable xbits_;
   std::vector<uint32_t> cands_;
   std::vector<uint32_t> app_rules_;  // the transaction rules (all_app_rules)
   bool app_rules_built_ = false;

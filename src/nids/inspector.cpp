@@ -296,6 +296,7 @@ class PipelineInspector final : public Inspector {
       payload = nullptr, plen = 0;
     }
     pv.dsize = plen;
+    pv.ts_ns = meta.timestamp_ns;
     if (ctx && l7_) {
       pv.app_proto   = classify(*ctx, payload, plen);
       pv.app_pending = !ctx->l7.done;
@@ -385,6 +386,7 @@ class PipelineInspector final : public Inspector {
       u.pkt.dport       = d == 0 ? rec->dport : rec->sport;
       u.pkt.has_flow    = true;
       u.pkt.established = ctx.established(6);
+      u.pkt.ts_ns       = ts_;
       u.pkt.has_session = (ctx.handshake & 1) || ctx.midstream;
       u.pkt.stream_size[0] = ctx.seq[0].size(), u.pkt.stream_size[1] = ctx.seq[1].size();
     }

@@ -213,6 +213,53 @@ Status parse_flowbits(std::string_view v, Rule& r) {
   return Status::ok();
 }
 
+Status parse_xbits(std::string_view v, Rule& r) {
+  v = io::trim(v);
+  if (v == "noalert") {
+    r.noalert = true;
+    return Status::ok();
+  }
+  std::vector<std::string_view> parts;
+  size_t start = 0;
+  for (size_t i = 0; i <= v.size(); ++i)
+    if (i == v.size() || v[i] == ',') parts.push_back(io::trim(v.substr(start, i - start))), start = i + 1;
+  if (parts.size() < 3) return syntax("xbits: expected COMMAND,NAME,track ip_src|ip_dst|ip_pair[,expire S]");
+  Xbit x;
+  const std::string_view cmd = parts[0];
+  if (cmd == "set") x.op = Flowbit::kSet;
+  else if (cmd == "unset") x.op = Flowbit::kUnset;
+  else if (cmd == "toggle") x.op = Flowbit::kToggle;
+  else if (cmd == "isset") x.op = Flowbit::kIsSet;
+  else if (cmd == "isnotset") x.op = Flowbit::kIsNotSet;
+  else return syntax("xbits: unknown command '" + std::string(cmd) + "'");
+  if (parts[1].empty() || parts[1].find_first_of(" \t|&") != std::string_view::npos)
+    return syntax("xbits: bad name '" + std::string(parts[1]) + "'");
+  x.name = std::string(parts[1]);
+  bool tracked = false;
+  for (size_t i = 2; i < parts.size(); ++i) {
+    const std::string_view part = parts[i];
+    const size_t sp = part.find_first_of(" \t");
+    const std::string_view key = part.substr(0, sp);
+    const std::string_view val = sp == std::string_view::npos ? std::string_view{} : io::trim(part.substr(sp));
+    if (key == "track") {
+      if (val == "ip_src") x.track = Xbit::kIpSrc;
+      else if (val == "ip_dst") x.track = Xbit::kIpDst;
+      else if (val == "ip_pair") x.track = Xbit::kIpPair;
+      else return syntax("xbits: unknown track '" + std::string(val) + "' (ip_src, ip_dst, ip_pair)");
+      tracked = true;
+    } else if (key == "expire") {
+      auto n = parse_int(val, "xbits expire", 1, 0xffffffffll);
+      if (!n.is_ok()) return n.status();
+      x.expire = uint32_t(*n);
+    } else {
+      return syntax("xbits: unknown option '" + std::string(part) + "'");
+    }
+  }
+  if (!tracked) return syntax("xbits: no track (ip_src, ip_dst or ip_pair)");
+  r.xbits.push_back(std::move(x));
+  return Status::ok();
+}
+
 Status parse_flags(std::string_view v, TcpFlags& f) {
   v = io::trim(v);
   std::string_view bits = v, mask;

@@ -376,6 +376,10 @@ Status parse_option(std::string_view name, std::string_view value, bool has_valu
     WARPATH_TRY(need_value());
     return parse_flowbits(value, r);
   }
+  if (name == "xbits") {
+    WARPATH_TRY(need_value());
+    return detail::parse_xbits(value, r);
+  }
   if (name == "ip_proto") {
     WARPATH_TRY(need_value());
     auto t = detail::parse_ip_proto(value);

@@ -294,6 +294,44 @@ TEST(NidsDetect, FlowbitsAcrossPacketsAndFlows) {
   }
 }
 
+// xbits live on hosts and address pairs, across flows, until they expire in packet time.
+TEST(NidsDetect, XbitsAcrossFlowsUntilTheyExpire) {
+  for (const std::string& engine : engines()) {
+    Harness h(engine,
+              "alert tcp any any -> any any (content:\"probe\"; xbits:set,scan,track ip_src,expire 10; xbits:noalert; sid:1;)\n"
+              "alert tcp any any -> any any (content:\"hit\"; xbits:isset,scan,track ip_src; sid:2;)\n"
+              "alert tcp any any -> any any (content:\"hit\"; xbits:isset,scan,track ip_dst; sid:3;)\n"
+              "alert tcp any any -> any any (content:\"pair\"; xbits:set,p,track ip_pair; sid:4;)\n"
+              "alert tcp any any -> any any (content:\"hit\"; xbits:isset,p,track ip_pair; sid:5;)\n"
+              "alert tcp any any -> any any (content:\"hit\"; xbits:isnotset,scan,track ip_src; sid:6;)\n"
+              "alert tcp any any -> any any (content:\"clear\"; xbits:unset,scan,track ip_src; sid:7;)\n");
+    uint8_t c[4] = {10, 0, 0, 7};
+    auto on = [&](uint64_t flow, const std::string& p, uint64_t sec, bool reply = false, const uint8_t* src = nullptr) {
+      Unit u = h.packet(p);
+      u.flow      = flow;
+      u.pkt.ts_ns = sec * 1'000'000'000ull;
+      if (src) u.pkt.src = src;
+      if (reply) std::swap(u.pkt.src, u.pkt.dst);
+      return h.sids(u);
+    };
+    EXPECT_EQ(on(1, "hit", 0), Sids{6}) << engine;
+    EXPECT_EQ(on(1, "probe", 1), Sids{1}) << engine;
+    EXPECT_EQ(on(2, "hit", 2), Sids{2}) << engine;              // another flow of that source
+    EXPECT_EQ(on(3, "hit", 3, true), (Sids{3, 6})) << engine;     // it is the reply's destination
+    EXPECT_EQ(on(4, "hit", 4, false, c), Sids{6}) << engine;   // another host has no bit
+    EXPECT_EQ(on(2, "hit", 11), Sids{6}) << engine;             // expired 10 s after it was set
+    EXPECT_EQ(on(5, "probe", 12), Sids{1}) << engine;
+    EXPECT_EQ(on(5, "clear hit", 13), (Sids{7, 6})) << engine;   // the unset runs first
+    EXPECT_EQ(on(6, "pair", 14), Sids{4}) << engine;
+    EXPECT_EQ(on(7, "hit", 15, true), (Sids{5, 6})) << engine;  // a pair either way round
+    EXPECT_EQ(on(8, "hit", 16, false, c), Sids{6}) << engine;  // another pair
+    h.det->end_flow(6);
+    EXPECT_EQ(on(9, "hit", 17), (Sids{5, 6})) << engine;        // not the flow's: it stays
+    EXPECT_EQ(h.det->counters().xbits, 1u) << engine;
+    EXPECT_EQ(h.image->kind(5), RuleKind::kPacketStream);
+  }
+}
+
 // A toggle matched by two units of one packet (its payload and a stream chunk) toggles once.
 TEST(NidsDetect, FlowbitsChangeOncePerPacket) {
   for (const std::string& engine : engines()) {

@@ -217,6 +217,11 @@ TEST(NidsRule, SyntaxErrorsSayWhat) {
       {"alert ip any any -> any any (ip_proto:tcpx; sid:1;)", "unknown protocol 'tcpx'"},
       {"alert ip any any -> any any (ip_proto:256; sid:1;)", "out of range"},
       {"alert tls any any -> any any (tls.version:2.0; sid:1;)", "tls.version: '2.0'"},
+      {"alert tcp any any -> any any (xbits:set,a; sid:1;)", "xbits: expected"},
+      {"alert tcp any any -> any any (xbits:set,a,track flow; sid:1;)", "unknown track 'flow'"},
+      {"alert tcp any any -> any any (xbits:set,a,expire 5,expire 6; sid:1;)", "no track"},
+      {"alert tcp any any -> any any (xbits:flip,a,track ip_src; sid:1;)", "unknown command 'flip'"},
+      {"alert tcp any any -> any any (xbits:set,a,track ip_src,expire 0; sid:1;)", "out of range"},
       {"alert http any any -> any any (tls.version:1.2; sid:1;)", "tls.version in an http rule"},
       {"alert udp any any -> any any (tls.version:1.2; sid:1;)", "tls.version in a rule for udp"},
       {"alert http any any -> any any (byte_extract:1,0,n; http.uri; content:\"a\"; offset:n; sid:1;)",
@@ -238,7 +243,6 @@ TEST(NidsRule, OutsideTheSubsetIsSkippedByKeyword) {
       {"alert tcp any any -> any any (smb.named_pipe; content:\"x\"; sid:1;)", "smb.named_pipe"},
       {"alert tcp any any -> any any (byte_extract:1,0,len,dce; sid:1;)", "byte_extract"},
       {"alert tcp any any -> any any (byte_jump:4,0,relative,dce; sid:1;)", "byte_jump"},
-      {"alert tcp any any -> any any (xbits:set,a,track ip_src; sid:1;)", "xbits"},
       {"alert tcp any any -> any any (content:\"a\"; threshold:type limit,track by_flow,count 1,seconds 60; sid:1;)", "threshold"},
   };
   for (const Case& c : cases) {

@@ -70,6 +70,7 @@ struct PacketView {
   uint8_t tcp_flags = 0;
   uint8_t icmp_type = 0, icmp_code = 0;
   uint32_t dsize = 0;         ///< the packet's payload length
+  uint64_t ts_ns = 0;         ///< the packet's time (xbits expire by it)
   /// TCP: a session was seen opening (or picked up midstream), so stream_size applies; its
   /// size per side (0: the client's, the initiator's; 1: the server's), this packet included.
   bool has_session = false;
@@ -140,6 +141,8 @@ struct DetectCounters {
   uint64_t backtrack_limit = 0;    ///< evaluations stopped by the backtracking bound (no match)
   uint64_t pcre_limit = 0;         ///< pcre runs stopped by PCRE2's match limit (no match)
   uint64_t flows_with_bits = 0;    ///< flows holding flowbits now
+  uint64_t xbits = 0;              ///< xbits held now (hosts' and address pairs', unexpired or not swept)
+  uint64_t xbits_full = 0;         ///< xbits not set because the table was full (XbitTable)
   /// An offloading engine's (cuda.nids) prefilter scans, one per rule group and batch: on the
   /// device, and on the CPU because the group's bytes in the batch were too few to pay for a
   /// launch (opportunistic offload, WARPATH_NIDS_OFFLOAD_MIN_BYTES).

@@ -37,6 +37,8 @@
 //       sequence number less its ISN; 0 before it is seen)
 //     tls.version: 1.0, 1.1, 1.2, 1.3 or 0xNNNN (the side's hello version; a tls rule)
 //     prefilter (a hint to Suricata's engine choice: matches are the same without it)
+//     xbits: set|unset|toggle|isset|isnotset,NAME,track ip_src|ip_dst|ip_pair[,expire S];
+//       noalert (bits across flows, on a host or an address pair; 30 s unless told)
 //     flowbits: set, unset, toggle, isset, isnotset (names joined with | or &), noalert;
 //       noalert
 //     flags: TCP flags (F S R P A U C E, 0; + * ! modifiers; ,mask)
@@ -198,6 +200,16 @@ struct Flowbit {
   bool any = false;  ///< names joined with | (else all, &)
 };
 
+/// xbits: a named bit kept on a host (the packet's source or destination address) or on an
+/// address pair (either order), which expires `expire` seconds after it was set (Suricata's
+/// host and ippair bits: state across flows).
+struct Xbit {
+  Flowbit::Op op = Flowbit::kSet;
+  std::string name;
+  enum Track : uint8_t { kIpSrc, kIpDst, kIpPair } track = kIpSrc;
+  uint32_t expire = 30;  ///< seconds (Suricata's default)
+};
+
 struct TcpFlags {
   bool set = false;
   uint8_t bits = 0;   ///< flags that must be set (in their masked view)
@@ -236,6 +248,7 @@ struct Rule {
   bool tls_version_raw = false;
   TcpFlags flags;
   std::vector<Flowbit> flowbits;
+  std::vector<Xbit> xbits;
   Threshold threshold;
   /// The application protocol the rule is for (`alert http ...`, or a buffer of it): it sees
   /// flows whose protocol detection found it, and its buffers' transactions.
