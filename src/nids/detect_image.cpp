@@ -64,6 +64,7 @@ RuleKind kind_of(const Rule& r) {
   bool checks_bits = false;
   for (const Flowbit& b : r.flowbits) checks_bits |= b.op == Flowbit::kIsSet || b.op == Flowbit::kIsNotSet;
   for (const Xbit& b : r.xbits) checks_bits |= b.op == Flowbit::kIsSet || b.op == Flowbit::kIsNotSet;
+  for (const Flowint& fi : r.flowints) checks_bits |= !fi.changes();
   if (flow_kw || checks_bits || !r.sport.unrestricted() || !r.dport.unrestricted() || r.dsize.op != NumTest::kNone ||
       r.flags.set || r.itype.op != NumTest::kNone || r.icode.op != NumTest::kNone ||
       r.proto == Proto::kTcpPkt || !r.app_proto.empty() || r.ip_proto.op != NumTest::kNone ||
@@ -80,6 +81,7 @@ int flowbits_rank(const Rule& r) {
     (f.op == Flowbit::kIsSet || f.op == Flowbit::kIsNotSet ? checks : sets) = true;
   for (const Xbit& f : r.xbits)
     (f.op == Flowbit::kIsSet || f.op == Flowbit::kIsNotSet ? checks : sets) = true;
+  for (const Flowint& f : r.flowints) (f.changes() ? sets : checks) = true;
   return sets && !checks ? 0 : checks && !sets ? 2 : 1;
 }
 
@@ -180,6 +182,10 @@ Result<std::shared_ptr<const DetectImage>> compile_rules(const RuleSet& set) {
   auto xbit = [&](const std::string& name, bool pair) {
     return xbit_ids.try_emplace({name, pair}, uint32_t(xbit_ids.size())).first->second;
   };
+  std::map<std::string, uint32_t, std::less<>> flowint_ids;
+  auto flowint = [&](const std::string& name) {
+    return flowint_ids.try_emplace(name, uint32_t(flowint_ids.size())).first->second;
+  };
   image->compiled_.resize(image->rules_.size());
   for (size_t i = 0; i < image->rules_.size(); ++i) {
     const Rule& r = image->rules_[i];
@@ -238,6 +244,11 @@ Result<std::shared_ptr<const DetectImage>> compile_rules(const RuleSet& set) {
       const detail::XbitOp op{xbit(x.name, x.track == Xbit::kIpPair), x.op, x.track,
                               uint64_t(x.expire) * 1'000'000'000ull};
       (x.op == Flowbit::kIsSet || x.op == Flowbit::kIsNotSet ? c.xbit_conditions : c.xbit_changes).push_back(op);
+    }
+    for (const Flowint& f : r.flowints) {
+      const detail::FlowintOp op{f.op, flowint(f.name), f.value,
+                                 f.value_name.empty() ? -1 : int32_t(flowint(f.value_name))};
+      (f.changes() ? c.int_changes : c.int_conditions).push_back(op);
     }
     c.kind        = detail::kind_of(r);
     c.stream_only = r.proto == Proto::kTcpStream || r.flow.only_stream;

@@ -41,6 +41,14 @@ struct XbitOp {
   uint64_t expire_ns = 0;
 };
 
+/// A flowint condition or change, its integers by index.
+struct FlowintOp {
+  Flowint::Op op = Flowint::kSet;
+  uint32_t var = 0;
+  uint32_t value = 0;
+  int32_t value_var = -1;  ///< the value is this integer's (-1: `value`)
+};
+
 /// The items of one buffer, in rule order (relative items chain within it).
 struct ItemList {
   std::vector<CompiledItem> items;
@@ -60,6 +68,7 @@ struct CompiledRule : ItemList {
   std::vector<BitCondition> conditions;
   std::vector<uint32_t> set, unset, toggle;
   std::vector<XbitOp> xbit_conditions, xbit_changes;
+  std::vector<FlowintOp> int_conditions, int_changes;  ///< each in rule order
   bool packet_only = false;  ///< looks at packets only (no payload, dsize, no_stream, tcp-pkt, udp, icmp)
   bool stream_only = false;  ///< looks at streams only (only_stream, tcp-stream)
   int32_t fast_pattern = -1;          ///< index of the fast-pattern content in items, -1: none

@@ -20,9 +20,59 @@ DetectorBase::~DetectorBase() {
   pcre2_match_context_free(mc_);
 }
 
+namespace {
+
+using Ints = std::vector<std::pair<uint32_t, uint32_t>>;
+
+const uint32_t* find_int(const Ints* ints, uint32_t var) {
+  if (ints)
+    for (const auto& [v, value] : *ints)
+      if (v == var) return &value;
+  return nullptr;
+}
+
+// A flowint condition on a flow's integers.
+bool int_holds(const FlowintOp& op, const Ints* ints) {
+  const uint32_t* have = find_int(ints, op.var);
+  if (op.op == Flowint::kIsSet || op.op == Flowint::kNotSet) return (have != nullptr) == (op.op == Flowint::kIsSet);
+  if (!have) return false;
+  const uint32_t* other = op.value_var >= 0 ? find_int(ints, uint32_t(op.value_var)) : nullptr;
+  const uint32_t want   = op.value_var >= 0 ? (other ? *other : 0) : op.value;
+  switch (op.op) {
+    case Flowint::kEq: return *have == want;
+    case Flowint::kNe: return *have != want;
+    case Flowint::kLt: return *have < want;
+    case Flowint::kLe: return *have <= want;
+    case Flowint::kGt: return *have > want;
+    case Flowint::kGe: return *have >= want;
+    default: return false;
+  }
+}
+
+// A flowint change, after its rule matched.
+void int_change(const FlowintOp& op, Ints& ints) {
+  const uint32_t* other = op.value_var >= 0 ? find_int(&ints, uint32_t(op.value_var)) : nullptr;
+  const uint32_t value  = op.value_var >= 0 ? (other ? *other : 0) : op.value;
+  for (auto& [v, have] : ints) {
+    if (v != op.var) continue;
+    have = op.op == Flowint::kSet ? value : op.op == Flowint::kAdd ? have + value : have - value;
+    return;
+  }
+  if (op.op != Flowint::kSub) ints.emplace_back(op.var, value);  // - leaves an unset one unset
+}
+
+}  // namespace
+
 bool DetectorBase::conditions_hold(const CompiledRule& c, const Unit& u) const {
   for (const XbitOp& x : c.xbit_conditions)
     if (xbits_.is_set(x, u.pkt) != (x.op == Flowbit::kIsSet)) return false;
+  if (!c.int_conditions.empty()) {
+    if (!u.flow) return false;
+    auto it = ints_.find(u.flow);
+    const Ints* ints = it == ints_.end() ? nullptr : &it->second;
+    for (const FlowintOp& op : c.int_conditions)
+      if (!int_holds(op, ints)) return false;
+  }
   if (c.conditions.empty()) return true;
   const uint64_t flow = u.flow;
   const std::vector<uint64_t>* words = nullptr;
@@ -44,6 +94,11 @@ bool DetectorBase::conditions_hold(const CompiledRule& c, const Unit& u) const {
 void DetectorBase::apply_bits(const CompiledRule& c, const Unit& u) {
   for (const XbitOp& x : c.xbit_changes) xbits_.apply(x, u.pkt);
   const uint64_t flow = u.flow;
+  if (flow && !c.int_changes.empty()) {
+    Ints& ints = ints_[flow];
+    for (const FlowintOp& op : c.int_changes) int_change(op, ints);
+    if (ints.empty()) ints_.erase(flow);
+  }
   if (!flow || (c.set.empty() && c.unset.empty() && c.toggle.empty())) return;
   std::vector<uint64_t>& w = bits_[flow];
   if (w.empty()) w.assign((img_.bit_count() + 63) / 64, 0);
@@ -158,12 +213,14 @@ void DetectorBase::evaluate(const Unit& u, const std::vector<uint32_t>& cands,
 
 void DetectorBase::end_flow(uint64_t flow) {
   bits_.erase(flow);
+  ints_.erase(flow);
   forget_flow(flow);
 }
 
 DetectCounters DetectorBase::counters() const {
   DetectCounters c     = counters_;
   c.flows_with_bits = bits_.size();
+  c.flows_with_ints = ints_.size();
   c.xbits           = xbits_.size();
   c.xbits_full      = xbits_.full();
   return c;

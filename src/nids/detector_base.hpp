@@ -58,6 +58,8 @@ class DetectorBase : public Detector {
   pcre2_match_data* md_    = nullptr;
   pcre2_match_context* mc_ = nullptr;
   std::unordered_map<uint64_t, std::vector<uint64_t>> bits_;  // flow -> flowbit words
+  // flow -> (flowint, value) of the integers it set
+  std::unordered_map<uint64_t, std::vector<std::pair<uint32_t, uint32_t>>> ints_;
   XbitTable xbits_;
   std::vector<uint32_t> cands_;
   std::vector<uint32_t> app_rules_;  // the transaction rules (all_app_rules)

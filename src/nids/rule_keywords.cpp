@@ -213,6 +213,45 @@ Status parse_flowbits(std::string_view v, Rule& r) {
   return Status::ok();
 }
 
+Status parse_flowint(std::string_view v, Rule& r) {
+  std::vector<std::string_view> parts;
+  size_t start = 0;
+  for (size_t i = 0; i <= v.size(); ++i)
+    if (i == v.size() || v[i] == ',') parts.push_back(io::trim(v.substr(start, i - start))), start = i + 1;
+  auto is_name = [](std::string_view n) {
+    if (n.empty() || !std::isalpha(static_cast<unsigned char>(n[0]))) return false;
+    for (char c : n)
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.' && c != '/') return false;
+    return true;
+  };
+  if (parts.size() < 2 || parts.size() > 3) return syntax("flowint: expected NAME,MODIFIER[,VALUE]");
+  Flowint f;
+  if (!is_name(parts[0])) return syntax("flowint: bad name '" + std::string(parts[0]) + "'");
+  f.name = std::string(parts[0]);
+  static constexpr std::pair<std::string_view, Flowint::Op> kOps[] = {
+      {"=", Flowint::kSet}, {"+", Flowint::kAdd}, {"-", Flowint::kSub},   {"==", Flowint::kEq},
+      {"!=", Flowint::kNe}, {"<", Flowint::kLt},  {"<=", Flowint::kLe},   {">", Flowint::kGt},
+      {">=", Flowint::kGe}, {"isset", Flowint::kIsSet}, {"notset", Flowint::kNotSet}};
+  bool known = false;
+  for (const auto& [text, op] : kOps)
+    if (parts[1] == text) f.op = op, known = true;
+  if (!known) return syntax("flowint: unknown modifier '" + std::string(parts[1]) + "'");
+  const bool unary = f.op == Flowint::kIsSet || f.op == Flowint::kNotSet;
+  if (unary != (parts.size() == 2))
+    return syntax(std::string("flowint: ") + (unary ? "isset and notset take no value" : "a value is needed"));
+  if (!unary) {
+    if (is_name(parts[2])) {
+      f.value_name = std::string(parts[2]);
+    } else {
+      auto n = parse_int(parts[2], "flowint value", 0, 0xffffffffll);
+      if (!n.is_ok()) return n.status();
+      f.value = uint32_t(*n);
+    }
+  }
+  r.flowints.push_back(std::move(f));
+  return Status::ok();
+}
+
 Status parse_xbits(std::string_view v, Rule& r) {
   v = io::trim(v);
   if (v == "noalert") {

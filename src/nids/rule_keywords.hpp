@@ -27,6 +27,7 @@ Result<NumTest> parse_ip_proto(std::string_view v);
 Result<StreamSize> parse_stream_size(std::string_view v);
 Status parse_flowbits(std::string_view v, Rule& r);
 Status parse_xbits(std::string_view v, Rule& r);
+Status parse_flowint(std::string_view v, Rule& r);
 Status parse_flags(std::string_view v, TcpFlags& f);
 /// A pcre keyword's value; an expression PCRE2 does not compile is a syntax error (with
 /// PCRE2's reason and offset), so --check-rules and --skip-bad-rules see it before a run.

@@ -376,6 +376,10 @@ Status parse_option(std::string_view name, std::string_view value, bool has_valu
     WARPATH_TRY(need_value());
     return parse_flowbits(value, r);
   }
+  if (name == "flowint") {
+    WARPATH_TRY(need_value());
+    return detail::parse_flowint(value, r);
+  }
   if (name == "xbits") {
     WARPATH_TRY(need_value());
     return detail::parse_xbits(value, r);

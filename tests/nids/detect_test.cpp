@@ -294,6 +294,42 @@ TEST(NidsDetect, FlowbitsAcrossPacketsAndFlows) {
   }
 }
 
+// flowint: conditions before the rule matches, changes after (at once: later rules see them);
+// per flow.
+TEST(NidsDetect, FlowintCountsPerFlow) {
+  for (const std::string& engine : engines()) {
+    Harness h(engine,
+              "alert tcp any any -> any any (content:\"fail\"; flowint:fails,+,1; sid:1;)\n"
+              "alert tcp any any -> any any (content:\"fail\"; flowint:fails,>=,3; sid:2;)\n"
+              "alert tcp any any -> any any (content:\"new\"; flowint:fails,notset; sid:3;)\n"
+              "alert tcp any any -> any any (content:\"ok\"; flowint:fails,=,0; flowint:limit,-,1; sid:4;)\n"
+              "alert tcp any any -> any any (content:\"max\"; flowint:limit,=,2; sid:5;)\n"
+              "alert tcp any any -> any any (content:\"cmp\"; flowint:fails,>,limit; sid:6;)\n"
+              "alert tcp any any -> any any (content:\"cmp\"; flowint:fails,==,none; sid:7;)\n"
+              "alert tcp any any -> any any (content:\"fail\"; flowint:fails,+,1; flowint:fails,isset; sid:8;)\n");
+    auto on = [&](uint64_t flow, const std::string& p) {
+      Unit u = h.packet(p);
+      u.flow = flow;
+      return h.sids(u);
+    };
+    EXPECT_EQ(on(1, "new"), Sids{3}) << engine;
+    EXPECT_EQ(on(1, "fail"), (Sids{1, 8})) << engine;     // 1 after sid 1: sid 8 sees it set; 2
+    EXPECT_EQ(on(1, "fail"), (Sids{1, 8, 2})) << engine;  // 3, 4: sid 2 (a checker, last) sees 4
+    EXPECT_EQ(on(1, "new"), Sids{}) << engine;
+    EXPECT_EQ(on(2, "new"), Sids{3}) << engine;        // per flow
+    EXPECT_EQ(on(1, "max"), Sids{5}) << engine;
+    EXPECT_EQ(on(1, "cmp"), Sids{6}) << engine;        // 4 > 2; an unset one compares as 0
+    EXPECT_EQ(on(1, "ok"), Sids{4}) << engine;         // fails = 0, limit = 1
+    EXPECT_EQ(on(1, "cmp"), Sids{7}) << engine;        // 0 == (unset) 0
+    EXPECT_EQ(h.det->counters().flows_with_ints, 1u) << engine;
+    h.det->end_flow(1);
+    EXPECT_EQ(on(1, "new"), Sids{3}) << engine;        // ended flows forget them
+    EXPECT_EQ(h.det->counters().flows_with_ints, 0u) << engine;
+    Unit none = h.packet("fail new");                   // no flow: no integer to change or test
+    EXPECT_EQ(h.sids(none), Sids{1}) << engine;
+  }
+}
+
 // xbits live on hosts and address pairs, across flows, until they expire in packet time.
 TEST(NidsDetect, XbitsAcrossFlowsUntilTheyExpire) {
   for (const std::string& engine : engines()) {

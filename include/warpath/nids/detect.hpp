@@ -141,6 +141,7 @@ struct DetectCounters {
   uint64_t backtrack_limit = 0;    ///< evaluations stopped by the backtracking bound (no match)
   uint64_t pcre_limit = 0;         ///< pcre runs stopped by PCRE2's match limit (no match)
   uint64_t flows_with_bits = 0;    ///< flows holding flowbits now
+  uint64_t flows_with_ints = 0;    ///< flows holding flowints now
   uint64_t xbits = 0;              ///< xbits held now (hosts' and address pairs', unexpired or not swept)
   uint64_t xbits_full = 0;         ///< xbits not set because the table was full (XbitTable)
   /// An offloading engine's (cuda.nids) prefilter scans, one per rule group and batch: on the

@@ -37,6 +37,7 @@
 //       sequence number less its ISN; 0 before it is seen)
 //     tls.version: 1.0, 1.1, 1.2, 1.3 or 0xNNNN (the side's hello version; a tls rule)
 //     prefilter (a hint to Suricata's engine choice: matches are the same without it)
+//     flowint: NAME,= + - == != < <= > >=,N|NAME; NAME,isset|notset (integers of the flow)
 //     xbits: set|unset|toggle|isset|isnotset,NAME,track ip_src|ip_dst|ip_pair[,expire S];
 //       noalert (bits across flows, on a host or an address pair; 30 s unless told)
 //     flowbits: set, unset, toggle, isset, isnotset (names joined with | or &), noalert;
@@ -200,6 +201,18 @@ struct Flowbit {
   bool any = false;  ///< names joined with | (else all, &)
 };
 
+/// flowint: a named integer of the flow (unsigned 32 bits, wrapping), changed when the rule
+/// matches (=, +, -: Suricata's post-match) or tested as one of its conditions (==, !=, <, <=,
+/// >, >=: false while unset; isset, notset). The value is a number or another flowint (0 while
+/// unset). + on an unset integer sets it; - leaves it unset.
+struct Flowint {
+  enum Op : uint8_t { kSet, kAdd, kSub, kEq, kNe, kLt, kLe, kGt, kGe, kIsSet, kNotSet } op = kSet;
+  std::string name;
+  uint32_t value = 0;
+  std::string value_name;  ///< the value is this flowint's (empty: `value`)
+  bool changes() const noexcept { return op == kSet || op == kAdd || op == kSub; }
+};
+
 /// xbits: a named bit kept on a host (the packet's source or destination address) or on an
 /// address pair (either order), which expires `expire` seconds after it was set (Suricata's
 /// host and ippair bits: state across flows).
@@ -249,6 +262,7 @@ struct Rule {
   TcpFlags flags;
   std::vector<Flowbit> flowbits;
   std::vector<Xbit> xbits;
+  std::vector<Flowint> flowints;
   Threshold threshold;
   /// The application protocol the rule is for (`alert http ...`, or a buffer of it): it sees
   /// flows whose protocol detection found it, and its buffers' transactions.
