@@ -136,6 +136,10 @@ const char* app_layer_name(AppLayer a) noexcept {
     case AppLayer::kHttp: return "http";
     case AppLayer::kDns: return "dns";
     case AppLayer::kTls: return "tls";
+    case AppLayer::kFtp: return "ftp";
+    case AppLayer::kSmtp: return "smtp";
+    case AppLayer::kSsh: return "ssh";
+    case AppLayer::kSmb: return "smb";
   }
   return "";
 }

@@ -147,7 +147,7 @@ std::string app_object(const AppTx& tx) {
     case AppLayer::kHttp: return http_object(tx);
     case AppLayer::kDns: return dns_object(tx);
     case AppLayer::kTls: return tls_object(tx);
-    case AppLayer::kNone: break;
+    default: break;  // detected only: no transactions
   }
   return "{}";
 }

@@ -167,6 +167,11 @@ struct BufferState {
       r.items[k].buffer = resp ? kw.response : kw.request;
     }
     if (!app) return Status::ok();
+    // A protocol warpath only detects has no buffers here (smtp's file_data is its mail's).
+    if (r.app == AppLayer::kFtp || r.app == AppLayer::kSmtp || r.app == AppLayer::kSsh || r.app == AppLayer::kSmb)
+      for (const BufferKeyword& kw : item)
+        if (kw.request != AppBuffer::kPayload)
+          return unsupported(std::string("app-layer proto ") + app_layer_name(r.app) + " buffers");
     AppLayer layer = AppLayer::kNone;
     for (const Item& it : r.items) {
       const AppLayer l = app_buffer_layer(it.buffer);
@@ -524,6 +529,10 @@ Result<Rule> parse_rule(std::string_view line, const Vars& vars, std::string_vie
   else if (proto == "http" || proto == "http1") r.proto = Proto::kTcp, r.app = AppLayer::kHttp;
   else if (proto == "tls") r.proto = Proto::kTcp, r.app = AppLayer::kTls;
   else if (proto == "dns") r.proto = Proto::kIp, r.app = AppLayer::kDns;  // over UDP and TCP
+  else if (proto == "ftp") r.proto = Proto::kTcp, r.app = AppLayer::kFtp;  // detected, not parsed
+  else if (proto == "smtp") r.proto = Proto::kTcp, r.app = AppLayer::kSmtp;
+  else if (proto == "ssh") r.proto = Proto::kTcp, r.app = AppLayer::kSsh;
+  else if (proto == "smb") r.proto = Proto::kTcp, r.app = AppLayer::kSmb;
   else return unsupported("app-layer proto " + std::string(proto));
   auto src = parse_addresses(head[2], vars);
   if (!src.is_ok()) return syntax("source address: " + src.status().message());

@@ -210,6 +210,23 @@ def test_stream_size_and_ip_proto(tmp_path):
     assert sorted(sids(alerts)) == [1, 2, 4, 6, 8, 10]
 
 
+def test_ftp_smtp_ssh_rules_see_the_flows_found_to_speak_them(tmp_path):
+    # Detected by content as Suricata detects them (not by port), then inspected as streams.
+    ftp = Session(sport=40001, dport=2121).send(1, b"220 (vsFTPd)\r\n").send(0, b"USER evil\r\n")
+    smtp = Session(sport=40002, dport=25).send(1, b"220 mx ESMTP\r\n").send(0, b"EHLO x\r\n").send(0, b"MAIL FROM:<evil>\r\n")
+    ssh = Session(sport=40003, dport=22).send(1, b"SSH-2.0-OpenSSH_9\r\n").send(0, b"SSH-2.0-evil\r\n")
+    other = Session(sport=40004, dport=21).send(1, b"+OK evil\r\n").send(0, b"evil\r\n")
+    rf = rules(tmp_path,
+               'alert ftp any any -> any any (flow:to_server; content:"evil"; sid:1;)\n'
+               'alert smtp any any -> any any (flow:to_server; content:"MAIL FROM"; sid:2;)\n'
+               'alert ssh any any -> any any (flow:to_server; content:"evil"; sid:3;)\n'
+               'alert tcp any any -> any any (app-layer-protocol:ftp; content:"evil"; sid:4;)\n'
+               'alert smb any any -> any any (content:"evil"; sid:5;)\n')
+    alerts, flows, _ = nids(tmp_path, rf, write(tmp_path, ftp.close() + smtp.close() + ssh.close() + other.close()))
+    assert sorted((a["alert"]["signature_id"], a["dest_port"]) for a in alerts) == [(1, 2121), (2, 25), (3, 22), (4, 2121)]
+    assert sorted((f["dest_port"], f.get("app_proto")) for f in flows) == [(21, None), (22, "ssh"), (25, "smtp"), (2121, "ftp")]
+
+
 def test_ips_drops_the_flow(tmp_path):
     s = Session()
     s.send(0, b"hello").send(0, b"attack now").send(0, b"more data")
@@ -229,18 +246,18 @@ def test_ips_drops_the_flow(tmp_path):
 def test_check_rules_reports_per_keyword(tmp_path):
     rf = rules(tmp_path,
                'alert tcp any any -> any any (msg:"ok"; content:"a"; sid:1;)\n'
-               'alert smtp any any -> any any (msg:"app"; content:"a"; sid:2;)\n'
-               'alert tcp any any -> any any (msg:"be"; byte_extract:1,0,len; sid:3;)\n'
+               'alert dcerpc any any -> any any (msg:"app"; content:"a"; sid:2;)\n'
+               'alert tcp any any -> any any (msg:"b64"; content:"a"; base64_decode; sid:3;)\n'
                '# alert tcp any any -> any any (msg:"off"; sid:4;)\n')
     r = run("nids", "--rules", rf, "--check-rules")
     assert_ok(r)
     assert "1 of 3 rules load (33.3%), 1 commented out" in r.stdout
-    assert "app-layer proto smtp" in r.stdout and "byte_extract" in r.stdout
+    assert "app-layer proto dcerpc" in r.stdout and "base64_decode" in r.stdout
     r = run("nids", "--rules", rf, "--check-rules", "--json", tmp_path / "c.json", "--verbose")
     assert_ok(r)
     doc = json.loads((tmp_path / "c.json").read_text())
     assert (doc["rules"], doc["loaded"], doc["syntax_errors"]) == (3, 1, 0)
-    assert doc["skipped_by"] == {"app-layer proto smtp": 1, "byte_extract": 1}
+    assert doc["skipped_by"] == {"app-layer proto dcerpc": 1, "base64_decode": 1}
     assert doc["files"][0]["problems"][1]["sid"] == 3
 
 

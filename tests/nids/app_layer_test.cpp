@@ -317,8 +317,34 @@ TEST(NidsHttp, DetectionIsByContentNotPort) {
   parsers.take(ssh, 1, reinterpret_cast<const uint8_t*>(s1.data()), s1.size(), false, 1);
   parsers.take(ssh, 0, reinterpret_cast<const uint8_t*>(s0.data()), s0.size(), false, 1);
   EXPECT_TRUE(ssh.decided);
-  EXPECT_EQ(ssh.layer, AppLayer::kNone);
+  EXPECT_EQ(ssh.layer, AppLayer::kSsh);  // detected, not parsed: no transactions
+  EXPECT_TRUE(ssh.ready.empty());
   EXPECT_EQ(parsers.counters().http_flows, 1u);
+  EXPECT_EQ(parsers.counters().app_bytes, a.size() + b.size());  // only the parsed flow's
+  // The protocols warpath only detects, by Suricata's patterns; what none claims stays none.
+  struct Case {
+    std::string server, client;
+    AppLayer layer;
+  } cases[] = {
+      {"220 ProFTPD ready\r\n", "user anonymous\r\n", AppLayer::kFtp},
+      {"220 (vsFTPd 3.0.3)\r\n", "", AppLayer::kFtp},
+      {"220 mail.example ESMTP\r\n", "EHLO client\r\n", AppLayer::kSmtp},
+      {"", std::string("\0\0\0\x2f\xffSMBr", 9), AppLayer::kSmb},
+      {std::string("\0\0\0\x40\xfeSMB", 8), "", AppLayer::kSmb},
+      {"+OK POP3 ready\r\n", "USERX\r\n", AppLayer::kNone},
+      {"", std::string("\0\0\0\x2f\xffSMX", 8), AppLayer::kNone},
+  };
+  for (const Case& c : cases) {
+    detail::AppFlow f;
+    if (!c.server.empty()) parsers.take(f, 1, reinterpret_cast<const uint8_t*>(c.server.data()), c.server.size(), false, 1);
+    if (!c.client.empty()) parsers.take(f, 0, reinterpret_cast<const uint8_t*>(c.client.data()), c.client.size(), false, 1);
+    if (c.layer == AppLayer::kNone) {  // a side still silent could yet say: the other one says no
+      const std::string more = "more bytes of no protocol at all\r\n";
+      parsers.take(f, c.server.empty() ? 1 : 0, reinterpret_cast<const uint8_t*>(more.data()), more.size(), false, 1);
+    }
+    EXPECT_TRUE(f.decided) << c.server << " / " << c.client;
+    EXPECT_EQ(f.layer, c.layer) << c.server << " / " << c.client;
+  }
 }
 
 // Transaction rules on every engine, against ref.nids.

@@ -243,7 +243,8 @@ TEST(NidsRule, OutsideTheSubsetIsSkippedByKeyword) {
     const char* rule;
     const char* key;
   } cases[] = {
-      {"alert smtp any any -> any any (content:\"x\"; sid:1;)", "app-layer proto smtp"},
+      {"alert dcerpc any any -> any any (content:\"x\"; sid:1;)", "app-layer proto dcerpc"},
+      {"alert smtp any any -> any any (file_data; content:\"x\"; sid:1;)", "app-layer proto smtp buffers"},
       {"alert tcp any any -> any any (smb.named_pipe; content:\"x\"; sid:1;)", "smb.named_pipe"},
       {"alert tcp any any -> any any (byte_extract:1,0,len,dce; sid:1;)", "byte_extract"},
       {"alert tcp any any -> any any (byte_jump:4,0,relative,dce; sid:1;)", "byte_jump"},

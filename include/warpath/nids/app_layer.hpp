@@ -37,6 +37,11 @@
 // tls.cert_fingerprint (SHA-1, "aa:bb:..."), tls.certs (each certificate's DER, an instance
 // each), ja3s.hash, ja3s.string. TLS 1.3 encrypts its certificates: only the hellos are seen.
 //
+// FTP, SMTP, SSH, SMB: detected by content as Suricata detects them (src/nids/app/label_probe.hpp
+// has the patterns), not parsed: `alert ftp ...` rules look at the payload and the stream of
+// the flows found to speak it; buffers of these protocols (smtp's file_data, ssh.proto, ...)
+// are outside the subset.
+//
 // Transforms: dotprefix (Suricata's) looks at "." + the buffer, so ".example.com" with endswith
 // matches the domain and its subdomains.
 //
@@ -69,8 +74,11 @@
 
 namespace warpath::nids {
 
-enum class AppLayer : uint8_t { kNone, kHttp, kDns, kTls };
-const char* app_layer_name(AppLayer a) noexcept;  ///< "", "http", "dns", "tls"
+/// The application protocols: HTTP, DNS and TLS are parsed; FTP, SMTP, SSH and SMB are only
+/// detected (by Suricata's patterns), so that rules for them look at their flows' streams.
+enum class AppLayer : uint8_t { kNone, kHttp, kDns, kTls, kFtp, kSmtp, kSsh, kSmb };
+inline constexpr size_t kAppLayers = 8;
+const char* app_layer_name(AppLayer a) noexcept;  ///< "", "http", "dns", "tls", "ftp", ...
 
 /// The inspection buffers. kPayload is the packet's payload or the TCP stream.
 enum class AppBuffer : uint8_t {

@@ -1,6 +1,8 @@
 // A flow's application layer: detection, then its parser (src/nids/app/app_flow.hpp).
 #include "nids/app/app_flow.hpp"
 
+#include "nids/app/label_probe.hpp"
+
 #include <algorithm>
 #include <string_view>
 
@@ -59,6 +61,7 @@ void AppParsers::account(AppFlow& f) {
 }
 
 void AppParsers::feed(AppFlow& f, uint8_t dir, const uint8_t* data, size_t len, uint64_t ts_ns) {
+  if (!app_layer_parsed(f.layer)) return;  // detected only: no parser, no transactions
   if (cfg_.raw_window) keep_raw(f.raw[dir], data, len);
   const size_t before = f.ready.size();
   switch (f.layer) {
@@ -70,7 +73,7 @@ void AppParsers::feed(AppFlow& f, uint8_t dir, const uint8_t* data, size_t len, 
       counters_.dns_messages += f.ready.size() - first;
       break;
     }
-    case AppLayer::kNone: break;
+    default: break;
   }
   counters_.app_bytes += len;
   if (cfg_.raw_window) stamp_raw(f, before);
@@ -82,7 +85,7 @@ void AppParsers::take(AppFlow& f, uint8_t dir, const uint8_t* data, size_t len, 
   dir &= 1;
   if (gap) {
     if (f.http) f.http->gap();  // HTTP: what was parsed stands, nothing after the gap is
-    else if (f.layer != AppLayer::kNone) stop(f);  // TLS, DNS: no framing across lost bytes
+    else if (app_layer_parsed(f.layer)) stop(f);  // TLS, DNS: no framing across lost bytes
     f.decided = true;  // no detection across lost bytes
     account(f);
     return;
@@ -97,17 +100,22 @@ void AppParsers::take(AppFlow& f, uint8_t dir, const uint8_t* data, size_t len, 
   p.append(reinterpret_cast<const char*>(data), keep);
   f.probe_cut[dir] = f.probe_cut[dir] || keep < len;
   const auto* bytes = reinterpret_cast<const uint8_t*>(p.data());
-  if (f.said[0][dir] == Probe::kMore) {
-    f.said[0][dir] = probe_http(dir, bytes, std::min(p.size(), kProbeBytes));
-    if (f.said[0][dir] == Probe::kMore && p.size() >= kProbeBytes) f.said[0][dir] = Probe::kNo;
+  Probe* said = nullptr;
+  auto ask = [&](AppLayer l) { return *(said = &f.said[size_t(l)][dir]) == Probe::kMore; };
+  if (ask(AppLayer::kHttp)) {
+    *said = probe_http(dir, bytes, std::min(p.size(), kProbeBytes));
+    if (*said == Probe::kMore && p.size() >= kProbeBytes) *said = Probe::kNo;
   }
-  if (f.said[1][dir] == Probe::kMore) {
+  if (ask(AppLayer::kTls)) {
     bool more = false;
-    f.said[1][dir] = probe_tls(bytes, p.size(), more) ? Probe::kYes : more ? Probe::kMore : Probe::kNo;
+    *said = probe_tls(bytes, p.size(), more) ? Probe::kYes : more ? Probe::kMore : Probe::kNo;
   }
-  if (f.said[2][dir] == Probe::kMore)
-    f.said[2][dir] = dir == 0 ? probe_dns_tcp(p) : Probe::kNo;  // the client asks first
-  if (f.said[2][dir] == Probe::kMore && p.size() >= kProbeLimit) f.said[2][dir] = Probe::kNo;
+  if (ask(AppLayer::kDns)) {
+    *said = dir == 0 ? probe_dns_tcp(p) : Probe::kNo;  // the client asks first
+    if (*said == Probe::kMore && p.size() >= kProbeLimit) *said = Probe::kNo;
+  }
+  for (AppLayer l : {AppLayer::kFtp, AppLayer::kSmtp, AppLayer::kSsh, AppLayer::kSmb})
+    if (ask(l)) *said = probe_label(l, dir, bytes, p.size());
   detect(f, ts_ns);
   account(f);
 }
@@ -132,7 +140,7 @@ void AppParsers::start(AppFlow& f, AppLayer layer, uint64_t ts_ns) {
       f.dns[1] = std::make_unique<DnsTcpStream>();
       ++counters_.dns_flows;
       break;
-    case AppLayer::kNone: break;
+    default: break;  // detected only (label_probe.hpp): nothing to parse
   }
   // What waited, the client's first (a request comes before its response).
   for (uint8_t d = 0; d < 2; ++d) {
@@ -143,13 +151,17 @@ void AppParsers::start(AppFlow& f, AppLayer layer, uint64_t ts_ns) {
 }
 
 void AppParsers::detect(AppFlow& f, uint64_t ts_ns) {
-  const bool enabled[3] = {cfg_.http, cfg_.tls, cfg_.dns};
-  const AppLayer layers[3] = {AppLayer::kHttp, AppLayer::kTls, AppLayer::kDns};
+  // In this order, as each is enabled; the label-only ones always.
+  const std::pair<AppLayer, bool> order[] = {
+      {AppLayer::kHttp, cfg_.http}, {AppLayer::kTls, cfg_.tls}, {AppLayer::kDns, cfg_.dns},
+      {AppLayer::kFtp, true},       {AppLayer::kSmtp, true},    {AppLayer::kSsh, true},
+      {AppLayer::kSmb, true}};
   bool all_no = true;
-  for (int k = 0; k < 3; ++k) {
-    if (!enabled[k]) continue;
-    if (f.said[k][0] == Probe::kYes || f.said[k][1] == Probe::kYes) return start(f, layers[k], ts_ns);
-    all_no = all_no && f.said[k][0] == Probe::kNo && f.said[k][1] == Probe::kNo;
+  for (const auto& [layer, enabled] : order) {
+    if (!enabled) continue;
+    const Probe* said = f.said[size_t(layer)];
+    if (said[0] == Probe::kYes || said[1] == Probe::kYes) return start(f, layer, ts_ns);
+    all_no = all_no && said[0] == Probe::kNo && said[1] == Probe::kNo;
   }
   // No protocol can still be found. (A direction that has shown nothing yet may still say yes;
   // each keeps at most kProbeLimit bytes meanwhile.)

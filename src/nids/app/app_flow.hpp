@@ -20,8 +20,8 @@ struct AppFlow {
   bool decided   = false;       // detection finished (found a protocol or gave up)
   std::string probe[2];         // each direction's first bytes while detection waits
   bool probe_cut[2] = {};       // a direction passed kProbeLimit while detection waited
-  // What each protocol's probe said of each direction: HTTP, TLS, DNS over TCP.
-  Probe said[3][2] = {{Probe::kMore, Probe::kMore}, {Probe::kMore, Probe::kMore}, {Probe::kMore, Probe::kMore}};
+  // What each protocol's probe said of each direction (by AppLayer; DNS: over TCP).
+  Probe said[kAppLayers][2] = {};  // kMore: not decided yet
   std::unique_ptr<HttpFlow> http;
   std::unique_ptr<TlsFlow> tls;
   std::unique_ptr<DnsTcpStream> dns[2];

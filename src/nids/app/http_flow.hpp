@@ -17,7 +17,7 @@ namespace warpath::nids::detail {
 
 /// Whether a direction's first bytes are HTTP: direction 0 a request method and a space,
 /// direction 1 "HTTP/". kMore while the bytes are a prefix of one.
-enum class Probe : uint8_t { kYes, kNo, kMore };
+enum class Probe : uint8_t { kMore, kYes, kNo };  // kMore first: a zeroed answer waits
 Probe probe_http(uint8_t dir, const uint8_t* data, size_t len) noexcept;
 
 /// libhtp's configuration, shared by the flows of one inspector (personality IDS, Suricata's
