@@ -8,8 +8,9 @@
 //   ACTION PROTO SRC SPORT DIR DST DPORT (KEYWORD[:VALUE]; ...)
 //   action     alert, drop, reject (as drop), pass
 //   proto      ip, tcp, udp, icmp, tcp-pkt (packets only), tcp-stream (streams only);
-//              http (HTTP/1.x flows, found by content, nids/app_layer.hpp); other application
-//              protocols (tls, dns, smtp, ...) are skipped: no parser for them yet
+//              http, tls, dns (parsed), ftp, smtp, ssh, smb (detected only): the flows found
+//              by content to speak it (nids/app_layer.hpp); other application protocols
+//              (dcerpc, ftp-data, ...) are skipped
 //   addresses  any, an address or prefix (IPv4/IPv6), a variable ($HOME_NET), a list [a,b],
 //              negation !a, !$VAR, ![a,b], nested lists
 //   ports      any, N, N:M, N:, :M, a variable ($HTTP_PORTS), lists and negation as above
@@ -53,7 +54,7 @@
 //       DNS: dns.query (dns_query); TLS: tls.sni, tls.cert_subject, tls.cert_issuer,
 //       tls.cert_serial, tls.cert_fingerprint, tls.certs, ja3.hash, ja3.string, ja3s.hash,
 //       ja3s.string (and their underscore forms); the dotprefix transform
-//   Anything else (xbits, byte_extract, dns.query, ...) skips the rule
+//   Anything else (base64_decode, app-layer-event, asn1, ...) skips the rule
 //   with the keyword as its reason; a malformed rule is a syntax error naming file, line and
 //   what is wrong.
 //
