@@ -17,8 +17,12 @@ namespace detail {
 
 Image::~Image() {
   auto free_list = [](ItemList& l) {
-    for (CompiledItem& it : l.items)
-      if (it.code) pcre2_code_free(it.code);
+    auto free_one = [](ItemList& x, auto& self) -> void {
+      for (CompiledItem& it : x.items)
+        if (it.code) pcre2_code_free(it.code);
+      for (auto& sub : x.decoded_lists) self(*sub, self);
+    };
+    free_one(l, free_one);
   };
   for (CompiledRule& r : compiled_) {
     free_list(r);
@@ -129,6 +133,9 @@ Status add_item(const Rule& r, const Item& it, ItemList& list) {
     if (!first && it.isdataat.relative) list.needs_relative_retry = true;
   } else if (it.kind == Item::kBsize) {
     ci.size = &it.size;
+  } else if (it.kind == Item::kBase64Decode) {
+    ci.b64 = &it.b64;
+    if (!first && it.b64.relative) list.needs_relative_retry = true;
   } else {
     ci.byte = &it.byte;
     if (!first && it.byte.relative) list.needs_relative_retry = true;
@@ -210,6 +217,18 @@ Result<std::shared_ptr<const DetectImage>> compile_rules(const RuleSet& set) {
         list       = &*found;
         list_index = int32_t(found - c.app.begin());
         c.app_response = c.app_response || app_buffer_is_response(it.buffer);
+      }
+      if (it.decoded) {  // base64_data: into the list of the last base64_decode before it
+        auto dec = std::find_if(list->items.rbegin(), list->items.rend(), [](const detail::CompiledItem& x) {
+          return x.kind == Item::kBase64Decode;
+        });
+        if (!dec->decoded_items) {
+          list->decoded_lists.push_back(std::make_unique<detail::ItemList>());
+          dec->decoded_items = list->decoded_lists.back().get();
+        }
+        auto code = detail::add_item(r, it, *dec->decoded_items);
+        if (!code.is_ok()) return code;
+        continue;  // not a fast pattern: the prefilter sees the buffer, not what it decodes to
       }
       const int32_t idx = int32_t(list->items.size());
       auto code = detail::add_item(r, it, *list);

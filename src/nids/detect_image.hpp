@@ -14,6 +14,8 @@ class PrefilterCache;  // nids/cpu/port_groups.hpp
 /// An empty PrefilterCache (defined with it); `bounded`: PrefilterCache's bounds hold.
 std::shared_ptr<PrefilterCache> make_prefilter_cache(bool bounded = true);
 
+struct ItemList;
+
 /// A payload item ready to evaluate.
 struct CompiledItem {
   Item::Kind kind = Item::kContent;
@@ -22,6 +24,8 @@ struct CompiledItem {
   const IsDataAt* isdataat = nullptr;
   const ByteOp* byte       = nullptr;
   const NumTest* size      = nullptr;  ///< kBsize
+  const Base64Decode* b64  = nullptr;  ///< kBase64Decode
+  ItemList* decoded_items  = nullptr;  ///< kBase64Decode: base64_data's items (null: none)
   std::string needle;                ///< content bytes, lower-cased when nocase
   pcre2_real_code_8* code = nullptr; ///< compiled pcre (owned by the image)
 };
@@ -54,6 +58,8 @@ struct ItemList {
   std::vector<CompiledItem> items;
   bool needs_relative_retry = false;  ///< some item after the first is relative (backtracking helps)
   int32_t last_positive = -1;  ///< index of the last non-negated content or pcre, -1: none
+  /// The lists of base64_data items of this list's base64_decode items (they point here).
+  std::vector<std::unique_ptr<ItemList>> decoded_lists;
 };
 
 /// The items of one application-layer buffer.

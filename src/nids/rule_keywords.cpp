@@ -534,6 +534,28 @@ Result<Item> parse_byte(std::string_view value, bool jump, const std::vector<std
   return it;
 }
 
+Result<Item> parse_base64_decode(std::string_view value) {
+  Item it;
+  it.kind = Item::kBase64Decode;
+  if (io::trim(value).empty()) return it;
+  for (std::string_view part : split_commas(value)) {
+    const size_t sp = part.find_first_of(" \t");
+    const std::string_view key = part.substr(0, sp);
+    const std::string_view val = sp == std::string_view::npos ? std::string_view{} : io::trim(part.substr(sp));
+    if (key == "relative" && val.empty()) {
+      it.b64.relative = true;
+    } else if (key == "bytes" || key == "offset") {
+      auto n = parse_int(val, "base64_decode " + std::string(key), 0, 65535);
+      if (!n.is_ok()) return n.status();
+      if (key == "offset") it.b64.offset = uint32_t(*n);
+      else it.b64.bytes = *n ? uint32_t(*n) : 65535;  // 0: as many as there are (Suricata's)
+    } else {
+      return syntax("base64_decode: unknown option '" + std::string(part) + "'");
+    }
+  }
+  return it;
+}
+
 Result<Item> parse_byte_extract(std::string_view value, std::vector<std::string>& vars) {
   const std::vector<std::string_view> parts = split_commas(value);
   if (parts.size() < 3) return syntax("byte_extract: expected at least 3 values (size, offset, name)");

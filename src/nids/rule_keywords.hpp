@@ -41,6 +41,8 @@ Result<int64_t> number_or_var(std::string_view t, std::string_view kw, std::stri
                               int8_t& var);
 /// byte_test (jump = false) or byte_jump as a payload item; names are `vars`' variables.
 Result<Item> parse_byte(std::string_view value, bool jump, const std::vector<std::string>& vars);
+/// base64_decode's value (empty: the defaults) as a payload item.
+Result<Item> parse_base64_decode(std::string_view value);
 /// byte_extract as a payload item; its variable is appended to `vars`.
 Result<Item> parse_byte_extract(std::string_view value, std::vector<std::string>& vars);
 /// threshold, or (filter) detection_filter.

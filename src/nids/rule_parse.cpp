@@ -53,14 +53,15 @@ Status check_content(const Content& c) {
 
 // A byte_extract variable is read only by items of the buffer it was extracted from.
 Status check_byte_vars(const Rule& r) {
-  std::vector<AppBuffer> home(r.byte_vars.size(), AppBuffer::kPayload);
+  // (buffer, in the decoded bytes) of each variable's byte_extract
+  std::vector<std::pair<AppBuffer, bool>> home(r.byte_vars.size(), {AppBuffer::kPayload, false});
   for (const Item& it : r.items) {
-    if (it.kind == Item::kByteExtract) home[size_t(it.byte.var)] = it.buffer;
+    if (it.kind == Item::kByteExtract) home[size_t(it.byte.var)] = {it.buffer, it.decoded};
     const int8_t used[] = {it.content.offset_var,  it.content.depth_var, it.content.distance_var,
                            it.content.within_var,  it.isdataat.offset_var, it.byte.bytes_var,
                            it.byte.offset_var,     it.byte.value_var};
     for (int8_t v : used)
-      if (v >= 0 && home[size_t(v)] != it.buffer)
+      if (v >= 0 && home[size_t(v)] != std::pair(it.buffer, it.decoded))
         return syntax("byte_extract variable '" + r.byte_vars[size_t(v)] + "' read in another buffer");
   }
   return Status::ok();
@@ -129,11 +130,18 @@ struct BufferState {
   bool unknown_sticky = false;
   BufferKeyword sticky;
   std::vector<BufferKeyword> item;  // per item of the rule (kPayload: the payload)
+  // base64_data: the items after it look at what the last base64_decode (of buffer b64_home)
+  // decoded, until a sticky buffer keyword.
+  bool in_decoded = false, has_decode = false;
+  BufferKeyword b64_home;
 
   // Items parse_option added take the sticky buffer (a pcre its flag's).
   void took(Rule& r) {
     for (size_t k = item.size(); k < r.items.size(); ++k) {
       BufferKeyword kw = sticky_set ? sticky : BufferKeyword{};
+      if (in_decoded) kw = b64_home;
+      r.items[k].decoded = in_decoded;
+      if (r.items[k].kind == Item::kBase64Decode) has_decode = true, b64_home = kw;
       r.items[k].dotprefix = sticky_set && dotprefix;
       if (r.items[k].kind == Item::kPcre && r.items[k].pcre.buffer_flag)
         find_pcre_buffer(r.items[k].pcre.buffer_flag, kw);
@@ -205,6 +213,7 @@ Status buffer_option(std::string_view name, std::string_view value, bool has_val
       st.sticky     = kw;
       st.sticky_set = true;
       st.dotprefix  = false;  // a transform applies to the buffer it follows
+      st.in_decoded = false;
       return Status::ok();
     }
     // A legacy modifier: the content before it (and only a content) looks at the buffer.
@@ -217,6 +226,13 @@ Status buffer_option(std::string_view name, std::string_view value, bool has_val
     }
     return syntax(std::string(name) + " without a preceding content");
   }
+  if (name == "base64_data") {
+    if (has_value) return syntax("base64_data takes no value");
+    if (!st.has_decode) return syntax("base64_data without a base64_decode before it");
+    st.in_decoded = true;
+    return Status::ok();
+  }
+  if (name == "base64_decode" && st.in_decoded) return syntax("base64_decode after base64_data");
   if (name == "dotprefix") {  // a transform of the sticky buffer: "." + its bytes
     if (has_value) return syntax("dotprefix takes no value");
     if (!st.sticky_set && !st.unknown_sticky) return syntax("dotprefix without a sticky buffer before it");
@@ -342,6 +358,12 @@ Status parse_option(std::string_view name, std::string_view value, bool has_valu
   if (name == "byte_test" || name == "byte_jump") {
     WARPATH_TRY(need_value());
     auto it = parse_byte(value, name == "byte_jump", r.byte_vars);
+    if (!it.is_ok()) return it.status();
+    r.items.push_back(std::move(*it));
+    return Status::ok();
+  }
+  if (name == "base64_decode") {
+    auto it = detail::parse_base64_decode(has_value ? value : std::string_view{});
     if (!it.is_ok()) return it.status();
     r.items.push_back(std::move(*it));
     return Status::ok();

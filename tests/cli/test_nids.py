@@ -247,17 +247,17 @@ def test_check_rules_reports_per_keyword(tmp_path):
     rf = rules(tmp_path,
                'alert tcp any any -> any any (msg:"ok"; content:"a"; sid:1;)\n'
                'alert dcerpc any any -> any any (msg:"app"; content:"a"; sid:2;)\n'
-               'alert tcp any any -> any any (msg:"b64"; content:"a"; base64_decode; sid:3;)\n'
+               'alert tcp any any -> any any (msg:"asn1"; content:"a"; asn1:oversize_length 10; sid:3;)\n'
                '# alert tcp any any -> any any (msg:"off"; sid:4;)\n')
     r = run("nids", "--rules", rf, "--check-rules")
     assert_ok(r)
     assert "1 of 3 rules load (33.3%), 1 commented out" in r.stdout
-    assert "app-layer proto dcerpc" in r.stdout and "base64_decode" in r.stdout
+    assert "app-layer proto dcerpc" in r.stdout and "asn1" in r.stdout
     r = run("nids", "--rules", rf, "--check-rules", "--json", tmp_path / "c.json", "--verbose")
     assert_ok(r)
     doc = json.loads((tmp_path / "c.json").read_text())
     assert (doc["rules"], doc["loaded"], doc["syntax_errors"]) == (3, 1, 0)
-    assert doc["skipped_by"] == {"app-layer proto dcerpc": 1, "base64_decode": 1}
+    assert doc["skipped_by"] == {"app-layer proto dcerpc": 1, "asn1": 1}
     assert doc["files"][0]["problems"][1]["sid"] == 3
 
 

@@ -187,6 +187,18 @@ TEST(NidsDetect, PayloadSemantics) {
       {R"(byte_extract:1,0,n,string; byte_jump:n,0,relative; isdataat:1,relative;)", "0x", true},  // 0 bytes
       {R"(byte_extract:1,0,off; byte_test:1,=,0x5a,off;)", "\x02xZ", true},
       {R"(byte_extract:1,0,n; content:"Z"; offset:n; depth:1;)", "\xff" "Z", false},  // past the end
+      // base64_decode / base64_data: items after base64_data look at the decoded bytes.
+      {R"(base64_decode; base64_data; content:"Hello";)", "SGVsbG8gV29ybGQ=", true},
+      {R"(base64_decode; base64_data; content:"World"; endswith;)", "SGVsbG8gV29ybGQ", true},  // partial group
+      {R"(base64_decode:offset 8; base64_data; content:"World";)", "aaaaaaaaSGVsbG8gV29ybGQ=", true},
+      {R"(base64_decode:offset 24; base64_data; content:"World";)", "aaaaaaaaSGVsbG8gV29ybGQ=", false},
+      {R"(content:"aaaa"; base64_decode:relative; base64_data; content:"Hello"; startswith;)", "xaaaaSGVsbG8=", true},
+      {R"(content:"aaaa"; base64_decode:relative,offset 1; base64_data; content:"Hello";)", "xaaaaSGVsbG8=", false},
+      {R"(base64_decode:bytes 4; base64_data; content:"Hello";)", "SGVsbG8=", false},  // "Hel" only
+      {R"(base64_decode; base64_data; content:"World";)", "SGVsbG8g V29ybGQ=", false},  // a space ends it
+      {R"(base64_decode; base64_data; content:!"World";)", "SGVsbG8g", true},
+      {R"(base64_decode; content:"bG8";)", "SGVsbG8=", true},  // no base64_data: the buffer goes on
+      {R"(base64_decode; base64_data; content:"x";)", "!!!!", false},  // nothing decoded
       // Backtracking re-extracts: the first L's length overshoots, the second's fits.
       {R"(content:"L"; byte_extract:1,0,n,relative; content:"Z"; distance:n; within:1;)",
        "L\x09" "abL\x01xZ", true},

@@ -219,6 +219,10 @@ TEST(NidsRule, SyntaxErrorsSayWhat) {
       {"alert tls any any -> any any (tls.version:2.0; sid:1;)", "tls.version: '2.0'"},
       {"alert tcp any any -> any any (xbits:set,a; sid:1;)", "xbits: expected"},
       {"alert tcp any any -> any any (flowint:n,*,2; sid:1;)", "unknown modifier '*'"},
+      {"alert tcp any any -> any any (base64_data; content:\"a\"; sid:1;)", "without a base64_decode"},
+      {"alert tcp any any -> any any (base64_decode:bytes x; sid:1;)", "not a number"},
+      {"alert tcp any any -> any any (base64_decode:size 4; sid:1;)", "unknown option 'size 4'"},
+      {"alert tcp any any -> any any (base64_decode; base64_data; base64_decode; sid:1;)", "after base64_data"},
       {"alert tcp any any -> any any (flowint:n,+; sid:1;)", "a value is needed"},
       {"alert tcp any any -> any any (flowint:n,isset,1; sid:1;)", "take no value"},
       {"alert tcp any any -> any any (flowint:1n,=,1; sid:1;)", "bad name"},
@@ -249,6 +253,7 @@ TEST(NidsRule, OutsideTheSubsetIsSkippedByKeyword) {
       {"alert tcp any any -> any any (byte_extract:1,0,len,dce; sid:1;)", "byte_extract"},
       {"alert tcp any any -> any any (byte_jump:4,0,relative,dce; sid:1;)", "byte_jump"},
       {"alert tcp any any -> any any (content:\"a\"; threshold:type limit,track by_flow,count 1,seconds 60; sid:1;)", "threshold"},
+      {"alert tcp any any -> any any (content:\"a\"; asn1:oversize_length 10; sid:1;)", "asn1"},
   };
   for (const Case& c : cases) {
     Status s = parse_status(c.rule);

@@ -36,6 +36,9 @@
 //     ip_proto: [!|<|>]N or a protocol name (tcp, udp, icmp, ipv6-icmp, gre, esp, ipv6, ...)
 //     stream_size: client|server|both|either, < > = != <= >=, N (TCP only: a side's next
 //       sequence number less its ISN; 0 before it is seen)
+//     base64_decode[:bytes N][,offset N][,relative], then base64_data: the items after it look
+//       at the decoded bytes; when they match the rule does (what follows is not looked at,
+//       as in Suricata, where the decoded list ends the inspection)
 //     tls.version: 1.0, 1.1, 1.2, 1.3 or 0xNNNN (the side's hello version; a tls rule)
 //     prefilter (a hint to Suricata's engine choice: matches are the same without it)
 //     flowint: NAME,= + - == != < <= > >=,N|NAME; NAME,isset|notset (integers of the flow)
@@ -54,7 +57,7 @@
 //       DNS: dns.query (dns_query); TLS: tls.sni, tls.cert_subject, tls.cert_issuer,
 //       tls.cert_serial, tls.cert_fingerprint, tls.certs, ja3.hash, ja3.string, ja3s.hash,
 //       ja3s.string (and their underscore forms); the dotprefix transform
-//   Anything else (base64_decode, app-layer-event, asn1, ...) skips the rule
+//   Anything else (app-layer-event, asn1, ssh_proto, ...) skips the rule
 //   with the keyword as its reason; a malformed rule is a syntax error naming file, line and
 //   what is wrong.
 //
@@ -164,6 +167,14 @@ struct ByteOp {
   int32_t post_offset = 0;
 };
 
+/// base64_decode: `bytes` of the buffer (after `offset` from its start, or from the previous
+/// match when `relative`) decoded as base64 (Suricata's relaxed mode: up to the first
+/// character that is neither in the alphabet nor padding) for the items after base64_data.
+struct Base64Decode {
+  uint32_t bytes = 65535, offset = 0;
+  bool relative = false;
+};
+
 /// A numeric test: dsize, itype, icode, bsize, urilen.
 struct NumTest {
   enum Op : uint8_t { kNone, kEq, kNe, kLt, kGt, kRange } op = kNone;
@@ -174,9 +185,14 @@ struct NumTest {
 /// One payload condition, in rule order, and the buffer it looks at (kPayload: the packet's
 /// payload or the stream; else an application-layer buffer, nids/app_layer.hpp).
 struct Item {
-  enum Kind : uint8_t { kContent, kPcre, kIsDataAt, kByteTest, kByteJump, kBsize, kByteExtract } kind = kContent;
+  enum Kind : uint8_t {
+    kContent, kPcre, kIsDataAt, kByteTest, kByteJump, kBsize, kByteExtract, kBase64Decode
+  } kind = kContent;
   AppBuffer buffer = AppBuffer::kPayload;
   bool dotprefix   = false;  ///< the buffer's dotprefix transform ("." + the buffer)
+  /// After base64_data: looks at what the last base64_decode before it (same buffer) decoded.
+  bool decoded = false;
+  Base64Decode b64;  ///< kBase64Decode
   Content content;
   Pcre pcre;
   IsDataAt isdataat;

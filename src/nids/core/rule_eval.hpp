@@ -114,6 +114,32 @@ inline int64_t find_content(const CompiledItem& it, const uint8_t* buf, int64_t 
   return -1;
 }
 
+/// Decodes base64 as Suricata's relaxed mode does: 4-character groups of the alphabet, '='
+/// padding ends the data, and the first other character ends it too (what came before is
+/// kept, a last partial group as far as it goes). Appends to `out`.
+inline void base64_relaxed(const uint8_t* in, size_t n, std::string& out) {
+  auto value = [](uint8_t c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+  };
+  uint32_t group = 0, have = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const int v = value(in[i]);
+    if (v < 0) break;  // '=' or anything else: the data ends
+    group = group << 6 | uint32_t(v);
+    if (++have == 4) {
+      out.push_back(char(group >> 16)), out.push_back(char(group >> 8)), out.push_back(char(group));
+      group = 0, have = 0;
+    }
+  }
+  if (have >= 2) out.push_back(char(group >> (6 * have - 8)));
+  if (have == 3) out.push_back(char(group >> 2));
+}
+
 /// Evaluates payload items against one buffer, with bounded backtracking.
 class PayloadEval {
  public:
@@ -152,6 +178,7 @@ class PayloadEval {
     }
     if (it.kind == Item::kPcre) return pcre_step(k, it, prev_end, max_end);
     if (it.kind == Item::kBsize) return it.size->matches(len_) && step(k + 1, prev_end, max_end);
+    if (it.kind == Item::kBase64Decode) return base64_step(k, it, prev_end, max_end);
     if (it.kind == Item::kByteTest || it.kind == Item::kByteJump || it.kind == Item::kByteExtract) {
       const ByteOp& b = *it.byte;
       const int64_t at = (b.relative ? prev_end : int64_t(anchor_)) + value(b.offset_var, b.offset);
@@ -262,6 +289,27 @@ class PayloadEval {
       v >>= __builtin_ctzll(b.bitmask);
     }
     return true;
+  }
+
+  // base64_decode: the bytes it decodes; with base64_data items, their match is the rule's
+  // (Suricata ends the inspection in the decoded list), else the items after it go on.
+  bool base64_step(size_t k, const CompiledItem& it, int64_t prev_end, int64_t max_end) {
+    const Base64Decode& d = *it.b64;
+    const int64_t from = (d.relative ? prev_end : int64_t(anchor_)) + d.offset;
+    if (from < 0 || from >= int64_t(len_)) return false;
+    const size_t n = std::min<size_t>(size_t(int64_t(len_) - from), d.bytes);
+    thread_local std::string decoded;
+    decoded.clear();
+    base64_relaxed(buf_ + from, n, decoded);
+    if (decoded.empty()) return false;
+    if (!it.decoded_items) return step(k + 1, prev_end, max_end);
+    if (!spend()) return false;
+    PayloadEval sub(md_, mc_);
+    bool lim = false, plim = false;
+    const bool ok = sub.run(*it.decoded_items, reinterpret_cast<const uint8_t*>(decoded.data()),
+                            uint32_t(decoded.size()), -1, 0, lim, plim);
+    limited_ = limited_ || lim, pcre_limited_ = pcre_limited_ || plim;
+    return ok && (min_end_ < 0 || max_end > min_end_);
   }
 
   bool pcre_step(size_t k, const CompiledItem& it, int64_t prev_end, int64_t max_end) {
