@@ -68,7 +68,8 @@ RuleKind kind_of(const Rule& r) {
   bool checks_bits = false;
   for (const Flowbit& b : r.flowbits) checks_bits |= b.op == Flowbit::kIsSet || b.op == Flowbit::kIsNotSet;
   for (const Xbit& b : r.xbits) checks_bits |= b.op == Flowbit::kIsSet || b.op == Flowbit::kIsNotSet;
-  for (const Flowint& fi : r.flowints) checks_bits |= !fi.changes();
+  // Any flowint: Suricata's flowint is not IP-only (a counting rule looks at every packet).
+  checks_bits |= !r.flowints.empty();
   if (flow_kw || checks_bits || !r.sport.unrestricted() || !r.dport.unrestricted() || r.dsize.op != NumTest::kNone ||
       r.flags.set || r.itype.op != NumTest::kNone || r.icode.op != NumTest::kNone ||
       r.proto == Proto::kTcpPkt || !r.app_proto.empty() || r.ip_proto.op != NumTest::kNone ||
@@ -222,6 +223,9 @@ Result<std::shared_ptr<const DetectImage>> compile_rules(const RuleSet& set) {
         auto dec = std::find_if(list->items.rbegin(), list->items.rend(), [](const detail::CompiledItem& x) {
           return x.kind == Item::kBase64Decode;
         });
+        if (dec == list->items.rend())  // the parser keeps them together (check_decoded)
+          return Status(Errc::kInvalidArgument, r.where + ": sid " + std::to_string(r.sid) +
+                                             ": base64_data items without their base64_decode");
         if (!dec->decoded_items) {
           list->decoded_lists.push_back(std::make_unique<detail::ItemList>());
           dec->decoded_items = list->decoded_lists.back().get();
@@ -230,10 +234,15 @@ Result<std::shared_ptr<const DetectImage>> compile_rules(const RuleSet& set) {
         if (!code.is_ok()) return code;
         continue;  // not a fast pattern: the prefilter sees the buffer, not what it decodes to
       }
+      // A base64_decode ends its list's inspection: what follows it is never looked at, so it
+      // cannot be the fast pattern either.
+      const bool after_decode = std::any_of(list->items.begin(), list->items.end(), [](const detail::CompiledItem& x) {
+        return x.kind == Item::kBase64Decode;
+      });
       const int32_t idx = int32_t(list->items.size());
       auto code = detail::add_item(r, it, *list);
       if (!code.is_ok()) return code;
-      if (it.kind == Item::kContent && !it.content.negated) {
+      if (it.kind == Item::kContent && !it.content.negated && !after_decode) {
         if (it.content.bytes.size() > longest) {
           longest      = it.content.bytes.size();
           longest_list = list_index, longest_item = idx;

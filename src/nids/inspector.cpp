@@ -87,14 +87,16 @@ struct SeqSpace {
   uint32_t isn  = 0;
   uint32_t next = 0;
   void add(const stream::Segment& s) {
-    const bool syn = s.flags & 0x02, fin = s.flags & 0x01;
+    const bool syn = s.flags & 0x02, fin = s.flags & 0x01, rst = s.flags & 0x04;
     if (!known) {
       known = true;
       isn   = syn ? s.seq : s.seq - 1;
       next  = isn + 1;
     }
+    // Only what continues the side's sequence in order moves it (Suricata's next_seq): not a
+    // segment past a hole, nor a RST, whatever sequence number they carry.
     const uint32_t end = s.seq + uint32_t(syn) + s.len + s.missing + uint32_t(fin);
-    if (int32_t(end - next) > 0) next = end;
+    if (!rst && int32_t(s.seq - next) <= 0 && int32_t(end - next) > 0) next = end;
   }
   uint32_t size() const { return known ? next - isn : 0; }
 };

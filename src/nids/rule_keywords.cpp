@@ -98,7 +98,7 @@ Result<NumTest> parse_numtest(std::string_view v, std::string_view what) {
   auto a = num(rest);
   if (!a.is_ok()) return a.status();
   int64_t x = *a + adjust;
-  if (op == NumTest::kGt && x < 0) {  // >=0: every value
+  if ((op == NumTest::kGt && x < 0) || (op == NumTest::kLt && x > 0xffffffffll)) {  // >=0, <=max: all
     op = NumTest::kNone;
     x  = 0;
   }

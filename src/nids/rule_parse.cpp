@@ -51,6 +51,18 @@ Status check_content(const Content& c) {
   return Status::ok();
 }
 
+// Items after base64_data look at what their base64_decode decoded: its buffer, no other (a
+// legacy modifier or a pcre buffer flag would move one elsewhere).
+Status check_decoded(const Rule& r) {
+  const Item* decode = nullptr;
+  for (const Item& it : r.items) {
+    if (it.kind == Item::kBase64Decode && !it.decoded) decode = &it;
+    if (it.decoded && (!decode || it.buffer != decode->buffer || it.dotprefix != decode->dotprefix))
+      return syntax("an item after base64_data names another buffer (it looks at the decoded bytes)");
+  }
+  return Status::ok();
+}
+
 // A byte_extract variable is read only by items of the buffer it was extracted from.
 Status check_byte_vars(const Rule& r) {
   // (buffer, in the decoded bytes) of each variable's byte_extract
@@ -210,10 +222,10 @@ Status buffer_option(std::string_view name, std::string_view value, bool has_val
   if (find_buffer_keyword(name, kw)) {
     if (has_value) return syntax(std::string(name) + " takes no value");
     if (kw.sticky) {
+      if (st.in_decoded) return syntax(std::string(name) + " after base64_data (the buffer cannot change there)");
       st.sticky     = kw;
       st.sticky_set = true;
       st.dotprefix  = false;  // a transform applies to the buffer it follows
-      st.in_decoded = false;
       return Status::ok();
     }
     // A legacy modifier: the content before it (and only a content) looks at the buffer.
@@ -235,6 +247,7 @@ Status buffer_option(std::string_view name, std::string_view value, bool has_val
   if (name == "base64_decode" && st.in_decoded) return syntax("base64_decode after base64_data");
   if (name == "dotprefix") {  // a transform of the sticky buffer: "." + its bytes
     if (has_value) return syntax("dotprefix takes no value");
+    if (st.in_decoded) return syntax("dotprefix after base64_data");
     if (!st.sticky_set && !st.unknown_sticky) return syntax("dotprefix without a sticky buffer before it");
     st.dotprefix = true;
     return Status::ok();
@@ -591,6 +604,7 @@ Result<Rule> parse_rule(std::string_view line, const Vars& vars, std::string_vie
   if (r.sid == 0) return syntax("no sid");
   if (!first_unsupported.is_ok()) return first_unsupported;
   WARPATH_TRY(buffers.resolve(r));
+  WARPATH_TRY(check_decoded(r));
   WARPATH_TRY(check_byte_vars(r));
   for (const Item& it : r.items)
     if (it.kind == Item::kContent) WARPATH_TRY(check_content(it.content));

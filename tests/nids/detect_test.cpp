@@ -197,7 +197,13 @@ TEST(NidsDetect, PayloadSemantics) {
       {R"(base64_decode:bytes 4; base64_data; content:"Hello";)", "SGVsbG8=", false},  // "Hel" only
       {R"(base64_decode; base64_data; content:"World";)", "SGVsbG8g V29ybGQ=", false},  // a space ends it
       {R"(base64_decode; base64_data; content:!"World";)", "SGVsbG8g", true},
-      {R"(base64_decode; content:"bG8";)", "SGVsbG8=", true},  // no base64_data: the buffer goes on
+      {R"(base64_decode; content:"bG8";)", "SGVsbG8=", false},  // no base64_data: no match (Suricata)
+      // Suricata 7's relaxed decoding, quirks included: decoding goes on after '=' (each group's
+      // three bytes laid out, the whole cut to the bytes counted: "Hi", "\0", "H"); a character
+      // outside the alphabet drops the group it interrupts.
+      {R"(base64_decode; base64_data; content:"Hi|00|H"; startswith; endswith;)", "SGk=SGk=", true},
+      {R"(base64_decode; base64_data; content:"Hello "; endswith;)", "SGVsbG8gV2 x", true},
+      {R"(base64_decode; base64_data; content:"W";)", "SGVsbG8gV2 x", false},
       {R"(base64_decode; base64_data; content:"x";)", "!!!!", false},  // nothing decoded
       // Backtracking re-extracts: the first L's length overshoots, the second's fits.
       {R"(content:"L"; byte_extract:1,0,n,relative; content:"Z"; distance:n; within:1;)",
@@ -212,6 +218,22 @@ TEST(NidsDetect, PayloadSemantics) {
     }
     Harness h(engine, "alert tcp any any -> any any (content:\"|00 ff|A\"; sid:1;)\n");
     EXPECT_EQ(h.sids(std::string("x\0\xff" "A", 4)), Sids{1});
+  }
+}
+
+// A rule whose only content is in base64_data looks at streams too: its match counts in the
+// chunk whose new bytes the encoded text reaches, once.
+TEST(NidsDetect, Base64OnStreams) {
+  for (const std::string& engine : engines()) {
+    Harness h(engine, "alert tcp any any -> any any (base64_decode; base64_data; content:\"Hello\"; sid:1;)\n");
+    EXPECT_EQ(h.image->kind(0), RuleKind::kPacketStream) << engine;
+    std::string stream;
+    // Absolute positions count from the chunk, or from the stream's start while the buffer
+    // holds it (at_start), as for contents.
+    EXPECT_EQ(h.chunk(stream, "SGVs", 9, true), Sids{}) << engine;
+    EXPECT_EQ(h.chunk(stream, "bG8=", 9, true), Sids{1}) << engine;
+    EXPECT_EQ(h.chunk(stream, " more", 9, true), Sids{}) << engine;  // the text ended before these
+    h.det->end_flow(9);
   }
 }
 
@@ -340,6 +362,10 @@ TEST(NidsDetect, FlowintCountsPerFlow) {
     Unit none = h.packet("fail new");                   // no flow: no integer to change or test
     EXPECT_EQ(h.sids(none), Sids{1}) << engine;
   }
+  // A rule that only counts is not IP-only: it counts every packet (Suricata's flowint is not
+  // IP-only compatible).
+  Harness k("cpu.nids", "alert tcp any any -> any any (flowint:n,+,1; sid:1;)\n");
+  EXPECT_EQ(k.image->kind(0), RuleKind::kPacket);
 }
 
 // xbits live on hosts and address pairs, across flows, until they expire in packet time.

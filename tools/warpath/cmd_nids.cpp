@@ -299,6 +299,8 @@ nlohmann::ordered_json summary_json(const NidsOptions& o, const nids::Inspector&
                   {"backtrack_limit", d.backtrack_limit}, {"pcre_limit", d.pcre_limit},
                   {"scans_offloaded", d.scans_offloaded}, {"scans_on_cpu", d.scans_on_cpu},
                   {"port_group_dbs", d.port_group_dbs},
+                  {"flows_with_bits", d.flows_with_bits}, {"flows_with_ints", d.flows_with_ints},
+                  {"xbits", d.xbits}, {"xbits_full", d.xbits_full},
                   {"port_group_compile_ms", double(d.port_group_compile_ns) / 1e6}}},
       {"stream", {{"delivered_bytes", sc.delivered_bytes}, {"gaps", sc.gaps}, {"overlaps", sc.overlaps},
                   {"overlap_diff", sc.overlap_diff}, {"memcap", sc.memcap},
@@ -345,6 +347,8 @@ void print_summary(const NidsOptions& o, const nids::Inspector& ins, const Tally
   if (d.backtrack_limit || d.pcre_limit || c.inspect_memcap)
     fmt::print("  bounds reached: {} evaluations by the backtracking bound, {} by the pcre limit, "
                "{} directions by the inspection memcap\n", d.backtrack_limit, d.pcre_limit, c.inspect_memcap);
+  if (d.xbits_full)
+    fmt::print("  bounds reached: {} xbits not set, the table of {} full\n", d.xbits_full, d.xbits);
 }
 
 int run_nids(const NidsOptions& o) {

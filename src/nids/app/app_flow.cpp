@@ -123,7 +123,7 @@ void AppParsers::take(AppFlow& f, uint8_t dir, const uint8_t* data, size_t len, 
 void AppParsers::start(AppFlow& f, AppLayer layer, uint64_t ts_ns) {
   // A direction that passed kProbeLimit while the other decided lost bytes: no parser can
   // follow it (it would read a stream with a hole), so the flow is not parsed.
-  if (f.probe_cut[0] || f.probe_cut[1]) layer = AppLayer::kNone;
+  if ((f.probe_cut[0] || f.probe_cut[1]) && app_layer_parsed(layer)) layer = AppLayer::kNone;
   f.decided = true;
   f.layer   = layer;
   switch (layer) {

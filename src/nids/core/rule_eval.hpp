@@ -5,6 +5,7 @@
 #include <pcre2.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include "nids/detect_image.hpp"
@@ -114,10 +115,13 @@ inline int64_t find_content(const CompiledItem& it, const uint8_t* buf, int64_t 
   return -1;
 }
 
-/// Decodes base64 as Suricata's relaxed mode does: 4-character groups of the alphabet, '='
-/// padding ends the data, and the first other character ends it too (what came before is
-/// kept, a last partial group as far as it goes). Appends to `out`.
-inline void base64_relaxed(const uint8_t* in, size_t n, std::string& out) {
+/// Decodes base64 as Suricata 7's relaxed mode (util-base64.c, BASE64_MODE_RELAX) does, quirks
+/// included: groups of 4 characters, '=' a padding character that counts as 0 and takes one
+/// byte off its group's 3 (decoding goes on after it, each group's 3 bytes laid out in turn and
+/// the result cut to the bytes counted); the first character outside the alphabet ends the data
+/// and drops the group it interrupted; a last group cut short by the end gives what it has.
+/// Writes to `out` (cleared); returns the characters read.
+inline size_t base64_relaxed(const uint8_t* in, size_t n, std::string& out) {
   auto value = [](uint8_t c) -> int {
     if (c >= 'A' && c <= 'Z') return c - 'A';
     if (c >= 'a' && c <= 'z') return c - 'a' + 26;
@@ -126,18 +130,34 @@ inline void base64_relaxed(const uint8_t* in, size_t n, std::string& out) {
     if (c == '/') return 63;
     return -1;
   };
-  uint32_t group = 0, have = 0;
-  for (size_t i = 0; i < n; ++i) {
-    const int v = value(in[i]);
-    if (v < 0) break;  // '=' or anything else: the data ends
-    group = group << 6 | uint32_t(v);
-    if (++have == 4) {
-      out.push_back(char(group >> 16)), out.push_back(char(group >> 8)), out.push_back(char(group));
-      group = 0, have = 0;
+  out.clear();
+  size_t counted = 0, i = 0;
+  uint8_t b[4] = {};
+  uint32_t have = 0, padding = 0;
+  auto block = [&](size_t bytes) {
+    const char three[3] = {char(b[0] << 2 | b[1] >> 4), char(b[1] << 4 | b[2] >> 2), char(b[2] << 6 | b[3])};
+    out.append(three, 3);
+    counted += bytes;
+    have = padding = 0;
+    b[0] = b[1] = b[2] = b[3] = 0;
+  };
+  bool valid = true;
+  for (; i < n; ++i) {
+    int v = value(in[i]);
+    if (v < 0) {
+      if (in[i] != '=') {
+        valid = false;
+        break;
+      }
+      ++padding;
+      v = 0;
     }
+    b[have++] = uint8_t(v);
+    if (have == 4) block(3 - std::min<uint32_t>(padding, 3));
   }
-  if (have >= 2) out.push_back(char(group >> (6 * have - 8)));
-  if (have == 3) out.push_back(char(group >> 2));
+  if (valid && have > 0) block(have - 1);
+  out.resize(counted);
+  return i;
 }
 
 /// Evaluates payload items against one buffer, with bounded backtracking.
@@ -153,6 +173,7 @@ class PayloadEval {
            bool& limited, bool& pcre_limited) {
     c_ = &c, buf_ = buf, len_ = len, min_end_ = min_end, anchor_ = anchor;
     steps_ = 0, pcre_runs_ = 0, limited_ = false, pcre_limited_ = false;
+    b64_from_ = -1, b64_n_ = 0;
     const bool ok = step(0, 0, -1);
     limited = limited_, pcre_limited = pcre_limited_;
     return ok;
@@ -160,7 +181,7 @@ class PayloadEval {
 
  private:
   bool spend() {
-    if (++steps_ <= kEvalSteps) return true;
+    if (++steps_ <= budget_) return true;
     limited_ = true;
     return false;
   }
@@ -178,7 +199,7 @@ class PayloadEval {
     }
     if (it.kind == Item::kPcre) return pcre_step(k, it, prev_end, max_end);
     if (it.kind == Item::kBsize) return it.size->matches(len_) && step(k + 1, prev_end, max_end);
-    if (it.kind == Item::kBase64Decode) return base64_step(k, it, prev_end, max_end);
+    if (it.kind == Item::kBase64Decode) return base64_step(it, prev_end, max_end);
     if (it.kind == Item::kByteTest || it.kind == Item::kByteJump || it.kind == Item::kByteExtract) {
       const ByteOp& b = *it.byte;
       const int64_t at = (b.relative ? prev_end : int64_t(anchor_)) + value(b.offset_var, b.offset);
@@ -278,6 +299,7 @@ class PayloadEval {
           if (i == 0) return false;  // no digit at all
           break;                     // digits then something else: the number ends there
         }
+        if (v > (UINT64_MAX - uint64_t(d)) / b.base) return false;  // past 64 bits: no number
         v = v * b.base + uint64_t(d);
       }
     } else {
@@ -291,25 +313,32 @@ class PayloadEval {
     return true;
   }
 
-  // base64_decode: the bytes it decodes; with base64_data items, their match is the rule's
-  // (Suricata ends the inspection in the decoded list), else the items after it go on.
-  bool base64_step(size_t k, const CompiledItem& it, int64_t prev_end, int64_t max_end) {
+  // base64_decode: what it decodes, and base64_data's items on it, whose match is the rule's
+  // (Suricata's decoded list ends the inspection: nothing after it in the buffer is looked at,
+  // and without base64_data items the rule does not match). In a stream chunk the match counts
+  // when the encoded bytes reach the new ones. Decoding and the items' steps come out of this
+  // evaluation's bound; a decode is reused while the same bytes are tried again.
+  bool base64_step(const CompiledItem& it, int64_t prev_end, int64_t max_end) {
     const Base64Decode& d = *it.b64;
     const int64_t from = (d.relative ? prev_end : int64_t(anchor_)) + d.offset;
-    if (from < 0 || from >= int64_t(len_)) return false;
+    if (!it.decoded_items || from < 0 || from >= int64_t(len_)) return false;
     const size_t n = std::min<size_t>(size_t(int64_t(len_) - from), d.bytes);
     thread_local std::string decoded;
-    decoded.clear();
-    base64_relaxed(buf_ + from, n, decoded);
-    if (decoded.empty()) return false;
-    if (!it.decoded_items) return step(k + 1, prev_end, max_end);
-    if (!spend()) return false;
+    if (from != b64_from_ || n != b64_n_) {
+      steps_ += uint32_t(n / 256);  // decoding is work too
+      if (!spend()) return false;
+      b64_used_ = base64_relaxed(buf_ + from, n, decoded);
+      b64_from_ = from, b64_n_ = n;
+    }
+    if (decoded.empty() || !spend()) return false;
     PayloadEval sub(md_, mc_);
+    sub.budget_ = kEvalSteps - std::min(steps_, kEvalSteps);
     bool lim = false, plim = false;
     const bool ok = sub.run(*it.decoded_items, reinterpret_cast<const uint8_t*>(decoded.data()),
                             uint32_t(decoded.size()), -1, 0, lim, plim);
+    steps_ += sub.steps_;
     limited_ = limited_ || lim, pcre_limited_ = pcre_limited_ || plim;
-    return ok && (min_end_ < 0 || max_end > min_end_);
+    return ok && (min_end_ < 0 || max_end > min_end_ || from + int64_t(b64_used_) > min_end_);
   }
 
   bool pcre_step(size_t k, const CompiledItem& it, int64_t prev_end, int64_t max_end) {
@@ -338,11 +367,13 @@ class PayloadEval {
         return false;
       }
       if (p.negated) return false;
+      // The match's bounds copied out: a later pcre of the rule reuses the match data.
       const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md_);
+      const PCRE2_SIZE first = ov[0];
       const int64_t end = base + int64_t(ov[1]);
       if (step(k + 1, end, std::max(max_end, end))) return true;
       if (!c_->needs_relative_retry && min_end_ < 0) return false;
-      start = ov[0] + 1;  // the next match starting later
+      start = first + 1;  // the next match starting later
       if (start > slen) return false;
     }
   }
@@ -358,6 +389,9 @@ class PayloadEval {
   uint32_t pcre_runs_    = 0;
   bool limited_ = false, pcre_limited_ = false;
   uint64_t vars_[kMaxByteVars] = {};  ///< byte_extract's variables on the path being tried
+  uint32_t budget_ = kEvalSteps;  ///< steps this evaluation may take (less in a decoded list)
+  int64_t b64_from_ = -1;          ///< the last base64 decode's input: where, how long, how
+  size_t b64_n_ = 0, b64_used_ = 0;  ///< much of it was read
 };
 
 /// Whether transaction rule `c` holds on `tx`: it is the rule's phase, and each of its buffer
