@@ -37,8 +37,8 @@
 //     stream_size: client|server|both|either, < > = != <= >=, N (TCP only: a side's next
 //       sequence number less its ISN; 0 before it is seen)
 //     base64_decode[:bytes N][,offset N][,relative], then base64_data: the items after it look
-//       at the decoded bytes; when they match the rule does (what follows is not looked at,
-//       as in Suricata, where the decoded list ends the inspection)
+//       at the decoded bytes; when they match the rule does (Suricata's decoded list ends the
+//       inspection; without base64_data the rule never matches; no buffer after base64_data)
 //     tls.version: 1.0, 1.1, 1.2, 1.3 or 0xNNNN (the side's hello version; a tls rule)
 //     prefilter (a hint to Suricata's engine choice: matches are the same without it)
 //     flowint: NAME,= + - == != < <= > >=,N|NAME; NAME,isset|notset (integers of the flow)
