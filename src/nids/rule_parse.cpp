@@ -493,18 +493,6 @@ const char* proto_name(Proto p) noexcept {
   return "?";
 }
 
-bool NumTest::matches(uint32_t v) const noexcept {
-  switch (op) {
-    case kNone: return true;
-    case kEq: return v == a;
-    case kNe: return v != a;
-    case kLt: return v < a;
-    case kGt: return v > a;
-    case kRange: return v > a && v < b;
-  }
-  return false;
-}
-
 bool TcpFlags::matches(uint8_t flags) const noexcept {
   if (!set) return true;
   const uint8_t v = flags & mask;

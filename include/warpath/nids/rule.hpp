@@ -179,7 +179,18 @@ struct Base64Decode {
 struct NumTest {
   enum Op : uint8_t { kNone, kEq, kNe, kLt, kGt, kRange } op = kNone;
   uint32_t a = 0, b = 0;
-  bool matches(uint32_t v) const noexcept;
+  /// Inline: every candidate rule's header tests several (dsize, ip_proto, ...).
+  bool matches(uint32_t v) const noexcept {
+    switch (op) {
+      case kNone: return true;
+      case kEq: return v == a;
+      case kNe: return v != a;
+      case kLt: return v < a;
+      case kGt: return v > a;
+      case kRange: return v > a && v < b;
+    }
+    return false;
+  }
 };
 
 /// One payload condition, in rule order, and the buffer it looks at (kPayload: the packet's

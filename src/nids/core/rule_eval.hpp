@@ -388,7 +388,9 @@ class PayloadEval {
   uint32_t steps_        = 0;
   uint32_t pcre_runs_    = 0;
   bool limited_ = false, pcre_limited_ = false;
-  uint64_t vars_[kMaxByteVars] = {};  ///< byte_extract's variables on the path being tried
+  // byte_extract's variables on the path being tried: each is written by its byte_extract
+  // before a later item of the path reads it, so they need no clearing per evaluation.
+  uint64_t vars_[kMaxByteVars];
   uint32_t budget_ = kEvalSteps;  ///< steps this evaluation may take (less in a decoded list)
   int64_t b64_from_ = -1;          ///< the last base64 decode's input: where, how long, how
   size_t b64_n_ = 0, b64_used_ = 0;  ///< much of it was read
