@@ -11,6 +11,21 @@
 #include "warpath/io/text_file.hpp"
 
 namespace warpath::nids::detail {
+namespace {
+
+// A keyword's value cut at its commas, each part trimmed.
+std::vector<std::string_view> split_commas(std::string_view value) {
+  std::vector<std::string_view> parts;
+  size_t start = 0;
+  for (size_t i = 0; i <= value.size(); ++i)
+    if (i == value.size() || value[i] == ',') {
+      parts.push_back(io::trim(value.substr(start, i - start)));
+      start = i + 1;
+    }
+  return parts;
+}
+
+}  // namespace
 
 Result<int64_t> parse_int(std::string_view t, std::string_view what, int64_t lo, int64_t hi) {
   t = io::trim(t);
@@ -133,10 +148,7 @@ Result<NumTest> parse_ip_proto(std::string_view v) {
 
 Result<StreamSize> parse_stream_size(std::string_view v) {
   StreamSize s;
-  std::vector<std::string_view> parts;
-  size_t start = 0;
-  for (size_t i = 0; i <= v.size(); ++i)
-    if (i == v.size() || v[i] == ',') parts.push_back(io::trim(v.substr(start, i - start))), start = i + 1;
+  const std::vector<std::string_view> parts = split_commas(v);
   if (parts.size() != 3) return syntax("stream_size: expected SIDE,OPERATOR,NUMBER");
   if (parts[0] == "client") s.side = StreamSize::kClient;
   else if (parts[0] == "server") s.side = StreamSize::kServer;
@@ -214,10 +226,7 @@ Status parse_flowbits(std::string_view v, Rule& r) {
 }
 
 Status parse_flowint(std::string_view v, Rule& r) {
-  std::vector<std::string_view> parts;
-  size_t start = 0;
-  for (size_t i = 0; i <= v.size(); ++i)
-    if (i == v.size() || v[i] == ',') parts.push_back(io::trim(v.substr(start, i - start))), start = i + 1;
+  const std::vector<std::string_view> parts = split_commas(v);
   auto is_name = [](std::string_view n) {
     if (n.empty() || !std::isalpha(static_cast<unsigned char>(n[0]))) return false;
     for (char c : n)
@@ -258,10 +267,7 @@ Status parse_xbits(std::string_view v, Rule& r) {
     r.noalert = true;
     return Status::ok();
   }
-  std::vector<std::string_view> parts;
-  size_t start = 0;
-  for (size_t i = 0; i <= v.size(); ++i)
-    if (i == v.size() || v[i] == ',') parts.push_back(io::trim(v.substr(start, i - start))), start = i + 1;
+  const std::vector<std::string_view> parts = split_commas(v);
   if (parts.size() < 3) return syntax("xbits: expected COMMAND,NAME,track ip_src|ip_dst|ip_pair[,expire S]");
   Xbit x;
   const std::string_view cmd = parts[0];
@@ -422,16 +428,6 @@ Result<int64_t> number_or_var(std::string_view t, std::string_view kw, std::stri
 
 namespace {
 
-std::vector<std::string_view> split_commas(std::string_view value) {
-  std::vector<std::string_view> parts;
-  size_t start = 0;
-  for (size_t i = 0; i <= value.size(); ++i)
-    if (i == value.size() || value[i] == ',') {
-      parts.push_back(io::trim(value.substr(start, i - start)));
-      start = i + 1;
-    }
-  return parts;
-}
 
 // byte_test / byte_jump arguments after the leading ones: the common options.
 Status byte_options(std::vector<std::string_view> rest, ByteOp& b, bool jump, std::string_view kw) {
