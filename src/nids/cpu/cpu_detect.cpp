@@ -6,7 +6,8 @@
 // (port_filter.hpp): rules whose ports cannot take the unit are not evaluated at all, and a
 // scan uses the database of the unit's port groups and direction when they exclude most of the
 // group's rules (port_groups.hpp; a rule for the other direction, flow:to_server or to_client,
-// cannot match either).
+// cannot match either, nor one for an application protocol the unit's flow does not speak:
+// `alert ftp ...` on an HTTP flow, `alert http ...` on a flow whose protocol is not known).
 #include <algorithm>
 
 #include "core/serial_map.hpp"
@@ -28,16 +29,19 @@ class CpuDetector final : public DetectorBase {
     for (auto& kind : memo_)
       for (auto& cls : kind)
         for (auto& way : cls) way.resize(ports_.cache_slots());
-    // Per direction class, the rules its units may match as far as flow:to_server and
-    // to_client go (header_matches's test).
+    // Per direction class and application protocol, the rules its units may match as far as
+    // flow:to_server and to_client and the rule's protocol go (header_matches's tests).
     for (auto& w : ways_) w.assign(ports_.words(), 0);
     const auto& rules = img().rules();
     for (uint32_t i = 0; i < rules.size() && ports_.words(); ++i) {
       const FlowOpt& f   = rules[i].flow;
       const uint64_t bit = uint64_t(1) << (i % 64);
-      if (!f.to_client) ways_[0][i / 64] |= bit;
-      if (!f.to_server) ways_[1][i / 64] |= bit;
-      if (!f.to_client && !f.to_server) ways_[2][i / 64] |= bit;
+      for (size_t app = 0; app < kAppLayers; ++app) {
+        if (rules[i].app != AppLayer::kNone && size_t(rules[i].app) != app) continue;
+        if (!f.to_client) ways_[0 * kAppLayers + app][i / 64] |= bit;
+        if (!f.to_server) ways_[1 * kAppLayers + app][i / 64] |= bit;
+        if (!f.to_client && !f.to_server) ways_[2 * kAppLayers + app][i / 64] |= bit;
+      }
     }
     return build_groups(img(), ports_.words(), best_cpu_pattern_engine(), true, groups_);
   }
@@ -54,7 +58,8 @@ class CpuDetector final : public DetectorBase {
       // The group's always-candidates these ports and this direction allow, whether its
       // prefilter has a rule they allow, and the database to scan with, kept per direction
       // class and port filter slot (they depend only on the class pair and the direction).
-      const int way      = !u.pkt.has_flow ? 2 : u.pkt.to_server ? 0 : 1;
+      const size_t way   = size_t(!u.pkt.has_flow ? 2 : u.pkt.to_server ? 0 : 1) * kAppLayers +
+                         size_t(u.pkt.app_layer);
       const uint64_t* ok = ways_[way].data();
       PortMemo& m        = memo_[kind][cls][way][ports_.last_slot()];
       if (m.key != ports_.last_key()) {
@@ -174,8 +179,10 @@ class CpuDetector final : public DetectorBase {
   PortFilter ports_;
   PortGroups port_groups_;
   std::vector<uint64_t> group_set_;              // PortFilter::group_allowed's
-  std::vector<PortMemo> memo_[kKinds][kProtos][3];  // per group, direction class, port slot
-  std::vector<uint64_t> ways_[3];  // per direction class (to server, to client, no flow): rules
+  // per group, direction class and application protocol, port slot
+  std::vector<PortMemo> memo_[kKinds][kProtos][3 * kAppLayers];
+  // per direction class (to server, to client, no flow) and application protocol: rules
+  std::vector<uint64_t> ways_[3 * kAppLayers];
   std::vector<pattern::Match> matches_;
   std::vector<uint32_t> at_;                        // take_matches's scratch
   std::vector<Found> found_;                        // rules a scan found
