@@ -39,7 +39,9 @@
 //              pattern (its fast_pattern content, else its longest positive content) picks the
 //              candidates; rules without a positive content are always candidates. A stream
 //              remembers the rules whose fast pattern it has shown (their other conditions may
-//              complete later).
+//              complete later). A TCP or UDP unit scans with the database of its port groups,
+//              direction and application protocol (rules for another protocol than its flow's
+//              cannot match: `alert ftp` on an HTTP flow).
 //   cuda.nids  cpu.nids's groups with a block prefilter on the GPU (cuda.ac): inspect_batch
 //              scans every unit of a batch at once, one launch per group (a packet unit whole,
 //              a stream unit from its new bytes, its direction remembering the rules earlier
