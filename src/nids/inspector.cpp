@@ -93,10 +93,11 @@ struct SeqSpace {
       isn   = syn ? s.seq : s.seq - 1;
       next  = isn + 1;
     }
-    // Only what continues the side's sequence in order moves it (Suricata's next_seq): not a
-    // segment past a hole, nor a RST, whatever sequence number they carry.
+    // Suricata 7's next_seq: a segment that ends past it moves it there, past a hole too (its
+    // established-state handlers do so before their window check); a RST does not (its own
+    // path validates it).
     const uint32_t end = s.seq + uint32_t(syn) + s.len + s.missing + uint32_t(fin);
-    if (!rst && int32_t(s.seq - next) <= 0 && int32_t(end - next) > 0) next = end;
+    if (!rst && int32_t(end - next) > 0) next = end;
   }
   uint32_t size() const { return known ? next - isn : 0; }
 };

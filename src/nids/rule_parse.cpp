@@ -65,13 +65,19 @@ Status check_decoded(const Rule& r) {
 
 // A byte_extract variable is read only by items of the buffer it was extracted from.
 Status check_byte_vars(const Rule& r) {
-  // (buffer, in the decoded bytes) of each variable's byte_extract
+  // (buffer, in the decoded bytes) of each variable's byte_extract, once it was seen: a
+  // modifier may attach to a content before the byte_extract it names (content; byte_extract;
+  // depth:var), which would read the variable before it is set.
   std::vector<std::pair<AppBuffer, bool>> home(r.byte_vars.size(), {AppBuffer::kPayload, false});
+  std::vector<bool> set(r.byte_vars.size(), false);
   for (const Item& it : r.items) {
-    if (it.kind == Item::kByteExtract) home[size_t(it.byte.var)] = {it.buffer, it.decoded};
+    if (it.kind == Item::kByteExtract) home[size_t(it.byte.var)] = {it.buffer, it.decoded}, set[size_t(it.byte.var)] = true;
     const int8_t used[] = {it.content.offset_var,  it.content.depth_var, it.content.distance_var,
                            it.content.within_var,  it.isdataat.offset_var, it.byte.bytes_var,
                            it.byte.offset_var,     it.byte.value_var};
+    for (int8_t v : used)
+      if (v >= 0 && !set[size_t(v)])
+        return syntax("byte_extract variable '" + r.byte_vars[size_t(v)] + "' read before the byte_extract that sets it");
     for (int8_t v : used)
       if (v >= 0 && home[size_t(v)] != std::pair(it.buffer, it.decoded))
         return syntax("byte_extract variable '" + r.byte_vars[size_t(v)] + "' read in another buffer");
@@ -264,7 +270,7 @@ Status buffer_option(std::string_view name, std::string_view value, bool has_val
         else if (opt != "norm") return syntax("urilen: unknown option '" + std::string(opt) + "'");
         v = io::trim(v.substr(0, comma));
       }
-    } else if (!st.sticky_set && !st.unknown_sticky) {
+    } else if (!st.sticky_set && !st.unknown_sticky && !st.in_decoded) {
       return syntax("bsize without a sticky buffer before it");
     }
     auto t = parse_numtest(v, name);
@@ -273,6 +279,7 @@ Status buffer_option(std::string_view name, std::string_view value, bool has_val
     it.kind      = Item::kBsize;
     it.size      = *t;
     it.dotprefix = name == "bsize" && st.dotprefix;
+    if (st.in_decoded && name == "bsize") it.decoded = true, where = st.b64_home;  // the decoded length
     r.items.push_back(std::move(it));
     st.item.push_back(where);
     return Status::ok();

@@ -208,13 +208,14 @@ def test_stream_size_and_ip_proto(tmp_path):
                'alert ip any any -> any any (ip_proto:!6; prefilter; sid:10;)\n')
     alerts, _, _ = nids(tmp_path, rf, write(tmp_path, s.close() + [dns]))
     assert sorted(sids(alerts)) == [1, 2, 4, 6, 8, 10]
-    # Only what continues a side in order moves its size: not a segment past a hole, nor a RST
-    # far ahead (Suricata's next_seq).
+    # A segment past a hole moves its side's size (Suricata 7's next_seq: 1 + 100 + 2); a RST
+    # far ahead does not.
     s = Session()
     s.send(0, b"GET x").send(0, b"zz", at=100, ack=False)
     s.frames.append(s._pkt(0, "R", b"", seq=s.start[0] + 100000))
     s.send(1, b"HTTP/1.0 200")
-    rf = rules(tmp_path, 'alert tcp any any -> any any (flow:to_client; stream_size:client,=,6; content:"HTTP"; sid:1;)\n')
+    rf = rules(tmp_path, 'alert tcp any any -> any any (flow:to_client; stream_size:client,=,103; content:"HTTP"; sid:1;)\n'
+                         'alert tcp any any -> any any (flow:to_client; stream_size:client,>,1000; content:"HTTP"; sid:2;)\n')
     alerts, _, _ = nids(tmp_path, rf, write(tmp_path, s.close()))
     assert sids(alerts) == [1]
 

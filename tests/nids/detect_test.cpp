@@ -198,12 +198,15 @@ TEST(NidsDetect, PayloadSemantics) {
       {R"(base64_decode; base64_data; content:"World";)", "SGVsbG8g V29ybGQ=", false},  // a space ends it
       {R"(base64_decode; base64_data; content:!"World";)", "SGVsbG8g", true},
       {R"(base64_decode; content:"bG8";)", "SGVsbG8=", false},  // no base64_data: no match (Suricata)
-      // Suricata 7's relaxed decoding, quirks included: decoding goes on after '=' (each group's
-      // three bytes laid out, the whole cut to the bytes counted: "Hi", "\0", "H"); a character
-      // outside the alphabet drops the group it interrupts.
-      {R"(base64_decode; base64_data; content:"Hi|00|H"; startswith; endswith;)", "SGk=SGk=", true},
-      {R"(base64_decode; base64_data; content:"Hello "; endswith;)", "SGVsbG8gV2 x", true},
-      {R"(base64_decode; base64_data; content:"W";)", "SGVsbG8gV2 x", false},
+      // Suricata 7's decoding (RFC 4648, not strict): decoding goes on after '=' ("Hi" "Hi"); a
+      // character outside the alphabet ends it, the group it cut giving what it has (1 byte
+      // for 1 or 2 characters, 2 for 3).
+      {R"(base64_decode; base64_data; content:"HiHi"; startswith; endswith;)", "SGk=SGk=", true},
+      {R"(base64_decode; base64_data; content:"Hello W"; startswith; endswith;)", "SGVsbG8gV2 x", true},
+      {R"(base64_decode; base64_data; content:"fooba"; startswith; endswith;)", "Zm9vYmE!", true},
+      {R"(base64_decode; base64_data; content:"f"; startswith; endswith;)", "Zm 9v", true},
+      {R"(base64_decode; base64_data; bsize:<3; content:"a";)", "YWJjZGVm", false},  // bsize: decoded
+      {R"(base64_decode; base64_data; bsize:6; content:"a";)", "YWJjZGVm", true},
       {R"(base64_decode; base64_data; content:"x";)", "!!!!", false},  // nothing decoded
       // Backtracking re-extracts: the first L's length overshoots, the second's fits.
       {R"(content:"L"; byte_extract:1,0,n,relative; content:"Z"; distance:n; within:1;)",
@@ -231,7 +234,8 @@ TEST(NidsDetect, Base64OnStreams) {
     // Absolute positions count from the chunk, or from the stream's start while the buffer
     // holds it (at_start), as for contents.
     EXPECT_EQ(h.chunk(stream, "SGVs", 9, true), Sids{}) << engine;
-    EXPECT_EQ(h.chunk(stream, "bG8=", 9, true), Sids{1}) << engine;
+    EXPECT_EQ(h.chunk(stream, "bG8", 9, true), Sids{1}) << engine;
+    EXPECT_EQ(h.chunk(stream, "=", 9, true), Sids{}) << engine;  // the text grew: no second alert
     EXPECT_EQ(h.chunk(stream, " more", 9, true), Sids{}) << engine;  // the text ended before these
     h.det->end_flow(9);
   }

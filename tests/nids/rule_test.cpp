@@ -212,6 +212,7 @@ TEST(NidsRule, SyntaxErrorsSayWhat) {
       {"alert tcp any any -> any any (byte_extract:1,0,1n; sid:1;)", "bad variable name"},
       {"alert tcp any any -> any any (byte_extract:1,0; sid:1;)", "at least 3 values"},
       {"alert tcp any any -> any any (stream_size:server,<; sid:1;)", "SIDE,OPERATOR,NUMBER"},
+      {"alert tcp any any -> any any (content:\"AB\"; byte_extract:1,0,n; depth:n; sid:1;)", "read before the byte_extract"},
       {"alert tcp any any -> any any (stream_size:middle,<,5; sid:1;)", "unknown side 'middle'"},
       {"alert tcp any any -> any any (stream_size:server,<>,5; sid:1;)", "unknown operator '<>'"},
       {"alert ip any any -> any any (ip_proto:tcpx; sid:1;)", "unknown protocol 'tcpx'"},

@@ -348,7 +348,7 @@ void print_summary(const NidsOptions& o, const nids::Inspector& ins, const Tally
     fmt::print("  bounds reached: {} evaluations by the backtracking bound, {} by the pcre limit, "
                "{} directions by the inspection memcap\n", d.backtrack_limit, d.pcre_limit, c.inspect_memcap);
   if (d.xbits_full)
-    fmt::print("  bounds reached: {} xbits not set, the table of {} full\n", d.xbits_full, d.xbits);
+    fmt::print("  bounds reached: {} xbits not set, their table full ({} held at the end)\n", d.xbits_full, d.xbits);
 }
 
 int run_nids(const NidsOptions& o) {

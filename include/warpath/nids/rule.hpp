@@ -168,8 +168,9 @@ struct ByteOp {
 };
 
 /// base64_decode: `bytes` of the buffer (after `offset` from its start, or from the previous
-/// match when `relative`) decoded as base64 (Suricata's relaxed mode: up to the first
-/// character that is neither in the alphabet nor padding) for the items after base64_data.
+/// match when `relative`) decoded as base64 (as Suricata 7 does: RFC 4648, not strict, up to
+/// the first character that is neither in the alphabet nor padding) for the items after
+/// base64_data.
 struct Base64Decode {
   uint32_t bytes = 65535, offset = 0;
   bool relative = false;

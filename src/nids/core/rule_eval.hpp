@@ -115,13 +115,12 @@ inline int64_t find_content(const CompiledItem& it, const uint8_t* buf, int64_t 
   return -1;
 }
 
-/// Decodes base64 as Suricata 7's relaxed mode (util-base64.c, BASE64_MODE_RELAX) does, quirks
-/// included: groups of 4 characters, '=' a padding character that counts as 0 and takes one
-/// byte off its group's 3 (decoding goes on after it, each group's 3 bytes laid out in turn and
-/// the result cut to the bytes counted); the first character outside the alphabet ends the data
-/// and drops the group it interrupted; a last group cut short by the end gives what it has.
-/// Writes to `out` (cleared); returns the characters read.
-inline size_t base64_relaxed(const uint8_t* in, size_t n, std::string& out) {
+/// Decodes base64 as Suricata 7's base64_decode does (util-base64.c, BASE64_MODE_RFC4648, not
+/// strict): groups of 4 characters, '=' a padding character that counts as 0 and takes one byte
+/// off its group's 3; the first character outside the alphabet ends the data; a last group cut
+/// short (by that or by the end) gives 1 byte for 1 or 2 characters, 2 for 3. Writes to `out`
+/// (cleared); returns the characters read.
+inline size_t base64_decode_rfc4648(const uint8_t* in, size_t n, std::string& out) {
   auto value = [](uint8_t c) -> int {
     if (c >= 'A' && c <= 'Z') return c - 'A';
     if (c >= 'a' && c <= 'z') return c - 'a' + 26;
@@ -131,32 +130,26 @@ inline size_t base64_relaxed(const uint8_t* in, size_t n, std::string& out) {
     return -1;
   };
   out.clear();
-  size_t counted = 0, i = 0;
   uint8_t b[4] = {};
   uint32_t have = 0, padding = 0;
-  auto block = [&](size_t bytes) {
+  auto block = [&](uint32_t bytes) {
     const char three[3] = {char(b[0] << 2 | b[1] >> 4), char(b[1] << 4 | b[2] >> 2), char(b[2] << 6 | b[3])};
-    out.append(three, 3);
-    counted += bytes;
+    out.append(three, bytes);
     have = padding = 0;
     b[0] = b[1] = b[2] = b[3] = 0;
   };
-  bool valid = true;
+  size_t i = 0;
   for (; i < n; ++i) {
     int v = value(in[i]);
     if (v < 0) {
-      if (in[i] != '=') {
-        valid = false;
-        break;
-      }
+      if (in[i] != '=') break;
       ++padding;
       v = 0;
     }
     b[have++] = uint8_t(v);
     if (have == 4) block(3 - std::min<uint32_t>(padding, 3));
   }
-  if (valid && have > 0) block(have - 1);
-  out.resize(counted);
+  if (have > 0) block(have > 1 ? have - 1 : 1);
   return i;
 }
 
@@ -327,7 +320,7 @@ class PayloadEval {
     if (from != b64_from_ || n != b64_n_) {
       steps_ += uint32_t(n / 256);  // decoding is work too
       if (!spend()) return false;
-      b64_used_ = base64_relaxed(buf_ + from, n, decoded);
+      b64_used_ = base64_decode_rfc4648(buf_ + from, n, decoded);
       b64_from_ = from, b64_n_ = n;
     }
     if (decoded.empty() || !spend()) return false;
@@ -338,7 +331,21 @@ class PayloadEval {
                             uint32_t(decoded.size()), -1, 0, lim, plim);
     steps_ += sub.steps_;
     limited_ = limited_ || lim, pcre_limited_ = pcre_limited_ || plim;
-    return ok && (min_end_ < 0 || max_end > min_end_ || from + int64_t(b64_used_) > min_end_);
+    if (!ok) return false;
+    if (min_end_ < 0 || max_end > min_end_ || from >= min_end_) return true;
+    // A stream chunk: the match counts when it needs the new bytes, that is when the text as it
+    // stood before them (what an earlier chunk decoded) does not match (an encoded text that
+    // grows alerts once).
+    if (from + int64_t(b64_used_) <= min_end_) return false;
+    std::string before;
+    base64_decode_rfc4648(buf_ + from, size_t(min_end_ - from), before);
+    if (before.empty()) return true;
+    PayloadEval old(md_, mc_);
+    old.budget_ = kEvalSteps - std::min(steps_, kEvalSteps);
+    const bool had = old.run(*it.decoded_items, reinterpret_cast<const uint8_t*>(before.data()),
+                             uint32_t(before.size()), -1, 0, lim, plim);
+    steps_ += old.steps_;
+    return !had;
   }
 
   bool pcre_step(size_t k, const CompiledItem& it, int64_t prev_end, int64_t max_end) {
@@ -388,9 +395,9 @@ class PayloadEval {
   uint32_t steps_        = 0;
   uint32_t pcre_runs_    = 0;
   bool limited_ = false, pcre_limited_ = false;
-  // byte_extract's variables on the path being tried: each is written by its byte_extract
-  // before a later item of the path reads it, so they need no clearing per evaluation.
-  uint64_t vars_[kMaxByteVars];
+  // byte_extract's variables on the path being tried (the parser refuses a read before the
+  // byte_extract that sets it; cleared anyway, so nothing of another rule can leak in).
+  uint64_t vars_[kMaxByteVars] = {};
   uint32_t budget_ = kEvalSteps;  ///< steps this evaluation may take (less in a decoded list)
   int64_t b64_from_ = -1;          ///< the last base64 decode's input: where, how long, how
   size_t b64_n_ = 0, b64_used_ = 0;  ///< much of it was read
