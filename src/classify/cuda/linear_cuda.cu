@@ -145,10 +145,7 @@ class LinearCuda final : public Classifier {
     view_ = {host.layout, blocks_.as<uint32_t>(), order_.as<uint32_t>(), host.rules};
     kernel_ =
         host.layout.ranges ? pick_kernel<1>(host.layout.words) : pick_kernel<0>(host.layout.words);
-    int device = 0, sms = 1;
-    WARPATH_CUDA_TRY(cudaGetDevice(&device));
-    WARPATH_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    sms_                = sms;
+    sms_                = sm_count();  // the one SM-count helper (grid_stride.cuh)
     stats_.rules        = rules.rules.size();
     stats_.entries      = rules.rules.size();
     stats_.memory_bytes = (image + order.size()) * sizeof(uint32_t);
