@@ -6,6 +6,8 @@ shared captures with ET Open."""
 
 import json
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -740,3 +742,18 @@ def test_long_streams_match_across_the_kept_lookback(tmp_path):
                         'alert tcp any any -> any any (msg:"far"; content:"MARKC"; content:"MARKD"; distance:0; sid:3;)\n')
     alerts, _, _ = nids(tmp_path, r, write(tmp_path, s.close()))
     assert sorted(sids(alerts)) == [1, 1, 1, 1, 2], sids(alerts)
+
+
+@pytest.mark.skipif(not shutil.which("tshark"), reason="tshark's protocol hierarchy is the oracle")
+@pytest.mark.parametrize("name,proto", [("geneve.pcap", "ssh"), ("ftp-ipv6.pcap", "ftp"), ("http-get.pcap", "http")])
+def test_detected_protocols_agree_with_tshark(tmp_path, name, proto):
+    # A shared capture's flow is found to speak what tshark's dissectors say it speaks (SSH
+    # inside Geneve, FTP over IPv6): detection by content, as Suricata's, not by port.
+    found = [p for p in CAPTURES if p.name == name]
+    if not found:
+        pytest.skip(f"{name} not in {DATA / 'pcap'} (set WARPATH_DATA)")
+    phs = subprocess.run(["tshark", "-r", found[0], "-q", "-z", "io,phs"], capture_output=True, text=True, check=True)
+    assert re.search(rf"^\s+{proto}\s+frames:", phs.stdout, re.M), phs.stdout
+    rf = rules(tmp_path, 'alert tcp any any -> any any (msg:"x"; content:"zzzzzzzz"; sid:1;)\n')
+    _, flows, _ = nids(tmp_path, rf, found[0])
+    assert proto in {f.get("app_proto") for f in flows}
