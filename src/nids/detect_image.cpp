@@ -15,15 +15,14 @@
 namespace warpath::nids {
 namespace detail {
 
+// A list's compiled pcre, and its base64_data lists'.
+static void free_list(ItemList& l) {
+  for (CompiledItem& it : l.items)
+    if (it.code) pcre2_code_free(it.code);
+  for (auto& sub : l.decoded_lists) free_list(*sub);
+}
+
 Image::~Image() {
-  auto free_list = [](ItemList& l) {
-    auto free_one = [](ItemList& x, auto& self) -> void {
-      for (CompiledItem& it : x.items)
-        if (it.code) pcre2_code_free(it.code);
-      for (auto& sub : x.decoded_lists) self(*sub, self);
-    };
-    free_one(l, free_one);
-  };
   for (CompiledRule& r : compiled_) {
     free_list(r);
     for (AppList& l : r.app) free_list(l);
@@ -66,8 +65,8 @@ RuleKind kind_of(const Rule& r) {
   const bool flow_kw = f.established || f.not_established || f.to_server || f.to_client ||
                        f.stateless || f.only_stream || f.no_stream;
   bool checks_bits = false;
-  for (const Flowbit& b : r.flowbits) checks_bits |= b.op == Flowbit::kIsSet || b.op == Flowbit::kIsNotSet;
-  for (const Xbit& b : r.xbits) checks_bits |= b.op == Flowbit::kIsSet || b.op == Flowbit::kIsNotSet;
+  for (const Flowbit& b : r.flowbits) checks_bits |= Flowbit::condition(b.op);
+  for (const Xbit& b : r.xbits) checks_bits |= Flowbit::condition(b.op);
   // Any flowint: Suricata's flowint is not IP-only (a counting rule looks at every packet).
   checks_bits |= !r.flowints.empty();
   if (flow_kw || checks_bits || !r.sport.unrestricted() || !r.dport.unrestricted() || r.dsize.op != NumTest::kNone ||
@@ -82,10 +81,8 @@ RuleKind kind_of(const Rule& r) {
 
 int flowbits_rank(const Rule& r) {
   bool sets = false, checks = false;
-  for (const Flowbit& f : r.flowbits)
-    (f.op == Flowbit::kIsSet || f.op == Flowbit::kIsNotSet ? checks : sets) = true;
-  for (const Xbit& f : r.xbits)
-    (f.op == Flowbit::kIsSet || f.op == Flowbit::kIsNotSet ? checks : sets) = true;
+  for (const Flowbit& f : r.flowbits) (Flowbit::condition(f.op) ? checks : sets) = true;
+  for (const Xbit& f : r.xbits) (Flowbit::condition(f.op) ? checks : sets) = true;
   for (const Flowint& f : r.flowints) (f.changes() ? sets : checks) = true;
   return sets && !checks ? 0 : checks && !sets ? 2 : 1;
 }
@@ -271,7 +268,7 @@ Result<std::shared_ptr<const DetectImage>> compile_rules(const RuleSet& set) {
       // Host bits (ip_src, ip_dst: one space, keyed by an address) apart from address pairs'.
       const detail::XbitOp op{xbit(x.name, x.track == Xbit::kIpPair), x.op, x.track,
                               uint64_t(x.expire) * 1'000'000'000ull};
-      (x.op == Flowbit::kIsSet || x.op == Flowbit::kIsNotSet ? c.xbit_conditions : c.xbit_changes).push_back(op);
+      (Flowbit::condition(x.op) ? c.xbit_conditions : c.xbit_changes).push_back(op);
     }
     for (const Flowint& f : r.flowints) {
       const detail::FlowintOp op{f.op, flowint(f.name), f.value,

@@ -31,13 +31,19 @@ const uint32_t* find_int(const Ints* ints, uint32_t var) {
   return nullptr;
 }
 
+// The value an op compares with or applies: its number, or another integer (0 while unset).
+uint32_t int_value(const FlowintOp& op, const Ints* ints) {
+  if (op.value_var < 0) return op.value;
+  const uint32_t* other = find_int(ints, uint32_t(op.value_var));
+  return other ? *other : 0;
+}
+
 // A flowint condition on a flow's integers.
 bool int_holds(const FlowintOp& op, const Ints* ints) {
   const uint32_t* have = find_int(ints, op.var);
   if (op.op == Flowint::kIsSet || op.op == Flowint::kNotSet) return (have != nullptr) == (op.op == Flowint::kIsSet);
   if (!have) return false;
-  const uint32_t* other = op.value_var >= 0 ? find_int(ints, uint32_t(op.value_var)) : nullptr;
-  const uint32_t want   = op.value_var >= 0 ? (other ? *other : 0) : op.value;
+  const uint32_t want = int_value(op, ints);
   switch (op.op) {
     case Flowint::kEq: return *have == want;
     case Flowint::kNe: return *have != want;
@@ -51,8 +57,7 @@ bool int_holds(const FlowintOp& op, const Ints* ints) {
 
 // A flowint change, after its rule matched.
 void int_change(const FlowintOp& op, Ints& ints) {
-  const uint32_t* other = op.value_var >= 0 ? find_int(&ints, uint32_t(op.value_var)) : nullptr;
-  const uint32_t value  = op.value_var >= 0 ? (other ? *other : 0) : op.value;
+  const uint32_t value = int_value(op, &ints);
   for (auto& [v, have] : ints) {
     if (v != op.var) continue;
     have = op.op == Flowint::kSet ? value : op.op == Flowint::kAdd ? have + value : have - value;

@@ -291,9 +291,7 @@ class PipelineInspector final : public Inspector {
       if (seg.len) payload = seg.data, plen = seg.len;
       if (ctx) {  // stream_size: the session's sides, this segment counted
         ctx->seq[pf.dir].add(seg);
-        pv.has_session    = (ctx->handshake & 1) || ctx->midstream;
-        pv.stream_size[0] = ctx->seq[0].size();
-        pv.stream_size[1] = ctx->seq[1].size();
+        session_view(*ctx, pv);
       }
     } else if (info.proto == 6 || !stream::payload_of(info, frame, caplen, payload, plen)) {
       payload = nullptr, plen = 0;
@@ -360,6 +358,13 @@ class PipelineInspector final : public Inspector {
     return ctx.l7.label >= 0 ? &cfg_.l7->names[size_t(ctx.l7.label)] : nullptr;
   }
 
+  // What stream_size sees of the flow's TCP session: whether one opened, each side's size.
+  static void session_view(const FlowCtx& ctx, PacketView& pv) {
+    pv.has_session    = (ctx.handshake & 1) || ctx.midstream;
+    pv.stream_size[0] = ctx.seq[0].size();
+    pv.stream_size[1] = ctx.seq[1].size();
+  }
+
   // What the flow's application layer shows a packet view: its protocol, TLS's versions.
   static void app_view(const FlowCtx& ctx, PacketView& pv) {
     pv.app_layer = ctx.app.layer;
@@ -390,8 +395,7 @@ class PipelineInspector final : public Inspector {
       u.pkt.has_flow    = true;
       u.pkt.established = ctx.established(6);
       u.pkt.ts_ns       = ts_;
-      u.pkt.has_session = (ctx.handshake & 1) || ctx.midstream;
-      u.pkt.stream_size[0] = ctx.seq[0].size(), u.pkt.stream_size[1] = ctx.seq[1].size();
+      session_view(ctx, u.pkt);
     }
     u.pkt.to_server = d == 0;
     app_view(ctx, u.pkt);

@@ -25,6 +25,26 @@ std::vector<std::string_view> split_commas(std::string_view value) {
   return parts;
 }
 
+// "key value" (threshold's, xbits', base64_decode's options): the word, then the rest trimmed.
+std::pair<std::string_view, std::string_view> key_value(std::string_view part) {
+  const size_t sp = part.find_first_of(" \t");
+  if (sp == std::string_view::npos) return {part, {}};
+  return {part.substr(0, sp), io::trim(part.substr(sp))};
+}
+
+// flowbits' and xbits' command.
+bool bit_command(std::string_view cmd, Flowbit::Op& op) {
+  static constexpr std::pair<std::string_view, Flowbit::Op> kCommands[] = {
+      {"set", Flowbit::kSet},     {"unset", Flowbit::kUnset},       {"toggle", Flowbit::kToggle},
+      {"isset", Flowbit::kIsSet}, {"isnotset", Flowbit::kIsNotSet}};
+  for (const auto& [text, o] : kCommands)
+    if (cmd == text) {
+      op = o;
+      return true;
+    }
+  return false;
+}
+
 }  // namespace
 
 Result<int64_t> parse_int(std::string_view t, std::string_view what, int64_t lo, int64_t hi) {
@@ -195,12 +215,7 @@ Status parse_flowbits(std::string_view v, Rule& r) {
   const size_t comma = v.find(',');
   const std::string_view cmd = io::trim(v.substr(0, comma));
   Flowbit fb;
-  if (cmd == "set") fb.op = Flowbit::kSet;
-  else if (cmd == "unset") fb.op = Flowbit::kUnset;
-  else if (cmd == "toggle") fb.op = Flowbit::kToggle;
-  else if (cmd == "isset") fb.op = Flowbit::kIsSet;
-  else if (cmd == "isnotset") fb.op = Flowbit::kIsNotSet;
-  else return syntax("flowbits: unknown command '" + std::string(cmd) + "'");
+  if (!bit_command(cmd, fb.op)) return syntax("flowbits: unknown command '" + std::string(cmd) + "'");
   if (comma == std::string_view::npos) return syntax("flowbits:" + std::string(cmd) + " needs a name");
   std::string_view names = io::trim(v.substr(comma + 1));
   const bool has_or = names.find('|') != std::string_view::npos;
@@ -270,22 +285,14 @@ Status parse_xbits(std::string_view v, Rule& r) {
   const std::vector<std::string_view> parts = split_commas(v);
   if (parts.size() < 3) return syntax("xbits: expected COMMAND,NAME,track ip_src|ip_dst|ip_pair[,expire S]");
   Xbit x;
-  const std::string_view cmd = parts[0];
-  if (cmd == "set") x.op = Flowbit::kSet;
-  else if (cmd == "unset") x.op = Flowbit::kUnset;
-  else if (cmd == "toggle") x.op = Flowbit::kToggle;
-  else if (cmd == "isset") x.op = Flowbit::kIsSet;
-  else if (cmd == "isnotset") x.op = Flowbit::kIsNotSet;
-  else return syntax("xbits: unknown command '" + std::string(cmd) + "'");
+  if (!bit_command(parts[0], x.op)) return syntax("xbits: unknown command '" + std::string(parts[0]) + "'");
   if (parts[1].empty() || parts[1].find_first_of(" \t|&") != std::string_view::npos)
     return syntax("xbits: bad name '" + std::string(parts[1]) + "'");
   x.name = std::string(parts[1]);
   bool tracked = false;
   for (size_t i = 2; i < parts.size(); ++i) {
     const std::string_view part = parts[i];
-    const size_t sp = part.find_first_of(" \t");
-    const std::string_view key = part.substr(0, sp);
-    const std::string_view val = sp == std::string_view::npos ? std::string_view{} : io::trim(part.substr(sp));
+    const auto [key, val]       = key_value(part);
     if (key == "track") {
       if (val == "ip_src") x.track = Xbit::kIpSrc;
       else if (val == "ip_dst") x.track = Xbit::kIpDst;
@@ -428,7 +435,6 @@ Result<int64_t> number_or_var(std::string_view t, std::string_view kw, std::stri
 
 namespace {
 
-
 // byte_test / byte_jump arguments after the leading ones: the common options.
 Status byte_options(std::vector<std::string_view> rest, ByteOp& b, bool jump, std::string_view kw) {
   for (size_t i = 0; i < rest.size(); ++i) {
@@ -535,9 +541,7 @@ Result<Item> parse_base64_decode(std::string_view value) {
   it.kind = Item::kBase64Decode;
   if (io::trim(value).empty()) return it;
   for (std::string_view part : split_commas(value)) {
-    const size_t sp = part.find_first_of(" \t");
-    const std::string_view key = part.substr(0, sp);
-    const std::string_view val = sp == std::string_view::npos ? std::string_view{} : io::trim(part.substr(sp));
+    const auto [key, val] = key_value(part);
     if (key == "relative" && val.empty()) {
       it.b64.relative = true;
     } else if (key == "bytes" || key == "offset") {
@@ -612,14 +616,8 @@ Status parse_threshold(std::string_view v, bool filter, Threshold& t) {
   if (t.type != Threshold::kNone) return syntax(kw + ": a rule takes one threshold or detection_filter");
   bool has_type = filter, has_track = false, has_count = false, has_seconds = false;
   if (filter) t.type = Threshold::kDetectionFilter;
-  size_t start = 0;
-  for (size_t i = 0; i <= v.size(); ++i) {
-    if (i < v.size() && v[i] != ',') continue;
-    const std::string_view part = io::trim(v.substr(start, i - start));
-    start = i + 1;
-    const size_t sp = part.find_first_of(" \t");
-    const std::string_view key = part.substr(0, sp);
-    const std::string_view val = sp == std::string_view::npos ? std::string_view{} : io::trim(part.substr(sp));
+  for (std::string_view part : split_commas(v)) {
+    const auto [key, val] = key_value(part);
     if (key == "type" && !filter) {
       if (val == "limit") t.type = Threshold::kLimit;
       else if (val == "threshold") t.type = Threshold::kThreshold;

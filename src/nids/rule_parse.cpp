@@ -194,7 +194,7 @@ struct BufferState {
     }
     if (!app) return Status::ok();
     // A protocol warpath only detects has no buffers here (smtp's file_data is its mail's).
-    if (r.app == AppLayer::kFtp || r.app == AppLayer::kSmtp || r.app == AppLayer::kSsh || r.app == AppLayer::kSmb)
+    if (r.app != AppLayer::kNone && !app_layer_parsed(r.app))
       for (const BufferKeyword& kw : item)
         if (kw.request != AppBuffer::kPayload)
           return unsupported(std::string("app-layer proto ") + app_layer_name(r.app) + " buffers");
@@ -556,14 +556,13 @@ Result<Rule> parse_rule(std::string_view line, const Vars& vars, std::string_vie
   else if (proto == "icmp") r.proto = Proto::kIcmp;
   else if (proto == "tcp-pkt") r.proto = Proto::kTcpPkt;
   else if (proto == "tcp-stream") r.proto = Proto::kTcpStream;
-  else if (proto == "http" || proto == "http1") r.proto = Proto::kTcp, r.app = AppLayer::kHttp;
-  else if (proto == "tls") r.proto = Proto::kTcp, r.app = AppLayer::kTls;
-  else if (proto == "dns") r.proto = Proto::kIp, r.app = AppLayer::kDns;  // over UDP and TCP
-  else if (proto == "ftp") r.proto = Proto::kTcp, r.app = AppLayer::kFtp;  // detected, not parsed
-  else if (proto == "smtp") r.proto = Proto::kTcp, r.app = AppLayer::kSmtp;
-  else if (proto == "ssh") r.proto = Proto::kTcp, r.app = AppLayer::kSsh;
-  else if (proto == "smb") r.proto = Proto::kTcp, r.app = AppLayer::kSmb;
-  else return unsupported("app-layer proto " + std::string(proto));
+  else if (proto == "http1") r.proto = Proto::kTcp, r.app = AppLayer::kHttp;
+  else {  // an application protocol by its name: DNS over UDP and TCP, the others over TCP
+    for (size_t a = 1; a < kAppLayers && r.app == AppLayer::kNone; ++a)
+      if (proto == app_layer_name(AppLayer(a))) r.app = AppLayer(a);
+    if (r.app == AppLayer::kNone) return unsupported("app-layer proto " + std::string(proto));
+    r.proto = r.app == AppLayer::kDns ? Proto::kIp : Proto::kTcp;
+  }
   auto src = parse_addresses(head[2], vars);
   if (!src.is_ok()) return syntax("source address: " + src.status().message());
   auto sport = parse_ports(head[3], vars);

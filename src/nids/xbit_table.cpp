@@ -7,7 +7,7 @@
 namespace warpath::nids::detail {
 
 // The bit, where it is kept (a host, or an address pair in a fixed order), its addresses.
-void XbitTable::key(const XbitOp& op, const PacketView& p) {
+void XbitTable::key(const XbitOp& op, const PacketView& p) const {
   const size_t alen = p.ip_version == 6 ? 16 : 4;
   key_.assign(reinterpret_cast<const char*>(&op.bit), sizeof op.bit);
   key_.push_back(char(p.ip_version));
@@ -23,7 +23,7 @@ void XbitTable::key(const XbitOp& op, const PacketView& p) {
 
 bool XbitTable::is_set(const XbitOp& op, const PacketView& p) const {
   if (!p.src || !p.dst) return false;
-  const_cast<XbitTable*>(this)->key(op, p);
+  key(op, p);
   auto it = bits_.find(key_);
   return it != bits_.end() && it->second > p.ts_ns;
 }

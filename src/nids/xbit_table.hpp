@@ -22,9 +22,10 @@ class XbitTable {
   uint64_t full() const noexcept { return full_; }
 
  private:
-  void key(const XbitOp& op, const PacketView& p);
+  /// key_ for `op`'s bit where it keeps it for packet p (a scratch string reused).
+  void key(const XbitOp& op, const PacketView& p) const;
   std::unordered_map<std::string, uint64_t> bits_;  // key -> expiry (ns)
-  std::string key_;
+  mutable std::string key_;
   uint64_t last_sweep_ = 0, full_ = 0;
 };
 

@@ -79,6 +79,11 @@ namespace warpath::nids {
 enum class AppLayer : uint8_t { kNone, kHttp, kDns, kTls, kFtp, kSmtp, kSsh, kSmb };
 inline constexpr size_t kAppLayers = 8;
 const char* app_layer_name(AppLayer a) noexcept;  ///< "", "http", "dns", "tls", "ftp", ...
+/// Whether warpath parses the protocol (HTTP, DNS, TLS: it has transactions and buffers), or
+/// only detects it (FTP, SMTP, SSH, SMB).
+constexpr bool app_layer_parsed(AppLayer a) noexcept {
+  return a == AppLayer::kHttp || a == AppLayer::kDns || a == AppLayer::kTls;
+}
 
 /// The inspection buffers. kPayload is the packet's payload or the TCP stream.
 enum class AppBuffer : uint8_t {

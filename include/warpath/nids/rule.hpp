@@ -226,6 +226,8 @@ struct StreamSize {
 
 struct Flowbit {
   enum Op : uint8_t { kSet, kUnset, kToggle, kIsSet, kIsNotSet } op = kSet;
+  /// isset, isnotset: a condition of the rule (the others change bits when it matched).
+  static constexpr bool condition(Op o) noexcept { return o == kIsSet || o == kIsNotSet; }
   std::vector<std::string> names;
   bool any = false;  ///< names joined with | (else all, &)
 };

@@ -4,7 +4,9 @@
 #include "nids/app/label_probe.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <string_view>
+#include <utility>
 
 #include "warpath/nids/detect.hpp"
 
@@ -25,6 +27,9 @@ void stamp_raw(AppFlow& f, size_t from) {
                    std::string_view(raw).substr(raw.size() - std::min<size_t>(raw.size(), kStreamLookback)));
   }
 }
+
+// The protocols detected by content without a parser (label_probe.hpp), in detection order.
+constexpr AppLayer kDetectedOnly[] = {AppLayer::kFtp, AppLayer::kSmtp, AppLayer::kSsh, AppLayer::kSmb};
 
 // DNS over TCP: a two-byte length, then a whole message that parses (kMore until it is there).
 Probe probe_dns_tcp(const std::string& s) {
@@ -114,7 +119,7 @@ void AppParsers::take(AppFlow& f, uint8_t dir, const uint8_t* data, size_t len, 
     *said = dir == 0 ? probe_dns_tcp(p) : Probe::kNo;  // the client asks first
     if (*said == Probe::kMore && p.size() >= kProbeLimit) *said = Probe::kNo;
   }
-  for (AppLayer l : {AppLayer::kFtp, AppLayer::kSmtp, AppLayer::kSsh, AppLayer::kSmb})
+  for (AppLayer l : kDetectedOnly)
     if (ask(l)) *said = probe_label(l, dir, bytes, p.size());
   detect(f, ts_ns);
   account(f);
@@ -151,11 +156,10 @@ void AppParsers::start(AppFlow& f, AppLayer layer, uint64_t ts_ns) {
 }
 
 void AppParsers::detect(AppFlow& f, uint64_t ts_ns) {
-  // In this order, as each is enabled; the label-only ones always.
-  const std::pair<AppLayer, bool> order[] = {
-      {AppLayer::kHttp, cfg_.http}, {AppLayer::kTls, cfg_.tls}, {AppLayer::kDns, cfg_.dns},
-      {AppLayer::kFtp, true},       {AppLayer::kSmtp, true},    {AppLayer::kSsh, true},
-      {AppLayer::kSmb, true}};
+  // HTTP, TLS, DNS in this order as each is enabled, then the protocols only detected.
+  std::pair<AppLayer, bool> order[3 + std::size(kDetectedOnly)] = {
+      {AppLayer::kHttp, cfg_.http}, {AppLayer::kTls, cfg_.tls}, {AppLayer::kDns, cfg_.dns}};
+  for (size_t k = 0; k < std::size(kDetectedOnly); ++k) order[3 + k] = {kDetectedOnly[k], true};
   bool all_no = true;
   for (const auto& [layer, enabled] : order) {
     if (!enabled) continue;

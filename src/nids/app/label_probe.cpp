@@ -44,8 +44,4 @@ Probe probe_label(AppLayer layer, uint8_t dir, const uint8_t* data, size_t len) 
   return more ? Probe::kMore : Probe::kNo;
 }
 
-bool app_layer_parsed(AppLayer layer) noexcept {
-  return layer == AppLayer::kHttp || layer == AppLayer::kTls || layer == AppLayer::kDns;
-}
-
 }  // namespace warpath::nids::detail

@@ -19,7 +19,4 @@ namespace warpath::nids::detail {
 ///   SMB   either side: FF, FE or FD then "SMB" after the 4-byte NetBIOS session header
 Probe probe_label(AppLayer layer, uint8_t dir, const uint8_t* data, size_t len) noexcept;
 
-/// Whether warpath parses the protocol (HTTP, TLS, DNS), or only detects it.
-bool app_layer_parsed(AppLayer layer) noexcept;
-
 }  // namespace warpath::nids::detail

@@ -323,15 +323,7 @@ class PayloadEval {
       b64_used_ = base64_decode_rfc4648(buf_ + from, n, decoded);
       b64_from_ = from, b64_n_ = n;
     }
-    if (decoded.empty() || !spend()) return false;
-    PayloadEval sub(md_, mc_);
-    sub.budget_ = kEvalSteps - std::min(steps_, kEvalSteps);
-    bool lim = false, plim = false;
-    const bool ok = sub.run(*it.decoded_items, reinterpret_cast<const uint8_t*>(decoded.data()),
-                            uint32_t(decoded.size()), -1, 0, lim, plim);
-    steps_ += sub.steps_;
-    limited_ = limited_ || lim, pcre_limited_ = pcre_limited_ || plim;
-    if (!ok) return false;
+    if (decoded.empty() || !spend() || !decoded_match(*it.decoded_items, decoded)) return false;
     if (min_end_ < 0 || max_end > min_end_ || from >= min_end_) return true;
     // A stream chunk: the match counts when it needs the new bytes, that is when the text as it
     // stood before them (what an earlier chunk decoded) does not match (an encoded text that
@@ -339,13 +331,19 @@ class PayloadEval {
     if (from + int64_t(b64_used_) <= min_end_) return false;
     std::string before;
     base64_decode_rfc4648(buf_ + from, size_t(min_end_ - from), before);
-    if (before.empty()) return true;
-    PayloadEval old(md_, mc_);
-    old.budget_ = kEvalSteps - std::min(steps_, kEvalSteps);
-    const bool had = old.run(*it.decoded_items, reinterpret_cast<const uint8_t*>(before.data()),
-                             uint32_t(before.size()), -1, 0, lim, plim);
-    steps_ += old.steps_;
-    return !had;
+    return before.empty() || !decoded_match(*it.decoded_items, before);
+  }
+
+  // base64_data's items on decoded bytes, in what is left of this evaluation's bound.
+  bool decoded_match(const ItemList& items, const std::string& bytes) {
+    PayloadEval sub(md_, mc_);
+    sub.budget_ = kEvalSteps - std::min(steps_, kEvalSteps);
+    bool lim = false, plim = false;
+    const bool ok = sub.run(items, reinterpret_cast<const uint8_t*>(bytes.data()), uint32_t(bytes.size()),
+                            -1, 0, lim, plim);
+    steps_ += sub.steps_;
+    limited_ = limited_ || lim, pcre_limited_ = pcre_limited_ || plim;
+    return ok;
   }
 
   bool pcre_step(size_t k, const CompiledItem& it, int64_t prev_end, int64_t max_end) {
