@@ -7,6 +7,7 @@
 # fresh nids_init). Run on a quiet machine: no build or test running.
 # Where the build has warpath-stream-bench-nids-best (cmake -DWARPATH_LIBNIDS_BEST=libnids.a
 # built -O3 -march=native: bench/README.md), its libnids runs too, as engine "libnids-best".
+# flowstream is cpu.flowstream (tracking and reassembly in one pass) after the same parse.
 # floor is warpath-stream-bench's yardstick (stream_floor.hpp): the least work the job allows.
 set -euo pipefail
 build=${1:-build}
@@ -17,7 +18,7 @@ bin="$build/warpath-stream-bench"
 best="$build/warpath-stream-bench-nids-best"
 for round in $(seq "$rounds"); do
   for workload in $workloads; do
-    for engine in warpath libnids floor; do
+    for engine in warpath flowstream libnids floor; do
       taskset -c "$cpu" "$bin" --workload "$workload" --engine "$engine" --repeat 5 --json |
         sed "s/^{/{\"round\": $round, /"
     done

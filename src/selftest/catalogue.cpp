@@ -10,6 +10,7 @@
 #include "warpath/packet/parser.hpp"
 #include "warpath/pattern/pattern.hpp"
 #include "warpath/modules/chain_check.hpp"
+#include "warpath/stream/flowstream.hpp"
 #include "warpath/stream/stream.hpp"
 #if defined(WARPATH_HAVE_NIDS)  // built where PCRE2 is (its pcre keyword)
 #include "warpath/nids/detect.hpp"
@@ -25,6 +26,7 @@ const std::vector<EngineFamily>& engine_families() {
     {"defrag", &defrag::defrag_engines, &defrag::check_defrag_engine},
     {"flow", &flow::flow_engines, &flow::check_flow_engine},
     {"stream", &stream::stream_engines, &stream::check_stream_engine},
+    {"flowstream", &stream::flowstream_engines, &stream::check_flowstream_engine},
     {"pattern", &pattern::pattern_engines, &pattern::check_pattern_engine},
     {"ipsec", &ipsec::esp_engines, &ipsec::check_esp_engine},
     {"aes-ctr", &ipsec::ctr_engines, &ipsec::check_ctr_engine},

@@ -181,22 +181,20 @@ struct HostRules {
   }
 };
 
-/// What the host's engines share: id, configuration, counters and totals, and the HostRules
-/// context over them.
-class HostReassembler : public Reassembler {
+/// What the host's engines keep besides their flows (StoreReassembler, the emulator's host
+/// side, cpu.flowstream): configuration, counters and totals, and the HostRules context over
+/// them.
+class HostStream {
  public:
-  std::string_view id() const noexcept override { return id_; }
-  const StreamConfig& config() const noexcept override { return config_; }
-  StreamCounters counters() const override {
+  explicit HostStream(const StreamConfig& config)
+      : config_(config), lim_(core::limits_of(config)) {}
+  StreamCounters stream_counters() const {
     StreamCounters c = c_;
     c.buffered_bytes = total_;
     return c;
   }
-  uint64_t refused() const override { return stream::refused(c_); }
 
  protected:
-  HostReassembler(std::string id, const StreamConfig& config)
-      : id_(std::move(id)), config_(config), lim_(core::limits_of(config)) {}
   HostRules rules(const ChunkSink& sink) {
     return HostRules{&config_, lim_, &c_, &total_, &held_, &scratch_, &sink};
   }
@@ -218,13 +216,27 @@ class HostReassembler : public Reassembler {
     c_.payload_bytes += s.len;
   }
 
-  std::string id_;
   StreamConfig config_;
   core::Limits lim_;
   uint64_t total_ = 0;
   uint64_t held_  = 0;  ///< segments held over all streams
   StreamCounters c_;
   std::vector<uint8_t> scratch_;
+};
+
+/// A Reassembler over HostStream: its id, configuration and counters.
+class HostReassembler : public Reassembler, protected HostStream {
+ public:
+  std::string_view id() const noexcept override { return id_; }
+  const StreamConfig& config() const noexcept override { return config_; }
+  StreamCounters counters() const override { return stream_counters(); }
+  uint64_t refused() const override { return stream::refused(c_); }
+
+ protected:
+  HostReassembler(std::string id, const StreamConfig& config)
+      : HostStream(config), id_(std::move(id)) {}
+
+  std::string id_;
 };
 
 /// A flow's state in a host engine's map. SerialMap::erase recycles it instead of destroying
@@ -239,6 +251,19 @@ struct HostFlow : core::FlowState<Store, EndQueue> {
     }
   }
 };
+
+/// Can the flow be kept as its scalars alone? Nothing buffered or held, and nothing more to
+/// come: reset, or both directions delivered up to their FIN.
+template <class Store>
+bool finished(const HostFlow<Store>& f) {
+  const core::Dir &a = f.m.d[0], &b = f.m.d[1];
+  // Most segments leave a.fin unset: that test first.
+  const bool ended = (a.fin != core::kNever && b.fin != core::kNever && a.base == a.fin &&
+                      b.base == b.fin && a.open && b.open && f.m.phase == core::Phase::kOpen) ||
+                     f.m.reset;
+  return ended && !f.store[0].buffered() && !f.store[1].buffered() && f.held[0].empty() &&
+         f.held[1].empty();
+}
 
 template <class Store, template <class> class Map>
 class StoreReassembler final : public HostReassembler {
@@ -300,18 +325,6 @@ class StoreReassembler final : public HostReassembler {
   }
 
  private:
-  /// Can the flow be kept as its scalars alone? Nothing buffered or held, and nothing more to
-  /// come: reset, or both directions delivered up to their FIN.
-  static bool finished(const Flow& f) {
-    const core::Dir &a = f.m.d[0], &b = f.m.d[1];
-    // Most segments leave a.fin unset: that test first.
-    const bool ended = (a.fin != core::kNever && b.fin != core::kNever && a.base == a.fin &&
-                        b.base == b.fin && a.open && b.open && f.m.phase == core::Phase::kOpen) ||
-                       f.m.reset;
-    return ended && !f.store[0].buffered() && !f.store[1].buffered() && f.held[0].empty() &&
-           f.held[1].empty();
-  }
-
   __attribute__((always_inline)) void one(HostRules& ctx, const Segment& s) {
     count(s);
     Flow* f = flows_.find(s.flow);

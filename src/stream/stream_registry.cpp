@@ -10,6 +10,7 @@
 #include "core/engine_table.hpp"
 #include "core/validating.hpp"
 #include "stream/engines.hpp"
+#include "stream/recorded_chunk.hpp"
 #include "warpath/net/addr_text.hpp"
 #include "warpath/stream/generate.hpp"
 
@@ -18,22 +19,6 @@ namespace {
 
 constexpr const char* kPolicyNames[] = {"first", "last",    "bsd",   "linux",
                                         "old-linux", "solaris", "vista", "windows"};
-
-struct Recorded {
-  uint64_t flow;
-  uint8_t dir;
-  bool gap;
-  uint64_t offset;
-  std::string bytes;
-  uint32_t len;
-  bool operator==(const Recorded&) const = default;
-};
-
-std::string describe(const Recorded& r) {
-  return "flow " + std::to_string(r.flow) + " dir " + std::to_string(r.dir) + " " +
-         (r.gap ? "gap" : "data") + " at " + std::to_string(r.offset) + " len " +
-         std::to_string(r.len);
-}
 
 // An engine and ref.stream side by side; fails on the first difference in the chunks (data,
 // gaps, offsets) or the counters.
@@ -69,27 +54,11 @@ class ValidatingReassembler final : public ValidatingPair<Reassembler> {
   // compared.
   template <class Call>
   Status both(Call call, const ChunkSink& sink) {
-    std::vector<Recorded> got, want;
-    auto recorder = [](std::vector<Recorded>& into) {
-      return [&into](const Chunk& c) {
-        into.push_back({c.flow, c.dir, c.gap, c.offset,
-                        c.gap ? std::string() : std::string(reinterpret_cast<const char*>(c.data), c.len),
-                        c.len});
-      };
-    };
-    WARPATH_TRY(call(*engine_, [&](const Chunk& c) {
-      recorder(got)(c);
-      if (sink) sink(c);
-    }));
-    WARPATH_TRY(call(*ref_, recorder(want)));
-    if (got.size() != want.size())
-      return differs(" delivered " + std::to_string(got.size()) + " chunks, ref.stream " +
-                     std::to_string(want.size()));
-    for (size_t i = 0; i < got.size(); ++i)
-      if (!(got[i] == want[i]))
-        return differs(" chunk " + std::to_string(i) + ": " + describe(got[i]) + ", ref.stream " +
-                       describe(want[i]) +
-                       (got[i].bytes != want[i].bytes ? " (bytes differ)" : ""));
+    std::vector<detail::Recorded> got, want;
+    WARPATH_TRY(call(*engine_, detail::recording(got, sink)));
+    WARPATH_TRY(call(*ref_, detail::recording(want)));
+    if (std::string d = detail::chunk_difference(got, want, "ref.stream"); !d.empty())
+      return differs(d);
     return same_counters(engine_->counters(), ref_->counters());
   }
 };

@@ -41,4 +41,29 @@ struct GeneratedStreams {
 
 GeneratedStreams generate_streams(const StreamGenParams& params);
 
+/// Generated conversations as frames (Ethernet + IPv4 + TCP), for engines that take packets
+/// (flowstream.hpp) and their tests: flow f runs between 10.0.0.0 + f, port 1024 + f, and
+/// 192.168.0.1, port 80 (direction 0 from the client), frames `gap_ns` apart. Hostile extras
+/// on request, each drawn from the seed.
+struct FrameGenParams {
+  StreamGenParams streams;
+  uint64_t start_ns = 1'700'000'000'000'000'000ull;
+  uint64_t gap_ns   = 1000;
+  uint32_t syn_flood   = 0;  ///< unanswered SYNs from other client ports, spread over the frames
+  uint32_t rst_percent = 0;  ///< of data segments, followed by a RST near their sequence number
+  uint32_t udp_percent = 0;  ///< of frames, followed by a UDP datagram between the same hosts
+  uint32_t idle_permille = 0;  ///< of frames, followed by `idle_ns` of silence (timeouts)
+  uint64_t idle_ns       = 0;
+  bool shared_ports = false;  ///< flows 2k - 1 and 2k use one 4-tuple (reuse, mixed connections)
+};
+
+struct GeneratedFrames {
+  std::vector<uint8_t> bytes;
+  std::vector<uint32_t> offset, length;
+  std::vector<uint64_t> ts_ns;
+  size_t size() const { return offset.size(); }
+};
+
+GeneratedFrames generate_frames(const FrameGenParams& params);
+
 }  // namespace warpath::stream

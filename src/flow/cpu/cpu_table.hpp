@@ -12,6 +12,9 @@
 //     only the heads can be due, and the heads' deadlines and touches are cached. A lower
 //     bound of those deadlines (lowered whenever a head's is lower, made exact again only when
 //     the clock reaches it) lets a packet that ends nothing cost one comparison.
+//   - An end hook: `OnEnd` is told the handle of every flow that ends (timeout, eviction, reuse,
+//     flush) before its entry is freed, so an engine that keeps more per flow beside the table
+//     (cpu.flowstream's reassembly state) lets it go with the flow.
 #pragma once
 #include <algorithm>
 #include <cstring>
@@ -36,9 +39,16 @@ struct alignas(64) FlowEntry {
 };
 static_assert(sizeof(FlowEntry) == 128, "an entry is two cache lines");
 
-class CpuTable {
+/// The table that tells nobody when a flow ends (cpu.flow, cuda.flow).
+struct NoEndHook {
+  void operator()(uint32_t) const {}
+};
+
+template <class OnEnd = NoEndHook>
+class BasicCpuTable {
  public:
-  explicit CpuTable(const FlowConfig& c) : cfg_(c), entries_(size_t(c.capacity) + 1) {
+  explicit BasicCpuTable(const FlowConfig& c, OnEnd on_end = {})
+      : cfg_(c), entries_(size_t(c.capacity) + 1), on_end_(on_end) {
     uint32_t buckets = 1;
     while (buckets < c.capacity) buckets <<= 1;
     heads_.assign(buckets, 0);
@@ -121,6 +131,7 @@ class CpuTable {
 
   void end(core::TrackerState& st, uint32_t h, FlowEnd why, std::vector<FlowRecord>& ended) {
     FlowEntry& e = entries_[h];
+    on_end_(h);
     ended.push_back(core::to_record(e.core, why));
     uint32_t* link = &heads_[core::key_hash(e.core.key, seed_) & mask_];
     while (*link != h) link = &entries_[*link].chain;
@@ -210,7 +221,10 @@ class CpuTable {
   uint64_t head_deadline_[kLists], head_touch_[kLists];
   uint64_t due_bound_    = kNever;  ///< at most the earliest head_deadline_ (expire_due)
   bool cached_emergency_ = false;
+  OnEnd on_end_;
   uint64_t seed_ = uint64_t(std::random_device{}()) << 32 ^ std::random_device{}();
 };
+
+using CpuTable = BasicCpuTable<>;
 
 }  // namespace warpath::flow::detail
