@@ -6,6 +6,7 @@
 // flush), which every such engine does alike.
 #pragma once
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 #include "flow/core/flow_core.hpp"
@@ -93,10 +94,15 @@ void advance_table(Table& table, core::TrackerState& st, const FlowConfig& confi
 template <class Table>
 void flush_table(Table& table, core::TrackerState& st, const FlowConfig& config,
                  std::vector<FlowRecord>& ended) {
-  std::vector<uint32_t> live = table.live_handles();
-  std::sort(live.begin(), live.end(),
-            [&](uint32_t a, uint32_t b) { return table.at(a).serial < table.at(b).serial; });
-  for (uint32_t h : live) table.end(st, h, FlowEnd::kShutdown, ended);
+  // (serial, handle) pairs sorted as they are: a comparison that read each flow's entry missed
+  // the cache every time on a large table (100,000 flows: most of the flush).
+  const std::vector<uint32_t> live = table.live_handles();
+  std::vector<std::pair<uint64_t, uint32_t>> order;
+  order.reserve(live.size());
+  for (uint32_t h : live) order.emplace_back(table.at(h).serial, h);
+  std::sort(order.begin(), order.end());
+  ended.reserve(ended.size() + order.size());
+  for (const auto& [serial, h] : order) table.end(st, h, FlowEnd::kShutdown, ended);
   core::settle(table, st, config);
 }
 

@@ -75,13 +75,17 @@ class ValidatingFlowStream final : public ValidatingPair<FlowStream> {
     std::vector<Recorded> got, want;
     std::vector<flow::FlowRecord> ref_ended;
     const size_t from = ended.size();
-    WARPATH_TRY(call(*engine_, false, ended, detail::recording(got, sink)));
+    WARPATH_TRY(call(*engine_, false, ended, detail::recording(got, &sink)));
     WARPATH_TRY(call(*ref_, true, ref_ended, detail::recording(want)));
     WARPATH_TRY(same_records(ended, from, ref_ended, "flow records", describe_record));
     if (std::string d = detail::chunk_difference(got, want, "ref.flowstream"); !d.empty())
       return differs(d);
     WARPATH_TRY(same_counters(engine_->flow_counters(), ref_->flow_counters()));
-    return same_counters(engine_->stream_counters(), ref_->stream_counters());
+    WARPATH_TRY(same_counters(engine_->stream_counters(), ref_->stream_counters()));
+    if (engine_->streams() != ref_->streams())
+      return differs(" keeps " + std::to_string(engine_->streams()) + " flows' stream state, " +
+                     "ref.flowstream " + std::to_string(ref_->streams()));
+    return Status::ok();
   }
 };
 
@@ -140,33 +144,39 @@ Result<std::unique_ptr<FlowStream>> make_flowstream(std::string_view requested,
 
 namespace {
 
-/// One round of the check: a configuration and the hostile traffic it is meant to meet.
+/// One round of the check: a configuration and the hostile traffic it is meant to meet, and
+/// how the round is fed (advance() between batches, a mask).
+struct Feed {
+  uint64_t advance_ns = 0;  ///< after each batch, advance() to its last packet + this; 0: never
+  bool mask           = false;  ///< every seventh packet masked out
+};
 struct Setup {
   const char* name;
-  void (*configure)(flow::FlowConfig&, StreamConfig&, FrameGenParams&);
+  void (*configure)(flow::FlowConfig&, StreamConfig&, FrameGenParams&, Feed&);
 };
 
 constexpr Setup kSetups[] = {
     {"bsd, reordered and overlapping",
-     [](flow::FlowConfig&, StreamConfig&, FrameGenParams&) {}},
+     [](flow::FlowConfig&, StreamConfig&, FrameGenParams&, Feed&) {}},
     {"a table of 8 flows (evictions), shared ports, UDP",
-     [](flow::FlowConfig& fc, StreamConfig& sc, FrameGenParams& g) {
+     [](flow::FlowConfig& fc, StreamConfig& sc, FrameGenParams& g, Feed&) {
        fc.capacity    = 8;
        sc.policy      = Policy::kLinux;
        g.shared_ports = true;
        g.udp_percent  = 10;
      }},
-    {"timeouts: TCP 2 / 5 / 2 s, idle gaps of 3 s",
-     [](flow::FlowConfig& fc, StreamConfig& sc, FrameGenParams& g) {
+    {"timeouts: TCP 2 / 5 / 2 s, idle gaps of 3 s, advance() between batches",
+     [](flow::FlowConfig& fc, StreamConfig& sc, FrameGenParams& g, Feed& feed) {
        for (auto& t : fc.timeout_s) t[0] = 2, t[1] = 5, t[2] = 2;
        for (auto& t : fc.emergency_timeout_s) t[0] = 1, t[1] = 2, t[2] = 1;
        fc.capacity     = 16;
        sc.policy       = Policy::kOldLinux;
        g.idle_permille = 20;
        g.idle_ns       = 3'000'000'000ull;
+       feed.advance_ns = 1'500'000'000ull;
      }},
     {"max_flows 5, small caps, RSTs and a SYN flood",
-     [](flow::FlowConfig&, StreamConfig& sc, FrameGenParams& g) {
+     [](flow::FlowConfig&, StreamConfig& sc, FrameGenParams& g, Feed&) {
        sc.max_flows   = 5;
        sc.stream_cap  = 600;
        sc.memcap      = 4000;
@@ -174,8 +184,21 @@ constexpr Setup kSetups[] = {
        g.syn_flood    = 40;
        g.streams.loss_percent = 3;
      }},
+    {"max_flows 4 over a table of 8: flows ended inside a batch still count",
+     [](flow::FlowConfig& fc, StreamConfig& sc, FrameGenParams& g, Feed&) {
+       fc.capacity  = 8;
+       sc.max_flows = 4;
+       g.syn_flood  = 30;
+       g.streams.fin = false;
+     }},
+    {"connections again on the same ports after they closed (port reuse), max_flows 6",
+     [](flow::FlowConfig&, StreamConfig& sc, FrameGenParams& g, Feed&) {
+       sc.max_flows = 6;
+       g.again      = true;
+       g.rst_percent = 2;
+     }},
     {"inline, solaris, midstream, a full table that drops",
-     [](flow::FlowConfig& fc, StreamConfig& sc, FrameGenParams& g) {
+     [](flow::FlowConfig& fc, StreamConfig& sc, FrameGenParams& g, Feed&) {
        fc.capacity    = 10;
        fc.on_full     = flow::OnFull::kDrop;
        sc.mode        = Mode::kInline;
@@ -184,8 +207,19 @@ constexpr Setup kSetups[] = {
        g.syn_flood    = 10;
        g.streams.loss_percent = 5;
      }},
+    {"a full table that passes, host policies, any checksum, a mask",
+     [](flow::FlowConfig& fc, StreamConfig& sc, FrameGenParams& g, Feed& feed) {
+       fc.capacity             = 6;
+       fc.on_full              = flow::OnFull::kPass;
+       fc.ignore_ipv4_checksum = true;
+       g.bad_checksum_percent  = 5;
+       sc.hosts.push_back(parse_host_policy("10.0.0.0/29=first").value());
+       sc.hosts.push_back(parse_host_policy("192.168.0.1=vista").value());
+       g.streams.conflict_percent = 30;
+       feed.mask = true;
+     }},
     {"depth 3000, last, preallocated finished flows",
-     [](flow::FlowConfig&, StreamConfig& sc, FrameGenParams& g) {
+     [](flow::FlowConfig&, StreamConfig& sc, FrameGenParams& g, Feed&) {
        sc.depth          = 3000;
        sc.policy         = Policy::kLast;
        sc.prealloc_flows = 4;
@@ -193,24 +227,30 @@ constexpr Setup kSetups[] = {
      }},
 };
 
-/// Runs `frames` through `e` in batches of `batch` (with an empty batch first), then flushes.
-Status run_frames(FlowStream& e, const GeneratedFrames& frames, uint32_t batch) {
+/// Runs `frames` through `e` in batches of `batch` (with an empty batch first), then advances
+/// past the last packet and flushes.
+Status run_frames(FlowStream& e, const GeneratedFrames& frames, uint32_t batch, const Feed& feed) {
   batch = uint32_t(std::clamp<size_t>(batch, 1, std::max<size_t>(frames.size(), 1)));
   WARPATH_ASSIGN_OR_RETURN(auto parser, packet::make_parser("cpu.parse"));
   WARPATH_ASSIGN_OR_RETURN(auto b, packet::PacketBatch::create(batch, 2048));
   std::vector<packet::PacketInfo> infos(batch);
   std::vector<flow::PacketFlow> answers(batch);
+  std::vector<uint8_t> mask(batch);
   std::vector<flow::FlowRecord> ended;
   ExecContext ctx;
   WARPATH_TRY(e.process(b.view(), infos.data(), {answers.data(), 0}, ended, nullptr));
   for (size_t at = 0; at < frames.size();) {
     b.clear();
-    for (uint32_t k = 0; k < batch && at < frames.size(); ++k, ++at)
+    for (uint32_t k = 0; k < batch && at < frames.size(); ++k, ++at) {
       b.append(frames.bytes.data() + frames.offset[at], frames.length[at], frames.length[at],
                frames.ts_ns[at]);
+      mask[k] = at % 7 != 3;
+    }
     const uint32_t n = b.size();
     WARPATH_TRY(parser->parse(b.view(), {infos.data(), n}, ctx));
-    WARPATH_TRY(e.process(b.view(), infos.data(), {answers.data(), n}, ended, nullptr));
+    WARPATH_TRY(e.process(b.view(), infos.data(), {answers.data(), n}, ended, nullptr,
+                          feed.mask ? mask.data() : nullptr));
+    if (feed.advance_ns) WARPATH_TRY(e.advance(frames.ts_ns[at - 1] + feed.advance_ns, ended, nullptr));
   }
   WARPATH_TRY(e.advance(frames.ts_ns.empty() ? 0 : frames.ts_ns.back() + 1, ended, nullptr));
   return e.flush(ended, nullptr);
@@ -233,7 +273,8 @@ CheckReport check_flowstream_engine(std::string_view id, uint64_t seed, uint64_t
     g.streams.duplicate_percent = 10;
     g.streams.overlap_percent   = 20;
     g.streams.conflict_percent  = 10;
-    setup.configure(fc, sc, g);
+    Feed feed;
+    setup.configure(fc, sc, g, feed);
     auto e = make_flowstream("validate:" + std::string(id), fc, sc);
     if (!e.is_ok()) {
       report.skipped = e.status().code() == Errc::kNotSupported;
@@ -241,8 +282,9 @@ CheckReport check_flowstream_engine(std::string_view id, uint64_t seed, uint64_t
       return report;
     }
     const GeneratedFrames frames = generate_frames(g);
-    const uint32_t batch         = kBatch[round % std::size(kBatch)];
-    if (Status st = run_frames(**e, frames, batch); !st.is_ok()) {
+    // Every setup meets every batch size once in size(kSetups) x size(kBatch) rounds.
+    const uint32_t batch = kBatch[(round / std::size(kSetups)) % std::size(kBatch)];
+    if (Status st = run_frames(**e, frames, batch, feed); !st.is_ok()) {
       report.detail = std::string(setup.name) + ", batches of " + std::to_string(batch) + ": " +
                       st.message();
       return report;

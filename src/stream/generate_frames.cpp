@@ -10,6 +10,8 @@ namespace {
 struct FrameWriter {
   GeneratedFrames& out;
   uint64_t now;
+  gen::detail::Rng& rng;
+  uint32_t bad_checksum_percent;
   void tcp(uint32_t client_ip, uint16_t client_port, uint8_t dir, uint8_t flags, uint32_t seq,
            uint32_t ack, const uint8_t* data, uint32_t len) {
     gen::detail::FrameSpec spec;
@@ -39,6 +41,8 @@ struct FrameWriter {
     out.bytes.resize(at + head + len);
     gen::detail::build_frame(spec, fields, head + len, nullptr, out.bytes.data() + at);
     if (data) std::copy(data, data + len, out.bytes.begin() + long(at + head));
+    if (bad_checksum_percent && rng.below(100) < bad_checksum_percent)
+      out.bytes[at + gen::detail::kEthHeaderBytes + 10] ^= 0x5a;  // the IPv4 header checksum
     out.offset.push_back(uint32_t(at));
     out.length.push_back(head + len);
     out.ts_ns.push_back(now);
@@ -48,11 +52,14 @@ struct FrameWriter {
 
 }  // namespace
 
-GeneratedFrames generate_frames(const FrameGenParams& p) {
-  const GeneratedStreams g = generate_streams(p.streams);
-  gen::detail::Rng rng(p.streams.seed, 11);
-  GeneratedFrames out;
-  FrameWriter w{out, p.start_ns};
+namespace {
+
+// One generation of connections (generate_streams at `seed`) written to `w`.
+void write_generation(const FrameGenParams& p, uint64_t seed, FrameWriter& w) {
+  StreamGenParams sp = p.streams;
+  sp.seed            = seed;
+  const GeneratedStreams g = generate_streams(sp);
+  gen::detail::Rng& rng    = w.rng;
   auto client = [&](uint64_t flow, uint32_t& ip, uint16_t& port) {
     const uint64_t k = p.shared_ports ? (flow + 1) / 2 : flow;
     ip               = 0x0a000000u + uint32_t(k);
@@ -86,6 +93,16 @@ GeneratedFrames generate_frames(const FrameGenParams& p) {
     }
     if (p.idle_permille && rng.below(1000) < p.idle_permille) w.now += p.idle_ns;
   }
+}
+
+}  // namespace
+
+GeneratedFrames generate_frames(const FrameGenParams& p) {
+  gen::detail::Rng rng(p.streams.seed, 11);
+  GeneratedFrames out;
+  FrameWriter w{out, p.start_ns, rng, p.bad_checksum_percent};
+  write_generation(p, p.streams.seed, w);
+  if (p.again) write_generation(p, p.streams.seed + 0x9e37, w);
   return out;
 }
 

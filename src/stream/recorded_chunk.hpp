@@ -25,13 +25,14 @@ inline std::string describe(const Recorded& r) {
          std::to_string(r.len);
 }
 
-/// A sink that records each chunk into `into`, then passes it on to `then` when it has one.
-inline ChunkSink recording(std::vector<Recorded>& into, const ChunkSink& then = nullptr) {
+/// A sink that records each chunk into `into`, then passes it on to `*then` when that is a
+/// sink (the caller's own, not a copy: one that keeps state by value sees every chunk).
+inline ChunkSink recording(std::vector<Recorded>& into, const ChunkSink* then = nullptr) {
   return [&into, then](const Chunk& c) {
     into.push_back({c.flow, c.dir, c.gap, c.offset,
                     c.gap ? std::string() : std::string(reinterpret_cast<const char*>(c.data), c.len),
                     c.len});
-    if (then) then(c);
+    if (then && *then) (*then)(c);
   };
 }
 

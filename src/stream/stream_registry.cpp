@@ -55,7 +55,7 @@ class ValidatingReassembler final : public ValidatingPair<Reassembler> {
   template <class Call>
   Status both(Call call, const ChunkSink& sink) {
     std::vector<detail::Recorded> got, want;
-    WARPATH_TRY(call(*engine_, detail::recording(got, sink)));
+    WARPATH_TRY(call(*engine_, detail::recording(got, &sink)));
     WARPATH_TRY(call(*ref_, detail::recording(want)));
     if (std::string d = detail::chunk_difference(got, want, "ref.stream"); !d.empty())
       return differs(d);

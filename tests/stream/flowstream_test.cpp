@@ -151,3 +151,74 @@ TEST(FlowStreamOrder, FlowsEndedInABatchCloseAtItsEnd) {
 
 }  // namespace
 }  // namespace warpath::stream
+
+namespace warpath::stream {
+namespace {
+
+// The check's hostile setups reach what they aim at (their traffic through validate:, with the
+// counters that show it): port reuse after a close, and flows ended inside a batch while
+// max_flows is tight (they keep counting until the batch ends: flows_refused agrees).
+TEST(FlowStreamHostile, PortReuseAndTightMaxFlowsAreReached) {
+  FrameGenParams again;
+  again.streams.seed  = 3;
+  again.streams.flows = 10;
+  again.again         = true;
+  StreamConfig tight;
+  tight.max_flows = 6;
+  auto e = make_flowstream("validate:cpu.flowstream", {}, tight);
+  ASSERT_TRUE(e.is_ok());
+  Outcome r = run(**e, generate_frames(again), 33);
+  ASSERT_TRUE(r.status.is_ok()) << r.status.to_string();
+  EXPECT_GT((*e)->flow_counters().ended[size_t(flow::FlowEnd::kReused)], 0u);
+  EXPECT_GT((*e)->stream_counters().flows_refused, 0u);
+
+  FrameGenParams flood;
+  flood.streams.seed  = 4;
+  flood.streams.fin   = false;
+  flood.syn_flood     = 30;
+  flow::FlowConfig small;
+  small.capacity = 8;
+  StreamConfig four;
+  four.max_flows = 4;
+  auto f = make_flowstream("validate:cpu.flowstream", small, four);
+  ASSERT_TRUE(f.is_ok());
+  r = run(**f, generate_frames(flood), 64);
+  ASSERT_TRUE(r.status.is_ok()) << r.status.to_string();
+  EXPECT_GT((*f)->flow_counters().ended[size_t(flow::FlowEnd::kEvicted)], 0u);
+  EXPECT_GT((*f)->stream_counters().flows_refused, 0u);
+}
+
+// advance() ends idle flows and closes their streams, in both engines alike.
+TEST(FlowStreamHostile, AdvanceEndsIdleFlowsAndClosesTheirStreams) {
+  FrameGenParams g;
+  g.streams.seed = 6;
+  g.streams.fin  = false;
+  g.streams.loss_percent = 10;
+  const GeneratedFrames frames = generate_frames(g);
+  auto e = make_flowstream("validate:cpu.flowstream");
+  ASSERT_TRUE(e.is_ok());
+  auto parser = packet::make_parser("cpu.parse");
+  auto b      = packet::PacketBatch::create(uint32_t(frames.size()), 2048);
+  ASSERT_TRUE(parser.is_ok() && b.is_ok());
+  for (size_t i = 0; i < frames.size(); ++i)
+    b->append(frames.bytes.data() + frames.offset[i], frames.length[i], frames.length[i],
+              frames.ts_ns[i]);
+  std::vector<packet::PacketInfo> infos(frames.size());
+  std::vector<flow::PacketFlow> answers(frames.size());
+  ExecContext ctx;
+  ASSERT_TRUE((*parser)->parse(b->view(), {infos.data(), b->size()}, ctx).is_ok());
+  std::vector<flow::FlowRecord> ended;
+  ASSERT_TRUE((*e)->process(b->view(), infos.data(), {answers.data(), b->size()}, ended, nullptr)
+                  .is_ok());
+  EXPECT_TRUE(ended.empty());
+  EXPECT_GT((*e)->streams(), 0u);
+  uint64_t gap_chunks = 0;
+  const ChunkSink count_gaps = [&gap_chunks](const Chunk& c) { gap_chunks += c.gap; };
+  ASSERT_TRUE((*e)->advance(frames.ts_ns.back() + 3600'000'000'000ull, ended, count_gaps).is_ok());
+  EXPECT_EQ(ended.size(), g.streams.flows);
+  EXPECT_EQ((*e)->streams(), 0u);
+  EXPECT_GT(gap_chunks, 0u) << "the holes the capture lost, declared when the flows closed";
+}
+
+}  // namespace
+}  // namespace warpath::stream

@@ -55,6 +55,10 @@ struct FrameGenParams {
   uint32_t idle_permille = 0;  ///< of frames, followed by `idle_ns` of silence (timeouts)
   uint64_t idle_ns       = 0;
   bool shared_ports = false;  ///< flows 2k - 1 and 2k use one 4-tuple (reuse, mixed connections)
+  /// Then the same number of connections again on the same 4-tuples (another seed), after the
+  /// first ones (closed with FIN, when `streams.fin`): port reuse.
+  bool again = false;
+  uint32_t bad_checksum_percent = 0;  ///< of frames, sent with a wrong IPv4 header checksum
 };
 
 struct GeneratedFrames {
