@@ -9,7 +9,11 @@
 // Every frame is parsed (the shared core parser) and given to two defragmenters built on the
 // two byte stores (the oracle's per-byte map and cpu.defrag's ranges), which must agree on the
 // result and the datagram; what comes out whole goes, when TCP, to two reassemblers on the two
-// stores, whose chunks and counters must agree. AddressSanitizer and UBSan watch every read;
+// stores, whose chunks and counters must agree. The frames as they came (fragments untracked)
+// also go, in batches of 1 to 16, through flow tracking and reassembly chained (ref.flow's table
+// and the oracle's store, closed as flows end) and through cpu.flowstream, which must agree on
+// every answer, flow record, chunk and counter (include/warpath/stream/flowstream.hpp), over a
+// table of 1 to 16 flows with short timeouts. AddressSanitizer and UBSan watch every read;
 // the caps keep memory bounded whatever the input.
 #include <cstdint>
 #include <cstdio>
@@ -23,6 +27,8 @@
 #include "defrag/store_defragmenter.hpp"
 #include "packet/core/bytes.hpp"
 #include "packet/core/parse_core.hpp"
+#include "flow/engines.hpp"
+#include "stream/flowstream_engines.hpp"
 #include "stream/store_reassembler.hpp"
 
 namespace {
@@ -116,6 +122,81 @@ std::string chunks_text(const std::vector<stream::Chunk>& v, const std::vector<s
   return s;
 }
 
+// The chained oracle (ref.flow's table, then the byte store's reassembler, ended flows closed)
+// and cpu.flowstream, fed the same batches.
+class FlowStreamPair {
+ public:
+  FlowStreamPair(const flow::FlowConfig& fc, const stream::StreamConfig& sc)
+      : tracker_(flow::detail::make_ref_tracker(fc)), reasm_("ref", sc),
+        fused_(stream::detail::make_cpu_flowstream(fc, sc)) {}
+
+  void add(const std::vector<uint8_t>& frame, uint64_t now) {
+    metas_.push_back({uint32_t(buffer_.size()), uint32_t(frame.size()), uint32_t(frame.size()), 0,
+                      0, now});
+    buffer_.insert(buffer_.end(), frame.begin(), frame.end());
+  }
+  size_t pending() const { return metas_.size(); }
+
+  void batch() {
+    const uint32_t n = uint32_t(metas_.size());
+    const packet::BatchView v{buffer_.data(), metas_.data(), n};
+    std::vector<packet::PacketInfo> infos(n);
+    for (uint32_t i = 0; i < n; ++i)
+      infos[i] = packet::core::parse_packet(v.data(i), metas_[i].caplen, metas_[i].len);
+    std::vector<flow::PacketFlow> want(n), got(n);
+    std::vector<flow::FlowRecord> ended_a, ended_b;
+    ca_.clear(), cb_.clear();
+    (void)tracker_->track({infos.data(), n}, {metas_.data(), n}, {want.data(), n}, ended_a);
+    (void)stream::reassemble_batch(reasm_, v, infos.data(), want.data(), n, sink(ca_));
+    for (const flow::FlowRecord& r : ended_a) (void)reasm_.close(r.serial, sink(ca_));
+    (void)fused_->process(v, infos.data(), {got.data(), n}, ended_b, sink(cb_));
+    for (uint32_t i = 0; i < n; ++i)
+      if (want[i].serial != got[i].serial || want[i].dir != got[i].dir ||
+          want[i].track != got[i].track || want[i].created != got[i].created)
+        fail("answers");
+    compare(ended_a, ended_b);
+    metas_.clear();
+    buffer_.clear();
+  }
+  void finish() {
+    batch();
+    std::vector<flow::FlowRecord> ended_a, ended_b;
+    ca_.clear(), cb_.clear();
+    (void)tracker_->flush(ended_a);
+    for (const flow::FlowRecord& r : ended_a) (void)reasm_.close(r.serial, sink(ca_));
+    (void)fused_->flush(ended_b, sink(cb_));
+    compare(ended_a, ended_b);
+    if (reasm_.flows() != 0 || fused_->streams() != 0) fail("state left after the flush");
+  }
+
+ private:
+  static stream::ChunkSink sink(std::string& into) {
+    return [&into](const stream::Chunk& k) {
+      into += std::to_string(k.flow) + "/" + std::to_string(k.dir) + "@" + std::to_string(k.offset) +
+              (k.gap ? "gap" : "") + std::to_string(k.len) + ":" +
+              (k.gap ? "" : std::string(reinterpret_cast<const char*>(k.data), k.len)) + ";";
+    };
+  }
+  void compare(const std::vector<flow::FlowRecord>& a, const std::vector<flow::FlowRecord>& b) {
+    if (a != b) fail("flow records");
+    if (ca_ != cb_) fail("chunks");
+    if (!(tracker_->counters() == fused_->flow_counters())) fail("flow counters");
+    if (!(reasm_.counters() == fused_->stream_counters())) fail("stream counters");
+    if (reasm_.flows() != fused_->streams()) fail("flows with stream state");
+  }
+  [[noreturn]] static void fail(const char* what) {
+    std::fprintf(stderr, "chained tracking and reassembly and cpu.flowstream disagree: %s\n", what);
+    std::abort();
+  }
+
+  std::unique_ptr<flow::FlowTracker> tracker_;
+  stream::detail::StoreReassembler<ranges::ByteStore, stream::detail::NodeMap> reasm_;
+  std::unique_ptr<stream::FlowStream> fused_;
+  std::vector<uint8_t> buffer_;
+  std::vector<packet::PacketMeta> metas_;
+  std::string ca_, cb_;
+};
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -137,6 +218,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   defrag::detail::StoreDefragmenter<ranges::RangeStore> db("cpu", dc);
   stream::detail::StoreReassembler<ranges::ByteStore, stream::detail::NodeMap> sa("ref", sc);
   stream::detail::StoreReassembler<ranges::RangeStore, warpath::detail::SerialMap> sb("cpu", sc);
+  flow::FlowConfig fc;
+  const uint8_t shape = r.u8();
+  fc.capacity         = 1 + shape % 16;
+  fc.on_full          = flow::OnFull((shape >> 4) % 3);
+  for (auto& t : fc.timeout_s) t[0] = 30, t[1] = 300, t[2] = 30;
+  for (auto& t : fc.emergency_timeout_s) t[0] = 5, t[1] = 100, t[2] = 10;
+  const size_t batch = 1 + (shape >> 6) * 5;  // 1, 6, 11 or 16 packets
+  FlowStreamPair pair(fc, sc);
   uint32_t seq_base[4][2] = {{0xfffffff0u, 7}, {1, 0x7fffffffu}, {0, 0}, {0xfffffff5u, 0xffffffffu}};
   std::vector<stream::Chunk> ca, cb;
   std::vector<std::string> ta, tb;
@@ -155,6 +244,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     static const uint8_t z[1] = {0};
     const auto caplen         = uint32_t(frame.size());
     const packet::PacketInfo info = packet::core::parse_packet(p ? p : z, caplen, caplen);
+    if (!frame.empty()) {
+      pair.add(frame, now);
+      if (pair.pending() == batch) pair.batch();
+    }
     std::vector<uint8_t> wa, wb;
     const auto ra = da.add(info, p ? p : z, caplen, now, wa);
     const auto rb = db.add(info, p ? p : z, caplen, now, wb);
@@ -175,6 +268,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)sa.segment(s, sink_a);
     (void)sb.segment(s, sink_b);
   }
+  pair.finish();
   (void)sa.close_all(sink_a);
   (void)sb.close_all(sink_b);
   if (chunks_text(ca, ta) != chunks_text(cb, tb) || !(sa.counters() == sb.counters())) {

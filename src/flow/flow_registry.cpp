@@ -145,17 +145,6 @@ Status FlowConfig::validate() const {
   return Status::ok();
 }
 
-Status FlowTracker::track(Span<const packet::PacketInfo> infos,
-                          Span<const packet::PacketMeta> metas, Span<PacketFlow> out,
-                          std::vector<FlowRecord>& ended) {
-  if (metas.size != infos.size || out.size != infos.size)
-    return Status(Errc::kInvalidArgument, std::string(id()) + ": " +
-                                              std::to_string(infos.size) + " packets, " +
-                                              std::to_string(metas.size) + " metas, " +
-                                              std::to_string(out.size) + " answers");
-  return do_track(infos, metas, out, ended);
-}
-
 namespace {
 
 using TrackerTable = EngineTable<FlowTracker(const FlowConfig&)>;

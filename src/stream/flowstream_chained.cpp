@@ -60,13 +60,6 @@ class ChainedFlowStream final : public FlowStream {
 
 }  // namespace
 
-Status check_sizes(const packet::BatchView& batch, Span<flow::PacketFlow> out) {
-  if (out.size == batch.count) return Status::ok();
-  return Status(Errc::kInvalidArgument, "flowstream: " + std::to_string(out.size) +
-                                            " answers for a batch of " +
-                                            std::to_string(batch.count) + " packets");
-}
-
 Result<std::unique_ptr<FlowStream>> make_chained_flowstream(std::string id,
                                                             std::string_view flow_engine,
                                                             std::string_view stream_engine,

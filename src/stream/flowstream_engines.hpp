@@ -5,6 +5,8 @@
 #include <string>
 #include <string_view>
 
+#include "warpath/core/status.hpp"
+
 #include "warpath/stream/flowstream.hpp"
 
 namespace warpath::stream::detail {
@@ -18,6 +20,11 @@ Result<std::unique_ptr<FlowStream>> make_chained_flowstream(std::string id,
 /// cpu.flowstream.
 std::unique_ptr<FlowStream> make_cpu_flowstream(const flow::FlowConfig& fc, const StreamConfig& sc);
 /// kInvalidArgument unless `out` has one answer per packet of `batch`.
-Status check_sizes(const packet::BatchView& batch, Span<flow::PacketFlow> out);
+inline Status check_sizes(const packet::BatchView& batch, Span<flow::PacketFlow> out) {
+  if (out.size == batch.count) return Status::ok();
+  return Status(Errc::kInvalidArgument, "flowstream: " + std::to_string(out.size) +
+                                            " answers for a batch of " +
+                                            std::to_string(batch.count) + " packets");
+}
 
 }  // namespace warpath::stream::detail
