@@ -15,12 +15,14 @@
 //
 // Engines ("<device>.<algorithm>", registry below)
 //   ref.flowstream  ref.flow chained to ref.stream: the oracle
-//   cpu.chained     cpu.flow chained to cpu.stream: today's pair, as a comparison
+//   cpu.chained     cpu.flow chained to cpu.stream: what the commands run; "auto"
 //   cpu.flowstream  one pass (docs/adr/0009, "One pass"): a packet is keyed and its flow found
 //                   once; the flow's reassembly state is reached from the tracker's entry by its
 //                   handle (no second lookup by serial), its segment is read from the packet and
 //                   reassembled right after it was tracked (no gathered batch of segments), and
-//                   the state goes with the flow when the table ends it.
+//                   the state goes with the flow when the table ends it. The same instructions
+//                   a packet as cpu.chained so far, and 1-4% slower (docs/adr/0009, "One pass"):
+//                   the base of the in-order branch and the leaner tracking still to come.
 // validate:<id> runs ref.flowstream beside the engine and fails on the first difference in the
 // answers, the flow records, the chunks or the counters.
 //
