@@ -4,8 +4,9 @@
 //   0  raw frame:       u16 length, the bytes
 //   1  IPv4 fragment:   id, protocol pick, u16 offset (x8), MF, length, payload
 //   2  IPv6 fragment:   the same with a fragment header
-//   3  TCP segment:     connection pick (4), direction, flags, u16 seq step, u16 ack step,
-//                       length, payload (IPv4, one of four connections, ISNs near 2^32)
+//   3  TCP segment:     connection pick (4), direction, Fast Open option, flags, u16 seq step,
+//                       u16 ack step, length, payload (IPv4, one of four connections, ISNs near
+//                       2^32)
 // Every frame is parsed (the shared core parser) and given to two defragmenters built on the
 // two byte stores (the oracle's per-byte map and cpu.defrag's ranges), which must agree on the
 // result and the datagram; what comes out whole goes, when TCP, to two reassemblers on the two
@@ -106,6 +107,10 @@ std::vector<uint8_t> build(Reader& r, uint32_t seq_base[4][2]) {
       packet::core::store_be16(tcp.data() + 4, seq >> 16), packet::core::store_be16(tcp.data() + 6, seq);
       packet::core::store_be16(tcp.data() + 8, ack >> 16), packet::core::store_be16(tcp.data() + 10, ack);
       tcp[12] = 0x50, tcp[13] = flags;
+      if ((pick >> 3) & 1) {  // TCP Fast Open's option (an empty cookie request; data on a SYN)
+        tcp[12] = 0x60;
+        tcp.insert(tcp.end(), {34, 2, 1, 1});
+      }
       const auto data = r.bytes(r.u8());
       tcp.insert(tcp.end(), data.begin(), data.end());
       return ipv4(6, 0, 0x4000, tcp, dir ? 2 : 1, dir ? 1 : 2);

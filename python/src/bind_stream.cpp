@@ -143,6 +143,7 @@ nb::tuple reassemble(nb::handle capture, const std::string& policy, const std::s
   counters["retransmitted_bytes"] = c.retransmitted_bytes;
   counters["before_handshake"] = c.before_handshake;
   counters["data_on_syn"] = c.data_on_syn;
+  counters["fast_open_ignored"] = c.fast_open_ignored;
   counters["after_close"] = c.after_close;
   counters["beyond_window"] = c.beyond_window;
   counters["stream_cap"] = c.stream_cap;

@@ -4,6 +4,24 @@
 
 namespace warpath::stream::detail {
 
+/// Whether TCP options [p, end) (captured) hold TCP Fast Open's: kind 34, or the experimental
+/// kind 254 with the magic 0xF989 (what Linux sent before the kind was assigned; Suricata takes
+/// both). A malformed list stops the walk.
+inline uint8_t has_fast_open(const uint8_t* p, const uint8_t* end) {
+  while (p < end) {
+    const uint8_t kind = p[0];
+    if (kind == 0) break;  // end of the list
+    if (kind == 1) {       // no-operation
+      ++p;
+      continue;
+    }
+    if (end - p < 2 || p[1] < 2 || p[1] > end - p) break;
+    if (kind == 34 || (kind == 254 && p[1] >= 4 && p[2] == 0xF9 && p[3] == 0x89)) return 1;
+    p += p[1];
+  }
+  return 0;
+}
+
 /// segment_of's body, inlined where a loop over packets takes their segments (reassemble_batch,
 /// cpu.flowstream: a call per packet otherwise).
 __attribute__((always_inline)) inline bool segment_from(const packet::PacketInfo& p,
@@ -40,6 +58,7 @@ __attribute__((always_inline)) inline bool segment_from(const packet::PacketInfo
   s.data    = frame + data;
   s.len     = captured_end - data;
   s.missing = ip_end - captured_end;
+  s.tfo     = (s.flags & packet::kTcpSyn) ? has_fast_open(t + 20, t + doff) : 0;
   return true;
 }
 

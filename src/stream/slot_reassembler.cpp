@@ -63,6 +63,7 @@ void add_to_chain(SlotBatch& b, std::vector<int64_t>& chain_of, std::vector<uint
   g.missing = s.missing;
   g.dir     = s.dir;
   g.flags   = s.flags;
+  g.tfo     = s.tfo;
   g.to_dst  = to_dst;
   g.to_src  = to_src;
   if (s.len) b.payload.insert(b.payload.end(), s.data, s.data + s.len);

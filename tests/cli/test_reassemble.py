@@ -31,6 +31,10 @@ CAPTURES = [
     "pcap/zeek/http-qinq-0.pcap",
     "pcap/tcpreplay/test.pcap",
     "pcap/tcpdump/ipv4_tcp_http_xml.pcap",
+    # TCP Fast Open: requests on the SYN, and a SYN+ACK with data (Suricata's test captures).
+    "suricata-verify/tcp-fastopen-01/tfo.pcap",
+    "suricata-verify/tcp-fastopen-03/tfo.pcap",
+    "suricata-verify/tcp-fastopen-07/tcp_fastopen_segmentation.pcap",
 ]
 
 # tshark's raw dump ends the marker with its C string's NUL.

@@ -7,8 +7,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstring>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "warpath/core/exec.hpp"
 #include "warpath/packet/parser.hpp"
@@ -218,6 +221,58 @@ TEST(FlowStreamHostile, AdvanceEndsIdleFlowsAndClosesTheirStreams) {
   EXPECT_EQ(ended.size(), g.streams.flows);
   EXPECT_EQ((*e)->streams(), 0u);
   EXPECT_GT(gap_chunks, 0u) << "the holes the capture lost, declared when the flows closed";
+}
+
+}  // namespace
+}  // namespace warpath::stream
+
+namespace warpath::stream {
+namespace {
+
+// segment_of reads TCP Fast Open's option on a SYN (kind 34, or 254 with the magic 0xF989),
+// nothing on other segments, and stops at a malformed option list without reading past it.
+TEST(SegmentOf, FindsTheFastOpenOptionOnSyns) {
+  auto parser = packet::make_parser("cpu.parse");
+  ASSERT_TRUE(parser.is_ok());
+  auto tfo_of = [&](uint8_t flags, std::vector<uint8_t> options) {
+    while (options.size() % 4) options.push_back(1);  // no-operations to a whole word
+    std::vector<uint8_t> f(14 + 20 + 20 + options.size() + 3, 0);
+    f[12] = 0x08;
+    uint8_t* ip = f.data() + 14;
+    ip[0] = 0x45, ip[8] = 64, ip[9] = 6;
+    const uint32_t ip_len = uint32_t(f.size() - 14);
+    ip[2] = uint8_t(ip_len >> 8), ip[3] = uint8_t(ip_len);
+    ip[12] = 10, ip[15] = 1, ip[16] = 10, ip[19] = 2;
+    uint32_t sum = 0;
+    for (int i = 0; i < 20; i += 2) sum += uint32_t(ip[i] << 8 | ip[i + 1]);
+    while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+    ip[10] = uint8_t(~sum >> 8), ip[11] = uint8_t(~sum);
+    uint8_t* tcp = ip + 20;
+    tcp[0] = 0x9c, tcp[1] = 0x40, tcp[3] = 80;
+    tcp[12] = uint8_t((20 + options.size()) / 4 << 4), tcp[13] = flags;
+    std::copy(options.begin(), options.end(), tcp + 20);
+    std::memcpy(tcp + 20 + options.size(), "GET", 3);
+    auto b = packet::PacketBatch::create(1, 2048);
+    EXPECT_TRUE(b.is_ok());
+    b->append(f.data(), uint32_t(f.size()), uint32_t(f.size()), 1);
+    packet::PacketInfo info;
+    ExecContext ctx;
+    EXPECT_TRUE((*parser)->parse(b->view(), {&info, 1}, ctx).is_ok());
+    Segment s;
+    EXPECT_TRUE(segment_of(info, b->view().data(0), uint32_t(f.size()), s));
+    EXPECT_EQ(std::string(reinterpret_cast<const char*>(s.data), s.len), "GET");
+    return int(s.tfo);
+  };
+  const std::vector<uint8_t> cookie = {34, 10, 1, 2, 3, 4, 5, 6, 7, 8};
+  EXPECT_EQ(tfo_of(0x02, cookie), 1);
+  EXPECT_EQ(tfo_of(0x12, {2, 4, 5, 180, 1, 34, 2}), 1);  // MSS, a no-op, an empty cookie request
+  EXPECT_EQ(tfo_of(0x02, {254, 4, 0xF9, 0x89}), 1);      // the experimental kind
+  EXPECT_EQ(tfo_of(0x02, {254, 4, 0x12, 0x34}), 0);      // another experiment
+  EXPECT_EQ(tfo_of(0x02, {2, 4, 5, 180}), 0);            // MSS only
+  EXPECT_EQ(tfo_of(0x18, cookie), 0) << "only a SYN's option counts";
+  EXPECT_EQ(tfo_of(0x02, {2, 0, 34, 2}), 0) << "a zero length stops the walk";
+  EXPECT_EQ(tfo_of(0x02, {2, 40, 34, 2}), 0) << "a length past the header stops it";
+  EXPECT_EQ(tfo_of(0x02, {0, 34, 2, 1}), 0) << "past the end of the list";
 }
 
 }  // namespace

@@ -52,8 +52,10 @@ struct Conn {
     EXPECT_TRUE(made.is_ok()) << made.status().message();
     r = std::move(*made);
   }
-  void send(uint8_t dir, uint8_t flags, uint32_t seq, uint32_t ack, std::string_view data = {}) {
+  void send(uint8_t dir, uint8_t flags, uint32_t seq, uint32_t ack, std::string_view data = {},
+            uint8_t tfo = 0) {
     Segment s;
+    s.tfo   = tfo;
     s.flow  = flow;
     s.dir   = dir;
     s.flags = flags;
@@ -294,6 +296,78 @@ TEST(StreamHandshake, NothingIsBufferedBeforeItCompletes) {
     EXPECT_EQ(n.data_on_syn, 1u);
     EXPECT_EQ(n.before_handshake, 1u);
     EXPECT_EQ(n.streams, 2u);
+  }
+}
+
+// TCP Fast Open (RFC 7413, as Suricata takes it): a SYN with the option carries the client's
+// first bytes; the SYN+ACK opens the connection and may carry the server's.
+TEST(StreamFastOpen, TheSynsDataIsTheClientsFirstBytes) {
+  for (const std::string& engine : engines()) {
+    Conn conn(engine, {}, 1000);
+    conn.send(0, kSyn, 1000, 0, "GET /", 1);
+    conn.send(1, kSyn | kAck, 7777, 1006);  // acknowledges the SYN and its 5 bytes
+    EXPECT_EQ((conn.got.text[{1, 0}]), "GET /") << engine << ": delivered at its acknowledgement";
+    conn.send(0, kAck | kPsh, 1006, 7778, " HTTP/1.0");
+    conn.send(1, kAck, 7778, 1015);
+    EXPECT_EQ((conn.got.text[{1, 0}]), "GET / HTTP/1.0") << engine;
+    const StreamCounters c = conn.r->counters();
+    EXPECT_EQ(c.data_on_syn, 0u) << engine;
+    EXPECT_EQ(c.streams, 2u) << engine;
+    EXPECT_EQ(c.before_handshake, 0u) << engine;
+  }
+}
+
+TEST(StreamFastOpen, TheSynAckMayCarryTheServersFirstBytes) {
+  for (const std::string& engine : engines()) {
+    Conn conn(engine, {}, 1000);
+    conn.send(0, kSyn, 1000, 0, "hi", 1);
+    conn.send(1, kSyn | kAck, 7777, 1003, "hello", 1);
+    conn.send(0, kAck, 1003, 7783);
+    EXPECT_EQ((conn.got.text[{1, 0}]), "hi") << engine;
+    EXPECT_EQ((conn.got.text[{1, 1}]), "hello") << engine;
+  }
+}
+
+TEST(StreamFastOpen, DataTheServerDidNotTakeIsSentAgainAndDeliveredOnce) {
+  for (const std::string& engine : engines()) {
+    Conn conn(engine, {}, 1000);
+    conn.send(0, kSyn, 1000, 0, "early", 1);
+    conn.send(0, kSyn, 1000, 0, "early", 1);  // the SYN sent again: its bytes replace the first's
+    conn.send(1, kSyn | kAck, 7777, 1001);    // acknowledges only the SYN
+    conn.send(0, kAck, 1001, 7778, "early");  // the client sends its data again
+    conn.send(1, kAck, 7778, 1006);
+    EXPECT_EQ((conn.got.text[{1, 0}]), "early") << engine;
+    const StreamCounters c = conn.r->counters();
+    EXPECT_EQ(c.fast_open_ignored, 1u) << engine << ": the SYN's data the server did not take";
+    EXPECT_EQ(c.data_on_syn, 0u) << engine;
+    EXPECT_EQ(c.buffered_bytes, 0u) << engine;
+    ASSERT_TRUE(conn.r->close(1, conn.got.sink()).is_ok());
+    EXPECT_EQ((conn.got.text[{1, 0}]), "early") << engine << ": nothing left behind";
+  }
+}
+
+TEST(StreamFastOpen, WithoutTheOptionTheSynsDataIsNotTaken) {
+  for (const std::string& engine : engines()) {
+    Conn conn(engine, {}, 1000);
+    conn.send(0, kSyn, 1000, 0, "sneaky");   // no Fast Open option: a host ignores it
+    conn.send(1, kSyn | kAck, 7777, 1007);   // a SYN+ACK acknowledging it is no handshake
+    conn.send(0, kAck, 1007, 7778);
+    EXPECT_TRUE(conn.got.text.empty()) << engine;
+    EXPECT_EQ(conn.r->counters().data_on_syn, 1u) << engine;
+    EXPECT_EQ(conn.r->counters().streams, 0u) << engine;
+  }
+}
+
+TEST(StreamFastOpen, InlineModeDeliversTheSynsDataAtOnce) {
+  StreamConfig c;
+  c.mode = Mode::kInline;
+  for (const std::string& engine : engines()) {
+    Conn conn(engine, c, 1000);
+    conn.send(0, kSyn, 1000, 0, "GET /", 1);
+    EXPECT_EQ((conn.got.text[{1, 0}]), "GET /") << engine << ": at the first packet";
+    conn.send(1, kSyn | kAck, 7777, 1001);  // did not take it: already delivered, not again
+    conn.send(0, kAck, 1001, 7778, "GET /x");
+    EXPECT_EQ((conn.got.text[{1, 0}]), "GET /x") << engine;
   }
 }
 

@@ -349,6 +349,7 @@ nlohmann::ordered_json stream_counters(const stream::StreamCounters& c) {
           {"retransmitted_bytes", c.retransmitted_bytes},
           {"before_handshake", c.before_handshake},
           {"data_on_syn", c.data_on_syn},
+          {"fast_open_ignored", c.fast_open_ignored},
           {"after_close", c.after_close},
           {"beyond_window", c.beyond_window},
           {"stream_cap", c.stream_cap},

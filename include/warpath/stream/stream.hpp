@@ -21,8 +21,13 @@
 //   - Handshake first: a stream is created when the three-way handshake completes (SYN, then
 //     SYN+ACK acknowledging it, then an ACK acknowledging that); a half-open flow costs a small
 //     entry and buffers nothing (SYN floods). Data on the SYN is counted (data_on_syn) and not
-//     buffered. With `midstream`, a flow seen without its handshake is picked up at the first
-//     sequence number seen in each direction (counted).
+//     buffered, unless the SYN carries the TCP Fast Open option (RFC 7413, as Suricata takes
+//     it): then its bytes are the client's first (held, within the caps, from the SYN on), the
+//     connection is open at the SYN+ACK (which must acknowledge the SYN, with or without its
+//     data), and that SYN+ACK's own bytes are the server's first. A SYN+ACK that acknowledges
+//     only the SYN (the server did not take the data: the client sends it again) discards them
+//     (counted: fast_open_ignored); a SYN sent again replaces them. With `midstream`, a flow seen without
+//     its handshake is picked up at the first sequence number seen in each direction (counted).
 //   - Sequence numbers are compared modulo 2^32 and turned into 64-bit stream offsets
 //     (offset 0 = the byte after the ISN), so streams longer than 4 GiB and any ISN work.
 //   - Overlaps are resolved per byte by the receiving host's policy (Novak and Sturges,
@@ -132,6 +137,9 @@ struct Segment {
   const uint8_t* data = nullptr;  ///< captured payload
   uint32_t len        = 0;
   uint32_t missing    = 0;  ///< payload bytes on the wire after `len` but not captured
+  /// A SYN (or SYN+ACK) carrying the TCP Fast Open option (kind 34, or the experimental 254
+  /// with magic 0xF989; RFC 7413): its data belongs to the stream (segment_of sets it).
+  uint8_t tfo = 0;
   /// The packet's addresses (network order; IPv4: first 4 bytes), which pick the receiving
   /// host's policy (StreamConfig::hosts); may be null when no host policies are configured.
   uint8_t ip_version  = 0;
@@ -167,6 +175,10 @@ struct StreamCounters {
   uint64_t retransmitted_bytes = 0; ///< bytes before the first undelivered one (already seen)
   uint64_t before_handshake = 0;    ///< data segments of flows without a stream (dropped)
   uint64_t data_on_syn = 0;
+  /// Fast Open SYNs whose data the SYN+ACK did not take (acknowledged the SYN alone): the bytes
+  /// held from the SYN are discarded, and the client sends them again (Suricata's
+  /// 3whs_synack_tfo_data_ignored).
+  uint64_t fast_open_ignored = 0;
   uint64_t after_close = 0;         ///< data after a RST or the final FIN
   uint64_t beyond_window = 0;       ///< segments dropped: past max_ahead
   uint64_t stream_cap = 0, memcap = 0;  ///< segments dropped by each cap

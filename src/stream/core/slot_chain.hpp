@@ -215,6 +215,7 @@ struct SlotSegment {
   uint32_t next = kEnd;  ///< the next segment of this flow in the batch (index), or kEnd
   uint8_t dir = 0, flags = 0;
   Policy to_dst = Policy::kBsd, to_src = Policy::kBsd;
+  uint8_t tfo = 0;  ///< Segment::tfo
 };
 /// A chunk a chain delivered: its bytes at `bytes` in the chain's byte region (in a backend's
 /// compact output: in SlotBatchOut::bytes).
@@ -315,6 +316,7 @@ WARPATH_HD ChainResult run_chain(const Limits& lim, SlotFlow& f, const SlotChain
     s.data                       = payload + g.data;
     s.len                        = g.len;
     s.missing                    = g.missing;
+    s.tfo                        = g.tfo;
     ctx.seg                      = &g;
     ctx.seg_index                = i;
     ctx.order                    = 0;

@@ -81,7 +81,9 @@ struct Dir {  // 48 bytes: the small fields first
 struct FlowMeta {
   Phase phase    = Phase::kNone;
   bool midstream = false, reset = false;
-  uint32_t isn[2] = {0, 0};
+  bool fast_open = false;  ///< the SYN (or the SYN+ACK) carried TCP Fast Open's option
+  uint32_t syn_len = 0;    ///< sequence space of the Fast Open SYN's data (captured or not)
+  uint32_t isn[2]  = {0, 0};
   Dir d[2];
 };
 /// A flow with reassembly state. `held[i]` holds the ends of direction i's segments in the
@@ -254,6 +256,36 @@ WARPATH_HD_HOT void deliver(Ctx& ctx, uint64_t flow, uint8_t dir, Dir& d, Store&
   if (popped) ctx.held(-popped);
 }
 
+/// A SYN's (or SYN+ACK's) data as the segment it is: from the sequence number after the SYN's.
+WARPATH_HD Segment as_data(const Segment& s) {
+  Segment t = s;
+  t.seq     = s.seq + 1;
+  t.flags   = uint8_t(s.flags & ~packet::kTcpSyn);
+  return t;
+}
+
+/// Discards what a Fast Open SYN left in direction `d` (the SYN sent again, or a SYN+ACK that
+/// did not take its data): nothing but that SYN's bytes can be there, one run from the base.
+template <class Ctx, class Store, class Held>
+WARPATH_HD void forget_syn_data(Ctx& ctx, Dir& d, Store& store, Held& held) {
+  const uint64_t n = store.buffered();
+  if (n) {
+    store.take(d.base, d.base + n, ctx.chunk_bytes(uint32_t(n)));
+    ctx.buffered(-int64_t(n));
+  }
+  int64_t popped = 0;
+  while (!held.empty()) {
+    held.pop_front();
+    popped += 1;
+  }
+  if (popped) ctx.held(-popped);
+  d.sent_end = d.refused_end = d.acked = d.base;
+  d.fin                               = kNever;
+}
+
+template <class Ctx, class Store, class Held>
+WARPATH_HD_HOT bool open_segment(Ctx& ctx, FlowState<Store, Held>& f, const Segment& s);
+
 /// One segment of a flow with state. False: ctx.can_store refused its bytes, and the caller
 /// restores the flow's scalars and the counters it saved and redoes the segment elsewhere.
 template <class Ctx, class Store, class Held>
@@ -264,16 +296,45 @@ WARPATH_HD_HOT bool flow_segment(Ctx& ctx, FlowState<Store, Held>& f, const Segm
   const bool syn = s.flags & packet::kTcpSyn, ack = s.flags & packet::kTcpAck;
   if (m.phase != Phase::kOpen) {
     if (syn && !ack && s.dir == 0) {  // a SYN, or its retransmission
-      m.isn[0] = s.seq;
-      m.phase  = Phase::kSyn;
+      if (m.d[0].open) forget_syn_data(ctx, m.d[0], f.store[0], f.held[0]);  // sent again
+      m.isn[0]    = s.seq;
+      m.phase     = Phase::kSyn;
+      m.fast_open = s.tfo;
+      m.syn_len   = 0;
+      if (s.tfo && (s.len || s.missing)) {
+        // TCP Fast Open: the SYN's bytes are the client's first, held from now on.
+        m.syn_len = s.len + s.missing;
+        if (m.d[0].open)
+          m.d[0].first = s.seq + 1;
+        else
+          open_dir(ctx, m.d[0], s.seq + 1, ctx.policy(s, true));
+        return open_segment(ctx, f, as_data(s));
+      }
       if (s.len) c.data_on_syn += 1;
       return true;
     }
-    if (syn && ack && s.dir == 1 && m.phase == Phase::kSyn && s.ack == m.isn[0] + 1) {
+    const bool fast_open = m.fast_open || s.tfo;
+    if (syn && ack && s.dir == 1 && m.phase == Phase::kSyn &&
+        (s.ack == m.isn[0] + 1 || (fast_open && s.ack == m.isn[0] + 1 + m.syn_len))) {
       m.isn[1] = s.seq;
-      m.phase  = Phase::kSynAck;
-      if (s.len) c.data_on_syn += 1;
-      return true;
+      if (!fast_open) {
+        m.phase = Phase::kSynAck;
+        if (s.len) c.data_on_syn += 1;
+        return true;
+      }
+      // TCP Fast Open: open at the SYN+ACK (Suricata: established). One that acknowledges only
+      // the SYN did not take its data: the client sends it again after the handshake.
+      if (s.ack == m.isn[0] + 1 && m.syn_len) {
+        forget_syn_data(ctx, m.d[0], f.store[0], f.held[0]);
+        c.fast_open_ignored += 1;
+      }
+      if (!m.d[0].open) open_dir(ctx, m.d[0], m.isn[0] + 1, ctx.policy(s, false));
+      open_dir(ctx, m.d[1], m.isn[1] + 1, ctx.policy(s, true));
+      m.fast_open = true;
+      m.phase     = Phase::kOpen;
+      // Its own bytes (RFC 7413 4.2.2: a SYN+ACK may carry data) and its acknowledgement of
+      // the SYN's, as an ordinary segment's after the SYN's sequence number.
+      return open_segment(ctx, f, as_data(s));
     }
     if (!syn && ack && s.dir == 0 && m.phase == Phase::kSynAck && s.ack == m.isn[1] + 1) {
       open_dir(ctx, m.d[0], m.isn[0] + 1, ctx.policy(s, true));
@@ -288,6 +349,16 @@ WARPATH_HD_HOT bool flow_segment(Ctx& ctx, FlowState<Store, Held>& f, const Segm
       return true;
     }
   }
+  return open_segment(ctx, f, s);
+}
+
+/// A segment of a direction that may hold data (the connection open, or a Fast Open SYN's).
+template <class Ctx, class Store, class Held>
+WARPATH_HD_HOT bool open_segment(Ctx& ctx, FlowState<Store, Held>& f, const Segment& s) {
+  const Limits& lim = ctx.limits();
+  StreamCounters& c = ctx.counters();
+  FlowMeta& m       = f.m;
+  const bool syn = s.flags & packet::kTcpSyn, ack = s.flags & packet::kTcpAck;
   Dir& d = m.d[s.dir];
   if (!d.open) {
     if (syn) return true;  // a midstream flow's late SYN: nothing to learn
