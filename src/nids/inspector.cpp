@@ -103,7 +103,10 @@ struct SeqSpace {
 };
 
 struct FlowCtx {
-  uint8_t handshake = 0;  // bit 0: SYN from the initiator, bit 1: SYN+ACK back, bit 2: its ACK
+  // bit 0: SYN from the initiator, bit 1: SYN+ACK back, bit 2: its ACK (all three: established);
+  // bit 3: a split handshake's SYN from the responder (then the initiator's SYN+ACK sets bit 1
+  // and the responder's ACK bit 2); bit 4: the initiator's SYN had TCP Fast Open's option.
+  uint8_t handshake = 0;
   SeqSpace seq[2];        // per direction (0: the client's)
   bool seen[2]      = {};
   bool midstream    = false;
@@ -116,10 +119,40 @@ struct FlowCtx {
   L7Flow l7;
   detail::AppFlow app;  // the application layer: its protocol, parser and finished transactions
   bool established(uint8_t proto) const {
-    if (proto == 6) return handshake == 7 || midstream;
+    if (proto == 6) return (handshake & 7) == 7 || midstream;
     return seen[0] && seen[1];
   }
 };
+
+// The handshake as the reassembler follows it (stream.hpp): the three-way one, a split one (the
+// responder answers the SYN with its own SYN, the initiator with a SYN+ACK, the responder's ACK
+// completes it) and TCP Fast Open, whose connection Suricata takes as established at the
+// SYN+ACK: that packet is then established too, so the SYN's data it delivers meets
+// flow:established rules (Suricata inspects them on the next packet). Returns whether the
+// packet is inspected as established: the packet that completes a handshake is not
+// (Suricata), but for Fast Open's SYN+ACK.
+bool handshake_step(FlowCtx& ctx, const packet::PacketInfo& info, const uint8_t* frame,
+                    uint32_t caplen, uint8_t dir, bool syn, bool ack) {
+  uint8_t& h   = ctx.handshake;
+  const bool was = ctx.established(6);
+  if (dir == 0 && syn && !ack) {
+    stream::Segment seg;
+    h = uint8_t((h & ~16) | 1 | (stream::segment_of(info, frame, caplen, seg, true) && seg.tfo ? 16 : 0));
+  } else if (dir == 1 && syn && ack && (h & 9) == 1) {
+    h |= 2;
+    if (h & 16) {  // Fast Open: open at the SYN+ACK
+      h |= 4;
+      return true;
+    }
+  } else if (dir == 1 && syn && !ack && (h & 3) == 1) {
+    h |= 8;
+  } else if (dir == 0 && syn && ack && (h & 11) == 9) {
+    h |= 2;
+  } else if (ack && !syn && (h & 3) == 3 && dir == ((h & 8) ? 1 : 0)) {
+    h |= 4;
+  }
+  return was;
+}
 
 // The app-layer parsers' settings: the raw-stream window only where a loaded transaction rule
 // has payload items to look at it.
@@ -257,14 +290,11 @@ class PipelineInspector final : public Inspector {
       first_in_dir = !ctx->seen[pf.dir];
       ctx->seen[pf.dir] = true;
       // TCP: the packet that completes the handshake is not yet established (Suricata).
-      tcp_established = ctx->established(6);
       if (info.proto == 6) {
         const uint8_t f = info.tcp_flags;
         const bool syn = f & 0x02, ack = f & 0x10;
         if (pf.created && !syn && cfg_.stream.midstream) ctx->midstream = true;
-        if (pf.dir == 0 && syn && !ack) ctx->handshake |= 1;
-        else if (pf.dir == 1 && syn && ack && (ctx->handshake & 1)) ctx->handshake |= 2;
-        else if (pf.dir == 0 && ack && !syn && (ctx->handshake & 3) == 3) ctx->handshake |= 4;
+        tcp_established = handshake_step(*ctx, info, frame, caplen, pf.dir, syn, ack);
       }
     }
     PacketView pv;

@@ -757,3 +757,25 @@ def test_detected_protocols_agree_with_tshark(tmp_path, name, proto):
     rf = rules(tmp_path, 'alert tcp any any -> any any (msg:"x"; content:"zzzzzzzz"; sid:1;)\n')
     _, flows, _ = nids(tmp_path, rf, found[0])
     assert proto in {f.get("app_proto") for f in flows}
+
+
+# Handshakes an attacker can choose (Suricata's test captures): TCP Fast Open, whose request rides
+# on the SYN, and split handshakes (the server answers the SYN with its own SYN; Beardsley's
+# evasion). Their connections are established for flow:established rules, and their bytes are
+# a stream, so the stream and HTTP rules most of ET Open is written as see them.
+@pytest.mark.parametrize("capture, needle", [
+    ("suricata-verify/tcp-fastopen-01/tfo.pcap", "passwd"),
+    ("suricata-verify/tcp-split-handshake-01-4whs/split-handshake-4whs.pcap", "EVIL"),
+    ("suricata-verify/tcp-split-handshake-02-5whs/split-handshake-5whs.pcap", "EVIL"),
+])
+def test_chosen_handshakes_are_established_streams(tmp_path, capture, needle):
+    cap = DATA / capture
+    if not cap.is_file():
+        pytest.skip(f"{cap} missing (set WARPATH_DATA)")
+    rule_file = rules(tmp_path,
+                      f'alert tcp any any -> any any (flow:established,to_server; content:"{needle}"; sid:1;)\n'
+                      f'alert tcp-stream any any -> any any (flow:established; content:"{needle}"; sid:2;)\n'
+                      f'alert http any any -> any any (flow:established,to_server; http.uri; content:"{needle}"; sid:3;)\n')
+    alerts, _, _ = nids(tmp_path, rule_file, cap, "--no-flows")
+    want = [1, 2, 3] if "fastopen" in capture else [1, 2]
+    assert sorted(set(sids(alerts))) == want

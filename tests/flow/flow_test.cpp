@@ -169,6 +169,16 @@ TEST(FlowTcp, StatesAlongTheWay) {
   EXPECT_EQ(tcp_next(TcpState::kEstablished, 0, 0x11, one_fin), TcpState::kFinWait);
   uint8_t both[2] = {0x11, 0x11};
   EXPECT_EQ(tcp_next(TcpState::kFinWait, 1, 0x11, both), TcpState::kClosed);
+  // A split handshake: the responder's own SYN, the initiator's SYN+ACK, the responder's ACK.
+  uint8_t split[2] = {0x02, 0x02};
+  EXPECT_EQ(tcp_next(TcpState::kSynSent, 1, 0x02, split), TcpState::kSynReceived);
+  split[0] = 0x12;
+  EXPECT_EQ(tcp_next(TcpState::kSynReceived, 0, 0x12, split), TcpState::kSynReceived);
+  split[1] = 0x12;
+  EXPECT_EQ(tcp_next(TcpState::kSynReceived, 1, 0x10, split), TcpState::kEstablished);
+  // ... but the responder's ACK alone, before the initiator acknowledged anything, is none.
+  uint8_t early[2] = {0x02, 0x12};
+  EXPECT_EQ(tcp_next(TcpState::kSynReceived, 1, 0x10, early), TcpState::kSynReceived);
 }
 
 TEST(FlowTcp, MidstreamPickupIsCounted) {

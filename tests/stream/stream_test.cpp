@@ -346,6 +346,65 @@ TEST(StreamFastOpen, DataTheServerDidNotTakeIsSentAgainAndDeliveredOnce) {
   }
 }
 
+// What an attacker can do around a Fast Open SYN (a review's inputs): none of it hides bytes the
+// server takes, nor ends the connection's stream.
+TEST(StreamFastOpen, HostileSynsHideNothing) {
+  for (const std::string& engine : engines()) {
+    {  // a SYN with another ISN after one with data: its connection's bytes, not behind the old
+      Conn conn(engine, {}, 1000);
+      conn.send(0, kSyn, 1000, 0, "A", 1);
+      conn.send(0, kSyn, 5000, 0, {}, 1);
+      conn.send(1, kSyn | kAck, 7777, 5001);
+      conn.send(0, kAck | kPsh, 5001, 7778, "EVIL");
+      conn.send(1, kAck, 7778, 5005);
+      EXPECT_EQ((conn.got.text[{1, 0}]), "EVIL") << engine;
+      EXPECT_EQ(conn.r->counters().streams, 2u) << engine;
+    }
+    {  // the same, then a plain three-way handshake: two streams, not three
+      Conn conn(engine, {}, 1000);
+      conn.send(0, kSyn, 1000, 0, "A", 1);
+      conn.send(0, kSyn, 5000, 0);
+      conn.send(1, kSyn | kAck, 7777, 5001);
+      conn.send(0, kAck, 5001, 7778);
+      conn.send(0, kAck | kPsh, 5001, 7778, "EVIL");
+      conn.send(1, kAck, 7778, 5005);
+      EXPECT_EQ((conn.got.text[{1, 0}]), "EVIL") << engine;
+      EXPECT_EQ(conn.r->counters().streams, 2u) << engine;
+    }
+    {  // a RST on the Fast Open SYN: no connection attempt a host takes, nothing reset
+      Conn conn(engine, {}, 1000);
+      conn.send(0, kSyn | kRst, 1000, 0, "X", 1);
+      conn.handshake();
+      conn.send(0, kAck | kPsh, 1001, 7778, "EVIL");
+      conn.send(1, kAck, 7778, 1005);
+      EXPECT_EQ((conn.got.text[{1, 0}]), "EVIL") << engine;
+      EXPECT_EQ(conn.r->counters().after_close, 0u) << engine;
+    }
+    {  // the SYN sent again with other bytes: a retransmission under the overlap policy (bsd:
+       // the first copy stays), the difference counted
+      Conn conn(engine, {}, 1000);
+      conn.send(0, kSyn, 1000, 0, "EVIL", 1);
+      conn.send(0, kSyn, 1000, 0, "GOOD", 1);
+      conn.send(1, kSyn | kAck, 7777, 1005);
+      EXPECT_EQ((conn.got.text[{1, 0}]), "EVIL") << engine;
+      EXPECT_EQ(conn.r->counters().overlap_diff, 1u) << engine;
+    }
+  }
+  StreamConfig inline_mode;
+  inline_mode.mode = Mode::kInline;
+  for (const std::string& engine : engines()) {
+    // Inline, the SYN's bytes went out at once; the server did not take them, and what the
+    // client sends in their place follows them in the stream instead of passing as a
+    // retransmission of bytes already delivered.
+    Conn conn(engine, inline_mode, 1000);
+    conn.send(0, kSyn, 1000, 0, "GET /", 1);
+    conn.send(1, kSyn | kAck, 7777, 1001);
+    conn.send(0, kAck | kPsh, 1001, 7778, "XXXXX/evil");
+    EXPECT_EQ((conn.got.text[{1, 0}]), "GET /XXXXX/evil") << engine;
+    EXPECT_EQ(conn.r->counters().fast_open_ignored, 1u) << engine;
+  }
+}
+
 TEST(StreamFastOpen, WithoutTheOptionTheSynsDataIsNotTaken) {
   for (const std::string& engine : engines()) {
     Conn conn(engine, {}, 1000);
@@ -365,9 +424,40 @@ TEST(StreamFastOpen, InlineModeDeliversTheSynsDataAtOnce) {
     Conn conn(engine, c, 1000);
     conn.send(0, kSyn, 1000, 0, "GET /", 1);
     EXPECT_EQ((conn.got.text[{1, 0}]), "GET /") << engine << ": at the first packet";
-    conn.send(1, kSyn | kAck, 7777, 1001);  // did not take it: already delivered, not again
-    conn.send(0, kAck, 1001, 7778, "GET /x");
+    conn.send(1, kSyn | kAck, 7777, 1006);  // took it
+    conn.send(0, kAck, 1006, 7778, "x");
     EXPECT_EQ((conn.got.text[{1, 0}]), "GET /x") << engine;
+  }
+}
+
+// A split handshake (the responder answers the SYN with its own SYN; Beardsley's evasion,
+// Suricata's 4WHS): the connection opens at the responder's ACK and its bytes are a stream.
+TEST(StreamHandshake, SplitHandshakesOpenTheConnection) {
+  for (const std::string& engine : engines()) {
+    for (bool five_way : {false, true}) {
+      Conn conn(engine, {}, 1000, 3000);
+      conn.send(0, kSyn, 1000, 0);
+      if (five_way) conn.send(1, kAck, 2000, 1001);  // a stray ACK first (the 5-way variant)
+      conn.send(1, kSyn, 3000, 0);
+      conn.send(0, kSyn | kAck, 1000, 3001);
+      conn.send(1, kAck, 3001, 1001);
+      conn.send(0, kAck | kPsh, 1001, 3001, "EVIL");
+      conn.send(1, kAck | kPsh, 3001, 1005, "ok");
+      conn.send(0, kAck, 1005, 3003);
+      EXPECT_EQ((conn.got.text[{1, 0}]), "EVIL") << engine << (five_way ? " 5-way" : " 4-way");
+      EXPECT_EQ((conn.got.text[{1, 1}]), "ok") << engine;
+      EXPECT_EQ(conn.r->counters().streams, 2u) << engine;
+      EXPECT_EQ(conn.r->counters().before_handshake, 0u) << engine;
+    }
+    // The initiator's SYN+ACK must acknowledge the responder's SYN and repeat its own ISN.
+    Conn wrong(engine, {}, 1000, 3000);
+    wrong.send(0, kSyn, 1000, 0);
+    wrong.send(1, kSyn, 3000, 0);
+    wrong.send(0, kSyn | kAck, 1000, 4001);
+    wrong.send(1, kAck, 3001, 1001);
+    wrong.send(0, kAck | kPsh, 1001, 3001, "EVIL");
+    EXPECT_TRUE(wrong.got.text.empty()) << engine;
+    EXPECT_EQ(wrong.r->counters().before_handshake, 1u) << engine;
   }
 }
 

@@ -14,7 +14,8 @@
 //   whose first packet is a SYN+ACK, or a packet without SYN from a port below 1024 to one
 //   above, is oriented from the other side (the client's first packets were missed), and
 //   one picked up without a handshake counts as established (it carries data), as Suricata
-//   and Zeek see them.
+//   and Zeek see them. A split handshake (the responder's own SYN, the initiator's SYN+ACK, the
+//   responder's ACK) establishes a connection too.
 //
 // The table (compile, then run: fixed memory, nothing allocated per packet)
 //   A preallocated table of `capacity` flows. A flow ends when
@@ -69,7 +70,7 @@ enum class FlowState : uint8_t { kNew, kEstablished, kClosed, kCount };
 enum class TcpState : uint8_t {
   kNone,         ///< not TCP
   kSynSent,      ///< the initiator sent a SYN
-  kSynReceived,  ///< the responder answered SYN+ACK
+  kSynReceived,  ///< the responder answered SYN+ACK (or its own SYN: a split handshake)
   kEstablished,  ///< handshake completed, or picked up midstream and answered
   kMidstream,    ///< first packet was not a SYN (nor a SYN+ACK); not yet answered
   kFinWait,      ///< one side sent FIN

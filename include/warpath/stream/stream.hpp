@@ -22,11 +22,16 @@
 //     SYN+ACK acknowledging it, then an ACK acknowledging that); a half-open flow costs a small
 //     entry and buffers nothing (SYN floods). Data on the SYN is counted (data_on_syn) and not
 //     buffered, unless the SYN carries the TCP Fast Open option (RFC 7413, as Suricata takes
-//     it): then its bytes are the client's first (held, within the caps, from the SYN on), the
-//     connection is open at the SYN+ACK (which must acknowledge the SYN, with or without its
-//     data), and that SYN+ACK's own bytes are the server's first. A SYN+ACK that acknowledges
-//     only the SYN (the server did not take the data: the client sends it again) discards them
-//     (counted: fast_open_ignored); a SYN sent again replaces them. With `midstream`, a flow seen without
+//     it; not with a RST): then its bytes are the client's first (held, within the caps, from
+//     the SYN on: a half-open flow then holds them), the connection is open at the SYN+ACK
+//     (which must acknowledge the SYN and at most its data), and that SYN+ACK's own bytes are
+//     the server's first. A SYN+ACK that acknowledges only the SYN (the server did not take the
+//     data: the client sends it again) discards them (counted: fast_open_ignored; inline, where
+//     they went out already, what the client sends in their place follows them); the same SYN
+//     sent again is a retransmission under the overlap policy; a SYN with another ISN
+//     discards them. A split handshake (the responder answers the SYN with its own SYN, the
+//     initiator acknowledges that with a SYN+ACK, the responder's ACK completes it: Suricata's
+//     4WHS) opens the connection too. With `midstream`, a flow seen without
 //     its handshake is picked up at the first sequence number seen in each direction (counted).
 //   - Sequence numbers are compared modulo 2^32 and turned into 64-bit stream offsets
 //     (offset 0 = the byte after the ISN), so streams longer than 4 GiB and any ISN work.

@@ -166,8 +166,13 @@ WARPATH_HD TcpState tcp_next(TcpState s, uint8_t dir, uint8_t flags, const uint8
   if (flags & kTcpRst) return TcpState::kReset;
   if (s == TcpState::kReset) return s;
   const bool syn = flags & kTcpSyn, ack = flags & kTcpAck;
-  if (s == TcpState::kSynSent && dir == 1 && syn && ack) s = TcpState::kSynReceived;
-  else if (s == TcpState::kSynReceived && dir == 0 && ack && !syn) s = TcpState::kEstablished;
+  // A split handshake (the responder answers the SYN with its own SYN, the initiator with a
+  // SYN+ACK, the responder's ACK completes it; stream.hpp) is a handshake too: left half-open,
+  // its connection would time out as new and lose its stream.
+  const bool split_ack = dir == 1 && (seen[0] & (kTcpSyn | kTcpAck)) == (kTcpSyn | kTcpAck);
+  if (s == TcpState::kSynSent && dir == 1 && syn) s = TcpState::kSynReceived;
+  else if (s == TcpState::kSynReceived && ack && !syn && (dir == 0 || split_ack))
+    s = TcpState::kEstablished;
   else if (s == TcpState::kMidstream && dir == 1) s = TcpState::kEstablished;
   if (flags & kTcpFin) {
     // `seen` already includes this packet's flags.

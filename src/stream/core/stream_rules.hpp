@@ -57,7 +57,10 @@ inline Limits limits_of(const StreamConfig& c) {
   return {c.mode, c.midstream, c.depth, c.max_ahead, c.stream_cap, c.memcap};
 }
 
-enum class Phase : uint8_t { kNone, kSyn, kSynAck, kOpen };
+/// Where the handshake is: the initiator's SYN seen; the responder's SYN+ACK; open. A split
+/// handshake (Beardsley's; Suricata's 4WHS) goes SYN, the responder's own SYN (kSplitSyn), the
+/// initiator's SYN+ACK (kSplitSynAck), the responder's ACK.
+enum class Phase : uint8_t { kNone, kSyn, kSynAck, kOpen, kSplitSyn, kSplitSynAck };
 
 /// One direction's scalars.
 struct Dir {  // 48 bytes: the small fields first
@@ -256,18 +259,23 @@ WARPATH_HD_HOT void deliver(Ctx& ctx, uint64_t flow, uint8_t dir, Dir& d, Store&
   if (popped) ctx.held(-popped);
 }
 
-/// A SYN's (or SYN+ACK's) data as the segment it is: from the sequence number after the SYN's.
+/// A Fast Open SYN's (or SYN+ACK's) data as the segment it is: from the sequence number after
+/// the SYN's, without the SYN (and without a RST, which such a segment is only taken without).
 WARPATH_HD Segment as_data(const Segment& s) {
   Segment t = s;
   t.seq     = s.seq + 1;
-  t.flags   = uint8_t(s.flags & ~packet::kTcpSyn);
+  t.flags   = uint8_t(s.flags & ~(packet::kTcpSyn | packet::kTcpRst));
   return t;
 }
 
-/// Discards what a Fast Open SYN left in direction `d` (the SYN sent again, or a SYN+ACK that
-/// did not take its data): nothing but that SYN's bytes can be there, one run from the base.
+/// Discards what a Fast Open SYN left in direction `d` (another SYN, or a SYN+ACK that did not
+/// take its data): nothing but that SYN's bytes can be there, one run from the base. The
+/// direction's next byte is the one at sequence number `next_seq` (the new SYN's, or the same
+/// SYN's again), placed at the base: in inline mode the SYN's bytes were delivered already, and
+/// what the client sends in their place must follow them, not hide behind them as a
+/// retransmission (bytes the server takes would go uninspected).
 template <class Ctx, class Store, class Held>
-WARPATH_HD void forget_syn_data(Ctx& ctx, Dir& d, Store& store, Held& held) {
+WARPATH_HD void forget_syn_data(Ctx& ctx, Dir& d, Store& store, Held& held, uint32_t next_seq) {
   const uint64_t n = store.buffered();
   if (n) {
     store.take(d.base, d.base + n, ctx.chunk_bytes(uint32_t(n)));
@@ -281,6 +289,7 @@ WARPATH_HD void forget_syn_data(Ctx& ctx, Dir& d, Store& store, Held& held) {
   if (popped) ctx.held(-popped);
   d.sent_end = d.refused_end = d.acked = d.base;
   d.fin                               = kNever;
+  d.first                             = next_seq - uint32_t(d.base);
 }
 
 template <class Ctx, class Store, class Held>
@@ -295,27 +304,36 @@ WARPATH_HD_HOT bool flow_segment(Ctx& ctx, FlowState<Store, Held>& f, const Segm
   FlowMeta& m       = f.m;
   const bool syn = s.flags & packet::kTcpSyn, ack = s.flags & packet::kTcpAck;
   if (m.phase != Phase::kOpen) {
+    const bool rst = s.flags & packet::kTcpRst;
     if (syn && !ack && s.dir == 0) {  // a SYN, or its retransmission
-      if (m.d[0].open) forget_syn_data(ctx, m.d[0], f.store[0], f.held[0]);  // sent again
+      if (m.phase == Phase::kSyn && s.seq == m.isn[0] && m.d[0].open) {
+        // The Fast Open SYN sent again: its bytes go in as a retransmission of the first's, under
+        // the receiver's overlap policy (the server took whichever copy reached it).
+        if (rst || !(s.len || s.missing)) return true;
+        const uint64_t len = uint64_t(s.len) + s.missing;
+        if (len > m.syn_len) m.syn_len = uint32_t(umin(len, 0xffffffffu));
+        return open_segment(ctx, f, as_data(s));
+      }
+      // Another attempt: what a Fast Open SYN left is not the stream's.
+      if (m.d[0].open) forget_syn_data(ctx, m.d[0], f.store[0], f.held[0], s.seq + 1);
       m.isn[0]    = s.seq;
       m.phase     = Phase::kSyn;
       m.fast_open = s.tfo;
       m.syn_len   = 0;
-      if (s.tfo && (s.len || s.missing)) {
-        // TCP Fast Open: the SYN's bytes are the client's first, held from now on.
+      // TCP Fast Open: the SYN's bytes are the client's first, held from now on. (A SYN with a
+      // RST is no connection attempt a host takes: Linux discards a RST in LISTEN.)
+      if (s.tfo && (s.len || s.missing) && !rst) {
         m.syn_len = s.len + s.missing;
-        if (m.d[0].open)
-          m.d[0].first = s.seq + 1;
-        else
-          open_dir(ctx, m.d[0], s.seq + 1, ctx.policy(s, true));
+        if (!m.d[0].open) open_dir(ctx, m.d[0], s.seq + 1, ctx.policy(s, true));
         return open_segment(ctx, f, as_data(s));
       }
       if (s.len) c.data_on_syn += 1;
       return true;
     }
     const bool fast_open = m.fast_open || s.tfo;
+    const uint32_t taken = s.ack - (m.isn[0] + 1);  // of the SYN's data, what a SYN+ACK took
     if (syn && ack && s.dir == 1 && m.phase == Phase::kSyn &&
-        (s.ack == m.isn[0] + 1 || (fast_open && s.ack == m.isn[0] + 1 + m.syn_len))) {
+        (fast_open ? !rst && taken <= m.syn_len : taken == 0)) {
       m.isn[1] = s.seq;
       if (!fast_open) {
         m.phase = Phase::kSynAck;
@@ -324,8 +342,8 @@ WARPATH_HD_HOT bool flow_segment(Ctx& ctx, FlowState<Store, Held>& f, const Segm
       }
       // TCP Fast Open: open at the SYN+ACK (Suricata: established). One that acknowledges only
       // the SYN did not take its data: the client sends it again after the handshake.
-      if (s.ack == m.isn[0] + 1 && m.syn_len) {
-        forget_syn_data(ctx, m.d[0], f.store[0], f.held[0]);
+      if (taken == 0 && m.syn_len) {
+        forget_syn_data(ctx, m.d[0], f.store[0], f.held[0], m.isn[0] + 1);
         c.fast_open_ignored += 1;
       }
       if (!m.d[0].open) open_dir(ctx, m.d[0], m.isn[0] + 1, ctx.policy(s, false));
@@ -336,9 +354,29 @@ WARPATH_HD_HOT bool flow_segment(Ctx& ctx, FlowState<Store, Held>& f, const Segm
       // the SYN's, as an ordinary segment's after the SYN's sequence number.
       return open_segment(ctx, f, as_data(s));
     }
-    if (!syn && ack && s.dir == 0 && m.phase == Phase::kSynAck && s.ack == m.isn[1] + 1) {
-      open_dir(ctx, m.d[0], m.isn[0] + 1, ctx.policy(s, true));
-      open_dir(ctx, m.d[1], m.isn[1] + 1, ctx.policy(s, false));
+    // A split handshake: the responder answers the SYN with a SYN of its own (a stack in
+    // SYN-SENT takes it as a simultaneous open), the initiator acknowledges that with a SYN+ACK
+    // of its first SYN, and the responder's ACK completes it. Not following it would leave the
+    // connection without a stream, its bytes uninspected: an evasion.
+    if (syn && !ack && s.dir == 1 && m.phase == Phase::kSyn) {
+      m.isn[1] = s.seq;
+      m.phase  = Phase::kSplitSyn;
+      if (s.len) c.data_on_syn += 1;
+      return true;
+    }
+    if (syn && ack && s.dir == 0 && m.phase == Phase::kSplitSyn && s.seq == m.isn[0] &&
+        s.ack == m.isn[1] + 1) {
+      m.phase = Phase::kSplitSynAck;
+      if (s.len) c.data_on_syn += 1;
+      return true;
+    }
+    const bool three_way = s.dir == 0 && m.phase == Phase::kSynAck && s.ack == m.isn[1] + 1;
+    const bool split     = s.dir == 1 && m.phase == Phase::kSplitSynAck && s.ack == m.isn[0] + 1;
+    if (!syn && ack && (three_way || split)) {
+      // The receiver of direction 0 is the responder: the packet's destination on the
+      // three-way handshake's last ACK, its source on the split one's.
+      if (!m.d[0].open) open_dir(ctx, m.d[0], m.isn[0] + 1, ctx.policy(s, three_way));
+      open_dir(ctx, m.d[1], m.isn[1] + 1, ctx.policy(s, !three_way));
       m.phase = Phase::kOpen;
     } else if (lim.midstream && !syn) {
       m.phase     = Phase::kOpen;
