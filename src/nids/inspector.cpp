@@ -107,6 +107,7 @@ struct FlowCtx {
   // bit 3: a split handshake's SYN from the responder (then the initiator's SYN+ACK sets bit 1
   // and the responder's ACK bit 2); bit 4: the initiator's SYN had TCP Fast Open's option.
   uint8_t handshake = 0;
+  uint32_t syn_seq  = 0;  // the initiator's last SYN's sequence number
   SeqSpace seq[2];        // per direction (0: the client's)
   bool seen[2]      = {};
   bool midstream    = false;
@@ -126,20 +127,34 @@ struct FlowCtx {
 
 // The handshake as the reassembler follows it (stream.hpp): the three-way one, a split one (the
 // responder answers the SYN with its own SYN, the initiator with a SYN+ACK, the responder's ACK
-// completes it) and TCP Fast Open, whose connection Suricata takes as established at the
-// SYN+ACK: that packet is then established too, so the SYN's data it delivers meets
-// flow:established rules (Suricata inspects them on the next packet). Returns whether the
-// packet is inspected as established: the packet that completes a handshake is not
-// (Suricata), but for Fast Open's SYN+ACK.
+// or SYN+ACK completes it) and TCP Fast Open, whose connection Suricata takes as established at
+// the SYN+ACK: that packet is then established too, so the SYN's data it delivers meets
+// flow:established rules (Suricata inspects them on the next packet; warpath inspects a stream
+// chunk and a transaction once); inline, where the reassembler delivers a Fast Open SYN's data
+// at once, the SYN is. Returns whether the packet is inspected as established: the packet that
+// completes a handshake is not (Suricata), but for those two.
 bool handshake_step(FlowCtx& ctx, const packet::PacketInfo& info, const uint8_t* frame,
-                    uint32_t caplen, uint8_t dir, bool syn, bool ack) {
-  uint8_t& h   = ctx.handshake;
+                    uint32_t caplen, uint8_t dir, bool syn, bool ack, bool inline_stream) {
+  uint8_t& h     = ctx.handshake;
   const bool was = ctx.established(6);
+  stream::Segment seg;  // read for SYNs only
+  const bool have = syn && stream::segment_of(info, frame, caplen, seg, true);
+  const bool tfo  = have && seg.tfo;
   if (dir == 0 && syn && !ack) {
-    stream::Segment seg;
-    h = uint8_t((h & ~16) | 1 | (stream::segment_of(info, frame, caplen, seg, true) && seg.tfo ? 16 : 0));
-  } else if (dir == 1 && syn && ack && (h & 9) == 1) {
-    h |= 2;
+    if (was) return was;  // a SYN on an established connection changes nothing (RFC 5961 4)
+    // The same SYN again leaves the handshake where it is (the reassembler's rule); another
+    // attempt starts it over.
+    if (!(h & 1) || !have || seg.seq != ctx.syn_seq) h = 1;
+    if (have) ctx.syn_seq = seg.seq;
+    if (tfo) h |= 16;
+    return inline_stream && tfo && (seg.len || seg.missing);
+  }
+  if (dir == 1 && syn && ack && (h & 1)) {
+    if ((h & 10) == 10) {  // a split handshake's last packet: the responder's SYN+ACK
+      h |= 4;
+      return was;
+    }
+    h = uint8_t((h & ~8) | 2 | (tfo ? 16 : 0));  // the ordinary answer, after all
     if (h & 16) {  // Fast Open: open at the SYN+ACK
       h |= 4;
       return true;
@@ -294,7 +309,8 @@ class PipelineInspector final : public Inspector {
         const uint8_t f = info.tcp_flags;
         const bool syn = f & 0x02, ack = f & 0x10;
         if (pf.created && !syn && cfg_.stream.midstream) ctx->midstream = true;
-        tcp_established = handshake_step(*ctx, info, frame, caplen, pf.dir, syn, ack);
+        tcp_established = handshake_step(*ctx, info, frame, caplen, pf.dir, syn, ack,
+                                         cfg_.ips || cfg_.stream.mode == stream::Mode::kInline);
       }
     }
     PacketView pv;

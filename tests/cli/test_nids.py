@@ -779,3 +779,45 @@ def test_chosen_handshakes_are_established_streams(tmp_path, capture, needle):
     alerts, _, _ = nids(tmp_path, rule_file, cap, "--no-flows")
     want = [1, 2, 3] if "fastopen" in capture else [1, 2]
     assert sorted(set(sids(alerts))) == want
+
+
+def test_established_follows_the_handshake_the_reassembler_takes(tmp_path):
+    """A responder's bare SYN before its ordinary SYN+ACK (the reassembler opens the connection
+    the ordinary way, and the NIDS must not stay in the split handshake's half), and a SYN sent
+    again after the SYN+ACK: flow:established rules see the request either way."""
+    frames = []
+    for sport, bogus_syn, resent_syn in ((40001, True, False), (40002, False, True)):
+        s = Session(sport=sport, handshake=False)
+        frames.append(s._pkt(0, "S", b"", seq=999))
+        if bogus_syn:
+            frames.append(s._pkt(1, "S", b"", seq=3000, ack=0))
+        frames.append(s._pkt(1, "SA", b"", seq=4999, ack=1000))
+        if resent_syn:
+            frames.append(s._pkt(0, "S", b"", seq=999, ack=0))
+        frames.append(s._pkt(0, "A", b""))
+        s.frames = []
+        s.send(0, b"GET /evil HTTP/1.0\r\n\r\n")
+        frames += s.frames
+    cap = write(tmp_path, frames)
+    rule_file = rules(tmp_path,
+                      'alert tcp any any -> any any (flow:established,to_server; content:"/evil"; sid:1;)\n'
+                      'alert http any any -> any any (flow:established,to_server; http.uri; content:"/evil"; sid:2;)\n')
+    alerts, _, _ = nids(tmp_path, rule_file, cap, "--no-flows")
+    assert sorted((a["src_port"], a["alert"]["signature_id"]) for a in alerts) == \
+        [(40001, 1), (40001, 2), (40002, 1), (40002, 2)]
+
+
+def test_fast_open_request_is_established_inline(tmp_path):
+    """In IPS mode a Fast Open SYN's request is inspected at the SYN (where the server acts on it)
+    and meets flow:established stream and HTTP rules there."""
+    s = Session(handshake=False)
+    syn = s._pkt(0, "S", b"GET /evil HTTP/1.0\r\n\r\n", seq=999, ack=0)
+    syn[TCP].options = [("TFO", b"")]
+    frames = [syn, s._pkt(1, "SA", b"", seq=4999, ack=1000 + 24), s._pkt(0, "A", b"", seq=1024, ack=5000)]
+    cap = write(tmp_path, frames)
+    rule_file = rules(tmp_path,
+                      'alert tcp any any -> any any (flow:established,to_server; content:"/evil"; sid:1;)\n'
+                      'alert http any any -> any any (flow:established,to_server; http.uri; content:"/evil"; sid:2;)\n')
+    for extra in ((), ("--ips",)):
+        alerts, _, _ = nids(tmp_path, rule_file, cap, "--no-flows", *extra)
+        assert sorted(set(sids(alerts))) == [1, 2], extra

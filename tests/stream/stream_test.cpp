@@ -390,6 +390,20 @@ TEST(StreamFastOpen, HostileSynsHideNothing) {
       EXPECT_EQ(conn.r->counters().overlap_diff, 1u) << engine;
     }
   }
+  for (const std::string& engine : engines()) {
+    // A long Fast Open SYN the server never got, then a short copy it took: what it took is
+    // delivered, the rest of the long one is not the stream's, and the client's next bytes
+    // take its place.
+    Conn conn(engine, {}, 1000);
+    conn.send(0, kSyn, 1000, 0, "benign benign benign", 1);
+    conn.send(0, kSyn, 1000, 0, "E", 1);
+    conn.send(1, kSyn | kAck, 7777, 1002);  // took one byte
+    conn.send(0, kAck | kPsh, 1002, 7778, "VIL");
+    conn.send(1, kAck, 7778, 1005);
+    EXPECT_EQ((conn.got.text[{1, 0}]), "bVIL")
+        << engine << ": the stored first copy's byte (no TCP checksum check), then the client's";
+    EXPECT_EQ(conn.r->counters().fast_open_ignored, 1u) << engine;
+  }
   StreamConfig inline_mode;
   inline_mode.mode = Mode::kInline;
   for (const std::string& engine : engines()) {
@@ -458,6 +472,57 @@ TEST(StreamHandshake, SplitHandshakesOpenTheConnection) {
     wrong.send(0, kAck | kPsh, 1001, 3001, "EVIL");
     EXPECT_TRUE(wrong.got.text.empty()) << engine;
     EXPECT_EQ(wrong.r->counters().before_handshake, 1u) << engine;
+  }
+}
+
+// Handshakes that start as one shape and end as another (a second review's inputs): the
+// connection opens whichever way it completes, and a SYN sent again leaves it where it is.
+TEST(StreamHandshake, MixedHandshakesOpenTheConnection) {
+  for (const std::string& engine : engines()) {
+    {  // a bare SYN from the responder (a bad checksum, say), then its ordinary SYN+ACK
+      Conn conn(engine, {}, 1000, 7777);
+      conn.send(0, kSyn, 1000, 0);
+      conn.send(1, kSyn, 3000, 0);
+      conn.send(1, kSyn | kAck, 7777, 1001);
+      conn.send(0, kAck, 1001, 7778);
+      conn.send(0, kAck | kPsh, 1001, 7778, "EVIL");
+      conn.send(1, kAck, 7778, 1005);
+      EXPECT_EQ((conn.got.text[{1, 0}]), "EVIL") << engine;
+      EXPECT_EQ(conn.r->counters().streams, 2u) << engine;
+    }
+    {  // a simultaneous open's ending: the responder answers the initiator's SYN+ACK with one
+      Conn conn(engine, {}, 1000, 3000);
+      conn.send(0, kSyn, 1000, 0);
+      conn.send(1, kSyn, 3000, 0);
+      conn.send(0, kSyn | kAck, 1000, 3001);
+      conn.send(1, kSyn | kAck, 3000, 1001);
+      conn.send(1, kAck | kPsh, 3001, 1001, "hi");
+      conn.send(0, kAck | kPsh, 1001, 3003, "EVIL");
+      conn.send(1, kAck, 3003, 1005);
+      EXPECT_EQ((conn.got.text[{1, 1}]), "hi") << engine;
+      EXPECT_EQ((conn.got.text[{1, 0}]), "EVIL") << engine;
+    }
+    {  // the initiator's SYN again, crossing a split handshake: it goes on
+      Conn conn(engine, {}, 1000, 3000);
+      conn.send(0, kSyn, 1000, 0);
+      conn.send(1, kSyn, 3000, 0);
+      conn.send(0, kSyn, 1000, 0);
+      conn.send(0, kSyn | kAck, 1000, 3001);
+      conn.send(1, kAck, 3001, 1001);
+      conn.send(0, kAck | kPsh, 1001, 3001, "EVIL");
+      conn.send(1, kAck, 3001, 1005);
+      EXPECT_EQ((conn.got.text[{1, 0}]), "EVIL") << engine;
+    }
+    {  // the SYN again after an ordinary SYN+ACK: the last ACK still opens it
+      Conn conn(engine, {}, 1000, 7777);
+      conn.send(0, kSyn, 1000, 0);
+      conn.send(1, kSyn | kAck, 7777, 1001);
+      conn.send(0, kSyn, 1000, 0);
+      conn.send(0, kAck, 1001, 7778);
+      conn.send(0, kAck | kPsh, 1001, 7778, "EVIL");
+      conn.send(1, kAck, 7778, 1005);
+      EXPECT_EQ((conn.got.text[{1, 0}]), "EVIL") << engine;
+    }
   }
 }
 

@@ -27,11 +27,13 @@
 //     (which must acknowledge the SYN and at most its data), and that SYN+ACK's own bytes are
 //     the server's first. A SYN+ACK that acknowledges only the SYN (the server did not take the
 //     data: the client sends it again) discards them (counted: fast_open_ignored; inline, where
-//     they went out already, what the client sends in their place follows them); the same SYN
-//     sent again is a retransmission under the overlap policy; a SYN with another ISN
-//     discards them. A split handshake (the responder answers the SYN with its own SYN, the
-//     initiator acknowledges that with a SYN+ACK, the responder's ACK completes it: Suricata's
-//     4WHS) opens the connection too. With `midstream`, a flow seen without
+//     they went out already, what the client sends in their place follows them); one that
+//     took a part (a shorter copy of the SYN) delivers that part and discards the rest; the
+//     same SYN sent again is a retransmission under the overlap policy (and leaves any
+//     handshake where it is); a SYN with another ISN discards them. A split handshake (the
+//     responder answers the SYN with its own SYN, the initiator acknowledges that with a
+//     SYN+ACK, the responder's ACK or SYN+ACK completes it: Suricata's 4WHS) opens the
+//     connection too, and so does an ordinary SYN+ACK after a responder's SYN. With `midstream`, a flow seen without
 //     its handshake is picked up at the first sequence number seen in each direction (counted).
 //   - Sequence numbers are compared modulo 2^32 and turned into 64-bit stream offsets
 //     (offset 0 = the byte after the ISN), so streams longer than 4 GiB and any ISN work.

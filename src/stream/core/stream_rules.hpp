@@ -306,12 +306,18 @@ WARPATH_HD_HOT bool flow_segment(Ctx& ctx, FlowState<Store, Held>& f, const Segm
   if (m.phase != Phase::kOpen) {
     const bool rst = s.flags & packet::kTcpRst;
     if (syn && !ack && s.dir == 0) {  // a SYN, or its retransmission
-      if (m.phase == Phase::kSyn && s.seq == m.isn[0] && m.d[0].open) {
-        // The Fast Open SYN sent again: its bytes go in as a retransmission of the first's, under
+      if (m.phase != Phase::kNone && s.seq == m.isn[0]) {
+        // The same SYN again (crossing a split handshake's packets, too): the handshake stays
+        // where it is. A Fast Open SYN's bytes go in as a retransmission of the first's, under
         // the receiver's overlap policy (the server took whichever copy reached it).
-        if (rst || !(s.len || s.missing)) return true;
+        if (rst || !(s.len || s.missing) || !(s.tfo || m.d[0].open)) {
+          if (s.len) c.data_on_syn += 1;
+          return true;
+        }
         const uint64_t len = uint64_t(s.len) + s.missing;
         if (len > m.syn_len) m.syn_len = uint32_t(umin(len, 0xffffffffu));
+        m.fast_open = true;
+        if (!m.d[0].open) open_dir(ctx, m.d[0], s.seq + 1, ctx.policy(s, true));
         return open_segment(ctx, f, as_data(s));
       }
       // Another attempt: what a Fast Open SYN left is not the stream's.
@@ -332,7 +338,10 @@ WARPATH_HD_HOT bool flow_segment(Ctx& ctx, FlowState<Store, Held>& f, const Segm
     }
     const bool fast_open = m.fast_open || s.tfo;
     const uint32_t taken = s.ack - (m.isn[0] + 1);  // of the SYN's data, what a SYN+ACK took
-    if (syn && ack && s.dir == 1 && m.phase == Phase::kSyn &&
+    // (After a split handshake's own SYN too: the responder may answer the ordinary way after
+    // all, and whichever handshake completes opens the connection.)
+    const bool syn_sent = m.phase == Phase::kSyn || m.phase == Phase::kSplitSyn;
+    if (syn && ack && s.dir == 1 && syn_sent &&
         (fast_open ? !rst && taken <= m.syn_len : taken == 0)) {
       m.isn[1] = s.seq;
       if (!fast_open) {
@@ -342,8 +351,12 @@ WARPATH_HD_HOT bool flow_segment(Ctx& ctx, FlowState<Store, Held>& f, const Segm
       }
       // TCP Fast Open: open at the SYN+ACK (Suricata: established). One that acknowledges only
       // the SYN did not take its data: the client sends it again after the handshake.
-      if (taken == 0 && m.syn_len) {
-        forget_syn_data(ctx, m.d[0], f.store[0], f.held[0], m.isn[0] + 1);
+      if (taken < m.syn_len) {
+        // It took none or a part (a shorter copy of the SYN than the longest seen): what it took
+        // is delivered (IDS: it acknowledged it), the rest was never the stream's.
+        if (taken && lim.mode == Mode::kIds)
+          deliver(ctx, s.flow, 0, m.d[0], f.store[0], f.held[0], taken, true);
+        forget_syn_data(ctx, m.d[0], f.store[0], f.held[0], m.isn[0] + 1 + taken);
         c.fast_open_ignored += 1;
       }
       if (!m.d[0].open) open_dir(ctx, m.d[0], m.isn[0] + 1, ctx.policy(s, false));
@@ -369,6 +382,15 @@ WARPATH_HD_HOT bool flow_segment(Ctx& ctx, FlowState<Store, Held>& f, const Segm
       m.phase = Phase::kSplitSynAck;
       if (s.len) c.data_on_syn += 1;
       return true;
+    }
+    // The split handshake's last packet may be the responder's SYN+ACK (a simultaneous open:
+    // Linux answers the initiator's SYN+ACK so) as well as its ACK.
+    if (syn && ack && s.dir == 1 && m.phase == Phase::kSplitSynAck && s.seq == m.isn[1] &&
+        s.ack == m.isn[0] + 1) {
+      if (!m.d[0].open) open_dir(ctx, m.d[0], m.isn[0] + 1, ctx.policy(s, false));
+      open_dir(ctx, m.d[1], m.isn[1] + 1, ctx.policy(s, true));
+      m.phase = Phase::kOpen;
+      return open_segment(ctx, f, as_data(s));
     }
     const bool three_way = s.dir == 0 && m.phase == Phase::kSynAck && s.ack == m.isn[1] + 1;
     const bool split     = s.dir == 1 && m.phase == Phase::kSplitSynAck && s.ack == m.isn[0] + 1;
