@@ -158,33 +158,43 @@ double now_s() {
 // warpath: frames copied into one reused batch of 256 (what a port's RX does; the copy is
 // timed apart and left out, as it is for libnids and floor: Stage), then parse -> track
 // -> reassemble.
+// What both warpath rows share: the configuration (IDS mode, BSD policy, no depth limit; room
+// for as many finished connections as the tracker holds, made at the start, as libnids makes
+// its streams for n_tcp_streams below and the stream module does by default), the parse's and
+// the tracker's output, and a sink counting the stream bytes.
+struct WarpathRun {
+  flow::FlowConfig fc;
+  stream::StreamConfig sc;
+  std::vector<packet::PacketInfo> infos = std::vector<packet::PacketInfo>(256);
+  std::vector<flow::PacketFlow> answers = std::vector<flow::PacketFlow>(256);
+  std::vector<flow::FlowRecord> ended;
+  uint64_t bytes = 0;
+  stream::ChunkSink sink = [this](const stream::Chunk& c) {
+    if (!c.gap) bytes += c.len;
+  };
+  WarpathRun() {
+    fc.capacity       = 1u << 18;
+    sc.depth          = 0;
+    sc.stream_cap     = 16u << 20;
+    sc.memcap         = 4ull << 30;
+    sc.prealloc_flows = sc.prealloc_for(fc.capacity);
+  }
+  WarpathRun(const WarpathRun&) = delete;  // the sink refers to this run
+};
+
 double run_warpath(const Frames& f, uint64_t& delivered) {
   auto batch = packet::PacketBatch::create(256, 2048);
   if (!batch.is_ok()) return -1;
   packet::PacketBatch& b = *batch;
   auto parser = packet::make_parser("cpu.parse");
-  flow::FlowConfig fc;
-  fc.capacity  = 1u << 18;
-  auto tracker = flow::make_flow_tracker("cpu.flow", fc);
-  stream::StreamConfig sc;
-  sc.depth      = 0;
-  sc.stream_cap = 16u << 20;
-  sc.memcap     = 4ull << 30;
-  // Storage for as many finished connections as the tracker holds, made at the start, as
-  // libnids makes its streams for n_tcp_streams below (and the stream module does by default).
-  sc.prealloc_flows = sc.prealloc_for(fc.capacity);
-  auto r        = stream::make_reassembler("cpu.stream", sc);
+  WarpathRun run;
+  auto tracker = flow::make_flow_tracker("cpu.flow", run.fc);
+  auto r       = stream::make_reassembler("cpu.stream", run.sc);
   if (!parser.is_ok() || !tracker.is_ok() || !r.is_ok()) {
     std::fprintf(stderr, "warpath-stream-bench: cannot build the engines\n");
     return -1;
   }
-  std::vector<packet::PacketInfo> infos(256);
-  std::vector<flow::PacketFlow> answers(256);
-  std::vector<flow::FlowRecord> ended;
-  uint64_t bytes = 0;
-  const stream::ChunkSink sink = [&bytes](const stream::Chunk& c) {
-    if (!c.gap) bytes += c.len;
-  };
+  auto& [fc, sc, infos, answers, ended, bytes, sink] = run;
   ExecContext ctx;
   double t_parse = 0, t_track = 0, t_fill = 0;
   const double t0 = now_s();
@@ -231,25 +241,13 @@ double run_flowstream(const Frames& f, uint64_t& delivered) {
   if (!batch.is_ok()) return -1;
   packet::PacketBatch& b = *batch;
   auto parser = packet::make_parser("cpu.parse");
-  flow::FlowConfig fc;
-  fc.capacity = 1u << 18;
-  stream::StreamConfig sc;
-  sc.depth          = 0;
-  sc.stream_cap     = 16u << 20;
-  sc.memcap         = 4ull << 30;
-  sc.prealloc_flows = sc.prealloc_for(fc.capacity);
-  auto e            = stream::make_flowstream("cpu.flowstream", fc, sc);
+  WarpathRun run;
+  auto e = stream::make_flowstream("cpu.flowstream", run.fc, run.sc);
   if (!parser.is_ok() || !e.is_ok()) {
     std::fprintf(stderr, "warpath-stream-bench: cannot build the engines\n");
     return -1;
   }
-  std::vector<packet::PacketInfo> infos(256);
-  std::vector<flow::PacketFlow> answers(256);
-  std::vector<flow::FlowRecord> ended;
-  uint64_t bytes = 0;
-  const stream::ChunkSink sink = [&bytes](const stream::Chunk& c) {
-    if (!c.gap) bytes += c.len;
-  };
+  auto& [fc, sc, infos, answers, ended, bytes, sink] = run;
   ExecContext ctx;
   double t_fill = 0;
   const double t0 = now_s();
