@@ -108,6 +108,8 @@ struct FlowCtx {
   // and the responder's ACK bit 2); bit 4: the initiator's SYN had TCP Fast Open's option.
   uint8_t handshake = 0;
   uint32_t syn_seq  = 0;  // the initiator's last SYN's sequence number
+  uint32_t syn_data = 0;  // its Fast Open data's sequence space (the longest copy)
+  uint32_t resp_seq = 0;  // the responder's SYN's (or SYN+ACK's) sequence number
   SeqSpace seq[2];        // per direction (0: the client's)
   bool seen[2]      = {};
   bool midstream    = false;
@@ -137,34 +139,50 @@ bool handshake_step(FlowCtx& ctx, const packet::PacketInfo& info, const uint8_t*
                     uint32_t caplen, uint8_t dir, bool syn, bool ack, bool inline_stream) {
   uint8_t& h     = ctx.handshake;
   const bool was = ctx.established(6);
-  stream::Segment seg;  // read for SYNs only
-  const bool have = syn && stream::segment_of(info, frame, caplen, seg, true);
-  const bool tfo  = have && seg.tfo;
+  if (was) return was;  // a SYN on an established connection changes nothing (RFC 5961 4)
+  stream::Segment seg;  // read during the handshake only, to check its numbers as the
+                        // reassembler does
+  if (!stream::segment_of(info, frame, caplen, seg, true)) return was;
+  const uint64_t syn_data = uint64_t(seg.len) + seg.missing;
   if (dir == 0 && syn && !ack) {
-    if (was) return was;  // a SYN on an established connection changes nothing (RFC 5961 4)
-    // The same SYN again leaves the handshake where it is (the reassembler's rule); another
-    // attempt starts it over.
-    if (!(h & 1) || !have || seg.seq != ctx.syn_seq) h = 1;
-    if (have) ctx.syn_seq = seg.seq;
-    if (tfo) h |= 16;
-    return inline_stream && tfo && (seg.len || seg.missing);
+    // The same SYN again leaves the handshake where it is; another attempt starts it over.
+    if (!(h & 1) || seg.seq != ctx.syn_seq) {
+      h            = 1;
+      ctx.syn_seq  = seg.seq;
+      ctx.syn_data = 0;
+    }
+    if (seg.tfo && !(seg.flags & packet::kTcpRst) && !(h & 14)) {  // before any answer
+      h |= 16;
+      if (syn_data > ctx.syn_data) ctx.syn_data = uint32_t(syn_data);
+      return inline_stream && syn_data;
+    }
+    return was;
   }
-  if (dir == 1 && syn && ack && (h & 1)) {
-    if ((h & 10) == 10) {  // a split handshake's last packet: the responder's SYN+ACK
-      h |= 4;
-      return was;
-    }
-    h = uint8_t((h & ~8) | 2 | (tfo ? 16 : 0));  // the ordinary answer, after all
-    if (h & 16) {  // Fast Open: open at the SYN+ACK
-      h |= 4;
-      return true;
-    }
-  } else if (dir == 1 && syn && !ack && (h & 3) == 1) {
+  if (!(h & 1)) return was;
+  const uint32_t taken = seg.ack - (ctx.syn_seq + 1);
+  if (dir == 1 && syn && !ack && (h & 10) == 0) {  // a split handshake's SYN from the responder
     h |= 8;
-  } else if (dir == 0 && syn && ack && (h & 11) == 9) {
+    ctx.resp_seq = seg.seq;
+  } else if (dir == 0 && syn && ack && (h & 10) == 8 && seg.seq == ctx.syn_seq &&
+             seg.ack == ctx.resp_seq + 1) {  // the initiator's SYN+ACK
     h |= 2;
-  } else if (ack && !syn && (h & 3) == 3 && dir == ((h & 8) ? 1 : 0)) {
-    h |= 4;
+  } else if (dir == 1 && syn && ack && (h & 10) == 10) {
+    // A split handshake's last packet, the responder's SYN+ACK (a simultaneous open).
+    if (seg.seq == ctx.resp_seq && taken == 0) h |= 4;
+  } else if (dir == 1 && syn && ack) {  // the ordinary answer (after a split SYN, too)
+    const bool fast_open = (h & 16) || seg.tfo;
+    if (fast_open ? !(seg.flags & packet::kTcpRst) && taken <= ctx.syn_data : taken == 0) {
+      h            = uint8_t((h & ~8) | 2 | (fast_open ? 16 : 0));
+      ctx.resp_seq = seg.seq;
+      if (fast_open) {  // Fast Open: open at the SYN+ACK
+        h |= 4;
+        return true;
+      }
+    }
+  } else if (ack && !syn && (h & 3) == 3) {
+    // The last ACK: the initiator's of the SYN+ACK, or a split handshake's from the responder.
+    const bool split = h & 8;
+    if (dir == (split ? 1 : 0) && seg.ack == (split ? ctx.syn_seq : ctx.resp_seq) + 1) h |= 4;
   }
   return was;
 }

@@ -813,11 +813,30 @@ def test_fast_open_request_is_established_inline(tmp_path):
     s = Session(handshake=False)
     syn = s._pkt(0, "S", b"GET /evil HTTP/1.0\r\n\r\n", seq=999, ack=0)
     syn[TCP].options = [("TFO", b"")]
-    frames = [syn, s._pkt(1, "SA", b"", seq=4999, ack=1000 + 24), s._pkt(0, "A", b"", seq=1024, ack=5000)]
+    frames = [syn, s._pkt(1, "SA", b"", seq=4999, ack=1000 + 22), s._pkt(0, "A", b"", seq=1022, ack=5000)]
     cap = write(tmp_path, frames)
     rule_file = rules(tmp_path,
                       'alert tcp any any -> any any (flow:established,to_server; content:"/evil"; sid:1;)\n'
                       'alert http any any -> any any (flow:established,to_server; http.uri; content:"/evil"; sid:2;)\n')
-    for extra in ((), ("--ips",)):
+    for extra, at in (((), 2), (("--ips",), 1)):  # IDS: at the SYN+ACK that takes it
         alerts, _, _ = nids(tmp_path, rule_file, cap, "--no-flows", *extra)
         assert sorted(set(sids(alerts))) == [1, 2], extra
+        assert {a["pcap_cnt"] for a in alerts} == {at}, extra
+
+
+def test_established_ignores_answers_the_reassembler_refuses(tmp_path):
+    """A SYN+ACK with a wrong acknowledgement between a split handshake's packets does not turn
+    the NIDS's view back to an ordinary handshake: the connection is established when the
+    split one completes, as the reassembler opens it, and the server's first data is seen so."""
+    s = Session(handshake=False)
+    frames = [s._pkt(0, "S", b"", seq=999),
+              s._pkt(1, "S", b"", seq=4999, ack=0),
+              s._pkt(1, "SA", b"", seq=4999, ack=777),  # a bogus answer: refused
+              s._pkt(0, "SA", b"", seq=999, ack=5000),
+              s._pkt(1, "A", b"", seq=5000, ack=1000)]
+    s.frames = []
+    s.send(1, b"HTTP/1.0 200 OK\r\n\r\nevil")
+    cap = write(tmp_path, frames + s.frames)
+    rule_file = rules(tmp_path, 'alert tcp any any -> any any (flow:established,to_client; content:"evil"; sid:1;)\n')
+    alerts, _, _ = nids(tmp_path, rule_file, cap, "--no-flows")
+    assert sids(alerts) == [1]

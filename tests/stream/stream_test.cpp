@@ -404,6 +404,52 @@ TEST(StreamFastOpen, HostileSynsHideNothing) {
         << engine << ": the stored first copy's byte (no TCP checksum check), then the client's";
     EXPECT_EQ(conn.r->counters().fast_open_ignored, 1u) << engine;
   }
+  for (const std::string& engine : engines()) {
+    {  // a Fast Open SYN resent after the SYN+ACK: its bytes are none of the stream's
+      Conn conn(engine, {}, 1000);
+      conn.send(0, kSyn, 1000, 0);
+      conn.send(1, kSyn | kAck, 7777, 1001);
+      conn.send(0, kSyn, 1000, 0, "GET /decoy", 1);
+      conn.send(0, kAck, 1001, 7778);
+      conn.send(0, kAck | kPsh, 1001, 7778, "GET /evil");
+      conn.send(1, kAck, 7778, 1010);
+      EXPECT_EQ((conn.got.text[{1, 0}]), "GET /evil") << engine;
+      EXPECT_EQ(conn.r->counters().data_on_syn, 1u) << engine;
+    }
+    {  // a split handshake after a Fast Open SYN: its last packet acknowledges the SYN alone
+      Conn conn(engine, {}, 1000, 3000);
+      conn.send(0, kSyn, 1000, 0, "decoy", 1);
+      conn.send(1, kSyn, 3000, 0);
+      conn.send(0, kSyn | kAck, 1000, 3001);
+      conn.send(1, kAck, 3001, 1001);
+      conn.send(0, kAck | kPsh, 1001, 3001, "EVIL!");
+      conn.send(1, kAck, 3001, 1006);
+      EXPECT_EQ((conn.got.text[{1, 0}]), "EVIL!") << engine;
+      EXPECT_EQ(conn.r->counters().fast_open_ignored, 1u) << engine;
+    }
+    {  // a simultaneous open's SYN+ACK with data: no stream's (Linux takes it only without)
+      Conn conn(engine, {}, 1000, 3000);
+      conn.send(0, kSyn, 1000, 0);
+      conn.send(1, kSyn, 3000, 0);
+      conn.send(0, kSyn | kAck, 1000, 3001);
+      conn.send(1, kSyn | kAck, 3000, 1001, "decoy");
+      conn.send(1, kAck | kPsh, 3001, 1001, "evil!");
+      conn.send(0, kAck, 1001, 3006);
+      EXPECT_EQ((conn.got.text[{1, 1}]), "evil!") << engine;
+      EXPECT_EQ(conn.r->counters().data_on_syn, 1u) << engine;
+    }
+    {  // a new SYN+ACK replacing one whose half-open state the server dropped
+      Conn conn(engine, {}, 1000, 7777);
+      conn.send(0, kSyn, 1000, 0);
+      conn.send(1, kSyn | kAck, 7777, 1001);
+      conn.send(0, kSyn, 1000, 0);
+      conn.send(1, kSyn | kAck, 9999, 1001);
+      conn.send(0, kAck, 1001, 10000);
+      conn.send(0, kAck | kPsh, 1001, 10000, "EVIL");
+      conn.send(1, kAck, 10000, 1005);
+      EXPECT_EQ((conn.got.text[{1, 0}]), "EVIL") << engine;
+    }
+  }
   StreamConfig inline_mode;
   inline_mode.mode = Mode::kInline;
   for (const std::string& engine : engines()) {

@@ -182,8 +182,9 @@ struct StreamCounters {
   uint64_t retransmitted_bytes = 0; ///< bytes before the first undelivered one (already seen)
   uint64_t before_handshake = 0;    ///< data segments of flows without a stream (dropped)
   uint64_t data_on_syn = 0;
-  /// Fast Open SYNs whose data the SYN+ACK did not take (acknowledged the SYN alone): the bytes
-  /// held from the SYN are discarded, and the client sends them again (Suricata's
+  /// Fast Open SYNs whose data the handshake did not take, or took only a part of (a SYN+ACK, or
+  /// a split handshake's last packet, acknowledging less than the SYN's bytes): what it did not
+  /// take is discarded, and the client sends it again (Suricata's
   /// 3whs_synack_tfo_data_ignored).
   uint64_t fast_open_ignored = 0;
   uint64_t after_close = 0;         ///< data after a RST or the final FIN

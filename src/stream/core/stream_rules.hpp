@@ -295,6 +295,21 @@ WARPATH_HD void forget_syn_data(Ctx& ctx, Dir& d, Store& store, Held& held, uint
 template <class Ctx, class Store, class Held>
 WARPATH_HD_HOT bool open_segment(Ctx& ctx, FlowState<Store, Held>& f, const Segment& s);
 
+/// A split handshake completes at the responder's ACK or SYN+ACK (`s`, from the responder), which
+/// acknowledges the initiator's SYN alone: a Fast Open SYN's bytes were not taken.
+template <class Ctx, class Store, class Held>
+WARPATH_HD void open_split(Ctx& ctx, FlowState<Store, Held>& f, const Segment& s) {
+  FlowMeta& m = f.m;
+  if (m.syn_len) {
+    forget_syn_data(ctx, m.d[0], f.store[0], f.held[0], m.isn[0] + 1);
+    ctx.counters().fast_open_ignored += 1;
+    m.syn_len = 0;
+  }
+  if (!m.d[0].open) open_dir(ctx, m.d[0], m.isn[0] + 1, ctx.policy(s, false));
+  open_dir(ctx, m.d[1], m.isn[1] + 1, ctx.policy(s, true));
+  m.phase = Phase::kOpen;
+}
+
 /// One segment of a flow with state. False: ctx.can_store refused its bytes, and the caller
 /// restores the flow's scalars and the counters it saved and redoes the segment elsewhere.
 template <class Ctx, class Store, class Held>
@@ -308,9 +323,11 @@ WARPATH_HD_HOT bool flow_segment(Ctx& ctx, FlowState<Store, Held>& f, const Segm
     if (syn && !ack && s.dir == 0) {  // a SYN, or its retransmission
       if (m.phase != Phase::kNone && s.seq == m.isn[0]) {
         // The same SYN again (crossing a split handshake's packets, too): the handshake stays
-        // where it is. A Fast Open SYN's bytes go in as a retransmission of the first's, under
-        // the receiver's overlap policy (the server took whichever copy reached it).
-        if (rst || !(s.len || s.missing) || !(s.tfo || m.d[0].open)) {
+        // where it is. Before any answer, a Fast Open SYN's bytes go in as a retransmission of
+        // the first's, under the receiver's overlap policy (the server took whichever copy
+        // reached it); once answered, a server takes none of a SYN's bytes (Linux, in
+        // SYN-RECEIVED, answers a resent SYN without them).
+        if (rst || !(s.len || s.missing) || !(s.tfo || m.d[0].open) || m.phase != Phase::kSyn) {
           if (s.len) c.data_on_syn += 1;
           return true;
         }
@@ -324,7 +341,7 @@ WARPATH_HD_HOT bool flow_segment(Ctx& ctx, FlowState<Store, Held>& f, const Segm
       if (m.d[0].open) forget_syn_data(ctx, m.d[0], f.store[0], f.held[0], s.seq + 1);
       m.isn[0]    = s.seq;
       m.phase     = Phase::kSyn;
-      m.fast_open = s.tfo;
+      m.fast_open = s.tfo && !rst;
       m.syn_len   = 0;
       // TCP Fast Open: the SYN's bytes are the client's first, held from now on. (A SYN with a
       // RST is no connection attempt a host takes: Linux discards a RST in LISTEN.)
@@ -339,8 +356,10 @@ WARPATH_HD_HOT bool flow_segment(Ctx& ctx, FlowState<Store, Held>& f, const Segm
     const bool fast_open = m.fast_open || s.tfo;
     const uint32_t taken = s.ack - (m.isn[0] + 1);  // of the SYN's data, what a SYN+ACK took
     // (After a split handshake's own SYN too: the responder may answer the ordinary way after
-    // all, and whichever handshake completes opens the connection.)
-    const bool syn_sent = m.phase == Phase::kSyn || m.phase == Phase::kSplitSyn;
+    // all, and whichever handshake completes opens the connection; and after a SYN+ACK, which
+    // a new one replaces: the responder's half-open state expired, its SYN cookies changed.)
+    const bool syn_sent =
+        m.phase == Phase::kSyn || m.phase == Phase::kSplitSyn || m.phase == Phase::kSynAck;
     if (syn && ack && s.dir == 1 && syn_sent &&
         (fast_open ? !rst && taken <= m.syn_len : taken == 0)) {
       m.isn[1] = s.seq;
@@ -385,20 +404,21 @@ WARPATH_HD_HOT bool flow_segment(Ctx& ctx, FlowState<Store, Held>& f, const Segm
     }
     // The split handshake's last packet may be the responder's SYN+ACK (a simultaneous open:
     // Linux answers the initiator's SYN+ACK so) as well as its ACK.
+    // Its data, if any, is no stream's: Linux takes such a SYN+ACK only without data.
     if (syn && ack && s.dir == 1 && m.phase == Phase::kSplitSynAck && s.seq == m.isn[1] &&
         s.ack == m.isn[0] + 1) {
-      if (!m.d[0].open) open_dir(ctx, m.d[0], m.isn[0] + 1, ctx.policy(s, false));
-      open_dir(ctx, m.d[1], m.isn[1] + 1, ctx.policy(s, true));
-      m.phase = Phase::kOpen;
-      return open_segment(ctx, f, as_data(s));
+      open_split(ctx, f, s);
+      if (s.len) c.data_on_syn += 1;
+      return true;
     }
     const bool three_way = s.dir == 0 && m.phase == Phase::kSynAck && s.ack == m.isn[1] + 1;
     const bool split     = s.dir == 1 && m.phase == Phase::kSplitSynAck && s.ack == m.isn[0] + 1;
-    if (!syn && ack && (three_way || split)) {
-      // The receiver of direction 0 is the responder: the packet's destination on the
-      // three-way handshake's last ACK, its source on the split one's.
-      if (!m.d[0].open) open_dir(ctx, m.d[0], m.isn[0] + 1, ctx.policy(s, three_way));
-      open_dir(ctx, m.d[1], m.isn[1] + 1, ctx.policy(s, !three_way));
+    if (!syn && ack && split) {
+      open_split(ctx, f, s);
+    } else if (!syn && ack && three_way) {
+      // The receiver of direction 0 is the responder: the packet's destination.
+      if (!m.d[0].open) open_dir(ctx, m.d[0], m.isn[0] + 1, ctx.policy(s, true));
+      open_dir(ctx, m.d[1], m.isn[1] + 1, ctx.policy(s, false));
       m.phase = Phase::kOpen;
     } else if (lim.midstream && !syn) {
       m.phase     = Phase::kOpen;
