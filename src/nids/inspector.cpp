@@ -144,17 +144,20 @@ bool handshake_step(FlowCtx& ctx, const packet::PacketInfo& info, const uint8_t*
                         // reassembler does
   if (!stream::segment_of(info, frame, caplen, seg, true)) return was;
   const uint64_t syn_data = uint64_t(seg.len) + seg.missing;
+  const bool rst = seg.flags & packet::kTcpRst;
   if (dir == 0 && syn && !ack) {
-    // The same SYN again leaves the handshake where it is; another attempt starts it over.
-    if (!(h & 1) || seg.seq != ctx.syn_seq) {
-      h            = 1;
+    if (!(h & 1) || seg.seq != ctx.syn_seq) {  // another attempt starts the handshake over
+      h            = uint8_t(1 | (seg.tfo && !rst ? 16 : 0));
       ctx.syn_seq  = seg.seq;
-      ctx.syn_data = 0;
+      ctx.syn_data = seg.tfo && !rst ? uint32_t(syn_data) : 0;
+      return inline_stream && ctx.syn_data;
     }
-    if (seg.tfo && !(seg.flags & packet::kTcpRst) && !(h & 14)) {  // before any answer
+    // The same SYN again leaves it where it is; before any answer, its Fast Open bytes are a
+    // copy of the first's (the reassembler's rule: with the option, or after a SYN with data).
+    if (!(h & 14) && !rst && syn_data && (seg.tfo || ctx.syn_data)) {
       h |= 16;
       if (syn_data > ctx.syn_data) ctx.syn_data = uint32_t(syn_data);
-      return inline_stream && syn_data;
+      return inline_stream;
     }
     return was;
   }
@@ -181,8 +184,13 @@ bool handshake_step(FlowCtx& ctx, const packet::PacketInfo& info, const uint8_t*
     }
   } else if (ack && !syn && (h & 3) == 3) {
     // The last ACK: the initiator's of the SYN+ACK, or a split handshake's from the responder.
+    // Inline, the reassembler delivers its data at once: inspected as established (Suricata
+    // inspects the inline stream again at the next packets; warpath inspects a chunk once).
     const bool split = h & 8;
-    if (dir == (split ? 1 : 0) && seg.ack == (split ? ctx.syn_seq : ctx.resp_seq) + 1) h |= 4;
+    if (dir == (split ? 1 : 0) && seg.ack == (split ? ctx.syn_seq : ctx.resp_seq) + 1) {
+      h |= 4;
+      return inline_stream && seg.len;
+    }
   }
   return was;
 }
@@ -329,6 +337,10 @@ class PipelineInspector final : public Inspector {
         if (pf.created && !syn && cfg_.stream.midstream) ctx->midstream = true;
         tcp_established = handshake_step(*ctx, info, frame, caplen, pf.dir, syn, ack,
                                          cfg_.ips || cfg_.stream.mode == stream::Mode::kInline);
+        // With --midstream the reassembler picks up a connection whose handshake it cannot
+        // complete (the SYN+ACK lost, a capture starting at it) at its next packet without SYN:
+        // established from there, as the packets of a flow first seen midstream are.
+        if (cfg_.stream.midstream && !syn && !ctx->established(6)) ctx->midstream = true;
       }
     }
     PacketView pv;

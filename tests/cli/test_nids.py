@@ -840,3 +840,23 @@ def test_established_ignores_answers_the_reassembler_refuses(tmp_path):
     rule_file = rules(tmp_path, 'alert tcp any any -> any any (flow:established,to_client; content:"evil"; sid:1;)\n')
     alerts, _, _ = nids(tmp_path, rule_file, cap, "--no-flows")
     assert sids(alerts) == [1]
+
+
+def test_midstream_and_inline_handshake_ends_are_established(tmp_path):
+    """With --midstream, a connection whose SYN+ACK the capture lost is picked up by the
+    reassembler at the client's next packet, and is established from there; in IPS mode, a
+    request on the handshake's last ACK is delivered at once and inspected as established."""
+    lost = Session(sport=40001, handshake=False)
+    frames = [lost._pkt(0, "S", b"", seq=999)]  # the SYN+ACK lost
+    lost.frames = []
+    lost.send(0, b"GET /evil HTTP/1.0\r\n\r\n")
+    frames += lost.frames
+    rule_file = rules(tmp_path, 'alert tcp any any -> any any (flow:established,to_server; content:"/evil"; sid:1;)\n')
+    alerts, _, _ = nids(tmp_path, rule_file, write(tmp_path, frames), "--no-flows", "--midstream")
+    assert sids(alerts) == [1]
+
+    on_ack = Session(sport=40002, handshake=False)
+    frames = [on_ack._pkt(0, "S", b"", seq=999), on_ack._pkt(1, "SA", b"", seq=4999, ack=1000),
+              on_ack._pkt(0, "PA", b"GET /evil HTTP/1.0\r\n\r\n", seq=1000, ack=5000)]
+    alerts, _, _ = nids(tmp_path, rule_file, write(tmp_path, frames, "ack.pcap"), "--no-flows", "--ips")
+    assert sids(alerts) == [1]
