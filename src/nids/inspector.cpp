@@ -135,16 +135,14 @@ struct FlowCtx {
 // chunk and a transaction once); inline, where the reassembler delivers a Fast Open SYN's data
 // at once, the SYN is. Returns whether the packet is inspected as established: the packet that
 // completes a handshake is not (Suricata), but for those two.
-bool handshake_step(FlowCtx& ctx, const packet::PacketInfo& info, const uint8_t* frame,
-                    uint32_t caplen, uint8_t dir, bool syn, bool ack, bool inline_stream) {
+/// `seg`: the packet's segment (its numbers checked as the reassembler checks them).
+bool handshake_step(FlowCtx& ctx, const stream::Segment& seg, uint8_t dir, bool inline_stream) {
   uint8_t& h     = ctx.handshake;
   const bool was = ctx.established(6);
   if (was) return was;  // a SYN on an established connection changes nothing (RFC 5961 4)
-  stream::Segment seg;  // read during the handshake only, to check its numbers as the
-                        // reassembler does
-  if (!stream::segment_of(info, frame, caplen, seg, true)) return was;
-  const uint64_t syn_data = uint64_t(seg.len) + seg.missing;
+  const bool syn = seg.flags & packet::kTcpSyn, ack = seg.flags & packet::kTcpAck;
   const bool rst = seg.flags & packet::kTcpRst;
+  const uint64_t syn_data = uint64_t(seg.len) + seg.missing;
   if (dir == 0 && syn && !ack) {
     if (!(h & 1) || seg.seq != ctx.syn_seq) {  // another attempt starts the handshake over
       h            = uint8_t(1 | (seg.tfo && !rst ? 16 : 0));
@@ -174,7 +172,7 @@ bool handshake_step(FlowCtx& ctx, const packet::PacketInfo& info, const uint8_t*
     if (seg.seq == ctx.resp_seq && taken == 0) h |= 4;
   } else if (dir == 1 && syn && ack) {  // the ordinary answer (after a split SYN, too)
     const bool fast_open = (h & 16) || seg.tfo;
-    if (fast_open ? !(seg.flags & packet::kTcpRst) && taken <= ctx.syn_data : taken == 0) {
+    if (fast_open ? !rst && taken <= ctx.syn_data : taken == 0) {
       h            = uint8_t((h & ~8) | 2 | (fast_open ? 16 : 0));
       ctx.resp_seq = seg.seq;
       if (fast_open) {  // Fast Open: open at the SYN+ACK
@@ -295,6 +293,10 @@ class PipelineInspector final : public Inspector {
     ts_ = meta.timestamp_ns;
     ++packet_no_;
     if (info.ip_version != 4 && info.ip_version != 6) return Status::ok();
+    // A TCP packet's segment is read once: for the handshake's view here, its payload below
+    // (what payload_of gives, whatever the IPv4 checksum), and what the reassembler gets.
+    stream::Segment seg;
+    const bool tcp_seg = info.proto == 6 && stream::segment_of(info, frame, caplen, seg, true);
     FlowCtx* ctx = nullptr;
     bool first_in_dir = true, tcp_established = false;
     if (pf.serial) {
@@ -332,11 +334,12 @@ class PipelineInspector final : public Inspector {
       ctx->seen[pf.dir] = true;
       // TCP: the packet that completes the handshake is not yet established (Suricata).
       if (info.proto == 6) {
-        const uint8_t f = info.tcp_flags;
-        const bool syn = f & 0x02, ack = f & 0x10;
+        const bool syn = info.tcp_flags & packet::kTcpSyn;
         if (pf.created && !syn && cfg_.stream.midstream) ctx->midstream = true;
-        tcp_established = handshake_step(*ctx, info, frame, caplen, pf.dir, syn, ack,
-                                         cfg_.ips || cfg_.stream.mode == stream::Mode::kInline);
+        tcp_established =
+            tcp_seg ? handshake_step(*ctx, seg, pf.dir,
+                                     cfg_.ips || cfg_.stream.mode == stream::Mode::kInline)
+                    : ctx->established(6);
         // With --midstream the reassembler picks up a connection whose handshake it cannot
         // complete (the SYN+ACK lost, a capture starting at it) at its next packet without SYN:
         // established from there, as the packets of a flow first seen midstream are.
@@ -359,10 +362,6 @@ class PipelineInspector final : public Inspector {
     pv.to_server   = pf.dir == 0;
     const uint8_t* payload = nullptr;
     uint32_t plen          = 0;
-    // A TCP packet's segment is read once: its payload here (what payload_of gives, whatever
-    // the IPv4 checksum), and below what the reassembler gets.
-    stream::Segment seg;
-    const bool tcp_seg = info.proto == 6 && stream::segment_of(info, frame, caplen, seg, true);
     if (tcp_seg) {
       if (seg.len) payload = seg.data, plen = seg.len;
       if (ctx) {  // stream_size: the session's sides, this segment counted

@@ -6,7 +6,6 @@
 #include <string_view>
 
 #include "warpath/core/status.hpp"
-
 #include "warpath/stream/flowstream.hpp"
 
 namespace warpath::stream::detail {

@@ -50,10 +50,6 @@ struct FrameWriter {
   static constexpr uint32_t kServer = 0xc0a80001u;
 };
 
-}  // namespace
-
-namespace {
-
 // One generation of connections (generate_streams at `seed`) written to `w`.
 void write_generation(const FrameGenParams& p, uint64_t seed, FrameWriter& w) {
   StreamGenParams sp = p.streams;

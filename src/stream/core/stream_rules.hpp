@@ -295,6 +295,29 @@ WARPATH_HD void forget_syn_data(Ctx& ctx, Dir& d, Store& store, Held& held, uint
 template <class Ctx, class Store, class Held>
 WARPATH_HD_HOT bool open_segment(Ctx& ctx, FlowState<Store, Held>& f, const Segment& s);
 
+/// The handshake is complete at `s`: both directions open (direction 0 already is when a Fast
+/// Open SYN's bytes are held). The receiver of direction 0 is the responder: `s`'s source when
+/// it comes from the responder, its destination when from the initiator.
+template <class Ctx>
+WARPATH_HD void open_both(Ctx& ctx, FlowMeta& m, const Segment& s) {
+  const bool from_initiator = s.dir == 0;
+  if (!m.d[0].open) open_dir(ctx, m.d[0], m.isn[0] + 1, ctx.policy(s, from_initiator));
+  open_dir(ctx, m.d[1], m.isn[1] + 1, ctx.policy(s, !from_initiator));
+  m.phase = Phase::kOpen;
+}
+
+/// A Fast Open SYN's bytes, held in direction 0 from now on (the longest copy's length kept:
+/// what a SYN+ACK may acknowledge).
+template <class Ctx, class Store, class Held>
+WARPATH_HD bool take_syn_data(Ctx& ctx, FlowState<Store, Held>& f, const Segment& s) {
+  FlowMeta& m        = f.m;
+  const uint64_t len = uint64_t(s.len) + s.missing;
+  if (len > m.syn_len) m.syn_len = uint32_t(umin(len, 0xffffffffu));
+  m.fast_open = true;
+  if (!m.d[0].open) open_dir(ctx, m.d[0], s.seq + 1, ctx.policy(s, true));
+  return open_segment(ctx, f, as_data(s));
+}
+
 /// A split handshake completes at the responder's ACK or SYN+ACK (`s`, from the responder), which
 /// acknowledges the initiator's SYN alone: a Fast Open SYN's bytes were not taken.
 template <class Ctx, class Store, class Held>
@@ -305,9 +328,7 @@ WARPATH_HD void open_split(Ctx& ctx, FlowState<Store, Held>& f, const Segment& s
     ctx.counters().fast_open_ignored += 1;
     m.syn_len = 0;
   }
-  if (!m.d[0].open) open_dir(ctx, m.d[0], m.isn[0] + 1, ctx.policy(s, false));
-  open_dir(ctx, m.d[1], m.isn[1] + 1, ctx.policy(s, true));
-  m.phase = Phase::kOpen;
+  open_both(ctx, m, s);
 }
 
 /// One segment of a flow with state. False: ctx.can_store refused its bytes, and the caller
@@ -331,11 +352,7 @@ WARPATH_HD_HOT bool flow_segment(Ctx& ctx, FlowState<Store, Held>& f, const Segm
           if (s.len) c.data_on_syn += 1;
           return true;
         }
-        const uint64_t len = uint64_t(s.len) + s.missing;
-        if (len > m.syn_len) m.syn_len = uint32_t(umin(len, 0xffffffffu));
-        m.fast_open = true;
-        if (!m.d[0].open) open_dir(ctx, m.d[0], s.seq + 1, ctx.policy(s, true));
-        return open_segment(ctx, f, as_data(s));
+        return take_syn_data(ctx, f, s);
       }
       // Another attempt: what a Fast Open SYN left is not the stream's.
       if (m.d[0].open) forget_syn_data(ctx, m.d[0], f.store[0], f.held[0], s.seq + 1);
@@ -345,11 +362,7 @@ WARPATH_HD_HOT bool flow_segment(Ctx& ctx, FlowState<Store, Held>& f, const Segm
       m.syn_len   = 0;
       // TCP Fast Open: the SYN's bytes are the client's first, held from now on. (A SYN with a
       // RST is no connection attempt a host takes: Linux discards a RST in LISTEN.)
-      if (s.tfo && (s.len || s.missing) && !rst) {
-        m.syn_len = s.len + s.missing;
-        if (!m.d[0].open) open_dir(ctx, m.d[0], s.seq + 1, ctx.policy(s, true));
-        return open_segment(ctx, f, as_data(s));
-      }
+      if (s.tfo && (s.len || s.missing) && !rst) return take_syn_data(ctx, f, s);
       if (s.len) c.data_on_syn += 1;
       return true;
     }
@@ -378,10 +391,8 @@ WARPATH_HD_HOT bool flow_segment(Ctx& ctx, FlowState<Store, Held>& f, const Segm
         forget_syn_data(ctx, m.d[0], f.store[0], f.held[0], m.isn[0] + 1 + taken);
         c.fast_open_ignored += 1;
       }
-      if (!m.d[0].open) open_dir(ctx, m.d[0], m.isn[0] + 1, ctx.policy(s, false));
-      open_dir(ctx, m.d[1], m.isn[1] + 1, ctx.policy(s, true));
+      open_both(ctx, m, s);
       m.fast_open = true;
-      m.phase     = Phase::kOpen;
       // Its own bytes (RFC 7413 4.2.2: a SYN+ACK may carry data) and its acknowledgement of
       // the SYN's, as an ordinary segment's after the SYN's sequence number.
       return open_segment(ctx, f, as_data(s));
@@ -416,10 +427,7 @@ WARPATH_HD_HOT bool flow_segment(Ctx& ctx, FlowState<Store, Held>& f, const Segm
     if (!syn && ack && split) {
       open_split(ctx, f, s);
     } else if (!syn && ack && three_way) {
-      // The receiver of direction 0 is the responder: the packet's destination.
-      if (!m.d[0].open) open_dir(ctx, m.d[0], m.isn[0] + 1, ctx.policy(s, true));
-      open_dir(ctx, m.d[1], m.isn[1] + 1, ctx.policy(s, false));
-      m.phase = Phase::kOpen;
+      open_both(ctx, m, s);
     } else if (lim.midstream && !syn) {
       m.phase     = Phase::kOpen;
       m.midstream = true;
