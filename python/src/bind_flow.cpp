@@ -26,6 +26,8 @@ nb::dict counters_dict(const flow::FlowCounters& c) {
   d["midstream"]         = c.midstream;
   d["max_active"]        = c.max_active;
   d["emergency_entered"] = c.emergency_entered;
+  d["ignored_rst"]       = c.ignored_rst;
+  d["reoriented"]        = c.reoriented;
   return d;
 }
 

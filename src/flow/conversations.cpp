@@ -18,6 +18,10 @@ struct Conv {
   uint32_t step = 0, length = 0;  ///< packets sent, packets planned
   uint8_t ending = 0;             ///< TCP: 0 FINs, 1 RST, 2 nothing
   bool midstream = false;
+  uint32_t seq[2] = {};           ///< TCP: each side's next sequence number (client, server)
+  /// TCP, spice: a forged packet first (a SYN+ACK from the client, or a packet from the
+  /// client's port turned well-known), before the real handshake (flow.hpp).
+  bool forged_first = false;
 };
 
 void address(Rng& rng, bool v6, bool server, uint32_t hosts, uint8_t out[16]) {
@@ -55,6 +59,9 @@ Conv new_conv(Rng& rng, const ConversationParams& p) {
   c.length    = 1 + rng.below(c.proto == 6 ? 24 : 8);
   c.ending    = uint8_t(rng.below(3));
   c.midstream = c.proto == 6 && rng.below(8) == 0;
+  c.seq[0]    = uint32_t(rng.next());
+  c.seq[1]    = uint32_t(rng.next());
+  c.forged_first = p.spice && c.proto == 6 && !c.midstream && rng.below(16) == 0;
   return c;
 }
 
@@ -92,7 +99,19 @@ Conversations generate_conversations(const ConversationParams& p) {
     // Which side speaks: TCP follows its script; others alternate at random.
     bool from_server = rng.below(2) == 1;
     uint8_t flags    = 0;
-    if (c.proto == 6) {
+    // Spice: packets forged by someone who does not know the sequence numbers (a RST far from
+    // them, then a SYN), and a forged first packet; none of them counts as a step.
+    const uint32_t forge = p.spice && c.proto == 6 ? rng.below(64) : 64;
+    bool forged          = false;
+    uint32_t seq         = 0;
+    if (c.proto == 6 && c.forged_first && c.step == 0) {
+      flags = 0x12, from_server = false, forged = true;
+      c.forged_first = false;
+      seq = uint32_t(rng.next());
+    } else if (forge <= 1 && c.step >= 3) {
+      flags = forge == 0 ? 0x04 : 0x02, from_server = rng.below(2) == 1, forged = true;
+      seq = c.seq[from_server] + 0x40000000u + uint32_t(rng.below(0x7fffffff));
+    } else if (c.proto == 6) {
       const uint32_t s = c.midstream ? c.step + 3 : c.step;
       if (s == 0) {
         flags = 0x02, from_server = false;
@@ -107,6 +126,9 @@ Conversations generate_conversations(const ConversationParams& p) {
       } else {
         flags = rng.below(4) == 0 ? 0x18 : 0x10;
       }
+      seq = c.seq[from_server];
+      // Payload: what the frame holds past 54 bytes of headers; SYN and FIN take one number.
+      c.seq[from_server] += (flags & 0x08 ? m.len - 54 : 0) + (flags & 0x03 ? 1 : 0);
     }
     info.l3         = c.v6 ? packet::L3::kIpv6 : packet::L3::kIpv4;
     info.ip_version = c.v6 ? 6 : 4;
@@ -127,7 +149,10 @@ Conversations generate_conversations(const ConversationParams& p) {
       info.sport = from_server ? c.sport : c.cport;
       info.dport = from_server ? c.cport : c.sport;
     }
-    if (c.proto == 6) info.tcp_flags = flags;
+    if (c.proto == 6) {
+      info.tcp_flags = flags;
+      info.tcp_seq   = seq;
+    }
     if (c.proto == 1 || c.proto == 58) {
       info.flags |= packet::kHasIcmp;
       info.icmp_type = from_server ? 0 : 8;
@@ -136,13 +161,14 @@ Conversations generate_conversations(const ConversationParams& p) {
       info.flags = packet::kFragment | packet::kLaterFragment;
       info.sport = info.dport = 0;
       info.tcp_flags = 0;
+      info.tcp_seq   = 0;
     } else if (spice == 2) {  // cut inside the transport header
       info.status = packet::ParseStatus::kTruncated;
       info.flags &= uint8_t(~packet::kHasPorts);
     }
     out.infos.push_back(info);
     out.metas.push_back(m);
-    if (spice > 2 && ++c.step >= c.length) c = new_conv(rng, p);
+    if (spice > 2 && !forged && ++c.step >= c.length) c = new_conv(rng, p);
   }
   return out;
 }

@@ -44,6 +44,8 @@ enum Stat : size_t {
   kMalformed,
   kRefused,
   kEmergency,
+  kIgnoredRst,
+  kReoriented,
   kStatCount
 };
 
@@ -72,7 +74,8 @@ class FlowModule final : public Module {
   std::vector<std::string> stat_names() const override {
     return {"flows",          "active",    "ended_timeout", "ended_evicted",
             "ended_reused",   "ended_end", "midstream",     "untracked_not_ip",
-            "untracked_fragment", "untracked_malformed", "refused_full", "emergency_entered"};
+            "untracked_fragment", "untracked_malformed", "refused_full", "emergency_entered",
+            "ignored_rst",    "reoriented"};
   }
 
   Result<std::unique_ptr<ModuleState>> make_state() const override {
@@ -168,6 +171,8 @@ class FlowModule final : public Module {
     set(kRefused, c.track[size_t(flow::Track::kFullDropped)] +
                       c.track[size_t(flow::Track::kFullPassed)]);
     set(kEmergency, c.emergency_entered);
+    set(kIgnoredRst, c.ignored_rst);
+    set(kReoriented, c.reoriented);
   }
 
   std::string engine_;

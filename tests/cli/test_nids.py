@@ -860,3 +860,30 @@ def test_midstream_and_inline_handshake_ends_are_established(tmp_path):
               on_ack._pkt(0, "PA", b"GET /evil HTTP/1.0\r\n\r\n", seq=1000, ack=5000)]
     alerts, _, _ = nids(tmp_path, rule_file, write(tmp_path, frames, "ack.pcap"), "--no-flows", "--ips")
     assert sids(alerts) == [1]
+
+
+def test_forged_packets_cannot_split_or_turn_a_connection(tmp_path):
+    """Packets forged by someone who does not know the sequence numbers: a RST far from its
+    sender's numbers followed by a SYN in the middle of a connection, and a SYN+ACK from the
+    client before its real SYN. Neither leaves the connection without its stream: the request
+    after them meets stream, HTTP and flow:established rules, and `warpath flows` counts the
+    RST ignored and the guess undone."""
+    split = Session(sport=40001)
+    split.send(0, b"GET /index")
+    split.frames.append(split._pkt(0, "R", b"", seq=split.seq[0] + 0x40000000))
+    split.frames.append(split._pkt(0, "S", b"", seq=123456, ack=0))
+    split.send(0, b"/evil HTTP/1.0\r\n\r\n")
+    turned = Session(sport=40002, handshake=False)
+    frames = [turned._pkt(0, "SA", b"", seq=777, ack=888)]
+    turned.__init__(sport=40002)
+    turned.send(0, b"GET /evil HTTP/1.0\r\n\r\n")
+    cap = write(tmp_path, split.frames + frames + turned.frames)
+    rule_file = rules(tmp_path,
+                      'alert tcp-stream any any -> any any (flow:established,to_server; content:"/index/evil"; sid:1;)\n'
+                      'alert http any any -> any any (flow:established,to_server; http.uri; content:"/evil"; sid:2;)\n'
+                      'alert tcp any any -> any any (flow:established,to_server; content:"/evil"; sid:3;)\n')
+    alerts, _, _ = nids(tmp_path, rule_file, cap, "--no-flows")
+    got = sorted({(a["src_port"], a["alert"]["signature_id"]) for a in alerts})
+    assert got == [(40001, 1), (40001, 2), (40001, 3), (40002, 2), (40002, 3)]
+    c = json.loads(assert_ok(run("flows", "--in", str(cap), "--format", "json")).stdout)["counters"]
+    assert c["ignored_rst"] == 1 and c["reoriented"] == 1

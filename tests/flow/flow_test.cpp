@@ -334,6 +334,111 @@ TEST(FlowConfigCheck, ErrorsNameTheField) {
             std::string::npos);
 }
 
+packet::PacketInfo seq(packet::PacketInfo p, uint32_t n) {
+  p.tcp_seq = n;
+  return p;
+}
+
+// A connection whose both sides sent data: client at 1000 + 500, server at 0x80000000 + 300.
+void opened(Feed& f) {
+  f.send(seq(tcp(true, 0x02), 999), kT0);
+  f.send(seq(tcp(false, 0x12), 0x7fffffff), kT0 + 1);
+  f.send(seq(tcp(true, 0x10), 1000), kT0 + 2);
+  f.send(seq(tcp(true, 0x18), 1000), kT0 + 3, 554);
+  f.send(seq(tcp(false, 0x18), 0x80000000u), kT0 + 4, 354);
+}
+
+TEST(FlowTcp, ARstFarFromItsSendersSequenceNumbersIsIgnored) {
+  for (std::string_view engine : {"validate:cpu.flow", "ref.flow"}) {
+    Feed f({}, engine);
+    opened(f);
+    // Forged: a RST from each side far from that side's numbers, then a SYN on the same ports.
+    EXPECT_EQ(f.send(seq(tcp(true, 0x04), 1000 + 0x00020000), kT0 + 5).serial, 1u);
+    EXPECT_EQ(f.send(seq(tcp(false, 0x14), 0x7ffe0000u), kT0 + 6).serial, 1u);
+    EXPECT_EQ(f.send(seq(tcp(true, 0x02), 12345), kT0 + 7).serial, 1u) << engine;
+    EXPECT_EQ(f.tracker->counters().ignored_rst, 2u);
+    EXPECT_TRUE(f.ended.empty());
+    // The connection goes on; its own RST (the client's next number) ends it, and a SYN then
+    // opens a new flow (port reuse).
+    f.send(seq(tcp(true, 0x18), 1500), kT0 + 8, 154);
+    EXPECT_EQ(f.send(seq(tcp(true, 0x04), 1600), kT0 + 9).serial, 1u);
+    EXPECT_EQ(f.tracker->counters().ignored_rst, 2u);
+    EXPECT_EQ(f.send(seq(tcp(true, 0x02), 99999), kT0 + 10).serial, 2u) << engine;
+    ASSERT_EQ(f.ended.size(), 1u);
+    EXPECT_EQ(f.ended[0].tcp, TcpState::kReset);
+    EXPECT_EQ(f.ended[0].end, FlowEnd::kReused);
+    EXPECT_EQ(f.ended[0].tcp_flags[0] & 0x04, 0x04);
+    EXPECT_EQ(f.ended[0].tcp_flags[1] & 0x04, 0) << "an ignored RST is not in the history";
+  }
+}
+
+TEST(FlowTcp, ARstNearItsSendersNumbersCountsAcrossWrapAndBlocks) {
+  for (uint32_t at : {0x80000000u + 300, 0x80000000u + 0x10000, 0x7fff0000u, 0x80010000u}) {
+    Feed f;
+    opened(f);
+    f.send(seq(tcp(false, 0x04), at), kT0 + 5);
+    EXPECT_EQ(f.tracker->counters().ignored_rst, 0u) << at;
+    EXPECT_EQ(f.send(seq(tcp(true, 0x02), 7), kT0 + 6).serial, 2u) << at;
+  }
+  for (uint32_t at : {0x80020000u, 0x7ffe0000u, 300u}) {
+    Feed f;
+    opened(f);
+    f.send(seq(tcp(false, 0x04), at), kT0 + 5);
+    EXPECT_EQ(f.tracker->counters().ignored_rst, 1u) << at;
+  }
+  // A client whose numbers wrap past 2^32.
+  Feed f;
+  f.send(seq(tcp(true, 0x02), 0xffffff00u), kT0);
+  f.send(seq(tcp(false, 0x12), 5), kT0 + 1);
+  f.send(seq(tcp(true, 0x18), 0xffffff01u), kT0 + 2, 1054);
+  f.send(seq(tcp(true, 0x04), 0x000002e9u), kT0 + 3);
+  EXPECT_EQ(f.tracker->counters().ignored_rst, 0u);
+  EXPECT_EQ(f.send(seq(tcp(true, 0x02), 1), kT0 + 4).serial, 2u);
+}
+
+TEST(FlowTcp, APacketForgedBeforeTheSynDoesNotTurnTheConnectionAround) {
+  for (std::string_view engine : {"validate:cpu.flow", "ref.flow"}) {
+    Feed f({}, engine);
+    // A SYN+ACK from the client first: the flow is oriented from the server ...
+    EXPECT_EQ(f.send(seq(tcp(true, 0x12), 5), kT0).dir, 1);
+    // ... until the client's SYN, which starts a new flow from the client.
+    const PacketFlow syn = f.send(seq(tcp(true, 0x02), 999), kT0 + 1);
+    EXPECT_EQ(syn.serial, 2u) << engine;
+    EXPECT_EQ(syn.dir, 0);
+    EXPECT_EQ(f.send(seq(tcp(false, 0x12), 77), kT0 + 2).dir, 1);
+    EXPECT_EQ(f.send(seq(tcp(true, 0x10), 1000), kT0 + 3).serial, 2u);
+    EXPECT_EQ(f.tracker->counters().reoriented, 1u);
+    ASSERT_TRUE(f.tracker->flush(f.ended).is_ok());
+    ASSERT_EQ(f.ended.size(), 2u);
+    EXPECT_EQ(f.ended[0].end, FlowEnd::kReused);
+    EXPECT_EQ(f.ended[0].sport, 80) << "the first flow was the guess";
+    EXPECT_EQ(f.ended[1].sport, 40000);
+    EXPECT_EQ(f.ended[1].src[0], 10);
+    EXPECT_EQ(f.ended[1].tcp, TcpState::kEstablished);
+  }
+  // The same from the client's port turned well-known (a midstream packet from port 443 to
+  // 8080 orients from 8080).
+  Feed f;
+  f.send(ip4(0x0a000001, 0xc0000201, 6, 443, 8080, 0x10), kT0);
+  EXPECT_EQ(f.send(ip4(0x0a000001, 0xc0000201, 6, 443, 8080, 0x02), kT0 + 1).serial, 2u);
+  EXPECT_EQ(f.tracker->counters().reoriented, 1u);
+}
+
+TEST(FlowTcp, AGuessOnceAnsweredOrAnInitiatorsSynStays) {
+  // Picked up from the server's SYN+ACK and answered by the client: a later SYN from the
+  // server is no reason to turn it around.
+  Feed f;
+  f.send(tcp(false, 0x12), kT0);
+  f.send(tcp(true, 0x10), kT0 + 1);
+  EXPECT_EQ(f.send(tcp(false, 0x02), kT0 + 2).serial, 1u);
+  // A split handshake: the initiator sent its SYN, so the responder's SYN is part of it.
+  Feed g;
+  g.send(tcp(true, 0x02), kT0);
+  EXPECT_EQ(g.send(tcp(false, 0x02), kT0 + 1).serial, 1u);
+  EXPECT_EQ(g.tracker->counters().reoriented, 0u);
+  EXPECT_EQ(f.tracker->counters().reoriented, 0u);
+}
+
 TEST(FlowEngines, EveryEngineMatchesTheReference) {
   for (const EngineInfo& e : flow_engines())
     for (uint64_t seed : {1, 2, 3}) {

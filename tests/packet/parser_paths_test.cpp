@@ -48,6 +48,7 @@ PacketInfo ports(PacketInfo w, uint16_t l4, uint16_t sport, uint16_t dport, uint
   w.sport     = sport;
   w.dport     = dport;
   w.tcp_flags = tcp_flags;
+  w.tcp_seq   = tcp_flags ? 0x01020304u : 0;  // FrameBuilder::tcp's sequence number
   w.flags |= kHasPorts;
   return w;
 }

@@ -133,6 +133,7 @@ PacketInfo expected_at(const Layout& k, const PacketInfo& full, uint32_t c) {
       if (c < k.l4 + (k.kind == L4::kTcp ? 20u : k.kind == L4::kUdp ? 8u : 12u)) return cut();
       if (k.kind == L4::kTcp) {
         w.tcp_flags = full.tcp_flags;
+        w.tcp_seq   = full.tcp_seq;
         if (c < k.l4 + k.l4_bytes) return cut();  // TCP options
       }
       break;
@@ -344,6 +345,8 @@ TEST(TruncationSpot, Ipv4TcpWithOptions) {
   EXPECT_EQ(at(38).dport, 81);
   EXPECT_EQ(at(54).status, ParseStatus::kTruncated);  // fixed TCP header, options cut
   EXPECT_EQ(at(54).tcp_flags, 0x18);
+  EXPECT_EQ(at(54).tcp_seq, 0x01020304u);
+  EXPECT_EQ(at(53).tcp_seq, 0u);  // the fixed header cut: no flags, no sequence number
   EXPECT_EQ(at(57).status, ParseStatus::kTruncated);
   EXPECT_EQ(at(58).status, ParseStatus::kOk);  // options complete, no payload
   EXPECT_EQ(at(58).flags, kHasPorts);

@@ -53,6 +53,8 @@ nlohmann::ordered_json counters_json(const FlowCounters& c) {
   j["midstream"]         = c.midstream;
   j["max_active"]        = c.max_active;
   j["emergency_entered"] = c.emergency_entered;
+  j["ignored_rst"]       = c.ignored_rst;
+  j["reoriented"]        = c.reoriented;
   return j;
 }
 
@@ -112,6 +114,10 @@ class Printer {
                  c.emergency_entered
                      ? fmt::format("; emergency mode entered {} times", c.emergency_entered)
                      : "");
+      if (c.ignored_rst || c.reoriented)
+        fmt::print(out_, "# {} RSTs ignored (far from their sender's sequence numbers), {} flows "
+                         "turned around by a SYN from their guessed responder\n",
+                   c.ignored_rst, c.reoriented);
     }
   }
 

@@ -14,15 +14,30 @@
 //   whose first packet is a SYN+ACK, or a packet without SYN from a port below 1024 to one
 //   above, is oriented from the other side (the client's first packets were missed), and
 //   one picked up without a handshake counts as established (it carries data), as Suricata
-//   and Zeek see them. A split handshake (the responder's own SYN, the initiator's SYN+ACK, the
-//   responder's ACK) establishes a connection too.
+//   and Zeek see them. Such a guess is undone when the side taken for the responder sends a
+//   bare SYN while the side taken for the initiator has sent nothing: the flow ends (reused;
+//   counted as reoriented) and a new one starts from that SYN (Suricata alike), so that a
+//   packet forged ahead of a real SYN cannot turn a connection around. A split handshake (the responder's own SYN, the
+//   initiator's SYN+ACK, the responder's ACK) establishes a connection too.
+//
+// RSTs
+//   A RST ends a TCP connection only near its sender's sequence numbers: in the 64 KiB block
+//   of the latest sequence number that side sent, or the next or previous block (a sender's
+//   RST carries its next sequence number), or from a side that has sent nothing yet (a refused
+//   SYN). Others are ignored (ignored_rst), so that a blind forged RST followed by a SYN cannot
+//   end a live flow and start another without its handshake. The tracker keeps two bytes of
+//   a side's sequence number, not the exact window the reassembler checks (stream.hpp): a RST
+//   that one of the endpoints itself places up to 128 KiB past its own bytes, which the
+//   receiver and the reassembler ignore, still ends the flow here; and a side whose packets
+//   the capture lost for more than 4 MiB has its RSTs ignored (its flow then ends by timeout).
 //
 // The table (compile, then run: fixed memory, nothing allocated per packet)
 //   A preallocated table of `capacity` flows. A flow ends when
 //     - it has been idle for its timeout: per protocol (TCP, UDP, ICMP, other) and state
 //       (new: not yet answered / handshake not complete; established (TCP: also picked up
 //       midstream); closed: both FINs or a RST). Defaults are Suricata's: TCP 60 / 600 / 60 s, others 30 / 300 s;
-//     - a TCP SYN reopens a closed connection (port reuse);
+//     - a TCP SYN reopens a closed connection (port reuse), or one whose orientation was a
+//       wrong guess (above);
 //     - the table is full and the oldest (least recently seen) flow is evicted for a new one
 //       (on_full = evict, the default; drop or pass refuse the new flow instead, counted);
 //     - the input ends (flush).
@@ -158,6 +173,8 @@ struct FlowCounters {
   uint64_t created = 0;
   uint64_t ended[size_t(FlowEnd::kCount)] = {};
   uint64_t midstream = 0;          ///< TCP flows whose first packet was not a SYN
+  uint64_t ignored_rst = 0;        ///< RSTs far from their sender's sequence numbers (ignored)
+  uint64_t reoriented = 0;         ///< flows ended because their guessed responder sent a SYN
   uint64_t emergency_entered = 0;  ///< times the table went into emergency mode
   uint64_t active = 0, max_active = 0;
   bool emergency = false;  ///< in emergency mode now

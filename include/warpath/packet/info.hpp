@@ -30,6 +30,7 @@
 //   bad_ipv6_length), whose transport header is still read within the frame; such packets
 //   report their addresses, protocol and ports with the problem as their status.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 
 namespace warpath::packet {
@@ -102,11 +103,13 @@ struct PacketInfo {
   uint8_t tos;      ///< IPv4 TOS / IPv6 traffic class
   uint8_t ttl;      ///< IPv4 TTL / IPv6 hop limit
   uint8_t fields;   ///< FieldBits
-  uint8_t pad[5];   ///< zero
+  uint8_t pad;      ///< zero
+  uint32_t tcp_seq; ///< the TCP sequence number (host order) when tcp_flags is valid, else 0
   uint8_t src[16];  ///< IPv4: first 4 bytes, network order; IPv6: all 16
   uint8_t dst[16];
 };
 static_assert(sizeof(PacketInfo) == 64, "PacketInfo layout is part of the GPU contract");
+static_assert(offsetof(PacketInfo, tcp_seq) == 28, "tcp_seq fills the old padding");
 
 inline bool operator==(const PacketInfo& a, const PacketInfo& b) noexcept {
   const auto* x = reinterpret_cast<const uint8_t*>(&a);

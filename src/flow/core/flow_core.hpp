@@ -134,7 +134,9 @@ WARPATH_HD_HOT Track make_key(const packet::PacketInfo& p, FlowKey& key, uint8_t
   return Track::kTracked;
 }
 
-/// What every engine keeps per flow besides its own links.
+/// What every engine keeps per flow besides its own links. (Its class and timeout state are
+/// not kept: class_of() and state_of() derive them, which left room for the sequence tags in
+/// cpu.flow's two-cache-line entry.)
 struct FlowCore {
   FlowKey key;
   uint64_t serial;
@@ -143,9 +145,13 @@ struct FlowCore {
   uint8_t initiator_is_b;
   uint8_t tcp_flags[2];
   TcpState tcp;
-  FlowState state;
-  ProtoClass cls;
+  /// TCP: the top 16 bits of the latest sequence number each side sent (valid once that side
+  /// has sent a packet): where a RST from that side may fall (rst_fits).
+  uint16_t seq_tag[2];
 };
+static_assert(sizeof(FlowCore) == 104, "FlowCore is 13 words (cpu.flow's entry is 128 B)");
+
+WARPATH_HD ProtoClass class_of(const FlowCore& f) { return proto_class(f.key.proto); }
 
 WARPATH_HD FlowState state_of(ProtoClass cls, TcpState tcp, uint64_t responder_packets) {
   if (cls != ProtoClass::kTcp)
@@ -159,6 +165,42 @@ WARPATH_HD FlowState state_of(ProtoClass cls, TcpState tcp, uint64_t responder_p
     case TcpState::kReset: return FlowState::kClosed;
     default: return FlowState::kNew;
   }
+}
+
+WARPATH_HD FlowState state_of(const FlowCore& f) {
+  return state_of(class_of(f), f.tcp, f.packets[1]);
+}
+
+/// How far a packet's sequence number may move its side's tag forward at once, in tags of
+/// 64 KiB (4 MiB: a generous amount in flight between two packets of one side).
+inline constexpr int kSeqTagSlack = 64;
+
+/// `seq` from direction `dir`, in tags from that side's latest (modulo 2^32).
+WARPATH_HD int seq_tag_step(const FlowCore& f, uint8_t dir, uint32_t seq) {
+  return int(int16_t(uint16_t(uint16_t(seq >> 16) - f.seq_tag[dir])));
+}
+
+/// Whether a RST from direction `dir` with sequence number `seq` may end the connection: its
+/// side has sent nothing yet (a refused SYN), or `seq` is in the 64 KiB tag of that side's
+/// latest sequence number or the next or previous one. A sender's RST carries its next
+/// sequence number, at or just past the latest it sent; one far from it (blind, forged) is
+/// ignored and the flow goes on (flow.hpp, "RSTs").
+WARPATH_HD bool rst_fits(const FlowCore& f, uint8_t dir, uint32_t seq) {
+  if (f.packets[dir] == 0) return true;
+  const int step = seq_tag_step(f, dir, seq);
+  return step >= -1 && step <= 1;
+}
+
+/// Moves direction `dir`'s tag to a packet's `seq` (before the packet is counted): its side's
+/// first packet or a SYN before the connection is open sets it; later ones move it forward
+/// only from within the slack, so that a forged packet far away cannot carry it off (a capture
+/// that lost more than the slack leaves it behind: that side's RSTs are then ignored).
+WARPATH_HD void follow_seq(FlowCore& f, uint8_t dir, uint8_t flags, uint32_t seq) {
+  const bool opening = (flags & kTcpSyn) && f.tcp != TcpState::kEstablished &&
+                       f.tcp != TcpState::kFinWait;
+  const int step     = seq_tag_step(f, dir, seq);
+  if (f.packets[dir] == 0 || opening || (step > 0 && step <= kSeqTagSlack))
+    f.seq_tag[dir] = uint16_t(seq >> 16);
 }
 
 /// The TCP state after a packet with `flags` from direction `dir`.
@@ -201,8 +243,7 @@ WARPATH_HD bool flow_start(FlowCore& f, const FlowKey& key, uint8_t from_b, uint
   f.bytes[0]       = f.bytes[1] = 0;
   f.initiator_is_b = (syn_ack || served) ? uint8_t(!from_b) : from_b;
   f.tcp_flags[0]   = f.tcp_flags[1] = 0;
-  f.cls            = cls;
-  f.state          = FlowState::kNew;
+  f.seq_tag[0]     = f.seq_tag[1] = 0;
   if (!tcp) {
     f.tcp = TcpState::kNone;
     return false;
@@ -213,24 +254,46 @@ WARPATH_HD bool flow_start(FlowCore& f, const FlowKey& key, uint8_t from_b, uint
   return !bare_syn;
 }
 
-/// A bare SYN on a closed or reset TCP flow opens a new connection (port reuse).
-WARPATH_HD bool reopens(const FlowCore& f, uint8_t tcp_flags) {
-  return f.cls == ProtoClass::kTcp && (tcp_flags & (kTcpSyn | kTcpAck | kTcpRst)) == kTcpSyn &&
-         (f.tcp == TcpState::kClosed || f.tcp == TcpState::kReset);
+/// The direction of a packet from `from_b`'s side: 0 from the initiator.
+WARPATH_HD uint8_t direction_of(const FlowCore& f, uint8_t from_b) {
+  return from_b != f.initiator_is_b;
 }
 
-/// Counts a packet of `len` wire bytes from `from_b`'s side into the flow.
+/// Why a bare SYN ends a TCP flow and starts another (kNo: it does not). Port reuse: the flow
+/// is closed or reset. A wrong guess: the flow was oriented by a SYN+ACK or a packet from a
+/// well-known port, the side taken for its initiator has sent nothing, and the other side now
+/// sends a SYN, so that side is the initiator (Suricata starts a new flow alike); otherwise a
+/// packet forged before the real SYN would turn the connection around and leave it without a
+/// stream. (Once the guessed initiator has spoken the orientation stays: turning it then would
+/// let a client split a connection picked up midstream.)
+enum class Reopen : uint8_t { kNo, kReused, kReoriented };
+WARPATH_HD Reopen reopens(const FlowCore& f, uint8_t from_b, uint8_t tcp_flags) {
+  if (class_of(f) != ProtoClass::kTcp || (tcp_flags & (kTcpSyn | kTcpAck | kTcpRst)) != kTcpSyn)
+    return Reopen::kNo;
+  if (f.tcp == TcpState::kClosed || f.tcp == TcpState::kReset) return Reopen::kReused;
+  return f.packets[0] == 0 && direction_of(f, from_b) == 1 ? Reopen::kReoriented : Reopen::kNo;
+}
+
+/// Counts a packet of `len` wire bytes from `from_b`'s side into the flow (`seq`: its TCP
+/// sequence number). A RST that rst_fits refuses is ignored (the packet counts without it:
+/// `ignored_rst` is set); a packet with one moves no tag.
 WARPATH_HD uint8_t flow_update(FlowCore& f, uint8_t from_b, uint32_t len, uint8_t tcp_flags,
-                               uint64_t now) {
-  const uint8_t dir = from_b != f.initiator_is_b;
+                               uint32_t seq, uint64_t now, bool& ignored_rst) {
+  const uint8_t dir = direction_of(f, from_b);
+  ignored_rst       = false;
+  if (class_of(f) == ProtoClass::kTcp) {
+    if (!(tcp_flags & kTcpRst)) {
+      follow_seq(f, dir, tcp_flags, seq);
+    } else if (!rst_fits(f, dir, seq)) {
+      tcp_flags &= uint8_t(~kTcpRst);  // ignored: the flow goes on (flow.hpp, "RSTs")
+      ignored_rst = true;
+    }
+    f.tcp_flags[dir] |= tcp_flags;
+  }
   f.packets[dir] += 1;
   f.bytes[dir] += len;
   f.last_ns = now;
-  if (f.cls == ProtoClass::kTcp) {
-    f.tcp_flags[dir] |= tcp_flags;
-    f.tcp = tcp_next(f.tcp, dir, tcp_flags, f.tcp_flags);
-  }
-  f.state = state_of(f.cls, f.tcp, f.packets[1]);
+  if (class_of(f) == ProtoClass::kTcp) f.tcp = tcp_next(f.tcp, dir, tcp_flags, f.tcp_flags);
   return dir;
 }
 
@@ -259,7 +322,7 @@ inline FlowRecord to_record(const FlowCore& f, FlowEnd end) {
   r.bytes[1]     = f.bytes[1];
   r.tcp_flags[0] = f.tcp_flags[0];
   r.tcp_flags[1] = f.tcp_flags[1];
-  r.state        = f.state;
+  r.state        = state_of(f);
   r.tcp          = f.tcp;
   r.end          = end;
   return r;
@@ -312,9 +375,13 @@ __attribute__((always_inline)) inline PacketFlow track_packet(
   } else {
     const uint8_t flags = (p.proto == 6 && (p.flags & packet::kHasPorts)) ? p.tcp_flags : 0;
     uint32_t h          = t.find(key, hash);
-    if (h && reopens(t.at(h), flags)) {
-      t.end(st, h, FlowEnd::kReused, ended);
-      h = 0;
+    if (h) {
+      const Reopen why = reopens(t.at(h), from_b, flags);
+      if (why != Reopen::kNo) {
+        if (why == Reopen::kReoriented) c.reoriented += 1;
+        t.end(st, h, FlowEnd::kReused, ended);
+        h = 0;
+      }
     }
     bool refused = false;
     if (!h) {
@@ -341,7 +408,9 @@ __attribute__((always_inline)) inline PacketFlow track_packet(
     }
     if (h) {
       FlowCore& f = t.at(h);
-      out.dir     = flow_update(f, from_b, m.len, flags, st.now);
+      bool ignored_rst;
+      out.dir = flow_update(f, from_b, m.len, flags, p.tcp_seq, st.now, ignored_rst);
+      c.ignored_rst += ignored_rst;
       st.touches += 1;
       t.touched(st, h);
       out.serial = f.serial;

@@ -112,8 +112,8 @@ class BasicCpuTable {
   void touched(core::TrackerState& st, uint32_t h) {
     FlowEntry& e = entries_[h];
     e.touch         = st.touches;
-    const uint8_t l = uint8_t(unsigned(e.core.cls) * unsigned(FlowState::kCount) +
-                              unsigned(e.core.state));
+    const uint8_t l = uint8_t(unsigned(core::class_of(e.core)) * unsigned(FlowState::kCount) +
+                              unsigned(core::state_of(e.core)));
     if (e.list == l && tail_[l] == h) {  // already last of its list (a flow's packets in a row):
       if (head_[l] == h) set_head(st, l, h);  // it stays there; only a head's cache changes
       return;
@@ -191,7 +191,7 @@ class BasicCpuTable {
       return;
     }
     const core::FlowCore& f = entries_[h].core;
-    head_deadline_[l] = f.last_ns + core::timeout_ns(cfg_, f.cls, f.state, st.emergency);
+    head_deadline_[l] = f.last_ns + core::timeout_ns(cfg_, core::class_of(f), core::state_of(f), st.emergency);
     head_touch_[l]    = entries_[h].touch;
     due_bound_              = std::min(due_bound_, head_deadline_[l]);
   }

@@ -57,7 +57,7 @@ class RefTable {
       for (uint32_t h = 1; h < flows_.size(); ++h) {
         if (!flows_[h].used) continue;
         const core::FlowCore& f = flows_[h].core;
-        const uint64_t deadline = f.last_ns + core::timeout_ns(cfg_, f.cls, f.state, st.emergency);
+        const uint64_t deadline = f.last_ns + core::timeout_ns(cfg_, core::class_of(f), core::state_of(f), st.emergency);
         if (deadline > st.now) continue;
         if (!best || deadline < best_deadline ||
             (deadline == best_deadline && flows_[h].touch < flows_[best].touch)) {

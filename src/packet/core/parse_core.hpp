@@ -48,6 +48,7 @@ WARPATH_HD_HOT void parse_l4(const uint8_t* p, uint32_t off, uint32_t end, uint3
       info.sport     = load_be16(p + off);
       info.dport     = load_be16(p + off + 2);
       info.tcp_flags = p[off + 13];
+      info.tcp_seq   = load_be32(p + off + 4);
       info.flags |= kHasPorts;
       const uint32_t doff = uint32_t(p[off + 12] >> 4) * 4;
       if (doff < 20 || off + doff > end) return fail(info, ParseStatus::kBadTcpHeader);
@@ -66,6 +67,7 @@ WARPATH_HD_HOT void parse_l4(const uint8_t* p, uint32_t off, uint32_t end, uint3
     if (proto == kProtoTcp) {
       const uint32_t doff = uint32_t(p[off + 12] >> 4) * 4;
       info.tcp_flags      = p[off + 13];
+      info.tcp_seq        = load_be32(p + off + 4);
       if (doff < 20 || off + doff > end) return fail(info, ParseStatus::kBadTcpHeader);
       if (off + doff > cap) return fail(info, ParseStatus::kTruncated);
     } else if (proto == kProtoUdp) {

@@ -24,6 +24,10 @@ class Cursor {
     if (!has(at, 2)) return std::nullopt;
     return static_cast<uint16_t>(data_[at] * 256 + data_[at + 1]);
   }
+  std::optional<uint32_t> u32(uint64_t at) const {
+    if (!has(at, 4)) return std::nullopt;
+    return uint32_t(*u16(at)) << 16 | *u16(at + 2);
+  }
   const uint8_t* ptr(uint64_t at) const { return data_ + at; }
 
  private:
@@ -70,6 +74,7 @@ struct Parse {
       if (proto == 6) {
         const uint64_t header = (*c.u8(at + 12) >> 4) * 4ull;
         info.tcp_flags        = *c.u8(at + 13);
+        info.tcp_seq          = *c.u32(at + 4);
         if (header < 20 || at + header > end) return stop(ParseStatus::kBadTcpHeader);
         if (!c.has(at, header)) return stop(ParseStatus::kTruncated);
       }
