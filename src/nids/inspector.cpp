@@ -11,11 +11,17 @@
 
 #include "core/serial_map.hpp"
 #include "nids/app/app_flow.hpp"
+#include "nids/flow_ctx.hpp"
 #include "nids/threshold_table.hpp"
 #include "nids/tunnel.hpp"
 
 namespace warpath::nids {
 namespace {
+
+using detail::DirBuffer;
+using detail::FlowCtx;
+using detail::handshake_step;
+using detail::SeqSpace;
 
 // 64 bits from the system's entropy source; should it fail (std::random_device may throw where
 // none is available), the clock and an address: hard to guess from off the host, if weaker.
@@ -30,47 +36,6 @@ uint64_t entropy_seed() {
   }
 }
 
-// One direction's bytes since its last gap, up to the inspection depth.
-struct DirBuffer {
-  // bytes[head..]: the lookback, then bytes not yet inspected. What falls out of the lookback
-  // is skipped by moving `head`, and the buffer is moved down only once the skipped bytes are
-  // as many as the lookback: erasing them at each inspection moved 4 KiB per segment once a
-  // direction passed 4 KiB.
-  std::string bytes;
-  size_t head     = 0;
-  bool from_start = true; // bytes[0] is the stream's first byte (since the last gap)
-  uint64_t total = 0;     // bytes taken for inspection in this direction
-  // Bytes before a gap not yet inspected (the gap came in the same delivery): inspected first,
-  // on their own, with the offset already inspected in them.
-  std::vector<std::pair<std::string, uint32_t>> before_gap;
-  bool full  = false;
-  bool dirty = false;     // new bytes since the last inspection
-  bool closing       = false;     // its FIN was seen (stream_chunk: no more waiting for a chunk)
-  uint32_t inspected = 0; // bytes inspected already
-  uint32_t chunk     = 0;  // stream_chunk: this chunk's size, drawn with jitter (0: not yet drawn)
-
-  size_t held() const { return bytes.size() - head; }
-  const uint8_t* data() const { return reinterpret_cast<const uint8_t*>(bytes.data()) + head; }
-  // Keeps the last `keep` bytes.
-  void keep_last(size_t keep) {
-    head = bytes.size() - keep;
-    if (head >= keep) {
-      bytes.erase(0, head);
-      head = 0;
-    }
-  }
-  // The held bytes, taken out (the buffer is left empty).
-  std::string take() {
-    bytes.erase(0, head);
-    head = 0;
-    return std::move(bytes);
-  }
-  void clear() {
-    bytes.clear();
-    head = 0;
-  }
-};
-
 // What the rules decided for the packet being inspected.
 struct Verdict {
   bool drop = false;       // a drop rule matched (IPS: the packet is dropped; later alerts are not)
@@ -78,120 +43,6 @@ struct Verdict {
   bool pass = false;       // a pass rule matched: nothing more of this packet is inspected
   bool pass_flow = false;  // ... one whose action covers the flow: nothing more of the flow
 };
-
-// A TCP side's sequence space as stream_size sees it (Suricata's isn and next_seq): the ISN
-// from its SYN (picked up midstream: one before its first segment), and one past the furthest
-// byte, SYN or FIN it sent.
-struct SeqSpace {
-  bool known    = false;
-  uint32_t isn  = 0;
-  uint32_t next = 0;
-  void add(const stream::Segment& s) {
-    const bool syn = s.flags & 0x02, fin = s.flags & 0x01, rst = s.flags & 0x04;
-    if (!known) {
-      known = true;
-      isn   = syn ? s.seq : s.seq - 1;
-      next  = isn + 1;
-    }
-    // Suricata 7's next_seq: a segment that ends past it moves it there, past a hole too (its
-    // established-state handlers do so before their window check); a RST does not (its own
-    // path validates it).
-    const uint32_t end = s.seq + uint32_t(syn) + s.len + s.missing + uint32_t(fin);
-    if (!rst && int32_t(end - next) > 0) next = end;
-  }
-  uint32_t size() const { return known ? next - isn : 0; }
-};
-
-struct FlowCtx {
-  // bit 0: SYN from the initiator, bit 1: SYN+ACK back, bit 2: its ACK (all three: established);
-  // bit 3: a split handshake's SYN from the responder (then the initiator's SYN+ACK sets bit 1
-  // and the responder's ACK bit 2); bit 4: the initiator's SYN had TCP Fast Open's option.
-  uint8_t handshake = 0;
-  uint32_t syn_seq  = 0;  // the initiator's last SYN's sequence number
-  uint32_t syn_data = 0;  // its Fast Open data's sequence space (the longest copy)
-  uint32_t resp_seq = 0;  // the responder's SYN's (or SYN+ACK's) sequence number
-  SeqSpace seq[2];        // per direction (0: the client's)
-  bool seen[2]      = {};
-  bool midstream    = false;
-  bool dropped      = false;  // IPS: a drop rule covering the flow matched
-  bool passed       = false;  // a pass rule covering the flow matched (or the midstream policy)
-  bool drop_packets = false;  // IPS: the midstream policy drops the flow's packets
-  uint64_t alerts   = 0;
-  DirBuffer dir[2];
-  // L7 classification: the first bytes (NULs removed), packets with payload, the label.
-  L7Flow l7;
-  detail::AppFlow app;  // the application layer: its protocol, parser and finished transactions
-  bool established(uint8_t proto) const {
-    if (proto == 6) return (handshake & 7) == 7 || midstream;
-    return seen[0] && seen[1];
-  }
-};
-
-// The handshake as the reassembler follows it (stream.hpp): the three-way one, a split one (the
-// responder answers the SYN with its own SYN, the initiator with a SYN+ACK, the responder's ACK
-// or SYN+ACK completes it) and TCP Fast Open, whose connection Suricata takes as established at
-// the SYN+ACK: that packet is then established too, so the SYN's data it delivers meets
-// flow:established rules (Suricata inspects them on the next packet; warpath inspects a stream
-// chunk and a transaction once); inline, where the reassembler delivers a Fast Open SYN's data
-// at once, the SYN is. Returns whether the packet is inspected as established: the packet that
-// completes a handshake is not (Suricata), but for those two.
-/// `seg`: the packet's segment (its numbers checked as the reassembler checks them).
-bool handshake_step(FlowCtx& ctx, const stream::Segment& seg, uint8_t dir, bool inline_stream) {
-  uint8_t& h     = ctx.handshake;
-  const bool was = ctx.established(6);
-  if (was) return was;  // a SYN on an established connection changes nothing (RFC 5961 4)
-  const bool syn = seg.flags & packet::kTcpSyn, ack = seg.flags & packet::kTcpAck;
-  const bool rst = seg.flags & packet::kTcpRst;
-  const uint64_t syn_data = uint64_t(seg.len) + seg.missing;
-  if (dir == 0 && syn && !ack) {
-    if (!(h & 1) || seg.seq != ctx.syn_seq) {  // another attempt starts the handshake over
-      h            = uint8_t(1 | (seg.tfo && !rst ? 16 : 0));
-      ctx.syn_seq  = seg.seq;
-      ctx.syn_data = seg.tfo && !rst ? uint32_t(syn_data) : 0;
-      return inline_stream && ctx.syn_data;
-    }
-    // The same SYN again leaves it where it is; before any answer, its Fast Open bytes are a
-    // copy of the first's (the reassembler's rule: with the option, or after a SYN with data).
-    if (!(h & 14) && !rst && syn_data && (seg.tfo || ctx.syn_data)) {
-      h |= 16;
-      if (syn_data > ctx.syn_data) ctx.syn_data = uint32_t(syn_data);
-      return inline_stream;
-    }
-    return was;
-  }
-  if (!(h & 1)) return was;
-  const uint32_t taken = seg.ack - (ctx.syn_seq + 1);
-  if (dir == 1 && syn && !ack && (h & 10) == 0) {  // a split handshake's SYN from the responder
-    h |= 8;
-    ctx.resp_seq = seg.seq;
-  } else if (dir == 0 && syn && ack && (h & 10) == 8 && seg.seq == ctx.syn_seq &&
-             seg.ack == ctx.resp_seq + 1) {  // the initiator's SYN+ACK
-    h |= 2;
-  } else if (dir == 1 && syn && ack && (h & 10) == 10) {
-    // A split handshake's last packet, the responder's SYN+ACK (a simultaneous open).
-    if (seg.seq == ctx.resp_seq && taken == 0) h |= 4;
-  } else if (dir == 1 && syn && ack) {  // the ordinary answer (after a split SYN, too)
-    const bool fast_open = (h & 16) || seg.tfo;
-    if (fast_open ? !rst && taken <= ctx.syn_data : taken == 0) {
-      h            = uint8_t((h & ~8) | 2 | (fast_open ? 16 : 0));
-      ctx.resp_seq = seg.seq;
-      if (fast_open) {  // Fast Open: open at the SYN+ACK
-        h |= 4;
-        return true;
-      }
-    }
-  } else if (ack && !syn && (h & 3) == 3) {
-    // The last ACK: the initiator's of the SYN+ACK, or a split handshake's from the responder.
-    // Inline, the reassembler delivers its data at once: inspected as established (Suricata
-    // inspects the inline stream again at the next packets; warpath inspects a chunk once).
-    const bool split = h & 8;
-    if (dir == (split ? 1 : 0) && seg.ack == (split ? ctx.syn_seq : ctx.resp_seq) + 1) {
-      h |= 4;
-      return inline_stream && seg.len;
-    }
-  }
-  return was;
-}
 
 // The app-layer parsers' settings: the raw-stream window only where a loaded transaction rule
 // has payload items to look at it.

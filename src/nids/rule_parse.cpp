@@ -287,7 +287,9 @@ Status buffer_option(std::string_view name, std::string_view value, bool has_val
   return Status(Errc::kNotFound, "");
 }
 
-Status parse_option(std::string_view name, std::string_view value, bool has_value, Rule& r) {
+// content and its modifiers (nocase, fast_pattern, offset, depth, distance, within, ...);
+// kNotFound for any other option.
+Status content_option(std::string_view name, std::string_view value, bool has_value, Rule& r) {
   auto need_value = [&]() -> Status {
     return has_value && !value.empty() ? Status::ok() : syntax(std::string(name) + " needs a value");
   };
@@ -311,31 +313,6 @@ Status parse_option(std::string_view name, std::string_view value, bool has_valu
     });
   };
 
-  if (name == "msg") {
-    WARPATH_TRY(need_value());
-    return parse_msg(value, r);
-  }
-  if (name == "sid" || name == "rev" || name == "gid") {
-    WARPATH_TRY(need_value());
-    auto n = parse_int(value, name, name == "sid" ? 1 : 0, 0xffffffffll);
-    if (!n.is_ok()) return n.status();
-    (name == "sid" ? r.sid : name == "rev" ? r.rev : r.gid) = uint32_t(*n);
-    return Status::ok();
-  }
-  if (name == "classtype") {
-    WARPATH_TRY(need_value());
-    r.classtype = std::string(value);
-    return Status::ok();
-  }
-  if (name == "priority") {
-    WARPATH_TRY(need_value());
-    auto n = parse_int(value, name, 1, 255);
-    if (!n.is_ok()) return n.status();
-    r.priority = int32_t(*n);
-    return Status::ok();
-  }
-  for (const char* info : kInformational)
-    if (name == info) return Status::ok();
   if (name == "content") {
     WARPATH_TRY(need_value());
     return parse_content(value, r);
@@ -361,6 +338,61 @@ Status parse_option(std::string_view name, std::string_view value, bool has_valu
   if (name == "distance")
     return int_modifier(&Content::has_distance, &Content::distance, &Content::distance_var, -65535);
   if (name == "within") return int_modifier(&Content::has_within, &Content::within, &Content::within_var, 1);
+  return Status(Errc::kNotFound, "");
+}
+
+// tls.version: a TLS rule's version (1.0 .. 1.3, or 0xNNNN as given).
+Status parse_tls_version(std::string_view value, Rule& r) {
+  if (r.app != AppLayer::kNone && r.app != AppLayer::kTls)
+    return syntax(std::string("tls.version in an ") + app_layer_name(r.app) + " rule");
+  if (r.proto != Proto::kTcp && r.proto != Proto::kIp) return syntax(std::string("tls.version in a rule for ") + proto_name(r.proto));
+  static constexpr std::pair<std::string_view, uint16_t> kVersions[] = {
+      {"1.0", 0x0301}, {"1.1", 0x0302}, {"1.2", 0x0303}, {"1.3", 0x0304}};
+  for (const auto& [text, number] : kVersions)
+    if (value == text) r.tls_version = number;
+  if (!r.tls_version) {
+    int8_t no_var = -1;
+    auto n = detail::number_or_var(value, "tls.version", "version", 1, 0xffff, {}, no_var);
+    if (!n.is_ok() || !value.starts_with("0x"))
+      return syntax("tls.version: '" + std::string(value) + "' (1.0, 1.1, 1.2, 1.3 or 0xNNNN)");
+    r.tls_version     = uint16_t(*n);
+    r.tls_version_raw = true;
+  }
+  r.proto = Proto::kTcp;
+  r.app   = AppLayer::kTls;
+  return Status::ok();
+}
+
+Status parse_option(std::string_view name, std::string_view value, bool has_value, Rule& r) {
+  auto need_value = [&]() -> Status {
+    return has_value && !value.empty() ? Status::ok() : syntax(std::string(name) + " needs a value");
+  };
+  if (Status s = content_option(name, value, has_value, r); s.code() != Errc::kNotFound) return s;
+  if (name == "msg") {
+    WARPATH_TRY(need_value());
+    return parse_msg(value, r);
+  }
+  if (name == "sid" || name == "rev" || name == "gid") {
+    WARPATH_TRY(need_value());
+    auto n = parse_int(value, name, name == "sid" ? 1 : 0, 0xffffffffll);
+    if (!n.is_ok()) return n.status();
+    (name == "sid" ? r.sid : name == "rev" ? r.rev : r.gid) = uint32_t(*n);
+    return Status::ok();
+  }
+  if (name == "classtype") {
+    WARPATH_TRY(need_value());
+    r.classtype = std::string(value);
+    return Status::ok();
+  }
+  if (name == "priority") {
+    WARPATH_TRY(need_value());
+    auto n = parse_int(value, name, 1, 255);
+    if (!n.is_ok()) return n.status();
+    r.priority = int32_t(*n);
+    return Status::ok();
+  }
+  for (const char* info : kInformational)
+    if (name == info) return Status::ok();
   if (name == "pcre") {
     WARPATH_TRY(need_value());
     auto p = parse_pcre(value);
@@ -440,24 +472,7 @@ Status parse_option(std::string_view name, std::string_view value, bool has_valu
   }
   if (name == "tls.version") {
     WARPATH_TRY(need_value());
-    if (r.app != AppLayer::kNone && r.app != AppLayer::kTls)
-      return syntax(std::string("tls.version in an ") + app_layer_name(r.app) + " rule");
-    if (r.proto != Proto::kTcp && r.proto != Proto::kIp) return syntax(std::string("tls.version in a rule for ") + proto_name(r.proto));
-    static constexpr std::pair<std::string_view, uint16_t> kVersions[] = {
-        {"1.0", 0x0301}, {"1.1", 0x0302}, {"1.2", 0x0303}, {"1.3", 0x0304}};
-    for (const auto& [text, number] : kVersions)
-      if (value == text) r.tls_version = number;
-    if (!r.tls_version) {
-      int8_t no_var = -1;
-      auto n = detail::number_or_var(value, "tls.version", "version", 1, 0xffff, {}, no_var);
-      if (!n.is_ok() || !value.starts_with("0x"))
-        return syntax("tls.version: '" + std::string(value) + "' (1.0, 1.1, 1.2, 1.3 or 0xNNNN)");
-      r.tls_version     = uint16_t(*n);
-      r.tls_version_raw = true;
-    }
-    r.proto = Proto::kTcp;
-    r.app   = AppLayer::kTls;
-    return Status::ok();
+    return parse_tls_version(value, r);
   }
   if (name == "stream_size") {
     WARPATH_TRY(need_value());
