@@ -27,6 +27,7 @@ nb::dict counters_dict(const flow::FlowCounters& c) {
   d["max_active"]        = c.max_active;
   d["emergency_entered"] = c.emergency_entered;
   d["ignored_rst"]       = c.ignored_rst;
+  d["ignored_fin"]       = c.ignored_fin;
   d["reoriented"]        = c.reoriented;
   return d;
 }

@@ -99,8 +99,8 @@ Conversations generate_conversations(const ConversationParams& p) {
     // Which side speaks: TCP follows its script; others alternate at random.
     bool from_server = rng.below(2) == 1;
     uint8_t flags    = 0;
-    // Spice: packets forged by someone who does not know the sequence numbers (a RST far from
-    // them, then a SYN), and a forged first packet; none of them counts as a step.
+    // Spice: packets forged by someone who does not know the sequence numbers (a RST or FIN
+    // far from them, a SYN), and a forged first packet; none of them counts as a step.
     const uint32_t forge = p.spice && c.proto == 6 ? rng.below(64) : 64;
     bool forged          = false;
     uint32_t seq         = 0;
@@ -108,8 +108,9 @@ Conversations generate_conversations(const ConversationParams& p) {
       flags = 0x12, from_server = false, forged = true;
       c.forged_first = false;
       seq = uint32_t(rng.next());
-    } else if (forge <= 1 && c.step >= 3) {
-      flags = forge == 0 ? 0x04 : 0x02, from_server = rng.below(2) == 1, forged = true;
+    } else if (forge <= 2 && c.step >= 3) {  // a RST, a SYN or a FIN
+      flags = forge == 0 ? 0x04 : forge == 1 ? 0x02 : 0x11, from_server = rng.below(2) == 1;
+      forged = true;
       seq = c.seq[from_server] + 0x40000000u + uint32_t(rng.below(0x7fffffff));
     } else if (c.proto == 6) {
       const uint32_t s = c.midstream ? c.step + 3 : c.step;

@@ -45,6 +45,7 @@ enum Stat : size_t {
   kRefused,
   kEmergency,
   kIgnoredRst,
+  kIgnoredFin,
   kReoriented,
   kStatCount
 };
@@ -75,7 +76,7 @@ class FlowModule final : public Module {
     return {"flows",          "active",    "ended_timeout", "ended_evicted",
             "ended_reused",   "ended_end", "midstream",     "untracked_not_ip",
             "untracked_fragment", "untracked_malformed", "refused_full", "emergency_entered",
-            "ignored_rst",    "reoriented"};
+            "ignored_rst",    "ignored_fin", "reoriented"};
   }
 
   Result<std::unique_ptr<ModuleState>> make_state() const override {
@@ -172,6 +173,7 @@ class FlowModule final : public Module {
                       c.track[size_t(flow::Track::kFullPassed)]);
     set(kEmergency, c.emergency_entered);
     set(kIgnoredRst, c.ignored_rst);
+    set(kIgnoredFin, c.ignored_fin);
     set(kReoriented, c.reoriented);
   }
 

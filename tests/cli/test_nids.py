@@ -864,15 +864,22 @@ def test_midstream_and_inline_handshake_ends_are_established(tmp_path):
 
 def test_forged_packets_cannot_split_or_turn_a_connection(tmp_path):
     """Packets forged by someone who does not know the sequence numbers: a RST far from its
-    sender's numbers followed by a SYN in the middle of a connection, and a SYN+ACK from the
-    client before its real SYN. Neither leaves the connection without its stream: the request
+    sender's numbers followed by a SYN in the middle of a connection, FINs from both sides and
+    a SYN likewise, and a SYN+ACK from the client before its real SYN. Neither leaves the connection without its stream: the request
     after them meets stream, HTTP and flow:established rules, and `warpath flows` counts the
-    RST ignored and the guess undone."""
+    RST and FINs ignored and the guess undone."""
     split = Session(sport=40001)
     split.send(0, b"GET /index")
     split.frames.append(split._pkt(0, "R", b"", seq=split.seq[0] + 0x40000000))
     split.frames.append(split._pkt(0, "S", b"", seq=123456, ack=0))
     split.send(0, b"/evil HTTP/1.0\r\n\r\n")
+    closed = Session(sport=40003)
+    closed.send(0, b"GET /index")
+    closed.frames.append(closed._pkt(0, "FA", b"", seq=closed.seq[0] + 0x40000000))
+    closed.frames.append(closed._pkt(1, "FA", b"", seq=closed.seq[1] + 0x40000000))
+    closed.frames.append(closed._pkt(0, "S", b"", seq=123456, ack=0))
+    closed.send(0, b"/evil HTTP/1.0\r\n\r\n")
+    split.frames += closed.frames
     turned = Session(sport=40002, handshake=False)
     frames = [turned._pkt(0, "SA", b"", seq=777, ack=888)]
     turned.__init__(sport=40002)
@@ -884,6 +891,7 @@ def test_forged_packets_cannot_split_or_turn_a_connection(tmp_path):
                       'alert tcp any any -> any any (flow:established,to_server; content:"/evil"; sid:3;)\n')
     alerts, _, _ = nids(tmp_path, rule_file, cap, "--no-flows")
     got = sorted({(a["src_port"], a["alert"]["signature_id"]) for a in alerts})
-    assert got == [(40001, 1), (40001, 2), (40001, 3), (40002, 2), (40002, 3)]
+    assert got == [(40001, 1), (40001, 2), (40001, 3), (40002, 2), (40002, 3),
+                   (40003, 1), (40003, 2), (40003, 3)]
     c = json.loads(assert_ok(run("flows", "--in", str(cap), "--format", "json")).stdout)["counters"]
-    assert c["ignored_rst"] == 1 and c["reoriented"] == 1
+    assert c["ignored_rst"] == 1 and c["ignored_fin"] == 2 and c["reoriented"] == 1

@@ -372,6 +372,26 @@ TEST(FlowTcp, ARstFarFromItsSendersSequenceNumbersIsIgnored) {
   }
 }
 
+TEST(FlowTcp, FinsFarFromTheirSendersNumbersAreIgnored) {
+  for (std::string_view engine : {"validate:cpu.flow", "ref.flow"}) {
+    Feed f({}, engine);
+    opened(f);
+    // Forged FINs from both sides, then a SYN: the flow goes on.
+    f.send(seq(tcp(true, 0x11), 0x40000000u), kT0 + 5);
+    f.send(seq(tcp(false, 0x11), 0x10000000u), kT0 + 6);
+    EXPECT_EQ(f.send(seq(tcp(true, 0x02), 12345), kT0 + 7).serial, 1u) << engine;
+    EXPECT_EQ(f.tracker->counters().ignored_fin, 2u);
+    // Its own FINs close it (the server's next number is 0x80000000 + 300), and a SYN then
+    // opens a new flow.
+    f.send(seq(tcp(true, 0x11), 1500), kT0 + 8);
+    f.send(seq(tcp(false, 0x11), 0x8000012cu), kT0 + 9);
+    EXPECT_EQ(f.tracker->counters().ignored_fin, 2u);
+    EXPECT_EQ(f.send(seq(tcp(true, 0x02), 99999), kT0 + 10).serial, 2u) << engine;
+    ASSERT_EQ(f.ended.size(), 1u);
+    EXPECT_EQ(f.ended[0].tcp, TcpState::kClosed);
+  }
+}
+
 TEST(FlowTcp, ARstNearItsSendersNumbersCountsAcrossWrapAndBlocks) {
   for (uint32_t at : {0x80000000u + 300, 0x80000000u + 0x10000, 0x7fff0000u, 0x80010000u}) {
     Feed f;

@@ -54,6 +54,7 @@ nlohmann::ordered_json counters_json(const FlowCounters& c) {
   j["max_active"]        = c.max_active;
   j["emergency_entered"] = c.emergency_entered;
   j["ignored_rst"]       = c.ignored_rst;
+  j["ignored_fin"]       = c.ignored_fin;
   j["reoriented"]        = c.reoriented;
   return j;
 }
@@ -114,10 +115,10 @@ class Printer {
                  c.emergency_entered
                      ? fmt::format("; emergency mode entered {} times", c.emergency_entered)
                      : "");
-      if (c.ignored_rst || c.reoriented)
-        fmt::print(out_, "# {} RSTs ignored (far from their sender's sequence numbers), {} flows "
-                         "turned around by a SYN from their guessed responder\n",
-                   c.ignored_rst, c.reoriented);
+      if (c.ignored_rst || c.ignored_fin || c.reoriented)
+        fmt::print(out_, "# {} RSTs and {} FINs ignored (far from their sender's sequence "
+                         "numbers), {} flows turned around by a SYN from their guessed responder\n",
+                   c.ignored_rst, c.ignored_fin, c.reoriented);
     }
   }
 

@@ -20,16 +20,21 @@
 //   packet forged ahead of a real SYN cannot turn a connection around. A split handshake (the responder's own SYN, the
 //   initiator's SYN+ACK, the responder's ACK) establishes a connection too.
 //
-// RSTs
-//   A RST ends a TCP connection only near its sender's sequence numbers: in the 64 KiB block
-//   of the latest sequence number that side sent, or the next or previous block (a sender's
-//   RST carries its next sequence number), or from a side that has sent nothing yet (a refused
-//   SYN). Others are ignored (ignored_rst), so that a blind forged RST followed by a SYN cannot
-//   end a live flow and start another without its handshake. The tracker keeps two bytes of
+// RSTs and FINs
+//   A RST ends a TCP connection, and a FIN closes its side, only near its sender's sequence
+//   numbers: in the 64 KiB block of the latest sequence number that side sent, or the next or
+//   previous block (a sender's RST or FIN carries its next sequence number), or from a side that
+//   has sent nothing yet (a refused SYN). Others are ignored (ignored_rst, ignored_fin), so that
+//   a blind forged RST, or FINs from both sides, followed by a SYN cannot end a live flow and
+//   start another without its handshake. The tracker keeps two bytes of
 //   a side's sequence number, not the exact window the reassembler checks (stream.hpp): a RST
-//   that one of the endpoints itself places up to 128 KiB past its own bytes, which the
-//   receiver and the reassembler ignore, still ends the flow here; and a side whose packets
-//   the capture lost for more than 4 MiB has its RSTs ignored (its flow then ends by timeout).
+//   (or FIN) that one of the endpoints itself places up to 128 KiB past its own bytes, which
+//   the receiver and the reassembler ignore, still ends the flow here; and a side whose tag is
+//   more than a block from its real next sequence number has its RSTs ignored: one whose
+//   packets the capture lost for more than 4 MiB, or an endpoint that first walked its own tag
+//   ahead with packets its peer drops. The flow then lives on (it ends by timeout), and a new
+//   connection on the same ports is part of it; the reassembler, which took the RST, keeps the
+//   connection closed, so that new connection has no stream (counted as after_close).
 //
 // The table (compile, then run: fixed memory, nothing allocated per packet)
 //   A preallocated table of `capacity` flows. A flow ends when
@@ -174,6 +179,7 @@ struct FlowCounters {
   uint64_t ended[size_t(FlowEnd::kCount)] = {};
   uint64_t midstream = 0;          ///< TCP flows whose first packet was not a SYN
   uint64_t ignored_rst = 0;        ///< RSTs far from their sender's sequence numbers (ignored)
+  uint64_t ignored_fin = 0;        ///< FINs far from their sender's sequence numbers (ignored)
   uint64_t reoriented = 0;         ///< flows ended because their guessed responder sent a SYN
   uint64_t emergency_entered = 0;  ///< times the table went into emergency mode
   uint64_t active = 0, max_active = 0;

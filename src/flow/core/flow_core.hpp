@@ -134,24 +134,26 @@ WARPATH_HD_HOT Track make_key(const packet::PacketInfo& p, FlowKey& key, uint8_t
   return Track::kTracked;
 }
 
-/// What every engine keeps per flow besides its own links. (Its class and timeout state are
-/// not kept: class_of() and state_of() derive them, which left room for the sequence tags in
-/// cpu.flow's two-cache-line entry.)
+/// What every engine keeps per flow besides its own links. (The initiator's side, the class and
+/// the timeout state share a byte, which left room for the sequence tags in cpu.flow's
+/// two-cache-line entry; read them with class_of() and state_of().)
 struct FlowCore {
   FlowKey key;
   uint64_t serial;
   uint64_t first_ns, last_ns;
   uint64_t packets[2], bytes[2];
-  uint8_t initiator_is_b;
+  uint8_t initiator_is_b : 1;
+  uint8_t cls : 2;    ///< ProtoClass
+  uint8_t state : 2;  ///< FlowState, after the latest packet
   uint8_t tcp_flags[2];
   TcpState tcp;
   /// TCP: the top 16 bits of the latest sequence number each side sent (valid once that side
-  /// has sent a packet): where a RST from that side may fall (rst_fits).
+  /// has sent a packet): where a RST or FIN from that side may fall (end_fits).
   uint16_t seq_tag[2];
 };
 static_assert(sizeof(FlowCore) == 104, "FlowCore is 13 words (cpu.flow's entry is 128 B)");
 
-WARPATH_HD ProtoClass class_of(const FlowCore& f) { return proto_class(f.key.proto); }
+WARPATH_HD ProtoClass class_of(const FlowCore& f) { return ProtoClass(f.cls); }
 
 WARPATH_HD FlowState state_of(ProtoClass cls, TcpState tcp, uint64_t responder_packets) {
   if (cls != ProtoClass::kTcp)
@@ -167,9 +169,7 @@ WARPATH_HD FlowState state_of(ProtoClass cls, TcpState tcp, uint64_t responder_p
   }
 }
 
-WARPATH_HD FlowState state_of(const FlowCore& f) {
-  return state_of(class_of(f), f.tcp, f.packets[1]);
-}
+WARPATH_HD FlowState state_of(const FlowCore& f) { return FlowState(f.state); }
 
 /// How far a packet's sequence number may move its side's tag forward at once, in tags of
 /// 64 KiB (4 MiB: a generous amount in flight between two packets of one side).
@@ -180,12 +180,12 @@ WARPATH_HD int seq_tag_step(const FlowCore& f, uint8_t dir, uint32_t seq) {
   return int(int16_t(uint16_t(uint16_t(seq >> 16) - f.seq_tag[dir])));
 }
 
-/// Whether a RST from direction `dir` with sequence number `seq` may end the connection: its
-/// side has sent nothing yet (a refused SYN), or `seq` is in the 64 KiB tag of that side's
-/// latest sequence number or the next or previous one. A sender's RST carries its next
-/// sequence number, at or just past the latest it sent; one far from it (blind, forged) is
-/// ignored and the flow goes on (flow.hpp, "RSTs").
-WARPATH_HD bool rst_fits(const FlowCore& f, uint8_t dir, uint32_t seq) {
+/// Whether a RST or FIN from direction `dir` with sequence number `seq` may end or close the
+/// connection: its side has sent nothing yet (a refused SYN), or `seq` is in the 64 KiB tag of
+/// that side's latest sequence number or the next or previous one. A sender's RST or FIN
+/// carries its next sequence number, at or just past the latest it sent; one far from it
+/// (blind, forged) is ignored and the flow goes on (flow.hpp, "RSTs and FINs").
+WARPATH_HD bool end_fits(const FlowCore& f, uint8_t dir, uint32_t seq) {
   if (f.packets[dir] == 0) return true;
   const int step = seq_tag_step(f, dir, seq);
   return step >= -1 && step <= 1;
@@ -244,6 +244,8 @@ WARPATH_HD bool flow_start(FlowCore& f, const FlowKey& key, uint8_t from_b, uint
   f.initiator_is_b = (syn_ack || served) ? uint8_t(!from_b) : from_b;
   f.tcp_flags[0]   = f.tcp_flags[1] = 0;
   f.seq_tag[0]     = f.seq_tag[1] = 0;
+  f.cls            = uint8_t(cls);
+  f.state          = uint8_t(FlowState::kNew);
   if (!tcp) {
     f.tcp = TcpState::kNone;
     return false;
@@ -275,18 +277,19 @@ WARPATH_HD Reopen reopens(const FlowCore& f, uint8_t from_b, uint8_t tcp_flags) 
 }
 
 /// Counts a packet of `len` wire bytes from `from_b`'s side into the flow (`seq`: its TCP
-/// sequence number). A RST that rst_fits refuses is ignored (the packet counts without it:
-/// `ignored_rst` is set); a packet with one moves no tag.
+/// sequence number). A RST or FIN that end_fits refuses is ignored (the packet counts without
+/// it; `ignored` says which), and such a packet moves no tag, nor does a RST.
 WARPATH_HD uint8_t flow_update(FlowCore& f, uint8_t from_b, uint32_t len, uint8_t tcp_flags,
-                               uint32_t seq, uint64_t now, bool& ignored_rst) {
+                               uint32_t seq, uint64_t now, uint8_t& ignored) {
   const uint8_t dir = direction_of(f, from_b);
-  ignored_rst       = false;
+  ignored           = 0;
   if (class_of(f) == ProtoClass::kTcp) {
-    if (!(tcp_flags & kTcpRst)) {
+    const uint8_t ends = tcp_flags & (kTcpRst | kTcpFin);
+    if (ends && !end_fits(f, dir, seq)) {
+      tcp_flags &= uint8_t(~ends);  // ignored: the flow goes on (flow.hpp, "RSTs and FINs")
+      ignored = ends;
+    } else if (!(tcp_flags & kTcpRst)) {
       follow_seq(f, dir, tcp_flags, seq);
-    } else if (!rst_fits(f, dir, seq)) {
-      tcp_flags &= uint8_t(~kTcpRst);  // ignored: the flow goes on (flow.hpp, "RSTs")
-      ignored_rst = true;
     }
     f.tcp_flags[dir] |= tcp_flags;
   }
@@ -294,6 +297,7 @@ WARPATH_HD uint8_t flow_update(FlowCore& f, uint8_t from_b, uint32_t len, uint8_
   f.bytes[dir] += len;
   f.last_ns = now;
   if (class_of(f) == ProtoClass::kTcp) f.tcp = tcp_next(f.tcp, dir, tcp_flags, f.tcp_flags);
+  f.state = uint8_t(state_of(class_of(f), f.tcp, f.packets[1]));
   return dir;
 }
 
@@ -408,9 +412,10 @@ __attribute__((always_inline)) inline PacketFlow track_packet(
     }
     if (h) {
       FlowCore& f = t.at(h);
-      bool ignored_rst;
-      out.dir = flow_update(f, from_b, m.len, flags, p.tcp_seq, st.now, ignored_rst);
-      c.ignored_rst += ignored_rst;
+      uint8_t ignored;
+      out.dir = flow_update(f, from_b, m.len, flags, p.tcp_seq, st.now, ignored);
+      c.ignored_rst += (ignored & kTcpRst) != 0;
+      c.ignored_fin += (ignored & kTcpFin) != 0;
       st.touches += 1;
       t.touched(st, h);
       out.serial = f.serial;
