@@ -44,7 +44,8 @@ std::vector<Field> info_fields() {
           WARPATH_FIELD(PacketInfo, sport, "<u2", 1),     WARPATH_FIELD(PacketInfo, dport, "<u2", 1),
           WARPATH_FIELD(PacketInfo, icmp_type, "u1", 1),  WARPATH_FIELD(PacketInfo, icmp_code, "u1", 1),
           WARPATH_FIELD(PacketInfo, tos, "u1", 1),        WARPATH_FIELD(PacketInfo, ttl, "u1", 1),
-          WARPATH_FIELD(PacketInfo, fields, "u1", 1),     WARPATH_FIELD(PacketInfo, src, "u1", 16),
+          WARPATH_FIELD(PacketInfo, fields, "u1", 1),     WARPATH_FIELD(PacketInfo, tcp_seq, "<u4", 1),
+          WARPATH_FIELD(PacketInfo, src, "u1", 16),
           WARPATH_FIELD(PacketInfo, dst, "u1", 16)};
 }
 #undef WARPATH_FIELD

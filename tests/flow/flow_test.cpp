@@ -392,8 +392,60 @@ TEST(FlowTcp, FinsFarFromTheirSendersNumbersAreIgnored) {
   }
 }
 
+TEST(FlowTcp, ASilentSidesRstCountsOnlyAsARefusal) {
+  // A refused SYN: the responder's RST+ACK (at any number: it sent nothing before) ends it.
+  Feed f;
+  f.send(seq(tcp(true, 0x02), 999), kT0);
+  f.send(seq(tcp(false, 0x14), 0x12345678u), kT0 + 1);
+  EXPECT_EQ(f.tracker->counters().ignored_rst, 0u);
+  EXPECT_EQ(f.send(seq(tcp(true, 0x02), 5000), kT0 + 2).serial, 2u);
+  // A forged "refusal" while the real SYN+ACK is on its way: the SYN+ACK takes the handshake
+  // back, the server's tag is its ISN, and a forged SYN and RST later split nothing.
+  Feed g;
+  g.send(seq(tcp(true, 0x02), 999), kT0);
+  g.send(seq(tcp(false, 0x14), 0x12345678u), kT0 + 1);
+  g.send(seq(tcp(false, 0x12), 0x7fffffff), kT0 + 2);
+  g.send(seq(tcp(true, 0x10), 1000), kT0 + 3);
+  EXPECT_EQ(g.send(seq(tcp(true, 0x02), 777), kT0 + 4).serial, 1u);
+  g.send(seq(tcp(false, 0x14), 0x12345678u), kT0 + 5);
+  g.send(seq(tcp(false, 0x04), 0x00000000u), kT0 + 5);  // where an unset tag would be
+  EXPECT_EQ(g.tracker->counters().ignored_rst, 2u);
+  EXPECT_EQ(g.send(seq(tcp(true, 0x02), 778), kT0 + 6).serial, 1u);
+  ASSERT_TRUE(g.tracker->flush(g.ended).is_ok());
+  EXPECT_EQ(g.ended.at(0).tcp, TcpState::kEstablished);
+  // One-sided: the client's data after its SYN, the server never seen: a RST "from the server"
+  // is no refusal any more, and a lone RST (backscatter) still is a flow of its own, reset.
+  Feed h;
+  h.send(seq(tcp(true, 0x02), 999), kT0);
+  h.send(seq(tcp(true, 0x18), 1000), kT0 + 1, 154);
+  h.send(seq(tcp(false, 0x04), 0x55555555u), kT0 + 2);
+  EXPECT_EQ(h.tracker->counters().ignored_rst, 1u);
+  h.send(seq(ip4(0x0a000009, 0xc0000209, 6, 1234, 80, 0x04), 42), kT0 + 3);
+  EXPECT_EQ(h.tracker->counters().ignored_rst, 1u);
+  ASSERT_TRUE(h.tracker->flush(h.ended).is_ok());
+  EXPECT_EQ(h.ended.at(1).tcp, TcpState::kReset);
+}
+
+TEST(FlowTcp, AForgedSynOrASweepCannotMoveATag) {
+  // A forged SYN from the client during the handshake leaves its tag, so a RST at the forged
+  // SYN's number is ignored.
+  Feed f;
+  f.send(seq(tcp(true, 0x02), 999), kT0);
+  f.send(seq(tcp(true, 0x02), 0x40000000u), kT0 + 1);
+  f.send(seq(tcp(true, 0x04), 0x40000000u), kT0 + 2);
+  EXPECT_EQ(f.tracker->counters().ignored_rst, 1u);
+  // A sweep of packets three blocks apart (more than a tag follows at once) never catches it.
+  Feed g;
+  opened(g);
+  for (uint32_t k = 0; k < 21846; ++k)
+    g.send(seq(tcp(true, 0x10), k * 0x30000u), kT0 + 5 + k);
+  g.send(seq(tcp(true, 0x04), 21846u * 0x30000u), kT0 + 30000);
+  EXPECT_EQ(g.tracker->counters().ignored_rst, 1u);
+  EXPECT_EQ(g.send(seq(tcp(true, 0x02), 5), kT0 + 30001).serial, 1u);
+}
+
 TEST(FlowTcp, ARstNearItsSendersNumbersCountsAcrossWrapAndBlocks) {
-  for (uint32_t at : {0x80000000u + 300, 0x80000000u + 0x10000, 0x7fff0000u, 0x80010000u}) {
+  for (uint32_t at : {0x80000000u + 300, 0x8001ffffu, 0x7fff0000u, 0x7fffffffu, 0x80010000u}) {
     Feed f;
     opened(f);
     f.send(seq(tcp(false, 0x04), at), kT0 + 5);

@@ -23,19 +23,25 @@
 // RSTs and FINs
 //   A RST ends a TCP connection, and a FIN closes its side, only near its sender's sequence
 //   numbers: in the 64 KiB block of the latest sequence number that side sent, or the next or
-//   previous block (a sender's RST or FIN carries its next sequence number), or from a side that
-//   has sent nothing yet (a refused SYN). Others are ignored (ignored_rst, ignored_fin), so that
-//   a blind forged RST, or FINs from both sides, followed by a SYN cannot end a live flow and
-//   start another without its handshake. The tracker keeps two bytes of
-//   a side's sequence number, not the exact window the reassembler checks (stream.hpp): a RST
-//   (or FIN) that one of the endpoints itself places up to 128 KiB past its own bytes, which
-//   the receiver and the reassembler ignore, still ends the flow here; and a side whose tag is
-//   more than a block from its real next sequence number has its RSTs ignored: one whose
-//   packets the capture lost for more than 4 MiB, or an endpoint that first walked its own tag
-//   ahead with packets its peer drops. The flow then lives on (it ends by timeout), and a new
-//   connection on the same ports is part of it; the reassembler, which took the RST, keeps the
-//   connection closed, so that new connection has no stream (counted as after_close).
-//
+//   previous block (a sender's RST or FIN carries its next sequence number). A side that has
+//   sent nothing may refuse a SYN with a RST (while the initiator has sent only SYNs; its
+//   SYN+ACK after such a RST takes the handshake back), and a lone RST is a flow of its own.
+//   Others are ignored (ignored_rst, ignored_fin), so that a blind forged RST, or FINs from
+//   both sides, followed by a SYN cannot end a live flow and start another without its
+//   handshake: a blind forger needs a sweep of about 21,800 RSTs. A side's tag follows its
+//   packets forward by at most two blocks at a time (SYNs included), so walking it to a chosen
+//   number costs a sweep at least as long. What two bytes of a sequence number leave open
+//   (the reassembler checks exact windows, stream.hpp):
+//     - an endpoint that places its own RST or FIN up to 128 KiB past its bytes (its peer and
+//       the reassembler ignore it) still ends or closes the flow here, and a SYN after it
+//       splits the connection;
+//     - a side whose tag lags its real numbers by more than a block has its RSTs and FINs
+//       ignored: after a capture loss of more than 128 KiB, a segment of over 64 KiB (GRO)
+//       before the FIN, a RST at a number well behind its sender's latest (some stacks after a
+//       retransmission timeout), or an endpoint that walked its own tag with segments its peer
+//       drops. The flow then ends by timeout, and a new connection on the same ports meanwhile
+//       is part of it (the reassembler, which took the RST, keeps it closed: no stream,
+//       counted as after_close); so is one that follows a close the capture did not see.
 // The table (compile, then run: fixed memory, nothing allocated per packet)
 //   A preallocated table of `capacity` flows. A flow ends when
 //     - it has been idle for its timeout: per protocol (TCP, UDP, ICMP, other) and state

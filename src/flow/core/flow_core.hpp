@@ -145,6 +145,7 @@ struct FlowCore {
   uint8_t initiator_is_b : 1;
   uint8_t cls : 2;    ///< ProtoClass
   uint8_t state : 2;  ///< FlowState, after the latest packet
+  uint8_t tagged : 2; ///< TCP: bit d set once side d's seq_tag holds a number (follow_seq)
   uint8_t tcp_flags[2];
   TcpState tcp;
   /// TCP: the top 16 bits of the latest sequence number each side sent (valid once that side
@@ -172,8 +173,10 @@ WARPATH_HD FlowState state_of(ProtoClass cls, TcpState tcp, uint64_t responder_p
 WARPATH_HD FlowState state_of(const FlowCore& f) { return FlowState(f.state); }
 
 /// How far a packet's sequence number may move its side's tag forward at once, in tags of
-/// 64 KiB (4 MiB: a generous amount in flight between two packets of one side).
-inline constexpr int kSeqTagSlack = 64;
+/// 64 KiB: two (a capture may lose up to 128 KiB between two packets of a side and the tag
+/// still follows). More would let a blind forger walk the tag to a number of its choice with a
+/// sweep cheaper than a sweep of RSTs (65,536 / (slack + 1) packets against 21,846).
+inline constexpr int kSeqTagSlack = 2;
 
 /// `seq` from direction `dir`, in tags from that side's latest (modulo 2^32).
 WARPATH_HD int seq_tag_step(const FlowCore& f, uint8_t dir, uint32_t seq) {
@@ -181,26 +184,31 @@ WARPATH_HD int seq_tag_step(const FlowCore& f, uint8_t dir, uint32_t seq) {
 }
 
 /// Whether a RST or FIN from direction `dir` with sequence number `seq` may end or close the
-/// connection: its side has sent nothing yet (a refused SYN), or `seq` is in the 64 KiB tag of
-/// that side's latest sequence number or the next or previous one. A sender's RST or FIN
+/// connection: `seq` is in the 64 KiB tag of that side's latest sequence number or the next or
+/// previous one; or its side has sent nothing yet and the packet is the flow's first (a lone
+/// RST, backscatter) or answers a SYN while the initiator has sent nothing but SYNs (a refused
+/// SYN: should the side answer with a SYN+ACK after all, flow_update takes the answer). A silent side's RST at any other time (one-sided
+/// captures: always) is ignored. A sender's RST or FIN
 /// carries its next sequence number, at or just past the latest it sent; one far from it
 /// (blind, forged) is ignored and the flow goes on (flow.hpp, "RSTs and FINs").
 WARPATH_HD bool end_fits(const FlowCore& f, uint8_t dir, uint32_t seq) {
-  if (f.packets[dir] == 0) return true;
+  if (f.packets[dir] == 0)
+    return f.packets[1 - dir] == 0 || (f.tcp == TcpState::kSynSent && f.tcp_flags[0] == kTcpSyn);
   const int step = seq_tag_step(f, dir, seq);
   return step >= -1 && step <= 1;
 }
 
-/// Moves direction `dir`'s tag to a packet's `seq` (before the packet is counted): its side's
-/// first packet or a SYN before the connection is open sets it; later ones move it forward
-/// only from within the slack, so that a forged packet far away cannot carry it off (a capture
-/// that lost more than the slack leaves it behind: that side's RSTs are then ignored).
-WARPATH_HD void follow_seq(FlowCore& f, uint8_t dir, uint8_t flags, uint32_t seq) {
-  const bool opening = (flags & kTcpSyn) && f.tcp != TcpState::kEstablished &&
-                       f.tcp != TcpState::kFinWait;
-  const int step     = seq_tag_step(f, dir, seq);
-  if (f.packets[dir] == 0 || opening || (step > 0 && step <= kSeqTagSlack))
+/// Moves direction `dir`'s tag to a packet's `seq` (a packet without RST, before its flags are
+/// counted): its side's first such packet sets it (a RST before it sets nothing); later ones
+/// (SYNs too: a forged one must not reset it) move it forward only from within the slack, so
+/// that a forged packet far away cannot carry it off (a capture that lost more than the slack
+/// leaves it behind: that side's RSTs and FINs are then ignored).
+WARPATH_HD void follow_seq(FlowCore& f, uint8_t dir, uint32_t seq) {
+  const int step = seq_tag_step(f, dir, seq);
+  if (!(f.tagged >> dir & 1) || (step > 0 && step <= kSeqTagSlack)) {
     f.seq_tag[dir] = uint16_t(seq >> 16);
+    f.tagged       = uint8_t(f.tagged | 1u << dir);
+  }
 }
 
 /// The TCP state after a packet with `flags` from direction `dir`.
@@ -244,6 +252,7 @@ WARPATH_HD bool flow_start(FlowCore& f, const FlowKey& key, uint8_t from_b, uint
   f.initiator_is_b = (syn_ack || served) ? uint8_t(!from_b) : from_b;
   f.tcp_flags[0]   = f.tcp_flags[1] = 0;
   f.seq_tag[0]     = f.seq_tag[1] = 0;
+  f.tagged         = 0;
   f.cls            = uint8_t(cls);
   f.state          = uint8_t(FlowState::kNew);
   if (!tcp) {
@@ -283,13 +292,19 @@ WARPATH_HD uint8_t flow_update(FlowCore& f, uint8_t from_b, uint32_t len, uint8_
                                uint32_t seq, uint64_t now, uint8_t& ignored) {
   const uint8_t dir = direction_of(f, from_b);
   ignored           = 0;
+  // A responder's first SYN+ACK after a RST from it while it had sent nothing else: the RST
+  // (end_fits takes a silent side's at any number) was not the refusal it looked like.
+  const bool answer_after_rst = dir == 1 && f.tcp == TcpState::kReset &&
+                                (tcp_flags & (kTcpSyn | kTcpAck | kTcpRst)) == (kTcpSyn | kTcpAck) &&
+                                f.tcp_flags[1] == (kTcpRst | (f.tcp_flags[1] & kTcpAck)) &&
+                                (f.tcp_flags[0] & kTcpSyn);
   if (class_of(f) == ProtoClass::kTcp) {
     const uint8_t ends = tcp_flags & (kTcpRst | kTcpFin);
     if (ends && !end_fits(f, dir, seq)) {
       tcp_flags &= uint8_t(~ends);  // ignored: the flow goes on (flow.hpp, "RSTs and FINs")
       ignored = ends;
     } else if (!(tcp_flags & kTcpRst)) {
-      follow_seq(f, dir, tcp_flags, seq);
+      follow_seq(f, dir, seq);
     }
     f.tcp_flags[dir] |= tcp_flags;
   }
@@ -297,6 +312,7 @@ WARPATH_HD uint8_t flow_update(FlowCore& f, uint8_t from_b, uint32_t len, uint8_
   f.bytes[dir] += len;
   f.last_ns = now;
   if (class_of(f) == ProtoClass::kTcp) f.tcp = tcp_next(f.tcp, dir, tcp_flags, f.tcp_flags);
+  if (answer_after_rst) f.tcp = TcpState::kSynReceived;
   f.state = uint8_t(state_of(class_of(f), f.tcp, f.packets[1]));
   return dir;
 }
