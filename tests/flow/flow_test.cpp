@@ -411,8 +411,21 @@ TEST(FlowTcp, ASilentSidesRstCountsOnlyAsARefusal) {
   g.send(seq(tcp(false, 0x04), 0x00000000u), kT0 + 5);  // where an unset tag would be
   EXPECT_EQ(g.tracker->counters().ignored_rst, 2u);
   EXPECT_EQ(g.send(seq(tcp(true, 0x02), 778), kT0 + 6).serial, 1u);
+  g.send(seq(tcp(false, 0x04), 0x80000000u), kT0 + 7);  // the server's own, at its ISN + 1
+  EXPECT_EQ(g.tracker->counters().ignored_rst, 2u);
   ASSERT_TRUE(g.tracker->flush(g.ended).is_ok());
-  EXPECT_EQ(g.ended.at(0).tcp, TcpState::kEstablished);
+  EXPECT_EQ(g.ended.at(0).tcp, TcpState::kReset);
+  // An ECN SYN (ECE and CWR set) refused, and an ACK scan's probe answered with a RST.
+  Feed e;
+  e.send(seq(tcp(true, 0xc2), 999), kT0);
+  e.send(seq(tcp(false, 0x14), 0), kT0 + 1);
+  e.send(seq(ip4(0x0a000007, 0xc0000207, 6, 2345, 443, 0x10), 4242), kT0 + 2);
+  e.send(seq(ip4(0xc0000207, 0x0a000007, 6, 443, 2345, 0x04), 9), kT0 + 3);
+  EXPECT_EQ(e.tracker->counters().ignored_rst, 0u);
+  ASSERT_TRUE(e.tracker->flush(e.ended).is_ok());
+  ASSERT_EQ(e.ended.size(), 2u);
+  EXPECT_EQ(e.ended[0].tcp, TcpState::kReset);
+  EXPECT_EQ(e.ended[1].tcp, TcpState::kReset);
   // One-sided: the client's data after its SYN, the server never seen: a RST "from the server"
   // is no refusal any more, and a lone RST (backscatter) still is a flow of its own, reset.
   Feed h;
@@ -437,9 +450,10 @@ TEST(FlowTcp, AForgedSynOrASweepCannotMoveATag) {
   // A sweep of packets three blocks apart (more than a tag follows at once) never catches it.
   Feed g;
   opened(g);
-  for (uint32_t k = 0; k < 21846; ++k)
+  // (A tag that followed them, as one following 64 blocks did, would end in block 0xfffc.)
+  for (uint32_t k = 0; k < 21845; ++k)
     g.send(seq(tcp(true, 0x10), k * 0x30000u), kT0 + 5 + k);
-  g.send(seq(tcp(true, 0x04), 21846u * 0x30000u), kT0 + 30000);
+  g.send(seq(tcp(true, 0x04), 0xfffc0000u), kT0 + 30000);
   EXPECT_EQ(g.tracker->counters().ignored_rst, 1u);
   EXPECT_EQ(g.send(seq(tcp(true, 0x02), 5), kT0 + 30001).serial, 1u);
 }
@@ -488,6 +502,12 @@ TEST(FlowTcp, APacketForgedBeforeTheSynDoesNotTurnTheConnectionAround) {
     EXPECT_EQ(f.ended[1].src[0], 10);
     EXPECT_EQ(f.ended[1].tcp, TcpState::kEstablished);
   }
+  // A one-sided capture of a server's data (a flow oriented from the client, who is never
+  // seen): a forged SYN from the server's side turns nothing around.
+  Feed one;
+  for (uint32_t i = 0; i < 3; ++i) one.send(seq(tcp(false, 0x18), 5000u + 100u * i), kT0 + i);
+  EXPECT_EQ(one.send(seq(tcp(false, 0x02), 1), kT0 + 5).serial, 1u);
+  EXPECT_EQ(one.tracker->counters().reoriented, 0u);
   // The same from the client's port turned well-known (a midstream packet from port 443 to
   // 8080 orients from 8080).
   Feed f;

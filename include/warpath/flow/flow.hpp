@@ -24,8 +24,9 @@
 //   A RST ends a TCP connection, and a FIN closes its side, only near its sender's sequence
 //   numbers: in the 64 KiB block of the latest sequence number that side sent, or the next or
 //   previous block (a sender's RST or FIN carries its next sequence number). A side that has
-//   sent nothing may refuse a SYN with a RST (while the initiator has sent only SYNs; its
-//   SYN+ACK after such a RST takes the handshake back), and a lone RST is a flow of its own.
+//   sent nothing may answer the other side's first packet with a RST (a refused SYN, a scan's
+//   probe; its SYN+ACK after such a RST takes the handshake back), and a lone RST is a flow of
+//   its own.
 //   Others are ignored (ignored_rst, ignored_fin), so that a blind forged RST, or FINs from
 //   both sides, followed by a SYN cannot end a live flow and start another without its
 //   handshake: a blind forger needs a sweep of about 21,800 RSTs. A side's tag follows its
@@ -35,6 +36,10 @@
 //     - an endpoint that places its own RST or FIN up to 128 KiB past its bytes (its peer and
 //       the reassembler ignore it) still ends or closes the flow here, and a SYN after it
 //       splits the connection;
+//     - a side's first packet sets its tag, whoever sent it: a forger who knows the ports and
+//       speaks first for a side (before the handshake, or for the side a one-sided capture
+//       never sees) chooses that side's tag, and its RST then fits (the acknowledgement
+//       numbers, which would confirm a tag, are not in PacketInfo);
 //     - a side whose tag lags its real numbers by more than a block has its RSTs and FINs
 //       ignored: after a capture loss of more than 128 KiB, a segment of over 64 KiB (GRO)
 //       before the FIN, a RST at a number well behind its sender's latest (some stacks after a

@@ -185,15 +185,14 @@ WARPATH_HD int seq_tag_step(const FlowCore& f, uint8_t dir, uint32_t seq) {
 
 /// Whether a RST or FIN from direction `dir` with sequence number `seq` may end or close the
 /// connection: `seq` is in the 64 KiB tag of that side's latest sequence number or the next or
-/// previous one; or its side has sent nothing yet and the packet is the flow's first (a lone
-/// RST, backscatter) or answers a SYN while the initiator has sent nothing but SYNs (a refused
-/// SYN: should the side answer with a SYN+ACK after all, flow_update takes the answer). A silent side's RST at any other time (one-sided
-/// captures: always) is ignored. A sender's RST or FIN
-/// carries its next sequence number, at or just past the latest it sent; one far from it
-/// (blind, forged) is ignored and the flow goes on (flow.hpp, "RSTs and FINs").
+/// previous one (a sender's RST or FIN carries its next sequence number, at or just past the
+/// latest it sent; one far from it, blind and forged, is ignored and the flow goes on:
+/// flow.hpp, "RSTs and FINs"); or its side has sent nothing yet and the packet is the flow's
+/// first (a lone RST, backscatter) or answers the other side's first (a refused SYN, a scan's
+/// probe: should the side answer a SYN with a SYN+ACK after all, flow_update takes the answer).
+/// A silent side's RST after that (a one-sided capture's later packets) is ignored.
 WARPATH_HD bool end_fits(const FlowCore& f, uint8_t dir, uint32_t seq) {
-  if (f.packets[dir] == 0)
-    return f.packets[1 - dir] == 0 || (f.tcp == TcpState::kSynSent && f.tcp_flags[0] == kTcpSyn);
+  if (f.packets[dir] == 0) return f.packets[1 - dir] <= 1;
   const int step = seq_tag_step(f, dir, seq);
   return step >= -1 && step <= 1;
 }
@@ -272,8 +271,8 @@ WARPATH_HD uint8_t direction_of(const FlowCore& f, uint8_t from_b) {
 
 /// Why a bare SYN ends a TCP flow and starts another (kNo: it does not). Port reuse: the flow
 /// is closed or reset. A wrong guess: the flow was oriented by a SYN+ACK or a packet from a
-/// well-known port, the side taken for its initiator has sent nothing, and the other side now
-/// sends a SYN, so that side is the initiator (Suricata starts a new flow alike); otherwise a
+/// well-known port, the side taken for its initiator has sent nothing, the other side only
+/// that first packet, and the other side now sends a SYN, so that side is the initiator (Suricata starts a new flow alike); otherwise a
 /// packet forged before the real SYN would turn the connection around and leave it without a
 /// stream. (Once the guessed initiator has spoken the orientation stays: turning it then would
 /// let a client split a connection picked up midstream.)
@@ -282,7 +281,9 @@ WARPATH_HD Reopen reopens(const FlowCore& f, uint8_t from_b, uint8_t tcp_flags) 
   if (class_of(f) != ProtoClass::kTcp || (tcp_flags & (kTcpSyn | kTcpAck | kTcpRst)) != kTcpSyn)
     return Reopen::kNo;
   if (f.tcp == TcpState::kClosed || f.tcp == TcpState::kReset) return Reopen::kReused;
-  return f.packets[0] == 0 && direction_of(f, from_b) == 1 ? Reopen::kReoriented : Reopen::kNo;
+  return f.packets[0] == 0 && f.packets[1] == 1 && direction_of(f, from_b) == 1
+             ? Reopen::kReoriented
+             : Reopen::kNo;
 }
 
 /// Counts a packet of `len` wire bytes from `from_b`'s side into the flow (`seq`: its TCP
