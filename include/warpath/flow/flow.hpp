@@ -14,11 +14,12 @@
 //   whose first packet is a SYN+ACK, or a packet without SYN from a port below 1024 to one
 //   above, is oriented from the other side (the client's first packets were missed), and
 //   one picked up without a handshake counts as established (it carries data), as Suricata
-//   and Zeek see them. Such a guess is undone when the side taken for the responder sends a
-//   bare SYN while the side taken for the initiator has sent nothing: the flow ends (reused;
-//   counted as reoriented) and a new one starts from that SYN (Suricata alike), so that a
-//   packet forged ahead of a real SYN cannot turn a connection around. A split handshake (the responder's own SYN, the
-//   initiator's SYN+ACK, the responder's ACK) establishes a connection too.
+//   and Zeek see them. Such a guess is undone when the side taken for the responder, having
+//   sent only that first packet, sends a bare SYN while the side taken for the initiator has
+//   sent nothing: the flow ends (reused; counted as reoriented) and a new one starts from that
+//   SYN (Suricata alike), so that a packet forged ahead of a real SYN cannot turn a connection
+//   around. A split handshake (the responder's own SYN, the initiator's SYN+ACK, the
+//   responder's ACK) establishes a connection too.
 //
 // RSTs and FINs
 //   A RST ends a TCP connection, and a FIN closes its side, only near its sender's sequence

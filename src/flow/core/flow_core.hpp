@@ -148,8 +148,8 @@ struct FlowCore {
   uint8_t tagged : 2; ///< TCP: bit d set once side d's seq_tag holds a number (follow_seq)
   uint8_t tcp_flags[2];
   TcpState tcp;
-  /// TCP: the top 16 bits of the latest sequence number each side sent (valid once that side
-  /// has sent a packet): where a RST or FIN from that side may fall (end_fits).
+  /// TCP: the top 16 bits of the latest sequence number each side sent (valid where `tagged`
+  /// says): where a RST or FIN from that side may fall (end_fits).
   uint16_t seq_tag[2];
 };
 static_assert(sizeof(FlowCore) == 104, "FlowCore is 13 words (cpu.flow's entry is 128 B)");
@@ -230,6 +230,15 @@ WARPATH_HD TcpState tcp_next(TcpState s, uint8_t dir, uint8_t flags, const uint8
   return s;
 }
 
+/// A SYN without ACK or RST (a connection's first packet), and a SYN+ACK without RST (its
+/// answer).
+WARPATH_HD bool is_bare_syn(uint8_t flags) {
+  return (flags & (kTcpSyn | kTcpAck | kTcpRst)) == kTcpSyn;
+}
+WARPATH_HD bool is_syn_ack(uint8_t flags) {
+  return (flags & (kTcpSyn | kTcpAck | kTcpRst)) == (kTcpSyn | kTcpAck);
+}
+
 /// A new flow from its first packet. Returns whether it was picked up midstream (TCP whose
 /// first packet is not a bare SYN). A first packet with SYN+ACK is the responder's answer (the
 /// SYN was missed), and so is a midstream one from a well-known port (< 1024) to an ephemeral
@@ -238,7 +247,7 @@ WARPATH_HD bool flow_start(FlowCore& f, const FlowKey& key, uint8_t from_b, uint
                            uint64_t now, uint8_t tcp_flags) {
   const ProtoClass cls = proto_class(key.proto);
   const bool tcp       = cls == ProtoClass::kTcp;
-  const bool syn_ack  = tcp && (tcp_flags & (kTcpSyn | kTcpAck | kTcpRst)) == (kTcpSyn | kTcpAck);
+  const bool syn_ack  = tcp && is_syn_ack(tcp_flags);
   // Picked up midstream from a well-known port to an ephemeral one: the server spoke first.
   const uint16_t sport = from_b ? key.pb : key.pa, dport = from_b ? key.pa : key.pb;
   const bool served    = tcp && !(tcp_flags & kTcpSyn) && sport < 1024 && dport >= 1024;
@@ -258,7 +267,7 @@ WARPATH_HD bool flow_start(FlowCore& f, const FlowKey& key, uint8_t from_b, uint
     f.tcp = TcpState::kNone;
     return false;
   }
-  const bool bare_syn = (tcp_flags & (kTcpSyn | kTcpAck | kTcpRst)) == kTcpSyn;
+  const bool bare_syn = is_bare_syn(tcp_flags);
   f.tcp               = bare_syn ? TcpState::kSynSent : syn_ack ? TcpState::kSynReceived
                                                                 : TcpState::kMidstream;
   return !bare_syn;
@@ -272,14 +281,13 @@ WARPATH_HD uint8_t direction_of(const FlowCore& f, uint8_t from_b) {
 /// Why a bare SYN ends a TCP flow and starts another (kNo: it does not). Port reuse: the flow
 /// is closed or reset. A wrong guess: the flow was oriented by a SYN+ACK or a packet from a
 /// well-known port, the side taken for its initiator has sent nothing, the other side only
-/// that first packet, and the other side now sends a SYN, so that side is the initiator (Suricata starts a new flow alike); otherwise a
-/// packet forged before the real SYN would turn the connection around and leave it without a
-/// stream. (Once the guessed initiator has spoken the orientation stays: turning it then would
+/// that first packet, and the other side now sends a SYN, so that side is the initiator
+/// (Suricata starts a new flow alike); otherwise a packet forged before the real SYN would turn
+/// the connection around and leave it without a stream. (Once the guessed initiator has spoken the orientation stays: turning it then would
 /// let a client split a connection picked up midstream.)
 enum class Reopen : uint8_t { kNo, kReused, kReoriented };
 WARPATH_HD Reopen reopens(const FlowCore& f, uint8_t from_b, uint8_t tcp_flags) {
-  if (class_of(f) != ProtoClass::kTcp || (tcp_flags & (kTcpSyn | kTcpAck | kTcpRst)) != kTcpSyn)
-    return Reopen::kNo;
+  if (class_of(f) != ProtoClass::kTcp || !is_bare_syn(tcp_flags)) return Reopen::kNo;
   if (f.tcp == TcpState::kClosed || f.tcp == TcpState::kReset) return Reopen::kReused;
   return f.packets[0] == 0 && f.packets[1] == 1 && direction_of(f, from_b) == 1
              ? Reopen::kReoriented
@@ -296,7 +304,7 @@ WARPATH_HD uint8_t flow_update(FlowCore& f, uint8_t from_b, uint32_t len, uint8_
   // A responder's first SYN+ACK after a RST from it while it had sent nothing else: the RST
   // (end_fits takes a silent side's at any number) was not the refusal it looked like.
   const bool answer_after_rst = dir == 1 && f.tcp == TcpState::kReset &&
-                                (tcp_flags & (kTcpSyn | kTcpAck | kTcpRst)) == (kTcpSyn | kTcpAck) &&
+                                is_syn_ack(tcp_flags) &&
                                 f.tcp_flags[1] == (kTcpRst | (f.tcp_flags[1] & kTcpAck)) &&
                                 (f.tcp_flags[0] & kTcpSyn);
   if (class_of(f) == ProtoClass::kTcp) {
