@@ -16,6 +16,10 @@ Mpps are packets forwarded per second over every port; ns a packet = 1000 / Mpps
 cycles at the nominal clock of /proc/cpuinfo.
 
   bench/anchors/floor_bench.py [--rounds 5] [--seconds 3] [--core 1] [--out bench/results]
+                               [--compare OTHER_WARPATH]
+
+--compare runs each warpath row again with another binary (a build before a change) right
+after it, in every round, so that a change is measured in paired rounds, not across runs.
 
 Needs dpdk-testpmd (Debian's dpdk package) and a warpath built with DPDK ports (build/warpath).
 """
@@ -82,6 +86,9 @@ def main():
     ap.add_argument("--core", type=int, default=1)
     ap.add_argument("--warpath", default=str(REPO / "build" / "warpath"))
     ap.add_argument("--out", default=str(REPO / "bench" / "results"))
+    ap.add_argument("--compare", metavar="BIN",
+                    help="another warpath binary (a build before a change): each warpath row "
+                         "again with it, right after, in the same rounds (rows marked 'BIN')")
     a = ap.parse_args()
     if not Path(a.warpath).exists() or sh(["which", "dpdk-testpmd"]).returncode != 0:
         sys.exit("floor_bench: needs build/warpath and dpdk-testpmd")
@@ -93,17 +100,36 @@ def main():
         sys.exit(r.stderr)
     null = ["net_null0", "net_null1"]
     pcap = [f"net_pcap0,rx_pcap={cap},infinite_rx=1", "net_null1,no-rx=1"]
-    rows = {
-        "testpmd io, null": lambda: (testpmd(null, "io", a.seconds, a.core), {}),
-        "testpmd macswap, null": lambda: (testpmd(null, "macswap", a.seconds, a.core), {}),
-        "warpath wire, null": lambda: warpath(a.warpath, [("a", null[0]), ("b", null[1])], "wire", a.seconds, a.core),
-        "warpath wire --copy, null": lambda: warpath(a.warpath, [("a", null[0]), ("b", null[1])], "wire", a.seconds, a.core, "--copy"),
-        "testpmd io, pcap": lambda: (testpmd(pcap, "io", a.seconds, a.core), {}),
-        "warpath wire, pcap": lambda: warpath(a.warpath, [("a", pcap[0]), ("b", pcap[1])], "wire", a.seconds, a.core),
-        "warpath wire --copy, pcap": lambda: warpath(a.warpath, [("a", pcap[0]), ("b", pcap[1])], "wire", a.seconds, a.core, "--copy"),
-        "warpath router, pcap": lambda: warpath(a.warpath, [("a", pcap[0]), ("b", pcap[1])], "router", a.seconds, a.core),
-        "warpath router --copy, pcap": lambda: warpath(a.warpath, [("a", pcap[0]), ("b", pcap[1])], "router", a.seconds, a.core, "--copy"),
-    }
+    def warpath_rows(binary, mark=""):
+        """The warpath rows of `binary`, named with `mark` after the chain when given."""
+        out = {}
+        for ports, spec in (("null", null), ("pcap", pcap)):
+            for chain in ("wire", "router") if ports == "pcap" else ("wire",):
+                for extra in ((), ("--copy",)):
+                    name = f"warpath {chain}{' --copy' if extra else ''}{mark}, {ports}"
+                    out[name] = (lambda spec=spec, chain=chain, extra=extra:
+                                 warpath(binary, [("a", spec[0]), ("b", spec[1])], chain,
+                                         a.seconds, a.core, *extra))
+        return out
+
+    def with_twins(mine):
+        """Each row of this binary, then (--compare) the same row of the other right after."""
+        if not a.compare:
+            return mine
+        theirs = warpath_rows(a.compare, f" [{Path(a.compare).name}]")
+        out = {}
+        for k, f in mine.items():
+            name, ports = k.rsplit(", ", 1)
+            out[k] = f
+            out[f"{name} [{Path(a.compare).name}], {ports}"] = theirs[f"{name} [{Path(a.compare).name}], {ports}"]
+        return out
+
+    own = warpath_rows(a.warpath)
+    rows = {"testpmd io, null": lambda: (testpmd(null, "io", a.seconds, a.core), {}),
+            "testpmd macswap, null": lambda: (testpmd(null, "macswap", a.seconds, a.core), {})}
+    rows.update(with_twins({k: f for k, f in own.items() if k.endswith("null")}))
+    rows["testpmd io, pcap"] = lambda: (testpmd(pcap, "io", a.seconds, a.core), {})
+    rows.update(with_twins({k: f for k, f in own.items() if k.endswith("pcap")}))
     got = {k: [] for k in rows}
     stages = {k: [] for k in rows}
     for rnd in range(a.rounds):

@@ -26,6 +26,8 @@ RunReport snapshot(const RunConfig& cfg, const Chain& chain,
   r.app     = cfg.chain.empty() ? app_name(cfg.app) : "chain";
   r.chain   = chain.describe();
   r.schedule = chain.schedule_sort() ? "sort" : "none";
+  r.parsed   = chain.parses();
+  for (const auto& w : workers) r.parsed = r.parsed || w->parses();
   r.workers = uint32_t(workers.size());
   const ReasonTable& table = chain.reasons();
   std::vector<uint64_t> reasons(table.size());

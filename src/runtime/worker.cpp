@@ -50,16 +50,21 @@ Status Worker::init() {
   reason_scratch_.assign(reasons, 0);
   module_ticks_.assign(chain.size(), 0);
   out_lists_.resize(cfg_.ports.size());
-  for (Port* port : cfg_.ports) link_mtu_.push_back(port->link().mtu);
+  for (Port* port : cfg_.ports) {
+    link_mtu_.push_back(port->link().mtu);
+    // A port's MTU is checked against the packets' headers (out_mtu): parsed here when the
+    // chain itself does not parse.
+    parse_for_mtu_ = parse_for_mtu_ || (link_mtu_.back() && !chain.parses());
+  }
   port_lists_.resize(cfg_.ports.size());
   auto icmp = packet::PacketBatch::create(cfg_.batch, 2048, size_t(cfg_.batch) * 2048);
   if (!icmp.is_ok()) return icmp.status();
   icmp_ = std::move(*icmp);
   frag_ident_ = uint32_t(cfg_.id) << 24;
   icmp_frame_.resize(kMaxReplyBytes);
-  for (auto& l : out_lists_) l.reserve(cfg_.batch);
-  slow_list_.reserve(cfg_.batch);
-  many_list_.reserve(cfg_.batch);
+  for (auto& l : out_lists_) l.reset(cfg_.batch);
+  slow_list_.reset(cfg_.batch);
+  many_list_.reset(cfg_.batch);
   if (cfg_.id == 0) {
     auto origin = packet::PacketBatch::create(64, packet::PacketBatch::kDefaultCellBytes * 5, 0,
                                               MemSpace::kHost, 64);
@@ -127,6 +132,11 @@ Status Worker::close(Frame* c) {
   const bool offload = policy_.offload_next() && c->batch.own_all();
   uint64_t parse     = 0;
   WARPATH_TRY(cfg_.chain->pre(*c, module_ticks_.data(), &parse));
+  if (parse_for_mtu_) {
+    const uint64_t p0 = ticks();
+    WARPATH_TRY(cfg_.chain->parse(*c));
+    parse += ticks() - p0;
+  }
   add_owned(counters_.parse_ticks, parse);
   const uint32_t n = c->batch.size();
   add_owned(counters_.chunks, 1);
@@ -194,7 +204,7 @@ Status Worker::finish(Frame& c) {
     // tx_error). Without MTUs the whole list is one run, one burst.
     const auto& list = out_lists_[p];
     if (!link_mtu_[p] && !any_frag_mtu) {  // nothing can need fragments: one run, one burst
-      if (!list.empty()) send_whole(c, p, {list.data(), uint32_t(list.size())}, tx_bytes, many_copies);
+      if (!list.empty()) send_whole(c, p, {list.data(), list.size()}, tx_bytes, many_copies);
       continue;
     }
     auto cut = [&](uint32_t i) {
@@ -241,7 +251,21 @@ void Worker::send_whole(Frame& c, size_t p, Span<const uint32_t> run, uint64_t& 
   // One latency sample per packet (a copied packet's on its first port), recorded per run of
   // packets received at the same time (a receive call stamps its packets alike).
   uint64_t rx_at = 0, same = 0;
-  for (uint32_t k = 0; k < run.size; ++k) {
+  if (many_list_.empty()) {  // no packet of the frame leaves by several ways: the short loop
+    for (uint32_t k = 0; k < sent; ++k) {
+      const uint32_t i = run[k];
+      if (c.rx_ns[i] != rx_at && same) {
+        latency_.record(t - rx_at, same);
+        same = 0;
+      }
+      rx_at = c.rx_ns[i];
+      ++same;
+      tx_bytes += c.batch.meta(i).len;
+    }
+    single_sent   = sent;
+    single_failed = run.size - sent;
+  }
+  for (uint32_t k = 0; !many_list_.empty() && k < run.size; ++k) {
     const uint32_t i = run[k];
     const bool many  = c.out[i] == kOutMany;
     if (k < sent) {

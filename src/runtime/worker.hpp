@@ -75,6 +75,9 @@ class Worker {
   /// The thread body: returns when stopped (or its sources ended) and everything is sent.
   void run();
   const Status& error() const noexcept { return error_; }
+  /// Whether this worker parses its frames (the chain's modules read headers, or a port's MTU
+  /// is checked against them).
+  bool parses() const noexcept { return cfg_.chain->parses() || parse_for_mtu_; }
   const WorkerCounters& counters() const noexcept { return counters_; }
   /// Valid after run() returned.
   const LatencyHistogram& latency() const noexcept { return latency_; }
@@ -102,18 +105,34 @@ class Worker {
   uint64_t last_idle_call_ = 0;
   Chain::Scratch selection_;
   std::vector<uint64_t> module_ticks_;  ///< per module, added to the counters after each frame
-  std::vector<std::vector<uint32_t>> out_lists_;
-  std::vector<uint32_t> slow_list_;
+  /// Indices of a frame's packets, at most a frame's worth (sized once): push_back without
+  /// the vector's capacity test, in the loop that sorts a frame's packets by way out.
+  struct IndexList {
+    std::vector<uint32_t> at;
+    uint32_t n = 0;
+    void reset(uint32_t capacity) { at.assign(capacity, 0), n = 0; }
+    void clear() noexcept { n = 0; }
+    void push_back(uint32_t i) noexcept { at[n++] = i; }
+    bool empty() const noexcept { return n == 0; }
+    uint32_t size() const noexcept { return n; }
+    const uint32_t* data() const noexcept { return at.data(); }
+    const uint32_t* begin() const noexcept { return at.data(); }
+    const uint32_t* end() const noexcept { return at.data() + n; }
+    uint32_t operator[](size_t k) const noexcept { return at[k]; }
+  };
+  std::vector<IndexList> out_lists_;
+  IndexList slow_list_;
   void send_originated();
   packet::PacketBatch origin_;          ///< worker 0: packets modules originate
   std::vector<uint64_t> origin_masks_;
-  std::vector<uint32_t> many_list_;   ///< packets sent out of several ports (kOutMany)
+  IndexList many_list_;               ///< packets sent out of several ports (kOutMany)
   std::vector<uint8_t> many_failed_;  ///< per packet: a copy could not be sent
   std::vector<uint32_t> first_port_;  ///< per kOutMany packet: its first port (latency sample)
   packet::PacketBatch icmp_;  ///< replies (Time Exceeded) of the frame being finished
   packet::PacketBatch frag_;  ///< fragments of the frame's packets larger than their MTU
   std::vector<uint32_t> frag_index_;
   std::vector<uint32_t> link_mtu_;  ///< per port: its link's MTU (PortLink::mtu; 0 none)
+  bool parse_for_mtu_ = false;      ///< the chain does not parse, but a port has an MTU
   struct FragPending {
     uint32_t packet, first, count;  ///< a packet of the frame and its fragments in frag_
   };

@@ -233,6 +233,19 @@ def test_schedule_sort_reaches_the_chain(tmp_path, how):
     assert plain["schedule"] == "none"
 
 
+def test_a_chain_that_reads_no_header_is_not_parsed(tmp_path):
+    # `wire` alone reads no header: its frames go unparsed (the floor bench's empty chain, as
+    # testpmd's io forwarding); a module that reads headers brings the parse back.
+    ports = ["--no-progress", "--port", "g=gen:max:3000", "--port", "s=null"]
+    r, j = run_json(tmp_path, "--chain", "wire", *ports)
+    assert j["parsed"] is False and j["stages_ns_per_packet"]["parse"] == 0, j["stages_ns_per_packet"]
+    assert "not parsed: no module reads headers" in r.stdout
+    assert j["totals"]["tx"] == j["totals"]["rx"] == 3000, j["totals"]
+    r, j = run_json(tmp_path, "--chain", "ttl-filter(min=1) -> wire", *ports)
+    assert j["parsed"] is True and j["stages_ns_per_packet"]["parse"] > 0
+    assert "not parsed" not in r.stdout
+
+
 @pytest.mark.parametrize("text,why", [
     ('app = "router"\n', "cfg.toml:1 sets app, [router] or [acl]"),
     ('workers = 1\n[router]\nfib = "x"\n', "cfg.toml:2 sets app, [router] or [acl]"),

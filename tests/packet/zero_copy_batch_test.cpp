@@ -170,3 +170,79 @@ TEST(ZeroCopyBatch, AttachRefusesWhatItCannotHold) {
 
 }  // namespace
 }  // namespace warpath::packet
+
+namespace warpath::packet {
+namespace {
+
+// attach_burst is attach() over a run (the dpdk port's receive loop): the same metas, bounds,
+// handles and refusals; a run ends at the first packet it cannot hold or when the batch is
+// full. take_handles is take_handle() over a burst, leaving shared packets' handles alone.
+TEST(ZeroCopyBatch, BurstsDoWhatAttachAndTakeHandleDoOneByOne) {
+  FakePort port(64);
+  auto one  = PacketBatch::create_in_arena(6);
+  auto many = PacketBatch::create_in_arena(6);
+  ASSERT_TRUE(one.is_ok() && many.is_ok());
+  // Buffers 0..7: the fifth's data runs past its buffer (refused: ends the run).
+  auto describe = [&](uint32_t k, PacketBatch::Held1& p) {
+    const uint32_t len = k == 4 ? 300 : 40 + k;
+    p = {port.buf(k) + 64, len, len + 10, port.buf(k), port.buf(k) + FakePort::kBuf,
+         reinterpret_cast<void*>(uintptr_t(k + 1))};
+  };
+  for (uint32_t k = 0; k < 4; ++k) {
+    PacketBatch::Held1 p;
+    describe(k, p);
+    ASSERT_TRUE(one->attach(p.data, p.caplen, p.len, 7, 3, p.begin, p.end, p.handle, FakePort::release));
+  }
+  uint64_t bytes = 0;
+  const uint32_t held = many->attach_burst(8, 7, 3, FakePort::release, bytes, [&](uint32_t j, auto& p) {
+    describe(j, p);
+    return true;
+  });
+  EXPECT_EQ(held, 4u);
+  EXPECT_EQ(bytes, 50u + 51 + 52 + 53);
+  ASSERT_EQ(many->size(), one->size());
+  for (uint32_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(std::memcmp(&many->meta(i), &one->meta(i), sizeof(PacketMeta)), 0) << i;
+    EXPECT_EQ(many->headroom(i), one->headroom(i));
+    EXPECT_EQ(many->room(i), one->room(i));
+    EXPECT_EQ(many->handle(i), one->handle(i));
+  }
+  // A packet `get` declines (a chain of buffers) ends the run too; a full batch takes two more.
+  EXPECT_EQ(many->attach_burst(3, 7, 3, FakePort::release, bytes, [](uint32_t, auto&) { return false; }), 0u);
+  EXPECT_EQ(many->attach_burst(8, 7, 3, FakePort::release, bytes, [&](uint32_t j, auto& p) {
+    describe(10 + j, p);
+    return true;
+  }), 2u);
+  EXPECT_EQ(many->size(), 6u);
+  // No lender, another kind of lender, a batch outside the arena: nothing.
+  auto own = PacketBatch::create(4);
+  ASSERT_TRUE(own.is_ok());
+  auto any = [&](uint32_t j, auto& p) {
+    describe(j, p);
+    return true;
+  };
+  EXPECT_EQ(own->attach_burst(2, 0, 0, FakePort::release, bytes, any), 0u);
+  auto fresh = PacketBatch::create_in_arena(4);
+  ASSERT_TRUE(fresh.is_ok());
+  EXPECT_EQ(fresh->attach_burst(2, 0, 0, nullptr, bytes, any), 0u);
+  EXPECT_EQ(many->attach_burst(2, 0, 0, FakePort::other_release, bytes, any), 0u);
+  // take_handles: a shared packet keeps its handle (the port copies it), the rest are taken.
+  many->meta(1).flags |= kMetaShared;
+  const uint32_t which[] = {0, 1, 3, 5};
+  void* out[4];
+  EXPECT_EQ(many->take_handles(which, 4, out), 3u);
+  EXPECT_EQ(out[0], reinterpret_cast<void*>(uintptr_t(1)));
+  EXPECT_EQ(out[1], nullptr);
+  EXPECT_EQ(out[2], reinterpret_cast<void*>(uintptr_t(4)));
+  EXPECT_EQ(out[3], reinterpret_cast<void*>(uintptr_t(12)));
+  EXPECT_EQ(many->handle(0), nullptr);
+  EXPECT_NE(many->handle(1), nullptr);
+  EXPECT_EQ(many->take_handles(which, 4, out), 0u);  // taken once
+  FakePort::returned.clear();
+  many->clear();  // what was not taken goes back: packets 1, 2 and 4 (handles 2, 3, 11)
+  EXPECT_EQ(FakePort::returned, (std::map<uintptr_t, int>{{2, 1}, {3, 1}, {11, 1}}));
+  EXPECT_EQ(own->take_handles(which, 0, out), 0u);
+}
+
+}  // namespace
+}  // namespace warpath::packet

@@ -596,5 +596,36 @@ TEST(ChainRun, TtlFilterDropsBelowMinimumAndTheAclDecidesFirst) {
   EXPECT_LT(dropped, 400u);
 }
 
+// A chain parses its frames only where a module reads headers (its contract's kParse) or
+// packet scheduling keys on them: `wire` alone moves packets as an io-forwarding loop does.
+TEST(ChainBuild, ParsesOnlyWhereAModuleReadsHeaders) {
+  auto built = [](std::string_view text) {
+    auto specs = parse_chain(text);
+    EXPECT_TRUE(specs.is_ok()) << text;
+    auto c = Chain::build(*specs, tables().env());
+    EXPECT_TRUE(c.is_ok()) << text << ": " << c.status().message();
+    return std::move(*c);
+  };
+  auto wire = built("wire");
+  EXPECT_FALSE(wire->parses());
+  wire->set_schedule_sort(true);  // the scheduling key is the headers'
+  EXPECT_TRUE(wire->parses());
+  EXPECT_TRUE(built("ttl-filter(min=1) -> wire")->parses());
+  EXPECT_TRUE(built("router")->parses());
+  // Unparsed, the frame's infos keep what they held: a chain that reads none cannot tell.
+  auto c        = built("wire");
+  const auto in = traffic(1, 3);
+  auto b        = packet::PacketBatch::create(4, 2048);
+  ASSERT_TRUE(b.is_ok());
+  Frame f(std::move(*b));
+  c->make_slots(f);
+  f.batch.append(in.data(0), in.meta(0).caplen, in.meta(0).len, 0, 0);
+  f.infos[0].ip_version = 7;
+  ASSERT_TRUE(c->pre(f).is_ok());
+  EXPECT_EQ(f.infos[0].ip_version, 7);
+  ASSERT_TRUE(c->parse(f).is_ok());
+  EXPECT_TRUE(f.infos[0].ip_version == 4 || f.infos[0].ip_version == 6);
+}
+
 }  // namespace
 }  // namespace warpath::runtime

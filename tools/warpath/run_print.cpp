@@ -151,8 +151,9 @@ void print_run_summary(const runtime::RunConfig& c, const runtime::RunReport& r,
              pct(r.gpu_packets, r.cpu_packets + r.gpu_packets), r.cpu_ns_per_pkt);
   const runtime::RunReport::Stages& s = r.stages;
   fmt::print(out, "{:<16}rx {:.1f}, parse {:.1f}, modules {:.1f}, tx {:.1f}, other {:.1f}: {:.1f} ns a "
-             "packet (worker time, summed over the workers)\n",
-             "stages", s.rx, s.parse, s.modules, s.tx, s.other, s.rx + s.parse + s.modules + s.tx + s.other);
+             "packet (worker time, summed over the workers{})\n",
+             "stages", s.rx, s.parse, s.modules, s.tx, s.other, s.rx + s.parse + s.modules + s.tx + s.other,
+             r.parsed ? "" : "; not parsed: no module reads headers");
   const runtime::LatencySummary& l = r.latency;
   fmt::print(
       out, "{:<16}p50 {:.1f}  p99 {:.1f}  p99.9 {:.1f}  max {:.1f}  mean {:.1f} us ({} packets)\n",

@@ -114,7 +114,14 @@ class Chain {
   void idle_states(States& states, uint64_t mono_ns) const;
   /// Every module's Module::originate, in chain order (worker 0).
   uint32_t originate(States& states, packet::PacketBatch& out, std::vector<uint64_t>& masks) const;
-  /// Pre-shade: parse, then every module's pre. `ticks` (one per module, may be nullptr) gets
+  /// Whether pre() parses: some module reads kParse, or packet scheduling (which keys on the
+  /// headers) is on. A chain whose modules read no header (`wire` alone) moves packets without
+  /// a parse, as an io-forwarding loop does; its frames' infos are then not set (parse() sets
+  /// them for a caller that needs them: the worker, for a port's MTU).
+  bool parses() const noexcept { return reads_parse_ || sort_; }
+  /// The frame's infos from its packets (what pre() does first when parses()).
+  Status parse(Frame& f) const;
+  /// Pre-shade: parse (when parses()), then every module's pre. `ticks` (one per module, may be nullptr) gets
   /// the time each took, in cycle-clock ticks (ModuleCounters::ticks), and `parse_ticks` (may
   /// be nullptr) the parser's.
   Status pre(Frame& f, uint64_t* ticks = nullptr, uint64_t* parse_ticks = nullptr) const;
@@ -128,6 +135,8 @@ class Chain {
     std::vector<uint8_t> mask;
     std::vector<uint32_t> order;  ///< packet scheduling: the visiting order
     std::vector<uint8_t> keys;
+    std::vector<uint32_t> all;  ///< 0, 1, ...: the selection of a whole frame
+    std::vector<uint8_t> ones;  ///< its mask
   };
   /// Packet scheduling (GASPP section 5.3): modules visit a frame's packets grouped by traffic
   /// class, context and length (src/runtime/core/schedule_key.hpp) instead of in arrival
@@ -174,6 +183,7 @@ class Chain {
   uint16_t port_count_ = 0;
   bool offload_        = false;
   bool sort_           = false;
+  bool reads_parse_    = false;  ///< some module's contract reads kParse
   size_t stages_       = 1;
 };
 

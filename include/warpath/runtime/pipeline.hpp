@@ -95,6 +95,9 @@ struct RunReport {
   std::string app, engine, offload_engine;  ///< e.g. "router+acl", "cpu.lpm + cpu.rfc", ...
   std::string chain;                        ///< the modules, "acl -> router"
   std::string schedule;                     ///< packet scheduling the chain ran with: none, sort
+  /// Whether frames were parsed: not when no module of the chain reads headers (`wire`) and no
+  /// port has an MTU to check (Chain::parses); the parse stage is then 0.
+  bool parsed = true;
   std::vector<ModuleReport> modules;        ///< in chain order
   uint32_t workers = 0;
   uint64_t rx = 0, tx = 0, dropped = 0, slow_path = 0;

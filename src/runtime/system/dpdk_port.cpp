@@ -525,15 +525,21 @@ class DpdkPort final : public Port {
       const bool attach   = zero_copy_ && batch.attachable(release_mbufs);
       uint32_t copied     = 0;
       while (rq.next < rq.count && n < max) {
-        rte_mbuf* m = rq.pending[rq.next];
-        // Held where it is, or copied (a chain of mbufs; one the batch cannot hold).
-        if (!(attach && m->nb_segs == 1 && hold(m, batch, now))) {
-          if (!copy(m, batch, now)) {
-            full = true;
-            break;
-          }
-          rq.copied[copied++] = m;
+        // Held where they are, a run at a time; then one copied (a chain of mbufs; one the
+        // batch cannot hold).
+        if (attach) {
+          const uint32_t held = hold(rq.pending.data() + rq.next,
+                                     std::min<uint32_t>(rq.count - rq.next, max - n), batch, now, bytes);
+          rq.next += held;
+          n += held;
+          if (rq.next == rq.count || n == max) break;
         }
+        rte_mbuf* m = rq.pending[rq.next];
+        if (!copy(m, batch, now)) {
+          full = true;
+          break;
+        }
+        rq.copied[copied++] = m;
         bytes += m->pkt_len;
         ++rq.next;
         ++n;
@@ -575,15 +581,13 @@ class DpdkPort final : public Port {
         const uint32_t k = std::min<uint32_t>(kTxBurst, which.size - at);
         // The packets' own mbufs where the frame lends them, fresh ones filled with a copy
         // for the rest; a packet whose copy fails ends the burst (it and the rest are freed).
-        uint32_t need = 0;
-        for (uint32_t j = 0; j < k; ++j)
-          need += (mbufs[j] = lend(batch, which[at + j], lends)) == nullptr;
+        const uint32_t need = k - lend(batch, which.data + at, k, lends, mbufs.data());
         std::array<rte_mbuf*, kTxBurst> fresh{};
         if (need && rte_pktmbuf_alloc_bulk(pool_, fresh.data(), need) != 0) {  // out of mbufs
           rte_pktmbuf_free_bulk(mbufs.data(), k);  // the lent ones (nulls skipped)
           break;
         }
-        uint32_t built = 0;
+        uint32_t built = need ? 0 : k;  // all lent: nothing to fill
         for (uint32_t f = 0; built < k; ++built) {
           if (mbufs[built]) continue;
           mbufs[built] = fresh[f++];
@@ -652,31 +656,49 @@ class DpdkPort final : public Port {
     return true;
   }
 
-  // Appends mbuf `m` (one segment, in the packet arena) to `batch` where it is: the batch holds
-  // it until the packet leaves (lend) or the frame is done. False when the batch is full.
-  bool hold(rte_mbuf* m, packet::PacketBatch& batch, uint64_t ts) const {
-    const auto* buf = static_cast<const uint8_t*>(m->buf_addr);
-    return batch.attach(rte_pktmbuf_mtod(m, const uint8_t*),
-                        std::min<uint32_t>(m->data_len, options_.frame_bytes), m->pkt_len, ts,
-                        options_.index, buf, buf + m->buf_len, m, release_mbufs);
+  // Appends mbufs ms[0..k) (one segment each, in the packet arena) to `batch` where they are,
+  // up to the first that is not (a chain; the batch full): the batch holds them until each
+  // packet leaves (lend) or the frame is done. Returns how many; adds their lengths to `bytes`.
+  uint32_t hold(rte_mbuf* const* ms, uint32_t k, packet::PacketBatch& batch, uint64_t ts,
+                uint64_t& bytes) const {
+    const uint32_t frame_bytes = options_.frame_bytes;
+    const uint32_t held        = batch.attach_burst(
+        k, ts, options_.index, release_mbufs, bytes, [&](uint32_t j, packet::PacketBatch::Held1& p) {
+          const rte_mbuf* m = ms[j];
+          if (m->nb_segs != 1) return false;
+          const auto* buf = static_cast<const uint8_t*>(m->buf_addr);
+          p = {buf + m->data_off, std::min<uint32_t>(m->data_len, frame_bytes), m->pkt_len, buf,
+               buf + m->buf_len,  const_cast<rte_mbuf*>(m)};
+          return true;
+        });
+    return held;
   }
 
-  // Packet i's own mbuf, taken from the batch and set to the packet's bytes now (a module may
-  // have moved its start or changed its length within the buffer), when the batch holds one
-  // and the packet leaves only here; nullptr otherwise (the caller copies the bytes).
-  // `lends`: the batch's handles, if any, are mbufs (batch.attachable(release_mbufs)), asked
-  // once a burst.
-  static rte_mbuf* lend(packet::PacketBatch& batch, uint32_t i, bool lends) {
-    if (!lends) return nullptr;
-    const packet::PacketMeta& meta = batch.meta(i);
-    if (meta.flags & packet::kMetaShared) return nullptr;
-    auto* m = static_cast<rte_mbuf*>(batch.take_handle(i));
-    if (!m) return nullptr;
-    m->data_off = uint16_t(batch.data(i) - static_cast<const uint8_t*>(m->buf_addr));
-    m->data_len = uint16_t(meta.caplen);
-    m->pkt_len  = meta.caplen;
-    m->ol_flags &= ~RTE_MBUF_F_TX_OFFLOAD_MASK;
-    return m;
+  // The packets which[0..k)'s own mbufs into out[0..k), taken from the batch and set to the
+  // packets' bytes now (a module may have moved a start or changed a length within the
+  // buffer), where the batch holds one and the packet leaves only here; nullptr elsewhere (the
+  // caller copies those bytes). `lends`: the batch's handles, if any, are mbufs
+  // (batch.attachable(release_mbufs)), asked once a burst. Returns how many it lent.
+  static uint32_t lend(packet::PacketBatch& batch, const uint32_t* which, uint32_t k, bool lends,
+                       rte_mbuf** out) {
+    std::array<void*, kTxBurst> handles;  // k <= kTxBurst
+    if (!lends || batch.take_handles(which, k, handles.data()) == 0) {
+      for (uint32_t j = 0; j < k; ++j) out[j] = nullptr;
+      return 0;
+    }
+    const uint8_t* base = batch.base();
+    uint32_t lent       = 0;
+    for (uint32_t j = 0; j < k; ++j) {
+      rte_mbuf* m = out[j] = static_cast<rte_mbuf*>(handles[j]);
+      if (!m) continue;
+      const packet::PacketMeta& meta = batch.meta(which[j]);
+      m->data_off = uint16_t(base + meta.offset - static_cast<const uint8_t*>(m->buf_addr));
+      m->data_len = uint16_t(meta.caplen);
+      m->pkt_len  = meta.caplen;
+      m->ol_flags &= ~RTE_MBUF_F_TX_OFFLOAD_MASK;
+      ++lent;
+    }
+    return lent;
   }
 
   // Copies packet i of `batch` into `m` (fresh from the pool), chaining more mbufs when it

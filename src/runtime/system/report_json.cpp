@@ -33,6 +33,7 @@ nlohmann::ordered_json run_report_body(const RunConfig& c, const RunReport& r,
   j["app"]            = r.app.empty() ? app_name(c.app) : r.app;
   j["chain"]          = r.chain;
   j["schedule"]       = r.schedule;
+  j["parsed"]         = r.parsed;
   j["errors"]         = r.errors;
   j["warnings"]       = r.warnings;
   j["engine"]         = offload_name(c.engine);
