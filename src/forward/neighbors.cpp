@@ -239,6 +239,11 @@ Result<RouterTables> RouterTables::build(const RouterConfig& config) {
     if (t.neighbors_[i].nexthop == t.neighbors_[i - 1].nexthop)
       return Status(Errc::kInvalidArgument,
                     "next hop " + std::to_string(t.neighbors_[i].nexthop) + " has two neighbours");
+  // The direct index (RouterView::neighbor_slots) where the largest next hop allows one.
+  if (!t.neighbors_.empty() && t.neighbors_.back().nexthop < kMaxNeighborSlots) {
+    t.neighbor_slots_.assign(size_t(t.neighbors_.back().nexthop) + 1, kNoNeighborSlot);
+    for (size_t i = 0; i < t.neighbors_.size(); ++i) t.neighbor_slots_[t.neighbors_[i].nexthop] = uint32_t(i);
+  }
 
   // Port MACs for every port a neighbour or an override names.
   std::set<uint16_t> ports;
@@ -282,6 +287,8 @@ RouterView RouterTables::view() const noexcept {
   RouterView v;
   v.neighbors      = neighbors_.data();
   v.neighbor_count = uint32_t(neighbors_.size());
+  v.neighbor_slots      = neighbor_slots_.empty() ? nullptr : neighbor_slots_.data();
+  v.neighbor_slot_count = uint32_t(neighbor_slots_.size());
   v.port_macs      = port_macs_.data();
   v.port_count     = uint32_t(port_macs_.size() / 6);
   v.addrs4         = addrs4_.data();

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "forward/core/forward_core.hpp"
 #include "warpath/forward/router.hpp"
 
 namespace warpath::forward {
@@ -113,6 +114,34 @@ TEST(Neighbors, Defaults) {
   EXPECT_EQ(t->icmp_source6(0), kDefaultRouterAddr6);
   EXPECT_EQ(t->view().addr4_count, 1u);
   EXPECT_EQ(t->view().addr6_count, 1u);
+}
+
+// The direct index of next hops (RouterView::neighbor_slots) answers as the binary search of
+// the sorted table does: dense ids, gaps, ids past the largest; sparse ids (past
+// kMaxNeighborSlots) keep the search.
+TEST(Neighbors, DirectIndexAnswersAsTheSearch) {
+  for (const uint32_t top : {40u, kMaxNeighborSlots + 5}) {
+    RouterConfig c;
+    for (uint32_t nh : {0u, 3u, 4u, 17u, top})
+      c.neighbors.push_back({nh, uint16_t(nh % 3), default_neighbor_mac(nh)});
+    auto t = RouterTables::build(c);
+    ASSERT_TRUE(t.is_ok());
+    const RouterView v = t->view();
+    EXPECT_EQ(v.neighbor_slots != nullptr, top < kMaxNeighborSlots) << top;
+    RouterView searched = v;
+    searched.neighbor_slots      = nullptr;
+    searched.neighbor_slot_count = 0;
+    for (uint32_t nh : {0u, 1u, 3u, 4u, 5u, 17u, 18u, 39u, top, top + 1, kNoNextHop - 1}) {
+      const NeighborEntry* a = core::find_neighbor(v, nh);
+      EXPECT_EQ(a, core::find_neighbor(searched, nh)) << nh;
+      EXPECT_EQ(a, t->find(nh)) << nh;
+      if (a) EXPECT_EQ(a->nexthop, nh);
+    }
+  }
+  // No neighbours: no index, and nothing found.
+  auto empty = RouterTables::build(RouterConfig{});
+  ASSERT_TRUE(empty.is_ok());
+  EXPECT_EQ(core::find_neighbor(empty->view(), 0), nullptr);
 }
 
 // A live interface's link-local address (every one has one) is the router's (packets for it go

@@ -198,6 +198,7 @@ class RouterTables {
 
  private:
   std::vector<NeighborEntry> neighbors_;
+  std::vector<uint32_t> neighbor_slots_;  ///< RouterView::neighbor_slots
   std::vector<uint8_t> port_macs_;
   std::vector<uint32_t> addrs4_;
   std::vector<uint8_t> addrs6_;

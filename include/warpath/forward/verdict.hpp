@@ -84,6 +84,11 @@ struct ForwardResult {
 static_assert(sizeof(ForwardResult) == 8, "ForwardResult is part of the GPU contract");
 
 /// One neighbour: packets whose route says `nexthop` leave on `port` towards `mac`.
+/// RouterView::neighbor_slots: no neighbour for this next hop.
+inline constexpr uint32_t kNoNeighborSlot = 0xFFFF'FFFFu;
+/// The largest direct index RouterTables builds (next hops up to 2^20: 4 MiB).
+inline constexpr uint32_t kMaxNeighborSlots = 1u << 20;
+
 struct NeighborEntry {
   uint32_t nexthop;
   uint16_t port;
@@ -95,6 +100,11 @@ static_assert(sizeof(NeighborEntry) == 12, "NeighborEntry is part of the GPU con
 struct RouterView {
   const NeighborEntry* neighbors = nullptr;  ///< sorted by nexthop, no duplicates
   uint32_t neighbor_count        = 0;
+  /// Direct index: per next hop below neighbor_slot_count, its neighbour's position in
+  /// `neighbors` (kNoNeighborSlot: none; a next hop at or past the count has none either);
+  /// nullptr where the next hops are too sparse for one (find_neighbor then searches).
+  const uint32_t* neighbor_slots = nullptr;
+  uint32_t neighbor_slot_count   = 0;
   const uint8_t* port_macs       = nullptr;  ///< 6 bytes per port, ports 0..port_count-1
   uint32_t port_count            = 0;
   const uint32_t* addrs4         = nullptr;  ///< the router's IPv4 addresses, host order
