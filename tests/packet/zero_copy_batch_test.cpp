@@ -225,7 +225,9 @@ TEST(ZeroCopyBatch, BurstsDoWhatAttachAndTakeHandleDoOneByOne) {
   auto fresh = PacketBatch::create_in_arena(4);
   ASSERT_TRUE(fresh.is_ok());
   EXPECT_EQ(fresh->attach_burst(2, 0, 0, nullptr, bytes, any), 0u);
-  EXPECT_EQ(many->attach_burst(2, 0, 0, FakePort::other_release, bytes, any), 0u);
+  ASSERT_TRUE(port.lend(*fresh, 20, 10, 1));  // fresh has room, and FakePort's lender now
+  EXPECT_EQ(fresh->attach_burst(2, 0, 0, FakePort::other_release, bytes, any), 0u);
+  EXPECT_EQ(fresh->size(), 1u);
   // take_handles: a shared packet keeps its handle (the port copies it), the rest are taken.
   many->meta(1).flags |= kMetaShared;
   const uint32_t which[] = {0, 1, 3, 5};

@@ -122,6 +122,7 @@ struct StreamFile {
   uint64_t bytes = 0;
   nlohmann::ordered_json gaps = nlohmann::ordered_json::array();
   std::list<FileKey>::iterator lru;  ///< its place among the open files (while f is open)
+  uint64_t moved = 0;                 ///< Files::moves_ when it last went to the list's end
 };
 
 // How many stream files may be open at once: the process's descriptor limit, its soft limit
@@ -276,9 +277,14 @@ class Files {
         full = (errno == EMFILE || errno == ENFILE) && !lru_.empty();
         if (!full) return f.status();
       }
-      sf.lru = lru_.insert(lru_.end(), key);
-    } else if (std::next(sf.lru) != lru_.end()) {
-      lru_.splice(lru_.end(), lru_, sf.lru);  // the most recently written last
+      sf.lru   = lru_.insert(lru_.end(), key);
+      sf.moved = ++moves_;
+    } else if (moves_ - sf.moved >= lru_.size() / 2 && std::next(sf.lru) != lru_.end()) {
+      // The most recently written last, but only once half the list went past it: until then
+      // it is in the list's newer half, far from the front that closes first. A splice a
+      // chunk touched four scattered nodes (5% of the 2,000-connection capture's time).
+      lru_.splice(lru_.end(), lru_, sf.lru);
+      sf.moved = ++moves_;
     }
     if (!sf.f->write(c.data, c.len))
       return Status(Errc::kIoError, dir_.where(sf.name) + ": write failed: " + std::strerror(errno));
@@ -326,7 +332,8 @@ class Files {
     }
   };
   std::unordered_map<FileKey, StreamFile, KeyHash> files_;  // nodes: references stay valid
-  std::list<FileKey> lru_;  ///< the open files, least recently written first
+  std::list<FileKey> lru_;  ///< the open files, least recently written first (nearly: write)
+  uint64_t moves_ = 0;      ///< files put at lru_'s end so far
 };
 
 std::string endpoint(const flow::FlowRecord& r, bool src) {

@@ -206,7 +206,7 @@ WARPATH_HD void follow_seq(FlowCore& f, uint8_t dir, uint32_t seq) {
   const int step = seq_tag_step(f, dir, seq);
   if (!(f.tagged >> dir & 1) || (step > 0 && step <= kSeqTagSlack)) {
     f.seq_tag[dir] = uint16_t(seq >> 16);
-    f.tagged       = uint8_t(f.tagged | 1u << dir);
+    f.tagged       = (f.tagged | 1u << dir) & 3u;
   }
 }
 
@@ -261,8 +261,8 @@ WARPATH_HD bool flow_start(FlowCore& f, const FlowKey& key, uint8_t from_b, uint
   f.tcp_flags[0]   = f.tcp_flags[1] = 0;
   f.seq_tag[0]     = f.seq_tag[1] = 0;
   f.tagged         = 0;
-  f.cls            = uint8_t(cls);
-  f.state          = uint8_t(FlowState::kNew);
+  f.cls            = uint8_t(cls) & 3u;
+  f.state          = uint8_t(FlowState::kNew) & 3u;
   if (!tcp) {
     f.tcp = TcpState::kNone;
     return false;
@@ -322,7 +322,7 @@ WARPATH_HD uint8_t flow_update(FlowCore& f, uint8_t from_b, uint32_t len, uint8_
   f.last_ns = now;
   if (class_of(f) == ProtoClass::kTcp) f.tcp = tcp_next(f.tcp, dir, tcp_flags, f.tcp_flags);
   if (answer_after_rst) f.tcp = TcpState::kSynReceived;
-  f.state = uint8_t(state_of(class_of(f), f.tcp, f.packets[1]));
+  f.state = uint8_t(state_of(class_of(f), f.tcp, f.packets[1])) & 3u;
   return dir;
 }
 
