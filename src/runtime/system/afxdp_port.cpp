@@ -351,19 +351,27 @@ class AfXdpPort final : public Port {
     const uint64_t ts = realtime_ns();
     uint32_t used = 0, n = 0, lost = 0;
     uint64_t bytes = 0;
-    // Zero copy: the batch holds each frame where the kernel put it, and gives it back to the
-    // fill ring when cleared (release_umem_frames); otherwise the bytes are copied.
+    // Zero copy: the batch holds each frame where the kernel put it (attach_burst: a run), and
+    // gives it back to the fill ring when cleared (release_umem_frames); otherwise the bytes
+    // are copied.
     const bool hold = x.arena_area && batch.attachable(release_umem_frames);
-    for (; used < got; ++used) {
+    if (hold) {  // a run, up to the first the batch cannot take (full: the rest stays queued)
+      const uint32_t frame_bytes = options_.frame_bytes;
+      n = used = batch.attach_burst(
+          got, ts, options_.index, release_umem_frames, bytes,
+          [&](uint32_t j, packet::PacketBatch::Held1& p) {
+            const xdp_desc* d = xsk_ring_cons__rx_desc(&x.rx, idx + j);
+            uint8_t* chunk    = x.area + (d->addr - d->addr % x.chunk);
+            p = {static_cast<uint8_t*>(xsk_umem__get_data(x.area, d->addr)),
+                 std::min(d->len, frame_bytes), d->len, chunk, chunk + x.chunk, chunk};
+            return true;
+          });
+    }
+    for (; !hold && used < got; ++used) {
       const xdp_desc* d     = xsk_ring_cons__rx_desc(&x.rx, idx + used);
       const uint32_t caplen = std::min(d->len, options_.frame_bytes);
       auto* data            = static_cast<uint8_t*>(xsk_umem__get_data(x.area, d->addr));
-      if (hold) {
-        uint8_t* chunk = x.area + (d->addr - d->addr % x.chunk);
-        if (!batch.attach(data, caplen, d->len, ts, options_.index, chunk, chunk + x.chunk, chunk,
-                          release_umem_frames))
-          break;  // full: the rest stays in the RX ring
-      } else if (uint8_t* dst = batch.append_uninitialized(caplen, d->len, ts, options_.index)) {
+      if (uint8_t* dst = batch.append_uninitialized(caplen, d->len, ts, options_.index)) {
         std::memcpy(dst, data, caplen);
       } else {
         if (batch.size() > 0) break;  // full: the rest stays in the RX ring
