@@ -251,16 +251,18 @@ void Worker::send_whole(Frame& c, size_t p, Span<const uint32_t> run, uint64_t& 
   // One latency sample per packet (a copied packet's on its first port), recorded per run of
   // packets received at the same time (a receive call stamps its packets alike).
   uint64_t rx_at = 0, same = 0;
+  auto sample = [&](uint32_t i) {
+    if (c.rx_ns[i] != rx_at && same) {
+      latency_.record(t - rx_at, same);
+      same = 0;
+    }
+    rx_at = c.rx_ns[i];
+    ++same;
+  };
   if (many_list_.empty()) {  // no packet of the frame leaves by several ways: the short loop
     for (uint32_t k = 0; k < sent; ++k) {
-      const uint32_t i = run[k];
-      if (c.rx_ns[i] != rx_at && same) {
-        latency_.record(t - rx_at, same);
-        same = 0;
-      }
-      rx_at = c.rx_ns[i];
-      ++same;
-      tx_bytes += c.batch.meta(i).len;
+      sample(run[k]);
+      tx_bytes += c.batch.meta(run[k]).len;
     }
     single_sent   = sent;
     single_failed = run.size - sent;
@@ -269,14 +271,7 @@ void Worker::send_whole(Frame& c, size_t p, Span<const uint32_t> run, uint64_t& 
     const uint32_t i = run[k];
     const bool many  = c.out[i] == kOutMany;
     if (k < sent) {
-      if (!many || first_port_[i] == p) {
-        if (c.rx_ns[i] != rx_at && same) {
-          latency_.record(t - rx_at, same);
-          same = 0;
-        }
-        rx_at = c.rx_ns[i];
-        ++same;
-      }
+      if (!many || first_port_[i] == p) sample(i);
       tx_bytes += c.batch.meta(i).len;
       single_sent += !many;
       many_copies += many;
