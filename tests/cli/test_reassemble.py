@@ -177,14 +177,14 @@ def test_host_policies(tmp_path):
                                      "pcap/tcpreplay/test.pcap"])
 def test_files_closed_and_reopened_to_append_keep_every_byte(capture, tmp_path):
     # --max-open 1: every other chunk (the other direction, another flow) closes the open file
-    # and the next reopens its own to append (3: the least recently written is closed); the
+    # and the next reopens its own to append (3: CLOCK picks one not written for a while); the
     # files and the index must not change.
     path = DATA / capture
     if not path.is_file():
         pytest.skip(f"{path} missing")
     whole, index, _ = warpath_streams(path, tmp_path / "all")
     assert sum(1 for s in index["streams"] if (tmp_path / "all" / s["file"]).stat().st_size) > 1
-    for cap in ("1", "3"):  # 3: the least recently written of several open files goes first
+    for cap in ("1", "3"):  # 3: one of several open files, not written for a while, goes first
         few, index_few, _ = warpath_streams(path, tmp_path / cap, "--max-open", cap)
         assert few == whole
         assert index_few == index

@@ -278,9 +278,8 @@ class Files {
         if (!full) return f.status();
       }
       sf.lru = lru_.insert(lru_.end(), key);
-    } else {
-      sf.recent = true;  // a write marks it (CLOCK: the order is kept only when one closes)
     }
+    sf.recent = true;  // a write marks it (CLOCK: the order is kept only when one closes)
     if (!sf.f->write(c.data, c.len))
       return Status(Errc::kIoError, dir_.where(sf.name) + ": write failed: " + std::strerror(errno));
     sf.bytes += c.len;
