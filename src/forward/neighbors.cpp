@@ -302,10 +302,7 @@ RouterView RouterTables::view() const noexcept {
 }
 
 const NeighborEntry* RouterTables::find(lookup::NextHop nh) const noexcept {
-  const auto it =
-      std::lower_bound(neighbors_.begin(), neighbors_.end(), nh,
-                       [](const NeighborEntry& e, lookup::NextHop key) { return e.nexthop < key; });
-  return it != neighbors_.end() && it->nexthop == nh ? &*it : nullptr;
+  return core::find_neighbor(view(), nh);  // the data path's own lookup
 }
 
 Mac RouterTables::port_mac(uint16_t port) const noexcept {

@@ -234,10 +234,9 @@ Status Chain::parse(Frame& f) const {
 
 Status Chain::pre(Frame& f, uint64_t* ticks_out, uint64_t* parse_ticks) const {
   const uint32_t n = f.size();
-  ExecContext ctx;
   if (parses()) {
     const uint64_t p0 = parse_ticks ? ticks() : 0;
-    WARPATH_TRY(parser_->parse(f.batch.view(), {f.infos.data(), n}, ctx));
+    WARPATH_TRY(parse(f));
     if (parse_ticks) *parse_ticks += ticks() - p0;
   }
   std::fill_n(f.reason.begin(), n, kContinue);

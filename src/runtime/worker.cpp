@@ -266,19 +266,20 @@ void Worker::send_whole(Frame& c, size_t p, Span<const uint32_t> run, uint64_t& 
     }
     single_sent   = sent;
     single_failed = run.size - sent;
-  }
-  for (uint32_t k = 0; !many_list_.empty() && k < run.size; ++k) {
-    const uint32_t i = run[k];
-    const bool many  = c.out[i] == kOutMany;
-    if (k < sent) {
-      if (!many || first_port_[i] == p) sample(i);
-      tx_bytes += c.batch.meta(i).len;
-      single_sent += !many;
-      many_copies += many;
-    } else if (many) {
-      many_failed_[i] = 1;
-    } else {
-      ++single_failed;
+  } else {
+    for (uint32_t k = 0; k < run.size; ++k) {
+      const uint32_t i = run[k];
+      const bool many  = c.out[i] == kOutMany;
+      if (k < sent) {
+        if (!many || first_port_[i] == p) sample(i);
+        tx_bytes += c.batch.meta(i).len;
+        single_sent += !many;
+        many_copies += many;
+      } else if (many) {
+        many_failed_[i] = 1;
+      } else {
+        ++single_failed;
+      }
     }
   }
   if (same) latency_.record(t - rx_at, same);

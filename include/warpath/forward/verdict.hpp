@@ -83,12 +83,12 @@ struct ForwardResult {
 };
 static_assert(sizeof(ForwardResult) == 8, "ForwardResult is part of the GPU contract");
 
-/// One neighbour: packets whose route says `nexthop` leave on `port` towards `mac`.
 /// RouterView::neighbor_slots: no neighbour for this next hop.
 inline constexpr uint32_t kNoNeighborSlot = 0xFFFF'FFFFu;
 /// The largest direct index RouterTables builds (next hops up to 2^20: 4 MiB).
 inline constexpr uint32_t kMaxNeighborSlots = 1u << 20;
 
+/// One neighbour: packets whose route says `nexthop` leave on `port` towards `mac`.
 struct NeighborEntry {
   uint32_t nexthop;
   uint16_t port;

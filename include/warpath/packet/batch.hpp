@@ -103,29 +103,15 @@ class PacketBatch {
   /// Appends a packet that stays in a port's buffer [begin, end) in the arena, `data` its first
   /// byte; the batch holds `handle` until cleared (then `release` gets it back) unless a port
   /// takes it. False, changing nothing, when the batch is full or the buffer is not in reach
-  /// (not attachable, outside the arena). Inline: a port calls it for every packet.
+  /// (not attachable, outside the arena). A run of one attach_burst(), which ports use.
   bool attach(const uint8_t* data, uint32_t caplen, uint32_t len, uint64_t timestamp_ns,
               uint16_t port, const uint8_t* begin, const uint8_t* end, void* handle,
               ReleaseFn release) noexcept {
-    const uint32_t n = count_;
-    if (!release || n == max_packets_ || release != held_.release || begin < base_ ||
-        data < begin || data > end || size_t(end - data) < caplen ||
-        size_t(end - base_) > 0xffffffffull)
-      return adopt(release) && attach(data, caplen, len, timestamp_ns, port, begin, end, handle,
-                                      release);
-    held_.handles[n] = handle;
-    ++held_.count;
-    starts_[n]       = static_cast<uint32_t>(begin - base_);
-    ends_[n]         = static_cast<uint32_t>(end - base_);
-    PacketMeta& m    = metas()[n];
-    m.offset         = static_cast<uint32_t>(data - base_);
-    m.caplen         = caplen;
-    m.len            = len < caplen ? caplen : len;
-    m.port           = port;
-    m.flags          = 0;
-    m.timestamp_ns   = timestamp_ns;
-    count_           = n + 1;
-    return true;
+    uint64_t bytes = 0;
+    return attach_burst(1, timestamp_ns, port, release, bytes, [&](uint32_t, Held1& p) {
+             p = {data, caplen, len, begin, end, handle};
+             return true;
+           }) == 1;
   }
   /// A packet for attach_burst(): what attach() takes of it.
   struct Held1 {

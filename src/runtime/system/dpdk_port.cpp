@@ -530,7 +530,7 @@ class DpdkPort final : public Port {
         if (attach) {
           const uint32_t held = hold(rq.pending.data() + rq.next,
                                      std::min<uint32_t>(rq.count - rq.next, max - n), batch, now, bytes);
-          rq.next += held;
+          rq.next = uint16_t(rq.next + held);  // held <= rq.count - rq.next
           n += held;
           if (rq.next == rq.count || n == max) break;
         }
@@ -662,7 +662,7 @@ class DpdkPort final : public Port {
   uint32_t hold(rte_mbuf* const* ms, uint32_t k, packet::PacketBatch& batch, uint64_t ts,
                 uint64_t& bytes) const {
     const uint32_t frame_bytes = options_.frame_bytes;
-    const uint32_t held        = batch.attach_burst(
+    return batch.attach_burst(
         k, ts, options_.index, release_mbufs, bytes, [&](uint32_t j, packet::PacketBatch::Held1& p) {
           const rte_mbuf* m = ms[j];
           if (m->nb_segs != 1) return false;
@@ -671,7 +671,6 @@ class DpdkPort final : public Port {
                buf + m->buf_len,  const_cast<rte_mbuf*>(m)};
           return true;
         });
-    return held;
   }
 
   // The packets which[0..k)'s own mbufs into out[0..k), taken from the batch and set to the
