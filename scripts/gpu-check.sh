@@ -2,7 +2,7 @@
 # scripts/gpu-check.sh: the GPU checks, on a machine with an NVIDIA GPU and only the CUDA
 # toolkit, CMake, ninja and Python (no Debian packages).
 #
-#   scripts/gpu-check.sh [STAGE...]      stages: versions build selftest bench pipeline
+#   scripts/gpu-check.sh [STAGE...]      stages: versions build selftest bench pipeline e2e
 #                                        (default: all of them, in that order)
 #
 # Each stage runs under its own `timeout` and writes its own file, so one call can run them all
@@ -14,11 +14,16 @@
 #             (one line per engine printed as it completes)
 #   bench     warpath-gpu-bench                                 -> <stamp>-bench.json
 #   pipeline  warpath-pipeline-bench, cpu / gpu / auto offload   -> <stamp>-pipeline.json
+#   e2e       warpath-pipeline-bench --sweep: Mpps against workers per chain and traffic, every
+#             engine beside cpu at each worker count, 3 rounds  -> <stamp>-e2e.json (.log: each
+#             point as it ends, which the gathered JSON falls back to when the stage was cut short)
 # and, at the end, one JSON file gathering whatever the stages wrote:
 #   ${OUT:-bench/results}/gpu-check-<stamp>.json
 # Stage limits (seconds) can be changed: GPU_CHECK_BUILD_S, _SELFTEST_S (the whole self-test
 # stage: a job started late gets only what is left), _SELFTEST_JOB_S (one engine's check),
-# _BENCH_S, _PIPELINE_S.
+# _BENCH_S, _PIPELINE_S, _E2E_S; GPU_CHECK_PIPELINE_ARGS (default "--duration 1 --workers 4")
+# and GPU_CHECK_E2E_ARGS (default "--sweep 3 --duration 0.5") are the pipeline bench's arguments
+# in those stages.
 # GPU_CHECK_BIN (default build-gpu) names the folder the stages run the programs from: one built
 # elsewhere and carried (`cmake --preset gpu` on a machine of the same architecture, then leave
 # out the build stage) saves the GPU machine the build's minutes. GPU_CHECK_BENCH_ARGS are
@@ -31,7 +36,7 @@ mkdir -p "$out_dir"
 stamp=${GPU_CHECK_STAMP:-$(date -u +%Y%m%dT%H%M%SZ)}
 base="$out_dir/gpu-check-$stamp"
 stages=("$@")
-[[ ${#stages[@]} -gt 0 ]] || stages=(versions build selftest bench pipeline)
+[[ ${#stages[@]} -gt 0 ]] || stages=(versions build selftest bench pipeline e2e)
 declare -A rc=()
 bin=${GPU_CHECK_BIN:-build-gpu}
 [[ $bin == /* ]] || bin=./$bin
@@ -40,10 +45,17 @@ if [[ -d .gpu-data/pcre2/usr/lib/x86_64-linux-gnu ]]; then
   export LD_LIBRARY_PATH="$PWD/.gpu-data/pcre2/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
 
+# ClassBench sets (bench's classification rows, e2e's acl1_10K): $WARPATH_DATA, else a carried
+# copy in .gpu-data/ (GPU machines have no ../shared: docs/gpu.md), else ../shared/data.
+data=${WARPATH_DATA:-}
+if [[ -z $data ]]; then
+  if [[ -d .gpu-data ]]; then data=.gpu-data; else data=../shared/data; fi
+fi
+
 want() { local s; for s in "${stages[@]}"; do [[ $s == "$1" ]] && return 0; done; return 1; }
 for s in "${stages[@]}"; do
-  case $s in versions|build|selftest|bench|pipeline) ;; *)
-    echo "gpu-check: unknown stage '$s' (stages: versions build selftest bench pipeline)" >&2; exit 2;;
+  case $s in versions|build|selftest|bench|pipeline|e2e) ;; *)
+    echo "gpu-check: unknown stage '$s' (stages: versions build selftest bench pipeline e2e)" >&2; exit 2;;
   esac
 done
 stage() {  # stage NAME: prints a header with the time
@@ -127,10 +139,6 @@ if want bench; then
   stage bench
   # ClassBench sets for the classification rows: $WARPATH_DATA, else a carried copy in
   # .gpu-data/ (GPU machines have no ../shared: README "GPU checks"), else ../shared/data.
-  data=${WARPATH_DATA:-}
-  if [[ -z $data ]]; then
-    if [[ -d .gpu-data ]]; then data=.gpu-data; else data=../shared/data; fi
-  fi
   timeout "${GPU_CHECK_BENCH_S:-240}" "$bin/warpath-gpu-bench" --data "$data" ${GPU_CHECK_BENCH_ARGS:-} \
     > "$base-bench.json" 2> >(tee "$base-bench.log" >&2)
   rc[bench]=$?
@@ -140,9 +148,23 @@ if want pipeline; then
   stage pipeline
   # The pipeline (warpath run's engine) with cpu, gpu and auto offload: throughput vs batch
   # size, latency vs delay bound, on built-in data (generator -> router+acl -> null).
+  # shellcheck disable=SC2086  # the arguments are words
   timeout "${GPU_CHECK_PIPELINE_S:-150}" "$bin/warpath-pipeline-bench" --engines cpu,gpu,auto \
-    --duration 1 --workers 4 > "$base-pipeline.json" 2> >(tee "$base-pipeline.log" >&2)
+    ${GPU_CHECK_PIPELINE_ARGS:---duration 1 --workers 4} > "$base-pipeline.json" \
+    2> >(tee "$base-pipeline.log" >&2)
   rc[pipeline]=$?
+fi
+
+if want e2e; then
+  stage e2e
+  # Issue 60's sweep: Mpps against workers (1 .. cores-2) for router+acl over IPv4 64 B and
+  # IMIX, the router over IPv6 64 B and the acl app over acl1_10K, cpu / gpu / auto at each
+  # worker count in the same round; a table of the medians and ratios to cpu closes its log.
+  # shellcheck disable=SC2086
+  timeout "${GPU_CHECK_E2E_S:-300}" "$bin/warpath-pipeline-bench" --engines cpu,gpu,auto \
+    ${GPU_CHECK_E2E_ARGS:---sweep 3 --duration 0.5} --data "$data" > "$base-e2e.json" \
+    2> >(tee "$base-e2e.log" >&2)
+  rc[e2e]=$?
 fi
 
 codes=""
@@ -153,12 +175,24 @@ import glob, json, sys, platform, subprocess, os
 base, commit, codes = sys.argv[1:]
 exits = dict(kv.split("=") for kv in codes.split())
 def load(path):
-    if not os.path.exists(path):
+    if not os.path.exists(path) or os.path.getsize(path) == 0:
         return None
     try:
         return json.load(open(path))
     except Exception as e:
         return {"error": f"{path}: {e}"}
+def partial_e2e(log):
+    # A sweep cut short wrote no JSON: its points as the log has them, one a line.
+    if not os.path.exists(log):
+        return None
+    points = []
+    for line in open(log):
+        if line.lstrip().startswith('{"sweep": "workers"'):
+            try:
+                points.append(json.loads(line.strip().rstrip(",")))
+            except ValueError:
+                pass
+    return {"bench": "pipeline-sweep", "partial": True, "points": points}
 try:
     smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total",
                           "--format=csv,noheader"], capture_output=True, text=True, timeout=30).stdout.strip()
@@ -173,7 +207,8 @@ doc = {"commit": commit, "host": platform.node(), "gpu": smi, "command": "script
                         "report": load(p[:-len(".exit")] + ".json")}
                     for p in sorted(glob.glob(base + "-selftest-*.exit"))},
        "bench": load(base + "-bench.json"),
-       "pipeline": load(base + "-pipeline.json")}
+       "pipeline": load(base + "-pipeline.json"),
+       "e2e": load(base + "-e2e.json") or partial_e2e(base + "-e2e.log")}
 json.dump(doc, open(base + ".json", "w"), indent=2)
 print(f"gpu-check: wrote {base}.json (exits: {doc['exits']})", file=sys.stderr)
 PY

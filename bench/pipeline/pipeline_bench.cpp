@@ -13,17 +13,32 @@
 //
 // Usage: warpath-pipeline-bench [--duration S] [--workers N] [--engines cpu,gpu,auto]
 //                               [--quick] [--schedule-ab ROUNDS]
+//                               [--sweep ROUNDS [--workers-list 1,2,4,...] [--data DIR]]
 //   --schedule-ab  instead: router+acl throughput with packet scheduling off and on (GASPP
 //                  Figure 10), per traffic mix and batch size, alternated ROUNDS times
+//   --sweep        instead: Mpps against workers (issue 60's sweep), batch 1024, delay bound
+//                  1 ms, gen:max, per chain and traffic: router+acl over IPv4 64 B and IMIX,
+//                  the router over IPv6 64 B, and the acl app over ClassBench acl1_10K (from
+//                  --data DIR/classbench/wustl_5tuple; left out without it; the generator's
+//                  traffic, every action permit); at each worker count every engine in turn,
+//                  the cpu policy beside the others in the same round, ROUNDS rounds (the
+//                  engines' order rotated each round). Workers default to 1, 2, 4, 8, 12, ...
+//                  up to the cores less two (the offload master's lanes).
 // Prints one JSON object on stdout; progress on stderr.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "warpath/classify/check.hpp"
 #include "warpath/core/cuda_device.hpp"
+#include "warpath/core/json_text.hpp"
 #include "warpath/forward/router.hpp"
+#include "warpath/io/classbench.hpp"
 #include "warpath/lookup/check.hpp"
 #include "warpath/modules/builtin.hpp"
 #include "warpath/runtime/pipeline.hpp"
@@ -38,6 +53,8 @@ struct Point {
   uint32_t batch = 0, delay_us = 0;
   double offered_pps = 0;
   RunReport report;
+  std::string app = "router+acl";
+  uint32_t workers = 0, round = 0;
 };
 
 struct Data {
@@ -49,11 +66,13 @@ struct Data {
 Result<RunReport> run_point(const Data& d, Offload engine, uint32_t workers, uint32_t batch,
                             uint32_t delay_us, double rate, double seconds,
                             const std::string& schedule = "none",
-                            const std::string& profile  = "default") {
+                            const std::string& profile  = "default",
+                            AppKind app = AppKind::kRouterAcl,
+                            const classify::RuleSet* rules = nullptr) {
   RunConfig c;
   c.schedule            = schedule;
   c.gen_profile         = profile;
-  c.app                 = AppKind::kRouterAcl;
+  c.app                 = app;
   c.engine              = engine;
   c.workers             = workers;
   c.batch               = batch;
@@ -79,7 +98,7 @@ Result<RunReport> run_point(const Data& d, Offload engine, uint32_t workers, uin
   }
   in.fib       = &d.fib;
   in.neighbors = &d.neighbors;
-  in.rules     = &d.acl;
+  in.rules     = rules ? rules : &d.acl;
   return run(c, in);
 }
 
@@ -98,7 +117,7 @@ void print_point(std::FILE* out, const Point& p, bool last) {
       "\"stages_ns_per_packet\": {\"rx\": %.1f, \"parse\": %.1f, \"modules\": %.1f, \"tx\": %.1f, "
       "\"other\": %.1f}, "
       "\"engines\": \"%s\", \"offload_engines\": \"%s\", \"schedule\": \"%s\", "
-      "\"profile\": \"%s\"}%s\n",
+      "\"profile\": \"%s\", \"app\": \"%s\", \"workers\": %u, \"round\": %u}%s\n",
       p.sweep.c_str(), p.engine.c_str(), p.batch, p.delay_us, p.offered_pps, r.seconds,
       (unsigned long long)r.rx, (unsigned long long)r.tx, (unsigned long long)r.dropped,
       (unsigned long long)r.slow_path, (unsigned long long)lost,
@@ -107,7 +126,150 @@ void print_point(std::FILE* out, const Point& p, bool last) {
       (unsigned long long)r.gpu_launches, r.latency.p50_us, r.latency.p99_us, r.latency.p999_us,
       r.latency.max_us, r.stages.rx, r.stages.parse, r.stages.modules, r.stages.tx, r.stages.other,
       r.engine.c_str(), r.offload_engine.c_str(), p.schedule.c_str(),
-      p.profile.c_str(), last ? "" : ",");
+      p.profile.c_str(), p.app.c_str(), p.workers, p.round, last ? "" : ",");
+}
+
+// Worker counts for --sweep: the list given, else 1, 2, 4, 8, 12, 16, ... up to the cores less
+// two (the offload master's two lanes), that bound itself last.
+Result<std::vector<uint32_t>> sweep_workers(const std::string& list) {
+  std::vector<uint32_t> out;
+  if (!list.empty()) {
+    size_t at = 0;
+    while (at <= list.size()) {
+      const size_t comma = std::min(list.find(',', at), list.size());
+      const std::string item = list.substr(at, comma - at);
+      char* end              = nullptr;
+      const long n           = std::strtol(item.c_str(), &end, 10);
+      if (item.empty() || *end != '\0' || n < 1 || n > 1024)
+        return Status(Errc::kInvalidArgument, "--workers-list: '" + item +
+                                        "' is not a worker count (1..1024)");
+      out.push_back(uint32_t(n));
+      at = comma + 1;
+    }
+    return out;
+  }
+  const uint32_t cores = std::max(1u, std::thread::hardware_concurrency());
+  const uint32_t top   = cores > 3 ? cores - 2 : 1;
+  for (uint32_t w = 1; w < top; w = w < 8 ? w * 2 : w + 4) out.push_back(w);
+  out.push_back(top);
+  return out;
+}
+
+// A ClassBench rule file (the minimal build has no warpath_io, so no classify::load_rules).
+Result<classify::RuleSet> read_classbench(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return Status(Errc::kNotFound, path + ": cannot open");
+  std::ostringstream text;
+  text << f.rdbuf();
+  WARPATH_ASSIGN_OR_RETURN(auto rules, io::parse_classbench_rules(text.str(), path));
+  return classify::from_classbench(rules, path);
+}
+
+struct SweepCase {
+  const char* app_name;
+  AppKind app;
+  const char* profile;
+  const classify::RuleSet* rules;  // nullptr: the built-in 1,000-rule ACL
+};
+
+// --sweep: Mpps against workers, per chain and traffic, every engine at each worker count in
+// the same round (the cpu policy the baseline beside the others), the order rotated each round
+// so that drift falls on every engine alike. JSON on stdout; each point and a closing table
+// (median of the rounds, each engine's ratio to cpu) on stderr.
+int sweep(const Data& d, const std::vector<std::pair<std::string, Offload>>& engines,
+          uint32_t rounds, const std::string& workers_list, const std::string& data_dir,
+          double seconds, bool gpu) {
+  auto counts = sweep_workers(workers_list);
+  if (!counts.is_ok()) {
+    std::fprintf(stderr, "warpath-pipeline-bench: %s\n", counts.status().message().c_str());
+    return 2;
+  }
+  std::string acl_note = "no --data: the acl1_10K case left out";
+  classify::RuleSet acl10k;
+  bool have_acl10k = false;
+  if (!data_dir.empty()) {
+    const std::string path = data_dir + "/classbench/wustl_5tuple/acl1_10K";
+    auto rules             = read_classbench(path);
+    if (rules.is_ok()) {
+      acl10k      = std::move(*rules);
+      have_acl10k = true;
+      acl_note    = path + " (" + std::to_string(acl10k.rules.size()) + " rules)";
+    } else {
+      acl_note = "acl1_10K left out: " + rules.status().message();
+    }
+  }
+  std::fprintf(stderr, "sweep: %s\n", acl_note.c_str());
+  std::vector<SweepCase> cases = {{"router+acl", AppKind::kRouterAcl, "ipv4+min", nullptr},
+                                  {"router+acl", AppKind::kRouterAcl, "imix", nullptr},
+                                  {"router", AppKind::kRouter, "ipv6+min", nullptr}};
+  if (have_acl10k) cases.push_back({"acl", AppKind::kAcl, "ipv4+min", &acl10k});
+
+  std::vector<Point> points;
+  int status = 0;
+  for (const SweepCase& sc : cases)
+    for (uint32_t w : *counts)
+      for (uint32_t round = 0; round < rounds; ++round)
+        for (size_t k = 0; k < engines.size(); ++k) {
+          const auto& [name, engine] = engines[(k + round) % engines.size()];
+          auto r = run_point(d, engine, w, 1024, 1000, 0, seconds, "none", sc.profile, sc.app,
+                             sc.rules);
+          if (!r.is_ok()) {
+            std::fprintf(stderr, "warpath-pipeline-bench: %s %s %s %u workers: %s\n",
+                         sc.app_name, sc.profile, name.c_str(), w,
+                         r.status().message().c_str());
+            status = 1;
+            continue;
+          }
+          Point p{"workers", name, "none", sc.profile, 1024, 1000, 0, *r};
+          p.app     = sc.app_name;
+          p.workers = w;
+          p.round   = round + 1;
+          print_point(stderr, p, true);
+          std::fflush(stderr);
+          points.push_back(std::move(p));
+        }
+
+  // The closing table: per case and worker count, each engine's median Mpps and its ratio to
+  // the cpu policy's median.
+  auto mpps = [](const Point& p) {
+    const auto ring = p.report.drops_by_reason.find("rx_queue_full");
+    const uint64_t lost = ring == p.report.drops_by_reason.end() ? 0 : ring->second;
+    return p.report.seconds > 0 ? double(p.report.rx - lost) / p.report.seconds / 1e6 : 0;
+  };
+  auto median = [&](const SweepCase& sc, uint32_t w, const std::string& engine) {
+    std::vector<double> v;
+    for (const Point& p : points)
+      if (p.app == sc.app_name && p.profile == sc.profile && p.workers == w && p.engine == engine)
+        v.push_back(mpps(p));
+    if (v.empty()) return 0.0;
+    std::sort(v.begin(), v.end());
+    return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+  };
+  std::fprintf(stderr, "\n%-11s %-9s %7s", "chain", "traffic", "workers");
+  for (const auto& e : engines) std::fprintf(stderr, " %8s", e.first.c_str());
+  for (const auto& e : engines)
+    if (e.second != Offload::kCpu) std::fprintf(stderr, " %7s/cpu", e.first.c_str());
+  std::fprintf(stderr, "   (Mpps, median of %u rounds)\n", rounds);
+  for (const SweepCase& sc : cases)
+    for (uint32_t w : *counts) {
+      std::fprintf(stderr, "%-11s %-9s %7u", sc.app_name, sc.profile, w);
+      const double cpu = median(sc, w, "cpu");
+      for (const auto& e : engines) std::fprintf(stderr, " %8.2f", median(sc, w, e.first));
+      for (const auto& e : engines)
+        if (e.second != Offload::kCpu)
+          std::fprintf(stderr, " %11.2f", cpu > 0 ? median(sc, w, e.first) / cpu : 0.0);
+      std::fprintf(stderr, "\n");
+    }
+
+  std::printf("{\"bench\": \"pipeline-sweep\", \"duration_s\": %.2f, \"rounds\": %u, "
+              "\"batch\": 1024, \"delay_us\": 1000, \"gpu\": %s, \"acl1_10K\": \"%s\", "
+              "\"data\": \"built-in: synthetic_full_table(1, 200000, 40000) + defaults, "
+              "random_rule_set(1, 5-tuple, 1000) all permit; gen:max (seed 1) -> null\", "
+              "\"points\": [\n",
+              seconds, rounds, gpu ? "true" : "false", json_escape(acl_note).c_str());
+  for (size_t i = 0; i < points.size(); ++i) print_point(stdout, points[i], i + 1 == points.size());
+  std::printf("]}\n");
+  return status;
 }
 
 }  // namespace
@@ -117,7 +279,8 @@ int main(int argc, char** argv) {
   uint32_t workers = 1;
   std::string engines_arg;
   bool quick       = false;
-  uint32_t ab_rounds = 0;
+  uint32_t ab_rounds = 0, sweep_rounds = 0;
+  std::string workers_list, data_dir;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--duration" && i + 1 < argc)
@@ -130,10 +293,17 @@ int main(int argc, char** argv) {
       quick = true;
     else if (a == "--schedule-ab" && i + 1 < argc)
       ab_rounds = uint32_t(std::atoi(argv[++i]));
+    else if (a == "--sweep" && i + 1 < argc)
+      sweep_rounds = uint32_t(std::atoi(argv[++i]));
+    else if (a == "--workers-list" && i + 1 < argc)
+      workers_list = argv[++i];
+    else if (a == "--data" && i + 1 < argc)
+      data_dir = argv[++i];
     else {
       std::fprintf(stderr,
                    "usage: warpath-pipeline-bench [--duration S] [--workers N] "
-                   "[--engines cpu,gpu,auto] [--quick] [--schedule-ab ROUNDS]\n");
+                   "[--engines cpu,gpu,auto] [--quick] [--schedule-ab ROUNDS] "
+                   "[--sweep ROUNDS [--workers-list 1,2,4,...] [--data DIR]]\n");
       return 2;
     }
   }
@@ -174,6 +344,7 @@ int main(int argc, char** argv) {
               return 1;
             }
             Point p{"schedule", "cpu", sched, profile, batch, 1000, 0, *r};
+            p.workers = workers;
             ab.push_back(std::move(p));
           }
     std::printf("{\"bench\": \"pipeline-schedule\", \"app\": \"router+acl\", \"workers\": %u, "
@@ -184,6 +355,8 @@ int main(int argc, char** argv) {
     return 0;
   }
 
+  if (sweep_rounds) return sweep(d, engines, sweep_rounds, workers_list, data_dir, seconds, gpu);
+
   const std::vector<uint32_t> batches =
       quick ? std::vector<uint32_t>{64, 1024} : std::vector<uint32_t>{32, 128, 512, 2048, 8192};
   const std::vector<uint32_t> delays =
@@ -193,6 +366,7 @@ int main(int argc, char** argv) {
   int status = 0;  // a failed point is reported and the others still run; the JSON always comes
   // Each point also goes to stderr as it completes, so a run cut short keeps what it measured.
   auto add = [&](Point p) {
+    p.workers = workers;
     print_point(stderr, p, true);
     std::fflush(stderr);
     points.push_back(std::move(p));
