@@ -178,7 +178,7 @@ struct SweepCase {
 // (median of the rounds, each engine's ratio to cpu) on stderr.
 int sweep(const Data& d, const std::vector<std::pair<std::string, Offload>>& engines,
           uint32_t rounds, const std::string& workers_list, const std::string& data_dir,
-          double seconds, bool gpu) {
+          const std::string& only, double seconds, bool gpu) {
   auto counts = sweep_workers(workers_list);
   if (!counts.is_ok()) {
     std::fprintf(stderr, "warpath-pipeline-bench: %s\n", counts.status().message().c_str());
@@ -203,6 +203,15 @@ int sweep(const Data& d, const std::vector<std::pair<std::string, Offload>>& eng
                                   {"router+acl", AppKind::kRouterAcl, "imix", nullptr},
                                   {"router", AppKind::kRouter, "ipv6+min", nullptr}};
   if (have_acl10k) cases.push_back({"acl", AppKind::kAcl, "ipv4+min", &acl10k});
+  if (!only.empty())  // --cases: the cases named APP:PROFILE, in the sweep's order
+    cases.erase(std::remove_if(cases.begin(), cases.end(),
+                               [&](const SweepCase& sc) {
+                                 const std::string id =
+                                     std::string(sc.app_name) + ":" + sc.profile;
+                                 return ("," + only + ",").find("," + id + ",") ==
+                                        std::string::npos;
+                               }),
+                cases.end());
 
   std::vector<Point> points;
   int status = 0;
@@ -280,7 +289,7 @@ int main(int argc, char** argv) {
   std::string engines_arg;
   bool quick       = false;
   uint32_t ab_rounds = 0, sweep_rounds = 0;
-  std::string workers_list, data_dir;
+  std::string workers_list, data_dir, cases_arg;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--duration" && i + 1 < argc)
@@ -299,6 +308,8 @@ int main(int argc, char** argv) {
       workers_list = argv[++i];
     else if (a == "--data" && i + 1 < argc)
       data_dir = argv[++i];
+    else if (a == "--cases" && i + 1 < argc)
+      cases_arg = argv[++i];
     else {
       std::fprintf(stderr,
                    "usage: warpath-pipeline-bench [--duration S] [--workers N] "
@@ -355,7 +366,7 @@ int main(int argc, char** argv) {
     return 0;
   }
 
-  if (sweep_rounds) return sweep(d, engines, sweep_rounds, workers_list, data_dir, seconds, gpu);
+  if (sweep_rounds) return sweep(d, engines, sweep_rounds, workers_list, data_dir, cases_arg, seconds, gpu);
 
   const std::vector<uint32_t> batches =
       quick ? std::vector<uint32_t>{64, 1024} : std::vector<uint32_t>{32, 128, 512, 2048, 8192};
