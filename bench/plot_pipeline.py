@@ -1,13 +1,22 @@
 #!/usr/bin/env python3
 """bench/plot_pipeline.py REPORT.json OUT_PREFIX COMMIT COMMAND
+   bench/plot_pipeline.py SWEEP.json [OUT_PREFIX]
 
 Adds commit, machine and command to warpath-pipeline-bench's report and writes OUT_PREFIX.json,
 OUT_PREFIX.md (tables) and OUT_PREFIX.png (throughput against batch size; latency against the
-delay bound), as GSwitch's Figures 9-10 plot them."""
+delay bound), as GSwitch's Figures 9-10 plot them.
+
+Given a --sweep report (bench "pipeline-sweep", which carries its own commit, machine and
+command), writes OUT_PREFIX.md (default: beside it, same name): per chain, traffic and worker
+count each engine's median Mpps, its ratio to the cpu policy and to the better of cpu and gpu
+(auto's goal), latency and the workers' stage costs; and OUT_PREFIX.png: Mpps against workers,
+a panel per chain and traffic, a line per engine."""
 import json
 import os
 import platform
+import statistics
 import sys
+from collections import defaultdict
 
 from machine_info import cpu_model
 
@@ -51,7 +60,109 @@ def draw_pipeline(plt, pts, title, p99_goal_us=None):
     return fig
 
 
+def sweep_cells(pts):
+    """{(app, profile): {workers: {engine: [points]}}} of a sweep's points."""
+    cells = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
+    for p in pts:
+        cells[(p["app"], p["profile"])][p["workers"]][p["engine"]].append(p)
+    return cells
+
+
+def median_of(points, get):
+    return statistics.median(get(p) for p in points) if points else float("nan")
+
+
+def sweep_table(doc):
+    """The sweep's markdown: a row per chain, traffic and worker count."""
+    cells = sweep_cells(doc["points"])
+    engines = sorted({p["engine"] for p in doc["points"]}, key=["cpu", "gpu", "auto"].index)
+    lines = ["| chain | traffic | workers | " + " | ".join(f"{e} Mpps" for e in engines) +
+             " | gpu/cpu | auto/best | gpu p50/p99 us | cpu p50/p99 us "
+             "| cpu ns/pkt rx+parse+modules+tx | gpu ns/pkt rx+parse+modules+tx | rounds |",
+             "|---|---|---:|" + "---:|" * len(engines) + "---:|---:|---:|---:|---|---|---:|"]
+    for (app, profile), by_w in cells.items():
+        for w in sorted(by_w):
+            e = by_w[w]
+            mpps = {k: median_of(e[k], lambda p: p["mpps"]) for k in engines}
+            best = max(mpps.get("cpu", 0), mpps.get("gpu", 0))
+
+            def lat(k):
+                return (f"{median_of(e[k], lambda p: p['latency_us']['p50']):.0f}/"
+                        f"{median_of(e[k], lambda p: p['latency_us']['p99']):.0f}")
+
+            def stages(k):
+                return "+".join(f"{median_of(e[k], lambda p, f=f: p['stages_ns_per_packet'][f]):.0f}"
+                                for f in ("rx", "parse", "modules", "tx"))
+            ratio = (f"{mpps['gpu'] / mpps['cpu']:.2f}" if "gpu" in mpps and mpps.get("cpu")
+                     else "-")
+            auto = f"{mpps['auto'] / best:.2f}" if "auto" in mpps and best else "-"
+            lines.append(f"| {app} | {profile} | {w} | " +
+                         " | ".join(f"{mpps[k]:.1f}" for k in engines) +
+                         f" | {ratio} | {auto} | {lat('gpu') if 'gpu' in e else '-'} | "
+                         f"{lat('cpu') if 'cpu' in e else '-'} | "
+                         f"{stages('cpu') if 'cpu' in e else '-'} | "
+                         f"{stages('gpu') if 'gpu' in e else '-'} | "
+                         f"{min(len(v) for v in e.values())} |")
+    return lines
+
+
+def draw_sweep(plt, doc, title):
+    """Mpps against workers, a panel per chain and traffic, a line per engine (median of the
+    rounds, each round a dot)."""
+    cells = sweep_cells(doc["points"])
+    fig, axes = plt.subplots(1, len(cells), figsize=(4.2 * len(cells), 4), squeeze=False)
+    for ax, ((app, profile), by_w) in zip(axes[0], cells.items()):
+        for eng in ("cpu", "gpu", "auto"):
+            ws = [w for w in sorted(by_w) if by_w[w][eng]]
+            if not ws:
+                continue
+            line = ax.plot(ws, [median_of(by_w[w][eng], lambda p: p["mpps"]) for w in ws],
+                           marker="o", label=eng)[0]
+            for w in ws:
+                ax.scatter([w] * len(by_w[w][eng]), [p["mpps"] for p in by_w[w][eng]], s=8,
+                           color=line.get_color(), alpha=0.4)
+        ax.set_title(f"{app}, {profile}")
+        ax.set_xlabel("workers")
+        ax.set_ylabel("Mpps")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def sweep_main(path, prefix):
+    doc = json.load(open(path))
+    prefix = prefix or os.path.splitext(path)[0]
+    head = [f"# Pipeline sweep: Mpps against workers ({doc.get('machine', 'machine not given')})",
+            "", f"commits: {json.dumps(doc.get('commits', doc.get('commit', 'not given')))}",
+            "", f"commands: {json.dumps(doc.get('commands', doc.get('command', 'not given')))}",
+            "", f"batch {doc['batch']}, delay bound {doc['delay_us']} us, {doc['duration_s']} s "
+            f"a point, {doc['rounds']} rounds (engines' order rotated); medians of the rounds",
+            "", f"data: {doc['data']}; acl1_10K: {doc.get('acl1_10K', '-')}", ""]
+    open(prefix + ".md", "w").write("\n".join(head + sweep_table(doc)) + "\n")
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print(f"wrote {prefix}.md (no matplotlib: no plot)")
+        return
+    draw_sweep(plt, doc, "warpath run pipeline: Mpps against workers").savefig(prefix + ".png",
+                                                                               dpi=110)
+    print(f"wrote {prefix}.md and .png")
+
+
 def main():
+    if len(sys.argv) in (2, 3):
+        path = sys.argv[1]
+        if json.load(open(path)).get("bench") != "pipeline-sweep":
+            sys.exit(f"plot_pipeline: {path} is not a --sweep report: give OUT_PREFIX COMMIT "
+                     "COMMAND too")
+        sweep_main(path, sys.argv[2] if len(sys.argv) == 3 else None)
+        return
+    if len(sys.argv) != 5:
+        sys.exit(__doc__)
     report_path, prefix, commit, command = sys.argv[1:5]
     doc = json.load(open(report_path))
     doc["commit"] = commit
