@@ -203,15 +203,30 @@ int sweep(const Data& d, const std::vector<std::pair<std::string, Offload>>& eng
                                   {"router+acl", AppKind::kRouterAcl, "imix", nullptr},
                                   {"router", AppKind::kRouter, "ipv6+min", nullptr}};
   if (have_acl10k) cases.push_back({"acl", AppKind::kAcl, "ipv4+min", &acl10k});
-  if (!only.empty())  // --cases: the cases named APP:PROFILE, in the sweep's order
+  if (!only.empty()) {  // --cases: the cases named APP:PROFILE, in the sweep's order
+    auto id = [](const SweepCase& sc) { return std::string(sc.app_name) + ":" + sc.profile; };
+    std::vector<std::string> wanted, known;
+    for (const SweepCase& sc : cases) known.push_back(id(sc));
+    for (size_t at = 0; at <= only.size();) {
+      const size_t comma = std::min(only.find(',', at), only.size());
+      wanted.push_back(only.substr(at, comma - at));
+      at = comma + 1;
+    }
+    for (const std::string& name : wanted)
+      if (std::find(known.begin(), known.end(), name) == known.end()) {
+        std::string list;
+        for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
+        std::fprintf(stderr, "warpath-pipeline-bench: --cases: no case '%s' (cases: %s)\n",
+                     name.c_str(), list.c_str());
+        return 2;
+      }
     cases.erase(std::remove_if(cases.begin(), cases.end(),
                                [&](const SweepCase& sc) {
-                                 const std::string id =
-                                     std::string(sc.app_name) + ":" + sc.profile;
-                                 return ("," + only + ",").find("," + id + ",") ==
-                                        std::string::npos;
+                                 return std::find(wanted.begin(), wanted.end(), id(sc)) ==
+                                        wanted.end();
                                }),
                 cases.end());
+  }
 
   std::vector<Point> points;
   int status = 0;

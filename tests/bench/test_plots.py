@@ -77,3 +77,43 @@ def test_plot_classify_on_a_committed_result(tmp_path):
     r = run(ROOT / "bench/plot_classify.py", results[-1], out)
     assert r.returncode == 0, r.stderr
     assert out.read_bytes()[:8] == PNG
+
+
+def sweep_report():
+    points = []
+    for app, profile in (("router+acl", "ipv4+min"), ("router", "ipv6+min")):
+        for w in (1, 4):
+            for rnd in (1, 2, 3):
+                for engine, base in (("cpu", 10.0), ("gpu", 20.0), ("auto", 19.0)):
+                    points.append({
+                        "sweep": "workers", "engine": engine, "app": app, "profile": profile,
+                        "workers": w, "round": rnd, "batch": 1024, "delay_us": 1000,
+                        "mpps": base * w + rnd,  # rounds 1..3: the median is round 2's
+                        "latency_us": {"p50": 50.0, "p99": 90.0, "p999": 100.0, "max": 120.0},
+                        "stages_ns_per_packet": {"rx": 20.0, "parse": 15.0, "modules": 40.0,
+                                                 "tx": 5.0, "other": 1.0}})
+    return {"bench": "pipeline-sweep", "duration_s": 0.5, "rounds": 3, "batch": 1024,
+            "delay_us": 1000, "gpu": True, "acl1_10K": "no --data", "data": "built-in",
+            "machine": "test machine", "commits": {"run1": "abc"}, "commands": {"run1": "x"},
+            "points": points}
+
+
+def test_plot_pipeline_tabulates_and_draws_a_sweep(tmp_path):
+    report = tmp_path / "sweep.json"
+    report.write_text(json.dumps(sweep_report()))
+    r = run(ROOT / "bench/plot_pipeline.py", report)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "sweep.png").read_bytes().startswith(PNG)
+    table = (tmp_path / "sweep.md").read_text()
+    # 4 workers: cpu 10*4+2 = 42, gpu 82, auto 78 (medians); gpu/cpu 1.95, auto/best 0.95.
+    assert "| router+acl | ipv4+min | 4 | 42.0 | 82.0 | 78.0 | 1.95 | 0.95 | 50/90 | 50/90 " \
+           "| 20+15+40+5 | 20+15+40+5 | 3 |" in table
+    assert table.count("\n| router | ipv6+min |") == 2
+
+
+def test_plot_pipeline_refuses_a_report_that_is_not_a_sweep_given_alone(tmp_path):
+    report = tmp_path / "pipeline.json"
+    report.write_text(json.dumps({"bench": "pipeline", "points": []}))
+    r = run(ROOT / "bench/plot_pipeline.py", report)
+    assert r.returncode != 0
+    assert "not a --sweep report" in r.stderr and "Traceback" not in r.stderr

@@ -1,0 +1,69 @@
+"""warpath-pipeline-bench --sweep (issue 60's sweep, which scripts/gpu-check.sh e2e runs on a
+GPU machine): on the CPU it runs the cpu policy at each worker count and case asked, each point
+naming its chain, traffic, worker count and round with counters that add up; --cases picks
+cases by name; the acl1_10K case comes only with --data; a bad worker list is refused.
+
+Environment: WARPATH_BIN (default <repo>/build/warpath); the bench is beside it. WARPATH_DATA for
+the acl1_10K case.
+"""
+
+import json
+
+import pytest
+from warpath_cli import DATA, run_beside, skip_without_binary
+
+skip_without_binary()
+
+
+def sweep(*args):
+    return run_beside("warpath-pipeline-bench", "--engines", "cpu", "--sweep", *args)
+
+
+def check_points(doc, cases, workers, rounds):
+    seen = {(p["app"], p["profile"], p["workers"], p["round"]) for p in doc["points"]}
+    assert seen == {(a, t, w, r) for a, t in cases for w in workers for r in range(1, rounds + 1)}
+    for p in doc["points"]:
+        assert p["sweep"] == "workers" and p["engine"] == "cpu"
+        assert p["batch"] == 1024 and p["delay_us"] == 1000
+        assert p["rx"] > 0 and p["mpps"] > 0
+        assert p["rx"] == p["tx"] + p["dropped"] + p["slow_path"]
+        assert p["gpu_launches"] == 0
+
+
+def test_sweep_runs_each_case_at_each_worker_count():
+    r = sweep(2, "--workers-list", "1,2", "--duration", "0.05",
+              "--cases", "router:ipv6+min,router+acl:imix")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["bench"] == "pipeline-sweep" and doc["rounds"] == 2
+    assert "no --data" in doc["acl1_10K"]
+    # The sweep's order (router+acl before router), whatever the order --cases names them in.
+    check_points(doc, [("router+acl", "imix"), ("router", "ipv6+min")], [1, 2], 2)
+    assert [p["app"] for p in doc["points"]][0] == "router+acl"
+    # The closing table on stderr: a row per case and worker count.
+    assert "router      ipv6+min        2" in r.stderr
+
+
+def test_acl1_10k_case_reads_the_classbench_set():
+    if not (DATA / "classbench/wustl_5tuple/acl1_10K").is_file():
+        pytest.skip(f"ClassBench acl1_10K not under {DATA} (set WARPATH_DATA)")
+    r = sweep(1, "--workers-list", "1", "--duration", "0.05", "--cases", "acl:ipv4+min",
+              "--data", DATA)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert "acl1_10K (9603 rules)" in doc["acl1_10K"]
+    check_points(doc, [("acl", "ipv4+min")], [1], 1)
+    assert doc["points"][0]["engines"].startswith("cpu: cpu.")  # a CPU classifier, no offload
+
+
+def test_an_unknown_case_is_refused():
+    r = sweep(1, "--workers-list", "1", "--duration", "0.05", "--cases", "router:ipv4+max")
+    assert r.returncode == 2
+    assert "no case 'router:ipv4+max'" in r.stderr and "router:ipv6+min" in r.stderr
+
+
+@pytest.mark.parametrize("bad", ["0", "1,,2", "x", "2000"])
+def test_a_bad_worker_list_is_refused(bad):
+    r = sweep(1, "--workers-list", bad, "--duration", "0.05")
+    assert r.returncode == 2
+    assert "--workers-list" in r.stderr and "not a worker count" in r.stderr
