@@ -16,7 +16,7 @@
 namespace warpath::forward {
 
 namespace {
-bool link_local6(const std::array<uint8_t, 16>& a) { return core::is_link_local6(a.data()); }
+bool link_local6(const std::array<uint8_t, 16>& a) { return core::is_link_local6(core::ip6_half(a.data())); }
 }  // namespace
 
 namespace {

@@ -53,30 +53,6 @@ Result<PacketBatch> PacketBatch::create_in_arena(uint32_t max_packets, uint32_t 
   return make(max_packets, cell_bytes, buffer_bytes, space, headroom, true);
 }
 
-size_t PacketBatch::cells_for(uint32_t caplen) const noexcept {
-  const size_t span  = size_t(caplen) + headroom_;
-  const size_t cells = span == 0 ? 1 : (span + cell_bytes_ - 1) / cell_bytes_;
-  return cells * cell_bytes_;
-}
-
-uint8_t* PacketBatch::append_uninitialized(uint32_t caplen, uint32_t len, uint64_t timestamp_ns,
-                                           uint16_t port) {
-  const size_t need = cells_for(caplen);
-  if (count_ == max_packets_ || used_bytes_ + need > cells_bytes_ - tail_reserve_) return nullptr;
-  const uint64_t at = cells_begin_ + used_bytes_;
-  starts_[count_]   = static_cast<uint32_t>(at);
-  ends_[count_]     = static_cast<uint32_t>(at + need);
-  PacketMeta& m     = metas()[count_++];
-  m.offset          = static_cast<uint32_t>(at + headroom_);
-  m.caplen          = caplen;
-  m.len             = len < caplen ? caplen : len;
-  m.port            = port;
-  m.flags           = 0;
-  m.timestamp_ns    = timestamp_ns;
-  used_bytes_ += need;
-  return base_ + m.offset;
-}
-
 bool PacketBatch::append(const uint8_t* bytes, uint32_t caplen, uint32_t len, uint64_t timestamp_ns,
                          uint16_t port) {
   uint8_t* dst = append_uninitialized(caplen, len, timestamp_ns, port);

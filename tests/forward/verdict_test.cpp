@@ -4,9 +4,11 @@
 
 #include <array>
 #include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
+#include "forward/core/forward_core.hpp"
 #include "forward/forward_test_util.hpp"
 
 namespace warpath::forward {
@@ -334,6 +336,97 @@ TEST(Verdict, MalformedIpHeadersGoToTheHost) {
   // Header problems come before to_router and expiry.
   expect_reason(udp4(Ipv4Spec{.ttl = 1, .dst = {192, 0, 2, 1}, .bad_checksum = true}),
                 Reason::kBadIpv4Checksum);
+}
+
+// pre_route_reason skips check_ipv4_header when the parse ended kOk: that is sound only if a kOk
+// parse implies every check passes. Random IPv4 frames (options, TCP or UDP, payloads), each
+// with a header byte or the total length corrupted or the capture cut at random, parsed by the
+// production parser: wherever the status is kOk, the full check says forwarded; and the
+// router's verdict on every frame is the one the full check gives when it fails.
+TEST(Verdict, ParsedOkMeansTheHeaderChecksPass) {
+  std::mt19937 rng(20261128);
+  const auto tables = test_tables();
+  uint32_t ok = 0, not_ok = 0;
+  for (int n = 0; n < 20000; ++n) {
+    Ipv4Spec s;
+    s.proto = rng() % 2 ? 6 : 17;
+    if (rng() % 4 == 0) s.options.assign(4u * (1 + rng() % 3), 1);
+    if (rng() % 8 == 0) s.total_length = uint16_t(rng() % 120);
+    s.bad_checksum = rng() % 8 == 0;
+    FrameBuilder b;
+    b.eth().ethertype(0x0800).ipv4(s);
+    if (s.proto == 6)
+      b.tcp(1, 2, 0x18, {}, rng() % 6 == 0 ? 2 : 5);
+    else
+      b.udp(1000, 53);
+    Frame f = b.payload(rng() % 64).build();
+    if (rng() % 4 == 0) f.bytes[14 + rng() % 20] ^= uint8_t(1u << (rng() % 8));  // a header bit
+    if (rng() % 6 == 0) f = testing::cut_frame(f, 14 + rng() % uint32_t(f.bytes.size() - 14));
+    const auto r = testing::route_one(f, kNh, tables);
+    if (r.info.l3 != packet::L3::kIpv4) continue;
+    const uint32_t off = r.info.l3_offset, cap = f.caplen();
+    const Reason full =
+        off < cap ? core::check_ipv4_header(f.bytes.data() + off, cap - off,
+                                            f.len > off ? f.len - off : 0)
+                  : Reason::kTruncated;
+    if (r.info.status == packet::ParseStatus::kOk) {
+      ++ok;
+      ASSERT_EQ(full, Reason::kForwarded) << "frame " << n << ": parsed ok, header check "
+                                          << reason_name(full);
+    } else {
+      ++not_ok;
+    }
+    if (full != Reason::kForwarded)
+      EXPECT_EQ(r.result.reason, full) << "frame " << n;
+  }
+  EXPECT_GT(ok, 5000u);
+  EXPECT_GT(not_ok, 2000u);
+}
+
+// The IPv6 address classes on host-order halves, against their definitions byte by byte (RFC
+// 4291), on the edges of each class and random addresses.
+TEST(Verdict, Ipv6AddressClassesAsTheBytesSay) {
+  auto bytes_unspec_loop = [](const uint8_t* a) {
+    for (int i = 0; i < 15; ++i)
+      if (a[i] != 0) return false;
+    return a[15] <= 1;
+  };
+  auto bytes_mapped = [](const uint8_t* a) {
+    for (int i = 0; i < 10; ++i)
+      if (a[i] != 0) return false;
+    return a[10] == 0xff && a[11] == 0xff;
+  };
+  auto bytes_link_local = [](const uint8_t* a) { return a[0] == 0xfe && (a[1] & 0xc0) == 0x80; };
+  std::mt19937 rng(6);
+  std::vector<std::array<uint8_t, 16>> addrs;
+  for (int edge = 0; edge < 16 * 8; ++edge) {
+    std::array<uint8_t, 16> a{};  // ::, then one bit set anywhere
+    a[size_t(edge / 8)] = uint8_t(1u << (edge % 8));
+    addrs.push_back(a);
+    a[10] = a[11] = 0xff;  // around ::ffff:0:0/96
+    addrs.push_back(a);
+  }
+  for (uint8_t b0 : {0xfe, 0xff, 0x00, 0x20})
+    for (uint8_t b1 : {0x80, 0xbf, 0xc0, 0x7f, 0x00}) {
+      std::array<uint8_t, 16> a{};
+      a[0] = b0;
+      a[1] = b1;
+      addrs.push_back(a);
+    }
+  addrs.push_back({});
+  for (int n = 0; n < 10000; ++n) {
+    std::array<uint8_t, 16> a;
+    for (auto& b : a) b = uint8_t(rng() % 4 == 0 ? rng() : 0);
+    if (n % 3 == 0) a[10] = a[11] = 0xff;
+    addrs.push_back(a);
+  }
+  for (const auto& a : addrs) {
+    const uint64_t hi = core::ip6_half(a.data()), lo = core::ip6_half(a.data() + 8);
+    ASSERT_EQ(core::is_unspecified_or_loopback6(hi, lo), bytes_unspec_loop(a.data()));
+    ASSERT_EQ(core::is_ipv4_mapped6(hi, lo), bytes_mapped(a.data()));
+    ASSERT_EQ(core::is_link_local6(hi), bytes_link_local(a.data()));
+    ASSERT_EQ(core::is_multicast6(hi), a[0] == 0xff);
+  }
 }
 
 TEST(Verdict, RouteAndNeighbor) {

@@ -93,8 +93,24 @@ class PacketBatch {
               uint16_t port = 0);
   /// Reserves space for a packet of `caplen` bytes and returns where to write it (nullptr when
   /// full); the generator builds frames in place this way.
+  /// Inline: the copying ports (generator, pcap, AF_PACKET) call it once a packet.
   uint8_t* append_uninitialized(uint32_t caplen, uint32_t len, uint64_t timestamp_ns,
-                                uint16_t port = 0);
+                                uint16_t port = 0) {
+    const size_t need = cells_for(caplen);
+    if (count_ == max_packets_ || used_bytes_ + need > cells_bytes_ - tail_reserve_) return nullptr;
+    const uint64_t at = cells_begin_ + used_bytes_;
+    starts_[count_]   = static_cast<uint32_t>(at);
+    ends_[count_]     = static_cast<uint32_t>(at + need);
+    PacketMeta& m     = metas()[count_++];
+    m.offset          = static_cast<uint32_t>(at + headroom_);
+    m.caplen          = caplen;
+    m.len             = len < caplen ? caplen : len;
+    m.port            = port;
+    m.flags           = 0;
+    m.timestamp_ns    = timestamp_ns;
+    used_bytes_ += need;
+    return base_ + m.offset;
+  }
   /// Can attach() take packets released by `release`? (an arena batch, holding none of
   /// another port kind's).
   bool attachable(ReleaseFn release) const noexcept {
@@ -245,8 +261,13 @@ class PacketBatch {
   uint32_t headroom() const noexcept { return headroom_; }
 
  private:
-  /// Bytes of the whole cells a packet of `caplen` bytes takes (with the headroom before it).
-  size_t cells_for(uint32_t caplen) const noexcept;
+  /// Bytes of the whole cells a packet of `caplen` bytes takes (with the headroom before it):
+  /// one cell for nearly every packet, without a division.
+  size_t cells_for(uint32_t caplen) const noexcept {
+    const size_t span = size_t(caplen) + headroom_;
+    if (span <= cell_bytes_) return cell_bytes_;
+    return (span + cell_bytes_ - 1) / cell_bytes_ * cell_bytes_;
+  }
   PacketMeta* metas() const noexcept { return reinterpret_cast<PacketMeta*>(meta_buffer_.data()); }
 
   // Packets held in ports' buffers (attach): a handle per packet, nullptr for the own cells;

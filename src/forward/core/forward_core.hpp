@@ -153,20 +153,19 @@ WARPATH_HD bool is_martian_destination4(uint32_t a) {
   const uint32_t top = a >> 24;
   return top == 0 || top == 127 || (a >> 28) == 0xf;
 }
+/// The address classes below take an IPv6 address as host-order halves (ip6_half of its first
+/// and last 8 bytes): two loads a packet instead of a byte loop a test.
 /// RFC 4291: ::, ::1 (2.5.2, 2.5.3).
-WARPATH_HD bool is_unspecified_or_loopback6(const uint8_t* a) {
-  for (int i = 0; i < 15; ++i)
-    if (a[i] != 0) return false;
-  return a[15] <= 1;
-}
-WARPATH_HD bool is_link_local6(const uint8_t* a) { return a[0] == 0xfe && (a[1] & 0xc0) == 0x80; }
+WARPATH_HD bool is_unspecified_or_loopback6(uint64_t hi, uint64_t lo) { return hi == 0 && lo <= 1; }
+/// fe80::/10.
+WARPATH_HD bool is_link_local6(uint64_t hi) { return (hi >> 54) == 0x3fa; }
+/// ff00::/8.
+WARPATH_HD bool is_multicast6(uint64_t hi) { return (hi >> 56) == 0xff; }
 /// RFC 4291 2.5.5.2: ::ffff:0:0/96, IPv4-mapped, stands for an IPv4 host inside a dual stack
 /// and never appears on the wire (RFC 6890: not forwardable); a packet from ::ffff:127.0.0.1
 /// would otherwise pass as an ordinary IPv6 source.
-WARPATH_HD bool is_ipv4_mapped6(const uint8_t* a) {
-  for (int i = 0; i < 10; ++i)
-    if (a[i] != 0) return false;
-  return a[10] == 0xff && a[11] == 0xff;
+WARPATH_HD bool is_ipv4_mapped6(uint64_t hi, uint64_t lo) {
+  return hi == 0 && (lo >> 32) == 0xffffu;
 }
 
 /// The Ethernet destination check of a port in promiscuous mode: a unicast frame for neither
@@ -198,8 +197,14 @@ WARPATH_HD Reason pre_route_reason(const uint8_t* frame, uint32_t caplen, uint32
     const uint32_t off = info.l3_offset;
     if (off == 0 || off >= caplen) return Reason::kTruncated;
     const uint8_t* ip = frame + off;
-    const Reason bad  = check_ipv4_header(ip, caplen - off, len > off ? len - off : 0);
-    if (bad != Reason::kForwarded) return bad;
+    // A parse that ended kOk checked all that check_ipv4_header checks (version and IHL, the
+    // header captured, its checksum, the total length between the IHL and the frame's): the
+    // header is verified once a packet (test: Verdict.ParsedOkMeansTheHeaderChecksPass). Any
+    // other status (a bad checksum behind a bad TCP header, say) gets the full check.
+    if (info.status != packet::ParseStatus::kOk) {
+      const Reason bad = check_ipv4_header(ip, caplen - off, len > off ? len - off : 0);
+      if (bad != Reason::kForwarded) return bad;
+    }
     const uint32_t dst = load_be32(ip + 16);
     if (is_router_addr4(v, dst)) return Reason::kToRouter;
     if (is_multicast4(dst)) return Reason::kMulticast;
@@ -223,15 +228,17 @@ WARPATH_HD Reason pre_route_reason(const uint8_t* frame, uint32_t caplen, uint32
     const bool jumbo = payload == 0 && next == 0;
     if (!jumbo && uint64_t(off) + 40 + payload > len) return Reason::kBadIpv6Length;
     const uint8_t* dst = ip + 24;
-    const uint8_t* src = ip + 8;
     if (is_router_addr6(v, dst)) return Reason::kToRouter;
-    if (dst[0] == 0xff) return Reason::kMulticast;
-    if (is_link_local6(dst)) return Reason::kLinkLocal;
+    const uint64_t dst_hi = ip6_half(dst), dst_lo = ip6_half(dst + 8);
+    const uint64_t src_hi = ip6_half(ip + 8), src_lo = ip6_half(ip + 16);
+    if (is_multicast6(dst_hi)) return Reason::kMulticast;
+    if (is_link_local6(dst_hi)) return Reason::kLinkLocal;
     if (l2_group) return Reason::kL2BroadcastUnicastIp;
-    if (is_unspecified_or_loopback6(src) || src[0] == 0xff || is_link_local6(src) ||
-        is_ipv4_mapped6(src))
+    if (is_unspecified_or_loopback6(src_hi, src_lo) || is_multicast6(src_hi) ||
+        is_link_local6(src_hi) || is_ipv4_mapped6(src_hi, src_lo))
       return Reason::kMartianSource;
-    if (is_unspecified_or_loopback6(dst) || is_ipv4_mapped6(dst)) return Reason::kMartianDestination;
+    if (is_unspecified_or_loopback6(dst_hi, dst_lo) || is_ipv4_mapped6(dst_hi, dst_lo))
+      return Reason::kMartianDestination;
     if (ip[7] <= 1) return Reason::kHopLimitExpired;
     if (next == 0) return Reason::kIpv6HopByHop;
     return Reason::kForwarded;
