@@ -154,6 +154,7 @@ Status cuda_failed(const char* what, const char* why) {
 // each scheduled job's order and its rows and answers in that order.
 struct SlabLayout {
   std::vector<size_t> key_at, sort_at, bytes_at, answer_at, order_at, rows_at, answers_sorted_at;
+  std::vector<size_t> span_at;  ///< per frame: its packet bytes' span (direct launches)
   size_t down_from = 0;   ///< what comes back (the bytes and the answers) starts here
   size_t up_to = 0;       ///< what goes up (keys, sort keys, bytes) ends here
   size_t end = 0;         ///< the host slab's size
@@ -161,7 +162,8 @@ struct SlabLayout {
 };
 
 SlabLayout slab_layout(const std::vector<Chain::JobRef>& jobs, const std::vector<uint32_t>& total,
-                       const std::vector<size_t>& bytes, const std::vector<uint8_t>& sorted) {
+                       const std::vector<size_t>& bytes, const std::vector<uint8_t>& sorted,
+                       const std::vector<size_t>& span_bytes) {
   const size_t J = jobs.size();
   SlabLayout L;
   for (auto* v : {&L.key_at, &L.sort_at, &L.bytes_at, &L.answer_at, &L.order_at, &L.rows_at,
@@ -196,15 +198,64 @@ SlabLayout slab_layout(const std::vector<Chain::JobRef>& jobs, const std::vector
     L.answers_sorted_at[k] = at;
     at += align16(size_t(total[k]) * jobs[k].shape.answer_bytes);
   }
+  L.span_at.assign(span_bytes.size(), 0);
+  for (size_t g = 0; g < span_bytes.size(); ++g) {
+    L.span_at[g] = at;
+    at += align16(span_bytes[g]);
+  }
   L.device_end = at;
   return L;
 }
 
+// A direct launch's frames: per frame the span [lo, hi) of every packet job's bytes (lo
+// aligned down to 16, so that each buffer keeps its alignment on the device), and what the
+// spans and the buffers come to.
+struct FrameSpans {
+  std::vector<const uint8_t*> lo;
+  std::vector<size_t> bytes;  ///< hi - lo; 0: the frame has no packet bytes
+  size_t total = 0, useful = 0;
+  bool inside  = true;  ///< every buffer lies in its frame's own cells
+};
+
+FrameSpans frame_spans(const std::vector<Chain::JobRef>& jobs, const std::vector<JobData>& data,
+                       const std::vector<Frame*>& group) {
+  const size_t F = group.size();
+  FrameSpans s;
+  s.lo.assign(F, nullptr);
+  s.bytes.assign(F, 0);
+  for (size_t g = 0; g < F; ++g) {
+    const uint8_t *lo = nullptr, *hi = nullptr;
+    for (size_t k = 0; k < jobs.size(); ++k) {
+      const JobShape& shape = jobs[k].shape;
+      if (shape.buffer_field < 0) continue;
+      const JobData& d = data[k * F + g];
+      for (uint32_t i = 0; i < d.count; ++i) {
+        const uint32_t n = d.buffer_bytes[i];
+        if (!n) continue;
+        const uint8_t* p = buffer_of(d, shape, i);
+        s.inside         = s.inside && group[g]->batch.in_cells(p, n);
+        lo               = lo && lo < p ? lo : p;
+        hi               = hi && hi > p + n ? hi : p + n;
+        s.useful += n;
+      }
+    }
+    if (!lo) continue;
+    lo          = reinterpret_cast<const uint8_t*>(reinterpret_cast<uintptr_t>(lo) & ~uintptr_t(15));
+    s.lo[g]     = lo;
+    s.bytes[g]  = size_t(hi - lo);
+    s.total    += s.bytes[g];
+  }
+  return s;
+}
+
 // Gather: key columns back to back; a packet job's bytes, its keys pointed at them (at `base`,
 // where the engines will find the slab), and their length keys when the job is scheduled.
+// Direct (`spans` given): the bytes stay in their frames; on a resident launch each key is
+// pointed at its bytes' place in its frame's span on the device, else it keeps the host's.
 void gather(const std::vector<Chain::JobRef>& jobs, const std::vector<JobData>& data, size_t F,
             const std::vector<uint32_t>& total, const std::vector<uint8_t>& sorted,
-            const SlabLayout& L, uint8_t* slab, uint8_t* base) {
+            const SlabLayout& L, uint8_t* slab, uint8_t* base, const FrameSpans* spans,
+            bool resident) {
   for (size_t k = 0; k < jobs.size(); ++k) {
     const JobShape& shape = jobs[k].shape;
     const size_t kb = shape.key_bytes, column = size_t(total[k]) * kb;
@@ -217,9 +268,18 @@ void gather(const std::vector<Chain::JobRef>& jobs, const std::vector<JobData>& 
                     d.count * kb);
       if (shape.buffer_field >= 0)
         for (uint32_t i = 0; i < d.count; ++i) {
-          std::memcpy(slab + cursor, buffer_of(d, shape, i), d.buffer_bytes[i]);
-          uint8_t* moved = base + cursor;
-          std::memcpy(slab + L.key_at[k] + (row + i) * kb + shape.buffer_field, &moved, sizeof moved);
+          uint8_t* moved = nullptr;
+          if (!spans) {
+            std::memcpy(slab + cursor, buffer_of(d, shape, i), d.buffer_bytes[i]);
+            moved = base + cursor;
+          } else if (resident) {  // (an empty buffer: a valid device address, never read)
+            moved = d.buffer_bytes[i] ? base + L.span_at[g] +
+                                            size_t(buffer_of(d, shape, i) - spans->lo[g])
+                                      : base;
+          }
+          if (moved)
+            std::memcpy(slab + L.key_at[k] + (row + i) * kb + shape.buffer_field, &moved,
+                        sizeof moved);
           if (sorted[k]) {
             const uint16_t key = core::length_key(d.buffer_bytes[i]);
             std::memcpy(slab + L.sort_at[k] + (row + i) * sizeof key, &key, sizeof key);
@@ -233,7 +293,7 @@ void gather(const std::vector<Chain::JobRef>& jobs, const std::vector<JobData>& 
 
 // Scatter: answers to their frames, bytes to their packets.
 void scatter(const std::vector<Chain::JobRef>& jobs, const std::vector<JobData>& data, size_t F,
-             const SlabLayout& L, const uint8_t* slab) {
+             const SlabLayout& L, const uint8_t* slab, bool direct) {
   for (size_t k = 0; k < jobs.size(); ++k) {
     const JobShape& shape = jobs[k].shape;
     const size_t ab       = shape.answer_bytes;
@@ -243,7 +303,7 @@ void scatter(const std::vector<Chain::JobRef>& jobs, const std::vector<JobData>&
       const JobData& d = data[k * F + g];
       if (ab && d.count && d.answers)
         std::memcpy(d.answers, slab + L.answer_at[k] + row * ab, d.count * ab);
-      if (shape.buffer_field >= 0)
+      if (shape.buffer_field >= 0 && !direct)
         for (uint32_t i = 0; i < d.count; ++i) {
           std::memcpy(buffer_of(d, shape, i), slab + cursor, d.buffer_bytes[i]);
           cursor += align16(d.buffer_bytes[i]);
@@ -298,7 +358,23 @@ Status OffloadMaster::shade_gathered(Lane& lane, const std::vector<Frame*>& grou
   for (size_t k = 0; k < jobs.size(); ++k)
     sorted[k] =
         resident && chain_.schedule_sort() && jobs[k].shape.buffer_field >= 0 && total[k] > 1;
-  const SlabLayout L = slab_layout(jobs, total, bytes, sorted);
+  // Packet bytes straight from their frames (one span a frame each way on a resident launch;
+  // in place on the slab path) unless a buffer lies outside its frame's cells or the spans
+  // carry more than max_span_ratio_ times the bytes the jobs name (small packets in large
+  // cells, few of them in a job): then they are gathered into the slab and scattered back.
+  FrameSpans spans;
+  bool any_bytes = false;
+  for (size_t k = 0; k < jobs.size(); ++k) any_bytes = any_bytes || bytes[k] > 0;
+  bool direct = false;
+  if (any_bytes) {
+    spans  = frame_spans(jobs, lane.data, group);
+    direct = max_span_ratio_ > 0 && spans.inside &&
+             (!resident ||
+              double(spans.total) <= max_span_ratio_ * double(spans.useful) + 4096.0);
+  }
+  if (direct) std::fill(bytes.begin(), bytes.end(), size_t(0));
+  const SlabLayout L = slab_layout(jobs, total, bytes, sorted,
+                                   direct && resident ? spans.bytes : std::vector<size_t>{});
   if (L.end == 0) return Status::ok();  // no frame of the group has a key
   const size_t end = L.end, device_end = L.device_end;
   if (lane.slab.bytes() < end) {
@@ -320,14 +396,19 @@ Status OffloadMaster::shade_gathered(Lane& lane, const std::vector<Frame*>& grou
   // Where the engines find the slab: its device copy (resident) or the slab itself.
   uint8_t* base = resident ? static_cast<uint8_t*>(lane.device) : slab;
 
-  gather(jobs, lane.data, F, total, sorted, L, slab, base);
+  gather(jobs, lane.data, F, total, sorted, L, slab, base, direct ? &spans : nullptr, resident);
 
   ExecContext ctx;
   ctx.stream      = lane.stream;
   ctx.resident    = resident;
   const char* why = nullptr;
-  if (resident && !dev_.copy(base, slab, L.up_to, true, lane.stream, &why))
+  if (resident && L.up_to && !dev_.copy(base, slab, L.up_to, true, lane.stream, &why))
     return cuda_failed("upload", why);
+  if (resident && direct)
+    for (size_t g = 0; g < F; ++g)
+      if (spans.bytes[g] &&
+          !dev_.copy(base + L.span_at[g], spans.lo[g], spans.bytes[g], true, lane.stream, &why))
+        return cuda_failed("packet upload", why);
   for (size_t k = 0; k < jobs.size(); ++k) {
     if (!total[k]) continue;
     const Chain::JobRef& job = jobs[k];
@@ -356,13 +437,20 @@ Status OffloadMaster::shade_gathered(Lane& lane, const std::vector<Frame*>& grou
     scheduled_jobs_.fetch_add(1, std::memory_order_relaxed);
   }
   if (resident) {
-    if (!dev_.copy(slab + L.down_from, base + L.down_from, end - L.down_from, false, lane.stream, &why))
+    if (end > L.down_from &&
+        !dev_.copy(slab + L.down_from, base + L.down_from, end - L.down_from, false, lane.stream, &why))
       return cuda_failed("download", why);
+    if (direct)
+      for (size_t g = 0; g < F; ++g)
+        if (spans.bytes[g] && !dev_.copy(const_cast<uint8_t*>(spans.lo[g]), base + L.span_at[g],
+                                         spans.bytes[g], false, lane.stream, &why))
+          return cuda_failed("packet download", why);
     if (!dev_.sync(lane.stream, &why)) return cuda_failed("launch", why);
     resident_launches_.fetch_add(1, std::memory_order_relaxed);
   }
+  if (direct) direct_launches_.fetch_add(1, std::memory_order_relaxed);
 
-  scatter(jobs, lane.data, F, L, slab);
+  scatter(jobs, lane.data, F, L, slab, direct);
   return Status::ok();
 }
 

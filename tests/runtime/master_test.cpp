@@ -215,15 +215,18 @@ packet::PacketBatch traffic(uint32_t n, uint64_t seed) {
 
 // Frames of `batch` packets, `per_launch` of them submitted at once, through a master on the
 // given device: every answer and every transformed byte where the module's own loop puts them.
-void check_launches(uint32_t batch, uint32_t per_launch, bool resident, bool schedule = false) {
+// span_ratio: the master's max_span_ratio (0: packet bytes gathered into the slab and
+// scattered back; 1e9: always straight from their frames, a span each).
+void check_launches(uint32_t batch, uint32_t per_launch, bool resident, bool schedule = false,
+                    double span_ratio = 0, bool* direct_expected = nullptr) {
   SCOPED_TRACE("batch " + std::to_string(batch) + ", " + std::to_string(per_launch) +
                " frames a launch, " + (resident ? "resident" : "on the slab") +
-               (schedule ? ", scheduled" : ""));
+               (schedule ? ", scheduled" : "") + (span_ratio > 0 ? ", direct" : ", gathered"));
   auto chain = twin_chain();
   ASSERT_TRUE(chain);
   ASSERT_EQ(chain->jobs().size(), 2u);
   chain->set_schedule_sort(schedule);
-  uint64_t packet_rows = 0;
+  uint64_t packet_rows = 0, frames_with_bytes = 0, span_total = 0, useful = 0;
   FakeDevice device;
   g_device                     = &device;
   g_resident                   = resident;
@@ -240,13 +243,29 @@ void check_launches(uint32_t batch, uint32_t per_launch, bool resident, bool sch
     for (uint32_t i = 0; i < batch; ++i, ++next)
       ASSERT_TRUE(f.batch.append(in.data(next), in.meta(next).caplen, in.meta(next).len, 0, 0));
     ASSERT_TRUE(chain->pre(f).is_ok());
-    packet_rows += static_cast<TwinSlot&>(*f.slots[0]).n1;
+    const auto& s = static_cast<TwinSlot&>(*f.slots[0]);
+    packet_rows += s.n1;
+    frames_with_bytes += s.n1 > 0;
+    // The frame's span as the master takes it: from the first buffer's start, aligned down to
+    // 16, to the last one's end.
+    uintptr_t lo = UINTPTR_MAX, hi = 0;
+    for (uint32_t k = 0; k < s.n1; ++k) {
+      lo = std::min(lo, reinterpret_cast<uintptr_t>(s.keys[k].bytes));
+      hi = std::max(hi, reinterpret_cast<uintptr_t>(s.keys[k].bytes) + s.keys[k].len);
+      useful += s.keys[k].len;
+    }
+    if (s.n1) span_total += hi - (lo & ~uintptr_t(15));
   }
+  // The master's rule (master.hpp, set_max_span_ratio).
+  const bool direct = span_ratio > 0 && packet_rows > 0 &&
+                      (!resident || double(span_total) <= span_ratio * double(useful) + 4096.0);
+  if (direct_expected) *direct_expected = direct;
   // Scheduled rows are sorted exactly when the launch is resident and sorts.
   g_sorted = resident && schedule && packet_rows > 1;
   {
     OffloadMaster master(*chain, std::max<uint32_t>(batch, 1) * per_launch, {}, 1,
                          resident ? kFakeOps : OffloadMaster::cuda_device_ops());
+    master.set_max_span_ratio(span_ratio);
     std::vector<Frame*> group;
     for (auto& f : frames) group.push_back(f.get());
     master.submit(group);
@@ -260,13 +279,16 @@ void check_launches(uint32_t batch, uint32_t per_launch, bool resident, bool sch
     const bool any = batch > 0;
     EXPECT_EQ(master.resident_launches(), resident && any ? 1u : 0u);
     EXPECT_EQ(master.scheduled_jobs(), g_sorted ? 1u : 0u);
+    EXPECT_EQ(master.direct_launches(), direct ? 1u : 0u);
   }
   EXPECT_EQ(device.sorts, g_sorted ? 1u : 0u);
   g_sorted = false;
   EXPECT_EQ(g_bad.load(), 0u);
   if (resident && batch) {
-    EXPECT_EQ(device.uploads, 1u);
-    EXPECT_EQ(device.downloads, 1u);
+    // The keys up and the answers down, and when direct each frame's span of packet bytes.
+    const uint64_t spans = direct ? frames_with_bytes : 0;
+    EXPECT_EQ(device.uploads, 1u + spans);
+    EXPECT_EQ(device.downloads, 1u + spans);
     EXPECT_EQ(device.syncs, 1u);
   } else {
     EXPECT_EQ(device.uploads + device.downloads, 0u);
@@ -316,6 +338,28 @@ TEST(OffloadMaster, ScheduledLaunchesSortPacketJobRowsByLengthAndPutAnswersBack)
       check_launches(batch, per_launch, true, true);
       check_launches(batch, per_launch, false, true);
     }
+}
+
+// Packet bytes straight from their frames: on the device, one span a frame up and one down,
+// each buffer at its place in its span (the module checks that it is given device memory);
+// on the slab path, in place. The same answers and bytes as the gathered launches above.
+TEST(OffloadMaster, DirectLaunchesMovePacketBytesAsOneSpanAFrame) {
+  for (uint32_t batch : {1u, 31u, 32u, 33u, 1024u})
+    for (uint32_t per_launch : {1u, 3u}) {
+      check_launches(batch, per_launch, true, false, 1e9);
+      check_launches(batch, per_launch, false, false, 1e9);
+      check_launches(batch, per_launch, true, true, 1e9);
+    }
+}
+
+// The default ratio (4) on launches of 1 to 1,024 packets a frame, every other packet a job's:
+// whichever way the rule goes (check_launches predicts it from the frames and checks the
+// master's count), the answers and bytes are right; a ratio under 1 gathers a large launch.
+TEST(OffloadMaster, SpanRatioDecidesAsDocumented) {
+  bool direct = true;
+  for (uint32_t batch : {1u, 33u, 1024u}) check_launches(batch, 3, true, false, 4.0, &direct);
+  check_launches(1024, 3, true, false, 0.1, &direct);
+  EXPECT_FALSE(direct);
 }
 
 // A module that breaks JobData's contract (more keys than packets) fails the launch with its

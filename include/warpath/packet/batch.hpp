@@ -242,6 +242,12 @@ class PacketBatch {
   uint32_t cell_bytes() const noexcept { return cell_bytes_; }
   /// Bytes of the batch's own cells.
   size_t buffer_bytes() const noexcept { return cells_bytes_; }
+  /// Whether [p, p + n) lies inside the own cells (where every packet not held in a port's
+  /// buffer is): the offload master moves a frame's packet bytes as one span when they do.
+  bool in_cells(const uint8_t* p, size_t n) const noexcept {
+    const uint8_t* cells = base_ + cells_begin_;
+    return p >= cells && n <= cells_bytes_ && size_t(p - cells) <= cells_bytes_ - n;
+  }
   MemSpace space() const noexcept { return !slice_ ? buffer_.space() : slice_.space(); }
   bool in_arena() const noexcept { return bool(slice_); }
   const PacketMeta& meta(uint32_t i) const { return metas()[i]; }
