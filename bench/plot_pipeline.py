@@ -82,8 +82,8 @@ def sweep_table(doc):
              "|---|---|---:|" + "---:|" * len(engines) + "---:|---:|---:|---:|---|---|---:|"]
     for (app, profile), by_w in cells.items():
         for w in sorted(by_w):
-            e = by_w[w]
-            mpps = {k: median_of(e[k], lambda p: p["mpps"]) for k in engines}
+            e = {k: v for k, v in by_w[w].items() if v}  # an engine with no point: "-"
+            mpps = {k: median_of(e[k], lambda p: p["mpps"]) for k in e}
             best = max(mpps.get("cpu", 0), mpps.get("gpu", 0))
 
             def lat(k):
@@ -97,12 +97,12 @@ def sweep_table(doc):
                      else "-")
             auto = f"{mpps['auto'] / best:.2f}" if "auto" in mpps and best else "-"
             lines.append(f"| {app} | {profile} | {w} | " +
-                         " | ".join(f"{mpps[k]:.1f}" for k in engines) +
+                         " | ".join(f"{mpps[k]:.1f}" if k in mpps else "-" for k in engines) +
                          f" | {ratio} | {auto} | {lat('gpu') if 'gpu' in e else '-'} | "
                          f"{lat('cpu') if 'cpu' in e else '-'} | "
                          f"{stages('cpu') if 'cpu' in e else '-'} | "
                          f"{stages('gpu') if 'gpu' in e else '-'} | "
-                         f"{min(len(v) for v in e.values())} |")
+                         f"{min((len(v) for v in e.values()), default=0)} |")
     return lines
 
 

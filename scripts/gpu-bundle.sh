@@ -27,6 +27,11 @@ mkdir -p "$stage/bin" "$stage/lib"
 for p in warpath warpath-pipeline-bench warpath-gpu-bench warpath-esp-bench; do
   [[ -x $build/$p ]] || continue
   strip -o "$stage/bin/$p" "$build/$p"
+  if ldd "$build/$p" | grep -q 'not found'; then
+    echo "gpu-bundle: $build/$p links libraries this machine lacks:" >&2
+    ldd "$build/$p" | grep 'not found' >&2
+    exit 1
+  fi
   ldd "$build/$p" | awk '$3 ~ /^\// {print $3}' >> "$stage/libs"
 done
 sort -u "$stage/libs" | while read -r lib; do

@@ -65,7 +65,11 @@ import glob, json, re, sys
 rows = {}
 for p in sorted(glob.glob(sys.argv[1] + "-esp-*.json")):
     m = re.search(r"-esp-(\w+)-w(\d+)-r(\d+)\.json$", p)
-    d = json.load(open(p))
+    try:
+        d = json.load(open(p))
+    except ValueError:  # a run cut short by its limit
+        print(f"  {p}: no report", file=sys.stderr)
+        continue
     rows.setdefault((int(m[2]), m[1]), []).append((d["mpps"], d["gbps"]))
 print("esp-out (AES-128-GCM, 1,518-byte frames), Mpps / Gbit/s in, each round")
 for (w, e), v in sorted(rows.items()):

@@ -13,7 +13,8 @@
 //
 // Usage: warpath-pipeline-bench [--duration S] [--workers N] [--engines cpu,gpu,auto]
 //                               [--quick] [--schedule-ab ROUNDS]
-//                               [--sweep ROUNDS [--workers-list 1,2,4,...] [--data DIR]]
+//                               [--sweep ROUNDS [--workers-list 1,2,4,...]
+//                                               [--cases APP:PROFILE,...] [--data DIR]]
 //   --schedule-ab  instead: router+acl throughput with packet scheduling off and on (GASPP
 //                  Figure 10), per traffic mix and batch size, alternated ROUNDS times
 //   --sweep        instead: Mpps against workers (issue 60's sweep), batch 1024, delay bound
@@ -317,8 +318,16 @@ int main(int argc, char** argv) {
       quick = true;
     else if (a == "--schedule-ab" && i + 1 < argc)
       ab_rounds = uint32_t(std::atoi(argv[++i]));
-    else if (a == "--sweep" && i + 1 < argc)
-      sweep_rounds = uint32_t(std::atoi(argv[++i]));
+    else if (a == "--sweep" && i + 1 < argc) {
+      char* end    = nullptr;
+      const long n = std::strtol(argv[++i], &end, 10);
+      if (*end != '\0' || n < 1 || n > 1000) {
+        std::fprintf(stderr, "warpath-pipeline-bench: --sweep: '%s' is not a round count (1..1000)\n",
+                     argv[i]);
+        return 2;
+      }
+      sweep_rounds = uint32_t(n);
+    }
     else if (a == "--workers-list" && i + 1 < argc)
       workers_list = argv[++i];
     else if (a == "--data" && i + 1 < argc)
@@ -329,9 +338,15 @@ int main(int argc, char** argv) {
       std::fprintf(stderr,
                    "usage: warpath-pipeline-bench [--duration S] [--workers N] "
                    "[--engines cpu,gpu,auto] [--quick] [--schedule-ab ROUNDS] "
-                   "[--sweep ROUNDS [--workers-list 1,2,4,...] [--data DIR]]\n");
+                   "[--sweep ROUNDS [--workers-list 1,2,4,...] [--cases APP:PROFILE,...] "
+                   "[--data DIR]]\n");
       return 2;
     }
+  }
+  if (!sweep_rounds && (!workers_list.empty() || !cases_arg.empty() || !data_dir.empty())) {
+    std::fprintf(stderr,
+                 "warpath-pipeline-bench: --workers-list, --cases and --data belong to --sweep\n");
+    return 2;
   }
   const bool gpu = cuda_device_count() > 0;
   std::vector<std::pair<std::string, Offload>> engines;

@@ -61,6 +61,12 @@ OffloadMaster::OffloadMaster(const Chain& chain, uint32_t max_launch, std::vecto
   }
 }
 
+bool OffloadMaster::moves_packet_bytes() const {
+  for (const Chain::JobRef& j : chain_.jobs())
+    if (j.shape.buffer_field >= 0 && chain_.module(j.module).job_resident(j.job)) return true;
+  return false;
+}
+
 OffloadMaster::~OffloadMaster() {
   stop();
   for (auto& lane : lanes_) {
@@ -208,13 +214,14 @@ SlabLayout slab_layout(const std::vector<Chain::JobRef>& jobs, const std::vector
 }
 
 // A direct launch's frames: per frame the span [lo, hi) of every packet job's bytes (lo
-// aligned down to 16, so that each buffer keeps its alignment on the device), and what the
-// spans and the buffers come to.
+// aligned down to 16 where the cells allow, so that each buffer keeps its alignment on the
+// device: the span's copy starts 16-aligned), and what the spans and the buffers come to.
 struct FrameSpans {
-  std::vector<const uint8_t*> lo;
+  std::vector<uint8_t*> lo;
   std::vector<size_t> bytes;  ///< hi - lo; 0: the frame has no packet bytes
   size_t total = 0, useful = 0;
   bool inside  = true;  ///< every buffer lies in its frame's own cells
+  bool pinned  = true;  ///< every frame with bytes is in page-locked memory
 };
 
 FrameSpans frame_spans(const std::vector<Chain::JobRef>& jobs, const std::vector<JobData>& data,
@@ -224,7 +231,7 @@ FrameSpans frame_spans(const std::vector<Chain::JobRef>& jobs, const std::vector
   s.lo.assign(F, nullptr);
   s.bytes.assign(F, 0);
   for (size_t g = 0; g < F; ++g) {
-    const uint8_t *lo = nullptr, *hi = nullptr;
+    uint8_t *lo = nullptr, *hi = nullptr;
     for (size_t k = 0; k < jobs.size(); ++k) {
       const JobShape& shape = jobs[k].shape;
       if (shape.buffer_field < 0) continue;
@@ -232,7 +239,7 @@ FrameSpans frame_spans(const std::vector<Chain::JobRef>& jobs, const std::vector
       for (uint32_t i = 0; i < d.count; ++i) {
         const uint32_t n = d.buffer_bytes[i];
         if (!n) continue;
-        const uint8_t* p = buffer_of(d, shape, i);
+        uint8_t* p = buffer_of(d, shape, i);
         s.inside         = s.inside && group[g]->batch.in_cells(p, n);
         lo               = lo && lo < p ? lo : p;
         hi               = hi && hi > p + n ? hi : p + n;
@@ -240,7 +247,10 @@ FrameSpans frame_spans(const std::vector<Chain::JobRef>& jobs, const std::vector
       }
     }
     if (!lo) continue;
-    lo          = reinterpret_cast<const uint8_t*>(reinterpret_cast<uintptr_t>(lo) & ~uintptr_t(15));
+    s.pinned = s.pinned && group[g]->batch.space() == MemSpace::kPinned;
+    // Down to 16 where that stays in the cells (they start aligned in every batch made today).
+    auto* down = reinterpret_cast<uint8_t*>(reinterpret_cast<uintptr_t>(lo) & ~uintptr_t(15));
+    if (group[g]->batch.in_cells(down, size_t(hi - down))) lo = down;
     s.lo[g]     = lo;
     s.bytes[g]  = size_t(hi - lo);
     s.total    += s.bytes[g];
@@ -359,9 +369,10 @@ Status OffloadMaster::shade_gathered(Lane& lane, const std::vector<Frame*>& grou
     sorted[k] =
         resident && chain_.schedule_sort() && jobs[k].shape.buffer_field >= 0 && total[k] > 1;
   // Packet bytes straight from their frames (one span a frame each way on a resident launch;
-  // in place on the slab path) unless a buffer lies outside its frame's cells or the spans
-  // carry more than max_span_ratio_ times the bytes the jobs name (small packets in large
-  // cells, few of them in a job): then they are gathered into the slab and scattered back.
+  // in place on the slab path) unless a buffer lies outside its frame's cells, or, resident,
+  // the frames are pageable (CUDA would stage and block) or the spans carry more than
+  // max_span_ratio_ times the bytes the jobs name (small packets in large cells, few of them
+  // in a job): then they are gathered into the slab and scattered back.
   FrameSpans spans;
   bool any_bytes = false;
   for (size_t k = 0; k < jobs.size(); ++k) any_bytes = any_bytes || bytes[k] > 0;
@@ -370,7 +381,8 @@ Status OffloadMaster::shade_gathered(Lane& lane, const std::vector<Frame*>& grou
     spans  = frame_spans(jobs, lane.data, group);
     direct = max_span_ratio_ > 0 && spans.inside &&
              (!resident ||
-              double(spans.total) <= max_span_ratio_ * double(spans.useful) + 4096.0);
+              ((spans.pinned || dev_.copies_any_host_memory) &&
+               double(spans.total) <= max_span_ratio_ * double(spans.useful) + 4096.0));
   }
   if (direct) std::fill(bytes.begin(), bytes.end(), size_t(0));
   const SlabLayout L = slab_layout(jobs, total, bytes, sorted,
@@ -404,11 +416,19 @@ Status OffloadMaster::shade_gathered(Lane& lane, const std::vector<Frame*>& grou
   const char* why = nullptr;
   if (resident && L.up_to && !dev_.copy(base, slab, L.up_to, true, lane.stream, &why))
     return cuda_failed("upload", why);
-  if (resident && direct)
+  // Once a frame's bytes are in a copy, no error returns (and marks the frame done) before the
+  // stream has finished with them: a late download must not write into a frame its worker has
+  // taken back.
+  const bool spans_queued = resident && direct;
+  auto fail = [&](Status st) {
+    if (spans_queued) (void)dev_.sync(lane.stream, nullptr);
+    return st;
+  };
+  if (spans_queued)
     for (size_t g = 0; g < F; ++g)
       if (spans.bytes[g] &&
           !dev_.copy(base + L.span_at[g], spans.lo[g], spans.bytes[g], true, lane.stream, &why))
-        return cuda_failed("packet upload", why);
+        return fail(cuda_failed("packet upload", why));
   for (size_t k = 0; k < jobs.size(); ++k) {
     if (!total[k]) continue;
     const Chain::JobRef& job = jobs[k];
@@ -417,7 +437,7 @@ Status OffloadMaster::shade_gathered(Lane& lane, const std::vector<Frame*>& grou
     if (!sorted[k]) {
       const JobData d{base + L.key_at[k], size_t(total[k]) * shape.key_bytes,
                       shape.answer_bytes ? base + L.answer_at[k] : nullptr, total[k]};
-      WARPATH_TRY(module.run_job(Place::kOffload, job.job, d, ctx));
+      if (Status st = module.run_job(Place::kOffload, job.job, d, ctx); !st.is_ok()) return fail(st);
       continue;
     }
     // Scheduled: the rows sorted by length, run in that order, the answers put back.
@@ -426,25 +446,25 @@ Status OffloadMaster::shade_gathered(Lane& lane, const std::vector<Frame*>& grou
                    core::kLengthKeyBits, lane.stream, &why) ||
         !dev_.gather_rows(base + L.key_at[k], base + L.rows_at[k], order, total[k], shape.key_bytes,
                           lane.stream, &why))
-      return cuda_failed("schedule sort", why);
+      return fail(cuda_failed("schedule sort", why));
     const JobData d{base + L.rows_at[k], size_t(total[k]) * shape.key_bytes,
                     shape.answer_bytes ? base + L.answers_sorted_at[k] : nullptr, total[k]};
-    WARPATH_TRY(module.run_job(Place::kOffload, job.job, d, ctx));
+    if (Status st = module.run_job(Place::kOffload, job.job, d, ctx); !st.is_ok()) return fail(st);
     if (shape.answer_bytes &&
         !dev_.scatter_rows(base + L.answers_sorted_at[k], base + L.answer_at[k], order, total[k],
                            shape.answer_bytes, lane.stream, &why))
-      return cuda_failed("schedule scatter", why);
+      return fail(cuda_failed("schedule scatter", why));
     scheduled_jobs_.fetch_add(1, std::memory_order_relaxed);
   }
   if (resident) {
     if (end > L.down_from &&
         !dev_.copy(slab + L.down_from, base + L.down_from, end - L.down_from, false, lane.stream, &why))
-      return cuda_failed("download", why);
+      return fail(cuda_failed("download", why));
     if (direct)
       for (size_t g = 0; g < F; ++g)
-        if (spans.bytes[g] && !dev_.copy(const_cast<uint8_t*>(spans.lo[g]), base + L.span_at[g],
-                                         spans.bytes[g], false, lane.stream, &why))
-          return cuda_failed("packet download", why);
+        if (spans.bytes[g] && !dev_.copy(spans.lo[g], base + L.span_at[g], spans.bytes[g], false,
+                                         lane.stream, &why))
+          return fail(cuda_failed("packet download", why));
     if (!dev_.sync(lane.stream, &why)) return cuda_failed("launch", why);
     resident_launches_.fetch_add(1, std::memory_order_relaxed);
   }

@@ -66,6 +66,11 @@ class OffloadMaster {
                         uint32_t row_bytes, void* stream, const char** why) noexcept;
     bool (*scatter_rows)(const uint8_t* src, uint8_t* dst, const uint32_t* order, uint32_t n,
                          uint32_t row_bytes, void* stream, const char** why) noexcept;
+    /// Whether `copy` moves any host memory at full speed and asynchronously. CUDA's does so
+    /// only from page-locked memory (a pageable copy is staged through a bounce buffer and
+    /// blocks), so a resident launch takes packet bytes straight from frames only when they
+    /// are pinned; a test's host-memory device does from any.
+    bool copies_any_host_memory = false;
   };
   static const DeviceOps& cuda_device_ops() noexcept;
 
@@ -91,7 +96,8 @@ class OffloadMaster {
     return scheduled_jobs_.load(std::memory_order_relaxed);
   }
   /// Launches whose packet jobs' bytes stayed in their frames: one span a frame up and one
-  /// down on a resident launch, in place on the slab path; the master copied none of them.
+  /// down on a resident launch (frames in page-locked memory, or a device that copies any),
+  /// in place on the slab path; the master copied none of them.
   uint64_t direct_launches() const noexcept {
     return direct_launches_.load(std::memory_order_relaxed);
   }
@@ -101,6 +107,9 @@ class OffloadMaster {
   /// bytes several times faster than a lane's memcpy, which the gather and the scatter each
   /// cost. 0: always gather. Set before start().
   void set_max_span_ratio(double r) noexcept { max_span_ratio_ = r; }
+  /// Whether a launch may move packet bytes to a device: a packet job of the chain whose
+  /// module runs it resident (cuda.esp). Frames then pay for being page-locked.
+  bool moves_packet_bytes() const;
 
  private:
   struct Lane {

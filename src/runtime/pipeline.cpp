@@ -274,9 +274,11 @@ Result<RunReport> run(const RunConfig& config, RunInputs& in, const RunHooks& ho
     s.batch         = config.batch;
     s.delay_us      = config.delay_us;
     s.in_flight     = kInFlightPerWorker;
-    // Pinned packet memory pays only when a stage uploads packets, and none does yet: the
-    // master uploads keys, through its own pinned slabs (ADR 0007).
-    s.pinned_memory = false;
+    // Pinned packet memory pays when the master moves packet bytes (a packet job's, ESP's) on
+    // a device: then frames are page-locked (arena slices registered with CUDA) and their
+    // bytes go up and down as one DMA a frame (master.hpp, direct launches). Keys go through
+    // the master's own pinned slabs either way.
+    s.pinned_memory = master && master->moves_packet_bytes();
     s.zero_copy     = config.zero_copy;
     s.cpu           = !config.pin_threads   ? -1
                       : config.cpus.empty() ? int((w + 1) % cpus)

@@ -111,6 +111,21 @@ def test_plot_pipeline_tabulates_and_draws_a_sweep(tmp_path):
     assert table.count("\n| router | ipv6+min |") == 2
 
 
+def test_plot_pipeline_tabulates_a_sweep_with_an_engine_missing(tmp_path):
+    doc = sweep_report()
+    # A cut-short sweep: no gpu point at 4 workers of the IPv6 router.
+    doc["points"] = [p for p in doc["points"] if not (
+        p["app"] == "router" and p["workers"] == 4 and p["engine"] == "gpu")]
+    report = tmp_path / "cut.json"
+    report.write_text(json.dumps(doc))
+    r = run(ROOT / "bench/plot_pipeline.py", report)
+    assert r.returncode == 0, r.stderr
+    table = (tmp_path / "cut.md").read_text()
+    # No gpu figure, no gpu/cpu ratio; auto against the cpu (the better one left): 78/42.
+    assert "| router | ipv6+min | 4 | 42.0 | - | 78.0 | - | 1.86 | - | 50/90 " in table
+    assert "nan" not in table
+
+
 def test_plot_pipeline_refuses_a_report_that_is_not_a_sweep_given_alone(tmp_path):
     report = tmp_path / "pipeline.json"
     report.write_text(json.dumps({"bench": "pipeline", "points": []}))

@@ -67,3 +67,16 @@ def test_a_bad_worker_list_is_refused(bad):
     r = sweep(1, "--workers-list", bad, "--duration", "0.05")
     assert r.returncode == 2
     assert "--workers-list" in r.stderr and "not a worker count" in r.stderr
+
+
+@pytest.mark.parametrize("rounds", ["0", "x", "2000"])
+def test_a_bad_round_count_is_refused(rounds):
+    r = run_beside("warpath-pipeline-bench", "--engines", "cpu", "--sweep", rounds)
+    assert r.returncode == 2
+    assert "--sweep" in r.stderr and "not a round count" in r.stderr
+
+
+def test_sweep_options_without_sweep_are_refused():
+    r = run_beside("warpath-pipeline-bench", "--engines", "cpu", "--cases", "router:ipv6+min")
+    assert r.returncode == 2
+    assert "belong to --sweep" in r.stderr

@@ -85,12 +85,22 @@ const OffloadMaster::DeviceOps kFakeOps{
       for (uint32_t r = 0; r < n; ++r)
         std::memcpy(dst + size_t(order[r]) * row, src + size_t(r) * row, row);
       return true;
-    }};
+    },
+    true};  // copies_any_host_memory
+
+// The same device copying only page-locked memory at full speed, as CUDA does: resident
+// launches over pageable frames gather their packet bytes.
+const OffloadMaster::DeviceOps kFakePinnedOnlyOps = [] {
+  OffloadMaster::DeviceOps ops = kFakeOps;
+  ops.copies_any_host_memory   = false;
+  return ops;
+}();
 
 // A packet job's key: its bytes (the IP packet past the Ethernet header) and their length.
 struct PacketKey {
   uint8_t* bytes;
   uint32_t len, seed;
+  uint32_t residue;  ///< the host address of `bytes` mod 16, which a direct launch keeps
 };
 
 struct TwinSlot final : ModuleSlot {
@@ -105,6 +115,8 @@ struct TwinSlot final : ModuleSlot {
 };
 
 bool g_sorted   = false;         // packet job rows must come sorted by length (scheduling)
+bool g_direct   = false;         // packet bytes must keep their host alignment mod 16
+bool g_fail     = false;         // the packet job fails
 bool g_resident = false;         // what job_resident answers
 std::atomic<uint64_t> g_bad{0};  // a job found its data where it should not be
 
@@ -127,7 +139,8 @@ class TwinModule final : public Module {
       std::memcpy(&head, f.batch.data(i), std::min<uint32_t>(4, m.caplen));
       s.cols[s.n0] = head, s.cols[s.cap + s.n0] = m.len, ++s.n0;
       if (i % 2 == 0 && m.caplen > 14) {
-        s.keys[s.n1] = {f.batch.data(i) + 14, m.caplen - 14, i * 7 + 1};
+        s.keys[s.n1] = {f.batch.data(i) + 14, m.caplen - 14, i * 7 + 1,
+                        uint32_t(reinterpret_cast<uintptr_t>(f.batch.data(i) + 14) & 15)};
         s.lens[s.n1] = m.caplen - 14;
         ++s.n1;
       }
@@ -163,6 +176,7 @@ class TwinModule final : public Module {
       }
       return Status::ok();
     }
+    if (g_fail) return Status(Errc::kCudaError, "test-twin: the packet job failed");
     uint16_t last = 0;
     for (uint32_t k = 0; k < d.count; ++k) {
       PacketKey key;
@@ -172,6 +186,7 @@ class TwinModule final : public Module {
         last = core::length_key(key.len);
       }
       if (g_resident && g_device && !g_device->inside(key.bytes, key.len)) ++g_bad;
+      if (g_direct && (reinterpret_cast<uintptr_t>(key.bytes) & 15) != key.residue) ++g_bad;
       uint8_t sum = 0;
       for (uint32_t x = 0; x < key.len; ++x) {
         sum += key.bytes[x];
@@ -217,8 +232,11 @@ packet::PacketBatch traffic(uint32_t n, uint64_t seed) {
 // given device: every answer and every transformed byte where the module's own loop puts them.
 // span_ratio: the master's max_span_ratio (0: packet bytes gathered into the slab and
 // scattered back; 1e9: always straight from their frames, a span each).
+// pinned_only: the device copies only page-locked memory at full speed (CUDA's rule); the
+// test's frames are pageable, so resident launches then gather.
 void check_launches(uint32_t batch, uint32_t per_launch, bool resident, bool schedule = false,
-                    double span_ratio = 0, bool* direct_expected = nullptr) {
+                    double span_ratio = 0, bool* direct_expected = nullptr,
+                    bool pinned_only = false) {
   SCOPED_TRACE("batch " + std::to_string(batch) + ", " + std::to_string(per_launch) +
                " frames a launch, " + (resident ? "resident" : "on the slab") +
                (schedule ? ", scheduled" : "") + (span_ratio > 0 ? ", direct" : ", gathered"));
@@ -257,14 +275,18 @@ void check_launches(uint32_t batch, uint32_t per_launch, bool resident, bool sch
     if (s.n1) span_total += hi - (lo & ~uintptr_t(15));
   }
   // The master's rule (master.hpp, set_max_span_ratio).
-  const bool direct = span_ratio > 0 && packet_rows > 0 &&
-                      (!resident || double(span_total) <= span_ratio * double(useful) + 4096.0);
+  const bool direct =
+      span_ratio > 0 && packet_rows > 0 &&
+      (!resident || (!pinned_only && double(span_total) <= span_ratio * double(useful) + 4096.0));
   if (direct_expected) *direct_expected = direct;
+  g_direct = direct && resident;
   // Scheduled rows are sorted exactly when the launch is resident and sorts.
   g_sorted = resident && schedule && packet_rows > 1;
   {
     OffloadMaster master(*chain, std::max<uint32_t>(batch, 1) * per_launch, {}, 1,
-                         resident ? kFakeOps : OffloadMaster::cuda_device_ops());
+                         !resident     ? OffloadMaster::cuda_device_ops()
+                         : pinned_only ? kFakePinnedOnlyOps
+                                       : kFakeOps);
     master.set_max_span_ratio(span_ratio);
     std::vector<Frame*> group;
     for (auto& f : frames) group.push_back(f.get());
@@ -283,6 +305,7 @@ void check_launches(uint32_t batch, uint32_t per_launch, bool resident, bool sch
   }
   EXPECT_EQ(device.sorts, g_sorted ? 1u : 0u);
   g_sorted = false;
+  g_direct = false;
   EXPECT_EQ(g_bad.load(), 0u);
   if (resident && batch) {
     // The keys up and the answers down, and when direct each frame's span of packet bytes.
@@ -360,6 +383,49 @@ TEST(OffloadMaster, SpanRatioDecidesAsDocumented) {
   for (uint32_t batch : {1u, 33u, 1024u}) check_launches(batch, 3, true, false, 4.0, &direct);
   check_launches(1024, 3, true, false, 0.1, &direct);
   EXPECT_FALSE(direct);
+}
+
+// CUDA copies pageable memory through a bounce buffer and blocks: a resident launch over
+// pageable frames gathers even where the ratio would let it go direct.
+TEST(OffloadMaster, PageableFramesAreGatheredForADeviceThatCopiesOnlyPinnedMemory) {
+  bool direct = true;
+  for (uint32_t batch : {1u, 1024u}) {
+    check_launches(batch, 3, true, false, 1e9, &direct, true);
+    EXPECT_FALSE(direct);
+  }
+}
+
+// A failed job in a direct launch: the frames come back with the error only after the stream
+// has finished with their spans (one wait), never while a copy may still write into them.
+TEST(OffloadMaster, AFailedDirectLaunchWaitsForItsCopiesBeforeGivingFramesBack) {
+  auto chain = twin_chain();
+  ASSERT_TRUE(chain);
+  FakeDevice device;
+  g_device   = &device;
+  g_resident = true;
+  g_fail     = true;
+  auto b     = packet::PacketBatch::create(64, 2048);
+  ASSERT_TRUE(b.is_ok());
+  Frame f(std::move(*b));
+  chain->make_slots(f);
+  const packet::PacketBatch in = traffic(64, 9);
+  for (uint32_t i = 0; i < 64; ++i)
+    ASSERT_TRUE(f.batch.append(in.data(i), in.meta(i).caplen, in.meta(i).len, 0, 0));
+  ASSERT_TRUE(chain->pre(f).is_ok());
+  {
+    OffloadMaster master(*chain, 64, {}, 1, kFakeOps);
+    master.set_max_span_ratio(1e9);
+    master.submit(&f);
+    master.start();
+    while (!f.done.load(std::memory_order_acquire)) std::this_thread::yield();
+    master.stop();
+    EXPECT_EQ(master.direct_launches(), 0u) << "a failed launch is not counted";
+  }
+  g_fail = false;
+  g_device = nullptr;
+  EXPECT_EQ(f.error.code(), Errc::kCudaError);
+  EXPECT_GE(device.uploads, 2u) << "the keys and the frame's span went up";
+  EXPECT_EQ(device.syncs, 1u) << "the master waited for the stream before failing";
 }
 
 // A module that breaks JobData's contract (more keys than packets) fails the launch with its
