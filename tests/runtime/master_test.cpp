@@ -228,6 +228,25 @@ packet::PacketBatch traffic(uint32_t n, uint64_t seed) {
   return std::move(*in);
 }
 
+// A frame of room for `cap` packets holding `n` generated ones (seed), the chain's pre stage
+// run on it; nullptr (and a test failure) if any step fails.
+std::unique_ptr<Frame> filled_frame(const Chain& chain, uint32_t cap, uint32_t n, uint64_t seed) {
+  auto b = packet::PacketBatch::create(cap, 2048);
+  EXPECT_TRUE(b.is_ok());
+  if (!b.is_ok()) return nullptr;
+  auto f = std::make_unique<Frame>(std::move(*b));
+  chain.make_slots(*f);
+  const packet::PacketBatch in = traffic(n, seed);
+  for (uint32_t i = 0; i < n; ++i)
+    if (!f->batch.append(in.data(i), in.meta(i).caplen, in.meta(i).len, 0, 0)) {
+      ADD_FAILURE() << "packet " << i << " does not fit";
+      return nullptr;
+    }
+  const Status s = chain.pre(*f);
+  EXPECT_TRUE(s.is_ok()) << s.message();
+  return s.is_ok() ? std::move(f) : nullptr;
+}
+
 // Frames of `batch` packets, `per_launch` of them submitted at once, through a master on the
 // given device: every answer and every transformed byte where the module's own loop puts them.
 // span_ratio: the master's max_span_ratio (0: packet bytes gathered into the slab and
@@ -404,14 +423,9 @@ TEST(OffloadMaster, AFailedDirectLaunchWaitsForItsCopiesBeforeGivingFramesBack) 
   g_device   = &device;
   g_resident = true;
   g_fail     = true;
-  auto b     = packet::PacketBatch::create(64, 2048);
-  ASSERT_TRUE(b.is_ok());
-  Frame f(std::move(*b));
-  chain->make_slots(f);
-  const packet::PacketBatch in = traffic(64, 9);
-  for (uint32_t i = 0; i < 64; ++i)
-    ASSERT_TRUE(f.batch.append(in.data(i), in.meta(i).caplen, in.meta(i).len, 0, 0));
-  ASSERT_TRUE(chain->pre(f).is_ok());
+  auto fp = filled_frame(*chain, 64, 64, 9);
+  ASSERT_TRUE(fp);
+  Frame& f = *fp;
   {
     OffloadMaster master(*chain, 64, {}, 1, kFakeOps);
     master.set_max_span_ratio(1e9);
@@ -434,14 +448,9 @@ TEST(OffloadMaster, AJobWithMoreKeysThanPacketsFailsTheLaunch) {
   auto chain = twin_chain();
   ASSERT_TRUE(chain);
   g_resident = false;
-  auto b     = packet::PacketBatch::create(4, 2048);
-  ASSERT_TRUE(b.is_ok());
-  Frame f(std::move(*b));
-  chain->make_slots(f);
-  const packet::PacketBatch in = traffic(2, 5);
-  for (uint32_t i = 0; i < 2; ++i)
-    ASSERT_TRUE(f.batch.append(in.data(i), in.meta(i).caplen, in.meta(i).len, 0, 0));
-  ASSERT_TRUE(chain->pre(f).is_ok());
+  auto fp = filled_frame(*chain, 4, 2, 5);
+  ASSERT_TRUE(fp);
+  Frame& f = *fp;
   static_cast<TwinSlot&>(*f.slots[0]).n0 = 3;  // three keys for two packets
   OffloadMaster master(*chain, 4, {}, 1);
   master.submit(&f);
