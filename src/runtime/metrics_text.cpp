@@ -162,6 +162,12 @@ std::string prometheus_text(const RunReport& r, std::string_view version) {
   t.sample("warpath_chunks_total", double(r.gpu_chunks), "place", "gpu");
   t.family("warpath_gpu_launches_total", "counter", "Offload master launches.");
   t.sample("warpath_gpu_launches_total", double(r.gpu_launches));
+  t.family("warpath_gpu_resident_launches_total", "counter",
+           "Offload launches on device memory (one upload, every module, one download).");
+  t.sample("warpath_gpu_resident_launches_total", double(r.gpu_resident_launches));
+  t.family("warpath_gpu_direct_launches_total", "counter",
+           "Offload launches whose packet bytes stayed in their frames.");
+  t.sample("warpath_gpu_direct_launches_total", double(r.gpu_direct_launches));
   t.family("warpath_batch_fill_ratio", "gauge", "Mean chunk size / batch.");
   t.sample("warpath_batch_fill_ratio", r.batch_fill);
   t.family("warpath_gpu_share_ratio", "gauge", "Share of chunks sent to the offload master.");

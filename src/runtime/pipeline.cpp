@@ -96,7 +96,11 @@ RunReport snapshot(const RunConfig& cfg, const Chain& chain,
       r.chunks ? double(r.cpu_packets + r.gpu_packets) / double(r.chunks) / cfg.batch : 0;
   r.cpu_ns_per_pkt = r.cpu_packets ? double(shade_ns) / double(r.cpu_packets) : 0;
   r.gpu_share      = workers.empty() ? 0 : share / double(workers.size());
-  if (master) r.gpu_launches = master->launches();
+  if (master) {
+    r.gpu_launches          = master->launches();
+    r.gpu_resident_launches = master->resident_launches();
+    r.gpu_direct_launches   = master->direct_launches();
+  }
   // Every finished packet has exactly one reason: the totals are the reasons' sums.
   r.tx = reasons[kReasonForwarded];
   for (size_t k = 0; k < reasons.size(); ++k) {

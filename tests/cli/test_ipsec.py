@@ -915,6 +915,11 @@ def test_offload_path_gives_the_same_packets(tmp_path):
         if how == "offload":
             assert j["batches"]["gpu_packets"] > 0, j["batches"]
             assert j["engines"]["offload"].startswith("cpu.esp + cpu.lpm"), j["engines"]
+            # cpu.esp works on host memory: no launch is resident, and each works on the
+            # frames' packets in place (the master copies none).
+            b = j["batches"]
+            assert b["resident_launches"] == 0, b
+            assert 0 < b["direct_launches"] <= b["launches"], b
     assert results[0] == results[1]
     assert len(results[0][0]) > 10 and len(results[0][1]) > 10
 

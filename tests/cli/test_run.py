@@ -417,6 +417,9 @@ def test_offload_path_on_cpu_engines(tmp_path):
     assert j["totals"]["rx"] == 50000
     assert j["batches"]["gpu"] == j["batches"]["chunks"] > 0
     assert j["batches"]["launches"] > 0
+    # CPU engines take host memory (nothing resident); router+acl has no packet job, so no
+    # launch moves packet bytes either way.
+    assert j["batches"]["resident_launches"] == j["batches"]["direct_launches"] == 0
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])

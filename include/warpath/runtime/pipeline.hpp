@@ -108,6 +108,9 @@ struct RunReport {
   uint64_t chunks = 0, cpu_chunks = 0, gpu_chunks = 0;
   uint64_t cpu_packets = 0, gpu_packets = 0;
   uint64_t gpu_launches = 0;  ///< master launches (each gathers one or more chunks)
+  /// Of those: on device memory (one upload, every module, one download), and with packet
+  /// jobs' bytes left in their frames (a span a frame on a device, in place otherwise).
+  uint64_t gpu_resident_launches = 0, gpu_direct_launches = 0;
   double batch_fill     = 0;  ///< mean chunk size / batch
   double cpu_ns_per_pkt = 0;  ///< measured shade cost on the CPU
   /// Where a worker's time goes, in ns per packet finished (summed over the workers, so on
