@@ -297,6 +297,35 @@ int sweep(const Data& d, const std::vector<std::pair<std::string, Offload>>& eng
   return status;
 }
 
+// --schedule-ab: packet scheduling A/B (GASPP Figure 10): router+acl throughput with sorting
+// off and on, per traffic mix and batch size, the two alternated (the order swapped every
+// round) so that drift cancels. JSON on stdout.
+int schedule_ab(const Data& d, uint32_t workers, uint32_t rounds, double seconds, bool gpu) {
+  std::vector<Point> ab;
+  for (const char* profile : {"default", "imix", "ipv4+udp"})
+    for (uint32_t batch : {32u, 256u, 2048u, 8192u})
+      for (uint32_t round = 0; round < rounds; ++round)
+        for (int k = 0; k < 2; ++k) {
+          const std::string sched = (k ^ (round & 1)) ? "sort" : "none";
+          std::fprintf(stderr, "schedule %s %s batch %u round %u ...\n", sched.c_str(), profile,
+                       batch, round + 1);
+          auto r = run_point(d, Offload::kCpu, workers, batch, 1000, 0, seconds, sched, profile);
+          if (!r.is_ok()) {
+            std::fprintf(stderr, "warpath-pipeline-bench: %s\n", r.status().message().c_str());
+            return 1;
+          }
+          Point p{"schedule", "cpu", sched, profile, batch, 1000, 0, *r};
+          p.workers = workers;
+          ab.push_back(std::move(p));
+        }
+  std::printf("{\"bench\": \"pipeline-schedule\", \"app\": \"router+acl\", \"workers\": %u, "
+              "\"duration_s\": %.2f, \"rounds\": %u, \"gpu\": %s, \"points\": [\n",
+              workers, seconds, rounds, gpu ? "true" : "false");
+  for (size_t i = 0; i < ab.size(); ++i) print_point(stdout, ab[i], i + 1 == ab.size());
+  std::printf("]}\n");
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -368,34 +397,7 @@ int main(int argc, char** argv) {
   d.neighbors = neighbors_to_port(d.fib, 1);  // the sink
   d.acl       = classify::random_rule_set(1, classify::KeyLayout::kFiveTuple, 1000);
 
-  if (ab_rounds) {
-    // Packet scheduling A/B (GASPP Figure 10): throughput with and without sorting, per traffic
-    // mix and batch size, the two alternated (order swapped every round) so drift cancels.
-    std::vector<Point> ab;
-    for (const char* profile : {"default", "imix", "ipv4+udp"})
-      for (uint32_t batch : {32u, 256u, 2048u, 8192u})
-        for (uint32_t round = 0; round < ab_rounds; ++round)
-          for (int k = 0; k < 2; ++k) {
-            const std::string sched = (k ^ (round & 1)) ? "sort" : "none";
-            std::fprintf(stderr, "schedule %s %s batch %u round %u ...\n", sched.c_str(), profile,
-                         batch, round + 1);
-            auto r = run_point(d, Offload::kCpu, workers, batch, 1000, 0, seconds, sched, profile);
-            if (!r.is_ok()) {
-              std::fprintf(stderr, "warpath-pipeline-bench: %s\n", r.status().message().c_str());
-              return 1;
-            }
-            Point p{"schedule", "cpu", sched, profile, batch, 1000, 0, *r};
-            p.workers = workers;
-            ab.push_back(std::move(p));
-          }
-    std::printf("{\"bench\": \"pipeline-schedule\", \"app\": \"router+acl\", \"workers\": %u, "
-                "\"duration_s\": %.2f, \"rounds\": %u, \"gpu\": %s, \"points\": [\n",
-                workers, seconds, ab_rounds, gpu ? "true" : "false");
-    for (size_t i = 0; i < ab.size(); ++i) print_point(stdout, ab[i], i + 1 == ab.size());
-    std::printf("]}\n");
-    return 0;
-  }
-
+  if (ab_rounds) return schedule_ab(d, workers, ab_rounds, seconds, gpu);
   if (sweep_rounds) return sweep(d, engines, sweep_rounds, workers_list, data_dir, cases_arg, seconds, gpu);
 
   const std::vector<uint32_t> batches =
