@@ -103,8 +103,12 @@ if want selftest; then
   # GPU_CHECK_JOBS (default 4) at a time, none past the stage's deadline; then cuda.tuple/bloom
   # again with their global-memory kernels (tables too big for shared memory: rare, so forced).
   # One line per engine as it completes; each job's exit status in <stamp>-selftest-<job>.exit.
+  # The gpu preset's warpath-selftest, else the full build's `warpath selftest` (the bundle of
+  # scripts/gpu-bundle.sh): the same options.
+  if [[ -x $bin/warpath-selftest ]]; then selftest_cmd="$bin/warpath-selftest"; else selftest_cmd="$bin/warpath selftest"; fi
   jobs=()
-  while read -r e; do jobs+=("$e"); done < <("$bin/warpath-selftest" --list)
+  # shellcheck disable=SC2086  # the command is words
+  while read -r e; do jobs+=("$e"); done < <($selftest_cmd --list)
   jobs+=("global:cuda.tuple" "global:cuda.bloom")
   echo "gpu-check: ${#jobs[@]} self-test jobs: ${jobs[*]}" >&2
   selftest_one() {  # selftest_one [global:]ENGINE
@@ -118,7 +122,8 @@ if want selftest; then
       return 124
     fi
     ((limit > left)) && limit=$left
-    env "${envs[@]}" timeout "$limit" "$bin/warpath-selftest" \
+    # shellcheck disable=SC2086
+    env "${envs[@]}" timeout "$limit" $selftest_cmd \
       --require-gpu --items $items --engine "$engine" --exact \
       --json "$base-selftest-$name.json" > "$base-selftest-$name.log" 2>&1
     code=$?
@@ -130,7 +135,7 @@ if want selftest; then
   }
   export -f selftest_one
   deadline=$(($(date +%s) + ${GPU_CHECK_SELFTEST_S:-300}))
-  export bin base deadline
+  export bin base deadline selftest_cmd
   printf '%s\n' "${jobs[@]}" | xargs -P "${GPU_CHECK_JOBS:-4}" -I{} bash -c 'selftest_one "$1"' _ {}
   rc[selftest]=$?
 fi

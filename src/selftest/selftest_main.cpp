@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "warpath/core/cuda_device.hpp"
+#include "warpath/selftest/catalogue.hpp"
 
 namespace warpath {
 
@@ -21,6 +22,14 @@ bool save_json(const std::string& path, const SelftestResult& r) {
 }
 
 }  // namespace
+
+int selftest_list(const SelftestOptions& options) {
+  for (const EngineFamily& module : engine_families())
+    for (const EngineInfo& engine : module.engines())
+      if (selftest_selects(options, engine.id))
+        std::printf("%.*s\n", int(engine.id.size()), engine.id.data());
+  return 0;
+}
 
 int selftest_main(const SelftestOptions& options, const std::string& json_path) {
   std::printf("selftest: %llu items per engine, %s\n",

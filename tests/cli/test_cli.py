@@ -409,6 +409,16 @@ def test_selftest_exact_engine(tmp_path):
     assert r.returncode == 2 and "no engine matches" in r.stderr
 
 
+def test_selftest_list_names_what_the_options_select():
+    # --list (scripts/gpu-check.sh's job list from the full build): ids only, nothing checked.
+    every = assert_ok(run("selftest", "--list", "--all")).stdout.split()
+    cuda = assert_ok(run("selftest", "--list")).stdout.split()
+    assert "cpu.parse" in every and "cuda.parse" in cuda
+    assert set(cuda) == {e for e in every if e.startswith("cuda.")}
+    assert assert_ok(run("selftest", "--list", "--all", "--engine", "cpu.tuple",
+                         "--exact")).stdout.split() == ["cpu.tuple"]
+
+
 def test_selftest_without_gpu(tmp_path):
     info = json.loads(assert_ok(run("info", "--json")).stdout)
     if info["cuda"]["devices"]:

@@ -54,13 +54,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "warpath-selftest: --exact needs --engine\n");
     return 2;
   }
-  if (list) {
-    for (const warpath::EngineFamily& module : warpath::engine_families())
-      for (const warpath::EngineInfo& engine : module.engines()) {
-        if (warpath::selftest_selects(o, engine.id))
-          std::printf("%.*s\n", int(engine.id.size()), engine.id.data());
-      }
-    return 0;
-  }
+  if (list) return warpath::selftest_list(o);
   return warpath::selftest_main(o, json);
 }

@@ -23,7 +23,11 @@ void add_selftest(CLI::App& app, Runner& run) {
   cmd->add_flag("--exact", o->exact, "Only the engine whose id is --engine's text")
       ->needs(cmd->get_option("--engine"));
   cmd->add_option("--json", *json, "Write the result as JSON to this file");
-  cmd->callback([o, json, &run] { run = [o, json] { return selftest_main(*o, *json); }; });
+  auto list = std::make_shared<bool>(false);
+  cmd->add_flag("--list", *list, "Print the ids of the engines the options select, one a line");
+  cmd->callback([o, json, list, &run] {
+    run = [o, json, list] { return *list ? selftest_list(*o) : selftest_main(*o, *json); };
+  });
 }
 
 }  // namespace warpath::cli

@@ -9,5 +9,8 @@
 namespace warpath {
 
 int selftest_main(const SelftestOptions& options, const std::string& json_path);
+/// Prints the id of every engine `options` selects, one a line (`--list`: scripts/gpu-check.sh
+/// runs each in a process of its own). Returns 0.
+int selftest_list(const SelftestOptions& options);
 
 }  // namespace warpath
