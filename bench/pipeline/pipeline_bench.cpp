@@ -103,11 +103,19 @@ Result<RunReport> run_point(const Data& d, Offload engine, uint32_t workers, uin
   return run(c, in);
 }
 
+// Packets the source offered that its rx queues dropped before a worker saw them.
+uint64_t rx_queue_full(const RunReport& r) {
+  const auto ring = r.drops_by_reason.find("rx_queue_full");
+  return ring == r.drops_by_reason.end() ? 0 : ring->second;
+}
+
+// A point's rate: the packets that reached the workers, in Mpps.
+double handled_mpps(const RunReport& r) {
+  return r.seconds > 0 ? double(r.rx - rx_queue_full(r)) / r.seconds / 1e6 : 0;
+}
+
 void print_point(std::FILE* out, const Point& p, bool last) {
   const RunReport& r   = p.report;
-  const auto ring      = r.drops_by_reason.find("rx_queue_full");
-  const uint64_t lost  = ring == r.drops_by_reason.end() ? 0 : ring->second;
-  const double handled = double(r.rx - lost);  // what reached the worker
   std::fprintf(
       out,
       "  {\"sweep\": \"%s\", \"engine\": \"%s\", \"batch\": %u, \"delay_us\": %u, "
@@ -121,8 +129,7 @@ void print_point(std::FILE* out, const Point& p, bool last) {
       "\"profile\": \"%s\", \"app\": \"%s\", \"workers\": %u, \"round\": %u}%s\n",
       p.sweep.c_str(), p.engine.c_str(), p.batch, p.delay_us, p.offered_pps, r.seconds,
       (unsigned long long)r.rx, (unsigned long long)r.tx, (unsigned long long)r.dropped,
-      (unsigned long long)r.slow_path, (unsigned long long)lost,
-      r.seconds > 0 ? handled / r.seconds / 1e6 : 0,
+      (unsigned long long)r.slow_path, (unsigned long long)rx_queue_full(r), handled_mpps(r),
       r.seconds > 0 ? double(r.tx_bytes) * 8 / r.seconds / 1e9 : 0, r.batch_fill, r.gpu_share,
       (unsigned long long)r.gpu_launches, r.latency.p50_us, r.latency.p99_us, r.latency.p999_us,
       r.latency.max_us, r.stages.rx, r.stages.parse, r.stages.modules, r.stages.tx, r.stages.other,
@@ -256,16 +263,11 @@ int sweep(const Data& d, const std::vector<std::pair<std::string, Offload>>& eng
 
   // The closing table: per case and worker count, each engine's median Mpps and its ratio to
   // the cpu policy's median.
-  auto mpps = [](const Point& p) {
-    const auto ring = p.report.drops_by_reason.find("rx_queue_full");
-    const uint64_t lost = ring == p.report.drops_by_reason.end() ? 0 : ring->second;
-    return p.report.seconds > 0 ? double(p.report.rx - lost) / p.report.seconds / 1e6 : 0;
-  };
   auto median = [&](const SweepCase& sc, uint32_t w, const std::string& engine) {
     std::vector<double> v;
     for (const Point& p : points)
       if (p.app == sc.app_name && p.profile == sc.profile && p.workers == w && p.engine == engine)
-        v.push_back(mpps(p));
+        v.push_back(handled_mpps(p.report));
     if (v.empty()) return 0.0;
     std::sort(v.begin(), v.end());
     return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;

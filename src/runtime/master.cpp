@@ -424,11 +424,17 @@ Status OffloadMaster::shade_gathered(Lane& lane, const std::vector<Frame*>& grou
     if (spans_queued) (void)dev_.sync(lane.stream, nullptr);
     return st;
   };
-  if (spans_queued)
-    for (size_t g = 0; g < F; ++g)
-      if (spans.bytes[g] &&
-          !dev_.copy(base + L.span_at[g], spans.lo[g], spans.bytes[g], true, lane.stream, &why))
-        return fail(cuda_failed("packet upload", why));
+  // Each frame's span between the frame and its place on the device.
+  auto copy_spans = [&](bool up) {
+    for (size_t g = 0; g < F; ++g) {
+      uint8_t* on_device = base + L.span_at[g];
+      if (spans.bytes[g] && !dev_.copy(up ? on_device : spans.lo[g], up ? spans.lo[g] : on_device,
+                                       spans.bytes[g], up, lane.stream, &why))
+        return false;
+    }
+    return true;
+  };
+  if (spans_queued && !copy_spans(true)) return fail(cuda_failed("packet upload", why));
   for (size_t k = 0; k < jobs.size(); ++k) {
     if (!total[k]) continue;
     const Chain::JobRef& job = jobs[k];
@@ -460,11 +466,7 @@ Status OffloadMaster::shade_gathered(Lane& lane, const std::vector<Frame*>& grou
     if (end > L.down_from &&
         !dev_.copy(slab + L.down_from, base + L.down_from, end - L.down_from, false, lane.stream, &why))
       return fail(cuda_failed("download", why));
-    if (direct)
-      for (size_t g = 0; g < F; ++g)
-        if (spans.bytes[g] && !dev_.copy(spans.lo[g], base + L.span_at[g], spans.bytes[g], false,
-                                         lane.stream, &why))
-          return fail(cuda_failed("packet download", why));
+    if (direct && !copy_spans(false)) return fail(cuda_failed("packet download", why));
     if (!dev_.sync(lane.stream, &why)) return cuda_failed("launch", why);
     resident_launches_.fetch_add(1, std::memory_order_relaxed);
   }

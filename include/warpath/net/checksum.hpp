@@ -74,6 +74,12 @@ WARPATH_HD uint16_t fold_checksum(uint32_t sum) {
   return uint16_t(~sum & 0xffffu);
 }
 
+/// Whether the IPv4 header at `ip`, `ihl` bytes long, verifies (the parser's check and the
+/// router's): the loop-free sum for the 20 bytes of nearly every header.
+WARPATH_HD bool ipv4_header_checksum_ok(const uint8_t* ip, uint32_t ihl) {
+  return fold_checksum(ihl == 20 ? ones_sum20(ip) : ones_sum(ip, ihl)) == 0;
+}
+
 /// RFC 1624 equation 3: the checksum after one 16-bit word of the covered data changes from
 /// `m_old` to `m_new`, HC' = ~(~HC + ~m + m') in one's-complement arithmetic. Unlike RFC 1141's
 /// HC' = HC + m - m', it never yields 0xFFFF (-0) where a full recomputation yields 0x0000, and

@@ -53,8 +53,7 @@ WARPATH_HD Reason check_ipv4_header(const uint8_t* ip, uint32_t avail, uint32_t 
   const uint32_t ihl = uint32_t(ip[0] & 0x0f) * 4;
   if ((ip[0] >> 4) != 4 || ihl < 20) return Reason::kBadIpv4Header;
   if (avail < ihl) return Reason::kTruncated;
-  if (fold_checksum(ihl == 20 ? net::ones_sum20(ip) : ones_sum(ip, ihl)) != 0)
-    return Reason::kBadIpv4Checksum;
+  if (!net::ipv4_header_checksum_ok(ip, ihl)) return Reason::kBadIpv4Checksum;
   const uint32_t total = load_be16(ip + 2);
   if (total < ihl || total > wire) return Reason::kBadIpv4Length;
   return Reason::kForwarded;

@@ -138,8 +138,7 @@ WARPATH_HD_HOT void parse_ipv4(const uint8_t* p, uint32_t off, uint32_t cap, uin
   // Neither a bad checksum nor a datagram longer than the frame stops the parse: the fields stay
   // useful for counters and the slow path, and the transport header is read within the frame.
   const bool too_long    = off + total > len;
-  const bool checksum_ok =
-      fold_checksum(ihl == 20 ? ones_sum20(p + off) : ones_sum(p + off, ihl)) == 0;
+  const bool checksum_ok = net::ipv4_header_checksum_ok(p + off, ihl);
   if (!(info.flags & kLaterFragment))
     parse_l4(p, off + ihl, too_long ? len : off + total, cap, info);
   if (too_long) info.status = ParseStatus::kBadIpv4Length;
