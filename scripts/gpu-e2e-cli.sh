@@ -7,9 +7,12 @@
 #             1,518-byte generated frames -> null, cpu and gpu policy at each worker count in
 #             the same round (GPU_E2E_WORKERS, default "1 4 8 14"; GPU_E2E_ROUNDS, default 2)
 #   sweep     warpath-pipeline-bench --sweep (router+acl IPv4 64 B and IMIX, IPv6 router, acl1_10K)
+#   depth     the asynchronous master against one launch a lane at a time: the sweep's
+#             router+acl IPv4 64 B case, gpu policy, --offload-depth 1 then 4
+#             (GPU_E2E_DEPTHS), workers GPU_E2E_DEPTH_WORKERS (default 4,12), 3 rounds each
 # Writes $OUT (default bench/results)/gpu-e2e-<stamp>-*.json and a summary table on stdout.
 #
-#   scripts/gpu-e2e-cli.sh [STAGE...]     (default: selftest esp sweep)
+#   scripts/gpu-e2e-cli.sh [STAGE...]     (default: selftest esp sweep depth)
 # GPU_E2E_BUNDLE (default .gpu-data/bundle.tar.xz) is unpacked into /tmp/wp unless
 # GPU_E2E_BIN names a folder of programs already there (this machine's build/, to try it
 # without a GPU: GPU_E2E_BIN=build GPU_E2E_ENGINES=cpu). Stage limits: GPU_E2E_<STAGE>_S.
@@ -21,7 +24,7 @@ out=$(cd "$out" && pwd)
 stamp=${GPU_E2E_STAMP:-$(date -u +%Y%m%dT%H%M%SZ)}
 base="$out/gpu-e2e-$stamp"
 stages=("$@")
-[[ ${#stages[@]} -gt 0 ]] || stages=(selftest esp sweep)
+[[ ${#stages[@]} -gt 0 ]] || stages=(selftest esp sweep depth)
 engines=${GPU_E2E_ENGINES:-cpu gpu}
 data=${WARPATH_DATA:-.gpu-data}
 bin=${GPU_E2E_BIN:-}
@@ -88,5 +91,19 @@ if want sweep; then
   code=$?
   sed -n '/^chain /,$p' "$base-sweep.log"
   [[ $code -eq 0 ]] || { echo "gpu-e2e: sweep exit $code" >&2; rc=1; }
+fi
+
+if want depth; then
+  for d in ${GPU_E2E_DEPTHS:-1 4}; do
+    echo "gpu-e2e: == depth $d ($(date -u +%T))" >&2
+    timeout "${GPU_E2E_DEPTH_S:-120}" "$bin/warpath-pipeline-bench" --engines gpu \
+      --offload-depth "$d" --sweep 3 --duration 0.5 \
+      --workers-list "${GPU_E2E_DEPTH_WORKERS:-4,12}" --cases router+acl:ipv4+min \
+      > "$base-depth$d.json" 2> "$base-depth$d.log"
+    code=$?
+    echo "offload depth $d:"
+    sed -n '/^chain /,$p' "$base-depth$d.log"
+    [[ $code -eq 0 ]] || { echo "gpu-e2e: depth $d exit $code" >&2; rc=1; }
+  done
 fi
 exit $rc

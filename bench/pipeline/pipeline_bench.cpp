@@ -12,7 +12,7 @@
 //                batch 8192, delay bound 10 us .. 5 ms: latency p50/p99/p99.9 and batch fill
 //
 // Usage: warpath-pipeline-bench [--duration S] [--workers N] [--engines cpu,gpu,auto]
-//                               [--quick] [--schedule-ab ROUNDS]
+//                               [--quick] [--schedule-ab ROUNDS] [--offload-depth N]
 //                               [--sweep ROUNDS [--workers-list 1,2,4,...]
 //                                               [--cases APP:PROFILE,...] [--data DIR]]
 //   --schedule-ab  instead: router+acl throughput with packet scheduling off and on (GASPP
@@ -25,6 +25,8 @@
 //                  the cpu policy beside the others in the same round, ROUNDS rounds (the
 //                  engines' order rotated each round). Workers default to 1, 2, 4, 8, 12, ...
 //                  up to the cores less two (the offload master's lanes).
+//   --offload-depth  launches each offload master lane keeps in flight (default 4; 1 runs the
+//                  master one launch a lane at a time, as before it was asynchronous)
 // Prints one JSON object on stdout; progress on stderr.
 #include <algorithm>
 #include <cstdio>
@@ -58,6 +60,8 @@ struct Point {
   uint32_t workers = 0, round = 0;
 };
 
+uint32_t g_offload_depth = 4;  // --offload-depth: RunConfig::offload_depth of every point
+
 struct Data {
   lookup::RouteTable fib;
   forward::RouterConfig neighbors;
@@ -78,6 +82,7 @@ Result<RunReport> run_point(const Data& d, Offload engine, uint32_t workers, uin
   c.workers             = workers;
   c.batch               = batch;
   c.delay_us            = delay_us;
+  c.offload_depth       = g_offload_depth;
   c.duration_s          = seconds;
   c.progress            = false;
   c.match_action        = "permit";
@@ -289,11 +294,13 @@ int sweep(const Data& d, const std::vector<std::pair<std::string, Offload>>& eng
     }
 
   std::printf("{\"bench\": \"pipeline-sweep\", \"duration_s\": %.2f, \"rounds\": %u, "
-              "\"batch\": 1024, \"delay_us\": 1000, \"gpu\": %s, \"acl1_10K\": \"%s\", "
+              "\"batch\": 1024, \"delay_us\": 1000, \"offload_depth\": %u, \"gpu\": %s, "
+              "\"acl1_10K\": \"%s\", "
               "\"data\": \"built-in: synthetic_full_table(1, 200000, 40000) + defaults, "
               "random_rule_set(1, 5-tuple, 1000) all permit; gen:max (seed 1) -> null\", "
               "\"points\": [\n",
-              seconds, rounds, gpu ? "true" : "false", json_escape(acl_note).c_str());
+              seconds, rounds, g_offload_depth, gpu ? "true" : "false",
+              json_escape(acl_note).c_str());
   for (size_t i = 0; i < points.size(); ++i) print_point(stdout, points[i], i + 1 == points.size());
   std::printf("]}\n");
   return status;
@@ -359,6 +366,8 @@ int main(int argc, char** argv) {
       }
       sweep_rounds = uint32_t(n);
     }
+    else if (a == "--offload-depth" && i + 1 < argc)
+      g_offload_depth = uint32_t(std::max(1, std::min(64, std::atoi(argv[++i]))));
     else if (a == "--workers-list" && i + 1 < argc)
       workers_list = argv[++i];
     else if (a == "--data" && i + 1 < argc)

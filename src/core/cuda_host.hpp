@@ -27,5 +27,8 @@ bool cuda_copy_async(void* dst, const void* src, size_t bytes, bool to_device, v
                      const char** why = nullptr) noexcept;
 /// Waits for everything queued on `stream`; false (with the reason) when a queued call failed.
 bool cuda_stream_sync(void* stream, const char** why = nullptr) noexcept;
+/// Whether everything queued on `stream` has finished, without waiting (cudaStreamQuery): 1
+/// yes, 0 not yet, -1 a queued call failed (the reason in `why`).
+int cuda_stream_query(void* stream, const char** why = nullptr) noexcept;
 
 }  // namespace warpath::detail

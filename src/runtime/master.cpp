@@ -31,10 +31,11 @@ bool no_rows(const uint8_t*, uint8_t*, const uint32_t*, uint32_t, uint32_t, void
 const OffloadMaster::DeviceOps& OffloadMaster::cuda_device_ops() noexcept {
 #if defined(WARPATH_HAVE_CUDA)
   static const DeviceOps ops{
-      &warpath::detail::cuda_device_alloc, &warpath::detail::cuda_device_free,
-      &warpath::detail::cuda_copy_async,   &warpath::detail::cuda_stream_sync,
-      &detail::device_sort_order,          &detail::device_gather_rows,
-      &detail::device_scatter_rows};
+      &warpath::detail::cuda_device_alloc,  &warpath::detail::cuda_device_free,
+      &warpath::detail::cuda_copy_async,    &warpath::detail::cuda_stream_sync,
+      &detail::device_sort_order,           &detail::device_gather_rows,
+      &detail::device_scatter_rows,         &warpath::detail::cuda_stream_create,
+      &warpath::detail::cuda_stream_destroy, &warpath::detail::cuda_stream_query};
 #else
   static const DeviceOps ops{&warpath::detail::cuda_device_alloc,
                              &warpath::detail::cuda_device_free,
@@ -42,23 +43,30 @@ const OffloadMaster::DeviceOps& OffloadMaster::cuda_device_ops() noexcept {
                              &warpath::detail::cuda_stream_sync,
                              &no_sort,
                              &no_rows,
-                             &no_rows};
+                             &no_rows,
+                             &warpath::detail::cuda_stream_create,
+                             &warpath::detail::cuda_stream_destroy,
+                             &warpath::detail::cuda_stream_query};
 #endif
   return ops;
 }
 
+// A ring entry: a frame, or a SubmitGroup with bit 0 set.
+constexpr uintptr_t kGroup = 1;
+// Room for every frame the workers keep in flight (worker.hpp) many times over.
+constexpr size_t kRingFrames = 4096;
+
 OffloadMaster::OffloadMaster(const Chain& chain, uint32_t max_launch, std::vector<int> lane_cpus,
                              uint32_t lanes, const DeviceOps& device)
-    : chain_(chain), dev_(device), max_launch_(max_launch), cpus_(std::move(lane_cpus)) {
-  // The slab's room for a full launch of keys and answers; a packet job's bytes grow it.
-  size_t bytes = 0;
+    : chain_(chain), dev_(device), max_launch_(max_launch), cpus_(std::move(lane_cpus)),
+      ring_(kRingFrames) {
+  static_assert(alignof(Frame) > kGroup && alignof(SubmitGroup) > kGroup,
+                "an entry's address leaves bit 0 free");
+  // A slot's room for a full launch of keys and answers; a packet job's bytes grow it.
   for (const Chain::JobRef& j : chain.jobs())
-    bytes += size_t(max_launch) * (j.shape.columns * j.shape.key_bytes + j.shape.answer_bytes) + 64;
-  for (uint32_t l = 0; l < std::max(1u, lanes); ++l) {
-    auto lane  = std::make_unique<Lane>();
-    lane->slab = HostBuffer(bytes, MemSpace::kPinned);
-    lanes_.push_back(std::move(lane));
-  }
+    slab_bytes_ +=
+        size_t(max_launch) * (j.shape.columns * j.shape.key_bytes + j.shape.answer_bytes) + 64;
+  for (uint32_t l = 0; l < std::max(1u, lanes); ++l) lanes_.push_back(std::make_unique<Lane>());
 }
 
 bool OffloadMaster::moves_packet_bytes() const {
@@ -69,16 +77,26 @@ bool OffloadMaster::moves_packet_bytes() const {
 
 OffloadMaster::~OffloadMaster() {
   stop();
+  // Entries never taken (a master destroyed unstarted): their groups.
+  for (uintptr_t e = 0; ring_.try_pop(e);)
+    if (e & kGroup) delete reinterpret_cast<SubmitGroup*>(e & ~kGroup);
   for (auto& lane : lanes_) {
-    warpath::detail::cuda_stream_destroy(lane->stream);
-    dev_.free(lane->device);
+    delete lane->group;
+    for (Slot& s : lane->slots) {
+      dev_.stream_destroy(s.stream);
+      dev_.free(s.device);
+    }
   }
 }
 
 void OffloadMaster::start() {
   for (size_t i = 0; i < lanes_.size(); ++i) {
-    Lane* l       = lanes_[i].get();
-    l->stream     = warpath::detail::cuda_stream_create();
+    Lane* l = lanes_[i].get();
+    l->slots.resize(depth_);
+    for (Slot& s : l->slots) {
+      s.stream = dev_.stream_create();
+      s.slab   = HostBuffer(slab_bytes_, MemSpace::kPinned);
+    }
     const int cpu = i < cpus_.size() ? cpus_[i] : -1;
     l->thread     = std::thread([this, l, cpu] {
       if (cpu >= 0) pin_current_thread(cpu);
@@ -87,55 +105,101 @@ void OffloadMaster::start() {
   }
 }
 
-void OffloadMaster::submit(Frame* c) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    queue_.push_back(c);
-  }
-  cv_.notify_one();
-}
+void OffloadMaster::submit(Frame* c) { push(reinterpret_cast<uintptr_t>(c)); }
 
 void OffloadMaster::submit(const std::vector<Frame*>& chunks) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    queue_.insert(queue_.end(), chunks.begin(), chunks.end());
-  }
-  cv_.notify_all();
+  if (chunks.size() == 1) return submit(chunks[0]);
+  if (chunks.empty()) return;
+  auto* g = new SubmitGroup{chunks, 0};
+  push(reinterpret_cast<uintptr_t>(g) | kGroup);
+}
+
+void OffloadMaster::push(uintptr_t entry) {
+  while (!ring_.try_push(entry)) std::this_thread::yield();  // full: the lanes are draining it
+  // A lane that found the ring empty sleeps only after counting itself among the sleepers and
+  // seeing work_seq_ unchanged (wait_for_work): one of the two sees the other.
+  work_seq_.fetch_add(1, std::memory_order_seq_cst);
+  if (sleepers_.load(std::memory_order_seq_cst)) work_seq_.notify_all();
 }
 
 void OffloadMaster::stop() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stopping_ = true;
-  }
-  cv_.notify_all();
+  stopping_.store(true, std::memory_order_seq_cst);
+  work_seq_.fetch_add(1, std::memory_order_seq_cst);
+  work_seq_.notify_all();
   for (auto& lane : lanes_)
     if (lane->thread.joinable()) lane->thread.join();
 }
 
-void OffloadMaster::loop(Lane& lane) {
-  std::vector<Frame*> group;
+void OffloadMaster::wait_for_work() {
+  const uint32_t seen = work_seq_.load(std::memory_order_seq_cst);
+  sleepers_.fetch_add(1, std::memory_order_seq_cst);
+  if (!ring_.maybe_nonempty() && !stopping_.load(std::memory_order_seq_cst))
+    work_seq_.wait(seen, std::memory_order_seq_cst);
+  sleepers_.fetch_sub(1, std::memory_order_seq_cst);
+}
+
+// The frames waiting, from the lane's carried frame or group on, up to max_launch packets (at
+// least one frame).
+bool OffloadMaster::take_group(Lane& lane, std::vector<Frame*>& group) {
+  group.clear();
+  uint32_t packets = 0;
   for (;;) {
-    group.clear();
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-      if (queue_.empty()) return;  // stopping, nothing left
-      uint32_t packets = 0;
-      while (!queue_.empty() &&
-             (group.empty() || packets + queue_.front()->batch.size() <= max_launch_)) {
-        packets += queue_.front()->batch.size();
-        group.push_back(queue_.front());
-        queue_.pop_front();
-      }
+    if (!lane.holds()) {
+      uintptr_t e = 0;
+      if (!ring_.try_pop(e)) break;
+      if (e & kGroup)
+        lane.group = reinterpret_cast<SubmitGroup*>(e & ~kGroup);
+      else
+        lane.carry = reinterpret_cast<Frame*>(e);
     }
-    // Even a group of one goes through the lane's pinned slabs: a frame's own key arrays are
-    // pageable, and a copy from pageable memory is staged and synchronous.
-    const Status s = shade_gathered(lane, group);
-    launches_.fetch_add(1, std::memory_order_relaxed);
-    for (Frame* c : group) {
-      c->error = s;
-      c->done.store(true, std::memory_order_release);
+    Frame* f = lane.group ? lane.group->frames[lane.group->next] : lane.carry;
+    if (!group.empty() && packets + f->batch.size() > max_launch_) break;  // the next launch's
+    packets += f->batch.size();
+    group.push_back(f);
+    if (!lane.group) {
+      lane.carry = nullptr;
+    } else if (++lane.group->next == lane.group->frames.size()) {
+      delete lane.group;
+      lane.group = nullptr;
+    }
+  }
+  return !group.empty();
+}
+
+void OffloadMaster::loop(Lane& lane) {
+  for (;;) {
+    bool progress = false, in_flight = false;
+    Slot* free_slot = nullptr;
+    for (Slot& s : lane.slots) {
+      if (s.busy && s.queued) {
+        const char* why = nullptr;
+        const int q     = dev_.query(s.stream, &why);
+        if (q != 0) {
+          complete(s, q > 0 ? Status::ok()
+                            : Status(Errc::kCudaError,
+                                     std::string("offload master: launch: ") + (why ? why : "?")));
+          progress = true;
+        }
+      }
+      in_flight = in_flight || s.busy;
+      if (!s.busy && !free_slot) free_slot = &s;
+    }
+    if (free_slot && take_group(lane, free_slot->group)) {
+      Slot& s = *free_slot;
+      s.busy  = true;
+      launches_.fetch_add(1, std::memory_order_relaxed);
+      const Status st = stage(s);
+      if (!st.is_ok() || !s.queued) complete(s, st);
+      continue;
+    }
+    if (progress) continue;
+    if (in_flight) {
+      std::this_thread::yield();  // polling the device: the lane's own core
+    } else if (stopping_.load(std::memory_order_acquire) && !lane.holds() &&
+               !ring_.maybe_nonempty()) {
+      return;  // nothing queued, nothing in flight
+    } else if (!lane.holds()) {
+      wait_for_work();
     }
   }
 }
@@ -155,10 +219,12 @@ Status cuda_failed(const char* what, const char* why) {
                 std::string("offload master: ") + what + ": " + (why ? why : "?"));
 }
 
-// Where each part of a launch lies in the lane's slab (shade_gathered): [keys of every job |
-// sort keys | bytes of every packet job | answers of every job]; past `end`, on the device only,
-// each scheduled job's order and its rows and answers in that order.
-struct SlabLayout {
+}  // namespace
+
+// Where each part of a launch lies in its slot's slab (stage): [keys of every job | sort keys |
+// bytes of every packet job | answers of every job]; past `end`, on the device only, each
+// scheduled job's order and its rows and answers in that order.
+struct detail::SlabLayout {
   std::vector<size_t> key_at, sort_at, bytes_at, answer_at, order_at, rows_at, answers_sorted_at;
   std::vector<size_t> span_at;  ///< per frame: its packet bytes' span (direct launches)
   size_t down_from = 0;   ///< what comes back (the bytes and the answers) starts here
@@ -166,6 +232,10 @@ struct SlabLayout {
   size_t end = 0;         ///< the host slab's size
   size_t device_end = 0;  ///< the device copy's size
 };
+
+namespace {
+
+using detail::SlabLayout;
 
 SlabLayout slab_layout(const std::vector<Chain::JobRef>& jobs, const std::vector<uint32_t>& total,
                        const std::vector<size_t>& bytes, const std::vector<uint8_t>& sorted,
@@ -325,15 +395,15 @@ void scatter(const std::vector<Chain::JobRef>& jobs, const std::vector<JobData>&
 
 }  // namespace
 
-Status OffloadMaster::shade_gathered(Lane& lane, const std::vector<Frame*>& group) {
-  const auto& jobs = chain_.jobs();
-  const size_t F   = group.size();
-  if (jobs.empty()) return Status::ok();
-  // The modules' data, job by job and frame by frame, checked against JobData's contract.
-  lane.data.resize(jobs.size() * F);
-  std::vector<uint32_t> total(jobs.size(), 0);
-  std::vector<size_t> bytes(jobs.size(), 0);
-  bool resident = true;
+// The modules' data, job by job and frame by frame, checked against JobData's contract: per
+// job its keys (`total`) and packet bytes (`bytes`, each buffer 16-aligned), and whether every
+// job runs resident.
+Status OffloadMaster::collect(Slot& slot, std::vector<uint32_t>& total, std::vector<size_t>& bytes,
+                              bool& resident) const {
+  const std::vector<Frame*>& group = slot.group;
+  const auto& jobs                 = chain_.jobs();
+  const size_t F                   = group.size();
+  slot.data.resize(jobs.size() * F);
   for (size_t k = 0; k < jobs.size(); ++k) {
     const Chain::JobRef& job = jobs[k];
     const Module& module     = chain_.module(job.module);
@@ -360,9 +430,26 @@ Status OffloadMaster::shade_gathered(Lane& lane, const std::vector<Frame*>& grou
       if (job.shape.buffer_field >= 0)
         for (uint32_t i = 0; i < d.count; ++i) bytes[k] += align16(d.buffer_bytes[i]);
       total[k] += d.count;
-      lane.data[k * F + g] = d;
+      slot.data[k * F + g] = d;
     }
   }
+  return Status::ok();
+}
+
+Status OffloadMaster::stage(Slot& slot) {
+  const std::vector<Frame*>& group = slot.group;
+  const auto& jobs                 = chain_.jobs();
+  const size_t F                   = group.size();
+  slot.queued = slot.resident = slot.direct = false;
+  if (!slot.layout) slot.layout = std::make_unique<SlabLayout>();
+  if (jobs.empty()) {
+    *slot.layout = SlabLayout{};
+    return Status::ok();
+  }
+  std::vector<uint32_t> total(jobs.size(), 0);
+  std::vector<size_t> bytes(jobs.size(), 0);
+  bool resident = true;
+  WARPATH_TRY(collect(slot, total, bytes, resident));
   // Packet jobs of a resident launch are scheduled on the device when the chain sorts.
   std::vector<uint8_t> sorted(jobs.size(), 0);
   for (size_t k = 0; k < jobs.size(); ++k)
@@ -378,58 +465,63 @@ Status OffloadMaster::shade_gathered(Lane& lane, const std::vector<Frame*>& grou
   for (size_t k = 0; k < jobs.size(); ++k) any_bytes = any_bytes || bytes[k] > 0;
   bool direct = false;
   if (any_bytes) {
-    spans  = frame_spans(jobs, lane.data, group);
+    spans  = frame_spans(jobs, slot.data, group);
     direct = max_span_ratio_ > 0 && spans.inside &&
              (!resident ||
               ((spans.pinned || dev_.copies_any_host_memory) &&
                double(spans.total) <= max_span_ratio_ * double(spans.useful) + 4096.0));
   }
   if (direct) std::fill(bytes.begin(), bytes.end(), size_t(0));
-  const SlabLayout L = slab_layout(jobs, total, bytes, sorted,
-                                   direct && resident ? spans.bytes : std::vector<size_t>{});
+  *slot.layout = slab_layout(jobs, total, bytes, sorted,
+                            direct && resident ? spans.bytes : std::vector<size_t>{});
+  const SlabLayout& L = *slot.layout;
+  slot.direct         = direct;
   if (L.end == 0) return Status::ok();  // no frame of the group has a key
   const size_t end = L.end, device_end = L.device_end;
-  if (lane.slab.bytes() < end) {
-    lane.slab = HostBuffer(std::max(end, lane.slab.bytes() * 2), MemSpace::kPinned);
-    if (!lane.slab.data())
+  if (slot.slab.bytes() < end) {
+    slot.slab = HostBuffer(std::max(end, slot.slab.bytes() * 2), MemSpace::kPinned);
+    if (!slot.slab.data())
       return Status(Errc::kOutOfMemory,
                     "offload master: a launch slab of " + std::to_string(end) + " bytes");
   }
-  if (resident && lane.device_bytes < device_end) {
-    const size_t want = std::max(device_end, lane.slab.bytes());
-    dev_.free(lane.device);
-    lane.device       = dev_.alloc(want);
-    lane.device_bytes = lane.device ? want : 0;
-    if (!lane.device)
+  if (resident && slot.device_bytes < device_end) {
+    const size_t want = std::max(device_end, slot.slab.bytes());
+    dev_.free(slot.device);
+    slot.device       = dev_.alloc(want);
+    slot.device_bytes = slot.device ? want : 0;
+    if (!slot.device)
       return Status(Errc::kOutOfMemory,
                     "offload master: " + std::to_string(want) + " bytes of device memory");
   }
-  uint8_t* slab = lane.slab.data();
+  uint8_t* slab = slot.slab.data();
   // Where the engines find the slab: its device copy (resident) or the slab itself.
-  uint8_t* base = resident ? static_cast<uint8_t*>(lane.device) : slab;
+  uint8_t* base = resident ? static_cast<uint8_t*>(slot.device) : slab;
 
-  gather(jobs, lane.data, F, total, sorted, L, slab, base, direct ? &spans : nullptr, resident);
+  gather(jobs, slot.data, F, total, sorted, L, slab, base, direct ? &spans : nullptr, resident);
 
   ExecContext ctx;
-  ctx.stream      = lane.stream;
+  ctx.stream      = slot.stream;
   ctx.resident    = resident;
+  ctx.keep        = resident && deferred_calls_ ? &slot.keep : nullptr;
+  slot.resident   = resident;
   const char* why = nullptr;
-  if (resident && L.up_to && !dev_.copy(base, slab, L.up_to, true, lane.stream, &why))
-    return cuda_failed("upload", why);
-  // Once a frame's bytes are in a copy, no error returns (and marks the frame done) before the
-  // stream has finished with them: a late download must not write into a frame its worker has
-  // taken back.
-  const bool spans_queued = resident && direct;
+  // Once anything is queued, no error returns (and marks the frames done) before the stream
+  // has finished: a late copy must not read a slab the slot reuses, nor write into a frame its
+  // worker has taken back.
   auto fail = [&](Status st) {
-    if (spans_queued) (void)dev_.sync(lane.stream, nullptr);
+    if (resident) (void)dev_.sync(slot.stream, nullptr);
+    slot.keep.clear();
     return st;
   };
+  if (resident && L.up_to && !dev_.copy(base, slab, L.up_to, true, slot.stream, &why))
+    return fail(cuda_failed("upload", why));
+  const bool spans_queued = resident && direct;
   // Each frame's span between the frame and its place on the device.
   auto copy_spans = [&](bool up) {
     for (size_t g = 0; g < F; ++g) {
       uint8_t* on_device = base + L.span_at[g];
       if (spans.bytes[g] && !dev_.copy(up ? on_device : spans.lo[g], up ? spans.lo[g] : on_device,
-                                       spans.bytes[g], up, lane.stream, &why))
+                                       spans.bytes[g], up, slot.stream, &why))
         return false;
     }
     return true;
@@ -449,31 +541,52 @@ Status OffloadMaster::shade_gathered(Lane& lane, const std::vector<Frame*>& grou
     // Scheduled: the rows sorted by length, run in that order, the answers put back.
     auto* order = reinterpret_cast<uint32_t*>(base + L.order_at[k]);
     if (!dev_.sort(reinterpret_cast<const uint16_t*>(base + L.sort_at[k]), order, total[k],
-                   core::kLengthKeyBits, lane.stream, &why) ||
+                   core::kLengthKeyBits, slot.stream, &why) ||
         !dev_.gather_rows(base + L.key_at[k], base + L.rows_at[k], order, total[k], shape.key_bytes,
-                          lane.stream, &why))
+                          slot.stream, &why))
       return fail(cuda_failed("schedule sort", why));
     const JobData d{base + L.rows_at[k], size_t(total[k]) * shape.key_bytes,
                     shape.answer_bytes ? base + L.answers_sorted_at[k] : nullptr, total[k]};
     if (Status st = module.run_job(Place::kOffload, job.job, d, ctx); !st.is_ok()) return fail(st);
     if (shape.answer_bytes &&
         !dev_.scatter_rows(base + L.answers_sorted_at[k], base + L.answer_at[k], order, total[k],
-                           shape.answer_bytes, lane.stream, &why))
+                           shape.answer_bytes, slot.stream, &why))
       return fail(cuda_failed("schedule scatter", why));
     scheduled_jobs_.fetch_add(1, std::memory_order_relaxed);
   }
   if (resident) {
     if (end > L.down_from &&
-        !dev_.copy(slab + L.down_from, base + L.down_from, end - L.down_from, false, lane.stream, &why))
+        !dev_.copy(slab + L.down_from, base + L.down_from, end - L.down_from, false, slot.stream, &why))
       return fail(cuda_failed("download", why));
     if (direct && !copy_spans(false)) return fail(cuda_failed("packet download", why));
-    if (!dev_.sync(lane.stream, &why)) return cuda_failed("launch", why);
-    resident_launches_.fetch_add(1, std::memory_order_relaxed);
+    slot.queued        = true;  // the lane polls the stream (loop) and completes it then
+    const uint64_t now = in_flight_.fetch_add(1, std::memory_order_relaxed) + 1;
+    uint64_t most      = max_in_flight_.load(std::memory_order_relaxed);
+    while (now > most &&
+           !max_in_flight_.compare_exchange_weak(most, now, std::memory_order_relaxed)) {
+    }
   }
-  if (direct) direct_launches_.fetch_add(1, std::memory_order_relaxed);
-
-  scatter(jobs, lane.data, F, L, slab, direct);
   return Status::ok();
+}
+
+void OffloadMaster::complete(Slot& slot, Status status) {
+  if (slot.queued) {
+    in_flight_.fetch_sub(1, std::memory_order_relaxed);
+    if (!status.is_ok()) (void)dev_.sync(slot.stream, nullptr);  // a failed query: drain it
+  }
+  slot.keep.clear();  // the engines' scratch and read sections: the stream is done with them
+  if (status.is_ok() && slot.layout && slot.layout->end) {
+    if (slot.resident) resident_launches_.fetch_add(1, std::memory_order_relaxed);
+    if (slot.direct) direct_launches_.fetch_add(1, std::memory_order_relaxed);
+    scatter(chain_.jobs(), slot.data, slot.group.size(), *slot.layout, slot.slab.data(),
+            slot.direct);
+  }
+  for (Frame* c : slot.group) {
+    c->error = status;
+    c->done.store(true, std::memory_order_release);
+  }
+  slot.group.clear();
+  slot.busy = slot.queued = false;
 }
 
 }  // namespace warpath::runtime

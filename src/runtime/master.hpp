@@ -25,28 +25,37 @@
 // scattered back, so a warp's threads take packets of similar length. Key jobs (lookups,
 // classification) keep their order: their kernels do not branch by packet class.
 //
-// Lanes: the master runs `lanes` threads (default 2) that take groups from the same queue,
-// each with its own CUDA stream and its own pinned gather buffers: while one lane's kernel
-// runs, the other copies its keys in or its answers out (PacketShader's concurrent copy and
-// execution, with double buffers). Each lane runs on a core of its own when it has one (a
-// lane waiting on its stream spins, CUDA's default: two lanes on one core would take turns
-// instead of overlapping). Engines lease device scratch per call (scratch_pool.cuh),
-// so the two lanes never wait on each other's buffers. Chunks may complete out of order
-// across lanes; each worker still finishes its chunks in order (worker.hpp).
+// Lanes: the master runs `lanes` threads (default 2) that take frames from one lock-free
+// submit ring (mpmc_ring.hpp; workers never wait on a lane, and a lane sleeps only when it has
+// nothing queued and nothing in flight). Asynchronous launches (NBA's offload tasks in flight,
+// PacketShader's concurrent copy and execution): each lane keeps up to `launch_depth` launches
+// (default 4) in flight, each in a slot of its own (its own stream, pinned slab and device
+// copy), so one launch's copies overlap another's kernels and a lane gathers the next launch
+// while the device runs the last. A resident launch only enqueues: its upload, every module's
+// jobs (ExecContext::keep: a CUDA engine returns once its work is queued, handing what its
+// kernels still use to the launch) and its download; the lane then polls each slot's stream
+// (DeviceOps::query, never a wait per launch) and, when one has finished, scatters its answers
+// and marks its frames done. Launches complete out of order, within a lane and across lanes;
+// each worker still finishes its frames in order (worker.hpp). A launch that runs on the slab
+// (CPU offload engines) completes before the lane takes the next. Each lane runs on a core of
+// its own when it has one, polling rather than sleeping while it has launches in flight.
+// Engines lease device scratch per call (scratch_pool.cuh), so slots never share buffers.
 #pragma once
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <memory>
-#include <mutex>
 #include <thread>
 #include <vector>
 
+#include "runtime/mpmc_ring.hpp"
 #include "warpath/core/memory.hpp"
 #include "warpath/runtime/chain.hpp"
 
 namespace warpath::runtime {
+
+namespace detail {
+struct SlabLayout;  // master.cpp
+}
 
 class OffloadMaster {
  public:
@@ -66,6 +75,12 @@ class OffloadMaster {
                         uint32_t row_bytes, void* stream, const char** why) noexcept;
     bool (*scatter_rows)(const uint8_t* src, uint8_t* dst, const uint32_t* order, uint32_t n,
                          uint32_t row_bytes, void* stream, const char** why) noexcept;
+    /// A stream of its own for each launch slot (nullptr: the device's default stream).
+    void* (*stream_create)() noexcept;
+    void (*stream_destroy)(void* stream) noexcept;
+    /// Whether everything queued on `stream` has finished, without waiting: 1 yes, 0 not yet,
+    /// -1 a queued call failed (the reason in `why`). How a lane completes a launch.
+    int (*query)(void* stream, const char** why) noexcept;
     /// Whether `copy` moves any host memory at full speed and asynchronously. CUDA's does so
     /// only from page-locked memory (a pageable copy is staged through a bounce buffer and
     /// blocks), so a resident launch takes packet bytes straight from frames only when they
@@ -79,14 +94,26 @@ class OffloadMaster {
                 uint32_t lanes = 2, const DeviceOps& device = cuda_device_ops());
   ~OffloadMaster();
   void start();
-  /// Queues a chunk; the master sets chunk->done when its answers are in place.
+  /// Queues a chunk; the master sets chunk->done when its answers are in place. Lock-free;
+  /// spins (yielding) only while the submit ring is full.
   void submit(Frame* c);
-  /// Queues chunks at once, so that a lane that takes them finds them all (up to max_launch
-  /// packets) for one launch.
+  /// Queues chunks together, so that the lane that takes the first takes them all (up to
+  /// max_launch packets) for one launch.
   void submit(const std::vector<Frame*>& chunks);
-  /// Finishes every queued chunk, then joins the lanes.
+  /// Finishes every queued chunk and every launch in flight, then joins the lanes.
   void stop();
+  /// Launches each lane keeps in flight at most (1: a lane waits for each launch before it
+  /// takes the next, as before the asynchronous master). Set before start(); at least 1.
+  void set_launch_depth(uint32_t depth) noexcept { depth_ = depth ? depth : 1; }
+  uint32_t launch_depth() const noexcept { return depth_; }
+  /// Whether resident engine calls may return once their work is queued (ExecContext::keep);
+  /// off, each call waits for its stream as a call outside the master does. Set before start().
+  void set_deferred_calls(bool on) noexcept { deferred_calls_ = on; }
   uint64_t launches() const noexcept { return launches_.load(std::memory_order_relaxed); }
+  /// The most launches that were queued on the device at once, over every lane.
+  uint64_t max_in_flight() const noexcept {
+    return max_in_flight_.load(std::memory_order_relaxed);
+  }
   /// Of those, the launches that ran resident on the device (one upload, one download).
   uint64_t resident_launches() const noexcept {
     return resident_launches_.load(std::memory_order_relaxed);
@@ -112,28 +139,59 @@ class OffloadMaster {
   bool moves_packet_bytes() const;
 
  private:
-  struct Lane {
-    std::thread thread;
+  /// One launch in flight: its frames, the modules' data, and its own stream, pinned slab and
+  /// device copy, reused by the lane's next launch in this slot once it completes.
+  struct Slot {
     void* stream = nullptr;  ///< cudaStream_t, or nullptr (default stream / CPU engines)
-    HostBuffer slab;         ///< one launch's keys, bytes and answers (pinned; grows)
+    HostBuffer slab;         ///< keys, bytes and answers (pinned; grows)
     void* device = nullptr;  ///< the slab's device copy (resident launches; DeviceOps memory)
     size_t device_bytes = 0;
+    std::vector<Frame*> group;
     std::vector<JobData> data;  ///< per job and frame of the group, as the modules gave them
+    std::vector<std::shared_ptr<void>> keep;  ///< what queued engine calls still use
+    bool busy     = false;  ///< holds a launch not yet completed
+    bool queued   = false;  ///< ... whose work is on the stream, to be polled
+    bool resident = false, direct = false;
+    std::unique_ptr<detail::SlabLayout> layout;  ///< where the launch lies in the slab
+  };
+  /// The frames of one submit(vector) of more than one, a single ring entry, so that the lane
+  /// that takes it takes them together.
+  struct SubmitGroup {
+    std::vector<Frame*> frames;
+    size_t next = 0;  ///< the first not yet launched
+  };
+  struct Lane {
+    std::thread thread;
+    std::vector<Slot> slots;
+    Frame* carry       = nullptr;  ///< a frame taken that did not fit the last launch
+    SubmitGroup* group = nullptr;  ///< a submit group taken, not launched whole yet
+    bool holds() const noexcept { return carry || group; }
   };
   void loop(Lane& lane);
-  Status shade_gathered(Lane& lane, const std::vector<Frame*>& group);
+  void push(uintptr_t entry);
+  bool take_group(Lane& lane, std::vector<Frame*>& group);
+  void wait_for_work();
+  /// Gathers the slot's group and queues its launch; runs it whole when it is not resident.
+  Status stage(Slot& slot);
+  Status collect(Slot& slot, std::vector<uint32_t>& total, std::vector<size_t>& bytes,
+                 bool& resident) const;
+  /// Scatters a finished launch (or gives its frames `status`) and frees the slot.
+  void complete(Slot& slot, Status status);
 
   const Chain& chain_;
   const DeviceOps& dev_;
   uint32_t max_launch_;
   std::vector<int> cpus_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Frame*> queue_;
-  bool stopping_ = false;
+  uint32_t depth_      = 4;
+  bool deferred_calls_ = true;
+  size_t slab_bytes_   = 0;  ///< a full launch's keys and answers, each slot's first slab
+  detail::MpmcRing<uintptr_t> ring_;  ///< Frame*, or SubmitGroup* with bit 0 set
+  std::atomic<uint32_t> work_seq_{0};  ///< bumped by each submit and by stop (lanes wait on it)
+  std::atomic<uint32_t> sleepers_{0};
+  std::atomic<bool> stopping_{false};
   std::vector<std::unique_ptr<Lane>> lanes_;
   std::atomic<uint64_t> launches_{0}, resident_launches_{0}, scheduled_jobs_{0},
-      direct_launches_{0};
+      direct_launches_{0}, in_flight_{0}, max_in_flight_{0};
   double max_span_ratio_ = 4.0;
 };
 

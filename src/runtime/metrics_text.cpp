@@ -168,6 +168,9 @@ std::string prometheus_text(const RunReport& r, std::string_view version) {
   t.family("warpath_gpu_direct_launches_total", "counter",
            "Offload launches whose packet bytes stayed in their frames.");
   t.sample("warpath_gpu_direct_launches_total", double(r.gpu_direct_launches));
+  t.family("warpath_gpu_launches_in_flight_max", "gauge",
+           "The most offload launches queued on the device at once.");
+  t.sample("warpath_gpu_launches_in_flight_max", double(r.gpu_max_in_flight));
   t.family("warpath_batch_fill_ratio", "gauge", "Mean chunk size / batch.");
   t.sample("warpath_batch_fill_ratio", r.batch_fill);
   t.family("warpath_gpu_share_ratio", "gauge", "Share of chunks sent to the offload master.");

@@ -17,6 +17,20 @@ namespace warpath::runtime {
 namespace {
 
 constexpr uint32_t kInFlightPerWorker = 4;
+/// Packets a worker keeps in flight to the offload master: a launch's round trip (100-300 us on
+/// a GPU, more under load) is covered only if the frames a worker fills in that time can wait
+/// for it, so small batches get more frames (4,096 packets' worth, 4 to 64 frames).
+constexpr uint32_t kInFlightPackets = 4096;
+constexpr uint32_t kMaxInFlightFrames = 64;
+
+/// Frames each worker keeps in flight (worker.hpp: in_flight; it holds one more, filling): 4
+/// under the cpu policy, where a frame completes in the worker that closed it; with offload,
+/// enough for kInFlightPackets packets.
+uint32_t frames_in_flight(const RunConfig& c) {
+  if (c.engine == Offload::kCpu) return kInFlightPerWorker;
+  const uint32_t want = (kInFlightPackets + c.batch - 1) / std::max(c.batch, 1u);
+  return std::clamp(want, kInFlightPerWorker, kMaxInFlightFrames);
+}
 
 RunReport snapshot(const RunConfig& cfg, const Chain& chain,
                    const std::vector<std::unique_ptr<Worker>>& workers, const RunInputs& in,
@@ -100,6 +114,7 @@ RunReport snapshot(const RunConfig& cfg, const Chain& chain,
     r.gpu_launches          = master->launches();
     r.gpu_resident_launches = master->resident_launches();
     r.gpu_direct_launches   = master->direct_launches();
+    r.gpu_max_in_flight     = master->max_in_flight();
   }
   // Every finished packet has exactly one reason: the totals are the reasons' sums.
   r.tx = reasons[kReasonForwarded];
@@ -157,12 +172,12 @@ Status RunReport::check() const {
 }
 
 /// The frames' memory, known before any frame is allocated: each worker holds
-/// kInFlightPerWorker + 1 frames (frame_buffer_bytes and the chain's tail room) plus per-packet
+/// frames_in_flight + 1 frames (frame_buffer_bytes and the chain's tail room) plus per-packet
 /// metadata and module slots (counted as 512 bytes a packet). More than 3/4 of the machine's
 /// memory is refused with the numbers, instead of a slow death by swapping.
 Status check_frame_memory(const RunConfig& c, uint64_t tail_room) {
   const uint64_t per_frame = frame_buffer_bytes(c.batch) + tail_room + uint64_t(c.batch) * 512;
-  const uint64_t need      = uint64_t(c.workers) * (kInFlightPerWorker + 1) * per_frame;
+  const uint64_t need      = uint64_t(c.workers) * (frames_in_flight(c) + 1) * per_frame;
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
   const uint64_t have = pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : 0;
   if (have == 0 || need <= have / 4 * 3) return Status::ok();
@@ -172,7 +187,7 @@ Status check_frame_memory(const RunConfig& c, uint64_t tail_room) {
   return Status(Errc::kCapacity,
                 "workers " + std::to_string(c.workers) + " x batch " + std::to_string(c.batch) +
                     " needs " + gib(need) + " of frame memory (" +
-                    std::to_string(kInFlightPerWorker + 1) +
+                    std::to_string(frames_in_flight(c) + 1) +
                     " frames per worker), more than 3/4 of this machine's " + gib(have) +
                     "; lower workers or batch");
 }
@@ -217,7 +232,8 @@ std::unique_ptr<OffloadMaster> make_master(const RunConfig& config, const Chain&
                                            unsigned cpus) {
   const uint32_t max_launch = std::max<uint32_t>(
       config.batch,
-      std::min<uint32_t>(65536, config.batch * config.workers * kInFlightPerWorker));
+      uint32_t(std::min<uint64_t>(65536, uint64_t(config.batch) * config.workers *
+                                                 frames_in_flight(config))));
   // A core per lane: those --cpus lists after the workers', else core 0 (the workers take
   // 1..W) and the core after the workers' when the machine has one.
   std::vector<int> lane_cpus;
@@ -230,11 +246,13 @@ std::unique_ptr<OffloadMaster> make_master(const RunConfig& config, const Chain&
       if (config.workers + 1 < cpus) lane_cpus.push_back(int(config.workers + 1));
     }
   }
-  return std::make_unique<OffloadMaster>(chain, max_launch, std::move(lane_cpus));
+  auto master = std::make_unique<OffloadMaster>(chain, max_launch, std::move(lane_cpus));
+  master->set_launch_depth(config.offload_depth);
+  return master;
 }
 
 uint32_t packets_held(const RunConfig& config) {
-  const uint64_t n = uint64_t(config.workers) * (kInFlightPerWorker + 1) * config.batch;
+  const uint64_t n = uint64_t(config.workers) * (frames_in_flight(config) + 1) * config.batch;
   return uint32_t(std::min<uint64_t>(n, UINT32_MAX));
 }
 
@@ -277,7 +295,7 @@ Result<RunReport> run(const RunConfig& config, RunInputs& in, const RunHooks& ho
     s.slow_path     = in.slow_path.get();
     s.batch         = config.batch;
     s.delay_us      = config.delay_us;
-    s.in_flight     = kInFlightPerWorker;
+    s.in_flight     = frames_in_flight(config);
     // Pinned packet memory pays when the master moves packet bytes (a packet job's, ESP's) on
     // a device: then frames are page-locked (arena slices registered with CUDA) and their
     // bytes go up and down as one DMA a frame (master.hpp, direct launches). Keys go through

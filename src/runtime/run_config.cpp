@@ -176,6 +176,8 @@ Status RunConfig::validate() const {
     return bad("batch", "must be 1..65536, got " + std::to_string(batch));
   if (workers < 1 || workers > 256)
     return bad("workers", "must be 1..256, got " + std::to_string(workers));
+  if (offload_depth < 1 || offload_depth > 64)
+    return bad("offload_depth", "must be 1..64, got " + std::to_string(offload_depth));
   if (delay_us > 1'000'000)
     return bad("delay_us", "must be 0..1000000 (one second), got " + std::to_string(delay_us));
   if (!std::isfinite(duration_s) || duration_s < 0)

@@ -420,6 +420,26 @@ def test_offload_path_on_cpu_engines(tmp_path):
     # CPU engines take host memory (nothing resident); router+acl has no packet job, so no
     # launch moves packet bytes either way.
     assert j["batches"]["resident_launches"] == j["batches"]["direct_launches"] == 0
+    # Nothing resident is queued on a device: no launch waits in flight.
+    assert j["batches"]["max_launches_in_flight"] == 0
+    assert j["offload_depth"] == 4
+
+
+@pytest.mark.parametrize("depth", [1, 3])
+def test_offload_depth_is_taken_and_reported(tmp_path, depth):
+    _, j = run_json(tmp_path, "--engine", "gpu", "--offload-device", "cpu", "--workers", 2,
+                    "--no-pin", "--offload-depth", depth, "--port", "g=gen:max:20000",
+                    "--port", "s=null", "--no-progress")
+    assert j["offload_depth"] == depth
+    assert j["totals"]["rx"] == 20000 == j["totals"]["tx"] + j["totals"]["dropped"] + \
+        j["totals"]["slow_path"]
+
+
+@pytest.mark.parametrize("depth", ["0", "65"])
+def test_offload_depth_out_of_range_is_refused(tmp_path, depth):
+    r = subprocess.run([str(WARPATH_BIN), "run", "--offload-depth", depth, "--port", "g=gen:max:10",
+                        "--port", "s=null", "--no-progress"], capture_output=True, text=True)
+    assert r.returncode != 0 and "--offload-depth" in r.stderr, r.stderr
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])

@@ -8,7 +8,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <map>
+#include <random>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -21,12 +23,36 @@
 namespace warpath::runtime {
 namespace {
 
+// A stand-in stream: the downloads queued on it (a late device runs them only when a query
+// finds the stream finished), and how many more queries answer "not yet".
+struct FakeStream {
+  std::vector<std::function<void()>> pending;
+  int polls_left = 0;
+  uint64_t launch = 0;  // the order in which streams took work
+};
+
 // The stand-in device: host allocations it remembers, so a job can tell whether a pointer it
-// is given lies in "device" memory; copies and waits counted.
+// is given lies in "device" memory; copies and waits counted. Late (`late` > 0): a download is
+// queued on its stream and done only when a query finds the stream finished, which takes
+// 0..late queries drawn per launch, so launches finish late and out of order; every
+// `fail_every`-th launch's query fails.
 struct FakeDevice {
   std::mutex mu;
   std::map<const uint8_t*, size_t> blocks;
-  uint64_t uploads = 0, downloads = 0, syncs = 0, sorts = 0;
+  uint64_t uploads = 0, downloads = 0, syncs = 0, sorts = 0, completions = 0;
+  int late = 0;
+  uint64_t fail_every = 0;
+  std::mt19937 rng{7};
+  uint64_t launches = 0, busy = 0, max_busy = 0;
+  std::vector<uint64_t> completed;  // stream launch numbers in the order they finished
+  // Runs a stream's queued work (under mu).
+  void finish(FakeStream& s) {
+    if (s.pending.empty()) return;
+    for (auto& f : s.pending) f();
+    s.pending.clear();
+    --busy;
+    completed.push_back(s.launch);
+  }
   bool inside(const void* p, size_t bytes) {
     std::lock_guard<std::mutex> g(mu);
     const auto* q = static_cast<const uint8_t*>(p);
@@ -53,15 +79,27 @@ const OffloadMaster::DeviceOps kFakeOps{
       }
       delete[] static_cast<uint8_t*>(p);
     },
-    [](void* dst, const void* src, size_t bytes, bool to_device, void*, const char**) noexcept {
-      std::memcpy(dst, src, bytes);
+    [](void* dst, const void* src, size_t bytes, bool to_device, void* stream,
+       const char**) noexcept {
       std::lock_guard<std::mutex> g(g_device->mu);
       ++(to_device ? g_device->uploads : g_device->downloads);
+      auto* s = static_cast<FakeStream*>(stream);
+      if (to_device || !g_device->late || !s) {
+        std::memcpy(dst, src, bytes);
+        return true;
+      }
+      if (s->pending.empty()) {  // the stream's launch: when it will be found finished
+        s->polls_left = int(g_device->rng() % uint32_t(g_device->late + 1));
+        s->launch     = g_device->launches++;
+        g_device->max_busy = std::max(g_device->max_busy, ++g_device->busy);
+      }
+      s->pending.push_back([=] { std::memcpy(dst, src, bytes); });
       return true;
     },
-    [](void*, const char**) noexcept {
+    [](void* stream, const char**) noexcept {
       std::lock_guard<std::mutex> g(g_device->mu);
       ++g_device->syncs;
+      if (stream) g_device->finish(*static_cast<FakeStream*>(stream));
       return true;
     },
     [](const uint16_t* keys, uint32_t* order, uint32_t n, unsigned bits, void*,
@@ -85,6 +123,25 @@ const OffloadMaster::DeviceOps kFakeOps{
       for (uint32_t r = 0; r < n; ++r)
         std::memcpy(dst + size_t(order[r]) * row, src + size_t(r) * row, row);
       return true;
+    },
+    []() noexcept -> void* { return new (std::nothrow) FakeStream; },
+    [](void* stream) noexcept { delete static_cast<FakeStream*>(stream); },
+    [](void* stream, const char** why) noexcept -> int {
+      std::lock_guard<std::mutex> g(g_device->mu);
+      auto* s = static_cast<FakeStream*>(stream);
+      if (s && s->polls_left > 0) {
+        --s->polls_left;
+        return 0;
+      }
+      const bool had = s && !s->pending.empty();
+      const uint64_t launch = had ? s->launch : 0;
+      if (s) g_device->finish(*s);
+      ++g_device->completions;
+      if (had && g_device->fail_every && launch % g_device->fail_every == 1) {
+        if (why) *why = "fake device: the launch failed";
+        return -1;
+      }
+      return 1;
     },
     true};  // copies_any_host_memory
 
@@ -119,6 +176,7 @@ bool g_direct   = false;         // packet bytes must keep their host alignment 
 bool g_fail     = false;         // the packet job fails
 bool g_resident = false;         // what job_resident answers
 std::atomic<uint64_t> g_bad{0};  // a job found its data where it should not be
+std::atomic<uint64_t> g_kept{0};  // what deferred calls handed to their launch, released
 
 // Job 0: sum[k] = a[k] * 31 + b[k]. Job 1, a packet job: each key's bytes XOR its seed's low
 // byte, in place; the answer is their sum before. Both check that they are given device memory
@@ -161,6 +219,15 @@ class TwinModule final : public Module {
   }
   Status run_job(Place, uint32_t j, const JobData& d, ExecContext& ctx) const override {
     if (ctx.resident != g_resident) ++g_bad;
+    if (ctx.keep && !ctx.resident) ++g_bad;  // only resident calls may defer
+    if (ctx.keep && ctx.stream && g_device) {
+      // As a CUDA engine leaves its scratch lease: released only once the stream finished.
+      ctx.keep->push_back(std::shared_ptr<void>(ctx.stream, [](void* st) {
+        std::lock_guard<std::mutex> g(g_device->mu);
+        if (!static_cast<FakeStream*>(st)->pending.empty()) ++g_bad;
+        ++g_kept;
+      }));
+    }
     const JobShape shape = job_shape(j);
     if (g_resident && g_device &&
         (!g_device->inside(d.keys, size_t(d.count) * shape.columns * shape.key_bytes) ||
@@ -331,7 +398,8 @@ void check_launches(uint32_t batch, uint32_t per_launch, bool resident, bool sch
     const uint64_t spans = direct ? frames_with_bytes : 0;
     EXPECT_EQ(device.uploads, 1u + spans);
     EXPECT_EQ(device.downloads, 1u + spans);
-    EXPECT_EQ(device.syncs, 1u);
+    EXPECT_EQ(device.syncs, 0u) << "no wait for a launch: the lane polls its stream";
+    EXPECT_GE(device.completions, 1u);
   } else {
     EXPECT_EQ(device.uploads + device.downloads, 0u);
   }
@@ -412,6 +480,187 @@ TEST(OffloadMaster, PageableFramesAreGatheredForADeviceThatCopiesOnlyPinnedMemor
     check_launches(batch, 3, true, false, 1e9, &direct, true);
     EXPECT_FALSE(direct);
   }
+}
+
+// Checks frame `f` after its launch: job 0's answer of every packet and job 1's bytes and sums
+// of every even packet, against the packets in[from..) it was filled with.
+void expect_frame_right(Frame& f, const packet::PacketBatch& in, uint32_t from) {
+  auto& s = static_cast<TwinSlot&>(*f.slots[0]);
+  ASSERT_EQ(s.n0, f.size());
+  uint32_t k1 = 0;
+  for (uint32_t i = 0; i < f.size(); ++i) {
+    const uint32_t at           = from + i;
+    const packet::PacketMeta& m = in.meta(at);
+    uint32_t head               = 0;
+    std::memcpy(&head, in.data(at), std::min<uint32_t>(4, m.caplen));
+    ASSERT_EQ(s.sum[i], head * 31 + m.len) << "packet " << i;
+    const bool moved = i % 2 == 0 && m.caplen > 14;
+    uint8_t sum      = 0;
+    for (uint32_t x = 0; x < m.caplen; ++x) {
+      const uint8_t was = in.data(at)[x];
+      if (moved && x >= 14) sum += was;
+      const uint8_t want = moved && x >= 14 ? uint8_t(was ^ uint8_t(i * 7 + 1)) : was;
+      ASSERT_EQ(f.batch.data(i)[x], want) << "packet " << i << " byte " << x;
+    }
+    if (moved) ASSERT_EQ(s.sums[k1++], sum) << "packet " << i;
+  }
+  ASSERT_EQ(k1, s.n1);
+}
+
+struct AsyncRun {
+  uint64_t frames = 0, failed = 0, max_in_flight = 0, launches = 0;
+};
+
+// `producers` threads, as workers do, each keeping `keep` frames of `batch` packets in flight
+// through a master of `lanes` lanes and `depth` launches a lane (one frame a launch), on the
+// fake device `device`; every frame checked when its worker takes it back, in its own order.
+AsyncRun run_async(FakeDevice& device, uint32_t lanes, uint32_t depth, uint32_t producers,
+                   uint32_t keep, uint32_t rounds, uint32_t batch) {
+  auto chain = twin_chain();
+  EXPECT_TRUE(chain);
+  AsyncRun out;
+  if (!chain) return out;
+  g_device   = &device;
+  g_resident = true;
+  g_bad      = 0;
+  g_kept     = 0;
+  const packet::PacketBatch in = traffic(batch * 8, 11);
+  std::atomic<uint64_t> frames{0}, failed{0};
+  {
+    OffloadMaster master(*chain, batch, {}, lanes, kFakeOps);
+    master.set_max_span_ratio(1e9);  // packet bytes as a span a frame: their download is late too
+    master.set_launch_depth(depth);
+    master.start();
+    std::vector<std::thread> threads;
+    for (uint32_t p = 0; p < producers; ++p)
+      threads.emplace_back([&, p] {
+        std::vector<std::unique_ptr<Frame>> ring;
+        std::vector<uint32_t> from;
+        for (uint32_t r = 0; r < rounds; ++r) {
+          if (ring.size() == keep) {  // the oldest back first, as a worker takes them
+            Frame& f = *ring.front();
+            while (!f.done.load(std::memory_order_acquire)) std::this_thread::yield();
+            if (f.error.is_ok()) {
+              expect_frame_right(f, in, from.front());
+            } else {
+              EXPECT_EQ(f.error.code(), Errc::kCudaError) << f.error.message();
+              ++failed;
+            }
+            ++frames;
+            ring.erase(ring.begin());
+            from.erase(from.begin());
+          }
+          const uint32_t at = ((p + r) % 8) * batch;
+          auto b            = packet::PacketBatch::create(batch, 2048);
+          ASSERT_TRUE(b.is_ok());
+          auto f = std::make_unique<Frame>(std::move(*b));
+          chain->make_slots(*f);
+          for (uint32_t i = 0; i < batch; ++i)
+            ASSERT_TRUE(f->batch.append(in.data(at + i), in.meta(at + i).caplen,
+                                        in.meta(at + i).len, 0, 0));
+          ASSERT_TRUE(chain->pre(*f).is_ok());
+          master.submit(f.get());
+          ring.push_back(std::move(f));
+          from.push_back(at);
+        }
+        for (size_t k = 0; k < ring.size(); ++k) {
+          Frame& f = *ring[k];
+          while (!f.done.load(std::memory_order_acquire)) std::this_thread::yield();
+          if (f.error.is_ok())
+            expect_frame_right(f, in, from[k]);
+          else
+            ++failed;
+          ++frames;
+        }
+      });
+    for (auto& t : threads) t.join();
+    master.stop();
+    out.max_in_flight = master.max_in_flight();
+    out.launches      = master.launches();
+  }
+  EXPECT_TRUE(device.blocks.empty()) << "the master freed its device memory";
+  EXPECT_EQ(g_bad.load(), 0u);
+  g_device   = nullptr;
+  g_resident = false;
+  out.frames = frames;
+  out.failed = failed;
+  return out;
+}
+
+// The asynchronous master on a device that finishes late and out of order: each lane keeps up
+// to its depth of launches queued, completes each when a query finds its stream finished (never
+// a wait), and only then puts answers and bytes back and hands the frames to their workers;
+// what the engines' deferred calls kept lives until then.
+TEST(OffloadMaster, AsynchronousLaunchesCompleteLateAndOutOfOrderWithEveryAnswerInPlace) {
+  for (uint32_t batch : {1u, 33u}) {
+    SCOPED_TRACE("batch " + std::to_string(batch));
+    FakeDevice device;
+    device.late       = 24;
+    const AsyncRun r  = run_async(device, 2, 4, 3, 4, 60, batch);
+    EXPECT_EQ(r.frames, 3u * 60u);
+    EXPECT_EQ(r.failed, 0u);
+    EXPECT_EQ(device.syncs, 0u) << "no launch was waited for";
+    EXPECT_LE(device.max_busy, 2u * 4u) << "at most lanes x depth launches in flight";
+    EXPECT_GT(device.max_busy, 2u) << "a lane kept more than one launch in flight";
+    EXPECT_EQ(r.max_in_flight, device.max_busy);
+    EXPECT_EQ(g_kept.load(), 2 * r.launches) << "both jobs of every launch deferred";
+    size_t inversions = 0;
+    for (size_t i = 1; i < device.completed.size(); ++i)
+      inversions += device.completed[i] < device.completed[i - 1];
+    EXPECT_GT(inversions, 0u) << "launches finished out of order";
+  }
+}
+
+// Depth 1: a lane waits for each launch before it takes the next (the master before it was
+// asynchronous), so no more launches are in flight than there are lanes.
+TEST(OffloadMaster, LaunchDepthBoundsTheLaunchesInFlight) {
+  for (uint32_t lanes : {1u, 2u}) {
+    FakeDevice device;
+    device.late      = 8;
+    const AsyncRun r = run_async(device, lanes, 1, 3, 3, 30, 16);
+    EXPECT_EQ(r.frames, 90u);
+    EXPECT_LE(device.max_busy, lanes);
+    EXPECT_LE(r.max_in_flight, lanes);
+  }
+}
+
+// A launch whose stream reports a failure: its frames come back with the error, the lane goes
+// on, and every other launch's answers are right.
+TEST(OffloadMaster, AFailedLaunchAmongOthersInFlightFailsOnlyItsFrames) {
+  FakeDevice device;
+  device.late       = 6;
+  device.fail_every = 5;
+  const AsyncRun r  = run_async(device, 2, 4, 2, 4, 40, 8);
+  EXPECT_EQ(r.frames, 80u);
+  EXPECT_GT(r.failed, 0u);
+  EXPECT_LT(r.failed, r.frames);
+}
+
+// Frames submitted together are one launch whichever lane takes them, started or not, while
+// frames submitted one by one to a busy master may share launches.
+TEST(OffloadMaster, FramesSubmittedTogetherAreOneLaunchOnAnyLane) {
+  auto chain = twin_chain();
+  ASSERT_TRUE(chain);
+  g_resident = false;
+  const packet::PacketBatch in = traffic(4 * 8, 3);
+  std::vector<std::unique_ptr<Frame>> frames;
+  for (uint32_t k = 0; k < 5 * 4; ++k) {
+    frames.push_back(filled_frame(*chain, 8, 8, 100 + k));
+    ASSERT_TRUE(frames.back());
+  }
+  OffloadMaster master(*chain, 5 * 8, {}, 2);
+  master.start();
+  for (uint32_t round = 0; round < 4; ++round) {
+    std::vector<Frame*> group;
+    for (uint32_t k = 0; k < 5; ++k) group.push_back(frames[round * 5 + k].get());
+    master.submit(group);
+  }
+  for (auto& f : frames) {
+    while (!f->done.load(std::memory_order_acquire)) std::this_thread::yield();
+    ASSERT_TRUE(f->error.is_ok()) << f->error.message();
+  }
+  master.stop();
+  EXPECT_EQ(master.launches(), 4u);
 }
 
 // A failed job in a direct launch: the frames come back with the error only after the stream

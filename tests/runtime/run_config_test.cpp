@@ -18,6 +18,7 @@ constexpr const char* kFull = R"(# a full config
 app       = "router"
 engine    = "cpu"
 offload_device = "cpu"
+offload_depth = 7
 workers   = 2
 batch     = 512
 delay_us  = 150
@@ -95,6 +96,7 @@ TEST(RunConfigToml, FullExample) {
   EXPECT_EQ(c.app, AppKind::kRouter);
   EXPECT_EQ(c.engine, Offload::kCpu);
   EXPECT_EQ(c.offload_device, "cpu");
+  EXPECT_EQ(c.offload_depth, 7u);
   EXPECT_EQ(c.workers, 2u);
   EXPECT_EQ(c.batch, 512u);
   EXPECT_EQ(c.delay_us, 150u);
@@ -300,6 +302,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"workers = -1\n", "cfg.toml:1: workers: ", "out of range"},
         BadCase{"batch = 9999999999\n", "cfg.toml:1: batch: ", "out of range"},
         BadCase{"delay_us = 1000001\n", "cfg.toml:1: delay_us: ", "1000000"},
+        BadCase{"offload_depth = 0\n", "cfg.toml:1: offload_depth: ", "1..64"},
+        BadCase{"offload_depth = 65\n", "cfg.toml:1: offload_depth: ", "1..64"},
         BadCase{"duration = -1\n", "cfg.toml:1: duration: ", ">= 0"},
         BadCase{"duration = nan\n", "cfg.toml:1: duration: ", "finite"},
         BadCase{"duration = inf\n", "cfg.toml:1: duration: ", "finite"},
@@ -357,6 +361,9 @@ TEST(RunConfigValidate, RangesNameTheKey) {
   c                = with_ports();
   c.offload_device = "gpu";
   expect_invalid(c, "offload_device: ");
+  c               = with_ports();
+  c.offload_depth = 0;
+  expect_invalid(c, "offload_depth: must be 1..64, got 0");
   c              = with_ports();
   c.rules_format = "ClassBench";
   expect_invalid(c, "acl.format: ");

@@ -11,8 +11,17 @@
 // about redundant transfers). A CUDA engine then launches on them without copies; an engine
 // whose memory is the host's (every CPU engine, the validating wrappers) answers
 // kNotSupported (takes_device_memory() says which, before the call).
+//
+// Deferred completion: the offload master's launches complete asynchronously (master.hpp):
+// it polls each launch's stream once its last copy is queued. On a resident call with `keep`
+// set, a CUDA engine may therefore return as soon as its work is queued on `stream`, without
+// waiting for it, appending what its kernels still use (its device scratch lease, the read
+// section that keeps its tables alive under an update) to *keep; the caller holds those until
+// it has seen the stream finish. Without `keep` every call completes before returning.
 #pragma once
 #include <cstdint>
+#include <memory>
+#include <vector>
 
 namespace warpath {
 
@@ -21,6 +30,8 @@ struct ExecContext {
   int device       = 0;        ///< CUDA device ordinal.
   uint32_t threads = 1;        ///< CPU worker threads an engine may use for one call.
   bool resident    = false;    ///< the call's data is device memory (see above)
+  /// Deferred completion (see above): where a resident call leaves what its queued work uses.
+  std::vector<std::shared_ptr<void>>* keep = nullptr;
 };
 
 }  // namespace warpath

@@ -20,6 +20,7 @@
 //   warpath_module_stat{position, module, stat}                         gauge (stateful modules)
 //   warpath_chunks_total{place="cpu|gpu"}, warpath_gpu_launches_total  counter
 //   warpath_gpu_resident_launches_total, warpath_gpu_direct_launches_total  counter
+//   warpath_gpu_launches_in_flight_max                                  gauge
 //   warpath_batch_fill_ratio, warpath_gpu_share_ratio                  gauge
 //   warpath_latency_microseconds{quantile="0.5|0.99|0.999|1"}          gauge (RX to TX; only in
 //                                                   the final report: live snapshots carry no

@@ -111,6 +111,8 @@ struct RunReport {
   /// Of those: on device memory (one upload, every module, one download), and with packet
   /// jobs' bytes left in their frames (a span a frame on a device, in place otherwise).
   uint64_t gpu_resident_launches = 0, gpu_direct_launches = 0;
+  /// The most launches queued on the device at once (the asynchronous master, master.hpp).
+  uint64_t gpu_max_in_flight = 0;
   double batch_fill     = 0;  ///< mean chunk size / batch
   double cpu_ns_per_pkt = 0;  ///< measured shade cost on the CPU
   /// Where a worker's time goes, in ns per packet finished (summed over the workers, so on

@@ -9,6 +9,7 @@
 //                                 # acl -> wire, router, acl -> router)
 //   engine    = "auto"            # cpu | gpu | auto   (offload policy)
 //   offload_device = "cuda"       # cuda | cpu (test aid: the offload path on CPU engines)
+//   offload_depth = 4             # launches each master lane keeps in flight (1..64)
 //   workers   = 2                 # worker threads (each pinned to a core when possible)
 //   pin_threads = true            # false: leave thread placement to the kernel
 //   zero_copy = true              # false: dpdk ports copy packets into frames and out again
@@ -146,6 +147,9 @@ struct RunConfig {
   /// Engines the offload (master) thread uses: "cuda" (the GPU) or "cpu" (the same master,
   /// gather and scatter path on CPU engines: how machines without a GPU test that path).
   std::string offload_device = "cuda";
+  /// Launches each offload master lane keeps in flight at once (master.hpp:
+  /// set_launch_depth); 1 waits for each launch before the next.
+  uint32_t offload_depth = 4;
   uint32_t workers           = 1;
   uint32_t batch             = 1024;
   uint32_t delay_us          = 200;
@@ -171,7 +175,8 @@ struct RunConfig {
   std::string schedule = "none";
   bool progress           = true;  ///< live one-line display (the CLI turns it off when not a TTY)
 
-  /// Range and consistency checks (batch 1..65536, workers 1..256, delay_us <= 1e6,
+  /// Range and consistency checks (batch 1..65536, workers 1..256, offload_depth 1..64,
+  /// delay_us <= 1e6,
   /// duration >= 0, offload_device, acl format/algo/actions, then the ports: at least one,
   /// names unique and [A-Za-z0-9_.-]+, specs that parse_port_spec() accepts, one that
   /// receives). kInvalidArgument "key: reason" with the key as the TOML file spells it

@@ -74,12 +74,13 @@ class ImageCuda final : public Classifier {
       return Status(Errc::kInvalidArgument, std::string(id_) + ": keys are not 5-tuple keys");
     const uint32_t n = keys.count;
     if (n == 0) return Status::ok();
-    auto stream  = static_cast<cudaStream_t>(ctx.stream);
-    auto scratch = scratch_.acquire();  // this call's device buffers (scratch_pool.cuh)
+    auto stream   = static_cast<cudaStream_t>(ctx.stream);
+    auto lease    = scratch_.acquire_shared();  // this call's device buffers (scratch_pool.cuh)
+    auto& scratch = *lease;
     KeyIo io;  // the caller's device memory (resident) or the scratch (key_io.cuh)
     WARPATH_TRY(io.begin(keys, out, 4, ctx.resident, scratch[0], scratch[1], stream));
     WARPATH_TRY((launch_image<View, Lookup>(view_, io.keys(), n, io.out(), stream)));
-    return io.finish(stream);
+    return io.finish(stream, ctx, {lease});
   }
 
   ClassifierStats stats() const override { return stats_; }

@@ -1,14 +1,20 @@
 // src/classify/cuda/key_io.cuh: where a CUDA classifier's call finds its keys and leaves its
 // answers on the device. A resident call (ExecContext::resident: the offload master uploaded
 // them) uses the caller's device memory as it is; otherwise the key columns are copied into the
-// call's scratch back to back, and finish() copies the answers out. Either way finish() waits
-// for the stream: an engine completes before returning. Only .cu files include this header.
+// call's scratch back to back, and finish() copies the answers out. finish() waits for the
+// stream (an engine completes before returning) except on a deferred resident call
+// (ExecContext::keep: the offload master's asynchronous launches), where it hands what the
+// queued kernels still use to the caller instead. Only .cu files include this header.
 #pragma once
 #include <cuda_runtime.h>
+
+#include <initializer_list>
+#include <memory>
 
 #include "core/cuda/cuda_check.cuh"
 #include "core/cuda/device_array.cuh"
 #include "warpath/classify/classifier.hpp"
+#include "warpath/core/exec.hpp"
 
 namespace warpath::classify::detail {
 
@@ -37,11 +43,18 @@ class KeyIo {
   }
   const uint32_t* keys() const noexcept { return keys_; }  ///< column w of key i at [w * n + i]
   uint32_t* out() const noexcept { return out_; }
-  /// The answers to the caller (a copy unless resident), then the wait.
-  Status finish(cudaStream_t stream) const {
+  /// The answers to the caller (a copy unless resident), then the wait; on a deferred
+  /// resident call no wait: `held` (the scratch lease, a read section, the image) go to
+  /// ctx.keep and live until the caller has seen the stream finish.
+  Status finish(cudaStream_t stream, ExecContext& ctx,
+                std::initializer_list<std::shared_ptr<void>> held = {}) const {
     if (host_)
       WARPATH_CUDA_TRY(cudaMemcpyAsync(host_, out_, size_t(n_) * sizeof(uint32_t),
                                        cudaMemcpyDeviceToHost, stream));
+    if (!host_ && ctx.keep) {
+      ctx.keep->insert(ctx.keep->end(), held.begin(), held.end());
+      return Status::ok();
+    }
     WARPATH_CUDA_TRY(cudaStreamSynchronize(stream));
     return Status::ok();
   }

@@ -170,14 +170,15 @@ class LinearCuda final : public Classifier {
       static_assert(kNoMatch == 0xFFFF'FFFFu, "the memset writes kNoMatch");
       if (ctx.resident) {
         WARPATH_CUDA_TRY(cudaMemsetAsync(out.data, 0xFF, size_t(n) * sizeof(uint32_t), stream));
-        WARPATH_CUDA_TRY(cudaStreamSynchronize(stream));
+        if (!ctx.keep) WARPATH_CUDA_TRY(cudaStreamSynchronize(stream));  // deferred: queued only
       } else {
         std::fill(out.data, out.data + n, kNoMatch);
       }
       return Status::ok();
     }
     const unsigned words = key_words(layout_);
-    auto scratch         = scratch_.acquire();  // this call's device buffers (scratch_pool.cuh)
+    auto lease           = scratch_.acquire_shared();  // this call's device buffers
+    auto& scratch        = *lease;                     // (scratch_pool.cuh)
     DeviceArray& best_   = scratch[1];
     KeyIo io;  // the caller's device memory (resident) or the scratch (key_io.cuh)
     WARPATH_TRY(io.begin(keys, out, words, ctx.resident, scratch[0], scratch[2], stream));
@@ -193,7 +194,7 @@ class LinearCuda final : public Classifier {
     answer_kernel<<<answer_blocks, kBlockSize, 0, stream>>>(view_, best_.as<uint32_t>(), io.out(),
                                                             n);
     WARPATH_CUDA_CHECK_LAUNCH();
-    return io.finish(stream);
+    return io.finish(stream, ctx, {lease});
   }
 
   ClassifierStats stats() const override { return stats_; }

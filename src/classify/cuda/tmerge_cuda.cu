@@ -110,8 +110,9 @@ class TupleMergeCuda final : public Classifier {
     std::shared_ptr<DeviceViews<NW>> views;
     uint64_t version = 0;
     WARPATH_TRY(current(image, views, version));
-    auto stream  = static_cast<cudaStream_t>(ctx.stream);
-    auto scratch = scratch_.acquire();
+    auto stream   = static_cast<cudaStream_t>(ctx.stream);
+    auto lease    = scratch_.acquire_shared();
+    auto& scratch = *lease;
     KeyIo io;  // the caller's device memory (resident) or the scratch (key_io.cuh)
     WARPATH_TRY(io.begin(keys, out, NW, ctx.resident, scratch[0], scratch[1], stream));
     static const int sms = sm_count();
@@ -119,7 +120,7 @@ class TupleMergeCuda final : public Classifier {
     tm_kernel<NW><<<blocks, kBlockSize, 0, stream>>>(views->views(), views->tables, version,
                                                      io.keys(), n, io.out());
     WARPATH_CUDA_CHECK_LAUNCH();
-    return io.finish(stream);
+    return io.finish(stream, ctx, {lease, image, views});
   }
 
   Status insert(uint32_t index, const Rule& rule) override {

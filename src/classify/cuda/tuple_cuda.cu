@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <memory>
 #include <mutex>
 
 #include "classify/core/tuple_core.hpp"
@@ -132,9 +133,10 @@ class TupleCuda final : public Classifier {
     if (n == 0) return Status::ok();
     const unsigned nw = key_words(keys.layout);
     auto stream       = static_cast<cudaStream_t>(ctx.stream);
-    ReadGuard::Section section(guard_);
+    auto section           = std::make_shared<ReadGuard::Section>(guard_);
     const DeviceVersion& v = *current_.load(std::memory_order_acquire);
-    auto scratch           = scratch_.acquire();  // this call's device buffers (scratch_pool.cuh)
+    auto lease             = scratch_.acquire_shared();  // this call's device buffers
+    auto& scratch          = *lease;                     // (scratch_pool.cuh)
     DeviceArray& best_     = scratch[1];
     KeyIo io;  // the caller's device memory (resident) or the scratch (key_io.cuh)
     WARPATH_TRY(io.begin(keys, out, nw, ctx.resident, scratch[0], scratch[2], stream));
@@ -157,7 +159,7 @@ class TupleCuda final : public Classifier {
     const uint32_t blocks = std::min<uint32_t>(n / kBlockSize + 1, 1024);
     finish_kernel<<<blocks, kBlockSize, 0, stream>>>(best, io.out(), n);
     WARPATH_CUDA_CHECK_LAUNCH();
-    return io.finish(stream);
+    return io.finish(stream, ctx, {lease, section});
   }
 
   Status insert(uint32_t index, const Rule& rule) override {

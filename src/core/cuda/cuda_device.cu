@@ -117,6 +117,14 @@ bool cuda_stream_sync(void* stream, const char** why) noexcept {
   if (why) *why = cudaGetErrorString(e);
   return false;
 }
+int cuda_stream_query(void* stream, const char** why) noexcept {
+  const cudaError_t e = cudaStreamQuery(static_cast<cudaStream_t>(stream));
+  if (e == cudaSuccess) return 1;
+  if (e == cudaErrorNotReady) return 0;
+  cudaGetLastError();
+  if (why) *why = cudaGetErrorString(e);
+  return -1;
+}
 }  // namespace detail
 
 }  // namespace warpath

@@ -36,15 +36,19 @@ class ScratchPool {
   };
 
   /// A set no other call is using (a new, empty one when all are taken).
-  Lease acquire() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (free_.empty()) return Lease(*this, std::make_unique<Set>());
-    std::unique_ptr<Set> s = std::move(free_.back());
-    free_.pop_back();
-    return Lease(*this, std::move(s));
-  }
+  Lease acquire() const { return Lease(*this, take()); }
+  /// The same for a call that may return before its kernels finish (ExecContext::keep, a
+  /// deferred resident call): the set goes back when the last holder lets go of it.
+  std::shared_ptr<Lease> acquire_shared() const { return std::make_shared<Lease>(*this, take()); }
 
  private:
+  std::unique_ptr<Set> take() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (free_.empty()) return std::make_unique<Set>();
+    std::unique_ptr<Set> s = std::move(free_.back());
+    free_.pop_back();
+    return s;
+  }
   void give_back(std::unique_ptr<Set> s) const {
     std::lock_guard<std::mutex> lock(mu_);
     free_.push_back(std::move(s));

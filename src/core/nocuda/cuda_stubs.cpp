@@ -27,6 +27,10 @@ bool cuda_stream_sync(void*, const char** why) noexcept {
   if (why) *why = "built without CUDA";
   return false;
 }
+int cuda_stream_query(void*, const char** why) noexcept {
+  if (why) *why = "built without CUDA";
+  return -1;
+}
 }  // namespace detail
 
 }  // namespace warpath

@@ -7,6 +7,7 @@
 // lookup can still use it.
 #include <algorithm>
 #include <atomic>
+#include <memory>
 #include <mutex>
 
 #include "core/cuda/cuda_check.cuh"
@@ -95,10 +96,14 @@ class CudaFib final : public Fib {
   Status run(Span<const Key> addrs, Span<NextHop> out, ExecContext& ctx,
              const Launch& launch) const {
     if (addrs.size == 0) return Status::ok();
-    auto stream = static_cast<cudaStream_t>(ctx.stream);
-    ReadGuard::Section section(state_->guard());
+    auto stream  = static_cast<cudaStream_t>(ctx.stream);
+    auto section = std::make_shared<ReadGuard::Section>(state_->guard());
     if (ctx.resident) {  // the addresses and next hops are device memory (exec.hpp)
       WARPATH_TRY(launch(addrs.data, out.data, stream));
+      if (ctx.keep) {  // deferred (exec.hpp): the tables stay until the caller saw the stream
+        ctx.keep->push_back(std::move(section));
+        return Status::ok();
+      }
       WARPATH_CUDA_TRY(cudaStreamSynchronize(stream));
       return Status::ok();
     }

@@ -42,6 +42,7 @@ nlohmann::ordered_json run_report_body(const RunConfig& c, const RunReport& r,
   j["workers"]        = c.workers;
   j["batch"]          = c.batch;
   j["delay_us"]       = c.delay_us;
+  j["offload_depth"]  = c.offload_depth;
   j["duration_s"]     = c.duration_s;
   j["seed"]           = c.seed;
   j["fib"]            = names.fib;
@@ -107,6 +108,7 @@ nlohmann::ordered_json run_report_body(const RunConfig& c, const RunReport& r,
                                       {"launches", r.gpu_launches},
                                       {"resident_launches", r.gpu_resident_launches},
                                       {"direct_launches", r.gpu_direct_launches},
+                                      {"max_launches_in_flight", r.gpu_max_in_flight},
                                       {"cpu_packets", r.cpu_packets},
                                       {"gpu_packets", r.gpu_packets},
                                       {"gpu_share", r.gpu_share},

@@ -214,6 +214,7 @@ class Loader {
       return Status::ok();
     }
     if (key == "offload_device") return get_string(line, key, v, c_.offload_device);
+    if (key == "offload_depth") return get_u32(line, key, v, c_.offload_depth);
     if (key == "workers") return get_u32(line, key, v, c_.workers);
     if (key == "batch") return get_u32(line, key, v, c_.batch);
     if (key == "delay_us") return get_u32(line, key, v, c_.delay_us);
@@ -297,7 +298,8 @@ class Loader {
       return Status::ok();
     }
     return unknown(line, key,
-                   "app, engine, offload_device, workers, batch, delay_us, duration, seed, json, "
+                   "app, engine, offload_device, offload_depth, workers, batch, delay_us, duration, "
+                   "seed, json, "
                    "slow_path, metrics, stats_interval, schedule, pin_threads, zero_copy, cpus, gen_profile, sa, "
                    "flows, openflow, openflow_probe, openflow_private_key, openflow_certificate, "
                    "openflow_ca_cert, [ports], "
