@@ -64,8 +64,26 @@ ReadGuard::Slot* ReadGuard::enter() const {
   return s;
 }
 
+std::shared_ptr<void> ReadGuard::hold() const {
+  for (;;) {
+    const unsigned i = hold_phase_.load(std::memory_order_seq_cst) & 1u;
+    holds_[i].fetch_add(1, std::memory_order_seq_cst);
+    if ((hold_phase_.load(std::memory_order_seq_cst) & 1u) == i)
+      return std::shared_ptr<void>(&holds_[i], [](std::atomic<uint64_t>* c) {
+        c->fetch_sub(1, std::memory_order_release);
+      });
+    holds_[i].fetch_sub(1, std::memory_order_seq_cst);  // a writer flipped meanwhile: again
+  }
+}
+
 void ReadGuard::synchronize() const {
   std::atomic_thread_fence(std::memory_order_seq_cst);
+  {
+    // Holds: those of the phase before the flip end (new ones count in the other phase).
+    std::lock_guard<std::mutex> lock(flip_);
+    const unsigned old = hold_phase_.fetch_add(1, std::memory_order_seq_cst) & 1u;
+    while (holds_[old].load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
+  }
   uint64_t snapshot[kSlots];
   for (unsigned i = 0; i < kSlots; ++i)
     snapshot[i] = slots_[i].entered.load(std::memory_order_seq_cst);

@@ -1,10 +1,12 @@
 // ReadGuard: threads that come and go give their slots back, so a program that reads from
-// many short-lived threads never ends with shared slots; and synchronize() waits for a section
-// in progress and no longer.
+// many short-lived threads never ends with shared slots; synchronize() waits for a section in
+// progress and no longer; and holds (a deferred GPU call's) that end in any order are each
+// waited for, while holds begun after a writer started never keep it waiting.
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -44,6 +46,64 @@ TEST(ReadGuard, SynchronizeWaitsForASectionInProgress) {
   g.synchronize();
   EXPECT_EQ(stage.load(), 3) << "synchronize returned while a section that began before it ran";
   reader.join();
+}
+
+// Whether `sync` (a thread running synchronize()) is still waiting after a while.
+bool still_waiting(const std::atomic<bool>& done) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  return !done.load();
+}
+
+// Two holds begun on one thread end in the other order (a later launch finished first): the
+// writer waits for the earlier one too, which a slot's entered/exited counts would not.
+TEST(ReadGuard, HoldsEndingInAnyOrderAreEachWaitedFor) {
+  ReadGuard g;
+  auto first  = g.hold();
+  auto second = g.hold();
+  std::atomic<bool> done{false};
+  std::thread writer([&] {
+    g.synchronize();
+    done = true;
+  });
+  EXPECT_TRUE(still_waiting(done));
+  second.reset();
+  EXPECT_TRUE(still_waiting(done)) << "returned while the first hold was still held";
+  {
+    ReadGuard::Section s(g);  // a section on this thread meanwhile changes nothing
+  }
+  EXPECT_TRUE(still_waiting(done));
+  first.reset();
+  writer.join();
+  EXPECT_TRUE(done.load());
+}
+
+// A hold begun while a writer waits counts in the new phase: the writer returns once the holds
+// begun before it ended, though new ones are still held (no writer starvation under load).
+TEST(ReadGuard, HoldsBegunAfterAWriterStartedDoNotKeepItWaiting) {
+  ReadGuard g;
+  auto before = g.hold();
+  std::atomic<bool> done{false};
+  std::thread writer([&] {
+    g.synchronize();
+    done = true;
+  });
+  EXPECT_TRUE(still_waiting(done));
+  std::vector<std::shared_ptr<void>> after;
+  for (int k = 0; k < 4; ++k) after.push_back(g.hold());
+  before.reset();
+  writer.join();
+  EXPECT_TRUE(done.load());
+  // The next writer waits for those.
+  done = false;
+  std::thread next([&] {
+    g.synchronize();
+    done = true;
+  });
+  EXPECT_TRUE(still_waiting(done));
+  after.clear();
+  next.join();
+  EXPECT_TRUE(done.load());
+  g.synchronize();  // nothing held: returns
 }
 
 }  // namespace

@@ -23,9 +23,21 @@
 //   sees the writer's earlier stores (seq_cst RMW against the fence), so it cannot be using
 //   the unpublished memory. Cost to a reader: two uncontended atomic adds per batch. The
 //   writer's wait is bounded by the longest batch in flight.
+//
+// Holds (hold()): a read section that outlives the call that began it, ends on any thread and
+//   in any order with others (a GPU call that returns with its kernels queued, handing the
+//   hold to the offload master until the stream finished: ExecContext::keep). A slot's
+//   counters cannot tell those apart (a later hold ending first would make up an earlier one's
+//   count), so holds are counted by grace period, as SRCU does: a hold counts in the counter
+//   of the phase it began in (re-checked after counting, so one that raced a flip moves to the
+//   new phase), and synchronize() flips the phase and waits for the old phase's counter to
+//   reach zero. Holds that keep beginning go to the new phase and never hold a writer off.
 #pragma once
 #include <atomic>
 #include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
 
 namespace warpath {
 
@@ -54,12 +66,35 @@ class ReadGuard {
     friend class ReadGuard;
   };
 
+  /// A call's read: a Section, or, for a call whose work outlives it (a deferred GPU call,
+  /// ExecContext::keep), a hold() that held() hands to whoever waits for that work.
+  class Scope {
+   public:
+    Scope(const ReadGuard& g, bool deferred) {
+      if (deferred)
+        held_ = g.hold();
+      else
+        section_.emplace(g);
+    }
+    /// The hold (null unless deferred).
+    const std::shared_ptr<void>& held() const noexcept { return held_; }
+
+   private:
+    std::shared_ptr<void> held_;
+    std::optional<Section> section_;
+  };
+
   ReadGuard()                            = default;
   ReadGuard(const ReadGuard&)            = delete;
   ReadGuard& operator=(const ReadGuard&) = delete;
 
-  /// Writer side: returns when every reader section that began before the call has ended.
+  /// Writer side: returns when every reader section and every hold that began before the call
+  /// has ended.
   void synchronize() const;
+  /// A read section that ends when the returned pointer's last owner lets go of it, on any
+  /// thread, in any order with other holds (see above). Begin it before loading any published
+  /// pointer.
+  std::shared_ptr<void> hold() const;
   /// Slots more than one thread has used at once (synchronize() must catch those idle).
   unsigned shared_slots() const;
 
@@ -67,6 +102,9 @@ class ReadGuard {
  private:
   Slot* enter() const;
   mutable Slot slots_[kSlots];
+  mutable std::atomic<uint64_t> holds_[2]{};  ///< holds begun in each phase parity, not ended
+  mutable std::atomic<uint32_t> hold_phase_{0};
+  mutable std::mutex flip_;  ///< one writer's flip and wait at a time
 };
 
 }  // namespace warpath

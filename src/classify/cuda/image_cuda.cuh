@@ -77,10 +77,11 @@ class ImageCuda final : public Classifier {
     auto stream   = static_cast<cudaStream_t>(ctx.stream);
     auto lease    = scratch_.acquire_shared();  // this call's device buffers (scratch_pool.cuh)
     auto& scratch = *lease;
+    KeyIo::defer(ctx, {lease});
     KeyIo io;  // the caller's device memory (resident) or the scratch (key_io.cuh)
     WARPATH_TRY(io.begin(keys, out, 4, ctx.resident, scratch[0], scratch[1], stream));
     WARPATH_TRY((launch_image<View, Lookup>(view_, io.keys(), n, io.out(), stream)));
-    return io.finish(stream, ctx, {lease});
+    return io.finish(stream, ctx);
   }
 
   ClassifierStats stats() const override { return stats_; }

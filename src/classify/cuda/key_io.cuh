@@ -43,18 +43,20 @@ class KeyIo {
   }
   const uint32_t* keys() const noexcept { return keys_; }  ///< column w of key i at [w * n + i]
   uint32_t* out() const noexcept { return out_; }
-  /// The answers to the caller (a copy unless resident), then the wait; on a deferred
-  /// resident call no wait: `held` (the scratch lease, a read section, the image) go to
-  /// ctx.keep and live until the caller has seen the stream finish.
-  Status finish(cudaStream_t stream, ExecContext& ctx,
-                std::initializer_list<std::shared_ptr<void>> held = {}) const {
+  /// On a deferred resident call (ExecContext::keep), hands `held` (the call's scratch lease,
+  /// a hold of its tables, its image) to the caller before anything is queued, so that they
+  /// outlive the kernels even when the call fails after queuing some (the caller waits for
+  /// the stream before letting go of them).
+  static void defer(ExecContext& ctx, std::initializer_list<std::shared_ptr<void>> held) {
+    if (ctx.resident && ctx.keep) ctx.keep->insert(ctx.keep->end(), held.begin(), held.end());
+  }
+  /// The answers to the caller (a copy unless resident), then the wait; none on a deferred
+  /// resident call (defer()).
+  Status finish(cudaStream_t stream, const ExecContext& ctx) const {
     if (host_)
       WARPATH_CUDA_TRY(cudaMemcpyAsync(host_, out_, size_t(n_) * sizeof(uint32_t),
                                        cudaMemcpyDeviceToHost, stream));
-    if (!host_ && ctx.keep) {
-      ctx.keep->insert(ctx.keep->end(), held.begin(), held.end());
-      return Status::ok();
-    }
+    if (!host_ && ctx.keep) return Status::ok();
     WARPATH_CUDA_TRY(cudaStreamSynchronize(stream));
     return Status::ok();
   }

@@ -179,6 +179,7 @@ class LinearCuda final : public Classifier {
     const unsigned words = key_words(layout_);
     auto lease           = scratch_.acquire_shared();  // this call's device buffers
     auto& scratch        = *lease;                     // (scratch_pool.cuh)
+    KeyIo::defer(ctx, {lease});
     DeviceArray& best_   = scratch[1];
     KeyIo io;  // the caller's device memory (resident) or the scratch (key_io.cuh)
     WARPATH_TRY(io.begin(keys, out, words, ctx.resident, scratch[0], scratch[2], stream));
@@ -194,7 +195,7 @@ class LinearCuda final : public Classifier {
     answer_kernel<<<answer_blocks, kBlockSize, 0, stream>>>(view_, best_.as<uint32_t>(), io.out(),
                                                             n);
     WARPATH_CUDA_CHECK_LAUNCH();
-    return io.finish(stream, ctx, {lease});
+    return io.finish(stream, ctx);
   }
 
   ClassifierStats stats() const override { return stats_; }

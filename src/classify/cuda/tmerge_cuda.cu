@@ -113,6 +113,7 @@ class TupleMergeCuda final : public Classifier {
     auto stream   = static_cast<cudaStream_t>(ctx.stream);
     auto lease    = scratch_.acquire_shared();
     auto& scratch = *lease;
+    KeyIo::defer(ctx, {lease, image, views});
     KeyIo io;  // the caller's device memory (resident) or the scratch (key_io.cuh)
     WARPATH_TRY(io.begin(keys, out, NW, ctx.resident, scratch[0], scratch[1], stream));
     static const int sms = sm_count();
@@ -120,7 +121,7 @@ class TupleMergeCuda final : public Classifier {
     tm_kernel<NW><<<blocks, kBlockSize, 0, stream>>>(views->views(), views->tables, version,
                                                      io.keys(), n, io.out());
     WARPATH_CUDA_CHECK_LAUNCH();
-    return io.finish(stream, ctx, {lease, image, views});
+    return io.finish(stream, ctx);
   }
 
   Status insert(uint32_t index, const Rule& rule) override {

@@ -133,10 +133,13 @@ class TupleCuda final : public Classifier {
     if (n == 0) return Status::ok();
     const unsigned nw = key_words(keys.layout);
     auto stream       = static_cast<cudaStream_t>(ctx.stream);
-    auto section           = std::make_shared<ReadGuard::Section>(guard_);
+    // A deferred resident call (exec.hpp) holds the version until its caller saw the stream
+    // finish (read_guard.hpp: holds); any other call reads it within a section.
+    const ReadGuard::Scope scope(guard_, ctx.resident && ctx.keep);
     const DeviceVersion& v = *current_.load(std::memory_order_acquire);
     auto lease             = scratch_.acquire_shared();  // this call's device buffers
     auto& scratch          = *lease;                     // (scratch_pool.cuh)
+    KeyIo::defer(ctx, {lease, scope.held()});
     DeviceArray& best_     = scratch[1];
     KeyIo io;  // the caller's device memory (resident) or the scratch (key_io.cuh)
     WARPATH_TRY(io.begin(keys, out, nw, ctx.resident, scratch[0], scratch[2], stream));
@@ -159,7 +162,7 @@ class TupleCuda final : public Classifier {
     const uint32_t blocks = std::min<uint32_t>(n / kBlockSize + 1, 1024);
     finish_kernel<<<blocks, kBlockSize, 0, stream>>>(best, io.out(), n);
     WARPATH_CUDA_CHECK_LAUNCH();
-    return io.finish(stream, ctx, {lease, section});
+    return io.finish(stream, ctx);
   }
 
   Status insert(uint32_t index, const Rule& rule) override {

@@ -111,7 +111,8 @@ class CudaEsp final : public EspCrypto {
     esp_resident_kernel<<<blocks_for(ops.size), kBlockSize, 0, stream>>>(
         d_sas_.as<core::DeviceSa>(), uint32_t(keys_.size()), ops.data, ops.size, ok);
     WARPATH_CUDA_TRY(cudaGetLastError());
-    // Deferred (exec.hpp, ExecContext::keep): queued only; the SAs live as long as the engine.
+    // Deferred (exec.hpp, ExecContext::keep): queued only; the esp module's hold of its tables
+    // (esp_module.cpp: run_job) keeps this engine and its SAs until the launch ended.
     if (!ctx.keep) WARPATH_CUDA_TRY(cudaStreamSynchronize(stream));
     return Status::ok();
   }

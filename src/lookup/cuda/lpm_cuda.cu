@@ -96,14 +96,14 @@ class CudaFib final : public Fib {
   Status run(Span<const Key> addrs, Span<NextHop> out, ExecContext& ctx,
              const Launch& launch) const {
     if (addrs.size == 0) return Status::ok();
-    auto stream  = static_cast<cudaStream_t>(ctx.stream);
-    auto section = std::make_shared<ReadGuard::Section>(state_->guard());
+    auto stream = static_cast<cudaStream_t>(ctx.stream);
+    // A deferred resident call (exec.hpp) holds the tables until its caller saw the stream
+    // finish (read_guard.hpp: holds); any other call reads them within a section.
+    const ReadGuard::Scope scope(state_->guard(), ctx.resident && ctx.keep);
     if (ctx.resident) {  // the addresses and next hops are device memory (exec.hpp)
+      if (scope.held()) ctx.keep->push_back(scope.held());  // before anything is queued
       WARPATH_TRY(launch(addrs.data, out.data, stream));
-      if (ctx.keep) {  // deferred (exec.hpp): the tables stay until the caller saw the stream
-        ctx.keep->push_back(std::move(section));
-        return Status::ok();
-      }
+      if (scope.held()) return Status::ok();
       WARPATH_CUDA_TRY(cudaStreamSynchronize(stream));
       return Status::ok();
     }
