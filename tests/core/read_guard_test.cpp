@@ -48,7 +48,16 @@ TEST(ReadGuard, SynchronizeWaitsForASectionInProgress) {
   reader.join();
 }
 
-// Whether `sync` (a thread running synchronize()) is still waiting after a while.
+// A writer's synchronize() on a thread of its own; `done` set when it returned.
+std::thread writer_of(const ReadGuard& g, std::atomic<bool>& done) {
+  done = false;
+  return std::thread([&g, &done] {
+    g.synchronize();
+    done = true;
+  });
+}
+
+// Whether the writer is still waiting after a while.
 bool still_waiting(const std::atomic<bool>& done) {
   std::this_thread::sleep_for(std::chrono::milliseconds(30));
   return !done.load();
@@ -61,10 +70,7 @@ TEST(ReadGuard, HoldsEndingInAnyOrderAreEachWaitedFor) {
   auto first  = g.hold();
   auto second = g.hold();
   std::atomic<bool> done{false};
-  std::thread writer([&] {
-    g.synchronize();
-    done = true;
-  });
+  std::thread writer = writer_of(g, done);
   EXPECT_TRUE(still_waiting(done));
   second.reset();
   EXPECT_TRUE(still_waiting(done)) << "returned while the first hold was still held";
@@ -83,10 +89,7 @@ TEST(ReadGuard, HoldsBegunAfterAWriterStartedDoNotKeepItWaiting) {
   ReadGuard g;
   auto before = g.hold();
   std::atomic<bool> done{false};
-  std::thread writer([&] {
-    g.synchronize();
-    done = true;
-  });
+  std::thread writer = writer_of(g, done);
   EXPECT_TRUE(still_waiting(done));
   std::vector<std::shared_ptr<void>> after;
   for (int k = 0; k < 4; ++k) after.push_back(g.hold());
@@ -94,11 +97,7 @@ TEST(ReadGuard, HoldsBegunAfterAWriterStartedDoNotKeepItWaiting) {
   writer.join();
   EXPECT_TRUE(done.load());
   // The next writer waits for those.
-  done = false;
-  std::thread next([&] {
-    g.synchronize();
-    done = true;
-  });
+  std::thread next = writer_of(g, done);
   EXPECT_TRUE(still_waiting(done));
   after.clear();
   next.join();

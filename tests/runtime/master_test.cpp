@@ -314,6 +314,31 @@ std::unique_ptr<Frame> filled_frame(const Chain& chain, uint32_t cap, uint32_t n
   return s.is_ok() ? std::move(f) : nullptr;
 }
 
+// Checks frame `f` after its launch: job 0's answer of every packet and job 1's bytes and sums
+// of every even packet, against the packets in[from..) it was filled with.
+void expect_frame_right(Frame& f, const packet::PacketBatch& in, uint32_t from) {
+  auto& s = static_cast<TwinSlot&>(*f.slots[0]);
+  ASSERT_EQ(s.n0, f.size());
+  uint32_t k1 = 0;
+  for (uint32_t i = 0; i < f.size(); ++i) {
+    const uint32_t at           = from + i;
+    const packet::PacketMeta& m = in.meta(at);
+    uint32_t head               = 0;
+    std::memcpy(&head, in.data(at), std::min<uint32_t>(4, m.caplen));
+    ASSERT_EQ(s.sum[i], head * 31 + m.len) << "packet " << i;
+    const bool moved = i % 2 == 0 && m.caplen > 14;
+    uint8_t sum      = 0;
+    for (uint32_t x = 0; x < m.caplen; ++x) {
+      const uint8_t was = in.data(at)[x];
+      if (moved && x >= 14) sum += was;
+      const uint8_t want = moved && x >= 14 ? uint8_t(was ^ uint8_t(i * 7 + 1)) : was;
+      ASSERT_EQ(f.batch.data(i)[x], want) << "packet " << i << " byte " << x;
+    }
+    if (moved) ASSERT_EQ(s.sums[k1++], sum) << "packet " << i;
+  }
+  ASSERT_EQ(k1, s.n1);
+}
+
 // Frames of `batch` packets, `per_launch` of them submitted at once, through a master on the
 // given device: every answer and every transformed byte where the module's own loop puts them.
 // span_ratio: the master's max_span_ratio (0: packet bytes gathered into the slab and
@@ -406,26 +431,8 @@ void check_launches(uint32_t batch, uint32_t per_launch, bool resident, bool sch
   EXPECT_TRUE(device.blocks.empty()) << "the master freed its device memory";
   next = 0;
   for (auto& fp : frames) {
-    Frame& f = *fp;
-    auto& s  = static_cast<TwinSlot&>(*f.slots[0]);
-    ASSERT_EQ(s.n0, f.size());
-    uint32_t k1 = 0;
-    for (uint32_t i = 0; i < f.size(); ++i, ++next) {
-      const packet::PacketMeta& m = in.meta(next);
-      uint32_t head               = 0;
-      std::memcpy(&head, in.data(next), std::min<uint32_t>(4, m.caplen));
-      ASSERT_EQ(s.sum[i], head * 31 + m.len) << "packet " << i;
-      const bool moved = i % 2 == 0 && m.caplen > 14;
-      uint8_t sum      = 0;
-      for (uint32_t x = 0; x < m.caplen; ++x) {
-        const uint8_t was = in.data(next)[x];
-        if (moved && x >= 14) sum += was;
-        const uint8_t want = moved && x >= 14 ? uint8_t(was ^ uint8_t(i * 7 + 1)) : was;
-        ASSERT_EQ(f.batch.data(i)[x], want) << "packet " << i << " byte " << x;
-      }
-      if (moved) ASSERT_EQ(s.sums[k1++], sum) << "packet " << i;
-    }
-    ASSERT_EQ(k1, s.n1);
+    expect_frame_right(*fp, in, next);
+    next += fp->size();
   }
   g_device = nullptr;
 }
@@ -480,31 +487,6 @@ TEST(OffloadMaster, PageableFramesAreGatheredForADeviceThatCopiesOnlyPinnedMemor
     check_launches(batch, 3, true, false, 1e9, &direct, true);
     EXPECT_FALSE(direct);
   }
-}
-
-// Checks frame `f` after its launch: job 0's answer of every packet and job 1's bytes and sums
-// of every even packet, against the packets in[from..) it was filled with.
-void expect_frame_right(Frame& f, const packet::PacketBatch& in, uint32_t from) {
-  auto& s = static_cast<TwinSlot&>(*f.slots[0]);
-  ASSERT_EQ(s.n0, f.size());
-  uint32_t k1 = 0;
-  for (uint32_t i = 0; i < f.size(); ++i) {
-    const uint32_t at           = from + i;
-    const packet::PacketMeta& m = in.meta(at);
-    uint32_t head               = 0;
-    std::memcpy(&head, in.data(at), std::min<uint32_t>(4, m.caplen));
-    ASSERT_EQ(s.sum[i], head * 31 + m.len) << "packet " << i;
-    const bool moved = i % 2 == 0 && m.caplen > 14;
-    uint8_t sum      = 0;
-    for (uint32_t x = 0; x < m.caplen; ++x) {
-      const uint8_t was = in.data(at)[x];
-      if (moved && x >= 14) sum += was;
-      const uint8_t want = moved && x >= 14 ? uint8_t(was ^ uint8_t(i * 7 + 1)) : was;
-      ASSERT_EQ(f.batch.data(i)[x], want) << "packet " << i << " byte " << x;
-    }
-    if (moved) ASSERT_EQ(s.sums[k1++], sum) << "packet " << i;
-  }
-  ASSERT_EQ(k1, s.n1);
 }
 
 struct AsyncRun {
