@@ -218,9 +218,7 @@ class EspModuleBase : public Module {
             dir_ == ipsec::Dir::kIn ? s.ok.data() : nullptr, s.n_ops, s.bytes.data()};
   }
   Status run_job(Place p, uint32_t, const JobData& d, ExecContext& ctx) const override {
-    // A deferred resident call (exec.hpp) holds the SAs and the engine until its launch ended.
-    const ReadGuard::Scope scope(guard_, ctx.resident && ctx.keep);
-    if (scope.held()) ctx.keep->push_back(scope.held());
+    const ReadGuard::Scope scope(guard_, ctx.resident ? ctx.keep : nullptr);  // deferred: held
     const EspTables& t = image();
     const ipsec::EspCrypto* engine = p == Place::kCpu ? t.crypto.get() : t.offload.get();
     if (!engine) return Status(Errc::kNotSupported, "no offload ESP engine");
@@ -773,26 +771,28 @@ std::vector<ArgInfo> esp_args() {
   };
 }
 
-ModuleInfo esp_info(const char* kind, const char* summary, decltype(ModuleInfo{}.make) make) {
-  ModuleInfo i;
-  i.kind     = kind;
-  i.summary  = summary;
-  i.args     = esp_args();
-  i.contract = esp_contract();
-  i.make     = std::move(make);
-  return i;
-}
-
 }  // namespace
 
 ModuleInfo esp_in_module_info() {
-  return esp_info("esp-in", "IPsec ESP inbound: decapsulates tunnel-mode ESP for local SAs (ICV, anti-replay, policy)", EspInModule::make);
+  ModuleInfo i;
+  i.kind    = "esp-in";
+  i.summary = "IPsec ESP inbound: decapsulates tunnel-mode ESP for local SAs (ICV, anti-replay, policy)";
+  i.args    = esp_args();
+  i.contract = esp_contract();
+  i.make    = EspInModule::make;
+  return i;
 }
 
 WARPATH_REGISTER_MODULE(esp_in_module_info);
 
 ModuleInfo esp_out_module_info() {
-  return esp_info("esp-out", "IPsec ESP outbound: encapsulates what an out policy selects (tunnel mode, sealed)", EspOutModule::make);
+  ModuleInfo i;
+  i.kind    = "esp-out";
+  i.summary = "IPsec ESP outbound: encapsulates what an out policy selects (tunnel mode, sealed)";
+  i.args    = esp_args();
+  i.contract = esp_contract();
+  i.make    = EspOutModule::make;
+  return i;
 }
 
 WARPATH_REGISTER_MODULE(esp_out_module_info);

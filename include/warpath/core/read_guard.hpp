@@ -38,6 +38,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <vector>
 
 namespace warpath {
 
@@ -66,18 +67,18 @@ class ReadGuard {
     friend class ReadGuard;
   };
 
-  /// A call's read: a Section, or, for a call whose work outlives it (a deferred GPU call,
-  /// ExecContext::keep), a hold() that held() hands to whoever waits for that work.
+  /// A call's read: a Section, or, for a call whose work outlives it (a deferred GPU call:
+  /// `keep` is a resident call's ExecContext::keep), a hold() added to *keep at once, before
+  /// the call queues anything, for whoever waits for that work.
   class Scope {
    public:
-    Scope(const ReadGuard& g, bool deferred) {
-      if (deferred)
-        held_ = g.hold();
+    Scope(const ReadGuard& g, std::vector<std::shared_ptr<void>>* keep) {
+      if (keep)
+        keep->push_back(held_ = g.hold());
       else
         section_.emplace(g);
     }
-    /// The hold (null unless deferred).
-    const std::shared_ptr<void>& held() const noexcept { return held_; }
+    bool deferred() const noexcept { return held_ != nullptr; }
 
    private:
     std::shared_ptr<void> held_;

@@ -135,11 +135,11 @@ class TupleCuda final : public Classifier {
     auto stream       = static_cast<cudaStream_t>(ctx.stream);
     // A deferred resident call (exec.hpp) holds the version until its caller saw the stream
     // finish (read_guard.hpp: holds); any other call reads it within a section.
-    const ReadGuard::Scope scope(guard_, ctx.resident && ctx.keep);
+    const ReadGuard::Scope scope(guard_, ctx.resident ? ctx.keep : nullptr);
     const DeviceVersion& v = *current_.load(std::memory_order_acquire);
     auto lease             = scratch_.acquire_shared();  // this call's device buffers
     auto& scratch          = *lease;                     // (scratch_pool.cuh)
-    KeyIo::defer(ctx, {lease, scope.held()});
+    KeyIo::defer(ctx, {lease});
     DeviceArray& best_     = scratch[1];
     KeyIo io;  // the caller's device memory (resident) or the scratch (key_io.cuh)
     WARPATH_TRY(io.begin(keys, out, nw, ctx.resident, scratch[0], scratch[2], stream));

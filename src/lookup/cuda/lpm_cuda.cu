@@ -99,11 +99,10 @@ class CudaFib final : public Fib {
     auto stream = static_cast<cudaStream_t>(ctx.stream);
     // A deferred resident call (exec.hpp) holds the tables until its caller saw the stream
     // finish (read_guard.hpp: holds); any other call reads them within a section.
-    const ReadGuard::Scope scope(state_->guard(), ctx.resident && ctx.keep);
+    const ReadGuard::Scope scope(state_->guard(), ctx.resident ? ctx.keep : nullptr);
     if (ctx.resident) {  // the addresses and next hops are device memory (exec.hpp)
-      if (scope.held()) ctx.keep->push_back(scope.held());  // before anything is queued
       WARPATH_TRY(launch(addrs.data, out.data, stream));
-      if (scope.held()) return Status::ok();
+      if (scope.deferred()) return Status::ok();
       WARPATH_CUDA_TRY(cudaStreamSynchronize(stream));
       return Status::ok();
     }
