@@ -147,8 +147,11 @@ void print_run_summary(const runtime::RunConfig& c, const runtime::RunReport& r,
   fmt::print(out, "\n{:<16}{} (batch fill {:.1f}%), cpu {}, gpu {}, launches {}", "chunks",
              r.chunks, 100.0 * r.batch_fill, r.cpu_chunks, r.gpu_chunks, r.gpu_launches);
   if (r.gpu_launches)
-    fmt::print(out, " ({} resident, {} with packet bytes in place, at most {} in flight)",
-               r.gpu_resident_launches, r.gpu_direct_launches, r.gpu_max_in_flight);
+    fmt::print(out, " ({} resident{}, {} with packet bytes in place)", r.gpu_resident_launches,
+               r.gpu_resident_launches
+                   ? fmt::format(", at most {} queued on the device at once", r.gpu_max_in_flight)
+                   : std::string(),
+               r.gpu_direct_launches);
   fmt::print(out, "\n");
   fmt::print(out, "{:<16}cpu {} / gpu {} packets ({:.1f}% on the GPU), cpu {:.1f} ns/packet\n",
              "shading", r.cpu_packets, r.gpu_packets,
