@@ -502,7 +502,7 @@ Status OffloadMaster::stage(Slot& slot) {
   ExecContext ctx;
   ctx.stream      = slot.stream;
   ctx.resident    = resident;
-  ctx.keep        = resident && deferred_calls_ ? &slot.keep : nullptr;
+  ctx.keep        = resident ? &slot.keep : nullptr;
   slot.resident   = resident;
   const char* why = nullptr;
   // Once anything is queued, no error returns (and marks the frames done) before the stream

@@ -95,7 +95,8 @@ class OffloadMaster {
   ~OffloadMaster();
   void start();
   /// Queues a chunk; the master sets chunk->done when its answers are in place. Lock-free;
-  /// spins (yielding) only while the submit ring is full.
+  /// spins (yielding) only while the submit ring (4,096 entries) is full, which only started
+  /// lanes drain.
   void submit(Frame* c);
   /// Queues chunks together, so that the lane that takes the first takes them all (up to
   /// max_launch packets) for one launch.
@@ -105,10 +106,6 @@ class OffloadMaster {
   /// Launches each lane keeps in flight at most (1: a lane waits for each launch before it
   /// takes the next, as before the asynchronous master). Set before start(); at least 1.
   void set_launch_depth(uint32_t depth) noexcept { depth_ = depth ? depth : 1; }
-  uint32_t launch_depth() const noexcept { return depth_; }
-  /// Whether resident engine calls may return once their work is queued (ExecContext::keep);
-  /// off, each call waits for its stream as a call outside the master does. Set before start().
-  void set_deferred_calls(bool on) noexcept { deferred_calls_ = on; }
   uint64_t launches() const noexcept { return launches_.load(std::memory_order_relaxed); }
   /// The most launches that were queued on the device at once, over every lane.
   uint64_t max_in_flight() const noexcept {
@@ -182,9 +179,8 @@ class OffloadMaster {
   const DeviceOps& dev_;
   uint32_t max_launch_;
   std::vector<int> cpus_;
-  uint32_t depth_      = 4;
-  bool deferred_calls_ = true;
-  size_t slab_bytes_   = 0;  ///< a full launch's keys and answers, each slot's first slab
+  uint32_t depth_    = 4;
+  size_t slab_bytes_ = 0;  ///< a full launch's keys and answers, each slot's first slab
   detail::MpmcRing<uintptr_t> ring_;  ///< Frame*, or SubmitGroup* with bit 0 set
   std::atomic<uint32_t> work_seq_{0};  ///< bumped by each submit and by stop (lanes wait on it)
   std::atomic<uint32_t> sleepers_{0};
