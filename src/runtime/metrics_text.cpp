@@ -175,6 +175,10 @@ std::string prometheus_text(const RunReport& r, std::string_view version) {
   t.sample("warpath_batch_fill_ratio", r.batch_fill);
   t.family("warpath_gpu_share_ratio", "gauge", "Share of chunks sent to the offload master.");
   t.sample("warpath_gpu_share_ratio", r.gpu_share);
+  t.family("warpath_auto_worker_ns_per_packet", "gauge",
+           "The auto policy's measured worker cost a packet of each path (0: not measured).");
+  t.sample("warpath_auto_worker_ns_per_packet", r.auto_cost_cpu_ns, "path", "cpu");
+  t.sample("warpath_auto_worker_ns_per_packet", r.auto_cost_offload_ns, "path", "offload");
   // Latency is summarised from the workers' histograms once, at the end of the run; a live
   // snapshot has none, and a 0 would read as a measurement.
   if (!r.final) return t.take();

@@ -56,6 +56,8 @@ RunReport snapshot(const RunConfig& cfg, const Chain& chain,
   for (size_t m = 0; m < chain.size(); ++m) stat_names[m] = chain.module(m).stat_names();
   uint64_t shade_ns = 0;
   double share      = 0;
+  double cost_cpu = 0, cost_off = 0;
+  uint32_t n_cpu = 0, n_off = 0;
   uint64_t rx_ticks = 0, parse_ticks = 0, tx_ticks = 0, busy_ticks = 0, all_module_ticks = 0;
   for (const auto& w : workers) {
     const Chain::States& states = w->states();
@@ -85,6 +87,9 @@ RunReport snapshot(const RunConfig& cfg, const Chain& chain,
     r.fragmented += c.fragmented.load(std::memory_order_relaxed);
     r.fragments += c.fragments.load(std::memory_order_relaxed);
     share += c.share.load(std::memory_order_relaxed);
+    if (const double v = c.cost_cpu.load(std::memory_order_relaxed); v > 0) cost_cpu += v, ++n_cpu;
+    if (const double v = c.cost_offload.load(std::memory_order_relaxed); v > 0) cost_off += v, ++n_off;
+    r.auto_declined += c.declined.load(std::memory_order_relaxed);
     for (size_t k = 0; k < reasons.size(); ++k)
       reasons[k] += c.by_reason[k].load(std::memory_order_relaxed);
     for (size_t m = 0; m < chain.size(); ++m) {
@@ -110,6 +115,8 @@ RunReport snapshot(const RunConfig& cfg, const Chain& chain,
       r.chunks ? double(r.cpu_packets + r.gpu_packets) / double(r.chunks) / cfg.batch : 0;
   r.cpu_ns_per_pkt = r.cpu_packets ? double(shade_ns) / double(r.cpu_packets) : 0;
   r.gpu_share      = workers.empty() ? 0 : share / double(workers.size());
+  r.auto_cost_cpu_ns     = n_cpu ? cost_cpu / n_cpu : 0;
+  r.auto_cost_offload_ns = n_off ? cost_off / n_off : 0;
   if (master) {
     r.gpu_launches          = master->launches();
     r.gpu_resident_launches = master->resident_launches();

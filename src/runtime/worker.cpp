@@ -130,6 +130,7 @@ Status Worker::close(Frame* c) {
   // (the device copies from there); one whose cells cannot take them stays on the CPU. Before
   // the pre stage: its modules keep pointers to the packets' bytes (ESP's crypto jobs).
   const bool offload = policy_.offload_next() && c->batch.own_all();
+  const uint64_t c0  = policy_.wants_costs() ? mono_ns() : 0;  // the policy's path costs
   uint64_t parse     = 0;
   WARPATH_TRY(cfg_.chain->pre(*c, module_ticks_.data(), &parse));
   if (parse_for_mtu_) {
@@ -144,8 +145,8 @@ Status Worker::close(Frame* c) {
     c->offloaded = true;
     add_owned(counters_.gpu_chunks, 1);
     add_owned(counters_.gpu_packets, n);
-    pending_.push_back(c);
     cfg_.master->submit(c);
+    pending_.push_back({c, c0 ? mono_ns() - c0 : 0});
     return Status::ok();
   }
   ExecContext ctx;
@@ -156,7 +157,7 @@ Status Worker::close(Frame* c) {
   add_owned(counters_.cpu_packets, n);
   add_owned(counters_.shade_cpu_ns, c->shade_ns);
   c->done.store(true, std::memory_order_relaxed);
-  pending_.push_back(c);
+  pending_.push_back({c, c0 ? mono_ns() - c0 : 0});
   return Status::ok();
 }
 
@@ -440,12 +441,14 @@ void Worker::run() {
       policy_.on_chunk(n, on_cpu, on_cpu ? closing->shade_ns : 0);
       worked = true;
     }
-    while (!pending_.empty() && pending_.front()->done.load(std::memory_order_acquire)) {
-      Frame* c = pending_.front();
+    while (!pending_.empty() && pending_.front().frame->done.load(std::memory_order_acquire)) {
+      const auto [c, close_ns] = pending_.front();
+      const uint64_t f0        = policy_.wants_costs() ? mono_ns() : 0;
       if (Status st = finish(*c); !st.is_ok()) {
         error_ = st;
         break;
       }
+      if (f0) policy_.on_done(c->batch.size(), c->offloaded, close_ns + (mono_ns() - f0));
       pending_.pop_front();
       c->reset();  // the ports' buffers it held go back now, not when it is next taken
       free_.push_back(c);
@@ -463,6 +466,11 @@ void Worker::run() {
     }
     policy_.tick(now);
     counters_.share.store(policy_.share(), std::memory_order_relaxed);
+    if (policy_.wants_costs()) {
+      counters_.cost_cpu.store(policy_.cost_cpu(), std::memory_order_relaxed);
+      counters_.cost_offload.store(policy_.cost_offload(), std::memory_order_relaxed);
+      counters_.declined.store(policy_.declined(), std::memory_order_relaxed);
+    }
     if ((stopping || ended) && (!cur || cur->batch.size() == 0) && pending_.empty()) break;
     if (worked) {
       idle = 0;
@@ -478,7 +486,7 @@ void Worker::run() {
   }
   // On error: wait for chunks still at the master so it never writes into freed memory.
   while (!pending_.empty()) {
-    if (pending_.front()->done.load(std::memory_order_acquire))
+    if (pending_.front().frame->done.load(std::memory_order_acquire))
       pending_.pop_front();
     else
       std::this_thread::yield();

@@ -39,6 +39,10 @@ struct WorkerCounters {
   std::unique_ptr<std::atomic<uint64_t>[]> by_reason;  ///< one per reason of the chain
   std::unique_ptr<ModuleCounters[]> modules;           ///< one per module of the chain
   std::atomic<double> share{0};
+  /// The auto policy's measured worker cost a packet of each path (0: not measured) and
+  /// whether it declined the GPU path (offload_policy.hpp).
+  std::atomic<double> cost_cpu{0}, cost_offload{0};
+  std::atomic<bool> declined{false};
 };
 
 /// Packet buffer bytes of one frame of `batch` packets: `batch` standard 2 KiB cells, and at
@@ -99,7 +103,13 @@ class Worker {
   OffloadPolicy policy_;
   std::vector<std::unique_ptr<Frame>> pool_;
   std::vector<Frame*> free_;
-  std::deque<Frame*> pending_;
+  /// Closed frames in order, each with the worker's own time for it so far (close(): the pre
+  /// stage and the CPU shade or the submit; measured only where the policy wants it).
+  struct Pending {
+    Frame* frame;
+    uint64_t worker_ns;
+  };
+  std::deque<Pending> pending_;
   Chain::States states_;
   static constexpr uint64_t kIdleCallNs = 100'000'000;  ///< Module::idle at most every 100 ms
   uint64_t last_idle_call_ = 0;

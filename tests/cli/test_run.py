@@ -14,6 +14,7 @@ Environment: WARPATH_BIN (default <repo>/build/warpath); the module skips withou
 import ipaddress
 import json
 import random
+import re
 import signal
 import subprocess
 import time
@@ -423,6 +424,26 @@ def test_offload_path_on_cpu_engines(tmp_path):
     # Nothing resident is queued on a device: no launch waits in flight.
     assert j["batches"]["max_launches_in_flight"] == 0
     assert j["offload_depth"] == 4
+
+
+def test_auto_reports_each_paths_worker_cost(tmp_path):
+    """auto under overload (the generator at full speed) offloads a share and measures what a
+    packet costs the worker on each path (offload_policy.hpp); cpu measures nothing."""
+    r, j = run_json(tmp_path, "--engine", "auto", "--offload-device", "cpu", "--no-pin",
+                    "--duration", "1.5", "--port", "g=gen", "--port", "s=null", "--no-progress")
+    a = j["batches"]["auto"]
+    assert set(a) == {"cpu_path_ns_per_packet", "offload_path_ns_per_packet", "declined_workers"}
+    assert a["cpu_path_ns_per_packet"] > 0
+    assert j["batches"]["gpu"] > 0, "the generator at full speed overloads the worker"
+    assert a["offload_path_ns_per_packet"] > 0
+    assert a["declined_workers"] in (0, 1)
+    assert re.search(r"^auto +worker ns a packet: cpu path [0-9.]+, offload path [0-9.]+",
+                     r.stdout, re.M), r.stdout
+    r, j = run_json(tmp_path, "--engine", "cpu", "--port", "g=gen:max:5000", "--port", "s=null",
+                    "--no-progress")
+    assert j["batches"]["auto"] == {"cpu_path_ns_per_packet": 0, "offload_path_ns_per_packet": 0,
+                                    "declined_workers": 0}
+    assert not re.search(r"^auto ", r.stdout, re.M)
 
 
 @pytest.mark.parametrize("depth", [1, 3])

@@ -42,6 +42,7 @@ RunReport sample_report() {
   r.modules = {acl, router};
   r.latency.p50_us = 3, r.latency.p99_us = 7;
   r.stages         = {21.5, 30, 12.5, 18, 4};
+  r.auto_cost_cpu_ns = 155.5, r.auto_cost_offload_ns = 62.25;
   return r;
 }
 
@@ -88,6 +89,9 @@ TEST(Metrics, TextHasEveryFamilyWithTypesAndEscapedLabels) {
   EXPECT_EQ(p.samples.at("warpath_stage_ns_per_packet{stage=\"rx\"}"), 21.5);
   EXPECT_EQ(p.samples.at("warpath_stage_ns_per_packet{stage=\"parse\"}"), 30);
   EXPECT_EQ(p.samples.at("warpath_stage_ns_per_packet{stage=\"other\"}"), 4);
+  EXPECT_EQ(p.types.at("warpath_auto_worker_ns_per_packet"), "gauge");
+  EXPECT_EQ(p.samples.at("warpath_auto_worker_ns_per_packet{path=\"cpu\"}"), 155.5);
+  EXPECT_EQ(p.samples.at("warpath_auto_worker_ns_per_packet{path=\"offload\"}"), 62.25);
   EXPECT_EQ(p.samples.count("warpath_latency_microseconds{quantile=\"0.99\"}"), 0u)
       << "a live snapshot has no latency summary, so it has no latency family";
   // A quote in a port name is escaped.

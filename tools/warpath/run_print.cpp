@@ -156,6 +156,13 @@ void print_run_summary(const runtime::RunConfig& c, const runtime::RunReport& r,
   fmt::print(out, "{:<16}cpu {} / gpu {} packets ({:.1f}% on the GPU), cpu {:.1f} ns/packet\n",
              "shading", r.cpu_packets, r.gpu_packets,
              pct(r.gpu_packets, r.cpu_packets + r.gpu_packets), r.cpu_ns_per_pkt);
+  if (r.auto_cost_cpu_ns > 0 || r.auto_cost_offload_ns > 0)
+    fmt::print(out, "{:<16}worker ns a packet: cpu path {:.1f}, offload path {:.1f}{}\n", "auto",
+               r.auto_cost_cpu_ns, r.auto_cost_offload_ns,
+               r.auto_declined ? fmt::format(" (the GPU path declined on {} worker{}: it saves "
+                                             "them under 5%)",
+                                             r.auto_declined, r.auto_declined == 1 ? "" : "s")
+                               : std::string());
   const runtime::RunReport::Stages& s = r.stages;
   fmt::print(out, "{:<16}rx {:.1f}, parse {:.1f}, modules {:.1f}, tx {:.1f}, other {:.1f}: {:.1f} ns a "
              "packet (worker time, summed over the workers{})\n",

@@ -22,6 +22,7 @@
 //   warpath_gpu_resident_launches_total, warpath_gpu_direct_launches_total  counter
 //   warpath_gpu_launches_in_flight_max                                  gauge
 //   warpath_batch_fill_ratio, warpath_gpu_share_ratio                  gauge
+//   warpath_auto_worker_ns_per_packet{path="cpu|offload"}              gauge
 //   warpath_latency_microseconds{quantile="0.5|0.99|0.999|1"}          gauge (RX to TX; only in
 //                                                   the final report: live snapshots carry no
 //                                                   latency, so the family is left out)

@@ -33,7 +33,9 @@
 //   auto  opportunistic offloading: chunks are shaded on the CPU while the worker keeps up;
 //         when its measured CPU cost per packet times the arrival rate exceeds the time it has
 //         (load > 0.9), a growing share of chunks goes to the master; below load 0.6 the share
-//         shrinks again (hysteresis). The share and the costs are in the report.
+//         shrinks again (hysteresis). Each path's cost to the worker is measured, and a GPU
+//         path that saves the worker under 5% a packet is declined (offload_policy.hpp). The
+//         share and the costs are in the report.
 //
 // Counters
 //   rx (arrived at the ports, including RX-queue drops) = tx + dropped + slow_path, checked at
@@ -128,6 +130,12 @@ struct RunReport {
     }
   } stages;
   double gpu_share      = 0;  ///< current (snapshot) or mean (final) share sent to the GPU
+  /// The auto policy (offload_policy.hpp): the worker's own cost a packet of a chunk shaded on
+  /// the CPU and of one offloaded (pre stage to last send, without waiting for the master),
+  /// means over the workers that measured them (0: none did), and the workers that declined the
+  /// GPU path because it saved them less than 5%.
+  double auto_cost_cpu_ns = 0, auto_cost_offload_ns = 0;
+  uint32_t auto_declined  = 0;
   uint64_t in_flight    = 0;  ///< packets received but not yet finished (0 at the end)
   /// ICMP / ICMPv6 Time Exceeded errors the slow path sent back out of the ingress port about
   /// ttl_expired / hop_limit_expired packets, and those it may not send (RFC 1812 4.3.2.7).
