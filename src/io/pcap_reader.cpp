@@ -1,6 +1,9 @@
 // Reading pcap and pcapng through libpcap, keeping nanosecond timestamps.
+#include <fcntl.h>
 #include <pcap/pcap.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -32,9 +35,54 @@ struct PcapReader::Impl {
   bool has_filter = false;
   uint32_t file_snaplen = 0;  // the file's own (CaptureInfo::snaplen may be raised by 14)
   std::unique_ptr<char[]> read_buffer;  // the FILE's buffer (freed after pcap_close)
+  // A classic pcap file (version 2.4) that is a regular file is read from a read-only mapping
+  // of it, record by record, instead of through libpcap's two freads a record and the FILE's
+  // copy (a sixth of `warpath reassemble`'s time on 100-byte segments); libpcap still opens
+  // it (the header's checks, the link type, the snap length, the filter's compiler). The
+  // mapping covers the file as it was when opened: a capture that grows while being read is
+  // read up to that size.
+  const uint8_t* map = nullptr;
+  size_t map_size = 0, pos = 0;
+  bool swapped = false, nano = false;
   ~Impl() {
     if (has_filter) pcap_freecode(&filter);
     if (handle) pcap_close(handle);
+    if (map) ::munmap(const_cast<uint8_t*>(map), map_size);
+  }
+  uint32_t u32(size_t at) const noexcept {
+    uint32_t v;
+    std::memcpy(&v, map + at, 4);
+    return swapped ? __builtin_bswap32(v) : v;
+  }
+  // Maps `path` when it is a classic pcap file of version 2.4 (any other, or a failed mmap,
+  // stays with libpcap).
+  void try_map(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    struct stat st {};
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= 24) {
+      void* m = ::mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+      if (m != MAP_FAILED) {
+        map      = static_cast<const uint8_t*>(m);
+        map_size = size_t(st.st_size);
+        uint32_t magic;
+        std::memcpy(&magic, map, 4);
+        swapped = magic == 0xd4c3b2a1u || magic == 0x4d3cb2a1u;
+        nano    = magic == 0xa1b23c4du || magic == 0x4d3cb2a1u;
+        const uint32_t version = u32(4);  // major in the first 16 bits, in the file's order
+        const uint16_t major = uint16_t(swapped ? version >> 16 : version & 0xffff);
+        const uint16_t minor = uint16_t(swapped ? version & 0xffff : version >> 16);
+        if (major == 2 && minor == 4) {
+          ::madvise(m, map_size, MADV_SEQUENTIAL);
+          pos = 24;
+        } else {
+          ::munmap(m, map_size);
+          map      = nullptr;
+          map_size = 0;
+        }
+      }
+    }
+    ::close(fd);
   }
 };
 
@@ -170,6 +218,7 @@ Result<PcapReader> PcapReader::open(const std::string& path) {
   r.info_ = info;
   if (info.format == CaptureFormat::kPcap && !stream) {
     r.impl_->record_end = std::ftell(f);  // the FILE libpcap reads
+    r.impl_->try_map(path);
   }
   return r;
 }
@@ -201,19 +250,47 @@ Result<uint32_t> PcapReader::read(packet::PacketBatch& batch, uint16_t port) {
     if (batch.size() > 0 && batch.size() >= batch.max_packets()) return n;
     pcap_pkthdr* hdr   = nullptr;
     const u_char* data = nullptr;
-    const int rc       = pcap_next_ex(impl_->handle, &hdr, &data);
-    if (rc == PCAP_ERROR_BREAK) {  // end of file
-      at_end_ = true;
-      return n;
-    }
+    pcap_pkthdr mapped{};
     // Where a bad record is, for its message (made only then: building it for every record was
     // a string and an allocation a packet).
     const uint64_t record = records_ + 1;
     auto where            = [&] { return path_ + ": record " + std::to_string(record); };
-    if (rc != 1)
-      return fail(Status(Errc::kParseError, where() + ": " + pcap_geterr(impl_->handle)));
-    uint64_t stored_caplen = hdr->caplen;
-    if (impl_->record_end >= 0) {
+    uint64_t stored_caplen = 0;
+    if (Impl& m = *impl_; m.map) {
+      const size_t left = m.map_size - m.pos;
+      if (left == 0) {
+        at_end_ = true;
+        return n;
+      }
+      if (left < 16)
+        return fail(Status(Errc::kParseError, where() + ": the file ends inside the record's "
+                                                        "header (" + std::to_string(left) +
+                                                  " of 16 bytes)"));
+      const uint32_t frac = m.u32(m.pos + 4);
+      mapped.ts.tv_sec    = time_t(m.u32(m.pos));
+      mapped.ts.tv_usec   = suseconds_t(m.nano ? frac : uint64_t(frac) * 1000);  // as libpcap's
+      mapped.caplen       = m.u32(m.pos + 8);
+      mapped.len          = m.u32(m.pos + 12);
+      stored_caplen       = mapped.caplen;
+      if (stored_caplen <= m.file_snaplen && stored_caplen > left - 16)
+        return fail(Status(Errc::kParseError, where() + ": the file ends inside the record's "
+                                                        "data (" + std::to_string(left - 16) +
+                                                  " of " + std::to_string(stored_caplen) +
+                                                  " bytes)"));
+      hdr  = &mapped;
+      data = m.map + m.pos + 16;
+      if (stored_caplen <= m.file_snaplen) m.pos += 16 + stored_caplen;
+    } else {
+      const int rc = pcap_next_ex(impl_->handle, &hdr, &data);
+      if (rc == PCAP_ERROR_BREAK) {  // end of file
+        at_end_ = true;
+        return n;
+      }
+      if (rc != 1)
+        return fail(Status(Errc::kParseError, where() + ": " + pcap_geterr(impl_->handle)));
+      stored_caplen = hdr->caplen;
+    }
+    if (impl_->record_end >= 0 && !impl_->map) {
       if (hdr->caplen < impl_->file_snaplen) {
         impl_->record_end += 16 + long(hdr->caplen);
       } else {
