@@ -174,10 +174,31 @@ Status Worker::finish(Frame& c) {
   slow_list_.clear();
   many_list_.clear();
   uint16_t any_frag_mtu = 0;  // a module asked for fragmentation of some packet
+  const uint16_t* reason = c.reason.data();
+  const uint16_t* out    = c.out.data();
+  const uint16_t* mtus   = c.frag_mtu.data();
   for (uint32_t i = 0; i < n; ++i) {
-    const uint16_t r = c.reason[i];
-    any_frag_mtu |= c.frag_mtu[i];
-    if (r == fwd && c.out[i] == kOutMany) {
+    const uint16_t r = reason[i];
+    if (r == fwd && out[i] != kOutMany) {
+      // A run of packets forwarded out of one port, the common case, appended with the list's
+      // end in a register (push_back's count, a uint32_t in memory beside the uint32_t
+      // elements, was stored and loaded again for every packet).
+      const uint16_t port = out[i];
+      IndexList& list     = out_lists_[port];
+      uint32_t* at        = list.at.data();
+      uint32_t end        = list.n;
+      uint16_t frags      = 0;
+      do {
+        frags |= mtus[i];
+        at[end++] = i;
+      } while (++i < n && reason[i] == fwd && out[i] == port);
+      list.n = end;
+      any_frag_mtu |= frags;
+      --i;  // the loop's ++i
+      continue;
+    }
+    any_frag_mtu |= mtus[i];
+    if (r == fwd) {
       // One copy per port (ports copy the bytes out of the frame, none sends the buffer the
       // frame holds), counted once: forwarded when every copy went, tx_error otherwise.
       c.batch.meta(i).flags |= packet::kMetaShared;
@@ -187,8 +208,6 @@ Status Worker::finish(Frame& c) {
       for (uint64_t m = c.out_mask[i] & ~kOutSlowPathBit; m; m &= m - 1)
         out_lists_[unsigned(__builtin_ctzll(m))].push_back(i);
       if (c.out_mask[i] & kOutSlowPathBit) slow_list_.push_back(i);
-    } else if (r == fwd) {
-      out_lists_[c.out[i]].push_back(i);
     } else {
       ++reason_scratch_[r];
       if (chain.reasons()[r].verdict == Verdict::kSlowPath) {
@@ -261,10 +280,12 @@ void Worker::send_whole(Frame& c, size_t p, Span<const uint32_t> run, uint64_t& 
     ++same;
   };
   if (many_list_.empty()) {  // no packet of the frame leaves by several ways: the short loop
+    uint64_t bytes = 0;  // a local: `tx_bytes` in memory was a store and a load a packet
     for (uint32_t k = 0; k < sent; ++k) {
       sample(run[k]);
-      tx_bytes += c.batch.meta(run[k]).len;
+      bytes += c.batch.meta(run[k]).len;
     }
+    tx_bytes += bytes;
     single_sent   = sent;
     single_failed = run.size - sent;
   } else {
