@@ -16,10 +16,12 @@ Mpps are packets forwarded per second over every port; ns a packet = 1000 / Mpps
 cycles at the nominal clock of /proc/cpuinfo.
 
   bench/anchors/floor_bench.py [--rounds 5] [--seconds 3] [--core 1] [--out bench/results]
-                               [--compare OTHER_WARPATH]
+                               [--compare OTHER_WARPATH] [--only TEXT]
 
---compare runs each warpath row again with another binary (a build before a change) right
-after it, in every round, so that a change is measured in paired rounds, not across runs.
+--compare runs each warpath row again with another binary (a build before a change) beside it,
+in every round (which of the two runs first alternates by round), so that a change is measured
+in paired rounds, not across runs. --only keeps the rows whose name holds TEXT (and the testpmd
+io rows, the anchors): `--only "wire, null" --rounds 15 --seconds 2` for a quick A/B.
 
 Needs dpdk-testpmd (Debian's dpdk package) and a warpath built with DPDK ports (build/warpath).
 """
@@ -89,6 +91,8 @@ def main():
     ap.add_argument("--compare", metavar="BIN",
                     help="another warpath binary (a build before a change): each warpath row "
                          "again with it, right after, in the same rounds (rows marked 'BIN')")
+    ap.add_argument("--only", metavar="TEXT",
+                    help="only the rows whose name holds TEXT (and the testpmd io anchors)")
     a = ap.parse_args()
     if not Path(a.warpath).exists() or sh(["which", "dpdk-testpmd"]).returncode != 0:
         sys.exit("floor_bench: needs build/warpath and dpdk-testpmd")
@@ -130,10 +134,20 @@ def main():
     rows.update(with_twins({k: f for k, f in own.items() if k.endswith("null")}))
     rows["testpmd io, pcap"] = lambda: (testpmd(pcap, "io", a.seconds, a.core), {})
     rows.update(with_twins({k: f for k, f in own.items() if k.endswith("pcap")}))
+    twin = f" [{Path(a.compare).name}]" if a.compare else None
+    if a.only:  # a twin goes with its row
+        rows = {k: f for k, f in rows.items()
+                if a.only in (k.replace(twin, "") if twin else k) or k.startswith("testpmd io")}
     got = {k: [] for k in rows}
     stages = {k: [] for k in rows}
     for rnd in range(a.rounds):
-        for k, f in rows.items():
+        order = list(rows)
+        if twin and rnd % 2:  # every other round, each twin runs before its row
+            for i in range(len(order) - 1):
+                if twin in order[i + 1] and twin not in order[i]:
+                    order[i], order[i + 1] = order[i + 1], order[i]
+        for k in order:
+            f = rows[k]
             mpps, st = f()
             got[k].append(mpps)
             if st:
