@@ -50,6 +50,13 @@
 //                      packets written into mbuf-like buffers of the packet arena (untimed: the
 //                      device's write) and held in place by the frame; their bases
 //                      ("rx attach + parse (zero copy)", "esp-in base, zero copy") beside
+//   esp-out yardstick, zero copy
+//                      the floor of the outbound path outside the crypto (esp_yardstick.hpp):
+//                      the least a gateway does for a packet a zero-copy port hands it, for one
+//                      SA and one policy, without the framework, then the anchor's seal
+//   in-place seal, zero copy
+//                      the anchor's seal alone over packets where a zero-copy frame holds
+//                      them (the text at an mbuf's byte 142): the crypto's own cost in place
 //   ref.esp.seal       OpenSSL EVP, one packet at a time (the reference; for scale)
 // Gbit/s counts the inner packets' bytes; "vs best imb" divides by the faster of the two
 // imb.burst rows (the anchor at its best).
@@ -65,6 +72,7 @@
 #include <vector>
 
 #include "esp_chain_run.hpp"
+#include "esp_yardstick.hpp"
 #include "harness/report.hpp"
 #include "ipsec/core/esp_core.hpp"
 #include "warpath/io/sa_file.hpp"
@@ -660,8 +668,34 @@ int main(int argc, char** argv) {
                          {},
                          &pa.run->untimed_ns});
       }
+      const uint8_t tun_src[4] = {192, 0, 2, 1}, tun_dst[4] = {192, 0, 2, 2};
+      bench::esp::OutYardstick yard(paths[0].input, 0x2001, tun_src, tun_dst, k.icv_bytes,
+                                    0x0a020000u, 16);  // the policy's 10.2.0.0/16
+      bench::esp::OutYardstick in_place(paths[0].input, 0x2001, tun_src, tun_dst, k.icv_bytes,
+                                        0x0a020000u, 16);
+      in_place.encap = false;
+      ImbAnchor yard_seal(mgr, k, yard.ops, text), place_seal(mgr, k, in_place.ops, text);
+      yard.seal     = [&] { return yard_seal.pass(true); };
+      in_place.seal = [&] { return place_seal.pass(true); };
+      timed.push_back({"esp-out yardstick, zero copy", [&] { return yard.pass(); }, {}, &yard.untimed_ns});
+      timed.push_back({"in-place seal, zero copy", [&] { return in_place.pass(); }, {}, &in_place.untimed_ns});
+      {  // What the yardstick sends is ESP that opens: ICV, trailer, inner TTL, outer checksum.
+        yard.pass();
+        std::vector<uint8_t> opened(kBatch);
+        (void)engine.value()->open({yard.ops.data(), kBatch}, opened.data());
+        for (uint32_t p = 0; p < kBatch; ++p) {
+          uint32_t inner = 0;
+          uint8_t next = 0;
+          const uint8_t* t = yard.ops[p].esp + core::kEspHead;
+          if (!opened[p] || !core::read_trailer(t, text, inner, next) || next != 4 || inner != size ||
+              t[8] != 63 || packet::core::fold_checksum(packet::core::ones_sum(t, 20)) != 0 ||
+              packet::core::fold_checksum(packet::core::ones_sum(yard.ops[p].esp - 20, 20)) != 0)
+            return std::fprintf(stderr, "the yardstick's packet %u is not right\n", p), 1;
+        }
+      }
       for (int r = 0; r < repeat; ++r)
         for (Timed& t : timed) t.rates.push_back(best_rate(t.pass, 1, seconds, t.untimed));
+      if (yard.dropped) return std::fprintf(stderr, "the yardstick dropped packets\n"), 1;
       for (const Path& pa : paths)
         if (const Status st = pa.run->went_through(); !st.is_ok())
           return std::fprintf(stderr, "%s %s %u: %s\n", suite.name, pa.kind, size,
@@ -680,6 +714,8 @@ int main(int argc, char** argv) {
       add("cpu.esp.open (derived)", open_ns > 0 ? 1e9 / open_ns : 0);
       std::vector<std::pair<size_t, double>> fixed;  // rows whose ratio is a median of rounds
       add_path_rows(paths, timed, opt, suite.name, size, rows, fixed);
+      add("esp-out yardstick, zero copy", best("esp-out yardstick, zero copy"));
+      add("in-place seal, zero copy", best("in-place seal, zero copy"));
       add("ref.esp.seal", best_rate([&] {
             (void)ref.value()->seal({ops.data(), kBatch});
             return uint64_t(kBatch);
