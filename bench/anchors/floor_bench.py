@@ -90,7 +90,8 @@ def main():
     ap.add_argument("--out", default=str(REPO / "bench" / "results"))
     ap.add_argument("--compare", metavar="BIN",
                     help="another warpath binary (a build before a change): each warpath row "
-                         "again with it, right after, in the same rounds (rows marked 'BIN')")
+                         "again with it, beside it in the same rounds, which runs first "
+                         "alternating by round (rows marked 'BIN')")
     ap.add_argument("--only", metavar="TEXT",
                     help="only the rows whose name holds TEXT (and the testpmd io anchors)")
     a = ap.parse_args()
@@ -117,7 +118,7 @@ def main():
         return out
 
     def with_twins(mine):
-        """Each row of this binary, then (--compare) the same row of the other right after."""
+        """Each row of this binary, then (--compare) the same row of the other beside it."""
         if not a.compare:
             return mine
         theirs = warpath_rows(a.compare, f" [{Path(a.compare).name}]")

@@ -674,6 +674,7 @@ int main(int argc, char** argv) {
       bench::esp::OutYardstick in_place(paths[0].input, 0x2001, tun_src, tun_dst, k.icv_bytes,
                                         0x0a020000u, 16);
       in_place.encap = false;
+      yard.cold = in_place.cold = opt.cold;
       ImbAnchor yard_seal(mgr, k, yard.ops, text), place_seal(mgr, k, in_place.ops, text);
       yard.seal     = [&] { return yard_seal.pass(true); };
       in_place.seal = [&] { return place_seal.pass(true); };

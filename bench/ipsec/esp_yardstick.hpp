@@ -14,8 +14,11 @@
 // (`seal`: the anchor's burst over these packets, the same jobs imb.burst.nocheck submits).
 // The pass's time less imb.burst.nocheck's is the floor outside the crypto. With `encap` off
 // the pass only seals, in place: what the same crypto costs on packets where a frame holds
-// them, against the anchor's aligned, packed buffers.
+// them, against the anchor's packed buffers.
 #pragma once
+#include <immintrin.h>
+
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
@@ -29,9 +32,11 @@
 namespace warpath::bench::esp {
 
 struct OutYardstick {
-  static constexpr uint32_t kBufBytes = 2304, kHeadroom = 128, kPrepend = 20 + ipsec::core::kEspHead;
+  static constexpr uint32_t kHeadroom = 128, kPrepend = 20 + ipsec::core::kEspHead;
 
   const std::vector<std::vector<uint8_t>>& input;  // Ethernet frames of IPv4 packets, one size
+  /// Each packet's buffer: an mbuf's 2,304 bytes, or more for packets it would not hold.
+  const size_t buf_bytes;
   std::vector<uint8_t> buffers;
   std::vector<ipsec::CryptoOp> ops;  // where each packet's ESP header will be, for `seal`
   std::function<uint64_t()> seal;
@@ -42,12 +47,19 @@ struct OutYardstick {
   uint16_t id  = 0;
   uint32_t icv = 0, dropped = 0;
   /// false: the seal alone, over the packets where a frame has them (the anchor's jobs at the
-  /// offsets of an mbuf: the text at byte 142, not 16-byte aligned as the anchor's buffers are)
+  /// offsets of an mbuf: the text at byte 142 of a 2,304-byte buffer, where the anchor's are
+  /// packed one after another)
   bool encap = true;
+  bool cold  = false;  ///< --cold: the written packets flushed from the caches (untimed)
 
   OutYardstick(const std::vector<std::vector<uint8_t>>& in, uint32_t spi_, const uint8_t src[4],
                const uint8_t dst[4], uint32_t icv_bytes, uint32_t dst_prefix, uint32_t prefix_len)
-      : input(in), buffers(in.size() * kBufBytes), ops(in.size()), spi(spi_), icv(icv_bytes) {
+      : input(in),
+        buf_bytes(std::max<size_t>(2304, (kHeadroom + in[0].size() + 8 + icv_bytes + 63) / 64 * 64)),
+        buffers(in.size() * buf_bytes),
+        ops(in.size()),
+        spi(spi_),
+        icv(icv_bytes) {
     policy_mask = prefix_len ? ~uint32_t(0) << (32 - prefix_len) : 0;
     policy_dst  = dst_prefix & policy_mask;
     const uint8_t t[20] = {0x45, 0, 0, 0, 0, 0, 0x40, 0, 64, 50, 0, 0};
@@ -57,7 +69,7 @@ struct OutYardstick {
     for (int i = 0; i < 20; i += 2) outer_sum += uint32_t(outer[i] << 8 | outer[i + 1]);
     const uint32_t text = ipsec::core::text_bytes(uint32_t(in[0].size() - 14));
     for (size_t p = 0; p < in.size(); ++p)
-      ops[p] = {buffers.data() + p * kBufBytes + kHeadroom + 14 - ipsec::core::kEspHead, text, 0, 0};
+      ops[p] = {buffers.data() + p * buf_bytes + kHeadroom + 14 - ipsec::core::kEspHead, text, 0, 0};
   }
 
   static uint16_t fold(uint32_t s) {
@@ -104,13 +116,17 @@ struct OutYardstick {
   uint64_t pass() {
     const auto t0 = std::chrono::steady_clock::now();
     for (size_t p = 0; p < input.size(); ++p)  // the device's write (untimed)
-      std::memcpy(buffers.data() + p * kBufBytes + kHeadroom, input[p].data(), input[p].size());
+      std::memcpy(buffers.data() + p * buf_bytes + kHeadroom, input[p].data(), input[p].size());
+    if (cold) {  // as ChainRun's zero-copy paths under --cold
+      for (size_t off = 0; off < buffers.size(); off += 64) _mm_clflush(buffers.data() + off);
+      _mm_mfence();
+    }
     untimed_ns += uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                std::chrono::steady_clock::now() - t0)
                                .count());
     if (encap)
       for (size_t p = 0; p < input.size(); ++p)
-        dropped += !encapsulate(buffers.data() + p * kBufBytes + kHeadroom);
+        dropped += !encapsulate(buffers.data() + p * buf_bytes + kHeadroom);
     return seal();
   }
 };

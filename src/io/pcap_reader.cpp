@@ -1,7 +1,6 @@
 // Reading pcap and pcapng through libpcap, keeping nanosecond timestamps.
 #include <fcntl.h>
 #include <pcap/pcap.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,6 +14,10 @@
 #include "warpath/io/pcap_file.hpp"
 
 namespace warpath::io {
+
+namespace {
+int link_header_bytes(int linktype);
+}  // namespace
 
 struct PcapReader::Impl {
   pcap_t* handle = nullptr;
@@ -35,54 +38,77 @@ struct PcapReader::Impl {
   bool has_filter = false;
   uint32_t file_snaplen = 0;  // the file's own (CaptureInfo::snaplen may be raised by 14)
   std::unique_ptr<char[]> read_buffer;  // the FILE's buffer (freed after pcap_close)
-  // A classic pcap file (version 2.4) that is a regular file is read from a read-only mapping
-  // of it, record by record, instead of through libpcap's two freads a record and the FILE's
-  // copy (a sixth of `warpath reassemble`'s time on 100-byte segments); libpcap still opens
-  // it (the header's checks, the link type, the snap length, the filter's compiler). The
-  // mapping covers the file as it was when opened: a capture that grows while being read is
-  // read up to that size.
-  const uint8_t* map = nullptr;
-  size_t map_size = 0, pos = 0;
-  bool swapped = false, nano = false;
+  // A classic pcap file (version 2.4, a regular file, a link type the reader hands out: Ethernet,
+  // Linux cooked, raw IP) is read by the reader itself: read(2) into a 1 MiB buffer of its own
+  // and the records parsed there, instead of libpcap's two freads a record through the FILE's
+  // buffer (a sixth of `warpath reassemble`'s time on 100-byte segments); libpcap still opens
+  // it (the header's checks, the link type, the snap length, the filter's compiler). read(2),
+  // not a mapping: a capture truncated or rotated while it is read ends the input or is an
+  // error, not a SIGBUS, and one that grows is read as far as it has grown, as with libpcap.
+  // Other link types stay with libpcap, which fixes some up per record (USB, NFLOG).
+  static constexpr size_t kDirectBuffer = size_t(1) << 20;  // more than any record
+  int fd = -1;
+  std::unique_ptr<uint8_t[]> buf;
+  size_t have = 0, pos = 0;  // buf[pos, have): read, not yet handed out
+  bool eof = false, swapped = false, nano = false;
+  int read_errno = 0;
   ~Impl() {
     if (has_filter) pcap_freecode(&filter);
     if (handle) pcap_close(handle);
-    if (map) ::munmap(const_cast<uint8_t*>(map), map_size);
+    if (fd >= 0) ::close(fd);
   }
-  uint32_t u32(size_t at) const noexcept {
+  uint32_t u32(const uint8_t* p) const noexcept {
     uint32_t v;
-    std::memcpy(&v, map + at, 4);
+    std::memcpy(&v, p, 4);
     return swapped ? __builtin_bswap32(v) : v;
   }
-  // Maps `path` when it is a classic pcap file of version 2.4 (any other, or a failed mmap,
-  // stays with libpcap).
-  void try_map(const std::string& path) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return;
-    struct stat st {};
-    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= 24) {
-      void* m = ::mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
-      if (m != MAP_FAILED) {
-        map      = static_cast<const uint8_t*>(m);
-        map_size = size_t(st.st_size);
-        uint32_t magic;
-        std::memcpy(&magic, map, 4);
-        swapped = magic == 0xd4c3b2a1u || magic == 0x4d3cb2a1u;
-        nano    = magic == 0xa1b23c4du || magic == 0x4d3cb2a1u;
-        const uint32_t version = u32(4);  // major in the first 16 bits, in the file's order
-        const uint16_t major = uint16_t(swapped ? version >> 16 : version & 0xffff);
-        const uint16_t minor = uint16_t(swapped ? version & 0xffff : version >> 16);
-        if (major == 2 && minor == 4) {
-          ::madvise(m, map_size, MADV_SEQUENTIAL);
-          pos = 24;
-        } else {
-          ::munmap(m, map_size);
-          map      = nullptr;
-          map_size = 0;
-        }
+  // At least `n` bytes from pos (fewer only at the end of the file, or after a read error:
+  // read_errno).
+  size_t fill(size_t n) {
+    if (have - pos >= n) return have - pos;
+    std::memmove(buf.get(), buf.get() + pos, have - pos);
+    have -= pos;
+    pos = 0;
+    while (have < n && !eof) {
+      const ssize_t r = ::read(fd, buf.get() + have, kDirectBuffer - have);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) {
+        if (r < 0) read_errno = errno;
+        eof = true;
+        break;
       }
+      have += size_t(r);
     }
-    ::close(fd);
+    return have - pos;
+  }
+  // Reads `path` itself from its first record on when it is such a file (otherwise libpcap
+  // reads it).
+  void try_direct(const std::string& path, int linktype) {
+    if (linktype != 1 && link_header_bytes(linktype) < 0) return;
+    if (size_t(file_snaplen) + 16 > kDirectBuffer) return;
+    const int f = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (f < 0) return;
+    struct stat st {};
+    uint8_t h[24];
+    if (::fstat(f, &st) != 0 || !S_ISREG(st.st_mode) || ::pread(f, h, 24, 0) != 24 ||
+        ::lseek(f, 24, SEEK_SET) != 24) {
+      ::close(f);
+      return;
+    }
+    uint32_t magic;
+    std::memcpy(&magic, h, 4);
+    swapped = magic == 0xd4c3b2a1u || magic == 0x4d3cb2a1u;
+    nano    = magic == 0xa1b23c4du || magic == 0x4d3cb2a1u;
+    const uint32_t version = u32(h + 4);  // major in the first 16 bits, in the file's order
+    const uint16_t major = uint16_t(swapped ? version >> 16 : version & 0xffff);
+    const uint16_t minor = uint16_t(swapped ? version & 0xffff : version >> 16);
+    if (major != 2 || minor != 4) {
+      ::close(f);
+      return;
+    }
+    ::posix_fadvise(f, 0, 0, POSIX_FADV_SEQUENTIAL);
+    fd  = f;
+    buf = std::make_unique<uint8_t[]>(kDirectBuffer);
   }
 };
 
@@ -218,7 +244,7 @@ Result<PcapReader> PcapReader::open(const std::string& path) {
   r.info_ = info;
   if (info.format == CaptureFormat::kPcap && !stream) {
     r.impl_->record_end = std::ftell(f);  // the FILE libpcap reads
-    r.impl_->try_map(path);
+    r.impl_->try_direct(path, pcap_datalink(h));
   }
   return r;
 }
@@ -256,8 +282,10 @@ Result<uint32_t> PcapReader::read(packet::PacketBatch& batch, uint16_t port) {
     const uint64_t record = records_ + 1;
     auto where            = [&] { return path_ + ": record " + std::to_string(record); };
     uint64_t stored_caplen = 0;
-    if (Impl& m = *impl_; m.map) {
-      const size_t left = m.map_size - m.pos;
+    if (Impl& m = *impl_; m.fd >= 0) {
+      const size_t left = m.fill(16);
+      if (m.read_errno)
+        return fail(Status(Errc::kIoError, where() + ": read failed: " + std::strerror(m.read_errno)));
       if (left == 0) {
         at_end_ = true;
         return n;
@@ -266,20 +294,26 @@ Result<uint32_t> PcapReader::read(packet::PacketBatch& batch, uint16_t port) {
         return fail(Status(Errc::kParseError, where() + ": the file ends inside the record's "
                                                         "header (" + std::to_string(left) +
                                                   " of 16 bytes)"));
-      const uint32_t frac = m.u32(m.pos + 4);
-      mapped.ts.tv_sec    = time_t(m.u32(m.pos));
+      const uint8_t* h    = m.buf.get() + m.pos;
+      const uint32_t frac = m.u32(h + 4);
+      mapped.ts.tv_sec    = time_t(m.u32(h));
       mapped.ts.tv_usec   = suseconds_t(m.nano ? frac : uint64_t(frac) * 1000);  // as libpcap's
-      mapped.caplen       = m.u32(m.pos + 8);
-      mapped.len          = m.u32(m.pos + 12);
+      mapped.caplen       = m.u32(h + 8);
+      mapped.len          = m.u32(h + 12);
       stored_caplen       = mapped.caplen;
-      if (stored_caplen <= m.file_snaplen && stored_caplen > left - 16)
-        return fail(Status(Errc::kParseError, where() + ": the file ends inside the record's "
-                                                        "data (" + std::to_string(left - 16) +
-                                                  " of " + std::to_string(stored_caplen) +
-                                                  " bytes)"));
-      hdr  = &mapped;
-      data = m.map + m.pos + 16;
-      if (stored_caplen <= m.file_snaplen) m.pos += 16 + stored_caplen;
+      hdr                 = &mapped;
+      if (stored_caplen <= m.file_snaplen) {  // (a larger one is reported below)
+        const size_t got = m.fill(16 + stored_caplen);
+        if (m.read_errno)
+          return fail(Status(Errc::kIoError, where() + ": read failed: " + std::strerror(m.read_errno)));
+        if (got < 16 + stored_caplen)
+          return fail(Status(Errc::kParseError, where() + ": the file ends inside the record's "
+                                                          "data (" + std::to_string(got - 16) +
+                                                    " of " + std::to_string(stored_caplen) +
+                                                    " bytes)"));
+        data = m.buf.get() + m.pos + 16;
+        m.pos += 16 + stored_caplen;
+      }
     } else {
       const int rc = pcap_next_ex(impl_->handle, &hdr, &data);
       if (rc == PCAP_ERROR_BREAK) {  // end of file
@@ -290,7 +324,7 @@ Result<uint32_t> PcapReader::read(packet::PacketBatch& batch, uint16_t port) {
         return fail(Status(Errc::kParseError, where() + ": " + pcap_geterr(impl_->handle)));
       stored_caplen = hdr->caplen;
     }
-    if (impl_->record_end >= 0 && !impl_->map) {
+    if (impl_->record_end >= 0 && impl_->fd < 0) {
       if (hdr->caplen < impl_->file_snaplen) {
         impl_->record_end += 16 + long(hdr->caplen);
       } else {

@@ -21,10 +21,11 @@
 //         the model's value, if lower), so light load returns to the CPU's low latency.
 //         Until offloaded chunks have been measured, d is the CPU shade's cost (what offloading
 //         would save if the offloaded path cost the worker nothing more). Once both paths are
-//         measured, a GPU path that saves the worker less than 5% of c_cpu is declined: the
-//         share goes to 0, since offloading cannot raise this worker's rate and costs latency;
-//         under overload it is tried again (a step, for a window) every second, in case the
-//         traffic or the device changed.
+//         measured (8 chunks each, after 4 unmeasured ones), a GPU path that saves the worker less than 5% of
+//         c_cpu is declined: the share goes to 0, since offloading cannot raise this worker's
+//         rate and costs latency; under overload it is tried again every second (a step of
+//         share until 8 offloaded chunks have measured c_off anew), in case the traffic or the
+//         device changed.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -41,6 +42,9 @@ class OffloadPolicy {
   static constexpr double kMinSaving = 0.05;
   /// Overloaded windows between two tries of a declined GPU path (1 s).
   static constexpr uint32_t kRetryWindows = 50;
+  /// Chunks on each path before the two are compared: the first kWarmup are not measured (the
+  /// first offloaded chunks pay for cold caches, a device's first launches), then kMinSamples.
+  static constexpr uint32_t kWarmup = 4, kMinSamples = 8;
 
   OffloadPolicy(Offload mode, bool offload_available) : mode_(mode), avail_(offload_available) {
     share_ = mode == Offload::kGpu && avail_ ? 1.0 : 0.0;
@@ -69,8 +73,10 @@ class OffloadPolicy {
   /// waiting for the master) and which path it took.
   void on_done(uint32_t packets, bool offloaded, uint64_t worker_ns) noexcept {
     if (!packets) return;
+    uint32_t& seen = offloaded ? off_samples_ : cpu_samples_;
+    if (++seen <= kWarmup) return;
     double& c = offloaded ? cost_off_ : cost_cpu_;
-    c         = ema(c, double(worker_ns) / packets, 0.2);
+    c         = seen == kWarmup + 1 ? double(worker_ns) / packets : ema(c, double(worker_ns) / packets, 0.2);
   }
   /// Time a loop iteration found no work.
   void on_idle(uint64_t ns) noexcept { win_idle_ += ns; }
@@ -100,20 +106,25 @@ class OffloadPolicy {
     return old == 0 ? x : (1 - w) * old + w * x;
   }
   // What one offloaded packet saves the worker, ns (see the file's comment).
+  bool measured() const noexcept {
+    return cpu_samples_ >= kWarmup + kMinSamples && off_samples_ >= kWarmup + kMinSamples;
+  }
   double saving() const noexcept {
-    if (cost_cpu_ > 0 && cost_off_ > 0) return cost_cpu_ - cost_off_;
+    if (measured()) return cost_cpu_ - cost_off_;
     return shade_cost_;
   }
   void decide(double u, double rate, uint64_t busy) noexcept {
+    if (declined_ && share_ > 0 && !measured()) return;  // a retry still measuring c_off
     const double d = saving();
-    if (cost_cpu_ > 0 && cost_off_ > 0 && d < kMinSaving * cost_cpu_) {
+    if (measured() && d < kMinSaving * cost_cpu_) {
       // The GPU path does not pay for this worker: stay on the CPU, try again later.
       if (!declined_) retry_in_ = kRetryWindows;
       declined_ = true;
       share_    = 0;
       if (u > kHigh && --retry_in_ == 0) {
-        share_    = kStep;  // one window of offloaded chunks measures c_off again
-        retry_in_ = kRetryWindows;
+        share_       = kStep;  // offloaded chunks again, until kMinSamples measure c_off anew
+        off_samples_ = 0;
+        retry_in_    = kRetryWindows;
       }
       return;
     }
@@ -137,7 +148,7 @@ class OffloadPolicy {
   Offload mode_;
   bool avail_;
   bool declined_     = false;
-  uint32_t retry_in_ = 0;
+  uint32_t retry_in_ = 0, cpu_samples_ = 0, off_samples_ = 0;
   double share_ = 0, credit_ = 0, shade_cost_ = 0, cost_cpu_ = 0, cost_off_ = 0;
   uint64_t win_start_ = 0, win_idle_ = 0, win_packets_ = 0, win_offloaded_ = 0;
 };

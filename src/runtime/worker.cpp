@@ -145,8 +145,9 @@ Status Worker::close(Frame* c) {
     c->offloaded = true;
     add_owned(counters_.gpu_chunks, 1);
     add_owned(counters_.gpu_packets, n);
+    pending_.push_back({c, 0});  // before the master has it: the error drain waits for it
     cfg_.master->submit(c);
-    pending_.push_back({c, c0 ? mono_ns() - c0 : 0});
+    if (c0) pending_.back().worker_ns = mono_ns() - c0;
     return Status::ok();
   }
   ExecContext ctx;

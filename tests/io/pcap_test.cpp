@@ -2,7 +2,7 @@
 // every capture in the shared data set, nanosecond and microsecond timestamps, the pcapng
 // writer's block structure, batch-by-batch reading (the pending-packet path), and bad input:
 // each bad file must give an error naming the file (and the record), never a crash; the
-// reader's own reading of classic pcap files (a mapping) against libpcap's.
+// reader's own reading of classic pcap files against libpcap's.
 #include <pcap/pcap.h>
 
 #include <gtest/gtest.h>
@@ -508,8 +508,8 @@ TEST(PcapWriterErrors, UnwritablePath) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The mapped path: PcapReader reads classic pcap files of version 2.4 from a mapping of the file,
-// record by record (src/io/pcap_reader.cpp); libpcap itself, reading the same files with
+// The direct path: PcapReader reads classic pcap files of version 2.4 itself, record by record
+// from its own buffer (src/io/pcap_reader.cpp); libpcap itself, reading the same files with
 // pcap_next_ex, is the oracle: every record's timestamp, lengths and bytes, in both byte orders
 // and both timestamp precisions, over generated files and every capture of the shared data,
 // read in batches small enough that records wait for the next call.
@@ -584,7 +584,7 @@ Bytes generated(bool big, bool nano, uint32_t n) {
   return b;
 }
 
-TEST(PcapMapped, BothByteOrdersAndPrecisionsReadAsLibpcapReadsThem) {
+TEST(PcapDirect, BothByteOrdersAndPrecisionsReadAsLibpcapReadsThem) {
   const std::string dir = support::temp_dir();
   for (bool big : {false, true})
     for (bool nano : {false, true}) {
@@ -597,7 +597,7 @@ TEST(PcapMapped, BothByteOrdersAndPrecisionsReadAsLibpcapReadsThem) {
     }
 }
 
-TEST(PcapMapped, EveryDataCaptureReadsAsLibpcapReadsIt) {
+TEST(PcapDirect, EveryDataCaptureReadsAsLibpcapReadsIt) {
   if (!fs::is_directory(support::data_path("pcap")))
     GTEST_SKIP() << "no " << support::data_path("pcap") << " (WARPATH_DATA)";
   size_t files = 0;
@@ -626,7 +626,7 @@ TEST(PcapMapped, EveryDataCaptureReadsAsLibpcapReadsIt) {
 }
 
 // A file that ends inside a record names the record, after handing out those before it.
-TEST(PcapMapped, AFileCutInsideARecordNamesIt) {
+TEST(PcapDirect, AFileCutInsideARecordNamesIt) {
   const std::string dir = support::temp_dir();
   const Bytes whole     = generated(true, false, 10);
   size_t at             = 24;
@@ -646,6 +646,39 @@ TEST(PcapMapped, AFileCutInsideARecordNamesIt) {
     EXPECT_NE(s.message().find(path + ": record 7: the file ends inside the record's " + what),
               std::string::npos)
         << s.message();
+  }
+}
+
+// A capture cut short while it is read (a rotated or rewritten file) ends in an error naming a
+// record, or at a record's end; never a crash (a mapping of the file would fault).
+TEST(PcapDirect, AFileTruncatedWhileReadIsNoCrash) {
+  const std::string path = support::temp_dir() + "/shrinks.pcap";
+  support::write_bytes(path, generated(false, true, 6000));  // about 4.4 MB
+  auto r = PcapReader::open(path);
+  ASSERT_TRUE(r.is_ok());
+  auto b = packet::PacketBatch::create(64);
+  ASSERT_TRUE(b.is_ok());
+  auto first = r->read(*b);
+  ASSERT_TRUE(first.is_ok());
+  ASSERT_EQ(*first, 64u);
+  fs::resize_file(path, 1'500'001);
+  uint64_t got = 64;
+  Status end;
+  while (!r->at_end()) {
+    b->clear();
+    auto n = r->read(*b);
+    if (!n.is_ok()) {
+      end = n.status();
+      break;
+    }
+    got += *n;
+  }
+  EXPECT_LT(got, 6000u);
+  if (!end.is_ok()) {
+    EXPECT_EQ(end.code(), Errc::kParseError);
+    EXPECT_NE(end.message().find(": record " + std::to_string(got + 1) + ": the file ends inside"),
+              std::string::npos)
+        << end.message();
   }
 }
 

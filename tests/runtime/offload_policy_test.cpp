@@ -19,6 +19,8 @@ namespace {
 struct Worker {
   double c_common = 50, c_cpu = 50, c_off = 5;  // ns a packet
   double c_rx     = 20;                          // of c_common: receiving (not in on_done)
+  uint32_t cold   = 0;     // offloaded chunks still to run cold (c_off_cold)
+  double c_off_cold = 400;
   double rate     = 1e6;                         // packets a second offered
   uint32_t batch  = 1024;
   double ring     = 8192;  // RX ring, packets
@@ -46,7 +48,8 @@ Window run(OffloadPolicy& p, Worker& w, int windows) {
         w.backlog = w.batch;
       }
       const bool off    = p.offload_next();
-      const double cost = w.batch * (w.c_common + (off ? w.c_off : w.c_cpu));
+      const bool cold   = off && w.cold > 0 && w.cold--;
+      const double cost = w.batch * (w.c_common + (off ? (cold ? w.c_off_cold : w.c_off) : w.c_cpu));
       p.on_chunk(w.batch, !off, off ? 0 : uint64_t(w.batch * w.c_cpu));
       p.on_done(w.batch, off, uint64_t(cost - w.batch * w.c_rx));
       w.backlog += cost * w.rate / 1e9 - w.batch;
@@ -204,6 +207,22 @@ TEST(OffloadPolicy, ADeclinedGpuPathIsTriedAgain) {
   EXPECT_GT(last.share, 0.5);
   EXPECT_EQ(last.lost, 0.0);
   EXPECT_NEAR(last.served, w.rate, w.rate * 0.01);
+}
+
+// The first offloaded chunks run cold (caches, a device's first launches): they are not taken
+// for the path's cost, so a cheap GPU path is not declined for them.
+TEST(OffloadPolicy, ColdFirstChunksDoNotDeclineACheapGpuPath) {
+  Worker w;
+  w.rate  = 15e6;
+  w.batch = 16384;  // few chunks a window: the cold ones would weigh in the first measures
+  w.ring  = 65536;
+  w.cold  = OffloadPolicy::kWarmup;
+  OffloadPolicy p(Offload::kAuto, true);
+  // Within 20 windows, before any retry of a declined path (kRetryWindows) could mend it.
+  const Window last = run(p, w, 20);
+  EXPECT_FALSE(p.declined());
+  EXPECT_GT(last.share, 0.5);
+  EXPECT_NEAR(p.cost_offload(), 35.0, 1e-6);
 }
 
 }  // namespace
