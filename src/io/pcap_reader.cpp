@@ -276,7 +276,7 @@ Result<uint32_t> PcapReader::read(packet::PacketBatch& batch, uint16_t port) {
     if (batch.size() > 0 && batch.size() >= batch.max_packets()) return n;
     pcap_pkthdr* hdr   = nullptr;
     const u_char* data = nullptr;
-    pcap_pkthdr mapped{};
+    pcap_pkthdr direct{};  // the record's header, read by the reader itself
     // Where a bad record is, for its message (made only then: building it for every record was
     // a string and an allocation a packet).
     const uint64_t record = records_ + 1;
@@ -296,12 +296,12 @@ Result<uint32_t> PcapReader::read(packet::PacketBatch& batch, uint16_t port) {
                                                   " of 16 bytes)"));
       const uint8_t* h    = m.buf.get() + m.pos;
       const uint32_t frac = m.u32(h + 4);
-      mapped.ts.tv_sec    = time_t(m.u32(h));
-      mapped.ts.tv_usec   = suseconds_t(m.nano ? frac : uint64_t(frac) * 1000);  // as libpcap's
-      mapped.caplen       = m.u32(h + 8);
-      mapped.len          = m.u32(h + 12);
-      stored_caplen       = mapped.caplen;
-      hdr                 = &mapped;
+      direct.ts.tv_sec    = time_t(m.u32(h));
+      direct.ts.tv_usec   = suseconds_t(m.nano ? frac : uint64_t(frac) * 1000);  // as libpcap's
+      direct.caplen       = m.u32(h + 8);
+      direct.len          = m.u32(h + 12);
+      stored_caplen       = direct.caplen;
+      hdr                 = &direct;
       if (stored_caplen <= m.file_snaplen) {  // (a larger one is reported below)
         const size_t got = m.fill(16 + stored_caplen);
         if (m.read_errno)

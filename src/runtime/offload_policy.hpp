@@ -16,16 +16,16 @@
 //           s = (busy_per_packet_all_on_cpu - 0.75 / arrival_rate) / d,
 //         the busy time a packet being the window's own plus d for each packet it offloaded
 //         (a moving average over windows would still carry the last share's cost after the
-//         share moved, and overshoot), and at least by 0.1, since an overloaded worker's arrival rate is its service rate
-//         (the excess is lost at the RX queue, unseen). Below the band it falls by 0.1 (or to
-//         the model's value, if lower), so light load returns to the CPU's low latency.
-//         Until offloaded chunks have been measured, d is the CPU shade's cost (what offloading
-//         would save if the offloaded path cost the worker nothing more). Once both paths are
-//         measured (8 chunks each, after 4 unmeasured ones), a GPU path that saves the worker less than 5% of
-//         c_cpu is declined: the share goes to 0, since offloading cannot raise this worker's
-//         rate and costs latency; under overload it is tried again every second (a step of
-//         share until 8 offloaded chunks have measured c_off anew), in case the traffic or the
-//         device changed.
+//         share moved, and overshoot), and at least by 0.1, since an overloaded worker's
+//         arrival rate is its service rate (the excess is lost at the RX queue, unseen). Below
+//         the band it falls by 0.1 (or to the model's value, if lower), so light load returns
+//         to the CPU's low latency. Until both paths have been measured, d is the CPU shade's
+//         cost (what offloading would save if the offloaded path cost the worker nothing
+//         more). Once they are (8 chunks each, after 4 unmeasured ones), a GPU path that saves
+//         the worker less than 5% of c_cpu is declined: the share goes to 0, since offloading
+//         cannot raise this worker's rate and costs latency; under overload it is tried again
+//         every second (a step of share until 8 offloaded chunks have measured c_off anew), in
+//         case the traffic or the device changed.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -105,10 +105,11 @@ class OffloadPolicy {
   static double ema(double old, double x, double w) noexcept {
     return old == 0 ? x : (1 - w) * old + w * x;
   }
-  // What one offloaded packet saves the worker, ns (see the file's comment).
+  // Both paths measured: kMinSamples chunks each after their warm-up.
   bool measured() const noexcept {
     return cpu_samples_ >= kWarmup + kMinSamples && off_samples_ >= kWarmup + kMinSamples;
   }
+  // What one offloaded packet saves the worker, ns (see the file's comment).
   double saving() const noexcept {
     if (measured()) return cost_cpu_ - cost_off_;
     return shade_cost_;
