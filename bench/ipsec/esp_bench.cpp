@@ -678,18 +678,21 @@ int main(int argc, char** argv) {
       ImbAnchor yard_seal(mgr, k, yard.ops, text), place_seal(mgr, k, in_place.ops, text);
       yard.seal     = [&] { return yard_seal.pass(true); };
       in_place.seal = [&] { return place_seal.pass(true); };
-      timed.push_back({"esp-out yardstick, zero copy", [&] { return yard.pass(); }, {}, &yard.untimed_ns});
-      timed.push_back({"in-place seal, zero copy", [&] { return in_place.pass(); }, {}, &in_place.untimed_ns});
+      timed.push_back(
+          {"esp-out yardstick, zero copy", [&] { return yard.pass(); }, {}, &yard.untimed_ns});
+      timed.push_back(
+          {"in-place seal, zero copy", [&] { return in_place.pass(); }, {}, &in_place.untimed_ns});
       {  // What the yardstick sends is ESP that opens: ICV, trailer, inner TTL, outer checksum.
         yard.pass();
         std::vector<uint8_t> opened(kBatch);
         (void)engine.value()->open({yard.ops.data(), kBatch}, opened.data());
         for (uint32_t p = 0; p < kBatch; ++p) {
-          uint32_t inner = 0;
-          uint8_t next = 0;
+          uint32_t inner   = 0;
+          uint8_t next     = 0;
           const uint8_t* t = yard.ops[p].esp + core::kEspHead;
-          if (!opened[p] || !core::read_trailer(t, text, inner, next) || next != 4 || inner != size ||
-              t[8] != 63 || packet::core::fold_checksum(packet::core::ones_sum(t, 20)) != 0 ||
+          if (!opened[p] || !core::read_trailer(t, text, inner, next) || next != 4 ||
+              inner != size || t[8] != 63 ||
+              packet::core::fold_checksum(packet::core::ones_sum(t, 20)) != 0 ||
               packet::core::fold_checksum(packet::core::ones_sum(yard.ops[p].esp - 20, 20)) != 0)
             return std::fprintf(stderr, "the yardstick's packet %u is not right\n", p), 1;
         }

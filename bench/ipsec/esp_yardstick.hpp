@@ -40,9 +40,9 @@ struct OutYardstick {
   std::vector<uint8_t> buffers;
   std::vector<ipsec::CryptoOp> ops;  // where each packet's ESP header will be, for `seal`
   std::function<uint64_t()> seal;
-  uint8_t outer[20];        // the outer header's template (length, id, checksum 0)
-  uint32_t outer_sum = 0;   // its ones' complement sum
-  uint32_t spi       = 0, policy_dst = 0, policy_mask = 0;
+  uint8_t outer[20];       // the outer header's template (length, id, checksum 0)
+  uint32_t outer_sum = 0;  // its ones' complement sum
+  uint32_t spi = 0, policy_dst = 0, policy_mask = 0;
   uint64_t seq = 0, untimed_ns = 0;
   uint16_t id  = 0;
   uint32_t icv = 0, dropped = 0;
@@ -55,13 +55,14 @@ struct OutYardstick {
   OutYardstick(const std::vector<std::vector<uint8_t>>& in, uint32_t spi_, const uint8_t src[4],
                const uint8_t dst[4], uint32_t icv_bytes, uint32_t dst_prefix, uint32_t prefix_len)
       : input(in),
-        buf_bytes(std::max<size_t>(2304, (kHeadroom + in[0].size() + 8 + icv_bytes + 63) / 64 * 64)),
+        buf_bytes(
+            std::max<size_t>(2304, (kHeadroom + in[0].size() + 8 + icv_bytes + 63) / 64 * 64)),
         buffers(in.size() * buf_bytes),
         ops(in.size()),
         spi(spi_),
         icv(icv_bytes) {
-    policy_mask = prefix_len ? ~uint32_t(0) << (32 - prefix_len) : 0;
-    policy_dst  = dst_prefix & policy_mask;
+    policy_mask         = prefix_len ? ~uint32_t(0) << (32 - prefix_len) : 0;
+    policy_dst          = dst_prefix & policy_mask;
     const uint8_t t[20] = {0x45, 0, 0, 0, 0, 0, 0x40, 0, 64, 50, 0, 0};
     std::memcpy(outer, t, 12);
     std::memcpy(outer + 12, src, 4);
@@ -69,7 +70,8 @@ struct OutYardstick {
     for (int i = 0; i < 20; i += 2) outer_sum += uint32_t(outer[i] << 8 | outer[i + 1]);
     const uint32_t text = ipsec::core::text_bytes(uint32_t(in[0].size() - 14));
     for (size_t p = 0; p < in.size(); ++p)
-      ops[p] = {buffers.data() + p * buf_bytes + kHeadroom + 14 - ipsec::core::kEspHead, text, 0, 0};
+      ops[p] = {buffers.data() + p * buf_bytes + kHeadroom + 14 - ipsec::core::kEspHead, text, 0,
+                0};
   }
 
   static uint16_t fold(uint32_t s) {
@@ -78,13 +80,16 @@ struct OutYardstick {
   }
   static uint16_t be16(const uint8_t* p) { return uint16_t(p[0] << 8 | p[1]); }
   static void put16(uint8_t* p, uint16_t v) { p[0] = uint8_t(v >> 8), p[1] = uint8_t(v); }
-  static void put32(uint8_t* p, uint32_t v) { put16(p, uint16_t(v >> 16)), put16(p + 2, uint16_t(v)); }
+  static void put32(uint8_t* p, uint32_t v) {
+    put16(p, uint16_t(v >> 16)), put16(p + 2, uint16_t(v));
+  }
 
   // The least outbound work for the packet at p (its Ethernet header); false: not sent.
   bool encapsulate(uint8_t* p) {
     uint8_t* ip = p + 14;
     if (be16(p + 12) != 0x0800 || (ip[0] >> 4) != 4 || ip[8] <= 1) return false;
-    const uint32_t dst = uint32_t(ip[16]) << 24 | uint32_t(ip[17]) << 16 | uint32_t(ip[18]) << 8 | ip[19];
+    const uint32_t dst =
+        uint32_t(ip[16]) << 24 | uint32_t(ip[17]) << 16 | uint32_t(ip[18]) << 8 | ip[19];
     if ((dst & policy_mask) != policy_dst) return false;
     const uint32_t inner = be16(ip + 2);
     const uint32_t text  = ipsec::core::text_bytes(inner);
@@ -98,7 +103,7 @@ struct OutYardstick {
     for (uint32_t i = 0; i < pad; ++i) ip[inner + i] = uint8_t(i + 1);
     ip[inner + pad]     = uint8_t(pad);
     ip[inner + pad + 1] = 4;
-    uint8_t* esp = ip - ipsec::core::kEspHead;
+    uint8_t* esp        = ip - ipsec::core::kEspHead;
     ++seq;
     put32(esp, spi);
     put32(esp + 4, uint32_t(seq));
@@ -121,9 +126,9 @@ struct OutYardstick {
       for (size_t off = 0; off < buffers.size(); off += 64) _mm_clflush(buffers.data() + off);
       _mm_mfence();
     }
-    untimed_ns += uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                               std::chrono::steady_clock::now() - t0)
-                               .count());
+    untimed_ns += uint64_t(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0)
+            .count());
     if (encap)
       for (size_t p = 0; p < input.size(); ++p)
         dropped += !encapsulate(buffers.data() + p * buf_bytes + kHeadroom);

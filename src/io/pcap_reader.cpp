@@ -47,7 +47,7 @@ struct PcapReader::Impl {
   // error, not a SIGBUS, and one that grows is read as far as it has grown, as with libpcap.
   // Other link types stay with libpcap, which fixes some up per record (USB, NFLOG).
   static constexpr size_t kDirectBuffer = size_t(1) << 20;  // more than any record
-  int fd = -1;
+  int fd                                = -1;
   std::unique_ptr<uint8_t[]> buf;
   size_t have = 0, pos = 0;  // buf[pos, have): read, not yet handed out
   bool eof = false, swapped = false, nano = false;
@@ -97,11 +97,11 @@ struct PcapReader::Impl {
     }
     uint32_t magic;
     std::memcpy(&magic, h, 4);
-    swapped = magic == 0xd4c3b2a1u || magic == 0x4d3cb2a1u;
-    nano    = magic == 0xa1b23c4du || magic == 0x4d3cb2a1u;
+    swapped                = magic == 0xd4c3b2a1u || magic == 0x4d3cb2a1u;
+    nano                   = magic == 0xa1b23c4du || magic == 0x4d3cb2a1u;
     const uint32_t version = u32(h + 4);  // major in the first 16 bits, in the file's order
-    const uint16_t major = uint16_t(swapped ? version >> 16 : version & 0xffff);
-    const uint16_t minor = uint16_t(swapped ? version & 0xffff : version >> 16);
+    const uint16_t major   = uint16_t(swapped ? version >> 16 : version & 0xffff);
+    const uint16_t minor   = uint16_t(swapped ? version & 0xffff : version >> 16);
     if (major != 2 || minor != 4) {
       ::close(f);
       return;
@@ -285,15 +285,17 @@ Result<uint32_t> PcapReader::read(packet::PacketBatch& batch, uint16_t port) {
     if (Impl& m = *impl_; m.fd >= 0) {
       const size_t left = m.fill(16);
       if (m.read_errno)
-        return fail(Status(Errc::kIoError, where() + ": read failed: " + std::strerror(m.read_errno)));
+        return fail(
+            Status(Errc::kIoError, where() + ": read failed: " + std::strerror(m.read_errno)));
       if (left == 0) {
         at_end_ = true;
         return n;
       }
       if (left < 16)
-        return fail(Status(Errc::kParseError, where() + ": the file ends inside the record's "
-                                                        "header (" + std::to_string(left) +
-                                                  " of 16 bytes)"));
+        return fail(Status(Errc::kParseError, where() +
+                                                  ": the file ends inside the record's "
+                                                  "header (" +
+                                                  std::to_string(left) + " of 16 bytes)"));
       const uint8_t* h    = m.buf.get() + m.pos;
       const uint32_t frac = m.u32(h + 4);
       direct.ts.tv_sec    = time_t(m.u32(h));
@@ -305,12 +307,14 @@ Result<uint32_t> PcapReader::read(packet::PacketBatch& batch, uint16_t port) {
       if (stored_caplen <= m.file_snaplen) {  // (a larger one is reported below)
         const size_t got = m.fill(16 + stored_caplen);
         if (m.read_errno)
-          return fail(Status(Errc::kIoError, where() + ": read failed: " + std::strerror(m.read_errno)));
+          return fail(
+              Status(Errc::kIoError, where() + ": read failed: " + std::strerror(m.read_errno)));
         if (got < 16 + stored_caplen)
-          return fail(Status(Errc::kParseError, where() + ": the file ends inside the record's "
-                                                          "data (" + std::to_string(got - 16) +
-                                                    " of " + std::to_string(stored_caplen) +
-                                                    " bytes)"));
+          return fail(Status(Errc::kParseError, where() +
+                                                    ": the file ends inside the record's "
+                                                    "data (" +
+                                                    std::to_string(got - 16) + " of " +
+                                                    std::to_string(stored_caplen) + " bytes)"));
         data = m.buf.get() + m.pos + 16;
         m.pos += 16 + stored_caplen;
       }

@@ -76,7 +76,8 @@ class OffloadPolicy {
     uint32_t& seen = offloaded ? off_samples_ : cpu_samples_;
     if (++seen <= kWarmup) return;
     double& c = offloaded ? cost_off_ : cost_cpu_;
-    c         = seen == kWarmup + 1 ? double(worker_ns) / packets : ema(c, double(worker_ns) / packets, 0.2);
+    c         = seen == kWarmup + 1 ? double(worker_ns) / packets
+                                    : ema(c, double(worker_ns) / packets, 0.2);
   }
   /// Time a loop iteration found no work.
   void on_idle(uint64_t ns) noexcept { win_idle_ += ns; }

@@ -88,7 +88,8 @@ RunReport snapshot(const RunConfig& cfg, const Chain& chain,
     r.fragments += c.fragments.load(std::memory_order_relaxed);
     share += c.share.load(std::memory_order_relaxed);
     if (const double v = c.cost_cpu.load(std::memory_order_relaxed); v > 0) cost_cpu += v, ++n_cpu;
-    if (const double v = c.cost_offload.load(std::memory_order_relaxed); v > 0) cost_off += v, ++n_off;
+    if (const double v = c.cost_offload.load(std::memory_order_relaxed); v > 0)
+      cost_off += v, ++n_off;
     r.auto_declined += c.declined.load(std::memory_order_relaxed);
     for (size_t k = 0; k < reasons.size(); ++k)
       reasons[k] += c.by_reason[k].load(std::memory_order_relaxed);

@@ -281,7 +281,7 @@ void Worker::send_whole(Frame& c, size_t p, Span<const uint32_t> run, uint64_t& 
     ++same;
   };
   if (many_list_.empty()) {  // no packet of the frame leaves by several ways: the short loop
-    uint64_t bytes = 0;  // a local: `tx_bytes` in memory was a store and a load a packet
+    uint64_t bytes = 0;      // a local: `tx_bytes` in memory was a store and a load a packet
     for (uint32_t k = 0; k < sent; ++k) {
       sample(run[k]);
       bytes += c.batch.meta(run[k]).len;

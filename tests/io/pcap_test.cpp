@@ -3,9 +3,8 @@
 // writer's block structure, batch-by-batch reading (the pending-packet path), and bad input:
 // each bad file must give an error naming the file (and the record), never a crash; the
 // reader's own reading of classic pcap files against libpcap's.
-#include <pcap/pcap.h>
-
 #include <gtest/gtest.h>
+#include <pcap/pcap.h>
 
 #include <algorithm>
 #include <array>
@@ -515,7 +514,7 @@ TEST(PcapWriterErrors, UnwritablePath) {
 // read in batches small enough that records wait for the next call.
 
 struct Rec {
-  uint64_t ts = 0;
+  uint64_t ts     = 0;
   uint32_t caplen = 0, len = 0;
   Bytes bytes;
   bool operator==(const Rec&) const = default;
@@ -524,7 +523,8 @@ struct Rec {
 // What libpcap reads (nanosecond timestamps, as PcapReader opens files).
 std::vector<Rec> libpcap_records(const std::string& path) {
   char err[PCAP_ERRBUF_SIZE] = {};
-  pcap_t* h = pcap_open_offline_with_tstamp_precision(path.c_str(), PCAP_TSTAMP_PRECISION_NANO, err);
+  pcap_t* h =
+      pcap_open_offline_with_tstamp_precision(path.c_str(), PCAP_TSTAMP_PRECISION_NANO, err);
   EXPECT_NE(h, nullptr) << path << ": " << err;
   std::vector<Rec> out;
   if (!h) return out;
@@ -588,12 +588,14 @@ TEST(PcapDirect, BothByteOrdersAndPrecisionsReadAsLibpcapReadsThem) {
   const std::string dir = support::temp_dir();
   for (bool big : {false, true})
     for (bool nano : {false, true}) {
-      const std::string path = dir + "/g" + (big ? "-be" : "-le") + (nano ? "-ns" : "-us") + ".pcap";
+      const std::string path =
+          dir + "/g" + (big ? "-be" : "-le") + (nano ? "-ns" : "-us") + ".pcap";
       support::write_bytes(path, generated(big, nano, 300));
       SCOPED_TRACE(path);
       const auto want = libpcap_records(path);
       ASSERT_EQ(want.size(), 300u);
-      for (uint32_t batch : {1u, 7u, 64u, 1024u}) EXPECT_TRUE(reader_records(path, batch) == want) << "batch " << batch;
+      for (uint32_t batch : {1u, 7u, 64u, 1024u})
+        EXPECT_TRUE(reader_records(path, batch) == want) << "batch " << batch;
     }
 }
 
@@ -630,7 +632,8 @@ TEST(PcapDirect, AFileCutInsideARecordNamesIt) {
   const std::string dir = support::temp_dir();
   const Bytes whole     = generated(true, false, 10);
   size_t at             = 24;
-  for (int r = 0; r < 6; ++r) at += 16 + (whole[at + 8] << 24 | whole[at + 9] << 16 | whole[at + 10] << 8 | whole[at + 11]);
+  for (int r = 0; r < 6; ++r)
+    at += 16 + (whole[at + 8] << 24 | whole[at + 9] << 16 | whole[at + 10] << 8 | whole[at + 11]);
   for (const auto& [cut, what] : {std::pair{at + 5, "header"}, std::pair{at + 16 + 3, "data"}}) {
     const std::string path = dir + "/cut-" + what + ".pcap";
     support::write_bytes(path, Bytes(whole.begin(), whole.begin() + long(cut)));

@@ -18,8 +18,8 @@ namespace {
 
 struct Worker {
   double c_common = 50, c_cpu = 50, c_off = 5;  // ns a packet
-  double c_rx     = 20;                          // of c_common: receiving (not in on_done)
-  uint32_t cold   = 0;     // offloaded chunks still to run cold (c_off_cold)
+  double c_rx       = 20;                       // of c_common: receiving (not in on_done)
+  uint32_t cold     = 0;                        // offloaded chunks still to run cold (c_off_cold)
   double c_off_cold = 400;
   double rate     = 1e6;                         // packets a second offered
   uint32_t batch  = 1024;
@@ -49,7 +49,8 @@ Window run(OffloadPolicy& p, Worker& w, int windows) {
       }
       const bool off    = p.offload_next();
       const bool cold   = off && w.cold > 0 && w.cold--;
-      const double cost = w.batch * (w.c_common + (off ? (cold ? w.c_off_cold : w.c_off) : w.c_cpu));
+      const double cost =
+          w.batch * (w.c_common + (off ? (cold ? w.c_off_cold : w.c_off) : w.c_cpu));
       p.on_chunk(w.batch, !off, off ? 0 : uint64_t(w.batch * w.c_cpu));
       p.on_done(w.batch, off, uint64_t(cost - w.batch * w.c_rx));
       w.backlog += cost * w.rate / 1e9 - w.batch;
@@ -201,7 +202,7 @@ TEST(OffloadPolicy, ADeclinedGpuPathIsTriedAgain) {
   OffloadPolicy p(Offload::kAuto, true);
   run(p, w, 20);
   ASSERT_TRUE(p.declined());
-  w.c_off = 5;
+  w.c_off           = 5;
   const Window last = run(p, w, 2 * int(OffloadPolicy::kRetryWindows) + 20);
   EXPECT_FALSE(p.declined());
   EXPECT_GT(last.share, 0.5);

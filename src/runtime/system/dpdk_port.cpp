@@ -576,7 +576,7 @@ class DpdkPort final : public Port {
     if (ntx_ > 0 && !closed_.load(std::memory_order_acquire)) {
       const uint32_t q = worker % ntx_;
       std::lock_guard<std::mutex> lock(tx_[q].mutex);
-      std::array<rte_mbuf*, kTxBurst> mbufs;  // lend() fills every entry
+      std::array<rte_mbuf*, kTxBurst> mbufs;               // lend() fills every entry
       const bool lends = batch.attachable(release_mbufs);  // handles, if any, are mbufs
       for (uint32_t at = 0; at < which.size && !closed_.load(std::memory_order_relaxed);) {
         const uint32_t k = std::min<uint32_t>(kTxBurst, which.size - at);

@@ -113,9 +113,10 @@ nlohmann::ordered_json run_report_body(const RunConfig& c, const RunReport& r,
                                       {"gpu_packets", r.gpu_packets},
                                       {"gpu_share", r.gpu_share},
                                       {"cpu_ns_per_packet", r.cpu_ns_per_pkt},
-                                      {"auto", {{"cpu_path_ns_per_packet", r.auto_cost_cpu_ns},
-                                                {"offload_path_ns_per_packet", r.auto_cost_offload_ns},
-                                                {"declined_workers", r.auto_declined}}}};
+                                      {"auto",
+                                       {{"cpu_path_ns_per_packet", r.auto_cost_cpu_ns},
+                                        {"offload_path_ns_per_packet", r.auto_cost_offload_ns},
+                                        {"declined_workers", r.auto_declined}}}};
   j["stages_ns_per_packet"]        = report_stages_json(r.stages);
   const LatencySummary& l = r.latency;
   j["latency_us"]                  = {{"count", l.count},  {"p50", l.p50_us}, {"p99", l.p99_us},
