@@ -7,10 +7,11 @@
 //
 // A pass: the packets written into mbuf-like buffers (128 bytes of headroom, untimed: the
 // device's write, as ChainRun's zero-copy paths do); then, timed, for each packet: the checks,
-// the Ethernet header moved down into the headroom, the outer IPv4 header from a template (its
-// length, identification and checksum), the ESP header (SPI, sequence number, the IV as the
-// 64-bit sequence number, as cpu.esp writes it), the inner TTL decremented with its checksum
-// updated (RFC 1624), the trailer (padding 1, 2, ..., its length, next header 4); then the seal
+// the Ethernet header moved down into the headroom, the outer IPv4 header from the SA's
+// template (its length, identification and checksum), the ESP header (SPI, sequence number,
+// the IV as the 64-bit sequence number), the inner TTL decremented with its checksum updated,
+// the trailer (padding 1, 2, ..., its length, next header 4), each written by the same
+// esp_core / forward_core functions esp-out calls; then the seal
 // (`seal`: the anchor's burst over these packets, the same jobs imb.burst.nocheck submits).
 // The pass's time less imb.burst.nocheck's is the floor outside the crypto. With `encap` off
 // the pass only seals, in place: what the same crypto costs on packets where a frame holds
@@ -26,6 +27,7 @@
 #include <vector>
 
 #include "ipsec/core/crypto_core.hpp"
+#include "forward/core/forward_core.hpp"
 #include "ipsec/core/esp_core.hpp"
 #include "warpath/ipsec/ipsec.hpp"
 
@@ -40,8 +42,7 @@ struct OutYardstick {
   std::vector<uint8_t> buffers;
   std::vector<ipsec::CryptoOp> ops;  // where each packet's ESP header will be, for `seal`
   std::function<uint64_t()> seal;
-  uint8_t outer[20];       // the outer header's template (length, id, checksum 0)
-  uint32_t outer_sum = 0;  // its ones' complement sum
+  ipsec::core::OuterHeader outer;  // the SA's outer header template (esp_core.hpp)
   uint32_t spi = 0, policy_dst = 0, policy_mask = 0;
   uint64_t seq = 0, untimed_ns = 0;
   uint16_t id  = 0;
@@ -59,62 +60,32 @@ struct OutYardstick {
             std::max<size_t>(2304, (kHeadroom + in[0].size() + 8 + icv_bytes + 63) / 64 * 64)),
         buffers(in.size() * buf_bytes),
         ops(in.size()),
+        outer(ipsec::core::outer_header(true, src, dst)),
         spi(spi_),
         icv(icv_bytes) {
     policy_mask         = prefix_len ? ~uint32_t(0) << (32 - prefix_len) : 0;
     policy_dst          = dst_prefix & policy_mask;
-    const uint8_t t[20] = {0x45, 0, 0, 0, 0, 0, 0x40, 0, 64, 50, 0, 0};
-    std::memcpy(outer, t, 12);
-    std::memcpy(outer + 12, src, 4);
-    std::memcpy(outer + 16, dst, 4);
-    for (int i = 0; i < 20; i += 2) outer_sum += uint32_t(outer[i] << 8 | outer[i + 1]);
     const uint32_t text = ipsec::core::text_bytes(uint32_t(in[0].size() - 14));
     for (size_t p = 0; p < in.size(); ++p)
       ops[p] = {buffers.data() + p * buf_bytes + kHeadroom + 14 - ipsec::core::kEspHead, text, 0,
                 0};
   }
 
-  static uint16_t fold(uint32_t s) {
-    while (s >> 16) s = (s & 0xffff) + (s >> 16);
-    return uint16_t(~s);
-  }
-  static uint16_t be16(const uint8_t* p) { return uint16_t(p[0] << 8 | p[1]); }
-  static void put16(uint8_t* p, uint16_t v) { p[0] = uint8_t(v >> 8), p[1] = uint8_t(v); }
-  static void put32(uint8_t* p, uint32_t v) {
-    put16(p, uint16_t(v >> 16)), put16(p + 2, uint16_t(v));
-  }
-
-  // The least outbound work for the packet at p (its Ethernet header); false: not sent.
+  // The least outbound work for the packet at p (its Ethernet header), with the primitives
+  // esp-out itself uses; false: not sent.
   bool encapsulate(uint8_t* p) {
-    uint8_t* ip = p + 14;
-    if (be16(p + 12) != 0x0800 || (ip[0] >> 4) != 4 || ip[8] <= 1) return false;
-    const uint32_t dst =
-        uint32_t(ip[16]) << 24 | uint32_t(ip[17]) << 16 | uint32_t(ip[18]) << 8 | ip[19];
-    if ((dst & policy_mask) != policy_dst) return false;
-    const uint32_t inner = be16(ip + 2);
-    const uint32_t text  = ipsec::core::text_bytes(inner);
+    namespace ec = ipsec::core;
+    uint8_t* ip  = p + 14;
+    if (ec::load_be16(p + 12) != 0x0800 || (ip[0] >> 4) != 4 || ip[8] <= 1) return false;
+    if ((ec::load_be32(ip + 16) & policy_mask) != policy_dst) return false;
+    const uint32_t inner = ec::load_be16(ip + 2);
+    const uint32_t text  = ec::text_bytes(inner);
     std::memmove(p - kPrepend, p, 14);
-    // The inner TTL, less one (RFC 1624: the checksum follows the 16-bit word it is in).
-    const uint16_t old_word = be16(ip + 8);
-    --ip[8];
-    put16(ip + 10, fold(uint32_t(uint16_t(~be16(ip + 10))) + uint16_t(~old_word) + be16(ip + 8)));
-    // The trailer: padding 1, 2, ..., its length, next header.
-    const uint32_t pad = text - inner - 2;
-    for (uint32_t i = 0; i < pad; ++i) ip[inner + i] = uint8_t(i + 1);
-    ip[inner + pad]     = uint8_t(pad);
-    ip[inner + pad + 1] = 4;
-    uint8_t* esp        = ip - ipsec::core::kEspHead;
-    ++seq;
-    put32(esp, spi);
-    put32(esp + 4, uint32_t(seq));
-    put32(esp + 8, uint32_t(seq >> 32));
-    put32(esp + 12, uint32_t(seq));
-    uint8_t* o = esp - 20;
-    std::memcpy(o, outer, 20);
-    const uint16_t len = uint16_t(20 + ipsec::core::kEspHead + text + icv);
-    put16(o + 2, len);
-    put16(o + 4, ++id);
-    put16(o + 10, fold(outer_sum + len + id));
+    forward::core::decrement_ttl4(ip);
+    ec::write_trailer(ip, inner, ec::kNextIpv4);
+    uint8_t* esp = ip - ec::kEspHead;
+    ec::write_esp_header(esp, spi, ++seq);
+    ec::write_outer(esp - 20, outer, 20 + ec::kEspHead + text + icv, 0, true, ++id);
     return true;
   }
 
