@@ -81,11 +81,11 @@ class OffloadPolicy {
   }
   /// Time a loop iteration found no work.
   void on_idle(uint64_t ns) noexcept { win_idle_ += ns; }
-  /// Called with the current time; closes a window when it is due.
-  void tick(uint64_t now_ns) noexcept {
+  /// Called with the current time; closes a window when it is due (then true).
+  bool tick(uint64_t now_ns) noexcept {
     if (win_start_ == 0) win_start_ = now_ns;
     const uint64_t span = now_ns - win_start_;
-    if (span < kWindowNs) return;
+    if (span < kWindowNs) return false;
     const uint64_t busy = span > win_idle_ ? span - win_idle_ : 0;
     const double u      = double(busy) / double(span);
     const double rate   = double(win_packets_) * 1e9 / double(span);  // packets per second
@@ -94,6 +94,7 @@ class OffloadPolicy {
     win_idle_      = 0;
     win_packets_   = 0;
     win_offloaded_ = 0;
+    return true;
   }
   double share() const noexcept { return share_; }
   /// The measured worker costs of the two paths, ns a packet (0: not measured yet).

@@ -430,12 +430,23 @@ void Worker::send_originated() {
   add_owned(counters_.originated, sent);
 }
 
+// The policy's share and measured costs where the run's reports read them: at the start, once
+// a window (they change at most that often, or a chunk at a time), and at the end.
+void Worker::publish_policy() {
+  counters_.share.store(policy_.share(), std::memory_order_relaxed);
+  if (!policy_.wants_costs()) return;
+  counters_.cost_cpu.store(policy_.cost_cpu(), std::memory_order_relaxed);
+  counters_.cost_offload.store(policy_.cost_offload(), std::memory_order_relaxed);
+  counters_.declined.store(policy_.declined(), std::memory_order_relaxed);
+}
+
 void Worker::run() {
   if (cfg_.cpu >= 0) pin_current_thread(cfg_.cpu);
   const uint64_t delay_ns = uint64_t(cfg_.delay_us) * 1000;
   Frame* cur              = nullptr;
   unsigned idle           = 0;
   uint64_t idle_since     = 0;
+  publish_policy();
   for (;;) {
     const bool stopping = cfg_.stop->load(std::memory_order_relaxed);
     bool ended          = true;
@@ -486,13 +497,7 @@ void Worker::run() {
       last_idle_call_ = now;
       cfg_.chain->idle_states(states_, now);
     }
-    policy_.tick(now);
-    counters_.share.store(policy_.share(), std::memory_order_relaxed);
-    if (policy_.wants_costs()) {
-      counters_.cost_cpu.store(policy_.cost_cpu(), std::memory_order_relaxed);
-      counters_.cost_offload.store(policy_.cost_offload(), std::memory_order_relaxed);
-      counters_.declined.store(policy_.declined(), std::memory_order_relaxed);
-    }
+    if (policy_.tick(now)) publish_policy();
     if ((stopping || ended) && (!cur || cur->batch.size() == 0) && pending_.empty()) break;
     if (worked) {
       idle = 0;
@@ -506,6 +511,7 @@ void Worker::run() {
       std::this_thread::sleep_for(std::chrono::microseconds(20));
     }
   }
+  publish_policy();  // what the last, unfinished window measured too
   // On error: wait for chunks still at the master so it never writes into freed memory.
   while (!pending_.empty()) {
     if (pending_.front().frame->done.load(std::memory_order_acquire))

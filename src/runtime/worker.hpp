@@ -97,6 +97,7 @@ class Worker {
                   uint64_t& many_copies);
   void fragment_out(Frame& c, size_t port, Span<const uint32_t> run, uint64_t& tx_bytes);
   Frame* take_free();
+  void publish_policy();
   void add_module_ticks();
 
   WorkerSetup cfg_;
