@@ -57,6 +57,13 @@
 //   in-place seal, zero copy
 //                      the anchor's seal alone over packets where a zero-copy frame holds
 //                      them (the text at an mbuf's byte 142): the crypto's own cost in place
+//   esp-in yardstick, zero copy / in-place open, zero copy
+//                      the same for the inbound path: its floor (the checks, the anchor's
+//                      open, the ICV compared, the trailer, the decapsulation, the policy's
+//                      selectors), and the anchor's open alone in place
+//   imb.open.burst.nocheck
+//                      the anchor opening its own packed packets (decrypt jobs, tags into
+//                      scratch, compared by nobody): the inbound rows' crypto
 //   ref.esp.seal       OpenSSL EVP, one packet at a time (the reference; for scale)
 // Gbit/s counts the inner packets' bytes; "vs best imb" divides by the faster of the two
 // imb.burst rows (the anchor at its best).
@@ -247,14 +254,17 @@ int parse_options(int argc, char** argv, Options& o) {
 }
 
 // intel-ipsec-mb's raw burst over the ops' packets, one job per packet with the fields
-// cpu.esp fills, in the same API form: the anchor.
+// cpu.esp fills, in the same API form: the anchor. Sealing writes each tag in its ICV's place;
+// opening (`open`) decrypts in place and writes each tag into tags[p], compared by nobody (the
+// library's own work only; CTR and GCM decrypt by the same XOR, so passes may repeat).
 struct ImbAnchor {
   IMB_MGR* mgr;
   const SaKeys& k;
   const std::vector<CryptoOp>& ops;
   uint32_t text;
+  bool open = false;
   alignas(64) uint8_t enc[16 * 15], dec[16 * 15], ipad[32], opad[32], ivs[kBatch][16],
-      aads[kBatch][16];
+      aads[kBatch][16], tags[kBatch][16];
   alignas(64) gcm_key_data gkey;
   gcm_context_data gctx[kBatch];
 
@@ -287,9 +297,9 @@ struct ImbAnchor {
       j->msg_len_to_cipher_in_bytes       = text;
       j->iv = ivs[p], j->iv_len_in_bytes = 12;
       j->key_len_in_bytes = 16;
-      j->cipher_direction = IMB_DIR_ENCRYPT;
-      j->chain_order      = IMB_ORDER_CIPHER_HASH;
-      j->auth_tag_output              = e + 16 + text;  // the ICV's place: no copy afterwards
+      j->cipher_direction = open ? IMB_DIR_DECRYPT : IMB_DIR_ENCRYPT;
+      j->chain_order      = open ? IMB_ORDER_HASH_CIPHER : IMB_ORDER_CIPHER_HASH;
+      j->auth_tag_output  = open ? tags[p] : e + 16 + text;  // sealing: the ICV's place
       j->auth_tag_output_len_in_bytes = k.icv_bytes;
       if (k.cipher == Cipher::kAesGcm) {
         j->cipher_mode = IMB_CIPHER_GCM, j->hash_alg = IMB_AUTH_AES_GMAC;
@@ -585,6 +595,96 @@ void add_path_rows(const std::vector<Path>& paths, const std::vector<Timed>& tim
   }
 }
 
+
+// The yardsticks (esp_yardstick.hpp) and the crypto they are measured against: each direction's
+// floor, the anchor's seal or open alone over packets where a zero-copy frame holds them, and
+// the anchor's open over its own packed buffers (imb.burst.nocheck's seal, opening). Timed in
+// the same rounds as every other row.
+struct Yardsticks {
+  static constexpr const char* kRows[] = {"esp-out yardstick, zero copy", "in-place seal, zero copy",
+                                          "esp-in yardstick, zero copy", "in-place open, zero copy",
+                                          "imb.open.burst.nocheck"};
+  static constexpr uint8_t kTunSrc[4] = {192, 0, 2, 1}, kTunDst[4] = {192, 0, 2, 2};
+  bench::esp::OutYardstick out, seal_only;
+  bench::esp::InYardstick in, open_only;
+  std::vector<uint8_t> packed;  // a copy of the anchor's packed packets, opened by packed_open
+  std::vector<CryptoOp> packed_ops;
+  std::unique_ptr<ImbAnchor> out_seal, place_seal, in_open, place_open, packed_open;
+
+  // `keys`: the outbound SA's, then the inbound one's; `out_in` / `in_in`: the paths' inputs;
+  // `buf`: the anchor's packed packets, `span` bytes apart.
+  Yardsticks(IMB_MGR* mgr, const std::vector<SaKeys>& keys,
+             const std::vector<std::vector<uint8_t>>& out_in,
+             const std::vector<std::vector<uint8_t>>& in_in, const std::vector<uint8_t>& buf,
+             uint32_t span, uint32_t text, bool cold)
+      // the outbound policy's 10.2.0.0/16; the inbound one's 10.0.0.0/8 both ways
+      : out(out_in, 0x2001, kTunSrc, kTunDst, keys[0].icv_bytes, 0x0a020000u, 16),
+        seal_only(out_in, 0x2001, kTunSrc, kTunDst, keys[0].icv_bytes, 0x0a020000u, 16),
+        in(in_in, 0x2001, kTunSrc, keys[1].icv_bytes, 0x0a000000u, 8),
+        open_only(in_in, 0x2001, kTunSrc, keys[1].icv_bytes, 0x0a000000u, 8),
+        packed(buf),
+        packed_ops(kBatch) {
+    for (uint32_t p = 0; p < kBatch; ++p) packed_ops[p] = {packed.data() + size_t(p) * span, text, 0, 0};
+    seal_only.encap = open_only.decap = false;
+    out.cold = seal_only.cold = in.cold = open_only.cold = cold;
+    out_seal    = std::make_unique<ImbAnchor>(mgr, keys[0], out.ops, text);
+    place_seal  = std::make_unique<ImbAnchor>(mgr, keys[0], seal_only.ops, text);
+    const uint32_t in_text = in.ops[0].text_len;
+    in_open     = std::make_unique<ImbAnchor>(mgr, keys[1], in.ops, in_text);
+    place_open  = std::make_unique<ImbAnchor>(mgr, keys[1], open_only.ops, in_text);
+    packed_open = std::make_unique<ImbAnchor>(mgr, keys[1], packed_ops, text);
+    in_open->open = place_open->open = packed_open->open = true;
+    out.seal       = [this] { return out_seal->pass(true); };
+    seal_only.seal = [this] { return place_seal->pass(true); };
+    in.open        = [this] { return in_open->pass(true); };
+    open_only.open = [this] { return place_open->pass(true); };
+    in.tag         = [this](uint32_t p) -> const uint8_t* { return in_open->tags[p]; };
+    open_only.tag  = [this](uint32_t p) -> const uint8_t* { return place_open->tags[p]; };
+  }
+
+  void time(std::vector<Timed>& timed) {
+    timed.push_back({kRows[0], [this] { return out.pass(); }, {}, &out.untimed_ns});
+    timed.push_back({kRows[1], [this] { return seal_only.pass(); }, {}, &seal_only.untimed_ns});
+    timed.push_back({kRows[2], [this] { return in.pass(); }, {}, &in.untimed_ns});
+    timed.push_back({kRows[3], [this] { return open_only.pass(); }, {}, &open_only.untimed_ns});
+    timed.push_back({kRows[4], [this] { return packed_open->pass(true); }, {}});
+  }
+
+  // What the outbound yardstick sends is ESP that opens (ICV, trailer, inner TTL, outer
+  // checksum); what the inbound one passes on is the inner packet esp-out sealed (`plain`: the
+  // packets before it), behind the tunnel packet's Ethernet addresses.
+  Status check(const EspCrypto& engine, const std::vector<std::vector<uint8_t>>& plain,
+               uint32_t size) {
+    out.pass();
+    std::vector<uint8_t> opened(kBatch);
+    (void)engine.open({out.ops.data(), kBatch}, opened.data());
+    for (uint32_t p = 0; p < kBatch; ++p) {
+      uint32_t inner   = 0;
+      uint8_t next     = 0;
+      const uint8_t* t = out.ops[p].esp + core::kEspHead;
+      if (!opened[p] || !core::read_trailer(t, out.ops[p].text_len, inner, next) || next != 4 ||
+          inner != size || t[8] != 63 ||
+          packet::core::fold_checksum(packet::core::ones_sum(t, 20)) != 0 ||
+          packet::core::fold_checksum(packet::core::ones_sum(out.ops[p].esp - 20, 20)) != 0)
+        return Status(Errc::kInvalidArgument, "the outbound yardstick's packet " + std::to_string(p) + " is not right");
+    }
+    in.pass();
+    for (uint32_t p = 0; p < kBatch; ++p) {
+      const uint8_t* f = in.inner(p);
+      const uint8_t* o = plain[p].data();
+      bool same = std::memcmp(f, in.input[p].data(), 12) == 0 && f[12] == 8 && f[13] == 0 &&
+                  f[14 + 8] == 63 &&
+                  packet::core::fold_checksum(packet::core::ones_sum(f + 14, 20)) == 0;
+      for (uint32_t b = 14; b < 14 + size && same; ++b)
+        same = b == 14 + 8 || b == 14 + 10 || b == 14 + 11 || f[b] == o[b];
+      if (!same)
+        return Status(Errc::kInvalidArgument, "the inbound yardstick's packet " + std::to_string(p) + " is not right");
+    }
+    if (out.dropped || in.dropped)
+      return Status(Errc::kInvalidArgument, "a yardstick dropped packets");
+    return Status::ok();
+  }
+};
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -668,38 +768,14 @@ int main(int argc, char** argv) {
                          {},
                          &pa.run->untimed_ns});
       }
-      const uint8_t tun_src[4] = {192, 0, 2, 1}, tun_dst[4] = {192, 0, 2, 2};
-      bench::esp::OutYardstick yard(paths[0].input, 0x2001, tun_src, tun_dst, k.icv_bytes,
-                                    0x0a020000u, 16);  // the policy's 10.2.0.0/16
-      bench::esp::OutYardstick in_place(paths[0].input, 0x2001, tun_src, tun_dst, k.icv_bytes,
-                                        0x0a020000u, 16);
-      in_place.encap = false;
-      yard.cold = in_place.cold = opt.cold;
-      ImbAnchor yard_seal(mgr, k, yard.ops, text), place_seal(mgr, k, in_place.ops, text);
-      yard.seal     = [&] { return yard_seal.pass(true); };
-      in_place.seal = [&] { return place_seal.pass(true); };
-      timed.push_back(
-          {"esp-out yardstick, zero copy", [&] { return yard.pass(); }, {}, &yard.untimed_ns});
-      timed.push_back(
-          {"in-place seal, zero copy", [&] { return in_place.pass(); }, {}, &in_place.untimed_ns});
-      {  // What the yardstick sends is ESP that opens: ICV, trailer, inner TTL, outer checksum.
-        yard.pass();
-        std::vector<uint8_t> opened(kBatch);
-        (void)engine.value()->open({yard.ops.data(), kBatch}, opened.data());
-        for (uint32_t p = 0; p < kBatch; ++p) {
-          uint32_t inner   = 0;
-          uint8_t next     = 0;
-          const uint8_t* t = yard.ops[p].esp + core::kEspHead;
-          if (!opened[p] || !core::read_trailer(t, text, inner, next) || next != 4 ||
-              inner != size || t[8] != 63 ||
-              packet::core::fold_checksum(packet::core::ones_sum(t, 20)) != 0 ||
-              packet::core::fold_checksum(packet::core::ones_sum(yard.ops[p].esp - 20, 20)) != 0)
-            return std::fprintf(stderr, "the yardstick's packet %u is not right\n", p), 1;
-        }
-      }
+      Yardsticks yard(mgr, keys, paths[0].input, paths[1].input, buf, span, text, opt.cold);
+      yard.time(timed);
+      if (const Status st = yard.check(*engine.value(), paths[0].input, size); !st.is_ok())
+        return std::fprintf(stderr, "%s %u: %s\n", suite.name, size, st.message().c_str()), 1;
       for (int r = 0; r < repeat; ++r)
         for (Timed& t : timed) t.rates.push_back(best_rate(t.pass, 1, seconds, t.untimed));
-      if (yard.dropped) return std::fprintf(stderr, "the yardstick dropped packets\n"), 1;
+      if (yard.out.dropped || yard.in.dropped)
+        return std::fprintf(stderr, "a yardstick dropped packets\n"), 1;
       for (const Path& pa : paths)
         if (const Status st = pa.run->went_through(); !st.is_ok())
           return std::fprintf(stderr, "%s %s %u: %s\n", suite.name, pa.kind, size,
@@ -718,8 +794,7 @@ int main(int argc, char** argv) {
       add("cpu.esp.open (derived)", open_ns > 0 ? 1e9 / open_ns : 0);
       std::vector<std::pair<size_t, double>> fixed;  // rows whose ratio is a median of rounds
       add_path_rows(paths, timed, opt, suite.name, size, rows, fixed);
-      add("esp-out yardstick, zero copy", best("esp-out yardstick, zero copy"));
-      add("in-place seal, zero copy", best("in-place seal, zero copy"));
+      for (const char* row : Yardsticks::kRows) add(row, best(row));
       add("ref.esp.seal", best_rate([&] {
             (void)ref.value()->seal({ops.data(), kBatch});
             return uint64_t(kBatch);
