@@ -127,7 +127,7 @@ struct InYardstick {
   std::vector<ipsec::CryptoOp> ops;  // each packet's ESP header, for `open`
   /// The anchor's open over `ops` (decrypt jobs, each tag into tag(p)); returns the packets.
   std::function<uint64_t()> open;
-  std::function<const uint8_t*(uint32_t)> tag;
+  const uint8_t (*tags)[16] = nullptr;  // where `open` writes packet p's tag: tags[p]
   uint32_t spi = 0, sa_dst = 0, sel_src = 0, sel_dst = 0, sel_mask = 0;
   uint64_t top = 0, untimed_ns = 0;
   uint32_t icv = 0, dropped = 0;
@@ -181,7 +181,9 @@ struct InYardstick {
     if (inner < 20 || (text[0] >> 4) != 4 || ec::load_be16(text + 2) > inner ||
         ec::load_be16(text + 2) < 20)
       return false;
-    std::memmove(text - 14, p, 14);
+    uint8_t eth[14];  // the Ethernet header, 14 bytes up (inline moves, not a call)
+    std::memcpy(eth, p, 14);
+    std::memcpy(text - 14, eth, 14);
     if ((ec::load_be32(text + 12) & sel_mask) != sel_src ||
         (ec::load_be32(text + 16) & sel_mask) != sel_dst)
       return false;
@@ -205,7 +207,7 @@ struct InYardstick {
     const uint64_t n = open();
     if (decap)
       for (uint32_t p = 0; p < input.size(); ++p)
-        dropped += !finish(buffers.data() + p * buf_bytes + kHeadroom, ops[p], tag(p));
+        dropped += !finish(buffers.data() + p * buf_bytes + kHeadroom, ops[p], tags[p]);
     return n;
   }
 
