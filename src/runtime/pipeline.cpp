@@ -204,21 +204,13 @@ Status check_frame_memory(const RunConfig& c, uint64_t tail_room) {
 // loaded), built for the offload place when the run offloads.
 Result<std::unique_ptr<Chain>> build_run_chain(const RunConfig& config, const RunInputs& in,
                                                bool offload) {
-  TableSource tables;
-  tables.fib         = in.fib;
-  tables.neighbors   = in.neighbors;
-  tables.rules       = in.rules;
-  tables.load_routes = in.load_routes;
-  tables.load_rules  = in.load_rules;
-  tables.read_text   = in.read_text;
-  tables.load_sas    = in.load_sas;
   BuildEnv env;
   env.port_count     = uint16_t(in.ports.size());
   for (const auto& p : in.ports) env.links.push_back(p->link());
   env.offload        = offload;
   env.offload_device = config.offload_device;
   env.seed           = config.seed;
-  env.tables         = &tables;
+  env.tables         = &in;  // its TableSource part
   const bool preset  = config.chain.empty();
   env.use_preloaded  = preset;
   const std::vector<ModuleSpec> specs =

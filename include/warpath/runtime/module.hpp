@@ -215,20 +215,6 @@ class Module {
 
 inline constexpr uint32_t kMaxReplyBytes = 14 + 8 + 1280;
 
-/// Tables a module may take instead of loading files: what `RunInputs` passes (the presets'
-/// tables, loaded by the caller) and how files are loaded (the CLI links the loaders of
-/// warpath_io; without one, a module given a file name says so).
-struct TableSource {
-  const lookup::RouteTable* fib          = nullptr;
-  const forward::RouterConfig* neighbors = nullptr;
-  const classify::RuleSet* rules         = nullptr;
-  std::function<Result<lookup::RouteTable>(const std::string& path)> load_routes;
-  std::function<Result<classify::RuleSet>(const std::string& path, std::string_view format)>
-      load_rules;
-  std::function<Result<std::string>(const std::string& path)> read_text;  ///< neighbour files
-  std::function<Result<ipsec::SaConfig>(const std::string& path)> load_sas;  ///< SA files (esp-in/out)
-};
-
 /// Context names <-> ids of one chain; "default" is id 0.
 class ContextTable {
  public:

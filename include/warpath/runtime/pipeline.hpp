@@ -180,20 +180,13 @@ struct RunHooks {
   std::function<Result<std::shared_ptr<void>>(const Chain&, const std::vector<Port*>&)> attach;
 };
 
-/// Everything run() needs: the ports (index = position), the tables of a preset app, already
-/// loaded (or none: the presets then load config.fib / config.rules, or use the built-in ones),
-/// and how modules load the files their arguments name.
-struct RunInputs {
+/// Everything run() needs besides its configuration: the ports (index = position) and, as a
+/// TableSource, the tables of a preset app, already loaded (or none: the presets then load
+/// config.fib / config.rules, or use the built-in ones), and how modules load the files their
+/// arguments name (the CLI passes warpath_io's loaders: set_file_loaders; without them a module
+/// given a file says it cannot load it).
+struct RunInputs : TableSource {
   std::vector<std::unique_ptr<Port>> ports;
-  const lookup::RouteTable* fib          = nullptr;  ///< router apps
-  const forward::RouterConfig* neighbors = nullptr;  ///< router apps
-  const classify::RuleSet* rules         = nullptr;  ///< acl apps
-  /// File loaders (the CLI passes lookup::load_routes, classify::load_rules and
-  /// io::read_text_file of warpath_io); without them a module given a file says it cannot load it.
-  std::function<Result<lookup::RouteTable>(const std::string&)> load_routes;
-  std::function<Result<classify::RuleSet>(const std::string&, std::string_view)> load_rules;
-  std::function<Result<std::string>(const std::string&)> read_text;
-  std::function<Result<ipsec::SaConfig>(const std::string&)> load_sas;  ///< io::read_sa_file
   /// Where slow-path packets go (the host's stack; a `pcap::FILE` port for --slow-path), or
   /// nullptr to count them only. Not one of the numbered ports.
   std::unique_ptr<Port> slow_path;
