@@ -7,6 +7,8 @@
 #include "warpath/pattern/pattern.hpp"
 
 struct hs_database;  // Vectorscan's hs_database_t (hs/hs.h)
+struct hs_scratch;   // hs_scratch_t
+struct hs_stream;    // hs_stream_t
 
 namespace warpath::pattern::detail {
 
@@ -35,6 +37,23 @@ Result<std::unique_ptr<Matcher>> make_hs_matcher(const std::vector<Pattern>& pat
                                                  bool streams = false);
 /// Whether Vectorscan compiles `p` alone.
 Status hs_supports(const Pattern& p);
+/// The library's entry points cpu.hs calls (hs_matcher.cpp, hs_runtime): "dispatched" (hs_scan
+/// and the rest, which pick a variant for the CPU), "avx2" (the fat build's AVX2 variants,
+/// where the dispatched ones miss matches: Vectorscan 5.4.9's AVX-512 variant), or "none"
+/// (neither finds them all: cpu.hs is not available). Decided at the first call.
+const char* hs_entry_points();
+bool hs_available();
+/// The hs_scan and hs_scan_stream cpu.hs calls (the benchmarks' raw anchors call these, so that
+/// they find what cpu.hs finds): hs_error_t f(db, data, len, flags, scratch, on_match, ctx).
+using HsScanFn = int (*)(const ::hs_database*, const char*, unsigned, unsigned, struct ::hs_scratch*,
+                         int (*)(unsigned, unsigned long long, unsigned long long, unsigned, void*),
+                         void*);
+using HsScanStreamFn = int (*)(struct ::hs_stream*, const char*, unsigned, unsigned,
+                               struct ::hs_scratch*,
+                               int (*)(unsigned, unsigned long long, unsigned long long, unsigned, void*),
+                               void*);
+HsScanFn hs_scan_entry();
+HsScanStreamFn hs_scan_stream_entry();
 #endif
 #if defined(WARPATH_HAVE_PCRE2)
 Result<std::unique_ptr<Matcher>> make_pcre2_matcher(const std::vector<Pattern>& patterns);

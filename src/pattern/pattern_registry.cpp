@@ -170,7 +170,8 @@ const PatternTable& pattern_table() {
                        "ref.pattern for the rest", 4, engine_always},
            [](Patterns ps) { return detail::make_dfa_cpu_matcher(ps); }},
 #if defined(WARPATH_HAVE_HS)
-          {{"cpu.hs", "Vectorscan block and streaming databases (the anchor)", 10, engine_always},
+          {{"cpu.hs", "Vectorscan block and streaming databases (the anchor)", 10,
+            &detail::hs_available},
            [](Patterns ps) { return detail::make_hs_matcher(ps); },
            {&detail::hs_supports}},
 #endif

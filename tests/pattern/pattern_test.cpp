@@ -174,6 +174,46 @@ TEST(PatternEngines, EveryEngineMatchesTheReferenceOnGeneratedSets) {
   }
 }
 
+// Debian's Vectorscan 5.4.9 (a fat build) misses literal matches past a buffer's first 64 bytes
+// in its AVX-512 variant for some pattern sets (its issue 317): here 40 literals "k10".."k49"
+// and "k33" after a run of one byte at offsets 64-67, 76-91, ... on an AVX-512 machine. cpu.hs
+// checks its entry points at its first use and takes the AVX2 variants where the dispatched
+// ones miss (pattern/cpu/hs_matcher.cpp). Every engine finds every planted occurrence, in
+// blocks, batches of blocks and streams (each in one write, and cut at every byte).
+TEST(PatternEngines, VectorscansMissedLiteralsAreFound) {
+  std::vector<Pattern> ps;
+  for (uint32_t k = 0; k < 40; ++k) {
+    Pattern p;
+    p.id         = k;
+    p.literal    = true;
+    p.expression = "k" + std::to_string(10 + k) + (k % 4 == 0 ? "-spanning-key" : "");
+    ps.push_back(p);
+  }
+  for (const EngineInfo& e : pattern_engines()) {
+    if (!e.available()) continue;
+    auto m = make_stream_matcher(e.id, ps);
+    ASSERT_TRUE(m.is_ok()) << e.id << ": " << m.status().message();
+    std::vector<uint32_t> missed;
+    for (const char fill : {'d', '0', '\0'})
+      for (uint32_t off = 0; off < 200; ++off) {
+        const std::string d = std::string(off, fill) + "k33" + std::string(15, fill);
+        const auto* bytes   = reinterpret_cast<const uint8_t*>(d.data());
+        std::vector<Match> block, streamed;
+        ASSERT_TRUE((*m)->scan(bytes, d.size(), block).is_ok());
+        auto st = (*m)->open_stream();
+        ASSERT_TRUE(st.is_ok());
+        const size_t cut = off % d.size();  // a cut somewhere, the whole buffer at off 0
+        ASSERT_TRUE((*st)->write(bytes, cut, streamed).is_ok());
+        ASSERT_TRUE((*st)->write(bytes + cut, d.size() - cut, streamed).is_ok());
+        ASSERT_TRUE((*st)->close(streamed).is_ok());
+        const std::vector<Match> want = {{23, off + 3}};
+        if (block != want || streamed != want) missed.push_back(off);
+      }
+    EXPECT_TRUE(missed.empty()) << e.id << " missed k33 at " << missed.size()
+                                << " offsets, the first at " << missed.front();
+  }
+}
+
 TEST(PatternEngines, BatchesOfBlocksAtEverySize) {
   std::mt19937_64 rng(5);
   std::vector<Pattern> ps;

@@ -7,10 +7,23 @@
 // first use. Each matcher has its own scratch per mode, the streaming one shared by all its
 // streams (one thread per matcher); streams end before their matcher. Built only where the
 // library is found (WARPATH_HAVE_HS); elsewhere the engine is not in the registry.
+//
+// Which of the library's entry points it calls is decided once (hs_runtime): Debian's
+// Vectorscan 5.4.9 is a "fat" build whose hs_scan dispatches to a variant per CPU, and its
+// AVX-512 variant misses literal matches past the first 64 bytes of a buffer for some pattern
+// sets (upstream's issue 317, fixed after 5.4.11: 40 literals "k10".."k49" miss "k33" at
+// offset 70 of a run of one byte). A canary set with such matches planted runs through the
+// dispatched entry points at the first use; if they miss any, cpu.hs compiles for AVX2 and
+// calls the library's AVX2 variants (avx2_hs_scan, ..., exported by the fat build), which find
+// them all; if those are not there or miss too, cpu.hs says it is not available and the
+// engines that pick the fastest CPU matcher take the next (cpu.ac).
+#include <dlfcn.h>
 #include <hs/hs.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <mutex>
+#include <string>
 
 #include "pattern/engines.hpp"
 #include "pattern/matches.hpp"
@@ -37,7 +50,111 @@ struct Compiled {
   Status status;
 };
 
+Compiled compile_for(const std::vector<Pattern>& patterns, unsigned mode,
+                     const hs_platform_info_t* platform);
+
+// The entry points cpu.hs calls, and the platform its databases are compiled for (null: the
+// host's). hs_alloc_scratch, hs_free_* and the compilers are not dispatched.
+struct HsRuntime {
+  decltype(&hs_scan) scan                 = &hs_scan;
+  decltype(&hs_open_stream) open_stream   = &hs_open_stream;
+  decltype(&hs_scan_stream) scan_stream   = &hs_scan_stream;
+  decltype(&hs_close_stream) close_stream = &hs_close_stream;
+  decltype(&hs_stream_size) stream_size   = &hs_stream_size;
+  hs_platform_info_t target{};  ///< with `avx2`: what databases are compiled for
+  bool avx2  = false;           ///< the AVX2 variants, databases compiled for AVX2
+  bool works = true;
+  const hs_platform_info_t* platform() const { return avx2 ? &target : nullptr; }
+  const char* path() const { return avx2 ? "avx2" : "dispatched"; }
+};
+
+int count_match(unsigned, unsigned long long, unsigned long long, unsigned, void* ctx) {
+  ++*static_cast<uint64_t*>(ctx);
+  return 0;
+}
+
+// Does `rt` find every planted match of the canary, in block and streaming mode? 40 literals
+// "k10".."k49" (every fourth with "-spanning-key" after it); "k33" planted after a run of one
+// byte at each offset from 0 to 191 (the AVX-512 variant of 5.4.9 misses 64-67, 76-91, ...).
+bool canary(const HsRuntime& rt) {
+  std::vector<Pattern> ps;
+  for (uint32_t k = 0; k < 40; ++k) {
+    Pattern p;
+    p.id         = k;
+    p.literal    = true;
+    p.expression = "k" + std::to_string(10 + k) + (k % 4 == 0 ? "-spanning-key" : "");
+    ps.push_back(p);
+  }
+  bool ok = true;
+  for (const unsigned mode : {unsigned(HS_MODE_BLOCK), unsigned(HS_MODE_STREAM)}) {
+    Compiled c = compile_for(ps, mode, rt.platform());
+    hs_scratch_t* scratch = nullptr;
+    if (!c.db || hs_alloc_scratch(c.db, &scratch) != HS_SUCCESS) {
+      if (c.db) hs_free_database(c.db);
+      return false;
+    }
+    for (uint32_t off = 0; off < 192 && ok; ++off) {
+      const std::string d = std::string(off, 'd') + "k33" + std::string(15, 'd');
+      uint64_t n          = 0;
+      if (mode == HS_MODE_BLOCK) {
+        ok = rt.scan(c.db, d.data(), unsigned(d.size()), 0, scratch, count_match, &n) == HS_SUCCESS;
+      } else {
+        hs_stream_t* st = nullptr;
+        ok = rt.open_stream(c.db, 0, &st) == HS_SUCCESS &&
+             rt.scan_stream(st, d.data(), unsigned(d.size()), 0, scratch, count_match, &n) ==
+                 HS_SUCCESS &&
+             rt.close_stream(st, scratch, count_match, &n) == HS_SUCCESS;
+      }
+      ok = ok && n == 1;
+    }
+    hs_free_scratch(scratch);
+    hs_free_database(c.db);
+  }
+  return ok;
+}
+
+template <class F>
+bool resolve(F& f, const char* name) {
+  void* sym = dlsym(RTLD_DEFAULT, name);
+  if (sym) f = reinterpret_cast<F>(sym);
+  return sym != nullptr;
+}
+
+HsRuntime make_runtime() {
+  HsRuntime d;
+  if (canary(d)) return d;
+  HsRuntime a;
+  a.avx2  = true;
+  a.works = __builtin_cpu_supports("avx2") && resolve(a.scan, "avx2_hs_scan") &&
+            resolve(a.open_stream, "avx2_hs_open_stream") &&
+            resolve(a.scan_stream, "avx2_hs_scan_stream") &&
+            resolve(a.close_stream, "avx2_hs_close_stream") &&
+            resolve(a.stream_size, "avx2_hs_stream_size") &&
+            hs_populate_platform(&a.target) == HS_SUCCESS;
+  if (a.works) {
+    a.target.cpu_features = HS_CPU_FEATURES_AVX2;
+    a.works               = canary(a);
+  }
+  if (a.works) return a;
+  std::fprintf(stderr,
+               "warpath: this Vectorscan (%s) misses literal matches (its issue 317) and has no "
+               "AVX2 entry points that find them: cpu.hs is not available\n",
+               hs_version());
+  d.works = false;
+  return d;
+}
+
+const HsRuntime& hs_runtime() {
+  static const HsRuntime rt = make_runtime();
+  return rt;
+}
+
 Compiled compile(const std::vector<Pattern>& patterns, unsigned mode) {
+  return compile_for(patterns, mode, hs_runtime().platform());
+}
+
+Compiled compile_for(const std::vector<Pattern>& patterns, unsigned mode,
+                     const hs_platform_info_t* platform) {
   Compiled c;
   for (const Pattern& p : patterns)
     if (!p.unsupported.empty()) {
@@ -68,7 +185,7 @@ Compiled compile(const std::vector<Pattern>& patterns, unsigned mode) {
       ids.push_back(p.id);
     }
     e = hs_compile_lit_multi(ptrs.data(), flags.data(), ids.data(), lens.data(),
-                             unsigned(ptrs.size()), mode, nullptr, &c.db, &err);
+                             unsigned(ptrs.size()), mode, platform, &c.db, &err);
   } else {
     exprs.reserve(patterns.size());
     for (const Pattern& p : patterns) {
@@ -78,7 +195,7 @@ Compiled compile(const std::vector<Pattern>& patterns, unsigned mode) {
     }
     for (const auto& x : exprs) ptrs.push_back(x.c_str());
     e = hs_compile_multi(ptrs.data(), flags.data(), ids.data(), unsigned(ptrs.size()), mode,
-                         nullptr, &c.db, &err);
+                         platform, &c.db, &err);
   }
   if (e != HS_SUCCESS) {
     std::string why = err && err->message ? err->message : "compile failed";
@@ -142,7 +259,7 @@ class HsStream final : public Stream {
  public:
   HsStream(hs_stream_t* s, hs_scratch_t* scratch, size_t state) : stream_(s), scratch_(scratch), state_(state) {}
   ~HsStream() override {
-    if (stream_) hs_close_stream(stream_, nullptr, nullptr, nullptr);  // no scratch needed without a callback
+    if (stream_) hs_runtime().close_stream(stream_, nullptr, nullptr, nullptr);  // no scratch needed without a callback
   }
   Status write(const uint8_t* data, size_t len, std::vector<Match>& out) override {
     Into into{&out, out.size()};
@@ -154,7 +271,7 @@ class HsStream final : public Stream {
   Status close(std::vector<Match>& out) override {
     if (!stream_) return Status::ok();
     Into into{&out, out.size()};
-    const hs_error_t e = hs_close_stream(stream_, scratch_, on_match, &into);
+    const hs_error_t e = hs_runtime().close_stream(stream_, scratch_, on_match, &into);
     stream_ = nullptr;
     return hs_status(e, "hs_close_stream");
   }
@@ -165,7 +282,7 @@ class HsStream final : public Stream {
     if (!stream_) return Status(Errc::kInvalidArgument, "cpu.hs: write after close");
     for (size_t done = 0; done < len;) {
       const unsigned part = unsigned(std::min<size_t>(len - done, 1u << 30));
-      WARPATH_TRY(hs_status(hs_scan_stream(stream_, bytes_of(data, len) + done, part, 0, scratch_, handler, ctx),
+      WARPATH_TRY(hs_status(hs_runtime().scan_stream(stream_, bytes_of(data, len) + done, part, 0, scratch_, handler, ctx),
                             "hs_scan_stream"));
       done += part;
     }
@@ -247,9 +364,9 @@ class HsMatcher final : public Matcher {
   Result<std::unique_ptr<Stream>> open_stream() override {
     WARPATH_TRY(prepare_stream());
     hs_stream_t* s = nullptr;
-    WARPATH_TRY(hs_status(hs_open_stream(stream_db_, 0, &s), "hs_open_stream"));
+    WARPATH_TRY(hs_status(hs_runtime().open_stream(stream_db_, 0, &s), "hs_open_stream"));
     size_t state = 0;
-    hs_stream_size(stream_db_, &state);
+    hs_runtime().stream_size(stream_db_, &state);
     return std::unique_ptr<Stream>(std::make_unique<HsStream>(s, stream_scratch_, state));
   }
 
@@ -257,7 +374,7 @@ class HsMatcher final : public Matcher {
   Status scan_with(const uint8_t* data, size_t len, match_event_handler handler, void* ctx) {
     if (len > UINT32_MAX) return Status(Errc::kInvalidArgument, "cpu.hs: a block above 4 GiB");
     if (!block_) WARPATH_TRY(prepare_block());
-    return hs_status(hs_scan(block_, bytes_of(data, len), unsigned(len), 0, scratch_, handler, ctx), "hs_scan");
+    return hs_status(hs_runtime().scan(block_, bytes_of(data, len), unsigned(len), 0, scratch_, handler, ctx), "hs_scan");
   }
   std::shared_ptr<HsDatabases> dbs_;
   hs_database_t* block_          = nullptr;  // dbs_'s, once this matcher has its scratch
@@ -280,6 +397,13 @@ Result<hs_database_t*> hs_block_database(const std::vector<Pattern>& patterns) {
   if (!c.status.is_ok()) return c.status;
   return c.db;
 }
+
+const char* hs_entry_points() {
+  return hs_runtime().works ? hs_runtime().path() : "none";
+}
+bool hs_available() { return hs_runtime().works; }
+HsScanFn hs_scan_entry() { return hs_runtime().scan; }
+HsScanStreamFn hs_scan_stream_entry() { return hs_runtime().scan_stream; }
 
 Status hs_supports(const Pattern& p) {
   Compiled c = compile({p}, HS_MODE_BLOCK);
