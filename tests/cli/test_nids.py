@@ -152,6 +152,43 @@ def test_out_of_order_and_retransmitted_segments(tmp_path):
     assert sids(alerts) == [1, 3], r.stdout  # once each, though the bytes came twice
 
 
+def test_each_payload_is_scanned_once_while_the_stream_is_in_step(tmp_path):
+    """cpu.nids scans a TCP payload once for the packet and the stream rules while the bytes
+    delivered to its direction are those that arrived (src/nids/cpu/single_scan.hpp): the
+    detection counters say how many payloads, and which directions left for two scans."""
+    s = Session()
+    for k in range(20):
+        s.send(0, b"x" * 50 + (b"EVIL" if k == 7 else b"") + b"y" * 30)
+        s.send(1, b"z" * 60)
+    js = tmp_path / "in_step.json"
+    alerts, _, _ = nids(tmp_path, split_rules(tmp_path), write(tmp_path, s.close()), "--json", js)
+    detect = json.loads(js.read_text())["detect"]
+    assert detect["single_scans"] == 40 and detect["single_scan_left"] == 0, detect
+    # A retransmission among the arrivals: its direction leaves, and the alerts are the same.
+    s = Session()
+    s.send(0, b"xxEVILPAY", ack=False)
+    s.frames.append(s.frames[-1].copy())  # the same segment again
+    s.send(0, b"LOADxx")
+    js = tmp_path / "retransmitted.json"
+    alerts, _, _ = nids(tmp_path, split_rules(tmp_path), write(tmp_path, s.close()), "--json", js)
+    assert sids(alerts) == [1], sids(alerts)  # no one packet holds the whole content
+    assert json.loads(js.read_text())["detect"]["single_scan_left"] == 1
+
+
+def test_a_literal_vectorscan_5_4_9_misses_still_alerts(tmp_path):
+    """Debian's Vectorscan 5.4.9 misses some literal matches past a buffer's first 64 bytes in
+    its AVX-512 variant (upstream issue 317); cpu.hs takes the AVX2 variant where it does
+    (pattern/cpu/hs_matcher.cpp). A NOP-sled-like run before the content must not hide it."""
+    text = "".join(
+        f'alert tcp any any -> any any (content:"k{10 + k}{"-spanning-key" if k % 4 == 0 else ""}"; sid:{k + 1};)\n'
+        for k in range(40))
+    s = Session()
+    s.send(0, b"d" * 70 + b"k33" + b"d" * 15)
+    for engine in ("cpu.nids", "ref.nids"):
+        alerts, _, _ = nids(tmp_path, rules(tmp_path, text), write(tmp_path, s.close()), "--engine", engine)
+        assert sids(alerts) == [24], (engine, sids(alerts))
+
+
 @pytest.mark.parametrize("policy,expect", [("first", [1]), ("last", [2]), ("bsd", [1]), ("linux", [2])])
 def test_overlaps_follow_the_receivers_policy(tmp_path, policy, expect):
     """The same 4 bytes sent twice with different contents: which copy the receiver keeps

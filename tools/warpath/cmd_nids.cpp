@@ -299,6 +299,7 @@ nlohmann::ordered_json summary_json(const NidsOptions& o, const nids::Inspector&
                   {"backtrack_limit", d.backtrack_limit}, {"pcre_limit", d.pcre_limit},
                   {"scans_offloaded", d.scans_offloaded}, {"scans_on_cpu", d.scans_on_cpu},
                   {"port_group_dbs", d.port_group_dbs},
+                  {"single_scans", d.single_scans}, {"single_scan_left", d.single_scan_left},
                   {"flows_with_bits", d.flows_with_bits}, {"flows_with_ints", d.flows_with_ints},
                   {"xbits", d.xbits}, {"xbits_full", d.xbits_full},
                   {"port_group_compile_ms", double(d.port_group_compile_ns) / 1e6}}},

@@ -153,6 +153,11 @@ struct DetectCounters {
   /// cpu.nids's prefilter databases per port group (Suricata's signature group heads), compiled
   /// on first use, and the time compiling them took.
   uint64_t port_group_dbs = 0, port_group_compile_ns = 0;
+  /// cpu.nids's TCP payloads scanned once for both the packet and the stream rules, and the
+  /// directions that left that single scan (their bytes delivered were not the bytes that
+  /// arrived, in order: a retransmission, reordering, an overlap, bytes not inspected), scanned
+  /// twice from then on (src/nids/cpu/single_scan.hpp).
+  uint64_t single_scans = 0, single_scan_left = 0;
   bool operator==(const DetectCounters&) const = default;
 };
 
