@@ -258,6 +258,7 @@ class PipelineInspector final : public Inspector {
     u.flow        = pf.serial;
     u.dir         = pf.dir;
     u.stream_flow  = in_stream;
+    u.stream_inspects = in_stream && !ctx->dir[pf.dir].full;
     u.first_in_dir = first_in_dir;
     u.packet       = packet_no_;
     WARPATH_TRY(inspect(u, pf.serial, alerts, v));

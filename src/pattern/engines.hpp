@@ -8,7 +8,6 @@
 
 struct hs_database;  // Vectorscan's hs_database_t (hs/hs.h)
 struct hs_scratch;   // hs_scratch_t
-struct hs_stream;    // hs_stream_t
 
 namespace warpath::pattern::detail {
 
@@ -43,17 +42,12 @@ Status hs_supports(const Pattern& p);
 /// (neither finds them all: cpu.hs is not available). Decided at the first call.
 const char* hs_entry_points();
 bool hs_available();
-/// The hs_scan and hs_scan_stream cpu.hs calls (the benchmarks' raw anchors call these, so that
-/// they find what cpu.hs finds): hs_error_t f(db, data, len, flags, scratch, on_match, ctx).
+/// The hs_scan cpu.hs calls (the benchmarks' raw block-mode anchors call it, so that they find
+/// what cpu.hs finds): hs_error_t f(db, data, len, flags, scratch, on_match, ctx).
 using HsScanFn = int (*)(const ::hs_database*, const char*, unsigned, unsigned, struct ::hs_scratch*,
                          int (*)(unsigned, unsigned long long, unsigned long long, unsigned, void*),
                          void*);
-using HsScanStreamFn = int (*)(struct ::hs_stream*, const char*, unsigned, unsigned,
-                               struct ::hs_scratch*,
-                               int (*)(unsigned, unsigned long long, unsigned long long, unsigned, void*),
-                               void*);
 HsScanFn hs_scan_entry();
-HsScanStreamFn hs_scan_stream_entry();
 #endif
 #if defined(WARPATH_HAVE_PCRE2)
 Result<std::unique_ptr<Matcher>> make_pcre2_matcher(const std::vector<Pattern>& patterns);

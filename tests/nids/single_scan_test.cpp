@@ -4,9 +4,10 @@
 // every unit), over generated flows whose payloads arrive as packet units and are delivered as
 // stream chunks, the way the inspector hands them: in step, and with every way of falling out
 // of step (a retransmission or a reordered segment among the arrivals, an overlap resolved to
-// other bytes, bytes the inspector skips, a gap, a delivery beyond the pending bound), with the
-// application protocol changing mid-flow (other databases), fast patterns spanning payloads
-// and the change, at several chunk sizes; the counters say which path each direction took.
+// other bytes, bytes the inspector skips, a gap, a delivery beyond the pending bound, the
+// inspection depth), with the application protocol changing mid-flow (other databases, seen by
+// the packets or by a stream unit first), fast patterns cut over payloads of 1-3 bytes and
+// over the change, at several chunk sizes; the counters say which path each direction took.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -39,7 +40,7 @@ std::string rules_text() {
   return r;
 }
 
-enum class Fault { kNone, kRetransmit, kReorder, kOtherBytes, kSkip, kAppChange };
+enum class Fault { kNone, kRetransmit, kReorder, kOtherBytes, kSkip, kAppChange, kAppChangeAtStream, kDepth };
 
 struct Traffic {
   std::shared_ptr<const DetectImage> image;
@@ -101,15 +102,16 @@ struct Traffic {
   // 300 bytes kept), with `fault` once at payload `at`.
   void direction(std::mt19937_64& rng, uint64_t flow, uint8_t dir, uint32_t payloads,
                  uint32_t per_chunk, Fault fault, uint32_t at) {
-    AppLayer app = AppLayer::kNone;
+    AppLayer app = AppLayer::kNone, stream_app = AppLayer::kNone;  // as packets and streams see it
     std::string buffer, arrived, held, carry;  // arrived: to deliver next, in order
     bool fresh      = false;                    // the next delivery starts a new buffer
+    bool past_depth = false;                    // the stream inspects no more of this direction
     uint64_t packet = 0;
     auto deliver = [&] {
       if (fresh) buffer.clear();
       fresh = false;
       if (buffer.size() > 600) buffer.erase(0, buffer.size() - 300);
-      Unit u     = unit(flow, dir, app);
+      Unit u     = unit(flow, dir, stream_app);
       u.buffer   = Buffer::kStream;
       u.packet   = ++packet;
       u.new_from = uint32_t(buffer.size());
@@ -120,22 +122,35 @@ struct Traffic {
       same(u, "stream");
     };
     for (uint32_t p = 0; p < payloads; ++p) {
-      std::string payload = carry + std::string(30 + rng() % 90, char('a' + rng() % 26));
-      carry.clear();
-      for (int k = 0; k < 2; ++k) {  // keys inside, and now and then one cut at the end
+      // Now and then 1-3 bytes: a key cut over several payloads, a change between its parts.
+      const bool tiny = rng() % 4 == 0;
+      std::string payload;
+      if (!carry.empty()) {
+        const size_t n = tiny ? std::min<size_t>(carry.size(), 1 + rng() % 3) : carry.size();
+        payload        = carry.substr(0, n);
+        carry.erase(0, n);
+      }
+      if (carry.empty()) payload += std::string(tiny ? 1 + rng() % 3 : 30 + rng() % 90, char('a' + rng() % 26));
+      for (int k = 0; k < 2 && !tiny && carry.empty(); ++k) {  // keys inside, or one cut at the end
         const int n           = int(rng() % 40);
         const std::string key = "k" + std::to_string(10 + n) + (n % 4 == 0 ? "-spanning-key" : "");
         if (k == 1 && rng() % 3 == 0) {
           const size_t cut = 1 + rng() % (key.size() - 1);
           payload += key.substr(0, cut);
           carry = key.substr(cut);
-        } else {
+        } else if (payload.size() > key.size()) {
           payload.replace(rng() % (payload.size() - key.size()), key.size(), key);
         }
       }
-      if (fault == Fault::kAppChange && p == at) app = AppLayer::kHttp;
+      // The protocol found: by the packets and the streams at once, or by a stream unit first
+      // (the delivery of this payload), the packets after it.
+      if (fault == Fault::kAppChange && p == at) app = stream_app = AppLayer::kHttp;
+      if (fault == Fault::kAppChangeAtStream && p == at) stream_app = AppLayer::kHttp;
+      if (fault == Fault::kAppChangeAtStream && p == at + 1) app = AppLayer::kHttp;
+      if (fault == Fault::kDepth && p == at) past_depth = true;
       Unit u        = unit(flow, dir, app);
       u.stream_flow = true;
+      u.stream_inspects = !past_depth;
       u.packet      = ++packet;
       u.pkt.dsize   = uint32_t(payload.size());
       u.data        = reinterpret_cast<const uint8_t*>(payload.data());
@@ -167,6 +182,7 @@ struct Traffic {
         }
       }
       if (fault == Fault::kReorder && p == at + 1) delivered += held;
+      if (past_depth) delivered.clear();  // the inspector takes no more of the direction
       arrived += delivered;
       if (((p + 1) % per_chunk == 0 || p + 1 == payloads) && !arrived.empty()) deliver();
     }
@@ -181,13 +197,16 @@ const char* fault_name(Fault f) {
     case Fault::kOtherBytes: return "other bytes";
     case Fault::kSkip: return "skipped bytes";
     case Fault::kAppChange: return "application protocol change";
+    case Fault::kAppChangeAtStream: return "application protocol change seen by a stream first";
+    case Fault::kDepth: return "inspection depth";
   }
   return "?";
 }
 
 TEST(NidsSingleScan, HitsAreTheReferencesInStepAndOutOfStep) {
   for (const Fault fault : {Fault::kNone, Fault::kRetransmit, Fault::kReorder, Fault::kOtherBytes,
-                            Fault::kSkip, Fault::kAppChange}) {
+                            Fault::kSkip, Fault::kAppChange, Fault::kAppChangeAtStream,
+                            Fault::kDepth}) {
     for (const uint32_t per_chunk : {1u, 2u, 5u}) {
       SCOPED_TRACE(std::string(fault_name(fault)) + ", " + std::to_string(per_chunk) +
                    " payloads a chunk");
@@ -201,11 +220,10 @@ TEST(NidsSingleScan, HitsAreTheReferencesInStepAndOutOfStep) {
       EXPECT_GT(t.hits, 50u);
       const DetectCounters c = t.cpu->counters();
       EXPECT_GT(c.single_scans, 0u) << "no payload went through the single scan";
-      // The flows in step stay in it; the faults (but an application protocol change with
-      // nothing pending, which moves to the new databases) take their directions out.
-      if (fault == Fault::kNone || (fault == Fault::kAppChange && per_chunk == 1))
+      // The flows in step stay in it; every fault takes its directions out.
+      if (fault == Fault::kNone)
         EXPECT_EQ(c.single_scan_left, 0u);
-      else if (fault != Fault::kAppChange)
+      else
         EXPECT_GT(c.single_scan_left, 0u);
     }
   }
@@ -227,8 +245,8 @@ TEST(NidsSingleScan, TheSwitchTurnsItOff) {
 TEST(NidsSingleScan, PendingBytesAreBounded) {
   Traffic t;
   std::mt19937_64 rng(3);
-  // 1 MiB in 120-byte payloads before the first delivery: past the bound.
-  const uint32_t payloads = uint32_t(detail::SingleScan::kMaxPendingDir / 60);
+  // About 1.4 MiB (payloads of 57 bytes on average) before the first delivery: past the bound.
+  const uint32_t payloads = uint32_t(detail::SingleScan::kMaxPendingDir / 40);
   t.direction(rng, 1, 0, payloads, payloads, Fault::kNone, 0);
   EXPECT_GT(t.cpu->counters().single_scan_left, 0u);
   t.direction(rng, 2, 0, 30, 3, Fault::kNone, 0);  // others go on

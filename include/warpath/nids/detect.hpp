@@ -109,6 +109,9 @@ struct Unit {
   /// A packet unit of a TCP flow whose payload is inspected through its stream: only the
   /// packet rules (no payload, dsize, no_stream, tcp-pkt) look at it.
   bool stream_flow = false;
+  /// With stream_flow: whether the stream will inspect this payload's bytes (false once its
+  /// direction reached the inspection depth).
+  bool stream_inspects = true;
   /// The first packet of its flow in its direction (or an untracked packet): IP-only rules
   /// look at these packets only.
   bool first_in_dir = true;

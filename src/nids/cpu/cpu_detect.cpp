@@ -215,22 +215,20 @@ class CpuDetector final : public DetectorBase {
     return it->second.get();
   }
 
-  // Starts (or restarts) direction state `s` on the databases of `pm` (the packet group's
-  // memo) and `sm` (the stream group's) at direction offset `at`, with nothing pending; false
-  // when the two cannot be scanned as one.
-  bool single_start(SingleScan& s, int cls, const PortMemo& pm, const PortMemo& sm, uint64_t at) {
+  // Starts direction state `s` on the databases of `pm` (the packet group's memo) and `sm`
+  // (the stream group's), at the direction's first byte; false when the two cannot be scanned
+  // as one.
+  bool single_start(SingleScan& s, int cls, const PortMemo& pm, const PortMemo& sm) {
     const Group& pg = groups_[1][cls];
     const Group& sg = groups_[2][cls];
-    if (!pm.any || !sm.any || !pg.prefilter || !sg.prefilter || s.held()) return false;
+    if (!pm.any || !sm.any || !pg.prefilter || !sg.prefilter) return false;
     const SingleScanDb* db = single_db(cls, pg, pm.db, sg, sm.db);
     if (!db) return false;
     auto st = db->matcher->open_stream();
     if (!st.is_ok()) return false;
-    s.stream  = std::move(*st);
-    s.db      = db;
-    s.state   = SingleScan::State::kOn;
-    s.base    = s.arrived = at;
-    s.found.clear();
+    s.stream = std::move(*st);
+    s.db     = db;
+    s.state  = SingleScan::State::kOn;
     return true;
   }
 
@@ -253,17 +251,17 @@ class CpuDetector final : public DetectorBase {
     const Group& pg = groups_[1][cls];
     // The stream group's database for this direction, as its stream units will pick it.
     const PortMemo& sm = port_memo(2, cls, u, allowed);  // another kind's memo than pm
+    // Bytes the stream will not inspect (past its depth) are never delivered to compare.
+    if (!u.stream_inspects) return single_leave(d, true), false;
     if (s.state == SingleScan::State::kUnused) {
       // Only from the direction's first byte: every byte delivered must have arrived here.
-      if (d.end != 0 || !single_start(s, cls, pm, sm, 0)) return single_leave(d, true), false;
+      if (d.end != 0 || !single_start(s, cls, pm, sm)) return single_leave(d, true), false;
     } else if (s.db->packet_db != side_of(pm.db, pg) ||
                s.db->stream_db != side_of(sm.db, groups_[2][cls])) {
-      // The unit's application protocol (or ports) pick other databases now. With nothing
-      // pending (every byte that arrived was delivered and armed) the scan goes on in the new
-      // ones, and the next stream unit scans its buffer again in the new stream database for
-      // what spans the change (as a scan that changes databases does); else it leaves.
-      if (!single_start(s, cls, pm, sm, s.arrived)) return single_leave(d, true), false;
-      s.rescan = true;
+      // The unit's application protocol (or ports) pick other databases now: a fresh stream
+      // would miss what spans the change, so the direction goes back to two scans, its stream
+      // database starting again at the buffer's first byte.
+      return single_leave(d, true), false;
     }
     const uint64_t first = s.arrived;
     if (!s.keep(u.data, u.len, &pending_bytes_)) return single_leave(d, true), false;
@@ -275,15 +273,15 @@ class CpuDetector final : public DetectorBase {
     }
     packet_matches_.clear();
     stream_matches_.clear();
-    for (const pattern::Match& x : matches_)  // x.end: from the stream's start, s.base
+    for (const pattern::Match& x : matches_)  // x.end: a direction offset (from its first byte)
       if (x.id >= s.db->packet_ids)
         stream_matches_.push_back(x);
-      else if (s.base + x.end >= first + s.db->len[x.id])  // within this payload
+      else if (x.end >= first + s.db->len[x.id])  // within this payload
         packet_matches_.push_back(x);
     found_.clear();
     take_matches(s.db->rule, packet_matches_, 0, at_, found_);
     for (const Found& f : found_) out.push_back(f.rule);
-    take_matches(s.db->rule, stream_matches_, s.base, at_, s.found);  // ends: direction offsets
+    take_matches(s.db->rule, stream_matches_, 0, at_, s.found);
     ++single_scans_;
     return true;
   }
@@ -303,27 +301,23 @@ class CpuDetector final : public DetectorBase {
     if (!any_allowed || !g.prefilter || !allowed ||
         !s.deliver(u.data + from, u.len - from, start + from, &pending_bytes_))
       return single_leave(d, true), false;
+    if (s.db->stream_db != side_of(pdb, g)) {
+      // The unit's stream database is another than the one the arrivals were scanned in (its
+      // application protocol was found since): this buffer is scanned again from its first
+      // byte in the unit's database, as the two-scan path does on such a change, and the
+      // direction goes on with two scans, its stream database having every byte.
+      d.stale = true;
+      pattern::Matcher& pre = pdb ? *pdb->prefilter : *g.prefilter;
+      stream_candidates(g, pre, pdb ? pdb->source->by_pattern : g.by_pattern, pdb, u, d, out);
+      single_leave(d, false);
+      return true;
+    }
     found_.clear();  // what ends in the delivered bytes is armed; what ends later waits
     auto later = std::partition(s.found.begin(), s.found.end(),
                                 [&](const Found& f) { return f.end > d.end; });
     found_.assign(later, s.found.end());
     s.found.erase(later, s.found.end());
-    const bool other_db = s.db->stream_db != side_of(pdb, g);
-    if (!s.rescan && !other_db) {
-      d.armed.arm(g, found_, false, start, d.end, out);
-      return true;
-    }
-    // The stream database changed (here, or at a packet since the last unit): this buffer is
-    // scanned again from its first byte in the unit's database, as the two-scan path does, and
-    // its stream goes on from there; the single scan restarts on the new databases if nothing
-    // is pending.
-    s.rescan = false;
-    d.stale  = true;
-    pattern::Matcher& pre = pdb ? *pdb->prefilter : *g.prefilter;
-    stream_candidates(g, pre, pdb ? pdb->source->by_pattern : g.by_pattern, pdb, u, d, out);
-    if (other_db && !single_start(s, cls, port_memo(1, cls, u, allowed),
-                                  port_memo(2, cls, u, allowed), d.end))
-      single_leave(d, false);  // its stream database has every byte: no fresh start needed
+    d.armed.arm(g, found_, false, start, d.end, out);
     return true;
   }
 

@@ -18,8 +18,11 @@
 // segment in the arrivals, an overlap the receiver's policy resolved differently, bytes the
 // inspector skipped: depth, memcap, a gap's bytes) the direction leaves the single scan for
 // good and is scanned twice from then on (its stream database restarts at the buffer's first
-// byte). Bounded: kMaxPendingDir bytes a direction and kMaxPendingAll a detector kept; past
-// them the direction leaves too.
+// byte). So does a direction whose databases change (its application protocol is found, which
+// brings rules in or out): a stream started there would miss an occurrence spanning the
+// change. A direction starts only at its first byte, and not where the stream will not inspect
+// the bytes (past its depth: Unit::stream_inspects). Bounded: kMaxPendingDir bytes a direction
+// and kMaxPendingAll a detector kept; past them the direction leaves too.
 #pragma once
 #include <cstdint>
 #include <cstring>
@@ -51,11 +54,7 @@ struct SingleScan {
   std::unique_ptr<pattern::Stream> stream;
   std::vector<uint8_t> pending;  ///< arrived bytes not yet delivered, from `head`
   size_t head      = 0;
-  uint64_t base    = 0;       ///< direction offset of the stream's first byte
   uint64_t arrived = 0;       ///< direction offset past the last arrived byte
-  /// The databases changed at a packet: the next stream unit scans its buffer again in the new
-  /// stream database (for occurrences that span the change).
-  bool rescan = false;
   std::vector<Found> found;   ///< stream rules found, ends in direction offsets, not yet armed
 
   size_t held() const { return pending.size() - head; }
@@ -66,8 +65,7 @@ struct SingleScan {
     stream.reset();
     std::vector<uint8_t>().swap(pending);
     std::vector<Found>().swap(found);
-    head   = 0;
-    rescan = false;
+    head = 0;
   }
   /// Keeps an arrived payload; false when the bounds do not allow it.
   bool keep(const uint8_t* data, uint32_t len, size_t* kept) {

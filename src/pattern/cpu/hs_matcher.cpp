@@ -123,8 +123,10 @@ bool resolve(F& f, const char* name) {
 HsRuntime make_runtime() {
   HsRuntime d;
   if (canary(d)) return d;
+#if defined(__x86_64__)
   HsRuntime a;
-  a.avx2  = true;
+  a.avx2 = true;
+  __builtin_cpu_init();  // (the first use may come before the library's constructors ran)
   a.works = __builtin_cpu_supports("avx2") && resolve(a.scan, "avx2_hs_scan") &&
             resolve(a.open_stream, "avx2_hs_open_stream") &&
             resolve(a.scan_stream, "avx2_hs_scan_stream") &&
@@ -136,6 +138,7 @@ HsRuntime make_runtime() {
     a.works               = canary(a);
   }
   if (a.works) return a;
+#endif  // elsewhere no other variant to take
   std::fprintf(stderr,
                "warpath: this Vectorscan (%s) misses literal matches (its issue 317) and has no "
                "AVX2 entry points that find them: cpu.hs is not available\n",
@@ -403,7 +406,6 @@ const char* hs_entry_points() {
 }
 bool hs_available() { return hs_runtime().works; }
 HsScanFn hs_scan_entry() { return hs_runtime().scan; }
-HsScanStreamFn hs_scan_stream_entry() { return hs_runtime().scan_stream; }
 
 Status hs_supports(const Pattern& p) {
   Compiled c = compile({p}, HS_MODE_BLOCK);
