@@ -26,6 +26,10 @@ Matcher* dfa_fallback_of(const Matcher& cpu_dfa);
 /// The matcher of the patterns no DFA takes: Vectorscan when built and it takes them all, else
 /// ref.pattern; null for none.
 Result<std::unique_ptr<Matcher>> make_dfa_fallback(const std::vector<Pattern>& rest);
+/// 40 literals, "k10".."k49" (every fourth followed by "-spanning-key"), over which Debian's
+/// Vectorscan 5.4.9 misses "k33" after a run of one byte at offsets 64-67, 76-91, ... in its
+/// AVX-512 variant (its issue 317): cpu.hs's canary, and a regression test of every engine.
+std::vector<Pattern> vectorscan_miss_patterns();
 #if defined(WARPATH_HAVE_HS)
 /// The Vectorscan block-mode database cpu.hs builds (hs_database_t; the caller frees it with
 /// hs_free_database): for the benchmark's raw hs_scan anchor, the same database without warpath.

@@ -199,6 +199,18 @@ const PatternTable& pattern_table() {
 
 std::vector<EngineInfo> pattern_engines() { return pattern_table().infos(); }
 
+std::vector<Pattern> detail::vectorscan_miss_patterns() {
+  std::vector<Pattern> ps;
+  for (uint32_t k = 0; k < 40; ++k) {
+    Pattern p;
+    p.id         = k;
+    p.literal    = true;
+    p.expression = "k" + std::to_string(10 + k) + (k % 4 == 0 ? "-spanning-key" : "");
+    ps.push_back(p);
+  }
+  return ps;
+}
+
 Result<std::unique_ptr<Matcher>> make_stream_matcher(std::string_view id,
                                                      const std::vector<Pattern>& patterns) {
 #if defined(WARPATH_HAVE_HS)

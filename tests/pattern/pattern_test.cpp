@@ -10,6 +10,7 @@
 #include <random>
 
 #include "support/test_support.hpp"
+#include "pattern/engines.hpp"
 #include "pattern/regex/automaton.hpp"
 #include "warpath/pattern/pattern.hpp"
 
@@ -181,14 +182,8 @@ TEST(PatternEngines, EveryEngineMatchesTheReferenceOnGeneratedSets) {
 // ones miss (pattern/cpu/hs_matcher.cpp). Every engine finds every planted occurrence, in
 // blocks, batches of blocks and streams (each in one write, and cut at every byte).
 TEST(PatternEngines, VectorscansMissedLiteralsAreFound) {
-  std::vector<Pattern> ps;
-  for (uint32_t k = 0; k < 40; ++k) {
-    Pattern p;
-    p.id         = k;
-    p.literal    = true;
-    p.expression = "k" + std::to_string(10 + k) + (k % 4 == 0 ? "-spanning-key" : "");
-    ps.push_back(p);
-  }
+  const std::vector<Pattern> ps = detail::vectorscan_miss_patterns();
+  ASSERT_EQ(ps[23].expression, "k33");
   for (const EngineInfo& e : pattern_engines()) {
     if (!e.available()) continue;
     auto m = make_stream_matcher(e.id, ps);
