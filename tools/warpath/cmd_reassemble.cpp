@@ -480,7 +480,8 @@ int run_reassemble(const ReassembleOptions& o) {
         !s.is_ok())
       return failed(s);
     for (uint32_t i = 0; i < n; ++i)  // files are named from the flow's first TCP packet
-      if (answers[i].serial && infos[i].proto == 6) name_of(answers[i].serial, infos[i], answers[i].dir);
+      if (answers[i].created && answers[i].serial && infos[i].proto == 6)
+        name_of(answers[i].serial, infos[i], answers[i].dir);
     if (Status st = stream::reassemble_batch(**reassembler, v, infos.data(), answers.data(), n,
                                              sink, o.no_checksum);
         !st.is_ok())
