@@ -46,6 +46,7 @@ Status hs_supports(const Pattern& p);
 /// (neither finds them all: cpu.hs is not available). Decided at the first call.
 const char* hs_entry_points();
 bool hs_available();
+const char* hs_library_version();  ///< hs_version(): "5.4.9 2024-...".
 /// The hs_scan cpu.hs calls (the benchmarks' raw block-mode anchors call it, so that they find
 /// what cpu.hs finds): hs_error_t f(db, data, len, flags, scratch, on_match, ctx).
 using HsScanFn = int (*)(const ::hs_database*, const char*, unsigned, unsigned, struct ::hs_scratch*,

@@ -199,6 +199,16 @@ const PatternTable& pattern_table() {
 
 std::vector<EngineInfo> pattern_engines() { return pattern_table().infos(); }
 
+VectorscanInfo vectorscan_info() {
+#if defined(WARPATH_HAVE_HS)
+  std::string v = detail::hs_library_version();  // "5.4.9 " and a date, or a blank
+  while (!v.empty() && v.back() == ' ') v.pop_back();
+  return {v, detail::hs_entry_points()};
+#else
+  return {};
+#endif
+}
+
 std::vector<Pattern> detail::vectorscan_miss_patterns() {
   std::vector<Pattern> ps;
   for (uint32_t k = 0; k < 40; ++k) {

@@ -122,6 +122,21 @@ def test_version_matches_info():
     assert r.stdout.strip() == info["version"]
 
 
+def test_info_says_which_vectorscan_entry_points_cpu_hs_calls():
+    """Debian's Vectorscan 5.4.9 misses literal matches in its AVX-512 variant; cpu.hs checks at
+    its first use and calls the AVX2 variants where it does (ADR 0010). `warpath info` says which,
+    and cpu.hs is available exactly when some entry points find every match."""
+    info = json.loads(assert_ok(run("info", "--json")).stdout)
+    vs = info["vectorscan"]
+    hs = [e for e in info["engines"] if e["id"] == "cpu.hs"]
+    if not vs["version"]:
+        assert not hs
+        pytest.skip("built without Vectorscan")
+    assert vs["entry_points"] in ("dispatched", "avx2", "none"), vs
+    assert hs and hs[0]["available"] == (vs["entry_points"] != "none"), (vs, hs)
+    assert "vectorscan " + vs["version"] in assert_ok(run("info")).stdout
+
+
 def test_usage_error_no_subcommand():
     assert_usage_error(run(), "subcommand")
 

@@ -11,6 +11,7 @@
 #include "warpath/core/cuda_device.hpp"
 #include "warpath/core/registry.hpp"
 #include "warpath/core/version.hpp"
+#include "warpath/pattern/pattern.hpp"
 #include "warpath/selftest/catalogue.hpp"
 
 namespace warpath::cli {
@@ -41,6 +42,8 @@ int run_info(const InfoOptions& o) {
                                     {"cc", fmt::format("{}.{}", d.cc_major, d.cc_minor)},
                                     {"sms", d.sm_count},
                                     {"memory_bytes", d.global_memory_bytes}});
+  const pattern::VectorscanInfo vs = pattern::vectorscan_info();
+  j["vectorscan"] = {{"version", vs.version}, {"entry_points", vs.entry_points}};
   for (const auto& m : engine_families())
     for (const auto& e : m.engines())
       j["engines"].push_back({{"module", m.name},
@@ -65,6 +68,13 @@ int run_info(const InfoOptions& o) {
   for (const auto& d : devices)
     fmt::print("cuda      [{}] {} (sm_{}{}, {} SMs, {:.1f} GiB), {}\n", d.index, d.name, d.cc_major,
                d.cc_minor, d.sm_count, double(d.global_memory_bytes) / (1 << 30), cuda_versions());
+  if (!vs.version.empty())
+    fmt::print("vectorscan {}, {}\n", vs.version,
+               vs.entry_points == "dispatched" ? std::string("its dispatched entry points")
+               : vs.entry_points == "avx2"
+                   ? std::string("its AVX2 entry points (its AVX-512 ones miss literal matches: "
+                                 "docs/adr/0010-pattern-matching.md)")
+                   : std::string("not used: it misses literal matches (cpu.hs not available)"));
   size_t width = 6;  // the engine column fits the longest id
   for (const auto& m : engine_families())
     for (const auto& e : m.engines()) width = std::max(width, std::string_view(e.id).size());

@@ -156,6 +156,16 @@ class Matcher {
 /// ref.pattern, cpu.hs, cpu.ac, cuda.ac (those built here).
 std::vector<EngineInfo> pattern_engines();
 
+/// Vectorscan as cpu.hs uses it (`warpath info`): the library's version, and which of its entry
+/// points cpu.hs calls: "dispatched" (hs_scan and the rest, which pick a variant per CPU),
+/// "avx2" (the AVX2 variants, where the dispatched ones miss matches: Debian's 5.4.9 on an
+/// AVX-512 machine, docs/adr/0010-pattern-matching.md) or "none" (neither finds them all:
+/// cpu.hs is not available). Both empty in a build without Vectorscan.
+struct VectorscanInfo {
+  std::string version, entry_points;
+};
+VectorscanInfo vectorscan_info();
+
 /// Compiles `patterns` for engine `id` (auto, cpu, gpu, ref, validate:<id>, or an engine id).
 /// kNotSupported when the engine cannot take one of the patterns (naming it and why);
 /// validate:<id> compiles ref.pattern beside it and fails a scan, write or close on the first

@@ -398,6 +398,7 @@ const char* hs_entry_points() {
   return hs_runtime().works ? hs_runtime().path() : "none";
 }
 bool hs_available() { return hs_runtime().works; }
+const char* hs_library_version() { return hs_version(); }
 HsScanFn hs_scan_entry() { return hs_runtime().scan; }
 
 Status hs_supports(const Pattern& p) {
