@@ -80,8 +80,8 @@
 
 #include "esp_chain_run.hpp"
 #include "esp_yardstick.hpp"
-#include "imb_anchor.hpp"
 #include "harness/report.hpp"
+#include "imb_anchor.hpp"
 #include "ipsec/core/esp_core.hpp"
 #include "warpath/io/sa_file.hpp"
 #include "warpath/ipsec/ipsec.hpp"
@@ -520,15 +520,14 @@ void add_path_rows(const std::vector<Path>& paths, const std::vector<Timed>& tim
   }
 }
 
-
 // The yardsticks (esp_yardstick.hpp) and the crypto they are measured against: each direction's
 // floor, the anchor's seal or open alone over packets where a zero-copy frame holds them, and
 // the anchor's open over its own packed buffers (imb.burst.nocheck's seal, opening). Timed in
 // the same rounds as every other row.
 struct Yardsticks {
-  static constexpr const char* kRows[] = {"esp-out yardstick, zero copy", "in-place seal, zero copy",
-                                          "esp-in yardstick, zero copy", "in-place open, zero copy",
-                                          "imb.open.burst.nocheck"};
+  static constexpr const char* kRows[] = {"esp-out yardstick, zero copy",
+                                          "in-place seal, zero copy", "esp-in yardstick, zero copy",
+                                          "in-place open, zero copy", "imb.open.burst.nocheck"};
   static constexpr uint8_t kTunSrc[4] = {192, 0, 2, 1}, kTunDst[4] = {192, 0, 2, 2};
   bench::esp::OutYardstick out, seal_only;
   bench::esp::InYardstick in, open_only;
@@ -549,17 +548,18 @@ struct Yardsticks {
         open_only(in_in, 0x2001, kTunSrc, keys[1].icv_bytes, 0x0a000000u, 8),
         packed(buf),
         packed_ops(kBatch) {
-    for (uint32_t p = 0; p < kBatch; ++p) packed_ops[p] = {packed.data() + size_t(p) * span, text, 0, 0};
+    for (uint32_t p = 0; p < kBatch; ++p)
+      packed_ops[p] = {packed.data() + size_t(p) * span, text, 0, 0};
     seal_only.encap = open_only.decap = false;
     out.cold = seal_only.cold = in.cold = open_only.cold = cold;
-    out_seal    = std::make_unique<ImbAnchor>(mgr, keys[0], out.ops, text);
-    place_seal  = std::make_unique<ImbAnchor>(mgr, keys[0], seal_only.ops, text);
+    out_seal               = std::make_unique<ImbAnchor>(mgr, keys[0], out.ops, text);
+    place_seal             = std::make_unique<ImbAnchor>(mgr, keys[0], seal_only.ops, text);
     const uint32_t in_text = in.ops[0].text_len;
-    in_open     = std::make_unique<ImbAnchor>(mgr, keys[1], in.ops, in_text);
-    place_open  = std::make_unique<ImbAnchor>(mgr, keys[1], open_only.ops, in_text);
-    packed_open = std::make_unique<ImbAnchor>(mgr, keys[1], packed_ops, text);
+    in_open                = std::make_unique<ImbAnchor>(mgr, keys[1], in.ops, in_text);
+    place_open             = std::make_unique<ImbAnchor>(mgr, keys[1], open_only.ops, in_text);
+    packed_open            = std::make_unique<ImbAnchor>(mgr, keys[1], packed_ops, text);
     in_open->open = place_open->open = packed_open->open = true;
-    out.seal       = [this] { return out_seal->pass(true); };
+    out.seal                                             = [this] { return out_seal->pass(true); };
     seal_only.seal = [this] { return place_seal->pass(true); };
     in.open        = [this] { return in_open->pass(true); };
     open_only.open = [this] { return place_open->pass(true); };
@@ -591,19 +591,21 @@ struct Yardsticks {
           inner != size || t[8] != 63 ||
           packet::core::fold_checksum(packet::core::ones_sum(t, 20)) != 0 ||
           packet::core::fold_checksum(packet::core::ones_sum(out.ops[p].esp - 20, 20)) != 0)
-        return Status(Errc::kInvalidArgument, "the outbound yardstick's packet " + std::to_string(p) + " is not right");
+        return Status(Errc::kInvalidArgument,
+                      "the outbound yardstick's packet " + std::to_string(p) + " is not right");
     }
     in.pass();
     for (uint32_t p = 0; p < kBatch; ++p) {
       const uint8_t* f = in.inner(p);
       const uint8_t* o = plain[p].data();
-      bool same = std::memcmp(f, in.input[p].data(), 12) == 0 && f[12] == 8 && f[13] == 0 &&
+      bool same        = std::memcmp(f, in.input[p].data(), 12) == 0 && f[12] == 8 && f[13] == 0 &&
                   f[14 + 8] == 63 &&
                   packet::core::fold_checksum(packet::core::ones_sum(f + 14, 20)) == 0;
       for (uint32_t b = 14; b < 14 + size && same; ++b)
         same = b == 14 + 8 || b == 14 + 10 || b == 14 + 11 || f[b] == o[b];
       if (!same)
-        return Status(Errc::kInvalidArgument, "the inbound yardstick's packet " + std::to_string(p) + " is not right");
+        return Status(Errc::kInvalidArgument,
+                      "the inbound yardstick's packet " + std::to_string(p) + " is not right");
     }
     if (out.dropped || in.dropped)
       return Status(Errc::kInvalidArgument, "a yardstick dropped packets");

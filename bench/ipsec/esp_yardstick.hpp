@@ -152,7 +152,7 @@ struct InYardstick {
         spi(spi_),
         sa_dst(ipsec::core::load_be32(dst)),
         icv(icv_bytes) {
-    sel_mask                = prefix_len ? ~uint32_t(0) << (32 - prefix_len) : 0;
+    sel_mask = prefix_len ? ~uint32_t(0) << (32 - prefix_len) : 0;
     sel_src = sel_dst       = selector & sel_mask;
     const uint32_t esp_len  = uint32_t(in[0].size()) - 14 - 20;
     const uint32_t text_len = esp_len - ipsec::core::kEspHead - icv_bytes;
@@ -177,13 +177,13 @@ struct InYardstick {
 
   // After the crypto, for the packet at p whose op is `op`; false: dropped.
   bool finish(uint8_t* p, const ipsec::CryptoOp& op, const uint8_t* computed) {
-    namespace ec     = ipsec::core;
-    uint8_t* text    = op.esp + ec::kEspHead;
+    namespace ec            = ipsec::core;
+    uint8_t* text           = op.esp + ec::kEspHead;
     const uint8_t* received = text + op.text_len;
-    uint8_t diff = 0;  // the ICV compared in constant time
+    uint8_t diff            = 0;  // the ICV compared in constant time
     for (uint32_t k = 0; k < icv; ++k) diff |= uint8_t(computed[k] ^ received[k]);
     if (diff) return false;
-    top = std::max<uint64_t>(top, ec::load_be32(op.esp + 4));
+    top            = std::max<uint64_t>(top, ec::load_be32(op.esp + 4));
     uint32_t inner = 0;
     uint8_t next   = 0;
     if (!ec::read_trailer(text, op.text_len, inner, next) || next != ec::kNextIpv4) return false;

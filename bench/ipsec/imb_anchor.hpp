@@ -39,7 +39,8 @@ struct ImbAnchor {
   alignas(64) gcm_key_data gkey;
   gcm_context_data gctx[kBatch];
 
-  ImbAnchor(IMB_MGR* m, const ipsec::SaKeys& keys, const std::vector<ipsec::CryptoOp>& o, uint32_t t)
+  ImbAnchor(IMB_MGR* m, const ipsec::SaKeys& keys, const std::vector<ipsec::CryptoOp>& o,
+            uint32_t t)
       : mgr(m), k(keys), ops(o), text(t) {
     if (k.cipher == ipsec::Cipher::kAesGcm) {
       IMB_AES128_GCM_PRE(mgr, k.key.data(), &gkey);
@@ -67,10 +68,10 @@ struct ImbAnchor {
       j->cipher_start_src_offset_in_bytes = 16;
       j->msg_len_to_cipher_in_bytes       = text;
       j->iv = ivs[p], j->iv_len_in_bytes = 12;
-      j->key_len_in_bytes = 16;
-      j->cipher_direction = open ? IMB_DIR_DECRYPT : IMB_DIR_ENCRYPT;
-      j->chain_order      = open ? IMB_ORDER_HASH_CIPHER : IMB_ORDER_CIPHER_HASH;
-      j->auth_tag_output  = open ? tags[p] : e + 16 + text;  // sealing: the ICV's place
+      j->key_len_in_bytes             = 16;
+      j->cipher_direction             = open ? IMB_DIR_DECRYPT : IMB_DIR_ENCRYPT;
+      j->chain_order                  = open ? IMB_ORDER_HASH_CIPHER : IMB_ORDER_CIPHER_HASH;
+      j->auth_tag_output              = open ? tags[p] : e + 16 + text;  // sealing: the ICV's place
       j->auth_tag_output_len_in_bytes = k.icv_bytes;
       if (k.cipher == ipsec::Cipher::kAesGcm) {
         j->cipher_mode = IMB_CIPHER_GCM, j->hash_alg = IMB_AUTH_AES_GMAC;
@@ -80,13 +81,14 @@ struct ImbAnchor {
         j->hash_start_src_offset_in_bytes = 16, j->msg_len_to_hash_in_bytes = text;
       } else {
         j->cipher_mode = IMB_CIPHER_CNTR, j->hash_alg = IMB_AUTH_HMAC_SHA_1;
-        j->enc_keys = j->dec_keys = enc;
+        j->enc_keys = j->dec_keys           = enc;
         j->u.HMAC._hashed_auth_key_xor_ipad = ipad;
         j->u.HMAC._hashed_auth_key_xor_opad = opad;
         j->hash_start_src_offset_in_bytes = 0, j->msg_len_to_hash_in_bytes = 16 + text;
       }
     }
-    uint32_t done = nocheck ? IMB_SUBMIT_BURST_NOCHECK(mgr, n, jobs) : IMB_SUBMIT_BURST(mgr, n, jobs);
+    uint32_t done =
+        nocheck ? IMB_SUBMIT_BURST_NOCHECK(mgr, n, jobs) : IMB_SUBMIT_BURST(mgr, n, jobs);
     while (done < n) done += IMB_FLUSH_BURST(mgr, n - done, jobs + done);
     return uint64_t(n);
   }

@@ -158,10 +158,10 @@ double run_nids(const Frames& f, std::shared_ptr<const nids::DetectImage> image,
                  "port-group databases %llu (compiled in %.1f ms); payloads scanned once %llu, "
                  "directions that left the single scan %llu; flows http %llu, tls %llu, dns %llu\n",
                  (unsigned long long)d.units, (unsigned long long)d.stream_units,
-                 (unsigned long long)d.app_units,
-                 (unsigned long long)d.candidates, (unsigned long long)d.matches,
-                 (unsigned long long)d.port_group_dbs, double(d.port_group_compile_ns) / 1e6,
-                 (unsigned long long)d.single_scans, (unsigned long long)d.single_scan_left,
+                 (unsigned long long)d.app_units, (unsigned long long)d.candidates,
+                 (unsigned long long)d.matches, (unsigned long long)d.port_group_dbs,
+                 double(d.port_group_compile_ns) / 1e6, (unsigned long long)d.single_scans,
+                 (unsigned long long)d.single_scan_left,
                  (unsigned long long)(*ins)->counters().app.http_flows,
                  (unsigned long long)(*ins)->counters().app.tls_flows,
                  (unsigned long long)(*ins)->counters().app.dns_flows);
@@ -228,8 +228,8 @@ double run_hs_block(const Frames& f, const std::vector<std::pair<uint32_t, uint3
       },
       [&](uint32_t n, size_t) {
         for (uint32_t k = 0; k < n; ++k)
-          scan(db, reinterpret_cast<const char*>(stage.ptr[k]), stage.len[k], 0, scratch,
-               on_match, &matches);
+          scan(db, reinterpret_cast<const char*>(stage.ptr[k]), stage.len[k], 0, scratch, on_match,
+               &matches);
         return true;
       });
   const double t = now_s() - t0 - filling;

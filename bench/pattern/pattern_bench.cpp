@@ -247,8 +247,8 @@ struct Anchor {
     for (size_t off = 0; off < corpus.size(); off += 1500) {
       sink.kept = &per_block[off / 1500];
       sink.kept->clear();
-      scan(db, corpus.data() + off, unsigned(std::min<size_t>(1500, corpus.size() - off)), 0, scratch,
-           store ? +keep : +counting, &sink);
+      scan(db, corpus.data() + off, unsigned(std::min<size_t>(1500, corpus.size() - off)), 0,
+           scratch, store ? +keep : +counting, &sink);
     }
     count = sink.count;
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -49,7 +49,8 @@ bool hs_available();
 const char* hs_library_version();  ///< hs_version(): "5.4.9 2024-...".
 /// The hs_scan cpu.hs calls (the benchmarks' raw block-mode anchors call it, so that they find
 /// what cpu.hs finds): hs_error_t f(db, data, len, flags, scratch, on_match, ctx).
-using HsScanFn = int (*)(const ::hs_database*, const char*, unsigned, unsigned, struct ::hs_scratch*,
+using HsScanFn = int (*)(const ::hs_database*, const char*, unsigned, unsigned,
+                         struct ::hs_scratch*,
                          int (*)(unsigned, unsigned long long, unsigned long long, unsigned, void*),
                          void*);
 HsScanFn hs_scan_entry();

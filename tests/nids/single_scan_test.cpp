@@ -8,13 +8,14 @@
 // inspection depth), with the application protocol changing mid-flow (other databases, seen by
 // the packets or by a stream unit first), fast patterns cut over payloads of 1-3 bytes and
 // over the change, at several chunk sizes; the counters say which path each direction took.
+#include "nids/cpu/single_scan.hpp"
+
 #include <gtest/gtest.h>
 
 #include <random>
 #include <string>
 #include <vector>
 
-#include "nids/cpu/single_scan.hpp"
 #include "warpath/nids/app_layer.hpp"
 #include "warpath/nids/detect.hpp"
 #include "warpath/nids/rule.hpp"
@@ -33,14 +34,24 @@ std::string rules_text() {
     const char* head      = k % 3 == 0   ? "alert tcp-pkt any any -> any any"
                             : k % 5 == 1 ? "alert http any any -> any any"
                                          : "alert tcp any any -> any any";
-    const char* flow = k % 7 == 2 ? "flow:to_server; " : k % 7 == 3 ? "flow:to_client; " : "";
+    const char* flow      = k % 7 == 2 ? "flow:to_server; " : k % 7 == 3 ? "flow:to_client; " : "";
     r += std::string(head) + " (" + flow + "content:\"" + key + "\"; sid:" + sid + ";)\n";
   }
-  r += "alert tcp any any -> any any (content:\"k10-span\"; content:\"k11\"; distance:0; sid:900;)\n";
+  r += "alert tcp any any -> any any (content:\"k10-span\"; content:\"k11\"; distance:0; "
+       "sid:900;)\n";
   return r;
 }
 
-enum class Fault { kNone, kRetransmit, kReorder, kOtherBytes, kSkip, kAppChange, kAppChangeAtStream, kDepth };
+enum class Fault {
+  kNone,
+  kRetransmit,
+  kReorder,
+  kOtherBytes,
+  kSkip,
+  kAppChange,
+  kAppChangeAtStream,
+  kDepth
+};
 
 struct Traffic {
   std::shared_ptr<const DetectImage> image;
@@ -55,7 +66,7 @@ struct Traffic {
       for (const RuleProblem& p : f.problems) ADD_FAILURE() << p.where << ": " << p.reason;
     auto img = compile_rules(set);
     EXPECT_TRUE(img.is_ok()) << img.status().message();
-    image = *img;
+    image  = *img;
     auto r = make_detector("ref.nids", image);
     auto c = make_detector("cpu.nids", image);
     EXPECT_TRUE(r.is_ok() && c.is_ok());
@@ -65,17 +76,17 @@ struct Traffic {
 
   Unit unit(uint64_t flow, uint8_t dir, AppLayer app) const {
     Unit u;
-    u.pkt.proto     = 6;
-    u.pkt.src       = dir ? b : a;
-    u.pkt.dst       = dir ? a : b;
-    u.pkt.sport     = dir ? 80 : uint16_t(40000 + flow % 1000);
-    u.pkt.dport     = dir ? uint16_t(40000 + flow % 1000) : 80;
-    u.pkt.has_flow  = true;
+    u.pkt.proto       = 6;
+    u.pkt.src         = dir ? b : a;
+    u.pkt.dst         = dir ? a : b;
+    u.pkt.sport       = dir ? 80 : uint16_t(40000 + flow % 1000);
+    u.pkt.dport       = dir ? uint16_t(40000 + flow % 1000) : 80;
+    u.pkt.has_flow    = true;
     u.pkt.established = true;
-    u.pkt.to_server = dir == 0;
-    u.pkt.app_layer = app;
-    u.flow          = flow;
-    u.dir           = dir;
+    u.pkt.to_server   = dir == 0;
+    u.pkt.app_layer   = app;
+    u.flow            = flow;
+    u.dir             = dir;
     return u;
   }
 
@@ -104,10 +115,10 @@ struct Traffic {
                  uint32_t per_chunk, Fault fault, uint32_t at) {
     AppLayer app = AppLayer::kNone, stream_app = AppLayer::kNone;  // as packets and streams see it
     std::string buffer, arrived, held, carry;  // arrived: to deliver next, in order
-    bool fresh      = false;                    // the next delivery starts a new buffer
-    bool past_depth = false;                    // the stream inspects no more of this direction
+    bool fresh      = false;                   // the next delivery starts a new buffer
+    bool past_depth = false;                   // the stream inspects no more of this direction
     uint64_t packet = 0;
-    auto deliver = [&] {
+    auto deliver    = [&] {
       if (fresh) buffer.clear();
       fresh = false;
       if (buffer.size() > 600) buffer.erase(0, buffer.size() - 300);
@@ -130,7 +141,8 @@ struct Traffic {
         payload        = carry.substr(0, n);
         carry.erase(0, n);
       }
-      if (carry.empty()) payload += std::string(tiny ? 1 + rng() % 3 : 30 + rng() % 90, char('a' + rng() % 26));
+      if (carry.empty())
+        payload += std::string(tiny ? 1 + rng() % 3 : 30 + rng() % 90, char('a' + rng() % 26));
       for (int k = 0; k < 2 && !tiny && carry.empty(); ++k) {  // keys inside, or one cut at the end
         const int n           = int(rng() % 40);
         const std::string key = "k" + std::to_string(10 + n) + (n % 4 == 0 ? "-spanning-key" : "");
@@ -148,13 +160,13 @@ struct Traffic {
       if (fault == Fault::kAppChangeAtStream && p == at) stream_app = AppLayer::kHttp;
       if (fault == Fault::kAppChangeAtStream && p == at + 1) app = AppLayer::kHttp;
       if (fault == Fault::kDepth && p == at) past_depth = true;
-      Unit u        = unit(flow, dir, app);
-      u.stream_flow = true;
+      Unit u            = unit(flow, dir, app);
+      u.stream_flow     = true;
       u.stream_inspects = !past_depth;
-      u.packet      = ++packet;
-      u.pkt.dsize   = uint32_t(payload.size());
-      u.data        = reinterpret_cast<const uint8_t*>(payload.data());
-      u.len         = uint32_t(payload.size());
+      u.packet          = ++packet;
+      u.pkt.dsize       = uint32_t(payload.size());
+      u.data            = reinterpret_cast<const uint8_t*>(payload.data());
+      u.len             = uint32_t(payload.size());
       same(u, "packet");
       std::string delivered = payload;
       if (p == at) {
@@ -191,22 +203,30 @@ struct Traffic {
 
 const char* fault_name(Fault f) {
   switch (f) {
-    case Fault::kNone: return "in step";
-    case Fault::kRetransmit: return "retransmission";
-    case Fault::kReorder: return "reordering";
-    case Fault::kOtherBytes: return "other bytes";
-    case Fault::kSkip: return "skipped bytes";
-    case Fault::kAppChange: return "application protocol change";
-    case Fault::kAppChangeAtStream: return "application protocol change seen by a stream first";
-    case Fault::kDepth: return "inspection depth";
+    case Fault::kNone:
+      return "in step";
+    case Fault::kRetransmit:
+      return "retransmission";
+    case Fault::kReorder:
+      return "reordering";
+    case Fault::kOtherBytes:
+      return "other bytes";
+    case Fault::kSkip:
+      return "skipped bytes";
+    case Fault::kAppChange:
+      return "application protocol change";
+    case Fault::kAppChangeAtStream:
+      return "application protocol change seen by a stream first";
+    case Fault::kDepth:
+      return "inspection depth";
   }
   return "?";
 }
 
 TEST(NidsSingleScan, HitsAreTheReferencesInStepAndOutOfStep) {
-  for (const Fault fault : {Fault::kNone, Fault::kRetransmit, Fault::kReorder, Fault::kOtherBytes,
-                            Fault::kSkip, Fault::kAppChange, Fault::kAppChangeAtStream,
-                            Fault::kDepth}) {
+  for (const Fault fault :
+       {Fault::kNone, Fault::kRetransmit, Fault::kReorder, Fault::kOtherBytes, Fault::kSkip,
+        Fault::kAppChange, Fault::kAppChangeAtStream, Fault::kDepth}) {
     for (const uint32_t per_chunk : {1u, 2u, 5u}) {
       SCOPED_TRACE(std::string(fault_name(fault)) + ", " + std::to_string(per_chunk) +
                    " payloads a chunk");

@@ -3,16 +3,17 @@
 // generated sets (blocks at batch sizes 0, 1, lane edges and large; streams in random pieces),
 // and on the shared pattern sets: ref.pattern against Vectorscan (cpu.hs) on regexes, cpu.ac
 // against Vectorscan on ET Open's 23,609 fast-pattern literals over real traces.
+#include "warpath/pattern/pattern.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <random>
 
-#include "support/test_support.hpp"
 #include "pattern/engines.hpp"
 #include "pattern/regex/automaton.hpp"
-#include "warpath/pattern/pattern.hpp"
+#include "support/test_support.hpp"
 
 namespace warpath::pattern {
 namespace {

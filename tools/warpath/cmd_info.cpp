@@ -2,9 +2,8 @@
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <string_view>
-
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 #include "commands.hpp"
 #include "warpath/core/cpu_features.hpp"
@@ -43,7 +42,7 @@ int run_info(const InfoOptions& o) {
                                     {"sms", d.sm_count},
                                     {"memory_bytes", d.global_memory_bytes}});
   const pattern::VectorscanInfo vs = pattern::vectorscan_info();
-  j["vectorscan"] = {{"version", vs.version}, {"entry_points", vs.entry_points}};
+  j["vectorscan"]                  = {{"version", vs.version}, {"entry_points", vs.entry_points}};
   for (const auto& m : engine_families())
     for (const auto& e : m.engines())
       j["engines"].push_back({{"module", m.name},

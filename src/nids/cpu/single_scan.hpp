@@ -37,9 +37,9 @@ namespace warpath::nids::detail {
 /// One direction's packet and stream fast patterns in one streaming database.
 struct SingleScanDb {
   std::unique_ptr<pattern::Matcher> matcher;  ///< this detector's clone
-  std::vector<uint32_t> rule;  ///< pattern id -> rule (packet group's ids first)
-  std::vector<uint32_t> len;   ///< pattern id -> its literal's length
-  uint32_t packet_ids = 0;     ///< ids below are the packet group's
+  std::vector<uint32_t> rule;                 ///< pattern id -> rule (packet group's ids first)
+  std::vector<uint32_t> len;                  ///< pattern id -> its literal's length
+  uint32_t packet_ids   = 0;                  ///< ids below are the packet group's
   const void* packet_db = nullptr;  ///< what the two sides' databases were (identity only)
   const void* stream_db = nullptr;
 };
@@ -49,13 +49,13 @@ struct SingleScan {
   static constexpr size_t kMaxPendingDir = size_t(1) << 20;
   static constexpr size_t kMaxPendingAll = size_t(32) << 20;
   enum class State : uint8_t { kUnused, kOn, kOff };
-  State state = State::kUnused;
+  State state            = State::kUnused;
   const SingleScanDb* db = nullptr;
   std::unique_ptr<pattern::Stream> stream;
   std::vector<uint8_t> pending;  ///< arrived bytes not yet delivered, from `head`
   size_t head      = 0;
-  uint64_t arrived = 0;       ///< direction offset past the last arrived byte
-  std::vector<Found> found;   ///< stream rules found, ends in direction offsets, not yet armed
+  uint64_t arrived = 0;      ///< direction offset past the last arrived byte
+  std::vector<Found> found;  ///< stream rules found, ends in direction offsets, not yet armed
 
   size_t held() const { return pending.size() - head; }
   /// Leaves the single scan: what it kept is freed (`*kept` is the detector's total).

@@ -80,7 +80,7 @@ bool canary(const HsRuntime& rt) {
   const std::vector<Pattern> ps = vectorscan_miss_patterns();
   bool ok                       = true;
   for (const unsigned mode : {unsigned(HS_MODE_BLOCK), unsigned(HS_MODE_STREAM)}) {
-    Compiled c = compile_for(ps, mode, rt.platform());
+    Compiled c            = compile_for(ps, mode, rt.platform());
     hs_scratch_t* scratch = nullptr;
     if (!c.db || hs_alloc_scratch(c.db, &scratch) != HS_SUCCESS) {
       if (c.db) hs_free_database(c.db);
@@ -93,7 +93,7 @@ bool canary(const HsRuntime& rt) {
         ok = rt.scan(c.db, d.data(), unsigned(d.size()), 0, scratch, count_match, &n) == HS_SUCCESS;
       } else {
         hs_stream_t* st = nullptr;
-        ok = rt.open_stream(c.db, 0, &st) == HS_SUCCESS &&
+        ok              = rt.open_stream(c.db, 0, &st) == HS_SUCCESS &&
              rt.scan_stream(st, d.data(), unsigned(d.size()), 0, scratch, count_match, &n) ==
                  HS_SUCCESS &&
              rt.close_stream(st, scratch, count_match, &n) == HS_SUCCESS;
@@ -255,7 +255,9 @@ class HsStream final : public Stream {
  public:
   HsStream(hs_stream_t* s, hs_scratch_t* scratch, size_t state) : stream_(s), scratch_(scratch), state_(state) {}
   ~HsStream() override {
-    if (stream_) hs_runtime().close_stream(stream_, nullptr, nullptr, nullptr);  // no scratch needed without a callback
+    if (stream_)
+      hs_runtime().close_stream(stream_, nullptr, nullptr,
+                                nullptr);  // no scratch needed without a callback
   }
   Status write(const uint8_t* data, size_t len, std::vector<Match>& out) override {
     Into into{&out, out.size()};
@@ -278,7 +280,8 @@ class HsStream final : public Stream {
     if (!stream_) return Status(Errc::kInvalidArgument, "cpu.hs: write after close");
     for (size_t done = 0; done < len;) {
       const unsigned part = unsigned(std::min<size_t>(len - done, 1u << 30));
-      WARPATH_TRY(hs_status(hs_runtime().scan_stream(stream_, bytes_of(data, len) + done, part, 0, scratch_, handler, ctx),
+      WARPATH_TRY(hs_status(hs_runtime().scan_stream(stream_, bytes_of(data, len) + done, part, 0,
+                                                     scratch_, handler, ctx),
                             "hs_scan_stream"));
       done += part;
     }
@@ -370,7 +373,9 @@ class HsMatcher final : public Matcher {
   Status scan_with(const uint8_t* data, size_t len, match_event_handler handler, void* ctx) {
     if (len > UINT32_MAX) return Status(Errc::kInvalidArgument, "cpu.hs: a block above 4 GiB");
     if (!block_) WARPATH_TRY(prepare_block());
-    return hs_status(hs_runtime().scan(block_, bytes_of(data, len), unsigned(len), 0, scratch_, handler, ctx), "hs_scan");
+    return hs_status(
+        hs_runtime().scan(block_, bytes_of(data, len), unsigned(len), 0, scratch_, handler, ctx),
+        "hs_scan");
   }
   std::shared_ptr<HsDatabases> dbs_;
   hs_database_t* block_          = nullptr;  // dbs_'s, once this matcher has its scratch
@@ -394,9 +399,7 @@ Result<hs_database_t*> hs_block_database(const std::vector<Pattern>& patterns) {
   return c.db;
 }
 
-const char* hs_entry_points() {
-  return hs_runtime().works ? hs_runtime().path() : "none";
-}
+const char* hs_entry_points() { return hs_runtime().works ? hs_runtime().path() : "none"; }
 bool hs_available() { return hs_runtime().works; }
 const char* hs_library_version() { return hs_version(); }
 HsScanFn hs_scan_entry() { return hs_runtime().scan; }
