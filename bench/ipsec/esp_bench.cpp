@@ -559,7 +559,8 @@ struct Yardsticks {
     place_open             = std::make_unique<ImbAnchor>(mgr, keys[1], open_only.ops, in_text);
     packed_open            = std::make_unique<ImbAnchor>(mgr, keys[1], packed_ops, text);
     in_open->open = place_open->open = packed_open->open = true;
-    out.seal                                             = [this] { return out_seal->pass(true); };
+
+    out.seal       = [this] { return out_seal->pass(true); };
     seal_only.seal = [this] { return place_seal->pass(true); };
     in.open        = [this] { return in_open->pass(true); };
     open_only.open = [this] { return place_open->pass(true); };

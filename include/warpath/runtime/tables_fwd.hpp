@@ -34,8 +34,8 @@ struct TableSource {
   std::function<Result<classify::RuleSet>(const std::string& path, std::string_view format)>
       load_rules;
   std::function<Result<std::string>(const std::string& path)> read_text;  ///< neighbour files
-  std::function<Result<ipsec::SaConfig>(const std::string& path)>
-      load_sas;  ///< SA files (esp-in/out)
+  /// SA files (esp-in/out)
+  std::function<Result<ipsec::SaConfig>(const std::string& path)> load_sas;
 };
 
 }  // namespace warpath::runtime

@@ -70,26 +70,22 @@ class CpuDetector final : public DetectorBase {
       out = g.always;
     }
     const size_t kept = out.size();  // ascending, allowed: the rest needs the filter and a sort
-    DirState* d = nullptr;
+    DirState* d  = nullptr;
+    bool scanned = false;  // by the direction's single scan (single_scan.hpp)
     if (u.buffer == Buffer::kStream && u.flow) {  // its buffer's place in the direction
       d = &streams_.find_or_emplace(u.flow * 2 + u.dir);
       d->end += u.len - std::min(u.len, u.new_from);
-      if (single_stream(cls, u, allowed, pdb, any_allowed, *d, out)) {
-        if (out.size() > kept) finish_candidates(allowed, out);
-        return;
-      }
-    } else if (kind == 1 && u.flow && allowed && u.len && single_on_ &&
-               single_packet(cls, u, allowed, *m, out)) {
-      if (out.size() > kept) finish_candidates(allowed, out);
-      return;
+      scanned = single_stream(cls, u, allowed, pdb, any_allowed, *d, out);
+    } else if (kind == 1 && u.flow && allowed && u.len && single_on_) {
+      scanned = single_packet(cls, u, allowed, *m, out);
     }
-    if (!any_allowed) {
+    if (!scanned && !any_allowed) {
       // No rule of the group's prefilter takes these ports (Suricata's per-port rule groups):
       // nothing to scan. A stream direction's database has then missed bytes: the next chunk
       // it scans starts afresh from the buffer's first byte (a rule can match only bytes the
       // buffer holds, so the candidates it needs are found there).
       if (d) d->stale = true;
-    } else if (g.prefilter && u.len) {
+    } else if (!scanned && g.prefilter && u.len) {
       pattern::Matcher& pre             = pdb ? *pdb->prefilter : *g.prefilter;
       const std::vector<uint32_t>& rule = pdb ? pdb->source->by_pattern : g.by_pattern;
       if (d) {
@@ -248,11 +244,11 @@ class CpuDetector final : public DetectorBase {
     DirState& d   = streams_.find_or_emplace(u.flow * 2 + u.dir);
     SingleScan& s = d.single;
     if (s.state == SingleScan::State::kOff) return false;
+    // Bytes the stream will not inspect (past its depth) are never delivered to compare.
+    if (!u.stream_inspects) return single_leave(d, true), false;
     const Group& pg = groups_[1][cls];
     // The stream group's database for this direction, as its stream units will pick it.
     const PortMemo& sm = port_memo(2, cls, u, allowed);  // another kind's memo than pm
-    // Bytes the stream will not inspect (past its depth) are never delivered to compare.
-    if (!u.stream_inspects) return single_leave(d, true), false;
     if (s.state == SingleScan::State::kUnused) {
       // Only from the direction's first byte: every byte delivered must have arrived here.
       if (d.end != 0 || !single_start(s, cls, pm, sm)) return single_leave(d, true), false;

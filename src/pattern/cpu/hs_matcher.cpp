@@ -255,9 +255,8 @@ class HsStream final : public Stream {
  public:
   HsStream(hs_stream_t* s, hs_scratch_t* scratch, size_t state) : stream_(s), scratch_(scratch), state_(state) {}
   ~HsStream() override {
-    if (stream_)
-      hs_runtime().close_stream(stream_, nullptr, nullptr,
-                                nullptr);  // no scratch needed without a callback
+    if (stream_)  // no scratch needed without a callback
+      hs_runtime().close_stream(stream_, nullptr, nullptr, nullptr);
   }
   Status write(const uint8_t* data, size_t len, std::vector<Match>& out) override {
     Into into{&out, out.size()};
