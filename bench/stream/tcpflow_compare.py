@@ -20,9 +20,10 @@ has the rest). A direction is compared where both tools define its bytes the sam
 
 As a library (tests/cli/test_reassemble_tcpflow.py): compare(warpath_dir, tcpflow_dir).
 As a benchmark: times both on each capture (files on tmpfs, both pinned to one core, rounds
-alternating the tools, medians), beside an I/O floor yardstick (`cat` of the capture to a file
-on the same tmpfs: reading every byte and writing as many, more than the streams hold), and
-checks the bytes:
+alternating the tools, medians), beside the I/O floor (warpath-reassemble-floor, beside the
+warpath binary: reading the capture and writing each direction's payload to its file, nothing
+else; run with 4 KiB and with 64 KiB buffers, the faster of the two in each round is the floor),
+and checks the bytes:
 
   bench/stream/tcpflow_compare.py [--warpath build/warpath] [--rounds 5] [--cpu 1]
       [--workloads small,reorder,inorder,short] [--captures FILE...] [--json OUT] [--md OUT]
@@ -124,12 +125,16 @@ def timed(cmd, cpu):
     return time.perf_counter() - t0
 
 
+FLOOR_BUFFERS = {"floor-4k": 4096, "floor-64k": 65536}
+
+
 def bench_capture(name, pcap, warpath, tmp, rounds, cpu):
-    """Alternating rounds of warpath reassemble, tcpflow and the cat yardstick on one capture."""
-    times = {"warpath": [], "tcpflow": [], "floor": []}
+    """Alternating rounds of warpath reassemble, tcpflow and the I/O floor on one capture."""
+    floor = str(Path(warpath).with_name("warpath-reassemble-floor"))
+    tools = ["warpath", "tcpflow"] + list(FLOOR_BUFFERS)
+    times = {t: [] for t in tools}
     for r in range(rounds):
-        order = ["warpath", "tcpflow", "floor"] if r % 2 == 0 else ["floor", "tcpflow", "warpath"]
-        for tool in order:
+        for tool in tools if r % 2 == 0 else reversed(tools):
             out = tmp / f"out-{tool}"
             shutil.rmtree(out, ignore_errors=True)
             out.mkdir()
@@ -140,16 +145,19 @@ def bench_capture(name, pcap, warpath, tmp, rounds, cpu):
             elif tool == "tcpflow":
                 cmd = ["tcpflow", "-r", str(pcap), "-o", str(out)]
             else:
-                cmd = ["sh", "-c", f"cat '{pcap}' > '{out}/copy'"]
+                cmd = [floor, "--buffer", str(FLOOR_BUFFERS[tool]), str(pcap), str(out)]
             times[tool].append(timed(cmd, cpu))
+    times["floor"] = [min(v) for v in zip(*(times[t] for t in FLOOR_BUFFERS))]
     check = compare(tmp / "out-warpath", tmp / "out-tcpflow")
     med = {k: statistics.median(v) for k, v in times.items()}
     ratios = [tf / w for w, tf in zip(times["warpath"], times["tcpflow"])]
     floors = [w / f for w, f in zip(times["warpath"], times["floor"])]
+    tcpflow_floors = [t / f for t, f in zip(times["tcpflow"], times["floor"])]
     return {"capture": name, "capture_bytes": pcap.stat().st_size, "rounds": rounds,
             "seconds": times, "median_s": med,
             "speedup_vs_tcpflow_paired": statistics.median(ratios),
             "warpath_vs_floor_paired": statistics.median(floors),
+            "tcpflow_vs_floor_paired": statistics.median(tcpflow_floors),
             "check": {k: (len(v) if isinstance(v, list) else v) for k, v in check.items()},
             "first_differences": [list(map(str, d)) for d in check["differ"][:5]]}
 
@@ -197,15 +205,16 @@ def main():
            "cpu_model": next((l.split(":", 1)[1].strip() for l in
                               open("/proc/cpuinfo") if l.startswith("model name")), ""),
            "pinned_cpu": a.cpu, "tcpflow": tcpflow_version, "results": rows}
-    lines = ["| capture | MB | warpath s | tcpflow s | floor (cat) s | warpath vs tcpflow (paired) "
-             "| warpath / floor (paired) | directions equal | differ | only warpath | only tcpflow "
-             "| tcpflow padding | gapped | reused |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = ["| capture | MB | warpath s | tcpflow s | I/O floor s | warpath vs tcpflow (paired) "
+             "| warpath / floor (paired) | tcpflow / floor (paired) | directions equal | differ "
+             "| only warpath | only tcpflow | tcpflow padding | gapped | reused |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         m, c = r["median_s"], r["check"]
         lines.append(f"| {r['capture']} | {r['capture_bytes'] / 1e6:.1f} | {m['warpath']:.3f} | "
                      f"{m['tcpflow']:.3f} | {m['floor']:.3f} | "
                      f"{r['speedup_vs_tcpflow_paired']:.2f}x | {r['warpath_vs_floor_paired']:.2f}x "
+                     f"| {r['tcpflow_vs_floor_paired']:.2f}x "
                      f"| {c['equal']} | {c['differ']} | {c['only_warpath']} | {c['only_tcpflow']} "
                      f"| {c['padding']} | {c['gapped']} | {c['reused']} |")
     print("\n".join(lines))

@@ -135,6 +135,7 @@ int flows_to(const FlowsOptions& o, std::FILE* out, std::vector<std::string>& wa
   if (!on_full.is_ok()) return fail(on_full.status());
   config.on_full              = *on_full;
   config.ignore_ipv4_checksum = o.no_checksum;
+  config.prefault             = false;  // run once on a capture: pages as flows arrive
   auto tracker   = make_flow_tracker(o.engine, config);
   if (!tracker.is_ok()) return fail(tracker.status());
   auto shard = io::parse_shard(o.shard);

@@ -55,7 +55,7 @@ class OutFile {
   /// buffers of all files (`*pool` bytes) stay within kMaxPool: a bulk stream writes 64 KiB a
   /// system call (4 KiB took 0.17 s where 64 KiB took 0.13 on 200 bulk connections), thousands
   /// of short ones hold 4 KiB each, and 8,192 open files hold at most 64 MiB more than that.
-  static constexpr size_t kMinBuffer = 4096, kMaxBuffer = 65536, kMaxPool = size_t(64) << 20;
+  static constexpr size_t kMinBuffer = 4096, kMaxBuffer = 65536, kMaxPool = size_t(16) << 20;
   OutFile(int fd, size_t* pool)
       : fd_(fd), buf_(new uint8_t[kMinBuffer]), size_(kMinBuffer), pool_(pool) {
     *pool_ += size_;
@@ -399,6 +399,7 @@ int run_reassemble(const ReassembleOptions& o) {
   flow::FlowConfig fc;
   fc.capacity             = o.capacity;
   fc.ignore_ipv4_checksum = o.no_checksum;
+  fc.prefault             = false;  // as sc.prealloc_flows: pages as flows arrive
   auto tracker = flow::make_flow_tracker(o.flow_engine, fc);
   if (!tracker.is_ok()) return fail(tracker.status());
   auto shard = io::parse_shard(o.shard);

@@ -143,6 +143,11 @@ struct FlowConfig {
   /// host before checksum offload; Suricata's -k none). Off: they are malformed, as the host
   /// receiving them would drop them.
   bool ignore_ipv4_checksum = false;
+  /// Fault the table's memory in when it is made, so that a data plane takes no page fault on
+  /// a new flow. Off (commands run once on a capture: `warpath reassemble`, `warpath flows`),
+  /// a page is faulted in when its first flow arrives: a capture of a few connections does
+  /// not pay for 2^18 entries (33 MB).
+  bool prefault = true;
   /// kInvalidArgument naming the field: capacity 1..2^26, timeouts 1..2^31 s with emergency
   /// values not above the normal ones, recovery 1..99.
   Status validate() const;

@@ -48,7 +48,7 @@ template <class OnEnd = NoEndHook>
 class BasicCpuTable {
  public:
   explicit BasicCpuTable(const FlowConfig& c, OnEnd on_end = {})
-      : cfg_(c), entries_(size_t(c.capacity) + 1), on_end_(on_end) {
+      : cfg_(c), entries_(size_t(c.capacity) + 1, c.prefault), on_end_(on_end) {
     uint32_t buckets = 1;
     while (buckets < c.capacity) buckets <<= 1;
     heads_.assign(buckets, 0);
@@ -213,7 +213,7 @@ class BasicCpuTable {
   }
 
   const FlowConfig& cfg_;
-  warpath::detail::LargeVector<FlowEntry> entries_;  // handle 0 unused
+  warpath::detail::ZeroedArray<FlowEntry> entries_;  // handle 0 unused
   warpath::detail::LargeVector<uint32_t> heads_;
   uint32_t mask_ = 0;
   std::vector<uint32_t> free_;
