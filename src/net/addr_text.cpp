@@ -7,10 +7,19 @@
 
 namespace warpath::net {
 
+// Digits by hand, not snprintf: a stream's file name and index entry take four addresses, and
+// snprintf's format parsing was 4% of `warpath reassemble` on 100,000 short connections.
 std::string ipv4_to_string(const uint8_t* b) {
   char text[16];
-  std::snprintf(text, sizeof text, "%u.%u.%u.%u", b[0], b[1], b[2], b[3]);
-  return text;
+  char* p = text;
+  for (int i = 0; i < 4; ++i) {
+    const unsigned v = b[i];
+    if (i) *p++ = '.';
+    if (v >= 100) *p++ = char('0' + v / 100);
+    if (v >= 10) *p++ = char('0' + v / 10 % 10);
+    *p++ = char('0' + v % 10);
+  }
+  return std::string(text, size_t(p - text));
 }
 
 std::string ipv6_to_string(const uint8_t* b) {
@@ -35,7 +44,7 @@ std::string ipv6_to_string(const uint8_t* b) {
   }
   if (best_len < 2) best = -1;
   std::string out;
-  char group[8];
+  out.reserve(39);
   for (int i = 0; i < 8; ++i) {
     if (i == best) {
       out += "::";
@@ -43,8 +52,13 @@ std::string ipv6_to_string(const uint8_t* b) {
       continue;
     }
     if (!out.empty() && out.back() != ':') out += ':';
-    std::snprintf(group, sizeof group, "%x", g[i]);
-    out += group;
+    bool digits = false;  // lower-case hex without leading zeros (RFC 5952 4.1, 4.3)
+    for (int shift = 12; shift >= 0; shift -= 4) {
+      const unsigned d = (g[i] >> shift) & 15u;
+      if (!d && !digits && shift) continue;
+      digits = true;
+      out += "0123456789abcdef"[d];
+    }
   }
   return out;
 }

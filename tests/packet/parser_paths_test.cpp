@@ -3,7 +3,10 @@
 // that are not available here are skipped with the reason.
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+
 #include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -560,6 +563,33 @@ TEST(Ipv6ToString, Rfc5952) {
   EXPECT_EQ(v6str({0xffff, 0, 0, 0, 0, 0, 0, 0xffff}), "ffff::ffff");
   const uint8_t v4[4] = {255, 0, 10, 1};
   EXPECT_EQ(ipv4_to_string(v4), "255.0.10.1");
+}
+
+// The text forms against libc's inet_ntop, the peer: every IPv4 byte value in every position,
+// and IPv6 addresses with zero groups in random runs (glibc writes RFC 5952's forms too, except
+// the deprecated IPv4-compatible ::a.b.c.d, which RFC 5952 section 5 leaves hexadecimal).
+TEST(AddressText, MatchesInetNtop) {
+  char text[INET6_ADDRSTRLEN];
+  for (unsigned v = 0; v < 256; ++v) {
+    const uint8_t b[4] = {uint8_t(v), uint8_t(255 - v), uint8_t(v * 7), uint8_t(v / 3)};
+    ASSERT_NE(inet_ntop(AF_INET, b, text, sizeof text), nullptr);
+    ASSERT_EQ(ipv4_to_string(b), text) << v;
+  }
+  std::mt19937 rng(7);
+  for (int n = 0; n < 20000; ++n) {
+    uint8_t b[16];
+    for (int g = 0; g < 8; ++g) {
+      const uint32_t kind = rng() % 4;  // a zero group, one byte, two bytes, a mapped-like word
+      const uint16_t w    = kind == 0 ? 0 : kind == 1 ? uint16_t(rng() % 256) : uint16_t(rng());
+      b[2 * g] = uint8_t(w >> 8), b[2 * g + 1] = uint8_t(w);
+    }
+    if (n % 5 == 0) std::memset(b, 0, 10), b[10] = b[11] = 0xff;  // ::ffff:a.b.c.d
+    bool compatible = true;  // ::a.b.c.d (glibc's dotted form for ::/96 but ::, ::1)
+    for (int i = 0; i < 12; ++i) compatible &= b[i] == 0;
+    if (compatible && (b[12] | b[13] | b[14] || b[15] > 1)) continue;
+    ASSERT_NE(inet_ntop(AF_INET6, b, text, sizeof text), nullptr);
+    ASSERT_EQ(ipv6_to_string(b), text) << n;
+  }
 }
 
 }  // namespace
