@@ -45,6 +45,7 @@ nb::tuple flows(nb::handle capture, const std::string& engine, uint32_t capacity
   config.capacity             = capacity;
   config.on_full              = take(flow::parse_on_full(on_full));
   config.ignore_ipv4_checksum = no_checksum;
+  config.prefault             = false;  // a capture, read once: pages as flows arrive
   auto tracker = take(flow::make_flow_tracker(engine, config));
   std::vector<std::string> lines;
   const Source source(capture);

@@ -55,6 +55,7 @@ nb::tuple reassemble(nb::handle capture, const std::string& policy, const std::s
   flow::FlowConfig fc;
   fc.capacity             = capacity;
   fc.ignore_ipv4_checksum = no_checksum;
+  fc.prefault             = false;  // as sc.prealloc_flows
   auto tracker = take(flow::make_flow_tracker(flow_engine, fc));
   Reassembled out;
   const Source source(capture);
