@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "warpath/io/capture_input.hpp"
+#include "capture_progress.hpp"
 #include "commands.hpp"
 #include "output_file.hpp"
 #include "warpath/flow/flow.hpp"
@@ -31,6 +32,7 @@ struct FlowsOptions {
   bool defrag       = false;
   bool no_checksum  = false;
   bool strict       = false;
+  bool progress     = false;
 };
 
 std::string address(const FlowRecord& r, bool src) {
@@ -148,9 +150,11 @@ int flows_to(const FlowsOptions& o, std::FILE* out, std::vector<std::string>& wa
   std::vector<FlowRecord> ended;
   Printer printer(out, o.format);
   printer.begin();
+  // On a terminal only when the records go to a file (they would cut through the line).
+  CaptureProgress progress(o.progress || (!o.out.empty() && o.out != "-" && isatty(STDERR_FILENO)));
   for (;;) {
     auto batch = input->next(infos);
-    if (!batch.is_ok()) return fail(batch.status());
+    if (!batch.is_ok()) return progress.clear(), fail(batch.status());
     const uint32_t n = (*batch)->size();
     if (n == 0) break;
     answers.resize(n);
@@ -158,9 +162,14 @@ int flows_to(const FlowsOptions& o, std::FILE* out, std::vector<std::string>& wa
     ended.clear();
     if (Status s = (*tracker)->track({infos.data(), n}, {v.metas, n}, {answers.data(), n}, ended);
         !s.is_ok())
-      return fail(s);
+      return progress.clear(), fail(s);
     for (const FlowRecord& r : ended) printer.record(r);
+    progress.batch(**batch, [&] {
+      const FlowCounters c = (*tracker)->counters();
+      return fmt::format(", {} flows, {} active", c.created, c.active);
+    });
   }
+  progress.clear();
   ended.clear();
   // A part's clock goes on to the whole capture's last packet first (a no-op for the whole).
   if (Status s = (*tracker)->advance(input->clock_ns(), ended); !s.is_ok()) return fail(s);
@@ -211,6 +220,7 @@ void add_flows(CLI::App& app, Runner& run) {
                 "flow instead of as untracked)");
   add_shard_option(cmd, o->shard);
   add_strict_flag(cmd, o->strict, "the flows", "are reported");
+  add_progress_flag(cmd, o->progress);
   cmd->footer("Records are in the order flows end: by timeout (Suricata's: TCP 60 s new, 600 s "
               "established, 60 s closed; others 30 / 300 s), on TCP port reuse, on eviction, "
               "and at the end of the capture (in flow order). The clock is the capture's time. "

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "warpath/io/capture_input.hpp"
+#include "capture_progress.hpp"
 #include "commands.hpp"
 #include "output_file.hpp"
 #include "warpath/io/text_file.hpp"
@@ -241,28 +242,20 @@ struct Emitter {
 Status inspect_capture(const NidsOptions& o, CaptureInput& input, Emitter& out) {
   nids::Inspector& ins = out.ins;
   std::vector<packet::PacketInfo> infos;
-  const bool progress = o.progress || isatty(STDERR_FILENO);
-  const auto start    = std::chrono::steady_clock::now();
-  auto last_shown     = start;
+  CaptureProgress progress(o.progress);
   for (;;) {
     WARPATH_ASSIGN_OR_RETURN(const packet::PacketBatch* batch, input.next(infos));
     if (batch->size() == 0) break;
     WARPATH_TRY(ins.process(batch->view(), infos.data(), batch->size(), out.alerts, out.ended));
     WARPATH_TRY(out.emit());
-    const auto now = std::chrono::steady_clock::now();
-    if (progress && now - last_shown > std::chrono::milliseconds(500)) {
-      last_shown                      = now;
-      const nids::InspectorCounters c = ins.counters();
-      std::fprintf(stderr, "\r%llu packets, %llu alerts, %.1f MB   ", (unsigned long long)c.packets,
-                   (unsigned long long)c.alerts, double(c.bytes) / 1e6);
-    }
+    progress.batch(*batch, [&] { return fmt::format(", {} alerts", ins.counters().alerts); });
   }
+  progress.clear();
   // A part's clock goes on to the whole capture's last packet first (a no-op for the whole).
   WARPATH_TRY(ins.advance(input.clock_ns(), out.alerts, out.ended));
   WARPATH_TRY(out.emit());
   WARPATH_TRY(ins.finish(out.alerts, out.ended));
   WARPATH_TRY(out.emit());
-  if (progress) std::fprintf(stderr, "\r%60s\r", "");
   return Status::ok();
 }
 
@@ -454,7 +447,7 @@ void add_nids(CLI::App& app, Runner& run) {
   cmd->add_flag("--no-checksum", o->no_checksum, "Take IPv4 packets with bad header checksums (Suricata's -k none)");
   cmd->add_flag("--no-defrag", o->no_defrag, "Do not put IP fragments back together first");
   cmd->add_flag("--no-flows", o->no_flows, "Leave flow events out of the EVE output");
-  cmd->add_flag("--progress", o->progress, "Show progress even when stderr is not a terminal");
+  add_progress_flag(cmd, o->progress);
   cmd->add_option(
          "--unit-batches", o->unit_batches,
          "Inspect a batch's buffers in one detector call: auto (when the engine prefers it, "

@@ -18,6 +18,7 @@
 #include <string_view>
 
 #include "warpath/io/capture_input.hpp"
+#include "capture_progress.hpp"
 #include "commands.hpp"
 #include "warpath/flow/flow.hpp"
 #include "warpath/io/pcap_file.hpp"
@@ -41,6 +42,7 @@ struct ReassembleOptions {
   bool defrag       = false;
   bool no_checksum  = false;
   bool strict       = false;
+  bool progress     = false;
   std::vector<std::string> hosts;
 };
 
@@ -467,7 +469,9 @@ int run_reassemble(const ReassembleOptions& o) {
   Files files(out, o.max_open ? std::min<size_t>(o.max_open, cap) : cap);
   // A failure after files were written (a full disk): they are removed, not left torn and
   // unindexed, and the message says so.
+  CaptureProgress progress(o.progress);
   auto failed = [&](const Status& s) {
+    progress.clear();
     (void)files.close_all();
     const size_t n = out.remove_created();
     return fail(n ? Status(s.code(), s.message() + fmt::format("; the {} file(s) this run wrote "
@@ -532,7 +536,12 @@ int run_reassemble(const ReassembleOptions& o) {
     for (const flow::FlowRecord& r : ended)
       if (Status st = finish(r); !st.is_ok()) return failed(st);
     if (!write_error.is_ok()) return failed(write_error);
+    progress.batch(batch, [&] {
+      const stream::StreamCounters c = (*reassembler)->counters();
+      return fmt::format(", {} streams, {:.1f} MB delivered", c.streams, double(c.delivered_bytes) / 1e6);
+    });
   }
+  progress.clear();
   ended.clear();
   // A part's clock goes on to the whole capture's last packet first (a no-op for the whole).
   if (Status s = (*tracker)->advance(input->clock_ns(), ended); !s.is_ok()) return failed(s);
@@ -612,6 +621,7 @@ void add_reassemble(CLI::App& app, Runner& run) {
                 "checksum offload, like Suricata's -k none)");
   add_shard_option(cmd, o->shard);
   add_strict_flag(cmd, o->strict, "the streams", "are written");
+  add_progress_flag(cmd, o->progress);
   cmd->footer("Files are named FLOW-SRC.PORT-DST.PORT (the sender first). Gaps (bytes the "
               "capture lost but the receiver acknowledged, and holes still open when a flow "
               "ended) are not written: index.json lists them by stream offset. Outputs are "

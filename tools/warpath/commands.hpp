@@ -49,5 +49,8 @@ void add_strict_flag(CLI::App* cmd, bool& strict, const std::string& what, const
 /// Adds `--shard K/N` (checked by io::parse_shard) of a command that tracks flows: only part K
 /// of N of the capture, whole flows to one part (warpath cluster's cut; docs/cluster.md).
 void add_shard_option(CLI::App* cmd, std::string& shard);
+/// Adds `--progress` of a command that reads a capture: the progress line (capture_progress.hpp)
+/// even when stderr is not a terminal.
+void add_progress_flag(CLI::App* cmd, bool& progress);
 
 }  // namespace warpath::cli

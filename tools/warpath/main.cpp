@@ -59,6 +59,11 @@ void add_strict_flag(CLI::App* cmd, bool& strict, const std::string& what, const
                     ", with a warning naming it)");
 }
 
+void add_progress_flag(CLI::App* cmd, bool& progress) {
+  cmd->add_flag("--progress", progress,
+                "Show the progress line (packets, bytes, rate) even when stderr is not a terminal");
+}
+
 void add_shard_option(CLI::App* cmd, std::string& shard) {
   cmd->add_option("--shard", shard,
                   "K/N: only part K (from 0) of N of the capture, cut by a symmetric hash of "
