@@ -27,9 +27,9 @@ class CaptureProgress {
   /// `counts()` (a string: ", 12 streams") after the packets, bytes, time and rate.
   template <class Counts>
   void batch(const packet::PacketBatch& b, Counts counts) {
+    if (!on_) return;  // nothing counted that nobody sees
     packets_ += b.size();
     for (uint32_t i = 0; i < b.size(); ++i) bytes_ += b.meta(i).len;
-    if (!on_) return;
     const Clock::time_point now = Clock::now();
     if (now - last_ < kEvery) return;
     last_            = now;
@@ -50,8 +50,6 @@ class CaptureProgress {
     std::fflush(stderr);
     shown_ = 0;
   }
-  uint64_t packets() const { return packets_; }
-
  private:
   using Clock                                    = std::chrono::steady_clock;
   static constexpr std::chrono::milliseconds kEvery{500};
