@@ -4,12 +4,13 @@
 //
 //   warpath-reassemble-floor [--buffer BYTES] CAPTURE OUT_DIR
 //
-// It reads a classic pcap file with read(2) through one 1 MiB buffer, finds each TCP segment's
-// payload (Ethernet, up to two VLAN tags, IPv4 or IPv6 without extension headers), finds its
-// direction by the 4-tuple in a hash map, and appends the payload, in arrival order, to that
-// direction's buffer (--buffer bytes, 65536 unless told), written to the direction's file
-// (created at its first payload, named as warpath's are, FLOW-SRC.PORT-DST.PORT) each time it
-// fills. A FIN or RST ends the direction: its buffer is written, its file closed and the buffer
+// It reads a classic pcap file of Ethernet frames with read(2) through one 1 MiB buffer, finds
+// each TCP segment's payload (up to two VLAN tags, IPv4 or IPv6 without extension headers),
+// finds its direction by the 4-tuple in a hash map, and appends the payload, in arrival order,
+// to that direction's buffer (--buffer bytes, 65536 unless told), written to the direction's
+// file (created at its first payload, named N-SRC.PORT-DST.PORT as warpath's are, IPv6
+// addresses written out in full) each time it fills. Like warpath, it raises its limit on open
+// files to the hard limit first. A FIN or RST ends the direction: its buffer is written, its file closed and the buffer
 // reused by the next. No tracking, no acknowledgement, no overlap or order rules, no index, no
 // cap on open files: on a capture without loss or reordering the files hold the same bytes as
 // warpath's, and on any capture the same amount give or take the retransmissions. What
@@ -18,6 +19,7 @@
 //
 // Exit status 0; 1 with a message for an unreadable capture, a pcapng file, or a failed write.
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -104,7 +106,9 @@ bool tcp_payload(const uint8_t* p, uint32_t cap, Key& k, uint32_t& off, uint32_t
   }
   uint32_t l4 = 0, end = 0;
   if (type == 0x0800) {
-    if (cap < l3 + 20 || p[l3 + 9] != 6 || (be16(p + l3 + 6) & 0x1fff)) return false;
+    if (cap < l3 + 20 || (p[l3] >> 4) != 4 || (p[l3] & 15) < 5 || p[l3 + 9] != 6 ||
+        (be16(p + l3 + 6) & 0x1fff))
+      return false;
     std::memcpy(&k.w[0], p + l3 + 12, 8);
     k.w[1] = k.w[2] = k.w[3] = 0;
     k.w[4] = uint64_t(4) << 32;
@@ -120,7 +124,7 @@ bool tcp_payload(const uint8_t* p, uint32_t cap, Key& k, uint32_t& off, uint32_t
     return false;
   }
   if (end > cap) end = cap;
-  if (l4 + 20 > end) return false;
+  if (l4 + 20 > end || (p[l4 + 12] >> 4) < 5) return false;
   k.w[4] |= uint64_t(be16(p + l4)) | uint64_t(be16(p + l4 + 2)) << 16;
   fin     = (p[l4 + 13] & 0x05) != 0;  // FIN or RST
   off     = l4 + uint32_t(p[l4 + 12] >> 4) * 4;
@@ -131,7 +135,7 @@ bool tcp_payload(const uint8_t* p, uint32_t cap, Key& k, uint32_t& off, uint32_t
 // Classic pcap records from a file descriptor, through one buffer.
 class Records {
  public:
-  explicit Records(int fd) : fd_(fd), buf_(256u << 10) {}
+  explicit Records(int fd) : fd_(fd), buf_(1u << 20) {}
   // The next record's bytes and captured length; false at the end (`error` set when the file
   // is cut or unreadable).
   bool next(const uint8_t*& data, uint32_t& caplen, std::string& error) {
@@ -171,6 +175,13 @@ class Records {
       error = "not a classic pcap file (pcapng is not read by this yardstick)";
       return false;
     }
+    uint32_t link;
+    std::memcpy(&link, buf_.data() + 20, 4);
+    if ((swapped_ ? __builtin_bswap32(link) : link) != 1) {
+      error = "not an Ethernet capture (link type " +
+              std::to_string(swapped_ ? __builtin_bswap32(link) : link) + ")";
+      return false;
+    }
     at_ = 24;
     return true;
   }
@@ -207,6 +218,10 @@ int main(int argc, char** argv) {
   }
   if (argc - arg != 2 || buffer < 64 || buffer > (size_t(1) << 30))
     return die("usage: warpath-reassemble-floor [--buffer BYTES (64 .. 2^30)] CAPTURE OUT_DIR");
+  if (rlimit r{}; getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < r.rlim_max) {
+    r.rlim_cur = r.rlim_max;  // thousands of directions open at once, as warpath allows itself
+    (void)setrlimit(RLIMIT_NOFILE, &r);
+  }
   const char* capture = argv[arg];
   const int in        = ::open(capture, O_RDONLY | O_CLOEXEC);
   if (in < 0) return die(std::string(capture) + ": " + std::strerror(errno));

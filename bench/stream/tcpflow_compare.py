@@ -176,6 +176,10 @@ def main():
     if not shutil.which("tcpflow"):
         sys.exit("tcpflow_compare: tcpflow is not installed (apt-get install tcpflow)")
     stream_bench = Path(a.warpath).with_name("warpath-stream-bench")
+    floor = Path(a.warpath).with_name("warpath-reassemble-floor")
+    if not floor.exists():
+        sys.exit(f"tcpflow_compare: {floor} is not built (the I/O floor; cmake builds it with "
+                 "the benches)")
     base = Path("/dev/shm") if Path("/dev/shm").is_dir() else None
     rows = []
     with tempfile.TemporaryDirectory(dir=base) as d:

@@ -3,8 +3,6 @@
 
 #include <arpa/inet.h>
 
-#include <cstdio>
-
 namespace warpath::net {
 
 // Digits by hand, not snprintf: a stream's file name and index entry take four addresses, and

@@ -54,13 +54,17 @@ def test_a_capture_the_floor_cannot_read_is_an_error(tmp_path):
     if not FLOOR.exists():
         pytest.skip(f"{FLOOR} is not built")
     ng = DATA / "pcap/zeek/tcp-retransmit-timeout.pcapng"
-    header = (0xa1b2c3d4).to_bytes(4, "little") + b"\0" * 20
+    def header(link=1):
+        return (0xa1b2c3d4).to_bytes(4, "little") + b"\0" * 16 + link.to_bytes(4, "little")
     record = b"\0" * 8 + (100).to_bytes(4, "little") * 2 + b"x" * 60  # 100 bytes said, 60 there
     cases = [(tmp_path / "missing.pcap", "No such file")]
-    for i, data in enumerate([header + record[:12], header + record, b"\0" * 10]):
+    bad = [(header() + record[:12], "ends inside a record"),
+           (header() + record, "ends inside a record"),
+           (b"\0" * 10, "no pcap header"),
+           (header(113) + record, "not an Ethernet capture (link type 113)")]
+    for i, (data, why) in enumerate(bad):
         (tmp_path / f"bad{i}.pcap").write_bytes(data)
-        cases.append((tmp_path / f"bad{i}.pcap",
-                      "no pcap header" if i == 2 else "ends inside a record"))
+        cases.append((tmp_path / f"bad{i}.pcap", why))
     if ng.exists():
         cases.append((ng, "not a classic pcap file"))
     for i, (pcap, why) in enumerate(cases):

@@ -21,6 +21,8 @@ TEST(ZeroedArray, ElementsStartZeroWhetherPopulatedOrNot) {
     const size_t n = (size_t(3) << 20) / sizeof(Entry) + 7;  // past a huge page, not a multiple
     ZeroedArray<Entry> a(n, populate);
     ASSERT_EQ(a.size(), n);
+    // past a huge page: on a 2 MB boundary, so that the kernel can back it with huge pages
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(a.data()) % (size_t(2) << 20), 0u);
     for (size_t i = 0; i < n; i += 997) {
       for (const uint64_t w : a[i].words) ASSERT_EQ(w, 0u) << i;
       ASSERT_EQ(a[i].list, 0u) << i;

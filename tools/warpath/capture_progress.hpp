@@ -3,8 +3,10 @@
 // the command's own counts, rewritten on stderr at most twice a second, on a terminal or when
 // asked (--progress), and cleared before the summary. The first batch shows it at once.
 #pragma once
+#include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -16,9 +18,10 @@ namespace warpath::cli {
 
 class CaptureProgress {
  public:
-  /// `force`: show it even when stderr is not a terminal (--progress).
-  explicit CaptureProgress(bool force)
-      : on_(force || isatty(STDERR_FILENO)), start_(Clock::now()), last_(start_ - kEvery) {}
+  /// `on`: show it (commands pass `--progress || isatty(STDERR_FILENO)`, or less where their
+  /// own output shares the terminal).
+  explicit CaptureProgress(bool on)
+      : on_(on), start_(Clock::now()), last_(start_ - kEvery), columns_(terminal_columns()) {}
   CaptureProgress(const CaptureProgress&)            = delete;
   CaptureProgress& operator=(const CaptureProgress&) = delete;
   ~CaptureProgress() { clear(); }
@@ -35,12 +38,16 @@ class CaptureProgress {
     last_            = now;
     const double s   = std::chrono::duration<double>(now - start_).count();
     const std::string tail = counts();
-    const int width  = std::fprintf(stderr, "\r%llu packets, %.1f MB in %.1f s (%.0f MB/s)%s",
-                                    (unsigned long long)packets_, double(bytes_) / 1e6, s,
-                                    s > 0 ? double(bytes_) / 1e6 / s : 0.0, tail.c_str());
-    if (width > 1 && width - 1 < shown_)  // a shorter line than the last: blank the rest
-      std::fprintf(stderr, "%*s", shown_ - (width - 1), "");
-    if (width > shown_ + 1) shown_ = width - 1;
+    char line[256];
+    int width = std::snprintf(line, sizeof line, "%llu packets, %.1f MB in %.1f s (%.0f MB/s)%s",
+                              (unsigned long long)packets_, double(bytes_) / 1e6, s,
+                              s > 0 ? double(bytes_) / 1e6 / s : 0.0, tail.c_str());
+    // Within the terminal's width, less one column: a line that wraps is not rewritten by \r.
+    width = std::clamp(width, 0, std::min(int(sizeof line) - 1, columns_ > 1 ? columns_ - 1 : 255));
+    std::fprintf(stderr, "\r%.*s", width, line);
+    if (width < shown_)  // a shorter line than the last: blank the rest
+      std::fprintf(stderr, "%*s", shown_ - width, "");
+    shown_ = std::max(shown_, width);
     std::fflush(stderr);
   }
   /// Blanks the line (before a summary or an error); a no-op when none was shown.
@@ -51,12 +58,18 @@ class CaptureProgress {
     shown_ = 0;
   }
  private:
+  // Columns of the terminal on stderr; 0 when it is not one (or does not say).
+  static int terminal_columns() {
+    winsize w{};
+    return ::ioctl(STDERR_FILENO, TIOCGWINSZ, &w) == 0 ? int(w.ws_col) : 0;
+  }
   using Clock                                    = std::chrono::steady_clock;
   static constexpr std::chrono::milliseconds kEvery{500};
   bool on_;
   Clock::time_point start_, last_;
   uint64_t packets_ = 0, bytes_ = 0;
-  int shown_        = 0;  ///< columns of the longest line shown since the last clear
+  int columns_;
+  int shown_ = 0;  ///< columns of the longest line shown since the last clear
 };
 
 }  // namespace warpath::cli

@@ -242,7 +242,7 @@ struct Emitter {
 Status inspect_capture(const NidsOptions& o, CaptureInput& input, Emitter& out) {
   nids::Inspector& ins = out.ins;
   std::vector<packet::PacketInfo> infos;
-  CaptureProgress progress(o.progress);
+  CaptureProgress progress(o.progress || isatty(STDERR_FILENO));
   for (;;) {
     WARPATH_ASSIGN_OR_RETURN(const packet::PacketBatch* batch, input.next(infos));
     if (batch->size() == 0) break;

@@ -361,9 +361,17 @@ std::string endpoint(const flow::FlowRecord& r, bool src) {
 void append_json_string(std::string& out, std::string_view v) {
   out += '"';
   for (const char ch : v) {
+    const char* const short_escape = ch == '\b'   ? "\\b"
+                                     : ch == '\f' ? "\\f"
+                                     : ch == '\n' ? "\\n"
+                                     : ch == '\r' ? "\\r"
+                                     : ch == '\t' ? "\\t"
+                                                  : nullptr;
     if (ch == '"' || ch == '\\') {
       out += '\\';
       out += ch;
+    } else if (short_escape) {  // as nlohmann writes them
+      out += short_escape;
     } else if (static_cast<unsigned char>(ch) < 0x20) {
       out += fmt::format("\\u{:04x}", unsigned(static_cast<unsigned char>(ch)));
     } else {
@@ -469,7 +477,7 @@ int run_reassemble(const ReassembleOptions& o) {
   Files files(out, o.max_open ? std::min<size_t>(o.max_open, cap) : cap);
   // A failure after files were written (a full disk): they are removed, not left torn and
   // unindexed, and the message says so.
-  CaptureProgress progress(o.progress);
+  CaptureProgress progress(o.progress || isatty(STDERR_FILENO));
   auto failed = [&](const Status& s) {
     progress.clear();
     (void)files.close_all();
