@@ -22,10 +22,10 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
-#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -60,10 +60,10 @@ struct KeyHash {
 };
 
 struct Direction {
-  int fd = -1;
-  bool ended = false;  ///< a FIN or RST was seen: what follows is not written
+  int fd        = -1;
+  bool ended    = false;  ///< a FIN or RST was seen: what follows is not written
   uint32_t used = 0;
-  char* buf = nullptr;  ///< from the pool while the direction is open
+  char* buf     = nullptr;  ///< from the pool while the direction is open
 };
 
 bool write_all(int fd, const char* p, size_t n) {
@@ -80,22 +80,25 @@ bool write_all(int fd, const char* p, size_t n) {
 std::string endpoint(const Key& k, bool src) {
   uint8_t a[16];
   const bool v4 = k.family() == 4;
-  std::memcpy(a, v4 ? reinterpret_cast<const uint8_t*>(&k.w[0]) + (src ? 0 : 4) : reinterpret_cast<const uint8_t*>(&k.w[src ? 0 : 2]), v4 ? 4 : 16);
+  std::memcpy(a,
+              v4 ? reinterpret_cast<const uint8_t*>(&k.w[0]) + (src ? 0 : 4)
+                 : reinterpret_cast<const uint8_t*>(&k.w[src ? 0 : 2]),
+              v4 ? 4 : 16);
   char text[64];
   if (v4)
     std::snprintf(text, sizeof text, "%u.%u.%u.%u", a[0], a[1], a[2], a[3]);
   else
-    std::snprintf(text, sizeof text, "%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x",
-                  a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12],
-                  a[13], a[14], a[15]);
+    std::snprintf(text, sizeof text,
+                  "%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x", a[0],
+                  a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13],
+                  a[14], a[15]);
   const uint16_t port = uint16_t(k.w[4] >> (src ? 0 : 16));
   return std::string(text) + "." + std::to_string(port);
 }
 
 // The TCP segment in an Ethernet frame [p, p + cap): its key, its payload's offset and length,
 // whether it ends its direction (FIN or RST); false when the frame holds none (not TCP, cut).
-bool tcp_payload(const uint8_t* p, uint32_t cap, Key& k, uint32_t& off, uint32_t& len,
-                 bool& fin) {
+bool tcp_payload(const uint8_t* p, uint32_t cap, Key& k, uint32_t& off, uint32_t& len, bool& fin) {
   uint32_t l3 = 14;
   if (cap < l3) return false;
   uint16_t type = be16(p + 12);
@@ -111,24 +114,24 @@ bool tcp_payload(const uint8_t* p, uint32_t cap, Key& k, uint32_t& off, uint32_t
       return false;
     std::memcpy(&k.w[0], p + l3 + 12, 8);
     k.w[1] = k.w[2] = k.w[3] = 0;
-    k.w[4] = uint64_t(4) << 32;
-    l4  = l3 + uint32_t(p[l3] & 15) * 4;
-    end = l3 + be16(p + l3 + 2);
+    k.w[4]                   = uint64_t(4) << 32;
+    l4                       = l3 + uint32_t(p[l3] & 15) * 4;
+    end                      = l3 + be16(p + l3 + 2);
   } else if (type == 0x86dd) {
     if (cap < l3 + 40 || p[l3 + 6] != 6) return false;
     std::memcpy(&k.w[0], p + l3 + 8, 32);
     k.w[4] = uint64_t(6) << 32;
-    l4  = l3 + 40;
-    end = l4 + be16(p + l3 + 4);
+    l4     = l3 + 40;
+    end    = l4 + be16(p + l3 + 4);
   } else {
     return false;
   }
   if (end > cap) end = cap;
   if (l4 + 20 > end || (p[l4 + 12] >> 4) < 5) return false;
   k.w[4] |= uint64_t(be16(p + l4)) | uint64_t(be16(p + l4 + 2)) << 16;
-  fin     = (p[l4 + 13] & 0x05) != 0;  // FIN or RST
-  off     = l4 + uint32_t(p[l4 + 12] >> 4) * 4;
-  len     = off < end ? end - off : 0;
+  fin = (p[l4 + 13] & 0x05) != 0;  // FIN or RST
+  off = l4 + uint32_t(p[l4 + 12] >> 4) * 4;
+  len = off < end ? end - off : 0;
   return true;
 }
 
@@ -234,7 +237,7 @@ int main(int argc, char** argv) {
   std::vector<std::unique_ptr<char[]>> buffers;  // every buffer made
   std::vector<char*> free_buffers;
   size_t files = 0;
-  auto end_of = [&](Direction& d) -> bool {  // writes what is buffered, closes, frees
+  auto end_of  = [&](Direction& d) -> bool {  // writes what is buffered, closes, frees
     d.ended = true;
     if (d.fd < 0) return true;
     const bool ok = write_all(d.fd, d.buf, d.used);
@@ -253,7 +256,8 @@ int main(int argc, char** argv) {
     Direction& d = dirs[k];
     if (d.ended) continue;
     if (len && d.fd < 0) {
-      const std::string name = std::to_string(++files) + "-" + endpoint(k, true) + "-" + endpoint(k, false);
+      const std::string name =
+          std::to_string(++files) + "-" + endpoint(k, true) + "-" + endpoint(k, false);
       d.fd = ::openat(dir, name.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
       if (d.fd < 0) return die(name + ": " + std::strerror(errno));
       if (free_buffers.empty()) {
@@ -270,7 +274,8 @@ int main(int argc, char** argv) {
       p += take;
       len -= take;
       if (d.used == buffer) {
-        if (!write_all(d.fd, d.buf, d.used)) return die(std::string("write failed: ") + std::strerror(errno));
+        if (!write_all(d.fd, d.buf, d.used))
+          return die(std::string("write failed: ") + std::strerror(errno));
         d.used = 0;
       }
     }

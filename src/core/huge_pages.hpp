@@ -77,10 +77,11 @@ class ZeroedArray {
     // Over by a huge page, so that the array can start on a 2 MB boundary (the partial pages
     // at the ends of an unaligned mapping never become huge).
     map_bytes_ = bytes + (bytes >= kHugePage ? kHugePage : 0);
-    void* m    = ::mmap(nullptr, map_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void* m =
+        ::mmap(nullptr, map_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED) throw std::bad_alloc();
-    map_       = m;
-    auto* at   = static_cast<char*>(m);
+    map_     = m;
+    auto* at = static_cast<char*>(m);
     if (bytes >= kHugePage) {
       at += (kHugePage - reinterpret_cast<uintptr_t>(at) % kHugePage) % kHugePage;
       (void)madvise(at, bytes, MADV_HUGEPAGE);

@@ -28,9 +28,9 @@ TEST(ZeroedArray, ElementsStartZeroWhetherPopulatedOrNot) {
       ASSERT_EQ(a[i].list, 0u) << i;
     }
     EXPECT_EQ(a[n - 1].list, 0u);
-    a[n - 1].list     = 9;
-    a[0].words[14]    = 42;
-    const auto& c     = a;
+    a[n - 1].list  = 9;
+    a[0].words[14] = 42;
+    const auto& c  = a;
     EXPECT_EQ(c[n - 1].list, 9u);
     EXPECT_EQ(c.data()[0].words[14], 42u);
   }

@@ -1,9 +1,8 @@
 // tests/packet/parser_paths_test.cpp: every parser path on hand-built frames, through every
 // parser engine of this build. Each case states the complete PacketInfo it expects; engines
 // that are not available here are skipped with the reason.
-#include <gtest/gtest.h>
-
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 
 #include <cstring>
 #include <random>

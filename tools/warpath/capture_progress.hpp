@@ -35,8 +35,8 @@ class CaptureProgress {
     for (uint32_t i = 0; i < b.size(); ++i) bytes_ += b.meta(i).len;
     const Clock::time_point now = Clock::now();
     if (now - last_ < kEvery) return;
-    last_            = now;
-    const double s   = std::chrono::duration<double>(now - start_).count();
+    last_                  = now;
+    const double s         = std::chrono::duration<double>(now - start_).count();
     const std::string tail = counts();
     char line[256];
     int width = std::snprintf(line, sizeof line, "%llu packets, %.1f MB in %.1f s (%.0f MB/s)%s",
@@ -57,13 +57,14 @@ class CaptureProgress {
     std::fflush(stderr);
     shown_ = 0;
   }
+
  private:
   // Columns of the terminal on stderr; 0 when it is not one (or does not say).
   static int terminal_columns() {
     winsize w{};
     return ::ioctl(STDERR_FILENO, TIOCGWINSZ, &w) == 0 ? int(w.ws_col) : 0;
   }
-  using Clock                                    = std::chrono::steady_clock;
+  using Clock = std::chrono::steady_clock;
   static constexpr std::chrono::milliseconds kEvery{500};
   bool on_;
   Clock::time_point start_, last_;

@@ -5,11 +5,11 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "warpath/io/capture_input.hpp"
 #include "capture_progress.hpp"
 #include "commands.hpp"
 #include "output_file.hpp"
 #include "warpath/flow/flow.hpp"
+#include "warpath/io/capture_input.hpp"
 #include "warpath/io/pcap_file.hpp"
 #include "warpath/packet/format.hpp"
 #include "warpath/packet/parser.hpp"

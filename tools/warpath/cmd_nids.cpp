@@ -7,16 +7,16 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <system_error>
 #include <chrono>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <system_error>
 
-#include "warpath/io/capture_input.hpp"
 #include "capture_progress.hpp"
 #include "commands.hpp"
 #include "output_file.hpp"
+#include "warpath/io/capture_input.hpp"
 #include "warpath/io/text_file.hpp"
 #include "warpath/nids/detect.hpp"
 #include "warpath/nids/inspector.hpp"

@@ -12,15 +12,15 @@
 #include <cstring>
 #include <filesystem>
 #include <list>
-#include <unordered_map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string_view>
+#include <unordered_map>
 
-#include "warpath/io/capture_input.hpp"
 #include "capture_progress.hpp"
 #include "commands.hpp"
 #include "warpath/flow/flow.hpp"
+#include "warpath/io/capture_input.hpp"
 #include "warpath/io/pcap_file.hpp"
 #include "warpath/packet/format.hpp"
 #include "warpath/packet/parser.hpp"
@@ -386,8 +386,9 @@ void append_json_string(std::string& out, std::string_view v) {
 // tenth of a capture of 100,000 short connections (allocations, a character at a time).
 void append_index_entry(std::string& out, const flow::FlowRecord& r, uint8_t dir,
                         const StreamFile& sf) {
-  out += fmt::format("    {{\n      \"flow\": {},\n      \"dir\": \"{}\",\n      \"file\": ", r.serial,
-                     dir ? "responder" : "initiator");
+  out +=
+      fmt::format("    {{\n      \"flow\": {},\n      \"dir\": \"{}\",\n      \"file\": ", r.serial,
+                  dir ? "responder" : "initiator");
   append_json_string(out, sf.name);
   out += ",\n      \"src\": ";
   append_json_string(out, endpoint(r, dir == 0));
@@ -399,8 +400,9 @@ void append_index_entry(std::string& out, const flow::FlowRecord& r, uint8_t dir
   } else {
     out += "[";
     for (size_t k = 0; k < sf.gaps.size(); ++k)
-      out += fmt::format("{}\n        {{\n          \"offset\": {},\n          \"length\": {}\n        }}",
-                         k ? "," : "", sf.gaps[k].first, sf.gaps[k].second);
+      out += fmt::format(
+          "{}\n        {{\n          \"offset\": {},\n          \"length\": {}\n        }}",
+          k ? "," : "", sf.gaps[k].first, sf.gaps[k].second);
     out += "\n      ]";
   }
   out += ",\n      \"end\": ";
@@ -546,7 +548,8 @@ int run_reassemble(const ReassembleOptions& o) {
     if (!write_error.is_ok()) return failed(write_error);
     progress.batch(batch, [&] {
       const stream::StreamCounters c = (*reassembler)->counters();
-      return fmt::format(", {} streams, {:.1f} MB delivered", c.streams, double(c.delivered_bytes) / 1e6);
+      return fmt::format(", {} streams, {:.1f} MB delivered", c.streams,
+                         double(c.delivered_bytes) / 1e6);
     });
   }
   progress.clear();
