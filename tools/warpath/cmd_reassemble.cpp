@@ -19,6 +19,7 @@
 
 #include "capture_progress.hpp"
 #include "commands.hpp"
+#include "warpath/core/json_text.hpp"
 #include "warpath/flow/flow.hpp"
 #include "warpath/io/capture_input.hpp"
 #include "warpath/io/pcap_file.hpp"
@@ -356,28 +357,11 @@ std::string endpoint(const flow::FlowRecord& r, bool src) {
          std::to_string(src ? r.sport : r.dport);
 }
 
-// A JSON string: the names, addresses and end reasons written here hold no character that
-// needs escaping, but a string that did would still come out valid.
+// A JSON string, escaped by the project's one escaper (the names, addresses and end reasons
+// written here are printable ASCII, which it and nlohmann leave as they are).
 void append_json_string(std::string& out, std::string_view v) {
   out += '"';
-  for (const char ch : v) {
-    const char* const short_escape = ch == '\b'   ? "\\b"
-                                     : ch == '\f' ? "\\f"
-                                     : ch == '\n' ? "\\n"
-                                     : ch == '\r' ? "\\r"
-                                     : ch == '\t' ? "\\t"
-                                                  : nullptr;
-    if (ch == '"' || ch == '\\') {
-      out += '\\';
-      out += ch;
-    } else if (short_escape) {  // as nlohmann writes them
-      out += short_escape;
-    } else if (static_cast<unsigned char>(ch) < 0x20) {
-      out += fmt::format("\\u{:04x}", unsigned(static_cast<unsigned char>(ch)));
-    } else {
-      out += ch;
-    }
-  }
+  out += json_escape(v);
   out += '"';
 }
 
