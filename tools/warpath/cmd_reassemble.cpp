@@ -419,15 +419,48 @@ nlohmann::ordered_json stream_counters(const stream::StreamCounters& c) {
           {"flows_refused", c.flows_refused}};
 }
 
-int run_reassemble(const ReassembleOptions& o) {
-  stream::StreamConfig sc;
-  auto policy = stream::parse_policy(o.policy);
-  if (!policy.is_ok()) return fail(policy.status());
-  sc.policy    = *policy;
+/// index.json: the document with `entries` (append_index_entry's, `count` of them) between the
+/// brackets of its "streams".
+Status write_index(OutDir& out, const ReassembleOptions& o, const stream::StreamConfig& sc,
+                   const stream::Reassembler& reassembler, const std::vector<std::string>& warnings,
+                   const std::vector<std::string>& entries, size_t count) {
+  nlohmann::ordered_json doc;
+  doc["capture"]   = o.in;
+  doc["engine"]    = reassembler.id();
+  doc["policy"]    = stream::policy_name(sc.policy);
+  doc["mode"]      = o.mode;
+  doc["streams"]   = nlohmann::ordered_json::array();  // the entries, put in below
+  doc["counters"]  = stream_counters(reassembler.counters());
+  doc["warnings"]  = warnings;
+  std::string text = doc.dump(2);
+  text += "\n";
+  // `"streams": []` is there once (a string value's quotes would be escaped): the entries go
+  // between its brackets.
+  const std::string_view all(text), empty = "\"streams\": []";
+  const size_t at = all.find(empty);
+  std::vector<std::string_view> pieces{all};
+  if (count) {
+    pieces = {all.substr(0, at + empty.size() - 1), "\n"};
+    for (const std::string& part : entries) pieces.emplace_back(part);
+    pieces.insert(pieces.end(), {"\n  ", all.substr(at + empty.size() - 1)});
+  }
+  return out.write_whole("index.json", pieces);
+}
+
+/// The run's engines, as the options make them.
+struct Engines {
+  stream::StreamConfig config;
+  std::unique_ptr<stream::Reassembler> reassembler;
+  std::unique_ptr<flow::FlowTracker> tracker;
+};
+
+Result<Engines> make_engines(const ReassembleOptions& o) {
+  Engines e;
+  stream::StreamConfig& sc = e.config;
+  WARPATH_ASSIGN_OR_RETURN(sc.policy, stream::parse_policy(o.policy));
   for (const std::string& h : o.hosts) {
-    auto hp = stream::parse_host_policy(h);
-    if (!hp.is_ok()) return fail(hp.status());
-    sc.hosts.push_back(*hp);
+    WARPATH_ASSIGN_OR_RETURN(stream::HostPolicy hp, stream::parse_host_policy(h));
+    sc.hosts.push_back(hp);
   }
   sc.mode      = o.mode == "inline" ? stream::Mode::kInline : stream::Mode::kIds;
   sc.midstream = o.midstream;
@@ -439,14 +472,21 @@ int run_reassemble(const ReassembleOptions& o) {
   // for a command run once on a capture of a few connections that took most of its time:
   // 0.2 s of zeroed memory for 262,144 flows.)
   sc.prealloc_flows = 0;
-  auto reassembler  = stream::make_reassembler(o.engine, sc);
-  if (!reassembler.is_ok()) return fail(reassembler.status());
+  WARPATH_ASSIGN_OR_RETURN(e.reassembler, stream::make_reassembler(o.engine, sc));
   flow::FlowConfig fc;
   fc.capacity             = o.capacity;
   fc.ignore_ipv4_checksum = o.no_checksum;
   fc.prefault             = false;  // as sc.prealloc_flows: pages as flows arrive
-  auto tracker = flow::make_flow_tracker(o.flow_engine, fc);
-  if (!tracker.is_ok()) return fail(tracker.status());
+  WARPATH_ASSIGN_OR_RETURN(e.tracker, flow::make_flow_tracker(o.flow_engine, fc));
+  return e;
+}
+
+int run_reassemble(const ReassembleOptions& o) {
+  auto engines = make_engines(o);
+  if (!engines.is_ok()) return fail(engines.status());
+  const stream::StreamConfig& sc = engines->config;
+  auto& reassembler              = engines->reassembler;
+  auto& tracker                  = engines->tracker;
   auto shard = io::parse_shard(o.shard);
   if (!shard.is_ok()) return fail(shard.status());
   auto input = CaptureInput::open(o.in, o.filter, o.defrag ? "auto" : "", {},
@@ -486,7 +526,7 @@ int run_reassemble(const ReassembleOptions& o) {
   size_t indexed = 0;
   auto finish = [&](const flow::FlowRecord& r) -> Status {
     if (r.proto != 6) return Status::ok();
-    WARPATH_TRY((*reassembler)->close(r.serial, sink));
+    WARPATH_TRY(reassembler->close(r.serial, sink));
     for (uint8_t dir = 0; dir < 2; ++dir) {
       WARPATH_TRY(files.close(r.serial, dir));
       const StreamFile* sf = files.find(r.serial, dir);
@@ -517,21 +557,21 @@ int run_reassemble(const ReassembleOptions& o) {
     answers.resize(n);
     const packet::BatchView v = batch.view();
     ended.clear();
-    if (Status s = (*tracker)->track({infos.data(), n}, {v.metas, n}, {answers.data(), n}, ended);
+    if (Status s = tracker->track({infos.data(), n}, {v.metas, n}, {answers.data(), n}, ended);
         !s.is_ok())
       return failed(s);
     for (uint32_t i = 0; i < n; ++i)  // files are named from the flow's first TCP packet
       if (answers[i].created && answers[i].serial && infos[i].proto == 6)
         name_of(answers[i].serial, infos[i], answers[i].dir);
-    if (Status st = stream::reassemble_batch(**reassembler, v, infos.data(), answers.data(), n,
-                                             sink, o.no_checksum);
+    if (Status st = stream::reassemble_batch(*reassembler, v, infos.data(), answers.data(), n, sink,
+                                             o.no_checksum);
         !st.is_ok())
       return failed(st);
     for (const flow::FlowRecord& r : ended)
       if (Status st = finish(r); !st.is_ok()) return failed(st);
     if (!write_error.is_ok()) return failed(write_error);
     progress.batch(batch, [&] {
-      const stream::StreamCounters c = (*reassembler)->counters();
+      const stream::StreamCounters c = reassembler->counters();
       return fmt::format(", {} streams, {:.1f} MB delivered", c.streams,
                          double(c.delivered_bytes) / 1e6);
     });
@@ -539,34 +579,16 @@ int run_reassemble(const ReassembleOptions& o) {
   progress.clear();
   ended.clear();
   // A part's clock goes on to the whole capture's last packet first (a no-op for the whole).
-  if (Status s = (*tracker)->advance(input->clock_ns(), ended); !s.is_ok()) return failed(s);
-  if (Status s = (*tracker)->flush(ended); !s.is_ok()) return failed(s);
+  if (Status s = tracker->advance(input->clock_ns(), ended); !s.is_ok()) return failed(s);
+  if (Status s = tracker->flush(ended); !s.is_ok()) return failed(s);
   for (const flow::FlowRecord& r : ended)
     if (Status st = finish(r); !st.is_ok()) return failed(st);
   if (!write_error.is_ok()) return failed(write_error);
-  nlohmann::ordered_json doc;
-  doc["capture"]  = o.in;
-  doc["engine"]   = (*reassembler)->id();
-  doc["policy"]   = stream::policy_name(sc.policy);
-  doc["mode"]     = o.mode;
-  doc["streams"]  = nlohmann::ordered_json::array();  // `index`, put in below
-  doc["counters"] = stream_counters((*reassembler)->counters());
-  doc["warnings"] = input->warnings();
   if (Status s = files.close_all(); !s.is_ok()) return failed(s);
-  std::string text = doc.dump(2);
-  text += "\n";
-  // `"streams": []` is there once (a string value's quotes would be escaped): the entries go
-  // between its brackets.
-  const std::string_view all(text), empty = "\"streams\": []";
-  const size_t at = all.find(empty);
-  std::vector<std::string_view> pieces{all};
-  if (indexed) {
-    pieces = {all.substr(0, at + empty.size() - 1), "\n"};
-    for (const std::string& part : index) pieces.emplace_back(part);
-    pieces.insert(pieces.end(), {"\n  ", all.substr(at + empty.size() - 1)});
-  }
-  if (Status s = out.write_whole("index.json", pieces); !s.is_ok()) return failed(s);
-  const stream::StreamCounters c = (*reassembler)->counters();
+  if (Status s = write_index(out, o, sc, *reassembler, input->warnings(), index, indexed);
+      !s.is_ok())
+    return failed(s);
+  const stream::StreamCounters c = reassembler->counters();
   // Every hole index.json lists: those the receiver acknowledged (capture loss) and those
   // still open when their flow ended.
   fmt::print("{}: {} streams to {} ({} bytes delivered, {} gaps ({} lost by the capture, {} "
