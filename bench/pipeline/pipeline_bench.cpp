@@ -70,9 +70,9 @@ struct Data {
 
 Result<RunReport> run_point(const Data& d, Offload engine, uint32_t workers, uint32_t batch,
                             uint32_t delay_us, double rate, double seconds,
-                            const std::string& schedule = "none",
-                            const std::string& profile  = "default",
-                            AppKind app = AppKind::kRouterAcl,
+                            const std::string& schedule    = "none",
+                            const std::string& profile     = "default",
+                            const std::string& app         = "router+acl",
                             const classify::RuleSet* rules = nullptr) {
   RunConfig c;
   c.schedule            = schedule;
@@ -85,8 +85,8 @@ Result<RunReport> run_point(const Data& d, Offload engine, uint32_t workers, uin
   c.offload_depth       = g_offload_depth;
   c.duration_s          = seconds;
   c.progress            = false;
-  c.match_action        = "permit";
-  c.default_action      = "permit";
+  c.set_setting("acl.match", "permit");
+  c.set_setting("acl.default", "permit");
   const std::string gen = rate > 0 ? "gen:" + std::to_string(uint64_t(rate)) : "gen:max";
   c.ports               = {{"gen", gen}, {"sink", "null"}};
   RunInputs in;
@@ -180,7 +180,6 @@ Result<classify::RuleSet> read_classbench(const std::string& path) {
 
 struct SweepCase {
   const char* app_name;
-  AppKind app;
   const char* profile;
   const classify::RuleSet* rules;  // nullptr: the built-in 1,000-rule ACL
 };
@@ -212,10 +211,10 @@ int sweep(const Data& d, const std::vector<std::pair<std::string, Offload>>& eng
     }
   }
   std::fprintf(stderr, "sweep: %s\n", acl_note.c_str());
-  std::vector<SweepCase> cases = {{"router+acl", AppKind::kRouterAcl, "ipv4+min", nullptr},
-                                  {"router+acl", AppKind::kRouterAcl, "imix", nullptr},
-                                  {"router", AppKind::kRouter, "ipv6+min", nullptr}};
-  if (have_acl10k) cases.push_back({"acl", AppKind::kAcl, "ipv4+min", &acl10k});
+  std::vector<SweepCase> cases = {{"router+acl", "ipv4+min", nullptr},
+                                  {"router+acl", "imix", nullptr},
+                                  {"router", "ipv6+min", nullptr}};
+  if (have_acl10k) cases.push_back({"acl", "ipv4+min", &acl10k});
   if (!only.empty()) {  // --cases: the cases named APP:PROFILE, in the sweep's order
     auto id = [](const SweepCase& sc) { return std::string(sc.app_name) + ":" + sc.profile; };
     std::vector<std::string> wanted, known;
@@ -248,7 +247,7 @@ int sweep(const Data& d, const std::vector<std::pair<std::string, Offload>>& eng
       for (uint32_t round = 0; round < rounds; ++round)
         for (size_t k = 0; k < engines.size(); ++k) {
           const auto& [name, engine] = engines[(k + round) % engines.size()];
-          auto r = run_point(d, engine, w, 1024, 1000, 0, seconds, "none", sc.profile, sc.app,
+          auto r = run_point(d, engine, w, 1024, 1000, 0, seconds, "none", sc.profile, sc.app_name,
                              sc.rules);
           if (!r.is_ok()) {
             std::fprintf(stderr, "warpath-pipeline-bench: %s %s %s %u workers: %s\n",

@@ -121,18 +121,9 @@ std::string format_chain(const std::vector<ModuleSpec>& specs) {
   return s;
 }
 
-namespace {
-std::atomic<PresetBuilder> g_preset_builder{nullptr};
-}  // namespace
-
-bool register_preset_builder(PresetBuilder builder) noexcept {
-  g_preset_builder.store(builder, std::memory_order_release);
-  return true;
-}
-
 std::vector<ModuleSpec> preset_chain(const RunConfig& config, Preloaded preloaded) {
-  const PresetBuilder b = g_preset_builder.load(std::memory_order_acquire);
-  return b ? b(config, preloaded) : std::vector<ModuleSpec>{};
+  const PresetCatalog& p = presets();
+  return p.chain ? p.chain(config, preloaded) : std::vector<ModuleSpec>{};
 }
 
 }  // namespace warpath::runtime

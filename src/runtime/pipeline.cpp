@@ -37,7 +37,7 @@ RunReport snapshot(const RunConfig& cfg, const Chain& chain,
                    const OffloadMaster* master, double seconds) {
   RunReport r;
   r.seconds = seconds;
-  r.app     = cfg.chain.empty() ? app_name(cfg.app) : "chain";
+  r.app      = cfg.chain.empty() ? cfg.app : "chain";
   r.chain   = chain.describe();
   r.schedule = chain.schedule_sort() ? "sort" : "none";
   r.parsed   = chain.parses();
@@ -218,7 +218,7 @@ Result<std::unique_ptr<Chain>> build_run_chain(const RunConfig& config, const Ru
              : config.chain;
   if (specs.empty())
     return Status(Errc::kNotSupported, "no chain: this program has no preset for app " +
-                                           std::string(app_name(config.app)) +
+                                           config.app +
                                            " (the chain modules' library builds them)");
   WARPATH_ASSIGN_OR_RETURN(std::unique_ptr<Chain> chain, Chain::build(specs, env));
   WARPATH_TRY(check_frame_memory(config, chain->tail_room(config.batch)));

@@ -1,4 +1,5 @@
-// src/runtime/run_config.cpp: names of apps and offload policies, and RunConfig::validate().
+// src/runtime/run_config.cpp: offload policies' names, the preset catalog, a config's settings,
+// and RunConfig::validate().
 //
 // Messages name the key as the TOML file spells it ("batch", "acl.match", "ports.NAME"), so
 // the TOML loader (system/run_config_toml.cpp) can put the file and line of that key in front
@@ -14,28 +15,11 @@
 #include <string>
 #include <string_view>
 
-#include "warpath/classify/classifier.hpp"
 #include "warpath/io/same_file.hpp"
 #include "warpath/runtime/metrics.hpp"
 #include "warpath/runtime/port.hpp"
 
 namespace warpath::runtime {
-
-const char* app_name(AppKind a) noexcept {
-  switch (a) {
-    case AppKind::kAcl:
-      return "acl";
-    case AppKind::kRouter:
-      return "router";
-    case AppKind::kRouterAcl:
-      return "router+acl";
-    case AppKind::kIpsec:
-      return "ipsec";
-    case AppKind::kSwitch:
-      return "switch";
-  }
-  return "?";
-}
 
 const char* offload_name(Offload o) noexcept {
   switch (o) {
@@ -49,15 +33,6 @@ const char* offload_name(Offload o) noexcept {
   return "?";
 }
 
-bool parse_app(std::string_view text, AppKind& out) noexcept {
-  for (AppKind a : {AppKind::kAcl, AppKind::kRouter, AppKind::kRouterAcl, AppKind::kIpsec, AppKind::kSwitch})
-    if (text == app_name(a)) {
-      out = a;
-      return true;
-    }
-  return false;
-}
-
 bool parse_offload(std::string_view text, Offload& out) noexcept {
   for (Offload o : {Offload::kCpu, Offload::kGpu, Offload::kAuto})
     if (text == offload_name(o)) {
@@ -68,29 +43,54 @@ bool parse_offload(std::string_view text, Offload& out) noexcept {
 }
 
 namespace {
+// Registered at start-up by the chain modules' library, read afterwards.
+PresetCatalog& catalog() {
+  static PresetCatalog c;
+  return c;
+}
+}  // namespace
+
+bool register_presets(const PresetCatalog& c) noexcept {
+  try {
+    catalog() = c;
+  } catch (...) {  // allocation failure at start-up: no presets
+  }
+  return true;
+}
+
+const PresetCatalog& presets() noexcept { return catalog(); }
+
+std::string preset_app_list() {
+  std::string list;
+  for (const std::string& a : presets().apps) list += (list.empty() ? "" : ", ") + a;
+  return list;
+}
+
+std::string RunConfig::setting(std::string_view key, std::string_view fallback) const {
+  for (const PresetSetting& s : settings)
+    if (s.key == key) return s.value;
+  return std::string(fallback);
+}
+
+bool RunConfig::has_setting(std::string_view key) const {
+  for (const PresetSetting& s : settings)
+    if (s.key == key) return true;
+  return false;
+}
+
+void RunConfig::set_setting(std::string_view key, std::string value) {
+  for (PresetSetting& s : settings)
+    if (s.key == key) {
+      s.value = std::move(value);
+      return;
+    }
+  settings.push_back({std::string(key), std::move(value)});
+}
+
+namespace {
 
 Status bad(std::string_view key, const std::string& reason) {
   return Status(Errc::kInvalidArgument, std::string(key) + ": " + reason);
-}
-
-/// "permit", "deny", "drop" or "output:N" with N a decimal port number below 65536.
-bool valid_action(std::string_view a) {
-  if (a == "permit" || a == "deny" || a == "drop") return true;
-  constexpr std::string_view kOutput = "output:";
-  if (a.substr(0, kOutput.size()) != kOutput) return false;
-  const std::string_view n = a.substr(kOutput.size());
-  if (n.empty() || n.size() > 5) return false;
-  uint32_t v = 0;
-  for (char c : n) {
-    if (c < '0' || c > '9') return false;
-    v = v * 10 + uint32_t(c - '0');
-  }
-  return v < 65536;
-}
-
-Status check_action(std::string_view key, const std::string& a) {
-  if (valid_action(a)) return Status::ok();
-  return bad(key, "must be permit, deny, drop or output:N (N < 65536), got '" + a + "'");
 }
 
 Status check_one_of(std::string_view key, const std::string& value,
@@ -148,11 +148,9 @@ Status check_ports(const RunConfig& c) {
   }
   if (!any_rx) return bad("ports", "no port receives packets (every port is null or send-only)");
   // The tables are inputs too (an output over --fib would destroy the table).
-  if (c.chain.empty()) {
-    if (!c.fib.empty()) files.push_back({"router.fib", c.fib, true});
-    if (!c.neighbors.empty()) files.push_back({"router.neighbors", c.neighbors, true});
-    if (!c.rules.empty()) files.push_back({"acl.rules", c.rules, true});
-  }
+  if (c.chain.empty())
+    for (const PresetKey& k : presets().keys)
+      if (k.path && !c.setting(k.key).empty()) files.push_back({k.key, c.setting(k.key), true});
   for (const ModuleSpec& m : c.chain)
     for (const auto& [k, v] : m.args)
       if (k == "fib" || k == "neighbors" || k == "rules") files.push_back({m.kind + "." + k, v, true});
@@ -192,20 +190,16 @@ Status RunConfig::validate() const {
   if (!metrics.empty())
     if (auto address = parse_listen_address(metrics); !address)
       return bad("metrics", "'" + metrics + "': " + address.status().message());
-  if (lookup_engine.empty()) return bad("router.lookup", "must not be empty (use \"auto\")");
-  if (chain.empty() && app == AppKind::kIpsec && sa.empty())
-    return bad("sa", "app ipsec needs the SA file (--sa FILE)");
-  WARPATH_TRY(check_one_of("acl.format", rules_format, {"classbench", "openflow"}));
-  {
-    const auto algos = classify::classifier_algorithms();
-    if (std::find(algos.begin(), algos.end(), algo) == algos.end())
-      return bad("acl.algo", "must be one of " + classify::classifier_algorithm_list() +
-                                 ", got '" + algo + "'");
+  if (chain.empty()) {
+    const PresetCatalog& p = presets();
+    if (!p.apps.empty() && std::find(p.apps.begin(), p.apps.end(), app) == p.apps.end())
+      return bad("app", "must be one of " + preset_app_list() + ", got '" + app + "'");
+    for (const PresetSetting& s : settings)
+      if (std::none_of(p.keys.begin(), p.keys.end(),
+                       [&](const PresetKey& k) { return k.key == s.key; }))
+        return bad(s.key, "not a setting of any app");
+    if (p.check) WARPATH_TRY(p.check(*this));
   }
-  WARPATH_TRY(check_action("acl.match", match_action));
-  WARPATH_TRY(check_action("acl.default", default_action));
-  if (!ipv6_action.empty()) WARPATH_TRY(check_action("acl.ipv6", ipv6_action));
-  if (!nonip_action.empty()) WARPATH_TRY(check_action("acl.nonip", nonip_action));
   return check_ports(*this);  // last: see the header comment
 }
 

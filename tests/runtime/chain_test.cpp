@@ -75,10 +75,10 @@ TEST(ChainText, FormatReadsBack) {
 
 TEST(ChainText, PresetLeavesOutOnlyThePreloadedTables) {
   RunConfig c;
-  c.app       = AppKind::kRouterAcl;
-  c.rules     = "fw.rules";
-  c.fib       = "t.fib";
-  c.neighbors = "n.txt";
+  c.app = "router+acl";
+  c.set_setting("acl.rules", "fw.rules");
+  c.set_setting("router.fib", "t.fib");
+  c.set_setting("router.neighbors", "n.txt");
   auto arg = [](const std::vector<ModuleSpec>& specs, const std::string& kind,
                 const std::string& name) {
     for (const ModuleSpec& m : specs)

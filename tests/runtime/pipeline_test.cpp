@@ -194,7 +194,7 @@ struct Fixture {
   }
 };
 
-RunConfig base_config(AppKind app, uint32_t batch, uint32_t workers) {
+RunConfig base_config(const std::string& app, uint32_t batch, uint32_t workers) {
   RunConfig c;
   c.app         = app;
   c.engine      = Offload::kCpu;
@@ -330,7 +330,7 @@ TEST(Pipeline, RouterMatchesDataPathAtEveryBatchSize) {
   const Expected e = expect_router(in, f.table, f.neighbors, 2);
   for (uint32_t batch : {1u, 7u, 31u, 32u, 33u, 1024u, 4096u}) {
     SCOPED_TRACE(batch);
-    Ran r = run_memory(base_config(AppKind::kRouter, batch, 1), f, in, 1);
+    Ran r = run_memory(base_config("router", batch, 1), f, in, 1);
     EXPECT_EQ(r.report.rx, in.size());
     EXPECT_EQ(r.report.in_flight, 0u);
     expect_router_output(r, e, true);
@@ -340,7 +340,7 @@ TEST(Pipeline, RouterMatchesDataPathAtEveryBatchSize) {
 TEST(Pipeline, EmptySourceEndsAtOnce) {
   Fixture f;
   auto in = packet::PacketBatch::create(1, 2048);
-  Ran r   = run_memory(base_config(AppKind::kRouterAcl, 64, 2), f, *in, 1);
+  Ran r   = run_memory(base_config("router+acl", 64, 2), f, *in, 1);
   EXPECT_EQ(r.report.rx, 0u);
   EXPECT_EQ(r.report.chunks, 0u);
   EXPECT_TRUE(r.report.check().is_ok());
@@ -352,7 +352,7 @@ TEST(Pipeline, OffloadMasterGathersAndScattersLikeTheCpu) {
   const Expected e = expect_router(in, f.table, f.neighbors, 2);
   for (uint32_t workers : {1u, 3u}) {
     SCOPED_TRACE(workers);
-    RunConfig c      = base_config(AppKind::kRouter, 64, workers);
+    RunConfig c      = base_config("router", 64, workers);
     c.engine         = Offload::kGpu;
     c.offload_device = "cpu";
     Ran r            = run_memory(c, f, in, 4);
@@ -368,11 +368,11 @@ TEST(Pipeline, OffloadMasterGathersAndScattersLikeTheCpu) {
 TEST(Pipeline, FlowOrderKeptWithMixedShading) {
   Fixture f;
   const auto in    = traffic(40000, 5);
-  RunConfig c      = base_config(AppKind::kAcl, 16, 2);
+  RunConfig c      = base_config("acl", 16, 2);
   c.engine         = Offload::kAuto;  // a busy worker offloads a share of its chunks
   c.offload_device = "cpu";
-  c.match_action   = "permit";
-  c.default_action = "permit";
+  c.set_setting("acl.match", "permit");
+  c.set_setting("acl.default", "permit");
   // Whether the auto policy offloads depends on how fast the workers are against the arrival
   // rate, which a loaded machine (ctest -j beside other heavy tests) changes: up to 20 runs, a
   // moment apart, until one mixes CPU and offload shading. Every run's order is checked; a
@@ -422,11 +422,11 @@ TEST(Pipeline, AclDecisionsMatchReferenceClassifier) {
     f.rules.rules[i].action = i % 3 == 0 ? "deny" : i % 5 == 0 ? "output:0" : "";
   const auto in = traffic(4000, 6);
   for (Offload engine : {Offload::kCpu, Offload::kGpu}) {
-    RunConfig c      = base_config(AppKind::kAcl, 100, 1);
+    RunConfig c      = base_config("acl", 100, 1);
     c.engine         = engine;
     c.offload_device = "cpu";
-    c.default_action = "deny";
-    c.ipv6_action    = "deny";
+    c.set_setting("acl.default", "deny");
+    c.set_setting("acl.ipv6", "deny");
     Ran r            = run_memory(c, f, in, 1);
     // Reference: parse, 5-tuple, ref.linear, action.
     auto infos    = packet::parse_batch(in, "ref.parse");
@@ -490,10 +490,10 @@ TEST(Pipeline, OpenFlowAclDecisionsMatchReferenceClassifier) {
   }
   const auto in = traffic(3000, 13);
   for (Offload engine : {Offload::kCpu, Offload::kGpu}) {
-    RunConfig c      = base_config(AppKind::kAcl, 128, 1);
+    RunConfig c      = base_config("acl", 128, 1);
     c.engine         = engine;
     c.offload_device = "cpu";
-    c.default_action = "permit";
+    c.set_setting("acl.default", "permit");
     Ran r            = run_memory(c, f, in, 1);
     // Reference: ref.parse, the OpenFlow tuples, ref.linear, the rule's action.
     auto infos = packet::parse_batch(in, "ref.parse");
@@ -530,15 +530,15 @@ TEST(Pipeline, RouterBehindAclDropsDeniedAndRoutesTheRest) {
   Fixture f;
   for (auto& rule : f.rules.rules) rule.action = "";
   const auto in    = traffic(2000, 8);
-  RunConfig c      = base_config(AppKind::kRouterAcl, 256, 1);
-  c.match_action   = "permit";
-  c.default_action = "permit";
+  RunConfig c      = base_config("router+acl", 256, 1);
+  c.set_setting("acl.match", "permit");
+  c.set_setting("acl.default", "permit");
   Ran r            = run_memory(c, f, in, 1);
   // Everything permitted: identical to the router alone.
   expect_router_output(r, expect_router(in, f.table, f.neighbors, 2), true);
-  c.match_action   = "deny";
-  c.default_action = "deny";
-  c.ipv6_action    = "deny";
+  c.set_setting("acl.match", "deny");
+  c.set_setting("acl.default", "deny");
+  c.set_setting("acl.ipv6", "deny");
   r                = run_memory(c, f, in, 1);
   EXPECT_TRUE(r.report.check().is_ok());
   EXPECT_GT(r.report.drops_by_reason["acl_deny"], in.size() / 2);
@@ -547,7 +547,7 @@ TEST(Pipeline, RouterBehindAclDropsDeniedAndRoutesTheRest) {
 TEST(Pipeline, DelayBoundFlushesPartialChunks) {
   Fixture f;
   const auto in = traffic(200, 9);
-  RunConfig c   = base_config(AppKind::kRouter, 4096, 1);
+  RunConfig c   = base_config("router", 4096, 1);
   c.delay_us    = 1;
   Ran r         = run_memory(c, f, in, 1, 1);  // one packet per poll: chunks never fill
   EXPECT_TRUE(r.report.check().is_ok());
@@ -560,7 +560,7 @@ TEST(Pipeline, StopDrainsAnEndlessSource) {
   Fixture f;
   const auto in = traffic(500, 10);
   for (Offload engine : {Offload::kCpu, Offload::kAuto}) {
-    RunConfig c      = base_config(AppKind::kRouterAcl, 128, 2);
+    RunConfig c      = base_config("router+acl", 128, 2);
     c.engine         = engine;
     c.offload_device = "cpu";
     RunInputs inputs;
@@ -592,7 +592,7 @@ TEST(Pipeline, StopDrainsAnEndlessSource) {
 TEST(Pipeline, BadInputsAreErrors) {
   Fixture f;
   const auto in = traffic(10, 11);
-  RunConfig c   = base_config(AppKind::kRouter, 64, 1);
+  RunConfig c   = base_config("router", 64, 1);
   RunInputs inputs;
   inputs.ports.push_back(std::make_unique<MemoryPort>("a", 0, &in, 1));
   // No FIB given: the router module builds its documented default, the built-in table.
@@ -614,7 +614,7 @@ TEST(Pipeline, BadInputsAreErrors) {
   }
   Fixture f2;
   f2.rules.rules[0].action = "output:9";
-  RunConfig a              = base_config(AppKind::kAcl, 64, 1);
+  RunConfig a              = base_config("acl", 64, 1);
   RunInputs in3;
   in3.ports.push_back(std::make_unique<MemoryPort>("a", 0, &in, 1));
   in3.rules = &f2.rules;
@@ -663,7 +663,7 @@ TEST(Pipeline, PacketsLargerThanTheLinkLeaveAsFragmentsInOrder) {
   ASSERT_TRUE(chain.is_ok());
   for (uint32_t limit : {UINT32_MAX, 2u}) {
     SCOPED_TRACE(limit);
-    RunConfig c = base_config(AppKind::kRouter, 64, 1);
+    RunConfig c     = base_config("router", 64, 1);
     c.chain     = *chain;
     auto inputs = std::make_shared<RunInputs>();
     auto a      = std::make_unique<MemoryPort>("a", 0, &*in, 1, 32);
@@ -725,7 +725,7 @@ TEST(Pipeline, ChainOfModulesReportsPerModule) {
   for (Offload engine : {Offload::kCpu, Offload::kGpu})
     for (uint32_t workers : {1u, 3u}) {
       SCOPED_TRACE(std::to_string(workers) + (engine == Offload::kCpu ? " cpu" : " offload"));
-      RunConfig c      = base_config(AppKind::kRouter, 64, workers);
+      RunConfig c      = base_config("router", 64, workers);
       c.engine         = engine;
       c.offload_device = "cpu";
       auto chain       = parse_chain("ttl-filter(min=2) -> acl(default=permit) -> router");

@@ -69,23 +69,28 @@ RunConfig with_ports() {
   return c;
 }
 
+void expect_invalid(const RunConfig& c, const std::string& prefix) {
+  const Status s = c.validate();
+  ASSERT_FALSE(s.is_ok()) << prefix;
+  EXPECT_EQ(s.code(), Errc::kInvalidArgument);
+  EXPECT_EQ(s.message().rfind(prefix, 0), 0u) << s.message();
+}
+
 TEST(RunConfigNames, RoundTripAndReject) {
-  for (AppKind a : {AppKind::kAcl, AppKind::kRouter, AppKind::kRouterAcl, AppKind::kIpsec, AppKind::kSwitch}) {
-    AppKind back = AppKind::kAcl;
-    ASSERT_TRUE(parse_app(app_name(a), back));
-    EXPECT_EQ(back, a);
+  // The presets the chain modules' library registers (src/modules/presets.cpp).
+  EXPECT_EQ(presets().apps,
+            (std::vector<std::string>{"acl", "router", "router+acl", "ipsec", "switch"}));
+  EXPECT_EQ(preset_app_list(), "acl, router, router+acl, ipsec, switch");
+  for (const char* bad : {"hub", "", "ACL"}) {
+    RunConfig c = with_ports();
+    c.app       = bad;
+    expect_invalid(c, "app: must be one of acl, router, router+acl, ipsec, switch");
   }
   for (Offload o : {Offload::kCpu, Offload::kGpu, Offload::kAuto}) {
     Offload back = Offload::kAuto;
     ASSERT_TRUE(parse_offload(offload_name(o), back));
     EXPECT_EQ(back, o);
   }
-  EXPECT_STREQ(app_name(AppKind::kRouterAcl), "router+acl");
-  AppKind a = AppKind::kRouter;
-  EXPECT_FALSE(parse_app("hub", a));
-  EXPECT_FALSE(parse_app("", a));
-  EXPECT_FALSE(parse_app("ACL", a));
-  EXPECT_EQ(a, AppKind::kRouter) << "unchanged on failure";
   Offload o = Offload::kCpu;
   EXPECT_FALSE(parse_offload("cuda", o));
   EXPECT_EQ(o, Offload::kCpu);
@@ -93,7 +98,7 @@ TEST(RunConfigNames, RoundTripAndReject) {
 
 TEST(RunConfigToml, FullExample) {
   const RunConfig c = parsed(kFull);
-  EXPECT_EQ(c.app, AppKind::kRouter);
+  EXPECT_EQ(c.app, "router");
   EXPECT_EQ(c.engine, Offload::kCpu);
   EXPECT_EQ(c.offload_device, "cpu");
   EXPECT_EQ(c.offload_depth, 7u);
@@ -111,15 +116,16 @@ TEST(RunConfigToml, FullExample) {
   EXPECT_EQ(c.ports[0],
             (std::pair<std::string, std::string>{"in", "pcap:/abs/in.pcap:/abs/out.pcap"}));
   EXPECT_EQ(c.ports[1], (std::pair<std::string, std::string>{"out", "null"}));
-  EXPECT_EQ(c.fib, "/abs/routes.txt.xz");
-  EXPECT_EQ(c.neighbors, "/abs/neighbors.txt");
-  EXPECT_EQ(c.lookup_engine, "cpu.lpm");
-  EXPECT_EQ(c.rules, "/abs/acl1_10K");
-  EXPECT_EQ(c.rules_format, "openflow");
-  EXPECT_EQ(c.algo, "tuple");
-  EXPECT_EQ(c.match_action, "output:3");
-  EXPECT_EQ(c.default_action, "drop");
-  EXPECT_EQ(c.ipv6_action, "deny");
+  EXPECT_EQ(c.setting("router.fib"), "/abs/routes.txt.xz");
+  EXPECT_EQ(c.setting("router.neighbors"), "/abs/neighbors.txt");
+  EXPECT_EQ(c.setting("router.lookup"), "cpu.lpm");
+  EXPECT_EQ(c.setting("acl.rules"), "/abs/acl1_10K");
+  EXPECT_EQ(c.setting("acl.format"), "openflow");
+  EXPECT_EQ(c.setting("acl.algo"), "tuple");
+  EXPECT_EQ(c.setting("acl.match"), "output:3");
+  EXPECT_EQ(c.setting("acl.default"), "drop");
+  EXPECT_EQ(c.setting("acl.ipv6"), "deny");
+  EXPECT_EQ(c.settings.size(), 9u) << "each key once";
   EXPECT_TRUE(c.validate().is_ok()) << c.validate().message();
 }
 
@@ -132,13 +138,13 @@ TEST(RunConfigToml, EmptyFileKeepsDefaultsAndAbsentKeysKeepValues) {
 
   RunConfig c = with_ports();
   c.batch     = 64;
-  c.fib       = "/keep/fib.txt";
+  c.set_setting("router.fib", "/keep/fib.txt");
   ASSERT_TRUE(
       parse_run_config("workers = 3\n[router]\nlookup = \"ref.lpm\"\n", "x.toml", c).is_ok());
   EXPECT_EQ(c.workers, 3u);
   EXPECT_EQ(c.batch, 64u);
-  EXPECT_EQ(c.fib, "/keep/fib.txt");
-  EXPECT_EQ(c.lookup_engine, "ref.lpm");
+  EXPECT_EQ(c.setting("router.fib"), "/keep/fib.txt");
+  EXPECT_EQ(c.setting("router.lookup"), "ref.lpm");
   EXPECT_EQ(c.ports.size(), 2u) << "ports not in the file are kept";
   ASSERT_TRUE(parse_run_config("[ports]\nonly = \"gen:0\"\n", "x.toml", c).is_ok());
   ASSERT_EQ(c.ports.size(), 1u) << "[ports] replaces the ports";
@@ -153,8 +159,8 @@ TEST(RunConfigToml, DurationTakesIntegersAndFloats) {
 TEST(RunConfigToml, SwitchFlowsAndOpenflowTargets) {
   RunConfig c;
   ASSERT_TRUE(parse_run_config("app = \"switch\"\nflows = \"/f.txt\"\nopenflow = \"ptcp:6000\"\n", "x.toml", c).is_ok());
-  EXPECT_EQ(c.app, AppKind::kSwitch);
-  EXPECT_EQ(c.flows, "/f.txt");
+  EXPECT_EQ(c.app, "switch");
+  EXPECT_EQ(c.setting("flows"), "/f.txt");
   EXPECT_EQ(c.openflow, (std::vector<std::string>{"ptcp:6000"}));
   ASSERT_TRUE(parse_run_config("openflow = [\"ptcp:6000\", \"tcp:10.0.0.1:6653\"]\n", "x.toml", c).is_ok());
   EXPECT_EQ(c.openflow.size(), 2u);
@@ -203,9 +209,9 @@ TEST(RunConfigToml, RelativePathsResolveAgainstTheConfigDirectory) {
   const std::string base = dir + "/sub/";
   EXPECT_EQ(c.json, base + "out/run.json");
   EXPECT_EQ(c.slow_path, base + "slow.pcap");
-  EXPECT_EQ(c.fib, base + "../fib.txt");
-  EXPECT_EQ(c.neighbors, "/abs/n.txt");
-  EXPECT_EQ(c.rules, base + "acl.txt");
+  EXPECT_EQ(c.setting("router.fib"), base + "../fib.txt");
+  EXPECT_EQ(c.setting("router.neighbors"), "/abs/n.txt");
+  EXPECT_EQ(c.setting("acl.rules"), base + "acl.txt");
   ASSERT_EQ(c.ports.size(), 6u);
   EXPECT_EQ(c.ports[0].second, "pcap:" + base + "caps/in.pcap:" + base + "caps/out.pcap");
   EXPECT_EQ(c.ports[1].second, "pcap::" + base + "tx.pcap");
@@ -215,7 +221,7 @@ TEST(RunConfigToml, RelativePathsResolveAgainstTheConfigDirectory) {
   EXPECT_EQ(c.ports[5].second, "pcap:" + base + "ro.pcap");
 
   // A name without a directory leaves relative paths as they are.
-  EXPECT_EQ(parsed("[acl]\nrules = \"acl.txt\"\n").rules, "acl.txt");
+  EXPECT_EQ(parsed("[acl]\nrules = \"acl.txt\"\n").setting("acl.rules"), "acl.txt");
 }
 
 TEST(RunConfigToml, MissingFileIsAnIoError) {
@@ -338,13 +344,6 @@ TEST(RunConfigValidate, DefaultsWithPortsAreValid) {
   EXPECT_TRUE(c.validate().is_ok());
 }
 
-void expect_invalid(const RunConfig& c, const std::string& prefix) {
-  const Status s = c.validate();
-  ASSERT_FALSE(s.is_ok()) << prefix;
-  EXPECT_EQ(s.code(), Errc::kInvalidArgument);
-  EXPECT_EQ(s.message().rfind(prefix, 0), 0u) << s.message();
-}
-
 TEST(RunConfigValidate, RangesNameTheKey) {
   RunConfig c = with_ports();
   c.batch     = 0;
@@ -365,29 +364,35 @@ TEST(RunConfigValidate, RangesNameTheKey) {
   c.offload_depth = 0;
   expect_invalid(c, "offload_depth: must be 1..64, got 0");
   c              = with_ports();
-  c.rules_format = "ClassBench";
+  c.set_setting("acl.format", "ClassBench");
   expect_invalid(c, "acl.format: ");
-  c      = with_ports();
-  c.algo = "";
+  c = with_ports();
+  c.set_setting("acl.algo", "");
   expect_invalid(c, "acl.algo: ");
-  c               = with_ports();
-  c.lookup_engine = "";
+  c = with_ports();
+  c.set_setting("router.lookup", "");
   expect_invalid(c, "router.lookup: ");
+  c = with_ports();
+  c.set_setting("acl.rulez", "x");
+  expect_invalid(c, "acl.rulez: not a setting of any app");
+  c     = with_ports();
+  c.app = "ipsec";
+  expect_invalid(c, "sa: app ipsec needs the SA file");
 }
 
 TEST(RunConfigValidate, Actions) {
   for (const char* ok : {"permit", "deny", "drop", "output:0", "output:65535", "output:007"}) {
-    RunConfig c    = with_ports();
-    c.match_action = ok;
+    RunConfig c = with_ports();
+    c.set_setting("acl.match", ok);
     EXPECT_TRUE(c.validate().is_ok()) << ok;
   }
   for (const char* bad : {"", "Permit", "output:", "output:65536", "output:-1", "output:1x",
                           "output:999999", "output 1", "forward"}) {
-    RunConfig c      = with_ports();
-    c.default_action = bad;
+    RunConfig c = with_ports();
+    c.set_setting("acl.default", bad);
     expect_invalid(c, "acl.default: ");
-    c             = with_ports();
-    c.ipv6_action = bad;
+    c = with_ports();
+    c.set_setting("acl.ipv6", bad);
     if (*bad)
       expect_invalid(c, "acl.ipv6: ");
     else

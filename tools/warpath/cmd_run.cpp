@@ -16,6 +16,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <map>
@@ -32,16 +33,15 @@
 #include "warpath/classify/classifier.hpp"
 #include "warpath/classify/rule.hpp"
 #include "warpath/core/cuda_device.hpp"
+#include "warpath/core/version.hpp"
 #include "warpath/forward/router.hpp"
-#include "warpath/openflow/session.hpp"
-#include "warpath/runtime/chain.hpp"
-#include "warpath/runtime/openflow_agent.hpp"
 #include "warpath/io/text_file.hpp"
 #include "warpath/lookup/route.hpp"
 #include "warpath/modules/builtin.hpp"
-#include "warpath/core/version.hpp"
+#include "warpath/openflow/session.hpp"
 #include "warpath/runtime/chain.hpp"
 #include "warpath/runtime/metrics.hpp"
+#include "warpath/runtime/openflow_agent.hpp"
 #include "warpath/runtime/pipeline.hpp"
 #include "warpath/runtime/port.hpp"
 #include "warpath/runtime/run_config.hpp"
@@ -144,8 +144,12 @@ class StopSignals {
 Result<runtime::RunConfig> build_config(const RunOptions& o, bool& builtin_ports) {
   runtime::RunConfig c;
   if (!o.config.empty()) WARPATH_TRY(runtime::load_run_config(o.config, c));
-  if (o.has("--app") && !runtime::parse_app(o.app, c.app))
-    return Status(Errc::kInvalidArgument, "--app: unknown app '" + o.app + "'");
+  if (o.has("--app")) {
+    const auto& apps = runtime::presets().apps;
+    if (std::find(apps.begin(), apps.end(), o.app) == apps.end())
+      return Status(Errc::kInvalidArgument, "--app: unknown app '" + o.app + "'");
+    c.app = o.app;
+  }
   if (o.has("--chain")) {
     auto parsed = runtime::parse_chain(o.chain);
     if (!parsed) return Status(parsed.status().code(), "--" + parsed.status().message());
@@ -171,20 +175,28 @@ Result<runtime::RunConfig> build_config(const RunOptions& o, bool& builtin_ports
   auto set = [&](const char* flag, std::string& field, const std::string& value) {
     if (o.has(flag)) field = value;
   };
-  set("--rules", c.rules, o.rules);
-  set("--format", c.rules_format, o.format);
-  set("--algo", c.algo, o.algo);
-  set("--fib", c.fib, o.fib);
-  set("--neighbors", c.neighbors, o.neighbors);
-  set("--sa", c.sa, o.sa);
-  set("--flows", c.flows, o.flows);
+  // The presets' settings, as the config file's keys name them.
+  auto setting = [&](const char* flag, const char* key, const std::string& value) {
+    if (o.has(flag)) c.set_setting(key, value);
+  };
+  setting("--rules", "acl.rules", o.rules);
+  setting("--format", "acl.format", o.format);
+  setting("--algo", "acl.algo", o.algo);
+  setting("--fib", "router.fib", o.fib);
+  setting("--neighbors", "router.neighbors", o.neighbors);
+  setting("--sa", "sa", o.sa);
+  setting("--flows", "flows", o.flows);
+  setting("--lookup", "router.lookup", o.lookup);
+  setting("--match-action", "acl.match", o.match_action);
+  setting("--default-action", "acl.default", o.default_action);
+  setting("--ipv6-action", "acl.ipv6", o.ipv6_action);
+  setting("--non-ip-action", "acl.nonip", o.nonip_action);
   if (o.has("--openflow")) c.openflow = o.openflow;
   if (o.has("--openflow-probe"))  // a positive interval never rounds to 0 (off)
     c.openflow_probe_ms = o.openflow_probe > 0 ? std::max(1u, uint32_t(o.openflow_probe * 1000 + 0.5)) : 0;
   set("--openflow-private-key", c.openflow_private_key, o.of_key);
   set("--openflow-certificate", c.openflow_certificate, o.of_cert);
   set("--openflow-ca-cert", c.openflow_ca_cert, o.of_ca);
-  set("--lookup", c.lookup_engine, o.lookup);
   set("--offload-device", c.offload_device, o.offload_device);
   set("--json", c.json, o.json);
   set("--slow-path", c.slow_path, o.slow_path);
@@ -194,10 +206,6 @@ Result<runtime::RunConfig> build_config(const RunOptions& o, bool& builtin_ports
       return Status(Errc::kInvalidArgument,
                     "--metrics " + o.metrics + ": " + address.status().message());
   set("--schedule", c.schedule, o.schedule);
-  set("--match-action", c.match_action, o.match_action);
-  set("--default-action", c.default_action, o.default_action);
-  set("--ipv6-action", c.ipv6_action, o.ipv6_action);
-  set("--non-ip-action", c.nonip_action, o.nonip_action);
   if (o.has("--workers")) c.workers = o.workers;
   if (o.has("--batch")) c.batch = o.batch;
   if (o.has("--delay-us")) c.delay_us = o.delay_us;
@@ -282,26 +290,33 @@ struct Tables {
   forward::RouterConfig neighbors;
   classify::RuleSet rules;
   std::string fib_text, rules_text;
+  bool router = false, acl = false;  ///< the preset has those modules (their tables loaded)
 };
 
+/// Loads the tables of the preset's router and acl modules (a chain's modules load their own).
 Status load_tables(const runtime::RunConfig& c, bool builtin_ports, Tables& t) {
-  if (!c.chain.empty()) return Status::ok();  // the modules load their own
-  const bool router = c.app == runtime::AppKind::kRouter || c.app == runtime::AppKind::kRouterAcl ||
-                      c.app == runtime::AppKind::kIpsec;
-  const bool acl    = c.app == runtime::AppKind::kAcl || c.app == runtime::AppKind::kRouterAcl;
+  if (!c.chain.empty()) return Status::ok();
+  bool router = false, acl = false;
+  for (const runtime::ModuleSpec& m : runtime::preset_chain(c, {})) {
+    router = router || m.kind == "router";
+    acl    = acl || m.kind == "acl";
+  }
+  t.router = router;
+  t.acl    = acl;
   if (router) {
-    if (c.fib.empty()) {
+    const std::string fib = c.setting("router.fib"), neighbors = c.setting("router.neighbors");
+    if (fib.empty()) {
       t.fib      = runtime::builtin_fib(c.seed);
       t.fib_text = "built-in synthetic table";
     } else {
-      WARPATH_ASSIGN_OR_RETURN(t.fib, lookup::load_routes(c.fib));
-      t.fib_text = c.fib;
+      WARPATH_ASSIGN_OR_RETURN(t.fib, lookup::load_routes(fib));
+      t.fib_text = fib;
     }
     t.fib_text += " (" + std::to_string(t.fib.v4.size()) + " IPv4 + " +
                   std::to_string(t.fib.v6.size()) + " IPv6 routes)";
-    if (!c.neighbors.empty()) {
-      WARPATH_ASSIGN_OR_RETURN(std::string text, io::read_text_file(c.neighbors));
-      WARPATH_ASSIGN_OR_RETURN(t.neighbors, forward::parse_neighbors(c.neighbors, text, t.fib));
+    if (!neighbors.empty()) {
+      WARPATH_ASSIGN_OR_RETURN(std::string text, io::read_text_file(neighbors));
+      WARPATH_ASSIGN_OR_RETURN(t.neighbors, forward::parse_neighbors(neighbors, text, t.fib));
     } else if (builtin_ports) {
       t.neighbors = runtime::neighbors_to_port(t.fib, 1);  // the sink
     } else {
@@ -309,12 +324,14 @@ Status load_tables(const runtime::RunConfig& c, bool builtin_ports, Tables& t) {
     }
   }
   if (acl) {
-    if (c.rules.empty()) {
+    const std::string rules  = c.setting("acl.rules"),
+                      format = c.setting("acl.format", "classbench");
+    if (rules.empty()) {
       t.rules      = runtime::builtin_acl(c.seed);
       t.rules_text = "built-in random 5-tuple ACL: deny ICMP, every 8th rule denies";
     } else {
-      WARPATH_ASSIGN_OR_RETURN(t.rules, classify::load_rules(c.rules, c.rules_format));
-      t.rules_text = c.rules + " (" + c.rules_format + ")";
+      WARPATH_ASSIGN_OR_RETURN(t.rules, classify::load_rules(rules, format));
+      t.rules_text = rules + " (" + format + ")";
     }
     t.rules_text += " (" + std::to_string(t.rules.rules.size()) + " rules)";
   }
@@ -343,13 +360,11 @@ int run_pipeline(const RunOptions& o) {
   ctx.rules = tables.rules_text;
   runtime::RunInputs in;
   runtime::set_file_loaders(in);
-  if (c.chain.empty() && c.app != runtime::AppKind::kAcl &&
-      c.app != runtime::AppKind::kSwitch) {  // a chain's modules load theirs
+  if (tables.router) {  // a chain's modules load theirs
     in.fib       = &tables.fib;
     in.neighbors = &tables.neighbors;
   }
-  if (c.chain.empty() && (c.app == runtime::AppKind::kAcl || c.app == runtime::AppKind::kRouterAcl))
-    in.rules = &tables.rules;
+  if (tables.acl) in.rules = &tables.rules;
   if (Status s = runtime::open_run_ports(c, in); !s.is_ok()) return fail(s.message());
   OutputFile json(c.json);
   if (!c.json.empty())
@@ -461,7 +476,7 @@ void add_run(CLI::App& app, Runner& run) {
     o->given[name]   = opt;
     return opt;
   };
-  flag("--app", o->app, "Application: acl, router, router+acl, ipsec, switch")
+  flag("--app", o->app, "Application: " + runtime::preset_app_list())
       ->check(CLI::IsMember({"acl", "router", "router+acl", "ipsec", "switch"}));
   flag("--chain", o->chain,
        "Modules to run instead of an app, e.g. \"acl(rules=fw.rules, default=permit) -> "

@@ -76,8 +76,8 @@ void ProgressLine::finish() {
 
 void print_run_summary(const runtime::RunConfig& c, const runtime::RunReport& r,
                        const RunContext& ctx, std::FILE* out) {
-  fmt::print(out, "warpath run: {}, {} ports, engine {}\n",
-             r.app.empty() ? runtime::app_name(c.app) : r.app, r.ports.size(), engines(c, r));
+  fmt::print(out, "warpath run: {}, {} ports, engine {}\n", r.app.empty() ? c.app : r.app,
+             r.ports.size(), engines(c, r));
   fmt::print(out, "{} worker{}, batch {}, delay {} us, ", c.workers, c.workers == 1 ? "" : "s",
              c.batch, c.delay_us);
   if (c.duration_s > 0)

@@ -44,17 +44,10 @@ namespace warpath::runtime {
 Result<std::vector<ModuleSpec>> parse_chain(std::string_view text);
 /// The one-line form of specs (what parse_chain reads back).
 std::string format_chain(const std::vector<ModuleSpec>& specs);
-/// The chain of a preset application, with its arguments from `config` (router.* and acl.*).
-/// A file argument is left out for each table the caller passes in TableSource (`preloaded`),
-/// so a caller may load some tables and leave the others to the modules. The chain modules'
-/// library registers the builder (src/modules/presets.cpp); the runtime names no module, and
-/// without a builder a preset is an empty chain (run() refuses it).
-struct Preloaded {
-  bool fib = false, neighbors = false, rules = false;
-};
-using PresetBuilder = std::vector<ModuleSpec> (*)(const RunConfig&, Preloaded);
-/// Sets the builder of preset_chain (the last registered wins). Always true.
-bool register_preset_builder(PresetBuilder builder) noexcept;
+/// The chain of the preset application `config.app`, with its arguments from the preset's
+/// settings, leaving out the file argument of each table the caller passes in TableSource
+/// (`preloaded`). Built by the registered catalog (run_config.hpp: PresetCatalog); without one
+/// a preset is an empty chain (run() refuses it).
 std::vector<ModuleSpec> preset_chain(const RunConfig& config, Preloaded preloaded);
 
 /// Per-module counters of one worker (written by its owner only; relaxed atomics, so the

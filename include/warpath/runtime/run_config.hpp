@@ -35,24 +35,11 @@
 //   [ports]                       # name = spec, in port-number order (port.hpp lists specs)
 //   in  = "pcap:in.pcap:out.pcap"
 //   out = "null"
-//   [router]
-//   fib       = "routes.txt.xz"   # default: a built-in synthetic Internet table
-//   neighbors = "neighbors.txt"   # lines `nexthop port dst_mac`; default: next hop N -> port
-//                                 # N % ports
-//   lookup    = "auto"            # lookup engine for the CPU side (cpu.lpm, ref.lpm, ...)
-//   [acl]
-//   rules     = "acl1_10K"        # default: a built-in 1,000-rule ACL
-//   format    = "classbench"      # classbench | openflow
-//   algo      = "auto"            # linear | tuple | bloom | rfc | tic | split | auto
-//   match     = "permit"          # action of a matching rule that names none
-//   default   = "deny"            # action when no rule matches
-//   ipv6      = "deny"            # IPv6 packets with a 5-tuple ACL (its keys are IPv4);
-//                                 # default: `default` (a firewall fails closed; counted as
-//                                 # acl_ipv6 when denied), permit with the built-in ACL
-//   nonip     = "deny"            # frames neither IPv4 nor IPv6 (ARP, MPLS, PPPoE) with a
-//                                 # 5-tuple ACL; default: `default` in the acl app (counted as
-//                                 # acl_non_ip when denied), permit before the router
-//   [[module]]                    # instead of app, [router] and [acl]: a chain of modules,
+//   [router]                      # the preset's settings: tables named after its modules,
+//   fib       = "routes.txt.xz"   # top-level keys (sa, flows); the chain modules' library
+//   [acl]                         # declares them (PresetCatalog; src/modules/presets.cpp
+//   rules     = "acl1_10K"        # lists every one and its default, docs/cli.md in brief)
+//   [[module]]                    # instead of app and its settings: a chain of modules,
 //   kind = "acl"                  # one table each, in order (chain.hpp; `warpath modules`
 //   rules = "fw.rules"            # lists the kinds and their arguments). Every other key is
 //   default = "permit"            # an argument: a string, an integer or a boolean
@@ -60,7 +47,7 @@
 //   kind = "router"
 //   fib = "routes.txt.xz"
 //
-// Relative paths (router.fib, router.neighbors, acl.rules, the rules, fib and neighbors
+// Relative paths (the preset settings that are files, the rules, fib and neighbors
 // arguments of modules, json, slow_path and the files of pcap port specs) are relative to the
 // directory of the config file. Durations may be integers or floats. [ports] keeps file order (the position is the port number).
 //
@@ -93,36 +80,72 @@ struct ModuleSpec {
   std::string where;
 };
 
-enum class AppKind : uint8_t { kAcl, kRouter, kRouterAcl, kIpsec, kSwitch };
 enum class Offload : uint8_t { kCpu, kGpu, kAuto };
 
-/// "acl", "router", "router+acl", "ipsec", "switch"
-const char* app_name(AppKind a) noexcept;
 const char* offload_name(Offload o) noexcept;  ///< "cpu", "gpu", "auto"
-bool parse_app(std::string_view text, AppKind& out) noexcept;
 bool parse_offload(std::string_view text, Offload& out) noexcept;
 
+/// A setting of a preset application, keyed as the config file spells it: a key of one of its
+/// tables ("acl.rules", "router.fib") or a top-level key ("sa", "flows").
+struct PresetSetting {
+  std::string key, value;
+};
+
+struct RunConfig;
+
+/// Which of a preset's tables the caller loaded itself (TableSource): the preset then leaves
+/// out their file arguments, so a caller may load some tables and leave the others to the
+/// modules.
+struct Preloaded {
+  bool fib = false, neighbors = false, rules = false;
+};
+
+/// A key of a preset's settings: plain text, or a file path (then resolved against the config
+/// file's directory, and an input that no output of the run may overwrite).
+struct PresetKey {
+  std::string key;
+  bool path = false;
+};
+
+/// The preset applications of `warpath run --app`. The chain modules' library registers them
+/// (src/modules/presets.cpp), so that the runtime names no module and no setting: their names,
+/// the keys of their settings (the TOML loader takes exactly these, and the CLI's flags set
+/// them), a check of the settings' values (messages start with the key, as validate()'s), and
+/// the chain of modules each becomes.
+struct PresetCatalog {
+  std::vector<std::string> apps;  ///< in the order `--help` lists them
+  std::vector<PresetKey> keys;
+  Status (*check)(const RunConfig&)                             = nullptr;
+  std::vector<ModuleSpec> (*chain)(const RunConfig&, Preloaded) = nullptr;
+};
+/// Sets the catalog (the last registered wins). Always true.
+bool register_presets(const PresetCatalog& catalog) noexcept;
+/// The registered catalog; empty without the chain modules' library (then run() refuses a
+/// preset).
+const PresetCatalog& presets() noexcept;
+/// The catalog's app names joined by ", ".
+std::string preset_app_list();
+
 struct RunConfig {
-  AppKind app = AppKind::kRouterAcl;
-  /// The modules to run (chain.hpp); empty = the preset `app` with the router.* and acl.*
-  /// settings below. A chain takes its tables from its modules' arguments instead.
+  /// The preset application (PresetCatalog::apps) run when `chain` is empty.
+  std::string app = "router+acl";
+  /// The modules to run (chain.hpp); empty = the preset `app` with `settings`. A chain takes
+  /// its tables from its modules' arguments instead.
   std::vector<ModuleSpec> chain;
-  /// "FILE:LINE" of the config file's first preset setting (app, [router] or [acl]); empty
-  /// when it has none. Set by load_run_config() so that `--chain` can refuse a file whose
+  /// "FILE:LINE" of the config file's first preset setting (app, a preset's table or key);
+  /// empty when it has none. Set by load_run_config() so that `--chain` can refuse a file whose
   /// preset settings it would otherwise ignore.
   std::string preset_where;
   /// (name, spec) in port-number order: the first is port 0.
   std::vector<std::pair<std::string, std::string>> ports;
 
-  std::string fib;                     ///< route file; empty = built-in table
-  std::string neighbors;               ///< neighbour file; empty = default_neighbors()
-  std::string lookup_engine = "auto";  ///< CPU-side lookup engine id or "auto"
+  /// The preset's settings, in the order given (a key at most once: set_setting replaces).
+  std::vector<PresetSetting> settings;
+  /// The value of setting `key`, or `fallback` when it is not set.
+  std::string setting(std::string_view key, std::string_view fallback = {}) const;
+  bool has_setting(std::string_view key) const;
+  void set_setting(std::string_view key, std::string value);
 
-  /// The IPsec gateway's SA file (app ipsec: esp-in -> esp-out -> router; io/sa_file.hpp).
-  std::string sa;
-  /// The OpenFlow switch's flow file (app switch: one `switch` module; openflow/flow.hpp);
-  /// empty = no flows (every packet takes the table miss).
-  std::string flows;
   /// OpenFlow agent targets (runtime/openflow_agent.hpp: ptcp:[IP:]PORT, tcp:HOST:PORT, or
   /// "none"); empty = ptcp:127.0.0.1:6653 when the chain has a switch (then a port in use is a
   /// warning, not an error).
@@ -131,17 +154,6 @@ struct RunConfig {
   uint32_t openflow_probe_ms = 5000;
   /// PEM files of pssl: and ssl: targets: the private key, its certificate, the peers' CA.
   std::string openflow_private_key, openflow_certificate, openflow_ca_cert;
-
-  std::string rules;  ///< rule file; empty = built-in ACL
-  std::string rules_format   = "classbench";
-  std::string algo           = "auto";  ///< classification algorithm
-  std::string match_action   = "permit";
-  std::string default_action = "deny";
-  /// IPv6 packets under 5-tuple rules (whose keys are IPv4); empty = default_action (a
-  /// firewall fails closed), permit with the built-in ACL (the demo's router sees IPv6).
-  std::string ipv6_action;
-  /// Frames neither IPv4 nor IPv6 under 5-tuple rules (ARP, MPLS, PPPoE); empty = default_action.
-  std::string nonip_action;
 
   Offload engine = Offload::kAuto;
   /// Engines the offload (master) thread uses: "cuda" (the GPU) or "cpu" (the same master,
@@ -176,8 +188,8 @@ struct RunConfig {
   bool progress           = true;  ///< live one-line display (the CLI turns it off when not a TTY)
 
   /// Range and consistency checks (batch 1..65536, workers 1..256, offload_depth 1..64,
-  /// delay_us <= 1e6,
-  /// duration >= 0, offload_device, acl format/algo/actions, then the ports: at least one,
+  /// delay_us <= 1e6, duration >= 0, offload_device, the app and its settings (the
+  /// catalog's check, unless the run is a chain), then the ports: at least one,
   /// names unique and [A-Za-z0-9_.-]+, specs that parse_port_spec() accepts, one that
   /// receives). kInvalidArgument "key: reason" with the key as the TOML file spells it
   /// ("batch", "acl.match", "ports.NAME", "ports"); the ports are checked last. The CLI

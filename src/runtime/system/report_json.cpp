@@ -30,7 +30,7 @@ nlohmann::ordered_json run_report_body(const RunConfig& c, const RunReport& r,
                                        const ReportNames& names) {
   using J = nlohmann::ordered_json;
   J j     = J::object();
-  j["app"]            = r.app.empty() ? app_name(c.app) : r.app;
+  j["app"]            = r.app.empty() ? c.app : r.app;
   j["chain"]          = r.chain;
   j["schedule"]       = r.schedule;
   j["parsed"]         = r.parsed;

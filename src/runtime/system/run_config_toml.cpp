@@ -13,7 +13,10 @@
 //   file order by the source line (and column) of each key, because the position is the port
 //   number.
 //
-//   Relative paths (router.fib, router.neighbors, acl.rules, json, slow_path and the files in
+//   The preset applications' settings ([router], [acl], sa, ...) are the keys the chain
+//   modules' library declares (run_config.hpp: PresetCatalog); the loader knows none by name.
+//
+//   Relative paths (the preset settings that are paths, json, slow_path and the files in
 //   pcap port specs) are resolved against the directory of the config file, so a config works
 //   from any working directory.
 #include <toml++/toml.h>
@@ -72,27 +75,30 @@ class Loader {
       lines_[key]         = line;
       if (key == "module") {
         WARPATH_TRY(modules(line, v));
-      } else if (key == "ports" || key == "router" || key == "acl") {
+      } else if (key == "ports" || preset_table(key)) {
         const toml::table* t = v.as_table();
         if (!t) return wrong_type(line, key, "a table", v);
         lines_[key] = uint32_t(t->source().begin.line ? t->source().begin.line : line);
-        WARPATH_TRY(key == "ports" ? ports(*t) : key == "router" ? router(*t) : acl(*t));
+        WARPATH_TRY(key == "ports" ? ports(*t) : preset_settings(key, *t));
+      } else if (const PresetKey* pk = preset_key(key)) {
+        WARPATH_TRY(setting(line, *pk, v));
       } else {
         WARPATH_TRY(top(line, key, v));
       }
     }
-    uint32_t preset_line = 0;
-    for (const char* key : {"app", "router", "acl", "sa", "flows"})
-      if (lines_.count(key) && (!preset_line || lines_.at(key) < preset_line))
-        preset_line = lines_.at(key);
-    if (preset_line) c_.preset_where = name_ + ":" + std::to_string(preset_line);
-    if (!c_.chain.empty())  // the presets' settings have no place in a chain
-      for (const char* key : {"app", "router", "acl", "sa", "flows"})
-        if (lines_.count(key))
-          return error(Errc::kInvalidArgument, lines_.at(key),
-                       std::string(key) +
-                           ": not with [[module]] (a chain takes its tables from its modules' "
-                           "arguments)");
+    // The preset's keys of this file: app, its tables and its top-level settings.
+    std::vector<std::string> preset_keys;
+    for (const auto& [key, line] : lines_)
+      if (key == "app" || preset_table(key) || preset_key(key)) preset_keys.push_back(key);
+    const std::string* first = nullptr;  // the first of them in the file
+    for (const std::string& key : preset_keys)
+      if (!first || lines_.at(key) < lines_.at(*first)) first = &key;
+    if (first) c_.preset_where = name_ + ":" + std::to_string(lines_.at(*first));
+    if (first && !c_.chain.empty())  // the presets' settings have no place in a chain
+      return error(Errc::kInvalidArgument, lines_.at(*first),
+                   *first +
+                       ": not with [[module]] (a chain takes its tables from its modules' "
+                       "arguments)");
     return check();
   }
 
@@ -202,15 +208,13 @@ class Loader {
   }
 
   Status top(uint32_t line, const std::string& key, const toml::node& v) {
-    if (key == "app" || key == "engine") {
+    if (key == "app") return get_string(line, key, v, c_.app);  // checked by validate()
+    if (key == "engine") {
       std::string text;
       WARPATH_TRY(get_string(line, key, v, text));
-      const bool ok = key == "app" ? parse_app(text, c_.app) : parse_offload(text, c_.engine);
-      if (!ok)
+      if (!parse_offload(text, c_.engine))
         return error(Errc::kInvalidArgument, line,
-                     key + ": must be one of " +
-                         (key == "app" ? "acl, router, router+acl, ipsec, switch" : "cpu, gpu, auto") + ", got '" +
-                         text + "'");
+                     key + ": must be one of cpu, gpu, auto, got '" + text + "'");
       return Status::ok();
     }
     if (key == "offload_device") return get_string(line, key, v, c_.offload_device);
@@ -230,8 +234,6 @@ class Loader {
       return Status::ok();
     }
     if (key == "json") return get_path(line, key, v, c_.json);
-    if (key == "sa") return get_path(line, key, v, c_.sa);  // app = "ipsec": the SA file
-    if (key == "flows") return get_path(line, key, v, c_.flows);  // app = "switch": the flow file
     if (key == "slow_path") {  // a capture file (resolved like every path) or tap:IFACE
       WARPATH_TRY(get_string(line, key, v, c_.slow_path));
       if (c_.slow_path.rfind("tap:", 0) != 0) c_.slow_path = resolve(c_.slow_path);
@@ -297,13 +299,24 @@ class Loader {
       c_.openflow = std::move(targets);
       return Status::ok();
     }
-    return unknown(line, key,
-                   "app, engine, offload_device, offload_depth, workers, batch, delay_us, duration, "
-                   "seed, json, "
-                   "slow_path, metrics, stats_interval, schedule, pin_threads, zero_copy, cpus, gen_profile, sa, "
-                   "flows, openflow, openflow_probe, openflow_private_key, openflow_certificate, "
-                   "openflow_ca_cert, [ports], "
-                   "[router], [acl], [[module]]");
+    std::string known =
+        "app, engine, offload_device, offload_depth, workers, batch, delay_us, duration, seed, "
+        "json, slow_path, metrics, stats_interval, schedule, pin_threads, zero_copy, cpus, "
+        "gen_profile";
+    std::vector<std::string> tables;
+    for (const PresetKey& k : presets().keys) {
+      const size_t dot = k.key.find('.');
+      if (dot == std::string::npos) {
+        known += ", " + k.key;
+      } else if (std::find(tables.begin(), tables.end(), k.key.substr(0, dot)) == tables.end()) {
+        tables.push_back(k.key.substr(0, dot));
+      }
+    }
+    known +=
+        ", openflow, openflow_probe, openflow_private_key, openflow_certificate, "
+        "openflow_ca_cert, [ports]";
+    for (const std::string& t : tables) known += ", [" + t + "]";
+    return unknown(line, key, (known + ", [[module]]").c_str());
   }
 
   Status ports(const toml::table& t) {
@@ -330,47 +343,43 @@ class Loader {
     return Status::ok();
   }
 
-  Status router(const toml::table& t) {
-    for (auto&& [k, v] : t) {
-      const std::string key = "router." + std::string(k.str());
-      const uint32_t line   = uint32_t(k.source().begin.line);
-      lines_[key]           = line;
-      if (k.str() == "fib") {
-        WARPATH_TRY(get_path(line, key, v, c_.fib));
-      } else if (k.str() == "neighbors") {
-        WARPATH_TRY(get_path(line, key, v, c_.neighbors));
-      } else if (k.str() == "lookup") {
-        WARPATH_TRY(get_string(line, key, v, c_.lookup_engine));
-      } else {
-        return unknown(line, key, "fib, neighbors, lookup");
-      }
-    }
+  /// A preset's table: [T] when some key of the catalog is "T.KEY".
+  static bool preset_table(const std::string& name) {
+    for (const PresetKey& k : presets().keys)
+      if (k.key.size() > name.size() && k.key.compare(0, name.size(), name) == 0 &&
+          k.key[name.size()] == '.')
+        return true;
+    return false;
+  }
+  static const PresetKey* preset_key(const std::string& key) {
+    for (const PresetKey& k : presets().keys)
+      if (k.key == key) return &k;
+    return nullptr;
+  }
+
+  /// A preset's setting: a string (a path resolved against the file's directory).
+  Status setting(uint32_t line, const PresetKey& k, const toml::node& v) {
+    std::string text;
+    WARPATH_TRY(k.path ? get_path(line, k.key, v, text) : get_string(line, k.key, v, text));
+    c_.set_setting(k.key, std::move(text));
     return Status::ok();
   }
 
-  Status acl(const toml::table& t) {
+  /// [T]: each key one of the catalog's "T.KEY".
+  Status preset_settings(const std::string& table, const toml::table& t) {
     for (auto&& [k, v] : t) {
-      const std::string key       = "acl." + std::string(k.str());
-      const uint32_t line         = uint32_t(k.source().begin.line);
-      lines_[key]                 = line;
-      const std::string_view name = k.str();
-      if (name == "rules") {
-        WARPATH_TRY(get_path(line, key, v, c_.rules));
-      } else if (name == "format") {
-        WARPATH_TRY(get_string(line, key, v, c_.rules_format));
-      } else if (name == "algo") {
-        WARPATH_TRY(get_string(line, key, v, c_.algo));
-      } else if (name == "match") {
-        WARPATH_TRY(get_string(line, key, v, c_.match_action));
-      } else if (name == "default") {
-        WARPATH_TRY(get_string(line, key, v, c_.default_action));
-      } else if (name == "ipv6") {
-        WARPATH_TRY(get_string(line, key, v, c_.ipv6_action));
-      } else if (name == "nonip") {
-        WARPATH_TRY(get_string(line, key, v, c_.nonip_action));
-      } else {
-        return unknown(line, key, "rules, format, algo, match, default, ipv6, nonip");
+      const std::string key = table + "." + std::string(k.str());
+      const uint32_t line   = uint32_t(k.source().begin.line);
+      lines_[key]           = line;
+      if (const PresetKey* pk = preset_key(key)) {
+        WARPATH_TRY(setting(line, *pk, v));
+        continue;
       }
+      std::string known;
+      for (const PresetKey& pk2 : presets().keys)
+        if (pk2.key.rfind(table + ".", 0) == 0)
+          known += (known.empty() ? "" : ", ") + pk2.key.substr(table.size() + 1);
+      return unknown(line, key, known.c_str());
     }
     return Status::ok();
   }
