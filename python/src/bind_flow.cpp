@@ -14,21 +14,14 @@ namespace warpath::py {
 namespace {
 
 nb::dict counters_dict(const flow::FlowCounters& c) {
-  nb::dict d, track, ended;
-  d["packets"] = c.packets;
-  for (unsigned i = 0; i < unsigned(flow::Track::kCount); ++i)
-    track[flow::track_name(flow::Track(i))] = c.track[i];
-  d["packets_by_track"] = track;
-  d["flows"]            = c.created;
-  for (unsigned i = 0; i < unsigned(flow::FlowEnd::kCount); ++i)
-    ended[flow::flow_end_name(flow::FlowEnd(i))] = c.ended[i];
-  d["ended"]             = ended;
-  d["midstream"]         = c.midstream;
-  d["max_active"]        = c.max_active;
-  d["emergency_entered"] = c.emergency_entered;
-  d["ignored_rst"]       = c.ignored_rst;
-  d["ignored_fin"]       = c.ignored_fin;
-  d["reoriented"]        = c.reoriented;
+  nb::dict d;
+  flow::for_each_counter(
+      c, [&](const char* name, uint64_t v) { d[name] = v; },
+      [&](const char* name, auto names, const uint64_t* v, unsigned n) {
+        nb::dict g;
+        for (unsigned i = 0; i < n; ++i) g[names(i)] = v[i];
+        d[name] = g;
+      });
   return d;
 }
 

@@ -131,28 +131,7 @@ nb::tuple reassemble(nb::handle capture, const std::string& policy, const std::s
   }
   const stream::StreamCounters c = reassembler->counters();
   nb::dict counters;
-  counters["segments"]        = c.segments;
-  counters["payload_bytes"]   = c.payload_bytes;
-  counters["streams"]         = c.streams;
-  counters["midstream"]       = c.midstream;
-  counters["delivered_bytes"] = c.delivered_bytes;
-  counters["gaps"]            = c.gaps;
-  counters["gap_bytes"]       = c.gap_bytes;
-  counters["unacked_holes"]   = c.unacked_holes;
-  counters["overlaps"]        = c.overlaps;
-  counters["overlap_diff"]    = c.overlap_diff;
-  counters["retransmitted_bytes"] = c.retransmitted_bytes;
-  counters["before_handshake"] = c.before_handshake;
-  counters["data_on_syn"] = c.data_on_syn;
-  counters["fast_open_ignored"] = c.fast_open_ignored;
-  counters["after_close"] = c.after_close;
-  counters["beyond_window"] = c.beyond_window;
-  counters["stream_cap"] = c.stream_cap;
-  counters["memcap"] = c.memcap;
-  counters["segment_cap"] = c.segment_cap;
-  counters["bad_rst"] = c.bad_rst;
-  counters["depth_reached"] = c.depth_reached;
-  counters["flows_refused"] = c.flows_refused;
+  stream::for_each_counter(c, [&](const char* name, uint64_t v) { counters[name] = v; });
   return nb::make_tuple(streams, counters, std::string(reassembler->id()), stats.to_dict());
 }
 

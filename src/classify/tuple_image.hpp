@@ -39,6 +39,7 @@
 
 #include "classify/core/tuple_core.hpp"
 #include "classify/expand.hpp"
+#include "warpath/classify/classifier.hpp"
 #include "warpath/core/status.hpp"
 
 namespace warpath::classify::detail {
@@ -118,6 +119,16 @@ class TupleClassSet {
   uint64_t entries() const { return entries_; }
   uint32_t classes() const { return uint32_t(classes_.size()); }
   uint64_t memory_bytes() const;
+  /// An engine's stats of the set's host side: rules, entries, classes and memory (the engine
+  /// adds what it holds beside, and its detail).
+  ClassifierStats stats() const {
+    ClassifierStats s;
+    s.rules        = rules();
+    s.entries      = entries();
+    s.classes      = classes();
+    s.memory_bytes = memory_bytes();
+    return s;
+  }
 
  private:
   using MaskKey = std::array<uint32_t, kMaxKeyWords>;

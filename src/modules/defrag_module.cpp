@@ -23,9 +23,10 @@
 #include <algorithm>
 #include <cstring>
 
-#include "warpath/runtime/module.hpp"
+#include "modules/module_helpers.hpp"
 #include "packet/core/parse_core.hpp"
 #include "warpath/defrag/defrag.hpp"
+#include "warpath/runtime/module.hpp"
 
 namespace warpath::runtime {
 namespace {
@@ -132,14 +133,11 @@ class DefragModule final : public Module {
     publish(st);
   }
 
-  // No packet for a while: the clock moves on by the time that passed since the last fragment
-  // (so a quiet link's unfinished datagrams time out and give back their memory; a capture's
-  // clock stays its own). Only once a fragment has been seen: before that nothing is held.
+  // No packet for a while: unfinished datagrams of a quiet link time out and give back their
+  // memory.
   void idle(ModuleState& state, uint64_t mono_ns) const override {
     auto& st = static_cast<DefragWorkerState&>(state);
-    if (!st.clock || mono_ns <= st.mono) return;
-    st.clock += mono_ns - st.mono;
-    st.mono = mono_ns;
+    if (!advance_idle_clock(st.clock, st.mono, mono_ns)) return;
     st.engine->advance(st.clock);
     publish(st);
   }

@@ -16,9 +16,10 @@
 #include <cstdio>
 #include <mutex>
 
-#include "warpath/runtime/module.hpp"
 #include "modules/flow_state.hpp"
+#include "modules/module_helpers.hpp"
 #include "warpath/flow/flow.hpp"
+#include "warpath/runtime/module.hpp"
 
 namespace warpath::runtime {
 namespace {
@@ -119,13 +120,10 @@ class FlowModule final : public Module {
     publish(st);
   }
 
-  // No packet for a while: the flows' clock moves on by the time that passed since the last
-  // packet (so a live link's quiet flows time out, and a capture's clock stays its own).
+  // No packet for a while: a live link's quiet flows time out.
   void idle(ModuleState& state, uint64_t mono_ns) const override {
     auto& st = static_cast<FlowWorkerState&>(state);
-    if (!st.clock || mono_ns <= st.mono) return;
-    st.clock += mono_ns - st.mono;
-    st.mono           = mono_ns;
+    if (!advance_idle_clock(st.clock, st.mono, mono_ns)) return;
     const size_t from = st.idle_ended.size();
     (void)st.tracker->advance(st.clock, st.idle_ended);
     log(st.idle_ended, from);

@@ -8,6 +8,7 @@
 
 #include "warpath/flow/flow.hpp"
 #include "warpath/runtime/frame.hpp"
+#include "warpath/runtime/module.hpp"
 
 namespace warpath::runtime {
 

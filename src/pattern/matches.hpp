@@ -4,6 +4,7 @@
 // streaming form, and block mode through a batch of one.
 #pragma once
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "warpath/pattern/pattern.hpp"
@@ -72,6 +73,11 @@ class WholeStream final : public Stream {
   Matcher& m_;
   std::vector<uint8_t> bytes_;
 };
+
+/// open_stream() of such an engine.
+inline Result<std::unique_ptr<Stream>> open_whole_stream(Matcher& m) {
+  return std::unique_ptr<Stream>(std::make_unique<WholeStream>(m));
+}
 
 /// Block mode through a batch of one: for engines whose work is the batch (cuda.ac, cuda.dfa).
 inline Status scan_as_batch(Matcher& m, const uint8_t* data, size_t len, std::vector<Match>& out) {

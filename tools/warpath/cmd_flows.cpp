@@ -44,20 +44,13 @@ double seconds(uint64_t ns) { return double(ns) / 1e9; }
 
 nlohmann::ordered_json counters_json(const FlowCounters& c) {
   nlohmann::ordered_json j;
-  j["packets"] = c.packets;
-  nlohmann::ordered_json t;
-  for (unsigned i = 0; i < unsigned(Track::kCount); ++i) t[track_name(Track(i))] = c.track[i];
-  j["packets_by_track"] = t;
-  j["flows"]            = c.created;
-  nlohmann::ordered_json e;
-  for (unsigned i = 0; i < unsigned(FlowEnd::kCount); ++i) e[flow_end_name(FlowEnd(i))] = c.ended[i];
-  j["ended"]             = e;
-  j["midstream"]         = c.midstream;
-  j["max_active"]        = c.max_active;
-  j["emergency_entered"] = c.emergency_entered;
-  j["ignored_rst"]       = c.ignored_rst;
-  j["ignored_fin"]       = c.ignored_fin;
-  j["reoriented"]        = c.reoriented;
+  flow::for_each_counter(
+      c, [&](const char* name, uint64_t v) { j[name] = v; },
+      [&](const char* name, auto names, const uint64_t* v, unsigned n) {
+        nlohmann::ordered_json g;
+        for (unsigned i = 0; i < n; ++i) g[names(i)] = v[i];
+        j[name] = g;
+      });
   return j;
 }
 

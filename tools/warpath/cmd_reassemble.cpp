@@ -395,28 +395,9 @@ void append_index_entry(std::string& out, const flow::FlowRecord& r, uint8_t dir
 }
 
 nlohmann::ordered_json stream_counters(const stream::StreamCounters& c) {
-  return {{"segments", c.segments},
-          {"payload_bytes", c.payload_bytes},
-          {"streams", c.streams},
-          {"midstream", c.midstream},
-          {"delivered_bytes", c.delivered_bytes},
-          {"gaps", c.gaps},
-          {"gap_bytes", c.gap_bytes},
-          {"unacked_holes", c.unacked_holes},
-          {"overlaps", c.overlaps},
-          {"overlap_diff", c.overlap_diff},
-          {"retransmitted_bytes", c.retransmitted_bytes},
-          {"before_handshake", c.before_handshake},
-          {"data_on_syn", c.data_on_syn},
-          {"fast_open_ignored", c.fast_open_ignored},
-          {"after_close", c.after_close},
-          {"beyond_window", c.beyond_window},
-          {"stream_cap", c.stream_cap},
-          {"memcap", c.memcap},
-          {"segment_cap", c.segment_cap},
-          {"bad_rst", c.bad_rst},
-          {"depth_reached", c.depth_reached},
-          {"flows_refused", c.flows_refused}};
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  stream::for_each_counter(c, [&](const char* name, uint64_t v) { j[name] = v; });
+  return j;
 }
 
 /// index.json: the document with `entries` (append_index_entry's, `count` of them) between the

@@ -204,6 +204,25 @@ struct FlowCounters {
   bool operator==(const FlowCounters&) const = default;
 };
 
+/// The counters as `warpath flows` and the Python API report them: f(name, value) for each
+/// number, and group(name, names, values, count) for the packets by track and the flows by
+/// how they ended (`names` a function of the index).
+template <class F, class G>
+void for_each_counter(const FlowCounters& c, F&& f, G&& group) {
+  f("packets", c.packets);
+  const auto track = [](unsigned i) { return track_name(Track(i)); };
+  const auto end   = [](unsigned i) { return flow_end_name(FlowEnd(i)); };
+  group("packets_by_track", track, c.track, unsigned(Track::kCount));
+  f("flows", c.created);
+  group("ended", end, c.ended, unsigned(FlowEnd::kCount));
+  f("midstream", c.midstream);
+  f("max_active", c.max_active);
+  f("emergency_entered", c.emergency_entered);
+  f("ignored_rst", c.ignored_rst);
+  f("ignored_fin", c.ignored_fin);
+  f("reoriented", c.reoriented);
+}
+
 class FlowTracker {
  public:
   virtual ~FlowTracker() = default;

@@ -198,6 +198,34 @@ struct StreamCounters {
   bool operator==(const StreamCounters&) const = default;
 };
 
+/// Every counter of a report (the buffered bytes, a gauge, aside) with its name, in the order
+/// `warpath reassemble`'s index.json and the Python API list them: f(name, value).
+template <class F>
+void for_each_counter(const StreamCounters& c, F&& f) {
+  f("segments", c.segments);
+  f("payload_bytes", c.payload_bytes);
+  f("streams", c.streams);
+  f("midstream", c.midstream);
+  f("delivered_bytes", c.delivered_bytes);
+  f("gaps", c.gaps);
+  f("gap_bytes", c.gap_bytes);
+  f("unacked_holes", c.unacked_holes);
+  f("overlaps", c.overlaps);
+  f("overlap_diff", c.overlap_diff);
+  f("retransmitted_bytes", c.retransmitted_bytes);
+  f("before_handshake", c.before_handshake);
+  f("data_on_syn", c.data_on_syn);
+  f("fast_open_ignored", c.fast_open_ignored);
+  f("after_close", c.after_close);
+  f("beyond_window", c.beyond_window);
+  f("stream_cap", c.stream_cap);
+  f("memcap", c.memcap);
+  f("segment_cap", c.segment_cap);
+  f("bad_rst", c.bad_rst);
+  f("depth_reached", c.depth_reached);
+  f("flows_refused", c.flows_refused);
+}
+
 /// Segments a reassembler did not take into a stream (no stream yet, data on a SYN, after the
 /// close, past the window, caps, no flow state): their payload is not in any chunk.
 inline uint64_t refused(const StreamCounters& c) {

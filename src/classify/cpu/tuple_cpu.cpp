@@ -160,11 +160,7 @@ class TupleCpu final : public Classifier {
 
   ClassifierStats stats() const override {
     std::lock_guard<std::mutex> lock(mutex_);
-    ClassifierStats s;
-    s.rules        = set_.rules();
-    s.entries      = set_.entries();
-    s.classes      = set_.classes();
-    s.memory_bytes = set_.memory_bytes();
+    ClassifierStats s = set_.stats();
     char buf[96];
     std::snprintf(buf, sizeof buf, "expansion %.2fx, %u tables",
                   s.rules ? double(s.entries) / double(s.rules) : 0.0,

@@ -178,11 +178,7 @@ class TupleCuda final : public Classifier {
 
   ClassifierStats stats() const override {
     std::lock_guard<std::mutex> lock(mutex_);
-    ClassifierStats s;
-    s.rules                = set_.rules();
-    s.entries              = set_.entries();
-    s.classes              = set_.classes();
-    s.memory_bytes         = set_.memory_bytes();
+    ClassifierStats s      = set_.stats();
     const DeviceVersion* v = current_.load();
     for (const auto& t : v->tables) s.memory_bytes += t->bytes;
     s.memory_bytes += v->tables.size() * sizeof(core::TupleTable);

@@ -538,12 +538,18 @@ WARPATH_HD void gcm_tag(const DeviceSa& sa, const AesTable& tab, const uint8_t* 
   store_be64(tag + 8, yl ^ load_be64(ek + 8));
 }
 
+/// The counter block's first 12 bytes (RFC 4106 3.1 / RFC 3686 4): the SA's salt (nonce) and
+/// the packet's IV.
+WARPATH_HD void counter_prefix(const DeviceSa& sa, const uint8_t* esp, uint8_t prefix[16]) {
+  for (int i = 0; i < 4; ++i) prefix[i] = sa.nonce[i];
+  for (int i = 0; i < 8; ++i) prefix[4 + i] = esp[kEspHeaderBytes + i];
+}
+
 /// Seals one ESP packet in place (engine contract: ipsec.hpp CryptoOp).
 WARPATH_HD void seal_packet(const DeviceSa& sa, const AesTable& tab, uint8_t* esp,
                             uint32_t text_len, uint32_t seq_hi) {
   uint8_t prefix[16];
-  for (int i = 0; i < 4; ++i) prefix[i] = sa.nonce[i];
-  for (int i = 0; i < 8; ++i) prefix[4 + i] = esp[kEspHeaderBytes + i];
+  counter_prefix(sa, esp, prefix);
   uint8_t* text = esp + kEspHead;
   uint8_t* icv  = text + text_len;
   if (sa.gcm) {
@@ -564,9 +570,8 @@ WARPATH_HD void seal_packet(const DeviceSa& sa, const AesTable& tab, uint8_t* es
 WARPATH_HD bool open_packet(const DeviceSa& sa, const AesTable& tab, uint8_t* esp,
                             uint32_t text_len, uint32_t seq_hi) {
   uint8_t prefix[16];
-  for (int i = 0; i < 4; ++i) prefix[i] = sa.nonce[i];
-  for (int i = 0; i < 8; ++i) prefix[4 + i] = esp[kEspHeaderBytes + i];
-  uint8_t* text = esp + kEspHead;
+  counter_prefix(sa, esp, prefix);
+  uint8_t* text      = esp + kEspHead;
   const uint8_t* icv = text + text_len;
   uint8_t want[32];
   if (sa.gcm) {

@@ -75,9 +75,7 @@ class RefMatcher final : public Matcher {
     sort_unique(out, from);
     return Status::ok();
   }
-  Result<std::unique_ptr<Stream>> open_stream() override {
-    return std::unique_ptr<Stream>(std::make_unique<WholeStream>(*this));
-  }
+  Result<std::unique_ptr<Stream>> open_stream() override { return open_whole_stream(*this); }
 
  private:
   std::vector<Compiled> compiled_;

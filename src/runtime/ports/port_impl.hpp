@@ -74,6 +74,14 @@ class PortCounters {
       s.other.fetch_add(errors, std::memory_order_relaxed);
     }
   }
+  /// tx_burst of a port that discards what it is given (null, gen): counted as sent.
+  uint32_t discard(uint32_t worker, const packet::PacketBatch& batch,
+                   Span<const uint32_t> which) noexcept {
+    uint64_t bytes = 0;
+    for (uint32_t i : which) bytes += batch.meta(i).len;
+    tx(worker, which.size, bytes, 0);
+    return which.size;
+  }
   PortStats sum() const noexcept {
     PortStats s;
     for (uint32_t q = 0; q < rx_n_; ++q) {
