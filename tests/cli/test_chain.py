@@ -5,7 +5,8 @@
 - context keys: an ACL rule's goto:NAME sends its packets to a module declared when=NAME, the
   rest go on to the router; checked packet by packet against a model of the chain;
 - chain errors (text, TOML with file:line, conflicting flags) are one line, exit 1;
-- warpath modules lists every module with its arguments, as text and JSON.
+- warpath modules lists every module with its arguments, as text and JSON, and the presets as
+  the chains they run (which, run with --chain, do what --app does).
 """
 import json
 import re
@@ -83,6 +84,51 @@ def test_acl_preset_equals_its_chain(tmp_path):
     totals, drops, (back, out) = results[0]
     assert drops == {"acl_deny": 20, "malformed": 1}
     assert back == [] and out == [f for k, f in enumerate(frames) if k % 3 and k != 1]
+
+
+def preset_chains():
+    """`warpath modules`' presets section: app -> the chain text it runs."""
+    r = run("modules")
+    assert_ok(r)
+    text = r.stdout.split("Presets (warpath run --app NAME)", 1)[1]
+    chains = {}
+    for line in text.splitlines()[1:]:
+        if not line.startswith("  ") or line.startswith("  ["):
+            break
+        app, chain = line.split(None, 1)
+        chains[app] = chain
+    return chains
+
+
+def test_modules_lists_the_presets_as_chains():
+    chains = preset_chains()
+    assert list(chains) == ["acl", "router", "router+acl", "ipsec", "switch"]
+    assert chains["router"] == "router(lookup=auto)"
+    assert chains["ipsec"] == "esp-in(sa=SA) -> esp-out(sa=SA) -> router(lookup=auto)"
+    assert chains["switch"] == "switch(flows=FLOWS)"
+    r = run("modules")
+    assert "[router] fib* neighbors* lookup; [acl] rules* format" in r.stdout
+
+
+@pytest.mark.parametrize("app", ["router+acl", "acl"])
+def test_preset_runs_as_the_chain_modules_prints(tmp_path, app):
+    """A preset is chain text: the chain `warpath modules` prints for it, run with --chain,
+    gives the same packets and counters as --app (built-in tables, same seed)."""
+    pcap = tmp_path / "gen.pcap"
+    assert_ok(run("gen", "traffic", "--out", pcap, "--count", 3000, "--seed", 7,
+                  "--ipv6-share", 0.2, "--vlan-share", 0.1))
+    chain = preset_chains()[app]
+    results = []
+    for how in ("preset", "chain"):
+        d = tmp_path / how
+        d.mkdir()
+        args = ["--app", app] if how == "preset" else ["--chain", chain]
+        _, j = run_json(d, *args, "--workers", 1, "--batch", 64, "--no-progress",
+                        *four_ports(d, pcap))
+        results.append((j["totals"], nonzero(j["drops_by_reason"]),
+                        nonzero(j["slow_path_by_reason"]), outputs(d)))
+    assert results[0] == results[1]
+    assert results[0][0]["rx"] == 3000 and results[0][0]["tx"] > 0
 
 
 def test_context_key_splits_traffic_between_modules(tmp_path):

@@ -542,6 +542,12 @@ def test_run_json_over_a_table_is_refused(tmp_path):
             "--port", "g=gen:max:10", "--port", "s=null", "--no-progress")
     assert r.returncode == 1 and "same file as the input of router.fib" in r.stderr, r.stderr
     assert (tmp_path / "f.fib").read_text() == "10.0.0.0/8 1\n"
+    # Every preset setting that names a file is an input: the SA file too.
+    (tmp_path / "sa.toml").write_text("# SAs\n")
+    r = run("run", "--app", "ipsec", "--sa", tmp_path / "sa.toml", "--json", tmp_path / "sa.toml",
+            "--port", "g=gen:max:10", "--port", "s=null", "--no-progress")
+    assert r.returncode == 1 and "same file as the input of sa" in r.stderr, r.stderr
+    assert (tmp_path / "sa.toml").read_text() == "# SAs\n"
 
 
 def test_json_to_dev_stdout_redirected_to_a_file_keeps_the_summary(tmp_path):

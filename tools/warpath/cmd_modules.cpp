@@ -1,16 +1,53 @@
 // warpath modules: the module kinds a chain may use (include/warpath/runtime/module.hpp), with
-// their arguments and the metadata fields they read and set.
+// their arguments and the metadata fields they read and set; in text, also the preset
+// applications of `warpath run --app` as the chains they run (run_config.hpp: PresetCatalog).
 //
 //   warpath modules [--json]
 #include <fmt/core.h>
 
+#include <cctype>
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "warpath/runtime/chain.hpp"
 #include "warpath/runtime/module.hpp"
 
 namespace warpath::cli {
 namespace {
+
+/// The presets as the chains they run without settings (the built-in tables; a top-level
+/// setting, a preset's own file, by its name), then the
+/// settings they take (a table's keys as [T] k1 k2, a file marked *).
+void print_presets() {
+  const runtime::PresetCatalog& p = runtime::presets();
+  if (p.apps.empty()) return;
+  fmt::print("\nPresets (warpath run --app NAME): the chains they run with the built-in tables\n");
+  for (const std::string& app : p.apps) {
+    runtime::RunConfig c;
+    c.app = app;
+    for (const runtime::PresetKey& k : p.keys)  // a top-level setting shown by its name: sa=SA
+      if (k.key.find('.') == std::string::npos) {
+        std::string name = k.key;
+        for (char& ch : name) ch = char(std::toupper(static_cast<unsigned char>(ch)));
+        c.set_setting(k.key, name);
+      }
+    fmt::print("  {:<12} {}\n", app, runtime::format_chain(runtime::preset_chain(c, {})));
+  }
+  std::string text, table;
+  for (const runtime::PresetKey& k : p.keys) {
+    const size_t dot      = k.key.find('.');
+    const std::string t   = dot == std::string::npos ? "" : k.key.substr(0, dot);
+    const std::string key = k.key.substr(dot == std::string::npos ? 0 : dot + 1);
+    if (t != table || t.empty())
+      text += (text.empty() ? "" : ";") + (t.empty() ? "" : " [" + t + "]");
+    table = t;
+    text += " " + key + (k.path ? "*" : "");
+  }
+  fmt::print(
+      "Their settings (config file keys; flags --fib, --rules, ... set them; * a file):\n "
+      "{}\n",
+      text);
+}
 
 int run_modules(bool json) {
   const auto kinds = runtime::module_kinds();
@@ -44,6 +81,7 @@ int run_modules(bool json) {
     for (const runtime::ArgInfo& a : m->args)
       fmt::print("  {:<12} {} (default: {})\n", a.name, a.help, a.fallback);
   }
+  print_presets();
   return 0;
 }
 

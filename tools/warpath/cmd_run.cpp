@@ -290,7 +290,8 @@ struct Tables {
   forward::RouterConfig neighbors;
   classify::RuleSet rules;
   std::string fib_text, rules_text;
-  bool router = false, acl = false;  ///< the preset has those modules (their tables loaded)
+  bool router = false;  ///< the preset has a router (its tables loaded here)
+  bool acl    = false;  ///< the preset has an acl with a rule file (loaded here)
 };
 
 /// Loads the tables of the preset's router and acl modules (a chain's modules load their own).
@@ -302,7 +303,10 @@ Status load_tables(const runtime::RunConfig& c, bool builtin_ports, Tables& t) {
     acl    = acl || m.kind == "acl";
   }
   t.router = router;
-  t.acl    = acl;
+  // A rule file is loaded here (its summary line and errors before the ports open); the
+  // built-in ACL is left to the module, as a chain's is: the preset then lets IPv6 through it
+  // (presets.cpp), which it cannot tell for rules handed in.
+  t.acl = acl && !c.setting("acl.rules").empty();
   if (router) {
     const std::string fib = c.setting("router.fib"), neighbors = c.setting("router.neighbors");
     if (fib.empty()) {
@@ -477,7 +481,7 @@ void add_run(CLI::App& app, Runner& run) {
     return opt;
   };
   flag("--app", o->app, "Application: " + runtime::preset_app_list())
-      ->check(CLI::IsMember({"acl", "router", "router+acl", "ipsec", "switch"}));
+      ->check(CLI::IsMember(runtime::presets().apps));
   flag("--chain", o->chain,
        "Modules to run instead of an app, e.g. \"acl(rules=fw.rules, default=permit) -> "
        "router(fib=t.fib)\" (warpath modules lists them)");

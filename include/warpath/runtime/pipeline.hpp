@@ -181,8 +181,8 @@ struct RunHooks {
 };
 
 /// Everything run() needs besides its configuration: the ports (index = position) and, as a
-/// TableSource, the tables of a preset app, already loaded (or none: the presets then load
-/// config.fib / config.rules, or use the built-in ones), and how modules load the files their
+/// TableSource, the tables of a preset app, already loaded (or none: the preset's modules then
+/// load the files its settings name, or use the built-in tables), and how modules load the files their
 /// arguments name (the CLI passes warpath_io's loaders: set_file_loaders; without them a module
 /// given a file says it cannot load it).
 struct RunInputs : TableSource {

@@ -5,8 +5,8 @@
 //
 // TOML (every key optional; an unknown key, a wrong type or a bad value is an error naming the
 // file, the line and the key)
-//   app       = "router+acl"      # acl | router | router+acl (presets of these chains:
-//                                 # acl -> wire, router, acl -> router)
+//   app       = "router+acl"      # acl | router | router+acl | ipsec | switch (presets:
+//                                 # `warpath modules` prints the chain each runs)
 //   engine    = "auto"            # cpu | gpu | auto   (offload policy)
 //   offload_device = "cuda"       # cuda | cpu (test aid: the offload path on CPU engines)
 //   offload_depth = 4             # launches each master lane keeps in flight (1..64)

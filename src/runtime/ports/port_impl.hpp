@@ -44,6 +44,13 @@ struct alignas(64) CounterSlot {
   }
 };
 
+/// Wire bytes of the packets `which` of `batch`.
+inline uint64_t wire_bytes(const packet::PacketBatch& batch, Span<const uint32_t> which) noexcept {
+  uint64_t bytes = 0;
+  for (uint32_t i : which) bytes += batch.meta(i).len;
+  return bytes;
+}
+
 /// Per-queue RX and per-worker TX counters of one port. A tx_burst() with a worker id beyond
 /// `workers` (a caller error, but not worth a crash) shares slot id % workers with fetch_add.
 class PortCounters {
@@ -77,9 +84,7 @@ class PortCounters {
   /// tx_burst of a port that discards what it is given (null, gen): counted as sent.
   uint32_t discard(uint32_t worker, const packet::PacketBatch& batch,
                    Span<const uint32_t> which) noexcept {
-    uint64_t bytes = 0;
-    for (uint32_t i : which) bytes += batch.meta(i).len;
-    tx(worker, which.size, bytes, 0);
+    tx(worker, which.size, wire_bytes(batch, which), 0);
     return which.size;
   }
   PortStats sum() const noexcept {
@@ -101,13 +106,6 @@ class PortCounters {
   std::unique_ptr<CounterSlot[]> rx_, tx_;
   uint32_t rx_n_, tx_n_;
 };
-
-/// Wire bytes of the packets `which` of `batch`.
-inline uint64_t wire_bytes(const packet::PacketBatch& batch, Span<const uint32_t> which) noexcept {
-  uint64_t bytes = 0;
-  for (uint32_t i : which) bytes += batch.meta(i).len;
-  return bytes;
-}
 
 /// The link of live interface `iface` (SIOCGIFHWADDR for its MAC, all zero when that fails;
 /// getifaddrs for its IPv4 and IPv6 addresses).
