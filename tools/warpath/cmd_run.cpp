@@ -96,6 +96,27 @@ struct RunOptions {
   }
 };
 
+/// The flags that set a preset's settings (config keys: the modules library's PresetCatalog).
+struct PresetFlag {
+  const char* flag;
+  const char* key;
+  std::string RunOptions::*value;
+};
+constexpr PresetFlag kPresetFlags[] = {
+    {"--rules", "acl.rules", &RunOptions::rules},
+    {"--format", "acl.format", &RunOptions::format},
+    {"--algo", "acl.algo", &RunOptions::algo},
+    {"--fib", "router.fib", &RunOptions::fib},
+    {"--neighbors", "router.neighbors", &RunOptions::neighbors},
+    {"--sa", "sa", &RunOptions::sa},
+    {"--flows", "flows", &RunOptions::flows},
+    {"--lookup", "router.lookup", &RunOptions::lookup},
+    {"--match-action", "acl.match", &RunOptions::match_action},
+    {"--default-action", "acl.default", &RunOptions::default_action},
+    {"--ipv6-action", "acl.ipv6", &RunOptions::ipv6_action},
+    {"--non-ip-action", "acl.nonip", &RunOptions::nonip_action},
+};
+
 // --- signals: the first SIGINT/SIGTERM asks the pipeline to drain; SA_RESETHAND leaves the
 // second to the default action.
 std::atomic<bool> g_stop{false};
@@ -161,36 +182,23 @@ Result<runtime::RunConfig> build_config(const RunOptions& o, bool& builtin_ports
                         " sets app, [router] or [acl], which a chain would ignore; remove them "
                         "or use [[module]] tables in the file");
   }
-  if (!c.chain.empty())  // the presets' settings have no place in a chain
-    for (const char* flag : {"--app", "--rules", "--format", "--algo", "--fib", "--neighbors", "--sa", "--flows",
-                             "--lookup", "--match-action", "--default-action", "--ipv6-action",
-                             "--non-ip-action"})
+  if (!c.chain.empty()) {  // the presets' settings have no place in a chain
+    std::vector<const char*> flags = {"--app"};
+    for (const PresetFlag& p : kPresetFlags) flags.push_back(p.flag);
+    for (const char* flag : flags)
       if (o.has(flag))
         return Status(Errc::kInvalidArgument,
                       std::string(flag) + ": not with a chain of modules (" +
                           (o.has("--chain") ? "--chain" : o.config + ": [[module]]") +
                           "); give it as an argument of the module (warpath modules lists them)");
+  }
   if (o.has("--engine") && !runtime::parse_offload(o.engine, c.engine))
     return Status(Errc::kInvalidArgument, "--engine: unknown policy '" + o.engine + "'");
   auto set = [&](const char* flag, std::string& field, const std::string& value) {
     if (o.has(flag)) field = value;
   };
-  // The presets' settings, as the config file's keys name them.
-  auto setting = [&](const char* flag, const char* key, const std::string& value) {
-    if (o.has(flag)) c.set_setting(key, value);
-  };
-  setting("--rules", "acl.rules", o.rules);
-  setting("--format", "acl.format", o.format);
-  setting("--algo", "acl.algo", o.algo);
-  setting("--fib", "router.fib", o.fib);
-  setting("--neighbors", "router.neighbors", o.neighbors);
-  setting("--sa", "sa", o.sa);
-  setting("--flows", "flows", o.flows);
-  setting("--lookup", "router.lookup", o.lookup);
-  setting("--match-action", "acl.match", o.match_action);
-  setting("--default-action", "acl.default", o.default_action);
-  setting("--ipv6-action", "acl.ipv6", o.ipv6_action);
-  setting("--non-ip-action", "acl.nonip", o.nonip_action);
+  for (const PresetFlag& p : kPresetFlags)
+    if (o.has(p.flag)) c.set_setting(p.key, o.*p.value);
   if (o.has("--openflow")) c.openflow = o.openflow;
   if (o.has("--openflow-probe"))  // a positive interval never rounds to 0 (off)
     c.openflow_probe_ms = o.openflow_probe > 0 ? std::max(1u, uint32_t(o.openflow_probe * 1000 + 0.5)) : 0;
