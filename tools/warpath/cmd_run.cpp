@@ -165,12 +165,7 @@ class StopSignals {
 Result<runtime::RunConfig> build_config(const RunOptions& o, bool& builtin_ports) {
   runtime::RunConfig c;
   if (!o.config.empty()) WARPATH_TRY(runtime::load_run_config(o.config, c));
-  if (o.has("--app")) {
-    const auto& apps = runtime::presets().apps;
-    if (std::find(apps.begin(), apps.end(), o.app) == apps.end())
-      return Status(Errc::kInvalidArgument, "--app: unknown app '" + o.app + "'");
-    c.app = o.app;
-  }
+  if (o.has("--app")) c.app = o.app;  // one of the catalog's (the flag's check)
   if (o.has("--chain")) {
     auto parsed = runtime::parse_chain(o.chain);
     if (!parsed) return Status(parsed.status().code(), "--" + parsed.status().message());
@@ -305,17 +300,16 @@ struct Tables {
 /// Loads the tables of the preset's router and acl modules (a chain's modules load their own).
 Status load_tables(const runtime::RunConfig& c, bool builtin_ports, Tables& t) {
   if (!c.chain.empty()) return Status::ok();
-  bool router = false, acl = false;
+  bool acl = false;
   for (const runtime::ModuleSpec& m : runtime::preset_chain(c, {})) {
-    router = router || m.kind == "router";
-    acl    = acl || m.kind == "acl";
+    t.router = t.router || m.kind == "router";
+    acl      = acl || m.kind == "acl";
   }
-  t.router = router;
   // A rule file is loaded here (its summary line and errors before the ports open); the
   // built-in ACL is left to the module, as a chain's is: the preset then lets IPv6 through it
   // (presets.cpp), which it cannot tell for rules handed in.
   t.acl = acl && !c.setting("acl.rules").empty();
-  if (router) {
+  if (t.router) {
     const std::string fib = c.setting("router.fib"), neighbors = c.setting("router.neighbors");
     if (fib.empty()) {
       t.fib      = runtime::builtin_fib(c.seed);

@@ -86,16 +86,17 @@ class Loader {
         WARPATH_TRY(top(line, key, v));
       }
     }
-    // The preset's keys of this file: app, its tables and its top-level settings.
-    std::vector<std::string> preset_keys;
+    // The file's first preset key: app, a preset's table or one of its settings.
+    const std::string* first = nullptr;
+    uint32_t first_line      = 0;
     for (const auto& [key, line] : lines_)
-      if (key == "app" || preset_table(key) || preset_key(key)) preset_keys.push_back(key);
-    const std::string* first = nullptr;  // the first of them in the file
-    for (const std::string& key : preset_keys)
-      if (!first || lines_.at(key) < lines_.at(*first)) first = &key;
-    if (first) c_.preset_where = name_ + ":" + std::to_string(lines_.at(*first));
+      if ((key == "app" || preset_table(key) || preset_key(key)) && (!first || line < first_line)) {
+        first      = &key;
+        first_line = line;
+      }
+    if (first) c_.preset_where = name_ + ":" + std::to_string(first_line);
     if (first && !c_.chain.empty())  // the presets' settings have no place in a chain
-      return error(Errc::kInvalidArgument, lines_.at(*first),
+      return error(Errc::kInvalidArgument, first_line,
                    *first +
                        ": not with [[module]] (a chain takes its tables from its modules' "
                        "arguments)");
@@ -346,9 +347,7 @@ class Loader {
   /// A preset's table: [T] when some key of the catalog is "T.KEY".
   static bool preset_table(const std::string& name) {
     for (const PresetKey& k : presets().keys)
-      if (k.key.size() > name.size() && k.key.compare(0, name.size(), name) == 0 &&
-          k.key[name.size()] == '.')
-        return true;
+      if (k.key.rfind(name + ".", 0) == 0) return true;
     return false;
   }
   static const PresetKey* preset_key(const std::string& key) {
