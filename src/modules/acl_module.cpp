@@ -279,18 +279,18 @@ ModuleInfo acl_module_info() {
   i.kind    = "acl";
   i.summary = "firewall: first-match rules over 5-tuples (ClassBench) or OpenFlow 12-tuples";
   i.args    = {
-      {"rules", "built-in 1,000 rules", "rule file"},
-      {"format", "classbench", "classbench | openflow"},
-      {"algo", "auto", "linear | tuple | bloom | rfc | tic | split | auto | ref (the oracle)"},
-      {"match", "permit", "action of a matching rule that names none"},
-      {"default", "deny", "action when no rule matches"},
-      {"ipv6", "(default's)",
-       "action for IPv6 packets under 5-tuple rules (their keys are IPv4); a deny counts them as "
-       "acl_ipv6"},
-      {"nonip", "(default's)",
-       "action for frames neither IPv4 nor IPv6 (ARP, MPLS, PPPoE) under 5-tuple rules; a deny "
-       "counts them as acl_non_ip"},
-      {"malformed", "continue", "drop | continue: packets the parser rejected"},
+         {"rules", "built-in 1,000 rules", "rule file", ArgFile::kInput},
+         {"format", "classbench", "classbench | openflow"},
+         {"algo", "auto", "linear | tuple | bloom | rfc | tic | split | auto | ref (the oracle)"},
+         {"match", "permit", "action of a matching rule that names none"},
+         {"default", "deny", "action when no rule matches"},
+         {"ipv6", "(default's)",
+          "action for IPv6 packets under 5-tuple rules (their keys are IPv4); a deny counts them as "
+             "acl_ipv6"},
+         {"nonip", "(default's)",
+          "action for frames neither IPv4 nor IPv6 (ARP, MPLS, PPPoE) under 5-tuple rules; a deny "
+             "counts them as acl_non_ip"},
+         {"malformed", "continue", "drop | continue: packets the parser rejected"},
   };
   i.contract = acl_contract();
   i.make  = AclModule::make;

@@ -766,8 +766,10 @@ class EspOutModule final : public EspModuleBase {
 
 std::vector<ArgInfo> esp_args() {
   return {
-      {"sa", "", "SA file: [[sa]] and [[policy]] tables with ip xfrm's fields (docs/ipsec.md)"},
-      {"engine", "auto", "ESP crypto engine: auto, cpu.esp (intel-ipsec-mb), ref.esp (OpenSSL), validate:cpu.esp"},
+      {"sa", "", "SA file: [[sa]] and [[policy]] tables with ip xfrm's fields (docs/ipsec.md)",
+       ArgFile::kInput},
+      {"engine", "auto",
+       "ESP crypto engine: auto, cpu.esp (intel-ipsec-mb), ref.esp (OpenSSL), validate:cpu.esp"},
   };
 }
 

@@ -195,11 +195,12 @@ ModuleInfo flow_module_info() {
   i.kind    = "flow";
   i.summary = "track flows (bidirectional 5-tuple + VLAN): per-worker table, timeouts, log";
   i.args    = {
-      {"capacity", "262144", "flows per worker's table, 1..67108864"},
-      {"on_full", "evict", "a new flow in a full table: evict (the least recently seen), drop, "
-                           "pass (untracked)"},
-      {"engine", "cpu.flow", "flow engine: cpu.flow, ref.flow, validate:cpu.flow"},
-      {"log", "", "write ended flows here as JSON lines"},
+         {"capacity", "262144", "flows per worker's table, 1..67108864"},
+         {"on_full", "evict",
+          "a new flow in a full table: evict (the least recently seen), drop, "
+             "pass (untracked)"},
+         {"engine", "cpu.flow", "flow engine: cpu.flow, ref.flow, validate:cpu.flow"},
+         {"log", "", "write ended flows here as JSON lines", ArgFile::kOutput},
   };
   i.contract = flow_contract();
   i.make  = [](const ModuleArgs& args, BuildEnv& env) -> Result<std::unique_ptr<Module>> {

@@ -114,7 +114,8 @@ ModuleInfo l7_module_info() {
       "label flows by l7-filter's protocol patterns and tag their packets with the label as "
       "context";
   i.args = {
-      {"patterns", "", "l7-filter patterns: the shared table (l7-patterns.tsv) or .pat files"},
+      {"patterns", "", "l7-filter patterns: the shared table (l7-patterns.tsv) or .pat files",
+       ArgFile::kInput},
       {"engine", "auto", "pattern engine (regexes: cpu.hs where built, else cpu.dfa)"},
   };
   i.contract = l7_contract();

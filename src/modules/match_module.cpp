@@ -204,10 +204,13 @@ ModuleInfo match_module_info() {
   ModuleInfo i;
   i.kind    = "match";
   i.summary = "scan a pattern set over TCP streams (after a stream module) and packet payloads; count, log";
-  i.args    = {
-      {"patterns", "", "pattern file (ID:/REGEX/FLAGS lines, one regex per line, or the shared data's tables)"},
-      {"engine", "auto", "pattern engine: auto, cpu.hs, cpu.ac, cpu.dfa, ref.pattern, ... (warpath info)"},
-      {"log", "", "write every match here as JSON lines"},
+  i.args = {
+      {"patterns", "",
+       "pattern file (ID:/REGEX/FLAGS lines, one regex per line, or the shared data's tables)",
+       ArgFile::kInput},
+      {"engine", "auto",
+       "pattern engine: auto, cpu.hs, cpu.ac, cpu.dfa, ref.pattern, ... (warpath info)"},
+      {"log", "", "write every match here as JSON lines", ArgFile::kOutput},
   };
   i.contract = match_contract();
   i.make  = [](const ModuleArgs& args, BuildEnv& env) -> Result<std::unique_ptr<Module>> {

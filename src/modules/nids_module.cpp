@@ -149,8 +149,9 @@ ModuleInfo nids_module_info() {
   i.kind    = "nids";
   i.summary = "Suricata-style rules over packets, reassembled TCP streams and HTTP/TLS/DNS transactions; EVE alerts; IDS or IPS";
   i.args    = {
-         {"rules", "", "rule file, or a directory of *.rules"},
-         {"eve", "", "write alerts, transactions and ended flows here as EVE JSON lines"},
+         {"rules", "", "rule file, or a directory of *.rules", ArgFile::kInput},
+         {"eve", "", "write alerts, transactions and ended flows here as EVE JSON lines",
+          ArgFile::kOutput},
          {"mode", "ids",
           "ids (alert) or ips (drop rules drop the packet, and the flow when they cover it)"},
          {"engine", "auto",

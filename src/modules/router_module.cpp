@@ -203,12 +203,13 @@ ModuleInfo router_module_info() {
   i.kind    = "router";
   i.summary = "IPv4/IPv6 router: longest-prefix match, TTL/hop limit, checksum, MACs, slow path";
   i.args    = {
-      {"fib", "built-in 240,000 routes", "route file: <prefix>/<len> [<nexthop>] per line"},
-      {"neighbors", "next hop N -> port N % ports", "neighbour file (router.hpp)"},
-      {"lookup", "auto", "CPU lookup engine id (cpu.lpm, ref.lpm, ...) or auto"},
-      {"mac_check", "auto",
-       "drop unicast frames for neither the port's MAC nor its interface's as not_for_us: on, "
-       "off, or auto (on promiscuous live ports: afpacket, afxdp, dpdk NICs)"},
+         {"fib", "built-in 240,000 routes", "route file: <prefix>/<len> [<nexthop>] per line",
+          ArgFile::kInput},
+         {"neighbors", "next hop N -> port N % ports", "neighbour file (router.hpp)", ArgFile::kInput},
+         {"lookup", "auto", "CPU lookup engine id (cpu.lpm, ref.lpm, ...) or auto"},
+         {"mac_check", "auto",
+          "drop unicast frames for neither the port's MAC nor its interface's as not_for_us: on, "
+             "off, or auto (on promiscuous live ports: afpacket, afxdp, dpdk NICs)"},
   };
   i.contract = router_contract();
   i.make  = RouterModule::make;

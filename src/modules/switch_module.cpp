@@ -650,10 +650,13 @@ ModuleInfo switch_module_info() {
   ModuleInfo i;
   i.kind    = "switch";
   i.summary = "OpenFlow 1.0 switch: a flow table in ovs-ofctl syntax (exact + wildcard), actions with checksums";
-  i.args    = {{"flows", "", "flow file, one flow per line in ovs-ofctl syntax (docs/openflow.md)"},
-               {"miss", "controller", "a packet no flow matches: controller (slow path), drop or normal"},
-               {"mac_aging", "300", "seconds a learnt MAC stays (actions=normal), 1..1000000"},
-               {"dump", "", "write the flows with their counters here at the end, as ovs-ofctl dump-flows"}};
+  i.args = {
+      {"flows", "", "flow file, one flow per line in ovs-ofctl syntax (docs/openflow.md)",
+       ArgFile::kInput},
+      {"miss", "controller", "a packet no flow matches: controller (slow path), drop or normal"},
+      {"mac_aging", "300", "seconds a learnt MAC stays (actions=normal), 1..1000000"},
+      {"dump", "", "write the flows with their counters here at the end, as ovs-ofctl dump-flows",
+       ArgFile::kOutput}};
   i.contract = switch_contract();
   i.make  = SwitchModule::make;
   return i;

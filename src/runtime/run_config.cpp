@@ -17,6 +17,7 @@
 
 #include "warpath/io/same_file.hpp"
 #include "warpath/runtime/metrics.hpp"
+#include "warpath/runtime/module.hpp"
 #include "warpath/runtime/port.hpp"
 
 namespace warpath::runtime {
@@ -151,9 +152,15 @@ Status check_ports(const RunConfig& c) {
   if (c.chain.empty())
     for (const PresetKey& k : presets().keys)
       if (k.path && !c.setting(k.key).empty()) files.push_back({k.key, c.setting(k.key), true});
-  for (const ModuleSpec& m : c.chain)
+  // A chain's modules say which of their arguments are files (ArgInfo::file).
+  for (const ModuleSpec& m : c.chain) {
+    const ModuleInfo* info = find_module_kind(m.kind);
+    if (info == nullptr) continue;  // Chain::build names the unknown kind
     for (const auto& [k, v] : m.args)
-      if (k == "fib" || k == "neighbors" || k == "rules") files.push_back({m.kind + "." + k, v, true});
+      for (const ArgInfo& a : info->args)
+        if (a.name == k && a.file != ArgFile::kNone && !v.empty())
+          files.push_back({m.kind + "." + k, v, a.file == ArgFile::kInput});
+  }
   if (!c.json.empty()) files.push_back({"json", c.json, false});
   if (!c.slow_path.empty() && c.slow_path.rfind("tap:", 0) != 0)
     files.push_back({"slow_path", c.slow_path, false});

@@ -237,6 +237,11 @@ def test_modules_lists_every_module():
     for m in j:
         for a in m["args"]:
             assert a["help"] and "default" in a, (m["kind"], a)
+    # The arguments that name files say so (what `run` keeps every output off every input by).
+    files = {(m["kind"], a["name"]): a["file"] for m in j for a in m["args"] if "file" in a}
+    assert files[("acl", "rules")] == files[("esp-in", "sa")] == "input"
+    assert files[("nids", "eve")] == files[("switch", "dump")] == "output"
+    assert "[input file]" in r.stdout and "[output file]" in r.stdout
     # Every module file registers its kinds (WARPATH_REGISTER_MODULE), and the linker kept every
     # registration: the library is linked whole, since nothing calls a module by name.
     declared = set()

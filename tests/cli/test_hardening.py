@@ -550,6 +550,26 @@ def test_run_json_over_a_table_is_refused(tmp_path):
     assert (tmp_path / "sa.toml").read_text() == "# SAs\n"
 
 
+@pytest.mark.parametrize("chain,victim,says", [
+    # A module's file arguments (ArgInfo::file), whatever the module: an input under --json...
+    ("esp-in(sa={f})", "json", "the input of esp-in.sa"),
+    ("switch(flows={f})", "json", "the input of switch.flows"),
+    # ...and an output argument over another module's input or over another output.
+    ("acl(rules={f}) -> flow(log={f})", None, "flow.log"),
+    ("flow(log={f}) -> match(patterns=x.pat, log={f})", None, "the output of flow.log"),
+])
+def test_chain_file_arguments_are_never_overwritten(tmp_path, chain, victim, says):
+    f = tmp_path / "table.txt"
+    f.write_text("# a table\n")
+    args = ["run", "--chain", chain.format(f=f), "--port", "g=gen:max:10", "--port", "s=null",
+            "--no-progress"]
+    if victim:
+        args += ["--" + victim, f]
+    r = run(*args)
+    assert r.returncode == 1 and "same file as" in r.stderr and says in r.stderr, r.stderr
+    assert f.read_text() == "# a table\n"
+
+
 def test_json_to_dev_stdout_redirected_to_a_file_keeps_the_summary(tmp_path):
     import subprocess
     from warpath_cli import WARPATH_BIN

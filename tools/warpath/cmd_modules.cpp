@@ -49,14 +49,21 @@ void print_presets() {
       text);
 }
 
+/// What a file argument is to the run: no output may overwrite an input or another output.
+const char* file_role(runtime::ArgFile f) {
+  return f == runtime::ArgFile::kInput ? "input" : "output";
+}
+
 int run_modules(bool json) {
   const auto kinds = runtime::module_kinds();
   if (json) {
     nlohmann::ordered_json j = nlohmann::ordered_json::array();
     for (const runtime::ModuleInfo* m : kinds) {
       nlohmann::ordered_json args = nlohmann::ordered_json::array();
-      for (const runtime::ArgInfo& a : m->args)
+      for (const runtime::ArgInfo& a : m->args) {
         args.push_back({{"name", a.name}, {"default", a.fallback}, {"help", a.help}});
+        if (a.file != runtime::ArgFile::kNone) args.back()["file"] = file_role(a.file);
+      }
       args.push_back({{"name", "when"},
                       {"default", "every context"},
                       {"help", "context names, joined by '|', the module runs on"}});
@@ -79,7 +86,10 @@ int run_modules(bool json) {
     fmt::print("\n{}  {}\n", m->kind, m->summary);
     fmt::print("  {}\n", runtime::contract_text(m->contract));
     for (const runtime::ArgInfo& a : m->args)
-      fmt::print("  {:<12} {} (default: {})\n", a.name, a.help, a.fallback);
+      fmt::print(
+          "  {:<12} {}{} (default: {})\n", a.name, a.help,
+          a.file == runtime::ArgFile::kNone ? "" : fmt::format(" [{} file]", file_role(a.file)),
+          a.fallback);
   }
   print_presets();
   return 0;

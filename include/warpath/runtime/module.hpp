@@ -267,8 +267,15 @@ class ModuleArgs {
   const ModuleSpec& spec_;
 };
 
+/// What an argument's value names when it names a file: an input the module reads (a table),
+/// or an output it writes. RunConfig::validate refuses an output over any input or other output
+/// of the run (a rule file overwritten by an EVE log is lost), asking the registry which
+/// arguments of a chain's modules are files.
+enum class ArgFile : uint8_t { kNone, kInput, kOutput };
+
 struct ArgInfo {
   std::string name, fallback, help;
+  ArgFile file = ArgFile::kNone;
 };
 
 /// A kind of module in the registry.
