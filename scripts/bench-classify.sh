@@ -82,7 +82,7 @@ m = runs[0]["machine"]
 out = [f"# Packet classification, {date}, commit {commit}", "",
        f"{m['cpu']}, {m['logical_cores']} logical cores, {m['mem_total_mb']:,} MB, pinned to cpu "
        f"{m['pinned_cpu']}. Load average at the start of each run: "
-       + "; ".join(f"{r['dataset']['name']} {r['machine']['loadavg_start'].split()[0]}"
+       + "; ".join(f"{r['dataset']['name']} {r['machine'].get('loadavg_start', r['machine'].get('loadavg')).split()[0]}"
                    for r in runs) + ".", ""]
 if runs[0].get("note"):
     out += [f"Note: {runs[0]['note']}", ""]
@@ -101,10 +101,13 @@ if not big:
             "`scripts/bench-classify.sh --big`).", ""]
 for r in runs:
     ds, p = r["dataset"], r["params"]
+    for x in r["results"]:  # the harness's rows (bench/harness/report.hpp) in the older names
+        if "rate" in x and "mpps" not in x:
+            x["mpps"], x["ns_per_key"], x["ratio_to_best_acl"] = x["rate"] / 1e6, x["ns"], x.get("ratio")
     out += [f"## {ds['name']} ({ds['rules']:,} rules)", "",
             f"{ds['keys_timed']:,} keys ({ds['keys_distinct']:,} distinct from "
             f"{os.path.basename(ds.get('trace_file', '-'))}), batch {p['batch']}, best of "
-            f"{p['repeat']} x {p.get('rounds', 1)} rounds; load {r['machine']['loadavg_start']} -> {r['machine']['loadavg_end']}. "
+            f"{p['repeat']} x {p.get('rounds', 1)} rounds; load {r['machine'].get('loadavg_start', r['machine'].get('loadavg'))} -> {r['machine']['loadavg_end']}. "
             f"Check: {'passed' if r['check']['passed'] else 'FAILED'}"
             + (" (and equal to the trace's first match)" if ds.get("first_match_check") else "")
             + ".", "",

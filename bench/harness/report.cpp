@@ -45,6 +45,18 @@ void ratios_to_best_anchor(std::vector<Row>& rows) {
   }
 }
 
+void paired_to_best_anchor(std::vector<Row>& rows) {
+  std::map<std::string, const Row*> best;
+  for (const Row& r : rows)
+    if (r.anchor && r.skipped.empty() && (!best[r.workload] || r.rate > best[r.workload]->rate))
+      best[r.workload] = &r;
+  for (Row& r : rows) {
+    const auto it = best.find(r.workload);
+    if (it == best.end() || !it->second || !r.skipped.empty()) continue;
+    r.paired = paired_median(it->second->pass_s, r.pass_s);
+  }
+}
+
 namespace {
 
 std::string fixed(double v, int decimals) {
@@ -57,6 +69,7 @@ std::string cell_text(const Value& v, int decimals) {
   if (const auto* d = std::get_if<double>(&v)) return fixed(*d, decimals);
   if (const auto* i = std::get_if<int64_t>(&v)) return std::to_string(*i);
   if (const auto* b = std::get_if<bool>(&v)) return *b ? "yes" : "no";
+  if (const auto* j = std::get_if<Json>(&v)) return j->text;
   return std::get<std::string>(v);
 }
 
@@ -129,6 +142,7 @@ std::string json_text(const Value& v) {
   }
   if (const auto* i = std::get_if<int64_t>(&v)) return std::to_string(*i);
   if (const auto* b = std::get_if<bool>(&v)) return *b ? "true" : "false";
+  if (const auto* j = std::get_if<Json>(&v)) return j->text.empty() ? "null" : j->text;
   return escaped(std::get<std::string>(v));
 }
 
@@ -205,6 +219,10 @@ void print_table(std::FILE* out, const std::vector<Column>& columns,
 Fields provenance(const std::string& tool, int argc, char** argv, int pinned_cpu) {
   std::string command;
   for (int i = 0; i < argc; ++i) command += (i ? " " : "") + std::string(argv[i]);
+  return provenance(tool, command, pinned_cpu);
+}
+
+Fields provenance(const std::string& tool, const std::string& command, int pinned_cpu) {
   const BuildInfo b     = build_info();
   const CpuFeatures& cf = cpu_features();
   std::string features;

@@ -26,8 +26,14 @@
 
 namespace warpath::bench {
 
-/// A field of a row or of the provenance: a number, a count, a flag or text.
-using Value = std::variant<double, int64_t, bool, std::string>;
+/// JSON a bench made itself (an array of objects, a nested document), written verbatim; empty
+/// text is null.
+struct Json {
+  std::string text;
+};
+
+/// A field of a row or of the provenance: a number, a count, a flag, text or JSON.
+using Value  = std::variant<double, int64_t, bool, std::string, Json>;
 using Fields = std::vector<std::pair<std::string, Value>>;
 
 struct Row {
@@ -60,6 +66,9 @@ double paired_median(const std::vector<double>& anchor_s, const std::vector<doub
 /// Sets every row's `ratio` to its rate over the fastest anchor row of the same workload (0
 /// where the workload has none that ran).
 void ratios_to_best_anchor(std::vector<Row>& rows);
+/// Sets every row's `paired` to paired_median(the fastest anchor's passes, its passes) where
+/// both kept their passes (the anchor's own is then 1).
+void paired_to_best_anchor(std::vector<Row>& rows);
 
 /// One column of the table: its title, right-aligned unless `left`, and its cell. The first
 /// column and the left-aligned ones name a row (a skipped row shows them, then why).
@@ -85,8 +94,11 @@ void print_table(std::FILE* out, const std::vector<Column>& columns, const std::
 std::string times(double ratio);
 
 /// What a result file says of where it came from. `argv` gives the command line; pinned_cpu <
-/// 0: not pinned.
+/// 0: not pinned. Call it when the run starts: machine.loadavg is the load average then (a
+/// bench adds machine.loadavg_end when it writes).
 Fields provenance(const std::string& tool, int argc, char** argv, int pinned_cpu = -1);
+/// The same with the command line as one text (the CLI's, quoted as a shell would need).
+Fields provenance(const std::string& tool, const std::string& command, int pinned_cpu = -1);
 
 /// Writes {provenance..., params..., "notes": [...], "results": [rows]} to `path`; false (and
 /// a message on stderr naming the path) when it cannot.

@@ -70,7 +70,7 @@ def lookup_rows(cpu, tmp):
     for batch in BATCHES:
         j = cli_json(["bench", "lookup", "--fib", routes, "--addrs", path, "--engines", engine,
                       "--batch", batch, "--cpu", cpu, "--repeat", 9])
-        cxx = next(r for r in j["results"] if r["engine"] == engine)["mlookups_per_s"] * 1e6
+        cxx = next(r for r in j["results"] if r["engine"] == engine)["rate"]
 
         def run(batch=batch):
             for off in range(0, len(addrs), batch):

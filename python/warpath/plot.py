@@ -168,7 +168,6 @@ def bench_batches(kind: str, args: Sequence[str], batches: Sequence[int],
         else shutil.which("warpath"))
     if not cli:
         raise InvalidArgumentError("bench_batches: no warpath binary (set WARPATH_BIN)")
-    key = "mlookups_per_s" if kind == "lookup" else "mpps"
     curves: dict = {}
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "bench.json")
@@ -182,9 +181,9 @@ def bench_batches(kind: str, args: Sequence[str], batches: Sequence[int],
             for row in rows:
                 if engines and row["engine"] not in engines:
                     continue
-                rate = row.get(key)
+                rate = row.get("rate")  # items a second (bench/harness/report.hpp)
                 curves.setdefault(row["engine"], [float("nan")] * len(batches))[i] = (
-                    rate * 1e6 if rate else float("nan"))
+                    rate if rate else float("nan"))
     return curves
 
 

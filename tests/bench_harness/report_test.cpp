@@ -103,5 +103,39 @@ TEST(BenchReport, ResultFileParsesWithProvenanceParamsNotesAndEveryRow) {
   EXPECT_FALSE(write_results("/nonexistent-dir/x.json", {}, {}, {}, rows));
 }
 
+TEST(BenchReport, PairedToTheFastestAnchorUsesItsPasses) {
+  std::vector<Row> rows = {row("v4", "rte.a", 1e6, true), row("v4", "rte.b", 2e6, true),
+                           row("v4", "warpath", 3e6, false), row("v6", "warpath", 1e6, false)};
+  rows[0].pass_s        = {4, 4, 4};
+  rows[1].pass_s        = {2, 3, 2};  // the fastest anchor of v4
+  rows[2].pass_s        = {1, 1, 2};  // ratios 2, 3, 1: median 2
+  rows[3].pass_s        = {1, 1, 1};  // no anchor in v6
+  paired_to_best_anchor(rows);
+  EXPECT_DOUBLE_EQ(rows[1].paired, 1.0);
+  EXPECT_DOUBLE_EQ(rows[2].paired, 2.0);
+  EXPECT_DOUBLE_EQ(rows[0].paired, 0.5);
+  EXPECT_EQ(rows[3].paired, 0);
+}
+
+TEST(BenchReport, JsonValuesAreWrittenVerbatimAndNestUnderDottedKeys) {
+  std::vector<Row> rows = {row("1k", "warpath", 1e6, false)};
+  rows[0].with("updates.pairs", int64_t(7)).with("updates.p99_us", 1.5);
+  const std::string path = ::testing::TempDir() + "report_json_test.json";
+  ASSERT_TRUE(write_results(path,
+                            {{"dpdk.available", true},
+                             {"dpdk.variants", Json{R"([{"name":"rte_lpm","available":true}])"}},
+                             {"check.reference.ipv4", std::string("cpu.lpm")},
+                             {"empty", Json{}}},
+                            {}, {}, rows));
+  std::ifstream in(path);
+  const nlohmann::json j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["dpdk"]["available"], true);
+  EXPECT_EQ(j["dpdk"]["variants"][0]["name"], "rte_lpm");
+  EXPECT_EQ(j["check"]["reference"]["ipv4"], "cpu.lpm");
+  EXPECT_TRUE(j["empty"].is_null());
+  EXPECT_EQ(j["results"][0]["updates"]["pairs"], 7);
+  EXPECT_DOUBLE_EQ(j["results"][0]["updates"]["p99_us"].get<double>(), 1.5);
+}
+
 }  // namespace
 }  // namespace warpath::bench

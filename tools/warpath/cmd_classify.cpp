@@ -30,9 +30,9 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "bench_util.hpp"
 #include "commands.hpp"
 #include "output_file.hpp"
+#include "result_file.hpp"
 #include "runtime/thread_util.hpp"
 #include "warpath/classify/classifier.hpp"
 #include "warpath/classify/rule_updates.hpp"

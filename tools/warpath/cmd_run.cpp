@@ -25,9 +25,9 @@
 #include <string>
 #include <vector>
 
-#include "bench_util.hpp"
 #include "commands.hpp"
 #include "output_file.hpp"
+#include "result_file.hpp"
 #include "run_print.hpp"
 #include "warpath/classify/check.hpp"
 #include "warpath/classify/classifier.hpp"

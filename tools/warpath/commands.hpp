@@ -38,6 +38,8 @@ std::string printable(const std::string& m);
 /// Prints "warpath: <message>" to stderr and returns 1.
 int fail(const Status& status);
 int fail(const std::string& message);
+/// A benchmark's exit code (bench/: 0 passed, 1 failed), or its error's through fail().
+int exit_code(Result<int> r);
 /// Prints each warning as "warpath: warning: <text>" to stderr.
 void print_warnings(const std::vector<std::string>& warnings);
 /// `--strict`: 1 (with a message) when there were warnings, else 0.

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <thread>
 
-#include "bench_util.hpp"
+#include "result_file.hpp"
 #include "runtime/system/report_json.hpp"
 
 namespace warpath::cli {

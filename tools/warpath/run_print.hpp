@@ -6,7 +6,7 @@
 // not the mean since the start. The summary (stdout) is a table in the style of
 // `warpath route`: one "name value" line per total, so scripts can read it, then the port
 // table, batching, latency and rates. The JSON has the provenance header of the bench result
-// files (bench_util.hpp result_header) and then every counter of the report.
+// files (result_file.hpp result_header) and then every counter of the report.
 #pragma once
 #include <cstdint>
 #include <cstdio>

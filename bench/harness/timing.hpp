@@ -1,6 +1,6 @@
-// tools/warpath/bench_util.hpp: what `warpath bench lookup` and `warpath bench classify` share:
-// timing passes, the provenance a result file records (UTC time, exact command line, /proc
-// facts) and number formatting.
+// bench/harness/timing.hpp: what the benchmarks share besides their report (report.hpp):
+// timing passes, pinning, the run's start, the exact command line, /proc facts and number
+// formatting. Header-only; the CLI's commands use the same helpers.
 #pragma once
 #include <sched.h>
 #include <unistd.h>
@@ -13,23 +13,20 @@
 #include <ctime>
 #include <fstream>
 #include <iterator>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "harness/report.hpp"
 #include "warpath/core/status.hpp"
-#include "warpath/core/cpu_features.hpp"
-#include "warpath/core/version.hpp"
 
-namespace warpath::cli {
+namespace warpath::bench {
 
-namespace bench_util_detail {
+namespace timing_detail {
 using Clock = std::chrono::steady_clock;
 }
 
-inline double seconds_since(bench_util_detail::Clock::time_point t0) {
-  return std::chrono::duration<double>(bench_util_detail::Clock::now() - t0).count();
+inline double seconds_since(timing_detail::Clock::time_point t0) {
+  return std::chrono::duration<double>(timing_detail::Clock::now() - t0).count();
 }
 
 /// p50, p99 and the maximum of per-operation latencies (sorts `lat`; all 0 when empty).
@@ -51,9 +48,7 @@ inline std::string group_thousands(uint64_t v) {
   return out;
 }
 
-inline std::string utc_now() { return bench::utc_now(); }
-
-inline std::string read_first_line(const char* path) { return bench::first_line(path); }
+inline std::string read_first_line(const char* path) { return first_line(path); }
 
 /// The exact command line, as the kernel has it.
 inline std::string command_line() {
@@ -83,7 +78,7 @@ std::vector<double> time_passes(uint64_t count, uint32_t batch, unsigned repeat,
   std::vector<double> out;
   const uint64_t step = batch ? batch : count;
   for (unsigned p = 0; p < repeat; ++p) {
-    const auto t0 = bench_util_detail::Clock::now();
+    const auto t0 = timing_detail::Clock::now();
     for (uint64_t off = 0; off < count; off += step) fn(off, uint32_t(std::min(step, count - off)));
     out.push_back(seconds_since(t0));
   }
@@ -103,7 +98,7 @@ inline double mib(uint64_t b) { return double(b) / double(1 << 20); }
 /// Where a benchmark run started: its time, the load average then, and the core it is pinned
 /// to (pin_run).
 struct RunStart {
-  bench_util_detail::Clock::time_point t;
+  timing_detail::Clock::time_point t;
   std::string loadavg;
   int cpu = -1;
 };
@@ -111,7 +106,7 @@ struct RunStart {
 /// Pins the calling thread to `cpu` (-1: the one it is on) and notes the start; kIoError when
 /// the kernel refuses the pin.
 inline Result<RunStart> pin_run(int cpu) {
-  RunStart s{bench_util_detail::Clock::now(), read_first_line("/proc/loadavg"),
+  RunStart s{timing_detail::Clock::now(), read_first_line("/proc/loadavg"),
              cpu >= 0 ? cpu : sched_getcpu()};
   if (!pin_to(s.cpu))
     return Status(Errc::kIoError,
@@ -119,42 +114,4 @@ inline Result<RunStart> pin_run(int cpu) {
   return s;
 }
 
-/// The provenance every result file starts with: tool, version, commit, build, date, exact
-/// command line, and the machine (CPU, cores, features, pinned core, host, load average at the
-/// start, frequency governor). Callers add their own fields.
-inline nlohmann::json result_header(const char* tool, const std::string& command,
-                                    const RunStart& start) {
-  const BuildInfo b     = build_info();
-  const CpuFeatures& cf = cpu_features();
-  char host[256]        = {};
-  gethostname(host, sizeof host - 1);
-  nlohmann::json j;
-  j["tool"]    = tool;
-  j["version"] = version();
-  j["commit"]  = b.git_commit;
-  j["build"]   = {{"compiler", b.compiler}, {"type", b.build_type}, {"cuda", built_with_cuda()}};
-  j["date"]    = utc_now();
-  j["command"] = command;
-  j["machine"] = {{"cpu", cf.model},
-                  {"logical_cores", cf.logical_cores},
-                  {"features", cf.names()},
-                  {"pinned_cpu", start.cpu},
-                  {"hostname", host},
-                  {"loadavg_start", start.loadavg},
-                  {"cpufreq_governor",
-                   read_first_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")}};
-  return j;
-}
-
-/// The end of a result file: the load average at the end and the run's wall time, then the
-/// JSON written to `path`.
-inline Status write_result(nlohmann::json& j, const RunStart& start, const std::string& path) {
-  j["machine"]["loadavg_end"] = read_first_line("/proc/loadavg");
-  j["wall_s"]                 = seconds_since(start.t);
-  std::ofstream f(path);
-  f << j.dump(2) << "\n";
-  if (!f) return Status(Errc::kIoError, path + ": cannot write");
-  return Status::ok();
-}
-
-}  // namespace warpath::cli
+}  // namespace warpath::bench

@@ -1,7 +1,7 @@
-// tools/warpath/bench_lookup_rows.hpp: what `warpath bench lookup` measures and prints
-// (cmd_bench.cpp): its options, the generated addresses, the result rows, the per-family runner
-// (FamilyBench: every engine built, checked against the reference and timed round-robin) and
-// the table. Included by cmd_bench.cpp only.
+// bench/lookup/lookup_family.hpp: the IP lookup bench's insides (lookup_bench.cpp): the
+// generated addresses, what one engine measured, and the per-family runner (FamilyBench: every
+// engine built, checked against the reference and timed round-robin). Included by
+// lookup_bench.cpp only.
 #pragma once
 #include <fmt/core.h>
 #include <sched.h>
@@ -22,9 +22,9 @@
 #include <set>
 #include <sstream>
 
-#include "bench_util.hpp"
-#include "commands.hpp"
 #include "harness/report.hpp"
+#include "harness/timing.hpp"
+#include "lookup/lookup_bench.hpp"
 #if defined(WARPATH_HAVE_DPDK)
 #include "lookup_anchor.hpp"  // bench/anchors: declarations only, no DPDK header
 #endif
@@ -32,7 +32,7 @@
 #include "warpath/core/version.hpp"
 #include "warpath/lookup/fib.hpp"
 
-namespace warpath::cli::bench_lookup {
+namespace warpath::bench::bench_lookup {
 
 using lookup::Ip6;
 using lookup::kNoRoute;
@@ -42,17 +42,6 @@ using Clock = std::chrono::steady_clock;
 constexpr uint32_t kDefaultCount4 = 2'000'000;
 constexpr uint32_t kDefaultCount6 = 1'000'000;
 constexpr uint32_t kGpuBatches[]  = {256, 1024, 4096, 16384, 65536};
-
-struct BenchLookupOptions {
-  std::string fib, addrs, mix = "mixed", engines = "warpath,dpdk", json, note, family = "both";
-  uint32_t count     = 0;  // 0: the per-family defaults
-  uint64_t seed      = 1;
-  unsigned repeat    = 5;
-  uint32_t batch     = 64;
-  uint32_t gpu_batch = 65536;
-  int cpu            = -1;
-  std::string command_line;
-};
 
 // ---- addresses -----------------------------------------------------------------------------
 
@@ -107,8 +96,6 @@ struct Row {
   bool reference = false;
   double mlps() const { return best_s > 0 ? 1e-6 / best_s * double(count) : 0; }
   uint64_t count = 0;
-  double ratio   = 0;  // to the best DPDK variant of the family, best pass against best pass
-  double paired  = 0;  // the median over rounds of that variant's pass time / this row's
 };
 
 struct GpuRow {
@@ -342,7 +329,6 @@ struct FamilyBench {
 #endif
 
   void run(const std::vector<EngineSpec>& engines) {
-    const size_t first = rows.size();
     for (const auto& e : engines)
       if (!e.anchor) run_warpath(e);
 #if defined(WARPATH_HAVE_DPDK)
@@ -369,43 +355,7 @@ struct FamilyBench {
 #else
     time_all();
 #endif
-    // Ratios to the best DPDK variant of the family.
-    const Row* best_dpdk = nullptr;
-    for (size_t i = first; i < rows.size(); ++i)
-      if (rows[i].kind == "dpdk" && rows[i].skipped.empty() &&
-          (!best_dpdk || rows[i].mlps() > best_dpdk->mlps()))
-        best_dpdk = &rows[i];
-    if (!best_dpdk || best_dpdk->mlps() <= 0) return;
-    for (size_t i = first; i < rows.size(); ++i) {
-      if (!rows[i].skipped.empty()) continue;
-      rows[i].ratio  = rows[i].mlps() / best_dpdk->mlps();
-      rows[i].paired = bench::paired_median(best_dpdk->pass_s, rows[i].pass_s);
-    }
   }
 };
 
-// ---- output --------------------------------------------------------------------------------
-
-inline void print_table(const std::vector<Row>& rows, const std::string& family,
-                 const std::string& title) {
-  fmt::print("\n{}\n", title);
-  fmt::print("{:<18} {:>11} {:>9} {:>9} {:>9} {:>11} {:>9} {:>9}  {}\n", "engine",
-             "Mlookups/s", "ns/lookup", "vs DPDK", "paired", "build ms", "image MiB",
-             "total MiB", "check");
-  for (const auto& r : rows) {
-    if (r.family != family) continue;
-    if (!r.skipped.empty()) {
-      fmt::print("{:<18} skipped: {}\n", r.engine, r.skipped);
-      continue;
-    }
-    const std::string check = r.reference         ? "reference"
-                              : r.mismatches == 0 ? "ok"
-                                                  : fmt::format("{} MISMATCHES", r.mismatches);
-    const auto x = [](double v) { return v > 0 ? fmt::format("{:.2f}x", v) : std::string("-"); };
-    fmt::print("{:<18} {:>11.1f} {:>9.2f} {:>9} {:>9} {:>11.1f} {:>9.1f} {:>9.1f}  {}\n",
-               r.engine, r.mlps(), r.best_s * 1e9 / double(r.count), x(r.ratio), x(r.paired),
-               r.build_ms, mib(r.image_bytes), mib(r.total_bytes), check);
-  }
-}
-
-}  // namespace warpath::cli::bench_lookup
+}  // namespace warpath::bench::bench_lookup

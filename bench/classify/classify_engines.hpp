@@ -1,7 +1,7 @@
-// tools/warpath/bench_classify_rows.hpp: what `warpath bench classify` measures and prints
-// (cmd_bench_classify.cpp): its options, the result rows (speed, build, memory, the check, the
-// updates), the engine runner (Bench: each engine built and timed, in a child process for CPU
-// engines), and the tables. Included by cmd_bench_classify.cpp only.
+// bench/classify/classify_engines.hpp: the classification bench's insides (classify_bench.cpp):
+// what one engine measured (speed, build, memory, the check, the updates), the engine runner
+// (Bench: each engine built and timed, in a child process for CPU engines) and the updates
+// table. Included by classify_bench.cpp only.
 #pragma once
 #include <fmt/core.h>
 #include <sched.h>
@@ -21,8 +21,10 @@
 #include <thread>
 #include <vector>
 
-#include "bench_util.hpp"
+#include "classify/classify_bench.hpp"
 #include "harness/isolated_run.hpp"
+#include "harness/report.hpp"
+#include "harness/timing.hpp"
 #if defined(WARPATH_HAVE_DPDK)
 #include "classify_anchor.hpp"  // bench/anchors: declarations only, no DPDK header
 #endif
@@ -31,7 +33,7 @@
 #include "warpath/classify/rule.hpp"
 #include "warpath/core/cpu_features.hpp"
 
-namespace warpath::cli::bench_classify {
+namespace warpath::bench::bench_classify {
 
 using classify::KeyBatch;
 using classify::KeyBuffer;
@@ -42,25 +44,6 @@ using Clock = std::chrono::steady_clock;
 
 const char* const kAclVariants[] = {"rte_acl.scalar", "rte_acl.sse", "rte_acl.avx2",
                                     "rte_acl.avx512x16", "rte_acl.avx512x32"};
-
-struct BenchClassifyOptions {
-  std::string rules, trace, format = "classbench", synthetic, engines = "warpath,dpdk", json, note;
-  uint32_t tuples           = 100000;
-  uint64_t seed             = 1;
-  unsigned repeat           = 5;
-  unsigned rounds           = 2;  // runs over all engines, the second in reverse order
-  uint32_t batch            = 64;
-  uint32_t gpu_batch        = 65536;
-  int cpu                   = -1;
-  uint32_t max_keys         = 0;  // 0: every trace key
-  uint32_t min_keys         = 1'000'000;
-  uint64_t max_acl_mb       = 12000;
-  uint32_t linear_max       = 20000;
-  uint32_t updates          = 20000;  // erase + insert pairs per phase (0: no update benchmark)
-  double slow_pass_s        = 10;     // a warm-up longer than this: one timed pass only
-  unsigned engine_timeout_s = 600;    // per warpath engine, build + timing (0: run in-process)
-  std::string command_line;
-};
 
 inline std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> out;
@@ -96,7 +79,7 @@ struct Updates {
 
 struct Row {
   std::string engine, kind, config, detail, skipped, note;
-  double best_s = 0, build_ms = 0, engine_build_ms = 0, ratio = 0;
+  double best_s = 0, build_ms = 0, engine_build_ms = 0;
   std::vector<double> pass_s;
   uint64_t count = 0, memory_bytes = 0, peak_bytes = 0, entries = 0, mismatches = 0,
            trace_mismatches = 0;
@@ -108,11 +91,11 @@ struct Row {
 
 // What a child process sends back of its row (the fields an engine's run sets).
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Updates, ran, skipped, pairs, alone_s, concurrent_s, p50_us,
-                                   p99_us, max_us, reader_keys, reader_s, reader_cpu,
-                                   after_checked, after_mismatches)
+                                   p99_us, max_us, reader_keys, reader_s, reader_cpu, after_checked,
+                                   after_mismatches)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Row, skipped, note, detail, build_ms, engine_build_ms, best_s,
-                                   pass_s, count, memory_bytes, peak_bytes, entries, classes,
-                                   batch, has_stats, updates)
+                                   pass_s, count, memory_bytes, peak_bytes, entries, classes, batch,
+                                   has_stats, updates)
 
 std::string answer(uint32_t a) { return a == kNoMatch ? "no match" : std::to_string(a); }
 
@@ -286,7 +269,7 @@ struct Bench {
       fmt::print(stderr, "bench: {}: updates skipped: {}\n", row.engine, u.skipped);
       return;
     }
-    u.pairs = o.updates;
+    u.pairs           = o.updates;
     const Latencies l = latencies(lat);
     u.p50_us = l.p50, u.p99_us = l.p99, u.max_us = l.max;
 
@@ -454,36 +437,7 @@ struct Bench {
     }
   }
 #endif
-
-  void ratios() {
-    double best = 0;
-    for (const auto& r : rows)
-      if (r.kind == "dpdk" && r.skipped.empty()) best = std::max(best, r.mpps());
-    for (auto& r : rows)
-      if (r.skipped.empty() && best > 0) r.ratio = r.mpps() / best;
-  }
 };
-
-inline void print_table(const std::vector<Row>& rows, const std::string& title) {
-  fmt::print("\n{}\n", title);
-  fmt::print("{:<18} {:>8} {:>8} {:>7} {:>10} {:>9} {:>9} {:>7} {:>9}  {}\n", "engine", "Mpps",
-             "ns/key", "vs ACL", "build ms", "mem MiB", "peak MiB", "classes", "entries", "check");
-  for (const auto& r : rows) {
-    if (!r.skipped.empty()) {
-      fmt::print("{:<18} skipped: {}\n", r.engine, r.skipped);
-      continue;
-    }
-    std::string check = r.reference ? "reference" : "ok";
-    if (r.mismatches) check = fmt::format("{} MISMATCHES", r.mismatches);
-    if (r.trace_mismatches) check += fmt::format(", {} vs TRACE", r.trace_mismatches);
-    fmt::print("{:<18} {:>8.2f} {:>8.1f} {:>7} {:>10.1f} {:>9.1f} {:>9.1f} {:>7} {:>9}  {}\n",
-               r.engine, r.mpps(), r.best_s * 1e9 / double(r.count),
-               r.ratio > 0 ? fmt::format("{:.2f}x", r.ratio) : std::string("-"), r.build_ms,
-               mib(r.memory_bytes), mib(r.peak_bytes),
-               r.has_stats ? std::to_string(r.classes) : std::string("-"),
-               r.has_stats ? group_thousands(r.entries) : std::string("-"), check);
-  }
-}
 
 /// The --updates section: engines that measured updates, and those that cannot update.
 inline void print_updates(const std::vector<Row>& rows, uint32_t pairs) {
@@ -521,4 +475,4 @@ inline void print_updates(const std::vector<Row>& rows, uint32_t pairs) {
     }
 }
 
-}  // namespace warpath::cli::bench_classify
+}  // namespace warpath::bench::bench_classify
