@@ -441,38 +441,56 @@ struct Bench {
 
 /// The --updates section: engines that measured updates, and those that cannot update.
 inline void print_updates(const std::vector<Row>& rows, uint32_t pairs) {
-  bool any = false;
-  for (const auto& r : rows) any = any || r.updates.ran || !r.updates.skipped.empty();
-  if (!any) return;
-  fmt::print(
-      "\nupdates: {} erase + insert pairs of random rules (2 updates each), alone and while "
-      "another thread classifies\n",
-      group_thousands(pairs));
-  fmt::print("{:<18} {:>11} {:>8} {:>8} {:>9} {:>11} {:>9} {:>8}  {}\n", "engine", "upd/s",
-             "p50 us", "p99 us", "max us", "upd/s+cls", "cls Mpps", "vs idle", "check");
+  // One harness row per engine (bench/harness/report.hpp): the updates a second alone are its
+  // rate; its other cells are text.
+  std::vector<bench::Row> table;
   for (const auto& r : rows) {
     const Updates& u = r.updates;
-    if (!u.ran) {
-      if (!u.skipped.empty()) fmt::print("{:<18} skipped: {}\n", r.engine, u.skipped);
-      continue;
-    }
-    const std::string check =
-        u.after_mismatches ? fmt::format("{} MISMATCHES after", u.after_mismatches)
-                           : fmt::format("ok ({} answers after)", group_thousands(u.after_checked));
-    fmt::print("{:<18} {:>11} {:>8.1f} {:>8.1f} {:>9.1f} {:>11} {:>9.2f} {:>8}  {}\n", r.engine,
-               group_thousands(uint64_t(u.per_s(u.alone_s))), u.p50_us, u.p99_us, u.max_us,
-               group_thousands(uint64_t(u.per_s(u.concurrent_s))), u.reader_mpps(),
-               r.mpps() > 0 ? fmt::format("{:.2f}x", u.reader_mpps() / r.mpps()) : std::string("-"),
-               check);
+    if (!u.ran && u.skipped.empty()) continue;
+    bench::Row x;
+    x.engine  = r.engine;
+    x.skipped = u.ran ? "" : u.skipped;
+    x.rate    = u.per_s(u.alone_s);
+    x.with("p50", u.p50_us).with("p99", u.p99_us).with("max", u.max_us);
+    x.with("with_reader", group_thousands(uint64_t(u.per_s(u.concurrent_s))))
+        .with("reader_mpps", u.reader_mpps())
+        .with("vs_idle", times(r.mpps() > 0 ? u.reader_mpps() / r.mpps() : 0))
+        .with("check", !u.ran               ? std::string()
+                       : u.after_mismatches ? fmt::format("{} MISMATCHES after", u.after_mismatches)
+                                            : fmt::format("ok ({} answers after)",
+                                                          group_thousands(u.after_checked)));
+    table.push_back(x);
   }
+  if (table.empty()) return;
   // The anchor takes an update only by a rebuild: its rate is one per build.
   for (const auto& r : rows)
     if (r.engine.rfind("rte_acl", 0) == 0 && r.build_ms > 0) {
-      fmt::print("{:<18} {:>11} {:>8.1f} {:>8.1f} {:>9.1f}  (every update a full rebuild)\n",
-                 "rte_acl rebuild", group_thousands(uint64_t(1000.0 / r.build_ms)),
-                 r.build_ms * 1e3, r.build_ms * 1e3, r.build_ms * 1e3);
+      bench::Row x;
+      x.engine = "rte_acl rebuild";
+      x.rate   = 1000.0 / r.build_ms;
+      x.with("p50", r.build_ms * 1e3).with("p99", r.build_ms * 1e3).with("max", r.build_ms * 1e3);
+      x.with("check", std::string("every update a full rebuild"));
+      table.push_back(x);
       break;
     }
+  fmt::print(
+      "\nupdates: {} erase + insert pairs of random rules (2 updates each), alone and while "
+      "another thread classifies\n\n",
+      group_thousands(pairs));
+  std::fflush(stdout);
+  print_table(
+      stdout,
+      {engine_column(),
+       {"upd/s", [](const bench::Row& r) { return group_thousands(uint64_t(r.rate)); }},
+       field_column("p50 us", "p50", 1),
+       field_column("p99 us", "p99", 1),
+       field_column("max us", "max", 1),
+       field_column("upd/s+cls", "with_reader"),
+       field_column("cls Mpps", "reader_mpps"),
+       field_column("vs idle", "vs_idle"),
+       {"check", [](const bench::Row& r) { return std::get<std::string>(*r.field("check")); },
+        true}},  // left: a skipped row shows it, empty
+      table);
 }
 
 }  // namespace warpath::bench::bench_classify
