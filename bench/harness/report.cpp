@@ -247,6 +247,20 @@ Fields provenance(const std::string& tool, const std::string& command, int pinne
            first_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")}};
 }
 
+std::string row_line(const Row& row) {
+  std::vector<std::string> m = members(row_fields(row), "");
+  if (!row.pass_s.empty()) m.push_back("\"pass_s\": " + numbers_text(row.pass_s));
+  std::string line = "{";
+  for (size_t i = 0; i < m.size(); ++i) line += (i ? ", " : "") + m[i];
+  // A nested object's members are on lines of their own: one line, as JSON lines want.
+  std::string out;
+  for (const char c : line + "}") {
+    if (c == '\n') continue;
+    out += c;
+  }
+  return out;
+}
+
 bool write_results(const std::string& path, const Fields& provenance, const Fields& params,
                    const std::vector<std::string>& notes, const std::vector<Row>& rows) {
   Fields head = provenance;

@@ -105,6 +105,11 @@ Fields provenance(const std::string& tool, const std::string& command, int pinne
 bool write_results(const std::string& path, const Fields& provenance, const Fields& params,
                    const std::vector<std::string>& notes, const std::vector<Row>& rows);
 
+/// One row as one line of JSON, with the same keys as in a result file's `results`: the form
+/// of a bench that measures one engine per process and leaves the rounds to a script
+/// (warpath-stream-bench; bench/stream/stream_ratios.py pairs the lines of a round).
+std::string row_line(const Row& row);
+
 /// The time now, "2026-11-27T23:45:00Z".
 std::string utc_now();
 /// The first line of a file ("" when it cannot be read): /proc facts.

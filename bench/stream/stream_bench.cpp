@@ -2,7 +2,8 @@
 // same frames in memory.
 //
 //   warpath-stream-bench --workload inorder|small|short|reorder --engine warpath|flowstream|libnids|floor
-//                        [--repeat N] [--json]
+//                        [--repeat N] [--json]   (--json: the result as one line of JSON, the
+//                        harness's row: bench/harness/report.hpp)
 //   warpath-stream-bench --workload W --write-pcap FILE   the workload as a capture, untimed,
 //                        for the commands a user runs (`warpath reassemble --in FILE`)
 //
@@ -45,6 +46,7 @@
 #include "common/stage.hpp"
 #include "common/tcp_frames.hpp"
 #include "gen/packet_builder.hpp"
+#include "harness/report.hpp"
 #include "stream/stream_floor.hpp"
 #include "warpath/flow/flow.hpp"
 #include "warpath/gen/traffic.hpp"
@@ -403,10 +405,11 @@ int main(int argc, char** argv) {
     std::printf("%s: %zu packets of workload %s\n", pcap_out.c_str(), f.size(), workload.c_str());
     return 0;
   }
-  double best    = 1e30;
+  double best        = 1e30;
   double best_end    = 0;  // the end of input of the best run
   uint64_t delivered = 0;
   bool complete      = true;  // every run delivered the whole payload
+  std::vector<double> pass_s;
   for (int k = 0; k < repeat; ++k) {
     uint64_t d = 0;
 #if defined(WARPATH_HAVE_LIBNIDS)
@@ -424,20 +427,30 @@ int main(int argc, char** argv) {
     best      = std::min(best, t);
     delivered = d;
     complete  = complete && d == f.payload;
+    pass_s.push_back(t);
   }
-  const double mpps = double(f.size()) / best / 1e6;
-  const double gbps = double(f.payload) * 8 / best / 1e9;
+  // The harness's row (bench/harness/report.hpp): libnids is the anchor; the rounds and their
+  // pairing are run_stream_bench.sh's and stream_ratios.py's (one engine per process).
+  bench::Row row;
+  row.workload = workload;
+  row.engine   = engine;
+  row.anchor   = engine == "libnids";
+  row.unit     = "packets";
+  row.rate     = double(f.size()) / best;
+  row.pass_s   = pass_s;
+  row.with("packets", int64_t(f.size()))
+      .with("payload_bytes", int64_t(f.payload))
+      .with("delivered_bytes", int64_t(delivered))
+      .with("seconds", best)
+      .with("payload_gbps", double(f.payload) * 8 / best / 1e9)
+      .with("end_ns_per_packet", best_end * 1e9 / double(f.size()));
   if (json)
-    std::printf("{\"engine\": \"%s\", \"workload\": \"%s\", \"packets\": %zu, \"payload_bytes\": "
-                "%llu, \"delivered_bytes\": %llu, \"seconds\": %.6f, \"mpps\": %.4f, "
-                "\"payload_gbps\": %.4f, \"ns_per_packet\": %.2f, \"end_ns_per_packet\": %.2f}\n",
-                engine.c_str(), workload.c_str(), f.size(),
-                static_cast<unsigned long long>(f.payload),
-                static_cast<unsigned long long>(delivered), best, mpps, gbps,
-                best * 1e9 / double(f.size()), best_end * 1e9 / double(f.size()));
+    std::printf("%s\n", bench::row_line(row).c_str());
   else
-    std::printf("%-8s %-8s %9zu packets %7.3f s  %7.3f Mpps  %7.2f Gbit/s payload  %7.1f ns/pkt%s\n",
-                engine.c_str(), workload.c_str(), f.size(), best, mpps, gbps,
-                best * 1e9 / double(f.size()), complete ? "" : "  (INCOMPLETE: bytes differ)");
+    std::printf(
+        "%-8s %-8s %9zu packets %7.3f s  %7.3f Mpps  %7.2f Gbit/s payload  %7.1f ns/pkt%s\n",
+        engine.c_str(), workload.c_str(), f.size(), best, row.rate / 1e6,
+        double(f.payload) * 8 / best / 1e9, row.ns_per_item(),
+        complete ? "" : "  (INCOMPLETE: bytes differ)");
   return complete ? 0 : 1;
 }

@@ -40,7 +40,9 @@ def main(argv):
         by = {}
         for r in rows:
             if r["workload"] == w:
-                by.setdefault(r["engine"], {})[key(r)] = r["ns_per_packet"]
+                # "ns": the harness's row (bench/harness/report.hpp); older files said
+                # ns_per_packet.
+                by.setdefault(r["engine"], {})[key(r)] = r.get("ns", r.get("ns_per_packet"))
         ours = by.get("warpath", {})
         cells = [w, f"{statistics.median(ours.values()):.1f}" if ours else "-"]
         ratios = []

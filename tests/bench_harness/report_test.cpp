@@ -137,5 +137,22 @@ TEST(BenchReport, JsonValuesAreWrittenVerbatimAndNestUnderDottedKeys) {
   EXPECT_DOUBLE_EQ(j["results"][0]["updates"]["p99_us"].get<double>(), 1.5);
 }
 
+TEST(BenchReport, RowLineIsOneLineOfTheSameKeys) {
+  Row r    = row("short", "libnids", 4e6, true);
+  r.pass_s = {0.25, 0.2};
+  r.with("packets", int64_t(800000)).with("end.ns", 3.5).with("note", std::string("a\nb"));
+  const std::string line = row_line(r);
+  EXPECT_EQ(line.find('\n'), std::string::npos) << line;
+  const nlohmann::json j = nlohmann::json::parse(line);
+  EXPECT_EQ(j["workload"], "short");
+  EXPECT_EQ(j["anchor"], true);
+  EXPECT_DOUBLE_EQ(j["rate"].get<double>(), 4e6);
+  EXPECT_DOUBLE_EQ(j["ns"].get<double>(), 250.0);
+  EXPECT_EQ(j["packets"], 800000);
+  EXPECT_DOUBLE_EQ(j["end"]["ns"].get<double>(), 3.5);
+  EXPECT_EQ(j["note"], "a\nb");
+  EXPECT_EQ(j["pass_s"].size(), 2u);
+}
+
 }  // namespace
 }  // namespace warpath::bench
