@@ -102,9 +102,9 @@ Result<RunReport> run_point(const Data& d, Offload engine, uint32_t workers, uin
                              open_builtin_port(c.ports[p].first, spec, o));
     in.ports.push_back(std::move(port));
   }
-  in.fib       = &d.fib;
-  in.neighbors = &d.neighbors;
-  in.rules     = rules ? rules : &d.acl;
+  in.preload("router.fib", &d.fib);
+  in.preload("router.neighbors", &d.neighbors);
+  in.preload("acl.rules", rules ? rules : &d.acl);
   return run(c, in);
 }
 

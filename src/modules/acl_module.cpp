@@ -213,8 +213,8 @@ Result<std::unique_ptr<Module>> AclModule::make(const ModuleArgs& args, BuildEnv
     WARPATH_ASSIGN_OR_RETURN(loaded, env.tables->load_rules(path, format));
     rules       = &loaded;
     m->describe_ = path + " (" + format + ", " + std::to_string(loaded.rules.size()) + " rules)";
-  } else if (env.use_preloaded && env.tables && env.tables->rules) {
-    rules        = env.tables->rules;
+  } else if (const auto* given = env.preloaded<classify::RuleSet>("acl.rules")) {
+    rules        = given;
     m->describe_ = rules->name + " (" + std::to_string(rules->rules.size()) + " rules)";
   } else {
     loaded       = builtin_acl(env.seed);

@@ -41,9 +41,9 @@ struct Tables {
       r.action   = action;
       rules.rules.push_back(r);
     }
-    source.fib       = &fib;
-    source.neighbors = &neighbors;
-    source.rules     = &rules;
+    source.preload("router.fib", &fib);
+    source.preload("router.neighbors", &neighbors);
+    source.preload("acl.rules", &rules);
   }
 };
 

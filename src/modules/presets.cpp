@@ -78,11 +78,12 @@ Status check_settings(const RunConfig& c) {
   return Status::ok();
 }
 
-std::vector<ModuleSpec> builtin_preset_chain(const RunConfig& c, Preloaded preloaded) {
+std::vector<ModuleSpec> builtin_preset_chain(const RunConfig& c, const TableSource& tables) {
+  const bool preloaded_rules = tables.has_preloaded("acl.rules");
   const std::string where = "app " + c.app;
   const std::string rules = c.setting("acl.rules");
   ModuleSpec acl{"acl", {}, where};
-  if (!preloaded.rules && !rules.empty()) {
+  if (!preloaded_rules && !rules.empty()) {
     acl.args.emplace_back("rules", rules);
     acl.args.emplace_back("format", c.setting("acl.format", "classbench"));
   }
@@ -93,7 +94,7 @@ std::vector<ModuleSpec> builtin_preset_chain(const RunConfig& c, Preloaded prelo
   // closed), but the built-in random ACL, the demo's and the benches', lets it reach the router.
   if (!c.setting("acl.ipv6").empty())
     acl.args.emplace_back("ipv6", c.setting("acl.ipv6"));
-  else if (rules.empty() && !preloaded.rules)
+  else if (rules.empty() && !preloaded_rules)
     acl.args.emplace_back("ipv6", "permit");
   // Non-IP frames: alone, the firewall applies its default action to them (it cannot inspect
   // them, so it must not pass them unasked); before the router they continue to it, which
@@ -103,10 +104,11 @@ std::vector<ModuleSpec> builtin_preset_chain(const RunConfig& c, Preloaded prelo
   else if (c.app == "router+acl")
     acl.args.emplace_back("nonip", "permit");
   ModuleSpec router{"router", {}, where};
-  if (!preloaded.fib && !c.setting("router.fib").empty())
-    router.args.emplace_back("fib", c.setting("router.fib"));
-  if (!preloaded.neighbors && !c.setting("router.neighbors").empty())
-    router.args.emplace_back("neighbors", c.setting("router.neighbors"));
+  for (const char* arg : {"fib", "neighbors"}) {
+    const std::string key = std::string("router.") + arg;
+    if (!tables.has_preloaded(key) && !c.setting(key).empty())
+      router.args.emplace_back(arg, c.setting(key));
+  }
   router.args.emplace_back("lookup", c.setting("router.lookup", "auto"));
   if (c.app == "router") return {router};
   if (c.app == "ipsec") {

@@ -121,8 +121,8 @@ Result<std::unique_ptr<Module>> RouterModule::make(const ModuleArgs& args, Build
     WARPATH_ASSIGN_OR_RETURN(loaded, env.tables->load_routes(path));
     fib          = &loaded;
     m->describe_ = path;
-  } else if (env.use_preloaded && env.tables && env.tables->fib) {
-    fib          = env.tables->fib;
+  } else if (const auto* given = env.preloaded<lookup::RouteTable>("router.fib")) {
+    fib          = given;
     m->describe_ = "given table";
   } else {
     loaded       = builtin_fib(env.seed);
@@ -141,8 +141,8 @@ Result<std::unique_ptr<Module>> RouterModule::make(const ModuleArgs& args, Build
     WARPATH_ASSIGN_OR_RETURN(std::string text, env.tables->read_text(nb_path));
     WARPATH_ASSIGN_OR_RETURN(nb_loaded, forward::parse_neighbors(nb_path, text, *fib));
     nb = &nb_loaded;
-  } else if (env.use_preloaded && env.tables && env.tables->neighbors) {
-    nb = env.tables->neighbors;
+  } else if (const auto* given = env.preloaded<forward::RouterConfig>("router.neighbors")) {
+    nb = given;
   } else {
     nb_loaded = forward::default_neighbors(*fib, env.port_count);
     nb        = &nb_loaded;

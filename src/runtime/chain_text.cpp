@@ -121,9 +121,9 @@ std::string format_chain(const std::vector<ModuleSpec>& specs) {
   return s;
 }
 
-std::vector<ModuleSpec> preset_chain(const RunConfig& config, Preloaded preloaded) {
+std::vector<ModuleSpec> preset_chain(const RunConfig& config, const TableSource& tables) {
   const PresetCatalog& p = presets();
-  return p.chain ? p.chain(config, preloaded) : std::vector<ModuleSpec>{};
+  return p.chain ? p.chain(config, tables) : std::vector<ModuleSpec>{};
 }
 
 }  // namespace warpath::runtime

@@ -213,9 +213,7 @@ Result<std::unique_ptr<Chain>> build_run_chain(const RunConfig& config, const Ru
   env.tables         = &in;  // its TableSource part
   const bool preset  = config.chain.empty();
   env.use_preloaded  = preset;
-  const std::vector<ModuleSpec> specs =
-      preset ? preset_chain(config, {in.fib != nullptr, in.neighbors != nullptr, in.rules != nullptr})
-             : config.chain;
+  const std::vector<ModuleSpec> specs = preset ? preset_chain(config, in) : config.chain;
   if (specs.empty())
     return Status(Errc::kNotSupported, "no chain: this program has no preset for app " +
                                            config.app +

@@ -87,18 +87,48 @@ TEST(ChainText, PresetLeavesOutOnlyThePreloadedTables) {
           if (k == name) return v;
     return std::string("(absent)");
   };
-  auto none = preset_chain(c, {});
+  auto none = preset_chain(c, TableSource{});
   EXPECT_EQ(arg(none, "acl", "rules"), "fw.rules");
   EXPECT_EQ(arg(none, "router", "fib"), "t.fib");
   EXPECT_EQ(arg(none, "router", "neighbors"), "n.txt");
   // The FIB passed in, the rules and neighbours still read from their files.
-  auto fib_only = preset_chain(c, {.fib = true});
+  const lookup::RouteTable fib;  // its contents do not matter to the chain text
+  const forward::RouterConfig neighbors;
+  const classify::RuleSet rules;
+  TableSource given;
+  given.preload("router.fib", &fib);
+  auto fib_only = preset_chain(c, given);
   EXPECT_EQ(arg(fib_only, "router", "fib"), "(absent)");
   EXPECT_EQ(arg(fib_only, "router", "neighbors"), "n.txt");
   EXPECT_EQ(arg(fib_only, "acl", "rules"), "fw.rules");
-  auto all = preset_chain(c, {.fib = true, .neighbors = true, .rules = true});
+  given.preload("router.neighbors", &neighbors);
+  given.preload("acl.rules", &rules);
+  auto all = preset_chain(c, given);
   EXPECT_EQ(arg(all, "acl", "rules"), "(absent)");
   EXPECT_EQ(arg(all, "router", "neighbors"), "(absent)");
+}
+
+TEST(TableSource, PreloadedTablesAreFoundByKeyAndType) {
+  const lookup::RouteTable fib;
+  const classify::RuleSet rules, other_rules;
+  TableSource t;
+  EXPECT_EQ(t.preloaded<lookup::RouteTable>("router.fib"), nullptr);
+  t.preload("router.fib", &fib);
+  t.preload("acl.rules", &rules);
+  EXPECT_EQ(t.preloaded<lookup::RouteTable>("router.fib"), &fib);
+  EXPECT_EQ(t.preloaded<classify::RuleSet>("router.fib"), nullptr);  // another type
+  EXPECT_EQ(t.preloaded<classify::RuleSet>("acl.rules"), &rules);
+  EXPECT_TRUE(t.has_preloaded("acl.rules"));
+  EXPECT_FALSE(t.has_preloaded("router.neighbors"));
+  t.preload("acl.rules", &other_rules);  // replaces
+  EXPECT_EQ(t.preloaded<classify::RuleSet>("acl.rules"), &other_rules);
+  // A chain takes them only where its environment says so (presets; a chain's modules load
+  // what their arguments name).
+  BuildEnv env;
+  env.tables = &t;
+  EXPECT_EQ(env.preloaded<lookup::RouteTable>("router.fib"), nullptr);
+  env.use_preloaded = true;
+  EXPECT_EQ(env.preloaded<lookup::RouteTable>("router.fib"), &fib);
 }
 
 TEST(ChainText, ErrorsNameTheColumn) {
@@ -143,9 +173,9 @@ struct Tables {
     broad(6, 1, 0, "goto:inspect");   // TCP from even addresses
     broad(17, 1, 1, "deny");          // UDP from odd addresses
     broad(17, 2, 0, "goto:inspect");  // the rest of UDP, half of it
-    source.fib       = &fib;
-    source.neighbors = &neighbors;
-    source.rules     = &rules;
+    source.preload("router.fib", &fib);
+    source.preload("router.neighbors", &neighbors);
+    source.preload("acl.rules", &rules);
   }
   BuildEnv env(bool offload = false) const {
     BuildEnv e;

@@ -222,10 +222,10 @@ Ran run_memory(const RunConfig& cfg, const Fixture& f, const packet::PacketBatch
   Ran r{{}, a.get(), b.get(), inputs};
   inputs->ports.push_back(std::move(a));
   inputs->ports.push_back(std::move(b));
-  inputs->fib       = &f.table;
-  inputs->neighbors = &f.neighbors;
-  inputs->rules     = &f.rules;
-  auto rep          = run(cfg, *inputs);
+  inputs->preload("router.fib", &f.table);
+  inputs->preload("router.neighbors", &f.neighbors);
+  inputs->preload("acl.rules", &f.rules);
+  auto rep = run(cfg, *inputs);
   EXPECT_TRUE(rep.is_ok()) << rep.status().message();
   if (rep.is_ok()) r.report = *rep;
   return r;
@@ -566,9 +566,9 @@ TEST(Pipeline, StopDrainsAnEndlessSource) {
     RunInputs inputs;
     inputs.ports.push_back(std::make_unique<MemoryPort>("a", 0, &in, 2, 32, true));
     inputs.ports.push_back(std::make_unique<MemoryPort>("b", 1, nullptr, 0));
-    inputs.fib       = &f.table;
-    inputs.neighbors = &f.neighbors;
-    inputs.rules     = &f.rules;
+    inputs.preload("router.fib", &f.table);
+    inputs.preload("router.neighbors", &f.neighbors);
+    inputs.preload("acl.rules", &f.rules);
     std::atomic<bool> stop{false};
     RunHooks hooks;
     hooks.stop                = &stop;
@@ -605,8 +605,8 @@ TEST(Pipeline, BadInputsAreErrors) {
   c.offload_device = "cuda";
   RunInputs in2;
   in2.ports.push_back(std::make_unique<MemoryPort>("a", 0, &in, 1));
-  in2.fib       = &f.table;
-  in2.neighbors = &f.neighbors;
+  in2.preload("router.fib", &f.table);
+  in2.preload("router.neighbors", &f.neighbors);
   if (warpath::cuda_device_count() == 0) {
     auto g = run(c, in2);
     ASSERT_FALSE(g.is_ok());
@@ -617,8 +617,8 @@ TEST(Pipeline, BadInputsAreErrors) {
   RunConfig a              = base_config("acl", 64, 1);
   RunInputs in3;
   in3.ports.push_back(std::make_unique<MemoryPort>("a", 0, &in, 1));
-  in3.rules = &f2.rules;
-  auto e    = run(a, in3);
+  in3.preload("acl.rules", &f2.rules);
+  auto e = run(a, in3);
   ASSERT_FALSE(e.is_ok());
   EXPECT_NE(e.status().message().find("output:9"), std::string::npos);
 }

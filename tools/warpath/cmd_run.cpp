@@ -367,10 +367,10 @@ int run_pipeline(const RunOptions& o) {
   runtime::RunInputs in;
   runtime::set_file_loaders(in);
   if (tables.router) {  // a chain's modules load theirs
-    in.fib       = &tables.fib;
-    in.neighbors = &tables.neighbors;
+    in.preload("router.fib", &tables.fib);
+    in.preload("router.neighbors", &tables.neighbors);
   }
-  if (tables.acl) in.rules = &tables.rules;
+  if (tables.acl) in.preload("acl.rules", &tables.rules);
   if (Status s = runtime::open_run_ports(c, in); !s.is_ok()) return fail(s.message());
   OutputFile json(c.json);
   if (!c.json.empty())

@@ -45,10 +45,10 @@ Result<std::vector<ModuleSpec>> parse_chain(std::string_view text);
 /// The one-line form of specs (what parse_chain reads back).
 std::string format_chain(const std::vector<ModuleSpec>& specs);
 /// The chain of the preset application `config.app`, with its arguments from the preset's
-/// settings, leaving out the file argument of each table the caller passes in TableSource
-/// (`preloaded`). Built by the registered catalog (run_config.hpp: PresetCatalog); without one
-/// a preset is an empty chain (run() refuses it).
-std::vector<ModuleSpec> preset_chain(const RunConfig& config, Preloaded preloaded);
+/// settings, leaving out the file argument of each table the caller preloaded in `tables`
+/// (TableSource::preload, under the setting's key). Built by the registered catalog
+/// (run_config.hpp: PresetCatalog); without one a preset is an empty chain (run() refuses it).
+std::vector<ModuleSpec> preset_chain(const RunConfig& config, const TableSource& tables);
 
 /// Per-module counters of one worker (written by its owner only; relaxed atomics, so the
 /// progress display reads them at any time).

@@ -243,6 +243,12 @@ struct BuildEnv {
   ContextTable* contexts = nullptr;
   const TableSource* tables = nullptr;
   bool use_preloaded = false;  ///< presets: take TableSource's tables when an argument is absent
+  /// The table the caller preloaded under `key` ("router.fib": the module's kind and the
+  /// argument it stands for) when this chain takes preloaded tables, else nullptr.
+  template <class T>
+  const T* preloaded(std::string_view key) const {
+    return use_preloaded && tables != nullptr ? tables->preloaded<T>(key) : nullptr;
+  }
   /// The modules built before this one, by position (earlier[0] is position 1): a module that
   /// consumes another's per-worker state (a side queue: the stream module reads the flow
   /// module's answers) finds its producer here and reads `frame.slots[index]->state` in post.

@@ -92,13 +92,7 @@ struct PresetSetting {
 };
 
 struct RunConfig;
-
-/// Which of a preset's tables the caller loaded itself (TableSource): the preset then leaves
-/// out their file arguments, so a caller may load some tables and leave the others to the
-/// modules.
-struct Preloaded {
-  bool fib = false, neighbors = false, rules = false;
-};
+struct TableSource;  // tables_fwd.hpp
 
 /// A key of a preset's settings: plain text, or a file path (then resolved against the config
 /// file's directory, and an input that no output of the run may overwrite).
@@ -116,7 +110,7 @@ struct PresetCatalog {
   std::vector<std::string> apps;  ///< in the order `--help` lists them
   std::vector<PresetKey> keys;
   Status (*check)(const RunConfig&)                             = nullptr;
-  std::vector<ModuleSpec> (*chain)(const RunConfig&, Preloaded) = nullptr;
+  std::vector<ModuleSpec> (*chain)(const RunConfig&, const TableSource&) = nullptr;
 };
 /// Sets the catalog (the last registered wins). Always true.
 bool register_presets(const PresetCatalog& catalog) noexcept;
