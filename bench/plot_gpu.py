@@ -164,9 +164,9 @@ def main():
     plot_parse_lookup(plt, bench["results"], title, prefix + "-parse-lookup.png")
     plot_engines(plt, bench["results"], title, prefix + "-engines.png")
     pipeline = doc.get("pipeline") or {}
-    if pipeline.get("points"):
-        from plot_pipeline import draw_pipeline  # beside this file: the same figure as its own
-        draw_pipeline(plt, pipeline["points"], title, p99_goal_us=100).savefig(
+    from plot_pipeline import draw_pipeline, points_of  # beside this file: its own figure
+    if points_of(pipeline):
+        draw_pipeline(plt, points_of(pipeline), title, p99_goal_us=100).savefig(
             prefix + "-pipeline.png", dpi=110)
         print(f"plot_gpu: wrote {prefix}-pipeline.png")
 

@@ -21,6 +21,17 @@ from collections import defaultdict
 from machine_info import cpu_model
 
 
+def points_of(doc):
+    """A pipeline report's points: its rows under "results" (the harness's result file,
+    bench/harness/report.hpp: rate in packets a second, the offload policy as "policy"), or an
+    older report's "points"; each with "mpps" and "engine" (the policy) as the older points had
+    them."""
+    if "points" in doc:
+        return doc["points"]
+    return [{**r, "mpps": r.get("rate", 0) / 1e6, "engine": r.get("policy", r["engine"])}
+            for r in doc.get("results", [])]
+
+
 def draw_pipeline(plt, pts, title, p99_goal_us=None):
     """The report's points as GSwitch's Figures 9-10 show them: throughput and p99 latency
     against batch size, and p50/p99 latency against the delay bound, a line per engine (with
@@ -74,8 +85,8 @@ def median_of(points, get):
 
 def sweep_table(doc):
     """The sweep's markdown: a row per chain, traffic and worker count."""
-    cells = sweep_cells(doc["points"])
-    engines = sorted({p["engine"] for p in doc["points"]}, key=["cpu", "gpu", "auto"].index)
+    cells = sweep_cells(points_of(doc))
+    engines = sorted({p["engine"] for p in points_of(doc)}, key=["cpu", "gpu", "auto"].index)
     lines = ["| chain | traffic | workers | " + " | ".join(f"{e} Mpps" for e in engines) +
              " | gpu/cpu | auto/best | gpu p50/p99 us | cpu p50/p99 us "
              "| cpu ns/pkt rx+parse+modules+tx | gpu ns/pkt rx+parse+modules+tx | rounds |",
@@ -109,7 +120,7 @@ def sweep_table(doc):
 def draw_sweep(plt, doc, title):
     """Mpps against workers, a panel per chain and traffic, a line per engine (median of the
     rounds, each round a dot)."""
-    cells = sweep_cells(doc["points"])
+    cells = sweep_cells(points_of(doc))
     fig, axes = plt.subplots(1, len(cells), figsize=(4.2 * len(cells), 4), squeeze=False)
     for ax, ((app, profile), by_w) in zip(axes[0], cells.items()):
         for eng in ("cpu", "gpu", "auto"):
@@ -166,11 +177,13 @@ def main():
     report_path, prefix, commit, command = sys.argv[1:5]
     doc = json.load(open(report_path))
     doc["commit"] = commit
-    doc["machine"] = {"cpu": cpu_model(), "cores": os.cpu_count(), "host": platform.node()}
+    doc.setdefault("machine", {"cpu": cpu_model(), "cores": os.cpu_count(),
+                               "host": platform.node()})
+    doc["machine"].setdefault("cores", doc["machine"].get("logical_cores", os.cpu_count()))
     doc["command"] = command
     json.dump(doc, open(prefix + ".json", "w"), indent=1)
 
-    pts = doc["points"]
+    pts = points_of(doc)
     lines = [f"# Pipeline benchmark ({doc['app']}, {doc['workers']} worker(s))", "",
              f"commit `{commit}`, {doc['machine']['cpu']} ({doc['machine']['cores']} cores), "
              f"{doc['duration_s']} s per point, command `{command}`", "",

@@ -190,14 +190,15 @@ def partial_e2e(log):
     # A sweep cut short wrote no JSON: its points as the log has them, one a line.
     if not os.path.exists(log):
         return None
-    points = []
+    # (The harness's rows, bench/harness/report.hpp's row_line; before, "points" of their own.)
+    rows = []
     for line in open(log):
-        if line.lstrip().startswith('{"sweep": "workers"'):
+        if line.lstrip().startswith('{"workload": ') and '"sweep": "workers"' in line:
             try:
-                points.append(json.loads(line.strip().rstrip(",")))
+                rows.append(json.loads(line.strip()))
             except ValueError:
                 pass
-    return {"bench": "pipeline-sweep", "partial": True, "points": points}
+    return {"bench": "pipeline-sweep", "partial": True, "results": rows}
 try:
     smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total",
                           "--format=csv,noheader"], capture_output=True, text=True, timeout=30).stdout.strip()

@@ -27,7 +27,11 @@
 //                  up to the cores less two (the offload master's lanes).
 //   --offload-depth  launches each offload master lane keeps in flight (default 4; 1 runs the
 //                  master one launch a lane at a time, as before it was asynchronous)
-// Prints one JSON object on stdout; progress on stderr.
+// Prints one JSON object on stdout, the harness's result file (bench/harness/report.hpp): its
+// provenance, the run's parameters and a row per point under "results" (workload, engine = the
+// offload policy, anchor = the cpu policy, rate = packets the workers handled a second, then the
+// point's own fields: latency_us, stages_ns_per_packet, rx/tx/dropped, ...); progress and each
+// point, as one line of JSON as it completes, on stderr.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -39,7 +43,7 @@
 
 #include "warpath/classify/check.hpp"
 #include "warpath/core/cuda_device.hpp"
-#include "warpath/core/json_text.hpp"
+#include "harness/report.hpp"
 #include "warpath/forward/router.hpp"
 #include "warpath/io/classbench.hpp"
 #include "warpath/lookup/check.hpp"
@@ -119,27 +123,74 @@ double handled_mpps(const RunReport& r) {
   return r.seconds > 0 ? double(r.rx - rx_queue_full(r)) / r.seconds / 1e6 : 0;
 }
 
-void print_point(std::FILE* out, const Point& p, bool last) {
-  const RunReport& r   = p.report;
-  std::fprintf(
-      out,
-      "  {\"sweep\": \"%s\", \"engine\": \"%s\", \"batch\": %u, \"delay_us\": %u, "
-      "\"offered_pps\": %.0f, \"seconds\": %.3f, \"rx\": %llu, \"tx\": %llu, \"dropped\": %llu, "
-      "\"slow_path\": %llu, \"rx_queue_full\": %llu, \"mpps\": %.3f, \"gbps\": %.3f, "
-      "\"batch_fill\": %.3f, \"gpu_share\": %.3f, \"gpu_launches\": %llu, "
-      "\"latency_us\": {\"p50\": %.1f, \"p99\": %.1f, \"p999\": %.1f, \"max\": %.1f}, "
-      "\"stages_ns_per_packet\": {\"rx\": %.1f, \"parse\": %.1f, \"modules\": %.1f, \"tx\": %.1f, "
-      "\"other\": %.1f}, "
-      "\"engines\": \"%s\", \"offload_engines\": \"%s\", \"schedule\": \"%s\", "
-      "\"profile\": \"%s\", \"app\": \"%s\", \"workers\": %u, \"round\": %u}%s\n",
-      p.sweep.c_str(), p.engine.c_str(), p.batch, p.delay_us, p.offered_pps, r.seconds,
-      (unsigned long long)r.rx, (unsigned long long)r.tx, (unsigned long long)r.dropped,
-      (unsigned long long)r.slow_path, (unsigned long long)rx_queue_full(r), handled_mpps(r),
-      r.seconds > 0 ? double(r.tx_bytes) * 8 / r.seconds / 1e9 : 0, r.batch_fill, r.gpu_share,
-      (unsigned long long)r.gpu_launches, r.latency.p50_us, r.latency.p99_us, r.latency.p999_us,
-      r.latency.max_us, r.stages.rx, r.stages.parse, r.stages.modules, r.stages.tx, r.stages.other,
-      r.engine.c_str(), r.offload_engine.c_str(), p.schedule.c_str(),
-      p.profile.c_str(), p.app.c_str(), p.workers, p.round, last ? "" : ",");
+// A point as the harness's row (bench/harness/report.hpp): the workload is what the sweep
+// varies (a worker count for a chain and traffic, a batch size, a delay bound, a schedule's
+// traffic and batch), the engine the offload policy, the cpu policy the anchor (the CPU-only
+// baseline beside the others); its rate the packets the workers handled a second. The bench's
+// own fields follow, as the older "points" had them.
+bench::Row point_row(const Point& p) {
+  const RunReport& r = p.report;
+  bench::Row x;
+  x.workload = p.sweep == "workers"    ? p.app + " " + p.profile + " " + std::to_string(p.workers) + " workers"
+               : p.sweep == "throughput" ? "batch " + std::to_string(p.batch)
+               : p.sweep == "delay"      ? "delay " + std::to_string(p.delay_us) + " us"
+                                         : p.profile + " batch " + std::to_string(p.batch);
+  x.engine = p.sweep == "schedule" ? "schedule " + p.schedule : p.engine;
+  x.anchor = p.sweep == "schedule" ? p.schedule == "none" : p.engine == "cpu";
+  x.unit   = "packets";
+  x.rate   = handled_mpps(r) * 1e6;
+  x.with("sweep", p.sweep)
+      .with("policy", p.engine)
+      .with("batch", int64_t(p.batch))
+      .with("delay_us", int64_t(p.delay_us))
+      .with("offered_pps", p.offered_pps)
+      .with("seconds", r.seconds)
+      .with("rx", int64_t(r.rx))
+      .with("tx", int64_t(r.tx))
+      .with("dropped", int64_t(r.dropped))
+      .with("slow_path", int64_t(r.slow_path))
+      .with("rx_queue_full", int64_t(rx_queue_full(r)))
+      .with("gbps", r.seconds > 0 ? double(r.tx_bytes) * 8 / r.seconds / 1e9 : 0)
+      .with("batch_fill", r.batch_fill)
+      .with("gpu_share", r.gpu_share)
+      .with("gpu_launches", int64_t(r.gpu_launches))
+      .with("latency_us.p50", r.latency.p50_us)
+      .with("latency_us.p99", r.latency.p99_us)
+      .with("latency_us.p999", r.latency.p999_us)
+      .with("latency_us.max", r.latency.max_us)
+      .with("stages_ns_per_packet.rx", r.stages.rx)
+      .with("stages_ns_per_packet.parse", r.stages.parse)
+      .with("stages_ns_per_packet.modules", r.stages.modules)
+      .with("stages_ns_per_packet.tx", r.stages.tx)
+      .with("stages_ns_per_packet.other", r.stages.other)
+      .with("engines", r.engine)
+      .with("offload_engines", r.offload_engine)
+      .with("schedule", p.schedule)
+      .with("profile", p.profile)
+      .with("app", p.app)
+      .with("workers", int64_t(p.workers))
+      .with("round", int64_t(p.round));
+  return x;
+}
+
+/// A point as it completes: one line of JSON on stderr, so that a run cut short keeps what it
+/// measured (scripts/gpu-check.sh reads them back).
+void log_point(const Point& p) {
+  std::fprintf(stderr, "%s\n", bench::row_line(point_row(p)).c_str());
+  std::fflush(stderr);
+}
+
+/// The report on stdout: the provenance, the run's parameters and every point's row, ratios to
+/// the cpu policy's row of the same workload (for a sweep's rounds: of the round's median, see
+/// plot_pipeline.py).
+int write_report(int argc, char** argv, const bench::Fields& params,
+                 const std::vector<Point>& points, int status) {
+  std::vector<bench::Row> rows;
+  for (const Point& p : points) rows.push_back(point_row(p));
+  bench::ratios_to_best_anchor(rows);
+  bench::Fields head = bench::provenance("warpath-pipeline-bench", argc, argv);
+  head.insert(head.end(), params.begin(), params.end());
+  return bench::write_results("/dev/stdout", head, {}, {}, rows) ? status : 1;
 }
 
 // Worker counts for --sweep: the list given, else 1, 2, 4, 8, 12, 16, ... up to the cores less
@@ -190,7 +241,7 @@ struct SweepCase {
 // (median of the rounds, each engine's ratio to cpu) on stderr.
 int sweep(const Data& d, const std::vector<std::pair<std::string, Offload>>& engines,
           uint32_t rounds, const std::string& workers_list, const std::string& data_dir,
-          const std::string& only, double seconds, bool gpu) {
+          const std::string& only, double seconds, bool gpu, int argc, char** argv) {
   auto counts = sweep_workers(workers_list);
   if (!counts.is_ok()) {
     std::fprintf(stderr, "warpath-pipeline-bench: %s\n", counts.status().message().c_str());
@@ -260,8 +311,7 @@ int sweep(const Data& d, const std::vector<std::pair<std::string, Offload>>& eng
           p.app     = sc.app_name;
           p.workers = w;
           p.round   = round + 1;
-          print_point(stderr, p, true);
-          std::fflush(stderr);
+          log_point(p);
           points.push_back(std::move(p));
         }
 
@@ -292,23 +342,26 @@ int sweep(const Data& d, const std::vector<std::pair<std::string, Offload>>& eng
       std::fprintf(stderr, "\n");
     }
 
-  std::printf("{\"bench\": \"pipeline-sweep\", \"duration_s\": %.2f, \"rounds\": %u, "
-              "\"batch\": 1024, \"delay_us\": 1000, \"offload_depth\": %u, \"gpu\": %s, "
-              "\"acl1_10K\": \"%s\", "
-              "\"data\": \"built-in: synthetic_full_table(1, 200000, 40000) + defaults, "
-              "random_rule_set(1, 5-tuple, 1000) all permit; gen:max (seed 1) -> null\", "
-              "\"points\": [\n",
-              seconds, rounds, g_offload_depth, gpu ? "true" : "false",
-              json_escape(acl_note).c_str());
-  for (size_t i = 0; i < points.size(); ++i) print_point(stdout, points[i], i + 1 == points.size());
-  std::printf("]}\n");
-  return status;
+  return write_report(argc, argv,
+                      {{"bench", std::string("pipeline-sweep")},
+                       {"duration_s", seconds},
+                       {"rounds", int64_t(rounds)},
+                       {"batch", int64_t(1024)},
+                       {"delay_us", int64_t(1000)},
+                       {"offload_depth", int64_t(g_offload_depth)},
+                       {"gpu", gpu},
+                       {"acl1_10K", acl_note},
+                       {"data", std::string("built-in: synthetic_full_table(1, 200000, 40000) + "
+                                            "defaults, random_rule_set(1, 5-tuple, 1000) all "
+                                            "permit; gen:max (seed 1) -> null")}},
+                      points, status);
 }
 
 // --schedule-ab: packet scheduling A/B (GASPP Figure 10): router+acl throughput with sorting
 // off and on, per traffic mix and batch size, the two alternated (the order swapped every
 // round) so that drift cancels. JSON on stdout.
-int schedule_ab(const Data& d, uint32_t workers, uint32_t rounds, double seconds, bool gpu) {
+int schedule_ab(const Data& d, uint32_t workers, uint32_t rounds, double seconds, bool gpu,
+                int argc, char** argv) {
   std::vector<Point> ab;
   for (const char* profile : {"default", "imix", "ipv4+udp"})
     for (uint32_t batch : {32u, 256u, 2048u, 8192u})
@@ -326,12 +379,14 @@ int schedule_ab(const Data& d, uint32_t workers, uint32_t rounds, double seconds
           p.workers = workers;
           ab.push_back(std::move(p));
         }
-  std::printf("{\"bench\": \"pipeline-schedule\", \"app\": \"router+acl\", \"workers\": %u, "
-              "\"duration_s\": %.2f, \"rounds\": %u, \"gpu\": %s, \"points\": [\n",
-              workers, seconds, rounds, gpu ? "true" : "false");
-  for (size_t i = 0; i < ab.size(); ++i) print_point(stdout, ab[i], i + 1 == ab.size());
-  std::printf("]}\n");
-  return 0;
+  return write_report(argc, argv,
+                      {{"bench", std::string("pipeline-schedule")},
+                       {"app", std::string("router+acl")},
+                       {"workers", int64_t(workers)},
+                       {"duration_s", seconds},
+                       {"rounds", int64_t(rounds)},
+                       {"gpu", gpu}},
+                      ab, 0);
 }
 
 }  // namespace
@@ -407,8 +462,10 @@ int main(int argc, char** argv) {
   d.neighbors = neighbors_to_port(d.fib, 1);  // the sink
   d.acl       = classify::random_rule_set(1, classify::KeyLayout::kFiveTuple, 1000);
 
-  if (ab_rounds) return schedule_ab(d, workers, ab_rounds, seconds, gpu);
-  if (sweep_rounds) return sweep(d, engines, sweep_rounds, workers_list, data_dir, cases_arg, seconds, gpu);
+  if (ab_rounds) return schedule_ab(d, workers, ab_rounds, seconds, gpu, argc, argv);
+  if (sweep_rounds)
+    return sweep(d, engines, sweep_rounds, workers_list, data_dir, cases_arg, seconds, gpu, argc,
+                 argv);
 
   const std::vector<uint32_t> batches =
       quick ? std::vector<uint32_t>{64, 1024} : std::vector<uint32_t>{32, 128, 512, 2048, 8192};
@@ -420,8 +477,7 @@ int main(int argc, char** argv) {
   // Each point also goes to stderr as it completes, so a run cut short keeps what it measured.
   auto add = [&](Point p) {
     p.workers = workers;
-    print_point(stderr, p, true);
-    std::fflush(stderr);
+    log_point(p);
     points.push_back(std::move(p));
   };
   for (auto& [name, engine] : engines) {
@@ -462,13 +518,14 @@ int main(int argc, char** argv) {
       add({"delay", name, "none", "default", 8192, delay, offered, *r});
     }
   }
-  std::printf(
-      "{\"bench\": \"pipeline\", \"app\": \"router+acl\", \"workers\": %u, "
-      "\"duration_s\": %.2f, \"gpu\": %s, \"data\": \"built-in: synthetic_full_table(1, "
-      "200000, 40000) + defaults, random_rule_set(1, 5-tuple, 1000) all permit, "
-      "gen (seed 1) -> null\", \"points\": [\n",
-      workers, seconds, gpu ? "true" : "false");
-  for (size_t i = 0; i < points.size(); ++i) print_point(stdout, points[i], i + 1 == points.size());
-  std::printf("]}\n");
-  return status;
+  return write_report(argc, argv,
+                      {{"bench", std::string("pipeline")},
+                       {"app", std::string("router+acl")},
+                       {"workers", int64_t(workers)},
+                       {"duration_s", seconds},
+                       {"gpu", gpu},
+                       {"data", std::string("built-in: synthetic_full_table(1, 200000, 40000) + "
+                                            "defaults, random_rule_set(1, 5-tuple, 1000) all "
+                                            "permit, gen (seed 1) -> null")}},
+                      points, status);
 }

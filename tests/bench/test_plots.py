@@ -111,6 +111,23 @@ def test_plot_pipeline_tabulates_and_draws_a_sweep(tmp_path):
     assert table.count("\n| router | ipv6+min |") == 2
 
 
+def test_plot_pipeline_reads_the_harness_rows_alike(tmp_path):
+    # The bench writes the harness's result file (bench/harness/report.hpp): its points as rows
+    # under "results", the rate in packets a second and the offload policy as "policy".
+    doc = sweep_report()
+    doc["results"] = [{**{k: v for k, v in p.items() if k not in ("mpps", "engine")},
+                       "workload": f'{p["app"]} {p["profile"]} {p["workers"]} workers',
+                       "engine": p["engine"], "policy": p["engine"], "anchor": p["engine"] == "cpu",
+                       "unit": "packets", "rate": p["mpps"] * 1e6}
+                      for p in doc.pop("points")]
+    report = tmp_path / "rows.json"
+    report.write_text(json.dumps(doc))
+    r = run(ROOT / "bench/plot_pipeline.py", report)
+    assert r.returncode == 0, r.stderr
+    assert "| router+acl | ipv4+min | 4 | 42.0 | 82.0 | 78.0 | 1.95 | 0.95 | 50/90 | 50/90 " \
+           "| 20+15+40+5 | 20+15+40+5 | 3 |" in (tmp_path / "rows.md").read_text()
+
+
 def test_plot_pipeline_tabulates_a_sweep_with_an_engine_missing(tmp_path):
     doc = sweep_report()
     # A cut-short sweep: no gpu point at 4 workers of the IPv6 router.

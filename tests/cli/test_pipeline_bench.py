@@ -20,12 +20,16 @@ def sweep(*args):
 
 
 def check_points(doc, cases, workers, rounds):
-    seen = {(p["app"], p["profile"], p["workers"], p["round"]) for p in doc["points"]}
+    # The harness's result file (bench/harness/report.hpp): a row a point, the offload policy
+    # its engine, the cpu policy the anchor of its workload (the case and worker count).
+    seen = {(p["app"], p["profile"], p["workers"], p["round"]) for p in doc["results"]}
     assert seen == {(a, t, w, r) for a, t in cases for w in workers for r in range(1, rounds + 1)}
-    for p in doc["points"]:
-        assert p["sweep"] == "workers" and p["engine"] == "cpu"
-        assert p["batch"] == 1024 and p["delay_us"] == 1000
-        assert p["rx"] > 0 and p["mpps"] > 0
+    assert doc["tool"] == "warpath-pipeline-bench" and doc["machine"]["cpu"]
+    for p in doc["results"]:
+        assert p["sweep"] == "workers" and p["engine"] == p["policy"] == "cpu" and p["anchor"]
+        assert p["workload"] == f'{p["app"]} {p["profile"]} {p["workers"]} workers'
+        assert p["batch"] == 1024 and p["delay_us"] == 1000 and p["unit"] == "packets"
+        assert p["rx"] > 0 and p["rate"] > 0 and p["ns"] > 0
         assert p["rx"] == p["tx"] + p["dropped"] + p["slow_path"]
         assert p["gpu_launches"] == 0
 
@@ -39,9 +43,14 @@ def test_sweep_runs_each_case_at_each_worker_count():
     assert "no --data" in doc["acl1_10K"]
     # The sweep's order (router+acl before router), whatever the order --cases names them in.
     check_points(doc, [("router+acl", "imix"), ("router", "ipv6+min")], [1, 2], 2)
-    assert [p["app"] for p in doc["points"]][0] == "router+acl"
+    assert [p["app"] for p in doc["results"]][0] == "router+acl"
     # The closing table on stderr: a row per case and worker count.
     assert "router      ipv6+min        2" in r.stderr
+    # Each point also on stderr as it completes, one line of JSON (gpu-check.sh reads them back
+    # from a sweep cut short).
+    lines = [json.loads(x) for x in r.stderr.splitlines() if x.startswith('{"workload": ')]
+    assert [(x["app"], x["workers"], x["round"]) for x in lines] == \
+        [(x["app"], x["workers"], x["round"]) for x in doc["results"]]
 
 
 def test_acl1_10k_case_reads_the_classbench_set():
@@ -53,7 +62,7 @@ def test_acl1_10k_case_reads_the_classbench_set():
     doc = json.loads(r.stdout)
     assert "acl1_10K (9603 rules)" in doc["acl1_10K"]
     check_points(doc, [("acl", "ipv4+min")], [1], 1)
-    assert doc["points"][0]["engines"].startswith("cpu: cpu.")  # a CPU classifier, no offload
+    assert doc["results"][0]["engines"].startswith("cpu: cpu.")  # a CPU classifier, no offload
 
 
 def test_an_unknown_case_is_refused():
