@@ -14,8 +14,8 @@ function(warpath_warnings target)
     $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra,-Wshadow --Wreorder>)
 endfunction()
 
-# warpath_module(<name> PATHS <paths>... SOURCES <globs>... [CUDA <globs>...] [DEPENDS <modules>...]
-#                [IF <variable>] [WHOLE])
+# warpath_module(<name> PATHS <paths>... SOURCES <globs>... [CUDA <globs>...]
+#                [DEPENDS <modules>... | ABOVE_ALL] [FAMILIES <tags>...] [IF <variable>] [WHOLE])
 # One module of src/: the static library warpath_<name> from its SOURCES (globs relative to
 # src/; CUDA globs only when CUDA is built), linked to the modules it DEPENDS on and to nothing
 # else. Static libraries alone would not stop a module from using one it does not declare (the
@@ -27,10 +27,18 @@ endfunction()
 # WARPATH_REGISTER_MODULE) and nothing calls it by name, so everything that links it, here and
 # in warpath_framework, links it whole (--whole-archive, as DPDK's drivers are linked) and the
 # linker drops no registration. warpath_link_module() is how anything else links one.
+# ABOVE_ALL: the module depends on every module declared before it (the chain modules and the
+# self-test sit above all the engine libraries), so a new library declared above them joins
+# them with no other line. FAMILIES: the tags of the engine families the library registers
+# (WARPATH_REGISTER_ENGINE_FAMILY, core/registry.hpp); warpath_engine_family_refs() makes the
+# self-test library refer to each, so that every program listing the engines keeps them.
 function(warpath_module name)
-  cmake_parse_arguments(M "WHOLE" "IF" "PATHS;SOURCES;CUDA;DEPENDS" ${ARGN})
+  cmake_parse_arguments(M "WHOLE;ABOVE_ALL" "IF" "PATHS;SOURCES;CUDA;DEPENDS;FAMILIES" ${ARGN})
   if(M_IF AND NOT ${M_IF})
     return()
+  endif()
+  if(M_ABOVE_ALL)
+    get_property(M_DEPENDS GLOBAL PROPERTY WARPATH_MODULE_NAMES)
   endif()
   set(globs)
   foreach(g IN LISTS M_SOURCES)
@@ -62,6 +70,39 @@ function(warpath_module name)
       $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr -lineinfo>)
   endif()
   set_property(GLOBAL APPEND PROPERTY WARPATH_MODULE_TARGETS ${target})
+  set_property(GLOBAL APPEND PROPERTY WARPATH_MODULE_NAMES ${name})
+  set_property(GLOBAL APPEND PROPERTY WARPATH_ENGINE_FAMILIES ${M_FAMILIES})
+endfunction()
+
+# warpath_engine_family_refs(<module>): writes engine_families.cpp, which refers to the
+# registration of every engine family declared so far (FAMILIES: the tags of the
+# libraries' WARPATH_REGISTER_ENGINE_FAMILY), and adds it to warpath_<module>: a program that
+# links that module lists every family, the linker keeping each registry file.
+function(warpath_engine_family_refs module)
+  get_property(tags GLOBAL PROPERTY WARPATH_ENGINE_FAMILIES)
+  set(decls "")
+  set(refs "")
+  foreach(t IN LISTS tags)
+    string(APPEND decls "extern \"C\" const bool warpath_engine_family_${t};\n")
+    string(APPEND refs "      &warpath_engine_family_${t},\n")
+  endforeach()
+  set(file ${CMAKE_CURRENT_BINARY_DIR}/generated/engine_families.cpp)
+  file(CONFIGURE OUTPUT ${file} CONTENT "// Written by CMake (warpath_engine_family_refs): the engine families' registrations.
+#include <cstddef>
+${decls}
+namespace warpath {
+/// How many families this program registered by the libraries' CMake lines (the reference
+/// keeps every registration in the link).
+size_t engine_family_refs() {
+  static const bool* const refs[] = {
+${refs}      nullptr};
+  size_t n = 0;
+  for (const bool* r : refs) n += r != nullptr && *r;
+  return n;
+}
+}  // namespace warpath
+")
+  target_sources(warpath_${module} PRIVATE ${file})
 endfunction()
 
 # warpath_link_module(<target> <PUBLIC|PRIVATE|INTERFACE> <module>): links warpath_<module>,

@@ -8,7 +8,9 @@
 #include "classify/engines.hpp"
 #include "core/engine_table.hpp"
 #include "core/validating.hpp"
+#include "warpath/classify/check.hpp"
 #include "warpath/core/cuda_device.hpp"
+#include "warpath/core/registry.hpp"
 
 namespace warpath::classify {
 namespace {
@@ -248,5 +250,9 @@ Result<std::unique_ptr<Classifier>> make_best_classifier(const RuleSet& rules,
   }
   return last;
 }
+
+// The family in `warpath info` and `warpath selftest` (core/registry.hpp).
+WARPATH_REGISTER_ENGINE_FAMILY(classify, "classify", 30, &classifier_engines,
+                               &check_classifier_engine);
 
 }  // namespace warpath::classify

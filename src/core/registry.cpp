@@ -1,8 +1,51 @@
 #include "warpath/core/registry.hpp"
 
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+
 #include "warpath/core/cuda_device.hpp"
 
 namespace warpath {
+
+namespace {
+
+/// The registered families, kept from before main (construct-on-first-use: registrations in
+/// other files' static initialisers may come first).
+struct Families {
+  std::mutex mutex;
+  std::vector<EngineFamily> list;
+};
+Families& families() {
+  static Families f;
+  return f;
+}
+
+}  // namespace
+
+bool add_engine_family(const EngineFamily& family) noexcept {
+  Families& f = families();
+  std::lock_guard<std::mutex> lock(f.mutex);
+  f.list.push_back(family);
+  return true;
+}
+
+std::vector<EngineFamily> engine_family_list() {
+  Families& f = families();
+  std::lock_guard<std::mutex> lock(f.mutex);
+  std::vector<EngineFamily> out = f.list;
+  std::sort(out.begin(), out.end(), [](const EngineFamily& a, const EngineFamily& b) {
+    return a.rank != b.rank ? a.rank < b.rank : a.name < b.name;
+  });
+  for (size_t i = 1; i < out.size(); ++i)
+    if (out[i].name == out[i - 1].name) {
+      std::fprintf(stderr, "warpath: engine family '%.*s' registered twice\n",
+                   int(out[i].name.size()), out[i].name.data());
+      std::abort();
+    }
+  return out;
+}
 
 bool engine_always() { return true; }
 bool cuda_engine_available() { return cuda_device_count() > 0; }

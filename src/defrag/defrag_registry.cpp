@@ -7,6 +7,8 @@
 #include "core/validating.hpp"
 #include "defrag/engines.hpp"
 #include "defrag/generate.hpp"
+#include "warpath/core/registry.hpp"
+#include "warpath/defrag/defrag.hpp"
 #include "warpath/packet/parser.hpp"
 
 namespace warpath::defrag {
@@ -185,5 +187,8 @@ Status defragment_batch(Defragmenter& d, const packet::BatchView& in,
   }
   return Status::ok();
 }
+
+// The family in `warpath info` and `warpath selftest` (core/registry.hpp).
+WARPATH_REGISTER_ENGINE_FAMILY(defrag, "defrag", 40, &defrag_engines, &check_defrag_engine);
 
 }  // namespace warpath::defrag

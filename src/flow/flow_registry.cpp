@@ -6,7 +6,9 @@
 #include "core/engine_table.hpp"
 #include "core/validating.hpp"
 #include "flow/engines.hpp"
+#include "warpath/core/registry.hpp"
 #include "warpath/flow/conversations.hpp"
+#include "warpath/flow/flow.hpp"
 
 namespace warpath::flow {
 namespace {
@@ -178,5 +180,8 @@ Result<std::unique_ptr<FlowTracker>> make_flow_tracker(std::string_view requeste
   WARPATH_TRY(config.validate());
   return engine_table().make(requested, config);
 }
+
+// The family in `warpath info` and `warpath selftest` (core/registry.hpp).
+WARPATH_REGISTER_ENGINE_FAMILY(flow, "flow", 50, &flow_engines, &check_flow_engine);
 
 }  // namespace warpath::flow

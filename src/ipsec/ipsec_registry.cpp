@@ -11,6 +11,8 @@
 #include "ipsec/core/crypto_core.hpp"
 #include "ipsec/core/esp_core.hpp"
 #include "ipsec/engines.hpp"
+#include "warpath/core/registry.hpp"
+#include "warpath/ipsec/ipsec.hpp"
 
 namespace warpath::ipsec {
 namespace {
@@ -510,4 +512,8 @@ std::vector<SaKeys> every_suite(uint64_t seed) {
 }
 
 }  // namespace detail
+// The family in `warpath info` and `warpath selftest` (core/registry.hpp).
+WARPATH_REGISTER_ENGINE_FAMILY(ipsec, "ipsec", 90, &esp_engines, &check_esp_engine);
+WARPATH_REGISTER_ENGINE_FAMILY(aes_ctr, "aes-ctr", 100, &ctr_engines, &check_ctr_engine);
+
 }  // namespace warpath::ipsec

@@ -7,6 +7,8 @@
 #include "core/engine_table.hpp"
 #include "core/validating.hpp"
 #include "lookup/engines.hpp"
+#include "warpath/core/registry.hpp"
+#include "warpath/lookup/check.hpp"
 
 namespace warpath::lookup {
 namespace {
@@ -156,5 +158,8 @@ Status apply_update(Fib& fib, const RouteUpdate& u, uint64_t* absent) {
   }
   return s;
 }
+
+// The family in `warpath info` and `warpath selftest` (core/registry.hpp).
+WARPATH_REGISTER_ENGINE_FAMILY(lookup, "lookup", 20, &fib_engines, &check_fib_engine);
 
 }  // namespace warpath::lookup

@@ -7,6 +7,7 @@
 
 #include "warpath/classify/check.hpp"
 #include "warpath/core/cuda_device.hpp"
+#include "warpath/core/registry.hpp"
 #include "warpath/forward/router.hpp"
 #include "warpath/gen/traffic.hpp"
 #include "warpath/lookup/check.hpp"
@@ -192,5 +193,8 @@ CheckReport check_chain_engine(std::string_view id, uint64_t seed, uint64_t item
     }
   return report;
 }
+
+// The family in `warpath info` and `warpath selftest` (core/registry.hpp).
+WARPATH_REGISTER_ENGINE_FAMILY(runtime, "runtime", 130, &chain_engines, &check_chain_engine);
 
 }  // namespace warpath::runtime

@@ -8,6 +8,8 @@
 #include "core/validating.hpp"
 #include "nids/cpu/rule_groups.hpp"
 #include "nids/detector_base.hpp"
+#include "warpath/core/registry.hpp"
+#include "warpath/nids/detect.hpp"
 
 namespace warpath::nids {
 namespace {
@@ -292,5 +294,8 @@ CheckReport detail::check_detector(std::string_view id, const DetectorMaker& mak
   if (matched == 0) report.detail = "no generated rule matched: the comparison proved nothing";
   return report;
 }
+
+// The family in `warpath info` and `warpath selftest` (core/registry.hpp).
+WARPATH_REGISTER_ENGINE_FAMILY(nids, "nids", 120, &nids_engines, &check_nids_engine);
 
 }  // namespace warpath::nids

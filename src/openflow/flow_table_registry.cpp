@@ -6,6 +6,7 @@
 
 #include "core/engine_table.hpp"
 #include "core/validating.hpp"
+#include "warpath/core/registry.hpp"
 #include "warpath/openflow/flow_lookup.hpp"
 
 namespace warpath::openflow {
@@ -211,5 +212,9 @@ CheckReport check_flow_table_engine(std::string_view id, uint64_t seed, uint64_t
   }
   return rep;
 }
+
+// The family in `warpath info` and `warpath selftest` (core/registry.hpp).
+WARPATH_REGISTER_ENGINE_FAMILY(openflow, "openflow", 110, &flow_table_engines,
+                               &check_flow_table_engine);
 
 }  // namespace warpath::openflow

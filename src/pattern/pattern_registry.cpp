@@ -9,6 +9,8 @@
 #include "pattern/engines.hpp"
 #include "pattern/matches.hpp"
 #include "pattern/regex/automaton.hpp"
+#include "warpath/core/registry.hpp"
+#include "warpath/pattern/pattern.hpp"
 
 namespace warpath::pattern {
 namespace {
@@ -375,5 +377,8 @@ CheckReport check_pattern_engine(std::string_view id, uint64_t seed, uint64_t it
   }
   return report;
 }
+
+// The family in `warpath info` and `warpath selftest` (core/registry.hpp).
+WARPATH_REGISTER_ENGINE_FAMILY(pattern, "pattern", 80, &pattern_engines, &check_pattern_engine);
 
 }  // namespace warpath::pattern

@@ -10,7 +10,9 @@
 #include "stream/flowstream_engines.hpp"
 #include "stream/recorded_chunk.hpp"
 #include "warpath/core/exec.hpp"
+#include "warpath/core/registry.hpp"
 #include "warpath/packet/parser.hpp"
+#include "warpath/stream/flowstream.hpp"
 #include "warpath/stream/generate.hpp"
 
 namespace warpath::stream {
@@ -295,5 +297,9 @@ CheckReport check_flowstream_engine(std::string_view id, uint64_t seed, uint64_t
   }
   return report;
 }
+
+// The family in `warpath info` and `warpath selftest` (core/registry.hpp).
+WARPATH_REGISTER_ENGINE_FAMILY(flowstream, "flowstream", 70, &flowstream_engines,
+                               &check_flowstream_engine);
 
 }  // namespace warpath::stream

@@ -11,8 +11,10 @@
 #include "core/validating.hpp"
 #include "stream/engines.hpp"
 #include "stream/recorded_chunk.hpp"
+#include "warpath/core/registry.hpp"
 #include "warpath/net/addr_text.hpp"
 #include "warpath/stream/generate.hpp"
+#include "warpath/stream/stream.hpp"
 
 namespace warpath::stream {
 namespace {
@@ -260,5 +262,8 @@ CheckReport check_stream_engine(std::string_view id, uint64_t seed, uint64_t ite
   }
   return report;
 }
+
+// The family in `warpath info` and `warpath selftest` (core/registry.hpp).
+WARPATH_REGISTER_ENGINE_FAMILY(stream, "stream", 60, &stream_engines, &check_stream_engine);
 
 }  // namespace warpath::stream

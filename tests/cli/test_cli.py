@@ -182,6 +182,12 @@ def test_info_json():
         assert engines[e]["available"] is True
     assert isinstance(j["cuda"]["devices"], list)
     assert j["cpu"]["logical_cores"] >= 1
+    # Every library registers its engine family from its registry file, listed in dependency
+    # order (core/registry.hpp: WARPATH_REGISTER_ENGINE_FAMILY); the NIDS where it is built.
+    families = list(dict.fromkeys(e["module"] for e in j["engines"]))
+    want = ["packet", "lookup", "classify", "defrag", "flow", "stream", "flowstream", "pattern",
+            "ipsec", "aes-ctr", "openflow", "nids", "runtime"]
+    assert families == [f for f in want if f != "nids" or "nids" in families], families
 
 
 # --- parse: bad input -----------------------------------------------------------------------------

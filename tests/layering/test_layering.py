@@ -13,7 +13,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 CMAKE = ROOT / "src" / "CMakeLists.txt"
-KEYWORDS = {"PATHS", "SOURCES", "CUDA", "DEPENDS", "IF", "WHOLE"}
+KEYWORDS = {"PATHS", "SOURCES", "CUDA", "DEPENDS", "IF", "WHOLE", "ABOVE_ALL", "FAMILIES"}
 
 
 def modules(text=None):
@@ -25,6 +25,8 @@ def modules(text=None):
         tokens = m.group(1).split()
         name, key, entry = tokens[0], None, {"paths": [], "depends": [], "sources": []}
         for t in tokens[1:]:
+            if t == "ABOVE_ALL":  # every module declared before it
+                entry["depends"].extend(n for n in out if n not in entry["depends"])
             if t in KEYWORDS:
                 key = t
             elif key == "PATHS":
@@ -104,6 +106,9 @@ def test_the_declarations_are_read(mods):
         assert name in mods
     assert mods["core"]["depends"] == []
     assert "net" in mods["packet"]["depends"]
+    # ABOVE_ALL: the chain modules and the self-test depend on every module before them.
+    assert {"lookup", "classify", "runtime", "nids"} <= set(mods["modules"]["depends"])
+    assert "modules" in mods["selftest"]["depends"] and "io" not in mods["modules"]["depends"]
 
 
 def test_every_file_belongs_to_a_module(mods):

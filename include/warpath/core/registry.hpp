@@ -17,9 +17,12 @@
 //     validate:<id>   <id> and the module's reference engine run side by side on every batch;
 //                     the first mismatch is reported as an error naming the item and both answers.
 //
-// The module catalogue (selftest/catalogue.hpp) lets `warpath info` and `warpath selftest` walk
-// every module's engines without knowing their interfaces; it sits above the modules, so this
-// header (core) knows none of them.
+// Engine families
+//   A library with engines registers its family from its registry file (its table and its
+//   differential check: WARPATH_REGISTER_ENGINE_FAMILY), so that `warpath info` and `warpath
+//   selftest` (selftest/catalogue.hpp) walk every engine without knowing the libraries'
+//   interfaces, and a new library is listed with no line elsewhere. This header (core) knows
+//   none of them.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -90,5 +93,38 @@ Result<std::string> resolve_engine(const std::vector<EngineInfo>& engines, std::
 /// ({"linear", "tuple", ...}), in table order; what the CLI and the config accept as --algo.
 std::vector<std::string> engine_algorithms(const std::vector<EngineInfo>& engines,
                                            std::string_view device = "cpu");
+
+/// A library's engines as the tools see them (an engine family: packet, lookup, classify, ...).
+struct EngineFamily {
+  std::string_view name;  ///< "lookup"
+  std::vector<EngineInfo> (*engines)() = nullptr;
+  /// Runs engine `id` against the library's reference on fresh random data of `items` items
+  /// generated from `seed`, at several batch sizes. Never throws.
+  CheckReport (*check)(std::string_view id, uint64_t seed, uint64_t items) = nullptr;
+  /// Where it is listed (lower first): the libraries' dependency order, by convention 10 for
+  /// packet up to 130 for the chain modules; a tie goes by name.
+  int rank = 0;
+};
+
+/// Every family this program registered, by rank, then name.
+std::vector<EngineFamily> engine_family_list();
+
+/// Keeps `family` (what WARPATH_REGISTER_ENGINE_FAMILY calls); a name registered twice stops
+/// the program when the list is first read, naming it.
+bool add_engine_family(const EngineFamily& family) noexcept;
+
+/// Registers an engine family from the library's registry file:
+/// `WARPATH_REGISTER_ENGINE_FAMILY(lookup, "lookup", 20, &fib_engines, &check_fib_engine);`.
+/// The library's CMake line names the tag (`warpath_module(lookup ... FAMILIES lookup)`): the
+/// self-test library then refers to the registration's symbol (`warpath_engine_family_<tag>`,
+/// C linkage, from a file CMake writes), so that the linker keeps it in every program that
+/// lists the engines although nothing else may call that file.
+#define WARPATH_REGISTER_ENGINE_FAMILY(tag, name, rank, engines, check)                  \
+  extern "C" {                                                                           \
+  extern const bool warpath_engine_family_##tag;                                         \
+  const bool warpath_engine_family_##tag =                                               \
+      ::warpath::add_engine_family(::warpath::EngineFamily{name, engines, check, rank}); \
+  }                                                                                      \
+  static_assert(true, "")
 
 }  // namespace warpath

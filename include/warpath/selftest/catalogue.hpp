@@ -1,10 +1,11 @@
 // include/warpath/selftest/catalogue.hpp
 //
-// The engine catalogue: every library of this build that has engines (an engine family: packet,
-// lookup, classify, ...) with its engine table and its differential check, so `warpath info`
-// and `warpath selftest` walk every engine without knowing the libraries' interfaces. (A chain
-// module is another thing: runtime/module.hpp.) It lives above the modules (the selftest module depends on all of them);
-// core's registry.hpp knows none of them.
+// The engine catalogue: every library of this program that has engines (an engine family:
+// packet, lookup, classify, ...) with its engine table and its differential check, so `warpath
+// info` and `warpath selftest` walk every engine without knowing the libraries' interfaces. (A
+// chain module is another thing: runtime/module.hpp.) Each library registers its family from
+// its registry file (core/registry.hpp: WARPATH_REGISTER_ENGINE_FAMILY); a new library needs no
+// line here.
 #pragma once
 #include <cstdint>
 #include <string_view>
@@ -14,16 +15,8 @@
 
 namespace warpath {
 
-/// An engine family's entry in the catalogue.
-struct EngineFamily {
-  std::string_view name;  ///< "packet"
-  std::vector<EngineInfo> (*engines)();
-  /// Runs engine `id` against the module's reference on fresh random data of `items` items
-  /// generated from `seed`, at several batch sizes. Never throws.
-  CheckReport (*check)(std::string_view id, uint64_t seed, uint64_t items);
-};
-
-/// Every engine family of this build, in dependency order.
+/// Every engine family of this program (core/registry.hpp: EngineFamily), in dependency order:
+/// the libraries' registrations and the parsers'. Read after main has started.
 const std::vector<EngineFamily>& engine_families();
 
 namespace packet {
