@@ -41,9 +41,9 @@
 #include <thread>
 #include <vector>
 
+#include "harness/report.hpp"
 #include "warpath/classify/check.hpp"
 #include "warpath/core/cuda_device.hpp"
-#include "harness/report.hpp"
 #include "warpath/forward/router.hpp"
 #include "warpath/io/classbench.hpp"
 #include "warpath/lookup/check.hpp"
@@ -131,14 +131,15 @@ double handled_mpps(const RunReport& r) {
 bench::Row point_row(const Point& p) {
   const RunReport& r = p.report;
   bench::Row x;
-  x.workload = p.sweep == "workers"    ? p.app + " " + p.profile + " " + std::to_string(p.workers) + " workers"
+  x.workload = p.sweep == "workers"
+                   ? p.app + " " + p.profile + " " + std::to_string(p.workers) + " workers"
                : p.sweep == "throughput" ? "batch " + std::to_string(p.batch)
                : p.sweep == "delay"      ? "delay " + std::to_string(p.delay_us) + " us"
                                          : p.profile + " batch " + std::to_string(p.batch);
-  x.engine = p.sweep == "schedule" ? "schedule " + p.schedule : p.engine;
-  x.anchor = p.sweep == "schedule" ? p.schedule == "none" : p.engine == "cpu";
-  x.unit   = "packets";
-  x.rate   = handled_mpps(r) * 1e6;
+  x.engine   = p.sweep == "schedule" ? "schedule " + p.schedule : p.engine;
+  x.anchor   = p.sweep == "schedule" ? p.schedule == "none" : p.engine == "cpu";
+  x.unit     = "packets";
+  x.rate     = handled_mpps(r) * 1e6;
   x.with("sweep", p.sweep)
       .with("policy", p.engine)
       .with("batch", int64_t(p.batch))
