@@ -145,7 +145,10 @@ def draw_sweep(plt, doc, title):
 def sweep_main(path, prefix):
     doc = json.load(open(path))
     prefix = prefix or os.path.splitext(path)[0]
-    head = [f"# Pipeline sweep: Mpps against workers ({doc.get('machine', 'machine not given')})",
+    machine = doc.get("machine", "machine not given")
+    if isinstance(machine, dict):  # the harness's provenance (bench/harness/report.hpp)
+        machine = f"{machine.get('cpu', '?')}, {machine.get('logical_cores', '?')} logical cores"
+    head = [f"# Pipeline sweep: Mpps against workers ({machine})",
             "", f"commits: {json.dumps(doc.get('commits', doc.get('commit', 'not given')))}",
             "", f"commands: {json.dumps(doc.get('commands', doc.get('command', 'not given')))}",
             "", f"batch {doc['batch']}, delay bound {doc['delay_us']} us, {doc['duration_s']} s "

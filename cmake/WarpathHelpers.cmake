@@ -71,6 +71,11 @@ function(warpath_module name)
   endif()
   set_property(GLOBAL APPEND PROPERTY WARPATH_MODULE_TARGETS ${target})
   set_property(GLOBAL APPEND PROPERTY WARPATH_MODULE_NAMES ${name})
+  get_property(refs_written GLOBAL PROPERTY WARPATH_ENGINE_FAMILY_REFS_WRITTEN)
+  if(M_FAMILIES AND refs_written)
+    message(FATAL_ERROR "warpath_module(${name}): FAMILIES after warpath_engine_family_refs(): "
+                        "declare the library above the modules and the self-test")
+  endif()
   set_property(GLOBAL APPEND PROPERTY WARPATH_ENGINE_FAMILIES ${M_FAMILIES})
 endfunction()
 
@@ -103,6 +108,7 @@ ${refs}      nullptr};
 }  // namespace warpath
 ")
   target_sources(warpath_${module} PRIVATE ${file})
+  set_property(GLOBAL PROPERTY WARPATH_ENGINE_FAMILY_REFS_WRITTEN ON)
 endfunction()
 
 # warpath_link_module(<target> <PUBLIC|PRIVATE|INTERFACE> <module>): links warpath_<module>,

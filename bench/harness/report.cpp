@@ -261,8 +261,8 @@ std::string row_line(const Row& row) {
   return out;
 }
 
-bool write_results(const std::string& path, const Fields& provenance, const Fields& params,
-                   const std::vector<std::string>& notes, const std::vector<Row>& rows) {
+std::string results_text(const Fields& provenance, const Fields& params,
+                         const std::vector<std::string>& notes, const std::vector<Row>& rows) {
   Fields head = provenance;
   for (const auto& p : params) head.emplace_back("params." + p.first, p.second);
   std::vector<std::string> m = members(head, "  ");
@@ -276,7 +276,12 @@ bool write_results(const std::string& path, const Fields& provenance, const Fiel
     results += std::string(i ? ",\n" : "\n") + "    " + braced(r, "    ");
   }
   m.push_back("  \"results\": [" + results + (rows.empty() ? "]" : "\n  ]"));
-  const std::string text = braced(m, "") + "\n";
+  return braced(m, "") + "\n";
+}
+
+bool write_results(const std::string& path, const Fields& provenance, const Fields& params,
+                   const std::vector<std::string>& notes, const std::vector<Row>& rows) {
+  const std::string text = results_text(provenance, params, notes, rows);
   std::ofstream f(path);
   f << text;
   f.close();

@@ -104,6 +104,9 @@ Fields provenance(const std::string& tool, const std::string& command, int pinne
 /// a message on stderr naming the path) when it cannot.
 bool write_results(const std::string& path, const Fields& provenance, const Fields& params,
                    const std::vector<std::string>& notes, const std::vector<Row>& rows);
+/// The same document as text (a bench that prints its report on stdout).
+std::string results_text(const Fields& provenance, const Fields& params,
+                         const std::vector<std::string>& notes, const std::vector<Row>& rows);
 
 /// One row as one line of JSON, with the same keys as in a result file's `results`: the form
 /// of a bench that measures one engine per process and leaves the rounds to a script

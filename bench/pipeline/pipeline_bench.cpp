@@ -181,9 +181,9 @@ void log_point(const Point& p) {
   std::fflush(stderr);
 }
 
-/// The report on stdout: the provenance, the run's parameters and every point's row, ratios to
-/// the cpu policy's row of the same workload (for a sweep's rounds: of the round's median, see
-/// plot_pipeline.py).
+/// The report on stdout: the provenance, the run's parameters and every point's row, each with
+/// its ratio to the fastest cpu row of its workload (a sweep's rounds are one workload: the
+/// medians of the rounds and their ratios are plot_pipeline.py's).
 int write_report(int argc, char** argv, const bench::Fields& params,
                  const std::vector<Point>& points, int status) {
   std::vector<bench::Row> rows;
@@ -191,7 +191,9 @@ int write_report(int argc, char** argv, const bench::Fields& params,
   bench::ratios_to_best_anchor(rows);
   bench::Fields head = bench::provenance("warpath-pipeline-bench", argc, argv);
   head.insert(head.end(), params.begin(), params.end());
-  return bench::write_results("/dev/stdout", head, {}, {}, rows) ? status : 1;
+  const std::string text = bench::results_text(head, {}, {}, rows);
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  return std::fflush(stdout) == 0 ? status : 1;
 }
 
 // Worker counts for --sweep: the list given, else 1, 2, 4, 8, 12, 16, ... up to the cores less

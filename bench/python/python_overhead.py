@@ -88,7 +88,7 @@ def lookup_rows(cpu, tmp):
     per_call = (time.perf_counter() - t0) / n
     j = cli_json(["bench", "lookup", "--fib", routes, "--addrs", path, "--engines", engine,
                   "--batch", 1, "--cpu", cpu, "--repeat", 3])
-    cxx1 = next(r for r in j["results"] if r["engine"] == engine)["ns_per_lookup"]
+    cxx1 = next(r for r in j["results"] if r["engine"] == engine)["ns"]
     return rows, {"engine": engine, "python_ns_per_call_batch1": per_call * 1e9,
                   "cxx_ns_per_lookup_batch1": cxx1}
 
@@ -107,7 +107,7 @@ def classify_rows(cpu):
         j = cli_json(["bench", "classify", "--rules", rules, "--trace", trace, "--engines", engine,
                       "--batch", batch, "--cpu", cpu, "--repeat", 9])
         r = next(r for r in j["results"] if r["engine"] == engine)
-        cxx = r.get("mpps", r.get("mkeys_per_s", 0)) * 1e6
+        cxx = r["rate"]  # keys a second (bench/harness/report.hpp)
 
         def run(batch=batch):
             c.classify(keys, out=out, batch=batch)

@@ -189,6 +189,23 @@ def test_toml_chain_and_json_modules(tmp_path):
         assert m["ns_per_packet"] >= 0 and m["describe"]
 
 
+def test_toml_module_files_are_resolved_against_the_config(tmp_path):
+    # Every argument a module marks as a file (ArgInfo::file), its outputs too, names a path
+    # relative to the config file, wherever warpath runs from.
+    cfg = tmp_path / "cfg"
+    cfg.mkdir()
+    (cfg / "p.txt").write_text("abc\n")
+    (cfg / "run.toml").write_text(
+        'workers = 1\n[ports]\ng = "gen:max:2000"\ns = "null"\n\n'
+        '[[module]]\nkind = "flow"\nlog = "flows.jsonl"\n\n'
+        '[[module]]\nkind = "match"\npatterns = "p.txt"\nlog = "matches.jsonl"\n')
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    assert_ok(run("run", cfg / "run.toml", "--no-progress", cwd=elsewhere))
+    assert (cfg / "flows.jsonl").is_file() and (cfg / "matches.jsonl").is_file()
+    assert list(elsewhere.iterdir()) == []
+
+
 @pytest.mark.parametrize("args,why", [
     (["--chain", "acl -> nosuch"], "--chain: chain position 2: unknown module 'nosuch'"),
     (["--chain", "acl ->"], "--chain: column 7: expected a module name"),

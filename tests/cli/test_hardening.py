@@ -570,6 +570,15 @@ def test_chain_file_arguments_are_never_overwritten(tmp_path, chain, victim, say
     assert f.read_text() == "# a table\n"
 
 
+def test_dev_null_takes_every_output(tmp_path):
+    # Outputs to /dev/null lose nothing: a chain's logs and the report may all go there.
+    (tmp_path / "p.txt").write_text("abc\n")
+    r = run("run", "--chain", f"flow(log=/dev/null) -> match(patterns={tmp_path / 'p.txt'}, "
+            "log=/dev/null)", "--json", "/dev/null", "--port", "g=gen:max:10", "--port",
+            "s=null", "--no-progress")
+    assert r.returncode == 0 and "same file" not in r.stderr, r.stderr
+
+
 def test_json_to_dev_stdout_redirected_to_a_file_keeps_the_summary(tmp_path):
     import subprocess
     from warpath_cli import WARPATH_BIN

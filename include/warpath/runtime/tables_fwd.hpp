@@ -29,7 +29,7 @@ namespace warpath::runtime {
 /// the loaders of warpath_io; without one, a module given a file name says so).
 ///
 /// A caller that loaded a table itself (`warpath run` loads a preset's tables to print its
-/// summary; the pipeline bench and the Python API hand in tables they made) preloads it under
+/// summary; the pipeline bench and tests hand in tables they made) preloads it under
 /// the key of the file it stands for, the module's kind and argument: "router.fib",
 /// "router.neighbors", "acl.rules". A preset's module then takes it instead of the file (a
 /// chain's modules load what their arguments name). The runtime knows no key and no table

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "warpath/io/text_file.hpp"
+#include "warpath/runtime/module.hpp"
 #include "warpath/runtime/run_config.hpp"
 
 namespace warpath::runtime {
@@ -105,7 +106,9 @@ class Loader {
 
  private:
   /// [[module]] tables: kind, then every other key an argument (a string, an integer, a float
-  /// or a boolean, kept as text). The rules, fib and neighbors arguments are paths.
+  /// or a boolean, kept as text). The arguments the module marks as files (ArgInfo::file) are
+  /// paths, resolved against the file's directory; for a kind this program does not know, the
+  /// usual names of file arguments are.
   Status modules(uint32_t line, const toml::node& v) {
     const toml::array* a = v.as_array();
     if (!a) return wrong_type(line, "module", "an array of tables ([[module]])", v);
@@ -115,14 +118,25 @@ class Loader {
       const uint32_t at    = uint32_t(e.source().begin.line ? e.source().begin.line : line);
       if (!t) return wrong_type(at, "module", "a table", e);
       ModuleSpec spec;
-      spec.where = name_ + ":" + std::to_string(at);
+      spec.where             = name_ + ":" + std::to_string(at);
+      const toml::node* kind = t->get("kind");
+      const ModuleInfo* info =
+          kind && kind->as_string() ? find_module_kind(kind->as_string()->get()) : nullptr;
+      const auto names_a_file = [info](const std::string& key) {
+        if (info == nullptr)
+          return key == "rules" || key == "fib" || key == "neighbors" || key == "patterns" ||
+                 key == "sa" || key == "flows" || key == "dump" || key == "log" || key == "eve";
+        for (const ArgInfo& arg : info->args)
+          if (arg.name == key) return arg.file != ArgFile::kNone;
+        return false;
+      };
       for (auto&& [k, val] : *t) {
         const std::string key = std::string(k.str());
         const uint32_t kl     = uint32_t(k.source().begin.line);
         std::string text;
         if (const auto* str = val.as_string()) {
           text = str->get();
-          if (key == "rules" || key == "fib" || key == "neighbors" || key == "patterns" || key == "sa" || key == "flows" || key == "dump") text = resolve(text);
+          if (names_a_file(key)) text = resolve(text);
         } else if (const auto* i = val.as_integer()) {
           text = std::to_string(i->get());
         } else if (const auto* f = val.as_floating_point()) {
