@@ -332,15 +332,9 @@ Status write_json(const BenchLookupOptions& o, const RunStart& start, const Fiel
                        {"addresses.ipv6_random_space", std::string("2000::/3")}};
   head.insert(head.end(), data.begin(), data.end());
   head.insert(head.end(), dpdk.begin(), dpdk.end());
-  nlohmann::json gpu = nlohmann::json::array();
-  for (const GpuRow& g : out.gpu_rows)
-    gpu.push_back({{"family", g.family},
-                   {"engine", g.engine},
-                   {"batch", g.batch},
-                   {"mode", "end_to_end"},
-                   {"rate", double(g.count) / g.best_s},
-                   {"ns", g.best_s * 1e9 / double(g.count)}});
-  head.emplace_back("gpu", Json{gpu.dump()});
+  std::string gpu;  // the table's rows, as the file's rows are written
+  for (const GpuRow& g : out.gpu_rows) gpu += (gpu.empty() ? "" : ", ") + row_line(report_row(g));
+  head.emplace_back("gpu", Json{"[" + gpu + "]"});
   head.emplace_back("check.passed", !out.failed);
   head.emplace_back("check.mismatches", int64_t(out.mismatches()));
   head.emplace_back("check.reference.ipv4", out.ref4);
