@@ -170,8 +170,13 @@ void OffloadMaster::loop(Lane& lane) {
   for (;;) {
     bool progress = false, in_flight = false;
     Slot* free_slot = nullptr;
+    const uint64_t now = min_round_trip_ns_ ? mono_ns() : 0;
     for (Slot& s : lane.slots) {
-      if (s.busy && s.queued) {
+      const bool due = !min_round_trip_ns_ || now - s.staged_ns >= min_round_trip_ns_;
+      if (s.busy && s.held && due) {
+        complete(s, Status::ok());
+        progress = true;
+      } else if (s.busy && s.queued && due) {
         const char* why = nullptr;
         const int q     = dev_.query(s.stream, &why);
         if (q != 0) {
@@ -188,8 +193,14 @@ void OffloadMaster::loop(Lane& lane) {
       Slot& s = *free_slot;
       s.busy  = true;
       launches_.fetch_add(1, std::memory_order_relaxed);
+      s.staged_ns     = min_round_trip_ns_ ? mono_ns() : 0;
       const Status st = stage(s);
-      if (!st.is_ok() || !s.queued) complete(s, st);
+      if (st.is_ok() && !s.queued && min_round_trip_ns_) {
+        s.held = true;  // finished on the slab; completed once the round trip has passed
+        count_in_flight();
+      } else if (!st.is_ok() || !s.queued) {
+        complete(s, st);
+      }
       continue;
     }
     if (progress) continue;
@@ -559,21 +570,24 @@ Status OffloadMaster::stage(Slot& slot) {
         !dev_.copy(slab + L.down_from, base + L.down_from, end - L.down_from, false, slot.stream, &why))
       return fail(cuda_failed("download", why));
     if (direct && !copy_spans(false)) return fail(cuda_failed("packet download", why));
-    slot.queued        = true;  // the lane polls the stream (loop) and completes it then
-    const uint64_t now = in_flight_.fetch_add(1, std::memory_order_relaxed) + 1;
-    uint64_t most      = max_in_flight_.load(std::memory_order_relaxed);
-    while (now > most &&
-           !max_in_flight_.compare_exchange_weak(most, now, std::memory_order_relaxed)) {
-    }
+    slot.queued = true;  // the lane polls the stream (loop) and completes it then
+    count_in_flight();
   }
   return Status::ok();
 }
 
-void OffloadMaster::complete(Slot& slot, Status status) {
-  if (slot.queued) {
-    in_flight_.fetch_sub(1, std::memory_order_relaxed);
-    if (!status.is_ok()) (void)dev_.sync(slot.stream, nullptr);  // a failed query: drain it
+void OffloadMaster::count_in_flight() noexcept {
+  const uint64_t now = in_flight_.fetch_add(1, std::memory_order_relaxed) + 1;
+  uint64_t most      = max_in_flight_.load(std::memory_order_relaxed);
+  while (now > most &&
+         !max_in_flight_.compare_exchange_weak(most, now, std::memory_order_relaxed)) {
   }
+}
+
+void OffloadMaster::complete(Slot& slot, Status status) {
+  if (slot.queued || slot.held) in_flight_.fetch_sub(1, std::memory_order_relaxed);
+  if (slot.queued && !status.is_ok()) (void)dev_.sync(slot.stream, nullptr);  // a failed query
+  slot.held = false;
   slot.keep.clear();  // the engines' scratch and read sections: the stream is done with them
   if (status.is_ok() && slot.layout && slot.layout->end) {
     if (slot.resident) resident_launches_.fetch_add(1, std::memory_order_relaxed);
@@ -581,8 +595,10 @@ void OffloadMaster::complete(Slot& slot, Status status) {
     scatter(chain_.jobs(), slot.data, slot.group.size(), *slot.layout, slot.slab.data(),
             slot.direct);
   }
+  const uint64_t done_ns = mono_ns();
   for (Frame* c : slot.group) {
-    c->error = status;
+    c->error   = status;
+    c->done_ns = done_ns;
     c->done.store(true, std::memory_order_release);
   }
   slot.group.clear();

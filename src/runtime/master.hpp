@@ -107,7 +107,8 @@ class OffloadMaster {
   /// takes the next, as before the asynchronous master). Set before start(); at least 1.
   void set_launch_depth(uint32_t depth) noexcept { depth_ = depth ? depth : 1; }
   uint64_t launches() const noexcept { return launches_.load(std::memory_order_relaxed); }
-  /// The most launches that were queued on the device at once, over every lane.
+  /// The most launches that were queued on the device at once, over every lane (held ones
+  /// count too: set_min_round_trip_ns).
   uint64_t max_in_flight() const noexcept {
     return max_in_flight_.load(std::memory_order_relaxed);
   }
@@ -131,6 +132,11 @@ class OffloadMaster {
   /// bytes several times faster than a lane's memcpy, which the gather and the scatter each
   /// cost. 0: always gather. Set before start().
   void set_max_span_ratio(double r) noexcept { max_span_ratio_ = r; }
+  /// A test aid (RunConfig::offload_delay_us): no launch completes sooner than `ns` after it
+  /// was staged, as if a device took that long, its frames held in their slot meanwhile (a
+  /// slot of launch_depth). With CPU offload engines, whose launches finish as they are
+  /// staged, this emulates a device's round trip where there is none. Set before start().
+  void set_min_round_trip_ns(uint64_t ns) noexcept { min_round_trip_ns_ = ns; }
   /// Whether a launch may move packet bytes to a device: a packet job of the chain whose
   /// module runs it resident (cuda.esp). Frames then pay for being page-locked.
   bool moves_packet_bytes() const;
@@ -148,6 +154,8 @@ class OffloadMaster {
     std::vector<std::shared_ptr<void>> keep;  ///< what queued engine calls still use
     bool busy     = false;  ///< holds a launch not yet completed
     bool queued   = false;  ///< ... whose work is on the stream, to be polled
+    bool held          = false;  ///< ... finished, held until min_round_trip_ns_ has passed
+    uint64_t staged_ns = 0;      ///< when it was staged (with min_round_trip_ns_ only)
     bool resident = false, direct = false;
     std::unique_ptr<detail::SlabLayout> layout;  ///< where the launch lies in the slab
   };
@@ -189,6 +197,9 @@ class OffloadMaster {
   std::atomic<uint64_t> launches_{0}, resident_launches_{0}, scheduled_jobs_{0},
       direct_launches_{0}, in_flight_{0}, max_in_flight_{0};
   double max_span_ratio_ = 4.0;
+  uint64_t min_round_trip_ns_ = 0;
+  /// Counts a launch into in_flight_ and max_in_flight_ (queued on the device, or held).
+  void count_in_flight() noexcept;
 };
 
 }  // namespace warpath::runtime

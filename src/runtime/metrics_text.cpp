@@ -171,6 +171,17 @@ std::string prometheus_text(const RunReport& r, std::string_view version) {
   t.family("warpath_gpu_launches_in_flight_max", "gauge",
            "The most offload launches queued on the device at once.");
   t.sample("warpath_gpu_launches_in_flight_max", double(r.gpu_max_in_flight));
+  t.family("warpath_worker_frames", "gauge",
+           "Workers' frames: the cap, the most any worker has, the most any needs (rate x the "
+           "offload's round trip).");
+  t.sample("warpath_worker_frames", double(r.frames.cap), "of", "cap");
+  t.sample("warpath_worker_frames", double(r.frames.most), "of", "most");
+  t.sample("warpath_worker_frames", double(r.frames.needed), "of", "needed");
+  t.family("warpath_offload_round_trip_microseconds", "gauge",
+           "The longest offload round trip (submit to completion) the workers estimate.");
+  t.sample("warpath_offload_round_trip_microseconds", r.frames.round_trip_us);
+  t.family("warpath_frame_waits_total", "counter", "Times a worker found no frame free.");
+  t.sample("warpath_frame_waits_total", double(r.frames.waits));
   t.family("warpath_batch_fill_ratio", "gauge", "Mean chunk size / batch.");
   t.sample("warpath_batch_fill_ratio", r.batch_fill);
   t.family("warpath_gpu_share_ratio", "gauge", "Share of chunks sent to the offload master.");

@@ -25,11 +25,25 @@ constexpr uint32_t kMaxInFlightFrames = 64;
 
 /// Frames each worker keeps in flight (worker.hpp: in_flight; it holds one more, filling): 4
 /// under the cpu policy, where a frame completes in the worker that closed it; with offload,
-/// enough for kInFlightPackets packets.
+/// at most enough for kInFlightPackets packets: the cap a worker's frames grow to as its rate
+/// times the round trip asks (frame_window.hpp), which the ports' buffers, the packet arena,
+/// the master's launch size and the memory check are sized for.
 uint32_t frames_in_flight(const RunConfig& c) {
   if (c.engine == Offload::kCpu) return kInFlightPerWorker;
   const uint32_t want = (kInFlightPackets + c.batch - 1) / std::max(c.batch, 1u);
   return std::clamp(want, kInFlightPerWorker, kMaxInFlightFrames);
+}
+
+// One worker's frames into the report's (RunReport::Frames: the most, the longest round trip,
+// the shortest interval, the waits summed).
+void add_frames(RunReport::Frames& f, const WorkerCounters& c) {
+  f.most   = std::max(f.most, uint32_t(c.frames.load(std::memory_order_relaxed)));
+  f.needed = std::max(f.needed, uint32_t(c.frames_needed.load(std::memory_order_relaxed)));
+  f.round_trip_us =
+      std::max(f.round_trip_us, double(c.round_trip_ns.load(std::memory_order_relaxed)) / 1e3);
+  if (const uint64_t i = c.close_interval_ns.load(std::memory_order_relaxed))
+    f.interval_us = f.interval_us > 0 ? std::min(f.interval_us, double(i) / 1e3) : double(i) / 1e3;
+  f.waits += c.frame_waits.load(std::memory_order_relaxed);
 }
 
 RunReport snapshot(const RunConfig& cfg, const Chain& chain,
@@ -43,6 +57,7 @@ RunReport snapshot(const RunConfig& cfg, const Chain& chain,
   r.parsed   = chain.parses();
   for (const auto& w : workers) r.parsed = r.parsed || w->parses();
   r.workers = uint32_t(workers.size());
+  r.frames.cap             = frames_in_flight(cfg) + 1;
   const ReasonTable& table = chain.reasons();
   std::vector<uint64_t> reasons(table.size());
   std::vector<uint64_t> module_ticks(chain.size());
@@ -67,6 +82,7 @@ RunReport snapshot(const RunConfig& cfg, const Chain& chain,
           r.modules[m].stats[stat_names[m][k]] +=
               states[m]->stats[k].load(std::memory_order_relaxed);
     const WorkerCounters& c = w->counters();
+    add_frames(r.frames, c);
     r.rx += c.rx.load(std::memory_order_relaxed);
     r.rx_bytes += c.rx_bytes.load(std::memory_order_relaxed);
     r.tx_bytes += c.tx_bytes.load(std::memory_order_relaxed);
@@ -246,6 +262,7 @@ std::unique_ptr<OffloadMaster> make_master(const RunConfig& config, const Chain&
   }
   auto master = std::make_unique<OffloadMaster>(chain, max_launch, std::move(lane_cpus));
   master->set_launch_depth(config.offload_depth);
+  master->set_min_round_trip_ns(uint64_t(config.offload_delay_us) * 1000);
   return master;
 }
 

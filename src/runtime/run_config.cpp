@@ -190,6 +190,12 @@ Status RunConfig::validate() const {
     return bad("duration",
                "must be a finite number of seconds >= 0, got " + std::to_string(duration_s));
   WARPATH_TRY(check_one_of("offload_device", offload_device, {"cuda", "cpu"}));
+  if (offload_delay_us > 1'000'000)
+    return bad("offload_delay_us",
+               "must be 0..1000000 (one second), got " + std::to_string(offload_delay_us));
+  if (offload_delay_us && offload_device != "cpu")
+    return bad("offload_delay_us",
+               "emulates a device's round trip: only with offload_device = \"cpu\"");
   WARPATH_TRY(check_one_of("schedule", schedule, {"none", "sort"}));
   if (!std::isfinite(stats_interval_s) || stats_interval_s < 0 ||
       (stats_interval_s > 0 && stats_interval_s < 0.05) || stats_interval_s > 86400)

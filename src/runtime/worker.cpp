@@ -23,27 +23,37 @@ uint32_t out_mtu(const Frame& c, uint32_t i, uint32_t link) {
 }  // namespace
 
 Worker::Worker(WorkerSetup setup)
-    : cfg_(std::move(setup)), policy_(cfg_.policy, cfg_.master != nullptr) {}
+    : cfg_(std::move(setup)),
+      policy_(cfg_.policy, cfg_.master != nullptr),
+      window_(cfg_.in_flight + 1) {}
+
+Status Worker::add_frame() {
+  const Chain& chain      = *cfg_.chain;
+  const size_t bytes      = frame_buffer_bytes(cfg_.batch) + chain.tail_room(cfg_.batch);
+  const MemSpace space    = cfg_.pinned_memory ? MemSpace::kPinned : MemSpace::kHost;
+  constexpr uint32_t cell = packet::PacketBatch::kDefaultCellBytes;
+  auto batch =
+      cfg_.zero_copy
+          ? packet::PacketBatch::create_in_arena(cfg_.batch, cell, bytes, space, chain.headroom())
+          : packet::PacketBatch::create(cfg_.batch, cell, bytes, space, chain.headroom());
+  if (!batch.is_ok() && cfg_.zero_copy)  // no room in the arena: the frame's own memory
+    batch = packet::PacketBatch::create(cfg_.batch, cell, bytes, space, chain.headroom());
+  if (!batch.is_ok()) return batch.status();
+  batch->set_tail_reserve(chain.tail_room(cfg_.batch));
+  pool_.push_back(std::make_unique<Frame>(std::move(*batch)));
+  chain.make_slots(*pool_.back(), &states_);
+  free_.push_back(pool_.back().get());
+  counters_.frames.store(pool_.size(), std::memory_order_relaxed);
+  return Status::ok();
+}
 
 Status Worker::init() {
-  const Chain& chain    = *cfg_.chain;
-  const uint32_t chunks = cfg_.in_flight + 1;
+  const Chain& chain = *cfg_.chain;
+  // With a master, frames are added as the offload's round trip asks (take_free).
+  const uint32_t in_flight =
+      cfg_.master ? std::min(cfg_.in_flight, kStartInFlight) : cfg_.in_flight;
   WARPATH_ASSIGN_OR_RETURN(states_, chain.make_states());
-  for (uint32_t i = 0; i < chunks; ++i) {
-    const size_t bytes   = frame_buffer_bytes(cfg_.batch) + chain.tail_room(cfg_.batch);
-    const MemSpace space = cfg_.pinned_memory ? MemSpace::kPinned : MemSpace::kHost;
-    constexpr uint32_t cell = packet::PacketBatch::kDefaultCellBytes;
-    auto batch = cfg_.zero_copy
-                     ? packet::PacketBatch::create_in_arena(cfg_.batch, cell, bytes, space, chain.headroom())
-                     : packet::PacketBatch::create(cfg_.batch, cell, bytes, space, chain.headroom());
-    if (!batch.is_ok() && cfg_.zero_copy)  // no room in the arena: the frame's own memory
-      batch = packet::PacketBatch::create(cfg_.batch, cell, bytes, space, chain.headroom());
-    if (!batch.is_ok()) return batch.status();
-    batch->set_tail_reserve(chain.tail_room(cfg_.batch));
-    pool_.push_back(std::make_unique<Frame>(std::move(*batch)));
-    chain.make_slots(*pool_.back(), &states_);
-    free_.push_back(pool_.back().get());
-  }
+  for (uint32_t i = 0; i < in_flight + 1; ++i) WARPATH_TRY(add_frame());
   const size_t reasons = chain.reasons().size();
   counters_.by_reason  = std::make_unique<std::atomic<uint64_t>[]>(reasons);
   counters_.modules    = std::make_unique<ModuleCounters[]>(chain.size());
@@ -77,7 +87,17 @@ Status Worker::init() {
 }
 
 Frame* Worker::take_free() {
-  if (free_.empty()) return nullptr;
+  // Every frame is out: one more when the rate and the round trip ask for it (frame_window.hpp),
+  // within the cap the memory was sized for.
+  if (free_.empty() && cfg_.master && !growth_failed_ && pool_.size() < window_.needed() &&
+      !add_frame().is_ok())
+    growth_failed_ = true;  // keeps the frames it has; the report shows fewer than needed
+  if (free_.empty()) {
+    if (!waiting_for_frame_) add_owned(counters_.frame_waits, 1);
+    waiting_for_frame_ = true;
+    return nullptr;
+  }
+  waiting_for_frame_ = false;
   Frame* c = free_.back();
   free_.pop_back();
   c->reset();
@@ -117,6 +137,13 @@ bool Worker::receive(Frame& c, uint64_t& now) {
   return got;
 }
 
+void Worker::note_round_trip(uint64_t ns) {
+  window_.on_round_trip(ns);
+  counters_.round_trip_ns.store(window_.round_trip_ns(), std::memory_order_relaxed);
+  counters_.close_interval_ns.store(window_.interval_ns(), std::memory_order_relaxed);
+  counters_.frames_needed.store(window_.wanted(), std::memory_order_relaxed);
+}
+
 void Worker::add_module_ticks() {
   for (size_t m = 0; m < module_ticks_.size(); ++m)
     if (module_ticks_[m]) {
@@ -146,6 +173,8 @@ Status Worker::close(Frame* c) {
     add_owned(counters_.gpu_chunks, 1);
     add_owned(counters_.gpu_packets, n);
     pending_.push_back({c, 0});  // before the master has it: the error drain waits for it
+    c->submit_ns = mono_ns();
+    window_.on_close(c->submit_ns);
     cfg_.master->submit(c);
     if (c0) pending_.back().worker_ns = mono_ns() - c0;
     return Status::ok();
@@ -159,6 +188,7 @@ Status Worker::close(Frame* c) {
   add_owned(counters_.shade_cpu_ns, c->shade_ns);
   c->done.store(true, std::memory_order_relaxed);
   pending_.push_back({c, c0 ? mono_ns() - c0 : 0});
+  if (cfg_.master) window_.on_close(t0 + c->shade_ns);  // the auto policy's CPU frames count too
   return Status::ok();
 }
 
@@ -482,6 +512,7 @@ void Worker::run() {
         break;
       }
       if (f0) policy_.on_done(c->batch.size(), c->offloaded, close_ns + (mono_ns() - f0));
+      if (c->offloaded && c->done_ns > c->submit_ns) note_round_trip(c->done_ns - c->submit_ns);
       pending_.pop_front();
       c->reset();  // the ports' buffers it held go back now, not when it is next taken
       free_.push_back(c);

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/frame_window.hpp"
 #include "runtime/latency_histogram.hpp"
 #include "runtime/master.hpp"
 #include "runtime/offload_policy.hpp"
@@ -43,6 +44,13 @@ struct WorkerCounters {
   /// whether it declined the GPU path (offload_policy.hpp).
   std::atomic<double> cost_cpu{0}, cost_offload{0};
   std::atomic<bool> declined{false};
+  /// The worker's frames (frame_window.hpp): how many it has, how many its rate and the
+  /// offload's round trip ask for (0 until an offloaded frame came back; not capped), the two
+  /// estimates,
+  /// and how often it found none free (a wait begins when a frame was wanted and none was
+  /// free; it ends when one is taken).
+  std::atomic<uint64_t> frames{0}, frames_needed{0}, round_trip_ns{0}, close_interval_ns{0};
+  std::atomic<uint64_t> frame_waits{0};
 };
 
 /// Packet buffer bytes of one frame of `batch` packets: `batch` standard 2 KiB cells, and at
@@ -62,6 +70,9 @@ struct WorkerSetup {
   std::vector<Port*> ports;                           ///< numbered ports (index = port number)
   std::vector<std::pair<Port*, uint32_t>> rx_queues;  ///< this worker's (port, queue)
   Port* slow_path = nullptr;
+  /// in_flight: the most frames the worker keeps in flight (it has one more, filling). With a
+  /// master it starts with at most kStartInFlight of them and adds frames as its rate times
+  /// the offload's round trip asks (frame_window.hpp); without one it has them all from init.
   uint32_t batch = 1024, delay_us = 200, in_flight = 4;
   bool pinned_memory            = false;
   /// Frames in the packet arena, so ports may lend them packets (PacketBatch::attach); they
@@ -73,6 +84,8 @@ struct WorkerSetup {
 
 class Worker {
  public:
+  /// Frames in flight a worker with a master starts with (the cpu policy's number).
+  static constexpr uint32_t kStartInFlight = 4;
   explicit Worker(WorkerSetup setup);
   /// Allocates the chunk pool; kOutOfMemory when it cannot.
   Status init();
@@ -97,11 +110,18 @@ class Worker {
                   uint64_t& many_copies);
   void fragment_out(Frame& c, size_t port, Span<const uint32_t> run, uint64_t& tx_bytes);
   Frame* take_free();
+  /// One more frame in the pool (init, and take_free when the window asks for more).
+  Status add_frame();
+  /// An offloaded frame came back `ns` after its submit: the window and its counters.
+  void note_round_trip(uint64_t ns);
   void publish_policy();
   void add_module_ticks();
 
   WorkerSetup cfg_;
   OffloadPolicy policy_;
+  FrameWindow window_;
+  bool waiting_for_frame_ = false;
+  bool growth_failed_     = false;  ///< an added frame could not be allocated: no more tries
   std::vector<std::unique_ptr<Frame>> pool_;
   std::vector<Frame*> free_;
   /// Closed frames in order, each with the worker's own time for it so far (close(): the pre

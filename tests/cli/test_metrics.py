@@ -93,6 +93,12 @@ def test_live_metrics_parse_and_add_up(tmp_path):
         # The stateful module's own counters: its per-worker flow tables.
         stats = {dict(k[1])["stat"]: v for k, v in m.items() if k[0] == "warpath_module_stat"}
         assert 0 < stats["flows"] <= rx and 0 < stats["active"] <= 4096
+        # The cpu policy's worker keeps its 4 + 1 frames and measures no round trip.
+        assert value(m, "warpath_worker_frames", of="cap") == value(m, "warpath_worker_frames",
+                                                                    of="most") == 5
+        assert value(m, "warpath_worker_frames", of="needed") == 0
+        assert value(m, "warpath_offload_round_trip_microseconds") == 0
+        assert value(m, "warpath_frame_waits_total") >= 0
     assert value(second, "warpath_packets_total", what="rx") > \
         value(first, "warpath_packets_total", what="rx") > 0
     assert value(second, "warpath_up_seconds") > value(first, "warpath_up_seconds")

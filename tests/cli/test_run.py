@@ -56,6 +56,14 @@ def check_report(j):
     for key in ("chunks", "fill", "cpu", "gpu", "launches"):
         assert key in j["batches"], key
     assert j["batches"]["cpu"] + j["batches"]["gpu"] == j["batches"]["chunks"]
+    # The workers' frames (frame_window.hpp): never more than the cap; a need only once a round
+    # trip was measured, which only offloaded frames give.
+    f = j["frames"]
+    assert set(f) == {"cap", "most", "needed", "round_trip_us", "interval_us", "waits"}, f
+    assert 2 <= f["most"] <= f["cap"], f
+    assert (f["needed"] > 0) == (f["round_trip_us"] > 0), f
+    if j["batches"]["gpu"] == 0:
+        assert f["needed"] == 0, f
     for p in j["ports"]:
         for key in ("name", "spec", "description", "rx", "rx_dropped", "tx", "tx_errors",
                     "rx_bytes", "tx_bytes"):
@@ -454,6 +462,37 @@ def test_offload_depth_is_taken_and_reported(tmp_path, depth):
     assert j["offload_depth"] == depth
     assert j["totals"]["rx"] == 20000 == j["totals"]["tx"] + j["totals"]["dropped"] + \
         j["totals"]["slow_path"]
+
+
+def test_offload_delay_grows_the_workers_frames_and_is_reported(tmp_path):
+    """--offload-delay-us (a test aid with --offload-device cpu) holds each launch that long, as
+    a device's round trip: the worker, which starts with 5 frames, adds frames until they cover
+    its rate times the round trip (ADR 0005), and the report's `frames` say so."""
+    r, j = run_json(tmp_path, "--engine", "gpu", "--offload-device", "cpu", "--offload-delay-us",
+                    1000, "--batch", 32, "--no-pin", "--port", "g=gen:max:30000", "--port",
+                    "s=null")
+    assert j["offload_delay_us"] == 1000
+    f = j["frames"]
+    assert f["cap"] == 65, f  # 4,096 packets' worth of 32-packet frames, at most 64, + 1
+    assert 5 < f["most"] <= 65, f
+    assert f["round_trip_us"] >= 1000, f
+    assert f["needed"] > 5 and f["waits"] > 0, f
+    assert j["batches"]["max_launches_in_flight"] >= 1, "held launches count as in flight"
+    assert re.search(r"^frames +up to \d+ a worker of 65 \(needs \d+(, more than the cap)?: "
+                     r"round trip [0-9.]+ us, "
+                     r"a frame every [0-9.]+ us\), \d+ waits for a free frame$", r.stdout, re.M), \
+        r.stdout
+
+
+@pytest.mark.parametrize("args,why", [
+    (["--offload-delay-us", "10"], "offload_device"),  # the cuda device has a round trip of its own
+    (["--offload-device", "cpu", "--offload-delay-us", "1000001"], "--offload-delay-us"),
+])
+def test_offload_delay_is_refused_where_it_emulates_nothing(tmp_path, args, why):
+    r = subprocess.run([str(WARPATH_BIN), "run", *args, "--port", "g=gen:max:10", "--port",
+                        "s=null", "--no-progress"], capture_output=True, text=True)
+    assert r.returncode != 0 and why in r.stderr, r.stderr
+    assert_no_crash(r)
 
 
 @pytest.mark.parametrize("depth", ["0", "65"])

@@ -10,13 +10,14 @@
 #include <cstring>
 #include <functional>
 #include <map>
-#include <random>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <thread>
 #include <vector>
 
 #include "runtime/core/schedule_key.hpp"
+#include "runtime/thread_util.hpp"
 #include "warpath/gen/traffic.hpp"
 #include "warpath/runtime/chain.hpp"
 
@@ -676,6 +677,47 @@ TEST(OffloadMaster, AFailedDirectLaunchWaitsForItsCopiesBeforeGivingFramesBack) 
   EXPECT_EQ(f.error.code(), Errc::kCudaError);
   EXPECT_GE(device.uploads, 2u) << "the keys and the frame's span went up";
   EXPECT_EQ(device.syncs, 1u) << "the master waited for the stream before failing";
+}
+
+// The emulated round trip (set_min_round_trip_ns; RunConfig::offload_delay_us): a launch on the
+// slab finishes as it is staged, yet its frames come back no sooner than the round trip after
+// it was staged, and it holds its slot meanwhile, so that a lane keeps up to its depth of them
+// in flight, as it would on a device.
+TEST(OffloadMaster, AnEmulatedRoundTripHoldsEachLaunchThatLongInItsSlot) {
+  auto chain = twin_chain();
+  ASSERT_TRUE(chain);
+  g_resident                    = false;
+  g_bad                         = 0;
+  constexpr uint64_t kRoundTrip = 40'000'000;  // 40 ms: far above a loaded machine's jitter
+  constexpr uint32_t kFrames = 8, kBatch = 16;
+  std::vector<std::unique_ptr<Frame>> frames;
+  for (uint32_t k = 0; k < kFrames; ++k) {
+    frames.push_back(filled_frame(*chain, kBatch, kBatch, 100 + k));
+    ASSERT_TRUE(frames.back());
+  }
+  OffloadMaster master(*chain, kBatch, {}, 1,
+                       OffloadMaster::cuda_device_ops());  // a frame a launch
+  master.set_launch_depth(4);
+  master.set_min_round_trip_ns(kRoundTrip);
+  master.start();
+  const uint64_t t0 = mono_ns();
+  for (auto& f : frames) {
+    f->submit_ns = mono_ns();
+    master.submit(f.get());
+  }
+  for (auto& f : frames) {
+    while (!f->done.load(std::memory_order_acquire)) std::this_thread::yield();
+    ASSERT_TRUE(f->error.is_ok()) << f->error.message();
+    EXPECT_GE(f->done_ns - f->submit_ns, kRoundTrip) << "completed before its round trip";
+  }
+  const uint64_t took = mono_ns() - t0;
+  master.stop();
+  EXPECT_EQ(master.launches(), kFrames);
+  EXPECT_EQ(master.max_in_flight(), 4u) << "held launches fill the lane's four slots";
+  EXPECT_GE(took, 2 * kRoundTrip) << "8 launches through 4 slots take two round trips";
+  EXPECT_EQ(g_bad.load(), 0u);
+  for (uint32_t k = 0; k < kFrames; ++k)
+    expect_frame_right(*frames[k], traffic(kBatch, 100 + k), 0);
 }
 
 // A module that breaks JobData's contract (more keys than packets) fails the launch with its

@@ -363,6 +363,40 @@ TEST(Pipeline, OffloadMasterGathersAndScattersLikeTheCpu) {
   }
 }
 
+// A worker's frames grow to its rate times the offload's round trip (frame_window.hpp): with
+// launches held 2 ms (offload_delay_us, the CPU offload device) and frames of 16 packets, the
+// 4 + 1 frames a worker starts with would cover 80 packets a round trip, so it adds frames, up
+// to the cap its memory was sized for, and every packet still leaves as the CPU would send it.
+// Without a master a worker keeps the frames it started with.
+TEST(Pipeline, FramesGrowToCoverTheOffloadRoundTrip) {
+  Fixture f;
+  const auto in               = traffic(6000, 9);
+  const Expected e            = expect_router(in, f.table, f.neighbors, 2);
+  RunConfig c                 = base_config("router", 16, 1);
+  c.engine                    = Offload::kGpu;
+  c.offload_device            = "cpu";
+  c.offload_delay_us          = 2000;
+  Ran r                       = run_memory(c, f, in, 1);
+  const RunReport::Frames& fr = r.report.frames;
+  EXPECT_EQ(fr.cap, 65u) << "4,096 packets' worth of 16-packet frames, at most 64, + 1";
+  EXPECT_GT(fr.most, 5u) << "it added frames";
+  EXPECT_LE(fr.most, fr.cap);
+  EXPECT_GE(fr.round_trip_us, 2000.0) << "no frame came back before the emulated round trip";
+  EXPECT_GT(fr.interval_us, 0.0);
+  EXPECT_GT(fr.needed, 5u);
+  EXPECT_GT(fr.waits, 0u) << "it waited for frames before it had enough";
+  EXPECT_EQ(r.report.gpu_packets, in.size());
+  expect_router_output(r, e, false);
+
+  c.engine           = Offload::kCpu;
+  c.offload_delay_us = 0;
+  Ran cpu            = run_memory(c, f, in, 1);
+  EXPECT_EQ(cpu.report.frames.most, 5u) << "the cpu policy's 4 in flight + 1";
+  EXPECT_EQ(cpu.report.frames.needed, 0u);
+  EXPECT_EQ(cpu.report.frames.round_trip_us, 0.0);
+  expect_router_output(cpu, e, false);
+}
+
 // Per flow (here: per RX queue, since a flow never leaves its queue), packets leave in the
 // order they arrived, whatever the mix of CPU and offloaded chunks.
 TEST(Pipeline, FlowOrderKeptWithMixedShading) {

@@ -19,6 +19,7 @@ app       = "router"
 engine    = "cpu"
 offload_device = "cpu"
 offload_depth = 7
+offload_delay_us = 300
 workers   = 2
 batch     = 512
 delay_us  = 150
@@ -102,6 +103,7 @@ TEST(RunConfigToml, FullExample) {
   EXPECT_EQ(c.engine, Offload::kCpu);
   EXPECT_EQ(c.offload_device, "cpu");
   EXPECT_EQ(c.offload_depth, 7u);
+  EXPECT_EQ(c.offload_delay_us, 300u);
   EXPECT_EQ(c.workers, 2u);
   EXPECT_EQ(c.batch, 512u);
   EXPECT_EQ(c.delay_us, 150u);
@@ -310,6 +312,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"delay_us = 1000001\n", "cfg.toml:1: delay_us: ", "1000000"},
         BadCase{"offload_depth = 0\n", "cfg.toml:1: offload_depth: ", "1..64"},
         BadCase{"offload_depth = 65\n", "cfg.toml:1: offload_depth: ", "1..64"},
+        BadCase{"offload_device = \"cpu\"\noffload_delay_us = 1000001\n",
+                "cfg.toml:2: offload_delay_us: ", "1000000"},
+        BadCase{"offload_delay_us = 5\n",
+                "cfg.toml:1: offload_delay_us: ", "only with offload_device = \"cpu\""},
         BadCase{"duration = -1\n", "cfg.toml:1: duration: ", ">= 0"},
         BadCase{"duration = nan\n", "cfg.toml:1: duration: ", "finite"},
         BadCase{"duration = inf\n", "cfg.toml:1: duration: ", "finite"},
@@ -363,6 +369,11 @@ TEST(RunConfigValidate, RangesNameTheKey) {
   c               = with_ports();
   c.offload_depth = 0;
   expect_invalid(c, "offload_depth: must be 1..64, got 0");
+  c                  = with_ports();
+  c.offload_delay_us = 10;  // with the cuda device
+  expect_invalid(c, "offload_delay_us: emulates a device's round trip");
+  c.offload_device = "cpu";
+  EXPECT_TRUE(c.validate().is_ok());
   c              = with_ports();
   c.set_setting("acl.format", "ClassBench");
   expect_invalid(c, "acl.format: ");

@@ -81,7 +81,7 @@ struct RunOptions {
       json, slow_path, metrics, schedule, match_action, default_action, ipv6_action,
       nonip_action, of_key, of_cert, of_ca;
   std::vector<std::string> ports, openflow;
-  uint32_t workers = 1, batch = 1024, delay_us = 200, offload_depth = 4;
+  uint32_t workers = 1, batch = 1024, delay_us = 200, offload_depth = 4, offload_delay_us = 0;
   double openflow_probe = 5;  ///< seconds; 0 = off
   double duration = 0;
   uint64_t seed   = 1;
@@ -213,6 +213,7 @@ Result<runtime::RunConfig> build_config(const RunOptions& o, bool& builtin_ports
   if (o.has("--batch")) c.batch = o.batch;
   if (o.has("--delay-us")) c.delay_us = o.delay_us;
   if (o.has("--offload-depth")) c.offload_depth = o.offload_depth;
+  if (o.has("--offload-delay-us")) c.offload_delay_us = o.offload_delay_us;
   if (o.has("--duration")) c.duration_s = o.duration;
   if (o.has("--stats-interval")) c.stats_interval_s = o.stats_interval;
   if (o.has("--seed")) c.seed = o.seed;
@@ -535,6 +536,10 @@ void add_run(CLI::App& app, Runner& run) {
   flag("--offload-depth", o->offload_depth,
        "Launches each offload master lane keeps in flight (1: wait for each)")
       ->check(CLI::Range(1u, 64u));
+  flag("--offload-delay-us", o->offload_delay_us,
+       "Test aid with --offload-device cpu: launches complete no sooner than this, us (a "
+       "device's round trip, emulated)")
+      ->check(CLI::Range(0u, 1000000u));
   flag("--workers", o->workers, "Worker threads")->check(CLI::Range(1u, 256u));
   flag("--batch", o->batch, "Maximum packets per chunk")->check(CLI::Range(1u, 65536u));
   flag("--delay-us", o->delay_us, "Maximum wait of a packet for its chunk to fill, us")

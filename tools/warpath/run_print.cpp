@@ -153,6 +153,16 @@ void print_run_summary(const runtime::RunConfig& c, const runtime::RunReport& r,
                    : std::string(),
                r.gpu_direct_launches);
   fmt::print(out, "\n");
+  if (r.gpu_chunks || r.frames.waits) {
+    const runtime::RunReport::Frames& f = r.frames;
+    fmt::print(out, "{:<16}up to {} a worker of {} ({}), {} waits for a free frame\n", "frames",
+               f.most, f.cap,
+               f.needed ? fmt::format("needs {}{}: round trip {:.1f} us, a frame every {:.1f} us",
+                                      f.needed, f.needed > f.cap ? ", more than the cap" : "",
+                                      f.round_trip_us, f.interval_us)
+                        : std::string("no round trip measured"),
+               f.waits);
+  }
   fmt::print(out, "{:<16}cpu {} / gpu {} packets ({:.1f}% on the GPU), cpu {:.1f} ns/packet\n",
              "shading", r.cpu_packets, r.gpu_packets,
              pct(r.gpu_packets, r.cpu_packets + r.gpu_packets), r.cpu_ns_per_pkt);

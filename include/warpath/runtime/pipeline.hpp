@@ -115,6 +115,17 @@ struct RunReport {
   uint64_t gpu_resident_launches = 0, gpu_direct_launches = 0;
   /// The most launches queued on the device at once (the asynchronous master, master.hpp).
   uint64_t gpu_max_in_flight = 0;
+  /// Each worker's frames (src/runtime/frame_window.hpp): the most it may have (`cap`: what
+  /// the memory was sized for), the most any worker has, the most any needs to cover its rate
+  /// times the offload's round trip (0 until an offloaded frame came back; above the cap, the
+  /// cap bounds that worker's rate), the longest round
+  /// trip and the shortest interval between closed frames the workers estimate, and how often a
+  /// worker found no frame free (summed). Frames grow only where a master is.
+  struct Frames {
+    uint32_t cap = 0, most = 0, needed = 0;
+    double round_trip_us = 0, interval_us = 0;
+    uint64_t waits = 0;
+  } frames;
   double batch_fill     = 0;  ///< mean chunk size / batch
   double cpu_ns_per_pkt = 0;  ///< measured shade cost on the CPU
   /// Where a worker's time goes, in ns per packet finished (summed over the workers, so on

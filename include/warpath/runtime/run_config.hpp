@@ -10,6 +10,8 @@
 //   engine    = "auto"            # cpu | gpu | auto   (offload policy)
 //   offload_device = "cuda"       # cuda | cpu (test aid: the offload path on CPU engines)
 //   offload_depth = 4             # launches each master lane keeps in flight (1..64)
+//   offload_delay_us = 0          # test aid, offload_device = "cpu" only: launches complete no
+//                                 # sooner than this (a device's round trip, emulated)
 //   workers   = 2                 # worker threads (each pinned to a core when possible)
 //   pin_threads = true            # false: leave thread placement to the kernel
 //   zero_copy = true              # false: dpdk ports copy packets into frames and out again
@@ -156,6 +158,10 @@ struct RunConfig {
   /// Launches each offload master lane keeps in flight at once (master.hpp:
   /// set_launch_depth); 1 waits for each launch before the next.
   uint32_t offload_depth = 4;
+  /// A test aid with offload_device "cpu" (master.hpp: set_min_round_trip_ns): every launch
+  /// completes no sooner than this many us after it starts, as if a device took that long, so
+  /// that a machine without a GPU sees frames sized by a round trip (0..1,000,000).
+  uint32_t offload_delay_us  = 0;
   uint32_t workers           = 1;
   uint32_t batch             = 1024;
   uint32_t delay_us          = 200;

@@ -43,6 +43,7 @@ nlohmann::ordered_json run_report_body(const RunConfig& c, const RunReport& r,
   j["batch"]          = c.batch;
   j["delay_us"]       = c.delay_us;
   j["offload_depth"]  = c.offload_depth;
+  j["offload_delay_us"] = c.offload_delay_us;
   j["duration_s"]     = c.duration_s;
   j["seed"]           = c.seed;
   j["fib"]            = names.fib;
@@ -117,6 +118,12 @@ nlohmann::ordered_json run_report_body(const RunConfig& c, const RunReport& r,
                                        {{"cpu_path_ns_per_packet", r.auto_cost_cpu_ns},
                                         {"offload_path_ns_per_packet", r.auto_cost_offload_ns},
                                         {"declined_workers", r.auto_declined}}}};
+  j["frames"]                      = {{"cap", r.frames.cap},
+                                      {"most", r.frames.most},
+                                      {"needed", r.frames.needed},
+                                      {"round_trip_us", r.frames.round_trip_us},
+                                      {"interval_us", r.frames.interval_us},
+                                      {"waits", r.frames.waits}};
   j["stages_ns_per_packet"]        = report_stages_json(r.stages);
   const LatencySummary& l = r.latency;
   j["latency_us"]                  = {{"count", l.count},  {"p50", l.p50_us}, {"p99", l.p99_us},

@@ -234,6 +234,7 @@ class Loader {
     }
     if (key == "offload_device") return get_string(line, key, v, c_.offload_device);
     if (key == "offload_depth") return get_u32(line, key, v, c_.offload_depth);
+    if (key == "offload_delay_us") return get_u32(line, key, v, c_.offload_delay_us);
     if (key == "workers") return get_u32(line, key, v, c_.workers);
     if (key == "batch") return get_u32(line, key, v, c_.batch);
     if (key == "delay_us") return get_u32(line, key, v, c_.delay_us);
@@ -315,8 +316,9 @@ class Loader {
       return Status::ok();
     }
     std::string known =
-        "app, engine, offload_device, offload_depth, workers, batch, delay_us, duration, seed, "
-        "json, slow_path, metrics, stats_interval, schedule, pin_threads, zero_copy, cpus, "
+        "app, engine, offload_device, offload_depth, offload_delay_us, workers, batch, delay_us, "
+        "duration, seed, json, slow_path, metrics, stats_interval, schedule, pin_threads, "
+        "zero_copy, cpus, "
         "gen_profile";
     std::vector<std::string> tables;
     for (const PresetKey& k : presets().keys) {
