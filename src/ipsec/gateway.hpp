@@ -69,6 +69,21 @@ class SaLockRun {
 struct OuterTemplate {
   core::OuterHeader header;
   PacketInfo info;
+  /// What the parser says about a tunnel packet of this SA: `info` with the packet's VLAN
+  /// tags, offsets and TOS (tests/ipsec compares it with the parse of every packet). Written
+  /// over the packet's own parse in place, not built on the stack and copied: byte stores
+  /// read back as vectors stall store forwarding.
+  void set_info(PacketInfo& o, uint8_t tos, uint32_t outer_hdr) const {
+    const uint8_t vlans = o.vlan_count;
+    const uint16_t tci0 = o.vlan_tci[0], tci1 = o.vlan_tci[1], l3 = o.l3_offset;
+    o             = info;
+    o.vlan_count  = vlans;
+    o.vlan_tci[0] = tci0;
+    o.vlan_tci[1] = tci1;
+    o.l3_offset   = l3;
+    o.l4_offset   = uint16_t(l3 + outer_hdr);
+    o.tos         = tos;
+  }
 };
 
 // What both directions share: the database, its engine and the SAs' mutable state.

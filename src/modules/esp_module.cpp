@@ -743,24 +743,8 @@ class EspOutModule final : public EspModuleBase {
     set_ethertype(p, l3, spec.dst.family);
     m.caplen = m.len = l3 + outer_len;
     op = {esp, text_len, sa, uint32_t(seq >> 32)};
-    set_outer_info(f.infos[i], tmpl.info, tos, outer_hdr);
+    tmpl.set_info(f.infos[i], tos, outer_hdr);
     return true;
-  }
-
-  // What the parser says about the tunnel packet: the SA's template with the packet's VLAN
-  // tags, offsets and TOS (tests/ipsec compares it with the parse of every packet). Not
-  // built on the stack and copied: byte stores read back as vectors stall store forwarding.
-  static void set_outer_info(PacketInfo& o, const PacketInfo& tmpl, uint8_t tos,
-                             uint32_t outer_hdr) {
-    const uint8_t vlans = o.vlan_count;
-    const uint16_t tci0 = o.vlan_tci[0], tci1 = o.vlan_tci[1], l3 = o.l3_offset;
-    o             = tmpl;
-    o.vlan_count  = vlans;
-    o.vlan_tci[0] = tci0;
-    o.vlan_tci[1] = tci1;
-    o.l3_offset   = l3;
-    o.l4_offset   = uint16_t(l3 + outer_hdr);
-    o.tos         = tos;
   }
 };
 
