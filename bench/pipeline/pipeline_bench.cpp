@@ -27,6 +27,9 @@
 //                  up to the cores less two (the offload master's lanes).
 //   --offload-depth  launches each offload master lane keeps in flight (default 4; 1 runs the
 //                  master one launch a lane at a time, as before it was asynchronous)
+//   --offload-device cpu [--offload-delay-us N]  the gpu and auto policies on CPU engines through
+//                  the master, each launch held N us (a device's round trip, emulated): the
+//                  sweep's machinery and the workers' frames tried where there is no GPU
 // Prints one JSON object on stdout, the harness's result file (bench/harness/report.hpp): its
 // provenance, the run's parameters and a row per point under "results" (workload, engine = the
 // offload policy, anchor = the cpu policy, rate = packets the workers handled a second, then the
@@ -65,6 +68,11 @@ struct Point {
 };
 
 uint32_t g_offload_depth = 4;  // --offload-depth: RunConfig::offload_depth of every point
+// --offload-device cpu [--offload-delay-us N]: the gpu and auto policies through the master on
+// CPU engines, each launch held N us as a device's round trip (RunConfig's test aids), so that
+// a machine without a GPU runs every policy's points.
+std::string g_offload_device = "cuda";
+uint32_t g_offload_delay_us  = 0;
 
 struct Data {
   lookup::RouteTable fib;
@@ -87,6 +95,8 @@ Result<RunReport> run_point(const Data& d, Offload engine, uint32_t workers, uin
   c.batch               = batch;
   c.delay_us            = delay_us;
   c.offload_depth       = g_offload_depth;
+  c.offload_device      = g_offload_device;
+  c.offload_delay_us    = g_offload_delay_us;
   c.duration_s          = seconds;
   c.progress            = false;
   c.set_setting("acl.match", "permit");
@@ -196,6 +206,8 @@ int write_report(int argc, char** argv, const bench::Fields& params,
   bench::ratios_to_best_anchor(rows);
   bench::Fields head = bench::provenance("warpath-pipeline-bench", argc, argv);
   head.insert(head.end(), params.begin(), params.end());
+  head.push_back({"offload_device", g_offload_device});
+  head.push_back({"offload_delay_us", int64_t(g_offload_delay_us)});
   const std::string text = bench::results_text(head, {}, {}, rows);
   std::fwrite(text.data(), 1, text.size(), stdout);
   return std::fflush(stdout) == 0 ? status : 1;
@@ -397,6 +409,36 @@ int schedule_ab(const Data& d, uint32_t workers, uint32_t rounds, double seconds
                       ab, 0);
 }
 
+// The offload policies of --engines (default: every one where a CUDA device is, else cpu),
+// checked against the offload device: 0, or main's exit status with the reason on stderr.
+int pick_policies(std::string engines_arg, std::vector<std::pair<std::string, Offload>>& engines) {
+  if (g_offload_device != "cuda" && g_offload_device != "cpu") {
+    std::fprintf(stderr, "warpath-pipeline-bench: --offload-device: cuda or cpu, got '%s'\n",
+                 g_offload_device.c_str());
+    return 2;
+  }
+  if (g_offload_delay_us && g_offload_device != "cpu") {
+    std::fprintf(stderr,
+                 "warpath-pipeline-bench: --offload-delay-us goes with --offload-device cpu\n");
+    return 2;
+  }
+  // Whether the gpu and auto policies can run: a CUDA device, or the master on CPU engines.
+  const bool gpu = cuda_device_count() > 0 || g_offload_device == "cpu";
+  if (engines_arg.empty()) engines_arg = cuda_device_count() > 0 ? "cpu,gpu,auto" : "cpu";
+  for (const char* name : {"cpu", "gpu", "auto"})
+    if (engines_arg.find(name) != std::string::npos) {
+      Offload o;
+      parse_offload(name, o);
+      if (o != Offload::kCpu && !gpu) {
+        std::fprintf(stderr, "warpath-pipeline-bench: %s needs a GPU (%s)\n", name,
+                     cuda_unavailable_reason().c_str());
+        return 1;
+      }
+      engines.push_back({name, o});
+    }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -430,6 +472,10 @@ int main(int argc, char** argv) {
     }
     else if (a == "--offload-depth" && i + 1 < argc)
       g_offload_depth = uint32_t(std::max(1, std::min(64, std::atoi(argv[++i]))));
+    else if (a == "--offload-device" && i + 1 < argc)
+      g_offload_device = argv[++i];
+    else if (a == "--offload-delay-us" && i + 1 < argc)
+      g_offload_delay_us = uint32_t(std::max(0, std::min(1'000'000, std::atoi(argv[++i]))));
     else if (a == "--workers-list" && i + 1 < argc)
       workers_list = argv[++i];
     else if (a == "--data" && i + 1 < argc)
@@ -440,6 +486,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr,
                    "usage: warpath-pipeline-bench [--duration S] [--workers N] "
                    "[--engines cpu,gpu,auto] [--quick] [--schedule-ab ROUNDS] "
+                   "[--offload-depth N] [--offload-device cuda|cpu [--offload-delay-us N]] "
                    "[--sweep ROUNDS [--workers-list 1,2,4,...] [--cases APP:PROFILE,...] "
                    "[--data DIR]]\n");
       return 2;
@@ -450,29 +497,18 @@ int main(int argc, char** argv) {
                  "warpath-pipeline-bench: --workers-list, --cases and --data belong to --sweep\n");
     return 2;
   }
-  const bool gpu = cuda_device_count() > 0;
   std::vector<std::pair<std::string, Offload>> engines;
-  if (engines_arg.empty()) engines_arg = gpu ? "cpu,gpu,auto" : "cpu";
-  for (const char* name : {"cpu", "gpu", "auto"})
-    if (engines_arg.find(name) != std::string::npos) {
-      Offload o;
-      parse_offload(name, o);
-      if (o != Offload::kCpu && !gpu) {
-        std::fprintf(stderr, "warpath-pipeline-bench: %s needs a GPU (%s)\n", name,
-                     cuda_unavailable_reason().c_str());
-        return 1;
-      }
-      engines.push_back({name, o});
-    }
+  if (const int status = pick_policies(engines_arg, engines)) return status;
 
   Data d;
   d.fib       = builtin_fib(1);
   d.neighbors = neighbors_to_port(d.fib, 1);  // the sink
   d.acl       = classify::random_rule_set(1, classify::KeyLayout::kFiveTuple, 1000);
 
-  if (ab_rounds) return schedule_ab(d, workers, ab_rounds, seconds, gpu, argc, argv);
+  const bool cuda = cuda_device_count() > 0;  // what the reports' "gpu" says
+  if (ab_rounds) return schedule_ab(d, workers, ab_rounds, seconds, cuda, argc, argv);
   if (sweep_rounds)
-    return sweep(d, engines, sweep_rounds, workers_list, data_dir, cases_arg, seconds, gpu, argc,
+    return sweep(d, engines, sweep_rounds, workers_list, data_dir, cases_arg, seconds, cuda, argc,
                  argv);
 
   const std::vector<uint32_t> batches =
@@ -531,7 +567,7 @@ int main(int argc, char** argv) {
                        {"app", std::string("router+acl")},
                        {"workers", int64_t(workers)},
                        {"duration_s", seconds},
-                       {"gpu", gpu},
+                       {"gpu", cuda},
                        {"data", std::string("built-in: synthetic_full_table(1, 200000, 40000) + "
                                             "defaults, random_rule_set(1, 5-tuple, 1000) all "
                                             "permit, gen (seed 1) -> null")}},

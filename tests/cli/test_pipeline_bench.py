@@ -89,3 +89,35 @@ def test_sweep_options_without_sweep_are_refused():
     r = run_beside("warpath-pipeline-bench", "--engines", "cpu", "--cases", "router:ipv6+min")
     assert r.returncode == 2
     assert "belong to --sweep" in r.stderr
+
+
+def test_offload_policies_run_on_the_cpu_offload_device_with_an_emulated_round_trip():
+    """--offload-device cpu runs the gpu policy's points through the offload master on CPU
+    engines, and --offload-delay-us holds each launch as a device's round trip: the sweep's
+    machinery and the workers' frames (`frames.*`) tried where there is no GPU."""
+    r = run_beside("warpath-pipeline-bench", "--engines", "cpu,gpu", "--offload-device", "cpu",
+                   "--offload-delay-us", "300", "--sweep", 1, "--workers-list", "1",
+                   "--duration", "0.1", "--cases", "router+acl:imix")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["offload_device"] == "cpu" and doc["offload_delay_us"] == 300
+    rows = {p["engine"]: p for p in doc["results"]}
+    assert set(rows) == {"cpu", "gpu"}
+    cpu, gpu = rows["cpu"], rows["gpu"]
+    assert cpu["anchor"] and not gpu["anchor"] and gpu["ratio"] > 0
+    assert cpu["gpu_launches"] == 0 and gpu["gpu_launches"] > 0
+    for p in (cpu, gpu):
+        assert p["rx"] == p["tx"] + p["dropped"] + p["slow_path"] > 0
+    # Batch 1024: the cap is 4 frames in flight + 1, which the worker fills; the round trip
+    # it measured is at least the emulated one.
+    assert gpu["frames"]["cap"] == 5 and gpu["frames"]["most"] == 5, gpu["frames"]
+    assert gpu["frames"]["round_trip_us"] >= 300 and gpu["frames"]["needed"] >= 2
+    assert cpu["frames"]["round_trip_us"] == 0 and cpu["frames"]["needed"] == 0
+
+
+@pytest.mark.parametrize("args", [["--offload-delay-us", "10"],
+                                  ["--offload-device", "tpu"]])
+def test_offload_device_flags_are_checked(args):
+    r = run_beside("warpath-pipeline-bench", *args, "--sweep", 1, "--workers-list", "1",
+                   "--duration", "0.05")
+    assert r.returncode == 2 and "--offload-de" in r.stderr, r.stderr

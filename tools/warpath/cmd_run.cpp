@@ -442,6 +442,38 @@ int run_pipeline(const RunOptions& o) {
   return 0;
 }
 
+// The pipeline's own flags: the offload policy and its master, the workers, the frames and the
+// run's length.
+template <class Flag>
+void add_pipeline_flags(const Flag& flag, RunOptions& o) {
+  flag("--engine", o.engine, "Offload policy: cpu, gpu (error without a GPU), auto")
+      ->check(CLI::IsMember({"cpu", "gpu", "auto"}));
+  flag("--offload-device", o.offload_device,
+       "Test aid: 'cpu' runs the master/offload path on CPU engines (default cuda)")
+      ->check(CLI::IsMember({"cuda", "cpu"}));
+  flag("--offload-depth", o.offload_depth,
+       "Launches each offload master lane keeps in flight (1: wait for each)")
+      ->check(CLI::Range(1u, 64u));
+  flag("--offload-delay-us", o.offload_delay_us,
+       "Test aid with --offload-device cpu: launches complete no sooner than this, us (a "
+       "device's round trip, emulated)")
+      ->check(CLI::Range(0u, 1000000u));
+  flag("--workers", o.workers, "Worker threads")->check(CLI::Range(1u, 256u));
+  flag("--batch", o.batch, "Maximum packets per chunk")->check(CLI::Range(1u, 65536u));
+  flag("--delay-us", o.delay_us, "Maximum wait of a packet for its chunk to fill, us")
+      ->check(CLI::Range(0u, 1'000'000u));
+  flag("--duration", o.duration, "Seconds to run; 0 = until every source ends")
+      ->check(CLI::Validator(
+          [](std::string& s) {
+            char* end      = nullptr;
+            const double d = std::strtod(s.c_str(), &end);
+            return end != s.c_str() && *end == 0 && d >= 0 && d <= 1e9
+                       ? std::string()
+                       : "must be a number of seconds from 0 to 1e9, got '" + s + "'";
+          },
+          "SECONDS"));
+}
+
 }  // namespace
 
 void add_run(CLI::App& app, Runner& run) {
@@ -528,32 +560,7 @@ void add_run(CLI::App& app, Runner& run) {
                                                       : std::string();
           },
           "NAME=SPEC"));
-  flag("--engine", o->engine, "Offload policy: cpu, gpu (error without a GPU), auto")
-      ->check(CLI::IsMember({"cpu", "gpu", "auto"}));
-  flag("--offload-device", o->offload_device,
-       "Test aid: 'cpu' runs the master/offload path on CPU engines (default cuda)")
-      ->check(CLI::IsMember({"cuda", "cpu"}));
-  flag("--offload-depth", o->offload_depth,
-       "Launches each offload master lane keeps in flight (1: wait for each)")
-      ->check(CLI::Range(1u, 64u));
-  flag("--offload-delay-us", o->offload_delay_us,
-       "Test aid with --offload-device cpu: launches complete no sooner than this, us (a "
-       "device's round trip, emulated)")
-      ->check(CLI::Range(0u, 1000000u));
-  flag("--workers", o->workers, "Worker threads")->check(CLI::Range(1u, 256u));
-  flag("--batch", o->batch, "Maximum packets per chunk")->check(CLI::Range(1u, 65536u));
-  flag("--delay-us", o->delay_us, "Maximum wait of a packet for its chunk to fill, us")
-      ->check(CLI::Range(0u, 1'000'000u));
-  flag("--duration", o->duration, "Seconds to run; 0 = until every source ends")
-      ->check(CLI::Validator(
-          [](std::string& s) {
-            char* end     = nullptr;
-            const double d = std::strtod(s.c_str(), &end);
-            return end != s.c_str() && *end == 0 && d >= 0 && d <= 1e9
-                       ? std::string()
-                       : "must be a number of seconds from 0 to 1e9, got '" + s + "'";
-          },
-          "SECONDS"));
+  add_pipeline_flags(flag, *o);
   flag("--seed", o->seed, "Seed of the generator and the built-in tables");
   flag("--json", o->json, "Also write the report as JSON to this file");
   flag("--slow-path", o->slow_path,
