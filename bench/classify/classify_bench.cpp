@@ -509,14 +509,16 @@ Status write_json(const BenchClassifyOptions& o, const RunStart& start, const Fi
       {"engine_timeout_s", int64_t(o.engine_timeout_s)},
       {"updates", int64_t(o.updates)},
       {"timing", std::string("steady_clock over the whole key array per pass, best pass")}};
-  if (!write_results(o.json, head, params, c.notes, rows))
-    return Status(Errc::kIoError, o.json + ": cannot write");
+  std::string why;
+  if (!write_results(o.json, head, params, c.notes, rows, &why)) return Status(Errc::kIoError, why);
   return Status::ok();
 }
 
 }  // namespace
 
 Result<int> run_bench_classify(const BenchClassifyOptions& o) {
+  if (!o.json.empty())  // before minutes of passes, not after
+    if (std::string why = unwritable(o.json); !why.empty()) return Status(Errc::kIoError, why);
   WARPATH_ASSIGN_OR_RETURN(const RunStart start, pin_run(o.cpu));
   // The provenance now: its load average is the one at the start.
   const Fields start_head = provenance("warpath bench classify", o.command_line, start.cpu);

@@ -1,10 +1,13 @@
 // bench/harness/report.cpp: rows, ratios, the markdown table and the JSON result file.
 #include "harness/report.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <ctime>
 #include <fstream>
 #include <map>
@@ -280,16 +283,34 @@ std::string results_text(const Fields& provenance, const Fields& params,
 }
 
 bool write_results(const std::string& path, const Fields& provenance, const Fields& params,
-                   const std::vector<std::string>& notes, const std::vector<Row>& rows) {
+                   const std::vector<std::string>& notes, const std::vector<Row>& rows,
+                   std::string* why) {
   const std::string text = results_text(provenance, params, notes, rows);
+  errno                  = 0;
   std::ofstream f(path);
   f << text;
   f.close();
-  if (!f) {
-    std::fprintf(stderr, "%s: cannot write\n", path.c_str());
-    return false;
-  }
-  return true;
+  if (f) return true;
+  const std::string message =
+      path + ": cannot write" + (errno ? std::string(" (") + std::strerror(errno) + ")" : "");
+  if (why)
+    *why = message;
+  else
+    std::fprintf(stderr, "%s\n", message.c_str());
+  return false;
+}
+
+std::string unwritable(const std::string& path) {
+  if (path.empty()) return {};  // nothing asked for
+  if (::access(path.c_str(), F_OK) == 0)
+    return ::access(path.c_str(), W_OK) == 0
+               ? std::string()
+               : path + ": cannot write (" + std::strerror(errno) + ")";
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
+  if (fd < 0) return path + ": cannot write (" + std::strerror(errno) + ")";
+  ::close(fd);
+  ::unlink(path.c_str());
+  return {};
 }
 
 }  // namespace warpath::bench

@@ -100,10 +100,16 @@ Fields provenance(const std::string& tool, int argc, char** argv, int pinned_cpu
 /// The same with the command line as one text (the CLI's, quoted as a shell would need).
 Fields provenance(const std::string& tool, const std::string& command, int pinned_cpu = -1);
 
-/// Writes {provenance..., params..., "notes": [...], "results": [rows]} to `path`; false (and
-/// a message on stderr naming the path) when it cannot.
+/// Writes {provenance..., params..., "notes": [...], "results": [rows]} to `path`; false when
+/// it cannot, with "PATH: cannot write (reason)" in `*why`, or on stderr without `why`.
 bool write_results(const std::string& path, const Fields& provenance, const Fields& params,
-                   const std::vector<std::string>& notes, const std::vector<Row>& rows);
+                   const std::vector<std::string>& notes, const std::vector<Row>& rows,
+                   std::string* why = nullptr);
+/// "PATH: cannot write (reason)" when a results file could not be made at `path` (its folder
+/// missing or not writable, the file not writable), else empty: what a bench checks before it
+/// runs, so that it fails at once rather than after its passes (empty `path`: nothing to
+/// check). Leaves no file behind.
+std::string unwritable(const std::string& path);
 /// The same document as text (a bench that prints its report on stdout).
 std::string results_text(const Fields& provenance, const Fields& params,
                          const std::vector<std::string>& notes, const std::vector<Row>& rows);

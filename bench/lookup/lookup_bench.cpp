@@ -345,14 +345,16 @@ Status write_json(const BenchLookupOptions& o, const RunStart& start, const Fiel
       {"gpu_batch", int64_t(o.gpu_batch)},
       {"engines", o.engines},
       {"timing", std::string("steady_clock over the whole address array per pass, best pass")}};
-  if (!write_results(o.json, head, params, {}, rows))
-    return Status(Errc::kIoError, o.json + ": cannot write");
+  std::string why;
+  if (!write_results(o.json, head, params, {}, rows, &why)) return Status(Errc::kIoError, why);
   return Status::ok();
 }
 
 }  // namespace
 
 Result<int> run_bench_lookup(const BenchLookupOptions& o) {
+  if (!o.json.empty())  // before minutes of passes, not after
+    if (std::string why = unwritable(o.json); !why.empty()) return Status(Errc::kIoError, why);
   // Pin first: the table, the addresses and every engine's memory are touched on this core.
   WARPATH_ASSIGN_OR_RETURN(const RunStart start, pin_run(o.cpu));
   // The provenance now: its load average is the one at the start.

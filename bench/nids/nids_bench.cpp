@@ -458,6 +458,10 @@ double seconds_of(const Row& r) { return std::get<double>(*r.field("seconds")); 
 
 int main(int argc, char** argv) {
   const Options o = parse_options(argc, argv);
+  if (const std::string why = bench::unwritable(o.json); !why.empty()) {
+    std::fprintf(stderr, "warpath-nids-bench: %s\n", why.c_str());  // at once, not after the passes
+    return 2;
+  }
   auto set        = nids::load_rules(o.rule_paths, nids::Vars{});
   if (!set.is_ok()) {
     std::fprintf(stderr, "warpath-nids-bench: %s\n", set.status().message().c_str());

@@ -3,6 +3,7 @@
 #include "harness/report.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
@@ -152,6 +153,29 @@ TEST(BenchReport, RowLineIsOneLineOfTheSameKeys) {
   EXPECT_DOUBLE_EQ(j["end"]["ns"].get<double>(), 3.5);
   EXPECT_EQ(j["note"], "a\nb");
   EXPECT_EQ(j["pass_s"].size(), 2u);
+}
+
+// A results file that cannot be made is said so, with the reason, before a bench runs
+// (unwritable) and when it writes (write_results' `why`, nothing on stderr then); a path that can
+// be is left as it was found.
+TEST(BenchReport, AnUnwritablePathIsNamedWithItsReasonAndAWritableOneLeftAlone) {
+  const std::string bad = "/nonexistent-warpath-dir/x.json";
+  EXPECT_EQ(unwritable(bad), bad + ": cannot write (No such file or directory)");
+  std::string why;
+  EXPECT_FALSE(write_results(bad, {}, {}, {}, {}, &why));
+  EXPECT_EQ(why, bad + ": cannot write (No such file or directory)");
+  EXPECT_EQ(unwritable(""), "") << "no file asked for";
+  char dir[] = "/tmp/warpath-report-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string path = std::string(dir) + "/r.json";
+  EXPECT_EQ(unwritable(path), "");
+  EXPECT_NE(access(path.c_str(), F_OK), 0) << "the probe left no file";
+  EXPECT_TRUE(write_results(path, {}, {}, {}, {}, &why));
+  EXPECT_EQ(unwritable(path), "") << "an existing writable file";
+  std::ifstream in(path);
+  EXPECT_FALSE(nlohmann::json::parse(in).empty()) << "and it is still there";
+  std::remove(path.c_str());
+  rmdir(dir);
 }
 
 }  // namespace

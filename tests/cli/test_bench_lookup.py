@@ -148,3 +148,10 @@ def test_engine_selection_and_usage_errors(tmp_path):
     assert r.returncode == 2 and "--fib" in r.stderr
     r = run("bench", "lookup", "--fib", tmp_path / "missing.txt")
     assert r.returncode == 1 and "missing.txt" in r.stderr
+    # A results file that cannot be written is refused before any pass, in one message.
+    bad = tmp_path / "no-such-dir" / "x.json"
+    r = run("bench", "lookup", "--fib", routes, "--count", 500, "--repeat", 1, "--json", bad)
+    assert r.returncode == 1, r.stderr
+    assert r.stderr.count("cannot write") == 1 and "No such file or directory" in r.stderr, \
+        r.stderr
+    assert "bench: loading" not in r.stderr, "it ran before it checked"
