@@ -439,7 +439,10 @@ def test_stats_interval_writes_json_lines_without_a_tty():
     for ln in lines:
         t = ln["totals"]
         assert t["rx"] == t["tx"] + t["dropped"] + t["slow_path"] + t["in_flight"]
-        assert {"rates", "ports", "modules", "drops_by_reason", "stages_ns_per_packet"} <= set(ln)
+        assert {"rates", "ports", "modules", "drops_by_reason", "stages_ns_per_packet",
+                "frames"} <= set(ln)
+        # The cpu policy's worker: its 4 + 1 frames, no round trip to size them by.
+        assert ln["frames"]["most"] == ln["frames"]["cap"] == 5 and ln["frames"]["needed"] == 0
     # Where the worker's time goes, live (issue 60's "see it"): once packets were finished,
     # every stage that touches them has been timed.
     stages = lines[-1]["stages_ns_per_packet"]

@@ -224,6 +224,7 @@ nlohmann::ordered_json run_stats_line(const runtime::RunReport& r, const runtime
   }
   j["modules"]              = modules;
   j["stages_ns_per_packet"] = runtime::report_stages_json(r.stages);
+  j["frames"]               = runtime::report_frames_json(r.frames);
   return j;
 }
 

@@ -20,6 +20,15 @@ nlohmann::ordered_json report_totals_json(const RunReport& r) {
           {"in_flight", r.in_flight}};
 }
 
+nlohmann::ordered_json report_frames_json(const RunReport::Frames& f) {
+  return {{"cap", f.cap},
+          {"most", f.most},
+          {"needed", f.needed},
+          {"round_trip_us", f.round_trip_us},
+          {"interval_us", f.interval_us},
+          {"waits", f.waits}};
+}
+
 nlohmann::ordered_json report_stages_json(const RunReport::Stages& s) {
   nlohmann::ordered_json j = nlohmann::ordered_json::object();
   for (const auto& [name, v] : s.named()) j[name] = v;
@@ -118,12 +127,7 @@ nlohmann::ordered_json run_report_body(const RunConfig& c, const RunReport& r,
                                        {{"cpu_path_ns_per_packet", r.auto_cost_cpu_ns},
                                         {"offload_path_ns_per_packet", r.auto_cost_offload_ns},
                                         {"declined_workers", r.auto_declined}}}};
-  j["frames"]                      = {{"cap", r.frames.cap},
-                                      {"most", r.frames.most},
-                                      {"needed", r.frames.needed},
-                                      {"round_trip_us", r.frames.round_trip_us},
-                                      {"interval_us", r.frames.interval_us},
-                                      {"waits", r.frames.waits}};
+  j["frames"]                      = report_frames_json(r.frames);
   j["stages_ns_per_packet"]        = report_stages_json(r.stages);
   const LatencySummary& l = r.latency;
   j["latency_us"]                  = {{"count", l.count},  {"p50", l.p50_us}, {"p99", l.p99_us},

@@ -25,5 +25,7 @@ nlohmann::ordered_json run_report_body(const RunConfig& config, const RunReport&
 nlohmann::ordered_json report_totals_json(const RunReport& report);
 /// Nanoseconds a packet by stage (RunReport::Stages).
 nlohmann::ordered_json report_stages_json(const RunReport::Stages& stages);
+/// {"cap", "most", "needed", "round_trip_us", "interval_us", "waits"}: the workers' frames.
+nlohmann::ordered_json report_frames_json(const RunReport::Frames& frames);
 
 }  // namespace warpath::runtime
