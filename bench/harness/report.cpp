@@ -2,6 +2,7 @@
 #include "harness/report.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -302,10 +303,13 @@ bool write_results(const std::string& path, const Fields& provenance, const Fiel
 
 std::string unwritable(const std::string& path) {
   if (path.empty()) return {};  // nothing asked for
-  if (::access(path.c_str(), F_OK) == 0)
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) return path + ": cannot write (Is a directory)";
     return ::access(path.c_str(), W_OK) == 0
                ? std::string()
                : path + ": cannot write (" + std::strerror(errno) + ")";
+  }
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
   if (fd < 0) return path + ": cannot write (" + std::strerror(errno) + ")";
   ::close(fd);

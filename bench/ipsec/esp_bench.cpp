@@ -620,7 +620,7 @@ int main(int argc, char** argv) {
   if (const int rc = parse_options(argc, argv, opt)) return rc;
   if (const std::string why = bench::unwritable(opt.json); !why.empty()) {
     std::fprintf(stderr, "warpath-esp-bench: %s\n", why.c_str());  // at once, not after the passes
-    return 2;
+    return 1;
   }
   const int repeat     = opt.repeat;
   const double seconds = opt.seconds;

@@ -460,7 +460,7 @@ int main(int argc, char** argv) {
   const Options o = parse_options(argc, argv);
   if (const std::string why = bench::unwritable(o.json); !why.empty()) {
     std::fprintf(stderr, "warpath-nids-bench: %s\n", why.c_str());  // at once, not after the passes
-    return 2;
+    return 1;
   }
   auto set        = nids::load_rules(o.rule_paths, nids::Vars{});
   if (!set.is_ok()) {

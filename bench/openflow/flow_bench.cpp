@@ -476,7 +476,7 @@ int main(int argc, char** argv) {
   const Options o = parse_options(argc, argv);
   if (const std::string why = bench::unwritable(o.json); !why.empty()) {
     std::fprintf(stderr, "warpath-flow-bench: %s\n", why.c_str());  // at once, not after the passes
-    return 2;
+    return 1;
   }
 #ifdef WARPATH_HAVE_DPDK
   // rte_hash at its best: on hugepages when this machine has them free (`echo 1024 >

@@ -406,7 +406,7 @@ int main(int argc, char** argv) {
   if (const std::string why = bench::unwritable(o.json); !why.empty()) {
     std::fprintf(stderr, "warpath-pattern-bench: %s\n",
                  why.c_str());  // at once, not after the passes
-    return 2;
+    return 1;
   }
   const Corpora c     = load_corpora(o.data);
   const auto sets     = pattern_sets(c);

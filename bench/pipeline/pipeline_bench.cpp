@@ -169,6 +169,7 @@ bench::Row point_row(const Point& p) {
       .with("frames.needed", int64_t(r.frames.needed))
       .with("frames.cap", int64_t(r.frames.cap))
       .with("frames.round_trip_us", r.frames.round_trip_us)
+      .with("frames.interval_us", r.frames.interval_us)
       .with("frames.waits", int64_t(r.frames.waits))
       .with("latency_us.p50", r.latency.p50_us)
       .with("latency_us.p99", r.latency.p99_us)
@@ -409,7 +410,8 @@ int schedule_ab(const Data& d, uint32_t workers, uint32_t rounds, double seconds
                       ab, 0);
 }
 
-// The offload policies of --engines (default: every one where a CUDA device is, else cpu),
+// The offload policies of --engines (default: every one where a CUDA device or the CPU offload
+// device is, else cpu),
 // checked against the offload device: 0, or main's exit status with the reason on stderr.
 int pick_policies(std::string engines_arg, std::vector<std::pair<std::string, Offload>>& engines) {
   if (g_offload_device != "cuda" && g_offload_device != "cpu") {
@@ -424,7 +426,7 @@ int pick_policies(std::string engines_arg, std::vector<std::pair<std::string, Of
   }
   // Whether the gpu and auto policies can run: a CUDA device, or the master on CPU engines.
   const bool gpu = cuda_device_count() > 0 || g_offload_device == "cpu";
-  if (engines_arg.empty()) engines_arg = cuda_device_count() > 0 ? "cpu,gpu,auto" : "cpu";
+  if (engines_arg.empty()) engines_arg = gpu ? "cpu,gpu,auto" : "cpu";
   for (const char* name : {"cpu", "gpu", "auto"})
     if (engines_arg.find(name) != std::string::npos) {
       Offload o;

@@ -2,6 +2,7 @@
 #include "runtime/master.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 #include "core/cuda_host.hpp"
@@ -168,7 +169,7 @@ bool OffloadMaster::take_group(Lane& lane, std::vector<Frame*>& group) {
 
 void OffloadMaster::loop(Lane& lane) {
   for (;;) {
-    bool progress = false, in_flight = false;
+    bool progress = false, in_flight = false, only_held = true;
     Slot* free_slot = nullptr;
     const uint64_t now = min_round_trip_ns_ ? mono_ns() : 0;
     for (Slot& s : lane.slots) {
@@ -187,13 +188,17 @@ void OffloadMaster::loop(Lane& lane) {
         }
       }
       in_flight = in_flight || s.busy;
+      only_held = only_held && (!s.busy || s.held);
       if (!s.busy && !free_slot) free_slot = &s;
     }
     if (free_slot && take_group(lane, free_slot->group)) {
       Slot& s = *free_slot;
       s.busy  = true;
       launches_.fetch_add(1, std::memory_order_relaxed);
-      s.staged_ns     = min_round_trip_ns_ ? mono_ns() : 0;
+      // The launch's round trip starts here (Frame::staged_ns): the frames' wait in the submit
+      // ring is queueing at the master, which more frames would not shorten.
+      s.staged_ns = mono_ns();
+      for (Frame* f : s.group) f->staged_ns = s.staged_ns;
       const Status st = stage(s);
       if (st.is_ok() && !s.queued && min_round_trip_ns_) {
         s.held = true;  // finished on the slab; completed once the round trip has passed
@@ -204,7 +209,11 @@ void OffloadMaster::loop(Lane& lane) {
       continue;
     }
     if (progress) continue;
-    if (in_flight) {
+    if (in_flight && only_held) {
+      // Emulated round trips only (set_min_round_trip_ns): nothing to poll, and the workers
+      // may need this core.
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+    } else if (in_flight) {
       std::this_thread::yield();  // polling the device: the lane's own core
     } else if (stopping_.load(std::memory_order_acquire) && !lane.holds() &&
                !ring_.maybe_nonempty()) {

@@ -138,6 +138,10 @@ bool Worker::receive(Frame& c, uint64_t& now) {
 }
 
 void Worker::note_round_trip(uint64_t ns) {
+  // The first launches pay for cold caches and a device's first kernel loads (as the auto
+  // policy's kWarmup): an outlier the estimate would take many samples to forget, and frames
+  // added for it are never given back.
+  if (++round_trips_ <= kRoundTripWarmup) return;
   window_.on_round_trip(ns);
   counters_.round_trip_ns.store(window_.round_trip_ns(), std::memory_order_relaxed);
   counters_.close_interval_ns.store(window_.interval_ns(), std::memory_order_relaxed);
@@ -173,8 +177,7 @@ Status Worker::close(Frame* c) {
     add_owned(counters_.gpu_chunks, 1);
     add_owned(counters_.gpu_packets, n);
     pending_.push_back({c, 0});  // before the master has it: the error drain waits for it
-    c->submit_ns = mono_ns();
-    window_.on_close(c->submit_ns);
+    window_.on_close(mono_ns());
     cfg_.master->submit(c);
     if (c0) pending_.back().worker_ns = mono_ns() - c0;
     return Status::ok();
@@ -188,7 +191,9 @@ Status Worker::close(Frame* c) {
   add_owned(counters_.shade_cpu_ns, c->shade_ns);
   c->done.store(true, std::memory_order_relaxed);
   pending_.push_back({c, c0 ? mono_ns() - c0 : 0});
-  if (cfg_.master) window_.on_close(t0 + c->shade_ns);  // the auto policy's CPU frames count too
+  if (cfg_.master)
+    window_.on_close(t0);  // the auto policy's CPU frames count too (after pre, as
+                           // an offloaded frame's submit)
   return Status::ok();
 }
 
@@ -512,7 +517,7 @@ void Worker::run() {
         break;
       }
       if (f0) policy_.on_done(c->batch.size(), c->offloaded, close_ns + (mono_ns() - f0));
-      if (c->offloaded && c->done_ns > c->submit_ns) note_round_trip(c->done_ns - c->submit_ns);
+      if (c->offloaded && c->done_ns > c->staged_ns) note_round_trip(c->done_ns - c->staged_ns);
       pending_.pop_front();
       c->reset();  // the ports' buffers it held go back now, not when it is next taken
       free_.push_back(c);

@@ -121,6 +121,8 @@ class Worker {
   OffloadPolicy policy_;
   FrameWindow window_;
   bool waiting_for_frame_ = false;
+  static constexpr uint32_t kRoundTripWarmup = 4;  ///< first round trips not counted
+  uint32_t round_trips_                      = 0;
   bool growth_failed_     = false;  ///< an added frame could not be allocated: no more tries
   std::vector<std::unique_ptr<Frame>> pool_;
   std::vector<Frame*> free_;

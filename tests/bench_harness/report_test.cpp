@@ -165,6 +165,7 @@ TEST(BenchReport, AnUnwritablePathIsNamedWithItsReasonAndAWritableOneLeftAlone) 
   EXPECT_FALSE(write_results(bad, {}, {}, {}, {}, &why));
   EXPECT_EQ(why, bad + ": cannot write (No such file or directory)");
   EXPECT_EQ(unwritable(""), "") << "no file asked for";
+  EXPECT_EQ(unwritable("/tmp"), "/tmp: cannot write (Is a directory)");
   char dir[] = "/tmp/warpath-report-XXXXXX";
   ASSERT_NE(mkdtemp(dir), nullptr);
   const std::string path = std::string(dir) + "/r.json";

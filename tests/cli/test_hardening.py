@@ -430,8 +430,8 @@ def test_out_keeps_hard_links(tmp_path, capture):
 
 
 def test_stats_interval_writes_json_lines_without_a_tty():
-    r = assert_ok(run("run", "--port", "g=gen:100k:150000", "--port", "s=null", "--no-progress",
-                      "--stats-interval", "0.3", timeout=60))
+    r = assert_ok(run("run", "--engine", "cpu", "--port", "g=gen:100k:150000", "--port", "s=null",
+                      "--no-progress", "--stats-interval", "0.3", timeout=60))
     lines = [json.loads(ln) for ln in r.stdout.splitlines() if ln.startswith("{")]
     assert len(lines) >= 3, r.stdout[:500]
     rx = [ln["totals"]["rx"] for ln in lines]

@@ -44,7 +44,7 @@ def test_live_metrics_parse_and_add_up(tmp_path):
         [WARPATH_BIN, "run", "--metrics", f"127.0.0.1:{port}", "--port", "g=gen:200000",
          "--port", "s=null", "--chain",
          "flow(capacity=4096) -> ttl-filter(min=2) -> acl(default=permit) -> router",
-         "--duration", "4", "--no-progress", "--no-pin"],
+         "--engine", "cpu", "--duration", "4", "--no-progress", "--no-pin"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         texts = []
@@ -98,7 +98,7 @@ def test_live_metrics_parse_and_add_up(tmp_path):
                                                                     of="most") == 5
         assert value(m, "warpath_worker_frames", of="needed") == 0
         assert value(m, "warpath_offload_round_trip_microseconds") == 0
-        assert value(m, "warpath_frame_waits_total") >= 0
+        assert value(m, "warpath_frame_waits_total") == 0  # a frame is free again at once
     assert value(second, "warpath_packets_total", what="rx") > \
         value(first, "warpath_packets_total", what="rx") > 0
     assert value(second, "warpath_up_seconds") > value(first, "warpath_up_seconds")

@@ -102,9 +102,11 @@ struct Frame {
   // Pipeline bookkeeping (worker.cpp, master.cpp).
   bool offloaded    = false;
   uint64_t shade_ns = 0;  ///< time the shade stage took where it ran
-  /// Offloaded frames: when the worker submitted it and when the master completed it (the
-  /// launch's round trip, which sizes the worker's frames: frame_window.hpp).
-  uint64_t submit_ns = 0, done_ns = 0;
+  /// Offloaded frames: when the master took it into a launch and when that launch completed:
+  /// the launch's round trip, which sizes the worker's frames (frame_window.hpp), without the
+  /// frame's wait in the submit ring (queueing at a busy master, which more frames would only
+  /// lengthen).
+  uint64_t staged_ns = 0, done_ns = 0;
   std::atomic<bool> done{false};
   Status error;  ///< set by the shade stage on failure (read after done)
 
