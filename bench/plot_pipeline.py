@@ -32,11 +32,40 @@ def points_of(doc):
             for r in doc.get("results", [])]
 
 
+def frames_of(p):
+    """A point's workers' frames (the report's `frames`: cap, most, needed, round_trip_us, ...),
+    or None where no offloaded frame came back (the cpu policy, reports before 2026-11-29)."""
+    f = p.get("frames")
+    return f if f and f.get("needed", 0) > 0 else None
+
+
 def draw_pipeline(plt, pts, title, p99_goal_us=None):
     """The report's points as GSwitch's Figures 9-10 show them: throughput and p99 latency
     against batch size, and p50/p99 latency against the delay bound, a line per engine (with
-    the p99 goal, if given). Returns the figure (bench/plot_gpu.py draws the GPU run's too)."""
-    fig, (a, l, b) = plt.subplots(1, 3, figsize=(15, 4.5))
+    the p99 goal, if given); where offloaded frames came back, a fourth panel: the frames a
+    worker needed (its rate times the launches' round trip) and had, against batch size.
+    Returns the figure (bench/plot_gpu.py draws the GPU run's too)."""
+    framed = [p for p in pts if p["sweep"] == "throughput" and frames_of(p)]
+    fig, axes = plt.subplots(1, 4 if framed else 3, figsize=(20 if framed else 15, 4.5))
+    a, l, b = axes[:3]
+    if framed:
+        f = axes[3]
+        for eng in sorted({p["engine"] for p in framed}):
+            t = sorted((p["batch"], frames_of(p)) for p in framed if p["engine"] == eng)
+            line = f.plot([x[0] for x in t], [x[1]["needed"] for x in t], marker="o",
+                          label=f"{eng} needed")[0]
+            f.plot([x[0] for x in t], [x[1]["most"] for x in t], marker="x", linestyle="--",
+                   color=line.get_color(), label=f"{eng} had")
+        caps = sorted({(p["batch"], p["frames"]["cap"]) for p in framed})
+        f.plot([c[0] for c in caps], [c[1] for c in caps], color="grey", linestyle=":",
+               label="cap")
+        f.set_xscale("log", base=2)
+        f.set_yscale("log")
+        f.set_xlabel("maximum batch (packets)")
+        f.set_ylabel("frames a worker")
+        f.set_title("Frames: rate x round trip, and had")
+        f.grid(alpha=0.3)
+        f.legend(fontsize=8)
     for eng in sorted({p["engine"] for p in pts}):
         t = sorted((p["batch"], p["mpps"], p["latency_us"]["p99"]) for p in pts
                    if p["sweep"] == "throughput" and p["engine"] == eng)
@@ -192,14 +221,18 @@ def main():
              f"{doc['duration_s']} s per point, command `{command}`", "",
              f"data: {doc['data']}", "",
              "| sweep | engine | batch | delay us | offered Mpps | Mpps | Gbps | fill | gpu share "
-             "| rx-queue drops | p50 us | p99 us | p99.9 us |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "| rx-queue drops | p50 us | p99 us | p99.9 us | frames had/needed/cap "
+             "| round trip us |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for p in pts:
         lat = p["latency_us"]
+        f = frames_of(p)
+        frames = f"{f['most']}/{f['needed']}/{f['cap']} | {f['round_trip_us']:.1f}" if f else \
+            "- | -"
         lines.append(f"| {p['sweep']} | {p['engine']} | {p['batch']} | {p['delay_us']} | "
                      f"{p['offered_pps'] / 1e6:.2f} | {p['mpps']:.2f} | {p['gbps']:.2f} | "
                      f"{p['batch_fill']:.2f} | {p['gpu_share']:.2f} | {p['rx_queue_full']} | "
-                     f"{lat['p50']:.0f} | {lat['p99']:.0f} | {lat['p999']:.0f} |")
+                     f"{lat['p50']:.0f} | {lat['p99']:.0f} | {lat['p999']:.0f} | {frames} |")
     open(prefix + ".md", "w").write("\n".join(lines) + "\n")
 
     try:

@@ -149,3 +149,36 @@ def test_plot_pipeline_refuses_a_report_that_is_not_a_sweep_given_alone(tmp_path
     r = run(ROOT / "bench/plot_pipeline.py", report)
     assert r.returncode != 0
     assert "not a --sweep report" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_plot_pipeline_shows_the_workers_frames_where_offloaded_frames_came_back(tmp_path):
+    """A throughput/delay report (warpath-pipeline-bench without --sweep, as scripts/gpu-check.sh
+    runs it): the table gains each point's frames had/needed/cap and round trip, and the figure a
+    fourth panel, where the offloaded policy's frames came back; the cpu policy's say '-'."""
+    rows = []
+    for engine in ("cpu", "gpu"):
+        for sweep, batch, delay in (("throughput", 32, 1000), ("throughput", 1024, 1000),
+                                    ("delay", 8192, 50)):
+            frames = {"cap": 5, "most": 5, "needed": 0, "round_trip_us": 0, "interval_us": 0,
+                      "waits": 0}
+            if engine == "gpu":
+                cap = 65 if batch == 32 else 5
+                frames = {"cap": cap, "most": min(cap, 40), "needed": 40 if batch == 32 else 6,
+                          "round_trip_us": 250.5, "interval_us": 6.5, "waits": 7}
+            rows.append({"workload": f"batch {batch}", "engine": engine, "anchor": engine == "cpu",
+                         "unit": "packets", "rate": batch * 1e4, "sweep": sweep, "policy": engine,
+                         "batch": batch, "delay_us": delay, "offered_pps": 0, "gbps": 1.0,
+                         "batch_fill": 1.0, "gpu_share": 1.0 if engine == "gpu" else 0.0,
+                         "rx_queue_full": 0, "frames": frames,
+                         "latency_us": {"p50": 10, "p99": 20, "p999": 30, "max": 40}})
+    report = tmp_path / "pipeline.json"
+    report.write_text(json.dumps({"bench": "pipeline", "app": "router+acl", "workers": 1,
+                                  "duration_s": 1, "data": "built-in", "results": rows}))
+    r = run(ROOT / "bench/plot_pipeline.py", report, tmp_path / "out", "abc1234", "bench")
+    assert r.returncode == 0, r.stderr
+    table = (tmp_path / "out.md").read_text()
+    assert "| frames had/needed/cap | round trip us |" in table
+    assert "| throughput | gpu | 32 | 1000 |" in table and "| 40/40/65 | 250.5 |" in table
+    assert "| 5/6/5 | 250.5 |" in table, "needed above the cap shows as such"
+    assert table.count("| - | - |") == 3, "the cpu policy's points have no round trip"
+    assert (tmp_path / "out.png").read_bytes().startswith(PNG)
