@@ -67,6 +67,9 @@ def test_ctrl_c_stops_a_run_and_raises():
     import threading
     import time
 
+    # Python's own Ctrl-C handler, whatever this process inherited: a shell starts background
+    # jobs (`make test &`) with SIGINT ignored, and Python then installs none.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     timer = threading.Timer(0.5, os.kill, args=(os.getpid(), signal.SIGINT))
     t0 = time.monotonic()
     timer.start()
@@ -75,4 +78,5 @@ def test_ctrl_c_stops_a_run_and_raises():
             warpath.Chain("router").run({"gen": "gen:max:4000000000", "sink": "null"})
     finally:
         timer.cancel()
+        signal.signal(signal.SIGINT, previous)
     assert time.monotonic() - t0 < 30

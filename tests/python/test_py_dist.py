@@ -256,8 +256,11 @@ def test_options_and_outputs_of_another_job_are_refused(local_ray, small_corpus,
 def driver(args, env_extra=None, **kw):
     env = dict(os.environ, PYTHONPATH=str(PACKAGE_DIR))
     env.update(env_extra or {})
+    # Python's Ctrl-C handler in the driver, even where this process inherited SIGINT ignored (a
+    # shell's background job: `make test &`), which the driver would inherit in turn.
     cmd = [sys.executable, "-c",
-           "import sys; from warpath.__main__ import main; sys.exit(main(sys.argv[1:]))",
+           "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+           "from warpath.__main__ import main; sys.exit(main(sys.argv[1:]))",
            "cluster", *map(str, args)]
     return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, **kw)
