@@ -3,8 +3,10 @@
 // How many frames a worker needs to keep its offload busy: its rate times the offload's round
 // trip (Little's law), in frames. A worker that offloads closes a frame every `interval` (full
 // at its batch size, or at the delay bound when traffic is light) and gets it back a round trip
-// after submitting it, so about round_trip / interval frames are at the master at once, plus
-// the one filling and the one being finished. Fewer, and the worker stops receiving until a
+// after the master took it into a launch (Frame::staged_ns; the wait in the submit ring before
+// that is queueing at a busy master, which more frames would only lengthen), so about
+// round_trip / interval frames are at the master at once, plus the one filling and the one
+// being finished. Fewer, and the worker stops receiving until a
 // frame comes back (the NIC ring fills, then drops); more is memory and, under overload,
 // queueing delay. PacketShader and NBA fix this number (NBA: 64 offload tasks in flight);
 // warpath measures both terms as it runs and grows the worker's frames to what they need,
