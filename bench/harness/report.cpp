@@ -317,4 +317,10 @@ std::string unwritable(const std::string& path) {
   return {};
 }
 
+bool writable_or_say(const char* tool, const std::string& path) {
+  const std::string why = unwritable(path);
+  if (!why.empty()) std::fprintf(stderr, "%s: %s\n", tool, why.c_str());
+  return why.empty();
+}
+
 }  // namespace warpath::bench

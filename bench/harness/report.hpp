@@ -110,6 +110,9 @@ bool write_results(const std::string& path, const Fields& provenance, const Fiel
 /// runs, so that it fails at once rather than after its passes (empty `path`: nothing to
 /// check). Leaves no file behind.
 std::string unwritable(const std::string& path);
+/// unwritable() for a bench's main: false, with "TOOL: PATH: cannot write (reason)" on stderr,
+/// when `path` cannot be written (a bench then exits 1 before its passes).
+bool writable_or_say(const char* tool, const std::string& path);
 /// The same document as text (a bench that prints its report on stdout).
 std::string results_text(const Fields& provenance, const Fields& params,
                          const std::vector<std::string>& notes, const std::vector<Row>& rows);

@@ -618,10 +618,8 @@ struct Yardsticks {
 int main(int argc, char** argv) {
   Options opt;
   if (const int rc = parse_options(argc, argv, opt)) return rc;
-  if (const std::string why = bench::unwritable(opt.json); !why.empty()) {
-    std::fprintf(stderr, "warpath-esp-bench: %s\n", why.c_str());  // at once, not after the passes
-    return 1;
-  }
+  if (!bench::writable_or_say("warpath-esp-bench", opt.json))
+    return 1;  // at once, not after the passes
   const int repeat     = opt.repeat;
   const double seconds = opt.seconds;
   const std::vector<uint32_t>& sizes = opt.sizes;

@@ -458,10 +458,8 @@ double seconds_of(const Row& r) { return std::get<double>(*r.field("seconds")); 
 
 int main(int argc, char** argv) {
   const Options o = parse_options(argc, argv);
-  if (const std::string why = bench::unwritable(o.json); !why.empty()) {
-    std::fprintf(stderr, "warpath-nids-bench: %s\n", why.c_str());  // at once, not after the passes
-    return 1;
-  }
+  if (!bench::writable_or_say("warpath-nids-bench", o.json))
+    return 1;  // at once, not after the passes
   auto set        = nids::load_rules(o.rule_paths, nids::Vars{});
   if (!set.is_ok()) {
     std::fprintf(stderr, "warpath-nids-bench: %s\n", set.status().message().c_str());

@@ -474,10 +474,8 @@ Options parse_options(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   const Options o = parse_options(argc, argv);
-  if (const std::string why = bench::unwritable(o.json); !why.empty()) {
-    std::fprintf(stderr, "warpath-flow-bench: %s\n", why.c_str());  // at once, not after the passes
-    return 1;
-  }
+  if (!bench::writable_or_say("warpath-flow-bench", o.json))
+    return 1;  // at once, not after the passes
 #ifdef WARPATH_HAVE_DPDK
   // rte_hash at its best: on hugepages when this machine has them free (`echo 1024 >
   // /proc/sys/vm/nr_hugepages` and a hugetlbfs mount), as DPDK deployments run.

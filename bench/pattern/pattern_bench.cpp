@@ -403,11 +403,8 @@ void print_rows(const std::vector<Row>& rows) {
 
 int main(int argc, char** argv) {
   const Options o     = parse_options(argc, argv);
-  if (const std::string why = bench::unwritable(o.json); !why.empty()) {
-    std::fprintf(stderr, "warpath-pattern-bench: %s\n",
-                 why.c_str());  // at once, not after the passes
-    return 1;
-  }
+  if (!bench::writable_or_say("warpath-pattern-bench", o.json))
+    return 1;  // at once, not after the passes
   const Corpora c     = load_corpora(o.data);
   const auto sets     = pattern_sets(c);
   if (!o.only_sets.empty())

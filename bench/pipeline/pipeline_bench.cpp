@@ -74,6 +74,14 @@ uint32_t g_offload_depth = 4;  // --offload-depth: RunConfig::offload_depth of e
 std::string g_offload_device = "cuda";
 uint32_t g_offload_delay_us  = 0;
 
+// What the points run on, as the reports say it: the built-in tables and the generator.
+std::string builtin_data(const char* source) {
+  return std::string(
+             "built-in: synthetic_full_table(1, 200000, 40000) + defaults, "
+             "random_rule_set(1, 5-tuple, 1000) all permit; ") +
+         source + " (seed 1) -> null";
+}
+
 struct Data {
   lookup::RouteTable fib;
   forward::RouterConfig neighbors;
@@ -372,9 +380,7 @@ int sweep(const Data& d, const std::vector<std::pair<std::string, Offload>>& eng
                        {"offload_depth", int64_t(g_offload_depth)},
                        {"gpu", gpu},
                        {"acl1_10K", acl_note},
-                       {"data", std::string("built-in: synthetic_full_table(1, 200000, 40000) + "
-                                            "defaults, random_rule_set(1, 5-tuple, 1000) all "
-                                            "permit; gen:max (seed 1) -> null")}},
+                       {"data", builtin_data("gen:max")}},
                       points, status);
 }
 
@@ -570,8 +576,6 @@ int main(int argc, char** argv) {
                        {"workers", int64_t(workers)},
                        {"duration_s", seconds},
                        {"gpu", cuda},
-                       {"data", std::string("built-in: synthetic_full_table(1, 200000, 40000) + "
-                                            "defaults, random_rule_set(1, 5-tuple, 1000) all "
-                                            "permit, gen (seed 1) -> null")}},
+                       {"data", builtin_data("gen")}},
                       points, status);
 }

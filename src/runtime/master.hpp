@@ -155,7 +155,7 @@ class OffloadMaster {
     bool busy     = false;  ///< holds a launch not yet completed
     bool queued   = false;  ///< ... whose work is on the stream, to be polled
     bool held          = false;  ///< ... finished, held until min_round_trip_ns_ has passed
-    uint64_t staged_ns = 0;      ///< when it was staged (with min_round_trip_ns_ only)
+    uint64_t staged_ns = 0;      ///< when it was staged (Frame::staged_ns of its frames)
     bool resident = false, direct = false;
     std::unique_ptr<detail::SlabLayout> layout;  ///< where the launch lies in the slab
   };

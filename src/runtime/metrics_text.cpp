@@ -178,7 +178,8 @@ std::string prometheus_text(const RunReport& r, std::string_view version) {
   t.sample("warpath_worker_frames", double(r.frames.most), "of", "most");
   t.sample("warpath_worker_frames", double(r.frames.needed), "of", "needed");
   t.family("warpath_offload_round_trip_microseconds", "gauge",
-           "The longest offload round trip (submit to completion) the workers estimate.");
+           "The longest offload round trip (the master taking a frame to its launch's completion) "
+           "the workers estimate.");
   t.sample("warpath_offload_round_trip_microseconds", r.frames.round_trip_us);
   t.family("warpath_frame_waits_total", "counter", "Times a worker found no frame free.");
   t.sample("warpath_frame_waits_total", double(r.frames.waits));

@@ -46,9 +46,8 @@ struct WorkerCounters {
   std::atomic<bool> declined{false};
   /// The worker's frames (frame_window.hpp): how many it has, how many its rate and the
   /// offload's round trip ask for (0 until an offloaded frame came back; not capped), the two
-  /// estimates,
-  /// and how often it found none free (a wait begins when a frame was wanted and none was
-  /// free; it ends when one is taken).
+  /// estimates, and how often it found none free (a wait begins when a frame was wanted and
+  /// none was free; it ends when one is taken).
   std::atomic<uint64_t> frames{0}, frames_needed{0}, round_trip_ns{0}, close_interval_ns{0};
   std::atomic<uint64_t> frame_waits{0};
 };
@@ -112,7 +111,8 @@ class Worker {
   Frame* take_free();
   /// One more frame in the pool (init, and take_free when the window asks for more).
   Status add_frame();
-  /// An offloaded frame came back `ns` after its submit: the window and its counters.
+  /// An offloaded frame's launch took `ns` (Frame::staged_ns to done_ns): the window and its
+  /// counters.
   void note_round_trip(uint64_t ns);
   void publish_policy();
   void add_module_ticks();

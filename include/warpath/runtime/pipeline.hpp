@@ -118,9 +118,9 @@ struct RunReport {
   /// Each worker's frames (src/runtime/frame_window.hpp): the most it may have (`cap`: what
   /// the memory was sized for), the most any worker has, the most any needs to cover its rate
   /// times the offload's round trip (0 until an offloaded frame came back; above the cap, the
-  /// cap bounds that worker's rate), the longest round
-  /// trip and the shortest interval between closed frames the workers estimate, and how often a
-  /// worker found no frame free (summed). Frames grow only where a master is.
+  /// cap bounds that worker's rate), the longest round trip and the shortest interval between
+  /// closed frames the workers estimate, and how often a worker found no frame free (summed).
+  /// Frames grow only where a master is.
   struct Frames {
     uint32_t cap = 0, most = 0, needed = 0;
     double round_trip_us = 0, interval_us = 0;
